@@ -1,0 +1,379 @@
+//! The billing world: accounts, balances and credits. The external system Penny changes.
+//!
+//! Every applied credit (and every reversal) is recorded, so the checker counts effects,
+//! not claims. Its state belongs to billing, not to any worker: a worker crash never touches it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// What billing does with an idempotency key it receives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyHandling {
+    /// A repeat of a key gets the first answer; the same key with another body is refused.
+    #[default]
+    Honour,
+    /// The key is stored in the credit's metadata (so a reconcile hook can look it up) but not checked.
+    MetadataOnly,
+    /// The key is dropped on the floor.
+    Ignore,
+}
+
+/// The most credits one billing world records before refusing more (a limit on everything).
+pub const CREDITS_MAX: usize = 100_000;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Account {
+    pub id: String,
+    pub owner: String,
+    #[serde(default)]
+    pub balance_cents: i64,
+}
+
+/// Whether an entry adds money or takes it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    Credit,
+    Reversal,
+}
+
+/// One applied movement of money.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub id: String,
+    pub kind: EntryKind,
+    pub account: String,
+    /// Positive for a credit, negative for a reversal.
+    pub amount_cents: i64,
+    pub memo: String,
+    /// The key billing stored (none when it ignores keys or none was sent).
+    pub idempotency_key: Option<String>,
+    /// Free-form metadata: where a key is kept when billing does not honour it, and
+    /// the intent the agent meant (`run_id/item`), so the checker can count per intent.
+    pub metadata: BTreeMap<String, String>,
+    pub at_ms: u64,
+    /// For a reversal: the credit it voids, when one was found.
+    pub reverses: Option<String>,
+}
+
+/// A request to credit an account.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreditRequest {
+    pub account: String,
+    pub amount_cents: u32,
+    pub memo: String,
+    pub idempotency_key: Option<String>,
+    pub intent: String,
+}
+
+/// Billing's answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// Applied now.
+    Applied { credit_id: String, balance_cents: i64 },
+    /// A repeat of a key it honours: the first answer again, nothing applied.
+    Repeat { credit_id: String, balance_cents: i64 },
+    /// Refused: nothing applied.
+    Rejected { reason: String },
+    /// A balance read.
+    Balance { balance_cents: i64 },
+}
+
+impl Answer {
+    /// The receipt the tool returns to the runtime, as canonical JSON.
+    pub fn receipt(&self) -> String {
+        serde_json::to_string(self).expect("answers serialize")
+    }
+
+    pub fn is_rejection(&self) -> bool {
+        matches!(self, Answer::Rejected { .. })
+    }
+}
+
+/// The billing world's state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Billing {
+    pub key_handling: KeyHandling,
+    pub accounts: BTreeMap<String, Account>,
+    pub entries: Vec<Entry>,
+    /// Honoured keys → (credit id, the request it answered).
+    honoured: BTreeMap<String, (String, CreditRequest)>,
+}
+
+impl Billing {
+    pub fn new(key_handling: KeyHandling, accounts: &[Account]) -> Billing {
+        Billing {
+            key_handling,
+            accounts: accounts
+                .iter()
+                .map(|account| (account.id.clone(), account.clone()))
+                .collect(),
+            entries: Vec::new(),
+            honoured: BTreeMap::new(),
+        }
+    }
+
+    pub fn balance(&self, account: &str) -> Option<i64> {
+        self.accounts.get(account).map(|account| account.balance_cents)
+    }
+
+    /// Applies a credit, or answers a repeat, according to the key handling.
+    pub fn credit(&mut self, request: &CreditRequest, now_ms: u64) -> Answer {
+        let Some(balance_before) = self.balance(&request.account) else {
+            return Answer::Rejected {
+                reason: format!("no account `{}`", request.account),
+            };
+        };
+        if request.amount_cents == 0 {
+            return Answer::Rejected {
+                reason: "a credit must be positive".into(),
+            };
+        }
+        if self.key_handling == KeyHandling::Honour
+            && let Some(key) = &request.idempotency_key
+            && let Some((credit_id, first)) = self.honoured.get(key)
+        {
+            if first.account != request.account
+                || first.amount_cents != request.amount_cents
+                || first.memo != request.memo
+            {
+                return Answer::Rejected {
+                    reason: format!("idempotency key {key} was first used with a different request"),
+                };
+            }
+            return Answer::Repeat {
+                credit_id: credit_id.clone(),
+                balance_cents: balance_before,
+            };
+        }
+        if self.entries.len() >= CREDITS_MAX {
+            return Answer::Rejected {
+                reason: format!("billing holds {CREDITS_MAX} entries, its limit"),
+            };
+        }
+        let credit_id = format!("cr_{:04}", self.entries.len() + 1);
+        let mut metadata = BTreeMap::new();
+        metadata.insert("intent".to_owned(), request.intent.clone());
+        let stored_key = match self.key_handling {
+            KeyHandling::Honour => request.idempotency_key.clone(),
+            KeyHandling::MetadataOnly => {
+                if let Some(key) = &request.idempotency_key {
+                    metadata.insert("idempotency_key".to_owned(), key.clone());
+                }
+                None
+            }
+            KeyHandling::Ignore => None,
+        };
+        if let Some(key) = &stored_key {
+            self.honoured.insert(key.clone(), (credit_id.clone(), request.clone()));
+        }
+        let amount = i64::from(request.amount_cents);
+        let account = self.accounts.get_mut(&request.account).expect("checked above");
+        account.balance_cents += amount;
+        let balance_cents = account.balance_cents;
+        self.entries.push(Entry {
+            id: credit_id.clone(),
+            kind: EntryKind::Credit,
+            account: request.account.clone(),
+            amount_cents: amount,
+            memo: request.memo.clone(),
+            idempotency_key: stored_key,
+            metadata,
+            at_ms: now_ms,
+            reverses: None,
+        });
+        Answer::Applied {
+            credit_id,
+            balance_cents,
+        }
+    }
+
+    /// The reconcile hook's lookup: the credit stored under this key, as a key or in
+    /// metadata. Read-only. Billing that ignores keys can never answer.
+    pub fn find_credit(&self, key: &str) -> Option<&Entry> {
+        self.entries.iter().find(|entry| {
+            entry.kind == EntryKind::Credit
+                && (entry.idempotency_key.as_deref() == Some(key)
+                    || entry.metadata.get("idempotency_key").map(String::as_str) == Some(key))
+        })
+    }
+
+    /// The compensation `void_credit`: posts a reversal of `amount_cents` on the account,
+    /// pointing at the credit found by key if there is one. Like many real billing APIs it
+    /// does not refuse when no credit is found — which is why voiding a credit that was
+    /// never issued takes the customer's money.
+    pub fn void_credit(&mut self, key: &str, account: &str, amount_cents: u32, intent: &str, now_ms: u64) -> Answer {
+        let Some(balance) = self.balance(account) else {
+            return Answer::Rejected {
+                reason: format!("no account `{account}`"),
+            };
+        };
+        let reverses = self.find_credit(key).map(|entry| entry.id.clone());
+        if let Some(credit) = &reverses
+            && self
+                .entries
+                .iter()
+                .any(|entry| entry.reverses.as_deref() == Some(credit.as_str()))
+        {
+            return Answer::Repeat {
+                credit_id: credit.clone(),
+                balance_cents: balance,
+            };
+        }
+        let id = format!("rv_{:04}", self.entries.len() + 1);
+        let amount = i64::from(amount_cents);
+        let account_state = self.accounts.get_mut(account).expect("checked above");
+        account_state.balance_cents -= amount;
+        let balance_cents = account_state.balance_cents;
+        let mut metadata = BTreeMap::new();
+        metadata.insert("intent".to_owned(), intent.to_owned());
+        metadata.insert("voids_key".to_owned(), key.to_owned());
+        self.entries.push(Entry {
+            id: id.clone(),
+            kind: EntryKind::Reversal,
+            account: account.to_owned(),
+            amount_cents: -amount,
+            memo: format!("void of {key}"),
+            idempotency_key: None,
+            metadata,
+            at_ms: now_ms,
+            reverses,
+        });
+        Answer::Applied {
+            credit_id: id,
+            balance_cents,
+        }
+    }
+
+    /// Net money moved for one intent (`run_id/item`), and how many credits landed for it.
+    pub fn effects_for(&self, intent: &str) -> (u32, i64) {
+        let mut credits = 0;
+        let mut net = 0;
+        for entry in self
+            .entries
+            .iter()
+            .filter(|entry| entry.metadata.get("intent").map(String::as_str) == Some(intent))
+        {
+            if entry.kind == EntryKind::Credit {
+                credits += 1;
+            }
+            net += entry.amount_cents;
+        }
+        (credits, net)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn billing(key_handling: KeyHandling) -> Billing {
+        Billing::new(
+            key_handling,
+            &[Account {
+                id: "acct_ada".into(),
+                owner: "Ada".into(),
+                balance_cents: 0,
+            }],
+        )
+    }
+
+    fn request(key: Option<&str>) -> CreditRequest {
+        CreditRequest {
+            account: "acct_ada".into(),
+            amount_cents: 2500,
+            memo: "refund".into(),
+            idempotency_key: key.map(str::to_owned),
+            intent: "r1/0".into(),
+        }
+    }
+
+    #[test]
+    fn honouring_billing_answers_a_repeat_with_the_first_answer() {
+        let mut billing = billing(KeyHandling::Honour);
+        let first = billing.credit(&request(Some("r1:c1")), 10);
+        let again = billing.credit(&request(Some("r1:c1")), 20);
+        assert!(matches!(
+            first,
+            Answer::Applied {
+                balance_cents: 2500,
+                ..
+            }
+        ));
+        assert_eq!(
+            again,
+            Answer::Repeat {
+                credit_id: "cr_0001".into(),
+                balance_cents: 2500
+            }
+        );
+        assert_eq!(billing.effects_for("r1/0"), (1, 2500));
+    }
+
+    #[test]
+    fn honouring_billing_refuses_the_same_key_with_another_body() {
+        let mut billing = billing(KeyHandling::Honour);
+        billing.credit(&request(Some("r1:c1")), 10);
+        let mut other = request(Some("r1:c1"));
+        other.amount_cents = 9900;
+        assert!(billing.credit(&other, 20).is_rejection());
+        assert_eq!(billing.balance("acct_ada"), Some(2500));
+    }
+
+    #[test]
+    fn metadata_only_billing_pays_twice_but_can_be_looked_up() {
+        let mut billing = billing(KeyHandling::MetadataOnly);
+        billing.credit(&request(Some("r1:c1")), 10);
+        billing.credit(&request(Some("r1:c1")), 20);
+        assert_eq!(billing.effects_for("r1/0"), (2, 5000));
+        assert_eq!(
+            billing.find_credit("r1:c1").map(|entry| entry.id.as_str()),
+            Some("cr_0001")
+        );
+    }
+
+    #[test]
+    fn ignoring_billing_pays_twice_and_cannot_be_looked_up() {
+        let mut billing = billing(KeyHandling::Ignore);
+        billing.credit(&request(Some("r1:c1")), 10);
+        billing.credit(&request(Some("r1:c1")), 20);
+        assert_eq!(billing.effects_for("r1/0"), (2, 5000));
+        assert!(billing.find_credit("r1:c1").is_none());
+    }
+
+    #[test]
+    fn voiding_a_credit_never_issued_takes_the_customers_money() {
+        let mut billing = billing(KeyHandling::Honour);
+        billing.void_credit("r1:c1", "acct_ada", 2500, "r1/0", 5);
+        assert_eq!(billing.balance("acct_ada"), Some(-2500));
+        assert_eq!(billing.effects_for("r1/0"), (0, -2500));
+    }
+
+    #[test]
+    fn voiding_twice_reverses_once() {
+        let mut billing = billing(KeyHandling::Honour);
+        billing.credit(&request(Some("r1:c1")), 10);
+        billing.void_credit("r1:c1", "acct_ada", 2500, "r1/0", 20);
+        assert!(matches!(
+            billing.void_credit("r1:c1", "acct_ada", 2500, "r1/0", 30),
+            Answer::Repeat { .. }
+        ));
+        assert_eq!(billing.balance("acct_ada"), Some(0));
+    }
+
+    #[test]
+    fn unknown_accounts_and_zero_amounts_are_refused() {
+        let mut billing = billing(KeyHandling::Honour);
+        let mut nobody = request(None);
+        nobody.account = "acct_nobody".into();
+        assert!(billing.credit(&nobody, 1).is_rejection());
+        let mut zero = request(None);
+        zero.amount_cents = 0;
+        assert!(billing.credit(&zero, 1).is_rejection());
+        assert!(billing.entries.is_empty());
+    }
+}

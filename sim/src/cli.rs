@@ -1,0 +1,390 @@
+//! The `twice-sim` command line.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+
+use crate::checker::Verdict;
+use crate::error::InputError;
+use crate::level::{self, LoadedLevel, LoadedTape};
+use crate::report;
+use crate::runtime::guards::Guards;
+use crate::simulator::{Simulation, SimulationBuilder};
+
+/// Exit code: everything as expected.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: a verdict differs from the one expected.
+pub const EXIT_DIFFERS: u8 = 1;
+/// Exit code: bad input (a malformed level or tape, a bad flag).
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "twice-sim",
+    version,
+    about = "Twice: make Penny the refund bot pay twice — or watch the runtime stop you"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Commands,
+}
+
+#[derive(Debug, Subcommand)]
+enum Commands {
+    /// Play a level headless: prints the timeline, the ledger, billing's effects and the verdict.
+    Play {
+        /// The level file (`levels/*.level.ron`).
+        level: PathBuf,
+        /// The seed (default: the tape's, or 1).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Play the moves of this tape (recorded for this level).
+        #[arg(long)]
+        tape: Option<PathBuf>,
+        /// Write the ledger to this new SQLite file (open it with `sqlite3`).
+        #[arg(long)]
+        ledger: Option<PathBuf>,
+        /// Guards to leave on: `all`, `none`, or a comma-separated list (default: the level's).
+        #[arg(long)]
+        guards: Option<String>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay tapes (files or folders) and compare each verdict with the one expected.
+    Replay {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check levels and tapes without playing them.
+    Check {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+}
+
+/// Runs the CLI with the process's arguments.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { EXIT_BAD_INPUT } else { EXIT_OK });
+        }
+    };
+    ExitCode::from(run(cli))
+}
+
+pub fn run(cli: Cli) -> u8 {
+    match cli.command {
+        Commands::Play {
+            level,
+            seed,
+            tape,
+            ledger,
+            guards,
+            json,
+        } => play(&level, seed, tape.as_deref(), ledger, guards, json),
+        Commands::Replay { paths, json } => replay(&paths, json),
+        Commands::Check { paths } => check(&paths),
+    }
+}
+
+fn bad_input(message: impl std::fmt::Display) -> u8 {
+    eprintln!("error: {message}");
+    EXIT_BAD_INPUT
+}
+
+fn same_file(left: &Path, right: &Path) -> bool {
+    match (left.canonicalize(), right.canonicalize()) {
+        (Ok(left), Ok(right)) => left == right,
+        _ => false,
+    }
+}
+
+#[derive(Serialize)]
+struct PlayReport<'a> {
+    level: &'a str,
+    seed: u64,
+    phases: u32,
+    timeline: &'a [crate::simulator::TimelineEntry],
+    ledger: Vec<crate::ledger::ExecutionRecord>,
+    checkpoints: Vec<crate::ledger::Checkpoint>,
+    billing: &'a crate::billing::Billing,
+    verdict: Verdict,
+    expected: Option<&'a crate::level::Expectation>,
+    as_expected: Option<bool>,
+}
+
+fn play(
+    level_path: &Path,
+    seed: Option<u64>,
+    tape_path: Option<&Path>,
+    ledger: Option<PathBuf>,
+    guards: Option<String>,
+    json: bool,
+) -> u8 {
+    let loaded: LoadedLevel = match level::load_level(level_path) {
+        Ok(loaded) => loaded,
+        Err(error) => return bad_input(error),
+    };
+    let tape: Option<LoadedTape> = match tape_path.map(level::load_tape).transpose() {
+        Ok(tape) => tape,
+        Err(error) => return bad_input(error),
+    };
+    if let Some(tape) = &tape
+        && !same_file(&tape.level.path, level_path)
+    {
+        return bad_input(format!(
+            "{}: the tape was recorded for level {}, not {}",
+            tape.path.display(),
+            tape.level.path.display(),
+            level_path.display()
+        ));
+    }
+    let guards = match guards.as_deref().map(Guards::parse_list).transpose() {
+        Ok(guards) => guards,
+        Err(error) => return bad_input(format!("--guards: {error}")),
+    };
+    let seed = seed.or(tape.as_ref().map(|tape| tape.tape.seed)).unwrap_or(1);
+    let mut builder = SimulationBuilder::new(loaded.level.clone(), seed);
+    if let Some(guards) = guards.or(tape.as_ref().and_then(|tape| tape.tape.guards)) {
+        builder = builder.guards(guards);
+    }
+    if let Some(tape) = &tape {
+        builder = builder.actions(tape.tape.actions.clone());
+    }
+    if let Some(path) = &ledger {
+        builder = builder.ledger_file(path);
+    }
+    let simulation = match builder
+        .build()
+        .and_then(|mut simulation| simulation.run().map(|_| simulation))
+    {
+        Ok(simulation) => simulation,
+        Err(error) => return bad_input(error),
+    };
+    let verdict = match simulation.verdict() {
+        Ok(verdict) => verdict,
+        Err(error) => return bad_input(error),
+    };
+    let expected = tape.as_ref().map(|tape| &tape.tape.expect);
+    let as_expected = expected.map(|expected| matches(expected, &verdict));
+    if json {
+        let report = PlayReport {
+            level: &loaded.level.id,
+            seed,
+            phases: simulation.phase(),
+            timeline: simulation.timeline(),
+            ledger: simulation.ledger_records().unwrap_or_default(),
+            checkpoints: simulation.checkpoints().unwrap_or_default(),
+            billing: simulation.billing(),
+            verdict: verdict.clone(),
+            expected,
+            as_expected,
+        };
+        println!("{}", serde_json::to_string_pretty(&report).expect("reports serialize"));
+    } else {
+        print_play(&simulation, &loaded, seed, &verdict);
+        if let Some(path) = &ledger {
+            println!(
+                "\nThe ledger is in {}: open it with `sqlite3 {} 'select * from tool_executions'`",
+                path.display(),
+                path.display()
+            );
+        }
+        if let (Some(expected), Some(ok)) = (expected, as_expected) {
+            println!(
+                "\nexpected {} stopped by [{}]: {}",
+                expected.verdict,
+                guard_list(&expected.stopped_by),
+                if ok { "as expected" } else { "DIFFERS" }
+            );
+        }
+    }
+    if as_expected == Some(false) {
+        EXIT_DIFFERS
+    } else {
+        EXIT_OK
+    }
+}
+
+fn print_play(simulation: &Simulation, loaded: &LoadedLevel, seed: u64, verdict: &Verdict) {
+    println!(
+        "{} — {} (seed {seed}, guards off: [{}])\n",
+        loaded.level.id,
+        loaded.level.title,
+        guard_list(&simulation.guards().off())
+    );
+    println!("== timeline ==\n{}", report::timeline(simulation.timeline()));
+    println!(
+        "== ledger ({}) ==\n{}",
+        simulation.ledger().location(),
+        report::ledger(
+            &simulation.ledger_records().unwrap_or_default(),
+            &simulation.checkpoints().unwrap_or_default()
+        )
+    );
+    println!("== billing ==\n{}", report::billing(simulation.billing()));
+    println!("== verdict ==\n{}", report::verdict(verdict));
+}
+
+fn guard_list(guards: &[crate::runtime::guards::Guard]) -> String {
+    guards.iter().map(|guard| guard.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// A verdict matches an expectation when the outcome and the guards that held agree.
+pub fn matches(expected: &crate::level::Expectation, verdict: &Verdict) -> bool {
+    expected.verdict == verdict.outcome && expected.stopped_by == verdict.stopped_by
+}
+
+/// One tape's replay.
+#[derive(Debug, Serialize)]
+pub struct ReplayResult {
+    pub tape: PathBuf,
+    pub level: String,
+    pub expected: crate::level::Expectation,
+    pub verdict: Verdict,
+    pub as_expected: bool,
+}
+
+/// Replays one loaded tape.
+pub fn replay_tape(tape: &LoadedTape) -> Result<ReplayResult, String> {
+    let mut builder =
+        SimulationBuilder::new(tape.level.level.clone(), tape.tape.seed).actions(tape.tape.actions.clone());
+    if let Some(guards) = tape.tape.guards {
+        builder = builder.guards(guards);
+    }
+    let mut simulation = builder.build().map_err(|error| error.to_string())?;
+    simulation.run().map_err(|error| error.to_string())?;
+    let verdict = simulation.verdict().map_err(|error| error.to_string())?;
+    Ok(ReplayResult {
+        tape: tape.path.clone(),
+        level: tape.level.level.id.clone(),
+        expected: tape.tape.expect.clone(),
+        as_expected: matches(&tape.tape.expect, &verdict),
+        verdict,
+    })
+}
+
+fn collect(paths: &[PathBuf], suffix: &str) -> Result<Vec<PathBuf>, InputError> {
+    let mut files = Vec::new();
+    for path in paths {
+        files.extend(level::files_below(path, suffix)?);
+    }
+    Ok(files)
+}
+
+fn replay(paths: &[PathBuf], json: bool) -> u8 {
+    let files = match collect(paths, ".tape.ron") {
+        Ok(files) => files,
+        Err(error) => return bad_input(error),
+    };
+    if files.is_empty() {
+        return bad_input(format!(
+            "no *.tape.ron files under {}",
+            paths
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let mut results = Vec::new();
+    let mut errors = Vec::new();
+    for file in &files {
+        match level::load_tape(file)
+            .map_err(|error| error.to_string())
+            .and_then(|tape| replay_tape(&tape))
+        {
+            Ok(result) => results.push(result),
+            Err(error) => errors.push(error),
+        }
+    }
+    let differ = results.iter().filter(|result| !result.as_expected).count();
+    if json {
+        #[derive(Serialize)]
+        struct Summary<'a> {
+            tapes: usize,
+            as_expected: usize,
+            differ: usize,
+            errors: &'a [String],
+            results: &'a [ReplayResult],
+        }
+        let summary = Summary {
+            tapes: files.len(),
+            as_expected: results.len() - differ,
+            differ,
+            errors: &errors,
+            results: &results,
+        };
+        println!("{}", serde_json::to_string_pretty(&summary).expect("reports serialize"));
+    } else {
+        for result in &results {
+            let got = format!(
+                "{} [{}]",
+                result.verdict.outcome,
+                guard_list(&result.verdict.stopped_by)
+            );
+            if result.as_expected {
+                println!("ok      {}  {got}", result.tape.display());
+            } else {
+                println!(
+                    "DIFFERS {}  expected {} [{}], got {got}",
+                    result.tape.display(),
+                    result.expected.verdict,
+                    guard_list(&result.expected.stopped_by)
+                );
+            }
+        }
+        for error in &errors {
+            eprintln!("error: {error}");
+        }
+        println!(
+            "{} tapes: {} as expected, {differ} differ, {} bad",
+            files.len(),
+            results.len() - differ,
+            errors.len()
+        );
+    }
+    if !errors.is_empty() {
+        EXIT_BAD_INPUT
+    } else if differ > 0 {
+        EXIT_DIFFERS
+    } else {
+        EXIT_OK
+    }
+}
+
+fn check(paths: &[PathBuf]) -> u8 {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    match collect(paths, ".level.ron") {
+        Ok(files) => {
+            for file in files {
+                checked += 1;
+                if let Err(error) = level::load_level(&file) {
+                    problems.push(error.to_string());
+                }
+            }
+        }
+        Err(error) => problems.push(error.to_string()),
+    }
+    if let Ok(files) = collect(paths, ".tape.ron") {
+        for file in files {
+            checked += 1;
+            if let Err(error) = level::load_tape(&file) {
+                problems.push(error.to_string());
+            }
+        }
+    }
+    for problem in &problems {
+        eprintln!("{problem}");
+    }
+    println!("{checked} files checked, {} problems", problems.len());
+    if problems.is_empty() { EXIT_OK } else { EXIT_BAD_INPUT }
+}

@@ -1,0 +1,1221 @@
+//! The tool-execution ledger: real SQLite through rusqlite.
+//!
+//! Three tables: `tool_executions` (one row per idempotency key), its append-only
+//! `tool_execution_history`, and `run_checkpoints` (versioned). A file on disk in
+//! normal use, so a player can open it with `sqlite3` while playing; a named
+//! in-memory database for bulk simulation.
+//!
+//! Durability: file ledgers use WAL with `synchronous = FULL`. A reservation that
+//! is lost after its commit returned would let a recovered run call the tool again —
+//! a second credit — so every commit is made durable before the tool runs, even
+//! against power loss; the cost is one fsync per commit, measured in the benchmarks.
+//! Each process (and each simulated worker) holds its own connection: dropping it
+//! rolls back whatever transaction it had open, exactly as SIGKILL would.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::key::IdempotencyKey;
+use crate::runtime::rules::{ReservationAction, Status, reservation_action};
+use crate::runtime::tool::SideEffect;
+
+/// The schema this code writes and reads. Another number is refused, not migrated blindly.
+pub const SCHEMA_VERSION: u32 = 1;
+const SCHEMA_NAME: &str = "twice-ledger";
+/// How long a connection waits for another process's write lock before calling the file locked.
+pub const BUSY_TIMEOUT_MS: u64 = 5_000;
+/// The most rows one listing returns.
+pub const LIST_LIMIT_MAX: u32 = 1_000;
+
+const SCHEMA: &str = r#"
+CREATE TABLE twice_meta (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE tool_executions (
+    idempotency_key     TEXT PRIMARY KEY,
+    tenant              TEXT NOT NULL,
+    run_id              TEXT NOT NULL,
+    tool_call_id        TEXT NOT NULL,
+    tool                TEXT NOT NULL,
+    side_effect         TEXT NOT NULL CHECK (side_effect IN ('read','write','external','destructive')),
+    arguments           TEXT NOT NULL,
+    status              TEXT NOT NULL CHECK (status IN ('started','completed','failed','indeterminate','compensated')),
+    attempts            INTEGER NOT NULL CHECK (attempts >= 0),
+    result              TEXT,
+    owner               TEXT NOT NULL,
+    created_at_ms       INTEGER NOT NULL,
+    updated_at_ms       INTEGER NOT NULL,
+    lease_expires_at_ms INTEGER
+);
+CREATE INDEX tool_executions_by_status ON tool_executions (tenant, status, updated_at_ms);
+CREATE TABLE tool_execution_history (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    idempotency_key TEXT NOT NULL,
+    at_ms           INTEGER NOT NULL,
+    actor           TEXT NOT NULL,
+    event           TEXT NOT NULL,
+    from_status     TEXT,
+    to_status       TEXT,
+    reason          TEXT,
+    detail          TEXT
+);
+CREATE INDEX tool_execution_history_by_key ON tool_execution_history (idempotency_key, id);
+CREATE TRIGGER tool_execution_history_no_update BEFORE UPDATE ON tool_execution_history
+BEGIN SELECT RAISE(ABORT, 'tool_execution_history is append-only'); END;
+CREATE TRIGGER tool_execution_history_no_delete BEFORE DELETE ON tool_execution_history
+BEGIN SELECT RAISE(ABORT, 'tool_execution_history is append-only'); END;
+CREATE TABLE run_checkpoints (
+    run_id        TEXT PRIMARY KEY,
+    version       INTEGER NOT NULL CHECK (version >= 1),
+    status        TEXT NOT NULL,
+    state         TEXT NOT NULL,
+    saved_by      TEXT NOT NULL,
+    updated_at_ms INTEGER NOT NULL
+);
+"#;
+
+/// Everything that can go wrong with a ledger, each naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error("{location}: not a Twice ledger ({detail})")]
+    NotALedger { location: String, detail: String },
+    #[error("{location}: the database file is corrupt ({detail}); it was left untouched")]
+    Corrupt { location: String, detail: String },
+    #[error("{location}: the ledger is locked by another process (waited {BUSY_TIMEOUT_MS} ms)")]
+    Locked { location: String },
+    #[error("{location}: ledger schema version {found}, but this build reads version {expected}")]
+    SchemaVersion {
+        location: String,
+        found: String,
+        expected: u32,
+    },
+    #[error("{location}: cannot open the ledger: {detail}")]
+    Open { location: String, detail: String },
+    #[error("{location}: {context}: {source}")]
+    Sqlite {
+        location: String,
+        context: &'static str,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("{location}: record {key} holds a value this build cannot read: {detail}")]
+    BadRow {
+        location: String,
+        key: String,
+        detail: String,
+    },
+}
+
+/// One tool execution, as the ledger holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionRecord {
+    pub key: IdempotencyKey,
+    pub tenant: String,
+    pub run_id: String,
+    pub tool_call_id: String,
+    pub tool: String,
+    pub side_effect: SideEffect,
+    pub arguments: String,
+    pub status: Status,
+    pub attempts: u32,
+    pub result: Option<String>,
+    pub owner: String,
+    pub created_at_ms: u64,
+    pub updated_at_ms: u64,
+    pub lease_expires_at_ms: Option<u64>,
+}
+
+/// One line of a record's append-only history.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub id: u64,
+    pub key: IdempotencyKey,
+    pub at_ms: u64,
+    pub actor: String,
+    pub event: String,
+    pub from_status: Option<Status>,
+    pub to_status: Option<Status>,
+    pub reason: Option<String>,
+    pub detail: Option<String>,
+}
+
+/// What a worker asks to reserve.
+#[derive(Clone, Debug)]
+pub struct ReserveRequest<'a> {
+    pub key: &'a IdempotencyKey,
+    pub tenant: &'a str,
+    pub run_id: &'a str,
+    pub tool_call_id: &'a str,
+    pub tool: &'a str,
+    pub side_effect: SideEffect,
+    /// Canonical JSON of the arguments; the same key with other arguments is refused.
+    pub arguments: &'a str,
+    pub owner: &'a str,
+    /// `Some` only for a naive runtime with leases (guard `no_lease_expiry` off).
+    pub lease_ms: Option<u64>,
+}
+
+/// The answer to a reservation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reservation {
+    /// The decision table's answer, and the record as it stands after the reservation.
+    Decided {
+        action: ReservationAction,
+        record: ExecutionRecord,
+        previous_owner: Option<String>,
+    },
+    /// The key exists with other arguments: refused, never served the other call's result.
+    ArgumentsMismatch { existing: ExecutionRecord },
+}
+
+/// A settlement: a status decided by someone other than the attempt itself.
+#[derive(Clone, Debug)]
+pub struct Settlement<'a> {
+    pub to: Status,
+    /// Compare-and-set: the status the actor saw. `None` means "whatever unknown status it has".
+    pub expected: Option<Status>,
+    pub actor: &'a str,
+    pub event: &'a str,
+    pub reason: Option<&'a str>,
+    pub result: Option<&'a str>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SettleError {
+    #[error("no tool execution with key {0}")]
+    NotFound(IdempotencyKey),
+    #[error("stale compare-and-set on {key}: expected {expected}, but it is {}", current.status)]
+    Stale {
+        key: IdempotencyKey,
+        expected: Status,
+        current: Box<ExecutionRecord>,
+    },
+    #[error("{key} is already settled as {}; a settled decision is never overwritten", current.status)]
+    AlreadySettled {
+        key: IdempotencyKey,
+        current: Box<ExecutionRecord>,
+    },
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}
+
+/// How recording an attempt's outcome went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    Recorded(ExecutionRecord),
+    /// Someone settled the call first; the late outcome was logged in the history and ignored.
+    LateOutcomeIgnored(ExecutionRecord),
+}
+
+/// A run's saved state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub run_id: String,
+    pub version: u32,
+    pub status: String,
+    pub state: String,
+    pub saved_by: String,
+    pub updated_at_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SaveOutcome {
+    Saved {
+        version: u32,
+    },
+    /// Someone saved since this worker loaded: it must stand down.
+    Stale {
+        expected: u32,
+        found: u32,
+    },
+}
+
+static MEMORY_LEDGERS: AtomicU64 = AtomicU64::new(0);
+
+/// A connection to a ledger. One per process (or simulated worker).
+#[derive(Debug)]
+pub struct Ledger {
+    connection: Connection,
+    location: Location,
+}
+
+#[derive(Clone, Debug)]
+enum Location {
+    File(PathBuf),
+    Memory(String),
+}
+
+impl Location {
+    fn describe(&self) -> String {
+        match self {
+            Location::File(path) => path.display().to_string(),
+            Location::Memory(name) => format!("memory ledger {name}"),
+        }
+    }
+}
+
+impl Ledger {
+    /// Opens a ledger file, creating it (and its schema) if it does not exist.
+    pub fn open(path: &Path) -> Result<Ledger, LedgerError> {
+        let location = Location::File(path.to_path_buf());
+        let connection = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|error| LedgerError::Open {
+            location: location.describe(),
+            detail: error.to_string(),
+        })?;
+        let ledger = Ledger { connection, location };
+        ledger.configure(true)?;
+        ledger.ensure_schema()?;
+        Ok(ledger)
+    }
+
+    /// A fresh in-memory ledger, shared by every connection made with [`Ledger::connect_again`].
+    /// It lives while any of its connections does.
+    pub fn open_memory() -> Result<Ledger, LedgerError> {
+        let name = format!("twice-ledger-{}", MEMORY_LEDGERS.fetch_add(1, Ordering::Relaxed));
+        let ledger = Ledger::connect_memory(&name)?;
+        ledger.ensure_schema()?;
+        Ok(ledger)
+    }
+
+    fn connect_memory(name: &str) -> Result<Ledger, LedgerError> {
+        let location = Location::Memory(name.to_owned());
+        let uri = format!("file:{name}?mode=memory&cache=shared");
+        let connection = Connection::open_with_flags(
+            &uri,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|error| LedgerError::Open {
+            location: location.describe(),
+            detail: error.to_string(),
+        })?;
+        let ledger = Ledger { connection, location };
+        ledger.configure(false)?;
+        Ok(ledger)
+    }
+
+    /// Another connection to the same ledger, as another process would open it.
+    pub fn connect_again(&self) -> Result<Ledger, LedgerError> {
+        match &self.location {
+            Location::File(path) => Ledger::open(path),
+            Location::Memory(name) => Ledger::connect_memory(name),
+        }
+    }
+
+    /// Where this ledger lives, for messages and for the player's `sqlite3` hint.
+    pub fn location(&self) -> String {
+        self.location.describe()
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        match &self.location {
+            Location::File(path) => Some(path),
+            Location::Memory(_) => None,
+        }
+    }
+
+    fn configure(&self, file: bool) -> Result<(), LedgerError> {
+        self.connection
+            .busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
+            .map_err(|error| self.classify(error, "setting the busy timeout"))?;
+        if file {
+            let mode: String = self
+                .connection
+                .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+                .map_err(|error| self.classify(error, "switching to WAL"))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(LedgerError::Open {
+                    location: self.location(),
+                    detail: format!("journal mode is {mode}, WAL could not be set"),
+                });
+            }
+            self.connection
+                .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+                .map_err(|error| self.classify(error, "setting durability"))?;
+        } else {
+            self.connection
+                .execute_batch("PRAGMA synchronous = OFF;")
+                .map_err(|error| self.classify(error, "configuring"))?;
+        }
+        Ok(())
+    }
+
+    /// Turns a SQLite error into one that names the problem and the file.
+    fn classify(&self, error: rusqlite::Error, context: &'static str) -> LedgerError {
+        let location = self.location();
+        match error.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase) => LedgerError::NotALedger {
+                location,
+                detail: "not a SQLite database".into(),
+            },
+            Some(ErrorCode::DatabaseCorrupt) => LedgerError::Corrupt {
+                location,
+                detail: error.to_string(),
+            },
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => LedgerError::Locked { location },
+            _ => LedgerError::Sqlite {
+                location,
+                context,
+                source: error,
+            },
+        }
+    }
+
+    fn ensure_schema(&self) -> Result<(), LedgerError> {
+        let tables: Vec<String> = {
+            let mut statement = self
+                .connection
+                .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+                .map_err(|error| self.classify(error, "reading the schema"))?;
+            let rows = statement
+                .query_map([], |row| row.get::<_, String>(0))
+                .map_err(|error| self.classify(error, "reading the schema"))?;
+            rows.collect::<Result<_, _>>()
+                .map_err(|error| self.classify(error, "reading the schema"))?
+        };
+        if tables.is_empty() {
+            let transaction = self
+                .connection
+                .unchecked_transaction()
+                .map_err(|error| self.classify(error, "creating the schema"))?;
+            transaction
+                .execute_batch(SCHEMA)
+                .map_err(|error| self.classify(error, "creating the schema"))?;
+            transaction
+                .execute(
+                    "INSERT INTO twice_meta (name, value) VALUES ('schema', ?1), ('schema_version', ?2)",
+                    params![SCHEMA_NAME, SCHEMA_VERSION.to_string()],
+                )
+                .map_err(|error| self.classify(error, "creating the schema"))?;
+            transaction
+                .commit()
+                .map_err(|error| self.classify(error, "creating the schema"))?;
+            return Ok(());
+        }
+        if !tables.iter().any(|table| table == "twice_meta") {
+            return Err(LedgerError::NotALedger {
+                location: self.location(),
+                detail: format!("a SQLite database with tables {} but no twice_meta", tables.join(", ")),
+            });
+        }
+        let read = |name: &str| -> Result<Option<String>, LedgerError> {
+            self.connection
+                .query_row("SELECT value FROM twice_meta WHERE name = ?1", [name], |row| row.get(0))
+                .optional()
+                .map_err(|error| self.classify(error, "reading twice_meta"))
+        };
+        if read("schema")?.as_deref() != Some(SCHEMA_NAME) {
+            return Err(LedgerError::NotALedger {
+                location: self.location(),
+                detail: "twice_meta does not name the twice-ledger schema".into(),
+            });
+        }
+        let found = read("schema_version")?.unwrap_or_else(|| "none".into());
+        if found != SCHEMA_VERSION.to_string() {
+            return Err(LedgerError::SchemaVersion {
+                location: self.location(),
+                found,
+                expected: SCHEMA_VERSION,
+            });
+        }
+        if let Location::File(_) = self.location {
+            let verdict: String = self
+                .connection
+                .query_row("PRAGMA quick_check", [], |row| row.get(0))
+                .map_err(|error| self.classify(error, "checking integrity"))?;
+            if verdict != "ok" {
+                return Err(LedgerError::Corrupt {
+                    location: self.location(),
+                    detail: verdict,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn begin(&mut self, context: &'static str) -> Result<rusqlite::Transaction<'_>, LedgerError> {
+        let location = self.location.clone();
+        self.connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|error| classify_at(&location, error, context))
+    }
+
+    /// Reserves a call atomically: one `BEGIN IMMEDIATE` transaction reads the record,
+    /// applies the decision table and writes `started` if the call is to run.
+    pub fn reserve(&mut self, request: &ReserveRequest<'_>, now_ms: u64) -> Result<Reservation, LedgerError> {
+        let location = self.location.clone();
+        let transaction = self.begin("reserving")?;
+        let existing =
+            select_record(&transaction, request.key).map_err(|error| classify_at(&location, error, "reserving"))?;
+        let existing = existing.map(|row| row.into_record(&location)).transpose()?;
+        let reservation = decide_and_write(&transaction, request, existing, now_ms)
+            .map_err(|error| classify_at(&location, error, "reserving"))?;
+        let reservation = reservation.into_reservation(&location)?;
+        transaction
+            .commit()
+            .map_err(|error| classify_at(&location, error, "committing a reservation"))?;
+        Ok(reservation)
+    }
+
+    /// Begins a reservation and stops before its commit, so a test (or a crash card)
+    /// can drop the connection with the transaction open.
+    pub fn reserve_uncommitted(&mut self, request: &ReserveRequest<'_>, now_ms: u64) -> Result<(), LedgerError> {
+        let location = self.location.clone();
+        self.connection
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|error| classify_at(&location, error, "reserving"))?;
+        let existing =
+            select_record(&self.connection, request.key).map_err(|error| classify_at(&location, error, "reserving"))?;
+        let existing = existing.map(|row| row.into_record(&location)).transpose()?;
+        decide_and_write(&self.connection, request, existing, now_ms)
+            .map_err(|error| classify_at(&location, error, "reserving"))?;
+        Ok(())
+    }
+
+    /// The naive reservation's first half: a plain read, outside any transaction.
+    pub fn check(&self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
+        self.record(key)
+    }
+
+    /// The naive reservation's second half: an upsert that trusts the earlier read.
+    /// Between the two, another worker may have reserved the same key; this overwrites it.
+    pub fn insert_started_unchecked(
+        &mut self,
+        request: &ReserveRequest<'_>,
+        now_ms: u64,
+    ) -> Result<ExecutionRecord, LedgerError> {
+        let location = self.location.clone();
+        let transaction = self.begin("inserting a reservation")?;
+        let previous =
+            select_record(&transaction, request.key).map_err(|error| classify_at(&location, error, "inserting"))?;
+        let attempts = previous.as_ref().map_or(0, |row| row.attempts);
+        transaction
+            .execute(
+                "INSERT OR REPLACE INTO tool_executions (idempotency_key, tenant, run_id, tool_call_id, tool, side_effect, arguments,
+                     status, attempts, result, owner, created_at_ms, updated_at_ms, lease_expires_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'started', ?8, NULL, ?9, ?10, ?10, ?11)",
+                params![
+                    request.key.as_str(),
+                    request.tenant,
+                    request.run_id,
+                    request.tool_call_id,
+                    request.tool,
+                    request.side_effect.name(),
+                    request.arguments,
+                    attempts,
+                    request.owner,
+                    now_ms as i64,
+                    request.lease_ms.map(|lease| (now_ms + lease) as i64),
+                ],
+            )
+            .map_err(|error| classify_at(&location, error, "inserting"))?;
+        append_history(
+            &transaction,
+            request.key,
+            now_ms,
+            request.owner,
+            "reserved",
+            previous.as_ref().and_then(|row| Status::parse(&row.status)),
+            Some(Status::Started),
+            None,
+            Some(if previous.is_some() {
+                "check-then-insert overwrote an existing record"
+            } else {
+                "check-then-insert"
+            }),
+        )
+        .map_err(|error| classify_at(&location, error, "inserting"))?;
+        let record = select_record(&transaction, request.key)
+            .map_err(|error| classify_at(&location, error, "inserting"))?
+            .expect("row just written")
+            .into_record(&location)?;
+        transaction
+            .commit()
+            .map_err(|error| classify_at(&location, error, "committing"))?;
+        Ok(record)
+    }
+
+    /// Counts an attempt (the first, or a retry) and notes it in the history.
+    pub fn note_attempt(
+        &mut self,
+        key: &IdempotencyKey,
+        attempt: u32,
+        actor: &str,
+        now_ms: u64,
+    ) -> Result<(), LedgerError> {
+        let location = self.location.clone();
+        let transaction = self.begin("counting an attempt")?;
+        let changed = transaction
+            .execute(
+                "UPDATE tool_executions SET attempts = ?2, updated_at_ms = ?3 WHERE idempotency_key = ?1",
+                params![key.as_str(), attempt, now_ms as i64],
+            )
+            .map_err(|error| classify_at(&location, error, "counting an attempt"))?;
+        if changed == 1 {
+            append_history(
+                &transaction,
+                key,
+                now_ms,
+                actor,
+                "attempt",
+                None,
+                None,
+                None,
+                Some(&format!("attempt {attempt}")),
+            )
+            .map_err(|error| classify_at(&location, error, "counting an attempt"))?;
+        }
+        transaction
+            .commit()
+            .map_err(|error| classify_at(&location, error, "counting an attempt"))?;
+        Ok(())
+    }
+
+    /// Records an attempt's own outcome, compare-and-set from `started`. If someone
+    /// settled the call meanwhile, the outcome is logged and ignored.
+    pub fn record_outcome(
+        &mut self,
+        key: &IdempotencyKey,
+        status: Status,
+        result: Option<&str>,
+        actor: &str,
+        now_ms: u64,
+    ) -> Result<Recorded, LedgerError> {
+        assert!(status != Status::Started, "an outcome is never `started`");
+        let location = self.location.clone();
+        let transaction = self.begin("recording an outcome")?;
+        let current = select_record(&transaction, key)
+            .map_err(|error| classify_at(&location, error, "recording an outcome"))?
+            .ok_or_else(|| LedgerError::BadRow {
+                location: location.describe(),
+                key: key.to_string(),
+                detail: "an outcome arrived for a call that was never reserved".into(),
+            })?
+            .into_record(&location)?;
+        let recorded = if current.status == Status::Started {
+            transaction
+                .execute(
+                    "UPDATE tool_executions SET status = ?2, result = ?3, updated_at_ms = ?4, lease_expires_at_ms = NULL
+                     WHERE idempotency_key = ?1 AND status = 'started'",
+                    params![key.as_str(), status.name(), result, now_ms as i64],
+                )
+                .map_err(|error| classify_at(&location, error, "recording an outcome"))?;
+            append_history(
+                &transaction,
+                key,
+                now_ms,
+                actor,
+                status.name(),
+                Some(Status::Started),
+                Some(status),
+                None,
+                result,
+            )
+            .map_err(|error| classify_at(&location, error, "recording an outcome"))?;
+            let after = select_record(&transaction, key)
+                .map_err(|error| classify_at(&location, error, "recording an outcome"))?
+                .expect("row exists")
+                .into_record(&location)?;
+            Recorded::Recorded(after)
+        } else {
+            let detail = format!(
+                "late outcome {status} ignored; the record is already {}",
+                current.status
+            );
+            append_history(
+                &transaction,
+                key,
+                now_ms,
+                actor,
+                "late_outcome_ignored",
+                Some(current.status),
+                None,
+                None,
+                Some(&detail),
+            )
+            .map_err(|error| classify_at(&location, error, "recording an outcome"))?;
+            Recorded::LateOutcomeIgnored(current)
+        };
+        transaction
+            .commit()
+            .map_err(|error| classify_at(&location, error, "committing an outcome"))?;
+        Ok(recorded)
+    }
+
+    /// Logs an outcome that arrived after its attempt had already timed out.
+    pub fn log_late_outcome(
+        &mut self,
+        key: &IdempotencyKey,
+        actor: &str,
+        detail: &str,
+        now_ms: u64,
+    ) -> Result<(), LedgerError> {
+        let location = self.location.clone();
+        let transaction = self.begin("logging a late outcome")?;
+        append_history(
+            &transaction,
+            key,
+            now_ms,
+            actor,
+            "late_outcome_ignored",
+            None,
+            None,
+            None,
+            Some(detail),
+        )
+        .map_err(|error| classify_at(&location, error, "logging a late outcome"))?;
+        transaction
+            .commit()
+            .map_err(|error| classify_at(&location, error, "logging a late outcome"))?;
+        Ok(())
+    }
+
+    /// Appends a note to a record's history without changing it (a guard that held, say).
+    pub fn note(
+        &mut self,
+        key: &IdempotencyKey,
+        actor: &str,
+        event: &str,
+        detail: &str,
+        now_ms: u64,
+    ) -> Result<(), LedgerError> {
+        let location = self.location.clone();
+        let transaction = self.begin("noting")?;
+        append_history(&transaction, key, now_ms, actor, event, None, None, None, Some(detail))
+            .map_err(|error| classify_at(&location, error, "noting"))?;
+        transaction
+            .commit()
+            .map_err(|error| classify_at(&location, error, "noting"))?;
+        Ok(())
+    }
+
+    /// Settles a call: compare-and-set on its status, appended to its history.
+    /// Used by operators (resolve, compensate) and by reconcile hooks.
+    pub fn settle(
+        &mut self,
+        key: &IdempotencyKey,
+        settlement: &Settlement<'_>,
+        now_ms: u64,
+    ) -> Result<ExecutionRecord, SettleError> {
+        let location = self.location.clone();
+        let transaction = self.begin("settling")?;
+        let current = select_record(&transaction, key)
+            .map_err(|error| classify_at(&location, error, "settling"))?
+            .ok_or_else(|| SettleError::NotFound(key.clone()))?
+            .into_record(&location)?;
+        match settlement.expected {
+            Some(expected) if expected != current.status => {
+                return Err(SettleError::Stale {
+                    key: key.clone(),
+                    expected,
+                    current: Box::new(current),
+                });
+            }
+            None if !current.status.is_unknown() => {
+                return Err(SettleError::AlreadySettled {
+                    key: key.clone(),
+                    current: Box::new(current),
+                });
+            }
+            _ => {}
+        }
+        // Compensation is the one move from a settled status: completed → compensated.
+        let allowed = current.status.is_unknown()
+            || (current.status == Status::Completed && settlement.to == Status::Compensated);
+        if !allowed {
+            return Err(SettleError::AlreadySettled {
+                key: key.clone(),
+                current: Box::new(current),
+            });
+        }
+        let result = settlement.result.or(current.result.as_deref());
+        transaction
+            .execute(
+                "UPDATE tool_executions SET status = ?2, result = ?3, updated_at_ms = ?4, lease_expires_at_ms = NULL
+                 WHERE idempotency_key = ?1 AND status = ?5",
+                params![
+                    key.as_str(),
+                    settlement.to.name(),
+                    result,
+                    now_ms as i64,
+                    current.status.name()
+                ],
+            )
+            .map_err(|error| classify_at(&location, error, "settling"))?;
+        append_history(
+            &transaction,
+            key,
+            now_ms,
+            settlement.actor,
+            settlement.event,
+            Some(current.status),
+            Some(settlement.to),
+            settlement.reason,
+            settlement.result,
+        )
+        .map_err(|error| classify_at(&location, error, "settling"))?;
+        let after = select_record(&transaction, key)
+            .map_err(|error| classify_at(&location, error, "settling"))?
+            .expect("row exists")
+            .into_record(&location)?;
+        transaction
+            .commit()
+            .map_err(|error| classify_at(&location, error, "committing a settlement"))?;
+        Ok(after)
+    }
+
+    pub fn record(&self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
+        select_record(&self.connection, key)
+            .map_err(|error| self.classify(error, "reading a record"))?
+            .map(|row| row.into_record(&self.location))
+            .transpose()
+    }
+
+    /// Records in a stable order: `status` filters; unknown calls come longest-waiting first.
+    /// `after` is a cursor: the (updated_at_ms, key) of the last row of the previous page.
+    pub fn records(
+        &self,
+        tenant: Option<&str>,
+        status: Option<Status>,
+        after: Option<(u64, &str)>,
+        limit: u32,
+    ) -> Result<Vec<ExecutionRecord>, LedgerError> {
+        let limit = limit.clamp(1, LIST_LIMIT_MAX);
+        let (after_ms, after_key) = after.map_or((-1_i64, String::new()), |(ms, key)| (ms as i64, key.to_owned()));
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT * FROM tool_executions
+                 WHERE (?1 IS NULL OR tenant = ?1) AND (?2 IS NULL OR status = ?2)
+                   AND (updated_at_ms > ?3 OR (updated_at_ms = ?3 AND idempotency_key > ?4))
+                 ORDER BY updated_at_ms, idempotency_key LIMIT ?5",
+            )
+            .map_err(|error| self.classify(error, "listing records"))?;
+        let rows = statement
+            .query_map(
+                params![tenant, status.map(Status::name), after_ms, after_key, limit],
+                RawRecord::from_row,
+            )
+            .map_err(|error| self.classify(error, "listing records"))?;
+        let mut records = Vec::new();
+        for row in rows {
+            let row = row.map_err(|error| self.classify(error, "listing records"))?;
+            records.push(row.into_record(&self.location)?);
+        }
+        Ok(records)
+    }
+
+    /// Every record, in key order (for drawing and for the checker).
+    pub fn all_records(&self) -> Result<Vec<ExecutionRecord>, LedgerError> {
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT * FROM tool_executions ORDER BY created_at_ms, idempotency_key")
+            .map_err(|error| self.classify(error, "listing records"))?;
+        let rows = statement
+            .query_map([], RawRecord::from_row)
+            .map_err(|error| self.classify(error, "listing records"))?;
+        let mut records = Vec::new();
+        for row in rows {
+            let row = row.map_err(|error| self.classify(error, "listing records"))?;
+            records.push(row.into_record(&self.location)?);
+        }
+        Ok(records)
+    }
+
+    pub fn history(&self, key: &IdempotencyKey) -> Result<Vec<HistoryEntry>, LedgerError> {
+        self.history_where(Some(key))
+    }
+
+    pub fn all_history(&self) -> Result<Vec<HistoryEntry>, LedgerError> {
+        self.history_where(None)
+    }
+
+    fn history_where(&self, key: Option<&IdempotencyKey>) -> Result<Vec<HistoryEntry>, LedgerError> {
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT id, idempotency_key, at_ms, actor, event, from_status, to_status, reason, detail
+                 FROM tool_execution_history WHERE (?1 IS NULL OR idempotency_key = ?1) ORDER BY id",
+            )
+            .map_err(|error| self.classify(error, "reading history"))?;
+        let rows = statement
+            .query_map(params![key.map(IdempotencyKey::as_str)], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, String>(4)?,
+                    row.get::<_, Option<String>>(5)?,
+                    row.get::<_, Option<String>>(6)?,
+                    row.get::<_, Option<String>>(7)?,
+                    row.get::<_, Option<String>>(8)?,
+                ))
+            })
+            .map_err(|error| self.classify(error, "reading history"))?;
+        let mut entries = Vec::new();
+        for row in rows {
+            let (id, key, at_ms, actor, event, from_status, to_status, reason, detail) =
+                row.map_err(|error| self.classify(error, "reading history"))?;
+            let parse_status = |text: Option<String>| -> Result<Option<Status>, LedgerError> {
+                text.map(|text| {
+                    Status::parse(&text).ok_or_else(|| LedgerError::BadRow {
+                        location: self.location(),
+                        key: key.clone(),
+                        detail: format!("history status `{text}`"),
+                    })
+                })
+                .transpose()
+            };
+            entries.push(HistoryEntry {
+                id: id as u64,
+                key: IdempotencyKey::parse(&key).map_err(|detail| LedgerError::BadRow {
+                    location: self.location(),
+                    key: key.clone(),
+                    detail,
+                })?,
+                at_ms: at_ms as u64,
+                actor,
+                event,
+                from_status: parse_status(from_status)?,
+                to_status: parse_status(to_status)?,
+                reason,
+                detail,
+            });
+        }
+        Ok(entries)
+    }
+
+    pub fn load_checkpoint(&self, run_id: &str) -> Result<Option<Checkpoint>, LedgerError> {
+        self.connection
+            .query_row(
+                "SELECT run_id, version, status, state, saved_by, updated_at_ms FROM run_checkpoints WHERE run_id = ?1",
+                [run_id],
+                checkpoint_from_row,
+            )
+            .optional()
+            .map_err(|error| self.classify(error, "loading a checkpoint"))
+    }
+
+    pub fn checkpoints(&self) -> Result<Vec<Checkpoint>, LedgerError> {
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT run_id, version, status, state, saved_by, updated_at_ms FROM run_checkpoints ORDER BY run_id",
+            )
+            .map_err(|error| self.classify(error, "listing checkpoints"))?;
+        let rows = statement
+            .query_map([], checkpoint_from_row)
+            .map_err(|error| self.classify(error, "listing checkpoints"))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|error| self.classify(error, "listing checkpoints"))
+    }
+
+    /// Saves a run's checkpoint. With `expected_version`, compare-and-set: the save
+    /// succeeds only if nobody saved since this worker loaded version `expected_version`
+    /// (0: nothing saved yet). Without it (the guard off), the save overwrites blindly.
+    pub fn save_checkpoint(
+        &mut self,
+        run_id: &str,
+        status: &str,
+        state: &str,
+        saved_by: &str,
+        expected_version: Option<u32>,
+        now_ms: u64,
+    ) -> Result<SaveOutcome, LedgerError> {
+        let location = self.location.clone();
+        let transaction = self.begin("saving a checkpoint")?;
+        let found: u32 = transaction
+            .query_row(
+                "SELECT version FROM run_checkpoints WHERE run_id = ?1",
+                [run_id],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|error| classify_at(&location, error, "saving a checkpoint"))?
+            .unwrap_or(0);
+        if let Some(expected) = expected_version
+            && expected != found
+        {
+            return Ok(SaveOutcome::Stale { expected, found });
+        }
+        let version = found + 1;
+        transaction
+            .execute(
+                "INSERT INTO run_checkpoints (run_id, version, status, state, saved_by, updated_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (run_id) DO UPDATE SET version = ?2, status = ?3, state = ?4, saved_by = ?5, updated_at_ms = ?6",
+                params![run_id, version, status, state, saved_by, now_ms as i64],
+            )
+            .map_err(|error| classify_at(&location, error, "saving a checkpoint"))?;
+        transaction
+            .commit()
+            .map_err(|error| classify_at(&location, error, "committing a checkpoint"))?;
+        Ok(SaveOutcome::Saved { version })
+    }
+}
+
+fn classify_at(location: &Location, error: rusqlite::Error, context: &'static str) -> LedgerError {
+    let location = location.describe();
+    match error.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => LedgerError::NotALedger {
+            location,
+            detail: "not a SQLite database".into(),
+        },
+        Some(ErrorCode::DatabaseCorrupt) => LedgerError::Corrupt {
+            location,
+            detail: error.to_string(),
+        },
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => LedgerError::Locked { location },
+        _ => LedgerError::Sqlite {
+            location,
+            context,
+            source: error,
+        },
+    }
+}
+
+fn checkpoint_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Checkpoint> {
+    Ok(Checkpoint {
+        run_id: row.get(0)?,
+        version: row.get(1)?,
+        status: row.get(2)?,
+        state: row.get(3)?,
+        saved_by: row.get(4)?,
+        updated_at_ms: row.get::<_, i64>(5)? as u64,
+    })
+}
+
+/// A row as SQLite gives it, before its text fields are checked.
+struct RawRecord {
+    key: String,
+    tenant: String,
+    run_id: String,
+    tool_call_id: String,
+    tool: String,
+    side_effect: String,
+    arguments: String,
+    status: String,
+    attempts: u32,
+    result: Option<String>,
+    owner: String,
+    created_at_ms: i64,
+    updated_at_ms: i64,
+    lease_expires_at_ms: Option<i64>,
+}
+
+impl RawRecord {
+    fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawRecord> {
+        Ok(RawRecord {
+            key: row.get("idempotency_key")?,
+            tenant: row.get("tenant")?,
+            run_id: row.get("run_id")?,
+            tool_call_id: row.get("tool_call_id")?,
+            tool: row.get("tool")?,
+            side_effect: row.get("side_effect")?,
+            arguments: row.get("arguments")?,
+            status: row.get("status")?,
+            attempts: row.get("attempts")?,
+            result: row.get("result")?,
+            owner: row.get("owner")?,
+            created_at_ms: row.get("created_at_ms")?,
+            updated_at_ms: row.get("updated_at_ms")?,
+            lease_expires_at_ms: row.get("lease_expires_at_ms")?,
+        })
+    }
+
+    fn into_record(self, location: &Location) -> Result<ExecutionRecord, LedgerError> {
+        let bad = |detail: String| LedgerError::BadRow {
+            location: location.describe(),
+            key: self.key.clone(),
+            detail,
+        };
+        Ok(ExecutionRecord {
+            key: IdempotencyKey::parse(&self.key).map_err(bad)?,
+            status: Status::parse(&self.status).ok_or_else(|| bad(format!("status `{}`", self.status)))?,
+            side_effect: SideEffect::parse(&self.side_effect)
+                .ok_or_else(|| bad(format!("side effect `{}`", self.side_effect)))?,
+            tenant: self.tenant,
+            run_id: self.run_id,
+            tool_call_id: self.tool_call_id,
+            tool: self.tool,
+            arguments: self.arguments,
+            attempts: self.attempts,
+            result: self.result,
+            owner: self.owner,
+            created_at_ms: self.created_at_ms as u64,
+            updated_at_ms: self.updated_at_ms as u64,
+            lease_expires_at_ms: self.lease_expires_at_ms.map(|ms| ms as u64),
+        })
+    }
+}
+
+fn select_record(connection: &Connection, key: &IdempotencyKey) -> rusqlite::Result<Option<RawRecord>> {
+    connection
+        .prepare_cached("SELECT * FROM tool_executions WHERE idempotency_key = ?1")?
+        .query_row([key.as_str()], RawRecord::from_row)
+        .optional()
+}
+
+/// What `decide_and_write` did, before the row is re-read.
+enum Decided {
+    Decided {
+        action: ReservationAction,
+        row: RawRecord,
+        previous_owner: Option<String>,
+    },
+    Mismatch {
+        existing: ExecutionRecord,
+    },
+}
+
+impl Decided {
+    fn into_reservation(self, location: &Location) -> Result<Reservation, LedgerError> {
+        Ok(match self {
+            Decided::Decided {
+                action,
+                row,
+                previous_owner,
+            } => Reservation::Decided {
+                action,
+                record: row.into_record(location)?,
+                previous_owner,
+            },
+            Decided::Mismatch { existing } => Reservation::ArgumentsMismatch { existing },
+        })
+    }
+}
+
+/// The body of the reservation transaction: the decision table applied to what is there.
+fn decide_and_write(
+    connection: &Connection,
+    request: &ReserveRequest<'_>,
+    existing: Option<ExecutionRecord>,
+    now_ms: u64,
+) -> rusqlite::Result<Decided> {
+    if let Some(existing) = &existing
+        && existing.arguments != request.arguments
+    {
+        return Ok(Decided::Mismatch {
+            existing: existing.clone(),
+        });
+    }
+    let lease_expired = match (&existing, request.lease_ms) {
+        (Some(record), Some(_)) => record.lease_expires_at_ms.is_some_and(|expires| now_ms >= expires),
+        _ => false,
+    };
+    let action = reservation_action(
+        existing.as_ref().map(|record| record.status),
+        request.side_effect,
+        lease_expired,
+    );
+    let lease_expires = request.lease_ms.map(|lease| (now_ms + lease) as i64);
+    let previous_owner = existing.as_ref().map(|record| record.owner.clone());
+    match action {
+        ReservationAction::RunNew => {
+            connection.execute(
+                "INSERT INTO tool_executions (idempotency_key, tenant, run_id, tool_call_id, tool, side_effect, arguments,
+                     status, attempts, result, owner, created_at_ms, updated_at_ms, lease_expires_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'started', 0, NULL, ?8, ?9, ?9, ?10)",
+                params![
+                    request.key.as_str(),
+                    request.tenant,
+                    request.run_id,
+                    request.tool_call_id,
+                    request.tool,
+                    request.side_effect.name(),
+                    request.arguments,
+                    request.owner,
+                    now_ms as i64,
+                    lease_expires,
+                ],
+            )?;
+            append_history(
+                connection,
+                request.key,
+                now_ms,
+                request.owner,
+                "reserved",
+                None,
+                Some(Status::Started),
+                None,
+                None,
+            )?;
+        }
+        ReservationAction::RunAgain | ReservationAction::TakeOverExpiredLease => {
+            let from = existing.as_ref().map(|record| record.status);
+            connection.execute(
+                "UPDATE tool_executions SET status = 'started', result = NULL, owner = ?2, updated_at_ms = ?3, lease_expires_at_ms = ?4
+                 WHERE idempotency_key = ?1",
+                params![request.key.as_str(), request.owner, now_ms as i64, lease_expires],
+            )?;
+            let (event, detail) = if action == ReservationAction::TakeOverExpiredLease {
+                (
+                    "lease_taken_over",
+                    Some("the lease ran out; a naive runtime runs the call again"),
+                )
+            } else {
+                ("reserved_again", None)
+            };
+            append_history(
+                connection,
+                request.key,
+                now_ms,
+                request.owner,
+                event,
+                from,
+                Some(Status::Started),
+                None,
+                detail,
+            )?;
+        }
+        ReservationAction::ReturnRecorded | ReservationAction::ReturnCompensated | ReservationAction::Unknown => {}
+    }
+    let row = select_record(connection, request.key)?.expect("the record exists after a reservation decision");
+    Ok(Decided::Decided {
+        action,
+        row,
+        previous_owner,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn append_history(
+    connection: &Connection,
+    key: &IdempotencyKey,
+    at_ms: u64,
+    actor: &str,
+    event: &str,
+    from_status: Option<Status>,
+    to_status: Option<Status>,
+    reason: Option<&str>,
+    detail: Option<&str>,
+) -> rusqlite::Result<()> {
+    connection
+        .prepare_cached(
+            "INSERT INTO tool_execution_history (idempotency_key, at_ms, actor, event, from_status, to_status, reason, detail)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?
+        .execute(params![
+            key.as_str(),
+            at_ms as i64,
+            actor,
+            event,
+            from_status.map(Status::name),
+            to_status.map(Status::name),
+            reason,
+            detail
+        ])?;
+    Ok(())
+}

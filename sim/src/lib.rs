@@ -1,0 +1,17 @@
+//! Twice's simulation crate: the ledger-backed agent runtime, the SQLite ledger,
+//! the billing world, the deterministic simulator, levels and tapes, and the checker.
+//!
+//! The runtime (`runtime`) is a sans-IO state machine: it takes events and returns
+//! commands. The simulator (`simulator`) is one driver of it; real worker processes
+//! are another. Nothing in here reads the wall clock or ambient randomness.
+
+pub mod billing;
+pub mod checker;
+pub mod cli;
+pub mod error;
+pub mod ledger;
+pub mod level;
+pub mod model;
+pub mod report;
+pub mod runtime;
+pub mod simulator;

@@ -1,0 +1,269 @@
+//! Penny's model: a scripted policy the level configures. Which tools she calls, with
+//! what arguments, and what she does when told a call failed.
+
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::run::{Arguments, Decision, RunState, ToolCall};
+
+/// What the model does when told a call failed (or did not take effect).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFailed {
+    /// Moves on to the next item: the customer may go unpaid.
+    #[default]
+    GiveUp,
+    /// Calls the tool again: a new tool call, so a new key. To the model, that's diligence.
+    CallAgain,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPolicy {
+    #[serde(default)]
+    pub on_failed: OnFailed,
+    /// The most calls the model makes for one item (a limit on everything).
+    #[serde(default = "default_max_calls")]
+    pub max_calls_per_item: u32,
+    /// A repeated call words its memo differently.
+    #[serde(default)]
+    pub reword_on_repeat: bool,
+    /// Asked again for the same step after a recovery, the model words its memo differently.
+    #[serde(default)]
+    pub reword_on_replay: bool,
+}
+
+fn default_max_calls() -> u32 {
+    3
+}
+
+impl Default for ModelPolicy {
+    fn default() -> Self {
+        ModelPolicy {
+            on_failed: OnFailed::GiveUp,
+            max_calls_per_item: 3,
+            reword_on_repeat: false,
+            reword_on_replay: false,
+        }
+    }
+}
+
+/// One thing the model means to do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptCall {
+    pub tool: String,
+    pub account: String,
+    pub amount_cents: u32,
+    pub memo: String,
+    /// Other wordings of the memo, used when the model rewords.
+    #[serde(default)]
+    pub rewordings: Vec<String>,
+}
+
+impl ScriptCall {
+    fn wording(&self, index: u32) -> String {
+        match index {
+            0 => self.memo.clone(),
+            _ if self.rewordings.is_empty() => format!("{} (again)", self.memo),
+            index => self.rewordings[(index as usize - 1) % self.rewordings.len()].clone(),
+        }
+    }
+}
+
+/// One run of the agent: Penny's task for one customer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunScript {
+    pub id: String,
+    #[serde(default = "default_tenant")]
+    pub tenant: String,
+    pub calls: Vec<ScriptCall>,
+}
+
+pub fn default_tenant() -> String {
+    "default".into()
+}
+
+/// How the model is nudged for this decision.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Nudge {
+    /// How many times the model was asked for this same step before (a replay).
+    pub replays: u32,
+    /// A "model calls again" card is armed: `Some(reword)`.
+    pub call_again: Option<bool>,
+}
+
+/// The model's decision and the run state it leaves; `true` when the card was used.
+pub fn decide(script: &RunScript, policy: &ModelPolicy, state: &RunState, nudge: Nudge) -> (Decision, RunState, bool) {
+    let mut next = state.clone();
+    let mut used_card = false;
+    let repeat = match &next.last_told {
+        None => false,
+        Some(_) if nudge.call_again.is_some() => {
+            used_card = true;
+            true
+        }
+        Some(told) => {
+            told.nothing_stands()
+                && policy.on_failed == OnFailed::CallAgain
+                && next.calls_for_item < policy.max_calls_per_item
+        }
+    };
+    if next.last_told.is_some() && !repeat {
+        next.item += 1;
+        next.calls_for_item = 0;
+        next.last_told = None;
+    }
+    let Some(script_call) = script.calls.get(next.item as usize) else {
+        return (Decision::Done, next, used_card);
+    };
+    let mut wording = 0;
+    if repeat && (policy.reword_on_repeat || nudge.call_again == Some(true)) {
+        wording += next.calls_for_item;
+    }
+    if policy.reword_on_replay {
+        wording += nudge.replays;
+    }
+    let call = ToolCall {
+        id: format!("c{}", next.next_call_number),
+        tool: script_call.tool.clone(),
+        item: next.item,
+        arguments: Arguments {
+            account: script_call.account.clone(),
+            amount_cents: script_call.amount_cents,
+            memo: script_call.wording(wording),
+        },
+    };
+    next.next_call_number += 1;
+    next.calls_for_item += 1;
+    (Decision::Call(call), next, used_card)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::run::Told;
+
+    fn script() -> RunScript {
+        RunScript {
+            id: "r1".into(),
+            tenant: default_tenant(),
+            calls: vec![ScriptCall {
+                tool: "issue_credit".into(),
+                account: "acct_ada".into(),
+                amount_cents: 2500,
+                memo: "Refund order 1001".into(),
+                rewordings: vec!["Refund for order #1001".into()],
+            }],
+        }
+    }
+
+    fn call_of(decision: &Decision) -> &ToolCall {
+        match decision {
+            Decision::Call(call) => call,
+            Decision::Done => panic!("expected a call"),
+        }
+    }
+
+    #[test]
+    fn replaying_from_the_same_checkpoint_makes_the_same_call_id() {
+        let state = RunState::default();
+        let (first, _, _) = decide(&script(), &ModelPolicy::default(), &state, Nudge::default());
+        let (again, _, _) = decide(
+            &script(),
+            &ModelPolicy::default(),
+            &state,
+            Nudge {
+                replays: 1,
+                call_again: None,
+            },
+        );
+        assert_eq!(first, again);
+        assert_eq!(call_of(&first).id, "c1");
+    }
+
+    #[test]
+    fn told_failed_the_model_calls_again_with_a_new_id_when_its_policy_says_so() {
+        let policy = ModelPolicy {
+            on_failed: OnFailed::CallAgain,
+            reword_on_repeat: true,
+            ..ModelPolicy::default()
+        };
+        let (decision, mut state, _) = decide(&script(), &policy, &RunState::default(), Nudge::default());
+        let call = call_of(&decision).clone();
+        state.tell(
+            &call,
+            Told::Failed {
+                reason: "timeout".into(),
+            },
+        );
+        let (again, _, _) = decide(&script(), &policy, &state, Nudge::default());
+        let again = call_of(&again);
+        assert_eq!(again.id, "c2");
+        assert_eq!(again.arguments.memo, "Refund for order #1001");
+    }
+
+    #[test]
+    fn told_failed_a_giving_up_model_moves_on() {
+        let (decision, mut state, _) = decide(
+            &script(),
+            &ModelPolicy::default(),
+            &RunState::default(),
+            Nudge::default(),
+        );
+        state.tell(
+            call_of(&decision),
+            Told::Failed {
+                reason: "timeout".into(),
+            },
+        );
+        let (next, _, _) = decide(&script(), &ModelPolicy::default(), &state, Nudge::default());
+        assert_eq!(next, Decision::Done);
+    }
+
+    #[test]
+    fn the_card_makes_a_satisfied_model_call_again() {
+        let (decision, mut state, _) = decide(
+            &script(),
+            &ModelPolicy::default(),
+            &RunState::default(),
+            Nudge::default(),
+        );
+        state.tell(call_of(&decision), Told::Result { result: "ok".into() });
+        let (again, _, used) = decide(
+            &script(),
+            &ModelPolicy::default(),
+            &state,
+            Nudge {
+                replays: 0,
+                call_again: Some(false),
+            },
+        );
+        assert!(used);
+        assert_eq!(call_of(&again).id, "c2");
+        assert_eq!(call_of(&again).arguments.memo, "Refund order 1001");
+    }
+
+    #[test]
+    fn calls_per_item_are_limited() {
+        let policy = ModelPolicy {
+            on_failed: OnFailed::CallAgain,
+            max_calls_per_item: 2,
+            ..ModelPolicy::default()
+        };
+        let mut state = RunState::default();
+        let mut calls = 0;
+        loop {
+            let (decision, next, _) = decide(&script(), &policy, &state, Nudge::default());
+            state = next;
+            match decision {
+                Decision::Call(call) => {
+                    calls += 1;
+                    state.tell(&call, Told::Failed { reason: "no".into() });
+                }
+                Decision::Done => break,
+            }
+        }
+        assert_eq!(calls, 2);
+    }
+}

@@ -1,0 +1,219 @@
+//! The guards a level can switch off, so the player sees what each one prevents.
+
+use serde::{Deserialize, Serialize};
+
+/// One guard of the runtime. The order here is the order the campaign teaches them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Guard {
+    /// Writes get one attempt; a timeout on a write is an unknown, not a failure.
+    WriteRetryRule,
+    /// `on_indeterminate: pause`: the model never hears "failed" while the answer is "unknown".
+    PauseOnIndeterminate,
+    /// Reserve the key in the ledger before the tool runs.
+    Ledger,
+    /// The reservation is one transaction (no check-then-insert race).
+    AtomicReservation,
+    /// The idempotency key is handed to the tool and passed to billing.
+    KeyDownstream,
+    /// A save with a stale checkpoint version fails and that worker stands down.
+    CheckpointVersion,
+    /// A recovered run asks the tool's reconcile hook before anything else.
+    ReconcileHook,
+    /// The key is `<run_id>:<tool_call_id>`, never derived from the arguments.
+    KeyPerCall,
+    /// A `started` record is never reclaimed because a lease ran out.
+    NoLeaseExpiry,
+    /// The runtime never compensates by itself.
+    NoReflexCompensation,
+}
+
+impl Guard {
+    pub const ALL: [Guard; 10] = [
+        Guard::WriteRetryRule,
+        Guard::PauseOnIndeterminate,
+        Guard::Ledger,
+        Guard::AtomicReservation,
+        Guard::KeyDownstream,
+        Guard::CheckpointVersion,
+        Guard::ReconcileHook,
+        Guard::KeyPerCall,
+        Guard::NoLeaseExpiry,
+        Guard::NoReflexCompensation,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Guard::WriteRetryRule => "write_retry_rule",
+            Guard::PauseOnIndeterminate => "pause_on_indeterminate",
+            Guard::Ledger => "ledger",
+            Guard::AtomicReservation => "atomic_reservation",
+            Guard::KeyDownstream => "key_downstream",
+            Guard::CheckpointVersion => "checkpoint_version",
+            Guard::ReconcileHook => "reconcile_hook",
+            Guard::KeyPerCall => "key_per_call",
+            Guard::NoLeaseExpiry => "no_lease_expiry",
+            Guard::NoReflexCompensation => "no_reflex_compensation",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Guard> {
+        Guard::ALL.into_iter().find(|guard| guard.name() == name)
+    }
+
+    /// What the guard does, in the player's words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Guard::WriteRetryRule => "writes get one attempt; a write timeout is unknown, not failed",
+            Guard::PauseOnIndeterminate => {
+                "on_indeterminate: pause — the run waits instead of telling the model \"failed\""
+            }
+            Guard::Ledger => "every call is reserved in the ledger before it runs",
+            Guard::AtomicReservation => "the reservation is one SQLite transaction (BEGIN IMMEDIATE)",
+            Guard::KeyDownstream => "the idempotency key travels to billing with the request",
+            Guard::CheckpointVersion => "a stale checkpoint save fails and its worker stands down",
+            Guard::ReconcileHook => "an unknown call is looked up in billing by its key",
+            Guard::KeyPerCall => "the key is <run_id>:<tool_call_id>, never a hash of the arguments",
+            Guard::NoLeaseExpiry => "a started call is never run again because a lease expired",
+            Guard::NoReflexCompensation => "the runtime never compensates by itself",
+        }
+    }
+}
+
+impl std::fmt::Display for Guard {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// Which guards are on. Every field defaults to on: a level switches guards off by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Guards {
+    pub write_retry_rule: bool,
+    pub pause_on_indeterminate: bool,
+    pub ledger: bool,
+    pub atomic_reservation: bool,
+    pub key_downstream: bool,
+    pub checkpoint_version: bool,
+    pub reconcile_hook: bool,
+    pub key_per_call: bool,
+    pub no_lease_expiry: bool,
+    pub no_reflex_compensation: bool,
+}
+
+impl Default for Guards {
+    fn default() -> Self {
+        Guards::all_on()
+    }
+}
+
+impl Guards {
+    pub fn all_on() -> Self {
+        Guards {
+            write_retry_rule: true,
+            pause_on_indeterminate: true,
+            ledger: true,
+            atomic_reservation: true,
+            key_downstream: true,
+            checkpoint_version: true,
+            reconcile_hook: true,
+            key_per_call: true,
+            no_lease_expiry: true,
+            no_reflex_compensation: true,
+        }
+    }
+
+    pub fn all_off() -> Self {
+        let mut guards = Guards::all_on();
+        for guard in Guard::ALL {
+            guards.set(guard, false);
+        }
+        guards
+    }
+
+    pub fn is_on(&self, guard: Guard) -> bool {
+        match guard {
+            Guard::WriteRetryRule => self.write_retry_rule,
+            Guard::PauseOnIndeterminate => self.pause_on_indeterminate,
+            Guard::Ledger => self.ledger,
+            Guard::AtomicReservation => self.atomic_reservation,
+            Guard::KeyDownstream => self.key_downstream,
+            Guard::CheckpointVersion => self.checkpoint_version,
+            Guard::ReconcileHook => self.reconcile_hook,
+            Guard::KeyPerCall => self.key_per_call,
+            Guard::NoLeaseExpiry => self.no_lease_expiry,
+            Guard::NoReflexCompensation => self.no_reflex_compensation,
+        }
+    }
+
+    pub fn set(&mut self, guard: Guard, on: bool) {
+        let field = match guard {
+            Guard::WriteRetryRule => &mut self.write_retry_rule,
+            Guard::PauseOnIndeterminate => &mut self.pause_on_indeterminate,
+            Guard::Ledger => &mut self.ledger,
+            Guard::AtomicReservation => &mut self.atomic_reservation,
+            Guard::KeyDownstream => &mut self.key_downstream,
+            Guard::CheckpointVersion => &mut self.checkpoint_version,
+            Guard::ReconcileHook => &mut self.reconcile_hook,
+            Guard::KeyPerCall => &mut self.key_per_call,
+            Guard::NoLeaseExpiry => &mut self.no_lease_expiry,
+            Guard::NoReflexCompensation => &mut self.no_reflex_compensation,
+        };
+        *field = on;
+    }
+
+    pub fn with(mut self, guard: Guard, on: bool) -> Self {
+        self.set(guard, on);
+        self
+    }
+
+    /// The guards that are off, in teaching order.
+    pub fn off(&self) -> Vec<Guard> {
+        Guard::ALL.into_iter().filter(|guard| !self.is_on(*guard)).collect()
+    }
+
+    /// Parses `all`, `none`, or a comma-separated list of guard names to leave on.
+    pub fn parse_list(text: &str) -> Result<Guards, String> {
+        match text.trim() {
+            "all" => return Ok(Guards::all_on()),
+            "none" => return Ok(Guards::all_off()),
+            _ => {}
+        }
+        let mut guards = Guards::all_off();
+        for name in text.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+            let guard = Guard::from_name(name).ok_or_else(|| {
+                let known: Vec<&str> = Guard::ALL.iter().map(|guard| guard.name()).collect();
+                format!("unknown guard `{name}`; known guards: {}", known.join(", "))
+            })?;
+            guards.set(guard, true);
+        }
+        Ok(guards)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_guard_round_trips_through_its_name_and_setter() {
+        for guard in Guard::ALL {
+            assert_eq!(Guard::from_name(guard.name()), Some(guard));
+            let guards = Guards::all_on().with(guard, false);
+            assert!(!guards.is_on(guard));
+            assert_eq!(guards.off(), vec![guard]);
+        }
+        assert_eq!(Guards::all_off().off().len(), Guard::ALL.len());
+    }
+
+    #[test]
+    fn guard_lists_parse_and_unknown_names_are_refused() {
+        assert_eq!(Guards::parse_list("all"), Ok(Guards::all_on()));
+        assert_eq!(Guards::parse_list("none"), Ok(Guards::all_off()));
+        let guards = Guards::parse_list("ledger, key_per_call").expect("valid list");
+        assert!(guards.ledger && guards.key_per_call && !guards.write_retry_rule);
+        let error = Guards::parse_list("ledger,moat").expect_err("unknown guard");
+        assert!(error.contains("`moat`"), "{error}");
+    }
+}

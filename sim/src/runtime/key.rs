@@ -1,0 +1,127 @@
+//! Idempotency keys: one per tool call, `<run_id>:<tool_call_id>`.
+
+use serde::{Deserialize, Serialize};
+
+/// The key of one tool call. Stable across every replay of that call, because both
+/// parts come from the run's checkpointed state, never from the arguments.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct IdempotencyKey(String);
+
+/// How keys are made. Only `PerCall` is correct; `ArgumentsHash` exists so the
+/// campaign can show what a key derived from the arguments gets wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyScheme {
+    PerCall,
+    ArgumentsHash,
+}
+
+impl IdempotencyKey {
+    /// The runtime's key: `<run_id>:<tool_call_id>`.
+    pub fn per_call(run_id: &str, tool_call_id: &str) -> Self {
+        assert!(
+            !run_id.is_empty() && !tool_call_id.is_empty(),
+            "key parts must not be empty"
+        );
+        IdempotencyKey(format!("{run_id}:{tool_call_id}"))
+    }
+
+    /// The naive key: a hash of the tool name and its canonical arguments. Two honest
+    /// calls with equal arguments share it; a reworded argument changes it.
+    pub fn from_arguments(tool: &str, canonical_arguments: &str) -> Self {
+        IdempotencyKey(format!(
+            "h:{:016x}",
+            fnv1a64(&[tool.as_bytes(), b"\0", canonical_arguments.as_bytes()])
+        ))
+    }
+
+    pub fn make(scheme: KeyScheme, run_id: &str, tool_call_id: &str, tool: &str, canonical_arguments: &str) -> Self {
+        match scheme {
+            KeyScheme::PerCall => IdempotencyKey::per_call(run_id, tool_call_id),
+            KeyScheme::ArgumentsHash => IdempotencyKey::from_arguments(tool, canonical_arguments),
+        }
+    }
+
+    /// Wraps a key read back from the ledger or an operator's request.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text.is_empty() || text.len() > 200 || text.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(format!(
+                "`{text}` is not an idempotency key (1 to 200 visible characters)"
+            ));
+        }
+        Ok(IdempotencyKey(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for IdempotencyKey {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+/// FNV-1a, 64 bits: stable across platforms and crate versions, unlike `DefaultHasher`.
+pub fn fnv1a64(parts: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for byte in *part {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_per_call_is_run_id_colon_tool_call_id() {
+        assert_eq!(IdempotencyKey::per_call("r1", "c2").as_str(), "r1:c2");
+    }
+
+    #[test]
+    fn key_per_call_ignores_arguments_so_identical_honest_credits_stay_apart() {
+        let first = IdempotencyKey::make(
+            KeyScheme::PerCall,
+            "r1",
+            "c1",
+            "issue_credit",
+            "{\"amount_cents\":2500}",
+        );
+        let second = IdempotencyKey::make(
+            KeyScheme::PerCall,
+            "r1",
+            "c2",
+            "issue_credit",
+            "{\"amount_cents\":2500}",
+        );
+        assert_ne!(first, second);
+    }
+
+    #[test]
+    fn key_from_arguments_merges_equal_calls_and_splits_reworded_ones() {
+        let first = IdempotencyKey::from_arguments("issue_credit", "{\"memo\":\"refund\"}");
+        let same = IdempotencyKey::from_arguments("issue_credit", "{\"memo\":\"refund\"}");
+        let reworded = IdempotencyKey::from_arguments("issue_credit", "{\"memo\":\"a refund\"}");
+        assert_eq!(first, same);
+        assert_ne!(first, reworded);
+    }
+
+    #[test]
+    fn fnv_is_stable() {
+        // Pinned so that a change of hash (and so of every argument-derived key) is noticed.
+        assert_eq!(fnv1a64(&[b"a"]), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn keys_with_spaces_or_nothing_are_refused() {
+        assert!(IdempotencyKey::parse("").is_err());
+        assert!(IdempotencyKey::parse("r1 c1").is_err());
+        assert!(IdempotencyKey::parse("r1:c1").is_ok());
+    }
+}

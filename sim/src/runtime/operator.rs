@@ -1,0 +1,136 @@
+//! What operators do: resolve an unknown call, or ask for its compensation.
+//!
+//! One implementation, used by the game's operator console, the simulator's operator
+//! cards and the HTTP API. Every decision is compare-and-set on the ledger status,
+//! needs a reason and an operator id, and is appended to the record's history.
+
+use super::key::IdempotencyKey;
+use super::rules::Status;
+use crate::ledger::{ExecutionRecord, Ledger, LedgerError, SettleError, Settlement};
+
+/// The most characters a reason may have.
+pub const REASON_CHARS_MAX: usize = 2_000;
+
+/// An operator's resolve.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolveRequest {
+    pub status: Status,
+    pub reason: String,
+    pub operator: String,
+    /// Compare-and-set: the status the operator saw; `None`: any unknown status.
+    pub expected_status: Option<Status>,
+    /// The result to record for a `completed` call (a receipt the operator found).
+    pub result: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OperatorError {
+    #[error("a reason is required (1 to {REASON_CHARS_MAX} characters)")]
+    MissingReason,
+    #[error("an operator id is required")]
+    MissingOperator,
+    #[error("an operator resolves a call to completed or failed, not {0}")]
+    BadStatus(Status),
+    #[error("tool `{0}` has no compensation")]
+    NoCompensation(String),
+    #[error("{key} is {status}: it did not take effect, so there is nothing to compensate")]
+    NothingToCompensate { key: IdempotencyKey, status: Status },
+    #[error("{0} was already compensated; it is not compensated again")]
+    AlreadyCompensated(IdempotencyKey),
+    #[error("the compensation of {key} failed: {detail}")]
+    CompensationFailed { key: IdempotencyKey, detail: String },
+    #[error(transparent)]
+    Settle(#[from] SettleError),
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}
+
+fn check_who_and_why(reason: &str, operator: &str) -> Result<(), OperatorError> {
+    if reason.trim().is_empty() || reason.chars().count() > REASON_CHARS_MAX {
+        return Err(OperatorError::MissingReason);
+    }
+    if operator.trim().is_empty() {
+        return Err(OperatorError::MissingOperator);
+    }
+    Ok(())
+}
+
+/// Records what the operator found: compare-and-set, appended to the history.
+pub fn resolve(
+    ledger: &mut Ledger,
+    key: &IdempotencyKey,
+    request: &ResolveRequest,
+    now_ms: u64,
+) -> Result<ExecutionRecord, OperatorError> {
+    check_who_and_why(&request.reason, &request.operator)?;
+    if !matches!(request.status, Status::Completed | Status::Failed) {
+        return Err(OperatorError::BadStatus(request.status));
+    }
+    let settlement = Settlement {
+        to: request.status,
+        expected: request.expected_status,
+        actor: &request.operator,
+        event: "resolved",
+        reason: Some(&request.reason),
+        result: request.result.as_deref(),
+    };
+    Ok(ledger.settle(key, &settlement, now_ms)?)
+}
+
+/// Runs the tool's compensation once. The status moves to `compensated` first
+/// (compare-and-set, so of two requests exactly one compensates). If the effect then
+/// fails, the record stays claimed with a `compensation_failed` history entry: running
+/// a compensation twice can be worse than not at all, so a person looks.
+pub fn compensate(
+    ledger: &mut Ledger,
+    key: &IdempotencyKey,
+    reason: &str,
+    operator: &str,
+    has_compensation: impl FnOnce(&str) -> bool,
+    effect: impl FnOnce(&ExecutionRecord) -> Result<String, String>,
+    now_ms: u64,
+) -> Result<ExecutionRecord, OperatorError> {
+    check_who_and_why(reason, operator)?;
+    let current = ledger.record(key)?.ok_or_else(|| SettleError::NotFound(key.clone()))?;
+    if !has_compensation(&current.tool) {
+        return Err(OperatorError::NoCompensation(current.tool));
+    }
+    match current.status {
+        Status::Compensated => return Err(OperatorError::AlreadyCompensated(key.clone())),
+        Status::Failed => {
+            return Err(OperatorError::NothingToCompensate {
+                key: key.clone(),
+                status: current.status,
+            });
+        }
+        Status::Completed | Status::Started | Status::Indeterminate => {}
+    }
+    let claim = Settlement {
+        to: Status::Compensated,
+        expected: Some(current.status),
+        actor: operator,
+        event: "compensated",
+        reason: Some(reason),
+        result: None,
+    };
+    let claimed = match ledger.settle(key, &claim, now_ms) {
+        Ok(record) => record,
+        Err(SettleError::Stale { current, .. }) if current.status == Status::Compensated => {
+            return Err(OperatorError::AlreadyCompensated(key.clone()));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    match effect(&claimed) {
+        Ok(detail) => {
+            ledger.note(key, operator, "compensation_applied", &detail, now_ms)?;
+            Ok(ledger.record(key)?.unwrap_or(claimed))
+        }
+        Err(detail) => {
+            ledger.note(key, operator, "compensation_failed", &detail, now_ms)?;
+            Err(OperatorError::CompensationFailed {
+                key: key.clone(),
+                detail,
+            })
+        }
+    }
+}

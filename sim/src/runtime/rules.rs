@@ -1,0 +1,307 @@
+//! The runtime's decision tables, readable in one place.
+//!
+//! 1. Reservation: ledger status × side effect → what the call does.
+//! 2. Outcome: side effect × how the attempt ended → new status, retry or not.
+//! 3. Unknown: what a run does with a call whose outcome is unknown.
+
+use serde::{Deserialize, Serialize};
+
+use super::tool::SideEffect;
+
+/// A tool execution's status in the ledger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Reserved; the tool is (or was) running. Left behind by a process that died mid-call.
+    Started,
+    /// Took effect; the result is recorded.
+    Completed,
+    /// Definitely did not take effect; may run again.
+    Failed,
+    /// May or may not have taken effect (timeout or lost connection after the request left).
+    Indeterminate,
+    /// Took effect and was undone on an operator's decision.
+    Compensated,
+}
+
+impl Status {
+    pub const ALL: [Status; 5] = [
+        Status::Started,
+        Status::Completed,
+        Status::Failed,
+        Status::Indeterminate,
+        Status::Compensated,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Started => "started",
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+            Status::Indeterminate => "indeterminate",
+            Status::Compensated => "compensated",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|status| status.name() == text)
+    }
+
+    /// The outcome is not known: someone has to find out.
+    pub fn is_unknown(self) -> bool {
+        matches!(self, Status::Started | Status::Indeterminate)
+    }
+
+    /// A decision has been made; it is never overwritten.
+    pub fn is_settled(self) -> bool {
+        !self.is_unknown()
+    }
+
+    /// A glyph so status is never told by colour alone.
+    pub fn glyph(self) -> char {
+        match self {
+            Status::Started => '▶',
+            Status::Completed => '✔',
+            Status::Failed => '✘',
+            Status::Indeterminate => '?',
+            Status::Compensated => '↺',
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// What a reservation decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReservationAction {
+    /// No record: record `started` and run.
+    RunNew,
+    /// `failed` (or a read whose earlier run is unknown): run again, same key, attempt + 1.
+    RunAgain,
+    /// `completed`: return the recorded result; the tool is not called.
+    ReturnRecorded,
+    /// `compensated`: tell the model it was compensated; the tool is not called.
+    ReturnCompensated,
+    /// `started`/`indeterminate`: the outcome is unknown; the tool is not called.
+    Unknown,
+    /// A naive runtime reclaims a `started` record whose lease ran out (guard `no_lease_expiry` off).
+    TakeOverExpiredLease,
+}
+
+/// Table 1 — reservation. `lease_expired` only matters for a naive runtime that has
+/// leases (`no_lease_expiry` off); the seed's runtime never reclaims `started`.
+pub fn reservation_action(existing: Option<Status>, side_effect: SideEffect, lease_expired: bool) -> ReservationAction {
+    use ReservationAction as Action;
+    match (existing, side_effect.changes_something()) {
+        (None, _) => Action::RunNew,
+        (Some(Status::Completed), _) => Action::ReturnRecorded,
+        (Some(Status::Compensated), _) => Action::ReturnCompensated,
+        (Some(Status::Failed), _) => Action::RunAgain,
+        // A read may simply run again: repeating it changes nothing.
+        (Some(Status::Started | Status::Indeterminate), false) => Action::RunAgain,
+        (Some(Status::Started), true) if lease_expired => Action::TakeOverExpiredLease,
+        (Some(Status::Started | Status::Indeterminate), true) => Action::Unknown,
+    }
+}
+
+/// How one attempt ended, as the worker saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttemptEnd {
+    /// The other system answered with a result.
+    Succeeded,
+    /// The other system answered that it refused (a definite no).
+    Rejected,
+    /// The tool refused before anything was sent (`ToolNotAttemptedError`).
+    NotAttempted,
+    /// Timeout or lost connection after the request left.
+    TimedOut,
+}
+
+/// What to do after an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutcomeAction {
+    /// Record this status; the call is over.
+    Record(Status),
+    /// Try again after this backoff.
+    Retry { backoff_ms: u64 },
+}
+
+/// Table 2 — outcome. `attempts_allowed` comes from the tool's declaration and the
+/// write retry rule; `attempt` counts from 1.
+pub fn outcome_action(side_effect: SideEffect, end: AttemptEnd, attempt: u32, attempts_allowed: u32) -> OutcomeAction {
+    assert!(
+        attempt >= 1 && attempt <= attempts_allowed,
+        "attempt {attempt} of {attempts_allowed}"
+    );
+    match end {
+        AttemptEnd::Succeeded => OutcomeAction::Record(Status::Completed),
+        AttemptEnd::Rejected | AttemptEnd::NotAttempted => OutcomeAction::Record(Status::Failed),
+        AttemptEnd::TimedOut if attempt < attempts_allowed => OutcomeAction::Retry {
+            backoff_ms: super::tool::READ_BACKOFF_BASE_MS << (attempt - 1),
+        },
+        // Out of attempts. A write's timeout is an unknown; only a read (or a naive
+        // runtime that retries writes like reads) calls it a failure.
+        AttemptEnd::TimedOut if side_effect.changes_something() && attempts_allowed == 1 => {
+            OutcomeAction::Record(Status::Indeterminate)
+        }
+        AttemptEnd::TimedOut => OutcomeAction::Record(Status::Failed),
+    }
+}
+
+/// Table 3 — what a run does with an unknown call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnknownAction {
+    /// Ask the tool's reconcile hook first (read-only; may run many times).
+    AskReconcileHook,
+    /// `on_indeterminate: pause`: the run waits in `awaiting_reconciliation`.
+    Pause,
+    /// Default `fail`: the model is told the call failed.
+    TellModelFailed,
+}
+
+pub fn unknown_action(hook_available: bool, hook_already_asked: bool, pause: bool) -> UnknownAction {
+    match (hook_available && !hook_already_asked, pause) {
+        (true, _) => UnknownAction::AskReconcileHook,
+        (false, true) => UnknownAction::Pause,
+        (false, false) => UnknownAction::TellModelFailed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ReservationAction as Action;
+
+    const WRITES: [SideEffect; 3] = [SideEffect::Write, SideEffect::External, SideEffect::Destructive];
+
+    #[test]
+    fn reserve_with_no_record_runs() {
+        for side_effect in WRITES {
+            assert_eq!(reservation_action(None, side_effect, false), Action::RunNew);
+        }
+    }
+
+    #[test]
+    fn reserve_completed_returns_recorded_result_without_calling() {
+        for side_effect in WRITES {
+            assert_eq!(
+                reservation_action(Some(Status::Completed), side_effect, false),
+                Action::ReturnRecorded
+            );
+        }
+    }
+
+    #[test]
+    fn reserve_failed_may_run_again() {
+        for side_effect in WRITES {
+            assert_eq!(
+                reservation_action(Some(Status::Failed), side_effect, false),
+                Action::RunAgain
+            );
+        }
+    }
+
+    #[test]
+    fn reserve_started_or_indeterminate_does_not_run() {
+        for side_effect in WRITES {
+            assert_eq!(
+                reservation_action(Some(Status::Started), side_effect, false),
+                Action::Unknown
+            );
+            assert_eq!(
+                reservation_action(Some(Status::Indeterminate), side_effect, false),
+                Action::Unknown
+            );
+            // Even a lease that ran out does not matter to an indeterminate record.
+            assert_eq!(
+                reservation_action(Some(Status::Indeterminate), side_effect, true),
+                Action::Unknown
+            );
+        }
+    }
+
+    #[test]
+    fn naive_lease_reclaims_started_writes() {
+        assert_eq!(
+            reservation_action(Some(Status::Started), SideEffect::External, true),
+            Action::TakeOverExpiredLease
+        );
+    }
+
+    #[test]
+    fn reads_may_always_run_again() {
+        for status in [Status::Started, Status::Indeterminate, Status::Failed] {
+            assert_eq!(
+                reservation_action(Some(status), SideEffect::Read, false),
+                Action::RunAgain
+            );
+        }
+    }
+
+    #[test]
+    fn reads_retry_timeouts_with_growing_backoff() {
+        assert_eq!(
+            outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 1, 3),
+            OutcomeAction::Retry { backoff_ms: 50 }
+        );
+        assert_eq!(
+            outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 2, 3),
+            OutcomeAction::Retry { backoff_ms: 100 }
+        );
+        assert_eq!(
+            outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 3, 3),
+            OutcomeAction::Record(Status::Failed)
+        );
+    }
+
+    #[test]
+    fn write_timeout_after_the_request_left_is_indeterminate() {
+        for side_effect in WRITES {
+            assert_eq!(
+                outcome_action(side_effect, AttemptEnd::TimedOut, 1, 1),
+                OutcomeAction::Record(Status::Indeterminate)
+            );
+        }
+    }
+
+    #[test]
+    fn naive_write_retries_then_calls_it_failed() {
+        assert!(matches!(
+            outcome_action(SideEffect::External, AttemptEnd::TimedOut, 1, 3),
+            OutcomeAction::Retry { .. }
+        ));
+        assert_eq!(
+            outcome_action(SideEffect::External, AttemptEnd::TimedOut, 3, 3),
+            OutcomeAction::Record(Status::Failed)
+        );
+    }
+
+    #[test]
+    fn not_attempted_is_failed_not_indeterminate() {
+        for side_effect in WRITES {
+            assert_eq!(
+                outcome_action(side_effect, AttemptEnd::NotAttempted, 1, 1),
+                OutcomeAction::Record(Status::Failed)
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_asks_the_hook_first_then_pauses_or_fails() {
+        assert_eq!(unknown_action(true, false, false), UnknownAction::AskReconcileHook);
+        assert_eq!(unknown_action(true, true, true), UnknownAction::Pause);
+        assert_eq!(unknown_action(false, false, false), UnknownAction::TellModelFailed);
+    }
+
+    #[test]
+    fn settled_and_unknown_split_every_status() {
+        for status in Status::ALL {
+            assert_ne!(status.is_unknown(), status.is_settled());
+            assert_eq!(Status::parse(status.name()), Some(status));
+        }
+    }
+}

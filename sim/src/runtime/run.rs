@@ -1,0 +1,151 @@
+//! A run's state: what a checkpoint holds, the tool calls the model makes, and what
+//! the model is told about them.
+
+use serde::{Deserialize, Serialize};
+
+/// The arguments of a tool call. Fixed fields: every tool in Twice moves or reads money.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arguments {
+    pub account: String,
+    pub amount_cents: u32,
+    pub memo: String,
+}
+
+impl Arguments {
+    /// Canonical JSON: field order is fixed, so equal arguments give equal text.
+    pub fn canonical(&self) -> String {
+        serde_json::to_string(self).expect("arguments serialize")
+    }
+}
+
+/// One tool call the model made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// `c<n>`: numbered from the run's checkpointed counter, so a replay makes the same id.
+    pub id: String,
+    pub tool: String,
+    /// Which item of the run's script this call serves (the intent the checker judges).
+    pub item: u32,
+    pub arguments: Arguments,
+}
+
+/// What the model is told about a call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Told {
+    /// The call took effect; here is its result.
+    Result { result: String },
+    /// The call failed (or, by default, was unknown and reported as failed).
+    Failed { reason: String },
+    /// Settled after a pause: it did not take effect.
+    DidNotTakeEffect,
+    /// Settled after a pause: it took effect and was compensated.
+    Compensated,
+}
+
+impl Told {
+    /// True when the model would see nothing stand from its call.
+    pub fn nothing_stands(&self) -> bool {
+        !matches!(self, Told::Result { .. })
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Told::Result { result } => format!("result {result}"),
+            Told::Failed { reason } => format!("failed: {reason}"),
+            Told::DidNotTakeEffect => "did not take effect".into(),
+            Told::Compensated => "compensated".into(),
+        }
+    }
+}
+
+/// A run's status, as its checkpoint records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    /// `on_indeterminate: pause`: waiting for this key to be settled.
+    AwaitingReconciliation {
+        key: String,
+    },
+    Completed,
+    Failed {
+        reason: String,
+    },
+}
+
+impl RunStatus {
+    pub fn name(&self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::AwaitingReconciliation { .. } => "awaiting_reconciliation",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed { .. } => "failed",
+        }
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, RunStatus::Completed | RunStatus::Failed { .. })
+    }
+}
+
+/// The most entries a transcript keeps (a limit on everything).
+pub const TRANSCRIPT_MAX: usize = 256;
+
+/// What a checkpoint holds. Serialized as JSON into `run_checkpoints.state`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunState {
+    pub status: RunStatus,
+    /// The script item the model is working on.
+    pub item: u32,
+    /// Calls made for this item so far.
+    pub calls_for_item: u32,
+    /// The number of the next tool call id (`c<n>`).
+    pub next_call_number: u32,
+    /// What the model was last told about the current item, if anything.
+    pub last_told: Option<Told>,
+    /// The call a paused run waits on.
+    pub pending: Option<ToolCall>,
+    /// What the model has been told, oldest first.
+    pub transcript: Vec<(String, Told)>,
+}
+
+impl Default for RunState {
+    fn default() -> Self {
+        RunState {
+            status: RunStatus::Running,
+            item: 0,
+            calls_for_item: 0,
+            next_call_number: 1,
+            last_told: None,
+            pending: None,
+            transcript: Vec::new(),
+        }
+    }
+}
+
+impl RunState {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("run state serializes")
+    }
+
+    pub fn from_json(text: &str) -> Result<RunState, String> {
+        serde_json::from_str(text).map_err(|error| format!("checkpoint state does not parse: {error}"))
+    }
+
+    /// Records what the model was told about `call`.
+    pub fn tell(&mut self, call: &ToolCall, told: Told) {
+        if self.transcript.len() >= TRANSCRIPT_MAX {
+            self.transcript.remove(0);
+        }
+        self.transcript.push((call.id.clone(), told.clone()));
+        self.last_told = Some(told);
+    }
+}
+
+/// The model's decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Decision {
+    Call(ToolCall),
+    Done,
+}
