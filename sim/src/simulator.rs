@@ -410,6 +410,9 @@ impl Simulation {
         }
         loop {
             self.apply_due_actions();
+            if self.queue.is_empty() && self.notice_settlements()? > 0 {
+                continue;
+            }
             let Some((&slot, _)) = self.queue.first_key_value() else {
                 if self.pending.is_empty() {
                     self.end("nothing is left to happen");
@@ -432,6 +435,25 @@ impl Simulation {
             self.phase += 1;
             return Ok(true);
         }
+    }
+
+    /// Wakes parked workers whose call was settled outside this simulation (by an operator over
+    /// the HTTP API, say, on the same ledger file). Returns how many were woken.
+    pub fn notice_settlements(&mut self) -> Result<usize, SimError> {
+        let keys: Vec<String> = self.parked.keys().cloned().collect();
+        let mut woken = 0;
+        for key in keys {
+            let key = IdempotencyKey::parse(&key).expect("parked keys are keys");
+            if self
+                .observer
+                .record(&key)?
+                .is_some_and(|record| record.status.is_settled())
+            {
+                woken += self.parked.get(key.as_str()).map_or(0, BTreeSet::len);
+                self.wake_parked(&key, None);
+            }
+        }
+        Ok(woken)
     }
 
     /// Steps until `done` says so or the level is over. Returns the phases run.
