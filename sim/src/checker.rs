@@ -125,10 +125,17 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
                 .filter(|(_, items)| items.contains(&(run.id.clone(), item)))
                 .map(|(key, _)| key.clone())
                 .collect();
-            let flagged = input
-                .records
+            // Honestly waiting: the call is recorded unknown and its run is paused on it.
+            // A run that told the model "failed" and moved on is not waiting for anything.
+            let run_waiting = input
+                .checkpoints
                 .iter()
-                .any(|record| keys.contains(&record.key.to_string()) && record.status.is_unknown());
+                .any(|checkpoint| checkpoint.run_id == run.id && checkpoint.status == "awaiting_reconciliation");
+            let flagged = run_waiting
+                && input
+                    .records
+                    .iter()
+                    .any(|record| keys.contains(&record.key.to_string()) && record.status.is_unknown());
             let owed_cents = i64::from(call.amount_cents);
             let outcome = if net_cents > owed_cents {
                 Outcome::PaidTwice
@@ -198,7 +205,7 @@ fn violations(input: &CheckInput<'_>) -> Vec<String> {
             .is_some_and(|detail| detail.contains("overwrote"))
         {
             found.push(format!(
-                "key {} was reserved twice: a check-then-insert overwrote {}'s reservation",
+                "key {} was reserved twice: {}'s check-then-insert overwrote another worker's reservation",
                 entry.key, entry.actor
             ));
         }
@@ -234,7 +241,6 @@ fn violations(input: &CheckInput<'_>) -> Vec<String> {
             }
         }
     }
-    let _ = input.checkpoints;
     found
 }
 

@@ -65,6 +65,16 @@ enum Commands {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Serve the operator HTTP API over a ledger file (see the README's "Operator HTTP API").
+    Serve(crate::api::ServeArgs),
+    /// Hash an operator's token for the tokens file (reads it from standard input), or make one with --generate.
+    HashToken(crate::api::HashTokenArgs),
+    /// Run the billing world as an HTTP server over its own SQLite file (for drills).
+    Billing(crate::drill::BillingArgs),
+    /// Drive one run as a real worker process against a ledger file and a billing server.
+    Worker(crate::drill::WorkerArgs),
+    /// Persistence drill: real worker processes, real SIGKILLs, then check nothing was paid twice.
+    Drill(crate::drill::DrillArgs),
 }
 
 /// Runs the CLI with the process's arguments.
@@ -91,6 +101,11 @@ pub fn run(cli: Cli) -> u8 {
         } => play(&level, seed, tape.as_deref(), ledger, guards, json),
         Commands::Replay { paths, json } => replay(&paths, json),
         Commands::Check { paths } => check(&paths),
+        Commands::Serve(args) => crate::api::serve_command(args),
+        Commands::HashToken(args) => crate::api::hash_token_command(args),
+        Commands::Billing(args) => crate::drill::billing_command(args),
+        Commands::Worker(args) => crate::drill::worker_command(args),
+        Commands::Drill(args) => crate::drill::drill_command(args),
     }
 }
 
@@ -361,30 +376,20 @@ fn replay(paths: &[PathBuf], json: bool) -> u8 {
 }
 
 fn check(paths: &[PathBuf]) -> u8 {
-    let mut problems = Vec::new();
-    let mut checked = 0;
-    match collect(paths, ".level.ron") {
-        Ok(files) => {
-            for file in files {
-                checked += 1;
-                if let Err(error) = level::load_level(&file) {
-                    problems.push(error.to_string());
-                }
-            }
-        }
-        Err(error) => problems.push(error.to_string()),
-    }
-    if let Ok(files) = collect(paths, ".tape.ron") {
-        for file in files {
-            checked += 1;
-            if let Err(error) = level::load_tape(&file) {
-                problems.push(error.to_string());
-            }
-        }
-    }
-    for problem in &problems {
+    let report = crate::campaign::check(paths);
+    for problem in &report.problems {
         eprintln!("{problem}");
     }
-    println!("{checked} files checked, {} problems", problems.len());
-    if problems.is_empty() { EXIT_OK } else { EXIT_BAD_INPUT }
+    let count = |number: usize, one: &str, many: &str| format!("{number} {}", if number == 1 { one } else { many });
+    println!(
+        "{} and {} checked, {}",
+        count(report.levels, "level", "levels"),
+        count(report.tapes, "tape", "tapes"),
+        count(report.problems.len(), "problem", "problems")
+    );
+    if report.problems.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_BAD_INPUT
+    }
 }

@@ -86,7 +86,9 @@ pub enum LedgerError {
     NotALedger { location: String, detail: String },
     #[error("{location}: the database file is corrupt ({detail}); it was left untouched")]
     Corrupt { location: String, detail: String },
-    #[error("{location}: the ledger is locked by another process (waited {BUSY_TIMEOUT_MS} ms)")]
+    #[error(
+        "{location}: the ledger is locked by another connection (a file ledger waits up to {BUSY_TIMEOUT_MS} ms; a shared in-memory ledger does not wait)"
+    )]
     Locked { location: String },
     #[error("{location}: ledger schema version {found}, but this build reads version {expected}")]
     SchemaVersion {
@@ -158,6 +160,10 @@ pub struct ReserveRequest<'a> {
     pub owner: &'a str,
     /// `Some` only for a naive runtime with leases (guard `no_lease_expiry` off).
     pub lease_ms: Option<u64>,
+    /// Fencing (guard `checkpoint_version`): the run's checkpoint version this worker loaded.
+    /// If someone saved since, the reservation is refused and this worker stands down
+    /// before it sends anything.
+    pub checkpoint_version: Option<u32>,
 }
 
 /// The answer to a reservation.
@@ -168,9 +174,13 @@ pub enum Reservation {
         action: ReservationAction,
         record: ExecutionRecord,
         previous_owner: Option<String>,
+        /// What the ledger held before this reservation.
+        previous_status: Option<Status>,
     },
     /// The key exists with other arguments: refused, never served the other call's result.
     ArgumentsMismatch { existing: ExecutionRecord },
+    /// The run's checkpoint moved on since this worker loaded it: another worker drives the run.
+    Fenced { expected: u32, found: u32 },
 }
 
 /// A settlement: a status decided by someone other than the attempt itself.
@@ -189,6 +199,8 @@ pub struct Settlement<'a> {
 pub enum SettleError {
     #[error("no tool execution with key {0}")]
     NotFound(IdempotencyKey),
+    #[error("{to} is not a decision; a call is settled as completed, failed or compensated")]
+    NotADecision { to: Status },
     #[error("stale compare-and-set on {key}: expected {expected}, but it is {}", current.status)]
     Stale {
         key: IdempotencyKey,
@@ -272,13 +284,18 @@ impl Ledger {
             detail: error.to_string(),
         })?;
         let ledger = Ledger { connection, location };
-        ledger.configure(true)?;
+        // Identify the file before changing anything about it: a file that is not a
+        // ledger must be left byte for byte as it was (switching to WAL rewrites its header).
+        ledger.set_busy_timeout()?;
         ledger.ensure_schema()?;
+        ledger.configure(true)?;
         Ok(ledger)
     }
 
     /// A fresh in-memory ledger, shared by every connection made with [`Ledger::connect_again`].
-    /// It lives while any of its connections does.
+    /// It lives while any of its connections does. Meant for one thread (the simulator):
+    /// SQLite's shared cache answers contention with `SQLITE_LOCKED` at once instead of
+    /// waiting, so concurrent writers get [`LedgerError::Locked`] rather than a queue.
     pub fn open_memory() -> Result<Ledger, LedgerError> {
         let name = format!("twice-ledger-{}", MEMORY_LEDGERS.fetch_add(1, Ordering::Relaxed));
         let ledger = Ledger::connect_memory(&name)?;
@@ -325,10 +342,14 @@ impl Ledger {
         }
     }
 
-    fn configure(&self, file: bool) -> Result<(), LedgerError> {
+    fn set_busy_timeout(&self) -> Result<(), LedgerError> {
         self.connection
             .busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
-            .map_err(|error| self.classify(error, "setting the busy timeout"))?;
+            .map_err(|error| self.classify(error, "setting the busy timeout"))
+    }
+
+    fn configure(&self, file: bool) -> Result<(), LedgerError> {
+        self.set_busy_timeout()?;
         if file {
             let mode: String = self
                 .connection
@@ -372,37 +393,57 @@ impl Ledger {
         }
     }
 
-    fn ensure_schema(&self) -> Result<(), LedgerError> {
-        let tables: Vec<String> = {
-            let mut statement = self
-                .connection
-                .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-                .map_err(|error| self.classify(error, "reading the schema"))?;
-            let rows = statement
-                .query_map([], |row| row.get::<_, String>(0))
-                .map_err(|error| self.classify(error, "reading the schema"))?;
-            rows.collect::<Result<_, _>>()
-                .map_err(|error| self.classify(error, "reading the schema"))?
-        };
-        if tables.is_empty() {
-            let transaction = self
-                .connection
-                .unchecked_transaction()
-                .map_err(|error| self.classify(error, "creating the schema"))?;
-            transaction
+    fn table_names(&self) -> Result<Vec<String>, LedgerError> {
+        let mut statement = self
+            .connection
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .map_err(|error| self.classify(error, "reading the schema"))?;
+        let rows = statement
+            .query_map([], |row| row.get::<_, String>(0))
+            .map_err(|error| self.classify(error, "reading the schema"))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|error| self.classify(error, "reading the schema"))
+    }
+
+    /// Creates the schema in an empty database. The check is repeated inside a
+    /// `BEGIN IMMEDIATE` transaction so that processes opening a new file at the same
+    /// moment create it once and all go on.
+    fn create_schema_if_empty(&self) -> Result<(), LedgerError> {
+        self.connection
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|error| self.classify(error, "creating the schema"))?;
+        let created = (|| {
+            if !self.table_names()?.is_empty() {
+                return Ok(());
+            }
+            self.connection
                 .execute_batch(SCHEMA)
                 .map_err(|error| self.classify(error, "creating the schema"))?;
-            transaction
+            self.connection
                 .execute(
                     "INSERT INTO twice_meta (name, value) VALUES ('schema', ?1), ('schema_version', ?2)",
                     params![SCHEMA_NAME, SCHEMA_VERSION.to_string()],
                 )
                 .map_err(|error| self.classify(error, "creating the schema"))?;
-            transaction
-                .commit()
-                .map_err(|error| self.classify(error, "creating the schema"))?;
-            return Ok(());
+            Ok(())
+        })();
+        match created {
+            Ok(()) => self
+                .connection
+                .execute_batch("COMMIT")
+                .map_err(|error| self.classify(error, "creating the schema")),
+            Err(error) => {
+                let _ = self.connection.execute_batch("ROLLBACK");
+                Err(error)
+            }
         }
+    }
+
+    fn ensure_schema(&self) -> Result<(), LedgerError> {
+        if self.table_names()?.is_empty() {
+            self.create_schema_if_empty()?;
+        }
+        let tables = self.table_names()?;
         if !tables.iter().any(|table| table == "twice_meta") {
             return Err(LedgerError::NotALedger {
                 location: self.location(),
@@ -494,12 +535,17 @@ impl Ledger {
         &mut self,
         request: &ReserveRequest<'_>,
         now_ms: u64,
-    ) -> Result<ExecutionRecord, LedgerError> {
+    ) -> Result<Reservation, LedgerError> {
         let location = self.location.clone();
         let transaction = self.begin("inserting a reservation")?;
-        let previous =
-            select_record(&transaction, request.key).map_err(|error| classify_at(&location, error, "inserting"))?;
+        let at = |error| classify_at(&location, error, "inserting");
+        if let Some(fenced) = fence(&transaction, request).map_err(at)? {
+            return fenced.into_reservation(&location);
+        }
+        let previous = select_record(&transaction, request.key).map_err(at)?;
         let attempts = previous.as_ref().map_or(0, |row| row.attempts);
+        let previous_status = previous.as_ref().and_then(|row| Status::parse(&row.status));
+        let previous_owner = previous.as_ref().map(|row| row.owner.clone());
         transaction
             .execute(
                 "INSERT OR REPLACE INTO tool_executions (idempotency_key, tenant, run_id, tool_call_id, tool, side_effect, arguments,
@@ -519,31 +565,44 @@ impl Ledger {
                     request.lease_ms.map(|lease| (now_ms + lease) as i64),
                 ],
             )
-            .map_err(|error| classify_at(&location, error, "inserting"))?;
+            .map_err(at)?;
+        // Overwriting a `started` row is the race this path allows: two workers both run.
+        let detail = match previous_status {
+            Some(Status::Started) => "check-then-insert overwrote another worker's reservation",
+            Some(_) => "check-then-insert over an earlier record",
+            None => "check-then-insert",
+        };
         append_history(
             &transaction,
             request.key,
             now_ms,
             request.owner,
             "reserved",
-            previous.as_ref().and_then(|row| Status::parse(&row.status)),
+            previous_status,
             Some(Status::Started),
             None,
-            Some(if previous.is_some() {
-                "check-then-insert overwrote an existing record"
-            } else {
-                "check-then-insert"
-            }),
+            Some(detail),
         )
-        .map_err(|error| classify_at(&location, error, "inserting"))?;
-        let record = select_record(&transaction, request.key)
-            .map_err(|error| classify_at(&location, error, "inserting"))?
-            .expect("row just written")
-            .into_record(&location)?;
+        .map_err(at)?;
+        let row = select_record(&transaction, request.key)
+            .map_err(at)?
+            .expect("row just written");
+        let action = if previous.is_some() {
+            ReservationAction::RunAgain
+        } else {
+            ReservationAction::RunNew
+        };
+        let reservation = Decided::Decided {
+            action,
+            row,
+            previous_owner,
+            previous_status,
+        }
+        .into_reservation(&location)?;
         transaction
             .commit()
             .map_err(|error| classify_at(&location, error, "committing"))?;
-        Ok(record)
+        Ok(reservation)
     }
 
     /// Counts an attempt (the first, or a retry) and notes it in the history.
@@ -966,6 +1025,19 @@ impl Ledger {
     }
 }
 
+/// The fencing check: `Some` when the run's checkpoint is no longer the one the worker loaded.
+fn fence(connection: &Connection, request: &ReserveRequest<'_>) -> rusqlite::Result<Option<Decided>> {
+    let Some(expected) = request.checkpoint_version else {
+        return Ok(None);
+    };
+    let found: u32 = connection
+        .prepare_cached("SELECT version FROM run_checkpoints WHERE run_id = ?1")?
+        .query_row([request.run_id], |row| row.get(0))
+        .optional()?
+        .unwrap_or(0);
+    Ok((found != expected).then_some(Decided::Fenced { expected, found }))
+}
+
 fn classify_at(location: &Location, error: rusqlite::Error, context: &'static str) -> LedgerError {
     let location = location.describe();
     match error.sqlite_error_code() {
@@ -1074,9 +1146,14 @@ enum Decided {
         action: ReservationAction,
         row: RawRecord,
         previous_owner: Option<String>,
+        previous_status: Option<Status>,
     },
     Mismatch {
         existing: ExecutionRecord,
+    },
+    Fenced {
+        expected: u32,
+        found: u32,
     },
 }
 
@@ -1087,12 +1164,15 @@ impl Decided {
                 action,
                 row,
                 previous_owner,
+                previous_status,
             } => Reservation::Decided {
                 action,
                 record: row.into_record(location)?,
                 previous_owner,
+                previous_status,
             },
             Decided::Mismatch { existing } => Reservation::ArgumentsMismatch { existing },
+            Decided::Fenced { expected, found } => Reservation::Fenced { expected, found },
         })
     }
 }
@@ -1104,8 +1184,11 @@ fn decide_and_write(
     existing: Option<ExecutionRecord>,
     now_ms: u64,
 ) -> rusqlite::Result<Decided> {
+    if let Some(fenced) = fence(connection, request)? {
+        return Ok(fenced);
+    }
     if let Some(existing) = &existing
-        && existing.arguments != request.arguments
+        && (existing.arguments != request.arguments || existing.tool != request.tool)
     {
         return Ok(Decided::Mismatch {
             existing: existing.clone(),
@@ -1122,6 +1205,7 @@ fn decide_and_write(
     );
     let lease_expires = request.lease_ms.map(|lease| (now_ms + lease) as i64);
     let previous_owner = existing.as_ref().map(|record| record.owner.clone());
+    let previous_status = existing.as_ref().map(|record| record.status);
     match action {
         ReservationAction::RunNew => {
             connection.execute(
@@ -1187,6 +1271,7 @@ fn decide_and_write(
         action,
         row,
         previous_owner,
+        previous_status,
     })
 }
 

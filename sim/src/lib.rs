@@ -5,9 +5,12 @@
 //! commands. The simulator (`simulator`) is one driver of it; real worker processes
 //! are another. Nothing in here reads the wall clock or ambient randomness.
 
+pub mod api;
 pub mod billing;
+pub mod campaign;
 pub mod checker;
 pub mod cli;
+pub mod drill;
 pub mod error;
 pub mod ledger;
 pub mod level;

@@ -99,7 +99,9 @@ pub fn decide(script: &RunScript, policy: &ModelPolicy, state: &RunState, nudge:
     let mut used_card = false;
     let repeat = match &next.last_told {
         None => false,
-        Some(_) if nudge.call_again.is_some() => {
+        // The card makes a model that heard its call came to nothing try again, whatever its
+        // policy. A model told the call worked has no reason to, and the card does not force it.
+        Some(told) if nudge.call_again.is_some() && told.nothing_stands() => {
             used_card = true;
             true
         }
@@ -222,26 +224,32 @@ mod tests {
     }
 
     #[test]
-    fn the_card_makes_a_satisfied_model_call_again() {
+    fn the_card_makes_a_model_that_gave_up_call_again_but_never_a_satisfied_one() {
+        let card = Nudge {
+            replays: 0,
+            call_again: Some(false),
+        };
         let (decision, mut state, _) = decide(
             &script(),
             &ModelPolicy::default(),
             &RunState::default(),
             Nudge::default(),
         );
-        state.tell(call_of(&decision), Told::Result { result: "ok".into() });
-        let (again, _, used) = decide(
-            &script(),
-            &ModelPolicy::default(),
-            &state,
-            Nudge {
-                replays: 0,
-                call_again: Some(false),
+        let first = call_of(&decision).clone();
+        let mut satisfied = state.clone();
+        state.tell(
+            &first,
+            Told::Failed {
+                reason: "timeout".into(),
             },
         );
+        let (again, _, used) = decide(&script(), &ModelPolicy::default(), &state, card);
         assert!(used);
         assert_eq!(call_of(&again).id, "c2");
         assert_eq!(call_of(&again).arguments.memo, "Refund order 1001");
+        satisfied.tell(&first, Told::Result { result: "ok".into() });
+        let (done, _, used) = decide(&script(), &ModelPolicy::default(), &satisfied, card);
+        assert_eq!((done, used), (Decision::Done, false));
     }
 
     #[test]

@@ -140,7 +140,7 @@ struct WorkerSlot {
 enum Event {
     Worker { worker: u32, command: Box<Command> },
     Deliver { message: u32 },
-    Timeout { worker: u32, attempt: u32 },
+    Timeout { worker: u32, key: String, attempt: u32 },
     Backoff { worker: u32 },
     Restart { run: String },
     Wake { worker: u32 },
@@ -296,6 +296,8 @@ impl Simulation {
     pub fn phase(&self) -> u32 {
         self.phase
     }
+    /// Nothing is left to happen, or the phase limit is reached. A move from the player
+    /// (an operator's decision, a new worker) can wake a quiet level.
     pub fn is_over(&self) -> bool {
         self.ended
     }
@@ -471,7 +473,7 @@ impl Simulation {
     fn end(&mut self, why: &str) {
         if !self.ended {
             self.ended = true;
-            self.log("sim", "end", None, None, format!("the level is over: {why}"));
+            self.log("sim", "quiet", None, None, format!("the level is quiet: {why}"));
         }
     }
 
@@ -498,17 +500,18 @@ impl Simulation {
         let alive = |worker: &u32| self.workers.get(worker).is_some_and(|slot| slot.alive);
         match event {
             Event::Worker { worker, .. } | Event::Backoff { worker } | Event::Wake { worker } => !alive(worker),
-            Event::Timeout { worker, attempt } => {
-                !alive(worker)
-                    || self.workers[worker].machine.current_call().is_none()
-                    || !self.awaiting(*worker, *attempt)
-            }
+            Event::Timeout { worker, key, attempt } => !alive(worker) || !self.awaiting(*worker, key, *attempt),
             Event::Deliver { .. } | Event::Restart { .. } => false,
         }
     }
 
-    fn awaiting(&self, worker: u32, attempt: u32) -> bool {
-        self.workers[&worker].machine.awaiting_attempt() == Some(attempt)
+    /// The worker waits for the answer to this attempt of this call.
+    fn awaiting(&self, worker: u32, key: &str, attempt: u32) -> bool {
+        let machine = &self.workers[&worker].machine;
+        machine.awaiting_attempt() == Some(attempt)
+            && machine
+                .current_call()
+                .is_some_and(|(_, current, _)| current.as_str() == key)
     }
 
     fn schedule(&mut self, at_ms: u64, event: Event) -> (u64, u64) {
@@ -605,7 +608,8 @@ impl Simulation {
     fn feed(&mut self, worker: u32, input: Input) {
         let now = self.now_ms;
         let slot = self.workers.get_mut(&worker).expect("feeding a known worker");
-        if !slot.alive {
+        if !slot.alive || slot.machine.is_done() {
+            // Between deciding to exit (or stand down) and doing it, a worker hears nothing.
             return;
         }
         let next = slot.machine.handle(now, input);
@@ -645,21 +649,18 @@ impl Simulation {
                     self.feed(worker, input);
                 }
             }
-            Event::Deliver { message } => self.deliver(message),
-            Event::Timeout { worker, attempt } => {
-                let key = self.workers[&worker]
-                    .machine
-                    .current_call()
-                    .map(|(_, key, _)| key.to_string());
+            Event::Deliver { message } => self.deliver(message)?,
+            Event::Timeout { worker, key, attempt } => {
                 let run = self.workers[&worker].machine.run_id().to_owned();
                 self.log(
                     &format!("w{worker}"),
                     "timeout",
                     Some(run),
-                    key,
+                    Some(key.clone()),
                     format!("attempt {attempt} timed out"),
                 );
-                self.feed(worker, Input::TimedOut { attempt });
+                let key = IdempotencyKey::parse(&key).expect("timer keys are keys");
+                self.feed(worker, Input::TimedOut { key, attempt });
             }
             Event::Backoff { worker } => {
                 let run = self.workers[&worker].machine.run_id().to_owned();
@@ -770,35 +771,20 @@ impl Simulation {
                 call,
                 side_effect,
                 lease_ms,
+                checkpoint_version,
             } => {
-                self.note_call(&key, &run, &call);
-                let tenant = self.tenant_of(&run);
-                let arguments = call.arguments.canonical();
-                let request = crate::ledger::ReserveRequest {
-                    key: &key,
-                    tenant: &tenant,
-                    run_id: &run,
-                    tool_call_id: &call.id,
-                    tool: &call.tool,
-                    side_effect,
-                    arguments: &arguments,
-                    owner: &actor,
+                let fence = Fence {
                     lease_ms,
+                    checkpoint_version,
                 };
-                let reservation = self.worker_ledger(worker).reserve(&request, now)?;
-                let text = match &reservation {
-                    crate::ledger::Reservation::Decided { action, record, .. } => {
-                        format!("reserves {key}: the ledger holds {} → {:?}", record.status, action)
-                    }
-                    crate::ledger::Reservation::ArgumentsMismatch { existing } => {
-                        format!(
-                            "reserves {key}: refused, the key belongs to other arguments {}",
-                            existing.arguments
-                        )
-                    }
-                };
-                self.log(&actor, "reserve", some_run, Some(key.to_string()), text);
-                Some(Input::Reserved(reservation))
+                Some(Input::Reserved(self.reserve(
+                    worker,
+                    &key,
+                    &call,
+                    side_effect,
+                    fence,
+                    true,
+                )?))
             }
             Command::CheckLedger { key } => {
                 let record = self.worker_ledger(worker).check(&key)?;
@@ -814,30 +800,20 @@ impl Simulation {
                 call,
                 side_effect,
                 lease_ms,
+                checkpoint_version,
             } => {
-                self.note_call(&key, &run, &call);
-                let tenant = self.tenant_of(&run);
-                let arguments = call.arguments.canonical();
-                let request = crate::ledger::ReserveRequest {
-                    key: &key,
-                    tenant: &tenant,
-                    run_id: &run,
-                    tool_call_id: &call.id,
-                    tool: &call.tool,
-                    side_effect,
-                    arguments: &arguments,
-                    owner: &actor,
+                let fence = Fence {
                     lease_ms,
+                    checkpoint_version,
                 };
-                self.worker_ledger(worker).insert_started_unchecked(&request, now)?;
-                self.log(
-                    &actor,
-                    "insert started",
-                    some_run,
-                    Some(key.to_string()),
-                    format!("inserts {key} as started"),
-                );
-                Some(Input::Inserted)
+                Some(Input::Inserted(self.reserve(
+                    worker,
+                    &key,
+                    &call,
+                    side_effect,
+                    fence,
+                    false,
+                )?))
             }
             Command::Invoke {
                 key,
@@ -896,7 +872,11 @@ impl Simulation {
                 );
                 self.schedule(
                     now + u64::from(self.level.world.timeout_ms),
-                    Event::Timeout { worker, attempt },
+                    Event::Timeout {
+                        worker,
+                        key: key.to_string(),
+                        attempt,
+                    },
                 );
                 let carried = match &downstream_key {
                     Some(key) => format!("Idempotency-Key {key}"),
@@ -988,7 +968,10 @@ impl Simulation {
                                 crate::ledger::SettleError::AlreadySettled { current, .. }
                                 | crate::ledger::SettleError::Stale { current, .. },
                             ) => Reconciled::AlreadySettled(current),
-                            Err(crate::ledger::SettleError::NotFound(_)) => Reconciled::Unknown,
+                            Err(
+                                crate::ledger::SettleError::NotFound(_)
+                                | crate::ledger::SettleError::NotADecision { .. },
+                            ) => Reconciled::Unknown,
                             Err(crate::ledger::SettleError::Ledger(error)) => return Err(error.into()),
                         };
                         self.log(
@@ -1022,13 +1005,26 @@ impl Simulation {
                     answer: answer.clone(),
                 });
                 if self.guards.ledger {
-                    self.worker_ledger(worker).note(
-                        &key,
-                        &actor,
-                        "reflex_compensation",
-                        "the runtime compensated by itself",
-                        now,
-                    )?;
+                    let settlement = Settlement {
+                        to: Status::Compensated,
+                        expected: None,
+                        actor: &actor,
+                        event: "reflex_compensation",
+                        reason: Some("the runtime compensated by itself"),
+                        result: None,
+                    };
+                    match self.worker_ledger(worker).settle(&key, &settlement, now) {
+                        Ok(_) => self.wake_parked(&key, Some(worker)),
+                        // Already failed (a refusal): the reversal still went out; note it.
+                        Err(crate::ledger::SettleError::Ledger(error)) => return Err(error.into()),
+                        Err(_) => self.worker_ledger(worker).note(
+                            &key,
+                            &actor,
+                            "reflex_compensation",
+                            "the runtime compensated by itself",
+                            now,
+                        )?,
+                    }
                 }
                 self.log(
                     &actor,
@@ -1106,6 +1102,70 @@ impl Simulation {
         Ok(input)
     }
 
+    /// A reservation: atomic (one transaction), or the naive check-then-insert's insert.
+    fn reserve(
+        &mut self,
+        worker: u32,
+        key: &IdempotencyKey,
+        call: &ToolCall,
+        side_effect: crate::runtime::tool::SideEffect,
+        fence: Fence,
+        atomic: bool,
+    ) -> Result<crate::ledger::Reservation, SimError> {
+        use crate::ledger::Reservation;
+        let actor = format!("w{worker}");
+        let run = self.workers[&worker].machine.run_id().to_owned();
+        self.note_call(key, &run, call);
+        let tenant = self.tenant_of(&run);
+        let arguments = call.arguments.canonical();
+        let request = crate::ledger::ReserveRequest {
+            key,
+            tenant: &tenant,
+            run_id: &run,
+            tool_call_id: &call.id,
+            tool: &call.tool,
+            side_effect,
+            arguments: &arguments,
+            owner: &actor,
+            lease_ms: fence.lease_ms,
+            checkpoint_version: fence.checkpoint_version,
+        };
+        let now = self.now_ms;
+        let ledger = self.worker_ledger(worker);
+        let reservation = if atomic {
+            ledger.reserve(&request, now)?
+        } else {
+            ledger.insert_started_unchecked(&request, now)?
+        };
+        let held =
+            |status: Option<Status>| status.map_or_else(|| "no record".to_owned(), |status| format!("`{status}`"));
+        let text = match &reservation {
+            Reservation::Decided {
+                action,
+                previous_status,
+                ..
+            } => {
+                format!(
+                    "reserves {key}: the ledger held {} → {}",
+                    held(*previous_status),
+                    action.describe()
+                )
+            }
+            Reservation::ArgumentsMismatch { existing } => {
+                format!(
+                    "reserves {key}: refused, the key belongs to other arguments {}",
+                    existing.arguments
+                )
+            }
+            Reservation::Fenced { expected, found } => {
+                format!("reserves {key}: refused, the run's checkpoint is v{found}, not the v{expected} it loaded")
+            }
+        };
+        let kind = if atomic { "reserve" } else { "insert started" };
+        self.log(&actor, kind, Some(run), Some(key.to_string()), text);
+        Ok(reservation)
+    }
+
     fn tenant_of(&self, run: &str) -> String {
         self.level
             .runs
@@ -1141,67 +1201,65 @@ impl Simulation {
         }
     }
 
-    fn deliver(&mut self, id: u32) {
+    fn deliver(&mut self, id: u32) -> Result<(), SimError> {
         let message = self.messages.remove(&id).expect("a scheduled message exists");
-        let actor = match message.direction {
-            Direction::Request => "network",
-            Direction::Response => "network",
-        };
+        let (run, key) = (Some(message.run.clone()), Some(message.key.clone()));
         match message.direction {
             Direction::Request if message.lost => {
-                self.log(
-                    actor,
-                    "request lost",
-                    Some(message.run.clone()),
-                    Some(message.key.clone()),
-                    format!("the request for {} was lost; billing never saw it", message.key),
-                );
+                let text = format!("the request for {} was lost; billing never saw it", message.key);
+                self.log("network", "request lost", run, key, text);
             }
             Direction::Request => self.billing_applies(message),
             Direction::Response if message.lost => {
-                self.log(
-                    actor,
-                    "response lost",
-                    Some(message.run.clone()),
-                    Some(message.key.clone()),
-                    format!("the response for {} was lost after billing applied it", message.key),
-                );
+                let text = format!("the response for {} was lost after billing applied it", message.key);
+                self.log("network", "response lost", run, key, text);
             }
             Direction::Response => {
-                let alive = self.workers.get(&message.worker).is_some_and(|slot| slot.alive);
+                let slot = self.workers.get(&message.worker);
+                let alive = slot.is_some_and(|slot| slot.alive && !slot.machine.is_done());
+                let crashed = slot.is_none_or(|slot| slot.crashed);
                 let answer = message.answer.clone().expect("responses carry answers");
-                if !alive {
-                    self.log(
-                        actor,
-                        "response travels",
-                        Some(message.run.clone()),
-                        Some(message.key.clone()),
-                        format!("the response for {} arrives; w{} is gone", message.key, message.worker),
-                    );
-                    return;
-                }
-                let late = !self.awaiting(message.worker, message.attempt);
-                self.log(
-                    actor,
-                    "response travels",
-                    Some(message.run.clone()),
-                    Some(message.key.clone()),
-                    format!(
+                if !alive && crashed {
+                    let text = format!("the response for {} arrives; w{} is gone", message.key, message.worker);
+                    self.log("network", "response travels", run, key, text);
+                } else if !alive {
+                    // The worker finished with this run, but its process still listens: the
+                    // runtime logs the late answer and ignores it.
+                    if self.guards.ledger {
+                        let ledger_key = IdempotencyKey::parse(&message.key).expect("message keys are keys");
+                        let detail = format!(
+                            "attempt {} answered after the run moved on: {}",
+                            message.attempt,
+                            answer.receipt()
+                        );
+                        let actor = format!("w{}", message.worker);
+                        self.observer
+                            .log_late_outcome(&ledger_key, &actor, &detail, self.now_ms)?;
+                    }
+                    let text = format!("late answer for {} logged and ignored", message.key);
+                    self.log("network", "late outcome", run, key, text);
+                } else {
+                    let late = !self.awaiting(message.worker, &message.key, message.attempt);
+                    let text = format!(
                         "w{} receives {}{}",
                         message.worker,
                         answer.receipt(),
                         if late { " — after its timeout" } else { "" }
-                    ),
-                );
-                self.feed(
-                    message.worker,
-                    Input::Response {
-                        attempt: message.attempt,
-                        answer,
-                    },
-                );
+                    );
+                    self.log("network", "response travels", run, key, text);
+                    let key = IdempotencyKey::parse(&message.key).expect("message keys are keys");
+                    self.feed(
+                        message.worker,
+                        Input::Response {
+                            key,
+                            attempt: message.attempt,
+                            answer,
+                        },
+                    );
+                }
             }
         }
+        Ok(())
     }
 
     fn billing_applies(&mut self, request: Message) {
@@ -1286,7 +1344,7 @@ impl Simulation {
     /// Plays a card (or an operator move) now; it takes effect before the next phase.
     /// A refused move changes nothing and uses no card.
     pub fn play(&mut self, play: Play) -> Result<(), PlayError> {
-        if self.ended {
+        if self.phase >= self.level.max_phases {
             return Err(PlayError::LevelOver);
         }
         let card = play.card();
@@ -1467,6 +1525,8 @@ impl Simulation {
                 )
             }
         };
+        // A quiet level wakes up: an operator's decision or a new worker brings new phases.
+        self.ended = false;
         *self.hand.get_mut(&card).expect("checked in hand") -= 1;
         self.played.push(TimedAction {
             at_phase: self.phase,
@@ -1510,6 +1570,13 @@ impl Simulation {
             self.schedule(self.now_ms + u64::from(after_ms), Event::Restart { run });
         }
     }
+}
+
+/// What a reservation is fenced with.
+#[derive(Clone, Copy, Debug)]
+struct Fence {
+    lease_ms: Option<u64>,
+    checkpoint_version: Option<u32>,
 }
 
 /// How long each kind of phase takes, in virtual milliseconds.

@@ -45,6 +45,7 @@ fn request<'a>(key: &'a IdempotencyKey, arguments: &'a str) -> ReserveRequest<'a
         arguments,
         owner: "worker-1",
         lease_ms: None,
+        checkpoint_version: None,
     }
 }
 
@@ -63,8 +64,9 @@ fn decided(reservation: Reservation) -> (ReservationAction, ExecutionRecord, Opt
             action,
             record,
             previous_owner,
+            ..
         } => (action, record, previous_owner),
-        Reservation::ArgumentsMismatch { existing } => panic!("unexpected arguments mismatch with {existing:?}"),
+        other => panic!("expected a decided reservation, got {other:?}"),
     }
 }
 
@@ -615,8 +617,6 @@ fn concurrent_reserves_from_eight_connections_on_one_file_run_exactly_once() {
 }
 
 #[test]
-#[ignore = "BUG in sim/src/ledger.rs: ensure_schema checks for tables outside its (deferred) transaction, so \
-            concurrent first opens of one new file all try CREATE TABLE and all but one fail"]
 fn concurrent_first_opens_of_a_new_file_all_succeed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fresh.sqlite");
@@ -700,7 +700,7 @@ fn concurrent_reserves_on_one_memory_ledger_never_run_twice() {
                 matches!(action, ReservationAction::RunNew | ReservationAction::Unknown),
                 "{outcomes:?}"
             ),
-            // See the ignored test below: a memory ledger reports contention as Locked at once.
+            // A shared in-memory ledger reports contention as Locked at once (documented on `open_memory`).
             Err(error) => {
                 assert!(matches!(error, LedgerError::Locked { .. }), "{error:?}");
                 assert!(error.to_string().contains(&ledger.location()), "{error}");
@@ -708,19 +708,6 @@ fn concurrent_reserves_on_one_memory_ledger_never_run_twice() {
         }
     }
     assert_eq!(ledger.all_records().unwrap().len(), 1);
-}
-
-#[test]
-#[ignore = "BUG in sim/src/ledger.rs: on a shared-cache memory ledger, contention gives SQLITE_LOCKED, which the \
-            busy timeout does not retry, so losers fail at once with Locked (\"waited 5000 ms\") instead of waiting"]
-fn concurrent_reserves_on_one_memory_ledger_wait_for_each_other_instead_of_failing() {
-    let (_ledger, outcomes) = race_on_a_memory_ledger();
-    let failures: Vec<String> = outcomes
-        .iter()
-        .filter_map(|outcome| outcome.as_ref().err())
-        .map(ToString::to_string)
-        .collect();
-    assert!(failures.is_empty(), "no worker fails under contention: {failures:?}");
 }
 
 #[test]
@@ -825,6 +812,36 @@ fn memory_ledgers_are_separate_and_shared_by_their_connections() {
 // 9. The naive check-then-insert race
 // ---------------------------------------------------------------------------
 
+fn decided_record(reservation: Reservation) -> ExecutionRecord {
+    decided(reservation).1
+}
+
+#[test]
+fn a_reservation_is_fenced_on_the_checkpoint_version_the_worker_loaded() {
+    let (_dir, _path, mut a) = file_ledger();
+    let k = key("c1");
+    let fenced = |version| ReserveRequest {
+        checkpoint_version: Some(version),
+        ..request(&k, ARGS)
+    };
+    assert!(matches!(
+        a.save_checkpoint("run-1", "running", "{}", "w2", Some(0), NOW).unwrap(),
+        SaveOutcome::Saved { version: 1 }
+    ));
+    let stale = a.reserve(&fenced(0), NOW).unwrap();
+    assert_eq!(stale, Reservation::Fenced { expected: 0, found: 1 });
+    assert_eq!(a.record(&k).unwrap(), None, "a fenced reservation writes nothing");
+    let stale_insert = a.insert_started_unchecked(&fenced(0), NOW).unwrap();
+    assert_eq!(stale_insert, Reservation::Fenced { expected: 0, found: 1 });
+    assert!(matches!(
+        a.reserve(&fenced(1), NOW).unwrap(),
+        Reservation::Decided {
+            action: ReservationAction::RunNew,
+            ..
+        }
+    ));
+}
+
 #[test]
 fn naive_check_then_insert_lets_both_workers_run_and_overwrites_the_first() {
     let (_dir, _path, mut a) = file_ledger();
@@ -842,6 +859,7 @@ fn naive_check_then_insert_lets_both_workers_run_and_overwrites_the_first() {
             NOW,
         )
         .unwrap();
+    let first = decided_record(first);
     assert_eq!(first.status, Status::Started);
     assert_eq!(first.owner, "worker-a");
     let second = b
@@ -853,6 +871,7 @@ fn naive_check_then_insert_lets_both_workers_run_and_overwrites_the_first() {
             NOW + 1,
         )
         .unwrap();
+    let second = decided_record(second);
     assert_eq!(second.status, Status::Started);
     assert_eq!(second.owner, "worker-b");
 
@@ -1392,8 +1411,6 @@ fn a_larger_non_sqlite_file_is_not_a_ledger_and_is_left_unchanged() {
 }
 
 #[test]
-#[ignore = "BUG in sim/src/ledger.rs: Ledger::open sets PRAGMA journal_mode = WAL (configure) before ensure_schema \
-            refuses the file, so another application's database is switched to WAL (header bytes 18-19: 1,1 -> 2,2)"]
 fn a_sqlite_database_of_another_application_is_not_a_ledger_and_is_left_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("other.sqlite");

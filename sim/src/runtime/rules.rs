@@ -92,6 +92,20 @@ pub enum ReservationAction {
     TakeOverExpiredLease,
 }
 
+impl ReservationAction {
+    /// In the player's words, for the timeline.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ReservationAction::RunNew => "recorded `started`; the tool runs",
+            ReservationAction::RunAgain => "it did not take effect; recorded `started` again, the tool runs",
+            ReservationAction::ReturnRecorded => "the recorded result is returned; the tool is not called",
+            ReservationAction::ReturnCompensated => "it was compensated; the tool is not called",
+            ReservationAction::Unknown => "the outcome is unknown; the tool is not called",
+            ReservationAction::TakeOverExpiredLease => "the lease ran out; a naive runtime runs it again",
+        }
+    }
+}
+
 /// Table 1 — reservation. `lease_expired` only matters for a naive runtime that has
 /// leases (`no_lease_expiry` off); the seed's runtime never reclaims `started`.
 pub fn reservation_action(existing: Option<Status>, side_effect: SideEffect, lease_expired: bool) -> ReservationAction {

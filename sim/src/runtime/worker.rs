@@ -55,17 +55,20 @@ pub enum Input {
     Reserved(Reservation),
     /// The naive reservation's read: what the ledger held.
     Checked(Option<ExecutionRecord>),
-    /// The naive reservation's write went through.
-    Inserted,
+    /// The naive reservation's write: it went through, or was fenced.
+    Inserted(Reservation),
     /// The tool refused before sending anything.
     NotAttempted {
         reason: String,
     },
+    /// An answer for attempt `attempt` of the call `key`.
     Response {
+        key: IdempotencyKey,
         attempt: u32,
         answer: Answer,
     },
     TimedOut {
+        key: IdempotencyKey,
         attempt: u32,
     },
     BackoffElapsed,
@@ -90,6 +93,8 @@ pub enum Command {
         call: ToolCall,
         side_effect: SideEffect,
         lease_ms: Option<u64>,
+        /// Fences the reservation on the checkpoint version this worker loaded.
+        checkpoint_version: Option<u32>,
     },
     CheckLedger {
         key: IdempotencyKey,
@@ -99,6 +104,8 @@ pub enum Command {
         call: ToolCall,
         side_effect: SideEffect,
         lease_ms: Option<u64>,
+        /// Fences the reservation on the checkpoint version this worker loaded.
+        checkpoint_version: Option<u32>,
     },
     /// Run the tool: send the request. `downstream_key` is what travels to billing.
     Invoke {
@@ -213,6 +220,10 @@ struct CallContext {
     hook_asked: bool,
     /// A request may have reached billing: only then is there anything to compensate.
     may_have_left: bool,
+    /// The ledger already held this call unknown when this worker met it (a recovery or a duplicate).
+    recovered: bool,
+    /// Compensation was done or deliberately not done for this call.
+    compensated: bool,
 }
 
 /// The runtime's machine for one worker driving one run.
@@ -345,6 +356,8 @@ impl Worker {
             Input::Reserved(Reservation::Decided { action, record, .. }) => {
                 self.on_reservation(now_ms, action, Some(record))
             }
+            Input::Reserved(Reservation::Fenced { expected, found })
+            | Input::Inserted(Reservation::Fenced { expected, found }) => self.fenced(expected, found),
             Input::Checked(existing) => {
                 let side_effect = self.context().tool.side_effect;
                 if let Some(record) = &existing
@@ -374,12 +387,17 @@ impl Worker {
                             call: context.call.clone(),
                             side_effect,
                             lease_ms: self.lease(),
+                            checkpoint_version: self.fence(),
                         })
                     }
                     _ => self.on_reservation(now_ms, action, existing),
                 }
             }
-            Input::Inserted => self.invoke(1),
+            Input::Inserted(Reservation::ArgumentsMismatch { existing }) => self.fail_run(format!(
+                "idempotency key {} reused with different arguments",
+                existing.key
+            )),
+            Input::Inserted(Reservation::Decided { .. }) => self.invoke(1),
             Input::NotAttempted { reason } => {
                 self.context_mut().awaiting_attempt = None;
                 let context = self.context();
@@ -393,11 +411,11 @@ impl Worker {
                     OutcomeAction::Retry { .. } => unreachable!("a refusal is never retried"),
                 }
             }
-            Input::Response { attempt, answer } => {
+            Input::Response { key, attempt, answer } => {
                 let Some(context) = self
                     .call
                     .as_mut()
-                    .filter(|context| context.awaiting_attempt == Some(attempt))
+                    .filter(|context| context.key == key && context.awaiting_attempt == Some(attempt))
                 else {
                     return self.late(attempt, &answer);
                 };
@@ -421,11 +439,12 @@ impl Worker {
                     OutcomeAction::Retry { .. } => unreachable!("an answer is never retried"),
                 }
             }
-            Input::TimedOut { attempt } => {
+            Input::TimedOut { key, attempt } => {
+                // A timer of an earlier call (or attempt) that was answered in time is stale.
                 let context = self
                     .call
                     .as_mut()
-                    .filter(|context| context.awaiting_attempt == Some(attempt))?;
+                    .filter(|context| context.key == key && context.awaiting_attempt == Some(attempt))?;
                 context.awaiting_attempt = None;
                 context.may_have_left = true;
                 let (side_effect, attempts_allowed) = (context.tool.side_effect, context.attempts_allowed);
@@ -463,6 +482,7 @@ impl Worker {
             }
             Input::Reconciled(Reconciled::Unknown) => self.unknown(),
             Input::Reconciled(Reconciled::AlreadySettled(record)) => self.truth_or_unknown(Some(*record)),
+            Input::Compensated if self.context().recovered => self.tell(Told::Compensated),
             Input::Compensated => self.tell(Told::Failed {
                 reason: "the outcome was unknown; reported as failed and compensated".into(),
             }),
@@ -505,6 +525,23 @@ impl Worker {
                 })
             }
         }
+    }
+
+    /// The checkpoint version a reservation is fenced on (guard `checkpoint_version`).
+    fn fence(&self) -> Option<u32> {
+        self.guard(Guard::CheckpointVersion).then_some(self.loaded_version)
+    }
+
+    /// Someone saved the run's checkpoint since this worker loaded it: it stands down
+    /// before it sends anything.
+    fn fenced(&mut self, expected: u32, found: u32) -> Option<Command> {
+        let detail = format!(
+            "worker {} loaded run {} at version {expected}, but the ledger has {found}: its reservation was refused and it stood down before sending",
+            self.setup.worker_id, self.setup.run_id
+        );
+        self.note(Guard::CheckpointVersion, detail.clone());
+        self.state = WorkerState::StoodDown;
+        Some(Command::StandDown { reason: detail })
     }
 
     fn lease(&self) -> Option<u64> {
@@ -562,6 +599,8 @@ impl Worker {
             awaiting_attempt: None,
             hook_asked: false,
             may_have_left: false,
+            recovered: false,
+            compensated: false,
         });
         true
     }
@@ -589,6 +628,7 @@ impl Worker {
                         call,
                         side_effect,
                         lease_ms: self.lease(),
+                        checkpoint_version: self.fence(),
                     })
                 } else {
                     Some(Command::CheckLedger { key })
@@ -623,6 +663,7 @@ impl Worker {
             ReservationAction::ReturnCompensated => self.tell(Told::Compensated),
             ReservationAction::Unknown => {
                 let record = record.expect("an unknown record exists");
+                self.context_mut().recovered = true;
                 self.note(
                     Guard::Ledger,
                     format!(
@@ -730,6 +771,23 @@ impl Worker {
     /// Table 3: the call's outcome is unknown.
     fn unknown(&mut self) -> Option<Command> {
         let context = self.context();
+        // A naive runtime undoes what it cannot account for, by reflex, even on recovery.
+        if context.recovered && context.tool.compensation && !context.compensated {
+            if !self.guard(Guard::NoReflexCompensation) {
+                let context = self.context_mut();
+                context.compensated = true;
+                let (key, call) = (context.key.clone(), context.call.clone());
+                self.state = WorkerState::Recording;
+                return Some(Command::Compensate { key, call });
+            }
+            let key = context.key.clone();
+            self.note(
+                Guard::NoReflexCompensation,
+                format!("the recovered run met {key} unknown; the runtime did not compensate it by itself"),
+            );
+            self.context_mut().compensated = true;
+        }
+        let context = self.context();
         let hook_available = self.guard(Guard::ReconcileHook) && self.guard(Guard::Ledger) && context.tool.reconcile;
         match unknown_action(
             hook_available,
@@ -765,8 +823,10 @@ impl Worker {
 
     fn tell_failed(&mut self, reason: String) -> Option<Command> {
         let context = self.context();
-        if context.may_have_left && context.tool.compensation {
+        if context.may_have_left && context.tool.compensation && !context.compensated {
             if !self.guard(Guard::NoReflexCompensation) {
+                self.context_mut().compensated = true;
+                let context = self.context();
                 let (key, call) = (context.key.clone(), context.call.clone());
                 self.state = WorkerState::Recording;
                 return Some(Command::Compensate { key, call });

@@ -1,0 +1,146 @@
+//! The campaign as the level select shows it: levels in chapters, which are locked,
+//! and the tapes on disk. A broken file is listed as a problem; the rest stay playable.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use bevy::prelude::*;
+use twice_sim::campaign::{CAMPAIGN_FILES_MAX, LEVEL_SUFFIX, TAPE_SUFFIX, level_select_key};
+use twice_sim::level::{self, LoadedLevel};
+
+use crate::paths::GamePaths;
+use crate::progress::Progress;
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(PreStartup, load_campaign);
+}
+
+fn load_campaign(mut commands: Commands, paths: Res<GamePaths>) {
+    commands.insert_resource(Campaign::load(&paths.levels));
+}
+
+/// One chapter of the level select.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chapter {
+    pub number: u32,
+    pub title: String,
+    /// Indexes into [`Campaign::levels`], in play order.
+    pub levels: Vec<usize>,
+}
+
+#[derive(Debug, Resource)]
+pub struct Campaign {
+    pub folder: PathBuf,
+    /// Every level that loaded, in level-select order.
+    pub levels: Vec<LoadedLevel>,
+    /// Every tape file in the folder (loaded only when opened).
+    pub tapes: Vec<PathBuf>,
+    /// Files that did not load, and `requires` that name no level: shown, never fatal.
+    pub problems: Vec<String>,
+}
+
+impl Campaign {
+    pub fn load(folder: &Path) -> Campaign {
+        let mut problems = Vec::new();
+        let mut files = |suffix: &str| match level::files_below(folder, suffix) {
+            Ok(mut files) => {
+                if files.len() > CAMPAIGN_FILES_MAX {
+                    problems.push(format!(
+                        "{}: {} {suffix} files; only the first {CAMPAIGN_FILES_MAX} are read",
+                        folder.display(),
+                        files.len()
+                    ));
+                    files.truncate(CAMPAIGN_FILES_MAX);
+                }
+                files
+            }
+            Err(error) => {
+                problems.push(error.to_string());
+                Vec::new()
+            }
+        };
+        let level_files = files(LEVEL_SUFFIX);
+        let tapes = files(TAPE_SUFFIX);
+        let mut levels = Vec::new();
+        let mut ids = BTreeSet::new();
+        for file in level_files {
+            match level::load_level(&file) {
+                Ok(loaded) if !ids.insert(loaded.level.id.clone()) => problems.push(format!(
+                    "{}: level id `{}` is used by another level too; this one is left out",
+                    file.display(),
+                    loaded.level.id
+                )),
+                Ok(loaded) => levels.push(loaded),
+                Err(error) => problems.push(error.to_string()),
+            }
+        }
+        levels.sort_by_key(|loaded| level_select_key(&loaded.level));
+        for loaded in &levels {
+            for required in &loaded.level.requires {
+                if !ids.contains(required) {
+                    problems.push(format!(
+                        "{}: requires level `{required}`, which is not in the campaign; it is treated as finished",
+                        loaded.path.display()
+                    ));
+                }
+            }
+        }
+        if levels.is_empty() && problems.is_empty() {
+            problems.push(format!("{}: no {LEVEL_SUFFIX} files here", folder.display()));
+        }
+        Campaign {
+            folder: folder.to_path_buf(),
+            levels,
+            tapes,
+            problems,
+        }
+    }
+
+    pub fn chapters(&self) -> Vec<Chapter> {
+        let mut chapters: Vec<Chapter> = Vec::new();
+        for (index, loaded) in self.levels.iter().enumerate() {
+            let level = &loaded.level;
+            match chapters.last_mut() {
+                Some(chapter) if chapter.number == level.chapter => chapter.levels.push(index),
+                _ => chapters.push(Chapter {
+                    number: level.chapter,
+                    title: level.chapter_title.clone(),
+                    levels: vec![index],
+                }),
+            }
+        }
+        chapters
+    }
+
+    pub fn find(&self, id: &str) -> Option<usize> {
+        self.levels.iter().position(|loaded| loaded.level.id == id)
+    }
+
+    /// The index of the level stored at `path`, if it is part of the campaign.
+    pub fn find_path(&self, path: &Path) -> Option<usize> {
+        let wanted = path.canonicalize().ok()?;
+        self.levels
+            .iter()
+            .position(|loaded| loaded.path.canonicalize().ok().as_ref() == Some(&wanted))
+    }
+
+    /// The levels this one still waits for (empty: it is open).
+    pub fn missing_requirements(&self, index: usize, progress: &Progress) -> Vec<String> {
+        self.levels[index]
+            .level
+            .requires
+            .iter()
+            .filter(|required| self.find(required).is_some() && !progress.is_finished(required))
+            .cloned()
+            .collect()
+    }
+
+    pub fn is_unlocked(&self, index: usize, progress: &Progress) -> bool {
+        self.missing_requirements(index, progress).is_empty()
+    }
+
+    /// The next level in play order after `index` that is unlocked.
+    pub fn next_unlocked_after(&self, index: usize, progress: &Progress) -> Option<usize> {
+        (index + 1..self.levels.len()).find(|next| self.is_unlocked(*next, progress))
+    }
+}

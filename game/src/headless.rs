@@ -1,0 +1,317 @@
+//! The command line's scripted uses: open a tape or level at start, `--screenshot`
+//! (render one screen to a PNG and exit) and `--bench-frames` (measure frame time with a
+//! 10,000-row ledger and exit).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use twice_sim::ledger::{Ledger, ReserveRequest};
+use twice_sim::runtime::key::IdempotencyKey;
+use twice_sim::runtime::rules::Status;
+use twice_sim::runtime::tool::SideEffect;
+
+use crate::campaign::Campaign;
+use crate::options::{Options, ShotScreen};
+use crate::screens::Screen;
+use crate::session::{Intent, Mode, OpenProblem, Session};
+
+/// Rows the benchmark writes into the ledger.
+pub const BENCH_LEDGER_ROWS: usize = 10_000;
+/// Frames drawn before measuring (layout caches, fonts, the first big ledger read).
+const BENCH_WARMUP_FRAMES: u32 = 30;
+/// Frames a screenshot waits after its screen is ready, so egui has laid everything out.
+const SETTLE_FRAMES: u32 = 12;
+/// A headless run that cannot get ready in this long gives up with an error.
+const HEADLESS_TIMEOUT: Duration = Duration::from_secs(120);
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(Startup, open_from_command_line);
+    let options = app.world().resource::<Options>().clone();
+    if let Some(path) = options.screenshot.clone() {
+        let screen = options.screen.unwrap_or(if options.tape.is_some() || options.level.is_some() {
+            ShotScreen::Level
+        } else {
+            ShotScreen::Title
+        });
+        app.insert_resource(ShotPlan {
+            path,
+            screen,
+            ready_frames: 0,
+            asked_for_end: false,
+            taken: false,
+            started: Instant::now(),
+        });
+        app.add_systems(Update, drive_screenshot.after(crate::session::SessionSet::Conclude));
+    }
+    if let Some(frames) = options.bench_frames {
+        app.insert_resource(Bench {
+            frames,
+            warmup_left: BENCH_WARMUP_FRAMES,
+            seeded: false,
+            samples: Vec::with_capacity(frames as usize),
+            wall: Vec::with_capacity(frames as usize),
+            frame_started: None,
+            started: Instant::now(),
+        });
+        app.add_systems(First, bench_frame_start);
+        app.add_systems(Last, bench_frame_end);
+        app.add_systems(Update, seed_bench_ledger.after(crate::session::SessionSet::Conclude));
+    }
+}
+
+/// `--tape`, `--level` (or, for the benchmark, the first campaign level) open at start.
+fn open_from_command_line(
+    options: Res<Options>,
+    campaign: Res<Campaign>,
+    mut intents: MessageWriter<Intent>,
+    mut next_screen: ResMut<NextState<Screen>>,
+) {
+    let shot_screen = options.screenshot.as_ref().and(options.screen);
+    let at_phase = options.at;
+    if let Some(path) = &options.tape {
+        intents.write(Intent::OpenTape {
+            path: path.clone(),
+            at_phase,
+        });
+    } else if let Some(path) = &options.level {
+        intents.write(Intent::OpenLevel {
+            path: path.clone(),
+            mode: Mode::Campaign,
+            guards: None,
+            seed: 1,
+            at_phase,
+        });
+    } else if options.bench_frames.is_some() {
+        match campaign.levels.first() {
+            Some(loaded) => {
+                intents.write(Intent::OpenLevel {
+                    path: loaded.path.clone(),
+                    mode: Mode::Sandbox,
+                    guards: None,
+                    seed: 1,
+                    at_phase: None,
+                });
+            }
+            None => error!("--bench-frames needs a level: none in {}", campaign.folder.display()),
+        }
+    } else if let Some(screen) = shot_screen {
+        next_screen.set(match screen {
+            ShotScreen::Title => Screen::Title,
+            ShotScreen::Levels => Screen::LevelSelect,
+            ShotScreen::Sandbox => Screen::Sandbox,
+            ShotScreen::Replay => Screen::Replay,
+            ShotScreen::Level | ShotScreen::Debrief => Screen::Title,
+        });
+    }
+}
+
+#[derive(Debug, Resource)]
+struct ShotPlan {
+    path: PathBuf,
+    screen: ShotScreen,
+    ready_frames: u32,
+    asked_for_end: bool,
+    taken: bool,
+    started: Instant,
+}
+
+fn drive_screenshot(
+    mut commands: Commands,
+    mut plan: ResMut<ShotPlan>,
+    screen: Res<State<Screen>>,
+    session: Option<Res<Session>>,
+    problem: Res<OpenProblem>,
+    mut intents: MessageWriter<Intent>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    if plan.taken {
+        return;
+    }
+    if let Some(problem) = &problem.0 {
+        error!("--screenshot: {problem}");
+        exit.write(AppExit::from_code(2));
+        plan.taken = true;
+        return;
+    }
+    if plan.started.elapsed() > HEADLESS_TIMEOUT {
+        error!("--screenshot: the screen was not ready after {HEADLESS_TIMEOUT:?}");
+        exit.write(AppExit::from_code(1));
+        plan.taken = true;
+        return;
+    }
+    let settled_session = session
+        .as_ref()
+        .is_some_and(|session| !session.is_busy() && (!session.is_over() || session.conclusion.is_some()));
+    let ready = match plan.screen {
+        ShotScreen::Title => *screen.get() == Screen::Title,
+        ShotScreen::Levels => *screen.get() == Screen::LevelSelect,
+        ShotScreen::Sandbox => *screen.get() == Screen::Sandbox,
+        ShotScreen::Replay => *screen.get() == Screen::Replay,
+        ShotScreen::Level => *screen.get() == Screen::Level && settled_session,
+        ShotScreen::Debrief => {
+            if let Some(session) = session.as_ref().filter(|_| *screen.get() == Screen::Level && settled_session) {
+                if !session.is_over() && !plan.asked_for_end {
+                    intents.write(Intent::RunToEnd);
+                    plan.asked_for_end = true;
+                } else if session.is_over() {
+                    intents.write(Intent::Debrief);
+                }
+            }
+            *screen.get() == Screen::Debrief && settled_session
+        }
+    };
+    if !ready {
+        plan.ready_frames = 0;
+        return;
+    }
+    plan.ready_frames += 1;
+    if plan.ready_frames < SETTLE_FRAMES {
+        return;
+    }
+    plan.taken = true;
+    let path = plan.path.clone();
+    commands.spawn(Screenshot::primary_window()).observe(save_to_disk(path)).observe(
+        |_captured: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
+            exit.write(AppExit::Success);
+        },
+    );
+}
+
+#[derive(Debug, Resource)]
+struct Bench {
+    frames: u32,
+    warmup_left: u32,
+    seeded: bool,
+    /// Main-schedule time per measured frame (`First` to `Last`): the game's CPU work.
+    samples: Vec<Duration>,
+    /// Wall time between frames, rendering included.
+    wall: Vec<Duration>,
+    frame_started: Option<Instant>,
+    started: Instant,
+}
+
+/// Fills the ledger file with 10,000 rows through the ledger's own API, then lets the level play.
+fn seed_bench_ledger(
+    mut bench: ResMut<Bench>,
+    session: Option<ResMut<Session>>,
+    mut intents: MessageWriter<Intent>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    if bench.seeded {
+        return;
+    }
+    let Some(mut session) = session else {
+        if bench.started.elapsed() > HEADLESS_TIMEOUT {
+            error!("--bench-frames: no level opened");
+            exit.write(AppExit::from_code(1));
+            bench.seeded = true;
+        }
+        return;
+    };
+    if session.is_busy() {
+        return;
+    }
+    bench.seeded = true;
+    let Some(path) = session.ledger_path().map(PathBuf::from) else {
+        error!("--bench-frames needs a ledger file; the ledger is in memory");
+        exit.write(AppExit::from_code(1));
+        return;
+    };
+    let started = Instant::now();
+    if let Err(error) = write_rows(&path, BENCH_LEDGER_ROWS) {
+        error!("--bench-frames: cannot fill the ledger: {error}");
+        exit.write(AppExit::from_code(1));
+        return;
+    }
+    session.reread_ledger();
+    info!(
+        "bench: wrote {BENCH_LEDGER_ROWS} rows to {} in {:.1} s",
+        path.display(),
+        started.elapsed().as_secs_f32()
+    );
+    intents.write(Intent::SetRunning(true));
+}
+
+/// Rows from a run the level does not have (`bench-…`), in all statuses.
+fn write_rows(path: &std::path::Path, rows: usize) -> Result<(), String> {
+    let mut ledger = Ledger::open(path).map_err(|error| error.to_string())?;
+    for index in 0..rows {
+        let run = format!("bench-{}", index / 100);
+        let call = format!("c{}", index % 100 + 1);
+        let key = IdempotencyKey::per_call(&run, &call);
+        let arguments = format!("{{\"account\":\"acct_bench\",\"amount_cents\":{},\"memo\":\"bench\"}}", 100 + index);
+        ledger
+            .reserve(
+                &ReserveRequest {
+                    key: &key,
+                    tenant: "bench",
+                    run_id: &run,
+                    tool_call_id: &call,
+                    tool: "issue_credit",
+                    side_effect: SideEffect::External,
+                    arguments: &arguments,
+                    owner: "bench",
+                    lease_ms: None,
+                },
+                0,
+            )
+            .map_err(|error| error.to_string())?;
+        let status = match index % 10 {
+            0 => continue,
+            1 => Status::Indeterminate,
+            2 => Status::Failed,
+            _ => Status::Completed,
+        };
+        ledger
+            .record_outcome(&key, status, Some("{\"credit_id\":\"cr_bench\"}"), "bench", 0)
+            .map_err(|error| error.to_string())?;
+    }
+    Ok(())
+}
+
+fn bench_frame_start(mut bench: ResMut<Bench>) {
+    bench.frame_started = Some(Instant::now());
+}
+
+fn bench_frame_end(mut bench: ResMut<Bench>, time: Res<Time>, session: Option<Res<Session>>, mut exit: MessageWriter<AppExit>) {
+    let Some(started) = bench.frame_started.take() else {
+        return;
+    };
+    if !bench.seeded || (bench.samples.len() as u32) >= bench.frames {
+        return;
+    }
+    if bench.warmup_left > 0 {
+        bench.warmup_left -= 1;
+        return;
+    }
+    bench.samples.push(started.elapsed());
+    bench.wall.push(time.delta());
+    if bench.samples.len() as u32 == bench.frames {
+        let rows = session.as_ref().map_or(0, |session| session.ledger().rows().len());
+        let phase = session.as_ref().map_or(0, |session| session.simulation().phase());
+        println!("{}", report(&bench.samples, &bench.wall, rows, phase));
+        exit.write(AppExit::Success);
+    }
+}
+
+fn report(samples: &[Duration], wall: &[Duration], rows: usize, phase: u32) -> String {
+    let milliseconds = |duration: &Duration| duration.as_secs_f64() * 1000.0;
+    let mut sorted: Vec<f64> = samples.iter().map(milliseconds).collect();
+    sorted.sort_by(f64::total_cmp);
+    let count = sorted.len().max(1);
+    let mean = sorted.iter().sum::<f64>() / count as f64;
+    let percentile = |fraction: f64| sorted[((count as f64 * fraction) as usize).min(count - 1)];
+    let wall_mean = wall.iter().map(milliseconds).sum::<f64>() / wall.len().max(1) as f64;
+    format!(
+        "bench-frames: {} frames of the level screen, ledger {rows} rows, simulation at phase {phase}\n\
+         main-schedule CPU per frame (First→Last, egui layout and tessellation included): \
+         mean {mean:.2} ms, median {:.2} ms, p95 {:.2} ms, max {:.2} ms\n\
+         wall time per frame (rendering included; software GL under Xvfb): mean {wall_mean:.2} ms",
+        samples.len(),
+        percentile(0.5),
+        percentile(0.95),
+        sorted.last().copied().unwrap_or(0.0),
+    )
+}

@@ -1,0 +1,87 @@
+//! Twice, the game: a Bevy + bevy_egui window onto `twice_sim`'s simulator.
+//!
+//! The game has no runtime or simulation logic of its own. It draws a
+//! [`twice_sim::simulator::Simulation`] and turns the player's input into
+//! [`twice_sim::level::Play`] actions — the same actions a tape holds — sent as
+//! [`session::Intent`] messages and applied through `Simulation::play`.
+//!
+//! Layout (in the style of bevy_new_2d): one plugin per file, each with
+//! `pub(super) fn plugin(app: &mut App)`; screens are a [`screens::Screen`] state and
+//! their entities are scoped with `DespawnOnExit`.
+
+use bevy::prelude::*;
+
+pub mod campaign;
+#[cfg(feature = "dev")]
+mod dev_tools;
+pub mod headless;
+pub mod options;
+pub mod paths;
+pub mod progress;
+pub mod screens;
+pub mod session;
+pub mod ui;
+
+use options::Options;
+use paths::GamePaths;
+
+/// Everything the game is without a window: the screens' state machine, the campaign,
+/// progress, and the session that owns the simulation. Headless tests run this with
+/// `MinimalPlugins` and `StatesPlugin`.
+#[derive(Debug)]
+pub struct CorePlugin {
+    pub paths: GamePaths,
+}
+
+impl Plugin for CorePlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(self.paths.clone());
+        app.add_plugins((screens::plugin, campaign::plugin, progress::plugin, session::plugin));
+    }
+}
+
+/// The whole game in a window: Bevy's default plugins, egui, the core and the screens' UI.
+#[derive(Debug)]
+pub struct AppPlugin {
+    pub options: Options,
+    pub paths: GamePaths,
+}
+
+impl Plugin for AppPlugin {
+    fn build(&self, app: &mut App) {
+        let (width, height) = (self.options.width, self.options.height);
+        app.add_plugins(
+            DefaultPlugins
+                .set(WindowPlugin {
+                    primary_window: Some(Window {
+                        title: "Twice — make Penny pay twice".into(),
+                        resolution: (width, height).into(),
+                        // A benchmark measures our work, not the display's refresh rate.
+                        present_mode: if self.options.bench_frames.is_some() {
+                            bevy::window::PresentMode::AutoNoVsync
+                        } else {
+                            bevy::window::PresentMode::AutoVsync
+                        },
+                        ..default()
+                    }),
+                    ..default()
+                }),
+        );
+        app.add_plugins(bevy_egui::EguiPlugin::default());
+        app.insert_resource(ClearColor(ui::theme::BACKGROUND_BEVY));
+        app.add_plugins(CorePlugin {
+            paths: self.paths.clone(),
+        });
+        app.add_plugins((ui::plugin, screens::ui_plugin));
+        app.insert_resource(self.options.clone());
+        app.add_plugins(headless::plugin);
+        #[cfg(feature = "dev")]
+        app.add_plugins(dev_tools::plugin);
+        app.add_systems(Startup, spawn_camera);
+    }
+}
+
+/// egui draws through the primary camera.
+fn spawn_camera(mut commands: Commands) {
+    commands.spawn((Name::new("Camera"), Camera2d));
+}

@@ -1,0 +1,191 @@
+//! The player's progress, kept in `progress.ron` in the data folder.
+//!
+//! A progress file that cannot be read is never fatal: it is renamed aside (so nothing
+//! is lost), the player starts fresh, and the level select says what happened.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+use twice_sim::checker::Outcome;
+
+use crate::paths::GamePaths;
+
+/// Progress files are tiny; anything bigger is not ours.
+pub const PROGRESS_BYTES_MAX: u64 = 256 * 1024;
+/// The most levels progress remembers (a limit on everything).
+pub const FINISHED_MAX: usize = 4_096;
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(PreStartup, load_progress);
+}
+
+fn load_progress(mut commands: Commands, paths: Res<GamePaths>) {
+    commands.insert_resource(Progress::load(&paths.progress_file()));
+}
+
+/// What the file holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgressFile {
+    /// Levels whose goal was reached (or, for unbeatable levels, that were played out).
+    #[serde(default)]
+    pub finished: BTreeSet<String>,
+    /// The last verdict per level.
+    #[serde(default)]
+    pub outcomes: BTreeMap<String, Outcome>,
+}
+
+#[derive(Debug, Resource)]
+pub struct Progress {
+    pub path: PathBuf,
+    pub file: ProgressFile,
+    /// Something the player should know about the file (corrupt, unwritable).
+    pub notice: Option<String>,
+}
+
+impl Progress {
+    /// Reads the progress file. Missing: a fresh start. Unreadable or corrupt: set aside, fresh start, notice.
+    pub fn load(path: &Path) -> Progress {
+        let fresh = |notice: Option<String>| Progress {
+            path: path.to_path_buf(),
+            file: ProgressFile::default(),
+            notice,
+        };
+        let metadata = match std::fs::metadata(path) {
+            Ok(metadata) => metadata,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return fresh(None),
+            Err(error) => {
+                return fresh(Some(format!(
+                    "Progress file {} cannot be read ({error}); starting fresh, and progress will not be saved there.",
+                    path.display()
+                )));
+            }
+        };
+        let problem = if metadata.len() > PROGRESS_BYTES_MAX {
+            Some(format!(
+                "it is {} bytes, more than a progress file can be",
+                metadata.len()
+            ))
+        } else {
+            match std::fs::read_to_string(path) {
+                Err(error) => Some(error.to_string()),
+                Ok(text) => match twice_sim::level::parse_ron::<ProgressFile>(path, &text) {
+                    Ok(file) if file.finished.len() > FINISHED_MAX => {
+                        Some(format!("it lists {} levels, more than {FINISHED_MAX}", file.finished.len()))
+                    }
+                    Ok(file) => {
+                        return Progress {
+                            path: path.to_path_buf(),
+                            file,
+                            notice: None,
+                        };
+                    }
+                    Err(error) => Some(error.to_string()),
+                },
+            }
+        };
+        let problem = problem.unwrap_or_default();
+        let aside = set_aside_path(path);
+        let notice = match std::fs::rename(path, &aside) {
+            Ok(()) => format!(
+                "Your progress file {} was damaged ({problem}). It was moved to {} and you start fresh.",
+                path.display(),
+                aside.display()
+            ),
+            Err(error) => format!(
+                "Your progress file {} was damaged ({problem}) and could not be moved aside ({error}); you start fresh.",
+                path.display()
+            ),
+        };
+        fresh(Some(notice))
+    }
+
+    pub fn is_finished(&self, id: &str) -> bool {
+        self.file.finished.contains(id)
+    }
+
+    /// Records a played-out level and writes the file. A write failure becomes the notice.
+    pub fn record(&mut self, id: &str, outcome: Outcome, finished: bool) {
+        if self.file.outcomes.len() < FINISHED_MAX || self.file.outcomes.contains_key(id) {
+            self.file.outcomes.insert(id.to_owned(), outcome);
+        }
+        if finished && self.file.finished.len() < FINISHED_MAX {
+            self.file.finished.insert(id.to_owned());
+        }
+        if let Err(error) = self.save() {
+            self.notice = Some(format!("Progress could not be saved to {}: {error}", self.path.display()));
+        }
+    }
+
+    /// Forgets everything (the level select's "reset progress").
+    pub fn reset(&mut self) {
+        self.file = ProgressFile::default();
+        if let Err(error) = self.save() {
+            self.notice = Some(format!("Progress could not be saved to {}: {error}", self.path.display()));
+        }
+    }
+
+    /// Writes the file whole, through a temporary file and a rename, so a crash never leaves half a file.
+    pub fn save(&self) -> std::io::Result<()> {
+        if let Some(folder) = self.path.parent() {
+            std::fs::create_dir_all(folder)?;
+        }
+        let text = twice_sim::level::to_ron(&self.file);
+        let temporary = self.path.with_extension("ron.tmp");
+        std::fs::write(&temporary, text)?;
+        std::fs::rename(&temporary, &self.path)
+    }
+}
+
+/// `progress.ron` → `progress.ron.damaged-1`, `-2`, … (the first name not taken).
+fn set_aside_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map_or_else(|| "progress.ron".into(), |name| name.to_string_lossy().into_owned());
+    (1..10_000)
+        .map(|number| path.with_file_name(format!("{name}.damaged-{number}")))
+        .find(|candidate| !candidate.exists())
+        .unwrap_or_else(|| path.with_file_name(format!("{name}.damaged")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_survives_a_round_trip() {
+        let folder = tempfile::tempdir().expect("temp dir");
+        let path = folder.path().join("progress.ron");
+        let mut progress = Progress::load(&path);
+        assert!(progress.notice.is_none());
+        progress.record("naive-retry", Outcome::PaidTwice, true);
+        progress.record("pause", Outcome::PaidOnce, false);
+        let again = Progress::load(&path);
+        assert!(again.is_finished("naive-retry"));
+        assert!(!again.is_finished("pause"));
+        assert_eq!(again.file.outcomes.get("pause"), Some(&Outcome::PaidOnce));
+        assert!(again.notice.is_none());
+    }
+
+    #[test]
+    fn a_corrupt_progress_file_is_set_aside_and_reported() {
+        let folder = tempfile::tempdir().expect("temp dir");
+        let path = folder.path().join("progress.ron");
+        std::fs::write(&path, "(finished: [\"naive-retry\"], gold: 12)").expect("write");
+        let progress = Progress::load(&path);
+        assert!(progress.file.finished.is_empty(), "fresh start");
+        let notice = progress.notice.expect("the player is told");
+        assert!(notice.contains("damaged") && notice.contains("gold"), "{notice}");
+        assert!(!path.exists(), "the damaged file was moved");
+        let aside = folder.path().join("progress.ron.damaged-1");
+        assert_eq!(
+            std::fs::read_to_string(&aside).expect("kept aside"),
+            "(finished: [\"naive-retry\"], gold: 12)"
+        );
+        // A second damaged file does not overwrite the first one set aside.
+        std::fs::write(&path, "not ron at all").expect("write");
+        let progress = Progress::load(&path);
+        assert!(progress.notice.is_some());
+        assert!(folder.path().join("progress.ron.damaged-2").exists());
+    }
+}

@@ -1,0 +1,221 @@
+//! The debrief: the checker's verdict, the timeline of what happened, and the lesson.
+
+use bevy::prelude::*;
+use bevy_egui::egui::{self, RichText};
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
+use twice_sim::simulator::dollars;
+
+use super::Screen;
+use super::level::timeline::{self, TimelineCache};
+use crate::campaign::Campaign;
+use crate::progress::Progress;
+use crate::session::{Intent, Mode, Session};
+use crate::ui::{self, theme};
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(OnEnter(Screen::Debrief), spawn_state);
+    app.add_systems(
+        EguiPrimaryContextPass,
+        draw.run_if(in_state(Screen::Debrief)).run_if(resource_exists::<Session>),
+    );
+}
+
+fn spawn_state(mut commands: Commands) {
+    commands.spawn((Name::new("Debrief"), TimelineCache::default(), DespawnOnExit(Screen::Debrief)));
+}
+
+fn draw(
+    mut contexts: EguiContexts,
+    mut cache: Single<&mut TimelineCache>,
+    session: Res<Session>,
+    campaign: Res<Campaign>,
+    progress: Res<Progress>,
+    mut intents: MessageWriter<Intent>,
+) -> Result {
+    let context = contexts.ctx_mut()?;
+    let simulation = session.simulation();
+    cache.update(&simulation);
+    let level = &session.recipe.level.level;
+    let back = match session.mode {
+        Mode::Campaign => Screen::LevelSelect,
+        Mode::Sandbox => Screen::Sandbox,
+        Mode::Replay => Screen::Replay,
+    };
+    let next = match (session.mode, session.campaign_index) {
+        (Mode::Campaign, Some(index)) => campaign.next_unlocked_after(index, &progress),
+        _ => None,
+    };
+    let mut chosen: Option<Intent> = None;
+    let mut root = ui::root_ui(context, "debrief");
+    egui::Panel::bottom("debrief-actions")
+        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::symmetric(14, 8)))
+        .show(&mut root, |ui| {
+            ui.horizontal(|ui| {
+                if let Some(index) = next {
+                    let title = &campaign.levels[index].level.title;
+                    if ui::button(ui, true, &format!("▶ Next: {title}"), "Enter").clicked() {
+                        chosen = Some(open_level(&campaign, index));
+                    }
+                }
+                if ui::button(ui, true, "↺ Try again", "R").clicked() {
+                    chosen = Some(Intent::Restart);
+                }
+                if ui::button(ui, true, "◀ Back to the level", "B").clicked() {
+                    chosen = Some(Intent::Rewind {
+                        phase: simulation.phase().saturating_sub(1),
+                    });
+                }
+                let label = match back {
+                    Screen::Sandbox => "Sandbox",
+                    Screen::Replay => "Tapes",
+                    _ => "Level select",
+                };
+                if ui::button(ui, true, label, "Esc").clicked() {
+                    chosen = Some(Intent::Leave { to: back });
+                }
+            });
+        });
+    egui::Panel::left("debrief-verdict")
+        .exact_size(560.0)
+        .resizable(false)
+        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::same(16)))
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+                ui.label(RichText::new(format!("Debrief · {}", level.title)).size(theme::HEADING).color(theme::TEXT_DIM));
+                match session.conclusion.as_ref().map(|conclusion| &conclusion.verdict) {
+                    Some(Ok(verdict)) => {
+                        ui.label(
+                            RichText::new(format!(
+                                "{} {}",
+                                theme::outcome_glyph(verdict.outcome),
+                                theme::outcome_words(verdict.outcome)
+                            ))
+                            .size(30.0)
+                            .strong()
+                            .color(theme::outcome_color(verdict.outcome)),
+                        );
+                        let (headline, color) = if verdict.goal_reached {
+                            ("The heist worked: Penny did what the crew wanted.", theme::CREW)
+                        } else if level.unbeatable {
+                            ("The runtime held, as this level promised it would.", theme::RUNTIME)
+                        } else {
+                            ("The runtime held: the heist failed.", theme::RUNTIME)
+                        };
+                        ui.label(RichText::new(headline).size(theme::HEADING).color(color));
+                        ui.label(RichText::new(&verdict.summary).color(theme::TEXT_DIM));
+                        ui.add_space(8.0);
+                        ui.label(RichText::new("Every credit Penny meant to issue").strong());
+                        egui::Grid::new("credits").striped(true).num_columns(5).spacing([12.0, 3.0]).show(ui, |ui| {
+                            for heading in ["intent", "account", "owed", "landed", "verdict"] {
+                                ui.label(RichText::new(heading).size(theme::SMALL).color(theme::TEXT_DIM));
+                            }
+                            ui.end_row();
+                            for credit in &verdict.credits {
+                                ui.label(format!("{}/{}", credit.run, credit.item));
+                                ui.label(&credit.account);
+                                ui.label(dollars(credit.owed_cents));
+                                ui.label(format!("{} credit(s), net {}", credit.credits_applied, dollars(credit.net_cents)));
+                                ui.label(
+                                    RichText::new(format!(
+                                        "{} {}",
+                                        theme::outcome_glyph(credit.outcome),
+                                        theme::outcome_words(credit.outcome)
+                                    ))
+                                    .color(theme::outcome_color(credit.outcome)),
+                                );
+                                ui.end_row();
+                            }
+                        });
+                        ui.add_space(8.0);
+                        if verdict.stops.is_empty() {
+                            ui.label(RichText::new("No guard held.").color(theme::TEXT_DIM));
+                        } else {
+                            ui.label(RichText::new("What held").strong());
+                            for stop in &verdict.stops {
+                                ui.label(RichText::new(format!("🛡 {stop}")).color(theme::GOOD));
+                            }
+                        }
+                        for violation in &verdict.violations {
+                            ui.label(RichText::new(format!("⚠ broken promise: {violation}")).color(theme::BAD));
+                        }
+                        if let Some(conclusion) = &session.conclusion {
+                            if let (Some(as_expected), Some(source)) = (conclusion.as_expected, &session.recipe.tape) {
+                                let expected = &source.tape.expect;
+                                let (text, color) = if as_expected {
+                                    (format!("✔ as the tape expects ({})", expected.verdict), theme::GOOD)
+                                } else {
+                                    (format!("✘ the tape expects {}, this is {}", expected.verdict, verdict.outcome), theme::BAD)
+                                };
+                                ui.label(RichText::new(text).color(color));
+                            }
+                            if conclusion.finished {
+                                ui.label(RichText::new("✔ Level finished: saved to your progress.").color(theme::GOOD));
+                            }
+                        }
+                    }
+                    Some(Err(error)) => {
+                        ui.label(RichText::new(format!("⚠ The checker could not judge this run: {error}")).color(theme::BAD));
+                    }
+                    None => {
+                        ui.spinner();
+                    }
+                }
+                ui.add_space(12.0);
+                ui.separator();
+                ui.label(RichText::new("The lesson").size(theme::HEADING).strong().color(theme::RUNTIME));
+                if level.unbeatable && !level.debrief.is_empty() {
+                    ui.label(RichText::new(&level.debrief).size(theme::BODY + 0.5));
+                    ui.add_space(6.0);
+                }
+                ui.label(RichText::new(format!("“{}”", level.lesson.rule)).italics().size(theme::BODY + 0.5).color(theme::CREW));
+                ui.add_space(4.0);
+                ui.label(&level.lesson.text);
+                ui.add_space(4.0);
+                for guard in &level.lesson.guards {
+                    ui.label(RichText::new(format!("🛡 {} — {}", guard.name(), guard.describe())).size(theme::SMALL).color(theme::GOOD));
+                }
+            });
+        });
+    egui::CentralPanel::default()
+        .frame(egui::Frame::new().fill(theme::BACKGROUND).inner_margin(egui::Margin::same(10)))
+        .show(&mut root, |ui| {
+            timeline::draw(ui, simulation.timeline(), &cache, false, "debrief-timeline");
+        });
+
+    if ui::pressed(context, egui::Key::Enter)
+        && let Some(index) = next
+    {
+        chosen = Some(open_level(&campaign, index));
+    }
+    if ui::pressed(context, egui::Key::R) {
+        chosen = Some(Intent::Restart);
+    }
+    if ui::pressed(context, egui::Key::B) {
+        chosen = Some(Intent::Rewind {
+            phase: simulation.phase().saturating_sub(1),
+        });
+    }
+    if ui::pressed(context, egui::Key::Escape) {
+        chosen = Some(Intent::Leave { to: back });
+    }
+    drop(simulation);
+    if let Some(intent) = chosen {
+        // Back in the level for a restart or a rewind; the rest open their own screens.
+        let stays = matches!(intent, Intent::Restart | Intent::Rewind { .. });
+        intents.write(intent);
+        if stays {
+            intents.write(Intent::Resume);
+        }
+    }
+    Ok(())
+}
+
+fn open_level(campaign: &Campaign, index: usize) -> Intent {
+    Intent::OpenLevel {
+        path: campaign.levels[index].path.clone(),
+        mode: Mode::Campaign,
+        guards: None,
+        seed: 1,
+        at_phase: None,
+    }
+}

@@ -1,0 +1,129 @@
+//! The control bar: play, pause, step, speed, rewind, restart, run to the end, tapes, debrief.
+
+use std::path::PathBuf;
+
+use bevy_egui::egui::{self, RichText};
+use twice_sim::simulator::Simulation;
+
+use super::{LevelUi, Prompt, PromptKind};
+use crate::paths::GamePaths;
+use crate::session::{Intent, Session};
+use crate::ui::{self, theme};
+
+/// `<data>/tapes/<level>-<n>.tape.ron`, the first that does not exist.
+pub fn suggested_tape_path(paths: &GamePaths, session: &Session) -> PathBuf {
+    let folder = paths.tapes_folder();
+    let id = &session.recipe.level.level.id;
+    (1..10_000)
+        .map(|number| folder.join(format!("{id}-{number}.tape.ron")))
+        .find(|path| !path.exists())
+        .unwrap_or_else(|| folder.join(format!("{id}.tape.ron")))
+}
+
+pub fn draw(
+    ui: &mut egui::Ui,
+    session: &Session,
+    simulation: &Simulation,
+    level_ui: &mut LevelUi,
+    paths: &GamePaths,
+    intents: &mut Vec<Intent>,
+) {
+    let idle = !session.is_busy();
+    let over = simulation.is_over();
+    let phase = simulation.phase();
+    ui.horizontal(|ui| {
+        if ui::button(ui, idle, "⏮ Restart", "R").clicked() {
+            intents.push(Intent::Restart);
+        }
+        if ui::button(ui, idle && phase > 0, "◀ Back", ",").on_hover_text("rewind one phase").clicked() {
+            intents.push(Intent::Rewind {
+                phase: phase.saturating_sub(1),
+            });
+        }
+        let play_label = if session.running { "⏸ Pause" } else { "▶ Play" };
+        if ui::button(ui, idle && !over, play_label, "Space").clicked() {
+            intents.push(Intent::ToggleRunning);
+        }
+        if ui::button(ui, idle && !over, "Step ▶|", ".").on_hover_text("run one phase of one actor").clicked() {
+            intents.push(Intent::Step);
+        }
+        if ui::button(ui, idle && !over, "⏭ To the end", "E").clicked() {
+            intents.push(Intent::RunToEnd);
+        }
+        ui.separator();
+        if ui.add_enabled(session.speed > 0, egui::Button::new("−")).on_hover_text("slower (-)").clicked() {
+            intents.push(Intent::ChangeSpeed(-1));
+        }
+        ui.label(RichText::new(format!("{}/s", session.phases_per_second())).monospace());
+        if ui
+            .add_enabled(session.speed + 1 < crate::session::SPEEDS.len(), egui::Button::new("+"))
+            .on_hover_text("faster (+)")
+            .clicked()
+        {
+            intents.push(Intent::ChangeSpeed(1));
+        }
+        ui.separator();
+        // Rewind to any earlier point: pick the phase, then go.
+        let mut target = level_ui.rewind_to.unwrap_or(phase).min(phase);
+        ui.label(RichText::new("rewind to").size(theme::SMALL));
+        let slider = egui::Slider::new(&mut target, 0..=phase.max(1)).integer().show_value(true);
+        let response = ui.add_enabled(idle && phase > 0, slider);
+        if response.changed() {
+            level_ui.rewind_to = Some(target);
+        }
+        if ui::button(ui, idle && target < phase, "Go", "G").on_hover_text("re-simulate from the seed to that phase").clicked() {
+            intents.push(Intent::Rewind { phase: target });
+            level_ui.rewind_to = None;
+        }
+        ui.separator();
+        if ui::button(ui, idle, "Save tape", "S").clicked() {
+            level_ui.prompt = Some(Prompt {
+                kind: PromptKind::SaveTape,
+                text: suggested_tape_path(paths, session).display().to_string(),
+                focus: true,
+            });
+        }
+        if ui::button(ui, true, "Load tape", "L").clicked() {
+            level_ui.prompt = Some(Prompt {
+                kind: PromptKind::LoadTape,
+                text: paths.levels.display().to_string() + "/",
+                focus: true,
+            });
+        }
+        let debrief = egui::Button::new(RichText::new("Debrief").strong().color(if over { theme::CREW } else { theme::TEXT_FAINT }))
+            .shortcut_text(RichText::new("Enter").monospace().size(11.5).color(theme::TEXT_FAINT));
+        if ui.add_enabled(over && idle, debrief).clicked() {
+            intents.push(Intent::Debrief);
+        }
+    });
+    // The last word: the session's notice, or the screen's own.
+    ui.horizontal(|ui| {
+        if let Some(job) = &session.job {
+            ui.spinner();
+            ui.label(RichText::new(job.describe()).color(theme::INFO));
+        } else if let Some(flash) = &level_ui.flash {
+            ui.label(RichText::new(flash).color(theme::WARN));
+        } else if let Some(notice) = &session.notice {
+            let (glyph, color) = if notice.problem { ("⚠", theme::WARN) } else { ("ℹ", theme::TEXT_DIM) };
+            ui.label(RichText::new(format!("{glyph} {}", notice.text)).color(color));
+        } else {
+            ui::hint(ui, "Space play/pause · . step · , back · 1–9 cards · O operator · S save · ? all keys");
+        }
+        if over
+            && let Some(conclusion) = &session.conclusion
+            && let Ok(verdict) = &conclusion.verdict
+        {
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                ui.label(
+                    RichText::new(format!(
+                        "Level over: {} {} — press Enter for the debrief",
+                        theme::outcome_glyph(verdict.outcome),
+                        theme::outcome_words(verdict.outcome)
+                    ))
+                    .strong()
+                    .color(theme::outcome_color(verdict.outcome)),
+                );
+            });
+        }
+    });
+}

@@ -1,0 +1,222 @@
+//! The ledger panel: rows from the real SQLite file, a click for a row's history.
+//! Only the visible rows are laid out, so a 10,000-row ledger costs what 20 rows do.
+
+use bevy_egui::egui::{self, Align2, Color32, FontId, RichText, Stroke};
+use twice_sim::ledger::HistoryEntry;
+use twice_sim::runtime::key::IdempotencyKey;
+use twice_sim::simulator::Simulation;
+
+use super::LevelUi;
+use super::timeline::TimelineCache;
+use crate::session::Session;
+use crate::ui::{self, theme};
+
+const ROW_HEIGHT: f32 = 18.0;
+
+/// The selected row's history, read once per change of selection or simulation.
+#[derive(Debug, Default)]
+pub struct HistoryCache {
+    key: Option<String>,
+    generation: u64,
+    entries: Vec<HistoryEntry>,
+    problem: Option<String>,
+}
+
+impl HistoryCache {
+    fn refresh(&mut self, key: &str, session: &Session, simulation: &Simulation) {
+        if self.key.as_deref() == Some(key) && self.generation == session.generation() {
+            return;
+        }
+        self.key = Some(key.to_owned());
+        self.generation = session.generation();
+        self.problem = None;
+        self.entries.clear();
+        match IdempotencyKey::parse(key) {
+            Ok(parsed) => match simulation.ledger().history(&parsed) {
+                Ok(entries) => self.entries = entries,
+                Err(error) => self.problem = Some(error.to_string()),
+            },
+            Err(error) => self.problem = Some(error),
+        }
+    }
+}
+
+/// ↑/↓ move the selection through the rows.
+pub fn keyboard(context: &egui::Context, level_ui: &mut LevelUi, session: &Session) {
+    let rows = session.ledger().rows();
+    if rows.is_empty() {
+        return;
+    }
+    let current = level_ui
+        .selected_key
+        .as_deref()
+        .and_then(|key| rows.iter().position(|row| row.key.as_str() == key));
+    let next = if ui::pressed(context, egui::Key::ArrowDown) {
+        Some(current.map_or(0, |index| (index + 1).min(rows.len() - 1)))
+    } else if ui::pressed(context, egui::Key::ArrowUp) {
+        Some(current.map_or(rows.len() - 1, |index| index.saturating_sub(1)))
+    } else {
+        None
+    };
+    if let Some(index) = next {
+        level_ui.selected_key = Some(rows[index].key.as_str().to_owned());
+        level_ui.scroll_to_selected = true;
+    }
+}
+
+pub fn draw(
+    ui: &mut egui::Ui,
+    session: &Session,
+    simulation: &Simulation,
+    level_ui: &mut LevelUi,
+    cache: &TimelineCache,
+) {
+    ui::section(ui, "Ledger · tool_executions", |ui| {
+        let view = session.ledger();
+        match session.ledger_path() {
+            Some(path) => {
+                ui.horizontal(|ui| {
+                    ui.label(RichText::new(path.display().to_string()).monospace().size(11.0).color(theme::TEXT_DIM))
+                        .on_hover_text("the real SQLite file the simulated workers write");
+                    if ui.small_button("copy").on_hover_text("copy the sqlite3 command").clicked() {
+                        ui.ctx().copy_text(format!("sqlite3 {} 'select * from tool_executions'", path.display()));
+                    }
+                });
+                ui::hint(ui, format!("open it: sqlite3 {} 'select * from tool_executions'", short_path(path)));
+            }
+            None => ui::hint(ui, "the ledger is in memory this time (no file could be made)"),
+        }
+        if let Some(problem) = &view.problem {
+            ui.label(RichText::new(format!("⚠ {problem}")).color(theme::WARN));
+        }
+        let rows = view.rows();
+        let width = ui.available_width();
+        let columns = [0.0, width * 0.34, width * 0.60, width * 0.68, width * 0.90];
+        let header = ["key", "tool", "att", "status", "owner"];
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(width, 16.0), egui::Sense::hover());
+        for (x, text) in columns.iter().zip(header) {
+            ui.painter().text(
+                egui::pos2(rect.left() + x + 4.0, rect.center().y),
+                Align2::LEFT_CENTER,
+                text,
+                FontId::proportional(11.5),
+                theme::TEXT_DIM,
+            );
+        }
+        let history_height = if level_ui.selected_key.is_some() { 118.0 } else { 0.0 };
+        let table_height = (ui.available_height() - history_height - 6.0).max(60.0);
+        let mut scroll = egui::ScrollArea::vertical()
+            .id_salt("ledger-rows")
+            .max_height(table_height)
+            .auto_shrink([false, false]);
+        if level_ui.scroll_to_selected
+            && let Some(index) = level_ui
+                .selected_key
+                .as_deref()
+                .and_then(|key| rows.iter().position(|row| row.key.as_str() == key))
+        {
+            let spacing = ui.spacing().item_spacing.y;
+            let offset = (index as f32 * (ROW_HEIGHT + spacing) - table_height / 2.0).max(0.0);
+            scroll = scroll.vertical_scroll_offset(offset);
+            level_ui.scroll_to_selected = false;
+        }
+        if rows.is_empty() {
+            ui::hint(ui, "empty: nothing reserved yet (or this runtime keeps no ledger)");
+        }
+        scroll.show_rows(ui, ROW_HEIGHT, rows.len(), |ui, range| {
+            for index in range {
+                let record = &rows[index];
+                let (rect, response) =
+                    ui.allocate_exact_size(egui::vec2(ui.available_width(), ROW_HEIGHT), egui::Sense::click());
+                let selected = level_ui.selected_key.as_deref() == Some(record.key.as_str());
+                let painter = ui.painter_at(rect);
+                if selected {
+                    painter.rect_filled(rect, 3.0, Color32::from_rgb(60, 74, 104));
+                    painter.rect_stroke(rect, 3.0, Stroke::new(1.0, theme::TEXT), egui::StrokeKind::Inside);
+                } else if response.hovered() {
+                    painter.rect_filled(rect, 3.0, Color32::from_rgb(44, 50, 64));
+                } else if index % 2 == 1 {
+                    painter.rect_filled(rect, 0.0, Color32::from_rgb(36, 40, 52));
+                }
+                let look = cache.key_look(record.key.as_str());
+                let y = rect.center().y;
+                let cell = |column: usize| egui::pos2(rect.left() + columns[column] + 4.0, y);
+                painter.text(
+                    cell(0),
+                    Align2::LEFT_CENTER,
+                    format!("{} {}", look.glyph, record.key.as_str()),
+                    FontId::monospace(12.0),
+                    look.color,
+                );
+                painter.text(cell(1), Align2::LEFT_CENTER, &record.tool, FontId::proportional(12.0), theme::TEXT);
+                painter.text(
+                    cell(2),
+                    Align2::LEFT_CENTER,
+                    record.attempts.to_string(),
+                    FontId::monospace(12.0),
+                    theme::TEXT,
+                );
+                painter.text(
+                    cell(3),
+                    Align2::LEFT_CENTER,
+                    theme::status_label(record.status),
+                    FontId::proportional(12.0),
+                    theme::status_color(record.status),
+                );
+                painter.text(cell(4), Align2::LEFT_CENTER, &record.owner, FontId::proportional(12.0), theme::TEXT_DIM);
+                if response.clicked() {
+                    level_ui.selected_key = if selected { None } else { Some(record.key.as_str().to_owned()) };
+                }
+            }
+        });
+        if let Some(key) = level_ui.selected_key.clone() {
+            ui.separator();
+            level_ui.history.refresh(&key, session, simulation);
+            draw_history(ui, &key, &level_ui.history, view.row(&key).map(|row| row.result.clone()));
+        }
+    });
+}
+
+fn draw_history(ui: &mut egui::Ui, key: &str, history: &HistoryCache, result: Option<Option<String>>) {
+    ui.horizontal(|ui| {
+        ui.label(RichText::new(format!("History of {key}")).strong());
+        if let Some(Some(result)) = result {
+            ui.label(RichText::new(format!("result {result}")).monospace().size(11.0).color(theme::TEXT_DIM));
+        }
+    });
+    if let Some(problem) = &history.problem {
+        ui.label(RichText::new(format!("⚠ {problem}")).color(theme::WARN));
+    }
+    egui::ScrollArea::vertical()
+        .id_salt("ledger-history")
+        .max_height(92.0)
+        .auto_shrink([false, true])
+        .stick_to_bottom(true)
+        .show(ui, |ui| {
+            for entry in &history.entries {
+                let change = match (entry.from_status, entry.to_status) {
+                    (Some(from), Some(to)) => format!("{} {from} → {} {to}", from.glyph(), to.glyph()),
+                    (None, Some(to)) => format!("→ {} {to}", to.glyph()),
+                    _ => String::new(),
+                };
+                let mut line = format!("{:>5} ms  {}  {}  {change}", entry.at_ms, entry.actor, entry.event);
+                if let Some(reason) = &entry.reason {
+                    line.push_str(&format!("  “{reason}”"));
+                }
+                if let Some(detail) = &entry.detail {
+                    line.push_str(&format!("  ({detail})"));
+                }
+                let color = entry.to_status.map_or(theme::TEXT_DIM, theme::status_color);
+                ui.label(RichText::new(line).size(theme::SMALL).color(color));
+            }
+        });
+}
+
+/// The path with the home folder written as `~`, so the hint fits the panel.
+fn short_path(path: &std::path::Path) -> String {
+    let text = path.display().to_string();
+    match std::env::var("HOME") {
+        Ok(home) if !home.is_empty() && text.starts_with(&home) => format!("~{}", &text[home.len()..]),
+        _ => text,
+    }
+}

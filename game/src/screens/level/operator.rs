@@ -1,0 +1,187 @@
+//! The operator console: calls whose outcome is unknown, longest waiting first; resolve
+//! one with a reason, or compensate. The moves are `Play::OperatorResolve` and
+//! `Play::OperatorCompensate`, which the simulator carries out with `runtime::operator` —
+//! the same functions the HTTP API calls.
+
+use bevy_egui::egui::{self, RichText};
+use twice_sim::level::{CardKind, Play, default_operator};
+use twice_sim::runtime::rules::Status;
+use twice_sim::simulator::Simulation;
+
+use super::timeline::TimelineCache;
+use super::{Chooser, LevelUi};
+use crate::session::{Intent, Mode, Session};
+use crate::ui::{self, theme};
+
+const QUEUE_ROWS_SHOWN: f32 = 4.0;
+
+/// The operator moves open on the selected call: label, move, and why not (if not).
+pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> Vec<(String, Play, Option<String>)> {
+    let Some(key) = level_ui.selected_key.clone() else {
+        return Vec::new();
+    };
+    let Some(record) = session.ledger().row(&key) else {
+        return Vec::new();
+    };
+    let reason = level_ui.operator_reason.trim().to_owned();
+    let left = |card: CardKind| simulation.hand().get(&card).copied().unwrap_or(0);
+    let common = if session.mode == Mode::Replay {
+        Some("a tape's moves are fixed".to_owned())
+    } else if simulation.is_over() {
+        Some("the level is over".to_owned())
+    } else if reason.is_empty() {
+        Some("type a reason first".to_owned())
+    } else {
+        None
+    };
+    let resolve_block = common.clone().or_else(|| {
+        if left(CardKind::OperatorResolve) == 0 {
+            Some("no resolve cards left in this level".into())
+        } else if !record.status.is_unknown() {
+            Some(format!("it is already settled ({})", record.status))
+        } else {
+            None
+        }
+    });
+    let compensate_block = common.or_else(|| {
+        if left(CardKind::OperatorCompensate) == 0 {
+            Some("no compensate cards left in this level".into())
+        } else if matches!(record.status, Status::Failed | Status::Compensated) {
+            Some(format!("it is {}: nothing stands to undo", record.status))
+        } else {
+            None
+        }
+    });
+    let resolve = |status: Status| Play::OperatorResolve {
+        key: key.clone(),
+        status,
+        reason: reason.clone(),
+        operator: default_operator(),
+        expected_status: Some(record.status),
+    };
+    vec![
+        (
+            format!("{} Resolve: it took effect (completed)", Status::Completed.glyph()),
+            resolve(Status::Completed),
+            resolve_block.clone(),
+        ),
+        (
+            format!("{} Resolve: it did not (failed)", Status::Failed.glyph()),
+            resolve(Status::Failed),
+            resolve_block,
+        ),
+        (
+            format!("{} Compensate: undo it in billing", Status::Compensated.glyph()),
+            Play::OperatorCompensate {
+                key,
+                reason,
+                operator: default_operator(),
+            },
+            compensate_block,
+        ),
+    ]
+}
+
+pub fn draw(
+    ui: &mut egui::Ui,
+    session: &Session,
+    simulation: &Simulation,
+    level_ui: &mut LevelUi,
+    cache: &TimelineCache,
+) {
+    ui::section(ui, "Operator console", |ui| {
+        let resolve_left = simulation.hand().get(&CardKind::OperatorResolve).copied();
+        let compensate_left = simulation.hand().get(&CardKind::OperatorCompensate).copied();
+        let cards = match (resolve_left, compensate_left) {
+            (None, None) => "this level gives the crew no operator moves".to_owned(),
+            (resolve, compensate) => format!(
+                "you are {} · resolve × {} · compensate × {}",
+                default_operator(),
+                resolve.unwrap_or(0),
+                compensate.unwrap_or(0)
+            ),
+        };
+        ui::hint(ui, cards);
+        let unknown = session.ledger().unknown();
+        let waiting = unknown.len();
+        ui.label(RichText::new(format!("Unknown calls, longest waiting first: {waiting}")).size(theme::SMALL));
+        let now = simulation.now_ms();
+        egui::ScrollArea::vertical()
+            .id_salt("operator-queue")
+            .max_height(QUEUE_ROWS_SHOWN * 20.0)
+            .auto_shrink([false, true])
+            .show_rows(ui, 16.0, waiting, |ui, range| {
+                for record in session.ledger().unknown().skip(range.start).take(range.len()) {
+                    let look = cache.key_look(record.key.as_str());
+                    let selected = level_ui.selected_key.as_deref() == Some(record.key.as_str());
+                    let text = RichText::new(format!(
+                        "{} {}  {}  waiting {} ms · {}",
+                        look.glyph,
+                        record.key.as_str(),
+                        theme::status_label(record.status),
+                        now.saturating_sub(record.updated_at_ms),
+                        record.owner
+                    ))
+                    .size(theme::SMALL)
+                    .color(look.color);
+                    if ui.selectable_label(selected, text).clicked() {
+                        level_ui.selected_key = Some(record.key.as_str().to_owned());
+                        level_ui.scroll_to_selected = true;
+                    }
+                }
+            });
+        if waiting == 0 {
+            ui::hint(ui, "none: every call's outcome is known");
+        }
+        let selected = level_ui.selected_key.clone();
+        match selected.as_deref().and_then(|key| session.ledger().row(key)) {
+            Some(record) => {
+                ui.horizontal(|ui| {
+                    ui.label(RichText::new("Selected:").size(theme::SMALL));
+                    ui.label(RichText::new(record.key.as_str()).monospace().color(cache.key_look(record.key.as_str()).color));
+                    ui.label(ui::status_text(record.status).size(theme::SMALL));
+                });
+            }
+            None => ui::hint(ui, "select a call here or in the ledger"),
+        }
+        ui.horizontal(|ui| {
+            ui::key_cap(ui, "O");
+            let field = egui::TextEdit::singleline(&mut level_ui.operator_reason)
+                .hint_text("reason (required), e.g. billing shows cr_0001")
+                .desired_width(ui.available_width())
+                .char_limit(twice_sim::runtime::operator::REASON_CHARS_MAX);
+            let response = ui.add(field);
+            if level_ui.focus_reason {
+                response.request_focus();
+                level_ui.focus_reason = false;
+            }
+            if response.lost_focus() && ui.input(|input| input.key_pressed(egui::Key::Enter)) && selected.is_some() {
+                level_ui.chooser = Some(Chooser::Operator);
+            }
+        });
+        let mut played = None;
+        ui.horizontal_wrapped(|ui| {
+            for (label, play, blocked) in moves(session, simulation, level_ui) {
+                let button = ui.add_enabled(blocked.is_none(), egui::Button::new(RichText::new(label).size(theme::SMALL)));
+                let button = match &blocked {
+                    Some(why) => button.on_disabled_hover_text(why.clone()),
+                    None => button,
+                };
+                if button.clicked() {
+                    played = Some(play);
+                }
+            }
+        });
+        if let Some(play) = played {
+            level_ui.pending_play = Some(play);
+        }
+    });
+}
+
+/// Sends the move the console chose (kept out of the drawing code so the chooser can use it too).
+pub fn take_pending(level_ui: &mut LevelUi, intents: &mut Vec<Intent>) {
+    if let Some(play) = level_ui.pending_play.take() {
+        level_ui.operator_reason.clear();
+        intents.push(Intent::Play(play));
+    }
+}

@@ -1,0 +1,224 @@
+//! Dialogs over the level: the `?` key overlay, the target chooser, and the path prompts.
+
+use std::path::PathBuf;
+
+use bevy_egui::egui::{self, RichText};
+use twice_sim::simulator::Simulation;
+
+use super::{Chooser, LevelUi, PromptKind, cards, operator};
+use crate::session::{Intent, Session};
+use crate::ui::{self, theme};
+
+/// Every key of the level screen, as the overlay lists them.
+pub const SHORTCUTS: [(&str, &str); 22] = [
+    ("Space", "play / pause"),
+    (". or →", "step one phase of one actor"),
+    (", or ←", "rewind one phase"),
+    ("Home", "rewind to the start (your moves are undone)"),
+    ("G", "go to a phase: type it, Enter"),
+    ("+ / −", "faster / slower"),
+    ("E", "run to the end"),
+    ("R", "restart with a fresh ledger file"),
+    ("1 – 9", "play the card with that number"),
+    ("1 – 9 in a chooser", "pick the target; Esc cancels"),
+    ("↑ / ↓", "select a ledger row (its history shows below)"),
+    ("O", "operator: type a reason, Enter, then pick the move"),
+    ("S", "save the tape of what you did"),
+    ("L", "load a tape (opens the replay viewer)"),
+    ("Enter", "debrief, once the level is over"),
+    ("Esc", "close a dialog, or leave the level"),
+    ("? or F1", "this overlay"),
+    ("mouse", "everything above has a button too"),
+    ("double-click", "a timeline row: rewind to just after it"),
+    ("click", "a ledger row: its history"),
+    ("sqlite3", "open the ledger file shown in the ledger panel"),
+    ("twice-sim", "replay a saved tape: twice-sim replay FILE"),
+];
+
+const DIGITS: [egui::Key; 9] = [
+    egui::Key::Num1,
+    egui::Key::Num2,
+    egui::Key::Num3,
+    egui::Key::Num4,
+    egui::Key::Num5,
+    egui::Key::Num6,
+    egui::Key::Num7,
+    egui::Key::Num8,
+    egui::Key::Num9,
+];
+
+pub fn draw(
+    context: &egui::Context,
+    session: &Session,
+    simulation: &Simulation,
+    level_ui: &mut LevelUi,
+    intents: &mut Vec<Intent>,
+) {
+    if level_ui.help {
+        let response = egui::Modal::new(egui::Id::new("help")).show(context, |ui| {
+            ui.set_width(560.0);
+            ui.label(RichText::new("Keys").size(theme::HEADING).strong().color(theme::CREW));
+            egui::Grid::new("shortcuts").num_columns(2).spacing([16.0, 4.0]).striped(true).show(ui, |ui| {
+                for (key, what) in SHORTCUTS {
+                    ui::key_cap(ui, key);
+                    ui.label(what);
+                    ui.end_row();
+                }
+            });
+            ui.add_space(6.0);
+            ui::hint(ui, "Statuses read by glyph and word: ▶ started · ✔ completed · ✘ failed · ? indeterminate · ↺ compensated");
+            if ui.button("Close (Esc)").clicked() {
+                level_ui.help = false;
+            }
+        });
+        if response.should_close() {
+            level_ui.help = false;
+        }
+    }
+    if let Some(chooser) = level_ui.chooser {
+        draw_chooser(context, chooser, session, simulation, level_ui, intents);
+    }
+    if level_ui.prompt.is_some() {
+        draw_prompt(context, level_ui, intents);
+    }
+}
+
+fn draw_chooser(
+    context: &egui::Context,
+    chooser: Chooser,
+    session: &Session,
+    simulation: &Simulation,
+    level_ui: &mut LevelUi,
+    intents: &mut Vec<Intent>,
+) {
+    // Every option: a label, the move, and why it cannot be played (if it cannot).
+    let (title, options) = match chooser {
+        Chooser::Card(card) => (
+            format!("{}: choose the target", card.title()),
+            cards::targets(card, simulation)
+                .into_iter()
+                .map(|(label, play)| (label, play, None))
+                .collect::<Vec<_>>(),
+        ),
+        Chooser::Operator => (
+            format!(
+                "Operator: what about {}?",
+                level_ui.selected_key.as_deref().unwrap_or("the selected call")
+            ),
+            operator::moves(session, simulation, level_ui),
+        ),
+    };
+    let mut chosen = None;
+    let mut close = ui::pressed(context, egui::Key::Escape);
+    for (index, digit) in DIGITS.iter().enumerate() {
+        if ui::pressed(context, *digit)
+            && let Some((_, play, None)) = options.get(index)
+        {
+            chosen = Some(play.clone());
+        }
+    }
+    let response = egui::Modal::new(egui::Id::new("chooser")).show(context, |ui| {
+        ui.set_width(460.0);
+        ui.label(RichText::new(title).size(theme::HEADING).strong().color(theme::CREW));
+        if options.is_empty() {
+            ui::hint(ui, "Nothing to target right now (no worker alive, or no run).");
+        }
+        for (index, (label, play, blocked)) in options.iter().enumerate() {
+            ui.horizontal(|ui| {
+                ui::key_cap(ui, &(index + 1).to_string());
+                let button = ui.add_enabled(blocked.is_none(), egui::Button::new(label.as_str()));
+                if let Some(why) = blocked {
+                    ui::hint(ui, why.as_str());
+                }
+                if button.clicked() {
+                    chosen = Some(play.clone());
+                }
+            });
+        }
+        ui.add_space(4.0);
+        if ui.button("Cancel (Esc)").clicked() {
+            close = true;
+        }
+    });
+    if response.should_close() {
+        close = true;
+    }
+    if let Some(play) = chosen {
+        match chooser {
+            Chooser::Card(_) => intents.push(Intent::Play(play)),
+            Chooser::Operator => level_ui.pending_play = Some(play),
+        }
+        close = true;
+    }
+    if close {
+        level_ui.chooser = None;
+    }
+}
+
+fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, intents: &mut Vec<Intent>) {
+    let Some(prompt) = level_ui.prompt.as_mut() else {
+        return;
+    };
+    let (title, hint, action) = match prompt.kind {
+        PromptKind::SaveTape => (
+            "Save the tape of what you did",
+            "A tape is the seed and your moves; its expected verdict is this run's. Replay it with `twice-sim replay FILE`.",
+            "Save",
+        ),
+        PromptKind::LoadTape => (
+            "Load a tape",
+            "Any *.tape.ron file: it opens in the replay viewer.",
+            "Open",
+        ),
+        PromptKind::GoToPhase => ("Go to phase", "A phase that already happened: the level is re-simulated to it.", "Go"),
+    };
+    let mut submit = false;
+    let mut close = false;
+    let response = egui::Modal::new(egui::Id::new("prompt")).show(context, |ui| {
+        ui.set_width(620.0);
+        ui.label(RichText::new(title).size(theme::HEADING).strong().color(theme::CREW));
+        ui::hint(ui, hint);
+        let field = ui.add(egui::TextEdit::singleline(&mut prompt.text).desired_width(600.0).char_limit(4_096));
+        if prompt.focus {
+            field.request_focus();
+            prompt.focus = false;
+        }
+        if field.lost_focus() && ui.input(|input| input.key_pressed(egui::Key::Enter)) {
+            submit = true;
+        }
+        if ui.input(|input| input.key_pressed(egui::Key::Escape)) {
+            close = true;
+        }
+        ui.horizontal(|ui| {
+            if ui::button(ui, true, action, "Enter").clicked() {
+                submit = true;
+            }
+            if ui::button(ui, true, "Cancel", "Esc").clicked() {
+                close = true;
+            }
+        });
+    });
+    if response.should_close() {
+        close = true;
+    }
+    if submit {
+        let text = prompt.text.trim().to_owned();
+        match prompt.kind {
+            PromptKind::SaveTape => intents.push(Intent::SaveTape { path: PathBuf::from(text) }),
+            PromptKind::LoadTape => intents.push(Intent::OpenTape {
+                path: PathBuf::from(text),
+                at_phase: None,
+            }),
+            PromptKind::GoToPhase => match text.parse::<u32>() {
+                Ok(phase) => intents.push(Intent::Rewind { phase }),
+                Err(_) => {
+                    level_ui.flash = Some(format!("“{text}” is not a phase number"));
+                }
+            },
+        }
+        close = true;
+    }
+    if close {
+        level_ui.prompt = None;
+    }
+}

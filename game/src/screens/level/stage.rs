@@ -1,0 +1,318 @@
+//! The stage: Penny with her current decision in a speech bubble, her workers (each a
+//! figure with its phase), the wire with requests and responses in flight, and the vault.
+
+use bevy_egui::egui::{self, Align2, Color32, FontId, Pos2, Rect, Stroke, StrokeKind};
+use twice_sim::billing::{Answer, KeyHandling};
+use twice_sim::simulator::{Direction, Message, Simulation, WorkerView, dollars};
+
+use super::timeline::TimelineCache;
+use crate::session::Session;
+use crate::ui::theme;
+
+pub const STAGE_HEIGHT: f32 = 262.0;
+const WORKERS_SHOWN_MAX: usize = 4;
+const VAULT_WIDTH: f32 = 176.0;
+const WORKER_COLUMN_WIDTH: f32 = 150.0;
+
+pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache: &TimelineCache) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(ui.available_width(), STAGE_HEIGHT), egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    painter.rect_filled(rect, 6.0, theme::PANEL);
+    painter.rect_stroke(rect, 6.0, Stroke::new(1.0, theme::PANEL_BORDER), StrokeKind::Inside);
+
+    let vault = Rect::from_min_max(
+        egui::pos2(rect.right() - VAULT_WIDTH - 8.0, rect.top() + 8.0),
+        egui::pos2(rect.right() - 8.0, rect.bottom() - 8.0),
+    );
+    draw_vault(&painter, vault, simulation);
+
+    let penny_center = egui::pos2(rect.left() + 44.0, rect.top() + 46.0);
+    draw_penny(&painter, penny_center, simulation);
+    let bubble = Rect::from_min_max(
+        egui::pos2(rect.left() + 92.0, rect.top() + 10.0),
+        egui::pos2(vault.left() - 12.0, rect.top() + 84.0),
+    );
+    draw_bubble(&painter, bubble, penny_center, simulation, session);
+
+    let workers_top = rect.top() + 98.0;
+    let workers = shown_workers(simulation);
+    let row_height = ((rect.bottom() - 10.0 - workers_top) / WORKERS_SHOWN_MAX as f32).min(44.0);
+    let wire_left = rect.left() + WORKER_COLUMN_WIDTH + 10.0;
+    let wire_right = vault.left() - 10.0;
+    let messages: Vec<&Message> = simulation.messages().collect();
+    for (row, worker) in workers.iter().enumerate() {
+        let y = workers_top + row_height * (row as f32 + 0.5);
+        draw_worker(&painter, egui::pos2(rect.left() + 10.0, y), worker);
+        // The worker's own wire to the vault.
+        let wire_color = if worker.alive { Color32::from_rgb(70, 80, 100) } else { Color32::from_rgb(45, 50, 62) };
+        painter.line_segment([egui::pos2(wire_left, y), egui::pos2(wire_right, y)], Stroke::new(2.0, wire_color));
+        for message in messages.iter().filter(|message| message.worker == worker.number) {
+            draw_message(&painter, message, wire_left, wire_right, y, simulation.now_ms(), cache);
+        }
+    }
+    let hidden = simulation.workers().len().saturating_sub(workers.len());
+    if hidden > 0 {
+        painter.text(
+            egui::pos2(rect.left() + 12.0, rect.bottom() - 6.0),
+            Align2::LEFT_BOTTOM,
+            format!("+{hidden} more worker(s) finished earlier"),
+            FontId::proportional(11.0),
+            theme::TEXT_FAINT,
+        );
+    }
+    if workers.is_empty() {
+        painter.text(
+            egui::pos2(rect.left() + 16.0, workers_top + 20.0),
+            Align2::LEFT_CENTER,
+            "no workers yet",
+            FontId::proportional(12.0),
+            theme::TEXT_FAINT,
+        );
+    }
+    // Messages whose worker is not shown still travel: say so.
+    let unshown = messages
+        .iter()
+        .filter(|message| !workers.iter().any(|worker| worker.number == message.worker))
+        .count();
+    if unshown > 0 {
+        painter.text(
+            egui::pos2(wire_left, rect.bottom() - 6.0),
+            Align2::LEFT_BOTTOM,
+            format!("{unshown} more message(s) in flight"),
+            FontId::proportional(11.0),
+            theme::TEXT_FAINT,
+        );
+    }
+    painter.text(
+        egui::pos2((wire_left + wire_right) / 2.0, workers_top - 4.0),
+        Align2::CENTER_BOTTOM,
+        "the wire: requests →   ← responses",
+        FontId::proportional(11.0),
+        theme::TEXT_FAINT,
+    );
+}
+
+/// Alive workers first, then the most recent others, up to what fits.
+fn shown_workers(simulation: &Simulation) -> Vec<WorkerView> {
+    let mut workers = simulation.workers();
+    workers.sort_by_key(|worker| (!worker.alive, std::cmp::Reverse(worker.number)));
+    workers.truncate(WORKERS_SHOWN_MAX);
+    workers.sort_by_key(|worker| worker.number);
+    workers
+}
+
+fn draw_penny(painter: &egui::Painter, center: Pos2, simulation: &Simulation) {
+    let head = Rect::from_center_size(center, egui::vec2(54.0, 44.0));
+    painter.line_segment(
+        [head.center_top(), head.center_top() - egui::vec2(0.0, 9.0)],
+        Stroke::new(2.0, theme::RUNTIME),
+    );
+    painter.circle_filled(head.center_top() - egui::vec2(0.0, 10.0), 3.5, theme::CREW);
+    painter.rect_filled(head, 10.0, Color32::from_rgb(38, 70, 84));
+    painter.rect_stroke(head, 10.0, Stroke::new(2.0, theme::RUNTIME), StrokeKind::Inside);
+    // Eyes look toward the vault; closed when the level is over.
+    for dx in [-11.0, 11.0] {
+        let eye = center + egui::vec2(dx, -4.0);
+        if simulation.is_over() {
+            painter.line_segment([eye - egui::vec2(5.0, 0.0), eye + egui::vec2(5.0, 0.0)], Stroke::new(2.0, theme::TEXT));
+        } else {
+            painter.circle_filled(eye, 5.0, theme::TEXT);
+            painter.circle_filled(eye + egui::vec2(1.5, 0.0), 2.2, Color32::from_rgb(20, 30, 40));
+        }
+    }
+    painter.line_segment(
+        [center + egui::vec2(-9.0, 11.0), center + egui::vec2(9.0, 11.0)],
+        Stroke::new(2.0, theme::TEXT),
+    );
+    painter.text(
+        center + egui::vec2(0.0, 30.0),
+        Align2::CENTER_TOP,
+        "Penny",
+        FontId::proportional(13.0),
+        theme::RUNTIME,
+    );
+    painter.text(
+        center + egui::vec2(0.0, 45.0),
+        Align2::CENTER_TOP,
+        "the model",
+        FontId::proportional(10.5),
+        theme::TEXT_FAINT,
+    );
+}
+
+fn draw_bubble(painter: &egui::Painter, bubble: Rect, penny: Pos2, simulation: &Simulation, session: &Session) {
+    if bubble.width() < 60.0 {
+        return;
+    }
+    let decision = simulation.timeline().iter().rev().find(|entry| entry.actor == "model");
+    let (text, color) = match decision {
+        Some(entry) => (format!("💬 {}", entry.text), theme::TEXT),
+        None if session.is_busy() => ("…".to_owned(), theme::TEXT_DIM),
+        None => ("Waiting to be asked what to do next…".to_owned(), theme::TEXT_DIM),
+    };
+    let fill = Color32::from_rgb(232, 238, 246);
+    painter.rect_filled(bubble, 10.0, fill);
+    // The tail points at Penny.
+    let tail_base = egui::pos2(bubble.left(), bubble.top() + 30.0);
+    painter.add(egui::Shape::convex_polygon(
+        vec![tail_base - egui::vec2(0.0, 8.0), tail_base + egui::vec2(0.0, 8.0), penny + egui::vec2(30.0, -6.0)],
+        fill,
+        Stroke::NONE,
+    ));
+    let text_color = if color == theme::TEXT { Color32::from_rgb(22, 28, 38) } else { Color32::from_rgb(90, 96, 110) };
+    let galley = painter.layout(text, FontId::proportional(13.5), text_color, bubble.width() - 20.0);
+    let clip = bubble.shrink(8.0);
+    painter.with_clip_rect(clip).galley(clip.min, galley, text_color);
+    if let Some(entry) = decision {
+        painter.text(
+            bubble.right_bottom() - egui::vec2(8.0, 4.0),
+            Align2::RIGHT_BOTTOM,
+            format!("phase {}", entry.phase),
+            FontId::proportional(10.5),
+            Color32::from_rgb(110, 116, 130),
+        );
+    }
+}
+
+fn draw_worker(painter: &egui::Painter, left_center: Pos2, worker: &WorkerView) {
+    let (glyph, word, color) = theme::worker_look(worker.state, worker.alive, worker.crashed);
+    let figure_color = if worker.alive { color } else { theme::TEXT_FAINT };
+    let head = left_center + egui::vec2(12.0, -9.0);
+    painter.circle_filled(head, 6.5, figure_color);
+    let body = Rect::from_center_size(left_center + egui::vec2(12.0, 7.0), egui::vec2(16.0, 15.0));
+    painter.rect_filled(body, 4.0, figure_color);
+    if worker.crashed {
+        let cross = Rect::from_center_size(left_center + egui::vec2(12.0, 0.0), egui::vec2(24.0, 30.0));
+        painter.line_segment([cross.left_top(), cross.right_bottom()], Stroke::new(2.5, theme::BAD));
+        painter.line_segment([cross.right_top(), cross.left_bottom()], Stroke::new(2.5, theme::BAD));
+    }
+    painter.text(
+        left_center + egui::vec2(28.0, -8.0),
+        Align2::LEFT_CENTER,
+        format!("{} · {}  {glyph} {word}", worker.id, worker.run),
+        FontId::proportional(12.5),
+        if worker.alive { theme::TEXT } else { theme::TEXT_DIM },
+    );
+    let mut detail = format!("phase: {}", worker.phase);
+    if let Some(key) = &worker.key {
+        detail.push_str(&format!(" · {key} #{}", worker.attempt));
+    }
+    painter.text(
+        left_center + egui::vec2(28.0, 8.0),
+        Align2::LEFT_CENTER,
+        detail,
+        FontId::proportional(11.0),
+        theme::TEXT_DIM,
+    );
+}
+
+fn draw_message(
+    painter: &egui::Painter,
+    message: &Message,
+    left: f32,
+    right: f32,
+    y: f32,
+    now_ms: u64,
+    cache: &TimelineCache,
+) {
+    let span = message.arrives_at_ms.saturating_sub(message.sent_at_ms).max(1) as f32;
+    let progress = (now_ms.saturating_sub(message.sent_at_ms) as f32 / span).clamp(0.0, 1.0);
+    let (x, lane_y) = match message.direction {
+        Direction::Request => (left + (right - left) * progress, y - 9.0),
+        Direction::Response => (right - (right - left) * progress, y + 9.0),
+    };
+    let look = cache.key_look(&message.key);
+    let envelope = Rect::from_center_size(egui::pos2(x, lane_y), egui::vec2(24.0, 14.0));
+    let fill = if message.lost { Color32::from_rgb(70, 40, 44) } else { look.color.gamma_multiply(0.35) };
+    painter.rect_filled(envelope, 3.0, fill);
+    painter.rect_stroke(envelope, 3.0, Stroke::new(1.5, look.color), StrokeKind::Inside);
+    painter.text(envelope.center(), Align2::CENTER_CENTER, look.glyph, FontId::proportional(10.0), look.color);
+    let arrow = match message.direction {
+        Direction::Request => "→",
+        Direction::Response => "←",
+    };
+    let mut label = match (&message.direction, &message.answer) {
+        (Direction::Request, _) => format!("{arrow} {} #{}", message.key, message.attempt),
+        (Direction::Response, Some(answer)) => format!("{arrow} {}", answer_words(answer)),
+        (Direction::Response, None) => format!("{arrow} answer"),
+    };
+    if message.lost {
+        label.push_str("  ✘ LOST");
+    }
+    if message.slowed {
+        label.push_str("  🐌 slowed");
+    }
+    let label_color = if message.lost { theme::BAD } else { look.color };
+    let anchor = match message.direction {
+        Direction::Request => Align2::CENTER_BOTTOM,
+        Direction::Response => Align2::CENTER_TOP,
+    };
+    let offset = match message.direction {
+        Direction::Request => -8.0,
+        Direction::Response => 8.0,
+    };
+    let label_x = x.clamp(left + 50.0, right - 50.0);
+    painter.text(egui::pos2(label_x, lane_y + offset), anchor, label, FontId::proportional(10.5), label_color);
+}
+
+fn answer_words(answer: &Answer) -> String {
+    match answer {
+        Answer::Applied { credit_id, .. } => format!("✔ applied {credit_id}"),
+        Answer::Repeat { credit_id, .. } => format!("↺ repeat of {credit_id}"),
+        Answer::Rejected { .. } => "✘ refused".into(),
+        Answer::Balance { balance_cents } => format!("balance {}", dollars(*balance_cents)),
+    }
+}
+
+fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation) {
+    painter.rect_filled(vault, 8.0, Color32::from_rgb(30, 44, 40));
+    painter.rect_stroke(vault, 8.0, Stroke::new(2.0, theme::MONEY), StrokeKind::Inside);
+    let mut y = vault.top() + 8.0;
+    painter.text(
+        egui::pos2(vault.center().x, y),
+        Align2::CENTER_TOP,
+        "🏦 Billing · the vault",
+        FontId::proportional(13.5),
+        theme::MONEY,
+    );
+    y += 19.0;
+    let billing = simulation.billing();
+    let keys = match billing.key_handling {
+        KeyHandling::Honour => "honours idempotency keys",
+        KeyHandling::MetadataOnly => "keeps keys as metadata only",
+        KeyHandling::Ignore => "ignores idempotency keys",
+    };
+    painter.text(egui::pos2(vault.center().x, y), Align2::CENTER_TOP, keys, FontId::proportional(10.5), theme::TEXT_DIM);
+    y += 18.0;
+    let clip = painter.with_clip_rect(vault.shrink(4.0));
+    for account in billing.accounts.values() {
+        if y > vault.bottom() - 40.0 {
+            break;
+        }
+        clip.text(
+            egui::pos2(vault.left() + 10.0, y),
+            Align2::LEFT_TOP,
+            format!("{} ({})", account.owner, account.id),
+            FontId::proportional(11.5),
+            theme::TEXT,
+        );
+        y += 14.0;
+        clip.text(
+            egui::pos2(vault.left() + 10.0, y),
+            Align2::LEFT_TOP,
+            dollars(account.balance_cents),
+            FontId::proportional(21.0),
+            theme::MONEY,
+        );
+        y += 27.0;
+    }
+    let credits = billing.entries.iter().filter(|entry| entry.amount_cents > 0).count();
+    let reversals = billing.entries.len() - credits;
+    clip.text(
+        egui::pos2(vault.center().x, vault.bottom() - 8.0),
+        Align2::CENTER_BOTTOM,
+        format!("{credits} credit(s) landed · {reversals} reversal(s)"),
+        FontId::proportional(11.0),
+        theme::TEXT_DIM,
+    );
+}

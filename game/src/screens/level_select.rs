@@ -1,0 +1,294 @@
+//! The level select: chapters, what is locked and finished, and a level's briefing.
+
+use bevy::prelude::*;
+use bevy_egui::egui::{self, RichText};
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
+
+use super::Screen;
+use crate::campaign::Campaign;
+use crate::progress::Progress;
+use crate::session::{Intent, Mode};
+use crate::ui::{self, theme};
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(OnEnter(Screen::LevelSelect), spawn_state);
+    app.add_systems(EguiPrimaryContextPass, draw.run_if(in_state(Screen::LevelSelect)));
+}
+
+/// What the level select remembers while it is open.
+#[derive(Component, Debug, Default)]
+struct LevelSelectState {
+    selected: usize,
+    confirm_reset: bool,
+    scroll_to_selected: bool,
+}
+
+fn spawn_state(mut commands: Commands, campaign: Res<Campaign>, progress: Res<Progress>) {
+    // Start on the first open level not yet finished.
+    let selected = (0..campaign.levels.len())
+        .find(|index| {
+            campaign.is_unlocked(*index, &progress) && !progress.is_finished(&campaign.levels[*index].level.id)
+        })
+        .unwrap_or(0);
+    commands.spawn((
+        Name::new("Level select"),
+        LevelSelectState {
+            selected,
+            confirm_reset: false,
+            scroll_to_selected: true,
+        },
+        DespawnOnExit(Screen::LevelSelect),
+    ));
+}
+
+fn draw(
+    mut contexts: EguiContexts,
+    mut state: Single<&mut LevelSelectState>,
+    mut next_screen: ResMut<NextState<Screen>>,
+    mut intents: MessageWriter<Intent>,
+    campaign: Res<Campaign>,
+    mut progress: ResMut<Progress>,
+) -> Result {
+    let context = contexts.ctx_mut()?;
+    let count = campaign.levels.len();
+    if count > 0 {
+        if ui::pressed(context, egui::Key::ArrowDown) {
+            state.selected = (state.selected + 1).min(count - 1);
+            state.scroll_to_selected = true;
+        }
+        if ui::pressed(context, egui::Key::ArrowUp) {
+            state.selected = state.selected.saturating_sub(1);
+            state.scroll_to_selected = true;
+        }
+    }
+    state.selected = state.selected.min(count.saturating_sub(1));
+    let mut play = ui::pressed(context, egui::Key::Enter);
+    if ui::pressed(context, egui::Key::Escape) {
+        next_screen.set(Screen::Title);
+    }
+    let finished = campaign
+        .levels
+        .iter()
+        .filter(|loaded| progress.is_finished(&loaded.level.id))
+        .count();
+
+    let mut root = ui::root_ui(context, "level-select");
+    egui::Panel::top("level-select-top")
+        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::symmetric(14, 8)))
+        .show(&mut root, |ui| {
+            ui.horizontal(|ui| {
+                if ui::button(ui, true, "← Title", "Esc").clicked() {
+                    next_screen.set(Screen::Title);
+                }
+                ui.add_space(12.0);
+                ui.label(RichText::new("Choose a heist").size(22.0).strong().color(theme::CREW));
+                ui.add_space(12.0);
+                ui.label(
+                    RichText::new(format!("{finished} of {count} finished"))
+                        .color(theme::TEXT_DIM),
+                );
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    if state.confirm_reset {
+                        if ui.button("Cancel").clicked() {
+                            state.confirm_reset = false;
+                        }
+                        if ui.button(RichText::new("Yes, forget my progress").color(theme::BAD)).clicked() {
+                            progress.reset();
+                            state.confirm_reset = false;
+                        }
+                    } else if ui.button("Reset progress…").clicked() {
+                        state.confirm_reset = true;
+                    }
+                    ui::hint(ui, progress.path.display().to_string());
+                });
+            });
+            if let Some(notice) = progress.notice.clone() {
+                ui.horizontal_wrapped(|ui| {
+                    ui.label(RichText::new(format!("⚠ {notice}")).color(theme::WARN));
+                    if ui.small_button("Dismiss").clicked() {
+                        progress.notice = None;
+                    }
+                });
+            }
+            if !campaign.problems.is_empty() {
+                egui::CollapsingHeader::new(
+                    RichText::new(format!("⚠ {} problem(s) in the campaign folder", campaign.problems.len()))
+                        .color(theme::WARN),
+                )
+                .show(ui, |ui| {
+                    for problem in &campaign.problems {
+                        ui.label(RichText::new(problem).monospace().size(12.0));
+                    }
+                });
+            }
+        });
+
+    egui::Panel::right("level-select-detail")
+        .exact_size(470.0)
+        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::same(14)))
+        .show(&mut root, |ui| {
+            let Some(loaded) = campaign.levels.get(state.selected) else {
+                ui.label(format!("No levels found in {}.", campaign.folder.display()));
+                return;
+            };
+            let level = &loaded.level;
+            let unlocked = campaign.is_unlocked(state.selected, &progress);
+            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+                ui.label(
+                    RichText::new(format!("Chapter {} · {}", level.chapter, level.chapter_title))
+                        .color(theme::TEXT_DIM),
+                );
+                ui.label(RichText::new(&level.title).size(24.0).strong().color(theme::TEXT));
+                ui.add_space(6.0);
+                ui.label(RichText::new(&level.briefing).size(theme::BODY + 0.5));
+                ui.add_space(10.0);
+                ui.horizontal_wrapped(|ui| {
+                    ui.label(RichText::new("Goal:").strong());
+                    ui.label(
+                        RichText::new(format!(
+                            "{} {}",
+                            theme::outcome_glyph(level.goal),
+                            theme::outcome_words(level.goal)
+                        ))
+                        .color(theme::outcome_color(level.goal)),
+                    );
+                    if level.unbeatable {
+                        ui.label(
+                            RichText::new("· unbeatable on purpose: play it out to see why")
+                                .color(theme::VIOLET),
+                        );
+                    }
+                });
+                ui.add_space(6.0);
+                ui.label(RichText::new("Cards in hand").strong());
+                if level.cards.is_empty() {
+                    ui::hint(ui, "none — you watch, and you may step and rewind");
+                }
+                for card in &level.cards {
+                    ui.label(format!("  {} × {}", card.count, card.card.title()));
+                }
+                ui.add_space(6.0);
+                let off = level.guards.off();
+                ui.label(RichText::new("Guards switched off here").strong());
+                if off.is_empty() {
+                    ui::hint(ui, "none: every guard is on");
+                }
+                for guard in off {
+                    ui.label(RichText::new(format!("  ✘ {} — {}", guard.name(), guard.describe())).color(theme::TEXT_DIM));
+                }
+                ui.add_space(10.0);
+                if let Some(outcome) = progress.file.outcomes.get(&level.id) {
+                    ui.label(
+                        RichText::new(format!(
+                            "Last time: {} {}",
+                            theme::outcome_glyph(*outcome),
+                            theme::outcome_words(*outcome)
+                        ))
+                        .color(theme::outcome_color(*outcome)),
+                    );
+                }
+                if unlocked {
+                    let button = egui::Button::new(RichText::new("▶  Play this level").size(theme::HEADING))
+                        .shortcut_text(RichText::new("Enter").monospace().color(theme::TEXT_FAINT))
+                        .min_size(egui::vec2(260.0, 36.0));
+                    if ui.add(button).clicked() {
+                        play = true;
+                    }
+                } else {
+                    let missing = campaign.missing_requirements(state.selected, &progress);
+                    ui.label(
+                        RichText::new(format!("🔒 Locked: finish {} first", missing.join(", ")))
+                            .color(theme::WARN),
+                    );
+                }
+                ui.add_space(6.0);
+                ui::hint(ui, loaded.path.display().to_string());
+            });
+        });
+
+    egui::CentralPanel::default()
+        .frame(egui::Frame::new().fill(theme::BACKGROUND).inner_margin(egui::Margin::same(14)))
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+                for chapter in campaign.chapters() {
+                    ui.add_space(6.0);
+                    ui.label(
+                        RichText::new(format!("Chapter {} · {}", chapter.number, chapter.title))
+                            .size(theme::HEADING)
+                            .strong()
+                            .color(theme::RUNTIME),
+                    );
+                    for index in chapter.levels {
+                        let level = &campaign.levels[index].level;
+                        let unlocked = campaign.is_unlocked(index, &progress);
+                        let done = progress.is_finished(&level.id);
+                        let (glyph, word, color) = if done {
+                            ("✔", "finished", theme::GOOD)
+                        } else if unlocked {
+                            ("▶", "open", theme::CREW)
+                        } else {
+                            ("🔒", "locked", theme::TEXT_FAINT)
+                        };
+                        let selected = index == state.selected;
+                        let response = egui::Frame::new()
+                            .fill(if selected { theme::PANEL_RAISED } else { theme::PANEL })
+                            .stroke(egui::Stroke::new(
+                                if selected { 2.0 } else { 1.0 },
+                                if selected { theme::CREW } else { theme::PANEL_BORDER },
+                            ))
+                            .corner_radius(6)
+                            .inner_margin(egui::Margin::symmetric(10, 6))
+                            .show(ui, |ui| {
+                                ui.set_width(ui.available_width());
+                                ui.horizontal(|ui| {
+                                    ui.label(RichText::new(glyph).size(18.0).color(color));
+                                    ui.label(RichText::new(word).size(theme::SMALL).color(color));
+                                    ui.label(
+                                        RichText::new(&level.title)
+                                            .size(theme::BODY + 1.0)
+                                            .strong()
+                                            .color(if unlocked { theme::TEXT } else { theme::TEXT_DIM }),
+                                    );
+                                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                                        ui.label(
+                                            RichText::new(format!(
+                                                "goal: {}",
+                                                theme::outcome_words(level.goal)
+                                            ))
+                                            .size(theme::SMALL)
+                                            .color(theme::TEXT_DIM),
+                                        );
+                                    });
+                                });
+                            })
+                            .response
+                            .interact(egui::Sense::click());
+                        if selected && state.scroll_to_selected {
+                            response.scroll_to_me(Some(egui::Align::Center));
+                            state.scroll_to_selected = false;
+                        }
+                        if response.clicked() {
+                            state.selected = index;
+                        }
+                        if response.double_clicked() {
+                            play = true;
+                        }
+                    }
+                }
+            });
+        });
+
+    if play
+        && let Some(loaded) = campaign.levels.get(state.selected)
+        && campaign.is_unlocked(state.selected, &progress)
+    {
+        intents.write(Intent::OpenLevel {
+            path: loaded.path.clone(),
+            mode: Mode::Campaign,
+            guards: None,
+            seed: 1,
+            at_phase: None,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,39 @@
+//! The screens, as one state machine. Each screen's entities carry `DespawnOnExit`.
+
+use bevy::prelude::*;
+
+mod debrief;
+pub mod level;
+mod level_select;
+mod replay;
+mod sandbox;
+mod title;
+
+/// Where the player is.
+#[derive(States, Copy, Clone, Eq, PartialEq, Hash, Debug, Default)]
+pub enum Screen {
+    #[default]
+    Title,
+    LevelSelect,
+    Level,
+    Debrief,
+    Sandbox,
+    Replay,
+}
+
+/// The state machine alone (headless tests use this without any UI).
+pub(super) fn plugin(app: &mut App) {
+    app.init_state::<Screen>();
+}
+
+/// Every screen's UI.
+pub(super) fn ui_plugin(app: &mut App) {
+    app.add_plugins((
+        title::plugin,
+        level_select::plugin,
+        level::plugin,
+        debrief::plugin,
+        sandbox::plugin,
+        replay::plugin,
+    ));
+}

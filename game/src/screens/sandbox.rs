@@ -1,0 +1,180 @@
+//! The sandbox: any level, with every guard a toggle and any seed.
+
+use bevy::prelude::*;
+use bevy_egui::egui::{self, RichText};
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
+use twice_sim::runtime::guards::{Guard, Guards};
+
+use super::Screen;
+use crate::campaign::Campaign;
+use crate::session::{Intent, Mode, OpenProblem};
+use crate::ui::{self, theme};
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(OnEnter(Screen::Sandbox), spawn_state);
+    app.add_systems(EguiPrimaryContextPass, draw.run_if(in_state(Screen::Sandbox)));
+}
+
+#[derive(Component, Debug)]
+struct SandboxState {
+    selected: usize,
+    guards: Guards,
+    seed: u64,
+}
+
+fn spawn_state(mut commands: Commands, campaign: Res<Campaign>) {
+    let guards = campaign.levels.first().map_or_else(Guards::all_on, |loaded| loaded.level.guards);
+    commands.spawn((
+        Name::new("Sandbox"),
+        SandboxState {
+            selected: 0,
+            guards,
+            seed: 1,
+        },
+        DespawnOnExit(Screen::Sandbox),
+    ));
+}
+
+fn draw(
+    mut contexts: EguiContexts,
+    mut state: Single<&mut SandboxState>,
+    campaign: Res<Campaign>,
+    problem: Res<OpenProblem>,
+    mut next_screen: ResMut<NextState<Screen>>,
+    mut intents: MessageWriter<Intent>,
+) -> Result {
+    let context = contexts.ctx_mut()?;
+    let count = campaign.levels.len();
+    let mut select = |state: &mut SandboxState, index: usize| {
+        state.selected = index;
+        if let Some(loaded) = campaign.levels.get(index) {
+            state.guards = loaded.level.guards;
+        }
+    };
+    if count > 0 && ui::pressed(context, egui::Key::ArrowDown) {
+        let index = (state.selected + 1).min(count - 1);
+        select(&mut state, index);
+    }
+    if ui::pressed(context, egui::Key::ArrowUp) {
+        let index = state.selected.saturating_sub(1);
+        select(&mut state, index);
+    }
+    if ui::pressed(context, egui::Key::Escape) {
+        next_screen.set(Screen::Title);
+    }
+    let mut start = ui::pressed(context, egui::Key::Enter);
+    // Number keys toggle guards 1–9 and 0 for the tenth.
+    let digits = [
+        egui::Key::Num1,
+        egui::Key::Num2,
+        egui::Key::Num3,
+        egui::Key::Num4,
+        egui::Key::Num5,
+        egui::Key::Num6,
+        egui::Key::Num7,
+        egui::Key::Num8,
+        egui::Key::Num9,
+        egui::Key::Num0,
+    ];
+    for (guard, digit) in Guard::ALL.iter().zip(digits) {
+        if ui::pressed(context, digit) {
+            let on = state.guards.is_on(*guard);
+            state.guards.set(*guard, !on);
+        }
+    }
+
+    let mut root = ui::root_ui(context, "sandbox");
+    egui::Panel::top("sandbox-top")
+        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::symmetric(14, 8)))
+        .show(&mut root, |ui| {
+            ui.horizontal(|ui| {
+                if ui::button(ui, true, "← Title", "Esc").clicked() {
+                    next_screen.set(Screen::Title);
+                }
+                ui.label(RichText::new("Sandbox").size(22.0).strong().color(theme::VIOLET));
+                ui::hint(ui, "any level, every guard a toggle; nothing here counts toward progress");
+            });
+            if let Some(problem) = &problem.0 {
+                ui.label(RichText::new(format!("⚠ {problem}")).color(theme::WARN));
+            }
+        });
+    egui::Panel::left("sandbox-levels")
+        .exact_size(420.0)
+        .resizable(false)
+        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::same(12)))
+        .show(&mut root, |ui| {
+            ui.label(RichText::new("Level (↑/↓)").strong());
+            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+                for (index, loaded) in campaign.levels.iter().enumerate() {
+                    let level = &loaded.level;
+                    let label = format!("Ch. {} · {}", level.chapter, level.title);
+                    let response = ui.selectable_label(index == state.selected, label);
+                    if response.clicked() {
+                        select(&mut state, index);
+                    }
+                    if response.double_clicked() {
+                        start = true;
+                    }
+                }
+            });
+        });
+    egui::CentralPanel::default()
+        .frame(egui::Frame::new().fill(theme::BACKGROUND).inner_margin(egui::Margin::same(16)))
+        .show(&mut root, |ui| {
+            let Some(loaded) = campaign.levels.get(state.selected) else {
+                ui.label(format!("No levels in {}.", campaign.folder.display()));
+                return;
+            };
+            ui.label(RichText::new(&loaded.level.title).size(22.0).strong());
+            ui.label(RichText::new(&loaded.level.briefing).color(theme::TEXT_DIM));
+            ui.add_space(10.0);
+            ui.horizontal(|ui| {
+                ui.label(RichText::new("Guards").size(theme::HEADING).strong());
+                if ui.button("as the level has them").clicked() {
+                    state.guards = loaded.level.guards;
+                }
+                if ui.button("all on").clicked() {
+                    state.guards = Guards::all_on();
+                }
+                if ui.button("all off").clicked() {
+                    state.guards = Guards::all_off();
+                }
+            });
+            for (index, guard) in Guard::ALL.iter().enumerate() {
+                let mut on = state.guards.is_on(*guard);
+                ui.horizontal(|ui| {
+                    ui::key_cap(ui, &((index + 1) % 10).to_string());
+                    let word = if on { "✔ on " } else { "✘ off" };
+                    let color = if on { theme::GOOD } else { theme::BAD };
+                    if ui.checkbox(&mut on, RichText::new(word).monospace().color(color)).changed() {
+                        state.guards.set(*guard, on);
+                    }
+                    ui.label(RichText::new(guard.name()).strong());
+                    ui::hint(ui, guard.describe());
+                });
+            }
+            ui.add_space(10.0);
+            ui.horizontal(|ui| {
+                ui.label("Seed");
+                ui.add(egui::DragValue::new(&mut state.seed).range(0..=u64::MAX / 2));
+                ui::hint(ui, "the network's jitter comes from the seed");
+            });
+            ui.add_space(10.0);
+            let button = egui::Button::new(RichText::new("▶  Open in the sandbox").size(theme::HEADING))
+                .shortcut_text(RichText::new("Enter").monospace().color(theme::TEXT_FAINT))
+                .min_size(egui::vec2(280.0, 36.0));
+            if ui.add(button).clicked() {
+                start = true;
+            }
+        });
+    if start && let Some(loaded) = campaign.levels.get(state.selected) {
+        intents.write(Intent::OpenLevel {
+            path: loaded.path.clone(),
+            mode: Mode::Sandbox,
+            guards: Some(state.guards),
+            seed: state.seed,
+            at_phase: None,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,311 @@
+//! Intents: everything the player can do to a level, as messages. The UI (mouse or
+//! keyboard) and the headless tests send the same intents; this is the one place
+//! they are carried out, and moves reach the simulator only through `Simulation::play`.
+
+use std::path::{Path, PathBuf};
+
+use bevy::prelude::*;
+use twice_sim::level::{self, Expectation, Play, Tape};
+use twice_sim::runtime::guards::Guards;
+
+use super::jobs::{Goal, Job};
+use super::scratch::ScratchLedgers;
+use super::{Mode, Recipe, SPEEDS, Session, SessionSet, TapeSource};
+use crate::campaign::Campaign;
+use crate::paths::relative_path;
+use crate::screens::Screen;
+
+pub(super) fn plugin(app: &mut App) {
+    app.init_resource::<OpenProblem>();
+    app.add_systems(Update, apply_intents.in_set(SessionSet::Intents));
+}
+
+/// A player's intent.
+#[derive(Message, Clone, Debug, PartialEq)]
+pub enum Intent {
+    /// Open a level file; with `at_phase`, run that many phases first (off the main thread).
+    OpenLevel {
+        path: PathBuf,
+        mode: Mode,
+        guards: Option<Guards>,
+        seed: u64,
+        at_phase: Option<u32>,
+    },
+    /// Open a tape in the replay viewer.
+    OpenTape { path: PathBuf, at_phase: Option<u32> },
+    /// Play a card or an operator move.
+    Play(Play),
+    /// Run one phase of one actor.
+    Step,
+    SetRunning(bool),
+    ToggleRunning,
+    /// Up or down the speed list.
+    ChangeSpeed(i32),
+    /// Go back to the state after `phase` phases (re-simulated from the seed and the moves before it).
+    Rewind { phase: u32 },
+    Restart,
+    RunToEnd,
+    SaveTape { path: PathBuf },
+    Debrief,
+    /// Back to the level screen from the debrief.
+    Resume,
+    /// Close the level and go to another screen.
+    Leave { to: Screen },
+}
+
+/// Why the last attempt to open a level or tape failed (shown by the screen that asked).
+#[derive(Debug, Default, Resource)]
+pub struct OpenProblem(pub Option<String>);
+
+#[allow(clippy::too_many_arguments)]
+fn apply_intents(
+    mut intents: MessageReader<Intent>,
+    mut commands: Commands,
+    mut session: Option<ResMut<Session>>,
+    mut next_screen: ResMut<NextState<Screen>>,
+    mut scratch: ResMut<ScratchLedgers>,
+    mut open_problem: ResMut<OpenProblem>,
+    campaign: Res<Campaign>,
+) {
+    for intent in intents.read() {
+        match intent {
+            Intent::OpenLevel {
+                path,
+                mode,
+                guards,
+                seed,
+                at_phase,
+            } => {
+                let opened = level::load_level(path)
+                    .map_err(|error| error.to_string())
+                    .and_then(|loaded| {
+                        let recipe = Recipe {
+                            level: loaded,
+                            seed: *seed,
+                            guards: *guards,
+                            tape: None,
+                        };
+                        open(recipe, *mode, *at_phase, &mut scratch, &campaign)
+                    });
+                match opened {
+                    Ok(opened) => {
+                        open_problem.0 = None;
+                        commands.insert_resource(opened);
+                        next_screen.set(Screen::Level);
+                        // The new session exists from the next frame; later intents wait for it.
+                        return;
+                    }
+                    Err(error) => {
+                        let problem = format!("Cannot open {}: {error}", path.display());
+                        if let Some(session) = session.as_deref_mut() {
+                            session.warn(problem.clone());
+                        }
+                        open_problem.0 = Some(problem);
+                    }
+                }
+            }
+            Intent::OpenTape { path, at_phase } => {
+                let opened = level::load_tape(path).map_err(|error| error.to_string()).and_then(|loaded| {
+                    let recipe = Recipe {
+                        level: loaded.level,
+                        seed: loaded.tape.seed,
+                        guards: loaded.tape.guards,
+                        tape: Some(TapeSource {
+                            path: loaded.path,
+                            tape: loaded.tape,
+                        }),
+                    };
+                    open(recipe, Mode::Replay, *at_phase, &mut scratch, &campaign)
+                });
+                match opened {
+                    Ok(opened) => {
+                        open_problem.0 = None;
+                        commands.insert_resource(opened);
+                        next_screen.set(Screen::Level);
+                        return;
+                    }
+                    Err(error) => {
+                        let problem = format!("Cannot open the tape: {error}");
+                        if let Some(session) = session.as_deref_mut() {
+                            session.warn(problem.clone());
+                        }
+                        open_problem.0 = Some(problem);
+                    }
+                }
+            }
+            Intent::Leave { to } => {
+                // Dropping the session cancels its job and deletes its scratch ledger.
+                commands.remove_resource::<Session>();
+                next_screen.set(*to);
+                return;
+            }
+            other => match session.as_deref_mut() {
+                Some(session) => apply_to_session(other, session, &mut scratch, &mut next_screen),
+                None => warn!("intent {other:?} needs an open level; none is open"),
+            },
+        }
+    }
+}
+
+/// Builds the session for a recipe, at phase 0 (or a job takes it to `at_phase`).
+fn open(
+    recipe: Recipe,
+    mode: Mode,
+    at_phase: Option<u32>,
+    scratch: &mut ScratchLedgers,
+    campaign: &Campaign,
+) -> Result<Session, String> {
+    let ledger_file = scratch.next_file(&recipe.level.level.id);
+    let actions = recipe.tape.as_ref().map(|source| source.tape.actions.clone()).unwrap_or_default();
+    let simulation = recipe.build(actions.clone(), ledger_file.as_ref().map(|file| file.path()))?;
+    let campaign_index = campaign.find_path(&recipe.level.path);
+    let mut session = Session::new(mode, recipe.clone(), campaign_index, simulation, ledger_file);
+    if let Some(problem) = &scratch.problem {
+        session.warn(format!("The ledger runs in memory: {problem}"));
+    }
+    if let Some(phase) = at_phase.filter(|phase| *phase > 0) {
+        session.job = Some(Job::show(recipe, actions, Goal::Phase(phase), scratch.next_file(&session.recipe.level.level.id)));
+    }
+    Ok(session)
+}
+
+fn apply_to_session(
+    intent: &Intent,
+    session: &mut Session,
+    scratch: &mut ScratchLedgers,
+    next_screen: &mut NextState<Screen>,
+) {
+    // Moves wait for nothing, but they must not race a re-simulation that will replace the state.
+    let needs_quiet = matches!(
+        intent,
+        Intent::Play(_) | Intent::Step | Intent::Rewind { .. } | Intent::Restart | Intent::RunToEnd | Intent::SaveTape { .. }
+    );
+    if needs_quiet && let Some(job) = &session.job {
+        let busy = job.describe();
+        session.warn(format!("One moment: {busy}"));
+        return;
+    }
+    match intent {
+        Intent::Play(play) => {
+            if session.mode == Mode::Replay {
+                session.warn("This is a tape replay: its moves are fixed. Open the level to play your own.");
+                return;
+            }
+            let card = play.card().title();
+            match session.play(play.clone()) {
+                Ok(()) => session.tell(format!("Played: {card}")),
+                Err(error) => session.warn(format!("{card}: {error}")),
+            }
+        }
+        Intent::Step => {
+            session.running = false;
+            if session.is_over() {
+                session.warn("The level is over: open the debrief (Enter), rewind, or restart.");
+                return;
+            }
+            if let Err(error) = session.step() {
+                session.warn(format!("The simulation stopped: {error}"));
+            }
+        }
+        Intent::SetRunning(running) => set_running(session, *running),
+        Intent::ToggleRunning => {
+            let running = !session.running;
+            set_running(session, running);
+        }
+        Intent::ChangeSpeed(change) => {
+            let last = SPEEDS.len() as i64 - 1;
+            session.speed = (session.speed as i64 + i64::from(*change)).clamp(0, last) as usize;
+            let speed = session.phases_per_second();
+            session.tell(format!("Speed: {speed} phases per second"));
+        }
+        Intent::Rewind { phase } => {
+            let current = session.simulation().phase();
+            if *phase > current {
+                session.warn(format!("Phase {phase} has not happened yet (now: {current}); step or play on."));
+                return;
+            }
+            session.running = false;
+            let actions = session.actions_before(*phase);
+            let file = scratch.next_file(&session.recipe.level.level.id);
+            session.job = Some(Job::show(session.recipe.clone(), actions, Goal::Phase(*phase), file));
+        }
+        Intent::Restart => {
+            session.running = false;
+            let actions = session.actions_before(0);
+            let file = scratch.next_file(&session.recipe.level.level.id);
+            match session.recipe.build(actions, file.as_ref().map(|file| file.path())) {
+                Ok(simulation) => {
+                    let ledger = super::ledger_view::LedgerView::read(simulation.ledger());
+                    session.replace(simulation, file, ledger);
+                    session.tell("Restarted from phase 0 with a fresh ledger file.");
+                }
+                Err(error) => session.warn(format!("Cannot restart: {error}")),
+            }
+        }
+        Intent::RunToEnd => {
+            if session.is_over() {
+                return;
+            }
+            session.running = false;
+            let actions = session.all_actions();
+            let file = scratch.next_file(&session.recipe.level.level.id);
+            session.job = Some(Job::show(session.recipe.clone(), actions, Goal::End, file));
+        }
+        Intent::SaveTape { path } => match tape_for(session, path) {
+            Ok(tape) => session.job = Some(Job::save_tape(session.recipe.clone(), tape, path.clone())),
+            Err(error) => session.warn(error),
+        },
+        Intent::Debrief => {
+            if session.is_over() {
+                session.running = false;
+                next_screen.set(Screen::Debrief);
+            } else {
+                session.warn("The level is not over yet: play on, or run it to the end (E).");
+            }
+        }
+        Intent::Resume => next_screen.set(Screen::Level),
+        Intent::OpenLevel { .. } | Intent::OpenTape { .. } | Intent::Leave { .. } => {}
+    }
+}
+
+fn set_running(session: &mut Session, running: bool) {
+    if running && session.is_over() {
+        session.warn("The level is over: open the debrief (Enter), rewind, or restart.");
+        return;
+    }
+    session.running = running;
+}
+
+/// The tape of this session, to be saved at `path` (its `expect` is filled in by the job).
+fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
+    let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    if !name.ends_with(twice_sim::campaign::TAPE_SUFFIX) || name.len() <= twice_sim::campaign::TAPE_SUFFIX.len() {
+        return Err(format!(
+            "A tape's file name ends in {} (so `twice-sim replay` finds it): {}",
+            twice_sim::campaign::TAPE_SUFFIX,
+            path.display()
+        ));
+    }
+    if path.exists() {
+        return Err(format!("{} already exists; choose another name", path.display()));
+    }
+    let folder = path.parent().filter(|folder| !folder.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    // The tape names its level relative to its own folder, so the folder must exist to be measured from.
+    std::fs::create_dir_all(folder).map_err(|error| format!("cannot create {}: {error}", folder.display()))?;
+    let level = &session.recipe.level;
+    let guards = match session.mode {
+        Mode::Sandbox => Some(session.recipe.guards_in_force()),
+        Mode::Campaign | Mode::Replay => session.recipe.guards,
+    };
+    Ok(Tape {
+        level: relative_path(folder, &level.path).display().to_string(),
+        seed: session.recipe.seed,
+        title: format!("{} — played in the {}", level.level.title, session.mode.name()),
+        guards,
+        actions: session.all_actions(),
+        expect: Expectation {
+            verdict: level.level.goal,
+            stopped_by: Vec::new(),
+        },
+    })
+}

@@ -1,0 +1,350 @@
+//! The level being played: the simulation, its scratch ledger, how fast it runs, and
+//! what the player was told. The session changes only through [`Intent`]s.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use twice_sim::checker::Verdict;
+use twice_sim::level::{Expectation, LoadedLevel, Play, Tape, TimedAction};
+use twice_sim::runtime::guards::Guards;
+use twice_sim::simulator::{Simulation, SimulationBuilder};
+
+mod intent;
+pub mod jobs;
+pub mod ledger_view;
+pub mod scratch;
+
+pub use intent::{Intent, OpenProblem};
+use jobs::Job;
+use ledger_view::LedgerView;
+use scratch::ScratchFile;
+
+use crate::progress::Progress;
+
+/// Phases per second at each speed setting.
+pub const SPEEDS: [f32; 8] = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+pub const DEFAULT_SPEED: usize = 2;
+/// Autoplay never spends more than this on stepping in one frame: the window stays responsive.
+pub const STEP_BUDGET: Duration = Duration::from_millis(3);
+
+/// The order the session's systems run in, each frame.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SessionSet {
+    Intents,
+    Jobs,
+    Advance,
+    Conclude,
+}
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_message::<Intent>();
+    app.configure_sets(
+        Update,
+        (SessionSet::Intents, SessionSet::Jobs, SessionSet::Advance, SessionSet::Conclude).chain(),
+    );
+    app.add_plugins((intent::plugin, jobs::plugin, scratch::plugin));
+    app.add_systems(
+        Update,
+        (
+            advance.in_set(SessionSet::Advance),
+            conclude.in_set(SessionSet::Conclude),
+        )
+            .run_if(resource_exists::<Session>),
+    );
+}
+
+/// How the level was opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A campaign level: its guards, its cards; progress is saved.
+    Campaign,
+    /// Any level, guards as the player set them; no progress.
+    Sandbox,
+    /// A tape plays its own moves; the player watches, steps and rewinds.
+    Replay,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Campaign => "campaign",
+            Mode::Sandbox => "sandbox",
+            Mode::Replay => "replay",
+        }
+    }
+}
+
+/// A tape being replayed.
+#[derive(Clone, Debug)]
+pub struct TapeSource {
+    pub path: PathBuf,
+    pub tape: Tape,
+}
+
+/// Everything needed to build the simulation again from scratch (rewind, restart, save).
+#[derive(Clone, Debug)]
+pub struct Recipe {
+    pub level: LoadedLevel,
+    pub seed: u64,
+    /// Guards overriding the level's (sandbox, or a tape recorded in the sandbox).
+    pub guards: Option<Guards>,
+    pub tape: Option<TapeSource>,
+}
+
+impl Recipe {
+    pub fn guards_in_force(&self) -> Guards {
+        self.guards.unwrap_or(self.level.level.guards)
+    }
+
+    /// Builds the simulation with these moves, writing its ledger to `ledger` (memory if none).
+    pub fn build(&self, actions: Vec<TimedAction>, ledger: Option<&Path>) -> Result<Simulation, String> {
+        let mut builder = SimulationBuilder::new(self.level.level.clone(), self.seed).actions(actions);
+        if let Some(guards) = self.guards {
+            builder = builder.guards(guards);
+        }
+        if let Some(path) = ledger {
+            builder = builder.ledger_file(path);
+        }
+        builder.build().map_err(|error| error.to_string())
+    }
+}
+
+/// A line for the player: what happened to their last move.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub problem: bool,
+}
+
+/// The end of a level: the checker's verdict and, for a tape, whether it matched.
+#[derive(Clone, Debug)]
+pub struct Conclusion {
+    pub verdict: Result<Verdict, String>,
+    /// For a replayed tape: did the verdict match what the tape expects?
+    pub as_expected: Option<bool>,
+    /// The progress file now counts this level as finished.
+    pub finished: bool,
+}
+
+#[derive(Debug, Resource)]
+pub struct Session {
+    pub mode: Mode,
+    pub recipe: Recipe,
+    /// Index of the level in the campaign, when it is part of it.
+    pub campaign_index: Option<usize>,
+    /// `Simulation` is `Send` but not `Sync` (SQLite connections); the lock makes it a resource.
+    /// Declared before `ledger_file` so its connections close before the file is deleted.
+    simulation: Mutex<Simulation>,
+    ledger_file: Option<ScratchFile>,
+    ledger: LedgerView,
+    generation: u64,
+    pub running: bool,
+    pub speed: usize,
+    step_credit: f32,
+    pub notice: Option<Notice>,
+    pub job: Option<Job>,
+    pub conclusion: Option<Conclusion>,
+}
+
+impl Session {
+    pub fn new(
+        mode: Mode,
+        recipe: Recipe,
+        campaign_index: Option<usize>,
+        simulation: Simulation,
+        ledger_file: Option<ScratchFile>,
+    ) -> Session {
+        let ledger = LedgerView::read(simulation.ledger());
+        Session {
+            mode,
+            recipe,
+            campaign_index,
+            simulation: Mutex::new(simulation),
+            ledger_file,
+            ledger,
+            generation: 0,
+            running: false,
+            speed: DEFAULT_SPEED,
+            step_credit: 0.0,
+            notice: None,
+            job: None,
+            conclusion: None,
+        }
+    }
+
+    /// The simulation, to read and draw.
+    pub fn simulation(&self) -> MutexGuard<'_, Simulation> {
+        self.simulation.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn simulation_mut(&mut self) -> &mut Simulation {
+        self.simulation.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn ledger(&self) -> &LedgerView {
+        &self.ledger
+    }
+
+    /// The ledger file the simulation writes, if it has one (else it runs in memory).
+    pub fn ledger_path(&self) -> Option<&Path> {
+        self.ledger_file.as_ref().map(ScratchFile::path)
+    }
+
+    /// Counts every change to the simulation, so views know when to read again.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn phases_per_second(&self) -> f32 {
+        SPEEDS[self.speed.min(SPEEDS.len() - 1)]
+    }
+
+    pub fn is_over(&self) -> bool {
+        self.simulation().is_over()
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.job.is_some()
+    }
+
+    pub fn tell(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            problem: false,
+        });
+    }
+
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            problem: true,
+        });
+    }
+
+    /// One phase of one actor. Returns false when the level is over.
+    pub fn step(&mut self) -> Result<bool, String> {
+        let result = self.simulation_mut().step().map_err(|error| error.to_string());
+        self.changed();
+        result
+    }
+
+    /// A player's move, through the one path every move takes: `Simulation::play`.
+    pub fn play(&mut self, play: Play) -> Result<(), String> {
+        let result = self.simulation_mut().play(play).map_err(|error| error.to_string());
+        if result.is_ok() {
+            self.changed();
+        }
+        result
+    }
+
+    fn changed(&mut self) {
+        self.generation += 1;
+        let simulation = self.simulation.get_mut().unwrap_or_else(PoisonError::into_inner);
+        self.ledger.refresh(simulation.ledger());
+    }
+
+    /// Reads the ledger again now (after rows were written from outside, as the benchmark does).
+    pub fn reread_ledger(&mut self) {
+        self.changed();
+    }
+
+    /// Swaps in a simulation built elsewhere (a rewind); the old one and its file go.
+    pub fn replace(&mut self, simulation: Simulation, ledger_file: Option<ScratchFile>, ledger: LedgerView) {
+        *self.simulation_mut() = simulation;
+        self.ledger_file = ledger_file;
+        self.ledger = ledger;
+        self.generation += 1;
+        self.conclusion = None;
+        self.step_credit = 0.0;
+    }
+
+    /// The moves that rebuild the state just before phase `phase`: a tape's own moves
+    /// (all of them: later ones wait their turn), or the player's moves made before it.
+    pub fn actions_before(&self, phase: u32) -> Vec<TimedAction> {
+        match &self.recipe.tape {
+            Some(source) => source.tape.actions.clone(),
+            None => self
+                .simulation()
+                .played()
+                .iter()
+                .filter(|action| action.at_phase < phase)
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// Every move so far, as a tape records it.
+    pub fn all_actions(&self) -> Vec<TimedAction> {
+        match &self.recipe.tape {
+            Some(source) => source.tape.actions.clone(),
+            None => self.simulation().played().to_vec(),
+        }
+    }
+
+    /// What a tape of this session expects, once `verdict` is known.
+    pub fn expectation(verdict: &Verdict) -> Expectation {
+        Expectation {
+            verdict: verdict.outcome,
+            stopped_by: verdict.stopped_by.clone(),
+        }
+    }
+}
+
+/// Autoplay: steps at the chosen speed, within a time budget per frame.
+fn advance(time: Res<Time>, mut session: ResMut<Session>) {
+    if !session.running || session.is_busy() {
+        return;
+    }
+    if session.is_over() {
+        session.running = false;
+        return;
+    }
+    let speed = session.phases_per_second();
+    // A long frame does not bank more than a quarter second of steps.
+    session.step_credit = (session.step_credit + time.delta_secs() * speed).min(1.0 + speed / 4.0);
+    let started = Instant::now();
+    while session.step_credit >= 1.0 && started.elapsed() < STEP_BUDGET {
+        session.step_credit -= 1.0;
+        match session.step() {
+            Ok(true) => {}
+            Ok(false) => {
+                session.running = false;
+                break;
+            }
+            Err(error) => {
+                session.running = false;
+                session.warn(format!("the simulation stopped: {error}"));
+                break;
+            }
+        }
+    }
+}
+
+/// When the level ends: the verdict, the tape's expectation, and the player's progress.
+fn conclude(mut session: ResMut<Session>, mut progress: ResMut<Progress>) {
+    if session.conclusion.is_some() || session.is_busy() || !session.is_over() {
+        return;
+    }
+    session.running = false;
+    let verdict = session.simulation().verdict().map_err(|error| error.to_string());
+    let as_expected = match (&verdict, &session.recipe.tape) {
+        (Ok(verdict), Some(source)) => Some(
+            source.tape.expect.verdict == verdict.outcome && source.tape.expect.stopped_by == verdict.stopped_by,
+        ),
+        _ => None,
+    };
+    let mut finished = false;
+    if let (Ok(verdict), Mode::Campaign) = (&verdict, session.mode) {
+        let level = &session.recipe.level.level;
+        finished = verdict.goal_reached || level.unbeatable;
+        let id = level.id.clone();
+        progress.record(&id, verdict.outcome, finished);
+    }
+    session.conclusion = Some(Conclusion {
+        verdict,
+        as_expected,
+        finished,
+    });
+}

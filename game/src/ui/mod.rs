@@ -1,0 +1,99 @@
+//! Shared UI: the egui style, the root `Ui` every screen draws into, and small widgets.
+
+use bevy::prelude::*;
+use bevy_egui::egui::{self, Color32, RichText};
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
+use twice_sim::runtime::rules::Status;
+
+pub mod theme;
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(EguiPrimaryContextPass, apply_style);
+}
+
+/// Sets fonts and colours once the primary egui context exists.
+fn apply_style(mut contexts: EguiContexts, mut applied: Local<bool>) -> Result {
+    if !*applied {
+        theme::apply(contexts.ctx_mut()?);
+        *applied = true;
+    }
+    Ok(())
+}
+
+/// The whole window as one `Ui`, for panels (egui 0.36 panels are shown inside a `Ui`).
+pub fn root_ui(context: &egui::Context, id: &str) -> egui::Ui {
+    egui::Ui::new(
+        context.clone(),
+        egui::Id::new(id),
+        egui::UiBuilder::new()
+            .layer_id(egui::LayerId::background())
+            .max_rect(context.viewport_rect()),
+    )
+}
+
+/// A titled box with the game's frame.
+pub fn section<R>(ui: &mut egui::Ui, title: &str, add_contents: impl FnOnce(&mut egui::Ui) -> R) -> R {
+    egui::Frame::new()
+        .fill(theme::PANEL_RAISED)
+        .stroke(egui::Stroke::new(1.0, theme::PANEL_BORDER))
+        .corner_radius(6)
+        .inner_margin(egui::Margin::symmetric(8, 6))
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.label(RichText::new(title).size(theme::HEADING).strong().color(theme::TEXT));
+            ui.add_space(2.0);
+            add_contents(ui)
+        })
+        .inner
+}
+
+/// `✔ completed` in the status's colour.
+pub fn status_text(status: Status) -> RichText {
+    RichText::new(theme::status_label(status)).color(theme::status_color(status))
+}
+
+/// A keyboard key, drawn as a key cap.
+pub fn key_cap(ui: &mut egui::Ui, key: &str) {
+    egui::Frame::new()
+        .fill(Color32::from_rgb(50, 56, 72))
+        .stroke(egui::Stroke::new(1.0, Color32::from_rgb(90, 98, 120)))
+        .corner_radius(4)
+        .inner_margin(egui::Margin::symmetric(5, 1))
+        .show(ui, |ui| {
+            ui.label(RichText::new(key).monospace().size(12.0).color(theme::TEXT));
+        });
+}
+
+/// A button with its keyboard shortcut shown beside the label.
+pub fn button(ui: &mut egui::Ui, enabled: bool, label: &str, shortcut: &str) -> egui::Response {
+    let button = egui::Button::new(RichText::new(label).size(theme::BODY)).shortcut_text(
+        RichText::new(shortcut).monospace().size(11.5).color(theme::TEXT_FAINT),
+    );
+    ui.add_enabled(enabled, button)
+}
+
+/// A line of small, dim text.
+pub fn hint(ui: &mut egui::Ui, text: impl Into<String>) {
+    ui.label(RichText::new(text.into()).size(theme::SMALL).color(theme::TEXT_DIM));
+}
+
+/// True when a text field has the keyboard: shortcuts must not fire then.
+pub fn typing(context: &egui::Context) -> bool {
+    context.egui_wants_keyboard_input()
+}
+
+/// Whether `key` was pressed this frame (and no text field has the keyboard).
+pub fn pressed(context: &egui::Context, key: egui::Key) -> bool {
+    !typing(context) && context.input(|input| input.key_pressed(key))
+}
+
+/// Whether `text` (such as `?` or `+`) was typed this frame, outside text fields.
+pub fn typed(context: &egui::Context, text: &str) -> bool {
+    !typing(context)
+        && context.input(|input| {
+            input
+                .events
+                .iter()
+                .any(|event| matches!(event, egui::Event::Text(typed) if typed == text))
+        })
+}

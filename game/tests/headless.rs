@@ -1,0 +1,253 @@
+//! The game without a window: `MinimalPlugins`, the screens' state machine and the session.
+//! Moves go in as the same `Intent` messages the UI sends, and the verdicts must match the
+//! campaign's tapes.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use bevy::state::app::StatesPlugin;
+use twice::paths::GamePaths;
+use twice::progress::Progress;
+use twice::screens::Screen;
+use twice::session::{Intent, Mode, Session};
+use twice::CorePlugin;
+use twice_sim::checker::Outcome;
+use twice_sim::ledger::Ledger;
+use twice_sim::level::{self, LoadedTape, Play};
+
+fn levels_folder() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels")
+}
+
+/// The campaign's tape whose file name ends with `suffix` (levels are renumbered as the campaign grows).
+fn tape(suffix: &str) -> LoadedTape {
+    let tapes = level::files_below(&levels_folder(), suffix).expect("the levels folder");
+    let path = tapes
+        .into_iter()
+        .find(|path| path.to_string_lossy().ends_with(suffix))
+        .unwrap_or_else(|| panic!("no tape *{suffix} in {}", levels_folder().display()));
+    level::load_tape(&path).expect("the tape loads")
+}
+
+fn game(data: &Path) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        StatesPlugin,
+        CorePlugin {
+            paths: GamePaths {
+                levels: levels_folder(),
+                data: data.to_path_buf(),
+            },
+        },
+    ));
+    app.update();
+    app
+}
+
+fn send(app: &mut App, intent: Intent) {
+    app.world_mut().write_message(intent);
+    app.update();
+}
+
+fn session(app: &App) -> &Session {
+    app.world().get_resource::<Session>().expect("a level is open")
+}
+
+fn screen(app: &App) -> Screen {
+    *app.world().resource::<State<Screen>>().get()
+}
+
+/// Updates until `done`, giving background jobs time to finish.
+fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&App) -> bool) {
+    let started = Instant::now();
+    while !done(app) {
+        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(2));
+        app.update();
+    }
+}
+
+fn phase(app: &App) -> u32 {
+    session(app).simulation().phase()
+}
+
+/// Opens the tape's level as the player would and plays its cards at its phases, one step at a time.
+fn play_like_a_player(app: &mut App, loaded: &LoadedTape) {
+    let mode = if loaded.tape.guards.is_some() { Mode::Sandbox } else { Mode::Campaign };
+    send(
+        app,
+        Intent::OpenLevel {
+            path: loaded.level.path.clone(),
+            mode,
+            guards: loaded.tape.guards,
+            seed: loaded.tape.seed,
+            at_phase: None,
+        },
+    );
+    app.update();
+    assert_eq!(screen(app), Screen::Level);
+    assert_eq!(phase(app), 0);
+    for action in &loaded.tape.actions {
+        while phase(app) < action.at_phase && !session(app).is_over() {
+            send(app, Intent::Step);
+        }
+        assert_eq!(phase(app), action.at_phase, "reached the tape's phase");
+        send(app, Intent::Play(action.play.clone()));
+        let played = session(app).simulation().played().to_vec();
+        assert_eq!(played.last().map(|played| &played.play), Some(&action.play), "{:?}", session(app).notice);
+    }
+    send(app, Intent::RunToEnd);
+    update_until(app, "the end of the level", |app| session(app).conclusion.is_some());
+}
+
+fn assert_verdict_matches(app: &App, loaded: &LoadedTape) {
+    let conclusion = session(app).conclusion.clone().expect("concluded");
+    let verdict = conclusion.verdict.expect("the checker judged");
+    assert_eq!(verdict.outcome, loaded.tape.expect.verdict, "{}", verdict.summary);
+    assert_eq!(verdict.stopped_by, loaded.tape.expect.stopped_by, "{}", verdict.summary);
+}
+
+#[test]
+fn crash_replay_pays_twice_when_the_crash_card_is_played_like_the_tape() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let loaded = tape("crash-replay.win.tape.ron");
+    let mut app = game(data.path());
+    play_like_a_player(&mut app, &loaded);
+    assert_verdict_matches(&app, &loaded);
+    assert_eq!(loaded.tape.expect.verdict, Outcome::PaidTwice);
+    // The heist worked, so the campaign counts the level as finished, on disk too.
+    let id = &loaded.level.level.id;
+    assert!(app.world().resource::<Progress>().is_finished(id));
+    assert!(Progress::load(&data.path().join("progress.ron")).is_finished(id));
+    send(&mut app, Intent::Debrief);
+    app.update();
+    assert_eq!(screen(&app), Screen::Debrief);
+}
+
+#[test]
+fn the_ledger_holds_when_the_worker_dies_mid_call() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let loaded = tape("ledger-holds.mid-call.tape.ron");
+    let mut app = game(data.path());
+    play_like_a_player(&mut app, &loaded);
+    assert_verdict_matches(&app, &loaded);
+    assert_eq!(loaded.tape.expect.verdict, Outcome::PaidOnce);
+    // The ledger panel's rows are the SQLite file's rows: another connection sees the same.
+    let session = session(&app);
+    let path = session.ledger_path().expect("a ledger file").to_path_buf();
+    let other = Ledger::open(&path).expect("the file opens");
+    let from_file = other.all_records().expect("rows");
+    assert!(!from_file.is_empty());
+    assert_eq!(from_file.len(), session.ledger().rows().len());
+    for record in &from_file {
+        assert_eq!(session.ledger().row(record.key.as_str()), Some(record));
+    }
+    assert_eq!(
+        session.ledger().unknown().count(),
+        from_file.iter().filter(|record| record.status.is_unknown()).count(),
+        "the operator's queue lists every unknown call"
+    );
+}
+
+#[test]
+fn rewinding_re_simulates_the_same_history_into_a_new_ledger_file() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let loaded = tape("crash-replay.win.tape.ron");
+    let mut app = game(data.path());
+    send(
+        &mut app,
+        Intent::OpenLevel {
+            path: loaded.level.path.clone(),
+            mode: Mode::Campaign,
+            guards: None,
+            seed: 1,
+            at_phase: None,
+        },
+    );
+    app.update();
+    for _ in 0..3 {
+        send(&mut app, Intent::Step);
+    }
+    send(&mut app, Intent::Play(Play::CrashWorker { worker: Some(1) }));
+    for _ in 0..5 {
+        send(&mut app, Intent::Step);
+    }
+    let timeline = session(&app).simulation().timeline().to_vec();
+    let first_file = session(&app).ledger_path().expect("file").to_path_buf();
+    assert!(first_file.exists());
+
+    // Back to phase 6: the crash at phase 3 is kept, the history is the same prefix.
+    send(&mut app, Intent::Rewind { phase: 6 });
+    update_until(&mut app, "the rewind", |app| !session(app).is_busy());
+    assert_eq!(phase(&app), 6);
+    let again = session(&app).simulation().timeline().to_vec();
+    assert!(!again.is_empty() && timeline.starts_with(&again), "the same history, cut at phase 6");
+    let second_file = session(&app).ledger_path().expect("file").to_path_buf();
+    assert_ne!(first_file, second_file, "a new ledger file each time");
+    assert!(!first_file.exists(), "the old scratch file is deleted");
+
+    // Back to phase 2: the crash (played at phase 3) is undone and its card returns to the hand.
+    send(&mut app, Intent::Rewind { phase: 2 });
+    update_until(&mut app, "the rewind", |app| !session(app).is_busy());
+    assert_eq!(phase(&app), 2);
+    assert!(session(&app).simulation().played().is_empty());
+    let hand = session(&app).simulation().hand().clone();
+    assert_eq!(hand.values().sum::<u32>(), loaded.level.level.cards.iter().map(|card| card.count).sum::<u32>());
+
+    // A rewind to the future is refused and changes nothing.
+    send(&mut app, Intent::Rewind { phase: 50 });
+    assert_eq!(phase(&app), 2);
+    assert!(session(&app).notice.as_ref().is_some_and(|notice| notice.problem));
+
+    // Leaving the level deletes its scratch ledger.
+    let file = session(&app).ledger_path().expect("file").to_path_buf();
+    send(&mut app, Intent::Leave { to: Screen::LevelSelect });
+    app.update();
+    assert!(app.world().get_resource::<Session>().is_none());
+    assert!(!file.exists());
+    assert_eq!(screen(&app), Screen::LevelSelect);
+}
+
+#[test]
+fn a_saved_tape_replays_to_the_verdict_it_expects() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let loaded = tape("crash-replay.win.tape.ron");
+    let mut app = game(data.path());
+    play_like_a_player(&mut app, &loaded);
+    let saved = data.path().join("tapes/mine.tape.ron");
+    send(&mut app, Intent::SaveTape { path: saved.clone() });
+    update_until(&mut app, "the save", |app| !session(app).is_busy());
+    let reloaded = level::load_tape(&saved).expect("the saved tape loads");
+    assert_eq!(reloaded.tape.actions, loaded.tape.actions);
+    assert_eq!(reloaded.tape.expect, loaded.tape.expect);
+    assert_eq!(reloaded.level.level.id, loaded.level.level.id);
+    // A name that `twice-sim replay` would not find is refused.
+    send(&mut app, Intent::SaveTape { path: data.path().join("mine.ron") });
+    assert!(session(&app).notice.as_ref().is_some_and(|notice| notice.problem && notice.text.contains(".tape.ron")));
+
+    // The replay viewer opens it and reaches the same verdict on its own.
+    send(&mut app, Intent::OpenTape { path: saved, at_phase: None });
+    app.update();
+    assert_eq!(session(&app).mode, Mode::Replay);
+    send(&mut app, Intent::Play(Play::LoseRequest));
+    assert!(session(&app).simulation().played().is_empty(), "a replay takes no new moves");
+    send(&mut app, Intent::RunToEnd);
+    update_until(&mut app, "the replay's end", |app| session(app).conclusion.is_some());
+    assert_eq!(session(&app).conclusion.as_ref().and_then(|conclusion| conclusion.as_expected), Some(true));
+}
+
+#[test]
+fn bad_files_are_reported_not_fatal() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    let broken = data.path().join("broken.tape.ron");
+    std::fs::write(&broken, "(level: \"nowhere.level.ron\", seed: 1, expect: (verdict: paid_once))").expect("write");
+    send(&mut app, Intent::OpenTape { path: broken, at_phase: None });
+    app.update();
+    let problem = app.world().resource::<twice::session::OpenProblem>().0.clone().expect("reported");
+    assert!(problem.contains("nowhere.level.ron"), "{problem}");
+    assert!(app.world().get_resource::<Session>().is_none());
+    assert_eq!(screen(&app), Screen::Title);
+}

@@ -1,0 +1,153 @@
+//! `twice-sim serve` and `twice-sim hash-token`.
+
+use std::io::{BufRead, Read, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use super::tokens::{self, Operators};
+use super::{ApiState, DEFAULT_ADDRESS, bind, check_bind_address, serve_until};
+
+/// Exit codes, as in [`crate::cli`].
+const EXIT_OK: u8 = 0;
+const EXIT_FAILED: u8 = 1;
+const EXIT_BAD_INPUT: u8 = 2;
+/// Worker threads for the server: requests are short and the ledger work runs on
+/// tokio's blocking threads, so two are plenty on the two-core machines this targets.
+const SERVER_THREADS: usize = 2;
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The ledger file to serve (written by `play --ledger`, the game or a worker). It must exist.
+    #[arg(long)]
+    pub ledger: PathBuf,
+    /// The operators' tokens file (RON: id, token_sha256, tenants; see `twice-sim hash-token`).
+    #[arg(long)]
+    pub tokens: PathBuf,
+    /// The address to listen on. Port 0 picks a free port (the address is printed).
+    #[arg(long, default_value = DEFAULT_ADDRESS)]
+    pub addr: SocketAddr,
+    /// Allow listening on an address other machines can reach (the default refuses).
+    #[arg(long)]
+    pub allow_non_loopback: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HashTokenArgs {
+    /// Make a new random token (256 bits) and print it with its hash, instead of
+    /// reading a token from standard input.
+    #[arg(long)]
+    pub generate: bool,
+}
+
+fn bad_input(message: impl std::fmt::Display) -> u8 {
+    eprintln!("error: {message}");
+    EXIT_BAD_INPUT
+}
+
+/// Runs the operator API until Ctrl-C (or SIGTERM).
+pub fn serve_command(args: ServeArgs) -> u8 {
+    let operators = match Operators::load(&args.tokens) {
+        Ok(operators) => operators,
+        Err(error) => return bad_input(error),
+    };
+    if let Err(error) = check_bind_address(args.addr, args.allow_non_loopback) {
+        return bad_input(format!("--addr: {error}"));
+    }
+    let state = match ApiState::open(&args.ledger, operators) {
+        Ok(state) => state,
+        Err(error) => return bad_input(error),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(SERVER_THREADS)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the server's runtime: {error}");
+            return EXIT_FAILED;
+        }
+    };
+    runtime.block_on(async move {
+        let listener = match bind(args.addr, args.allow_non_loopback).await {
+            Ok(listener) => listener,
+            Err(error) => return bad_input(error),
+        };
+        let address = listener.local_addr().map_or(args.addr, |address| address);
+        println!(
+            "operator API on http://{address}/v1/tool-executions — ledger {}, {} operator(s); \
+             compensate: no compensation target configured (answers 501). Ctrl-C stops.",
+            state.ledger_path().display(),
+            state.operators().len()
+        );
+        // Whoever started us (a test, a script) may wait for this line to know the port.
+        let _ = std::io::stdout().flush();
+        match serve_until(listener, state, shutdown_signal()).await {
+            Ok(()) => {
+                println!("operator API stopped");
+                EXIT_OK
+            }
+            Err(error) => {
+                eprintln!("error: the operator API stopped: {error}");
+                EXIT_FAILED
+            }
+        }
+    })
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
+
+/// Prints the SHA-256 of a token read from standard input (so the token stays out of
+/// the shell's history and the process list), or makes a new token with `--generate`.
+pub fn hash_token_command(args: HashTokenArgs) -> u8 {
+    let token = if args.generate {
+        match tokens::generate_token() {
+            Ok(token) => token,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return EXIT_FAILED;
+            }
+        }
+    } else {
+        let mut line = String::new();
+        // One line, and never more than a token could be: a pasted file is refused, not read whole.
+        let limit = (tokens::TOKEN_CHARS_MAX * 4 + 2) as u64;
+        if let Err(error) = std::io::stdin().lock().take(limit).read_line(&mut line) {
+            return bad_input(format!("standard input: {error}"));
+        }
+        line.trim_end_matches(['\n', '\r']).to_owned()
+    };
+    if let Err(error) = tokens::check_token(&token) {
+        return bad_input(format!("the token read from standard input: {error}"));
+    }
+    let hash = tokens::hash_token(&token);
+    if args.generate {
+        println!("token:        {token}");
+        println!("token_sha256: {hash}");
+        println!();
+        println!("Give the token to the operator (it is stored nowhere); add the hash to the tokens file:");
+        println!("    (id: \"OPERATOR-ID\", token_sha256: \"{hash}\", tenants: [\"default\"]),");
+    } else {
+        println!("{hash}");
+    }
+    EXIT_OK
+}

@@ -1,0 +1,451 @@
+//! The endpoints, and the extractors that make every bad request a JSON error:
+//! who is calling (bearer token), which key, strict JSON bodies and query strings.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request, State};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::error::ApiError;
+use super::tokens::Operator;
+use super::views::{Cursor, DetailView, PageView, RecordView, shorten};
+use super::{ApiState, Compensator, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, RESULT_BYTES_MAX};
+use crate::ledger::{ExecutionRecord, Ledger, SettleError};
+use crate::runtime::key::IdempotencyKey;
+use crate::runtime::operator::{self, OperatorError, REASON_CHARS_MAX, ResolveRequest};
+use crate::runtime::rules::Status;
+
+// ----- extractors -----
+
+/// The operator a request's bearer token belongs to; 401 for anything else.
+pub(super) struct Authenticated(pub Operator);
+
+impl FromRequestParts<ApiState> for Authenticated {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, ApiError> {
+        let mut values = parts.headers.get_all(header::AUTHORIZATION).iter();
+        let value = values
+            .next()
+            .ok_or_else(|| ApiError::unauthorized("an `Authorization: Bearer <token>` header is required"))?;
+        if values.next().is_some() {
+            return Err(ApiError::unauthorized("send one Authorization header, not several"));
+        }
+        let text = value
+            .to_str()
+            .map_err(|_| ApiError::unauthorized("the Authorization header holds bytes that are not visible ASCII"))?;
+        let (scheme, token) = text.trim().split_once(' ').unwrap_or((text.trim(), ""));
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return Err(ApiError::unauthorized(
+                "the Authorization header must be `Bearer <token>`",
+            ));
+        }
+        state
+            .operators
+            .authenticate(token.trim())
+            .map(Authenticated)
+            .ok_or_else(|| ApiError::unauthorized("the bearer token is not valid"))
+    }
+}
+
+/// A JSON body: `Content-Type: application/json`, at most [`super::BODY_BYTES_MAX`]
+/// bytes (413), well-formed (400), and exactly the fields the endpoint takes (422).
+pub(super) struct StrictJson<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<ApiState> for StrictJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &ApiState) -> Result<Self, ApiError> {
+        let content_type = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("");
+        let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        if essence != "application/json" {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                format!(
+                    "the body must be JSON sent as `Content-Type: application/json`, not `{}`",
+                    shorten(content_type)
+                ),
+            ));
+        }
+        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "payload_too_large",
+                    format!("the body is larger than the {} bytes allowed", super::BODY_BYTES_MAX),
+                )
+            } else {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "unreadable_body",
+                    format!("the body could not be read: {}", rejection.body_text()),
+                )
+            }
+        })?;
+        serde_json::from_slice(&bytes).map(StrictJson).map_err(|error| {
+            if error.classify() == serde_json::error::Category::Data {
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid_body",
+                    format!("body: {error}"),
+                )
+            } else {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "malformed_json",
+                    format!("body is not JSON: {error}"),
+                )
+            }
+        })
+    }
+}
+
+fn key_from_path(path: Result<Path<String>, PathRejection>) -> Result<IdempotencyKey, ApiError> {
+    let Path(raw) = path.map_err(|rejection| ApiError::invalid(format!("key: {}", rejection.body_text())))?;
+    IdempotencyKey::parse(&raw).map_err(|_| {
+        ApiError::invalid(format!(
+            "`{}` is not an idempotency key (1 to 200 visible characters, no spaces)",
+            shorten(&raw)
+        ))
+    })
+}
+
+/// The record under `key` if the operator may see its tenant; otherwise the same 404
+/// as for a key that does not exist.
+fn visible(ledger: &Ledger, key: &IdempotencyKey, operator: &Operator) -> Result<ExecutionRecord, ApiError> {
+    match ledger.record(key)? {
+        Some(record) if operator.may_see(&record.tenant) => Ok(record),
+        _ => Err(ApiError::not_found(key.as_str())),
+    }
+}
+
+fn detail(ledger: &Ledger, record: ExecutionRecord) -> Result<DetailView, ApiError> {
+    let history = ledger.history(&record.key)?;
+    Ok(DetailView::new(record, history))
+}
+
+fn reason_checked(reason: &str) -> Result<(), ApiError> {
+    let chars = reason.chars().count();
+    if reason.trim().is_empty() {
+        return Err(ApiError::invalid(
+            "reason: say why (it goes into the record's history); it must not be empty",
+        ));
+    }
+    if chars > REASON_CHARS_MAX {
+        return Err(ApiError::invalid(format!(
+            "reason: {chars} characters, more than the {REASON_CHARS_MAX} allowed"
+        )));
+    }
+    Ok(())
+}
+
+/// Turns the one implementation's refusal into an answer. A refusal that depends on the
+/// record's state (a lost race, already compensated) carries the record as it is now.
+fn refusal(ledger: &Ledger, key: &IdempotencyKey, error: OperatorError) -> ApiError {
+    let current = |message: String| match ledger.record(key) {
+        Ok(Some(record)) => ApiError::conflict(message, record),
+        Ok(None) => ApiError::not_found(key.as_str()),
+        Err(error) => ApiError::from_ledger(error),
+    };
+    match error {
+        OperatorError::MissingReason | OperatorError::BadStatus(_) => ApiError::invalid(error.to_string()),
+        OperatorError::MissingOperator => ApiError::internal("the credential names no operator"),
+        OperatorError::NoCompensation(_) => {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "no_compensation", error.to_string())
+        }
+        OperatorError::NothingToCompensate { .. } | OperatorError::AlreadyCompensated(_) => current(error.to_string()),
+        OperatorError::CompensationFailed { .. } => {
+            let mut answer = current(format!(
+                "{error}. The record stays claimed as compensated and the failure is in its history: \
+                 check the tool's world by hand; it is not compensated twice"
+            ));
+            answer.status = StatusCode::BAD_GATEWAY;
+            answer.code = "compensation_failed";
+            answer
+        }
+        OperatorError::Settle(SettleError::NotFound(_)) => ApiError::not_found(key.as_str()),
+        OperatorError::Settle(SettleError::Stale { expected, current, .. }) => ApiError::conflict(
+            format!(
+                "{key} is {}, not {expected} as you expected: someone decided first",
+                current.status
+            ),
+            *current,
+        ),
+        OperatorError::Settle(SettleError::AlreadySettled { current, .. }) => ApiError::conflict(
+            format!(
+                "{key} is already settled as {}; a settled decision is never overwritten",
+                current.status
+            ),
+            *current,
+        ),
+        OperatorError::Settle(SettleError::NotADecision { to }) => {
+            ApiError::invalid(format!("status: {to} is not a decision"))
+        }
+        OperatorError::Settle(SettleError::Ledger(error)) | OperatorError::Ledger(error) => {
+            ApiError::from_ledger(error)
+        }
+    }
+}
+
+// ----- endpoints -----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListQuery {
+    status: Option<String>,
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+fn parse_status(field: &str, text: &str) -> Result<Status, ApiError> {
+    Status::parse(text).ok_or_else(|| {
+        ApiError::invalid(format!(
+            "{field}: `{}` is not a status; one of {}",
+            shorten(text),
+            Status::ALL.map(Status::name).join(", ")
+        ))
+    })
+}
+
+/// `GET /v1/tool-executions`: the caller's tenants' records, longest-waiting first.
+pub(super) async fn list(
+    State(state): State<ApiState>,
+    Authenticated(operator): Authenticated,
+    uri: Uri,
+) -> Result<Json<PageView>, ApiError> {
+    let Query(query) = Query::<ListQuery>::try_from_uri(&uri)
+        .map_err(|rejection| ApiError::invalid(format!("query: {}", rejection.body_text())))?;
+    let status = query
+        .status
+        .as_deref()
+        .map(|text| parse_status("status", text))
+        .transpose()?;
+    let limit = match query.limit.as_deref() {
+        None => PAGE_LIMIT_DEFAULT,
+        Some(text) => text
+            .parse::<u32>()
+            .ok()
+            .filter(|limit| (1..=PAGE_LIMIT_MAX).contains(limit))
+            .ok_or_else(|| {
+                ApiError::invalid(format!(
+                    "limit: a whole number from 1 to {PAGE_LIMIT_MAX}, not `{}`",
+                    shorten(text)
+                ))
+            })?,
+    };
+    let cursor = query
+        .cursor
+        .as_deref()
+        .map(Cursor::decode)
+        .transpose()
+        .map_err(|message| ApiError::invalid(format!("cursor: {message}")))?;
+    let tenants: Vec<String> = operator.tenants.iter().cloned().collect();
+    let mut records = state
+        .ledgers
+        .run(move |ledger| {
+            // One query per tenant, each the first `limit + 1` after the cursor in the
+            // ledger's order; merged, their first `limit + 1` are the overall first.
+            let after = cursor
+                .as_ref()
+                .map(|cursor| (cursor.updated_at_ms, cursor.key.as_str()));
+            let mut records = Vec::new();
+            for tenant in &tenants {
+                records.extend(ledger.records(Some(tenant), status, after, limit + 1)?);
+            }
+            Ok(records)
+        })
+        .await?;
+    // The ledger orders keys by SQLite's binary collation, which is Rust's byte order.
+    records
+        .sort_by(|left, right| (left.updated_at_ms, left.key.as_str()).cmp(&(right.updated_at_ms, right.key.as_str())));
+    let more = records.len() > limit as usize;
+    records.truncate(limit as usize);
+    let next_cursor = if more {
+        records.last().map(|last| {
+            Cursor {
+                updated_at_ms: last.updated_at_ms,
+                key: last.key.to_string(),
+            }
+            .encode()
+        })
+    } else {
+        None
+    };
+    Ok(Json(PageView {
+        items: records.into_iter().map(RecordView::from).collect(),
+        next_cursor,
+    }))
+}
+
+/// `GET /v1/tool-executions/{key}`: one record with its full history.
+pub(super) async fn show(
+    State(state): State<ApiState>,
+    Authenticated(operator): Authenticated,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<DetailView>, ApiError> {
+    let key = key_from_path(path)?;
+    let view = state
+        .ledgers
+        .run(move |ledger| {
+            let record = visible(ledger, &key, &operator)?;
+            detail(ledger, record)
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ResolveBody {
+    status: String,
+    reason: String,
+    expected_status: Option<String>,
+    result: Option<Value>,
+}
+
+/// `POST /v1/tool-executions/{key}/resolve`: what the operator found, compare-and-set.
+pub(super) async fn resolve(
+    State(state): State<ApiState>,
+    Authenticated(operator): Authenticated,
+    path: Result<Path<String>, PathRejection>,
+    StrictJson(body): StrictJson<ResolveBody>,
+) -> Result<Json<DetailView>, ApiError> {
+    let key = key_from_path(path)?;
+    let status = parse_status("status", &body.status)?;
+    if !matches!(status, Status::Completed | Status::Failed) {
+        return Err(ApiError::invalid(format!(
+            "status: an operator resolves a call to completed or failed, not {status}"
+        )));
+    }
+    reason_checked(&body.reason)?;
+    let expected_status = body
+        .expected_status
+        .as_deref()
+        .map(|text| parse_status("expected_status", text))
+        .transpose()?;
+    let result = match body.result {
+        None => None,
+        Some(_) if status != Status::Completed => {
+            return Err(ApiError::invalid(
+                "result: only a call resolved as completed has a result; leave it out for failed",
+            ));
+        }
+        Some(value) => {
+            let text = value.to_string();
+            if text.len() > RESULT_BYTES_MAX {
+                return Err(ApiError::invalid(format!(
+                    "result: {} bytes as JSON, more than the {RESULT_BYTES_MAX} allowed",
+                    text.len()
+                )));
+            }
+            Some(text)
+        }
+    };
+    let request = ResolveRequest {
+        status,
+        reason: body.reason,
+        operator: operator.id.clone(),
+        expected_status,
+        result,
+    };
+    let clock = Arc::clone(&state.clock);
+    let view = state
+        .ledgers
+        .run(move |ledger| {
+            visible(ledger, &key, &operator)?;
+            let now_ms = clock.now_ms();
+            let record =
+                operator::resolve(ledger, &key, &request, now_ms).map_err(|error| refusal(ledger, &key, error))?;
+            detail(ledger, record)
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CompensateBody {
+    reason: String,
+}
+
+/// `POST /v1/tool-executions/{key}/compensate`: undo the call's effect, once.
+pub(super) async fn compensate(
+    State(state): State<ApiState>,
+    Authenticated(operator): Authenticated,
+    path: Result<Path<String>, PathRejection>,
+    StrictJson(body): StrictJson<CompensateBody>,
+) -> Result<Json<DetailView>, ApiError> {
+    let key = key_from_path(path)?;
+    reason_checked(&body.reason)?;
+    let compensator: Arc<dyn Compensator> = state.compensator.clone().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "no_compensation_target",
+            "no compensation target configured: this server cannot reach the tool's world (billing), \
+             so it cannot undo an effect. Resolve the call instead, or start the server with a target",
+        )
+    })?;
+    let clock = Arc::clone(&state.clock);
+    let view = state
+        .ledgers
+        .run(move |ledger| {
+            visible(ledger, &key, &operator)?;
+            let now_ms = clock.now_ms();
+            let record = operator::compensate(
+                ledger,
+                &key,
+                &body.reason,
+                &operator.id,
+                |tool| compensator.has_compensation(tool),
+                |record| compensator.compensate(record),
+                now_ms,
+            )
+            .map_err(|error| refusal(ledger, &key, error))?;
+            detail(ledger, record)
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+pub(super) async fn no_such_route(uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "no_such_route",
+        format!(
+            "no endpoint at `{}`; see sim/openapi.yaml for the ones there are",
+            shorten(uri.path())
+        ),
+    )
+}
+
+pub(super) async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not take that method: reads are GET, decisions are POST",
+    )
+}
+
+/// A panic in a handler is a bug; the caller still gets a JSON 500, and the server goes on.
+pub(super) fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let text = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)");
+    eprintln!("operator API: a handler panicked: {text}");
+    ApiError::internal("the request failed inside the server; the server's log has the detail").into_response()
+}

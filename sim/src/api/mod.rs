@@ -1,0 +1,219 @@
+//! The operator HTTP API: list, read, resolve and compensate tool executions in a
+//! ledger file, over HTTP with bearer tokens.
+//!
+//! It is a thin layer over [`crate::runtime::operator`] (the one implementation of
+//! resolve and compensate that the game and the simulator use too) and
+//! [`crate::ledger::Ledger`]. A paused run resumes because the ledger changed: the
+//! process driving it (a simulation, the game, a worker) sees the settled record.
+//!
+//! `twice-sim serve` runs it from the command line; the game starts the same server
+//! with [`serve`] on its own ledger file. The endpoints are described in `sim/openapi.yaml`.
+
+mod command;
+mod error;
+mod handlers;
+mod pool;
+pub mod tokens;
+pub mod views;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+
+pub use command::{HashTokenArgs, ServeArgs, hash_token_command, serve_command};
+pub use error::ApiError;
+pub use tokens::{Operator, OperatorEntry, Operators, TokensFile, hash_token};
+
+use crate::ledger::{ExecutionRecord, LedgerError};
+use pool::LedgerPool;
+
+/// The most bytes a request body may have (413 beyond). A resolve carries a reason of
+/// at most 2,000 characters and a result of at most [`RESULT_BYTES_MAX`].
+pub const BODY_BYTES_MAX: usize = 64 * 1024;
+/// The most bytes an operator's `result` may take once written as JSON.
+pub const RESULT_BYTES_MAX: usize = 16 * 1024;
+/// The most records one page of a listing holds.
+pub const PAGE_LIMIT_MAX: u32 = 200;
+/// Records on a page when the caller does not say.
+pub const PAGE_LIMIT_DEFAULT: u32 = 50;
+/// The most ledger connections the server holds at once; requests beyond wait.
+pub const CONNECTIONS_MAX: usize = 8;
+/// How long a request waits for a ledger connection before the server answers 503.
+pub const CONNECTION_WAIT_MS: u64 = 10_000;
+/// The address `twice-sim serve` binds when not told otherwise.
+pub const DEFAULT_ADDRESS: &str = "127.0.0.1:7878";
+
+/// What time it is, in milliseconds, for the ledger's `updated_at_ms` and history.
+/// The command line uses the wall clock; the game passes its simulation's clock, so
+/// an operator's decision lands on the same timeline as the run it resumes.
+pub trait Clock: Send + Sync + 'static {
+    fn now_ms(&self) -> u64;
+}
+
+impl<F: Fn() -> u64 + Send + Sync + 'static> Clock for F {
+    fn now_ms(&self) -> u64 {
+        self()
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+    }
+}
+
+/// Carries out a tool's compensation in the world the tool acted on (billing voids a
+/// credit). The ledger alone cannot: it only records that it was asked and what happened.
+///
+/// `compensate` is called at most once per record, after the record was claimed as
+/// `compensated` (compare-and-set), from a blocking thread: it may do blocking I/O, and
+/// should bound it with its own timeout.
+pub trait Compensator: Send + Sync + 'static {
+    /// Whether `tool` has a compensation at all (otherwise 422, and nothing is claimed).
+    fn has_compensation(&self, tool: &str) -> bool;
+    /// Undoes the effect of `record`. `Ok` carries what was done (for the history), `Err`
+    /// why it could not be done; the record then stays claimed for a person to look at.
+    fn compensate(&self, record: &ExecutionRecord) -> Result<String, String>;
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("ledger file {0} does not exist; serve the file a game, a simulation or a worker writes")]
+    LedgerMissing(PathBuf),
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    #[error(
+        "{0} is not a loopback address: the operator API would be reachable from other machines. \
+         Pass --allow-non-loopback to mean it"
+    )]
+    NotLoopback(SocketAddr),
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        address: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Refuses a non-loopback address unless the caller explicitly allowed it.
+pub fn check_bind_address(address: SocketAddr, allow_non_loopback: bool) -> Result<(), ServeError> {
+    if address.ip().is_loopback() || allow_non_loopback {
+        Ok(())
+    } else {
+        Err(ServeError::NotLoopback(address))
+    }
+}
+
+/// Everything a request needs: ledger connections, who may call, how to compensate,
+/// and the clock. Cheap to clone.
+#[derive(Clone)]
+pub struct ApiState {
+    ledgers: Arc<LedgerPool>,
+    operators: Arc<Operators>,
+    compensator: Option<Arc<dyn Compensator>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for ApiState {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ApiState")
+            .field("ledger", &self.ledgers.path())
+            .field("operators", &self.operators)
+            .field("compensation_target", &self.compensator.is_some())
+            .finish()
+    }
+}
+
+impl ApiState {
+    /// Opens an existing ledger file (checking it is one) for these operators, with the
+    /// wall clock and no compensation target: compensate answers 501 until one is given.
+    pub fn open(ledger_path: &Path, operators: Operators) -> Result<ApiState, ServeError> {
+        if !ledger_path.is_file() {
+            return Err(ServeError::LedgerMissing(ledger_path.to_path_buf()));
+        }
+        let ledgers = LedgerPool::open(ledger_path)?;
+        Ok(ApiState {
+            ledgers: Arc::new(ledgers),
+            operators: Arc::new(operators),
+            compensator: None,
+            clock: Arc::new(SystemClock),
+        })
+    }
+
+    /// Where compensations are carried out.
+    pub fn with_compensator(mut self, compensator: Arc<dyn Compensator>) -> ApiState {
+        self.compensator = Some(compensator);
+        self
+    }
+
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> ApiState {
+        self.clock = clock;
+        self
+    }
+
+    pub fn operators(&self) -> &Operators {
+        &self.operators
+    }
+
+    pub fn ledger_path(&self) -> &Path {
+        self.ledgers.path()
+    }
+
+    pub fn has_compensator(&self) -> bool {
+        self.compensator.is_some()
+    }
+}
+
+/// The API's routes, limits and error handling, ready to serve or to nest in a larger router.
+pub fn router(state: ApiState) -> Router {
+    Router::new()
+        .route("/v1/tool-executions", get(handlers::list))
+        .route("/v1/tool-executions/{key}", get(handlers::show))
+        .route("/v1/tool-executions/{key}/resolve", post(handlers::resolve))
+        .route("/v1/tool-executions/{key}/compensate", post(handlers::compensate))
+        .fallback(handlers::no_such_route)
+        .method_not_allowed_fallback(handlers::method_not_allowed)
+        .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(handlers::panicked))
+        .with_state(state)
+}
+
+/// Serves the API on `listener` until the process ends.
+pub fn serve(
+    listener: tokio::net::TcpListener,
+    state: ApiState,
+) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
+    serve_until(listener, state, std::future::pending())
+}
+
+/// Serves the API on `listener` until `shutdown` completes, then lets requests in
+/// flight finish.
+pub fn serve_until(
+    listener: tokio::net::TcpListener,
+    state: ApiState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
+    let app = router(state);
+    async move { axum::serve(listener, app).with_graceful_shutdown(shutdown).await }
+}
+
+/// Binds `address` (refusing a non-loopback one unless allowed) for [`serve`].
+pub async fn bind(address: SocketAddr, allow_non_loopback: bool) -> Result<tokio::net::TcpListener, ServeError> {
+    check_bind_address(address, allow_non_loopback)?;
+    tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|source| ServeError::Bind { address, source })
+}

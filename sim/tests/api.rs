@@ -1,0 +1,1330 @@
+//! The operator HTTP API over real HTTP on loopback: the whole flow (list, resolve,
+//! compensate, a paused run resumed), every error answer, tenant isolation, and a race
+//! of sixteen operators on one key.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
+use twice_sim::api::{self, ApiState, Compensator, Operators};
+use twice_sim::billing::Answer;
+use twice_sim::checker::Outcome;
+use twice_sim::ledger::{ExecutionRecord, Ledger, Recorded, ReserveRequest};
+use twice_sim::level;
+use twice_sim::runtime::key::IdempotencyKey;
+use twice_sim::runtime::rules::Status;
+use twice_sim::runtime::run::{RunState, Told};
+use twice_sim::runtime::tool::SideEffect;
+use twice_sim::simulator::{Simulation, SimulationBuilder};
+
+const ADA: &str = "ada-token-0123456789abcdef";
+const GRACE: &str = "grace-token-0123456789abcdef";
+const MALLORY: &str = "mallory-token-0123456789abcdef";
+
+fn tokens_file(directory: &Path) -> PathBuf {
+    let path = directory.join("tokens.ron");
+    let text = format!(
+        "// Operators of the test server.\n(\n    operators: [\n\
+         (id: \"ada\", token_sha256: \"{}\", tenants: [\"default\", \"acme\"]),\n\
+         (id: \"grace\", token_sha256: \"{}\", tenants: [\"default\"]),\n\
+         (id: \"mallory\", token_sha256: \"{}\", tenants: [\"globex\"]),\n    ],\n)\n",
+        api::hash_token(ADA),
+        api::hash_token(GRACE),
+        api::hash_token(MALLORY)
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Records every compensation it is asked for, so "exactly once" can be counted.
+#[derive(Default)]
+struct RecordingCompensator {
+    calls: Mutex<Vec<String>>,
+    fail: bool,
+}
+
+impl RecordingCompensator {
+    fn calls(&self) -> Vec<String> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+impl Compensator for RecordingCompensator {
+    fn has_compensation(&self, tool: &str) -> bool {
+        tool == "issue_credit"
+    }
+
+    fn compensate(&self, record: &ExecutionRecord) -> Result<String, String> {
+        self.calls.lock().unwrap().push(record.key.to_string());
+        if self.fail {
+            Err("billing answered 503".into())
+        } else {
+            Ok(format!("voided the credit of {}", record.key))
+        }
+    }
+}
+
+struct Server {
+    base: String,
+    client: Client,
+}
+
+async fn start(state: ApiState) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address: SocketAddr = listener.local_addr().unwrap();
+    tokio::spawn(api::serve(listener, state));
+    Server {
+        base: format!("http://{address}"),
+        client: Client::new(),
+    }
+}
+
+impl Server {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn call(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> (StatusCode, Value) {
+        let mut request = self.client.request(method, self.url(path));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        let value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"));
+        (status, value)
+    }
+
+    async fn get(&self, path: &str, token: &str) -> (StatusCode, Value) {
+        self.call(Method::GET, path, Some(token), None).await
+    }
+
+    async fn post(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
+        self.call(Method::POST, path, Some(token), Some(body)).await
+    }
+}
+
+fn key(text: &str) -> IdempotencyKey {
+    IdempotencyKey::parse(text).unwrap()
+}
+
+/// Reserves a call the way a worker does, leaving it `started` at `now_ms`.
+fn reserve(ledger: &mut Ledger, tenant: &str, run: &str, call: &str, tool: &str, now_ms: u64) -> IdempotencyKey {
+    let key = IdempotencyKey::per_call(run, call);
+    let arguments = json!({"account": "acct_ada", "amount_cents": 2500, "memo": format!("{run} {call}")}).to_string();
+    let request = ReserveRequest {
+        key: &key,
+        tenant,
+        run_id: run,
+        tool_call_id: call,
+        tool,
+        side_effect: SideEffect::External,
+        arguments: &arguments,
+        owner: "w1",
+        lease_ms: None,
+        checkpoint_version: None,
+    };
+    ledger.reserve(&request, now_ms).unwrap();
+    key
+}
+
+/// A ledger file with calls of three tenants, and a server on it.
+struct Fixture {
+    _directory: tempfile::TempDir,
+    ledger: Ledger,
+    compensator: Arc<RecordingCompensator>,
+    server: Server,
+}
+
+async fn fixture_with(compensator: Option<RecordingCompensator>) -> Fixture {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    reserve(&mut ledger, "globex", "g1", "c1", "issue_credit", 50);
+    reserve(&mut ledger, "default", "r2", "c1", "lookup_account", 120);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let compensator = Arc::new(compensator.unwrap_or_default());
+    let state = ApiState::open(&path, operators)
+        .unwrap()
+        .with_clock(Arc::new(|| 10_000_u64))
+        .with_compensator(Arc::clone(&compensator) as Arc<dyn Compensator>);
+    Fixture {
+        _directory: directory,
+        ledger,
+        compensator,
+        server: start(state).await,
+    }
+}
+
+async fn fixture() -> Fixture {
+    fixture_with(None).await
+}
+
+fn events(detail: &Value) -> Vec<String> {
+    detail["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["event"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+// ----- the whole flow with a real paused run -----
+
+fn levels() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels")
+}
+
+/// The campaign's tape of the ledger level with a mid-call crash, found by name whatever
+/// the level's number in the campaign.
+fn ledger_holds_mid_call_tape() -> PathBuf {
+    std::fs::read_dir(levels())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().ends_with("-ledger-holds.mid-call.tape.ron"))
+        .expect("levels/ has the ledger-holds level's mid-call tape")
+}
+
+/// The ledger level with the mid-call crash: the replay finds `started` and the run
+/// pauses, parked on r1:c1, with its checkpoint saying `awaiting_reconciliation`.
+fn paused_simulation(ledger_path: &Path) -> Simulation {
+    let tape = level::load_tape(&ledger_holds_mid_call_tape()).unwrap();
+    let mut simulation = SimulationBuilder::new(tape.level.level.clone(), tape.tape.seed)
+        .actions(tape.tape.actions.clone())
+        .ledger_file(ledger_path)
+        .build()
+        .unwrap();
+    simulation
+        .run_until(|simulation| simulation.timeline().last().is_some_and(|entry| entry.kind == "park"))
+        .unwrap();
+    assert!(!simulation.is_over(), "the level waits for the operator");
+    let checkpoint = simulation
+        .checkpoints()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.run_id == "r1")
+        .unwrap();
+    assert_eq!(checkpoint.status, "awaiting_reconciliation");
+    simulation
+}
+
+fn run_state(simulation: &Simulation) -> (String, RunState) {
+    let checkpoint = simulation
+        .checkpoints()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.run_id == "r1")
+        .unwrap();
+    (
+        checkpoint.status.clone(),
+        RunState::from_json(&checkpoint.state).unwrap(),
+    )
+}
+
+/// The game's way of sharing its clock: the server stamps decisions with the simulation's time.
+fn shared_clock() -> (Arc<AtomicU64>, Arc<dyn api::Clock>) {
+    let now = Arc::new(AtomicU64::new(0));
+    let reader = Arc::clone(&now);
+    (now, Arc::new(move || reader.load(Ordering::SeqCst)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operators_resolve_resumes_the_paused_run_with_the_truth() {
+    let directory = tempfile::tempdir().unwrap();
+    let ledger_path = directory.path().join("ledger.sqlite");
+    let mut simulation = paused_simulation(&ledger_path);
+    let (now, clock) = shared_clock();
+    now.store(simulation.now_ms(), Ordering::SeqCst);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let server = start(ApiState::open(&ledger_path, operators).unwrap().with_clock(clock)).await;
+
+    // The operator sees the unknown call.
+    let (status, page) = server.get("/v1/tool-executions?status=started", ADA).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let items = page["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{page}");
+    assert_eq!(items[0]["key"], "r1:c1");
+    assert_eq!(items[0]["status"], "started");
+    assert_eq!(items[0]["arguments"]["amount_cents"], 2500);
+    assert_eq!(page["next_cursor"], Value::Null);
+
+    // They look in billing, find the credit, and resolve with its receipt.
+    let credit = simulation.billing().entries[0].clone();
+    let receipt: Value = serde_json::from_str(
+        &Answer::Applied {
+            credit_id: credit.id.clone(),
+            balance_cents: 2500,
+        }
+        .receipt(),
+    )
+    .unwrap();
+    let (status, detail) = server
+        .post(
+            "/v1/tool-executions/r1:c1/resolve",
+            ADA,
+            json!({"status": "completed", "reason": format!("found {} in billing", credit.id),
+                   "expected_status": "started", "result": receipt}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(detail["record"]["status"], "completed");
+    assert_eq!(detail["record"]["result"], receipt);
+    let resolved = detail["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(resolved["event"], "resolved");
+    assert_eq!(resolved["actor"], "ada", "the operator id comes from the token");
+    assert_eq!(resolved["from_status"], "started");
+    assert_eq!(resolved["to_status"], "completed");
+    assert_eq!(resolved["at_ms"], simulation.now_ms(), "stamped with the game's clock");
+
+    // The paused run notices, resumes, and the model is told the real result.
+    assert_eq!(simulation.notice_settlements().unwrap(), 1);
+    simulation.run().unwrap();
+    let (checkpoint_status, state) = run_state(&simulation);
+    assert_eq!(checkpoint_status, "completed");
+    let receipt_text = receipt.to_string();
+    assert!(
+        state.transcript.iter().any(|(call, told)| call == "c1"
+            && *told
+                == Told::Result {
+                    result: receipt_text.clone()
+                }),
+        "the model was told the receipt: {:?}",
+        state.transcript
+    );
+    assert_eq!(simulation.billing().entries.len(), 1, "nothing was paid again");
+    assert_eq!(simulation.verdict().unwrap().outcome, Outcome::PaidOnce);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compensation_runs_once_and_resumes_the_paused_run() {
+    let directory = tempfile::tempdir().unwrap();
+    let ledger_path = directory.path().join("ledger.sqlite");
+    let mut simulation = paused_simulation(&ledger_path);
+    let (now, clock) = shared_clock();
+    now.store(simulation.now_ms(), Ordering::SeqCst);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let compensator = Arc::new(RecordingCompensator::default());
+    let state = ApiState::open(&ledger_path, operators)
+        .unwrap()
+        .with_clock(clock)
+        .with_compensator(Arc::clone(&compensator) as Arc<dyn Compensator>);
+    let server = start(state).await;
+
+    let (status, detail) = server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            GRACE,
+            json!({"reason": "refund landed twice on another channel; void this one"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(detail["record"]["status"], "compensated");
+    let history = events(&detail);
+    assert_eq!(&history[history.len() - 2..], ["compensated", "compensation_applied"]);
+    assert_eq!(compensator.calls(), ["r1:c1"]);
+
+    let (status, body) = server
+        .post("/v1/tool-executions/r1:c1/compensate", ADA, json!({"reason": "again"}))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["code"], "conflict");
+    assert_eq!(body["current"]["status"], "compensated");
+    assert_eq!(
+        compensator.calls(),
+        ["r1:c1"],
+        "a second request does not compensate again"
+    );
+
+    assert_eq!(simulation.notice_settlements().unwrap(), 1);
+    simulation.run().unwrap();
+    let (_, state) = run_state(&simulation);
+    assert!(
+        state
+            .transcript
+            .iter()
+            .any(|(call, told)| call == "c1" && *told == Told::Compensated),
+        "the model was told its call was compensated: {:?}",
+        state.transcript
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_outcome_after_a_decision_is_logged_and_ignored() {
+    let mut fixture = fixture().await;
+    let (status, detail) = fixture
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/resolve",
+            ADA,
+            json!({"status": "failed", "reason": "billing has no such credit"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    // The tool's own answer arrives afterwards: the operator's decision stands.
+    let late = fixture
+        .ledger
+        .record_outcome(
+            &key("r1:c1"),
+            Status::Completed,
+            Some("{\"credit_id\":\"cr_9\"}"),
+            "w1",
+            20_000,
+        )
+        .unwrap();
+    assert!(matches!(late, Recorded::LateOutcomeIgnored(_)), "{late:?}");
+    let (status, detail) = fixture.server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(detail["record"]["status"], "failed");
+    assert_eq!(detail["record"]["result"], Value::Null);
+    let last = detail["history"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["event"], "late_outcome_ignored");
+    assert_eq!(last["actor"], "w1");
+    assert!(
+        last["detail"]
+            .as_str()
+            .unwrap()
+            .contains("late outcome completed ignored"),
+        "{last}"
+    );
+    assert_eq!(events(&detail), ["reserved", "resolved", "late_outcome_ignored"]);
+}
+
+// ----- listing -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_shows_the_callers_tenants_longest_waiting_first_in_pages() {
+    let mut fixture = fixture().await;
+    // Ada acts for default and acme; globex's calls must never show.
+    let mut expected = vec![(100, "r1:c1".to_owned()), (120, "r2:c1".to_owned())];
+    for number in 0..9_u64 {
+        let (tenant, run) = if number % 3 == 0 {
+            ("acme", "a")
+        } else {
+            ("default", "d")
+        };
+        // Equal times on purpose: the key breaks ties, and pages must not split them wrongly.
+        let at_ms = 200 + (number / 2) * 10;
+        let key = reserve(
+            &mut fixture.ledger,
+            tenant,
+            &format!("{run}{number}"),
+            "c1",
+            "issue_credit",
+            at_ms,
+        );
+        expected.push((at_ms, key.to_string()));
+        reserve(
+            &mut fixture.ledger,
+            "globex",
+            &format!("gx{number}"),
+            "c1",
+            "issue_credit",
+            at_ms,
+        );
+    }
+    expected.sort();
+    let expected: Vec<String> = expected.into_iter().map(|(_, key)| key).collect();
+
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let path = match &cursor {
+            Some(cursor) => format!("/v1/tool-executions?limit=4&cursor={cursor}"),
+            None => "/v1/tool-executions?limit=4".to_owned(),
+        };
+        let (status, page) = fixture.server.get(&path, ADA).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        let items = page["items"].as_array().unwrap();
+        assert!(items.len() <= 4);
+        for item in items {
+            assert_ne!(item["tenant"], "globex", "{item}");
+            seen.push(item["key"].as_str().unwrap().to_owned());
+        }
+        pages += 1;
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+        assert!(pages < 10, "pagination must end");
+    }
+    assert_eq!(seen, expected, "every record once, longest-waiting first");
+    assert_eq!(pages, 3);
+
+    // Mallory (globex only) sees globex's and nothing else.
+    let (_, page) = fixture.server.get("/v1/tool-executions?limit=200", MALLORY).await;
+    let tenants: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["tenant"].as_str().unwrap())
+        .collect();
+    assert_eq!(tenants.len(), 10);
+    assert!(tenants.iter().all(|tenant| *tenant == "globex"));
+
+    // The status filter.
+    let (status, _) = fixture
+        .server
+        .post(
+            "/v1/tool-executions/r2:c1/resolve",
+            GRACE,
+            json!({"status": "failed", "reason": "never sent"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, page) = fixture.server.get("/v1/tool-executions?status=failed", ADA).await;
+    let keys: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["r2:c1"]);
+    let (_, page) = fixture
+        .server
+        .get("/v1/tool-executions?status=started&limit=200", ADA)
+        .await;
+    assert_eq!(page["items"].as_array().unwrap().len(), expected.len() - 1);
+}
+
+// ----- the race -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_sixteen_concurrent_resolves_exactly_one_wins() {
+    let fixture = fixture().await;
+    let server = Arc::new(fixture.server);
+    let barrier = Arc::new(tokio::sync::Barrier::new(16));
+    let mut tasks = Vec::new();
+    for number in 0..16 {
+        let server = Arc::clone(&server);
+        let barrier = Arc::clone(&barrier);
+        tasks.push(tokio::spawn(async move {
+            let (token, status) = if number % 2 == 0 { (ADA, "completed") } else { (GRACE, "failed") };
+            barrier.wait().await;
+            let (code, body) = server
+                .post(
+                    "/v1/tool-executions/r1:c1/resolve",
+                    token,
+                    json!({"status": status, "reason": format!("operator {number} decided"), "expected_status": "started"}),
+                )
+                .await;
+            (number, code, body)
+        }));
+    }
+    let mut winners = Vec::new();
+    let mut losers = Vec::new();
+    for task in tasks {
+        let (number, code, body) = task.await.unwrap();
+        match code {
+            StatusCode::OK => winners.push((number, body)),
+            StatusCode::CONFLICT => losers.push(body),
+            other => panic!("operator {number} got {other}: {body}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one operator wins");
+    assert_eq!(losers.len(), 15);
+    let (winner, detail) = &winners[0];
+    let decided = detail["record"]["status"].clone();
+    assert_eq!(decided, if winner % 2 == 0 { "completed" } else { "failed" });
+    for loser in &losers {
+        assert_eq!(loser["code"], "conflict");
+        assert_eq!(
+            loser["current"]["status"], decided,
+            "the loser sees what the winner decided"
+        );
+        assert_eq!(loser["current"]["key"], "r1:c1");
+    }
+    let history = fixture.ledger.history(&key("r1:c1")).unwrap();
+    assert_eq!(history.iter().filter(|entry| entry.event == "resolved").count(), 1);
+}
+
+// ----- compensation refusals -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compensate_refuses_what_cannot_or_must_not_be_compensated() {
+    let fixture = fixture().await;
+    // A tool without compensation: refused before anything is claimed.
+    let (status, body) = fixture
+        .server
+        .post(
+            "/v1/tool-executions/r2:c1/compensate",
+            ADA,
+            json!({"reason": "undo the lookup"}),
+        )
+        .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("no_compensation")),
+        "{body}"
+    );
+    assert_eq!(
+        fixture.ledger.record(&key("r2:c1")).unwrap().unwrap().status,
+        Status::Started
+    );
+    // A call resolved as failed did not take effect: nothing to undo.
+    fixture
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/resolve",
+            ADA,
+            json!({"status": "failed", "reason": "not in billing"}),
+        )
+        .await;
+    let (status, body) = fixture
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "just in case"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["current"]["status"], "failed");
+    assert!(fixture.compensator.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_compensation_is_recorded_and_never_retried_by_itself() {
+    let fixture = fixture_with(Some(RecordingCompensator {
+        fail: true,
+        ..RecordingCompensator::default()
+    }))
+    .await;
+    let (status, body) = fixture
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void it"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert_eq!(body["code"], "compensation_failed");
+    assert!(
+        body["error"].as_str().unwrap().contains("billing answered 503"),
+        "{body}"
+    );
+    assert_eq!(body["current"]["status"], "compensated");
+    let (status, _) = fixture
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "try again"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(fixture.compensator.calls(), ["r1:c1"]);
+    let (_, detail) = fixture.server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(events(&detail), ["reserved", "compensated", "compensation_failed"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compensate_without_a_target_says_so() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let server = start(ApiState::open(&path, operators).unwrap()).await;
+    let (status, body) = server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void it"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
+    assert_eq!(body["code"], "no_compensation_target");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("no compensation target configured")
+    );
+    assert_eq!(ledger.record(&key("r1:c1")).unwrap().unwrap().status, Status::Started);
+}
+
+// ----- every error answer -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authentication_is_required_and_checked() {
+    let fixture = fixture().await;
+    let server = &fixture.server;
+    let cases: Vec<(&str, Option<String>)> = vec![
+        ("no header", None),
+        ("wrong token", Some("Bearer ada-token-0123456789abcdeX".into())),
+        (
+            "the hash instead of the token",
+            Some(format!("Bearer {}", api::hash_token(ADA))),
+        ),
+        ("another scheme", Some("Basic YWRhOmFkYQ==".into())),
+        ("no token", Some("Bearer".into())),
+        ("a huge token", Some(format!("Bearer {}", "x".repeat(4_000)))),
+    ];
+    for (what, header) in cases {
+        for (method, path) in [
+            (Method::GET, "/v1/tool-executions"),
+            (Method::GET, "/v1/tool-executions/r1:c1"),
+            (Method::POST, "/v1/tool-executions/r1:c1/resolve"),
+            (Method::POST, "/v1/tool-executions/r1:c1/compensate"),
+        ] {
+            let mut request = server.client.request(method.clone(), server.url(path));
+            if let Some(header) = &header {
+                request = request.header("authorization", header);
+            }
+            let response = request
+                .json(&json!({"reason": "x", "status": "failed"}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{what}: {method} {path}");
+            assert!(response.headers().get("www-authenticate").is_some(), "{what}");
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["code"], "unauthorized", "{what}: {body}");
+        }
+    }
+    // Nothing was decided by any of them.
+    assert_eq!(fixture.ledger.history(&key("r1:c1")).unwrap().len(), 1);
+    // The scheme is case-insensitive, as HTTP says.
+    let response = server
+        .client
+        .get(server.url("/v1/tool-executions"))
+        .header("authorization", format!("bearer {ADA}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_tenants_record_is_answered_exactly_like_a_missing_one() {
+    let fixture = fixture().await;
+    let server = &fixture.server;
+    // g1:c1 exists (tenant globex); g9:c9 does not. Ada may not see globex.
+    for (method, suffix, body) in [
+        (Method::GET, "", None),
+        (
+            Method::POST,
+            "/resolve",
+            Some(json!({"status": "failed", "reason": "mine now"})),
+        ),
+        (Method::POST, "/compensate", Some(json!({"reason": "mine now"}))),
+    ] {
+        let (status_existing, existing) = server
+            .call(
+                method.clone(),
+                &format!("/v1/tool-executions/g1:c1{suffix}"),
+                Some(ADA),
+                body.clone(),
+            )
+            .await;
+        let (status_missing, missing) = server
+            .call(
+                method.clone(),
+                &format!("/v1/tool-executions/g9:c9{suffix}"),
+                Some(ADA),
+                body.clone(),
+            )
+            .await;
+        assert_eq!(status_existing, StatusCode::NOT_FOUND, "{method} {suffix}: {existing}");
+        assert_eq!(status_missing, StatusCode::NOT_FOUND);
+        assert_eq!(
+            existing["error"].as_str().unwrap().replace("g1:c1", "KEY"),
+            missing["error"].as_str().unwrap().replace("g9:c9", "KEY"),
+            "the answers differ only by the key asked for"
+        );
+        assert_eq!(existing.as_object().unwrap().len(), missing.as_object().unwrap().len());
+    }
+    let globex = fixture.ledger.record(&key("g1:c1")).unwrap().unwrap();
+    assert_eq!(globex.status, Status::Started, "untouched");
+    assert!(fixture.compensator.calls().is_empty());
+    // Its own operator sees it.
+    let (status, _) = server.get("/v1/tool-executions/g1:c1", MALLORY).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_clear_json_errors_and_change_nothing() {
+    let fixture = fixture().await;
+    let server = &fixture.server;
+    let resolve = "/v1/tool-executions/r1:c1/resolve";
+    let json_cases: Vec<(&str, Value, StatusCode, &str, &str)> = vec![
+        (
+            "empty reason",
+            json!({"status": "failed", "reason": ""}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_value",
+            "reason",
+        ),
+        (
+            "blank reason",
+            json!({"status": "failed", "reason": "  \n\t"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_value",
+            "reason",
+        ),
+        (
+            "long reason",
+            json!({"status": "failed", "reason": "x".repeat(2_001)}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_value",
+            "2001 characters",
+        ),
+        (
+            "no reason",
+            json!({"status": "failed"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_body",
+            "missing field `reason`",
+        ),
+        (
+            "no status",
+            json!({"reason": "x"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_body",
+            "missing field `status`",
+        ),
+        (
+            "started is no decision",
+            json!({"status": "started", "reason": "x"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_value",
+            "completed or failed",
+        ),
+        (
+            "compensated via resolve",
+            json!({"status": "compensated", "reason": "x"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_value",
+            "completed or failed",
+        ),
+        (
+            "unknown status",
+            json!({"status": "done", "reason": "x"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_value",
+            "`done` is not a status",
+        ),
+        (
+            "bad expected",
+            json!({"status": "failed", "reason": "x", "expected_status": "pending"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_value",
+            "expected_status",
+        ),
+        (
+            "result on failed",
+            json!({"status": "failed", "reason": "x", "result": {"a": 1}}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_value",
+            "result",
+        ),
+        (
+            "huge result",
+            json!({"status": "completed", "reason": "x", "result": "y".repeat(20_000)}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_value",
+            "result",
+        ),
+        (
+            "unknown field",
+            json!({"status": "failed", "reason": "x", "operator": "root"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_body",
+            "unknown field `operator`",
+        ),
+        (
+            "wrong type",
+            json!({"status": 1, "reason": "x"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_body",
+            "invalid type",
+        ),
+        (
+            "not an object",
+            json!(["failed"]),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_body",
+            "body",
+        ),
+    ];
+    for (what, body, status, code, mentions) in json_cases {
+        let (got, answer) = server.post(resolve, ADA, body).await;
+        assert_eq!((got, answer["code"].as_str()), (status, Some(code)), "{what}: {answer}");
+        assert!(answer["error"].as_str().unwrap().contains(mentions), "{what}: {answer}");
+    }
+    // Unknown fields on compensate too, and its reason is checked like resolve's.
+    let (got, answer) = server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "x", "force": true}),
+        )
+        .await;
+    assert_eq!(
+        (got, answer["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_body"))
+    );
+    let (got, _) = server
+        .post("/v1/tool-executions/r1:c1/compensate", ADA, json!({"reason": " "}))
+        .await;
+    assert_eq!(got, StatusCode::UNPROCESSABLE_ENTITY);
+
+    // Bodies that are not JSON, too large, or of another type.
+    let raw_cases: Vec<(&str, &str, Vec<u8>, StatusCode, &str)> = vec![
+        (
+            "malformed",
+            "application/json",
+            b"{\"status\": \"failed\",".to_vec(),
+            StatusCode::BAD_REQUEST,
+            "malformed_json",
+        ),
+        (
+            "trailing",
+            "application/json",
+            b"{\"status\":\"failed\",\"reason\":\"x\"} {}".to_vec(),
+            StatusCode::BAD_REQUEST,
+            "malformed_json",
+        ),
+        (
+            "empty",
+            "application/json",
+            Vec::new(),
+            StatusCode::BAD_REQUEST,
+            "malformed_json",
+        ),
+        (
+            "not utf-8",
+            "application/json",
+            vec![0xff, 0xfe, 0x00],
+            StatusCode::BAD_REQUEST,
+            "malformed_json",
+        ),
+        (
+            "form",
+            "application/x-www-form-urlencoded",
+            b"status=failed".to_vec(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+        ),
+        (
+            "no type",
+            "",
+            b"{}".to_vec(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+        ),
+        (
+            "too large",
+            "application/json",
+            format!("{{\"status\":\"failed\",\"reason\":\"{}\"}}", "x".repeat(70_000)).into_bytes(),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+        ),
+    ];
+    for (what, content_type, bytes, status, code) in raw_cases {
+        let mut request = server.client.post(server.url(resolve)).bearer_auth(ADA).body(bytes);
+        // An empty content type stands for none sent.
+        if !content_type.is_empty() {
+            request = request.header("content-type", content_type);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), status, "{what}");
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(answer["code"], code, "{what}: {answer}");
+    }
+    // JSON with a charset parameter is still JSON.
+    let response = server
+        .client
+        .post(server.url("/v1/tool-executions/r9:c9/resolve"))
+        .bearer_auth(ADA)
+        .header("content-type", "application/json; charset=utf-8")
+        .body(r#"{"status":"failed","reason":"x"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND, "unknown keys are 404");
+
+    // Query strings.
+    for (query, mentions) in [
+        ("status=pending", "`pending` is not a status"),
+        ("limit=0", "limit"),
+        ("limit=201", "limit"),
+        ("limit=ten", "limit"),
+        ("limit=-1", "limit"),
+        ("cursor=abc", "cursor"),
+        ("cursor=c1zz", "cursor"),
+        ("order=desc", "unknown field `order`"),
+        ("status=started&status=failed", "duplicate field"),
+    ] {
+        let (status, answer) = server.get(&format!("/v1/tool-executions?{query}"), ADA).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{query}: {answer}");
+        assert!(
+            answer["error"].as_str().unwrap().contains(mentions),
+            "{query}: {answer}"
+        );
+    }
+
+    // Keys, routes and methods.
+    let (status, answer) = server.get("/v1/tool-executions/r1%20c1", ADA).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_value")),
+        "{answer}"
+    );
+    let (status, answer) = server
+        .get(&format!("/v1/tool-executions/{}", "k".repeat(201)), ADA)
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    let (status, answer) = server.get("/v1/tool-executions/%FF%FE", ADA).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    let (status, answer) = server.get("/v1/tool-executions/nope:c1", ADA).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
+    let (status, answer) = server.get("/v1/ledger", ADA).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("no_such_route"))
+    );
+    let (status, answer) = server
+        .call(Method::DELETE, "/v1/tool-executions/r1:c1", Some(ADA), None)
+        .await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed"))
+    );
+    let (status, _) = server
+        .call(Method::GET, "/v1/tool-executions/r1:c1/resolve", Some(ADA), None)
+        .await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+
+    // A stale compare-and-set: 409 with the record as it stands.
+    let (status, answer) = server
+        .post(
+            resolve,
+            ADA,
+            json!({"status": "failed", "reason": "x", "expected_status": "indeterminate"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{answer}");
+    assert_eq!(answer["current"]["status"], "started");
+    assert!(
+        answer["error"].as_str().unwrap().contains("someone decided first"),
+        "{answer}"
+    );
+
+    // After all that, r1:c1 is exactly as it was.
+    assert_eq!(fixture.ledger.history(&key("r1:c1")).unwrap().len(), 1);
+    assert_eq!(
+        fixture.ledger.record(&key("r1:c1")).unwrap().unwrap().status,
+        Status::Started
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settled_decision_is_never_overwritten() {
+    let fixture = fixture().await;
+    let resolve = "/v1/tool-executions/r1:c1/resolve";
+    let (status, _) = fixture
+        .server
+        .post(
+            resolve,
+            ADA,
+            json!({"status": "completed", "reason": "found it", "result": "cr_0001"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, detail) = fixture.server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(
+        detail["record"]["result"], "cr_0001",
+        "the result comes back as it was sent"
+    );
+    for body in [
+        json!({"status": "failed", "reason": "changed my mind"}),
+        json!({"status": "failed", "reason": "changed my mind", "expected_status": "completed"}),
+        json!({"status": "completed", "reason": "again", "expected_status": "started"}),
+    ] {
+        let (status, answer) = fixture.server.post(resolve, GRACE, body.clone()).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{body}: {answer}");
+        assert_eq!(answer["current"]["status"], "completed");
+        assert_eq!(answer["current"]["result"], "cr_0001");
+    }
+}
+
+// ----- no input makes it fall over -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_requests_never_get_a_500() {
+    let fixture = fixture().await;
+    let server = &fixture.server;
+    let mut random = ChaCha8Rng::seed_from_u64(6);
+    let paths = [
+        "/v1/tool-executions",
+        "/v1/tool-executions/r1:c1",
+        "/v1/tool-executions/r1:c1/resolve",
+        "/v1/tool-executions/r1:c1/compensate",
+        "/v1/tool-executions/g1:c1/resolve",
+        "/v1/tool-executions/%00/resolve",
+        "/v1/tool-executions/a%2Fb",
+        "/v1/tool-executions/%E2%9C%93:c1",
+        "/v1//resolve",
+        "/",
+    ];
+    let queries = [
+        "",
+        "?limit=1",
+        "?cursor=c1",
+        "?status=",
+        "?limit=99999999999999999999",
+        "?%ZZ=1",
+        "?status=failed&limit=3",
+    ];
+    let fragments = [
+        "{",
+        "}",
+        "[",
+        "]",
+        "\"status\"",
+        "\"reason\"",
+        "\"result\"",
+        "\"expected_status\"",
+        ":",
+        ",",
+        "\"failed\"",
+        "\"completed\"",
+        "null",
+        "1e999",
+        "-0",
+        "\"\\u0000\"",
+        "\"\\ud800\"",
+        "true",
+        "{\"a\":",
+        "\"x\"",
+    ];
+    let methods = [Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE];
+    for _ in 0..300 {
+        let path = format!(
+            "{}{}",
+            paths[random.random_range(0..paths.len())],
+            queries[random.random_range(0..queries.len())]
+        );
+        let method = methods[random.random_range(0..methods.len())].clone();
+        let body: Vec<u8> = if random.random_bool(0.3) {
+            (0..random.random_range(0..64)).map(|_| random.random()).collect()
+        } else {
+            (0..random.random_range(0..24))
+                .map(|_| fragments[random.random_range(0..fragments.len())])
+                .collect::<String>()
+                .into_bytes()
+        };
+        let token = [ADA, MALLORY, "nobody-0123456789abcdef"][random.random_range(0..3)];
+        let response = server
+            .client
+            .request(method.clone(), server.url(&path))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        assert!(
+            status.is_success() || status.is_client_error() || status == StatusCode::NOT_IMPLEMENTED,
+            "{method} {path} {:?} → {status}: {text}",
+            String::from_utf8_lossy(&body)
+        );
+        let answer: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
+        if !status.is_success() {
+            assert!(answer["error"].is_string() && answer["code"].is_string(), "{answer}");
+        }
+    }
+}
+
+// ----- the command line -----
+
+fn binary() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_twice-sim"))
+}
+
+/// Kills the server process when the test ends, however it ends.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twice_sim_serve_answers_over_http() {
+    use std::io::BufRead;
+    let directory = tempfile::tempdir().unwrap();
+    let ledger_path = directory.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&ledger_path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    let tokens = tokens_file(directory.path());
+    let mut child = Child(
+        binary()
+            .args(["serve", "--addr", "127.0.0.1:0", "--ledger"])
+            .arg(&ledger_path)
+            .arg("--tokens")
+            .arg(&tokens)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let line = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(stdout).read_line(&mut line).unwrap();
+        line
+    })
+    .await
+    .unwrap();
+    let base = line
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in: {line}"))
+        .trim_end_matches("/v1/tool-executions")
+        .to_owned();
+    assert!(line.contains("no compensation target configured"), "{line}");
+    let server = Server {
+        base,
+        client: Client::new(),
+    };
+    let (status, page) = server.get("/v1/tool-executions", ADA).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["items"][0]["key"], "r1:c1");
+    let (status, body) = server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void it"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
+    let (status, body) = server
+        .post(
+            "/v1/tool-executions/r1:c1/resolve",
+            ADA,
+            json!({"status": "failed", "reason": "not in billing"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(ledger.record(&key("r1:c1")).unwrap().unwrap().status, Status::Failed);
+    drop(child);
+}
+
+#[test]
+fn twice_sim_serve_refuses_bad_setups_with_exit_code_2() {
+    let directory = tempfile::tempdir().unwrap();
+    let ledger_path = directory.path().join("ledger.sqlite");
+    Ledger::open(&ledger_path).unwrap();
+    let tokens = tokens_file(directory.path());
+    let broken_tokens = directory.path().join("broken.ron");
+    std::fs::write(
+        &broken_tokens,
+        "(\n    operators: [\n        (id: \"ada\", token_sha256: \"abc\", tenants: [\"default\"]),\n    ],\n)\n",
+    )
+    .unwrap();
+    let not_a_ledger = directory.path().join("notes.txt");
+    std::fs::write(&not_a_ledger, "these are notes, not a ledger\n".repeat(200)).unwrap();
+    let run = |ledger: &Path, tokens: &Path, extra: &[&str]| {
+        let output = binary()
+            .arg("serve")
+            .arg("--ledger")
+            .arg(ledger)
+            .arg("--tokens")
+            .arg(tokens)
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run(&ledger_path, &tokens, &["--addr", "0.0.0.0:0"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("not a loopback address") && stderr.contains("--allow-non-loopback"),
+        "{stderr}"
+    );
+    let (code, stderr) = run(
+        &directory.path().join("missing.sqlite"),
+        &tokens,
+        &["--addr", "127.0.0.1:0"],
+    );
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("does not exist"), "{stderr}");
+    assert!(
+        !directory.path().join("missing.sqlite").exists(),
+        "a missing ledger is not created"
+    );
+    let (code, stderr) = run(&not_a_ledger, &tokens, &["--addr", "127.0.0.1:0"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("not a"), "{stderr}");
+    let (code, stderr) = run(&ledger_path, &broken_tokens, &["--addr", "127.0.0.1:0"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("broken.ron:3:") && stderr.contains("64 hexadecimal digits"),
+        "{stderr}"
+    );
+    let (code, stderr) = run(&ledger_path, &tokens, &["--addr", "localhost"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("--addr"), "{stderr}");
+}
+
+#[test]
+fn twice_sim_hash_token_hashes_standard_input_and_makes_tokens() {
+    use std::io::Write;
+    let hash_of = |input: &str| {
+        let mut child = binary()
+            .arg("hash-token")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let output = child.wait_with_output().unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, _) = hash_of(&format!("{ADA}\n"));
+    assert_eq!((code, stdout), (Some(0), api::hash_token(ADA)));
+    let (code, _, stderr) = hash_of("short\n");
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("16 to 512 characters"), "{stderr}");
+
+    let output = binary().args(["hash-token", "--generate"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&output.stdout);
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name))
+            .map(|rest| rest.trim().to_owned())
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    };
+    let token = field("token:");
+    assert_eq!(field("token_sha256:"), api::hash_token(&token));
+}

@@ -1,0 +1,226 @@
+//! The `twice-sim` command line: exit codes 0 (as expected), 1 (a verdict differs),
+//! 2 (bad input, located), and output a newcomer can read.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn twice_sim(arguments: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_twice-sim"))
+        .args(arguments)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .expect("twice-sim runs")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Copies a shipped level into a temporary folder and edits its text.
+fn edited_level(folder: &Path, name: &str, from: &str, to: &str) -> PathBuf {
+    let original =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels/01-naive-retry.level.ron"))
+            .expect("the shipped level reads");
+    assert!(original.contains(from), "the level text contains {from:?}");
+    let path = folder.join(name);
+    std::fs::write(&path, original.replacen(from, to, 1)).unwrap();
+    path
+}
+
+#[test]
+fn replaying_the_shipped_levels_exits_zero() {
+    let output = twice_sim(&["replay", "levels"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(text(&output).contains("0 differ"), "{}", text(&output));
+}
+
+#[test]
+fn play_prints_timeline_ledger_billing_and_verdict() {
+    let output = twice_sim(&[
+        "play",
+        "levels/01-naive-retry.level.ron",
+        "--tape",
+        "levels/01-naive-retry.win.tape.ron",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let printed = text(&output);
+    for section in [
+        "== timeline ==",
+        "== ledger",
+        "== billing ==",
+        "== verdict ==",
+        "paid_twice",
+        "as expected",
+    ] {
+        assert!(printed.contains(section), "missing {section:?} in\n{printed}");
+    }
+}
+
+#[test]
+fn play_json_is_machine_readable() {
+    let output = twice_sim(&["play", "levels/01-naive-retry.level.ron", "--seed", "3", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("valid JSON");
+    assert_eq!(report["seed"], 3);
+    assert_eq!(
+        report["verdict"]["outcome"], "paid_once",
+        "no cards played: Penny pays once"
+    );
+}
+
+#[test]
+fn play_writes_a_ledger_file_that_sqlite_can_open_and_refuses_to_overwrite_one() {
+    let folder = tempfile::tempdir().unwrap();
+    let ledger = folder.path().join("ledger.sqlite");
+    let ledger_text = ledger.to_str().unwrap();
+    let output = twice_sim(&["play", "levels/01-naive-retry.level.ron", "--ledger", ledger_text]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let connection = rusqlite::Connection::open(&ledger).unwrap();
+    let status: String = connection
+        .query_row(
+            "SELECT status FROM tool_executions WHERE idempotency_key = 'r1:c1'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(status, "completed");
+    let again = twice_sim(&["play", "levels/01-naive-retry.level.ron", "--ledger", ledger_text]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(text(&again).contains("already exists"), "{}", text(&again));
+}
+
+#[test]
+fn a_tape_whose_verdict_differs_exits_one() {
+    let folder = tempfile::tempdir().unwrap();
+    let level = edited_level(
+        folder.path(),
+        "x.level.ron",
+        "id: \"naive-retry\"",
+        "id: \"naive-retry\"",
+    );
+    std::fs::write(
+        folder.path().join("x.tape.ron"),
+        format!(
+            "(level: \"{}\", seed: 1, actions: [], expect: (verdict: paid_twice))",
+            level.file_name().unwrap().to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let output = twice_sim(&["replay", folder.path().to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(text(&output).contains("DIFFERS"), "{}", text(&output));
+}
+
+#[test]
+fn a_malformed_level_exits_two_with_file_line_and_column() {
+    let folder = tempfile::tempdir().unwrap();
+    let level = edited_level(folder.path(), "bad.level.ron", "order: 1,", "order: 1,,");
+    let output = twice_sim(&["play", level.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let line = std::fs::read_to_string(&level)
+        .unwrap()
+        .lines()
+        .position(|line| line.contains(",,"))
+        .unwrap()
+        + 1;
+    let printed = text(&output);
+    assert!(
+        printed.contains(&format!("bad.level.ron:{line}:")),
+        "located at line {line}: {printed}"
+    );
+}
+
+#[test]
+fn an_unknown_field_exits_two_and_names_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let level = edited_level(
+        folder.path(),
+        "field.level.ron",
+        "order: 1,",
+        "order: 1, difficulty: 3,",
+    );
+    let output = twice_sim(&["play", level.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).contains("difficulty"), "{}", text(&output));
+}
+
+#[test]
+fn a_negative_amount_exits_two() {
+    let folder = tempfile::tempdir().unwrap();
+    let level = edited_level(
+        folder.path(),
+        "negative.level.ron",
+        "amount_cents: 2500",
+        "amount_cents: -2500",
+    );
+    let output = twice_sim(&["play", level.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).contains("negative.level.ron:"), "{}", text(&output));
+}
+
+fn tape_with_actions(folder: &Path, actions: &str) -> Output {
+    let level = edited_level(folder, "l.level.ron", "id: \"naive-retry\"", "id: \"naive-retry\"");
+    let tape = folder.join("t.tape.ron");
+    std::fs::write(
+        &tape,
+        format!(
+            "(\n  level: \"{}\",\n  seed: 1,\n  actions: [\n    {actions}\n  ],\n  expect: (verdict: paid_twice),\n)",
+            level.file_name().unwrap().to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    twice_sim(&["replay", tape.to_str().unwrap()])
+}
+
+#[test]
+fn an_unknown_card_exits_two_with_its_place() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = tape_with_actions(folder.path(), "(at_phase: 2, play: StealTheVault)");
+    assert_eq!(output.status.code(), Some(2));
+    let printed = text(&output);
+    assert!(
+        printed.contains("t.tape.ron:5:") && printed.contains("StealTheVault"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn a_card_the_level_does_not_give_exits_two() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = tape_with_actions(folder.path(), "(at_phase: 2, play: DuplicateWorker(run: \"r1\"))");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).contains("not in level"), "{}", text(&output));
+}
+
+#[test]
+fn an_action_after_the_levels_end_exits_two() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = tape_with_actions(folder.path(), "(at_phase: 5000, play: LoseResponse)");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).contains("after the level's end"), "{}", text(&output));
+}
+
+#[test]
+fn a_tape_whose_level_is_missing_exits_two() {
+    let folder = tempfile::tempdir().unwrap();
+    let tape = folder.path().join("lonely.tape.ron");
+    std::fs::write(
+        &tape,
+        "(level: \"nowhere.level.ron\", seed: 1, expect: (verdict: paid_once))",
+    )
+    .unwrap();
+    let output = twice_sim(&["replay", tape.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).contains("does not exist"), "{}", text(&output));
+}
+
+#[test]
+fn a_bad_guard_name_exits_two() {
+    let output = twice_sim(&["play", "levels/01-naive-retry.level.ron", "--guards", "ledger,moat"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).contains("moat"), "{}", text(&output));
+}

@@ -1,0 +1,137 @@
+//! The simulator as a whole: determinism, and a property test that no fault schedule
+//! beats the runtime with every guard on.
+
+use proptest::prelude::*;
+use twice_sim::billing::EntryKind;
+use twice_sim::checker::Outcome;
+use twice_sim::level::{Level, Play, TimedAction, parse_level};
+use twice_sim::runtime::guards::Guards;
+use twice_sim::simulator::SimulationBuilder;
+
+fn level(billing_keys: &str, model: &str, jitter_ms: u32) -> Level {
+    let text = format!(
+        r#"(
+            id: "property", title: "property", briefing: "b",
+            lesson: (rule: "r", text: "t"),
+            world: (accounts: [(id: "acct_ada", owner: "Ada"), (id: "acct_bob", owner: "Bob")],
+                    billing_keys: {billing_keys}, jitter_ms: {jitter_ms}),
+            tools: [(name: "issue_credit", side_effect: external, operation: credit, reconcile: true, compensation: true)],
+            model: {model},
+            runs: [
+                (id: "r1", calls: [
+                    (tool: "issue_credit", account: "acct_ada", amount_cents: 2500, memo: "Refund order 1001", rewordings: ["Refund: #1001"]),
+                    (tool: "issue_credit", account: "acct_ada", amount_cents: 2500, memo: "Refund order 1001", rewordings: ["Refund: #1001"]),
+                ]),
+                (id: "r2", calls: [(tool: "issue_credit", account: "acct_bob", amount_cents: 1000, memo: "Goodwill credit")]),
+            ],
+            cards: [(card: LoseRequest, count: 9), (card: LoseResponse, count: 9), (card: SlowResponse, count: 9),
+                    (card: CrashWorker, count: 9), (card: DuplicateWorker, count: 9), (card: ModelCallsAgain, count: 9),
+                    (card: ToolFailsBeforeSending, count: 9)],
+            goal: paid_twice,
+            max_phases: 600,
+        )"#
+    );
+    parse_level(std::path::Path::new("property.level.ron"), &text).expect("the property level parses")
+}
+
+fn fault() -> impl Strategy<Value = Play> {
+    let run = prop_oneof![Just("r1".to_owned()), Just("r2".to_owned())];
+    prop_oneof![
+        Just(Play::LoseRequest),
+        Just(Play::LoseResponse),
+        Just(Play::SlowResponse),
+        (0u32..5).prop_map(|worker| Play::CrashWorker {
+            worker: (worker > 0).then_some(worker)
+        }),
+        run.clone().prop_map(|run| Play::DuplicateWorker { run }),
+        (run.clone(), any::<bool>()).prop_map(|(run, reword)| Play::ModelCallsAgain { run, reword }),
+        run.prop_map(|run| Play::ToolFailsBeforeSending { run }),
+    ]
+}
+
+fn schedule() -> impl Strategy<Value = Vec<TimedAction>> {
+    prop::collection::vec((0u32..120, fault()), 0..8).prop_map(|mut actions| {
+        actions.sort_by_key(|(phase, _)| *phase);
+        actions
+            .into_iter()
+            .map(|(at_phase, play)| TimedAction { at_phase, play })
+            .collect()
+    })
+}
+
+fn world() -> impl Strategy<Value = (&'static str, &'static str)> {
+    (
+        prop_oneof![Just("honour"), Just("metadata_only"), Just("ignore")],
+        prop_oneof![
+            Just("()"),
+            Just("(on_failed: call_again)"),
+            Just("(on_failed: call_again, reword_on_repeat: true)"),
+            Just("(on_failed: call_again, reword_on_replay: true)"),
+        ],
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
+
+    /// With every guard on, no schedule of faults pays anyone twice, makes a second ledger
+    /// record for a key, compensates unasked, or overwrites a decision.
+    #[test]
+    fn with_every_guard_on_no_fault_schedule_pays_twice(seed in any::<u64>(), (keys, model) in world(), actions in schedule()) {
+        let mut simulation = SimulationBuilder::new(level(keys, model, 15), seed)
+            .guards(Guards::all_on())
+            .actions(actions)
+            .build()
+            .unwrap();
+        simulation.run().unwrap();
+        let verdict = simulation.verdict().unwrap();
+        prop_assert_ne!(verdict.outcome, Outcome::PaidTwice, "{}", verdict.summary);
+        prop_assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
+        let records = simulation.ledger_records().unwrap();
+        let mut keys: Vec<&str> = records.iter().map(|record| record.key.as_str()).collect();
+        keys.dedup();
+        prop_assert_eq!(keys.len(), records.len());
+        prop_assert!(simulation.billing().entries.iter().all(|entry| entry.kind == EntryKind::Credit));
+    }
+}
+
+#[test]
+fn same_level_seed_and_actions_give_byte_identical_history() {
+    let actions = vec![
+        TimedAction {
+            at_phase: 3,
+            play: Play::DuplicateWorker { run: "r1".into() },
+        },
+        TimedAction {
+            at_phase: 5,
+            play: Play::LoseResponse,
+        },
+        TimedAction {
+            at_phase: 9,
+            play: Play::CrashWorker { worker: None },
+        },
+    ];
+    let history = |seed: u64| {
+        let mut simulation = SimulationBuilder::new(level("metadata_only", "(on_failed: call_again)", 25), seed)
+            .actions(actions.clone())
+            .build()
+            .unwrap();
+        simulation.run().unwrap();
+        simulation.history_text().unwrap()
+    };
+    let first = history(42);
+    assert_eq!(first, history(42));
+    assert!(first.len() > 1_000, "the history is substantial");
+    assert_ne!(first, history(43), "the seed matters (latency jitter)");
+}
+
+#[test]
+fn run_until_stops_when_asked_and_step_reports_the_end() {
+    let mut simulation = SimulationBuilder::new(level("honour", "()", 0), 1).build().unwrap();
+    let phases = simulation.run_until(|simulation| simulation.phase() >= 5).unwrap();
+    assert_eq!((phases, simulation.phase()), (5, 5));
+    simulation.run().unwrap();
+    assert!(simulation.is_over());
+    assert!(!simulation.step().unwrap(), "a quiet level has no next phase");
+    assert_eq!(simulation.verdict().unwrap().outcome, Outcome::PaidOnce);
+}
