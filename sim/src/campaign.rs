@@ -40,7 +40,7 @@ impl Campaign {
             return Err(problems);
         }
         let mut levels = levels;
-        levels.sort_by(|left, right| level_select_key(&left.level).cmp(&level_select_key(&right.level)));
+        levels.sort_by_key(|loaded| level_select_key(&loaded.level));
         Ok(Campaign { levels, tapes })
     }
 

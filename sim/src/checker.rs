@@ -9,6 +9,7 @@ use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
 use crate::runtime::rules::Status;
+use crate::runtime::run::RunState;
 use crate::runtime::tool::Operation;
 use crate::runtime::worker::GuardNote;
 use crate::simulator::dollars;
@@ -127,15 +128,19 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
                 .collect();
             // Honestly waiting: the call is recorded unknown and its run is paused on it.
             // A run that told the model "failed" and moved on is not waiting for anything.
-            let run_waiting = input
+            // An item after the one a paused run waits on was never reached: it waits too.
+            let waiting_at = input
                 .checkpoints
                 .iter()
-                .any(|checkpoint| checkpoint.run_id == run.id && checkpoint.status == "awaiting_reconciliation");
-            let flagged = run_waiting
-                && input
-                    .records
-                    .iter()
-                    .any(|record| keys.contains(&record.key.to_string()) && record.status.is_unknown());
+                .find(|checkpoint| checkpoint.run_id == run.id && checkpoint.status == "awaiting_reconciliation")
+                .map(|checkpoint| RunState::from_json(&checkpoint.state).map_or(0, |state| state.item));
+            let flagged = waiting_at.is_some_and(|waiting_item| {
+                item > waiting_item
+                    || input
+                        .records
+                        .iter()
+                        .any(|record| keys.contains(&record.key.to_string()) && record.status.is_unknown())
+            });
             let owed_cents = i64::from(call.amount_cents);
             let outcome = if net_cents > owed_cents {
                 Outcome::PaidTwice

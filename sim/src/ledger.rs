@@ -592,7 +592,7 @@ impl Ledger {
         } else {
             ReservationAction::RunNew
         };
-        let reservation = Decided::Decided {
+        let reservation = Decision::Decided {
             action,
             row,
             previous_owner,
@@ -1026,7 +1026,7 @@ impl Ledger {
 }
 
 /// The fencing check: `Some` when the run's checkpoint is no longer the one the worker loaded.
-fn fence(connection: &Connection, request: &ReserveRequest<'_>) -> rusqlite::Result<Option<Decided>> {
+fn fence(connection: &Connection, request: &ReserveRequest<'_>) -> rusqlite::Result<Option<Decision>> {
     let Some(expected) = request.checkpoint_version else {
         return Ok(None);
     };
@@ -1035,7 +1035,7 @@ fn fence(connection: &Connection, request: &ReserveRequest<'_>) -> rusqlite::Res
         .query_row([request.run_id], |row| row.get(0))
         .optional()?
         .unwrap_or(0);
-    Ok((found != expected).then_some(Decided::Fenced { expected, found }))
+    Ok((found != expected).then_some(Decision::Fenced { expected, found }))
 }
 
 fn classify_at(location: &Location, error: rusqlite::Error, context: &'static str) -> LedgerError {
@@ -1141,7 +1141,7 @@ fn select_record(connection: &Connection, key: &IdempotencyKey) -> rusqlite::Res
 }
 
 /// What `decide_and_write` did, before the row is re-read.
-enum Decided {
+enum Decision {
     Decided {
         action: ReservationAction,
         row: RawRecord,
@@ -1157,10 +1157,10 @@ enum Decided {
     },
 }
 
-impl Decided {
+impl Decision {
     fn into_reservation(self, location: &Location) -> Result<Reservation, LedgerError> {
         Ok(match self {
-            Decided::Decided {
+            Decision::Decided {
                 action,
                 row,
                 previous_owner,
@@ -1171,8 +1171,8 @@ impl Decided {
                 previous_owner,
                 previous_status,
             },
-            Decided::Mismatch { existing } => Reservation::ArgumentsMismatch { existing },
-            Decided::Fenced { expected, found } => Reservation::Fenced { expected, found },
+            Decision::Mismatch { existing } => Reservation::ArgumentsMismatch { existing },
+            Decision::Fenced { expected, found } => Reservation::Fenced { expected, found },
         })
     }
 }
@@ -1183,14 +1183,14 @@ fn decide_and_write(
     request: &ReserveRequest<'_>,
     existing: Option<ExecutionRecord>,
     now_ms: u64,
-) -> rusqlite::Result<Decided> {
+) -> rusqlite::Result<Decision> {
     if let Some(fenced) = fence(connection, request)? {
         return Ok(fenced);
     }
     if let Some(existing) = &existing
         && (existing.arguments != request.arguments || existing.tool != request.tool)
     {
-        return Ok(Decided::Mismatch {
+        return Ok(Decision::Mismatch {
             existing: existing.clone(),
         });
     }
@@ -1267,7 +1267,7 @@ fn decide_and_write(
         ReservationAction::ReturnRecorded | ReservationAction::ReturnCompensated | ReservationAction::Unknown => {}
     }
     let row = select_record(connection, request.key)?.expect("the record exists after a reservation decision");
-    Ok(Decided::Decided {
+    Ok(Decision::Decided {
         action,
         row,
         previous_owner,

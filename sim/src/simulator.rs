@@ -301,6 +301,10 @@ impl Simulation {
     pub fn is_over(&self) -> bool {
         self.ended
     }
+    /// The phase limit is reached: no more moves.
+    pub fn is_out_of_phases(&self) -> bool {
+        self.phase >= self.level.max_phases
+    }
     pub fn billing(&self) -> &Billing {
         &self.billing
     }
@@ -454,6 +458,10 @@ impl Simulation {
                 woken += self.parked.get(key.as_str()).map_or(0, BTreeSet::len);
                 self.wake_parked(&key, None);
             }
+        }
+        if woken > 0 && !self.is_out_of_phases() {
+            // A quiet level wakes up when someone outside settled what it waited on.
+            self.ended = false;
         }
         Ok(woken)
     }
@@ -935,7 +943,7 @@ impl Simulation {
                 );
                 None
             }
-            Command::Reconcile { key, call } => {
+            Command::Reconcile { key, .. } => {
                 let found = self.billing.find_credit(key.as_str()).cloned();
                 let outcome = match found {
                     None => {
@@ -984,7 +992,6 @@ impl Simulation {
                         if matches!(outcome, Reconciled::Completed { .. }) {
                             self.wake_parked(&key, Some(worker));
                         }
-                        let _ = call;
                         outcome
                     }
                 };

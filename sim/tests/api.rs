@@ -495,6 +495,44 @@ async fn listing_shows_the_callers_tenants_longest_waiting_first_in_pages() {
         .get("/v1/tool-executions?status=started&limit=200", ADA)
         .await;
     assert_eq!(page["items"].as_array().unwrap().len(), expected.len() - 1);
+
+    // `unknown`: started and indeterminate together, still longest-waiting first.
+    fixture
+        .ledger
+        .record_outcome(&key("d1:c1"), Status::Indeterminate, None, "w1", 300)
+        .unwrap();
+    let (status, page) = fixture
+        .server
+        .get("/v1/tool-executions?status=unknown&limit=200", ADA)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let listed: Vec<(u64, String, String)> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            (
+                item["updated_at_ms"].as_u64().unwrap(),
+                item["key"].as_str().unwrap().to_owned(),
+                item["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed.len(),
+        expected.len() - 1,
+        "every call but the failed one: {listed:?}"
+    );
+    assert!(listed.is_sorted(), "{listed:?}");
+    assert_eq!(
+        listed.last().map(|(_, key, status)| (key.as_str(), status.as_str())),
+        Some(("d1:c1", "indeterminate"))
+    );
+    let (_, page) = fixture
+        .server
+        .get("/v1/tool-executions?status=indeterminate", ADA)
+        .await;
+    assert_eq!(page["items"].as_array().unwrap().len(), 1);
 }
 
 // ----- the race -----
@@ -959,6 +997,7 @@ async fn bad_requests_get_clear_json_errors_and_change_nothing() {
     // Query strings.
     for (query, mentions) in [
         ("status=pending", "`pending` is not a status"),
+        ("status=pending", "unknown: started and indeterminate"),
         ("limit=0", "limit"),
         ("limit=201", "limit"),
         ("limit=ten", "limit"),
@@ -1152,6 +1191,51 @@ async fn random_requests_never_get_a_500() {
             assert!(answer["error"].is_string() && answer["code"].is_string(), "{answer}");
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stalls_is_cut_off_and_others_are_served() {
+    use std::io::{Read, Write};
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let idle = std::time::Duration::from_millis(300);
+    let server = start(ApiState::open(&path, operators).unwrap().with_idle_timeout(idle)).await;
+    let address = server.base.trim_start_matches("http://").to_owned();
+    // Half a request, then silence: the server hangs up once the idle timeout has passed.
+    let stalled = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        stream
+            .write_all(b"POST /v1/tool-executions/r1:c1/resolve HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n")
+            .unwrap();
+        let started = std::time::Instant::now();
+        let mut buffer = [0_u8; 256];
+        let read = stream.read(&mut buffer);
+        (started.elapsed(), read.map_err(|error| error.kind()))
+    });
+    // Meanwhile a well-behaved client is served.
+    let (status, _) = server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(status, StatusCode::OK);
+    let (waited, read) = stalled.await.unwrap();
+    assert!(
+        matches!(read, Ok(0)) || matches!(read, Err(std::io::ErrorKind::ConnectionReset)),
+        "the server closed the connection: {read:?}"
+    );
+    assert!(
+        waited >= idle - std::time::Duration::from_millis(50),
+        "not before the timeout: {waited:?}"
+    );
+    assert!(waited < std::time::Duration::from_secs(5), "soon after it: {waited:?}");
+    assert_eq!(
+        ledger.history(&key("r1:c1")).unwrap().len(),
+        1,
+        "half a request decides nothing"
+    );
 }
 
 // ----- the command line -----

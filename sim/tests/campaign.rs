@@ -200,6 +200,22 @@ fn the_campaign_is_big_enough_and_its_level_select_is_consistent() {
     assert_eq!(last.level.id, VAULT, "the vault comes last");
 }
 
+/// How a briefing names a guard that is off, in the player's words.
+fn briefing_words(guard: Guard) -> &'static str {
+    match guard {
+        Guard::WriteRetryRule => "the write retry rule",
+        Guard::PauseOnIndeterminate => "the pause on unknown calls",
+        Guard::Ledger => "the ledger",
+        Guard::AtomicReservation => "atomic reservation",
+        Guard::KeyDownstream => "passing the key",
+        Guard::CheckpointVersion => "the checkpoint version",
+        Guard::ReconcileHook => "the reconcile hook",
+        Guard::KeyPerCall => "keys per call",
+        Guard::NoLeaseExpiry => "no lease expiry",
+        Guard::NoReflexCompensation => "no reflex compensation",
+    }
+}
+
 #[test]
 fn every_level_explains_itself() {
     let campaign = campaign();
@@ -211,6 +227,22 @@ fn every_level_explains_itself() {
             "`{}`'s briefing does not say which guards are on",
             level.id
         );
+        let off = level.guards.off();
+        if off.is_empty() {
+            assert!(
+                level.briefing.contains("Guards: all on"),
+                "`{}`'s briefing hides that all guards are on",
+                level.id
+            );
+        }
+        for guard in off {
+            assert!(
+                level.briefing.contains(briefing_words(guard)),
+                "`{}` switches {guard} off and its briefing does not say \"{}\"",
+                level.id,
+                briefing_words(guard)
+            );
+        }
         assert!(
             !level.lesson.guards.is_empty(),
             "`{}`'s lesson names no guard",
@@ -350,10 +382,6 @@ fn every_guard_is_proven_by_a_shipped_tape() {
     let mut unproven = Vec::new();
     for guard in Guard::ALL {
         let in_vault = vault_proofs(&campaign, vault, guard);
-        eprintln!(
-            "PROOF {guard}: vault {in_vault:?} lesson {:?}",
-            lesson_proofs(&campaign, guard)
-        );
         if let Some(why) = behind.get(&guard) {
             assert!(
                 in_vault.is_empty(),
@@ -385,4 +413,34 @@ fn every_guard_is_taught_by_a_level_that_switches_it_off() {
             "no level teaches {guard} by switching it off and shipping a tape that only wins without it"
         );
     }
+}
+
+#[test]
+fn twice_sim_check_exits_zero_on_the_campaign_and_two_on_a_problem() {
+    let check = |path: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_twice-sim"))
+            .arg("check")
+            .arg(path)
+            .output()
+            .expect("twice-sim runs")
+    };
+    let clean = check(&levels_folder());
+    assert_eq!(
+        clean.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let vault = std::fs::read_to_string(levels_folder().join("19-vault.level.ron")).expect("the vault");
+    let copy = vault.replace("goal: paid_twice", "goal: paid_twice, gaol: 1");
+    assert_ne!(copy, vault, "the vault names its goal");
+    std::fs::write(folder.path().join("vault.level.ron"), copy).expect("write");
+    let broken = check(folder.path());
+    assert_eq!(broken.status.code(), Some(2));
+    let printed = String::from_utf8_lossy(&broken.stderr);
+    assert!(
+        printed.contains("vault.level.ron:") && printed.contains("gaol"),
+        "{printed}"
+    );
 }

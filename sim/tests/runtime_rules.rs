@@ -540,3 +540,19 @@ fn every_tool_the_campaign_declares_passes_the_contract_with_the_write_retry_rul
         }
     }
 }
+
+#[test]
+fn an_item_a_paused_run_has_not_reached_is_flagged_waiting_not_unpaid() {
+    let calls = format!("{CREDIT}, {CREDIT}");
+    let mut simulation = simulation(level(&calls, "ignore", "()", ALL_CARDS), Guards::all_on());
+    simulation.play(Play::LoseResponse).unwrap();
+    simulation.run().unwrap();
+    let verdict = simulation.verdict().unwrap();
+    let outcomes: Vec<Outcome> = verdict.credits.iter().map(|credit| credit.outcome).collect();
+    assert_eq!(
+        outcomes,
+        vec![Outcome::PaidOnce, Outcome::UnknownFlagged],
+        "{}",
+        verdict.summary
+    );
+}

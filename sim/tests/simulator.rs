@@ -135,3 +135,40 @@ fn run_until_stops_when_asked_and_step_reports_the_end() {
     assert!(!simulation.step().unwrap(), "a quiet level has no next phase");
     assert_eq!(simulation.verdict().unwrap().outcome, Outcome::PaidOnce);
 }
+
+#[test]
+fn a_quiet_level_wakes_when_someone_outside_settles_what_it_waits_on() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("ledger.sqlite");
+    let mut simulation = SimulationBuilder::new(level("ignore", "()", 0), 5)
+        .ledger_file(&path)
+        .actions(vec![TimedAction {
+            at_phase: 0,
+            play: Play::LoseRequest,
+        }])
+        .build()
+        .unwrap();
+    simulation.run().unwrap();
+    assert!(simulation.is_over());
+    // An operator on another connection (the HTTP API, say) settles the call.
+    let mut operator = twice_sim::ledger::Ledger::open(&path).unwrap();
+    let key = twice_sim::runtime::key::IdempotencyKey::parse("r1:c1").unwrap();
+    let request = twice_sim::runtime::operator::ResolveRequest {
+        status: twice_sim::runtime::rules::Status::Failed,
+        reason: "no credit in billing".into(),
+        operator: "op-ana".into(),
+        expected_status: None,
+        result: None,
+    };
+    twice_sim::runtime::operator::resolve(&mut operator, &key, &request, 10_000).unwrap();
+    assert_eq!(simulation.notice_settlements().unwrap(), 1);
+    assert!(!simulation.is_over());
+    simulation.run().unwrap();
+    let checkpoint = simulation.ledger().load_checkpoint("r1").unwrap().unwrap();
+    assert_eq!(
+        checkpoint.status, "completed",
+        "r1 resumed and went on to its second credit"
+    );
+    let state = twice_sim::runtime::run::RunState::from_json(&checkpoint.state).unwrap();
+    assert_eq!(state.transcript[0].1, twice_sim::runtime::run::Told::DidNotTakeEffect);
+}

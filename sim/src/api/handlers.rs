@@ -202,6 +202,9 @@ fn refusal(ledger: &Ledger, key: &IdempotencyKey, error: OperatorError) -> ApiEr
 
 // ----- endpoints -----
 
+/// The listing's filter for every call whose outcome is not known yet.
+const UNKNOWN: &str = "unknown";
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ListQuery {
@@ -228,11 +231,15 @@ pub(super) async fn list(
 ) -> Result<Json<PageView>, ApiError> {
     let Query(query) = Query::<ListQuery>::try_from_uri(&uri)
         .map_err(|rejection| ApiError::invalid(format!("query: {}", rejection.body_text())))?;
-    let status = query
-        .status
-        .as_deref()
-        .map(|text| parse_status("status", text))
-        .transpose()?;
+    // `unknown` is both statuses an operator settles: the calls waiting on a person.
+    let statuses: Vec<Option<Status>> = match query.status.as_deref() {
+        None => vec![None],
+        Some(UNKNOWN) => vec![Some(Status::Started), Some(Status::Indeterminate)],
+        Some(text) => vec![Some(parse_status("status", text).map_err(|error| ApiError {
+            message: format!("{} (or {UNKNOWN}: started and indeterminate)", error.message),
+            ..error
+        })?)],
+    };
     let limit = match query.limit.as_deref() {
         None => PAGE_LIMIT_DEFAULT,
         Some(text) => text
@@ -256,14 +263,16 @@ pub(super) async fn list(
     let mut records = state
         .ledgers
         .run(move |ledger| {
-            // One query per tenant, each the first `limit + 1` after the cursor in the
-            // ledger's order; merged, their first `limit + 1` are the overall first.
+            // One query per tenant and status, each the first `limit + 1` after the cursor
+            // in the ledger's order; merged, their first `limit + 1` are the overall first.
             let after = cursor
                 .as_ref()
                 .map(|cursor| (cursor.updated_at_ms, cursor.key.as_str()));
             let mut records = Vec::new();
             for tenant in &tenants {
-                records.extend(ledger.records(Some(tenant), status, after, limit + 1)?);
+                for status in &statuses {
+                    records.extend(ledger.records(Some(tenant), *status, after, limit + 1)?);
+                }
             }
             Ok(records)
         })

@@ -12,6 +12,7 @@
 mod command;
 mod error;
 mod handlers;
+mod listener;
 mod pool;
 pub mod tokens;
 pub mod views;
@@ -20,6 +21,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -45,6 +47,12 @@ pub const PAGE_LIMIT_DEFAULT: u32 = 50;
 pub const CONNECTIONS_MAX: usize = 8;
 /// How long a request waits for a ledger connection before the server answers 503.
 pub const CONNECTION_WAIT_MS: u64 = 10_000;
+/// The most connections open at once; the next waits until one closes.
+pub const OPEN_CONNECTIONS_MAX: usize = 256;
+/// How long a connection may make no progress (no byte in, none of the answer taken)
+/// before it is closed. Longer than the slowest request can take (a connection wait, a
+/// ledger lock and a compensation), so only stalled or idle clients are cut off.
+pub const IDLE_TIMEOUT_MS: u64 = 60_000;
 /// The address `twice-sim serve` binds when not told otherwise.
 pub const DEFAULT_ADDRESS: &str = "127.0.0.1:7878";
 
@@ -124,6 +132,7 @@ pub struct ApiState {
     operators: Arc<Operators>,
     compensator: Option<Arc<dyn Compensator>>,
     clock: Arc<dyn Clock>,
+    idle_timeout: Duration,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -150,6 +159,7 @@ impl ApiState {
             operators: Arc::new(operators),
             compensator: None,
             clock: Arc::new(SystemClock),
+            idle_timeout: Duration::from_millis(IDLE_TIMEOUT_MS),
         })
     }
 
@@ -161,6 +171,13 @@ impl ApiState {
 
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> ApiState {
         self.clock = clock;
+        self
+    }
+
+    /// How long a connection may make no progress before it is closed
+    /// (default [`IDLE_TIMEOUT_MS`]).
+    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> ApiState {
+        self.idle_timeout = idle_timeout;
         self
     }
 
@@ -206,6 +223,7 @@ pub fn serve_until(
     state: ApiState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
+    let listener = listener::GuardedListener::new(listener, OPEN_CONNECTIONS_MAX, state.idle_timeout);
     let app = router(state);
     async move { axum::serve(listener, app).with_graceful_shutdown(shutdown).await }
 }
@@ -216,4 +234,31 @@ pub async fn bind(address: SocketAddr, allow_non_loopback: bool) -> Result<tokio
     tokio::net::TcpListener::bind(address)
         .await
         .map_err(|source| ServeError::Bind { address, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_is_allowed_without_the_flag() {
+        for address in ["127.0.0.1:7878", "127.0.0.2:0", "[::1]:7878"] {
+            assert!(check_bind_address(address.parse().unwrap(), false).is_ok(), "{address}");
+        }
+        for address in ["0.0.0.0:7878", "[::]:7878", "192.168.1.10:7878"] {
+            let error = check_bind_address(address.parse().unwrap(), false).unwrap_err();
+            assert!(error.to_string().contains("--allow-non-loopback"), "{error}");
+            assert!(
+                check_bind_address(address.parse().unwrap(), true).is_ok(),
+                "{address} with the flag"
+            );
+        }
+    }
+
+    #[test]
+    fn the_wall_clock_is_in_milliseconds_since_the_epoch() {
+        // 2020-01-01 in ms: a clock in seconds or microseconds would be far off.
+        let now_ms = SystemClock.now_ms();
+        assert!((1_577_836_800_000..4_102_444_800_000).contains(&now_ms), "{now_ms}");
+    }
 }

@@ -270,7 +270,8 @@ pub struct DrillReport {
     pub worker_error_samples: Vec<String>,
     /// Waiting runs recovered because billing turned out to hold the credit (the hook settled it).
     pub found_after_wait: u32,
-    /// Unknown calls the drill's operator resolved (`failed`: billing holds no credit under the key).
+    /// Unknown calls the drill's operator resolved: `failed` when billing holds no credit under
+    /// the key, `completed` when it does and the hook already had its chance.
     pub operator_resolutions: u32,
     pub calls_completed: u32,
     pub calls_failed: u32,
@@ -1345,7 +1346,7 @@ pub fn table(report: &DrillReport) -> String {
         "settled after a wait",
         (report.found_after_wait + report.operator_resolutions).to_string(),
         format!(
-            "{} found in billing by the hook, {} resolved failed by the operator",
+            "{} found in billing by the hook, {} resolved by the operator",
             report.found_after_wait, report.operator_resolutions
         ),
     ));

@@ -178,7 +178,7 @@ pub struct Driver {
 
 /// What carrying out a command led to.
 enum Step {
-    Feed(Input),
+    Feed(Box<Input>),
     End(WorkerEnd),
 }
 
@@ -234,7 +234,7 @@ impl Driver {
                 key: command_key(&command).map(ToString::to_string),
             });
             match self.perform(command).await? {
-                Step::Feed(input) => next = self.feed(input),
+                Step::Feed(input) => next = self.feed(*input),
                 Step::End(end) => {
                     let (kind, detail) = match &end {
                         WorkerEnd::Exited => (EndKind::Exited, self.machine.run_state().status.name().to_owned()),
@@ -409,7 +409,7 @@ impl Driver {
             Command::StandDown { reason } => return Ok(Step::End(WorkerEnd::StoodDown(reason))),
             Command::Exit => return Ok(Step::End(WorkerEnd::Exited)),
         };
-        Ok(Step::Feed(input))
+        Ok(Step::Feed(Box::new(input)))
     }
 
     fn endpoint(&self, path: &str) -> Url {
@@ -548,7 +548,7 @@ impl Driver {
                 .record(key)?
                 .is_some_and(|record| record.status.is_settled())
             {
-                return Ok(Step::Feed(Input::Woken));
+                return Ok(Step::Feed(Box::new(Input::Woken)));
             }
             if self.config.exit_when_parked {
                 return Ok(Step::End(WorkerEnd::Parked(key.to_string())));

@@ -351,6 +351,14 @@ impl Worker {
                         existing.arguments
                     ),
                 );
+                if self.guard(Guard::KeyPerCall) && existing.run_id == self.setup.run_id {
+                    self.note(
+                        Guard::KeyPerCall,
+                        format!(
+                            "the replay reworded its arguments but kept its key {key}, so the ledger recognised it"
+                        ),
+                    );
+                }
                 self.fail_run(format!("idempotency key {key} reused with different arguments"))
             }
             Input::Reserved(Reservation::Decided { action, record, .. }) => {
@@ -664,14 +672,20 @@ impl Worker {
             ReservationAction::Unknown => {
                 let record = record.expect("an unknown record exists");
                 self.context_mut().recovered = true;
-                self.note(
-                    Guard::Ledger,
+                let detail = if record.run_id == self.setup.run_id {
                     format!(
                         "the ledger held `{}` for key {}; the replay did not call the tool",
                         record.status, record.key
-                    ),
-                );
+                    )
+                } else {
+                    format!(
+                        "the ledger held `{}` for key {}, a call of run {}; this call was not made",
+                        record.status, record.key, record.run_id
+                    )
+                };
+                self.note(Guard::Ledger, detail);
                 if record.owner != self.setup.worker_id
+                    && record.run_id == self.setup.run_id
                     && record.created_at_ms >= self.loaded_at_ms
                     && self.guard(Guard::AtomicReservation)
                 {
