@@ -7,9 +7,10 @@
 //!    opens it) and starts `twice-sim billing` on a free loopback port.
 //! 2. It hands the kills out across the runs (seeded) and drives `--parallel` runs at a
 //!    time, one `twice-sim worker` process each. A process that is to die gets a moment:
-//!    its n-th `send` (then a random wait of up to the billing latency, so the kill lands
-//!    while the request or its answer is on the wire) or its n-th marker of any kind (then
-//!    a few milliseconds). The kill is a real SIGKILL.
+//!    its first `send` (then a random wait of up to the billing latency, so the kill lands
+//!    while the request or its answer is on the wire) or a random one of the markers it
+//!    usually prints (then a few milliseconds). The kill is a real SIGKILL. A kill that finds
+//!    its process already gone stays with the run, and a finished run hands its kills on.
 //! 3. When a run's last process is gone, the drill reads the run's checkpoint: finished,
 //!    honestly waiting on an unknown call, or neither — then a fresh process recovers it.
 //!    With `--duplicates`, each run also gets a second process started while its first
@@ -72,7 +73,7 @@ pub const LATENCY_MS_MAX: u32 = super::billing_server::LATENCY_MS_MAX;
 pub const TIMEOUT_MS_MAX: u32 = 60_000;
 pub const MODEL_DELAY_MS_MAX: u32 = 1_000;
 /// Processes a run may need beyond one per kill it took before the drill calls it stuck
-/// (duplicates, stand-downs, recovery passes, the odd worker error).
+/// (duplicates, stand-downs, recoveries after a wait, the odd worker error).
 const PROCESSES_PER_RUN_SLACK: u32 = 50;
 /// A waiting run is looked at again this long after billing's latency has passed, so a
 /// request its dead process sent has reached billing.
@@ -994,6 +995,10 @@ impl Supervisor {
                         seconds: self.config.deadline.as_secs(),
                         active: self.active_runs() + self.pending.len(),
                     });
+                }
+                status = self.billing.child.wait() => {
+                    let status = status.map_or_else(|error| error.to_string(), |status| status.to_string());
+                    return Err(DrillError::BillingGone(format!("billing exited ({status})")));
                 }
                 _ = progress.tick(), if show_progress => self.progress(started),
                 _ = sweep.tick() => self.sweep().await?,
