@@ -962,26 +962,7 @@ impl Simulation {
                             balance_cents: self.billing.balance(&entry.account).unwrap_or(0),
                         }
                         .receipt();
-                        let settlement = Settlement {
-                            to: Status::Completed,
-                            expected: None,
-                            actor: "reconcile-hook",
-                            event: "reconciled",
-                            reason: Some("found in billing by its idempotency key"),
-                            result: Some(&result),
-                        };
-                        let outcome = match self.worker_ledger(worker).settle(&key, &settlement, now) {
-                            Ok(_) => Reconciled::Completed { result },
-                            Err(
-                                crate::ledger::SettleError::AlreadySettled { current, .. }
-                                | crate::ledger::SettleError::Stale { current, .. },
-                            ) => Reconciled::AlreadySettled(current),
-                            Err(
-                                crate::ledger::SettleError::NotFound(_)
-                                | crate::ledger::SettleError::NotADecision { .. },
-                            ) => Reconciled::Unknown,
-                            Err(crate::ledger::SettleError::Ledger(error)) => return Err(error.into()),
-                        };
+                        let outcome = operator::record_reconciled(self.worker_ledger(worker), &key, &result, now)?;
                         self.log(
                             &actor,
                             "reconcile",

@@ -82,7 +82,7 @@ pub fn serve_command(args: ServeArgs) -> u8 {
         );
         // Whoever started us (a test, a script) may wait for this line to know the port.
         let _ = std::io::stdout().flush();
-        match serve_until(listener, state, shutdown_signal()).await {
+        match serve_until(listener, state, crate::drill::stop_signal()).await {
             Ok(()) => {
                 println!("operator API stopped");
                 EXIT_OK
@@ -93,27 +93,6 @@ pub fn serve_command(args: ServeArgs) -> u8 {
             }
         }
     })
-}
-
-async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
-    }
 }
 
 /// Prints the SHA-256 of a token read from standard input (so the token stays out of

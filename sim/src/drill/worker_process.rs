@@ -22,11 +22,10 @@ use super::marker::{EndKind, Marker};
 use super::script;
 use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, now_ms, stop_when_stdin_closes};
 use crate::billing::Answer;
-use crate::ledger::{Ledger, LedgerError, ReserveRequest, SettleError, Settlement};
+use crate::ledger::{Ledger, LedgerError, ReserveRequest};
 use crate::model::{self, ModelPolicy, Nudge, RunScript};
 use crate::runtime::guards::Guards;
 use crate::runtime::key::IdempotencyKey;
-use crate::runtime::rules::Status;
 use crate::runtime::run::RunState;
 use crate::runtime::worker::{Command, Input, Reconciled, Worker, WorkerSetup};
 
@@ -502,22 +501,12 @@ impl Driver {
             balance_cents: balance_cents.unwrap_or(0),
         }
         .receipt();
-        let settlement = Settlement {
-            to: Status::Completed,
-            expected: None,
-            actor: "reconcile-hook",
-            event: "reconciled",
-            reason: Some("found in billing by its idempotency key"),
-            result: Some(&result),
-        };
-        Ok(match self.ledger.settle(key, &settlement, now_ms()) {
-            Ok(_) => Reconciled::Completed { result },
-            Err(SettleError::AlreadySettled { current, .. } | SettleError::Stale { current, .. }) => {
-                Reconciled::AlreadySettled(current)
-            }
-            Err(SettleError::Ledger(error)) => return Err(error.into()),
-            Err(_) => Reconciled::Unknown,
-        })
+        Ok(crate::runtime::operator::record_reconciled(
+            &mut self.ledger,
+            key,
+            &result,
+            now_ms(),
+        )?)
     }
 
     async fn post_void(&self, request: &VoidRequest) -> Result<Answer, String> {

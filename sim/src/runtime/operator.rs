@@ -6,6 +6,7 @@
 
 use super::key::IdempotencyKey;
 use super::rules::Status;
+use super::worker::Reconciled;
 use crate::ledger::{ExecutionRecord, Ledger, LedgerError, SettleError, Settlement};
 
 /// The most characters a reason may have.
@@ -133,4 +134,34 @@ pub fn compensate(
             })
         }
     }
+}
+
+/// Records what a reconcile hook found in the other system: `completed` with its receipt,
+/// compare-and-set from whatever unknown status the call has. One implementation for
+/// every driver (the simulator and real worker processes). A call someone settled first
+/// keeps their decision, which the worker then hears.
+pub fn record_reconciled(
+    ledger: &mut Ledger,
+    key: &IdempotencyKey,
+    receipt: &str,
+    now_ms: u64,
+) -> Result<Reconciled, LedgerError> {
+    let settlement = Settlement {
+        to: Status::Completed,
+        expected: None,
+        actor: "reconcile-hook",
+        event: "reconciled",
+        reason: Some("found in billing by its idempotency key"),
+        result: Some(receipt),
+    };
+    Ok(match ledger.settle(key, &settlement, now_ms) {
+        Ok(_) => Reconciled::Completed {
+            result: receipt.to_owned(),
+        },
+        Err(SettleError::AlreadySettled { current, .. } | SettleError::Stale { current, .. }) => {
+            Reconciled::AlreadySettled(current)
+        }
+        Err(SettleError::NotFound(_) | SettleError::NotADecision { .. }) => Reconciled::Unknown,
+        Err(SettleError::Ledger(error)) => return Err(error),
+    })
 }
