@@ -30,11 +30,13 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(Startup, open_from_command_line);
     let options = app.world().resource::<Options>().clone();
     if let Some(path) = options.screenshot.clone() {
-        let screen = options.screen.unwrap_or(if options.tape.is_some() || options.level.is_some() {
-            ShotScreen::Level
-        } else {
-            ShotScreen::Title
-        });
+        let screen = options
+            .screen
+            .unwrap_or(if options.tape.is_some() || options.level.is_some() {
+                ShotScreen::Level
+            } else {
+                ShotScreen::Title
+            });
         app.insert_resource(ShotPlan {
             path,
             screen,
@@ -151,7 +153,10 @@ fn drive_screenshot(
         ShotScreen::Replay => *screen.get() == Screen::Replay,
         ShotScreen::Level => *screen.get() == Screen::Level && settled_session,
         ShotScreen::Debrief => {
-            if let Some(session) = session.as_ref().filter(|_| *screen.get() == Screen::Level && settled_session) {
+            if let Some(session) = session
+                .as_ref()
+                .filter(|_| *screen.get() == Screen::Level && settled_session)
+            {
                 if !session.is_over() && !plan.asked_for_end {
                     intents.write(Intent::RunToEnd);
                     plan.asked_for_end = true;
@@ -172,11 +177,12 @@ fn drive_screenshot(
     }
     plan.taken = true;
     let path = plan.path.clone();
-    commands.spawn(Screenshot::primary_window()).observe(save_to_disk(path)).observe(
-        |_captured: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
+    commands
+        .spawn(Screenshot::primary_window())
+        .observe(save_to_disk(path))
+        .observe(|_captured: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
             exit.write(AppExit::Success);
-        },
-    );
+        });
 }
 
 #[derive(Debug, Resource)]
@@ -241,7 +247,10 @@ fn write_rows(path: &std::path::Path, rows: usize) -> Result<(), String> {
         let run = format!("bench-{}", index / 100);
         let call = format!("c{}", index % 100 + 1);
         let key = IdempotencyKey::per_call(&run, &call);
-        let arguments = format!("{{\"account\":\"acct_bench\",\"amount_cents\":{},\"memo\":\"bench\"}}", 100 + index);
+        let arguments = format!(
+            "{{\"account\":\"acct_bench\",\"amount_cents\":{},\"memo\":\"bench\"}}",
+            100 + index
+        );
         ledger
             .reserve(
                 &ReserveRequest {
@@ -254,6 +263,8 @@ fn write_rows(path: &std::path::Path, rows: usize) -> Result<(), String> {
                     arguments: &arguments,
                     owner: "bench",
                     lease_ms: None,
+                    // The benchmark's runs have no checkpoints to fence against.
+                    checkpoint_version: None,
                 },
                 0,
             )
@@ -275,7 +286,12 @@ fn bench_frame_start(mut bench: ResMut<Bench>) {
     bench.frame_started = Some(Instant::now());
 }
 
-fn bench_frame_end(mut bench: ResMut<Bench>, time: Res<Time>, session: Option<Res<Session>>, mut exit: MessageWriter<AppExit>) {
+fn bench_frame_end(
+    mut bench: ResMut<Bench>,
+    time: Res<Time>,
+    session: Option<Res<Session>>,
+    mut exit: MessageWriter<AppExit>,
+) {
     let Some(started) = bench.frame_started.take() else {
         return;
     };

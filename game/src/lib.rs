@@ -15,6 +15,7 @@ pub mod campaign;
 #[cfg(feature = "dev")]
 mod dev_tools;
 pub mod headless;
+pub mod operator_api;
 pub mod options;
 pub mod paths;
 pub mod progress;
@@ -36,7 +37,13 @@ pub struct CorePlugin {
 impl Plugin for CorePlugin {
     fn build(&self, app: &mut App) {
         app.insert_resource(self.paths.clone());
-        app.add_plugins((screens::plugin, campaign::plugin, progress::plugin, session::plugin));
+        app.add_plugins((
+            screens::plugin,
+            campaign::plugin,
+            progress::plugin,
+            session::plugin,
+            operator_api::plugin,
+        ));
     }
 }
 
@@ -50,23 +57,20 @@ pub struct AppPlugin {
 impl Plugin for AppPlugin {
     fn build(&self, app: &mut App) {
         let (width, height) = (self.options.width, self.options.height);
-        app.add_plugins(
-            DefaultPlugins
-                .set(WindowPlugin {
-                    primary_window: Some(Window {
-                        title: "Twice — make Penny pay twice".into(),
-                        resolution: (width, height).into(),
-                        // A benchmark measures our work, not the display's refresh rate.
-                        present_mode: if self.options.bench_frames.is_some() {
-                            bevy::window::PresentMode::AutoNoVsync
-                        } else {
-                            bevy::window::PresentMode::AutoVsync
-                        },
-                        ..default()
-                    }),
-                    ..default()
-                }),
-        );
+        app.add_plugins(DefaultPlugins.set(WindowPlugin {
+            primary_window: Some(Window {
+                title: "Twice — make Penny pay twice".into(),
+                resolution: (width, height).into(),
+                // A benchmark measures our work, not the display's refresh rate.
+                present_mode: if self.options.bench_frames.is_some() {
+                    bevy::window::PresentMode::AutoNoVsync
+                } else {
+                    bevy::window::PresentMode::AutoVsync
+                },
+                ..default()
+            }),
+            ..default()
+        }));
         app.add_plugins(bevy_egui::EguiPlugin::default());
         app.insert_resource(ClearColor(ui::theme::BACKGROUND_BEVY));
         app.add_plugins(CorePlugin {

@@ -1,6 +1,7 @@
 //! `twice`: the game. Parses the command line and assembles the plugins; nothing else.
 
 use bevy::prelude::*;
+use twice::operator_api::OperatorApi;
 
 fn main() -> AppExit {
     let options = match twice::options::Options::from_command_line() {
@@ -14,5 +15,23 @@ fn main() -> AppExit {
             return AppExit::from_code(2);
         }
     };
-    App::new().add_plugins(twice::AppPlugin { options, paths }).run()
+    let operator_api = match options.operator_api {
+        Some(address) => match OperatorApi::start(address, options.allow_non_loopback, options.tokens.as_deref()) {
+            Ok(operator_api) => {
+                eprintln!("operator API: {}", operator_api.curl_hint());
+                Some(operator_api)
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                return AppExit::from_code(2);
+            }
+        },
+        None => None,
+    };
+    let mut app = App::new();
+    app.add_plugins(twice::AppPlugin { options, paths });
+    if let Some(operator_api) = operator_api {
+        app.insert_resource(operator_api);
+    }
+    app.run()
 }

@@ -52,6 +52,16 @@ pub struct Options {
     /// Measure the CPU time of N frames of the level screen with a 10,000-row ledger, print it and exit.
     #[arg(long, value_name = "N")]
     pub bench_frames: Option<u32>,
+    /// Serve the operator HTTP API (as `twice-sim serve` does) on the open level's ledger, at this address.
+    #[arg(long, value_name = "ADDR")]
+    pub operator_api: Option<std::net::SocketAddr>,
+    /// With --operator-api: the operators and their hashed tokens (default: a token made now,
+    /// printed at start, for an operator `workshop` who may act for the level's tenants).
+    #[arg(long, value_name = "FILE", requires = "operator_api")]
+    pub tokens: Option<PathBuf>,
+    /// With --operator-api: allow an address other than loopback (reachable from other machines).
+    #[arg(long, requires = "operator_api")]
+    pub allow_non_loopback: bool,
     /// Window width in logical pixels.
     #[arg(long, default_value_t = 1280)]
     pub width: u32,
@@ -92,7 +102,10 @@ impl Options {
         if let Some(path) = &self.screenshot
             && path.extension().and_then(|extension| extension.to_str()) != Some("png")
         {
-            return Err(format!("--screenshot {}: the file name must end in .png", path.display()));
+            return Err(format!(
+                "--screenshot {}: the file name must end in .png",
+                path.display()
+            ));
         }
         if self.at.is_some() && self.tape.is_none() && self.level.is_none() {
             return Err("--at needs --tape or --level: it says how far into that level to go".into());
@@ -142,6 +155,9 @@ mod tests {
         assert!(error.contains("--bench-frames"), "{error}");
         let error = parse(&["--width", "10"]).expect_err("tiny window");
         assert!(error.contains("--width"), "{error}");
-        assert!(parse(&["--tape", "a", "--level", "b"]).is_err(), "tape and level conflict");
+        assert!(
+            parse(&["--tape", "a", "--level", "b"]).is_err(),
+            "tape and level conflict"
+        );
     }
 }

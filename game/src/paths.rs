@@ -30,7 +30,11 @@ impl GamePaths {
             // a second instead of waiting for 20,000 fsyncs, and it leaves the player's data alone.
             None if options.bench_frames.is_some() => {
                 let ram = Path::new("/dev/shm");
-                let base = if ram.is_dir() { ram.to_path_buf() } else { std::env::temp_dir() };
+                let base = if ram.is_dir() {
+                    ram.to_path_buf()
+                } else {
+                    std::env::temp_dir()
+                };
                 base.join(format!("twice-bench-{}", std::process::id()))
             }
             None => default_data_folder(),
@@ -61,7 +65,13 @@ pub fn find_levels_folder() -> PathBuf {
         candidates.push(here.join("levels"));
     }
     if let Ok(executable) = std::env::current_exe() {
-        candidates.extend(executable.ancestors().skip(1).take(5).map(|folder| folder.join("levels")));
+        candidates.extend(
+            executable
+                .ancestors()
+                .skip(1)
+                .take(5)
+                .map(|folder| folder.join("levels")),
+        );
     }
     candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels"));
     candidates
@@ -73,7 +83,11 @@ pub fn find_levels_folder() -> PathBuf {
 
 /// `$XDG_DATA_HOME/twice`, else `~/.local/share/twice`, else a folder in the temp folder.
 pub fn default_data_folder() -> PathBuf {
-    let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+    let non_empty = |name: &str| {
+        std::env::var_os(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(data_home) = non_empty("XDG_DATA_HOME") {
         return data_home.join("twice");
     }

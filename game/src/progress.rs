@@ -72,9 +72,10 @@ impl Progress {
             match std::fs::read_to_string(path) {
                 Err(error) => Some(error.to_string()),
                 Ok(text) => match twice_sim::level::parse_ron::<ProgressFile>(path, &text) {
-                    Ok(file) if file.finished.len() > FINISHED_MAX => {
-                        Some(format!("it lists {} levels, more than {FINISHED_MAX}", file.finished.len()))
-                    }
+                    Ok(file) if file.finished.len() > FINISHED_MAX => Some(format!(
+                        "it lists {} levels, more than {FINISHED_MAX}",
+                        file.finished.len()
+                    )),
                     Ok(file) => {
                         return Progress {
                             path: path.to_path_buf(),
@@ -115,7 +116,10 @@ impl Progress {
             self.file.finished.insert(id.to_owned());
         }
         if let Err(error) = self.save() {
-            self.notice = Some(format!("Progress could not be saved to {}: {error}", self.path.display()));
+            self.notice = Some(format!(
+                "Progress could not be saved to {}: {error}",
+                self.path.display()
+            ));
         }
     }
 
@@ -123,7 +127,10 @@ impl Progress {
     pub fn reset(&mut self) {
         self.file = ProgressFile::default();
         if let Err(error) = self.save() {
-            self.notice = Some(format!("Progress could not be saved to {}: {error}", self.path.display()));
+            self.notice = Some(format!(
+                "Progress could not be saved to {}: {error}",
+                self.path.display()
+            ));
         }
     }
 
@@ -141,7 +148,9 @@ impl Progress {
 
 /// `progress.ron` → `progress.ron.damaged-1`, `-2`, … (the first name not taken).
 fn set_aside_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map_or_else(|| "progress.ron".into(), |name| name.to_string_lossy().into_owned());
+    let name = path
+        .file_name()
+        .map_or_else(|| "progress.ron".into(), |name| name.to_string_lossy().into_owned());
     (1..10_000)
         .map(|number| path.with_file_name(format!("{name}.damaged-{number}")))
         .find(|candidate| !candidate.exists())

@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy::state::app::StatesPlugin;
+use twice::CorePlugin;
 use twice::paths::GamePaths;
 use twice::progress::Progress;
 use twice::screens::Screen;
 use twice::session::{Intent, Mode, Session};
-use twice::CorePlugin;
 use twice_sim::checker::Outcome;
 use twice_sim::ledger::Ledger;
 use twice_sim::level::{self, LoadedTape, Play};
@@ -63,7 +63,10 @@ fn screen(app: &App) -> Screen {
 fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&App) -> bool) {
     let started = Instant::now();
     while !done(app) {
-        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(2));
         app.update();
     }
@@ -75,7 +78,11 @@ fn phase(app: &App) -> u32 {
 
 /// Opens the tape's level as the player would and plays its cards at its phases, one step at a time.
 fn play_like_a_player(app: &mut App, loaded: &LoadedTape) {
-    let mode = if loaded.tape.guards.is_some() { Mode::Sandbox } else { Mode::Campaign };
+    let mode = if loaded.tape.guards.is_some() {
+        Mode::Sandbox
+    } else {
+        Mode::Campaign
+    };
     send(
         app,
         Intent::OpenLevel {
@@ -96,7 +103,12 @@ fn play_like_a_player(app: &mut App, loaded: &LoadedTape) {
         assert_eq!(phase(app), action.at_phase, "reached the tape's phase");
         send(app, Intent::Play(action.play.clone()));
         let played = session(app).simulation().played().to_vec();
-        assert_eq!(played.last().map(|played| &played.play), Some(&action.play), "{:?}", session(app).notice);
+        assert_eq!(
+            played.last().map(|played| &played.play),
+            Some(&action.play),
+            "{:?}",
+            session(app).notice
+        );
     }
     send(app, Intent::RunToEnd);
     update_until(app, "the end of the level", |app| session(app).conclusion.is_some());
@@ -183,7 +195,10 @@ fn rewinding_re_simulates_the_same_history_into_a_new_ledger_file() {
     update_until(&mut app, "the rewind", |app| !session(app).is_busy());
     assert_eq!(phase(&app), 6);
     let again = session(&app).simulation().timeline().to_vec();
-    assert!(!again.is_empty() && timeline.starts_with(&again), "the same history, cut at phase 6");
+    assert!(
+        !again.is_empty() && timeline.starts_with(&again),
+        "the same history, cut at phase 6"
+    );
     let second_file = session(&app).ledger_path().expect("file").to_path_buf();
     assert_ne!(first_file, second_file, "a new ledger file each time");
     assert!(!first_file.exists(), "the old scratch file is deleted");
@@ -194,7 +209,10 @@ fn rewinding_re_simulates_the_same_history_into_a_new_ledger_file() {
     assert_eq!(phase(&app), 2);
     assert!(session(&app).simulation().played().is_empty());
     let hand = session(&app).simulation().hand().clone();
-    assert_eq!(hand.values().sum::<u32>(), loaded.level.level.cards.iter().map(|card| card.count).sum::<u32>());
+    assert_eq!(
+        hand.values().sum::<u32>(),
+        loaded.level.level.cards.iter().map(|card| card.count).sum::<u32>()
+    );
 
     // A rewind to the future is refused and changes nothing.
     send(&mut app, Intent::Rewind { phase: 50 });
@@ -203,7 +221,12 @@ fn rewinding_re_simulates_the_same_history_into_a_new_ledger_file() {
 
     // Leaving the level deletes its scratch ledger.
     let file = session(&app).ledger_path().expect("file").to_path_buf();
-    send(&mut app, Intent::Leave { to: Screen::LevelSelect });
+    send(
+        &mut app,
+        Intent::Leave {
+            to: Screen::LevelSelect,
+        },
+    );
     app.update();
     assert!(app.world().get_resource::<Session>().is_none());
     assert!(!file.exists());
@@ -224,18 +247,43 @@ fn a_saved_tape_replays_to_the_verdict_it_expects() {
     assert_eq!(reloaded.tape.expect, loaded.tape.expect);
     assert_eq!(reloaded.level.level.id, loaded.level.level.id);
     // A name that `twice-sim replay` would not find is refused.
-    send(&mut app, Intent::SaveTape { path: data.path().join("mine.ron") });
-    assert!(session(&app).notice.as_ref().is_some_and(|notice| notice.problem && notice.text.contains(".tape.ron")));
+    send(
+        &mut app,
+        Intent::SaveTape {
+            path: data.path().join("mine.ron"),
+        },
+    );
+    assert!(
+        session(&app)
+            .notice
+            .as_ref()
+            .is_some_and(|notice| notice.problem && notice.text.contains(".tape.ron"))
+    );
 
     // The replay viewer opens it and reaches the same verdict on its own.
-    send(&mut app, Intent::OpenTape { path: saved, at_phase: None });
+    send(
+        &mut app,
+        Intent::OpenTape {
+            path: saved,
+            at_phase: None,
+        },
+    );
     app.update();
     assert_eq!(session(&app).mode, Mode::Replay);
     send(&mut app, Intent::Play(Play::LoseRequest));
-    assert!(session(&app).simulation().played().is_empty(), "a replay takes no new moves");
+    assert!(
+        session(&app).simulation().played().is_empty(),
+        "a replay takes no new moves"
+    );
     send(&mut app, Intent::RunToEnd);
     update_until(&mut app, "the replay's end", |app| session(app).conclusion.is_some());
-    assert_eq!(session(&app).conclusion.as_ref().and_then(|conclusion| conclusion.as_expected), Some(true));
+    assert_eq!(
+        session(&app)
+            .conclusion
+            .as_ref()
+            .and_then(|conclusion| conclusion.as_expected),
+        Some(true)
+    );
 }
 
 #[test]
@@ -243,11 +291,126 @@ fn bad_files_are_reported_not_fatal() {
     let data = tempfile::tempdir().expect("temp dir");
     let mut app = game(data.path());
     let broken = data.path().join("broken.tape.ron");
-    std::fs::write(&broken, "(level: \"nowhere.level.ron\", seed: 1, expect: (verdict: paid_once))").expect("write");
-    send(&mut app, Intent::OpenTape { path: broken, at_phase: None });
+    std::fs::write(
+        &broken,
+        "(level: \"nowhere.level.ron\", seed: 1, expect: (verdict: paid_once))",
+    )
+    .expect("write");
+    send(
+        &mut app,
+        Intent::OpenTape {
+            path: broken,
+            at_phase: None,
+        },
+    );
     app.update();
-    let problem = app.world().resource::<twice::session::OpenProblem>().0.clone().expect("reported");
+    let problem = app
+        .world()
+        .resource::<twice::session::OpenProblem>()
+        .0
+        .clone()
+        .expect("reported");
     assert!(problem.contains("nowhere.level.ron"), "{problem}");
     assert!(app.world().get_resource::<Session>().is_none());
     assert_eq!(screen(&app), Screen::Title);
+}
+
+/// One HTTP/1.1 exchange over a plain socket: the test needs no HTTP client crate.
+fn http(address: std::net::SocketAddr, method: &str, path: &str, token: &str, body: Option<&str>) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).expect("the operator API accepts");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("a timeout");
+    let body = body.unwrap_or("");
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("the request is sent");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("an answer");
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("not HTTP: {answer}"));
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body).to_owned();
+    (status, body)
+}
+
+#[test]
+fn an_operator_over_http_settles_the_games_unknown_call_and_the_run_goes_on() {
+    use twice::operator_api::OperatorApi;
+    let data = tempfile::tempdir().expect("temp dir");
+    let loaded = tape("04-pause.lost-answer.tape.ron");
+    let mut app = game(data.path());
+    let operator_api = OperatorApi::start("127.0.0.1:0".parse().unwrap(), false, None).expect("the API starts");
+    let address = operator_api.address();
+    let token = operator_api.generated_token().expect("a token was made").to_owned();
+    app.insert_resource(operator_api);
+    app.update();
+
+    // No level open: a clear 503, not a hang.
+    let (status, body) = http(address, "GET", "/v1/tool-executions", &token, None);
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("no level is open"), "{body}");
+
+    // The lost answer leaves the call indeterminate and the run paused.
+    play_like_a_player(&mut app, &loaded);
+    let ledger_path = session(&app).ledger_path().expect("a ledger file").to_path_buf();
+    app.update();
+    assert_eq!(
+        app.world().resource::<OperatorApi>().serving(),
+        Some(ledger_path.as_path())
+    );
+    let (status, body) = http(address, "GET", "/v1/tool-executions?status=indeterminate", &token, None);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("r1:c1"), "{body}");
+    let (status, body) = http(address, "GET", "/v1/tool-executions", "not-the-token", None);
+    assert_eq!(status, 401, "{body}");
+
+    // The operator finds the credit in billing and says so; the parked run wakes and finishes.
+    let (status, body) = http(
+        address,
+        "POST",
+        "/v1/tool-executions/r1:c1/resolve",
+        &token,
+        Some(
+            r#"{"status":"completed","reason":"billing shows cr_0001","expected_status":"indeterminate","result":{"credit_id":"cr_0001"}}"#,
+        ),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("workshop"),
+        "the operator id comes from the token: {body}"
+    );
+    update_until(&mut app, "the API's decision to be noticed", |app| {
+        !session(app).is_over()
+    });
+    send(&mut app, Intent::RunToEnd);
+    update_until(&mut app, "the end of the level", |app| {
+        session(app).conclusion.is_some()
+    });
+    let verdict = session(&app)
+        .conclusion
+        .clone()
+        .expect("concluded")
+        .verdict
+        .expect("judged");
+    assert_eq!(verdict.outcome, Outcome::PaidOnce, "{}", verdict.summary);
+    let record = session(&app).ledger().row("r1:c1").expect("the row").clone();
+    assert_eq!(record.status.name(), "completed");
+
+    // A second operator acting on the old state loses: compare-and-set.
+    let (status, body) = http(
+        address,
+        "POST",
+        "/v1/tool-executions/r1:c1/resolve",
+        &token,
+        Some(r#"{"status":"failed","reason":"late","expected_status":"indeterminate"}"#),
+    );
+    assert_eq!(status, 409, "{body}");
 }

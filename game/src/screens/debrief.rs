@@ -16,12 +16,17 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(OnEnter(Screen::Debrief), spawn_state);
     app.add_systems(
         EguiPrimaryContextPass,
-        draw.run_if(in_state(Screen::Debrief)).run_if(resource_exists::<Session>),
+        draw.run_if(in_state(Screen::Debrief))
+            .run_if(resource_exists::<Session>),
     );
 }
 
 fn spawn_state(mut commands: Commands) {
-    commands.spawn((Name::new("Debrief"), TimelineCache::default(), DespawnOnExit(Screen::Debrief)));
+    commands.spawn((
+        Name::new("Debrief"),
+        TimelineCache::default(),
+        DespawnOnExit(Screen::Debrief),
+    ));
 }
 
 fn draw(
@@ -48,7 +53,11 @@ fn draw(
     let mut chosen: Option<Intent> = None;
     let mut root = ui::root_ui(context, "debrief");
     egui::Panel::bottom("debrief-actions")
-        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::symmetric(14, 8)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::symmetric(14, 8)),
+        )
         .show(&mut root, |ui| {
             ui.horizontal(|ui| {
                 if let Some(index) = next {
@@ -78,10 +87,18 @@ fn draw(
     egui::Panel::left("debrief-verdict")
         .exact_size(560.0)
         .resizable(false)
-        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::same(16)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::same(16)),
+        )
         .show(&mut root, |ui| {
             egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                ui.label(RichText::new(format!("Debrief · {}", level.title)).size(theme::HEADING).color(theme::TEXT_DIM));
+                ui.label(
+                    RichText::new(format!("Debrief · {}", level.title))
+                        .size(theme::HEADING)
+                        .color(theme::TEXT_DIM),
+                );
                 match session.conclusion.as_ref().map(|conclusion| &conclusion.verdict) {
                     Some(Ok(verdict)) => {
                         ui.label(
@@ -105,27 +122,35 @@ fn draw(
                         ui.label(RichText::new(&verdict.summary).color(theme::TEXT_DIM));
                         ui.add_space(8.0);
                         ui.label(RichText::new("Every credit Penny meant to issue").strong());
-                        egui::Grid::new("credits").striped(true).num_columns(5).spacing([12.0, 3.0]).show(ui, |ui| {
-                            for heading in ["intent", "account", "owed", "landed", "verdict"] {
-                                ui.label(RichText::new(heading).size(theme::SMALL).color(theme::TEXT_DIM));
-                            }
-                            ui.end_row();
-                            for credit in &verdict.credits {
-                                ui.label(format!("{}/{}", credit.run, credit.item));
-                                ui.label(&credit.account);
-                                ui.label(dollars(credit.owed_cents));
-                                ui.label(format!("{} credit(s), net {}", credit.credits_applied, dollars(credit.net_cents)));
-                                ui.label(
-                                    RichText::new(format!(
-                                        "{} {}",
-                                        theme::outcome_glyph(credit.outcome),
-                                        theme::outcome_words(credit.outcome)
-                                    ))
-                                    .color(theme::outcome_color(credit.outcome)),
-                                );
+                        egui::Grid::new("credits")
+                            .striped(true)
+                            .num_columns(5)
+                            .spacing([12.0, 3.0])
+                            .show(ui, |ui| {
+                                for heading in ["intent", "account", "owed", "landed", "verdict"] {
+                                    ui.label(RichText::new(heading).size(theme::SMALL).color(theme::TEXT_DIM));
+                                }
                                 ui.end_row();
-                            }
-                        });
+                                for credit in &verdict.credits {
+                                    ui.label(format!("{}/{}", credit.run, credit.item));
+                                    ui.label(&credit.account);
+                                    ui.label(dollars(credit.owed_cents));
+                                    ui.label(format!(
+                                        "{} credit(s), net {}",
+                                        credit.credits_applied,
+                                        dollars(credit.net_cents)
+                                    ));
+                                    ui.label(
+                                        RichText::new(format!(
+                                            "{} {}",
+                                            theme::outcome_glyph(credit.outcome),
+                                            theme::outcome_words(credit.outcome)
+                                        ))
+                                        .color(theme::outcome_color(credit.outcome)),
+                                    );
+                                    ui.end_row();
+                                }
+                            });
                         ui.add_space(8.0);
                         if verdict.stops.is_empty() {
                             ui.label(RichText::new("No guard held.").color(theme::TEXT_DIM));
@@ -144,7 +169,10 @@ fn draw(
                                 let (text, color) = if as_expected {
                                     (format!("✔ as the tape expects ({})", expected.verdict), theme::GOOD)
                                 } else {
-                                    (format!("✘ the tape expects {}, this is {}", expected.verdict, verdict.outcome), theme::BAD)
+                                    (
+                                        format!("✖ the tape expects {}, this is {}", expected.verdict, verdict.outcome),
+                                        theme::BAD,
+                                    )
                                 };
                                 ui.label(RichText::new(text).color(color));
                             }
@@ -154,7 +182,9 @@ fn draw(
                         }
                     }
                     Some(Err(error)) => {
-                        ui.label(RichText::new(format!("⚠ The checker could not judge this run: {error}")).color(theme::BAD));
+                        ui.label(
+                            RichText::new(format!("⚠ The checker could not judge this run: {error}")).color(theme::BAD),
+                        );
                     }
                     None => {
                         ui.spinner();
@@ -162,22 +192,40 @@ fn draw(
                 }
                 ui.add_space(12.0);
                 ui.separator();
-                ui.label(RichText::new("The lesson").size(theme::HEADING).strong().color(theme::RUNTIME));
+                ui.label(
+                    RichText::new("The lesson")
+                        .size(theme::HEADING)
+                        .strong()
+                        .color(theme::RUNTIME),
+                );
                 if level.unbeatable && !level.debrief.is_empty() {
                     ui.label(RichText::new(&level.debrief).size(theme::BODY + 0.5));
                     ui.add_space(6.0);
                 }
-                ui.label(RichText::new(format!("“{}”", level.lesson.rule)).italics().size(theme::BODY + 0.5).color(theme::CREW));
+                ui.label(
+                    RichText::new(format!("“{}”", level.lesson.rule))
+                        .italics()
+                        .size(theme::BODY + 0.5)
+                        .color(theme::CREW),
+                );
                 ui.add_space(4.0);
                 ui.label(&level.lesson.text);
                 ui.add_space(4.0);
                 for guard in &level.lesson.guards {
-                    ui.label(RichText::new(format!("🛡 {} — {}", guard.name(), guard.describe())).size(theme::SMALL).color(theme::GOOD));
+                    ui.label(
+                        RichText::new(format!("🛡 {} — {}", guard.name(), guard.describe()))
+                            .size(theme::SMALL)
+                            .color(theme::GOOD),
+                    );
                 }
             });
         });
     egui::CentralPanel::default()
-        .frame(egui::Frame::new().fill(theme::BACKGROUND).inner_margin(egui::Margin::same(10)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(10)),
+        )
         .show(&mut root, |ui| {
             timeline::draw(ui, simulation.timeline(), &cache, false, "debrief-timeline");
         });

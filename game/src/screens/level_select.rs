@@ -74,7 +74,11 @@ fn draw(
 
     let mut root = ui::root_ui(context, "level-select");
     egui::Panel::top("level-select-top")
-        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::symmetric(14, 8)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::symmetric(14, 8)),
+        )
         .show(&mut root, |ui| {
             ui.horizontal(|ui| {
                 if ui::button(ui, true, "← Title", "Esc").clicked() {
@@ -83,16 +87,16 @@ fn draw(
                 ui.add_space(12.0);
                 ui.label(RichText::new("Choose a heist").size(22.0).strong().color(theme::CREW));
                 ui.add_space(12.0);
-                ui.label(
-                    RichText::new(format!("{finished} of {count} finished"))
-                        .color(theme::TEXT_DIM),
-                );
+                ui.label(RichText::new(format!("{finished} of {count} finished")).color(theme::TEXT_DIM));
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                     if state.confirm_reset {
                         if ui.button("Cancel").clicked() {
                             state.confirm_reset = false;
                         }
-                        if ui.button(RichText::new("Yes, forget my progress").color(theme::BAD)).clicked() {
+                        if ui
+                            .button(RichText::new("Yes, forget my progress").color(theme::BAD))
+                            .clicked()
+                        {
                             progress.reset();
                             state.confirm_reset = false;
                         }
@@ -112,8 +116,11 @@ fn draw(
             }
             if !campaign.problems.is_empty() {
                 egui::CollapsingHeader::new(
-                    RichText::new(format!("⚠ {} problem(s) in the campaign folder", campaign.problems.len()))
-                        .color(theme::WARN),
+                    RichText::new(format!(
+                        "⚠ {} problem(s) in the campaign folder",
+                        campaign.problems.len()
+                    ))
+                    .color(theme::WARN),
                 )
                 .show(ui, |ui| {
                     for problem in &campaign.problems {
@@ -125,7 +132,11 @@ fn draw(
 
     egui::Panel::right("level-select-detail")
         .exact_size(470.0)
-        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::same(14)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::same(14)),
+        )
         .show(&mut root, |ui| {
             let Some(loaded) = campaign.levels.get(state.selected) else {
                 ui.label(format!("No levels found in {}.", campaign.folder.display()));
@@ -153,10 +164,7 @@ fn draw(
                         .color(theme::outcome_color(level.goal)),
                     );
                     if level.unbeatable {
-                        ui.label(
-                            RichText::new("· unbeatable on purpose: play it out to see why")
-                                .color(theme::VIOLET),
-                        );
+                        ui.label(RichText::new("· unbeatable on purpose: play it out to see why").color(theme::VIOLET));
                     }
                 });
                 ui.add_space(6.0);
@@ -174,7 +182,9 @@ fn draw(
                     ui::hint(ui, "none: every guard is on");
                 }
                 for guard in off {
-                    ui.label(RichText::new(format!("  ✘ {} — {}", guard.name(), guard.describe())).color(theme::TEXT_DIM));
+                    ui.label(
+                        RichText::new(format!("  ✖ {} — {}", guard.name(), guard.describe())).color(theme::TEXT_DIM),
+                    );
                 }
                 ui.add_space(10.0);
                 if let Some(outcome) = progress.file.outcomes.get(&level.id) {
@@ -197,8 +207,7 @@ fn draw(
                 } else {
                     let missing = campaign.missing_requirements(state.selected, &progress);
                     ui.label(
-                        RichText::new(format!("🔒 Locked: finish {} first", missing.join(", ")))
-                            .color(theme::WARN),
+                        RichText::new(format!("🔒 Locked: finish {} first", missing.join(", "))).color(theme::WARN),
                     );
                 }
                 ui.add_space(6.0);
@@ -207,7 +216,11 @@ fn draw(
         });
 
     egui::CentralPanel::default()
-        .frame(egui::Frame::new().fill(theme::BACKGROUND).inner_margin(egui::Margin::same(14)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(14)),
+        )
         .show(&mut root, |ui| {
             egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
                 for chapter in campaign.chapters() {
@@ -251,12 +264,9 @@ fn draw(
                                     );
                                     ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                                         ui.label(
-                                            RichText::new(format!(
-                                                "goal: {}",
-                                                theme::outcome_words(level.goal)
-                                            ))
-                                            .size(theme::SMALL)
-                                            .color(theme::TEXT_DIM),
+                                            RichText::new(format!("goal: {}", theme::outcome_words(level.goal)))
+                                                .size(theme::SMALL)
+                                                .color(theme::TEXT_DIM),
                                         );
                                     });
                                 });

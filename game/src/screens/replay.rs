@@ -59,14 +59,21 @@ fn draw(
     let mut open: Option<PathBuf> = None;
     let mut root = ui::root_ui(context, "replay");
     egui::Panel::top("replay-top")
-        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::symmetric(14, 8)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::symmetric(14, 8)),
+        )
         .show(&mut root, |ui| {
             ui.horizontal(|ui| {
                 if ui::button(ui, true, "← Title", "Esc").clicked() {
                     next_screen.set(Screen::Title);
                 }
                 ui.label(RichText::new("Replay a tape").size(22.0).strong().color(theme::INFO));
-                ui::hint(ui, "a tape is a seed and timed moves; the viewer plays them, you step and rewind");
+                ui::hint(
+                    ui,
+                    "a tape is a seed and timed moves; the viewer plays them, you step and rewind",
+                );
             });
             ui.horizontal(|ui| {
                 ui.label("Tape file");
@@ -92,7 +99,11 @@ fn draw(
             }
         });
     egui::CentralPanel::default()
-        .frame(egui::Frame::new().fill(theme::BACKGROUND).inner_margin(egui::Margin::same(14)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(14)),
+        )
         .show(&mut root, |ui| {
             egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
                 ui.label(RichText::new(format!("Your saved tapes · {}", paths.tapes_folder().display())).strong());
@@ -117,7 +128,10 @@ fn draw(
 }
 
 fn tape_row(ui: &mut egui::Ui, path: &Path, open: &mut Option<PathBuf>) {
-    let name = path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned());
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    );
     ui.horizontal(|ui| {
         if ui.button("▶ open").clicked() {
             *open = Some(path.to_path_buf());

@@ -23,7 +23,10 @@ struct SandboxState {
 }
 
 fn spawn_state(mut commands: Commands, campaign: Res<Campaign>) {
-    let guards = campaign.levels.first().map_or_else(Guards::all_on, |loaded| loaded.level.guards);
+    let guards = campaign
+        .levels
+        .first()
+        .map_or_else(Guards::all_on, |loaded| loaded.level.guards);
     commands.spawn((
         Name::new("Sandbox"),
         SandboxState {
@@ -45,7 +48,7 @@ fn draw(
 ) -> Result {
     let context = contexts.ctx_mut()?;
     let count = campaign.levels.len();
-    let mut select = |state: &mut SandboxState, index: usize| {
+    let select = |state: &mut SandboxState, index: usize| {
         state.selected = index;
         if let Some(loaded) = campaign.levels.get(index) {
             state.guards = loaded.level.guards;
@@ -85,14 +88,21 @@ fn draw(
 
     let mut root = ui::root_ui(context, "sandbox");
     egui::Panel::top("sandbox-top")
-        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::symmetric(14, 8)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::symmetric(14, 8)),
+        )
         .show(&mut root, |ui| {
             ui.horizontal(|ui| {
                 if ui::button(ui, true, "← Title", "Esc").clicked() {
                     next_screen.set(Screen::Title);
                 }
                 ui.label(RichText::new("Sandbox").size(22.0).strong().color(theme::VIOLET));
-                ui::hint(ui, "any level, every guard a toggle; nothing here counts toward progress");
+                ui::hint(
+                    ui,
+                    "any level, every guard a toggle; nothing here counts toward progress",
+                );
             });
             if let Some(problem) = &problem.0 {
                 ui.label(RichText::new(format!("⚠ {problem}")).color(theme::WARN));
@@ -101,7 +111,11 @@ fn draw(
     egui::Panel::left("sandbox-levels")
         .exact_size(420.0)
         .resizable(false)
-        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::same(12)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::same(12)),
+        )
         .show(&mut root, |ui| {
             ui.label(RichText::new("Level (↑/↓)").strong());
             egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
@@ -119,7 +133,11 @@ fn draw(
             });
         });
     egui::CentralPanel::default()
-        .frame(egui::Frame::new().fill(theme::BACKGROUND).inner_margin(egui::Margin::same(16)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(16)),
+        )
         .show(&mut root, |ui| {
             let Some(loaded) = campaign.levels.get(state.selected) else {
                 ui.label(format!("No levels in {}.", campaign.folder.display()));
@@ -144,9 +162,12 @@ fn draw(
                 let mut on = state.guards.is_on(*guard);
                 ui.horizontal(|ui| {
                     ui::key_cap(ui, &((index + 1) % 10).to_string());
-                    let word = if on { "✔ on " } else { "✘ off" };
+                    let word = if on { "✔ on " } else { "✖ off" };
                     let color = if on { theme::GOOD } else { theme::BAD };
-                    if ui.checkbox(&mut on, RichText::new(word).monospace().color(color)).changed() {
+                    if ui
+                        .checkbox(&mut on, RichText::new(word).monospace().color(color))
+                        .changed()
+                    {
                         state.guards.set(*guard, on);
                     }
                     ui.label(RichText::new(guard.name()).strong());

@@ -76,7 +76,11 @@ fn draw(
                 );
                 if let Some(notice) = &progress.notice {
                     ui.add_space(8.0);
-                    ui.label(RichText::new(format!("⚠ {notice}")).size(theme::SMALL).color(theme::WARN));
+                    ui.label(
+                        RichText::new(format!("⚠ {notice}"))
+                            .size(theme::SMALL)
+                            .color(theme::WARN),
+                    );
                 }
             });
         });
@@ -109,11 +113,12 @@ fn paint_backdrop(painter: &egui::Painter, area: egui::Rect) {
     for (offset, radius) in [(-26.0, 14.0), (26.0, 14.0)] {
         let coin = center + egui::vec2(offset, 0.0);
         painter.circle(coin, radius, faint, Stroke::new(2.0, theme::CREW.gamma_multiply(0.7)));
-        painter.text(coin, Align2::CENTER_CENTER, "$", FontId::proportional(15.0), theme::CREW);
+        painter.text(
+            coin,
+            Align2::CENTER_CENTER,
+            "$",
+            FontId::proportional(15.0),
+            theme::CREW,
+        );
     }
-    let floor_y = area.bottom() - 60.0;
-    painter.line_segment(
-        [egui::pos2(area.left() + 40.0, floor_y), egui::pos2(area.right() - 40.0, floor_y)],
-        Stroke::new(1.0, theme::PANEL_BORDER),
-    );
 }

@@ -32,7 +32,10 @@ pub enum Intent {
         at_phase: Option<u32>,
     },
     /// Open a tape in the replay viewer.
-    OpenTape { path: PathBuf, at_phase: Option<u32> },
+    OpenTape {
+        path: PathBuf,
+        at_phase: Option<u32>,
+    },
     /// Play a card or an operator move.
     Play(Play),
     /// Run one phase of one actor.
@@ -42,15 +45,21 @@ pub enum Intent {
     /// Up or down the speed list.
     ChangeSpeed(i32),
     /// Go back to the state after `phase` phases (re-simulated from the seed and the moves before it).
-    Rewind { phase: u32 },
+    Rewind {
+        phase: u32,
+    },
     Restart,
     RunToEnd,
-    SaveTape { path: PathBuf },
+    SaveTape {
+        path: PathBuf,
+    },
     Debrief,
     /// Back to the level screen from the debrief.
     Resume,
     /// Close the level and go to another screen.
-    Leave { to: Screen },
+    Leave {
+        to: Screen,
+    },
 }
 
 /// Why the last attempt to open a level or tape failed (shown by the screen that asked).
@@ -105,18 +114,20 @@ fn apply_intents(
                 }
             }
             Intent::OpenTape { path, at_phase } => {
-                let opened = level::load_tape(path).map_err(|error| error.to_string()).and_then(|loaded| {
-                    let recipe = Recipe {
-                        level: loaded.level,
-                        seed: loaded.tape.seed,
-                        guards: loaded.tape.guards,
-                        tape: Some(TapeSource {
-                            path: loaded.path,
-                            tape: loaded.tape,
-                        }),
-                    };
-                    open(recipe, Mode::Replay, *at_phase, &mut scratch, &campaign)
-                });
+                let opened = level::load_tape(path)
+                    .map_err(|error| error.to_string())
+                    .and_then(|loaded| {
+                        let recipe = Recipe {
+                            level: loaded.level,
+                            seed: loaded.tape.seed,
+                            guards: loaded.tape.guards,
+                            tape: Some(TapeSource {
+                                path: loaded.path,
+                                tape: loaded.tape,
+                            }),
+                        };
+                        open(recipe, Mode::Replay, *at_phase, &mut scratch, &campaign)
+                    });
                 match opened {
                     Ok(opened) => {
                         open_problem.0 = None;
@@ -156,7 +167,11 @@ fn open(
     campaign: &Campaign,
 ) -> Result<Session, String> {
     let ledger_file = scratch.next_file(&recipe.level.level.id);
-    let actions = recipe.tape.as_ref().map(|source| source.tape.actions.clone()).unwrap_or_default();
+    let actions = recipe
+        .tape
+        .as_ref()
+        .map(|source| source.tape.actions.clone())
+        .unwrap_or_default();
     let simulation = recipe.build(actions.clone(), ledger_file.as_ref().map(|file| file.path()))?;
     let campaign_index = campaign.find_path(&recipe.level.path);
     let mut session = Session::new(mode, recipe.clone(), campaign_index, simulation, ledger_file);
@@ -164,7 +179,12 @@ fn open(
         session.warn(format!("The ledger runs in memory: {problem}"));
     }
     if let Some(phase) = at_phase.filter(|phase| *phase > 0) {
-        session.job = Some(Job::show(recipe, actions, Goal::Phase(phase), scratch.next_file(&session.recipe.level.level.id)));
+        session.job = Some(Job::show(
+            recipe,
+            actions,
+            Goal::Phase(phase),
+            scratch.next_file(&session.recipe.level.level.id),
+        ));
     }
     Ok(session)
 }
@@ -178,7 +198,12 @@ fn apply_to_session(
     // Moves wait for nothing, but they must not race a re-simulation that will replace the state.
     let needs_quiet = matches!(
         intent,
-        Intent::Play(_) | Intent::Step | Intent::Rewind { .. } | Intent::Restart | Intent::RunToEnd | Intent::SaveTape { .. }
+        Intent::Play(_)
+            | Intent::Step
+            | Intent::Rewind { .. }
+            | Intent::Restart
+            | Intent::RunToEnd
+            | Intent::SaveTape { .. }
     );
     if needs_quiet && let Some(job) = &session.job {
         let busy = job.describe();
@@ -221,10 +246,15 @@ fn apply_to_session(
         Intent::Rewind { phase } => {
             let current = session.simulation().phase();
             if *phase > current {
-                session.warn(format!("Phase {phase} has not happened yet (now: {current}); step or play on."));
+                session.warn(format!(
+                    "Phase {phase} has not happened yet (now: {current}); step or play on."
+                ));
                 return;
             }
             session.running = false;
+            if session.outside_decisions > 0 {
+                info!("rewinding undoes the decisions made over the HTTP API: they are not moves");
+            }
             let actions = session.actions_before(*phase);
             let file = scratch.next_file(&session.recipe.level.level.id);
             session.job = Some(Job::show(session.recipe.clone(), actions, Goal::Phase(*phase), file));
@@ -247,6 +277,21 @@ fn apply_to_session(
                 return;
             }
             session.running = false;
+            if session.outside_decisions > 0 {
+                // An operator's HTTP decision is not a move a re-simulation could repeat:
+                // this simulation runs on in place (a level has at most `max_phases`).
+                for _ in 0..=session.recipe.level.level.max_phases {
+                    match session.step() {
+                        Ok(true) => {}
+                        Ok(false) => break,
+                        Err(error) => {
+                            session.warn(format!("Cannot run on: {error}"));
+                            break;
+                        }
+                    }
+                }
+                return;
+            }
             let actions = session.all_actions();
             let file = scratch.next_file(&session.recipe.level.level.id);
             session.job = Some(Job::show(session.recipe.clone(), actions, Goal::End, file));
@@ -278,7 +323,10 @@ fn set_running(session: &mut Session, running: bool) {
 
 /// The tape of this session, to be saved at `path` (its `expect` is filled in by the job).
 fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
-    let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
     if !name.ends_with(twice_sim::campaign::TAPE_SUFFIX) || name.len() <= twice_sim::campaign::TAPE_SUFFIX.len() {
         return Err(format!(
             "A tape's file name ends in {} (so `twice-sim replay` finds it): {}",
@@ -289,7 +337,10 @@ fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
     if path.exists() {
         return Err(format!("{} already exists; choose another name", path.display()));
     }
-    let folder = path.parent().filter(|folder| !folder.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let folder = path
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     // The tape names its level relative to its own folder, so the folder must exist to be measured from.
     std::fs::create_dir_all(folder).map_err(|error| format!("cannot create {}: {error}", folder.display()))?;
     let level = &session.recipe.level;

@@ -79,7 +79,13 @@ impl Job {
     /// Builds the level again with `actions` and runs it to `goal`, writing its ledger to `ledger_file`.
     pub fn show(recipe: Recipe, actions: Vec<TimedAction>, goal: Goal, ledger_file: Option<ScratchFile>) -> Job {
         Job::spawn(Purpose::Show, goal, move |cancelled| {
-            let simulation = run(&recipe, actions, goal, ledger_file.as_ref().map(ScratchFile::path), cancelled)?;
+            let simulation = run(
+                &recipe,
+                actions,
+                goal,
+                ledger_file.as_ref().map(ScratchFile::path),
+                cancelled,
+            )?;
             let ledger = LedgerView::read(simulation.ledger());
             Ok(Finished::Shown {
                 simulation: Box::new(simulation),
@@ -220,7 +226,9 @@ fn poll_job(mut session: ResMut<Session>) {
         }) => {
             let phase = simulation.phase();
             session.replace(*simulation, ledger_file, ledger);
-            let location = session.ledger_path().map_or_else(|| "memory".into(), |path| path.display().to_string());
+            let location = session
+                .ledger_path()
+                .map_or_else(|| "memory".into(), |path| path.display().to_string());
             session.tell(format!("At phase {phase}; the ledger was written afresh to {location}"));
         }
         Ok(Finished::Saved { path, outcome }) => {

@@ -75,11 +75,16 @@ impl LedgerView {
                 cursor = Some((last.updated_at_ms, last.key.as_str().to_owned()));
             }
             for record in page {
-                self.newest_ms = Some(self.newest_ms.map_or(record.updated_at_ms, |newest| newest.max(record.updated_at_ms)));
+                self.newest_ms = Some(
+                    self.newest_ms
+                        .map_or(record.updated_at_ms, |newest| newest.max(record.updated_at_ms)),
+                );
                 changed |= self.upsert(record);
             }
             if self.rows.len() >= LEDGER_ROWS_MAX {
-                self.problem = Some(format!("the ledger has more than {LEDGER_ROWS_MAX} rows; the panel shows the first {LEDGER_ROWS_MAX}"));
+                self.problem = Some(format!(
+                    "the ledger has more than {LEDGER_ROWS_MAX} rows; the panel shows the first {LEDGER_ROWS_MAX}"
+                ));
                 break;
             }
             if !full_page {
@@ -88,7 +93,9 @@ impl LedgerView {
         }
         self.last_read_rows = read;
         if changed {
-            let mut unknown: Vec<usize> = (0..self.rows.len()).filter(|index| self.rows[*index].status.is_unknown()).collect();
+            let mut unknown: Vec<usize> = (0..self.rows.len())
+                .filter(|index| self.rows[*index].status.is_unknown())
+                .collect();
             unknown.sort_by(|left, right| {
                 let (left, right) = (&self.rows[*left], &self.rows[*right]);
                 (left.updated_at_ms, left.key.as_str()).cmp(&(right.updated_at_ms, right.key.as_str()))

@@ -42,7 +42,13 @@ pub(super) fn plugin(app: &mut App) {
     app.add_message::<Intent>();
     app.configure_sets(
         Update,
-        (SessionSet::Intents, SessionSet::Jobs, SessionSet::Advance, SessionSet::Conclude).chain(),
+        (
+            SessionSet::Intents,
+            SessionSet::Jobs,
+            SessionSet::Advance,
+            SessionSet::Conclude,
+        )
+            .chain(),
     );
     app.add_plugins((intent::plugin, jobs::plugin, scratch::plugin));
     app.add_systems(
@@ -146,6 +152,9 @@ pub struct Session {
     pub notice: Option<Notice>,
     pub job: Option<Job>,
     pub conclusion: Option<Conclusion>,
+    /// Calls settled from outside (the HTTP API) that woke this simulation. They are not
+    /// moves, so a re-simulation from the seed and the moves would not repeat them.
+    pub outside_decisions: u32,
 }
 
 impl Session {
@@ -171,6 +180,7 @@ impl Session {
             notice: None,
             job: None,
             conclusion: None,
+            outside_decisions: 0,
         }
     }
 
@@ -245,6 +255,22 @@ impl Session {
         self.ledger.refresh(simulation.ledger());
     }
 
+    /// Takes in calls settled outside the simulation (an operator over the HTTP API): reads
+    /// the ledger again and wakes runs parked on them. Returns the workers woken; a level
+    /// that was over goes on, so its verdict is judged again when it ends.
+    pub fn notice_outside_settlements(&mut self) -> Result<usize, String> {
+        let woken = self
+            .simulation_mut()
+            .notice_settlements()
+            .map_err(|error| error.to_string())?;
+        self.changed();
+        if woken > 0 {
+            self.conclusion = None;
+            self.outside_decisions += 1;
+        }
+        Ok(woken)
+    }
+
     /// Reads the ledger again now (after rows were written from outside, as the benchmark does).
     pub fn reread_ledger(&mut self) {
         self.changed();
@@ -258,6 +284,7 @@ impl Session {
         self.generation += 1;
         self.conclusion = None;
         self.step_credit = 0.0;
+        self.outside_decisions = 0;
     }
 
     /// The moves that rebuild the state just before phase `phase`: a tape's own moves
@@ -330,9 +357,9 @@ fn conclude(mut session: ResMut<Session>, mut progress: ResMut<Progress>) {
     session.running = false;
     let verdict = session.simulation().verdict().map_err(|error| error.to_string());
     let as_expected = match (&verdict, &session.recipe.tape) {
-        (Ok(verdict), Some(source)) => Some(
-            source.tape.expect.verdict == verdict.outcome && source.tape.expect.stopped_by == verdict.stopped_by,
-        ),
+        (Ok(verdict), Some(source)) => {
+            Some(source.tape.expect.verdict == verdict.outcome && source.tape.expect.stopped_by == verdict.stopped_by)
+        }
         _ => None,
     };
     let mut finished = false;

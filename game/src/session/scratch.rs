@@ -147,7 +147,9 @@ mod tests {
         let folder = tempfile::tempdir().expect("temp dir");
         // PID 0 is never a user process.
         let stale = folder.path().join("ledger-0-1-level.sqlite");
-        let ours = folder.path().join(format!("ledger-{}-1-level.sqlite", std::process::id()));
+        let ours = folder
+            .path()
+            .join(format!("ledger-{}-1-level.sqlite", std::process::id()));
         let other = folder.path().join("notes.txt");
         for path in [&stale, &ours, &other] {
             std::fs::write(path, "x").expect("write");

@@ -60,15 +60,14 @@ pub fn key_cap(ui: &mut egui::Ui, key: &str) {
         .corner_radius(4)
         .inner_margin(egui::Margin::symmetric(5, 1))
         .show(ui, |ui| {
-            ui.label(RichText::new(key).monospace().size(12.0).color(theme::TEXT));
+            ui.label(RichText::new(key).size(12.0).strong().color(theme::TEXT));
         });
 }
 
 /// A button with its keyboard shortcut shown beside the label.
 pub fn button(ui: &mut egui::Ui, enabled: bool, label: &str, shortcut: &str) -> egui::Response {
-    let button = egui::Button::new(RichText::new(label).size(theme::BODY)).shortcut_text(
-        RichText::new(shortcut).monospace().size(11.5).color(theme::TEXT_FAINT),
-    );
+    let button = egui::Button::new(RichText::new(label).size(theme::BODY))
+        .shortcut_text(RichText::new(shortcut).monospace().size(11.5).color(theme::TEXT_FAINT));
     ui.add_enabled(enabled, button)
 }
 

@@ -42,9 +42,18 @@ pub fn status_color(status: Status) -> Color32 {
     }
 }
 
+/// The status's glyph as the game can draw it. egui's bundled fonts have no ✘ (U+2718),
+/// so `failed` is drawn with the heavy ✖ (U+2716); every other glyph is `Status::glyph()`'s own.
+pub fn status_glyph(status: Status) -> char {
+    match status.glyph() {
+        '✘' => '✖',
+        glyph => glyph,
+    }
+}
+
 /// `✔ completed`: glyph and word.
 pub fn status_label(status: Status) -> String {
-    format!("{} {}", status.glyph(), status.name())
+    format!("{} {}", status_glyph(status), status.name())
 }
 
 pub fn outcome_color(outcome: Outcome) -> Color32 {
@@ -59,7 +68,7 @@ pub fn outcome_color(outcome: Outcome) -> Color32 {
 pub fn outcome_glyph(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::PaidTwice => "💸",
-        Outcome::NotPaidButOwed => "✘",
+        Outcome::NotPaidButOwed => "✖",
         Outcome::UnknownFlagged => "?",
         Outcome::PaidOnce => "✔",
     }
@@ -78,7 +87,7 @@ pub fn outcome_words(outcome: Outcome) -> &'static str {
 /// A worker's state as a glyph, a word and a colour.
 pub fn worker_look(state: WorkerState, alive: bool, crashed: bool) -> (&'static str, &'static str, Color32) {
     if crashed {
-        return ("✘", "crashed", BAD);
+        return ("✖", "crashed", BAD);
     }
     if !alive {
         return match state {
@@ -101,15 +110,16 @@ pub fn worker_look(state: WorkerState, alive: bool, crashed: bool) -> (&'static 
 }
 
 /// Colours and glyphs handed to idempotency keys in the order they appear.
+/// The first ones stay clear of the crew's gold and the runtime's teal.
 const KEY_COLORS: [Color32; 8] = [
-    Color32::from_rgb(255, 170, 60),
-    Color32::from_rgb(80, 200, 255),
     Color32::from_rgb(255, 110, 200),
     Color32::from_rgb(150, 230, 90),
-    Color32::from_rgb(180, 140, 255),
+    Color32::from_rgb(120, 150, 255),
+    Color32::from_rgb(255, 150, 90),
+    Color32::from_rgb(200, 150, 255),
     Color32::from_rgb(255, 235, 100),
     Color32::from_rgb(90, 230, 200),
-    Color32::from_rgb(255, 130, 110),
+    Color32::from_rgb(255, 120, 120),
 ];
 /// All present in egui's default fonts (Hack is added to the proportional family for ▲ ◆ ▼).
 const KEY_GLYPHS: [char; 8] = ['●', '■', '▲', '◆', '★', '▼', '⬟', '◉'];

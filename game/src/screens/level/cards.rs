@@ -10,8 +10,18 @@ use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
 
 /// The cards in the order the level lists them (the number keys follow this order).
+/// More kinds of card than this are drawn as one-line chips.
+const FULL_CARDS_MAX: usize = 4;
+/// The narrowest a chip gets before the hand wraps to fewer columns.
+const COMPACT_CARD_WIDTH_MIN: f32 = 180.0;
+
 pub fn hand_order(simulation: &Simulation) -> Vec<CardKind> {
-    simulation.level().cards.iter().map(|allowance| allowance.card).collect()
+    simulation
+        .level()
+        .cards
+        .iter()
+        .map(|allowance| allowance.card)
+        .collect()
 }
 
 fn is_operator(card: CardKind) -> bool {
@@ -99,7 +109,7 @@ pub fn targets(card: CardKind, simulation: &Simulation) -> Vec<(String, Play)> {
 }
 
 /// Plays `card`: at once when it has one target, else opens the chooser.
-pub fn choose(card: CardKind, session: &Session, simulation: &Simulation, level_ui: &mut LevelUi, intents: &mut Vec<Intent>) {
+pub fn choose(card: CardKind, session: &Session, level_ui: &mut LevelUi, intents: &mut Vec<Intent>) {
     if is_operator(card) {
         level_ui.focus_reason = true;
         return;
@@ -118,6 +128,7 @@ pub fn choose(card: CardKind, session: &Session, simulation: &Simulation, level_
     }
 }
 
+/// The hand, laid out like cards on a table: one column each.
 pub fn draw(
     ui: &mut egui::Ui,
     session: &Session,
@@ -125,70 +136,163 @@ pub fn draw(
     level_ui: &mut LevelUi,
     intents: &mut Vec<Intent>,
 ) {
-    ui::section(ui, "Fault cards in hand", |ui| {
-        let hand = simulation.hand();
-        let cards = hand_order(simulation);
-        if cards.is_empty() {
-            ui::hint(ui, "This level gives you no cards: watch, step and rewind.");
-        }
-        let playable = session.mode != Mode::Replay && !simulation.is_over() && !session.is_busy();
-        let mut chosen = None;
+    let hand = simulation.hand();
+    let cards = hand_order(simulation);
+    let playable = session.mode != Mode::Replay && !simulation.is_over() && !session.is_busy();
+    ui.horizontal(|ui| {
+        ui.label(
+            RichText::new("Your hand")
+                .size(theme::HEADING)
+                .strong()
+                .color(theme::CREW),
+        );
+        ui::hint(ui, status_line(session, simulation));
+    });
+    if cards.is_empty() {
+        ui::hint(ui, "This level gives you no cards: watch, step and rewind.");
+        return;
+    }
+    let mut chosen = None;
+    let spacing = ui.spacing().item_spacing.x;
+    if cards.len() > FULL_CARDS_MAX {
+        // A big hand (the vault has seven kinds) does not fit as full cards above the
+        // timeline at 1280×720: each card becomes a one-line chip, its effect on hover.
+        let columns = ((ui.available_width() + spacing) / (COMPACT_CARD_WIDTH_MIN + spacing))
+            .floor()
+            .clamp(1.0, 4.0);
+        let width = (ui.available_width() - spacing * (columns - 1.0)) / columns;
+        ui.horizontal_wrapped(|ui| {
+            for (index, card) in cards.iter().enumerate() {
+                let left = hand.get(card).copied().unwrap_or(0);
+                let live = left > 0;
+                let key = if index < 9 {
+                    format!("{}", index + 1)
+                } else {
+                    "·".to_owned()
+                };
+                let text = RichText::new(format!("{key}  ×{left}  {}", card.title()))
+                    .size(12.5)
+                    .color(if live { theme::CREW } else { theme::TEXT_FAINT });
+                let button = egui::Button::new(text)
+                    .min_size(egui::vec2(width, 26.0))
+                    .fill(if live { theme::PANEL_RAISED } else { theme::PANEL })
+                    .stroke(egui::Stroke::new(
+                        1.0,
+                        if live { theme::CREW } else { theme::PANEL_BORDER },
+                    ))
+                    .truncate();
+                let response = ui
+                    .add_enabled(playable && live, button)
+                    .on_hover_text(effect(*card, simulation))
+                    .on_disabled_hover_text(effect(*card, simulation));
+                if response.clicked() {
+                    chosen = Some(*card);
+                }
+            }
+        });
+    } else {
+        draw_full_cards(ui, simulation, &cards, playable, &mut chosen);
+    }
+    if let Some(card) = chosen {
+        choose(card, session, level_ui, intents);
+    }
+}
+
+/// Up to [`FULL_CARDS_MAX`] cards, each with its count, title and effect spelled out.
+fn draw_full_cards(
+    ui: &mut egui::Ui,
+    simulation: &Simulation,
+    cards: &[CardKind],
+    playable: bool,
+    chosen: &mut Option<CardKind>,
+) {
+    let hand = simulation.hand();
+    let spacing = ui.spacing().item_spacing.x;
+    // Each card is its content width plus the frame's margins (2 × 7) and stroke (2 × 1.5).
+    let frame_extra = 14.0 + 3.0;
+    let columns = cards.len() as f32;
+    let width = ((ui.available_width() - spacing * (columns - 1.0)) / columns).clamp(120.0, 220.0);
+    ui.horizontal_top(|ui| {
         for (index, card) in cards.iter().enumerate() {
             let left = hand.get(card).copied().unwrap_or(0);
-            let key = if index < 9 { format!("{}", index + 1) } else { String::new() };
-            let frame = egui::Frame::new()
-                .fill(if left > 0 { theme::PANEL } else { theme::BACKGROUND })
-                .stroke(egui::Stroke::new(1.0, if left > 0 { theme::CREW } else { theme::PANEL_BORDER }))
-                .corner_radius(5)
-                .inner_margin(egui::Margin::symmetric(6, 4));
-            frame.show(ui, |ui| {
-                ui.set_width(ui.available_width());
-                ui.horizontal(|ui| {
-                    ui::key_cap(ui, &key);
-                    let title = RichText::new(card.title())
-                        .strong()
-                        .color(if left > 0 { theme::CREW } else { theme::TEXT_FAINT });
-                    ui.label(title);
-                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                        let label = if is_operator(*card) { "console" } else { "play" };
-                        if ui.add_enabled(playable && left > 0, egui::Button::new(label)).clicked() {
-                            chosen = Some(*card);
-                        }
-                        ui.label(RichText::new(format!("× {left}")).monospace().color(if left > 0 {
-                            theme::TEXT
+            let key = if index < 9 {
+                format!("{}", index + 1)
+            } else {
+                "·".to_owned()
+            };
+            let live = left > 0;
+            egui::Frame::new()
+                .fill(if live { theme::PANEL_RAISED } else { theme::PANEL })
+                .stroke(egui::Stroke::new(
+                    if live { 1.5 } else { 1.0 },
+                    if live { theme::CREW } else { theme::PANEL_BORDER },
+                ))
+                .corner_radius(8)
+                .inner_margin(egui::Margin::symmetric(7, 5))
+                .show(ui, |ui| {
+                    ui.set_width(width - frame_extra);
+                    ui.vertical(|ui| {
+                        ui.horizontal(|ui| {
+                            ui::key_cap(ui, &key);
+                            ui.label(RichText::new(format!("× {left}")).monospace().color(if live {
+                                theme::TEXT
+                            } else {
+                                theme::TEXT_FAINT
+                            }));
+                            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                                let label = if is_operator(*card) { "console" } else { "play" };
+                                if ui.add_enabled(playable && live, egui::Button::new(label)).clicked() {
+                                    *chosen = Some(*card);
+                                }
+                            });
+                        });
+                        ui.label(RichText::new(card.title()).strong().color(if live {
+                            theme::CREW
                         } else {
                             theme::TEXT_FAINT
                         }));
+                        ui.label(
+                            RichText::new(effect(*card, simulation))
+                                .size(11.5)
+                                .color(theme::TEXT_DIM),
+                        );
                     });
                 });
-                ui.label(RichText::new(effect(*card, simulation)).size(theme::SMALL).color(theme::TEXT_DIM));
-            });
-        }
-        if let Some(card) = chosen {
-            choose(card, session, simulation, level_ui, intents);
-        }
-        let armed = simulation.armed();
-        let mut armed_lines = Vec::new();
-        if armed.lose_request > 0 {
-            armed_lines.push(format!("next {} request(s) lost", armed.lose_request));
-        }
-        if armed.lose_response > 0 {
-            armed_lines.push(format!("next {} response(s) lost", armed.lose_response));
-        }
-        if armed.slow_response > 0 {
-            armed_lines.push(format!("next {} response(s) slowed", armed.slow_response));
-        }
-        for (run, reword) in &armed.call_again {
-            armed_lines.push(format!("Penny calls again on {run}{}", if *reword { ", reworded" } else { "" }));
-        }
-        for (run, count) in &armed.not_attempted {
-            armed_lines.push(format!("{count} call(s) on {run} refuse before sending"));
-        }
-        if !armed_lines.is_empty() {
-            ui.label(RichText::new(format!("Armed: {}", armed_lines.join(" · "))).size(theme::SMALL).color(theme::CREW));
-        }
-        if session.mode == Mode::Replay {
-            ui::hint(ui, "A tape plays its own cards; you watch, step and rewind.");
         }
     });
+}
+
+/// What is armed, or why the hand cannot be played now.
+fn status_line(session: &Session, simulation: &Simulation) -> String {
+    if session.mode == Mode::Replay {
+        return "a tape plays its own cards; you watch, step and rewind".into();
+    }
+    if simulation.is_over() {
+        return "the level is over".into();
+    }
+    let armed = simulation.armed();
+    let mut lines = Vec::new();
+    if armed.lose_request > 0 {
+        lines.push(format!("next {} request(s) lost", armed.lose_request));
+    }
+    if armed.lose_response > 0 {
+        lines.push(format!("next {} response(s) lost", armed.lose_response));
+    }
+    if armed.slow_response > 0 {
+        lines.push(format!("next {} response(s) slowed", armed.slow_response));
+    }
+    for (run, reword) in &armed.call_again {
+        lines.push(format!(
+            "Penny calls again on {run}{}",
+            if *reword { ", reworded" } else { "" }
+        ));
+    }
+    for (run, count) in &armed.not_attempted {
+        lines.push(format!("{count} call(s) on {run} refuse before sending"));
+    }
+    if lines.is_empty() {
+        "press a number to play; cards take effect before the next phase".into()
+    } else {
+        format!("armed: {}", lines.join(" · "))
+    }
 }

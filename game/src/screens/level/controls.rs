@@ -35,7 +35,10 @@ pub fn draw(
         if ui::button(ui, idle, "⏮ Restart", "R").clicked() {
             intents.push(Intent::Restart);
         }
-        if ui::button(ui, idle && phase > 0, "◀ Back", ",").on_hover_text("rewind one phase").clicked() {
+        if ui::button(ui, idle && phase > 0, "◀ Back", ",")
+            .on_hover_text("rewind one phase")
+            .clicked()
+        {
             intents.push(Intent::Rewind {
                 phase: phase.saturating_sub(1),
             });
@@ -44,14 +47,21 @@ pub fn draw(
         if ui::button(ui, idle && !over, play_label, "Space").clicked() {
             intents.push(Intent::ToggleRunning);
         }
-        if ui::button(ui, idle && !over, "Step ▶|", ".").on_hover_text("run one phase of one actor").clicked() {
+        if ui::button(ui, idle && !over, "Step ▶|", ".")
+            .on_hover_text("run one phase of one actor")
+            .clicked()
+        {
             intents.push(Intent::Step);
         }
         if ui::button(ui, idle && !over, "⏭ To the end", "E").clicked() {
             intents.push(Intent::RunToEnd);
         }
         ui.separator();
-        if ui.add_enabled(session.speed > 0, egui::Button::new("−")).on_hover_text("slower (-)").clicked() {
+        if ui
+            .add_enabled(session.speed > 0, egui::Button::new("−"))
+            .on_hover_text("slower (-)")
+            .clicked()
+        {
             intents.push(Intent::ChangeSpeed(-1));
         }
         ui.label(RichText::new(format!("{}/s", session.phases_per_second())).monospace());
@@ -66,12 +76,17 @@ pub fn draw(
         // Rewind to any earlier point: pick the phase, then go.
         let mut target = level_ui.rewind_to.unwrap_or(phase).min(phase);
         ui.label(RichText::new("rewind to").size(theme::SMALL));
-        let slider = egui::Slider::new(&mut target, 0..=phase.max(1)).integer().show_value(true);
+        let slider = egui::Slider::new(&mut target, 0..=phase.max(1))
+            .integer()
+            .show_value(true);
         let response = ui.add_enabled(idle && phase > 0, slider);
         if response.changed() {
             level_ui.rewind_to = Some(target);
         }
-        if ui::button(ui, idle && target < phase, "Go", "G").on_hover_text("re-simulate from the seed to that phase").clicked() {
+        if ui::button(ui, idle && target < phase, "Go", "G")
+            .on_hover_text("re-simulate from the seed to that phase")
+            .clicked()
+        {
             intents.push(Intent::Rewind { phase: target });
             level_ui.rewind_to = None;
         }
@@ -90,8 +105,12 @@ pub fn draw(
                 focus: true,
             });
         }
-        let debrief = egui::Button::new(RichText::new("Debrief").strong().color(if over { theme::CREW } else { theme::TEXT_FAINT }))
-            .shortcut_text(RichText::new("Enter").monospace().size(11.5).color(theme::TEXT_FAINT));
+        let debrief = egui::Button::new(RichText::new("Debrief").strong().color(if over {
+            theme::CREW
+        } else {
+            theme::TEXT_FAINT
+        }))
+        .shortcut_text(RichText::new("Enter").monospace().size(11.5).color(theme::TEXT_FAINT));
         if ui.add_enabled(over && idle, debrief).clicked() {
             intents.push(Intent::Debrief);
         }
@@ -104,10 +123,17 @@ pub fn draw(
         } else if let Some(flash) = &level_ui.flash {
             ui.label(RichText::new(flash).color(theme::WARN));
         } else if let Some(notice) = &session.notice {
-            let (glyph, color) = if notice.problem { ("⚠", theme::WARN) } else { ("ℹ", theme::TEXT_DIM) };
+            let (glyph, color) = if notice.problem {
+                ("⚠", theme::WARN)
+            } else {
+                ("ℹ", theme::TEXT_DIM)
+            };
             ui.label(RichText::new(format!("{glyph} {}", notice.text)).color(color));
         } else {
-            ui::hint(ui, "Space play/pause · . step · , back · 1–9 cards · O operator · S save · ? all keys");
+            ui::hint(
+                ui,
+                "Space play/pause · . step · , back · 1–9 cards · O operator · S save · ? all keys",
+            );
         }
         if over
             && let Some(conclusion) = &session.conclusion

@@ -75,14 +75,30 @@ pub fn draw(
         let view = session.ledger();
         match session.ledger_path() {
             Some(path) => {
+                let command = format!("sqlite3 {} 'select * from tool_executions'", path.display());
                 ui.horizontal(|ui| {
-                    ui.label(RichText::new(path.display().to_string()).monospace().size(11.0).color(theme::TEXT_DIM))
-                        .on_hover_text("the real SQLite file the simulated workers write");
-                    if ui.small_button("copy").on_hover_text("copy the sqlite3 command").clicked() {
-                        ui.ctx().copy_text(format!("sqlite3 {} 'select * from tool_executions'", path.display()));
+                    if ui
+                        .small_button("copy")
+                        .on_hover_text("copy the sqlite3 command")
+                        .clicked()
+                    {
+                        ui.ctx().copy_text(command.clone());
                     }
+                    ui.add(
+                        egui::Label::new(
+                            RichText::new(short_path(path))
+                                .monospace()
+                                .size(11.0)
+                                .color(theme::TEXT_DIM),
+                        )
+                        .truncate(),
+                    )
+                    .on_hover_text(format!(
+                        "the real SQLite file the simulated workers write:\n{}",
+                        path.display()
+                    ));
                 });
-                ui::hint(ui, format!("open it: sqlite3 {} 'select * from tool_executions'", short_path(path)));
+                ui::hint(ui, format!("open it while you play: {command}"));
             }
             None => ui::hint(ui, "the ledger is in memory this time (no file could be made)"),
         }
@@ -91,7 +107,8 @@ pub fn draw(
         }
         let rows = view.rows();
         let width = ui.available_width();
-        let columns = [0.0, width * 0.34, width * 0.60, width * 0.68, width * 0.90];
+        // Status is the widest cell ("? indeterminate"): it gets the most room.
+        let columns = [0.0, width * 0.27, width * 0.50, width * 0.57, width * 0.87];
         let header = ["key", "tool", "att", "status", "owner"];
         let (rect, _) = ui.allocate_exact_size(egui::vec2(width, 16.0), egui::Sense::hover());
         for (x, text) in columns.iter().zip(header) {
@@ -148,7 +165,13 @@ pub fn draw(
                     FontId::monospace(12.0),
                     look.color,
                 );
-                painter.text(cell(1), Align2::LEFT_CENTER, &record.tool, FontId::proportional(12.0), theme::TEXT);
+                painter.text(
+                    cell(1),
+                    Align2::LEFT_CENTER,
+                    &record.tool,
+                    FontId::proportional(12.0),
+                    theme::TEXT,
+                );
                 painter.text(
                     cell(2),
                     Align2::LEFT_CENTER,
@@ -163,16 +186,31 @@ pub fn draw(
                     FontId::proportional(12.0),
                     theme::status_color(record.status),
                 );
-                painter.text(cell(4), Align2::LEFT_CENTER, &record.owner, FontId::proportional(12.0), theme::TEXT_DIM);
+                painter.text(
+                    cell(4),
+                    Align2::LEFT_CENTER,
+                    &record.owner,
+                    FontId::proportional(12.0),
+                    theme::TEXT_DIM,
+                );
                 if response.clicked() {
-                    level_ui.selected_key = if selected { None } else { Some(record.key.as_str().to_owned()) };
+                    level_ui.selected_key = if selected {
+                        None
+                    } else {
+                        Some(record.key.as_str().to_owned())
+                    };
                 }
             }
         });
         if let Some(key) = level_ui.selected_key.clone() {
             ui.separator();
             level_ui.history.refresh(&key, session, simulation);
-            draw_history(ui, &key, &level_ui.history, view.row(&key).map(|row| row.result.clone()));
+            draw_history(
+                ui,
+                &key,
+                &level_ui.history,
+                view.row(&key).map(|row| row.result.clone()),
+            );
         }
     });
 }
@@ -181,7 +219,12 @@ fn draw_history(ui: &mut egui::Ui, key: &str, history: &HistoryCache, result: Op
     ui.horizontal(|ui| {
         ui.label(RichText::new(format!("History of {key}")).strong());
         if let Some(Some(result)) = result {
-            ui.label(RichText::new(format!("result {result}")).monospace().size(11.0).color(theme::TEXT_DIM));
+            ui.label(
+                RichText::new(format!("result {result}"))
+                    .monospace()
+                    .size(11.0)
+                    .color(theme::TEXT_DIM),
+            );
         }
     });
     if let Some(problem) = &history.problem {
@@ -195,8 +238,14 @@ fn draw_history(ui: &mut egui::Ui, key: &str, history: &HistoryCache, result: Op
         .show(ui, |ui| {
             for entry in &history.entries {
                 let change = match (entry.from_status, entry.to_status) {
-                    (Some(from), Some(to)) => format!("{} {from} → {} {to}", from.glyph(), to.glyph()),
-                    (None, Some(to)) => format!("→ {} {to}", to.glyph()),
+                    (Some(from), Some(to)) => {
+                        format!(
+                            "{} {from} → {} {to}",
+                            theme::status_glyph(from),
+                            theme::status_glyph(to)
+                        )
+                    }
+                    (None, Some(to)) => format!("→ {} {to}", theme::status_glyph(to)),
                     _ => String::new(),
                 };
                 let mut line = format!("{:>5} ms  {}  {}  {change}", entry.at_ms, entry.actor, entry.event);

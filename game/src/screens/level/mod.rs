@@ -10,6 +10,7 @@ use twice_sim::level::CardKind;
 use twice_sim::simulator::Simulation;
 
 use super::Screen;
+use crate::operator_api::OperatorApi;
 use crate::paths::GamePaths;
 use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
@@ -82,15 +83,18 @@ fn spawn_state(mut commands: Commands) {
     ));
 }
 
-/// Width of the left column (billing world, checkpoints, cards) and the right one (ledger, operator).
-const LEFT_WIDTH: f32 = 292.0;
-const RIGHT_WIDTH: f32 = 418.0;
+/// Width of the left column (task, guards, checkpoints) and the right one (ledger, operator).
+const LEFT_WIDTH: f32 = 256.0;
+const RIGHT_WIDTH: f32 = 410.0;
+/// Height of the timeline along the bottom.
+const TIMELINE_HEIGHT: f32 = 222.0;
 
 fn draw(
     mut contexts: EguiContexts,
     state: Single<(&mut LevelUi, &mut timeline::TimelineCache)>,
     session: Res<Session>,
     paths: Res<GamePaths>,
+    operator_api: Option<Res<OperatorApi>>,
     mut writer: MessageWriter<Intent>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
@@ -104,48 +108,87 @@ fn draw(
 
     let mut root = ui::root_ui(context, "level");
     egui::Panel::top("level-top")
-        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::symmetric(10, 6)))
-        .show(&mut root, |ui| top_bar(ui, &session, &simulation, level_ui, &mut intents));
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::symmetric(10, 6)),
+        )
+        .show(&mut root, |ui| {
+            top_bar(ui, &session, &simulation, level_ui, &mut intents)
+        });
     egui::Panel::bottom("level-controls")
-        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::symmetric(10, 6)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::symmetric(10, 6)),
+        )
         .show(&mut root, |ui| {
             controls::draw(ui, &session, &simulation, level_ui, &paths, &mut intents)
-        });
-    egui::Panel::left("level-left")
-        .exact_size(LEFT_WIDTH)
-        .resizable(false)
-        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::same(6)))
-        .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().id_salt("left-scroll").auto_shrink(false).show(ui, |ui| {
-                world::draw_billing(ui, &simulation, &cache);
-                ui.add_space(4.0);
-                world::draw_checkpoints(ui, &session);
-                ui.add_space(4.0);
-                cards::draw(ui, &session, &simulation, level_ui, &mut intents);
-            });
         });
     egui::Panel::right("level-right")
         .exact_size(RIGHT_WIDTH)
         .resizable(false)
-        .frame(egui::Frame::new().fill(theme::PANEL).inner_margin(egui::Margin::same(6)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::same(6)),
+        )
         .show(&mut root, |ui| {
-            let operator_height = 196.0;
+            let operator_height = 206.0;
             let ledger_height = (ui.available_height() - operator_height - 8.0).max(160.0);
             ui.allocate_ui(egui::vec2(ui.available_width(), ledger_height), |ui| {
                 ledger::draw(ui, &session, &simulation, level_ui, &cache);
             });
             ui.add_space(4.0);
             operator::draw(ui, &session, &simulation, level_ui, &cache);
+            if let Some(operator_api) = &operator_api {
+                operator::draw_http_hint(ui, operator_api);
+            }
+        });
+    // The timeline spans everything left of the ledger: it is the widest, wordiest view.
+    egui::Panel::bottom("level-timeline")
+        .exact_size(TIMELINE_HEIGHT)
+        .resizable(false)
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(6)),
+        )
+        .show(&mut root, |ui| {
+            if let Some(phase) = timeline::draw(ui, simulation.timeline(), &cache, true, "level-timeline") {
+                intents.push(Intent::Rewind { phase });
+            }
+        });
+    egui::Panel::left("level-left")
+        .exact_size(LEFT_WIDTH)
+        .resizable(false)
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::same(6)),
+        )
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical()
+                .id_salt("left-scroll")
+                .auto_shrink(false)
+                .show(ui, |ui| {
+                    world::draw_task(ui, &simulation);
+                    ui.add_space(4.0);
+                    world::draw_guards(ui, &simulation);
+                    ui.add_space(4.0);
+                    world::draw_checkpoints(ui, &session);
+                });
         });
     egui::CentralPanel::default()
-        .frame(egui::Frame::new().fill(theme::BACKGROUND).inner_margin(egui::Margin::same(6)))
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(6)),
+        )
         .show(&mut root, |ui| {
             stage::draw(ui, &session, &simulation, &cache);
             ui.add_space(4.0);
-            let rewind = timeline::draw(ui, simulation.timeline(), &cache, true, "level-timeline");
-            if let Some(phase) = rewind {
-                intents.push(Intent::Rewind { phase });
-            }
+            cards::draw(ui, &session, &simulation, level_ui, &mut intents);
         });
 
     overlays::draw(context, &session, &simulation, level_ui, &mut intents);
@@ -328,7 +371,7 @@ fn keyboard(
         if ui::pressed(context, *digit)
             && let Some(card) = cards::hand_order(simulation).get(index)
         {
-            cards::choose(*card, session, simulation, level_ui, intents);
+            cards::choose(*card, session, level_ui, intents);
         }
     }
     ledger::keyboard(context, level_ui, session);

@@ -10,6 +10,7 @@ use twice_sim::simulator::Simulation;
 
 use super::timeline::TimelineCache;
 use super::{Chooser, LevelUi};
+use crate::operator_api::OperatorApi;
 use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
 
@@ -61,17 +62,23 @@ pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> 
     };
     vec![
         (
-            format!("{} Resolve: it took effect (completed)", Status::Completed.glyph()),
+            format!(
+                "{} Resolve: it took effect (completed)",
+                theme::status_glyph(Status::Completed)
+            ),
             resolve(Status::Completed),
             resolve_block.clone(),
         ),
         (
-            format!("{} Resolve: it did not (failed)", Status::Failed.glyph()),
+            format!("{} Resolve: it did not (failed)", theme::status_glyph(Status::Failed)),
             resolve(Status::Failed),
             resolve_block,
         ),
         (
-            format!("{} Compensate: undo it in billing", Status::Compensated.glyph()),
+            format!(
+                "{} Compensate: undo it in billing",
+                theme::status_glyph(Status::Compensated)
+            ),
             Play::OperatorCompensate {
                 key,
                 reason,
@@ -138,7 +145,11 @@ pub fn draw(
             Some(record) => {
                 ui.horizontal(|ui| {
                     ui.label(RichText::new("Selected:").size(theme::SMALL));
-                    ui.label(RichText::new(record.key.as_str()).monospace().color(cache.key_look(record.key.as_str()).color));
+                    ui.label(
+                        RichText::new(record.key.as_str())
+                            .monospace()
+                            .color(cache.key_look(record.key.as_str()).color),
+                    );
                     ui.label(ui::status_text(record.status).size(theme::SMALL));
                 });
             }
@@ -162,7 +173,10 @@ pub fn draw(
         let mut played = None;
         ui.horizontal_wrapped(|ui| {
             for (label, play, blocked) in moves(session, simulation, level_ui) {
-                let button = ui.add_enabled(blocked.is_none(), egui::Button::new(RichText::new(label).size(theme::SMALL)));
+                let button = ui.add_enabled(
+                    blocked.is_none(),
+                    egui::Button::new(RichText::new(label).size(theme::SMALL)),
+                );
                 let button = match &blocked {
                     Some(why) => button.on_disabled_hover_text(why.clone()),
                     None => button,
@@ -183,5 +197,31 @@ pub fn take_pending(level_ui: &mut LevelUi, intents: &mut Vec<Intent>) {
     if let Some(play) = level_ui.pending_play.take() {
         level_ui.operator_reason.clear();
         intents.push(Intent::Play(play));
+    }
+}
+
+/// `--operator-api`: where the game's ledger can be reached over HTTP, ready to paste.
+pub fn draw_http_hint(ui: &mut egui::Ui, operator_api: &OperatorApi) {
+    ui.add_space(4.0);
+    let command = operator_api.curl_hint();
+    ui.horizontal(|ui| {
+        if ui.small_button("copy").on_hover_text("copy the curl command").clicked() {
+            ui.ctx().copy_text(command.clone());
+        }
+        ui.add(
+            egui::Label::new(
+                RichText::new(format!("HTTP API · http://{}", operator_api.address()))
+                    .monospace()
+                    .size(11.0)
+                    .color(theme::INFO),
+            )
+            .truncate(),
+        )
+        .on_hover_text(format!(
+            "the operator HTTP API serves this level's ledger; decisions made there wake parked runs\n{command}"
+        ));
+    });
+    if let Some(problem) = &operator_api.problem {
+        ui.label(RichText::new(format!("⚠ {problem}")).size(11.0).color(theme::WARN));
     }
 }

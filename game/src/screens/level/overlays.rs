@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use bevy_egui::egui::{self, RichText};
+use twice_sim::runtime::rules::Status;
 use twice_sim::simulator::Simulation;
 
 use super::{Chooser, LevelUi, PromptKind, cards, operator};
@@ -58,15 +59,20 @@ pub fn draw(
         let response = egui::Modal::new(egui::Id::new("help")).show(context, |ui| {
             ui.set_width(560.0);
             ui.label(RichText::new("Keys").size(theme::HEADING).strong().color(theme::CREW));
-            egui::Grid::new("shortcuts").num_columns(2).spacing([16.0, 4.0]).striped(true).show(ui, |ui| {
-                for (key, what) in SHORTCUTS {
-                    ui::key_cap(ui, key);
-                    ui.label(what);
-                    ui.end_row();
-                }
-            });
+            egui::Grid::new("shortcuts")
+                .num_columns(2)
+                .spacing([16.0, 4.0])
+                .striped(true)
+                .show(ui, |ui| {
+                    for (key, what) in SHORTCUTS {
+                        ui::key_cap(ui, key);
+                        ui.label(what);
+                        ui.end_row();
+                    }
+                });
             ui.add_space(6.0);
-            ui::hint(ui, "Statuses read by glyph and word: ▶ started · ✔ completed · ✘ failed · ? indeterminate · ↺ compensated");
+            let statuses: Vec<String> = Status::ALL.iter().map(|status| theme::status_label(*status)).collect();
+            ui::hint(ui, format!("Statuses read by glyph and word: {}", statuses.join(" · ")));
             if ui.button("Close (Esc)").clicked() {
                 level_ui.help = false;
             }
@@ -170,7 +176,11 @@ fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, intents: &mut Ve
             "Any *.tape.ron file: it opens in the replay viewer.",
             "Open",
         ),
-        PromptKind::GoToPhase => ("Go to phase", "A phase that already happened: the level is re-simulated to it.", "Go"),
+        PromptKind::GoToPhase => (
+            "Go to phase",
+            "A phase that already happened: the level is re-simulated to it.",
+            "Go",
+        ),
     };
     let mut submit = false;
     let mut close = false;
@@ -178,7 +188,11 @@ fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, intents: &mut Ve
         ui.set_width(620.0);
         ui.label(RichText::new(title).size(theme::HEADING).strong().color(theme::CREW));
         ui::hint(ui, hint);
-        let field = ui.add(egui::TextEdit::singleline(&mut prompt.text).desired_width(600.0).char_limit(4_096));
+        let field = ui.add(
+            egui::TextEdit::singleline(&mut prompt.text)
+                .desired_width(600.0)
+                .char_limit(4_096),
+        );
         if prompt.focus {
             field.request_focus();
             prompt.focus = false;
@@ -204,7 +218,9 @@ fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, intents: &mut Ve
     if submit {
         let text = prompt.text.trim().to_owned();
         match prompt.kind {
-            PromptKind::SaveTape => intents.push(Intent::SaveTape { path: PathBuf::from(text) }),
+            PromptKind::SaveTape => intents.push(Intent::SaveTape {
+                path: PathBuf::from(text),
+            }),
             PromptKind::LoadTape => intents.push(Intent::OpenTape {
                 path: PathBuf::from(text),
                 at_phase: None,

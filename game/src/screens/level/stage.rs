@@ -2,17 +2,19 @@
 //! figure with its phase), the wire with requests and responses in flight, and the vault.
 
 use bevy_egui::egui::{self, Align2, Color32, FontId, Pos2, Rect, Stroke, StrokeKind};
-use twice_sim::billing::{Answer, KeyHandling};
+use twice_sim::billing::{Answer, EntryKind, KeyHandling};
 use twice_sim::simulator::{Direction, Message, Simulation, WorkerView, dollars};
 
 use super::timeline::TimelineCache;
 use crate::session::Session;
 use crate::ui::theme;
 
-pub const STAGE_HEIGHT: f32 = 262.0;
+pub const STAGE_HEIGHT: f32 = 240.0;
 const WORKERS_SHOWN_MAX: usize = 4;
-const VAULT_WIDTH: f32 = 176.0;
+const VAULT_WIDTH: f32 = 204.0;
 const WORKER_COLUMN_WIDTH: f32 = 150.0;
+/// Where the workers' rows start, below Penny.
+const WORKERS_TOP: f32 = 98.0;
 
 pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache: &TimelineCache) {
     let (rect, _) = ui.allocate_exact_size(egui::vec2(ui.available_width(), STAGE_HEIGHT), egui::Sense::hover());
@@ -24,17 +26,17 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
         egui::pos2(rect.right() - VAULT_WIDTH - 8.0, rect.top() + 8.0),
         egui::pos2(rect.right() - 8.0, rect.bottom() - 8.0),
     );
-    draw_vault(&painter, vault, simulation);
+    draw_vault(&painter, vault, simulation, cache);
 
-    let penny_center = egui::pos2(rect.left() + 44.0, rect.top() + 46.0);
+    let penny_center = egui::pos2(rect.left() + 44.0, rect.top() + 38.0);
     draw_penny(&painter, penny_center, simulation);
     let bubble = Rect::from_min_max(
-        egui::pos2(rect.left() + 92.0, rect.top() + 10.0),
-        egui::pos2(vault.left() - 12.0, rect.top() + 84.0),
+        egui::pos2(rect.left() + 92.0, rect.top() + 8.0),
+        egui::pos2(vault.left() - 12.0, rect.top() + 74.0),
     );
     draw_bubble(&painter, bubble, penny_center, simulation, session);
 
-    let workers_top = rect.top() + 98.0;
+    let workers_top = rect.top() + WORKERS_TOP;
     let workers = shown_workers(simulation);
     let row_height = ((rect.bottom() - 10.0 - workers_top) / WORKERS_SHOWN_MAX as f32).min(44.0);
     let wire_left = rect.left() + WORKER_COLUMN_WIDTH + 10.0;
@@ -44,8 +46,15 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
         let y = workers_top + row_height * (row as f32 + 0.5);
         draw_worker(&painter, egui::pos2(rect.left() + 10.0, y), worker);
         // The worker's own wire to the vault.
-        let wire_color = if worker.alive { Color32::from_rgb(70, 80, 100) } else { Color32::from_rgb(45, 50, 62) };
-        painter.line_segment([egui::pos2(wire_left, y), egui::pos2(wire_right, y)], Stroke::new(2.0, wire_color));
+        let wire_color = if worker.alive {
+            Color32::from_rgb(70, 80, 100)
+        } else {
+            Color32::from_rgb(45, 50, 62)
+        };
+        painter.line_segment(
+            [egui::pos2(wire_left, y), egui::pos2(wire_right, y)],
+            Stroke::new(2.0, wire_color),
+        );
         for message in messages.iter().filter(|message| message.worker == worker.number) {
             draw_message(&painter, message, wire_left, wire_right, y, simulation.now_ms(), cache);
         }
@@ -84,9 +93,16 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
         );
     }
     painter.text(
-        egui::pos2((wire_left + wire_right) / 2.0, workers_top - 4.0),
-        Align2::CENTER_BOTTOM,
+        egui::pos2((wire_left + wire_right) / 2.0, workers_top - 6.0),
+        Align2::CENTER_CENTER,
         "the wire: requests →   ← responses",
+        FontId::proportional(11.0),
+        theme::TEXT_FAINT,
+    );
+    painter.text(
+        egui::pos2(rect.left() + 12.0, workers_top - 6.0),
+        Align2::LEFT_CENTER,
+        "Penny's workers",
         FontId::proportional(11.0),
         theme::TEXT_FAINT,
     );
@@ -114,7 +130,10 @@ fn draw_penny(painter: &egui::Painter, center: Pos2, simulation: &Simulation) {
     for dx in [-11.0, 11.0] {
         let eye = center + egui::vec2(dx, -4.0);
         if simulation.is_over() {
-            painter.line_segment([eye - egui::vec2(5.0, 0.0), eye + egui::vec2(5.0, 0.0)], Stroke::new(2.0, theme::TEXT));
+            painter.line_segment(
+                [eye - egui::vec2(5.0, 0.0), eye + egui::vec2(5.0, 0.0)],
+                Stroke::new(2.0, theme::TEXT),
+            );
         } else {
             painter.circle_filled(eye, 5.0, theme::TEXT);
             painter.circle_filled(eye + egui::vec2(1.5, 0.0), 2.2, Color32::from_rgb(20, 30, 40));
@@ -125,18 +144,11 @@ fn draw_penny(painter: &egui::Painter, center: Pos2, simulation: &Simulation) {
         Stroke::new(2.0, theme::TEXT),
     );
     painter.text(
-        center + egui::vec2(0.0, 30.0),
+        center + egui::vec2(0.0, 27.0),
         Align2::CENTER_TOP,
-        "Penny",
-        FontId::proportional(13.0),
+        "Penny (model)",
+        FontId::proportional(12.0),
         theme::RUNTIME,
-    );
-    painter.text(
-        center + egui::vec2(0.0, 45.0),
-        Align2::CENTER_TOP,
-        "the model",
-        FontId::proportional(10.5),
-        theme::TEXT_FAINT,
     );
 }
 
@@ -155,11 +167,19 @@ fn draw_bubble(painter: &egui::Painter, bubble: Rect, penny: Pos2, simulation: &
     // The tail points at Penny.
     let tail_base = egui::pos2(bubble.left(), bubble.top() + 30.0);
     painter.add(egui::Shape::convex_polygon(
-        vec![tail_base - egui::vec2(0.0, 8.0), tail_base + egui::vec2(0.0, 8.0), penny + egui::vec2(30.0, -6.0)],
+        vec![
+            tail_base - egui::vec2(0.0, 8.0),
+            tail_base + egui::vec2(0.0, 8.0),
+            penny + egui::vec2(30.0, -6.0),
+        ],
         fill,
         Stroke::NONE,
     ));
-    let text_color = if color == theme::TEXT { Color32::from_rgb(22, 28, 38) } else { Color32::from_rgb(90, 96, 110) };
+    let text_color = if color == theme::TEXT {
+        Color32::from_rgb(22, 28, 38)
+    } else {
+        Color32::from_rgb(90, 96, 110)
+    };
     let galley = painter.layout(text, FontId::proportional(13.5), text_color, bubble.width() - 20.0);
     let clip = bubble.shrink(8.0);
     painter.with_clip_rect(clip).galley(clip.min, galley, text_color);
@@ -223,10 +243,20 @@ fn draw_message(
     };
     let look = cache.key_look(&message.key);
     let envelope = Rect::from_center_size(egui::pos2(x, lane_y), egui::vec2(24.0, 14.0));
-    let fill = if message.lost { Color32::from_rgb(70, 40, 44) } else { look.color.gamma_multiply(0.35) };
+    let fill = if message.lost {
+        Color32::from_rgb(70, 40, 44)
+    } else {
+        look.color.gamma_multiply(0.35)
+    };
     painter.rect_filled(envelope, 3.0, fill);
     painter.rect_stroke(envelope, 3.0, Stroke::new(1.5, look.color), StrokeKind::Inside);
-    painter.text(envelope.center(), Align2::CENTER_CENTER, look.glyph, FontId::proportional(10.0), look.color);
+    painter.text(
+        envelope.center(),
+        Align2::CENTER_CENTER,
+        look.glyph,
+        FontId::proportional(10.0),
+        look.color,
+    );
     let arrow = match message.direction {
         Direction::Request => "→",
         Direction::Response => "←",
@@ -237,7 +267,7 @@ fn draw_message(
         (Direction::Response, None) => format!("{arrow} answer"),
     };
     if message.lost {
-        label.push_str("  ✘ LOST");
+        label.push_str("  ✖ LOST");
     }
     if message.slowed {
         label.push_str("  🐌 slowed");
@@ -252,19 +282,25 @@ fn draw_message(
         Direction::Response => 8.0,
     };
     let label_x = x.clamp(left + 50.0, right - 50.0);
-    painter.text(egui::pos2(label_x, lane_y + offset), anchor, label, FontId::proportional(10.5), label_color);
+    painter.text(
+        egui::pos2(label_x, lane_y + offset),
+        anchor,
+        label,
+        FontId::proportional(10.5),
+        label_color,
+    );
 }
 
 fn answer_words(answer: &Answer) -> String {
     match answer {
         Answer::Applied { credit_id, .. } => format!("✔ applied {credit_id}"),
         Answer::Repeat { credit_id, .. } => format!("↺ repeat of {credit_id}"),
-        Answer::Rejected { .. } => "✘ refused".into(),
+        Answer::Rejected { .. } => "✖ refused".into(),
         Answer::Balance { balance_cents } => format!("balance {}", dollars(*balance_cents)),
     }
 }
 
-fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation) {
+fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation, cache: &TimelineCache) {
     painter.rect_filled(vault, 8.0, Color32::from_rgb(30, 44, 40));
     painter.rect_stroke(vault, 8.0, Stroke::new(2.0, theme::MONEY), StrokeKind::Inside);
     let mut y = vault.top() + 8.0;
@@ -282,31 +318,86 @@ fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation) {
         KeyHandling::MetadataOnly => "keeps keys as metadata only",
         KeyHandling::Ignore => "ignores idempotency keys",
     };
-    painter.text(egui::pos2(vault.center().x, y), Align2::CENTER_TOP, keys, FontId::proportional(10.5), theme::TEXT_DIM);
+    painter.text(
+        egui::pos2(vault.center().x, y),
+        Align2::CENTER_TOP,
+        keys,
+        FontId::proportional(10.5),
+        theme::TEXT_DIM,
+    );
     y += 18.0;
     let clip = painter.with_clip_rect(vault.shrink(4.0));
     for account in billing.accounts.values() {
-        if y > vault.bottom() - 40.0 {
+        if y > vault.bottom() - 60.0 {
             break;
         }
         clip.text(
-            egui::pos2(vault.left() + 10.0, y),
-            Align2::LEFT_TOP,
+            egui::pos2(vault.left() + 10.0, y + 4.0),
+            Align2::LEFT_CENTER,
             format!("{} ({})", account.owner, account.id),
             FontId::proportional(11.5),
             theme::TEXT,
         );
-        y += 14.0;
+        clip.text(
+            egui::pos2(vault.right() - 10.0, y + 4.0),
+            Align2::RIGHT_CENTER,
+            dollars(account.balance_cents),
+            FontId::proportional(17.0),
+            theme::MONEY,
+        );
+        y += 22.0;
+    }
+    y += 4.0;
+    clip.line_segment(
+        [egui::pos2(vault.left() + 8.0, y), egui::pos2(vault.right() - 8.0, y)],
+        Stroke::new(1.0, theme::MONEY.gamma_multiply(0.4)),
+    );
+    y += 6.0;
+    // The money that moved, newest last: every applied credit and reversal, with the key billing kept.
+    let rows_fit = ((vault.bottom() - 26.0 - y) / 15.0).max(0.0) as usize;
+    let skipped = billing.entries.len().saturating_sub(rows_fit);
+    if billing.entries.is_empty() {
         clip.text(
             egui::pos2(vault.left() + 10.0, y),
             Align2::LEFT_TOP,
-            dollars(account.balance_cents),
-            FontId::proportional(21.0),
-            theme::MONEY,
+            "no money has moved yet",
+            FontId::proportional(11.0),
+            theme::TEXT_FAINT,
         );
-        y += 27.0;
     }
-    let credits = billing.entries.iter().filter(|entry| entry.amount_cents > 0).count();
+    for entry in billing.entries.iter().skip(skipped) {
+        let (sign, color) = match entry.kind {
+            EntryKind::Credit => ("+", theme::MONEY),
+            EntryKind::Reversal => ("↺", theme::VIOLET),
+        };
+        clip.text(
+            egui::pos2(vault.left() + 10.0, y),
+            Align2::LEFT_TOP,
+            format!("{sign} {} {}", entry.id, dollars(entry.amount_cents)),
+            FontId::monospace(11.0),
+            color,
+        );
+        let (key, key_color) = match &entry.idempotency_key {
+            Some(key) => {
+                let look = cache.key_look(key);
+                (format!("{} {key}", look.glyph), look.color)
+            }
+            None => ("no key".to_owned(), theme::TEXT_FAINT),
+        };
+        clip.text(
+            egui::pos2(vault.right() - 10.0, y),
+            Align2::RIGHT_TOP,
+            key,
+            FontId::proportional(10.5),
+            key_color,
+        );
+        y += 15.0;
+    }
+    let credits = billing
+        .entries
+        .iter()
+        .filter(|entry| entry.kind == EntryKind::Credit)
+        .count();
     let reversals = billing.entries.len() - credits;
     clip.text(
         egui::pos2(vault.center().x, vault.bottom() - 8.0),

@@ -12,7 +12,7 @@ use crate::ui::theme::{self, KeyLook};
 
 /// Row height of the diagram, without spacing.
 const ROW_HEIGHT: f32 = 19.0;
-const LANE_WIDTH: f32 = 50.0;
+const LANE_WIDTH: f32 = 46.0;
 
 /// What the diagram needs beyond the entries, worked out once per new entry (not per frame).
 #[derive(Component, Debug, Default)]
@@ -190,7 +190,11 @@ pub fn draw(
                         let entry = &entries[index];
                         let (rect, response) = ui.allocate_exact_size(
                             egui::vec2(ui.available_width(), ROW_HEIGHT),
-                            if interactive { egui::Sense::click() } else { egui::Sense::hover() },
+                            if interactive {
+                                egui::Sense::click()
+                            } else {
+                                egui::Sense::hover()
+                            },
                         );
                         let painter = ui.painter_at(rect);
                         if index % 2 == 1 {
@@ -255,12 +259,7 @@ pub fn draw(
                         } else {
                             theme::TEXT
                         };
-                        let galley = painter.layout(
-                            text.clone(),
-                            FontId::proportional(12.5),
-                            color,
-                            f32::INFINITY,
-                        );
+                        let galley = painter.layout(text.clone(), FontId::proportional(12.5), color, f32::INFINITY);
                         painter.galley(egui::pos2(text_left + 96.0, y - galley.size().y / 2.0), galley, color);
                         let response = response.on_hover_text(text);
                         if interactive && response.double_clicked() {
