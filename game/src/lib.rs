@@ -12,6 +12,7 @@
 use bevy::prelude::*;
 
 pub mod campaign;
+pub mod explorer;
 #[cfg(feature = "dev")]
 mod dev_tools;
 pub mod headless;
@@ -43,6 +44,7 @@ impl Plugin for CorePlugin {
             progress::plugin,
             session::plugin,
             operator_api::plugin,
+            explorer::plugin,
         ));
     }
 }
@@ -72,6 +74,13 @@ impl Plugin for AppPlugin {
             ..default()
         }));
         app.add_plugins(bevy_egui::EguiPlugin::default());
+        if self.options.screenshot.is_some() {
+            // A screenshot shows the screen, not where the display's pointer happens to rest:
+            // without pointer input nothing is hovered and no tooltip covers the picture.
+            let mut settings = app.world_mut().resource_mut::<bevy_egui::EguiGlobalSettings>();
+            settings.input_system_settings.run_write_window_pointer_moved_messages = false;
+            settings.input_system_settings.run_write_pointer_button_messages = false;
+        }
         app.insert_resource(ClearColor(ui::theme::BACKGROUND_BEVY));
         app.add_plugins(CorePlugin {
             paths: self.paths.clone(),

@@ -3,10 +3,12 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
+use twice_sim::explore::Stage;
 use twice_sim::runtime::guards::{Guard, Guards};
 
 use super::Screen;
 use crate::campaign::Campaign;
+use crate::explorer::{ExplorerIntent, ExplorerRun};
 use crate::session::{Intent, Mode, OpenProblem};
 use crate::ui::{self, theme};
 
@@ -43,8 +45,10 @@ fn draw(
     mut state: Single<&mut SandboxState>,
     campaign: Res<Campaign>,
     problem: Res<OpenProblem>,
+    explorer: Res<ExplorerRun>,
     mut next_screen: ResMut<NextState<Screen>>,
     mut intents: MessageWriter<Intent>,
+    mut explorer_intents: MessageWriter<ExplorerIntent>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
     let count = campaign.levels.len();
@@ -63,9 +67,14 @@ fn draw(
         select(&mut state, index);
     }
     if ui::pressed(context, egui::Key::Escape) {
-        next_screen.set(Screen::Title);
+        if explorer.is_running() {
+            explorer_intents.write(ExplorerIntent::Cancel);
+        } else {
+            next_screen.set(Screen::Title);
+        }
     }
     let mut start = ui::pressed(context, egui::Key::Enter);
+    let mut ask_explorer = ui::pressed(context, egui::Key::X) && !explorer.is_running();
     // Number keys toggle guards 1–9 and 0 for the tenth.
     let digits = [
         egui::Key::Num1,
@@ -187,7 +196,16 @@ fn draw(
             if ui.add(button).clicked() {
                 start = true;
             }
+            ui.add_space(14.0);
+            draw_explorer(ui, &explorer, &mut ask_explorer, &mut explorer_intents);
         });
+    if ask_explorer && let Some(loaded) = campaign.levels.get(state.selected) {
+        explorer_intents.write(ExplorerIntent::Start {
+            level: loaded.clone(),
+            guards: state.guards,
+            seed: state.seed,
+        });
+    }
     if start && let Some(loaded) = campaign.levels.get(state.selected) {
         intents.write(Intent::OpenLevel {
             path: loaded.path.clone(),
@@ -198,4 +216,57 @@ fn draw(
         });
     }
     Ok(())
+}
+
+/// "Ask the explorer": a search for a heist with these guards, off the main thread.
+fn draw_explorer(
+    ui: &mut egui::Ui,
+    explorer: &ExplorerRun,
+    ask: &mut bool,
+    explorer_intents: &mut MessageWriter<ExplorerIntent>,
+) {
+    ui.label(RichText::new("The explorer").size(theme::HEADING).strong().color(theme::CREW));
+    ui::hint(
+        ui,
+        format!(
+            "an automatic heist crew: deals up to {} random schedules of this level's cards against these guards, \
+             stops at the first that reaches the goal, shrinks it, and plays it as a tape",
+            crate::explorer::EXPLORER_SCHEDULES
+        ),
+    );
+    match explorer.progress() {
+        Some((title, progress)) => {
+            let (fraction, text) = match progress {
+                Some(progress) => {
+                    let stage = match progress.stage {
+                        Stage::Searching => "searching",
+                        Stage::Shrinking => "shrinking the find",
+                    };
+                    (
+                        progress.schedules_done as f32 / progress.schedules_total.max(1) as f32,
+                        format!(
+                            "{title}: {stage} · {} of {} · {:.1} s",
+                            progress.schedules_done,
+                            progress.schedules_total,
+                            progress.elapsed.as_secs_f32()
+                        ),
+                    )
+                }
+                None => (0.0, format!("{title}: starting")),
+            };
+            ui.add(egui::ProgressBar::new(fraction).text(text).desired_width(520.0));
+            if ui::button(ui, true, "Cancel", "Esc").clicked() {
+                explorer_intents.write(ExplorerIntent::Cancel);
+            }
+        }
+        None => {
+            if ui::button(ui, true, "🔍 Ask the explorer", "X").clicked() {
+                *ask = true;
+            }
+        }
+    }
+    if let Some(report) = &explorer.last {
+        let color = if report.problem { theme::WARN } else { theme::TEXT };
+        ui.label(RichText::new(&report.text).size(theme::SMALL).color(color));
+    }
 }

@@ -160,7 +160,8 @@ pub fn draw(
         let columns = ((ui.available_width() + spacing) / (COMPACT_CARD_WIDTH_MIN + spacing))
             .floor()
             .clamp(1.0, 4.0);
-        let width = (ui.available_width() - spacing * (columns - 1.0)) / columns;
+        // Two pixels of slack: a row that fills the width exactly wraps its last chip.
+        let width = (ui.available_width() - spacing * (columns - 1.0)) / columns - 2.0;
         ui.horizontal_wrapped(|ui| {
             for (index, card) in cards.iter().enumerate() {
                 let left = hand.get(card).copied().unwrap_or(0);

@@ -63,37 +63,23 @@ pub fn draw_checkpoints(ui: &mut egui::Ui, session: &Session) {
         if checkpoints.is_empty() {
             ui::hint(ui, "no checkpoint saved yet: a recovered run starts over");
         }
-        // Three columns: "awaiting_reconciliation" needs the room a fourth column would take.
-        egui::Grid::new("checkpoints")
-            .num_columns(3)
-            .spacing([10.0, 2.0])
-            .show(ui, |ui| {
-                if !checkpoints.is_empty() {
-                    for heading in ["run", "version · by", "status"] {
-                        ui.label(RichText::new(heading).size(theme::SMALL).color(theme::TEXT_DIM));
-                    }
-                    ui.end_row();
-                }
-                for checkpoint in checkpoints {
-                    ui.label(RichText::new(&checkpoint.run_id).monospace());
-                    ui.label(
-                        RichText::new(format!("v{} · {}", checkpoint.version, checkpoint.saved_by))
-                            .monospace()
-                            .size(theme::SMALL),
-                    );
-                    let (glyph, color) = match checkpoint.status.as_str() {
-                        "completed" => ("✔", theme::GOOD),
-                        "awaiting_reconciliation" => ("⏸", theme::WARN),
-                        "failed" => ("✖", theme::BAD),
-                        _ => ("▶", theme::INFO),
-                    };
-                    ui.label(
-                        RichText::new(format!("{glyph} {}", checkpoint.status))
-                            .size(theme::SMALL)
-                            .color(color),
-                    );
-                    ui.end_row();
-                }
-            });
+        // Two lines per checkpoint: "awaiting_reconciliation" needs the column's whole width.
+        for checkpoint in checkpoints {
+            ui.label(
+                RichText::new(format!(
+                    "{} · v{} · saved by {}",
+                    checkpoint.run_id, checkpoint.version, checkpoint.saved_by
+                ))
+                .monospace()
+                .size(theme::SMALL),
+            );
+            let (glyph, color) = match checkpoint.status.as_str() {
+                "completed" => ("✔", theme::GOOD),
+                "awaiting_reconciliation" => ("⏸", theme::WARN),
+                "failed" => ("✖", theme::BAD),
+                _ => ("▶", theme::INFO),
+            };
+            ui.label(RichText::new(format!("   {glyph} {}", checkpoint.status)).size(theme::SMALL).color(color));
+        }
     });
 }

@@ -1,0 +1,232 @@
+//! "Ask the explorer" (the sandbox): `twice_sim::explore` — the automatic heist crew —
+//! searches the level with the guards the player set, on its own thread, with a progress
+//! bar. A find is shrunk, written as a tape in the player's tapes folder and opened in the
+//! replay viewer, where it plays like any other tape.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use bevy::prelude::*;
+use twice_sim::explore::{Explorer, Outcome, Progress};
+use twice_sim::level::{self, LoadedLevel};
+use twice_sim::runtime::guards::Guards;
+
+use crate::paths::{GamePaths, relative_path};
+use crate::session::Intent;
+
+/// Schedules one request tries at most: a heist behind a missing guard shows up within a few
+/// thousand; the vault, every guard on, gives up after this many (about ten seconds here).
+pub const EXPLORER_SCHEDULES: u64 = 100_000;
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_message::<ExplorerIntent>();
+    app.init_resource::<ExplorerRun>();
+    app.add_systems(Update, (apply_explorer_intents, poll_explorer).chain());
+}
+
+/// What the sandbox asks of the explorer.
+#[derive(Message, Clone, Debug)]
+pub enum ExplorerIntent {
+    Start { level: LoadedLevel, guards: Guards, seed: u64 },
+    Cancel,
+}
+
+/// The explorer's state, for the sandbox to draw.
+#[derive(Debug, Default, Resource)]
+pub struct ExplorerRun {
+    job: Option<ExplorerJob>,
+    /// How the last request ended, for the player.
+    pub last: Option<ExplorerReport>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExplorerReport {
+    pub text: String,
+    pub problem: bool,
+}
+
+#[derive(Debug)]
+struct ExplorerJob {
+    level_title: String,
+    cancel: Arc<AtomicBool>,
+    progress: Arc<Mutex<Option<Progress>>>,
+    handle: Option<JoinHandle<Result<Finished, String>>>,
+}
+
+#[derive(Debug)]
+enum Finished {
+    Found { tape: PathBuf, actions: usize, outcome: Outcome },
+    Nothing { outcome: Outcome },
+}
+
+impl ExplorerRun {
+    pub fn is_running(&self) -> bool {
+        self.job.is_some()
+    }
+
+    /// The level being explored and the latest progress report, while a search runs.
+    pub fn progress(&self) -> Option<(&str, Option<Progress>)> {
+        self.job.as_ref().map(|job| {
+            let progress = *job.progress.lock().unwrap_or_else(PoisonError::into_inner);
+            (job.level_title.as_str(), progress)
+        })
+    }
+}
+
+fn apply_explorer_intents(
+    mut intents: MessageReader<ExplorerIntent>,
+    mut run: ResMut<ExplorerRun>,
+    paths: Res<GamePaths>,
+) {
+    for intent in intents.read() {
+        match intent {
+            ExplorerIntent::Start { level, guards, seed } => {
+                if run.is_running() {
+                    run.last = Some(ExplorerReport {
+                        text: "The explorer is already searching: cancel it first.".into(),
+                        problem: true,
+                    });
+                    continue;
+                }
+                run.last = None;
+                run.job = Some(start(level.clone(), *guards, *seed, paths.tapes_folder()));
+            }
+            ExplorerIntent::Cancel => {
+                if let Some(job) = &run.job {
+                    job.cancel.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+fn start(loaded: LoadedLevel, guards: Guards, seed: u64, tapes: PathBuf) -> ExplorerJob {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let progress = Arc::new(Mutex::new(None));
+    let level_title = loaded.level.title.clone();
+    let handle = {
+        let cancel = Arc::clone(&cancel);
+        let progress = Arc::clone(&progress);
+        std::thread::Builder::new()
+            .name("explorer".into())
+            .spawn(move || {
+                // One job: the window's frames need the other core.
+                let explorer = Explorer::new(loaded.level.clone(), guards, seed)
+                    .schedules(EXPLORER_SCHEDULES)
+                    .jobs(1);
+                let report = |latest: Progress| {
+                    *progress.lock().unwrap_or_else(PoisonError::into_inner) = Some(latest);
+                };
+                let outcome = explorer.run(&report, &cancel).map_err(|error| error.to_string())?;
+                match &outcome.found {
+                    Some(found) => {
+                        let path = write_tape(&tapes, &loaded, seed, |level_file, title| {
+                            found.to_tape(level_file, title)
+                        })?;
+                        Ok(Finished::Found {
+                            tape: path,
+                            actions: found.actions.len(),
+                            outcome,
+                        })
+                    }
+                    None => Ok(Finished::Nothing { outcome }),
+                }
+            })
+            .map_err(|error| format!("cannot start the explorer's thread: {error}"))
+    };
+    match handle {
+        Ok(handle) => ExplorerJob {
+            level_title,
+            cancel,
+            progress,
+            handle: Some(handle),
+        },
+        Err(problem) => {
+            // The job finishes at once with the problem, through the same path as any other end.
+            let handle = std::thread::spawn(move || Err(problem));
+            ExplorerJob {
+                level_title,
+                cancel,
+                progress,
+                handle: Some(handle),
+            }
+        }
+    }
+}
+
+/// Writes the find as `explored-<level id>-seed<seed>[-N].tape.ron` in the tapes folder,
+/// never over an existing file.
+fn write_tape(
+    tapes: &Path,
+    loaded: &LoadedLevel,
+    seed: u64,
+    tape: impl Fn(&str, &str) -> level::Tape,
+) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(tapes).map_err(|error| format!("cannot create {}: {error}", tapes.display()))?;
+    let stem = format!("explored-{}-seed{seed}", loaded.level.id);
+    let path = (1..1_000)
+        .map(|number| {
+            let suffix = if number == 1 { String::new() } else { format!("-{number}") };
+            tapes.join(format!("{stem}{suffix}{}", twice_sim::campaign::TAPE_SUFFIX))
+        })
+        .find(|candidate| !candidate.exists())
+        .ok_or_else(|| format!("{} holds 999 explored tapes of this level already", tapes.display()))?;
+    let level_file = relative_path(tapes, &loaded.path).display().to_string();
+    let title = format!("{} — found by the explorer (seed {seed})", loaded.level.title);
+    let text = level::to_ron(&tape(&level_file, &title));
+    std::fs::write(&path, text).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+    Ok(path)
+}
+
+fn poll_explorer(mut run: ResMut<ExplorerRun>, mut intents: MessageWriter<Intent>) {
+    let finished = run
+        .job
+        .as_ref()
+        .and_then(|job| job.handle.as_ref())
+        .is_some_and(JoinHandle::is_finished);
+    if !finished {
+        return;
+    }
+    let mut job = run.job.take().expect("checked above");
+    let result = job
+        .handle
+        .take()
+        .expect("checked above")
+        .join()
+        .unwrap_or_else(|_| Err("the explorer's thread panicked".into()));
+    run.last = Some(match result {
+        Ok(Finished::Found { tape, actions, outcome }) => {
+            intents.write(Intent::OpenTape {
+                path: tape.clone(),
+                at_phase: None,
+            });
+            ExplorerReport {
+                text: format!(
+                    "Found a heist after {} schedules ({:.0}/s), shrunk to {actions} move(s): {}",
+                    outcome.schedules_run,
+                    outcome.schedules_per_second(),
+                    tape.display()
+                ),
+                problem: false,
+            }
+        }
+        Ok(Finished::Nothing { outcome }) if outcome.cancelled => ExplorerReport {
+            text: format!("Cancelled after {} schedules: no heist found.", outcome.schedules_run),
+            problem: false,
+        },
+        Ok(Finished::Nothing { outcome }) => ExplorerReport {
+            text: format!(
+                "No heist in {} schedules ({:.0}/s): with these guards, every schedule of these cards was stopped.",
+                outcome.schedules_run,
+                outcome.schedules_per_second()
+            ),
+            problem: false,
+        },
+        Err(problem) => ExplorerReport {
+            text: format!("The explorer stopped: {problem}"),
+            problem: true,
+        },
+    });
+}
