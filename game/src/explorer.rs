@@ -29,7 +29,11 @@ pub(super) fn plugin(app: &mut App) {
 /// What the sandbox asks of the explorer.
 #[derive(Message, Clone, Debug)]
 pub enum ExplorerIntent {
-    Start { level: LoadedLevel, guards: Guards, seed: u64 },
+    Start {
+        level: LoadedLevel,
+        guards: Guards,
+        seed: u64,
+    },
     Cancel,
 }
 
@@ -57,8 +61,14 @@ struct ExplorerJob {
 
 #[derive(Debug)]
 enum Finished {
-    Found { tape: PathBuf, actions: usize, outcome: Outcome },
-    Nothing { outcome: Outcome },
+    Found {
+        tape: PathBuf,
+        actions: usize,
+        outcome: Outcome,
+    },
+    Nothing {
+        outcome: Outcome,
+    },
 }
 
 impl ExplorerRun {
@@ -168,7 +178,11 @@ fn write_tape(
     let stem = format!("explored-{}-seed{seed}", loaded.level.id);
     let path = (1..1_000)
         .map(|number| {
-            let suffix = if number == 1 { String::new() } else { format!("-{number}") };
+            let suffix = if number == 1 {
+                String::new()
+            } else {
+                format!("-{number}")
+            };
             tapes.join(format!("{stem}{suffix}{}", twice_sim::campaign::TAPE_SUFFIX))
         })
         .find(|candidate| !candidate.exists())

@@ -12,9 +12,9 @@
 use bevy::prelude::*;
 
 pub mod campaign;
-pub mod explorer;
 #[cfg(feature = "dev")]
 mod dev_tools;
+pub mod explorer;
 pub mod headless;
 pub mod operator_api;
 pub mod options;

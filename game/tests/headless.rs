@@ -414,3 +414,49 @@ fn an_operator_over_http_settles_the_games_unknown_call_and_the_run_goes_on() {
     );
     assert_eq!(status, 409, "{body}");
 }
+
+#[test]
+fn the_explorer_finds_the_first_levels_heist_and_opens_it_as_a_tape() {
+    use twice::explorer::{ExplorerIntent, ExplorerRun};
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    let level = level::load_level(&levels_folder().join("01-naive-retry.level.ron")).expect("level 1 loads");
+    let guards = level.level.guards;
+    app.world_mut()
+        .write_message(ExplorerIntent::Start { level, guards, seed: 7 });
+    app.update();
+    assert!(app.world().resource::<ExplorerRun>().is_running());
+    update_until(&mut app, "the explorer", |app| {
+        !app.world().resource::<ExplorerRun>().is_running()
+    });
+    let report = app.world().resource::<ExplorerRun>().last.clone().expect("a report");
+    assert!(
+        !report.problem && report.text.starts_with("Found a heist"),
+        "{}",
+        report.text
+    );
+    // The find was written as a tape and opened in the replay viewer, where it pays twice.
+    update_until(&mut app, "the tape to open", |app| {
+        screen(app) == Screen::Level
+            && app
+                .world()
+                .get_resource::<Session>()
+                .is_some_and(|session| !session.is_busy())
+    });
+    assert_eq!(screen(&app), Screen::Level);
+    assert_eq!(session(&app).mode, Mode::Replay);
+    let source = session(&app).recipe.tape.clone().expect("a tape is playing");
+    assert!(
+        source.path.starts_with(data.path().join("tapes")),
+        "{}",
+        source.path.display()
+    );
+    assert_eq!(source.tape.expect.verdict, Outcome::PaidTwice);
+    let reloaded = level::load_tape(&source.path).expect("the written tape loads like any other");
+    assert_eq!(reloaded.tape.actions, source.tape.actions);
+    send(&mut app, Intent::RunToEnd);
+    update_until(&mut app, "the end of the level", |app| {
+        session(app).conclusion.is_some()
+    });
+    assert_verdict_matches(&app, &reloaded);
+}

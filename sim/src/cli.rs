@@ -75,6 +75,8 @@ enum Commands {
     Worker(crate::drill::WorkerArgs),
     /// Persistence drill: real worker processes, real SIGKILLs, then check nothing was paid twice.
     Drill(crate::drill::DrillArgs),
+    /// Search random fault schedules for a heist, shrink the first one found and write it as a tape.
+    Explore(crate::explore::command::ExploreArgs),
 }
 
 /// Runs the CLI with the process's arguments.
@@ -106,6 +108,7 @@ pub fn run(cli: Cli) -> u8 {
         Commands::Billing(args) => crate::drill::billing_command(args),
         Commands::Worker(args) => crate::drill::worker_command(args),
         Commands::Drill(args) => crate::drill::drill_command(args),
+        Commands::Explore(args) => crate::explore::command::explore_command(args),
     }
 }
 

@@ -12,6 +12,7 @@ pub mod checker;
 pub mod cli;
 pub mod drill;
 pub mod error;
+pub mod explore;
 pub mod ledger;
 pub mod level;
 pub mod model;

@@ -225,7 +225,12 @@ fn draw_explorer(
     ask: &mut bool,
     explorer_intents: &mut MessageWriter<ExplorerIntent>,
 ) {
-    ui.label(RichText::new("The explorer").size(theme::HEADING).strong().color(theme::CREW));
+    ui.label(
+        RichText::new("The explorer")
+            .size(theme::HEADING)
+            .strong()
+            .color(theme::CREW),
+    );
     ui::hint(
         ui,
         format!(

@@ -79,7 +79,11 @@ pub fn draw_checkpoints(ui: &mut egui::Ui, session: &Session) {
                 "failed" => ("✖", theme::BAD),
                 _ => ("▶", theme::INFO),
             };
-            ui.label(RichText::new(format!("   {glyph} {}", checkpoint.status)).size(theme::SMALL).color(color));
+            ui.label(
+                RichText::new(format!("   {glyph} {}", checkpoint.status))
+                    .size(theme::SMALL)
+                    .color(color),
+            );
         }
     });
 }
