@@ -297,7 +297,15 @@ fn billing_that_keeps_keys_in_metadata_pays_again_but_can_be_asked_and_one_that_
         assert_eq!(credit(&client, &metadata.url, Some("run-0001:c1"), 2500).await.0, 201);
         assert_eq!(lookup(&client, &metadata.url, "run-0001:c1").await.0, 200);
         assert_eq!(credit(&client, &ignoring.url, Some("run-0001:c1"), 2500).await.0, 201);
-        assert_eq!(lookup(&client, &ignoring.url, "run-0001:c1").await.0, 404);
+        let (status, refused) = lookup(&client, &ignoring.url, "run-0001:c1").await;
+        assert_eq!(
+            status, 422,
+            "billing that keeps no keys cannot say there is no credit: {refused}"
+        );
+        assert!(
+            refused["error"].as_str().unwrap().contains("cannot look a credit up"),
+            "{refused}"
+        );
     });
 }
 

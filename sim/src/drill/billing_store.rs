@@ -59,12 +59,21 @@ pub struct VoidRequest {
     pub intent: String,
 }
 
+/// A request to void one credit by its id (what an operator's compensation sends, after
+/// looking the credit up by key): idempotent, and never a reversal of money not paid.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VoidByIdRequest {
+    pub credit_id: String,
+}
+
 /// A request that may change billing, as stored for replay.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Operation {
     Credit(CreditRequest),
     Void(VoidRequest),
+    VoidById(VoidByIdRequest),
 }
 
 /// Everything that can go wrong with a billing file, each naming the file.
@@ -471,6 +480,7 @@ fn apply_to(billing: &mut Billing, operation: &Operation, now_ms: u64) -> Answer
             &request.intent,
             now_ms,
         ),
+        Operation::VoidById(request) => billing.void_by_id(&request.credit_id, now_ms),
     }
 }
 
@@ -512,6 +522,15 @@ mod tests {
                 20,
             )
             .unwrap();
+        store
+            .apply(
+                &mut billing,
+                &Operation::VoidById(VoidByIdRequest {
+                    credit_id: "cr_0001".into(),
+                }),
+                25,
+            )
+            .unwrap();
         drop(store);
         let (mut store, mut reopened) = BillingStore::open(&path, KeyHandling::Honour, &accounts()).unwrap();
         assert_eq!(reopened, billing);
@@ -523,9 +542,23 @@ mod tests {
             .apply(&mut reopened, &credit(Some("run-0001:c1"), 9900), 40)
             .unwrap();
         assert!(conflict.is_rejection());
-        assert_eq!(reopened.balance("acct_ada"), Some(2400));
+        assert_eq!(
+            reopened.balance("acct_ada"),
+            Some(-100),
+            "credited, voided by id, and a stray void"
+        );
+        let void_again = store
+            .apply(
+                &mut reopened,
+                &Operation::VoidById(VoidByIdRequest {
+                    credit_id: "cr_0001".into(),
+                }),
+                50,
+            )
+            .unwrap();
+        assert!(matches!(void_again, Answer::Repeat { .. }), "{void_again:?}");
         let (_, read) = BillingStore::open_existing(&path).unwrap();
-        assert_eq!(read.entries.len(), 2);
+        assert_eq!(read.entries.len(), 3);
     }
 
     #[test]
