@@ -18,3 +18,4 @@ pub mod model;
 pub mod report;
 pub mod runtime;
 pub mod simulator;
+pub mod sqlite_file;

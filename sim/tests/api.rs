@@ -2,11 +2,14 @@
 //! compensate, a paused run resumed), every error answer, tenant isolation, and a race
 //! of sixteen operators on one key.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use common::BillingServer;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use reqwest::{Client, Method, StatusCode};
@@ -1253,7 +1256,7 @@ async fn a_client_that_stalls_is_cut_off_and_others_are_served() {
 // ----- the command line -----
 
 fn binary() -> std::process::Command {
-    std::process::Command::new(env!("CARGO_BIN_EXE_twice-sim"))
+    std::process::Command::new(common::BIN)
 }
 
 /// Kills the server process when the test ends, however it ends.
@@ -1266,20 +1269,17 @@ impl Drop for Child {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn twice_sim_serve_answers_over_http() {
+/// Starts `twice-sim serve` on a free port over `ledger` (with `extra` flags) and reads
+/// the line it prints when it listens.
+async fn serve_process(ledger: &Path, tokens: &Path, extra: &[&str]) -> (Child, String) {
     use std::io::BufRead;
-    let directory = tempfile::tempdir().unwrap();
-    let ledger_path = directory.path().join("ledger.sqlite");
-    let mut ledger = Ledger::open(&ledger_path).unwrap();
-    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
-    let tokens = tokens_file(directory.path());
     let mut child = Child(
         binary()
             .args(["serve", "--addr", "127.0.0.1:0", "--ledger"])
-            .arg(&ledger_path)
+            .arg(ledger)
             .arg("--tokens")
-            .arg(&tokens)
+            .arg(tokens)
+            .args(extra)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -1293,17 +1293,32 @@ async fn twice_sim_serve_answers_over_http() {
     })
     .await
     .unwrap();
+    (child, line)
+}
+
+/// A client of the server whose listening line is `line`.
+fn server_from(line: &str) -> Server {
     let base = line
         .split_whitespace()
         .find(|word| word.starts_with("http://"))
         .unwrap_or_else(|| panic!("no address in: {line}"))
         .trim_end_matches("/v1/tool-executions")
         .to_owned();
-    assert!(line.contains("no compensation target configured"), "{line}");
-    let server = Server {
+    Server {
         base,
         client: Client::new(),
-    };
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twice_sim_serve_answers_over_http() {
+    let directory = tempfile::tempdir().unwrap();
+    let ledger_path = directory.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&ledger_path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    let (child, line) = serve_process(&ledger_path, &tokens_file(directory.path()), &[]).await;
+    assert!(line.contains("no compensation target configured"), "{line}");
+    let server = server_from(&line);
     let (status, page) = server.get("/v1/tool-executions", ADA).await;
     assert_eq!(status, StatusCode::OK, "{page}");
     assert_eq!(page["items"][0]["key"], "r1:c1");
@@ -1450,52 +1465,12 @@ fn twice_sim_hash_token_hashes_standard_input_and_makes_tokens() {
 
 // ----- compensation over the billing server (`twice-sim serve --billing-url`) -----
 
-/// A `twice-sim billing` process on a free port; killed when dropped.
-struct BillingProcess {
-    child: std::process::Child,
-    url: String,
-}
-
-impl BillingProcess {
-    fn start(database: &Path, keys: &str) -> BillingProcess {
-        use std::io::BufRead;
-        let mut child = binary()
-            .args(["billing", "--keys", keys, "--db"])
-            .arg(database)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("billing starts");
-        let mut first = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .expect("billing prints its address");
-        let url = first
-            .strip_prefix("listening ")
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("the first line names the address: {first}"))
-            .to_owned();
-        BillingProcess { child, url }
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for BillingProcess {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
 fn billing_client() -> Client {
     Client::builder().no_proxy().build().unwrap()
 }
 
 /// Pays a credit in billing under `key`, as a worker's request that landed would have.
-async fn pay(billing: &BillingProcess, key: &str, arguments: &Value) -> Value {
+async fn pay(billing: &BillingServer, key: &str, arguments: &Value) -> Value {
     let response = billing_client()
         .post(format!("{}/v1/credits", billing.url))
         .header("Idempotency-Key", key)
@@ -1510,7 +1485,7 @@ async fn pay(billing: &BillingProcess, key: &str, arguments: &Value) -> Value {
     response.json().await.unwrap()
 }
 
-async fn billing_get(billing: &BillingProcess, path: &str) -> Value {
+async fn billing_get(billing: &BillingServer, path: &str) -> Value {
     billing_client()
         .get(format!("{}{path}", billing.url))
         .send()
@@ -1522,12 +1497,12 @@ async fn billing_get(billing: &BillingProcess, path: &str) -> Value {
 }
 
 /// (credits, reversals) billing holds.
-async fn billing_entries(billing: &BillingProcess) -> (u64, u64) {
+async fn billing_entries(billing: &BillingServer) -> (u64, u64) {
     let stats = billing_get(billing, "/v1/stats").await;
     (stats["credits"].as_u64().unwrap(), stats["reversals"].as_u64().unwrap())
 }
 
-fn billing_target(billing: &BillingProcess) -> Arc<dyn Compensator> {
+fn billing_target(billing: &BillingServer) -> Arc<dyn Compensator> {
     Arc::new(BillingCompensator::new(&billing.url).unwrap())
 }
 
@@ -1536,7 +1511,7 @@ fn billing_target(billing: &BillingProcess) -> Arc<dyn Compensator> {
 struct PausedOverBilling {
     _directory: tempfile::TempDir,
     simulation: Simulation,
-    billing: BillingProcess,
+    billing: BillingServer,
     server: Server,
 }
 
@@ -1544,7 +1519,7 @@ async fn paused_over_billing(keys: &str) -> PausedOverBilling {
     let directory = tempfile::tempdir().unwrap();
     let ledger_path = directory.path().join("ledger.sqlite");
     let simulation = paused_simulation(&ledger_path);
-    let billing = BillingProcess::start(&directory.path().join("billing.sqlite"), keys);
+    let billing = BillingServer::start(&directory.path().join("billing.sqlite"), keys);
     let (now, clock) = shared_clock();
     now.store(simulation.now_ms(), Ordering::SeqCst);
     let operators = Operators::load(&tokens_file(directory.path())).unwrap();
@@ -1759,7 +1734,7 @@ impl StartedCall {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_billing_that_ignores_keys_compensation_is_refused_and_nothing_is_recorded() {
     let directory = tempfile::tempdir().unwrap();
-    let billing = BillingProcess::start(&directory.path().join("billing.sqlite"), "ignore");
+    let billing = BillingServer::start(&directory.path().join("billing.sqlite"), "ignore");
     // The credit landed, but billing kept no key: nobody can find it by key.
     pay(&billing, "r1:c1", &R1_C1_ARGUMENTS()).await;
     let call = started_call(billing_target(&billing)).await;
@@ -1775,7 +1750,7 @@ async fn over_billing_that_ignores_keys_compensation_is_refused_and_nothing_is_r
 async fn over_billing_several_credits_or_an_unlike_one_under_the_key_are_left_to_a_person() {
     let directory = tempfile::tempdir().unwrap();
     // Billing that keeps keys only in metadata pays a repeat again.
-    let metadata = BillingProcess::start(&directory.path().join("metadata.sqlite"), "metadata-only");
+    let metadata = BillingServer::start(&directory.path().join("metadata.sqlite"), "metadata-only");
     pay(&metadata, "r1:c1", &R1_C1_ARGUMENTS()).await;
     pay(&metadata, "r1:c1", &R1_C1_ARGUMENTS()).await;
     let call = started_call(billing_target(&metadata)).await;
@@ -1783,7 +1758,7 @@ async fn over_billing_several_credits_or_an_unlike_one_under_the_key_are_left_to
     assert!(error.contains("holds 2 credits under r1:c1"), "{error}");
     assert_eq!(billing_entries(&metadata).await, (2, 0));
 
-    let honour = BillingProcess::start(&directory.path().join("honour.sqlite"), "honour");
+    let honour = BillingServer::start(&directory.path().join("honour.sqlite"), "honour");
     pay(
         &honour,
         "r1:c1",
@@ -1800,9 +1775,56 @@ async fn over_billing_several_credits_or_an_unlike_one_under_the_key_are_left_to
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_billing_a_completed_call_billing_never_paid_is_left_as_it_is() {
+    let directory = tempfile::tempdir().unwrap();
+    let billing = BillingServer::start(&directory.path().join("billing.sqlite"), "honour");
+    let call = started_call(billing_target(&billing)).await;
+    let (status, body) = call
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/resolve",
+            ADA,
+            json!({"status": "completed", "reason": "I think it went out", "result": {"applied": {"credit_id": "cr_0042"}}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = call
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void it"}),
+        )
+        .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::CONFLICT, Some("effect_missing")),
+        "{body}"
+    );
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.contains("completed in the ledger") && error.contains("holds no credit under r1:c1"),
+        "{error}"
+    );
+    assert_eq!(
+        body["current"]["status"], "completed",
+        "a settled decision is never overwritten"
+    );
+    let history: Vec<String> = call
+        .ledger
+        .history(&key("r1:c1"))
+        .unwrap()
+        .into_iter()
+        .map(|entry| entry.event)
+        .collect();
+    assert_eq!(history, ["reserved", "resolved"], "nothing recorded");
+    assert_eq!(billing_entries(&billing).await, (0, 0), "nothing voided");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_billing_that_is_down_or_silent_compensation_answers_502_and_changes_nothing() {
     let directory = tempfile::tempdir().unwrap();
-    let mut billing = BillingProcess::start(&directory.path().join("billing.sqlite"), "honour");
+    let mut billing = BillingServer::start(&directory.path().join("billing.sqlite"), "honour");
     let target = billing_target(&billing);
     let url = billing.url.clone();
     billing.stop();
@@ -1834,7 +1856,7 @@ async fn over_billing_that_is_down_or_silent_compensation_answers_502_and_change
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_billing_of_eight_concurrent_compensations_exactly_one_voids() {
     let directory = tempfile::tempdir().unwrap();
-    let billing = BillingProcess::start(&directory.path().join("billing.sqlite"), "honour");
+    let billing = BillingServer::start(&directory.path().join("billing.sqlite"), "honour");
     pay(&billing, "r1:c1", &R1_C1_ARGUMENTS()).await;
     let call = started_call(billing_target(&billing)).await;
     let requests: Vec<_> = (0..8)
@@ -1871,54 +1893,19 @@ async fn over_billing_of_eight_concurrent_compensations_exactly_one_voids() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twice_sim_serve_with_a_billing_url_voids_credits_there() {
-    use std::io::BufRead;
     let directory = tempfile::tempdir().unwrap();
-    let billing = BillingProcess::start(&directory.path().join("billing.sqlite"), "honour");
+    let billing = BillingServer::start(&directory.path().join("billing.sqlite"), "honour");
     pay(&billing, "r1:c1", &R1_C1_ARGUMENTS()).await;
     let ledger_path = directory.path().join("ledger.sqlite");
     let mut ledger = Ledger::open(&ledger_path).unwrap();
     reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
-    let mut child = Child(
-        binary()
-            .args([
-                "serve",
-                "--addr",
-                "127.0.0.1:0",
-                "--billing-url",
-                &billing.url,
-                "--ledger",
-            ])
-            .arg(&ledger_path)
-            .arg("--tokens")
-            .arg(tokens_file(directory.path()))
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let stdout = child.0.stdout.take().unwrap();
-    let line = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        std::io::BufReader::new(stdout).read_line(&mut line).unwrap();
-        line
-    })
-    .await
-    .unwrap();
+    let tokens = tokens_file(directory.path());
+    let (child, line) = serve_process(&ledger_path, &tokens, &["--billing-url", &billing.url]).await;
     assert!(
         line.contains(&format!("compensate: voids credits in billing at {}", billing.url)),
         "{line}"
     );
-    let base = line
-        .split_whitespace()
-        .find(|word| word.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in: {line}"))
-        .trim_end_matches("/v1/tool-executions")
-        .to_owned();
-    let server = Server {
-        base,
-        client: Client::new(),
-    };
-    let (status, detail) = server
+    let (status, detail) = server_from(&line)
         .post(
             "/v1/tool-executions/r1:c1/compensate",
             ADA,
@@ -1931,33 +1918,8 @@ async fn twice_sim_serve_with_a_billing_url_voids_credits_there() {
     drop(child);
 
     // Billing that ignores keys: the server starts, and says compensations will be refused.
-    let ignoring = BillingProcess::start(&directory.path().join("ignore.sqlite"), "ignore");
-    let mut child = Child(
-        binary()
-            .args([
-                "serve",
-                "--addr",
-                "127.0.0.1:0",
-                "--billing-url",
-                &ignoring.url,
-                "--ledger",
-            ])
-            .arg(&ledger_path)
-            .arg("--tokens")
-            .arg(tokens_file(directory.path()))
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let stdout = child.0.stdout.take().unwrap();
-    let line = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        std::io::BufReader::new(stdout).read_line(&mut line).unwrap();
-        line
-    })
-    .await
-    .unwrap();
+    let ignoring = BillingServer::start(&directory.path().join("ignore.sqlite"), "ignore");
+    let (child, line) = serve_process(&ledger_path, &tokens, &["--billing-url", &ignoring.url]).await;
     assert!(
         line.contains("ignores idempotency keys") && line.contains("will be refused"),
         "{line}"
