@@ -1821,6 +1821,64 @@ async fn over_billing_a_completed_call_billing_never_paid_is_left_as_it_is() {
     assert_eq!(billing_entries(&billing).await, (0, 0), "nothing voided");
 }
 
+/// A seed whose first billing request waits at least `way_in_ms` on its way in, under
+/// `--latency-ms latency_ms`: billing draws the total, then the way in, from ChaCha8.
+fn seed_with_slow_way_in(latency_ms: u32, way_in_ms: u32) -> u64 {
+    (1..1_000)
+        .find(|seed| {
+            let mut random = ChaCha8Rng::seed_from_u64(*seed);
+            let total = random.random_range(0..=latency_ms);
+            random.random_range(0..=total) >= way_in_ms
+        })
+        .expect("some seed draws a slow way in")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_billing_a_credit_still_on_its_way_in_is_waited_for_not_guessed_at() {
+    let directory = tempfile::tempdir().unwrap();
+    let seed = seed_with_slow_way_in(3_000, 1_500).to_string();
+    let billing = BillingServer::start_with(
+        &directory.path().join("billing.sqlite"),
+        "honour",
+        &["--latency-ms", "3000", "--seed", &seed],
+    );
+    let call = started_call(billing_target(&billing)).await;
+    // The worker's request has reached billing, which has not applied it yet.
+    let url = billing.url.clone();
+    let landing = tokio::spawn(async move {
+        billing_client()
+            .post(format!("{url}/v1/credits"))
+            .header("Idempotency-Key", "r1:c1")
+            .json(&json!({"account": "acct_ada", "amount_cents": 2500, "memo": "r1 c1", "intent": "r1/0"}))
+            .send()
+            .await
+            .unwrap()
+            .status()
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while billing_get(&billing, "/v1/stats").await["in_flight"] != 1 {
+        assert!(std::time::Instant::now() < deadline, "billing received the credit");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let error = call.refused(StatusCode::CONFLICT, "effect_in_flight").await;
+    assert!(error.contains("still applying 1 request(s) with that key"), "{error}");
+    assert_eq!(billing_entries(&billing).await, (0, 0));
+
+    // Once it landed, the same request voids it.
+    assert_eq!(landing.await.unwrap(), StatusCode::CREATED);
+    let (status, detail) = call
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void it"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(detail["record"]["status"], "compensated");
+    assert_eq!(billing_entries(&billing).await, (1, 1));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_billing_that_is_down_or_silent_compensation_answers_502_and_changes_nothing() {
     let directory = tempfile::tempdir().unwrap();

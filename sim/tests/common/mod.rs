@@ -17,9 +17,15 @@ impl BillingServer {
     /// Starts billing over `database` with key handling `keys`, and reads the address it
     /// prints on its first line.
     pub fn start(database: &Path, keys: &str) -> BillingServer {
+        BillingServer::start_with(database, keys, &[])
+    }
+
+    /// As [`BillingServer::start`], with more flags (`--latency-ms`, `--seed`).
+    pub fn start_with(database: &Path, keys: &str, extra: &[&str]) -> BillingServer {
         let mut child = Command::new(BIN)
             .args(["billing", "--keys", keys, "--db"])
             .arg(database)
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
