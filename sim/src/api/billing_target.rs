@@ -40,8 +40,9 @@ pub enum BillingTargetError {
     BadUrl { url: String, detail: String },
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
-    #[error("billing at {url} cannot be asked: {detail}")]
-    Unavailable { url: String, detail: String },
+    /// Billing did not answer as it should; the detail names its address.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// Compensates `issue_credit` calls by voiding their credit in a `twice-sim billing` server.
@@ -112,23 +113,22 @@ impl BillingCompensator {
     /// Asks billing for its statistics, to learn that it answers and how it treats keys.
     /// Blocking; call it before serving or from a blocking thread.
     pub fn probe(&self) -> Result<Stats, BillingTargetError> {
-        let unavailable = |detail: String| BillingTargetError::Unavailable {
-            url: self.url().to_owned(),
-            detail,
-        };
+        let unavailable = BillingTargetError::Unavailable;
         let answer = on_own_runtime(self.get_text(self.endpoint("/v1/stats")))
             .map_err(unavailable)?
             .map_err(unavailable)?;
         let (status, text) = answer;
         if status != StatusCode::OK {
             return Err(unavailable(format!(
-                "GET /v1/stats answered {status}: {}",
+                "billing at {} answered GET /v1/stats with {status}: {}",
+                self.url(),
                 quote(&text)
             )));
         }
         serde_json::from_str::<Stats>(&text).map_err(|error| {
             unavailable(format!(
-                "GET /v1/stats did not answer as twice-sim billing does ({error}): {}",
+                "{} did not answer GET /v1/stats as twice-sim billing does ({error}): {}",
+                self.url(),
                 quote(&text)
             ))
         })
@@ -163,9 +163,13 @@ impl BillingCompensator {
                 self.timeout_ms()
             )
         } else if error.is_connect() {
-            format!("billing at {} cannot be reached ({what}): {error}", self.url())
+            format!(
+                "billing at {} cannot be reached ({what}): {}",
+                self.url(),
+                causes(error)
+            )
         } else {
-            format!("billing at {} failed to answer {what}: {error}", self.url())
+            format!("billing at {} failed to answer {what}: {}", self.url(), causes(error))
         }
     }
 
@@ -310,6 +314,18 @@ impl Compensator for BillingCompensator {
     fn compensate(&self, _record: &ExecutionRecord, reference: &str) -> Result<String, String> {
         self.void(reference)
     }
+}
+
+/// The error and every error under it ("connection refused" is at the bottom of reqwest's).
+fn causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// At most [`QUOTED_CHARS_MAX`] characters of an answer, on one line.
