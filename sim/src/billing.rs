@@ -249,6 +249,88 @@ impl Billing {
         }
     }
 
+    /// How many credits carry this key (as a key or in metadata). Billing that only keeps
+    /// keys in metadata pays a repeat again, so one key can stand for several credits.
+    pub fn credits_under_key(&self, key: &str) -> usize {
+        self.entries
+            .iter()
+            .filter(|entry| {
+                entry.kind == EntryKind::Credit
+                    && (entry.idempotency_key.as_deref() == Some(key)
+                        || entry.metadata.get("idempotency_key").map(String::as_str) == Some(key))
+            })
+            .count()
+    }
+
+    /// Voids one credit by its id: posts a reversal of exactly that credit on its account.
+    /// Unlike [`Billing::void_credit`] it never takes money that was not paid: an unknown
+    /// id is refused. It is idempotent: a credit already reversed (by either way of voiding)
+    /// answers `Repeat` with the reversal's id, and nothing moves.
+    pub fn void_by_id(&mut self, credit_id: &str, now_ms: u64) -> Answer {
+        let Some(credit) = self.entries.iter().find(|entry| entry.id == credit_id) else {
+            return Answer::Rejected {
+                reason: format!("no credit `{credit_id}`"),
+            };
+        };
+        if credit.kind != EntryKind::Credit {
+            return Answer::Rejected {
+                reason: format!("`{credit_id}` is a reversal, not a credit"),
+            };
+        }
+        let account = credit.account.clone();
+        let balance_cents = self.balance(&account).unwrap_or(0);
+        if let Some(reversal) = self
+            .entries
+            .iter()
+            .find(|entry| entry.reverses.as_deref() == Some(credit_id))
+        {
+            return Answer::Repeat {
+                credit_id: reversal.id.clone(),
+                balance_cents,
+            };
+        }
+        if self.entries.len() >= CREDITS_MAX {
+            return Answer::Rejected {
+                reason: format!("billing holds {CREDITS_MAX} entries, its limit"),
+            };
+        }
+        let amount_cents = credit.amount_cents;
+        let mut metadata = BTreeMap::new();
+        if let Some(intent) = credit.metadata.get("intent") {
+            metadata.insert("intent".to_owned(), intent.clone());
+        }
+        let key = credit
+            .idempotency_key
+            .clone()
+            .or_else(|| credit.metadata.get("idempotency_key").cloned());
+        if let Some(key) = key {
+            metadata.insert("voids_key".to_owned(), key);
+        }
+        let id = format!("rv_{:04}", self.entries.len() + 1);
+        let Some(account_state) = self.accounts.get_mut(&account) else {
+            return Answer::Rejected {
+                reason: format!("credit `{credit_id}` is on account `{account}`, which billing no longer has"),
+            };
+        };
+        account_state.balance_cents -= amount_cents;
+        let balance_cents = account_state.balance_cents;
+        self.entries.push(Entry {
+            id: id.clone(),
+            kind: EntryKind::Reversal,
+            account,
+            amount_cents: -amount_cents,
+            memo: format!("void of {credit_id}"),
+            idempotency_key: None,
+            metadata,
+            at_ms: now_ms,
+            reverses: Some(credit_id.to_owned()),
+        });
+        Answer::Applied {
+            credit_id: id,
+            balance_cents,
+        }
+    }
+
     /// Net money moved for one intent (`run_id/item`), and how many credits landed for it.
     pub fn effects_for(&self, intent: &str) -> (u32, i64) {
         let mut credits = 0;
@@ -363,6 +445,49 @@ mod tests {
             Answer::Repeat { .. }
         ));
         assert_eq!(billing.balance("acct_ada"), Some(0));
+    }
+
+    #[test]
+    fn voiding_by_id_reverses_exactly_that_credit_once_and_refuses_unknown_ids() {
+        let mut billing = billing(KeyHandling::MetadataOnly);
+        billing.credit(&request(Some("r1:c1")), 10);
+        assert_eq!(billing.credits_under_key("r1:c1"), 1);
+        billing.credit(&request(Some("r1:c1")), 20);
+        assert_eq!(
+            billing.credits_under_key("r1:c1"),
+            2,
+            "metadata-only billing paid the repeat"
+        );
+        let first = billing.void_by_id("cr_0001", 30);
+        assert_eq!(
+            first,
+            Answer::Applied {
+                credit_id: "rv_0003".into(),
+                balance_cents: 2500
+            }
+        );
+        let reversal = billing.entries.last().unwrap();
+        assert_eq!(reversal.reverses.as_deref(), Some("cr_0001"));
+        assert_eq!(reversal.metadata.get("voids_key").map(String::as_str), Some("r1:c1"));
+        assert_eq!(reversal.metadata.get("intent").map(String::as_str), Some("r1/0"));
+        assert_eq!(
+            billing.void_by_id("cr_0001", 40),
+            Answer::Repeat {
+                credit_id: "rv_0003".into(),
+                balance_cents: 2500
+            },
+            "a second void of the same credit moves nothing"
+        );
+        assert_eq!(billing.balance("acct_ada"), Some(2500));
+        assert!(
+            billing.void_by_id("cr_0099", 50).is_rejection(),
+            "an unknown id takes no money"
+        );
+        assert!(
+            billing.void_by_id("rv_0003", 50).is_rejection(),
+            "a reversal is not voided"
+        );
+        assert_eq!(billing.entries.len(), 3);
     }
 
     #[test]

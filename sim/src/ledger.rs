@@ -14,20 +14,20 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::rules::{ReservationAction, Status, reservation_action};
 use crate::runtime::tool::SideEffect;
+use crate::sqlite_file::{self, DurabilityError, Failure};
 
 /// The schema this code writes and reads. Another number is refused, not migrated blindly.
 pub const SCHEMA_VERSION: u32 = 1;
 const SCHEMA_NAME: &str = "twice-ledger";
-/// How long a connection waits for another process's write lock before calling the file locked.
-pub const BUSY_TIMEOUT_MS: u64 = 5_000;
+/// How long a connection waits for another's write lock (shared by every Twice database).
+pub use crate::sqlite_file::BUSY_TIMEOUT_MS;
 /// The most rows one listing returns.
 pub const LIST_LIMIT_MAX: u32 = 1_000;
 
@@ -275,11 +275,7 @@ impl Ledger {
     /// Opens a ledger file, creating it (and its schema) if it does not exist.
     pub fn open(path: &Path) -> Result<Ledger, LedgerError> {
         let location = Location::File(path.to_path_buf());
-        let connection = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|error| LedgerError::Open {
+        let connection = sqlite_file::open(path, true).map_err(|error| LedgerError::Open {
             location: location.describe(),
             detail: error.to_string(),
         })?;
@@ -343,26 +339,21 @@ impl Ledger {
     }
 
     fn set_busy_timeout(&self) -> Result<(), LedgerError> {
-        self.connection
-            .busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
-            .map_err(|error| self.classify(error, "setting the busy timeout"))
+        sqlite_file::wait_when_busy(&self.connection).map_err(|error| self.classify(error, "setting the busy timeout"))
     }
 
     fn configure(&self, file: bool) -> Result<(), LedgerError> {
         self.set_busy_timeout()?;
         if file {
-            let mode: String = self
-                .connection
-                .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-                .map_err(|error| self.classify(error, "switching to WAL"))?;
-            if !mode.eq_ignore_ascii_case("wal") {
-                return Err(LedgerError::Open {
+            sqlite_file::make_durable(&self.connection).map_err(|error| match error {
+                DurabilityError::Sqlite { context, error } => self.classify(error, context),
+                DurabilityError::NotWal { mode } => LedgerError::Open {
                     location: self.location(),
-                    detail: format!("journal mode is {mode}, WAL could not be set"),
-                });
-            }
+                    detail: DurabilityError::not_wal_detail(&mode),
+                },
+            })?;
             self.connection
-                .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+                .execute_batch("PRAGMA foreign_keys = ON;")
                 .map_err(|error| self.classify(error, "setting durability"))?;
         } else {
             self.connection
@@ -374,35 +365,11 @@ impl Ledger {
 
     /// Turns a SQLite error into one that names the problem and the file.
     fn classify(&self, error: rusqlite::Error, context: &'static str) -> LedgerError {
-        let location = self.location();
-        match error.sqlite_error_code() {
-            Some(ErrorCode::NotADatabase) => LedgerError::NotALedger {
-                location,
-                detail: "not a SQLite database".into(),
-            },
-            Some(ErrorCode::DatabaseCorrupt) => LedgerError::Corrupt {
-                location,
-                detail: error.to_string(),
-            },
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => LedgerError::Locked { location },
-            _ => LedgerError::Sqlite {
-                location,
-                context,
-                source: error,
-            },
-        }
+        classify_at(&self.location, error, context)
     }
 
     fn table_names(&self) -> Result<Vec<String>, LedgerError> {
-        let mut statement = self
-            .connection
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-            .map_err(|error| self.classify(error, "reading the schema"))?;
-        let rows = statement
-            .query_map([], |row| row.get::<_, String>(0))
-            .map_err(|error| self.classify(error, "reading the schema"))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(|error| self.classify(error, "reading the schema"))
+        sqlite_file::table_names(&self.connection).map_err(|error| self.classify(error, "reading the schema"))
     }
 
     /// Creates the schema in an empty database. The check is repeated inside a
@@ -1038,19 +1005,20 @@ fn fence(connection: &Connection, request: &ReserveRequest<'_>) -> rusqlite::Res
     Ok((found != expected).then_some(Decision::Fenced { expected, found }))
 }
 
+/// Turns a SQLite error into one that names the problem and the ledger.
 fn classify_at(location: &Location, error: rusqlite::Error, context: &'static str) -> LedgerError {
     let location = location.describe();
-    match error.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase) => LedgerError::NotALedger {
+    match sqlite_file::failure_of(&error) {
+        Failure::NotADatabase => LedgerError::NotALedger {
             location,
             detail: "not a SQLite database".into(),
         },
-        Some(ErrorCode::DatabaseCorrupt) => LedgerError::Corrupt {
+        Failure::Corrupt => LedgerError::Corrupt {
             location,
             detail: error.to_string(),
         },
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => LedgerError::Locked { location },
-        _ => LedgerError::Sqlite {
+        Failure::Locked => LedgerError::Locked { location },
+        Failure::Other => LedgerError::Sqlite {
             location,
             context,
             source: error,

@@ -19,3 +19,4 @@ pub mod model;
 pub mod report;
 pub mod runtime;
 pub mod simulator;
+pub mod sqlite_file;

@@ -2,16 +2,19 @@
 //! compensate, a paused run resumed), every error answer, tenant isolation, and a race
 //! of sixteen operators on one key.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use common::BillingServer;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use twice_sim::api::{self, ApiState, Compensator, Operators};
+use twice_sim::api::{self, ApiState, BillingCompensator, Compensator, Effect, LookupError, Operators};
 use twice_sim::billing::Answer;
 use twice_sim::checker::Outcome;
 use twice_sim::ledger::{ExecutionRecord, Ledger, Recorded, ReserveRequest};
@@ -59,7 +62,19 @@ impl Compensator for RecordingCompensator {
         tool == "issue_credit"
     }
 
-    fn compensate(&self, record: &ExecutionRecord) -> Result<String, String> {
+    fn find_effect(&self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
+        Ok(Effect::Found {
+            reference: format!("credit-of-{}", record.key),
+            detail: format!("the credit of {}", record.key),
+        })
+    }
+
+    fn compensate(&self, record: &ExecutionRecord, reference: &str) -> Result<String, String> {
+        assert_eq!(
+            reference,
+            format!("credit-of-{}", record.key),
+            "the reference found is the one undone"
+        );
         self.calls.lock().unwrap().push(record.key.to_string());
         if self.fail {
             Err("billing answered 503".into())
@@ -1241,7 +1256,7 @@ async fn a_client_that_stalls_is_cut_off_and_others_are_served() {
 // ----- the command line -----
 
 fn binary() -> std::process::Command {
-    std::process::Command::new(env!("CARGO_BIN_EXE_twice-sim"))
+    std::process::Command::new(common::BIN)
 }
 
 /// Kills the server process when the test ends, however it ends.
@@ -1254,20 +1269,17 @@ impl Drop for Child {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn twice_sim_serve_answers_over_http() {
+/// Starts `twice-sim serve` on a free port over `ledger` (with `extra` flags) and reads
+/// the line it prints when it listens.
+async fn serve_process(ledger: &Path, tokens: &Path, extra: &[&str]) -> (Child, String) {
     use std::io::BufRead;
-    let directory = tempfile::tempdir().unwrap();
-    let ledger_path = directory.path().join("ledger.sqlite");
-    let mut ledger = Ledger::open(&ledger_path).unwrap();
-    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
-    let tokens = tokens_file(directory.path());
     let mut child = Child(
         binary()
             .args(["serve", "--addr", "127.0.0.1:0", "--ledger"])
-            .arg(&ledger_path)
+            .arg(ledger)
             .arg("--tokens")
-            .arg(&tokens)
+            .arg(tokens)
+            .args(extra)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -1281,17 +1293,32 @@ async fn twice_sim_serve_answers_over_http() {
     })
     .await
     .unwrap();
+    (child, line)
+}
+
+/// A client of the server whose listening line is `line`.
+fn server_from(line: &str) -> Server {
     let base = line
         .split_whitespace()
         .find(|word| word.starts_with("http://"))
         .unwrap_or_else(|| panic!("no address in: {line}"))
         .trim_end_matches("/v1/tool-executions")
         .to_owned();
-    assert!(line.contains("no compensation target configured"), "{line}");
-    let server = Server {
+    Server {
         base,
         client: Client::new(),
-    };
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twice_sim_serve_answers_over_http() {
+    let directory = tempfile::tempdir().unwrap();
+    let ledger_path = directory.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&ledger_path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    let (child, line) = serve_process(&ledger_path, &tokens_file(directory.path()), &[]).await;
+    assert!(line.contains("no compensation target configured"), "{line}");
+    let server = server_from(&line);
     let (status, page) = server.get("/v1/tool-executions", ADA).await;
     assert_eq!(status, StatusCode::OK, "{page}");
     assert_eq!(page["items"][0]["key"], "r1:c1");
@@ -1373,6 +1400,29 @@ fn twice_sim_serve_refuses_bad_setups_with_exit_code_2() {
     let (code, stderr) = run(&ledger_path, &tokens, &["--addr", "localhost"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("--addr"), "{stderr}");
+    let (code, stderr) = run(
+        &ledger_path,
+        &tokens,
+        &["--addr", "127.0.0.1:0", "--billing-url", "https://127.0.0.1:7879"],
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("--billing-url") && stderr.contains("http://"),
+        "{stderr}"
+    );
+    // Port 1 on loopback: nothing listens there.
+    let (code, stderr) = run(
+        &ledger_path,
+        &tokens,
+        &["--addr", "127.0.0.1:0", "--billing-url", "http://127.0.0.1:1"],
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("--billing-url")
+            && stderr.contains("http://127.0.0.1:1 cannot be reached")
+            && stderr.contains("twice-sim billing"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -1411,4 +1461,526 @@ fn twice_sim_hash_token_hashes_standard_input_and_makes_tokens() {
     };
     let token = field("token:");
     assert_eq!(field("token_sha256:"), api::hash_token(&token));
+}
+
+// ----- compensation over the billing server (`twice-sim serve --billing-url`) -----
+
+fn billing_client() -> Client {
+    Client::builder().no_proxy().build().unwrap()
+}
+
+/// Pays a credit in billing under `key`, as a worker's request that landed would have.
+async fn pay(billing: &BillingServer, key: &str, arguments: &Value) -> Value {
+    let response = billing_client()
+        .post(format!("{}/v1/credits", billing.url))
+        .header("Idempotency-Key", key)
+        .json(&json!({
+            "account": arguments["account"], "amount_cents": arguments["amount_cents"],
+            "memo": arguments["memo"], "intent": "r1/0"
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    response.json().await.unwrap()
+}
+
+async fn billing_get(billing: &BillingServer, path: &str) -> Value {
+    billing_client()
+        .get(format!("{}{path}", billing.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// (credits, reversals) billing holds.
+async fn billing_entries(billing: &BillingServer) -> (u64, u64) {
+    let stats = billing_get(billing, "/v1/stats").await;
+    (stats["credits"].as_u64().unwrap(), stats["reversals"].as_u64().unwrap())
+}
+
+fn billing_target(billing: &BillingServer) -> Arc<dyn Compensator> {
+    Arc::new(BillingCompensator::new(&billing.url).unwrap())
+}
+
+/// The paused ledger level on a file, and an API server over it that voids credits in a
+/// real billing process.
+struct PausedOverBilling {
+    _directory: tempfile::TempDir,
+    simulation: Simulation,
+    billing: BillingServer,
+    server: Server,
+}
+
+async fn paused_over_billing(keys: &str) -> PausedOverBilling {
+    let directory = tempfile::tempdir().unwrap();
+    let ledger_path = directory.path().join("ledger.sqlite");
+    let simulation = paused_simulation(&ledger_path);
+    let billing = BillingServer::start(&directory.path().join("billing.sqlite"), keys);
+    let (now, clock) = shared_clock();
+    now.store(simulation.now_ms(), Ordering::SeqCst);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let state = ApiState::open(&ledger_path, operators)
+        .unwrap()
+        .with_clock(clock)
+        .with_compensator(billing_target(&billing));
+    PausedOverBilling {
+        _directory: directory,
+        simulation,
+        billing,
+        server: start(state).await,
+    }
+}
+
+fn told_for_c1(simulation: &Simulation) -> Vec<Told> {
+    let (_, state) = run_state(simulation);
+    state
+        .transcript
+        .into_iter()
+        .filter(|(call, _)| call == "c1")
+        .map(|(_, told)| told)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_billing_compensation_voids_the_credit_once_and_resumes_the_paused_run() {
+    let mut paused = paused_over_billing("honour").await;
+    let (_, before) = paused.server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(before["record"]["status"], "started");
+    // The worker's request landed before it crashed: billing holds the credit under the key.
+    let paid = pay(&paused.billing, "r1:c1", &before["record"]["arguments"]).await;
+    let credit_id = paid["applied"]["credit_id"].as_str().unwrap().to_owned();
+
+    let (status, detail) = paused
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            GRACE,
+            json!({"reason": "the customer cancelled the order; void the refund"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(detail["record"]["status"], "compensated");
+    let history = detail["history"].as_array().unwrap();
+    let [claimed, applied] = &history[history.len() - 2..] else {
+        panic!("{detail}")
+    };
+    assert_eq!(
+        (&claimed["event"], &claimed["actor"]),
+        (&json!("compensated"), &json!("grace"))
+    );
+    assert_eq!(claimed["from_status"], "started");
+    assert_eq!(applied["event"], "compensation_applied");
+    let applied_detail = applied["detail"].as_str().unwrap();
+    assert!(
+        applied_detail.contains(&format!("billing holds credit {credit_id}"))
+            && applied_detail.contains(&format!("voided credit {credit_id} with reversal rv_0002")),
+        "{applied_detail}"
+    );
+    assert_eq!(billing_entries(&paused.billing).await, (1, 1));
+    let accounts = billing_get(&paused.billing, "/v1/accounts").await;
+    let ada = accounts["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|account| account["id"] == "acct_ada")
+        .unwrap()
+        .clone();
+    assert_eq!(ada["balance_cents"], 0, "paid and voided: {ada}");
+
+    // A second request does not void again.
+    let (status, body) = paused
+        .server
+        .post("/v1/tool-executions/r1:c1/compensate", ADA, json!({"reason": "again"}))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["current"]["status"], "compensated");
+    assert_eq!(billing_entries(&paused.billing).await, (1, 1));
+    // Nor does a void of the same credit sent by hand: billing's void by id is idempotent.
+    let again = billing_client()
+        .post(format!("{}/v1/credits/{credit_id}/void", paused.billing.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::OK);
+    let again: Value = again.json().await.unwrap();
+    assert_eq!(again["repeat"]["credit_id"], "rv_0002", "{again}");
+    assert_eq!(billing_entries(&paused.billing).await, (1, 1));
+
+    // The paused run resumes, and the model hears the truth.
+    assert_eq!(paused.simulation.notice_settlements().unwrap(), 1);
+    paused.simulation.run().unwrap();
+    assert!(
+        told_for_c1(&paused.simulation).contains(&Told::Compensated),
+        "{:?}",
+        told_for_c1(&paused.simulation)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_billing_a_call_that_paid_nothing_is_settled_failed_and_nothing_is_voided() {
+    let mut paused = paused_over_billing("honour").await;
+    let (status, detail) = paused
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void the refund if it went out"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(
+        detail["record"]["status"], "failed",
+        "no credit: the call did not take effect, and that is what is recorded"
+    );
+    let history = detail["history"].as_array().unwrap();
+    let [settled, finding] = &history[history.len() - 2..] else {
+        panic!("{detail}")
+    };
+    assert_eq!(settled["event"], "nothing_to_compensate");
+    assert_eq!(
+        (&settled["from_status"], &settled["to_status"]),
+        (&json!("started"), &json!("failed"))
+    );
+    assert_eq!(settled["reason"], "void the refund if it went out");
+    assert_eq!(finding["event"], "compensation_not_applied");
+    assert!(
+        finding["detail"]
+            .as_str()
+            .unwrap()
+            .contains("holds no credit under r1:c1 and is applying no request with it"),
+        "{finding}"
+    );
+    assert_eq!(
+        billing_entries(&paused.billing).await,
+        (0, 0),
+        "no reversal of a credit never issued"
+    );
+
+    let (status, body) = paused
+        .server
+        .post("/v1/tool-executions/r1:c1/compensate", ADA, json!({"reason": "again"}))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["current"]["status"], "failed");
+    assert_eq!(billing_entries(&paused.billing).await, (0, 0));
+
+    assert_eq!(paused.simulation.notice_settlements().unwrap(), 1);
+    paused.simulation.run().unwrap();
+    assert_eq!(
+        told_for_c1(&paused.simulation).first(),
+        Some(&Told::DidNotTakeEffect),
+        "{:?}",
+        told_for_c1(&paused.simulation)
+    );
+}
+
+/// A ledger file holding one `started` credit call, r1:c1, and an API server over it.
+struct StartedCall {
+    _directory: tempfile::TempDir,
+    ledger: Ledger,
+    server: Arc<Server>,
+}
+
+async fn started_call(target: Arc<dyn Compensator>) -> StartedCall {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let state = ApiState::open(&path, operators)
+        .unwrap()
+        .with_clock(Arc::new(|| 10_000_u64))
+        .with_compensator(target);
+    StartedCall {
+        _directory: directory,
+        ledger,
+        server: Arc::new(start(state).await),
+    }
+}
+
+const R1_C1_ARGUMENTS: fn() -> Value = || json!({"account": "acct_ada", "amount_cents": 2500, "memo": "r1 c1"});
+
+impl StartedCall {
+    /// Asks for the compensation; checks the refusal changed nothing in the ledger.
+    async fn refused(&self, expected: StatusCode, code: &str) -> String {
+        let (status, body) = self
+            .server
+            .post(
+                "/v1/tool-executions/r1:c1/compensate",
+                ADA,
+                json!({"reason": "void it"}),
+            )
+            .await;
+        assert_eq!((status, body["code"].as_str()), (expected, Some(code)), "{body}");
+        assert_eq!(body["current"]["status"], "started", "{body}");
+        let record = self.ledger.record(&key("r1:c1")).unwrap().unwrap();
+        assert_eq!(record.status, Status::Started);
+        let history: Vec<String> = self
+            .ledger
+            .history(&key("r1:c1"))
+            .unwrap()
+            .into_iter()
+            .map(|entry| entry.event)
+            .collect();
+        assert_eq!(history, ["reserved"], "nothing is recorded");
+        body["error"].as_str().unwrap().to_owned()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_billing_that_ignores_keys_compensation_is_refused_and_nothing_is_recorded() {
+    let directory = tempfile::tempdir().unwrap();
+    let billing = BillingServer::start(&directory.path().join("billing.sqlite"), "ignore");
+    // The credit landed, but billing kept no key: nobody can find it by key.
+    pay(&billing, "r1:c1", &R1_C1_ARGUMENTS()).await;
+    let call = started_call(billing_target(&billing)).await;
+    let error = call.refused(StatusCode::CONFLICT, "cannot_look_up").await;
+    assert!(
+        error.contains("cannot look credits up by key") && error.contains("resolve the call instead"),
+        "{error}"
+    );
+    assert_eq!(billing_entries(&billing).await, (1, 0), "nothing voided");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_billing_several_credits_or_an_unlike_one_under_the_key_are_left_to_a_person() {
+    let directory = tempfile::tempdir().unwrap();
+    // Billing that keeps keys only in metadata pays a repeat again.
+    let metadata = BillingServer::start(&directory.path().join("metadata.sqlite"), "metadata-only");
+    pay(&metadata, "r1:c1", &R1_C1_ARGUMENTS()).await;
+    pay(&metadata, "r1:c1", &R1_C1_ARGUMENTS()).await;
+    let call = started_call(billing_target(&metadata)).await;
+    let error = call.refused(StatusCode::CONFLICT, "effect_ambiguous").await;
+    assert!(error.contains("holds 2 credits under r1:c1"), "{error}");
+    assert_eq!(billing_entries(&metadata).await, (2, 0));
+
+    let honour = BillingServer::start(&directory.path().join("honour.sqlite"), "honour");
+    pay(
+        &honour,
+        "r1:c1",
+        &json!({"account": "acct_grace", "amount_cents": 9900, "memo": "another refund"}),
+    )
+    .await;
+    let call = started_call(billing_target(&honour)).await;
+    let error = call.refused(StatusCode::CONFLICT, "effect_ambiguous").await;
+    assert!(
+        error.contains("9900 cents to acct_grace") && error.contains("2500 cents to acct_ada"),
+        "{error}"
+    );
+    assert_eq!(billing_entries(&honour).await, (1, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_billing_a_completed_call_billing_never_paid_is_left_as_it_is() {
+    let directory = tempfile::tempdir().unwrap();
+    let billing = BillingServer::start(&directory.path().join("billing.sqlite"), "honour");
+    let call = started_call(billing_target(&billing)).await;
+    let (status, body) = call
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/resolve",
+            ADA,
+            json!({"status": "completed", "reason": "I think it went out", "result": {"applied": {"credit_id": "cr_0042"}}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = call
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void it"}),
+        )
+        .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::CONFLICT, Some("effect_missing")),
+        "{body}"
+    );
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.contains("completed in the ledger") && error.contains("holds no credit under r1:c1"),
+        "{error}"
+    );
+    assert_eq!(
+        body["current"]["status"], "completed",
+        "a settled decision is never overwritten"
+    );
+    let history: Vec<String> = call
+        .ledger
+        .history(&key("r1:c1"))
+        .unwrap()
+        .into_iter()
+        .map(|entry| entry.event)
+        .collect();
+    assert_eq!(history, ["reserved", "resolved"], "nothing recorded");
+    assert_eq!(billing_entries(&billing).await, (0, 0), "nothing voided");
+}
+
+/// A seed whose first billing request waits at least `way_in_ms` on its way in, under
+/// `--latency-ms latency_ms`: billing draws the total, then the way in, from ChaCha8.
+fn seed_with_slow_way_in(latency_ms: u32, way_in_ms: u32) -> u64 {
+    (1..1_000)
+        .find(|seed| {
+            let mut random = ChaCha8Rng::seed_from_u64(*seed);
+            let total = random.random_range(0..=latency_ms);
+            random.random_range(0..=total) >= way_in_ms
+        })
+        .expect("some seed draws a slow way in")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_billing_a_credit_still_on_its_way_in_is_waited_for_not_guessed_at() {
+    let directory = tempfile::tempdir().unwrap();
+    let seed = seed_with_slow_way_in(3_000, 1_500).to_string();
+    let billing = BillingServer::start_with(
+        &directory.path().join("billing.sqlite"),
+        "honour",
+        &["--latency-ms", "3000", "--seed", &seed],
+    );
+    let call = started_call(billing_target(&billing)).await;
+    // The worker's request has reached billing, which has not applied it yet.
+    let url = billing.url.clone();
+    let landing = tokio::spawn(async move {
+        billing_client()
+            .post(format!("{url}/v1/credits"))
+            .header("Idempotency-Key", "r1:c1")
+            .json(&json!({"account": "acct_ada", "amount_cents": 2500, "memo": "r1 c1", "intent": "r1/0"}))
+            .send()
+            .await
+            .unwrap()
+            .status()
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while billing_get(&billing, "/v1/stats").await["in_flight"] != 1 {
+        assert!(std::time::Instant::now() < deadline, "billing received the credit");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let error = call.refused(StatusCode::CONFLICT, "effect_in_flight").await;
+    assert!(error.contains("still applying 1 request(s) with that key"), "{error}");
+    assert_eq!(billing_entries(&billing).await, (0, 0));
+
+    // Once it landed, the same request voids it.
+    assert_eq!(landing.await.unwrap(), StatusCode::CREATED);
+    let (status, detail) = call
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void it"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(detail["record"]["status"], "compensated");
+    assert_eq!(billing_entries(&billing).await, (1, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_billing_that_is_down_or_silent_compensation_answers_502_and_changes_nothing() {
+    let directory = tempfile::tempdir().unwrap();
+    let mut billing = BillingServer::start(&directory.path().join("billing.sqlite"), "honour");
+    let target = billing_target(&billing);
+    let url = billing.url.clone();
+    billing.stop();
+    let call = started_call(target).await;
+    let error = call.refused(StatusCode::BAD_GATEWAY, "target_unavailable").await;
+    assert!(
+        error.contains(&format!("billing at {url} cannot be reached")) && error.contains("nothing recorded"),
+        "{error}"
+    );
+
+    // A billing that takes the connection and never answers: the request times out.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    let target = BillingCompensator::with_timeout(&silent_url, std::time::Duration::from_millis(300)).unwrap();
+    let call = started_call(Arc::new(target)).await;
+    let started = std::time::Instant::now();
+    let error = call.refused(StatusCode::BAD_GATEWAY, "target_unavailable").await;
+    assert!(
+        error.contains("did not answer") && error.contains("within 300 ms"),
+        "{error}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "bounded by the timeout"
+    );
+    drop(silent);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_billing_of_eight_concurrent_compensations_exactly_one_voids() {
+    let directory = tempfile::tempdir().unwrap();
+    let billing = BillingServer::start(&directory.path().join("billing.sqlite"), "honour");
+    pay(&billing, "r1:c1", &R1_C1_ARGUMENTS()).await;
+    let call = started_call(billing_target(&billing)).await;
+    let requests: Vec<_> = (0..8)
+        .map(|attempt| {
+            let server = Arc::clone(&call.server);
+            tokio::spawn(async move {
+                server
+                    .post(
+                        "/v1/tool-executions/r1:c1/compensate",
+                        if attempt % 2 == 0 { ADA } else { GRACE },
+                        json!({"reason": format!("void it ({attempt})")}),
+                    )
+                    .await
+                    .0
+            })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for request in requests {
+        statuses.push(request.await.unwrap());
+    }
+    let won = statuses.iter().filter(|status| **status == StatusCode::OK).count();
+    let lost = statuses
+        .iter()
+        .filter(|status| **status == StatusCode::CONFLICT)
+        .count();
+    assert_eq!((won, lost), (1, 7), "{statuses:?}");
+    assert_eq!(billing_entries(&billing).await, (1, 1), "voided once");
+    assert_eq!(
+        call.ledger.record(&key("r1:c1")).unwrap().unwrap().status,
+        Status::Compensated
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twice_sim_serve_with_a_billing_url_voids_credits_there() {
+    let directory = tempfile::tempdir().unwrap();
+    let billing = BillingServer::start(&directory.path().join("billing.sqlite"), "honour");
+    pay(&billing, "r1:c1", &R1_C1_ARGUMENTS()).await;
+    let ledger_path = directory.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&ledger_path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    let tokens = tokens_file(directory.path());
+    let (child, line) = serve_process(&ledger_path, &tokens, &["--billing-url", &billing.url]).await;
+    assert!(
+        line.contains(&format!("compensate: voids credits in billing at {}", billing.url)),
+        "{line}"
+    );
+    let (status, detail) = server_from(&line)
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void it"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(detail["record"]["status"], "compensated");
+    assert_eq!(billing_entries(&billing).await, (1, 1));
+    drop(child);
+
+    // Billing that ignores keys: the server starts, and says compensations will be refused.
+    let ignoring = BillingServer::start(&directory.path().join("ignore.sqlite"), "ignore");
+    let (child, line) = serve_process(&ledger_path, &tokens, &["--billing-url", &ignoring.url]).await;
+    assert!(
+        line.contains("ignores idempotency keys") && line.contains("will be refused"),
+        "{line}"
+    );
+    drop(child);
 }

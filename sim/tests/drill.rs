@@ -1,14 +1,14 @@
 //! Persistence drills with real processes: the `billing`, `worker` and `drill` commands of
 //! the `twice-sim` binary, run as a user would run them.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{BIN, BillingServer};
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_twice-sim");
 
 fn twice(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("twice-sim runs")
@@ -173,40 +173,6 @@ fn where_billing_ignores_keys_runs_wait_honestly_instead_of_guessing() {
     );
 }
 
-/// A billing server on a free port; killed when dropped.
-struct BillingServer {
-    child: Child,
-    url: String,
-}
-
-impl BillingServer {
-    fn start(database: &Path, keys: &str) -> BillingServer {
-        let mut child = Command::new(BIN)
-            .args(["billing", "--db", database.to_str().unwrap(), "--keys", keys])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("billing starts");
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .expect("billing prints its address");
-        let url = first
-            .strip_prefix("listening ")
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("first line names the address: {first}"))
-            .to_owned();
-        BillingServer { child, url }
-    }
-}
-
-impl Drop for BillingServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -297,7 +263,15 @@ fn billing_that_keeps_keys_in_metadata_pays_again_but_can_be_asked_and_one_that_
         assert_eq!(credit(&client, &metadata.url, Some("run-0001:c1"), 2500).await.0, 201);
         assert_eq!(lookup(&client, &metadata.url, "run-0001:c1").await.0, 200);
         assert_eq!(credit(&client, &ignoring.url, Some("run-0001:c1"), 2500).await.0, 201);
-        assert_eq!(lookup(&client, &ignoring.url, "run-0001:c1").await.0, 404);
+        let (status, refused) = lookup(&client, &ignoring.url, "run-0001:c1").await;
+        assert_eq!(
+            status, 422,
+            "billing that keeps no keys cannot say there is no credit: {refused}"
+        );
+        assert!(
+            refused["error"].as_str().unwrap().contains("cannot look a credit up"),
+            "{refused}"
+        );
     });
 }
 

@@ -3,7 +3,9 @@
 use std::io::{BufRead, Read, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use super::billing_target::BillingCompensator;
 use super::tokens::{self, Operators};
 use super::{ApiState, DEFAULT_ADDRESS, bind, check_bind_address, serve_until};
 
@@ -29,6 +31,10 @@ pub struct ServeArgs {
     /// Allow listening on an address other machines can reach (the default refuses).
     #[arg(long)]
     pub allow_non_loopback: bool,
+    /// The billing server compensations void credits in (`http://127.0.0.1:PORT`, as
+    /// `twice-sim billing` prints it). It is asked once at start. Without it, compensate answers 501.
+    #[arg(long, value_name = "URL")]
+    pub billing_url: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -57,6 +63,16 @@ pub fn serve_command(args: ServeArgs) -> u8 {
         Ok(state) => state,
         Err(error) => return bad_input(error),
     };
+    let (state, compensation) = match &args.billing_url {
+        None => (
+            state,
+            "compensate: no compensation target configured (answers 501; see --billing-url)".to_owned(),
+        ),
+        Some(url) => match billing_target(url) {
+            Ok((target, description)) => (state.with_compensator(Arc::new(target)), description),
+            Err(message) => return bad_input(message),
+        },
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(SERVER_THREADS)
         .enable_all()
@@ -76,7 +92,7 @@ pub fn serve_command(args: ServeArgs) -> u8 {
         let address = listener.local_addr().map_or(args.addr, |address| address);
         println!(
             "operator API on http://{address}/v1/tool-executions — ledger {}, {} operator(s); \
-             compensate: no compensation target configured (answers 501). Ctrl-C stops.",
+             {compensation}. Ctrl-C stops.",
             state.ledger_path().display(),
             state.operators().len()
         );
@@ -93,6 +109,30 @@ pub fn serve_command(args: ServeArgs) -> u8 {
             }
         }
     })
+}
+
+/// Checks `--billing-url` and asks billing once, so a wrong address is found at start and
+/// not by the first operator who needs it. Returns the target and a line saying what it is.
+fn billing_target(url: &str) -> Result<(BillingCompensator, String), String> {
+    let target = BillingCompensator::new(url).map_err(|error| format!("--billing-url: {error}"))?;
+    let stats = target.probe().map_err(|error| {
+        format!("--billing-url: {error}. Start `twice-sim billing` first and pass the address it prints")
+    })?;
+    let description = if stats.key_handling == "ignore" {
+        format!(
+            "compensate: billing at {} ignores idempotency keys, so it cannot look a credit up by key: \
+             compensations will be refused (409 cannot_look_up)",
+            target.url()
+        )
+    } else {
+        format!(
+            "compensate: voids credits in billing at {} (keys {}; {} ms per request at most)",
+            target.url(),
+            stats.key_handling,
+            super::BILLING_TIMEOUT_MS
+        )
+    };
+    Ok((target, description))
 }
 
 /// Prints the SHA-256 of a token read from standard input (so the token stays out of

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::error::ApiError;
 use super::tokens::Operator;
 use super::views::{Cursor, DetailView, PageView, RecordView, shorten};
-use super::{ApiState, Compensator, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, RESULT_BYTES_MAX};
+use super::{ApiState, Compensator, Effect, LookupError, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, RESULT_BYTES_MAX};
 use crate::ledger::{ExecutionRecord, Ledger, SettleError};
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::operator::{self, OperatorError, REASON_CHARS_MAX, ResolveRequest};
@@ -167,6 +167,11 @@ fn refusal(ledger: &Ledger, key: &IdempotencyKey, error: OperatorError) -> ApiEr
             ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "no_compensation", error.to_string())
         }
         OperatorError::NothingToCompensate { .. } | OperatorError::AlreadyCompensated(_) => current(error.to_string()),
+        OperatorError::EffectMissing { .. } => {
+            let mut answer = current(error.to_string());
+            answer.code = "effect_missing";
+            answer
+        }
         OperatorError::CompensationFailed { .. } => {
             let mut answer = current(format!(
                 "{error}. The record stays claimed as compensated and the failure is in its history: \
@@ -390,6 +395,29 @@ pub(super) struct CompensateBody {
     reason: String,
 }
 
+/// Why the effect could not be looked up: nothing was undone or recorded. A refusal that
+/// depends on the world's state carries the record as it stands.
+fn lookup_refusal(record: ExecutionRecord, error: LookupError) -> ApiError {
+    let (status, code) = match &error {
+        LookupError::CannotLookUp(_) => (StatusCode::CONFLICT, "cannot_look_up"),
+        LookupError::InFlight(_) => (StatusCode::CONFLICT, "effect_in_flight"),
+        LookupError::Ambiguous(_) => (StatusCode::CONFLICT, "effect_ambiguous"),
+        LookupError::Unavailable(_) => (StatusCode::BAD_GATEWAY, "target_unavailable"),
+    };
+    let message = match &error {
+        LookupError::Unavailable(detail) => {
+            format!("{detail}. Nothing was undone and nothing recorded; try again when it answers")
+        }
+        _ => error.to_string(),
+    };
+    ApiError {
+        status,
+        code,
+        message,
+        current: Some(Box::new(record)),
+    }
+}
+
 /// `POST /v1/tool-executions/{key}/compensate`: undo the call's effect, once.
 pub(super) async fn compensate(
     State(state): State<ApiState>,
@@ -412,16 +440,42 @@ pub(super) async fn compensate(
         .ledgers
         .run(move |ledger| {
             visible(ledger, &key, &operator)?;
-            let now_ms = clock.now_ms();
-            let record = operator::compensate(
-                ledger,
-                &key,
-                &body.reason,
-                &operator.id,
-                |tool| compensator.has_compensation(tool),
-                |record| compensator.compensate(record),
-                now_ms,
-            )
+            let seen = operator::check_compensable(ledger, &key, &body.reason, &operator.id, |tool| {
+                compensator.has_compensation(tool)
+            })
+            .map_err(|error| refusal(ledger, &key, error))?;
+            // Read-only, before anything is claimed: what is not there is not undone, and
+            // what cannot be looked up is not guessed at.
+            let effect = compensator
+                .find_effect(&seen)
+                .map_err(|error| lookup_refusal(seen.clone(), error))?;
+            let record = match effect {
+                Effect::Found {
+                    reference,
+                    detail: found,
+                } => operator::compensate(
+                    ledger,
+                    &key,
+                    &body.reason,
+                    &operator.id,
+                    |tool| compensator.has_compensation(tool),
+                    |record| {
+                        compensator
+                            .compensate(record, &reference)
+                            .map(|done| format!("{found}: {done}"))
+                    },
+                    clock.now_ms(),
+                ),
+                Effect::Absent { detail: finding } => operator::record_nothing_to_compensate(
+                    ledger,
+                    &key,
+                    &body.reason,
+                    &operator.id,
+                    seen.status,
+                    &finding,
+                    clock.now_ms(),
+                ),
+            }
             .map_err(|error| refusal(ledger, &key, error))?;
             detail(ledger, record)
         })

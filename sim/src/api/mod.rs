@@ -9,6 +9,7 @@
 //! `twice-sim serve` runs it from the command line; the game starts the same server
 //! with [`serve`] on its own ledger file. The endpoints are described in `sim/openapi.yaml`.
 
+pub mod billing_target;
 mod command;
 mod error;
 mod handlers;
@@ -27,6 +28,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
+pub use billing_target::{BILLING_TIMEOUT_MS, BillingCompensator, BillingTargetError};
 pub use command::{HashTokenArgs, ServeArgs, hash_token_command, serve_command};
 pub use error::ApiError;
 pub use tokens::{Operator, OperatorEntry, Operators, TokensFile, hash_token};
@@ -81,18 +83,58 @@ impl Clock for SystemClock {
     }
 }
 
+/// What the tool's world holds for a call, looked up by the call's idempotency key before
+/// anything is undone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// The effect is there. `reference` is what the compensation acts on (billing: the
+    /// credit's id); `detail` says what was found.
+    Found { reference: String, detail: String },
+    /// The world holds no effect under the key and is applying none: the call did not
+    /// take effect. `detail` says what was asked and what was found, for the history.
+    Absent { detail: String },
+}
+
+/// Why the effect could not be looked up, or could not be trusted to be the call's. In
+/// every case nothing is undone and nothing is recorded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    /// The world cannot find effects by key (billing that ignores keys): nobody can tell
+    /// what to undo, or whether there is anything (409 `cannot_look_up`).
+    #[error("{0}")]
+    CannotLookUp(String),
+    /// A request with the key is still being applied: the answer is not settled yet
+    /// (409 `effect_in_flight`; ask again shortly).
+    #[error("{0}")]
+    InFlight(String),
+    /// What the world holds does not match one call (several effects under one key, or
+    /// one unlike the call's arguments): a person decides (409 `effect_ambiguous`).
+    #[error("{0}")]
+    Ambiguous(String),
+    /// The world could not be asked: unreachable, too slow, or an answer that makes no
+    /// sense (502 `target_unavailable`).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
 /// Carries out a tool's compensation in the world the tool acted on (billing voids a
 /// credit). The ledger alone cannot: it only records that it was asked and what happened.
 ///
-/// `compensate` is called at most once per record, after the record was claimed as
-/// `compensated` (compare-and-set), from a blocking thread: it may do blocking I/O, and
-/// should bound it with its own timeout.
+/// Both calls run on a blocking thread: they may do blocking I/O, and should bound it with
+/// their own timeout. A compensate request first asks `find_effect` (read-only; it may run
+/// for any number of requests), then — only when the effect is there — claims the record
+/// as `compensated` (compare-and-set) and calls `compensate`, at most once per record.
+/// When the world holds nothing, the call is settled `failed` instead
+/// ([`crate::runtime::operator::record_nothing_to_compensate`]).
 pub trait Compensator: Send + Sync + 'static {
     /// Whether `tool` has a compensation at all (otherwise 422, and nothing is claimed).
     fn has_compensation(&self, tool: &str) -> bool;
-    /// Undoes the effect of `record`. `Ok` carries what was done (for the history), `Err`
-    /// why it could not be done; the record then stays claimed for a person to look at.
-    fn compensate(&self, record: &ExecutionRecord) -> Result<String, String>;
+    /// Looks the effect of `record`'s call up in the world, by its key. Changes nothing.
+    fn find_effect(&self, record: &ExecutionRecord) -> Result<Effect, LookupError>;
+    /// Undoes the effect found (`reference` from [`Effect::Found`]). `Ok` carries what was
+    /// done (for the history), `Err` why it could not be done; the record then stays
+    /// claimed for a person to look at.
+    fn compensate(&self, record: &ExecutionRecord, reference: &str) -> Result<String, String>;
 }
 
 /// Why the server could not start.

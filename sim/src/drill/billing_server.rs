@@ -8,10 +8,15 @@
 //!   credit's id, nothing paid); 409 for the same key with another body; 422 for any other
 //!   refusal. The answer body is always [`crate::billing::Answer`].
 //! - `GET /v1/credits?idempotency_key=K`: the reconcile hook's lookup. 200 with the credit
-//!   stored under `K` (as its key, or in its metadata), 404 when there is none.
+//!   stored under `K` (as its key, or in its metadata), 404 when there is none; 422 when
+//!   billing ignores keys, because then it cannot tell (a 404 would claim it knows).
 //! - `POST /v1/credits/void` with `{idempotency_key, account, amount_cents, intent}`: the
-//!   compensation. Like many real billing APIs it posts the reversal even when no credit
-//!   is found, which is why the runtime never compensates by itself.
+//!   compensation as a naive runtime sends it. Like many real billing APIs it posts the
+//!   reversal even when no credit is found, which is why the runtime never compensates by
+//!   itself.
+//! - `POST /v1/credits/{credit_id}/void`: voids one credit found first (the operator API's
+//!   compensation). 201 with the reversal; 200 and `{"repeat": …}` naming the existing
+//!   reversal when the credit was already voided (nothing moves); 404 for an unknown id.
 //! - `GET /v1/accounts`, `GET /v1/stats` (requests still being applied, entries so far).
 //!
 //! Each credit or void takes a seeded random time, split between the way in and the way
@@ -36,7 +41,9 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::billing_store::{BillingStore, Operation, StoreError, VoidRequest, key_handling_name, parse_key_handling};
+use super::billing_store::{
+    BillingStore, Operation, StoreError, VoidByIdRequest, VoidRequest, key_handling_name, parse_key_handling,
+};
 use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, now_ms, stdin_end, stop_signal};
 use crate::billing::{Answer, Billing, CreditRequest, EntryKind, KeyHandling};
 use crate::runtime::key::IdempotencyKey;
@@ -99,6 +106,9 @@ pub struct CreditBody {
 pub struct Lookup {
     pub credit: Option<crate::billing::Entry>,
     pub balance_cents: Option<i64>,
+    /// How many credits carry the key: more than one when billing keeps keys only in
+    /// metadata and a repeat was paid again. `credit` is the first.
+    pub credits_under_key: u32,
     /// Requests carrying this key that billing received and has not applied yet: an
     /// operator who finds no credit waits for this to be 0 before deciding "failed".
     pub in_flight: u32,
@@ -155,23 +165,27 @@ impl Shared {
         self.world.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Applies one request. `Ok((answer, key_conflict))`.
-    fn apply(&self, operation: &Operation) -> Result<(Answer, bool), StoreError> {
+    /// Applies one request. `Ok((answer, the status a refusal is answered with))`.
+    fn apply(&self, operation: &Operation) -> Result<(Answer, StatusCode), StoreError> {
         let mut world = self.world();
         let World { billing, store } = &mut *world;
         let answer = store.apply(billing, operation, now_ms())?;
-        let key_conflict = match operation {
-            Operation::Credit(request) => {
-                answer.is_rejection()
-                    && billing.key_handling == KeyHandling::Honour
+        let refusal_status = match operation {
+            Operation::Credit(request)
+                if billing.key_handling == KeyHandling::Honour
                     && request
                         .idempotency_key
                         .as_deref()
-                        .is_some_and(|key| billing.find_credit(key).is_some())
+                        .is_some_and(|key| billing.find_credit(key).is_some()) =>
+            {
+                StatusCode::CONFLICT
             }
-            Operation::Void(_) => false,
+            Operation::VoidById(request) if !billing.entries.iter().any(|entry| entry.id == request.credit_id) => {
+                StatusCode::NOT_FOUND
+            }
+            Operation::Credit(_) | Operation::Void(_) | Operation::VoidById(_) => StatusCode::UNPROCESSABLE_ENTITY,
         };
-        Ok((answer, key_conflict))
+        Ok((answer, refusal_status))
     }
 }
 
@@ -195,7 +209,7 @@ async fn applied_later(shared: Arc<Shared>, operation: Operation) -> Response {
     let (way_in_ms, way_out_ms) = shared.draw_latency();
     let key = match &operation {
         Operation::Credit(request) => request.idempotency_key.clone(),
-        Operation::Void(_) => None,
+        Operation::Void(_) | Operation::VoidById(_) => None,
     };
     shared.in_flight.fetch_add(1, Ordering::SeqCst);
     if let Some(key) = &key {
@@ -223,12 +237,11 @@ async fn applied_later(shared: Arc<Shared>, operation: Operation) -> Response {
     let result = task.await;
     tokio::time::sleep(Duration::from_millis(way_out_ms)).await;
     match result {
-        Ok(Ok(Ok((answer, key_conflict)))) => {
+        Ok(Ok(Ok((answer, refusal_status)))) => {
             let status = match &answer {
                 Answer::Applied { .. } => StatusCode::CREATED,
                 Answer::Repeat { .. } | Answer::Balance { .. } => StatusCode::OK,
-                Answer::Rejected { .. } if key_conflict => StatusCode::CONFLICT,
-                Answer::Rejected { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+                Answer::Rejected { .. } => refusal_status,
             };
             (status, axum::Json(answer)).into_response()
         }
@@ -302,6 +315,35 @@ async fn post_void(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     applied_later(shared, Operation::Void(request)).await
 }
 
+/// The most characters of a credit id in a path (billing makes ids like `cr_0001`).
+pub const CREDIT_ID_CHARS_MAX: usize = 32;
+
+/// Checks a credit id from a path: 1 to [`CREDIT_ID_CHARS_MAX`] letters, digits or `_`.
+fn check_credit_id(credit_id: &str) -> Result<(), String> {
+    if credit_id.is_empty()
+        || credit_id.chars().count() > CREDIT_ID_CHARS_MAX
+        || !credit_id
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || character == '_')
+    {
+        return Err(format!(
+            "`{}` is not a credit id (1 to {CREDIT_ID_CHARS_MAX} letters, digits or `_`, like cr_0001)",
+            credit_id.chars().take(CREDIT_ID_CHARS_MAX + 8).collect::<String>()
+        ));
+    }
+    Ok(())
+}
+
+async fn post_void_by_id(
+    State(shared): State<Arc<Shared>>,
+    axum::extract::Path(credit_id): axum::extract::Path<String>,
+) -> Response {
+    if let Err(detail) = check_credit_id(&credit_id) {
+        return refusal(StatusCode::BAD_REQUEST, detail);
+    }
+    applied_later(shared, Operation::VoidById(VoidByIdRequest { credit_id })).await
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LookupQuery {
@@ -324,7 +366,14 @@ async fn get_credit(
         .copied()
         .unwrap_or(0);
     let world = shared.world();
+    if world.billing.key_handling == KeyHandling::Ignore {
+        return error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "billing ignores idempotency keys (--keys ignore): it stores none, so it cannot look a credit up by one",
+        );
+    }
     let credit = world.billing.find_credit(&query.idempotency_key).cloned();
+    let credits_under_key = u32::try_from(world.billing.credits_under_key(&query.idempotency_key)).unwrap_or(u32::MAX);
     let balance_cents = credit
         .as_ref()
         .and_then(|credit| world.billing.balance(&credit.account));
@@ -338,6 +387,7 @@ async fn get_credit(
         axum::Json(Lookup {
             credit,
             balance_cents,
+            credits_under_key,
             in_flight,
         }),
     )
@@ -379,6 +429,7 @@ fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/credits", post(post_credit).get(get_credit))
         .route("/v1/credits/void", post(post_void))
+        .route("/v1/credits/{credit_id}/void", post(post_void_by_id))
         .route("/v1/accounts", get(get_accounts))
         .route("/v1/stats", get(get_stats))
         .fallback(not_found)

@@ -8,18 +8,18 @@
 //! its logic, and a file that does not replay is refused rather than half-trusted.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use crate::billing::{Account, Answer, Billing, CreditRequest, EntryKind, KeyHandling};
+use crate::sqlite_file::{self, DurabilityError, Failure};
 
 const SCHEMA_NAME: &str = "twice-billing";
 /// The schema this code writes and reads.
 pub const SCHEMA_VERSION: u32 = 1;
-/// How long a connection waits for another's write lock.
-pub const BUSY_TIMEOUT_MS: u64 = 5_000;
+/// How long a connection waits for another's write lock (shared by every Twice database).
+pub use crate::sqlite_file::BUSY_TIMEOUT_MS;
 
 const SCHEMA: &str = r#"
 CREATE TABLE billing_meta (
@@ -59,12 +59,21 @@ pub struct VoidRequest {
     pub intent: String,
 }
 
+/// A request to void one credit by its id (what an operator's compensation sends, after
+/// looking the credit up by key): idempotent, and never a reversal of money not paid.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VoidByIdRequest {
+    pub credit_id: String,
+}
+
 /// A request that may change billing, as stored for replay.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Operation {
     Credit(CreditRequest),
     Void(VoidRequest),
+    VoidById(VoidByIdRequest),
 }
 
 /// Everything that can go wrong with a billing file, each naming the file.
@@ -135,11 +144,7 @@ impl BillingStore {
         key_handling: KeyHandling,
         accounts: &[Account],
     ) -> Result<(BillingStore, Billing), StoreError> {
-        let connection = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|error| StoreError::Open {
+        let connection = sqlite_file::open(path, true).map_err(|error| StoreError::Open {
             path: path.to_path_buf(),
             detail: error.to_string(),
         })?;
@@ -167,11 +172,7 @@ impl BillingStore {
                 detail: "no such file".into(),
             });
         }
-        let connection = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|error| StoreError::Open {
+        let connection = sqlite_file::open(path, false).map_err(|error| StoreError::Open {
             path: path.to_path_buf(),
             detail: error.to_string(),
         })?;
@@ -181,9 +182,7 @@ impl BillingStore {
             key_handling: KeyHandling::Honour,
             accounts: Vec::new(),
         };
-        store
-            .connection
-            .busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
+        sqlite_file::wait_when_busy(&store.connection)
             .map_err(|error| store.classify(error, "setting the busy timeout"))?;
         store.identify(None)?;
         let billing = store.replay()?;
@@ -200,13 +199,13 @@ impl BillingStore {
 
     fn classify(&self, error: rusqlite::Error, context: &'static str) -> StoreError {
         let path = self.path.clone();
-        match error.sqlite_error_code() {
-            Some(ErrorCode::NotADatabase) => StoreError::NotABillingDatabase {
+        match sqlite_file::failure_of(&error) {
+            Failure::NotADatabase => StoreError::NotABillingDatabase {
                 path,
                 detail: "not a SQLite database".into(),
             },
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Locked { path },
-            _ => StoreError::Sqlite {
+            Failure::Locked => StoreError::Locked { path },
+            Failure::Corrupt | Failure::Other => StoreError::Sqlite {
                 path,
                 context,
                 source: error,
@@ -215,8 +214,7 @@ impl BillingStore {
     }
 
     fn configure(&self) -> Result<(), StoreError> {
-        self.connection
-            .busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
+        sqlite_file::wait_when_busy(&self.connection)
             .map_err(|error| self.classify(error, "setting the busy timeout"))?;
         // Identify before changing anything: another application's database is left as it was.
         let tables = self.table_names()?;
@@ -231,31 +229,17 @@ impl BillingStore {
         }
         // A credit that billing applied and then forgot would be a payment nobody can find:
         // every entry is durable before billing answers.
-        let mode: String = self
-            .connection
-            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-            .map_err(|error| self.classify(error, "switching to WAL"))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError::Open {
+        sqlite_file::make_durable(&self.connection).map_err(|error| match error {
+            DurabilityError::Sqlite { context, error } => self.classify(error, context),
+            DurabilityError::NotWal { mode } => StoreError::Open {
                 path: self.path.clone(),
-                detail: format!("journal mode is {mode}, WAL could not be set"),
-            });
-        }
-        self.connection
-            .execute_batch("PRAGMA synchronous = FULL;")
-            .map_err(|error| self.classify(error, "setting durability"))
+                detail: DurabilityError::not_wal_detail(&mode),
+            },
+        })
     }
 
     fn table_names(&self) -> Result<Vec<String>, StoreError> {
-        let mut statement = self
-            .connection
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-            .map_err(|error| self.classify(error, "reading the schema"))?;
-        let rows = statement
-            .query_map([], |row| row.get::<_, String>(0))
-            .map_err(|error| self.classify(error, "reading the schema"))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(|error| self.classify(error, "reading the schema"))
+        sqlite_file::table_names(&self.connection).map_err(|error| self.classify(error, "reading the schema"))
     }
 
     fn create(&mut self, key_handling: KeyHandling, accounts: &[Account]) -> Result<(), StoreError> {
@@ -471,6 +455,7 @@ fn apply_to(billing: &mut Billing, operation: &Operation, now_ms: u64) -> Answer
             &request.intent,
             now_ms,
         ),
+        Operation::VoidById(request) => billing.void_by_id(&request.credit_id, now_ms),
     }
 }
 
@@ -512,6 +497,15 @@ mod tests {
                 20,
             )
             .unwrap();
+        store
+            .apply(
+                &mut billing,
+                &Operation::VoidById(VoidByIdRequest {
+                    credit_id: "cr_0001".into(),
+                }),
+                25,
+            )
+            .unwrap();
         drop(store);
         let (mut store, mut reopened) = BillingStore::open(&path, KeyHandling::Honour, &accounts()).unwrap();
         assert_eq!(reopened, billing);
@@ -523,9 +517,23 @@ mod tests {
             .apply(&mut reopened, &credit(Some("run-0001:c1"), 9900), 40)
             .unwrap();
         assert!(conflict.is_rejection());
-        assert_eq!(reopened.balance("acct_ada"), Some(2400));
+        assert_eq!(
+            reopened.balance("acct_ada"),
+            Some(-100),
+            "credited, voided by id, and a stray void"
+        );
+        let void_again = store
+            .apply(
+                &mut reopened,
+                &Operation::VoidById(VoidByIdRequest {
+                    credit_id: "cr_0001".into(),
+                }),
+                50,
+            )
+            .unwrap();
+        assert!(matches!(void_again, Answer::Repeat { .. }), "{void_again:?}");
         let (_, read) = BillingStore::open_existing(&path).unwrap();
-        assert_eq!(read.entries.len(), 2);
+        assert_eq!(read.entries.len(), 3);
     }
 
     #[test]

@@ -38,6 +38,11 @@ pub enum OperatorError {
     NothingToCompensate { key: IdempotencyKey, status: Status },
     #[error("{0} was already compensated; it is not compensated again")]
     AlreadyCompensated(IdempotencyKey),
+    #[error(
+        "{key} is completed in the ledger, but {finding}. The ledger and the tool's world disagree: \
+         nothing was undone and nothing recorded; a person checks by hand"
+    )]
+    EffectMissing { key: IdempotencyKey, finding: String },
     #[error("the compensation of {key} failed: {detail}")]
     CompensationFailed { key: IdempotencyKey, detail: String },
     #[error(transparent)]
@@ -78,6 +83,32 @@ pub fn resolve(
     Ok(ledger.settle(key, &settlement, now_ms)?)
 }
 
+/// Whether a compensation may be asked for at all, without changing anything: a reason
+/// and an operator, a record under `key`, a tool with a compensation, and a status that
+/// may have taken effect and was not compensated yet. Returns the record as it stands, so
+/// a caller can look the effect up in the tool's world before [`compensate`] claims it.
+pub fn check_compensable(
+    ledger: &Ledger,
+    key: &IdempotencyKey,
+    reason: &str,
+    operator: &str,
+    has_compensation: impl FnOnce(&str) -> bool,
+) -> Result<ExecutionRecord, OperatorError> {
+    check_who_and_why(reason, operator)?;
+    let current = ledger.record(key)?.ok_or_else(|| SettleError::NotFound(key.clone()))?;
+    if !has_compensation(&current.tool) {
+        return Err(OperatorError::NoCompensation(current.tool));
+    }
+    match current.status {
+        Status::Compensated => Err(OperatorError::AlreadyCompensated(key.clone())),
+        Status::Failed => Err(OperatorError::NothingToCompensate {
+            key: key.clone(),
+            status: current.status,
+        }),
+        Status::Completed | Status::Started | Status::Indeterminate => Ok(current),
+    }
+}
+
 /// Runs the tool's compensation once. The status moves to `compensated` first
 /// (compare-and-set, so of two requests exactly one compensates). If the effect then
 /// fails, the record stays claimed with a `compensation_failed` history entry: running
@@ -91,21 +122,7 @@ pub fn compensate(
     effect: impl FnOnce(&ExecutionRecord) -> Result<String, String>,
     now_ms: u64,
 ) -> Result<ExecutionRecord, OperatorError> {
-    check_who_and_why(reason, operator)?;
-    let current = ledger.record(key)?.ok_or_else(|| SettleError::NotFound(key.clone()))?;
-    if !has_compensation(&current.tool) {
-        return Err(OperatorError::NoCompensation(current.tool));
-    }
-    match current.status {
-        Status::Compensated => return Err(OperatorError::AlreadyCompensated(key.clone())),
-        Status::Failed => {
-            return Err(OperatorError::NothingToCompensate {
-                key: key.clone(),
-                status: current.status,
-            });
-        }
-        Status::Completed | Status::Started | Status::Indeterminate => {}
-    }
+    let current = check_compensable(ledger, key, reason, operator, has_compensation)?;
     let claim = Settlement {
         to: Status::Compensated,
         expected: Some(current.status),
@@ -134,6 +151,60 @@ pub fn compensate(
             })
         }
     }
+}
+
+/// An operator asked for a compensation, and the tool's world, asked by the call's key,
+/// holds no effect of it and is applying none: the call did not take effect. Undoing it
+/// anyway would be a side effect of its own (voiding a credit never issued takes the
+/// customer's money), so nothing is undone. The call is settled `failed` — compare-and-set
+/// from `seen`, the status it had when the world was asked — and the finding goes into the
+/// history, so a paused run resumes hearing the truth: the call did not take effect.
+///
+/// A call the ledger holds `completed` is refused ([`OperatorError::EffectMissing`]): the
+/// ledger and the world disagree, and a settled decision is never overwritten.
+pub fn record_nothing_to_compensate(
+    ledger: &mut Ledger,
+    key: &IdempotencyKey,
+    reason: &str,
+    operator: &str,
+    seen: Status,
+    finding: &str,
+    now_ms: u64,
+) -> Result<ExecutionRecord, OperatorError> {
+    check_who_and_why(reason, operator)?;
+    match seen {
+        Status::Completed => {
+            return Err(OperatorError::EffectMissing {
+                key: key.clone(),
+                finding: finding.to_owned(),
+            });
+        }
+        Status::Compensated => return Err(OperatorError::AlreadyCompensated(key.clone())),
+        Status::Failed => {
+            return Err(OperatorError::NothingToCompensate {
+                key: key.clone(),
+                status: seen,
+            });
+        }
+        Status::Started | Status::Indeterminate => {}
+    }
+    let settlement = Settlement {
+        to: Status::Failed,
+        expected: Some(seen),
+        actor: operator,
+        event: "nothing_to_compensate",
+        reason: Some(reason),
+        result: None,
+    };
+    let settled = match ledger.settle(key, &settlement, now_ms) {
+        Ok(record) => record,
+        Err(SettleError::Stale { current, .. }) if current.status == Status::Compensated => {
+            return Err(OperatorError::AlreadyCompensated(key.clone()));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    ledger.note(key, operator, "compensation_not_applied", finding, now_ms)?;
+    Ok(ledger.record(key)?.unwrap_or(settled))
 }
 
 /// Records what a reconcile hook found in the other system: `completed` with its receipt,
