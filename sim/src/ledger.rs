@@ -245,6 +245,13 @@ pub enum SaveOutcome {
         expected: u32,
         found: u32,
     },
+    /// The save relied on a call having failed, but another worker ran it again since: two
+    /// workers are driving the run, and this one must stand down before it acts on the failure.
+    TakenOver {
+        key: String,
+        status: Status,
+        owner: String,
+    },
 }
 
 static MEMORY_LEDGERS: AtomicU64 = AtomicU64::new(0);
@@ -960,6 +967,23 @@ impl Ledger {
         expected_version: Option<u32>,
         now_ms: u64,
     ) -> Result<SaveOutcome, LedgerError> {
+        self.save_checkpoint_if_still_failed(run_id, status, state, saved_by, expected_version, None, now_ms)
+    }
+
+    /// [`Ledger::save_checkpoint`], also compare-and-set on `still_failed`'s record still being
+    /// `failed`: a save that tells the model a call failed must not land after another worker
+    /// ran that call again (`failed` may run again), or the run would act on a stale failure.
+    #[allow(clippy::too_many_arguments)]
+    pub fn save_checkpoint_if_still_failed(
+        &mut self,
+        run_id: &str,
+        status: &str,
+        state: &str,
+        saved_by: &str,
+        expected_version: Option<u32>,
+        still_failed: Option<&IdempotencyKey>,
+        now_ms: u64,
+    ) -> Result<SaveOutcome, LedgerError> {
         let location = self.location.clone();
         let transaction = self.begin("saving a checkpoint")?;
         let found: u32 = transaction
@@ -975,6 +999,31 @@ impl Ledger {
             && expected != found
         {
             return Ok(SaveOutcome::Stale { expected, found });
+        }
+        if let Some(key) = still_failed {
+            let record: Option<(String, String)> = transaction
+                .query_row(
+                    "SELECT status, owner FROM tool_executions WHERE idempotency_key = ?1",
+                    [key.as_str()],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()
+                .map_err(|error| classify_at(&location, error, "saving a checkpoint"))?;
+            if let Some((found_status, owner)) = record
+                && found_status != Status::Failed.name()
+            {
+                let status = Status::parse(&found_status).ok_or_else(|| {
+                    LedgerError::Corrupt {
+                        location: location.describe(),
+                        detail: format!("record {key} has status {found_status:?}"),
+                    }
+                })?;
+                return Ok(SaveOutcome::TakenOver {
+                    key: key.as_str().to_owned(),
+                    status,
+                    owner,
+                });
+            }
         }
         let version = found + 1;
         transaction

@@ -1026,13 +1026,15 @@ impl Simulation {
             Command::SaveCheckpoint {
                 state,
                 expected_version,
+                still_failed,
             } => {
-                let outcome = self.worker_ledger(worker).save_checkpoint(
+                let outcome = self.worker_ledger(worker).save_checkpoint_if_still_failed(
                     &run,
                     state.status.name(),
                     &state.to_json(),
                     &actor,
                     expected_version,
+                    still_failed.as_ref(),
                     now,
                 )?;
                 let text = match (&outcome, expected_version) {
@@ -1043,6 +1045,9 @@ impl Simulation {
                     ),
                     (crate::ledger::SaveOutcome::Stale { expected, found }, _) => {
                         format!("save refused: loaded v{expected}, the ledger has v{found}")
+                    }
+                    (crate::ledger::SaveOutcome::TakenOver { key, status, owner }, _) => {
+                        format!("save refused: it tells the model {key} failed, but {owner} ran it again ({status})")
                     }
                 };
                 self.log(&actor, "save checkpoint", some_run, None, text);

@@ -392,13 +392,15 @@ impl Driver {
             Command::SaveCheckpoint {
                 state,
                 expected_version,
+                still_failed,
             } => {
-                let outcome = self.ledger.save_checkpoint(
+                let outcome = self.ledger.save_checkpoint_if_still_failed(
                     &run,
                     state.status.name(),
                     &state.to_json(),
                     &actor,
                     expected_version,
+                    still_failed.as_ref(),
                     now_ms(),
                 )?;
                 Input::Saved(outcome)

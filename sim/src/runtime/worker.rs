@@ -139,6 +139,10 @@ pub enum Command {
     SaveCheckpoint {
         state: RunState,
         expected_version: Option<u32>,
+        /// The call this save tells the model failed, when the ledger said so: `failed` is the
+        /// one status another worker may take over (run again), so the save is also
+        /// compare-and-set on the record still being `failed` (guard `checkpoint_version`).
+        still_failed: Option<IdempotencyKey>,
     },
     ReadRecord {
         key: IdempotencyKey,
@@ -232,6 +236,8 @@ pub struct Worker {
     setup: WorkerSetup,
     state: WorkerState,
     loaded_version: u32,
+    /// Set when the model is about to be told a call failed because the ledger says so.
+    relied_failure: Option<IdempotencyKey>,
     loaded_at_ms: u64,
     run: RunState,
     call: Option<CallContext>,
@@ -245,6 +251,7 @@ impl Worker {
             setup,
             state: WorkerState::Booting,
             loaded_version: 0,
+            relied_failure: None,
             loaded_at_ms: 0,
             run: RunState::default(),
             call: None,
@@ -515,6 +522,16 @@ impl Worker {
                     }
                 }
             }
+            Input::Saved(SaveOutcome::TakenOver { key, status, owner }) => {
+                let detail = format!(
+                    "worker {}'s save of run {} relied on {key} having failed, but {owner} ran it again \
+                     (now {status}); it stood down before its model could act on the failure",
+                    self.setup.worker_id, self.setup.run_id
+                );
+                self.note(Guard::CheckpointVersion, detail.clone());
+                self.state = WorkerState::StoodDown;
+                Some(Command::StandDown { reason: detail })
+            }
             Input::Saved(SaveOutcome::Stale { expected, found }) => {
                 let detail = format!(
                     "worker {}'s save of run {} was stale (it loaded version {expected}, the ledger has {found}); it stood down",
@@ -764,7 +781,12 @@ impl Worker {
             Status::Completed => self.tell(Told::Result {
                 result: result.unwrap_or_default(),
             }),
-            Status::Failed => self.tell_failed(result.unwrap_or_else(|| "failed".into())),
+            Status::Failed => {
+                if self.guard(Guard::Ledger) {
+                    self.relied_failure = Some(self.context().key.clone());
+                }
+                self.tell_failed(result.unwrap_or_else(|| "failed".into()))
+            }
             Status::Indeterminate | Status::Started => self.unknown(),
             Status::Compensated => self.tell(Told::Compensated),
         }
@@ -776,7 +798,10 @@ impl Worker {
             Some((Status::Completed, result)) => self.tell(Told::Result {
                 result: result.unwrap_or_default(),
             }),
-            Some((Status::Failed, _)) => self.tell(Told::DidNotTakeEffect),
+            Some((Status::Failed, _)) => {
+                self.relied_failure = Some(self.context().key.clone());
+                self.tell(Told::DidNotTakeEffect)
+            }
             Some((Status::Compensated, _)) => self.tell(Told::Compensated),
             Some((Status::Started | Status::Indeterminate, _)) | None => self.unknown(),
         }
@@ -873,9 +898,14 @@ impl Worker {
         self.after_save = after;
         self.state = WorkerState::Saving;
         let expected_version = self.guard(Guard::CheckpointVersion).then_some(self.loaded_version);
+        let still_failed = self
+            .relied_failure
+            .take()
+            .filter(|_| self.guard(Guard::CheckpointVersion));
         Some(Command::SaveCheckpoint {
             state: self.run.clone(),
             expected_version,
+            still_failed,
         })
     }
 }
