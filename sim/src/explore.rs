@@ -83,6 +83,7 @@ pub enum Stage {
 pub struct Progress {
     pub stage: Stage,
     pub schedules_done: u64,
+    /// The search's total (while shrinking too).
     pub schedules_total: u64,
     /// The lowest schedule index found to reach the goal so far, if any.
     pub lowest_find: Option<u64>,
@@ -198,7 +199,8 @@ impl Explorer {
 
     /// Searches, then shrinks the first find. `progress` is called on the calling thread,
     /// about every [`PROGRESS_INTERVAL`]; setting `cancel` stops the search (and the shrink)
-    /// soon after.
+    /// soon after. A find made before a cancel is still returned, unshrunk or partly shrunk,
+    /// but it may not be the lowest index the seed would give.
     pub fn run(&self, progress: &dyn Fn(Progress), cancel: &AtomicBool) -> Result<Outcome, ExploreError> {
         if self.schedules == 0 || self.schedules > SCHEDULES_MAX {
             return Err(ExploreError::Schedules(self.schedules));
@@ -353,10 +355,13 @@ impl Explorer {
             let verdict = space.simulate(index, simulation_seed, actions.to_vec())?;
             Ok(verdict.goal_reached.then_some(verdict))
         };
-        let mut verdict = try_actions(&dealt)?.ok_or_else(|| {
-            // The search saw this schedule reach the goal; the same inputs must again.
-            ExploreError::NotReproducible { index }
-        })?;
+        // Simulated again even after a cancel, so a find always comes with its verdict: the
+        // search saw this schedule reach the goal, and the same inputs must again.
+        let first = space.simulate(index, simulation_seed, dealt.clone())?;
+        if !first.goal_reached {
+            return Err(ExploreError::NotReproducible { index });
+        }
+        let mut verdict = first;
         let mut actions = dealt.clone();
         for _ in 0..SHRINK_ROUNDS_MAX {
             let mut changed = false;

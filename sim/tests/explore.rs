@@ -234,6 +234,29 @@ fn progress_is_reported_and_a_cancelled_search_stops_early() {
 }
 
 #[test]
+fn a_cancel_after_a_find_still_returns_it_with_its_verdict_unshrunk() {
+    let cancel = AtomicBool::new(false);
+    let cancel_on_find = |progress: Progress| {
+        if progress.lowest_find.is_some() {
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    let outcome = Explorer::new(vault(), Guards::all_on().with(Guard::Ledger, false), 1)
+        .schedules(1_000)
+        .jobs(1)
+        .run(&cancel_on_find, &cancel)
+        .expect("the explorer runs");
+    assert!(outcome.cancelled);
+    let found = outcome.found.expect("the find made before the cancel");
+    assert!(found.shrink_cancelled);
+    assert_eq!(
+        found.actions, found.dealt,
+        "a cancelled shrink keeps the schedule as dealt"
+    );
+    assert!(found.verdict.goal_reached);
+}
+
+#[test]
 fn bad_limits_are_refused_by_the_library() {
     let run = |explorer: Explorer| {
         explorer
