@@ -83,6 +83,7 @@ pub enum Stage {
 pub struct Progress {
     pub stage: Stage,
     pub schedules_done: u64,
+    /// The search's total (while shrinking too).
     pub schedules_total: u64,
     /// The lowest schedule index found to reach the goal so far, if any.
     pub lowest_find: Option<u64>,
@@ -198,7 +199,8 @@ impl Explorer {
 
     /// Searches, then shrinks the first find. `progress` is called on the calling thread,
     /// about every [`PROGRESS_INTERVAL`]; setting `cancel` stops the search (and the shrink)
-    /// soon after.
+    /// soon after. A find made before a cancel is still returned, unshrunk or partly shrunk,
+    /// but it may not be the lowest index the seed would give.
     pub fn run(&self, progress: &dyn Fn(Progress), cancel: &AtomicBool) -> Result<Outcome, ExploreError> {
         if self.schedules == 0 || self.schedules > SCHEDULES_MAX {
             return Err(ExploreError::Schedules(self.schedules));
@@ -284,7 +286,8 @@ impl Explorer {
                     })
                 })
                 .collect();
-            while finished.load(Ordering::Acquire) < self.jobs {
+            // `is_finished` too: a worker that panicked never counts itself finished.
+            while finished.load(Ordering::Acquire) < self.jobs && !handles.iter().all(|handle| handle.is_finished()) {
                 report(Stage::Searching);
                 std::thread::park_timeout(PROGRESS_INTERVAL);
             }
@@ -353,10 +356,13 @@ impl Explorer {
             let verdict = space.simulate(index, simulation_seed, actions.to_vec())?;
             Ok(verdict.goal_reached.then_some(verdict))
         };
-        let mut verdict = try_actions(&dealt)?.ok_or_else(|| {
-            // The search saw this schedule reach the goal; the same inputs must again.
-            ExploreError::NotReproducible { index }
-        })?;
+        // Simulated again even after a cancel, so a find always comes with its verdict: the
+        // search saw this schedule reach the goal, and the same inputs must again.
+        let first = space.simulate(index, simulation_seed, dealt.clone())?;
+        if !first.goal_reached {
+            return Err(ExploreError::NotReproducible { index });
+        }
+        let mut verdict = first;
         let mut actions = dealt.clone();
         for _ in 0..SHRINK_ROUNDS_MAX {
             let mut changed = false;
@@ -459,7 +465,8 @@ impl ScheduleSpace {
         };
         // A quiet run (no cards) shows how long the level lasts and which keys it makes
         // (hashed keys, when keys per call are off).
-        let quiet_seed = space.deal(0).0;
+        // Schedule 0's simulation seed; not `deal(0)`, which needs the keys found here.
+        let quiet_seed = space.stream(0).random();
         let mut simulation = SimulationBuilder::new(space.level.clone(), quiet_seed)
             .guards(guards)
             .build()
@@ -495,10 +502,16 @@ impl ScheduleSpace {
         Ok(space)
     }
 
-    /// Schedule `index`: its simulation seed and its actions, in phase order.
-    fn deal(&self, index: u64) -> (u64, Vec<TimedAction>) {
+    /// Schedule `index`'s own random stream under the explorer's seed.
+    fn stream(&self, index: u64) -> ChaCha8Rng {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         rng.set_stream(index);
+        rng
+    }
+
+    /// Schedule `index`: its simulation seed and its actions, in phase order.
+    fn deal(&self, index: u64) -> (u64, Vec<TimedAction>) {
+        let mut rng = self.stream(index);
         let simulation_seed = rng.random();
         if self.deck.is_empty() {
             return (simulation_seed, Vec::new());
@@ -605,7 +618,7 @@ mod tests {
         let vault = vault();
         let space = ScheduleSpace::new(&vault, Guards::all_on(), 5).expect("a schedule space");
         assert!(space.phase_horizon > 0 && space.phase_horizon <= vault.max_phases);
-        assert_eq!(space.deck.len(), 9, "the vault's hand holds nine cards");
+        assert_eq!(space.deck.len(), 8, "the vault's hand holds eight cards");
         let mut lengths = BTreeSet::new();
         for index in 0..500 {
             let (simulation_seed, actions) = space.deal(index);
@@ -629,7 +642,7 @@ mod tests {
         }
         assert_eq!(
             lengths,
-            (1..=9).collect(),
+            (1..=8).collect(),
             "schedules use from one card to the whole hand"
         );
         let other = ScheduleSpace::new(&vault, Guards::all_on(), 6).expect("a schedule space");
