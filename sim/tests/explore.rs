@@ -380,9 +380,10 @@ fn explore_bad_input_exits_two_and_names_the_problem() {
 /// r1 from checkpoint v0. The twin's call is refused before sending and recorded `failed`;
 /// before the twin saves its checkpoint, w4 reserves the same key — `failed` may run again —
 /// and sends it (cr_0002), while Penny, told "failed", calls again as r1:c2 (cr_0003). The
-/// checkpoint version stops w4 only at its next save, after the money moved.
+/// checkpoint version stopped w4 only at its next save, after the money moved. Now the twin's
+/// save is compare-and-set on r1:c1 still being `failed`: w4 ran it again, so the twin stands
+/// down before Penny hears "failed" (`levels/19-vault.refused-twin.tape.ron` replays it).
 #[test]
-#[ignore = "known bug found by the explorer: the vault pays r1 twice (see the comment); un-ignore when the runtime holds"]
 fn the_vault_holds_against_the_explorers_first_find() {
     use twice_sim::level::{Play, TimedAction};
     let actions = vec![
@@ -405,5 +406,13 @@ fn the_vault_holds_against_the_explorers_first_find() {
         .expect("a simulation builds");
     simulation.run().expect("a simulation runs");
     let verdict = simulation.verdict().expect("a verdict");
-    assert_ne!(verdict.outcome, Outcome::PaidTwice, "{}", verdict.summary);
+    assert_eq!(verdict.outcome, Outcome::PaidOnce, "{}", verdict.summary);
+    assert!(
+        simulation
+            .guard_notes()
+            .iter()
+            .any(|note| note.detail.contains("relied on r1:c1 having failed")),
+        "the twin stood down on the failed record: {:?}",
+        simulation.guard_notes()
+    );
 }
