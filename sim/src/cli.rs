@@ -75,6 +75,11 @@ enum Commands {
     Worker(crate::drill::WorkerArgs),
     /// Persistence drill: real worker processes, real SIGKILLs, then check nothing was paid twice.
     Drill(crate::drill::DrillArgs),
+    /// Measure the ledger, the peer, the simulator and contention side by side (see the README's "Performance").
+    Bench(crate::bench::BenchArgs),
+    /// One contending process of `twice-sim bench` (started by it).
+    #[command(hide = true)]
+    BenchWorker(crate::bench::BenchWorkerArgs),
 }
 
 /// Runs the CLI with the process's arguments.
@@ -106,6 +111,8 @@ pub fn run(cli: Cli) -> u8 {
         Commands::Billing(args) => crate::drill::billing_command(args),
         Commands::Worker(args) => crate::drill::worker_command(args),
         Commands::Drill(args) => crate::drill::drill_command(args),
+        Commands::Bench(args) => crate::bench::bench_command(args),
+        Commands::BenchWorker(args) => crate::bench::worker_command(args),
     }
 }
 

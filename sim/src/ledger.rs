@@ -351,19 +351,14 @@ impl Ledger {
     fn configure(&self, file: bool) -> Result<(), LedgerError> {
         self.set_busy_timeout()?;
         if file {
-            let mode: String = self
-                .connection
-                .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-                .map_err(|error| self.classify(error, "switching to WAL"))?;
-            if !mode.eq_ignore_ascii_case("wal") {
-                return Err(LedgerError::Open {
-                    location: self.location(),
-                    detail: format!("journal mode is {mode}, WAL could not be set"),
-                });
-            }
-            self.connection
-                .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-                .map_err(|error| self.classify(error, "setting durability"))?;
+            apply_file_settings(&self.connection, |error, context| self.classify(error, context))
+                .map_err(|error| match error {
+                    FileSettingsError::NotWal { mode } => LedgerError::Open {
+                        location: self.location(),
+                        detail: format!("journal mode is {mode}, WAL could not be set"),
+                    },
+                    FileSettingsError::Ledger(error) => error,
+                })?;
         } else {
             self.connection
                 .execute_batch("PRAGMA synchronous = OFF;")
@@ -1023,6 +1018,36 @@ impl Ledger {
             .map_err(|error| classify_at(&location, error, "committing a checkpoint"))?;
         Ok(SaveOutcome::Saved { version })
     }
+}
+
+/// Why [`apply_file_settings`] failed.
+#[derive(Debug)]
+pub enum FileSettingsError<E> {
+    /// SQLite refused WAL (a read-only folder, a network file system): it answered with this mode.
+    NotWal { mode: String },
+    Ledger(E),
+}
+
+/// The settings of every file ledger connection: WAL, `synchronous = FULL`, foreign keys on.
+/// Public so that the benchmark's raw-SQLite baseline runs on exactly the same settings;
+/// `classify` turns a SQLite error into the caller's error type.
+pub fn apply_file_settings<E>(
+    connection: &Connection,
+    classify: impl Fn(rusqlite::Error, &'static str) -> E,
+) -> Result<(), FileSettingsError<E>> {
+    connection
+        .busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
+        .map_err(|error| FileSettingsError::Ledger(classify(error, "setting the busy timeout")))?;
+    let mode: String = connection
+        .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+        .map_err(|error| FileSettingsError::Ledger(classify(error, "switching to WAL")))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(FileSettingsError::NotWal { mode });
+    }
+    connection
+        .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        .map_err(|error| FileSettingsError::Ledger(classify(error, "setting durability")))?;
+    Ok(())
 }
 
 /// The fencing check: `Some` when the run's checkpoint is no longer the one the worker loaded.
