@@ -22,20 +22,28 @@ fn contended(criterion: &mut Criterion) {
     let mut file = 0_u32;
     for processes in [1_u32, 2, 4, 8] {
         group.throughput(Throughput::Elements(u64::from(processes * KEYS)));
-        group.bench_with_input(BenchmarkId::new("reservations", processes), &processes, |bencher, &processes| {
-            bencher.iter_custom(|iterations| {
-                let mut spent = Duration::ZERO;
-                for _ in 0..iterations {
-                    file += 1;
-                    let ledger = folder.path().join(format!("contention-{file}.sqlite"));
-                    let figure = contention::measure(executable, &ledger, processes, KEYS).expect("contention runs");
-                    assert_eq!(figure.duplicates, 0, "duplicate reservations with {processes} processes");
-                    assert_eq!(figure.unreserved, 0, "lost reservations with {processes} processes");
-                    spent += Duration::from_secs_f64(figure.seconds);
-                }
-                spent
-            })
-        });
+        group.bench_with_input(
+            BenchmarkId::new("reservations", processes),
+            &processes,
+            |bencher, &processes| {
+                bencher.iter_custom(|iterations| {
+                    let mut spent = Duration::ZERO;
+                    for _ in 0..iterations {
+                        file += 1;
+                        let ledger = folder.path().join(format!("contention-{file}.sqlite"));
+                        let figure =
+                            contention::measure(executable, &ledger, processes, KEYS).expect("contention runs");
+                        assert_eq!(
+                            figure.duplicates, 0,
+                            "duplicate reservations with {processes} processes"
+                        );
+                        assert_eq!(figure.unreserved, 0, "lost reservations with {processes} processes");
+                        spent += Duration::from_secs_f64(figure.seconds);
+                    }
+                    spent
+                })
+            },
+        );
     }
     group.finish();
 }

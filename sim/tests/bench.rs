@@ -89,7 +89,10 @@ fn the_json_report_has_every_figure_measured() {
     } else {
         assert!(report["peer"]["measured"].is_null());
         assert!(
-            report["peer"]["peer"].as_str().unwrap().contains("--features peer-benchmark"),
+            report["peer"]["peer"]
+                .as_str()
+                .unwrap()
+                .contains("--features peer-benchmark"),
             "{report:#}"
         );
     }
@@ -126,6 +129,10 @@ fn a_worker_refuses_a_ledger_that_does_not_exist() {
         "3",
     ]);
     assert_ne!(output.status.code(), Some(0), "{}", text(&output));
-    assert!(text(&output).contains("missing.sqlite: no such file"), "{}", text(&output));
+    assert!(
+        text(&output).contains("missing.sqlite: no such file"),
+        "{}",
+        text(&output)
+    );
     assert!(!missing.exists(), "the worker must not create the ledger");
 }

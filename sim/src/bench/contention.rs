@@ -152,6 +152,9 @@ pub struct ContentionFigure {
     pub reservations: u64,
     pub seconds: f64,
     pub reservations_per_second: f64,
+    /// Keys reserved to run per second: each key is won (and fsynced) once; the other
+    /// processes' reservations of it are answered from the ledger without a write.
+    pub keys_per_second: f64,
     /// Keys for which more than one process was told "run", or with more than one row or
     /// more than one `reserved` event. Must be zero.
     pub duplicates: u64,
@@ -160,7 +163,12 @@ pub struct ContentionFigure {
 }
 
 /// Starts `processes` workers on a new ledger at `ledger_path`, each reserving all `keys`.
-pub fn measure(executable: &Path, ledger_path: &Path, processes: u32, keys: u32) -> Result<ContentionFigure, BenchError> {
+pub fn measure(
+    executable: &Path,
+    ledger_path: &Path,
+    processes: u32,
+    keys: u32,
+) -> Result<ContentionFigure, BenchError> {
     if processes == 0 || processes > PROCESSES_MAX {
         return Err(BenchError::Input(format!(
             "{processes} processes: from 1 to {PROCESSES_MAX}"
@@ -178,7 +186,7 @@ pub fn measure(executable: &Path, ledger_path: &Path, processes: u32, keys: u32)
     // Created here, once, so the workers only open it.
     let observer = Ledger::open(ledger_path)?;
     let mut workers = Workers::default();
-    let (sender, receiver) = mpsc::channel::<(u32, Result<String, String>)>();
+    let (sender, receiver) = mpsc::channel::<(u32, Heard)>();
     for number in 0..processes {
         let mut child = Command::new(executable)
             .arg("bench-worker")
@@ -201,29 +209,51 @@ pub fn measure(executable: &Path, ledger_path: &Path, processes: u32, keys: u32)
         let sender = sender.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
-                let line = line.map_err(|error| error.to_string());
-                let failed = line.is_err();
-                if sender.send((number, line)).is_err() || failed {
+                let heard = match line {
+                    Ok(line) => Heard::Line(line),
+                    Err(error) => Heard::Failed(error.to_string()),
+                };
+                let failed = matches!(heard, Heard::Failed(_));
+                if sender.send((number, heard)).is_err() || failed {
                     return;
                 }
             }
-            let _ = sender.send((number, Err("the worker exited without reporting".into())));
+            let _ = sender.send((number, Heard::Ended));
         });
     }
     drop(sender);
-    let next_line = |expecting: &str| -> Result<(u32, String), BenchError> {
-        match receiver.recv_timeout(Duration::from_millis(WORKER_WAIT_MS)) {
-            Ok((number, Ok(line))) => Ok((number, line)),
-            Ok((number, Err(error))) => Err(BenchError::Io(format!("worker p{number}: {error}"))),
-            Err(_) => Err(BenchError::Io(format!(
-                "no worker reported {expecting} within {WORKER_WAIT_MS} ms"
-            ))),
+    // Lines in the order they come; a worker that ends after it said all it had to is fine.
+    let mut lines_from: Vec<u32> = vec![0; processes as usize];
+    let mut next_line = |expecting: &str, lines_so_far: u32| -> Result<(u32, String), BenchError> {
+        loop {
+            match receiver.recv_timeout(Duration::from_millis(WORKER_WAIT_MS)) {
+                Ok((number, Heard::Line(line))) => {
+                    lines_from[number as usize] += 1;
+                    return Ok((number, line));
+                }
+                Ok((number, Heard::Ended)) if lines_from[number as usize] > lines_so_far => {}
+                Ok((number, Heard::Ended)) => {
+                    return Err(BenchError::Io(format!(
+                        "worker p{number} exited before it reported {expecting}"
+                    )));
+                }
+                Ok((number, Heard::Failed(error))) => {
+                    return Err(BenchError::Io(format!("reading worker p{number}: {error}")));
+                }
+                Err(_) => {
+                    return Err(BenchError::Io(format!(
+                        "no worker reported {expecting} within {WORKER_WAIT_MS} ms"
+                    )));
+                }
+            }
         }
     };
     for _ in 0..processes {
-        let (number, line) = next_line("ready")?;
+        let (number, line) = next_line("ready", 0)?;
         if line != "ready" {
-            return Err(BenchError::Io(format!("worker p{number} said {line:?} instead of `ready`")));
+            return Err(BenchError::Io(format!(
+                "worker p{number} said {line:?} instead of `ready`"
+            )));
         }
     }
     let started = Instant::now();
@@ -233,7 +263,7 @@ pub fn measure(executable: &Path, ledger_path: &Path, processes: u32, keys: u32)
     }
     let mut reports = Vec::new();
     for _ in 0..processes {
-        let (number, line) = next_line("its reservations")?;
+        let (number, line) = next_line("its reservations", 1)?;
         let report: WorkerReport = serde_json::from_str(&line)
             .map_err(|error| BenchError::Io(format!("worker p{number} reported {line:?}: {error}")))?;
         reports.push(report);
@@ -281,9 +311,17 @@ pub fn measure(executable: &Path, ledger_path: &Path, processes: u32, keys: u32)
         } else {
             0.0
         },
+        keys_per_second: if seconds > 0.0 { f64::from(keys) / seconds } else { 0.0 },
         duplicates,
         unreserved,
     })
+}
+
+/// What a reader thread heard from its worker.
+enum Heard {
+    Line(String),
+    Ended,
+    Failed(String),
 }
 
 /// The started workers: whatever happens, none outlives the measurement.

@@ -20,11 +20,17 @@ pub const PEER_NAME: &str = "agent-effects 0.2.0 (SQLite store)";
 
 /// A runtime of the peer on its own SQLite file, driven from one current-thread tokio
 /// runtime (its store is async).
-#[derive(Debug)]
 pub struct PeerCycles {
     executor: tokio::runtime::Runtime,
     runtime: Runtime<SqliteStore>,
     path: PathBuf,
+}
+
+impl std::fmt::Debug for PeerCycles {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The peer's runtime has no `Debug`; its file says which one this is.
+        formatter.debug_struct("PeerCycles").field("path", &self.path).finish()
+    }
 }
 
 impl PeerCycles {

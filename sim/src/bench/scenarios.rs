@@ -12,6 +12,23 @@ use super::BenchError;
 use crate::level::{self, LoadedLevel, LoadedTape};
 use crate::simulator::SimulationBuilder;
 
+/// Time spent on a measurement.
+#[derive(Clone, Copy, Debug)]
+pub struct Spent {
+    pub wall_seconds: f64,
+    /// The time this thread actually ran, where the system says (Linux): on a machine shared
+    /// with other work, this is the "one core" figure; the clock also counts time spent waiting
+    /// for a core.
+    pub cpu_seconds: Option<f64>,
+}
+
+/// This thread's time on a CPU, from `/proc/thread-self/schedstat` (nanoseconds, first field).
+fn thread_cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanoseconds: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(nanoseconds as f64 / 1e9)
+}
+
 /// The level the figure is about: every guard on, a full hand.
 pub const VAULT_LEVEL_FILE: &str = "19-vault.level.ron";
 
@@ -49,11 +66,25 @@ impl Scenarios {
 
     /// Plays `count` scenarios, the tapes in turn, on this thread. Returns the seconds spent.
     pub fn play(&self, count: u64) -> Result<f64, BenchError> {
+        Ok(self.play_timed(count)?.wall_seconds)
+    }
+
+    /// Plays `count` scenarios and says how long it took by the clock and on the CPU.
+    pub fn play_timed(&self, count: u64) -> Result<Spent, BenchError> {
+        let cpu_before = thread_cpu_seconds();
         let started = Instant::now();
         for (tape, _) in self.tapes.iter().cycle().zip(0..count) {
             self.play_one(tape)?;
         }
-        Ok(started.elapsed().as_secs_f64())
+        let wall_seconds = started.elapsed().as_secs_f64();
+        let cpu_seconds = match (cpu_before, thread_cpu_seconds()) {
+            (Some(before), Some(after)) => Some(after - before),
+            _ => None,
+        };
+        Ok(Spent {
+            wall_seconds,
+            cpu_seconds,
+        })
     }
 
     fn play_one(&self, tape: &LoadedTape) -> Result<(), BenchError> {

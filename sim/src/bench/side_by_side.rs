@@ -155,9 +155,10 @@ impl RawInserts {
         };
         let connection = Connection::open(path).map_err(|error| sqlite(error, "opening"))?;
         ledger::apply_file_settings(&connection, sqlite).map_err(|error| match error {
-            FileSettingsError::NotWal { mode } => {
-                BenchError::Unexpected(format!("{}: journal mode is {mode}, WAL could not be set", path.display()))
-            }
+            FileSettingsError::NotWal { mode } => BenchError::Unexpected(format!(
+                "{}: journal mode is {mode}, WAL could not be set",
+                path.display()
+            )),
             FileSettingsError::Ledger(error) => error,
         })?;
         connection
