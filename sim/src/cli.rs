@@ -77,6 +77,11 @@ enum Commands {
     Drill(crate::drill::DrillArgs),
     /// Search random fault schedules for a heist, shrink the first one found and write it as a tape.
     Explore(crate::explore::command::ExploreArgs),
+    /// Measure the ledger, the peer, the simulator and contention side by side (see the README's "Performance").
+    Bench(crate::bench::BenchArgs),
+    /// One contending process of `twice-sim bench` (started by it).
+    #[command(hide = true)]
+    BenchWorker(crate::bench::BenchWorkerArgs),
 }
 
 /// Runs the CLI with the process's arguments.
@@ -109,6 +114,8 @@ pub fn run(cli: Cli) -> u8 {
         Commands::Worker(args) => crate::drill::worker_command(args),
         Commands::Drill(args) => crate::drill::drill_command(args),
         Commands::Explore(args) => crate::explore::command::explore_command(args),
+        Commands::Bench(args) => crate::bench::bench_command(args),
+        Commands::BenchWorker(args) => crate::bench::worker_command(args),
     }
 }
 

@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 const SCHEMA_NAME: &str = "twice-ledger";
 /// How long a connection waits for another's write lock (shared by every Twice database).
 pub use crate::sqlite_file::BUSY_TIMEOUT_MS;
+/// Prepared statements kept per connection: every statement the ledger runs fits, so none
+/// is parsed twice on one connection.
+const STATEMENT_CACHE_CAPACITY: usize = 32;
 /// The most rows one listing returns.
 pub const LIST_LIMIT_MAX: u32 = 1_000;
 
@@ -286,6 +290,7 @@ impl Ledger {
             location: location.describe(),
             detail: error.to_string(),
         })?;
+        connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
         let ledger = Ledger { connection, location };
         // Identify the file before changing anything about it: a file that is not a
         // ledger must be left byte for byte as it was (switching to WAL rewrites its header).
@@ -302,7 +307,23 @@ impl Ledger {
     pub fn open_memory() -> Result<Ledger, LedgerError> {
         let name = format!("twice-ledger-{}", MEMORY_LEDGERS.fetch_add(1, Ordering::Relaxed));
         let ledger = Ledger::connect_memory(&name)?;
-        ledger.ensure_schema()?;
+        // A new name is a new, empty database that nobody else can have touched: the schema
+        // goes straight in, without the checks a file on disk needs. (The simulator opens one
+        // per scenario; those checks were a tenth of a scenario's time.)
+        ledger
+            .connection
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|error| ledger.classify(error, "creating the schema"))?;
+        match ledger.write_schema() {
+            Ok(()) => ledger
+                .connection
+                .execute_batch("COMMIT")
+                .map_err(|error| ledger.classify(error, "creating the schema"))?,
+            Err(error) => {
+                let _ = ledger.connection.execute_batch("ROLLBACK");
+                return Err(error);
+            }
+        }
         Ok(ledger)
     }
 
@@ -320,6 +341,7 @@ impl Ledger {
             location: location.describe(),
             detail: error.to_string(),
         })?;
+        connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
         let ledger = Ledger { connection, location };
         ledger.configure(false)?;
         Ok(ledger)
@@ -352,16 +374,15 @@ impl Ledger {
     fn configure(&self, file: bool) -> Result<(), LedgerError> {
         self.set_busy_timeout()?;
         if file {
-            sqlite_file::make_durable(&self.connection).map_err(|error| match error {
-                DurabilityError::Sqlite { context, error } => self.classify(error, context),
-                DurabilityError::NotWal { mode } => LedgerError::Open {
-                    location: self.location(),
-                    detail: DurabilityError::not_wal_detail(&mode),
-                },
+            apply_file_settings(&self.connection, |error, context| self.classify(error, context)).map_err(|error| {
+                match error {
+                    FileSettingsError::NotWal { mode } => LedgerError::Open {
+                        location: self.location(),
+                        detail: DurabilityError::not_wal_detail(&mode),
+                    },
+                    FileSettingsError::Ledger(error) => error,
+                }
             })?;
-            self.connection
-                .execute_batch("PRAGMA foreign_keys = ON;")
-                .map_err(|error| self.classify(error, "setting durability"))?;
         } else {
             self.connection
                 .execute_batch("PRAGMA synchronous = OFF;")
@@ -390,16 +411,7 @@ impl Ledger {
             if !self.table_names()?.is_empty() {
                 return Ok(());
             }
-            self.connection
-                .execute_batch(SCHEMA)
-                .map_err(|error| self.classify(error, "creating the schema"))?;
-            self.connection
-                .execute(
-                    "INSERT INTO twice_meta (name, value) VALUES ('schema', ?1), ('schema_version', ?2)",
-                    params![SCHEMA_NAME, SCHEMA_VERSION.to_string()],
-                )
-                .map_err(|error| self.classify(error, "creating the schema"))?;
-            Ok(())
+            self.write_schema()
         })();
         match created {
             Ok(()) => self
@@ -411,6 +423,20 @@ impl Ledger {
                 Err(error)
             }
         }
+    }
+
+    /// The tables, indexes, triggers and the schema's name and version, inside the caller's transaction.
+    fn write_schema(&self) -> Result<(), LedgerError> {
+        self.connection
+            .execute_batch(SCHEMA)
+            .map_err(|error| self.classify(error, "creating the schema"))?;
+        self.connection
+            .execute(
+                "INSERT INTO twice_meta (name, value) VALUES ('schema', ?1), ('schema_version', ?2)",
+                params![SCHEMA_NAME, SCHEMA_VERSION.to_string()],
+            )
+            .map_err(|error| self.classify(error, "creating the schema"))?;
+        Ok(())
     }
 
     fn ensure_schema(&self) -> Result<(), LedgerError> {
@@ -476,7 +502,7 @@ impl Ledger {
         let existing = existing.map(|row| row.into_record(&location)).transpose()?;
         let reservation = decide_and_write(&transaction, request, existing, now_ms)
             .map_err(|error| classify_at(&location, error, "reserving"))?;
-        let reservation = reservation.into_reservation(&location)?;
+        let reservation = reservation.into_reservation();
         transaction
             .commit()
             .map_err(|error| classify_at(&location, error, "committing a reservation"))?;
@@ -514,14 +540,14 @@ impl Ledger {
         let transaction = self.begin("inserting a reservation")?;
         let at = |error| classify_at(&location, error, "inserting");
         if let Some(fenced) = fence(&transaction, request).map_err(at)? {
-            return fenced.into_reservation(&location);
+            return Ok(fenced.into_reservation());
         }
         let previous = select_record(&transaction, request.key).map_err(at)?;
         let attempts = previous.as_ref().map_or(0, |row| row.attempts);
         let previous_status = previous.as_ref().and_then(|row| Status::parse(&row.status));
         let previous_owner = previous.as_ref().map(|row| row.owner.clone());
-        transaction
-            .execute(
+        execute_cached(
+            &transaction,
                 "INSERT OR REPLACE INTO tool_executions (idempotency_key, tenant, run_id, tool_call_id, tool, side_effect, arguments,
                      status, attempts, result, owner, created_at_ms, updated_at_ms, lease_expires_at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'started', ?8, NULL, ?9, ?10, ?10, ?11)",
@@ -568,11 +594,11 @@ impl Ledger {
         };
         let reservation = Decision::Decided {
             action,
-            row,
+            record: row.into_record(&location)?,
             previous_owner,
             previous_status,
         }
-        .into_reservation(&location)?;
+        .into_reservation();
         transaction
             .commit()
             .map_err(|error| classify_at(&location, error, "committing"))?;
@@ -589,12 +615,12 @@ impl Ledger {
     ) -> Result<(), LedgerError> {
         let location = self.location.clone();
         let transaction = self.begin("counting an attempt")?;
-        let changed = transaction
-            .execute(
-                "UPDATE tool_executions SET attempts = ?2, updated_at_ms = ?3 WHERE idempotency_key = ?1",
-                params![key.as_str(), attempt, now_ms as i64],
-            )
-            .map_err(|error| classify_at(&location, error, "counting an attempt"))?;
+        let changed = execute_cached(
+            &transaction,
+            "UPDATE tool_executions SET attempts = ?2, updated_at_ms = ?3 WHERE idempotency_key = ?1",
+            params![key.as_str(), attempt, now_ms as i64],
+        )
+        .map_err(|error| classify_at(&location, error, "counting an attempt"))?;
         if changed == 1 {
             append_history(
                 &transaction,
@@ -637,13 +663,13 @@ impl Ledger {
             })?
             .into_record(&location)?;
         let recorded = if current.status == Status::Started {
-            transaction
-                .execute(
-                    "UPDATE tool_executions SET status = ?2, result = ?3, updated_at_ms = ?4, lease_expires_at_ms = NULL
+            execute_cached(
+                &transaction,
+                "UPDATE tool_executions SET status = ?2, result = ?3, updated_at_ms = ?4, lease_expires_at_ms = NULL
                      WHERE idempotency_key = ?1 AND status = 'started'",
-                    params![key.as_str(), status.name(), result, now_ms as i64],
-                )
-                .map_err(|error| classify_at(&location, error, "recording an outcome"))?;
+                params![key.as_str(), status.name(), result, now_ms as i64],
+            )
+            .map_err(|error| classify_at(&location, error, "recording an outcome"))?;
             append_history(
                 &transaction,
                 key,
@@ -656,10 +682,15 @@ impl Ledger {
                 result,
             )
             .map_err(|error| classify_at(&location, error, "recording an outcome"))?;
-            let after = select_record(&transaction, key)
-                .map_err(|error| classify_at(&location, error, "recording an outcome"))?
-                .expect("row exists")
-                .into_record(&location)?;
+            // The row is exactly what the UPDATE wrote over what was read in this same
+            // transaction: no need to read it back.
+            let after = ExecutionRecord {
+                status,
+                result: result.map(str::to_owned),
+                updated_at_ms: now_ms,
+                lease_expires_at_ms: None,
+                ..current
+            };
             Recorded::Recorded(after)
         } else {
             let detail = format!(
@@ -773,19 +804,19 @@ impl Ledger {
             });
         }
         let result = settlement.result.or(current.result.as_deref());
-        transaction
-            .execute(
-                "UPDATE tool_executions SET status = ?2, result = ?3, updated_at_ms = ?4, lease_expires_at_ms = NULL
+        execute_cached(
+            &transaction,
+            "UPDATE tool_executions SET status = ?2, result = ?3, updated_at_ms = ?4, lease_expires_at_ms = NULL
                  WHERE idempotency_key = ?1 AND status = ?5",
-                params![
-                    key.as_str(),
-                    settlement.to.name(),
-                    result,
-                    now_ms as i64,
-                    current.status.name()
-                ],
-            )
-            .map_err(|error| classify_at(&location, error, "settling"))?;
+            params![
+                key.as_str(),
+                settlement.to.name(),
+                result,
+                now_ms as i64,
+                current.status.name()
+            ],
+        )
+        .map_err(|error| classify_at(&location, error, "settling"))?;
         append_history(
             &transaction,
             key,
@@ -798,10 +829,14 @@ impl Ledger {
             settlement.result,
         )
         .map_err(|error| classify_at(&location, error, "settling"))?;
-        let after = select_record(&transaction, key)
-            .map_err(|error| classify_at(&location, error, "settling"))?
-            .expect("row exists")
-            .into_record(&location)?;
+        // What the UPDATE wrote over what this transaction read: no need to read it back.
+        let after = ExecutionRecord {
+            status: settlement.to,
+            result: result.map(str::to_owned),
+            updated_at_ms: now_ms,
+            lease_expires_at_ms: None,
+            ..current
+        };
         transaction
             .commit()
             .map_err(|error| classify_at(&location, error, "committing a settlement"))?;
@@ -931,14 +966,14 @@ impl Ledger {
     }
 
     pub fn load_checkpoint(&self, run_id: &str) -> Result<Option<Checkpoint>, LedgerError> {
-        self.connection
-            .query_row(
-                "SELECT run_id, version, status, state, saved_by, updated_at_ms FROM run_checkpoints WHERE run_id = ?1",
-                [run_id],
-                checkpoint_from_row,
-            )
-            .optional()
-            .map_err(|error| self.classify(error, "loading a checkpoint"))
+        query_row_cached(
+            &self.connection,
+            "SELECT run_id, version, status, state, saved_by, updated_at_ms FROM run_checkpoints WHERE run_id = ?1",
+            [run_id],
+            checkpoint_from_row,
+        )
+        .optional()
+        .map_err(|error| self.classify(error, "loading a checkpoint"))
     }
 
     pub fn checkpoints(&self) -> Result<Vec<Checkpoint>, LedgerError> {
@@ -986,15 +1021,15 @@ impl Ledger {
     ) -> Result<SaveOutcome, LedgerError> {
         let location = self.location.clone();
         let transaction = self.begin("saving a checkpoint")?;
-        let found: u32 = transaction
-            .query_row(
-                "SELECT version FROM run_checkpoints WHERE run_id = ?1",
-                [run_id],
-                |row| row.get(0),
-            )
-            .optional()
-            .map_err(|error| classify_at(&location, error, "saving a checkpoint"))?
-            .unwrap_or(0);
+        let found: u32 = query_row_cached(
+            &transaction,
+            "SELECT version FROM run_checkpoints WHERE run_id = ?1",
+            [run_id],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(|error| classify_at(&location, error, "saving a checkpoint"))?
+        .unwrap_or(0);
         if let Some(expected) = expected_version
             && expected != found
         {
@@ -1012,11 +1047,9 @@ impl Ledger {
             if let Some((found_status, owner)) = record
                 && found_status != Status::Failed.name()
             {
-                let status = Status::parse(&found_status).ok_or_else(|| {
-                    LedgerError::Corrupt {
-                        location: location.describe(),
-                        detail: format!("record {key} has status {found_status:?}"),
-                    }
+                let status = Status::parse(&found_status).ok_or_else(|| LedgerError::Corrupt {
+                    location: location.describe(),
+                    detail: format!("record {key} has status {found_status:?}"),
                 })?;
                 return Ok(SaveOutcome::TakenOver {
                     key: key.as_str().to_owned(),
@@ -1026,8 +1059,8 @@ impl Ledger {
             }
         }
         let version = found + 1;
-        transaction
-            .execute(
+        execute_cached(
+            &transaction,
                 "INSERT INTO run_checkpoints (run_id, version, status, state, saved_by, updated_at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (run_id) DO UPDATE SET version = ?2, status = ?3, state = ?4, saved_by = ?5, updated_at_ms = ?6",
@@ -1041,6 +1074,36 @@ impl Ledger {
     }
 }
 
+/// Why [`apply_file_settings`] failed.
+#[derive(Debug)]
+pub enum FileSettingsError<E> {
+    /// SQLite refused WAL (a read-only folder, a network file system): it answered with this mode.
+    NotWal {
+        mode: String,
+    },
+    Ledger(E),
+}
+
+/// The settings of every file ledger connection: WAL, `synchronous = FULL`, foreign keys on.
+/// Public so that the benchmark's raw-SQLite baseline runs on exactly the same settings;
+/// `classify` turns a SQLite error into the caller's error type.
+pub fn apply_file_settings<E>(
+    connection: &Connection,
+    classify: impl Fn(rusqlite::Error, &'static str) -> E,
+) -> Result<(), FileSettingsError<E>> {
+    connection
+        .busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
+        .map_err(|error| FileSettingsError::Ledger(classify(error, "setting the busy timeout")))?;
+    sqlite_file::make_durable(connection).map_err(|error| match error {
+        DurabilityError::Sqlite { context, error } => FileSettingsError::Ledger(classify(error, context)),
+        DurabilityError::NotWal { mode } => FileSettingsError::NotWal { mode },
+    })?;
+    connection
+        .execute_batch("PRAGMA foreign_keys = ON;")
+        .map_err(|error| FileSettingsError::Ledger(classify(error, "setting durability")))?;
+    Ok(())
+}
+
 /// The fencing check: `Some` when the run's checkpoint is no longer the one the worker loaded.
 fn fence(connection: &Connection, request: &ReserveRequest<'_>) -> rusqlite::Result<Option<Decision>> {
     let Some(expected) = request.checkpoint_version else {
@@ -1052,6 +1115,22 @@ fn fence(connection: &Connection, request: &ReserveRequest<'_>) -> rusqlite::Res
         .optional()?
         .unwrap_or(0);
     Ok((found != expected).then_some(Decision::Fenced { expected, found }))
+}
+
+/// `execute` through the connection's statement cache: the ledger runs the same few
+/// statements over and over, and parsing them each time was a measurable part of a cycle.
+fn execute_cached(connection: &Connection, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    connection.prepare_cached(sql)?.execute(params)
+}
+
+/// `query_row` through the connection's statement cache (see [`execute_cached`]).
+fn query_row_cached<T>(
+    connection: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    map: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    connection.prepare_cached(sql)?.query_row(params, map)
 }
 
 /// Turns a SQLite error into one that names the problem and the ledger.
@@ -1161,7 +1240,7 @@ fn select_record(connection: &Connection, key: &IdempotencyKey) -> rusqlite::Res
 enum Decision {
     Decided {
         action: ReservationAction,
-        row: RawRecord,
+        record: ExecutionRecord,
         previous_owner: Option<String>,
         previous_status: Option<Status>,
     },
@@ -1175,22 +1254,22 @@ enum Decision {
 }
 
 impl Decision {
-    fn into_reservation(self, location: &Location) -> Result<Reservation, LedgerError> {
-        Ok(match self {
+    fn into_reservation(self) -> Reservation {
+        match self {
             Decision::Decided {
                 action,
-                row,
+                record,
                 previous_owner,
                 previous_status,
             } => Reservation::Decided {
                 action,
-                record: row.into_record(location)?,
+                record,
                 previous_owner,
                 previous_status,
             },
             Decision::Mismatch { existing } => Reservation::ArgumentsMismatch { existing },
             Decision::Fenced { expected, found } => Reservation::Fenced { expected, found },
-        })
+        }
     }
 }
 
@@ -1223,9 +1302,12 @@ fn decide_and_write(
     let lease_expires = request.lease_ms.map(|lease| (now_ms + lease) as i64);
     let previous_owner = existing.as_ref().map(|record| record.owner.clone());
     let previous_status = existing.as_ref().map(|record| record.status);
-    match action {
+    // The record after the decision is built from what this transaction read and wrote,
+    // never read back: the same values, one query fewer on every reservation.
+    let record = match action {
         ReservationAction::RunNew => {
-            connection.execute(
+            execute_cached(
+                connection,
                 "INSERT INTO tool_executions (idempotency_key, tenant, run_id, tool_call_id, tool, side_effect, arguments,
                      status, attempts, result, owner, created_at_ms, updated_at_ms, lease_expires_at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'started', 0, NULL, ?8, ?9, ?9, ?10)",
@@ -1253,10 +1335,27 @@ fn decide_and_write(
                 None,
                 None,
             )?;
+            ExecutionRecord {
+                key: request.key.clone(),
+                tenant: request.tenant.to_owned(),
+                run_id: request.run_id.to_owned(),
+                tool_call_id: request.tool_call_id.to_owned(),
+                tool: request.tool.to_owned(),
+                side_effect: request.side_effect,
+                arguments: request.arguments.to_owned(),
+                status: Status::Started,
+                attempts: 0,
+                result: None,
+                owner: request.owner.to_owned(),
+                created_at_ms: now_ms,
+                updated_at_ms: now_ms,
+                lease_expires_at_ms: lease_expires.map(|ms| ms as u64),
+            }
         }
         ReservationAction::RunAgain | ReservationAction::TakeOverExpiredLease => {
             let from = existing.as_ref().map(|record| record.status);
-            connection.execute(
+            execute_cached(
+                connection,
                 "UPDATE tool_executions SET status = 'started', result = NULL, owner = ?2, updated_at_ms = ?3, lease_expires_at_ms = ?4
                  WHERE idempotency_key = ?1",
                 params![request.key.as_str(), request.owner, now_ms as i64, lease_expires],
@@ -1280,13 +1379,23 @@ fn decide_and_write(
                 None,
                 detail,
             )?;
+            let existing = existing.expect("the decision table runs again only what exists");
+            ExecutionRecord {
+                status: Status::Started,
+                result: None,
+                owner: request.owner.to_owned(),
+                updated_at_ms: now_ms,
+                lease_expires_at_ms: lease_expires.map(|ms| ms as u64),
+                ..existing
+            }
         }
-        ReservationAction::ReturnRecorded | ReservationAction::ReturnCompensated | ReservationAction::Unknown => {}
-    }
-    let row = select_record(connection, request.key)?.expect("the record exists after a reservation decision");
+        ReservationAction::ReturnRecorded | ReservationAction::ReturnCompensated | ReservationAction::Unknown => {
+            existing.expect("the decision table returns or waits only on what exists")
+        }
+    };
     Ok(Decision::Decided {
         action,
-        row,
+        record,
         previous_owner,
         previous_status,
     })

@@ -6,6 +6,7 @@
 //! are another. Nothing in here reads the wall clock or ambient randomness.
 
 pub mod api;
+pub mod bench;
 pub mod billing;
 pub mod campaign;
 pub mod checker;

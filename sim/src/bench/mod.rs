@@ -1,0 +1,530 @@
+//! `twice-sim bench`: the four performance figures of the README's "Performance" section,
+//! each a ratio of two things measured side by side in the same run (these machines are
+//! noisy; a ratio survives a slow spell that an absolute figure does not).
+//!
+//! 1. Ledger: reserve + complete cycles on a file ledger against raw single-row
+//!    INSERT-and-commit on the same SQLite settings ([`side_by_side`]). A cycle makes two
+//!    commits, so 0.5 is the ceiling.
+//! 2. Peer: the same cycle through `agent-effects` ([`peer`], with `--features peer-benchmark`).
+//! 3. Simulator: vault scenarios per second on one thread ([`scenarios`]), against 10,000.
+//! 4. Contention: reservations per second with several processes on one ledger file, against
+//!    one process, with zero duplicate reservations ([`contention`]).
+//!
+//! The criterion benchmarks in `sim/benches/` measure the same things with criterion's
+//! statistics; this command prints the ratios in one table.
+
+pub mod contention;
+#[cfg(feature = "peer-benchmark")]
+pub mod peer;
+pub mod scenarios;
+pub mod side_by_side;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::ledger::LedgerError;
+use contention::{ContentionFigure, KEYS_MAX, PROCESSES_MAX};
+use side_by_side::{LedgerCycles, Measured, RawInserts};
+
+pub use contention::{BenchWorkerArgs, worker_command};
+
+/// Exit code: measured, and no duplicate reservation.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: a duplicate or a lost reservation, a wrong verdict, or a failed measurement.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code: a bad flag or a level that does not load.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// The most cycles (figures 1 and 2) one run measures.
+pub const CYCLES_MAX: u64 = 1_000_000;
+/// The most rounds the cycles are cut into.
+pub const ROUNDS_MAX: u64 = 1_000;
+/// The most scenarios one run plays.
+pub const SCENARIOS_MAX: u64 = 10_000_000;
+/// The most process counts one run measures.
+pub const PROCESS_COUNTS_MAX: usize = 8;
+/// What the simulator figure is measured against: scenarios per second on one core.
+pub const SCENARIOS_PER_SECOND_AIM: f64 = 10_000.0;
+/// What the ledger figure aims for: a cycle makes two commits, so 0.5 is the ceiling.
+pub const LEDGER_RATIO_AIM: f64 = 0.45;
+
+/// Everything that can stop a measurement, naming what and where.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("{0}")]
+    Input(String),
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    #[error("{}: {context}: {source}", path.display())]
+    Sqlite {
+        path: PathBuf,
+        context: &'static str,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("{0}")]
+    Io(String),
+    #[error("{0}")]
+    Unexpected(String),
+    #[error("the peer: {0}")]
+    Peer(String),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Tiny counts: a smoke run in seconds (the figures are then only indicative).
+    #[arg(long)]
+    pub quick: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+    /// The level for the simulator figure; its tapes are the ones beside it.
+    #[arg(long, default_value = "levels/19-vault.level.ron")]
+    pub level: PathBuf,
+    /// Where to put the benchmark's SQLite files (default: a new temporary folder, removed
+    /// afterwards). Measure on the disk you care about: fsync is most of a commit.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Ledger cycles (and raw inserts, and peer cycles) to measure [default: 2000, quick: 40].
+    #[arg(long)]
+    pub cycles: Option<u64>,
+    /// Rounds the cycles are cut into, the contenders' order rotating [default: 10, quick: 2].
+    #[arg(long)]
+    pub rounds: Option<u64>,
+    /// Vault scenarios to play [default: 20000, quick: 12].
+    #[arg(long)]
+    pub scenarios: Option<u64>,
+    /// Keys each contending process reserves [default: 400, quick: 20].
+    #[arg(long)]
+    pub keys: Option<u32>,
+    /// Process counts for the contention figure, measured against one process.
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8")]
+    pub processes: Vec<u32>,
+}
+
+/// What to measure, checked.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchPlan {
+    pub quick: bool,
+    pub level: PathBuf,
+    pub cycles: u64,
+    pub rounds: u64,
+    pub scenarios: u64,
+    pub keys: u32,
+    pub processes: Vec<u32>,
+}
+
+impl BenchPlan {
+    pub fn from_args(args: &BenchArgs) -> Result<BenchPlan, BenchError> {
+        let pick = |given: Option<u64>, full: u64, quick: u64| given.unwrap_or(if args.quick { quick } else { full });
+        let plan = BenchPlan {
+            quick: args.quick,
+            level: args.level.clone(),
+            cycles: pick(args.cycles, 2_000, 40),
+            rounds: pick(args.rounds, 10, 2),
+            scenarios: pick(args.scenarios, 20_000, 12),
+            keys: args.keys.unwrap_or(if args.quick { 20 } else { 400 }),
+            processes: args.processes.clone(),
+        };
+        let within = |flag: &str, value: u64, max: u64| {
+            if value == 0 || value > max {
+                Err(BenchError::Input(format!("--{flag} {value}: from 1 to {max}")))
+            } else {
+                Ok(())
+            }
+        };
+        within("cycles", plan.cycles, CYCLES_MAX)?;
+        within("rounds", plan.rounds, ROUNDS_MAX)?;
+        within("scenarios", plan.scenarios, SCENARIOS_MAX)?;
+        within("keys", u64::from(plan.keys), u64::from(KEYS_MAX))?;
+        if plan.rounds > plan.cycles {
+            return Err(BenchError::Input(format!(
+                "--rounds {}: more rounds than --cycles {}",
+                plan.rounds, plan.cycles
+            )));
+        }
+        if plan.processes.is_empty() || plan.processes.len() > PROCESS_COUNTS_MAX {
+            return Err(BenchError::Input(format!(
+                "--processes: from 1 to {PROCESS_COUNTS_MAX} counts, comma-separated"
+            )));
+        }
+        for &count in &plan.processes {
+            within("processes", u64::from(count), u64::from(PROCESSES_MAX))?;
+        }
+        Ok(plan)
+    }
+}
+
+/// Figure 1.
+#[derive(Clone, Debug, Serialize)]
+pub struct LedgerFigure {
+    pub ours: Measured,
+    pub raw: Measured,
+    /// Ledger cycles per second ÷ raw inserts per second.
+    pub ratio: f64,
+    pub aim: f64,
+}
+
+/// Figure 2.
+#[derive(Clone, Debug, Serialize)]
+pub struct PeerFigure {
+    /// The peer's name and version, or why it was not measured.
+    pub peer: String,
+    pub measured: Option<Measured>,
+    /// Our cycles per second ÷ the peer's: above 1, ours is faster.
+    pub ratio: Option<f64>,
+}
+
+/// Figure 3.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimulatorFigure {
+    pub level: String,
+    pub tapes: Vec<PathBuf>,
+    pub scenarios: u64,
+    /// By the clock.
+    pub seconds: f64,
+    /// On the CPU (this thread's run time), when the system tells it.
+    pub cpu_seconds: Option<f64>,
+    /// Scenarios per second by the clock.
+    pub per_second: f64,
+    /// Scenarios per second of CPU time: what one core does when it is not shared.
+    pub per_cpu_second: Option<f64>,
+    pub aim_per_second: f64,
+    /// Scenarios per CPU second (or per second, without CPU time) ÷ the aim.
+    pub ratio: f64,
+}
+
+/// Figure 4: one process count against one process.
+#[derive(Clone, Debug, Serialize)]
+pub struct ContentionRow {
+    #[serde(flatten)]
+    pub figure: ContentionFigure,
+    /// Reservations per second ÷ those of one process alone.
+    pub ratio: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ContentionReport {
+    pub alone: ContentionFigure,
+    pub contended: Vec<ContentionRow>,
+}
+
+/// Everything `twice-sim bench` measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    pub plan: BenchPlan,
+    pub cores: usize,
+    pub folder: PathBuf,
+    pub ledger: LedgerFigure,
+    pub peer: PeerFigure,
+    pub simulator: SimulatorFigure,
+    pub contention: ContentionReport,
+    /// Keys reserved to run by more than one process (or with more than one row), in all
+    /// contention runs. Must be zero.
+    pub duplicates: u64,
+    /// Keys no process was told to run, in all contention runs. Must be zero.
+    pub unreserved: u64,
+}
+
+/// Runs the four measurements. `executable` is `twice-sim` itself (for `bench-worker`).
+pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchReport, BenchError> {
+    // Load the level first: a bad path should fail before minutes of measuring.
+    let scenarios = scenarios::Scenarios::load(&plan.level)?;
+    for name in ["raw.sqlite", "ledger.sqlite", "peer.sqlite"] {
+        let path = folder.join(name);
+        if path.exists() {
+            return Err(BenchError::Input(format!(
+                "{}: already exists; the benchmark starts from new files, so choose an empty --dir",
+                path.display()
+            )));
+        }
+    }
+
+    let mut raw = RawInserts::open(&folder.join("raw.sqlite"))?;
+    let mut ours = LedgerCycles::open(&folder.join("ledger.sqlite"))?;
+    let (measured, peer_name) = measure_cycles(plan, folder, &mut raw, &mut ours)?;
+    let raw = measured[0].clone();
+    let ours = measured[1].clone();
+    let peer = measured.get(2).cloned();
+    let ledger = LedgerFigure {
+        ratio: ratio(ours.per_second, raw.per_second),
+        ours: ours.clone(),
+        raw,
+        aim: LEDGER_RATIO_AIM,
+    };
+    let peer = PeerFigure {
+        peer: peer_name,
+        ratio: peer.as_ref().map(|peer| ratio(ours.per_second, peer.per_second)),
+        measured: peer,
+    };
+
+    let spent = scenarios.play_timed(plan.scenarios)?;
+    let per_second = ratio(plan.scenarios as f64, spent.wall_seconds);
+    let per_cpu_second = spent.cpu_seconds.map(|cpu| ratio(plan.scenarios as f64, cpu));
+    let simulator = SimulatorFigure {
+        level: scenarios.level.level.id.clone(),
+        tapes: scenarios.tape_paths(),
+        scenarios: plan.scenarios,
+        seconds: spent.wall_seconds,
+        cpu_seconds: spent.cpu_seconds,
+        per_second,
+        per_cpu_second,
+        aim_per_second: SCENARIOS_PER_SECOND_AIM,
+        ratio: per_cpu_second.unwrap_or(per_second) / SCENARIOS_PER_SECOND_AIM,
+    };
+
+    let alone = contention::measure(executable, &folder.join("contention-1.sqlite"), 1, plan.keys)?;
+    let mut contended = Vec::new();
+    for &processes in &plan.processes {
+        let figure = contention::measure(
+            executable,
+            &folder.join(format!("contention-{processes}.sqlite")),
+            processes,
+            plan.keys,
+        )?;
+        contended.push(ContentionRow {
+            ratio: ratio(figure.reservations_per_second, alone.reservations_per_second),
+            figure,
+        });
+    }
+    let all = std::iter::once(&alone).chain(contended.iter().map(|row| &row.figure));
+    let (duplicates, unreserved) = all.fold((0, 0), |(duplicates, unreserved), figure| {
+        (duplicates + figure.duplicates, unreserved + figure.unreserved)
+    });
+    Ok(BenchReport {
+        plan: plan.clone(),
+        cores: std::thread::available_parallelism().map_or(1, usize::from),
+        folder: folder.to_path_buf(),
+        ledger,
+        peer,
+        simulator,
+        contention: ContentionReport { alone, contended },
+        duplicates,
+        unreserved,
+    })
+}
+
+#[cfg(feature = "peer-benchmark")]
+fn measure_cycles(
+    plan: &BenchPlan,
+    folder: &Path,
+    raw: &mut RawInserts,
+    ours: &mut LedgerCycles,
+) -> Result<(Vec<Measured>, String), BenchError> {
+    use side_by_side::Contender;
+
+    struct Peer(peer::PeerCycles);
+    impl Contender for Peer {
+        fn name(&self) -> String {
+            self.0.name()
+        }
+        fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError> {
+            self.0
+                .run(first, count, side_by_side::ARGUMENTS, side_by_side::RESULT)
+                .map_err(BenchError::Peer)
+        }
+    }
+    let mut peer = Peer(peer::PeerCycles::open(&folder.join("peer.sqlite")).map_err(BenchError::Peer)?);
+    let measured = side_by_side::measure(&mut [raw, ours, &mut peer], plan.cycles, plan.rounds)?;
+    Ok((measured, peer::PEER_NAME.into()))
+}
+
+#[cfg(not(feature = "peer-benchmark"))]
+fn measure_cycles(
+    plan: &BenchPlan,
+    _folder: &Path,
+    raw: &mut RawInserts,
+    ours: &mut LedgerCycles,
+) -> Result<(Vec<Measured>, String), BenchError> {
+    let measured = side_by_side::measure(&mut [raw, ours], plan.cycles, plan.rounds)?;
+    Ok((
+        measured,
+        "agent-effects: not measured; this build leaves the peer out (build with --features peer-benchmark)".into(),
+    ))
+}
+
+fn ratio(numerator: f64, denominator: f64) -> f64 {
+    if denominator > 0.0 {
+        numerator / denominator
+    } else {
+        0.0
+    }
+}
+
+/// `twice-sim bench`.
+pub fn bench_command(args: BenchArgs) -> u8 {
+    let plan = match BenchPlan::from_args(&args) {
+        Ok(plan) => plan,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let executable = match std::env::current_exe() {
+        Ok(executable) => executable,
+        Err(error) => {
+            eprintln!("error: cannot find the twice-sim binary to start bench-worker processes: {error}");
+            return EXIT_FAILED;
+        }
+    };
+    // A folder of our own unless one is given; the temporary one goes when `_temporary` drops.
+    let (folder, _temporary) = match &args.dir {
+        Some(dir) => match std::fs::create_dir_all(dir) {
+            Ok(()) => (dir.clone(), None),
+            Err(error) => {
+                eprintln!("error: --dir {}: {error}", dir.display());
+                return EXIT_BAD_INPUT;
+            }
+        },
+        None => match tempfile::Builder::new().prefix("twice-bench-").tempdir() {
+            Ok(temporary) => (temporary.path().to_path_buf(), Some(temporary)),
+            Err(error) => {
+                eprintln!("error: cannot make a temporary folder for the benchmark's files: {error}");
+                return EXIT_FAILED;
+            }
+        },
+    };
+    let report = match run(&plan, &folder, &executable) {
+        Ok(report) => report,
+        Err(error @ BenchError::Input(_)) => {
+            eprintln!("error: {error}");
+            return EXIT_BAD_INPUT;
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            return EXIT_FAILED;
+        }
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("reports serialize"));
+    } else {
+        print!("{}", table(&report));
+    }
+    if report.duplicates > 0 || report.unreserved > 0 {
+        eprintln!(
+            "error: {} duplicate and {} lost reservations under contention",
+            report.duplicates, report.unreserved
+        );
+        return EXIT_FAILED;
+    }
+    EXIT_OK
+}
+
+/// `1234567.8` → `1,234,568`.
+pub fn grouped(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// The report as a table, one row per figure.
+pub fn table(report: &BenchReport) -> String {
+    let mut rows: Vec<[String; 5]> = vec![[
+        "figure".into(),
+        "measured".into(),
+        "against".into(),
+        "ratio".into(),
+        "aim".into(),
+    ]];
+    let ledger = &report.ledger;
+    rows.push([
+        "1 ledger: reserve + complete".into(),
+        format!("{} cycles/s", grouped(ledger.ours.per_second)),
+        format!("raw INSERT+commit {}/s", grouped(ledger.raw.per_second)),
+        format!("{:.2}", ledger.ratio),
+        format!(
+            "≥ {:.2} (ceiling 0.50): {}",
+            ledger.aim,
+            if ledger.ratio >= ledger.aim { "met" } else { "BELOW" }
+        ),
+    ]);
+    match (&report.peer.measured, report.peer.ratio) {
+        (Some(peer), Some(ratio)) => rows.push([
+            format!("2 peer: {}", report.peer.peer),
+            format!("{} cycles/s", grouped(peer.per_second)),
+            format!("twice ledger {} cycles/s", grouped(ledger.ours.per_second)),
+            format!("{ratio:.2}x"),
+            format!("twice faster: {}", if ratio > 1.0 { "yes" } else { "NO" }),
+        ]),
+        _ => rows.push([
+            "2 peer".into(),
+            "not measured".into(),
+            report.peer.peer.clone(),
+            "-".into(),
+            "-".into(),
+        ]),
+    }
+    let simulator = &report.simulator;
+    rows.push([
+        format!("3 simulator: {} scenarios, 1 thread", simulator.level),
+        match simulator.per_cpu_second {
+            Some(per_cpu_second) => format!(
+                "{} scenarios/CPU-s ({}/s by the clock)",
+                grouped(per_cpu_second),
+                grouped(simulator.per_second)
+            ),
+            None => format!("{} scenarios/s", grouped(simulator.per_second)),
+        },
+        format!("aim {}/s", grouped(simulator.aim_per_second)),
+        format!("{:.2}", simulator.ratio),
+        format!("≥ 1.00: {}", if simulator.ratio >= 1.0 { "met" } else { "BELOW" }),
+    ]);
+    let alone = &report.contention.alone;
+    for row in &report.contention.contended {
+        let figure = &row.figure;
+        rows.push([
+            format!("4 contention: {} processes", figure.processes),
+            format!("{} reservations/s", grouped(figure.reservations_per_second)),
+            format!("1 process {}/s", grouped(alone.reservations_per_second)),
+            format!("{:.2}", row.ratio),
+            format!(
+                "{} duplicates, {} lost: {}",
+                figure.duplicates,
+                figure.unreserved,
+                if figure.duplicates == 0 && figure.unreserved == 0 {
+                    "ok"
+                } else {
+                    "FAILED"
+                }
+            ),
+        ]);
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|column| rows.iter().map(|row| row[column].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = format!(
+        "twice-sim bench ({}; {} cores; files in {})\n",
+        if report.plan.quick {
+            "quick: indicative only"
+        } else {
+            "full"
+        },
+        report.cores,
+        report.folder.display()
+    );
+    out.push_str(&format!(
+        "{} cycles in {} rounds; {} scenarios; {} keys per contention run\n\n",
+        report.plan.cycles, report.plan.rounds, report.plan.scenarios, report.plan.keys
+    ));
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell}{}", " ".repeat(width - cell.chars().count())))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "\nduplicate reservations: {}; lost reservations: {}\n",
+        report.duplicates, report.unreserved
+    ));
+    out
+}

@@ -1,0 +1,205 @@
+//! Figures 1 and 2: reserve + complete cycles on a file ledger, side by side with raw
+//! single-row INSERT-and-commit on the same SQLite settings (and, when built with the
+//! `peer-benchmark` feature, with the same cycle through the `agent-effects` crate).
+//!
+//! These machines are noisy, so the contenders take turns: the work is cut into rounds,
+//! each round runs one batch of every contender, and the order rotates from round to
+//! round. A slow spell then lands on all of them alike, and the ratios hold even when the
+//! absolute figures wander.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use super::BenchError;
+use crate::ledger::{self, FileSettingsError, Ledger, Recorded, Reservation, ReserveRequest};
+use crate::runtime::key::IdempotencyKey;
+use crate::runtime::rules::{ReservationAction, Status};
+use crate::runtime::tool::SideEffect;
+
+/// Something measured in batches: `run(first, count)` performs items `first..first + count`.
+pub trait Contender {
+    /// Its name in the report.
+    fn name(&self) -> String;
+    /// Performs `count` items starting at item number `first` (item numbers never repeat
+    /// within a measurement, so every item is a new key).
+    fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError>;
+}
+
+/// How one contender did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Measured {
+    pub name: String,
+    pub items: u64,
+    pub seconds: f64,
+    pub per_second: f64,
+}
+
+/// Runs `items` items of every contender, in `rounds` rounds with the order rotating.
+pub fn measure(contenders: &mut [&mut dyn Contender], items: u64, rounds: u64) -> Result<Vec<Measured>, BenchError> {
+    let rounds = rounds.clamp(1, items.max(1));
+    let mut spent = vec![Duration::ZERO; contenders.len()];
+    let mut done = 0_u64;
+    for round in 0..rounds {
+        // The last round takes what division left over.
+        let count = if round + 1 == rounds {
+            items - done
+        } else {
+            items / rounds
+        };
+        for turn in 0..contenders.len() {
+            let index = (turn + round as usize) % contenders.len();
+            let started = Instant::now();
+            contenders[index].run(done, count)?;
+            spent[index] += started.elapsed();
+        }
+        done += count;
+    }
+    Ok(contenders
+        .iter()
+        .zip(spent)
+        .map(|(contender, spent)| {
+            let seconds = spent.as_secs_f64();
+            Measured {
+                name: contender.name(),
+                items,
+                seconds,
+                per_second: if seconds > 0.0 { items as f64 / seconds } else { 0.0 },
+            }
+        })
+        .collect())
+}
+
+/// The arguments every benchmark call carries: canonical JSON, as the runtime stores them.
+pub const ARGUMENTS: &str = r#"{"account":"acct_ada","amount_cents":2500,"memo":"Late delivery credit"}"#;
+/// The result every benchmark call records.
+pub const RESULT: &str = r#"{"credit_id":"cr_1","status":"applied"}"#;
+
+/// Figure 1, ours: `Ledger::reserve` then `Ledger::record_outcome(completed)`, the two
+/// commits the runtime makes around every side effect.
+#[derive(Debug)]
+pub struct LedgerCycles {
+    ledger: Ledger,
+}
+
+impl LedgerCycles {
+    pub fn open(path: &Path) -> Result<LedgerCycles, BenchError> {
+        Ok(LedgerCycles {
+            ledger: Ledger::open(path)?,
+        })
+    }
+}
+
+impl Contender for LedgerCycles {
+    fn name(&self) -> String {
+        "twice ledger: reserve + complete".into()
+    }
+
+    fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError> {
+        for item in first..first + count {
+            let key = IdempotencyKey::per_call("bench", &format!("c{item}"));
+            let request = ReserveRequest {
+                key: &key,
+                tenant: "bench",
+                run_id: "bench",
+                tool_call_id: "c",
+                tool: "issue_credit",
+                side_effect: SideEffect::External,
+                arguments: ARGUMENTS,
+                owner: "bench",
+                lease_ms: None,
+                checkpoint_version: None,
+            };
+            match self.ledger.reserve(&request, item)? {
+                Reservation::Decided {
+                    action: ReservationAction::RunNew,
+                    ..
+                } => {}
+                other => {
+                    return Err(BenchError::Unexpected(format!(
+                        "{key}: a new key was not reserved to run: {other:?}"
+                    )));
+                }
+            }
+            match self
+                .ledger
+                .record_outcome(&key, Status::Completed, Some(RESULT), "bench", item)?
+            {
+                Recorded::Recorded(record) if record.status == Status::Completed => {}
+                other => {
+                    return Err(BenchError::Unexpected(format!(
+                        "{key}: the outcome was not recorded: {other:?}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Figure 1, the ceiling: one single-row INSERT per commit on a file opened with the
+/// ledger's own settings ([`ledger::apply_file_settings`]).
+#[derive(Debug)]
+pub struct RawInserts {
+    connection: Connection,
+    path: PathBuf,
+}
+
+impl RawInserts {
+    pub fn open(path: &Path) -> Result<RawInserts, BenchError> {
+        let sqlite = |error: rusqlite::Error, context: &'static str| BenchError::Sqlite {
+            path: path.to_path_buf(),
+            context,
+            source: error,
+        };
+        let connection = Connection::open(path).map_err(|error| sqlite(error, "opening"))?;
+        ledger::apply_file_settings(&connection, sqlite).map_err(|error| match error {
+            FileSettingsError::NotWal { mode } => BenchError::Unexpected(format!(
+                "{}: journal mode is {mode}, WAL could not be set",
+                path.display()
+            )),
+            FileSettingsError::Ledger(error) => error,
+        })?;
+        connection
+            .execute_batch(
+                "CREATE TABLE IF NOT EXISTS raw_inserts (
+                     key   TEXT PRIMARY KEY,
+                     value TEXT NOT NULL
+                 )",
+            )
+            .map_err(|error| sqlite(error, "creating the table"))?;
+        Ok(RawInserts {
+            connection,
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+impl Contender for RawInserts {
+    fn name(&self) -> String {
+        "raw SQLite: INSERT + commit".into()
+    }
+
+    fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError> {
+        let mut statement = self
+            .connection
+            .prepare_cached("INSERT INTO raw_inserts (key, value) VALUES (?1, ?2)")
+            .map_err(|error| BenchError::Sqlite {
+                path: self.path.clone(),
+                context: "preparing the insert",
+                source: error,
+            })?;
+        for item in first..first + count {
+            // Autocommit: every statement is its own transaction, committed (and synced) alone.
+            statement
+                .execute(rusqlite::params![format!("bench:c{item}"), ARGUMENTS])
+                .map_err(|error| BenchError::Sqlite {
+                    path: self.path.clone(),
+                    context: "inserting",
+                    source: error,
+                })?;
+        }
+        Ok(())
+    }
+}

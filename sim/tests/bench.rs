@@ -1,0 +1,138 @@
+//! `twice-sim bench --quick` with tiny counts: the command keeps working, prints all four
+//! figures, and finds zero duplicate reservations under contention. The figures themselves
+//! are not checked here (a test machine is no benchmark machine); the README has them.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn twice_sim(arguments: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_twice-sim"))
+        .args(arguments)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .expect("twice-sim runs")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+const TINY: [&str; 11] = [
+    "bench",
+    "--quick",
+    "--cycles",
+    "6",
+    "--rounds",
+    "2",
+    "--scenarios",
+    "6",
+    "--keys",
+    "12",
+    "--processes=2,4",
+];
+
+#[test]
+fn a_quick_bench_prints_four_figures_and_no_duplicates() {
+    let output = twice_sim(&TINY);
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{printed}");
+    assert!(printed.contains("1 ledger: reserve + complete"), "{printed}");
+    assert!(printed.contains("2 peer"), "{printed}");
+    assert!(printed.contains("3 simulator: vault scenarios"), "{printed}");
+    assert!(printed.contains("4 contention: 2 processes"), "{printed}");
+    assert!(printed.contains("4 contention: 4 processes"), "{printed}");
+    assert!(
+        printed.contains("duplicate reservations: 0; lost reservations: 0"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn the_json_report_has_every_figure_measured() {
+    let mut arguments = TINY.to_vec();
+    arguments.push("--json");
+    let output = twice_sim(&arguments);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("the report is JSON");
+    let positive = |pointer: &str| {
+        let value = report
+            .pointer(pointer)
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or_else(|| panic!("{pointer} missing in {report:#}"));
+        assert!(value > 0.0, "{pointer} is {value}");
+    };
+    positive("/ledger/ours/per_second");
+    positive("/ledger/raw/per_second");
+    positive("/ledger/ratio");
+    positive("/simulator/per_second");
+    positive("/contention/alone/reservations_per_second");
+    assert_eq!(report["ledger"]["ours"]["items"], 6);
+    assert_eq!(report["simulator"]["scenarios"], 6);
+    let contended = report["contention"]["contended"].as_array().expect("contended runs");
+    assert_eq!(contended.len(), 2);
+    for row in contended {
+        assert_eq!(row["duplicates"], 0, "{row:#}");
+        assert_eq!(row["unreserved"], 0, "{row:#}");
+        // Every process reserved every key.
+        assert_eq!(row["reservations"], row["processes"].as_u64().unwrap() * 12, "{row:#}");
+        positive_value(&row["reservations_per_second"]);
+    }
+    assert_eq!(report["duplicates"], 0);
+    // With the peer built in, figure 2 is measured too; without it, the report says why.
+    if cfg!(feature = "peer-benchmark") {
+        positive("/peer/measured/per_second");
+        positive("/peer/ratio");
+    } else {
+        assert!(report["peer"]["measured"].is_null());
+        assert!(
+            report["peer"]["peer"]
+                .as_str()
+                .unwrap()
+                .contains("--features peer-benchmark"),
+            "{report:#}"
+        );
+    }
+}
+
+fn positive_value(value: &serde_json::Value) {
+    assert!(value.as_f64().is_some_and(|value| value > 0.0), "{value}");
+}
+
+#[test]
+fn bad_counts_are_refused_with_the_flag_named() {
+    let output = twice_sim(&["bench", "--cycles", "0"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(text(&output).contains("--cycles 0: from 1 to"), "{}", text(&output));
+    let output = twice_sim(&["bench", "--processes", "2,65"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(text(&output).contains("--processes 65"), "{}", text(&output));
+    let output = twice_sim(&["bench", "--quick", "--level", "levels/no-such.level.ron"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(text(&output).contains("no-such.level.ron"), "{}", text(&output));
+}
+
+#[test]
+fn a_worker_refuses_a_ledger_that_does_not_exist() {
+    let folder = tempfile::tempdir().unwrap();
+    let missing = folder.path().join("missing.sqlite");
+    let output = twice_sim(&[
+        "bench-worker",
+        "--ledger",
+        missing.to_str().unwrap(),
+        "--worker-id",
+        "p0",
+        "--keys",
+        "3",
+    ]);
+    assert_ne!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(
+        text(&output).contains("missing.sqlite: no such file"),
+        "{}",
+        text(&output)
+    );
+    assert!(!missing.exists(), "the worker must not create the ledger");
+}
