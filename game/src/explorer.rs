@@ -30,7 +30,8 @@ pub(super) fn plugin(app: &mut App) {
 #[derive(Message, Clone, Debug)]
 pub enum ExplorerIntent {
     Start {
-        level: LoadedLevel,
+        /// Boxed: a level is large, a cancel is nothing.
+        level: Box<LoadedLevel>,
         guards: Guards,
         seed: u64,
     },
@@ -101,7 +102,7 @@ fn apply_explorer_intents(
                     continue;
                 }
                 run.last = None;
-                run.job = Some(start(level.clone(), *guards, *seed, paths.tapes_folder()));
+                run.job = Some(start((**level).clone(), *guards, *seed, paths.tapes_folder()));
             }
             ExplorerIntent::Cancel => {
                 if let Some(job) = &run.job {

@@ -422,8 +422,11 @@ fn the_explorer_finds_the_first_levels_heist_and_opens_it_as_a_tape() {
     let mut app = game(data.path());
     let level = level::load_level(&levels_folder().join("01-naive-retry.level.ron")).expect("level 1 loads");
     let guards = level.level.guards;
-    app.world_mut()
-        .write_message(ExplorerIntent::Start { level, guards, seed: 7 });
+    app.world_mut().write_message(ExplorerIntent::Start {
+        level: Box::new(level),
+        guards,
+        seed: 7,
+    });
     app.update();
     assert!(app.world().resource::<ExplorerRun>().is_running());
     update_until(&mut app, "the explorer", |app| {

@@ -40,6 +40,8 @@ fn spawn_state(mut commands: Commands, campaign: Res<Campaign>) {
     ));
 }
 
+// A Bevy system: each argument is a resource or message the screen reads or writes.
+#[allow(clippy::too_many_arguments)]
 fn draw(
     mut contexts: EguiContexts,
     mut state: Single<&mut SandboxState>,
@@ -201,7 +203,7 @@ fn draw(
         });
     if ask_explorer && let Some(loaded) = campaign.levels.get(state.selected) {
         explorer_intents.write(ExplorerIntent::Start {
-            level: loaded.clone(),
+            level: Box::new(loaded.clone()),
             guards: state.guards,
             seed: state.seed,
         });
