@@ -91,9 +91,9 @@ pub enum LedgerError {
     #[error("{location}: the database file is corrupt ({detail}); it was left untouched")]
     Corrupt { location: String, detail: String },
     #[error(
-        "{location}: the ledger is locked by another connection (a file ledger waits up to {BUSY_TIMEOUT_MS} ms; a shared in-memory ledger does not wait)"
+        "{location}: the ledger is locked by another connection while {context} (a file ledger waits up to {BUSY_TIMEOUT_MS} ms; a shared in-memory ledger does not wait)"
     )]
-    Locked { location: String },
+    Locked { location: String, context: &'static str },
     #[error("{location}: ledger schema version {found}, but this build reads version {expected}")]
     SchemaVersion {
         location: String,
@@ -1145,7 +1145,7 @@ fn classify_at(location: &Location, error: rusqlite::Error, context: &'static st
             location,
             detail: error.to_string(),
         },
-        Failure::Locked => LedgerError::Locked { location },
+        Failure::Locked => LedgerError::Locked { location, context },
         Failure::Other => LedgerError::Sqlite {
             location,
             context,

@@ -7,7 +7,7 @@
 //! once.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
@@ -83,12 +83,10 @@ impl DurabilityError {
 /// applied, a reservation the ledger granted) is on disk before the answer, and readers do
 /// not block the writer. Changes the file's header, so identify a file first.
 pub fn make_durable(connection: &Connection) -> Result<(), DurabilityError> {
-    let mode: String = connection
-        .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-        .map_err(|error| DurabilityError::Sqlite {
-            context: "switching to WAL",
-            error,
-        })?;
+    let mode = switch_to_wal(connection).map_err(|error| DurabilityError::Sqlite {
+        context: "switching to WAL",
+        error,
+    })?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(DurabilityError::NotWal { mode });
     }
@@ -98,6 +96,34 @@ pub fn make_durable(connection: &Connection) -> Result<(), DurabilityError> {
             context: "setting durability",
             error,
         })
+}
+
+/// How long to pause between attempts to switch a new file to WAL while another
+/// connection is switching it too.
+const WAL_SWITCH_RETRY_PAUSE_MS: u64 = 2;
+
+/// Sets `journal_mode = WAL` and returns the mode SQLite answered.
+///
+/// Switching needs the file to itself, and SQLite does not call the busy handler for it:
+/// two connections that both read the new file in rollback mode and both ask to switch would
+/// wait for each other forever, so the loser gets `SQLITE_BUSY` at once. This happens when
+/// several processes open a new ledger at the same moment. The switch is idempotent, so it is
+/// retried here — bounded by the same [`BUSY_TIMEOUT_MS`] as any other wait — and usually
+/// finds that the winner already switched the file.
+fn switch_to_wal(connection: &Connection) -> rusqlite::Result<String> {
+    let deadline = Instant::now() + Duration::from_millis(BUSY_TIMEOUT_MS);
+    loop {
+        let current: String = connection.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
+        if current.eq_ignore_ascii_case("wal") {
+            return Ok(current);
+        }
+        match connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)) {
+            Err(error) if failure_of(&error) == Failure::Locked && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(WAL_SWITCH_RETRY_PAUSE_MS));
+            }
+            answered => return answered,
+        }
+    }
 }
 
 #[cfg(test)]
