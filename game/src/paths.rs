@@ -1,6 +1,6 @@
 //! Where the game finds its campaign and keeps the player's files.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
 
@@ -108,24 +108,7 @@ pub fn relative_path(from: &Path, to: &Path) -> PathBuf {
         })
     };
     let (from, to) = (absolute(from), absolute(to));
-    let from_parts: Vec<Component> = from.components().collect();
-    let to_parts: Vec<Component> = to.components().collect();
-    let common = from_parts
-        .iter()
-        .zip(&to_parts)
-        .take_while(|(left, right)| left == right)
-        .count();
-    if common == 0 {
-        return to;
-    }
-    let mut relative = PathBuf::new();
-    for _ in common..from_parts.len() {
-        relative.push("..");
-    }
-    for part in &to_parts[common..] {
-        relative.push(part.as_os_str());
-    }
-    relative
+    pathdiff::diff_paths(&to, &from).unwrap_or(to)
 }
 
 #[cfg(test)]
