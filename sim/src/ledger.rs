@@ -455,23 +455,22 @@ impl Ledger {
     }
 
     fn set_busy_timeout(&self) -> Result<(), LedgerError> {
-        sqlite_file::wait_when_busy(&self.sqlite_connection())
+        sqlite_file::wait_when_busy(self.sqlite_connection())
             .map_err(|error| self.classify(error, "setting the busy timeout"))
     }
 
     fn configure(&self, file: bool) -> Result<(), LedgerError> {
         self.set_busy_timeout()?;
         if file {
-            apply_file_settings(&self.sqlite_connection(), |error, context| {
-                self.classify(error, context)
-            })
-            .map_err(|error| match error {
-                FileSettingsError::NotWal { mode } => LedgerError::Open {
-                    location: self.location(),
-                    detail: DurabilityError::not_wal_detail(&mode),
+            apply_file_settings(self.sqlite_connection(), |error, context| self.classify(error, context)).map_err(
+                |error| match error {
+                    FileSettingsError::NotWal { mode } => LedgerError::Open {
+                        location: self.location(),
+                        detail: DurabilityError::not_wal_detail(&mode),
+                    },
+                    FileSettingsError::Ledger(error) => error,
                 },
-                FileSettingsError::Ledger(error) => error,
-            })?;
+            )?;
         } else {
             self.sqlite_connection()
                 .execute_batch("PRAGMA synchronous = OFF;")
@@ -486,7 +485,7 @@ impl Ledger {
     }
 
     fn table_names(&self) -> Result<Vec<String>, LedgerError> {
-        sqlite_file::table_names(&self.sqlite_connection()).map_err(|error| self.classify(error, "reading the schema"))
+        sqlite_file::table_names(self.sqlite_connection()).map_err(|error| self.classify(error, "reading the schema"))
     }
 
     /// Creates the schema in an empty database. The check is repeated inside a
@@ -1174,8 +1173,6 @@ fn select_record(connection: &Connection, key: &IdempotencyKey) -> rusqlite::Res
         .query_row([key.as_str()], RawRecord::from_row)
         .optional()
 }
-
-/// What `decide_and_write` did, before the row is re-read.
 
 // ----- one transaction's rows, and the operations written once against them -----
 

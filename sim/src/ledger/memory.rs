@@ -133,8 +133,10 @@ fn sqlite_error(location: &str, context: &'static str, source: rusqlite::Error) 
 
 impl MemoryConnection {
     pub(super) fn new() -> MemoryConnection {
-        let mut tables = MemoryTables::default();
-        tables.next_connection = 1;
+        let tables = MemoryTables {
+            next_connection: 1,
+            ..MemoryTables::default()
+        };
         MemoryConnection {
             tables: Arc::new(Mutex::new(tables)),
             connection: 0,
