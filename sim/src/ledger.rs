@@ -1,9 +1,17 @@
-//! The tool-execution ledger: real SQLite through rusqlite.
+//! The tool-execution ledger: real SQLite through rusqlite, or the memory store.
 //!
 //! Three tables: `tool_executions` (one row per idempotency key), its append-only
 //! `tool_execution_history`, and `run_checkpoints` (versioned). A file on disk in
 //! normal use, so a player can open it with `sqlite3` while playing; a named
-//! in-memory database for bulk simulation.
+//! in-memory database for replays and the game's in-memory runs.
+//!
+//! Two stores, one logic: every operation reads the rows it needs through `Tables`,
+//! decides with the pure `decide_*` functions below (which apply the runtime's decision
+//! tables, `runtime::rules`), and writes the result through `Tables` again. SQLite
+//! implements `Tables` with cached statements in a `BEGIN IMMEDIATE` transaction; the
+//! memory store ([`LedgerStore::Memory`], `ledger/memory.rs`) with ordered maps behind a
+//! mutex, for the simulator's bulk runs (the explorer, the benchmark), where SQLite itself
+//! was most of a scenario's time. `tests/ledger_stores.rs` holds the two to the same answers.
 //!
 //! Durability: file ledgers use WAL with `synchronous = FULL`. A reservation that
 //! is lost after its commit returned would let a recovered run call the tool again —
@@ -264,7 +272,7 @@ pub enum SaveOutcome {
 static MEMORY_LEDGERS: AtomicU64 = AtomicU64::new(0);
 static MEMORY_STORES: AtomicU64 = AtomicU64::new(0);
 
-/// Which store holds a ledger's rows. Both run the same operations (see [`Tables`]); they
+/// Which store holds a ledger's rows. Both run the same operations (see `Tables`); they
 /// differ only in how a row is read and written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
