@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::checker::{self, Verdict};
-use crate::ledger::LedgerError;
+use crate::ledger::{LedgerError, LedgerStore};
 use crate::level::{CardKind, Expectation, Level, Play, Tape, TimedAction};
 use crate::runtime::guards::Guards;
 use crate::runtime::rules::Status;
@@ -164,6 +164,7 @@ pub struct Explorer {
     seed: u64,
     schedules: u64,
     jobs: usize,
+    store: LedgerStore,
 }
 
 impl Explorer {
@@ -175,7 +176,16 @@ impl Explorer {
             seed,
             schedules: 10_000,
             jobs: 1,
+            store: LedgerStore::Memory,
         }
+    }
+
+    /// Which store holds each schedule's ledger. The memory store by default: the same answers
+    /// as SQLite (the differential tests hold it to that) at a fraction of the cost; a find is
+    /// confirmed by replaying its tape on SQLite anyway (`twice-sim explore` does).
+    pub fn ledger_store(mut self, store: LedgerStore) -> Self {
+        self.store = store;
+        self
     }
 
     /// How many schedules to try at most (1 to [`SCHEDULES_MAX`]).
@@ -209,7 +219,7 @@ impl Explorer {
             return Err(ExploreError::Jobs(self.jobs));
         }
         let started = Instant::now();
-        let space = ScheduleSpace::new(&self.level, self.guards, self.seed)?;
+        let space = ScheduleSpace::new(&self.level, self.guards, self.seed, self.store)?;
         let search = self.search(&space, progress, cancel, started)?;
         let search_elapsed = started.elapsed();
         let found = match search.lowest_find {
@@ -426,6 +436,7 @@ struct ScheduleSpace {
     level: Level,
     guards: Guards,
     seed: u64,
+    store: LedgerStore,
     /// One entry per card in hand (a card held twice appears twice).
     deck: Vec<CardKind>,
     runs: Vec<String>,
@@ -437,7 +448,7 @@ struct ScheduleSpace {
 }
 
 impl ScheduleSpace {
-    fn new(level: &Level, guards: Guards, seed: u64) -> Result<ScheduleSpace, ExploreError> {
+    fn new(level: &Level, guards: Guards, seed: u64, store: LedgerStore) -> Result<ScheduleSpace, ExploreError> {
         let mut deck = Vec::new();
         for allowance in &level.cards {
             deck.extend(std::iter::repeat_n(allowance.card, allowance.count as usize));
@@ -457,6 +468,7 @@ impl ScheduleSpace {
             level: level.clone(),
             guards,
             seed,
+            store,
             deck,
             runs,
             keys: Vec::new(),
@@ -469,6 +481,7 @@ impl ScheduleSpace {
         let quiet_seed = space.stream(0).random();
         let mut simulation = SimulationBuilder::new(space.level.clone(), quiet_seed)
             .guards(guards)
+            .ledger_store(store)
             .build()
             .map_err(|source| ExploreError::Simulation {
                 index: 0,
@@ -580,6 +593,7 @@ impl ScheduleSpace {
     fn simulate(&self, index: u64, simulation_seed: u64, actions: Vec<TimedAction>) -> Result<Verdict, ExploreError> {
         let mut simulation = SimulationBuilder::new(self.level.clone(), simulation_seed)
             .guards(self.guards)
+            .ledger_store(self.store)
             .actions(actions)
             .build()
             .map_err(|source| ExploreError::Simulation {
@@ -616,7 +630,7 @@ mod tests {
     #[test]
     fn dealt_schedules_are_legal_tapes_and_depend_only_on_seed_and_index() {
         let vault = vault();
-        let space = ScheduleSpace::new(&vault, Guards::all_on(), 5).expect("a schedule space");
+        let space = ScheduleSpace::new(&vault, Guards::all_on(), 5, LedgerStore::Memory).expect("a schedule space");
         assert!(space.phase_horizon > 0 && space.phase_horizon <= vault.max_phases);
         assert_eq!(space.deck.len(), 8, "the vault's hand holds eight cards");
         let mut lengths = BTreeSet::new();
@@ -645,7 +659,7 @@ mod tests {
             (1..=8).collect(),
             "schedules use from one card to the whole hand"
         );
-        let other = ScheduleSpace::new(&vault, Guards::all_on(), 6).expect("a schedule space");
+        let other = ScheduleSpace::new(&vault, Guards::all_on(), 6, LedgerStore::Memory).expect("a schedule space");
         assert_ne!(space.deal(0), other.deal(0), "another seed deals another schedule");
     }
 
@@ -656,7 +670,7 @@ mod tests {
             card: CardKind::OperatorResolve,
             count: 1,
         }];
-        let space = ScheduleSpace::new(&level, Guards::all_on(), 1).expect("a schedule space");
+        let space = ScheduleSpace::new(&level, Guards::all_on(), 1, LedgerStore::Memory).expect("a schedule space");
         for key in ["r1:c1", "r2:c1", "r1:c3"] {
             assert!(
                 space.keys.iter().any(|known| known == key),
@@ -668,6 +682,7 @@ mod tests {
             &level,
             Guards::all_on().with(crate::runtime::guards::Guard::KeyPerCall, false),
             1,
+            LedgerStore::Memory,
         )
         .expect("a schedule space");
         assert!(

@@ -1,9 +1,17 @@
-//! The tool-execution ledger: real SQLite through rusqlite.
+//! The tool-execution ledger: real SQLite through rusqlite, or the memory store.
 //!
 //! Three tables: `tool_executions` (one row per idempotency key), its append-only
 //! `tool_execution_history`, and `run_checkpoints` (versioned). A file on disk in
 //! normal use, so a player can open it with `sqlite3` while playing; a named
-//! in-memory database for bulk simulation.
+//! in-memory database for replays and the game's in-memory runs.
+//!
+//! Two stores, one logic: every operation reads the rows it needs through `Tables`,
+//! decides with the pure `decide_*` functions below (which apply the runtime's decision
+//! tables, `runtime::rules`), and writes the result through `Tables` again. SQLite
+//! implements `Tables` with cached statements in a `BEGIN IMMEDIATE` transaction; the
+//! memory store ([`LedgerStore::Memory`], `ledger/memory.rs`) with ordered maps behind a
+//! mutex, for the simulator's bulk runs (the explorer, the benchmark), where SQLite itself
+//! was most of a scenario's time. `tests/ledger_stores.rs` holds the two to the same answers.
 //!
 //! Durability: file ledgers use WAL with `synchronous = FULL`. A reservation that
 //! is lost after its commit returned would let a recovered run call the tool again —
@@ -12,6 +20,7 @@
 //! Each process (and each simulated worker) holds its own connection: dropping it
 //! rolls back whatever transaction it had open, exactly as SIGKILL would.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -23,6 +32,8 @@ use crate::runtime::key::IdempotencyKey;
 use crate::runtime::rules::{ReservationAction, Status, reservation_action};
 use crate::runtime::tool::SideEffect;
 use crate::sqlite_file::{self, DurabilityError, Failure};
+
+mod memory;
 
 /// The schema this code writes and reads. Another number is refused, not migrated blindly.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -259,18 +270,55 @@ pub enum SaveOutcome {
 }
 
 static MEMORY_LEDGERS: AtomicU64 = AtomicU64::new(0);
+static MEMORY_STORES: AtomicU64 = AtomicU64::new(0);
+
+/// Which store holds a ledger's rows. Both run the same operations (see `Tables`); they
+/// differ only in how a row is read and written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum LedgerStore {
+    /// Real SQLite: a file, or a named in-memory database. What the game, replays and files use.
+    #[default]
+    Sqlite,
+    /// Plain Rust collections in memory, for one thread: the simulator's bulk runs (the
+    /// explorer, the benchmark), where SQLite itself was most of a scenario's time.
+    Memory,
+}
+
+impl LedgerStore {
+    pub fn name(self) -> &'static str {
+        match self {
+            LedgerStore::Sqlite => "sqlite",
+            LedgerStore::Memory => "memory",
+        }
+    }
+}
+
+impl std::fmt::Display for LedgerStore {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
 
 /// A connection to a ledger. One per process (or simulated worker).
 #[derive(Debug)]
 pub struct Ledger {
-    connection: Connection,
+    store: Store,
     location: Location,
+}
+
+#[derive(Debug)]
+enum Store {
+    Sqlite(Connection),
+    Memory(memory::MemoryConnection),
 }
 
 #[derive(Clone, Debug)]
 enum Location {
     File(PathBuf),
     Memory(String),
+    /// A memory store, by number: its description is only formatted when an error needs it.
+    MemoryStore(u64),
 }
 
 impl Location {
@@ -278,6 +326,7 @@ impl Location {
         match self {
             Location::File(path) => path.display().to_string(),
             Location::Memory(name) => format!("memory ledger {name}"),
+            Location::MemoryStore(number) => format!("memory store ledger {number}"),
         }
     }
 }
@@ -291,7 +340,10 @@ impl Ledger {
             detail: error.to_string(),
         })?;
         connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
-        let ledger = Ledger { connection, location };
+        let ledger = Ledger {
+            store: Store::Sqlite(connection),
+            location,
+        };
         // Identify the file before changing anything about it: a file that is not a
         // ledger must be left byte for byte as it was (switching to WAL rewrites its header).
         ledger.set_busy_timeout()?;
@@ -300,31 +352,58 @@ impl Ledger {
         Ok(ledger)
     }
 
-    /// A fresh in-memory ledger, shared by every connection made with [`Ledger::connect_again`].
-    /// It lives while any of its connections does. Meant for one thread (the simulator):
-    /// SQLite's shared cache answers contention with `SQLITE_LOCKED` at once instead of
-    /// waiting, so concurrent writers get [`LedgerError::Locked`] rather than a queue.
+    /// A fresh in-memory SQLite ledger, shared by every connection made with
+    /// [`Ledger::connect_again`]. It lives while any of its connections does. Meant for one
+    /// thread (the simulator): SQLite's shared cache answers contention with `SQLITE_LOCKED`
+    /// at once instead of waiting, so concurrent writers get [`LedgerError::Locked`] rather
+    /// than a queue.
     pub fn open_memory() -> Result<Ledger, LedgerError> {
         let name = format!("twice-ledger-{}", MEMORY_LEDGERS.fetch_add(1, Ordering::Relaxed));
         let ledger = Ledger::connect_memory(&name)?;
         // A new name is a new, empty database that nobody else can have touched: the schema
         // goes straight in, without the checks a file on disk needs. (The simulator opens one
         // per scenario; those checks were a tenth of a scenario's time.)
-        ledger
-            .connection
+        let connection = ledger.sqlite_connection();
+        connection
             .execute_batch("BEGIN IMMEDIATE")
             .map_err(|error| ledger.classify(error, "creating the schema"))?;
         match ledger.write_schema() {
-            Ok(()) => ledger
-                .connection
+            Ok(()) => connection
                 .execute_batch("COMMIT")
                 .map_err(|error| ledger.classify(error, "creating the schema"))?,
             Err(error) => {
-                let _ = ledger.connection.execute_batch("ROLLBACK");
+                let _ = connection.execute_batch("ROLLBACK");
                 return Err(error);
             }
         }
         Ok(ledger)
+    }
+
+    /// A fresh ledger in the memory store ([`LedgerStore::Memory`]): the same rows and the
+    /// same answers as [`Ledger::open_memory`], without SQLite. Shared by every connection
+    /// made with [`Ledger::connect_again`]; meant for one thread, and like the SQLite memory
+    /// ledger it answers a connection that finds another's transaction open with `Locked`.
+    pub fn open_memory_store() -> Ledger {
+        Ledger {
+            store: Store::Memory(memory::MemoryConnection::new()),
+            location: Location::MemoryStore(MEMORY_STORES.fetch_add(1, Ordering::Relaxed)),
+        }
+    }
+
+    /// A fresh in-memory ledger in the given store.
+    pub fn open_in(store: LedgerStore) -> Result<Ledger, LedgerError> {
+        match store {
+            LedgerStore::Sqlite => Ledger::open_memory(),
+            LedgerStore::Memory => Ok(Ledger::open_memory_store()),
+        }
+    }
+
+    /// Which store holds this ledger's rows.
+    pub fn store(&self) -> LedgerStore {
+        match self.store {
+            Store::Sqlite(_) => LedgerStore::Sqlite,
+            Store::Memory(_) => LedgerStore::Memory,
+        }
     }
 
     fn connect_memory(name: &str) -> Result<Ledger, LedgerError> {
@@ -342,16 +421,24 @@ impl Ledger {
             detail: error.to_string(),
         })?;
         connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
-        let ledger = Ledger { connection, location };
+        let ledger = Ledger {
+            store: Store::Sqlite(connection),
+            location,
+        };
         ledger.configure(false)?;
         Ok(ledger)
     }
 
     /// Another connection to the same ledger, as another process would open it.
     pub fn connect_again(&self) -> Result<Ledger, LedgerError> {
-        match &self.location {
-            Location::File(path) => Ledger::open(path),
-            Location::Memory(name) => Ledger::connect_memory(name),
+        match (&self.location, &self.store) {
+            (_, Store::Memory(connection)) => Ok(Ledger {
+                store: Store::Memory(connection.connect_again()),
+                location: self.location.clone(),
+            }),
+            (Location::File(path), _) => Ledger::open(path),
+            (Location::Memory(name), _) => Ledger::connect_memory(name),
+            (Location::MemoryStore(_), Store::Sqlite(_)) => unreachable!("a memory store location is a memory store"),
         }
     }
 
@@ -363,28 +450,37 @@ impl Ledger {
     pub fn path(&self) -> Option<&Path> {
         match &self.location {
             Location::File(path) => Some(path),
-            Location::Memory(_) => None,
+            Location::Memory(_) | Location::MemoryStore(_) => None,
+        }
+    }
+
+    /// The SQLite connection of a ledger that is known to be SQLite (opening, schema checks).
+    fn sqlite_connection(&self) -> &Connection {
+        match &self.store {
+            Store::Sqlite(connection) => connection,
+            Store::Memory(_) => unreachable!("only a SQLite ledger has a schema to set up"),
         }
     }
 
     fn set_busy_timeout(&self) -> Result<(), LedgerError> {
-        sqlite_file::wait_when_busy(&self.connection).map_err(|error| self.classify(error, "setting the busy timeout"))
+        sqlite_file::wait_when_busy(self.sqlite_connection())
+            .map_err(|error| self.classify(error, "setting the busy timeout"))
     }
 
     fn configure(&self, file: bool) -> Result<(), LedgerError> {
         self.set_busy_timeout()?;
         if file {
-            apply_file_settings(&self.connection, |error, context| self.classify(error, context)).map_err(|error| {
-                match error {
+            apply_file_settings(self.sqlite_connection(), |error, context| self.classify(error, context)).map_err(
+                |error| match error {
                     FileSettingsError::NotWal { mode } => LedgerError::Open {
                         location: self.location(),
                         detail: DurabilityError::not_wal_detail(&mode),
                     },
                     FileSettingsError::Ledger(error) => error,
-                }
-            })?;
+                },
+            )?;
         } else {
-            self.connection
+            self.sqlite_connection()
                 .execute_batch("PRAGMA synchronous = OFF;")
                 .map_err(|error| self.classify(error, "configuring"))?;
         }
@@ -397,14 +493,14 @@ impl Ledger {
     }
 
     fn table_names(&self) -> Result<Vec<String>, LedgerError> {
-        sqlite_file::table_names(&self.connection).map_err(|error| self.classify(error, "reading the schema"))
+        sqlite_file::table_names(self.sqlite_connection()).map_err(|error| self.classify(error, "reading the schema"))
     }
 
     /// Creates the schema in an empty database. The check is repeated inside a
     /// `BEGIN IMMEDIATE` transaction so that processes opening a new file at the same
     /// moment create it once and all go on.
     fn create_schema_if_empty(&self) -> Result<(), LedgerError> {
-        self.connection
+        self.sqlite_connection()
             .execute_batch("BEGIN IMMEDIATE")
             .map_err(|error| self.classify(error, "creating the schema"))?;
         let created = (|| {
@@ -415,11 +511,11 @@ impl Ledger {
         })();
         match created {
             Ok(()) => self
-                .connection
+                .sqlite_connection()
                 .execute_batch("COMMIT")
                 .map_err(|error| self.classify(error, "creating the schema")),
             Err(error) => {
-                let _ = self.connection.execute_batch("ROLLBACK");
+                let _ = self.sqlite_connection().execute_batch("ROLLBACK");
                 Err(error)
             }
         }
@@ -427,10 +523,10 @@ impl Ledger {
 
     /// The tables, indexes, triggers and the schema's name and version, inside the caller's transaction.
     fn write_schema(&self) -> Result<(), LedgerError> {
-        self.connection
+        self.sqlite_connection()
             .execute_batch(SCHEMA)
             .map_err(|error| self.classify(error, "creating the schema"))?;
-        self.connection
+        self.sqlite_connection()
             .execute(
                 "INSERT INTO twice_meta (name, value) VALUES ('schema', ?1), ('schema_version', ?2)",
                 params![SCHEMA_NAME, SCHEMA_VERSION.to_string()],
@@ -451,7 +547,7 @@ impl Ledger {
             });
         }
         let read = |name: &str| -> Result<Option<String>, LedgerError> {
-            self.connection
+            self.sqlite_connection()
                 .query_row("SELECT value FROM twice_meta WHERE name = ?1", [name], |row| row.get(0))
                 .optional()
                 .map_err(|error| self.classify(error, "reading twice_meta"))
@@ -472,7 +568,7 @@ impl Ledger {
         }
         if let Location::File(_) = self.location {
             let verdict: String = self
-                .connection
+                .sqlite_connection()
                 .query_row("PRAGMA quick_check", [], |row| row.get(0))
                 .map_err(|error| self.classify(error, "checking integrity"))?;
             if verdict != "ok" {
@@ -485,42 +581,91 @@ impl Ledger {
         Ok(())
     }
 
-    fn begin(&mut self, context: &'static str) -> Result<rusqlite::Transaction<'_>, LedgerError> {
-        let location = self.location.clone();
-        self.connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|error| classify_at(&location, error, context))
+    /// Runs `body` as one `BEGIN IMMEDIATE` transaction on whichever store holds the rows:
+    /// committed when it returns `Ok`, rolled back when it returns `Err`.
+    fn transaction<T, E: From<LedgerError>>(
+        &mut self,
+        context: &'static str,
+        commit_context: &'static str,
+        body: impl FnOnce(&mut dyn Tables) -> Result<T, E>,
+    ) -> Result<T, E> {
+        Ledger::transaction_on(&mut self.store, &self.location, context, commit_context, body)
+    }
+
+    /// [`Ledger::transaction`] on the parts of a ledger, so that `body` may borrow its location.
+    fn transaction_on<T, E: From<LedgerError>>(
+        store: &mut Store,
+        location: &Location,
+        context: &'static str,
+        commit_context: &'static str,
+        body: impl FnOnce(&mut dyn Tables) -> Result<T, E>,
+    ) -> Result<T, E> {
+        match store {
+            Store::Sqlite(connection) => {
+                let transaction = connection
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(|error| classify_at(location, error, context))?;
+                let answer = body(&mut SqliteTables {
+                    connection: &transaction,
+                    location,
+                    context,
+                })?;
+                transaction
+                    .commit()
+                    .map_err(|error| classify_at(location, error, commit_context))?;
+                Ok(answer)
+            }
+            Store::Memory(connection) => connection.transaction(&|| location.describe(), context, false, body),
+        }
+    }
+
+    /// A read outside any transaction: SQL on SQLite, the collections on the memory store.
+    fn read<T>(
+        &self,
+        context: &'static str,
+        table: memory::Table,
+        sqlite: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+        in_memory: impl FnOnce(&memory::MemoryTables) -> T,
+    ) -> Result<T, LedgerError> {
+        match &self.store {
+            Store::Sqlite(connection) => sqlite(connection).map_err(|error| self.classify(error, context)),
+            Store::Memory(connection) => connection.read(&|| self.location.describe(), context, table, in_memory),
+        }
     }
 
     /// Reserves a call atomically: one `BEGIN IMMEDIATE` transaction reads the record,
     /// applies the decision table and writes `started` if the call is to run.
     pub fn reserve(&mut self, request: &ReserveRequest<'_>, now_ms: u64) -> Result<Reservation, LedgerError> {
-        let location = self.location.clone();
-        let transaction = self.begin("reserving")?;
-        let existing =
-            select_record(&transaction, request.key).map_err(|error| classify_at(&location, error, "reserving"))?;
-        let existing = existing.map(|row| row.into_record(&location)).transpose()?;
-        let reservation = decide_and_write(&transaction, request, existing, now_ms)
-            .map_err(|error| classify_at(&location, error, "reserving"))?;
-        let reservation = reservation.into_reservation();
-        transaction
-            .commit()
-            .map_err(|error| classify_at(&location, error, "committing a reservation"))?;
-        Ok(reservation)
+        self.transaction("reserving", "committing a reservation", |tables| {
+            reserve_in(tables, request, now_ms)
+        })
     }
 
     /// Begins a reservation and stops before its commit, so a test (or a crash card)
     /// can drop the connection with the transaction open.
     pub fn reserve_uncommitted(&mut self, request: &ReserveRequest<'_>, now_ms: u64) -> Result<(), LedgerError> {
-        let location = self.location.clone();
-        self.connection
-            .execute_batch("BEGIN IMMEDIATE")
-            .map_err(|error| classify_at(&location, error, "reserving"))?;
-        let existing =
-            select_record(&self.connection, request.key).map_err(|error| classify_at(&location, error, "reserving"))?;
-        let existing = existing.map(|row| row.into_record(&location)).transpose()?;
-        decide_and_write(&self.connection, request, existing, now_ms)
-            .map_err(|error| classify_at(&location, error, "reserving"))?;
+        let location = &self.location;
+        match &mut self.store {
+            Store::Sqlite(connection) => {
+                connection
+                    .execute_batch("BEGIN IMMEDIATE")
+                    .map_err(|error| classify_at(location, error, "reserving"))?;
+                reserve_in(
+                    &mut SqliteTables {
+                        connection,
+                        location,
+                        context: "reserving",
+                    },
+                    request,
+                    now_ms,
+                )?;
+            }
+            Store::Memory(connection) => {
+                connection.transaction(&|| location.describe(), "reserving", true, |tables| {
+                    reserve_in(tables, request, now_ms)
+                })?;
+            }
+        }
         Ok(())
     }
 
@@ -536,73 +681,9 @@ impl Ledger {
         request: &ReserveRequest<'_>,
         now_ms: u64,
     ) -> Result<Reservation, LedgerError> {
-        let location = self.location.clone();
-        let transaction = self.begin("inserting a reservation")?;
-        let at = |error| classify_at(&location, error, "inserting");
-        if let Some(fenced) = fence(&transaction, request).map_err(at)? {
-            return Ok(fenced.into_reservation());
-        }
-        let previous = select_record(&transaction, request.key).map_err(at)?;
-        let attempts = previous.as_ref().map_or(0, |row| row.attempts);
-        let previous_status = previous.as_ref().and_then(|row| Status::parse(&row.status));
-        let previous_owner = previous.as_ref().map(|row| row.owner.clone());
-        execute_cached(
-            &transaction,
-                "INSERT OR REPLACE INTO tool_executions (idempotency_key, tenant, run_id, tool_call_id, tool, side_effect, arguments,
-                     status, attempts, result, owner, created_at_ms, updated_at_ms, lease_expires_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'started', ?8, NULL, ?9, ?10, ?10, ?11)",
-                params![
-                    request.key.as_str(),
-                    request.tenant,
-                    request.run_id,
-                    request.tool_call_id,
-                    request.tool,
-                    request.side_effect.name(),
-                    request.arguments,
-                    attempts,
-                    request.owner,
-                    now_ms as i64,
-                    request.lease_ms.map(|lease| (now_ms + lease) as i64),
-                ],
-            )
-            .map_err(at)?;
-        // Overwriting a `started` row is the race this path allows: two workers both run.
-        let detail = match previous_status {
-            Some(Status::Started) => "check-then-insert overwrote another worker's reservation",
-            Some(_) => "check-then-insert over an earlier record",
-            None => "check-then-insert",
-        };
-        append_history(
-            &transaction,
-            request.key,
-            now_ms,
-            request.owner,
-            "reserved",
-            previous_status,
-            Some(Status::Started),
-            None,
-            Some(detail),
-        )
-        .map_err(at)?;
-        let row = select_record(&transaction, request.key)
-            .map_err(at)?
-            .expect("row just written");
-        let action = if previous.is_some() {
-            ReservationAction::RunAgain
-        } else {
-            ReservationAction::RunNew
-        };
-        let reservation = Decision::Decided {
-            action,
-            record: row.into_record(&location)?,
-            previous_owner,
-            previous_status,
-        }
-        .into_reservation();
-        transaction
-            .commit()
-            .map_err(|error| classify_at(&location, error, "committing"))?;
-        Ok(reservation)
+        self.transaction("inserting", "committing", |tables| {
+            insert_started_unchecked_in(tables, request, now_ms)
+        })
     }
 
     /// Counts an attempt (the first, or a retry) and notes it in the history.
@@ -613,32 +694,22 @@ impl Ledger {
         actor: &str,
         now_ms: u64,
     ) -> Result<(), LedgerError> {
-        let location = self.location.clone();
-        let transaction = self.begin("counting an attempt")?;
-        let changed = execute_cached(
-            &transaction,
-            "UPDATE tool_executions SET attempts = ?2, updated_at_ms = ?3 WHERE idempotency_key = ?1",
-            params![key.as_str(), attempt, now_ms as i64],
-        )
-        .map_err(|error| classify_at(&location, error, "counting an attempt"))?;
-        if changed == 1 {
-            append_history(
-                &transaction,
-                key,
-                now_ms,
-                actor,
-                "attempt",
-                None,
-                None,
-                None,
-                Some(&format!("attempt {attempt}")),
-            )
-            .map_err(|error| classify_at(&location, error, "counting an attempt"))?;
-        }
-        transaction
-            .commit()
-            .map_err(|error| classify_at(&location, error, "counting an attempt"))?;
-        Ok(())
+        self.transaction("counting an attempt", "counting an attempt", |tables| {
+            let Some(current) = tables.record(key)? else {
+                // SQLite's UPDATE of a key nobody reserved changes nothing: nothing to note.
+                return Ok(());
+            };
+            let counted = ExecutionRecord {
+                attempts: attempt,
+                updated_at_ms: now_ms,
+                ..current
+            };
+            tables.write_record(RecordWrite::Update, &counted)?;
+            tables.append_history(&HistoryLine {
+                detail: Some(Cow::Owned(format!("attempt {attempt}"))),
+                ..HistoryLine::note(key, now_ms, actor, "attempt")
+            })
+        })
     }
 
     /// Records an attempt's own outcome, compare-and-set from `started`. If someone
@@ -652,69 +723,28 @@ impl Ledger {
         now_ms: u64,
     ) -> Result<Recorded, LedgerError> {
         assert!(status != Status::Started, "an outcome is never `started`");
-        let location = self.location.clone();
-        let transaction = self.begin("recording an outcome")?;
-        let current = select_record(&transaction, key)
-            .map_err(|error| classify_at(&location, error, "recording an outcome"))?
-            .ok_or_else(|| LedgerError::BadRow {
-                location: location.describe(),
-                key: key.to_string(),
-                detail: "an outcome arrived for a call that was never reserved".into(),
-            })?
-            .into_record(&location)?;
-        let recorded = if current.status == Status::Started {
-            execute_cached(
-                &transaction,
-                "UPDATE tool_executions SET status = ?2, result = ?3, updated_at_ms = ?4, lease_expires_at_ms = NULL
-                     WHERE idempotency_key = ?1 AND status = 'started'",
-                params![key.as_str(), status.name(), result, now_ms as i64],
-            )
-            .map_err(|error| classify_at(&location, error, "recording an outcome"))?;
-            append_history(
-                &transaction,
-                key,
-                now_ms,
-                actor,
-                status.name(),
-                Some(Status::Started),
-                Some(status),
-                None,
-                result,
-            )
-            .map_err(|error| classify_at(&location, error, "recording an outcome"))?;
-            // The row is exactly what the UPDATE wrote over what was read in this same
-            // transaction: no need to read it back.
-            let after = ExecutionRecord {
-                status,
-                result: result.map(str::to_owned),
-                updated_at_ms: now_ms,
-                lease_expires_at_ms: None,
-                ..current
-            };
-            Recorded::Recorded(after)
-        } else {
-            let detail = format!(
-                "late outcome {status} ignored; the record is already {}",
-                current.status
-            );
-            append_history(
-                &transaction,
-                key,
-                now_ms,
-                actor,
-                "late_outcome_ignored",
-                Some(current.status),
-                None,
-                None,
-                Some(&detail),
-            )
-            .map_err(|error| classify_at(&location, error, "recording an outcome"))?;
-            Recorded::LateOutcomeIgnored(current)
+        let location = &self.location;
+        let never_reserved = || LedgerError::BadRow {
+            location: location.describe(),
+            key: key.to_string(),
+            detail: "an outcome arrived for a call that was never reserved".into(),
         };
-        transaction
-            .commit()
-            .map_err(|error| classify_at(&location, error, "committing an outcome"))?;
-        Ok(recorded)
+        let store = &mut self.store;
+        Ledger::transaction_on(
+            store,
+            location,
+            "recording an outcome",
+            "committing an outcome",
+            |tables| {
+                let current = tables.record(key)?.ok_or_else(never_reserved)?;
+                let (recorded, line) = decide_outcome(current, key, status, result, actor, now_ms);
+                if let Recorded::Recorded(after) = &recorded {
+                    tables.write_record(RecordWrite::Update, after)?;
+                }
+                tables.append_history(&line)?;
+                Ok(recorded)
+            },
+        )
     }
 
     /// Logs an outcome that arrived after its attempt had already timed out.
@@ -725,24 +755,12 @@ impl Ledger {
         detail: &str,
         now_ms: u64,
     ) -> Result<(), LedgerError> {
-        let location = self.location.clone();
-        let transaction = self.begin("logging a late outcome")?;
-        append_history(
-            &transaction,
-            key,
-            now_ms,
-            actor,
-            "late_outcome_ignored",
-            None,
-            None,
-            None,
-            Some(detail),
-        )
-        .map_err(|error| classify_at(&location, error, "logging a late outcome"))?;
-        transaction
-            .commit()
-            .map_err(|error| classify_at(&location, error, "logging a late outcome"))?;
-        Ok(())
+        self.transaction("logging a late outcome", "logging a late outcome", |tables| {
+            tables.append_history(&HistoryLine {
+                detail: Some(Cow::Borrowed(detail)),
+                ..HistoryLine::note(key, now_ms, actor, "late_outcome_ignored")
+            })
+        })
     }
 
     /// Appends a note to a record's history without changing it (a guard that held, say).
@@ -754,14 +772,12 @@ impl Ledger {
         detail: &str,
         now_ms: u64,
     ) -> Result<(), LedgerError> {
-        let location = self.location.clone();
-        let transaction = self.begin("noting")?;
-        append_history(&transaction, key, now_ms, actor, event, None, None, None, Some(detail))
-            .map_err(|error| classify_at(&location, error, "noting"))?;
-        transaction
-            .commit()
-            .map_err(|error| classify_at(&location, error, "noting"))?;
-        Ok(())
+        self.transaction("noting", "noting", |tables| {
+            tables.append_history(&HistoryLine {
+                detail: Some(Cow::Borrowed(detail)),
+                ..HistoryLine::note(key, now_ms, actor, event)
+            })
+        })
     }
 
     /// Settles a call: compare-and-set on its status, appended to its history.
@@ -772,82 +788,34 @@ impl Ledger {
         settlement: &Settlement<'_>,
         now_ms: u64,
     ) -> Result<ExecutionRecord, SettleError> {
-        let location = self.location.clone();
-        let transaction = self.begin("settling")?;
-        let current = select_record(&transaction, key)
-            .map_err(|error| classify_at(&location, error, "settling"))?
-            .ok_or_else(|| SettleError::NotFound(key.clone()))?
-            .into_record(&location)?;
-        match settlement.expected {
-            Some(expected) if expected != current.status => {
-                return Err(SettleError::Stale {
-                    key: key.clone(),
-                    expected,
-                    current: Box::new(current),
-                });
-            }
-            None if !current.status.is_unknown() => {
-                return Err(SettleError::AlreadySettled {
-                    key: key.clone(),
-                    current: Box::new(current),
-                });
-            }
-            _ => {}
-        }
-        // Compensation is the one move from a settled status: completed → compensated.
-        let allowed = current.status.is_unknown()
-            || (current.status == Status::Completed && settlement.to == Status::Compensated);
-        if !allowed {
-            return Err(SettleError::AlreadySettled {
-                key: key.clone(),
-                current: Box::new(current),
-            });
-        }
-        let result = settlement.result.or(current.result.as_deref());
-        execute_cached(
-            &transaction,
-            "UPDATE tool_executions SET status = ?2, result = ?3, updated_at_ms = ?4, lease_expires_at_ms = NULL
-                 WHERE idempotency_key = ?1 AND status = ?5",
-            params![
-                key.as_str(),
-                settlement.to.name(),
-                result,
-                now_ms as i64,
-                current.status.name()
-            ],
-        )
-        .map_err(|error| classify_at(&location, error, "settling"))?;
-        append_history(
-            &transaction,
-            key,
-            now_ms,
-            settlement.actor,
-            settlement.event,
-            Some(current.status),
-            Some(settlement.to),
-            settlement.reason,
-            settlement.result,
-        )
-        .map_err(|error| classify_at(&location, error, "settling"))?;
-        // What the UPDATE wrote over what this transaction read: no need to read it back.
-        let after = ExecutionRecord {
-            status: settlement.to,
-            result: result.map(str::to_owned),
-            updated_at_ms: now_ms,
-            lease_expires_at_ms: None,
-            ..current
-        };
-        transaction
-            .commit()
-            .map_err(|error| classify_at(&location, error, "committing a settlement"))?;
-        Ok(after)
+        self.transaction("settling", "committing a settlement", |tables| {
+            let current = tables.record(key)?.ok_or_else(|| SettleError::NotFound(key.clone()))?;
+            let from = current.status;
+            let after = decide_settlement(current, key, settlement, now_ms)?;
+            tables.write_record(RecordWrite::Update, &after)?;
+            tables.append_history(&HistoryLine {
+                key,
+                at_ms: now_ms,
+                actor: settlement.actor,
+                event: settlement.event,
+                from_status: Some(from),
+                to_status: Some(settlement.to),
+                reason: settlement.reason,
+                detail: settlement.result.map(Cow::Borrowed),
+            })?;
+            Ok(after)
+        })
     }
 
     pub fn record(&self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
-        select_record(&self.connection, key)
-            .map_err(|error| self.classify(error, "reading a record"))?
-            .map(|row| row.into_record(&self.location))
-            .transpose()
+        self.read(
+            "reading a record",
+            memory::Table::Records,
+            |connection| Ok(select_record(connection, key)?.map(Row::Sqlite)),
+            |tables| tables.record(key).map(Row::Memory),
+        )?
+        .map(|row| row.into_record(&self.location))
+        .transpose()
     }
 
     /// Records in a stable order: `status` filters; unknown calls come longest-waiting first.
@@ -860,45 +828,51 @@ impl Ledger {
         limit: u32,
     ) -> Result<Vec<ExecutionRecord>, LedgerError> {
         let limit = limit.clamp(1, LIST_LIMIT_MAX);
-        let (after_ms, after_key) = after.map_or((-1_i64, String::new()), |(ms, key)| (ms as i64, key.to_owned()));
-        let mut statement = self
-            .connection
-            .prepare_cached(
-                "SELECT * FROM tool_executions
-                 WHERE (?1 IS NULL OR tenant = ?1) AND (?2 IS NULL OR status = ?2)
-                   AND (updated_at_ms > ?3 OR (updated_at_ms = ?3 AND idempotency_key > ?4))
-                 ORDER BY updated_at_ms, idempotency_key LIMIT ?5",
-            )
-            .map_err(|error| self.classify(error, "listing records"))?;
-        let rows = statement
-            .query_map(
-                params![tenant, status.map(Status::name), after_ms, after_key, limit],
-                RawRecord::from_row,
-            )
-            .map_err(|error| self.classify(error, "listing records"))?;
-        let mut records = Vec::new();
-        for row in rows {
-            let row = row.map_err(|error| self.classify(error, "listing records"))?;
-            records.push(row.into_record(&self.location)?);
-        }
-        Ok(records)
+        let (after_ms, after_key) = after.map_or((-1_i64, ""), |(ms, key)| (ms as i64, key));
+        let rows = self.read(
+            "listing records",
+            memory::Table::Records,
+            |connection| {
+                connection
+                    .prepare_cached(
+                        "SELECT * FROM tool_executions
+                         WHERE (?1 IS NULL OR tenant = ?1) AND (?2 IS NULL OR status = ?2)
+                           AND (updated_at_ms > ?3 OR (updated_at_ms = ?3 AND idempotency_key > ?4))
+                         ORDER BY updated_at_ms, idempotency_key LIMIT ?5",
+                    )?
+                    .query_map(
+                        params![tenant, status.map(Status::name), after_ms, after_key, limit],
+                        RawRecord::from_row,
+                    )?
+                    .map(|row| row.map(Row::Sqlite))
+                    .collect::<rusqlite::Result<Vec<Row>>>()
+            },
+            |tables| {
+                tables
+                    .records(tenant, status, (after_ms, after_key), limit)
+                    .into_iter()
+                    .map(Row::Memory)
+                    .collect()
+            },
+        )?;
+        rows.into_iter().map(|row| row.into_record(&self.location)).collect()
     }
 
     /// Every record, in key order (for drawing and for the checker).
     pub fn all_records(&self) -> Result<Vec<ExecutionRecord>, LedgerError> {
-        let mut statement = self
-            .connection
-            .prepare_cached("SELECT * FROM tool_executions ORDER BY created_at_ms, idempotency_key")
-            .map_err(|error| self.classify(error, "listing records"))?;
-        let rows = statement
-            .query_map([], RawRecord::from_row)
-            .map_err(|error| self.classify(error, "listing records"))?;
-        let mut records = Vec::new();
-        for row in rows {
-            let row = row.map_err(|error| self.classify(error, "listing records"))?;
-            records.push(row.into_record(&self.location)?);
-        }
-        Ok(records)
+        let rows = self.read(
+            "listing records",
+            memory::Table::Records,
+            |connection| {
+                connection
+                    .prepare_cached("SELECT * FROM tool_executions ORDER BY created_at_ms, idempotency_key")?
+                    .query_map([], RawRecord::from_row)?
+                    .map(|row| row.map(Row::Sqlite))
+                    .collect::<rusqlite::Result<Vec<Row>>>()
+            },
+            |tables| tables.all_records().into_iter().map(Row::Memory).collect(),
+        )?;
+        rows.into_iter().map(|row| row.into_record(&self.location)).collect()
     }
 
     pub fn history(&self, key: &IdempotencyKey) -> Result<Vec<HistoryEntry>, LedgerError> {
@@ -910,8 +884,18 @@ impl Ledger {
     }
 
     fn history_where(&self, key: Option<&IdempotencyKey>) -> Result<Vec<HistoryEntry>, LedgerError> {
-        let mut statement = self
-            .connection
+        let connection = match &self.store {
+            Store::Sqlite(connection) => connection,
+            Store::Memory(connection) => {
+                return connection.read(
+                    &|| self.location.describe(),
+                    "reading history",
+                    memory::Table::History,
+                    |tables| tables.history(key),
+                );
+            }
+        };
+        let mut statement = connection
             .prepare_cached(
                 "SELECT id, idempotency_key, at_ms, actor, event, from_status, to_status, reason, detail
                  FROM tool_execution_history WHERE (?1 IS NULL OR idempotency_key = ?1) ORDER BY id",
@@ -966,28 +950,36 @@ impl Ledger {
     }
 
     pub fn load_checkpoint(&self, run_id: &str) -> Result<Option<Checkpoint>, LedgerError> {
-        query_row_cached(
-            &self.connection,
-            "SELECT run_id, version, status, state, saved_by, updated_at_ms FROM run_checkpoints WHERE run_id = ?1",
-            [run_id],
-            checkpoint_from_row,
+        self.read(
+            "loading a checkpoint",
+            memory::Table::Checkpoints,
+            |connection| {
+                query_row_cached(
+                    connection,
+                    "SELECT run_id, version, status, state, saved_by, updated_at_ms FROM run_checkpoints WHERE run_id = ?1",
+                    [run_id],
+                    checkpoint_from_row,
+                )
+                .optional()
+            },
+            |tables| tables.checkpoint(run_id),
         )
-        .optional()
-        .map_err(|error| self.classify(error, "loading a checkpoint"))
     }
 
     pub fn checkpoints(&self) -> Result<Vec<Checkpoint>, LedgerError> {
-        let mut statement = self
-            .connection
-            .prepare_cached(
-                "SELECT run_id, version, status, state, saved_by, updated_at_ms FROM run_checkpoints ORDER BY run_id",
-            )
-            .map_err(|error| self.classify(error, "listing checkpoints"))?;
-        let rows = statement
-            .query_map([], checkpoint_from_row)
-            .map_err(|error| self.classify(error, "listing checkpoints"))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(|error| self.classify(error, "listing checkpoints"))
+        self.read(
+            "listing checkpoints",
+            memory::Table::Checkpoints,
+            |connection| {
+                connection
+                    .prepare_cached(
+                        "SELECT run_id, version, status, state, saved_by, updated_at_ms FROM run_checkpoints ORDER BY run_id",
+                    )?
+                    .query_map([], checkpoint_from_row)?
+                    .collect()
+            },
+            memory::MemoryTables::checkpoints,
+        )
     }
 
     /// Saves a run's checkpoint. With `expected_version`, compare-and-set: the save
@@ -1019,58 +1011,25 @@ impl Ledger {
         still_failed: Option<&IdempotencyKey>,
         now_ms: u64,
     ) -> Result<SaveOutcome, LedgerError> {
-        let location = self.location.clone();
-        let transaction = self.begin("saving a checkpoint")?;
-        let found: u32 = query_row_cached(
-            &transaction,
-            "SELECT version FROM run_checkpoints WHERE run_id = ?1",
-            [run_id],
-            |row| row.get(0),
-        )
-        .optional()
-        .map_err(|error| classify_at(&location, error, "saving a checkpoint"))?
-        .unwrap_or(0);
-        if let Some(expected) = expected_version
-            && expected != found
-        {
-            return Ok(SaveOutcome::Stale { expected, found });
-        }
-        if let Some(key) = still_failed {
-            let record: Option<(String, String)> = transaction
-                .query_row(
-                    "SELECT status, owner FROM tool_executions WHERE idempotency_key = ?1",
-                    [key.as_str()],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )
-                .optional()
-                .map_err(|error| classify_at(&location, error, "saving a checkpoint"))?;
-            if let Some((found_status, owner)) = record
-                && found_status != Status::Failed.name()
-            {
-                let status = Status::parse(&found_status).ok_or_else(|| LedgerError::Corrupt {
-                    location: location.describe(),
-                    detail: format!("record {key} has status {found_status:?}"),
-                })?;
-                return Ok(SaveOutcome::TakenOver {
-                    key: key.as_str().to_owned(),
+        self.transaction("saving a checkpoint", "committing a checkpoint", |tables| {
+            let found = tables.checkpoint_version(run_id)?.unwrap_or(0);
+            let still_failed_record = match still_failed {
+                Some(key) => tables.record(key)?,
+                None => None,
+            };
+            let outcome = decide_checkpoint_save(expected_version, found, still_failed_record);
+            if let SaveOutcome::Saved { version } = outcome {
+                tables.put_checkpoint(&CheckpointRow {
+                    run_id,
+                    version,
                     status,
-                    owner,
-                });
+                    state,
+                    saved_by,
+                    updated_at_ms: now_ms,
+                })?;
             }
-        }
-        let version = found + 1;
-        execute_cached(
-            &transaction,
-                "INSERT INTO run_checkpoints (run_id, version, status, state, saved_by, updated_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (run_id) DO UPDATE SET version = ?2, status = ?3, state = ?4, saved_by = ?5, updated_at_ms = ?6",
-                params![run_id, version, status, state, saved_by, now_ms as i64],
-            )
-            .map_err(|error| classify_at(&location, error, "saving a checkpoint"))?;
-        transaction
-            .commit()
-            .map_err(|error| classify_at(&location, error, "committing a checkpoint"))?;
-        Ok(SaveOutcome::Saved { version })
+            Ok(outcome)
+        })
     }
 }
 
@@ -1102,19 +1061,6 @@ pub fn apply_file_settings<E>(
         .execute_batch("PRAGMA foreign_keys = ON;")
         .map_err(|error| FileSettingsError::Ledger(classify(error, "setting durability")))?;
     Ok(())
-}
-
-/// The fencing check: `Some` when the run's checkpoint is no longer the one the worker loaded.
-fn fence(connection: &Connection, request: &ReserveRequest<'_>) -> rusqlite::Result<Option<Decision>> {
-    let Some(expected) = request.checkpoint_version else {
-        return Ok(None);
-    };
-    let found: u32 = connection
-        .prepare_cached("SELECT version FROM run_checkpoints WHERE run_id = ?1")?
-        .query_row([request.run_id], |row| row.get(0))
-        .optional()?
-        .unwrap_or(0);
-    Ok((found != expected).then_some(Decision::Fenced { expected, found }))
 }
 
 /// `execute` through the connection's statement cache: the ledger runs the same few
@@ -1236,106 +1182,171 @@ fn select_record(connection: &Connection, key: &IdempotencyKey) -> rusqlite::Res
         .optional()
 }
 
-/// What `decide_and_write` did, before the row is re-read.
-enum Decision {
-    Decided {
-        action: ReservationAction,
-        record: ExecutionRecord,
-        previous_owner: Option<String>,
-        previous_status: Option<Status>,
-    },
-    Mismatch {
-        existing: ExecutionRecord,
-    },
-    Fenced {
-        expected: u32,
-        found: u32,
-    },
+// ----- one transaction's rows, and the operations written once against them -----
+
+/// The rows one transaction reads and writes. Every operation of [`Ledger`] is written once
+/// against this (read the rows it needs, decide with pure code, write the result), so the
+/// decision logic is the same whichever store holds the rows: the two implementations only
+/// differ in how a row is read and written.
+trait Tables {
+    fn record(&mut self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError>;
+    /// The run's saved checkpoint version, if it has one.
+    fn checkpoint_version(&mut self, run_id: &str) -> Result<Option<u32>, LedgerError>;
+    /// Writes the whole row `record.key` names.
+    fn write_record(&mut self, write: RecordWrite, record: &ExecutionRecord) -> Result<(), LedgerError>;
+    /// Appends one line; the store numbers it.
+    fn append_history(&mut self, line: &HistoryLine<'_>) -> Result<(), LedgerError>;
+    /// Inserts or replaces the run's checkpoint.
+    fn put_checkpoint(&mut self, checkpoint: &CheckpointRow<'_>) -> Result<(), LedgerError>;
 }
 
-impl Decision {
-    fn into_reservation(self) -> Reservation {
-        match self {
-            Decision::Decided {
-                action,
-                record,
-                previous_owner,
-                previous_status,
-            } => Reservation::Decided {
-                action,
-                record,
-                previous_owner,
-                previous_status,
-            },
-            Decision::Mismatch { existing } => Reservation::ArgumentsMismatch { existing },
-            Decision::Fenced { expected, found } => Reservation::Fenced { expected, found },
+/// How a record is written, with SQLite's meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RecordWrite {
+    /// A new key: a key that exists breaks the primary key.
+    Insert,
+    /// An existing key: a key that is not there changes nothing.
+    Update,
+    /// `INSERT OR REPLACE`: whatever was there is overwritten (the naive runtime's upsert).
+    Replace,
+}
+
+/// A history line before the store numbers it.
+#[derive(Clone, Debug)]
+struct HistoryLine<'a> {
+    key: &'a IdempotencyKey,
+    at_ms: u64,
+    actor: &'a str,
+    event: &'a str,
+    from_status: Option<Status>,
+    to_status: Option<Status>,
+    reason: Option<&'a str>,
+    detail: Option<Cow<'a, str>>,
+}
+
+impl<'a> HistoryLine<'a> {
+    /// A line that changes no status.
+    fn note(key: &'a IdempotencyKey, at_ms: u64, actor: &'a str, event: &'a str) -> HistoryLine<'a> {
+        HistoryLine {
+            key,
+            at_ms,
+            actor,
+            event,
+            from_status: None,
+            to_status: None,
+            reason: None,
+            detail: None,
         }
     }
 }
 
-/// The body of the reservation transaction: the decision table applied to what is there.
-fn decide_and_write(
-    connection: &Connection,
+/// A checkpoint row to write.
+#[derive(Clone, Copy, Debug)]
+struct CheckpointRow<'a> {
+    run_id: &'a str,
+    version: u32,
+    status: &'a str,
+    state: &'a str,
+    saved_by: &'a str,
+    updated_at_ms: u64,
+}
+
+/// A record as a store gives it: SQLite's text still to be checked, or the memory store's typed row.
+enum Row {
+    Sqlite(RawRecord),
+    Memory(ExecutionRecord),
+}
+
+impl Row {
+    fn into_record(self, location: &Location) -> Result<ExecutionRecord, LedgerError> {
+        match self {
+            Row::Sqlite(raw) => raw.into_record(location),
+            Row::Memory(record) => Ok(record),
+        }
+    }
+}
+
+/// The reservation: the decision table applied to what the transaction reads.
+fn reserve_in(tables: &mut dyn Tables, request: &ReserveRequest<'_>, now_ms: u64) -> Result<Reservation, LedgerError> {
+    let existing = tables.record(request.key)?;
+    let found_version = match request.checkpoint_version {
+        Some(_) => Some(tables.checkpoint_version(request.run_id)?.unwrap_or(0)),
+        None => None,
+    };
+    let (reservation, write) = decide_reservation(request, existing, found_version, now_ms);
+    if let (Some((write, line)), Reservation::Decided { record, .. }) = (write, &reservation) {
+        tables.write_record(write, record)?;
+        tables.append_history(&line)?;
+    }
+    Ok(reservation)
+}
+
+/// The naive check-then-insert's second half: fenced like a reservation, then an upsert.
+fn insert_started_unchecked_in(
+    tables: &mut dyn Tables,
     request: &ReserveRequest<'_>,
-    existing: Option<ExecutionRecord>,
     now_ms: u64,
-) -> rusqlite::Result<Decision> {
-    if let Some(fenced) = fence(connection, request)? {
-        return Ok(fenced);
+) -> Result<Reservation, LedgerError> {
+    if let Some(expected) = request.checkpoint_version {
+        let found = tables.checkpoint_version(request.run_id)?.unwrap_or(0);
+        if found != expected {
+            return Ok(Reservation::Fenced { expected, found });
+        }
+    }
+    let previous = tables.record(request.key)?;
+    let (reservation, line) = decide_unchecked_insert(request, previous.as_ref(), now_ms);
+    let Reservation::Decided { record, .. } = &reservation else {
+        unreachable!("an unchecked insert always decides to run");
+    };
+    tables.write_record(RecordWrite::Replace, record)?;
+    tables.append_history(&line)?;
+    Ok(reservation)
+}
+
+/// What a reservation decides, and the row and history line it writes (if it writes).
+/// Pure: everything it needs was read by the caller.
+fn decide_reservation<'a>(
+    request: &ReserveRequest<'a>,
+    existing: Option<ExecutionRecord>,
+    found_version: Option<u32>,
+    now_ms: u64,
+) -> (Reservation, Option<(RecordWrite, HistoryLine<'a>)>) {
+    // Fencing (guard `checkpoint_version`): someone saved since this worker loaded.
+    if let (Some(expected), Some(found)) = (request.checkpoint_version, found_version)
+        && expected != found
+    {
+        return (Reservation::Fenced { expected, found }, None);
     }
     if let Some(existing) = &existing
         && (existing.arguments != request.arguments || existing.tool != request.tool)
     {
-        return Ok(Decision::Mismatch {
-            existing: existing.clone(),
-        });
+        return (
+            Reservation::ArgumentsMismatch {
+                existing: existing.clone(),
+            },
+            None,
+        );
     }
     let lease_expired = match (&existing, request.lease_ms) {
         (Some(record), Some(_)) => record.lease_expires_at_ms.is_some_and(|expires| now_ms >= expires),
         _ => false,
     };
-    let action = reservation_action(
-        existing.as_ref().map(|record| record.status),
-        request.side_effect,
-        lease_expired,
-    );
-    let lease_expires = request.lease_ms.map(|lease| (now_ms + lease) as i64);
-    let previous_owner = existing.as_ref().map(|record| record.owner.clone());
     let previous_status = existing.as_ref().map(|record| record.status);
-    // The record after the decision is built from what this transaction read and wrote,
-    // never read back: the same values, one query fewer on every reservation.
-    let record = match action {
-        ReservationAction::RunNew => {
-            execute_cached(
-                connection,
-                "INSERT INTO tool_executions (idempotency_key, tenant, run_id, tool_call_id, tool, side_effect, arguments,
-                     status, attempts, result, owner, created_at_ms, updated_at_ms, lease_expires_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'started', 0, NULL, ?8, ?9, ?9, ?10)",
-                params![
-                    request.key.as_str(),
-                    request.tenant,
-                    request.run_id,
-                    request.tool_call_id,
-                    request.tool,
-                    request.side_effect.name(),
-                    request.arguments,
-                    request.owner,
-                    now_ms as i64,
-                    lease_expires,
-                ],
-            )?;
-            append_history(
-                connection,
-                request.key,
-                now_ms,
-                request.owner,
-                "reserved",
-                None,
-                Some(Status::Started),
-                None,
-                None,
-            )?;
-            ExecutionRecord {
+    let action = reservation_action(previous_status, request.side_effect, lease_expired);
+    let lease_expires_at_ms = request.lease_ms.map(|lease| now_ms + lease);
+    let started = |event: &'a str, detail: Option<&'a str>| HistoryLine {
+        from_status: previous_status,
+        to_status: Some(Status::Started),
+        detail: detail.map(Cow::Borrowed),
+        ..HistoryLine::note(request.key, now_ms, request.owner, event)
+    };
+    let (record, previous_owner, write) = match (action, existing) {
+        (ReservationAction::RunNew, existing) => {
+            assert!(
+                existing.is_none(),
+                "the decision table runs new only what does not exist"
+            );
+            let record = ExecutionRecord {
                 key: request.key.clone(),
                 tenant: request.tenant.to_owned(),
                 run_id: request.run_id.to_owned(),
@@ -1349,84 +1360,319 @@ fn decide_and_write(
                 owner: request.owner.to_owned(),
                 created_at_ms: now_ms,
                 updated_at_ms: now_ms,
-                lease_expires_at_ms: lease_expires.map(|ms| ms as u64),
-            }
+                lease_expires_at_ms,
+            };
+            (record, None, Some((RecordWrite::Insert, started("reserved", None))))
         }
-        ReservationAction::RunAgain | ReservationAction::TakeOverExpiredLease => {
-            let from = existing.as_ref().map(|record| record.status);
-            execute_cached(
-                connection,
-                "UPDATE tool_executions SET status = 'started', result = NULL, owner = ?2, updated_at_ms = ?3, lease_expires_at_ms = ?4
-                 WHERE idempotency_key = ?1",
-                params![request.key.as_str(), request.owner, now_ms as i64, lease_expires],
-            )?;
-            let (event, detail) = if action == ReservationAction::TakeOverExpiredLease {
-                (
+        (ReservationAction::RunAgain | ReservationAction::TakeOverExpiredLease, Some(existing)) => {
+            let line = if action == ReservationAction::TakeOverExpiredLease {
+                started(
                     "lease_taken_over",
                     Some("the lease ran out; a naive runtime runs the call again"),
                 )
             } else {
-                ("reserved_again", None)
+                started("reserved_again", None)
             };
-            append_history(
-                connection,
-                request.key,
-                now_ms,
-                request.owner,
-                event,
-                from,
-                Some(Status::Started),
-                None,
-                detail,
-            )?;
-            let existing = existing.expect("the decision table runs again only what exists");
-            ExecutionRecord {
+            let previous_owner = existing.owner.clone();
+            let record = ExecutionRecord {
                 status: Status::Started,
                 result: None,
                 owner: request.owner.to_owned(),
                 updated_at_ms: now_ms,
-                lease_expires_at_ms: lease_expires.map(|ms| ms as u64),
+                lease_expires_at_ms,
                 ..existing
-            }
+            };
+            (record, Some(previous_owner), Some((RecordWrite::Update, line)))
         }
-        ReservationAction::ReturnRecorded | ReservationAction::ReturnCompensated | ReservationAction::Unknown => {
-            existing.expect("the decision table returns or waits only on what exists")
+        (
+            ReservationAction::ReturnRecorded | ReservationAction::ReturnCompensated | ReservationAction::Unknown,
+            Some(existing),
+        ) => {
+            let previous_owner = existing.owner.clone();
+            (existing, Some(previous_owner), None)
         }
+        (action, None) => unreachable!("the decision table answers {action:?} only on what exists"),
     };
-    Ok(Decision::Decided {
-        action,
-        record,
-        previous_owner,
-        previous_status,
+    (
+        Reservation::Decided {
+            action,
+            record,
+            previous_owner,
+            previous_status,
+        },
+        write,
+    )
+}
+
+/// The naive upsert's row and history line over whatever was there. Pure.
+fn decide_unchecked_insert<'a>(
+    request: &ReserveRequest<'a>,
+    previous: Option<&ExecutionRecord>,
+    now_ms: u64,
+) -> (Reservation, HistoryLine<'a>) {
+    let previous_status = previous.map(|record| record.status);
+    // Overwriting a `started` row is the race this path allows: two workers both run.
+    let detail = match previous_status {
+        Some(Status::Started) => "check-then-insert overwrote another worker's reservation",
+        Some(_) => "check-then-insert over an earlier record",
+        None => "check-then-insert",
+    };
+    let record = ExecutionRecord {
+        key: request.key.clone(),
+        tenant: request.tenant.to_owned(),
+        run_id: request.run_id.to_owned(),
+        tool_call_id: request.tool_call_id.to_owned(),
+        tool: request.tool.to_owned(),
+        side_effect: request.side_effect,
+        arguments: request.arguments.to_owned(),
+        status: Status::Started,
+        attempts: previous.map_or(0, |record| record.attempts),
+        result: None,
+        owner: request.owner.to_owned(),
+        created_at_ms: now_ms,
+        updated_at_ms: now_ms,
+        lease_expires_at_ms: request.lease_ms.map(|lease| now_ms + lease),
+    };
+    let action = if previous.is_some() {
+        ReservationAction::RunAgain
+    } else {
+        ReservationAction::RunNew
+    };
+    let line = HistoryLine {
+        from_status: previous_status,
+        to_status: Some(Status::Started),
+        detail: Some(Cow::Borrowed(detail)),
+        ..HistoryLine::note(request.key, now_ms, request.owner, "reserved")
+    };
+    (
+        Reservation::Decided {
+            action,
+            record,
+            previous_owner: previous.map(|record| record.owner.clone()),
+            previous_status,
+        },
+        line,
+    )
+}
+
+/// An attempt's own outcome: recorded over `started`, or logged and ignored when someone
+/// settled the call first. Pure.
+fn decide_outcome<'a>(
+    current: ExecutionRecord,
+    key: &'a IdempotencyKey,
+    status: Status,
+    result: Option<&'a str>,
+    actor: &'a str,
+    now_ms: u64,
+) -> (Recorded, HistoryLine<'a>) {
+    if current.status == Status::Started {
+        let line = HistoryLine {
+            from_status: Some(Status::Started),
+            to_status: Some(status),
+            detail: result.map(Cow::Borrowed),
+            ..HistoryLine::note(key, now_ms, actor, status.name())
+        };
+        let after = ExecutionRecord {
+            status,
+            result: result.map(str::to_owned),
+            updated_at_ms: now_ms,
+            lease_expires_at_ms: None,
+            ..current
+        };
+        (Recorded::Recorded(after), line)
+    } else {
+        let line = HistoryLine {
+            from_status: Some(current.status),
+            detail: Some(Cow::Owned(format!(
+                "late outcome {status} ignored; the record is already {}",
+                current.status
+            ))),
+            ..HistoryLine::note(key, now_ms, actor, "late_outcome_ignored")
+        };
+        (Recorded::LateOutcomeIgnored(current), line)
+    }
+}
+
+/// A settlement's compare-and-set, and the record after it. Pure.
+fn decide_settlement(
+    current: ExecutionRecord,
+    key: &IdempotencyKey,
+    settlement: &Settlement<'_>,
+    now_ms: u64,
+) -> Result<ExecutionRecord, SettleError> {
+    match settlement.expected {
+        Some(expected) if expected != current.status => {
+            return Err(SettleError::Stale {
+                key: key.clone(),
+                expected,
+                current: Box::new(current),
+            });
+        }
+        None if !current.status.is_unknown() => {
+            return Err(SettleError::AlreadySettled {
+                key: key.clone(),
+                current: Box::new(current),
+            });
+        }
+        _ => {}
+    }
+    // Compensation is the one move from a settled status: completed → compensated.
+    let allowed =
+        current.status.is_unknown() || (current.status == Status::Completed && settlement.to == Status::Compensated);
+    if !allowed {
+        return Err(SettleError::AlreadySettled {
+            key: key.clone(),
+            current: Box::new(current),
+        });
+    }
+    let result = match settlement.result {
+        Some(result) => Some(result.to_owned()),
+        None => current.result,
+    };
+    Ok(ExecutionRecord {
+        status: settlement.to,
+        result,
+        updated_at_ms: now_ms,
+        lease_expires_at_ms: None,
+        ..current
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn append_history(
-    connection: &Connection,
-    key: &IdempotencyKey,
-    at_ms: u64,
-    actor: &str,
-    event: &str,
-    from_status: Option<Status>,
-    to_status: Option<Status>,
-    reason: Option<&str>,
-    detail: Option<&str>,
-) -> rusqlite::Result<()> {
-    connection
-        .prepare_cached(
+/// A checkpoint save's compare-and-sets: on the version, and on a call still being `failed`. Pure.
+fn decide_checkpoint_save(
+    expected_version: Option<u32>,
+    found: u32,
+    still_failed: Option<ExecutionRecord>,
+) -> SaveOutcome {
+    if let Some(expected) = expected_version
+        && expected != found
+    {
+        return SaveOutcome::Stale { expected, found };
+    }
+    if let Some(record) = still_failed
+        && record.status != Status::Failed
+    {
+        return SaveOutcome::TakenOver {
+            key: record.key.as_str().to_owned(),
+            status: record.status,
+            owner: record.owner,
+        };
+    }
+    SaveOutcome::Saved { version: found + 1 }
+}
+
+/// The SQLite store: each row read and written with one cached statement, inside the
+/// caller's `BEGIN IMMEDIATE` transaction.
+struct SqliteTables<'a> {
+    connection: &'a Connection,
+    location: &'a Location,
+    context: &'static str,
+}
+
+impl SqliteTables<'_> {
+    fn classify(&self, error: rusqlite::Error) -> LedgerError {
+        classify_at(self.location, error, self.context)
+    }
+}
+
+impl Tables for SqliteTables<'_> {
+    fn record(&mut self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
+        select_record(self.connection, key)
+            .map_err(|error| self.classify(error))?
+            .map(|row| row.into_record(self.location))
+            .transpose()
+    }
+
+    fn checkpoint_version(&mut self, run_id: &str) -> Result<Option<u32>, LedgerError> {
+        query_row_cached(
+            self.connection,
+            "SELECT version FROM run_checkpoints WHERE run_id = ?1",
+            [run_id],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(|error| self.classify(error))
+    }
+
+    fn write_record(&mut self, write: RecordWrite, record: &ExecutionRecord) -> Result<(), LedgerError> {
+        let sql = match write {
+            RecordWrite::Insert => {
+                "INSERT INTO tool_executions (idempotency_key, tenant, run_id, tool_call_id, tool, side_effect, arguments,
+                     status, attempts, result, owner, created_at_ms, updated_at_ms, lease_expires_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+            }
+            RecordWrite::Replace => {
+                "INSERT OR REPLACE INTO tool_executions (idempotency_key, tenant, run_id, tool_call_id, tool, side_effect, arguments,
+                     status, attempts, result, owner, created_at_ms, updated_at_ms, lease_expires_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+            }
+            RecordWrite::Update => {
+                "UPDATE tool_executions SET tenant = ?2, run_id = ?3, tool_call_id = ?4, tool = ?5, side_effect = ?6,
+                     arguments = ?7, status = ?8, attempts = ?9, result = ?10, owner = ?11, created_at_ms = ?12,
+                     updated_at_ms = ?13, lease_expires_at_ms = ?14
+                 WHERE idempotency_key = ?1"
+            }
+        };
+        execute_cached(
+            self.connection,
+            sql,
+            params![
+                record.key.as_str(),
+                record.tenant,
+                record.run_id,
+                record.tool_call_id,
+                record.tool,
+                record.side_effect.name(),
+                record.arguments,
+                record.status.name(),
+                record.attempts,
+                record.result,
+                record.owner,
+                record.created_at_ms as i64,
+                record.updated_at_ms as i64,
+                record.lease_expires_at_ms.map(|ms| ms as i64),
+            ],
+        )
+        .map_err(|error| self.classify(error))?;
+        Ok(())
+    }
+
+    fn append_history(&mut self, line: &HistoryLine<'_>) -> Result<(), LedgerError> {
+        execute_cached(
+            self.connection,
             "INSERT INTO tool_execution_history (idempotency_key, at_ms, actor, event, from_status, to_status, reason, detail)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?
-        .execute(params![
-            key.as_str(),
-            at_ms as i64,
-            actor,
-            event,
-            from_status.map(Status::name),
-            to_status.map(Status::name),
-            reason,
-            detail
-        ])?;
-    Ok(())
+            params![
+                line.key.as_str(),
+                line.at_ms as i64,
+                line.actor,
+                line.event,
+                line.from_status.map(Status::name),
+                line.to_status.map(Status::name),
+                line.reason,
+                line.detail.as_deref(),
+            ],
+        )
+        .map_err(|error| self.classify(error))?;
+        Ok(())
+    }
+
+    fn put_checkpoint(&mut self, checkpoint: &CheckpointRow<'_>) -> Result<(), LedgerError> {
+        execute_cached(
+            self.connection,
+            "INSERT INTO run_checkpoints (run_id, version, status, state, saved_by, updated_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (run_id) DO UPDATE SET version = ?2, status = ?3, state = ?4, saved_by = ?5, updated_at_ms = ?6",
+            params![
+                checkpoint.run_id,
+                checkpoint.version,
+                checkpoint.status,
+                checkpoint.state,
+                checkpoint.saved_by,
+                checkpoint.updated_at_ms as i64
+            ],
+        )
+        .map_err(|error| self.classify(error))?;
+        Ok(())
+    }
 }

@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::billing::{Answer, Billing, CreditRequest};
 use crate::checker::{self, CompensationBy, CompensationLog, Verdict};
-use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, Ledger, LedgerError, Recorded, Settlement};
+use crate::ledger::{
+    Checkpoint, ExecutionRecord, HistoryEntry, Ledger, LedgerError, LedgerStore, Recorded, Settlement,
+};
 use crate::level::{CardKind, Level, Play, TimedAction};
 use crate::model::{self, Nudge};
 use crate::runtime::guards::Guards;
@@ -164,6 +166,7 @@ pub struct SimulationBuilder {
     seed: u64,
     guards: Option<Guards>,
     ledger_file: Option<PathBuf>,
+    ledger_store: LedgerStore,
     actions: Vec<TimedAction>,
 }
 
@@ -174,6 +177,7 @@ impl SimulationBuilder {
             seed,
             guards: None,
             ledger_file: None,
+            ledger_store: LedgerStore::Sqlite,
             actions: Vec::new(),
         }
     }
@@ -190,6 +194,14 @@ impl SimulationBuilder {
         self
     }
 
+    /// Which store holds an in-memory ledger: SQLite (the default, what the game and replays
+    /// use) or the memory store, which gives the same answers without SQLite, for bulk runs
+    /// (the explorer, the benchmark). A ledger file is always SQLite, whatever this says.
+    pub fn ledger_store(mut self, store: LedgerStore) -> Self {
+        self.ledger_store = store;
+        self
+    }
+
     /// The player's moves, applied before the phases they name.
     pub fn actions(mut self, actions: Vec<TimedAction>) -> Self {
         self.actions = actions;
@@ -200,7 +212,7 @@ impl SimulationBuilder {
         let observer = match &self.ledger_file {
             Some(path) if path.exists() => return Err(SimError::LedgerExists(path.clone())),
             Some(path) => Ledger::open(path)?,
-            None => Ledger::open_memory()?,
+            None => Ledger::open_in(self.ledger_store)?,
         };
         let guards = self.guards.unwrap_or(self.level.guards);
         let hand = self

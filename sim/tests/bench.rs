@@ -42,7 +42,14 @@ fn a_quick_bench_prints_four_figures_and_no_duplicates() {
     assert_eq!(output.status.code(), Some(0), "{printed}");
     assert!(printed.contains("1 ledger: reserve + complete"), "{printed}");
     assert!(printed.contains("2 peer"), "{printed}");
-    assert!(printed.contains("3 simulator: vault scenarios"), "{printed}");
+    assert!(
+        printed.contains("3 simulator: vault scenarios, 1 thread, sqlite store"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("3 simulator: vault scenarios, 1 thread, memory store"),
+        "{printed}"
+    );
     assert!(printed.contains("4 contention: 2 processes"), "{printed}");
     assert!(printed.contains("4 contention: 4 processes"), "{printed}");
     assert!(
@@ -69,6 +76,10 @@ fn the_json_report_has_every_figure_measured() {
     positive("/ledger/raw/per_second");
     positive("/ledger/ratio");
     positive("/simulator/per_second");
+    positive("/simulator_sqlite/per_second");
+    assert_eq!(report["simulator"]["store"], "memory");
+    assert_eq!(report["simulator_sqlite"]["store"], "sqlite");
+    assert_eq!(report["simulator_sqlite"]["scenarios"], 6);
     positive("/contention/alone/reservations_per_second");
     assert_eq!(report["ledger"]["ours"]["items"], 6);
     assert_eq!(report["simulator"]["scenarios"], 6);

@@ -6,7 +6,9 @@
 //!    INSERT-and-commit on the same SQLite settings ([`side_by_side`]). A cycle makes two
 //!    commits, so 0.5 is the ceiling.
 //! 2. Peer: the same cycle through `agent-effects` ([`peer`], with `--features peer-benchmark`).
-//! 3. Simulator: vault scenarios per second on one thread ([`scenarios`]), against 10,000.
+//! 3. Simulator: vault scenarios per second on one thread ([`scenarios`]), against 10,000,
+//!    on both ledger stores side by side: SQLite (replays, the game) and the memory store
+//!    (the explorer); the memory store's figure is the one held to the aim.
 //! 4. Contention: reservations per second with several processes on one ledger file, against
 //!    one process, with zero duplicate reservations ([`contention`]).
 //!
@@ -23,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::ledger::LedgerError;
+use crate::ledger::{LedgerError, LedgerStore};
 use contention::{ContentionFigure, KEYS_MAX, PROCESSES_MAX};
 use side_by_side::{LedgerCycles, Measured, RawInserts};
 
@@ -176,9 +178,11 @@ pub struct PeerFigure {
     pub ratio: Option<f64>,
 }
 
-/// Figure 3.
+/// Figure 3, on one ledger store.
 #[derive(Clone, Debug, Serialize)]
 pub struct SimulatorFigure {
+    /// Where the scenarios' ledgers lived.
+    pub store: LedgerStore,
     pub level: String,
     pub tapes: Vec<PathBuf>,
     pub scenarios: u64,
@@ -218,7 +222,10 @@ pub struct BenchReport {
     pub folder: PathBuf,
     pub ledger: LedgerFigure,
     pub peer: PeerFigure,
+    /// Figure 3 on the memory store (the explorer's): the one measured against the aim.
     pub simulator: SimulatorFigure,
+    /// Figure 3 on SQLite (replays' and the game's), the same tapes in the same run.
+    pub simulator_sqlite: SimulatorFigure,
     pub contention: ContentionReport,
     /// Keys reserved to run by more than one process (or with more than one row), in all
     /// contention runs. Must be zero.
@@ -259,20 +266,8 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
         measured: peer,
     };
 
-    let spent = scenarios.play_timed(plan.scenarios)?;
-    let per_second = ratio(plan.scenarios as f64, spent.wall_seconds);
-    let per_cpu_second = spent.cpu_seconds.map(|cpu| ratio(plan.scenarios as f64, cpu));
-    let simulator = SimulatorFigure {
-        level: scenarios.level.level.id.clone(),
-        tapes: scenarios.tape_paths(),
-        scenarios: plan.scenarios,
-        seconds: spent.wall_seconds,
-        cpu_seconds: spent.cpu_seconds,
-        per_second,
-        per_cpu_second,
-        aim_per_second: SCENARIOS_PER_SECOND_AIM,
-        ratio: per_cpu_second.unwrap_or(per_second) / SCENARIOS_PER_SECOND_AIM,
-    };
+    let simulator_sqlite = measure_scenarios(&scenarios, plan.scenarios, LedgerStore::Sqlite)?;
+    let simulator = measure_scenarios(&scenarios, plan.scenarios, LedgerStore::Memory)?;
 
     let alone = contention::measure(executable, &folder.join("contention-1.sqlite"), 1, plan.keys)?;
     let mut contended = Vec::new();
@@ -299,9 +294,33 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
         ledger,
         peer,
         simulator,
+        simulator_sqlite,
         contention: ContentionReport { alone, contended },
         duplicates,
         unreserved,
+    })
+}
+
+/// Figure 3 on one store: `count` scenarios, the tapes in turn, on this thread.
+fn measure_scenarios(
+    scenarios: &scenarios::Scenarios,
+    count: u64,
+    store: LedgerStore,
+) -> Result<SimulatorFigure, BenchError> {
+    let spent = scenarios.play_timed(count, store)?;
+    let per_second = ratio(count as f64, spent.wall_seconds);
+    let per_cpu_second = spent.cpu_seconds.map(|cpu| ratio(count as f64, cpu));
+    Ok(SimulatorFigure {
+        store,
+        level: scenarios.level.level.id.clone(),
+        tapes: scenarios.tape_paths(),
+        scenarios: count,
+        seconds: spent.wall_seconds,
+        cpu_seconds: spent.cpu_seconds,
+        per_second,
+        per_cpu_second,
+        aim_per_second: SCENARIOS_PER_SECOND_AIM,
+        ratio: per_cpu_second.unwrap_or(per_second) / SCENARIOS_PER_SECOND_AIM,
     })
 }
 
@@ -461,21 +480,25 @@ pub fn table(report: &BenchReport) -> String {
             "-".into(),
         ]),
     }
-    let simulator = &report.simulator;
-    rows.push([
-        format!("3 simulator: {} scenarios, 1 thread", simulator.level),
-        match simulator.per_cpu_second {
-            Some(per_cpu_second) => format!(
-                "{} scenarios/CPU-s ({}/s by the clock)",
-                grouped(per_cpu_second),
-                grouped(simulator.per_second)
+    for simulator in [&report.simulator_sqlite, &report.simulator] {
+        rows.push([
+            format!(
+                "3 simulator: {} scenarios, 1 thread, {} store",
+                simulator.level, simulator.store
             ),
-            None => format!("{} scenarios/s", grouped(simulator.per_second)),
-        },
-        format!("aim {}/s", grouped(simulator.aim_per_second)),
-        format!("{:.2}", simulator.ratio),
-        format!("≥ 1.00: {}", if simulator.ratio >= 1.0 { "met" } else { "BELOW" }),
-    ]);
+            match simulator.per_cpu_second {
+                Some(per_cpu_second) => format!(
+                    "{} scenarios/CPU-s ({}/s by the clock)",
+                    grouped(per_cpu_second),
+                    grouped(simulator.per_second)
+                ),
+                None => format!("{} scenarios/s", grouped(simulator.per_second)),
+            },
+            format!("aim {}/s", grouped(simulator.aim_per_second)),
+            format!("{:.2}", simulator.ratio),
+            format!("≥ 1.00: {}", if simulator.ratio >= 1.0 { "met" } else { "BELOW" }),
+        ]);
+    }
     let alone = &report.contention.alone;
     for row in &report.contention.contended {
         let figure = &row.figure;

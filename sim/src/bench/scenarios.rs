@@ -2,6 +2,8 @@
 //!
 //! A scenario is what `twice-sim replay` does with one tape: build the simulation (a fresh
 //! in-memory ledger), run it until the level is quiet and ask the checker for its verdict.
+//! Measured on both ledger stores: SQLite, as replays use it, and the memory store, as the
+//! explorer uses it (same answers, see `tests/ledger_stores.rs`).
 //! The tapes are the level's own, played in turn; every verdict is compared with the one
 //! the tape expects, so a faster simulator that got an answer wrong fails the benchmark.
 
@@ -9,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::BenchError;
+use crate::ledger::LedgerStore;
 use crate::level::{self, LoadedLevel, LoadedTape};
 use crate::simulator::SimulationBuilder;
 
@@ -64,17 +67,19 @@ impl Scenarios {
         Ok(Scenarios { level, tapes })
     }
 
-    /// Plays `count` scenarios, the tapes in turn, on this thread. Returns the seconds spent.
+    /// Plays `count` scenarios on SQLite, the tapes in turn, on this thread. Returns the
+    /// seconds spent.
     pub fn play(&self, count: u64) -> Result<f64, BenchError> {
-        Ok(self.play_timed(count)?.wall_seconds)
+        Ok(self.play_timed(count, LedgerStore::Sqlite)?.wall_seconds)
     }
 
-    /// Plays `count` scenarios and says how long it took by the clock and on the CPU.
-    pub fn play_timed(&self, count: u64) -> Result<Spent, BenchError> {
+    /// Plays `count` scenarios with their ledgers in `store`, and says how long it took by the
+    /// clock and on the CPU.
+    pub fn play_timed(&self, count: u64, store: LedgerStore) -> Result<Spent, BenchError> {
         let cpu_before = thread_cpu_seconds();
         let started = Instant::now();
         for (tape, _) in self.tapes.iter().cycle().zip(0..count) {
-            self.play_one(tape)?;
+            self.play_one(tape, store)?;
         }
         let wall_seconds = started.elapsed().as_secs_f64();
         let cpu_seconds = match (cpu_before, thread_cpu_seconds()) {
@@ -87,9 +92,10 @@ impl Scenarios {
         })
     }
 
-    fn play_one(&self, tape: &LoadedTape) -> Result<(), BenchError> {
-        let mut builder =
-            SimulationBuilder::new(self.level.level.clone(), tape.tape.seed).actions(tape.tape.actions.clone());
+    fn play_one(&self, tape: &LoadedTape, store: LedgerStore) -> Result<(), BenchError> {
+        let mut builder = SimulationBuilder::new(self.level.level.clone(), tape.tape.seed)
+            .actions(tape.tape.actions.clone())
+            .ledger_store(store);
         if let Some(guards) = tape.tape.guards {
             builder = builder.guards(guards);
         }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::{Explorer, JOBS_MAX, Outcome, Progress, SCHEDULES_MAX, Stage};
 use crate::checker;
 use crate::cli::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK, replay_tape};
+use crate::ledger::LedgerStore;
 use crate::level::{self, TimedAction};
 use crate::runtime::guards::{Guard, Guards};
 
@@ -48,6 +49,11 @@ pub struct ExploreArgs {
     /// Overwrite the --out file if it exists.
     #[arg(long)]
     pub force: bool,
+    /// Where each schedule's ledger lives: `memory` (a pure-Rust store with the same answers
+    /// as SQLite, much faster) or `sqlite` (an in-memory SQLite database). A find is confirmed
+    /// on SQLite either way, by replaying the written tape as `twice-sim replay` does.
+    #[arg(long, value_enum, default_value_t = LedgerStore::Memory)]
+    pub store: LedgerStore,
     /// Machine-readable output (no progress lines).
     #[arg(long)]
     pub json: bool,
@@ -132,6 +138,7 @@ struct Report<'a> {
     level_file: &'a Path,
     seed: u64,
     jobs: usize,
+    store: LedgerStore,
     guards_off: Vec<Guard>,
     goal: checker::Outcome,
     schedules_total: u64,
@@ -195,14 +202,16 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
     let explorer = Explorer::new(loaded.level.clone(), guards, args.seed)
         .schedules(args.schedules)
         .jobs(jobs)
+        .ledger_store(args.store)
         .goal(goal);
     if !args.json {
         println!(
-            "exploring {} ({}): up to {} schedules, seed {}, {jobs} jobs, guards off: [{}], goal {goal}",
+            "exploring {} ({}): up to {} schedules, seed {}, {jobs} jobs, {} store, guards off: [{}], goal {goal}",
             loaded.level.id,
             args.level.display(),
             args.schedules,
             args.seed,
+            args.store,
             guard_names(&guards.off()),
         );
     }
@@ -357,6 +366,7 @@ fn print_json(
         level_file: &args.level,
         seed: args.seed,
         jobs,
+        store: args.store,
         guards_off: guards.off(),
         goal,
         schedules_total: outcome.schedules_total,
