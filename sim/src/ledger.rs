@@ -1346,22 +1346,7 @@ fn decide_reservation<'a>(
                 existing.is_none(),
                 "the decision table runs new only what does not exist"
             );
-            let record = ExecutionRecord {
-                key: request.key.clone(),
-                tenant: request.tenant.to_owned(),
-                run_id: request.run_id.to_owned(),
-                tool_call_id: request.tool_call_id.to_owned(),
-                tool: request.tool.to_owned(),
-                side_effect: request.side_effect,
-                arguments: request.arguments.to_owned(),
-                status: Status::Started,
-                attempts: 0,
-                result: None,
-                owner: request.owner.to_owned(),
-                created_at_ms: now_ms,
-                updated_at_ms: now_ms,
-                lease_expires_at_ms,
-            };
+            let record = new_started_record(request, 0, now_ms, lease_expires_at_ms);
             (record, None, Some((RecordWrite::Insert, started("reserved", None))))
         }
         (ReservationAction::RunAgain | ReservationAction::TakeOverExpiredLease, Some(existing)) => {
@@ -1417,22 +1402,12 @@ fn decide_unchecked_insert<'a>(
         Some(_) => "check-then-insert over an earlier record",
         None => "check-then-insert",
     };
-    let record = ExecutionRecord {
-        key: request.key.clone(),
-        tenant: request.tenant.to_owned(),
-        run_id: request.run_id.to_owned(),
-        tool_call_id: request.tool_call_id.to_owned(),
-        tool: request.tool.to_owned(),
-        side_effect: request.side_effect,
-        arguments: request.arguments.to_owned(),
-        status: Status::Started,
-        attempts: previous.map_or(0, |record| record.attempts),
-        result: None,
-        owner: request.owner.to_owned(),
-        created_at_ms: now_ms,
-        updated_at_ms: now_ms,
-        lease_expires_at_ms: request.lease_ms.map(|lease| now_ms + lease),
-    };
+    let record = new_started_record(
+        request,
+        previous.map_or(0, |record| record.attempts),
+        now_ms,
+        request.lease_ms.map(|lease| now_ms + lease),
+    );
     let action = if previous.is_some() {
         ReservationAction::RunAgain
     } else {
@@ -1674,5 +1649,30 @@ impl Tables for SqliteTables<'_> {
         )
         .map_err(|error| self.classify(error))?;
         Ok(())
+    }
+}
+
+/// The `started` record a reservation writes for `request`, created now.
+fn new_started_record(
+    request: &ReserveRequest<'_>,
+    attempts: u32,
+    now_ms: u64,
+    lease_expires_at_ms: Option<u64>,
+) -> ExecutionRecord {
+    ExecutionRecord {
+        key: request.key.clone(),
+        tenant: request.tenant.to_owned(),
+        run_id: request.run_id.to_owned(),
+        tool_call_id: request.tool_call_id.to_owned(),
+        tool: request.tool.to_owned(),
+        side_effect: request.side_effect,
+        arguments: request.arguments.to_owned(),
+        status: Status::Started,
+        attempts,
+        result: None,
+        owner: request.owner.to_owned(),
+        created_at_ms: now_ms,
+        updated_at_ms: now_ms,
+        lease_expires_at_ms,
     }
 }
