@@ -119,15 +119,12 @@ pub(super) struct MemoryConnection {
 }
 
 /// The error SQLite gives for a statement that breaks a constraint, so both stores answer alike.
-fn constraint_error(code: std::ffi::c_int, message: &str) -> rusqlite::Error {
-    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), Some(message.to_owned()))
-}
-
-fn sqlite_error(location: &str, context: &'static str, source: rusqlite::Error) -> LedgerError {
+/// The error SQLite gives for the same refusal (`code`, `message`), so both stores answer alike.
+fn sqlite_failure(location: &str, context: &'static str, code: std::ffi::c_int, message: &str) -> LedgerError {
     LedgerError::Sqlite {
         location: location.to_owned(),
         context,
-        source,
+        source: rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), Some(message.to_owned())),
     }
 }
 
@@ -177,13 +174,11 @@ impl MemoryConnection {
         let mut tables = self.lock();
         if let Some(open) = &tables.open_transaction {
             if open.connection == self.connection {
-                return Err(sqlite_error(
+                return Err(sqlite_failure(
                     &location(),
                     context,
-                    constraint_error(
-                        rusqlite::ffi::SQLITE_ERROR,
-                        "cannot start a transaction within a transaction",
-                    ),
+                    rusqlite::ffi::SQLITE_ERROR,
+                    "cannot start a transaction within a transaction",
                 )
                 .into());
             }
@@ -275,13 +270,11 @@ impl Tables for MemoryTransaction<'_, '_> {
         let exists = self.tables.records.contains_key(&record.key);
         match write {
             RecordWrite::Insert if exists => {
-                return Err(sqlite_error(
+                return Err(sqlite_failure(
                     &(self.location)(),
                     self.context,
-                    constraint_error(
-                        rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY,
-                        "UNIQUE constraint failed: tool_executions.idempotency_key",
-                    ),
+                    rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY,
+                    "UNIQUE constraint failed: tool_executions.idempotency_key",
                 ));
             }
             // SQLite's UPDATE of a key that is not there changes nothing and is no error.
@@ -318,13 +311,11 @@ impl Tables for MemoryTransaction<'_, '_> {
 
     fn put_checkpoint(&mut self, checkpoint: &CheckpointRow<'_>) -> Result<(), LedgerError> {
         if checkpoint.version < 1 {
-            return Err(sqlite_error(
+            return Err(sqlite_failure(
                 &(self.location)(),
                 self.context,
-                constraint_error(
-                    rusqlite::ffi::SQLITE_CONSTRAINT_CHECK,
-                    "CHECK constraint failed: version >= 1",
-                ),
+                rusqlite::ffi::SQLITE_CONSTRAINT_CHECK,
+                "CHECK constraint failed: version >= 1",
             ));
         }
         let row = Checkpoint {
