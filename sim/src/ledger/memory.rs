@@ -118,7 +118,6 @@ pub(super) struct MemoryConnection {
     connection: u64,
 }
 
-/// The error SQLite gives for a statement that breaks a constraint, so both stores answer alike.
 /// The error SQLite gives for the same refusal (`code`, `message`), so both stores answer alike.
 fn sqlite_failure(location: &str, context: &'static str, code: std::ffi::c_int, message: &str) -> LedgerError {
     LedgerError::Sqlite {
