@@ -21,7 +21,7 @@ use crate::level::{CardKind, Level, Play, TimedAction};
 use crate::model::{self, Nudge};
 use crate::runtime::guards::Guards;
 use crate::runtime::key::IdempotencyKey;
-use crate::runtime::operator::{self, OperatorError, ResolveRequest};
+use crate::runtime::operator::{self, Effect, LookupError, OperatorError, ResolveRequest};
 use crate::runtime::rules::Status;
 use crate::runtime::run::{RunState, ToolCall};
 use crate::runtime::tool::Operation;
@@ -476,6 +476,88 @@ impl Simulation {
             self.ended = false;
         }
         Ok(woken)
+    }
+
+    // ----- an operator outside the simulation (the game's operator HTTP API) -----
+
+    /// What the level's billing holds under `record`'s key: the read an operator's
+    /// compensation makes before anything is undone, as a real billing server answers it.
+    /// A request on the wire that carries the key is in flight: billing has not applied it.
+    pub fn look_up_effect(&self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
+        let key = record.key.as_str();
+        let in_flight = self
+            .messages
+            .values()
+            .filter(|message| {
+                message.direction == Direction::Request
+                    && !message.lost
+                    && message.downstream_key.as_deref() == Some(key)
+            })
+            .count();
+        match self.billing.look_up(key, u32::try_from(in_flight).unwrap_or(u32::MAX)) {
+            Some(lookup) => lookup.effect(record, "the level's billing"),
+            None => Err(LookupError::CannotLookUp(format!(
+                "the level's billing ignores idempotency keys: it stores none, so nobody can tell whether {key} \
+                 paid anything or which credit to void. Nothing was voided and nothing recorded: check billing's \
+                 entries by hand and resolve the call instead"
+            ))),
+        }
+    }
+
+    /// Voids credit `credit_id`, found under `key` by [`Simulation::look_up_effect`], for an
+    /// operator outside the simulation who has claimed `key` compensated on the ledger.
+    /// Voiding by id never takes money that was not paid, and never takes it twice. It is
+    /// not a move: a re-simulation from the tape does not repeat it.
+    pub fn void_for_outside_operator(&mut self, key: &IdempotencyKey, credit_id: &str) -> Result<String, String> {
+        // The operator who claimed the compensation, as the ledger recorded them.
+        let operator = self
+            .observer
+            .history(key)
+            .ok()
+            .and_then(|history| {
+                history
+                    .into_iter()
+                    .rev()
+                    .find(|entry| entry.event == "compensated")
+                    .map(|entry| entry.actor)
+            })
+            .unwrap_or_else(|| "operator".to_owned());
+        let answer = self.billing.void_by_id(credit_id, self.now_ms);
+        self.compensations.push(CompensationLog {
+            key: key.to_string(),
+            by: CompensationBy::Operator,
+            answer: answer.clone(),
+        });
+        let run = self
+            .call_items
+            .get(key.as_str())
+            .and_then(|items| items.iter().next())
+            .map(|(run, _)| run.clone());
+        let (text, outcome) = match answer {
+            Answer::Applied {
+                credit_id: reversal,
+                balance_cents,
+            } => {
+                let done = format!(
+                    "billing voided credit {credit_id} with reversal {reversal}; the account's balance is now \
+                     {balance_cents} cents"
+                );
+                (format!("compensates {key} over the HTTP API: {done}"), Ok(done))
+            }
+            Answer::Repeat {
+                credit_id: reversal, ..
+            } => {
+                let done = format!("credit {credit_id} was already voided by {reversal}; billing moved nothing again");
+                (format!("compensates {key} over the HTTP API: {done}"), Ok(done))
+            }
+            Answer::Rejected { reason } => (
+                format!("cannot compensate {key} over the HTTP API: billing refused the void of {credit_id}: {reason}"),
+                Err(format!("billing refused the void of {credit_id}: {reason}")),
+            ),
+            Answer::Balance { .. } => unreachable!("a void answers with a void"),
+        };
+        self.log(&operator, "compensate", run, Some(key.to_string()), text);
+        outcome
     }
 
     /// Steps until `done` says so or the level is over. Returns the phases run.

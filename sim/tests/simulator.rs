@@ -172,3 +172,115 @@ fn a_quiet_level_wakes_when_someone_outside_settles_what_it_waits_on() {
     let state = twice_sim::runtime::run::RunState::from_json(&checkpoint.state).unwrap();
     assert_eq!(state.transcript[0].1, twice_sim::runtime::run::Told::DidNotTakeEffect);
 }
+
+/// The game's operator HTTP API compensates through these two calls: look the credit up by
+/// the call's key in the simulated billing, then void it by its id, once.
+#[test]
+fn an_outside_operator_compensates_through_the_simulated_billing_once() {
+    use twice_sim::runtime::operator::{self, Effect, OperatorError};
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("ledger.sqlite");
+    let mut simulation = SimulationBuilder::new(level("honour", "()", 0), 3)
+        .ledger_file(&path)
+        .build()
+        .unwrap();
+    simulation.run().unwrap();
+    assert_eq!(simulation.verdict().unwrap().outcome, Outcome::PaidOnce);
+    assert_eq!(simulation.billing().balance("acct_bob"), Some(1000));
+    let record = simulation
+        .ledger_records()
+        .unwrap()
+        .into_iter()
+        .find(|record| record.run_id == "r2")
+        .expect("r2's credit is recorded");
+    let key = record.key.clone();
+
+    let mut operator_ledger = twice_sim::ledger::Ledger::open(&path).unwrap();
+    let seen = operator::check_compensable(&operator_ledger, &key, "order cancelled", "op-ana", |_| true).unwrap();
+    let Effect::Found { reference, detail } = simulation.look_up_effect(&seen).unwrap() else {
+        panic!("billing holds r2's credit");
+    };
+    assert!(detail.contains("1000 cents to acct_bob"), "{detail}");
+    let compensated = operator::compensate(
+        &mut operator_ledger,
+        &key,
+        "order cancelled",
+        "op-ana",
+        |_| true,
+        |_| simulation.void_for_outside_operator(&key, &reference),
+        20_000,
+    )
+    .unwrap();
+    assert_eq!(compensated.status.name(), "compensated");
+    assert_eq!(
+        simulation.billing().balance("acct_bob"),
+        Some(0),
+        "the credit is voided"
+    );
+    let last = simulation.timeline().last().unwrap();
+    assert_eq!((last.actor.as_str(), last.kind.as_str()), ("op-ana", "compensate"));
+    assert!(last.text.contains(&reference), "{}", last.text);
+    let verdict = simulation.verdict().unwrap();
+    assert!(
+        verdict.violations.is_empty(),
+        "an asked-for compensation breaks no promise: {:?}",
+        verdict.violations
+    );
+
+    // Twice asked, once done: the ledger refuses the second claim, and billing, asked
+    // again by id, moves nothing.
+    let again = operator::compensate(
+        &mut operator_ledger,
+        &key,
+        "once more",
+        "op-ana",
+        |_| true,
+        |_| unreachable!("a compensated call is not compensated again"),
+        21_000,
+    );
+    assert!(matches!(again, Err(OperatorError::AlreadyCompensated(_))), "{again:?}");
+    let repeat = simulation.void_for_outside_operator(&key, &reference).unwrap();
+    assert!(repeat.contains("already voided"), "{repeat}");
+    assert_eq!(simulation.billing().balance("acct_bob"), Some(0));
+}
+
+#[test]
+fn the_simulated_billing_tells_an_outside_operator_what_it_cannot_know() {
+    use twice_sim::runtime::operator::LookupError;
+    use twice_sim::simulator::Direction;
+    // Billing that drops keys cannot find a credit by one.
+    let mut simulation = SimulationBuilder::new(level("ignore", "()", 0), 3).build().unwrap();
+    simulation.run().unwrap();
+    let record = simulation.ledger_records().unwrap().remove(0);
+    let lookup = simulation.look_up_effect(&record);
+    assert!(
+        matches!(&lookup, Err(LookupError::CannotLookUp(text)) if text.contains("ignores idempotency keys")),
+        "{lookup:?}"
+    );
+
+    // A request on the wire with the key is not applied yet: ask again later.
+    let mut simulation = SimulationBuilder::new(level("honour", "()", 0), 3).build().unwrap();
+    simulation
+        .run_until(|simulation| {
+            simulation
+                .messages()
+                .any(|message| message.direction == Direction::Request && message.downstream_key.is_some())
+        })
+        .unwrap();
+    let key = simulation
+        .messages()
+        .find(|message| message.direction == Direction::Request)
+        .and_then(|message| message.downstream_key.clone())
+        .expect("a request is on the wire");
+    let record = simulation
+        .ledger_records()
+        .unwrap()
+        .into_iter()
+        .find(|record| record.key.as_str() == key)
+        .expect("the call was reserved before it was sent");
+    let lookup = simulation.look_up_effect(&record);
+    assert!(
+        matches!(&lookup, Err(LookupError::InFlight(text)) if text.contains("1 request(s)")),
+        "{lookup:?}"
+    );
+}

@@ -22,7 +22,6 @@ use super::{Compensator, Effect, LookupError};
 use crate::billing::Answer;
 use crate::drill::billing_server::{Lookup, Stats};
 use crate::ledger::ExecutionRecord;
-use crate::runtime::run::Arguments;
 
 /// How long one request to billing may take, connecting included.
 pub const BILLING_TIMEOUT_MS: u64 = 5_000;
@@ -206,48 +205,7 @@ impl BillingCompensator {
                 quote(&text)
             ))
         })?;
-        match lookup.credit {
-            None if lookup.in_flight > 0 => Err(LookupError::InFlight(format!(
-                "billing holds no credit under {key} yet, but is still applying {} request(s) with that key; \
-                 ask again in a moment",
-                lookup.in_flight
-            ))),
-            None => Ok(Effect::Absent {
-                detail: format!(
-                    "billing at {} holds no credit under {key} and is applying no request with it: the call did \
-                     not take effect, so nothing was voided",
-                    self.url()
-                ),
-            }),
-            Some(_) if lookup.credits_under_key > 1 => Err(LookupError::Ambiguous(format!(
-                "billing holds {} credits under {key} (it keeps keys only in metadata, and paid a repeat \
-                 again): voiding one would leave the others. Nothing was voided; void them by hand",
-                lookup.credits_under_key
-            ))),
-            Some(credit) => {
-                let arguments: Arguments = serde_json::from_str(&record.arguments).map_err(|error| {
-                    LookupError::Ambiguous(format!(
-                        "the arguments of {key} are not a credit's ({error}), so credit {} under its key cannot \
-                         be checked against them. Nothing was voided",
-                        credit.id
-                    ))
-                })?;
-                if credit.account != arguments.account || credit.amount_cents != i64::from(arguments.amount_cents) {
-                    return Err(LookupError::Ambiguous(format!(
-                        "billing's credit {} under {key} is {} cents to {}, but the call asked {} cents to {}. \
-                         Nothing was voided; a person checks",
-                        credit.id, credit.amount_cents, credit.account, arguments.amount_cents, arguments.account
-                    )));
-                }
-                Ok(Effect::Found {
-                    detail: format!(
-                        "billing holds credit {} of {} cents to {} under {key}",
-                        credit.id, credit.amount_cents, credit.account
-                    ),
-                    reference: credit.id,
-                })
-            }
-        }
+        lookup.effect(record, &format!("billing at {}", self.url()))
     }
 
     fn void(&self, credit_id: &str) -> Result<String, String> {

@@ -28,6 +28,9 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
+/// What a compensation finds in the tool's world; the runtime's operator module owns them,
+/// because a simulated world answers the same questions as a real billing server.
+pub use crate::runtime::operator::{Effect, LookupError};
 pub use billing_target::{BILLING_TIMEOUT_MS, BillingCompensator, BillingTargetError};
 pub use command::{HashTokenArgs, ServeArgs, hash_token_command, serve_command};
 pub use error::ApiError;
@@ -81,40 +84,6 @@ impl Clock for SystemClock {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
     }
-}
-
-/// What the tool's world holds for a call, looked up by the call's idempotency key before
-/// anything is undone.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Effect {
-    /// The effect is there. `reference` is what the compensation acts on (billing: the
-    /// credit's id); `detail` says what was found.
-    Found { reference: String, detail: String },
-    /// The world holds no effect under the key and is applying none: the call did not
-    /// take effect. `detail` says what was asked and what was found, for the history.
-    Absent { detail: String },
-}
-
-/// Why the effect could not be looked up, or could not be trusted to be the call's. In
-/// every case nothing is undone and nothing is recorded.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum LookupError {
-    /// The world cannot find effects by key (billing that ignores keys): nobody can tell
-    /// what to undo, or whether there is anything (409 `cannot_look_up`).
-    #[error("{0}")]
-    CannotLookUp(String),
-    /// A request with the key is still being applied: the answer is not settled yet
-    /// (409 `effect_in_flight`; ask again shortly).
-    #[error("{0}")]
-    InFlight(String),
-    /// What the world holds does not match one call (several effects under one key, or
-    /// one unlike the call's arguments): a person decides (409 `effect_ambiguous`).
-    #[error("{0}")]
-    Ambiguous(String),
-    /// The world could not be asked: unreachable, too slow, or an answer that makes no
-    /// sense (502 `target_unavailable`).
-    #[error("{0}")]
-    Unavailable(String),
 }
 
 /// Carries out a tool's compensation in the world the tool acted on (billing voids a

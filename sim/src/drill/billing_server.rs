@@ -102,17 +102,7 @@ pub struct CreditBody {
 }
 
 /// What `GET /v1/credits` answers.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Lookup {
-    pub credit: Option<crate::billing::Entry>,
-    pub balance_cents: Option<i64>,
-    /// How many credits carry the key: more than one when billing keeps keys only in
-    /// metadata and a repeat was paid again. `credit` is the first.
-    pub credits_under_key: u32,
-    /// Requests carrying this key that billing received and has not applied yet: an
-    /// operator who finds no credit waits for this to be 0 before deciding "failed".
-    pub in_flight: u32,
-}
+pub use crate::billing::Lookup;
 
 /// What `GET /v1/stats` answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -366,32 +356,18 @@ async fn get_credit(
         .copied()
         .unwrap_or(0);
     let world = shared.world();
-    if world.billing.key_handling == KeyHandling::Ignore {
+    let Some(lookup) = world.billing.look_up(&query.idempotency_key, in_flight) else {
         return error(
             StatusCode::UNPROCESSABLE_ENTITY,
             "billing ignores idempotency keys (--keys ignore): it stores none, so it cannot look a credit up by one",
         );
-    }
-    let credit = world.billing.find_credit(&query.idempotency_key).cloned();
-    let credits_under_key = u32::try_from(world.billing.credits_under_key(&query.idempotency_key)).unwrap_or(u32::MAX);
-    let balance_cents = credit
-        .as_ref()
-        .and_then(|credit| world.billing.balance(&credit.account));
-    let status = if credit.is_some() {
+    };
+    let status = if lookup.credit.is_some() {
         StatusCode::OK
     } else {
         StatusCode::NOT_FOUND
     };
-    (
-        status,
-        axum::Json(Lookup {
-            credit,
-            balance_cents,
-            credits_under_key,
-            in_flight,
-        }),
-    )
-        .into_response()
+    (status, axum::Json(lookup)).into_response()
 }
 
 async fn get_accounts(State(shared): State<Arc<Shared>>) -> Response {

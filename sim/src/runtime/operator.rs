@@ -24,6 +24,40 @@ pub struct ResolveRequest {
     pub result: Option<String>,
 }
 
+/// What the tool's world holds for a call, looked up by the call's idempotency key before
+/// anything is undone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// The effect is there. `reference` is what the compensation acts on (billing: the
+    /// credit's id); `detail` says what was found.
+    Found { reference: String, detail: String },
+    /// The world holds no effect under the key and is applying none: the call did not
+    /// take effect. `detail` says what was asked and what was found, for the history.
+    Absent { detail: String },
+}
+
+/// Why the effect could not be looked up, or could not be trusted to be the call's. In
+/// every case nothing is undone and nothing is recorded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    /// The world cannot find effects by key (billing that ignores keys): nobody can tell
+    /// what to undo, or whether there is anything (409 `cannot_look_up`).
+    #[error("{0}")]
+    CannotLookUp(String),
+    /// A request with the key is still being applied: the answer is not settled yet
+    /// (409 `effect_in_flight`; ask again shortly).
+    #[error("{0}")]
+    InFlight(String),
+    /// What the world holds does not match one call (several effects under one key, or
+    /// one unlike the call's arguments): a person decides (409 `effect_ambiguous`).
+    #[error("{0}")]
+    Ambiguous(String),
+    /// The world could not be asked: unreachable, too slow, or an answer that makes no
+    /// sense (502 `target_unavailable`).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum OperatorError {
     #[error("a reason is required (1 to {REASON_CHARS_MAX} characters)")]
