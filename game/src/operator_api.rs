@@ -7,19 +7,27 @@
 //! a clear 503 while no level is open. Decisions made over HTTP reach the simulation through
 //! `Simulation::notice_settlements`, the same door the simulator uses for any outside
 //! settlement: a parked run wakes and goes on with the operator's truth.
+//!
+//! A compensation over HTTP acts on the level's simulated billing, which lives in the
+//! frame loop. The API's handler (on a blocking thread) sends its question — look the
+//! credit up by key, or void it by id — to the frame loop and waits for the answer; the
+//! rest is the API's one implementation (`runtime::operator::compensate`).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use bevy::prelude::*;
 use tokio::sync::oneshot;
-use twice_sim::api::{self, ApiState, OperatorEntry, Operators};
+use twice_sim::api::{self, ApiState, Compensator, OperatorEntry, Operators};
+use twice_sim::ledger::ExecutionRecord;
+use twice_sim::runtime::key::IdempotencyKey;
+use twice_sim::runtime::operator::{Effect, LookupError};
 
 use crate::session::{Session, SessionSet};
 
@@ -29,11 +37,20 @@ const POLL_INTERVAL: Duration = Duration::from_millis(200);
 const STOP_TIMEOUT: Duration = Duration::from_secs(2);
 /// The operator id written into the ledger's history when the game made the token itself.
 pub const WORKSHOP_OPERATOR: &str = "workshop";
+/// How long a compensation over HTTP waits for the frame loop to answer its question about
+/// billing. The loop answers within a frame unless it is re-simulating a rewind.
+const BILLING_ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(
         Update,
-        (follow_session_ledger, poll_outside_settlements)
+        // Questions are answered before a server is stopped for a new ledger, so a
+        // compensation in flight is not left waiting on a frame that waits on it.
+        (
+            answer_billing_questions,
+            follow_session_ledger,
+            poll_outside_settlements,
+        )
             .chain()
             .after(SessionSet::Conclude)
             .run_if(resource_exists::<OperatorApi>),
@@ -61,6 +78,10 @@ pub struct OperatorApi {
     clock_ms: Arc<AtomicU64>,
     serving: Option<Serving>,
     last_poll: Option<Instant>,
+    /// Questions for the level's billing from compensations over HTTP; each server's
+    /// compensation target holds a sender.
+    billing_questions: Mutex<mpsc::Receiver<BillingQuestion>>,
+    billing_asker: mpsc::Sender<BillingQuestion>,
     /// What went wrong last, for the ledger panel.
     pub problem: Option<String>,
 }
@@ -106,6 +127,7 @@ impl OperatorApi {
             .enable_all()
             .build()
             .map_err(|error| format!("--operator-api: cannot start its runtime: {error}"))?;
+        let (billing_asker, billing_questions) = mpsc::channel();
         let mut operator_api = OperatorApi {
             address,
             runtime,
@@ -114,9 +136,11 @@ impl OperatorApi {
             clock_ms: Arc::new(AtomicU64::new(0)),
             serving: None,
             last_poll: None,
+            billing_questions: Mutex::new(billing_questions),
+            billing_asker,
             problem: None,
         };
-        operator_api.serve(None, &BTreeSet::new());
+        operator_api.serve(None);
         Ok(operator_api)
     }
 
@@ -159,8 +183,8 @@ impl OperatorApi {
         }
     }
 
-    /// Stops the server in place (letting its requests finish) and starts one on `ledger`.
-    fn serve(&mut self, ledger: Option<&Path>, tenants: &BTreeSet<String>) {
+    /// Stops the server in place (letting its requests finish) and starts one on `level`'s ledger.
+    fn serve(&mut self, level: Option<&OpenLevel>) {
         if let Some(serving) = self.serving.take() {
             let _ = serving.stop.send(());
             let finished = self
@@ -187,15 +211,23 @@ impl OperatorApi {
         let shutdown = async move {
             let _ = stopped.await;
         };
-        let done = match ledger {
-            Some(path) => {
+        let done = match level {
+            Some(level) => {
+                let path = level.ledger.as_path();
                 let state = self
-                    .operators(tenants)
+                    .operators(&level.tenants)
                     .and_then(|operators| ApiState::open(path, operators).map_err(|error| error.to_string()));
                 match state {
                     Ok(state) => {
                         let clock = Arc::clone(&self.clock_ms);
-                        let state = state.with_clock(Arc::new(move || clock.load(Ordering::Relaxed)));
+                        let billing = SimulatedBilling {
+                            ledger: level.ledger.clone(),
+                            compensable_tools: level.compensable_tools.clone(),
+                            asker: self.billing_asker.clone(),
+                        };
+                        let state = state
+                            .with_clock(Arc::new(move || clock.load(Ordering::Relaxed)))
+                            .with_compensator(Arc::new(billing));
                         self.problem = None;
                         self.runtime.spawn(api::serve_until(listener, state, shutdown))
                     }
@@ -208,7 +240,7 @@ impl OperatorApi {
             None => self.runtime.spawn(serve_nothing(listener, shutdown)),
         };
         self.serving = Some(Serving {
-            ledger: ledger.map(Path::to_path_buf),
+            ledger: level.map(|level| level.ledger.clone()),
             stop,
             done,
         });
@@ -233,6 +265,15 @@ async fn serve_nothing(
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }
 
+/// What the server needs of the open level.
+struct OpenLevel {
+    ledger: PathBuf,
+    /// The level's runs' tenants: the generated token's operator acts for them.
+    tenants: BTreeSet<String>,
+    /// The level's tools that have a compensation.
+    compensable_tools: BTreeSet<String>,
+}
+
 /// Serves the open level's ledger file; follows restarts and rewinds to their new files.
 fn follow_session_ledger(session: Option<Res<Session>>, mut operator_api: ResMut<OperatorApi>) {
     let ledger = session
@@ -247,20 +288,20 @@ fn follow_session_ledger(session: Option<Res<Session>>, mut operator_api: ResMut
     if serving.as_ref() == Some(&ledger) {
         return;
     }
-    let tenants: BTreeSet<String> = session
-        .as_ref()
-        .map(|session| {
-            session
-                .recipe
-                .level
-                .level
-                .runs
+    let level = session.as_ref().zip(ledger).map(|(session, ledger)| {
+        let level = &session.recipe.level.level;
+        OpenLevel {
+            ledger,
+            tenants: level.runs.iter().map(|run| run.tenant.clone()).collect(),
+            compensable_tools: level
+                .tools
                 .iter()
-                .map(|run| run.tenant.clone())
-                .collect()
-        })
-        .unwrap_or_default();
-    operator_api.serve(ledger.as_deref(), &tenants);
+                .filter(|tool| tool.compensation)
+                .map(|tool| tool.name.clone())
+                .collect(),
+        }
+    });
+    operator_api.serve(level.as_ref());
     match operator_api.serving() {
         Some(path) => info!(
             "operator API on http://{} serves {}",
@@ -268,6 +309,152 @@ fn follow_session_ledger(session: Option<Res<Session>>, mut operator_api: ResMut
             path.display()
         ),
         None => info!("operator API on http://{}: no level open", operator_api.address),
+    }
+}
+
+/// The game's compensation target: the level's simulated billing, asked through the frame
+/// loop, which owns the simulation.
+struct SimulatedBilling {
+    /// The ledger served: a question about a level since left is not answered by another.
+    ledger: PathBuf,
+    compensable_tools: BTreeSet<String>,
+    asker: mpsc::Sender<BillingQuestion>,
+}
+
+/// What a compensation over HTTP asks of the level's billing.
+enum BillingAsk {
+    /// Look the call's credit up by its key (read-only).
+    FindEffect(ExecutionRecord),
+    /// Void the credit found, by its id.
+    Void { key: IdempotencyKey, credit_id: String },
+}
+
+enum BillingAnswer {
+    Effect(Result<Effect, LookupError>),
+    Voided(Result<String, String>),
+}
+
+/// Whether the frame loop took a question up, or its asker stopped waiting. Decided under a
+/// lock, so a void is either done and waited for, or never done: never done unseen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Asked {
+    Waiting,
+    Taken,
+    GivenUp,
+}
+
+struct BillingQuestion {
+    ledger: PathBuf,
+    ask: BillingAsk,
+    state: Arc<Mutex<Asked>>,
+    reply: mpsc::Sender<BillingAnswer>,
+}
+
+impl SimulatedBilling {
+    /// Sends `ask` to the frame loop and waits for its answer (`None`: no answer came).
+    fn ask(&self, ask: BillingAsk) -> Option<BillingAnswer> {
+        let state = Arc::new(Mutex::new(Asked::Waiting));
+        let (reply, answer) = mpsc::channel();
+        let question = BillingQuestion {
+            ledger: self.ledger.clone(),
+            ask,
+            state: Arc::clone(&state),
+            reply,
+        };
+        self.asker.send(question).ok()?;
+        match answer.recv_timeout(BILLING_ANSWER_TIMEOUT) {
+            Ok(answer) => Some(answer),
+            Err(_) => {
+                let mut asked = state.lock().unwrap_or_else(PoisonError::into_inner);
+                if *asked == Asked::Taken {
+                    // The frame loop is answering right now; its work is in memory and short.
+                    drop(asked);
+                    answer.recv().ok()
+                } else {
+                    *asked = Asked::GivenUp;
+                    None
+                }
+            }
+        }
+    }
+}
+
+impl Compensator for SimulatedBilling {
+    fn has_compensation(&self, tool: &str) -> bool {
+        self.compensable_tools.contains(tool)
+    }
+
+    fn find_effect(&self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
+        match self.ask(BillingAsk::FindEffect(record.clone())) {
+            Some(BillingAnswer::Effect(effect)) => effect,
+            Some(BillingAnswer::Voided(_)) => unreachable!("a lookup is answered with an effect"),
+            None => Err(LookupError::Unavailable(format!(
+                "the game did not answer within {} ms (it may be re-simulating a rewind, or the level was left)",
+                BILLING_ANSWER_TIMEOUT.as_millis()
+            ))),
+        }
+    }
+
+    fn compensate(&self, record: &ExecutionRecord, reference: &str) -> Result<String, String> {
+        let ask = BillingAsk::Void {
+            key: record.key.clone(),
+            credit_id: reference.to_owned(),
+        };
+        match self.ask(ask) {
+            Some(BillingAnswer::Voided(voided)) => voided,
+            Some(BillingAnswer::Effect(_)) => unreachable!("a void is answered with what was done"),
+            None => Err(format!(
+                "the game did not take the void of {reference} up within {} ms, so nothing was voided; the \
+                 record stays claimed for a person to look at",
+                BILLING_ANSWER_TIMEOUT.as_millis()
+            )),
+        }
+    }
+}
+
+/// Answers compensations' questions about the level's billing, between phases.
+fn answer_billing_questions(mut session: Option<ResMut<Session>>, operator_api: Res<OperatorApi>) {
+    if session.as_ref().is_some_and(|session| session.is_busy()) {
+        // A rewind is being re-simulated elsewhere: the questions wait for its result.
+        return;
+    }
+    let questions = operator_api
+        .billing_questions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    while let Ok(question) = questions.try_recv() {
+        {
+            let mut asked = question.state.lock().unwrap_or_else(PoisonError::into_inner);
+            if *asked == Asked::GivenUp {
+                continue;
+            }
+            *asked = Asked::Taken;
+        }
+        let session = session
+            .as_mut()
+            .filter(|session| session.ledger_path() == Some(question.ledger.as_path()));
+        let answer = match (question.ask, session) {
+            (BillingAsk::FindEffect(_), None) => BillingAnswer::Effect(Err(LookupError::Unavailable(
+                "the level whose ledger this is was left or restarted: its billing is gone".to_owned(),
+            ))),
+            (BillingAsk::Void { credit_id, .. }, None) => BillingAnswer::Voided(Err(format!(
+                "the level whose ledger this is was left or restarted, so its billing is gone and nothing \
+                 was voided (credit {credit_id})"
+            ))),
+            (BillingAsk::FindEffect(record), Some(session)) => BillingAnswer::Effect(session.look_up_effect(&record)),
+            (BillingAsk::Void { key, credit_id }, Some(session)) => {
+                let voided = session.void_for_outside_operator(&key, &credit_id);
+                match &voided {
+                    Ok(done) => session.tell(format!("an operator compensated {key} over the HTTP API: {done}")),
+                    Err(problem) => {
+                        session.warn(format!("a compensation of {key} over the HTTP API failed: {problem}"))
+                    }
+                }
+                BillingAnswer::Voided(voided)
+            }
+        };
+        // An asker that is gone has its answer recorded in the ledger's history already.
+        let _ = question.reply.send(answer);
     }
 }
 

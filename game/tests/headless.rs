@@ -404,6 +404,16 @@ fn an_operator_over_http_settles_the_games_unknown_call_and_the_run_goes_on() {
     let record = session(&app).ledger().row("r1:c1").expect("the row").clone();
     assert_eq!(record.status.name(), "completed");
 
+    // This level's tool has no compensation: refused before billing is asked.
+    let (status, body) = http(
+        address,
+        "POST",
+        "/v1/tool-executions/r1:c1/compensate",
+        &token,
+        Some(r#"{"reason":"take it back"}"#),
+    );
+    assert_eq!(status, 422, "{body}");
+
     // A second operator acting on the old state loses: compare-and-set.
     let (status, body) = http(
         address,
@@ -413,6 +423,121 @@ fn an_operator_over_http_settles_the_games_unknown_call_and_the_run_goes_on() {
         Some(r#"{"status":"failed","reason":"late","expected_status":"indeterminate"}"#),
     );
     assert_eq!(status, 409, "{body}");
+}
+
+/// An HTTP exchange the game must take part in (a compensation asks the level's billing,
+/// which the frame loop answers): the request runs on a thread while the app updates.
+fn http_while_updating(
+    app: &mut App,
+    address: std::net::SocketAddr,
+    path: &str,
+    token: &str,
+    body: &str,
+) -> (u16, String) {
+    let request = (path.to_owned(), token.to_owned(), body.to_owned());
+    let exchange = std::thread::spawn(move || {
+        let (path, token, body) = request;
+        http(address, "POST", &path, &token, Some(&body))
+    });
+    let started = Instant::now();
+    while !exchange.is_finished() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {path}"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+        app.update();
+    }
+    exchange.join().expect("the request thread")
+}
+
+#[test]
+fn an_operator_over_http_compensates_in_the_games_billing_once() {
+    use twice::operator_api::OperatorApi;
+    let data = tempfile::tempdir().expect("temp dir");
+    // The slowed answer leaves r1:c1 unknown and r1 paused; billing (which honours keys)
+    // holds the credit. The tape's own operator move is left to the operator over HTTP.
+    let mut loaded = tape("18-late-answer.slow-and-honest.tape.ron");
+    loaded
+        .tape
+        .actions
+        .retain(|action| !matches!(action.play, Play::OperatorResolve { .. }));
+    let mut app = game(data.path());
+    let operator_api = OperatorApi::start("127.0.0.1:0".parse().unwrap(), false, None).expect("the API starts");
+    let address = operator_api.address();
+    let token = operator_api.generated_token().expect("a token was made").to_owned();
+    app.insert_resource(operator_api);
+    play_like_a_player(&mut app, &loaded);
+    app.update();
+    assert_eq!(
+        session(&app).ledger().row("r1:c1").expect("the row").status.name(),
+        "indeterminate"
+    );
+    let call = session(&app).recipe.level.level.runs[0].calls[0].clone();
+    let account = call.account;
+    let paid = session(&app)
+        .simulation()
+        .billing()
+        .balance(&account)
+        .expect("the account");
+    assert!(
+        session(&app).simulation().billing().find_credit("r1:c1").is_some(),
+        "billing paid the slowed credit"
+    );
+    let voided = Some(paid - i64::from(call.amount_cents));
+
+    let compensate = "/v1/tool-executions/r1:c1/compensate";
+    let (status, body) = http_while_updating(
+        &mut app,
+        address,
+        compensate,
+        &token,
+        r#"{"reason":"the customer cancelled the order"}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""status":"compensated""#), "{body}");
+    assert!(body.contains("billing voided credit cr_0001"), "{body}");
+    assert!(
+        body.contains("workshop"),
+        "the operator id comes from the token: {body}"
+    );
+    assert_eq!(
+        session(&app).simulation().billing().balance(&account),
+        voided,
+        "the credit is voided in the level's billing"
+    );
+
+    // The paused run wakes and hears the truth; the level ends again and is judged again.
+    update_until(&mut app, "the compensation to be noticed", |app| {
+        !session(app).is_over()
+    });
+    send(&mut app, Intent::RunToEnd);
+    update_until(&mut app, "the end of the level", |app| {
+        session(app).conclusion.is_some()
+    });
+    let verdict = session(&app)
+        .conclusion
+        .clone()
+        .expect("concluded")
+        .verdict
+        .expect("judged");
+    assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
+
+    // Asked twice, done once: a second compensation is refused and billing moves nothing.
+    // (The woken run went on as its model decides after hearing its credit was taken back.)
+    let balance_before = session(&app).simulation().billing().balance(&account);
+    let (status, body) = http_while_updating(&mut app, address, compensate, &token, r#"{"reason":"to be sure"}"#);
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("already compensated"), "{body}");
+    assert_eq!(session(&app).simulation().billing().balance(&account), balance_before);
+    let reversals = session(&app)
+        .simulation()
+        .billing()
+        .entries
+        .iter()
+        .filter(|entry| entry.reverses.is_some())
+        .count();
+    assert_eq!(reversals, 1);
 }
 
 #[test]

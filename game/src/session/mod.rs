@@ -7,8 +7,11 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use twice_sim::checker::Verdict;
+use twice_sim::ledger::ExecutionRecord;
 use twice_sim::level::{Expectation, LoadedLevel, Play, Tape, TimedAction};
 use twice_sim::runtime::guards::Guards;
+use twice_sim::runtime::key::IdempotencyKey;
+use twice_sim::runtime::operator::{Effect, LookupError};
 use twice_sim::simulator::{Simulation, SimulationBuilder};
 
 mod intent;
@@ -269,6 +272,22 @@ impl Session {
             self.outside_decisions += 1;
         }
         Ok(woken)
+    }
+
+    /// What the level's billing holds for `record`: an operator over the HTTP API asks this
+    /// before compensating the call.
+    pub fn look_up_effect(&self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
+        self.simulation().look_up_effect(record)
+    }
+
+    /// Voids credit `credit_id` for an operator over the HTTP API who claimed `key`
+    /// compensated. Like their resolves, it is not a move; the verdict is judged again.
+    pub fn void_for_outside_operator(&mut self, key: &IdempotencyKey, credit_id: &str) -> Result<String, String> {
+        let result = self.simulation_mut().void_for_outside_operator(key, credit_id);
+        self.changed();
+        self.conclusion = None;
+        self.outside_decisions += 1;
+        result
     }
 
     /// Reads the ledger again now (after rows were written from outside, as the benchmark does).
