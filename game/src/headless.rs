@@ -53,8 +53,8 @@ pub(super) fn plugin(app: &mut App) {
             warmup_left: BENCH_WARMUP_FRAMES,
             seeded: false,
             samples: Vec::with_capacity(frames as usize),
-            wall: Vec::with_capacity(frames as usize),
             frame_started: None,
+            previous_frame: None,
             started: Instant::now(),
         });
         app.add_systems(First, bench_frame_start);
@@ -190,12 +190,48 @@ struct Bench {
     frames: u32,
     warmup_left: u32,
     seeded: bool,
-    /// Main-schedule time per measured frame (`First` to `Last`): the game's CPU work.
-    samples: Vec<Duration>,
-    /// Wall time between frames, rendering included.
-    wall: Vec<Duration>,
-    frame_started: Option<Instant>,
+    /// Per measured frame: the main schedule (`First` to `Last`: the game's systems, egui
+    /// layout and tessellation) and the whole frame (rendering's preparation included).
+    samples: Vec<FrameSample>,
+    frame_started: Option<FrameMark>,
+    /// Where the previous frame's main schedule began: a whole frame runs from there.
+    previous_frame: Option<FrameMark>,
     started: Instant,
+}
+
+/// A moment of a frame: the clock, and the CPU used by then.
+#[derive(Clone, Copy, Debug)]
+struct FrameMark {
+    at: Instant,
+    cpu: Option<CpuUsed>,
+}
+
+impl FrameMark {
+    fn now() -> FrameMark {
+        FrameMark {
+            at: Instant::now(),
+            cpu: cpu_used(),
+        }
+    }
+}
+
+/// CPU time used so far, from the kernel's accounting per thread.
+#[derive(Clone, Copy, Debug)]
+struct CpuUsed {
+    /// The main thread, where the main schedule's systems run (every schedule is
+    /// single-threaded; see `AppPlugin::finish`).
+    main_thread_ns: u64,
+    /// Every thread of the game's, the render thread included.
+    game_threads_ns: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct FrameSample {
+    schedule_main_thread_ms: f64,
+    schedule_game_threads_ms: f64,
+    schedule_wall_ms: f64,
+    frame_game_threads_ms: f64,
+    frame_wall_ms: f64,
 }
 
 /// Fills the ledger file with 10,000 rows through the ledger's own API, then lets the level play.
@@ -283,18 +319,15 @@ fn write_rows(path: &std::path::Path, rows: usize) -> Result<(), String> {
 }
 
 fn bench_frame_start(mut bench: ResMut<Bench>) {
-    bench.frame_started = Some(Instant::now());
+    bench.frame_started = Some(FrameMark::now());
 }
 
-fn bench_frame_end(
-    mut bench: ResMut<Bench>,
-    time: Res<Time>,
-    session: Option<Res<Session>>,
-    mut exit: MessageWriter<AppExit>,
-) {
+fn bench_frame_end(mut bench: ResMut<Bench>, session: Option<Res<Session>>, mut exit: MessageWriter<AppExit>) {
     let Some(started) = bench.frame_started.take() else {
         return;
     };
+    let ended = FrameMark::now();
+    let previous = bench.previous_frame.replace(started);
     if !bench.seeded || (bench.samples.len() as u32) >= bench.frames {
         return;
     }
@@ -302,32 +335,112 @@ fn bench_frame_end(
         bench.warmup_left -= 1;
         return;
     }
-    bench.samples.push(started.elapsed());
-    bench.wall.push(time.delta());
+    let Some(previous) = previous else {
+        return;
+    };
+    bench.samples.push(FrameSample {
+        schedule_main_thread_ms: cpu_ms(started, ended, |cpu| cpu.main_thread_ns),
+        schedule_game_threads_ms: cpu_ms(started, ended, |cpu| cpu.game_threads_ns),
+        schedule_wall_ms: wall_ms(started, ended),
+        frame_game_threads_ms: cpu_ms(previous, started, |cpu| cpu.game_threads_ns),
+        frame_wall_ms: wall_ms(previous, started),
+    });
     if bench.samples.len() as u32 == bench.frames {
         let rows = session.as_ref().map_or(0, |session| session.ledger().rows().len());
         let phase = session.as_ref().map_or(0, |session| session.simulation().phase());
-        println!("{}", report(&bench.samples, &bench.wall, rows, phase));
+        let accounted = started.cpu.is_some();
+        println!("{}", report(&bench.samples, accounted, rows, phase));
         exit.write(AppExit::Success);
     }
 }
 
-fn report(samples: &[Duration], wall: &[Duration], rows: usize, phase: u32) -> String {
-    let milliseconds = |duration: &Duration| duration.as_secs_f64() * 1000.0;
-    let mut sorted: Vec<f64> = samples.iter().map(milliseconds).collect();
-    sorted.sort_by(f64::total_cmp);
-    let count = sorted.len().max(1);
-    let mean = sorted.iter().sum::<f64>() / count as f64;
-    let percentile = |fraction: f64| sorted[((count as f64 * fraction) as usize).min(count - 1)];
-    let wall_mean = wall.iter().map(milliseconds).sum::<f64>() / wall.len().max(1) as f64;
+fn wall_ms(from: FrameMark, to: FrameMark) -> f64 {
+    to.at.duration_since(from.at).as_secs_f64() * 1000.0
+}
+
+/// The CPU used between two marks, as `read` counts it; the wall time where the system
+/// keeps no accounting per thread (an upper bound: it counts waiting too).
+fn cpu_ms(from: FrameMark, to: FrameMark, read: fn(&CpuUsed) -> u64) -> f64 {
+    match (from.cpu, to.cpu) {
+        // A thread that ended between the marks takes its time with it: never below zero.
+        (Some(from_cpu), Some(to_cpu)) => read(&to_cpu).saturating_sub(read(&from_cpu)) as f64 / 1_000_000.0,
+        _ => wall_ms(from, to),
+    }
+}
+
+/// The CPU time used so far, from the kernel's accounting per thread
+/// (`/proc/self/task/*/schedstat`). The software rasterizer's threads (Mesa's `llvmpipe-*`,
+/// which Xvfb needs) are left out: on a machine with a GPU that work is the GPU's, and under
+/// Xvfb it takes both cores, so a clock would time the game waiting for a core rather than
+/// its work. `None` off Linux.
+fn cpu_used() -> Option<CpuUsed> {
+    let main_thread = std::process::id().to_string();
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    let mut used = CpuUsed {
+        main_thread_ns: 0,
+        game_threads_ns: 0,
+    };
+    for task in tasks.flatten() {
+        let path = task.path();
+        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        if name.starts_with("llvmpipe") {
+            continue;
+        }
+        // "time on a CPU (ns) · time waiting for one (ns) · time slices"
+        let on_cpu_ns = std::fs::read_to_string(path.join("schedstat"))
+            .ok()
+            .and_then(|text| text.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0);
+        used.game_threads_ns = used.game_threads_ns.saturating_add(on_cpu_ns);
+        if task.file_name().to_str() == Some(main_thread.as_str()) {
+            used.main_thread_ns = on_cpu_ns;
+        }
+    }
+    Some(used)
+}
+
+/// Mean, median, 95th percentile and maximum of `values`.
+fn summary(mut values: Vec<f64>) -> String {
+    values.sort_by(f64::total_cmp);
+    let count = values.len().max(1);
+    let mean = values.iter().sum::<f64>() / count as f64;
+    let percentile = |fraction: f64| values.get(((count as f64 * fraction) as usize).min(count - 1)).copied();
+    format!(
+        "mean {mean:.2} ms, median {:.2} ms, p95 {:.2} ms, max {:.2} ms",
+        percentile(0.5).unwrap_or(0.0),
+        percentile(0.95).unwrap_or(0.0),
+        values.last().copied().unwrap_or(0.0),
+    )
+}
+
+fn report(samples: &[FrameSample], accounted: bool, rows: usize, phase: u32) -> String {
+    let of = |field: fn(&FrameSample) -> f64| summary(samples.iter().map(field).collect());
+    let (cpu, all_threads) = if accounted {
+        (
+            "CPU of the main thread, where its systems run",
+            "CPU of all the game's threads (the render thread's work meanwhile included; Mesa's software \
+             rasterizer left out)",
+        )
+    } else {
+        (
+            "wall time (no CPU accounting per thread here)",
+            "wall time (no CPU accounting per thread here)",
+        )
+    };
     format!(
         "bench-frames: {} frames of the level screen, ledger {rows} rows, simulation at phase {phase}\n\
-         main-schedule CPU per frame (First→Last, egui layout and tessellation included): \
-         mean {mean:.2} ms, median {:.2} ms, p95 {:.2} ms, max {:.2} ms\n\
-         wall time per frame (rendering included; software GL under Xvfb): mean {wall_mean:.2} ms",
+         main schedule, First→Last (systems, egui layout and tessellation):\n  \
+         {cpu}: {}\n  \
+         {all_threads}: {}\n  \
+         wall time: {}\n\
+         whole frame (rendering's preparation and the software Vulkan driver included):\n  \
+         {all_threads}: {}\n  \
+         wall time: {}",
         samples.len(),
-        percentile(0.5),
-        percentile(0.95),
-        sorted.last().copied().unwrap_or(0.0),
+        of(|sample| sample.schedule_main_thread_ms),
+        of(|sample| sample.schedule_game_threads_ms),
+        of(|sample| sample.schedule_wall_ms),
+        of(|sample| sample.frame_game_threads_ms),
+        of(|sample| sample.frame_wall_ms),
     )
 }
