@@ -341,16 +341,38 @@ fn http(address: std::net::SocketAddr, method: &str, path: &str, token: &str, bo
     (status, body)
 }
 
+/// Starts the game's operator API on a free loopback port; returns where, and the token.
+fn start_operator_api(app: &mut App) -> (std::net::SocketAddr, String) {
+    let operator_api =
+        twice::operator_api::OperatorApi::start("127.0.0.1:0".parse().unwrap(), false, None).expect("the API starts");
+    let address = operator_api.address();
+    let token = operator_api.generated_token().expect("a token was made").to_owned();
+    app.insert_resource(operator_api);
+    (address, token)
+}
+
+/// A quiet level wakes on a decision made over HTTP; runs it to its end and returns the verdict.
+fn wake_and_run_to_the_end(app: &mut App) -> twice_sim::checker::Verdict {
+    update_until(app, "the decision made over HTTP to be noticed", |app| {
+        !session(app).is_over()
+    });
+    send(app, Intent::RunToEnd);
+    update_until(app, "the end of the level", |app| session(app).conclusion.is_some());
+    session(app)
+        .conclusion
+        .clone()
+        .expect("concluded")
+        .verdict
+        .expect("judged")
+}
+
 #[test]
 fn an_operator_over_http_settles_the_games_unknown_call_and_the_run_goes_on() {
     use twice::operator_api::OperatorApi;
     let data = tempfile::tempdir().expect("temp dir");
     let loaded = tape("04-pause.lost-answer.tape.ron");
     let mut app = game(data.path());
-    let operator_api = OperatorApi::start("127.0.0.1:0".parse().unwrap(), false, None).expect("the API starts");
-    let address = operator_api.address();
-    let token = operator_api.generated_token().expect("a token was made").to_owned();
-    app.insert_resource(operator_api);
+    let (address, token) = start_operator_api(&mut app);
     app.update();
 
     // No level open: a clear 503, not a hang.
@@ -387,19 +409,7 @@ fn an_operator_over_http_settles_the_games_unknown_call_and_the_run_goes_on() {
         body.contains("workshop"),
         "the operator id comes from the token: {body}"
     );
-    update_until(&mut app, "the API's decision to be noticed", |app| {
-        !session(app).is_over()
-    });
-    send(&mut app, Intent::RunToEnd);
-    update_until(&mut app, "the end of the level", |app| {
-        session(app).conclusion.is_some()
-    });
-    let verdict = session(&app)
-        .conclusion
-        .clone()
-        .expect("concluded")
-        .verdict
-        .expect("judged");
+    let verdict = wake_and_run_to_the_end(&mut app);
     assert_eq!(verdict.outcome, Outcome::PaidOnce, "{}", verdict.summary);
     let record = session(&app).ledger().row("r1:c1").expect("the row").clone();
     assert_eq!(record.status.name(), "completed");
@@ -453,7 +463,6 @@ fn http_while_updating(
 
 #[test]
 fn an_operator_over_http_compensates_in_the_games_billing_once() {
-    use twice::operator_api::OperatorApi;
     let data = tempfile::tempdir().expect("temp dir");
     // The slowed answer leaves r1:c1 unknown and r1 paused; billing (which honours keys)
     // holds the credit. The tape's own operator move is left to the operator over HTTP.
@@ -463,10 +472,7 @@ fn an_operator_over_http_compensates_in_the_games_billing_once() {
         .actions
         .retain(|action| !matches!(action.play, Play::OperatorResolve { .. }));
     let mut app = game(data.path());
-    let operator_api = OperatorApi::start("127.0.0.1:0".parse().unwrap(), false, None).expect("the API starts");
-    let address = operator_api.address();
-    let token = operator_api.generated_token().expect("a token was made").to_owned();
-    app.insert_resource(operator_api);
+    let (address, token) = start_operator_api(&mut app);
     play_like_a_player(&mut app, &loaded);
     app.update();
     assert_eq!(
@@ -508,19 +514,7 @@ fn an_operator_over_http_compensates_in_the_games_billing_once() {
     );
 
     // The paused run wakes and hears the truth; the level ends again and is judged again.
-    update_until(&mut app, "the compensation to be noticed", |app| {
-        !session(app).is_over()
-    });
-    send(&mut app, Intent::RunToEnd);
-    update_until(&mut app, "the end of the level", |app| {
-        session(app).conclusion.is_some()
-    });
-    let verdict = session(&app)
-        .conclusion
-        .clone()
-        .expect("concluded")
-        .verdict
-        .expect("judged");
+    let verdict = wake_and_run_to_the_end(&mut app);
     assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
 
     // Asked twice, done once: a second compensation is refused and billing moves nothing.
