@@ -96,6 +96,29 @@ impl Answer {
     pub fn is_rejection(&self) -> bool {
         matches!(self, Answer::Rejected { .. })
     }
+
+    /// This answer to a void of `credit_id` by id, in words for the record's history:
+    /// `Ok` when the credit is voided (now, or by an earlier reversal), `Err` otherwise.
+    pub fn void_outcome(&self, credit_id: &str) -> Result<String, String> {
+        match self {
+            Answer::Applied {
+                credit_id: reversal,
+                balance_cents,
+            } => Ok(format!(
+                "billing voided credit {credit_id} with reversal {reversal}; the account's balance is now \
+                 {balance_cents} cents"
+            )),
+            Answer::Repeat {
+                credit_id: reversal, ..
+            } => Ok(format!(
+                "credit {credit_id} was already voided by {reversal}; billing moved nothing again"
+            )),
+            Answer::Rejected { reason } => Err(format!("billing refused the void of {credit_id}: {reason}")),
+            Answer::Balance { .. } => Err(format!(
+                "billing answered the void of {credit_id} with a balance, not a void; nothing is known to be voided"
+            )),
+        }
+    }
 }
 
 /// What billing holds under one idempotency key: the compensation's read, before anything
@@ -264,7 +287,12 @@ impl Billing {
     /// The reconcile hook's lookup: the credit stored under this key, as a key or in
     /// metadata. Read-only. Billing that ignores keys can never answer.
     pub fn find_credit(&self, key: &str) -> Option<&Entry> {
-        self.entries.iter().find(|entry| {
+        self.credits_carrying(key).next()
+    }
+
+    /// The credits that carry `key`, as a key or in metadata, oldest first.
+    fn credits_carrying<'entries>(&'entries self, key: &str) -> impl Iterator<Item = &'entries Entry> {
+        self.entries.iter().filter(move |entry| {
             entry.kind == EntryKind::Credit
                 && (entry.idempotency_key.as_deref() == Some(key)
                     || entry.metadata.get("idempotency_key").map(String::as_str) == Some(key))
@@ -336,14 +364,7 @@ impl Billing {
     /// How many credits carry this key (as a key or in metadata). Billing that only keeps
     /// keys in metadata pays a repeat again, so one key can stand for several credits.
     pub fn credits_under_key(&self, key: &str) -> usize {
-        self.entries
-            .iter()
-            .filter(|entry| {
-                entry.kind == EntryKind::Credit
-                    && (entry.idempotency_key.as_deref() == Some(key)
-                        || entry.metadata.get("idempotency_key").map(String::as_str) == Some(key))
-            })
-            .count()
+        self.credits_carrying(key).count()
     }
 
     /// Voids one credit by its id: posts a reversal of exactly that credit on its account.

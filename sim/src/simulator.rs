@@ -523,38 +523,20 @@ impl Simulation {
             })
             .unwrap_or_else(|| "operator".to_owned());
         let answer = self.billing.void_by_id(credit_id, self.now_ms);
+        let outcome = answer.void_outcome(credit_id);
         self.compensations.push(CompensationLog {
             key: key.to_string(),
             by: CompensationBy::Operator,
-            answer: answer.clone(),
+            answer,
         });
         let run = self
             .call_items
             .get(key.as_str())
             .and_then(|items| items.iter().next())
             .map(|(run, _)| run.clone());
-        let (text, outcome) = match answer {
-            Answer::Applied {
-                credit_id: reversal,
-                balance_cents,
-            } => {
-                let done = format!(
-                    "billing voided credit {credit_id} with reversal {reversal}; the account's balance is now \
-                     {balance_cents} cents"
-                );
-                (format!("compensates {key} over the HTTP API: {done}"), Ok(done))
-            }
-            Answer::Repeat {
-                credit_id: reversal, ..
-            } => {
-                let done = format!("credit {credit_id} was already voided by {reversal}; billing moved nothing again");
-                (format!("compensates {key} over the HTTP API: {done}"), Ok(done))
-            }
-            Answer::Rejected { reason } => (
-                format!("cannot compensate {key} over the HTTP API: billing refused the void of {credit_id}: {reason}"),
-                Err(format!("billing refused the void of {credit_id}: {reason}")),
-            ),
-            Answer::Balance { .. } => unreachable!("a void answers with a void"),
+        let text = match &outcome {
+            Ok(done) => format!("compensates {key} over the HTTP API: {done}"),
+            Err(problem) => format!("cannot compensate {key} over the HTTP API: {problem}"),
         };
         self.log(&operator, "compensate", run, Some(key.to_string()), text);
         outcome

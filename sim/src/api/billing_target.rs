@@ -227,24 +227,8 @@ impl BillingCompensator {
             .map_err(&unknown)?;
         let answer = serde_json::from_str::<Answer>(&text).ok();
         match (status, answer) {
-            (
-                StatusCode::CREATED,
-                Some(Answer::Applied {
-                    credit_id: reversal,
-                    balance_cents,
-                }),
-            ) => Ok(format!(
-                "billing voided credit {credit_id} with reversal {reversal}; the account's balance is now \
-                 {balance_cents} cents"
-            )),
-            (
-                StatusCode::OK,
-                Some(Answer::Repeat {
-                    credit_id: reversal, ..
-                }),
-            ) => Ok(format!(
-                "credit {credit_id} was already voided by {reversal}; billing moved nothing again"
-            )),
+            (StatusCode::CREATED, Some(answer @ Answer::Applied { .. }))
+            | (StatusCode::OK, Some(answer @ Answer::Repeat { .. })) => answer.void_outcome(credit_id),
             (StatusCode::NOT_FOUND, _) => Err(format!(
                 "billing no longer knows credit {credit_id}; nothing was voided"
             )),
