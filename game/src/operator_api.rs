@@ -321,17 +321,19 @@ struct SimulatedBilling {
     asker: mpsc::Sender<BillingQuestion>,
 }
 
-/// What a compensation over HTTP asks of the level's billing.
+/// What a compensation over HTTP asks of the level's billing, each with where its answer goes.
 enum BillingAsk {
     /// Look the call's credit up by its key (read-only).
-    FindEffect(ExecutionRecord),
+    FindEffect {
+        record: ExecutionRecord,
+        reply: mpsc::Sender<Result<Effect, LookupError>>,
+    },
     /// Void the credit found, by its id.
-    Void { key: IdempotencyKey, credit_id: String },
-}
-
-enum BillingAnswer {
-    Effect(Result<Effect, LookupError>),
-    Voided(Result<String, String>),
+    Void {
+        key: IdempotencyKey,
+        credit_id: String,
+        reply: mpsc::Sender<Result<String, String>>,
+    },
 }
 
 /// Whether the frame loop took a question up, or its asker stopped waiting. Decided under a
@@ -347,19 +349,18 @@ struct BillingQuestion {
     ledger: PathBuf,
     ask: BillingAsk,
     state: Arc<Mutex<Asked>>,
-    reply: mpsc::Sender<BillingAnswer>,
 }
 
 impl SimulatedBilling {
-    /// Sends `ask` to the frame loop and waits for its answer (`None`: no answer came).
-    fn ask(&self, ask: BillingAsk) -> Option<BillingAnswer> {
+    /// Sends the question `ask` makes (given where its answer goes) to the frame loop and
+    /// waits for the answer (`None`: no answer came).
+    fn ask<T>(&self, ask: impl FnOnce(mpsc::Sender<T>) -> BillingAsk) -> Option<T> {
         let state = Arc::new(Mutex::new(Asked::Waiting));
         let (reply, answer) = mpsc::channel();
         let question = BillingQuestion {
             ledger: self.ledger.clone(),
-            ask,
+            ask: ask(reply),
             state: Arc::clone(&state),
-            reply,
         };
         self.asker.send(question).ok()?;
         match answer.recv_timeout(BILLING_ANSWER_TIMEOUT) {
@@ -385,30 +386,26 @@ impl Compensator for SimulatedBilling {
     }
 
     fn find_effect(&self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
-        match self.ask(BillingAsk::FindEffect(record.clone())) {
-            Some(BillingAnswer::Effect(effect)) => effect,
-            Some(BillingAnswer::Voided(_)) => unreachable!("a lookup is answered with an effect"),
-            None => Err(LookupError::Unavailable(format!(
-                "the game did not answer within {} ms (it may be re-simulating a rewind, or the level was left)",
-                BILLING_ANSWER_TIMEOUT.as_millis()
-            ))),
-        }
+        let record = record.clone();
+        self.ask(|reply| BillingAsk::FindEffect { record, reply })
+            .unwrap_or_else(|| {
+                Err(LookupError::Unavailable(format!(
+                    "the game did not answer within {} ms (it may be re-simulating a rewind, or the level was left)",
+                    BILLING_ANSWER_TIMEOUT.as_millis()
+                )))
+            })
     }
 
     fn compensate(&self, record: &ExecutionRecord, reference: &str) -> Result<String, String> {
-        let ask = BillingAsk::Void {
-            key: record.key.clone(),
-            credit_id: reference.to_owned(),
-        };
-        match self.ask(ask) {
-            Some(BillingAnswer::Voided(voided)) => voided,
-            Some(BillingAnswer::Effect(_)) => unreachable!("a void is answered with what was done"),
-            None => Err(format!(
-                "the game did not take the void of {reference} up within {} ms, so nothing was voided; the \
-                 record stays claimed for a person to look at",
-                BILLING_ANSWER_TIMEOUT.as_millis()
-            )),
-        }
+        let (key, credit_id) = (record.key.clone(), reference.to_owned());
+        self.ask(|reply| BillingAsk::Void { key, credit_id, reply })
+            .unwrap_or_else(|| {
+                Err(format!(
+                    "the game did not take the void of {reference} up within {} ms, so nothing was voided; the \
+                     record stays claimed for a person to look at",
+                    BILLING_ANSWER_TIMEOUT.as_millis()
+                ))
+            })
     }
 }
 
@@ -433,16 +430,23 @@ fn answer_billing_questions(mut session: Option<ResMut<Session>>, operator_api: 
         let session = session
             .as_mut()
             .filter(|session| session.ledger_path() == Some(question.ledger.as_path()));
-        let answer = match (question.ask, session) {
-            (BillingAsk::FindEffect(_), None) => BillingAnswer::Effect(Err(LookupError::Unavailable(
-                "the level whose ledger this is was left or restarted: its billing is gone".to_owned(),
-            ))),
-            (BillingAsk::Void { credit_id, .. }, None) => BillingAnswer::Voided(Err(format!(
-                "the level whose ledger this is was left or restarted, so its billing is gone and nothing \
-                 was voided (credit {credit_id})"
-            ))),
-            (BillingAsk::FindEffect(record), Some(session)) => BillingAnswer::Effect(session.look_up_effect(&record)),
-            (BillingAsk::Void { key, credit_id }, Some(session)) => {
+        // A reply fails to send only when its asker is gone: nobody is left to tell.
+        match (question.ask, session) {
+            (BillingAsk::FindEffect { reply, .. }, None) => {
+                let _ = reply.send(Err(LookupError::Unavailable(
+                    "the level whose ledger this is was left or restarted: its billing is gone".to_owned(),
+                )));
+            }
+            (BillingAsk::Void { credit_id, reply, .. }, None) => {
+                let _ = reply.send(Err(format!(
+                    "the level whose ledger this is was left or restarted, so its billing is gone and nothing \
+                     was voided (credit {credit_id})"
+                )));
+            }
+            (BillingAsk::FindEffect { record, reply }, Some(session)) => {
+                let _ = reply.send(session.look_up_effect(&record));
+            }
+            (BillingAsk::Void { key, credit_id, reply }, Some(session)) => {
                 let voided = session.void_for_outside_operator(&key, &credit_id);
                 match &voided {
                     Ok(done) => session.tell(format!("an operator compensated {key} over the HTTP API: {done}")),
@@ -450,11 +454,9 @@ fn answer_billing_questions(mut session: Option<ResMut<Session>>, operator_api: 
                         session.warn(format!("a compensation of {key} over the HTTP API failed: {problem}"))
                     }
                 }
-                BillingAnswer::Voided(voided)
+                let _ = reply.send(voided);
             }
-        };
-        // An asker that is gone has its answer recorded in the ledger's history already.
-        let _ = question.reply.send(answer);
+        }
     }
 }
 
