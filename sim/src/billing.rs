@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ledger::ExecutionRecord;
 use crate::runtime::operator::{Effect, LookupError};
+use crate::runtime::ToolAnswer;
 use crate::runtime::run::Arguments;
 
 /// What billing does with an idempotency key it receives.
@@ -95,6 +96,23 @@ impl Answer {
 
     pub fn is_rejection(&self) -> bool {
         matches!(self, Answer::Rejected { .. })
+    }
+
+    /// The answer as the runtime hears it: the runtime knows no billing, only whether the
+    /// request was applied, recognised as a repeat or refused, and the receipt to record.
+    pub fn to_tool_answer(&self) -> ToolAnswer {
+        let receipt = self.receipt();
+        match self {
+            Answer::Applied { .. } | Answer::Balance { .. } => ToolAnswer::Applied { receipt },
+            Answer::Repeat { credit_id, .. } => ToolAnswer::Repeat {
+                first: credit_id.clone(),
+                receipt,
+            },
+            Answer::Rejected { reason } => ToolAnswer::Rejected {
+                reason: reason.clone(),
+                receipt,
+            },
+        }
     }
 
     /// This answer to a void of `credit_id` by id, in words for the record's history:

@@ -1,9 +1,11 @@
-//! Twice's simulation crate: the ledger-backed agent runtime, the SQLite ledger,
-//! the billing world, the deterministic simulator, levels and tapes, and the checker.
+//! Twice's simulation crate: the billing world, the deterministic simulator, levels and
+//! tapes, the checker, the drills, the operator API and the command line.
 //!
-//! The runtime (`runtime`) is a sans-IO state machine: it takes events and returns
-//! commands. The simulator (`simulator`) is one driver of it; real worker processes
-//! are another. Nothing in here reads the wall clock or ambient randomness.
+//! The runtime itself is the crate `twice-runtime` (`sim/runtime`), re-exported here as
+//! [`runtime`] and [`ledger`]: a sans-IO state machine that takes events and returns
+//! commands, the ledger and the executor that carries out the machine's ledger commands.
+//! The simulator (`simulator`) is one driver of it; real worker processes (`drill`) are
+//! another. Nothing in the simulation reads the wall clock or ambient randomness.
 
 pub mod api;
 pub mod bench;
@@ -14,10 +16,10 @@ pub mod cli;
 pub mod drill;
 pub mod error;
 pub mod explore;
-pub mod ledger;
 pub mod level;
 pub mod model;
 pub mod report;
-pub mod runtime;
 pub mod simulator;
-pub mod sqlite_file;
+
+pub use twice_runtime as runtime;
+pub use twice_runtime::{ledger, sqlite_file};

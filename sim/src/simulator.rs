@@ -1322,7 +1322,7 @@ impl Simulation {
                         Input::Response {
                             key,
                             attempt: message.attempt,
-                            answer,
+                            answer: answer.to_tool_answer(),
                         },
                     );
                 }

@@ -22,6 +22,7 @@ use super::marker::{EndKind, Marker};
 use super::script;
 use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, now_ms, stop_when_stdin_closes};
 use crate::billing::Answer;
+use crate::runtime::ToolAnswer;
 use crate::ledger::{Ledger, LedgerError, ReserveRequest};
 use crate::model::{self, ModelPolicy, Nudge, RunScript};
 use crate::runtime::guards::Guards;
@@ -330,10 +331,9 @@ impl Driver {
                     .await;
                 let kind = match &input {
                     Input::Response { answer, .. } => match answer {
-                        Answer::Applied { .. } => "applied",
-                        Answer::Repeat { .. } => "repeat",
-                        Answer::Rejected { .. } => "rejected",
-                        Answer::Balance { .. } => "balance",
+                        ToolAnswer::Applied { .. } => "applied",
+                        ToolAnswer::Repeat { .. } => "repeat",
+                        ToolAnswer::Rejected { .. } => "rejected",
                     },
                     Input::NotAttempted { .. } => "not_attempted",
                     _ => "timed_out",
@@ -466,7 +466,7 @@ impl Driver {
                 Ok(answer) => Input::Response {
                     key: key.clone(),
                     attempt,
-                    answer,
+                    answer: answer.to_tool_answer(),
                 },
                 Err(_) => Input::TimedOut {
                     key: key.clone(),

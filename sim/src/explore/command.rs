@@ -52,7 +52,7 @@ pub struct ExploreArgs {
     /// Where each schedule's ledger lives: `memory` (a pure-Rust store with the same answers
     /// as SQLite, much faster) or `sqlite` (an in-memory SQLite database). A find is confirmed
     /// on SQLite either way, by replaying the written tape as `twice-sim replay` does.
-    #[arg(long, value_enum, default_value_t = LedgerStore::Memory)]
+    #[arg(long, default_value_t = LedgerStore::Memory)]
     pub store: LedgerStore,
     /// Machine-readable output (no progress lines).
     #[arg(long)]

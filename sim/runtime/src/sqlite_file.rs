@@ -7,7 +7,7 @@
 //! once.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
@@ -110,15 +110,19 @@ const WAL_SWITCH_RETRY_PAUSE_MS: u64 = 2;
 /// several processes open a new ledger at the same moment. The switch is idempotent, so it is
 /// retried here — bounded by the same [`BUSY_TIMEOUT_MS`] as any other wait — and usually
 /// finds that the winner already switched the file.
+// The one wait in this crate: opening a file, not a decision, and bounded by a count of
+// pauses rather than a clock, so nothing here reads the time.
+#[allow(clippy::disallowed_methods)]
 fn switch_to_wal(connection: &Connection) -> rusqlite::Result<String> {
-    let deadline = Instant::now() + Duration::from_millis(BUSY_TIMEOUT_MS);
+    let mut pauses_left = BUSY_TIMEOUT_MS / WAL_SWITCH_RETRY_PAUSE_MS;
     loop {
         let current: String = connection.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
         if current.eq_ignore_ascii_case("wal") {
             return Ok(current);
         }
         match connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)) {
-            Err(error) if failure_of(&error) == Failure::Locked && Instant::now() < deadline => {
+            Err(error) if failure_of(&error) == Failure::Locked && pauses_left > 0 => {
+                pauses_left -= 1;
                 std::thread::sleep(Duration::from_millis(WAL_SWITCH_RETRY_PAUSE_MS));
             }
             answered => return answered,

@@ -28,9 +28,9 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::key::IdempotencyKey;
-use crate::runtime::rules::{ReservationAction, Status, reservation_action};
-use crate::runtime::tool::SideEffect;
+use crate::key::IdempotencyKey;
+use crate::rules::{ReservationAction, Status, reservation_action};
+use crate::tool::SideEffect;
 use crate::sqlite_file::{self, DurabilityError, Failure};
 
 mod memory;
@@ -274,7 +274,7 @@ static MEMORY_STORES: AtomicU64 = AtomicU64::new(0);
 
 /// Which store holds a ledger's rows. Both run the same operations (see `Tables`); they
 /// differ only in how a row is read and written.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LedgerStore {
     /// Real SQLite: a file, or a named in-memory database. What the game, replays and files use.
@@ -297,6 +297,17 @@ impl LedgerStore {
 impl std::fmt::Display for LedgerStore {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for LedgerStore {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<LedgerStore, String> {
+        [LedgerStore::Sqlite, LedgerStore::Memory]
+            .into_iter()
+            .find(|store| store.name() == text)
+            .ok_or_else(|| format!("`{text}` is not a ledger store; one of sqlite, memory"))
     }
 }
 

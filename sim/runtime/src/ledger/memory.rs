@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{Checkpoint, CheckpointRow, ExecutionRecord, HistoryEntry, HistoryLine, LedgerError, RecordWrite, Tables};
-use crate::runtime::key::IdempotencyKey;
+use crate::key::IdempotencyKey;
 
 /// The tables a transaction may write; a reader of one that another connection's open
 /// transaction wrote is answered `Locked`, as SQLite's shared cache locks per table.
@@ -346,7 +346,7 @@ impl MemoryTables {
     pub(super) fn records(
         &self,
         tenant: Option<&str>,
-        status: Option<crate::runtime::rules::Status>,
+        status: Option<crate::rules::Status>,
         after: (i64, &str),
         limit: u32,
     ) -> Vec<ExecutionRecord> {

@@ -14,7 +14,7 @@ use super::rules::{
 };
 use super::run::{Decision, RunState, RunStatus, Told, ToolCall};
 use super::tool::{SideEffect, ToolDeclaration};
-use crate::billing::Answer;
+use crate::answer::ToolAnswer;
 use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
 
 /// Who the worker is and the rules it runs under.
@@ -65,7 +65,7 @@ pub enum Input {
     Response {
         key: IdempotencyKey,
         attempt: u32,
-        answer: Answer,
+        answer: ToolAnswer,
     },
     TimedOut {
         key: IdempotencyKey,
@@ -441,16 +441,16 @@ impl Worker {
                 } else {
                     AttemptEnd::Succeeded
                 };
-                if let Answer::Repeat { credit_id, .. } = &answer {
+                if let ToolAnswer::Repeat { first, .. } = &answer {
                     let key = context.key.clone();
                     self.note(
                         Guard::KeyDownstream,
-                        format!("billing recognised key {key} and answered with the first credit {credit_id}; nothing was paid twice"),
+                        format!("billing recognised key {key} and answered with the first credit {first}; nothing was paid twice"),
                     );
                 }
                 let context = self.context();
                 match outcome_action(context.tool.side_effect, end, context.attempt, context.attempts_allowed) {
-                    OutcomeAction::Record(status) => self.record(status, Some(answer.receipt())),
+                    OutcomeAction::Record(status) => self.record(status, Some(answer.receipt().to_owned())),
                     OutcomeAction::Retry { .. } => unreachable!("an answer is never retried"),
                 }
             }
@@ -753,7 +753,7 @@ impl Worker {
         })
     }
 
-    fn late(&mut self, attempt: u32, answer: &Answer) -> Option<Command> {
+    fn late(&mut self, attempt: u32, answer: &ToolAnswer) -> Option<Command> {
         let context = self.call.as_ref()?;
         if !self.setup.guards.ledger {
             return None;

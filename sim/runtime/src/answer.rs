@@ -1,0 +1,32 @@
+//! A tool's answer, as the runtime hears it. The runtime knows no billing: the tool's world
+//! (the simulated billing, the billing server) turns its own answer into this.
+
+use serde::{Deserialize, Serialize};
+
+/// What came back from one attempt of a tool whose request reached the other system.
+/// Every variant carries the receipt the ledger records and the model is told.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolAnswer {
+    /// The other system applied the request now.
+    Applied { receipt: String },
+    /// The other system recognised the idempotency key and answered with the first effect,
+    /// `first`, applying nothing again.
+    Repeat { first: String, receipt: String },
+    /// The other system refused: a definite no, nothing applied.
+    Rejected { reason: String, receipt: String },
+}
+
+impl ToolAnswer {
+    pub fn receipt(&self) -> &str {
+        match self {
+            ToolAnswer::Applied { receipt }
+            | ToolAnswer::Repeat { receipt, .. }
+            | ToolAnswer::Rejected { receipt, .. } => receipt,
+        }
+    }
+
+    pub fn is_rejection(&self) -> bool {
+        matches!(self, ToolAnswer::Rejected { .. })
+    }
+}
