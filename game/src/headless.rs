@@ -282,7 +282,7 @@ fn write_rows(path: &std::path::Path, rows: usize) -> Result<(), String> {
     for index in 0..rows {
         let run = format!("bench-{}", index / 100);
         let call = format!("c{}", index % 100 + 1);
-        let key = IdempotencyKey::per_call(&run, &call);
+        let key = IdempotencyKey::per_call(&run, &call).unwrap();
         let arguments = format!(
             "{{\"account\":\"acct_bench\",\"amount_cents\":{},\"memo\":\"bench\"}}",
             100 + index
@@ -312,7 +312,7 @@ fn write_rows(path: &std::path::Path, rows: usize) -> Result<(), String> {
             _ => Status::Completed,
         };
         ledger
-            .record_outcome(&key, status, Some("{\"credit_id\":\"cr_bench\"}"), "bench", 0)
+            .record_outcome(&key, status, Some("{\"credit_id\":\"cr_bench\"}"), "bench", 0, 0)
             .map_err(|error| error.to_string())?;
     }
     Ok(())

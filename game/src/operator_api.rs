@@ -26,7 +26,6 @@ use bevy::prelude::*;
 use tokio::sync::oneshot;
 use twice_sim::api::{self, ApiState, Compensator, OperatorEntry, Operators};
 use twice_sim::ledger::ExecutionRecord;
-use twice_sim::runtime::key::IdempotencyKey;
 use twice_sim::runtime::operator::{Effect, LookupError};
 
 use crate::session::{Session, SessionSet};
@@ -330,7 +329,7 @@ enum BillingAsk {
     },
     /// Void the credit found, by its id.
     Void {
-        key: IdempotencyKey,
+        record: ExecutionRecord,
         credit_id: String,
         reply: mpsc::Sender<Result<String, String>>,
     },
@@ -397,15 +396,19 @@ impl Compensator for SimulatedBilling {
     }
 
     fn compensate(&self, record: &ExecutionRecord, reference: &str) -> Result<String, String> {
-        let (key, credit_id) = (record.key.clone(), reference.to_owned());
-        self.ask(|reply| BillingAsk::Void { key, credit_id, reply })
-            .unwrap_or_else(|| {
-                Err(format!(
-                    "the game did not take the void of {reference} up within {} ms, so nothing was voided; the \
-                     record stays claimed for a person to look at",
-                    BILLING_ANSWER_TIMEOUT.as_millis()
-                ))
-            })
+        let (record, credit_id) = (record.clone(), reference.to_owned());
+        self.ask(|reply| BillingAsk::Void {
+            record,
+            credit_id,
+            reply,
+        })
+        .unwrap_or_else(|| {
+            Err(format!(
+                "the game did not take the void of {reference} up within {} ms, so nothing was voided; the \
+                     record stays `compensating`: compensate it again to finish the void",
+                BILLING_ANSWER_TIMEOUT.as_millis()
+            ))
+        })
     }
 }
 
@@ -446,8 +449,16 @@ fn answer_billing_questions(mut session: Option<ResMut<Session>>, operator_api: 
             (BillingAsk::FindEffect { record, reply }, Some(session)) => {
                 let _ = reply.send(session.look_up_effect(&record));
             }
-            (BillingAsk::Void { key, credit_id, reply }, Some(session)) => {
-                let voided = session.void_for_outside_operator(&key, &credit_id);
+            (
+                BillingAsk::Void {
+                    record,
+                    credit_id,
+                    reply,
+                },
+                Some(session),
+            ) => {
+                let key = record.key.clone();
+                let voided = session.undo_for_outside_operator(&record, &credit_id);
                 match &voided {
                     Ok(done) => session.tell(format!("an operator compensated {key} over the HTTP API: {done}")),
                     Err(problem) => {

@@ -1,13 +1,21 @@
-//! The checker: judges a history per intended credit, and checks the ledger's promises.
+//! The checker: judges a history per credit the level's script owes, and holds the ledger
+//! to what billing shows.
+//!
+//! It judges effects, not claims: money is matched to what the script owes by account and
+//! amount, never by what the runtime under test says it was doing; and the ledger's records
+//! are compared with the credits billing holds (which request made each credit is the
+//! simulator's own knowledge, not the runtime's). Each broken promise is a typed
+//! [`Violation`] with its key, and every check can fail: `tests/checker.rs` breaks the
+//! runtime (or its ledger) on purpose for each one and sees it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::billing::{Answer, Billing};
-use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry};
+use crate::billing::{Answer, Billing, EntryKind};
+use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, HistoryEvent, RunEvent, RunHistoryEntry};
 use crate::level::Level;
-use crate::runtime::guards::Guard;
+use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::rules::Status;
 use crate::runtime::run::RunState;
 use crate::runtime::tool::Operation;
@@ -22,13 +30,20 @@ pub enum Outcome {
     PaidTwice,
     /// Less landed than was owed, and nothing is flagged as unknown.
     NotPaidButOwed,
-    /// Not (fully) paid, but a call is honestly flagged unknown and waiting.
+    /// Not (fully) paid, but the run honestly waits: on a call still unknown, or for a person.
     UnknownFlagged,
     /// Exactly what was owed.
     PaidOnce,
 }
 
 impl Outcome {
+    pub const ALL: [Outcome; 4] = [
+        Outcome::PaidTwice,
+        Outcome::NotPaidButOwed,
+        Outcome::UnknownFlagged,
+        Outcome::PaidOnce,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Outcome::PaidTwice => "paid_twice",
@@ -36,6 +51,10 @@ impl Outcome {
             Outcome::UnknownFlagged => "unknown_flagged",
             Outcome::PaidOnce => "paid_once",
         }
+    }
+
+    pub fn parse(text: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|outcome| outcome.name() == text)
     }
 }
 
@@ -60,15 +79,80 @@ pub struct CompensationLog {
     pub answer: Answer,
 }
 
-/// The judgement of one intended credit.
+/// A promise the runtime (or its ledger) broke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViolationKind {
+    /// A record says `failed`, but its call's credit landed and was never reversed: a run
+    /// that believes the ledger will pay again.
+    FailedButPaid,
+    /// A record says `completed`, but billing holds no standing credit made by its call.
+    CompletedWithoutEffect,
+    /// Billing holds a credit whose call has no ledger record: it was sent without being
+    /// written down first (checked only with the `ledger` guard on).
+    EffectWithoutRecord,
+    /// The runtime compensated by itself, which nobody asked for.
+    UnaskedCompensation,
+    /// A settled decision was overwritten.
+    DecisionOverwritten,
+    /// A check-then-insert overwrote another worker's `started` reservation: two workers ran
+    /// one call.
+    ReservedTwice,
+}
+
+impl ViolationKind {
+    pub const ALL: [ViolationKind; 6] = [
+        ViolationKind::FailedButPaid,
+        ViolationKind::CompletedWithoutEffect,
+        ViolationKind::EffectWithoutRecord,
+        ViolationKind::UnaskedCompensation,
+        ViolationKind::DecisionOverwritten,
+        ViolationKind::ReservedTwice,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ViolationKind::FailedButPaid => "failed_but_paid",
+            ViolationKind::CompletedWithoutEffect => "completed_without_effect",
+            ViolationKind::EffectWithoutRecord => "effect_without_record",
+            ViolationKind::UnaskedCompensation => "unasked_compensation",
+            ViolationKind::DecisionOverwritten => "decision_overwritten",
+            ViolationKind::ReservedTwice => "reserved_twice",
+        }
+    }
+}
+
+impl std::fmt::Display for ViolationKind {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// One broken promise, with the key it is about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    pub kind: ViolationKind,
+    pub key: Option<String>,
+    pub detail: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}: {}", self.kind, self.detail)
+    }
+}
+
+/// The judgement of one credit the script owes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreditVerdict {
     pub run: String,
     pub item: u32,
     pub account: String,
     pub owed_cents: i64,
+    /// Credits billing applied that were matched to this item (reversed ones included).
     pub credits_applied: u32,
     pub net_cents: i64,
+    /// The keys the runtime used for this item (for drawing; the verdict does not use them).
     pub keys: Vec<String>,
     pub outcome: Outcome,
 }
@@ -84,85 +168,90 @@ pub struct Verdict {
     pub stopped_by: Vec<Guard>,
     /// What each guard did, first time it held.
     pub stops: Vec<String>,
-    /// Broken promises: more than one record per key, unasked compensation, an overwritten decision.
-    pub violations: Vec<String>,
+    /// Broken promises.
+    pub violations: Vec<Violation>,
+    /// Runs that honestly wait: on a call still unknown, or for a person.
+    pub waiting: Vec<String>,
     pub summary: String,
+}
+
+impl Verdict {
+    /// The kinds of violation found, in order, each once.
+    pub fn violation_kinds(&self) -> Vec<ViolationKind> {
+        let kinds: BTreeSet<ViolationKind> = self.violations.iter().map(|violation| violation.kind).collect();
+        kinds.into_iter().collect()
+    }
+}
+
+/// Which request made a credit: the run whose worker sent it and the runtime's key for the
+/// call — the simulator's own knowledge of its workers and its wire, not a claim of the runtime.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreditOrigin {
+    pub run: String,
+    pub key: String,
 }
 
 /// What the checker reads.
 #[derive(Debug)]
 pub struct CheckInput<'a> {
     pub level: &'a Level,
+    pub guards: Guards,
     pub billing: &'a Billing,
+    /// Each credit billing applied → the request that made it.
+    pub effects: &'a BTreeMap<String, CreditOrigin>,
     pub records: &'a [ExecutionRecord],
     pub history: &'a [HistoryEntry],
     pub checkpoints: &'a [Checkpoint],
+    pub run_history: &'a [RunHistoryEntry],
     pub notes: &'a [GuardNote],
-    /// Which (run, item) each key served.
+    /// Which (run, item) each key served, as the workers reserved them (for drawing only).
     pub call_items: &'a BTreeMap<String, BTreeSet<(String, u32)>>,
     pub compensations: &'a [CompensationLog],
 }
 
+/// One credit the script owes.
+struct Owed<'a> {
+    run: &'a str,
+    item: u32,
+    account: &'a str,
+    owed_cents: i64,
+    credits_applied: u32,
+    net_cents: i64,
+}
+
 pub fn judge(input: &CheckInput<'_>) -> Verdict {
-    let credit_tools: BTreeSet<&str> = input
-        .level
-        .tools
+    let waiting = waiting_runs(input);
+    let mut owed = owed_credits(input.level);
+    match_money(input.billing, input.effects, &mut owed);
+    let credits: Vec<CreditVerdict> = owed
         .iter()
-        .filter(|tool| tool.operation == Operation::Credit)
-        .map(|tool| tool.name.as_str())
-        .collect();
-    let mut credits = Vec::new();
-    for run in &input.level.runs {
-        for (item, call) in run.calls.iter().enumerate() {
-            if !credit_tools.contains(call.tool.as_str()) {
-                continue;
-            }
-            let item = item as u32;
-            let intent = format!("{}/{item}", run.id);
-            let (credits_applied, net_cents) = input.billing.effects_for(&intent);
-            let keys: Vec<String> = input
-                .call_items
-                .iter()
-                .filter(|(_, items)| items.contains(&(run.id.clone(), item)))
-                .map(|(key, _)| key.clone())
-                .collect();
-            // Honestly waiting: the call is recorded unknown and its run is paused on it.
-            // A run that told the model "failed" and moved on is not waiting for anything.
-            // An item after the one a paused run waits on was never reached: it waits too.
-            let waiting_at = input
-                .checkpoints
-                .iter()
-                .find(|checkpoint| checkpoint.run_id == run.id && checkpoint.status == "awaiting_reconciliation")
-                .map(|checkpoint| RunState::from_json(&checkpoint.state).map_or(0, |state| state.item));
-            let flagged = waiting_at.is_some_and(|waiting_item| {
-                item > waiting_item
-                    || input
-                        .records
-                        .iter()
-                        .any(|record| keys.contains(&record.key.to_string()) && record.status.is_unknown())
-            });
-            let owed_cents = i64::from(call.amount_cents);
-            let outcome = if net_cents > owed_cents {
+        .map(|item| {
+            let outcome = if item.net_cents > item.owed_cents {
                 Outcome::PaidTwice
-            } else if net_cents == owed_cents {
+            } else if item.net_cents == item.owed_cents {
                 Outcome::PaidOnce
-            } else if flagged {
+            } else if waiting.contains(item.run) {
                 Outcome::UnknownFlagged
             } else {
                 Outcome::NotPaidButOwed
             };
-            credits.push(CreditVerdict {
-                run: run.id.clone(),
-                item,
-                account: call.account.clone(),
-                owed_cents,
-                credits_applied,
-                net_cents,
-                keys,
+            CreditVerdict {
+                run: item.run.to_owned(),
+                item: item.item,
+                account: item.account.to_owned(),
+                owed_cents: item.owed_cents,
+                credits_applied: item.credits_applied,
+                net_cents: item.net_cents,
+                keys: input
+                    .call_items
+                    .iter()
+                    .filter(|(_, items)| items.contains(&(item.run.to_owned(), item.item)))
+                    .map(|(key, _)| key.clone())
+                    .collect(),
                 outcome,
-            });
-        }
-    }
+            }
+        })
+        .collect();
     let outcome = credits
         .iter()
         .map(|credit| credit.outcome)
@@ -181,6 +270,7 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
     let violations = violations(input);
     let goal = input.level.goal;
     let goal_reached = credits.iter().any(|credit| credit.outcome == goal);
+    let waiting: Vec<String> = waiting.into_iter().map(str::to_owned).collect();
     let summary = summarize(outcome, goal_reached, &credits, &stops);
     Verdict {
         outcome,
@@ -190,52 +280,243 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
         stopped_by,
         stops,
         violations,
+        waiting,
         summary,
     }
 }
 
-fn violations(input: &CheckInput<'_>) -> Vec<String> {
+/// Every credit the level's script owes, in script order.
+fn owed_credits(level: &Level) -> Vec<Owed<'_>> {
+    let credit_tools: BTreeSet<&str> = level
+        .tools
+        .iter()
+        .filter(|tool| tool.operation == Operation::Credit)
+        .map(|tool| tool.name.as_str())
+        .collect();
+    let mut owed = Vec::new();
+    for run in &level.runs {
+        for (item, call) in run.calls.iter().enumerate() {
+            if credit_tools.contains(call.tool.as_str()) {
+                owed.push(Owed {
+                    run: &run.id,
+                    item: u32::try_from(item).unwrap_or(u32::MAX),
+                    account: &call.account,
+                    owed_cents: i64::from(call.amount_cents),
+                    credits_applied: 0,
+                    net_cents: 0,
+                });
+            }
+        }
+    }
+    owed
+}
+
+/// Matches billing's money to what is owed, by account and amount: each credit goes to the
+/// first item of its account and amount not yet paid — of the run whose worker sent it, when
+/// that run owes such an item — or, all paid, to the last such item (a second payment); any
+/// other credit to the account's first item. A reversal takes back from the item its credit
+/// went to, and a reversal of nothing (a blind void) from the account's first item that holds
+/// money.
+fn match_money(billing: &Billing, effects: &BTreeMap<String, CreditOrigin>, owed: &mut [Owed<'_>]) {
+    let mut item_of_credit: BTreeMap<&str, usize> = BTreeMap::new();
+    for entry in &billing.entries {
+        let on_account: Vec<usize> = (0..owed.len())
+            .filter(|index| owed[*index].account == entry.account)
+            .collect();
+        let Some(first) = on_account.first().copied() else {
+            // Money moved on an account nothing is owed to: no item to judge it by.
+            continue;
+        };
+        match entry.kind {
+            EntryKind::Credit => {
+                let mut same_amount: Vec<usize> = on_account
+                    .iter()
+                    .copied()
+                    .filter(|index| owed[*index].owed_cents == entry.amount_cents)
+                    .collect();
+                if let Some(origin) = effects.get(&entry.id) {
+                    let of_its_run: Vec<usize> = same_amount
+                        .iter()
+                        .copied()
+                        .filter(|index| owed[*index].run == origin.run)
+                        .collect();
+                    if !of_its_run.is_empty() {
+                        same_amount = of_its_run;
+                    }
+                }
+                let index = same_amount
+                    .iter()
+                    .copied()
+                    .find(|index| owed[*index].net_cents < owed[*index].owed_cents)
+                    .or(same_amount.last().copied())
+                    .unwrap_or(first);
+                owed[index].credits_applied += 1;
+                owed[index].net_cents += entry.amount_cents;
+                item_of_credit.insert(entry.id.as_str(), index);
+            }
+            EntryKind::Reversal => {
+                let index = entry
+                    .reverses
+                    .as_deref()
+                    .and_then(|credit| item_of_credit.get(credit).copied())
+                    .or_else(|| on_account.iter().copied().find(|index| owed[*index].net_cents > 0))
+                    .unwrap_or(first);
+                owed[index].net_cents += entry.amount_cents;
+            }
+        }
+    }
+}
+
+/// The runs that honestly wait: paused on a call whose record is still unknown, or stopped
+/// for a person because their stored state could not be used. A run paused on a call that
+/// was settled, and never went on, is not waiting honestly: it is stuck.
+fn waiting_runs<'a>(input: &'a CheckInput<'_>) -> BTreeSet<&'a str> {
+    let unknown: BTreeSet<&str> = input
+        .records
+        .iter()
+        .filter(|record| record.status.is_unknown())
+        .map(|record| record.key.as_str())
+        .collect();
+    let mut waiting: BTreeSet<&str> = input
+        .checkpoints
+        .iter()
+        .filter(|checkpoint| checkpoint.status == "awaiting_reconciliation")
+        .filter(|checkpoint| {
+            RunState::from_json(&checkpoint.state).is_ok_and(|state| match state.status {
+                crate::runtime::run::RunStatus::AwaitingReconciliation { key } => unknown.contains(key.as_str()),
+                _ => false,
+            })
+        })
+        .map(|checkpoint| checkpoint.run_id.as_str())
+        .collect();
+    waiting.extend(
+        input
+            .run_history
+            .iter()
+            .filter(|entry| entry.event == RunEvent::WaitsForPerson)
+            .map(|entry| entry.run_id.as_str()),
+    );
+    waiting
+}
+
+fn violations(input: &CheckInput<'_>) -> Vec<Violation> {
     let mut found = Vec::new();
-    let mut per_key: BTreeMap<&str, u32> = BTreeMap::new();
-    for record in input.records {
-        *per_key.entry(record.key.as_str()).or_default() += 1;
+    let credit_tools: BTreeSet<&str> = input
+        .level
+        .tools
+        .iter()
+        .filter(|tool| tool.operation == Operation::Credit)
+        .map(|tool| tool.name.as_str())
+        .collect();
+    // The credits standing (not reversed), and every credit, by the key of the call that made it.
+    let reversed: BTreeSet<&str> = input
+        .billing
+        .entries
+        .iter()
+        .filter_map(|entry| entry.reverses.as_deref())
+        .collect();
+    let mut credits_of: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut standing_of: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (credit, origin) in input.effects {
+        credits_of.entry(origin.key.as_str()).or_default().push(credit.as_str());
+        if !reversed.contains(credit.as_str()) {
+            standing_of
+                .entry(origin.key.as_str())
+                .or_default()
+                .push(credit.as_str());
+        }
     }
-    for (key, count) in per_key.iter().filter(|(_, count)| **count > 1) {
-        found.push(format!("{count} ledger records for key {key}; at most one is allowed"));
+    let records: BTreeMap<&str, &ExecutionRecord> = input
+        .records
+        .iter()
+        .map(|record| (record.key.as_str(), record))
+        .collect();
+    for record in input
+        .records
+        .iter()
+        .filter(|record| credit_tools.contains(record.tool.as_str()))
+    {
+        let key = record.key.as_str();
+        let standing = standing_of.get(key).map_or(0, Vec::len);
+        match record.status {
+            Status::Failed if standing > 0 => found.push(Violation {
+                kind: ViolationKind::FailedButPaid,
+                key: Some(key.to_owned()),
+                detail: format!(
+                    "{key} is recorded failed, but its credit {} landed and was never reversed",
+                    standing_of[key].join(", ")
+                ),
+            }),
+            Status::Completed if standing == 0 => found.push(Violation {
+                kind: ViolationKind::CompletedWithoutEffect,
+                key: Some(key.to_owned()),
+                detail: format!("{key} is recorded completed, but billing holds no standing credit made by it"),
+            }),
+            _ => {}
+        }
     }
-    for entry in input.history {
-        if entry
-            .detail
-            .as_deref()
-            .is_some_and(|detail| detail.contains("overwrote"))
-        {
-            found.push(format!(
+    if input.guards.is_on(Guard::Ledger) {
+        for (key, credits) in &credits_of {
+            if !records.contains_key(key) {
+                found.push(Violation {
+                    kind: ViolationKind::EffectWithoutRecord,
+                    key: Some((*key).to_owned()),
+                    detail: format!(
+                        "billing holds credit {} made by call {key}, which has no ledger record: it was sent without being written down first",
+                        credits.join(", ")
+                    ),
+                });
+            }
+        }
+    }
+    for entry in input
+        .history
+        .iter()
+        .filter(|entry| entry.event == HistoryEvent::Reserved && entry.from_status == Some(Status::Started))
+    {
+        found.push(Violation {
+            kind: ViolationKind::ReservedTwice,
+            key: Some(entry.key.to_string()),
+            detail: format!(
                 "key {} was reserved twice: {}'s check-then-insert overwrote another worker's reservation",
                 entry.key, entry.actor
-            ));
-        }
+            ),
+        });
     }
     for compensation in input
         .compensations
         .iter()
         .filter(|compensation| compensation.by == CompensationBy::Runtime)
     {
-        found.push(format!(
-            "{} was compensated by the runtime, which nobody asked for",
-            compensation.key
-        ));
+        found.push(Violation {
+            kind: ViolationKind::UnaskedCompensation,
+            key: Some(compensation.key.clone()),
+            detail: format!(
+                "{} was compensated by the runtime, which nobody asked for",
+                compensation.key
+            ),
+        });
     }
     let mut settled: BTreeMap<&str, Status> = BTreeMap::new();
     for entry in input.history {
         let key = entry.key.as_str();
         if let (Some(before), Some(to)) = (settled.get(key).copied(), entry.to_status) {
-            let allowed = (before == Status::Completed && to == Status::Compensated)
-                || (before == Status::Failed && to == Status::Started && entry.event == "reserved_again");
+            let allowed =
+                matches!(
+                    (before, to),
+                    (Status::Completed, Status::Compensating)
+                        | (Status::Compensating, Status::Compensated)
+                        | (Status::Completed, Status::Compensated)
+                ) || (before == Status::Failed && to == Status::Started && entry.event == HistoryEvent::ReservedAgain);
             if !allowed && to != before {
-                found.push(format!(
-                    "the settled decision {before} on {key} was overwritten with {to} by {}",
-                    entry.actor
-                ));
+                found.push(Violation {
+                    kind: ViolationKind::DecisionOverwritten,
+                    key: Some(key.to_owned()),
+                    detail: format!(
+                        "the settled decision {before} on {key} was overwritten with {to} by {}",
+                        entry.actor
+                    ),
+                });
             }
         }
         if let Some(to) = entry.to_status {

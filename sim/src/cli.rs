@@ -13,12 +13,8 @@ use crate::report;
 use crate::runtime::guards::Guards;
 use crate::simulator::{Simulation, SimulationBuilder};
 
-/// Exit code: everything as expected.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: a verdict differs from the one expected.
-pub const EXIT_DIFFERS: u8 = 1;
-/// Exit code: bad input (a malformed level or tape, a bad flag).
-pub const EXIT_BAD_INPUT: u8 = 2;
+pub use crate::exit::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK};
+use crate::replay::{ReplayResult, matches, replay_tape};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -258,42 +254,17 @@ fn print_play(simulation: &Simulation, loaded: &LoadedLevel, seed: u64, verdict:
     println!("== verdict ==\n{}", report::verdict(verdict));
 }
 
+/// ` violations [..]` when there are any.
+fn violation_list(violations: &[crate::checker::ViolationKind]) -> String {
+    if violations.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = violations.iter().map(|kind| kind.name()).collect();
+    format!(" violations [{}]", names.join(", "))
+}
+
 fn guard_list(guards: &[crate::runtime::guards::Guard]) -> String {
     guards.iter().map(|guard| guard.name()).collect::<Vec<_>>().join(", ")
-}
-
-/// A verdict matches an expectation when the outcome and the guards that held agree.
-pub fn matches(expected: &crate::level::Expectation, verdict: &Verdict) -> bool {
-    expected.verdict == verdict.outcome && expected.stopped_by == verdict.stopped_by
-}
-
-/// One tape's replay.
-#[derive(Debug, Serialize)]
-pub struct ReplayResult {
-    pub tape: PathBuf,
-    pub level: String,
-    pub expected: crate::level::Expectation,
-    pub verdict: Verdict,
-    pub as_expected: bool,
-}
-
-/// Replays one loaded tape.
-pub fn replay_tape(tape: &LoadedTape) -> Result<ReplayResult, String> {
-    let mut builder =
-        SimulationBuilder::new(tape.level.level.clone(), tape.tape.seed).actions(tape.tape.actions.clone());
-    if let Some(guards) = tape.tape.guards {
-        builder = builder.guards(guards);
-    }
-    let mut simulation = builder.build().map_err(|error| error.to_string())?;
-    simulation.run().map_err(|error| error.to_string())?;
-    let verdict = simulation.verdict().map_err(|error| error.to_string())?;
-    Ok(ReplayResult {
-        tape: tape.path.clone(),
-        level: tape.level.level.id.clone(),
-        expected: tape.tape.expect.clone(),
-        as_expected: matches(&tape.tape.expect, &verdict),
-        verdict,
-    })
 }
 
 fn collect(paths: &[PathBuf], suffix: &str) -> Result<Vec<PathBuf>, InputError> {
@@ -324,7 +295,7 @@ fn replay(paths: &[PathBuf], json: bool) -> u8 {
     for file in &files {
         match level::load_tape(file)
             .map_err(|error| error.to_string())
-            .and_then(|tape| replay_tape(&tape))
+            .and_then(|tape| replay_tape(&tape).map_err(|error| error.to_string()))
         {
             Ok(result) => results.push(result),
             Err(error) => errors.push(error),
@@ -350,19 +321,22 @@ fn replay(paths: &[PathBuf], json: bool) -> u8 {
         println!("{}", serde_json::to_string_pretty(&summary).expect("reports serialize"));
     } else {
         for result in &results {
+            let violations = result.verdict.violation_kinds();
             let got = format!(
-                "{} [{}]",
+                "{} [{}]{}",
                 result.verdict.outcome,
-                guard_list(&result.verdict.stopped_by)
+                guard_list(&result.verdict.stopped_by),
+                violation_list(&violations)
             );
             if result.as_expected {
                 println!("ok      {}  {got}", result.tape.display());
             } else {
                 println!(
-                    "DIFFERS {}  expected {} [{}], got {got}",
+                    "DIFFERS {}  expected {} [{}]{}, got {got}",
                     result.tape.display(),
                     result.expected.verdict,
-                    guard_list(&result.expected.stopped_by)
+                    guard_list(&result.expected.stopped_by),
+                    violation_list(&result.expected.violations)
                 );
             }
         }

@@ -121,10 +121,7 @@ impl Found {
             title: title.to_owned(),
             guards: self.tape_guards,
             actions: self.actions.clone(),
-            expect: Expectation {
-                verdict: self.verdict.outcome,
-                stopped_by: self.verdict.stopped_by.clone(),
-            },
+            expect: Expectation::of(&self.verdict),
         }
     }
 }
@@ -647,6 +644,7 @@ mod tests {
                 expect: Expectation {
                     verdict: checker::Outcome::PaidOnce,
                     stopped_by: Vec::new(),
+                    violations: Vec::new(),
                 },
             };
             let text = level::to_ron(&tape);

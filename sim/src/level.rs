@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use crate::billing::{Account, KeyHandling};
-use crate::checker::Outcome;
+use crate::checker::{Outcome, ViolationKind};
 use crate::error::InputError;
 use crate::model::{ModelPolicy, RunScript};
 use crate::runtime::guards::{Guard, Guards};
@@ -270,6 +270,21 @@ pub struct Expectation {
     /// The guards that held, in the order they first held.
     #[serde(default)]
     pub stopped_by: Vec<Guard>,
+    /// The kinds of broken promise the checker is expected to find (a level with a guard off
+    /// may break one on purpose). Any other violation fails the replay.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<ViolationKind>,
+}
+
+impl Expectation {
+    /// What a tape expects to see again: this verdict, its guards and its violations.
+    pub fn of(verdict: &crate::checker::Verdict) -> Expectation {
+        Expectation {
+            verdict: verdict.outcome,
+            stopped_by: verdict.stopped_by.clone(),
+            violations: verdict.violation_kinds(),
+        }
+    }
 }
 
 /// A recorded game: a level, a seed, the player's timed moves, and the verdict expected.

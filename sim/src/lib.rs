@@ -15,9 +15,11 @@ pub mod checker;
 pub mod cli;
 pub mod drill;
 pub mod error;
+pub mod exit;
 pub mod explore;
 pub mod level;
 pub mod model;
+pub mod replay;
 pub mod report;
 pub mod simulator;
 

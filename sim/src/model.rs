@@ -93,8 +93,24 @@ pub struct Nudge {
     pub call_again: Option<bool>,
 }
 
+/// Why the model cannot decide from a run's state: a counter of it is at its limit (a
+/// checkpoint written by something else, or a run far past any real one). The run waits for
+/// a person rather than wrap a counter into a key it already used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the run's {counter} is {value}, the most it may be")]
+pub struct ModelError {
+    pub counter: &'static str,
+    pub value: u32,
+}
+
 /// The model's decision and the run state it leaves; `true` when the card was used.
-pub fn decide(script: &RunScript, policy: &ModelPolicy, state: &RunState, nudge: Nudge) -> (Decision, RunState, bool) {
+pub fn decide(
+    script: &RunScript,
+    policy: &ModelPolicy,
+    state: &RunState,
+    nudge: Nudge,
+) -> Result<(Decision, RunState, bool), ModelError> {
+    let at_limit = |counter: &'static str, value: u32| ModelError { counter, value };
     let mut next = state.clone();
     let mut used_card = false;
     let repeat = match &next.last_told {
@@ -112,12 +128,12 @@ pub fn decide(script: &RunScript, policy: &ModelPolicy, state: &RunState, nudge:
         }
     };
     if next.last_told.is_some() && !repeat {
-        next.item += 1;
+        next.item = next.item.checked_add(1).ok_or(at_limit("item", next.item))?;
         next.calls_for_item = 0;
         next.last_told = None;
     }
     let Some(script_call) = script.calls.get(next.item as usize) else {
-        return (Decision::Done, next, used_card);
+        return Ok((Decision::Done, next, used_card));
     };
     let mut wording = 0;
     if repeat && (policy.reword_on_repeat || nudge.call_again == Some(true)) {
@@ -126,6 +142,14 @@ pub fn decide(script: &RunScript, policy: &ModelPolicy, state: &RunState, nudge:
     if policy.reword_on_replay {
         wording += nudge.replays;
     }
+    let next_call_number = next
+        .next_call_number
+        .checked_add(1)
+        .ok_or(at_limit("next tool call number", next.next_call_number))?;
+    let calls_for_item = next
+        .calls_for_item
+        .checked_add(1)
+        .ok_or(at_limit("calls for the item", next.calls_for_item))?;
     let call = ToolCall {
         id: format!("c{}", next.next_call_number),
         tool: script_call.tool.clone(),
@@ -136,9 +160,9 @@ pub fn decide(script: &RunScript, policy: &ModelPolicy, state: &RunState, nudge:
             memo: script_call.wording(wording),
         },
     };
-    next.next_call_number += 1;
-    next.calls_for_item += 1;
-    (Decision::Call(call), next, used_card)
+    next.next_call_number = next_call_number;
+    next.calls_for_item = calls_for_item;
+    Ok((Decision::Call(call), next, used_card))
 }
 
 #[cfg(test)]
@@ -170,7 +194,7 @@ mod tests {
     #[test]
     fn replaying_from_the_same_checkpoint_makes_the_same_call_id() {
         let state = RunState::default();
-        let (first, _, _) = decide(&script(), &ModelPolicy::default(), &state, Nudge::default());
+        let (first, _, _) = decide(&script(), &ModelPolicy::default(), &state, Nudge::default()).unwrap();
         let (again, _, _) = decide(
             &script(),
             &ModelPolicy::default(),
@@ -179,7 +203,8 @@ mod tests {
                 replays: 1,
                 call_again: None,
             },
-        );
+        )
+        .unwrap();
         assert_eq!(first, again);
         assert_eq!(call_of(&first).id, "c1");
     }
@@ -191,7 +216,7 @@ mod tests {
             reword_on_repeat: true,
             ..ModelPolicy::default()
         };
-        let (decision, mut state, _) = decide(&script(), &policy, &RunState::default(), Nudge::default());
+        let (decision, mut state, _) = decide(&script(), &policy, &RunState::default(), Nudge::default()).unwrap();
         let call = call_of(&decision).clone();
         state.tell(
             &call,
@@ -199,7 +224,7 @@ mod tests {
                 reason: "timeout".into(),
             },
         );
-        let (again, _, _) = decide(&script(), &policy, &state, Nudge::default());
+        let (again, _, _) = decide(&script(), &policy, &state, Nudge::default()).unwrap();
         let again = call_of(&again);
         assert_eq!(again.id, "c2");
         assert_eq!(again.arguments.memo, "Refund for order #1001");
@@ -212,14 +237,15 @@ mod tests {
             &ModelPolicy::default(),
             &RunState::default(),
             Nudge::default(),
-        );
+        )
+        .unwrap();
         state.tell(
             call_of(&decision),
             Told::Failed {
                 reason: "timeout".into(),
             },
         );
-        let (next, _, _) = decide(&script(), &ModelPolicy::default(), &state, Nudge::default());
+        let (next, _, _) = decide(&script(), &ModelPolicy::default(), &state, Nudge::default()).unwrap();
         assert_eq!(next, Decision::Done);
     }
 
@@ -234,7 +260,8 @@ mod tests {
             &ModelPolicy::default(),
             &RunState::default(),
             Nudge::default(),
-        );
+        )
+        .unwrap();
         let first = call_of(&decision).clone();
         let mut satisfied = state.clone();
         state.tell(
@@ -243,12 +270,12 @@ mod tests {
                 reason: "timeout".into(),
             },
         );
-        let (again, _, used) = decide(&script(), &ModelPolicy::default(), &state, card);
+        let (again, _, used) = decide(&script(), &ModelPolicy::default(), &state, card).unwrap();
         assert!(used);
         assert_eq!(call_of(&again).id, "c2");
         assert_eq!(call_of(&again).arguments.memo, "Refund order 1001");
         satisfied.tell(&first, Told::Result { result: "ok".into() });
-        let (done, _, used) = decide(&script(), &ModelPolicy::default(), &satisfied, card);
+        let (done, _, used) = decide(&script(), &ModelPolicy::default(), &satisfied, card).unwrap();
         assert_eq!((done, used), (Decision::Done, false));
     }
 
@@ -262,7 +289,7 @@ mod tests {
         let mut state = RunState::default();
         let mut calls = 0;
         loop {
-            let (decision, next, _) = decide(&script(), &policy, &state, Nudge::default());
+            let (decision, next, _) = decide(&script(), &policy, &state, Nudge::default()).unwrap();
             state = next;
             match decision {
                 Decision::Call(call) => {

@@ -48,12 +48,23 @@ fn tokens_file(directory: &Path) -> PathBuf {
 #[derive(Default)]
 struct RecordingCompensator {
     calls: Mutex<Vec<String>>,
-    fail: bool,
+    fail: std::sync::atomic::AtomicBool,
 }
 
 impl RecordingCompensator {
+    fn failing() -> RecordingCompensator {
+        RecordingCompensator {
+            fail: std::sync::atomic::AtomicBool::new(true),
+            ..RecordingCompensator::default()
+        }
+    }
+
     fn calls(&self) -> Vec<String> {
         self.calls.lock().unwrap().clone()
+    }
+
+    fn set_failing(&self, fail: bool) {
+        self.fail.store(fail, Ordering::SeqCst);
     }
 }
 
@@ -76,7 +87,7 @@ impl Compensator for RecordingCompensator {
             "the reference found is the one undone"
         );
         self.calls.lock().unwrap().push(record.key.to_string());
-        if self.fail {
+        if self.fail.load(Ordering::SeqCst) {
             Err("billing answered 503".into())
         } else {
             Ok(format!("voided the credit of {}", record.key))
@@ -134,7 +145,7 @@ fn key(text: &str) -> IdempotencyKey {
 
 /// Reserves a call the way a worker does, leaving it `started` at `now_ms`.
 fn reserve(ledger: &mut Ledger, tenant: &str, run: &str, call: &str, tool: &str, now_ms: u64) -> IdempotencyKey {
-    let key = IdempotencyKey::per_call(run, call);
+    let key = IdempotencyKey::per_call(run, call).unwrap();
     let arguments = json!({"account": "acct_ada", "amount_cents": 2500, "memo": format!("{run} {call}")}).to_string();
     let request = ReserveRequest {
         key: &key,
@@ -345,7 +356,10 @@ async fn compensation_runs_once_and_resumes_the_paused_run() {
     assert_eq!(status, StatusCode::OK, "{detail}");
     assert_eq!(detail["record"]["status"], "compensated");
     let history = events(&detail);
-    assert_eq!(&history[history.len() - 2..], ["compensated", "compensation_applied"]);
+    assert_eq!(
+        &history[history.len() - 2..],
+        ["compensation_claimed", "compensation_applied"]
+    );
     assert_eq!(compensator.calls(), ["r1:c1"]);
 
     let (status, body) = server
@@ -393,6 +407,7 @@ async fn a_late_outcome_after_a_decision_is_logged_and_ignored() {
             Status::Completed,
             Some("{\"credit_id\":\"cr_9\"}"),
             "w1",
+            0,
             20_000,
         )
         .unwrap();
@@ -408,7 +423,7 @@ async fn a_late_outcome_after_a_decision_is_logged_and_ignored() {
         last["detail"]
             .as_str()
             .unwrap()
-            .contains("late outcome completed ignored"),
+            .contains("late outcome completed of attempt 0 ignored"),
         "{last}"
     );
     assert_eq!(events(&detail), ["reserved", "resolved", "late_outcome_ignored"]);
@@ -514,7 +529,7 @@ async fn listing_shows_the_callers_tenants_longest_waiting_first_in_pages() {
     // `unknown`: started and indeterminate together, still longest-waiting first.
     fixture
         .ledger
-        .record_outcome(&key("d1:c1"), Status::Indeterminate, None, "w1", 300)
+        .record_outcome(&key("d1:c1"), Status::Indeterminate, None, "w1", 0, 300)
         .unwrap();
     let (status, page) = fixture
         .server
@@ -598,7 +613,10 @@ async fn of_sixteen_concurrent_resolves_exactly_one_wins() {
         assert_eq!(loser["current"]["key"], "r1:c1");
     }
     let history = fixture.ledger.history(&key("r1:c1")).unwrap();
-    assert_eq!(history.iter().filter(|entry| entry.event == "resolved").count(), 1);
+    assert_eq!(
+        history.iter().filter(|entry| entry.event.name() == "resolved").count(),
+        1
+    );
 }
 
 // ----- compensation refusals -----
@@ -647,12 +665,8 @@ async fn compensate_refuses_what_cannot_or_must_not_be_compensated() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_compensation_is_recorded_and_never_retried_by_itself() {
-    let fixture = fixture_with(Some(RecordingCompensator {
-        fail: true,
-        ..RecordingCompensator::default()
-    }))
-    .await;
+async fn a_failed_compensation_stays_compensating_visible_and_a_retry_finishes_it() {
+    let fixture = fixture_with(Some(RecordingCompensator::failing())).await;
     let (status, body) = fixture
         .server
         .post(
@@ -667,19 +681,54 @@ async fn a_failed_compensation_is_recorded_and_never_retried_by_itself() {
         body["error"].as_str().unwrap().contains("billing answered 503"),
         "{body}"
     );
-    assert_eq!(body["current"]["status"], "compensated");
-    let (status, _) = fixture
+    assert_eq!(
+        body["current"]["status"], "compensating",
+        "claimed, not done: it does not read as compensated"
+    );
+    // Nothing retries by itself; the record is listed by its own status.
+    let (status, page) = fixture.server.get("/v1/tool-executions?status=compensating", ADA).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let listed: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["r1:c1"]);
+    assert_eq!(fixture.compensator.calls(), ["r1:c1"]);
+    let (_, detail) = fixture.server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(
+        events(&detail),
+        ["reserved", "compensation_claimed", "compensation_failed"]
+    );
+    // The documented retry: ask again. The undo by reference is idempotent in the world, so a
+    // retry never undoes twice; this time it works, and the record says so.
+    fixture.compensator.set_failing(false);
+    let (status, detail) = fixture
         .server
         .post(
             "/v1/tool-executions/r1:c1/compensate",
             ADA,
-            json!({"reason": "try again"}),
+            json!({"reason": "billing is back; finish the void"}),
         )
         .await;
-    assert_eq!(status, StatusCode::CONFLICT);
-    assert_eq!(fixture.compensator.calls(), ["r1:c1"]);
-    let (_, detail) = fixture.server.get("/v1/tool-executions/r1:c1", ADA).await;
-    assert_eq!(events(&detail), ["reserved", "compensated", "compensation_failed"]);
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(detail["record"]["status"], "compensated");
+    assert_eq!(fixture.compensator.calls(), ["r1:c1", "r1:c1"]);
+    assert_eq!(
+        events(&detail),
+        [
+            "reserved",
+            "compensation_claimed",
+            "compensation_failed",
+            "compensation_applied"
+        ]
+    );
+    let (status, _) = fixture
+        .server
+        .post("/v1/tool-executions/r1:c1/compensate", ADA, json!({"reason": "again"}))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "a finished compensation is not run again");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1570,7 +1619,7 @@ async fn over_billing_compensation_voids_the_credit_once_and_resumes_the_paused_
     };
     assert_eq!(
         (&claimed["event"], &claimed["actor"]),
-        (&json!("compensated"), &json!("grace"))
+        (&json!("compensation_claimed"), &json!("grace"))
     );
     assert_eq!(claimed["from_status"], "started");
     assert_eq!(applied["event"], "compensation_applied");
@@ -1621,10 +1670,69 @@ async fn over_billing_compensation_voids_the_credit_once_and_resumes_the_paused_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn over_billing_a_call_that_paid_nothing_is_settled_failed_and_nothing_is_voided() {
+async fn over_billing_absent_is_no_proof_for_a_call_whose_request_passed_the_fence() {
     let mut paused = paused_over_billing("honour").await;
+    let (_, before) = paused.server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(
+        before["record"]["attempts"], 1,
+        "the crashed worker's request passed the fence"
+    );
+    let (status, body) = paused
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void the refund if it went out"}),
+        )
+        .await;
+    // Billing holds no credit yet, but the request may still be on its way: "absent" proves
+    // nothing, so nothing is settled (settling `failed` would let a new call pay twice).
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["code"], "attempt_noted");
+    assert!(
+        body["error"].as_str().unwrap().contains("may still be on its way"),
+        "{body}"
+    );
+    assert_eq!(body["current"]["status"], "started");
+    let (_, detail) = paused.server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(events(&detail), events(&before), "nothing recorded");
+    assert_eq!(billing_entries(&paused.billing).await, (0, 0), "nothing voided");
+
+    // A person who checked decides instead; the paused run resumes with that truth.
     let (status, detail) = paused
         .server
+        .post(
+            "/v1/tool-executions/r1:c1/resolve",
+            ADA,
+            json!({"status": "failed", "reason": "billing's log shows the request never arrived", "expected_status": "started"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(paused.simulation.notice_settlements().unwrap(), 1);
+    paused.simulation.run().unwrap();
+    assert_eq!(
+        told_for_c1(&paused.simulation).first(),
+        Some(&Told::DidNotTakeEffect),
+        "{:?}",
+        told_for_c1(&paused.simulation)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_billing_a_call_never_sent_is_settled_failed_and_nothing_is_voided() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    // Reserved, and its worker stalled before the send fence: no attempt noted.
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    let billing = BillingServer::start(&directory.path().join("billing.sqlite"), "honour");
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let state = ApiState::open(&path, operators)
+        .unwrap()
+        .with_clock(Arc::new(|| 10_000_u64))
+        .with_compensator(billing_target(&billing));
+    let server = start(state).await;
+    let (status, detail) = server
         .post(
             "/v1/tool-executions/r1:c1/compensate",
             ADA,
@@ -1634,48 +1742,39 @@ async fn over_billing_a_call_that_paid_nothing_is_settled_failed_and_nothing_is_
     assert_eq!(status, StatusCode::OK, "{detail}");
     assert_eq!(
         detail["record"]["status"], "failed",
-        "no credit: the call did not take effect, and that is what is recorded"
+        "no credit and no attempt: the call did not take effect, and that is what is recorded"
     );
-    let history = detail["history"].as_array().unwrap();
-    let [settled, finding] = &history[history.len() - 2..] else {
-        panic!("{detail}")
-    };
+    let settled = detail["history"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(settled["event"], "nothing_to_compensate");
     assert_eq!(
         (&settled["from_status"], &settled["to_status"]),
         (&json!("started"), &json!("failed"))
     );
     assert_eq!(settled["reason"], "void the refund if it went out");
-    assert_eq!(finding["event"], "compensation_not_applied");
     assert!(
-        finding["detail"]
+        settled["detail"]
             .as_str()
             .unwrap()
             .contains("holds no credit under r1:c1 and is applying no request with it"),
-        "{finding}"
+        "{settled}"
     );
     assert_eq!(
-        billing_entries(&paused.billing).await,
+        billing_entries(&billing).await,
         (0, 0),
         "no reversal of a credit never issued"
     );
-
-    let (status, body) = paused
-        .server
+    // The worker that stalled wakes and tries to send: the fence refuses, nothing leaves.
+    let refused = ledger.begin_attempt(&key("r1:c1"), 1, "w1", 11_000).unwrap();
+    assert!(
+        matches!(refused, twice_sim::ledger::AttemptStart::Refused(Some(ref record)) if record.status == Status::Failed),
+        "{refused:?}"
+    );
+    let (status, body) = server
         .post("/v1/tool-executions/r1:c1/compensate", ADA, json!({"reason": "again"}))
         .await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_eq!(body["current"]["status"], "failed");
-    assert_eq!(billing_entries(&paused.billing).await, (0, 0));
-
-    assert_eq!(paused.simulation.notice_settlements().unwrap(), 1);
-    paused.simulation.run().unwrap();
-    assert_eq!(
-        told_for_c1(&paused.simulation).first(),
-        Some(&Told::DidNotTakeEffect),
-        "{:?}",
-        told_for_c1(&paused.simulation)
-    );
+    assert_eq!(billing_entries(&billing).await, (0, 0));
 }
 
 /// A ledger file holding one `started` credit call, r1:c1, and an API server over it.
@@ -1724,7 +1823,7 @@ impl StartedCall {
             .history(&key("r1:c1"))
             .unwrap()
             .into_iter()
-            .map(|entry| entry.event)
+            .map(|entry| entry.event.name().to_owned())
             .collect();
         assert_eq!(history, ["reserved"], "nothing is recorded");
         body["error"].as_str().unwrap().to_owned()
@@ -1815,7 +1914,7 @@ async fn over_billing_a_completed_call_billing_never_paid_is_left_as_it_is() {
         .history(&key("r1:c1"))
         .unwrap()
         .into_iter()
-        .map(|entry| entry.event)
+        .map(|entry| entry.event.name().to_owned())
         .collect();
     assert_eq!(history, ["reserved", "resolved"], "nothing recorded");
     assert_eq!(billing_entries(&billing).await, (0, 0), "nothing voided");

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use twice_sim::campaign::{self, Campaign};
 use twice_sim::checker::Outcome;
-use twice_sim::cli::replay_tape;
 use twice_sim::level::{self, LoadedLevel, LoadedTape};
+use twice_sim::replay::replay_tape;
 use twice_sim::runtime::guards::{Guard, Guards};
 use twice_sim::simulator::SimulationBuilder;
 

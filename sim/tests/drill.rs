@@ -373,9 +373,21 @@ fn bad_flags_exit_2_and_name_the_problem() {
                 "--billing",
                 "https://127.0.0.1:1",
                 "--run",
-                "r1",
+                "run-0001",
             ],
             "http://",
+        ),
+        (
+            vec![
+                "worker",
+                "--ledger",
+                "x.sqlite",
+                "--billing",
+                "http://127.0.0.1:1",
+                "--run",
+                "foo",
+            ],
+            "not a drill's run",
         ),
         (
             vec!["billing", "--db", "x.sqlite", "--latency-ms", "999999"],

@@ -7,9 +7,9 @@ use std::process::{Command, Output};
 use std::sync::atomic::AtomicBool;
 
 use twice_sim::checker::Outcome;
-use twice_sim::cli::replay_tape;
 use twice_sim::explore::{Explorer, Found, Progress, Stage};
 use twice_sim::level::{self, Level};
+use twice_sim::replay::replay_tape;
 use twice_sim::runtime::guards::{Guard, Guards};
 use twice_sim::simulator::SimulationBuilder;
 

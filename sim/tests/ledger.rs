@@ -10,8 +10,8 @@ use std::thread;
 use rusqlite::Connection;
 use tempfile::TempDir;
 use twice_sim::ledger::{
-    BUSY_TIMEOUT_MS, Checkpoint, ExecutionRecord, HistoryEntry, LIST_LIMIT_MAX, Ledger, LedgerError, Recorded,
-    Reservation, ReserveRequest, SCHEMA_VERSION, SaveOutcome, SettleError, Settlement,
+    BUSY_TIMEOUT_MS, Checkpoint, ExecutionRecord, HistoryEntry, HistoryEvent, LIST_LIMIT_MAX, Ledger, LedgerError,
+    Recorded, Reservation, ReserveRequest, SCHEMA_VERSION, SaveOutcome, SettleError, Settlement,
 };
 use twice_sim::runtime::key::IdempotencyKey;
 use twice_sim::runtime::rules::{ReservationAction, Status};
@@ -28,7 +28,7 @@ const WRITES: [SideEffect; 3] = [SideEffect::Write, SideEffect::External, SideEf
 // ---------------------------------------------------------------------------
 
 fn key(call: &str) -> IdempotencyKey {
-    IdempotencyKey::per_call("run-1", call)
+    IdempotencyKey::per_call("run-1", call).unwrap()
 }
 
 /// The one request builder: an external (credit) call by `worker-1`, no lease.
@@ -83,7 +83,7 @@ fn record_of(ledger: &Ledger, key: &IdempotencyKey) -> ExecutionRecord {
 }
 
 fn events(history: &[HistoryEntry]) -> Vec<&str> {
-    history.iter().map(|entry| entry.event.as_str()).collect()
+    history.iter().map(|entry| entry.event.name()).collect()
 }
 
 /// Reserves `key` (as `worker-1`, at `now_ms`) and brings it to `status` through the
@@ -102,21 +102,30 @@ fn put_in_status(ledger: &mut Ledger, key: &IdempotencyKey, side_effect: SideEff
         Status::Started => {}
         Status::Completed => {
             ledger
-                .record_outcome(key, Status::Completed, Some("credit-1"), "worker-1", now_ms)
+                .record_outcome(key, Status::Completed, Some("credit-1"), "worker-1", 0, now_ms)
                 .expect("completed");
         }
         Status::Failed | Status::Indeterminate => {
             ledger
-                .record_outcome(key, status, None, "worker-1", now_ms)
+                .record_outcome(key, status, None, "worker-1", 0, now_ms)
                 .expect("outcome");
         }
-        Status::Compensated => {
+        Status::Compensating | Status::Compensated => {
             ledger
-                .record_outcome(key, Status::Completed, Some("credit-1"), "worker-1", now_ms)
+                .record_outcome(key, Status::Completed, Some("credit-1"), "worker-1", 0, now_ms)
                 .expect("completed");
             ledger
-                .settle(key, &settlement(Status::Compensated, Some(Status::Completed)), now_ms)
-                .expect("compensated");
+                .settle(key, &settlement(Status::Compensating, Some(Status::Completed)), now_ms)
+                .expect("an undo claimed");
+            if status == Status::Compensated {
+                ledger
+                    .settle(
+                        key,
+                        &settlement(Status::Compensated, Some(Status::Compensating)),
+                        now_ms,
+                    )
+                    .expect("the undo confirmed");
+            }
         }
     }
     assert_eq!(record_of(ledger, key).status, status);
@@ -126,10 +135,12 @@ fn settlement(to: Status, expected: Option<Status>) -> Settlement<'static> {
     Settlement {
         to,
         expected,
+        expected_attempts: None,
         actor: "op-ana",
-        event: "resolved",
+        event: HistoryEvent::Resolved,
         reason: Some("checked the bank statement"),
         result: None,
+        detail: None,
     }
 }
 
@@ -215,7 +226,7 @@ fn reserve_with_no_record_runs_new_records_started_and_logs_reserved() {
     assert_eq!(history.len(), 1);
     let entry = &history[0];
     assert_eq!(entry.key, k);
-    assert_eq!(entry.event, "reserved");
+    assert_eq!(entry.event.name(), "reserved");
     assert_eq!(entry.actor, "worker-1");
     assert_eq!(entry.at_ms, NOW);
     assert_eq!(entry.from_status, None);
@@ -228,7 +239,7 @@ fn reserve_after_completed_returns_recorded_result_and_writes_nothing() {
     let k = key("c1");
     reserve(ledger, &request(&k, ARGS), NOW);
     let recorded = ledger
-        .record_outcome(&k, Status::Completed, Some("credit-77"), "worker-1", NOW + 10)
+        .record_outcome(&k, Status::Completed, Some("credit-77"), "worker-1", 0, NOW + 10)
         .unwrap();
     let Recorded::Recorded(completed) = recorded else {
         panic!("expected Recorded, got {recorded:?}")
@@ -277,7 +288,7 @@ fn reserve_after_failed_runs_again_and_goes_back_to_started() {
     );
     ledger.note_attempt(&k, 1, "worker-1", NOW + 1).unwrap();
     ledger
-        .record_outcome(&k, Status::Failed, Some("declined"), "worker-1", NOW + 5)
+        .record_outcome(&k, Status::Failed, Some("declined"), "worker-1", 1, NOW + 5)
         .unwrap();
     let failed = record_of(ledger, &k);
     assert_eq!(failed.status, Status::Failed);
@@ -380,7 +391,7 @@ fn reserve_started_or_indeterminate_read_runs_again() {
         assert_eq!(record.status, Status::Started);
         assert_eq!(record.owner, "worker-2");
         let history = ledger.history(&k).unwrap();
-        assert_eq!(history.last().unwrap().event, "reserved_again");
+        assert_eq!(history.last().unwrap().event.name(), "reserved_again");
         assert_eq!(history.last().unwrap().from_status, Some(status));
     }
 }
@@ -542,7 +553,7 @@ fn an_indeterminate_record_is_never_taken_over_by_lease() {
         NOW,
     );
     ledger
-        .record_outcome(&k, Status::Indeterminate, None, "worker-1", NOW + 10)
+        .record_outcome(&k, Status::Indeterminate, None, "worker-1", 0, NOW + 10)
         .unwrap();
     let naive = ReserveRequest {
         owner: "worker-2",
@@ -908,23 +919,25 @@ fn outcome_after_a_settlement_is_ignored_and_logged_as_late() {
     let settle = Settlement {
         to: Status::Failed,
         expected: Some(Status::Indeterminate),
+        expected_attempts: None,
         actor: "op-ana",
-        event: "resolved",
+        event: HistoryEvent::Resolved,
         reason: Some("the bank has no such credit"),
         result: None,
+        detail: None,
     };
     let settled = ledger.settle(&k, &settle, NOW + 100).unwrap();
     assert_eq!(settled.status, Status::Failed);
     let history = ledger.history(&k).unwrap();
     let entry = history.last().unwrap();
     assert_eq!(entry.actor, "op-ana");
-    assert_eq!(entry.event, "resolved");
+    assert_eq!(entry.event.name(), "resolved");
     assert_eq!(entry.from_status, Some(Status::Indeterminate));
     assert_eq!(entry.to_status, Some(Status::Failed));
     assert_eq!(entry.reason.as_deref(), Some("the bank has no such credit"));
 
     let late = ledger
-        .record_outcome(&k, Status::Completed, Some("credit-9"), "worker-1", NOW + 200)
+        .record_outcome(&k, Status::Completed, Some("credit-9"), "worker-1", 0, NOW + 200)
         .unwrap();
     let Recorded::LateOutcomeIgnored(current) = late else {
         panic!("expected LateOutcomeIgnored, got {late:?}")
@@ -956,7 +969,7 @@ fn a_second_outcome_for_the_same_attempt_is_ignored() {
     put_in_status(ledger, &k, SideEffect::External, Status::Completed, NOW);
     let before = record_of(ledger, &k);
     let again = ledger
-        .record_outcome(&k, Status::Failed, None, "worker-1", NOW + 1)
+        .record_outcome(&k, Status::Failed, None, "worker-1", 0, NOW + 1)
         .unwrap();
     assert_eq!(again, Recorded::LateOutcomeIgnored(before.clone()));
     assert_eq!(record_of(ledger, &k), before);
@@ -967,7 +980,7 @@ fn outcome_for_a_call_never_reserved_is_an_error_naming_the_key() {
     let ledger = &mut Ledger::open_memory().unwrap();
     let k = key("ghost");
     let error = ledger
-        .record_outcome(&k, Status::Completed, Some("x"), "worker-1", NOW)
+        .record_outcome(&k, Status::Completed, Some("x"), "worker-1", 0, NOW)
         .unwrap_err();
     assert!(
         matches!(&error, LedgerError::BadRow { key, .. } if key == k.as_str()),
@@ -984,7 +997,7 @@ fn an_outcome_of_started_is_refused() {
     let ledger = &mut Ledger::open_memory().unwrap();
     let k = key("c1");
     reserve(ledger, &request(&k, ARGS), NOW);
-    let _ = ledger.record_outcome(&k, Status::Started, None, "worker-1", NOW);
+    let _ = ledger.record_outcome(&k, Status::Started, None, "worker-1", 0, NOW);
 }
 
 #[test]
@@ -1017,7 +1030,13 @@ fn log_late_outcome_and_note_append_history_without_touching_the_record() {
         .log_late_outcome(&k, "worker-1", "the credit answered after the timeout", NOW + 5)
         .unwrap();
     ledger
-        .note(&k, "runtime", "guard_held", "no_write_retry stopped a retry", NOW + 6)
+        .note(
+            &k,
+            "runtime",
+            HistoryEvent::GuardHeld,
+            "no_write_retry stopped a retry",
+            NOW + 6,
+        )
         .unwrap();
     assert_eq!(record_of(ledger, &k), before);
     let history = ledger.history(&k).unwrap();
@@ -1134,17 +1153,33 @@ fn compensating_a_completed_record_is_allowed_once_and_keeps_its_result() {
     let ledger = &mut Ledger::open_memory().unwrap();
     let k = key("c1");
     put_in_status(ledger, &k, SideEffect::External, Status::Completed, NOW);
-    let compensate = Settlement {
-        event: "compensated",
+    let straight = ledger
+        .settle(&k, &settlement(Status::Compensated, Some(Status::Completed)), NOW + 5)
+        .unwrap_err();
+    assert!(
+        matches!(straight, SettleError::AlreadySettled { .. }),
+        "an undo is claimed before it is confirmed: {straight:?}"
+    );
+    let claim = Settlement {
+        event: HistoryEvent::CompensationClaimed,
         reason: Some("customer asked"),
-        ..settlement(Status::Compensated, Some(Status::Completed))
+        ..settlement(Status::Compensating, Some(Status::Completed))
     };
-    let after = ledger.settle(&k, &compensate, NOW + 10).unwrap();
+    let claimed = ledger.settle(&k, &claim, NOW + 10).unwrap();
+    assert_eq!(claimed.status, Status::Compensating);
+    let confirm = Settlement {
+        event: HistoryEvent::CompensationApplied,
+        ..settlement(Status::Compensated, Some(Status::Compensating))
+    };
+    let after = ledger.settle(&k, &confirm, NOW + 11).unwrap();
     assert_eq!(after.status, Status::Compensated);
     assert_eq!(after.result.as_deref(), Some("credit-1"), "the original result is kept");
-    let entry = ledger.history(&k).unwrap().pop().unwrap();
-    assert_eq!(entry.event, "compensated");
-    assert_eq!(entry.reason.as_deref(), Some("customer asked"));
+    let history = ledger.history(&k).unwrap();
+    assert_eq!(
+        events(&history)[history.len() - 2..],
+        ["compensation_claimed", "compensation_applied"]
+    );
+    assert_eq!(history[history.len() - 2].reason.as_deref(), Some("customer asked"));
 
     let again = ledger
         .settle(
@@ -1240,7 +1275,7 @@ fn two_concurrent_settlements_of_one_indeterminate_call_exactly_one_wins() {
             .history(&k)
             .unwrap()
             .into_iter()
-            .filter(|entry| entry.event == "resolved")
+            .filter(|entry| entry.event.name() == "resolved")
             .count();
         assert_eq!(settlements, 1, "round {round}: one settlement in the history");
     }
@@ -1256,7 +1291,7 @@ fn history_is_append_only_even_to_raw_sql() {
     let k = key("c1");
     reserve(&mut ledger, &request(&k, ARGS), NOW);
     ledger
-        .record_outcome(&k, Status::Completed, Some("credit-1"), "worker-1", NOW + 1)
+        .record_outcome(&k, Status::Completed, Some("credit-1"), "worker-1", 0, NOW + 1)
         .unwrap();
     let before = ledger.history(&k).unwrap();
 
@@ -1275,13 +1310,102 @@ fn history_is_append_only_even_to_raw_sql() {
     }
     // Appending is still allowed (that is how the ledger writes it).
     raw.execute(
-        "INSERT INTO tool_execution_history (idempotency_key, at_ms, actor, event) VALUES (?1, ?2, 'sqlite3', 'note')",
+        "INSERT INTO tool_execution_history (idempotency_key, at_ms, actor, event) VALUES (?1, ?2, 'sqlite3', 'guard_held')",
         rusqlite::params![k.as_str(), NOW as i64 + 2],
     )
     .unwrap();
     let after = ledger.history(&k).unwrap();
     assert_eq!(&after[..before.len()], &before[..], "earlier entries unchanged");
     assert_eq!(after.len(), before.len() + 1);
+    // An event this build does not know is a bad row that names it, never a guess.
+    raw.execute(
+        "INSERT INTO tool_execution_history (idempotency_key, at_ms, actor, event) VALUES (?1, ?2, 'sqlite3', 'moved_money')",
+        rusqlite::params![k.as_str(), NOW as i64 + 3],
+    )
+    .unwrap();
+    let error = ledger.history(&k).unwrap_err();
+    assert!(
+        matches!(&error, LedgerError::BadRow { detail, .. } if detail.contains("`moved_money`")),
+        "{error}"
+    );
+}
+
+/// Version 1 (before `compensating` and the run history) as it was written.
+const SCHEMA_VERSION_1: &str = r#"
+CREATE TABLE twice_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE tool_executions (
+    idempotency_key TEXT PRIMARY KEY, tenant TEXT NOT NULL, run_id TEXT NOT NULL, tool_call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    side_effect TEXT NOT NULL CHECK (side_effect IN ('read','write','external','destructive')),
+    arguments TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('started','completed','failed','indeterminate','compensated')),
+    attempts INTEGER NOT NULL CHECK (attempts >= 0), result TEXT, owner TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL, updated_at_ms INTEGER NOT NULL, lease_expires_at_ms INTEGER
+);
+CREATE INDEX tool_executions_by_status ON tool_executions (tenant, status, updated_at_ms);
+CREATE TABLE tool_execution_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, idempotency_key TEXT NOT NULL, at_ms INTEGER NOT NULL,
+    actor TEXT NOT NULL, event TEXT NOT NULL, from_status TEXT, to_status TEXT, reason TEXT, detail TEXT
+);
+CREATE INDEX tool_execution_history_by_key ON tool_execution_history (idempotency_key, id);
+CREATE TRIGGER tool_execution_history_no_update BEFORE UPDATE ON tool_execution_history
+BEGIN SELECT RAISE(ABORT, 'tool_execution_history is append-only'); END;
+CREATE TRIGGER tool_execution_history_no_delete BEFORE DELETE ON tool_execution_history
+BEGIN SELECT RAISE(ABORT, 'tool_execution_history is append-only'); END;
+CREATE TABLE run_checkpoints (
+    run_id TEXT PRIMARY KEY, version INTEGER NOT NULL CHECK (version >= 1), status TEXT NOT NULL,
+    state TEXT NOT NULL, saved_by TEXT NOT NULL, updated_at_ms INTEGER NOT NULL
+);
+INSERT INTO twice_meta (name, value) VALUES ('schema', 'twice-ledger'), ('schema_version', '1');
+INSERT INTO tool_executions VALUES ('run-1:c1', 'default', 'run-1', 'c1', 'issue_credit', 'external',
+    '{"amount_cents":2500}', 'compensated', 1, '{"applied":{}}', 'w1', 10, 30, NULL);
+INSERT INTO tool_execution_history (idempotency_key, at_ms, actor, event, from_status, to_status)
+    VALUES ('run-1:c1', 10, 'w1', 'reserved', NULL, 'started'),
+           ('run-1:c1', 20, 'ada', 'compensated', 'completed', 'compensated');
+INSERT INTO run_checkpoints VALUES ('r1', 3, 'completed', '{}', 'w1', 30);
+"#;
+
+#[test]
+fn a_version_1_ledger_is_migrated_when_opened_and_keeps_every_row() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("old.sqlite");
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(SCHEMA_VERSION_1)
+        .unwrap();
+    let mut ledger = Ledger::open(&path).expect("a version 1 ledger opens");
+    let record = record_of(&ledger, &key("c1"));
+    assert_eq!(
+        (record.status, record.attempts, record.owner.as_str()),
+        (Status::Compensated, 1, "w1")
+    );
+    let history = ledger.history(&key("c1")).unwrap();
+    assert_eq!(
+        events(&history),
+        ["reserved", "compensated"],
+        "the old history reads back"
+    );
+    assert_eq!(ledger.checkpoints().unwrap().len(), 1);
+    let version: String = Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT value FROM twice_meta WHERE name = 'schema_version'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION.to_string());
+    // What version 2 adds works on the migrated file.
+    let k = key("c2");
+    put_in_status(&mut ledger, &k, SideEffect::External, Status::Compensating, NOW);
+    ledger
+        .append_run_event("r1", "w1", twice_sim::ledger::RunEvent::WaitsForPerson, "checked", NOW)
+        .unwrap();
+    assert_eq!(ledger.run_history(Some("r1")).unwrap().len(), 1);
+    // And opening it again migrates nothing twice.
+    drop(ledger);
+    let again = Ledger::open(&path).unwrap();
+    assert_eq!(record_of(&again, &k).status, Status::Compensating);
 }
 
 // ---------------------------------------------------------------------------
@@ -1467,14 +1591,14 @@ fn a_ledger_of_another_schema_version_is_refused() {
     {
         let raw = Connection::open(&path).unwrap();
         let changed = raw
-            .execute("UPDATE twice_meta SET value = '2' WHERE name = 'schema_version'", [])
+            .execute("UPDATE twice_meta SET value = '99' WHERE name = 'schema_version'", [])
             .unwrap();
         assert_eq!(changed, 1);
     }
     let error = Ledger::open(&path).unwrap_err();
     match &error {
         LedgerError::SchemaVersion { found, expected, .. } => {
-            assert_eq!(found, "2");
+            assert_eq!(found, "99");
             assert_eq!(*expected, SCHEMA_VERSION);
         }
         other => panic!("expected SchemaVersion, got {other:?}"),
@@ -1506,7 +1630,7 @@ fn garbled_ledger(range: impl Fn(usize) -> std::ops::Range<usize>) -> (TempDir, 
         let k = key(&format!("c{index}"));
         reserve(&mut ledger, &request(&k, ARGS), NOW + index);
         ledger
-            .record_outcome(&k, Status::Completed, Some("credit"), "worker-1", NOW + index)
+            .record_outcome(&k, Status::Completed, Some("credit"), "worker-1", 0, NOW + index)
             .unwrap();
     }
     drop(ledger); // the last connection checkpoints the WAL into the file
@@ -1701,7 +1825,7 @@ fn unknown_records_page_by_cursor_longest_waiting_first() {
         NOW,
     );
     ledger
-        .record_outcome(&other_tenant, Status::Indeterminate, None, "worker-1", NOW)
+        .record_outcome(&other_tenant, Status::Indeterminate, None, "worker-1", 0, NOW)
         .unwrap();
 
     let mut seen = Vec::new();

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use twice_sim::ledger::{
-    Ledger, LedgerError, LedgerStore, Reservation, ReserveRequest, SaveOutcome, SettleError, Settlement,
+    CheckpointSave, HistoryEvent, Ledger, LedgerError, LedgerStore, Reservation, ReserveRequest, RunEvent, SaveOutcome,
+    SettleError, Settlement,
 };
 use twice_sim::level;
 use twice_sim::runtime::key::IdempotencyKey;
@@ -42,7 +43,7 @@ struct KeyChoice {
 
 impl KeyChoice {
     fn key(self) -> IdempotencyKey {
-        IdempotencyKey::per_call(RUNS[self.run], CALLS[self.call])
+        IdempotencyKey::per_call(RUNS[self.run], CALLS[self.call]).unwrap()
     }
 }
 
@@ -91,6 +92,15 @@ fn status() -> impl Strategy<Value = Status> {
     proptest::sample::select(Status::ALL.to_vec())
 }
 
+/// What an attempt can record: never `started` (the ledger asserts it), never a compensation.
+fn outcome_status() -> impl Strategy<Value = Status> {
+    proptest::sample::select(vec![Status::Completed, Status::Failed, Status::Indeterminate])
+}
+
+fn history_event() -> impl Strategy<Value = HistoryEvent> {
+    proptest::sample::select(HistoryEvent::ALL.to_vec())
+}
+
 fn short_text() -> impl Strategy<Value = Option<String>> {
     proptest::option::of(
         proptest::sample::select(vec!["", "ok", "refused: no funds", "ünïcode ✔"]).prop_map(String::from),
@@ -108,11 +118,17 @@ enum Operation {
         attempt: u32,
         actor: usize,
     },
+    BeginAttempt {
+        key: KeyChoice,
+        attempt: u32,
+        actor: usize,
+    },
     RecordOutcome {
         key: KeyChoice,
         status: Status,
         result: Option<String>,
         actor: usize,
+        attempt: u32,
     },
     LogLateOutcome {
         key: KeyChoice,
@@ -120,16 +136,23 @@ enum Operation {
     },
     Note {
         key: KeyChoice,
-        event: String,
+        event: HistoryEvent,
         detail: String,
     },
     Settle {
         key: KeyChoice,
         to: Status,
         expected: Option<Status>,
+        expected_attempts: Option<u32>,
+        event: HistoryEvent,
         reason: Option<String>,
         result: Option<String>,
     },
+    AppendRunEvent {
+        run: usize,
+        detail: String,
+    },
+    RunHistory(Option<usize>),
     SaveCheckpoint {
         run: usize,
         status: String,
@@ -156,17 +179,33 @@ fn operation() -> impl Strategy<Value = Operation> {
         2 => reserve_choice().prop_map(Operation::InsertStartedUnchecked),
         2 => (key_choice(), 0_u32..4, 0..OWNERS.len())
             .prop_map(|(key, attempt, actor)| Operation::NoteAttempt { key, attempt, actor }),
-        4 => (key_choice(), status(), short_text(), 0..OWNERS.len()).prop_map(|(key, status, result, actor)| {
-            // An outcome is never `started` (the ledger asserts it).
-            let status = if status == Status::Started { Status::Completed } else { status };
-            Operation::RecordOutcome { key, status, result, actor }
-        }),
+        3 => (key_choice(), 0_u32..4, 0..OWNERS.len())
+            .prop_map(|(key, attempt, actor)| Operation::BeginAttempt { key, attempt, actor }),
+        4 => (key_choice(), outcome_status(), short_text(), 0..OWNERS.len(), 0_u32..3)
+            .prop_map(|(key, status, result, actor, attempt)| Operation::RecordOutcome { key, status, result, actor, attempt }),
         1 => (key_choice(), "[a-z ]{0,8}").prop_map(|(key, detail)| Operation::LogLateOutcome { key, detail }),
-        1 => (key_choice(), "[a-z_]{1,6}", "[a-z ]{0,8}")
+        1 => (key_choice(), history_event(), "[a-z ]{0,8}")
             .prop_map(|(key, event, detail)| Operation::Note { key, event, detail }),
-        4 => (key_choice(), status(), proptest::option::of(status()), short_text(), short_text()).prop_map(
-            |(key, to, expected, reason, result)| Operation::Settle { key, to, expected, reason, result }
-        ),
+        4 => (
+            key_choice(),
+            status(),
+            proptest::option::of(status()),
+            proptest::option::of(0_u32..2),
+            history_event(),
+            short_text(),
+            short_text(),
+        )
+            .prop_map(|(key, to, expected, expected_attempts, event, reason, result)| Operation::Settle {
+                key,
+                to,
+                expected,
+                expected_attempts,
+                event,
+                reason,
+                result,
+            }),
+        1 => (0..RUNS.len(), "[a-z ]{0,8}").prop_map(|(run, detail)| Operation::AppendRunEvent { run, detail }),
+        1 => proptest::option::of(0..RUNS.len()).prop_map(Operation::RunHistory),
         3 => (0..RUNS.len(), "[a-z]{1,5}", proptest::option::of(0_u32..3), proptest::option::of(key_choice()))
             .prop_map(|(run, status, expected_version, still_failed)| Operation::SaveCheckpoint {
                 run,
@@ -201,6 +240,8 @@ fn ledger_error_kind(error: &LedgerError) -> String {
             format!("sqlite {:?} while {context}", source.sqlite_error_code())
         }
         LedgerError::BadRow { key, detail, .. } => format!("bad row {key}: {detail}"),
+        LedgerError::Store { context, detail, .. } => format!("store {detail} while {context}"),
+        LedgerError::BadCheckpoint { run_id, detail, .. } => format!("bad checkpoint {run_id}: {detail}"),
     }
 }
 
@@ -254,14 +295,20 @@ fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_m
                 .note_attempt(&key.key(), *attempt, OWNERS[*actor], now_ms)
                 .map(|()| String::new()),
         ),
+        Operation::BeginAttempt { key, attempt, actor } => describe(
+            ledger
+                .begin_attempt(&key.key(), *attempt, OWNERS[*actor], now_ms)
+                .map(|answer| format!("{answer:?}")),
+        ),
         Operation::RecordOutcome {
             key,
             status,
             result,
             actor,
+            attempt,
         } => describe(
             ledger
-                .record_outcome(&key.key(), *status, result.as_deref(), OWNERS[*actor], now_ms)
+                .record_outcome(&key.key(), *status, result.as_deref(), OWNERS[*actor], *attempt, now_ms)
                 .map(|answer| format!("{answer:?}")),
         ),
         Operation::LogLateOutcome { key, detail } => describe(
@@ -271,23 +318,27 @@ fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_m
         ),
         Operation::Note { key, event, detail } => describe(
             ledger
-                .note(&key.key(), "w2", event, detail, now_ms)
+                .note(&key.key(), "w2", *event, detail, now_ms)
                 .map(|()| String::new()),
         ),
         Operation::Settle {
             key,
             to,
             expected,
+            expected_attempts,
+            event,
             reason,
             result,
         } => {
             let settlement = Settlement {
                 to: *to,
                 expected: *expected,
+                expected_attempts: *expected_attempts,
                 actor: "operator",
-                event: "resolved",
+                event: *event,
                 reason: reason.as_deref(),
                 result: result.as_deref(),
+                detail: None,
             };
             match ledger.settle(&key.key(), &settlement, now_ms) {
                 Ok(record) => format!("ok {record:?}"),
@@ -301,20 +352,30 @@ fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_m
             still_failed,
         } => {
             let still_failed = still_failed.map(KeyChoice::key);
+            let save = CheckpointSave {
+                run_id: RUNS[*run],
+                status,
+                state: "{\"step\":1}",
+                saved_by: "w1",
+                expected_version: *expected_version,
+                still_failed: still_failed.as_ref(),
+            };
             describe(
                 ledger
-                    .save_checkpoint_if_still_failed(
-                        RUNS[*run],
-                        status,
-                        "{\"step\":1}",
-                        "w1",
-                        *expected_version,
-                        still_failed.as_ref(),
-                        now_ms,
-                    )
+                    .save_checkpoint_fenced(&save, now_ms)
                     .map(|answer: SaveOutcome| format!("{answer:?}")),
             )
         }
+        Operation::AppendRunEvent { run, detail } => describe(
+            ledger
+                .append_run_event(RUNS[*run], "w1", RunEvent::WaitsForPerson, detail, now_ms)
+                .map(|()| String::new()),
+        ),
+        Operation::RunHistory(run) => describe(
+            ledger
+                .run_history(run.map(|run| RUNS[run]))
+                .map(|answer| format!("{answer:?}")),
+        ),
         Operation::Record(key) => describe(ledger.record(&key.key()).map(|answer| format!("{answer:?}"))),
         Operation::Records {
             tenant,
@@ -361,10 +422,11 @@ fn connections(store: LedgerStore) -> Vec<Ledger> {
 /// The whole contents of a ledger, as one of its connections reads them.
 fn contents(ledger: &Ledger) -> String {
     format!(
-        "records {:?}\nhistory {:?}\ncheckpoints {:?}",
+        "records {:?}\nhistory {:?}\ncheckpoints {:?}\nrun history {:?}",
         ledger.all_records().map_err(|error| ledger_error_kind(&error)),
         ledger.all_history().map_err(|error| ledger_error_kind(&error)),
         ledger.checkpoints().map_err(|error| ledger_error_kind(&error)),
+        ledger.run_history(None).map_err(|error| ledger_error_kind(&error)),
     )
 }
 
@@ -446,7 +508,7 @@ fn every_tape_replays_identically_on_both_stores() {
                 builder = builder.guards(guards);
             }
             let mut simulation = builder.build().expect("the simulation builds");
-            assert_eq!(simulation.ledger().store(), store);
+            assert_eq!(simulation.ledger().store(), Some(store));
             let phases = simulation.run().expect("the simulation runs");
             (
                 phases,

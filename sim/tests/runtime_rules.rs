@@ -202,7 +202,7 @@ fn failed_call_may_run_again_under_the_same_key() {
     assert_eq!(verdict(&mut simulation), Outcome::PaidOnce);
     let history = simulation.ledger().history(&key("r1:c1")).unwrap();
     assert!(
-        history.iter().any(|entry| entry.event == "reserved_again"),
+        history.iter().any(|entry| entry.event.name() == "reserved_again"),
         "{history:?}"
     );
     assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Completed));
@@ -270,7 +270,7 @@ fn reconcile_hook_is_asked_first_and_the_run_carries_on_with_the_real_result() {
     assert!(
         history
             .iter()
-            .any(|entry| entry.event == "reconciled" && entry.actor == "reconcile-hook"),
+            .any(|entry| entry.event.name() == "reconciled" && entry.actor == "reconcile-hook"),
         "{history:?}"
     );
     assert_eq!(run_state(&simulation).status, RunStatus::Completed);
@@ -387,7 +387,7 @@ fn operator_resolve_is_compare_and_set_needs_a_reason_and_is_appended_to_history
     let history = simulation.ledger().history(&key("r1:c1")).unwrap();
     let decision = history
         .iter()
-        .find(|entry| entry.event == "resolved")
+        .find(|entry| entry.event.name() == "resolved")
         .expect("the decision is in the history");
     assert_eq!(
         (decision.actor.as_str(), decision.reason.as_deref()),
@@ -414,7 +414,7 @@ fn a_late_outcome_after_an_operator_decision_is_logged_and_ignored() {
     simulation.run().unwrap();
     let history = simulation.ledger().history(&key("r1:c1")).unwrap();
     assert!(
-        history.iter().any(|entry| entry.event == "late_outcome_ignored"),
+        history.iter().any(|entry| entry.event.name() == "late_outcome_ignored"),
         "{history:?}"
     );
     assert_eq!(
@@ -422,7 +422,11 @@ fn a_late_outcome_after_an_operator_decision_is_logged_and_ignored() {
         Some(Status::Failed),
         "the decision stands"
     );
-    assert!(simulation.verdict().unwrap().violations.is_empty());
+    // The decision was wrong (the slowed credit had landed), and the checker says so.
+    assert_eq!(
+        simulation.verdict().unwrap().violation_kinds(),
+        [twice_sim::checker::ViolationKind::FailedButPaid]
+    );
 }
 
 #[test]
@@ -507,7 +511,7 @@ fn check_then_insert_lets_two_workers_call_the_tool() {
 }
 
 #[test]
-fn the_same_key_with_different_arguments_is_refused_not_served_the_other_result() {
+fn the_same_key_with_different_arguments_is_not_run_again_and_its_record_is_the_truth() {
     let model = "(reword_on_replay: true)";
     let mut simulation = simulation(level(CREDIT, "ignore", model, ALL_CARDS), Guards::all_on());
     simulation
@@ -516,10 +520,58 @@ fn the_same_key_with_different_arguments_is_refused_not_served_the_other_result(
     simulation.play(Play::CrashWorker { worker: Some(1) }).unwrap();
     simulation.run().unwrap();
     let state = run_state(&simulation);
+    assert_eq!(
+        state.status,
+        RunStatus::Completed,
+        "the reworded replay is the same call"
+    );
     assert!(
-        matches!(&state.status, RunStatus::Failed { reason } if reason.contains("different arguments")),
-        "{:?}",
+        state
+            .transcript
+            .iter()
+            .any(|(call, told)| call == "c1" && matches!(told, Told::Result { result } if result.contains("credit_id"))),
+        "the model hears the recorded result, not the new wording run: {:?}",
+        state.transcript
+    );
+    assert!(
+        simulation
+            .guard_notes()
+            .iter()
+            .any(|note| note.held == twice_sim::runtime::worker::Held::ArgumentsRefused),
+        "the new wording was refused"
+    );
+    assert_eq!(credits(&simulation), 1);
+}
+
+#[test]
+fn a_reworded_replay_of_an_unknown_call_leaves_it_attended_not_orphaned() {
+    // Hole: the run used to fail on the mismatch, leaving r1:c1 `started` with nobody
+    // reconciling it and the customer owed.
+    let model = "(reword_on_replay: true)";
+    let mut simulation = simulation(level(CREDIT, "ignore", model, ALL_CARDS), Guards::all_on());
+    simulation.play(Play::LoseResponse).unwrap();
+    simulation
+        .run_until(|simulation| simulation.timeline().iter().any(|entry| entry.kind == "response lost"))
+        .unwrap();
+    simulation.play(Play::CrashWorker { worker: Some(1) }).unwrap();
+    simulation.run().unwrap();
+    assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Started));
+    let state = run_state(&simulation);
+    assert!(
+        matches!(&state.status, RunStatus::AwaitingReconciliation { key } if key == "r1:c1"),
+        "the run waits on the recorded call, in the open: {:?}",
         state.status
+    );
+    let verdict = simulation.verdict().unwrap();
+    assert_eq!(
+        verdict.waiting,
+        ["r1"],
+        "honestly waiting on its unknown call, in the open"
+    );
+    assert_eq!(
+        verdict.outcome,
+        Outcome::PaidOnce,
+        "the lost answer's credit did land, once"
     );
     assert_eq!(credits(&simulation), 1);
 }

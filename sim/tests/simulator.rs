@@ -173,11 +173,36 @@ fn a_quiet_level_wakes_when_someone_outside_settles_what_it_waits_on() {
     assert_eq!(state.transcript[0].1, twice_sim::runtime::run::Told::DidNotTakeEffect);
 }
 
-/// The game's operator HTTP API compensates through these two calls: look the credit up by
-/// the call's key in the simulated billing, then void it by its id, once.
+/// The game's operator HTTP API compensates through these two calls (look the credit up by
+/// the call's key in the simulated billing, then void it by its id) inside the runtime's one
+/// compensation; this adapter plays the API's part.
+struct OutsideOperator<'a>(&'a mut twice_sim::simulator::Simulation);
+
+impl twice_sim::runtime::operator::CompensationTarget for OutsideOperator<'_> {
+    fn has_compensation(&self, tool: &str) -> bool {
+        self.0
+            .level()
+            .tools
+            .iter()
+            .any(|declared| declared.name == tool && declared.compensation)
+    }
+
+    fn find_effect(
+        &mut self,
+        record: &twice_sim::ledger::ExecutionRecord,
+    ) -> Result<twice_sim::runtime::operator::Effect, twice_sim::runtime::operator::LookupError> {
+        self.0.look_up_effect(record)
+    }
+
+    fn undo(&mut self, record: &twice_sim::ledger::ExecutionRecord, reference: &str) -> Result<String, String> {
+        self.0.undo_for_outside_operator(record, reference)
+    }
+}
+
 #[test]
 fn an_outside_operator_compensates_through_the_simulated_billing_once() {
-    use twice_sim::runtime::operator::{self, Effect, OperatorError};
+    use twice_sim::runtime::operator::{self, CompensateRequest, Effect, HeldLedger, OperatorError};
+    use twice_sim::simulator::Actor;
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("ledger.sqlite");
     let mut simulation = SimulationBuilder::new(level("honour", "()", 0), 3)
@@ -194,21 +219,24 @@ fn an_outside_operator_compensates_through_the_simulated_billing_once() {
         .find(|record| record.run_id == "r2")
         .expect("r2's credit is recorded");
     let key = record.key.clone();
-
-    let mut operator_ledger = twice_sim::ledger::Ledger::open(&path).unwrap();
-    let seen = operator::check_compensable(&operator_ledger, &key, "order cancelled", "op-ana", |_| true).unwrap();
-    let Effect::Found { reference, detail } = simulation.look_up_effect(&seen).unwrap() else {
+    let Effect::Found { detail, .. } = simulation.look_up_effect(&record).unwrap() else {
         panic!("billing holds r2's credit");
     };
     assert!(detail.contains("1000 cents to acct_bob"), "{detail}");
+
+    let mut operator_ledger = twice_sim::ledger::Ledger::open(&path).unwrap();
+    let request = CompensateRequest {
+        key: &key,
+        reason: "order cancelled",
+        operator: "op-ana",
+    };
     let compensated = operator::compensate(
-        &mut operator_ledger,
-        &key,
-        "order cancelled",
-        "op-ana",
-        |_| true,
-        |_| simulation.void_for_outside_operator(&key, &reference),
-        20_000,
+        &mut HeldLedger {
+            ledger: &mut operator_ledger,
+            now_ms: 20_000,
+        },
+        &mut OutsideOperator(&mut simulation),
+        &request,
     )
     .unwrap();
     assert_eq!(compensated.status.name(), "compensated");
@@ -218,8 +246,11 @@ fn an_outside_operator_compensates_through_the_simulated_billing_once() {
         "the credit is voided"
     );
     let last = simulation.timeline().last().unwrap();
-    assert_eq!((last.actor.as_str(), last.kind.as_str()), ("op-ana", "compensate"));
-    assert!(last.text.contains(&reference), "{}", last.text);
+    assert_eq!(
+        (&last.actor, last.kind.as_str()),
+        (&Actor::Operator("op-ana".into()), "compensate")
+    );
+    assert!(last.text.contains("voided credit"), "{}", last.text);
     let verdict = simulation.verdict().unwrap();
     assert!(
         verdict.violations.is_empty(),
@@ -227,19 +258,25 @@ fn an_outside_operator_compensates_through_the_simulated_billing_once() {
         verdict.violations
     );
 
-    // Twice asked, once done: the ledger refuses the second claim, and billing, asked
-    // again by id, moves nothing.
+    // Twice asked, once done: the ledger refuses the second request before billing is asked.
     let again = operator::compensate(
-        &mut operator_ledger,
-        &key,
-        "once more",
-        "op-ana",
-        |_| true,
-        |_| unreachable!("a compensated call is not compensated again"),
-        21_000,
+        &mut HeldLedger {
+            ledger: &mut operator_ledger,
+            now_ms: 21_000,
+        },
+        &mut OutsideOperator(&mut simulation),
+        &CompensateRequest {
+            reason: "once more",
+            ..request
+        },
     );
     assert!(matches!(again, Err(OperatorError::AlreadyCompensated(_))), "{again:?}");
-    let repeat = simulation.void_for_outside_operator(&key, &reference).unwrap();
+    assert_eq!(simulation.billing().balance("acct_bob"), Some(0));
+    // And billing, asked again by id, moves nothing.
+    let Effect::Found { reference, .. } = simulation.look_up_effect(&record).unwrap() else {
+        panic!("the voided credit is still on record");
+    };
+    let repeat = simulation.undo_for_outside_operator(&record, &reference).unwrap();
     assert!(repeat.contains("already voided"), "{repeat}");
     assert_eq!(simulation.billing().balance("acct_bob"), Some(0));
 }

@@ -357,6 +357,7 @@ fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
         expect: Expectation {
             verdict: level.level.goal,
             stopped_by: Vec::new(),
+            violations: Vec::new(),
         },
     })
 }

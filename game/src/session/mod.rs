@@ -10,7 +10,6 @@ use twice_sim::checker::Verdict;
 use twice_sim::ledger::ExecutionRecord;
 use twice_sim::level::{Expectation, LoadedLevel, Play, Tape, TimedAction};
 use twice_sim::runtime::guards::Guards;
-use twice_sim::runtime::key::IdempotencyKey;
 use twice_sim::runtime::operator::{Effect, LookupError};
 use twice_sim::simulator::{Simulation, SimulationBuilder};
 
@@ -276,14 +275,14 @@ impl Session {
 
     /// What the level's billing holds for `record`: an operator over the HTTP API asks this
     /// before compensating the call.
-    pub fn look_up_effect(&self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
-        self.simulation().look_up_effect(record)
+    pub fn look_up_effect(&mut self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
+        self.simulation_mut().look_up_effect(record)
     }
 
-    /// Voids credit `credit_id` for an operator over the HTTP API who claimed `key`
-    /// compensated. Like their resolves, it is not a move; the verdict is judged again.
-    pub fn void_for_outside_operator(&mut self, key: &IdempotencyKey, credit_id: &str) -> Result<String, String> {
-        let result = self.simulation_mut().void_for_outside_operator(key, credit_id);
+    /// Voids credit `credit_id` for an operator over the HTTP API who claimed `record`'s call
+    /// for compensation. Like their resolves, it is not a move; the verdict is judged again.
+    pub fn undo_for_outside_operator(&mut self, record: &ExecutionRecord, credit_id: &str) -> Result<String, String> {
+        let result = self.simulation_mut().undo_for_outside_operator(record, credit_id);
         self.changed();
         self.conclusion = None;
         self.outside_decisions += 1;
@@ -331,10 +330,7 @@ impl Session {
 
     /// What a tape of this session expects, once `verdict` is known.
     pub fn expectation(verdict: &Verdict) -> Expectation {
-        Expectation {
-            verdict: verdict.outcome,
-            stopped_by: verdict.stopped_by.clone(),
-        }
+        Expectation::of(verdict)
     }
 }
 

@@ -38,7 +38,7 @@ pub fn status_color(status: Status) -> Color32 {
         Status::Completed => GOOD,
         Status::Failed => BAD,
         Status::Indeterminate => WARN,
-        Status::Compensated => VIOLET,
+        Status::Compensating | Status::Compensated => VIOLET,
     }
 }
 
@@ -92,6 +92,7 @@ pub fn worker_look(state: WorkerState, alive: bool, crashed: bool) -> (&'static 
     if !alive {
         return match state {
             WorkerState::StoodDown => ("⏏", "stood down", TEXT_DIM),
+            WorkerState::WaitingForPerson => ("✋", "waits for a person", BAD),
             _ => ("■", "exited", TEXT_DIM),
         };
     }
@@ -105,6 +106,7 @@ pub fn worker_look(state: WorkerState, alive: bool, crashed: bool) -> (&'static 
         WorkerState::Saving => ("💾", "saving", INFO),
         WorkerState::Parked => ("⏸", "parked", WARN),
         WorkerState::StoodDown => ("⏏", "stood down", TEXT_DIM),
+        WorkerState::WaitingForPerson => ("✋", "waits for a person", BAD),
         WorkerState::Exited => ("■", "exited", TEXT_DIM),
     }
 }

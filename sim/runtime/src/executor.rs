@@ -1,0 +1,647 @@
+//! The executor: carries out every ledger command of the worker machine — load, reserve,
+//! the send fence, record, log, reconcile receipts, reflex compensation, save, read — once,
+//! for every driver.
+//!
+//! The machine ([`crate::worker::Worker`]) decides; the executor does what it decided to the
+//! ledger and says what it did ([`Report`]); the driver does the rest ([`Drive`]): the model,
+//! the network, time, the process. The simulator and the `twice-sim worker` process are two
+//! drivers of the same machine and the same executor, so a rule fixed here is fixed for both.
+//!
+//! The send fence lives here: the last step before a request leaves is a compare-and-set on
+//! the record still being this worker's `started` call ([`crate::ledger::Ledger::begin_attempt`]).
+//! If an operator settled the call meanwhile, or another worker took it over, nothing is sent
+//! and the machine follows the record.
+
+use crate::guards::Guard;
+use crate::key::IdempotencyKey;
+use crate::ledger::{
+    AttemptStart, CheckpointSave, ExecutionRecord, HistoryEvent, Ledger, LedgerError, Recorded, Reservation,
+    ReserveRequest, RunEvent, SaveOutcome, SettleError, Settlement,
+};
+use crate::operator;
+use crate::rules::Status;
+use crate::run::{RunState, ToolCall};
+use crate::worker::{Command, Input, Reconciled, WorkerSetup};
+
+/// What the driver does next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Feed this to the machine now.
+    Feed(Input),
+    /// The driver's part of the command.
+    Drive(Drive),
+    /// Nothing follows from this step (a late answer logged): the machine waits on as it was.
+    Nothing,
+}
+
+/// What only a driver can do: the model, the network, the tool's world, time, the process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Drive {
+    /// Ask the model; feed [`Input::ModelDecided`].
+    AskModel { state: RunState },
+    /// The send fence passed: send the request now; feed the answer, the timeout or
+    /// [`Input::NotAttempted`] when the tool refuses before sending anything.
+    Send {
+        key: IdempotencyKey,
+        downstream_key: Option<IdempotencyKey>,
+        call: ToolCall,
+        attempt: u32,
+    },
+    /// Wait, then feed [`Input::BackoffElapsed`].
+    Backoff { after_ms: u64, next_attempt: u32 },
+    /// The reconcile hook's read: look the key up in the tool's world, then call
+    /// [`Executor::reconciled`] with what was found.
+    LookUp { key: IdempotencyKey, call: ToolCall },
+    /// A naive runtime's reflex compensation (guard `no_reflex_compensation` off): undo by
+    /// key, then call [`Executor::undone`].
+    Undo { key: IdempotencyKey, call: ToolCall },
+    /// Wait until `key` is settled; feed [`Input::Woken`] then, or [`Input::LookAgain`] when
+    /// something that could settle it changes.
+    Park { key: IdempotencyKey },
+    /// This worker stands down: another drives the run.
+    StandDown { reason: String },
+    /// The run's stored state cannot be used: stop driving it; a person looks.
+    WaitForPerson { reason: String },
+    /// The run is over for this worker.
+    Exit,
+}
+
+/// What the executor did to the ledger, for the timeline and the markers: typed, with its
+/// words in one place ([`Report::describe`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Report {
+    Loaded {
+        version: u32,
+        state: Option<RunState>,
+    },
+    Unreadable {
+        version: u32,
+        detail: String,
+    },
+    /// An atomic reservation (or the naive insert: `atomic` false).
+    Reserved {
+        key: IdempotencyKey,
+        reservation: Reservation,
+        atomic: bool,
+    },
+    Checked {
+        key: IdempotencyKey,
+        record: Option<ExecutionRecord>,
+    },
+    /// The attempt was counted; `fenced` says whether it passed the send fence.
+    AttemptBegun {
+        key: IdempotencyKey,
+        attempt: u32,
+        fenced: bool,
+    },
+    SendRefused {
+        key: IdempotencyKey,
+        attempt: u32,
+        record: Option<ExecutionRecord>,
+    },
+    Recorded {
+        key: IdempotencyKey,
+        status: Status,
+        recorded: Recorded,
+    },
+    LateLogged {
+        key: IdempotencyKey,
+        attempt: u32,
+    },
+    Reconciled {
+        key: IdempotencyKey,
+        /// What the hook found in the tool's world, in words (`None`: nothing).
+        finding: Option<String>,
+        outcome: Reconciled,
+    },
+    ReflexCompensated {
+        key: IdempotencyKey,
+        /// The record moved to `compensated` (false: it was settled already; noted only).
+        settled: bool,
+        detail: String,
+    },
+    Saved {
+        status: &'static str,
+        item: u32,
+        outcome: SaveOutcome,
+    },
+    RecordRead {
+        key: IdempotencyKey,
+        record: Option<ExecutionRecord>,
+    },
+    WaitsForPerson {
+        reason: String,
+    },
+}
+
+impl Report {
+    /// The step in the player's words, as the timeline shows it.
+    pub fn describe(&self) -> String {
+        let held =
+            |status: Option<Status>| status.map_or_else(|| "no record".to_owned(), |status| format!("`{status}`"));
+        match self {
+            Report::Loaded {
+                version,
+                state: Some(state),
+            } => format!(
+                "loads checkpoint v{version}: item {}, {}",
+                state.item,
+                state.status.name()
+            ),
+            Report::Loaded { state: None, .. } => "no checkpoint: the run starts from the beginning".into(),
+            Report::Unreadable { version, detail } => format!("checkpoint v{version} cannot be read: {detail}"),
+            Report::Reserved { key, reservation, .. } => match reservation {
+                Reservation::Decided {
+                    action,
+                    previous_status,
+                    ..
+                } => format!(
+                    "reserves {key}: the ledger held {} → {}",
+                    held(*previous_status),
+                    action.describe()
+                ),
+                Reservation::ArgumentsMismatch { existing } => format!(
+                    "reserves {key}: refused, the key belongs to other arguments {}",
+                    existing.arguments
+                ),
+                Reservation::Fenced { expected, found } => {
+                    format!("reserves {key}: refused, the run's checkpoint is v{found}, not the v{expected} it loaded")
+                }
+            },
+            Report::Checked {
+                key,
+                record: Some(record),
+            } => {
+                format!("checks {key}: the ledger holds {}", record.status)
+            }
+            Report::Checked { key, record: None } => {
+                format!("checks {key}: no record (not yet reserved — the insert comes next)")
+            }
+            Report::AttemptBegun {
+                key,
+                attempt,
+                fenced: true,
+            } => {
+                format!("{key} is still its own `started` call: attempt {attempt} may leave")
+            }
+            Report::AttemptBegun {
+                key,
+                attempt,
+                fenced: false,
+            } => {
+                format!("counts attempt {attempt} of {key} (no compare-and-set before sending)")
+            }
+            Report::SendRefused { key, record, .. } => match record {
+                Some(record) if record.status == Status::Started => format!(
+                    "does not send {key}: {} owns its `started` record now — nothing leaves",
+                    record.owner
+                ),
+                Some(record) => format!(
+                    "does not send {key}: its record is `{}` now — nothing leaves, the record is followed",
+                    record.status
+                ),
+                None => format!("does not send {key}: it has no record"),
+            },
+            Report::Recorded {
+                key,
+                recorded: Recorded::Recorded(record),
+                ..
+            } => format!("records {key} as {}", record.status),
+            Report::Recorded {
+                key,
+                status,
+                recorded: Recorded::LateOutcomeIgnored(record),
+            } => format!(
+                "records {key} as {status}: too late, it is already {} ({}) — logged and ignored",
+                record.status, record.owner
+            ),
+            Report::LateLogged { key, attempt } => {
+                format!("late answer to attempt {attempt} of {key} logged under {key} and ignored")
+            }
+            Report::Reconciled { key, finding: None, .. } => {
+                format!("the reconcile hook finds nothing under {key}: unknown")
+            }
+            Report::Reconciled {
+                key,
+                finding: Some(finding),
+                outcome,
+            } => match outcome {
+                Reconciled::AlreadySettled(record) => format!(
+                    "the reconcile hook finds {finding} for {key}, but it is already settled {}",
+                    record.status
+                ),
+                _ => format!("the reconcile hook finds {finding} for {key}"),
+            },
+            Report::ReflexCompensated { key, detail, .. } => format!("compensates {key} by reflex: {detail}"),
+            Report::Saved {
+                status,
+                item,
+                outcome: SaveOutcome::Saved { version },
+            } => format!("saves checkpoint v{version} ({status}, item {item})"),
+            Report::Saved {
+                outcome: SaveOutcome::Stale { expected, found },
+                ..
+            } => format!("save refused: loaded v{expected}, the ledger has v{found}"),
+            Report::Saved {
+                outcome: SaveOutcome::TakenOver { key, status, owner },
+                ..
+            } => format!("save refused: it tells the model {key} failed, but {owner} ran it again ({status})"),
+            Report::RecordRead {
+                key,
+                record: Some(record),
+            } => format!("reads {key}: {}", record.status),
+            Report::RecordRead { key, record: None } => format!("reads {key}: no record"),
+            Report::WaitsForPerson { reason } => format!("stops driving the run: {reason}"),
+        }
+    }
+
+    /// The record this step settled, if it did: whoever waits on it may look now.
+    pub fn settled(&self) -> Option<&IdempotencyKey> {
+        match self {
+            Report::Recorded {
+                key,
+                recorded: Recorded::Recorded(record),
+                ..
+            } if record.status.is_settled() => Some(key),
+            Report::Reconciled {
+                key,
+                outcome: Reconciled::Completed { .. },
+                ..
+            } => Some(key),
+            Report::ReflexCompensated { key, settled: true, .. } => Some(key),
+            _ => None,
+        }
+    }
+}
+
+/// One step's result: what the driver does next, and what the executor did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub next: Next,
+    pub report: Option<Report>,
+}
+
+impl Step {
+    fn feed(input: Input, report: Report) -> Step {
+        Step {
+            next: Next::Feed(input),
+            report: Some(report),
+        }
+    }
+
+    fn drive(drive: Drive) -> Step {
+        Step {
+            next: Next::Drive(drive),
+            report: None,
+        }
+    }
+}
+
+/// One worker's ledger connection and the identity it writes under.
+#[derive(Debug)]
+pub struct Executor {
+    ledger: Ledger,
+    worker_id: String,
+    run_id: String,
+    tenant: String,
+    /// Guard `ledger`: a naive runtime without a ledger records nothing about its calls.
+    ledger_on: bool,
+    /// Compare-and-set before every send. A runtime with a ledger and atomic reservations
+    /// fences its sends; the naive check-then-insert runtime (guard `atomic_reservation`
+    /// off) has no compare-and-set anywhere, so it does not.
+    fence_sends: bool,
+}
+
+impl Executor {
+    pub fn new(ledger: Ledger, setup: &WorkerSetup) -> Executor {
+        let guards = setup.guards;
+        Executor {
+            ledger,
+            worker_id: setup.worker_id.clone(),
+            run_id: setup.run_id.clone(),
+            tenant: setup.tenant.clone(),
+            ledger_on: guards.is_on(Guard::Ledger),
+            fence_sends: guards.is_on(Guard::Ledger) && guards.is_on(Guard::AtomicReservation),
+        }
+    }
+
+    /// Sends without the fence, as the runtime did before it had one. It exists for the one
+    /// test that shows what the fence prevents (the explorer finds the double payment without
+    /// it); no level, tape or command line can switch it.
+    #[doc(hidden)]
+    pub fn without_send_fence_for_tests(mut self) -> Executor {
+        self.fence_sends = false;
+        self
+    }
+
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    pub fn ledger_mut(&mut self) -> &mut Ledger {
+        &mut self.ledger
+    }
+
+    pub fn worker_id(&self) -> &str {
+        &self.worker_id
+    }
+
+    /// Carries out `command`: its ledger part here, the rest handed to the driver.
+    pub fn perform(&mut self, command: Command, now_ms: u64) -> Result<Step, LedgerError> {
+        match command {
+            Command::LoadCheckpoint => self.load(now_ms),
+            Command::AskModel { state } => Ok(Step::drive(Drive::AskModel { state })),
+            Command::Reserve {
+                key,
+                call,
+                side_effect,
+                lease_ms,
+                checkpoint_version,
+            } => {
+                let arguments = call.arguments.canonical();
+                let request = ReserveRequest {
+                    key: &key,
+                    tenant: &self.tenant,
+                    run_id: &self.run_id,
+                    tool_call_id: &call.id,
+                    tool: &call.tool,
+                    side_effect,
+                    arguments: &arguments,
+                    owner: &self.worker_id,
+                    lease_ms,
+                    checkpoint_version,
+                };
+                let reservation = self.ledger.reserve(&request, now_ms)?;
+                Ok(Step::feed(
+                    Input::Reserved(reservation.clone()),
+                    Report::Reserved {
+                        key,
+                        reservation,
+                        atomic: true,
+                    },
+                ))
+            }
+            Command::CheckLedger { key } => {
+                let record = self.ledger.check(&key)?;
+                Ok(Step::feed(
+                    Input::Checked(record.clone()),
+                    Report::Checked { key, record },
+                ))
+            }
+            Command::InsertStarted {
+                key,
+                call,
+                side_effect,
+                lease_ms,
+                checkpoint_version,
+            } => {
+                let arguments = call.arguments.canonical();
+                let request = ReserveRequest {
+                    key: &key,
+                    tenant: &self.tenant,
+                    run_id: &self.run_id,
+                    tool_call_id: &call.id,
+                    tool: &call.tool,
+                    side_effect,
+                    arguments: &arguments,
+                    owner: &self.worker_id,
+                    lease_ms,
+                    checkpoint_version,
+                };
+                let reservation = self.ledger.insert_started_unchecked(&request, now_ms)?;
+                Ok(Step::feed(
+                    Input::Inserted(reservation.clone()),
+                    Report::Reserved {
+                        key,
+                        reservation,
+                        atomic: false,
+                    },
+                ))
+            }
+            Command::Invoke {
+                key,
+                downstream_key,
+                call,
+                attempt,
+            } => self.invoke(key, downstream_key, call, attempt, now_ms),
+            Command::Backoff { after_ms, next_attempt } => Ok(Step::drive(Drive::Backoff { after_ms, next_attempt })),
+            Command::RecordOutcome {
+                key,
+                status,
+                result,
+                attempt,
+            } => {
+                let recorded =
+                    self.ledger
+                        .record_outcome(&key, status, result.as_deref(), &self.worker_id, attempt, now_ms)?;
+                Ok(Step::feed(
+                    Input::Recorded(recorded.clone()),
+                    Report::Recorded { key, status, recorded },
+                ))
+            }
+            Command::LogLateOutcome { key, attempt, detail } => {
+                self.ledger.log_late_outcome(&key, &self.worker_id, &detail, now_ms)?;
+                Ok(Step {
+                    next: Next::Nothing,
+                    report: Some(Report::LateLogged { key, attempt }),
+                })
+            }
+            Command::Reconcile { key, call } => Ok(Step::drive(Drive::LookUp { key, call })),
+            Command::Compensate { key, call } => Ok(Step::drive(Drive::Undo { key, call })),
+            Command::SaveCheckpoint {
+                state,
+                expected_version,
+                still_failed,
+            } => {
+                let text = state.to_json();
+                let save = CheckpointSave {
+                    run_id: &self.run_id,
+                    status: state.status.name(),
+                    state: &text,
+                    saved_by: &self.worker_id,
+                    expected_version,
+                    still_failed: still_failed.as_ref(),
+                };
+                let outcome = self.ledger.save_checkpoint_fenced(&save, now_ms)?;
+                Ok(Step::feed(
+                    Input::Saved(outcome.clone()),
+                    Report::Saved {
+                        status: state.status.name(),
+                        item: state.item,
+                        outcome,
+                    },
+                ))
+            }
+            Command::ReadRecord { key } => {
+                let record = self.ledger.record(&key)?;
+                Ok(Step::feed(
+                    Input::RecordRead(record.clone()),
+                    Report::RecordRead { key, record },
+                ))
+            }
+            Command::Park { key } => Ok(Step::drive(Drive::Park { key })),
+            Command::StandDown { reason } => Ok(Step::drive(Drive::StandDown { reason })),
+            Command::WaitForPerson { reason } => {
+                self.ledger.append_run_event(
+                    &self.run_id,
+                    &self.worker_id,
+                    RunEvent::WaitsForPerson,
+                    &reason,
+                    now_ms,
+                )?;
+                Ok(Step {
+                    next: Next::Drive(Drive::WaitForPerson { reason: reason.clone() }),
+                    report: Some(Report::WaitsForPerson { reason }),
+                })
+            }
+            Command::Exit => Ok(Step::drive(Drive::Exit)),
+        }
+    }
+
+    /// Loads the run's checkpoint. A checkpoint this build cannot read is not a fresh start:
+    /// it is reported, and the machine makes the run wait for a person.
+    fn load(&mut self, _now_ms: u64) -> Result<Step, LedgerError> {
+        let Some(checkpoint) = self.ledger.load_checkpoint(&self.run_id)? else {
+            return Ok(Step::feed(
+                Input::CheckpointLoaded {
+                    version: 0,
+                    state: None,
+                },
+                Report::Loaded {
+                    version: 0,
+                    state: None,
+                },
+            ));
+        };
+        let version = checkpoint.version;
+        match RunState::from_json(&checkpoint.state) {
+            Ok(state) => Ok(Step::feed(
+                Input::CheckpointLoaded {
+                    version,
+                    state: Some(state.clone()),
+                },
+                Report::Loaded {
+                    version,
+                    state: Some(state),
+                },
+            )),
+            Err(detail) => Ok(Step::feed(
+                Input::CheckpointUnreadable {
+                    version,
+                    detail: detail.clone(),
+                },
+                Report::Unreadable { version, detail },
+            )),
+        }
+    }
+
+    /// The send fence, then the send is the driver's.
+    fn invoke(
+        &mut self,
+        key: IdempotencyKey,
+        downstream_key: Option<IdempotencyKey>,
+        call: ToolCall,
+        attempt: u32,
+        now_ms: u64,
+    ) -> Result<Step, LedgerError> {
+        let send = |report: Option<Report>, key: IdempotencyKey| Step {
+            next: Next::Drive(Drive::Send {
+                key,
+                downstream_key,
+                call,
+                attempt,
+            }),
+            report,
+        };
+        if !self.ledger_on {
+            return Ok(send(None, key));
+        }
+        if !self.fence_sends {
+            self.ledger.note_attempt(&key, attempt, &self.worker_id, now_ms)?;
+            let report = Report::AttemptBegun {
+                key: key.clone(),
+                attempt,
+                fenced: false,
+            };
+            return Ok(send(Some(report), key));
+        }
+        match self.ledger.begin_attempt(&key, attempt, &self.worker_id, now_ms)? {
+            AttemptStart::Begun(_) => {
+                let report = Report::AttemptBegun {
+                    key: key.clone(),
+                    attempt,
+                    fenced: true,
+                };
+                Ok(send(Some(report), key))
+            }
+            AttemptStart::Refused(record) => Ok(Step::feed(
+                Input::AttemptRefused { record: record.clone() },
+                Report::SendRefused { key, attempt, record },
+            )),
+        }
+    }
+
+    /// The reconcile hook's answer: `found` is the receipt to record and what was found, in
+    /// words; `None` when the tool's world holds nothing under the key.
+    pub fn reconciled(
+        &mut self,
+        key: IdempotencyKey,
+        found: Option<(&str, &str)>,
+        now_ms: u64,
+    ) -> Result<Step, LedgerError> {
+        let Some((receipt, finding)) = found else {
+            return Ok(Step::feed(
+                Input::Reconciled(Reconciled::Unknown),
+                Report::Reconciled {
+                    key,
+                    finding: None,
+                    outcome: Reconciled::Unknown,
+                },
+            ));
+        };
+        let outcome = operator::record_reconciled(&mut self.ledger, &key, receipt, now_ms)?;
+        Ok(Step::feed(
+            Input::Reconciled(outcome.clone()),
+            Report::Reconciled {
+                key,
+                finding: Some(finding.to_owned()),
+                outcome,
+            },
+        ))
+    }
+
+    /// A naive runtime's reflex compensation went out (`detail` says what the world
+    /// answered): the record moves to `compensated` if it was unknown (or completed); a
+    /// settled one keeps its status and the compensation is noted.
+    pub fn undone(&mut self, key: IdempotencyKey, detail: &str, now_ms: u64) -> Result<Step, LedgerError> {
+        let mut settled = false;
+        if self.ledger_on {
+            let settlement = Settlement {
+                to: Status::Compensated,
+                expected: None,
+                expected_attempts: None,
+                actor: &self.worker_id,
+                event: HistoryEvent::ReflexCompensation,
+                reason: Some("the runtime compensated by itself"),
+                result: None,
+                detail: Some(detail),
+            };
+            match self.ledger.settle(&key, &settlement, now_ms) {
+                Ok(_) => settled = true,
+                Err(SettleError::Ledger(error)) => return Err(error),
+                // Already settled (a refusal): the reversal still went out; note it.
+                Err(_) => self
+                    .ledger
+                    .note(&key, &self.worker_id, HistoryEvent::ReflexCompensation, detail, now_ms)?,
+            }
+        }
+        Ok(Step::feed(
+            Input::Compensated,
+            Report::ReflexCompensated {
+                key,
+                settled,
+                detail: detail.to_owned(),
+            },
+        ))
+    }
+}

@@ -17,13 +17,16 @@ pub enum KeyScheme {
 }
 
 impl IdempotencyKey {
-    /// The runtime's key: `<run_id>:<tool_call_id>`.
-    pub fn per_call(run_id: &str, tool_call_id: &str) -> Self {
-        assert!(
-            !run_id.is_empty() && !tool_call_id.is_empty(),
-            "key parts must not be empty"
-        );
-        IdempotencyKey(format!("{run_id}:{tool_call_id}"))
+    /// The runtime's key: `<run_id>:<tool_call_id>`. Both parts come from stored state (a
+    /// checkpoint, a model's call), so a bad part is an error, never a panic.
+    pub fn per_call(run_id: &str, tool_call_id: &str) -> Result<Self, String> {
+        if run_id.is_empty() || tool_call_id.is_empty() {
+            return Err(format!(
+                "a key is `<run_id>:<tool_call_id>`, and the {} is empty",
+                if run_id.is_empty() { "run id" } else { "tool call id" }
+            ));
+        }
+        IdempotencyKey::parse(&format!("{run_id}:{tool_call_id}"))
     }
 
     /// The naive key: a hash of the tool name and its canonical arguments. Two honest
@@ -35,10 +38,16 @@ impl IdempotencyKey {
         ))
     }
 
-    pub fn make(scheme: KeyScheme, run_id: &str, tool_call_id: &str, tool: &str, canonical_arguments: &str) -> Self {
+    pub fn make(
+        scheme: KeyScheme,
+        run_id: &str,
+        tool_call_id: &str,
+        tool: &str,
+        canonical_arguments: &str,
+    ) -> Result<Self, String> {
         match scheme {
             KeyScheme::PerCall => IdempotencyKey::per_call(run_id, tool_call_id),
-            KeyScheme::ArgumentsHash => IdempotencyKey::from_arguments(tool, canonical_arguments),
+            KeyScheme::ArgumentsHash => Ok(IdempotencyKey::from_arguments(tool, canonical_arguments)),
         }
     }
 
@@ -81,7 +90,12 @@ mod tests {
 
     #[test]
     fn key_per_call_is_run_id_colon_tool_call_id() {
-        assert_eq!(IdempotencyKey::per_call("r1", "c2").as_str(), "r1:c2");
+        assert_eq!(IdempotencyKey::per_call("r1", "c2").unwrap().as_str(), "r1:c2");
+        assert!(
+            IdempotencyKey::per_call("r1", "").is_err(),
+            "an empty call id is an error, not a panic"
+        );
+        assert!(IdempotencyKey::per_call("", "c1").is_err());
     }
 
     #[test]
@@ -92,14 +106,16 @@ mod tests {
             "c1",
             "issue_credit",
             "{\"amount_cents\":2500}",
-        );
+        )
+        .unwrap();
         let second = IdempotencyKey::make(
             KeyScheme::PerCall,
             "r1",
             "c2",
             "issue_credit",
             "{\"amount_cents\":2500}",
-        );
+        )
+        .unwrap();
         assert_ne!(first, second);
     }
 

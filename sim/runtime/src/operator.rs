@@ -1,13 +1,21 @@
 //! What operators do: resolve an unknown call, or ask for its compensation.
 //!
-//! One implementation, used by the game's operator console, the simulator's operator
-//! cards and the HTTP API. Every decision is compare-and-set on the ledger status,
-//! needs a reason and an operator id, and is appended to the record's history.
+//! One implementation, used by the game's operator console, the simulator's operator cards
+//! and the HTTP API. Every decision is compare-and-set on the ledger status, needs a reason and
+//! an operator id, and is appended to the record's history.
+//!
+//! A compensation asks the tool's world before it changes anything, and never holds the
+//! ledger while it asks: it reads the record, looks the effect up by the call's key (a read
+//! that may run any number of times), claims the record `compensating` (compare-and-set: of two
+//! requests one claims), undoes that one effect by its reference, and records the outcome —
+//! each ledger step a short transaction of its own ([`LedgerAccess`]), so a slow world never
+//! holds a connection. An undo that fails leaves the record `compensating`, visible, and a
+//! later request finishes it: the world's undo by reference is idempotent.
 
-use super::key::IdempotencyKey;
-use super::rules::Status;
-use super::worker::Reconciled;
-use crate::ledger::{ExecutionRecord, Ledger, LedgerError, SettleError, Settlement};
+use crate::key::IdempotencyKey;
+use crate::ledger::{ExecutionRecord, HistoryEvent, Ledger, LedgerError, SettleError, Settlement};
+use crate::rules::Status;
+use crate::worker::Reconciled;
 
 /// The most characters a reason may have.
 pub const REASON_CHARS_MAX: usize = 2_000;
@@ -24,6 +32,14 @@ pub struct ResolveRequest {
     pub result: Option<String>,
 }
 
+/// An operator's request to undo a call's effect.
+#[derive(Clone, Copy, Debug)]
+pub struct CompensateRequest<'a> {
+    pub key: &'a IdempotencyKey,
+    pub reason: &'a str,
+    pub operator: &'a str,
+}
+
 /// What the tool's world holds for a call, looked up by the call's idempotency key before
 /// anything is undone.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,8 +47,8 @@ pub enum Effect {
     /// The effect is there. `reference` is what the compensation acts on (billing: the
     /// credit's id); `detail` says what was found.
     Found { reference: String, detail: String },
-    /// The world holds no effect under the key and is applying none: the call did not
-    /// take effect. `detail` says what was asked and what was found, for the history.
+    /// The world holds no effect under the key and is applying none. `detail` says what was
+    /// asked and what was found, for the history.
     Absent { detail: String },
 }
 
@@ -58,6 +74,45 @@ pub enum LookupError {
     Unavailable(String),
 }
 
+/// The tool's world as a compensation asks it: the simulated billing of a level, or a billing
+/// server over HTTP. Each call may block on the world; none is made with the ledger held.
+pub trait CompensationTarget {
+    /// Whether `tool` has a compensation at all.
+    fn has_compensation(&self, tool: &str) -> bool;
+    /// Looks the effect of `record`'s call up in the world, by its key. Changes nothing.
+    fn find_effect(&mut self, record: &ExecutionRecord) -> Result<Effect, LookupError>;
+    /// Undoes the effect found (`reference` from [`Effect::Found`]), idempotently: asked
+    /// again for the same reference, the world moves nothing again. `Ok` says what was done
+    /// (for the history), `Err` why it could not be done.
+    fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, String>;
+}
+
+/// The ledger, one short use at a time: a connection is taken for one step and given back
+/// before the next, so nothing holds it while the tool's world is asked. `Ledger` itself (the
+/// simulator's, the game's) is one; the API's pool of connections is another.
+pub trait LedgerAccess {
+    fn with_ledger<T>(&mut self, step: impl FnOnce(&mut Ledger) -> T) -> Result<T, LedgerError>;
+    /// What time it is now, in milliseconds, for the step about to be written.
+    fn now_ms(&mut self) -> u64;
+}
+
+/// A ledger the caller holds, with the time it gives.
+#[derive(Debug)]
+pub struct HeldLedger<'a> {
+    pub ledger: &'a mut Ledger,
+    pub now_ms: u64,
+}
+
+impl LedgerAccess for HeldLedger<'_> {
+    fn with_ledger<T>(&mut self, step: impl FnOnce(&mut Ledger) -> T) -> Result<T, LedgerError> {
+        Ok(step(self.ledger))
+    }
+
+    fn now_ms(&mut self) -> u64 {
+        self.now_ms
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum OperatorError {
     #[error("a reason is required (1 to {REASON_CHARS_MAX} characters)")]
@@ -73,11 +128,36 @@ pub enum OperatorError {
     #[error("{0} was already compensated; it is not compensated again")]
     AlreadyCompensated(IdempotencyKey),
     #[error(
-        "{key} is completed in the ledger, but {finding}. The ledger and the tool's world disagree: \
+        "{key} is being compensated by another request right now; it is not compensated twice. Look at the \
+         record again in a moment"
+    )]
+    CompensationUnderWay { key: IdempotencyKey },
+    #[error(
+        "{key} is {status} in the ledger, but {finding}. The ledger and the tool's world disagree: \
          nothing was undone and nothing recorded; a person checks by hand"
     )]
-    EffectMissing { key: IdempotencyKey, finding: String },
-    #[error("the compensation of {key} failed: {detail}")]
+    EffectMissing {
+        key: IdempotencyKey,
+        status: Status,
+        finding: String,
+    },
+    #[error(
+        "{finding}; but {key} has {attempts} attempt(s) noted, so its request passed the send fence and may \
+         still be on its way to the tool's world, where a lookup cannot see it yet. \"Nothing to compensate\" \
+         cannot be proven: nothing was undone and nothing recorded. Ask again once the call's outcome is \
+         known, or resolve it yourself after checking by hand"
+    )]
+    MayBeOnItsWay {
+        key: IdempotencyKey,
+        attempts: u32,
+        finding: String,
+    },
+    #[error("the tool's world could not tell what to undo: {0}")]
+    Lookup(LookupError, Box<ExecutionRecord>),
+    #[error(
+        "the compensation of {key} failed: {detail}. The record stays `compensating` (listed with \
+         status=compensating) and nothing was undone twice: compensate it again to retry the undo"
+    )]
     CompensationFailed { key: IdempotencyKey, detail: String },
     #[error(transparent)]
     Settle(#[from] SettleError),
@@ -109,26 +189,27 @@ pub fn resolve(
     let settlement = Settlement {
         to: request.status,
         expected: request.expected_status,
+        expected_attempts: None,
         actor: &request.operator,
-        event: "resolved",
+        event: HistoryEvent::Resolved,
         reason: Some(&request.reason),
         result: request.result.as_deref(),
+        detail: None,
     };
     Ok(ledger.settle(key, &settlement, now_ms)?)
 }
 
-/// Whether a compensation may be asked for at all, without changing anything: a reason
-/// and an operator, a record under `key`, a tool with a compensation, and a status that
-/// may have taken effect and was not compensated yet. Returns the record as it stands, so
-/// a caller can look the effect up in the tool's world before [`compensate`] claims it.
+/// Whether a compensation may be asked for at all, without changing anything: a reason and an
+/// operator, a record under the key, a tool with a compensation, and a status that may have
+/// taken effect and is not compensated yet (`compensating` may be asked again: it finishes an
+/// undo that failed). Returns the record as it stands.
 pub fn check_compensable(
     ledger: &Ledger,
-    key: &IdempotencyKey,
-    reason: &str,
-    operator: &str,
+    request: &CompensateRequest<'_>,
     has_compensation: impl FnOnce(&str) -> bool,
 ) -> Result<ExecutionRecord, OperatorError> {
-    check_who_and_why(reason, operator)?;
+    check_who_and_why(request.reason, request.operator)?;
+    let key = request.key;
     let current = ledger.record(key)?.ok_or_else(|| SettleError::NotFound(key.clone()))?;
     if !has_compensation(&current.tool) {
         return Err(OperatorError::NoCompensation(current.tool));
@@ -139,106 +220,172 @@ pub fn check_compensable(
             key: key.clone(),
             status: current.status,
         }),
-        Status::Completed | Status::Started | Status::Indeterminate => Ok(current),
+        Status::Completed | Status::Started | Status::Indeterminate | Status::Compensating => Ok(current),
     }
 }
 
-/// Runs the tool's compensation once. The status moves to `compensated` first
-/// (compare-and-set, so of two requests exactly one compensates). If the effect then
-/// fails, the record stays claimed with a `compensation_failed` history entry: running
-/// a compensation twice can be worse than not at all, so a person looks.
-pub fn compensate(
-    ledger: &mut Ledger,
-    key: &IdempotencyKey,
-    reason: &str,
-    operator: &str,
-    has_compensation: impl FnOnce(&str) -> bool,
-    effect: impl FnOnce(&ExecutionRecord) -> Result<String, String>,
-    now_ms: u64,
-) -> Result<ExecutionRecord, OperatorError> {
-    let current = check_compensable(ledger, key, reason, operator, has_compensation)?;
-    let claim = Settlement {
-        to: Status::Compensated,
-        expected: Some(current.status),
-        actor: operator,
-        event: "compensated",
-        reason: Some(reason),
-        result: None,
-    };
-    let claimed = match ledger.settle(key, &claim, now_ms) {
-        Ok(record) => record,
-        Err(SettleError::Stale { current, .. }) if current.status == Status::Compensated => {
-            return Err(OperatorError::AlreadyCompensated(key.clone()));
-        }
-        Err(error) => return Err(error.into()),
-    };
-    match effect(&claimed) {
-        Ok(detail) => {
-            ledger.note(key, operator, "compensation_applied", &detail, now_ms)?;
-            Ok(ledger.record(key)?.unwrap_or(claimed))
-        }
-        Err(detail) => {
-            ledger.note(key, operator, "compensation_failed", &detail, now_ms)?;
-            Err(OperatorError::CompensationFailed {
-                key: key.clone(),
-                detail,
-            })
-        }
-    }
-}
-
-/// An operator asked for a compensation, and the tool's world, asked by the call's key,
-/// holds no effect of it and is applying none: the call did not take effect. Undoing it
-/// anyway would be a side effect of its own (voiding a credit never issued takes the
-/// customer's money), so nothing is undone. The call is settled `failed` — compare-and-set
-/// from `seen`, the status it had when the world was asked — and the finding goes into the
-/// history, so a paused run resumes hearing the truth: the call did not take effect.
+/// Undoes a call's effect once, on an operator's decision — the one implementation for every
+/// console (see the module's documentation for the steps).
 ///
-/// A call the ledger holds `completed` is refused ([`OperatorError::EffectMissing`]): the
-/// ledger and the world disagree, and a settled decision is never overwritten.
-pub fn record_nothing_to_compensate(
-    ledger: &mut Ledger,
-    key: &IdempotencyKey,
-    reason: &str,
-    operator: &str,
-    seen: Status,
-    finding: &str,
-    now_ms: u64,
+/// When the world holds no effect under the key and is applying none, nothing is undone
+/// (voiding a credit that was never issued takes the customer's money) and the call is
+/// settled `failed` — but only when the record proves that nothing can still arrive: a
+/// `started` call whose request never passed the send fence (no attempt noted). Otherwise
+/// "absent" is not proof, and the request is refused ([`OperatorError::MayBeOnItsWay`]).
+pub fn compensate(
+    access: &mut impl LedgerAccess,
+    target: &mut impl CompensationTarget,
+    request: &CompensateRequest<'_>,
 ) -> Result<ExecutionRecord, OperatorError> {
-    check_who_and_why(reason, operator)?;
-    match seen {
-        Status::Completed => {
+    let key = request.key;
+    let seen =
+        access.with_ledger(|ledger| check_compensable(ledger, request, |tool| target.has_compensation(tool)))??;
+    // Read-only, before anything is claimed: what is not there is not undone, and what
+    // cannot be looked up is not guessed at.
+    let effect = target
+        .find_effect(&seen)
+        .map_err(|error| OperatorError::Lookup(error, Box::new(seen.clone())))?;
+    match effect {
+        Effect::Absent { detail: finding } => settle_nothing_to_compensate(access, request, &seen, finding),
+        Effect::Found {
+            reference,
+            detail: found,
+        } => {
+            let claimed = if seen.status == Status::Compensating {
+                seen
+            } else {
+                claim(access, request, &seen, &found)?
+            };
+            match target.undo(&claimed, &reference) {
+                Ok(done) => {
+                    let detail = format!("{found}: {done}");
+                    let now_ms = access.now_ms();
+                    let settlement = Settlement {
+                        to: Status::Compensated,
+                        expected: Some(Status::Compensating),
+                        expected_attempts: None,
+                        actor: request.operator,
+                        event: HistoryEvent::CompensationApplied,
+                        reason: Some(request.reason),
+                        result: None,
+                        detail: Some(&detail),
+                    };
+                    access
+                        .with_ledger(|ledger| ledger.settle(key, &settlement, now_ms))?
+                        .map_err(|error| already_compensated(key, error))
+                }
+                Err(detail) => {
+                    let now_ms = access.now_ms();
+                    access.with_ledger(|ledger| {
+                        ledger.note(key, request.operator, HistoryEvent::CompensationFailed, &detail, now_ms)
+                    })??;
+                    Err(OperatorError::CompensationFailed {
+                        key: key.clone(),
+                        detail,
+                    })
+                }
+            }
+        }
+    }
+}
+
+/// Claims `seen` as `compensating`, compare-and-set from the status it was seen with.
+fn claim(
+    access: &mut impl LedgerAccess,
+    request: &CompensateRequest<'_>,
+    seen: &ExecutionRecord,
+    found: &str,
+) -> Result<ExecutionRecord, OperatorError> {
+    let now_ms = access.now_ms();
+    let settlement = Settlement {
+        to: Status::Compensating,
+        expected: Some(seen.status),
+        expected_attempts: None,
+        actor: request.operator,
+        event: HistoryEvent::CompensationClaimed,
+        reason: Some(request.reason),
+        result: None,
+        detail: Some(found),
+    };
+    access
+        .with_ledger(|ledger| ledger.settle(request.key, &settlement, now_ms))?
+        .map_err(|error| already_compensated(request.key, error))
+}
+
+/// A compare-and-set lost to another compensation reads as that compensation's state.
+fn already_compensated(key: &IdempotencyKey, error: SettleError) -> OperatorError {
+    match error {
+        SettleError::Stale { current, .. } | SettleError::AlreadySettled { current, .. }
+            if current.status == Status::Compensated =>
+        {
+            OperatorError::AlreadyCompensated(key.clone())
+        }
+        SettleError::Stale { current, .. } | SettleError::AlreadySettled { current, .. }
+            if current.status == Status::Compensating =>
+        {
+            OperatorError::CompensationUnderWay { key: key.clone() }
+        }
+        error => error.into(),
+    }
+}
+
+/// The world holds no effect: settle the call `failed` if the record proves nothing can still
+/// arrive, refuse otherwise (see [`compensate`]).
+fn settle_nothing_to_compensate(
+    access: &mut impl LedgerAccess,
+    request: &CompensateRequest<'_>,
+    seen: &ExecutionRecord,
+    finding: String,
+) -> Result<ExecutionRecord, OperatorError> {
+    let key = request.key;
+    match seen.status {
+        Status::Completed | Status::Compensating => {
             return Err(OperatorError::EffectMissing {
                 key: key.clone(),
-                finding: finding.to_owned(),
+                status: seen.status,
+                finding,
             });
         }
         Status::Compensated => return Err(OperatorError::AlreadyCompensated(key.clone())),
         Status::Failed => {
             return Err(OperatorError::NothingToCompensate {
                 key: key.clone(),
-                status: seen,
+                status: seen.status,
+            });
+        }
+        Status::Started | Status::Indeterminate if seen.attempts > 0 => {
+            return Err(OperatorError::MayBeOnItsWay {
+                key: key.clone(),
+                attempts: seen.attempts,
+                finding,
             });
         }
         Status::Started | Status::Indeterminate => {}
     }
+    let now_ms = access.now_ms();
+    let detail = format!("{finding}: the call did not take effect, so nothing was undone");
     let settlement = Settlement {
         to: Status::Failed,
-        expected: Some(seen),
-        actor: operator,
-        event: "nothing_to_compensate",
-        reason: Some(reason),
+        expected: Some(seen.status),
+        // The send fence writes the attempt in the same row: settled first, the worker's
+        // fence refuses its send; fenced first, this compare-and-set fails.
+        expected_attempts: Some(0),
+        actor: request.operator,
+        event: HistoryEvent::NothingToCompensate,
+        reason: Some(request.reason),
         result: None,
+        detail: Some(&detail),
     };
-    let settled = match ledger.settle(key, &settlement, now_ms) {
-        Ok(record) => record,
-        Err(SettleError::Stale { current, .. }) if current.status == Status::Compensated => {
-            return Err(OperatorError::AlreadyCompensated(key.clone()));
-        }
-        Err(error) => return Err(error.into()),
-    };
-    ledger.note(key, operator, "compensation_not_applied", finding, now_ms)?;
-    Ok(ledger.record(key)?.unwrap_or(settled))
+    access
+        .with_ledger(|ledger| ledger.settle(key, &settlement, now_ms))?
+        .map_err(|error| match error {
+            SettleError::AttemptNoted { current, .. } => OperatorError::MayBeOnItsWay {
+                key: key.clone(),
+                attempts: current.attempts,
+                finding: finding.clone(),
+            },
+            error => already_compensated(key, error),
+        })
 }
 
 /// Records what a reconcile hook found in the other system: `completed` with its receipt,
@@ -254,10 +401,12 @@ pub fn record_reconciled(
     let settlement = Settlement {
         to: Status::Completed,
         expected: None,
+        expected_attempts: None,
         actor: "reconcile-hook",
-        event: "reconciled",
+        event: HistoryEvent::Reconciled,
         reason: Some("found in billing by its idempotency key"),
         result: Some(receipt),
+        detail: None,
     };
     Ok(match ledger.settle(key, &settlement, now_ms) {
         Ok(_) => Reconciled::Completed {
@@ -266,7 +415,9 @@ pub fn record_reconciled(
         Err(SettleError::AlreadySettled { current, .. } | SettleError::Stale { current, .. }) => {
             Reconciled::AlreadySettled(current)
         }
-        Err(SettleError::NotFound(_) | SettleError::NotADecision { .. }) => Reconciled::Unknown,
+        Err(SettleError::NotFound(_) | SettleError::NotADecision { .. } | SettleError::AttemptNoted { .. }) => {
+            Reconciled::Unknown
+        }
         Err(SettleError::Ledger(error)) => return Err(error),
     })
 }

@@ -20,16 +20,20 @@ pub enum Status {
     Failed,
     /// May or may not have taken effect (timeout or lost connection after the request left).
     Indeterminate,
+    /// Took effect; an operator decided to undo it, and the undo is not confirmed yet (it is
+    /// under way, or it failed and waits for a retry). Settled: the decision is made.
+    Compensating,
     /// Took effect and was undone on an operator's decision.
     Compensated,
 }
 
 impl Status {
-    pub const ALL: [Status; 5] = [
+    pub const ALL: [Status; 6] = [
         Status::Started,
         Status::Completed,
         Status::Failed,
         Status::Indeterminate,
+        Status::Compensating,
         Status::Compensated,
     ];
 
@@ -39,6 +43,7 @@ impl Status {
             Status::Completed => "completed",
             Status::Failed => "failed",
             Status::Indeterminate => "indeterminate",
+            Status::Compensating => "compensating",
             Status::Compensated => "compensated",
         }
     }
@@ -64,6 +69,7 @@ impl Status {
             Status::Completed => '✔',
             Status::Failed => '✘',
             Status::Indeterminate => '?',
+            Status::Compensating => '↻',
             Status::Compensated => '↺',
         }
     }
@@ -113,7 +119,7 @@ pub fn reservation_action(existing: Option<Status>, side_effect: SideEffect, lea
     match (existing, side_effect.changes_something()) {
         (None, _) => Action::RunNew,
         (Some(Status::Completed), _) => Action::ReturnRecorded,
-        (Some(Status::Compensated), _) => Action::ReturnCompensated,
+        (Some(Status::Compensating | Status::Compensated), _) => Action::ReturnCompensated,
         (Some(Status::Failed), _) => Action::RunAgain,
         // A read may simply run again: repeating it changes nothing.
         (Some(Status::Started | Status::Indeterminate), false) => Action::RunAgain,

@@ -1,21 +1,24 @@
 //! The worker: the runtime's decisions for one run, as a sans-IO state machine.
 //!
 //! It takes [`Input`]s (what happened) and returns [`Command`]s (what to do next);
-//! it never touches the ledger, the network, the model or the clock itself. The
-//! simulator drives it one phase at a time; a real worker process drives the same
-//! machine with a real SQLite file, a real HTTP client and a real clock.
+//! it never touches the ledger, the network, the model or the clock itself. Its ledger
+//! commands are carried out by [`crate::executor::Executor`], the same for every driver;
+//! the rest (the model, the network, time, the process) by the driver: the simulator drives
+//! it one phase at a time, a real worker process with a real SQLite file, a real HTTP client
+//! and a real clock.
 
 use serde::{Deserialize, Serialize};
 
-use super::guards::{Guard, Guards};
-use super::key::{IdempotencyKey, KeyScheme};
-use super::rules::{
-    AttemptEnd, OutcomeAction, ReservationAction, Status, UnknownAction, outcome_action, unknown_action,
-};
-use super::run::{Decision, RunState, RunStatus, Told, ToolCall};
-use super::tool::{SideEffect, ToolDeclaration};
 use crate::answer::ToolAnswer;
+use crate::guards::{Guard, Guards};
+use crate::key::{IdempotencyKey, KeyScheme};
 use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
+use crate::rules::{
+    AttemptEnd, OutcomeAction, ReservationAction, Status, UnknownAction, outcome_action, reservation_action,
+    unknown_action,
+};
+use crate::run::{Decision, RunState, RunStatus, Told, ToolCall};
+use crate::tool::{SideEffect, ToolDeclaration};
 
 /// Who the worker is and the rules it runs under.
 #[derive(Clone, Debug)]
@@ -41,12 +44,21 @@ pub enum Reconciled {
 }
 
 /// What happened, fed to the machine.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
     Start,
     CheckpointLoaded {
         version: u32,
         state: Option<RunState>,
+    },
+    /// The run's checkpoint exists but this build cannot read it.
+    CheckpointUnreadable {
+        version: u32,
+        detail: String,
+    },
+    /// The driver found the run's state unusable (a counter at its limit, say).
+    StateUnusable {
+        detail: String,
     },
     ModelDecided {
         decision: Decision,
@@ -57,6 +69,11 @@ pub enum Input {
     Checked(Option<ExecutionRecord>),
     /// The naive reservation's write: it went through, or was fenced.
     Inserted(Reservation),
+    /// The send fence refused: the record is not this worker's `started` call any more.
+    /// Nothing was sent; the worker follows the record.
+    AttemptRefused {
+        record: Option<ExecutionRecord>,
+    },
     /// The tool refused before sending anything.
     NotAttempted {
         reason: String,
@@ -79,6 +96,9 @@ pub enum Input {
     RecordRead(Option<ExecutionRecord>),
     /// A parked worker is woken: the call it waits on was settled.
     Woken,
+    /// A parked worker is asked to look again: something that could settle its call changed
+    /// (the call's owner died, the tool's world applied a request under its key).
+    LookAgain,
 }
 
 /// What to do next. Each command is one visible phase.
@@ -107,7 +127,8 @@ pub enum Command {
         /// Fences the reservation on the checkpoint version this worker loaded.
         checkpoint_version: Option<u32>,
     },
-    /// Run the tool: send the request. `downstream_key` is what travels to billing.
+    /// Run the tool: send the request. `downstream_key` is what travels to billing. The
+    /// executor first passes the send fence; only then does the driver send.
     Invoke {
         key: IdempotencyKey,
         downstream_key: Option<IdempotencyKey>,
@@ -123,9 +144,14 @@ pub enum Command {
         key: IdempotencyKey,
         status: Status,
         result: Option<String>,
+        /// The attempt this outcome answers: recorded only over this worker's own `started`
+        /// record at that attempt.
+        attempt: u32,
     },
+    /// An answer nobody waits for: logged under its own key, changing nothing.
     LogLateOutcome {
         key: IdempotencyKey,
+        attempt: u32,
         detail: String,
     },
     Reconcile {
@@ -155,6 +181,10 @@ pub enum Command {
     StandDown {
         reason: String,
     },
+    /// The run's stored state cannot be used: it is not driven, and waits for a person.
+    WaitForPerson {
+        reason: String,
+    },
     Exit,
 }
 
@@ -177,16 +207,80 @@ impl Command {
             Command::ReadRecord { .. } => "read record",
             Command::Park { .. } => "park",
             Command::StandDown { .. } => "stand down",
+            Command::WaitForPerson { .. } => "wait for a person",
             Command::Exit => "exit",
+        }
+    }
+
+    /// The call the command is about, if any.
+    pub fn key(&self) -> Option<&IdempotencyKey> {
+        match self {
+            Command::Reserve { key, .. }
+            | Command::CheckLedger { key }
+            | Command::InsertStarted { key, .. }
+            | Command::Invoke { key, .. }
+            | Command::RecordOutcome { key, .. }
+            | Command::LogLateOutcome { key, .. }
+            | Command::Reconcile { key, .. }
+            | Command::Compensate { key, .. }
+            | Command::ReadRecord { key }
+            | Command::Park { key } => Some(key),
+            Command::LoadCheckpoint
+            | Command::AskModel { .. }
+            | Command::Backoff { .. }
+            | Command::SaveCheckpoint { .. }
+            | Command::StandDown { .. }
+            | Command::WaitForPerson { .. }
+            | Command::Exit => None,
         }
     }
 }
 
-/// A guard that made a difference: what the naive runtime would have done instead.
+/// What a guard did when it made a difference: typed, so code and tests match on it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "held")]
+pub enum Held {
+    /// `ledger`: the call was `completed`; its recorded result was returned.
+    ReturnedRecordedResult,
+    /// `ledger`: the call was unknown (`started`/`indeterminate`); it was not run again.
+    ReplayNotRun { status: Status, other_run: Option<String> },
+    /// `ledger`: the key belongs to other arguments; the call was refused, not served the other result.
+    ArgumentsRefused,
+    /// `ledger`: the send fence refused: the record was no longer this worker's `started` call.
+    SendRefused {
+        status: Option<Status>,
+        owner: Option<String>,
+    },
+    /// `key_per_call`: a reworded replay kept its key, so the ledger recognised it.
+    RewordedReplayRecognised,
+    /// `atomic_reservation`: another worker reserved the call first; only one calls the tool.
+    RacingReservationLost { winner: String },
+    /// `no_lease_expiry`: a `started` call past its lease was not reclaimed.
+    LeaseNotReclaimed { started_for_ms: u64 },
+    /// `key_downstream`: billing recognised the key and answered with the first effect.
+    FirstAnswerRepeated { first: String },
+    /// `write_retry_rule`: a write's timeout was recorded `indeterminate`, not retried.
+    WriteNotRetried,
+    /// `pause_on_indeterminate`: the run paused instead of telling the model "failed".
+    Paused,
+    /// `reconcile_hook`: the hook found the effect; the run went on with the real result.
+    Reconciled,
+    /// `no_reflex_compensation`: an unknown or failed call was not compensated by the runtime.
+    NotCompensated,
+    /// `checkpoint_version`: the reservation was fenced on the checkpoint version; stood down before sending.
+    StoodDownBeforeSending { expected: u32, found: u32 },
+    /// `checkpoint_version`: a stale save; stood down.
+    StaleSave { expected: u32, found: u32 },
+    /// `checkpoint_version`: a save relied on a failure another worker had already re-run; stood down.
+    FailureTakenOver { owner: String, status: Status },
+}
+
+/// A guard that made a difference: what it did, in types and in the player's words.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuardNote {
     pub guard: Guard,
     pub key: Option<String>,
+    pub held: Held,
     pub detail: String,
 }
 
@@ -203,6 +297,8 @@ pub enum WorkerState {
     Saving,
     Parked,
     StoodDown,
+    /// The run's stored state could not be used: nothing is driven until a person looks.
+    WaitingForPerson,
     Exited,
 }
 
@@ -228,6 +324,12 @@ struct CallContext {
     recovered: bool,
     /// Compensation was done or deliberately not done for this call.
     compensated: bool,
+}
+
+/// Why a call could not be begun.
+enum CallRefused {
+    UnknownTool(String),
+    BadKey(String),
 }
 
 /// The runtime's machine for one worker driving one run.
@@ -258,6 +360,10 @@ impl Worker {
             after_save: AfterSave::AskModel,
             notes: Vec::new(),
         }
+    }
+
+    pub fn setup(&self) -> &WorkerSetup {
+        &self.setup
     }
 
     pub fn id(&self) -> &str {
@@ -301,7 +407,10 @@ impl Worker {
     }
 
     pub fn is_done(&self) -> bool {
-        matches!(self.state, WorkerState::StoodDown | WorkerState::Exited)
+        matches!(
+            self.state,
+            WorkerState::StoodDown | WorkerState::Exited | WorkerState::WaitingForPerson
+        )
     }
 
     /// Guard notes since the last call.
@@ -309,10 +418,15 @@ impl Worker {
         std::mem::take(&mut self.notes)
     }
 
-    fn note(&mut self, guard: Guard, detail: String) {
+    fn note(&mut self, guard: Guard, held: Held, detail: String) {
         debug_assert!(self.setup.guards.is_on(guard), "only a guard that is on can hold");
         let key = self.call.as_ref().map(|context| context.key.to_string());
-        self.notes.push(GuardNote { guard, key, detail });
+        self.notes.push(GuardNote {
+            guard,
+            key,
+            held,
+            detail,
+        });
     }
 
     fn guard(&self, guard: Guard) -> bool {
@@ -345,74 +459,32 @@ impl Worker {
                 self.run = state.unwrap_or_default();
                 self.on_loaded()
             }
+            Input::CheckpointUnreadable { version, detail } => {
+                self.loaded_version = version;
+                self.wait_for_person(format!(
+                    "the checkpoint of run {} (v{version}) cannot be read: {detail}. Starting over would run \
+                     settled calls again under new keys, so the run waits for a person",
+                    self.setup.run_id
+                ))
+            }
+            Input::StateUnusable { detail } => self.wait_for_person(format!(
+                "the state of run {} cannot be used: {detail}; the run waits for a person",
+                self.setup.run_id
+            )),
             Input::ModelDecided { decision, state } => {
                 self.run = state;
                 self.on_decided(decision)
             }
-            Input::Reserved(Reservation::ArgumentsMismatch { existing }) => {
-                let key = self.context().key.clone();
-                self.note(
-                    Guard::Ledger,
-                    format!(
-                        "key {key} already belongs to a call with other arguments ({}); the call was refused, not served the other call's result",
-                        existing.arguments
-                    ),
-                );
-                if self.guard(Guard::KeyPerCall) && existing.run_id == self.setup.run_id {
-                    self.note(
-                        Guard::KeyPerCall,
-                        format!(
-                            "the replay reworded its arguments but kept its key {key}, so the ledger recognised it"
-                        ),
-                    );
-                }
-                self.fail_run(format!("idempotency key {key} reused with different arguments"))
-            }
+            Input::Reserved(Reservation::ArgumentsMismatch { existing }) => self.arguments_mismatch(now_ms, existing),
             Input::Reserved(Reservation::Decided { action, record, .. }) => {
                 self.on_reservation(now_ms, action, Some(record))
             }
             Input::Reserved(Reservation::Fenced { expected, found })
             | Input::Inserted(Reservation::Fenced { expected, found }) => self.fenced(expected, found),
-            Input::Checked(existing) => {
-                let side_effect = self.context().tool.side_effect;
-                if let Some(record) = &existing
-                    && record.arguments != self.context().call.arguments.canonical()
-                {
-                    return self.fail_run(format!(
-                        "idempotency key {} reused with different arguments",
-                        record.key
-                    ));
-                }
-                let lease_expired = !self.guard(Guard::NoLeaseExpiry)
-                    && existing
-                        .as_ref()
-                        .is_some_and(|record| record.lease_expires_at_ms.is_some_and(|expires| now_ms >= expires));
-                let action = super::rules::reservation_action(
-                    existing.as_ref().map(|record| record.status),
-                    side_effect,
-                    lease_expired,
-                );
-                match action {
-                    ReservationAction::RunNew
-                    | ReservationAction::RunAgain
-                    | ReservationAction::TakeOverExpiredLease => {
-                        let context = self.context();
-                        Some(Command::InsertStarted {
-                            key: context.key.clone(),
-                            call: context.call.clone(),
-                            side_effect,
-                            lease_ms: self.lease(),
-                            checkpoint_version: self.fence(),
-                        })
-                    }
-                    _ => self.on_reservation(now_ms, action, existing),
-                }
-            }
-            Input::Inserted(Reservation::ArgumentsMismatch { existing }) => self.fail_run(format!(
-                "idempotency key {} reused with different arguments",
-                existing.key
-            )),
+            Input::Checked(existing) => self.checked(now_ms, existing),
+            Input::Inserted(Reservation::ArgumentsMismatch { existing }) => self.arguments_mismatch(now_ms, existing),
             Input::Inserted(Reservation::Decided { .. }) => self.invoke(1),
+            Input::AttemptRefused { record } => self.attempt_refused(record),
             Input::NotAttempted { reason } => {
                 self.context_mut().awaiting_attempt = None;
                 let context = self.context();
@@ -426,61 +498,8 @@ impl Worker {
                     OutcomeAction::Retry { .. } => unreachable!("a refusal is never retried"),
                 }
             }
-            Input::Response { key, attempt, answer } => {
-                let Some(context) = self
-                    .call
-                    .as_mut()
-                    .filter(|context| context.key == key && context.awaiting_attempt == Some(attempt))
-                else {
-                    return self.late(attempt, &answer);
-                };
-                context.awaiting_attempt = None;
-                context.may_have_left = true;
-                let end = if answer.is_rejection() {
-                    AttemptEnd::Rejected
-                } else {
-                    AttemptEnd::Succeeded
-                };
-                if let ToolAnswer::Repeat { first, .. } = &answer {
-                    let key = context.key.clone();
-                    self.note(
-                        Guard::KeyDownstream,
-                        format!("billing recognised key {key} and answered with the first credit {first}; nothing was paid twice"),
-                    );
-                }
-                let context = self.context();
-                match outcome_action(context.tool.side_effect, end, context.attempt, context.attempts_allowed) {
-                    OutcomeAction::Record(status) => self.record(status, Some(answer.receipt().to_owned())),
-                    OutcomeAction::Retry { .. } => unreachable!("an answer is never retried"),
-                }
-            }
-            Input::TimedOut { key, attempt } => {
-                // A timer of an earlier call (or attempt) that was answered in time is stale.
-                let context = self
-                    .call
-                    .as_mut()
-                    .filter(|context| context.key == key && context.awaiting_attempt == Some(attempt))?;
-                context.awaiting_attempt = None;
-                context.may_have_left = true;
-                let (side_effect, attempts_allowed) = (context.tool.side_effect, context.attempts_allowed);
-                match outcome_action(side_effect, AttemptEnd::TimedOut, attempt, attempts_allowed) {
-                    OutcomeAction::Retry { backoff_ms } => Some(Command::Backoff {
-                        after_ms: backoff_ms,
-                        next_attempt: attempt + 1,
-                    }),
-                    OutcomeAction::Record(Status::Indeterminate) => {
-                        let key = self.context().key.clone();
-                        self.note(
-                            Guard::WriteRetryRule,
-                            format!(
-                                "the write {key} timed out after its request left: recorded indeterminate, not retried"
-                            ),
-                        );
-                        self.record(Status::Indeterminate, None)
-                    }
-                    OutcomeAction::Record(status) => self.record(status, Some(format!("timed out {attempt} times"))),
-                }
-            }
+            Input::Response { key, attempt, answer } => self.response(key, attempt, answer),
+            Input::TimedOut { key, attempt } => self.timed_out(key, attempt),
             Input::BackoffElapsed => {
                 let next = self.context().attempt + 1;
                 self.invoke(next)
@@ -491,6 +510,7 @@ impl Worker {
                 let key = self.context().key.clone();
                 self.note(
                     Guard::ReconcileHook,
+                    Held::Reconciled,
                     format!("the reconcile hook found {key} in billing; the run carried on with the real result"),
                 );
                 self.tell(Told::Result { result })
@@ -501,49 +521,19 @@ impl Worker {
             Input::Compensated => self.tell(Told::Failed {
                 reason: "the outcome was unknown; reported as failed and compensated".into(),
             }),
-            Input::Saved(SaveOutcome::Saved { version }) => {
-                self.loaded_version = version;
-                match self.after_save {
-                    AfterSave::AskModel => {
-                        self.state = WorkerState::Deciding;
-                        Some(Command::AskModel {
-                            state: self.run.clone(),
-                        })
-                    }
-                    AfterSave::Park => {
-                        self.state = WorkerState::Parked;
-                        Some(Command::Park {
-                            key: self.context().key.clone(),
-                        })
-                    }
-                    AfterSave::Exit => {
-                        self.state = WorkerState::Exited;
-                        Some(Command::Exit)
-                    }
-                }
-            }
-            Input::Saved(SaveOutcome::TakenOver { key, status, owner }) => {
-                let detail = format!(
-                    "worker {}'s save of run {} relied on {key} having failed, but {owner} ran it again \
-                     (now {status}); it stood down before its model could act on the failure",
-                    self.setup.worker_id, self.setup.run_id
-                );
-                self.note(Guard::CheckpointVersion, detail.clone());
-                self.state = WorkerState::StoodDown;
-                Some(Command::StandDown { reason: detail })
-            }
-            Input::Saved(SaveOutcome::Stale { expected, found }) => {
-                let detail = format!(
-                    "worker {}'s save of run {} was stale (it loaded version {expected}, the ledger has {found}); it stood down",
-                    self.setup.worker_id, self.setup.run_id
-                );
-                self.note(Guard::CheckpointVersion, detail.clone());
-                self.state = WorkerState::StoodDown;
-                Some(Command::StandDown { reason: detail })
-            }
+            Input::Saved(outcome) => self.saved(outcome),
             Input::RecordRead(record) => self.truth_or_unknown(record),
             Input::Woken => {
                 assert_eq!(self.state, WorkerState::Parked, "only a parked worker is woken");
+                self.state = WorkerState::Reconciling;
+                Some(Command::ReadRecord {
+                    key: self.context().key.clone(),
+                })
+            }
+            Input::LookAgain => {
+                assert_eq!(self.state, WorkerState::Parked, "only a parked worker looks again");
+                // What the hook could not find before may be there now.
+                self.context_mut().hook_asked = false;
                 self.state = WorkerState::Reconciling;
                 Some(Command::ReadRecord {
                     key: self.context().key.clone(),
@@ -564,9 +554,22 @@ impl Worker {
             "worker {} loaded run {} at version {expected}, but the ledger has {found}: its reservation was refused and it stood down before sending",
             self.setup.worker_id, self.setup.run_id
         );
-        self.note(Guard::CheckpointVersion, detail.clone());
+        self.note(
+            Guard::CheckpointVersion,
+            Held::StoodDownBeforeSending { expected, found },
+            detail.clone(),
+        );
+        self.stand_down(detail)
+    }
+
+    fn stand_down(&mut self, reason: String) -> Option<Command> {
         self.state = WorkerState::StoodDown;
-        Some(Command::StandDown { reason: detail })
+        Some(Command::StandDown { reason })
+    }
+
+    fn wait_for_person(&mut self, reason: String) -> Option<Command> {
+        self.state = WorkerState::WaitingForPerson;
+        Some(Command::WaitForPerson { reason })
     }
 
     fn lease(&self) -> Option<u64> {
@@ -581,9 +584,19 @@ impl Worker {
             }
             RunStatus::AwaitingReconciliation { key } => {
                 let Some(call) = self.run.pending.clone() else {
-                    return self.fail_run(format!("checkpoint awaits {key} but holds no pending call"));
+                    return self.wait_for_person(format!(
+                        "its checkpoint awaits {key} but holds no pending call to look at"
+                    ));
                 };
-                self.begin_call(call);
+                if let Err(refused) = self.begin_call(call) {
+                    return self.wait_for_person(format!("its checkpoint's pending call {}", refused.describe()));
+                }
+                if self.context().key.as_str() != key {
+                    return self.wait_for_person(format!(
+                        "its checkpoint awaits {key}, but its pending call has the key {}",
+                        self.context().key
+                    ));
+                }
                 self.state = WorkerState::Reconciling;
                 Some(Command::ReadRecord {
                     key: self.context().key.clone(),
@@ -598,9 +611,9 @@ impl Worker {
         }
     }
 
-    fn begin_call(&mut self, call: ToolCall) -> bool {
+    fn begin_call(&mut self, call: ToolCall) -> Result<(), CallRefused> {
         let Some(tool) = self.setup.tools.iter().find(|tool| tool.name == call.tool).cloned() else {
-            return false;
+            return Err(CallRefused::UnknownTool(call.tool));
         };
         let scheme = if self.guard(Guard::KeyPerCall) {
             KeyScheme::PerCall
@@ -613,7 +626,8 @@ impl Worker {
             &call.id,
             &call.tool,
             &call.arguments.canonical(),
-        );
+        )
+        .map_err(CallRefused::BadKey)?;
         let attempts_allowed = tool.attempts_allowed(self.guard(Guard::WriteRetryRule));
         self.call = Some(CallContext {
             call,
@@ -627,7 +641,7 @@ impl Worker {
             recovered: false,
             compensated: false,
         });
-        true
+        Ok(())
     }
 
     fn on_decided(&mut self, decision: Decision) -> Option<Command> {
@@ -637,9 +651,15 @@ impl Worker {
                 self.save(AfterSave::Exit)
             }
             Decision::Call(call) => {
-                let tool = call.tool.clone();
-                if !self.begin_call(call) {
-                    return self.fail_run(format!("the model called unknown tool `{tool}`"));
+                if let Err(refused) = self.begin_call(call) {
+                    return match refused {
+                        CallRefused::UnknownTool(tool) => {
+                            self.fail_run(format!("the model called unknown tool `{tool}`"))
+                        }
+                        CallRefused::BadKey(_) => {
+                            self.wait_for_person(format!("the model's call {}", refused.describe()))
+                        }
+                    };
                 }
                 if !self.guard(Guard::Ledger) {
                     return self.invoke(1);
@@ -662,6 +682,79 @@ impl Worker {
         }
     }
 
+    /// The naive reservation's read came back: the decision table on what it saw.
+    fn checked(&mut self, now_ms: u64, existing: Option<ExecutionRecord>) -> Option<Command> {
+        let side_effect = self.context().tool.side_effect;
+        if let Some(record) = &existing
+            && record.arguments != self.context().call.arguments.canonical()
+        {
+            return self.arguments_mismatch(now_ms, record.clone());
+        }
+        let lease_expired = !self.guard(Guard::NoLeaseExpiry)
+            && existing
+                .as_ref()
+                .is_some_and(|record| record.lease_expires_at_ms.is_some_and(|expires| now_ms >= expires));
+        let action = reservation_action(
+            existing.as_ref().map(|record| record.status),
+            side_effect,
+            lease_expired,
+        );
+        match action {
+            ReservationAction::RunNew | ReservationAction::RunAgain | ReservationAction::TakeOverExpiredLease => {
+                let context = self.context();
+                Some(Command::InsertStarted {
+                    key: context.key.clone(),
+                    call: context.call.clone(),
+                    side_effect,
+                    lease_ms: self.lease(),
+                    checkpoint_version: self.fence(),
+                })
+            }
+            _ => self.on_reservation(now_ms, action, existing),
+        }
+    }
+
+    /// The key already belongs to a call with other arguments: a replay that reworded its
+    /// arguments (the model is asked again after a recovery) kept its key. The ledger's record
+    /// is that call: it is never served to the new wording as if it were its result, and it is
+    /// never left unattended. An unknown record goes down the unknown path (hook, pause) under
+    /// its own arguments; a settled one is the call's truth; only a `failed` one ends the run,
+    /// since nothing of it stands and its key cannot carry the new wording.
+    fn arguments_mismatch(&mut self, now_ms: u64, existing: ExecutionRecord) -> Option<Command> {
+        let key = self.context().key.clone();
+        self.note(
+            Guard::Ledger,
+            Held::ArgumentsRefused,
+            format!(
+                "key {key} already belongs to a call with other arguments ({}); the new wording was not run, nor served the other call's result",
+                existing.arguments
+            ),
+        );
+        if self.guard(Guard::KeyPerCall) && existing.run_id == self.setup.run_id {
+            self.note(
+                Guard::KeyPerCall,
+                Held::RewordedReplayRecognised,
+                format!("the replay reworded its arguments but kept its key {key}, so the ledger recognised it"),
+            );
+        }
+        match existing.status {
+            Status::Failed => self.fail_run(format!(
+                "idempotency key {key} was used with different arguments; the earlier call failed and its key cannot carry a new wording"
+            )),
+            Status::Started | Status::Indeterminate => {
+                // Attend the recorded call: its own arguments, recovered like any unknown call.
+                if let Ok(arguments) = serde_json::from_str(&existing.arguments) {
+                    self.context_mut().call.arguments = arguments;
+                }
+                self.on_reservation(now_ms, ReservationAction::Unknown, Some(existing))
+            }
+            Status::Completed => self.on_reservation(now_ms, ReservationAction::ReturnRecorded, Some(existing)),
+            Status::Compensating | Status::Compensated => {
+                self.on_reservation(now_ms, ReservationAction::ReturnCompensated, Some(existing))
+            }
+        }
+    }
+
     fn on_reservation(
         &mut self,
         now_ms: u64,
@@ -676,6 +769,7 @@ impl Worker {
                 let record = record.expect("a completed record exists");
                 self.note(
                     Guard::Ledger,
+                    Held::ReturnedRecordedResult,
                     format!(
                         "the ledger held `completed` for key {}; the recorded result was returned and the tool was not called",
                         record.key
@@ -689,18 +783,25 @@ impl Worker {
             ReservationAction::Unknown => {
                 let record = record.expect("an unknown record exists");
                 self.context_mut().recovered = true;
-                let detail = if record.run_id == self.setup.run_id {
-                    format!(
+                let other_run = (record.run_id != self.setup.run_id).then(|| record.run_id.clone());
+                let detail = match &other_run {
+                    None => format!(
                         "the ledger held `{}` for key {}; the replay did not call the tool",
                         record.status, record.key
-                    )
-                } else {
-                    format!(
-                        "the ledger held `{}` for key {}, a call of run {}; this call was not made",
-                        record.status, record.key, record.run_id
-                    )
+                    ),
+                    Some(run) => format!(
+                        "the ledger held `{}` for key {}, a call of run {run}; this call was not made",
+                        record.status, record.key
+                    ),
                 };
-                self.note(Guard::Ledger, detail);
+                self.note(
+                    Guard::Ledger,
+                    Held::ReplayNotRun {
+                        status: record.status,
+                        other_run,
+                    },
+                    detail,
+                );
                 if record.owner != self.setup.worker_id
                     && record.run_id == self.setup.run_id
                     && record.created_at_ms >= self.loaded_at_ms
@@ -708,23 +809,26 @@ impl Worker {
                 {
                     self.note(
                         Guard::AtomicReservation,
+                        Held::RacingReservationLost {
+                            winner: record.owner.clone(),
+                        },
                         format!(
                             "{} reserved {} while {} drove the same run; one transaction let only one of them call the tool",
                             record.owner, record.key, self.setup.worker_id
                         ),
                     );
                 }
+                let started_for_ms = now_ms.saturating_sub(record.updated_at_ms);
                 if record.status == Status::Started
                     && self.guard(Guard::NoLeaseExpiry)
-                    && now_ms >= record.updated_at_ms + self.setup.lease_ms
+                    && started_for_ms >= self.setup.lease_ms
                 {
                     self.note(
                         Guard::NoLeaseExpiry,
+                        Held::LeaseNotReclaimed { started_for_ms },
                         format!(
-                            "{} has been `started` for {} ms, past a {} ms lease; it was not reclaimed",
-                            record.key,
-                            now_ms - record.updated_at_ms,
-                            self.setup.lease_ms
+                            "{} has been `started` for {started_for_ms} ms, past a {} ms lease; it was not reclaimed",
+                            record.key, self.setup.lease_ms
                         ),
                     );
                 }
@@ -753,13 +857,106 @@ impl Worker {
         })
     }
 
-    fn late(&mut self, attempt: u32, answer: &ToolAnswer) -> Option<Command> {
-        let context = self.call.as_ref()?;
-        if !self.setup.guards.ledger {
+    /// The send fence refused: nothing was sent. The worker follows the record: a settled
+    /// call is the truth; a call another worker now owns (or an unknown one) is unknown to it.
+    fn attempt_refused(&mut self, record: Option<ExecutionRecord>) -> Option<Command> {
+        let context = self.context_mut();
+        context.awaiting_attempt = None;
+        let key = context.key.clone();
+        let (status, owner) = (
+            record.as_ref().map(|record| record.status),
+            record.as_ref().map(|record| record.owner.clone()),
+        );
+        let why = match (&status, &owner) {
+            (Some(Status::Started), Some(owner)) => format!("{owner} owns its `started` record now"),
+            (Some(status), _) => format!("its record is `{status}` now"),
+            (None, _) => "it has no record".to_owned(),
+        };
+        self.note(
+            Guard::Ledger,
+            Held::SendRefused { status, owner },
+            format!(
+                "{} did not send {key}: {why}. The last step before a request leaves is a compare-and-set on the record, so nothing left",
+                self.setup.worker_id
+            ),
+        );
+        match record {
+            Some(record) if record.status.is_settled() => self.truth_or_unknown(Some(record)),
+            Some(_) => {
+                self.context_mut().recovered = true;
+                self.unknown()
+            }
+            None => self.fail_run(format!("{key} has no record to send under")),
+        }
+    }
+
+    fn response(&mut self, key: IdempotencyKey, attempt: u32, answer: ToolAnswer) -> Option<Command> {
+        let Some(context) = self
+            .call
+            .as_mut()
+            .filter(|context| context.key == key && context.awaiting_attempt == Some(attempt))
+        else {
+            return self.late(key, attempt, &answer);
+        };
+        context.awaiting_attempt = None;
+        context.may_have_left = true;
+        let end = if answer.is_rejection() {
+            AttemptEnd::Rejected
+        } else {
+            AttemptEnd::Succeeded
+        };
+        if let ToolAnswer::Repeat { first, .. } = &answer {
+            let key = context.key.clone();
+            self.note(
+                Guard::KeyDownstream,
+                Held::FirstAnswerRepeated { first: first.clone() },
+                format!(
+                    "billing recognised key {key} and answered with the first credit {first}; nothing was paid twice"
+                ),
+            );
+        }
+        let context = self.context();
+        match outcome_action(context.tool.side_effect, end, context.attempt, context.attempts_allowed) {
+            OutcomeAction::Record(status) => self.record(status, Some(answer.receipt().to_owned())),
+            OutcomeAction::Retry { .. } => unreachable!("an answer is never retried"),
+        }
+    }
+
+    fn timed_out(&mut self, key: IdempotencyKey, attempt: u32) -> Option<Command> {
+        // A timer of an earlier call (or attempt) that was answered in time is stale.
+        let context = self
+            .call
+            .as_mut()
+            .filter(|context| context.key == key && context.awaiting_attempt == Some(attempt))?;
+        context.awaiting_attempt = None;
+        context.may_have_left = true;
+        let (side_effect, attempts_allowed) = (context.tool.side_effect, context.attempts_allowed);
+        match outcome_action(side_effect, AttemptEnd::TimedOut, attempt, attempts_allowed) {
+            OutcomeAction::Retry { backoff_ms } => Some(Command::Backoff {
+                after_ms: backoff_ms,
+                next_attempt: attempt + 1,
+            }),
+            OutcomeAction::Record(Status::Indeterminate) => {
+                self.note(
+                    Guard::WriteRetryRule,
+                    Held::WriteNotRetried,
+                    format!("the write {key} timed out after its request left: recorded indeterminate, not retried"),
+                );
+                self.record(Status::Indeterminate, None)
+            }
+            OutcomeAction::Record(status) => self.record(status, Some(format!("timed out {attempt} times"))),
+        }
+    }
+
+    /// An answer nobody waits for (its attempt timed out, or the worker moved on): logged
+    /// under its own key, whatever the worker is doing now, and ignored.
+    fn late(&mut self, key: IdempotencyKey, attempt: u32, answer: &ToolAnswer) -> Option<Command> {
+        if !self.guard(Guard::Ledger) {
             return None;
         }
         Some(Command::LogLateOutcome {
-            key: context.key.clone(),
+            key,
+            attempt,
             detail: format!("attempt {attempt} answered after its timeout: {}", answer.receipt()),
         })
     }
@@ -769,10 +966,12 @@ impl Worker {
             return self.after_record(status, result);
         }
         self.state = WorkerState::Recording;
+        let context = self.context();
         Some(Command::RecordOutcome {
-            key: self.context().key.clone(),
+            key: context.key.clone(),
             status,
             result,
+            attempt: context.attempt,
         })
     }
 
@@ -788,7 +987,7 @@ impl Worker {
                 self.tell_failed(result.unwrap_or_else(|| "failed".into()))
             }
             Status::Indeterminate | Status::Started => self.unknown(),
-            Status::Compensated => self.tell(Told::Compensated),
+            Status::Compensating | Status::Compensated => self.tell(Told::Compensated),
         }
     }
 
@@ -802,7 +1001,7 @@ impl Worker {
                 self.relied_failure = Some(self.context().key.clone());
                 self.tell(Told::DidNotTakeEffect)
             }
-            Some((Status::Compensated, _)) => self.tell(Told::Compensated),
+            Some((Status::Compensating | Status::Compensated, _)) => self.tell(Told::Compensated),
             Some((Status::Started | Status::Indeterminate, _)) | None => self.unknown(),
         }
     }
@@ -822,6 +1021,7 @@ impl Worker {
             let key = context.key.clone();
             self.note(
                 Guard::NoReflexCompensation,
+                Held::NotCompensated,
                 format!("the recovered run met {key} unknown; the runtime did not compensate it by itself"),
             );
             self.context_mut().compensated = true;
@@ -843,8 +1043,16 @@ impl Worker {
             UnknownAction::Pause => {
                 let context = self.context();
                 let (key, call) = (context.key.clone(), context.call.clone());
+                let already_waiting = self.run.status == RunStatus::AwaitingReconciliation { key: key.to_string() }
+                    && self.run.pending.as_ref() == Some(&call);
+                if already_waiting {
+                    // Looked again and still unknown: the saved checkpoint already says so.
+                    self.state = WorkerState::Parked;
+                    return Some(Command::Park { key });
+                }
                 self.note(
                     Guard::PauseOnIndeterminate,
+                    Held::Paused,
                     format!(
                         "run {} paused awaiting reconciliation of {key}; the model was not told \"failed\"",
                         self.setup.run_id
@@ -873,6 +1081,7 @@ impl Worker {
             let key = context.key.clone();
             self.note(
                 Guard::NoReflexCompensation,
+                Held::NotCompensated,
                 format!("{key} failed or is unknown; the runtime did not compensate it by itself"),
             );
         }
@@ -907,5 +1116,65 @@ impl Worker {
             expected_version,
             still_failed,
         })
+    }
+
+    fn saved(&mut self, outcome: SaveOutcome) -> Option<Command> {
+        match outcome {
+            SaveOutcome::Saved { version } => {
+                self.loaded_version = version;
+                match self.after_save {
+                    AfterSave::AskModel => {
+                        self.state = WorkerState::Deciding;
+                        Some(Command::AskModel {
+                            state: self.run.clone(),
+                        })
+                    }
+                    AfterSave::Park => {
+                        self.state = WorkerState::Parked;
+                        Some(Command::Park {
+                            key: self.context().key.clone(),
+                        })
+                    }
+                    AfterSave::Exit => {
+                        self.state = WorkerState::Exited;
+                        Some(Command::Exit)
+                    }
+                }
+            }
+            SaveOutcome::TakenOver { key, status, owner } => {
+                let detail = format!(
+                    "worker {}'s save of run {} relied on {key} having failed, but {owner} ran it again \
+                     (now {status}); it stood down before its model could act on the failure",
+                    self.setup.worker_id, self.setup.run_id
+                );
+                self.note(
+                    Guard::CheckpointVersion,
+                    Held::FailureTakenOver { owner, status },
+                    detail.clone(),
+                );
+                self.stand_down(detail)
+            }
+            SaveOutcome::Stale { expected, found } => {
+                let detail = format!(
+                    "worker {}'s save of run {} was stale (it loaded version {expected}, the ledger has {found}); it stood down",
+                    self.setup.worker_id, self.setup.run_id
+                );
+                self.note(
+                    Guard::CheckpointVersion,
+                    Held::StaleSave { expected, found },
+                    detail.clone(),
+                );
+                self.stand_down(detail)
+            }
+        }
+    }
+}
+
+impl CallRefused {
+    fn describe(&self) -> String {
+        match self {
+            CallRefused::UnknownTool(tool) => format!("names tool `{tool}`, which is not declared"),
+            CallRefused::BadKey(detail) => format!("cannot be given a key: {detail}"),
+        }
     }
 }

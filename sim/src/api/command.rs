@@ -9,10 +9,7 @@ use super::billing_target::BillingCompensator;
 use super::tokens::{self, Operators};
 use super::{ApiState, DEFAULT_ADDRESS, bind, check_bind_address, serve_until};
 
-/// Exit codes, as in [`crate::cli`].
-const EXIT_OK: u8 = 0;
-const EXIT_FAILED: u8 = 1;
-const EXIT_BAD_INPUT: u8 = 2;
+use crate::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 /// Worker threads for the server: requests are short and the ledger work runs on
 /// tokio's blocking threads, so two are plenty on the two-core machines this targets.
 const SERVER_THREADS: usize = 2;

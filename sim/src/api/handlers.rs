@@ -20,7 +20,9 @@ use super::views::{Cursor, DetailView, PageView, RecordView, shorten};
 use super::{ApiState, Compensator, Effect, LookupError, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, RESULT_BYTES_MAX};
 use crate::ledger::{ExecutionRecord, Ledger, SettleError};
 use crate::runtime::key::IdempotencyKey;
-use crate::runtime::operator::{self, OperatorError, REASON_CHARS_MAX, ResolveRequest};
+use crate::runtime::operator::{
+    self, CompensateRequest, CompensationTarget, LedgerAccess, OperatorError, REASON_CHARS_MAX, ResolveRequest,
+};
 use crate::runtime::rules::Status;
 
 // ----- extractors -----
@@ -167,16 +169,24 @@ fn refusal(ledger: &Ledger, key: &IdempotencyKey, error: OperatorError) -> ApiEr
             ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "no_compensation", error.to_string())
         }
         OperatorError::NothingToCompensate { .. } | OperatorError::AlreadyCompensated(_) => current(error.to_string()),
+        OperatorError::CompensationUnderWay { .. } => {
+            let mut answer = current(error.to_string());
+            answer.code = "compensation_under_way";
+            answer
+        }
         OperatorError::EffectMissing { .. } => {
             let mut answer = current(error.to_string());
             answer.code = "effect_missing";
             answer
         }
+        OperatorError::MayBeOnItsWay { .. } => {
+            let mut answer = current(error.to_string());
+            answer.code = "attempt_noted";
+            answer
+        }
+        OperatorError::Lookup(lookup, record) => lookup_refusal(*record, lookup),
         OperatorError::CompensationFailed { .. } => {
-            let mut answer = current(format!(
-                "{error}. The record stays claimed as compensated and the failure is in its history: \
-                 check the tool's world by hand; it is not compensated twice"
-            ));
+            let mut answer = current(error.to_string());
             answer.status = StatusCode::BAD_GATEWAY;
             answer.code = "compensation_failed";
             answer
@@ -198,6 +208,17 @@ fn refusal(ledger: &Ledger, key: &IdempotencyKey, error: OperatorError) -> ApiEr
         ),
         OperatorError::Settle(SettleError::NotADecision { to }) => {
             ApiError::invalid(format!("status: {to} is not a decision"))
+        }
+        OperatorError::Settle(SettleError::AttemptNoted { current, .. }) => {
+            let mut answer = ApiError::conflict(
+                format!(
+                    "{key} has {} attempt(s) noted: its request may still be on its way, so it cannot be settled as if nothing left",
+                    current.attempts
+                ),
+                *current,
+            );
+            answer.code = "attempt_noted";
+            answer
         }
         OperatorError::Settle(SettleError::Ledger(error)) | OperatorError::Ledger(error) => {
             ApiError::from_ledger(error)
@@ -418,7 +439,45 @@ fn lookup_refusal(record: ExecutionRecord, error: LookupError) -> ApiError {
     }
 }
 
+/// The ledger for a compensation: one pooled connection per step, none held in between.
+struct PoolAccess<'a> {
+    pool: &'a super::pool::LedgerPool,
+    handle: tokio::runtime::Handle,
+    clock: &'a dyn super::Clock,
+}
+
+impl LedgerAccess for PoolAccess<'_> {
+    fn with_ledger<T>(&mut self, step: impl FnOnce(&mut Ledger) -> T) -> Result<T, crate::ledger::LedgerError> {
+        self.pool.with_connection(&self.handle, step)
+    }
+
+    fn now_ms(&mut self) -> u64 {
+        self.clock.now_ms()
+    }
+}
+
+/// The API's compensation target as the runtime's one compensation asks it.
+struct Target<'a>(&'a dyn Compensator);
+
+impl CompensationTarget for Target<'_> {
+    fn has_compensation(&self, tool: &str) -> bool {
+        self.0.has_compensation(tool)
+    }
+
+    fn find_effect(&mut self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
+        self.0.find_effect(record)
+    }
+
+    fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, String> {
+        self.0.compensate(record, reference)
+    }
+}
+
 /// `POST /v1/tool-executions/{key}/compensate`: undo the call's effect, once.
+///
+/// The runtime's one compensation ([`operator::compensate`]) runs on a blocking thread of its
+/// own, taking a ledger connection only for each short step and none while billing is asked:
+/// a slow or silent billing holds this request, never the ledger.
 pub(super) async fn compensate(
     State(state): State<ApiState>,
     Authenticated(operator): Authenticated,
@@ -435,52 +494,43 @@ pub(super) async fn compensate(
              so it cannot undo an effect. Resolve the call instead, or start the server with a target",
         )
     })?;
+    {
+        let (key, operator) = (key.clone(), operator.clone());
+        state
+            .ledgers
+            .run(move |ledger| visible(ledger, &key, &operator).map(|_| ()))
+            .await?;
+    }
+    let pool = Arc::clone(&state.ledgers);
     let clock = Arc::clone(&state.clock);
-    let view = state
-        .ledgers
-        .run(move |ledger| {
-            visible(ledger, &key, &operator)?;
-            let seen = operator::check_compensable(ledger, &key, &body.reason, &operator.id, |tool| {
-                compensator.has_compensation(tool)
-            })
-            .map_err(|error| refusal(ledger, &key, error))?;
-            // Read-only, before anything is claimed: what is not there is not undone, and
-            // what cannot be looked up is not guessed at.
-            let effect = compensator
-                .find_effect(&seen)
-                .map_err(|error| lookup_refusal(seen.clone(), error))?;
-            let record = match effect {
-                Effect::Found {
-                    reference,
-                    detail: found,
-                } => operator::compensate(
-                    ledger,
-                    &key,
-                    &body.reason,
-                    &operator.id,
-                    |tool| compensator.has_compensation(tool),
-                    |record| {
-                        compensator
-                            .compensate(record, &reference)
-                            .map(|done| format!("{found}: {done}"))
-                    },
-                    clock.now_ms(),
-                ),
-                Effect::Absent { detail: finding } => operator::record_nothing_to_compensate(
-                    ledger,
-                    &key,
-                    &body.reason,
-                    &operator.id,
-                    seen.status,
-                    &finding,
-                    clock.now_ms(),
-                ),
-            }
-            .map_err(|error| refusal(ledger, &key, error))?;
-            detail(ledger, record)
-        })
-        .await?;
-    Ok(Json(view))
+    let handle = tokio::runtime::Handle::current();
+    let joined = tokio::task::spawn_blocking(move || {
+        let mut access = PoolAccess {
+            pool: &pool,
+            handle: handle.clone(),
+            clock: clock.as_ref(),
+        };
+        let request = CompensateRequest {
+            key: &key,
+            reason: &body.reason,
+            operator: &operator.id,
+        };
+        let outcome = operator::compensate(&mut access, &mut Target(compensator.as_ref()), &request);
+        pool.with_connection(&handle, |ledger| match outcome {
+            Ok(record) => detail(ledger, record),
+            Err(error) => Err(refusal(ledger, &key, error)),
+        })?
+    })
+    .await;
+    match joined {
+        Ok(view) => Ok(Json(view?)),
+        Err(error) => {
+            eprintln!("operator API: a compensation task failed: {error}");
+            Err(ApiError::internal(
+                "the request failed inside the server; the server's log has the detail",
+            ))
+        }
+    }
 }
 
 pub(super) async fn no_such_route(uri: Uri) -> ApiError {

@@ -56,6 +56,35 @@ impl LedgerPool {
         }
     }
 
+    /// On a blocking thread already: runs one short `step` with a connection, taken just
+    /// for it and given back at once, so nothing holds a connection between steps (a
+    /// compensation asks billing between its ledger steps, and a slow billing must not keep
+    /// connections from the reads and resolves of everyone else).
+    pub(super) fn with_connection<T>(
+        &self,
+        handle: &tokio::runtime::Handle,
+        step: impl FnOnce(&mut Ledger) -> T,
+    ) -> Result<T, LedgerError> {
+        let permit = handle
+            .block_on(tokio::time::timeout(
+                Duration::from_millis(CONNECTION_WAIT_MS),
+                Arc::clone(&self.permits).acquire_owned(),
+            ))
+            .map_err(|_| LedgerError::Locked {
+                location: self.path.display().to_string(),
+                context: "waiting for a free ledger connection",
+            })?
+            .map_err(|_| LedgerError::Locked {
+                location: self.path.display().to_string(),
+                context: "shutting down",
+            })?;
+        let mut ledger = self.take()?;
+        let answer = step(&mut ledger);
+        self.give_back(ledger);
+        drop(permit);
+        Ok(answer)
+    }
+
     /// Runs `work` with a ledger connection on a blocking thread. Once started, the work
     /// runs to its end even if the caller hangs up: a decision is never half-made.
     pub(super) async fn run<T: Send + 'static>(

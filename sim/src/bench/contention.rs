@@ -59,7 +59,7 @@ pub struct WorkerReport {
 
 /// The key of number `index`, shared by every contending process.
 pub fn key_of(index: u32) -> IdempotencyKey {
-    IdempotencyKey::per_call("bench", &format!("k{index}"))
+    IdempotencyKey::per_call("bench", &format!("k{index}")).expect("`bench` and `k<n>` make a key")
 }
 
 /// The worker's side: open, say `ready`, wait for `go`, reserve, report one JSON line.
@@ -284,7 +284,10 @@ pub fn measure(
         *rows_per_key.entry(record.key.as_str()).or_default() += 1;
     }
     let mut reserved_per_key: BTreeMap<&str, u32> = BTreeMap::new();
-    for entry in history.iter().filter(|entry| entry.event == "reserved") {
+    for entry in history
+        .iter()
+        .filter(|entry| entry.event == crate::ledger::HistoryEvent::Reserved)
+    {
         *reserved_per_key.entry(entry.key.as_str()).or_default() += 1;
     }
     let mut duplicates = 0;

@@ -31,12 +31,7 @@ use side_by_side::{LedgerCycles, Measured, RawInserts};
 
 pub use contention::{BenchWorkerArgs, worker_command};
 
-/// Exit code: measured, and no duplicate reservation.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: a duplicate or a lost reservation, a wrong verdict, or a failed measurement.
-pub const EXIT_FAILED: u8 = 1;
-/// Exit code: a bad flag or a level that does not load.
-pub const EXIT_BAD_INPUT: u8 = 2;
+pub use crate::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 
 /// The most cycles (figures 1 and 2) one run measures.
 pub const CYCLES_MAX: u64 = 1_000_000;

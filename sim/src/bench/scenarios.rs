@@ -103,7 +103,7 @@ impl Scenarios {
         let mut simulation = builder.build().map_err(|error| failed(error.to_string()))?;
         simulation.run().map_err(|error| failed(error.to_string()))?;
         let verdict = simulation.verdict().map_err(|error| failed(error.to_string()))?;
-        if !crate::cli::matches(&tape.tape.expect, &verdict) {
+        if !crate::replay::matches(&tape.tape.expect, &verdict) {
             return Err(BenchError::Unexpected(format!(
                 "{}: expected {} but the simulator said {}",
                 tape.path.display(),

@@ -98,7 +98,8 @@ impl Contender for LedgerCycles {
 
     fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError> {
         for item in first..first + count {
-            let key = IdempotencyKey::per_call("bench", &format!("c{item}"));
+            let key = IdempotencyKey::per_call("bench", &format!("c{item}"))
+                .map_err(|detail| BenchError::Unexpected(format!("c{item}: {detail}")))?;
             let request = ReserveRequest {
                 key: &key,
                 tenant: "bench",
@@ -124,7 +125,8 @@ impl Contender for LedgerCycles {
             }
             match self
                 .ledger
-                .record_outcome(&key, Status::Completed, Some(RESULT), "bench", item)?
+                // Attempt 0: the cycle measured is the reservation and its outcome, no send fence between.
+                .record_outcome(&key, Status::Completed, Some(RESULT), "bench", 0, item)?
             {
                 Recorded::Recorded(record) if record.status == Status::Completed => {}
                 other => {

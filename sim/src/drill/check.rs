@@ -253,7 +253,7 @@ pub fn judge(input: &CheckInput<'_>) -> Findings {
             Status::Completed => findings.calls_completed += 1,
             Status::Failed => findings.calls_failed += 1,
             Status::Started | Status::Indeterminate => findings.calls_unknown += 1,
-            Status::Compensated => findings.calls_compensated += 1,
+            Status::Compensating | Status::Compensated => findings.calls_compensated += 1,
         }
         let Some(script) = scripts.get(record.run_id.as_str()) else {
             findings.violation(format!(
@@ -338,7 +338,7 @@ mod tests {
     fn record(script: &RunScript, status: Status) -> ExecutionRecord {
         let call = &script.calls[0];
         ExecutionRecord {
-            key: IdempotencyKey::per_call(&script.id, "c1"),
+            key: IdempotencyKey::per_call(&script.id, "c1").unwrap(),
             tenant: script::TENANT.into(),
             run_id: script.id.clone(),
             tool_call_id: "c1".into(),

@@ -17,6 +17,12 @@ pub enum EndKind {
     StoodDown,
     /// Paused awaiting reconciliation; the worker left (`--exit-when-parked`).
     Parked,
+    /// The run's stored state cannot be used: it waits for a person (the reason is in the
+    /// ledger's run history).
+    WaitsForPerson,
+    /// The tool's world could not be reached, call after call: the worker stopped before
+    /// making another, and leaves the run for a worker that can reach it.
+    ToolUnreachable,
 }
 
 impl EndKind {
@@ -25,13 +31,21 @@ impl EndKind {
             EndKind::Exited => "exited",
             EndKind::StoodDown => "stood_down",
             EndKind::Parked => "parked",
+            EndKind::WaitsForPerson => "waits_for_person",
+            EndKind::ToolUnreachable => "tool_unreachable",
         }
     }
 
     fn parse(text: &str) -> Option<EndKind> {
-        [EndKind::Exited, EndKind::StoodDown, EndKind::Parked]
-            .into_iter()
-            .find(|kind| kind.name() == text)
+        [
+            EndKind::Exited,
+            EndKind::StoodDown,
+            EndKind::Parked,
+            EndKind::WaitsForPerson,
+            EndKind::ToolUnreachable,
+        ]
+        .into_iter()
+        .find(|kind| kind.name() == text)
     }
 }
 

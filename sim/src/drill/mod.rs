@@ -30,15 +30,7 @@ pub use billing_server::{BillingArgs, billing_command};
 pub use supervisor::{DrillArgs, DrillReport, drill_command};
 pub use worker_process::{WorkerArgs, worker_command};
 
-/// Exit code: everything held.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: a violation was found (a double or lost credit, a broken ledger promise), or a
-/// process failed at run time.
-pub const EXIT_FAILED: u8 = 1;
-/// Exit code: bad input (a bad flag, a file that is not what it should be).
-pub const EXIT_BAD_INPUT: u8 = 2;
-/// Exit code: interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub use crate::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 
 /// Milliseconds since the Unix epoch: every process of a drill stamps the shared ledger
 /// with the same clock, so `created_at_ms` of one process compares with another's.

@@ -74,9 +74,16 @@ pub fn run_id(number: u32) -> String {
     format!("run-{number:04}")
 }
 
-/// A run id becomes half of every key (`<run_id>:<tool_call_id>`): letters, digits, `-`,
-/// `_` and `.` only, so a key is never ambiguous and never needs quoting.
+/// A drill's run id is `run-` and its number, as [`run_id`] makes it: the run's script follows
+/// from the id, so an id no drill makes (`foo`) would drive a run nobody owes, and is refused.
+/// It also becomes half of every key (`<run_id>:<tool_call_id>`).
 pub fn validate_run_id(run_id: &str) -> Result<(), String> {
+    let number = run_id.strip_prefix("run-").unwrap_or("");
+    if number.is_empty() || number.len() > 9 || !number.chars().all(|character| character.is_ascii_digit()) {
+        return Err(format!(
+            "run id `{run_id}` is not a drill's run: it is `run-` and a number of 1 to 9 digits, as `run-0001`"
+        ));
+    }
     if run_id.is_empty() || run_id.chars().count() > RUN_ID_CHARS_MAX {
         return Err(format!(
             "run id `{run_id}` must have 1 to {RUN_ID_CHARS_MAX} characters"
@@ -175,7 +182,17 @@ mod tests {
     #[test]
     fn run_ids_that_would_make_odd_keys_are_refused() {
         assert!(validate_run_id("run-0001").is_ok());
-        for bad in ["", "a:b", "a b", "ü", &"x".repeat(65)] {
+        for bad in [
+            "",
+            "a:b",
+            "a b",
+            "ü",
+            &"x".repeat(65),
+            "foo",
+            "run-",
+            "run-12a",
+            "run-1234567890",
+        ] {
             let error = validate_run_id(bad).expect_err(bad);
             assert!(error.contains("run id"), "{error}");
         }

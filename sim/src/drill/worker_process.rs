@@ -22,13 +22,13 @@ use super::marker::{EndKind, Marker};
 use super::script;
 use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, now_ms, stop_when_stdin_closes};
 use crate::billing::Answer;
-use crate::runtime::ToolAnswer;
-use crate::ledger::{Ledger, LedgerError, ReserveRequest};
+use crate::ledger::{Ledger, LedgerError};
 use crate::model::{self, ModelPolicy, Nudge, RunScript};
+use crate::runtime::ToolAnswer;
+use crate::runtime::executor::{Drive, Executor, Next, Step as ExecutorStep};
 use crate::runtime::guards::Guards;
 use crate::runtime::key::IdempotencyKey;
-use crate::runtime::run::RunState;
-use crate::runtime::worker::{Command, Input, Reconciled, Worker, WorkerSetup};
+use crate::runtime::worker::{Command, Input, Worker, WorkerSetup};
 
 /// Limits on the worker's timings.
 pub const TIMEOUT_MS_MAX: u32 = 600_000;
@@ -40,12 +40,24 @@ pub const LEASE_MS_MAX: u32 = 86_400_000;
 pub const WORKER_ID_CHARS_MAX: usize = 64;
 /// A worker whose drill went away exits with this code.
 const EXIT_PARENT_GONE: i32 = 3;
+/// Calls in a row that cannot reach billing at all before the worker stops calling: each is
+/// recorded `failed` (nothing left), and a model that hears "failed" calls again, so without a
+/// bound an unreachable billing makes a run call and fail until its model gives up.
+pub const UNREACHABLE_IN_A_ROW_MAX: u32 = 3;
+/// A parked worker first looks again after this many polls, then after twice as many, up to
+/// the most below.
+const LOOK_AGAIN_AFTER_POLLS: u32 = 5;
+const LOOK_AGAIN_AFTER_POLLS_MAX: u32 = 80;
 
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
     /// The ledger file (SQLite). Created if missing.
     #[arg(long)]
     pub ledger: PathBuf,
+    /// Do not ask billing whether it is there before starting (for tests that start a worker
+    /// before its billing on purpose).
+    #[arg(long, hide = true)]
+    pub no_probe: bool,
     /// The billing server's URL (`http://127.0.0.1:PORT`, as `twice-sim billing` prints it).
     #[arg(long)]
     pub billing: String,
@@ -93,6 +105,10 @@ pub enum WorkerEnd {
     Exited,
     StoodDown(String),
     Parked(String),
+    /// The run's stored state cannot be used; a person looks (the reason is in the ledger).
+    WaitsForPerson(String),
+    /// Billing could not be reached; the run is left for a worker that can reach it.
+    ToolUnreachable(String),
 }
 
 /// The checked settings of one worker process.
@@ -165,20 +181,30 @@ fn emit(marker: &Marker) {
     let _ = stdout.flush();
 }
 
-/// The driver: the machine, and the real ledger, clock and HTTP client it runs against.
+/// The driver: the machine, the runtime's executor on a real ledger file, and the real clock
+/// and HTTP client the rest runs against.
 #[derive(Debug)]
 pub struct Driver {
     config: WorkerConfig,
     machine: Worker,
-    ledger: Ledger,
+    executor: Executor,
     client: reqwest::Client,
     script: RunScript,
     policy: ModelPolicy,
+    /// Attempts in a row that could not reach billing at all (connection refused).
+    unreachable_in_a_row: u32,
+    /// Whether any attempt of this process reached billing.
+    reached_billing: bool,
+    /// The phases run, in order (for the test that holds this driver and the simulator to
+    /// the same machine).
+    phases: Vec<&'static str>,
 }
 
 /// What carrying out a command led to.
 enum Step {
     Feed(Box<Input>),
+    /// Nothing to feed: the machine waits on as it was (a late answer was logged).
+    Wait,
     End(WorkerEnd),
 }
 
@@ -201,11 +227,24 @@ impl Driver {
         Ok(Driver {
             script: script::script_for(&config.run_id),
             policy: script::model_policy(),
+            executor: Executor::new(ledger, &setup),
             machine: Worker::new(setup),
             config,
-            ledger,
             client,
+            unreachable_in_a_row: 0,
+            reached_billing: false,
+            phases: Vec::new(),
         })
+    }
+
+    /// The phases this process ran, in order.
+    pub fn phases(&self) -> &[&'static str] {
+        &self.phases
+    }
+
+    /// The ledger connection (for tests that read what the run wrote).
+    pub fn ledger(&self) -> &Ledger {
+        self.executor.ledger()
     }
 
     /// Feeds one input to the machine and reports the guards that held.
@@ -220,7 +259,23 @@ impl Driver {
         next
     }
 
-    /// Drives the run until the worker exits, stands down or (with `exit_when_parked`) parks.
+    /// Asks billing whether it is there (`GET /v1/stats`), as `serve` checks its target at
+    /// start: a worker pointed at nothing says so at once instead of failing every call.
+    pub async fn probe_billing(&self) -> Result<(), String> {
+        let url = self.endpoint("/v1/stats");
+        match self.client.get(url).timeout(self.config.timeout).send().await {
+            Ok(response) if response.status().is_success() => Ok(()),
+            Ok(response) => Err(format!(
+                "billing at {} answered GET /v1/stats with {}: is it a twice-sim billing server?",
+                self.config.billing,
+                response.status()
+            )),
+            Err(error) => Err(format!("billing at {} cannot be reached: {error}", self.config.billing)),
+        }
+    }
+
+    /// Drives the run until the worker exits, stands down, waits for a person, gives up on an
+    /// unreachable billing, or (with `exit_when_parked`) parks.
     pub async fn drive(&mut self) -> Result<WorkerEnd, WorkerError> {
         let mut next = self.feed(Input::Start);
         let mut last_phase = "start";
@@ -229,17 +284,21 @@ impl Driver {
                 return Err(WorkerError::Stalled { phase: last_phase });
             };
             last_phase = command.phase_name();
+            self.phases.push(last_phase);
             emit(&Marker::Phase {
                 name: last_phase.to_owned(),
-                key: command_key(&command).map(ToString::to_string),
+                key: command.key().map(ToString::to_string),
             });
             match self.perform(command).await? {
                 Step::Feed(input) => next = self.feed(*input),
+                Step::Wait => return Err(WorkerError::Stalled { phase: last_phase }),
                 Step::End(end) => {
                     let (kind, detail) = match &end {
                         WorkerEnd::Exited => (EndKind::Exited, self.machine.run_state().status.name().to_owned()),
                         WorkerEnd::StoodDown(reason) => (EndKind::StoodDown, reason.clone()),
                         WorkerEnd::Parked(key) => (EndKind::Parked, format!("awaiting {key}")),
+                        WorkerEnd::WaitsForPerson(reason) => (EndKind::WaitsForPerson, reason.clone()),
+                        WorkerEnd::ToolUnreachable(reason) => (EndKind::ToolUnreachable, reason.clone()),
                     };
                     emit(&Marker::End { kind, detail });
                     return Ok(end);
@@ -248,84 +307,46 @@ impl Driver {
         }
     }
 
-    /// Carries out one command: one visible phase (mirrors `Simulation::perform`).
+    /// Carries out one command: the executor does its ledger part; this driver does the
+    /// model, the HTTP call, the waiting and the process's end.
     async fn perform(&mut self, command: Command) -> Result<Step, WorkerError> {
+        let step = self.executor.perform(command, now_ms())?;
+        self.next_of(step).await
+    }
+
+    async fn next_of(&mut self, step: ExecutorStep) -> Result<Step, WorkerError> {
+        let drive = match step.next {
+            Next::Feed(input) => return Ok(Step::Feed(Box::new(input))),
+            Next::Nothing => return Ok(Step::Wait),
+            Next::Drive(drive) => drive,
+        };
         let run = self.config.run_id.clone();
-        let actor = self.config.worker_id.clone();
-        let input = match command {
-            Command::LoadCheckpoint => {
-                let checkpoint = self.ledger.load_checkpoint(&run)?;
-                let (version, state) = match &checkpoint {
-                    Some(checkpoint) => match RunState::from_json(&checkpoint.state) {
-                        Ok(state) => (checkpoint.version, Some(state)),
-                        Err(detail) => {
-                            // As the simulator does: an unreadable state starts the run over
-                            // (the ledger still stops every call that already ran).
-                            eprintln!("warning: run {run}: checkpoint v{}: {detail}", checkpoint.version);
-                            (checkpoint.version, None)
-                        }
-                    },
-                    None => (0, None),
-                };
-                Input::CheckpointLoaded { version, state }
-            }
-            Command::AskModel { state } => {
+        let input = match drive {
+            Drive::AskModel { state } => {
+                if self.unreachable_in_a_row >= UNREACHABLE_IN_A_ROW_MAX {
+                    // Nothing is reserved between calls: the run is left exactly as its
+                    // checkpoint says, for a worker that can reach billing.
+                    return Ok(Step::End(WorkerEnd::ToolUnreachable(format!(
+                        "billing at {} could not be reached for {} calls in a row; stopped before calling again",
+                        self.config.billing, self.unreachable_in_a_row
+                    ))));
+                }
                 if !self.config.model_delay.is_zero() {
                     tokio::time::sleep(self.config.model_delay).await;
                 }
-                let (decision, next, _) = model::decide(&self.script, &self.policy, &state, Nudge::default());
-                Input::ModelDecided { decision, state: next }
+                match model::decide(&self.script, &self.policy, &state, Nudge::default()) {
+                    Ok((decision, next, _)) => Input::ModelDecided { decision, state: next },
+                    Err(error) => Input::StateUnusable {
+                        detail: error.to_string(),
+                    },
+                }
             }
-            Command::Reserve {
-                key,
-                call,
-                side_effect,
-                lease_ms,
-                checkpoint_version,
-            } => {
-                let arguments = call.arguments.canonical();
-                let request = reserve_request(
-                    &self.config,
-                    &key,
-                    &call,
-                    &arguments,
-                    side_effect,
-                    lease_ms,
-                    checkpoint_version,
-                );
-                let now = now_ms();
-                Input::Reserved(self.ledger.reserve(&request, now)?)
-            }
-            Command::CheckLedger { key } => Input::Checked(self.ledger.check(&key)?),
-            Command::InsertStarted {
-                key,
-                call,
-                side_effect,
-                lease_ms,
-                checkpoint_version,
-            } => {
-                let arguments = call.arguments.canonical();
-                let request = reserve_request(
-                    &self.config,
-                    &key,
-                    &call,
-                    &arguments,
-                    side_effect,
-                    lease_ms,
-                    checkpoint_version,
-                );
-                let now = now_ms();
-                Input::Inserted(self.ledger.insert_started_unchecked(&request, now)?)
-            }
-            Command::Invoke {
+            Drive::Send {
                 key,
                 downstream_key,
                 call,
                 attempt,
             } => {
-                if self.config.guards.ledger {
-                    self.ledger.note_attempt(&key, attempt, &actor, now_ms())?;
-                }
                 let input = self
                     .send_credit(&run, &key, downstream_key.as_ref(), &call, attempt)
                     .await;
@@ -344,26 +365,22 @@ impl Driver {
                 });
                 input
             }
-            Command::Backoff { after_ms, .. } => {
+            Drive::Backoff { after_ms, .. } => {
                 tokio::time::sleep(Duration::from_millis(after_ms)).await;
                 Input::BackoffElapsed
             }
-            Command::RecordOutcome { key, status, result } => {
-                let recorded = self
-                    .ledger
-                    .record_outcome(&key, status, result.as_deref(), &actor, now_ms())?;
-                Input::Recorded(recorded)
+            Drive::LookUp { key, .. } => {
+                let found = self.look_up(&key).await;
+                let step = self.executor.reconciled(
+                    key,
+                    found
+                        .as_ref()
+                        .map(|(receipt, finding)| (receipt.as_str(), finding.as_str())),
+                    now_ms(),
+                )?;
+                return Box::pin(self.next_of(step)).await;
             }
-            Command::LogLateOutcome { key, detail } => {
-                // This driver drops an attempt's request when it times out, so no answer
-                // arrives late; should one ever be fed, it is logged like the simulator does.
-                self.ledger.log_late_outcome(&key, &actor, &detail, now_ms())?;
-                return Err(WorkerError::Stalled {
-                    phase: "log late outcome",
-                });
-            }
-            Command::Reconcile { key, .. } => Input::Reconciled(self.reconcile(&key).await?),
-            Command::Compensate { key, call } => {
+            Drive::Undo { key, call } => {
                 let request = VoidRequest {
                     idempotency_key: key.to_string(),
                     account: call.arguments.account.clone(),
@@ -374,41 +391,27 @@ impl Driver {
                 // fires the void and moves on whatever billing answers: what billing did is in
                 // billing's own entries, which the drill counts.
                 let detail = match self.post_void(&request).await {
-                    Ok(answer) => format!(
-                        "the runtime compensated by itself; billing answered {}",
-                        answer.receipt()
-                    ),
+                    Ok(answer) => format!("billing answered {}", answer.receipt()),
                     Err(detail) => {
                         eprintln!("warning: run {run}: the reflex compensation of {key} got no answer: {detail}");
-                        format!("the runtime compensated by itself; billing's answer did not arrive: {detail}")
+                        format!("billing's answer did not arrive: {detail}")
                     }
                 };
-                if self.config.guards.ledger {
-                    self.ledger
-                        .note(&key, &actor, "reflex_compensation", &detail, now_ms())?;
+                let step = self.executor.undone(key, &detail, now_ms())?;
+                return Box::pin(self.next_of(step)).await;
+            }
+            Drive::Park { key } => return self.park(&key).await,
+            Drive::StandDown { reason } => return Ok(Step::End(WorkerEnd::StoodDown(reason))),
+            Drive::WaitForPerson { reason } => return Ok(Step::End(WorkerEnd::WaitsForPerson(reason))),
+            Drive::Exit => {
+                if !self.reached_billing && self.unreachable_in_a_row > 0 {
+                    return Ok(Step::End(WorkerEnd::ToolUnreachable(format!(
+                        "billing at {} was never reached; the run ended without a single call arriving",
+                        self.config.billing
+                    ))));
                 }
-                Input::Compensated
+                return Ok(Step::End(WorkerEnd::Exited));
             }
-            Command::SaveCheckpoint {
-                state,
-                expected_version,
-                still_failed,
-            } => {
-                let outcome = self.ledger.save_checkpoint_if_still_failed(
-                    &run,
-                    state.status.name(),
-                    &state.to_json(),
-                    &actor,
-                    expected_version,
-                    still_failed.as_ref(),
-                    now_ms(),
-                )?;
-                Input::Saved(outcome)
-            }
-            Command::ReadRecord { key } => Input::RecordRead(self.ledger.record(&key)?),
-            Command::Park { key } => return self.park(&key).await,
-            Command::StandDown { reason } => return Ok(Step::End(WorkerEnd::StoodDown(reason))),
-            Command::Exit => return Ok(Step::End(WorkerEnd::Exited)),
         };
         Ok(Step::Feed(Box::new(input)))
     }
@@ -424,7 +427,7 @@ impl Driver {
     /// sending; a timeout, a broken connection or an answer billing could not give is an
     /// unknown — the request may have landed.
     async fn send_credit(
-        &self,
+        &mut self,
         run: &str,
         key: &IdempotencyKey,
         downstream_key: Option<&IdempotencyKey>,
@@ -449,17 +452,22 @@ impl Driver {
             Ok(response) => response,
             // Failing to connect means nothing left: the tool refused before sending.
             Err(error) if error.is_connect() => {
+                self.unreachable_in_a_row += 1;
                 return Input::NotAttempted {
                     reason: format!("billing could not be reached: {error}"),
                 };
             }
             Err(_) => {
+                self.reached_billing = true;
+                self.unreachable_in_a_row = 0;
                 return Input::TimedOut {
                     key: key.clone(),
                     attempt,
                 };
             }
         };
+        self.reached_billing = true;
+        self.unreachable_in_a_row = 0;
         let server_error = response.status().is_server_error();
         match response.bytes().await {
             Ok(bytes) if !server_error => match serde_json::from_slice::<Answer>(&bytes) {
@@ -480,10 +488,9 @@ impl Driver {
         }
     }
 
-    /// The reconcile hook: looks the key up in billing. Found: the ledger is settled
-    /// `completed` with the credit as its result (as the simulator's hook does). Not found,
-    /// or billing cannot be asked: unknown.
-    async fn reconcile(&mut self, key: &IdempotencyKey) -> Result<Reconciled, WorkerError> {
+    /// The reconcile hook's read: looks the key up in billing. Found: the receipt to record
+    /// and the credit, in words. Not found, or billing cannot be asked: nothing.
+    async fn look_up(&self, key: &IdempotencyKey) -> Option<(String, String)> {
         let mut url = self.endpoint("/v1/credits");
         url.query_pairs_mut().append_pair("idempotency_key", key.as_str());
         let lookup = match self.client.get(url).timeout(self.config.timeout).send().await {
@@ -496,19 +503,14 @@ impl Driver {
             ..
         }) = lookup
         else {
-            return Ok(Reconciled::Unknown);
+            return None;
         };
-        let result = Answer::Applied {
+        let receipt = Answer::Applied {
             credit_id: entry.id.clone(),
             balance_cents: balance_cents.unwrap_or(0),
         }
         .receipt();
-        Ok(crate::runtime::operator::record_reconciled(
-            &mut self.ledger,
-            key,
-            &result,
-            now_ms(),
-        )?)
+        Some((receipt, format!("credit {}", entry.id)))
     }
 
     async fn post_void(&self, request: &VoidRequest) -> Result<Answer, String> {
@@ -531,11 +533,16 @@ impl Driver {
     }
 
     /// `on_indeterminate: pause`: waits until the call is settled in the ledger (by an
-    /// operator, a reconcile hook in another process, or the call's own late outcome).
+    /// operator, a reconcile hook in another process, or the call's own late outcome), and
+    /// every so often looks again (asks the hook anew): a twin that asked too early, while
+    /// the call's own worker was still alive, must not wait forever once that worker is gone.
     async fn park(&mut self, key: &IdempotencyKey) -> Result<Step, WorkerError> {
+        let mut polls: u32 = 0;
+        let mut look_again_after: u32 = LOOK_AGAIN_AFTER_POLLS;
         loop {
             if self
-                .ledger
+                .executor
+                .ledger()
                 .record(key)?
                 .is_some_and(|record| record.status.is_settled())
             {
@@ -544,52 +551,17 @@ impl Driver {
             if self.config.exit_when_parked {
                 return Ok(Step::End(WorkerEnd::Parked(key.to_string())));
             }
+            if polls >= look_again_after {
+                return Ok(Step::Feed(Box::new(Input::LookAgain)));
+            }
             tokio::time::sleep(self.config.park_poll).await;
+            polls += 1;
+            // Looked at again later each time, up to a bound: a call nobody can settle costs
+            // the hook a lookup now and then, not one per poll.
+            if polls == look_again_after {
+                look_again_after = look_again_after.saturating_mul(2).min(LOOK_AGAIN_AFTER_POLLS_MAX);
+            }
         }
-    }
-}
-
-fn reserve_request<'a>(
-    config: &'a WorkerConfig,
-    key: &'a IdempotencyKey,
-    call: &'a crate::runtime::run::ToolCall,
-    arguments: &'a str,
-    side_effect: crate::runtime::tool::SideEffect,
-    lease_ms: Option<u64>,
-    checkpoint_version: Option<u32>,
-) -> ReserveRequest<'a> {
-    ReserveRequest {
-        key,
-        tenant: script::TENANT,
-        run_id: &config.run_id,
-        tool_call_id: &call.id,
-        tool: &call.tool,
-        side_effect,
-        arguments,
-        owner: &config.worker_id,
-        lease_ms,
-        checkpoint_version,
-    }
-}
-
-fn command_key(command: &Command) -> Option<&IdempotencyKey> {
-    match command {
-        Command::Reserve { key, .. }
-        | Command::CheckLedger { key }
-        | Command::InsertStarted { key, .. }
-        | Command::Invoke { key, .. }
-        | Command::RecordOutcome { key, .. }
-        | Command::LogLateOutcome { key, .. }
-        | Command::Reconcile { key, .. }
-        | Command::Compensate { key, .. }
-        | Command::ReadRecord { key }
-        | Command::Park { key } => Some(key),
-        Command::LoadCheckpoint
-        | Command::AskModel { .. }
-        | Command::Backoff { .. }
-        | Command::SaveCheckpoint { .. }
-        | Command::StandDown { .. }
-        | Command::Exit => None,
     }
 }
 
@@ -632,8 +604,22 @@ pub fn worker_command(args: WorkerArgs) -> u8 {
             return EXIT_FAILED;
         }
     };
+    if !args.no_probe
+        && let Err(detail) = runtime.block_on(driver.probe_billing())
+    {
+        eprintln!("error: --billing: {detail}");
+        return EXIT_BAD_INPUT;
+    }
     match runtime.block_on(driver.drive()) {
-        Ok(_) => EXIT_OK,
+        Ok(WorkerEnd::WaitsForPerson(reason)) => {
+            eprintln!("error: run {} waits for a person: {reason}", driver.config.run_id);
+            EXIT_FAILED
+        }
+        Ok(WorkerEnd::ToolUnreachable(reason)) => {
+            eprintln!("error: run {}: {reason}", driver.config.run_id);
+            EXIT_FAILED
+        }
+        Ok(WorkerEnd::Exited | WorkerEnd::StoodDown(_) | WorkerEnd::Parked(_)) => EXIT_OK,
         Err(error) => {
             eprintln!(
                 "error: worker {} on run {}: {error}",

@@ -9,9 +9,10 @@ use serde::Serialize;
 
 use super::{Explorer, JOBS_MAX, Outcome, Progress, SCHEDULES_MAX, Stage};
 use crate::checker;
-use crate::cli::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK, replay_tape};
+use crate::exit::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK};
 use crate::ledger::LedgerStore;
 use crate::level::{self, TimedAction};
+use crate::replay::replay_tape;
 use crate::runtime::guards::{Guard, Guards};
 
 /// Schedules tried when `--schedules` is not given.
@@ -268,7 +269,7 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
             // known to load and to replay to the verdict it names.
             match level::load_tape(&out)
                 .map_err(|error| error.to_string())
-                .and_then(|tape| replay_tape(&tape))
+                .and_then(|tape| replay_tape(&tape).map_err(|error| error.to_string()))
             {
                 Ok(result) if result.as_expected => {}
                 Ok(result) => {

@@ -3,7 +3,7 @@
 
 use bevy_egui::egui::{self, Align2, Color32, FontId, Pos2, Rect, Stroke, StrokeKind};
 use twice_sim::billing::{Answer, EntryKind, KeyHandling};
-use twice_sim::simulator::{Direction, Message, Simulation, WorkerView, dollars};
+use twice_sim::simulator::{Actor, Direction, Message, Simulation, WorkerView, dollars};
 
 use super::timeline::TimelineCache;
 use crate::session::Session;
@@ -156,7 +156,11 @@ fn draw_bubble(painter: &egui::Painter, bubble: Rect, penny: Pos2, simulation: &
     if bubble.width() < 60.0 {
         return;
     }
-    let decision = simulation.timeline().iter().rev().find(|entry| entry.actor == "model");
+    let decision = simulation
+        .timeline()
+        .iter()
+        .rev()
+        .find(|entry| entry.actor == Actor::Model);
     let (text, color) = match decision {
         Some(entry) => (format!("💬 {}", entry.text), theme::TEXT),
         None if session.is_busy() => ("…".to_owned(), theme::TEXT_DIM),

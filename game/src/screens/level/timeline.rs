@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use bevy::prelude::*;
 use bevy_egui::egui::{self, Align2, Color32, FontId, RichText, Stroke};
 use twice_sim::runtime::key::fnv1a64;
-use twice_sim::simulator::{Simulation, TimelineEntry};
+use twice_sim::simulator::{Actor, Simulation, TimelineEntry};
 
 use crate::ui::theme::{self, KeyLook};
 
@@ -21,8 +21,8 @@ pub struct TimelineCache {
     scanned: usize,
     /// The first entry's text, to notice a different history (a rewind that changed the past).
     first: Option<String>,
-    lane_names: Vec<String>,
-    lane_ids: HashMap<String, usize>,
+    lane_names: Vec<Actor>,
+    lane_ids: HashMap<Actor, usize>,
     /// Lane id → column, in the canonical actor order.
     columns: Vec<usize>,
     /// Per entry: its lane id, and the lane id the same key was last seen in.
@@ -68,7 +68,11 @@ impl TimelineCache {
         self.scanned = entries.len();
         if new_lane {
             let mut order: Vec<usize> = (0..self.lane_names.len()).collect();
-            order.sort_by_key(|lane| (lane_rank(&self.lane_names[*lane]), self.lane_names[*lane].clone()));
+            order.sort_by(|left, right| {
+                self.lane_names[*left]
+                    .lane_order()
+                    .cmp(&self.lane_names[*right].lane_order())
+            });
             self.columns = vec![0; order.len()];
             for (column, lane) in order.into_iter().enumerate() {
                 self.columns[lane] = column;
@@ -85,49 +89,27 @@ impl TimelineCache {
         }
     }
 
-    fn lanes_in_order(&self) -> Vec<&str> {
-        let mut lanes: Vec<(usize, &str)> = self
+    fn lanes_in_order(&self) -> Vec<&Actor> {
+        let mut lanes: Vec<(usize, &Actor)> = self
             .lane_names
             .iter()
             .enumerate()
-            .map(|(lane, name)| (self.columns[lane], name.as_str()))
+            .map(|(lane, actor)| (self.columns[lane], actor))
             .collect();
-        lanes.sort();
-        lanes.into_iter().map(|(_, name)| name).collect()
+        lanes.sort_by_key(|(column, _)| *column);
+        lanes.into_iter().map(|(_, actor)| actor).collect()
     }
 }
 
-/// Crew and operators on the left, the runtime in the middle, the outside world on the right.
-fn lane_rank(actor: &str) -> (u32, u32) {
-    if actor == "crew" {
-        return (0, 0);
-    }
-    if actor.starts_with("op") {
-        return (1, 0);
-    }
-    if actor == "supervisor" {
-        return (2, 0);
-    }
-    if let Some(number) = actor.strip_prefix('w').and_then(|number| number.parse::<u32>().ok()) {
-        return (3, number);
-    }
+/// Crew and operators in the player's gold, the runtime in teal, the wire and the money in
+/// their own colours: by the actor's kind, never by the spelling of its name.
+pub fn actor_color(actor: &Actor) -> Color32 {
     match actor {
-        "model" => (4, 0),
-        "network" => (5, 0),
-        "billing" => (6, 0),
-        "sim" => (8, 0),
-        _ => (7, 0),
-    }
-}
-
-pub fn actor_color(actor: &str) -> Color32 {
-    match lane_rank(actor).0 {
-        0 | 1 => theme::CREW,
-        2 => theme::TEXT_DIM,
-        3 | 4 => theme::RUNTIME,
-        5 => theme::INFO,
-        6 => theme::MONEY,
-        _ => theme::TEXT_DIM,
+        Actor::Crew | Actor::Operator(_) => theme::CREW,
+        Actor::Supervisor | Actor::Simulation => theme::TEXT_DIM,
+        Actor::Worker(_) | Actor::Model => theme::RUNTIME,
+        Actor::Network => theme::INFO,
+        Actor::Billing => theme::MONEY,
     }
 }
 
@@ -254,7 +236,7 @@ pub fn draw(
                         );
                         let color = if entry.guard.is_some() {
                             theme::GOOD
-                        } else if entry.actor == "crew" || entry.actor.starts_with("op") {
+                        } else if entry.actor.is_player() {
                             theme::CREW
                         } else {
                             theme::TEXT
@@ -272,13 +254,18 @@ pub fn draw(
 }
 
 /// `w1`, `model`, … short enough for a lane header.
-fn short_actor(actor: &str) -> String {
+fn short_actor(actor: &Actor) -> String {
     match actor {
-        "supervisor" => "super".into(),
-        "network" => "net".into(),
-        "billing" => "billing".into(),
-        other if other.chars().count() > 8 => other.chars().take(7).collect::<String>() + "…",
-        other => other.into(),
+        Actor::Supervisor => "super".into(),
+        Actor::Network => "net".into(),
+        other => {
+            let label = other.label();
+            if label.chars().count() > 8 {
+                label.chars().take(7).collect::<String>() + "…"
+            } else {
+                label
+            }
+        }
     }
 }
 
@@ -286,7 +273,6 @@ fn short_actor(actor: &str) -> String {
 fn describe(entry: &TimelineEntry) -> String {
     let guard = entry
         .guard
-        .as_deref()
         .map(|guard| format!("🛡 {guard} held — "))
         .unwrap_or_default();
     format!("{} · {}: {guard}{}", entry.actor, entry.kind, entry.text)

@@ -22,7 +22,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::{Checkpoint, CheckpointRow, ExecutionRecord, HistoryEntry, HistoryLine, LedgerError, RecordWrite, Tables};
+use super::operations::{CheckpointRow, HistoryLine, RecordWrite, RunHistoryLine, Tables};
+use super::{Checkpoint, ExecutionRecord, HistoryEntry, LedgerError, RecordFilter, RunHistoryEntry};
 use crate::key::IdempotencyKey;
 
 /// The tables a transaction may write; a reader of one that another connection's open
@@ -32,6 +33,7 @@ pub(super) struct Written {
     pub records: bool,
     pub history: bool,
     pub checkpoints: bool,
+    pub run_history: bool,
 }
 
 /// Which table a read looks at.
@@ -40,6 +42,7 @@ pub(super) enum Table {
     Records,
     History,
     Checkpoints,
+    RunHistory,
 }
 
 impl Written {
@@ -48,6 +51,7 @@ impl Written {
             Table::Records => self.records,
             Table::History => self.history,
             Table::Checkpoints => self.checkpoints,
+            Table::RunHistory => self.run_history,
         }
     }
 }
@@ -60,6 +64,8 @@ enum Undo {
     /// Remove the last history line and give its id back (a rolled-back `AUTOINCREMENT`).
     History,
     Checkpoint(String, Option<Checkpoint>),
+    /// Remove the last run history line.
+    RunHistory,
 }
 
 /// A transaction left open by [`super::Ledger::reserve_uncommitted`].
@@ -76,6 +82,8 @@ pub(super) struct MemoryTables {
     /// In id order; only ever appended to (and shortened again by a rollback).
     history: Vec<HistoryEntry>,
     checkpoints: BTreeMap<String, Checkpoint>,
+    /// In id order; only ever appended to (and shortened again by a rollback).
+    run_history: Vec<RunHistoryEntry>,
     /// The undo log of the transaction in progress (one at a time: the mutex serialises them).
     /// Kept here, not per transaction, so that a transaction allocates nothing for it.
     undo: Vec<Undo>,
@@ -101,6 +109,9 @@ impl MemoryTables {
                 }
                 Undo::Checkpoint(run_id, None) => {
                     self.checkpoints.remove(&run_id);
+                }
+                Undo::RunHistory => {
+                    self.run_history.pop().expect("a run history line to roll back");
                 }
             }
         }
@@ -168,7 +179,7 @@ impl MemoryConnection {
         location: &dyn Fn() -> String,
         context: &'static str,
         keep_open: bool,
-        body: impl FnOnce(&mut dyn Tables) -> Result<T, E>,
+        mut body: impl FnMut(&mut dyn Tables) -> Result<T, E>,
     ) -> Result<T, E> {
         let mut tables = self.lock();
         if let Some(open) = &tables.open_transaction {
@@ -297,7 +308,7 @@ impl Tables for MemoryTransaction<'_, '_> {
             key: line.key.clone(),
             at_ms: line.at_ms,
             actor: line.actor.to_owned(),
-            event: line.event.to_owned(),
+            event: line.event,
             from_status: line.from_status,
             to_status: line.to_status,
             reason: line.reason.map(str::to_owned),
@@ -332,6 +343,21 @@ impl Tables for MemoryTransaction<'_, '_> {
         self.written.checkpoints = true;
         Ok(())
     }
+
+    fn append_run_event(&mut self, line: &RunHistoryLine<'_>) -> Result<(), LedgerError> {
+        let id = self.tables.run_history.last().map_or(1, |entry| entry.id + 1);
+        self.tables.run_history.push(RunHistoryEntry {
+            id,
+            run_id: line.run_id.to_owned(),
+            at_ms: line.at_ms,
+            actor: line.actor.to_owned(),
+            event: line.event,
+            detail: line.detail.map(str::to_owned),
+        });
+        self.tables.undo.push(Undo::RunHistory);
+        self.written.run_history = true;
+        Ok(())
+    }
 }
 
 // ----- reads outside a transaction: the same rows, in the same order, as the SQL gives them -----
@@ -343,22 +369,18 @@ impl MemoryTables {
 
     /// `records` of the parent module: filters, a cursor on (updated_at_ms, key), a limit.
     /// Times compare as SQLite stores them, as signed 64-bit integers.
-    pub(super) fn records(
-        &self,
-        tenant: Option<&str>,
-        status: Option<crate::rules::Status>,
-        after: (i64, &str),
-        limit: u32,
-    ) -> Vec<ExecutionRecord> {
+    pub(super) fn records(&self, filter: &RecordFilter<'_>) -> Vec<ExecutionRecord> {
+        let stored = |ms: u64| i64::try_from(ms).unwrap_or(i64::MAX);
+        let after = filter.after.map_or((-1, ""), |(ms, key)| (stored(ms), key));
         let mut found: Vec<&ExecutionRecord> = self
             .records
             .values()
-            .filter(|record| tenant.is_none_or(|tenant| record.tenant == tenant))
-            .filter(|record| status.is_none_or(|status| record.status == status))
-            .filter(|record| (record.updated_at_ms as i64, record.key.as_str()) > after)
+            .filter(|record| filter.tenant.is_none_or(|tenant| record.tenant == tenant))
+            .filter(|record| filter.status.is_none_or(|status| record.status == status))
+            .filter(|record| (stored(record.updated_at_ms), record.key.as_str()) > after)
             .collect();
-        found.sort_by(|a, b| (a.updated_at_ms as i64, &a.key).cmp(&(b.updated_at_ms as i64, &b.key)));
-        found.into_iter().take(limit as usize).cloned().collect()
+        found.sort_by(|a, b| (stored(a.updated_at_ms), &a.key).cmp(&(stored(b.updated_at_ms), &b.key)));
+        found.into_iter().take(filter.limit as usize).cloned().collect()
     }
 
     /// Every record, by creation time then key.
@@ -383,5 +405,13 @@ impl MemoryTables {
     /// Every checkpoint, by run id.
     pub(super) fn checkpoints(&self) -> Vec<Checkpoint> {
         self.checkpoints.values().cloned().collect()
+    }
+
+    pub(super) fn run_history(&self, run_id: Option<&str>) -> Vec<RunHistoryEntry> {
+        self.run_history
+            .iter()
+            .filter(|entry| run_id.is_none_or(|run_id| entry.run_id == run_id))
+            .cloned()
+            .collect()
     }
 }

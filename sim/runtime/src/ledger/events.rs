@@ -1,0 +1,184 @@
+//! What a history line says happened: typed, so code and tests match on variants, not on
+//! strings. The ledger stores each as its name (the `event` column is text, readable with
+//! `sqlite3`), and a name this build does not know is refused as a bad row, never guessed at.
+
+use serde::{Deserialize, Serialize};
+
+use crate::rules::Status;
+
+/// One event in a record's append-only history (`tool_execution_history.event`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HistoryEvent {
+    /// A new call was recorded `started`.
+    Reserved,
+    /// A `failed` call (or a read whose run was unknown) was recorded `started` again.
+    ReservedAgain,
+    /// A naive runtime reclaimed a `started` call whose lease ran out.
+    LeaseTakenOver,
+    /// An attempt passed the send fence: the request may leave now.
+    Attempt,
+    /// The send fence refused an attempt: the record was no longer this worker's `started`
+    /// call, so nothing was sent.
+    SendRefused,
+    /// An attempt's own outcome was recorded (`completed`, `failed` or `indeterminate`).
+    Outcome(Status),
+    /// An outcome arrived after the call was settled (or for an attempt that is not the
+    /// record's current one); logged, and ignored.
+    LateOutcomeIgnored,
+    /// An operator resolved the call.
+    Resolved,
+    /// The reconcile hook found the effect and settled the call `completed`.
+    Reconciled,
+    /// An operator's compensation claimed the call: `compensating` until the undo is confirmed.
+    CompensationClaimed,
+    /// The undo was confirmed by the tool's world: `compensating` → `compensated`.
+    CompensationApplied,
+    /// The undo failed; the record stays `compensating` and a retry may finish it.
+    CompensationFailed,
+    /// An operator asked for a compensation and the tool's world holds no effect: nothing
+    /// was undone and the call was settled `failed`.
+    NothingToCompensate,
+    /// A naive runtime compensated by itself (guard `no_reflex_compensation` off).
+    ReflexCompensation,
+    /// A guard held here (a note for the reader; changes nothing).
+    GuardHeld,
+    /// Schema version 1 recorded a compensation's claim as `compensated` in one step.
+    LegacyCompensated,
+    /// Schema version 1 noted a compensation that found nothing in a second line.
+    LegacyCompensationNotApplied,
+}
+
+/// The outcomes an attempt can record, in `HistoryEvent::ALL`'s order.
+const OUTCOMES: [Status; 3] = [Status::Completed, Status::Failed, Status::Indeterminate];
+
+impl HistoryEvent {
+    pub const ALL: [HistoryEvent; 19] = [
+        HistoryEvent::Reserved,
+        HistoryEvent::ReservedAgain,
+        HistoryEvent::LeaseTakenOver,
+        HistoryEvent::Attempt,
+        HistoryEvent::SendRefused,
+        HistoryEvent::Outcome(OUTCOMES[0]),
+        HistoryEvent::Outcome(OUTCOMES[1]),
+        HistoryEvent::Outcome(OUTCOMES[2]),
+        HistoryEvent::LateOutcomeIgnored,
+        HistoryEvent::Resolved,
+        HistoryEvent::Reconciled,
+        HistoryEvent::CompensationClaimed,
+        HistoryEvent::CompensationApplied,
+        HistoryEvent::CompensationFailed,
+        HistoryEvent::NothingToCompensate,
+        HistoryEvent::ReflexCompensation,
+        HistoryEvent::GuardHeld,
+        HistoryEvent::LegacyCompensated,
+        HistoryEvent::LegacyCompensationNotApplied,
+    ];
+
+    /// The name the ledger stores.
+    pub fn name(self) -> &'static str {
+        match self {
+            HistoryEvent::Reserved => "reserved",
+            HistoryEvent::ReservedAgain => "reserved_again",
+            HistoryEvent::LeaseTakenOver => "lease_taken_over",
+            HistoryEvent::Attempt => "attempt",
+            HistoryEvent::SendRefused => "send_refused",
+            HistoryEvent::Outcome(status) => status.name(),
+            HistoryEvent::LateOutcomeIgnored => "late_outcome_ignored",
+            HistoryEvent::Resolved => "resolved",
+            HistoryEvent::Reconciled => "reconciled",
+            HistoryEvent::CompensationClaimed => "compensation_claimed",
+            HistoryEvent::CompensationApplied => "compensation_applied",
+            HistoryEvent::CompensationFailed => "compensation_failed",
+            HistoryEvent::NothingToCompensate => "nothing_to_compensate",
+            HistoryEvent::ReflexCompensation => "reflex_compensation",
+            HistoryEvent::GuardHeld => "guard_held",
+            HistoryEvent::LegacyCompensated => "compensated",
+            HistoryEvent::LegacyCompensationNotApplied => "compensation_not_applied",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<HistoryEvent> {
+        HistoryEvent::ALL.into_iter().find(|event| event.name() == text)
+    }
+
+    /// An attempt's own outcome: what `record_outcome` writes.
+    pub fn outcome(status: Status) -> HistoryEvent {
+        assert!(OUTCOMES.contains(&status), "an attempt does not end {status}");
+        HistoryEvent::Outcome(status)
+    }
+}
+
+impl std::fmt::Display for HistoryEvent {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+impl Serialize for HistoryEvent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for HistoryEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<HistoryEvent, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        HistoryEvent::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not a history event this build knows")))
+    }
+}
+
+/// One event in a run's own append-only history (`run_history.event`): what happened to a
+/// run as a whole rather than to one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunEvent {
+    /// The run's stored state cannot be used (a checkpoint this build cannot read, a call of
+    /// a tool nobody declared, a counter at its limit): the run is not driven until a person
+    /// looks. Restarting it from scratch would re-run calls under keys billing has never seen.
+    WaitsForPerson,
+}
+
+impl RunEvent {
+    pub const ALL: [RunEvent; 1] = [RunEvent::WaitsForPerson];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RunEvent::WaitsForPerson => "waits_for_person",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<RunEvent> {
+        RunEvent::ALL.into_iter().find(|event| event.name() == text)
+    }
+}
+
+impl std::fmt::Display for RunEvent {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_round_trips_through_its_name_and_names_are_unique() {
+        let mut names = std::collections::BTreeSet::new();
+        for event in HistoryEvent::ALL {
+            assert_eq!(HistoryEvent::parse(event.name()), Some(event));
+            assert!(names.insert(event.name()), "{event} named twice");
+        }
+        for event in RunEvent::ALL {
+            assert_eq!(RunEvent::parse(event.name()), Some(event));
+        }
+        assert_eq!(HistoryEvent::parse("moved_money"), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "does not end started")]
+    fn an_attempt_never_ends_started() {
+        let _ = HistoryEvent::outcome(Status::Started);
+    }
+}

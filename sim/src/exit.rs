@@ -1,0 +1,13 @@
+//! Exit codes, defined once for every command.
+
+/// Everything as expected.
+pub const EXIT_OK: u8 = 0;
+/// A verdict differs from the one expected (`play`, `replay`, `explore`'s confirmation).
+pub const EXIT_DIFFERS: u8 = 1;
+/// The command ran and found a failure: a drill's broken promise, nothing found, a server
+/// that could not start for a reason other than its input.
+pub const EXIT_FAILED: u8 = 1;
+/// Bad input: a malformed level or tape, a bad flag, a file that is not what it should be.
+pub const EXIT_BAD_INPUT: u8 = 2;
+/// Interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: u8 = 130;

@@ -1,0 +1,500 @@
+//! The deterministic simulator: virtual time, a seeded ChaCha RNG, and actors — workers,
+//! the model, the network, billing, operators, the supervisor — advanced one phase at a time.
+//!
+//! Same level + seed + actions ⇒ the same history, byte for byte: no wall clock, no
+//! unordered maps, no ambient randomness. The runtime's decisions come from
+//! [`crate::runtime::worker::Worker`] and its ledger commands are carried out by
+//! [`crate::runtime::executor::Executor`]; the simulator carries out the rest.
+//!
+//! Where things are:
+//! - `clock.rs` — virtual time and the queue of what happens next;
+//! - `workers.rs` — the workers, and the simulator's part of each of their phases;
+//! - `network.rs` — messages on the wire;
+//! - `world.rs` — billing, and the one way an operator undoes an effect in it;
+//! - `crew.rs` — the player's moves;
+//! - `timeline.rs` — the timeline, with typed actors.
+
+mod clock;
+mod crew;
+mod network;
+mod timeline;
+mod workers;
+mod world;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+pub use crew::Armed;
+pub use network::{Direction, Message};
+pub use timeline::{Actor, TimelineEntry};
+pub use workers::WorkerView;
+
+use crate::billing::Billing;
+use crate::checker::{self, Verdict};
+use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, Ledger, LedgerError, LedgerStore, RunHistoryEntry};
+use crate::level::{CardKind, Level, TimedAction};
+use crate::runtime::guards::Guards;
+use crate::runtime::key::IdempotencyKey;
+use crate::runtime::operator::OperatorError;
+use crate::runtime::worker::{GuardNote, Input};
+use clock::{Clock, Event};
+use crew::Crew;
+use timeline::Timeline;
+use workers::Workers;
+use world::World;
+
+/// The most workers one simulation may start (restarts and duplicates included).
+pub const WORKERS_MAX: u32 = 64;
+/// How far the clock jumps when nothing is scheduled but the player still has moves.
+pub const IDLE_JUMP_MS: u64 = 1_000;
+
+/// Errors that stop a simulation from being built or advanced.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    #[error("ledger file {0} already exists; a level starts from an empty ledger, so choose a new path or remove it")]
+    LedgerExists(PathBuf),
+}
+
+/// Why a player's move was refused. Nothing changes when a move is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PlayError {
+    #[error("card {0} is not in this level's hand")]
+    NotInHand(&'static str),
+    #[error("no {0} cards left")]
+    NoneLeft(&'static str),
+    #[error("no worker w{0} is alive")]
+    NoSuchWorker(u32),
+    #[error("no worker is alive to crash")]
+    NoWorkerAlive,
+    #[error("no run `{0}` in this level")]
+    NoSuchRun(String),
+    #[error("run `{0}` has finished")]
+    RunFinished(String),
+    #[error("already {WORKERS_MAX} workers started; no more")]
+    TooManyWorkers,
+    #[error("`{0}` is not an idempotency key")]
+    BadKey(String),
+    #[error(transparent)]
+    Operator(#[from] OperatorError),
+    #[error("the level is over")]
+    LevelOver,
+}
+
+/// Builds a simulation: a level, an explicit seed, and optionally a ledger file,
+/// guard overrides and the player's moves.
+#[derive(Clone, Debug)]
+pub struct SimulationBuilder {
+    level: Level,
+    seed: u64,
+    guards: Option<Guards>,
+    ledger_file: Option<PathBuf>,
+    ledger_store: LedgerStore,
+    actions: Vec<TimedAction>,
+    send_fence: bool,
+}
+
+impl SimulationBuilder {
+    pub fn new(level: Level, seed: u64) -> SimulationBuilder {
+        SimulationBuilder {
+            level,
+            seed,
+            guards: None,
+            ledger_file: None,
+            ledger_store: LedgerStore::Sqlite,
+            actions: Vec::new(),
+            send_fence: true,
+        }
+    }
+
+    /// Overrides the level's guards (the sandbox, the vault tests).
+    pub fn guards(mut self, guards: Guards) -> Self {
+        self.guards = Some(guards);
+        self
+    }
+
+    /// Writes the ledger to this (new) SQLite file instead of memory.
+    pub fn ledger_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ledger_file = Some(path.into());
+        self
+    }
+
+    /// Which store holds an in-memory ledger: SQLite (the default, what the game and replays
+    /// use) or the memory store, which gives the same answers without SQLite, for bulk runs
+    /// (the explorer, the benchmark). A ledger file is always SQLite, whatever this says.
+    pub fn ledger_store(mut self, store: LedgerStore) -> Self {
+        self.ledger_store = store;
+        self
+    }
+
+    /// The player's moves, applied before the phases they name.
+    pub fn actions(mut self, actions: Vec<TimedAction>) -> Self {
+        self.actions = actions;
+        self
+    }
+
+    /// Workers send without the send fence, as the runtime did before it had one. Only for
+    /// the test that shows what the fence prevents; no level, tape or command can ask for it.
+    #[doc(hidden)]
+    pub fn without_send_fence_for_tests(mut self) -> Self {
+        self.send_fence = false;
+        self
+    }
+
+    pub fn build(self) -> Result<Simulation, SimError> {
+        let observer = match &self.ledger_file {
+            Some(path) if path.exists() => return Err(SimError::LedgerExists(path.clone())),
+            Some(path) => Ledger::open(path)?,
+            None => Ledger::open_in(self.ledger_store)?,
+        };
+        let guards = self.guards.unwrap_or(self.level.guards);
+        let hand = self
+            .level
+            .cards
+            .iter()
+            .map(|allowance| (allowance.card, allowance.count))
+            .collect();
+        let billing = Billing::new(self.level.world.billing_keys, &self.level.world.accounts);
+        let mut simulation = Simulation {
+            rng: ChaCha8Rng::seed_from_u64(self.seed),
+            seed: self.seed,
+            guards,
+            send_fence: self.send_fence,
+            clock: Clock::default(),
+            workers: Workers::new(),
+            messages: BTreeMap::new(),
+            next_message: 1,
+            world: World::new(billing),
+            crew: Crew {
+                hand,
+                armed: Armed::default(),
+                pending: self.actions.into_iter().collect(),
+                played: Vec::new(),
+            },
+            timeline: Timeline::default(),
+            observer,
+            call_items: BTreeMap::new(),
+            ended: false,
+            level: self.level,
+        };
+        let runs: Vec<String> = simulation.level.runs.iter().map(|run| run.id.clone()).collect();
+        for run in runs {
+            simulation.spawn_worker(&run, "starts the run");
+        }
+        Ok(simulation)
+    }
+}
+
+/// A running simulation. `step()` advances one phase of one actor.
+#[derive(Debug)]
+pub struct Simulation {
+    level: Level,
+    seed: u64,
+    guards: Guards,
+    /// Always on, but for the one test that shows what the send fence prevents.
+    send_fence: bool,
+    rng: ChaCha8Rng,
+    clock: Clock,
+    workers: Workers,
+    messages: BTreeMap<u32, Message>,
+    next_message: u32,
+    world: World,
+    crew: Crew,
+    timeline: Timeline,
+    /// The simulator's own connection: keeps a memory ledger alive, reads state for
+    /// drawing and checking, and carries the operators' decisions.
+    observer: Ledger,
+    /// Which (run, item) each key served, as the workers reserved them (for drawing).
+    call_items: BTreeMap<String, BTreeSet<(String, u32)>>,
+    ended: bool,
+}
+
+impl Simulation {
+    // ----- reading the state -----
+
+    pub fn level(&self) -> &Level {
+        &self.level
+    }
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    pub fn guards(&self) -> Guards {
+        self.guards
+    }
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms
+    }
+    /// Phases run so far.
+    pub fn phase(&self) -> u32 {
+        self.clock.phase
+    }
+    /// Nothing is left to happen, or the phase limit is reached. A move from the player
+    /// (an operator's decision, a new worker) can wake a quiet level.
+    pub fn is_over(&self) -> bool {
+        self.ended
+    }
+    /// The phase limit is reached: no more moves.
+    pub fn is_out_of_phases(&self) -> bool {
+        self.clock.phase >= self.level.max_phases
+    }
+    pub fn billing(&self) -> &Billing {
+        &self.world.billing
+    }
+    pub fn timeline(&self) -> &[TimelineEntry] {
+        &self.timeline.entries
+    }
+    pub fn guard_notes(&self) -> &[GuardNote] {
+        &self.timeline.notes
+    }
+    pub fn armed(&self) -> &Armed {
+        &self.crew.armed
+    }
+    /// Cards left in hand.
+    pub fn hand(&self) -> &BTreeMap<CardKind, u32> {
+        &self.crew.hand
+    }
+    /// The moves played so far, as a tape stores them.
+    pub fn played(&self) -> &[TimedAction] {
+        &self.crew.played
+    }
+    /// Messages on the wire now.
+    pub fn messages(&self) -> impl Iterator<Item = &Message> {
+        self.messages.values()
+    }
+    /// Each credit billing applied → the request that made it.
+    pub fn effects(&self) -> &BTreeMap<String, checker::CreditOrigin> {
+        &self.world.effects
+    }
+    pub fn ledger(&self) -> &Ledger {
+        &self.observer
+    }
+    pub fn ledger_records(&self) -> Result<Vec<ExecutionRecord>, LedgerError> {
+        self.observer.all_records()
+    }
+    pub fn ledger_history(&self) -> Result<Vec<HistoryEntry>, LedgerError> {
+        self.observer.all_history()
+    }
+    pub fn run_history(&self) -> Result<Vec<RunHistoryEntry>, LedgerError> {
+        self.observer.run_history(None)
+    }
+    pub fn checkpoints(&self) -> Result<Vec<Checkpoint>, LedgerError> {
+        self.observer.checkpoints()
+    }
+    pub fn workers(&self) -> Vec<WorkerView> {
+        self.workers
+            .slots
+            .iter()
+            .map(|(number, slot)| {
+                let call = slot.machine.current_call();
+                WorkerView {
+                    number: *number,
+                    id: slot.machine.id().to_owned(),
+                    run: slot.machine.run_id().to_owned(),
+                    state: slot.machine.state(),
+                    alive: slot.alive,
+                    crashed: slot.crashed,
+                    phase: slot.phase.clone(),
+                    call: call.map(|(call, _, _)| call.clone()),
+                    key: call.map(|(_, key, _)| key.to_string()),
+                    attempt: call.map_or(0, |(_, _, attempt)| attempt),
+                    loaded_version: slot.machine.loaded_version(),
+                    run_state: slot.machine.run_state().clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// The checker's verdict on the history so far.
+    pub fn verdict(&self) -> Result<Verdict, LedgerError> {
+        let records = self.observer.all_records()?;
+        let history = self.observer.all_history()?;
+        let checkpoints = self.observer.checkpoints()?;
+        let run_history = self.observer.run_history(None)?;
+        Ok(checker::judge(&checker::CheckInput {
+            level: &self.level,
+            guards: self.guards,
+            billing: &self.world.billing,
+            effects: &self.world.effects,
+            records: &records,
+            history: &history,
+            checkpoints: &checkpoints,
+            run_history: &run_history,
+            notes: &self.timeline.notes,
+            call_items: &self.call_items,
+            compensations: &self.world.compensations,
+        }))
+    }
+
+    /// Everything that happened, as canonical JSON: equal inputs give equal bytes.
+    pub fn history_text(&self) -> Result<String, LedgerError> {
+        #[derive(Serialize)]
+        struct History<'a> {
+            timeline: &'a [TimelineEntry],
+            records: Vec<ExecutionRecord>,
+            history: Vec<HistoryEntry>,
+            run_history: Vec<RunHistoryEntry>,
+            checkpoints: Vec<Checkpoint>,
+            billing: &'a Billing,
+            notes: &'a [GuardNote],
+        }
+        let history = History {
+            timeline: &self.timeline.entries,
+            records: self.observer.all_records()?,
+            history: self.observer.all_history()?,
+            run_history: self.observer.run_history(None)?,
+            checkpoints: self.observer.checkpoints()?,
+            billing: &self.world.billing,
+            notes: &self.timeline.notes,
+        };
+        Ok(serde_json::to_string_pretty(&history).expect("history serializes"))
+    }
+
+    // ----- advancing -----
+
+    /// Runs one phase of one actor. Returns false when the level is over.
+    pub fn step(&mut self) -> Result<bool, SimError> {
+        if self.ended {
+            return Ok(false);
+        }
+        if self.clock.phase >= self.level.max_phases {
+            self.end("the level's phase limit was reached");
+            return Ok(false);
+        }
+        loop {
+            self.apply_due_actions();
+            if self.clock.is_idle() && self.notice_settlements()? > 0 {
+                continue;
+            }
+            let Some((slot, event)) = self.clock.pop() else {
+                if self.crew.pending.is_empty() {
+                    self.end("nothing is left to happen");
+                    return Ok(false);
+                }
+                // Nothing is scheduled (everyone finished or waits on an operator),
+                // but the player still has moves on the tape: time passes until them.
+                self.clock.advance_to(self.clock.now_ms + IDLE_JUMP_MS);
+                let action = self.crew.pending.pop_front().expect("checked non-empty");
+                self.apply_action(action);
+                continue;
+            };
+            if self.is_stale(&event) {
+                continue;
+            }
+            self.clock.advance_to(slot.0);
+            self.process(event)?;
+            self.clock.phase += 1;
+            return Ok(true);
+        }
+    }
+
+    /// Wakes parked workers whose call was settled outside this simulation (by an operator over
+    /// the HTTP API, say, on the same ledger file). Returns how many were woken.
+    pub fn notice_settlements(&mut self) -> Result<usize, SimError> {
+        let keys: Vec<String> = self.workers.parked.keys().cloned().collect();
+        let mut woken = 0;
+        for key in keys {
+            let key = IdempotencyKey::parse(&key).expect("parked keys are keys");
+            if self
+                .observer
+                .record(&key)?
+                .is_some_and(|record| record.status.is_settled())
+            {
+                woken += self.workers.parked.get(key.as_str()).map_or(0, BTreeSet::len);
+                self.wake_parked(&key, None);
+            }
+        }
+        if woken > 0 && !self.is_out_of_phases() {
+            // A quiet level wakes up when someone outside settled what it waited on.
+            self.ended = false;
+        }
+        Ok(woken)
+    }
+
+    /// Steps until `done` says so or the level is over. Returns the phases run.
+    pub fn run_until(&mut self, mut done: impl FnMut(&Simulation) -> bool) -> Result<u32, SimError> {
+        let start = self.clock.phase;
+        while !done(self) && self.step()? {}
+        Ok(self.clock.phase - start)
+    }
+
+    /// Steps until the level is over.
+    pub fn run(&mut self) -> Result<u32, SimError> {
+        self.run_until(|_| false)
+    }
+
+    fn end(&mut self, why: &str) {
+        if !self.ended {
+            self.ended = true;
+            self.log(
+                Actor::Simulation,
+                "quiet",
+                None,
+                None,
+                format!("the level is quiet: {why}"),
+            );
+        }
+    }
+
+    fn is_stale(&self, event: &Event) -> bool {
+        let alive = |worker: &u32| self.workers.slots.get(worker).is_some_and(|slot| slot.alive);
+        match event {
+            Event::Worker { worker, .. }
+            | Event::Backoff { worker }
+            | Event::Wake { worker }
+            | Event::LookAgain { worker } => !alive(worker),
+            Event::Timeout { worker, key, attempt } => !alive(worker) || !self.awaiting(*worker, key, *attempt),
+            Event::Deliver { .. } | Event::Restart { .. } => false,
+        }
+    }
+
+    fn process(&mut self, event: Event) -> Result<(), SimError> {
+        match event {
+            Event::Worker { worker, command } => self.run_command(worker, *command)?,
+            Event::Deliver { message } => self.deliver(message)?,
+            Event::Timeout { worker, key, attempt } => {
+                let run = self.workers.slots[&worker].machine.run_id().to_owned();
+                self.log(
+                    Actor::Worker(worker),
+                    "timeout",
+                    Some(run),
+                    Some(key.clone()),
+                    format!("attempt {attempt} timed out"),
+                );
+                let key = IdempotencyKey::parse(&key).expect("timer keys are keys");
+                self.feed(worker, Input::TimedOut { key, attempt });
+            }
+            Event::Backoff { worker } => {
+                let run = self.workers.slots[&worker].machine.run_id().to_owned();
+                self.log(
+                    Actor::Worker(worker),
+                    "backoff",
+                    Some(run),
+                    None,
+                    "backoff elapsed; trying again".into(),
+                );
+                self.feed(worker, Input::BackoffElapsed);
+            }
+            Event::Restart { run } => {
+                self.spawn_worker(&run, "recovers the run after a crash");
+            }
+            Event::Wake { worker } => self.nudge_parked(worker, Input::Woken, "the call it waits on was settled"),
+            Event::LookAgain { worker } => self.nudge_parked(
+                worker,
+                Input::LookAgain,
+                "something that could settle the call it waits on changed: it looks again",
+            ),
+        }
+        Ok(())
+    }
+}
+
+/// `$25.00` from cents.
+pub fn dollars(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    format!("{sign}${}.{:02}", cents.abs() / 100, cents.abs() % 100)
+}

@@ -1,0 +1,236 @@
+//! The network between workers and billing: requests and responses in flight, each arriving
+//! after a latency drawn from the seed, lost or slowed when the crew played a card on it.
+
+use serde::{Deserialize, Serialize};
+
+use super::Simulation;
+use super::clock::{Event, Slot};
+use super::timeline::Actor;
+use crate::billing::Answer;
+use crate::runtime::key::IdempotencyKey;
+use crate::runtime::run::ToolCall;
+use crate::runtime::worker::Input;
+
+/// A message on the wire.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: u32,
+    pub direction: Direction,
+    pub worker: u32,
+    pub run: String,
+    pub attempt: u32,
+    /// The key the runtime knows the call by.
+    pub key: String,
+    /// The key that travels with the request (none if the guard is off or the tool takes none).
+    pub downstream_key: Option<String>,
+    pub call: ToolCall,
+    pub answer: Option<Answer>,
+    pub sent_at_ms: u64,
+    pub arrives_at_ms: u64,
+    pub lost: bool,
+    pub slowed: bool,
+    #[serde(skip)]
+    pub(super) slot: Slot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Request,
+    Response,
+}
+
+/// A request a worker sends now.
+pub(super) struct Outgoing {
+    pub worker: u32,
+    pub run: String,
+    pub key: IdempotencyKey,
+    pub downstream_key: Option<IdempotencyKey>,
+    pub call: ToolCall,
+    pub attempt: u32,
+}
+
+impl Simulation {
+    fn latency(&mut self) -> u64 {
+        use rand::Rng;
+        let jitter = self.level.world.jitter_ms;
+        let extra = if jitter == 0 {
+            0
+        } else {
+            self.rng.random_range(0..=jitter)
+        };
+        u64::from(self.level.world.latency_ms + extra)
+    }
+
+    fn next_message_id(&mut self) -> u32 {
+        let id = self.next_message;
+        self.next_message += 1;
+        id
+    }
+
+    /// Puts a request on the wire and starts its timer.
+    pub(super) fn send_request(&mut self, outgoing: Outgoing) {
+        let now = self.clock.now_ms;
+        let latency = self.latency();
+        let lost = self.crew.armed.lose_request > 0;
+        if lost {
+            self.crew.armed.lose_request -= 1;
+        }
+        let id = self.next_message_id();
+        let slot = self.clock.schedule(now + latency, Event::Deliver { message: id });
+        let Outgoing {
+            worker,
+            run,
+            key,
+            downstream_key,
+            call,
+            attempt,
+        } = outgoing;
+        let carried = match &downstream_key {
+            Some(key) => format!("Idempotency-Key {key}"),
+            None => "no idempotency key".into(),
+        };
+        let text = format!("sends {} attempt {attempt} with {carried}", call.tool);
+        self.messages.insert(
+            id,
+            Message {
+                id,
+                direction: Direction::Request,
+                worker,
+                run: run.clone(),
+                attempt,
+                key: key.to_string(),
+                downstream_key: downstream_key.as_ref().map(ToString::to_string),
+                call,
+                answer: None,
+                sent_at_ms: now,
+                arrives_at_ms: now + latency,
+                lost,
+                slowed: false,
+                slot,
+            },
+        );
+        self.clock.schedule(
+            now + u64::from(self.level.world.timeout_ms),
+            Event::Timeout {
+                worker,
+                key: key.to_string(),
+                attempt,
+            },
+        );
+        self.log(Actor::Worker(worker), "send", Some(run), Some(key.to_string()), text);
+    }
+
+    /// Puts billing's answer to `request` on the wire back to its worker.
+    pub(super) fn respond(&mut self, request: Message, answer: Answer) {
+        let now = self.clock.now_ms;
+        let mut delay = self.latency();
+        let mut slowed = false;
+        if self.crew.armed.slow_response > 0 {
+            self.crew.armed.slow_response -= 1;
+            delay = u64::from(self.level.world.slow_response_ms);
+            slowed = true;
+        }
+        let lost = self.crew.armed.lose_response > 0;
+        if lost {
+            self.crew.armed.lose_response -= 1;
+        }
+        let id = self.next_message_id();
+        let slot = self.clock.schedule(now + delay, Event::Deliver { message: id });
+        self.messages.insert(
+            id,
+            Message {
+                id,
+                direction: Direction::Response,
+                answer: Some(answer),
+                sent_at_ms: now,
+                arrives_at_ms: now + delay,
+                lost,
+                slowed,
+                slot,
+                ..request
+            },
+        );
+    }
+
+    /// A message arrives: a request at billing, a response at its worker.
+    pub(super) fn deliver(&mut self, id: u32) -> Result<(), super::SimError> {
+        let message = self.messages.remove(&id).expect("a scheduled message exists");
+        let (run, key) = (Some(message.run.clone()), Some(message.key.clone()));
+        match message.direction {
+            Direction::Request if message.lost => {
+                let text = format!("the request for {} was lost; billing never saw it", message.key);
+                self.log(Actor::Network, "request lost", run, key, text);
+            }
+            Direction::Request => self.billing_applies(message),
+            Direction::Response if message.lost => {
+                let text = format!("the response for {} was lost after billing applied it", message.key);
+                self.log(Actor::Network, "response lost", run, key, text);
+            }
+            Direction::Response => {
+                let answer = message.answer.clone().expect("responses carry answers");
+                let receiver = self.workers.slots.get(&message.worker);
+                let listening = receiver.is_some_and(|slot| slot.alive && !slot.machine.is_done());
+                let crashed = receiver.is_none_or(|slot| slot.crashed);
+                let message_key = IdempotencyKey::parse(&message.key).expect("message keys are keys");
+                if listening {
+                    let late = !self.awaiting(message.worker, &message.key, message.attempt);
+                    let text = format!(
+                        "w{} receives {}{}",
+                        message.worker,
+                        answer.receipt(),
+                        if late { " — after its timeout" } else { "" }
+                    );
+                    self.log(Actor::Network, "response travels", run, key, text);
+                    self.feed(
+                        message.worker,
+                        Input::Response {
+                            key: message_key,
+                            attempt: message.attempt,
+                            answer: answer.to_tool_answer(),
+                        },
+                    );
+                } else if crashed {
+                    let text = format!("the response for {} arrives; w{} is gone", message.key, message.worker);
+                    self.log(Actor::Network, "response travels", run, key, text);
+                } else {
+                    // The worker finished with this run, but its process still listens: the
+                    // runtime logs the late answer under its own key and ignores it.
+                    if self.guards.ledger {
+                        let detail = format!(
+                            "attempt {} answered after the run moved on: {}",
+                            message.attempt,
+                            answer.receipt()
+                        );
+                        let actor = format!("w{}", message.worker);
+                        self.observer
+                            .log_late_outcome(&message_key, &actor, &detail, self.clock.now_ms)?;
+                    }
+                    let text = format!("late answer for {} logged and ignored", message.key);
+                    self.log(Actor::Network, "late outcome", run, key, text);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The first message in flight in this direction that is not lost already.
+    pub(super) fn in_flight(&self, direction: super::Direction) -> Option<u32> {
+        self.messages
+            .values()
+            .filter(|message| message.direction == direction && !message.lost)
+            .map(|message| message.id)
+            .next()
+    }
+}
+
+/// Requests carrying `key` downstream that are on their way and will reach billing.
+pub(super) fn requests_on_the_way(messages: &std::collections::BTreeMap<u32, Message>, key: &str) -> u32 {
+    let count = messages
+        .values()
+        .filter(|message| {
+            message.direction == Direction::Request && !message.lost && message.downstream_key.as_deref() == Some(key)
+        })
+        .count();
+    u32::try_from(count).unwrap_or(u32::MAX)
+}

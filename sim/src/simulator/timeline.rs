@@ -1,0 +1,123 @@
+//! The timeline: one line per phase of one actor, or per player's move. The actor is typed,
+//! so the game lays out its lanes by kind, not by the prefix of a name (an HTTP operator
+//! called `workshop` is an operator, wherever its name sorts).
+
+use serde::{Deserialize, Serialize};
+
+use super::Simulation;
+use crate::runtime::guards::Guard;
+use crate::runtime::worker::GuardNote;
+
+/// Who did something on the timeline.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    /// The player's fault cards.
+    Crew,
+    /// An operator: the player's operator cards, a console, or someone over the HTTP API.
+    Operator(String),
+    /// Starts workers and restarts crashed runs.
+    Supervisor,
+    /// Penny's model.
+    Model,
+    /// Worker `w<n>`.
+    Worker(u32),
+    Network,
+    Billing,
+    /// The simulation itself (the level going quiet).
+    Simulation,
+}
+
+impl Actor {
+    /// The actor's name on screen and in text: `w1`, `op-ana`, `model`.
+    pub fn label(&self) -> String {
+        match self {
+            Actor::Crew => "crew".into(),
+            Actor::Operator(name) => name.clone(),
+            Actor::Supervisor => "supervisor".into(),
+            Actor::Model => "model".into(),
+            Actor::Worker(number) => format!("w{number}"),
+            Actor::Network => "network".into(),
+            Actor::Billing => "billing".into(),
+            Actor::Simulation => "sim".into(),
+        }
+    }
+
+    /// The order of lanes: the player's side, the runtime (workers beside the model they
+    /// ask), the outside world, the simulation itself.
+    pub fn lane_order(&self) -> (u8, u32, &str) {
+        match self {
+            Actor::Crew => (0, 0, ""),
+            Actor::Operator(name) => (1, 0, name),
+            Actor::Supervisor => (2, 0, ""),
+            Actor::Worker(number) => (3, *number, ""),
+            Actor::Model => (4, 0, ""),
+            Actor::Network => (5, 0, ""),
+            Actor::Billing => (6, 0, ""),
+            Actor::Simulation => (7, 0, ""),
+        }
+    }
+
+    /// The player acted (a card or an operator's decision), not the system.
+    pub fn is_player(&self) -> bool {
+        matches!(self, Actor::Crew | Actor::Operator(_))
+    }
+}
+
+impl std::fmt::Display for Actor {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.label())
+    }
+}
+
+/// One line of the timeline: one phase of one actor, or a player's move.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    /// The phase number this entry ran as (a player's move: the phase it came before).
+    pub phase: u32,
+    pub time_ms: u64,
+    pub actor: Actor,
+    pub kind: String,
+    pub run: Option<String>,
+    pub key: Option<String>,
+    pub text: String,
+    /// A guard that held here, if any.
+    pub guard: Option<Guard>,
+}
+
+/// The timeline so far and the guard notes behind its `guard held` lines.
+#[derive(Debug, Default)]
+pub(super) struct Timeline {
+    pub(super) entries: Vec<TimelineEntry>,
+    pub(super) notes: Vec<GuardNote>,
+}
+
+impl Simulation {
+    pub(super) fn log(&mut self, actor: Actor, kind: &str, run: Option<String>, key: Option<String>, text: String) {
+        self.timeline.entries.push(TimelineEntry {
+            phase: self.clock.phase,
+            time_ms: self.clock.now_ms,
+            actor,
+            kind: kind.to_owned(),
+            run,
+            key,
+            text,
+            guard: None,
+        });
+    }
+
+    /// A guard held: its line on the timeline, and its note for the checker.
+    pub(super) fn log_guard(&mut self, worker: u32, run: &str, note: GuardNote) {
+        self.timeline.entries.push(TimelineEntry {
+            phase: self.clock.phase,
+            time_ms: self.clock.now_ms,
+            actor: Actor::Worker(worker),
+            kind: "guard held".into(),
+            run: Some(run.to_owned()),
+            key: note.key.clone(),
+            text: note.detail.clone(),
+            guard: Some(note.guard),
+        });
+        self.timeline.notes.push(note);
+    }
+}

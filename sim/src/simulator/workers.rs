@@ -1,0 +1,502 @@
+//! The workers: each a runtime machine ([`Worker`]) with its own ledger connection in the
+//! runtime's [`Executor`]. The executor carries out the machine's ledger commands; this file
+//! carries out the rest — the model, the wire, time, the process — as the simulator's part
+//! of the one runtime, the same way a real worker process does with real ones.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::clock::Event;
+use super::network::Outgoing;
+use super::timeline::Actor;
+use super::{SimError, Simulation, WORKERS_MAX};
+use crate::model::{self, Nudge};
+use crate::runtime::executor::{Drive, Executor, Next, Report};
+use crate::runtime::key::IdempotencyKey;
+use crate::runtime::run::{Decision, RunState, ToolCall};
+use crate::runtime::worker::{Command, Input, Worker, WorkerSetup, WorkerState};
+
+/// A worker as the game draws it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkerView {
+    pub number: u32,
+    pub id: String,
+    pub run: String,
+    pub state: WorkerState,
+    pub alive: bool,
+    pub crashed: bool,
+    /// The phase it runs next, or last ran.
+    pub phase: String,
+    pub call: Option<ToolCall>,
+    pub key: Option<String>,
+    pub attempt: u32,
+    pub loaded_version: u32,
+    pub run_state: RunState,
+}
+
+#[derive(Debug)]
+pub(super) struct WorkerSlot {
+    pub(super) machine: Worker,
+    /// The worker's ledger connection: dropped when it dies, which rolls back whatever
+    /// transaction it had open, as SIGKILL would.
+    pub(super) executor: Option<Executor>,
+    pub(super) alive: bool,
+    pub(super) crashed: bool,
+    pub(super) phase: String,
+}
+
+#[derive(Debug)]
+pub(super) struct Workers {
+    pub(super) slots: BTreeMap<u32, WorkerSlot>,
+    pub(super) next_worker: u32,
+    /// Key → the workers parked on it.
+    pub(super) parked: BTreeMap<String, BTreeSet<u32>>,
+    /// (run, call id) → how many times the model was asked for that step.
+    pub(super) model_asks: BTreeMap<(String, String), u32>,
+}
+
+impl Workers {
+    pub(super) fn new() -> Workers {
+        Workers {
+            slots: BTreeMap::new(),
+            next_worker: 1,
+            parked: BTreeMap::new(),
+            model_asks: BTreeMap::new(),
+        }
+    }
+}
+
+/// How long each kind of phase takes, in virtual milliseconds.
+fn phase_cost_ms(command: &Command) -> u64 {
+    match command {
+        Command::AskModel { .. } => 30,
+        Command::Reconcile { .. } | Command::Compensate { .. } => 10,
+        Command::Invoke { .. }
+        | Command::Park { .. }
+        | Command::StandDown { .. }
+        | Command::WaitForPerson { .. }
+        | Command::Exit => 1,
+        Command::Backoff { .. } | Command::LogLateOutcome { .. } => 1,
+        Command::LoadCheckpoint
+        | Command::Reserve { .. }
+        | Command::CheckLedger { .. }
+        | Command::InsertStarted { .. }
+        | Command::RecordOutcome { .. }
+        | Command::SaveCheckpoint { .. }
+        | Command::ReadRecord { .. } => 2,
+    }
+}
+
+impl Simulation {
+    pub(super) fn spawn_worker(&mut self, run: &str, why: &str) -> Option<u32> {
+        if self.workers.next_worker > WORKERS_MAX {
+            self.log(
+                Actor::Supervisor,
+                "refused",
+                Some(run.to_owned()),
+                None,
+                format!("no worker started for {run}: {WORKERS_MAX} already"),
+            );
+            return None;
+        }
+        let number = self.workers.next_worker;
+        self.workers.next_worker += 1;
+        let ledger = match self.observer.connect_again() {
+            Ok(ledger) => ledger,
+            Err(error) => {
+                self.log(
+                    Actor::Supervisor,
+                    "refused",
+                    Some(run.to_owned()),
+                    None,
+                    format!("w{number} could not open the ledger: {error}"),
+                );
+                return None;
+            }
+        };
+        let setup = WorkerSetup {
+            worker_id: format!("w{number}"),
+            run_id: run.to_owned(),
+            tenant: self.tenant_of(run),
+            guards: self.guards,
+            tools: self.level.tools.clone(),
+            lease_ms: u64::from(self.level.world.lease_ms),
+        };
+        let mut executor = Executor::new(ledger, &setup);
+        if !self.send_fence {
+            executor = executor.without_send_fence_for_tests();
+        }
+        self.workers.slots.insert(
+            number,
+            WorkerSlot {
+                machine: Worker::new(setup),
+                executor: Some(executor),
+                alive: true,
+                crashed: false,
+                phase: "start".into(),
+            },
+        );
+        self.log(
+            Actor::Supervisor,
+            "start",
+            Some(run.to_owned()),
+            None,
+            format!("w{number} {why} on {run}"),
+        );
+        self.feed(number, Input::Start);
+        Some(number)
+    }
+
+    pub(super) fn tenant_of(&self, run: &str) -> String {
+        self.level
+            .runs
+            .iter()
+            .find(|script| script.id == run)
+            .map_or_else(model::default_tenant, |script| script.tenant.clone())
+    }
+
+    /// Feeds the machine one input and schedules the phase it asks for.
+    pub(super) fn feed(&mut self, worker: u32, input: Input) {
+        let now = self.clock.now_ms;
+        let slot = self.workers.slots.get_mut(&worker).expect("feeding a known worker");
+        if !slot.alive || slot.machine.is_done() {
+            // Between deciding to exit (or stand down) and doing it, a worker hears nothing.
+            return;
+        }
+        let next = slot.machine.handle(now, input);
+        let notes = slot.machine.take_notes();
+        let run = slot.machine.run_id().to_owned();
+        for note in notes {
+            self.log_guard(worker, &run, note);
+        }
+        if let Some(command) = next {
+            let slot = self.workers.slots.get_mut(&worker).expect("known worker");
+            slot.phase = command.phase_name().to_owned();
+            let delay = phase_cost_ms(&command);
+            self.clock.schedule(
+                now + delay,
+                Event::Worker {
+                    worker,
+                    command: Box::new(command),
+                },
+            );
+        }
+    }
+
+    fn run_of(&self, worker: u32) -> String {
+        self.workers.slots[&worker].machine.run_id().to_owned()
+    }
+
+    /// One phase of one worker: the executor's part, then the simulator's.
+    pub(super) fn run_command(&mut self, worker: u32, command: Command) -> Result<(), SimError> {
+        let run = self.run_of(worker);
+        let phase = command.phase_name();
+        let key = command.key().map(ToString::to_string);
+        if let Command::Reserve { key, call, .. } | Command::InsertStarted { key, call, .. } = &command {
+            self.note_call(key, &run, call);
+        }
+        let now = self.clock.now_ms;
+        let executor = self
+            .workers
+            .slots
+            .get_mut(&worker)
+            .and_then(|slot| slot.executor.as_mut())
+            .expect("a live worker has its connection");
+        let step = executor.perform(command, now)?;
+        if let Some(report) = &step.report {
+            self.report(worker, &run, phase, key, report);
+        }
+        match step.next {
+            Next::Feed(input) => self.feed(worker, input),
+            Next::Drive(drive) => self.drive(worker, &run, drive)?,
+            Next::Nothing => {}
+        }
+        Ok(())
+    }
+
+    /// What the executor did, on the timeline; whoever waits on a record it settled is woken.
+    fn report(&mut self, worker: u32, run: &str, phase: &str, key: Option<String>, report: &Report) {
+        if matches!(report, Report::AttemptBegun { .. }) {
+            // The send itself is the line the player reads.
+            return;
+        }
+        let kind = match report {
+            Report::LateLogged { .. } => "late outcome",
+            Report::SendRefused { .. } => "send refused",
+            _ => phase,
+        };
+        self.log(
+            Actor::Worker(worker),
+            kind,
+            Some(run.to_owned()),
+            key,
+            report.describe(),
+        );
+        if let Some(settled) = report.settled() {
+            let settled = settled.clone();
+            self.wake_parked(&settled, Some(worker));
+        }
+    }
+
+    /// The simulator's part of a command: the model, the wire, the world, time, the process.
+    fn drive(&mut self, worker: u32, run: &str, drive: Drive) -> Result<(), SimError> {
+        let now = self.clock.now_ms;
+        let actor = Actor::Worker(worker);
+        let some_run = Some(run.to_owned());
+        match drive {
+            Drive::AskModel { state } => self.ask_model(worker, run, state),
+            Drive::Send {
+                key,
+                downstream_key,
+                call,
+                attempt,
+            } => {
+                if self.crew.take_not_attempted(run) {
+                    let text = format!(
+                        "{}: the tool refused before sending anything (token expired)",
+                        call.tool
+                    );
+                    self.log(actor, "send", some_run, Some(key.to_string()), text);
+                    self.feed(
+                        worker,
+                        Input::NotAttempted {
+                            reason: "the account's token expired".into(),
+                        },
+                    );
+                } else {
+                    self.send_request(Outgoing {
+                        worker,
+                        run: run.to_owned(),
+                        key,
+                        downstream_key,
+                        call,
+                        attempt,
+                    });
+                }
+            }
+            Drive::Backoff { after_ms, next_attempt } => {
+                self.clock.schedule(now + after_ms, Event::Backoff { worker });
+                self.log(
+                    actor,
+                    "backoff",
+                    some_run,
+                    None,
+                    format!("waits {after_ms} ms before attempt {next_attempt}"),
+                );
+            }
+            Drive::LookUp { key, .. } => {
+                let found = self.reconcile_lookup(&key);
+                let executor = self.executor(worker);
+                let step =
+                    executor.reconciled(key.clone(), found.as_ref().map(|(r, f)| (r.as_str(), f.as_str())), now)?;
+                self.finish_driven(worker, run, "reconcile", Some(key.to_string()), step);
+            }
+            Drive::Undo { key, call } => {
+                let words = self.reflex_void(run, &key, &call);
+                let step = self.executor(worker).undone(key.clone(), &words, now)?;
+                self.finish_driven(worker, run, "compensate", Some(key.to_string()), step);
+            }
+            Drive::Park { key } => {
+                self.workers.parked.entry(key.to_string()).or_default().insert(worker);
+                self.log(
+                    actor,
+                    "park",
+                    some_run,
+                    Some(key.to_string()),
+                    format!("run paused: awaiting reconciliation of {key}"),
+                );
+                // Settled between the decision to pause and now: wake at once.
+                if self
+                    .observer
+                    .record(&key)?
+                    .is_some_and(|record| record.status.is_settled())
+                {
+                    self.wake_parked(&key, None);
+                }
+            }
+            Drive::StandDown { reason } => {
+                self.retire(worker);
+                self.log(actor, "stand down", some_run, None, reason);
+            }
+            Drive::WaitForPerson { reason } => {
+                self.retire(worker);
+                self.log(actor, "wait for a person", some_run, None, reason);
+            }
+            Drive::Exit => {
+                self.retire(worker);
+                self.log(actor, "exit", some_run, None, "exits".into());
+            }
+        }
+        Ok(())
+    }
+
+    fn executor(&mut self, worker: u32) -> &mut Executor {
+        self.workers
+            .slots
+            .get_mut(&worker)
+            .and_then(|slot| slot.executor.as_mut())
+            .expect("a live worker has its connection")
+    }
+
+    /// A driven step's ledger part came back from the executor: log it and feed on.
+    fn finish_driven(
+        &mut self,
+        worker: u32,
+        run: &str,
+        phase: &str,
+        key: Option<String>,
+        step: crate::runtime::executor::Step,
+    ) {
+        if let Some(report) = &step.report {
+            self.report(worker, run, phase, key, report);
+        }
+        if let Next::Feed(input) = step.next {
+            self.feed(worker, input);
+        }
+    }
+
+    fn ask_model(&mut self, worker: u32, run: &str, state: RunState) {
+        let script = self
+            .level
+            .runs
+            .iter()
+            .find(|script| script.id == run)
+            .expect("runs come from the level")
+            .clone();
+        let ask = (run.to_owned(), format!("c{}", state.next_call_number));
+        let replays = *self.workers.model_asks.get(&ask).unwrap_or(&0);
+        let nudge = Nudge {
+            replays,
+            call_again: self.crew.armed.call_again.get(run).copied(),
+        };
+        let (decision, next, used_card) = match model::decide(&script, &self.level.model, &state, nudge) {
+            Ok(decided) => decided,
+            Err(error) => {
+                self.log(
+                    Actor::Model,
+                    "model decides",
+                    Some(run.to_owned()),
+                    None,
+                    format!("cannot decide: {error}"),
+                );
+                self.feed(
+                    worker,
+                    Input::StateUnusable {
+                        detail: error.to_string(),
+                    },
+                );
+                return;
+            }
+        };
+        if used_card {
+            self.crew.armed.call_again.remove(run);
+        }
+        let text = match &decision {
+            Decision::Call(call) => {
+                *self.workers.model_asks.entry(ask).or_default() += 1;
+                format!(
+                    "Penny calls {}({}, {}, \"{}\") as {}{}",
+                    call.tool,
+                    call.arguments.account,
+                    super::dollars(i64::from(call.arguments.amount_cents)),
+                    call.arguments.memo,
+                    call.id,
+                    if used_card { " — called again" } else { "" }
+                )
+            }
+            Decision::Done => "Penny is done with this run".into(),
+        };
+        self.log(Actor::Model, "model decides", Some(run.to_owned()), None, text);
+        self.feed(worker, Input::ModelDecided { decision, state: next });
+    }
+
+    pub(super) fn note_call(&mut self, key: &IdempotencyKey, run: &str, call: &ToolCall) {
+        self.call_items
+            .entry(key.to_string())
+            .or_default()
+            .insert((run.to_owned(), call.item));
+    }
+
+    /// The run a key's call belongs to, as far as the simulation has seen it.
+    pub(super) fn run_of_key(&self, key: &str) -> Option<String> {
+        self.call_items
+            .get(key)
+            .and_then(|items| items.iter().next())
+            .map(|(run, _)| run.clone())
+    }
+
+    /// The worker waits for the answer to this attempt of this call.
+    pub(super) fn awaiting(&self, worker: u32, key: &str, attempt: u32) -> bool {
+        let machine = &self.workers.slots[&worker].machine;
+        machine.awaiting_attempt() == Some(attempt)
+            && machine
+                .current_call()
+                .is_some_and(|(_, current, _)| current.as_str() == key)
+    }
+
+    /// The worker stops: its connection drops. If it owned a call that others wait on, they
+    /// look again: its outcome will never be recorded by it now.
+    pub(super) fn retire(&mut self, worker: u32) {
+        let slot = self.workers.slots.get_mut(&worker).expect("known worker");
+        slot.alive = false;
+        slot.executor = None;
+        let held = slot.machine.current_call().map(|(_, key, _)| key.clone());
+        for waiting in self.workers.parked.values_mut() {
+            waiting.remove(&worker);
+        }
+        if let Some(key) = held {
+            self.look_again(&key);
+        }
+    }
+
+    pub(super) fn crash(&mut self, worker: u32) {
+        let run = self.run_of(worker);
+        self.workers.slots.get_mut(&worker).expect("known worker").crashed = true;
+        // Dropping the connection rolls back any open transaction, as SIGKILL would.
+        self.retire(worker);
+        let someone_else = self
+            .workers
+            .slots
+            .values()
+            .any(|slot| slot.alive && slot.machine.run_id() == run);
+        if let Some(after_ms) = self.level.world.restart_after_crash_ms
+            && !someone_else
+        {
+            self.clock
+                .schedule(self.clock.now_ms + u64::from(after_ms), Event::Restart { run });
+        }
+    }
+
+    /// Workers parked on `key` hear that it was settled.
+    pub(super) fn wake_parked(&mut self, key: &IdempotencyKey, except: Option<u32>) {
+        let Some(waiting) = self.workers.parked.remove(key.as_str()) else {
+            return;
+        };
+        for worker in waiting {
+            if Some(worker) != except {
+                self.clock.schedule(self.clock.now_ms + 1, Event::Wake { worker });
+            }
+        }
+    }
+
+    /// Workers parked on `key` look at it again: something that could settle it changed.
+    pub(super) fn look_again(&mut self, key: &IdempotencyKey) {
+        let Some(waiting) = self.workers.parked.remove(key.as_str()) else {
+            return;
+        };
+        for worker in waiting {
+            self.clock.schedule(self.clock.now_ms + 1, Event::LookAgain { worker });
+        }
+    }
+
+    /// A parked worker is told to wake or look again, if it is still parked.
+    pub(super) fn nudge_parked(&mut self, worker: u32, input: Input, text: &str) {
+        if self.workers.slots[&worker].machine.state() == WorkerState::Parked {
+            let run = self.run_of(worker);
+            let kind = if input == Input::Woken { "wake" } else { "look again" };
+            self.log(Actor::Worker(worker), kind, Some(run), None, text.to_owned());
+            self.feed(worker, input);
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The world Penny changes: the level's billing, what landed in it and under which call, and
+//! the one way an operator undoes an effect there (look the credit up by the call's key,
+//! void it by its id, once) — the same steps the HTTP API takes against a billing server.
+
+use std::collections::BTreeMap;
+
+use super::Simulation;
+use super::network::Message;
+use super::timeline::Actor;
+use crate::billing::{Answer, Billing, CreditRequest};
+use crate::checker::{CompensationBy, CompensationLog, CreditOrigin};
+use crate::ledger::ExecutionRecord;
+use crate::runtime::key::IdempotencyKey;
+use crate::runtime::operator::{CompensationTarget, Effect, LookupError};
+use crate::runtime::run::ToolCall;
+use crate::runtime::tool::{Operation, ToolDeclaration};
+
+/// Billing and what the simulator knows about it that no runtime could claim: which call's
+/// request made each credit.
+#[derive(Debug)]
+pub(super) struct World {
+    pub(super) billing: Billing,
+    pub(super) compensations: Vec<CompensationLog>,
+    /// Each credit billing applied → the request that made it: its run and the runtime's key
+    /// (ground truth for the checker, whatever key travelled downstream).
+    pub(super) effects: BTreeMap<String, CreditOrigin>,
+}
+
+impl World {
+    pub(super) fn new(billing: Billing) -> World {
+        World {
+            billing,
+            compensations: Vec::new(),
+            effects: BTreeMap::new(),
+        }
+    }
+}
+
+/// The level's billing as a compensation's target: the reads and the void an operator's
+/// compensation makes, exactly as a billing server answers them over HTTP.
+pub(super) struct SimulatedBilling<'a> {
+    pub(super) tools: &'a [ToolDeclaration],
+    pub(super) world: &'a mut World,
+    /// The wire: a request on it that carries the key is in flight, not applied yet.
+    pub(super) messages: &'a BTreeMap<u32, Message>,
+    pub(super) now_ms: u64,
+}
+
+impl CompensationTarget for SimulatedBilling<'_> {
+    fn has_compensation(&self, tool: &str) -> bool {
+        self.tools
+            .iter()
+            .any(|declared| declared.name == tool && declared.compensation)
+    }
+
+    fn find_effect(&mut self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
+        let key = record.key.as_str();
+        match self
+            .world
+            .billing
+            .look_up(key, super::network::requests_on_the_way(self.messages, key))
+        {
+            Some(lookup) => lookup.effect(record, "the level's billing"),
+            None => Err(LookupError::CannotLookUp(format!(
+                "the level's billing ignores idempotency keys: it stores none, so nobody can tell whether {key} \
+                 paid anything or which credit to void. Nothing was voided and nothing recorded: check billing's \
+                 entries by hand and resolve the call instead"
+            ))),
+        }
+    }
+
+    fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, String> {
+        let answer = self.world.billing.void_by_id(reference, self.now_ms);
+        let outcome = answer.void_outcome(reference);
+        self.world.compensations.push(CompensationLog {
+            key: record.key.to_string(),
+            by: CompensationBy::Operator,
+            answer,
+        });
+        outcome
+    }
+}
+
+impl Simulation {
+    fn tool(&self, name: &str) -> &ToolDeclaration {
+        self.level
+            .tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .expect("calls name declared tools")
+    }
+
+    /// A request reaches billing: it applies it (or answers a repeat, or refuses) and the
+    /// answer goes back on the wire.
+    pub(super) fn billing_applies(&mut self, request: Message) {
+        let now = self.clock.now_ms;
+        let answer = match self.tool(&request.call.tool).operation {
+            Operation::Credit => self.world.billing.credit(
+                &CreditRequest {
+                    account: request.call.arguments.account.clone(),
+                    amount_cents: request.call.arguments.amount_cents,
+                    memo: request.call.arguments.memo.clone(),
+                    idempotency_key: request.downstream_key.clone(),
+                    intent: format!("{}/{}", request.run, request.call.item),
+                },
+                now,
+            ),
+            Operation::LookupBalance => Answer::Balance {
+                balance_cents: self.world.billing.balance(&request.call.arguments.account).unwrap_or(0),
+            },
+        };
+        let text = match &answer {
+            Answer::Applied {
+                credit_id,
+                balance_cents,
+            } => format!(
+                "billing credits {} to {} ({credit_id}); balance {}",
+                super::dollars(i64::from(request.call.arguments.amount_cents)),
+                request.call.arguments.account,
+                super::dollars(*balance_cents)
+            ),
+            Answer::Repeat { credit_id, .. } => format!(
+                "billing recognises key {}: answers with {credit_id}, pays nothing",
+                request.downstream_key.as_deref().unwrap_or("?")
+            ),
+            Answer::Rejected { reason } => format!("billing refuses: {reason}"),
+            Answer::Balance { balance_cents } => {
+                format!("billing reads the balance: {}", super::dollars(*balance_cents))
+            }
+        };
+        if let Answer::Applied { credit_id, .. } = &answer
+            && self.tool(&request.call.tool).operation == Operation::Credit
+        {
+            self.world.effects.insert(
+                credit_id.clone(),
+                CreditOrigin {
+                    run: request.run.clone(),
+                    key: request.key.clone(),
+                },
+            );
+        }
+        self.log(
+            Actor::Billing,
+            "billing applies",
+            Some(request.run.clone()),
+            Some(request.key.clone()),
+            text,
+        );
+        // Something that could settle a parked call changed: its effect may be findable now.
+        if matches!(answer, Answer::Applied { .. } | Answer::Repeat { .. }) {
+            let key = IdempotencyKey::parse(&request.key).expect("message keys are keys");
+            self.look_again(&key);
+        }
+        self.respond(request, answer);
+    }
+
+    /// The reconcile hook's read of `key` in billing: the receipt to record and what was found.
+    pub(super) fn reconcile_lookup(&self, key: &IdempotencyKey) -> Option<(String, String)> {
+        let entry = self.world.billing.find_credit(key.as_str())?;
+        let receipt = Answer::Applied {
+            credit_id: entry.id.clone(),
+            balance_cents: self.world.billing.balance(&entry.account).unwrap_or(0),
+        }
+        .receipt();
+        Some((receipt, format!("credit {}", entry.id)))
+    }
+
+    /// A naive runtime's reflex compensation: `void_credit` by key, with no lookup first — it
+    /// posts a reversal even when no credit exists. Returns what billing answered, in words.
+    pub(super) fn reflex_void(&mut self, run: &str, key: &IdempotencyKey, call: &ToolCall) -> String {
+        let intent = format!("{run}/{}", call.item);
+        let answer = self.world.billing.void_credit(
+            key.as_str(),
+            &call.arguments.account,
+            call.arguments.amount_cents,
+            &intent,
+            self.clock.now_ms,
+        );
+        let words = format!("billing posts {}", answer.receipt());
+        self.world.compensations.push(CompensationLog {
+            key: key.to_string(),
+            by: CompensationBy::Runtime,
+            answer,
+        });
+        words
+    }
+
+    /// The world as a compensation's target, with the ledger (`observer`) left free for the
+    /// compensation's own steps.
+    pub(super) fn compensation_parts(&mut self) -> (&mut crate::ledger::Ledger, SimulatedBilling<'_>, u64) {
+        let now_ms = self.clock.now_ms;
+        let target = SimulatedBilling {
+            tools: &self.level.tools,
+            world: &mut self.world,
+            messages: &self.messages,
+            now_ms,
+        };
+        (&mut self.observer, target, now_ms)
+    }
+
+    // ----- an operator outside the simulation (the game's operator HTTP API) -----
+
+    /// What the level's billing holds under `record`'s key: the read an operator's
+    /// compensation makes before anything is undone, as a real billing server answers it.
+    /// A request on the wire that carries the key is in flight: billing has not applied it.
+    pub fn look_up_effect(&mut self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
+        let (_, mut target, _) = self.compensation_parts();
+        target.find_effect(record)
+    }
+
+    /// Voids credit `credit_id`, found under `record`'s key by [`Simulation::look_up_effect`],
+    /// for an operator outside the simulation who has claimed the call on the ledger. Voiding
+    /// by id never takes money that was not paid, and never takes it twice. It is not a move:
+    /// a re-simulation from the tape does not repeat it.
+    pub fn undo_for_outside_operator(&mut self, record: &ExecutionRecord, credit_id: &str) -> Result<String, String> {
+        let key = record.key.clone();
+        let operator = self
+            .observer
+            .history(&key)
+            .ok()
+            .and_then(|history| {
+                history
+                    .into_iter()
+                    .rev()
+                    .find(|entry| entry.event == crate::ledger::HistoryEvent::CompensationClaimed)
+                    .map(|entry| entry.actor)
+            })
+            .unwrap_or_else(|| "operator".to_owned());
+        let (_, mut target, _) = self.compensation_parts();
+        let outcome = target.undo(record, credit_id);
+        let run = self.run_of_key(key.as_str());
+        let text = match &outcome {
+            Ok(done) => format!("compensates {key} over the HTTP API: {done}"),
+            Err(problem) => format!("cannot compensate {key} over the HTTP API: {problem}"),
+        };
+        self.log(
+            Actor::Operator(operator),
+            "compensate",
+            run,
+            Some(key.to_string()),
+            text,
+        );
+        outcome
+    }
+}
