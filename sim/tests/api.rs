@@ -1984,3 +1984,290 @@ async fn twice_sim_serve_with_a_billing_url_voids_credits_there() {
     );
     drop(child);
 }
+
+// ----- the ledger file under the server -----
+
+/// Moves a ledger file with its write-ahead log and shared-memory index, as `mv ledger.sqlite*`
+/// does: a file moved without its log would leave the log for whatever file takes its place.
+fn move_ledger(from: &Path, to: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let source = PathBuf::from(format!("{}{suffix}", from.display()));
+        if source.exists() {
+            std::fs::rename(&source, format!("{}{suffix}", to.display())).unwrap();
+        }
+    }
+}
+
+/// A compensation target that, while the compensate request holds its ledger connection,
+/// moves the served file away and puts another ledger at its path (as `mv` and a restore
+/// from backup would), then finds the credit there.
+struct SwapsTheFile {
+    path: PathBuf,
+    moved_to: PathBuf,
+    compensated: Mutex<Vec<String>>,
+}
+
+impl Compensator for SwapsTheFile {
+    fn has_compensation(&self, tool: &str) -> bool {
+        tool == "issue_credit"
+    }
+
+    fn find_effect(&self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
+        move_ledger(&self.path, &self.moved_to);
+        let mut impostor = Ledger::open(&self.path).unwrap();
+        reserve(&mut impostor, "default", "r1", "c1", "issue_credit", 100);
+        Ok(Effect::Found {
+            reference: format!("credit-of-{}", record.key),
+            detail: "found".into(),
+        })
+    }
+
+    fn compensate(&self, record: &ExecutionRecord, _reference: &str) -> Result<String, String> {
+        self.compensated.lock().unwrap().push(record.key.to_string());
+        Ok("voided".into())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ledger_file_deleted_or_replaced_under_the_server_answers_503_and_nothing_is_created_or_written() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("ledger.sqlite");
+    let moved = directory.path().join("ledger.moved.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    drop(ledger);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let server = start(ApiState::open(&path, operators).unwrap()).await;
+    let resolve = "/v1/tool-executions/r1:c1/resolve";
+    let (status, _) = server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(status, StatusCode::OK);
+
+    // Moved away: every request is refused, and no file appears at the path.
+    move_ledger(&path, &moved);
+    let requests = [
+        (Method::GET, "/v1/tool-executions", None),
+        (Method::GET, "/v1/tool-executions/r1:c1", None),
+        (
+            Method::POST,
+            resolve,
+            Some(json!({"status": "failed", "reason": "not in billing"})),
+        ),
+    ];
+    for (method, request_path, body) in requests.clone() {
+        let (status, answer) = server.call(method, request_path, Some(ADA), body).await;
+        assert_eq!(
+            (status, answer["code"].as_str()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some("ledger_gone")),
+            "{request_path}: {answer}"
+        );
+    }
+    assert!(!path.exists(), "the server never creates its ledger");
+
+    // Another ledger at the path (a copy, a new file): refused too, and left untouched.
+    let mut impostor = Ledger::open(&path).unwrap();
+    reserve(&mut impostor, "default", "r1", "c1", "issue_credit", 100);
+    for (method, request_path, body) in requests {
+        let (status, answer) = server.call(method, request_path, Some(ADA), body).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{request_path}: {answer}");
+        assert_eq!(answer["code"], "ledger_gone");
+    }
+    assert_eq!(impostor.history(&key("r1:c1")).unwrap().len(), 1);
+    drop(impostor);
+
+    // The original back at its path: served again, and nothing was written meanwhile.
+    move_ledger(&moved, &path);
+    let (status, detail) = server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(events(&detail), ["reserved"]);
+    let (status, detail) = server
+        .post(resolve, ADA, json!({"status": "failed", "reason": "not in billing"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(
+        Ledger::open(&path)
+            .unwrap()
+            .record(&key("r1:c1"))
+            .unwrap()
+            .unwrap()
+            .status,
+        Status::Failed
+    );
+
+    // Deleted for good: refused, and still nothing is created.
+    std::fs::remove_file(&path).unwrap();
+    let (status, answer) = server.get("/v1/tool-executions", ADA).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("ledger_gone"))
+    );
+    assert!(!path.exists(), "the server never creates its ledger");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_is_not_written_into_a_ledger_file_replaced_while_it_is_made() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("ledger.sqlite");
+    let moved = directory.path().join("ledger.moved.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    drop(ledger);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let target = Arc::new(SwapsTheFile {
+        path: path.clone(),
+        moved_to: moved.clone(),
+        compensated: Mutex::new(Vec::new()),
+    });
+    let state = ApiState::open(&path, operators)
+        .unwrap()
+        .with_compensator(Arc::clone(&target) as Arc<dyn Compensator>);
+    let server = start(state).await;
+    let (status, answer) = server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void it"}),
+        )
+        .await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("ledger_gone")),
+        "{answer}"
+    );
+    assert!(target.compensated.lock().unwrap().is_empty(), "nothing was undone");
+    for file in [&path, &moved] {
+        let ledger = Ledger::open(file).unwrap();
+        assert_eq!(
+            ledger.record(&key("r1:c1")).unwrap().unwrap().status,
+            Status::Started,
+            "{}",
+            file.display()
+        );
+        assert_eq!(ledger.history(&key("r1:c1")).unwrap().len(), 1, "{}", file.display());
+    }
+}
+
+// ----- what a reason, a cursor and a result may hold -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasons_that_would_not_print_as_text_are_refused() {
+    let fixture = fixture().await;
+    let server = &fixture.server;
+    for (reason, mentions) in [
+        ("\u{200B}", "invisible"),
+        ("\u{FEFF} \u{2060}", "invisible"),
+        ("\u{1B}[2J\u{1B}[Hall good", "U+001B"),
+        ("cr_0001 found\rall good   ", "U+000D"),
+        ("cr_0001\0", "U+0000"),
+        ("paid \u{202E}1000rc", "bidirectional"),
+    ] {
+        for (path, body) in [
+            (
+                "/v1/tool-executions/r1:c1/resolve",
+                json!({"status": "failed", "reason": reason}),
+            ),
+            ("/v1/tool-executions/r1:c1/compensate", json!({"reason": reason})),
+        ] {
+            let (status, answer) = server.post(path, ADA, body).await;
+            assert_eq!(
+                (status, answer["code"].as_str()),
+                (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_value")),
+                "{reason:?} on {path}: {answer}"
+            );
+            let message = answer["error"].as_str().unwrap();
+            assert!(
+                message.starts_with("reason: ") && message.contains(mentions),
+                "{reason:?}: {message}"
+            );
+        }
+    }
+    assert_eq!(fixture.ledger.history(&key("r1:c1")).unwrap().len(), 1);
+    assert!(fixture.compensator.calls().is_empty());
+    // Tabs and line feeds lay a reason out; they are allowed.
+    let (status, detail) = server
+        .post(
+            "/v1/tool-executions/r1:c1/resolve",
+            ADA,
+            json!({"status": "failed", "reason": "not in billing:\n\tasked Ada, nothing"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_cursor_past_the_ledgers_times_is_refused_not_wrapped() {
+    let fixture = fixture().await;
+    let hex = |plain: &str| {
+        format!(
+            "c1{}",
+            plain.bytes().map(|byte| format!("{byte:02x}")).collect::<String>()
+        )
+    };
+    for milliseconds in [u64::MAX, i64::MAX as u64 + 1] {
+        let cursor = hex(&format!("{milliseconds}:r1:c1"));
+        let (status, answer) = fixture
+            .server
+            .get(&format!("/v1/tool-executions?cursor={cursor}"), ADA)
+            .await;
+        assert_eq!(
+            (status, answer["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_value")),
+            "{milliseconds}: {answer}"
+        );
+    }
+    // The largest time the ledger holds is a cursor like any other: nothing comes after it.
+    let cursor = hex(&format!("{}:r1:c1", i64::MAX));
+    let (status, page) = fixture
+        .server
+        .get(&format!("/v1/tool-executions?cursor={cursor}"), ADA)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["items"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_is_stored_and_shown_back_digit_for_digit() {
+    let fixture = fixture().await;
+    let server = &fixture.server;
+    let result = r#"{"credit_id":"cr_0001","amount":123456789012345678901234567890,"rate":0.10000000000000000555,"tiny":1e-400}"#;
+    let body = r#"{"status": "completed", "reason": "found it", "result": { "credit_id" : "cr_0001", "amount": 123456789012345678901234567890, "rate": 0.10000000000000000555, "tiny": 1e-400 }}"#;
+    let response = server
+        .client
+        .post(server.url("/v1/tool-executions/r1:c1/resolve"))
+        .bearer_auth(ADA)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let answer = response.text().await.unwrap();
+    assert!(answer.contains(&format!(r#""result":{result}"#)), "{answer}");
+    let stored = fixture.ledger.record(&key("r1:c1")).unwrap().unwrap();
+    assert_eq!(
+        stored.result.as_deref(),
+        Some(result),
+        "stored as sent, less the spaces"
+    );
+    let shown = server
+        .client
+        .get(server.url("/v1/tool-executions/r1:c1"))
+        .bearer_auth(ADA)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(shown.contains(&format!(r#""result":{result}"#)), "{shown}");
+    let listed = server
+        .client
+        .get(server.url("/v1/tool-executions?status=completed"))
+        .bearer_auth(ADA)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(listed.contains(&format!(r#""result":{result}"#)), "{listed}");
+}

@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::key::IdempotencyKey;
 use crate::rules::{ReservationAction, Status, reservation_action};
-use crate::tool::SideEffect;
 use crate::sqlite_file::{self, DurabilityError, Failure};
+use crate::tool::SideEffect;
 
 mod memory;
 
@@ -113,6 +113,8 @@ pub enum LedgerError {
     },
     #[error("{location}: cannot open the ledger: {detail}")]
     Open { location: String, detail: String },
+    #[error("{location}: no ledger file there (it is not created here)")]
+    Missing { location: String },
     #[error("{location}: {context}: {source}")]
     Sqlite {
         location: String,
@@ -345,10 +347,30 @@ impl Location {
 impl Ledger {
     /// Opens a ledger file, creating it (and its schema) if it does not exist.
     pub fn open(path: &Path) -> Result<Ledger, LedgerError> {
+        Ledger::open_file(path, true)
+    }
+
+    /// Opens a ledger file that must already exist and already be a ledger: it never creates
+    /// the file or its schema ([`LedgerError::Missing`] for no file, [`LedgerError::NotALedger`]
+    /// for an empty one). For a long-running process (the operator API) that must never answer
+    /// from a fresh empty ledger because the file it serves was deleted under it.
+    pub fn open_existing(path: &Path) -> Result<Ledger, LedgerError> {
+        Ledger::open_file(path, false)
+    }
+
+    fn open_file(path: &Path, create: bool) -> Result<Ledger, LedgerError> {
         let location = Location::File(path.to_path_buf());
-        let connection = sqlite_file::open(path, true).map_err(|error| LedgerError::Open {
-            location: location.describe(),
-            detail: error.to_string(),
+        let connection = sqlite_file::open(path, create).map_err(|error| {
+            if !create && !path.exists() {
+                LedgerError::Missing {
+                    location: location.describe(),
+                }
+            } else {
+                LedgerError::Open {
+                    location: location.describe(),
+                    detail: error.to_string(),
+                }
+            }
         })?;
         connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
         let ledger = Ledger {
@@ -358,9 +380,34 @@ impl Ledger {
         // Identify the file before changing anything about it: a file that is not a
         // ledger must be left byte for byte as it was (switching to WAL rewrites its header).
         ledger.set_busy_timeout()?;
+        if !create && ledger.table_names()?.is_empty() {
+            return Err(LedgerError::NotALedger {
+                location: ledger.location(),
+                detail: "an empty database; only a new ledger is given its schema".into(),
+            });
+        }
         ledger.ensure_schema()?;
         ledger.configure(true)?;
         Ok(ledger)
+    }
+
+    /// Asks `allow` just before every commit on this connection, with the write lock held; a
+    /// commit it refuses is rolled back and the write fails. Lets a server check that the file
+    /// at the path it serves is still the one this connection writes (not deleted or replaced)
+    /// at the last moment a write can still be undone. Only a SQLite ledger has commits to
+    /// refuse: a memory store ledger is refused with [`LedgerError::Open`].
+    pub fn refuse_commits_unless(&self, mut allow: impl FnMut() -> bool + Send + 'static) -> Result<(), LedgerError> {
+        match &self.store {
+            // SQLite turns the commit into a rollback when the hook answers true.
+            Store::Sqlite(connection) => {
+                connection.commit_hook(Some(move || !allow()));
+                Ok(())
+            }
+            Store::Memory(_) => Err(LedgerError::Open {
+                location: self.location(),
+                detail: "a memory store ledger has no commits to guard".into(),
+            }),
+        }
     }
 
     /// A fresh in-memory SQLite ledger, shared by every connection made with
@@ -839,7 +886,15 @@ impl Ledger {
         limit: u32,
     ) -> Result<Vec<ExecutionRecord>, LedgerError> {
         let limit = limit.clamp(1, LIST_LIMIT_MAX);
-        let (after_ms, after_key) = after.map_or((-1_i64, ""), |(ms, key)| (ms as i64, key));
+        // Times are stored as i64: nothing comes after a cursor beyond that range (cast, it would
+        // wrap to a negative time and restart the listing from the beginning).
+        let (after_ms, after_key) = match after {
+            None => (-1_i64, ""),
+            Some((ms, key)) => match i64::try_from(ms) {
+                Ok(ms) => (ms, key),
+                Err(_) => return Ok(Vec::new()),
+            },
+        };
         let rows = self.read(
             "listing records",
             memory::Table::Records,

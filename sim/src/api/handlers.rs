@@ -12,15 +12,15 @@ use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::error::ApiError;
 use super::tokens::Operator;
-use super::views::{Cursor, DetailView, PageView, RecordView, shorten};
+use super::views::{Cursor, DetailView, PageView, RecordView, compact_json, shorten};
 use super::{ApiState, Compensator, Effect, LookupError, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, RESULT_BYTES_MAX};
 use crate::ledger::{ExecutionRecord, Ledger, SettleError};
 use crate::runtime::key::IdempotencyKey;
-use crate::runtime::operator::{self, OperatorError, REASON_CHARS_MAX, ResolveRequest};
+use crate::runtime::operator::{self, OperatorError, ResolveRequest};
 use crate::runtime::rules::Status;
 
 // ----- extractors -----
@@ -137,19 +137,10 @@ fn detail(ledger: &Ledger, record: ExecutionRecord) -> Result<DetailView, ApiErr
     Ok(DetailView::new(record, history))
 }
 
+/// The one reason rule every console applies ([`operator::check_reason`]), checked before the
+/// ledger is touched.
 fn reason_checked(reason: &str) -> Result<(), ApiError> {
-    let chars = reason.chars().count();
-    if reason.trim().is_empty() {
-        return Err(ApiError::invalid(
-            "reason: say why (it goes into the record's history); it must not be empty",
-        ));
-    }
-    if chars > REASON_CHARS_MAX {
-        return Err(ApiError::invalid(format!(
-            "reason: {chars} characters, more than the {REASON_CHARS_MAX} allowed"
-        )));
-    }
-    Ok(())
+    operator::check_reason(reason).map_err(|error| ApiError::invalid(format!("reason: {error}")))
 }
 
 /// Turns the one implementation's refusal into an answer. A refusal that depends on the
@@ -161,7 +152,7 @@ fn refusal(ledger: &Ledger, key: &IdempotencyKey, error: OperatorError) -> ApiEr
         Err(error) => ApiError::from_ledger(error),
     };
     match error {
-        OperatorError::MissingReason | OperatorError::BadStatus(_) => ApiError::invalid(error.to_string()),
+        OperatorError::Reason(_) | OperatorError::BadStatus(_) => ApiError::invalid(error.to_string()),
         OperatorError::MissingOperator => ApiError::internal("the credential names no operator"),
         OperatorError::NoCompensation(_) => {
             ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "no_compensation", error.to_string())
@@ -327,7 +318,9 @@ pub(super) struct ResolveBody {
     status: String,
     reason: String,
     expected_status: Option<String>,
-    result: Option<Value>,
+    /// Kept as the operator's JSON text, never parsed into numbers: a receipt's
+    /// `123456789012345678901234567890` is stored and shown back digit for digit.
+    result: Option<Box<RawValue>>,
 }
 
 /// `POST /v1/tool-executions/{key}/resolve`: what the operator found, compare-and-set.
@@ -357,8 +350,8 @@ pub(super) async fn resolve(
                 "result: only a call resolved as completed has a result; leave it out for failed",
             ));
         }
-        Some(value) => {
-            let text = value.to_string();
+        Some(raw) => {
+            let text = compact_json(raw.get());
             if text.len() > RESULT_BYTES_MAX {
                 return Err(ApiError::invalid(format!(
                     "result: {} bytes as JSON, more than the {RESULT_BYTES_MAX} allowed",
