@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::ledger::ExecutionRecord;
-use crate::runtime::ToolAnswer;
 use crate::runtime::operator::{Effect, LookupError};
+use crate::runtime::ToolAnswer;
 use crate::runtime::run::Arguments;
 
 /// What billing does with an idempotency key it receives.

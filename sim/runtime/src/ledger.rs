@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::key::IdempotencyKey;
 use crate::rules::{ReservationAction, Status, reservation_action};
-use crate::sqlite_file::{self, DurabilityError, Failure};
 use crate::tool::SideEffect;
+use crate::sqlite_file::{self, DurabilityError, Failure};
 
 mod memory;
 
