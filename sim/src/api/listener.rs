@@ -535,7 +535,10 @@ impl AsyncWrite for GuardedStream {
 mod tests {
     use super::*;
 
-    fn refusal(head: &[u8]) -> Option<(StatusCode, &'static str)> {
+    /// The status and code a head is refused with, if it is.
+    type Refusal = Option<(StatusCode, &'static str)>;
+
+    fn refusal(head: &[u8]) -> Refusal {
         match check_head(head) {
             Ok(verdict) => {
                 assert_eq!(verdict, Head::Complete, "{}", String::from_utf8_lossy(head));
@@ -561,7 +564,7 @@ mod tests {
                 .map(|number| format!("X-{number}: y\r\n"))
                 .collect::<String>()
         );
-        let cases: Vec<(&[u8], Option<(StatusCode, &str)>)> = vec![
+        let cases: Vec<(&[u8], Refusal)> = vec![
             (b"GET /v1/tool-executions HTTP/1.1\r\nHost: x\r\n\r\n", None),
             (b"GET / HTTP/1.0\n\n", None),
             (
