@@ -33,7 +33,7 @@ use axum::routing::{get, post};
 pub use crate::runtime::operator::{Effect, LookupError};
 pub use billing_target::{BILLING_TIMEOUT_MS, BillingCompensator, BillingTargetError};
 pub use command::{HashTokenArgs, ServeArgs, hash_token_command, serve_command};
-pub use error::ApiError;
+pub use error::{ApiError, ERROR_ANSWERS, ErrorAnswer};
 pub use tokens::{Operator, OperatorEntry, Operators, TokensFile, hash_token};
 
 use crate::ledger::{ExecutionRecord, LedgerError};
