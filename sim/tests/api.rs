@@ -1278,18 +1278,17 @@ async fn a_client_that_stalls_is_cut_off_and_others_are_served() {
             .write_all(b"POST /v1/tool-executions/r1:c1/resolve HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n")
             .unwrap();
         let started = std::time::Instant::now();
-        let mut buffer = [0_u8; 256];
-        let read = stream.read(&mut buffer);
-        (started.elapsed(), read.map_err(|error| error.kind()))
+        let mut answer = String::new();
+        let read = stream.read_to_string(&mut answer);
+        (started.elapsed(), read.map(|_| answer).map_err(|error| error.kind()))
     });
     // Meanwhile a well-behaved client is served.
     let (status, _) = server.get("/v1/tool-executions/r1:c1", ADA).await;
     assert_eq!(status, StatusCode::OK);
     let (waited, read) = stalled.await.unwrap();
-    assert!(
-        matches!(read, Ok(0)) || matches!(read, Err(std::io::ErrorKind::ConnectionReset)),
-        "the server closed the connection: {read:?}"
-    );
+    let answer = read.unwrap_or_else(|kind| panic!("the server answers before closing, not {kind:?}"));
+    assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
+    assert!(answer.contains(r#""code":"request_timeout""#), "{answer}");
     assert!(
         waited >= idle - std::time::Duration::from_millis(50),
         "not before the timeout: {waited:?}"
@@ -2082,4 +2081,607 @@ async fn twice_sim_serve_with_a_billing_url_voids_credits_there() {
         "{line}"
     );
     drop(child);
+}
+
+// ----- the ledger file under the server -----
+
+/// Moves a ledger file with its write-ahead log and shared-memory index, as `mv ledger.sqlite*`
+/// does: a file moved without its log would leave the log for whatever file takes its place.
+fn move_ledger(from: &Path, to: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let source = PathBuf::from(format!("{}{suffix}", from.display()));
+        if source.exists() {
+            std::fs::rename(&source, format!("{}{suffix}", to.display())).unwrap();
+        }
+    }
+}
+
+/// A compensation target that, while the compensate request holds its ledger connection,
+/// moves the served file away and puts another ledger at its path (as `mv` and a restore
+/// from backup would), then finds the credit there.
+struct SwapsTheFile {
+    path: PathBuf,
+    moved_to: PathBuf,
+    compensated: Mutex<Vec<String>>,
+}
+
+impl Compensator for SwapsTheFile {
+    fn has_compensation(&self, tool: &str) -> bool {
+        tool == "issue_credit"
+    }
+
+    fn find_effect(&self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
+        move_ledger(&self.path, &self.moved_to);
+        let mut impostor = Ledger::open(&self.path).unwrap();
+        reserve(&mut impostor, "default", "r1", "c1", "issue_credit", 100);
+        Ok(Effect::Found {
+            reference: format!("credit-of-{}", record.key),
+            detail: "found".into(),
+        })
+    }
+
+    fn compensate(&self, record: &ExecutionRecord, _reference: &str) -> Result<String, String> {
+        self.compensated.lock().unwrap().push(record.key.to_string());
+        Ok("voided".into())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ledger_file_deleted_or_replaced_under_the_server_answers_503_and_nothing_is_created_or_written() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("ledger.sqlite");
+    let moved = directory.path().join("ledger.moved.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    drop(ledger);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let server = start(ApiState::open(&path, operators).unwrap()).await;
+    let resolve = "/v1/tool-executions/r1:c1/resolve";
+    let (status, _) = server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(status, StatusCode::OK);
+
+    // Moved away: every request is refused, and no file appears at the path.
+    move_ledger(&path, &moved);
+    let requests = [
+        (Method::GET, "/v1/tool-executions", None),
+        (Method::GET, "/v1/tool-executions/r1:c1", None),
+        (
+            Method::POST,
+            resolve,
+            Some(json!({"status": "failed", "reason": "not in billing"})),
+        ),
+    ];
+    for (method, request_path, body) in requests.clone() {
+        let (status, answer) = server.call(method, request_path, Some(ADA), body).await;
+        assert_eq!(
+            (status, answer["code"].as_str()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some("ledger_gone")),
+            "{request_path}: {answer}"
+        );
+    }
+    assert!(!path.exists(), "the server never creates its ledger");
+
+    // Another ledger at the path (a copy, a new file): refused too, and left untouched.
+    let mut impostor = Ledger::open(&path).unwrap();
+    reserve(&mut impostor, "default", "r1", "c1", "issue_credit", 100);
+    for (method, request_path, body) in requests {
+        let (status, answer) = server.call(method, request_path, Some(ADA), body).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{request_path}: {answer}");
+        assert_eq!(answer["code"], "ledger_gone");
+    }
+    assert_eq!(impostor.history(&key("r1:c1")).unwrap().len(), 1);
+    drop(impostor);
+
+    // The original back at its path: served again, and nothing was written meanwhile.
+    move_ledger(&moved, &path);
+    let (status, detail) = server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(events(&detail), ["reserved"]);
+    let (status, detail) = server
+        .post(resolve, ADA, json!({"status": "failed", "reason": "not in billing"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(
+        Ledger::open(&path)
+            .unwrap()
+            .record(&key("r1:c1"))
+            .unwrap()
+            .unwrap()
+            .status,
+        Status::Failed
+    );
+
+    // Deleted for good: refused, and still nothing is created.
+    std::fs::remove_file(&path).unwrap();
+    let (status, answer) = server.get("/v1/tool-executions", ADA).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("ledger_gone"))
+    );
+    assert!(!path.exists(), "the server never creates its ledger");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_is_not_written_into_a_ledger_file_replaced_while_it_is_made() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("ledger.sqlite");
+    let moved = directory.path().join("ledger.moved.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    drop(ledger);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let target = Arc::new(SwapsTheFile {
+        path: path.clone(),
+        moved_to: moved.clone(),
+        compensated: Mutex::new(Vec::new()),
+    });
+    let state = ApiState::open(&path, operators)
+        .unwrap()
+        .with_compensator(Arc::clone(&target) as Arc<dyn Compensator>);
+    let server = start(state).await;
+    let (status, answer) = server
+        .post(
+            "/v1/tool-executions/r1:c1/compensate",
+            ADA,
+            json!({"reason": "void it"}),
+        )
+        .await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("ledger_gone")),
+        "{answer}"
+    );
+    assert!(target.compensated.lock().unwrap().is_empty(), "nothing was undone");
+    for file in [&path, &moved] {
+        let ledger = Ledger::open(file).unwrap();
+        assert_eq!(
+            ledger.record(&key("r1:c1")).unwrap().unwrap().status,
+            Status::Started,
+            "{}",
+            file.display()
+        );
+        assert_eq!(ledger.history(&key("r1:c1")).unwrap().len(), 1, "{}", file.display());
+    }
+}
+
+// ----- what a reason, a cursor and a result may hold -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasons_that_would_not_print_as_text_are_refused() {
+    let fixture = fixture().await;
+    let server = &fixture.server;
+    for (reason, mentions) in [
+        ("\u{200B}", "invisible"),
+        ("\u{FEFF} \u{2060}", "invisible"),
+        ("\u{1B}[2J\u{1B}[Hall good", "U+001B"),
+        ("cr_0001 found\rall good   ", "U+000D"),
+        ("cr_0001\0", "U+0000"),
+        ("paid \u{202E}1000rc", "bidirectional"),
+    ] {
+        for (path, body) in [
+            (
+                "/v1/tool-executions/r1:c1/resolve",
+                json!({"status": "failed", "reason": reason}),
+            ),
+            ("/v1/tool-executions/r1:c1/compensate", json!({"reason": reason})),
+        ] {
+            let (status, answer) = server.post(path, ADA, body).await;
+            assert_eq!(
+                (status, answer["code"].as_str()),
+                (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_value")),
+                "{reason:?} on {path}: {answer}"
+            );
+            let message = answer["error"].as_str().unwrap();
+            assert!(
+                message.starts_with("reason: ") && message.contains(mentions),
+                "{reason:?}: {message}"
+            );
+        }
+    }
+    assert_eq!(fixture.ledger.history(&key("r1:c1")).unwrap().len(), 1);
+    assert!(fixture.compensator.calls().is_empty());
+    // Tabs and line feeds lay a reason out; they are allowed.
+    let (status, detail) = server
+        .post(
+            "/v1/tool-executions/r1:c1/resolve",
+            ADA,
+            json!({"status": "failed", "reason": "not in billing:\n\tasked Ada, nothing"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_cursor_past_the_ledgers_times_is_refused_not_wrapped() {
+    let fixture = fixture().await;
+    let hex = |plain: &str| {
+        format!(
+            "c1{}",
+            plain.bytes().map(|byte| format!("{byte:02x}")).collect::<String>()
+        )
+    };
+    for milliseconds in [u64::MAX, i64::MAX as u64 + 1] {
+        let cursor = hex(&format!("{milliseconds}:r1:c1"));
+        let (status, answer) = fixture
+            .server
+            .get(&format!("/v1/tool-executions?cursor={cursor}"), ADA)
+            .await;
+        assert_eq!(
+            (status, answer["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_value")),
+            "{milliseconds}: {answer}"
+        );
+    }
+    // The largest time the ledger holds is a cursor like any other: nothing comes after it.
+    let cursor = hex(&format!("{}:r1:c1", i64::MAX));
+    let (status, page) = fixture
+        .server
+        .get(&format!("/v1/tool-executions?cursor={cursor}"), ADA)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["items"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_is_stored_and_shown_back_digit_for_digit() {
+    let fixture = fixture().await;
+    let server = &fixture.server;
+    let result = r#"{"credit_id":"cr_0001","amount":123456789012345678901234567890,"rate":0.10000000000000000555,"tiny":1e-400}"#;
+    let body = r#"{"status": "completed", "reason": "found it", "result": { "credit_id" : "cr_0001", "amount": 123456789012345678901234567890, "rate": 0.10000000000000000555, "tiny": 1e-400 }}"#;
+    let response = server
+        .client
+        .post(server.url("/v1/tool-executions/r1:c1/resolve"))
+        .bearer_auth(ADA)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let answer = response.text().await.unwrap();
+    assert!(answer.contains(&format!(r#""result":{result}"#)), "{answer}");
+    let stored = fixture.ledger.record(&key("r1:c1")).unwrap().unwrap();
+    assert_eq!(
+        stored.result.as_deref(),
+        Some(result),
+        "stored as sent, less the spaces"
+    );
+    let shown = server
+        .client
+        .get(server.url("/v1/tool-executions/r1:c1"))
+        .bearer_auth(ADA)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(shown.contains(&format!(r#""result":{result}"#)), "{shown}");
+    let listed = server
+        .client
+        .get(server.url("/v1/tool-executions?status=completed"))
+        .bearer_auth(ADA)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(listed.contains(&format!(r#""result":{result}"#)), "{listed}");
+}
+
+// ----- hostile clients: connections, trickles and heads hyper would refuse -----
+
+/// A server on a ledger with one call, `r1:c1`, with these limits.
+async fn server_with(configure: impl FnOnce(ApiState) -> ApiState) -> (tempfile::TempDir, Server, String) {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", 100);
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let server = start(configure(ApiState::open(&path, operators).unwrap())).await;
+    let address = server.base.trim_start_matches("http://").to_owned();
+    (directory, server, address)
+}
+
+/// A connection to `address` from the loopback address `from` (127.0.0.0/8 is all loopback).
+async fn connect_from(from: &str, address: &str) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    socket.connect(address.parse().unwrap()).await.unwrap()
+}
+
+/// Everything the server sends until it closes (or `wait` passes), as text.
+async fn answer_of(stream: &mut tokio::net::TcpStream, wait: std::time::Duration) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut answer = Vec::new();
+    match tokio::time::timeout(wait, stream.read_to_end(&mut answer)).await {
+        Ok(_) => Some(String::from_utf8_lossy(&answer).into_owned()),
+        Err(_) => None,
+    }
+}
+
+/// The status and JSON body of an HTTP/1.1 answer, checking that the body is the API's error.
+fn json_error_of(answer: &str) -> (u16, Value) {
+    let (head, body) = answer
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no head: {answer:?}"));
+    let status: u16 = head[9..12].parse().unwrap();
+    assert!(
+        head.to_ascii_lowercase().contains("content-type: application/json"),
+        "{answer}"
+    );
+    assert!(head.to_ascii_lowercase().contains("connection: close"), "{answer}");
+    let body: Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("not JSON: {answer:?}"));
+    assert!(body["error"].is_string() && body["code"].is_string(), "{body}");
+    (status, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickle_of_bytes_does_not_keep_a_connection_past_the_header_deadline() {
+    let header_read_timeout = std::time::Duration::from_millis(400);
+    let (_directory, server, address) = server_with(|state| state.with_header_read_timeout(header_read_timeout)).await;
+    let mut stream = connect_from("127.0.0.1", &address).await;
+    let (mut reader, mut writer) = stream.split();
+    let started = std::time::Instant::now();
+    // One byte every 50 ms: far inside the idle timeout, so only the header deadline ends it.
+    let trickle = async {
+        use tokio::io::AsyncWriteExt;
+        for byte in b"GET /v1/tool-executions HTTP/1.1\r\nX-Padding: "
+            .iter()
+            .chain(std::iter::repeat(&b'a'))
+        {
+            if writer.write_all(&[*byte]).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    };
+    let answer = async {
+        use tokio::io::AsyncReadExt;
+        let mut answer = Vec::new();
+        let _ = reader.read_to_end(&mut answer).await;
+        String::from_utf8_lossy(&answer).into_owned()
+    };
+    let answer = tokio::select! {
+        answer = answer => answer,
+        () = trickle => String::new(),
+        () = tokio::time::sleep(std::time::Duration::from_secs(5)) => panic!("still open after 5 s"),
+    };
+    let waited = started.elapsed();
+    let (status, body) = json_error_of(&answer);
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (408, Some("request_timeout")),
+        "{body}"
+    );
+    assert!(
+        waited >= header_read_timeout - std::time::Duration::from_millis(50),
+        "{waited:?}"
+    );
+    assert!(waited < std::time::Duration::from_secs(2), "{waited:?}");
+    // Meanwhile and afterwards, others are served.
+    let (status, _) = server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_from_one_address_do_not_lock_out_other_clients() {
+    let header_read_timeout = std::time::Duration::from_secs(4);
+    let (_directory, server, address) = server_with(|state| state.with_header_read_timeout(header_read_timeout)).await;
+    // More idle connections than the server takes in all, all from 127.0.0.2.
+    let mut idle = Vec::new();
+    for _ in 0..api::OPEN_CONNECTIONS_MAX + 44 {
+        idle.push(connect_from("127.0.0.2", &address).await);
+    }
+    // An operator elsewhere is served at once, not after the idle ones time out.
+    let (status, detail) = tokio::time::timeout(
+        std::time::Duration::from_secs(3),
+        server.get("/v1/tool-executions/r1:c1", ADA),
+    )
+    .await
+    .expect("served while idle connections are open");
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    // Beyond the first PEER_CONNECTIONS_MAX, 127.0.0.2's connections are refused and closed
+    // within a second: with a JSON 503 while the server has room to say so (it waits a moment
+    // for a request first, as HTTP clients take no answer before they asked), closed without a
+    // word beyond that. The ones it kept stay open until the header deadline.
+    let mut waiting = tokio::task::JoinSet::new();
+    for mut stream in idle {
+        waiting.spawn(async move { answer_of(&mut stream, std::time::Duration::from_millis(2_500)).await });
+    }
+    let mut open = 0;
+    let mut told = 0;
+    for answer in waiting.join_all().await {
+        match answer {
+            None => open += 1,
+            Some(answer) if answer.is_empty() => {}
+            Some(answer) => {
+                let (status, body) = json_error_of(&answer);
+                assert_eq!(
+                    (status, body["code"].as_str()),
+                    (503, Some("too_many_connections")),
+                    "{body}"
+                );
+                assert!(body["error"].as_str().unwrap().contains("your address"), "{body}");
+                told += 1;
+            }
+        }
+    }
+    assert_eq!(open, api::PEER_CONNECTIONS_MAX, "the idle ones the server kept");
+    assert!(told > 0, "refusals are answered");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_server_answers_503_at_once_rather_than_leaving_clients_waiting() {
+    let (_directory, server, address) = server_with(|state| state).await;
+    let mut idle = Vec::new();
+    // From many addresses, each within its own limit, until the server is full.
+    'fill: for peer in 2.. {
+        for _ in 0..api::PEER_CONNECTIONS_MAX {
+            idle.push(connect_from(&format!("127.0.1.{peer}"), &address).await);
+            if idle.len() == api::OPEN_CONNECTIONS_MAX {
+                break 'fill;
+            }
+        }
+    }
+    // Let the server count them before the next arrives.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let (status, body) = tokio::time::timeout(
+        std::time::Duration::from_secs(3),
+        server.get("/v1/tool-executions/r1:c1", ADA),
+    )
+    .await
+    .expect("an answer, not a wait");
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("too_many_connections")),
+        "{body}"
+    );
+    // One closes; the next operator is served.
+    drop(idle.pop());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let (status, _) = server.get("/v1/tool-executions/r1:c1", ADA).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heads_hyper_would_refuse_get_json_errors_too() {
+    let (_directory, _server, address) = server_with(|state| {
+        state
+            .with_header_read_timeout(std::time::Duration::from_millis(300))
+            .with_idle_timeout(std::time::Duration::from_millis(300))
+    })
+    .await;
+    let exchange = |request: Vec<u8>| {
+        let address = address.clone();
+        async move {
+            use tokio::io::AsyncWriteExt;
+            let mut stream = connect_from("127.0.0.1", &address).await;
+            // The server may answer and close before it has read everything.
+            let _ = stream.write_all(&request).await;
+            answer_of(&mut stream, std::time::Duration::from_secs(5))
+                .await
+                .expect("closed within 5 s")
+        }
+    };
+    let bearer = format!("Authorization: Bearer {ADA}\r\n");
+    let cases: Vec<(String, Vec<u8>, u16, &str)> = vec![
+        (
+            "URI over 64 KiB".into(),
+            format!("GET /v1/tool-executions?status={} HTTP/1.1\r\n\r\n", "a".repeat(70_000)).into_bytes(),
+            414,
+            "uri_too_long",
+        ),
+        (
+            "URI over 8 KiB".into(),
+            format!(
+                "GET /v1/tool-executions/{} HTTP/1.1\r\n{bearer}\r\n",
+                "k".repeat(10_000)
+            )
+            .into_bytes(),
+            414,
+            "uri_too_long",
+        ),
+        (
+            "200 headers".into(),
+            format!(
+                "GET /v1/tool-executions HTTP/1.1\r\n{}\r\n",
+                (0..200).map(|number| format!("X-{number}: y\r\n")).collect::<String>()
+            )
+            .into_bytes(),
+            431,
+            "headers_too_large",
+        ),
+        (
+            "a 20 KB header".into(),
+            format!(
+                "GET /v1/tool-executions HTTP/1.1\r\nX-Big: {}\r\n\r\n",
+                "b".repeat(20_000)
+            )
+            .into_bytes(),
+            431,
+            "headers_too_large",
+        ),
+        ("garbage".into(), b"GARBAGE\r\n\r\n".to_vec(), 400, "malformed_request"),
+        (
+            "HTTP/2 preface".into(),
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec(),
+            400,
+            "malformed_request",
+        ),
+        (
+            "a length that is no number".into(),
+            format!("POST /v1/tool-executions/r1:c1/resolve HTTP/1.1\r\n{bearer}Content-Length: 1e3\r\n\r\n")
+                .into_bytes(),
+            400,
+            "malformed_request",
+        ),
+        (
+            "a length no u64 holds".into(),
+            b"POST /v1/tool-executions/r1:c1/resolve HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n"
+                .to_vec(),
+            400,
+            "malformed_request",
+        ),
+        (
+            "a length over the body limit".into(),
+            b"POST /v1/tool-executions/r1:c1/resolve HTTP/1.1\r\nContent-Length: 18446744073709551615\r\n\r\n".to_vec(),
+            413,
+            "payload_too_large",
+        ),
+        (
+            "half a head".into(),
+            b"GET /v1/tool-executions HTTP/1.1\r\nHost: x\r\n".to_vec(),
+            408,
+            "request_timeout",
+        ),
+        (
+            "a method the endpoint does not take".into(),
+            format!("DELETE /v1/tool-executions/r1:c1 HTTP/1.1\r\n{bearer}\r\n").into_bytes(),
+            405,
+            "method_not_allowed",
+        ),
+        (
+            "a method that is no method".into(),
+            format!("FOO /v1/tool-executions HTTP/1.1\r\n{bearer}\r\n").into_bytes(),
+            405,
+            "method_not_allowed",
+        ),
+    ];
+    for (what, request, status, code) in cases {
+        let answer = exchange(request).await;
+        let (got, body) = json_error_of(&answer);
+        assert_eq!((got, body["code"].as_str()), (status, Some(code)), "{what}: {body}");
+    }
+
+    // Heads mangled at random: whatever the server answers is the API's JSON.
+    let valid = format!(
+        "POST /v1/tool-executions/r9:c9/resolve?x=1 HTTP/1.1\r\nHost: x\r\n{bearer}Content-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{{}}"
+    )
+    .into_bytes();
+    let mut random = ChaCha8Rng::seed_from_u64(13);
+    let alphabet = b"\r\n :/?%\x00\x7f\xffaZ0-,\t\"";
+    let mut answered = 0;
+    for _ in 0..120 {
+        let mut request = valid.clone();
+        for _ in 0..random.random_range(1..4) {
+            let at = random.random_range(0..request.len());
+            match random.random_range(0..3) {
+                0 => request.insert(at, alphabet[random.random_range(0..alphabet.len())]),
+                1 => {
+                    request.remove(at);
+                }
+                _ => request[at] = alphabet[random.random_range(0..alphabet.len())],
+            }
+        }
+        let answer = exchange(request.clone()).await;
+        if answer.is_empty() {
+            continue;
+        }
+        let (status, body) = json_error_of(&answer);
+        assert!(status >= 400, "{}: {body}", String::from_utf8_lossy(&request));
+        answered += 1;
+    }
+    assert!(answered >= 100, "{answered} of 120 mangled heads answered");
 }

@@ -1931,3 +1931,74 @@ fn records_filter_by_tenant_and_status_and_clamp_the_limit() {
     );
     assert_eq!(ledger.all_records().unwrap().len(), 3);
 }
+
+// ---------------------------------------------------------------------------
+// Opening without creating, guarded commits, cursors at the end of time
+// ---------------------------------------------------------------------------
+
+#[test]
+fn open_existing_never_creates_a_file_or_a_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.sqlite");
+    assert!(matches!(
+        Ledger::open_existing(&missing),
+        Err(LedgerError::Missing { .. })
+    ));
+    assert!(!missing.exists(), "no file is created");
+    let empty = dir.path().join("empty.sqlite");
+    std::fs::write(&empty, b"").unwrap();
+    assert!(matches!(
+        Ledger::open_existing(&empty),
+        Err(LedgerError::NotALedger { .. })
+    ));
+    assert_eq!(std::fs::read(&empty).unwrap(), b"", "an empty file is left empty");
+    let (_dir, path, mut ledger) = file_ledger();
+    ledger.reserve(&request(&key("c1"), ARGS), NOW).unwrap();
+    let again = Ledger::open_existing(&path).unwrap();
+    assert_eq!(again.all_records().unwrap().len(), 1);
+}
+
+#[test]
+fn a_commit_the_guard_refuses_is_rolled_back() {
+    let (_dir, path, mut ledger) = file_ledger();
+    ledger.reserve(&request(&key("c1"), ARGS), NOW).unwrap();
+    let mut guarded = Ledger::open_existing(&path).unwrap();
+    let allowed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&allowed);
+    guarded
+        .refuse_commits_unless(move || flag.load(std::sync::atomic::Ordering::SeqCst))
+        .unwrap();
+    let settlement = Settlement {
+        to: Status::Failed,
+        expected: None,
+        expected_attempts: None,
+        actor: "ada",
+        event: HistoryEvent::Resolved,
+        reason: Some("not in billing"),
+        result: None,
+        detail: None,
+    };
+    assert!(guarded.settle(&key("c1"), &settlement, NOW + 1).is_err());
+    assert_eq!(ledger.record(&key("c1")).unwrap().unwrap().status, Status::Started);
+    assert_eq!(ledger.history(&key("c1")).unwrap().len(), 1, "no history line either");
+    allowed.store(true, std::sync::atomic::Ordering::SeqCst);
+    guarded.settle(&key("c1"), &settlement, NOW + 2).unwrap();
+    assert_eq!(ledger.record(&key("c1")).unwrap().unwrap().status, Status::Failed);
+    assert!(Ledger::open_memory_store().refuse_commits_unless(|| true).is_err());
+}
+
+#[test]
+fn nothing_comes_after_a_cursor_beyond_the_stored_time_range() {
+    for mut ledger in [Ledger::open_memory().unwrap(), Ledger::open_memory_store()] {
+        ledger.reserve(&request(&key("c1"), ARGS), NOW).unwrap();
+        for after_ms in [i64::MAX as u64 + 1, u64::MAX] {
+            let after = ledger.records(None, None, Some((after_ms, "")), 10).unwrap();
+            assert!(
+                after.is_empty(),
+                "{after_ms}: {} records, the listing restarted",
+                after.len()
+            );
+        }
+        assert_eq!(ledger.records(None, None, Some((NOW - 1, "")), 10).unwrap().len(), 1);
+    }
+}

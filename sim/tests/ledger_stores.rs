@@ -236,6 +236,7 @@ fn ledger_error_kind(error: &LedgerError) -> String {
         LedgerError::Locked { context, .. } => format!("locked while {context}"),
         LedgerError::SchemaVersion { .. } => "schema version".into(),
         LedgerError::Open { .. } => "open".into(),
+        LedgerError::Missing { .. } => "missing".into(),
         LedgerError::Sqlite { context, source, .. } => {
             format!("sqlite {:?} while {context}", source.sqlite_error_code())
         }

@@ -19,6 +19,73 @@ pub struct ApiError {
     pub current: Option<Box<ExecutionRecord>>,
 }
 
+/// One kind of error answer: its status, its `code`, and the operations of `sim/openapi.yaml`
+/// (by `operationId`) that can get it. No operation: answers to requests the spec has no
+/// operation for (an unknown path, a method an endpoint does not take).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ErrorAnswer {
+    pub status: u16,
+    pub code: &'static str,
+    pub operations: &'static [&'static str],
+}
+
+const LIST: &str = "listToolExecutions";
+const SHOW: &str = "getToolExecution";
+const RESOLVE: &str = "resolveToolExecution";
+const COMPENSATE: &str = "compensateToolExecution";
+const EVERY_OPERATION: &[&str] = &[LIST, SHOW, RESOLVE, COMPENSATE];
+const KEYED: &[&str] = &[SHOW, RESOLVE, COMPENSATE];
+const DECISIONS: &[&str] = &[RESOLVE, COMPENSATE];
+
+/// Every error the server answers with. `sim/tests/openapi.rs` holds `sim/openapi.yaml` to it
+/// (each status documented on each operation listed, each code in the `Error` schema), and
+/// debug builds refuse to send an answer missing here, so the list cannot fall behind the code.
+pub const ERROR_ANSWERS: &[ErrorAnswer] = &[
+    // Refused while the head is read, before routing (`listener.rs`): any request can get them.
+    answer(400, "malformed_request", EVERY_OPERATION),
+    answer(408, "request_timeout", EVERY_OPERATION),
+    answer(413, "payload_too_large", EVERY_OPERATION),
+    answer(414, "uri_too_long", EVERY_OPERATION),
+    answer(431, "headers_too_large", EVERY_OPERATION),
+    answer(503, "too_many_connections", EVERY_OPERATION),
+    // Routing and authentication.
+    answer(404, "no_such_route", &[]),
+    answer(405, "method_not_allowed", &[]),
+    answer(401, "unauthorized", EVERY_OPERATION),
+    // Values and bodies.
+    answer(422, "invalid_value", EVERY_OPERATION),
+    answer(400, "malformed_json", DECISIONS),
+    answer(400, "unreadable_body", DECISIONS),
+    answer(415, "unsupported_media_type", DECISIONS),
+    answer(422, "invalid_body", DECISIONS),
+    // Records and decisions.
+    answer(404, "not_found", KEYED),
+    answer(409, "conflict", DECISIONS),
+    answer(422, "no_compensation", &[COMPENSATE]),
+    answer(409, "cannot_look_up", &[COMPENSATE]),
+    answer(409, "effect_in_flight", &[COMPENSATE]),
+    answer(409, "effect_ambiguous", &[COMPENSATE]),
+    answer(409, "effect_missing", &[COMPENSATE]),
+    answer(409, "attempt_noted", &[COMPENSATE]),
+    answer(409, "compensation_under_way", &[COMPENSATE]),
+    answer(501, "no_compensation_target", &[COMPENSATE]),
+    answer(502, "target_unavailable", &[COMPENSATE]),
+    answer(502, "compensation_failed", &[COMPENSATE]),
+    // The ledger and the server.
+    answer(503, "busy", EVERY_OPERATION),
+    answer(503, "ledger_busy", EVERY_OPERATION),
+    answer(503, "ledger_gone", EVERY_OPERATION),
+    answer(500, "internal", EVERY_OPERATION),
+];
+
+const fn answer(status: u16, code: &'static str, operations: &'static [&'static str]) -> ErrorAnswer {
+    ErrorAnswer {
+        status,
+        code,
+        operations,
+    }
+}
+
 #[derive(Serialize)]
 struct ErrorBody<'a> {
     error: &'a str,
@@ -95,6 +162,14 @@ impl From<LedgerError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        debug_assert!(
+            ERROR_ANSWERS
+                .iter()
+                .any(|known| known.status == self.status.as_u16() && known.code == self.code),
+            "{} {} is not in ERROR_ANSWERS (nor, then, in sim/openapi.yaml): add it to both",
+            self.status,
+            self.code
+        );
         let body = ErrorBody {
             error: &self.message,
             code: self.code,

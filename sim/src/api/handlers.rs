@@ -12,16 +12,16 @@ use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::error::ApiError;
 use super::tokens::Operator;
-use super::views::{Cursor, DetailView, PageView, RecordView, shorten};
+use super::views::{Cursor, DetailView, PageView, RecordView, compact_json, shorten};
 use super::{ApiState, Compensator, Effect, LookupError, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, RESULT_BYTES_MAX};
 use crate::ledger::{ExecutionRecord, Ledger, SettleError};
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::operator::{
-    self, CompensateRequest, CompensationTarget, LedgerAccess, OperatorError, REASON_CHARS_MAX, ResolveRequest,
+    self, CompensateRequest, CompensationTarget, LedgerAccess, OperatorError, ResolveRequest,
 };
 use crate::runtime::rules::Status;
 
@@ -139,19 +139,10 @@ fn detail(ledger: &Ledger, record: ExecutionRecord) -> Result<DetailView, ApiErr
     Ok(DetailView::new(record, history))
 }
 
+/// The one reason rule every console applies ([`operator::check_reason`]), checked before the
+/// ledger is touched.
 fn reason_checked(reason: &str) -> Result<(), ApiError> {
-    let chars = reason.chars().count();
-    if reason.trim().is_empty() {
-        return Err(ApiError::invalid(
-            "reason: say why (it goes into the record's history); it must not be empty",
-        ));
-    }
-    if chars > REASON_CHARS_MAX {
-        return Err(ApiError::invalid(format!(
-            "reason: {chars} characters, more than the {REASON_CHARS_MAX} allowed"
-        )));
-    }
-    Ok(())
+    operator::check_reason(reason).map_err(|error| ApiError::invalid(format!("reason: {error}")))
 }
 
 /// Turns the one implementation's refusal into an answer. A refusal that depends on the
@@ -163,7 +154,7 @@ fn refusal(ledger: &Ledger, key: &IdempotencyKey, error: OperatorError) -> ApiEr
         Err(error) => ApiError::from_ledger(error),
     };
     match error {
-        OperatorError::MissingReason | OperatorError::BadStatus(_) => ApiError::invalid(error.to_string()),
+        OperatorError::Reason(_) | OperatorError::BadStatus(_) => ApiError::invalid(error.to_string()),
         OperatorError::MissingOperator => ApiError::internal("the credential names no operator"),
         OperatorError::NoCompensation(_) => {
             ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "no_compensation", error.to_string())
@@ -348,7 +339,9 @@ pub(super) struct ResolveBody {
     status: String,
     reason: String,
     expected_status: Option<String>,
-    result: Option<Value>,
+    /// Kept as the operator's JSON text, never parsed into numbers: a receipt's
+    /// `123456789012345678901234567890` is stored and shown back digit for digit.
+    result: Option<Box<RawValue>>,
 }
 
 /// `POST /v1/tool-executions/{key}/resolve`: what the operator found, compare-and-set.
@@ -378,8 +371,8 @@ pub(super) async fn resolve(
                 "result: only a call resolved as completed has a result; leave it out for failed",
             ));
         }
-        Some(value) => {
-            let text = value.to_string();
+        Some(raw) => {
+            let text = compact_json(raw.get());
             if text.len() > RESULT_BYTES_MAX {
                 return Err(ApiError::invalid(format!(
                     "result: {} bytes as JSON, more than the {RESULT_BYTES_MAX} allowed",
@@ -444,11 +437,22 @@ struct PoolAccess<'a> {
     pool: &'a super::pool::LedgerPool,
     handle: tokio::runtime::Handle,
     clock: &'a dyn super::Clock,
+    /// Why the pool could not lend a connection (busy, the file gone): the answer the client
+    /// gets, whatever the compensation made of the failed step.
+    failure: Option<ApiError>,
 }
 
 impl LedgerAccess for PoolAccess<'_> {
     fn with_ledger<T>(&mut self, step: impl FnOnce(&mut Ledger) -> T) -> Result<T, crate::ledger::LedgerError> {
-        self.pool.with_connection(&self.handle, step)
+        self.pool.with_connection(&self.handle, step).map_err(|failure| {
+            let error = crate::ledger::LedgerError::Store {
+                location: self.pool.path().display().to_string(),
+                context: "lending a ledger connection",
+                detail: failure.message.clone(),
+            };
+            self.failure = Some(failure);
+            error
+        })
     }
 
     fn now_ms(&mut self) -> u64 {
@@ -509,6 +513,7 @@ pub(super) async fn compensate(
             pool: &pool,
             handle: handle.clone(),
             clock: clock.as_ref(),
+            failure: None,
         };
         let request = CompensateRequest {
             key: &key,
@@ -516,6 +521,9 @@ pub(super) async fn compensate(
             operator: &operator.id,
         };
         let outcome = operator::compensate(&mut access, &mut Target(compensator.as_ref()), &request);
+        if let Some(failure) = access.failure.take() {
+            return Err(failure);
+        }
         pool.with_connection(&handle, |ledger| match outcome {
             Ok(record) => detail(ledger, record),
             Err(error) => Err(refusal(ledger, &key, error)),

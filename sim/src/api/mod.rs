@@ -33,7 +33,7 @@ use axum::routing::{get, post};
 pub use crate::runtime::operator::{Effect, LookupError};
 pub use billing_target::{BILLING_TIMEOUT_MS, BillingCompensator, BillingTargetError};
 pub use command::{HashTokenArgs, ServeArgs, hash_token_command, serve_command};
-pub use error::ApiError;
+pub use error::{ApiError, ERROR_ANSWERS, ErrorAnswer};
 pub use tokens::{Operator, OperatorEntry, Operators, TokensFile, hash_token};
 
 use crate::ledger::{ExecutionRecord, LedgerError};
@@ -52,12 +52,27 @@ pub const PAGE_LIMIT_DEFAULT: u32 = 50;
 pub const CONNECTIONS_MAX: usize = 8;
 /// How long a request waits for a ledger connection before the server answers 503.
 pub const CONNECTION_WAIT_MS: u64 = 10_000;
-/// The most connections open at once; the next waits until one closes.
+/// The most connections open at once; the next is answered 503 `too_many_connections`.
 pub const OPEN_CONNECTIONS_MAX: usize = 256;
+/// The most connections open at once from one IP address; the next is answered 503
+/// `too_many_connections`. Room for a console's concurrent requests, while one client
+/// cannot take every connection the server has.
+pub const PEER_CONNECTIONS_MAX: usize = 32;
+/// How long a client has, from connecting, to send its request's whole head (request line
+/// and headers); then 408 `request_timeout`. Bytes trickling in do not extend it.
+pub const HEADER_READ_TIMEOUT_MS: u64 = 10_000;
 /// How long a connection may make no progress (no byte in, none of the answer taken)
 /// before it is closed. Longer than the slowest request can take (a connection wait, a
 /// ledger lock and a compensation), so only stalled or idle clients are cut off.
 pub const IDLE_TIMEOUT_MS: u64 = 60_000;
+/// The most bytes of a request's head (request line and headers); 431 beyond (414 when the
+/// request line alone is longer).
+pub const HEAD_BYTES_MAX: usize = 16 * 1024;
+/// The most bytes of a request's URI (path and query); 414 beyond. The longest the API
+/// needs (a percent-encoded key, a cursor, a status and a limit) is under 2 KiB.
+pub const URI_BYTES_MAX: usize = 8 * 1024;
+/// The most headers a request may have; 431 beyond.
+pub const HEADERS_MAX: usize = 64;
 /// The address `twice-sim serve` binds when not told otherwise.
 pub const DEFAULT_ADDRESS: &str = "127.0.0.1:7878";
 
@@ -144,6 +159,7 @@ pub struct ApiState {
     compensator: Option<Arc<dyn Compensator>>,
     clock: Arc<dyn Clock>,
     idle_timeout: Duration,
+    header_read_timeout: Duration,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -171,6 +187,7 @@ impl ApiState {
             compensator: None,
             clock: Arc::new(SystemClock),
             idle_timeout: Duration::from_millis(IDLE_TIMEOUT_MS),
+            header_read_timeout: Duration::from_millis(HEADER_READ_TIMEOUT_MS),
         })
     }
 
@@ -189,6 +206,13 @@ impl ApiState {
     /// (default [`IDLE_TIMEOUT_MS`]).
     pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> ApiState {
         self.idle_timeout = idle_timeout;
+        self
+    }
+
+    /// How long a client has, from connecting, to send a request's whole head
+    /// (default [`HEADER_READ_TIMEOUT_MS`]).
+    pub fn with_header_read_timeout(mut self, header_read_timeout: Duration) -> ApiState {
+        self.header_read_timeout = header_read_timeout;
         self
     }
 
@@ -228,15 +252,34 @@ pub fn serve(
 }
 
 /// Serves the API on `listener` until `shutdown` completes, then lets requests in
-/// flight finish.
+/// flight finish. Every connection is held to the limits in [`listener`]'s documentation
+/// and carries one request.
 pub fn serve_until(
     listener: tokio::net::TcpListener,
     state: ApiState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
-    let listener = listener::GuardedListener::new(listener, OPEN_CONNECTIONS_MAX, state.idle_timeout);
-    let app = router(state);
-    async move { axum::serve(listener, app).with_graceful_shutdown(shutdown).await }
+    let limits = listener::ConnectionLimits {
+        open_max: OPEN_CONNECTIONS_MAX,
+        per_peer_max: PEER_CONNECTIONS_MAX,
+        header_read_timeout: state.header_read_timeout,
+        idle_timeout: state.idle_timeout,
+    };
+    let app = router(state).layer(axum::middleware::map_response(close_after_answering));
+    async move {
+        let listener = listener::GuardedListener::start(listener, limits);
+        axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+    }
+}
+
+/// One request per connection: the next request opens a new connection and so passes the
+/// listener's checks again (a kept-alive connection would let it reach hyper unchecked).
+async fn close_after_answering(mut response: axum::response::Response) -> axum::response::Response {
+    response.headers_mut().insert(
+        axum::http::header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    response
 }
 
 /// Binds `address` (refusing a non-loopback one unless allowed) for [`serve`].

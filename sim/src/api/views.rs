@@ -1,7 +1,7 @@
 //! What the API sends: records, their history, pages, and the opaque cursor.
 
-use serde::Serialize;
-use serde_json::Value;
+use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
 
 use crate::ledger::{ExecutionRecord, HistoryEntry};
 use crate::runtime::rules::Status;
@@ -10,8 +10,8 @@ use crate::runtime::rules::Status;
 /// decisions an operator acts on come last.
 pub const HISTORY_ENTRIES_MAX: usize = 1_000;
 
-/// A record as the API shows it. `arguments` and `result` are JSON the tools wrote,
-/// sent as JSON (a stored text that is not JSON is sent as a string).
+/// A record as the API shows it. `arguments` and `result` are JSON the tools (or an
+/// operator) wrote, sent exactly as stored (a stored text that is not JSON is sent as a string).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RecordView {
     pub key: String,
@@ -20,19 +20,74 @@ pub struct RecordView {
     pub tool_call_id: String,
     pub tool: String,
     pub side_effect: &'static str,
-    pub arguments: Value,
+    pub arguments: StoredJson,
     pub status: Status,
     pub attempts: u32,
-    pub result: Option<Value>,
+    pub result: Option<StoredJson>,
     pub owner: String,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
     pub lease_expires_at_ms: Option<u64>,
 }
 
-/// Text a tool stored as JSON, as JSON; anything else as a JSON string.
-pub fn stored_json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+/// Stored JSON, sent as it was stored: never parsed into numbers and maps and written again,
+/// which would round `123456789012345678901234567890` to `1.2345678901234568e29` and sort the
+/// keys of what an operator sent.
+#[derive(Clone, Debug)]
+pub struct StoredJson(Box<RawValue>);
+
+impl StoredJson {
+    /// Text stored as JSON, as that JSON; anything else as a JSON string.
+    pub fn from_stored(text: &str) -> StoredJson {
+        match RawValue::from_string(text.to_owned()) {
+            Ok(raw) => StoredJson(raw),
+            Err(_) => {
+                let quoted = serde_json::to_string(text).expect("a string always serializes");
+                StoredJson(RawValue::from_string(quoted).expect("a serialized string is JSON"))
+            }
+        }
+    }
+
+    /// The JSON text as it will be sent.
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for StoredJson {
+    fn eq(&self, other: &StoredJson) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Serialize for StoredJson {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+/// `json` (valid JSON) without the whitespace between its tokens, everything else as it was:
+/// numbers keep every digit, strings every byte, objects their key order.
+pub fn compact_json(json: &str) -> String {
+    let mut compact = String::with_capacity(json.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for character in json.chars() {
+        if in_string {
+            compact.push(character);
+            if escaped {
+                escaped = false;
+            } else if character == '\\' {
+                escaped = true;
+            } else if character == '"' {
+                in_string = false;
+            }
+        } else if !matches!(character, ' ' | '\t' | '\n' | '\r') {
+            in_string = character == '"';
+            compact.push(character);
+        }
+    }
+    compact
 }
 
 impl From<ExecutionRecord> for RecordView {
@@ -44,10 +99,10 @@ impl From<ExecutionRecord> for RecordView {
             tool_call_id: record.tool_call_id,
             tool: record.tool,
             side_effect: record.side_effect.name(),
-            arguments: stored_json(&record.arguments),
+            arguments: StoredJson::from_stored(&record.arguments),
             status: record.status,
             attempts: record.attempts,
-            result: record.result.as_deref().map(stored_json),
+            result: record.result.as_deref().map(StoredJson::from_stored),
             owner: record.owner,
             created_at_ms: record.created_at_ms,
             updated_at_ms: record.updated_at_ms,
@@ -156,7 +211,13 @@ impl Cursor {
             .map_err(|_| refuse())?;
         let plain = String::from_utf8(bytes).map_err(|_| refuse())?;
         let (milliseconds, key) = plain.split_once(':').ok_or_else(refuse)?;
-        let updated_at_ms = milliseconds.parse::<u64>().map_err(|_| refuse())?;
+        // The ledger stores times as SQLite integers (i64): a later time was never issued, and
+        // passed on as it is it would wrap to a negative one and restart the listing.
+        let updated_at_ms = milliseconds
+            .parse::<u64>()
+            .ok()
+            .filter(|milliseconds| i64::try_from(*milliseconds).is_ok())
+            .ok_or_else(refuse)?;
         crate::runtime::key::IdempotencyKey::parse(key).map_err(|_| refuse())?;
         Ok(Cursor {
             updated_at_ms,
@@ -181,7 +242,7 @@ mod tests {
 
     #[test]
     fn cursors_round_trip() {
-        for (updated_at_ms, key) in [(0, "r1:c1"), (u64::MAX, "run:é:c9"), (35, "h:00ff")] {
+        for (updated_at_ms, key) in [(0, "r1:c1"), (i64::MAX as u64, "run:é:c9"), (35, "h:00ff")] {
             let cursor = Cursor {
                 updated_at_ms,
                 key: key.to_owned(),
@@ -212,9 +273,46 @@ mod tests {
     }
 
     #[test]
+    fn cursors_past_the_ledgers_time_range_are_refused() {
+        for updated_at_ms in [i64::MAX as u64 + 1, u64::MAX] {
+            let forged = Cursor {
+                updated_at_ms,
+                key: "r1:c1".into(),
+            }
+            .encode();
+            let error = Cursor::decode(&forged).unwrap_err();
+            assert!(error.contains("not one this server issued"), "{updated_at_ms}: {error}");
+        }
+    }
+
+    #[test]
     fn stored_text_that_is_not_json_is_a_string() {
-        assert_eq!(stored_json("{\"a\":1}"), serde_json::json!({"a": 1}));
-        assert_eq!(stored_json("cr_0001"), Value::String("cr_0001".into()));
+        assert_eq!(StoredJson::from_stored("{\"a\":1}").as_str(), "{\"a\":1}");
+        assert_eq!(StoredJson::from_stored("cr_0001").as_str(), "\"cr_0001\"");
+        assert_eq!(
+            StoredJson::from_stored("say \"hi\"\n").as_str(),
+            "\"say \\\"hi\\\"\\n\""
+        );
+    }
+
+    #[test]
+    fn stored_json_is_sent_digit_for_digit_in_its_order() {
+        let stored = r#"{"z":123456789012345678901234567890,"a":0.10000000000000000555,"e":1E400}"#;
+        let view = serde_json::to_string(&StoredJson::from_stored(stored)).unwrap();
+        assert_eq!(view, stored);
+    }
+
+    #[test]
+    fn compacting_drops_whitespace_between_tokens_only() {
+        assert_eq!(
+            compact_json(" { \"a b\" : [ 1 , 2.50 ] ,\n\t\"c\\\" d\": \" x \" } "),
+            r#"{"a b":[1,2.50],"c\" d":" x "}"#
+        );
+        assert_eq!(
+            compact_json("123456789012345678901234567890"),
+            "123456789012345678901234567890"
+        );
+        assert_eq!(compact_json(r#""\\" "#), r#""\\""#);
     }
 
     #[test]

@@ -68,6 +68,8 @@ pub enum LedgerError {
     },
     #[error("{location}: cannot open the ledger: {detail}")]
     Open { location: String, detail: String },
+    #[error("{location}: no ledger file there (it is not created here)")]
+    Missing { location: String },
     #[error("{location}: {context}: {source}")]
     Sqlite {
         location: String,
@@ -399,10 +401,31 @@ impl Ledger {
         sqlite::open_file(path, true)
     }
 
-    /// Opens a ledger file that must already exist; never creates one (a server started on
-    /// a ledger must not make a new, empty one when the file goes away).
+    /// Opens a ledger file that must already exist and already be a ledger: it never creates
+    /// the file or its schema ([`LedgerError::Missing`] for no file, [`LedgerError::NotALedger`]
+    /// for an empty one). For a long-running process (the operator API) that must never answer
+    /// from a fresh empty ledger because the file it serves was deleted under it.
     pub fn open_existing(path: &Path) -> Result<Ledger, LedgerError> {
         sqlite::open_file(path, false)
+    }
+
+    /// Asks `allow` just before every commit on this connection, with the write lock held; a
+    /// commit it refuses is rolled back and the write fails. Lets a server check that the file
+    /// at the path it serves is still the one this connection writes (not deleted or replaced)
+    /// at the last moment a write can still be undone. Only a SQLite ledger has commits to
+    /// refuse: any other is refused with [`LedgerError::Open`].
+    pub fn refuse_commits_unless(&self, mut allow: impl FnMut() -> bool + Send + 'static) -> Result<(), LedgerError> {
+        match &self.store {
+            // SQLite turns the commit into a rollback when the hook answers true.
+            Store::Sqlite(connection) => {
+                connection.commit_hook(Some(move || !allow()));
+                Ok(())
+            }
+            Store::Memory(_) | Store::External(_) => Err(LedgerError::Open {
+                location: self.location(),
+                detail: "only a SQLite ledger's commits can be guarded".into(),
+            }),
+        }
     }
 
     /// A fresh in-memory SQLite ledger, shared by every connection made with
@@ -697,6 +720,11 @@ impl Ledger {
         after: Option<(u64, &str)>,
         limit: u32,
     ) -> Result<Vec<ExecutionRecord>, LedgerError> {
+        // Times are stored as i64: nothing comes after a cursor beyond that range (cast, it
+        // would wrap to a negative time and restart the listing from the beginning).
+        if after.is_some_and(|(ms, _)| i64::try_from(ms).is_err()) {
+            return Ok(Vec::new());
+        }
         let filter = RecordFilter {
             tenant,
             status,

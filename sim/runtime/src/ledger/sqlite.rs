@@ -113,19 +113,29 @@ DROP INDEX IF EXISTS tool_executions_by_status;
 /// durability settings.
 pub(super) fn open_file(path: &Path, create: bool) -> Result<Ledger, LedgerError> {
     let location = Location::File(path.to_path_buf());
-    let connection = sqlite_file::open(path, create).map_err(|error| LedgerError::Open {
-        location: location.describe(),
-        detail: if !create && !path.exists() {
-            "the file does not exist (and is not created here)".to_owned()
+    let connection = sqlite_file::open(path, create).map_err(|error| {
+        if !create && !path.exists() {
+            LedgerError::Missing {
+                location: location.describe(),
+            }
         } else {
-            error.to_string()
-        },
+            LedgerError::Open {
+                location: location.describe(),
+                detail: error.to_string(),
+            }
+        }
     })?;
     connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
     // Identify the file before changing anything about it: a file that is not a ledger must
     // be left byte for byte as it was (switching to WAL rewrites its header).
     sqlite_file::wait_when_busy(&connection)
         .map_err(|error| classify_at(&location, error, "setting the busy timeout"))?;
+    if !create && table_names(&connection, &location)?.is_empty() {
+        return Err(LedgerError::NotALedger {
+            location: location.describe(),
+            detail: "an empty database; only a new ledger is given its schema".into(),
+        });
+    }
     ensure_schema(&connection, &location)?;
     apply_file_settings(&connection, |error, context| classify_at(&location, error, context)).map_err(|error| {
         match error {
