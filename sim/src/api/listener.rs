@@ -18,14 +18,14 @@ use tokio::time::{Instant, Sleep};
 
 /// A TCP listener that accepts at most `open_max` connections at once (the next waits
 /// until one closes) and closes a connection idle for `idle_timeout`.
-pub(super) struct GuardedListener {
+pub(crate) struct GuardedListener {
     inner: TcpListener,
     open: Arc<Semaphore>,
     idle_timeout: Duration,
 }
 
 impl GuardedListener {
-    pub(super) fn new(inner: TcpListener, open_max: usize, idle_timeout: Duration) -> GuardedListener {
+    pub(crate) fn new(inner: TcpListener, open_max: usize, idle_timeout: Duration) -> GuardedListener {
         GuardedListener {
             inner,
             open: Arc::new(Semaphore::new(open_max)),
@@ -62,7 +62,7 @@ impl axum::serve::Listener for GuardedListener {
 /// A connection that gives back its slot when dropped and fails once the peer has made
 /// no progress — sent nothing and taken none of our answer — for the idle timeout
 /// (hyper then closes it).
-pub(super) struct GuardedStream {
+pub(crate) struct GuardedStream {
     stream: TcpStream,
     idle: Pin<Box<Sleep>>,
     idle_timeout: Duration,

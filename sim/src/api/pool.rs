@@ -17,7 +17,7 @@ use super::error::ApiError;
 use super::{CONNECTION_WAIT_MS, CONNECTIONS_MAX};
 use crate::ledger::{Ledger, LedgerError};
 
-pub(super) struct LedgerPool {
+pub(crate) struct LedgerPool {
     path: PathBuf,
     idle: Mutex<Vec<Ledger>>,
     /// One permit per connection in use: at most [`CONNECTIONS_MAX`] at once.
@@ -26,7 +26,7 @@ pub(super) struct LedgerPool {
 
 impl LedgerPool {
     /// Opens one connection now, so a file that is not a ledger is refused at start.
-    pub(super) fn open(path: &Path) -> Result<LedgerPool, LedgerError> {
+    pub(crate) fn open(path: &Path) -> Result<LedgerPool, LedgerError> {
         let first = Ledger::open(path)?;
         Ok(LedgerPool {
             path: path.to_path_buf(),
@@ -35,7 +35,7 @@ impl LedgerPool {
         })
     }
 
-    pub(super) fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -58,7 +58,7 @@ impl LedgerPool {
 
     /// Runs `work` with a ledger connection on a blocking thread. Once started, the work
     /// runs to its end even if the caller hangs up: a decision is never half-made.
-    pub(super) async fn run<T: Send + 'static>(
+    pub(crate) async fn run<T: Send + 'static>(
         self: &Arc<Self>,
         work: impl FnOnce(&mut Ledger) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
