@@ -75,6 +75,7 @@ function route() {
 }
 
 function go(screen) {
+  notice('');
   if (location.hash === `#${screen}`) route(); else location.hash = screen;
 }
 
@@ -193,7 +194,7 @@ function levelDetail(level) {
   const open = h('button', {
     class: 'primary', id: 'open-level', 'data-fid': 'open-level', disabled: !level.playable,
     onclick: () => openLevel(level.stem),
-  }, level.playable ? `Play “${level.title}”` : '🔒 Locked');
+  }, level.playable ? `Play “${level.title}”` : '⊘ Locked');
   return h('section', {class: 'panel level-detail stack'},
     h('p', {class: 'hint'}, `Chapter ${level.chapter} · ${level.chapter_title} · `, lookSpan(level.state)),
     h('h1', {}, level.title),
@@ -285,7 +286,10 @@ function rewind(phase) {
   state.playing = false;
   state.rewindTo = null;
   return move('/api/game/rewind', {phase: Math.max(0, phase)}).then((ok) => {
-    if (ok) notice(`Rewound to phase ${state.game.phase}: re-simulated from the seed and your moves before it.`);
+    if (ok) {
+      if (state.screen !== 'level') go('level');
+      notice(`Rewound to phase ${state.game.phase}: re-simulated from the seed and your moves before it.`);
+    }
     return ok;
   });
 }
@@ -334,8 +338,8 @@ function renderLevel() {
       h('p', {}, h('strong', {}, 'Guards: '), game.guards.map((guard) =>
         h('span', {class: `chip ${guard.on ? 'on' : 'off'}`, title: guard.describe}, `${guard.on ? '✔' : '✘'} ${guard.name}`)))),
     game.end ? overBanner(game) : null,
-    hand(game),
     h('div', {class: 'stage'}, pennyPanel(game), wirePanel(game), billingPanel(game)),
+    hand(game),
     h('div', {class: 'desk'}, ledgerPanel(game), consolePanel(game)),
     timelinePanel(game));
 }
@@ -359,15 +363,14 @@ function controls(game) {
   return h('div', {class: 'controls', role: 'toolbar', 'aria-label': 'controls'},
     h('button', {id: 'step', 'data-fid': 'step', onclick: step, disabled: game.over}, h('kbd', {}, 'S'), 'Step'),
     h('button', {id: 'play', 'data-fid': 'play', onclick: togglePlaying, disabled: game.over && !state.playing},
-      h('kbd', {}, 'Space'), state.playing ? '⏸ Pause' : '▶ Play'),
+      h('kbd', {}, 'Space'), state.playing ? '‖ Pause' : '▶ Play'),
     speed,
-    h('button', {id: 'run', 'data-fid': 'run', onclick: runToEnd, disabled: game.over}, h('kbd', {}, 'E'), 'Run to the end'),
+    h('button', {id: 'run', 'data-fid': 'run', onclick: runToEnd, disabled: game.over}, h('kbd', {}, 'E'), 'Run to end'),
     h('span', {class: 'row'}, rewindInput,
       h('button', {id: 'rewind', 'data-fid': 'rewind', onclick: () => rewind(Number(rewindInput.value)), disabled: game.phase === 0},
-        h('kbd', {}, 'B'), '⟲ Rewind to phase')),
+        h('kbd', {}, 'B'), '⟲ Rewind')),
     h('button', {id: 'restart', 'data-fid': 'restart', onclick: restart}, h('kbd', {}, 'R'), 'Restart'),
-    h('span', {class: 'spacer'}),
-    h('a', {class: 'button', id: 'save-tape', 'data-fid': 'save-tape', href: '/api/game/tape', download: ''}, h('kbd', {}, 'T'), 'Save the tape'),
+    h('a', {class: 'button', id: 'save-tape', 'data-fid': 'save-tape', href: '/api/game/tape', download: ''}, h('kbd', {}, 'T'), 'Save tape'),
     h('button', {id: 'debrief', class: game.end ? 'primary' : '', 'data-fid': 'debrief', disabled: !game.end, onclick: () => go('debrief')},
       h('kbd', {}, 'Enter'), 'Debrief'));
 }
@@ -388,10 +391,10 @@ function hand(game) {
     const chosen = state.chosenCard === card.card;
     let action;
     if (card.operator) {
-      action = h('button', {'data-fid': `card-${card.card}`, disabled: spent || !playable, onclick: focusReason}, 'Use the operator console');
+      action = h('button', {'data-fid': `card-${card.card}`, disabled: spent || !playable, onclick: focusReason}, 'Console');
     } else {
       action = h('button', {class: 'primary', 'data-fid': `card-${card.card}`, 'data-card': card.card,
-        disabled: spent || !playable, onclick: () => chooseCard(card)}, chosen ? 'Choose a target below' : 'Play');
+        disabled: spent || !playable, onclick: () => chooseCard(card)}, chosen ? 'Target ↓' : 'Play');
     }
     const targets = chosen && !card.operator
       ? h('div', {class: 'targets', role: 'group', 'aria-label': `targets for ${card.title}`},
@@ -402,10 +405,10 @@ function hand(game) {
         h('button', {'data-fid': `target-cancel-${card.card}`, onclick: () => { state.chosenCard = null; renderLevel(); }}, 'Cancel'))
       : null;
     return h('div', {class: `card ${spent ? 'spent' : ''}`},
-      h('div', {class: 'row'}, index < 9 ? h('kbd', {}, index + 1) : null, h('span', {class: 'card-title'}, card.title),
-        h('span', {class: 'mono'}, `× ${card.left}`)),
+      h('div', {class: 'card-head'}, index < 9 ? h('kbd', {}, index + 1) : null, h('span', {class: 'card-title'}, card.title),
+        h('span', {class: 'mono'}, `× ${card.left}`), action),
       h('div', {class: 'hint'}, card.effect),
-      action, targets);
+      targets);
   });
   return h('section', {class: 'panel hand', 'aria-label': 'your hand'},
     h('h2', {}, 'Your hand', h('span', {class: 'hint'},
@@ -442,7 +445,7 @@ function pennyPanel(game) {
       run.waiting_on ? [' on ', keySpan(run.waiting_on)] : null,
       h('span', {class: 'hint'}, ` · item ${Math.min(run.item + 1, run.items)} of ${run.items}, ${run.calls_for_item} call(s)`),
       run.last_told ? h('span', {class: 'hint'}, ` · told: ${run.last_told}`) : null)),
-    h('div', {class: 'workers'}, game.workers.map((worker) => h('div', {class: `worker ${worker.look.tone === 'dim' || worker.look.word === 'crashed' ? 'gone' : ''}`},
+    h('div', {class: 'workers'}, game.workers.map((worker) => h('div', {class: `worker ${worker.alive ? '' : 'gone'}`},
       h('strong', {}, worker.id), ' ', lookSpan(worker.look),
       h('span', {class: 'hint'}, ` · run ${worker.run} · phase: ${worker.phase} · checkpoint v${worker.loaded_version}`),
       worker.key ? [' · ', keySpan(worker.key), worker.attempt ? h('span', {class: 'hint'}, ` attempt ${worker.attempt}`) : null] : null))));
@@ -458,7 +461,7 @@ function wirePanel(game) {
       h('div', {class: 'hint'}, `${dollars(message.amount_cents)} to ${message.account} · key sent: ${message.downstream_key || 'none'}`,
         message.answer ? ` · ${message.answer}` : '', ` · arrives at ${message.arrives_at_ms} ms`),
       message.lost ? h('div', {class: 'flags tone-bad'}, '✘ will be lost') : null,
-      message.slowed ? h('div', {class: 'flags tone-warn'}, '🐢 slowed past the timeout') : null))));
+      message.slowed ? h('div', {class: 'flags tone-warn'}, '◔ slowed past the timeout') : null))));
 }
 
 function billingPanel(game) {
@@ -475,7 +478,7 @@ function billingPanel(game) {
     billing.entries.length
       ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'entry'), h('th', {class: 'number'}, 'amount'), h('th', {}, 'account'), h('th', {}, 'key'))),
         h('tbody', {}, billing.entries.map((entry) => h('tr', {},
-          h('td', {}, entry.kind === 'credit' ? '＋ ' : '↺ ', entry.id, entry.reverses ? ` (voids ${entry.reverses})` : ''),
+          h('td', {}, entry.kind === 'credit' ? '+ ' : '↺ ', entry.id, entry.reverses ? ` (voids ${entry.reverses})` : ''),
           h('td', {class: 'number'}, entry.amount), h('td', {}, entry.account),
           h('td', {}, entry.key ? [keySpan(entry.key), h('span', {class: 'hint'}, ` ${entry.key_kept}`)] : h('span', {class: 'hint'}, entry.key_kept))))))
       : h('p', {class: 'hint'}, 'no credits yet'));
@@ -580,9 +583,16 @@ function timelinePanel(game) {
         return h('td', {class: 'lane here', title: lane.label}, row.key ? keySpan(row.key, '') : h('span', {class: 'faint'}, '•'));
       }
       if (row.from_lane !== null && index >= low && index <= high) {
-        const towards = row.from_lane < row.lane ? '→' : '←';
-        const next = row.from_lane < row.lane ? index + 1 === row.lane : index - 1 === row.lane;
-        return h('td', {class: 'lane path', 'aria-hidden': 'true'}, index === row.from_lane ? '○─' : (next ? `─${towards}` : '──'));
+        // An arrow from the lane the key was last in: ○ where it came from, → or ← into here.
+        const rightward = row.from_lane < row.lane;
+        const adjacent = Math.abs(row.from_lane - row.lane) === 1;
+        let path = '──';
+        if (index === row.from_lane) {
+          path = rightward ? (adjacent ? '○→' : '○─') : (adjacent ? '←○' : '─○');
+        } else if (index === (rightward ? row.lane - 1 : row.lane + 1)) {
+          path = rightward ? '─→' : '←─';
+        }
+        return h('td', {class: 'lane path', 'aria-hidden': 'true'}, path);
       }
       return h('td', {class: 'lane'});
     });
@@ -594,7 +604,7 @@ function timelinePanel(game) {
         : null),
       h('td', {class: 'time'}, row.time_ms),
       cells,
-      h('td', {class: 'text'}, row.guard ? h('span', {class: 'chip'}, `🛡 ${row.guard}`) : null,
+      h('td', {class: 'text'}, row.guard ? h('span', {class: 'chip'}, `◈ ${row.guard}`) : null,
         h('span', {class: 'hint'}, `${row.kind}: `), row.key ? [keySpan(row.key), ' '] : null, row.text));
   });
   return h('section', {class: 'panel', 'aria-label': 'the timeline'},
@@ -636,12 +646,12 @@ async function showDebrief() {
         ? (end.finished ? `Finished with ${end.cards} card(s) in ${end.phases} phases: it counts on the room's scoreboard.`
           : 'Not finished: rewind or restart and try again.')
         : 'A sandbox play (guards you chose): it does not count for progress.'),
-      h('p', {}, verdict.summary),
+      h('p', {class: 'summary'}, verdict.summary),
       creditsTable(verdict)),
     h('section', {class: 'panel stack'},
       h('h2', {}, 'The guards that held'),
       verdict.stopped_by.length
-        ? h('ul', {}, verdict.stopped_by.map((stop) => h('li', {}, h('strong', {}, `🛡 ${stop.guard}`), ` — ${stop.describe}`,
+        ? h('ul', {}, verdict.stopped_by.map((stop) => h('li', {}, h('strong', {}, `◈ ${stop.guard}`), ` — ${stop.describe}`,
           stop.what ? h('div', {class: 'hint'}, stop.what) : null)))
         : h('p', {}, 'No guard held.'),
       verdict.violations.length ? [h('h3', {}, 'Broken promises'), h('ul', {}, verdict.violations.map((text) => h('li', {class: 'tone-bad'}, `✘ ${text}`)))] : null),
@@ -655,9 +665,11 @@ async function showDebrief() {
       end.next ? h('button', {class: 'primary', id: 'next-level', 'data-fid': 'next-level', onclick: () => openLevel(end.next)}, 'Next level') : null,
       h('button', {id: 'back-to-level', 'data-fid': 'back-to-level', onclick: () => go('level')}, 'Back to the level (rewind, restart)'),
       h('a', {class: 'button', id: 'debrief-tape', 'data-fid': 'debrief-tape', href: '/api/game/tape', download: ''}, 'Save the tape'),
-      h('button', {'data-fid': 'debrief-levels', onclick: () => go('levels')}, 'Levels'))));
+      h('button', {'data-fid': 'debrief-levels', onclick: () => go('levels')}, 'Levels')),
+    timelinePanel(game)));
   const first = document.querySelector('[data-fid="next-level"]') || document.querySelector('[data-fid="back-to-level"]');
-  if (first) first.focus();
+  if (first) first.focus({preventScroll: true});
+  window.scrollTo(0, 0);
 }
 
 // ----- the room's race -----
@@ -716,7 +728,7 @@ function renderRace() {
     state.raceResult ? h('p', {id: 'race-result', class: state.raceResult.won ? 'tone-good' : 'tone-warn'}, h('strong', {}, state.raceResult.text)) : null,
     race.winner ? h('p', {id: 'race-winner'}, 'Decided by ', h('strong', {}, race.winner.operator), ': ', lookSpan(race.winner.status),
       race.winner.reason ? ` — “${race.winner.reason}”` : '') : null,
-    race.after ? h('p', {}, 'Then Penny\'s run went on: ', lookSpan(race.after.outcome), ` — ${race.after.summary}`) : null);
+    race.after ? h('p', {class: 'summary'}, 'Then Penny\'s run went on: ', lookSpan(race.after.outcome), ` — ${race.after.summary}`) : null);
 }
 
 // ----- keys -----

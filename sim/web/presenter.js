@@ -92,14 +92,14 @@ function racePanel(room) {
     h('p', {class: 'hint'}, `${race.amount} to ${race.account}; billing holds: `,
       race.billing.length ? race.billing.map((entry) => `${entry.id} ${entry.amount} (${entry.key_kept})`).join(', ') : 'nothing'),
     race.winner
-      ? h('p', {id: 'race-winner', class: 'verdict-big'}, '🏁 ', race.winner.operator, ': ', lookSpan(race.winner.status),
-        race.winner.reason ? h('span', {class: 'hint'}, ` “${race.winner.reason}”`) : null)
+      ? h('p', {id: 'race-winner', class: 'race-winner'}, '⚑ Won by ', h('strong', {}, race.winner.operator), ': ',
+        lookSpan(race.winner.status), race.winner.reason ? h('span', {class: 'hint'}, ` “${race.winner.reason}”`) : null)
       : h('p', {}, h('strong', {}, 'Waiting for the first decision…')),
     h('p', {id: 'race-tries'}, `${race.tries_total} resolve(s): ${race.tries.filter((attempt) => attempt.won).length} won, `,
       `${race.tries_total - race.tries.filter((attempt) => attempt.won).length} got 409 Conflict`),
     race.tries.length ? h('p', {}, race.tries.map((attempt) => h('span', {class: `chip ${attempt.won ? '' : 'on'}`},
-      `${attempt.won ? '🏁' : '409'} ${attempt.name} ${attempt.status.glyph}`))) : null,
-    race.after ? [h('h3', {}, 'What the decision did to the money'), h('p', {}, lookSpan(race.after.outcome), ` — ${race.after.summary}`),
+      `${attempt.won ? '⚑' : '409'} ${attempt.name} ${attempt.status.glyph}`))) : null,
+    race.after ? [h('h3', {}, 'What the decision did to the money'), h('p', {class: 'summary'}, lookSpan(race.after.outcome), ` — ${race.after.summary}`),
       creditsTable(race.after)] : null,
   ] : [h('p', {class: 'hint'}, 'Pick a paused call and open it to the room: every participant may resolve it from their browser; ',
     'the ledger keeps exactly one decision and everyone else sees 409 and who won.')];

@@ -94,7 +94,8 @@ impl KeyLooks {
 }
 
 /// A glyph, a word and a tone (a CSS class: `good`, `bad`, `warn`, `info`, `violet`,
-/// `crew`, `runtime`, `dim`) for a status of any kind.
+/// `crew`, `runtime`, `dim`) for a status of any kind. The glyphs are all in DejaVu Sans
+/// (no emoji): a projector's bare Linux still draws every one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Look {
     pub glyph: &'static str,
@@ -122,7 +123,7 @@ pub fn status_look(status: Status) -> Look {
 
 pub fn outcome_look(outcome: Outcome) -> Look {
     match outcome {
-        Outcome::PaidTwice => look("💸", "paid twice", "bad"),
+        Outcome::PaidTwice => look("2×", "paid twice", "bad"),
         Outcome::NotPaidButOwed => look("✘", "not paid, though owed", "warn"),
         Outcome::UnknownFlagged => look("?", "honestly unknown, flagged and waiting", "info"),
         Outcome::PaidOnce => look("✔", "paid exactly once", "good"),
@@ -141,13 +142,13 @@ fn worker_look(worker: &WorkerView) -> Look {
     }
     match worker.state {
         WorkerState::Booting => look("…", "booting", "dim"),
-        WorkerState::Deciding => look("💭", "asking Penny", "runtime"),
-        WorkerState::Reserving => look("🔑", "reserving", "info"),
-        WorkerState::Calling => look("📨", "calling billing", "crew"),
-        WorkerState::Recording => look("📝", "recording", "info"),
-        WorkerState::Reconciling => look("🔍", "reconciling", "violet"),
-        WorkerState::Saving => look("💾", "saving", "info"),
-        WorkerState::Parked => look("⏸", "parked", "warn"),
+        WorkerState::Deciding => look("☁", "asking Penny", "runtime"),
+        WorkerState::Reserving => look("⚑", "reserving", "info"),
+        WorkerState::Calling => look("✉", "calling billing", "crew"),
+        WorkerState::Recording => look("✎", "recording", "info"),
+        WorkerState::Reconciling => look("⌕", "reconciling", "violet"),
+        WorkerState::Saving => look("⛁", "saving", "info"),
+        WorkerState::Parked => look("‖", "parked", "warn"),
         WorkerState::StoodDown => look("⏏", "stood down", "dim"),
         WorkerState::Exited => look("■", "exited", "dim"),
     }
@@ -156,7 +157,7 @@ fn worker_look(worker: &WorkerView) -> Look {
 fn run_status_look(status: &RunStatus) -> Look {
     match status {
         RunStatus::Running => look("▶", "running", "runtime"),
-        RunStatus::AwaitingReconciliation { .. } => look("⏸", "awaiting reconciliation", "warn"),
+        RunStatus::AwaitingReconciliation { .. } => look("‖", "awaiting reconciliation", "warn"),
         RunStatus::Completed => look("✔", "completed", "good"),
         RunStatus::Failed { .. } => look("✘", "failed", "bad"),
     }
@@ -279,7 +280,7 @@ pub fn level_summaries(catalogue: &Catalogue, participant: &Participant, unlock_
             let state = match (progress.is_some_and(|progress| progress.finished), open) {
                 (true, _) => look("✔", "finished", "good"),
                 (false, true) => look("○", "open", "info"),
-                (false, false) => look("🔒", "locked", "dim"),
+                (false, false) => look("⊘", "locked", "dim"),
             };
             LevelSummaryView {
                 id: level.id.clone(),
@@ -373,6 +374,8 @@ pub struct WorkerLookView {
     pub id: String,
     pub run: String,
     pub look: Look,
+    /// False once it crashed, exited or stood down.
+    pub alive: bool,
     /// The phase it runs next, or last ran.
     pub phase: String,
     pub key: Option<KeyLook>,
@@ -1070,6 +1073,7 @@ pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, crate::
                 id: worker.id.clone(),
                 run: worker.run.clone(),
                 look: worker_look(worker),
+                alive: worker.alive,
                 phase: worker.phase.clone(),
                 key: worker.key.as_deref().map(|key| looks.look(key)),
                 attempt: worker.attempt,
