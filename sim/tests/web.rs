@@ -675,3 +675,30 @@ async fn the_scoreboard_lists_each_finished_level_by_cards_then_phases() {
     assert_eq!(board["scores"][0]["cards"], 1);
     assert_eq!(room_view["sessions"][0]["wins"][0]["level"], "01-naive-retry");
 }
+
+#[test]
+fn the_command_refuses_a_lan_address_without_the_flag_and_a_folder_without_levels() {
+    let run = |arguments: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_twice-sim"))
+            .arg("web")
+            .args(arguments)
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let levels = levels_folder();
+    let levels = levels.to_str().unwrap();
+    let (code, stderr) = run(&["--addr", "0.0.0.0:0", "--levels", levels]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--allow-non-loopback"), "{stderr}");
+    let empty = tempfile::tempdir().unwrap();
+    let (code, stderr) = run(&["--addr", "127.0.0.1:0", "--levels", empty.path().to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("no .level.ron or .tape.ron files"), "{stderr}");
+    let (code, stderr) = run(&["--sessions-max", "0", "--levels", levels]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--sessions-max"), "{stderr}");
+}

@@ -704,14 +704,22 @@ async function resolveRace(status) {
   pollRace();
 }
 
+let raceDrawn = '';
+
 function renderRace() {
   const race = state.race;
   const section = $('race');
   if (!race || !race.open || !state.me) {
     section.hidden = true;
+    raceDrawn = '';
     return;
   }
   section.hidden = false;
+  // The race is asked about every two seconds; redraw only what changed (a reason being
+  // typed keeps its field).
+  const drawn = JSON.stringify([race, state.raceResult]);
+  if (drawn === raceDrawn) return;
+  raceDrawn = drawn;
   const reason = h('input', {type: 'text', id: 'race-reason', 'data-fid': 'race-reason', maxlength: 2000, value: state.raceReason,
     placeholder: 'your reason (required): what did you find?', 'aria-label': 'your reason',
     oninput: (event) => { state.raceReason = event.target.value; }});

@@ -91,7 +91,10 @@ function problemText(answer) {
  * and the scroll position of elements that carry a `data-scroll` name.
  */
 function render(container, ...children) {
-  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.fid : null;
+  const active = document.activeElement;
+  const focused = active && container.contains(active) && active.dataset ? active.dataset.fid : null;
+  // Where the caret was in a text field being typed in, to put it back there.
+  const caret = focused && typeof active.selectionStart === 'number' ? [active.selectionStart, active.selectionEnd] : null;
   const scrolls = {};
   container.querySelectorAll('[data-scroll]').forEach((element) => {
     scrolls[element.dataset.scroll] = {
@@ -111,7 +114,10 @@ function render(container, ...children) {
   });
   if (focused) {
     const again = container.querySelector(`[data-fid="${CSS.escape(focused)}"]`);
-    if (again) again.focus({preventScroll: true});
+    if (again) {
+      again.focus({preventScroll: true});
+      if (caret && typeof again.setSelectionRange === 'function') again.setSelectionRange(caret[0], caret[1]);
+    }
   }
 }
 

@@ -31,16 +31,37 @@ async function refresh() {
   renderRoom();
 }
 
+/** What each part of the page last showed: a part is redrawn only when it changed, so a
+ *  list the presenter has open or a box being clicked is not swept away every two seconds. */
+const drawn = {};
+
+function draw(id, value, make) {
+  const shown = JSON.stringify(value);
+  if (drawn[id] === shown) return;
+  drawn[id] = shown;
+  render($(id), make());
+}
+
 function renderRoom() {
   const room = presenter.room;
   render($('join-url'), 'Participants join at ', h('span', {class: 'big-url', id: 'participant-url'}, `${location.origin}/`));
-  render($('room'), h('div', {class: 'room'},
-    h('div', {class: 'stack'}, sessionsPanel(room), racePanel(room)),
-    h('div', {class: 'stack'}, scoreboardPanel(room))));
+  if (!$('sessions-panel')) {
+    for (const id of Object.keys(drawn)) delete drawn[id];
+    render($('room'), h('div', {class: 'room'},
+      h('div', {class: 'stack'},
+        h('section', {class: 'panel', id: 'sessions-panel', 'aria-label': 'the room'}),
+        h('section', {class: 'panel', 'aria-label': 'the race'}, h('h2', {}, 'The operator race'),
+          h('div', {id: 'race-controls'}), h('div', {id: 'race-state'}))),
+      h('div', {class: 'stack'}, h('section', {class: 'panel', id: 'scoreboard-panel', 'aria-label': 'the scoreboard'}))));
+  }
+  draw('sessions-panel', [room.sessions, room.sessions_max, room.unlock_all], () => sessionsPanel(room));
+  draw('race-controls', [room.race_candidates, room.race.open, presenter.chosenTape], () => raceControls(room));
+  draw('race-state', room.race, () => raceState(room.race));
+  draw('scoreboard-panel', room.scoreboard, () => scoreboardPanel(room));
 }
 
 function sessionsPanel(room) {
-  return h('section', {class: 'panel', 'aria-label': 'the room'},
+  return [
     h('h2', {}, `The room: ${room.sessions.length} of ${room.sessions_max}`,
       h('span', {class: 'hint'}, `a session ends after ${room.idle_minutes} idle minute(s)`)),
     h('div', {class: 'row'},
@@ -62,10 +83,10 @@ function sessionsPanel(room) {
           h('td', {}, session.wins.length ? session.wins.map((win) => h('span', {class: 'chip', title: win.level_title},
             `${win.level} ${win.win.outcome.glyph} ${win.win.cards}·${win.win.phases}`)) : h('span', {class: 'faint'}, '—')),
           h('td', {class: 'number'}, `${session.idle_seconds} s`)))))
-      : h('p', {class: 'hint'}, 'Nobody has joined yet: show the room the address above.'));
+      : h('p', {class: 'hint'}, 'Nobody has joined yet: show the room the address above.')];
 }
 
-function racePanel(room) {
+function raceControls(room) {
   const race = room.race;
   const candidates = room.race_candidates;
   if (!presenter.chosenTape) {
@@ -86,7 +107,11 @@ function racePanel(room) {
       await asPresenter('DELETE', '/api/presenter/race');
       refresh();
     }}, 'Close it') : null);
-  const body = race.open ? [
+  return controls;
+}
+
+function raceState(race) {
+  return race.open ? [
     h('p', {}, `Race #${race.number}: `, keySpan(race.key), ` from ${race.tape} (${race.level_title}) — shown as `,
       lookSpan(race.opened_status), ', now ', lookSpan(race.status_now), '.'),
     h('p', {class: 'hint'}, `${race.amount} to ${race.account}; billing holds: `,
@@ -103,12 +128,10 @@ function racePanel(room) {
       creditsTable(race.after)] : null,
   ] : [h('p', {class: 'hint'}, 'Pick a paused call and open it to the room: every participant may resolve it from their browser; ',
     'the ledger keeps exactly one decision and everyone else sees 409 and who won.')];
-  return h('section', {class: 'panel', 'aria-label': 'the race'},
-    h('h2', {}, 'The operator race'), controls, body);
 }
 
 function scoreboardPanel(room) {
-  return h('section', {class: 'panel', 'aria-label': 'the scoreboard'},
+  return [
     h('h2', {}, 'Scoreboard', h('span', {class: 'hint'}, 'fewest cards, then fewest phases')),
     room.scoreboard.length ? room.scoreboard.map((board) => h('div', {class: 'board'},
       h('h3', {}, board.level_title, h('span', {class: 'hint'}, ` · ${board.level} · par `,
@@ -117,7 +140,7 @@ function scoreboardPanel(room) {
         h('th', {class: 'number'}, 'phases'), h('th', {}, 'outcome'))),
       h('tbody', {}, board.scores.map((score) => h('tr', {},
         h('td', {class: 'number'}, score.rank), h('td', {}, score.name), h('td', {class: 'number'}, score.cards),
-        h('td', {class: 'number'}, score.phases), h('td', {}, lookSpan(score.outcome)))))))) : h('p', {class: 'hint'}, 'Nobody has finished a level yet.'));
+        h('td', {class: 'number'}, score.phases), h('td', {}, lookSpan(score.outcome)))))))) : h('p', {class: 'hint'}, 'Nobody has finished a level yet.')];
 }
 
 document.addEventListener('DOMContentLoaded', () => {

@@ -81,15 +81,11 @@ pub fn web_command(args: WebArgs) -> u8 {
             Err(error) => return bad_input(format!("--addr: {error}")),
         };
         let address = listener.local_addr().map_or(args.addr, |address| address);
+        // Bound to every address, the server has no one name to print: say where it goes.
         let host = if address.ip().is_unspecified() {
-            "THIS-MACHINE".to_owned()
+            format!("THIS-MACHINE:{}", address.port())
         } else {
             address.to_string()
-        };
-        let host = if address.ip().is_unspecified() {
-            format!("{host}:{}", address.port())
-        } else {
-            host
         };
         println!(
             "Twice for a room: {level_count} levels from {}, up to {} sessions, a session ends after {} idle minute(s){}.",
