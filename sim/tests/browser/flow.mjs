@@ -122,6 +122,15 @@ try {
   await page.click('#rewind');
   await page.waitForFunction(() => document.querySelector('#phase').textContent.startsWith('phase 3 '));
   check(true, 'a rewind goes back to phase 3');
+  // Play runs phases on its own until paused (Space is its key).
+  await page.click('#play');
+  await page.waitForFunction(() => Number(document.querySelector('#phase').textContent.match(/phase (\d+)/)[1]) >= 6);
+  await page.keyboard.press('Space');
+  await page.waitForFunction(() => document.querySelector('#play').textContent.includes('Play'));
+  await page.waitForTimeout(600); // a step already on its way when Space was pressed lands
+  const paused = await phaseOf(page);
+  await page.waitForTimeout(1200);
+  check((await phaseOf(page)) === paused && paused >= 6, `play ran to phase ${paused} and pause held it there`);
   await page.click('[data-fid="nav-levels"]');
   await page.waitForSelector('[data-level="02-one-attempt"]');
   check(!(await page.textContent('[data-level="02-one-attempt"]')).includes('locked'), 'finishing 01 opened 02');
