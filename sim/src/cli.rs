@@ -65,6 +65,8 @@ enum Commands {
     Serve(crate::api::ServeArgs),
     /// Hash an operator's token for the tokens file (reads it from standard input), or make one with --generate.
     HashToken(crate::api::HashTokenArgs),
+    /// Serve the campaign to a room of browsers (see the README's "In a browser (workshops)").
+    Web(crate::web::WebArgs),
     /// Run the billing world as an HTTP server over its own SQLite file (for drills).
     Billing(crate::drill::BillingArgs),
     /// Drive one run as a real worker process against a ledger file and a billing server.
@@ -106,6 +108,7 @@ pub fn run(cli: Cli) -> u8 {
         Commands::Check { paths } => check(&paths),
         Commands::Serve(args) => crate::api::serve_command(args),
         Commands::HashToken(args) => crate::api::hash_token_command(args),
+        Commands::Web(args) => crate::web::web_command(args),
         Commands::Billing(args) => crate::drill::billing_command(args),
         Commands::Worker(args) => crate::drill::worker_command(args),
         Commands::Drill(args) => crate::drill::drill_command(args),

@@ -1,5 +1,5 @@
 //! Twice's simulation crate: the billing world, the deterministic simulator, levels and
-//! tapes, the checker, the drills, the operator API and the command line.
+//! tapes, the checker, the drills, the operator API, the browser edition and the command line.
 //!
 //! The runtime itself is the crate `twice-runtime` (`sim/runtime`), re-exported here as
 //! [`runtime`] and [`ledger`]: a sans-IO state machine that takes events and returns
@@ -22,6 +22,7 @@ pub mod model;
 pub mod replay;
 pub mod report;
 pub mod simulator;
+pub mod web;
 
 pub use twice_runtime as runtime;
 pub use twice_runtime::{ledger, sqlite_file};

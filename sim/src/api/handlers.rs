@@ -60,12 +60,12 @@ impl FromRequestParts<ApiState> for Authenticated {
 
 /// A JSON body: `Content-Type: application/json`, at most [`super::BODY_BYTES_MAX`]
 /// bytes (413), well-formed (400), and exactly the fields the endpoint takes (422).
-pub(super) struct StrictJson<T>(pub T);
+pub(crate) struct StrictJson<T>(pub T);
 
-impl<T: DeserializeOwned> FromRequest<ApiState> for StrictJson<T> {
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for StrictJson<T> {
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &ApiState) -> Result<Self, ApiError> {
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         let content_type = request
             .headers()
             .get(header::CONTENT_TYPE)

@@ -52,7 +52,7 @@ const READ_CHUNK_BYTES: usize = 4 * 1024;
 
 /// The limits one server applies to its connections.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct ConnectionLimits {
+pub(crate) struct ConnectionLimits {
     /// The most connections open at once; the next is answered 503 and closed.
     pub open_max: usize,
     /// The most connections open at once from one IP address; the next is answered 503.
@@ -124,7 +124,7 @@ fn admit(counts: &Arc<Mutex<OpenCounts>>, peer: IpAddr, limits: &ConnectionLimit
 }
 
 /// The listener axum serves: connections whose request head has arrived and passed.
-pub(super) struct GuardedListener {
+pub(crate) struct GuardedListener {
     admitted: mpsc::Receiver<(GuardedStream, SocketAddr)>,
     local_address: Result<SocketAddr, io::ErrorKind>,
     acceptor: JoinHandle<()>,
@@ -132,7 +132,7 @@ pub(super) struct GuardedListener {
 
 impl GuardedListener {
     /// Starts accepting on `inner`. Must be called inside a tokio runtime.
-    pub(super) fn start(inner: TcpListener, limits: ConnectionLimits) -> GuardedListener {
+    pub(crate) fn start(inner: TcpListener, limits: ConnectionLimits) -> GuardedListener {
         let local_address = inner.local_addr().map_err(|error| error.kind());
         let (sender, admitted) = mpsc::channel(ADMITTED_QUEUE);
         let acceptor = tokio::spawn(accept_forever(inner, limits, sender));
@@ -446,7 +446,7 @@ async fn answer_and_close(mut stream: TcpStream, error: ApiError) {
 /// An admitted connection: the bytes already read come first, then the socket. It gives back
 /// its slot when dropped and fails once the peer has made no progress — sent nothing and taken
 /// none of our answer — for the idle timeout (hyper then closes it).
-pub(super) struct GuardedStream {
+pub(crate) struct GuardedStream {
     already_read: Vec<u8>,
     already_read_position: usize,
     stream: TcpStream,

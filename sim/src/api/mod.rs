@@ -12,9 +12,9 @@
 pub mod billing_target;
 mod command;
 mod error;
-mod handlers;
-mod listener;
-mod pool;
+pub(crate) mod handlers;
+pub(crate) mod listener;
+pub(crate) mod pool;
 pub mod tokens;
 pub mod views;
 

@@ -103,7 +103,7 @@ fn gone_during_the_request() -> ApiError {
     answer
 }
 
-pub(super) struct LedgerPool {
+pub(crate) struct LedgerPool {
     file: ServedFile,
     idle: Mutex<Vec<Ledger>>,
     /// One permit per connection in use: at most [`CONNECTIONS_MAX`] at once.
@@ -116,7 +116,7 @@ pub(super) struct LedgerPool {
 impl LedgerPool {
     /// Opens the existing ledger at `path` (refusing a missing file or one that is not a
     /// ledger) and remembers which file it is.
-    pub(super) fn open(path: &Path) -> Result<LedgerPool, LedgerError> {
+    pub(crate) fn open(path: &Path) -> Result<LedgerPool, LedgerError> {
         let anchor = Ledger::open_existing(path)?;
         let identity = FileIdentity::of(path).map_err(|error| LedgerError::Open {
             location: path.display().to_string(),
@@ -142,7 +142,7 @@ impl LedgerPool {
         Ok(pool)
     }
 
-    pub(super) fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.file.path
     }
 
@@ -219,7 +219,7 @@ impl LedgerPool {
     /// just before its commit, and rolled back if the file changed. Any mismatch answers
     /// 503 `ledger_gone`, whatever the work answered: its reads came from, or its writes
     /// went to, a file that is no longer the ledger.
-    pub(super) async fn run<T: Send + 'static>(
+    pub(crate) async fn run<T: Send + 'static>(
         self: &Arc<Self>,
         work: impl FnOnce(&mut Ledger) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {

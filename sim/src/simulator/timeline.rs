@@ -121,3 +121,46 @@ impl Simulation {
         self.timeline.notes.push(note);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_go_crew_operators_runtime_world_by_kind_not_by_name() {
+        let mut actors = vec![
+            Actor::Billing,
+            Actor::Worker(2),
+            Actor::Model,
+            Actor::Crew,
+            // An HTTP operator whose name starts with nothing like "op" is still an operator.
+            Actor::Operator("workshop".into()),
+            Actor::Worker(10),
+            Actor::Operator("ada".into()),
+            Actor::Worker(1),
+            Actor::Network,
+            Actor::Supervisor,
+            Actor::Simulation,
+        ];
+        actors.sort_by(|left, right| left.lane_order().cmp(&right.lane_order()));
+        let labels: Vec<String> = actors.iter().map(Actor::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "crew",
+                "ada",
+                "workshop",
+                "supervisor",
+                "w1",
+                "w2",
+                "w10",
+                "model",
+                "network",
+                "billing",
+                "sim"
+            ]
+        );
+        assert!(Actor::Operator("workshop".into()).is_player());
+        assert!(!Actor::Worker(1).is_player());
+    }
+}

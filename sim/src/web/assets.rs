@@ -1,0 +1,104 @@
+//! The pages, compiled into the binary: plain HTML, CSS and JavaScript from `sim/web/`, so
+//! the room needs no build tool and no files beside the binary at run time.
+//!
+//! An asset is found by its name in a fixed table; nothing a request says is used as a path.
+
+use axum::extract::Path;
+use axum::extract::rejection::PathRejection;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+
+use super::error::WebError;
+use super::views::shorten;
+
+/// Scripts and styles only from this server, no inline code, no framing: a participant's
+/// page runs nothing another participant typed (names are shown as text, never as HTML).
+const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+     img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+struct Asset {
+    name: &'static str,
+    content_type: &'static str,
+    body: &'static str,
+}
+
+const ASSETS: [Asset; 5] = [
+    Asset {
+        name: "app.css",
+        content_type: "text/css; charset=utf-8",
+        body: include_str!("../../web/app.css"),
+    },
+    Asset {
+        name: "app.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../../web/app.js"),
+    },
+    Asset {
+        name: "common.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../../web/common.js"),
+    },
+    Asset {
+        name: "presenter.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../../web/presenter.js"),
+    },
+    Asset {
+        name: "favicon.svg",
+        content_type: "image/svg+xml",
+        body: include_str!("../../web/favicon.svg"),
+    },
+];
+
+const INDEX_HTML: &str = include_str!("../../web/index.html");
+const PRESENTER_HTML: &str = include_str!("../../web/presenter.html");
+
+fn page(body: &'static str) -> Response {
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            ),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+            (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// `GET /`: the participants' page (title, level select, level screen, debrief).
+pub(super) async fn index() -> Response {
+    page(INDEX_HTML)
+}
+
+/// `GET /presenter`: the presenter's page; it reads its secret from the URL's fragment.
+pub(super) async fn presenter_page() -> Response {
+    page(PRESENTER_HTML)
+}
+
+/// `GET /assets/{name}`: one of the files in [`ASSETS`].
+pub(super) async fn asset(name: Result<Path<String>, PathRejection>) -> Result<Response, WebError> {
+    let name = name.map(|Path(name)| name).unwrap_or_default();
+    let asset = ASSETS.iter().find(|asset| asset.name == name).ok_or_else(|| {
+        WebError::not_found(
+            "no_such_asset",
+            format!("no asset `{}`; the pages load theirs themselves", shorten(&name)),
+        )
+    })?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type)),
+            (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        asset.body,
+    )
+        .into_response())
+}

@@ -1,0 +1,98 @@
+//! Every error the room answers with: a status code and the operator API's JSON shape,
+//! `{"error": "what went wrong", "code": "machine_readable"}`, plus `winner` when a
+//! participant lost the room's race, so the browser can say who decided first.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use super::views::DecisionView;
+use crate::api::ApiError;
+
+/// An error answer.
+#[derive(Debug)]
+pub struct WebError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    /// In a lost race: the decision that won (boxed: errors travel by value everywhere).
+    pub winner: Option<Box<DecisionView>>,
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    code: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    winner: Option<&'a DecisionView>,
+}
+
+impl WebError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> WebError {
+        WebError {
+            status,
+            code,
+            message: message.into(),
+            winner: None,
+        }
+    }
+
+    /// A value that parsed but is not acceptable.
+    pub fn invalid(message: impl Into<String>) -> WebError {
+        WebError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_value", message)
+    }
+
+    pub fn not_found(code: &'static str, message: impl Into<String>) -> WebError {
+        WebError::new(StatusCode::NOT_FOUND, code, message)
+    }
+
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> WebError {
+        WebError::new(StatusCode::CONFLICT, code, message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> WebError {
+        WebError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+
+    pub fn busy() -> WebError {
+        WebError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            format!(
+                "the server stayed busy with other players' simulations for {} ms; try again",
+                super::SIMULATION_WAIT_MS
+            ),
+        )
+    }
+
+    /// A failure inside the server: told in full in the server's log, not to the browser.
+    pub fn logged(context: &str, error: impl std::fmt::Display) -> WebError {
+        eprintln!("web: {context}: {error}");
+        WebError::internal(format!("{context}; the server's log has the detail"))
+    }
+}
+
+impl From<ApiError> for WebError {
+    /// The operator API's body checks (content type, size, JSON, unknown fields) and its
+    /// ledger connections answer in the same shape; `current` has no place here.
+    fn from(error: ApiError) -> WebError {
+        WebError::new(error.status, error.code, error.message)
+    }
+}
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: &self.message,
+            code: self.code,
+            winner: self.winner.as_deref(),
+        };
+        let mut response = (self.status, axum::Json(body)).into_response();
+        let headers = response.headers_mut();
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+        }
+        response
+    }
+}

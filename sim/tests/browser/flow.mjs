@@ -1,0 +1,197 @@
+// Drives a real Chromium through the browser edition of Twice, against a running
+// `twice-sim web` (it starts no server itself: `.ci/browser-test` does).
+//
+//   TWICE_URL=http://127.0.0.1:PORT/  TWICE_PRESENTER_URL=http://127.0.0.1:PORT/presenter#secret=…
+//   [TWICE_SCREENSHOTS=folder]  [CHROMIUM=/usr/bin/chromium]  node flow.mjs
+//
+// 1. title → level select → level 01 → play a card → step → run to the verdict → debrief →
+//    save the tape; 2. Packet Attack's URL parameters open a level with chosen guards;
+// 3. the room's race: the presenter opens a paused call, three participants in their own
+//    browser contexts resolve it at once, exactly one wins and the others see 409 and who won.
+import { chromium } from 'playwright-core';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join as joinPath } from 'node:path';
+
+const url = process.env.TWICE_URL;
+const presenterUrl = process.env.TWICE_PRESENTER_URL;
+const screenshots = process.env.TWICE_SCREENSHOTS || '';
+if (!url || !presenterUrl) {
+  console.error('set TWICE_URL and TWICE_PRESENTER_URL (as `twice-sim web` prints them)');
+  process.exit(2);
+}
+/** How long one step of the flow may take before the test fails. */
+const STEP_TIMEOUT_MS = 15_000;
+const PARTICIPANTS = ['Grace', 'Linus', 'Hedy'];
+
+const problems = [];
+function check(condition, message) {
+  if (!condition) throw new Error(`check failed: ${message}`);
+  console.log(`ok   ${message}`);
+}
+
+async function shot(page, name, fullPage) {
+  if (!screenshots) return;
+  mkdirSync(screenshots, { recursive: true });
+  // The toast at the bottom says what the last click did; a picture does not need it.
+  await page.evaluate(() => { const toast = document.getElementById('notice'); if (toast) toast.textContent = ''; });
+  await page.screenshot({ path: joinPath(screenshots, `${name}.png`), fullPage: Boolean(fullPage) });
+  console.log(`shot ${name}.png`);
+}
+
+/** A page that fails the test on any script error or failed asset. */
+async function newPage(browser, label) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 720 }, acceptDownloads: true });
+  context.setDefaultTimeout(STEP_TIMEOUT_MS);
+  const page = await context.newPage();
+  page.on('pageerror', (error) => problems.push(`${label}: script error: ${error.message}`));
+  page.on('console', (message) => {
+    // A 4xx answer the page handles (a lost race's 409) is logged by Chromium as a failed
+    // resource; script errors are what matter.
+    if (message.type() === 'error' && !/status of (401|403|404|409|422)/.test(message.text())) {
+      problems.push(`${label}: console: ${message.text()}`);
+    }
+  });
+  return page;
+}
+
+async function join(page, name, address) {
+  await page.goto(address || url);
+  await page.fill('#name', name);
+  await page.click('#join');
+}
+
+const phaseOf = async (page) => Number((await page.textContent('#phase')).match(/phase (\d+)/)[1]);
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+
+try {
+  // ----- 1. one participant, level 01, from the title to the debrief -----
+  const page = await newPage(browser, 'Ada');
+  await page.goto(url);
+  await page.waitForSelector('#join');
+  check((await page.textContent('h1')).includes('Twice'), 'the title screen shows');
+  await shot(page, 'web-title');
+  await page.fill('#name', 'Ada');
+  await page.click('#join');
+  await page.waitForSelector('[data-level="01-naive-retry"]');
+  check((await page.textContent('[data-level="02-one-attempt"]')).includes('locked'), 'level 02 is locked before 01 is finished');
+  await page.click('[data-level="01-naive-retry"]');
+  await shot(page, 'web-levels');
+  await page.click('#open-level');
+  await page.waitForSelector('#timeline');
+  check((await phaseOf(page)) === 0, 'level 01 opens at phase 0');
+  await page.click('[data-card="LoseResponse"]');
+  await page.waitForSelector('.armed');
+  check((await page.textContent('.armed')).includes('response'), 'the card is armed: the next response will be lost');
+  for (let step = 0; step < 3; step += 1) {
+    const before = await phaseOf(page);
+    await page.click('#step');
+    await page.waitForFunction((phase) => document.querySelector('#phase').textContent.includes(`phase ${phase + 1} `), before);
+  }
+  check((await phaseOf(page)) === 3, 'three steps run three phases');
+  // On until billing's answer is on the wire, marked to be lost: the moment the heist turns.
+  for (let step = 0; step < 10 && !(await page.$('.message.response .flags')); step += 1) {
+    const before = await phaseOf(page);
+    await page.keyboard.press('s');
+    await page.waitForFunction((phase) => document.querySelector('#phase').textContent.includes(`phase ${phase + 1} `), before);
+  }
+  check((await page.textContent('.wire')).includes('will be lost'), 'the answer is on the wire, marked to be lost');
+  await shot(page, 'web-level', true);
+  await page.click('#run');
+  await page.waitForSelector('#over');
+  check((await page.textContent('#over')).includes('paid twice'), 'the verdict: Ada was paid twice');
+  await page.click('#debrief');
+  await page.waitForSelector('#verdict');
+  const verdict = await page.textContent('#verdict');
+  check(verdict.includes('paid twice') && verdict.includes('The heist worked'), 'the debrief shows the verdict');
+  check((await page.textContent('.lesson')).includes('Retry reads, not writes'), 'the debrief shows the lesson');
+  await shot(page, 'web-debrief', true);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#debrief-tape')]);
+  check(download.suggestedFilename() === '01-naive-retry.web-ada.tape.ron', 'the tape downloads under the level\'s name');
+  const tape = readFileSync(await download.path(), 'utf8');
+  check(tape.includes('level: "01-naive-retry.level.ron"') && tape.includes('LoseResponse') && tape.includes('paid_twice'),
+    'the tape names its level file, the card and the verdict');
+  // Back to the level: rewinding re-simulates to an earlier phase.
+  await page.click('#back-to-level');
+  await page.waitForSelector('#rewind-phase');
+  await page.fill('#rewind-phase', '3');
+  await page.click('#rewind');
+  await page.waitForFunction(() => document.querySelector('#phase').textContent.startsWith('phase 3 '));
+  check(true, 'a rewind goes back to phase 3');
+  // Play runs phases on its own until paused (Space is its key).
+  await page.click('#play');
+  await page.waitForFunction(() => Number(document.querySelector('#phase').textContent.match(/phase (\d+)/)[1]) >= 6);
+  await page.keyboard.press('Space');
+  await page.waitForFunction(() => document.querySelector('#play').textContent.includes('Play'));
+  await page.waitForTimeout(600); // a step already on its way when Space was pressed lands
+  const paused = await phaseOf(page);
+  await page.waitForTimeout(1200);
+  check((await phaseOf(page)) === paused && paused >= 6, `play ran to phase ${paused} and pause held it there`);
+  await page.click('[data-fid="nav-levels"]');
+  await page.waitForSelector('[data-level="02-one-attempt"]');
+  check(!(await page.textContent('[data-level="02-one-attempt"]')).includes('locked'), 'finishing 01 opened 02');
+
+  // ----- 2. URL parameters: any level with chosen guards -----
+  const teacher = await newPage(browser, 'Barbara');
+  await join(teacher, 'Barbara', `${url}?level=07-look-it-up&guards=ledger,key_per_call`);
+  await teacher.waitForSelector('#timeline');
+  const head = await teacher.textContent('.level-head');
+  check(head.includes('sandbox'), '?level=07-look-it-up&guards=… opens level 07 as a sandbox');
+  const guardsOn = await teacher.$$eval('.chip.on', (chips) => chips.map((chip) => chip.textContent.trim()));
+  check(guardsOn.length === 2 && guardsOn.some((text) => text.includes('ledger')), `only the chosen guards are on: ${guardsOn.join(', ')}`);
+
+  // ----- 3. the room's race: three browsers, one winner -----
+  const presenter = await newPage(browser, 'presenter');
+  await presenter.goto(presenterUrl);
+  await presenter.waitForSelector('#open-race');
+  check((await presenter.textContent('#sessions')).includes('Ada'), 'the presenter sees who is in the room');
+  await presenter.selectOption('#race-tape', '04-pause.lost-answer');
+  await presenter.click('#open-race');
+  await presenter.waitForSelector('#race-tries');
+  const participants = [];
+  for (const name of PARTICIPANTS) {
+    const participant = await newPage(browser, name);
+    await join(participant, name);
+    await participant.waitForSelector('#race-completed');
+    await participant.fill('#race-reason', `${name} found cr_0001 in billing`);
+    participants.push({ name, page: participant });
+  }
+  await shot(participants[0].page, 'web-race');
+  // Everyone at once: the ledger's compare-and-set picks the winner, not the order of clicks.
+  await Promise.all(participants.map(({ page: participant }, index) =>
+    participant.click(index % 2 === 0 ? '#race-completed' : '#race-failed')));
+  const results = [];
+  for (const { name, page: participant } of participants) {
+    await participant.waitForSelector('#race-result');
+    results.push({ name, text: await participant.textContent('#race-result') });
+  }
+  const winners = results.filter((result) => result.text.includes('You won'));
+  check(winners.length === 1, `exactly one participant won the race: ${winners.map((winner) => winner.name).join(', ')}`);
+  const winner = winners[0].name;
+  for (const result of results.filter((candidate) => candidate.name !== winner)) {
+    check(result.text.includes('409') && result.text.includes(winner), `${result.name} sees 409 and that ${winner} won`);
+  }
+  await presenter.waitForFunction((name) => {
+    const element = document.querySelector('#race-winner');
+    return element && element.textContent.includes(name);
+  }, winner);
+  await presenter.waitForFunction(() => document.querySelector('#race-tries').textContent.startsWith('3 resolve'));
+  check((await presenter.textContent('#race-tries')).includes('1 won'), 'the presenter sees one winner of three');
+  check((await presenter.textContent('.board')).includes('Ada'), 'the scoreboard lists Ada\'s win of level 01');
+  await presenter.waitForSelector('#race-winner');
+  await shot(presenter, 'web-presenter', true);
+} catch (error) {
+  problems.push(`the flow stopped: ${error.message}`);
+} finally {
+  await browser.close();
+}
+
+if (problems.length) {
+  for (const problem of problems) console.error(`problem: ${problem}`);
+  process.exit(1);
+}
+console.log('browser flow: all checks passed');

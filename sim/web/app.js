@@ -1,0 +1,780 @@
+// Twice in a browser: the participant's page. It holds no simulation: every button is a
+// request, the server answers with the whole level screen (`GameView`), and this draws it.
+// Screens: title → levels → level → debrief, kept in the URL's fragment (#levels, …).
+// URL parameters open a level with chosen defences: ?level=07-look-it-up&guards=ledger,key_per_call
+'use strict';
+
+/** Phases per second the play button runs at. */
+const SPEEDS = [1, 2, 4, 8, 16];
+/** How often the room's race is looked at, in milliseconds. */
+const RACE_POLL_MS = 2000;
+
+const state = {
+  me: null,
+  levels: null,
+  selected: null,
+  game: null,
+  screen: 'title',
+  playing: false,
+  speed: 1,
+  busy: false,
+  chosenCard: null,
+  selectedKey: null,
+  reason: '',
+  rewindTo: null,
+  wanted: null,
+  race: null,
+  raceReason: '',
+  raceResult: null,
+};
+
+const $ = (id) => document.getElementById(id);
+
+// ----- start -----
+
+async function start() {
+  const params = new URLSearchParams(location.search);
+  if (params.get('level')) {
+    state.wanted = {
+      level: params.get('level'),
+      guards: params.get('guards') || undefined,
+      seed: params.get('seed') ? Number(params.get('seed')) : undefined,
+    };
+  }
+  document.addEventListener('keydown', onKey);
+  window.addEventListener('hashchange', route);
+  const me = await api('GET', '/api/me');
+  if (me.ok) {
+    state.me = me.data;
+    await joined();
+  } else {
+    showTitle();
+  }
+  setInterval(pollRace, RACE_POLL_MS);
+}
+
+async function joined() {
+  renderTop();
+  pollRace();
+  if (state.wanted) {
+    const wanted = state.wanted;
+    state.wanted = null;
+    // The parameters did their job: a reload must not open (and restart) the level again.
+    history.replaceState(null, '', `${location.pathname}#level`);
+    if (await openLevel(wanted.level, wanted.guards, wanted.seed)) return;
+  }
+  route();
+}
+
+function route() {
+  if (!state.me) return showTitle();
+  const screen = location.hash.slice(1) || 'levels';
+  if (screen === 'level') return showLevel();
+  if (screen === 'debrief') return showDebrief();
+  return showLevels();
+}
+
+function go(screen) {
+  notice('');
+  if (location.hash === `#${screen}`) route(); else location.hash = screen;
+}
+
+/** The session ended (idle too long, or the server restarted): back to the title. */
+function lost(answer) {
+  if (answer.status !== 401) return false;
+  state.me = null;
+  state.game = null;
+  state.playing = false;
+  showTitle((answer.data && answer.data.error) || 'your session ended: join again');
+  return true;
+}
+
+function renderTop() {
+  if (!state.me) {
+    render($('who'));
+    render($('topnav'));
+    return;
+  }
+  render($('who'), 'You are ', h('strong', {}, state.me.name),
+    state.me.unlock_all ? ' · every level is open' : '');
+  render($('topnav'),
+    h('button', {'data-fid': 'nav-levels', onclick: () => go('levels')}, 'Levels'),
+    h('button', {'data-fid': 'nav-help', onclick: () => $('help').showModal(), title: 'keys'}, '?'),
+    h('button', {'data-fid': 'nav-leave', onclick: leave}, 'Leave the room'));
+}
+
+async function leave() {
+  await api('POST', '/api/leave');
+  state.me = null;
+  state.game = null;
+  state.playing = false;
+  $('race').hidden = true;
+  history.replaceState(null, '', location.pathname);
+  showTitle();
+}
+
+// ----- title -----
+
+function showTitle(error) {
+  state.screen = 'title';
+  renderTop();
+  const wanted = state.wanted
+    ? h('p', {class: 'hint'}, `After you join, level ${state.wanted.level} opens`,
+      state.wanted.guards ? ` with the guards ${state.wanted.guards} on` : '', '.')
+    : null;
+  const name = h('input', {type: 'text', id: 'name', name: 'name', maxlength: 32, required: true,
+    autocomplete: 'nickname', 'data-fid': 'name', placeholder: 'e.g. Ada'});
+  const problem = h('p', {class: 'error', role: 'alert'}, error || '');
+  const form = h('form', {onsubmit: async (event) => {
+    event.preventDefault();
+    const answer = await api('POST', '/api/join', {name: name.value});
+    if (!answer.ok) {
+      problem.textContent = problemText(answer);
+      return;
+    }
+    state.me = answer.data;
+    await joined();
+  }},
+  h('label', {for: 'name'}, 'Your name — the room and the presenter see it'),
+  h('div', {class: 'row'}, name, h('button', {type: 'submit', class: 'primary', id: 'join', 'data-fid': 'join'}, 'Join the room')),
+  problem);
+  render($('screen'), h('div', {class: 'title-screen panel'},
+    h('h1', {}, 'Twice'),
+    h('p', {class: 'tagline'}, 'Penny the refund bot pays customers through a ledger-backed agent runtime. ',
+      'You are the heist crew: lose her answers, crash her workers, start twins — make her pay twice.'),
+    h('p', {}, 'Every level switches a guard of the runtime off or on, so you see each one fail when it is absent ',
+      'and hold when it is present. Nothing to install: the simulation runs on the presenter\'s server.'),
+    wanted, form));
+  name.focus();
+}
+
+// ----- level select -----
+
+async function showLevels() {
+  state.screen = 'levels';
+  state.playing = false;
+  const answer = await api('GET', '/api/levels');
+  if (!answer.ok) {
+    if (!lost(answer)) notice(problemText(answer), true);
+    return;
+  }
+  state.levels = answer.data;
+  const me = await api('GET', '/api/me');
+  if (me.ok) { state.me = me.data; renderTop(); }
+  if (!state.selected || !state.levels.some((level) => level.stem === state.selected)) {
+    const next = state.levels.find((level) => level.playable && level.state.word !== 'finished');
+    state.selected = (next || state.levels[0]).stem;
+  }
+  renderLevels();
+}
+
+function renderLevels() {
+  const list = [];
+  let chapter = null;
+  for (const level of state.levels) {
+    if (level.chapter !== chapter) {
+      chapter = level.chapter;
+      list.push(h('h3', {}, `Chapter ${level.chapter} · ${level.chapter_title}`));
+    }
+    list.push(h('button', {
+      class: level.stem === state.selected ? 'chosen' : '',
+      'data-fid': `level-${level.stem}`,
+      'data-level': level.stem,
+      'aria-pressed': level.stem === state.selected ? 'true' : 'false',
+      onclick: () => { state.selected = level.stem; renderLevels(); },
+    }, lookSpan(level.state), level.title));
+  }
+  const level = state.levels.find((candidate) => candidate.stem === state.selected);
+  render($('screen'), h('div', {class: 'levels'},
+    h('nav', {class: 'panel level-list', 'aria-label': 'levels', 'data-scroll': 'levels'}, h('h2', {}, 'Choose a level'), list),
+    level ? levelDetail(level) : null));
+}
+
+function levelDetail(level) {
+  const open = h('button', {
+    class: 'primary', id: 'open-level', 'data-fid': 'open-level', disabled: !level.playable,
+    onclick: () => openLevel(level.stem),
+  }, level.playable ? `Play “${level.title}”` : '⊘ Locked');
+  return h('section', {class: 'panel level-detail stack'},
+    h('p', {class: 'hint'}, `Chapter ${level.chapter} · ${level.chapter_title} · `, lookSpan(level.state)),
+    h('h1', {}, level.title),
+    h('p', {class: 'briefing'}, level.briefing),
+    h('p', {}, h('strong', {}, 'Goal: '), lookSpan(level.goal),
+      level.unbeatable ? h('span', {class: 'hint'}, ' — the runtime holds here: play the hand and watch each attack fail') : null),
+    h('p', {}, h('strong', {}, 'Your hand: '),
+      level.cards.length ? level.cards.map((card) => h('span', {class: 'chip'}, `${card.title} × ${card.count}`)) : 'no cards'),
+    h('p', {}, h('strong', {}, 'Guards off: '),
+      level.guards_off.length
+        ? level.guards_off.map((guard) => h('span', {class: 'chip off', title: guard.describe}, `✘ ${guard.name}`))
+        : 'none — every guard is on'),
+    level.requires.length ? h('p', {class: 'hint'}, `Opens when you finish: ${level.requires.join(', ')}`) : null,
+    level.best ? h('p', {}, h('strong', {}, 'Your best: '), lookSpan(level.best.outcome),
+      ` with ${level.best.cards} card(s) in ${level.best.phases} phases`) : null,
+    level.par ? h('p', {class: 'hint'}, `Par: ${level.par.cards} card(s), ${level.par.phases} phases`) : null,
+    h('div', {class: 'row'}, open));
+}
+
+async function openLevel(name, guards, seed) {
+  const answer = await api('POST', '/api/game', {level: name, guards, seed});
+  if (!answer.ok) {
+    if (!lost(answer)) notice(problemText(answer), true);
+    return false;
+  }
+  state.game = answer.data;
+  state.chosenCard = null;
+  state.selectedKey = null;
+  state.reason = '';
+  state.rewindTo = null;
+  state.playing = false;
+  go('level');
+  return true;
+}
+
+// ----- the level screen -----
+
+async function showLevel() {
+  state.screen = 'level';
+  if (!state.game) {
+    const answer = await api('GET', '/api/game');
+    if (!answer.ok) {
+      if (!lost(answer)) go('levels');
+      return;
+    }
+    state.game = answer.data;
+  }
+  renderLevel();
+}
+
+/** A move or a control: one request; the answer is the new level screen. */
+async function move(path, body, quiet) {
+  if (state.busy) return false;
+  state.busy = true;
+  const before = state.game;
+  const answer = await api('POST', path, body);
+  state.busy = false;
+  if (!answer.ok) {
+    state.playing = false;
+    if (!lost(answer)) {
+      notice(problemText(answer), true);
+      if (state.screen === 'level') renderLevel();
+    }
+    return false;
+  }
+  state.game = answer.data;
+  if (state.game.end && !(before && before.end)) {
+    state.playing = false;
+    notice(`The level is quiet: ${state.game.end.verdict.outcome.word}. Open the debrief (Enter).`);
+  } else if (!quiet && body && body.play) {
+    notice(`Played: ${cardTitle(body.play)}`);
+  }
+  if (state.screen === 'level') renderLevel();
+  return true;
+}
+
+function cardTitle(play) {
+  const name = typeof play === 'string' ? play : Object.keys(play)[0];
+  const card = state.game && state.game.hand.find((candidate) => candidate.card === name);
+  return card ? card.title : name;
+}
+
+const step = () => move('/api/game/step', {phases: 1});
+const runToEnd = () => { state.playing = false; return move('/api/game/run'); };
+const restart = () => { state.playing = false; state.rewindTo = null; return move('/api/game/restart'); };
+const play = (playValue) => { state.chosenCard = null; return move('/api/game/play', {play: playValue}); };
+
+function rewind(phase) {
+  state.playing = false;
+  state.rewindTo = null;
+  return move('/api/game/rewind', {phase: Math.max(0, phase)}).then((ok) => {
+    if (ok) {
+      if (state.screen !== 'level') go('level');
+      notice(`Rewound to phase ${state.game.phase}: re-simulated from the seed and your moves before it.`);
+    }
+    return ok;
+  });
+}
+
+function togglePlaying() {
+  if (!state.game) return;
+  if (state.playing) {
+    state.playing = false;
+    renderLevel();
+    return;
+  }
+  if (state.game.over) {
+    notice('The level is quiet: rewind, restart, or open the debrief.', true);
+    return;
+  }
+  state.playing = true;
+  renderLevel();
+  autoplay();
+}
+
+async function autoplay() {
+  while (state.playing && state.screen === 'level') {
+    const speed = SPEEDS[state.speed];
+    // Above four phases a second, several phases per request: fewer requests for the room.
+    const phases = Math.max(1, Math.round(speed / 4));
+    const started = performance.now();
+    const ok = await move('/api/game/step', {phases}, true);
+    if (!ok || state.game.over) {
+      state.playing = false;
+      renderLevel();
+      return;
+    }
+    const wait = (1000 * phases) / speed - (performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait)));
+  }
+}
+
+function renderLevel() {
+  const game = state.game;
+  if (!game || state.screen !== 'level') return;
+  render($('screen'),
+    levelHead(game),
+    controls(game),
+    h('details', {class: 'briefing', open: game.phase === 0 ? true : undefined},
+      h('summary', {}, 'Briefing'), h('p', {}, game.level.briefing),
+      h('p', {}, h('strong', {}, 'Guards: '), game.guards.map((guard) =>
+        h('span', {class: `chip ${guard.on ? 'on' : 'off'}`, title: guard.describe}, `${guard.on ? '✔' : '✘'} ${guard.name}`)))),
+    game.end ? overBanner(game) : null,
+    h('div', {class: 'stage'}, pennyPanel(game), wirePanel(game), billingPanel(game)),
+    hand(game),
+    h('div', {class: 'desk'}, ledgerPanel(game), consolePanel(game)),
+    timelinePanel(game));
+}
+
+function levelHead(game) {
+  return h('div', {class: 'level-head'},
+    h('h1', {}, game.level.title),
+    h('span', {class: 'hint'}, `Chapter ${game.level.chapter} · ${game.level.chapter_title}`),
+    h('span', {class: `badge ${game.mode}`}, game.mode === 'sandbox' ? 'sandbox: chosen guards, no progress' : 'campaign'),
+    h('span', {class: 'phase', id: 'phase'}, `phase ${game.phase} / ${game.level.max_phases} · ${game.now_ms} ms`),
+    h('span', {}, 'Goal: ', lookSpan(game.level.goal)));
+}
+
+function controls(game) {
+  const rewindTo = state.rewindTo === null ? Math.max(0, game.phase - 1) : state.rewindTo;
+  const rewindInput = h('input', {type: 'number', min: 0, max: game.phase, value: rewindTo, id: 'rewind-phase',
+    'data-fid': 'rewind-phase', 'aria-label': 'phase to rewind to',
+    oninput: (event) => { state.rewindTo = Number(event.target.value); }});
+  const speed = h('select', {'data-fid': 'speed', 'aria-label': 'speed', onchange: (event) => { state.speed = Number(event.target.value); }},
+    SPEEDS.map((value, index) => h('option', {value: index, selected: index === state.speed ? true : undefined}, `${value} phase${value > 1 ? 's' : ''}/s`)));
+  return h('div', {class: 'controls', role: 'toolbar', 'aria-label': 'controls'},
+    h('button', {id: 'step', 'data-fid': 'step', onclick: step, disabled: game.over}, h('kbd', {}, 'S'), 'Step'),
+    h('button', {id: 'play', 'data-fid': 'play', onclick: togglePlaying, disabled: game.over && !state.playing},
+      h('kbd', {}, 'Space'), state.playing ? '‖ Pause' : '▶ Play'),
+    speed,
+    h('button', {id: 'run', 'data-fid': 'run', onclick: runToEnd, disabled: game.over}, h('kbd', {}, 'E'), 'Run to end'),
+    h('span', {class: 'row'}, rewindInput,
+      h('button', {id: 'rewind', 'data-fid': 'rewind', onclick: () => rewind(Number(rewindInput.value)), disabled: game.phase === 0},
+        h('kbd', {}, 'B'), '⟲ Rewind')),
+    h('button', {id: 'restart', 'data-fid': 'restart', onclick: restart}, h('kbd', {}, 'R'), 'Restart'),
+    h('a', {class: 'button', id: 'save-tape', 'data-fid': 'save-tape', href: '/api/game/tape', download: ''}, h('kbd', {}, 'T'), 'Save tape'),
+    h('button', {id: 'debrief', class: game.end ? 'primary' : '', 'data-fid': 'debrief', disabled: !game.end, onclick: () => go('debrief')},
+      h('kbd', {}, 'Enter'), 'Debrief'));
+}
+
+function overBanner(game) {
+  const verdict = game.end.verdict;
+  return h('div', {class: 'over-banner', id: 'over'},
+    h('strong', {}, 'The level is quiet.'), lookSpan(verdict.outcome),
+    verdict.goal_reached ? h('span', {class: 'tone-crew'}, '★ the heist worked') : h('span', {class: 'hint'}, 'the heist did not reach its goal'),
+    h('button', {class: 'primary', 'data-fid': 'banner-debrief', onclick: () => go('debrief')}, 'Open the debrief'),
+    game.out_of_phases ? h('span', {class: 'hint'}, 'the phase limit is reached') : h('span', {class: 'hint'}, 'a move can still wake it'));
+}
+
+function hand(game) {
+  const playable = !game.out_of_phases;
+  const cards = game.hand.map((card, index) => {
+    const spent = card.left === 0;
+    const chosen = state.chosenCard === card.card;
+    let action;
+    if (card.operator) {
+      action = h('button', {'data-fid': `card-${card.card}`, disabled: spent || !playable, onclick: focusReason}, 'Console');
+    } else {
+      action = h('button', {class: 'primary', 'data-fid': `card-${card.card}`, 'data-card': card.card,
+        disabled: spent || !playable, onclick: () => chooseCard(card)}, chosen ? 'Target ↓' : 'Play');
+    }
+    const targets = chosen && !card.operator
+      ? h('div', {class: 'targets', role: 'group', 'aria-label': `targets for ${card.title}`},
+        card.targets.length
+          ? card.targets.map((target, targetIndex) => h('button', {'data-fid': `target-${card.card}-${targetIndex}`,
+            onclick: () => play(target.play)}, target.label))
+          : h('span', {class: 'hint'}, 'nothing to target now'),
+        h('button', {'data-fid': `target-cancel-${card.card}`, onclick: () => { state.chosenCard = null; renderLevel(); }}, 'Cancel'))
+      : null;
+    return h('div', {class: `card ${spent ? 'spent' : ''}`},
+      h('div', {class: 'card-head'}, index < 9 ? h('kbd', {}, index + 1) : null, h('span', {class: 'card-title'}, card.title),
+        h('span', {class: 'mono'}, `× ${card.left}`), action),
+      h('div', {class: 'hint'}, card.effect),
+      targets);
+  });
+  return h('section', {class: 'panel hand', 'aria-label': 'your hand'},
+    h('h2', {}, 'Your hand', h('span', {class: 'hint'},
+      game.armed.length ? '' : 'a card takes effect before the next phase')),
+    game.armed.length ? h('p', {class: 'armed'}, `Armed: ${game.armed.join(' · ')}`) : null,
+    cards.length ? h('div', {class: 'cards'}, cards) : h('p', {class: 'hint'}, 'This level gives you no cards: watch, step and rewind.'),
+    game.played.length ? h('p', {class: 'hint'}, 'Played: ',
+      game.played.map((played) => `${played.title} before phase ${played.at_phase}`).join(' · ')) : null);
+}
+
+function chooseCard(card) {
+  const wire = ['LoseRequest', 'LoseResponse', 'SlowResponse'];
+  if (wire.includes(card.card) && card.targets.length === 1) {
+    play(card.targets[0].play);
+    return;
+  }
+  state.chosenCard = card.card;
+  renderLevel();
+  const first = document.querySelector(`[data-fid="target-${card.card}-0"]`);
+  if (first) first.focus();
+}
+
+function focusReason() {
+  const input = document.querySelector('[data-fid="reason"]');
+  if (input) input.focus();
+}
+
+function pennyPanel(game) {
+  return h('section', {class: 'panel', 'aria-label': 'Penny and her workers'},
+    h('h2', {}, 'Penny and her workers'),
+    game.penny.speech ? h('div', {class: 'speech'}, game.penny.speech) : null,
+    game.penny.runs.map((run) => h('p', {},
+      h('strong', {}, `run ${run.id}: `), lookSpan(run.status),
+      run.waiting_on ? [' on ', keySpan(run.waiting_on)] : null,
+      h('span', {class: 'hint'}, ` · item ${Math.min(run.item + 1, run.items)} of ${run.items}, ${run.calls_for_item} call(s)`),
+      run.last_told ? h('span', {class: 'hint'}, ` · told: ${run.last_told}`) : null)),
+    h('div', {class: 'workers'}, game.workers.map((worker) => h('div', {class: `worker ${worker.alive ? '' : 'gone'}`},
+      h('strong', {}, worker.id), ' ', lookSpan(worker.look),
+      h('span', {class: 'hint'}, ` · run ${worker.run} · phase: ${worker.phase} · checkpoint v${worker.loaded_version}`),
+      worker.key ? [' · ', keySpan(worker.key), worker.attempt ? h('span', {class: 'hint'}, ` attempt ${worker.attempt}`) : null] : null))));
+}
+
+function wirePanel(game) {
+  return h('section', {class: 'panel', 'aria-label': 'the wire'},
+    h('h2', {}, 'The wire'),
+    game.wire.length === 0 ? h('p', {class: 'hint'}, 'nothing on the wire') : null,
+    h('div', {class: 'wire'}, game.wire.map((message) => h('div', {class: `message ${message.direction}`},
+      h('div', {}, message.direction === 'request' ? `w${message.worker} → billing ` : `billing → w${message.worker} `,
+        keySpan(message.key), h('span', {class: 'hint'}, ` attempt ${message.attempt}`)),
+      h('div', {class: 'hint'}, `${dollars(message.amount_cents)} to ${message.account} · key sent: ${message.downstream_key || 'none'}`,
+        message.answer ? ` · ${message.answer}` : '', ` · arrives at ${message.arrives_at_ms} ms`),
+      message.lost ? h('div', {class: 'flags tone-bad'}, '✘ will be lost') : null,
+      message.slowed ? h('div', {class: 'flags tone-warn'}, '◔ slowed past the timeout') : null))));
+}
+
+function billingPanel(game) {
+  const billing = game.billing;
+  const handling = {
+    honour: 'billing honours idempotency keys: a repeat gets the first answer',
+    metadata_only: 'billing keeps the key in metadata but does not check it',
+    ignore: 'billing ignores idempotency keys',
+  }[billing.key_handling];
+  return h('section', {class: 'panel', 'aria-label': 'billing'},
+    h('h2', {}, 'Billing'),
+    h('p', {class: 'hint'}, handling),
+    billing.accounts.map((account) => h('p', {}, `${account.owner} (${account.id}): `, h('span', {class: 'balance', id: `balance-${account.id}`}, account.balance))),
+    billing.entries.length
+      ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'entry'), h('th', {class: 'number'}, 'amount'), h('th', {}, 'account'), h('th', {}, 'key'))),
+        h('tbody', {}, billing.entries.map((entry) => h('tr', {},
+          h('td', {}, entry.kind === 'credit' ? '+ ' : '↺ ', entry.id, entry.reverses ? ` (voids ${entry.reverses})` : ''),
+          h('td', {class: 'number'}, entry.amount), h('td', {}, entry.account),
+          h('td', {}, entry.key ? [keySpan(entry.key), h('span', {class: 'hint'}, ` ${entry.key_kept}`)] : h('span', {class: 'hint'}, entry.key_kept))))))
+      : h('p', {class: 'hint'}, 'no credits yet'));
+}
+
+function ledgerPanel(game) {
+  const selected = state.selectedKey;
+  const rows = game.ledger.map((record) => h('tr', {class: `${record.key.key === selected ? 'selected' : ''}`},
+    h('td', {}, h('button', {class: 'link', 'data-fid': `row-${record.key.key}`, title: 'select this call',
+      onclick: () => { state.selectedKey = record.key.key; renderLevel(); }}, keySpan(record.key))),
+    h('td', {}, lookSpan(record.status)),
+    h('td', {class: 'number'}, record.attempts),
+    h('td', {}, record.owner),
+    h('td', {class: 'mono'}, record.result ? JSON.stringify(record.result).slice(0, 60) : '—')));
+  const history = selected ? game.history.filter((entry) => entry.key === selected) : [];
+  return h('section', {class: 'panel', 'aria-label': 'the ledger'},
+    h('h2', {}, 'The ledger', h('span', {class: 'hint'}, 'rows of the real SQLite ledger the workers write')),
+    game.ledger.length
+      ? h('div', {class: 'ledger-scroll', 'data-scroll': 'ledger'}, h('table', {id: 'ledger'},
+        h('thead', {}, h('tr', {}, h('th', {}, 'idempotency key'), h('th', {}, 'status'), h('th', {class: 'number'}, 'attempts'), h('th', {}, 'owner'), h('th', {}, 'result'))),
+        h('tbody', {}, rows)))
+      : h('p', {class: 'hint'}, game.guards.find((guard) => guard.name === 'ledger' && !guard.on)
+        ? 'the ledger guard is off: nothing is written down before the tool runs' : 'no rows yet'),
+    game.checkpoints.length ? h('p', {class: 'hint'}, 'Checkpoints: ', game.checkpoints.map((checkpoint) =>
+      `${checkpoint.run_id} v${checkpoint.version} ${checkpoint.status} (saved by ${checkpoint.saved_by})`).join(' · ')) : null,
+    selected ? h('div', {class: 'history', 'data-scroll': 'history'}, h('h3', {}, `History of ${selected}`),
+      h('table', {}, h('tbody', {}, history.map((entry) => h('tr', {},
+        h('td', {class: 'mono'}, `${entry.at_ms} ms`), h('td', {}, entry.actor), h('td', {}, entry.event),
+        h('td', {}, entry.from_status ? lookSpan(entry.from_status) : null, entry.to_status ? [' → ', lookSpan(entry.to_status)] : null),
+        h('td', {}, entry.reason ? `“${entry.reason}”` : '', entry.detail ? h('span', {class: 'hint'}, ` ${entry.detail}`) : null)))))) : null);
+}
+
+function consolePanel(game) {
+  const desk = game.console;
+  const record = game.ledger.find((row) => row.key.key === state.selectedKey);
+  const reason = h('input', {type: 'text', id: 'reason', 'data-fid': 'reason', maxlength: 2000, value: state.reason,
+    placeholder: 'reason (required), e.g. billing shows cr_0001', 'aria-label': 'reason',
+    oninput: (event) => { state.reason = event.target.value; updateConsoleButtons(); }});
+  const moves = [];
+  if (record) {
+    const common = game.out_of_phases ? 'the phase limit is reached' : (state.reason.trim() === '' ? 'type a reason first' : null);
+    const resolveBlock = common
+      || (!desk.resolve_left ? 'no resolve cards left in this level' : null)
+      || (!record.unknown ? `it is already settled (${record.status.word})` : null);
+    const compensateBlock = common
+      || (!desk.compensate_left ? 'no compensate cards left in this level' : null)
+      || (['failed', 'compensated'].includes(record.status_name) ? `it is ${record.status.word}: nothing stands to undo` : null);
+    const resolve = (status) => ({OperatorResolve: {key: record.key.key, status, reason: state.reason.trim(), expected_status: record.status_name}});
+    moves.push(
+      consoleMove('resolve-completed', '✔ Resolve: it took effect (completed)', resolveBlock, () => resolve('completed')),
+      consoleMove('resolve-failed', '✘ Resolve: it did not (failed)', resolveBlock, () => resolve('failed')),
+      consoleMove('compensate', '↺ Compensate: undo it in billing', compensateBlock,
+        () => ({OperatorCompensate: {key: record.key.key, reason: state.reason.trim()}})));
+  }
+  return h('section', {class: 'panel console', 'aria-label': 'the operator console'},
+    h('h2', {}, 'Operator console'),
+    h('p', {class: 'hint'}, desk.resolve_left === null && desk.compensate_left === null
+      ? 'this level gives the crew no operator moves'
+      : `you are ${desk.operator} · resolve × ${desk.resolve_left || 0} · compensate × ${desk.compensate_left || 0}`),
+    h('p', {}, `Unknown calls, longest waiting first: ${desk.unknown.length}`),
+    desk.unknown.length
+      ? h('div', {class: 'row'}, desk.unknown.map((key) => h('button', {'data-fid': `unknown-${key.key}`,
+        class: key.key === state.selectedKey ? 'chosen' : '', onclick: () => { state.selectedKey = key.key; renderLevel(); }}, keySpan(key))))
+      : h('p', {class: 'hint'}, 'none: every call\'s outcome is known'),
+    record ? h('p', {}, 'Selected: ', keySpan(record.key), ' ', lookSpan(record.status)) : h('p', {class: 'hint'}, 'select a call here or in the ledger'),
+    h('div', {class: 'row'}, h('kbd', {}, 'O'), reason),
+    h('div', {class: 'moves'}, moves));
+}
+
+function consoleMove(id, label, blocked, makePlay) {
+  return h('button', {id: `console-${id}`, 'data-fid': `console-${id}`, 'data-blocked': blocked || '',
+    disabled: Boolean(blocked), title: blocked || label, onclick: () => play(makePlay())}, label,
+  blocked ? h('span', {class: 'hint'}, ` — ${blocked}`) : null);
+}
+
+/** Typing a reason enables the console's buttons without redrawing the field being typed in. */
+function updateConsoleButtons() {
+  const typed = state.reason.trim() !== '';
+  document.querySelectorAll('.console .moves button').forEach((button) => {
+    const blocked = button.dataset.blocked;
+    if (blocked === 'type a reason first' && typed) {
+      button.disabled = false;
+      const hint = button.querySelector('.hint');
+      if (hint) hint.remove();
+    }
+  });
+}
+
+function timelinePanel(game) {
+  const timeline = game.timeline;
+  const lanes = timeline.lanes;
+  const head = h('tr', {}, h('th', {}, 'phase'), h('th', {}, 'ms'),
+    lanes.map((lane) => h('th', {scope: 'col', title: lane.id}, lane.label)), h('th', {class: 'text'}, 'what happened'));
+  let lastPhase = null;
+  const rows = timeline.rows.map((row) => {
+    const firstOfPhase = row.phase !== lastPhase;
+    lastPhase = row.phase;
+    const low = row.from_lane === null ? row.lane : Math.min(row.from_lane, row.lane);
+    const high = row.from_lane === null ? row.lane : Math.max(row.from_lane, row.lane);
+    const cells = lanes.map((lane, index) => {
+      if (index === row.lane) {
+        return h('td', {class: 'lane here', title: lane.label}, row.key ? keySpan(row.key, '') : h('span', {class: 'faint'}, '•'));
+      }
+      if (row.from_lane !== null && index >= low && index <= high) {
+        // An arrow from the lane the key was last in: ○ where it came from, → or ← into here.
+        const rightward = row.from_lane < row.lane;
+        const adjacent = Math.abs(row.from_lane - row.lane) === 1;
+        let path = '──';
+        if (index === row.from_lane) {
+          path = rightward ? (adjacent ? '○→' : '○─') : (adjacent ? '←○' : '─○');
+        } else if (index === (rightward ? row.lane - 1 : row.lane + 1)) {
+          path = rightward ? '─→' : '←─';
+        }
+        return h('td', {class: 'lane path', 'aria-hidden': 'true'}, path);
+      }
+      return h('td', {class: 'lane'});
+    });
+    const kind = row.kind === 'guard held' ? 'guard' : (lanes[row.lane] && lanes[row.lane].id === 'crew' ? 'crew' : row.kind);
+    return h('tr', {class: kind},
+      h('td', {class: 'phase'}, firstOfPhase
+        ? h('button', {'data-fid': `rewind-${row.phase}`, title: `rewind to just before phase ${row.phase}`,
+          'aria-label': `rewind to phase ${row.phase}`, onclick: () => rewind(row.phase)}, `⟲${row.phase}`)
+        : null),
+      h('td', {class: 'time'}, row.time_ms),
+      cells,
+      h('td', {class: 'text'}, row.guard ? h('span', {class: 'chip'}, `◈ ${row.guard}`) : null,
+        h('span', {class: 'hint'}, `${row.kind}: `), row.key ? [keySpan(row.key), ' '] : null, row.text));
+  });
+  return h('section', {class: 'panel', 'aria-label': 'the timeline'},
+    h('h2', {}, 'Timeline', h('span', {class: 'hint'}, 'one lane per actor, one colour and glyph per key; ⟲ rewinds there')),
+    timeline.keys.length ? h('p', {class: 'legend'}, 'Keys: ', timeline.keys.map((key) => [keySpan(key), '  '])) : null,
+    timeline.rows_left_out ? h('p', {class: 'hint'}, `${timeline.rows_left_out} older entries left out`) : null,
+    h('div', {class: 'timeline-scroll', 'data-scroll': 'timeline', 'data-stick': 'bottom'},
+      h('table', {class: 'timeline', id: 'timeline'}, h('thead', {}, head), h('tbody', {}, rows))));
+}
+
+// ----- debrief -----
+
+async function showDebrief() {
+  state.screen = 'debrief';
+  state.playing = false;
+  if (!state.game) {
+    const answer = await api('GET', '/api/game');
+    if (!answer.ok) {
+      if (!lost(answer)) go('levels');
+      return;
+    }
+    state.game = answer.data;
+  }
+  const game = state.game;
+  if (!game.end) {
+    notice('The level is not over yet: play on, or run it to the end (E).', true);
+    go('level');
+    return;
+  }
+  const end = game.end;
+  const verdict = end.verdict;
+  const headline = verdict.goal_reached ? 'The heist worked.' : (game.level.unbeatable ? 'The runtime held — as it should.' : 'The heist failed.');
+  render($('screen'), h('div', {class: 'debrief stack'},
+    h('section', {class: 'panel stack', id: 'verdict'},
+      h('p', {class: 'hint'}, `${game.level.title} · debrief`),
+      h('div', {class: 'verdict-big'}, lookSpan(verdict.outcome)),
+      h('p', {}, h('strong', {}, headline), ` The goal was `, lookSpan(verdict.goal), verdict.goal_reached ? ' — reached.' : ' — not reached.'),
+      h('p', {}, end.counted
+        ? (end.finished ? `Finished with ${end.cards} card(s) in ${end.phases} phases: it counts on the room's scoreboard.`
+          : 'Not finished: rewind or restart and try again.')
+        : 'A sandbox play (guards you chose): it does not count for progress.'),
+      h('p', {class: 'summary'}, verdict.summary),
+      creditsTable(verdict)),
+    h('section', {class: 'panel stack'},
+      h('h2', {}, 'The guards that held'),
+      verdict.stopped_by.length
+        ? h('ul', {}, verdict.stopped_by.map((stop) => h('li', {}, h('strong', {}, `◈ ${stop.guard}`), ` — ${stop.describe}`,
+          stop.what ? h('div', {class: 'hint'}, stop.what) : null)))
+        : h('p', {}, 'No guard held.'),
+      verdict.violations.length ? [h('h3', {}, 'Broken promises'), h('ul', {}, verdict.violations.map((text) => h('li', {class: 'tone-bad'}, `✘ ${text}`)))] : null),
+    h('section', {class: 'panel lesson stack'},
+      h('h2', {}, 'The lesson'),
+      h('p', {class: 'rule'}, end.lesson.rule),
+      h('p', {}, end.lesson.text),
+      end.lesson.debrief ? h('p', {}, end.lesson.debrief) : null,
+      end.lesson.guards.length ? h('p', {class: 'hint'}, `About: ${end.lesson.guards.join(', ')}`) : null),
+    h('div', {class: 'row'},
+      end.next ? h('button', {class: 'primary', id: 'next-level', 'data-fid': 'next-level', onclick: () => openLevel(end.next)}, 'Next level') : null,
+      h('button', {id: 'back-to-level', 'data-fid': 'back-to-level', onclick: () => go('level')}, 'Back to the level (rewind, restart)'),
+      h('a', {class: 'button', id: 'debrief-tape', 'data-fid': 'debrief-tape', href: '/api/game/tape', download: ''}, 'Save the tape'),
+      h('button', {'data-fid': 'debrief-levels', onclick: () => go('levels')}, 'Levels')),
+    timelinePanel(game)));
+  const first = document.querySelector('[data-fid="next-level"]') || document.querySelector('[data-fid="back-to-level"]');
+  if (first) first.focus({preventScroll: true});
+  window.scrollTo(0, 0);
+}
+
+// ----- the room's race -----
+
+async function pollRace() {
+  if (!state.me) return;
+  const answer = await api('GET', '/api/race');
+  if (!answer.ok) {
+    lost(answer);
+    return;
+  }
+  if (state.race && answer.data.number !== state.race.number) {
+    state.raceResult = null;
+  }
+  state.race = answer.data;
+  renderRace();
+}
+
+async function resolveRace(status) {
+  const race = state.race;
+  const answer = await api('POST', '/api/race/resolve', {race: race.number, status, reason: state.raceReason});
+  if (answer.ok) {
+    state.race = answer.data;
+    state.raceResult = {won: true, text: `You won the race: your decision (${status}) is the one the ledger kept.`};
+  } else if (answer.status === 409 && answer.data && answer.data.winner) {
+    const winner = answer.data.winner;
+    state.raceResult = {won: false, text: `409 Conflict — ${winner.operator} decided first: ${winner.status.glyph} ${winner.status.word}${winner.reason ? ` — “${winner.reason}”` : ''}`};
+  } else {
+    state.raceResult = {won: false, text: problemText(answer)};
+  }
+  renderRace();
+  pollRace();
+}
+
+let raceDrawn = '';
+
+function renderRace() {
+  const race = state.race;
+  const section = $('race');
+  if (!race || !race.open || !state.me) {
+    section.hidden = true;
+    raceDrawn = '';
+    return;
+  }
+  section.hidden = false;
+  // The race is asked about every two seconds; redraw only what changed (a reason being
+  // typed keeps its field).
+  const drawn = JSON.stringify([race, state.raceResult]);
+  if (drawn === raceDrawn) return;
+  raceDrawn = drawn;
+  const reason = h('input', {type: 'text', id: 'race-reason', 'data-fid': 'race-reason', maxlength: 2000, value: state.raceReason,
+    placeholder: 'your reason (required): what did you find?', 'aria-label': 'your reason',
+    oninput: (event) => { state.raceReason = event.target.value; }});
+  render(section,
+    h('h2', {}, `The room's race #${race.number}: settle `, keySpan(race.key)),
+    h('p', {}, `${race.level_title} — ${race.title}. Penny's run is paused on this call, shown to the room as `,
+      lookSpan(race.opened_status), `: ${race.amount} to ${race.account} (“${race.memo}”). Now it is `, lookSpan(race.status_now), '.'),
+    h('p', {class: 'hint'}, `Billing holds for ${race.account}: `,
+      race.billing.length ? race.billing.map((entry) => `${entry.id} ${entry.amount} (${entry.key_kept})`).join(', ') : 'nothing'),
+    h('p', {}, 'Every participant may resolve it; the ledger keeps exactly one decision (compare-and-set). Your name is your operator id.'),
+    h('div', {class: 'row'}, reason,
+      h('button', {id: 'race-completed', 'data-fid': 'race-completed', onclick: () => resolveRace('completed')}, '✔ It took effect (completed)'),
+      h('button', {id: 'race-failed', 'data-fid': 'race-failed', onclick: () => resolveRace('failed')}, '✘ It did not (failed)')),
+    state.raceResult ? h('p', {id: 'race-result', class: state.raceResult.won ? 'tone-good' : 'tone-warn'}, h('strong', {}, state.raceResult.text)) : null,
+    race.winner ? h('p', {id: 'race-winner'}, 'Decided by ', h('strong', {}, race.winner.operator), ': ', lookSpan(race.winner.status),
+      race.winner.reason ? ` — “${race.winner.reason}”` : '') : null,
+    race.after ? h('p', {class: 'summary'}, 'Then Penny\'s run went on: ', lookSpan(race.after.outcome), ` — ${race.after.summary}`) : null);
+}
+
+// ----- keys -----
+
+function onKey(event) {
+  const target = event.target;
+  if (target.closest && target.closest('input, select, textarea')) {
+    if (event.key === 'Escape') target.blur();
+    return;
+  }
+  if (event.ctrlKey || event.metaKey || event.altKey || $('help').open) return;
+  const onControl = target.closest && target.closest('button, a');
+  if (event.key === '?') {
+    $('help').showModal();
+    event.preventDefault();
+    return;
+  }
+  if (state.screen === 'debrief' && event.key.toLowerCase() === 'l') go('levels');
+  if (state.screen !== 'level' || !state.game) return;
+  const key = event.key;
+  if (key === ' ' && !onControl) { event.preventDefault(); togglePlaying(); return; }
+  if (key === 'Enter' && !onControl) { if (state.game.end) go('debrief'); return; }
+  switch (key.toLowerCase()) {
+    case 's': event.preventDefault(); state.playing = false; step(); return;
+    case 'e': event.preventDefault(); runToEnd(); return;
+    case 'b': event.preventDefault(); if (state.game.phase > 0) rewind(state.game.phase - 1); return;
+    case 'r': event.preventDefault(); restart(); return;
+    case 't': event.preventDefault(); $('save-tape').click(); return;
+    case 'l': event.preventDefault(); go('levels'); return;
+    case 'o': event.preventDefault(); focusReason(); return;
+    default: break;
+  }
+  if (/^[1-9]$/.test(key)) {
+    const card = state.game.hand[Number(key) - 1];
+    if (!card || card.left === 0 || state.game.out_of_phases) return;
+    event.preventDefault();
+    if (card.operator) focusReason(); else chooseCard(card);
+  }
+}
+
+document.addEventListener('DOMContentLoaded', start);
