@@ -554,15 +554,12 @@ impl Worker {
             "worker {} loaded run {} at version {expected}, but the ledger has {found}: its reservation was refused and it stood down before sending",
             self.setup.worker_id, self.setup.run_id
         );
-        self.note(
-            Guard::CheckpointVersion,
-            Held::StoodDownBeforeSending { expected, found },
-            detail.clone(),
-        );
-        self.stand_down(detail)
+        self.stand_down(Held::StoodDownBeforeSending { expected, found }, detail)
     }
 
-    fn stand_down(&mut self, reason: String) -> Option<Command> {
+    /// The checkpoint version held (`held` says how): another worker drives the run now.
+    fn stand_down(&mut self, held: Held, reason: String) -> Option<Command> {
+        self.note(Guard::CheckpointVersion, held, reason.clone());
         self.state = WorkerState::StoodDown;
         Some(Command::StandDown { reason })
     }
@@ -1147,24 +1144,14 @@ impl Worker {
                      (now {status}); it stood down before its model could act on the failure",
                     self.setup.worker_id, self.setup.run_id
                 );
-                self.note(
-                    Guard::CheckpointVersion,
-                    Held::FailureTakenOver { owner, status },
-                    detail.clone(),
-                );
-                self.stand_down(detail)
+                self.stand_down(Held::FailureTakenOver { owner, status }, detail)
             }
             SaveOutcome::Stale { expected, found } => {
                 let detail = format!(
                     "worker {}'s save of run {} was stale (it loaded version {expected}, the ledger has {found}); it stood down",
                     self.setup.worker_id, self.setup.run_id
                 );
-                self.note(
-                    Guard::CheckpointVersion,
-                    Held::StaleSave { expected, found },
-                    detail.clone(),
-                );
-                self.stand_down(detail)
+                self.stand_down(Held::StaleSave { expected, found }, detail)
             }
         }
     }
