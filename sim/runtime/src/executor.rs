@@ -382,6 +382,8 @@ impl Executor {
 
     /// Carries out `command`: its ledger part here, the rest handed to the driver.
     pub fn perform(&mut self, command: Command, now_ms: u64) -> Result<Step, LedgerError> {
+        // The naive check-then-insert's second half is a reservation too, without the atomicity.
+        let atomic = !matches!(command, Command::InsertStarted { .. });
         match command {
             Command::LoadCheckpoint => self.load(now_ms),
             Command::AskModel { state } => Ok(Step::drive(Drive::AskModel { state })),
@@ -391,29 +393,8 @@ impl Executor {
                 side_effect,
                 lease_ms,
                 checkpoint_version,
-            } => {
-                let arguments = call.arguments.canonical();
-                let request = self
-                    .identity
-                    .request(&key, &call, &arguments, side_effect, lease_ms, checkpoint_version);
-                let reservation = self.ledger.reserve(&request, now_ms)?;
-                Ok(Step::feed(
-                    Input::Reserved(reservation.clone()),
-                    Report::Reserved {
-                        key,
-                        reservation,
-                        atomic: true,
-                    },
-                ))
             }
-            Command::CheckLedger { key } => {
-                let record = self.ledger.check(&key)?;
-                Ok(Step::feed(
-                    Input::Checked(record.clone()),
-                    Report::Checked { key, record },
-                ))
-            }
-            Command::InsertStarted {
+            | Command::InsertStarted {
                 key,
                 call,
                 side_effect,
@@ -424,14 +405,25 @@ impl Executor {
                 let request = self
                     .identity
                     .request(&key, &call, &arguments, side_effect, lease_ms, checkpoint_version);
-                let reservation = self.ledger.insert_started_unchecked(&request, now_ms)?;
+                let (reservation, input): (Reservation, fn(Reservation) -> Input) = if atomic {
+                    (self.ledger.reserve(&request, now_ms)?, Input::Reserved)
+                } else {
+                    (self.ledger.insert_started_unchecked(&request, now_ms)?, Input::Inserted)
+                };
                 Ok(Step::feed(
-                    Input::Inserted(reservation.clone()),
+                    input(reservation.clone()),
                     Report::Reserved {
                         key,
                         reservation,
-                        atomic: false,
+                        atomic,
                     },
+                ))
+            }
+            Command::CheckLedger { key } => {
+                let record = self.ledger.check(&key)?;
+                Ok(Step::feed(
+                    Input::Checked(record.clone()),
+                    Report::Checked { key, record },
                 ))
             }
             Command::Invoke {
