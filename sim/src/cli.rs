@@ -360,8 +360,8 @@ fn replay(paths: &[PathBuf], json: bool) -> u8 {
             eprintln!("error: {error}");
         }
         println!(
-            "{} tapes: {} as expected, {differ} differ, {} bad",
-            files.len(),
+            "{}: {} as expected, {differ} differ, {} bad",
+            crate::report::counted(files.len() as u64, "tape", "tapes"),
             results.len() - differ,
             errors.len()
         );
