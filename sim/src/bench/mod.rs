@@ -675,6 +675,14 @@ pub fn table(report: &BenchReport) -> String {
             }
             (None, None) => format!("{} scenarios/s by the clock", grouped(simulator.per_second)),
         };
+        if simulator.per_cpu_second.is_some() && simulator.ratio_spread.is_none() {
+            notes.push(format!(
+                "figure 3, {} store: the whole is timed on the CPU but its rounds are too short to be, one by \
+                 one (under {:.0} ms each), so it has no spread; give more --scenarios",
+                simulator.store,
+                CPU_SECONDS_MIN * 1000.0
+            ));
+        }
         rows.push([
             format!(
                 "3 simulator: {} scenarios, 1 thread, {} store",
