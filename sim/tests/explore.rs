@@ -333,6 +333,23 @@ fn explore_writes_a_tape_that_replay_accepts_and_never_overwrites_without_force(
 }
 
 #[test]
+fn explore_counts_in_words_that_agree_with_the_count() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let vault = repository().join("levels/19-vault.level.ron");
+    let output = twice_sim(
+        &["explore", vault.to_str().unwrap(), "--schedules", "1", "--jobs", "1"],
+        folder.path(),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let printed = text(&output);
+    assert!(printed.contains("up to 1 schedule, seed 1, 1 job,"), "{printed}");
+    assert!(
+        printed.contains("nothing reached paid_twice in 1 schedule ("),
+        "{printed}"
+    );
+}
+
+#[test]
 fn explore_exits_one_when_nothing_is_found() {
     let folder = tempfile::tempdir().expect("a temporary folder");
     let vault = repository().join("levels/19-vault.level.ron");
