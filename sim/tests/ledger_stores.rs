@@ -488,8 +488,8 @@ proptest! {
 /// Runs `steps` on two ledgers of the same operations and holds `found` to `expected`.
 fn same_answers(
     steps: &[(usize, u64, Operation)],
-    expected: &mut Vec<Ledger>,
-    found: &mut Vec<Ledger>,
+    expected: &mut [Ledger],
+    found: &mut [Ledger],
 ) -> Result<(), TestCaseError> {
     let mut now_ms = START_MS;
     for (index, (connection, advance_ms, operation)) in steps.iter().enumerate() {

@@ -44,6 +44,11 @@ pub fn open(url: &PostgresUrl) -> Result<Ledger, LedgerError> {
     Ok(Ledger::on_external(Box::new(PostgresStore::open(url)?)))
 }
 
+/// Removes the ledger at `url` (its schema); see [`PostgresStore::remove`].
+pub fn remove_ledger(url: &PostgresUrl) -> Result<(), LedgerError> {
+    PostgresStore::remove(url)
+}
+
 /// A ledger in PostgreSQL at `url` that must already exist (as [`Ledger::open_existing`]).
 pub fn open_existing(url: &PostgresUrl) -> Result<Ledger, LedgerError> {
     Ok(Ledger::on_external(Box::new(PostgresStore::open_existing(url)?)))

@@ -135,6 +135,26 @@ impl PostgresStore {
         &self.url
     }
 
+    /// Removes the ledger at `url`: its whole PostgreSQL schema, history and all. For the
+    /// drill and the benchmark, which make a fresh schema each and remove it after. Refused
+    /// for the `public` schema and for a schema that does not hold a Twice ledger.
+    pub fn remove(url: &PostgresUrl) -> Result<(), LedgerError> {
+        let location = url.redacted();
+        if url.schema() == crate::url::DEFAULT_SCHEMA {
+            return Err(LedgerError::Store {
+                location,
+                context: "removing a ledger",
+                detail: "the public schema is never removed; only a ledger in a schema of its own is".into(),
+            });
+        }
+        let store = PostgresStore::open_existing(url)?;
+        // A checked plain identifier (see `url.rs`), quoted to stay exactly that name.
+        let drop = format!("DROP SCHEMA \"{}\" CASCADE", url.schema());
+        store.read("removing a ledger", move |session| {
+            session.client().batch_execute(&drop)
+        })
+    }
+
     /// A read outside any transaction.
     fn read<T: Send + 'static>(
         &self,
