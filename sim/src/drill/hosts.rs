@@ -220,9 +220,10 @@ impl Hosts {
         ip(&["-n", &host_namespace(host), "link", "set", HOST_INTERFACE, "up"])
     }
 
-    /// A command that runs `program` on worker host `host`.
-    pub fn command_on(&self, host: u32, program: &std::path::Path) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new("ip");
+    /// A command that runs `program` on worker host `host` (`ip netns exec`, which then
+    /// becomes `program`: its process id is the program's).
+    pub fn command_on(&self, host: u32, program: &std::path::Path) -> Command {
+        let mut command = Command::new("ip");
         command.args(["netns", "exec", &host_namespace(host)]).arg(program);
         command
     }

@@ -762,7 +762,7 @@ impl Supervisor {
         let run_id = self.runs[run].id.clone();
         let host = self.pick_host(avoid);
         let mut command = match (&self.hosts, host) {
-            (Some(hosts), Some(host)) => child_settings(hosts.command_on(host, &self.exe)),
+            (Some(hosts), Some(host)) => child_settings(hosts.command_on(host, &self.exe).into()),
             _ => child_command(&self.exe),
         };
         command.args(self.worker_args(&run_id, process));
