@@ -1489,19 +1489,24 @@ pub async fn run_drill(config: DrillConfig) -> Result<DrillReport, DrillError> {
         0 => None,
         count => Some(Hosts::make(count)?),
     };
-    let (dir, temporary) = drill_folder(&config)?;
-    let ledger_path = dir.join("ledger.sqlite");
-    let billing_path = dir.join("billing.sqlite");
-    // Made here, before any worker opens it: the schema is created once.
-    let (observer, postgres) = match &config.ledger {
-        None => (Ledger::open(&ledger_path)?, None),
+    // Made here, before any worker opens it: the schema is created once. A server that
+    // cannot be reached is found before anything else is made.
+    let postgres = match &config.ledger {
+        None => None,
         Some(server) => {
             let url = server
                 .with_schema(&drill_schema())
                 .map_err(|error| DrillError::Setup(format!("--ledger: {error}")))?;
             let observer = crate::ledger_postgres::open(&url).map_err(DrillError::LedgerRefused)?;
-            (observer, Some(url))
+            Some((observer, url))
         }
+    };
+    let (dir, temporary) = drill_folder(&config)?;
+    let ledger_path = dir.join("ledger.sqlite");
+    let billing_path = dir.join("billing.sqlite");
+    let (observer, postgres) = match postgres {
+        None => (Ledger::open(&ledger_path)?, None),
+        Some((observer, url)) => (observer, Some(url)),
     };
     let billing = start_billing(&exe, &billing_path, &config).await?;
     let (worker_ledger, worker_billing) = match (&postgres, &mut hosts) {
