@@ -516,6 +516,15 @@ struct Counters {
     guards_held: BTreeMap<String, u32>,
 }
 
+/// What became of an operator's resolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resolution {
+    /// Resolved now, or someone else settled the call first.
+    Done,
+    /// The record was locked: nothing was decided; look again later.
+    Busy,
+}
+
 /// The billing process the drill started.
 #[derive(Debug)]
 struct BillingProcess {
@@ -774,11 +783,14 @@ impl Supervisor {
             .map_err(|error| DrillError::Setup(format!("cannot start a worker ({}): {error}", self.exe.display())))?;
         let (control, control_receiver) = mpsc::unbounded_channel();
         tokio::spawn(watch(process, child, self.sender.clone(), control_receiver));
-        if kind == ProcessKind::Primary && self.kills_spare > 0 {
+        // A twin drives its run as a primary does (its predecessor is cut off or paused), so
+        // it takes the run's kills too; otherwise a run finished by a twin would carry them off.
+        let drives = kind != ProcessKind::Duplicate;
+        if drives && self.kills_spare > 0 {
             self.kills_spare -= 1;
             self.runs[run].kills_assigned += 1;
         }
-        let plan = if kind == ProcessKind::Primary && self.runs[run].kills_assigned > 0 {
+        let plan = if drives && self.runs[run].kills_assigned > 0 {
             let markers_usual = self.markers_usual(run)?;
             Some(self.plan_kill(run, markers_usual))
         } else {
@@ -1141,7 +1153,7 @@ impl Supervisor {
                 .iter_mut()
                 .filter(|(process, _)| live.contains(process))
                 .map(|(_, slot)| slot)
-                .find(|slot| slot.kind == ProcessKind::Primary && !slot.kill_requested)
+                .find(|slot| slot.kind != ProcessKind::Duplicate && !slot.kill_requested && !slot.paused)
             {
                 slot.plan = Some(KillPlan::AtMarker {
                     nth: slot.markers + 1,
@@ -1177,13 +1189,22 @@ impl Supervisor {
     }
 
     /// The operator's decision, through the runtime's one implementation of resolve.
-    fn resolve(&mut self, key: &str, status: Status, reason: String, result: Option<String>) -> Result<(), DrillError> {
+    /// `Busy`: the record is locked (a process that died without its connection closing yet,
+    /// cut off, still holds its transaction open until the server notices): the operator
+    /// looks again later, as a person would.
+    fn resolve(
+        &mut self,
+        key: &str,
+        status: Status,
+        reason: String,
+        result: Option<String>,
+    ) -> Result<Resolution, DrillError> {
         let key = IdempotencyKey::parse(key).map_err(DrillError::Setup)?;
         let Some(record) = self.observer.record(&key)? else {
-            return Ok(());
+            return Ok(Resolution::Done);
         };
         if !record.status.is_unknown() {
-            return Ok(());
+            return Ok(Resolution::Done);
         }
         let request = ResolveRequest {
             status,
@@ -1195,10 +1216,16 @@ impl Supervisor {
         match operator::resolve(&mut self.observer, &key, &request, super::now_ms()) {
             Ok(_) => {
                 self.counters.operator_resolutions += 1;
-                Ok(())
+                Ok(Resolution::Done)
             }
             // Someone settled it first (compare-and-set): the fresh process reads their decision.
-            Err(OperatorError::Settle(SettleError::Stale { .. } | SettleError::AlreadySettled { .. })) => Ok(()),
+            Err(OperatorError::Settle(SettleError::Stale { .. } | SettleError::AlreadySettled { .. })) => {
+                Ok(Resolution::Done)
+            }
+            Err(
+                OperatorError::Ledger(LedgerError::Locked { .. })
+                | OperatorError::Settle(SettleError::Ledger(LedgerError::Locked { .. })),
+            ) => Ok(Resolution::Busy),
             Err(OperatorError::Ledger(error) | OperatorError::Settle(SettleError::Ledger(error))) => Err(error.into()),
             Err(error) => Err(DrillError::Setup(format!(
                 "the drill's operator could not resolve {key}: {error}"
@@ -1244,27 +1271,36 @@ impl Supervisor {
                     }
                     .receipt();
                     let reason = format!("billing holds credit {} under key {key}", credit.id);
-                    self.resolve(&key, Status::Completed, reason, Some(result))?;
-                    self.start_worker(run, ProcessKind::Primary)?;
+                    match self.resolve(&key, Status::Completed, reason, Some(result))? {
+                        Resolution::Done => self.start_worker(run, ProcessKind::Primary)?,
+                        Resolution::Busy => self.look_again_later(run),
+                    }
                 } else {
                     self.mark_examined(run);
                 }
             } else if lookup.in_flight > 0 {
                 // Still on its way in: look again later.
-                if let RunPhase::Waiting { since, .. } = &mut self.runs[run].phase {
-                    *since = Instant::now();
-                }
+                self.look_again_later(run);
             } else if self.config.operator {
                 let reason = format!(
                     "billing holds no credit under key {key} and is applying none, and no process is left that could send it"
                 );
-                self.resolve(&key, Status::Failed, reason, None)?;
-                self.start_worker(run, ProcessKind::Primary)?;
+                match self.resolve(&key, Status::Failed, reason, None)? {
+                    Resolution::Done => self.start_worker(run, ProcessKind::Primary)?,
+                    Resolution::Busy => self.look_again_later(run),
+                }
             } else {
                 self.mark_examined(run);
             }
         }
         Ok(())
+    }
+
+    /// The run's wait starts over: it is looked at again after billing's latency and a margin.
+    fn look_again_later(&mut self, run: usize) {
+        if let RunPhase::Waiting { since, .. } = &mut self.runs[run].phase {
+            *since = Instant::now();
+        }
     }
 
     fn mark_examined(&mut self, run: usize) {
