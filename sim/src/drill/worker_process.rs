@@ -38,14 +38,14 @@ pub const PARK_POLL_MS_MAX: u32 = 60_000;
 pub const LEASE_MS_MAX: u32 = 86_400_000;
 /// The most characters of a worker id (it is the ledger's `owner`).
 pub const WORKER_ID_CHARS_MAX: usize = 64;
-/// The longest the start-up check of billing waits (or the call timeout, when longer).
-pub const PROBE_TIMEOUT_MS: u64 = 2_000;
 /// A worker whose drill went away exits with this code.
 const EXIT_PARENT_GONE: i32 = 3;
 /// Calls in a row that cannot reach billing at all before the worker stops calling: each is
 /// recorded `failed` (nothing left), and a model that hears "failed" calls again, so without a
 /// bound an unreachable billing makes a run call and fail until its model gives up.
 pub const UNREACHABLE_IN_A_ROW_MAX: u32 = 3;
+/// How long the start-up check of `--billing` waits for billing's answer.
+const PROBE_TIMEOUT_MS: u64 = 5_000;
 /// A parked worker first looks again after this many polls, then after twice as many, up to
 /// the most below.
 const LOOK_AGAIN_AFTER_POLLS: u32 = 5;
@@ -266,10 +266,9 @@ impl Driver {
     /// start: a worker pointed at nothing says so at once instead of failing every call.
     pub async fn probe_billing(&self) -> Result<(), String> {
         let url = self.endpoint("/v1/stats");
-        // Whether billing is there at all, not whether it answers within a call's timeout
-        // (tens of milliseconds in a drill, easily missed by a first request through the
-        // drill's hub on a busy machine).
-        let timeout = self.config.timeout.max(Duration::from_millis(PROBE_TIMEOUT_MS));
+        // Its own, longer limit: the attempt timeout is tuned for a credit on a busy billing,
+        // and a worker must not refuse to start because one answer came slowly.
+        let timeout = Duration::from_millis(PROBE_TIMEOUT_MS).max(self.config.timeout);
         match self.client.get(url).timeout(timeout).send().await {
             Ok(response) if response.status().is_success() => Ok(()),
             Ok(response) => Err(format!(
