@@ -17,6 +17,7 @@ pub mod drill;
 pub mod error;
 pub mod exit;
 pub mod explore;
+pub mod ledger_target;
 pub mod level;
 pub mod model;
 pub mod replay;
@@ -24,5 +25,6 @@ pub mod report;
 pub mod simulator;
 pub mod web;
 
+pub use twice_ledger_postgres as ledger_postgres;
 pub use twice_runtime as runtime;
 pub use twice_runtime::{ledger, sqlite_file};
