@@ -182,7 +182,13 @@ fn rewinding_re_simulates_the_same_history_into_a_new_ledger_file() {
     for _ in 0..3 {
         send(&mut app, Intent::Step);
     }
-    send(&mut app, Intent::Play(Play::CrashWorker { worker: Some(1) }));
+    send(
+        &mut app,
+        Intent::Play(Play::CrashWorker {
+            worker: Some(1),
+            in_phase: None,
+        }),
+    );
     for _ in 0..5 {
         send(&mut app, Intent::Step);
     }
@@ -270,7 +276,7 @@ fn a_saved_tape_replays_to_the_verdict_it_expects() {
     );
     app.update();
     assert_eq!(session(&app).mode, Mode::Replay);
-    send(&mut app, Intent::Play(Play::LoseRequest));
+    send(&mut app, Intent::Play(Play::LoseRequest { key: None }));
     assert!(
         session(&app).simulation().played().is_empty(),
         "a replay takes no new moves"

@@ -348,7 +348,14 @@ fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
         Mode::Sandbox => Some(session.recipe.guards_in_force()),
         Mode::Campaign | Mode::Replay => session.recipe.guards,
     };
+    // A replayed tape's own moves keep the rule they were recorded under; moves made here are
+    // written as made (the message hit, the worker killed and its moment): the current format.
+    let version = match (&session.recipe.tape, session.mode) {
+        (Some(source), Mode::Replay) => source.tape.version,
+        _ => twice_sim::level::TAPE_VERSION,
+    };
     Ok(Tape {
+        version,
         level: relative_path(folder, &level.path).display().to_string(),
         seed: session.recipe.seed,
         title: format!("{} — played in the {}", level.level.title, session.mode.name()),

@@ -109,6 +109,10 @@ impl Recipe {
     /// Builds the simulation with these moves, writing its ledger to `ledger` (memory if none).
     pub fn build(&self, actions: Vec<TimedAction>, ledger: Option<&Path>) -> Result<Simulation, String> {
         let mut builder = SimulationBuilder::new(self.level.level.clone(), self.seed).actions(actions);
+        if let Some(source) = &self.tape {
+            // A tape's moves replay by the rule of the format it was recorded in.
+            builder = builder.wire_rule(source.tape.wire_rule());
+        }
         if let Some(guards) = self.guards {
             builder = builder.guards(guards);
         }

@@ -199,6 +199,7 @@ impl Game {
         replay.run()?;
         let verdict = replay.verdict()?;
         Ok(Tape {
+            version: crate::level::TAPE_VERSION,
             level: self.file_name.clone(),
             seed: self.seed,
             title,

@@ -371,7 +371,7 @@ fn keyboard(
         if ui::pressed(context, *digit)
             && let Some(card) = cards::hand_order(simulation).get(index)
         {
-            cards::choose(*card, session, level_ui, intents);
+            cards::choose(*card, session, simulation, level_ui, intents);
         }
     }
     ledger::keyboard(context, level_ui, session);
