@@ -4,7 +4,7 @@
 //!
 //! The address is bound once, at start (a busy port is an error before the window opens).
 //! Each level, restart or rewind writes a fresh ledger file; the server follows it, serving
-//! a clear 503 while no level is open. Decisions made over HTTP reach the simulation through
+//! a 503 `no_level_open` (after the token check) while no level is open. Decisions made over HTTP reach the simulation through
 //! `Simulation::notice_settlements`, the same door the simulator uses for any outside
 //! settlement: a parked run wakes and goes on with the operator's truth.
 //!
@@ -20,8 +20,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
-use axum::http::StatusCode;
-use axum::response::IntoResponse;
 use bevy::prelude::*;
 use tokio::sync::oneshot;
 use twice_sim::api::{self, ApiState, Compensator, OperatorEntry, Operators};
@@ -182,6 +180,23 @@ impl OperatorApi {
         }
     }
 
+    /// Whether a bearer token is one of this server's, for the answers given while no
+    /// ledger is served (before a level is open, or when its ledger cannot be opened).
+    fn token_check(&self) -> api::TokenCheck {
+        match &self.credentials {
+            Credentials::File(operators) => {
+                let operators = operators.clone();
+                Arc::new(move |token: &str| operators.authenticate(token).is_some())
+            }
+            Credentials::Generated { token } => {
+                // Hashes are compared, not tokens: how long the comparison takes can tell at
+                // most how much of a guess's SHA-256 matches, which says nothing of the token.
+                let expected_sha256 = api::hash_token(token);
+                Arc::new(move |presented: &str| api::hash_token(presented) == expected_sha256)
+            }
+        }
+    }
+
     /// Stops the server in place (letting its requests finish) and starts one on `level`'s ledger.
     fn serve(&mut self, level: Option<&OpenLevel>) {
         if let Some(serving) = self.serving.take() {
@@ -232,11 +247,14 @@ impl OperatorApi {
                     }
                     Err(problem) => {
                         self.problem = Some(format!("the operator API cannot serve {}: {problem}", path.display()));
-                        self.runtime.spawn(serve_nothing(listener, shutdown))
+                        self.runtime
+                            .spawn(api::serve_without_ledger_until(listener, self.token_check(), shutdown))
                     }
                 }
             }
-            None => self.runtime.spawn(serve_nothing(listener, shutdown)),
+            None => self
+                .runtime
+                .spawn(api::serve_without_ledger_until(listener, self.token_check(), shutdown)),
         };
         self.serving = Some(Serving {
             ledger: level.map(|level| level.ledger.clone()),
@@ -244,24 +262,6 @@ impl OperatorApi {
             done,
         });
     }
-}
-
-/// While no level is open, every request gets a 503 that says so (rather than hanging).
-async fn serve_nothing(
-    listener: tokio::net::TcpListener,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let app = axum::Router::new().fallback(|| async {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            axum::Json(serde_json::json!({
-                "error": "no_level_open",
-                "message": "no level is open in the game: open one, then ask again",
-            })),
-        )
-            .into_response()
-    });
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }
 
 /// What the server needs of the open level.

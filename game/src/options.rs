@@ -40,13 +40,14 @@ pub struct Options {
     /// Open this tape in the replay viewer.
     #[arg(long, value_name = "TAPE")]
     pub tape: Option<PathBuf>,
-    /// Open this level (campaign rules; with --sandbox, every guard a toggle).
+    /// Open this level, under the campaign's rules.
     #[arg(long, value_name = "LEVEL", conflicts_with = "tape")]
     pub level: Option<PathBuf>,
     /// With --tape or --level: run this many phases before showing the level.
     #[arg(long, value_name = "PHASE_COUNT")]
     pub at: Option<u32>,
     /// With --screenshot: which screen (default: the level screen when a tape or level is given, else the title).
+    /// `level` and `debrief` show the tape or level given; the others show no level, so take neither.
     #[arg(long, value_enum)]
     pub screen: Option<ShotScreen>,
     /// Measure the CPU time of N frames of the level screen with a 10,000-row ledger, print it and exit.
@@ -90,7 +91,7 @@ impl Options {
                 });
             }
         };
-        if let Err(problem) = options.check() {
+        if let Err(problem) = options.check().and_then(|()| options.check_files()) {
             eprintln!("error: {problem}");
             return Err(AppExit::from_code(2));
         }
@@ -123,11 +124,45 @@ impl Options {
                 return Err(format!("{name} must be 320 to {WINDOW_SIDE_MAX}, not {side}"));
             }
         }
+        if self.screen.is_some() && self.screenshot.is_none() {
+            return Err("--screen says which screen --screenshot captures: give --screenshot OUT.png too".into());
+        }
         if matches!(self.screen, Some(ShotScreen::Level | ShotScreen::Debrief))
             && self.tape.is_none()
             && self.level.is_none()
         {
             return Err("--screen level/debrief needs --tape or --level".into());
+        }
+        if let Some(screen @ (ShotScreen::Title | ShotScreen::Levels | ShotScreen::Sandbox | ShotScreen::Replay)) =
+            self.screen
+        {
+            // A tape or level opens on the level screen, so this screen would never be reached.
+            let given = match (&self.tape, &self.level) {
+                (Some(_), _) => Some("--tape"),
+                (None, Some(_)) => Some("--level"),
+                (None, None) => None,
+            };
+            if let Some(flag) = given {
+                let name = screen
+                    .to_possible_value()
+                    .map_or_else(String::new, |value| value.get_name().to_owned());
+                return Err(format!(
+                    "--screen {name} shows no level, but {flag} opens one on the level screen: \
+                     use --screen level (or debrief) to capture it, or drop {flag}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The files the command line names, read before a window opens: a tape or level that
+    /// cannot be read is an error that names it, not a title screen that says nothing.
+    pub fn check_files(&self) -> Result<(), String> {
+        if let Some(path) = &self.tape {
+            twice_sim::level::load_tape(path).map_err(|error| format!("--tape: {error}"))?;
+        }
+        if let Some(path) = &self.level {
+            twice_sim::level::load_level(path).map_err(|error| format!("--level: {error}"))?;
         }
         Ok(())
     }
@@ -158,6 +193,80 @@ mod tests {
         assert!(
             parse(&["--tape", "a", "--level", "b"]).is_err(),
             "tape and level conflict"
+        );
+    }
+
+    #[test]
+    fn a_screen_that_shows_no_level_refuses_a_tape_or_level() {
+        // These used to wait 120 s for a screen the opened tape never let the game reach.
+        for screen in ["title", "levels", "sandbox", "replay"] {
+            for flag in ["--tape", "--level"] {
+                let error = parse(&["--screenshot", "out.png", "--screen", screen, flag, "x.ron"])
+                    .expect_err("a screen without a level, with a level");
+                assert!(error.contains(&format!("--screen {screen}")), "{error}");
+                assert!(error.contains(flag) && error.contains("--screen level"), "{error}");
+            }
+            assert!(
+                parse(&["--screenshot", "out.png", "--screen", screen]).is_ok(),
+                "{screen}"
+            );
+        }
+        for screen in ["level", "debrief"] {
+            assert!(parse(&["--screenshot", "out.png", "--screen", screen, "--tape", "t.tape.ron"]).is_ok());
+        }
+        let error = parse(&["--screen", "sandbox"]).expect_err("--screen without --screenshot");
+        assert!(error.contains("--screenshot"), "{error}");
+    }
+
+    #[test]
+    fn a_tape_or_level_that_cannot_be_read_is_named() {
+        let folder = tempfile::tempdir().expect("temp dir");
+        let missing = folder.path().join("nope.tape.ron");
+        let options = Options::try_parse_from(["twice", "--tape", missing.to_str().expect("utf-8")]).expect("parses");
+        let error = options.check_files().expect_err("no such tape");
+        assert!(
+            error.starts_with("--tape: ") && error.contains("nope.tape.ron"),
+            "{error}"
+        );
+        let broken = folder.path().join("broken.level.ron");
+        std::fs::write(&broken, "(id: ").expect("write");
+        let options = Options::try_parse_from(["twice", "--level", broken.to_str().expect("utf-8")]).expect("parses");
+        let error = options.check_files().expect_err("not a level");
+        assert!(
+            error.starts_with("--level: ") && error.contains("broken.level.ron:"),
+            "{error}"
+        );
+        let levels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels");
+        let tapes = twice_sim::level::files_below(&levels, twice_sim::campaign::TAPE_SUFFIX).expect("the campaign");
+        let campaign_tape = tapes.first().expect("a tape in the campaign").to_str().expect("utf-8");
+        let options = Options::try_parse_from(["twice", "--tape", campaign_tape]).expect("parses");
+        assert_eq!(options.check_files(), Ok(()));
+    }
+
+    #[test]
+    fn the_help_names_only_flags_that_exist() {
+        use clap::CommandFactory;
+        let mut command = Options::command();
+        let flags: std::collections::BTreeSet<String> = command
+            .get_arguments()
+            .filter_map(|argument| argument.get_long())
+            .map(|long| format!("--{long}"))
+            .chain(["--help".to_owned(), "--version".to_owned()])
+            .collect();
+        let help = command.render_long_help().to_string();
+        let mut named = 0;
+        for word in help.split(|character: char| !(character.is_ascii_alphanumeric() || character == '-')) {
+            if let Some(name) = word.strip_prefix("--").filter(|name| !name.is_empty()) {
+                named += 1;
+                assert!(
+                    flags.contains(&format!("--{name}")),
+                    "the help mentions --{name}, which is no flag"
+                );
+            }
+        }
+        assert!(
+            named >= flags.len(),
+            "the help names every flag at least once ({named} mentions)"
         );
     }
 }

@@ -28,6 +28,8 @@ impl GamePaths {
             Some(folder) => folder.clone(),
             // The benchmark writes 10,000 rows with synchronous=FULL: on a RAM disk that takes
             // a second instead of waiting for 20,000 fsyncs, and it leaves the player's data alone.
+            // One folder for every benchmark (not one per process), so each start removes the
+            // scratch ledgers an earlier, killed benchmark left in memory.
             None if options.bench_frames.is_some() => {
                 let ram = Path::new("/dev/shm");
                 let base = if ram.is_dir() {
@@ -35,7 +37,7 @@ impl GamePaths {
                 } else {
                     std::env::temp_dir()
                 };
-                base.join(format!("twice-bench-{}", std::process::id()))
+                base.join("twice-bench")
             }
             None => default_data_folder(),
         };

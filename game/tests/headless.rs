@@ -357,6 +357,49 @@ fn start_operator_api(app: &mut App) -> (std::net::SocketAddr, String) {
     (address, token)
 }
 
+#[test]
+fn without_a_level_the_operator_api_checks_the_token_then_answers_503_no_level_open() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    let (address, token) = start_operator_api(&mut app);
+    app.update();
+    let (status, body) = http(address, "GET", "/v1/tool-executions", "not-the-token", None);
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains(r#""code":"unauthorized""#), "{body}");
+    let (status, body) = http(address, "GET", "/v1/tool-executions", &token, None);
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains(r#""code":"no_level_open""#), "{body}");
+    // Opening a level serves its ledger, and leaving it goes back to the 503.
+    let loaded = tape("naive-retry.win.tape.ron");
+    send(
+        &mut app,
+        Intent::OpenLevel {
+            path: loaded.level.path.clone(),
+            mode: Mode::Campaign,
+            guards: None,
+            seed: 1,
+            at_phase: None,
+        },
+    );
+    update_until(&mut app, "the level's ledger to be served", |app| {
+        app.world()
+            .resource::<twice::operator_api::OperatorApi>()
+            .serving()
+            .is_some()
+    });
+    let (status, body) = http(address, "GET", "/v1/tool-executions", &token, None);
+    assert_eq!(status, 200, "{body}");
+    send(&mut app, Intent::Leave { to: Screen::Title });
+    update_until(&mut app, "the ledger to be let go", |app| {
+        app.world()
+            .resource::<twice::operator_api::OperatorApi>()
+            .serving()
+            .is_none()
+    });
+    let (status, body) = http(address, "GET", "/v1/tool-executions", &token, None);
+    assert_eq!(status, 503, "{body}");
+}
+
 /// A quiet level wakes on a decision made over HTTP; runs it to its end and returns the verdict.
 fn wake_and_run_to_the_end(app: &mut App) -> twice_sim::checker::Verdict {
     update_until(app, "the decision made over HTTP to be noticed", |app| {

@@ -212,6 +212,19 @@ fn play(
         Ok(guards) => guards,
         Err(error) => return bad_input(format!("--guards: {error}")),
     };
+    // SQLite would only say "unable to open database file": say which folder is missing.
+    if let Some(path) = &ledger
+        && let Some(folder) = path
+            .parent()
+            .filter(|folder| !folder.as_os_str().is_empty() && !folder.is_dir())
+    {
+        return bad_input(format!(
+            "--ledger {}: the folder {} does not exist; make it first (`mkdir -p {}`)",
+            path.display(),
+            folder.display(),
+            folder.display()
+        ));
+    }
     let seed = seed.or(tape.as_ref().map(|tape| tape.tape.seed)).unwrap_or(1);
     let mut builder = SimulationBuilder::new(loaded.level.clone(), seed);
     if let Some(guards) = guards.or(tape.as_ref().and_then(|tape| tape.tape.guards)) {
@@ -393,8 +406,8 @@ fn replay(paths: &[PathBuf], json: bool) -> u8 {
             eprintln!("error: {error}");
         }
         println!(
-            "{} tapes: {} as expected, {differ} differ, {} bad",
-            files.len(),
+            "{}: {} as expected, {differ} differ, {} bad",
+            crate::report::counted(files.len() as u64, "tape", "tapes"),
             results.len() - differ,
             errors.len()
         );

@@ -41,6 +41,17 @@ pub const PHASE_SLACK: u32 = 20;
 /// The operators the explorer plays as: two, because two operators acting on one call is a
 /// heist of its own (level 17).
 const OPERATORS: [&str; 2] = ["op-crew", "op-other"];
+/// What an operator card may expect the record to be: nothing (any unknown status) or any
+/// status at all — a stale expectation is a move that fails, which a crew may well make.
+const EXPECTATIONS: [Option<Status>; 7] = [
+    None,
+    Some(Status::Started),
+    Some(Status::Completed),
+    Some(Status::Failed),
+    Some(Status::Indeterminate),
+    Some(Status::Compensating),
+    Some(Status::Compensated),
+];
 
 /// Why an exploration could not run.
 #[derive(Debug, thiserror::Error)]
@@ -163,6 +174,8 @@ pub struct Explorer {
     schedules: u64,
     jobs: usize,
     store: LedgerStore,
+    /// Always true but in the one test that shows what the send fence prevents.
+    send_fence: bool,
 }
 
 impl Explorer {
@@ -175,7 +188,16 @@ impl Explorer {
             schedules: 10_000,
             jobs: 1,
             store: LedgerStore::Memory,
+            send_fence: true,
         }
+    }
+
+    /// Explores a runtime whose workers send without the send fence, as it did before it
+    /// had one: only for the test that shows the explorer finds what the fence prevents.
+    #[doc(hidden)]
+    pub fn without_send_fence_for_tests(mut self) -> Self {
+        self.send_fence = false;
+        self
     }
 
     /// Which store holds each schedule's ledger. The memory store by default: the same answers
@@ -217,7 +239,8 @@ impl Explorer {
             return Err(ExploreError::Jobs(self.jobs));
         }
         let started = Instant::now();
-        let space = ScheduleSpace::new(&self.level, self.guards, self.seed, self.store)?;
+        let space =
+            ScheduleSpace::new(&self.level, self.guards, self.seed, self.store)?.with_send_fence(self.send_fence);
         let search = self.search(&space, progress, cancel, started)?;
         let search_elapsed = started.elapsed();
         let found = match search.lowest_find {
@@ -275,7 +298,7 @@ impl Explorer {
                                 if index >= self.schedules || index >= lowest_find.load(Ordering::Acquire) {
                                     break;
                                 }
-                                let (simulation_seed, actions) = space.deal(index);
+                                let (simulation_seed, actions) = space.deal(index)?;
                                 let verdict = space.simulate(index, simulation_seed, actions)?;
                                 schedules_run.fetch_add(1, Ordering::Relaxed);
                                 if verdict.goal_reached {
@@ -343,7 +366,7 @@ impl Explorer {
         cancel: &AtomicBool,
         started: Instant,
     ) -> Result<Found, ExploreError> {
-        let (simulation_seed, dealt) = space.deal(index);
+        let (simulation_seed, dealt) = space.deal(index)?;
         let mut simulations = 0_u64;
         let mut last_report = Instant::now();
         let mut try_actions = |actions: &[TimedAction]| -> Result<Option<Verdict>, ExploreError> {
@@ -443,6 +466,16 @@ struct ScheduleSpace {
     workers_max: u32,
     /// Cards are played before phases `0..=phase_horizon`.
     phase_horizon: u32,
+    send_fence: bool,
+}
+
+/// A dealt move; an operator's names its key only when it is played (`pick` chooses among
+/// the keys that exist then).
+#[derive(Clone, Debug)]
+struct DealtAction {
+    at_phase: u32,
+    play: Play,
+    key_pick: Option<u64>,
 }
 
 impl ScheduleSpace {
@@ -472,6 +505,7 @@ impl ScheduleSpace {
             keys: Vec::new(),
             workers_max,
             phase_horizon: 0,
+            send_fence: true,
         };
         // A quiet run (no cards) shows how long the level lasts and which keys it makes
         // (hashed keys, when keys per call are off).
@@ -520,12 +554,32 @@ impl ScheduleSpace {
         rng
     }
 
-    /// Schedule `index`: its simulation seed and its actions, in phase order.
-    fn deal(&self, index: u64) -> (u64, Vec<TimedAction>) {
+    fn with_send_fence(mut self, send_fence: bool) -> ScheduleSpace {
+        self.send_fence = send_fence;
+        self
+    }
+
+    fn builder(&self, simulation_seed: u64, actions: Vec<TimedAction>) -> SimulationBuilder {
+        let builder = SimulationBuilder::new(self.level.clone(), simulation_seed)
+            .guards(self.guards)
+            .ledger_store(self.store)
+            .actions(actions);
+        if self.send_fence {
+            builder
+        } else {
+            builder.without_send_fence_for_tests()
+        }
+    }
+
+    /// Schedule `index`: its simulation seed and its actions, in phase order. An operator's
+    /// move names a key that exists when it is played — found by simulating the schedule up
+    /// to that phase — so a decision can land on any call at any moment, the window between a
+    /// reservation and its send included.
+    fn deal(&self, index: u64) -> Result<(u64, Vec<TimedAction>), ExploreError> {
         let mut rng = self.stream(index);
         let simulation_seed = rng.random();
         if self.deck.is_empty() {
-            return (simulation_seed, Vec::new());
+            return Ok((simulation_seed, Vec::new()));
         }
         // A random number of cards from the hand, each at most as often as the hand holds it:
         // a partial Fisher–Yates shuffle of the deck.
@@ -535,72 +589,134 @@ impl ScheduleSpace {
             let pick = rng.random_range(position..deck.len());
             deck.swap(position, pick);
         }
-        let mut actions: Vec<TimedAction> = deck[..count]
+        let mut dealt: Vec<DealtAction> = deck[..count]
             .iter()
-            .map(|card| TimedAction {
-                at_phase: rng.random_range(0..=self.phase_horizon),
-                play: self.play(*card, &mut rng),
+            .map(|card| {
+                let at_phase = rng.random_range(0..=self.phase_horizon);
+                let (play, key_pick) = self.play(*card, &mut rng);
+                DealtAction {
+                    at_phase,
+                    play,
+                    key_pick,
+                }
             })
             .collect();
         // Stable: cards dealt for one phase keep their dealt order.
-        actions.sort_by_key(|action| action.at_phase);
-        (simulation_seed, actions)
+        dealt.sort_by_key(|action| action.at_phase);
+        let mut actions: Vec<TimedAction> = Vec::with_capacity(dealt.len());
+        for action in dealt {
+            let play = match action.key_pick {
+                None => action.play,
+                Some(pick) => {
+                    let key = self.key_at(index, simulation_seed, &actions, action.at_phase, pick)?;
+                    with_key(action.play, key)
+                }
+            };
+            actions.push(TimedAction {
+                at_phase: action.at_phase,
+                play,
+            });
+        }
+        Ok((simulation_seed, actions))
     }
 
-    fn play(&self, card: CardKind, rng: &mut ChaCha8Rng) -> Play {
+    /// The key an operator's move at `at_phase` names: one of the ledger's records then (the
+    /// moves before it played), chosen by `pick`; the level's likely keys when there is none.
+    fn key_at(
+        &self,
+        index: u64,
+        simulation_seed: u64,
+        before: &[TimedAction],
+        at_phase: u32,
+        pick: u64,
+    ) -> Result<String, ExploreError> {
+        let simulation_error = |source| ExploreError::Simulation {
+            index,
+            simulation_seed,
+            source,
+        };
+        let mut simulation = self
+            .builder(simulation_seed, before.to_vec())
+            .build()
+            .map_err(simulation_error)?;
+        simulation
+            .run_until(|simulation| simulation.phase() >= at_phase)
+            .map_err(simulation_error)?;
+        let records = simulation.ledger_records().map_err(|source| ExploreError::Verdict {
+            index,
+            simulation_seed,
+            source,
+        })?;
+        let mut keys: Vec<String> = records.into_iter().map(|record| record.key.to_string()).collect();
+        if keys.is_empty() {
+            keys.clone_from(&self.keys);
+        }
+        keys.sort();
+        let position = usize::try_from(pick % keys.len() as u64).expect("a position within the keys");
+        Ok(keys[position].clone())
+    }
+
+    /// A card as a move; an operator's comes with the pick that will choose its key.
+    fn play(&self, card: CardKind, rng: &mut ChaCha8Rng) -> (Play, Option<u64>) {
         let run = |rng: &mut ChaCha8Rng| self.runs[rng.random_range(0..self.runs.len())].clone();
-        let key = |rng: &mut ChaCha8Rng| self.keys[rng.random_range(0..self.keys.len())].clone();
         let operator = |rng: &mut ChaCha8Rng| OPERATORS[rng.random_range(0..OPERATORS.len())].to_owned();
         match card {
             // Whatever is on the wire at the phase dealt; nothing there and the card fizzles.
-            CardKind::LoseRequest => Play::LoseRequest { key: None },
-            CardKind::LoseResponse => Play::LoseResponse { key: None },
-            CardKind::SlowResponse => Play::SlowResponse { key: None },
-            CardKind::CrashWorker => Play::CrashWorker {
-                // Half the time the oldest worker alive, as the game's button does.
-                worker: rng.random_bool(0.5).then(|| rng.random_range(1..=self.workers_max)),
-                in_phase: None,
-            },
-            CardKind::DuplicateWorker => Play::DuplicateWorker { run: run(rng) },
-            CardKind::ModelCallsAgain => Play::ModelCallsAgain {
-                run: run(rng),
-                reword: rng.random_bool(0.5),
-            },
-            CardKind::ToolFailsBeforeSending => Play::ToolFailsBeforeSending { run: run(rng) },
+            CardKind::LoseRequest => (Play::LoseRequest { key: None }, None),
+            CardKind::LoseResponse => (Play::LoseResponse { key: None }, None),
+            CardKind::SlowResponse => (Play::SlowResponse { key: None }, None),
+            CardKind::CrashWorker => (
+                Play::CrashWorker {
+                    // Half the time the oldest worker alive, as the game's button does.
+                    worker: rng.random_bool(0.5).then(|| rng.random_range(1..=self.workers_max)),
+                    in_phase: None,
+                },
+                None,
+            ),
+            CardKind::DuplicateWorker => (Play::DuplicateWorker { run: run(rng) }, None),
+            CardKind::ModelCallsAgain => (
+                Play::ModelCallsAgain {
+                    run: run(rng),
+                    reword: rng.random_bool(0.5),
+                },
+                None,
+            ),
+            CardKind::ToolFailsBeforeSending => (Play::ToolFailsBeforeSending { run: run(rng) }, None),
             CardKind::OperatorResolve => {
                 let status = if rng.random_bool(0.5) {
                     Status::Completed
                 } else {
                     Status::Failed
                 };
-                Play::OperatorResolve {
-                    key: key(rng),
+                let play = Play::OperatorResolve {
+                    key: String::new(),
                     status,
                     reason: format!("the explorer resolves it as {status}"),
                     operator: operator(rng),
-                    // Unconditional, or compare-and-set over one of the unsettled states.
-                    expected_status: [None, Some(Status::Started), Some(Status::Indeterminate)][rng.random_range(0..3)],
-                }
+                    expected_status: EXPECTATIONS[rng.random_range(0..EXPECTATIONS.len())],
+                };
+                (play, Some(rng.random()))
             }
-            CardKind::OperatorCompensate => Play::OperatorCompensate {
-                key: key(rng),
-                reason: "the explorer asks for a compensation".to_owned(),
-                operator: operator(rng),
-            },
+            CardKind::OperatorCompensate => {
+                let play = Play::OperatorCompensate {
+                    key: String::new(),
+                    reason: "the explorer asks for a compensation".to_owned(),
+                    operator: operator(rng),
+                };
+                (play, Some(rng.random()))
+            }
         }
     }
 
     fn simulate(&self, index: u64, simulation_seed: u64, actions: Vec<TimedAction>) -> Result<Verdict, ExploreError> {
-        let mut simulation = SimulationBuilder::new(self.level.clone(), simulation_seed)
-            .guards(self.guards)
-            .ledger_store(self.store)
-            .actions(actions)
-            .build()
-            .map_err(|source| ExploreError::Simulation {
-                index,
-                simulation_seed,
-                source,
-            })?;
+        let mut simulation =
+            self.builder(simulation_seed, actions)
+                .build()
+                .map_err(|source| ExploreError::Simulation {
+                    index,
+                    simulation_seed,
+                    source,
+                })?;
         simulation.run().map_err(|source| ExploreError::Simulation {
             index,
             simulation_seed,
@@ -611,6 +727,27 @@ impl ScheduleSpace {
             simulation_seed,
             source,
         })
+    }
+}
+
+/// The operator's move with its key named.
+fn with_key(play: Play, key: String) -> Play {
+    match play {
+        Play::OperatorResolve {
+            status,
+            reason,
+            operator,
+            expected_status,
+            ..
+        } => Play::OperatorResolve {
+            key,
+            status,
+            reason,
+            operator,
+            expected_status,
+        },
+        Play::OperatorCompensate { reason, operator, .. } => Play::OperatorCompensate { key, reason, operator },
+        other => other,
     }
 }
 
@@ -635,8 +772,11 @@ mod tests {
         assert_eq!(space.deck.len(), 8, "the vault's hand holds eight cards");
         let mut lengths = BTreeSet::new();
         for index in 0..500 {
-            let (simulation_seed, actions) = space.deal(index);
-            assert_eq!((simulation_seed, actions.clone()), space.deal(index));
+            let (simulation_seed, actions) = space.deal(index).expect("a schedule is dealt");
+            assert_eq!(
+                (simulation_seed, actions.clone()),
+                space.deal(index).expect("dealt again")
+            );
             lengths.insert(actions.len());
             let tape = Tape {
                 version: crate::level::TAPE_VERSION,
@@ -662,7 +802,11 @@ mod tests {
             "schedules use from one card to the whole hand"
         );
         let other = ScheduleSpace::new(&vault, Guards::all_on(), 6, LedgerStore::Memory).expect("a schedule space");
-        assert_ne!(space.deal(0), other.deal(0), "another seed deals another schedule");
+        assert_ne!(
+            space.deal(0).expect("dealt"),
+            other.deal(0).expect("dealt"),
+            "another seed deals another schedule"
+        );
     }
 
     #[test]

@@ -301,4 +301,15 @@ mod tests {
         }
         assert_eq!(calls, 2);
     }
+
+    #[test]
+    fn a_counter_at_its_limit_is_an_error_not_a_wrapped_call_id() {
+        let state = RunState {
+            next_call_number: u32::MAX,
+            ..RunState::default()
+        };
+        let error = decide(&script(), &ModelPolicy::default(), &state, Nudge::default()).unwrap_err();
+        assert_eq!(error.counter, "next tool call number");
+        assert!(error.to_string().contains("4294967295"), "{error}");
+    }
 }

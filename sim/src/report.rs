@@ -7,6 +7,11 @@ use crate::checker::Verdict;
 use crate::ledger::{Checkpoint, ExecutionRecord};
 use crate::simulator::{TimelineEntry, dollars};
 
+/// A count with its noun, singular for one: `1 tape`, `2 tapes`, `0 tapes`.
+pub fn counted(count: u64, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 pub fn timeline(entries: &[TimelineEntry]) -> String {
     let mut out = String::new();
     writeln!(
@@ -144,4 +149,16 @@ pub fn debrief(debrief: &crate::debrief::Debrief) -> String {
     }
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod wording_tests {
+    use super::counted;
+
+    #[test]
+    fn one_is_singular_and_every_other_count_plural() {
+        assert_eq!(counted(1, "tape", "tapes"), "1 tape");
+        assert_eq!(counted(0, "tape", "tapes"), "0 tapes");
+        assert_eq!(counted(2, "job", "jobs"), "2 jobs");
+    }
 }

@@ -2685,3 +2685,112 @@ async fn heads_hyper_would_refuse_get_json_errors_too() {
     }
     assert!(answered >= 100, "{answered} of 120 mangled heads answered");
 }
+
+/// A compensation target that holds every lookup until the test opens its gate: billing hung.
+#[derive(Default)]
+struct HungBilling {
+    open: Mutex<bool>,
+    changed: std::sync::Condvar,
+    waiting: std::sync::atomic::AtomicUsize,
+}
+
+impl HungBilling {
+    fn release(&self) {
+        *self.open.lock().unwrap() = true;
+        self.changed.notify_all();
+    }
+}
+
+impl Compensator for HungBilling {
+    fn has_compensation(&self, tool: &str) -> bool {
+        tool == "issue_credit"
+    }
+
+    fn find_effect(&self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.changed.wait(open).unwrap();
+        }
+        Ok(Effect::Found {
+            reference: format!("credit-of-{}", record.key),
+            detail: format!("the credit of {}", record.key),
+        })
+    }
+
+    fn compensate(&self, _: &ExecutionRecord, reference: &str) -> Result<String, String> {
+        Ok(format!("voided {reference}"))
+    }
+}
+
+/// Issue 13, item 2: a compensation used to hold one of the ledger connections while it
+/// waited on billing, so sixteen slow compensations blocked unrelated reads and resolves —
+/// resolve being the fallback when billing is down. No connection is held across a call to
+/// billing now: with sixteen compensations stuck on a hung billing, reads and resolves are
+/// answered at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_billing_holds_its_compensations_never_the_ledger() {
+    const STUCK: usize = 16;
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    for run in 1..=STUCK + 1 {
+        reserve(&mut ledger, "default", &format!("r{run}"), "c1", "issue_credit", 100);
+    }
+    let billing = Arc::new(HungBilling::default());
+    let operators = Operators::load(&tokens_file(directory.path())).unwrap();
+    let state = ApiState::open(&path, operators)
+        .unwrap()
+        .with_clock(Arc::new(|| 10_000_u64))
+        .with_compensator(Arc::clone(&billing) as Arc<dyn Compensator>);
+    let server = Arc::new(start(state).await);
+    let compensations: Vec<_> = (1..=STUCK)
+        .map(|run| {
+            let server = Arc::clone(&server);
+            tokio::spawn(async move {
+                server
+                    .post(
+                        &format!("/v1/tool-executions/r{run}:c1/compensate"),
+                        ADA,
+                        json!({"reason": "the order was cancelled"}),
+                    )
+                    .await
+            })
+        })
+        .collect();
+    // Bounded: had compensations held connections, only as many as the pool has would get
+    // this far, and the reads below would be what fails.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    while billing.waiting.load(Ordering::SeqCst) < STUCK && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        billing.waiting.load(Ordering::SeqCst),
+        STUCK,
+        "every compensation reached billing"
+    );
+    // Every compensation waits on billing now. The ledger is free for everyone else.
+    let answer_within = std::time::Duration::from_secs(5);
+    let (status, page) = tokio::time::timeout(answer_within, server.get("/v1/tool-executions?limit=200", ADA))
+        .await
+        .expect("a read is answered while billing hangs");
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let last = format!("/v1/tool-executions/r{}:c1/resolve", STUCK + 1);
+    let (status, detail) = tokio::time::timeout(
+        answer_within,
+        server.post(
+            &last,
+            ADA,
+            json!({"status": "failed", "reason": "billing's log shows it never arrived", "expected_status": "started"}),
+        ),
+    )
+    .await
+    .expect("a resolve is answered while billing hangs");
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    billing.release();
+    for compensation in compensations {
+        let (status, detail) = compensation.await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{detail}");
+        assert_eq!(detail["record"]["status"], "compensated");
+    }
+}

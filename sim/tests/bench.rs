@@ -56,6 +56,37 @@ fn a_quick_bench_prints_four_figures_and_no_duplicates() {
         printed.contains("duplicate reservations: 0; lost reservations: 0"),
         "{printed}"
     );
+    // Each ratio with its spread over the rounds, and how busy the machine was.
+    assert!(printed.contains("per round: min / median / max"), "{printed}");
+    assert!(printed.contains("(2 rounds)"), "{printed}");
+    // A run this short may be too short to tell how busy the machine was; it says either.
+    assert!(
+        printed.contains("\nthe machine was ") || printed.contains("\nthe machine: how busy it was is unknown"),
+        "{printed}"
+    );
+    // Six scenarios are too short to time on the CPU: that is said, never a rate of 0.
+    assert!(!printed.contains(" 0 scenarios/CPU-s"), "{printed}");
+    assert!(
+        printed.contains("memory store: ") && printed.contains("too short to time there"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn run_outside_the_repository_it_names_the_level_flag() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_twice-sim"))
+        .args(["bench", "--quick"])
+        .current_dir(folder.path())
+        .output()
+        .expect("twice-sim runs");
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let printed = text(&output);
+    assert!(
+        printed.contains("--level levels/19-vault.level.ron: no such file"),
+        "{printed}"
+    );
+    assert!(printed.contains("pass --level"), "{printed}");
 }
 
 #[test]
@@ -82,6 +113,18 @@ fn the_json_report_has_every_figure_measured() {
     assert_eq!(report["simulator_sqlite"]["scenarios"], 6);
     positive("/contention/alone/reservations_per_second");
     assert_eq!(report["ledger"]["ours"]["items"], 6);
+    assert_eq!(report["ledger"]["ratio_spread"]["rounds"], 2, "{report:#}");
+    assert_eq!(
+        report["ledger"]["ours"]["round_rates"].as_array().map(Vec::len),
+        Some(2)
+    );
+    assert_eq!(report["simulator"]["ratio_spread"]["rounds"], 2, "{report:#}");
+    // Null when the run spans too few clock ticks to tell (`machine::WINDOW_TICKS_MIN`).
+    if !report["other_work"].is_null() {
+        let share = report["other_work"]["share_of_machine"].as_f64().expect("a share");
+        assert!((0.0..=1.0).contains(&share), "{share}");
+        assert_eq!(report["other_work"]["busy"].as_bool(), Some(share > 0.25));
+    }
     assert_eq!(report["simulator"]["scenarios"], 6);
     let contended = report["contention"]["contended"].as_array().expect("contended runs");
     assert_eq!(contended.len(), 2);
@@ -123,7 +166,11 @@ fn bad_counts_are_refused_with_the_flag_named() {
     assert!(text(&output).contains("--processes 65"), "{}", text(&output));
     let output = twice_sim(&["bench", "--quick", "--level", "levels/no-such.level.ron"]);
     assert_eq!(output.status.code(), Some(2), "{}", text(&output));
-    assert!(text(&output).contains("no-such.level.ron"), "{}", text(&output));
+    assert!(
+        text(&output).contains("--level levels/no-such.level.ron: no such file"),
+        "{}",
+        text(&output)
+    );
 }
 
 #[test]

@@ -94,6 +94,27 @@ fn play_writes_a_ledger_file_that_sqlite_can_open_and_refuses_to_overwrite_one()
 }
 
 #[test]
+fn a_ledger_in_a_folder_that_does_not_exist_exits_two_naming_the_folder() {
+    let folder = tempfile::tempdir().unwrap();
+    let missing = folder.path().join("twice-demo");
+    let ledger = missing.join("ledger.sqlite");
+    let output = twice_sim(&[
+        "play",
+        "levels/01-naive-retry.level.ron",
+        "--ledger",
+        ledger.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let printed = text(&output);
+    assert!(
+        printed.contains(&format!("the folder {} does not exist", missing.display())),
+        "{printed}"
+    );
+    assert!(printed.contains("mkdir -p"), "{printed}");
+    assert!(!missing.exists(), "nothing was made");
+}
+
+#[test]
 fn a_tape_whose_verdict_differs_exits_one() {
     let folder = tempfile::tempdir().unwrap();
     let level = edited_level(

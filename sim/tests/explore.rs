@@ -333,6 +333,23 @@ fn explore_writes_a_tape_that_replay_accepts_and_never_overwrites_without_force(
 }
 
 #[test]
+fn explore_counts_in_words_that_agree_with_the_count() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let vault = repository().join("levels/19-vault.level.ron");
+    let output = twice_sim(
+        &["explore", vault.to_str().unwrap(), "--schedules", "1", "--jobs", "1"],
+        folder.path(),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let printed = text(&output);
+    assert!(printed.contains("up to 1 schedule, seed 1, 1 job,"), "{printed}");
+    assert!(
+        printed.contains("nothing reached paid_twice in 1 schedule ("),
+        "{printed}"
+    );
+}
+
+#[test]
 fn explore_exits_one_when_nothing_is_found() {
     let folder = tempfile::tempdir().expect("a temporary folder");
     let vault = repository().join("levels/19-vault.level.ron");
@@ -418,4 +435,107 @@ fn the_vault_holds_against_the_explorers_first_find() {
         "the twin stood down on the failed record: {:?}",
         simulation.guard_notes()
     );
+}
+
+/// A level where the send fence is the only thing between an operator's "failed" and a
+/// double payment: every guard on, billing honouring keys, and a Penny who, told a call did
+/// not take effect, calls again with a new key. The crew holds one operator decision.
+fn operator_before_the_send() -> Level {
+    let text = r#"(
+        id: "operator-before-the-send", title: "Decided Before It Left", briefing: "b",
+        lesson: (rule: "r", text: "t"),
+        world: (accounts: [(id: "acct_ada", owner: "Ada")], billing_keys: honour),
+        tools: [(name: "issue_credit", side_effect: external, operation: credit, reconcile: true, compensation: true)],
+        model: (on_failed: call_again),
+        runs: [(id: "r1", calls: [(tool: "issue_credit", account: "acct_ada", amount_cents: 2500, memo: "Refund for order #1001")])],
+        cards: [(card: OperatorResolve, count: 1)],
+        goal: paid_twice,
+    )"#;
+    level::parse_level(Path::new("operator-before-the-send.level.ron"), text).expect("the level parses")
+}
+
+/// How many attempts `r1:c1` had noted when the first of `actions` was played: 0 means the
+/// decision came before any request passed the send fence (nothing could have landed).
+fn attempts_when_decided(level: &Level, seed: u64, actions: &[level::TimedAction]) -> u32 {
+    let decided_at = actions[0].at_phase;
+    let mut simulation = SimulationBuilder::new(level.clone(), seed).build().unwrap();
+    simulation
+        .run_until(|simulation| simulation.phase() >= decided_at)
+        .unwrap();
+    let key = twice_sim::runtime::key::IdempotencyKey::parse("r1:c1").unwrap();
+    simulation
+        .ledger()
+        .record(&key)
+        .unwrap()
+        .map_or(0, |record| record.attempts)
+}
+
+/// Hole: an operator resolves `r1:c1` failed after it was reserved and before its request
+/// left (compare-and-set from `started`, true then: nothing was sent). Without the send fence
+/// the worker sends anyway, billing pays, Penny hears "did not take effect", calls again as
+/// `r1:c2`, and Ada is paid twice. The explorer deals operator decisions at any phase, on any
+/// key that exists then, with any expected status, so it finds this within a bounded number
+/// of schedules (and shrinks it to the decision made before the send). With the fence, that
+/// move pays once; what the same search can still find is an operator's wrong "failed" given
+/// after the request left — a decision the checker calls out (failed_but_paid).
+#[test]
+fn the_explorer_finds_the_unfenced_send_and_the_fence_holds_against_the_same_search() {
+    use twice_sim::checker::ViolationKind;
+    const SCHEDULES: u64 = 5_000;
+    let level = operator_before_the_send();
+    let unfenced = explore(
+        &Explorer::new(level.clone(), level.guards, 1)
+            .schedules(SCHEDULES)
+            .without_send_fence_for_tests(),
+    );
+    let found = unfenced
+        .found
+        .expect("without the fence, an operator's early `failed` pays twice");
+    assert!(found.schedule_index < SCHEDULES);
+    assert_eq!(found.verdict.outcome, Outcome::PaidTwice);
+    assert_eq!(found.actions.len(), 1, "one decision is enough: {:?}", found.actions);
+    assert!(
+        matches!(
+            &found.actions[0].play,
+            level::Play::OperatorResolve { key, status, .. }
+                if key == "r1:c1" && *status == twice_sim::runtime::rules::Status::Failed
+        ),
+        "{:?}",
+        found.actions
+    );
+    assert_eq!(
+        attempts_when_decided(&level, found.simulation_seed, &found.actions),
+        0,
+        "shrunk, the decision comes before any request left: it was true when made"
+    );
+    // The very move the explorer found, on the runtime as it is: the fence refuses the send.
+    let mut fenced_replay = SimulationBuilder::new(level.clone(), found.simulation_seed)
+        .actions(found.actions.clone())
+        .build()
+        .unwrap();
+    fenced_replay.run().unwrap();
+    let verdict = fenced_replay.verdict().unwrap();
+    assert_eq!(verdict.outcome, Outcome::PaidOnce);
+    assert!(
+        fenced_replay
+            .guard_notes()
+            .iter()
+            .any(|note| matches!(note.held, twice_sim::runtime::worker::Held::SendRefused { .. })),
+        "the send fence held"
+    );
+    assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
+
+    let fenced = explore(&Explorer::new(level.clone(), level.guards, 1).schedules(SCHEDULES));
+    if let Some(lie) = fenced.found {
+        assert!(
+            attempts_when_decided(&level, lie.simulation_seed, &lie.actions) >= 1,
+            "with the fence, a double payment needs a `failed` given after the request left: {:?}",
+            lie.actions
+        );
+        assert!(
+            lie.verdict.violation_kinds().contains(&ViolationKind::FailedButPaid),
+            "and the checker calls that decision out: {:?}",
+            lie.verdict.violations
+        );
+    }
 }

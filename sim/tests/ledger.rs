@@ -2002,3 +2002,32 @@ fn nothing_comes_after_a_cursor_beyond_the_stored_time_range() {
         assert_eq!(ledger.records(None, None, Some((NOW - 1, "")), 10).unwrap().len(), 1);
     }
 }
+
+/// The operator API's listing reads an index for every combination of its filters: no scan of
+/// the table, no temporary B-tree to sort it, so a page costs the same at any size (measured
+/// in `benches/listing.rs`).
+#[test]
+fn every_listing_reads_an_index_never_scans_or_sorts_the_table() {
+    let (_dir, _path, ledger) = file_ledger();
+    for tenant in [false, true] {
+        for status in [false, true] {
+            let plan = twice_sim::ledger::listing_plan(&ledger, tenant, status).unwrap();
+            let text = plan.join(" | ");
+            assert!(
+                plan.iter()
+                    .any(|step| step.contains("USING INDEX") || step.contains("USING COVERING INDEX")),
+                "tenant {tenant}, status {status}: {text}"
+            );
+            assert!(
+                !plan
+                    .iter()
+                    .any(|step| step.starts_with("SCAN tool_executions") && !step.contains("INDEX")),
+                "tenant {tenant}, status {status}: a scan: {text}"
+            );
+            assert!(
+                !text.contains("TEMP B-TREE"),
+                "tenant {tenant}, status {status}: a sort: {text}"
+            );
+        }
+    }
+}

@@ -213,7 +213,7 @@ async fn a_level_played_over_http_reaches_its_verdict_and_its_tape_replays_to_th
         .unwrap();
     let printed = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{printed}");
-    assert!(printed.contains("1 tapes: 1 as expected"), "{printed}");
+    assert!(printed.contains("1 tape: 1 as expected"), "{printed}");
 
     // Finishing level 1 opened level 2.
     let (_, levels) = browser.get("/api/levels").await;

@@ -297,13 +297,45 @@ impl Step {
     }
 }
 
+/// Who writes: the worker (the records' owner, the history's actor), its run and tenant.
+#[derive(Debug)]
+struct Identity {
+    worker_id: String,
+    run_id: String,
+    tenant: String,
+}
+
+impl Identity {
+    /// A reservation of `call` under `key` by this worker.
+    fn request<'a>(
+        &'a self,
+        key: &'a IdempotencyKey,
+        call: &'a ToolCall,
+        arguments: &'a str,
+        side_effect: crate::tool::SideEffect,
+        lease_ms: Option<u64>,
+        checkpoint_version: Option<u32>,
+    ) -> ReserveRequest<'a> {
+        ReserveRequest {
+            key,
+            tenant: &self.tenant,
+            run_id: &self.run_id,
+            tool_call_id: &call.id,
+            tool: &call.tool,
+            side_effect,
+            arguments,
+            owner: &self.worker_id,
+            lease_ms,
+            checkpoint_version,
+        }
+    }
+}
+
 /// One worker's ledger connection and the identity it writes under.
 #[derive(Debug)]
 pub struct Executor {
     ledger: Ledger,
-    worker_id: String,
-    run_id: String,
-    tenant: String,
+    identity: Identity,
     /// Guard `ledger`: a naive runtime without a ledger records nothing about its calls.
     ledger_on: bool,
     /// Compare-and-set before every send. A runtime with a ledger and atomic reservations
@@ -317,9 +349,11 @@ impl Executor {
         let guards = setup.guards;
         Executor {
             ledger,
-            worker_id: setup.worker_id.clone(),
-            run_id: setup.run_id.clone(),
-            tenant: setup.tenant.clone(),
+            identity: Identity {
+                worker_id: setup.worker_id.clone(),
+                run_id: setup.run_id.clone(),
+                tenant: setup.tenant.clone(),
+            },
             ledger_on: guards.is_on(Guard::Ledger),
             fence_sends: guards.is_on(Guard::Ledger) && guards.is_on(Guard::AtomicReservation),
         }
@@ -343,11 +377,13 @@ impl Executor {
     }
 
     pub fn worker_id(&self) -> &str {
-        &self.worker_id
+        &self.identity.worker_id
     }
 
     /// Carries out `command`: its ledger part here, the rest handed to the driver.
     pub fn perform(&mut self, command: Command, now_ms: u64) -> Result<Step, LedgerError> {
+        // The naive check-then-insert's second half is a reservation too, without the atomicity.
+        let atomic = !matches!(command, Command::InsertStarted { .. });
         match command {
             Command::LoadCheckpoint => self.load(now_ms),
             Command::AskModel { state } => Ok(Step::drive(Drive::AskModel { state })),
@@ -357,27 +393,29 @@ impl Executor {
                 side_effect,
                 lease_ms,
                 checkpoint_version,
+            }
+            | Command::InsertStarted {
+                key,
+                call,
+                side_effect,
+                lease_ms,
+                checkpoint_version,
             } => {
                 let arguments = call.arguments.canonical();
-                let request = ReserveRequest {
-                    key: &key,
-                    tenant: &self.tenant,
-                    run_id: &self.run_id,
-                    tool_call_id: &call.id,
-                    tool: &call.tool,
-                    side_effect,
-                    arguments: &arguments,
-                    owner: &self.worker_id,
-                    lease_ms,
-                    checkpoint_version,
+                let request = self
+                    .identity
+                    .request(&key, &call, &arguments, side_effect, lease_ms, checkpoint_version);
+                let (reservation, input): (Reservation, fn(Reservation) -> Input) = if atomic {
+                    (self.ledger.reserve(&request, now_ms)?, Input::Reserved)
+                } else {
+                    (self.ledger.insert_started_unchecked(&request, now_ms)?, Input::Inserted)
                 };
-                let reservation = self.ledger.reserve(&request, now_ms)?;
                 Ok(Step::feed(
-                    Input::Reserved(reservation.clone()),
+                    input(reservation.clone()),
                     Report::Reserved {
                         key,
                         reservation,
-                        atomic: true,
+                        atomic,
                     },
                 ))
             }
@@ -386,36 +424,6 @@ impl Executor {
                 Ok(Step::feed(
                     Input::Checked(record.clone()),
                     Report::Checked { key, record },
-                ))
-            }
-            Command::InsertStarted {
-                key,
-                call,
-                side_effect,
-                lease_ms,
-                checkpoint_version,
-            } => {
-                let arguments = call.arguments.canonical();
-                let request = ReserveRequest {
-                    key: &key,
-                    tenant: &self.tenant,
-                    run_id: &self.run_id,
-                    tool_call_id: &call.id,
-                    tool: &call.tool,
-                    side_effect,
-                    arguments: &arguments,
-                    owner: &self.worker_id,
-                    lease_ms,
-                    checkpoint_version,
-                };
-                let reservation = self.ledger.insert_started_unchecked(&request, now_ms)?;
-                Ok(Step::feed(
-                    Input::Inserted(reservation.clone()),
-                    Report::Reserved {
-                        key,
-                        reservation,
-                        atomic: false,
-                    },
                 ))
             }
             Command::Invoke {
@@ -431,16 +439,22 @@ impl Executor {
                 result,
                 attempt,
             } => {
-                let recorded =
-                    self.ledger
-                        .record_outcome(&key, status, result.as_deref(), &self.worker_id, attempt, now_ms)?;
+                let recorded = self.ledger.record_outcome(
+                    &key,
+                    status,
+                    result.as_deref(),
+                    &self.identity.worker_id,
+                    attempt,
+                    now_ms,
+                )?;
                 Ok(Step::feed(
                     Input::Recorded(recorded.clone()),
                     Report::Recorded { key, status, recorded },
                 ))
             }
             Command::LogLateOutcome { key, attempt, detail } => {
-                self.ledger.log_late_outcome(&key, &self.worker_id, &detail, now_ms)?;
+                self.ledger
+                    .log_late_outcome(&key, &self.identity.worker_id, &detail, now_ms)?;
                 Ok(Step {
                     next: Next::Nothing,
                     report: Some(Report::LateLogged { key, attempt }),
@@ -455,10 +469,10 @@ impl Executor {
             } => {
                 let text = state.to_json();
                 let save = CheckpointSave {
-                    run_id: &self.run_id,
+                    run_id: &self.identity.run_id,
                     status: state.status.name(),
                     state: &text,
-                    saved_by: &self.worker_id,
+                    saved_by: &self.identity.worker_id,
                     expected_version,
                     still_failed: still_failed.as_ref(),
                 };
@@ -483,8 +497,8 @@ impl Executor {
             Command::StandDown { reason } => Ok(Step::drive(Drive::StandDown { reason })),
             Command::WaitForPerson { reason } => {
                 self.ledger.append_run_event(
-                    &self.run_id,
-                    &self.worker_id,
+                    &self.identity.run_id,
+                    &self.identity.worker_id,
                     RunEvent::WaitsForPerson,
                     &reason,
                     now_ms,
@@ -501,7 +515,7 @@ impl Executor {
     /// Loads the run's checkpoint. A checkpoint this build cannot read is not a fresh start:
     /// it is reported, and the machine makes the run wait for a person.
     fn load(&mut self, _now_ms: u64) -> Result<Step, LedgerError> {
-        let Some(checkpoint) = self.ledger.load_checkpoint(&self.run_id)? else {
+        let Some(checkpoint) = self.ledger.load_checkpoint(&self.identity.run_id)? else {
             return Ok(Step::feed(
                 Input::CheckpointLoaded {
                     version: 0,
@@ -557,7 +571,8 @@ impl Executor {
             return Ok(send(None, key));
         }
         if !self.fence_sends {
-            self.ledger.note_attempt(&key, attempt, &self.worker_id, now_ms)?;
+            self.ledger
+                .note_attempt(&key, attempt, &self.identity.worker_id, now_ms)?;
             let report = Report::AttemptBegun {
                 key: key.clone(),
                 attempt,
@@ -565,7 +580,10 @@ impl Executor {
             };
             return Ok(send(Some(report), key));
         }
-        match self.ledger.begin_attempt(&key, attempt, &self.worker_id, now_ms)? {
+        match self
+            .ledger
+            .begin_attempt(&key, attempt, &self.identity.worker_id, now_ms)?
+        {
             AttemptStart::Begun(_) => {
                 let report = Report::AttemptBegun {
                     key: key.clone(),
@@ -620,7 +638,7 @@ impl Executor {
                 to: Status::Compensated,
                 expected: None,
                 expected_attempts: None,
-                actor: &self.worker_id,
+                actor: &self.identity.worker_id,
                 event: HistoryEvent::ReflexCompensation,
                 reason: Some("the runtime compensated by itself"),
                 result: None,
@@ -630,9 +648,13 @@ impl Executor {
                 Ok(_) => settled = true,
                 Err(SettleError::Ledger(error)) => return Err(error),
                 // Already settled (a refusal): the reversal still went out; note it.
-                Err(_) => self
-                    .ledger
-                    .note(&key, &self.worker_id, HistoryEvent::ReflexCompensation, detail, now_ms)?,
+                Err(_) => self.ledger.note(
+                    &key,
+                    &self.identity.worker_id,
+                    HistoryEvent::ReflexCompensation,
+                    detail,
+                    now_ms,
+                )?,
             }
         }
         Ok(Step::feed(

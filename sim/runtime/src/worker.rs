@@ -579,15 +579,12 @@ impl Worker {
             "worker {} loaded run {} at version {expected}, but the ledger has {found}: its reservation was refused and it stood down before sending",
             self.setup.worker_id, self.setup.run_id
         );
-        self.note(
-            Guard::CheckpointVersion,
-            Held::StoodDownBeforeSending { expected, found },
-            detail.clone(),
-        );
-        self.stand_down(detail)
+        self.stand_down(Held::StoodDownBeforeSending { expected, found }, detail)
     }
 
-    fn stand_down(&mut self, reason: String) -> Option<Command> {
+    /// The checkpoint version held (`held` says how): another worker drives the run now.
+    fn stand_down(&mut self, held: Held, reason: String) -> Option<Command> {
+        self.note(Guard::CheckpointVersion, held, reason.clone());
         self.state = WorkerState::StoodDown;
         Some(Command::StandDown { reason })
     }
@@ -1038,20 +1035,12 @@ impl Worker {
         let context = self.context();
         // A naive runtime undoes what it cannot account for, by reflex, even on recovery.
         if context.recovered && context.tool.compensation && !context.compensated {
-            if !self.guard(Guard::NoReflexCompensation) {
-                let context = self.context_mut();
-                context.compensated = true;
-                let (key, call) = (context.key.clone(), context.call.clone());
-                self.state = WorkerState::Recording;
-                return Some(Command::Compensate { key, call });
-            }
             let key = context.key.clone();
-            self.note(
-                Guard::NoReflexCompensation,
-                Held::NotCompensated,
-                format!("the recovered run met {key} unknown; the runtime did not compensate it by itself"),
-            );
-            self.context_mut().compensated = true;
+            if let Some(compensate) = self.reflex_compensation(format!(
+                "the recovered run met {key} unknown; the runtime did not compensate it by itself"
+            )) {
+                return Some(compensate);
+            }
         }
         let context = self.context();
         let hook_available = self.guard(Guard::ReconcileHook) && self.guard(Guard::Ledger) && context.tool.reconcile;
@@ -1099,22 +1088,31 @@ impl Worker {
         }
     }
 
+    /// A call that may have taken effect is unknown or failed: a naive runtime (guard
+    /// `no_reflex_compensation` off) undoes it by reflex, and this is that command; the
+    /// runtime does not, and says so (`held`). Either way it is decided once per call.
+    fn reflex_compensation(&mut self, held: String) -> Option<Command> {
+        let context = self.context_mut();
+        context.compensated = true;
+        if self.guard(Guard::NoReflexCompensation) {
+            self.note(Guard::NoReflexCompensation, Held::NotCompensated, held);
+            return None;
+        }
+        let context = self.context();
+        let (key, call) = (context.key.clone(), context.call.clone());
+        self.state = WorkerState::Recording;
+        Some(Command::Compensate { key, call })
+    }
+
     fn tell_failed(&mut self, reason: String) -> Option<Command> {
         let context = self.context();
         if context.may_have_left && context.tool.compensation && !context.compensated {
-            if !self.guard(Guard::NoReflexCompensation) {
-                self.context_mut().compensated = true;
-                let context = self.context();
-                let (key, call) = (context.key.clone(), context.call.clone());
-                self.state = WorkerState::Recording;
-                return Some(Command::Compensate { key, call });
-            }
             let key = context.key.clone();
-            self.note(
-                Guard::NoReflexCompensation,
-                Held::NotCompensated,
-                format!("{key} failed or is unknown; the runtime did not compensate it by itself"),
-            );
+            if let Some(compensate) = self.reflex_compensation(format!(
+                "{key} failed or is unknown; the runtime did not compensate it by itself"
+            )) {
+                return Some(compensate);
+            }
         }
         self.tell(Told::Failed { reason })
     }
@@ -1178,24 +1176,14 @@ impl Worker {
                      (now {status}); it stood down before its model could act on the failure",
                     self.setup.worker_id, self.setup.run_id
                 );
-                self.note(
-                    Guard::CheckpointVersion,
-                    Held::FailureTakenOver { owner, status },
-                    detail.clone(),
-                );
-                self.stand_down(detail)
+                self.stand_down(Held::FailureTakenOver { owner, status }, detail)
             }
             SaveOutcome::Stale { expected, found } => {
                 let detail = format!(
                     "worker {}'s save of run {} was stale (it loaded version {expected}, the ledger has {found}); it stood down",
                     self.setup.worker_id, self.setup.run_id
                 );
-                self.note(
-                    Guard::CheckpointVersion,
-                    Held::StaleSave { expected, found },
-                    detail.clone(),
-                );
-                self.stand_down(detail)
+                self.stand_down(Held::StaleSave { expected, found }, detail)
             }
         }
     }

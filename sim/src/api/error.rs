@@ -75,6 +75,8 @@ pub const ERROR_ANSWERS: &[ErrorAnswer] = &[
     answer(503, "busy", EVERY_OPERATION),
     answer(503, "ledger_busy", EVERY_OPERATION),
     answer(503, "ledger_gone", EVERY_OPERATION),
+    // Only the game's server (`twice --operator-api`) has no ledger: before a level is open.
+    answer(503, "no_level_open", EVERY_OPERATION),
     answer(500, "internal", EVERY_OPERATION),
 ];
 
@@ -106,6 +108,11 @@ impl ApiError {
 
     pub fn unauthorized(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    /// A well-formed bearer token no operator has.
+    pub fn token_not_valid() -> ApiError {
+        ApiError::unauthorized("the bearer token is not valid")
     }
 
     /// The same answer for a key that does not exist and for one of another tenant,

@@ -8,7 +8,7 @@ use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request, State};
 use axum::http::request::Parts;
-use axum::http::{StatusCode, Uri, header};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -34,28 +34,33 @@ impl FromRequestParts<ApiState> for Authenticated {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, ApiError> {
-        let mut values = parts.headers.get_all(header::AUTHORIZATION).iter();
-        let value = values
-            .next()
-            .ok_or_else(|| ApiError::unauthorized("an `Authorization: Bearer <token>` header is required"))?;
-        if values.next().is_some() {
-            return Err(ApiError::unauthorized("send one Authorization header, not several"));
-        }
-        let text = value
-            .to_str()
-            .map_err(|_| ApiError::unauthorized("the Authorization header holds bytes that are not visible ASCII"))?;
-        let (scheme, token) = text.trim().split_once(' ').unwrap_or((text.trim(), ""));
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return Err(ApiError::unauthorized(
-                "the Authorization header must be `Bearer <token>`",
-            ));
-        }
         state
             .operators
-            .authenticate(token.trim())
+            .authenticate(bearer_token(&parts.headers)?)
             .map(Authenticated)
-            .ok_or_else(|| ApiError::unauthorized("the bearer token is not valid"))
+            .ok_or_else(ApiError::token_not_valid)
     }
+}
+
+/// The token of a request's one `Authorization: Bearer <token>` header; 401 for anything else.
+pub(super) fn bearer_token(headers: &HeaderMap) -> Result<&str, ApiError> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let value = values
+        .next()
+        .ok_or_else(|| ApiError::unauthorized("an `Authorization: Bearer <token>` header is required"))?;
+    if values.next().is_some() {
+        return Err(ApiError::unauthorized("send one Authorization header, not several"));
+    }
+    let text = value
+        .to_str()
+        .map_err(|_| ApiError::unauthorized("the Authorization header holds bytes that are not visible ASCII"))?;
+    let (scheme, token) = text.trim().split_once(' ').unwrap_or((text.trim(), ""));
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(ApiError::unauthorized(
+            "the Authorization header must be `Bearer <token>`",
+        ));
+    }
+    Ok(token.trim())
 }
 
 /// A JSON body: `Content-Type: application/json`, at most [`super::BODY_BYTES_MAX`]

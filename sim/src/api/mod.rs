@@ -14,6 +14,7 @@ mod command;
 mod error;
 pub(crate) mod handlers;
 pub(crate) mod listener;
+mod no_ledger;
 pub(crate) mod pool;
 pub mod tokens;
 pub mod views;
@@ -34,6 +35,7 @@ pub use crate::runtime::operator::{Effect, LookupError};
 pub use billing_target::{BILLING_TIMEOUT_MS, BillingCompensator, BillingTargetError};
 pub use command::{HashTokenArgs, ServeArgs, hash_token_command, serve_command};
 pub use error::{ApiError, ERROR_ANSWERS, ErrorAnswer};
+pub use no_ledger::{NO_LEVEL_OPEN_MESSAGE, TokenCheck, serve_without_ledger_until};
 pub use tokens::{Operator, OperatorEntry, Operators, TokensFile, hash_token};
 
 use crate::ledger::{ExecutionRecord, LedgerError};

@@ -12,10 +12,15 @@
 //! 4. Contention: reservations per second with several processes on one ledger file, against
 //!    one process, with zero duplicate reservations ([`contention`]).
 //!
+//! Each ratio measured in rounds (figures 1 to 3) comes with its spread over the rounds (min,
+//! median, max), and each figure says how much of the machine other work took meanwhile
+//! ([`machine`]), so a reader can tell a result from noise.
+//!
 //! The criterion benchmarks in `sim/benches/` measure the same things with criterion's
 //! statistics; this command prints the ratios in one table.
 
 pub mod contention;
+pub mod machine;
 #[cfg(feature = "peer-benchmark")]
 pub mod peer;
 pub mod scenarios;
@@ -27,6 +32,7 @@ use serde::Serialize;
 
 use crate::ledger::{LedgerError, LedgerStore};
 use contention::{ContentionFigure, KEYS_MAX, PROCESSES_MAX};
+use machine::{CpuCounters, OtherWork};
 use side_by_side::{LedgerCycles, Measured, RawInserts};
 
 pub use contention::{BenchWorkerArgs, worker_command};
@@ -45,6 +51,12 @@ pub const PROCESS_COUNTS_MAX: usize = 8;
 pub const SCENARIOS_PER_SECOND_AIM: f64 = 10_000.0;
 /// What the ledger figure aims for: a cycle makes two commits, so 0.5 is the ceiling.
 pub const LEDGER_RATIO_AIM: f64 = 0.45;
+/// The least CPU time a simulator figure (or one of its rounds) is timed on. A thread's CPU time
+/// is counted by the scheduler in ticks of 1 to 10 ms, so a shorter measurement can read 0 and
+/// give no rate at all; below this the figure is taken by the clock and the report says so.
+pub const CPU_SECONDS_MIN: f64 = 0.1;
+/// The default `--level`, relative to the folder `twice-sim bench` runs in.
+pub const DEFAULT_LEVEL: &str = "levels/19-vault.level.ron";
 
 /// Everything that can stop a measurement, naming what and where.
 #[derive(Debug, thiserror::Error)]
@@ -77,7 +89,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
     /// The level for the simulator figure; its tapes are the ones beside it.
-    #[arg(long, default_value = "levels/19-vault.level.ron")]
+    #[arg(long, default_value = DEFAULT_LEVEL)]
     pub level: PathBuf,
     /// Where to put the benchmark's SQLite files (default: a new temporary folder, removed
     /// afterwards). Measure on the disk you care about: fsync is most of a commit.
@@ -86,7 +98,8 @@ pub struct BenchArgs {
     /// Ledger cycles (and raw inserts, and peer cycles) to measure [default: 2000, quick: 40].
     #[arg(long)]
     pub cycles: Option<u64>,
-    /// Rounds the cycles are cut into, the contenders' order rotating [default: 10, quick: 2].
+    /// Rounds the cycles (and the scenarios) are cut into, the contenders' order rotating
+    /// [default: 10, quick: 2].
     #[arg(long)]
     pub rounds: Option<u64>,
     /// Vault scenarios to play [default: 20000, quick: 12].
@@ -153,6 +166,58 @@ impl BenchPlan {
     }
 }
 
+/// How a ratio moved over the rounds it was measured in.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Spread {
+    pub rounds: usize,
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `values` (one per round); `None` for none.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|value| value.is_finite()).collect();
+        sorted.sort_by(f64::total_cmp);
+        let (&min, &max) = (sorted.first()?, sorted.last()?);
+        let middle = sorted.len() / 2;
+        let median = if sorted.len().is_multiple_of(2) {
+            (sorted[middle - 1] + sorted[middle]) / 2.0
+        } else {
+            sorted[middle]
+        };
+        Some(Spread {
+            rounds: sorted.len(),
+            min,
+            median,
+            max,
+        })
+    }
+
+    /// The ratio of two contenders' rates, round by round.
+    fn of_ratios(numerators: &[f64], denominators: &[f64]) -> Option<Spread> {
+        let ratios: Vec<f64> = numerators
+            .iter()
+            .zip(denominators)
+            .map(|(numerator, denominator)| ratio(*numerator, *denominator))
+            .collect();
+        Spread::of(&ratios)
+    }
+
+    /// `0.48 / 0.50 / 0.51 (10 rounds)`, with `x` after each value when `times` is set.
+    fn describe(&self, times: bool) -> String {
+        let unit = if times { "x" } else { "" };
+        format!(
+            "{:.2}{unit} / {:.2}{unit} / {:.2}{unit} ({})",
+            self.min,
+            self.median,
+            self.max,
+            crate::report::counted(self.rounds as u64, "round", "rounds")
+        )
+    }
+}
+
 /// Figure 1.
 #[derive(Clone, Debug, Serialize)]
 pub struct LedgerFigure {
@@ -160,7 +225,11 @@ pub struct LedgerFigure {
     pub raw: Measured,
     /// Ledger cycles per second ÷ raw inserts per second.
     pub ratio: f64,
+    /// The same ratio in each round.
+    pub ratio_spread: Option<Spread>,
     pub aim: f64,
+    /// Other work on the machine while figures 1 and 2 were measured (they take turns).
+    pub other_work: Option<OtherWork>,
 }
 
 /// Figure 2.
@@ -171,6 +240,8 @@ pub struct PeerFigure {
     pub measured: Option<Measured>,
     /// Our cycles per second ÷ the peer's: above 1, ours is faster.
     pub ratio: Option<f64>,
+    /// The same ratio in each round.
+    pub ratio_spread: Option<Spread>,
 }
 
 /// Figure 3, on one ledger store.
@@ -187,11 +258,16 @@ pub struct SimulatorFigure {
     pub cpu_seconds: Option<f64>,
     /// Scenarios per second by the clock.
     pub per_second: f64,
-    /// Scenarios per second of CPU time: what one core does when it is not shared.
+    /// Scenarios per second of CPU time: what one core does when it is not shared. `None`
+    /// without CPU time, or with less than [`CPU_SECONDS_MIN`] of it (too short to time).
     pub per_cpu_second: Option<f64>,
     pub aim_per_second: f64,
-    /// Scenarios per CPU second (or per second, without CPU time) ÷ the aim.
+    /// Scenarios per CPU second (or per second by the clock, without that) ÷ the aim.
     pub ratio: f64,
+    /// The same ratio in each round, timed as `ratio` is; `None` when a round was too short to
+    /// time on the CPU while the whole was not.
+    pub ratio_spread: Option<Spread>,
+    pub other_work: Option<OtherWork>,
 }
 
 /// Figure 4: one process count against one process.
@@ -207,6 +283,8 @@ pub struct ContentionRow {
 pub struct ContentionReport {
     pub alone: ContentionFigure,
     pub contended: Vec<ContentionRow>,
+    /// Other work on the machine during every contention run (each count is run once).
+    pub other_work: Option<OtherWork>,
 }
 
 /// Everything `twice-sim bench` measured.
@@ -227,12 +305,15 @@ pub struct BenchReport {
     pub duplicates: u64,
     /// Keys no process was told to run, in all contention runs. Must be zero.
     pub unreserved: u64,
+    /// Other work on the machine during the whole run.
+    pub other_work: Option<OtherWork>,
 }
 
 /// Runs the four measurements. `executable` is `twice-sim` itself (for `bench-worker`).
 pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchReport, BenchError> {
     // Load the level first: a bad path should fail before minutes of measuring.
-    let scenarios = scenarios::Scenarios::load(&plan.level)?;
+    let scenarios = load_scenarios(&plan.level)?;
+    let run_started = CpuCounters::now();
     for name in ["raw.sqlite", "ledger.sqlite", "peer.sqlite"] {
         let path = folder.join(name);
         if path.exists() {
@@ -245,25 +326,33 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
 
     let mut raw = RawInserts::open(&folder.join("raw.sqlite"))?;
     let mut ours = LedgerCycles::open(&folder.join("ledger.sqlite"))?;
+    let cycles_started = CpuCounters::now();
     let (measured, peer_name) = measure_cycles(plan, folder, &mut raw, &mut ours)?;
+    let cycles_other_work = OtherWork::between(cycles_started, CpuCounters::now());
     let raw = measured[0].clone();
     let ours = measured[1].clone();
     let peer = measured.get(2).cloned();
     let ledger = LedgerFigure {
         ratio: ratio(ours.per_second, raw.per_second),
+        ratio_spread: Spread::of_ratios(&ours.round_rates, &raw.round_rates),
         ours: ours.clone(),
         raw,
         aim: LEDGER_RATIO_AIM,
+        other_work: cycles_other_work,
     };
     let peer = PeerFigure {
         peer: peer_name,
         ratio: peer.as_ref().map(|peer| ratio(ours.per_second, peer.per_second)),
+        ratio_spread: peer
+            .as_ref()
+            .and_then(|peer| Spread::of_ratios(&ours.round_rates, &peer.round_rates)),
         measured: peer,
     };
 
-    let simulator_sqlite = measure_scenarios(&scenarios, plan.scenarios, LedgerStore::Sqlite)?;
-    let simulator = measure_scenarios(&scenarios, plan.scenarios, LedgerStore::Memory)?;
+    let simulator_sqlite = measure_scenarios(&scenarios, plan.scenarios, plan.rounds, LedgerStore::Sqlite)?;
+    let simulator = measure_scenarios(&scenarios, plan.scenarios, plan.rounds, LedgerStore::Memory)?;
 
+    let contention_started = CpuCounters::now();
     let alone = contention::measure(executable, &folder.join("contention-1.sqlite"), 1, plan.keys)?;
     let mut contended = Vec::new();
     for &processes in &plan.processes {
@@ -278,6 +367,7 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
             figure,
         });
     }
+    let contention_other_work = OtherWork::between(contention_started, CpuCounters::now());
     let all = std::iter::once(&alone).chain(contended.iter().map(|row| &row.figure));
     let (duplicates, unreserved) = all.fold((0, 0), |(duplicates, unreserved), figure| {
         (duplicates + figure.duplicates, unreserved + figure.unreserved)
@@ -290,32 +380,100 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
         peer,
         simulator,
         simulator_sqlite,
-        contention: ContentionReport { alone, contended },
+        contention: ContentionReport {
+            alone,
+            contended,
+            other_work: contention_other_work,
+        },
         duplicates,
         unreserved,
+        other_work: OtherWork::between(run_started, CpuCounters::now()),
     })
 }
 
-/// Figure 3 on one store: `count` scenarios, the tapes in turn, on this thread.
+/// The simulator figure's level and its tapes, with `--level` named in every error: run
+/// outside the repository, the default path finds nothing.
+fn load_scenarios(level: &Path) -> Result<scenarios::Scenarios, BenchError> {
+    if !level.is_file() {
+        let here = std::env::current_dir().map_or_else(|_| "this folder".to_owned(), |here| here.display().to_string());
+        let default = if level == Path::new(DEFAULT_LEVEL) {
+            format!(
+                " (the default, {DEFAULT_LEVEL}, is relative to the folder you run in: run from the repository's \
+                 root, or pass --level PATH/TO/19-vault.level.ron)"
+            )
+        } else {
+            String::new()
+        };
+        return Err(BenchError::Input(format!(
+            "--level {}: no such file in {here}{default}",
+            level.display()
+        )));
+    }
+    scenarios::Scenarios::load(level).map_err(|error| match error {
+        BenchError::Input(message) => BenchError::Input(format!("--level {}: {message}", level.display())),
+        other => other,
+    })
+}
+
+/// Figure 3 on one store: `count` scenarios, the tapes in turn, on this thread, in `rounds`
+/// rounds (for the spread).
 fn measure_scenarios(
     scenarios: &scenarios::Scenarios,
     count: u64,
+    rounds: u64,
     store: LedgerStore,
 ) -> Result<SimulatorFigure, BenchError> {
-    let spent = scenarios.play_timed(count, store)?;
-    let per_second = ratio(count as f64, spent.wall_seconds);
-    let per_cpu_second = spent.cpu_seconds.map(|cpu| ratio(count as f64, cpu));
+    let rounds = rounds.clamp(1, count.max(1));
+    let started = CpuCounters::now();
+    let mut wall_seconds = 0.0;
+    let mut cpu_seconds = Some(0.0);
+    // Per round: scenarios, seconds by the clock, seconds on the CPU.
+    let mut round_times: Vec<(u64, f64, Option<f64>)> = Vec::with_capacity(rounds as usize);
+    let mut done = 0;
+    for round in 0..rounds {
+        // The last round takes what division left over.
+        let round_count = if round + 1 == rounds {
+            count - done
+        } else {
+            count / rounds
+        };
+        let spent = scenarios.play_timed(round_count, store)?;
+        wall_seconds += spent.wall_seconds;
+        cpu_seconds = cpu_seconds.zip(spent.cpu_seconds).map(|(total, round)| total + round);
+        round_times.push((round_count, spent.wall_seconds, spent.cpu_seconds));
+        done += round_count;
+    }
+    let other_work = OtherWork::between(started, CpuCounters::now());
+    let per_second = ratio(count as f64, wall_seconds);
+    let per_cpu_second = cpu_seconds
+        .filter(|cpu| *cpu >= CPU_SECONDS_MIN)
+        .map(|cpu| ratio(count as f64, cpu));
+    // Each round is timed the way the whole is: on the CPU if the whole is, by the clock if not.
+    let round_rates: Option<Vec<f64>> = round_times
+        .iter()
+        .map(|&(round_count, wall, cpu)| match per_cpu_second {
+            Some(_) => cpu
+                .filter(|cpu| *cpu >= CPU_SECONDS_MIN)
+                .map(|cpu| ratio(round_count as f64, cpu)),
+            None => Some(ratio(round_count as f64, wall)),
+        })
+        .collect();
     Ok(SimulatorFigure {
         store,
         level: scenarios.level.level.id.clone(),
         tapes: scenarios.tape_paths(),
         scenarios: count,
-        seconds: spent.wall_seconds,
-        cpu_seconds: spent.cpu_seconds,
+        seconds: wall_seconds,
+        cpu_seconds,
         per_second,
         per_cpu_second,
         aim_per_second: SCENARIOS_PER_SECOND_AIM,
         ratio: per_cpu_second.unwrap_or(per_second) / SCENARIOS_PER_SECOND_AIM,
+        ratio_spread: round_rates.and_then(|rates| {
+            let ratios: Vec<f64> = rates.iter().map(|rate| rate / SCENARIOS_PER_SECOND_AIM).collect();
+            Spread::of(&ratios)
+        }),
+        other_work,
     })
 }
 
@@ -438,14 +596,25 @@ pub fn grouped(value: f64) -> String {
     out
 }
 
-/// The report as a table, one row per figure.
+/// The report as a table, one row per figure: what was measured, against what, the ratio with
+/// its spread over the rounds, the aim, and how busy the machine was meanwhile.
 pub fn table(report: &BenchReport) -> String {
-    let mut rows: Vec<[String; 5]> = vec![[
+    const COLUMNS: usize = 7;
+    let machine = |other_work: Option<OtherWork>| {
+        other_work.map_or_else(|| "too short to tell".to_owned(), |other| other.describe())
+    };
+    // What a cell has no room for, said once under the table.
+    let mut notes: Vec<String> = Vec::new();
+    let spread =
+        |spread: Option<Spread>, times: bool| spread.map_or_else(|| "-".to_owned(), |spread| spread.describe(times));
+    let mut rows: Vec<[String; COLUMNS]> = vec![[
         "figure".into(),
         "measured".into(),
         "against".into(),
         "ratio".into(),
+        "per round: min / median / max".into(),
         "aim".into(),
+        "machine meanwhile".into(),
     ]];
     let ledger = &report.ledger;
     rows.push([
@@ -453,11 +622,13 @@ pub fn table(report: &BenchReport) -> String {
         format!("{} cycles/s", grouped(ledger.ours.per_second)),
         format!("raw INSERT+commit {}/s", grouped(ledger.raw.per_second)),
         format!("{:.2}", ledger.ratio),
+        spread(ledger.ratio_spread, false),
         format!(
             "≥ {:.2} (ceiling 0.50): {}",
             ledger.aim,
             if ledger.ratio >= ledger.aim { "met" } else { "BELOW" }
         ),
+        machine(ledger.other_work),
     ]);
     match (&report.peer.measured, report.peer.ratio) {
         (Some(peer), Some(ratio)) => rows.push([
@@ -465,33 +636,64 @@ pub fn table(report: &BenchReport) -> String {
             format!("{} cycles/s", grouped(peer.per_second)),
             format!("twice ledger {} cycles/s", grouped(ledger.ours.per_second)),
             format!("{ratio:.2}x"),
+            spread(report.peer.ratio_spread, true),
             format!("twice faster: {}", if ratio > 1.0 { "yes" } else { "NO" }),
+            machine(ledger.other_work),
         ]),
-        _ => rows.push([
-            "2 peer".into(),
-            "not measured".into(),
-            report.peer.peer.clone(),
-            "-".into(),
-            "-".into(),
-        ]),
+        _ => {
+            rows.push([
+                "2 peer".into(),
+                "not measured (below)".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+            notes.push(format!("figure 2: {}", report.peer.peer));
+        }
     }
     for simulator in [&report.simulator_sqlite, &report.simulator] {
+        let measured = match (simulator.per_cpu_second, simulator.cpu_seconds) {
+            (Some(per_cpu_second), _) => format!(
+                "{} scenarios/CPU-s ({}/s by the clock)",
+                grouped(per_cpu_second),
+                grouped(simulator.per_second)
+            ),
+            (None, Some(cpu_seconds)) => {
+                notes.push(format!(
+                    "figure 3, {} store: {:.0} ms on the CPU is too short to time there (under {:.0} ms: the \
+                     scheduler counts in ticks), so it is measured by the clock; give more --scenarios",
+                    simulator.store,
+                    cpu_seconds * 1000.0,
+                    CPU_SECONDS_MIN * 1000.0
+                ));
+                format!(
+                    "{} scenarios/s by the clock (CPU: too short)",
+                    grouped(simulator.per_second)
+                )
+            }
+            (None, None) => format!("{} scenarios/s by the clock", grouped(simulator.per_second)),
+        };
+        if simulator.per_cpu_second.is_some() && simulator.ratio_spread.is_none() {
+            notes.push(format!(
+                "figure 3, {} store: the whole is timed on the CPU but its rounds are too short to be, one by \
+                 one (under {:.0} ms each), so it has no spread; give more --scenarios",
+                simulator.store,
+                CPU_SECONDS_MIN * 1000.0
+            ));
+        }
         rows.push([
             format!(
                 "3 simulator: {} scenarios, 1 thread, {} store",
                 simulator.level, simulator.store
             ),
-            match simulator.per_cpu_second {
-                Some(per_cpu_second) => format!(
-                    "{} scenarios/CPU-s ({}/s by the clock)",
-                    grouped(per_cpu_second),
-                    grouped(simulator.per_second)
-                ),
-                None => format!("{} scenarios/s", grouped(simulator.per_second)),
-            },
+            measured,
             format!("aim {}/s", grouped(simulator.aim_per_second)),
             format!("{:.2}", simulator.ratio),
+            spread(simulator.ratio_spread, false),
             format!("≥ 1.00: {}", if simulator.ratio >= 1.0 { "met" } else { "BELOW" }),
+            machine(simulator.other_work),
         ]);
     }
     let alone = &report.contention.alone;
@@ -502,6 +704,7 @@ pub fn table(report: &BenchReport) -> String {
             format!("{} reservations/s", grouped(figure.reservations_per_second)),
             format!("1 process {}/s", grouped(alone.reservations_per_second)),
             format!("{:.2}", row.ratio),
+            "- (one run each)".into(),
             format!(
                 "{} duplicates, {} lost: {}",
                 figure.duplicates,
@@ -512,9 +715,10 @@ pub fn table(report: &BenchReport) -> String {
                     "FAILED"
                 }
             ),
+            machine(report.contention.other_work),
         ]);
     }
-    let widths: Vec<usize> = (0..5)
+    let widths: Vec<usize> = (0..COLUMNS)
         .map(|column| rows.iter().map(|row| row[column].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = format!(
@@ -528,8 +732,11 @@ pub fn table(report: &BenchReport) -> String {
         report.folder.display()
     );
     out.push_str(&format!(
-        "{} cycles in {} rounds; {} scenarios; {} keys per contention run\n\n",
-        report.plan.cycles, report.plan.rounds, report.plan.scenarios, report.plan.keys
+        "{} cycles in {}; {} scenarios; {} keys per contention run\n\n",
+        report.plan.cycles,
+        crate::report::counted(report.plan.rounds, "round", "rounds"),
+        report.plan.scenarios,
+        report.plan.keys
     ));
     for row in &rows {
         let cells: Vec<String> = row
@@ -544,5 +751,68 @@ pub fn table(report: &BenchReport) -> String {
         "\nduplicate reservations: {}; lost reservations: {}\n",
         report.duplicates, report.unreserved
     ));
+    for note in &notes {
+        out.push_str(note);
+        out.push('\n');
+    }
+    out.push_str(&machine_note(report));
     out
+}
+
+/// What the reader should make of the figures, given how busy the machine was.
+fn machine_note(report: &BenchReport) -> String {
+    let figures_on_a_busy_machine = [
+        report.ledger.other_work,
+        report.simulator_sqlite.other_work,
+        report.simulator.other_work,
+        report.contention.other_work,
+    ]
+    .iter()
+    .flatten()
+    .filter(|other| other.busy)
+    .count() as u64;
+    let advice = "these figures are noise as much as result: run again on a quiet machine, and trust a ratio \
+                  only where its rounds agree";
+    let busy_figures = crate::report::counted(figures_on_a_busy_machine, "figure", "figures");
+    match report.other_work {
+        None => {
+            "the machine: how busy it was is unknown (no /proc here, or too short a run); read the spreads\n".to_owned()
+        }
+        Some(other) if other.busy => format!(
+            "the machine was BUSY: other work took {:.0}% of the {} cores over the run; {advice}\n",
+            other.share_of_machine * 100.0,
+            report.cores,
+        ),
+        Some(other) if figures_on_a_busy_machine > 0 => format!(
+            "the machine was busy during {busy_figures} (marked BUSY; {:.0}% of the {} cores over the whole run): \
+             {advice}\n",
+            other.share_of_machine * 100.0,
+            report.cores,
+        ),
+        Some(other) => format!(
+            "the machine was quiet: other work took {:.0}% of the {} cores over the run\n",
+            other.share_of_machine * 100.0,
+            report.cores
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spread_is_the_least_the_middle_and_the_most_of_its_rounds() {
+        let spread = Spread::of(&[6.6, 0.85, 6.2]).expect("three rounds");
+        assert_eq!(
+            (spread.rounds, spread.min, spread.median, spread.max),
+            (3, 0.85, 6.2, 6.6)
+        );
+        assert_eq!(spread.describe(true), "0.85x / 6.20x / 6.60x (3 rounds)");
+        let even = Spread::of(&[4.0, 1.0, 2.0, 3.0]).expect("four rounds");
+        assert_eq!(even.median, 2.5);
+        assert_eq!(Spread::of(&[]), None);
+        let one = Spread::of_ratios(&[10.0], &[4.0]).expect("one round");
+        assert_eq!(one.describe(false), "2.50 / 2.50 / 2.50 (1 round)");
+    }
 }

@@ -34,12 +34,16 @@ pub struct Measured {
     pub items: u64,
     pub seconds: f64,
     pub per_second: f64,
+    /// Items per second in each round, in round order: how much the rate moved while the
+    /// contenders took turns (a ratio's spread is read from these).
+    pub round_rates: Vec<f64>,
 }
 
 /// Runs `items` items of every contender, in `rounds` rounds with the order rotating.
 pub fn measure(contenders: &mut [&mut dyn Contender], items: u64, rounds: u64) -> Result<Vec<Measured>, BenchError> {
     let rounds = rounds.clamp(1, items.max(1));
     let mut spent = vec![Duration::ZERO; contenders.len()];
+    let mut round_rates = vec![Vec::with_capacity(rounds as usize); contenders.len()];
     let mut done = 0_u64;
     for round in 0..rounds {
         // The last round takes what division left over.
@@ -52,23 +56,32 @@ pub fn measure(contenders: &mut [&mut dyn Contender], items: u64, rounds: u64) -
             let index = (turn + round as usize) % contenders.len();
             let started = Instant::now();
             contenders[index].run(done, count)?;
-            spent[index] += started.elapsed();
+            let elapsed = started.elapsed();
+            spent[index] += elapsed;
+            round_rates[index].push(rate(count, elapsed.as_secs_f64()));
         }
         done += count;
     }
     Ok(contenders
         .iter()
         .zip(spent)
-        .map(|(contender, spent)| {
+        .zip(round_rates)
+        .map(|((contender, spent), round_rates)| {
             let seconds = spent.as_secs_f64();
             Measured {
                 name: contender.name(),
                 items,
                 seconds,
-                per_second: if seconds > 0.0 { items as f64 / seconds } else { 0.0 },
+                per_second: rate(items, seconds),
+                round_rates,
             }
         })
         .collect())
+}
+
+/// Items per second; 0 for no time at all (nothing measurable).
+fn rate(items: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 { items as f64 / seconds } else { 0.0 }
 }
 
 /// The arguments every benchmark call carries: canonical JSON, as the runtime stores them.

@@ -44,6 +44,8 @@ const EXIT_PARENT_GONE: i32 = 3;
 /// recorded `failed` (nothing left), and a model that hears "failed" calls again, so without a
 /// bound an unreachable billing makes a run call and fail until its model gives up.
 pub const UNREACHABLE_IN_A_ROW_MAX: u32 = 3;
+/// How long the start-up check of `--billing` waits for billing's answer.
+const PROBE_TIMEOUT_MS: u64 = 5_000;
 /// A parked worker first looks again after this many polls, then after twice as many, up to
 /// the most below.
 const LOOK_AGAIN_AFTER_POLLS: u32 = 5;
@@ -263,7 +265,10 @@ impl Driver {
     /// start: a worker pointed at nothing says so at once instead of failing every call.
     pub async fn probe_billing(&self) -> Result<(), String> {
         let url = self.endpoint("/v1/stats");
-        match self.client.get(url).timeout(self.config.timeout).send().await {
+        // Its own, longer limit: the attempt timeout is tuned for a credit on a busy billing,
+        // and a worker must not refuse to start because one answer came slowly.
+        let timeout = Duration::from_millis(PROBE_TIMEOUT_MS).max(self.config.timeout);
+        match self.client.get(url).timeout(timeout).send().await {
             Ok(response) if response.status().is_success() => Ok(()),
             Ok(response) => Err(format!(
                 "billing at {} answered GET /v1/stats with {}: is it a twice-sim billing server?",

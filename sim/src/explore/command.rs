@@ -13,6 +13,7 @@ use crate::exit::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK};
 use crate::ledger::LedgerStore;
 use crate::level::{self, TimedAction};
 use crate::replay::replay_tape;
+use crate::report::counted;
 use crate::runtime::guards::{Guard, Guards};
 
 /// Schedules tried when `--schedules` is not given.
@@ -207,11 +208,12 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
         .goal(goal);
     if !args.json {
         println!(
-            "exploring {} ({}): up to {} schedules, seed {}, {jobs} jobs, {} store, guards off: [{}], goal {goal}",
+            "exploring {} ({}): up to {}, seed {}, {}, {} store, guards off: [{}], goal {goal}",
             loaded.level.id,
             args.level.display(),
-            args.schedules,
+            counted(args.schedules, "schedule", "schedules"),
             args.seed,
+            counted(jobs as u64, "job", "jobs"),
             args.store,
             guard_names(&guards.off()),
         );
@@ -235,7 +237,10 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
                     .lowest_find
                     .map_or_else(String::new, |index| format!(", found at schedule {index}"))
             ),
-            Stage::Shrinking => format!("  shrinking: {} simulations", progress.schedules_done),
+            Stage::Shrinking => format!(
+                "  shrinking: {}",
+                counted(progress.schedules_done, "simulation", "simulations")
+            ),
         };
         if terminal {
             eprint!("\r{line:<60}");
@@ -312,24 +317,27 @@ fn write_tape(out: &Path, text: &str, force: bool) -> Result<(), String> {
 
 fn print_human(args: &ExploreArgs, goal: checker::Outcome, outcome: &Outcome, out: &Path) {
     let figures = format!(
-        "{} schedules in {:.2} s, {:.0} schedules/s",
-        outcome.schedules_run,
+        "{} in {:.2} s, {:.0} schedules/s",
+        counted(outcome.schedules_run, "schedule", "schedules"),
         outcome.search_elapsed.as_secs_f64(),
         outcome.schedules_per_second()
     );
     match &outcome.found {
         None if outcome.cancelled => println!("cancelled: nothing found ({figures})"),
-        None => println!("nothing reached {goal} in {} schedules ({figures})", args.schedules),
+        None => println!(
+            "nothing reached {goal} in {} ({figures})",
+            counted(args.schedules, "schedule", "schedules")
+        ),
         Some(found) => {
             println!(
                 "found: schedule {} (simulation seed {}) reaches {goal} ({figures})",
                 found.schedule_index, found.simulation_seed
             );
             println!(
-                "shrunk from {} actions to {} in {} simulations{}:",
-                found.dealt.len(),
-                found.actions.len(),
-                found.shrink_simulations,
+                "shrunk from {} to {} in {}{}:",
+                counted(found.dealt.len() as u64, "action", "actions"),
+                counted(found.actions.len() as u64, "action", "actions"),
+                counted(found.shrink_simulations, "simulation", "simulations"),
                 if found.shrink_cancelled {
                     " (cancelled early)"
                 } else {

@@ -393,6 +393,11 @@ impl Simulation {
             .collect()
     }
 
+    /// The phases worker `w<number>` was given, in order.
+    pub fn worker_phases(&self, number: u32) -> Option<&[&'static str]> {
+        self.workers.slots.get(&number).map(|slot| slot.phases.as_slice())
+    }
+
     /// The checker's verdict on the history so far.
     pub fn verdict(&self) -> Result<Verdict, LedgerError> {
         let records = self.observer.all_records()?;

@@ -44,6 +44,9 @@ pub(super) struct WorkerSlot {
     pub(super) alive: bool,
     pub(super) crashed: bool,
     pub(super) phase: String,
+    /// Every phase it was given, in order (so a test can hold the simulator and the worker
+    /// process to the same machine).
+    pub(super) phases: Vec<&'static str>,
 }
 
 #[derive(Debug)]
@@ -80,6 +83,9 @@ pub fn moment(phase: &str) -> String {
         other => format!("about to {other}"),
     }
 }
+
+/// The most phase names kept per worker (a level's phase limit bounds them anyway).
+const PHASES_KEPT_MAX: usize = 100_000;
 
 /// How long each kind of phase takes, in virtual milliseconds.
 fn phase_cost_ms(command: &Command) -> u64 {
@@ -149,6 +155,7 @@ impl Simulation {
                 alive: true,
                 crashed: false,
                 phase: "start".into(),
+                phases: Vec::new(),
             },
         );
         self.log(
@@ -197,6 +204,9 @@ impl Simulation {
         if let Some(command) = next {
             let slot = self.workers.slots.get_mut(&worker).expect("known worker");
             slot.phase = command.phase_name().to_owned();
+            if slot.phases.len() < PHASES_KEPT_MAX {
+                slot.phases.push(command.phase_name());
+            }
             let delay = phase_cost_ms(&command);
             self.clock.schedule(
                 now + delay,

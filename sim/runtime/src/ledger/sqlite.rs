@@ -536,6 +536,21 @@ pub(super) fn record(
         .transpose()
 }
 
+/// Every row `sql` selects, each read with `row`, through the statement cache.
+fn rows<T>(
+    connection: &Connection,
+    location: &Location,
+    context: &'static str,
+    sql: &str,
+    params: impl rusqlite::Params,
+    row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, LedgerError> {
+    connection
+        .prepare_cached(sql)
+        .and_then(|mut statement| statement.query_map(params, row)?.collect())
+        .map_err(|error| classify_at(location, error, context))
+}
+
 fn records_where(
     connection: &Connection,
     location: &Location,
@@ -543,15 +558,10 @@ fn records_where(
     params: impl rusqlite::Params,
     context: &'static str,
 ) -> Result<Vec<ExecutionRecord>, LedgerError> {
-    let raws = connection
-        .prepare_cached(sql)
-        .and_then(|mut statement| {
-            statement
-                .query_map(params, RawRecord::from_row)?
-                .collect::<rusqlite::Result<Vec<RawRecord>>>()
-        })
-        .map_err(|error| classify_at(location, error, context))?;
-    raws.into_iter().map(|raw| raw.into_record(location)).collect()
+    rows(connection, location, context, sql, params, RawRecord::from_row)?
+        .into_iter()
+        .map(|raw| raw.into_record(location))
+        .collect()
 }
 
 /// The listing: one statement per combination of filters, each a range of its own index in
@@ -655,29 +665,27 @@ pub(super) fn history(
         Option<String>,
         Option<String>,
     );
-    let raws: Vec<Raw> = connection
-        .prepare_cached(
-            "SELECT id, idempotency_key, at_ms, actor, event, from_status, to_status, reason, detail
-             FROM tool_execution_history WHERE (?1 IS NULL OR idempotency_key = ?1) ORDER BY id",
-        )
-        .and_then(|mut statement| {
-            statement
-                .query_map(params![key.map(IdempotencyKey::as_str)], |row| {
-                    Ok((
-                        row.get(0)?,
-                        row.get(1)?,
-                        row.get(2)?,
-                        row.get(3)?,
-                        row.get(4)?,
-                        row.get(5)?,
-                        row.get(6)?,
-                        row.get(7)?,
-                        row.get(8)?,
-                    ))
-                })?
-                .collect()
-        })
-        .map_err(|error| classify_at(location, error, "reading history"))?;
+    let raws: Vec<Raw> = rows(
+        connection,
+        location,
+        "reading history",
+        "SELECT id, idempotency_key, at_ms, actor, event, from_status, to_status, reason, detail
+         FROM tool_execution_history WHERE (?1 IS NULL OR idempotency_key = ?1) ORDER BY id",
+        params![key.map(IdempotencyKey::as_str)],
+        |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+                row.get(5)?,
+                row.get(6)?,
+                row.get(7)?,
+                row.get(8)?,
+            ))
+        },
+    )?;
     raws.into_iter()
         .map(
             |(id, key, at_ms, actor, event, from_status, to_status, reason, detail)| {
@@ -711,26 +719,23 @@ pub(super) fn run_history(
     location: &Location,
     run_id: Option<&str>,
 ) -> Result<Vec<RunHistoryEntry>, LedgerError> {
-    let raws: Vec<(i64, String, i64, String, String, Option<String>)> = connection
-        .prepare_cached(
-            "SELECT id, run_id, at_ms, actor, event, detail FROM run_history
-             WHERE (?1 IS NULL OR run_id = ?1) ORDER BY id",
-        )
-        .and_then(|mut statement| {
-            statement
-                .query_map(params![run_id], |row| {
-                    Ok((
-                        row.get(0)?,
-                        row.get(1)?,
-                        row.get(2)?,
-                        row.get(3)?,
-                        row.get(4)?,
-                        row.get(5)?,
-                    ))
-                })?
-                .collect()
-        })
-        .map_err(|error| classify_at(location, error, "reading run history"))?;
+    let raws: Vec<(i64, String, i64, String, String, Option<String>)> = rows(
+        connection,
+        location,
+        "reading run history",
+        "SELECT id, run_id, at_ms, actor, event, detail FROM run_history WHERE (?1 IS NULL OR run_id = ?1) ORDER BY id",
+        params![run_id],
+        |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+                row.get(5)?,
+            ))
+        },
+    )?;
     raws.into_iter()
         .map(|(id, run_id, at_ms, actor, event, detail)| {
             Ok(RunHistoryEntry {
@@ -765,12 +770,14 @@ pub(super) fn checkpoint(
 }
 
 pub(super) fn checkpoints(connection: &Connection, location: &Location) -> Result<Vec<Checkpoint>, LedgerError> {
-    connection
-        .prepare_cached(
-            "SELECT run_id, version, status, state, saved_by, updated_at_ms FROM run_checkpoints ORDER BY run_id",
-        )
-        .and_then(|mut statement| statement.query_map([], checkpoint_from_row)?.collect())
-        .map_err(|error| classify_at(location, error, "listing checkpoints"))
+    rows(
+        connection,
+        location,
+        "listing checkpoints",
+        "SELECT run_id, version, status, state, saved_by, updated_at_ms FROM run_checkpoints ORDER BY run_id",
+        [],
+        checkpoint_from_row,
+    )
 }
 
 // ----- one transaction's rows -----

@@ -1,0 +1,323 @@
+//! The worker machine driven alone, with the executor on a memory-store ledger and this test
+//! as the driver: the sans-IO boundary tested as one. Each test pins one hole the runtime had,
+//! where a decision that was true when made could become false, or stored data could panic it.
+
+use twice_runtime::ToolAnswer;
+use twice_runtime::executor::{Drive, Executor, Next, Report};
+use twice_runtime::guards::Guards;
+use twice_runtime::key::IdempotencyKey;
+use twice_runtime::ledger::{HistoryEvent, Ledger, RunEvent};
+use twice_runtime::operator::{self, ResolveRequest};
+use twice_runtime::rules::Status;
+use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, Told, ToolCall};
+use twice_runtime::tool::{Operation, SideEffect, ToolDeclaration};
+use twice_runtime::worker::{Command, Held, Input, Worker, WorkerSetup, WorkerState};
+
+const RUN: &str = "r1";
+
+fn setup() -> WorkerSetup {
+    WorkerSetup {
+        worker_id: "w1".into(),
+        run_id: RUN.into(),
+        tenant: "default".into(),
+        guards: Guards::all_on(),
+        tools: vec![ToolDeclaration {
+            name: "issue_credit".into(),
+            side_effect: SideEffect::External,
+            operation: Operation::Credit,
+            takes_key: true,
+            reconcile: true,
+            compensation: true,
+        }],
+        lease_ms: 150,
+    }
+}
+
+fn call(id: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        tool: "issue_credit".into(),
+        item: 0,
+        arguments: Arguments {
+            account: "acct_ada".into(),
+            amount_cents: 2500,
+            memo: "Refund for order #1001".into(),
+        },
+    }
+}
+
+fn key(text: &str) -> IdempotencyKey {
+    IdempotencyKey::parse(text).unwrap()
+}
+
+/// A worker and its executor on a fresh memory ledger (a second connection is returned for
+/// the test's own reads and an operator's moves).
+fn machine() -> (Worker, Executor, Ledger) {
+    let ledger = Ledger::open_memory_store();
+    let operator_ledger = ledger.connect_again().unwrap();
+    let setup = setup();
+    let executor = Executor::new(ledger, &setup);
+    (Worker::new(setup), executor, operator_ledger)
+}
+
+/// Runs the machine's ledger commands through the executor until it needs the driver.
+fn until_driven(worker: &mut Worker, executor: &mut Executor, mut next: Option<Command>, now_ms: u64) -> Option<Drive> {
+    loop {
+        let command = next?;
+        let step = executor.perform(command, now_ms).expect("the ledger answers");
+        match step.next {
+            Next::Feed(input) => next = worker.handle(now_ms, input),
+            Next::Drive(drive) => return Some(drive),
+            Next::Nothing => return None,
+        }
+    }
+}
+
+/// Starts the machine and answers the model with a call of `c1`; returns what the driver is
+/// asked to do after the reservation.
+fn start_and_call(worker: &mut Worker, executor: &mut Executor) -> Command {
+    let first = worker.handle(0, Input::Start);
+    let Some(Drive::AskModel { state }) = until_driven(worker, executor, first, 0) else {
+        panic!("the model is asked first");
+    };
+    let mut next_state = state.clone();
+    next_state.next_call_number = 2;
+    next_state.calls_for_item = 1;
+    let reserve = worker
+        .handle(
+            1,
+            Input::ModelDecided {
+                decision: Decision::Call(call("c1")),
+                state: next_state,
+            },
+        )
+        .expect("a reservation");
+    assert!(matches!(reserve, Command::Reserve { .. }), "{reserve:?}");
+    let step = executor.perform(reserve, 2).unwrap();
+    let Next::Feed(input) = step.next else {
+        panic!("a reservation feeds the machine")
+    };
+    worker.handle(2, input).expect("the send comes next")
+}
+
+#[test]
+fn a_decision_made_before_the_send_stays_true_the_send_is_fenced_on_its_record() {
+    let (mut worker, mut executor, mut operator_ledger) = machine();
+    let invoke = start_and_call(&mut worker, &mut executor);
+    assert!(matches!(invoke, Command::Invoke { .. }), "{invoke:?}");
+    // Between the reservation and the send, an operator settles the call `failed`: true now,
+    // nothing has left.
+    let request = ResolveRequest {
+        status: Status::Failed,
+        reason: "billing has nothing for it".into(),
+        operator: "op-ana".into(),
+        expected_status: Some(Status::Started),
+        result: None,
+    };
+    operator::resolve(&mut operator_ledger, &key("r1:c1"), &request, 3).unwrap();
+    let step = executor.perform(invoke, 4).unwrap();
+    assert!(
+        matches!(step.report, Some(Report::SendRefused { .. })),
+        "the fence refused: {:?}",
+        step.report
+    );
+    let Next::Feed(refused) = step.next else {
+        panic!("nothing is sent: {:?}", step.next)
+    };
+    let save = worker.handle(4, refused).expect("the worker follows the record");
+    let notes = worker.take_notes();
+    assert!(notes.iter().any(|note| matches!(
+        note.held,
+        Held::SendRefused {
+            status: Some(Status::Failed),
+            ..
+        }
+    )));
+    let Command::SaveCheckpoint { state, .. } = save else {
+        panic!("{save:?}")
+    };
+    assert_eq!(
+        state.last_told,
+        Some(Told::DidNotTakeEffect),
+        "the model hears the decision"
+    );
+    let history = operator_ledger.history(&key("r1:c1")).unwrap();
+    assert_eq!(history.last().unwrap().event, HistoryEvent::SendRefused);
+    assert_eq!(operator_ledger.record(&key("r1:c1")).unwrap().unwrap().attempts, 0);
+}
+
+#[test]
+fn an_unreadable_checkpoint_makes_the_run_wait_for_a_person_not_start_over() {
+    let (mut worker, mut executor, mut operator_ledger) = machine();
+    operator_ledger
+        .save_checkpoint(RUN, "running", "{\"a state\": \"of another build\"}", "w0", None, 1)
+        .unwrap();
+    let first = worker.handle(10, Input::Start);
+    let drive = until_driven(&mut worker, &mut executor, first, 10);
+    let Some(Drive::WaitForPerson { reason }) = drive else {
+        panic!("the run is not driven: {drive:?}")
+    };
+    assert!(reason.contains("cannot be read") && reason.contains(RUN), "{reason}");
+    assert_eq!(worker.state(), WorkerState::WaitingForPerson);
+    assert!(worker.is_done());
+    let run_history = operator_ledger.run_history(Some(RUN)).unwrap();
+    assert_eq!(run_history.len(), 1);
+    assert_eq!(run_history[0].event, RunEvent::WaitsForPerson);
+    assert_eq!(run_history[0].detail.as_deref(), Some(reason.as_str()));
+    assert!(
+        operator_ledger.all_records().unwrap().is_empty(),
+        "nothing was called again"
+    );
+    assert_eq!(
+        operator_ledger.load_checkpoint(RUN).unwrap().unwrap().version,
+        1,
+        "the checkpoint is kept"
+    );
+}
+
+/// A checkpoint that says the run waits on a call, and holds `pending`.
+fn awaiting(pending: ToolCall, key_text: &str) -> String {
+    RunState {
+        status: RunStatus::AwaitingReconciliation { key: key_text.into() },
+        pending: Some(pending),
+        ..RunState::default()
+    }
+    .to_json()
+}
+
+#[test]
+fn stored_calls_it_cannot_key_or_run_stop_the_run_for_a_person_never_panic() {
+    let unknown_tool = ToolCall {
+        tool: "wire_money".into(),
+        ..call("c1")
+    };
+    let empty_id = ToolCall {
+        id: String::new(),
+        ..call("c1")
+    };
+    for (pending, key_text, expected) in [
+        (unknown_tool, "r1:c1", "wire_money"),
+        (empty_id, "r1:", "tool call id is empty"),
+        (call("c2"), "r1:c1", "has the key r1:c2"),
+    ] {
+        let (mut worker, mut executor, mut operator_ledger) = machine();
+        operator_ledger
+            .save_checkpoint(
+                RUN,
+                "awaiting_reconciliation",
+                &awaiting(pending, key_text),
+                "w0",
+                None,
+                1,
+            )
+            .unwrap();
+        let first = worker.handle(10, Input::Start);
+        let drive = until_driven(&mut worker, &mut executor, first, 10);
+        let Some(Drive::WaitForPerson { reason }) = drive else {
+            panic!("{expected}: {drive:?}")
+        };
+        assert!(reason.contains(expected), "{reason}");
+        assert_eq!(operator_ledger.run_history(Some(RUN)).unwrap().len(), 1);
+    }
+}
+
+#[test]
+fn a_state_the_driver_cannot_use_stops_the_run_for_a_person() {
+    let (mut worker, mut executor, operator_ledger) = machine();
+    let first = worker.handle(0, Input::Start);
+    assert!(matches!(
+        until_driven(&mut worker, &mut executor, first, 0),
+        Some(Drive::AskModel { .. })
+    ));
+    let next = worker.handle(
+        1,
+        Input::StateUnusable {
+            detail: "the run's next tool call number is 4294967295, the most it may be".into(),
+        },
+    );
+    assert!(matches!(
+        until_driven(&mut worker, &mut executor, next, 1),
+        Some(Drive::WaitForPerson { .. })
+    ));
+    assert_eq!(operator_ledger.run_history(None).unwrap().len(), 1);
+}
+
+#[test]
+fn a_late_answer_is_logged_under_its_own_key_whatever_the_worker_is_doing() {
+    let (mut worker, mut executor, operator_ledger) = machine();
+    let invoke = start_and_call(&mut worker, &mut executor);
+    assert!(matches!(
+        until_driven(&mut worker, &mut executor, Some(invoke), 3),
+        Some(Drive::Send { .. })
+    ));
+    // An answer to some other call (an earlier one of this run, say) arrives while r1:c1 waits.
+    let answer = ToolAnswer::Applied {
+        receipt: "{\"applied\":{\"credit_id\":\"cr_0009\"}}".into(),
+    };
+    let log = worker
+        .handle(
+            5,
+            Input::Response {
+                key: key("r1:c0"),
+                attempt: 1,
+                answer: answer.clone(),
+            },
+        )
+        .expect("a late answer is logged");
+    let Command::LogLateOutcome { key: logged, .. } = &log else {
+        panic!("{log:?}")
+    };
+    assert_eq!(logged.as_str(), "r1:c0", "under its own key, not the call in progress");
+    let step = executor.perform(log, 5).unwrap();
+    assert_eq!(
+        step.next,
+        Next::Nothing,
+        "the worker goes on waiting for its own answer"
+    );
+    let history = operator_ledger.history(&key("r1:c0")).unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].event, HistoryEvent::LateOutcomeIgnored);
+    assert_eq!(worker.awaiting_attempt(), Some(1), "r1:c1 is still awaited");
+}
+
+#[test]
+fn a_parked_worker_asked_to_look_again_asks_the_hook_anew() {
+    let (mut worker, mut executor, _operator_ledger) = machine();
+    let invoke = start_and_call(&mut worker, &mut executor);
+    assert!(matches!(
+        until_driven(&mut worker, &mut executor, Some(invoke), 3),
+        Some(Drive::Send { .. })
+    ));
+    let record = worker
+        .handle(
+            200,
+            Input::TimedOut {
+                key: key("r1:c1"),
+                attempt: 1,
+            },
+        )
+        .unwrap();
+    let Some(Drive::LookUp { key: looked_up, .. }) = until_driven(&mut worker, &mut executor, Some(record), 200) else {
+        panic!("an unknown call asks the hook first")
+    };
+    let step = executor.reconciled(looked_up, None, 210).unwrap();
+    let Next::Feed(unknown) = step.next else { panic!() };
+    let pause = worker.handle(210, unknown);
+    assert!(matches!(
+        until_driven(&mut worker, &mut executor, pause, 210),
+        Some(Drive::Park { .. })
+    ));
+    assert_eq!(worker.state(), WorkerState::Parked);
+    // Something that could settle it changed (its owner died, billing applied a request): look.
+    let read = worker.handle(300, Input::LookAgain);
+    let drive = until_driven(&mut worker, &mut executor, read, 300);
+    assert!(
+        matches!(drive, Some(Drive::LookUp { .. })),
+        "the hook is asked again: {drive:?}"
+    );
+    // Still nothing: it parks again without saving a second time (the checkpoint says so already).
+    let step = executor.reconciled(key("r1:c1"), None, 310).unwrap();
+    let Next::Feed(unknown) = step.next else { panic!() };
+    let again = worker.handle(310, unknown);
+    assert!(matches!(again, Some(Command::Park { .. })), "{again:?}");
+}
