@@ -25,6 +25,7 @@ pub mod model;
 pub mod presenter_notes;
 pub mod replay;
 pub mod report;
+pub mod rulebook;
 pub mod simulator;
 pub mod upgrade;
 pub mod web;

@@ -354,3 +354,60 @@ fn the_rows_of_the_decision_tables_that_fired_are_recorded_with_their_phase() {
             .any(|entry| entry.phase == firing.phase && entry.guard.is_some())
     );
 }
+
+#[test]
+fn the_rulebook_lights_the_rows_that_fired_and_strikes_rows_whose_guard_is_off() {
+    use twice_sim::rulebook::{self, ROWS, Table};
+    use twice_sim::runtime::guards::{Guard, Guards};
+    let row_index = |table: Table, then_starts: &str| {
+        ROWS.iter()
+            .position(|row| row.table == table && row.then.starts_with(then_starts))
+            .expect("a row")
+    };
+    let indeterminate = row_index(Table::Outcome, "record indeterminate");
+    let retry = row_index(Table::Outcome, "retry");
+    let pause = row_index(Table::Unknown, "the run waits");
+    let run_new = row_index(Table::Reservation, "record started");
+
+    // The pause level: one attempt, the answer lost, the run waits for an operator.
+    let paused = run_tape("04-pause.lost-answer.tape.ron");
+    let book = rulebook::at_phase(&paused, paused.phase());
+    assert_eq!(book.len(), ROWS.len());
+    for index in [run_new, indeterminate, pause] {
+        assert!(book[index].fired >= 1, "{:?} fired", book[index].row);
+        assert!(book[index].struck_by.is_none(), "{:?}", book[index]);
+    }
+    assert_eq!(book[retry].fired, 0, "a write is not retried");
+    let fired_at = rulebook::last_firing_phase(&paused, paused.phase()).expect("rows fired");
+    let lit = rulebook::at_phase(&paused, fired_at);
+    assert!(
+        lit.iter().any(|view| view.lit),
+        "the rows of the selected phase are lit"
+    );
+    assert!(
+        book[pause].last.as_deref().is_some_and(|last| last.contains("r1:c1")),
+        "{:?}",
+        book[pause].last
+    );
+
+    // The same answer lost with the write retry rule and the ledger off: the row the rule
+    // provides is struck, a whole table goes with the ledger, and the write is retried.
+    let guards = Guards::all_on()
+        .with(Guard::WriteRetryRule, false)
+        .with(Guard::Ledger, false);
+    let mut naive = SimulationBuilder::new(level("04-pause.level.ron"), 1)
+        .guards(guards)
+        .build()
+        .expect("builds");
+    // Without a ledger there is no reservation phase: the answer travels earlier.
+    naive
+        .run_until(|simulation| !simulation.wire_targets(CardKind::LoseResponse).is_empty())
+        .expect("steps");
+    naive.play(Play::LoseResponse { key: None }).expect("on the wire");
+    naive.run().expect("runs");
+    let book = rulebook::at_phase(&naive, naive.phase());
+    assert_eq!(book[indeterminate].struck_by, Some(Guard::WriteRetryRule));
+    assert_eq!(book[run_new].struck_by, Some(Guard::Ledger));
+    assert!(book[retry].fired >= 1, "the write was retried like a read");
+    assert_eq!(book[indeterminate].fired, 0);
+}

@@ -719,3 +719,61 @@ fn the_command_refuses_a_lan_address_without_the_flag_and_a_folder_without_level
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--sessions-max"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loss_in_the_browser_is_diagnosed_and_a_level_left_alone_is_not_finished() {
+    let room = room().await;
+    let (browser, _) = Browser::joined_on(&room, "Ada", "01-naive-retry").await;
+    // Penny left alone: the level goes quiet, and nothing was played, so nothing is finished.
+    let (status, game) = browser.post("/api/game/run", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    let end = &game["end"];
+    assert_eq!(end["finished"], false, "{end}");
+    assert_eq!(end["debrief"]["standing"], "heist_failed", "{end}");
+    assert_eq!(end["debrief"]["story"], "", "a loss never shows the win's story: {end}");
+    let diagnosis = end["debrief"]["diagnosis"].as_array().expect("a diagnosis");
+    assert!(
+        diagnosis
+            .iter()
+            .any(|sentence| sentence.as_str().is_some_and(|text| text.contains("no card"))),
+        "{end}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_parked_for_the_players_operator_move_is_not_the_end_in_the_browser() {
+    let room = room_with(|config| config.unlock_all = true).await;
+    let (browser, _) = Browser::joined_on(&room, "Ada", "09-settle-it-yourself").await;
+    let (_, game) = browser.post("/api/game/step", json!({ "phases": 5 })).await;
+    let (status, game) = browser
+        .post("/api/game/play", json!({ "play": first_target(&game, "LoseResponse") }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    let (status, game) = browser.post("/api/game/run", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    assert_eq!(game["over"], true, "the run is parked: nothing is scheduled");
+    assert!(
+        game["end"].is_null(),
+        "the player's operator card can still settle it: {}",
+        game["end"]
+    );
+    let (status, game) = browser
+        .post(
+            "/api/game/play",
+            json!({ "play": { "OperatorResolve": {
+                "key": "r1:c1", "status": "failed", "reason": "billing shows nothing",
+                "operator": "op-crew", "expected_status": "indeterminate"
+            } } }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    let (status, game) = browser.post("/api/game/run", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    assert_eq!(game["end"]["verdict"]["outcome_name"], "paid_twice", "{}", game["end"]);
+    assert_eq!(game["end"]["finished"], true);
+    assert!(!game["end"]["debrief"]["story"].as_str().unwrap_or_default().is_empty());
+    assert!(
+        game["end"]["debrief"]["par"].is_object(),
+        "a win is measured against par"
+    );
+}

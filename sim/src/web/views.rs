@@ -631,6 +631,8 @@ pub struct EndView {
     pub cards: u32,
     pub phases: u32,
     pub lesson: LessonView,
+    /// The debrief drawn from the run: headline, diagnosis, the story only when it happened, par.
+    pub debrief: crate::debrief::Debrief,
     /// The next level in level-select order, by stem.
     pub next: Option<String>,
 }
@@ -1054,6 +1056,7 @@ fn end_view(game: &Game, conclusion: &Conclusion, catalogue: &Catalogue, looks: 
             text: level.lesson.text.clone(),
             debrief: level.debrief.clone(),
         },
+        debrief: conclusion.debrief.clone(),
         next: catalogue.next(game.level_index).map(|next| next.stem.clone()),
     }
 }
