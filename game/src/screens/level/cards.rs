@@ -208,6 +208,10 @@ fn status_line(session: &Session, simulation: &Simulation) -> String {
         return "a tape plays its own cards; you watch, step and rewind".into();
     }
     if simulation.is_over() {
+        let waiting = simulation.moves_that_still_matter().unwrap_or_default();
+        if !waiting.is_empty() {
+            return "Penny waits for an operator: settle the call in the operator console".into();
+        }
         return "the level is over".into();
     }
     let armed = simulation.armed();
