@@ -492,6 +492,18 @@ fn an_operator_over_http_settles_the_games_unknown_call_and_the_run_goes_on() {
         Some(r#"{"status":"failed","reason":"late","expected_status":"indeterminate"}"#),
     );
     assert_eq!(status, 409, "{body}");
+
+    // Rewinding would drop the decision made over HTTP (it is not a move): the game says so
+    // on screen and asks first; the same rewind again goes ahead.
+    let before = phase(&app);
+    send(&mut app, Intent::Rewind { phase: 2 });
+    let notice = session(&app).notice.clone().expect("warned");
+    assert!(notice.problem && notice.text.contains("HTTP API"), "{}", notice.text);
+    assert_eq!(phase(&app), before, "nothing was rewound yet");
+    assert!(!session(&app).is_busy());
+    send(&mut app, Intent::Rewind { phase: 2 });
+    update_until(&mut app, "the rewind", |app| !session(app).is_busy() && phase(app) == 2);
+    assert_eq!(session(&app).outside_decisions, 0);
 }
 
 /// An HTTP exchange the game must take part in (a compensation asks the level's billing,

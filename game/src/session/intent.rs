@@ -279,9 +279,17 @@ fn apply_to_session(
                 return;
             }
             session.running = false;
-            if session.outside_decisions > 0 {
-                info!("rewinding undoes the decisions made over the HTTP API: they are not moves");
+            // A decision made over HTTP is not a move: a re-simulation cannot repeat it. Say so
+            // on screen and ask first; the same rewind asked again goes ahead.
+            if session.outside_decisions > 0 && session.rewind_asked != Some(*phase) {
+                session.rewind_asked = Some(*phase);
+                let count = session.outside_decisions;
+                session.warn(format!(
+                    "Rewinding undoes {count} decision(s) made over the HTTP API: they are not your moves, so a re-simulation cannot repeat them. Rewind to phase {phase} again to go ahead."
+                ));
+                return;
             }
+            session.rewind_asked = None;
             let actions = session.actions_before(*phase);
             let file = scratch.next_file(&session.recipe.level.level.id);
             session.job = Some(Job::show(session.recipe.clone(), actions, Goal::Phase(*phase), file));

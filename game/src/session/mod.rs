@@ -165,6 +165,9 @@ pub struct Session {
     /// Calls settled from outside (the HTTP API) that woke this simulation. They are not
     /// moves, so a re-simulation from the seed and the moves would not repeat them.
     pub outside_decisions: u32,
+    /// A rewind the player was warned about (it would undo decisions made over HTTP): asking
+    /// for the same phase again confirms it.
+    pub rewind_asked: Option<u32>,
 }
 
 impl Session {
@@ -191,6 +194,7 @@ impl Session {
             job: None,
             conclusion: None,
             outside_decisions: 0,
+            rewind_asked: None,
         }
     }
 
@@ -344,6 +348,7 @@ impl Session {
         self.conclusion = None;
         self.step_credit = 0.0;
         self.outside_decisions = 0;
+        self.rewind_asked = None;
     }
 
     /// The moves that rebuild the state just before phase `phase`: a tape's own moves
