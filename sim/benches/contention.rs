@@ -6,7 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use twice_sim::bench::contention;
+use twice_sim::bench::contention::{self, Placement};
+use twice_sim::ledger_target::LedgerTarget;
 
 /// Keys each process reserves in one sample.
 const KEYS: u32 = 100;
@@ -30,9 +31,9 @@ fn contended(criterion: &mut Criterion) {
                     let mut spent = Duration::ZERO;
                     for _ in 0..iterations {
                         file += 1;
-                        let ledger = folder.path().join(format!("contention-{file}.sqlite"));
-                        let figure =
-                            contention::measure(executable, &ledger, processes, KEYS).expect("contention runs");
+                        let ledger = LedgerTarget::File(folder.path().join(format!("contention-{file}.sqlite")));
+                        let figure = contention::measure(executable, &ledger, processes, KEYS, Placement::Here)
+                            .expect("contention runs");
                         assert_eq!(
                             figure.duplicates, 0,
                             "duplicate reservations with {processes} processes"

@@ -20,6 +20,7 @@ pub mod error;
 pub mod exit;
 pub mod explore;
 pub mod hand;
+pub mod ledger_target;
 pub mod level;
 pub mod model;
 pub mod presenter_notes;
@@ -30,5 +31,6 @@ pub mod simulator;
 pub mod upgrade;
 pub mod web;
 
+pub use twice_ledger_postgres as ledger_postgres;
 pub use twice_runtime as runtime;
 pub use twice_runtime::{ledger, sqlite_file};

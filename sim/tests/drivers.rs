@@ -85,7 +85,7 @@ fn ledger_summary(records: &[ExecutionRecord]) -> Vec<(String, String, u32, bool
 
 fn worker_process(run_id: &str, ledger: &Path, billing: &str) -> (WorkerEnd, Vec<&'static str>, Ledger) {
     let args = WorkerArgs {
-        ledger: ledger.to_path_buf(),
+        ledger: twice_sim::ledger_target::LedgerTarget::File(ledger.to_path_buf()),
         no_probe: false,
         billing: billing.to_owned(),
         run: run_id.to_owned(),

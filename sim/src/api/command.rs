@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
+
 use super::billing_target::BillingCompensator;
 use super::tokens::{self, Operators};
 use super::{ApiState, DEFAULT_ADDRESS, bind, check_bind_address, serve_until};
@@ -16,9 +18,10 @@ const SERVER_THREADS: usize = 2;
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// The ledger file to serve (written by `play --ledger`, the game or a worker). It must exist.
-    #[arg(long)]
-    pub ledger: PathBuf,
+    /// The ledger to serve: a SQLite file (written by `play --ledger`, the game or a worker) or
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?schema=NAME]`. It must exist.
+    #[arg(long, value_parser = LedgerTargetParser)]
+    pub ledger: LedgerTarget,
     /// The operators' tokens file (RON: id, token_sha256, tenants; see `twice-sim hash-token`).
     #[arg(long)]
     pub tokens: PathBuf,
@@ -56,7 +59,7 @@ pub fn serve_command(args: ServeArgs) -> u8 {
     if let Err(error) = check_bind_address(args.addr, args.allow_non_loopback) {
         return bad_input(format!("--addr: {error}"));
     }
-    let state = match ApiState::open(&args.ledger, operators) {
+    let state = match ApiState::open_target(&args.ledger, operators) {
         Ok(state) => state,
         Err(error) => return bad_input(error),
     };
@@ -90,7 +93,7 @@ pub fn serve_command(args: ServeArgs) -> u8 {
         println!(
             "operator API on http://{address}/v1/tool-executions — ledger {}, {} operator(s); \
              {compensation}. Ctrl-C stops.",
-            state.ledger_path().display(),
+            state.ledger_description(),
             state.operators().len()
         );
         // Whoever started us (a test, a script) may wait for this line to know the port.

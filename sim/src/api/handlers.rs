@@ -451,7 +451,7 @@ impl LedgerAccess for PoolAccess<'_> {
     fn with_ledger<T>(&mut self, step: impl FnOnce(&mut Ledger) -> T) -> Result<T, crate::ledger::LedgerError> {
         self.pool.with_connection(&self.handle, step).map_err(|failure| {
             let error = crate::ledger::LedgerError::Store {
-                location: self.pool.path().display().to_string(),
+                location: self.pool.target().to_string(),
                 context: "lending a ledger connection",
                 detail: failure.message.clone(),
             };

@@ -39,6 +39,7 @@ pub use no_ledger::{NO_LEVEL_OPEN_MESSAGE, TokenCheck, serve_without_ledger_unti
 pub use tokens::{Operator, OperatorEntry, Operators, TokensFile, hash_token};
 
 use crate::ledger::{ExecutionRecord, LedgerError};
+use crate::ledger_target::LedgerTarget;
 use pool::LedgerPool;
 
 /// The most bytes a request body may have (413 beyond). A resolve carries a reason of
@@ -168,7 +169,7 @@ impl std::fmt::Debug for ApiState {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
             .debug_struct("ApiState")
-            .field("ledger", &self.ledgers.path())
+            .field("ledger", self.ledgers.target())
             .field("operators", &self.operators)
             .field("compensation_target", &self.compensator.is_some())
             .finish()
@@ -179,10 +180,17 @@ impl ApiState {
     /// Opens an existing ledger file (checking it is one) for these operators, with the
     /// wall clock and no compensation target: compensate answers 501 until one is given.
     pub fn open(ledger_path: &Path, operators: Operators) -> Result<ApiState, ServeError> {
-        if !ledger_path.is_file() {
-            return Err(ServeError::LedgerMissing(ledger_path.to_path_buf()));
+        ApiState::open_target(&LedgerTarget::File(ledger_path.to_path_buf()), operators)
+    }
+
+    /// [`ApiState::open`] on a ledger file or a ledger in PostgreSQL (which must exist too).
+    pub fn open_target(target: &LedgerTarget, operators: Operators) -> Result<ApiState, ServeError> {
+        if let LedgerTarget::File(path) = target
+            && !path.is_file()
+        {
+            return Err(ServeError::LedgerMissing(path.clone()));
         }
-        let ledgers = LedgerPool::open(ledger_path)?;
+        let ledgers = LedgerPool::open_target(target)?;
         Ok(ApiState {
             ledgers: Arc::new(ledgers),
             operators: Arc::new(operators),
@@ -222,8 +230,14 @@ impl ApiState {
         &self.operators
     }
 
-    pub fn ledger_path(&self) -> &Path {
-        self.ledgers.path()
+    /// The served ledger file (`None` for a ledger in PostgreSQL).
+    pub fn ledger_path(&self) -> Option<&Path> {
+        self.ledgers.target().path()
+    }
+
+    /// The served ledger, for messages: a file's path, or a URL with its password hidden.
+    pub fn ledger_description(&self) -> String {
+        self.ledgers.target().to_string()
     }
 
     pub fn has_compensator(&self) -> bool {

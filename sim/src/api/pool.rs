@@ -1,10 +1,11 @@
 //! Ledger connections for request handlers.
 //!
-//! SQLite calls block, so each runs on tokio's blocking threads, never on the async
+//! Ledger calls block, so each runs on tokio's blocking threads, never on the async
 //! workers. A connection is opened per concurrent request and kept for the next one
 //! (opening checks the file's schema and integrity, which costs more than the query).
-//! Writers serialize in SQLite itself (`BEGIN IMMEDIATE` with a busy timeout), which is
-//! what makes two operators' compare-and-set decisions come out one winner, one 409.
+//! Writers serialize in SQLite itself (`BEGIN IMMEDIATE` with a busy timeout), or in
+//! PostgreSQL's serializable transactions, which is what makes two operators'
+//! compare-and-set decisions come out one winner, one 409.
 //!
 //! The server serves the one file it was started on, for as long as it runs. If that file is
 //! deleted or replaced (another file, even a copy, moved to its path), the decisions taken so
@@ -15,7 +16,8 @@
 //! changed), and once more after the work; any mismatch answers 503 `ledger_gone` and writes
 //! nothing. New connections never create a file ([`Ledger::open_existing`]). One connection is
 //! held for the pool's whole life, so the original inode cannot be freed and reused by a new
-//! file at the same path, which would otherwise pass for the original.
+//! file at the same path, which would otherwise pass for the original. A ledger in
+//! PostgreSQL has no file to lose; new connections to it never create its tables either.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -28,6 +30,7 @@ use tokio::sync::Semaphore;
 use super::error::ApiError;
 use super::{CONNECTION_WAIT_MS, CONNECTIONS_MAX};
 use crate::ledger::{Ledger, LedgerError};
+use crate::ledger_target::LedgerTarget;
 
 /// Which file a path names. On Unix the device and inode: deleting the file or moving another
 /// one to its path changes them, renaming it elsewhere and back does not. Elsewhere the
@@ -104,7 +107,9 @@ fn gone_during_the_request() -> ApiError {
 }
 
 pub(crate) struct LedgerPool {
-    file: ServedFile,
+    target: LedgerTarget,
+    /// The served file, when the ledger is a SQLite file.
+    file: Option<ServedFile>,
     idle: Mutex<Vec<Ledger>>,
     /// One permit per connection in use: at most [`CONNECTIONS_MAX`] at once.
     permits: Arc<Semaphore>,
@@ -114,9 +119,25 @@ pub(crate) struct LedgerPool {
 }
 
 impl LedgerPool {
-    /// Opens the existing ledger at `path` (refusing a missing file or one that is not a
+    /// Opens the existing ledger file at `path` (refusing a missing file or one that is not a
     /// ledger) and remembers which file it is.
     pub(crate) fn open(path: &Path) -> Result<LedgerPool, LedgerError> {
+        LedgerPool::open_target(&LedgerTarget::File(path.to_path_buf()))
+    }
+
+    /// [`LedgerPool::open`] on a ledger file or a ledger in PostgreSQL.
+    pub(crate) fn open_target(target: &LedgerTarget) -> Result<LedgerPool, LedgerError> {
+        let LedgerTarget::File(path) = target else {
+            let anchor = target.open_existing()?;
+            let pool = LedgerPool {
+                target: target.clone(),
+                file: None,
+                idle: Mutex::new(Vec::new()),
+                permits: Arc::new(Semaphore::new(CONNECTIONS_MAX)),
+                _anchor: Mutex::new(anchor),
+            };
+            return Ok(pool);
+        };
         let anchor = Ledger::open_existing(path)?;
         let identity = FileIdentity::of(path).map_err(|error| LedgerError::Open {
             location: path.display().to_string(),
@@ -127,7 +148,8 @@ impl LedgerPool {
             identity,
         };
         let pool = LedgerPool {
-            file,
+            target: target.clone(),
+            file: Some(file),
             idle: Mutex::new(Vec::new()),
             permits: Arc::new(Semaphore::new(CONNECTIONS_MAX)),
             _anchor: Mutex::new(anchor),
@@ -142,20 +164,32 @@ impl LedgerPool {
         Ok(pool)
     }
 
-    pub(crate) fn path(&self) -> &Path {
-        &self.file.path
+    pub(crate) fn target(&self) -> &LedgerTarget {
+        &self.target
     }
 
-    /// A new connection to the served file, never creating one, whose commits are refused
-    /// once the file at the path is no longer the served one.
+    /// The served file is still at its path (always, for a ledger that is no file).
+    fn check(&self) -> Result<(), ApiError> {
+        self.file.as_ref().map_or(Ok(()), ServedFile::check)
+    }
+
+    fn still_there(&self) -> bool {
+        self.file.as_ref().is_none_or(ServedFile::still_there)
+    }
+
+    /// A new connection to the served ledger, never creating one; for a file, one whose
+    /// commits are refused once the file at the path is no longer the served one.
     fn connect(&self) -> Result<Ledger, ApiError> {
-        let ledger = Ledger::open_existing(&self.file.path).map_err(|error| match error {
+        let Some(file) = &self.file else {
+            return self.target.open_existing().map_err(ApiError::from_ledger);
+        };
+        let ledger = Ledger::open_existing(&file.path).map_err(|error| match error {
             LedgerError::Missing { .. } => gone(),
             other => ApiError::from_ledger(other),
         })?;
         // Opened by path: make sure the path still named the served file when it was opened.
-        self.file.check()?;
-        let file = self.file.clone();
+        file.check()?;
+        let file = file.clone();
         ledger.refuse_commits_unless(move || file.still_there())?;
         Ok(ledger)
     }
@@ -187,7 +221,7 @@ impl LedgerPool {
         handle: &tokio::runtime::Handle,
         step: impl FnOnce(&mut Ledger) -> T,
     ) -> Result<T, ApiError> {
-        self.file.check()?;
+        self.check()?;
         let permit = handle
             .block_on(tokio::time::timeout(
                 Duration::from_millis(CONNECTION_WAIT_MS),
@@ -201,12 +235,12 @@ impl LedgerPool {
                 )
             })?
             .map_err(|_| ApiError::internal("the server is shutting down"))?;
-        self.file.check()?;
+        self.check()?;
         let mut ledger = self.take()?;
         let answer = step(&mut ledger);
         self.give_back(ledger);
         drop(permit);
-        if !self.file.still_there() {
+        if !self.still_there() {
             return Err(gone_during_the_request());
         }
         Ok(answer)
@@ -223,7 +257,7 @@ impl LedgerPool {
         self: &Arc<Self>,
         work: impl FnOnce(&mut Ledger) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        self.file.check()?;
+        self.check()?;
         let permit = tokio::time::timeout(
             Duration::from_millis(CONNECTION_WAIT_MS),
             Arc::clone(&self.permits).acquire_owned(),
@@ -241,11 +275,11 @@ impl LedgerPool {
         let joined = tokio::task::spawn_blocking(move || {
             let _permit = permit;
             // Checked again: the wait for a permit may have been long.
-            pool.file.check()?;
+            pool.check()?;
             let mut ledger = pool.take()?;
             let outcome = work(&mut ledger);
             pool.give_back(ledger);
-            if !pool.file.still_there() {
+            if !pool.still_there() {
                 return Err(gone_during_the_request());
             }
             outcome

@@ -1,5 +1,6 @@
 //! Figure 4: reservations per second with several OS processes contending on one ledger
-//! file, and proof that none of them was ever told to run a key another was told to run.
+//! file (or one ledger in PostgreSQL, its processes spread over hosts the benchmark makes),
+//! and proof that none of them was ever told to run a key another was told to run.
 //!
 //! Every process (`twice-sim bench-worker`, hidden) reserves the same keys, each starting
 //! at a different place in the list so that they collide all along it. The processes open
@@ -10,7 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -19,7 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use super::BenchError;
 use super::side_by_side::ARGUMENTS;
-use crate::ledger::{Ledger, Reservation, ReserveRequest};
+use crate::drill::hosts::{HUB_ADDRESS, Hosts};
+use crate::ledger::{Reservation, ReserveRequest};
+use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::rules::ReservationAction;
 use crate::runtime::tool::SideEffect;
@@ -34,9 +37,9 @@ pub const WORKER_WAIT_MS: u64 = 600_000;
 /// `twice-sim bench-worker`: one contending process. Hidden: `twice-sim bench` starts it.
 #[derive(Debug, clap::Args)]
 pub struct BenchWorkerArgs {
-    /// The ledger file; it must exist already (the benchmark creates it).
-    #[arg(long)]
-    pub ledger: PathBuf,
+    /// The ledger file or `postgres://` URL; it must exist already (the benchmark creates it).
+    #[arg(long, value_parser = LedgerTargetParser)]
+    pub ledger: LedgerTarget,
     /// This process's name in the ledger's `owner` column.
     #[arg(long)]
     pub worker_id: String,
@@ -77,13 +80,15 @@ fn run_worker(args: &BenchWorkerArgs) -> Result<(), BenchError> {
     if args.keys == 0 || args.keys > KEYS_MAX {
         return Err(BenchError::Input(format!("--keys {}: from 1 to {KEYS_MAX}", args.keys)));
     }
-    if !args.ledger.is_file() {
+    if let LedgerTarget::File(path) = &args.ledger
+        && !path.is_file()
+    {
         return Err(BenchError::Input(format!(
             "--ledger {}: no such file (the benchmark creates it before starting workers)",
-            args.ledger.display()
+            path.display()
         )));
     }
-    let mut ledger = Ledger::open(&args.ledger)?;
+    let mut ledger = args.ledger.open_existing()?;
     let mut stdout = std::io::stdout().lock();
     let say = |stdout: &mut std::io::StdoutLock<'_>, line: &str| -> Result<(), BenchError> {
         writeln!(stdout, "{line}")
@@ -162,12 +167,22 @@ pub struct ContentionFigure {
     pub unreserved: u64,
 }
 
-/// Starts `processes` workers on a new ledger at `ledger_path`, each reserving all `keys`.
+/// Where the contending processes run.
+#[derive(Debug)]
+pub enum Placement<'a> {
+    /// On this machine, as they are.
+    Here,
+    /// Spread over these hosts in turn, reaching the ledger (in PostgreSQL) through the hub.
+    Hosts(&'a mut Hosts),
+}
+
+/// Starts `processes` workers on a new ledger at `ledger`, each reserving all `keys`.
 pub fn measure(
     executable: &Path,
-    ledger_path: &Path,
+    ledger: &LedgerTarget,
     processes: u32,
     keys: u32,
+    placement: Placement<'_>,
 ) -> Result<ContentionFigure, BenchError> {
     if processes == 0 || processes > PROCESSES_MAX {
         return Err(BenchError::Input(format!(
@@ -177,21 +192,52 @@ pub fn measure(
     if keys == 0 || keys > KEYS_MAX {
         return Err(BenchError::Input(format!("{keys} keys: from 1 to {KEYS_MAX}")));
     }
-    if ledger_path.exists() {
+    if let LedgerTarget::File(path) = ledger
+        && path.exists()
+    {
         return Err(BenchError::Input(format!(
             "{}: already exists; contention starts from an empty ledger",
-            ledger_path.display()
+            path.display()
         )));
     }
     // Created here, once, so the workers only open it.
-    let observer = Ledger::open(ledger_path)?;
+    let observer = ledger.open()?;
+    // What the workers are told: a file's path, or the URL without its password (which goes
+    // in their environment, out of `ps`), through the hub when they run on hosts.
+    let (worker_ledger, password, hosts) = match (ledger, placement) {
+        (LedgerTarget::File(path), Placement::Here) => (path.display().to_string(), None, None),
+        (LedgerTarget::File(_), Placement::Hosts(_)) => {
+            return Err(BenchError::Input(
+                "processes on other hosts cannot share a SQLite file; contention across hosts needs PostgreSQL".into(),
+            ));
+        }
+        (LedgerTarget::Postgres(url), Placement::Here) => (url.without_password(), url.password(), None),
+        (LedgerTarget::Postgres(url), Placement::Hosts(hosts)) => {
+            use std::net::ToSocketAddrs;
+            let server = (url.host(), url.port())
+                .to_socket_addrs()
+                .ok()
+                .and_then(|mut addresses| addresses.next())
+                .ok_or_else(|| BenchError::Input(format!("--ledger: cannot resolve the host of {url}")))?;
+            let relay = hosts.relay(server).map_err(|error| BenchError::Io(error.to_string()))?;
+            let through_hub = url.with_address(&HUB_ADDRESS.to_string(), relay.port());
+            (through_hub.without_password(), url.password(), Some(&*hosts))
+        }
+    };
     let mut workers = Workers::default();
     let (sender, receiver) = mpsc::channel::<(u32, Heard)>();
     for number in 0..processes {
-        let mut child = Command::new(executable)
+        let mut command = match hosts {
+            Some(hosts) => hosts.command_on(number % hosts.count() + 1, executable),
+            None => Command::new(executable),
+        };
+        if let Some(password) = password {
+            command.env(crate::ledger_postgres::PASSWORD_VARIABLE, password);
+        }
+        let mut child = command
             .arg("bench-worker")
             .arg("--ledger")
-            .arg(ledger_path)
+            .arg(&worker_ledger)
             .arg("--worker-id")
             .arg(format!("p{number}"))
             .arg("--keys")

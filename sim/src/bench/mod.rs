@@ -16,6 +16,12 @@
 //! median, max), and each figure says how much of the machine other work took meanwhile
 //! ([`machine`]), so a reader can tell a result from noise.
 //!
+//! With `--ledger postgres://…`, figures 1 and 4 are also measured on PostgreSQL in the same
+//! run: the reserve + complete cycle beside SQLite's (same rounds, order rotating), and
+//! contention with [`POSTGRES_CONTENTION_PROCESSES`] processes spread over
+//! [`POSTGRES_CONTENTION_HOSTS`] hosts (network namespaces, as the drill makes them; on this
+//! machine as they are when not run as root), each in a fresh schema removed afterwards.
+//!
 //! The criterion benchmarks in `sim/benches/` measure the same things with criterion's
 //! statistics; this command prints the ratios in one table.
 
@@ -30,8 +36,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::drill::hosts::{Hosts, HostsError};
 use crate::ledger::{LedgerError, LedgerStore};
-use contention::{ContentionFigure, KEYS_MAX, PROCESSES_MAX};
+use crate::ledger_postgres::PostgresUrl;
+use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
+use contention::{ContentionFigure, KEYS_MAX, PROCESSES_MAX, Placement};
 use machine::{CpuCounters, OtherWork};
 use side_by_side::{LedgerCycles, Measured, RawInserts};
 
@@ -57,12 +66,19 @@ pub const LEDGER_RATIO_AIM: f64 = 0.45;
 pub const CPU_SECONDS_MIN: f64 = 0.1;
 /// The default `--level`, relative to the folder `twice-sim bench` runs in.
 pub const DEFAULT_LEVEL: &str = "levels/19-vault.level.ron";
+/// Processes contending on the PostgreSQL ledger.
+pub const POSTGRES_CONTENTION_PROCESSES: u32 = 8;
+/// Hosts they are spread over (when the benchmark runs as root).
+pub const POSTGRES_CONTENTION_HOSTS: u32 = 2;
 
 /// Everything that can stop a measurement, naming what and where.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     #[error("{0}")]
     Input(String),
+    /// The PostgreSQL ledger cannot be opened (no server there, a bad database).
+    #[error("--ledger: {0}")]
+    LedgerRefused(LedgerError),
     #[error(transparent)]
     Ledger(#[from] LedgerError),
     #[error("{}: {context}: {source}", path.display())]
@@ -111,6 +127,10 @@ pub struct BenchArgs {
     /// Process counts for the contention figure, measured against one process.
     #[arg(long, value_delimiter = ',', default_value = "2,4,8")]
     pub processes: Vec<u32>,
+    /// Also measure the ledger on PostgreSQL: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`
+    /// (fresh schemas, removed afterwards).
+    #[arg(long, value_parser = LedgerTargetParser)]
+    pub ledger: Option<LedgerTarget>,
 }
 
 /// What to measure, checked.
@@ -123,6 +143,17 @@ pub struct BenchPlan {
     pub scenarios: u64,
     pub keys: u32,
     pub processes: Vec<u32>,
+    /// The PostgreSQL server and database to measure on too (shown with its password hidden).
+    #[serde(serialize_with = "redacted")]
+    pub postgres: Option<PostgresUrl>,
+}
+
+/// A URL in a report: its password hidden.
+fn redacted<S: serde::Serializer>(url: &Option<PostgresUrl>, serializer: S) -> Result<S::Ok, S::Error> {
+    match url {
+        Some(url) => serializer.serialize_some(&url.redacted()),
+        None => serializer.serialize_none(),
+    }
 }
 
 impl BenchPlan {
@@ -136,6 +167,16 @@ impl BenchPlan {
             scenarios: pick(args.scenarios, 20_000, 12),
             keys: args.keys.unwrap_or(if args.quick { 20 } else { 400 }),
             processes: args.processes.clone(),
+            postgres: match &args.ledger {
+                None => None,
+                Some(LedgerTarget::Postgres(url)) => Some(url.clone()),
+                Some(LedgerTarget::File(_)) => {
+                    return Err(BenchError::Input(
+                        "--ledger: the benchmark makes its own SQLite files (--dir); --ledger takes a postgres:// URL"
+                            .into(),
+                    ));
+                }
+            },
         };
         let within = |flag: &str, value: u64, max: u64| {
             if value == 0 || value > max {
@@ -287,6 +328,29 @@ pub struct ContentionReport {
     pub other_work: Option<OtherWork>,
 }
 
+/// Figures 1 and 4 on PostgreSQL (`--ledger postgres://…`).
+#[derive(Clone, Debug, Serialize)]
+pub struct PostgresFigures {
+    /// The server, its password hidden.
+    pub server: String,
+    /// Reserve + complete cycles, measured in the same rounds as the SQLite file's.
+    pub cycles: Measured,
+    /// PostgreSQL's cycles per second ÷ the SQLite file ledger's.
+    pub ratio_to_sqlite: f64,
+    /// One process alone on the PostgreSQL ledger.
+    pub alone: ContentionFigure,
+    /// [`POSTGRES_CONTENTION_PROCESSES`] processes on it.
+    pub contended: ContentionRow,
+    /// The hosts they were spread over (0: this machine, as they are).
+    pub hosts: u32,
+    /// Why there were no hosts, when there were none.
+    pub hosts_note: Option<String>,
+    /// PostgreSQL's cycles per second ÷ SQLite's, round by round.
+    pub ratio_spread: Option<Spread>,
+    /// Other work on the machine during the PostgreSQL contention runs.
+    pub other_work: Option<OtherWork>,
+}
+
 /// Everything `twice-sim bench` measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchReport {
@@ -300,6 +364,8 @@ pub struct BenchReport {
     /// Figure 3 on SQLite (replays' and the game's), the same tapes in the same run.
     pub simulator_sqlite: SimulatorFigure,
     pub contention: ContentionReport,
+    /// Figures 1 and 4 on PostgreSQL, with `--ledger postgres://…`.
+    pub postgres: Option<PostgresFigures>,
     /// Keys reserved to run by more than one process (or with more than one row), in all
     /// contention runs. Must be zero.
     pub duplicates: u64,
@@ -326,12 +392,25 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
 
     let mut raw = RawInserts::open(&folder.join("raw.sqlite"))?;
     let mut ours = LedgerCycles::open(&folder.join("ledger.sqlite"))?;
+    // Each PostgreSQL measurement in a schema of its own, removed when the guard goes.
+    let mut schemas = Vec::new();
+    let mut postgres_cycles = match &plan.postgres {
+        None => None,
+        Some(server) => {
+            let url = fresh_schema(server, "cycles", &mut schemas)?;
+            let ledger = crate::ledger_postgres::open(&url).map_err(BenchError::LedgerRefused)?;
+            Some(LedgerCycles::on(
+                ledger,
+                "twice ledger on PostgreSQL: reserve + complete",
+            ))
+        }
+    };
     let cycles_started = CpuCounters::now();
-    let (measured, peer_name) = measure_cycles(plan, folder, &mut raw, &mut ours)?;
+    let (measured, peer_name) = measure_cycles(plan, folder, &mut raw, &mut ours, postgres_cycles.as_mut())?;
     let cycles_other_work = OtherWork::between(cycles_started, CpuCounters::now());
-    let raw = measured[0].clone();
-    let ours = measured[1].clone();
-    let peer = measured.get(2).cloned();
+    let raw = measured.raw;
+    let ours = measured.ours;
+    let peer = measured.peer;
     let ledger = LedgerFigure {
         ratio: ratio(ours.per_second, raw.per_second),
         ratio_spread: Spread::of_ratios(&ours.round_rates, &raw.round_rates),
@@ -353,14 +432,22 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
     let simulator = measure_scenarios(&scenarios, plan.scenarios, plan.rounds, LedgerStore::Memory)?;
 
     let contention_started = CpuCounters::now();
-    let alone = contention::measure(executable, &folder.join("contention-1.sqlite"), 1, plan.keys)?;
+    let file = |name: String| LedgerTarget::File(folder.join(name));
+    let alone = contention::measure(
+        executable,
+        &file("contention-1.sqlite".into()),
+        1,
+        plan.keys,
+        Placement::Here,
+    )?;
     let mut contended = Vec::new();
     for &processes in &plan.processes {
         let figure = contention::measure(
             executable,
-            &folder.join(format!("contention-{processes}.sqlite")),
+            &file(format!("contention-{processes}.sqlite")),
             processes,
             plan.keys,
+            Placement::Here,
         )?;
         contended.push(ContentionRow {
             ratio: ratio(figure.reservations_per_second, alone.reservations_per_second),
@@ -368,7 +455,24 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
         });
     }
     let contention_other_work = OtherWork::between(contention_started, CpuCounters::now());
-    let all = std::iter::once(&alone).chain(contended.iter().map(|row| &row.figure));
+    let postgres = match (&plan.postgres, measured.postgres) {
+        (Some(server), Some(cycles)) => Some(measure_postgres_contention(
+            executable,
+            server,
+            plan.keys,
+            &ours,
+            cycles,
+            &mut schemas,
+        )?),
+        _ => None,
+    };
+    let all = std::iter::once(&alone)
+        .chain(contended.iter().map(|row| &row.figure))
+        .chain(
+            postgres
+                .iter()
+                .flat_map(|figures| [&figures.alone, &figures.contended.figure]),
+        );
     let (duplicates, unreserved) = all.fold((0, 0), |(duplicates, unreserved), figure| {
         (duplicates + figure.duplicates, unreserved + figure.unreserved)
     });
@@ -385,6 +489,7 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
             contended,
             other_work: contention_other_work,
         },
+        postgres,
         duplicates,
         unreserved,
         other_work: OtherWork::between(run_started, CpuCounters::now()),
@@ -477,13 +582,39 @@ fn measure_scenarios(
     })
 }
 
+/// Figures 1 and 2 as measured side by side.
+struct Cycles {
+    raw: Measured,
+    ours: Measured,
+    postgres: Option<Measured>,
+    peer: Option<Measured>,
+}
+
+impl Cycles {
+    /// `measured` in the order the contenders were given: raw, ours, PostgreSQL (if any), the peer (if any).
+    fn from(measured: Vec<Measured>, postgres: bool, peer: bool) -> Cycles {
+        let mut measured = measured.into_iter();
+        let raw = measured.next().expect("raw inserts were measured");
+        let ours = measured.next().expect("our cycles were measured");
+        let postgres = if postgres { measured.next() } else { None };
+        let peer = if peer { measured.next() } else { None };
+        Cycles {
+            raw,
+            ours,
+            postgres,
+            peer,
+        }
+    }
+}
+
 #[cfg(feature = "peer-benchmark")]
 fn measure_cycles(
     plan: &BenchPlan,
     folder: &Path,
     raw: &mut RawInserts,
     ours: &mut LedgerCycles,
-) -> Result<(Vec<Measured>, String), BenchError> {
+    postgres: Option<&mut LedgerCycles>,
+) -> Result<(Cycles, String), BenchError> {
     use side_by_side::Contender;
 
     struct Peer(peer::PeerCycles);
@@ -498,8 +629,14 @@ fn measure_cycles(
         }
     }
     let mut peer = Peer(peer::PeerCycles::open(&folder.join("peer.sqlite")).map_err(BenchError::Peer)?);
-    let measured = side_by_side::measure(&mut [raw, ours, &mut peer], plan.cycles, plan.rounds)?;
-    Ok((measured, peer::PEER_NAME.into()))
+    let has_postgres = postgres.is_some();
+    let mut contenders: Vec<&mut dyn Contender> = vec![raw, ours];
+    if let Some(postgres) = postgres {
+        contenders.push(postgres);
+    }
+    contenders.push(&mut peer);
+    let measured = side_by_side::measure(&mut contenders, plan.cycles, plan.rounds)?;
+    Ok((Cycles::from(measured, has_postgres, true), peer::PEER_NAME.into()))
 }
 
 #[cfg(not(feature = "peer-benchmark"))]
@@ -508,12 +645,92 @@ fn measure_cycles(
     _folder: &Path,
     raw: &mut RawInserts,
     ours: &mut LedgerCycles,
-) -> Result<(Vec<Measured>, String), BenchError> {
-    let measured = side_by_side::measure(&mut [raw, ours], plan.cycles, plan.rounds)?;
+    postgres: Option<&mut LedgerCycles>,
+) -> Result<(Cycles, String), BenchError> {
+    let has_postgres = postgres.is_some();
+    let mut contenders: Vec<&mut dyn side_by_side::Contender> = vec![raw, ours];
+    if let Some(postgres) = postgres {
+        contenders.push(postgres);
+    }
+    let measured = side_by_side::measure(&mut contenders, plan.cycles, plan.rounds)?;
     Ok((
-        measured,
+        Cycles::from(measured, has_postgres, false),
         "agent-effects: not measured; this build leaves the peer out (build with --features peer-benchmark)".into(),
     ))
+}
+
+/// A new schema on `server` for one measurement, noted in `schemas` (removed when they drop).
+fn fresh_schema(server: &PostgresUrl, what: &str, schemas: &mut Vec<SchemaGuard>) -> Result<PostgresUrl, BenchError> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos() % 1_000_000_000);
+    let url = server
+        .with_schema(&format!("twice_bench_{}_{nanos}_{what}", std::process::id()))
+        .map_err(|error| BenchError::Input(format!("--ledger: {error}")))?;
+    schemas.push(SchemaGuard(url.clone()));
+    Ok(url)
+}
+
+/// A benchmark's schema, removed when this is dropped (whatever ended the benchmark).
+struct SchemaGuard(PostgresUrl);
+
+impl Drop for SchemaGuard {
+    fn drop(&mut self) {
+        // A measurement that failed before creating its schema leaves nothing to remove.
+        if let Err(error) = crate::ledger_postgres::remove_ledger(&self.0)
+            && !matches!(error, LedgerError::Missing { .. })
+        {
+            eprintln!("bench: could not remove schema {}: {error}", self.0.schema());
+        }
+    }
+}
+
+/// Figure 4 on PostgreSQL: one process, then [`POSTGRES_CONTENTION_PROCESSES`] spread over
+/// [`POSTGRES_CONTENTION_HOSTS`] hosts when they can be made (root, `ip`), each on a fresh schema.
+fn measure_postgres_contention(
+    executable: &Path,
+    server: &PostgresUrl,
+    keys: u32,
+    sqlite_cycles: &Measured,
+    cycles: Measured,
+    schemas: &mut Vec<SchemaGuard>,
+) -> Result<PostgresFigures, BenchError> {
+    let started = CpuCounters::now();
+    let alone_url = fresh_schema(server, "alone", schemas)?;
+    let alone = contention::measure(executable, &LedgerTarget::Postgres(alone_url), 1, keys, Placement::Here)?;
+    let (mut hosts, hosts_note) = match Hosts::make(POSTGRES_CONTENTION_HOSTS) {
+        Ok(hosts) => (Some(hosts), None),
+        Err(error @ (HostsError::NotRoot | HostsError::NoIp | HostsError::Leftover { .. })) => {
+            (None, Some(format!("on this machine, without hosts: {error}")))
+        }
+        Err(error) => return Err(BenchError::Io(error.to_string())),
+    };
+    let contended_url = fresh_schema(server, "contended", schemas)?;
+    let placement = match &mut hosts {
+        Some(hosts) => Placement::Hosts(hosts),
+        None => Placement::Here,
+    };
+    let figure = contention::measure(
+        executable,
+        &LedgerTarget::Postgres(contended_url),
+        POSTGRES_CONTENTION_PROCESSES,
+        keys,
+        placement,
+    )?;
+    Ok(PostgresFigures {
+        server: server.redacted(),
+        ratio_to_sqlite: ratio(cycles.per_second, sqlite_cycles.per_second),
+        ratio_spread: Spread::of_ratios(&cycles.round_rates, &sqlite_cycles.round_rates),
+        cycles,
+        contended: ContentionRow {
+            ratio: ratio(figure.reservations_per_second, alone.reservations_per_second),
+            figure,
+        },
+        alone,
+        hosts: hosts.as_ref().map_or(0, Hosts::count),
+        hosts_note,
+        other_work: OtherWork::between(started, CpuCounters::now()),
+    })
 }
 
 fn ratio(numerator: f64, denominator: f64) -> f64 {
@@ -559,7 +776,7 @@ pub fn bench_command(args: BenchArgs) -> u8 {
     };
     let report = match run(&plan, &folder, &executable) {
         Ok(report) => report,
-        Err(error @ BenchError::Input(_)) => {
+        Err(error @ (BenchError::Input(_) | BenchError::LedgerRefused(_))) => {
             eprintln!("error: {error}");
             return EXIT_BAD_INPUT;
         }
@@ -630,6 +847,17 @@ pub fn table(report: &BenchReport) -> String {
         ),
         machine(ledger.other_work),
     ]);
+    if let Some(postgres) = &report.postgres {
+        rows.push([
+            "1 ledger on PostgreSQL: reserve + complete".into(),
+            format!("{} cycles/s", grouped(postgres.cycles.per_second)),
+            format!("SQLite file {} cycles/s", grouped(ledger.ours.per_second)),
+            format!("{:.2}", postgres.ratio_to_sqlite),
+            spread(postgres.ratio_spread, false),
+            "same rounds, side by side".into(),
+            machine(ledger.other_work),
+        ]);
+    }
     match (&report.peer.measured, report.peer.ratio) {
         (Some(peer), Some(ratio)) => rows.push([
             format!("2 peer: {}", report.peer.peer),
@@ -718,6 +946,35 @@ pub fn table(report: &BenchReport) -> String {
             machine(report.contention.other_work),
         ]);
     }
+    if let Some(postgres) = &report.postgres {
+        let figure = &postgres.contended.figure;
+        rows.push([
+            format!(
+                "4 contention on PostgreSQL: {} processes{}",
+                figure.processes,
+                if postgres.hosts > 0 {
+                    format!(" on {} hosts", postgres.hosts)
+                } else {
+                    " on this machine".into()
+                }
+            ),
+            format!("{} reservations/s", grouped(figure.reservations_per_second)),
+            format!("1 process {}/s", grouped(postgres.alone.reservations_per_second)),
+            format!("{:.2}", postgres.contended.ratio),
+            "- (one run each)".into(),
+            format!(
+                "{} duplicates, {} lost: {}",
+                figure.duplicates,
+                figure.unreserved,
+                if figure.duplicates == 0 && figure.unreserved == 0 {
+                    "ok"
+                } else {
+                    "FAILED"
+                }
+            ),
+            machine(postgres.other_work),
+        ]);
+    }
     let widths: Vec<usize> = (0..COLUMNS)
         .map(|column| rows.iter().map(|row| row[column].chars().count()).max().unwrap_or(0))
         .collect();
@@ -751,6 +1008,13 @@ pub fn table(report: &BenchReport) -> String {
         "\nduplicate reservations: {}; lost reservations: {}\n",
         report.duplicates, report.unreserved
     ));
+    if let Some(postgres) = &report.postgres {
+        out.push_str(&format!("PostgreSQL: {}", postgres.server));
+        if let Some(note) = &postgres.hosts_note {
+            out.push_str(&format!("; contention {note}"));
+        }
+        out.push('\n');
+    }
     for note in &notes {
         out.push_str(note);
         out.push('\n');

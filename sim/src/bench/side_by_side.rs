@@ -94,19 +94,26 @@ pub const RESULT: &str = r#"{"credit_id":"cr_1","status":"applied"}"#;
 #[derive(Debug)]
 pub struct LedgerCycles {
     ledger: Ledger,
+    name: &'static str,
 }
 
 impl LedgerCycles {
     pub fn open(path: &Path) -> Result<LedgerCycles, BenchError> {
-        Ok(LedgerCycles {
-            ledger: Ledger::open(path)?,
-        })
+        Ok(LedgerCycles::on(
+            Ledger::open(path)?,
+            "twice ledger: reserve + complete",
+        ))
+    }
+
+    /// The same cycles on a ledger opened elsewhere (the PostgreSQL store).
+    pub fn on(ledger: Ledger, name: &'static str) -> LedgerCycles {
+        LedgerCycles { ledger, name }
     }
 }
 
 impl Contender for LedgerCycles {
     fn name(&self) -> String {
-        "twice ledger: reserve + complete".into()
+        self.name.into()
     }
 
     fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError> {

@@ -21,6 +21,7 @@
 pub mod billing_server;
 pub mod billing_store;
 pub mod check;
+pub mod hosts;
 pub mod marker;
 pub mod script;
 pub mod supervisor;

@@ -35,6 +35,17 @@
 //! terminal reaches the drill, which then kills and reaps them), holds a pipe from the
 //! drill on standard input (if the drill itself is SIGKILLed, they see the pipe close and
 //! exit), and is killed when its handle is dropped.
+//!
+//! Past one machine (`--ledger postgres://…`, `--hosts N`): the ledger is a fresh schema in
+//! PostgreSQL, and the workers run on N hosts the drill makes ([`super::hosts`]), reaching
+//! the ledger and billing through a hub. Two more faults, handed out from the seed at the
+//! moments workers send (mid-call): **partitions** (`--partitions`: the worker's host is
+//! cut off the network for a seeded time, and a twin on another host takes the run over
+//! while the cut-off worker lives on) and **pauses** (`--pauses`: the worker is stopped with
+//! SIGSTOP, a twin takes the run over, and SIGCONT wakes the old worker after a seeded time,
+//! a zombie whose run moved on). A worker that was cut off or paused and then stops on its
+//! own (billing or the ledger unreachable for too long, its session ended by the server) is
+//! a process that stopped, like a killed one: its run is recovered by a fresh process.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::IsTerminal;
@@ -47,16 +58,19 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::billing_server::Lookup;
 use super::billing_store::{BillingStore, key_handling_name, parse_key_handling};
 use super::check::{self, CheckInput, Findings};
+use super::hosts::{HOSTS_MAX, HUB_ADDRESS, Hosts, HostsError};
 use super::marker::{EndKind, Marker};
 use super::script;
 use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, stop_signal};
 use crate::billing::{Answer, KeyHandling};
-use crate::ledger::{Ledger, SettleError};
+use crate::ledger::{Ledger, LedgerError, SettleError};
+use crate::ledger_postgres::PostgresUrl;
+use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
 use crate::model::RunScript;
 use crate::runtime::guards::Guards;
 use crate::runtime::key::IdempotencyKey;
@@ -72,6 +86,12 @@ pub const DEADLINE_S_MAX: u32 = 86_400;
 pub const LATENCY_MS_MAX: u32 = super::billing_server::LATENCY_MS_MAX;
 pub const TIMEOUT_MS_MAX: u32 = 60_000;
 pub const MODEL_DELAY_MS_MAX: u32 = 1_000;
+pub const PARTITIONS_MAX: u32 = 1_000;
+pub const PAUSES_MAX: u32 = 1_000;
+/// The longest a partition or a pause may last.
+pub const FAULT_MS_MAX: u32 = 60_000;
+/// The shortest one lasts (each lasts a seeded time from this up to `--partition-ms` / `--pause-ms`).
+pub const FAULT_MS_MIN: u32 = 100;
 /// Processes a run may need beyond one per kill it took before the drill calls it stuck
 /// (duplicates, stand-downs, recoveries after a wait, the odd worker error).
 const PROCESSES_PER_RUN_SLACK: u32 = 50;
@@ -144,6 +164,29 @@ pub struct DrillArgs {
     /// Keep the ledger and billing database in this folder (new or empty) instead of a temporary one.
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// Keep the ledger in PostgreSQL instead: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`.
+    /// The drill makes a fresh schema there (`twice_drill_…`) and removes it after a drill
+    /// that passed (kept with --dir, or when the drill failed).
+    #[arg(long, value_parser = LedgerTargetParser)]
+    pub ledger: Option<LedgerTarget>,
+    /// Run the workers on this many hosts: network namespaces the drill makes and removes
+    /// (needs root, `ip` and --ledger postgres://…), with the ledger and billing on a hub.
+    #[arg(long)]
+    pub hosts: Option<u32>,
+    /// Cut a worker's host off the network this many times, each mid-call for a seeded time,
+    /// while a twin on another host takes the run over (needs --hosts 2 or more).
+    #[arg(long, default_value_t = 0)]
+    pub partitions: u32,
+    /// The longest a partition lasts, in milliseconds.
+    #[arg(long, default_value_t = 1_500)]
+    pub partition_ms: u32,
+    /// Pause a worker (SIGSTOP) this many times, each mid-call for a seeded time, while a twin
+    /// takes the run over; then wake it (SIGCONT).
+    #[arg(long, default_value_t = 0)]
+    pub pauses: u32,
+    /// The longest a pause lasts, in milliseconds.
+    #[arg(long, default_value_t = 1_500)]
+    pub pause_ms: u32,
     /// Give up (exit 1) if the drill has not finished after this many seconds.
     #[arg(long, default_value_t = 600)]
     pub deadline_s: u32,
@@ -169,6 +212,14 @@ pub struct DrillConfig {
     pub operator: bool,
     pub dir: Option<PathBuf>,
     pub deadline: Duration,
+    /// The PostgreSQL server and database the ledger goes to (`None`: a SQLite file).
+    pub ledger: Option<PostgresUrl>,
+    /// Worker hosts to make (0: the workers run on this machine as they are).
+    pub hosts: u32,
+    pub partitions: u32,
+    pub partition_ms: u32,
+    pub pauses: u32,
+    pub pause_ms: u32,
 }
 
 impl DrillConfig {
@@ -186,6 +237,36 @@ impl DrillConfig {
         within("timeout-ms", args.timeout_ms, 1, TIMEOUT_MS_MAX)?;
         within("model-delay-ms", args.model_delay_ms, 0, MODEL_DELAY_MS_MAX)?;
         within("deadline-s", args.deadline_s, 1, DEADLINE_S_MAX)?;
+        within("partitions", args.partitions, 0, PARTITIONS_MAX)?;
+        within("pauses", args.pauses, 0, PAUSES_MAX)?;
+        within("partition-ms", args.partition_ms, FAULT_MS_MIN, FAULT_MS_MAX)?;
+        within("pause-ms", args.pause_ms, FAULT_MS_MIN, FAULT_MS_MAX)?;
+        if let Some(hosts) = args.hosts {
+            within("hosts", hosts, 1, HOSTS_MAX)?;
+        }
+        let ledger = match &args.ledger {
+            None => None,
+            Some(LedgerTarget::Postgres(url)) => Some(url.clone()),
+            Some(LedgerTarget::File(_)) => {
+                return Err(
+                    "--ledger: the drill makes its own ledger file in its folder (--dir); --ledger takes a postgres:// URL"
+                        .into(),
+                );
+            }
+        };
+        let hosts = args.hosts.unwrap_or(0);
+        if hosts > 0 && ledger.is_none() {
+            return Err(
+                "--hosts: workers on other hosts cannot share a SQLite file; give --ledger postgres://USER@HOST/DATABASE"
+                    .into(),
+            );
+        }
+        if args.partitions > 0 && hosts < 2 {
+            return Err(format!(
+                "--partitions {}: a cut-off worker's twin runs on another host; give --hosts 2 or more",
+                args.partitions
+            ));
+        }
         let guards = Guards::parse_list(&args.guards).map_err(|detail| format!("--guards: {detail}"))?;
         let key_handling = parse_key_handling(&args.keys).map_err(|detail| format!("--keys: {detail}"))?;
         if let Some(dir) = &args.dir
@@ -217,6 +298,12 @@ impl DrillConfig {
             operator: !args.no_operator,
             dir: args.dir.clone(),
             deadline: Duration::from_secs(u64::from(args.deadline_s)),
+            ledger,
+            hosts,
+            partitions: args.partitions,
+            partition_ms: args.partition_ms,
+            pauses: args.pauses,
+            pause_ms: args.pause_ms,
         })
     }
 }
@@ -240,6 +327,12 @@ pub enum DrillError {
     WorkerRefused(String),
     #[error("billing stopped while the drill still needed it: {0}")]
     BillingGone(String),
+    /// The hosts could not be made (not root, no `ip`, namespaces left over) or changed.
+    #[error(transparent)]
+    Hosts(#[from] HostsError),
+    /// The ledger the drill was given cannot be opened (no server there, a bad schema).
+    #[error("--ledger: {0}")]
+    LedgerRefused(LedgerError),
     #[error(transparent)]
     Ledger(#[from] crate::ledger::LedgerError),
     #[error(transparent)]
@@ -255,6 +348,10 @@ pub struct DrillReport {
     pub guards_off: Vec<String>,
     pub billing_keys: String,
     pub parallel: u32,
+    /// Where the ledger was: a file, or a PostgreSQL URL with its schema (no password).
+    pub ledger: String,
+    /// Worker hosts (0: the workers ran on this machine as they are).
+    pub hosts: u32,
     pub runs: u32,
     pub runs_finished: u32,
     pub runs_waiting: u32,
@@ -266,6 +363,17 @@ pub struct DrillReport {
     /// Kills sent to a process that had already ended on its own (handed on to another).
     pub kills_missed: u32,
     pub duplicates_started: u32,
+    pub partitions_requested: u32,
+    /// Hosts cut off the network mid-call (then put back).
+    pub partitions: u32,
+    pub pauses_requested: u32,
+    /// Workers stopped mid-call (SIGSTOP), then woken (SIGCONT) after their run moved on.
+    pub pauses: u32,
+    /// Workers started on a run whose worker was cut off or paused.
+    pub twins_started: u32,
+    /// Cut-off or woken workers that then stopped on their own (billing or the ledger out of
+    /// reach too long, their session ended by the server): processes that stopped, not errors.
+    pub stopped_after_fault: u32,
     pub stood_down: u32,
     pub worker_errors: u32,
     pub worker_error_samples: Vec<String>,
@@ -297,6 +405,27 @@ enum ProcessKind {
     Primary,
     /// Started on a run another process is already driving.
     Duplicate,
+    /// Started on a run whose process was cut off or paused: it takes the run over.
+    Twin,
+}
+
+/// What the drill tells a process's watcher to do to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Control {
+    Kill,
+    /// SIGSTOP: the process stops where it is, its connections open.
+    Pause,
+    /// SIGCONT: it goes on from there.
+    Wake,
+}
+
+/// A fault handed out from the seed: it fires at the drill's `at_send`-th send (counted over
+/// the runs' driving processes), a seeded moment later, and lasts `lasts_ms`.
+#[derive(Clone, Copy, Debug)]
+struct PlannedFault {
+    at_send: u32,
+    after_ms: u64,
+    lasts_ms: u64,
 }
 
 /// When a process is to die. Every plan fires by a marker the process is sure to print,
@@ -314,8 +443,13 @@ enum KillPlan {
 struct ProcessSlot {
     run: usize,
     kind: ProcessKind,
-    kill: Option<oneshot::Sender<()>>,
+    control: mpsc::UnboundedSender<Control>,
     kill_requested: bool,
+    /// The worker host it runs on (`None`: this machine, without hosts).
+    host: Option<u32>,
+    /// Cut off or paused at some point of its life: an end on its own after that is a stop.
+    faulted: bool,
+    paused: bool,
     plan: Option<KillPlan>,
     markers: u32,
     /// The last phase or answer marker: where the process is.
@@ -355,6 +489,10 @@ enum Event {
     Line { process: u32, line: String },
     Stderr { process: u32, line: String },
     KillDue { process: u32 },
+    CutDue { process: u32, lasts_ms: u64 },
+    HealDue { host: u32 },
+    PauseDue { process: u32, lasts_ms: u64 },
+    WakeDue { process: u32 },
     Exited { process: u32, status: Option<ExitStatus> },
 }
 
@@ -371,7 +509,20 @@ struct Counters {
     found_after_wait: u32,
     operator_resolutions: u32,
     kills_missed: u32,
+    partitions: u32,
+    pauses: u32,
+    twins_started: u32,
+    stopped_after_fault: u32,
     guards_held: BTreeMap<String, u32>,
+}
+
+/// What became of an operator's resolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resolution {
+    /// Resolved now, or someone else settled the call first.
+    Done,
+    /// The record was locked: nothing was decided; look again later.
+    Busy,
 }
 
 /// The billing process the drill started.
@@ -382,11 +533,30 @@ struct BillingProcess {
     url: String,
 }
 
+/// What a worker is told about the ledger, and the password it gets out of sight (in its
+/// environment as `PGPASSWORD`, not on its command line, where `ps` shows it).
+#[derive(Debug)]
+struct WorkerLedger {
+    argument: String,
+    password: Option<String>,
+}
+
 #[derive(Debug)]
 struct Supervisor {
     config: DrillConfig,
     exe: PathBuf,
-    ledger_path: PathBuf,
+    worker_ledger: WorkerLedger,
+    /// Billing's URL as workers reach it (the hub's relay, with hosts).
+    worker_billing: String,
+    hosts: Option<Hosts>,
+    /// Round-robin over the hosts for each new worker.
+    next_host: u32,
+    /// The host cut off now (or about to be): no new worker goes there.
+    cut_host: Option<u32>,
+    partitions_planned: VecDeque<PlannedFault>,
+    pauses_planned: VecDeque<PlannedFault>,
+    /// Sends seen from the runs' driving processes.
+    sends_seen: u32,
     billing: BillingProcess,
     client: reqwest::Client,
     observer: Ledger,
@@ -424,7 +594,12 @@ fn killed_by_sigkill(status: &ExitStatus) -> bool {
 /// A command for a child of the drill: its own process group, a pipe on every stream,
 /// killed if its handle is dropped.
 fn child_command(exe: &Path) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(exe);
+    child_settings(tokio::process::Command::new(exe))
+}
+
+/// A child's settings (see [`child_command`]), also for a command that runs on a worker host
+/// (`ip netns exec`, which becomes the worker itself, so signals reach the worker).
+fn child_settings(mut command: tokio::process::Command) -> tokio::process::Command {
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -435,9 +610,28 @@ fn child_command(exe: &Path) -> tokio::process::Command {
     command
 }
 
-/// Watches one worker: forwards its lines, kills it when asked, reports its end. Its
-/// standard input stays open until it is gone.
-async fn watch(process: u32, mut child: Child, events: mpsc::UnboundedSender<Event>, mut kill: oneshot::Receiver<()>) {
+/// Sends SIGSTOP or SIGCONT to a process the drill started, by its id.
+fn signal(pid: u32, control: Control) {
+    let signal = match control {
+        Control::Pause => nix::sys::signal::Signal::SIGSTOP,
+        Control::Wake => nix::sys::signal::Signal::SIGCONT,
+        Control::Kill => nix::sys::signal::Signal::SIGKILL,
+    };
+    if let Ok(pid) = i32::try_from(pid) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
+    }
+}
+
+/// Watches one worker: forwards its lines, kills, pauses and wakes it when asked, reports
+/// its end. Signals go through the child's handle, which knows its id only while the process
+/// has not been reaped, so a signal never reaches another process that took the number.
+/// Its standard input stays open until it is gone.
+async fn watch(
+    process: u32,
+    mut child: Child,
+    events: mpsc::UnboundedSender<Event>,
+    mut control: mpsc::UnboundedReceiver<Control>,
+) {
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
@@ -459,11 +653,22 @@ async fn watch(process: u32, mut child: Child, events: mpsc::UnboundedSender<Eve
             }
         }
     });
-    let status = tokio::select! {
-        status = child.wait() => status,
-        Ok(()) = &mut kill => {
-            let _ = child.start_kill();
-            child.wait().await
+    let status = loop {
+        tokio::select! {
+            status = child.wait() => break status,
+            command = control.recv() => match command {
+                Some(Control::Kill) => {
+                    let _ = child.start_kill();
+                    break child.wait().await;
+                }
+                Some(command) => {
+                    if let Some(pid) = child.id() {
+                        signal(pid, command);
+                    }
+                }
+                // The drill let go of the process: it runs to its end.
+                None => break child.wait().await,
+            }
         }
     };
     // Every line the process wrote is forwarded before its end is reported.
@@ -481,9 +686,9 @@ impl Supervisor {
         vec![
             "worker".into(),
             "--ledger".into(),
-            self.ledger_path.display().to_string(),
+            self.worker_ledger.argument.clone(),
             "--billing".into(),
-            self.billing.url.clone(),
+            self.worker_billing.clone(),
             "--run".into(),
             run.to_owned(),
             "--guards".into(),
@@ -544,22 +749,48 @@ impl Supervisor {
         }
     }
 
+    /// The host for a new worker: the next in turn that is not cut off (nor `avoid`, the
+    /// host of the worker a twin takes over from). `None` without hosts.
+    fn pick_host(&mut self, avoid: Option<u32>) -> Option<u32> {
+        let count = self.hosts.as_ref()?.count();
+        let open: Vec<u32> = (1..=count).filter(|host| Some(*host) != self.cut_host).collect();
+        let preferred: Vec<u32> = open.iter().copied().filter(|host| Some(*host) != avoid).collect();
+        let choices = if preferred.is_empty() { open } else { preferred };
+        let host = *choices.get(self.next_host as usize % choices.len().max(1))?;
+        self.next_host = self.next_host.wrapping_add(1);
+        Some(host)
+    }
+
     fn start_worker(&mut self, run: usize, kind: ProcessKind) -> Result<(), DrillError> {
+        self.start_worker_avoiding(run, kind, None)
+    }
+
+    fn start_worker_avoiding(&mut self, run: usize, kind: ProcessKind, avoid: Option<u32>) -> Result<(), DrillError> {
         let process = self.next_process;
         self.next_process += 1;
         let run_id = self.runs[run].id.clone();
-        let mut command = child_command(&self.exe);
+        let host = self.pick_host(avoid);
+        let mut command = match (&self.hosts, host) {
+            (Some(hosts), Some(host)) => child_settings(hosts.command_on(host, &self.exe).into()),
+            _ => child_command(&self.exe),
+        };
         command.args(self.worker_args(&run_id, process));
+        if let Some(password) = &self.worker_ledger.password {
+            command.env(crate::ledger_postgres::PASSWORD_VARIABLE, password);
+        }
         let child = command
             .spawn()
             .map_err(|error| DrillError::Setup(format!("cannot start a worker ({}): {error}", self.exe.display())))?;
-        let (kill, kill_receiver) = oneshot::channel();
-        tokio::spawn(watch(process, child, self.sender.clone(), kill_receiver));
-        if kind == ProcessKind::Primary && self.kills_spare > 0 {
+        let (control, control_receiver) = mpsc::unbounded_channel();
+        tokio::spawn(watch(process, child, self.sender.clone(), control_receiver));
+        // A twin drives its run as a primary does (its predecessor is cut off or paused), so
+        // it takes the run's kills too; otherwise a run finished by a twin would carry them off.
+        let drives = kind != ProcessKind::Duplicate;
+        if drives && self.kills_spare > 0 {
             self.kills_spare -= 1;
             self.runs[run].kills_assigned += 1;
         }
-        let plan = if kind == ProcessKind::Primary && self.runs[run].kills_assigned > 0 {
+        let plan = if drives && self.runs[run].kills_assigned > 0 {
             let markers_usual = self.markers_usual(run)?;
             Some(self.plan_kill(run, markers_usual))
         } else {
@@ -570,8 +801,11 @@ impl Supervisor {
             ProcessSlot {
                 run,
                 kind,
-                kill: Some(kill),
+                control,
                 kill_requested: false,
+                host,
+                faulted: false,
+                paused: false,
                 plan,
                 markers: 0,
                 last: None,
@@ -584,8 +818,10 @@ impl Supervisor {
         slot.processes += 1;
         slot.phase = RunPhase::Active;
         self.counters.processes_started += 1;
-        if kind == ProcessKind::Duplicate {
-            self.counters.duplicates_started += 1;
+        match kind {
+            ProcessKind::Duplicate => self.counters.duplicates_started += 1,
+            ProcessKind::Twin => self.counters.twins_started += 1,
+            ProcessKind::Primary => {}
         }
         if slot.processes > slot.kills_taken + PROCESSES_PER_RUN_SLACK {
             let errors = self.counters.worker_error_samples.join(" | ");
@@ -651,6 +887,10 @@ impl Supervisor {
             slot.plan = None;
             self.schedule_kill(process, after_ms);
         }
+        if is_send && kind == ProcessKind::Primary {
+            self.sends_seen += 1;
+            self.plan_faults_at_send(process);
+        }
         let duplicate_due =
             self.config.duplicates && kind == ProcessKind::Primary && self.runs[run].duplicate_at == Some(markers);
         if duplicate_due {
@@ -662,10 +902,122 @@ impl Supervisor {
 
     fn on_kill_due(&mut self, process: u32) {
         if let Some(slot) = self.processes.get_mut(&process)
-            && let Some(kill) = slot.kill.take()
+            && !slot.kill_requested
         {
             slot.kill_requested = true;
-            let _ = kill.send(());
+            let _ = slot.control.send(Control::Kill);
+        }
+    }
+
+    fn schedule(&self, after_ms: u64, event: Event) {
+        let events = self.sender.clone();
+        tokio::spawn(async move {
+            if after_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(after_ms)).await;
+            }
+            let _ = events.send(event);
+        });
+    }
+
+    /// A driving process is sending: partitions and pauses planned for this send fire a
+    /// seeded moment later (the request or its answer on the wire). One host is cut at a time.
+    fn plan_faults_at_send(&mut self, process: u32) {
+        let host = self.processes.get(&process).and_then(|slot| slot.host);
+        if self.cut_host.is_none()
+            && let Some(host) = host
+            && self
+                .partitions_planned
+                .front()
+                .is_some_and(|fault| fault.at_send <= self.sends_seen)
+            && let Some(fault) = self.partitions_planned.pop_front()
+        {
+            // Claimed now, so no new worker goes there and no other partition starts.
+            self.cut_host = Some(host);
+            self.schedule(
+                fault.after_ms,
+                Event::CutDue {
+                    process,
+                    lasts_ms: fault.lasts_ms,
+                },
+            );
+        }
+        if self
+            .pauses_planned
+            .front()
+            .is_some_and(|fault| fault.at_send <= self.sends_seen)
+            && let Some(fault) = self.pauses_planned.pop_front()
+        {
+            self.schedule(
+                fault.after_ms,
+                Event::PauseDue {
+                    process,
+                    lasts_ms: fault.lasts_ms,
+                },
+            );
+        }
+    }
+
+    /// Cuts the host of `process` off the network (it was claimed when the cut was planned),
+    /// and starts a twin of its run on another host.
+    fn on_cut_due(&mut self, process: u32, lasts_ms: u64) -> Result<(), DrillError> {
+        let (Some(hosts), Some(host)) = (&self.hosts, self.cut_host) else {
+            return Ok(());
+        };
+        hosts.cut(host)?;
+        self.counters.partitions += 1;
+        for slot in self.processes.values_mut().filter(|slot| slot.host == Some(host)) {
+            slot.faulted = true;
+        }
+        self.schedule(lasts_ms, Event::HealDue { host });
+        if let Some(slot) = self.processes.get(&process)
+            && !slot.kill_requested
+        {
+            let run = slot.run;
+            self.start_worker_avoiding(run, ProcessKind::Twin, Some(host))?;
+        }
+        Ok(())
+    }
+
+    fn on_heal_due(&mut self, host: u32) -> Result<(), DrillError> {
+        if let Some(hosts) = &self.hosts {
+            hosts.heal(host)?;
+        }
+        if self.cut_host == Some(host) {
+            self.cut_host = None;
+        }
+        Ok(())
+    }
+
+    /// Pauses `process` (SIGSTOP) and starts a twin of its run, on another host if there
+    /// are hosts. A process that is gone (or dying) leaves the pause to the next send.
+    fn on_pause_due(&mut self, process: u32, lasts_ms: u64) -> Result<(), DrillError> {
+        let Some(slot) = self
+            .processes
+            .get_mut(&process)
+            .filter(|slot| !slot.kill_requested && !slot.paused)
+        else {
+            self.pauses_planned.push_front(PlannedFault {
+                at_send: self.sends_seen + 1,
+                after_ms: 0,
+                lasts_ms,
+            });
+            return Ok(());
+        };
+        let _ = slot.control.send(Control::Pause);
+        slot.paused = true;
+        slot.faulted = true;
+        let (run, host) = (slot.run, slot.host);
+        self.counters.pauses += 1;
+        self.schedule(lasts_ms, Event::WakeDue { process });
+        self.start_worker_avoiding(run, ProcessKind::Twin, host)
+    }
+
+    fn on_wake_due(&mut self, process: u32) {
+        if let Some(slot) = self.processes.get_mut(&process)
+            && slot.paused
+        {
+            let _ = slot.control.send(Control::Wake);
+            slot.paused = false;
         }
     }
 
@@ -694,6 +1046,9 @@ impl Supervisor {
             match (succeeded, slot.end) {
                 (true, Some(EndKind::StoodDown)) => self.counters.stood_down += 1,
                 (true, Some(_)) => {}
+                // Cut off or paused, then out on its own: it stopped, as a killed process
+                // does, and its run is recovered the same way.
+                _ if slot.faulted => self.counters.stopped_after_fault += 1,
                 _ => {
                     let code = status.as_ref().and_then(ExitStatus::code);
                     let stderr: Vec<String> = slot.stderr.iter().cloned().collect();
@@ -798,7 +1153,7 @@ impl Supervisor {
                 .iter_mut()
                 .filter(|(process, _)| live.contains(process))
                 .map(|(_, slot)| slot)
-                .find(|slot| slot.kind == ProcessKind::Primary && !slot.kill_requested)
+                .find(|slot| slot.kind != ProcessKind::Duplicate && !slot.kill_requested && !slot.paused)
             {
                 slot.plan = Some(KillPlan::AtMarker {
                     nth: slot.markers + 1,
@@ -834,13 +1189,22 @@ impl Supervisor {
     }
 
     /// The operator's decision, through the runtime's one implementation of resolve.
-    fn resolve(&mut self, key: &str, status: Status, reason: String, result: Option<String>) -> Result<(), DrillError> {
+    /// `Busy`: the record is locked (a process that died without its connection closing yet,
+    /// cut off, still holds its transaction open until the server notices): the operator
+    /// looks again later, as a person would.
+    fn resolve(
+        &mut self,
+        key: &str,
+        status: Status,
+        reason: String,
+        result: Option<String>,
+    ) -> Result<Resolution, DrillError> {
         let key = IdempotencyKey::parse(key).map_err(DrillError::Setup)?;
         let Some(record) = self.observer.record(&key)? else {
-            return Ok(());
+            return Ok(Resolution::Done);
         };
         if !record.status.is_unknown() {
-            return Ok(());
+            return Ok(Resolution::Done);
         }
         let request = ResolveRequest {
             status,
@@ -852,10 +1216,16 @@ impl Supervisor {
         match operator::resolve(&mut self.observer, &key, &request, super::now_ms()) {
             Ok(_) => {
                 self.counters.operator_resolutions += 1;
-                Ok(())
+                Ok(Resolution::Done)
             }
             // Someone settled it first (compare-and-set): the fresh process reads their decision.
-            Err(OperatorError::Settle(SettleError::Stale { .. } | SettleError::AlreadySettled { .. })) => Ok(()),
+            Err(OperatorError::Settle(SettleError::Stale { .. } | SettleError::AlreadySettled { .. })) => {
+                Ok(Resolution::Done)
+            }
+            Err(
+                OperatorError::Ledger(LedgerError::Locked { .. })
+                | OperatorError::Settle(SettleError::Ledger(LedgerError::Locked { .. })),
+            ) => Ok(Resolution::Busy),
             Err(OperatorError::Ledger(error) | OperatorError::Settle(SettleError::Ledger(error))) => Err(error.into()),
             Err(error) => Err(DrillError::Setup(format!(
                 "the drill's operator could not resolve {key}: {error}"
@@ -901,27 +1271,36 @@ impl Supervisor {
                     }
                     .receipt();
                     let reason = format!("billing holds credit {} under key {key}", credit.id);
-                    self.resolve(&key, Status::Completed, reason, Some(result))?;
-                    self.start_worker(run, ProcessKind::Primary)?;
+                    match self.resolve(&key, Status::Completed, reason, Some(result))? {
+                        Resolution::Done => self.start_worker(run, ProcessKind::Primary)?,
+                        Resolution::Busy => self.look_again_later(run),
+                    }
                 } else {
                     self.mark_examined(run);
                 }
             } else if lookup.in_flight > 0 {
                 // Still on its way in: look again later.
-                if let RunPhase::Waiting { since, .. } = &mut self.runs[run].phase {
-                    *since = Instant::now();
-                }
+                self.look_again_later(run);
             } else if self.config.operator {
                 let reason = format!(
                     "billing holds no credit under key {key} and is applying none, and no process is left that could send it"
                 );
-                self.resolve(&key, Status::Failed, reason, None)?;
-                self.start_worker(run, ProcessKind::Primary)?;
+                match self.resolve(&key, Status::Failed, reason, None)? {
+                    Resolution::Done => self.start_worker(run, ProcessKind::Primary)?,
+                    Resolution::Busy => self.look_again_later(run),
+                }
             } else {
                 self.mark_examined(run);
             }
         }
         Ok(())
+    }
+
+    /// The run's wait starts over: it is looked at again after billing's latency and a margin.
+    fn look_again_later(&mut self, run: usize) {
+        if let RunPhase::Waiting { since, .. } = &mut self.runs[run].phase {
+            *since = Instant::now();
+        }
     }
 
     fn mark_examined(&mut self, run: usize) {
@@ -986,6 +1365,10 @@ impl Supervisor {
                             }
                         }
                         Event::KillDue { process } => self.on_kill_due(process),
+                        Event::CutDue { process, lasts_ms } => self.on_cut_due(process, lasts_ms)?,
+                        Event::HealDue { host } => self.on_heal_due(host)?,
+                        Event::PauseDue { process, lasts_ms } => self.on_pause_due(process, lasts_ms)?,
+                        Event::WakeDue { process } => self.on_wake_due(process),
                         Event::Exited { process, status } => self.on_exit(process, status)?,
                     }
                 }
@@ -1014,9 +1397,9 @@ impl Supervisor {
     /// Kills every worker still alive and waits until each is reaped.
     async fn reap_workers(&mut self) {
         for slot in self.processes.values_mut() {
-            if let Some(kill) = slot.kill.take() {
+            if !slot.kill_requested {
                 slot.kill_requested = true;
-                let _ = kill.send(());
+                let _ = slot.control.send(Control::Kill);
             }
         }
         let deadline = tokio::time::Instant::now() + Duration::from_millis(REAP_MS);
@@ -1137,12 +1520,60 @@ pub async fn run_drill(config: DrillConfig) -> Result<DrillReport, DrillError> {
     let started = Instant::now();
     let exe = std::env::current_exe()
         .map_err(|error| DrillError::Setup(format!("cannot find the twice-sim binary to start: {error}")))?;
+    // First, so that whatever fails after, dropping them removes what they made.
+    let mut hosts = match config.hosts {
+        0 => None,
+        count => Some(Hosts::make(count)?),
+    };
+    // Made here, before any worker opens it: the schema is created once. A server that
+    // cannot be reached is found before anything else is made.
+    let postgres = match &config.ledger {
+        None => None,
+        Some(server) => {
+            let url = server
+                .with_schema(&drill_schema())
+                .map_err(|error| DrillError::Setup(format!("--ledger: {error}")))?;
+            let observer = crate::ledger_postgres::open(&url).map_err(DrillError::LedgerRefused)?;
+            Some((observer, url))
+        }
+    };
     let (dir, temporary) = drill_folder(&config)?;
     let ledger_path = dir.join("ledger.sqlite");
     let billing_path = dir.join("billing.sqlite");
-    // Made here, before any worker opens it: the schema is created once.
-    let observer = Ledger::open(&ledger_path)?;
+    let (observer, postgres) = match postgres {
+        None => (Ledger::open(&ledger_path)?, None),
+        Some((observer, url)) => (observer, Some(url)),
+    };
     let billing = start_billing(&exe, &billing_path, &config).await?;
+    let (worker_ledger, worker_billing) = match (&postgres, &mut hosts) {
+        (None, _) => (
+            WorkerLedger {
+                argument: ledger_path.display().to_string(),
+                password: None,
+            },
+            billing.url.clone(),
+        ),
+        (Some(url), None) => (
+            WorkerLedger {
+                argument: url.without_password(),
+                password: url.password().map(str::to_owned),
+            },
+            billing.url.clone(),
+        ),
+        (Some(url), Some(hosts)) => {
+            let database = hosts.relay(server_address(url)?)?;
+            let billing_address = hosts.relay(billing_address(&billing.url)?)?;
+            (
+                WorkerLedger {
+                    argument: url
+                        .with_address(&HUB_ADDRESS.to_string(), database.port())
+                        .without_password(),
+                    password: url.password().map(str::to_owned),
+                },
+                format!("http://{billing_address}"),
+            )
+        }
+    };
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let mut runs: Vec<RunSlot> = (1..=config.runs)
         .map(|number| RunSlot {
@@ -1165,6 +1596,9 @@ pub async fn run_drill(config: DrillConfig) -> Result<DrillReport, DrillError> {
             run.duplicate_at = Some(rng.random_range(2..=DUPLICATE_AT_MARKER_MAX));
         }
     }
+    // Drawn after the kills and duplicates, so a drill without them draws as it always did.
+    let partitions_planned = plan_faults(&mut rng, &config, config.partitions, config.partition_ms);
+    let pauses_planned = plan_faults(&mut rng, &config, config.pauses, config.pause_ms);
     let client = reqwest::Client::builder()
         .no_proxy()
         .build()
@@ -1175,7 +1609,14 @@ pub async fn run_drill(config: DrillConfig) -> Result<DrillReport, DrillError> {
         runs,
         config: config.clone(),
         exe,
-        ledger_path: ledger_path.clone(),
+        worker_ledger,
+        worker_billing,
+        hosts,
+        next_host: 0,
+        cut_host: None,
+        partitions_planned,
+        pauses_planned,
+        sends_seen: 0,
         billing,
         client,
         observer,
@@ -1207,17 +1648,78 @@ pub async fn run_drill(config: DrillConfig) -> Result<DrillReport, DrillError> {
     let wall_time_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let passed = findings.passed();
     let keep = !temporary || !passed;
+    let ledger = postgres
+        .as_ref()
+        .map_or_else(|| ledger_path.display().to_string(), PostgresUrl::redacted);
     drop(supervisor.observer);
+    // The hosts go now: their relays, namespaces and links.
+    drop(supervisor.hosts.take());
     if !keep {
+        if let Some(url) = &postgres
+            && let Err(error) = crate::ledger_postgres::remove_ledger(url)
+        {
+            eprintln!("drill: could not remove the drill's ledger schema: {error}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
+    let files = keep.then(|| match &postgres {
+        None => format!(
+            "{} (ledger.sqlite, billing.sqlite: open them with sqlite3)",
+            dir.display()
+        ),
+        Some(url) => format!(
+            "ledger in {url} (psql, schema {}); billing in {} (sqlite3)",
+            url.schema(),
+            billing_path.display()
+        ),
+    });
     Ok(report(
         &config,
         &supervisor.counters,
         findings,
         wall_time_ms,
-        keep.then(|| dir.display().to_string()),
+        ledger,
+        files,
     ))
+}
+
+/// A fresh schema name for one drill's ledger: the process and the time make it new.
+fn drill_schema() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos() % 1_000_000_000_000);
+    format!("twice_drill_{}_{nanos}", std::process::id())
+}
+
+/// The PostgreSQL server's address, for the hub's relay.
+fn server_address(url: &PostgresUrl) -> Result<std::net::SocketAddr, DrillError> {
+    use std::net::ToSocketAddrs;
+    (url.host(), url.port())
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addresses| addresses.next())
+        .ok_or_else(|| DrillError::Setup(format!("--ledger: cannot resolve the host of {url}")))
+}
+
+/// Billing's address (it prints `http://127.0.0.1:PORT`), for the hub's relay.
+fn billing_address(url: &str) -> Result<std::net::SocketAddr, DrillError> {
+    url.strip_prefix("http://")
+        .and_then(|address| address.trim_end_matches('/').parse().ok())
+        .ok_or_else(|| DrillError::Setup(format!("billing printed an address the relay cannot use: {url}")))
+}
+
+/// `count` faults at seeded sends (all within the first `runs` sends, which every drill
+/// reaches), each a seeded moment after its send and lasting a seeded time up to `longest_ms`.
+fn plan_faults(rng: &mut ChaCha8Rng, config: &DrillConfig, count: u32, longest_ms: u32) -> VecDeque<PlannedFault> {
+    let mut faults: Vec<PlannedFault> = (0..count)
+        .map(|_| PlannedFault {
+            at_send: rng.random_range(1..=config.runs.max(1)),
+            after_ms: rng.random_range(0..=u64::from(config.latency_ms)),
+            lasts_ms: rng.random_range(u64::from(FAULT_MS_MIN)..=u64::from(longest_ms.max(FAULT_MS_MIN))),
+        })
+        .collect();
+    faults.sort_by_key(|fault| fault.at_send);
+    faults.into()
 }
 
 fn report(
@@ -1225,6 +1727,7 @@ fn report(
     counters: &Counters,
     findings: Findings,
     wall_time_ms: u64,
+    ledger: String,
     files: Option<String>,
 ) -> DrillReport {
     let minutes = wall_time_ms as f64 / 60_000.0;
@@ -1240,6 +1743,8 @@ fn report(
             .collect(),
         billing_keys: key_handling_name(config.key_handling).to_owned(),
         parallel: config.parallel,
+        ledger,
+        hosts: config.hosts,
         runs: config.runs,
         runs_finished: findings.runs_finished,
         runs_waiting: findings.runs_waiting,
@@ -1250,6 +1755,12 @@ fn report(
         kills_by_phase: counters.kills_by_phase.clone(),
         kills_missed: counters.kills_missed,
         duplicates_started: counters.duplicates_started,
+        partitions_requested: config.partitions,
+        partitions: counters.partitions,
+        pauses_requested: config.pauses,
+        pauses: counters.pauses,
+        twins_started: counters.twins_started,
+        stopped_after_fault: counters.stopped_after_fault,
         stood_down: counters.stood_down,
         worker_errors: counters.worker_errors,
         worker_error_samples: counters.worker_error_samples.clone(),
@@ -1302,6 +1813,7 @@ pub fn table(report: &DrillReport) -> String {
         report.parallel
     ));
     let row = |name: &str, value: String, note: String| format!("  {name:<26}{value:>10}  {note}");
+    lines.push(row("ledger", String::new(), report.ledger.clone()));
     lines.push(row(
         "runs",
         report.runs.to_string(),
@@ -1336,6 +1848,46 @@ pub fn table(report: &DrillReport) -> String {
         report.duplicates_started.to_string(),
         String::new(),
     ));
+    if report.hosts > 0 {
+        lines.push(row(
+            "hosts",
+            report.hosts.to_string(),
+            format!(
+                "network namespaces twice-h1..twice-h{}; ledger and billing on twice-hub",
+                report.hosts
+            ),
+        ));
+    }
+    if report.partitions_requested > 0 {
+        lines.push(row(
+            "partitions",
+            report.partitions.to_string(),
+            format!(
+                "of {} asked for (a worker's host cut off mid-call; a twin on another host took the run)",
+                report.partitions_requested
+            ),
+        ));
+    }
+    if report.pauses_requested > 0 {
+        lines.push(row(
+            "pauses",
+            report.pauses.to_string(),
+            format!(
+                "of {} asked for (SIGSTOP mid-call, a twin took the run, SIGCONT after)",
+                report.pauses_requested
+            ),
+        ));
+    }
+    if report.partitions_requested + report.pauses_requested > 0 {
+        lines.push(row(
+            "twins started",
+            report.twins_started.to_string(),
+            format!(
+                "{} cut-off or woken workers stopped on their own afterwards",
+                report.stopped_after_fault
+            ),
+        ));
+    }
     lines.push(row(
         "calls completed",
         report.calls_completed.to_string(),
@@ -1393,9 +1945,7 @@ pub fn table(report: &DrillReport) -> String {
         }
     }
     if let Some(files) = &report.files {
-        lines.push(format!(
-            "files: {files} (ledger.sqlite, billing.sqlite: open them with sqlite3)"
-        ));
+        lines.push(format!("files: {files}"));
     }
     lines.join("\n")
 }
@@ -1428,6 +1978,14 @@ pub fn drill_command(args: DrillArgs) -> u8 {
         Err(DrillError::Interrupted) => {
             eprintln!("{}", DrillError::Interrupted);
             EXIT_INTERRUPTED
+        }
+        // Refused before anything ran: bad input, as for a bad flag.
+        Err(
+            error @ (DrillError::LedgerRefused(_)
+            | DrillError::Hosts(HostsError::NotRoot | HostsError::NoIp | HostsError::Leftover { .. })),
+        ) => {
+            eprintln!("error: {error}");
+            EXIT_BAD_INPUT
         }
         Err(error) => {
             eprintln!("error: {error}");

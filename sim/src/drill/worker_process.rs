@@ -2,16 +2,15 @@
 //!
 //! [`crate::runtime::worker::Worker`] decides; this file only carries out each
 //! [`Command`] against real I/O, phase by phase, the way `simulator.rs` `perform()` does
-//! against virtual ones: the ledger is a real SQLite file opened with [`Ledger::open`], the
-//! tool is a real HTTP request to `twice-sim billing`, timeouts are real time, and a crash
-//! is a real SIGKILL. Nothing is kept in memory that a recovery would need: a fresh process
+//! against virtual ones: the ledger is a real SQLite file or a real PostgreSQL database
+//! ([`LedgerTarget::open`]), the tool is a real HTTP request to `twice-sim billing`,
+//! timeouts are real time, and a crash is a real SIGKILL. Nothing is kept in memory that a recovery would need: a fresh process
 //! on the same run starts again from the ledger and the checkpoint, as the seed asks.
 //!
 //! Before each phase it prints a [`Marker`] line on standard output and flushes it, so the
 //! drill knows where a process was when it killed it.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use reqwest::Url;
@@ -23,6 +22,7 @@ use super::script;
 use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, now_ms, stop_when_stdin_closes};
 use crate::billing::Answer;
 use crate::ledger::{Ledger, LedgerError};
+use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
 use crate::model::{self, ModelPolicy, Nudge, RunScript};
 use crate::runtime::ToolAnswer;
 use crate::runtime::executor::{Drive, Executor, Next, Step as ExecutorStep};
@@ -53,9 +53,10 @@ const LOOK_AGAIN_AFTER_POLLS_MAX: u32 = 80;
 
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
-    /// The ledger file (SQLite). Created if missing.
-    #[arg(long)]
-    pub ledger: PathBuf,
+    /// The ledger: a SQLite file, or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?schema=NAME]`
+    /// (without a password in the URL, `PGPASSWORD` is read). Created if missing.
+    #[arg(long, value_parser = LedgerTargetParser)]
+    pub ledger: LedgerTarget,
     /// Do not ask billing whether it is there before starting (for tests that start a worker
     /// before its billing on purpose).
     #[arg(long, hide = true)]
@@ -582,7 +583,7 @@ pub fn worker_command(args: WorkerArgs) -> u8 {
     if args.stop_on_stdin_close {
         stop_when_stdin_closes(EXIT_PARENT_GONE);
     }
-    let ledger = match Ledger::open(&args.ledger) {
+    let ledger = match args.ledger.open() {
         Ok(ledger) => ledger,
         Err(error @ LedgerError::Locked { .. }) => {
             eprintln!("error: {error}");

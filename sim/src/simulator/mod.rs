@@ -59,6 +59,8 @@ pub enum SimError {
     Ledger(#[from] LedgerError),
     #[error("ledger file {0} already exists; a level starts from an empty ledger, so choose a new path or remove it")]
     LedgerExists(PathBuf),
+    #[error("ledger {0} already holds records or checkpoints; a level starts from an empty ledger")]
+    LedgerNotEmpty(String),
 }
 
 /// Why a player's move was refused. Nothing changes when a move is refused.
@@ -168,6 +170,21 @@ impl SimulationBuilder {
             Some(path) => Ledger::open(path)?,
             None => Ledger::open_in(self.ledger_store)?,
         };
+        self.build_with(observer)
+    }
+
+    /// Builds the simulation on a ledger opened elsewhere (the PostgreSQL store, which this
+    /// crate's built-in stores do not cover): its workers connect to it with
+    /// [`Ledger::connect_again`]. It must be empty, as a new file or memory ledger is; the
+    /// builder's file and store settings are not used.
+    pub fn build_on(self, ledger: Ledger) -> Result<Simulation, SimError> {
+        if !ledger.all_records()?.is_empty() || !ledger.checkpoints()?.is_empty() {
+            return Err(SimError::LedgerNotEmpty(ledger.location()));
+        }
+        self.build_with(ledger)
+    }
+
+    fn build_with(self, observer: Ledger) -> Result<Simulation, SimError> {
         let guards = self.guards.unwrap_or(self.level.guards);
         let hand = self
             .level

@@ -1,0 +1,55 @@
+//! Twice's ledger on PostgreSQL: the third store, for a runtime that outgrows one machine.
+//!
+//! The SQLite ledger is a file, so every worker, drill and operator API that shares it runs
+//! on one machine. This crate puts the same ledger in PostgreSQL, where workers on many
+//! hosts can share it. It is only a store: the ledger's operations and every decision they
+//! make are `twice_runtime`'s (`decide_*` over `runtime::rules`, through its `Tables` seam),
+//! the same code the SQLite and memory stores run. [`PostgresStore`] implements
+//! `ExternalStore` (connections, transactions, reads) and, per transaction, `Tables` (one
+//! prepared statement per row read or written).
+//!
+//! It is its own crate because its client, the synchronous `postgres` crate, runs tokio
+//! inside, and `twice_runtime` keeps async runtimes out. Each connection lives on a thread
+//! of its own (`connection.rs`), so the store is synchronous and safe to call from any
+//! thread, async runtime or not.
+//!
+//! - `url.rs`: [`PostgresUrl`], parsed once at the command line, the password never shown.
+//! - `schema.rs`: the tables, checks, indexes and append-only triggers; `twice_meta`.
+//! - `store.rs`: `SERIALIZABLE` transactions run again on serialization failures, and the reads.
+//! - `error.rs`: PostgreSQL's errors as the ledger's kinds (`Locked`, `BadRow`, `Store`).
+//! - [`testing`]: a fresh database per test; skipped, or failed in CI, without a server.
+
+mod connection;
+mod error;
+mod schema;
+mod store;
+pub mod testing;
+mod url;
+
+use twice_runtime::ledger::{Ledger, LedgerError};
+
+pub use schema::SCHEMA_NAME;
+pub use store::{
+    CONNECT_TIMEOUT_MS, IDLE_IN_TRANSACTION_TIMEOUT_MS, KEEPALIVE_IDLE_MS, KEEPALIVE_INTERVAL_MS, KEEPALIVE_RETRIES,
+    LOCK_TIMEOUT_MS, PostgresStore, STATEMENT_TIMEOUT_MS, TCP_USER_TIMEOUT_MS, TRANSACTION_ATTEMPTS_MAX,
+    TRANSACTION_RETRY_MS,
+};
+pub use url::{
+    DEFAULT_PORT, DEFAULT_SCHEMA, PASSWORD_VARIABLE, PostgresUrl, SCHEMA_CHARS_MAX, URL_CHARS_MAX, UrlError,
+};
+
+/// A ledger in PostgreSQL at `url`, its tables created if missing (as [`Ledger::open`]
+/// creates a file).
+pub fn open(url: &PostgresUrl) -> Result<Ledger, LedgerError> {
+    Ok(Ledger::on_external(Box::new(PostgresStore::open(url)?)))
+}
+
+/// Removes the ledger at `url` (its schema); see [`PostgresStore::remove`].
+pub fn remove_ledger(url: &PostgresUrl) -> Result<(), LedgerError> {
+    PostgresStore::remove(url)
+}
+
+/// A ledger in PostgreSQL at `url` that must already exist (as [`Ledger::open_existing`]).
+pub fn open_existing(url: &PostgresUrl) -> Result<Ledger, LedgerError> {
+    Ok(Ledger::on_external(Box::new(PostgresStore::open_existing(url)?)))
+}
