@@ -190,7 +190,7 @@ fn write_tape(
         .ok_or_else(|| format!("{} holds 999 explored tapes of this level already", tapes.display()))?;
     let level_file = relative_path(tapes, &loaded.path).display().to_string();
     let title = format!("{} — found by the explorer (seed {seed})", loaded.level.title);
-    let text = level::to_ron(&tape(&level_file, &title));
+    let text = level::tape_to_ron(&tape(&level_file, &title));
     std::fs::write(&path, text).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
     Ok(path)
 }

@@ -145,7 +145,7 @@ fn drive_screenshot(
     }
     let settled_session = session
         .as_ref()
-        .is_some_and(|session| !session.is_busy() && (!session.is_over() || session.conclusion.is_some()));
+        .is_some_and(|session| !session.is_busy() && (!session.is_concluded() || session.conclusion.is_some()));
     let ready = match plan.screen {
         ShotScreen::Title => *screen.get() == Screen::Title,
         ShotScreen::Levels => *screen.get() == Screen::LevelSelect,
@@ -160,7 +160,7 @@ fn drive_screenshot(
                 if !session.is_over() && !plan.asked_for_end {
                     intents.write(Intent::RunToEnd);
                     plan.asked_for_end = true;
-                } else if session.is_over() {
+                } else if session.is_concluded() {
                     intents.write(Intent::Debrief);
                 }
             }

@@ -35,6 +35,20 @@ pub struct ProgressFile {
     /// The last verdict per level.
     #[serde(default)]
     pub outcomes: BTreeMap<String, Outcome>,
+    /// How many tiers of a level's hints the player opened (a nudge, the idea, the move).
+    #[serde(default)]
+    pub hints: BTreeMap<String, u32>,
+    /// The player's best win per level: fewest cards, then fewest phases.
+    #[serde(default)]
+    pub best: BTreeMap<String, Best>,
+}
+
+/// A win's size, to compare with the level's par.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Best {
+    pub cards: u32,
+    pub phases: u32,
 }
 
 #[derive(Debug, Resource)]
@@ -123,6 +137,40 @@ impl Progress {
         }
     }
 
+    /// The hint tiers opened for a level so far.
+    pub fn hints_opened(&self, id: &str) -> u32 {
+        self.file.hints.get(id).copied().unwrap_or(0)
+    }
+
+    /// Opens the next hint tier of a level (at most `tiers`) and saves; returns the tiers now open.
+    pub fn open_hint(&mut self, id: &str, tiers: u32) -> u32 {
+        let opened = (self.hints_opened(id) + 1).min(tiers);
+        if self.file.hints.len() < FINISHED_MAX || self.file.hints.contains_key(id) {
+            self.file.hints.insert(id.to_owned(), opened);
+        }
+        self.save_or_notice();
+        opened
+    }
+
+    /// Keeps a win if it beats the best so far (fewer cards, then fewer phases) and saves.
+    pub fn record_best(&mut self, id: &str, cards: u32, phases: u32) {
+        let win = Best { cards, phases };
+        let better = self.file.best.get(id).is_none_or(|best| win < *best);
+        if better && (self.file.best.len() < FINISHED_MAX || self.file.best.contains_key(id)) {
+            self.file.best.insert(id.to_owned(), win);
+            self.save_or_notice();
+        }
+    }
+
+    fn save_or_notice(&mut self) {
+        if let Err(error) = self.save() {
+            self.notice = Some(format!(
+                "Progress could not be saved to {}: {error}",
+                self.path.display()
+            ));
+        }
+    }
+
     /// Forgets everything (the level select's "reset progress").
     pub fn reset(&mut self) {
         self.file = ProgressFile::default();
@@ -174,6 +222,28 @@ mod tests {
         assert!(!again.is_finished("pause"));
         assert_eq!(again.file.outcomes.get("pause"), Some(&Outcome::PaidOnce));
         assert!(again.notice.is_none());
+    }
+
+    #[test]
+    fn hints_opened_and_best_wins_are_recorded_and_survive_a_round_trip() {
+        let folder = tempfile::tempdir().expect("temp dir");
+        let path = folder.path().join("progress.ron");
+        let mut progress = Progress::load(&path);
+        assert_eq!(progress.open_hint("naive-retry", 3), 1);
+        assert_eq!(progress.open_hint("naive-retry", 3), 2);
+        assert_eq!(progress.open_hint("naive-retry", 3), 3);
+        assert_eq!(progress.open_hint("naive-retry", 3), 3, "three tiers at most");
+        progress.record_best("naive-retry", 2, 30);
+        progress.record_best("naive-retry", 1, 40);
+        progress.record_best("naive-retry", 1, 50);
+        let again = Progress::load(&path);
+        assert_eq!(again.hints_opened("naive-retry"), 3);
+        assert_eq!(again.hints_opened("pause"), 0);
+        assert_eq!(again.file.best.get("naive-retry"), Some(&Best { cards: 1, phases: 40 }));
+        // A progress file from before hints and bests still loads.
+        std::fs::write(&path, "(finished: [\"naive-retry\"])").expect("write");
+        let old = Progress::load(&path);
+        assert!(old.notice.is_none() && old.is_finished("naive-retry"));
     }
 
     #[test]

@@ -76,8 +76,16 @@ fn phase(app: &App) -> u32 {
     session(app).simulation().phase()
 }
 
-/// Opens the tape's level as the player would and plays its cards at its phases, one step at a time.
+/// Opens the tape's level as the player would, plays its cards at its phases one step at a
+/// time, and runs it to its conclusion.
 fn play_like_a_player(app: &mut App, loaded: &LoadedTape) {
+    play_moves_then_run(app, loaded);
+    update_until(app, "the end of the level", |app| session(app).conclusion.is_some());
+}
+
+/// Opens the tape's level as the player would, plays its cards at its phases one step at a
+/// time, and runs on until nothing is left to happen (the level may still wait for a move).
+fn play_moves_then_run(app: &mut App, loaded: &LoadedTape) {
     let mode = if loaded.tape.guards.is_some() {
         Mode::Sandbox
     } else {
@@ -111,7 +119,9 @@ fn play_like_a_player(app: &mut App, loaded: &LoadedTape) {
         );
     }
     send(app, Intent::RunToEnd);
-    update_until(app, "the end of the level", |app| session(app).conclusion.is_some());
+    update_until(app, "the level to go quiet", |app| {
+        !session(app).is_busy() && session(app).is_over()
+    });
 }
 
 fn assert_verdict_matches(app: &App, loaded: &LoadedTape) {
@@ -182,7 +192,13 @@ fn rewinding_re_simulates_the_same_history_into_a_new_ledger_file() {
     for _ in 0..3 {
         send(&mut app, Intent::Step);
     }
-    send(&mut app, Intent::Play(Play::CrashWorker { worker: Some(1) }));
+    send(
+        &mut app,
+        Intent::Play(Play::CrashWorker {
+            worker: Some(1),
+            in_phase: None,
+        }),
+    );
     for _ in 0..5 {
         send(&mut app, Intent::Step);
     }
@@ -270,7 +286,7 @@ fn a_saved_tape_replays_to_the_verdict_it_expects() {
     );
     app.update();
     assert_eq!(session(&app).mode, Mode::Replay);
-    send(&mut app, Intent::Play(Play::LoseRequest));
+    send(&mut app, Intent::Play(Play::LoseRequest { key: None }));
     assert!(
         session(&app).simulation().played().is_empty(),
         "a replay takes no new moves"
@@ -476,6 +492,18 @@ fn an_operator_over_http_settles_the_games_unknown_call_and_the_run_goes_on() {
         Some(r#"{"status":"failed","reason":"late","expected_status":"indeterminate"}"#),
     );
     assert_eq!(status, 409, "{body}");
+
+    // Rewinding would drop the decision made over HTTP (it is not a move): the game says so
+    // on screen and asks first; the same rewind again goes ahead.
+    let before = phase(&app);
+    send(&mut app, Intent::Rewind { phase: 2 });
+    let notice = session(&app).notice.clone().expect("warned");
+    assert!(notice.problem && notice.text.contains("HTTP API"), "{}", notice.text);
+    assert_eq!(phase(&app), before, "nothing was rewound yet");
+    assert!(!session(&app).is_busy());
+    send(&mut app, Intent::Rewind { phase: 2 });
+    update_until(&mut app, "the rewind", |app| !session(app).is_busy() && phase(app) == 2);
+    assert_eq!(session(&app).outside_decisions, 0);
 }
 
 /// An HTTP exchange the game must take part in (a compensation asks the level's billing,
@@ -516,12 +544,14 @@ fn an_operator_over_http_compensates_in_the_games_billing_once() {
         .retain(|action| !matches!(action.play, Play::OperatorResolve { .. }));
     let mut app = game(data.path());
     let (address, token) = start_operator_api(&mut app);
-    play_like_a_player(&mut app, &loaded);
+    play_moves_then_run(&mut app, &loaded);
     app.update();
     assert_eq!(
         session(&app).ledger().row("r1:c1").expect("the row").status.name(),
         "indeterminate"
     );
+    // The player still holds the operator card that could settle it: the level waits.
+    assert!(session(&app).conclusion.is_none());
     let call = session(&app).recipe.level.level.runs[0].calls[0].clone();
     let account = call.account;
     let paid = session(&app)
@@ -624,4 +654,247 @@ fn the_explorer_finds_the_first_levels_heist_and_opens_it_as_a_tape() {
         session(app).conclusion.is_some()
     });
     assert_verdict_matches(&app, &reloaded);
+}
+
+/// Opens a level of the campaign by its file name, at phase 0.
+fn open_campaign_level(app: &mut App, file: &str) {
+    send(
+        app,
+        Intent::OpenLevel {
+            path: levels_folder().join(file),
+            mode: Mode::Campaign,
+            guards: None,
+            seed: 1,
+            at_phase: None,
+        },
+    );
+    app.update();
+    assert_eq!(screen(app), Screen::Level);
+}
+
+fn step_to(app: &mut App, target: u32) {
+    while phase(app) < target && !session(app).is_over() {
+        send(app, Intent::Step);
+    }
+    assert_eq!(phase(app), target);
+}
+
+fn debrief_of(app: &App) -> twice_sim::debrief::Debrief {
+    session(app)
+        .conclusion
+        .clone()
+        .expect("concluded")
+        .debrief
+        .expect("a debrief")
+}
+
+#[test]
+fn a_loss_debrief_diagnoses_the_run_and_never_tells_the_win_story() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let loaded = tape("01-naive-retry.lost-request.tape.ron");
+    let mut app = game(data.path());
+    play_like_a_player(&mut app, &loaded);
+    assert_verdict_matches(&app, &loaded);
+    let told = debrief_of(&app);
+    assert_eq!(told.standing, twice_sim::debrief::Standing::HeistFailed);
+    assert!(told.story.is_empty(), "a loss shows no story: {}", told.story);
+    assert!(!told.diagnosis.is_empty(), "a loss says what happened to the money");
+    let lesson = &loaded.level.level.lesson.text;
+    assert!(
+        told.diagnosis
+            .iter()
+            .all(|sentence| !sentence.contains(lesson.as_str())),
+        "{:?}",
+        told.diagnosis
+    );
+    assert!(told.headline.starts_with("The heist failed"), "{}", told.headline);
+    assert!(told.par.is_none(), "par is shown after a win");
+    let conclusion = session(&app).conclusion.clone().expect("concluded");
+    assert!(!conclusion.finished);
+    assert!(!app.world().resource::<Progress>().is_finished(&loaded.level.level.id));
+}
+
+#[test]
+fn a_win_is_measured_against_par_and_kept_as_the_best() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let loaded = tape("01-naive-retry.win.tape.ron");
+    let mut app = game(data.path());
+    play_like_a_player(&mut app, &loaded);
+    assert_verdict_matches(&app, &loaded);
+    let told = debrief_of(&app);
+    assert_eq!(told.standing, twice_sim::debrief::Standing::HeistWorked);
+    assert_eq!(told.story, twice_sim::debrief::plain(&loaded.level.level.lesson.text));
+    let par = told.par.expect("a win in a level with a par is measured against it");
+    let level_par = loaded.level.level.par.expect("level 01 has a par");
+    assert_eq!((par.par_cards, par.par_phases), (level_par.cards, level_par.phases));
+    assert_eq!(par.cards as usize, loaded.tape.actions.len());
+    let id = &loaded.level.level.id;
+    let best = Progress::load(&data.path().join("progress.ron"))
+        .file
+        .best
+        .get(id)
+        .copied();
+    assert_eq!(
+        best.map(|best| (best.cards, best.phases)),
+        Some((par.cards, par.phases)),
+        "the best win is saved"
+    );
+}
+
+#[test]
+fn no_level_is_finished_without_a_move() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    for file in ["01-naive-retry.level.ron", "02-one-attempt.level.ron"] {
+        open_campaign_level(&mut app, file);
+        send(&mut app, Intent::RunToEnd);
+        update_until(&mut app, "the end of the level", |app| {
+            session(app).conclusion.is_some()
+        });
+        let conclusion = session(&app).conclusion.clone().expect("concluded");
+        assert!(!conclusion.finished, "{file} left alone is not finished");
+        let id = session(&app).recipe.level.level.id.clone();
+        assert!(!app.world().resource::<Progress>().is_finished(&id), "{file}");
+    }
+    // The unbeatable level counts once the whole hand is spent and the runtime still held.
+    let loaded = tape("02-one-attempt.whole-hand.tape.ron");
+    play_like_a_player(&mut app, &loaded);
+    assert_eq!(
+        debrief_of(&app).standing,
+        twice_sim::debrief::Standing::HeldAgainstTheWholeHand
+    );
+    assert!(session(&app).conclusion.clone().expect("concluded").finished);
+    assert!(app.world().resource::<Progress>().is_finished(&loaded.level.level.id));
+}
+
+#[test]
+fn a_level_does_not_end_while_an_operator_move_can_still_change_it() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "09-settle-it-yourself.level.ron");
+    step_to(&mut app, 5);
+    send(
+        &mut app,
+        Intent::Play(Play::LoseResponse {
+            key: Some("r1:c1".into()),
+        }),
+    );
+    assert_eq!(
+        session(&app).simulation().played().len(),
+        1,
+        "{:?}",
+        session(&app).notice
+    );
+    send(&mut app, Intent::RunToEnd);
+    update_until(&mut app, "the run to park", |app| {
+        !session(app).is_busy() && session(app).is_over()
+    });
+    for _ in 0..5 {
+        app.update();
+    }
+    assert!(
+        session(&app).conclusion.is_none(),
+        "the run is parked for an operator and the player holds one: not over"
+    );
+    assert!(!session(&app).is_concluded());
+    send(&mut app, Intent::Debrief);
+    assert_eq!(
+        screen(&app),
+        Screen::Level,
+        "no debrief while the console can still act"
+    );
+    let notice = session(&app).notice.clone().expect("told why");
+    assert!(notice.text.contains("operator"), "{}", notice.text);
+    send(
+        &mut app,
+        Intent::Play(Play::OperatorResolve {
+            key: "r1:c1".into(),
+            status: twice_sim::runtime::rules::Status::Failed,
+            reason: "billing shows nothing".into(),
+            operator: "op-crew".into(),
+            expected_status: Some(twice_sim::runtime::rules::Status::Indeterminate),
+        }),
+    );
+    assert_eq!(
+        session(&app).simulation().played().len(),
+        2,
+        "{:?}",
+        session(&app).notice
+    );
+    send(&mut app, Intent::RunToEnd);
+    update_until(&mut app, "the end of the level", |app| {
+        session(app).conclusion.is_some()
+    });
+    let verdict = session(&app)
+        .conclusion
+        .clone()
+        .expect("concluded")
+        .verdict
+        .expect("judged");
+    assert_eq!(verdict.outcome, Outcome::PaidTwice, "{}", verdict.summary);
+    assert!(session(&app).conclusion.clone().expect("concluded").finished);
+}
+
+#[test]
+fn two_operators_race_in_the_console_and_the_loser_sees_the_409() {
+    use twice_sim::runtime::rules::Status;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "17-two-operators.level.ron");
+    step_to(&mut app, 5);
+    send(
+        &mut app,
+        Intent::Play(Play::SlowResponse {
+            key: Some("r1:c1".into()),
+        }),
+    );
+    step_to(&mut app, 9);
+    let decide = |status: Status, operator: &str| {
+        Intent::Play(Play::OperatorResolve {
+            key: "r1:c1".into(),
+            status,
+            reason: "both saw it unknown".into(),
+            operator: operator.into(),
+            expected_status: Some(Status::Indeterminate),
+        })
+    };
+    send(&mut app, decide(Status::Failed, "op-crew"));
+    let first = session(&app).notice.clone().expect("told");
+    assert!(!first.problem, "{}", first.text);
+    send(&mut app, decide(Status::Completed, "op-other"));
+    let second = session(&app).notice.clone().expect("told");
+    assert!(second.problem, "{}", second.text);
+    assert!(second.text.contains("409"), "{}", second.text);
+    assert!(
+        second.text.contains("op-crew settled it failed first"),
+        "{}",
+        second.text
+    );
+    assert_eq!(session(&app).simulation().played().len(), 3, "the lost race is a move");
+    assert_eq!(
+        session(&app).ledger().row("r1:c1").expect("the row").status,
+        Status::Failed,
+        "the winner's decision stands"
+    );
+}
+
+#[test]
+fn hints_open_one_tier_at_a_time_and_are_recorded_in_progress() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "01-naive-retry.level.ron");
+    let id = session(&app).recipe.level.level.id.clone();
+    let tiers = session(&app).recipe.level.level.hints.tiers().len() as u32;
+    assert_eq!(tiers, 3, "a nudge, the idea, the move");
+    for opened in 1..=tiers {
+        send(&mut app, Intent::OpenHint);
+        assert_eq!(app.world().resource::<Progress>().hints_opened(&id), opened);
+    }
+    send(&mut app, Intent::OpenHint);
+    assert_eq!(app.world().resource::<Progress>().hints_opened(&id), tiers);
+    assert_eq!(
+        Progress::load(&data.path().join("progress.ron")).hints_opened(&id),
+        tiers,
+        "kept on disk"
+    );
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::checker::Outcome;
 use crate::error::InputError;
 use crate::level::{self, CardKind, Level, LoadedLevel, LoadedTape, Play};
+use crate::runtime::guards::Guard;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::tool::Operation;
 use crate::simulator::WORKERS_MAX;
@@ -95,6 +96,21 @@ pub fn check(paths: &[PathBuf]) -> CheckReport {
         }
     }
     problems.extend(check_set(&levels, &known));
+    // Presenter notes beside the levels are held to the chapters those levels have.
+    let note_folders: BTreeSet<PathBuf> = levels
+        .iter()
+        .filter_map(|loaded| loaded.path.parent().map(Path::to_path_buf))
+        .collect();
+    for folder in note_folders {
+        let in_folder: Vec<&Level> = known
+            .iter()
+            .filter(|loaded| loaded.path.parent() == Some(folder.as_path()))
+            .map(|loaded| &loaded.level)
+            .collect();
+        if let Err(problem) = crate::presenter_notes::load(&folder, &in_folder) {
+            problems.push(problem);
+        }
+    }
     CheckReport {
         levels: levels.len(),
         tapes: tapes.len(),
@@ -182,9 +198,87 @@ fn load_files(paths: &[PathBuf]) -> (Vec<LoadedLevel>, Vec<LoadedTape>, Vec<Inpu
     (levels, tapes, problems)
 }
 
-/// Checks one level beyond what loading it checks: its debrief and its goal.
+/// Words in a text, as a reader counts them.
+pub fn words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// What a player reads in a level file, by field name: held to the campaign's text rules.
+pub fn player_text(level: &Level) -> Vec<(&'static str, &str)> {
+    let mut texts = vec![
+        ("title", level.title.as_str()),
+        ("briefing", level.briefing.as_str()),
+        ("briefing_more", level.briefing_more.as_str()),
+        ("rule", level.lesson.rule.as_str()),
+        ("text", level.lesson.text.as_str()),
+        ("debrief", level.debrief.as_str()),
+        ("nudge", level.hints.nudge.as_str()),
+        ("idea", level.hints.idea.as_str()),
+    ];
+    if let Some(the_move) = &level.hints.the_move {
+        texts.push(("move", the_move.as_str()));
+    }
+    texts
+}
+
+/// Checks what a player reads: a briefing short enough to read before playing (the rest
+/// behind "more"), a debrief short enough to read after, no backticks (they show as stray
+/// marks on screen), and "the rule" rather than "the seed's rule" (players have not read the seed).
+fn check_text(loaded: &LoadedLevel) -> Result<(), InputError> {
+    let level = &loaded.level;
+    let error = |needle: &str, message: String| Err(InputError::at(&loaded.path, &loaded.text, needle, 0, message));
+    let briefing_words = words(&level.briefing);
+    if briefing_words > level::BRIEFING_WORDS_MAX {
+        return error(
+            "briefing:",
+            format!(
+                "the briefing is {briefing_words} words; at most {} show before \"more\" (put the rest in briefing_more)",
+                level::BRIEFING_WORDS_MAX
+            ),
+        );
+    }
+    for (field, text) in [("text:", &level.lesson.text), ("debrief:", &level.debrief)] {
+        let count = words(text);
+        if count > level::DEBRIEF_WORDS_MAX {
+            return error(
+                field,
+                format!(
+                    "{} is {count} words; a debrief shows at most {}",
+                    field.trim_end_matches(':'),
+                    level::DEBRIEF_WORDS_MAX
+                ),
+            );
+        }
+    }
+    for (field, text) in player_text(level) {
+        let needle = format!("{field}:");
+        if text.contains('`') {
+            return error(
+                &needle,
+                format!("{field} has a backtick; players see it as a stray mark"),
+            );
+        }
+        if text.to_lowercase().contains("seed's rule") {
+            return error(&needle, format!("{field} says \"the seed's rule\"; say \"the rule\""));
+        }
+    }
+    if level.hints.nudge.trim().is_empty() || level.hints.idea.trim().is_empty() {
+        return error(
+            "id:",
+            format!(
+                "level `{}` needs hints: a nudge and the idea (and the move, or a par tape to show)",
+                level.id
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Checks one level beyond what loading it checks: its text, its debrief, its goal, its par
+/// or its defender's challenge.
 pub fn check_level(loaded: &LoadedLevel) -> Result<(), InputError> {
     let level = &loaded.level;
+    check_text(loaded)?;
     if level.unbeatable && level.debrief.trim().is_empty() {
         return Err(InputError::at(
             &loaded.path,
@@ -196,6 +290,47 @@ pub fn check_level(loaded: &LoadedLevel) -> Result<(), InputError> {
                 level.id
             ),
         ));
+    }
+    let error = |needle: &str, message: String| Err(InputError::at(&loaded.path, &loaded.text, needle, 0, message));
+    match (&level.defender, level.unbeatable) {
+        (None, true) => {
+            return error(
+                "unbeatable",
+                format!(
+                    "level `{}` is unbeatable but has no `defender` (a budget and the smallest set that holds)",
+                    level.id
+                ),
+            );
+        }
+        (Some(_), false) => {
+            return error(
+                "defender",
+                format!("level `{}` is beatable; only an unbeatable level is defended", level.id),
+            );
+        }
+        (Some(defender), true) => {
+            if defender.minimum.len() > defender.budget as usize || defender.budget as usize > Guard::ALL.len() {
+                return error(
+                    "budget",
+                    format!(
+                        "the defender's budget {} must be at least its minimum ({} guards) and at most {}",
+                        defender.budget,
+                        defender.minimum.len(),
+                        Guard::ALL.len()
+                    ),
+                );
+            }
+        }
+        (None, false) => {}
+    }
+    if !level.unbeatable && level.par.is_none() {
+        return error(
+            "goal:",
+            format!(
+                "level `{}` has no `par` (fewest cards and phases of a known win)",
+                level.id
+            ),
+        );
     }
     if let Some(why) = unreachable_goal(level) {
         return Err(InputError::at(
@@ -213,7 +348,9 @@ pub fn check_level(loaded: &LoadedLevel) -> Result<(), InputError> {
 pub fn check_tape(loaded: &LoadedTape) -> Result<(), InputError> {
     for (index, action) in loaded.tape.actions.iter().enumerate() {
         let problem = match &action.play {
-            Play::CrashWorker { worker: Some(number) } if *number > WORKERS_MAX => Some(format!(
+            Play::CrashWorker {
+                worker: Some(number), ..
+            } if *number > WORKERS_MAX => Some(format!(
                 "worker w{number} can never exist: a simulation starts at most {WORKERS_MAX} workers"
             )),
             Play::OperatorResolve { key, .. } | Play::OperatorCompensate { key, .. } => {
@@ -442,6 +579,8 @@ mod tests {
     requires: [],
     briefing: "Penny refunds Ada.",
     lesson: (rule: "Retry reads, not writes.", text: "One attempt."),
+    hints: (nudge: "Watch the wire.", idea: "A lost answer looks like a lost request."),
+    par: (cards: 1, phases: 17),
     world: (accounts: [(id: "acct_ada", owner: "Ada")]),
     tools: [(name: "issue_credit", side_effect: external, operation: credit)],
     runs: [(id: "r1", calls: [(tool: "issue_credit", account: "acct_ada", amount_cents: 2500, memo: "Refund")])],
@@ -496,7 +635,7 @@ mod tests {
     fn an_unknown_field_is_named_with_its_line_and_column() {
         let level = LEVEL.replace("    goal: paid_twice,", "    goal: paid_twice,\n    gaol: 3,");
         let problem = one_problem(&[("first.level.ron", &level)]);
-        assert!(problem.starts_with("first.level.ron:14:"), "{problem}");
+        assert!(problem.starts_with("first.level.ron:16:"), "{problem}");
         assert!(problem.contains("gaol"), "{problem}");
     }
 
@@ -601,7 +740,7 @@ mod tests {
     fn paid_twice_with_no_card_that_can_repeat_a_call_is_unreachable() {
         let level = LEVEL.replace("card: LoseResponse", "card: LoseRequest");
         let problem = one_problem(&[("first.level.ron", &level)]);
-        assert!(problem.starts_with("first.level.ron:13:5:"), "{problem}");
+        assert!(problem.starts_with("first.level.ron:15:5:"), "{problem}");
         assert!(
             problem.contains("goal paid_twice can never be reached: no card in hand (LoseRequest)"),
             "{problem}"
@@ -645,7 +784,7 @@ mod tests {
     fn an_unbeatable_level_needs_a_debrief() {
         let level = LEVEL.replace("    goal: paid_twice,", "    goal: paid_twice,\n    unbeatable: true,");
         let problem = one_problem(&[("first.level.ron", &level)]);
-        assert!(problem.starts_with("first.level.ron:14:5:"), "{problem}");
+        assert!(problem.starts_with("first.level.ron:16:5:"), "{problem}");
         assert!(problem.contains("has no `debrief`"), "{problem}");
     }
 

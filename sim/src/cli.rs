@@ -61,6 +61,32 @@ enum Commands {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Defend an unbeatable level: do these guards (and no others) stop every known heist and an
+    /// explorer's search? With --minimum, find the smallest sets that do.
+    Defend {
+        /// The level file (an unbeatable level; its folder is the campaign).
+        level: PathBuf,
+        /// The guards to switch on (all others off): a comma-separated list, `none` or `all`.
+        #[arg(long, default_value = "none")]
+        guards: String,
+        /// Find the smallest sets of guards that hold instead.
+        #[arg(long)]
+        minimum: bool,
+        /// Schedules the explorer deals per check.
+        #[arg(long, default_value_t = crate::defend::DEFENCE_SCHEDULES)]
+        schedules: u64,
+        /// Explorer threads.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rewrite version 1 tapes (files or folders) in the current format, by simulation: each wire
+    /// card is played when its message is on the wire. A tape whose verdict would change is left alone.
+    Upgrade {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Serve the operator HTTP API over a ledger file (see the README's "Operator HTTP API").
     Serve(crate::api::ServeArgs),
     /// Hash an operator's token for the tokens file (reads it from standard input), or make one with --generate.
@@ -106,6 +132,15 @@ pub fn run(cli: Cli) -> u8 {
         } => play(&level, seed, tape.as_deref(), ledger, guards, json),
         Commands::Replay { paths, json } => replay(&paths, json),
         Commands::Check { paths } => check(&paths),
+        Commands::Upgrade { paths } => upgrade(&paths),
+        Commands::Defend {
+            level,
+            guards,
+            minimum,
+            schedules,
+            jobs,
+            json,
+        } => defend(&level, &guards, minimum, schedules, jobs, json),
         Commands::Serve(args) => crate::api::serve_command(args),
         Commands::HashToken(args) => crate::api::hash_token_command(args),
         Commands::Web(args) => crate::web::web_command(args),
@@ -136,10 +171,13 @@ struct PlayReport<'a> {
     seed: u64,
     phases: u32,
     timeline: &'a [crate::simulator::TimelineEntry],
+    /// The moves as made: the messages they hit, the workers they killed and where.
+    played: &'a [crate::level::TimedAction],
     ledger: Vec<crate::ledger::ExecutionRecord>,
     checkpoints: Vec<crate::ledger::Checkpoint>,
     billing: &'a crate::billing::Billing,
     verdict: Verdict,
+    debrief: crate::debrief::Debrief,
     expected: Option<&'a crate::level::Expectation>,
     as_expected: Option<bool>,
 }
@@ -193,7 +231,9 @@ fn play(
         builder = builder.guards(guards);
     }
     if let Some(tape) = &tape {
-        builder = builder.actions(tape.tape.actions.clone());
+        builder = builder
+            .actions(tape.tape.actions.clone())
+            .wire_rule(tape.tape.wire_rule());
     }
     if let Some(path) = &ledger {
         builder = builder.ledger_file(path);
@@ -217,10 +257,12 @@ fn play(
             seed,
             phases: simulation.phase(),
             timeline: simulation.timeline(),
+            played: simulation.played(),
             ledger: simulation.ledger_records().unwrap_or_default(),
             checkpoints: simulation.checkpoints().unwrap_or_default(),
             billing: simulation.billing(),
             verdict: verdict.clone(),
+            debrief: crate::debrief::of(&simulation, &verdict),
             expected,
             as_expected,
         };
@@ -268,6 +310,10 @@ fn print_play(simulation: &Simulation, loaded: &LoadedLevel, seed: u64, verdict:
     );
     println!("== billing ==\n{}", report::billing(simulation.billing()));
     println!("== verdict ==\n{}", report::verdict(verdict));
+    println!(
+        "== debrief ==\n{}",
+        report::debrief(&crate::debrief::of(simulation, verdict))
+    );
 }
 
 /// ` violations [..]` when there are any.
@@ -392,4 +438,142 @@ fn check(paths: &[PathBuf]) -> u8 {
     } else {
         EXIT_BAD_INPUT
     }
+}
+
+fn upgrade(paths: &[PathBuf]) -> u8 {
+    let files = match collect(paths, ".tape.ron") {
+        Ok(files) => files,
+        Err(error) => return bad_input(error),
+    };
+    let mut failed = 0;
+    for file in &files {
+        match crate::upgrade::upgrade_file(file) {
+            Ok(None) => println!("current  {}", file.display()),
+            Ok(Some(upgraded)) => println!(
+                "upgraded {}  ({} wire card(s) played when their message was on the wire, {} that never met one left out)",
+                file.display(),
+                upgraded.moved,
+                upgraded.dropped
+            ),
+            Err(error) => {
+                failed += 1;
+                eprintln!("error: {error}");
+            }
+        }
+    }
+    println!("{} tapes: {} could not be upgraded", files.len(), failed);
+    if failed > 0 { EXIT_DIFFERS } else { EXIT_OK }
+}
+
+fn defend(level_path: &Path, guards: &str, minimum: bool, schedules: u64, jobs: usize, json: bool) -> u8 {
+    use crate::defend;
+    let loaded = match level::load_level(level_path) {
+        Ok(loaded) => loaded,
+        Err(error) => return bad_input(error),
+    };
+    let folder = level_path.parent().unwrap_or(Path::new("."));
+    let campaign = match crate::campaign::Campaign::load(folder) {
+        Ok(campaign) => campaign,
+        Err(problems) => {
+            return bad_input(problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"));
+        }
+    };
+    let heists = defend::heists(&campaign, &loaded.level);
+    let search = defend::Search {
+        schedules,
+        jobs,
+        seed: defend::DEFENCE_SEED,
+    };
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    if minimum {
+        return match defend::minimum(
+            &loaded,
+            &heists,
+            search,
+            crate::runtime::guards::Guard::ALL.len(),
+            &cancel,
+        ) {
+            Ok(sets) if json => {
+                let names: Vec<Vec<&str>> = sets
+                    .iter()
+                    .map(|set| set.iter().map(|guard| guard.name()).collect())
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&names).expect("names serialize"));
+                EXIT_OK
+            }
+            Ok(sets) => {
+                println!(
+                    "{}: {} known heists; the smallest sets of guards that hold:",
+                    loaded.level.id,
+                    heists.len()
+                );
+                for set in &sets {
+                    println!("  [{}]", guard_list(set));
+                }
+                if sets.is_empty() {
+                    println!("  none: even every guard together lets a heist through");
+                }
+                EXIT_OK
+            }
+            Err(error) => bad_input(error),
+        };
+    }
+    let on = match Guards::parse_list(guards) {
+        Ok(parsed) => crate::runtime::guards::Guard::ALL
+            .into_iter()
+            .filter(|guard| parsed.is_on(*guard))
+            .collect::<Vec<_>>(),
+        Err(error) => return bad_input(format!("--guards: {error}")),
+    };
+    let report = match defend::check(&loaded, &heists, &on, search, &cancel) {
+        Ok(report) => report,
+        Err(error) => return bad_input(error),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("reports serialize"));
+    } else {
+        println!(
+            "{}: guards on [{}] ({} of a budget of {})",
+            loaded.level.id,
+            guard_list(&report.on),
+            report.on.len(),
+            report.budget
+        );
+        for heist in &report.heists {
+            println!(
+                "  {} {}  {}{}",
+                if heist.stopped { "stopped" } else { "GOT IN " },
+                if heist.tape.as_os_str().is_empty() {
+                    heist.title.clone()
+                } else {
+                    heist.tape.display().to_string()
+                },
+                heist.outcome,
+                violation_list(&heist.violations)
+            );
+        }
+        match &report.search {
+            Some(search) => match &search.found {
+                None => println!("  stopped  the explorer's {} schedules", search.schedules),
+                Some(actions) => {
+                    println!("  GOT IN   the explorer found a heist (seed {:?}):", search.found_seed);
+                    for action in actions {
+                        println!("             before phase {}: {:?}", action.at_phase, action.play);
+                    }
+                }
+            },
+            None => println!("  (the explorer was not needed: a known heist got through)"),
+        }
+        println!(
+            "{}",
+            if report.holds() {
+                "the defence holds"
+            } else if report.stops_every_heist() {
+                "every heist is stopped, but over the budget"
+            } else {
+                "the defence does not hold"
+            }
+        );
+    }
+    if report.holds() { EXIT_OK } else { EXIT_DIFFERS }
 }

@@ -127,6 +127,7 @@ impl Found {
     /// relative to the folder the tape will be written to.
     pub fn to_tape(&self, level_file: &str, title: &str) -> Tape {
         Tape {
+            version: crate::level::TAPE_VERSION,
             level: level_file.to_owned(),
             seed: self.simulation_seed,
             title: title.to_owned(),
@@ -660,13 +661,15 @@ impl ScheduleSpace {
         let run = |rng: &mut ChaCha8Rng| self.runs[rng.random_range(0..self.runs.len())].clone();
         let operator = |rng: &mut ChaCha8Rng| OPERATORS[rng.random_range(0..OPERATORS.len())].to_owned();
         match card {
-            CardKind::LoseRequest => (Play::LoseRequest, None),
-            CardKind::LoseResponse => (Play::LoseResponse, None),
-            CardKind::SlowResponse => (Play::SlowResponse, None),
+            // Whatever is on the wire at the phase dealt; nothing there and the card fizzles.
+            CardKind::LoseRequest => (Play::LoseRequest { key: None }, None),
+            CardKind::LoseResponse => (Play::LoseResponse { key: None }, None),
+            CardKind::SlowResponse => (Play::SlowResponse { key: None }, None),
             CardKind::CrashWorker => (
                 Play::CrashWorker {
                     // Half the time the oldest worker alive, as the game's button does.
                     worker: rng.random_bool(0.5).then(|| rng.random_range(1..=self.workers_max)),
+                    in_phase: None,
                 },
                 None,
             ),
@@ -776,6 +779,7 @@ mod tests {
             );
             lengths.insert(actions.len());
             let tape = Tape {
+                version: crate::level::TAPE_VERSION,
                 level: "19-vault.level.ron".into(),
                 seed: simulation_seed,
                 title: String::new(),
@@ -787,7 +791,7 @@ mod tests {
                     violations: Vec::new(),
                 },
             };
-            let text = level::to_ron(&tape);
+            let text = level::tape_to_ron(&tape);
             if let Err(error) = level::validate_tape(Path::new("dealt.tape.ron"), &text, &tape, &vault) {
                 panic!("schedule {index} is not a legal tape: {error}\n{text}");
             }

@@ -19,6 +19,12 @@ pub const PHASES_MAX: u32 = 100_000;
 pub const RUNS_MAX: usize = 64;
 pub const CALLS_PER_RUN_MAX: usize = 32;
 pub const ACTIONS_MAX: usize = 1_000;
+/// The most words a briefing shows before "more" (the rest goes in `briefing_more`).
+pub const BRIEFING_WORDS_MAX: usize = 60;
+/// The most words a debrief's text shows before "more".
+pub const DEBRIEF_WORDS_MAX: usize = 120;
+/// The longest phase name a crash may be aimed at (`record outcome` is 14).
+pub const PHASE_NAME_BYTES_MAX: usize = 64;
 /// The most input a level or tape file may be.
 pub const FILE_BYTES_MAX: u64 = 1 << 20;
 
@@ -98,6 +104,47 @@ pub struct Lesson {
     pub text: String,
 }
 
+/// Hints in three tiers, opened one at a time on request: a nudge (where to look), the idea
+/// (what the runtime gets wrong here), and the move (what to play, and when).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hints {
+    pub nudge: String,
+    pub idea: String,
+    /// The move; `None`: the game describes the level's par tape instead.
+    #[serde(default, rename = "move")]
+    pub the_move: Option<String>,
+}
+
+impl Hints {
+    /// The tiers written for this level, in the order they open.
+    pub fn tiers(&self) -> Vec<&str> {
+        let mut tiers = vec![self.nudge.as_str(), self.idea.as_str()];
+        if let Some(the_move) = &self.the_move {
+            tiers.push(the_move);
+        }
+        tiers.into_iter().filter(|tier| !tier.trim().is_empty()).collect()
+    }
+}
+
+/// The best win known: fewest cards, then fewest phases until the level went quiet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Par {
+    pub cards: u32,
+    pub phases: u32,
+}
+
+/// An unbeatable level played from the other side: switch on the fewest guards, at most
+/// `budget`, that stop every heist the campaign knows here ([`crate::defend`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defender {
+    pub budget: u32,
+    /// A smallest set of guards that holds (checked: it holds, and no smaller set does).
+    pub minimum: Vec<Guard>,
+}
+
 /// The billing world and the network.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -159,8 +206,19 @@ pub struct Level {
     /// Level ids that must be finished first.
     #[serde(default)]
     pub requires: Vec<String>,
+    /// What the player reads first: at most [`BRIEFING_WORDS_MAX`] words.
     pub briefing: String,
+    /// The rest of the briefing, behind "more".
+    #[serde(default)]
+    pub briefing_more: String,
     pub lesson: Lesson,
+    #[serde(default)]
+    pub hints: Hints,
+    #[serde(default)]
+    pub par: Option<Par>,
+    /// Unbeatable levels: the defender's challenge.
+    #[serde(default)]
+    pub defender: Option<Defender>,
     /// Unbeatable on purpose: the debrief explains why.
     #[serde(default)]
     pub unbeatable: bool,
@@ -181,20 +239,39 @@ pub struct Level {
     pub max_phases: u32,
 }
 
-/// A player's move, as the game sends it and a tape stores it.
+/// A player's move, as the game sends it and a tape stores it (tape format version 2).
+///
+/// The wire cards act on a message on the wire at the moment they are played: `key` names it
+/// (none: the oldest one on the wire in that direction). With nothing on the wire the move is
+/// refused, so *when* a wire card is played decides what it does. Version 1 tapes armed the
+/// card for the next message instead; they are read as [`PlayVersion1`] and replayed by that
+/// rule ([`WireRule::ArmNextMessage`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub enum Play {
-    /// The next (or in-flight) request is dropped before billing sees it.
-    LoseRequest,
-    /// The next (or in-flight) response is dropped after billing applied the request.
-    LoseResponse,
-    /// The next (or in-flight) response arrives after the timeout.
-    SlowResponse,
-    /// Crash a worker (`w<n>`); without a number, the oldest one alive.
+    /// The request on the wire is dropped before billing sees it.
+    LoseRequest {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+    },
+    /// The response on the wire (billing has applied its request) is dropped.
+    LoseResponse {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+    },
+    /// The response on the wire arrives after the timeout.
+    SlowResponse {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+    },
+    /// Crash a worker (`w<n>`); without a number, the oldest one alive. With `in_phase`, only
+    /// while that worker is about to run that phase (`send`, `record outcome`, …): a tape says
+    /// what moment it meant, and a crash aimed at another moment is refused.
     CrashWorker {
         #[serde(default)]
         worker: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        in_phase: Option<String>,
     },
     /// Start a second worker on a run that is already being driven.
     DuplicateWorker { run: String },
@@ -206,7 +283,9 @@ pub enum Play {
     },
     /// The run's next tool invocation refuses before sending anything.
     ToolFailsBeforeSending { run: String },
-    /// The player, as operator, settles a call.
+    /// The player, as operator, settles a call. With `expected_status`, compare-and-set: an
+    /// operator who expected a status the call no longer has loses the race (409) — the move
+    /// is made, and refused by the ledger.
     OperatorResolve {
         key: String,
         status: Status,
@@ -225,6 +304,100 @@ pub enum Play {
     },
 }
 
+/// A move as tape format version 1 stored it: the wire cards were unit variants that armed
+/// the next message when none was on the wire. Read only; a tape is always written as version 2.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum PlayVersion1 {
+    LoseRequest,
+    LoseResponse,
+    SlowResponse,
+    CrashWorker {
+        #[serde(default)]
+        worker: Option<u32>,
+    },
+    DuplicateWorker {
+        run: String,
+    },
+    ModelCallsAgain {
+        run: String,
+        #[serde(default)]
+        reword: bool,
+    },
+    ToolFailsBeforeSending {
+        run: String,
+    },
+    OperatorResolve {
+        key: String,
+        status: Status,
+        reason: String,
+        #[serde(default = "default_operator")]
+        operator: String,
+        #[serde(default)]
+        expected_status: Option<Status>,
+    },
+    OperatorCompensate {
+        key: String,
+        reason: String,
+        #[serde(default = "default_operator")]
+        operator: String,
+    },
+}
+
+impl From<PlayVersion1> for Play {
+    fn from(play: PlayVersion1) -> Play {
+        match play {
+            PlayVersion1::LoseRequest => Play::LoseRequest { key: None },
+            PlayVersion1::LoseResponse => Play::LoseResponse { key: None },
+            PlayVersion1::SlowResponse => Play::SlowResponse { key: None },
+            PlayVersion1::CrashWorker { worker } => Play::CrashWorker { worker, in_phase: None },
+            PlayVersion1::DuplicateWorker { run } => Play::DuplicateWorker { run },
+            PlayVersion1::ModelCallsAgain { run, reword } => Play::ModelCallsAgain { run, reword },
+            PlayVersion1::ToolFailsBeforeSending { run } => Play::ToolFailsBeforeSending { run },
+            PlayVersion1::OperatorResolve {
+                key,
+                status,
+                reason,
+                operator,
+                expected_status,
+            } => Play::OperatorResolve {
+                key,
+                status,
+                reason,
+                operator,
+                expected_status,
+            },
+            PlayVersion1::OperatorCompensate { key, reason, operator } => {
+                Play::OperatorCompensate { key, reason, operator }
+            }
+        }
+    }
+}
+
+/// How a wire card finds its message: the rule of the tape format it was recorded in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum WireRule {
+    /// Version 1: the message on the wire, or else the next one (the card waits, armed).
+    ArmNextMessage,
+    /// Version 2: only a message on the wire now; with none, the move is refused.
+    #[default]
+    OnTheWireNow,
+}
+
+/// The tape format this code writes.
+pub const TAPE_VERSION: u32 = 2;
+
+impl WireRule {
+    /// The rule a tape of this format version was recorded under.
+    pub fn of_version(version: u32) -> WireRule {
+        if version <= 1 {
+            WireRule::ArmNextMessage
+        } else {
+            WireRule::OnTheWireNow
+        }
+    }
+}
+
 pub fn default_operator() -> String {
     "op-crew".into()
 }
@@ -232,9 +405,9 @@ pub fn default_operator() -> String {
 impl Play {
     pub fn card(&self) -> CardKind {
         match self {
-            Play::LoseRequest => CardKind::LoseRequest,
-            Play::LoseResponse => CardKind::LoseResponse,
-            Play::SlowResponse => CardKind::SlowResponse,
+            Play::LoseRequest { .. } => CardKind::LoseRequest,
+            Play::LoseResponse { .. } => CardKind::LoseResponse,
+            Play::SlowResponse { .. } => CardKind::SlowResponse,
             Play::CrashWorker { .. } => CardKind::CrashWorker,
             Play::DuplicateWorker { .. } => CardKind::DuplicateWorker,
             Play::ModelCallsAgain { .. } => CardKind::ModelCallsAgain,
@@ -249,6 +422,15 @@ impl Play {
             Play::DuplicateWorker { run }
             | Play::ModelCallsAgain { run, .. }
             | Play::ToolFailsBeforeSending { run } => Some(run),
+            _ => None,
+        }
+    }
+
+    /// The idempotency key the move names, if it names one.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Play::LoseRequest { key } | Play::LoseResponse { key } | Play::SlowResponse { key } => key.as_deref(),
+            Play::OperatorResolve { key, .. } | Play::OperatorCompensate { key, .. } => Some(key),
             _ => None,
         }
     }
@@ -291,6 +473,9 @@ impl Expectation {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tape {
+    /// The tape format: 1 (wire cards armed the next message) or 2 (they act on the wire now).
+    #[serde(default = "first_tape_version")]
+    pub version: u32,
     /// The level file, relative to the tape's folder.
     pub level: String,
     pub seed: u64,
@@ -302,6 +487,83 @@ pub struct Tape {
     #[serde(default)]
     pub actions: Vec<TimedAction>,
     pub expect: Expectation,
+}
+
+fn first_tape_version() -> u32 {
+    1
+}
+
+impl Tape {
+    /// The rule its wire cards were recorded under.
+    pub fn wire_rule(&self) -> WireRule {
+        WireRule::of_version(self.version)
+    }
+}
+
+/// Only the version of a tape file, read before the rest (other fields are skipped).
+#[derive(Deserialize)]
+struct TapeVersionOnly {
+    #[serde(default = "first_tape_version")]
+    version: u32,
+}
+
+/// A tape as format version 1 stored it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TapeVersion1 {
+    #[serde(default = "first_tape_version")]
+    version: u32,
+    level: String,
+    seed: u64,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    guards: Option<Guards>,
+    #[serde(default)]
+    actions: Vec<TimedActionVersion1>,
+    expect: Expectation,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimedActionVersion1 {
+    at_phase: u32,
+    play: PlayVersion1,
+}
+
+/// Parses a tape of either format: version 1 moves are read as they were written and keep
+/// their version, so they replay by the rule they were recorded under.
+pub fn parse_tape(path: &Path, text: &str) -> Result<Tape, InputError> {
+    let version = parse_ron::<TapeVersionOnly>(path, text)?.version;
+    match version {
+        1 => {
+            let old: TapeVersion1 = parse_ron(path, text)?;
+            Ok(Tape {
+                version: old.version,
+                level: old.level,
+                seed: old.seed,
+                title: old.title,
+                guards: old.guards,
+                actions: old
+                    .actions
+                    .into_iter()
+                    .map(|action| TimedAction {
+                        at_phase: action.at_phase,
+                        play: action.play.into(),
+                    })
+                    .collect(),
+                expect: old.expect,
+            })
+        }
+        TAPE_VERSION => parse_ron(path, text),
+        other => Err(InputError::at(
+            path,
+            text,
+            "version",
+            0,
+            format!("tape format version {other} is not one this twice-sim reads (1 and {TAPE_VERSION})"),
+        )),
+    }
 }
 
 /// A level loaded from its file, with its text (for locating later problems).
@@ -355,6 +617,12 @@ pub fn to_ron<T: Serialize>(value: &T) -> String {
     ron::ser::to_string_pretty(value, config).expect("tapes and levels serialize")
 }
 
+/// A tape as its file holds it: one line per move, so a tape reads as a list of moves.
+pub fn tape_to_ron(tape: &Tape) -> String {
+    let config = ron::ser::PrettyConfig::new().struct_names(false).depth_limit(2);
+    ron::ser::to_string_pretty(tape, config).expect("tapes serialize")
+}
+
 pub fn parse_level(path: &Path, text: &str) -> Result<Level, InputError> {
     let level: Level = parse_ron(path, text)?;
     validate_level(path, text, &level)?;
@@ -373,7 +641,7 @@ pub fn load_level(path: &Path) -> Result<LoadedLevel, InputError> {
 
 pub fn load_tape(path: &Path) -> Result<LoadedTape, InputError> {
     let text = read_text(path)?;
-    let tape: Tape = parse_ron(path, &text)?;
+    let tape = parse_tape(path, &text)?;
     let level_path = path.parent().unwrap_or(Path::new(".")).join(&tape.level);
     if !level_path.is_file() {
         return Err(InputError::at(
@@ -631,7 +899,17 @@ pub fn validate_tape(path: &Path, text: &str, tape: &Tape, level: &Level) -> Res
                     return error(index, "an operator id is required".into());
                 }
             }
-            Play::CrashWorker { worker: Some(0) } => return error(index, "workers are numbered from 1 (w1)".into()),
+            Play::CrashWorker { worker: Some(0), .. } => {
+                return error(index, "workers are numbered from 1 (w1)".into());
+            }
+            Play::CrashWorker {
+                in_phase: Some(phase), ..
+            } if phase.trim().is_empty() || phase.len() > PHASE_NAME_BYTES_MAX => {
+                return error(
+                    index,
+                    format!("in_phase names the phase a worker is about to run (1 to {PHASE_NAME_BYTES_MAX} bytes)"),
+                );
+            }
             _ => {}
         }
     }

@@ -50,6 +50,7 @@ pub struct ReplayResult {
 pub fn simulation_of(tape: &LoadedTape, store: LedgerStore) -> Result<Simulation, SimError> {
     let mut builder = SimulationBuilder::new(tape.level.level.clone(), tape.tape.seed)
         .actions(tape.tape.actions.clone())
+        .wire_rule(tape.tape.wire_rule())
         .ledger_store(store);
     if let Some(guards) = tape.tape.guards {
         builder = builder.guards(guards);

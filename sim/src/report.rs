@@ -118,6 +118,39 @@ pub fn verdict(verdict: &Verdict) -> String {
     out
 }
 
+pub fn debrief(debrief: &crate::debrief::Debrief) -> String {
+    let mut out = format!("{}\n", debrief.headline);
+    for sentence in &debrief.diagnosis {
+        writeln!(out, "  {sentence}").unwrap();
+    }
+    if !debrief.story.is_empty() {
+        writeln!(out, "\n{}", debrief.story).unwrap();
+    }
+    writeln!(out, "\nThe rule: {}", debrief.rule).unwrap();
+    write!(
+        out,
+        "{} card(s) played, {} phases",
+        debrief.cards_played, debrief.phases
+    )
+    .unwrap();
+    if let Some(par) = &debrief.par {
+        write!(
+            out,
+            "; par {} card(s), {} phases: {}",
+            par.par_cards,
+            par.par_phases,
+            match par.stars() {
+                2 => "★★ at par",
+                1 => "★ par cards, more phases",
+                _ => "over par",
+            }
+        )
+        .unwrap();
+    }
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod wording_tests {
     use super::counted;

@@ -5,10 +5,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use std::sync::atomic::AtomicBool;
+
 use twice_sim::campaign::{self, Campaign};
 use twice_sim::checker::Outcome;
-use twice_sim::level::{self, LoadedLevel, LoadedTape};
-use twice_sim::replay::replay_tape;
+use twice_sim::debrief::{self, Standing};
+use twice_sim::defend;
+use twice_sim::ledger::LedgerStore;
+use twice_sim::level::{self, LoadedLevel, LoadedTape, TAPE_VERSION};
+use twice_sim::replay::{replay_tape, simulation_of};
 use twice_sim::runtime::guards::{Guard, Guards};
 use twice_sim::simulator::SimulationBuilder;
 
@@ -64,6 +69,7 @@ fn outcome_of(level: &LoadedLevel, tape: &LoadedTape, guards: Guards) -> Outcome
     let mut simulation = SimulationBuilder::new(level.level.clone(), tape.tape.seed)
         .guards(guards)
         .actions(tape.tape.actions.clone())
+        .wire_rule(tape.tape.wire_rule())
         .build()
         .expect("a simulation builds");
     simulation.run().expect("a simulation runs");
@@ -136,6 +142,7 @@ fn replaying_a_tape_twice_gives_the_same_history_byte_for_byte() {
         let history = || {
             let mut simulation = SimulationBuilder::new(tape.level.level.clone(), tape.tape.seed)
                 .actions(tape.tape.actions.clone())
+                .wire_rule(tape.tape.wire_rule())
                 .build()
                 .expect("builds");
             simulation.run().expect("runs");
@@ -202,18 +209,7 @@ fn the_campaign_is_big_enough_and_its_level_select_is_consistent() {
 
 /// How a briefing names a guard that is off, in the player's words.
 fn briefing_words(guard: Guard) -> &'static str {
-    match guard {
-        Guard::WriteRetryRule => "the write retry rule",
-        Guard::PauseOnIndeterminate => "the pause on unknown calls",
-        Guard::Ledger => "the ledger",
-        Guard::AtomicReservation => "atomic reservation",
-        Guard::KeyDownstream => "passing the key",
-        Guard::CheckpointVersion => "the checkpoint version",
-        Guard::ReconcileHook => "the reconcile hook",
-        Guard::KeyPerCall => "keys per call",
-        Guard::NoLeaseExpiry => "no lease expiry",
-        Guard::NoReflexCompensation => "no reflex compensation",
-    }
+    debrief::guard_words(guard)
 }
 
 #[test]
@@ -222,29 +218,39 @@ fn every_level_explains_itself() {
     for loaded in &campaign.levels {
         let level = &loaded.level;
         assert!(!level.title.trim().is_empty(), "`{}` has no title", level.id);
+        // The guards are named in the briefing's "more" when its first words are the story.
+        let briefing = format!("{} {}", level.briefing, level.briefing_more);
         assert!(
-            level.briefing.contains("Guards"),
+            briefing.contains("Guards"),
             "`{}`'s briefing does not say which guards are on",
             level.id
         );
         let off = level.guards.off();
         if off.is_empty() {
             assert!(
-                level.briefing.contains("Guards: all on"),
+                briefing.contains("Guards: all on"),
                 "`{}`'s briefing hides that all guards are on",
                 level.id
             );
         }
         for guard in off {
             assert!(
-                level.briefing.contains(briefing_words(guard)),
+                briefing.contains(briefing_words(guard)),
                 "`{}` switches {guard} off and its briefing does not say \"{}\"",
                 level.id,
                 briefing_words(guard)
             );
         }
+        // A lesson names the guards it teaches; the operators' lessons (compare-and-set, a late
+        // answer logged and ignored) are about the ledger's rules for people, not about a guard.
+        let teaches_operators = level.cards.iter().any(|allowance| {
+            matches!(
+                allowance.card,
+                level::CardKind::OperatorResolve | level::CardKind::OperatorCompensate
+            )
+        });
         assert!(
-            !level.lesson.guards.is_empty(),
+            !level.lesson.guards.is_empty() || teaches_operators,
             "`{}`'s lesson names no guard",
             level.id
         );
@@ -443,4 +449,213 @@ fn twice_sim_check_exits_zero_on_the_campaign_and_two_on_a_problem() {
         printed.contains("vault.level.ron:") && printed.contains("gaol"),
         "{printed}"
     );
+}
+
+/// Runs the tape's own moves to the end, on the memory store.
+fn run_tape(tape: &LoadedTape) -> twice_sim::simulator::Simulation {
+    let mut simulation = simulation_of(tape, LedgerStore::Memory).expect("a simulation builds");
+    simulation.run().expect("a simulation runs");
+    simulation
+}
+
+#[test]
+fn every_level_needs_a_move() {
+    let campaign = campaign();
+    for loaded in &campaign.levels {
+        let level = &loaded.level;
+        let mut simulation = SimulationBuilder::new(level.clone(), 1).build().expect("builds");
+        simulation.run().expect("runs");
+        let verdict = simulation.verdict().expect("a verdict");
+        assert!(
+            !verdict.goal_reached,
+            "`{}` is won with no card played: {}",
+            level.id, verdict.summary
+        );
+        let standing = Standing::of(level, &verdict, simulation.hand().values().sum());
+        assert!(
+            !standing.finishes_level(),
+            "`{}` is finished with no card played ({standing:?})",
+            level.id
+        );
+    }
+}
+
+#[test]
+fn every_shipped_tape_is_in_the_current_format() {
+    let campaign = campaign();
+    for tape in &campaign.tapes {
+        assert_eq!(
+            tape.tape.version,
+            TAPE_VERSION,
+            "{} is an old tape: `twice-sim upgrade` rewrites it",
+            tape_name(tape)
+        );
+    }
+}
+
+#[test]
+fn every_unbeatable_level_is_finished_by_playing_its_whole_hand_and_only_so() {
+    let campaign = campaign();
+    for loaded in campaign.levels.iter().filter(|loaded| loaded.level.unbeatable) {
+        let level = &loaded.level;
+        let hand: u32 = level.cards.iter().map(|allowance| allowance.count).sum();
+        let mut whole_hands = 0;
+        for tape in own_tapes(&campaign, &level.id) {
+            let simulation = run_tape(tape);
+            let verdict = simulation.verdict().expect("a verdict");
+            let cards_left: u32 = simulation.hand().values().sum();
+            let standing = Standing::of(level, &verdict, cards_left);
+            if simulation.played().len() as u32 == hand {
+                assert_eq!(cards_left, 0);
+                assert_eq!(
+                    standing,
+                    Standing::HeldAgainstTheWholeHand,
+                    "{} plays the whole hand",
+                    tape_name(tape)
+                );
+                whole_hands += 1;
+            } else {
+                assert!(
+                    !standing.finishes_level(),
+                    "{} finishes `{}` with {cards_left} card(s) left",
+                    tape_name(tape),
+                    level.id
+                );
+            }
+        }
+        assert!(
+            whole_hands >= 1,
+            "`{}` ships no tape that plays its whole hand of {hand} card(s): show that it can be spent",
+            level.id
+        );
+    }
+}
+
+#[test]
+fn every_beatable_level_states_its_par_and_a_shipped_tape_reaches_it() {
+    let campaign = campaign();
+    for loaded in campaign.levels.iter().filter(|loaded| !loaded.level.unbeatable) {
+        let level = &loaded.level;
+        let par = level.par.unwrap_or_else(|| panic!("`{}` has no par", level.id));
+        let mut best: Option<(u32, u32, String)> = None;
+        for tape in own_tapes(&campaign, &level.id) {
+            let simulation = run_tape(tape);
+            let verdict = simulation.verdict().expect("a verdict");
+            if !verdict.goal_reached {
+                continue;
+            }
+            let score = (simulation.played().len() as u32, simulation.phase(), tape_name(tape));
+            if best.as_ref().is_none_or(|best| (score.0, score.1) < (best.0, best.1)) {
+                best = Some(score);
+            }
+        }
+        let (cards, phases, tape) = best.unwrap_or_else(|| panic!("`{}` ships no win", level.id));
+        assert_eq!(
+            (cards, phases),
+            (par.cards, par.phases),
+            "`{}`'s best shipped win is {tape} ({cards} card(s), {phases} phases); its par says {} and {}",
+            level.id,
+            par.cards,
+            par.phases
+        );
+        // The explorer's shortest find is no better in cards: par is the best known.
+        let outcome = twice_sim::explore::Explorer::new(level.clone(), level.guards, 1)
+            .schedules(2_000)
+            .run(&|_| {}, &AtomicBool::new(false))
+            .expect("the explorer runs");
+        if let Some(found) = outcome.found {
+            assert!(
+                found.actions.len() as u32 >= par.cards,
+                "the explorer wins `{}` with {} card(s), fewer than its par of {}: {:?}",
+                level.id,
+                found.actions.len(),
+                par.cards,
+                found.actions
+            );
+        }
+    }
+}
+
+#[test]
+fn every_level_has_three_tiers_of_hints() {
+    let campaign = campaign();
+    for loaded in &campaign.levels {
+        let hints = &loaded.level.hints;
+        assert_eq!(
+            hints.tiers().len(),
+            3,
+            "`{}` needs a nudge, the idea and the move",
+            loaded.level.id
+        );
+    }
+}
+
+#[test]
+fn every_defender_minimum_holds_and_no_smaller_set_does() {
+    let campaign = campaign();
+    let cancel = AtomicBool::new(false);
+    for loaded in campaign.levels.iter().filter(|loaded| loaded.level.unbeatable) {
+        let level = &loaded.level;
+        let defender = level.defender.as_ref().expect("an unbeatable level is defended");
+        let heists = defend::heists(&campaign, level);
+        assert!(
+            !heists.is_empty(),
+            "`{}` has no known heist to defend against",
+            level.id
+        );
+        let report = defend::check(loaded, &heists, &defender.minimum, defend::Search::default(), &cancel)
+            .expect("the check runs");
+        assert!(
+            report.holds(),
+            "`{}`'s minimum [{}] does not hold: {:?}",
+            level.id,
+            guard_names(&defender.minimum),
+            report
+        );
+        for size in 0..defender.minimum.len() {
+            for set in defend::sets_of(size) {
+                let report =
+                    defend::check(loaded, &heists, &set, defend::Search::default(), &cancel).expect("the check runs");
+                assert!(
+                    !report.stops_every_heist(),
+                    "`{}` holds with only [{}], smaller than its stated minimum [{}]",
+                    level.id,
+                    guard_names(&set),
+                    guard_names(&defender.minimum)
+                );
+            }
+        }
+        // One guard fewer than the minimum, whichever: a heist gets through.
+        let all_but_one = defend::check(
+            loaded,
+            &heists,
+            &defender.minimum[1..],
+            defend::Search::default(),
+            &cancel,
+        )
+        .expect("the check runs");
+        assert!(!all_but_one.holds());
+    }
+}
+
+#[test]
+fn the_presenter_notes_parse_and_cover_every_chapter() {
+    let campaign = campaign();
+    let levels: Vec<&level::Level> = campaign.levels.iter().map(|loaded| &loaded.level).collect();
+    let notes = twice_sim::presenter_notes::load(&levels_folder(), &levels)
+        .expect("the notes parse")
+        .expect("the campaign ships presenter notes");
+    for loaded in &campaign.levels {
+        let chapter = loaded.level.chapter;
+        let notes = notes
+            .chapter(chapter)
+            .unwrap_or_else(|| panic!("chapter {chapter} has no presenter notes"));
+        assert!(!notes.ask.is_empty(), "chapter {chapter} asks the room nothing");
+    }
+    // A chapter no level has is refused, with its line.
+    let text = std::fs::read_to_string(twice_sim::presenter_notes::path_in(&levels_folder())).expect("reads");
+    let broken = text.replacen("chapter: 10,", "chapter: 99,", 1);
+    let error =
+        twice_sim::presenter_notes::parse(std::path::Path::new("notes.ron"), &broken, &levels).expect_err("chapter 99");
+    assert!(error.to_string().contains("no level is in chapter 99"), "{error}");
 }

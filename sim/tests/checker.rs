@@ -61,6 +61,16 @@ fn keys_of(simulation: &Simulation, kind: ViolationKind) -> Vec<String> {
         .collect()
 }
 
+/// Plays a wire card the moment its message is on the wire: a wire card acts only on a message
+/// on the wire when it is played.
+fn play_on_the_wire(simulation: &mut Simulation, play: Play) {
+    let card = play.card();
+    simulation
+        .run_until(|simulation| !simulation.wire_targets(card).is_empty())
+        .unwrap();
+    simulation.play(play).unwrap();
+}
+
 #[test]
 fn a_clean_run_breaks_no_promise() {
     let folder = tempfile::tempdir().unwrap();
@@ -92,7 +102,7 @@ fn a_completed_record_with_no_credit_behind_it_is_caught() {
     // An operator resolves a lost request `completed`: the ledger now claims an effect billing
     // does not hold.
     let mut simulation = SimulationBuilder::new(one_credit(), 1).build().unwrap();
-    simulation.play(Play::LoseRequest).unwrap();
+    play_on_the_wire(&mut simulation, Play::LoseRequest { key: None });
     simulation.run().unwrap();
     simulation
         .play(Play::OperatorResolve {
@@ -131,7 +141,7 @@ fn a_compensation_nobody_asked_for_is_caught() {
         .with(Guard::PauseOnIndeterminate, false)
         .with(Guard::ReconcileHook, false);
     let mut simulation = SimulationBuilder::new(one_credit(), 1).guards(guards).build().unwrap();
-    simulation.play(Play::LoseResponse).unwrap();
+    play_on_the_wire(&mut simulation, Play::LoseResponse { key: None });
     simulation.run().unwrap();
     assert_eq!(keys_of(&simulation, ViolationKind::UnaskedCompensation), ["r1:c1"]);
 }
@@ -172,7 +182,7 @@ fn two_workers_reserving_one_call_are_caught() {
 fn a_run_paused_on_a_call_that_was_settled_is_not_waiting_honestly() {
     let folder = tempfile::tempdir().unwrap();
     let (mut simulation, raw) = on_file(one_credit(), Guards::all_on(), folder.path());
-    simulation.play(Play::LoseRequest).unwrap();
+    play_on_the_wire(&mut simulation, Play::LoseRequest { key: None });
     simulation.run().unwrap();
     let verdict = simulation.verdict().unwrap();
     assert_eq!(verdict.outcome, Outcome::UnknownFlagged);
@@ -199,7 +209,7 @@ fn credits_are_matched_to_what_the_script_owes_not_to_the_runtimes_claims() {
     let mut simulation = SimulationBuilder::new(level("honour", "()", ALL_CARDS, &runs), 1)
         .build()
         .unwrap();
-    simulation.play(Play::LoseRequest).unwrap();
+    play_on_the_wire(&mut simulation, Play::LoseRequest { key: None });
     simulation.run().unwrap();
     let verdict = simulation.verdict().unwrap();
     let outcome_of = |run: &str| {

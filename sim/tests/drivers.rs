@@ -32,11 +32,15 @@ fn level_of(run_id: &str) -> Level {
         order: 0,
         requires: Vec::new(),
         briefing: "the drill's run".into(),
+        briefing_more: String::new(),
         lesson: Lesson {
             guards: Vec::new(),
             rule: "r".into(),
             text: "t".into(),
         },
+        hints: Default::default(),
+        par: None,
+        defender: None,
         unbeatable: false,
         debrief: String::new(),
         world: World {

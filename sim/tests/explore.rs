@@ -406,7 +406,10 @@ fn the_vault_holds_against_the_explorers_first_find() {
     let actions = vec![
         TimedAction {
             at_phase: 3,
-            play: Play::CrashWorker { worker: None },
+            play: Play::CrashWorker {
+                worker: None,
+                in_phase: None,
+            },
         },
         TimedAction {
             at_phase: 9,

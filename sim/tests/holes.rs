@@ -50,6 +50,16 @@ fn reversals(simulation: &Simulation) -> usize {
         .count()
 }
 
+/// Plays a wire card the moment its message is on the wire: a wire card acts only on a message
+/// on the wire when it is played.
+fn play_on_the_wire(simulation: &mut Simulation, play: Play) {
+    let card = play.card();
+    simulation
+        .run_until(|simulation| !simulation.wire_targets(card).is_empty())
+        .unwrap();
+    simulation.play(play).unwrap();
+}
+
 /// Hole 3: the operator card used to void by key with no lookup, posting a reversal even
 /// when no credit existed (taking money never paid). It now takes the API's one path: look
 /// the credit up by the call's key, void it by its id, once.
@@ -58,7 +68,7 @@ fn the_operator_card_compensates_through_the_lookup_and_never_takes_money_never_
     // The request is lost: no credit exists, the call is unknown, and it did leave.
     let cards = "(card: LoseRequest, count: 1), (card: OperatorCompensate, count: 2)";
     let mut lost = SimulationBuilder::new(level("honour", cards), 1).build().unwrap();
-    lost.play(Play::LoseRequest).unwrap();
+    play_on_the_wire(&mut lost, Play::LoseRequest { key: None });
     lost.run().unwrap();
     assert_eq!(status_of(&lost, "r1:c1"), Some(Status::Indeterminate));
     let refused = lost.play(Play::OperatorCompensate {
@@ -85,7 +95,7 @@ fn the_operator_card_compensates_through_the_lookup_and_never_takes_money_never_
     )
     .build()
     .unwrap();
-    landed.play(Play::LoseResponse).unwrap();
+    play_on_the_wire(&mut landed, Play::LoseResponse { key: None });
     landed.run().unwrap();
     assert_eq!(landed.billing().balance("acct_ada"), Some(2500));
     landed
@@ -136,7 +146,12 @@ fn a_live_twin_parked_too_early_looks_again_when_the_owner_dies_and_the_credit_l
         simulation.messages().any(|message| message.key == "r1:c1"),
         "w1's request is on the wire while the twin parks"
     );
-    simulation.play(Play::CrashWorker { worker: Some(1) }).unwrap();
+    simulation
+        .play(Play::CrashWorker {
+            worker: Some(1),
+            in_phase: None,
+        })
+        .unwrap();
     simulation.run().unwrap();
     assert_eq!(
         status_of(&simulation, "r1:c1"),

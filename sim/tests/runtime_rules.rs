@@ -3,7 +3,7 @@
 
 use twice_sim::billing::EntryKind;
 use twice_sim::checker::Outcome;
-use twice_sim::level::{Level, Play, parse_level};
+use twice_sim::level::{Level, Play, WireRule, parse_level};
 use twice_sim::runtime::guards::{Guard, Guards};
 use twice_sim::runtime::key::IdempotencyKey;
 use twice_sim::runtime::rules::Status;
@@ -40,8 +40,11 @@ fn one_credit(billing_keys: &str) -> Level {
 }
 
 fn simulation(level: Level, guards: Guards) -> Simulation {
+    // These tests arm wire cards ahead of their message (the version 1 rule): each says which
+    // message it means by when it is armed, not by when it is on the wire.
     SimulationBuilder::new(level, 7)
         .guards(guards)
+        .wire_rule(WireRule::ArmNextMessage)
         .build()
         .expect("simulation builds")
 }
@@ -105,7 +108,12 @@ fn key_is_run_id_and_tool_call_id_and_is_passed_downstream() {
 fn key_is_stable_across_replays_of_the_same_call() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
     after_billing_applied(&mut simulation, 1);
-    simulation.play(Play::CrashWorker { worker: Some(1) }).expect("crash");
+    simulation
+        .play(Play::CrashWorker {
+            worker: Some(1),
+            in_phase: None,
+        })
+        .expect("crash");
     simulation.run().expect("runs");
     let records = simulation.ledger_records().expect("reads");
     assert_eq!(
@@ -157,7 +165,10 @@ fn completed_call_returns_its_recorded_result_and_the_tool_is_not_called_again()
         .run_until(|simulation| status_of(simulation, "r1:c1") == Some(Status::Completed))
         .expect("runs");
     simulation
-        .play(Play::CrashWorker { worker: Some(1) })
+        .play(Play::CrashWorker {
+            worker: Some(1),
+            in_phase: None,
+        })
         .expect("crash before the checkpoint");
     assert_eq!(verdict(&mut simulation), Outcome::PaidOnce);
     assert_eq!(credits(&simulation), 1);
@@ -173,7 +184,10 @@ fn process_that_died_mid_call_leaves_started_and_the_replay_does_not_run_it() {
         .run_until(|simulation| simulation.messages().next().is_some())
         .expect("runs");
     simulation
-        .play(Play::CrashWorker { worker: Some(1) })
+        .play(Play::CrashWorker {
+            worker: Some(1),
+            in_phase: None,
+        })
         .expect("crash mid-call");
     simulation.run().expect("runs");
     assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Started));
@@ -198,7 +212,12 @@ fn failed_call_may_run_again_under_the_same_key() {
         .run_until(|simulation| status_of(simulation, "r1:c1") == Some(Status::Failed))
         .expect("runs");
     // Crash before the checkpoint: the replay meets `failed` and runs the call again.
-    simulation.play(Play::CrashWorker { worker: Some(1) }).expect("crash");
+    simulation
+        .play(Play::CrashWorker {
+            worker: Some(1),
+            in_phase: None,
+        })
+        .expect("crash");
     assert_eq!(verdict(&mut simulation), Outcome::PaidOnce);
     let history = simulation.ledger().history(&key("r1:c1")).unwrap();
     assert!(
@@ -229,8 +248,8 @@ fn not_attempted_error_is_recorded_failed_not_indeterminate() {
 fn reads_get_up_to_three_attempts_with_backoff() {
     let lookup = r#"(tool: "lookup_balance", account: "acct_ada", amount_cents: 0, memo: "balance")"#;
     let mut simulation = simulation(level(lookup, "honour", "()", ALL_CARDS), Guards::all_on());
-    simulation.play(Play::LoseRequest).expect("armed");
-    simulation.play(Play::LoseRequest).expect("armed");
+    simulation.play(Play::LoseRequest { key: None }).expect("armed");
+    simulation.play(Play::LoseRequest { key: None }).expect("armed");
     simulation.run().expect("runs");
     let record = simulation.ledger().record(&key("r1:c1")).unwrap().unwrap();
     assert_eq!((record.status, record.attempts), (Status::Completed, 3));
@@ -246,7 +265,7 @@ fn reads_get_up_to_three_attempts_with_backoff() {
 #[test]
 fn a_write_gets_one_attempt_and_its_timeout_is_indeterminate() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on().with(Guard::ReconcileHook, false));
-    simulation.play(Play::LoseResponse).expect("armed");
+    simulation.play(Play::LoseResponse { key: None }).expect("armed");
     simulation.run().expect("runs");
     let record = simulation.ledger().record(&key("r1:c1")).unwrap().unwrap();
     assert_eq!((record.status, record.attempts), (Status::Indeterminate, 1));
@@ -256,14 +275,14 @@ fn a_write_gets_one_attempt_and_its_timeout_is_indeterminate() {
         one_credit("ignore"),
         Guards::all_on().with(Guard::WriteRetryRule, false),
     );
-    naive.play(Play::LoseResponse).expect("armed");
+    naive.play(Play::LoseResponse { key: None }).expect("armed");
     assert_eq!(verdict(&mut naive), Outcome::PaidTwice);
 }
 
 #[test]
 fn reconcile_hook_is_asked_first_and_the_run_carries_on_with_the_real_result() {
     let mut simulation = simulation(one_credit("metadata_only"), Guards::all_on());
-    simulation.play(Play::LoseResponse).expect("armed");
+    simulation.play(Play::LoseResponse { key: None }).expect("armed");
     assert_eq!(verdict(&mut simulation), Outcome::PaidOnce);
     assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Completed));
     let history = simulation.ledger().history(&key("r1:c1")).unwrap();
@@ -279,7 +298,7 @@ fn reconcile_hook_is_asked_first_and_the_run_carries_on_with_the_real_result() {
 #[test]
 fn reconcile_hook_cannot_find_what_billing_never_stored() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
-    simulation.play(Play::LoseResponse).expect("armed");
+    simulation.play(Play::LoseResponse { key: None }).expect("armed");
     simulation.run().expect("runs");
     assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Indeterminate));
     assert!(matches!(
@@ -291,15 +310,16 @@ fn reconcile_hook_cannot_find_what_billing_never_stored() {
 #[test]
 fn pause_on_indeterminate_waits_and_is_resumed_with_the_truth_when_settled() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
-    simulation.play(Play::LoseRequest).expect("armed");
+    simulation.play(Play::LoseRequest { key: None }).expect("armed");
     simulation.run().expect("runs");
     assert!(matches!(run_state(&simulation).status, RunStatus::AwaitingReconciliation { ref key } if key == "r1:c1"));
     assert_eq!(simulation.verdict().unwrap().outcome, Outcome::UnknownFlagged);
     let mut resumed = SimulationBuilder::new(one_credit("ignore"), 7)
+        .wire_rule(WireRule::ArmNextMessage)
         .actions(vec![
             twice_sim::level::TimedAction {
                 at_phase: 0,
-                play: Play::LoseRequest,
+                play: Play::LoseRequest { key: None },
             },
             twice_sim::level::TimedAction {
                 at_phase: 1_000,
@@ -330,7 +350,7 @@ fn on_indeterminate_fail_by_default_tells_the_model_the_call_failed() {
         .with(Guard::PauseOnIndeterminate, false)
         .with(Guard::ReconcileHook, false);
     let mut simulation = simulation(one_credit("ignore"), guards);
-    simulation.play(Play::LoseResponse).expect("armed");
+    simulation.play(Play::LoseResponse { key: None }).expect("armed");
     simulation.run().unwrap();
     let state = run_state(&simulation);
     assert!(matches!(&state.transcript[0].1, Told::Failed { .. }));
@@ -348,7 +368,7 @@ fn a_new_call_from_the_model_is_a_new_key_which_pause_prevents() {
         .with(Guard::PauseOnIndeterminate, false)
         .with(Guard::ReconcileHook, false);
     let mut told_failed = simulation(level(CREDIT, "ignore", model, ALL_CARDS), guards);
-    told_failed.play(Play::LoseResponse).unwrap();
+    told_failed.play(Play::LoseResponse { key: None }).unwrap();
     assert_eq!(verdict(&mut told_failed), Outcome::PaidTwice);
     assert!(
         status_of(&told_failed, "r1:c2").is_some(),
@@ -358,14 +378,14 @@ fn a_new_call_from_the_model_is_a_new_key_which_pause_prevents() {
         level(CREDIT, "ignore", model, ALL_CARDS),
         guards.with(Guard::PauseOnIndeterminate, true),
     );
-    paused.play(Play::LoseResponse).unwrap();
+    paused.play(Play::LoseResponse { key: None }).unwrap();
     assert_eq!(verdict(&mut paused), Outcome::PaidOnce);
 }
 
 #[test]
 fn operator_resolve_is_compare_and_set_needs_a_reason_and_is_appended_to_history() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
-    simulation.play(Play::LoseRequest).unwrap();
+    simulation.play(Play::LoseRequest { key: None }).unwrap();
     simulation.run().unwrap();
     let resolve = |reason: &str, expected: Option<Status>| Play::OperatorResolve {
         key: "r1:c1".into(),
@@ -375,10 +395,17 @@ fn operator_resolve_is_compare_and_set_needs_a_reason_and_is_appended_to_history
         expected_status: expected,
     };
     assert!(simulation.play(resolve("  ", None)).is_err(), "a reason is required");
-    let stale = simulation
+    // Compare-and-set lost: the operator's move is made — it is the race — and the ledger
+    // refuses it, so nothing changes but the timeline's 409.
+    simulation
         .play(resolve("checked billing", Some(Status::Started)))
-        .unwrap_err();
-    assert!(stale.to_string().contains("stale"), "{stale}");
+        .expect("a lost race is a move");
+    assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Indeterminate));
+    let refused = &simulation.timeline().last().expect("a line").text;
+    assert!(
+        refused.contains("409") && refused.contains("expected r1:c1 to be started"),
+        "{refused}"
+    );
     simulation
         .play(resolve("checked billing", Some(Status::Indeterminate)))
         .unwrap();
@@ -398,7 +425,7 @@ fn operator_resolve_is_compare_and_set_needs_a_reason_and_is_appended_to_history
 #[test]
 fn a_late_outcome_after_an_operator_decision_is_logged_and_ignored() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
-    simulation.play(Play::SlowResponse).unwrap();
+    simulation.play(Play::SlowResponse { key: None }).unwrap();
     simulation
         .run_until(|simulation| status_of(simulation, "r1:c1") == Some(Status::Indeterminate))
         .unwrap();
@@ -435,7 +462,7 @@ fn the_runtime_never_compensates_by_itself() {
         .with(Guard::PauseOnIndeterminate, false)
         .with(Guard::ReconcileHook, false);
     let mut simulation = simulation(one_credit("ignore"), guards);
-    simulation.play(Play::LoseRequest).unwrap();
+    simulation.play(Play::LoseRequest { key: None }).unwrap();
     simulation.run().unwrap();
     assert!(
         simulation
@@ -445,7 +472,7 @@ fn the_runtime_never_compensates_by_itself() {
             .all(|entry| entry.kind != EntryKind::Reversal)
     );
     let mut reflex = simulation_with(one_credit("ignore"), guards.with(Guard::NoReflexCompensation, false));
-    reflex.play(Play::LoseRequest).unwrap();
+    reflex.play(Play::LoseRequest { key: None }).unwrap();
     assert_eq!(
         verdict(&mut reflex),
         Outcome::NotPaidButOwed,
@@ -517,7 +544,12 @@ fn the_same_key_with_different_arguments_is_not_run_again_and_its_record_is_the_
     simulation
         .run_until(|simulation| status_of(simulation, "r1:c1") == Some(Status::Completed))
         .unwrap();
-    simulation.play(Play::CrashWorker { worker: Some(1) }).unwrap();
+    simulation
+        .play(Play::CrashWorker {
+            worker: Some(1),
+            in_phase: None,
+        })
+        .unwrap();
     simulation.run().unwrap();
     let state = run_state(&simulation);
     assert_eq!(
@@ -549,11 +581,16 @@ fn a_reworded_replay_of_an_unknown_call_leaves_it_attended_not_orphaned() {
     // reconciling it and the customer owed.
     let model = "(reword_on_replay: true)";
     let mut simulation = simulation(level(CREDIT, "ignore", model, ALL_CARDS), Guards::all_on());
-    simulation.play(Play::LoseResponse).unwrap();
+    simulation.play(Play::LoseResponse { key: None }).unwrap();
     simulation
         .run_until(|simulation| simulation.timeline().iter().any(|entry| entry.kind == "response lost"))
         .unwrap();
-    simulation.play(Play::CrashWorker { worker: Some(1) }).unwrap();
+    simulation
+        .play(Play::CrashWorker {
+            worker: Some(1),
+            in_phase: None,
+        })
+        .unwrap();
     simulation.run().unwrap();
     assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Started));
     let state = run_state(&simulation);
@@ -597,7 +634,7 @@ fn every_tool_the_campaign_declares_passes_the_contract_with_the_write_retry_rul
 fn an_item_a_paused_run_has_not_reached_is_flagged_waiting_not_unpaid() {
     let calls = format!("{CREDIT}, {CREDIT}");
     let mut simulation = simulation(level(&calls, "ignore", "()", ALL_CARDS), Guards::all_on());
-    simulation.play(Play::LoseResponse).unwrap();
+    simulation.play(Play::LoseResponse { key: None }).unwrap();
     simulation.run().unwrap();
     let verdict = simulation.verdict().unwrap();
     let outcomes: Vec<Outcome> = verdict.credits.iter().map(|credit| credit.outcome).collect();

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use twice_sim::billing::EntryKind;
 use twice_sim::checker::Outcome;
-use twice_sim::level::{Level, Play, TimedAction, parse_level};
+use twice_sim::level::{Level, Play, TimedAction, WireRule, parse_level};
 use twice_sim::runtime::guards::Guards;
 use twice_sim::simulator::SimulationBuilder;
 
@@ -37,11 +37,12 @@ fn level(billing_keys: &str, model: &str, jitter_ms: u32) -> Level {
 fn fault() -> impl Strategy<Value = Play> {
     let run = prop_oneof![Just("r1".to_owned()), Just("r2".to_owned())];
     prop_oneof![
-        Just(Play::LoseRequest),
-        Just(Play::LoseResponse),
-        Just(Play::SlowResponse),
+        Just(Play::LoseRequest { key: None }),
+        Just(Play::LoseResponse { key: None }),
+        Just(Play::SlowResponse { key: None }),
         (0u32..5).prop_map(|worker| Play::CrashWorker {
-            worker: (worker > 0).then_some(worker)
+            worker: (worker > 0).then_some(worker),
+            in_phase: None,
         }),
         run.clone().prop_map(|run| Play::DuplicateWorker { run }),
         (run.clone(), any::<bool>()).prop_map(|(run, reword)| Play::ModelCallsAgain { run, reword }),
@@ -77,9 +78,18 @@ proptest! {
     /// With every guard on, no schedule of faults pays anyone twice, makes a second ledger
     /// record for a key, compensates unasked, or overwrites a decision.
     #[test]
-    fn with_every_guard_on_no_fault_schedule_pays_twice(seed in any::<u64>(), (keys, model) in world(), actions in schedule()) {
+    fn with_every_guard_on_no_fault_schedule_pays_twice(
+        seed in any::<u64>(),
+        (keys, model) in world(),
+        actions in schedule(),
+        armed in any::<bool>(),
+    ) {
+        // Both tape formats: armed wire cards (version 1) always meet a message; aimed ones
+        // (version 2) only when one is on the wire at their phase.
+        let rule = if armed { WireRule::ArmNextMessage } else { WireRule::OnTheWireNow };
         let mut simulation = SimulationBuilder::new(level(keys, model, 15), seed)
             .guards(Guards::all_on())
+            .wire_rule(rule)
             .actions(actions)
             .build()
             .unwrap();
@@ -104,11 +114,14 @@ fn same_level_seed_and_actions_give_byte_identical_history() {
         },
         TimedAction {
             at_phase: 5,
-            play: Play::LoseResponse,
+            play: Play::LoseResponse { key: None },
         },
         TimedAction {
             at_phase: 9,
-            play: Play::CrashWorker { worker: None },
+            play: Play::CrashWorker {
+                worker: None,
+                in_phase: None,
+            },
         },
     ];
     let history = |seed: u64| {
@@ -142,9 +155,10 @@ fn a_quiet_level_wakes_when_someone_outside_settles_what_it_waits_on() {
     let path = folder.path().join("ledger.sqlite");
     let mut simulation = SimulationBuilder::new(level("ignore", "()", 0), 5)
         .ledger_file(&path)
+        .wire_rule(WireRule::ArmNextMessage)
         .actions(vec![TimedAction {
             at_phase: 0,
-            play: Play::LoseRequest,
+            play: Play::LoseRequest { key: None },
         }])
         .build()
         .unwrap();

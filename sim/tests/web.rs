@@ -145,13 +145,22 @@ async fn a_level_played_over_http_reaches_its_verdict_and_its_tape_replays_to_th
     let (browser, game) = Browser::joined_on(&room, "Ada", "01-naive-retry").await;
     assert_eq!((game["phase"].as_u64(), game["over"].as_bool()), (Some(0), Some(false)));
     assert_eq!(game["mode"], "campaign");
+    // A wire card acts on a message on the wire: before any answer travels, it offers nothing.
+    assert!(
+        game["hand"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|card| card["card"] == "LoseResponse" && card["targets"].as_array().unwrap().is_empty())
+    );
+    // Billing has applied the credit by phase 5, and its answer is on the wire.
+    let (status, game) = browser.post("/api/game/step", json!({ "phases": 5 })).await;
+    assert_eq!((status, game["phase"].as_u64()), (StatusCode::OK, Some(5)));
     let (status, game) = browser
         .post("/api/game/play", json!({ "play": first_target(&game, "LoseResponse") }))
         .await;
     assert_eq!(status, StatusCode::OK, "{game}");
-    assert_eq!(game["played"][0]["play"], "LoseResponse");
-    let (status, game) = browser.post("/api/game/step", json!({ "phases": 3 })).await;
-    assert_eq!((status, game["phase"].as_u64()), (StatusCode::OK, Some(3)));
+    assert_eq!(game["played"][0]["play"]["LoseResponse"]["key"], "r1:c1");
     let (status, game) = browser.post("/api/game/run", json!({})).await;
     assert_eq!(status, StatusCode::OK, "{game}");
     assert_eq!(game["over"], true);
@@ -217,27 +226,27 @@ async fn a_level_played_over_http_reaches_its_verdict_and_its_tape_replays_to_th
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rewind_rebuilds_the_level_from_the_seed_and_the_moves_before_it() {
     let room = room().await;
-    let (browser, game) = Browser::joined_on(&room, "Grace", "01-naive-retry").await;
-    let (_, _) = browser.post("/api/game/step", json!({ "phases": 2 })).await;
+    let (browser, _) = Browser::joined_on(&room, "Grace", "01-naive-retry").await;
+    let (_, game) = browser.post("/api/game/step", json!({ "phases": 5 })).await;
     let (_, game_after_move) = browser
         .post("/api/game/play", json!({ "play": first_target(&game, "LoseResponse") }))
         .await;
-    assert_eq!(game_after_move["played"][0]["at_phase"], 2);
-    let (_, ahead) = browser.post("/api/game/step", json!({ "phases": 10 })).await;
+    assert_eq!(game_after_move["played"][0]["at_phase"], 5);
+    let (_, ahead) = browser.post("/api/game/step", json!({ "phases": 7 })).await;
     assert_eq!(ahead["phase"], 12);
     let timeline_at_12 = ahead["timeline"]["rows"].clone();
 
-    // Back to phase 5: the move made before phase 2 is kept, and stepping on reaches the
+    // Back to phase 8: the move made before phase 5 is kept, and stepping on reaches the
     // same state as before the rewind.
-    let (status, rewound) = browser.post("/api/game/rewind", json!({ "phase": 5 })).await;
+    let (status, rewound) = browser.post("/api/game/rewind", json!({ "phase": 8 })).await;
     assert_eq!(status, StatusCode::OK, "{rewound}");
-    assert_eq!(rewound["phase"], 5);
+    assert_eq!(rewound["phase"], 8);
     assert_eq!(rewound["played"].as_array().unwrap().len(), 1);
-    let (_, again) = browser.post("/api/game/step", json!({ "phases": 7 })).await;
+    let (_, again) = browser.post("/api/game/step", json!({ "phases": 4 })).await;
     assert_eq!(again["timeline"]["rows"], timeline_at_12);
 
     // Back to before the move: it is gone, and the card is in the hand again.
-    let (_, before) = browser.post("/api/game/rewind", json!({ "phase": 1 })).await;
+    let (_, before) = browser.post("/api/game/rewind", json!({ "phase": 4 })).await;
     assert!(before["played"].as_array().unwrap().is_empty());
     let lose_response = before["hand"]
         .as_array()
@@ -437,8 +446,11 @@ async fn every_bad_request_gets_a_json_error_naming_the_problem() {
         let (status, answer) = browser.post(path, body.clone()).await;
         assert_error(status, &answer, expected_status, code);
     }
-    // A card spent is refused the second time, and nothing changes.
-    let play = json!({ "play": "LoseRequest" });
+    // A card spent is refused the second time, and nothing changes. The request is on the
+    // wire from phase 4.
+    let (_, game) = browser.post("/api/game/step", json!({ "phases": 4 })).await;
+    assert_eq!(game["phase"], 4);
+    let play = json!({ "play": { "LoseRequest": {} } });
     assert_eq!(browser.post("/api/game/play", play.clone()).await.0, StatusCode::OK);
     let (status, body) = browser.post("/api/game/play", play).await;
     assert_error(status, &body, StatusCode::CONFLICT, "move_refused");
@@ -648,7 +660,8 @@ async fn many_participants_resolve_the_race_at_once_and_exactly_one_wins() {
 async fn the_scoreboard_lists_each_finished_level_by_cards_then_phases() {
     let room = room().await;
     for name in ["Grace", "Ada"] {
-        let (browser, game) = Browser::joined_on(&room, name, "01-naive-retry").await;
+        let (browser, _) = Browser::joined_on(&room, name, "01-naive-retry").await;
+        let (_, game) = browser.post("/api/game/step", json!({ "phases": 5 })).await;
         browser
             .post("/api/game/play", json!({ "play": first_target(&game, "LoseResponse") }))
             .await;
@@ -663,7 +676,11 @@ async fn the_scoreboard_lists_each_finished_level_by_cards_then_phases() {
     .await;
     let board = &room_view["scoreboard"][0];
     assert_eq!(board["level"], "01-naive-retry");
-    assert!(board["par"].is_null(), "no par is set yet: {board}");
+    assert_eq!(
+        (board["par"]["cards"].as_u64(), board["par"]["phases"].as_u64()),
+        (Some(1), Some(17)),
+        "{board}"
+    );
     let names: Vec<&str> = board["scores"]
         .as_array()
         .unwrap()
@@ -701,4 +718,62 @@ fn the_command_refuses_a_lan_address_without_the_flag_and_a_folder_without_level
     let (code, stderr) = run(&["--sessions-max", "0", "--levels", levels]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--sessions-max"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loss_in_the_browser_is_diagnosed_and_a_level_left_alone_is_not_finished() {
+    let room = room().await;
+    let (browser, _) = Browser::joined_on(&room, "Ada", "01-naive-retry").await;
+    // Penny left alone: the level goes quiet, and nothing was played, so nothing is finished.
+    let (status, game) = browser.post("/api/game/run", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    let end = &game["end"];
+    assert_eq!(end["finished"], false, "{end}");
+    assert_eq!(end["debrief"]["standing"], "heist_failed", "{end}");
+    assert_eq!(end["debrief"]["story"], "", "a loss never shows the win's story: {end}");
+    let diagnosis = end["debrief"]["diagnosis"].as_array().expect("a diagnosis");
+    assert!(
+        diagnosis
+            .iter()
+            .any(|sentence| sentence.as_str().is_some_and(|text| text.contains("no card"))),
+        "{end}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_parked_for_the_players_operator_move_is_not_the_end_in_the_browser() {
+    let room = room_with(|config| config.unlock_all = true).await;
+    let (browser, _) = Browser::joined_on(&room, "Ada", "09-settle-it-yourself").await;
+    let (_, game) = browser.post("/api/game/step", json!({ "phases": 5 })).await;
+    let (status, game) = browser
+        .post("/api/game/play", json!({ "play": first_target(&game, "LoseResponse") }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    let (status, game) = browser.post("/api/game/run", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    assert_eq!(game["over"], true, "the run is parked: nothing is scheduled");
+    assert!(
+        game["end"].is_null(),
+        "the player's operator card can still settle it: {}",
+        game["end"]
+    );
+    let (status, game) = browser
+        .post(
+            "/api/game/play",
+            json!({ "play": { "OperatorResolve": {
+                "key": "r1:c1", "status": "failed", "reason": "billing shows nothing",
+                "operator": "op-crew", "expected_status": "indeterminate"
+            } } }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    let (status, game) = browser.post("/api/game/run", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    assert_eq!(game["end"]["verdict"]["outcome_name"], "paid_twice", "{}", game["end"]);
+    assert_eq!(game["end"]["finished"], true);
+    assert!(!game["end"]["debrief"]["story"].as_str().unwrap_or_default().is_empty());
+    assert!(
+        game["end"]["debrief"]["par"].is_object(),
+        "a win is measured against par"
+    );
 }

@@ -264,6 +264,9 @@ async function move(path, body, quiet) {
   if (state.game.end && !(before && before.end)) {
     state.playing = false;
     notice(`The level is quiet: ${state.game.end.verdict.outcome.word}. Open the debrief (Enter).`);
+  } else if (state.game.over && !state.game.end && !(before && before.over)) {
+    state.playing = false;
+    notice('Penny waits for an operator: you hold a move that can settle the call. Use the operator console.');
   } else if (!quiet && body && body.play) {
     notice(`Played: ${cardTitle(body.play)}`);
   }
@@ -636,7 +639,9 @@ async function showDebrief() {
   }
   const end = game.end;
   const verdict = end.verdict;
-  const headline = verdict.goal_reached ? 'The heist worked.' : (game.level.unbeatable ? 'The runtime held — as it should.' : 'The heist failed.');
+  const told = end.debrief;
+  const headline = told.headline;
+  const stars = told.par ? ['☆☆', '★☆', '★★'][(told.par.cards <= told.par.par_cards ? 1 : 0) + (told.par.cards <= told.par.par_cards && told.par.phases <= told.par.par_phases ? 1 : 0)] : null;
   render($('screen'), h('div', {class: 'debrief stack'},
     h('section', {class: 'panel stack', id: 'verdict'},
       h('p', {class: 'hint'}, `${game.level.title} · debrief`),
@@ -646,6 +651,8 @@ async function showDebrief() {
         ? (end.finished ? `Finished with ${end.cards} card(s) in ${end.phases} phases: it counts on the room's scoreboard.`
           : 'Not finished: rewind or restart and try again.')
         : 'A sandbox play (guards you chose): it does not count for progress.'),
+      h('ul', {class: 'diagnosis', id: 'diagnosis'}, told.diagnosis.map((sentence) => h('li', {}, sentence))),
+      told.par ? h('p', {id: 'par'}, h('strong', {}, stars), ` ${told.par.cards} card(s) in ${told.par.phases} phases · par: ${told.par.par_cards} card(s) in ${told.par.par_phases} phases`) : null,
       h('p', {class: 'summary'}, verdict.summary),
       creditsTable(verdict)),
     h('section', {class: 'panel stack'},
@@ -653,13 +660,12 @@ async function showDebrief() {
       verdict.stopped_by.length
         ? h('ul', {}, verdict.stopped_by.map((stop) => h('li', {}, h('strong', {}, `◈ ${stop.guard}`), ` — ${stop.describe}`,
           stop.what ? h('div', {class: 'hint'}, stop.what) : null)))
-        : h('p', {}, 'No guard held.'),
+        : (verdict.goal_reached ? h('p', {}, 'No guard held.') : null),
       verdict.violations.length ? [h('h3', {}, 'Broken promises'), h('ul', {}, verdict.violations.map((text) => h('li', {class: 'tone-bad'}, `✘ ${text}`)))] : null),
     h('section', {class: 'panel lesson stack'},
       h('h2', {}, 'The lesson'),
       h('p', {class: 'rule'}, end.lesson.rule),
-      h('p', {}, end.lesson.text),
-      end.lesson.debrief ? h('p', {}, end.lesson.debrief) : null,
+      told.story ? h('p', {id: 'story'}, told.story) : null,
       end.lesson.guards.length ? h('p', {class: 'hint'}, `About: ${end.lesson.guards.join(', ')}`) : null),
     h('div', {class: 'row'},
       end.next ? h('button', {class: 'primary', id: 'next-level', 'data-fid': 'next-level', onclick: () => openLevel(end.next)}, 'Next level') : null,

@@ -3,6 +3,7 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
+use twice_sim::debrief::Standing;
 use twice_sim::simulator::dollars;
 
 use super::Screen;
@@ -111,14 +112,38 @@ fn draw(
                             .strong()
                             .color(theme::outcome_color(verdict.outcome)),
                         );
-                        let (headline, color) = if verdict.goal_reached {
-                            ("The heist worked: Penny did what the crew wanted.", theme::CREW)
-                        } else if level.unbeatable {
-                            ("The runtime held, as this level promised it would.", theme::RUNTIME)
-                        } else {
-                            ("The runtime held: the heist failed.", theme::RUNTIME)
-                        };
-                        ui.label(RichText::new(headline).size(theme::HEADING).color(color));
+                        let told = session
+                            .conclusion
+                            .as_ref()
+                            .and_then(|conclusion| conclusion.debrief.as_ref());
+                        if let Some(told) = told {
+                            let color = match told.standing {
+                                Standing::HeistWorked => theme::CREW,
+                                Standing::HeistFailed | Standing::HeldWithCardsLeft { .. } => theme::RUNTIME,
+                                Standing::HeldAgainstTheWholeHand => theme::GOOD,
+                            };
+                            ui.label(RichText::new(&told.headline).size(theme::HEADING).color(color));
+                            // What happened to the money, from this run: a loss is diagnosed,
+                            // never told the win's story.
+                            for sentence in &told.diagnosis {
+                                ui.label(RichText::new(sentence).size(theme::BODY + 0.5));
+                            }
+                            if let Some(par) = &told.par {
+                                let stars = match par.stars() {
+                                    2 => "★★",
+                                    1 => "★☆",
+                                    _ => "☆☆",
+                                };
+                                ui.label(
+                                    RichText::new(format!(
+                                        "{stars}  {} card(s) in {} phases · par: {} card(s) in {} phases",
+                                        par.cards, par.phases, par.par_cards, par.par_phases
+                                    ))
+                                    .strong()
+                                    .color(theme::WARN),
+                                );
+                            }
+                        }
                         ui.label(RichText::new(&verdict.summary).color(theme::TEXT_DIM));
                         ui.add_space(8.0);
                         ui.label(RichText::new("Every credit Penny meant to issue").strong());
@@ -153,7 +178,10 @@ fn draw(
                             });
                         ui.add_space(8.0);
                         if verdict.stops.is_empty() {
-                            ui.label(RichText::new("No guard held.").color(theme::TEXT_DIM));
+                            // A failed heist is diagnosed above; "no guard held" would contradict it.
+                            if verdict.goal_reached {
+                                ui.label(RichText::new("No guard held.").color(theme::TEXT_DIM));
+                            }
                         } else {
                             ui.label(RichText::new("What held").strong());
                             for stop in &verdict.stops {
@@ -198,8 +226,16 @@ fn draw(
                         .strong()
                         .color(theme::RUNTIME),
                 );
-                if level.unbeatable && !level.debrief.is_empty() {
-                    ui.label(RichText::new(&level.debrief).size(theme::BODY + 0.5));
+                // The level's story only when it happened: a win's explanation, or why an
+                // unbeatable level holds. A loss shows the rule, never the answer.
+                let story = session
+                    .conclusion
+                    .as_ref()
+                    .and_then(|conclusion| conclusion.debrief.as_ref())
+                    .map(|told| told.story.clone())
+                    .unwrap_or_default();
+                if !story.is_empty() {
+                    ui.label(RichText::new(&story).size(theme::BODY + 0.5));
                     ui.add_space(6.0);
                 }
                 ui.label(
@@ -208,8 +244,6 @@ fn draw(
                         .size(theme::BODY + 0.5)
                         .color(theme::CREW),
                 );
-                ui.add_space(4.0);
-                ui.label(&level.lesson.text);
                 ui.add_space(4.0);
                 for guard in &level.lesson.guards {
                     ui.label(

@@ -13,6 +13,7 @@ use super::scratch::ScratchLedgers;
 use super::{Mode, Recipe, SPEEDS, Session, SessionSet, TapeSource};
 use crate::campaign::Campaign;
 use crate::paths::relative_path;
+use crate::progress::Progress;
 use crate::screens::Screen;
 
 pub(super) fn plugin(app: &mut App) {
@@ -54,6 +55,8 @@ pub enum Intent {
         path: PathBuf,
     },
     Debrief,
+    /// Open the next tier of the level's hints (a nudge, the idea, the move); recorded in progress.
+    OpenHint,
     /// Back to the level screen from the debrief.
     Resume,
     /// Close the level and go to another screen.
@@ -75,6 +78,7 @@ fn apply_intents(
     mut scratch: ResMut<ScratchLedgers>,
     mut open_problem: ResMut<OpenProblem>,
     campaign: Res<Campaign>,
+    mut progress: ResMut<Progress>,
 ) {
     for intent in intents.read() {
         match intent {
@@ -150,6 +154,25 @@ fn apply_intents(
                 next_screen.set(*to);
                 return;
             }
+            Intent::OpenHint => match session.as_deref_mut() {
+                Some(session) => {
+                    let level = &session.recipe.level.level;
+                    let tiers = u32::try_from(level.hints.tiers().len()).unwrap_or(u32::MAX);
+                    if tiers == 0 {
+                        session.warn("This level has no hints.");
+                    } else {
+                        let id = level.id.clone();
+                        let before = progress.hints_opened(&id);
+                        let opened = progress.open_hint(&id, tiers);
+                        if opened == before {
+                            session.tell("Every hint of this level is open.");
+                        } else {
+                            session.tell(format!("Hint {opened} of {tiers} open."));
+                        }
+                    }
+                }
+                None => warn!("a hint needs an open level; none is open"),
+            },
             other => match session.as_deref_mut() {
                 Some(session) => apply_to_session(other, session, &mut scratch, &mut next_screen),
                 None => warn!("intent {other:?} needs an open level; none is open"),
@@ -218,14 +241,18 @@ fn apply_to_session(
             }
             let card = play.card().title();
             match session.play(play.clone()) {
-                Ok(()) => session.tell(format!("Played: {card}")),
+                Ok(()) => match session.lost_race(play) {
+                    // A compare-and-set lost: the move is made, and the ledger refused it.
+                    Some(conflict) => session.warn(format!("{card}: {conflict}")),
+                    None => session.tell(format!("Played: {card}")),
+                },
                 Err(error) => session.warn(format!("{card}: {error}")),
             }
         }
         Intent::Step => {
             session.running = false;
             if session.is_over() {
-                session.warn("The level is over: open the debrief (Enter), rewind, or restart.");
+                session.warn(over_words(session));
                 return;
             }
             if let Err(error) = session.step() {
@@ -252,9 +279,17 @@ fn apply_to_session(
                 return;
             }
             session.running = false;
-            if session.outside_decisions > 0 {
-                info!("rewinding undoes the decisions made over the HTTP API: they are not moves");
+            // A decision made over HTTP is not a move: a re-simulation cannot repeat it. Say so
+            // on screen and ask first; the same rewind asked again goes ahead.
+            if session.outside_decisions > 0 && session.rewind_asked != Some(*phase) {
+                session.rewind_asked = Some(*phase);
+                let count = session.outside_decisions;
+                session.warn(format!(
+                    "Rewinding undoes {count} decision(s) made over the HTTP API: they are not your moves, so a re-simulation cannot repeat them. Rewind to phase {phase} again to go ahead."
+                ));
+                return;
             }
+            session.rewind_asked = None;
             let actions = session.actions_before(*phase);
             let file = scratch.next_file(&session.recipe.level.level.id);
             session.job = Some(Job::show(session.recipe.clone(), actions, Goal::Phase(*phase), file));
@@ -301,21 +336,37 @@ fn apply_to_session(
             Err(error) => session.warn(error),
         },
         Intent::Debrief => {
-            if session.is_over() {
+            if session.is_concluded() {
                 session.running = false;
                 next_screen.set(Screen::Debrief);
+            } else if session.is_over() {
+                session.warn(over_words(session));
             } else {
                 session.warn("The level is not over yet: play on, or run it to the end (E).");
             }
         }
         Intent::Resume => next_screen.set(Screen::Level),
-        Intent::OpenLevel { .. } | Intent::OpenTape { .. } | Intent::Leave { .. } => {}
+        Intent::OpenLevel { .. } | Intent::OpenTape { .. } | Intent::Leave { .. } | Intent::OpenHint => {}
+    }
+}
+
+/// What a quiet level says when asked to go on: over, or waiting for the player's operator move.
+fn over_words(session: &Session) -> String {
+    let waiting = session.moves_that_still_matter();
+    if waiting.is_empty() {
+        "The level is over: open the debrief (Enter), rewind, or restart.".into()
+    } else {
+        let cards: Vec<&str> = waiting.iter().map(|card| card.title()).collect();
+        format!(
+            "Penny waits for an operator: you still hold {} and it can change this. Select the call in the operator console.",
+            cards.join(" and ")
+        )
     }
 }
 
 fn set_running(session: &mut Session, running: bool) {
     if running && session.is_over() {
-        session.warn("The level is over: open the debrief (Enter), rewind, or restart.");
+        session.warn(over_words(session));
         return;
     }
     session.running = running;
@@ -348,7 +399,14 @@ fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
         Mode::Sandbox => Some(session.recipe.guards_in_force()),
         Mode::Campaign | Mode::Replay => session.recipe.guards,
     };
+    // A replayed tape's own moves keep the rule they were recorded under; moves made here are
+    // written as made (the message hit, the worker killed and its moment): the current format.
+    let version = match (&session.recipe.tape, session.mode) {
+        (Some(source), Mode::Replay) => source.tape.version,
+        _ => twice_sim::level::TAPE_VERSION,
+    };
     Ok(Tape {
+        version,
         level: relative_path(folder, &level.path).display().to_string(),
         seed: session.recipe.seed,
         title: format!("{} — played in the {}", level.level.title, session.mode.name()),

@@ -111,7 +111,7 @@ impl Job {
                 "// Recorded in the game: {} (level {}).\n{}\n",
                 recipe.level.level.title,
                 recipe.level.level.id,
-                level::to_ron(&tape)
+                level::tape_to_ron(&tape)
             );
             std::fs::write(&path, text).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
             level::load_tape(&path).map_err(|error| format!("the saved tape does not load back: {error}"))?;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use twice_sim::checker::Verdict;
+use twice_sim::debrief::{self, Debrief};
 use twice_sim::ledger::ExecutionRecord;
 use twice_sim::level::{Expectation, LoadedLevel, Play, Tape, TimedAction};
 use twice_sim::runtime::guards::Guards;
@@ -109,6 +110,10 @@ impl Recipe {
     /// Builds the simulation with these moves, writing its ledger to `ledger` (memory if none).
     pub fn build(&self, actions: Vec<TimedAction>, ledger: Option<&Path>) -> Result<Simulation, String> {
         let mut builder = SimulationBuilder::new(self.level.level.clone(), self.seed).actions(actions);
+        if let Some(source) = &self.tape {
+            // A tape's moves replay by the rule of the format it was recorded in.
+            builder = builder.wire_rule(source.tape.wire_rule());
+        }
         if let Some(guards) = self.guards {
             builder = builder.guards(guards);
         }
@@ -126,10 +131,13 @@ pub struct Notice {
     pub problem: bool,
 }
 
-/// The end of a level: the checker's verdict and, for a tape, whether it matched.
+/// The end of a level: the checker's verdict, the debrief drawn from the run and, for a tape,
+/// whether it matched.
 #[derive(Clone, Debug)]
 pub struct Conclusion {
     pub verdict: Result<Verdict, String>,
+    /// What the player reads: a win's story, or a loss's diagnosis (never the win's story).
+    pub debrief: Option<Debrief>,
     /// For a replayed tape: did the verdict match what the tape expects?
     pub as_expected: Option<bool>,
     /// The progress file now counts this level as finished.
@@ -157,6 +165,9 @@ pub struct Session {
     /// Calls settled from outside (the HTTP API) that woke this simulation. They are not
     /// moves, so a re-simulation from the seed and the moves would not repeat them.
     pub outside_decisions: u32,
+    /// A rewind the player was warned about (it would undo decisions made over HTTP): asking
+    /// for the same phase again confirms it.
+    pub rewind_asked: Option<u32>,
 }
 
 impl Session {
@@ -183,6 +194,7 @@ impl Session {
             job: None,
             conclusion: None,
             outside_decisions: 0,
+            rewind_asked: None,
         }
     }
 
@@ -217,6 +229,22 @@ impl Session {
         self.simulation().is_over()
     }
 
+    /// Over, and no move the player still holds could change it (a run parked for an operator
+    /// waits while the player holds an operator card that can settle it): time for the verdict.
+    pub fn is_concluded(&self) -> bool {
+        self.is_over() && self.moves_that_still_matter().is_empty()
+    }
+
+    /// The cards that could still change a quiet level (empty when it is running, or in a
+    /// replay, whose moves are the tape's).
+    pub fn moves_that_still_matter(&self) -> Vec<twice_sim::level::CardKind> {
+        let simulation = self.simulation();
+        if !simulation.is_over() || self.mode == Mode::Replay {
+            return Vec::new();
+        }
+        simulation.moves_that_still_matter().unwrap_or_default()
+    }
+
     pub fn is_busy(&self) -> bool {
         self.job.is_some()
     }
@@ -249,6 +277,23 @@ impl Session {
             self.changed();
         }
         result
+    }
+
+    /// When `play` was an operator's decision that lost its compare-and-set: the 409 as the
+    /// timeline records it (the move is made; the ledger refused it).
+    pub fn lost_race(&self, play: &Play) -> Option<String> {
+        let Play::OperatorResolve { operator, .. } = play else {
+            return None;
+        };
+        let simulation = self.simulation();
+        let actor = twice_sim::simulator::Actor::Operator(operator.clone());
+        simulation
+            .timeline()
+            .iter()
+            .rev()
+            .find(|entry| entry.actor == actor)
+            .filter(|entry| entry.text.starts_with("409"))
+            .map(|entry| entry.text.clone())
     }
 
     fn changed(&mut self) {
@@ -303,6 +348,7 @@ impl Session {
         self.conclusion = None;
         self.step_credit = 0.0;
         self.outside_decisions = 0;
+        self.rewind_asked = None;
     }
 
     /// The moves that rebuild the state just before phase `phase`: a tape's own moves
@@ -366,11 +412,15 @@ fn advance(time: Res<Time>, mut session: ResMut<Session>) {
 
 /// When the level ends: the verdict, the tape's expectation, and the player's progress.
 fn conclude(mut session: ResMut<Session>, mut progress: ResMut<Progress>) {
-    if session.conclusion.is_some() || session.is_busy() || !session.is_over() {
+    if session.conclusion.is_some() || session.is_busy() || !session.is_concluded() {
         return;
     }
     session.running = false;
     let verdict = session.simulation().verdict().map_err(|error| error.to_string());
+    let debrief = verdict
+        .as_ref()
+        .ok()
+        .map(|verdict| debrief::of(&session.simulation(), verdict));
     let as_expected = match (&verdict, &session.recipe.tape) {
         (Ok(verdict), Some(source)) => {
             Some(source.tape.expect.verdict == verdict.outcome && source.tape.expect.stopped_by == verdict.stopped_by)
@@ -378,14 +428,19 @@ fn conclude(mut session: ResMut<Session>, mut progress: ResMut<Progress>) {
         _ => None,
     };
     let mut finished = false;
-    if let (Ok(verdict), Mode::Campaign) = (&verdict, session.mode) {
-        let level = &session.recipe.level.level;
-        finished = verdict.goal_reached || level.unbeatable;
-        let id = level.id.clone();
+    if let (Ok(verdict), Some(told), Mode::Campaign) = (&verdict, &debrief, session.mode) {
+        // A win, or an unbeatable level that held against the whole hand: never a level
+        // left alone (every level needs at least one move).
+        finished = told.standing.finishes_level();
+        let id = session.recipe.level.level.id.clone();
         progress.record(&id, verdict.outcome, finished);
+        if let Some(par) = told.par.filter(|_| finished) {
+            progress.record_best(&id, par.cards, par.phases);
+        }
     }
     session.conclusion = Some(Conclusion {
         verdict,
+        debrief,
         as_expected,
         finished,
     });

@@ -191,6 +191,26 @@ pub fn unknown_action(hook_available: bool, hook_already_asked: bool, pause: boo
     }
 }
 
+/// A row of table 2 or 3 as it fired, with the inputs that chose it: what a worker decided,
+/// recorded so a rulebook beside a run can light the row (table 1's rows come back from the
+/// ledger's reservation, which carries its action).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fired {
+    Outcome {
+        side_effect: SideEffect,
+        end: AttemptEnd,
+        attempt: u32,
+        attempts_allowed: u32,
+        action: OutcomeAction,
+    },
+    Unknown {
+        hook_available: bool,
+        hook_already_asked: bool,
+        pause: bool,
+        action: UnknownAction,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use crate::guards::{Guard, Guards};
 use crate::key::{IdempotencyKey, KeyScheme};
 use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
 use crate::rules::{
-    AttemptEnd, OutcomeAction, ReservationAction, Status, UnknownAction, outcome_action, reservation_action,
+    AttemptEnd, Fired, OutcomeAction, ReservationAction, Status, UnknownAction, outcome_action, reservation_action,
     unknown_action,
 };
 use crate::run::{Decision, RunState, RunStatus, Told, ToolCall};
@@ -345,6 +345,8 @@ pub struct Worker {
     call: Option<CallContext>,
     after_save: AfterSave,
     notes: Vec<GuardNote>,
+    /// The rows of the decision tables that fired, oldest first (taken by the driver).
+    fired: Vec<Fired>,
 }
 
 impl Worker {
@@ -359,6 +361,7 @@ impl Worker {
             call: None,
             after_save: AfterSave::AskModel,
             notes: Vec::new(),
+            fired: Vec::new(),
         }
     }
 
@@ -416,6 +419,31 @@ impl Worker {
     /// Guard notes since the last call.
     pub fn take_notes(&mut self) -> Vec<GuardNote> {
         std::mem::take(&mut self.notes)
+    }
+
+    /// The rows of tables 2 and 3 that fired since the last call: an observation only, so a
+    /// rulebook can light them; nothing the worker decides depends on it.
+    pub fn take_fired(&mut self) -> Vec<Fired> {
+        std::mem::take(&mut self.fired)
+    }
+
+    /// Table 2, noted as it fires.
+    fn outcome(
+        &mut self,
+        side_effect: SideEffect,
+        end: AttemptEnd,
+        attempt: u32,
+        attempts_allowed: u32,
+    ) -> OutcomeAction {
+        let action = outcome_action(side_effect, end, attempt, attempts_allowed);
+        self.fired.push(Fired::Outcome {
+            side_effect,
+            end,
+            attempt,
+            attempts_allowed,
+            action,
+        });
+        action
     }
 
     fn note(&mut self, guard: Guard, held: Held, detail: String) {
@@ -488,12 +516,9 @@ impl Worker {
             Input::NotAttempted { reason } => {
                 self.context_mut().awaiting_attempt = None;
                 let context = self.context();
-                match outcome_action(
-                    context.tool.side_effect,
-                    AttemptEnd::NotAttempted,
-                    context.attempt,
-                    context.attempts_allowed,
-                ) {
+                let (side_effect, attempt, attempts_allowed) =
+                    (context.tool.side_effect, context.attempt, context.attempts_allowed);
+                match self.outcome(side_effect, AttemptEnd::NotAttempted, attempt, attempts_allowed) {
                     OutcomeAction::Record(status) => self.record(status, Some(format!("not attempted: {reason}"))),
                     OutcomeAction::Retry { .. } => unreachable!("a refusal is never retried"),
                 }
@@ -913,7 +938,9 @@ impl Worker {
             );
         }
         let context = self.context();
-        match outcome_action(context.tool.side_effect, end, context.attempt, context.attempts_allowed) {
+        let (side_effect, attempt, attempts_allowed) =
+            (context.tool.side_effect, context.attempt, context.attempts_allowed);
+        match self.outcome(side_effect, end, attempt, attempts_allowed) {
             OutcomeAction::Record(status) => self.record(status, Some(answer.receipt().to_owned())),
             OutcomeAction::Retry { .. } => unreachable!("an answer is never retried"),
         }
@@ -928,7 +955,7 @@ impl Worker {
         context.awaiting_attempt = None;
         context.may_have_left = true;
         let (side_effect, attempts_allowed) = (context.tool.side_effect, context.attempts_allowed);
-        match outcome_action(side_effect, AttemptEnd::TimedOut, attempt, attempts_allowed) {
+        match self.outcome(side_effect, AttemptEnd::TimedOut, attempt, attempts_allowed) {
             OutcomeAction::Retry { backoff_ms } => Some(Command::Backoff {
                 after_ms: backoff_ms,
                 next_attempt: attempt + 1,
@@ -1017,11 +1044,15 @@ impl Worker {
         }
         let context = self.context();
         let hook_available = self.guard(Guard::ReconcileHook) && self.guard(Guard::Ledger) && context.tool.reconcile;
-        match unknown_action(
+        let (hook_already_asked, pause) = (context.hook_asked, self.guard(Guard::PauseOnIndeterminate));
+        let action = unknown_action(hook_available, hook_already_asked, pause);
+        self.fired.push(Fired::Unknown {
             hook_available,
-            context.hook_asked,
-            self.guard(Guard::PauseOnIndeterminate),
-        ) {
+            hook_already_asked,
+            pause,
+            action,
+        });
+        match action {
             UnknownAction::AskReconcileHook => {
                 let context = self.context_mut();
                 context.hook_asked = true;

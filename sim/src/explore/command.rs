@@ -266,7 +266,7 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
                 guard_names(&guards.off())
             );
             let tape = found.to_tape(&level_file, &title);
-            let text = format!("// {title}\n{}\n", level::to_ron(&tape));
+            let text = format!("// {title}\n{}\n", level::tape_to_ron(&tape));
             if let Err(error) = write_tape(&out, &text, args.force) {
                 return bad_input(error);
             }

@@ -1,5 +1,6 @@
-//! The player's moves: fault cards (armed for the next matching moment, or aimed at a
-//! message on the wire now) and operator decisions, each one a [`Play`] a tape records.
+//! The player's moves: fault cards (aimed at a message on the wire now, or — in a version 1
+//! tape — armed for the next matching one) and operator decisions, each one a [`Play`] a tape
+//! records.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -9,11 +10,23 @@ use super::clock::Event;
 use super::network::Direction;
 use super::timeline::Actor;
 use super::{PlayError, Simulation, WORKERS_MAX};
-use crate::level::{CardKind, Play, TimedAction};
+use crate::ledger::SettleError;
+use crate::level::{CardKind, Play, TimedAction, WireRule};
 use crate::runtime::key::IdempotencyKey;
-use crate::runtime::operator::{self, CompensateRequest, HeldLedger, ResolveRequest};
+use crate::runtime::operator::{self, CompensateRequest, HeldLedger, OperatorError, ResolveRequest};
 
-/// Cards armed for the next matching moment.
+/// Which message a wire card hit: the move (its index in [`Simulation::played`]) and the
+/// message, with the phase it was put on the wire in. A version 1 tape becomes a version 2
+/// one by playing each wire card just after its message left ([`crate::upgrade`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WireHit {
+    pub played: usize,
+    pub message: u32,
+    pub key: String,
+    pub sent_at_phase: u32,
+}
+
+/// Cards armed for the next matching moment (version 1 tapes only).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Armed {
     pub lose_request: u32,
@@ -28,8 +41,11 @@ pub struct Armed {
 pub(super) struct Crew {
     pub(super) hand: BTreeMap<CardKind, u32>,
     pub(super) armed: Armed,
+    /// For each kind of armed wire card, the moves (indices into `played`) waiting, oldest first.
+    pub(super) armed_moves: BTreeMap<CardKind, VecDeque<usize>>,
     pub(super) pending: VecDeque<TimedAction>,
     pub(super) played: Vec<TimedAction>,
+    pub(super) wire_hits: Vec<WireHit>,
 }
 
 impl Crew {
@@ -43,6 +59,18 @@ impl Crew {
             self.armed.not_attempted.remove(run);
         }
         true
+    }
+
+    /// An armed card of this kind met its message: note which move it was.
+    pub(super) fn armed_card_met(&mut self, card: CardKind, message: u32, key: &str, sent_at_phase: u32) {
+        if let Some(played) = self.armed_moves.get_mut(&card).and_then(VecDeque::pop_front) {
+            self.wire_hits.push(WireHit {
+                played,
+                message,
+                key: key.to_owned(),
+                sent_at_phase,
+            });
+        }
     }
 }
 
@@ -83,11 +111,14 @@ impl Simulation {
             Some(0) => return Err(PlayError::NoneLeft(card.name())),
             Some(_) => {}
         }
+        // The move as made: a tape saved from it names the message it hit, the worker it killed
+        // and the phase that worker was about to run, whatever the move left to be chosen.
+        let mut made = play.clone();
         let (actor, text) = match &play {
-            Play::LoseRequest => (Actor::Crew, self.lose(Direction::Request)),
-            Play::LoseResponse => (Actor::Crew, self.lose(Direction::Response)),
-            Play::SlowResponse => (Actor::Crew, self.slow_response()),
-            Play::CrashWorker { worker } => {
+            Play::LoseRequest { key } => (Actor::Crew, self.lose(Direction::Request, key.as_deref())?),
+            Play::LoseResponse { key } => (Actor::Crew, self.lose(Direction::Response, key.as_deref())?),
+            Play::SlowResponse { key } => (Actor::Crew, self.slow_response(key.as_deref())?),
+            Play::CrashWorker { worker, in_phase } => {
                 let target = match worker {
                     Some(number) => {
                         if !self.workers.slots.get(number).is_some_and(|slot| slot.alive) {
@@ -105,10 +136,27 @@ impl Simulation {
                             .0
                     }
                 };
+                let about_to = self.workers.slots[&target].phase.clone();
+                if let Some(wanted) = in_phase
+                    && *wanted != about_to
+                {
+                    return Err(PlayError::NotInPhase {
+                        worker: target,
+                        wanted: wanted.clone(),
+                        about_to,
+                    });
+                }
+                made = Play::CrashWorker {
+                    worker: Some(target),
+                    in_phase: Some(about_to.clone()),
+                };
                 self.crash(target);
                 (
                     Actor::Crew,
-                    format!("w{target} is killed (SIGKILL): its connection drops, its open transaction rolls back"),
+                    format!(
+                        "w{target} is killed (SIGKILL), {}: its connection drops, its open transaction rolls back",
+                        super::workers::moment(&about_to)
+                    ),
                 )
             }
             Play::DuplicateWorker { run } => {
@@ -153,12 +201,29 @@ impl Simulation {
                     expected_status: *expected_status,
                     result: None,
                 };
-                let record = operator::resolve(&mut self.observer, &key, &request, self.clock.now_ms)?;
-                self.wake_parked(&key, None);
-                (
-                    Actor::Operator(operator.clone()),
-                    format!("resolves {key} as {} — \"{reason}\"", record.status),
-                )
+                match operator::resolve(&mut self.observer, &key, &request, self.clock.now_ms) {
+                    Ok(record) => {
+                        self.wake_parked(&key, None);
+                        (
+                            Actor::Operator(operator.clone()),
+                            format!("resolves {key} as {} — \"{reason}\"", record.status),
+                        )
+                    }
+                    // Compare-and-set lost: the operator acted on what they were shown, and the
+                    // ledger refused it. The move is made (it is the race the level teaches);
+                    // nothing in the ledger changes.
+                    Err(OperatorError::Settle(SettleError::Stale { expected, current, .. })) => {
+                        let winner = self.last_decider(&key).unwrap_or_else(|| "someone".to_owned());
+                        (
+                            Actor::Operator(operator.clone()),
+                            format!(
+                                "409 conflict: {operator} expected {key} to be {expected}, but {winner} settled it {} first; {operator}'s {status} was refused",
+                                current.status
+                            ),
+                        )
+                    }
+                    Err(error) => return Err(error.into()),
+                }
             }
             Play::OperatorCompensate { key, reason, operator } => {
                 let key = IdempotencyKey::parse(key).map_err(|_| PlayError::BadKey(key.clone()))?;
@@ -181,59 +246,124 @@ impl Simulation {
         // A quiet level wakes up: an operator's decision or a new worker brings new phases.
         self.ended = false;
         *self.crew.hand.get_mut(&card).expect("checked in hand") -= 1;
+        if let Some(hit) = self
+            .crew
+            .wire_hits
+            .last()
+            .filter(|hit| hit.played == self.crew.played.len())
+        {
+            let key = Some(hit.key.clone());
+            made = match made {
+                Play::LoseRequest { .. } => Play::LoseRequest { key },
+                Play::LoseResponse { .. } => Play::LoseResponse { key },
+                Play::SlowResponse { .. } => Play::SlowResponse { key },
+                other => other,
+            };
+        }
         self.crew.played.push(TimedAction {
             at_phase: self.clock.phase,
-            play: play.clone(),
+            play: made,
         });
         let run = play.run().map(str::to_owned);
         self.log(actor, card.name(), run, None, text);
         Ok(())
     }
 
-    /// Loses the message in flight in `direction`, or arms the card for the next one.
-    fn lose(&mut self, direction: Direction) -> String {
-        match self.in_flight(direction) {
+    /// Loses the message on the wire in `direction` (the one carrying `key`, or the oldest); in
+    /// a version 1 tape with none on the wire, arms the card for the next one.
+    fn lose(&mut self, direction: Direction, key: Option<&str>) -> Result<String, PlayError> {
+        let card = match direction {
+            Direction::Request => CardKind::LoseRequest,
+            Direction::Response => CardKind::LoseResponse,
+        };
+        match self.wire_target(direction, key, false) {
             Some(id) => {
-                let message = self.messages.get_mut(&id).expect("in flight");
+                self.note_direct_hit(id);
+                let message = self.messages.get_mut(&id).expect("on the wire");
                 message.lost = true;
-                match direction {
+                Ok(match direction {
                     Direction::Request => format!("the request for {} will be lost on the wire", message.key),
                     Direction::Response => format!("the response for {} will be lost", message.key),
-                }
+                })
             }
-            None => match direction {
-                Direction::Request => {
-                    self.crew.armed.lose_request += 1;
-                    "the next request will be lost".to_owned()
-                }
-                Direction::Response => {
-                    self.crew.armed.lose_response += 1;
-                    "the next response will be lost after billing applies it".to_owned()
-                }
-            },
+            None if self.wire_rule == WireRule::OnTheWireNow => Err(nothing_on_the_wire(card, key)),
+            None => {
+                self.arm(card);
+                Ok(match direction {
+                    Direction::Request => {
+                        self.crew.armed.lose_request += 1;
+                        "the next request will be lost".to_owned()
+                    }
+                    Direction::Response => {
+                        self.crew.armed.lose_response += 1;
+                        "the next response will be lost after billing applies it".to_owned()
+                    }
+                })
+            }
         }
     }
 
-    /// Slows the response in flight past the timeout, or arms the card for the next one.
-    fn slow_response(&mut self) -> String {
+    /// Slows the response on the wire past the timeout; in a version 1 tape with none on the
+    /// wire, arms the card for the next one.
+    fn slow_response(&mut self, key: Option<&str>) -> Result<String, PlayError> {
         let now = self.clock.now_ms;
-        match self.in_flight(Direction::Response) {
+        match self.wire_target(Direction::Response, key, true) {
             Some(id) => {
-                let message = self.messages.get(&id).expect("in flight").clone();
+                self.note_direct_hit(id);
+                let message = self.messages.get(&id).expect("on the wire").clone();
                 let arrives = (message.sent_at_ms + u64::from(self.level.world.slow_response_ms)).max(now);
                 self.clock.unschedule(message.slot);
                 let slot = self.clock.schedule(arrives, Event::Deliver { message: id });
-                let message = self.messages.get_mut(&id).expect("in flight");
+                let message = self.messages.get_mut(&id).expect("on the wire");
                 message.slot = slot;
                 message.arrives_at_ms = arrives;
                 message.slowed = true;
-                format!("the response for {} is slowed past the timeout", message.key)
+                Ok(format!("the response for {} is slowed past the timeout", message.key))
             }
+            None if self.wire_rule == WireRule::OnTheWireNow => Err(nothing_on_the_wire(CardKind::SlowResponse, key)),
             None => {
+                self.arm(CardKind::SlowResponse);
                 self.crew.armed.slow_response += 1;
-                "the next response will arrive after the timeout".to_owned()
+                Ok("the next response will arrive after the timeout".to_owned())
             }
         }
+    }
+
+    /// The message a wire card would hit now: on the wire in `direction`, not lost (nor, for a
+    /// slow card, slowed already), carrying `key` if one is named; the oldest first.
+    pub(super) fn wire_target(&self, direction: Direction, key: Option<&str>, for_slowing: bool) -> Option<u32> {
+        self.messages
+            .values()
+            .filter(|message| message.direction == direction && !message.lost && !(for_slowing && message.slowed))
+            .find(|message| key.is_none_or(|key| message.key == key))
+            .map(|message| message.id)
+    }
+
+    /// The move being played now hit message `id` on the wire.
+    fn note_direct_hit(&mut self, id: u32) {
+        let message = &self.messages[&id];
+        self.crew.wire_hits.push(WireHit {
+            played: self.crew.played.len(),
+            message: id,
+            key: message.key.clone(),
+            sent_at_phase: message.sent_at_phase,
+        });
+    }
+
+    /// The move being played now waits, armed, for the next message (version 1).
+    fn arm(&mut self, card: CardKind) {
+        let played = self.crew.played.len();
+        self.crew.armed_moves.entry(card).or_default().push_back(played);
+    }
+
+    /// Who made the last decision on `key`, from its history.
+    fn last_decider(&self, key: &IdempotencyKey) -> Option<String> {
+        let history = self.observer.history(key).ok()?;
+        history
+            .into_iter()
+            .rev()
+            .find(|entry| entry.to_status.is_some_and(|status| status.is_settled()))
+            .map(|entry| entry.actor)
     }
 
     fn check_run(&self, run: &str) -> Result<(), PlayError> {
@@ -241,5 +371,19 @@ impl Simulation {
             return Err(PlayError::NoSuchRun(run.to_owned()));
         }
         Ok(())
+    }
+}
+
+fn nothing_on_the_wire(card: CardKind, key: Option<&str>) -> PlayError {
+    PlayError::NothingOnTheWire {
+        card: card.title(),
+        what: match (card, key) {
+            (CardKind::LoseRequest, Some(key)) => format!("no request for {key} is on the wire"),
+            (CardKind::LoseRequest, None) => "no request is on the wire".to_owned(),
+            (CardKind::SlowResponse, Some(key)) => format!("no response for {key} is on the wire to slow"),
+            (CardKind::SlowResponse, None) => "no response is on the wire to slow".to_owned(),
+            (_, Some(key)) => format!("no response for {key} is on the wire"),
+            (_, None) => "no response is on the wire".to_owned(),
+        },
     }
 }

@@ -28,15 +28,15 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-pub use crew::Armed;
+pub use crew::{Armed, WireHit};
 pub use network::{Direction, Message};
-pub use timeline::{Actor, TimelineEntry};
-pub use workers::WorkerView;
+pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
+pub use workers::{PARKED, WAIT_FOR_ANSWER, WorkerView, moment};
 
 use crate::billing::Billing;
 use crate::checker::{self, Verdict};
 use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, Ledger, LedgerError, LedgerStore, RunHistoryEntry};
-use crate::level::{CardKind, Level, TimedAction};
+use crate::level::{CardKind, Level, TimedAction, WireRule};
 use crate::runtime::guards::Guards;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::operator::OperatorError;
@@ -86,6 +86,14 @@ pub enum PlayError {
     Operator(#[from] OperatorError),
     #[error("the level is over")]
     LevelOver,
+    #[error("{card} fizzles: {what} now")]
+    NothingOnTheWire { card: &'static str, what: String },
+    #[error("w{worker} is {}, not at {wanted}", workers::moment(about_to))]
+    NotInPhase {
+        worker: u32,
+        wanted: String,
+        about_to: String,
+    },
 }
 
 /// Builds a simulation: a level, an explicit seed, and optionally a ledger file,
@@ -98,6 +106,7 @@ pub struct SimulationBuilder {
     ledger_file: Option<PathBuf>,
     ledger_store: LedgerStore,
     actions: Vec<TimedAction>,
+    wire_rule: WireRule,
     send_fence: bool,
 }
 
@@ -110,8 +119,15 @@ impl SimulationBuilder {
             ledger_file: None,
             ledger_store: LedgerStore::Sqlite,
             actions: Vec::new(),
+            wire_rule: WireRule::OnTheWireNow,
             send_fence: true,
         }
+    }
+
+    /// How wire cards find their message: a version 1 tape's moves replay by its own rule.
+    pub fn wire_rule(mut self, rule: WireRule) -> Self {
+        self.wire_rule = rule;
+        self
     }
 
     /// Overrides the level's guards (the sandbox, the vault tests).
@@ -182,6 +198,7 @@ impl SimulationBuilder {
             seed: self.seed,
             guards,
             send_fence: self.send_fence,
+            wire_rule: self.wire_rule,
             clock: Clock::default(),
             workers: Workers::new(),
             messages: BTreeMap::new(),
@@ -190,8 +207,10 @@ impl SimulationBuilder {
             crew: Crew {
                 hand,
                 armed: Armed::default(),
+                armed_moves: BTreeMap::new(),
                 pending: self.actions.into_iter().collect(),
                 played: Vec::new(),
+                wire_hits: Vec::new(),
             },
             timeline: Timeline::default(),
             observer,
@@ -215,6 +234,7 @@ pub struct Simulation {
     guards: Guards,
     /// Always on, but for the one test that shows what the send fence prevents.
     send_fence: bool,
+    wire_rule: WireRule,
     rng: ChaCha8Rng,
     clock: Clock,
     workers: Workers,
@@ -259,6 +279,44 @@ impl Simulation {
     pub fn is_out_of_phases(&self) -> bool {
         self.clock.phase >= self.level.max_phases
     }
+
+    /// The cards in hand that could still change a quiet level: an operator's resolve while a
+    /// call is unknown, a compensation while a call with a compensation may have taken effect.
+    /// A run parked for an operator is not the end of a level that gives the player operator
+    /// moves: the level ends when nothing the player can still do changes anything.
+    pub fn moves_that_still_matter(&self) -> Result<Vec<CardKind>, LedgerError> {
+        if self.is_out_of_phases() {
+            return Ok(Vec::new());
+        }
+        let holds = |card: CardKind| self.crew.hand.get(&card).is_some_and(|left| *left > 0);
+        let mut cards = Vec::new();
+        if !holds(CardKind::OperatorResolve) && !holds(CardKind::OperatorCompensate) {
+            return Ok(cards);
+        }
+        let records = self.observer.all_records()?;
+        if holds(CardKind::OperatorResolve) && records.iter().any(|record| record.status.is_unknown()) {
+            cards.push(CardKind::OperatorResolve);
+        }
+        let compensable = |record: &ExecutionRecord| {
+            !matches!(
+                record.status,
+                crate::runtime::rules::Status::Failed | crate::runtime::rules::Status::Compensated
+            ) && self
+                .level
+                .tools
+                .iter()
+                .any(|tool| tool.name == record.tool && tool.compensation)
+        };
+        if holds(CardKind::OperatorCompensate) && records.iter().any(compensable) {
+            cards.push(CardKind::OperatorCompensate);
+        }
+        Ok(cards)
+    }
+
+    /// Over, and nothing the player still holds could change it: time for the verdict.
+    pub fn is_concluded(&self) -> Result<bool, LedgerError> {
+        Ok(self.is_over() && self.moves_that_still_matter()?.is_empty())
+    }
     pub fn billing(&self) -> &Billing {
         &self.world.billing
     }
@@ -268,8 +326,34 @@ impl Simulation {
     pub fn guard_notes(&self) -> &[GuardNote] {
         &self.timeline.notes
     }
+    /// The rows of the runtime's decision tables that fired, oldest first.
+    pub fn rules_fired(&self) -> &[RuleFiring] {
+        &self.timeline.rules
+    }
     pub fn armed(&self) -> &Armed {
         &self.crew.armed
+    }
+    /// How this simulation's wire cards find their message.
+    pub fn wire_rule(&self) -> WireRule {
+        self.wire_rule
+    }
+    /// Which message each wire card hit, in the order they hit.
+    pub fn wire_hits(&self) -> &[WireHit] {
+        &self.crew.wire_hits
+    }
+    /// The messages a wire card of this kind could hit now, oldest first: on the wire in its
+    /// direction, not lost (and, to be slowed, not slowed already).
+    pub fn wire_targets(&self, card: CardKind) -> Vec<&Message> {
+        let (direction, for_slowing) = match card {
+            CardKind::LoseRequest => (Direction::Request, false),
+            CardKind::LoseResponse => (Direction::Response, false),
+            CardKind::SlowResponse => (Direction::Response, true),
+            _ => return Vec::new(),
+        };
+        self.messages
+            .values()
+            .filter(|message| message.direction == direction && !message.lost && !(for_slowing && message.slowed))
+            .collect()
     }
     /// Cards left in hand.
     pub fn hand(&self) -> &BTreeMap<CardKind, u32> {

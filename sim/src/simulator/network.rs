@@ -7,6 +7,7 @@ use super::Simulation;
 use super::clock::{Event, Slot};
 use super::timeline::Actor;
 use crate::billing::Answer;
+use crate::level::CardKind;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::run::ToolCall;
 use crate::runtime::worker::Input;
@@ -26,6 +27,8 @@ pub struct Message {
     pub call: ToolCall,
     pub answer: Option<Answer>,
     pub sent_at_ms: u64,
+    /// The phase that put it on the wire: a wire card can hit it from the next phase on.
+    pub sent_at_phase: u32,
     pub arrives_at_ms: u64,
     pub lost: bool,
     pub slowed: bool,
@@ -73,10 +76,13 @@ impl Simulation {
         let now = self.clock.now_ms;
         let latency = self.latency();
         let lost = self.crew.armed.lose_request > 0;
+        let id = self.next_message_id();
         if lost {
             self.crew.armed.lose_request -= 1;
+            let phase = self.clock.phase;
+            self.crew
+                .armed_card_met(CardKind::LoseRequest, id, outgoing.key.as_str(), phase);
         }
-        let id = self.next_message_id();
         let slot = self.clock.schedule(now + latency, Event::Deliver { message: id });
         let Outgoing {
             worker,
@@ -104,6 +110,7 @@ impl Simulation {
                 call,
                 answer: None,
                 sent_at_ms: now,
+                sent_at_phase: self.clock.phase,
                 arrives_at_ms: now + latency,
                 lost,
                 slowed: false,
@@ -126,16 +133,21 @@ impl Simulation {
         let now = self.clock.now_ms;
         let mut delay = self.latency();
         let mut slowed = false;
+        let id = self.next_message_id();
+        let phase = self.clock.phase;
         if self.crew.armed.slow_response > 0 {
             self.crew.armed.slow_response -= 1;
             delay = u64::from(self.level.world.slow_response_ms);
             slowed = true;
+            self.crew
+                .armed_card_met(CardKind::SlowResponse, id, &request.key, phase);
         }
         let lost = self.crew.armed.lose_response > 0;
         if lost {
             self.crew.armed.lose_response -= 1;
+            self.crew
+                .armed_card_met(CardKind::LoseResponse, id, &request.key, phase);
         }
-        let id = self.next_message_id();
         let slot = self.clock.schedule(now + delay, Event::Deliver { message: id });
         self.messages.insert(
             id,
@@ -144,6 +156,7 @@ impl Simulation {
                 direction: Direction::Response,
                 answer: Some(answer),
                 sent_at_ms: now,
+                sent_at_phase: phase,
                 arrives_at_ms: now + delay,
                 lost,
                 slowed,
@@ -212,15 +225,6 @@ impl Simulation {
             }
         }
         Ok(())
-    }
-
-    /// The first message in flight in this direction that is not lost already.
-    pub(super) fn in_flight(&self, direction: super::Direction) -> Option<u32> {
-        self.messages
-            .values()
-            .filter(|message| message.direction == direction && !message.lost)
-            .map(|message| message.id)
-            .next()
     }
 }
 

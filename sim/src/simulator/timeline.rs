@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Simulation;
 use crate::runtime::guards::Guard;
+use crate::runtime::rules::{Fired, ReservationAction, Status};
+use crate::runtime::tool::SideEffect;
 use crate::runtime::worker::GuardNote;
 
 /// Who did something on the timeline.
@@ -85,11 +87,34 @@ pub struct TimelineEntry {
     pub guard: Option<Guard>,
 }
 
-/// The timeline so far and the guard notes behind its `guard held` lines.
+/// A row of the runtime's decision tables as it fired: in which phase, for which worker and call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleFiring {
+    pub phase: u32,
+    pub worker: u32,
+    pub key: Option<String>,
+    pub row: RuleRow,
+}
+
+/// Which table, and the inputs that chose its row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RuleRow {
+    /// Table 1: what the ledger held for the key × the side effect → what the call does.
+    Reservation {
+        existing: Option<Status>,
+        side_effect: SideEffect,
+        action: ReservationAction,
+    },
+    /// Table 2 (outcome) or table 3 (unknown), as the worker decided it.
+    Decided(Fired),
+}
+
+/// The timeline so far, the guard notes behind its `guard held` lines, and the table rows that fired.
 #[derive(Debug, Default)]
 pub(super) struct Timeline {
     pub(super) entries: Vec<TimelineEntry>,
     pub(super) notes: Vec<GuardNote>,
+    pub(super) rules: Vec<RuleFiring>,
 }
 
 impl Simulation {

@@ -70,6 +70,20 @@ impl Workers {
     }
 }
 
+/// What a worker is doing between phases once its request has left: waiting for the answer.
+pub const WAIT_FOR_ANSWER: &str = "wait for answer";
+/// What a parked worker is doing: waiting for someone to settle the call.
+pub const PARKED: &str = "parked";
+
+/// Where a worker is, in words: "about to send", "waiting for billing's answer", "parked".
+pub fn moment(phase: &str) -> String {
+    match phase {
+        WAIT_FOR_ANSWER => "waiting for billing's answer".to_owned(),
+        PARKED => "parked, waiting for the call to be settled".to_owned(),
+        other => format!("about to {other}"),
+    }
+}
+
 /// The most phase names kept per worker (a level's phase limit bounds them anyway).
 const PHASES_KEPT_MAX: usize = 100_000;
 
@@ -173,9 +187,19 @@ impl Simulation {
         }
         let next = slot.machine.handle(now, input);
         let notes = slot.machine.take_notes();
+        let fired = slot.machine.take_fired();
+        let key = slot.machine.current_call().map(|(_, key, _)| key.to_string());
         let run = slot.machine.run_id().to_owned();
         for note in notes {
             self.log_guard(worker, &run, note);
+        }
+        for decided in fired {
+            self.timeline.rules.push(super::RuleFiring {
+                phase: self.clock.phase,
+                worker,
+                key: key.clone(),
+                row: super::RuleRow::Decided(decided),
+            });
         }
         if let Some(command) = next {
             let slot = self.workers.slots.get_mut(&worker).expect("known worker");
@@ -227,6 +251,32 @@ impl Simulation {
 
     /// What the executor did, on the timeline; whoever waits on a record it settled is woken.
     fn report(&mut self, worker: u32, run: &str, phase: &str, key: Option<String>, report: &Report) {
+        if let Report::Reserved {
+            reservation:
+                crate::ledger::Reservation::Decided {
+                    action,
+                    previous_status,
+                    ..
+                },
+            ..
+        } = report
+        {
+            let side_effect = self.workers.slots[&worker]
+                .machine
+                .current_call()
+                .and_then(|(call, _, _)| self.level.tools.iter().find(|tool| tool.name == call.tool))
+                .map_or(crate::runtime::tool::SideEffect::External, |tool| tool.side_effect);
+            self.timeline.rules.push(super::RuleFiring {
+                phase: self.clock.phase,
+                worker,
+                key: key.clone(),
+                row: super::RuleRow::Reservation {
+                    existing: *previous_status,
+                    side_effect,
+                    action: *action,
+                },
+            });
+        }
         if matches!(report, Report::AttemptBegun { .. }) {
             // The send itself is the line the player reads.
             return;
@@ -275,6 +325,10 @@ impl Simulation {
                         },
                     );
                 } else {
+                    // Sent: until its answer (or its timeout) comes, the worker waits.
+                    if let Some(slot) = self.workers.slots.get_mut(&worker) {
+                        slot.phase = WAIT_FOR_ANSWER.to_owned();
+                    }
                     self.send_request(Outgoing {
                         worker,
                         run: run.to_owned(),
@@ -309,6 +363,9 @@ impl Simulation {
             }
             Drive::Park { key } => {
                 self.workers.parked.entry(key.to_string()).or_default().insert(worker);
+                if let Some(slot) = self.workers.slots.get_mut(&worker) {
+                    slot.phase = PARKED.to_owned();
+                }
                 self.log(
                     actor,
                     "park",

@@ -50,6 +50,8 @@ pub struct Conclusion {
     pub verdict: Verdict,
     /// The goal was reached, or the level cannot be beaten and was played to its end.
     pub finished: bool,
+    /// What the player reads: a win's story, or a loss's diagnosis from the run.
+    pub debrief: crate::debrief::Debrief,
     pub cards: u32,
     pub phases: u32,
 }
@@ -166,7 +168,14 @@ impl Game {
     /// Judges the level when it has just gone quiet (returning the new conclusion); forgets
     /// the judgement when a move wakes it again.
     fn changed(&mut self) -> Option<Conclusion> {
-        if !self.simulation.is_over() {
+        // Quiet, and no card the player holds could change it: a run parked for an operator
+        // waits while the player holds an operator card that can settle it.
+        let concluded = self.simulation.is_over()
+            && self
+                .simulation
+                .moves_that_still_matter()
+                .is_ok_and(|moves| moves.is_empty());
+        if !concluded {
             self.conclusion = None;
             return None;
         }
@@ -180,8 +189,12 @@ impl Game {
                 return None;
             }
         };
+        let debrief = crate::debrief::of(&self.simulation, &verdict);
         let conclusion = Conclusion {
-            finished: verdict.goal_reached || self.level.unbeatable,
+            // A win, or an unbeatable level that held against the whole hand: a level left
+            // alone is never finished.
+            finished: debrief.standing.finishes_level(),
+            debrief,
             cards: u32::try_from(self.simulation.played().len()).unwrap_or(u32::MAX),
             phases: self.simulation.phase(),
             verdict,
@@ -199,6 +212,7 @@ impl Game {
         replay.run()?;
         let verdict = replay.verdict()?;
         Ok(Tape {
+            version: crate::level::TAPE_VERSION,
             level: self.file_name.clone(),
             seed: self.seed,
             title,

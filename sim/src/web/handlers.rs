@@ -17,7 +17,7 @@ use super::sessions::{COOKIE_NAME, Participant, Session, SessionId, no_session};
 use super::views::{self, GameView, LevelSummaryView, MeView, RaceView, shorten};
 use super::{Shared, WebState};
 use crate::api::handlers::StrictJson;
-use crate::level::{Play, to_ron};
+use crate::level::Play;
 use crate::runtime::guards::Guards;
 use crate::runtime::operator::{OperatorError, REASON_CHARS_MAX};
 use crate::runtime::rules::Status;
@@ -384,7 +384,7 @@ pub(super) async fn tape(State(state): State<WebState>, joined: Joined) -> Resul
                 "// Saved in the browser ({}). Put it beside {} and run `twice-sim replay` on it.\n{}\n",
                 game.level().title,
                 game.file_name,
-                to_ron(&tape)
+                crate::level::tape_to_ron(&tape)
             );
             Ok((views::tape_file_name(&game.stem, &participant.name), text))
         })

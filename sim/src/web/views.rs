@@ -197,17 +197,19 @@ pub fn me_view(participant: &Participant, unlock_all: bool, idle_minutes: u64) -
     }
 }
 
-/// A level's target, when one is set: the fewest cards and phases a good play takes.
-/// Filled in by the change that gives each level its `par`; until then, always `None`.
+/// A level's target: the fewest cards, then phases, of the best win known (`par` in its file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct ParView {
     pub cards: u32,
     pub phases: u32,
 }
 
-/// The par of a level. The place where a level's own `par` will be read.
-pub fn par_of(_level: &Level) -> Option<ParView> {
-    None
+/// The par of a level, if it has one (unbeatable levels have none).
+pub fn par_of(level: &Level) -> Option<ParView> {
+    level.par.map(|par| ParView {
+        cards: par.cards,
+        phases: par.phases,
+    })
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -629,6 +631,8 @@ pub struct EndView {
     pub cards: u32,
     pub phases: u32,
     pub lesson: LessonView,
+    /// The debrief drawn from the run: headline, diagnosis, the story only when it happened, par.
+    pub debrief: crate::debrief::Debrief,
     /// The next level in level-select order, by stem.
     pub next: Option<String>,
 }
@@ -888,83 +892,19 @@ fn penny_view(simulation: &Simulation, workers: &[WorkerView], looks: &KeyLooks)
 
 /// What a card will do now, in the player's words (as the game's hand says it).
 fn card_effect(card: CardKind, simulation: &Simulation) -> String {
-    let in_flight = |direction: Direction| {
-        simulation
-            .messages()
-            .find(|message| message.direction == direction && !message.lost)
-            .map(|message| message.key.clone())
-    };
-    match card {
-        CardKind::LoseRequest => match in_flight(Direction::Request) {
-            Some(key) => format!("drops the request for {key} now on the wire"),
-            None => "arms: the next request is dropped before billing sees it".into(),
-        },
-        CardKind::LoseResponse => match in_flight(Direction::Response) {
-            Some(key) => format!("drops the response for {key} now on the wire"),
-            None => "arms: the next response is dropped after billing applies it".into(),
-        },
-        CardKind::SlowResponse => match in_flight(Direction::Response) {
-            Some(key) => format!("delays the response for {key} past the timeout"),
-            None => "arms: the next response arrives after the timeout".into(),
-        },
-        CardKind::CrashWorker => "SIGKILL a worker you choose; a fresh one recovers the run".into(),
-        CardKind::DuplicateWorker => "start a second worker on a run you choose".into(),
-        CardKind::ModelCallsAgain => "Penny calls the tool again (a new tool call) on a run".into(),
-        CardKind::ToolFailsBeforeSending => "the run's next call refuses before sending anything".into(),
-        CardKind::OperatorResolve => "settle an unknown call: use the operator console".into(),
-        CardKind::OperatorCompensate => "undo a call that took effect: use the operator console".into(),
-    }
+    crate::hand::effect(card, simulation)
 }
 
 /// The moves a card offers now (the game's chooser). Operator cards: none here, the
 /// console builds them from a chosen call and a reason.
-fn card_targets(card: CardKind, simulation: &Simulation, workers: &[WorkerView]) -> Vec<TargetView> {
-    let runs: Vec<String> = simulation.level().runs.iter().map(|run| run.id.clone()).collect();
-    let target = |label: String, play: Play| TargetView { label, play };
-    match card {
-        CardKind::LoseRequest => vec![target("now".into(), Play::LoseRequest)],
-        CardKind::LoseResponse => vec![target("now".into(), Play::LoseResponse)],
-        CardKind::SlowResponse => vec![target("now".into(), Play::SlowResponse)],
-        CardKind::CrashWorker => workers
-            .iter()
-            .filter(|worker| worker.alive)
-            .map(|worker| {
-                target(
-                    format!("{} on {} — about to: {}", worker.id, worker.run, worker.phase),
-                    Play::CrashWorker {
-                        worker: Some(worker.number),
-                    },
-                )
-            })
-            .collect(),
-        CardKind::DuplicateWorker => runs
-            .into_iter()
-            .map(|run| target(format!("a twin on run {run}"), Play::DuplicateWorker { run }))
-            .collect(),
-        CardKind::ToolFailsBeforeSending => runs
-            .into_iter()
-            .map(|run| target(format!("run {run}'s next call"), Play::ToolFailsBeforeSending { run }))
-            .collect(),
-        CardKind::ModelCallsAgain => runs
-            .into_iter()
-            .flat_map(|run| {
-                [
-                    target(
-                        format!("on run {run}, same words"),
-                        Play::ModelCallsAgain {
-                            run: run.clone(),
-                            reword: false,
-                        },
-                    ),
-                    target(
-                        format!("on run {run}, reworded memo"),
-                        Play::ModelCallsAgain { run, reword: true },
-                    ),
-                ]
-            })
-            .collect(),
-        CardKind::OperatorResolve | CardKind::OperatorCompensate => Vec::new(),
-    }
+fn card_targets(card: CardKind, simulation: &Simulation, _workers: &[WorkerView]) -> Vec<TargetView> {
+    crate::hand::targets(card, simulation)
+        .into_iter()
+        .map(|target| TargetView {
+            label: target.label,
+            play: target.play,
+        })
+        .collect()
 }
 
 fn armed_lines(simulation: &Simulation) -> Vec<String> {
@@ -1116,6 +1056,7 @@ fn end_view(game: &Game, conclusion: &Conclusion, catalogue: &Catalogue, looks: 
             text: level.lesson.text.clone(),
             debrief: level.debrief.clone(),
         },
+        debrief: conclusion.debrief.clone(),
         next: catalogue.next(game.level_index).map(|next| next.stem.clone()),
     }
 }

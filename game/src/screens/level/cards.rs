@@ -2,8 +2,9 @@
 //! chooser; the move is an `Intent::Play` with the same `Play` a tape stores.
 
 use bevy_egui::egui::{self, RichText};
+use twice_sim::hand;
 use twice_sim::level::{CardKind, Play};
-use twice_sim::simulator::{Direction, Simulation};
+use twice_sim::simulator::Simulation;
 
 use super::{Chooser, LevelUi};
 use crate::session::{Intent, Mode, Session};
@@ -25,91 +26,30 @@ pub fn hand_order(simulation: &Simulation) -> Vec<CardKind> {
 }
 
 fn is_operator(card: CardKind) -> bool {
-    matches!(card, CardKind::OperatorResolve | CardKind::OperatorCompensate)
+    hand::is_operator(card)
 }
 
-/// What the card will do now, in the player's words.
+/// What the card will do now, in the player's words (the same words the browser shows).
 fn effect(card: CardKind, simulation: &Simulation) -> String {
-    let in_flight = |direction: Direction| {
-        simulation
-            .messages()
-            .find(|message| message.direction == direction && !message.lost)
-            .map(|message| message.key.clone())
-    };
-    match card {
-        CardKind::LoseRequest => match in_flight(Direction::Request) {
-            Some(key) => format!("drops the request for {key} now on the wire"),
-            None => "arms: the next request is dropped before billing sees it".into(),
-        },
-        CardKind::LoseResponse => match in_flight(Direction::Response) {
-            Some(key) => format!("drops the response for {key} now on the wire"),
-            None => "arms: the next response is dropped after billing applies it".into(),
-        },
-        CardKind::SlowResponse => match in_flight(Direction::Response) {
-            Some(key) => format!("delays the response for {key} past the timeout"),
-            None => "arms: the next response arrives after the timeout".into(),
-        },
-        CardKind::CrashWorker => "SIGKILL a worker you choose; a fresh one recovers the run".into(),
-        CardKind::DuplicateWorker => "start a second worker on a run you choose".into(),
-        CardKind::ModelCallsAgain => "Penny calls the tool again (a new tool call) on a run".into(),
-        CardKind::ToolFailsBeforeSending => "the run's next call refuses before sending anything".into(),
-        CardKind::OperatorResolve => "settle an unknown call: use the operator console".into(),
-        CardKind::OperatorCompensate => "undo a call that took effect: use the operator console".into(),
-    }
+    hand::effect(card, simulation)
 }
 
-/// The choices a card offers: a label and the move it makes. Empty: nothing to target.
+/// The choices a card offers: a label and the move it makes. Empty: nothing to target now.
 pub fn targets(card: CardKind, simulation: &Simulation) -> Vec<(String, Play)> {
-    let runs: Vec<String> = simulation.level().runs.iter().map(|run| run.id.clone()).collect();
-    match card {
-        CardKind::LoseRequest => vec![("now".into(), Play::LoseRequest)],
-        CardKind::LoseResponse => vec![("now".into(), Play::LoseResponse)],
-        CardKind::SlowResponse => vec![("now".into(), Play::SlowResponse)],
-        CardKind::CrashWorker => simulation
-            .workers()
-            .into_iter()
-            .filter(|worker| worker.alive)
-            .map(|worker| {
-                (
-                    format!("{} on {} — about to: {}", worker.id, worker.run, worker.phase),
-                    Play::CrashWorker {
-                        worker: Some(worker.number),
-                    },
-                )
-            })
-            .collect(),
-        CardKind::DuplicateWorker => runs
-            .into_iter()
-            .map(|run| (format!("a twin on run {run}"), Play::DuplicateWorker { run }))
-            .collect(),
-        CardKind::ToolFailsBeforeSending => runs
-            .into_iter()
-            .map(|run| (format!("run {run}'s next call"), Play::ToolFailsBeforeSending { run }))
-            .collect(),
-        CardKind::ModelCallsAgain => runs
-            .into_iter()
-            .flat_map(|run| {
-                [
-                    (
-                        format!("on run {run}, same words"),
-                        Play::ModelCallsAgain {
-                            run: run.clone(),
-                            reword: false,
-                        },
-                    ),
-                    (
-                        format!("on run {run}, reworded memo"),
-                        Play::ModelCallsAgain { run, reword: true },
-                    ),
-                ]
-            })
-            .collect(),
-        CardKind::OperatorResolve | CardKind::OperatorCompensate => Vec::new(),
-    }
+    hand::targets(card, simulation)
+        .into_iter()
+        .map(|target| (target.label, target.play))
+        .collect()
 }
 
 /// Plays `card`: at once when it has one target, else opens the chooser.
-pub fn choose(card: CardKind, session: &Session, level_ui: &mut LevelUi, intents: &mut Vec<Intent>) {
+pub fn choose(
+    card: CardKind,
+    session: &Session,
+    simulation: &Simulation,
+    level_ui: &mut LevelUi,
+    intents: &mut Vec<Intent>,
+) {
     if is_operator(card) {
         level_ui.focus_reason = true;
         return;
@@ -118,12 +58,11 @@ pub fn choose(card: CardKind, session: &Session, level_ui: &mut LevelUi, intents
         level_ui.flash = Some("A tape plays its own cards: open the level to play yours.".into());
         return;
     }
-    match card {
-        // The wire cards hit whatever is on the wire (or the next message): no target to pick.
-        CardKind::LoseRequest => intents.push(Intent::Play(Play::LoseRequest)),
-        CardKind::LoseResponse => intents.push(Intent::Play(Play::LoseResponse)),
-        CardKind::SlowResponse => intents.push(Intent::Play(Play::SlowResponse)),
-        // A worker or a run: the chooser shows them (or says there is none).
+    let offered = targets(card, simulation);
+    match offered.as_slice() {
+        // A wire card with one message on the wire hits it: nothing to choose.
+        [(_, play)] if hand::is_wire(card) => intents.push(Intent::Play(play.clone())),
+        // A message, a worker or a run to pick: the chooser shows them (or says there is none).
         _ => level_ui.chooser = Some(Chooser::Card(card)),
     }
 }
@@ -195,7 +134,7 @@ pub fn draw(
         draw_full_cards(ui, simulation, &cards, playable, &mut chosen);
     }
     if let Some(card) = chosen {
-        choose(card, session, level_ui, intents);
+        choose(card, session, simulation, level_ui, intents);
     }
 }
 
@@ -269,6 +208,10 @@ fn status_line(session: &Session, simulation: &Simulation) -> String {
         return "a tape plays its own cards; you watch, step and rewind".into();
     }
     if simulation.is_over() {
+        let waiting = simulation.moves_that_still_matter().unwrap_or_default();
+        if !waiting.is_empty() {
+            return "Penny waits for an operator: settle the call in the operator console".into();
+        }
         return "the level is over".into();
     }
     let armed = simulation.armed();

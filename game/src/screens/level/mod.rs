@@ -12,6 +12,7 @@ use twice_sim::simulator::Simulation;
 use super::Screen;
 use crate::operator_api::OperatorApi;
 use crate::paths::GamePaths;
+use crate::progress::Progress;
 use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
 
@@ -20,6 +21,7 @@ mod controls;
 mod ledger;
 mod operator;
 mod overlays;
+mod rulebook;
 mod stage;
 pub mod timeline;
 mod world;
@@ -42,8 +44,17 @@ pub struct LevelUi {
     /// A card or operator move waiting for its target.
     pub chooser: Option<Chooser>,
     pub operator_reason: String,
+    /// Which operator the player acts as in the console (empty: the crew's own, `op-crew`).
+    pub operator: String,
+    /// The status the player's decision expects the call to have (compare-and-set); `None`:
+    /// the status the console shows now.
+    pub expected_status: Option<twice_sim::runtime::rules::Status>,
     pub focus_reason: bool,
     pub help: bool,
+    /// The rulebook panel is open (B); `rulebook_phase`: the phase whose rows it lights
+    /// (`None`: the latest phase in which a row fired).
+    pub rulebook: bool,
+    pub rulebook_phase: Option<u32>,
     pub prompt: Option<Prompt>,
     /// The phase the rewind slider points at.
     pub rewind_to: Option<u32>,
@@ -95,6 +106,7 @@ fn draw(
     session: Res<Session>,
     paths: Res<GamePaths>,
     operator_api: Option<Res<OperatorApi>>,
+    progress: Res<Progress>,
     mut writer: MessageWriter<Intent>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
@@ -172,6 +184,8 @@ fn draw(
                 .id_salt("left-scroll")
                 .auto_shrink(false)
                 .show(ui, |ui| {
+                    draw_briefing(ui, &session, &progress, &mut intents);
+                    ui.add_space(4.0);
                     world::draw_task(ui, &simulation);
                     ui.add_space(4.0);
                     world::draw_guards(ui, &simulation);
@@ -192,6 +206,7 @@ fn draw(
         });
 
     overlays::draw(context, &session, &simulation, level_ui, &mut intents);
+    rulebook::draw(context, &simulation, level_ui);
     operator::take_pending(level_ui, &mut intents);
 
     drop(simulation);
@@ -202,6 +217,45 @@ fn draw(
         writer.write(intent);
     }
     Ok(())
+}
+
+/// The briefing stays on the level screen (collapsible, the rest behind "more"), with the
+/// level's hints opened one tier at a time (H): a nudge, the idea, the move.
+fn draw_briefing(ui: &mut egui::Ui, session: &Session, progress: &Progress, intents: &mut Vec<Intent>) {
+    let level = &session.recipe.level.level;
+    egui::CollapsingHeader::new(RichText::new("Briefing").strong())
+        .id_salt("level-briefing")
+        .default_open(true)
+        .show(ui, |ui| {
+            ui.label(RichText::new(&level.briefing).size(theme::SMALL));
+            if !level.briefing_more.trim().is_empty() {
+                egui::CollapsingHeader::new(RichText::new("more").size(theme::SMALL))
+                    .id_salt("level-briefing-more")
+                    .show(ui, |ui| {
+                        ui.label(RichText::new(&level.briefing_more).size(theme::SMALL));
+                    });
+            }
+        });
+    let tiers = level.hints.tiers();
+    if tiers.is_empty() {
+        return;
+    }
+    let opened = usize::try_from(progress.hints_opened(&level.id)).unwrap_or(usize::MAX);
+    const TIER_NAMES: [&str; 3] = ["nudge", "idea", "move"];
+    for (index, tier) in tiers.iter().enumerate().take(opened) {
+        let name = TIER_NAMES.get(index).copied().unwrap_or("hint");
+        ui.label(
+            RichText::new(format!("💡 {name}: {tier}"))
+                .size(theme::SMALL)
+                .color(theme::INFO),
+        );
+    }
+    if opened < tiers.len() {
+        let name = TIER_NAMES.get(opened).copied().unwrap_or("hint");
+        if ui::button(ui, true, &format!("💡 Hint: the {name}"), "H").clicked() {
+            intents.push(Intent::OpenHint);
+        }
+    }
 }
 
 fn top_bar(
@@ -246,8 +300,18 @@ fn top_bar(
             if ui::button(ui, true, "Keys", "?").clicked() {
                 level_ui.help = !level_ui.help;
             }
+            if ui::button(ui, true, "Rulebook", "B").clicked() {
+                level_ui.rulebook = !level_ui.rulebook;
+            }
             let (glyph, word, color) = if session.is_busy() {
                 ("⏳", "working", theme::INFO)
+            } else if simulation.is_over()
+                && session.mode != Mode::Replay
+                && simulation
+                    .moves_that_still_matter()
+                    .is_ok_and(|moves| !moves.is_empty())
+            {
+                ("⏸", "waiting for your operator move", theme::WARN)
             } else if simulation.is_over() {
                 ("■", "over", theme::TEXT_DIM)
             } else if session.running {
@@ -346,6 +410,12 @@ fn keyboard(
             focus: true,
         });
     }
+    if ui::pressed(context, Key::B) {
+        level_ui.rulebook = !level_ui.rulebook;
+    }
+    if ui::pressed(context, Key::H) {
+        intents.push(Intent::OpenHint);
+    }
     if ui::pressed(context, Key::G) {
         level_ui.prompt = Some(Prompt {
             kind: PromptKind::GoToPhase,
@@ -371,7 +441,7 @@ fn keyboard(
         if ui::pressed(context, *digit)
             && let Some(card) = cards::hand_order(simulation).get(index)
         {
-            cards::choose(*card, session, level_ui, intents);
+            cards::choose(*card, session, simulation, level_ui, intents);
         }
     }
     ledger::keyboard(context, level_ui, session);

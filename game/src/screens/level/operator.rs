@@ -15,6 +15,24 @@ use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
 
 const QUEUE_ROWS_SHOWN: f32 = 4.0;
+/// The operators the player can act as: two people at two consoles, as level 17 races them.
+pub const OPERATORS: [&str; 2] = ["op-crew", "op-other"];
+/// The statuses a decision may expect (compare-and-set): the ones an operator may settle.
+const EXPECTABLE: [Status; 4] = [
+    Status::Indeterminate,
+    Status::Started,
+    Status::Completed,
+    Status::Failed,
+];
+
+/// The operator the player acts as now.
+pub fn operator_of(level_ui: &LevelUi) -> String {
+    if level_ui.operator.trim().is_empty() {
+        default_operator()
+    } else {
+        level_ui.operator.clone()
+    }
+}
 
 /// The operator moves open on the selected call: label, move, and why not (if not).
 pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> Vec<(String, Play, Option<String>)> {
@@ -26,10 +44,11 @@ pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> 
     };
     let reason = level_ui.operator_reason.trim().to_owned();
     let left = |card: CardKind| simulation.hand().get(&card).copied().unwrap_or(0);
+    // A quiet level is not over for an operator: a run parked on an unknown call waits for one.
     let common = if session.mode == Mode::Replay {
         Some("a tape's moves are fixed".to_owned())
-    } else if simulation.is_over() {
-        Some("the level is over".to_owned())
+    } else if simulation.is_out_of_phases() {
+        Some("the level is out of phases".to_owned())
     } else if reason.is_empty() {
         Some("type a reason first".to_owned())
     } else {
@@ -38,8 +57,12 @@ pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> 
     let resolve_block = common.clone().or_else(|| {
         if left(CardKind::OperatorResolve) == 0 {
             Some("no resolve cards left in this level".into())
-        } else if !record.status.is_unknown() {
-            Some(format!("it is already settled ({})", record.status))
+        } else if !record.status.is_unknown() && level_ui.expected_status.is_none() {
+            // Expecting another status on purpose is the race: the ledger answers 409.
+            Some(format!(
+                "it is already settled ({}); to race another operator, choose what you expected",
+                record.status
+            ))
         } else {
             None
         }
@@ -53,12 +76,14 @@ pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> 
             None
         }
     });
+    let operator = operator_of(level_ui);
+    let expected = level_ui.expected_status.unwrap_or(record.status);
     let resolve = |status: Status| Play::OperatorResolve {
         key: key.clone(),
         status,
         reason: reason.clone(),
-        operator: default_operator(),
-        expected_status: Some(record.status),
+        operator: operator.clone(),
+        expected_status: Some(expected),
     };
     vec![
         (
@@ -82,7 +107,7 @@ pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> 
             Play::OperatorCompensate {
                 key,
                 reason,
-                operator: default_operator(),
+                operator: operator.clone(),
             },
             compensate_block,
         ),
@@ -103,7 +128,7 @@ pub fn draw(
             (None, None) => "this level gives the crew no operator moves".to_owned(),
             (resolve, compensate) => format!(
                 "you are {} · resolve × {} · compensate × {}",
-                default_operator(),
+                operator_of(level_ui),
                 resolve.unwrap_or(0),
                 compensate.unwrap_or(0)
             ),
@@ -170,6 +195,37 @@ pub fn draw(
                 level_ui.chooser = Some(Chooser::Operator);
             }
         });
+        if resolve_left.is_some() {
+            ui.horizontal_wrapped(|ui| {
+                ui.label(RichText::new("act as").size(theme::SMALL));
+                let current = operator_of(level_ui);
+                for operator in OPERATORS {
+                    let text = RichText::new(operator).size(theme::SMALL).monospace();
+                    if ui.selectable_label(current == operator, text).clicked() {
+                        level_ui.operator = operator.to_owned();
+                    }
+                }
+                ui.label(RichText::new("expecting").size(theme::SMALL));
+                let shown = RichText::new("what it shows").size(theme::SMALL);
+                if ui
+                    .selectable_label(level_ui.expected_status.is_none(), shown)
+                    .on_hover_text("compare-and-set on the status the console shows now")
+                    .clicked()
+                {
+                    level_ui.expected_status = None;
+                }
+                for status in EXPECTABLE {
+                    let text = RichText::new(status.name()).size(theme::SMALL);
+                    if ui
+                        .selectable_label(level_ui.expected_status == Some(status), text)
+                        .on_hover_text("decide as if you last saw it so: if it changed, the ledger answers 409")
+                        .clicked()
+                    {
+                        level_ui.expected_status = Some(status);
+                    }
+                }
+            });
+        }
         let mut played = None;
         ui.horizontal_wrapped(|ui| {
             for (label, play, blocked) in moves(session, simulation, level_ui) {

@@ -11,12 +11,14 @@ use crate::session::{Intent, Session};
 use crate::ui::{self, theme};
 
 /// Every key of the level screen, as the overlay lists them.
-pub const SHORTCUTS: [(&str, &str); 22] = [
+pub const SHORTCUTS: [(&str, &str); 24] = [
     ("Space", "play / pause"),
     (". or →", "step one phase of one actor"),
     (", or ←", "rewind one phase"),
     ("Home", "rewind to the start (your moves are undone)"),
     ("G", "go to a phase: type it, Enter"),
+    ("H", "open the next hint: a nudge, the idea, the move"),
+    ("B", "the rulebook: the runtime's decision tables, the rows that fired"),
     ("+ / −", "faster / slower"),
     ("E", "run to the end"),
     ("R", "restart with a fresh ledger file"),

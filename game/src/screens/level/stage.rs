@@ -381,13 +381,7 @@ fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation, cac
             FontId::monospace(11.0),
             color,
         );
-        let (key, key_color) = match &entry.idempotency_key {
-            Some(key) => {
-                let look = cache.key_look(key);
-                (format!("{} {key}", look.glyph), look.color)
-            }
-            None => ("no key".to_owned(), theme::TEXT_FAINT),
-        };
+        let (key, key_color) = vault_key(entry, cache);
         clip.text(
             egui::pos2(vault.right() - 10.0, y),
             Align2::RIGHT_TOP,
@@ -410,4 +404,50 @@ fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation, cac
         FontId::proportional(11.0),
         theme::TEXT_DIM,
     );
+}
+
+/// The key a credit carries, as the vault shows it: honoured by billing, or only kept in its
+/// metadata (billing stored it and ignored it: level 08's lesson), or none at all.
+pub fn vault_key(entry: &twice_sim::billing::Entry, cache: &TimelineCache) -> (String, Color32) {
+    match (&entry.idempotency_key, entry.metadata.get("idempotency_key")) {
+        (Some(key), _) => {
+            let look = cache.key_look(key);
+            (format!("{} {key}", look.glyph), look.color)
+        }
+        (None, Some(key)) => {
+            let look = cache.key_look(key);
+            (format!("{} {key} (metadata only)", look.glyph), look.color)
+        }
+        (None, None) => ("no key".to_owned(), theme::TEXT_FAINT),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credit(honoured: Option<&str>, in_metadata: Option<&str>) -> twice_sim::billing::Entry {
+        twice_sim::billing::Entry {
+            id: "cr_0001".into(),
+            kind: EntryKind::Credit,
+            account: "acct_ada".into(),
+            amount_cents: 2500,
+            memo: "Refund".into(),
+            idempotency_key: honoured.map(str::to_owned),
+            metadata: in_metadata
+                .map(|key| [("idempotency_key".to_owned(), key.to_owned())].into_iter().collect())
+                .unwrap_or_default(),
+            at_ms: 0,
+            reverses: None,
+        }
+    }
+
+    #[test]
+    fn the_vault_shows_a_key_kept_only_in_metadata() {
+        let cache = TimelineCache::default();
+        assert!(vault_key(&credit(Some("r1:c1"), None), &cache).0.ends_with("r1:c1"));
+        let (kept, _) = vault_key(&credit(None, Some("r1:c1")), &cache);
+        assert!(kept.contains("r1:c1 (metadata only)"), "{kept}");
+        assert_eq!(vault_key(&credit(None, None), &cache).0, "no key");
+    }
 }

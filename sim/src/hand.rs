@@ -1,0 +1,135 @@
+//! The hand as a player sees it: what each card would do now, and the moves it offers.
+//!
+//! The game and the browser edition both draw a hand; both take its words and its targets from
+//! here, so the two never disagree about what a card can do at a given phase — and neither
+//! decides it on its own: every target is a [`Play`] that `Simulation::play` judges.
+
+use crate::level::{CardKind, Play};
+use crate::simulator::{Direction, Message, Simulation};
+
+/// One move a card offers now: a label for a button, and the move itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub label: String,
+    pub play: Play,
+}
+
+/// An operator's move: made in the operator console from a chosen call and a reason.
+pub fn is_operator(card: CardKind) -> bool {
+    matches!(card, CardKind::OperatorResolve | CardKind::OperatorCompensate)
+}
+
+/// A wire card: it acts on a message on the wire, so when it is played decides what it does.
+pub fn is_wire(card: CardKind) -> bool {
+    matches!(
+        card,
+        CardKind::LoseRequest | CardKind::LoseResponse | CardKind::SlowResponse
+    )
+}
+
+fn message_words(message: &Message) -> String {
+    match message.direction {
+        Direction::Request => format!(
+            "the request for {} (w{}, attempt {})",
+            message.key, message.worker, message.attempt
+        ),
+        Direction::Response => format!("the answer for {} (to w{})", message.key, message.worker),
+    }
+}
+
+/// What the card would do if played now, in the player's words.
+pub fn effect(card: CardKind, simulation: &Simulation) -> String {
+    let first = simulation
+        .wire_targets(card)
+        .first()
+        .map(|message| message_words(message));
+    match card {
+        CardKind::LoseRequest => match first {
+            Some(message) => format!("drops {message} before billing sees it"),
+            None => "nothing on the wire now: wait until a request has left".into(),
+        },
+        CardKind::LoseResponse => match first {
+            Some(message) => format!("drops {message}: billing has already applied it"),
+            None => "nothing on the wire now: wait until billing answers".into(),
+        },
+        CardKind::SlowResponse => match first {
+            Some(message) => format!("delays {message} past the timeout"),
+            None => "nothing on the wire now: wait until billing answers".into(),
+        },
+        CardKind::CrashWorker => "SIGKILL a worker now, at the phase it is about to run".into(),
+        CardKind::DuplicateWorker => "start a second worker on a run you choose".into(),
+        CardKind::ModelCallsAgain => "when Penny next hears a call came to nothing, she calls the tool again".into(),
+        CardKind::ToolFailsBeforeSending => "the run's next call refuses before sending anything".into(),
+        CardKind::OperatorResolve => "settle an unknown call: use the operator console".into(),
+        CardKind::OperatorCompensate => "undo a call that took effect: use the operator console".into(),
+    }
+}
+
+/// The moves a card offers now. Empty: nothing to aim it at (a wire card with nothing on the
+/// wire, a crash with no worker alive). Operator cards offer none here: the console builds
+/// them from a chosen call and a reason.
+pub fn targets(card: CardKind, simulation: &Simulation) -> Vec<Target> {
+    let runs: Vec<String> = simulation.level().runs.iter().map(|run| run.id.clone()).collect();
+    let target = |label: String, play: Play| Target { label, play };
+    match card {
+        CardKind::LoseRequest | CardKind::LoseResponse | CardKind::SlowResponse => simulation
+            .wire_targets(card)
+            .into_iter()
+            .map(|message| {
+                let key = Some(message.key.clone());
+                let play = match card {
+                    CardKind::LoseRequest => Play::LoseRequest { key },
+                    CardKind::LoseResponse => Play::LoseResponse { key },
+                    _ => Play::SlowResponse { key },
+                };
+                target(message_words(message), play)
+            })
+            .collect(),
+        CardKind::CrashWorker => simulation
+            .workers()
+            .into_iter()
+            .filter(|worker| worker.alive)
+            .map(|worker| {
+                target(
+                    format!(
+                        "{} on {}, {}",
+                        worker.id,
+                        worker.run,
+                        crate::simulator::moment(&worker.phase)
+                    ),
+                    Play::CrashWorker {
+                        worker: Some(worker.number),
+                        in_phase: Some(worker.phase.clone()),
+                    },
+                )
+            })
+            .collect(),
+        CardKind::DuplicateWorker => runs
+            .into_iter()
+            .map(|run| target(format!("a twin on run {run}"), Play::DuplicateWorker { run }))
+            .collect(),
+        CardKind::ToolFailsBeforeSending => runs
+            .into_iter()
+            .map(|run| target(format!("run {run}'s next call"), Play::ToolFailsBeforeSending { run }))
+            .collect(),
+        CardKind::ModelCallsAgain => runs
+            .into_iter()
+            .flat_map(|run| {
+                [
+                    target(
+                        format!("on run {run}, same words"),
+                        Play::ModelCallsAgain {
+                            run: run.clone(),
+                            reword: false,
+                        },
+                    ),
+                    target(
+                        format!("on run {run}, reworded memo"),
+                        Play::ModelCallsAgain { run, reword: true },
+                    ),
+                ]
+            })
+            .collect(),
+        CardKind::OperatorResolve | CardKind::OperatorCompensate => Vec::new(),
+    }
+}

@@ -1,0 +1,255 @@
+//! The rulebook: the runtime's three decision tables (`runtime/rules.rs`) as a player reads
+//! them beside the attack, as The Deadlock Empire shows its threads. Each row says when it
+//! fires and what the runtime then does; a row a guard provides is struck through when that
+//! guard is off; and the rows that fired in a run are lit from the simulator's record of them
+//! ([`Simulation::rules_fired`]). The game and the browser only draw it.
+
+use serde::Serialize;
+
+use crate::runtime::guards::{Guard, Guards};
+use crate::runtime::rules::{Fired, OutcomeAction, ReservationAction, Status, UnknownAction};
+use crate::simulator::{RuleFiring, RuleRow, Simulation};
+
+/// The three tables, in the order a call meets them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Table {
+    /// Table 1: before the tool runs, what the ledger holds for the key decides.
+    Reservation,
+    /// Table 2: after an attempt, how it ended decides.
+    Outcome,
+    /// Table 3: what a run does with a call whose outcome is unknown.
+    Unknown,
+}
+
+impl Table {
+    pub const ALL: [Table; 3] = [Table::Reservation, Table::Outcome, Table::Unknown];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Table::Reservation => "1 · Reservation: what the ledger holds for the key",
+            Table::Outcome => "2 · Outcome: how the attempt ended",
+            Table::Unknown => "3 · Unknown: what the run does next",
+        }
+    }
+
+    /// The guard without which the whole table is not consulted.
+    pub fn needs(self) -> Option<Guard> {
+        match self {
+            Table::Reservation => Some(Guard::Ledger),
+            Table::Outcome | Table::Unknown => None,
+        }
+    }
+}
+
+/// One row: when it fires, and what the runtime does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Row {
+    pub table: Table,
+    pub when: &'static str,
+    pub then: &'static str,
+    /// The row is live only while this guard is on (`true`) or off (`false`, a naive row).
+    pub live_when: Option<(Guard, bool)>,
+}
+
+const fn row(table: Table, when: &'static str, then: &'static str, live_when: Option<(Guard, bool)>) -> Row {
+    Row {
+        table,
+        when,
+        then,
+        live_when,
+    }
+}
+
+/// Every row of the three tables, table by table.
+pub const ROWS: [Row; 15] = [
+    row(Table::Reservation, "no record", "record started; the tool runs", None),
+    row(
+        Table::Reservation,
+        "completed",
+        "return the recorded result; the tool is not called",
+        None,
+    ),
+    row(
+        Table::Reservation,
+        "compensating or compensated",
+        "tell the model it was undone; the tool is not called",
+        None,
+    ),
+    row(
+        Table::Reservation,
+        "failed",
+        "run again under the same key (attempt + 1)",
+        None,
+    ),
+    row(
+        Table::Reservation,
+        "started or indeterminate, a read",
+        "run again: repeating a read changes nothing",
+        None,
+    ),
+    row(
+        Table::Reservation,
+        "started, a write, its lease ran out",
+        "a naive runtime takes it over and runs it again",
+        Some((Guard::NoLeaseExpiry, false)),
+    ),
+    row(
+        Table::Reservation,
+        "started or indeterminate, a write",
+        "the outcome is unknown: the tool is not called (table 3)",
+        None,
+    ),
+    row(
+        Table::Outcome,
+        "billing answered with a result",
+        "record completed",
+        None,
+    ),
+    row(
+        Table::Outcome,
+        "refused, or failed before sending",
+        "record failed: it definitely did not happen",
+        None,
+    ),
+    row(
+        Table::Outcome,
+        "timed out, attempts left",
+        "retry after a backoff (the same key)",
+        None,
+    ),
+    row(
+        Table::Outcome,
+        "timed out, a write with its one attempt",
+        "record indeterminate: it may have happened",
+        Some((Guard::WriteRetryRule, true)),
+    ),
+    row(
+        Table::Outcome,
+        "timed out, out of attempts",
+        "record failed (true only of a read)",
+        None,
+    ),
+    row(
+        Table::Unknown,
+        "a reconcile hook, not yet asked",
+        "ask the hook what billing holds",
+        Some((Guard::ReconcileHook, true)),
+    ),
+    row(
+        Table::Unknown,
+        "pause on unknown calls",
+        "the run waits for an operator",
+        Some((Guard::PauseOnIndeterminate, true)),
+    ),
+    row(Table::Unknown, "otherwise", "tell the model the call failed", None),
+];
+
+impl Row {
+    /// Live under these guards: its guard is as it must be, and its table is consulted.
+    pub fn is_live(&self, guards: &Guards) -> bool {
+        let table_on = self.table.needs().is_none_or(|guard| guards.is_on(guard));
+        let row_on = self.live_when.is_none_or(|(guard, on)| guards.is_on(guard) == on);
+        table_on && row_on
+    }
+
+    /// The guard that strikes this row through when it is not live.
+    pub fn struck_by(&self, guards: &Guards) -> Option<Guard> {
+        if let Some(guard) = self.table.needs().filter(|guard| !guards.is_on(*guard)) {
+            return Some(guard);
+        }
+        self.live_when
+            .filter(|(guard, on)| guards.is_on(*guard) != *on)
+            .map(|(guard, _)| guard)
+    }
+}
+
+/// The index in [`ROWS`] of the row a firing lit.
+pub fn row_of(firing: &RuleFiring) -> usize {
+    let first = |table: Table| ROWS.iter().position(|row| row.table == table).unwrap_or(0);
+    match &firing.row {
+        RuleRow::Reservation { existing, action, .. } => {
+            first(Table::Reservation)
+                + match action {
+                    ReservationAction::RunNew => 0,
+                    ReservationAction::ReturnRecorded => 1,
+                    ReservationAction::ReturnCompensated => 2,
+                    ReservationAction::RunAgain if *existing == Some(Status::Failed) => 3,
+                    ReservationAction::RunAgain => 4,
+                    ReservationAction::TakeOverExpiredLease => 5,
+                    ReservationAction::Unknown => 6,
+                }
+        }
+        RuleRow::Decided(Fired::Outcome { end, action, .. }) => {
+            use crate::runtime::rules::AttemptEnd;
+            first(Table::Outcome)
+                + match (action, end) {
+                    (OutcomeAction::Record(Status::Completed), _) => 0,
+                    (OutcomeAction::Record(_), AttemptEnd::Rejected | AttemptEnd::NotAttempted) => 1,
+                    (OutcomeAction::Retry { .. }, _) => 2,
+                    (OutcomeAction::Record(Status::Indeterminate), _) => 3,
+                    (OutcomeAction::Record(_), _) => 4,
+                }
+        }
+        RuleRow::Decided(Fired::Unknown { action, .. }) => {
+            first(Table::Unknown)
+                + match action {
+                    UnknownAction::AskReconcileHook => 0,
+                    UnknownAction::Pause => 1,
+                    UnknownAction::TellModelFailed => 2,
+                }
+        }
+    }
+}
+
+/// A row as the rulebook shows it at one phase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RowView {
+    pub row: Row,
+    /// Struck through: the guard that provides it is off (or the naive row's guard is on).
+    pub struck_by: Option<Guard>,
+    /// The row fired in the selected phase.
+    pub lit: bool,
+    /// Times the row fired up to the selected phase.
+    pub fired: u32,
+    /// The last time it fired up to the selected phase: "phase 7 · w1 · r1:c1".
+    pub last: Option<String>,
+}
+
+/// The rulebook at `phase`: every row, struck through by the guards in force, lit if it fired
+/// in that phase, with how often it fired up to then.
+pub fn at_phase(simulation: &Simulation, phase: u32) -> Vec<RowView> {
+    let guards = simulation.guards();
+    let mut views: Vec<RowView> = ROWS
+        .iter()
+        .map(|row| RowView {
+            row: *row,
+            struck_by: row.struck_by(&guards),
+            lit: false,
+            fired: 0,
+            last: None,
+        })
+        .collect();
+    for firing in simulation.rules_fired().iter().filter(|firing| firing.phase <= phase) {
+        let view = &mut views[row_of(firing)];
+        view.fired += 1;
+        view.lit |= firing.phase == phase;
+        view.last = Some(format!(
+            "phase {} · w{}{}",
+            firing.phase,
+            firing.worker,
+            firing.key.as_deref().map(|key| format!(" · {key}")).unwrap_or_default()
+        ));
+    }
+    views
+}
+
+/// The last phase at or before `phase` in which a row fired (the rulebook's default selection).
+pub fn last_firing_phase(simulation: &Simulation, phase: u32) -> Option<u32> {
+    simulation
+        .rules_fired()
+        .iter()
+        .map(|firing| firing.phase)
+        .filter(|fired| *fired <= phase)
+        .max()
+}
