@@ -7,16 +7,28 @@ use std::path::{Path, PathBuf};
 use bevy::prelude::*;
 use twice_sim::campaign::{CAMPAIGN_FILES_MAX, LEVEL_SUFFIX, TAPE_SUFFIX, level_select_key};
 use twice_sim::level::{self, LoadedLevel};
+use twice_sim::presenter_notes::{self, PresenterNotes};
 
 use crate::paths::GamePaths;
+use crate::presenter::Presenter;
 use crate::progress::Progress;
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(PreStartup, load_campaign);
 }
 
-fn load_campaign(mut commands: Commands, paths: Res<GamePaths>) {
-    commands.insert_resource(Campaign::load(&paths.levels));
+fn load_campaign(mut commands: Commands, paths: Res<GamePaths>, presenter: Res<Presenter>) {
+    let mut campaign = Campaign::load(&paths.levels);
+    campaign.unlock_all = presenter.unlock_all;
+    if let Some(chapter) = presenter.chapter
+        && !campaign.levels.iter().any(|loaded| loaded.level.chapter == chapter)
+    {
+        let chapters: BTreeSet<u32> = campaign.levels.iter().map(|loaded| loaded.level.chapter).collect();
+        campaign.problems.push(format!(
+            "--chapter {chapter}: the campaign has no such chapter; its chapters are {chapters:?}"
+        ));
+    }
+    commands.insert_resource(campaign);
 }
 
 /// One chapter of the level select.
@@ -37,6 +49,11 @@ pub struct Campaign {
     pub tapes: Vec<PathBuf>,
     /// Files that did not load, and `requires` that name no level: shown, never fatal.
     pub problems: Vec<String>,
+    /// The presenter's notes per chapter, from `presenter-notes.ron` beside the levels (empty
+    /// without one).
+    pub notes: PresenterNotes,
+    /// `--unlock-all`: every level is open, whatever progress says.
+    pub unlock_all: bool,
 }
 
 impl Campaign {
@@ -85,6 +102,16 @@ impl Campaign {
                 }
             }
         }
+        let notes = {
+            let all: Vec<&twice_sim::level::Level> = levels.iter().map(|loaded: &LoadedLevel| &loaded.level).collect();
+            match presenter_notes::load(folder, &all) {
+                Ok(notes) => notes.unwrap_or_default(),
+                Err(error) => {
+                    problems.push(error.to_string());
+                    PresenterNotes::default()
+                }
+            }
+        };
         if levels.is_empty() && problems.is_empty() {
             problems.push(format!("{}: no {LEVEL_SUFFIX} files here", folder.display()));
         }
@@ -93,7 +120,14 @@ impl Campaign {
             levels,
             tapes,
             problems,
+            notes,
+            unlock_all: false,
         }
+    }
+
+    /// The first level of `chapter`, in play order.
+    pub fn first_of_chapter(&self, chapter: u32) -> Option<usize> {
+        self.levels.iter().position(|loaded| loaded.level.chapter == chapter)
     }
 
     pub fn chapters(&self) -> Vec<Chapter> {
@@ -136,7 +170,7 @@ impl Campaign {
     }
 
     pub fn is_unlocked(&self, index: usize, progress: &Progress) -> bool {
-        self.missing_requirements(index, progress).is_empty()
+        self.unlock_all || self.missing_requirements(index, progress).is_empty()
     }
 
     /// The next level in play order after `index` that is unlocked.

@@ -106,6 +106,9 @@ fn open_from_command_line(
             ShotScreen::Replay => Screen::Replay,
             ShotScreen::Level | ShotScreen::Debrief => Screen::Title,
         });
+    } else if options.chapter.is_some() {
+        // A chapter jump opens the level select on that chapter.
+        next_screen.set(Screen::LevelSelect);
     }
 }
 

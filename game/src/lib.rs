@@ -19,6 +19,7 @@ pub mod headless;
 pub mod operator_api;
 pub mod options;
 pub mod paths;
+pub mod presenter;
 pub mod progress;
 pub mod screens;
 pub mod session;
@@ -38,6 +39,7 @@ pub struct CorePlugin {
 impl Plugin for CorePlugin {
     fn build(&self, app: &mut App) {
         app.insert_resource(self.paths.clone());
+        app.init_resource::<presenter::Presenter>();
         app.add_plugins((
             screens::plugin,
             campaign::plugin,
@@ -82,6 +84,8 @@ impl Plugin for AppPlugin {
             settings.input_system_settings.run_write_pointer_button_messages = false;
         }
         app.insert_resource(ClearColor(ui::theme::BACKGROUND_BEVY));
+        // Before the core's start-up systems read it (the campaign's locks, the first level).
+        app.insert_resource(presenter::Presenter::from_options(&self.options));
         app.add_plugins(CorePlugin {
             paths: self.paths.clone(),
         });

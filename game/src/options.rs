@@ -63,6 +63,16 @@ pub struct Options {
     /// With --operator-api: allow an address other than loopback (reachable from other machines).
     #[arg(long, requires = "operator_api")]
     pub allow_non_loopback: bool,
+    /// Presenter mode for a projector: text and timeline 1.75 times larger, the stage and the
+    /// timeline first (the side panels on demand, P), the chapter's presenter notes (N).
+    #[arg(long)]
+    pub presenter: bool,
+    /// Every level open, whatever progress says (progress itself is not changed).
+    #[arg(long)]
+    pub unlock_all: bool,
+    /// Open the level select on this chapter's first level.
+    #[arg(long, value_name = "N")]
+    pub chapter: Option<u32>,
     /// Window width in logical pixels.
     #[arg(long, default_value_t = 1280)]
     pub width: u32,
@@ -194,6 +204,8 @@ mod tests {
             parse(&["--tape", "a", "--level", "b"]).is_err(),
             "tape and level conflict"
         );
+        assert!(parse(&["--presenter", "--unlock-all", "--chapter", "4"]).is_ok());
+        assert!(parse(&["--chapter", "four"]).is_err(), "a chapter is a number");
     }
 
     #[test]

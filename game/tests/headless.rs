@@ -898,3 +898,63 @@ fn hints_open_one_tier_at_a_time_and_are_recorded_in_progress() {
         "kept on disk"
     );
 }
+
+/// `--unlock-all` and `--chapter N`: every level open without touching progress, the
+/// chapter's first level found, and the presenter notes beside the levels loaded for it.
+#[test]
+fn the_presenter_opens_every_level_jumps_to_a_chapter_and_has_its_notes() {
+    let data = tempfile::tempdir().expect("a data folder");
+    let closed = game(data.path());
+    let campaign = closed.world().resource::<twice::campaign::Campaign>();
+    let progress = closed.world().resource::<Progress>();
+    let locked = (0..campaign.levels.len())
+        .filter(|index| !campaign.is_unlocked(*index, progress))
+        .count();
+    assert!(locked > 0, "a fresh campaign has locked levels");
+
+    let mut app = App::new();
+    app.insert_resource(twice::presenter::Presenter {
+        on: true,
+        unlock_all: true,
+        chapter: Some(4),
+    });
+    app.add_plugins((
+        MinimalPlugins,
+        StatesPlugin,
+        CorePlugin {
+            paths: GamePaths {
+                levels: levels_folder(),
+                data: data.path().to_path_buf(),
+            },
+        },
+    ));
+    app.update();
+    let campaign = app.world().resource::<twice::campaign::Campaign>();
+    let progress = app.world().resource::<Progress>();
+    assert!((0..campaign.levels.len()).all(|index| campaign.is_unlocked(index, progress)));
+    assert!(
+        (0..campaign.levels.len()).all(|index| !progress.is_finished(&campaign.levels[index].level.id)),
+        "unlocking is not finishing"
+    );
+    let first = campaign.first_of_chapter(4).expect("chapter 4 has levels");
+    assert_eq!(campaign.levels[first].level.chapter, 4);
+    assert!(
+        (0..first).all(|index| campaign.levels[index].level.chapter != 4),
+        "the chapter's first level"
+    );
+    let notes = campaign
+        .notes
+        .chapter(4)
+        .expect("levels/presenter-notes.ron has chapter 4");
+    assert!(!notes.say.trim().is_empty());
+    assert!(campaign.problems.is_empty(), "{:?}", campaign.problems);
+    assert_eq!(
+        twice::presenter::Presenter {
+            on: true,
+            ..Default::default()
+        }
+        .zoom(),
+        twice::presenter::PRESENTER_ZOOM
+    );
+    const { assert!(twice::presenter::PRESENTER_ZOOM >= 1.75) };
+}

@@ -6,6 +6,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
 
 use super::Screen;
 use crate::campaign::Campaign;
+use crate::presenter::Presenter;
 use crate::progress::Progress;
 use crate::session::{Intent, Mode};
 use crate::ui::{self, theme};
@@ -23,11 +24,15 @@ struct LevelSelectState {
     scroll_to_selected: bool,
 }
 
-fn spawn_state(mut commands: Commands, campaign: Res<Campaign>, progress: Res<Progress>) {
-    // Start on the first open level not yet finished.
-    let selected = (0..campaign.levels.len())
-        .find(|index| {
-            campaign.is_unlocked(*index, &progress) && !progress.is_finished(&campaign.levels[*index].level.id)
+fn spawn_state(mut commands: Commands, campaign: Res<Campaign>, progress: Res<Progress>, presenter: Res<Presenter>) {
+    // Start on the chapter the presenter asked for, else on the first open level not yet finished.
+    let selected = presenter
+        .chapter
+        .and_then(|chapter| campaign.first_of_chapter(chapter))
+        .or_else(|| {
+            (0..campaign.levels.len()).find(|index| {
+                campaign.is_unlocked(*index, &progress) && !progress.is_finished(&campaign.levels[*index].level.id)
+            })
         })
         .unwrap_or(0);
     commands.spawn((

@@ -5,6 +5,8 @@ use bevy_egui::egui::{self, Color32, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
 use twice_sim::runtime::rules::Status;
 
+use crate::presenter::Presenter;
+
 pub mod theme;
 
 pub(super) fn plugin(app: &mut App) {
@@ -12,9 +14,12 @@ pub(super) fn plugin(app: &mut App) {
 }
 
 /// Sets fonts and colours once the primary egui context exists.
-fn apply_style(mut contexts: EguiContexts, mut applied: Local<bool>) -> Result {
+fn apply_style(mut contexts: EguiContexts, presenter: Res<Presenter>, mut applied: Local<bool>) -> Result {
     if !*applied {
-        theme::apply(contexts.ctx_mut()?);
+        let context = contexts.ctx_mut()?;
+        theme::apply(context);
+        // At a projector everything is drawn larger: text, the timeline, the panels' widths.
+        context.set_zoom_factor(presenter.zoom());
         *applied = true;
     }
     Ok(())

@@ -10,8 +10,10 @@ use twice_sim::level::CardKind;
 use twice_sim::simulator::Simulation;
 
 use super::Screen;
+use crate::campaign::Campaign;
 use crate::operator_api::OperatorApi;
 use crate::paths::GamePaths;
+use crate::presenter::Presenter;
 use crate::progress::Progress;
 use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
@@ -55,6 +57,11 @@ pub struct LevelUi {
     /// (`None`: the latest phase in which a row fired).
     pub rulebook: bool,
     pub rulebook_phase: Option<u32>,
+    /// The left and right columns (task, guards, checkpoints; ledger, operator). Always shown
+    /// but in presenter mode, where they come on demand (P) so the stage and timeline fit.
+    pub side_panels: bool,
+    /// The chapter's presenter notes (N); open at the start in presenter mode.
+    pub notes: bool,
     pub prompt: Option<Prompt>,
     /// The phase the rewind slider points at.
     pub rewind_to: Option<u32>,
@@ -85,10 +92,14 @@ pub enum PromptKind {
     GoToPhase,
 }
 
-fn spawn_state(mut commands: Commands) {
+fn spawn_state(mut commands: Commands, presenter: Res<Presenter>) {
     commands.spawn((
         Name::new("Level screen"),
-        LevelUi::default(),
+        LevelUi {
+            side_panels: !presenter.on,
+            notes: presenter.on,
+            ..LevelUi::default()
+        },
         timeline::TimelineCache::default(),
         DespawnOnExit(Screen::Level),
     ));
@@ -106,7 +117,8 @@ fn draw(
     session: Res<Session>,
     paths: Res<GamePaths>,
     operator_api: Option<Res<OperatorApi>>,
-    progress: Res<Progress>,
+    // The campaign for the chapter's presenter notes, beside the player's progress.
+    (progress, campaign): (Res<Progress>, Res<Campaign>),
     mut writer: MessageWriter<Intent>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
@@ -137,26 +149,28 @@ fn draw(
         .show(&mut root, |ui| {
             controls::draw(ui, &session, &simulation, level_ui, &paths, &mut intents)
         });
-    egui::Panel::right("level-right")
-        .exact_size(RIGHT_WIDTH)
-        .resizable(false)
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::same(6)),
-        )
-        .show(&mut root, |ui| {
-            let operator_height = 206.0;
-            let ledger_height = (ui.available_height() - operator_height - 8.0).max(160.0);
-            ui.allocate_ui(egui::vec2(ui.available_width(), ledger_height), |ui| {
-                ledger::draw(ui, &session, &simulation, level_ui, &cache);
+    if level_ui.side_panels {
+        egui::Panel::right("level-right")
+            .exact_size(RIGHT_WIDTH)
+            .resizable(false)
+            .frame(
+                egui::Frame::new()
+                    .fill(theme::PANEL)
+                    .inner_margin(egui::Margin::same(6)),
+            )
+            .show(&mut root, |ui| {
+                let operator_height = 206.0;
+                let ledger_height = (ui.available_height() - operator_height - 8.0).max(160.0);
+                ui.allocate_ui(egui::vec2(ui.available_width(), ledger_height), |ui| {
+                    ledger::draw(ui, &session, &simulation, level_ui, &cache);
+                });
+                ui.add_space(4.0);
+                operator::draw(ui, &session, &simulation, level_ui, &cache);
+                if let Some(operator_api) = &operator_api {
+                    operator::draw_http_hint(ui, operator_api);
+                }
             });
-            ui.add_space(4.0);
-            operator::draw(ui, &session, &simulation, level_ui, &cache);
-            if let Some(operator_api) = &operator_api {
-                operator::draw_http_hint(ui, operator_api);
-            }
-        });
+    }
     // The timeline spans everything left of the ledger: it is the widest, wordiest view.
     egui::Panel::bottom("level-timeline")
         .exact_size(TIMELINE_HEIGHT)
@@ -171,28 +185,30 @@ fn draw(
                 intents.push(Intent::Rewind { phase });
             }
         });
-    egui::Panel::left("level-left")
-        .exact_size(LEFT_WIDTH)
-        .resizable(false)
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::same(6)),
-        )
-        .show(&mut root, |ui| {
-            egui::ScrollArea::vertical()
-                .id_salt("left-scroll")
-                .auto_shrink(false)
-                .show(ui, |ui| {
-                    draw_briefing(ui, &session, &progress, &mut intents);
-                    ui.add_space(4.0);
-                    world::draw_task(ui, &simulation);
-                    ui.add_space(4.0);
-                    world::draw_guards(ui, &simulation);
-                    ui.add_space(4.0);
-                    world::draw_checkpoints(ui, &session);
-                });
-        });
+    if level_ui.side_panels {
+        egui::Panel::left("level-left")
+            .exact_size(LEFT_WIDTH)
+            .resizable(false)
+            .frame(
+                egui::Frame::new()
+                    .fill(theme::PANEL)
+                    .inner_margin(egui::Margin::same(6)),
+            )
+            .show(&mut root, |ui| {
+                egui::ScrollArea::vertical()
+                    .id_salt("left-scroll")
+                    .auto_shrink(false)
+                    .show(ui, |ui| {
+                        draw_briefing(ui, &session, &progress, &mut intents);
+                        ui.add_space(4.0);
+                        world::draw_task(ui, &simulation);
+                        ui.add_space(4.0);
+                        world::draw_guards(ui, &simulation);
+                        ui.add_space(4.0);
+                        world::draw_checkpoints(ui, &session);
+                    });
+            });
+    }
     egui::CentralPanel::default()
         .frame(
             egui::Frame::new()
@@ -207,6 +223,7 @@ fn draw(
 
     overlays::draw(context, &session, &simulation, level_ui, &mut intents);
     rulebook::draw(context, &simulation, level_ui);
+    draw_notes(context, &session, &campaign, level_ui);
     operator::take_pending(level_ui, &mut intents);
 
     drop(simulation);
@@ -217,6 +234,52 @@ fn draw(
         writer.write(intent);
     }
     Ok(())
+}
+
+/// The chapter's presenter notes: what to say while the room watches, what to ask it.
+fn draw_notes(context: &egui::Context, session: &Session, campaign: &Campaign, level_ui: &mut LevelUi) {
+    if !level_ui.notes {
+        return;
+    }
+    let chapter = session.recipe.level.level.chapter;
+    let notes = campaign.notes.chapter(chapter);
+    let mut open = true;
+    egui::Window::new(format!("Presenter notes · chapter {chapter}"))
+        .id(egui::Id::new("presenter-notes"))
+        .open(&mut open)
+        .default_width(300.0)
+        .default_pos(context.viewport_rect().right_top() + egui::vec2(-320.0, 60.0))
+        .show(context, |ui| match notes {
+            None => {
+                ui.label(
+                    RichText::new(format!(
+                        "No notes for chapter {chapter}: add them to {} beside the levels.",
+                        twice_sim::presenter_notes::NOTES_FILE
+                    ))
+                    .color(theme::TEXT_DIM),
+                );
+            }
+            Some(notes) => {
+                egui::ScrollArea::vertical().max_height(320.0).show(ui, |ui| {
+                    if notes.minutes > 0 {
+                        ui.label(RichText::new(format!("about {} minutes", notes.minutes)).color(theme::TEXT_FAINT));
+                    }
+                    ui.label(RichText::new("Say").strong().color(theme::CREW));
+                    ui.label(RichText::new(&notes.say).color(theme::TEXT));
+                    if !notes.ask.is_empty() {
+                        ui.add_space(4.0);
+                        ui.label(RichText::new("Ask the room").strong().color(theme::CREW));
+                        for question in &notes.ask {
+                            ui.label(RichText::new(format!("• {question}")).color(theme::TEXT));
+                        }
+                    }
+                });
+                ui.label(RichText::new("N hides these notes · P shows the side panels").color(theme::TEXT_FAINT));
+            }
+        });
+    if !open {
+        level_ui.notes = false;
+    }
 }
 
 /// The briefing stays on the level screen (collapsible, the rest behind "more"), with the
@@ -412,6 +475,12 @@ fn keyboard(
     }
     if ui::pressed(context, Key::B) {
         level_ui.rulebook = !level_ui.rulebook;
+    }
+    if ui::pressed(context, Key::P) {
+        level_ui.side_panels = !level_ui.side_panels;
+    }
+    if ui::pressed(context, Key::N) {
+        level_ui.notes = !level_ui.notes;
     }
     if ui::pressed(context, Key::H) {
         intents.push(Intent::OpenHint);
