@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use postgres::Row;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{
-    BUSY_TIMEOUT_MS, Checkpoint, CheckpointRow, ExecutionRecord, ExternalStore, HistoryEntry, HistoryEvent,
-    HistoryLine, LedgerError, RecordFilter, RecordWrite, RunEvent, RunHistoryEntry, RunHistoryLine, Tables,
+    BUSY_TIMEOUT_MS, Checkpoint, CheckpointRow, ExecutionRecord, ExternalStore, HistoryEntry, HistoryLine, LedgerError,
+    RecordFilter, RecordWrite, RunEvent, RunHistoryEntry, RunHistoryLine, StoredHistoryLine, Tables,
 };
 use twice_runtime::rules::Status;
 use twice_runtime::tool::SideEffect;
@@ -345,7 +345,7 @@ impl ExternalStore for PostgresStore {
                     session.client().query(&statement, &[])?
                 }
             };
-            rows.iter().map(RawHistory::from_row).collect::<Result<Vec<_>, _>>()
+            rows.iter().map(history_line).collect::<Result<Vec<_>, _>>()
         })?;
         raws.into_iter().map(|raw| raw.into_entry(&self.location)).collect()
     }
@@ -715,55 +715,19 @@ impl RawRecord {
     }
 }
 
-struct RawHistory {
-    id: i64,
-    key: String,
-    at_ms: i64,
-    actor: String,
-    event: String,
-    from_status: Option<String>,
-    to_status: Option<String>,
-    reason: Option<String>,
-    detail: Option<String>,
-}
-
-impl RawHistory {
-    fn from_row(row: &Row) -> Result<RawHistory, postgres::Error> {
-        Ok(RawHistory {
-            id: row.try_get(0)?,
-            key: row.try_get(1)?,
-            at_ms: row.try_get(2)?,
-            actor: row.try_get(3)?,
-            event: row.try_get(4)?,
-            from_status: row.try_get(5)?,
-            to_status: row.try_get(6)?,
-            reason: row.try_get(7)?,
-            detail: row.try_get(8)?,
-        })
-    }
-
-    fn into_entry(self, location: &str) -> Result<HistoryEntry, LedgerError> {
-        let bad = |detail: String| LedgerError::BadRow {
-            location: location.to_owned(),
-            key: self.key.clone(),
-            detail,
-        };
-        let parse_status = |text: Option<String>| -> Result<Option<Status>, LedgerError> {
-            text.map(|text| Status::parse(&text).ok_or_else(|| bad(format!("history status `{text}`"))))
-                .transpose()
-        };
-        Ok(HistoryEntry {
-            id: read_ms(self.id),
-            key: IdempotencyKey::parse(&self.key).map_err(bad)?,
-            at_ms: read_ms(self.at_ms),
-            event: HistoryEvent::parse(&self.event).ok_or_else(|| bad(format!("history event `{}`", self.event)))?,
-            from_status: parse_status(self.from_status.clone())?,
-            to_status: parse_status(self.to_status.clone())?,
-            actor: self.actor,
-            reason: self.reason,
-            detail: self.detail,
-        })
-    }
+/// A history row as the server gives it; checked by the runtime's one rule for every store.
+fn history_line(row: &Row) -> Result<StoredHistoryLine, postgres::Error> {
+    Ok(StoredHistoryLine {
+        id: row.try_get(0)?,
+        key: row.try_get(1)?,
+        at_ms: row.try_get(2)?,
+        actor: row.try_get(3)?,
+        event: row.try_get(4)?,
+        from_status: row.try_get(5)?,
+        to_status: row.try_get(6)?,
+        reason: row.try_get(7)?,
+        detail: row.try_get(8)?,
+    })
 }
 
 struct RawRunHistory {

@@ -131,6 +131,50 @@ pub struct HistoryEntry {
     pub detail: Option<String>,
 }
 
+/// A history line as a store reads it, before its text is checked: every store turns its
+/// rows into a [`HistoryEntry`] through [`StoredHistoryLine::into_entry`], so a line this
+/// build cannot read is the same `BadRow` whichever store holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredHistoryLine {
+    pub id: i64,
+    pub key: String,
+    pub at_ms: i64,
+    pub actor: String,
+    pub event: String,
+    pub from_status: Option<String>,
+    pub to_status: Option<String>,
+    pub reason: Option<String>,
+    pub detail: Option<String>,
+}
+
+impl StoredHistoryLine {
+    /// The checked line; `location` names the store in the error.
+    pub fn into_entry(self, location: &str) -> Result<HistoryEntry, LedgerError> {
+        let bad = |detail: String| LedgerError::BadRow {
+            location: location.to_owned(),
+            key: self.key.clone(),
+            detail,
+        };
+        let parse_status = |text: Option<String>| -> Result<Option<Status>, LedgerError> {
+            text.map(|text| Status::parse(&text).ok_or_else(|| bad(format!("history status `{text}`"))))
+                .transpose()
+        };
+        // A negative id or time (written by something else) reads as 0 rather than wrapping.
+        let read_ms = |ms: i64| u64::try_from(ms).unwrap_or(0);
+        Ok(HistoryEntry {
+            id: read_ms(self.id),
+            key: IdempotencyKey::parse(&self.key).map_err(bad)?,
+            at_ms: read_ms(self.at_ms),
+            event: HistoryEvent::parse(&self.event).ok_or_else(|| bad(format!("history event `{}`", self.event)))?,
+            from_status: parse_status(self.from_status.clone())?,
+            to_status: parse_status(self.to_status.clone())?,
+            actor: self.actor,
+            reason: self.reason,
+            detail: self.detail,
+        })
+    }
+}
+
 /// One line of a run's append-only history.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunHistoryEntry {

@@ -9,8 +9,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use super::operations::{self, CheckpointRow, HistoryLine, RecordWrite, RunHistoryLine, Tables};
 use super::{
-    Checkpoint, ExecutionRecord, HistoryEntry, HistoryEvent, Ledger, LedgerError, Location, RecordFilter,
-    ReserveRequest, RunEvent, RunHistoryEntry, SCHEMA_VERSION, Store,
+    Checkpoint, ExecutionRecord, HistoryEntry, Ledger, LedgerError, Location, RecordFilter, ReserveRequest, RunEvent,
+    RunHistoryEntry, SCHEMA_VERSION, Store, StoredHistoryLine,
 };
 use crate::key::IdempotencyKey;
 use crate::rules::Status;
@@ -654,18 +654,7 @@ pub(super) fn history(
     location: &Location,
     key: Option<&IdempotencyKey>,
 ) -> Result<Vec<HistoryEntry>, LedgerError> {
-    type Raw = (
-        i64,
-        String,
-        i64,
-        String,
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    );
-    let raws: Vec<Raw> = rows(
+    let lines: Vec<StoredHistoryLine> = rows(
         connection,
         location,
         "reading history",
@@ -673,45 +662,21 @@ pub(super) fn history(
          FROM tool_execution_history WHERE (?1 IS NULL OR idempotency_key = ?1) ORDER BY id",
         params![key.map(IdempotencyKey::as_str)],
         |row| {
-            Ok((
-                row.get(0)?,
-                row.get(1)?,
-                row.get(2)?,
-                row.get(3)?,
-                row.get(4)?,
-                row.get(5)?,
-                row.get(6)?,
-                row.get(7)?,
-                row.get(8)?,
-            ))
+            Ok(StoredHistoryLine {
+                id: row.get(0)?,
+                key: row.get(1)?,
+                at_ms: row.get(2)?,
+                actor: row.get(3)?,
+                event: row.get(4)?,
+                from_status: row.get(5)?,
+                to_status: row.get(6)?,
+                reason: row.get(7)?,
+                detail: row.get(8)?,
+            })
         },
     )?;
-    raws.into_iter()
-        .map(
-            |(id, key, at_ms, actor, event, from_status, to_status, reason, detail)| {
-                let bad = |detail: String| LedgerError::BadRow {
-                    location: location.describe(),
-                    key: key.clone(),
-                    detail,
-                };
-                let parse_status = |text: Option<String>| -> Result<Option<Status>, LedgerError> {
-                    text.map(|text| Status::parse(&text).ok_or_else(|| bad(format!("history status `{text}`"))))
-                        .transpose()
-                };
-                Ok(HistoryEntry {
-                    id: read_ms(id),
-                    key: IdempotencyKey::parse(&key).map_err(bad)?,
-                    at_ms: read_ms(at_ms),
-                    actor,
-                    event: HistoryEvent::parse(&event).ok_or_else(|| bad(format!("history event `{event}`")))?,
-                    from_status: parse_status(from_status)?,
-                    to_status: parse_status(to_status)?,
-                    reason,
-                    detail,
-                })
-            },
-        )
-        .collect()
+    let location = location.describe();
+    lines.into_iter().map(|line| line.into_entry(&location)).collect()
 }
 
 pub(super) fn run_history(
