@@ -384,8 +384,8 @@ pub fn draw(
                 }
                 RowText::Wrap => {
                     scroll.show(ui, |ui| {
-                        for index in 0..entries.len() {
-                            let galley = layout_row(ui, &entries[index]);
+                        for (index, entry) in entries.iter().enumerate() {
+                            let galley = layout_row(ui, entry);
                             draw_row(ui, index, galley);
                         }
                     });
@@ -426,7 +426,7 @@ mod tests {
     fn lanes_share_the_width_but_never_shrink_below_their_minimum() {
         assert_eq!(lane_width(5, 2000.0), LANE_WIDTH);
         let narrow = lane_width(9, 700.0);
-        assert!(narrow < LANE_WIDTH && narrow >= LANE_WIDTH_MIN, "{narrow}");
+        assert!((LANE_WIDTH_MIN..LANE_WIDTH).contains(&narrow), "{narrow}");
         assert!(narrow * 9.0 <= 700.0 * LANES_SHARE_MAX + 0.01);
         assert_eq!(lane_width(40, 700.0), LANE_WIDTH_MIN);
         assert_eq!(lane_width(0, 700.0), LANE_WIDTH);
