@@ -85,8 +85,10 @@ fn draw(
                 }
             });
         });
+    // The verdict column is as wide as its table needs; the timeline, the wordiest view,
+    // gets the rest of the screen.
     egui::Panel::left("debrief-verdict")
-        .exact_size(560.0)
+        .exact_size(510.0)
         .resizable(false)
         .frame(
             egui::Frame::new()
@@ -261,7 +263,14 @@ fn draw(
                 .inner_margin(egui::Margin::same(10)),
         )
         .show(&mut root, |ui| {
-            timeline::draw(ui, simulation.timeline(), &cache, false, "debrief-timeline");
+            timeline::draw(
+                ui,
+                simulation.timeline(),
+                &cache,
+                false,
+                timeline::RowText::Wrap,
+                "debrief-timeline",
+            );
         });
 
     if ui::pressed(context, egui::Key::Enter)

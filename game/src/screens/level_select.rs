@@ -210,7 +210,16 @@ fn draw(
                         play = true;
                     }
                 } else {
-                    let missing = campaign.missing_requirements(state.selected, &progress);
+                    // Players know levels by their titles, not their ids.
+                    let missing: Vec<String> = campaign
+                        .missing_requirements(state.selected, &progress)
+                        .iter()
+                        .map(|id| {
+                            campaign
+                                .find(id)
+                                .map_or_else(|| id.clone(), |index| campaign.levels[index].level.title.clone())
+                        })
+                        .collect();
                     ui.label(
                         RichText::new(format!("🔒 Locked: finish {} first", missing.join(", "))).color(theme::WARN),
                     );

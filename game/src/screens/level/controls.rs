@@ -20,6 +20,9 @@ pub fn suggested_tape_path(paths: &GamePaths, session: &Session) -> PathBuf {
         .unwrap_or_else(|| folder.join(format!("{id}.tape.ron")))
 }
 
+/// Room the "rewind to", its slider and "Go" take on one line.
+const REWIND_ROW_WIDTH: f32 = 270.0;
+
 pub fn draw(
     ui: &mut egui::Ui,
     session: &Session,
@@ -31,7 +34,9 @@ pub fn draw(
     let idle = !session.is_busy();
     let over = simulation.is_over();
     let phase = simulation.phase();
-    ui.horizontal(|ui| {
+    // Wrapped: on a narrow screen (a projector at presenter zoom is 731 points wide) the
+    // controls take a second line rather than run off the right edge.
+    ui.horizontal_wrapped(|ui| {
         if ui::button(ui, idle, "⏮ Restart", "R").clicked() {
             intents.push(Intent::Restart);
         }
@@ -73,7 +78,12 @@ pub fn draw(
             intents.push(Intent::ChangeSpeed(1));
         }
         ui.separator();
-        // Rewind to any earlier point: pick the phase, then go.
+        // Rewind to any earlier point: pick the phase, then go. The slider is laid out as one
+        // piece, so the row wraps before it rather than let it run past the edge (which would
+        // also widen the panel for every line below it).
+        if ui.available_rect_before_wrap().width() < REWIND_ROW_WIDTH {
+            ui.end_row();
+        }
         let mut target = level_ui.rewind_to.unwrap_or(phase).min(phase);
         ui.label(RichText::new("rewind to").size(theme::SMALL));
         let slider = egui::Slider::new(&mut target, 0..=phase.max(1))
@@ -115,31 +125,15 @@ pub fn draw(
             intents.push(Intent::Debrief);
         }
     });
-    // The last word: the session's notice, or the screen's own.
+    // The last word: the session's notice, or the screen's own. The verdict on the right is
+    // laid out first, so a long notice is cut short ("…", whole on hover) instead of running
+    // under it.
     ui.horizontal(|ui| {
-        if let Some(job) = &session.job {
-            ui.spinner();
-            ui.label(RichText::new(job.describe()).color(theme::INFO));
-        } else if let Some(flash) = &level_ui.flash {
-            ui.label(RichText::new(flash).color(theme::WARN));
-        } else if let Some(notice) = &session.notice {
-            let (glyph, color) = if notice.problem {
-                ("⚠", theme::WARN)
-            } else {
-                ("ℹ", theme::TEXT_DIM)
-            };
-            ui.label(RichText::new(format!("{glyph} {}", notice.text)).color(color));
-        } else {
-            ui::hint(
-                ui,
-                "Space play/pause · . step · , back · 1–9 cards · O operator · S save · ? all keys",
-            );
-        }
-        if over
-            && let Some(conclusion) = &session.conclusion
-            && let Ok(verdict) = &conclusion.verdict
-        {
-            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if over
+                && let Some(conclusion) = &session.conclusion
+                && let Ok(verdict) = &conclusion.verdict
+            {
                 ui.label(
                     RichText::new(format!(
                         "Level over: {} {} — press Enter for the debrief",
@@ -149,7 +143,34 @@ pub fn draw(
                     .strong()
                     .color(theme::outcome_color(verdict.outcome)),
                 );
+            }
+            ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+                let line = |ui: &mut egui::Ui, text: RichText| {
+                    ui.add(egui::Label::new(text).truncate());
+                };
+                if let Some(job) = &session.job {
+                    ui.spinner();
+                    line(ui, RichText::new(job.describe()).color(theme::INFO));
+                } else if let Some(flash) = &level_ui.flash {
+                    line(ui, RichText::new(flash).color(theme::WARN));
+                } else if let Some(notice) = &session.notice {
+                    let (glyph, color) = if notice.problem {
+                        ("⚠", theme::WARN)
+                    } else {
+                        ("ℹ", theme::TEXT_DIM)
+                    };
+                    line(ui, RichText::new(format!("{glyph} {}", notice.text)).color(color));
+                } else {
+                    line(
+                        ui,
+                        RichText::new(
+                            "Space play/pause · . step · , back · 1–9 cards · O operator · S save · ? all keys",
+                        )
+                        .size(theme::SMALL)
+                        .color(theme::TEXT_DIM),
+                    );
+                }
             });
-        }
+        });
     });
 }

@@ -215,20 +215,24 @@ pub fn draw(
     });
 }
 
+/// The selected row's history. Every line wraps inside the panel (a long reason, a result
+/// or a detail with no spaces included): a line wider than the panel would widen the panel's
+/// contents past the screen's right edge, pushing the ledger and the console off screen.
 fn draw_history(ui: &mut egui::Ui, key: &str, history: &HistoryCache, result: Option<Option<String>>) {
-    ui.horizontal(|ui| {
-        ui.label(RichText::new(format!("History of {key}")).strong());
-        if let Some(Some(result)) = result {
-            ui.label(
+    ui.add(egui::Label::new(RichText::new(format!("History of {key}")).strong()).wrap());
+    if let Some(Some(result)) = result {
+        ui.add(
+            egui::Label::new(
                 RichText::new(format!("result {result}"))
                     .monospace()
                     .size(11.0)
                     .color(theme::TEXT_DIM),
-            );
-        }
-    });
+            )
+            .wrap(),
+        );
+    }
     if let Some(problem) = &history.problem {
-        ui.label(RichText::new(format!("⚠ {problem}")).color(theme::WARN));
+        ui.add(egui::Label::new(RichText::new(format!("⚠ {problem}")).color(theme::WARN)).wrap());
     }
     egui::ScrollArea::vertical()
         .id_salt("ledger-history")
@@ -237,28 +241,33 @@ fn draw_history(ui: &mut egui::Ui, key: &str, history: &HistoryCache, result: Op
         .stick_to_bottom(true)
         .show(ui, |ui| {
             for entry in &history.entries {
-                let change = match (entry.from_status, entry.to_status) {
-                    (Some(from), Some(to)) => {
-                        format!(
-                            "{} {from} → {} {to}",
-                            theme::status_glyph(from),
-                            theme::status_glyph(to)
-                        )
-                    }
-                    (None, Some(to)) => format!("→ {} {to}", theme::status_glyph(to)),
-                    _ => String::new(),
-                };
-                let mut line = format!("{:>5} ms  {}  {}  {change}", entry.at_ms, entry.actor, entry.event);
-                if let Some(reason) = &entry.reason {
-                    line.push_str(&format!("  “{reason}”"));
-                }
-                if let Some(detail) = &entry.detail {
-                    line.push_str(&format!("  ({detail})"));
-                }
                 let color = entry.to_status.map_or(theme::TEXT_DIM, theme::status_color);
-                ui.label(RichText::new(line).size(theme::SMALL).color(color));
+                ui.add(egui::Label::new(RichText::new(history_line(entry)).size(theme::SMALL).color(color)).wrap());
             }
         });
+}
+
+/// One history line: when, who, what, the status change, the reason and the detail.
+fn history_line(entry: &HistoryEntry) -> String {
+    let change = match (entry.from_status, entry.to_status) {
+        (Some(from), Some(to)) => {
+            format!(
+                "{} {from} → {} {to}",
+                theme::status_glyph(from),
+                theme::status_glyph(to)
+            )
+        }
+        (None, Some(to)) => format!("→ {} {to}", theme::status_glyph(to)),
+        _ => String::new(),
+    };
+    let mut line = format!("{:>5} ms  {}  {}  {change}", entry.at_ms, entry.actor, entry.event);
+    if let Some(reason) = &entry.reason {
+        line.push_str(&format!("  “{reason}”"));
+    }
+    if let Some(detail) = &entry.detail {
+        line.push_str(&format!("  ({detail})"));
+    }
+    line
 }
 
 /// The path with the home folder written as `~`, so the hint fits the panel.
@@ -267,5 +276,75 @@ fn short_path(path: &std::path::Path) -> String {
     match std::env::var("HOME") {
         Ok(home) if !home.is_empty() && text.starts_with(&home) => format!("~{}", &text[home.len()..]),
         _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use twice_sim::ledger::HistoryEvent;
+    use twice_sim::runtime::rules::Status;
+
+    /// Lays out the history in a right panel as wide as the level screen's, on a 1280×720
+    /// screen, and returns how wide the panel's contents came out.
+    fn laid_out_width(history: &HistoryCache, key: &str, result: Option<String>) -> f32 {
+        let context = egui::Context::default();
+        let mut used_width = 0.0;
+        let input = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1280.0, 720.0))),
+            ..Default::default()
+        };
+        let mut output = context.run_ui(input, |root| {
+            egui::Panel::right("right")
+                .exact_size(PANEL_WIDTH)
+                .resizable(false)
+                .show(root, |ui| {
+                    ui::section(ui, "Ledger", |ui| draw_history(ui, key, history, Some(result.clone())));
+                    used_width = ui.min_rect().width();
+                });
+        });
+        // Nothing draws these textures here: say so, or egui's debug check objects.
+        output.textures_delta.clear();
+        used_width
+    }
+
+    const PANEL_WIDTH: f32 = 410.0;
+
+    #[test]
+    fn a_long_history_line_wraps_inside_the_panel_instead_of_widening_it() {
+        let key = IdempotencyKey::parse("r1:issue_credit:0").expect("a key");
+        let entry = |reason: Option<String>, detail: Option<String>| HistoryEntry {
+            id: 1,
+            key: key.clone(),
+            at_ms: 120,
+            actor: "op-ada".into(),
+            event: HistoryEvent::Resolved,
+            from_status: Some(Status::Indeterminate),
+            to_status: Some(Status::Completed),
+            reason,
+            detail,
+        };
+        let short = HistoryCache {
+            key: Some(key.as_str().to_owned()),
+            entries: vec![entry(Some("checked billing".into()), None)],
+            ..Default::default()
+        };
+        let short_width = laid_out_width(&short, key.as_str(), None);
+        assert!(short_width <= PANEL_WIDTH, "a short line fits: {short_width}");
+        let long = HistoryCache {
+            key: Some(key.as_str().to_owned()),
+            entries: vec![entry(
+                Some("checked billing by hand and found the credit there, ".repeat(6)),
+                Some("x".repeat(400)),
+            )],
+            problem: Some("y".repeat(300)),
+            ..Default::default()
+        };
+        let long_result = format!("{{\"applied\":{{\"credit_id\":\"{}\"}}}}", "c".repeat(300));
+        let long_width = laid_out_width(&long, &"k".repeat(200), Some(long_result));
+        assert!(
+            long_width <= PANEL_WIDTH,
+            "the history of a long line must stay inside the {PANEL_WIDTH} px panel, it took {long_width} px"
+        );
     }
 }

@@ -108,8 +108,15 @@ fn spawn_state(mut commands: Commands, presenter: Res<Presenter>) {
 /// Width of the left column (task, guards, checkpoints) and the right one (ledger, operator).
 const LEFT_WIDTH: f32 = 256.0;
 const RIGHT_WIDTH: f32 = 410.0;
-/// Height of the timeline along the bottom.
+/// Height of the timeline along the bottom, at most.
 const TIMELINE_HEIGHT: f32 = 222.0;
+
+/// The timeline's height on a screen this many points tall: its full height on a 1280×720
+/// screen, a bit over a third of a projector's 411 points at presenter zoom, so the stage
+/// above it keeps room to show Penny, the wire and billing.
+fn timeline_height(screen_height: f32) -> f32 {
+    (screen_height * 0.36).clamp(120.0, TIMELINE_HEIGHT)
+}
 
 fn draw(
     mut contexts: EguiContexts,
@@ -149,6 +156,8 @@ fn draw(
         .show(&mut root, |ui| {
             controls::draw(ui, &session, &simulation, level_ui, &paths, &mut intents)
         });
+    // Beside everything below the top bar, so the notes have the screen's height to fill.
+    draw_notes(&mut root, &session, &campaign, level_ui);
     if level_ui.side_panels {
         egui::Panel::right("level-right")
             .exact_size(RIGHT_WIDTH)
@@ -159,6 +168,9 @@ fn draw(
                     .inner_margin(egui::Margin::same(6)),
             )
             .show(&mut root, |ui| {
+                // Text in the side columns wraps, even in a row of widgets: a line wider than the
+                // column would widen its contents past the screen's edge.
+                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
                 let operator_height = 206.0;
                 let ledger_height = (ui.available_height() - operator_height - 8.0).max(160.0);
                 ui.allocate_ui(egui::vec2(ui.available_width(), ledger_height), |ui| {
@@ -173,7 +185,7 @@ fn draw(
     }
     // The timeline spans everything left of the ledger: it is the widest, wordiest view.
     egui::Panel::bottom("level-timeline")
-        .exact_size(TIMELINE_HEIGHT)
+        .exact_size(timeline_height(context.viewport_rect().height()))
         .resizable(false)
         .frame(
             egui::Frame::new()
@@ -181,7 +193,14 @@ fn draw(
                 .inner_margin(egui::Margin::same(6)),
         )
         .show(&mut root, |ui| {
-            if let Some(phase) = timeline::draw(ui, simulation.timeline(), &cache, true, "level-timeline") {
+            if let Some(phase) = timeline::draw(
+                ui,
+                simulation.timeline(),
+                &cache,
+                true,
+                timeline::RowText::Truncate,
+                "level-timeline",
+            ) {
                 intents.push(Intent::Rewind { phase });
             }
         });
@@ -195,6 +214,7 @@ fn draw(
                     .inner_margin(egui::Margin::same(6)),
             )
             .show(&mut root, |ui| {
+                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
                 egui::ScrollArea::vertical()
                     .id_salt("left-scroll")
                     .auto_shrink(false)
@@ -216,14 +236,20 @@ fn draw(
                 .inner_margin(egui::Margin::same(6)),
         )
         .show(&mut root, |ui| {
-            stage::draw(ui, &session, &simulation, &cache);
-            ui.add_space(4.0);
-            cards::draw(ui, &session, &simulation, level_ui, &mut intents);
+            // Scrolls when the screen is short (a projector at presenter zoom), so the hand
+            // below the stage can always be reached.
+            egui::ScrollArea::vertical()
+                .id_salt("level-centre")
+                .auto_shrink(false)
+                .show(ui, |ui| {
+                    stage::draw(ui, &session, &simulation, &cache);
+                    ui.add_space(4.0);
+                    cards::draw(ui, &session, &simulation, level_ui, &mut intents);
+                });
         });
 
     overlays::draw(context, &session, &simulation, level_ui, &mut intents);
     rulebook::draw(context, &simulation, level_ui);
-    draw_notes(context, &session, &campaign, level_ui);
     operator::take_pending(level_ui, &mut intents);
 
     drop(simulation);
@@ -237,49 +263,72 @@ fn draw(
 }
 
 /// The chapter's presenter notes: what to say while the room watches, what to ask it.
-fn draw_notes(context: &egui::Context, session: &Session, campaign: &Campaign, level_ui: &mut LevelUi) {
+/// The chapter's presenter notes as a column beside the stage (N): a column, not a window, so
+/// at a projector's 1280×720 (731×411 points at presenter zoom) they never cover the stage.
+fn draw_notes(root: &mut egui::Ui, session: &Session, campaign: &Campaign, level_ui: &mut LevelUi) {
     if !level_ui.notes {
         return;
     }
     let chapter = session.recipe.level.level.chapter;
     let notes = campaign.notes.chapter(chapter);
-    let mut open = true;
-    egui::Window::new(format!("Presenter notes · chapter {chapter}"))
-        .id(egui::Id::new("presenter-notes"))
-        .open(&mut open)
-        .default_width(300.0)
-        .default_pos(context.viewport_rect().right_top() + egui::vec2(-320.0, 60.0))
-        .show(context, |ui| match notes {
-            None => {
-                ui.label(
-                    RichText::new(format!(
-                        "No notes for chapter {chapter}: add them to {} beside the levels.",
-                        twice_sim::presenter_notes::NOTES_FILE
-                    ))
-                    .color(theme::TEXT_DIM),
-                );
-            }
-            Some(notes) => {
-                egui::ScrollArea::vertical().max_height(320.0).show(ui, |ui| {
-                    if notes.minutes > 0 {
-                        ui.label(RichText::new(format!("about {} minutes", notes.minutes)).color(theme::TEXT_FAINT));
+    let width = notes_width(root.available_width());
+    egui::Panel::right("presenter-notes")
+        .exact_size(width)
+        .resizable(false)
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL_RAISED)
+                .stroke(egui::Stroke::new(1.0, theme::PANEL_BORDER))
+                .inner_margin(egui::Margin::same(8)),
+        )
+        .show(root, |ui| {
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
+            ui.horizontal(|ui| {
+                ui.label(RichText::new(format!("Notes · chapter {chapter}")).strong());
+                if ui.small_button("hide").on_hover_text("N").clicked() {
+                    level_ui.notes = false;
+                }
+            });
+            egui::ScrollArea::vertical()
+                .auto_shrink(false)
+                .show(ui, |ui| match notes {
+                    None => {
+                        ui.label(
+                            RichText::new(format!(
+                                "No notes for chapter {chapter}: add them to {} beside the levels.",
+                                twice_sim::presenter_notes::NOTES_FILE
+                            ))
+                            .color(theme::TEXT_DIM),
+                        );
                     }
-                    ui.label(RichText::new("Say").strong().color(theme::CREW));
-                    ui.label(RichText::new(&notes.say).color(theme::TEXT));
-                    if !notes.ask.is_empty() {
-                        ui.add_space(4.0);
-                        ui.label(RichText::new("Ask the room").strong().color(theme::CREW));
-                        for question in &notes.ask {
-                            ui.label(RichText::new(format!("• {question}")).color(theme::TEXT));
+                    Some(notes) => {
+                        if notes.minutes > 0 {
+                            ui.label(
+                                RichText::new(format!("about {} minutes", notes.minutes)).color(theme::TEXT_FAINT),
+                            );
                         }
+                        ui.label(RichText::new("Say").strong().color(theme::CREW));
+                        ui.label(RichText::new(&notes.say).color(theme::TEXT));
+                        if !notes.ask.is_empty() {
+                            ui.add_space(4.0);
+                            ui.label(RichText::new("Ask the room").strong().color(theme::CREW));
+                            for question in &notes.ask {
+                                ui.label(RichText::new(format!("• {question}")).color(theme::TEXT));
+                            }
+                        }
+                        ui.add_space(4.0);
+                        ui.label(
+                            RichText::new("N hides these notes · P shows the side panels").color(theme::TEXT_FAINT),
+                        );
                     }
                 });
-                ui.label(RichText::new("N hides these notes · P shows the side panels").color(theme::TEXT_FAINT));
-            }
         });
-    if !open {
-        level_ui.notes = false;
-    }
+}
+
+/// The notes column's width: a quarter of the screen, never too narrow to read or so wide the
+/// stage has no room.
+fn notes_width(screen_width: f32) -> f32 {
+    (screen_width * 0.26).clamp(180.0, 340.0)
 }
 
 /// The briefing stays on the level screen (collapsible, the rest behind "more"), with the
@@ -329,36 +378,9 @@ fn top_bar(
     intents: &mut Vec<Intent>,
 ) {
     let level = &session.recipe.level.level;
+    // The right-hand status is laid out first and the title gets what is left (cut with "…"),
+    // so on a narrow screen the two never draw over each other.
     ui.horizontal(|ui| {
-        let back = match session.mode {
-            Mode::Campaign => ("← Levels", Screen::LevelSelect),
-            Mode::Sandbox => ("← Sandbox", Screen::Sandbox),
-            Mode::Replay => ("← Tapes", Screen::Replay),
-        };
-        if ui::button(ui, true, back.0, "Esc").clicked() {
-            intents.push(Intent::Leave { to: back.1 });
-        }
-        ui.label(
-            RichText::new(format!("Ch. {} · {}", level.chapter, level.title))
-                .size(theme::HEADING)
-                .strong()
-                .color(theme::TEXT),
-        );
-        let (badge, color) = match session.mode {
-            Mode::Campaign => ("CAMPAIGN", theme::CREW),
-            Mode::Sandbox => ("SANDBOX", theme::VIOLET),
-            Mode::Replay => ("REPLAY", theme::INFO),
-        };
-        ui.label(RichText::new(badge).size(theme::SMALL).strong().color(color));
-        ui.label(
-            RichText::new(format!(
-                "goal: {} {}",
-                theme::outcome_glyph(level.goal),
-                theme::outcome_words(level.goal)
-            ))
-            .size(theme::SMALL)
-            .color(theme::outcome_color(level.goal)),
-        );
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             if ui::button(ui, true, "Keys", "?").clicked() {
                 level_ui.help = !level_ui.help;
@@ -393,6 +415,43 @@ fn top_bar(
                 .monospace()
                 .color(theme::TEXT),
             );
+            ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+                let back = match session.mode {
+                    Mode::Campaign => ("← Levels", Screen::LevelSelect),
+                    Mode::Sandbox => ("← Sandbox", Screen::Sandbox),
+                    Mode::Replay => ("← Tapes", Screen::Replay),
+                };
+                if ui::button(ui, true, back.0, "Esc").clicked() {
+                    intents.push(Intent::Leave { to: back.1 });
+                }
+                ui.add(
+                    egui::Label::new(
+                        RichText::new(format!("Ch. {} · {}", level.chapter, level.title))
+                            .size(theme::HEADING)
+                            .strong()
+                            .color(theme::TEXT),
+                    )
+                    .truncate(),
+                );
+                let (badge, color) = match session.mode {
+                    Mode::Campaign => ("CAMPAIGN", theme::CREW),
+                    Mode::Sandbox => ("SANDBOX", theme::VIOLET),
+                    Mode::Replay => ("REPLAY", theme::INFO),
+                };
+                ui.add(egui::Label::new(RichText::new(badge).size(theme::SMALL).strong().color(color)).truncate());
+                ui.add(
+                    egui::Label::new(
+                        RichText::new(format!(
+                            "goal: {} {}",
+                            theme::outcome_glyph(level.goal),
+                            theme::outcome_words(level.goal)
+                        ))
+                        .size(theme::SMALL)
+                        .color(theme::outcome_color(level.goal)),
+                    )
+                    .truncate(),
+                );
+            });
         });
     });
 }

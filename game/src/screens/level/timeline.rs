@@ -113,18 +113,86 @@ pub fn actor_color(actor: &Actor) -> Color32 {
     }
 }
 
+/// How the diagram lays out a row whose text is longer than its column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowText {
+    /// One line per row, cut with "…" at the column's edge (the whole text on hover): the
+    /// level screen, whose timeline may hold thousands of rows and lays out only those shown.
+    Truncate,
+    /// Rows wrap onto as many lines as their text needs: the debrief, read at leisure. Past
+    /// [`WRAPPED_ROWS_MAX`] entries it falls back to [`RowText::Truncate`].
+    Wrap,
+}
+
+/// The most rows laid out whole in [`RowText::Wrap`] (every row is laid out every frame).
+pub const WRAPPED_ROWS_MAX: usize = 2_000;
+/// Narrowest a lane gets before the lanes take more than their share of the width.
+const LANE_WIDTH_MIN: f32 = 30.0;
+/// The lanes' share of the diagram's width at most: the text column keeps the rest.
+const LANES_SHARE_MAX: f32 = 0.4;
+/// Width of the "phase time" cells between the lanes and the text.
+const PHASE_TIME_WIDTH: f32 = 96.0;
+const ROW_FONT_SIZE: f32 = 12.5;
+const HEADER_FONT_SIZE: f32 = 11.5;
+
+/// How wide each lane is, given how many there are and the width available.
+pub fn lane_width(lanes: usize, available_width: f32) -> f32 {
+    let lanes = lanes.max(1) as f32;
+    let share = available_width * LANES_SHARE_MAX / lanes;
+    share.clamp(LANE_WIDTH_MIN, LANE_WIDTH)
+}
+
+/// Where each lane's name goes in the header: on one line while every name fits its lane,
+/// otherwise alternate lanes drop to a second line so each name has two lanes' width; a name
+/// wider than that is cut with "…" (the header's tooltip names every lane in full).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaneHeader {
+    /// Per lane: the text shown and the header line it is on (0 or 1).
+    pub labels: Vec<(String, usize)>,
+    pub lines: usize,
+}
+
+pub fn lane_header(names: &[String], lane_width: f32, mut text_width: impl FnMut(&str) -> f32) -> LaneHeader {
+    let mut fits = |name: &str, room: f32| text_width(name) <= room - 2.0;
+    if names.iter().all(|name| fits(name, lane_width)) {
+        return LaneHeader {
+            labels: names.iter().map(|name| (name.clone(), 0)).collect(),
+            lines: 1,
+        };
+    }
+    let room = lane_width * 2.0;
+    let labels = names
+        .iter()
+        .enumerate()
+        .map(|(column, name)| {
+            let mut kept: Vec<char> = name.chars().collect();
+            let mut shown = name.clone();
+            while !fits(&shown, room) && kept.len() > 1 {
+                kept.pop();
+                shown = kept.iter().collect::<String>() + "…";
+            }
+            (shown, column % 2)
+        })
+        .collect();
+    LaneHeader { labels, lines: 2 }
+}
+
 /// Draws the diagram. When `interactive`, a double-click on a row asks to rewind to just after it.
 pub fn draw(
     ui: &mut egui::Ui,
     entries: &[TimelineEntry],
     cache: &TimelineCache,
     interactive: bool,
+    row_text: RowText,
     id: &str,
 ) -> Option<u32> {
     let mut rewind = None;
     let lanes = cache.lanes_in_order();
-    let lanes_width = (lanes.len().max(1) as f32 * LANE_WIDTH).min(ui.available_width() * 0.5);
-    let lane_width = lanes_width / lanes.len().max(1) as f32;
+    let row_text = if entries.len() > WRAPPED_ROWS_MAX {
+        RowText::Truncate
+    } else {
+        row_text
+    };
     egui::Frame::new()
         .fill(theme::PANEL)
         .stroke(Stroke::new(1.0, theme::PANEL_BORDER))
@@ -134,138 +202,205 @@ pub fn draw(
             ui.set_width(ui.available_width());
             ui.horizontal(|ui| {
                 ui.label(RichText::new("Timeline").size(theme::HEADING).strong());
-                crate::ui::hint(
-                    ui,
-                    if interactive {
-                        "one lane per actor · colour + glyph per key · double-click a row to rewind there"
-                    } else {
-                        "one lane per actor · colour + glyph per key"
-                    },
+                ui.add(
+                    egui::Label::new(
+                        RichText::new(if interactive {
+                            "one lane per actor · colour + glyph per key · double-click a row to rewind there"
+                        } else {
+                            "one lane per actor · colour + glyph per key"
+                        })
+                        .size(theme::SMALL)
+                        .color(theme::TEXT_DIM),
+                    )
+                    .truncate(),
                 );
             });
+            // The scroll bar takes its width from the rows, not the header: keep them aligned.
+            let rows_width = ui.available_width() - ui.spacing().scroll.allocated_width();
+            let lane_width = lane_width(lanes.len(), rows_width);
+            let lanes_width = lane_width * lanes.len().max(1) as f32;
+            let text_left_offset = lanes_width + 8.0 + PHASE_TIME_WIDTH;
+            let text_width = (rows_width - text_left_offset - 4.0).max(40.0);
             // Lane headers.
-            let (header, _) = ui.allocate_exact_size(egui::vec2(ui.available_width(), 16.0), egui::Sense::hover());
-            let painter = ui.painter();
-            for (column, lane) in lanes.iter().enumerate() {
-                let x = header.left() + lane_width * (column as f32 + 0.5);
+            let names: Vec<String> = lanes.iter().map(|lane| short_actor(lane)).collect();
+            let header_font = FontId::proportional(HEADER_FONT_SIZE);
+            let header = ui.ctx().fonts_mut(|fonts| {
+                lane_header(&names, lane_width, |text| {
+                    fonts
+                        .layout_no_wrap(text.to_owned(), header_font.clone(), Color32::WHITE)
+                        .size()
+                        .x
+                })
+            });
+            let line_height = 15.0;
+            let (header_rect, header_response) = ui.allocate_exact_size(
+                egui::vec2(ui.available_width(), line_height * header.lines as f32 + 1.0),
+                egui::Sense::hover(),
+            );
+            let painter = ui.painter_at(header_rect);
+            for (column, (lane, (label, line))) in lanes.iter().zip(&header.labels).enumerate() {
+                let x = header_rect.left() + lane_width * (column as f32 + 0.5);
+                let y = header_rect.top() + line_height * (*line as f32 + 0.5);
                 painter.text(
-                    egui::pos2(x, header.center().y),
+                    egui::pos2(x, y),
                     Align2::CENTER_CENTER,
-                    short_actor(lane),
-                    FontId::proportional(11.5),
+                    label,
+                    header_font.clone(),
                     actor_color(lane),
                 );
             }
             painter.text(
-                egui::pos2(header.left() + lanes_width + 8.0, header.center().y),
+                egui::pos2(
+                    header_rect.left() + lanes_width + 8.0,
+                    header_rect.bottom() - line_height / 2.0,
+                ),
                 Align2::LEFT_CENTER,
                 "phase   time   what happened",
-                FontId::proportional(11.5),
+                header_font.clone(),
                 theme::TEXT_FAINT,
             );
-            egui::ScrollArea::vertical()
+            if !lanes.is_empty() {
+                header_response.on_hover_text(
+                    lanes
+                        .iter()
+                        .map(|lane| lane.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" · "),
+                );
+            }
+            let layout_row = |ui: &egui::Ui, entry: &TimelineEntry| {
+                let color = if entry.guard.is_some() {
+                    theme::GOOD
+                } else if entry.actor.is_player() {
+                    theme::CREW
+                } else {
+                    theme::TEXT
+                };
+                let mut job = egui::text::LayoutJob::single_section(
+                    describe(entry),
+                    egui::TextFormat::simple(FontId::proportional(ROW_FONT_SIZE), color),
+                );
+                job.wrap = match row_text {
+                    RowText::Truncate => egui::text::TextWrapping::truncate_at_width(text_width),
+                    RowText::Wrap => egui::text::TextWrapping::wrap_at_width(text_width),
+                };
+                ui.ctx().fonts_mut(|fonts| fonts.layout_job(job))
+            };
+            let mut draw_row = |ui: &mut egui::Ui, index: usize, galley: std::sync::Arc<egui::Galley>| {
+                let entry = &entries[index];
+                let height = (galley.size().y + 4.0).max(ROW_HEIGHT);
+                let (rect, response) = ui.allocate_exact_size(
+                    egui::vec2(ui.available_width(), height),
+                    if interactive {
+                        egui::Sense::click()
+                    } else {
+                        egui::Sense::hover()
+                    },
+                );
+                let painter = ui.painter_at(rect);
+                if index % 2 == 1 {
+                    painter.rect_filled(rect, 0.0, Color32::from_rgb(28, 32, 41));
+                }
+                if response.hovered() {
+                    painter.rect_filled(rect, 0.0, Color32::from_rgb(40, 46, 60));
+                }
+                // Glyphs and arrows sit on the row's first line, where its text starts.
+                let y = rect.top() + ROW_HEIGHT / 2.0;
+                let lane_x = |lane: usize| rect.left() + lane_width * (cache.columns[lane] as f32 + 0.5);
+                for column in 0..lanes.len() {
+                    let x = rect.left() + lane_width * (column as f32 + 0.5);
+                    painter.line_segment(
+                        [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
+                        Stroke::new(1.0, Color32::from_rgb(50, 56, 70)),
+                    );
+                }
+                let Some(&lane) = cache.entry_lane.get(index) else {
+                    return;
+                };
+                let x = lane_x(lane);
+                let look = entry.key.as_deref().map(|key| cache.key_look(key));
+                if let (Some(from), Some(look)) = (cache.arrow_from.get(index).copied().flatten(), look) {
+                    let start = lane_x(from);
+                    let direction = if x > start { 1.0 } else { -1.0 };
+                    painter.arrow(
+                        egui::pos2(start, y),
+                        egui::vec2(x - start - direction * 7.0, 0.0),
+                        Stroke::new(1.5, look.color),
+                    );
+                }
+                if entry.guard.is_some() {
+                    painter.circle_stroke(egui::pos2(x, y), 8.0, Stroke::new(2.0, theme::GOOD));
+                }
+                match look {
+                    Some(look) => {
+                        painter.text(
+                            egui::pos2(x, y),
+                            Align2::CENTER_CENTER,
+                            look.glyph,
+                            FontId::proportional(13.0),
+                            look.color,
+                        );
+                    }
+                    None => {
+                        painter.circle_filled(egui::pos2(x, y), 3.5, actor_color(&entry.actor));
+                    }
+                }
+                let text_left = rect.left() + lanes_width + 8.0;
+                painter.text(
+                    egui::pos2(text_left, y),
+                    Align2::LEFT_CENTER,
+                    format!("{:>4} {:>6}", entry.phase, format!("{}ms", entry.time_ms)),
+                    FontId::monospace(11.5),
+                    theme::TEXT_FAINT,
+                );
+                let elided = galley.elided;
+                let first_line_height = galley.size().y / galley.rows.len().max(1) as f32;
+                painter.galley(
+                    egui::pos2(text_left + PHASE_TIME_WIDTH, y - first_line_height / 2.0),
+                    galley,
+                    theme::TEXT,
+                );
+                let response = if elided {
+                    response.on_hover_text(describe(entry))
+                } else {
+                    response
+                };
+                if interactive && response.double_clicked() {
+                    rewind = Some(entry.phase + 1);
+                }
+            };
+            let scroll = egui::ScrollArea::vertical()
                 .id_salt(id)
                 .auto_shrink(false)
-                .stick_to_bottom(true)
-                .show_rows(ui, ROW_HEIGHT, entries.len(), |ui, range| {
-                    for index in range {
-                        let entry = &entries[index];
-                        let (rect, response) = ui.allocate_exact_size(
-                            egui::vec2(ui.available_width(), ROW_HEIGHT),
-                            if interactive {
-                                egui::Sense::click()
-                            } else {
-                                egui::Sense::hover()
-                            },
-                        );
-                        let painter = ui.painter_at(rect);
-                        if index % 2 == 1 {
-                            painter.rect_filled(rect, 0.0, Color32::from_rgb(28, 32, 41));
+                .stick_to_bottom(true);
+            match row_text {
+                RowText::Truncate => {
+                    scroll.show_rows(ui, ROW_HEIGHT, entries.len(), |ui, range| {
+                        for index in range {
+                            let galley = layout_row(ui, &entries[index]);
+                            draw_row(ui, index, galley);
                         }
-                        if response.hovered() {
-                            painter.rect_filled(rect, 0.0, Color32::from_rgb(40, 46, 60));
+                    });
+                }
+                RowText::Wrap => {
+                    scroll.show(ui, |ui| {
+                        for (index, entry) in entries.iter().enumerate() {
+                            let galley = layout_row(ui, entry);
+                            draw_row(ui, index, galley);
                         }
-                        let y = rect.center().y;
-                        let lane_x = |lane: usize| rect.left() + lane_width * (cache.columns[lane] as f32 + 0.5);
-                        for column in 0..lanes.len() {
-                            let x = rect.left() + lane_width * (column as f32 + 0.5);
-                            painter.line_segment(
-                                [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
-                                Stroke::new(1.0, Color32::from_rgb(50, 56, 70)),
-                            );
-                        }
-                        let Some(&lane) = cache.entry_lane.get(index) else {
-                            continue;
-                        };
-                        let x = lane_x(lane);
-                        let look = entry.key.as_deref().map(|key| cache.key_look(key));
-                        if let (Some(from), Some(look)) = (cache.arrow_from.get(index).copied().flatten(), look) {
-                            let start = lane_x(from);
-                            let direction = if x > start { 1.0 } else { -1.0 };
-                            painter.arrow(
-                                egui::pos2(start, y),
-                                egui::vec2(x - start - direction * 7.0, 0.0),
-                                Stroke::new(1.5, look.color),
-                            );
-                        }
-                        if entry.guard.is_some() {
-                            painter.circle_stroke(egui::pos2(x, y), 8.0, Stroke::new(2.0, theme::GOOD));
-                        }
-                        match look {
-                            Some(look) => {
-                                painter.text(
-                                    egui::pos2(x, y),
-                                    Align2::CENTER_CENTER,
-                                    look.glyph,
-                                    FontId::proportional(13.0),
-                                    look.color,
-                                );
-                            }
-                            None => {
-                                painter.circle_filled(egui::pos2(x, y), 3.5, actor_color(&entry.actor));
-                            }
-                        }
-                        let text = describe(entry);
-                        let text_left = rect.left() + lanes_width + 8.0;
-                        painter.text(
-                            egui::pos2(text_left, y),
-                            Align2::LEFT_CENTER,
-                            format!("{:>4} {:>6}", entry.phase, format!("{}ms", entry.time_ms)),
-                            FontId::monospace(11.5),
-                            theme::TEXT_FAINT,
-                        );
-                        let color = if entry.guard.is_some() {
-                            theme::GOOD
-                        } else if entry.actor.is_player() {
-                            theme::CREW
-                        } else {
-                            theme::TEXT
-                        };
-                        let galley = painter.layout(text.clone(), FontId::proportional(12.5), color, f32::INFINITY);
-                        painter.galley(egui::pos2(text_left + 96.0, y - galley.size().y / 2.0), galley, color);
-                        let response = response.on_hover_text(text);
-                        if interactive && response.double_clicked() {
-                            rewind = Some(entry.phase + 1);
-                        }
-                    }
-                });
+                    });
+                }
+            }
         });
     rewind
 }
 
-/// `w1`, `model`, … short enough for a lane header.
+/// `w1`, `model`, … as a lane header names them ([`lane_header`] fits them to their lanes).
 fn short_actor(actor: &Actor) -> String {
     match actor {
         Actor::Supervisor => "super".into(),
         Actor::Network => "net".into(),
-        other => {
-            let label = other.label();
-            if label.chars().count() > 8 {
-                label.chars().take(7).collect::<String>() + "…"
-            } else {
-                label
-            }
-        }
+        other => other.label(),
     }
 }
 
@@ -276,4 +411,51 @@ fn describe(entry: &TimelineEntry) -> String {
         .map(|guard| format!("🛡 {guard} held — "))
         .unwrap_or_default();
     format!("{} · {}: {guard}{}", entry.actor, entry.kind, entry.text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Eight pixels a character: enough to reason about fitting without fonts.
+    fn width(text: &str) -> f32 {
+        text.chars().count() as f32 * 8.0
+    }
+
+    #[test]
+    fn lanes_share_the_width_but_never_shrink_below_their_minimum() {
+        assert_eq!(lane_width(5, 2000.0), LANE_WIDTH);
+        let narrow = lane_width(9, 700.0);
+        assert!((LANE_WIDTH_MIN..LANE_WIDTH).contains(&narrow), "{narrow}");
+        assert!(narrow * 9.0 <= 700.0 * LANES_SHARE_MAX + 0.01);
+        assert_eq!(lane_width(40, 700.0), LANE_WIDTH_MIN);
+        assert_eq!(lane_width(0, 700.0), LANE_WIDTH);
+    }
+
+    #[test]
+    fn lane_names_that_fit_stay_on_one_line_whole() {
+        let names: Vec<String> = ["w1", "net", "sim"].map(String::from).to_vec();
+        let header = lane_header(&names, 46.0, width);
+        assert_eq!(header.lines, 1);
+        assert_eq!(
+            header.labels,
+            vec![("w1".into(), 0), ("net".into(), 0), ("sim".into(), 0)]
+        );
+    }
+
+    #[test]
+    fn lane_names_too_wide_for_their_lane_alternate_lines_and_are_cut_only_past_two_lanes() {
+        let names: Vec<String> = ["crew", "op-workshop-presenter", "model", "billing"]
+            .map(String::from)
+            .to_vec();
+        let header = lane_header(&names, 36.0, width);
+        assert_eq!(header.lines, 2);
+        let lines: Vec<usize> = header.labels.iter().map(|(_, line)| *line).collect();
+        assert_eq!(lines, vec![0, 1, 0, 1], "neighbours never share a line");
+        assert_eq!(header.labels[0].0, "crew", "a name that fits two lanes is whole");
+        assert_eq!(header.labels[3].0, "billing");
+        let cut = &header.labels[1].0;
+        assert!(cut.ends_with('…') && cut.starts_with("op-wo"), "{cut}");
+        assert!(width(cut) <= 2.0 * 36.0 - 2.0, "{cut} fits two lanes");
+    }
 }
