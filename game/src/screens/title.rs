@@ -33,55 +33,65 @@ fn draw(
         .show(&mut root, |ui| {
             let area = ui.max_rect();
             paint_backdrop(ui.painter(), area);
-            ui.vertical_centered(|ui| {
-                ui.add_space(area.height() * 0.16);
-                ui.label(RichText::new("TWICE").size(72.0).strong().color(theme::CREW));
-                ui.label(
-                    RichText::new("a heist game about side effects that must happen once")
-                        .size(theme::HEADING)
-                        .color(theme::TEXT_DIM),
-                );
-                ui.add_space(18.0);
-                ui.label(
-                    RichText::new(
-                        "Penny is a refund bot. Your crew wants her to pay a customer twice.\n\
-                         Lose her messages, crash her workers, start a twin — and watch the runtime's guards hold.",
-                    )
-                    .size(theme::BODY + 1.0)
-                    .color(theme::TEXT),
-                );
-                ui.add_space(28.0);
-                let width = 300.0;
-                let mut entry = |ui: &mut egui::Ui, label: &str, key: &str, screen: Option<Screen>| {
-                    let button = egui::Button::new(RichText::new(label).size(theme::HEADING))
-                        .shortcut_text(RichText::new(key).monospace().color(theme::TEXT_FAINT))
-                        .min_size(egui::vec2(width, 38.0));
-                    if ui.add(button).clicked() {
-                        go = Some(screen);
-                    }
-                    ui.add_space(4.0);
-                };
-                entry(ui, "▶  Play the campaign", "Enter", Some(Screen::LevelSelect));
-                entry(ui, "⚙  Sandbox: any level, any guards", "S", Some(Screen::Sandbox));
-                entry(ui, "📼  Replay a tape", "R", Some(Screen::Replay));
-                entry(ui, "Quit", "Q", None);
-                ui.add_space(16.0);
-                ui.label(
-                    RichText::new(format!(
-                        "{finished} of {} levels finished · press ? in a level for the keys",
-                        campaign.levels.len()
-                    ))
-                    .size(theme::SMALL)
-                    .color(theme::TEXT_DIM),
-                );
-                if let Some(notice) = &progress.notice {
-                    ui.add_space(8.0);
+            // A short screen (a projector at presenter zoom is 411 points tall) gets less air
+            // above a smaller title, and the menu scrolls rather than run off the bottom.
+            let short = area.height() < 600.0;
+            let (top_space, title_size) = if short {
+                (8.0, 48.0)
+            } else {
+                (area.height() * 0.16, 72.0)
+            };
+            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+                ui.vertical_centered(|ui| {
+                    ui.add_space(top_space);
+                    ui.label(RichText::new("TWICE").size(title_size).strong().color(theme::CREW));
                     ui.label(
-                        RichText::new(format!("⚠ {notice}"))
-                            .size(theme::SMALL)
-                            .color(theme::WARN),
+                        RichText::new("a heist game about side effects that must happen once")
+                            .size(theme::HEADING)
+                            .color(theme::TEXT_DIM),
                     );
-                }
+                    ui.add_space(if short { 8.0 } else { 18.0 });
+                    ui.label(
+                        RichText::new(
+                            "Penny is a refund bot. Your crew wants her to pay a customer twice.\n\
+                         Lose her messages, crash her workers, start a twin — and watch the runtime's guards hold.",
+                        )
+                        .size(theme::BODY + 1.0)
+                        .color(theme::TEXT),
+                    );
+                    ui.add_space(if short { 12.0 } else { 28.0 });
+                    let width = 300.0;
+                    let mut entry = |ui: &mut egui::Ui, label: &str, key: &str, screen: Option<Screen>| {
+                        let button = egui::Button::new(RichText::new(label).size(theme::HEADING))
+                            .shortcut_text(RichText::new(key).monospace().color(theme::TEXT_FAINT))
+                            .min_size(egui::vec2(width, 38.0));
+                        if ui.add(button).clicked() {
+                            go = Some(screen);
+                        }
+                        ui.add_space(4.0);
+                    };
+                    entry(ui, "▶  Play the campaign", "Enter", Some(Screen::LevelSelect));
+                    entry(ui, "⚙  Sandbox: any level, any guards", "S", Some(Screen::Sandbox));
+                    entry(ui, "📼  Replay a tape", "R", Some(Screen::Replay));
+                    entry(ui, "Quit", "Q", None);
+                    ui.add_space(16.0);
+                    ui.label(
+                        RichText::new(format!(
+                            "{finished} of {} levels finished · press ? in a level for the keys",
+                            campaign.levels.len()
+                        ))
+                        .size(theme::SMALL)
+                        .color(theme::TEXT_DIM),
+                    );
+                    if let Some(notice) = &progress.notice {
+                        ui.add_space(8.0);
+                        ui.label(
+                            RichText::new(format!("⚠ {notice}"))
+                                .size(theme::SMALL)
+                                .color(theme::WARN),
+                        );
+                    }
+                });
             });
         });
     if ui::pressed(context, egui::Key::Enter) {

@@ -105,9 +105,20 @@ fn spawn_state(mut commands: Commands, presenter: Res<Presenter>) {
     ));
 }
 
-/// Width of the left column (task, guards, checkpoints) and the right one (ledger, operator).
+/// Width of the left column (task, guards, checkpoints) and the right one (ledger, operator)
+/// on a 1280-point screen; narrower screens get narrower columns ([`side_widths`]).
 const LEFT_WIDTH: f32 = 256.0;
 const RIGHT_WIDTH: f32 = 410.0;
+/// Below this many points of width (a projector at presenter zoom is 731), the side columns
+/// and the presenter notes take turns.
+const SIDE_COLUMNS_AND_NOTES_WIDTH_MIN: f32 = 1000.0;
+
+/// The left and right columns' widths on a screen this many points wide: their full widths
+/// from 1280 points up, in proportion below, never so narrow their tables stop making sense.
+fn side_widths(screen_width: f32) -> (f32, f32) {
+    let share = (screen_width / 1280.0).min(1.0);
+    ((LEFT_WIDTH * share).max(170.0), (RIGHT_WIDTH * share).max(300.0))
+}
 /// Height of the timeline along the bottom, at most.
 const TIMELINE_HEIGHT: f32 = 222.0;
 
@@ -160,7 +171,7 @@ fn draw(
     draw_notes(&mut root, &session, &campaign, level_ui);
     if level_ui.side_panels {
         egui::Panel::right("level-right")
-            .exact_size(RIGHT_WIDTH)
+            .exact_size(side_widths(context.viewport_rect().width()).1)
             .resizable(false)
             .frame(
                 egui::Frame::new()
@@ -204,9 +215,11 @@ fn draw(
                 intents.push(Intent::Rewind { phase });
             }
         });
-    if level_ui.side_panels {
+    // On a narrow screen only the right column (the ledger and the console) joins the stage:
+    // with both, the stage would be too narrow to draw Penny, the wire and billing apart.
+    if level_ui.side_panels && context.viewport_rect().width() >= SIDE_COLUMNS_AND_NOTES_WIDTH_MIN {
         egui::Panel::left("level-left")
-            .exact_size(LEFT_WIDTH)
+            .exact_size(side_widths(context.viewport_rect().width()).0)
             .resizable(false)
             .frame(
                 egui::Frame::new()
@@ -535,11 +548,20 @@ fn keyboard(
     if ui::pressed(context, Key::B) {
         level_ui.rulebook = !level_ui.rulebook;
     }
+    let narrow = context.viewport_rect().width() < SIDE_COLUMNS_AND_NOTES_WIDTH_MIN;
     if ui::pressed(context, Key::P) {
         level_ui.side_panels = !level_ui.side_panels;
+        // On a narrow screen the side columns and the notes take turns: all three would
+        // leave the stage no room at all.
+        if narrow && level_ui.side_panels {
+            level_ui.notes = false;
+        }
     }
     if ui::pressed(context, Key::N) {
         level_ui.notes = !level_ui.notes;
+        if narrow && level_ui.notes {
+            level_ui.side_panels = false;
+        }
     }
     if ui::pressed(context, Key::H) {
         intents.push(Intent::OpenHint);

@@ -285,7 +285,7 @@ fn draw_message(
         Direction::Request => -8.0,
         Direction::Response => 8.0,
     };
-    let label_x = x.clamp(left + 50.0, right - 50.0);
+    let label_x = label_x(x, left, right);
     painter.text(
         egui::pos2(label_x, lane_y + offset),
         anchor,
@@ -293,6 +293,18 @@ fn draw_message(
         FontId::proportional(10.5),
         label_color,
     );
+}
+
+/// Where a message's label is centred: over the envelope, kept half a label's width inside
+/// the wire; a wire too short for that (a narrow stage at presenter zoom with the side columns
+/// shown) centres it on the wire.
+fn label_x(x: f32, left: f32, right: f32) -> f32 {
+    const HALF_LABEL_WIDTH: f32 = 50.0;
+    if right - left > 2.0 * HALF_LABEL_WIDTH {
+        x.clamp(left + HALF_LABEL_WIDTH, right - HALF_LABEL_WIDTH)
+    } else {
+        (left + right) / 2.0
+    }
 }
 
 fn answer_words(answer: &Answer) -> String {
@@ -440,6 +452,16 @@ mod tests {
             at_ms: 0,
             reverses: None,
         }
+    }
+
+    #[test]
+    fn a_message_label_stays_on_a_wire_of_any_width() {
+        assert_eq!(label_x(10.0, 0.0, 400.0), 50.0);
+        assert_eq!(label_x(200.0, 0.0, 400.0), 200.0);
+        assert_eq!(label_x(390.0, 0.0, 400.0), 350.0);
+        // Narrower than a label, or not there at all: centred, never a panic.
+        assert_eq!(label_x(30.0, 0.0, 60.0), 30.0);
+        assert_eq!(label_x(30.0, 100.0, 40.0), 70.0);
     }
 
     #[test]
