@@ -32,10 +32,13 @@ fn draw(
         .frame(egui::Frame::new().fill(theme::BACKGROUND))
         .show(&mut root, |ui| {
             let area = ui.max_rect();
-            paint_backdrop(ui.painter(), area);
             // A short screen (a projector at presenter zoom is 411 points tall) gets less air
             // above a smaller title, and the menu scrolls rather than run off the bottom.
             let short = area.height() < 600.0;
+            // The two coins sit in the air above the title, which a short screen does not have.
+            if !short {
+                paint_backdrop(ui.painter(), area);
+            }
             let (top_space, title_size) = if short {
                 (8.0, 48.0)
             } else {
