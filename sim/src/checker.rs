@@ -30,7 +30,8 @@ pub enum Outcome {
     PaidTwice,
     /// Less landed than was owed, and nothing is flagged as unknown.
     NotPaidButOwed,
-    /// Not (fully) paid, but the run honestly waits: on a call still unknown, or for a person.
+    /// Not (fully) paid, but flagged: the run honestly waits on a call still unknown or for a
+    /// person, or it failed at this step (or before it) and says so.
     UnknownFlagged,
     /// Exactly what was owed.
     PaidOnce,
@@ -191,6 +192,23 @@ pub struct CreditOrigin {
     pub key: String,
 }
 
+/// Which workflow node a run belongs to: a level's run is its own node's first run (retry
+/// 0); a fresh run the node's `recovery_policy: retry` started is retry 1, 2, …
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunNode {
+    /// The level's run (its script) this run carries out.
+    pub node: String,
+    pub retry: u32,
+}
+
+/// Every run started, by id → its node. A run missing here is its own node's first run.
+pub type RunNodes = BTreeMap<String, RunNode>;
+
+/// The node a run belongs to.
+pub fn node_of<'a>(nodes: &'a RunNodes, run: &'a str) -> &'a str {
+    nodes.get(run).map_or(run, |node| node.node.as_str())
+}
+
 /// What the checker reads.
 #[derive(Debug)]
 pub struct CheckInput<'a> {
@@ -207,6 +225,8 @@ pub struct CheckInput<'a> {
     /// Which (run, item) each key served, as the workers reserved them (for drawing only).
     pub call_items: &'a BTreeMap<String, BTreeSet<(String, u32)>>,
     pub compensations: &'a [CompensationLog],
+    /// The runs started and their workflow nodes (fresh runs of a retried node included).
+    pub nodes: &'a RunNodes,
 }
 
 /// One credit the script owes.
@@ -221,8 +241,10 @@ struct Owed<'a> {
 
 pub fn judge(input: &CheckInput<'_>) -> Verdict {
     let waiting = waiting_runs(input);
+    let waiting_nodes: BTreeSet<&str> = waiting.iter().map(|run| node_of(input.nodes, *run)).collect();
+    let failed_at = failed_nodes(input);
     let mut owed = owed_credits(input.level);
-    match_money(input.billing, input.effects, &mut owed);
+    match_money(input.billing, input.effects, input.nodes, &mut owed);
     let credits: Vec<CreditVerdict> = owed
         .iter()
         .map(|item| {
@@ -230,7 +252,14 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
                 Outcome::PaidTwice
             } else if item.net_cents == item.owed_cents {
                 Outcome::PaidOnce
-            } else if waiting.contains(item.run) {
+            } else if waiting_nodes.contains(item.run)
+                || failed_at
+                    .get(item.run)
+                    .is_some_and(|failed_item| item.item >= *failed_item)
+            {
+                // The run waits, or failed at this step or before it and says so: a person
+                // looking at it sees this step was never done. A step the run got past and
+                // then lost (a reflex void) is not flagged by anything.
                 Outcome::UnknownFlagged
             } else {
                 Outcome::NotPaidButOwed
@@ -317,7 +346,7 @@ fn owed_credits(level: &Level) -> Vec<Owed<'_>> {
 /// other credit to the account's first item. A reversal takes back from the item its credit
 /// went to, and a reversal of nothing (a blind void) from the account's first item that holds
 /// money.
-fn match_money(billing: &Billing, effects: &BTreeMap<String, CreditOrigin>, owed: &mut [Owed<'_>]) {
+fn match_money(billing: &Billing, effects: &BTreeMap<String, CreditOrigin>, nodes: &RunNodes, owed: &mut [Owed<'_>]) {
     let mut item_of_credit: BTreeMap<&str, usize> = BTreeMap::new();
     for entry in &billing.entries {
         let on_account: Vec<usize> = (0..owed.len())
@@ -338,7 +367,7 @@ fn match_money(billing: &Billing, effects: &BTreeMap<String, CreditOrigin>, owed
                     let of_its_run: Vec<usize> = same_amount
                         .iter()
                         .copied()
-                        .filter(|index| owed[*index].run == origin.run)
+                        .filter(|index| owed[*index].run == node_of(nodes, &origin.run))
                         .collect();
                     if !of_its_run.is_empty() {
                         same_amount = of_its_run;
@@ -397,6 +426,29 @@ fn waiting_runs<'a>(input: &'a CheckInput<'_>) -> BTreeSet<&'a str> {
             .map(|entry| entry.run_id.as_str()),
     );
     waiting
+}
+
+/// The nodes whose last run failed, each with the item (step) it failed at: the run's own
+/// checkpoint says where it stopped. A node whose failed run was started again is judged by
+/// its newest run.
+fn failed_nodes<'a>(input: &'a CheckInput<'_>) -> BTreeMap<&'a str, u32> {
+    let mut newest: BTreeMap<&str, (u32, &Checkpoint)> = BTreeMap::new();
+    for checkpoint in input.checkpoints {
+        let run = checkpoint.run_id.as_str();
+        let retry = input.nodes.get(run).map_or(0, |node| node.retry);
+        let node = node_of(input.nodes, run);
+        if newest.get(node).is_none_or(|(newest_retry, _)| retry >= *newest_retry) {
+            newest.insert(node, (retry, checkpoint));
+        }
+    }
+    newest
+        .into_iter()
+        .filter(|(_, (_, checkpoint))| checkpoint.status == "failed")
+        .filter_map(|(node, (_, checkpoint))| {
+            let state = RunState::from_json(&checkpoint.state).ok()?;
+            Some((node, state.item))
+        })
+        .collect()
 }
 
 fn violations(input: &CheckInput<'_>) -> Vec<Violation> {

@@ -13,7 +13,7 @@ use crate::checker::{Outcome, Verdict};
 use crate::level::{Level, Play};
 use crate::runtime::guards::Guard;
 use crate::runtime::worker::GuardNote;
-use crate::simulator::{Actor, Simulation, WAIT_FOR_ANSWER, dollars};
+use crate::simulator::{Actor, FailedRun, Simulation, WAIT_FOR_ANSWER, dollars};
 
 /// The most sentences a diagnosis holds: it is read in a glance, not studied.
 pub const DIAGNOSIS_SENTENCES_MAX: usize = 3;
@@ -143,6 +143,15 @@ pub fn of(simulation: &Simulation, verdict: &Verdict) -> Debrief {
     let standing = Standing::of(level, verdict, cards_left);
     let phases = simulation.phase();
     let mut diagnosis = vec![money_sentence(simulation, verdict)];
+    // A run that failed changes what the money means: say what followed it.
+    if let Some(failed) = simulation.failed_runs().first() {
+        let landed = simulation
+            .effects()
+            .values()
+            .filter(|origin| origin.run == failed.run)
+            .count();
+        diagnosis.push(failed_run_sentence(failed, landed));
+    }
     match standing {
         Standing::HeistWorked => {}
         Standing::HeldAgainstTheWholeHand | Standing::HeldWithCardsLeft { .. } => {
@@ -155,7 +164,10 @@ pub fn of(simulation: &Simulation, verdict: &Verdict) -> Debrief {
                 ));
             }
         }
-        Standing::HeistFailed => diagnosis.extend(why_it_failed(simulation)),
+        Standing::HeistFailed => {
+            let explained = !simulation.failed_runs().is_empty();
+            diagnosis.extend(why_it_failed(simulation, explained));
+        }
     }
     diagnosis.truncate(DIAGNOSIS_SENTENCES_MAX);
     let headline = match standing {
@@ -243,6 +255,11 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
             "Billing paid {owner} {}, exactly what was owed ({landed} credit(s){reversed}).",
             dollars(net)
         ),
+        Outcome::UnknownFlagged if verdict.waiting.is_empty() && !simulation.failed_runs().is_empty() => format!(
+            "{owner} has {} of the {} owed, and the run that should have paid failed and says so: a person sees it and nothing is hidden.",
+            dollars(net),
+            dollars(owed)
+        ),
         Outcome::UnknownFlagged => format!(
             "{owner} has {} of the {} owed, and the run waits honestly for someone to find out what happened.",
             dollars(net),
@@ -254,6 +271,35 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
             dollars(owed)
         ),
     }
+}
+
+/// What followed a run's failure: what had landed, what the runtime undid by reflex, and the
+/// fresh run a workflow's retry started. `landed`: the credits billing applied for the run's calls.
+pub fn failed_run_sentence(failed: &FailedRun, landed: usize) -> String {
+    let step = failed.item.saturating_add(1);
+    let mut sentence = format!("Run {} failed at step {step}", failed.run);
+    if !failed.compensated.is_empty() {
+        sentence.push_str(&format!(
+            ", and the runtime compensated {} by reflex, though the later failure made none of it wrong",
+            failed.compensated.join(", ")
+        ));
+    } else if landed == 0 {
+        sentence.push_str(", before anything of it had landed in billing");
+        if failed.fresh_run.is_none() {
+            sentence.push_str(": there was nothing to undo");
+        }
+    } else if failed.took_effect == 0 {
+        sentence.push_str(", after billing had applied a credit the run never heard about");
+    } else {
+        sentence.push_str(", and what took effect before it still stands");
+    }
+    match &failed.fresh_run {
+        Some(fresh) => sentence.push_str(&format!(
+            "; its workflow then started a fresh run, {fresh}, which makes every call again under new keys."
+        )),
+        None => sentence.push('.'),
+    }
+    sentence
 }
 
 fn guard_sentence(note: &GuardNote) -> String {
@@ -268,7 +314,8 @@ fn guard_sentence(note: &GuardNote) -> String {
 }
 
 /// Why a failed heist failed: a guard that held, or why the moves changed nothing.
-fn why_it_failed(simulation: &Simulation) -> Vec<String> {
+/// `explained`: the diagnosis already says what happened to the run (it failed).
+fn why_it_failed(simulation: &Simulation, explained: bool) -> Vec<String> {
     let played = simulation.played();
     if played.is_empty() {
         return vec!["You played no card, so nothing disturbed Penny: every card here needs its moment.".into()];
@@ -285,7 +332,7 @@ fn why_it_failed(simulation: &Simulation) -> Vec<String> {
     if let Some(note) = telling_note(simulation) {
         sentences.push(guard_sentence(note));
     }
-    if sentences.is_empty() {
+    if sentences.is_empty() && !explained {
         sentences.push(
             "Nothing held, but no move landed where the money moves: look at when billing applies the credit and when its answer travels."
                 .into(),

@@ -492,9 +492,16 @@ impl ScheduleSpace {
                 .map_or(0, |allowance| allowance.count)
         };
         let runs: Vec<String> = level.runs.iter().map(|run| run.id.clone()).collect();
-        // Every crash can bring a restart and every duplicate a twin.
-        let workers_max = (runs.len() as u32 + count_of(CardKind::CrashWorker) + count_of(CardKind::DuplicateWorker))
-            .min(WORKERS_MAX);
+        // Every crash can bring a restart, every duplicate a twin, and every failed run a
+        // fresh one while its workflow node has retries left.
+        let retries = if level.workflow.retries() {
+            level.workflow.retries_max
+        } else {
+            0
+        };
+        let workers_max =
+            (runs.len() as u32 * (1 + retries) + count_of(CardKind::CrashWorker) + count_of(CardKind::DuplicateWorker))
+                .min(WORKERS_MAX);
         let mut space = ScheduleSpace {
             level: level.clone(),
             guards,
@@ -532,9 +539,13 @@ impl ScheduleSpace {
         })?;
         let mut keys: BTreeSet<String> = records.into_iter().map(|record| record.key.to_string()).collect();
         // The per-call keys of every call, and of a repeat or two (a model that calls again).
+        // A workflow's fresh runs make their own keys: an operator may name those too.
         for run in &level.runs {
-            for call_number in 1..=run.calls.len() + 2 {
-                keys.insert(format!("{}:c{call_number}", run.id));
+            let fresh_runs = (1..=retries).map(|retry| crate::runtime::workflow::retry_run_id(&run.id, retry));
+            for run_id in std::iter::once(run.id.clone()).chain(fresh_runs) {
+                for call_number in 1..=run.calls.len() + 2 {
+                    keys.insert(format!("{run_id}:c{call_number}"));
+                }
             }
         }
         space.keys = keys.into_iter().collect();

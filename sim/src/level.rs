@@ -12,6 +12,7 @@ use crate::model::{ModelPolicy, RunScript};
 use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::rules::Status;
 use crate::runtime::tool::{Operation, ToolDeclaration};
+use crate::runtime::workflow::Workflow;
 
 /// The most phases any level may run (a limit on everything).
 pub const PHASES_MAX: u32 = 100_000;
@@ -228,6 +229,9 @@ pub struct Level {
     pub tools: Vec<ToolDeclaration>,
     #[serde(default)]
     pub model: ModelPolicy,
+    /// The workflow node around each run: whether a failed run is started again as a fresh run.
+    #[serde(default, skip_serializing_if = "is_default_workflow")]
+    pub workflow: Workflow,
     pub runs: Vec<RunScript>,
     #[serde(default)]
     pub guards: Guards,
@@ -237,6 +241,10 @@ pub struct Level {
     pub goal: Outcome,
     #[serde(default = "default_max_phases")]
     pub max_phases: u32,
+}
+
+fn is_default_workflow(workflow: &Workflow) -> bool {
+    *workflow == Workflow::default()
 }
 
 /// A player's move, as the game sends it and a tape stores it (tape format version 2).
@@ -693,6 +701,9 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
             0,
             format!("max_phases must be 1 to {PHASES_MAX}, not {}", level.max_phases),
         );
+    }
+    if let Some(problem) = level.workflow.problem() {
+        return error("workflow", 0, problem);
     }
     if level.world.timeout_ms == 0 {
         return error("timeout_ms", 0, "timeout_ms must be positive".into());

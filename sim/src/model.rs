@@ -14,6 +14,9 @@ pub enum OnFailed {
     GiveUp,
     /// Calls the tool again: a new tool call, so a new key. To the model, that's diligence.
     CallAgain,
+    /// Gives up on the run: the run ends failed instead of moving on (and its workflow node
+    /// may start it again as a fresh run).
+    FailRun,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,6 +130,13 @@ pub fn decide(
                 && next.calls_for_item < policy.max_calls_per_item
         }
     };
+    if let Some(told) = next.last_told.as_ref().filter(|told| !repeat && told.nothing_stands())
+        && policy.on_failed == OnFailed::FailRun
+    {
+        // The state is the one the model was given: the run fails at this item.
+        let reason = format!("Penny gave up on step {}: told \"{}\"", next.item + 1, told.describe());
+        return Ok((Decision::FailRun { reason }, next, used_card));
+    }
     if next.last_told.is_some() && !repeat {
         next.item = next.item.checked_add(1).ok_or(at_limit("item", next.item))?;
         next.calls_for_item = 0;
@@ -277,6 +287,40 @@ mod tests {
         satisfied.tell(&first, Told::Result { result: "ok".into() });
         let (done, _, used) = decide(&script(), &ModelPolicy::default(), &satisfied, card).unwrap();
         assert_eq!((done, used), (Decision::Done, false));
+    }
+
+    #[test]
+    fn told_failed_a_model_that_fails_runs_gives_up_on_the_run_at_that_item() {
+        let policy = ModelPolicy {
+            on_failed: OnFailed::FailRun,
+            ..ModelPolicy::default()
+        };
+        let (decision, mut state, _) = decide(&script(), &policy, &RunState::default(), Nudge::default()).unwrap();
+        let call = call_of(&decision).clone();
+        let mut succeeded = state.clone();
+        state.tell(
+            &call,
+            Told::Failed {
+                reason: "not attempted".into(),
+            },
+        );
+        let (gave_up, after, _) = decide(&script(), &policy, &state, Nudge::default()).unwrap();
+        assert!(
+            matches!(&gave_up, Decision::FailRun { reason } if reason.contains("step 1")),
+            "{gave_up:?}"
+        );
+        assert_eq!(after.item, 0, "the run fails at the item it was on");
+        // The card still makes her call again, whatever her policy.
+        let card = Nudge {
+            replays: 0,
+            call_again: Some(false),
+        };
+        let (again, _, used) = decide(&script(), &policy, &state, card).unwrap();
+        assert!(used && matches!(again, Decision::Call(_)));
+        // A call that took effect never fails the run.
+        succeeded.tell(&call, Told::Result { result: "ok".into() });
+        let (done, _, _) = decide(&script(), &policy, &succeeded, Nudge::default()).unwrap();
+        assert_eq!(done, Decision::Done);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The rulebook: the runtime's three decision tables (`runtime/rules.rs`) as a player reads
+//! The rulebook: the runtime's four decision tables (`runtime/rules.rs`) as a player reads
 //! them beside the attack, as The Deadlock Empire shows its threads. Each row says when it
 //! fires and what the runtime then does; a row a guard provides is struck through when that
 //! guard is off; and the rows that fired in a run are lit from the simulator's record of them
@@ -7,10 +7,10 @@
 use serde::Serialize;
 
 use crate::runtime::guards::{Guard, Guards};
-use crate::runtime::rules::{Fired, OutcomeAction, ReservationAction, Status, UnknownAction};
+use crate::runtime::rules::{FailedRunAction, Fired, OutcomeAction, ReservationAction, Status, UnknownAction};
 use crate::simulator::{RuleFiring, RuleRow, Simulation};
 
-/// The three tables, in the order a call meets them.
+/// The four tables, in the order a call (and then its run) meets them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Table {
@@ -20,16 +20,19 @@ pub enum Table {
     Outcome,
     /// Table 3: what a run does with a call whose outcome is unknown.
     Unknown,
+    /// Table 4: what is undone when a run fails, and whether its workflow starts it again.
+    FailedRun,
 }
 
 impl Table {
-    pub const ALL: [Table; 3] = [Table::Reservation, Table::Outcome, Table::Unknown];
+    pub const ALL: [Table; 4] = [Table::Reservation, Table::Outcome, Table::Unknown, Table::FailedRun];
 
     pub fn title(self) -> &'static str {
         match self {
             Table::Reservation => "1 · Reservation: what the ledger holds for the key",
             Table::Outcome => "2 · Outcome: how the attempt ended",
             Table::Unknown => "3 · Unknown: what the run does next",
+            Table::FailedRun => "4 · Failed run: what is undone, what starts again",
         }
     }
 
@@ -37,7 +40,7 @@ impl Table {
     pub fn needs(self) -> Option<Guard> {
         match self {
             Table::Reservation => Some(Guard::Ledger),
-            Table::Outcome | Table::Unknown => None,
+            Table::Outcome | Table::Unknown | Table::FailedRun => None,
         }
     }
 }
@@ -61,8 +64,8 @@ const fn row(table: Table, when: &'static str, then: &'static str, live_when: Op
     }
 }
 
-/// Every row of the three tables, table by table.
-pub const ROWS: [Row; 15] = [
+/// Every row of the four tables, table by table.
+pub const ROWS: [Row; 19] = [
     row(Table::Reservation, "no record", "record started; the tool runs", None),
     row(
         Table::Reservation,
@@ -143,6 +146,30 @@ pub const ROWS: [Row; 15] = [
         Some((Guard::PauseOnIndeterminate, true)),
     ),
     row(Table::Unknown, "otherwise", "tell the model the call failed", None),
+    row(
+        Table::FailedRun,
+        "calls of the run took effect",
+        "a naive runtime compensates every one of them",
+        Some((Guard::NoReflexCompensation, false)),
+    ),
+    row(
+        Table::FailedRun,
+        "calls of the run took effect",
+        "nothing is undone by reflex: an operator decides",
+        Some((Guard::NoReflexCompensation, true)),
+    ),
+    row(
+        Table::FailedRun,
+        "workflow recovery_policy: retry, retries left",
+        "start a fresh run: a new run id, new keys, from the first step",
+        None,
+    ),
+    row(
+        Table::FailedRun,
+        "no retries",
+        "the run stays failed for a person to see",
+        None,
+    ),
 ];
 
 impl Row {
@@ -197,6 +224,15 @@ pub fn row_of(firing: &RuleFiring) -> usize {
                     UnknownAction::AskReconcileHook => 0,
                     UnknownAction::Pause => 1,
                     UnknownAction::TellModelFailed => 2,
+                }
+        }
+        RuleRow::Decided(Fired::FailedRunUndo { action, .. } | Fired::Workflow { action, .. }) => {
+            first(Table::FailedRun)
+                + match action {
+                    FailedRunAction::CompensateWhatTookEffect => 0,
+                    FailedRunAction::LeaveToOperator => 1,
+                    FailedRunAction::StartFreshRun { .. } => 2,
+                    FailedRunAction::StayFailed => 3,
                 }
         }
     }

@@ -17,8 +17,10 @@ use twice_sim::replay::{replay_tape, simulation_of};
 use twice_sim::runtime::guards::{Guard, Guards};
 use twice_sim::simulator::SimulationBuilder;
 
-/// The id of the final level, where every guard is on.
+/// The id of the runtime's final level, where every guard is on.
 const VAULT: &str = "vault";
+/// The chapter after the vault: what the runtime's guards do not cover.
+const BEYOND_THE_RUNTIME: &str = "Beyond the runtime";
 
 /// Guards that cannot be load-bearing on their own in the vault, and why. Each is proven in
 /// its own lesson level instead (`lesson_proofs`).
@@ -203,8 +205,21 @@ fn the_campaign_is_big_enough_and_its_level_select_is_consistent() {
         campaign.levels[0].level.requires.is_empty(),
         "the first level must be open from the start"
     );
-    let last = campaign.levels.last().expect("levels");
-    assert_eq!(last.level.id, VAULT, "the vault comes last");
+    // The vault ends the runtime's chapters; only the chapter about what lies beyond the
+    // runtime (the workflow around it) comes after it.
+    let vault_at = campaign
+        .levels
+        .iter()
+        .position(|loaded| loaded.level.id == VAULT)
+        .expect("the vault");
+    let vault_chapter = campaign.levels[vault_at].level.chapter;
+    for loaded in &campaign.levels[vault_at + 1..] {
+        assert!(
+            loaded.level.chapter > vault_chapter && loaded.level.chapter_title == BEYOND_THE_RUNTIME,
+            "`{}` comes after the vault outside \"{BEYOND_THE_RUNTIME}\"",
+            loaded.level.id
+        );
+    }
 }
 
 /// How a briefing names a guard that is off, in the player's words.

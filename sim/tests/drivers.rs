@@ -55,6 +55,7 @@ fn level_of(run_id: &str) -> Level {
         },
         tools: script::tools(),
         model: script::model_policy(),
+        workflow: Default::default(),
         runs: vec![script::script_for(run_id)],
         guards: Guards::all_on(),
         cards: Vec::new(),

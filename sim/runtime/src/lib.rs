@@ -10,6 +10,7 @@
 //!   The simulator and the `twice-sim worker` process call it and handle only what is theirs:
 //!   time, the network, the model and the process.
 //! - [`operator`]: resolve and compensate, the one implementation for every console.
+//! - [`workflow`]: the workflow node around a run: whether a failed run is started again.
 //!
 //! Nothing here reads the wall clock, waits, or iterates a hash map (the crate's
 //! `clippy.toml` makes the compiler check it): the time is always given as `now_ms`.
@@ -26,6 +27,7 @@ pub mod run;
 pub mod sqlite_file;
 pub mod tool;
 pub mod worker;
+pub mod workflow;
 
 pub use answer::ToolAnswer;
 pub use guards::{Guard, Guards};

@@ -3,10 +3,12 @@
 //! 1. Reservation: ledger status × side effect → what the call does.
 //! 2. Outcome: side effect × how the attempt ended → new status, retry or not.
 //! 3. Unknown: what a run does with a call whose outcome is unknown.
+//! 4. Failed run: what the runtime undoes when a run fails, and what its workflow node does.
 
 use serde::{Deserialize, Serialize};
 
 use super::tool::SideEffect;
+use super::workflow::RecoveryPolicy;
 
 /// A tool execution's status in the ledger.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -191,7 +193,41 @@ pub fn unknown_action(hook_available: bool, hook_already_asked: bool, pause: boo
     }
 }
 
-/// A row of table 2 or 3 as it fired, with the inputs that chose it: what a worker decided,
+/// Table 4 — a run that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailedRunAction {
+    /// A naive runtime (guard `no_reflex_compensation` off) compensates every call of the run
+    /// that took effect: the saga reflex.
+    CompensateWhatTookEffect,
+    /// The runtime never compensates by itself: what took effect stands until someone who can
+    /// check the other system decides.
+    LeaveToOperator,
+    /// `recovery_policy: retry` with retries left: the node starts fresh run number `retry`
+    /// (a new run id, so new keys, from the script's first step).
+    StartFreshRun { retry: u32 },
+    /// The run stays failed; a person looks.
+    StayFailed,
+}
+
+/// Table 4, the runtime's half: a run failed with `took_effect` calls that have a
+/// compensation and took effect. `None`: there is nothing to undo or leave.
+pub fn failed_run_undo(took_effect: u32, reflex: bool) -> Option<FailedRunAction> {
+    match (took_effect, reflex) {
+        (0, _) => None,
+        (_, true) => Some(FailedRunAction::CompensateWhatTookEffect),
+        (_, false) => Some(FailedRunAction::LeaveToOperator),
+    }
+}
+
+/// Table 4, the workflow node's half: run number `retry` of the node (0: its first run) failed.
+pub fn workflow_action(policy: RecoveryPolicy, retry: u32, retries_max: u32) -> FailedRunAction {
+    match policy {
+        RecoveryPolicy::Retry if retry < retries_max => FailedRunAction::StartFreshRun { retry: retry + 1 },
+        RecoveryPolicy::Retry | RecoveryPolicy::Fail => FailedRunAction::StayFailed,
+    }
+}
+
+/// A row of table 2, 3 or 4 as it fired, with the inputs that chose it: what a worker decided,
 /// recorded so a rulebook beside a run can light the row (table 1's rows come back from the
 /// ledger's reservation, which carries its action).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -208,6 +244,19 @@ pub enum Fired {
         hook_already_asked: bool,
         pause: bool,
         action: UnknownAction,
+    },
+    /// Table 4, the runtime's half (a worker decided it).
+    FailedRunUndo {
+        took_effect: u32,
+        reflex: bool,
+        action: FailedRunAction,
+    },
+    /// Table 4, the workflow node's half (the supervisor decided it).
+    Workflow {
+        policy: RecoveryPolicy,
+        retry: u32,
+        retries_max: u32,
+        action: FailedRunAction,
     },
 }
 
@@ -335,6 +384,34 @@ mod tests {
         assert_eq!(unknown_action(true, false, false), UnknownAction::AskReconcileHook);
         assert_eq!(unknown_action(true, true, true), UnknownAction::Pause);
         assert_eq!(unknown_action(false, false, false), UnknownAction::TellModelFailed);
+    }
+
+    #[test]
+    fn a_failed_run_is_undone_only_by_a_naive_runtime() {
+        assert_eq!(failed_run_undo(0, true), None);
+        assert_eq!(failed_run_undo(0, false), None);
+        assert_eq!(
+            failed_run_undo(2, true),
+            Some(FailedRunAction::CompensateWhatTookEffect)
+        );
+        assert_eq!(failed_run_undo(1, false), Some(FailedRunAction::LeaveToOperator));
+    }
+
+    #[test]
+    fn a_workflow_retries_a_failed_run_as_a_fresh_run_until_its_retries_run_out() {
+        assert_eq!(
+            workflow_action(RecoveryPolicy::Retry, 0, 2),
+            FailedRunAction::StartFreshRun { retry: 1 }
+        );
+        assert_eq!(
+            workflow_action(RecoveryPolicy::Retry, 1, 2),
+            FailedRunAction::StartFreshRun { retry: 2 }
+        );
+        assert_eq!(
+            workflow_action(RecoveryPolicy::Retry, 2, 2),
+            FailedRunAction::StayFailed
+        );
+        assert_eq!(workflow_action(RecoveryPolicy::Fail, 0, 2), FailedRunAction::StayFailed);
     }
 
     #[test]

@@ -108,6 +108,10 @@ pub struct RunState {
     pub pending: Option<ToolCall>,
     /// What the model has been told, oldest first.
     pub transcript: Vec<(String, Told)>,
+    /// The calls the model was told took effect, oldest first: what a naive runtime undoes
+    /// when the run fails (guard `no_reflex_compensation` off). Absent in older checkpoints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub took_effect: Vec<ToolCall>,
 }
 
 impl Default for RunState {
@@ -120,6 +124,7 @@ impl Default for RunState {
             last_told: None,
             pending: None,
             transcript: Vec::new(),
+            took_effect: Vec::new(),
         }
     }
 }
@@ -139,6 +144,12 @@ impl RunState {
             self.transcript.remove(0);
         }
         self.transcript.push((call.id.clone(), told.clone()));
+        if matches!(told, Told::Result { .. }) && !self.took_effect.iter().any(|done| done.id == call.id) {
+            if self.took_effect.len() >= TRANSCRIPT_MAX {
+                self.took_effect.remove(0);
+            }
+            self.took_effect.push(call.clone());
+        }
         self.last_told = Some(told);
     }
 }
@@ -148,4 +159,8 @@ impl RunState {
 pub enum Decision {
     Call(ToolCall),
     Done,
+    /// The model gives up on the run (its policy `on_failed: fail_run`): the run ends failed.
+    FailRun {
+        reason: String,
+    },
 }

@@ -14,8 +14,8 @@ use crate::guards::{Guard, Guards};
 use crate::key::{IdempotencyKey, KeyScheme};
 use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
 use crate::rules::{
-    AttemptEnd, Fired, OutcomeAction, ReservationAction, Status, UnknownAction, outcome_action, reservation_action,
-    unknown_action,
+    AttemptEnd, FailedRunAction, Fired, OutcomeAction, ReservationAction, Status, UnknownAction, failed_run_undo,
+    outcome_action, reservation_action, unknown_action,
 };
 use crate::run::{Decision, RunState, RunStatus, Told, ToolCall};
 use crate::tool::{SideEffect, ToolDeclaration};
@@ -267,6 +267,9 @@ pub enum Held {
     Reconciled,
     /// `no_reflex_compensation`: an unknown or failed call was not compensated by the runtime.
     NotCompensated,
+    /// `no_reflex_compensation`: the run failed, and the calls of it that took effect (these
+    /// keys) were left standing for an operator to decide, not compensated by the runtime.
+    FailedRunNotUndone { keys: Vec<String> },
     /// `checkpoint_version`: the reservation was fenced on the checkpoint version; stood down before sending.
     StoodDownBeforeSending { expected: u32, found: u32 },
     /// `checkpoint_version`: a stale save; stood down.
@@ -326,6 +329,15 @@ struct CallContext {
     compensated: bool,
 }
 
+/// A naive runtime undoing a failed run (guard `no_reflex_compensation` off): the calls
+/// that took effect and have a compensation, compensated one at a time, then the run is
+/// saved failed.
+#[derive(Clone, Debug)]
+struct RunUndo {
+    reason: String,
+    left: Vec<(IdempotencyKey, ToolCall)>,
+}
+
 /// Why a call could not be begun.
 enum CallRefused {
     UnknownTool(String),
@@ -343,6 +355,10 @@ pub struct Worker {
     loaded_at_ms: u64,
     run: RunState,
     call: Option<CallContext>,
+    /// Set while a naive runtime compensates a failed run's effects.
+    undoing: Option<RunUndo>,
+    /// The calls this worker compensated by reflex because the run failed, oldest first.
+    undone_on_failure: Vec<IdempotencyKey>,
     after_save: AfterSave,
     notes: Vec<GuardNote>,
     /// The rows of the decision tables that fired, oldest first (taken by the driver).
@@ -359,6 +375,8 @@ impl Worker {
             loaded_at_ms: 0,
             run: RunState::default(),
             call: None,
+            undoing: None,
+            undone_on_failure: Vec::new(),
             after_save: AfterSave::AskModel,
             notes: Vec::new(),
             fired: Vec::new(),
@@ -394,6 +412,12 @@ impl Worker {
         self.call
             .as_ref()
             .map(|context| (&context.call, &context.key, context.attempt))
+    }
+
+    /// The calls this worker compensated by reflex when the run failed (guard
+    /// `no_reflex_compensation` off), oldest first.
+    pub fn undone_on_failure(&self) -> &[IdempotencyKey] {
+        &self.undone_on_failure
     }
 
     /// The attempt whose answer the worker is waiting for.
@@ -542,6 +566,7 @@ impl Worker {
             }
             Input::Reconciled(Reconciled::Unknown) => self.unknown(),
             Input::Reconciled(Reconciled::AlreadySettled(record)) => self.truth_or_unknown(Some(*record)),
+            Input::Compensated if self.undoing.is_some() => self.undo_next(),
             Input::Compensated if self.context().recovered => self.tell(Told::Compensated),
             Input::Compensated => self.tell(Told::Failed {
                 reason: "the outcome was unknown; reported as failed and compensated".into(),
@@ -672,6 +697,7 @@ impl Worker {
                 self.run.status = RunStatus::Completed;
                 self.save(AfterSave::Exit)
             }
+            Decision::FailRun { reason } => self.fail_run(reason),
             Decision::Call(call) => {
                 if let Err(refused) = self.begin_call(call) {
                     return match refused {
@@ -1125,9 +1151,96 @@ impl Worker {
         self.save(AfterSave::AskModel)
     }
 
+    /// The run fails. Table 4: whatever of it took effect is compensated by reflex (a naive
+    /// runtime) or left standing for an operator (the runtime cannot tell whether a failure
+    /// later in the run makes an earlier effect wrong); then the run is saved failed.
     fn fail_run(&mut self, reason: String) -> Option<Command> {
         self.call = None;
         self.run.pending = None;
+        let took_effect = self.compensable_effects();
+        let count = u32::try_from(took_effect.len()).unwrap_or(u32::MAX);
+        let reflex = !self.guard(Guard::NoReflexCompensation);
+        let action = failed_run_undo(count, reflex);
+        if let Some(action) = action {
+            self.fired.push(Fired::FailedRunUndo {
+                took_effect: count,
+                reflex,
+                action,
+            });
+        }
+        match action {
+            Some(FailedRunAction::CompensateWhatTookEffect) => {
+                self.undoing = Some(RunUndo {
+                    reason,
+                    left: took_effect,
+                });
+                self.undo_next()
+            }
+            Some(FailedRunAction::LeaveToOperator) => {
+                let keys: Vec<String> = took_effect.iter().map(|(key, _)| key.to_string()).collect();
+                self.notes.push(GuardNote {
+                    guard: Guard::NoReflexCompensation,
+                    key: keys.first().cloned(),
+                    detail: format!(
+                        "run {} failed, and {} took effect before it; the runtime did not compensate by itself: \
+                         a failure later in the run does not make an earlier effect wrong, and an operator decides",
+                        self.setup.run_id,
+                        keys.join(", ")
+                    ),
+                    held: Held::FailedRunNotUndone { keys },
+                });
+                self.finish_failed(reason)
+            }
+            Some(FailedRunAction::StartFreshRun { .. } | FailedRunAction::StayFailed) | None => {
+                self.finish_failed(reason)
+            }
+        }
+    }
+
+    /// The calls of this run that took effect and have a compensation, with their keys, oldest first.
+    fn compensable_effects(&self) -> Vec<(IdempotencyKey, ToolCall)> {
+        let scheme = if self.guard(Guard::KeyPerCall) {
+            KeyScheme::PerCall
+        } else {
+            KeyScheme::ArgumentsHash
+        };
+        self.run
+            .took_effect
+            .iter()
+            .filter(|call| {
+                self.setup
+                    .tools
+                    .iter()
+                    .any(|tool| tool.name == call.tool && tool.compensation)
+            })
+            .filter_map(|call| {
+                IdempotencyKey::make(
+                    scheme,
+                    &self.setup.run_id,
+                    &call.id,
+                    &call.tool,
+                    &call.arguments.canonical(),
+                )
+                .ok()
+                .map(|key| (key, call.clone()))
+            })
+            .collect()
+    }
+
+    /// The next reflex compensation of a failed run, or, all done, the failed run's save.
+    fn undo_next(&mut self) -> Option<Command> {
+        let undo = self.undoing.as_mut().expect("a failed run is being undone");
+        if undo.left.is_empty() {
+            let reason = self.undoing.take().expect("checked").reason;
+            return self.finish_failed(reason);
+        }
+        let (key, call) = undo.left.remove(0);
+        self.undone_on_failure.push(key.clone());
+        self.state = WorkerState::Recording;
+        Some(Command::Compensate { key, call })
+    }
+
+    fn finish_failed(&mut self, reason: String) -> Option<Command> {
         self.run.status = RunStatus::Failed { reason };
         self.save(AfterSave::Exit)
     }

@@ -321,3 +321,91 @@ fn a_parked_worker_asked_to_look_again_asks_the_hook_anew() {
     let again = worker.handle(310, unknown);
     assert!(matches!(again, Some(Command::Park { .. })), "{again:?}");
 }
+
+/// Drives `c1` to completion and then has the model give up on the run: what the machine
+/// does with the failed run's completed refund under `guards`. Returns the worker, the
+/// compensations the driver was asked for, and the test's ledger.
+fn refund_then_give_up(guards: Guards) -> (Worker, Vec<IdempotencyKey>, Ledger) {
+    let ledger = Ledger::open_memory_store();
+    let observer = ledger.connect_again().unwrap();
+    let setup = WorkerSetup { guards, ..setup() };
+    let mut executor = Executor::new(ledger, &setup);
+    let mut worker = Worker::new(setup);
+    let invoke = start_and_call(&mut worker, &mut executor);
+    let Some(Drive::Send { key: sent, attempt, .. }) = until_driven(&mut worker, &mut executor, Some(invoke), 3) else {
+        panic!("the refund is sent");
+    };
+    let answer = ToolAnswer::Applied {
+        receipt: "credit_id=cr_0001".into(),
+    };
+    let after = worker.handle(
+        4,
+        Input::Response {
+            key: sent,
+            attempt,
+            answer,
+        },
+    );
+    let Some(Drive::AskModel { state }) = until_driven(&mut worker, &mut executor, after, 5) else {
+        panic!("the model hears the refund took effect");
+    };
+    assert_eq!(state.took_effect, vec![call("c1")], "the run knows what took effect");
+    let mut next = worker.handle(
+        6,
+        Input::ModelDecided {
+            decision: Decision::FailRun {
+                reason: "a later step failed".into(),
+            },
+            state,
+        },
+    );
+    let mut compensations = Vec::new();
+    loop {
+        match until_driven(&mut worker, &mut executor, next, 7) {
+            Some(Drive::Undo { key, .. }) => {
+                compensations.push(key.clone());
+                let step = executor.undone(key, "billing posts a reversal", 8).unwrap();
+                let Next::Feed(input) = step.next else {
+                    panic!("the machine hears the compensation")
+                };
+                next = worker.handle(8, input);
+            }
+            Some(Drive::Exit) => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(
+        matches!(&worker.run_state().status, RunStatus::Failed { reason } if reason == "a later step failed"),
+        "{:?}",
+        worker.run_state().status
+    );
+    (worker, compensations, observer)
+}
+
+#[test]
+fn a_naive_runtime_compensates_every_call_of_a_failed_run_that_took_effect() {
+    let naive = Guards::all_on().with(twice_runtime::Guard::NoReflexCompensation, false);
+    let (worker, compensations, observer) = refund_then_give_up(naive);
+    assert_eq!(compensations, vec![key("r1:c1")]);
+    assert_eq!(worker.undone_on_failure(), [key("r1:c1")]);
+    let record = observer.record(&key("r1:c1")).unwrap().expect("a record");
+    assert_eq!(record.status, Status::Compensated, "completed → compensated, by reflex");
+    let checkpoint = observer.load_checkpoint(RUN).unwrap().expect("saved");
+    assert_eq!(checkpoint.status, "failed");
+}
+
+#[test]
+fn the_runtime_leaves_a_failed_runs_effects_for_an_operator() {
+    let (mut worker, compensations, observer) = refund_then_give_up(Guards::all_on());
+    assert!(compensations.is_empty(), "nothing is undone by reflex");
+    let notes = worker.take_notes();
+    assert!(
+        notes.iter().any(|note| note.held
+            == Held::FailedRunNotUndone {
+                keys: vec!["r1:c1".into()]
+            }),
+        "{notes:?}"
+    );
+    let record = observer.record(&key("r1:c1")).unwrap().expect("a record");
+    assert_eq!(record.status, Status::Completed, "the refund stands");
+}

@@ -31,7 +31,7 @@ use serde::Serialize;
 pub use crew::{Armed, WireHit};
 pub use network::{Direction, Message};
 pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
-pub use workers::{PARKED, WAIT_FOR_ANSWER, WorkerView, moment};
+pub use workers::{FailedRun, PARKED, WAIT_FOR_ANSWER, WorkerView, moment};
 
 use crate::billing::Billing;
 use crate::checker::{self, Verdict};
@@ -215,10 +215,21 @@ impl SimulationBuilder {
             timeline: Timeline::default(),
             observer,
             call_items: BTreeMap::new(),
+            nodes: BTreeMap::new(),
+            failed_runs: Vec::new(),
             ended: false,
             level: self.level,
         };
         let runs: Vec<String> = simulation.level.runs.iter().map(|run| run.id.clone()).collect();
+        for run in &runs {
+            simulation.nodes.insert(
+                run.clone(),
+                checker::RunNode {
+                    node: run.clone(),
+                    retry: 0,
+                },
+            );
+        }
         for run in runs {
             simulation.spawn_worker(&run, "starts the run");
         }
@@ -248,6 +259,10 @@ pub struct Simulation {
     observer: Ledger,
     /// Which (run, item) each key served, as the workers reserved them (for drawing).
     call_items: BTreeMap<String, BTreeSet<(String, u32)>>,
+    /// Every run started → its workflow node (a level's run, or a fresh run a retry started).
+    nodes: checker::RunNodes,
+    /// The runs that failed, in the order their workflow node decided on them.
+    failed_runs: Vec<FailedRun>,
     ended: bool,
 }
 
@@ -374,6 +389,20 @@ impl Simulation {
     pub fn ledger(&self) -> &Ledger {
         &self.observer
     }
+    /// Every run started, by id → the workflow node it belongs to (the level's run it carries
+    /// out, and which retry of it it is).
+    pub fn nodes(&self) -> &checker::RunNodes {
+        &self.nodes
+    }
+    /// The level's run (workflow node) that `run` carries out: itself, or the run a workflow
+    /// retry started it for.
+    pub fn node_of<'a>(&'a self, run: &'a str) -> &'a str {
+        checker::node_of(&self.nodes, run)
+    }
+    /// The runs that failed and what followed each, oldest first.
+    pub fn failed_runs(&self) -> &[FailedRun] {
+        &self.failed_runs
+    }
     pub fn ledger_records(&self) -> Result<Vec<ExecutionRecord>, LedgerError> {
         self.observer.all_records()
     }
@@ -433,6 +462,7 @@ impl Simulation {
             notes: &self.timeline.notes,
             call_items: &self.call_items,
             compensations: &self.world.compensations,
+            nodes: &self.nodes,
         }))
     }
 

@@ -14,8 +14,10 @@ use super::{SimError, Simulation, WORKERS_MAX};
 use crate::model::{self, Nudge};
 use crate::runtime::executor::{Drive, Executor, Next, Report};
 use crate::runtime::key::IdempotencyKey;
-use crate::runtime::run::{Decision, RunState, ToolCall};
+use crate::runtime::rules::{self, FailedRunAction};
+use crate::runtime::run::{Decision, RunState, RunStatus, ToolCall};
 use crate::runtime::worker::{Command, Input, Worker, WorkerSetup, WorkerState};
+use crate::runtime::workflow;
 
 /// A worker as the game draws it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -33,6 +35,25 @@ pub struct WorkerView {
     pub attempt: u32,
     pub loaded_version: u32,
     pub run_state: RunState,
+}
+
+/// A run that failed, and what followed: what the runtime undid by reflex, and the fresh run
+/// its workflow node started, if it did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FailedRun {
+    pub run: String,
+    /// The level's run (workflow node) it carried out.
+    pub node: String,
+    /// The step (script item, from 0) the run failed at.
+    pub item: u32,
+    pub reason: String,
+    pub phase: u32,
+    /// How many of its calls had taken effect when it failed.
+    pub took_effect: u32,
+    /// The calls the runtime compensated by reflex because the run failed.
+    pub compensated: Vec<String>,
+    /// The fresh run the workflow's retry started in its place.
+    pub fresh_run: Option<String>,
 }
 
 #[derive(Debug)]
@@ -57,6 +78,9 @@ pub(super) struct Workers {
     pub(super) parked: BTreeMap<String, BTreeSet<u32>>,
     /// (run, call id) → how many times the model was asked for that step.
     pub(super) model_asks: BTreeMap<(String, String), u32>,
+    /// Runs whose failure the workflow node has decided on (each once, however many of its
+    /// workers see it failed).
+    pub(super) failures_decided: BTreeSet<String>,
 }
 
 impl Workers {
@@ -66,6 +90,7 @@ impl Workers {
             next_worker: 1,
             parked: BTreeMap::new(),
             model_asks: BTreeMap::new(),
+            failures_decided: BTreeSet::new(),
         }
     }
 }
@@ -170,11 +195,14 @@ impl Simulation {
     }
 
     pub(super) fn tenant_of(&self, run: &str) -> String {
-        self.level
-            .runs
-            .iter()
-            .find(|script| script.id == run)
+        self.script_of(run)
             .map_or_else(model::default_tenant, |script| script.tenant.clone())
+    }
+
+    /// The script `run` carries out: its own, or its node's when a workflow retry started it.
+    pub(super) fn script_of(&self, run: &str) -> Option<&model::RunScript> {
+        let node = self.node_of(run);
+        self.level.runs.iter().find(|script| script.id == node)
     }
 
     /// Feeds the machine one input and schedules the phase it asks for.
@@ -312,7 +340,8 @@ impl Simulation {
                 call,
                 attempt,
             } => {
-                if self.crew.take_not_attempted(run) {
+                let node = self.node_of(run).to_owned();
+                if self.crew.take_not_attempted(&node) {
                     let text = format!(
                         "{}: the tool refused before sending anything (token expired)",
                         call.tool
@@ -393,6 +422,7 @@ impl Simulation {
             Drive::Exit => {
                 self.retire(worker);
                 self.log(actor, "exit", some_run, None, "exits".into());
+                self.after_exit(worker, run);
             }
         }
         Ok(())
@@ -423,19 +453,101 @@ impl Simulation {
         }
     }
 
+    /// A worker exited. If its run failed, the run's workflow node decides, once per run, what
+    /// follows (table 4): a fresh run under `recovery_policy: retry` with retries left, or
+    /// nothing — the run stays failed, on the timeline for a person to see.
+    fn after_exit(&mut self, worker: u32, run: &str) {
+        let machine = &self.workers.slots[&worker].machine;
+        let state = machine.run_state();
+        let RunStatus::Failed { reason } = state.status.clone() else {
+            return;
+        };
+        let (item, took_effect) = (state.item, u32::try_from(state.took_effect.len()).unwrap_or(u32::MAX));
+        let compensated: Vec<String> = machine.undone_on_failure().iter().map(ToString::to_string).collect();
+        if !self.workers.failures_decided.insert(run.to_owned()) {
+            return;
+        }
+        let (node, retry) = self
+            .nodes
+            .get(run)
+            .map_or_else(|| (run.to_owned(), 0), |node| (node.node.clone(), node.retry));
+        let workflow = self.level.workflow;
+        let action = rules::workflow_action(workflow.recovery_policy, retry, workflow.retries_max);
+        self.timeline.rules.push(super::RuleFiring {
+            phase: self.clock.phase,
+            worker,
+            key: None,
+            row: super::RuleRow::Decided(rules::Fired::Workflow {
+                policy: workflow.recovery_policy,
+                retry,
+                retries_max: workflow.retries_max,
+                action,
+            }),
+        });
+        let reason = reason.trim_end_matches('.').to_owned();
+        let mut failed = FailedRun {
+            run: run.to_owned(),
+            node: node.clone(),
+            item,
+            reason: reason.clone(),
+            phase: self.clock.phase,
+            took_effect,
+            compensated,
+            fresh_run: None,
+        };
+        match action {
+            FailedRunAction::StartFreshRun { retry: fresh_retry } => {
+                let fresh = workflow::retry_run_id(&node, fresh_retry);
+                self.nodes.insert(
+                    fresh.clone(),
+                    crate::checker::RunNode {
+                        node,
+                        retry: fresh_retry,
+                    },
+                );
+                failed.fresh_run = Some(fresh.clone());
+                self.failed_runs.push(failed);
+                self.log(
+                    Actor::Supervisor,
+                    "workflow retry",
+                    Some(run.to_owned()),
+                    None,
+                    format!(
+                        "run {run} failed ({reason}); recovery_policy: retry starts a fresh run {fresh} \
+                         (retry {fresh_retry} of {}): a new run id, so new keys, from the first step",
+                        workflow.retries_max
+                    ),
+                );
+                self.spawn_worker(&fresh, "is started by the workflow's retry");
+            }
+            FailedRunAction::StayFailed
+            | FailedRunAction::CompensateWhatTookEffect
+            | FailedRunAction::LeaveToOperator => {
+                self.failed_runs.push(failed);
+                let why = if workflow.retries() {
+                    "its workflow node has no retries left"
+                } else {
+                    "it stays failed for a person to look at"
+                };
+                self.log(
+                    Actor::Supervisor,
+                    "run failed",
+                    Some(run.to_owned()),
+                    None,
+                    format!("run {run} failed ({reason}); {why}"),
+                );
+            }
+        }
+    }
+
     fn ask_model(&mut self, worker: u32, run: &str, state: RunState) {
-        let script = self
-            .level
-            .runs
-            .iter()
-            .find(|script| script.id == run)
-            .expect("runs come from the level")
-            .clone();
+        let script = self.script_of(run).expect("runs come from the level").clone();
         let ask = (run.to_owned(), format!("c{}", state.next_call_number));
         let replays = *self.workers.model_asks.get(&ask).unwrap_or(&0);
+        let node = self.node_of(run).to_owned();
         let nudge = Nudge {
             replays,
-            call_again: self.crew.armed.call_again.get(run).copied(),
+            call_again: self.crew.armed.call_again.get(&node).copied(),
         };
         let (decision, next, used_card) = match model::decide(&script, &self.level.model, &state, nudge) {
             Ok(decided) => decided,
@@ -457,7 +569,7 @@ impl Simulation {
             }
         };
         if used_card {
-            self.crew.armed.call_again.remove(run);
+            self.crew.armed.call_again.remove(&node);
         }
         let text = match &decision {
             Decision::Call(call) => {
@@ -473,6 +585,7 @@ impl Simulation {
                 )
             }
             Decision::Done => "Penny is done with this run".into(),
+            Decision::FailRun { reason } => format!("the run fails: {reason}"),
         };
         self.log(Actor::Model, "model decides", Some(run.to_owned()), None, text);
         self.feed(worker, Input::ModelDecided { decision, state: next });

@@ -365,6 +365,12 @@ pub struct RunView {
     pub items: u32,
     pub calls_for_item: u32,
     pub last_told: Option<String>,
+    /// Why the run failed, when it did.
+    pub failed: Option<String>,
+    /// What the runtime compensated by reflex when it failed.
+    pub compensated: Vec<String>,
+    /// The fresh run its workflow's retry started in its place.
+    pub retried_as: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -861,20 +867,40 @@ fn penny_view(simulation: &Simulation, workers: &[WorkerView], looks: &KeyLooks)
         .rev()
         .find(|entry| entry.actor == Actor::Model)
         .map(|entry| entry.text.clone());
-    let runs = simulation
-        .level()
-        .runs
+    // Each of the level's runs, then the fresh runs a workflow's retry started for it.
+    let mut started: Vec<(usize, u32, &str)> = simulation
+        .nodes()
         .iter()
-        .map(|script| {
+        .filter_map(|(run, node)| {
+            let position = simulation
+                .level()
+                .runs
+                .iter()
+                .position(|script| script.id == node.node)?;
+            Some((position, node.retry, run.as_str()))
+        })
+        .collect();
+    started.sort_unstable();
+    let runs = started
+        .into_iter()
+        .map(|(position, _, run)| {
+            let script = &simulation.level().runs[position];
             // The run as its newest worker knows it (a crashed one's replacement comes later).
             let state = workers
                 .iter()
                 .rev()
-                .find(|worker| worker.run == script.id)
+                .find(|worker| worker.run == run)
                 .map(|worker| worker.run_state.clone());
             let status = state.as_ref().map_or(RunStatus::Running, |state| state.status.clone());
+            let failed = simulation.failed_runs().iter().find(|failed| failed.run == run);
             RunView {
-                id: script.id.clone(),
+                id: run.to_owned(),
+                failed: match &status {
+                    RunStatus::Failed { reason } => Some(crate::debrief::plain(reason)),
+                    _ => None,
+                },
+                compensated: failed.map(|failed| failed.compensated.clone()).unwrap_or_default(),
+                retried_as: failed.and_then(|failed| failed.fresh_run.clone()),
                 waiting_on: match &status {
                     RunStatus::AwaitingReconciliation { key } => Some(looks.look(key)),
                     _ => None,

@@ -487,6 +487,8 @@ fn decide_settlement(
                 current: Box::new(current),
             });
         }
+        // A naive runtime's reflex undoes a failed run's completed calls too (table 4).
+        None if current.status == Status::Completed && settlement.event == HistoryEvent::ReflexCompensation => {}
         None if !current.status.is_unknown() => {
             return Err(SettleError::AlreadySettled {
                 key: key.clone(),
@@ -502,6 +504,7 @@ fn decide_settlement(
             to.is_settled() && (to != Status::Compensated || settlement.event == HistoryEvent::ReflexCompensation)
         }
         (Status::Completed, Status::Compensating) | (Status::Compensating, Status::Compensated) => true,
+        (Status::Completed, Status::Compensated) => settlement.event == HistoryEvent::ReflexCompensation,
         _ => false,
     };
     if !allowed && current.status.is_unknown() {
