@@ -197,7 +197,7 @@ mod tests {
     fn call_of(decision: &Decision) -> &ToolCall {
         match decision {
             Decision::Call(call) => call,
-            Decision::Done => panic!("expected a call"),
+            Decision::Done | Decision::FailRun { .. } => panic!("expected a call"),
         }
     }
 
@@ -340,7 +340,7 @@ mod tests {
                     calls += 1;
                     state.tell(&call, Told::Failed { reason: "no".into() });
                 }
-                Decision::Done => break,
+                Decision::Done | Decision::FailRun { .. } => break,
             }
         }
         assert_eq!(calls, 2);

@@ -17,9 +17,9 @@ use twice_sim::replay::{replay_tape, simulation_of};
 use twice_sim::runtime::guards::{Guard, Guards};
 use twice_sim::simulator::SimulationBuilder;
 
-/// The id of the runtime's final level, where every guard is on.
+/// The id of the level that closes the chapters about the runtime, where every guard is on.
 const VAULT: &str = "vault";
-/// The chapter after the vault: what the runtime's guards do not cover.
+/// The chapter after the vault: what the runtime cannot do by itself.
 const BEYOND_THE_RUNTIME: &str = "Beyond the runtime";
 
 /// Guards that cannot be load-bearing on their own in the vault, and why. Each is proven in
@@ -205,21 +205,50 @@ fn the_campaign_is_big_enough_and_its_level_select_is_consistent() {
         campaign.levels[0].level.requires.is_empty(),
         "the first level must be open from the start"
     );
-    // The vault ends the runtime's chapters; only the chapter about what lies beyond the
-    // runtime (the workflow around it) comes after it.
-    let vault_at = campaign
+    // The vault closes the chapters about the runtime; only the chapter about what the runtime
+    // cannot do comes after it, and each of its levels is unlocked by the vault.
+    let vault = campaign
         .levels
         .iter()
         .position(|loaded| loaded.level.id == VAULT)
         .expect("the vault");
-    let vault_chapter = campaign.levels[vault_at].level.chapter;
-    for loaded in &campaign.levels[vault_at + 1..] {
+    for loaded in &campaign.levels[vault + 1..] {
+        assert_eq!(
+            loaded.level.chapter_title, BEYOND_THE_RUNTIME,
+            "`{}` comes after the vault but is not in the chapter about the runtime's limits",
+            loaded.level.id
+        );
         assert!(
-            loaded.level.chapter > vault_chapter && loaded.level.chapter_title == BEYOND_THE_RUNTIME,
-            "`{}` comes after the vault outside \"{BEYOND_THE_RUNTIME}\"",
+            requires_transitively(&campaign, &loaded.level.id, VAULT),
+            "`{}` comes after the vault but does not require it",
             loaded.level.id
         );
     }
+    assert!(
+        campaign.levels[..vault]
+            .iter()
+            .all(|loaded| loaded.level.chapter_title != BEYOND_THE_RUNTIME),
+        "a level about the runtime's limits comes before the vault"
+    );
+}
+
+/// Whether level `id` requires `required`, directly or through the levels it requires.
+fn requires_transitively(campaign: &Campaign, id: &str, required: &str) -> bool {
+    let mut to_visit = vec![id.to_owned()];
+    let mut seen = BTreeSet::new();
+    while let Some(next) = to_visit.pop() {
+        if !seen.insert(next.clone()) {
+            continue;
+        }
+        let Some(loaded) = campaign.level(&next) else {
+            continue;
+        };
+        if loaded.level.requires.iter().any(|name| name == required) {
+            return true;
+        }
+        to_visit.extend(loaded.level.requires.iter().cloned());
+    }
+    false
 }
 
 /// How a briefing names a guard that is off, in the player's words.

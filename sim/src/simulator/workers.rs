@@ -16,6 +16,7 @@ use crate::runtime::executor::{Drive, Executor, Next, Report};
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::rules::{self, FailedRunAction};
 use crate::runtime::run::{Decision, RunState, RunStatus, ToolCall};
+use crate::runtime::tool::Operation;
 use crate::runtime::worker::{Command, Input, Worker, WorkerSetup, WorkerState};
 use crate::runtime::workflow;
 
@@ -574,11 +575,21 @@ impl Simulation {
         let text = match &decision {
             Decision::Call(call) => {
                 *self.workers.model_asks.entry(ask).or_default() += 1;
+                // A read moves no money: its call shows no amount.
+                let reads = self
+                    .level
+                    .tools
+                    .iter()
+                    .any(|tool| tool.name == call.tool && tool.operation == Operation::LookupBalance);
+                let amount = if reads {
+                    String::new()
+                } else {
+                    format!("{}, ", super::dollars(i64::from(call.arguments.amount_cents)))
+                };
                 format!(
-                    "Penny calls {}({}, {}, \"{}\") as {}{}",
+                    "Penny calls {}({}, {amount}\"{}\") as {}{}",
                     call.tool,
                     call.arguments.account,
-                    super::dollars(i64::from(call.arguments.amount_cents)),
                     call.arguments.memo,
                     call.id,
                     if used_card { " — called again" } else { "" }
