@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
 use twice_sim::campaign::{CAMPAIGN_FILES_MAX, LEVEL_SUFFIX, TAPE_SUFFIX, level_select_key};
+use twice_sim::glossary::{self, Glossary};
 use twice_sim::level::{self, LoadedLevel};
 use twice_sim::presenter_notes::{self, PresenterNotes};
 
@@ -52,6 +53,9 @@ pub struct Campaign {
     /// The presenter's notes per chapter, from `presenter-notes.ron` beside the levels (empty
     /// without one).
     pub notes: PresenterNotes,
+    /// The words the game uses and what they mean, from `glossary.ron` beside the levels
+    /// (empty without one).
+    pub glossary: Glossary,
     /// `--unlock-all`: every level is open, whatever progress says.
     pub unlock_all: bool,
 }
@@ -112,6 +116,13 @@ impl Campaign {
                 }
             }
         };
+        let glossary = match glossary::load(folder) {
+            Ok(glossary) => glossary.unwrap_or_default(),
+            Err(error) => {
+                problems.push(error.to_string());
+                Glossary::default()
+            }
+        };
         if levels.is_empty() && problems.is_empty() {
             problems.push(format!("{}: no {LEVEL_SUFFIX} files here", folder.display()));
         }
@@ -121,6 +132,7 @@ impl Campaign {
             tapes,
             problems,
             notes,
+            glossary,
             unlock_all: false,
         }
     }

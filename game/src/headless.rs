@@ -12,8 +12,12 @@ use twice_sim::runtime::key::IdempotencyKey;
 use twice_sim::runtime::rules::Status;
 use twice_sim::runtime::tool::SideEffect;
 
+use twice_sim::runtime::guards::{Guard, Guards};
+
 use crate::campaign::Campaign;
+use crate::defence::{Defence, DefenceIntent};
 use crate::options::{Options, ShotScreen};
+use crate::progress::Progress;
 use crate::screens::Screen;
 use crate::session::{Intent, Mode, OpenProblem, Session};
 
@@ -42,6 +46,7 @@ pub(super) fn plugin(app: &mut App) {
             screen,
             ready_frames: 0,
             asked_for_end: false,
+            asked_for_check: false,
             taken: false,
             started: Instant::now(),
         });
@@ -66,13 +71,42 @@ pub(super) fn plugin(app: &mut App) {
 /// `--tape`, `--level` (or, for the benchmark, the first campaign level) open at start.
 fn open_from_command_line(
     options: Res<Options>,
-    campaign: Res<Campaign>,
+    (campaign, progress): (Res<Campaign>, Res<Progress>),
     mut intents: MessageWriter<Intent>,
+    mut defence_intents: MessageWriter<DefenceIntent>,
+    mut problem: ResMut<OpenProblem>,
     mut next_screen: ResMut<NextState<Screen>>,
 ) {
     let shot_screen = options.screenshot.as_ref().and(options.screen);
     let at_phase = options.at;
-    if let Some(path) = &options.tape {
+    if let (Some(ShotScreen::Defend), Some(path)) = (shot_screen, &options.level) {
+        // Defender mode opens a level of the campaign (its heists are the campaign's tapes).
+        match campaign.find_path(path) {
+            Some(index) if campaign.levels[index].level.defender.is_none() => {
+                problem.0 = Some(format!(
+                    "--screen defend: {} is not an unbeatable level; only those are defended",
+                    path.display()
+                ));
+            }
+            Some(index) if !campaign.is_unlocked(index, &progress) => {
+                problem.0 = Some(format!(
+                    "--screen defend: {} is locked until {} is finished (or give --unlock-all)",
+                    path.display(),
+                    campaign.missing_requirements(index, &progress).join(", ")
+                ));
+            }
+            Some(index) => {
+                defence_intents.write(DefenceIntent::Open { index });
+            }
+            None => {
+                problem.0 = Some(format!(
+                    "--screen defend: {} is not a level of the campaign in {}",
+                    path.display(),
+                    campaign.folder.display()
+                ));
+            }
+        }
+    } else if let Some(path) = &options.tape {
         intents.write(Intent::OpenTape {
             path: path.clone(),
             at_phase,
@@ -104,7 +138,7 @@ fn open_from_command_line(
             ShotScreen::Levels => Screen::LevelSelect,
             ShotScreen::Sandbox => Screen::Sandbox,
             ShotScreen::Replay => Screen::Replay,
-            ShotScreen::Level | ShotScreen::Debrief => Screen::Title,
+            ShotScreen::Level | ShotScreen::Debrief | ShotScreen::Glossary | ShotScreen::Defend => Screen::Title,
         });
     } else if options.chapter.is_some() {
         // A chapter jump opens the level select on that chapter.
@@ -118,17 +152,24 @@ struct ShotPlan {
     screen: ShotScreen,
     ready_frames: u32,
     asked_for_end: bool,
+    /// `--screen defend --guards`: switched on and the check asked for.
+    asked_for_check: bool,
     taken: bool,
     started: Instant,
 }
 
+// A Bevy system: each argument is a resource or message the driver reads or writes.
+#[allow(clippy::too_many_arguments)]
 fn drive_screenshot(
     mut commands: Commands,
     mut plan: ResMut<ShotPlan>,
     screen: Res<State<Screen>>,
     session: Option<Res<Session>>,
+    defence: Option<Res<Defence>>,
+    options: Res<Options>,
     problem: Res<OpenProblem>,
     mut intents: MessageWriter<Intent>,
+    mut defence_intents: MessageWriter<DefenceIntent>,
     mut exit: MessageWriter<AppExit>,
 ) {
     if plan.taken {
@@ -154,7 +195,23 @@ fn drive_screenshot(
         ShotScreen::Levels => *screen.get() == Screen::LevelSelect,
         ShotScreen::Sandbox => *screen.get() == Screen::Sandbox,
         ShotScreen::Replay => *screen.get() == Screen::Replay,
-        ShotScreen::Level => *screen.get() == Screen::Level && settled_session,
+        ShotScreen::Level | ShotScreen::Glossary => *screen.get() == Screen::Level && settled_session,
+        ShotScreen::Defend => match defence.as_ref().filter(|_| *screen.get() == Screen::Defend) {
+            None => false,
+            Some(defence) => match &options.guards {
+                None => true,
+                Some(list) if !plan.asked_for_check => {
+                    let guards = Guards::parse_list(list).unwrap_or_else(|_| Guards::all_off());
+                    for guard in Guard::ALL.into_iter().filter(|guard| guards.is_on(*guard)) {
+                        defence_intents.write(DefenceIntent::Toggle(guard));
+                    }
+                    defence_intents.write(DefenceIntent::Check);
+                    plan.asked_for_check = true;
+                    false
+                }
+                Some(_) => !defence.is_checking() && defence.result.is_some(),
+            },
+        },
         ShotScreen::Debrief => {
             if let Some(session) = session
                 .as_ref()

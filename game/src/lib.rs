@@ -12,12 +12,15 @@
 use bevy::prelude::*;
 
 pub mod campaign;
+pub mod defence;
 #[cfg(feature = "dev")]
 mod dev_tools;
 pub mod explorer;
+pub mod guide;
 pub mod headless;
 pub mod operator_api;
 pub mod options;
+pub mod panels;
 pub mod paths;
 pub mod presenter;
 pub mod progress;
@@ -47,6 +50,8 @@ impl Plugin for CorePlugin {
             session::plugin,
             operator_api::plugin,
             explorer::plugin,
+            defence::plugin,
+            guide::plugin,
         ));
     }
 }

@@ -19,6 +19,10 @@ pub enum ShotScreen {
     Debrief,
     Sandbox,
     Replay,
+    /// The level screen with the glossary open (needs --tape or --level).
+    Glossary,
+    /// Defender mode for the unbeatable level given with --level (with --guards switched on and checked).
+    Defend,
 }
 
 #[derive(Clone, Debug, Parser, Resource)]
@@ -47,9 +51,13 @@ pub struct Options {
     #[arg(long, value_name = "PHASE_COUNT")]
     pub at: Option<u32>,
     /// With --screenshot: which screen (default: the level screen when a tape or level is given, else the title).
-    /// `level` and `debrief` show the tape or level given; the others show no level, so take neither.
+    /// `level`, `debrief` and `glossary` show the tape or level given, `defend` the unbeatable level
+    /// given with --level; the others show no level, so take neither.
     #[arg(long, value_enum)]
     pub screen: Option<ShotScreen>,
+    /// With --screenshot --screen defend: the guards to switch on and check (names, comma-separated).
+    #[arg(long, value_name = "GUARDS", requires = "screenshot")]
+    pub guards: Option<String>,
     /// Measure the CPU time of N frames of the level screen with a 10,000-row ledger, print it and exit.
     #[arg(long, value_name = "N")]
     pub bench_frames: Option<u32>,
@@ -137,11 +145,23 @@ impl Options {
         if self.screen.is_some() && self.screenshot.is_none() {
             return Err("--screen says which screen --screenshot captures: give --screenshot OUT.png too".into());
         }
-        if matches!(self.screen, Some(ShotScreen::Level | ShotScreen::Debrief))
-            && self.tape.is_none()
+        if matches!(
+            self.screen,
+            Some(ShotScreen::Level | ShotScreen::Debrief | ShotScreen::Glossary)
+        ) && self.tape.is_none()
             && self.level.is_none()
         {
-            return Err("--screen level/debrief needs --tape or --level".into());
+            return Err("--screen level/debrief/glossary needs --tape or --level".into());
+        }
+        if self.screen == Some(ShotScreen::Defend) && (self.level.is_none() || self.tape.is_some() || self.at.is_some())
+        {
+            return Err("--screen defend needs --level (an unbeatable level), without --tape or --at".into());
+        }
+        if let Some(list) = &self.guards {
+            if self.screen != Some(ShotScreen::Defend) {
+                return Err("--guards says which guards --screen defend switches on: give --screen defend too".into());
+            }
+            twice_sim::runtime::guards::Guards::parse_list(list).map_err(|error| format!("--guards: {error}"))?;
         }
         if let Some(screen @ (ShotScreen::Title | ShotScreen::Levels | ShotScreen::Sandbox | ShotScreen::Replay)) =
             self.screen

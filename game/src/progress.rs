@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 use twice_sim::checker::Outcome;
+use twice_sim::runtime::guards::Guard;
 
 use crate::paths::GamePaths;
 
@@ -41,6 +42,15 @@ pub struct ProgressFile {
     /// The player's best win per level: fewest cards, then fewest phases.
     #[serde(default)]
     pub best: BTreeMap<String, Best>,
+    /// Unbeatable levels the player defended: the fewest guards that held, per level.
+    #[serde(default)]
+    pub defended: BTreeMap<String, Vec<Guard>>,
+    /// Levels whose guided first moves the player finished or skipped (not shown again).
+    #[serde(default)]
+    pub guides_done: BTreeSet<String>,
+    /// Panels whose first appearance was noted ("new: the ledger"), by name.
+    #[serde(default)]
+    pub panels_seen: BTreeSet<String>,
 }
 
 /// A win's size, to compare with the level's par.
@@ -162,6 +172,52 @@ impl Progress {
         }
     }
 
+    /// Records a defence that held (it finishes the level too) and saves. The fewest guards
+    /// that held are kept; an equal number keeps the first found.
+    pub fn record_defended(&mut self, id: &str, guards: &[Guard]) {
+        let mut guards = guards.to_vec();
+        guards.sort();
+        guards.dedup();
+        let better = self.file.defended.get(id).is_none_or(|best| guards.len() < best.len());
+        if better && (self.file.defended.len() < FINISHED_MAX || self.file.defended.contains_key(id)) {
+            self.file.defended.insert(id.to_owned(), guards);
+        }
+        if self.file.finished.len() < FINISHED_MAX {
+            self.file.finished.insert(id.to_owned());
+        }
+        self.save_or_notice();
+    }
+
+    /// The fewest guards the player defended a level with, if they did.
+    pub fn defended(&self, id: &str) -> Option<&[Guard]> {
+        self.file.defended.get(id).map(Vec::as_slice)
+    }
+
+    pub fn is_guide_done(&self, id: &str) -> bool {
+        self.file.guides_done.contains(id)
+    }
+
+    /// The guide of a level was followed to its end or skipped: not shown again.
+    pub fn finish_guide(&mut self, id: &str) {
+        if self.file.guides_done.len() < FINISHED_MAX && self.file.guides_done.insert(id.to_owned()) {
+            self.save_or_notice();
+        }
+    }
+
+    /// Notes that `panels` were shown; returns the ones shown for the first time (and saves).
+    pub fn note_panels_seen<'a>(&mut self, panels: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let mut new = Vec::new();
+        for panel in panels {
+            if self.file.panels_seen.len() < FINISHED_MAX && self.file.panels_seen.insert(panel.to_owned()) {
+                new.push(panel.to_owned());
+            }
+        }
+        if !new.is_empty() {
+            self.save_or_notice();
+        }
+        new
+    }
+
     fn save_or_notice(&mut self) {
         if let Err(error) = self.save() {
             self.notice = Some(format!(
@@ -244,6 +300,29 @@ mod tests {
         std::fs::write(&path, "(finished: [\"naive-retry\"])").expect("write");
         let old = Progress::load(&path);
         assert!(old.notice.is_none() && old.is_finished("naive-retry"));
+    }
+
+    #[test]
+    fn defences_guides_and_panels_seen_are_recorded_and_survive_a_round_trip() {
+        let folder = tempfile::tempdir().expect("temp dir");
+        let path = folder.path().join("progress.ron");
+        let mut progress = Progress::load(&path);
+        progress.record_defended("one-attempt", &[Guard::Ledger, Guard::WriteRetryRule]);
+        progress.record_defended("one-attempt", &[Guard::WriteRetryRule]);
+        progress.record_defended("one-attempt", &[Guard::Ledger]);
+        progress.finish_guide("naive-retry");
+        assert_eq!(progress.note_panels_seen(["ledger", "console"]), ["ledger", "console"]);
+        assert!(progress.note_panels_seen(["ledger"]).is_empty(), "noted once");
+        let again = Progress::load(&path);
+        assert!(again.notice.is_none());
+        assert_eq!(
+            again.defended("one-attempt"),
+            Some(&[Guard::WriteRetryRule][..]),
+            "the fewest guards kept"
+        );
+        assert!(again.is_finished("one-attempt"), "a defended level is finished");
+        assert!(again.is_guide_done("naive-retry") && !again.is_guide_done("one-attempt"));
+        assert_eq!(again.file.panels_seen.len(), 2);
     }
 
     #[test]

@@ -958,3 +958,313 @@ fn the_presenter_opens_every_level_jumps_to_a_chapter_and_has_its_notes() {
     );
     const { assert!(twice::presenter::PRESENTER_ZOOM >= 1.75) };
 }
+
+/// The index of a campaign level by its id.
+fn campaign_index(app: &App, id: &str) -> usize {
+    app.world()
+        .resource::<twice::campaign::Campaign>()
+        .find(id)
+        .unwrap_or_else(|| panic!("no level `{id}` in the campaign"))
+}
+
+#[test]
+fn the_debriefs_next_goes_through_the_next_levels_briefing_not_into_play() {
+    use twice::session::NextBriefing;
+    let data = tempfile::tempdir().expect("temp dir");
+    let loaded = tape("01-naive-retry.win.tape.ron");
+    let mut app = game(data.path());
+    play_like_a_player(&mut app, &loaded);
+    assert!(session(&app).conclusion.clone().expect("concluded").finished);
+    send(&mut app, Intent::Debrief);
+    app.update();
+    assert_eq!(screen(&app), Screen::Debrief);
+    let expected = {
+        let campaign = app.world().resource::<twice::campaign::Campaign>();
+        let progress = app.world().resource::<Progress>();
+        let index = session(&app).campaign_index.expect("a campaign level");
+        campaign
+            .next_unlocked_after(index, progress)
+            .expect("a next level is open")
+    };
+    send(&mut app, Intent::NextBriefing);
+    app.update();
+    assert_eq!(
+        screen(&app),
+        Screen::LevelSelect,
+        "the briefing first, on the level select"
+    );
+    assert!(
+        app.world().get_resource::<Session>().is_none(),
+        "no level is being played"
+    );
+    assert_eq!(app.world().resource::<NextBriefing>().0, Some(expected));
+    let campaign = app.world().resource::<twice::campaign::Campaign>();
+    assert_eq!(campaign.levels[expected].level.id, "one-attempt");
+}
+
+#[test]
+fn panels_arrive_chapter_by_chapter_and_each_is_noted_new_once() {
+    use twice::panels::Panel;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    let level_of_chapter = |app: &App, chapter: u32| {
+        let campaign = app.world().resource::<twice::campaign::Campaign>();
+        let index = campaign
+            .first_of_chapter(chapter)
+            .unwrap_or_else(|| panic!("chapter {chapter} has levels"));
+        campaign.levels[index].path.clone()
+    };
+    let open = |app: &mut App, path: PathBuf, mode: Mode| {
+        send(
+            app,
+            Intent::OpenLevel {
+                path,
+                mode,
+                guards: None,
+                seed: 1,
+                at_phase: None,
+            },
+        );
+        app.update();
+        assert_eq!(screen(app), Screen::Level);
+    };
+
+    // Level 01: Penny, the wire, billing, cards, controls, timeline — no ledger, no console.
+    open_campaign_level(&mut app, "01-naive-retry.level.ron");
+    let panels = session(&app).panels.clone();
+    for panel in Panel::ALL {
+        assert!(!panels.shows(panel), "level 01 shows {panel:?}");
+    }
+    assert!(panels.new.is_empty());
+
+    // Chapter 3: the ledger and its checkpoints (and the rulebook, from chapter 2), noted new.
+    let path = level_of_chapter(&app, 3);
+    open(&mut app, path, Mode::Campaign);
+    let panels = session(&app).panels.clone();
+    assert!(panels.shows(Panel::Ledger) && panels.shows(Panel::Checkpoints) && panels.shows(Panel::Rulebook));
+    assert!(!panels.shows(Panel::Console), "the console arrives in chapter 4");
+    assert_eq!(panels.new, [Panel::Rulebook, Panel::Ledger, Panel::Checkpoints]);
+
+    // Chapter 4: the ledger and the console; only the console is new now.
+    let path = level_of_chapter(&app, 4);
+    open(&mut app, path, Mode::Campaign);
+    let panels = session(&app).panels.clone();
+    assert!(panels.shows(Panel::Ledger) && panels.shows(Panel::Console));
+    assert_eq!(panels.new, [Panel::Console]);
+    let seen = Progress::load(&data.path().join("progress.ron")).file.panels_seen;
+    assert_eq!(seen.len(), Panel::ALL.len(), "kept on disk: {seen:?}");
+
+    // Once noted, never again.
+    let path = level_of_chapter(&app, 4);
+    open(&mut app, path, Mode::Campaign);
+    assert!(session(&app).panels.new.is_empty());
+
+    // The sandbox and --unlock-all show everything, even in level 01.
+    open(
+        &mut app,
+        levels_folder().join("01-naive-retry.level.ron"),
+        Mode::Sandbox,
+    );
+    assert!(Panel::ALL.into_iter().all(|panel| session(&app).panels.shows(panel)));
+    app.world_mut().resource_mut::<twice::campaign::Campaign>().unlock_all = true;
+    open_campaign_level(&mut app, "01-naive-retry.level.ron");
+    assert!(Panel::ALL.into_iter().all(|panel| session(&app).panels.shows(panel)));
+}
+
+fn guide_step(app: &App) -> Option<twice::guide::GuideStep> {
+    app.world().resource::<twice::guide::Guide>().step()
+}
+
+#[test]
+fn the_guided_first_level_follows_the_players_moves_and_is_not_shown_again() {
+    use twice::guide::GuideStep;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "01-naive-retry.level.ron");
+    app.update();
+    assert_eq!(guide_step(&app), Some(GuideStep::Step));
+    // Nothing the player did not do moves the guide on.
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(guide_step(&app), Some(GuideStep::Step));
+
+    send(&mut app, Intent::Step);
+    assert_eq!(guide_step(&app), Some(GuideStep::WatchTheRequest));
+    let mut steps = 0;
+    while guide_step(&app) == Some(GuideStep::WatchTheRequest) {
+        assert!(steps < 20, "the request never left");
+        send(&mut app, Intent::Step);
+        steps += 1;
+    }
+    assert_eq!(guide_step(&app), Some(GuideStep::PlayACard));
+    assert!(
+        session(&app)
+            .simulation()
+            .messages()
+            .any(|message| message.direction == twice_sim::simulator::Direction::Request),
+        "the step ends when the request is on the wire"
+    );
+    // Stepping on without a card keeps the player on this step.
+    step_to(&mut app, 5);
+    assert_eq!(guide_step(&app), Some(GuideStep::PlayACard));
+    send(
+        &mut app,
+        Intent::Play(Play::LoseResponse {
+            key: Some("r1:c1".into()),
+        }),
+    );
+    assert_eq!(guide_step(&app), Some(GuideStep::ReadTheVerdict));
+    send(&mut app, Intent::RunToEnd);
+    update_until(&mut app, "the end of the level", |app| {
+        session(app).conclusion.is_some()
+    });
+    assert_eq!(guide_step(&app), Some(GuideStep::ReadTheVerdict));
+    send(&mut app, Intent::Debrief);
+    app.update();
+    assert_eq!(screen(&app), Screen::Debrief);
+    assert_eq!(guide_step(&app), None, "the guide is done");
+    assert!(app.world().resource::<Progress>().is_guide_done("naive-retry"));
+    assert!(Progress::load(&data.path().join("progress.ron")).is_guide_done("naive-retry"));
+
+    // Not shown again.
+    open_campaign_level(&mut app, "01-naive-retry.level.ron");
+    app.update();
+    assert_eq!(guide_step(&app), None);
+
+    // Skipped on a fresh start: done too, and only level 01 is guided.
+    let fresh = tempfile::tempdir().expect("temp dir");
+    let mut app = game(fresh.path());
+    open_campaign_level(&mut app, "02-one-attempt.level.ron");
+    app.update();
+    assert_eq!(guide_step(&app), None, "only the first level is guided");
+    open_campaign_level(&mut app, "01-naive-retry.level.ron");
+    app.update();
+    assert_eq!(guide_step(&app), Some(GuideStep::Step));
+    send(&mut app, Intent::SkipGuide);
+    assert_eq!(guide_step(&app), None);
+    assert!(app.world().resource::<Progress>().is_guide_done("naive-retry"));
+}
+
+fn defence(app: &App) -> &twice::defence::Defence {
+    app.world()
+        .get_resource::<twice::defence::Defence>()
+        .expect("a level is being defended")
+}
+
+fn check_defence(app: &mut App) -> twice_sim::defend::DefenceReport {
+    use twice::defence::DefenceIntent;
+    app.world_mut().write_message(DefenceIntent::Check);
+    app.update();
+    // The check runs off the frame: the update that asked for it returned before it was done.
+    assert!(defence(app).is_checking(), "{:?}", defence(app).notice);
+    update_until(app, "the defence check", |app| !defence(app).is_checking());
+    match &defence(app).result {
+        Some(Ok(checked)) => checked.report.clone(),
+        other => panic!("the check did not finish: {other:?}"),
+    }
+}
+
+#[test]
+fn defender_mode_checks_the_players_guards_and_records_a_defence_that_holds() {
+    use twice::defence::DefenceIntent;
+    use twice_sim::runtime::guards::Guard;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    let index = campaign_index(&app, "one-attempt");
+    // Level 02 opens once level 01 is finished.
+    app.world_mut()
+        .resource_mut::<Progress>()
+        .record("naive-retry", Outcome::PaidTwice, true);
+    app.world_mut().write_message(DefenceIntent::Open { index });
+    app.update();
+    app.update();
+    assert_eq!(screen(&app), Screen::Defend);
+    assert!(defence(&app).on.is_empty(), "every guard starts off");
+    let budget = defence(&app).budget();
+    let minimum = defence(&app).minimum().to_vec();
+    assert_eq!(budget, 2);
+
+    // No guards: a heist gets through (a known one, or one the explorer finds), and nothing
+    // is recorded.
+    let report = check_defence(&mut app);
+    assert!(!report.holds());
+    assert!(report.heists.len() > 1, "Penny alone and the known heists");
+    let known_got_through = report.heists.iter().any(|heist| !heist.stopped);
+    match &report.search {
+        None => assert!(
+            known_got_through,
+            "the search is skipped only when a known heist got through"
+        ),
+        Some(search) => assert!(!known_got_through && search.found.is_some(), "{search:?}"),
+    }
+    assert!(app.world().resource::<Progress>().defended("one-attempt").is_none());
+
+    // The budget holds: a third guard is refused.
+    for guard in [Guard::Ledger, Guard::KeyPerCall, Guard::AtomicReservation] {
+        app.world_mut().write_message(DefenceIntent::Toggle(guard));
+        app.update();
+    }
+    assert_eq!(defence(&app).on.len(), budget as usize);
+    assert!(!defence(&app).on.contains(&Guard::AtomicReservation));
+    let notice = defence(&app).notice.clone().expect("told why");
+    assert!(notice.contains("budget"), "{notice}");
+    assert!(
+        defence(&app).current_report().is_none(),
+        "the guards changed since the check"
+    );
+
+    // A check can be cancelled; it leaves the last answer alone.
+    app.world_mut().write_message(DefenceIntent::Check);
+    app.update();
+    app.world_mut().write_message(DefenceIntent::Cancel);
+    app.update();
+    assert!(!defence(&app).is_checking());
+
+    // The minimum the level states: it holds, against the heists and the explorer's search.
+    for guard in [Guard::Ledger, Guard::KeyPerCall] {
+        app.world_mut().write_message(DefenceIntent::Toggle(guard));
+        app.update();
+    }
+    for guard in &minimum {
+        app.world_mut().write_message(DefenceIntent::Toggle(*guard));
+        app.update();
+    }
+    let report = check_defence(&mut app);
+    assert!(report.holds(), "{report:?}");
+    assert_eq!(report.on, minimum);
+    let search = report.search.clone().expect("the explorer searched");
+    assert!(search.found.is_none() && search.schedules > 0);
+    assert_eq!(defence(&app).current_report(), Some(&report));
+    assert_eq!(
+        app.world().resource::<Progress>().defended("one-attempt"),
+        Some(&minimum[..])
+    );
+    let saved = Progress::load(&data.path().join("progress.ron"));
+    assert_eq!(saved.defended("one-attempt"), Some(&minimum[..]));
+    assert!(
+        saved.is_finished("one-attempt"),
+        "a defence that holds finishes the level"
+    );
+
+    // Leaving drops the defence.
+    app.world_mut()
+        .resource_mut::<NextState<Screen>>()
+        .set(Screen::LevelSelect);
+    app.update();
+    assert!(app.world().get_resource::<twice::defence::Defence>().is_none());
+}
+
+#[test]
+fn the_campaign_loads_its_glossary_beside_the_levels() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let app = game(data.path());
+    let campaign = app.world().resource::<twice::campaign::Campaign>();
+    assert!(campaign.problems.is_empty(), "{:?}", campaign.problems);
+    for word in ["phase", "started", "indeterminate", "unknown"] {
+        assert!(campaign.glossary.find(word).is_some(), "{word}");
+    }
+    // The first level's briefing links the glossary's words.
+    let briefing = &campaign.levels[0].level.briefing_more;
+    assert!(!campaign.glossary.mentions(briefing).is_empty(), "{briefing}");
+}

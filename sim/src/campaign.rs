@@ -110,6 +110,10 @@ pub fn check(paths: &[PathBuf]) -> CheckReport {
         if let Err(problem) = crate::presenter_notes::load(&folder, &in_folder) {
             problems.push(problem);
         }
+        // So is the glossary the game opens beside them.
+        if let Err(problem) = crate::glossary::load(&folder) {
+            problems.push(problem);
+        }
     }
     CheckReport {
         levels: levels.len(),

@@ -19,6 +19,7 @@ pub mod drill;
 pub mod error;
 pub mod exit;
 pub mod explore;
+pub mod glossary;
 pub mod hand;
 pub mod ledger_target;
 pub mod level;

@@ -9,6 +9,7 @@ use twice_sim::simulator::dollars;
 use super::Screen;
 use super::level::timeline::{self, TimelineCache};
 use crate::campaign::Campaign;
+use crate::defence::DefenceIntent;
 use crate::progress::Progress;
 use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
@@ -37,6 +38,7 @@ fn draw(
     campaign: Res<Campaign>,
     progress: Res<Progress>,
     mut intents: MessageWriter<Intent>,
+    mut defence_intents: MessageWriter<DefenceIntent>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
     let simulation = session.simulation();
@@ -51,6 +53,12 @@ fn draw(
         (Mode::Campaign, Some(index)) => campaign.next_unlocked_after(index, &progress),
         _ => None,
     };
+    // An unbeatable campaign level can be defended from here too.
+    let defend = match (session.mode, session.campaign_index) {
+        (Mode::Campaign, Some(index)) if level.defender.is_some() => Some(index),
+        _ => None,
+    };
+    let mut defend_chosen: Option<usize> = None;
     let mut chosen: Option<Intent> = None;
     let mut root = ui::root_ui(context, "debrief");
     egui::Panel::bottom("debrief-actions")
@@ -63,9 +71,20 @@ fn draw(
             ui.horizontal(|ui| {
                 if let Some(index) = next {
                     let title = &campaign.levels[index].level.title;
-                    if ui::button(ui, true, &format!("▶ Next: {title}"), "Enter").clicked() {
-                        chosen = Some(open_level(&campaign, index));
+                    // Through the next level's briefing, never straight into play.
+                    if ui::button(ui, true, &format!("▶ Next: {title}"), "Enter")
+                        .on_hover_text("its briefing first, on the level select")
+                        .clicked()
+                    {
+                        chosen = Some(Intent::NextBriefing);
                     }
+                }
+                if let Some(index) = defend
+                    && ui::button(ui, true, "🛡 Defend it", "D")
+                        .on_hover_text("switch on the fewest guards that stop every known heist")
+                        .clicked()
+                {
+                    defend_chosen = Some(index);
                 }
                 if ui::button(ui, true, "↺ Try again", "R").clicked() {
                     chosen = Some(Intent::Restart);
@@ -273,10 +292,11 @@ fn draw(
             );
         });
 
-    if ui::pressed(context, egui::Key::Enter)
-        && let Some(index) = next
-    {
-        chosen = Some(open_level(&campaign, index));
+    if ui::pressed(context, egui::Key::Enter) && next.is_some() {
+        chosen = Some(Intent::NextBriefing);
+    }
+    if ui::pressed(context, egui::Key::D) && defend.is_some() {
+        defend_chosen = defend;
     }
     if ui::pressed(context, egui::Key::R) {
         chosen = Some(Intent::Restart);
@@ -290,6 +310,10 @@ fn draw(
         chosen = Some(Intent::Leave { to: back });
     }
     drop(simulation);
+    if let Some(index) = defend_chosen {
+        defence_intents.write(DefenceIntent::Open { index });
+        return Ok(());
+    }
     if let Some(intent) = chosen {
         // Back in the level for a restart or a rewind; the rest open their own screens.
         let stays = matches!(intent, Intent::Restart | Intent::Rewind { .. });
@@ -299,14 +323,4 @@ fn draw(
         }
     }
     Ok(())
-}
-
-fn open_level(campaign: &Campaign, index: usize) -> Intent {
-    Intent::OpenLevel {
-        path: campaign.levels[index].path.clone(),
-        mode: Mode::Campaign,
-        guards: None,
-        seed: 1,
-        at_phase: None,
-    }
 }

@@ -6,9 +6,10 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
 
 use super::Screen;
 use crate::campaign::Campaign;
+use crate::defence::DefenceIntent;
 use crate::presenter::Presenter;
 use crate::progress::Progress;
-use crate::session::{Intent, Mode};
+use crate::session::{Intent, Mode, NextBriefing};
 use crate::ui::{self, theme};
 
 pub(super) fn plugin(app: &mut App) {
@@ -22,13 +23,22 @@ struct LevelSelectState {
     selected: usize,
     confirm_reset: bool,
     scroll_to_selected: bool,
+    /// Opened by the debrief's Next: this level's briefing is the one to read before playing.
+    next_up: Option<usize>,
 }
 
-fn spawn_state(mut commands: Commands, campaign: Res<Campaign>, progress: Res<Progress>, presenter: Res<Presenter>) {
-    // Start on the chapter the presenter asked for, else on the first open level not yet finished.
-    let selected = presenter
-        .chapter
-        .and_then(|chapter| campaign.first_of_chapter(chapter))
+fn spawn_state(
+    mut commands: Commands,
+    campaign: Res<Campaign>,
+    progress: Res<Progress>,
+    presenter: Res<Presenter>,
+    mut next_briefing: ResMut<NextBriefing>,
+) {
+    // The debrief's Next shows that level's briefing; else start on the chapter the presenter
+    // asked for, else on the first open level not yet finished.
+    let next_up = next_briefing.0.take().filter(|index| *index < campaign.levels.len());
+    let selected = next_up
+        .or_else(|| presenter.chapter.and_then(|chapter| campaign.first_of_chapter(chapter)))
         .or_else(|| {
             (0..campaign.levels.len()).find(|index| {
                 campaign.is_unlocked(*index, &progress) && !progress.is_finished(&campaign.levels[*index].level.id)
@@ -41,6 +51,7 @@ fn spawn_state(mut commands: Commands, campaign: Res<Campaign>, progress: Res<Pr
             selected,
             confirm_reset: false,
             scroll_to_selected: true,
+            next_up,
         },
         DespawnOnExit(Screen::LevelSelect),
     ));
@@ -51,6 +62,7 @@ fn draw(
     mut state: Single<&mut LevelSelectState>,
     mut next_screen: ResMut<NextState<Screen>>,
     mut intents: MessageWriter<Intent>,
+    mut defence_intents: MessageWriter<DefenceIntent>,
     campaign: Res<Campaign>,
     mut progress: ResMut<Progress>,
 ) -> Result {
@@ -68,6 +80,7 @@ fn draw(
     }
     state.selected = state.selected.min(count.saturating_sub(1));
     let mut play = ui::pressed(context, egui::Key::Enter);
+    let mut defend = ui::pressed(context, egui::Key::D);
     if ui::pressed(context, egui::Key::Escape) {
         next_screen.set(Screen::Title);
     }
@@ -149,7 +162,15 @@ fn draw(
             };
             let level = &loaded.level;
             let unlocked = campaign.is_unlocked(state.selected, &progress);
+            let next_up = state.next_up == Some(state.selected);
             egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+                if next_up {
+                    ui.label(
+                        RichText::new("▶ Next up: read the briefing, then play")
+                            .strong()
+                            .color(theme::CREW),
+                    );
+                }
                 ui.label(
                     RichText::new(format!("Chapter {} · {}", level.chapter, level.chapter_title))
                         .color(theme::TEXT_DIM),
@@ -157,6 +178,14 @@ fn draw(
                 ui.label(RichText::new(&level.title).size(24.0).strong().color(theme::TEXT));
                 ui.add_space(6.0);
                 ui.label(RichText::new(&level.briefing).size(theme::BODY + 0.5));
+                if !level.briefing_more.trim().is_empty() {
+                    egui::CollapsingHeader::new(RichText::new("more").size(theme::SMALL))
+                        .id_salt(("level-select-briefing-more", state.selected))
+                        .default_open(next_up)
+                        .show(ui, |ui| {
+                            ui.label(RichText::new(&level.briefing_more).size(theme::BODY));
+                        });
+                }
                 ui.add_space(10.0);
                 ui.horizontal_wrapped(|ui| {
                     ui.label(RichText::new("Goal:").strong());
@@ -202,12 +231,40 @@ fn draw(
                         .color(theme::outcome_color(*outcome)),
                     );
                 }
+                if let (Some(defender), Some(guards)) = (&level.defender, progress.defended(&level.id)) {
+                    let names: Vec<&str> = guards.iter().map(|guard| guard.name()).collect();
+                    let at_minimum = guards.len() <= defender.minimum.len();
+                    ui.label(
+                        RichText::new(format!(
+                            "🛡 Defended with {} guard(s): {}{}",
+                            guards.len(),
+                            names.join(", "),
+                            if at_minimum { " · the minimum" } else { "" }
+                        ))
+                        .color(theme::GOOD),
+                    );
+                }
                 if unlocked {
                     let button = egui::Button::new(RichText::new("▶  Play this level").size(theme::HEADING))
                         .shortcut_text(RichText::new("Enter").monospace().color(theme::TEXT_FAINT))
                         .min_size(egui::vec2(260.0, 36.0));
                     if ui.add(button).clicked() {
                         play = true;
+                    }
+                    if let Some(defender) = &level.defender {
+                        let button = egui::Button::new(RichText::new("🛡  Defend it").size(theme::HEADING))
+                            .shortcut_text(RichText::new("D").monospace().color(theme::TEXT_FAINT))
+                            .min_size(egui::vec2(260.0, 36.0));
+                        if ui
+                            .add(button)
+                            .on_hover_text(format!(
+                                "Switch on the fewest guards (at most {}) that stop every known heist",
+                                defender.budget
+                            ))
+                            .clicked()
+                        {
+                            defend = true;
+                        }
                     }
                 } else {
                     // Players know levels by their titles, not their ids.
@@ -276,6 +333,15 @@ fn draw(
                                             .strong()
                                             .color(if unlocked { theme::TEXT } else { theme::TEXT_DIM }),
                                     );
+                                    if progress.defended(&level.id).is_some() {
+                                        ui.label(RichText::new("🛡 defended").size(theme::SMALL).color(theme::GOOD));
+                                    } else if level.defender.is_some() {
+                                        ui.label(
+                                            RichText::new("🛡 defend it too")
+                                                .size(theme::SMALL)
+                                                .color(theme::TEXT_FAINT),
+                                        );
+                                    }
                                     ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                                         ui.label(
                                             RichText::new(format!("goal: {}", theme::outcome_words(level.goal)))
@@ -302,6 +368,16 @@ fn draw(
             });
         });
 
+    if defend
+        && campaign
+            .levels
+            .get(state.selected)
+            .is_some_and(|loaded| loaded.level.defender.is_some())
+        && campaign.is_unlocked(state.selected, &progress)
+    {
+        defence_intents.write(DefenceIntent::Open { index: state.selected });
+        return Ok(());
+    }
     if play
         && let Some(loaded) = campaign.levels.get(state.selected)
         && campaign.is_unlocked(state.selected, &progress)

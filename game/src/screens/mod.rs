@@ -3,6 +3,7 @@
 use bevy::prelude::*;
 
 mod debrief;
+mod defend;
 pub mod level;
 mod level_select;
 mod replay;
@@ -19,6 +20,8 @@ pub enum Screen {
     Debrief,
     Sandbox,
     Replay,
+    /// Defender mode: an unbeatable level played from the other side.
+    Defend,
 }
 
 /// The state machine alone (headless tests use this without any UI).
@@ -35,5 +38,6 @@ pub(super) fn ui_plugin(app: &mut App) {
         debrief::plugin,
         sandbox::plugin,
         replay::plugin,
+        defend::plugin,
     ));
 }

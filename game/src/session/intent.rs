@@ -12,12 +12,14 @@ use super::jobs::{Goal, Job};
 use super::scratch::ScratchLedgers;
 use super::{Mode, Recipe, SPEEDS, Session, SessionSet, TapeSource};
 use crate::campaign::Campaign;
+use crate::panels::Panels;
 use crate::paths::relative_path;
 use crate::progress::Progress;
 use crate::screens::Screen;
 
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<OpenProblem>();
+    app.init_resource::<NextBriefing>();
     app.add_systems(Update, apply_intents.in_set(SessionSet::Intents));
 }
 
@@ -59,6 +61,11 @@ pub enum Intent {
     OpenHint,
     /// Back to the level screen from the debrief.
     Resume,
+    /// The debrief's Next: close this level and show the next open level's briefing on the
+    /// level select (never straight into play).
+    NextBriefing,
+    /// Skip the guided first moves (they are not shown again).
+    SkipGuide,
     /// Close the level and go to another screen.
     Leave {
         to: Screen,
@@ -68,6 +75,11 @@ pub enum Intent {
 /// Why the last attempt to open a level or tape failed (shown by the screen that asked).
 #[derive(Debug, Default, Resource)]
 pub struct OpenProblem(pub Option<String>);
+
+/// The level whose briefing the level select opens on (set by the debrief's Next; taken
+/// when the level select opens).
+#[derive(Debug, Default, Resource)]
+pub struct NextBriefing(pub Option<usize>);
 
 #[allow(clippy::too_many_arguments)]
 fn apply_intents(
@@ -79,6 +91,7 @@ fn apply_intents(
     mut open_problem: ResMut<OpenProblem>,
     campaign: Res<Campaign>,
     mut progress: ResMut<Progress>,
+    mut next_briefing: ResMut<NextBriefing>,
 ) {
     for intent in intents.read() {
         match intent {
@@ -98,7 +111,7 @@ fn apply_intents(
                             guards: *guards,
                             tape: None,
                         };
-                        open(recipe, *mode, *at_phase, &mut scratch, &campaign)
+                        open(recipe, *mode, *at_phase, &mut scratch, &campaign, &mut progress)
                     });
                 match opened {
                     Ok(opened) => {
@@ -130,7 +143,7 @@ fn apply_intents(
                                 tape: loaded.tape,
                             }),
                         };
-                        open(recipe, Mode::Replay, *at_phase, &mut scratch, &campaign)
+                        open(recipe, Mode::Replay, *at_phase, &mut scratch, &campaign, &mut progress)
                     });
                 match opened {
                     Ok(opened) => {
@@ -153,6 +166,24 @@ fn apply_intents(
                 commands.remove_resource::<Session>();
                 next_screen.set(*to);
                 return;
+            }
+            Intent::NextBriefing => {
+                let next = session
+                    .as_deref()
+                    .filter(|session| session.mode == Mode::Campaign)
+                    .and_then(|session| session.campaign_index)
+                    .and_then(|index| campaign.next_unlocked_after(index, &progress));
+                match (next, session.as_deref_mut()) {
+                    (Some(index), _) => {
+                        next_briefing.0 = Some(index);
+                        // Dropping the session cancels its job and deletes its scratch ledger.
+                        commands.remove_resource::<Session>();
+                        next_screen.set(Screen::LevelSelect);
+                        return;
+                    }
+                    (None, Some(session)) => session.warn("No next level is open yet."),
+                    (None, None) => warn!("the next level's briefing needs an open campaign level; none is open"),
+                }
             }
             Intent::OpenHint => match session.as_deref_mut() {
                 Some(session) => {
@@ -188,6 +219,7 @@ fn open(
     at_phase: Option<u32>,
     scratch: &mut ScratchLedgers,
     campaign: &Campaign,
+    progress: &mut Progress,
 ) -> Result<Session, String> {
     let ledger_file = scratch.next_file(&recipe.level.level.id);
     let actions = recipe
@@ -198,6 +230,19 @@ fn open(
     let simulation = recipe.build(actions.clone(), ledger_file.as_ref().map(|file| file.path()))?;
     let campaign_index = campaign.find_path(&recipe.level.path);
     let mut session = Session::new(mode, recipe.clone(), campaign_index, simulation, ledger_file);
+    // The campaign shows its panels chapter by chapter; the sandbox, the replay viewer and
+    // `--unlock-all` show them all. A panel's first appearance is noted once.
+    if mode == Mode::Campaign && !campaign.unlock_all {
+        let mut panels = Panels::for_level(&recipe.level.level);
+        let new = progress.note_panels_seen(panels.shown().iter().map(|panel| panel.id()));
+        panels.new = panels
+            .shown()
+            .iter()
+            .copied()
+            .filter(|panel| new.iter().any(|id| id == panel.id()))
+            .collect();
+        session.panels = panels;
+    }
     if let Some(problem) = &scratch.problem {
         session.warn(format!("The ledger runs in memory: {problem}"));
     }
@@ -346,7 +391,13 @@ fn apply_to_session(
             }
         }
         Intent::Resume => next_screen.set(Screen::Level),
-        Intent::OpenLevel { .. } | Intent::OpenTape { .. } | Intent::Leave { .. } | Intent::OpenHint => {}
+        // Carried out above, or by the guide (`crate::guide`).
+        Intent::OpenLevel { .. }
+        | Intent::OpenTape { .. }
+        | Intent::Leave { .. }
+        | Intent::OpenHint
+        | Intent::NextBriefing
+        | Intent::SkipGuide => {}
     }
 }
 

@@ -19,11 +19,12 @@ pub mod jobs;
 pub mod ledger_view;
 pub mod scratch;
 
-pub use intent::{Intent, OpenProblem};
+pub use intent::{Intent, NextBriefing, OpenProblem};
 use jobs::Job;
 use ledger_view::LedgerView;
 use scratch::ScratchFile;
 
+use crate::panels::Panels;
 use crate::progress::Progress;
 
 /// Phases per second at each speed setting.
@@ -168,6 +169,8 @@ pub struct Session {
     /// A rewind the player was warned about (it would undo decisions made over HTTP): asking
     /// for the same phase again confirms it.
     pub rewind_asked: Option<u32>,
+    /// The panels this level shows (they arrive chapter by chapter in the campaign).
+    pub panels: Panels,
 }
 
 impl Session {
@@ -195,6 +198,7 @@ impl Session {
             conclusion: None,
             outside_decisions: 0,
             rewind_asked: None,
+            panels: Panels::all(),
         }
     }
 

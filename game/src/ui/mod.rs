@@ -101,3 +101,49 @@ pub fn typed(context: &egui::Context, text: &str) -> bool {
                 .any(|event| matches!(event, egui::Event::Text(typed) if typed == text))
         })
 }
+
+/// `text` with the glossary's words drawn as links — the first mention of each, and never
+/// the entry `except` (a definition does not link to itself): hovering one shows its
+/// definition, clicking it returns its entry (the caller opens the glossary there).
+pub fn glossary_text(
+    ui: &mut egui::Ui,
+    text: &str,
+    glossary: &twice_sim::glossary::Glossary,
+    (size, color): (f32, Color32),
+    except: Option<usize>,
+) -> Option<usize> {
+    let mut linked = std::collections::BTreeSet::new();
+    let mentions: Vec<_> = glossary
+        .mentions(text)
+        .into_iter()
+        .filter(|mention| Some(mention.entry) != except && linked.insert(mention.entry))
+        .collect();
+    let mut clicked = None;
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 0.0;
+        let mut at = 0;
+        for mention in &mentions {
+            if mention.range.start > at {
+                ui.label(RichText::new(&text[at..mention.range.start]).size(size).color(color));
+            }
+            let Some(entry) = glossary.entries.get(mention.entry) else {
+                continue;
+            };
+            let word = RichText::new(&text[mention.range.clone()])
+                .size(size)
+                .color(theme::INFO)
+                .underline();
+            let response = ui
+                .add(egui::Label::new(word).sense(egui::Sense::click()))
+                .on_hover_text(format!("{}: {}", entry.term, entry.definition));
+            if response.clicked() {
+                clicked = Some(mention.entry);
+            }
+            at = mention.range.end;
+        }
+        if at < text.len() {
+            ui.label(RichText::new(&text[at..]).size(size).color(color));
+        }
+    });
+    clicked
+}

@@ -11,7 +11,10 @@ use twice_sim::simulator::Simulation;
 
 use super::Screen;
 use crate::campaign::Campaign;
+use crate::guide::Guide;
 use crate::operator_api::OperatorApi;
+use crate::options::{Options, ShotScreen};
+use crate::panels::Panel;
 use crate::paths::GamePaths;
 use crate::presenter::Presenter;
 use crate::progress::Progress;
@@ -19,7 +22,9 @@ use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
 
 mod cards;
+mod coach;
 mod controls;
+mod glossary;
 mod ledger;
 mod operator;
 mod overlays;
@@ -69,6 +74,11 @@ pub struct LevelUi {
     pub pending_play: Option<twice_sim::level::Play>,
     /// A line from the screen itself (not the session), such as why a key did nothing.
     pub flash: Option<String>,
+    /// The glossary window is open (T), at this entry, scrolled to it once.
+    pub glossary: bool,
+    pub glossary_entry: Option<usize>,
+    pub glossary_scroll: bool,
+    pub glossary_filter: String,
 }
 
 /// A choice the player makes with the number keys or the mouse.
@@ -92,12 +102,16 @@ pub enum PromptKind {
     GoToPhase,
 }
 
-fn spawn_state(mut commands: Commands, presenter: Res<Presenter>) {
+fn spawn_state(mut commands: Commands, presenter: Res<Presenter>, options: Option<Res<Options>>) {
+    // `--screenshot --screen glossary` pictures the level with its glossary open.
+    let glossary =
+        options.is_some_and(|options| options.screenshot.is_some() && options.screen == Some(ShotScreen::Glossary));
     commands.spawn((
         Name::new("Level screen"),
         LevelUi {
             side_panels: !presenter.on,
             notes: presenter.on,
+            glossary,
             ..LevelUi::default()
         },
         timeline::TimelineCache::default(),
@@ -119,6 +133,8 @@ fn side_widths(screen_width: f32) -> (f32, f32) {
     let share = (screen_width / 1280.0).min(1.0);
     ((LEFT_WIDTH * share).max(170.0), (RIGHT_WIDTH * share).max(300.0))
 }
+/// Width of the guided first level's coach, on the right where the ledger arrives later.
+const COACH_WIDTH: f32 = 300.0;
 /// Height of the timeline along the bottom, at most.
 const TIMELINE_HEIGHT: f32 = 222.0;
 
@@ -135,8 +151,9 @@ fn draw(
     session: Res<Session>,
     paths: Res<GamePaths>,
     operator_api: Option<Res<OperatorApi>>,
-    // The campaign for the chapter's presenter notes, beside the player's progress.
-    (progress, campaign): (Res<Progress>, Res<Campaign>),
+    // The campaign for the chapter's presenter notes and the glossary, beside the player's
+    // progress and the guided first level's step.
+    (progress, campaign, guide): (Res<Progress>, Res<Campaign>, Res<Guide>),
     mut writer: MessageWriter<Intent>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
@@ -158,6 +175,7 @@ fn draw(
         .show(&mut root, |ui| {
             top_bar(ui, &session, &simulation, level_ui, &mut intents)
         });
+    let mut glossary_clicked = None;
     egui::Panel::bottom("level-controls")
         .frame(
             egui::Frame::new()
@@ -169,7 +187,24 @@ fn draw(
         });
     // Beside everything below the top bar, so the notes have the screen's height to fill.
     draw_notes(&mut root, &session, &campaign, level_ui);
-    if level_ui.side_panels {
+    if let Some(step) = guide.step() {
+        egui::Panel::right("level-coach")
+            .exact_size(COACH_WIDTH)
+            .resizable(false)
+            .frame(
+                egui::Frame::new()
+                    .fill(theme::PANEL)
+                    .inner_margin(egui::Margin::same(10)),
+            )
+            .show(&mut root, |ui| {
+                if let Some(entry) = coach::draw(ui, step, &simulation, &campaign.glossary, &mut intents) {
+                    glossary_clicked = Some(entry);
+                }
+            });
+    }
+    let panels = &session.panels;
+    let (show_ledger, show_console) = (panels.shows(Panel::Ledger), panels.shows(Panel::Console));
+    if level_ui.side_panels && (show_ledger || show_console) {
         egui::Panel::right("level-right")
             .exact_size(side_widths(context.viewport_rect().width()).1)
             .resizable(false)
@@ -182,15 +217,25 @@ fn draw(
                 // Text in the side columns wraps, even in a row of widgets: a line wider than the
                 // column would widen its contents past the screen's edge.
                 ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
-                let operator_height = 206.0;
-                let ledger_height = (ui.available_height() - operator_height - 8.0).max(160.0);
-                ui.allocate_ui(egui::vec2(ui.available_width(), ledger_height), |ui| {
-                    ledger::draw(ui, &session, &simulation, level_ui, &cache);
-                });
-                ui.add_space(4.0);
-                operator::draw(ui, &session, &simulation, level_ui, &cache);
-                if let Some(operator_api) = &operator_api {
-                    operator::draw_http_hint(ui, operator_api);
+                let operator_height = if show_console { 206.0 } else { 0.0 };
+                if show_ledger {
+                    new_panel(ui, panels, Panel::Ledger);
+                    let ledger_height = if show_console {
+                        (ui.available_height() - operator_height - 8.0).max(160.0)
+                    } else {
+                        ui.available_height()
+                    };
+                    ui.allocate_ui(egui::vec2(ui.available_width(), ledger_height), |ui| {
+                        ledger::draw(ui, &session, &simulation, level_ui, &cache);
+                    });
+                    ui.add_space(4.0);
+                }
+                if show_console {
+                    new_panel(ui, panels, Panel::Console);
+                    operator::draw(ui, &session, &simulation, level_ui, &cache);
+                    if let Some(operator_api) = &operator_api {
+                        operator::draw_http_hint(ui, operator_api);
+                    }
                 }
             });
     }
@@ -232,13 +277,18 @@ fn draw(
                     .id_salt("left-scroll")
                     .auto_shrink(false)
                     .show(ui, |ui| {
-                        draw_briefing(ui, &session, &progress, &mut intents);
+                        if let Some(entry) = draw_briefing(ui, &session, &progress, &campaign, &mut intents) {
+                            glossary_clicked = Some(entry);
+                        }
                         ui.add_space(4.0);
                         world::draw_task(ui, &simulation);
                         ui.add_space(4.0);
                         world::draw_guards(ui, &simulation);
-                        ui.add_space(4.0);
-                        world::draw_checkpoints(ui, &session);
+                        if session.panels.shows(Panel::Checkpoints) {
+                            ui.add_space(4.0);
+                            new_panel(ui, &session.panels, Panel::Checkpoints);
+                            world::draw_checkpoints(ui, &session);
+                        }
                     });
             });
     }
@@ -262,7 +312,13 @@ fn draw(
         });
 
     overlays::draw(context, &session, &simulation, level_ui, &mut intents);
-    rulebook::draw(context, &simulation, level_ui);
+    if session.panels.shows(Panel::Rulebook) {
+        rulebook::draw(context, &simulation, level_ui);
+    }
+    if let Some(entry) = glossary_clicked {
+        glossary::open_at(level_ui, entry);
+    }
+    glossary::draw(context, &campaign.glossary, level_ui);
     operator::take_pending(level_ui, &mut intents);
 
     drop(simulation);
@@ -344,26 +400,50 @@ fn notes_width(screen_width: f32) -> f32 {
     (screen_width * 0.26).clamp(180.0, 340.0)
 }
 
+/// A panel's first appearance, said once: "new: the ledger" and what it is for.
+fn new_panel(ui: &mut egui::Ui, panels: &crate::panels::Panels, panel: Panel) {
+    if panels.is_new(panel) {
+        ui.label(
+            RichText::new(format!("✨ new: {} — {}", panel.title(), panel.introduction()))
+                .size(theme::SMALL)
+                .color(theme::CREW),
+        );
+    }
+}
+
 /// The briefing stays on the level screen (collapsible, the rest behind "more"), with the
-/// level's hints opened one tier at a time (H): a nudge, the idea, the move.
-fn draw_briefing(ui: &mut egui::Ui, session: &Session, progress: &Progress, intents: &mut Vec<Intent>) {
+/// level's hints opened one tier at a time (H): a nudge, the idea, the move. The glossary's
+/// words are links; returns the entry clicked.
+fn draw_briefing(
+    ui: &mut egui::Ui,
+    session: &Session,
+    progress: &Progress,
+    campaign: &Campaign,
+    intents: &mut Vec<Intent>,
+) -> Option<usize> {
     let level = &session.recipe.level.level;
+    let glossary = &campaign.glossary;
+    let mut clicked = None;
     egui::CollapsingHeader::new(RichText::new("Briefing").strong())
         .id_salt("level-briefing")
         .default_open(true)
         .show(ui, |ui| {
-            ui.label(RichText::new(&level.briefing).size(theme::SMALL));
+            clicked = ui::glossary_text(ui, &level.briefing, glossary, (theme::SMALL, theme::TEXT), None);
             if !level.briefing_more.trim().is_empty() {
                 egui::CollapsingHeader::new(RichText::new("more").size(theme::SMALL))
                     .id_salt("level-briefing-more")
                     .show(ui, |ui| {
-                        ui.label(RichText::new(&level.briefing_more).size(theme::SMALL));
+                        if let Some(entry) =
+                            ui::glossary_text(ui, &level.briefing_more, glossary, (theme::SMALL, theme::TEXT), None)
+                        {
+                            clicked = Some(entry);
+                        }
                     });
             }
         });
     let tiers = level.hints.tiers();
     if tiers.is_empty() {
-        return;
+        return clicked;
     }
     let opened = usize::try_from(progress.hints_opened(&level.id)).unwrap_or(usize::MAX);
     const TIER_NAMES: [&str; 3] = ["nudge", "idea", "move"];
@@ -381,6 +461,7 @@ fn draw_briefing(ui: &mut egui::Ui, session: &Session, progress: &Progress, inte
             intents.push(Intent::OpenHint);
         }
     }
+    clicked
 }
 
 fn top_bar(
@@ -398,8 +479,21 @@ fn top_bar(
             if ui::button(ui, true, "Keys", "?").clicked() {
                 level_ui.help = !level_ui.help;
             }
-            if ui::button(ui, true, "Rulebook", "B").clicked() {
-                level_ui.rulebook = !level_ui.rulebook;
+            if ui::button(ui, true, "Glossary", "T").clicked() {
+                level_ui.glossary = !level_ui.glossary;
+            }
+            if session.panels.shows(Panel::Rulebook) {
+                let label = if session.panels.is_new(Panel::Rulebook) {
+                    "✨ new: Rulebook"
+                } else {
+                    "Rulebook"
+                };
+                if ui::button(ui, true, label, "B")
+                    .on_hover_text(Panel::Rulebook.introduction())
+                    .clicked()
+                {
+                    level_ui.rulebook = !level_ui.rulebook;
+                }
             }
             let (glyph, word, color) = if session.is_busy() {
                 ("⏳", "working", theme::INFO)
@@ -489,6 +583,15 @@ fn keyboard(
         }
         return;
     }
+    if ui::pressed(context, Key::T) {
+        level_ui.glossary = !level_ui.glossary;
+        return;
+    }
+    // Esc closes the glossary before it leaves the level.
+    if level_ui.glossary && ui::pressed(context, Key::Escape) {
+        level_ui.glossary = false;
+        return;
+    }
     if ui::typed(context, "?") || ui::pressed(context, Key::F1) {
         level_ui.help = true;
         return;
@@ -546,7 +649,11 @@ fn keyboard(
         });
     }
     if ui::pressed(context, Key::B) {
-        level_ui.rulebook = !level_ui.rulebook;
+        if session.panels.shows(Panel::Rulebook) {
+            level_ui.rulebook = !level_ui.rulebook;
+        } else {
+            level_ui.flash = Some(arrives_later(Panel::Rulebook));
+        }
     }
     let narrow = context.viewport_rect().width() < SIDE_COLUMNS_AND_NOTES_WIDTH_MIN;
     if ui::pressed(context, Key::P) {
@@ -574,7 +681,11 @@ fn keyboard(
         });
     }
     if ui::pressed(context, Key::O) {
-        level_ui.focus_reason = true;
+        if session.panels.shows(Panel::Console) {
+            level_ui.focus_reason = true;
+        } else {
+            level_ui.flash = Some(arrives_later(Panel::Console));
+        }
     }
     let digits = [
         Key::Num1,
@@ -594,5 +705,21 @@ fn keyboard(
             cards::choose(*card, session, simulation, level_ui, intents);
         }
     }
-    ledger::keyboard(context, level_ui, session);
+    if session.panels.shows(Panel::Ledger) {
+        ledger::keyboard(context, level_ui, session);
+    }
+}
+
+/// Why a key for a panel that has not arrived yet did nothing.
+fn arrives_later(panel: Panel) -> String {
+    let title = panel.title();
+    let mut letters = title.chars();
+    let capitalised: String = letters
+        .next()
+        .map(|first| first.to_uppercase().chain(letters).collect())
+        .unwrap_or_default();
+    format!(
+        "{capitalised} arrives in chapter {} of the campaign (the sandbox shows everything).",
+        panel.arrives_in_chapter()
+    )
 }

@@ -11,7 +11,7 @@ use crate::session::{Intent, Session};
 use crate::ui::{self, theme};
 
 /// Every key of the level screen, as the overlay lists them.
-pub const SHORTCUTS: [(&str, &str); 26] = [
+pub const SHORTCUTS: [(&str, &str); 27] = [
     ("Space", "play / pause"),
     (". or →", "step one phase of one actor"),
     (", or ←", "rewind one phase"),
@@ -19,6 +19,10 @@ pub const SHORTCUTS: [(&str, &str); 26] = [
     ("G", "go to a phase: type it, Enter"),
     ("H", "open the next hint: a nudge, the idea, the move"),
     ("B", "the rulebook: the runtime's decision tables, the rows that fired"),
+    (
+        "T",
+        "the glossary: phase, started, indeterminate and the other words; underlined words open it",
+    ),
     (
         "P",
         "the side panels (task, guards, ledger, operator) on or off; off at first with --presenter",
@@ -83,9 +87,15 @@ pub fn draw(
             ui.add_space(6.0);
             let statuses: Vec<String> = Status::ALL.iter().map(|status| theme::status_label(*status)).collect();
             ui::hint(ui, format!("Statuses read by glyph and word: {}", statuses.join(" · ")));
-            if ui.button("Close (Esc)").clicked() {
-                level_ui.help = false;
-            }
+            ui.horizontal(|ui| {
+                if ui.button("Close (Esc)").clicked() {
+                    level_ui.help = false;
+                }
+                if ui.button("The glossary (T)").clicked() {
+                    level_ui.help = false;
+                    level_ui.glossary = true;
+                }
+            });
         });
         if response.should_close() {
             level_ui.help = false;

@@ -1,0 +1,383 @@
+//! Defender mode's screen: the guards as switches (within the budget), the check, and which
+//! heists got through or held. Everything it does is a [`DefenceIntent`].
+
+use bevy::prelude::*;
+use bevy_egui::egui::{self, RichText};
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
+use twice_sim::defend::{self, DefenceReport};
+use twice_sim::runtime::guards::Guard;
+
+use super::Screen;
+use crate::defence::{Defence, DefenceIntent};
+use crate::session::NextBriefing;
+use crate::ui::{self, theme};
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(
+        EguiPrimaryContextPass,
+        draw.run_if(in_state(Screen::Defend)).run_if(resource_exists::<Defence>),
+    );
+}
+
+/// The keys that switch guards, in `Guard::ALL` order (ten guards: 1–9 and 0).
+const GUARD_KEYS: [(egui::Key, &str); 10] = [
+    (egui::Key::Num1, "1"),
+    (egui::Key::Num2, "2"),
+    (egui::Key::Num3, "3"),
+    (egui::Key::Num4, "4"),
+    (egui::Key::Num5, "5"),
+    (egui::Key::Num6, "6"),
+    (egui::Key::Num7, "7"),
+    (egui::Key::Num8, "8"),
+    (egui::Key::Num9, "9"),
+    (egui::Key::Num0, "0"),
+];
+
+fn draw(
+    mut contexts: EguiContexts,
+    defence: Res<Defence>,
+    mut intents: MessageWriter<DefenceIntent>,
+    mut next_screen: ResMut<NextState<Screen>>,
+    mut next_briefing: ResMut<NextBriefing>,
+) -> Result {
+    let context = contexts.ctx_mut()?;
+    let level = &defence.level.level;
+    let mut chosen: Vec<DefenceIntent> = Vec::new();
+    let mut leave = false;
+    let checking = defence.is_checking();
+
+    for ((key, _), guard) in GUARD_KEYS.iter().zip(Guard::ALL) {
+        if ui::pressed(context, *key) {
+            chosen.push(DefenceIntent::Toggle(guard));
+        }
+    }
+    if ui::pressed(context, egui::Key::Enter) && !checking {
+        chosen.push(DefenceIntent::Check);
+    }
+    if ui::pressed(context, egui::Key::Escape) {
+        if checking {
+            chosen.push(DefenceIntent::Cancel);
+        } else {
+            leave = true;
+        }
+    }
+
+    let mut root = ui::root_ui(context, "defend");
+    egui::Panel::top("defend-top")
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::symmetric(14, 8)),
+        )
+        .show(&mut root, |ui| {
+            ui.horizontal(|ui| {
+                if ui::button(ui, true, "← Levels", "Esc").clicked() {
+                    leave = true;
+                }
+                ui.add_space(8.0);
+                ui.label(
+                    RichText::new(format!("🛡 Defend · Ch. {} · {}", level.chapter, level.title))
+                        .size(theme::HEADING + 3.0)
+                        .strong()
+                        .color(theme::RUNTIME),
+                );
+                ui.label(RichText::new("DEFENDER").size(theme::SMALL).strong().color(theme::GOOD));
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    let on = defence.on.len();
+                    let budget = defence.budget();
+                    ui.label(
+                        RichText::new(format!("{on} of {budget} guards on"))
+                            .monospace()
+                            .strong()
+                            .color(if on as u32 >= budget { theme::WARN } else { theme::TEXT }),
+                    );
+                });
+            });
+        });
+
+    // The guards' column leaves the results at least half the window (at a projector too).
+    let guards_width = (root.available_width() * 0.42).clamp(300.0, 520.0);
+    egui::Panel::left("defend-guards")
+        .exact_size(guards_width)
+        .resizable(false)
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::same(12)),
+        )
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+                ui.label(
+                    RichText::new(format!(
+                        "Now you are the runtime. Every guard starts off: switch on the fewest that keep Penny's promise, at most {}.",
+                        defence.budget()
+                    ))
+                    .size(theme::BODY),
+                );
+                ui::hint(
+                    ui,
+                    "The check replays Penny left alone and every known heist of this chapter and the ones before it, then lets the explorer search this level's hand.",
+                );
+                ui.add_space(6.0);
+                for ((_, key), guard) in GUARD_KEYS.iter().zip(Guard::ALL) {
+                    let on = defence.on.contains(&guard);
+                    let full = defence.on.len() >= defence.budget() as usize;
+                    egui::Frame::new()
+                        .fill(if on { theme::PANEL_RAISED } else { theme::PANEL })
+                        .stroke(egui::Stroke::new(
+                            if on { 1.5 } else { 1.0 },
+                            if on { theme::GOOD } else { theme::PANEL_BORDER },
+                        ))
+                        .corner_radius(6)
+                        .inner_margin(egui::Margin::symmetric(8, 2))
+                        .show(ui, |ui| {
+                            ui.set_width(ui.available_width());
+                            ui.spacing_mut().item_spacing.y = 1.0;
+                            ui.horizontal(|ui| {
+                                ui::key_cap(ui, key);
+                                let mut checked = on;
+                                let text = RichText::new(guard.name()).strong().color(if on {
+                                    theme::GOOD
+                                } else if full {
+                                    theme::TEXT_FAINT
+                                } else {
+                                    theme::TEXT
+                                });
+                                if ui.checkbox(&mut checked, text).changed() {
+                                    chosen.push(DefenceIntent::Toggle(guard));
+                                }
+                            });
+                            ui.label(RichText::new(guard.describe()).size(theme::SMALL).color(theme::TEXT_DIM));
+                        });
+                    ui.add_space(1.0);
+                }
+            });
+        });
+
+    egui::Panel::bottom("defend-actions")
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::symmetric(14, 8)),
+        )
+        .show(&mut root, |ui| {
+            ui.horizontal(|ui| {
+                if checking {
+                    if ui::button(ui, true, "✖ Cancel the check", "Esc").clicked() {
+                        chosen.push(DefenceIntent::Cancel);
+                    }
+                } else if ui::button(ui, true, "🛡 Check these guards", "Enter").clicked() {
+                    chosen.push(DefenceIntent::Check);
+                }
+                if let Some(notice) = &defence.notice {
+                    ui.label(RichText::new(notice).color(theme::WARN));
+                } else {
+                    ui::hint(ui, "1–9, 0 switch a guard · Enter checks · Esc leaves");
+                }
+            });
+        });
+
+    egui::CentralPanel::default()
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(14)),
+        )
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+                draw_result(ui, &defence);
+            });
+        });
+
+    if leave {
+        // Back to this level on the level select.
+        next_briefing.0 = Some(defence.index);
+        next_screen.set(Screen::LevelSelect);
+        return Ok(());
+    }
+    for intent in chosen {
+        intents.write(intent);
+    }
+    Ok(())
+}
+
+fn draw_result(ui: &mut egui::Ui, defence: &Defence) {
+    if let Some(check) = &defence.check {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(
+                RichText::new(format!(
+                    "Checking {}: Penny alone, the known heists, then the explorer (up to {} schedules per way to break the promise)… {:.1} s",
+                    guard_list(&check.on),
+                    defend::DEFENCE_SCHEDULES,
+                    check.started.elapsed().as_secs_f32()
+                ))
+                .color(theme::INFO),
+            );
+        });
+        ui.add_space(8.0);
+    }
+    let checked = match &defence.result {
+        None => {
+            if defence.check.is_none() {
+                ui.label(
+                    RichText::new("Not checked yet.")
+                        .size(theme::HEADING)
+                        .color(theme::TEXT_DIM),
+                );
+                ui::hint(
+                    ui,
+                    "Pick your guards on the left, then check them. A heist that gets through is listed here with what it did to the money.",
+                );
+            }
+            return;
+        }
+        Some(Err(error)) => {
+            ui.label(RichText::new(format!("⚠ The check did not finish: {error}")).color(theme::BAD));
+            return;
+        }
+        Some(Ok(checked)) => checked,
+    };
+    let report = &checked.report;
+    let current = defence.current_report().is_some();
+    if !current {
+        ui.label(RichText::new("The guards changed since this check: check again to judge them.").color(theme::WARN));
+    }
+    headline(ui, report, defence.minimum());
+    ui.add_space(8.0);
+    ui.label(RichText::new("The known heists").strong());
+    // One wrapped line per heist: what held or got through, what it did to the money, and
+    // the tape (nothing is clipped in a narrow window or at a projector).
+    for heist in &report.heists {
+        let (glyph, word, color) = if heist.stopped {
+            ("✔", "held", theme::GOOD)
+        } else {
+            ("✖", "got through", theme::BAD)
+        };
+        let mut what = format!(
+            "{} {}",
+            theme::outcome_glyph(heist.outcome),
+            theme::outcome_words(heist.outcome)
+        );
+        for violation in &heist.violations {
+            what.push_str(&format!(" · ⚠ {violation}"));
+        }
+        let name = heist
+            .tape
+            .file_name()
+            .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(format!("{glyph} {word}")).strong().color(color));
+            ui.label(RichText::new(&heist.title).color(theme::TEXT));
+            ui.label(
+                RichText::new(what)
+                    .size(theme::SMALL)
+                    .color(theme::outcome_color(heist.outcome)),
+            );
+            if !name.is_empty() {
+                ui::hint(ui, name);
+            }
+        });
+    }
+    ui.add_space(8.0);
+    ui.label(RichText::new("The explorer's search").strong());
+    match &report.search {
+        None => ui::hint(ui, "not run: a known heist already got through"),
+        Some(search) => match &search.found {
+            None => {
+                ui.label(
+                    RichText::new(format!(
+                        "✔ {} random schedules of this level's hand: no way to pay twice or leave a customer owed",
+                        search.schedules
+                    ))
+                    .color(theme::GOOD),
+                );
+            }
+            Some(actions) => {
+                ui.label(
+                    RichText::new(format!(
+                        "✖ found a heist in {} schedules (simulation seed {}):",
+                        search.schedules,
+                        search.found_seed.unwrap_or(0)
+                    ))
+                    .color(theme::BAD),
+                );
+                for action in actions {
+                    ui.label(
+                        RichText::new(format!("   phase {}: {}", action.at_phase, action.play.card().title()))
+                            .monospace()
+                            .size(theme::SMALL),
+                    );
+                }
+            }
+        },
+    }
+    for skipped in &checked.skipped_tapes {
+        ui.label(
+            RichText::new(format!("⚠ left out (does not load): {skipped}"))
+                .size(theme::SMALL)
+                .color(theme::WARN),
+        );
+    }
+    ui::hint(ui, format!("checked in {:.1} s", checked.took.as_secs_f32()));
+}
+
+/// The verdict: held or not, within the budget, and against the minimum known.
+fn headline(ui: &mut egui::Ui, report: &DefenceReport, minimum: &[Guard]) {
+    let through = report.heists.iter().filter(|heist| !heist.stopped).count()
+        + usize::from(report.search.as_ref().is_some_and(|search| search.found.is_some()));
+    if report.holds() {
+        ui.label(
+            RichText::new(format!("🛡 It holds with {}", guard_list(&report.on)))
+                .size(26.0)
+                .strong()
+                .color(theme::GOOD),
+        );
+        let text = if report.on.len() <= minimum.len() {
+            format!(
+                "You found the minimum: {} guard(s), as few as anyone knows. Saved to your progress.",
+                report.on.len()
+            )
+        } else {
+            format!(
+                "It holds with {} guard(s); it can be done with {}. Saved to your progress: try fewer.",
+                report.on.len(),
+                minimum.len()
+            )
+        };
+        ui.label(RichText::new(text).size(theme::BODY + 0.5).color(theme::TEXT));
+    } else if report.stops_every_heist() {
+        ui.label(
+            RichText::new(format!(
+                "Over the budget: {} guards, at most {}",
+                report.on.len(),
+                report.budget
+            ))
+            .size(26.0)
+            .strong()
+            .color(theme::WARN),
+        );
+    } else {
+        ui.label(
+            RichText::new(format!(
+                "✖ With {}, {through} heist(s) got through",
+                guard_list(&report.on)
+            ))
+            .size(26.0)
+            .strong()
+            .color(theme::BAD),
+        );
+        ui.label(
+            RichText::new("Read what each one did to the money, and switch on the guard that stops it.")
+                .color(theme::TEXT_DIM),
+        );
+    }
+}
+
+fn guard_list(guards: &[Guard]) -> String {
+    if guards.is_empty() {
+        "no guards".into()
+    } else {
+        guards.iter().map(|guard| guard.name()).collect::<Vec<_>>().join(" + ")
+    }
+}
