@@ -94,6 +94,29 @@ pub enum PlayError {
         wanted: String,
         about_to: String,
     },
+    #[error("this level has no tool named {tool}; its tools: {known}")]
+    NoSuchTool { tool: String, known: String },
+    #[error("{tool} cannot be declared in this level (declarable here: {declarable})")]
+    NotDeclarable { tool: String, declarable: String },
+    #[error("a tool is declared with 1 to {max} attempts, not {0}", max = crate::runtime::tool::READ_ATTEMPTS_MAX)]
+    AttemptsOutOfRange(u32),
+    #[error(
+        "too late to declare {tool}: w{worker} began Penny's first call ({key}) at phase {phase}; a tool is declared before any call is made"
+    )]
+    TooLateToDeclare {
+        tool: String,
+        worker: u32,
+        key: String,
+        phase: u32,
+    },
+}
+
+/// Penny's first call: once a worker has begun one, the tools' declarations are fixed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FirstCall {
+    pub(crate) worker: u32,
+    pub(crate) key: String,
+    pub(crate) phase: u32,
 }
 
 /// Builds a simulation: a level, an explicit seed, and optionally a ledger file,
@@ -215,6 +238,7 @@ impl SimulationBuilder {
             timeline: Timeline::default(),
             observer,
             call_items: BTreeMap::new(),
+            first_call: None,
             ended: false,
             level: self.level,
         };
@@ -248,6 +272,8 @@ pub struct Simulation {
     observer: Ledger,
     /// Which (run, item) each key served, as the workers reserved them (for drawing).
     call_items: BTreeMap<String, BTreeSet<(String, u32)>>,
+    /// Penny's first call, once a worker has begun one: declaring a tool is over from then on.
+    first_call: Option<FirstCall>,
     ended: bool,
 }
 
@@ -311,6 +337,11 @@ impl Simulation {
             cards.push(CardKind::OperatorCompensate);
         }
         Ok(cards)
+    }
+
+    /// The phase Penny's first call began in, once one has: from then on no tool can be declared.
+    pub fn first_call_phase(&self) -> Option<u32> {
+        self.first_call.as_ref().map(|first| first.phase)
     }
 
     /// Over, and nothing the player still holds could change it: time for the verdict.

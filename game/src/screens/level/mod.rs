@@ -20,6 +20,7 @@ use crate::ui::{self, theme};
 
 mod cards;
 mod controls;
+mod declaration;
 mod ledger;
 mod operator;
 mod overlays;
@@ -69,6 +70,11 @@ pub struct LevelUi {
     pub pending_play: Option<twice_sim::level::Play>,
     /// A line from the screen itself (not the session), such as why a key did nothing.
     pub flash: Option<String>,
+    /// The tool declaration window is hidden (D); shown by default in a level that lets the
+    /// player declare a tool.
+    pub declaration_hidden: bool,
+    /// The declaration window's drafts, by tool.
+    pub declaration_drafts: std::collections::BTreeMap<String, declaration::Draft>,
 }
 
 /// A choice the player makes with the number keys or the mouse.
@@ -223,6 +229,7 @@ fn draw(
 
     overlays::draw(context, &session, &simulation, level_ui, &mut intents);
     rulebook::draw(context, &simulation, level_ui);
+    declaration::draw(context, &session, &simulation, level_ui, &mut intents);
     draw_notes(context, &session, &campaign, level_ui);
     operator::take_pending(level_ui, &mut intents);
 
@@ -481,6 +488,9 @@ fn keyboard(
     }
     if ui::pressed(context, Key::N) {
         level_ui.notes = !level_ui.notes;
+    }
+    if ui::pressed(context, Key::D) {
+        level_ui.declaration_hidden = !level_ui.declaration_hidden;
     }
     if ui::pressed(context, Key::H) {
         intents.push(Intent::OpenHint);

@@ -11,7 +11,7 @@ use crate::session::{Intent, Session};
 use crate::ui::{self, theme};
 
 /// Every key of the level screen, as the overlay lists them.
-pub const SHORTCUTS: [(&str, &str); 26] = [
+pub const SHORTCUTS: [(&str, &str); 27] = [
     ("Space", "play / pause"),
     (". or →", "step one phase of one actor"),
     (", or ←", "rewind one phase"),
@@ -19,6 +19,10 @@ pub const SHORTCUTS: [(&str, &str); 26] = [
     ("G", "go to a phase: type it, Enter"),
     ("H", "open the next hint: a nudge, the idea, the move"),
     ("B", "the rulebook: the runtime's decision tables, the rows that fired"),
+    (
+        "D",
+        "the tool declaration, in levels that let you declare a tool: a draft and the contract check's verdict",
+    ),
     (
         "P",
         "the side panels (task, guards, ledger, operator) on or off; off at first with --presenter",
