@@ -97,6 +97,7 @@ pub struct Debrief {
 pub fn guard_words(guard: Guard) -> &'static str {
     match guard {
         Guard::WriteRetryRule => "the write retry rule",
+        Guard::ToolContract => "the tool contract check",
         Guard::PauseOnIndeterminate => "the pause on unknown calls",
         Guard::Ledger => "the ledger",
         Guard::AtomicReservation => "atomic reservation",
@@ -318,6 +319,17 @@ fn guard_sentence(note: &GuardNote) -> String {
 fn why_it_failed(simulation: &Simulation, explained: bool) -> Vec<String> {
     let played = simulation.played();
     if played.is_empty() {
+        // A run the contract check refused never started: no card was ever going to matter.
+        if let Some(refused) = simulation
+            .guard_notes()
+            .iter()
+            .find(|note| note.guard == Guard::ToolContract)
+        {
+            return vec![
+                guard_sentence(refused),
+                "No card could change that: the run never started, so nothing was sent to lose or slow.".into(),
+            ];
+        }
         return vec!["You played no card, so nothing disturbed Penny: every card here needs its moment.".into()];
     }
     let mut sentences = Vec::new();
@@ -392,11 +404,25 @@ fn missed_other(simulation: &Simulation, play: &Play) -> Option<String> {
                     plain(entry.text.trim_start_matches("409 conflict: "))
                 )
             }),
+        Play::DeclareTool { tool, .. } => declared_honestly(simulation, tool),
         Play::DuplicateWorker { run } if twin_stood_down(simulation, run) => Some(format!(
             "The twin on {run} came too late or too early to send anything of its own: it met the first worker's record and stood down."
         )),
         _ => None,
     }
+}
+
+/// A declaration that took the heist away: the tool as the player left it passes the contract
+/// check and gives its write one attempt, so a lost answer was an unknown, not a retry.
+fn declared_honestly(simulation: &Simulation, tool: &str) -> Option<String> {
+    let declared = simulation.level().tools.iter().find(|declared| declared.name == tool)?;
+    let one_attempt = declared.side_effect.changes_something() && declared.declared_attempts() == 1;
+    (declared.check_contract().is_ok() && one_attempt).then(|| {
+        format!(
+            "You declared {tool} {}, which passes the tool contract check: a write gets one attempt, so a lost answer became an unknown instead of a second payment.",
+            declared.summary()
+        )
+    })
 }
 
 /// The phases a worker runs before its request is on the wire.

@@ -259,12 +259,18 @@ pub fn check(
 
 /// Every set of `size` guards, in teaching order.
 pub fn sets_of(size: usize) -> Vec<Vec<Guard>> {
+    sets_of_in(&Guard::ALL, size)
+}
+
+/// Every set of `size` guards taken from `guards`, in their order.
+pub fn sets_of_in(guards: &[Guard], size: usize) -> Vec<Vec<Guard>> {
+    assert!(guards.len() <= Guard::ALL.len(), "at most every guard");
     let mut sets = Vec::new();
-    let count = Guard::ALL.len();
+    let count = guards.len();
     for mask in 0_u32..(1 << count) {
         if mask.count_ones() as usize == size {
             sets.push(
-                Guard::ALL
+                guards
                     .iter()
                     .enumerate()
                     .filter(|(index, _)| mask & (1 << index) != 0)
@@ -274,6 +280,19 @@ pub fn sets_of(size: usize) -> Vec<Vec<Guard>> {
         }
     }
     sets
+}
+
+/// The guards that can change anything in `level`. The tool contract check only ever refuses
+/// a run whose tool fails it: when every tool passes and the player cannot declare one, it is
+/// the same on or off, so a set with it holds exactly when the set without it does, and a
+/// search for the smallest set need not try it.
+pub fn guards_that_matter(level: &Level) -> Vec<Guard> {
+    let contract_inert =
+        level.declarable_tools.is_empty() && level.tools.iter().all(|tool| tool.check_contract().is_ok());
+    Guard::ALL
+        .into_iter()
+        .filter(|guard| !(contract_inert && *guard == Guard::ToolContract))
+        .collect()
 }
 
 /// The smallest sets of guards that hold, searched from none upwards; stops at the first size
@@ -286,9 +305,10 @@ pub fn minimum(
     cancel: &AtomicBool,
 ) -> Result<Vec<Vec<Guard>>, DefendError> {
     let level = &loaded.level;
-    for size in 0..=size_max.min(Guard::ALL.len()) {
+    let guards = guards_that_matter(level);
+    for size in 0..=size_max.min(guards.len()) {
         let mut holding = Vec::new();
-        for set in sets_of(size) {
+        for set in sets_of_in(&guards, size) {
             let replayed = replay_heists(level, heists, only(&set))?;
             if !replayed.iter().all(|heist| heist.stopped) {
                 continue;

@@ -24,6 +24,7 @@ use crate::ledger::{LedgerError, LedgerStore};
 use crate::level::{CardKind, Expectation, Level, Play, Tape, TimedAction};
 use crate::runtime::guards::Guards;
 use crate::runtime::rules::Status;
+use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
 use crate::simulator::{SimError, SimulationBuilder, WORKERS_MAX};
 
 /// The most schedules one exploration may try.
@@ -466,6 +467,9 @@ struct ScheduleSpace {
     workers_max: u32,
     /// Cards are played before phases `0..=phase_horizon`.
     phase_horizon: u32,
+    /// A declaration is dealt before phases `0..=declaring_until`: the phase Penny's first call
+    /// began in the quiet run (after it, every declaration is refused).
+    declaring_until: u32,
     send_fence: bool,
 }
 
@@ -512,6 +516,7 @@ impl ScheduleSpace {
             keys: Vec::new(),
             workers_max,
             phase_horizon: 0,
+            declaring_until: 0,
             send_fence: true,
         };
         // A quiet run (no cards) shows how long the level lasts and which keys it makes
@@ -555,6 +560,7 @@ impl ScheduleSpace {
             .saturating_mul(2)
             .saturating_add(PHASE_SLACK)
             .min(level.max_phases);
+        space.declaring_until = simulation.first_call_phase().unwrap_or(space.phase_horizon);
         Ok(space)
     }
 
@@ -603,7 +609,12 @@ impl ScheduleSpace {
         let mut dealt: Vec<DealtAction> = deck[..count]
             .iter()
             .map(|card| {
-                let at_phase = rng.random_range(0..=self.phase_horizon);
+                let until = if *card == CardKind::DeclareTool {
+                    self.declaring_until
+                } else {
+                    self.phase_horizon
+                };
+                let at_phase = rng.random_range(0..=until);
                 let (play, key_pick) = self.play(*card, &mut rng);
                 DealtAction {
                     at_phase,
@@ -715,6 +726,20 @@ impl ScheduleSpace {
                     operator: operator(rng),
                 };
                 (play, Some(rng.random()))
+            }
+            CardKind::DeclareTool => {
+                let tools = &self.level.declarable_tools;
+                assert!(
+                    !tools.is_empty(),
+                    "a level dealing DeclareTool names its declarable tools"
+                );
+                let play = Play::DeclareTool {
+                    tool: tools[rng.random_range(0..tools.len())].clone(),
+                    side_effect: SideEffect::ALL[rng.random_range(0..SideEffect::ALL.len())],
+                    attempts: rng.random_range(1..=READ_ATTEMPTS_MAX),
+                    takes_key: rng.random_bool(0.5),
+                };
+                (play, None)
             }
         }
     }

@@ -5,6 +5,8 @@
 //! decides it on its own: every target is a [`Play`] that `Simulation::play` judges.
 
 use crate::level::{CardKind, Play};
+use crate::runtime::guards::Guard;
+use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect, ToolDeclaration};
 use crate::simulator::{Direction, Message, Simulation};
 
 /// One move a card offers now: a label for a button, and the move itself.
@@ -17,6 +19,12 @@ pub struct Target {
 /// An operator's move: made in the operator console from a chosen call and a reason.
 pub fn is_operator(card: CardKind) -> bool {
     matches!(card, CardKind::OperatorResolve | CardKind::OperatorCompensate)
+}
+
+/// A declaration: made in the tool declaration panel (the game) or form (the browser) from a
+/// chosen side effect, attempts and key, not from a button of the hand.
+pub fn is_declaration(card: CardKind) -> bool {
+    card == CardKind::DeclareTool
 }
 
 /// A wire card: it acts on a message on the wire, so when it is played decides what it does.
@@ -62,12 +70,20 @@ pub fn effect(card: CardKind, simulation: &Simulation) -> String {
         CardKind::ToolFailsBeforeSending => "the run's next call refuses before sending anything".into(),
         CardKind::OperatorResolve => "settle an unknown call: use the operator console".into(),
         CardKind::OperatorCompensate => "undo a call that took effect: use the operator console".into(),
+        CardKind::DeclareTool => match simulation.declaring_is_open() {
+            Ok(()) => {
+                "declare a tool's side effect, attempts and key before Penny's first call: use the tool declaration"
+                    .into()
+            }
+            Err(why) => format!("{why}"),
+        },
     }
 }
 
 /// The moves a card offers now. Empty: nothing to aim it at (a wire card with nothing on the
 /// wire, a crash with no worker alive). Operator cards offer none here: the console builds
-/// them from a chosen call and a reason.
+/// them from a chosen call and a reason; nor does a declaration, which the tool declaration
+/// builds from a chosen side effect, attempts and key.
 pub fn targets(card: CardKind, simulation: &Simulation) -> Vec<Target> {
     let runs: Vec<String> = simulation.level().runs.iter().map(|run| run.id.clone()).collect();
     let target = |label: String, play: Play| Target { label, play };
@@ -130,6 +146,78 @@ pub fn targets(card: CardKind, simulation: &Simulation) -> Vec<Target> {
                 ]
             })
             .collect(),
-        CardKind::OperatorResolve | CardKind::OperatorCompensate => Vec::new(),
+        CardKind::OperatorResolve | CardKind::OperatorCompensate | CardKind::DeclareTool => Vec::new(),
     }
+}
+
+/// The contract check's verdict on one way of declaring a tool: what the declaration panel
+/// shows beside a draft before it is sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DraftVerdict {
+    pub side_effect: SideEffect,
+    pub attempts: u32,
+    pub takes_key: bool,
+    /// `None`: it passes; else the check's own words.
+    pub violation: Option<String>,
+}
+
+/// A tool the player may declare in this level, as it is declared now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declarable {
+    pub tool: ToolDeclaration,
+    /// The contract check on the declaration as it stands: `None` passes.
+    pub violation: Option<String>,
+    /// Every draft the panel can make (side effect × attempts × key), with its verdict.
+    pub drafts: Vec<DraftVerdict>,
+}
+
+/// The tool declaration as the panel draws it: the tools the level lets the player declare,
+/// whether the check is on, whether declaring is still open (and why not), cards left.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declaration {
+    pub tools: Vec<Declarable>,
+    pub check_on: bool,
+    /// `None` while a tool may be declared; else why not (Penny's first call was made).
+    pub closed: Option<String>,
+    pub left: u32,
+}
+
+/// The tool declaration of this level, or `None` when the level lets no tool be declared.
+pub fn declaration(simulation: &Simulation) -> Option<Declaration> {
+    let level = simulation.level();
+    if level.declarable_tools.is_empty() {
+        return None;
+    }
+    let tools = level
+        .declarable_tools
+        .iter()
+        .filter_map(|name| level.tools.iter().find(|tool| &tool.name == name))
+        .map(|tool| Declarable {
+            violation: tool.check_contract().err().map(|violation| violation.to_string()),
+            drafts: SideEffect::ALL
+                .into_iter()
+                .flat_map(|side_effect| {
+                    (1..=READ_ATTEMPTS_MAX)
+                        .flat_map(move |attempts| [true, false].map(|takes_key| (side_effect, attempts, takes_key)))
+                })
+                .map(|(side_effect, attempts, takes_key)| DraftVerdict {
+                    side_effect,
+                    attempts,
+                    takes_key,
+                    violation: tool
+                        .declared_as(side_effect, attempts, takes_key)
+                        .check_contract()
+                        .err()
+                        .map(|violation| violation.to_string()),
+                })
+                .collect(),
+            tool: tool.clone(),
+        })
+        .collect();
+    Some(Declaration {
+        tools,
+        check_on: simulation.guards().is_on(Guard::ToolContract),
+        closed: simulation.declaring_is_open().err().map(|why| why.to_string()),
+        left: simulation.hand().get(&CardKind::DeclareTool).copied().unwrap_or(0),
+    })
 }

@@ -11,7 +11,7 @@ use crate::error::InputError;
 use crate::model::{ModelPolicy, RunScript};
 use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::rules::Status;
-use crate::runtime::tool::{Operation, ToolDeclaration};
+use crate::runtime::tool::{Operation, READ_ATTEMPTS_MAX, SideEffect, ToolDeclaration};
 use crate::runtime::workflow::Workflow;
 
 /// The most phases any level may run (a limit on everything).
@@ -41,10 +41,11 @@ pub enum CardKind {
     ToolFailsBeforeSending,
     OperatorResolve,
     OperatorCompensate,
+    DeclareTool,
 }
 
 impl CardKind {
-    pub const ALL: [CardKind; 9] = [
+    pub const ALL: [CardKind; 10] = [
         CardKind::LoseRequest,
         CardKind::LoseResponse,
         CardKind::SlowResponse,
@@ -54,6 +55,7 @@ impl CardKind {
         CardKind::ToolFailsBeforeSending,
         CardKind::OperatorResolve,
         CardKind::OperatorCompensate,
+        CardKind::DeclareTool,
     ];
 
     pub fn name(self) -> &'static str {
@@ -67,6 +69,7 @@ impl CardKind {
             CardKind::ToolFailsBeforeSending => "ToolFailsBeforeSending",
             CardKind::OperatorResolve => "OperatorResolve",
             CardKind::OperatorCompensate => "OperatorCompensate",
+            CardKind::DeclareTool => "DeclareTool",
         }
     }
 
@@ -81,6 +84,7 @@ impl CardKind {
             CardKind::ToolFailsBeforeSending => "Tool fails before sending",
             CardKind::OperatorResolve => "Operator resolves",
             CardKind::OperatorCompensate => "Operator compensates",
+            CardKind::DeclareTool => "Declare a tool",
         }
     }
 }
@@ -237,6 +241,10 @@ pub struct Level {
     pub guards: Guards,
     #[serde(default)]
     pub cards: Vec<CardAllowance>,
+    /// The tools whose declaration the player may write (a [`Play::DeclareTool`], with the
+    /// DeclareTool card): their side effect, retry policy and key, before Penny's first call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declarable_tools: Vec<String>,
     /// What the crew is after.
     pub goal: Outcome,
     #[serde(default = "default_max_phases")]
@@ -309,6 +317,18 @@ pub enum Play {
         reason: String,
         #[serde(default = "default_operator")]
         operator: String,
+    },
+    /// The player, as the developer, declares a tool: its side effect, the attempts the
+    /// framework's retry policy gives it, and whether it passes the idempotency key on.
+    /// Legal before Penny's first call, in a level that names the tool in `declarable_tools`;
+    /// the runs start again under the new declaration (with guard `tool_contract` on, only if
+    /// it passes the contract check). Added in tape format 2 without changing its version:
+    /// older twice-sims refuse it by name.
+    DeclareTool {
+        tool: String,
+        side_effect: SideEffect,
+        attempts: u32,
+        takes_key: bool,
     },
 }
 
@@ -422,6 +442,7 @@ impl Play {
             Play::ToolFailsBeforeSending { .. } => CardKind::ToolFailsBeforeSending,
             Play::OperatorResolve { .. } => CardKind::OperatorResolve,
             Play::OperatorCompensate { .. } => CardKind::OperatorCompensate,
+            Play::DeclareTool { .. } => CardKind::DeclareTool,
         }
     }
 
@@ -737,6 +758,44 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
                 format!("tool `{}` is declared twice", tool.name),
             );
         }
+        if let Some(problem) = tool.attempts_problem() {
+            return error("attempts", 0, problem);
+        }
+    }
+    let mut declarable = BTreeSet::new();
+    for name in &level.declarable_tools {
+        if !tools.contains_key(name.as_str()) {
+            let known: Vec<&str> = tools.keys().copied().collect();
+            return error(
+                "declarable_tools",
+                0,
+                format!(
+                    "declarable_tools names `{name}`, which the level does not declare; its tools: {}",
+                    known.join(", ")
+                ),
+            );
+        }
+        if !declarable.insert(name.as_str()) {
+            return error("declarable_tools", 0, format!("declarable_tools names `{name}` twice"));
+        }
+    }
+    let deals_declarations = level
+        .cards
+        .iter()
+        .any(|allowance| allowance.card == CardKind::DeclareTool);
+    let names_declarable_tools = !level.declarable_tools.is_empty();
+    if deals_declarations != names_declarable_tools {
+        return error(
+            if deals_declarations {
+                "DeclareTool"
+            } else {
+                "declarable_tools"
+            },
+            0,
+            "a level that deals the DeclareTool card names the tools it may declare in declarable_tools, and \
+             a level with declarable_tools deals the card"
+                .into(),
+        );
     }
     let mut run_ids = BTreeSet::new();
     let mut call_index = 0;
@@ -912,6 +971,28 @@ pub fn validate_tape(path: &Path, text: &str, tape: &Tape, level: &Level) -> Res
             }
             Play::CrashWorker { worker: Some(0), .. } => {
                 return error(index, "workers are numbered from 1 (w1)".into());
+            }
+            Play::DeclareTool { tool, attempts, .. } => {
+                if !level.declarable_tools.contains(tool) {
+                    return error(
+                        index,
+                        format!(
+                            "tool `{tool}` cannot be declared in level `{}` (declarable: {})",
+                            level.id,
+                            if level.declarable_tools.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                level.declarable_tools.join(", ")
+                            }
+                        ),
+                    );
+                }
+                if !(1..=READ_ATTEMPTS_MAX).contains(attempts) {
+                    return error(
+                        index,
+                        format!("a tool is declared with 1 to {READ_ATTEMPTS_MAX} attempts, not {attempts}"),
+                    );
+                }
             }
             Play::CrashWorker {
                 in_phase: Some(phase), ..

@@ -1,4 +1,5 @@
-//! The rulebook: the runtime's four decision tables (`runtime/rules.rs`) as a player reads
+//! The rulebook: the runtime's decision tables (`runtime/rules.rs`), after the check it
+//! makes before a run starts (the tool contract, `runtime/tool.rs`), as a player reads
 //! them beside the attack, as The Deadlock Empire shows its threads. Each row says when it
 //! fires and what the runtime then does; a row a guard provides is struck through when that
 //! guard is off; and the rows that fired in a run are lit from the simulator's record of them
@@ -14,6 +15,8 @@ use crate::simulator::{RuleFiring, RuleRow, Simulation};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Table {
+    /// Before the run: every tool is put to the contract check.
+    Start,
     /// Table 1: before the tool runs, what the ledger holds for the key decides.
     Reservation,
     /// Table 2: after an attempt, how it ended decides.
@@ -25,10 +28,17 @@ pub enum Table {
 }
 
 impl Table {
-    pub const ALL: [Table; 4] = [Table::Reservation, Table::Outcome, Table::Unknown, Table::FailedRun];
+    pub const ALL: [Table; 5] = [
+        Table::Start,
+        Table::Reservation,
+        Table::Outcome,
+        Table::Unknown,
+        Table::FailedRun,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
+            Table::Start => "0 · Start: the tool contract check",
             Table::Reservation => "1 · Reservation: what the ledger holds for the key",
             Table::Outcome => "2 · Outcome: how the attempt ended",
             Table::Unknown => "3 · Unknown: what the run does next",
@@ -40,7 +50,7 @@ impl Table {
     pub fn needs(self) -> Option<Guard> {
         match self {
             Table::Reservation => Some(Guard::Ledger),
-            Table::Outcome | Table::Unknown | Table::FailedRun => None,
+            Table::Start | Table::Outcome | Table::Unknown | Table::FailedRun => None,
         }
     }
 }
@@ -64,8 +74,20 @@ const fn row(table: Table, when: &'static str, then: &'static str, live_when: Op
     }
 }
 
-/// Every row of the four tables, table by table.
-pub const ROWS: [Row; 19] = [
+/// Every row of the tables, table by table.
+pub const ROWS: [Row; 21] = [
+    row(
+        Table::Start,
+        "a tool that changes something is declared with retries, or takes no key",
+        "refuse the run before it starts: nothing is sent, it waits for a person",
+        Some((Guard::ToolContract, true)),
+    ),
+    row(
+        Table::Start,
+        "a write is declared with retries",
+        "start anyway: the runtime obeys the declaration and retries the write",
+        Some((Guard::ToolContract, false)),
+    ),
     row(Table::Reservation, "no record", "record started; the tool runs", None),
     row(
         Table::Reservation,
@@ -195,6 +217,7 @@ impl Row {
 pub fn row_of(firing: &RuleFiring) -> usize {
     let first = |table: Table| ROWS.iter().position(|row| row.table == table).unwrap_or(0);
     match &firing.row {
+        RuleRow::ContractRefused { .. } => first(Table::Start),
         RuleRow::Reservation { existing, action, .. } => {
             first(Table::Reservation)
                 + match action {

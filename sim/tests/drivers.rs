@@ -59,6 +59,7 @@ fn level_of(run_id: &str) -> Level {
         runs: vec![script::script_for(run_id)],
         guards: Guards::all_on(),
         cards: Vec::new(),
+        declarable_tools: Vec::new(),
         goal: twice_sim::checker::Outcome::PaidTwice,
         max_phases: 400,
     }

@@ -777,3 +777,73 @@ async fn a_run_parked_for_the_players_operator_move_is_not_the_end_in_the_browse
         "a win is measured against par"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_declared_in_the_browser_is_played_judged_and_refused_once_penny_has_called() {
+    let room = room_with(|config| config.unlock_all = true).await;
+    let (browser, game) = Browser::joined_on(&room, "Grace", "22-fine-print").await;
+    let declaration = &game["declaration"];
+    assert_eq!(declaration["check_on"], false, "{declaration}");
+    assert_eq!(declaration["closed"], Value::Null);
+    assert_eq!(declaration["tools"][0]["tool"], "issue_credit");
+    assert_eq!(declaration["tools"][0]["passes"], true);
+    assert_eq!(declaration["tools"][0]["drafts"].as_array().unwrap().len(), 24);
+    assert!(
+        game["hand"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|card| card["card"] == "DeclareTool" && card["declaration"] == true)
+    );
+    // A tool the level does not have is refused by name, and changes nothing.
+    let (status, body) = browser
+        .post(
+            "/api/game/play",
+            json!({ "play": { "DeclareTool": { "tool": "refund_all", "side_effect": "read", "attempts": 3, "takes_key": true } } }),
+        )
+        .await;
+    assert_error(status, &body, StatusCode::UNPROCESSABLE_ENTITY, "invalid_move");
+    assert!(body["error"].as_str().unwrap().contains("refund_all"), "{body}");
+
+    let declare = json!({ "play": { "DeclareTool": { "tool": "issue_credit", "side_effect": "external", "attempts": 3, "takes_key": true } } });
+    let (status, game) = browser.post("/api/game/play", declare.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    assert_eq!(game["played"][0]["play"]["DeclareTool"]["attempts"], 3);
+    assert_eq!(game["declaration"]["tools"][0]["passes"], false);
+    assert!(
+        game["declaration"]["tools"][0]["violation"]
+            .as_str()
+            .unwrap()
+            .contains("3 attempts")
+    );
+    // Step until billing's answer is on the wire, then lose it: the retry pays again.
+    let mut game = game;
+    for _ in 0..40 {
+        let offers_a_target = game["hand"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|card| card["card"] == "LoseResponse" && !card["targets"].as_array().unwrap().is_empty());
+        if offers_a_target {
+            break;
+        }
+        game = browser.post("/api/game/step", json!({ "phases": 1 })).await.1;
+    }
+    assert!(
+        game["declaration"]["closed"]
+            .as_str()
+            .is_some_and(|why| why.contains("too late"))
+    );
+    let (status, game) = browser
+        .post("/api/game/play", json!({ "play": first_target(&game, "LoseResponse") }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    // Penny has called: a second declaration is refused with the reason.
+    let (status, body) = browser.post("/api/game/play", declare).await;
+    assert_error(status, &body, StatusCode::CONFLICT, "move_refused");
+    let (status, game) = browser.post("/api/game/run", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    let verdict = &game["end"]["verdict"];
+    assert_eq!(verdict["outcome_name"], "paid_twice", "{verdict}");
+    assert_eq!(verdict["goal_reached"], true);
+}

@@ -26,6 +26,8 @@ const state = {
   race: null,
   raceReason: '',
   raceResult: null,
+  /** Tool declaration drafts, by tool: {side_effect, attempts, takes_key}. */
+  drafts: {},
 };
 
 const $ = (id) => document.getElementById(id);
@@ -343,6 +345,7 @@ function renderLevel() {
     game.end ? overBanner(game) : null,
     h('div', {class: 'stage'}, pennyPanel(game), wirePanel(game), billingPanel(game)),
     hand(game),
+    game.declaration ? declarationPanel(game) : null,
     h('div', {class: 'desk'}, ledgerPanel(game), consolePanel(game)),
     timelinePanel(game));
 }
@@ -395,11 +398,13 @@ function hand(game) {
     let action;
     if (card.operator) {
       action = h('button', {'data-fid': `card-${card.card}`, disabled: spent || !playable, onclick: focusReason}, 'Console');
+    } else if (card.declaration) {
+      action = h('button', {'data-fid': `card-${card.card}`, disabled: spent || !playable, onclick: focusDeclaration}, 'Declare ↓');
     } else {
       action = h('button', {class: 'primary', 'data-fid': `card-${card.card}`, 'data-card': card.card,
         disabled: spent || !playable, onclick: () => chooseCard(card)}, chosen ? 'Target ↓' : 'Play');
     }
-    const targets = chosen && !card.operator
+    const targets = chosen && !card.operator && !card.declaration
       ? h('div', {class: 'targets', role: 'group', 'aria-label': `targets for ${card.title}`},
         card.targets.length
           ? card.targets.map((target, targetIndex) => h('button', {'data-fid': `target-${card.card}-${targetIndex}`,
@@ -432,6 +437,57 @@ function chooseCard(card) {
   renderLevel();
   const first = document.querySelector(`[data-fid="target-${card.card}-0"]`);
   if (first) first.focus();
+}
+
+function focusDeclaration() {
+  const field = document.querySelector('[data-fid^="declare-side-effect-"]');
+  if (field) field.focus();
+}
+
+/** The draft of a tool's declaration: what the form shows, starting from the tool as declared. */
+function draftOf(tool) {
+  const draft = state.drafts[tool.tool];
+  if (draft) return draft;
+  return {side_effect: tool.side_effect, attempts: tool.attempts, takes_key: tool.takes_key};
+}
+
+/** The tool declaration: the player, as the developer, declares a tool before Penny's first call. */
+function declarationPanel(game) {
+  const desk = game.declaration;
+  const blocked = game.out_of_phases ? 'the phase limit is reached'
+    : desk.closed ? desk.closed
+      : desk.left === 0 ? 'no declarations left in this level' : null;
+  const tools = desk.tools.map((tool) => {
+    const draft = draftOf(tool);
+    const verdict = tool.drafts.find((candidate) => candidate.side_effect === draft.side_effect
+      && candidate.attempts === draft.attempts && candidate.takes_key === draft.takes_key);
+    const redraw = (change) => { state.drafts[tool.tool] = {...draft, ...change}; renderLevel(); };
+    const sideEffect = h('select', {'data-fid': `declare-side-effect-${tool.tool}`, 'aria-label': `${tool.tool}: side effect`,
+      onchange: (event) => redraw({side_effect: event.target.value})},
+    desk.side_effects.map((name) => h('option', {value: name, selected: name === draft.side_effect ? true : undefined}, name)));
+    const attempts = h('select', {'data-fid': `declare-attempts-${tool.tool}`, 'aria-label': `${tool.tool}: attempts`,
+      onchange: (event) => redraw({attempts: Number(event.target.value)})},
+    Array.from({length: desk.attempts_max}, (_, index) => index + 1).map((count) =>
+      h('option', {value: count, selected: count === draft.attempts ? true : undefined}, `${count} attempt${count > 1 ? 's' : ''}`)));
+    const key = h('input', {type: 'checkbox', 'data-fid': `declare-key-${tool.tool}`, id: `declare-key-${tool.tool}`,
+      checked: draft.takes_key ? true : undefined, onchange: (event) => redraw({takes_key: event.target.checked})});
+    const move = {DeclareTool: {tool: tool.tool, side_effect: draft.side_effect, attempts: draft.attempts, takes_key: draft.takes_key}};
+    return h('div', {class: 'declared-tool'},
+      h('p', {}, h('strong', {class: 'mono'}, tool.tool), ` is declared ${tool.summary}: `,
+        h('span', {class: tool.passes ? 'tone-good' : 'tone-bad', 'data-fid': `declared-verdict-${tool.tool}`},
+          tool.passes ? '✔ passes the contract check' : `✘ ${tool.violation}`)),
+      h('div', {class: 'row'}, sideEffect, attempts, h('label', {for: `declare-key-${tool.tool}`}, key, ' takes the idempotency key'),
+        h('button', {class: 'primary', 'data-fid': `declare-${tool.tool}`, disabled: Boolean(blocked), title: blocked || 'declare it',
+          onclick: () => play(move)}, 'Declare')),
+      verdict ? h('p', {class: verdict.passes ? 'tone-good' : 'tone-bad', 'data-fid': `draft-verdict-${tool.tool}`},
+        verdict.passes ? 'This draft passes the contract check.' : `The check would say: ${verdict.violation}`) : null);
+  });
+  return h('section', {class: 'panel declaration', 'aria-label': 'tool declaration'},
+    h('h2', {}, 'Tool declaration', h('span', {class: 'hint'},
+      desk.check_on ? 'the contract check is on: a run whose tool fails it never starts'
+        : 'the contract check is off: the runtime obeys the declaration')),
+    tools,
+    h('p', {class: 'hint'}, blocked ? `Declaring: ${blocked}` : `declarations left × ${desk.left} · legal before Penny's first call; the runs start again under it`));
 }
 
 function focusReason() {
@@ -782,7 +838,7 @@ function onKey(event) {
     const card = state.game.hand[Number(key) - 1];
     if (!card || card.left === 0 || state.game.out_of_phases) return;
     event.preventDefault();
-    if (card.operator) focusReason(); else chooseCard(card);
+    if (card.operator) focusReason(); else if (card.declaration) focusDeclaration(); else chooseCard(card);
   }
 }
 

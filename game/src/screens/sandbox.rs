@@ -77,7 +77,7 @@ fn draw(
     }
     let mut start = ui::pressed(context, egui::Key::Enter);
     let mut ask_explorer = ui::pressed(context, egui::Key::X) && !explorer.is_running();
-    // Number keys toggle guards 1–9 and 0 for the tenth.
+    // Number keys toggle guards 1–9 and 0 for the tenth; any after those by mouse.
     let digits = [
         egui::Key::Num1,
         egui::Key::Num2,
@@ -172,7 +172,13 @@ fn draw(
             for (index, guard) in Guard::ALL.iter().enumerate() {
                 let mut on = state.guards.is_on(*guard);
                 ui.horizontal(|ui| {
-                    ui::key_cap(ui, &((index + 1) % 10).to_string());
+                    // Ten digit keys for the first ten guards; the rest by mouse.
+                    let key = if index < 10 {
+                        ((index + 1) % 10).to_string()
+                    } else {
+                        "·".to_owned()
+                    };
+                    ui::key_cap(ui, &key);
                     let word = if on { "✔ on " } else { "✖ off" };
                     let color = if on { theme::GOOD } else { theme::BAD };
                     if ui

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 pub enum Guard {
     /// Writes get one attempt; a timeout on a write is an unknown, not a failure.
     WriteRetryRule,
+    /// `assert_tool_contract` before a run starts: a run whose tools declare a write with
+    /// more than one attempt, or without the idempotency key, is refused before anything is sent.
+    ToolContract,
     /// `on_indeterminate: pause`: the model never hears "failed" while the answer is "unknown".
     PauseOnIndeterminate,
     /// Reserve the key in the ledger before the tool runs.
@@ -29,8 +32,9 @@ pub enum Guard {
 }
 
 impl Guard {
-    pub const ALL: [Guard; 10] = [
+    pub const ALL: [Guard; 11] = [
         Guard::WriteRetryRule,
+        Guard::ToolContract,
         Guard::PauseOnIndeterminate,
         Guard::Ledger,
         Guard::AtomicReservation,
@@ -45,6 +49,7 @@ impl Guard {
     pub fn name(self) -> &'static str {
         match self {
             Guard::WriteRetryRule => "write_retry_rule",
+            Guard::ToolContract => "tool_contract",
             Guard::PauseOnIndeterminate => "pause_on_indeterminate",
             Guard::Ledger => "ledger",
             Guard::AtomicReservation => "atomic_reservation",
@@ -65,6 +70,9 @@ impl Guard {
     pub fn describe(self) -> &'static str {
         match self {
             Guard::WriteRetryRule => "writes get one attempt; a write timeout is unknown, not failed",
+            Guard::ToolContract => {
+                "the tool contract check: a run whose write is declared with retries or no key never starts"
+            }
             Guard::PauseOnIndeterminate => {
                 "on_indeterminate: pause — the run waits instead of telling the model \"failed\""
             }
@@ -91,6 +99,7 @@ impl std::fmt::Display for Guard {
 #[serde(default, deny_unknown_fields)]
 pub struct Guards {
     pub write_retry_rule: bool,
+    pub tool_contract: bool,
     pub pause_on_indeterminate: bool,
     pub ledger: bool,
     pub atomic_reservation: bool,
@@ -112,6 +121,7 @@ impl Guards {
     pub fn all_on() -> Self {
         Guards {
             write_retry_rule: true,
+            tool_contract: true,
             pause_on_indeterminate: true,
             ledger: true,
             atomic_reservation: true,
@@ -135,6 +145,7 @@ impl Guards {
     pub fn is_on(&self, guard: Guard) -> bool {
         match guard {
             Guard::WriteRetryRule => self.write_retry_rule,
+            Guard::ToolContract => self.tool_contract,
             Guard::PauseOnIndeterminate => self.pause_on_indeterminate,
             Guard::Ledger => self.ledger,
             Guard::AtomicReservation => self.atomic_reservation,
@@ -150,6 +161,7 @@ impl Guards {
     pub fn set(&mut self, guard: Guard, on: bool) {
         let field = match guard {
             Guard::WriteRetryRule => &mut self.write_retry_rule,
+            Guard::ToolContract => &mut self.tool_contract,
             Guard::PauseOnIndeterminate => &mut self.pause_on_indeterminate,
             Guard::Ledger => &mut self.ledger,
             Guard::AtomicReservation => &mut self.atomic_reservation,

@@ -17,6 +17,13 @@ pub enum SideEffect {
 }
 
 impl SideEffect {
+    pub const ALL: [SideEffect; 4] = [
+        SideEffect::Read,
+        SideEffect::Write,
+        SideEffect::External,
+        SideEffect::Destructive,
+    ];
+
     pub fn changes_something(self) -> bool {
         !matches!(self, SideEffect::Read)
     }
@@ -31,14 +38,9 @@ impl SideEffect {
     }
 
     pub fn parse(text: &str) -> Option<SideEffect> {
-        [
-            SideEffect::Read,
-            SideEffect::Write,
-            SideEffect::External,
-            SideEffect::Destructive,
-        ]
-        .into_iter()
-        .find(|side_effect| side_effect.name() == text)
+        SideEffect::ALL
+            .into_iter()
+            .find(|side_effect| side_effect.name() == text)
     }
 }
 
@@ -73,21 +75,92 @@ pub struct ToolDeclaration {
     /// Has a compensation (voiding the credit) an operator may ask for.
     #[serde(default)]
     pub compensation: bool,
+    /// The framework's retry policy as the developer configured it: how many attempts the
+    /// runtime gives the tool, 1 to [`READ_ATTEMPTS_MAX`]. `None`: its side effect's rule (a
+    /// read three, anything that changes something one). A write given three is the mistake
+    /// the contract check ([`assert_tool_contract`], guard `tool_contract`) is there to catch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
 }
 
 fn yes() -> bool {
     true
 }
 
+impl SideEffect {
+    /// The attempts the side effect's own rule gives: a read three, anything else one.
+    pub fn rule_attempts(self) -> u32 {
+        if self.changes_something() { 1 } else { READ_ATTEMPTS_MAX }
+    }
+}
+
 impl ToolDeclaration {
-    /// Attempts the retry rule allows. With the write retry rule off, a naive runtime
-    /// treats every tool like a read.
+    /// Attempts the runtime gives the tool. A retry policy the developer declared is obeyed
+    /// as declared (checking it is the contract check's job, not the retry rule's). Without
+    /// one, the side effect sets it; with the write retry rule off, a naive runtime treats
+    /// every tool like a read.
     pub fn attempts_allowed(&self, write_retry_rule: bool) -> u32 {
+        if let Some(attempts) = self.attempts {
+            assert!(
+                (1..=READ_ATTEMPTS_MAX).contains(&attempts),
+                "tool `{}` declares {attempts} attempts; declarations are checked when loaded",
+                self.name
+            );
+            return attempts;
+        }
         if self.side_effect.changes_something() && write_retry_rule {
             1
         } else {
             READ_ATTEMPTS_MAX
         }
+    }
+
+    /// Attempts the declaration asks for: its retry policy, or else its side effect's rule.
+    /// This is what the contract check judges — the tool as declared, whatever the runtime
+    /// running it does with writes.
+    pub fn declared_attempts(&self) -> u32 {
+        self.attempts.unwrap_or(self.side_effect.rule_attempts())
+    }
+
+    /// A declared retry policy out of range, in words; `None` when it is fine.
+    pub fn attempts_problem(&self) -> Option<String> {
+        let attempts = self.attempts?;
+        (!(1..=READ_ATTEMPTS_MAX).contains(&attempts)).then(|| {
+            format!(
+                "tool `{}` declares {attempts} attempts; a tool gets 1 to {READ_ATTEMPTS_MAX}",
+                self.name
+            )
+        })
+    }
+
+    /// The same tool declared otherwise: what the player's declaration makes of it.
+    pub fn declared_as(&self, side_effect: SideEffect, attempts: u32, takes_key: bool) -> ToolDeclaration {
+        ToolDeclaration {
+            side_effect,
+            attempts: Some(attempts),
+            takes_key,
+            ..self.clone()
+        }
+    }
+
+    /// The seed's contract check on this declaration.
+    pub fn check_contract(&self) -> Result<(), ContractViolation> {
+        assert_tool_contract(self, self.declared_attempts())
+    }
+
+    /// The declaration in a few words: `external, 3 attempts, takes the key`.
+    pub fn summary(&self) -> String {
+        let attempts = self.declared_attempts();
+        format!(
+            "{}, {attempts} attempt{}, {}",
+            self.side_effect.name(),
+            if attempts == 1 { "" } else { "s" },
+            if self.takes_key {
+                "takes the key"
+            } else {
+                "takes no key"
+            }
+        )
     }
 }
 
@@ -141,6 +214,7 @@ mod tests {
             takes_key,
             reconcile: false,
             compensation: false,
+            attempts: None,
         }
     }
 
@@ -171,5 +245,43 @@ mod tests {
             ));
         }
         assert!(assert_tool_contract(&tool(SideEffect::Read, false), 3).is_ok());
+    }
+
+    #[test]
+    fn a_declared_retry_policy_is_obeyed_and_judged_by_the_contract() {
+        let mut credit = tool(SideEffect::External, true);
+        assert_eq!(credit.declared_attempts(), 1);
+        assert!(credit.check_contract().is_ok());
+        credit.attempts = Some(3);
+        // The runtime obeys the declaration, retry rule or not: the check has to catch it.
+        assert_eq!(credit.attempts_allowed(true), 3);
+        assert_eq!(credit.attempts_allowed(false), 3);
+        let violation = credit.check_contract().expect_err("a write given three attempts");
+        assert!(
+            violation.to_string().contains("issue_credit") && violation.to_string().contains("3 attempts"),
+            "{violation}"
+        );
+        credit.attempts = Some(1);
+        assert!(credit.check_contract().is_ok());
+        credit.takes_key = false;
+        assert!(matches!(
+            credit.check_contract(),
+            Err(ContractViolation::NoIdempotencyKey { .. })
+        ));
+        // A read may be given three, declared or by its rule.
+        let mut read = tool(SideEffect::Read, false);
+        assert_eq!(read.declared_attempts(), READ_ATTEMPTS_MAX);
+        read.attempts = Some(2);
+        assert!(read.check_contract().is_ok());
+        // Out of range is a problem, named.
+        read.attempts = Some(0);
+        assert!(
+            read.attempts_problem()
+                .is_some_and(|problem| problem.contains("0 attempts"))
+        );
+        read.attempts = Some(READ_ATTEMPTS_MAX + 1);
+        assert!(read.attempts_problem().is_some());
+        read.attempts = Some(READ_ATTEMPTS_MAX);
+        assert_eq!(read.attempts_problem(), None);
     }
 }

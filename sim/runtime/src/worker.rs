@@ -240,6 +240,9 @@ impl Command {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "held")]
 pub enum Held {
+    /// `tool_contract`: a tool failed the contract check, so the run was refused before it
+    /// started; nothing was sent.
+    ContractRefused { tool: String },
     /// `ledger`: the call was `completed`; its recorded result was returned.
     ReturnedRecordedResult,
     /// `ledger`: the call was unknown (`started`/`indeterminate`); it was not run again.
@@ -503,6 +506,9 @@ impl Worker {
         match input {
             Input::Start => {
                 self.state = WorkerState::Booting;
+                if let Some(refusal) = self.contract_refusal() {
+                    return refusal;
+                }
                 Some(Command::LoadCheckpoint)
             }
             Input::CheckpointLoaded { version, state } => {
@@ -590,6 +596,26 @@ impl Worker {
                 })
             }
         }
+    }
+
+    /// Guard `tool_contract`: every tool is put to the contract check before the run starts,
+    /// and a run whose tool fails it is not started — it waits for a person to declare the
+    /// tool honestly. Nothing has been loaded, asked or sent.
+    fn contract_refusal(&mut self) -> Option<Option<Command>> {
+        if !self.guard(Guard::ToolContract) {
+            return None;
+        }
+        let (tool, violation) = self.setup.tools.iter().find_map(|tool| {
+            tool.check_contract()
+                .err()
+                .map(|violation| (tool.name.clone(), violation))
+        })?;
+        let detail = format!(
+            "the tool contract check failed: {violation}. Run {} was refused before it started; nothing was sent",
+            self.setup.run_id
+        );
+        self.note(Guard::ToolContract, Held::ContractRefused { tool }, detail.clone());
+        Some(self.wait_for_person(format!("{detail}. It waits for the tool to be declared honestly")))
     }
 
     /// The checkpoint version a reservation is fenced on (guard `checkpoint_version`).
@@ -987,11 +1013,17 @@ impl Worker {
                 next_attempt: attempt + 1,
             }),
             OutcomeAction::Record(Status::Indeterminate) => {
-                self.note(
-                    Guard::WriteRetryRule,
-                    Held::WriteNotRetried,
-                    format!("the write {key} timed out after its request left: recorded indeterminate, not retried"),
-                );
+                // One attempt comes from the write retry rule, or from a declaration that asked
+                // for one (then the rule may be off, and it is the declaration that held).
+                if self.guard(Guard::WriteRetryRule) {
+                    self.note(
+                        Guard::WriteRetryRule,
+                        Held::WriteNotRetried,
+                        format!(
+                            "the write {key} timed out after its request left: recorded indeterminate, not retried"
+                        ),
+                    );
+                }
                 self.record(Status::Indeterminate, None)
             }
             OutcomeAction::Record(status) => self.record(status, Some(format!("timed out {attempt} times"))),

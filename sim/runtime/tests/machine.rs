@@ -28,6 +28,7 @@ fn setup() -> WorkerSetup {
             takes_key: true,
             reconcile: true,
             compensation: true,
+            attempts: None,
         }],
         lease_ms: 150,
     }
@@ -408,4 +409,54 @@ fn the_runtime_leaves_a_failed_runs_effects_for_an_operator() {
     );
     let record = observer.record(&key("r1:c1")).unwrap().expect("a record");
     assert_eq!(record.status, Status::Completed, "the refund stands");
+}
+
+#[test]
+fn a_tool_that_fails_the_contract_check_keeps_its_run_from_starting_only_while_the_check_is_on() {
+    for (attempts, takes_key, words) in [
+        (Some(3), true, "declared external but is allowed 3 attempts"),
+        (None, false, "takes no idempotency key"),
+    ] {
+        let ledger = Ledger::open_memory_store();
+        let operator_ledger = ledger.connect_again().unwrap();
+        let mut setup = setup();
+        setup.tools[0].attempts = attempts;
+        setup.tools[0].takes_key = takes_key;
+        let mut executor = Executor::new(ledger, &setup);
+        let mut worker = Worker::new(setup.clone());
+        let first = worker.handle(0, Input::Start);
+        assert!(
+            matches!(first, Some(Command::WaitForPerson { .. })),
+            "refused before the checkpoint is even loaded: {first:?}"
+        );
+        let notes = worker.take_notes();
+        assert_eq!(notes.len(), 1);
+        assert_eq!(
+            notes[0].held,
+            Held::ContractRefused {
+                tool: "issue_credit".into()
+            }
+        );
+        assert!(notes[0].detail.contains(words), "{}", notes[0].detail);
+        let drive = until_driven(&mut worker, &mut executor, first, 0);
+        let Some(Drive::WaitForPerson { reason }) = drive else {
+            panic!("the run is not driven: {drive:?}")
+        };
+        assert!(
+            reason.contains("nothing was sent") && reason.contains(words),
+            "{reason}"
+        );
+        assert!(worker.is_done());
+        assert!(operator_ledger.all_records().unwrap().is_empty(), "nothing reserved");
+        assert_eq!(
+            operator_ledger.run_history(Some(RUN)).unwrap()[0].event,
+            RunEvent::WaitsForPerson
+        );
+
+        // The check off: the run starts, and the declaration is obeyed as written.
+        setup.guards = setup.guards.with(twice_runtime::guards::Guard::ToolContract, false);
+        let mut unchecked = Worker::new(setup);
+        assert_eq!(unchecked.handle(0, Input::Start), Some(Command::LoadCheckpoint));
+        assert!(unchecked.take_notes().is_empty());
+    }
 }

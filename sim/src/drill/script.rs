@@ -66,6 +66,7 @@ pub fn tools() -> Vec<ToolDeclaration> {
         takes_key: true,
         reconcile: true,
         compensation: true,
+        attempts: None,
     }]
 }
 

@@ -14,6 +14,7 @@ use crate::ledger::SettleError;
 use crate::level::{CardKind, Play, TimedAction, WireRule};
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::operator::{self, CompensateRequest, HeldLedger, OperatorError, ResolveRequest};
+use crate::runtime::tool::READ_ATTEMPTS_MAX;
 
 /// Which message a wire card hit: the move (its index in [`Simulation::played`]) and the
 /// message, with the phase it was put on the wire in. A version 1 tape becomes a version 2
@@ -106,6 +107,10 @@ impl Simulation {
             return Err(PlayError::LevelOver);
         }
         let card = play.card();
+        if let Play::DeclareTool { tool, attempts, .. } = &play {
+            // Said before the hand is looked at: which tool, and why it cannot be declared here.
+            self.check_declaration(tool, *attempts)?;
+        }
         match self.crew.hand.get(&card) {
             None => return Err(PlayError::NotInHand(card.name())),
             Some(0) => return Err(PlayError::NoneLeft(card.name())),
@@ -114,6 +119,7 @@ impl Simulation {
         // The move as made: a tape saved from it names the message it hit, the worker it killed
         // and the phase that worker was about to run, whatever the move left to be chosen.
         let mut made = play.clone();
+        let mut redeploy = false;
         let (actor, text) = match &play {
             Play::LoseRequest { key } => (Actor::Crew, self.lose(Direction::Request, key.as_deref())?),
             Play::LoseResponse { key } => (Actor::Crew, self.lose(Direction::Response, key.as_deref())?),
@@ -242,6 +248,30 @@ impl Simulation {
                     format!("compensates {key} ({}) — \"{reason}\"", record.status),
                 )
             }
+            Play::DeclareTool {
+                tool,
+                side_effect,
+                attempts,
+                takes_key,
+            } => {
+                let declared = self
+                    .level
+                    .tools
+                    .iter_mut()
+                    .find(|declared| declared.name == *tool)
+                    .expect("checked: the level declares it");
+                *declared = declared.declared_as(*side_effect, *attempts, *takes_key);
+                let summary = declared.summary();
+                let verdict = match declared.check_contract() {
+                    Ok(()) => "it passes the tool contract check".to_owned(),
+                    Err(violation) => format!("it fails the tool contract check: {violation}"),
+                };
+                redeploy = true;
+                (
+                    Actor::Crew,
+                    format!("{tool} is declared {summary}; {verdict}. Penny is deployed again with it"),
+                )
+            }
         };
         // A quiet level wakes up: an operator's decision or a new worker brings new phases.
         self.ended = false;
@@ -266,7 +296,93 @@ impl Simulation {
         });
         let run = play.run().map(str::to_owned);
         self.log(actor, card.name(), run, None, text);
+        if redeploy {
+            self.redeploy();
+        }
         Ok(())
+    }
+
+    /// Why `tool` cannot be declared now with `attempts` attempts, if it cannot.
+    fn check_declaration(&self, tool: &str, attempts: u32) -> Result<(), PlayError> {
+        if !self.level.tools.iter().any(|declared| declared.name == tool) {
+            return Err(PlayError::NoSuchTool {
+                tool: tool.to_owned(),
+                known: self
+                    .level
+                    .tools
+                    .iter()
+                    .map(|declared| declared.name.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        if !self.level.declarable_tools.iter().any(|name| name == tool) {
+            return Err(PlayError::NotDeclarable {
+                tool: tool.to_owned(),
+                declarable: if self.level.declarable_tools.is_empty() {
+                    "none".to_owned()
+                } else {
+                    self.level.declarable_tools.join(", ")
+                },
+            });
+        }
+        if !(1..=READ_ATTEMPTS_MAX).contains(&attempts) {
+            return Err(PlayError::AttemptsOutOfRange(attempts));
+        }
+        if let Some(first) = &self.first_call {
+            return Err(PlayError::TooLateToDeclare {
+                tool: tool.to_owned(),
+                worker: first.worker,
+                key: first.key.clone(),
+                phase: first.phase,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether a tool may still be declared: `Err` says why not (Penny has made her first call).
+    pub fn declaring_is_open(&self) -> Result<(), PlayError> {
+        match &self.first_call {
+            None => Ok(()),
+            Some(first) => Err(PlayError::TooLateToDeclare {
+                tool: "a tool".to_owned(),
+                worker: first.worker,
+                key: first.key.clone(),
+                phase: first.phase,
+            }),
+        }
+    }
+
+    /// A new declaration is a new deployment: every worker stops and every run starts again
+    /// under it, so each one meets the contract check (when it is on) before it starts. Nothing
+    /// is lost: no call has been made yet ([`Self::check_declaration`]), so no worker holds a
+    /// reservation, a request or a checkpoint of one.
+    fn redeploy(&mut self) {
+        assert!(
+            self.first_call.is_none(),
+            "a tool is declared before Penny's first call"
+        );
+        let alive: Vec<(u32, String)> = self
+            .workers
+            .slots
+            .iter()
+            .filter(|(_, slot)| slot.alive)
+            .map(|(number, slot)| (*number, slot.machine.run_id().to_owned()))
+            .collect();
+        for (worker, run) in alive {
+            self.retire(worker);
+            self.log(
+                Actor::Supervisor,
+                "redeploy",
+                Some(run),
+                None,
+                format!("w{worker} stops: Penny is deployed again with the new declaration"),
+            );
+        }
+        let runs: Vec<String> = self.level.runs.iter().map(|run| run.id.clone()).collect();
+        for run in runs {
+            self.spawn_worker(&run, "starts the run under the new declaration");
+        }
     }
 
     /// Loses the message on the wire in `direction` (the one carrying `key`, or the oldest); in

@@ -94,6 +94,29 @@ pub enum PlayError {
         wanted: String,
         about_to: String,
     },
+    #[error("this level has no tool named {tool}; its tools: {known}")]
+    NoSuchTool { tool: String, known: String },
+    #[error("{tool} cannot be declared in this level (declarable here: {declarable})")]
+    NotDeclarable { tool: String, declarable: String },
+    #[error("a tool is declared with 1 to {max} attempts, not {0}", max = crate::runtime::tool::READ_ATTEMPTS_MAX)]
+    AttemptsOutOfRange(u32),
+    #[error(
+        "too late to declare {tool}: w{worker} began Penny's first call ({key}) at phase {phase}; a tool is declared before any call is made"
+    )]
+    TooLateToDeclare {
+        tool: String,
+        worker: u32,
+        key: String,
+        phase: u32,
+    },
+}
+
+/// Penny's first call: once a worker has begun one, the tools' declarations are fixed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FirstCall {
+    pub(crate) worker: u32,
+    pub(crate) key: String,
+    pub(crate) phase: u32,
 }
 
 /// Builds a simulation: a level, an explicit seed, and optionally a ledger file,
@@ -217,6 +240,7 @@ impl SimulationBuilder {
             call_items: BTreeMap::new(),
             nodes: BTreeMap::new(),
             failed_runs: Vec::new(),
+            first_call: None,
             ended: false,
             level: self.level,
         };
@@ -263,6 +287,8 @@ pub struct Simulation {
     nodes: checker::RunNodes,
     /// The runs that failed, in the order their workflow node decided on them.
     failed_runs: Vec<FailedRun>,
+    /// Penny's first call, once a worker has begun one: declaring a tool is over from then on.
+    first_call: Option<FirstCall>,
     ended: bool,
 }
 
@@ -326,6 +352,11 @@ impl Simulation {
             cards.push(CardKind::OperatorCompensate);
         }
         Ok(cards)
+    }
+
+    /// The phase Penny's first call began in, once one has: from then on no tool can be declared.
+    pub fn first_call_phase(&self) -> Option<u32> {
+        self.first_call.as_ref().map(|first| first.phase)
     }
 
     /// Over, and nothing the player still holds could change it: time for the verdict.

@@ -99,6 +99,8 @@ pub struct RuleFiring {
 /// Which table, and the inputs that chose its row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuleRow {
+    /// Before the run: a tool failed the contract check and the run was refused.
+    ContractRefused { tool: String },
     /// Table 1: what the ledger held for the key × the side effect → what the call does.
     Reservation {
         existing: Option<Status>,

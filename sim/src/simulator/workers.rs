@@ -219,7 +219,24 @@ impl Simulation {
         let fired = slot.machine.take_fired();
         let key = slot.machine.current_call().map(|(_, key, _)| key.to_string());
         let run = slot.machine.run_id().to_owned();
+        if let Some(key) = &key
+            && self.first_call.is_none()
+        {
+            self.first_call = Some(super::FirstCall {
+                worker,
+                key: key.clone(),
+                phase: self.clock.phase,
+            });
+        }
         for note in notes {
+            if let crate::runtime::worker::Held::ContractRefused { tool } = &note.held {
+                self.timeline.rules.push(super::RuleFiring {
+                    phase: self.clock.phase,
+                    worker,
+                    key: None,
+                    row: super::RuleRow::ContractRefused { tool: tool.clone() },
+                });
+            }
             self.log_guard(worker, &run, note);
         }
         for decided in fired {

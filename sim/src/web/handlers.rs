@@ -146,6 +146,9 @@ fn game_error(error: GameError) -> WebError {
                 PlayError::NotInHand(_)
                     | PlayError::BadKey(_)
                     | PlayError::NoSuchRun(_)
+                    | PlayError::NoSuchTool { .. }
+                    | PlayError::NotDeclarable { .. }
+                    | PlayError::AttemptsOutOfRange(_)
                     | PlayError::Operator(
                         OperatorError::Reason(_) | OperatorError::MissingOperator | OperatorError::BadStatus(_)
                     )

@@ -26,6 +26,7 @@ use crate::runtime::guards::Guard;
 use crate::runtime::key::fnv1a64;
 use crate::runtime::rules::Status;
 use crate::runtime::run::RunStatus;
+use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
 use crate::runtime::worker::WorkerState;
 use crate::simulator::{Actor, Direction, Simulation, TimelineEntry, WorkerView, dollars};
 
@@ -513,7 +514,83 @@ pub struct CardView {
     pub effect: String,
     /// An operator card is played from the console, not from the hand.
     pub operator: bool,
+    /// A declaration is made in the tool declaration form, not from the hand.
+    pub declaration: bool,
     pub targets: Vec<TargetView>,
+}
+
+/// The contract check's verdict on one draft of a declaration.
+#[derive(Clone, Debug, Serialize)]
+pub struct DraftVerdictView {
+    pub side_effect: &'static str,
+    pub attempts: u32,
+    pub takes_key: bool,
+    pub passes: bool,
+    /// The check's own words when it fails.
+    pub violation: Option<String>,
+}
+
+/// A tool the player may declare, as it is declared now.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeclarableView {
+    pub tool: String,
+    pub side_effect: &'static str,
+    pub attempts: u32,
+    pub takes_key: bool,
+    /// `external, 3 attempts, takes the key`.
+    pub summary: String,
+    pub passes: bool,
+    pub violation: Option<String>,
+    /// Every draft the form can make, with the check's verdict on it.
+    pub drafts: Vec<DraftVerdictView>,
+}
+
+/// The tool declaration form: present in levels that let the player declare a tool.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeclarationView {
+    pub tools: Vec<DeclarableView>,
+    /// Guard `tool_contract`: a run whose tool fails the check does not start.
+    pub check_on: bool,
+    /// Why no tool can be declared any more (Penny's first call was made); `None`: open.
+    pub closed: Option<String>,
+    pub left: u32,
+    pub side_effects: Vec<&'static str>,
+    pub attempts_max: u32,
+}
+
+fn declaration_view(simulation: &Simulation) -> Option<DeclarationView> {
+    let declaration = crate::hand::declaration(simulation)?;
+    Some(DeclarationView {
+        tools: declaration
+            .tools
+            .iter()
+            .map(|declarable| DeclarableView {
+                tool: declarable.tool.name.clone(),
+                side_effect: declarable.tool.side_effect.name(),
+                attempts: declarable.tool.declared_attempts(),
+                takes_key: declarable.tool.takes_key,
+                summary: declarable.tool.summary(),
+                passes: declarable.violation.is_none(),
+                violation: declarable.violation.clone(),
+                drafts: declarable
+                    .drafts
+                    .iter()
+                    .map(|draft| DraftVerdictView {
+                        side_effect: draft.side_effect.name(),
+                        attempts: draft.attempts,
+                        takes_key: draft.takes_key,
+                        passes: draft.violation.is_none(),
+                        violation: draft.violation.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        check_on: declaration.check_on,
+        closed: declaration.closed,
+        left: declaration.left,
+        side_effects: SideEffect::ALL.iter().map(|side_effect| side_effect.name()).collect(),
+        attempts_max: READ_ATTEMPTS_MAX,
+    })
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -665,6 +742,8 @@ pub struct GameView {
     pub history: Vec<HistoryRowView>,
     pub checkpoints: Vec<CheckpointView>,
     pub console: ConsoleView,
+    /// The tool declaration form, in levels that let the player declare a tool.
+    pub declaration: Option<DeclarationView>,
     pub hand: Vec<CardView>,
     pub armed: Vec<String>,
     pub timeline: TimelineView,
@@ -980,6 +1059,7 @@ pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, crate::
                 left,
                 effect: card_effect(allowance.card, simulation),
                 operator,
+                declaration: crate::hand::is_declaration(allowance.card),
                 targets: if left > 0 && playable {
                     card_targets(allowance.card, simulation, &workers)
                 } else {
@@ -1052,6 +1132,7 @@ pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, crate::
         history: history[history_skipped..].iter().map(history_row).collect(),
         checkpoints: checkpoints.iter().map(checkpoint_view).collect(),
         console,
+        declaration: declaration_view(simulation),
         hand: cards,
         armed: armed_lines(simulation),
         timeline: timeline_view(simulation.timeline(), &looks),

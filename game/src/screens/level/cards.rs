@@ -54,6 +54,11 @@ pub fn choose(
         level_ui.focus_reason = true;
         return;
     }
+    if hand::is_declaration(card) {
+        // Declared in the tool declaration window, from a draft and its verdict.
+        level_ui.declaration_hidden = false;
+        return;
+    }
     if session.mode == Mode::Replay {
         level_ui.flash = Some("A tape plays its own cards: open the level to play yours.".into());
         return;
@@ -180,7 +185,13 @@ fn draw_full_cards(
                                 theme::TEXT_FAINT
                             }));
                             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                                let label = if is_operator(*card) { "console" } else { "play" };
+                                let label = if is_operator(*card) {
+                                    "console"
+                                } else if hand::is_declaration(*card) {
+                                    "declare"
+                                } else {
+                                    "play"
+                                };
                                 if ui.add_enabled(playable && live, egui::Button::new(label)).clicked() {
                                     *chosen = Some(*card);
                                 }

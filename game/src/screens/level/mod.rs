@@ -24,6 +24,7 @@ use crate::ui::{self, theme};
 mod cards;
 mod coach;
 mod controls;
+mod declaration;
 mod glossary;
 mod ledger;
 mod operator;
@@ -79,6 +80,11 @@ pub struct LevelUi {
     pub glossary_entry: Option<usize>,
     pub glossary_scroll: bool,
     pub glossary_filter: String,
+    /// The tool declaration window is hidden (D); shown by default in a level that lets the
+    /// player declare a tool.
+    pub declaration_hidden: bool,
+    /// The declaration window's drafts, by tool.
+    pub declaration_drafts: std::collections::BTreeMap<String, declaration::Draft>,
 }
 
 /// A choice the player makes with the number keys or the mouse.
@@ -319,6 +325,7 @@ fn draw(
         glossary::open_at(level_ui, entry);
     }
     glossary::draw(context, &campaign.glossary, level_ui);
+    declaration::draw(context, &session, &simulation, level_ui, &mut intents);
     operator::take_pending(level_ui, &mut intents);
 
     drop(simulation);
@@ -669,6 +676,9 @@ fn keyboard(
         if narrow && level_ui.notes {
             level_ui.side_panels = false;
         }
+    }
+    if ui::pressed(context, Key::D) {
+        level_ui.declaration_hidden = !level_ui.declaration_hidden;
     }
     if ui::pressed(context, Key::H) {
         intents.push(Intent::OpenHint);

@@ -11,7 +11,7 @@ use crate::session::{Intent, Session};
 use crate::ui::{self, theme};
 
 /// Every key of the level screen, as the overlay lists them.
-pub const SHORTCUTS: [(&str, &str); 27] = [
+pub const SHORTCUTS: [(&str, &str); 28] = [
     ("Space", "play / pause"),
     (". or →", "step one phase of one actor"),
     (", or ←", "rewind one phase"),
@@ -22,6 +22,10 @@ pub const SHORTCUTS: [(&str, &str); 27] = [
     (
         "T",
         "the glossary: phase, started, indeterminate and the other words; underlined words open it",
+    ),
+    (
+        "D",
+        "the tool declaration, in levels that let you declare a tool: a draft and the contract check's verdict",
     ),
     (
         "P",

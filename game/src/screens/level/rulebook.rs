@@ -1,4 +1,5 @@
-//! The rulebook panel: the runtime's four decision tables beside the attack. The row that
+//! The rulebook panel: the runtime's decision tables beside the attack, after the tool
+//! contract check it makes before a run starts. The row that
 //! fired in the selected phase is lit, rows a switched-off guard provides are struck through,
 //! and each row says how often it fired so far. The tables and the lighting come from
 //! `twice_sim::rulebook`; this only draws them.
