@@ -711,3 +711,33 @@ fn the_presenter_notes_parse_and_cover_every_chapter() {
         twice_sim::presenter_notes::parse(std::path::Path::new("notes.ron"), &broken, &levels).expect_err("chapter 99");
     assert!(error.to_string().contains("no level is in chapter 99"), "{error}");
 }
+
+/// What a player reads during a level is text, not markup: no timeline line of any shipped
+/// tape (the runtime's words, the guards' notes, the crew's and the operators' lines) shows a
+/// backtick, and none names a level by its id where its title belongs.
+#[test]
+fn every_timeline_line_a_player_reads_is_plain_text() {
+    let campaign = campaign();
+    let ids: Vec<&str> = campaign.levels.iter().map(|loaded| loaded.level.id.as_str()).collect();
+    for tape in &campaign.tapes {
+        let simulation = run_tape(tape);
+        for entry in simulation.timeline() {
+            assert!(
+                !entry.text.contains('`'),
+                "{}: phase {} says {:?}",
+                tape.path.display(),
+                entry.phase,
+                entry.text
+            );
+            for id in &ids {
+                assert!(
+                    !entry.text.contains(&format!("level {id}")) && !entry.text.contains(&format!("`{id}`")),
+                    "{}: phase {} names level {id} by its id: {:?}",
+                    tape.path.display(),
+                    entry.phase,
+                    entry.text
+                );
+            }
+        }
+    }
+}

@@ -128,7 +128,8 @@ impl Simulation {
             kind: kind.to_owned(),
             run,
             key,
-            text,
+            // The runtime's words quote statuses in backticks; on screen they are stray marks.
+            text: crate::debrief::plain(&text),
             guard: None,
         });
     }
@@ -142,7 +143,7 @@ impl Simulation {
             kind: "guard held".into(),
             run: Some(run.to_owned()),
             key: note.key.clone(),
-            text: note.detail.clone(),
+            text: crate::debrief::plain(&note.detail),
             guard: Some(note.guard),
         });
         self.timeline.notes.push(note);
