@@ -217,8 +217,13 @@ pub struct CheckInput<'a> {
     pub billing: &'a Billing,
     /// Each credit billing applied → the request that made it.
     pub effects: &'a BTreeMap<String, CreditOrigin>,
+    /// Every node's records (a level with a second node has two ledgers).
     pub records: &'a [ExecutionRecord],
+    /// The first node's ledger history.
     pub history: &'a [HistoryEntry],
+    /// The second node's ledger history, in a level that has one (empty otherwise): read
+    /// apart, since each ledger keeps its own decisions.
+    pub second_node_history: &'a [HistoryEntry],
     pub checkpoints: &'a [Checkpoint],
     pub run_history: &'a [RunHistoryEntry],
     pub notes: &'a [GuardNote],
@@ -521,9 +526,10 @@ fn violations(input: &CheckInput<'_>) -> Vec<Violation> {
             }
         }
     }
-    for entry in input
-        .history
+    let histories = [input.history, input.second_node_history];
+    for entry in histories
         .iter()
+        .flat_map(|history| history.iter())
         .filter(|entry| entry.event == HistoryEvent::Reserved && entry.from_status == Some(Status::Started))
     {
         found.push(Violation {
@@ -549,8 +555,17 @@ fn violations(input: &CheckInput<'_>) -> Vec<Violation> {
             ),
         });
     }
+    for history in histories {
+        found.extend(decisions_overwritten(history));
+    }
+    found
+}
+
+/// Settled decisions a later entry of one ledger's history overwrote.
+fn decisions_overwritten(history: &[HistoryEntry]) -> Vec<Violation> {
+    let mut found = Vec::new();
     let mut settled: BTreeMap<&str, Status> = BTreeMap::new();
-    for entry in input.history {
+    for entry in history {
         let key = entry.key.as_str();
         if let (Some(before), Some(to)) = (settled.get(key).copied(), entry.to_status) {
             let allowed =

@@ -308,6 +308,16 @@ fn print_play(simulation: &Simulation, loaded: &LoadedLevel, seed: u64, verdict:
             &simulation.checkpoints().unwrap_or_default()
         )
     );
+    if let Some(second) = simulation.second_node_ledger() {
+        println!(
+            "== the second node's ledger ({}) ==\n{}",
+            second.location(),
+            report::ledger(
+                &second.all_records().unwrap_or_default(),
+                &second.checkpoints().unwrap_or_default()
+            )
+        );
+    }
     println!("== billing ==\n{}", report::billing(simulation.billing()));
     println!("== verdict ==\n{}", report::verdict(verdict));
     println!(

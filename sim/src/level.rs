@@ -175,6 +175,15 @@ pub struct World {
     /// The lease a naive runtime puts on `started` calls.
     #[serde(default = "default_lease_ms")]
     pub lease_ms: u32,
+    /// A second node: a duplicate worker starts on another machine, whose ledger is its own.
+    /// The runtime is hardened for a single node: the twin sees none of this node's records or
+    /// checkpoints, and a recovery starts on the node its crashed worker ran on.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub second_node: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 fn default_latency_ms() -> u32 {

@@ -52,6 +52,7 @@ fn level_of(run_id: &str) -> Level {
             slow_response_ms: 400,
             restart_after_crash_ms: None,
             lease_ms: 150,
+            second_node: false,
         },
         tools: script::tools(),
         model: script::model_policy(),

@@ -335,3 +335,153 @@ fn the_simulated_billing_tells_an_outside_operator_what_it_cannot_know() {
         "{lookup:?}"
     );
 }
+
+/// One credit for Ada, a twin on a second node with a ledger of its own, and billing that
+/// honours keys; `guards` and `pause` as the test needs.
+fn two_nodes(second_node: bool) -> Level {
+    let text = format!(
+        r#"(
+            id: "nodes", title: "nodes", briefing: "b",
+            lesson: (rule: "r", text: "t"),
+            world: (accounts: [(id: "acct_ada", owner: "Ada")], billing_keys: honour, second_node: {second_node}),
+            tools: [(name: "issue_credit", side_effect: external, operation: credit)],
+            runs: [(id: "r1", calls: [(tool: "issue_credit", account: "acct_ada", amount_cents: 2500, memo: "Refund")])],
+            cards: [(card: DuplicateWorker, count: 2), (card: LoseResponse, count: 2), (card: OperatorResolve, count: 1)],
+            goal: paid_twice,
+        )"#
+    );
+    parse_level(std::path::Path::new("nodes.level.ron"), &text).expect("the two-node level parses")
+}
+
+fn credits_landed(simulation: &twice_sim::simulator::Simulation) -> usize {
+    simulation
+        .billing()
+        .entries
+        .iter()
+        .filter(|entry| entry.kind == EntryKind::Credit)
+        .count()
+}
+
+#[test]
+fn a_twin_on_a_second_node_sees_none_of_the_first_nodes_ledger_and_only_the_key_stops_it() {
+    let twin = || {
+        vec![TimedAction {
+            at_phase: 0,
+            play: Play::DuplicateWorker { run: "r1".into() },
+        }]
+    };
+    // On one node the twin meets the first worker's reservation; on two, each reserves r1:c1
+    // in its own ledger and both send it, and billing's memory of the key is all that holds.
+    for (second_node, guards, credits) in [
+        (false, Guards::all_on(), 1),
+        (
+            false,
+            Guards::all_on().with(twice_sim::runtime::guards::Guard::KeyDownstream, false),
+            1,
+        ),
+        (true, Guards::all_on(), 1),
+        (
+            true,
+            Guards::all_on().with(twice_sim::runtime::guards::Guard::KeyDownstream, false),
+            2,
+        ),
+    ] {
+        let mut simulation = SimulationBuilder::new(two_nodes(second_node), 1)
+            .guards(guards)
+            .actions(twin())
+            .build()
+            .expect("builds");
+        simulation.run().expect("runs");
+        assert_eq!(
+            credits_landed(&simulation),
+            credits,
+            "second node {second_node}, guards {guards:?}"
+        );
+        let nodes: Vec<u32> = simulation.workers().iter().map(|worker| worker.node).collect();
+        let sends = simulation
+            .timeline()
+            .iter()
+            .filter(|entry| entry.kind == "send")
+            .count();
+        match simulation.second_node_ledger() {
+            None => {
+                assert!(!second_node);
+                assert_eq!(nodes, [1, 1]);
+                assert_eq!(sends, 1, "the twin met the first worker's reservation");
+            }
+            Some(second) => {
+                assert!(second_node);
+                assert_eq!(nodes, [1, 2]);
+                assert_eq!(
+                    sends, 2,
+                    "each node's worker reserved r1:c1 in its own ledger and sent it"
+                );
+                let first = simulation.ledger().all_records().expect("reads");
+                let twin = second.all_records().expect("reads");
+                assert_eq!((first.len(), first[0].owner.as_str()), (1, "w1"));
+                assert_eq!((twin.len(), twin[0].owner.as_str()), (1, "w2"));
+                assert_eq!(second.checkpoints().expect("reads").len(), 1);
+            }
+        }
+        let verdict = simulation.verdict().expect("a verdict");
+        let expected = if credits == 2 {
+            Outcome::PaidTwice
+        } else {
+            Outcome::PaidOnce
+        };
+        assert_eq!(verdict.outcome, expected, "{}", verdict.summary);
+        // Each ledger's history is read apart: the twin's own reservation of r1:c1 is not a
+        // decision of the first node overwritten, and its credit is not one without a record.
+        assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
+    }
+}
+
+#[test]
+fn a_settlement_in_one_nodes_ledger_wakes_no_worker_waiting_on_the_other() {
+    // The twin's answer is lost: its call is unknown in its own ledger and it pauses there,
+    // while the first node's worker completes the same key in the first ledger. Nothing in the
+    // first ledger settles the twin's record, so the level goes quiet with the twin waiting,
+    // instead of waking it again and again.
+    use twice_sim::simulator::Direction;
+    let mut simulation = SimulationBuilder::new(two_nodes(true), 1)
+        .actions(vec![TimedAction {
+            at_phase: 0,
+            play: Play::DuplicateWorker { run: "r1".into() },
+        }])
+        .build()
+        .expect("builds");
+    let answer_of = |simulation: &twice_sim::simulator::Simulation, worker: u32| {
+        simulation
+            .messages()
+            .any(|message| message.worker == worker && message.direction == Direction::Response && !message.lost)
+    };
+    simulation
+        .run_until(|simulation| answer_of(simulation, 2) && !answer_of(simulation, 1))
+        .expect("steps");
+    assert!(answer_of(&simulation, 2), "the twin's answer is on the wire alone");
+    simulation
+        .play(Play::LoseResponse { key: None })
+        .expect("the twin's answer is lost");
+    let phases = simulation.run().expect("runs");
+    assert!(
+        simulation.phase() < simulation.level().max_phases,
+        "the level went quiet after {phases} more phases"
+    );
+    let twin = &simulation.workers()[1];
+    assert_eq!(
+        (twin.node, twin.state),
+        (2, twice_sim::runtime::worker::WorkerState::Parked)
+    );
+    let first = simulation.ledger().all_records().expect("reads");
+    let second = simulation
+        .second_node_ledger()
+        .expect("two nodes")
+        .all_records()
+        .expect("reads");
+    assert_eq!(first[0].status, twice_sim::runtime::rules::Status::Completed);
+    assert_eq!(second[0].status, twice_sim::runtime::rules::Status::Indeterminate);
+    assert_eq!(simulation.notice_settlements().expect("reads"), 0);
+    let verdict = simulation.verdict().expect("a verdict");
+    assert_eq!(verdict.outcome, Outcome::PaidOnce, "{}", verdict.summary);
+    assert_eq!(verdict.waiting, ["r1"], "the twin's run waits, in the open");
+}

@@ -27,9 +27,10 @@ pub(super) enum Event {
     Backoff {
         worker: u32,
     },
-    /// A fresh worker recovers a run after a crash.
+    /// A fresh worker recovers a run after a crash, on the node the crashed worker ran on.
     Restart {
         run: String,
+        node: u32,
     },
     /// A parked worker is told its call was settled.
     Wake {

@@ -170,7 +170,12 @@ impl Simulation {
                 if self.workers.next_worker > WORKERS_MAX {
                     return Err(PlayError::TooManyWorkers);
                 }
-                self.spawn_worker(run, "is started as a duplicate");
+                let node = if self.level.world.second_node {
+                    super::SECOND_NODE
+                } else {
+                    super::FIRST_NODE
+                };
+                self.spawn_worker(run, "is started as a duplicate", node);
                 (Actor::Crew, format!("a second worker is started on {run}"))
             }
             Play::ModelCallsAgain { run, reword } => {
@@ -209,7 +214,7 @@ impl Simulation {
                 };
                 match operator::resolve(&mut self.observer, &key, &request, self.clock.now_ms) {
                     Ok(record) => {
-                        self.wake_parked(&key, None);
+                        self.wake_parked(super::FIRST_NODE, &key, None);
                         (
                             Actor::Operator(operator.clone()),
                             format!("resolves {key} as {} — \"{reason}\"", record.status),
@@ -242,7 +247,7 @@ impl Simulation {
                 // id, once — as the HTTP API does against a billing server.
                 let (ledger, mut target, now_ms) = self.compensation_parts();
                 let record = operator::compensate(&mut HeldLedger { ledger, now_ms }, &mut target, &request)?;
-                self.wake_parked(&key, None);
+                self.wake_parked(super::FIRST_NODE, &key, None);
                 (
                     Actor::Operator(operator.clone()),
                     format!("compensates {key} ({}) — \"{reason}\"", record.status),
@@ -381,7 +386,7 @@ impl Simulation {
         }
         let runs: Vec<String> = self.level.runs.iter().map(|run| run.id.clone()).collect();
         for run in runs {
-            self.spawn_worker(&run, "starts the run under the new declaration");
+            self.spawn_worker(&run, "starts the run under the new declaration", super::FIRST_NODE);
         }
     }
 

@@ -51,6 +51,10 @@ use world::World;
 pub const WORKERS_MAX: u32 = 64;
 /// How far the clock jumps when nothing is scheduled but the player still has moves.
 pub const IDLE_JUMP_MS: u64 = 1_000;
+/// The node every level has: its ledger is the one the game draws and operators settle.
+pub const FIRST_NODE: u32 = 1;
+/// The other machine of a level with a second node: its ledger is its own.
+pub const SECOND_NODE: u32 = 2;
 
 /// Errors that stop a simulation from being built or advanced.
 #[derive(Debug, thiserror::Error)]
@@ -193,7 +197,8 @@ impl SimulationBuilder {
             Some(path) => Ledger::open(path)?,
             None => Ledger::open_in(self.ledger_store)?,
         };
-        self.build_with(observer)
+        let store = self.ledger_store;
+        self.build_with(observer, store)
     }
 
     /// Builds the simulation on a ledger opened elsewhere (the PostgreSQL store, which this
@@ -204,10 +209,13 @@ impl SimulationBuilder {
         if !ledger.all_records()?.is_empty() || !ledger.checkpoints()?.is_empty() {
             return Err(SimError::LedgerNotEmpty(ledger.location()));
         }
-        self.build_with(ledger)
+        let store = self.ledger_store;
+        self.build_with(ledger, store)
     }
 
-    fn build_with(self, observer: Ledger) -> Result<Simulation, SimError> {
+    /// `second_node_store`: where a second node's ledger lives, if the level has one (never in
+    /// a file: it is another machine's).
+    fn build_with(self, observer: Ledger, second_node_store: LedgerStore) -> Result<Simulation, SimError> {
         let guards = self.guards.unwrap_or(self.level.guards);
         let hand = self
             .level
@@ -216,6 +224,11 @@ impl SimulationBuilder {
             .map(|allowance| (allowance.card, allowance.count))
             .collect();
         let billing = Billing::new(self.level.world.billing_keys, &self.level.world.accounts);
+        let second_node = if self.level.world.second_node {
+            Some(Ledger::open_in(second_node_store)?)
+        } else {
+            None
+        };
         let mut simulation = Simulation {
             rng: ChaCha8Rng::seed_from_u64(self.seed),
             seed: self.seed,
@@ -237,6 +250,7 @@ impl SimulationBuilder {
             },
             timeline: Timeline::default(),
             observer,
+            second_node,
             call_items: BTreeMap::new(),
             nodes: BTreeMap::new(),
             failed_runs: Vec::new(),
@@ -255,7 +269,7 @@ impl SimulationBuilder {
             );
         }
         for run in runs {
-            simulation.spawn_worker(&run, "starts the run");
+            simulation.spawn_worker(&run, "starts the run", FIRST_NODE);
         }
         Ok(simulation)
     }
@@ -281,6 +295,8 @@ pub struct Simulation {
     /// The simulator's own connection: keeps a memory ledger alive, reads state for
     /// drawing and checking, and carries the operators' decisions.
     observer: Ledger,
+    /// The second node's own ledger, in a level that has one (the simulator's connection to it).
+    second_node: Option<Ledger>,
     /// Which (run, item) each key served, as the workers reserved them (for drawing).
     call_items: BTreeMap<String, BTreeSet<(String, u32)>>,
     /// Every run started → its workflow node (a level's run, or a fresh run a retry started).
@@ -434,6 +450,29 @@ impl Simulation {
     pub fn failed_runs(&self) -> &[FailedRun] {
         &self.failed_runs
     }
+    /// The second node's ledger, in a level that has one: its twin's records and checkpoints.
+    pub fn second_node_ledger(&self) -> Option<&Ledger> {
+        self.second_node.as_ref()
+    }
+    /// The ledger of a node: the first node's, or the second's in a level that has one.
+    fn node_ledger(&self, node: u32) -> &Ledger {
+        match node {
+            SECOND_NODE => self
+                .second_node
+                .as_ref()
+                .expect("a worker on the second node has its ledger"),
+            _ => &self.observer,
+        }
+    }
+    fn node_ledger_mut(&mut self, node: u32) -> &mut Ledger {
+        match node {
+            SECOND_NODE => self
+                .second_node
+                .as_mut()
+                .expect("a worker on the second node has its ledger"),
+            _ => &mut self.observer,
+        }
+    }
     pub fn ledger_records(&self) -> Result<Vec<ExecutionRecord>, LedgerError> {
         self.observer.all_records()
     }
@@ -465,6 +504,7 @@ impl Simulation {
                     attempt: call.map_or(0, |(_, _, attempt)| attempt),
                     loaded_version: slot.machine.loaded_version(),
                     run_state: slot.machine.run_state().clone(),
+                    node: slot.node,
                 }
             })
             .collect()
@@ -477,10 +517,20 @@ impl Simulation {
 
     /// The checker's verdict on the history so far.
     pub fn verdict(&self) -> Result<Verdict, LedgerError> {
-        let records = self.observer.all_records()?;
+        let mut records = self.observer.all_records()?;
         let history = self.observer.all_history()?;
-        let checkpoints = self.observer.checkpoints()?;
-        let run_history = self.observer.run_history(None)?;
+        let mut checkpoints = self.observer.checkpoints()?;
+        let mut run_history = self.observer.run_history(None)?;
+        // A second node's ledger is judged beside the first: its records and checkpoints are
+        // the twin's promises, and its history is read apart (a decision is only ever
+        // overwritten within one ledger).
+        let mut second_node_history = Vec::new();
+        if let Some(second) = &self.second_node {
+            records.extend(second.all_records()?);
+            checkpoints.extend(second.checkpoints()?);
+            run_history.extend(second.run_history(None)?);
+            second_node_history = second.all_history()?;
+        }
         Ok(checker::judge(&checker::CheckInput {
             level: &self.level,
             guards: self.guards,
@@ -488,6 +538,7 @@ impl Simulation {
             effects: &self.world.effects,
             records: &records,
             history: &history,
+            second_node_history: &second_node_history,
             checkpoints: &checkpoints,
             run_history: &run_history,
             notes: &self.timeline.notes,
@@ -508,7 +559,25 @@ impl Simulation {
             checkpoints: Vec<Checkpoint>,
             billing: &'a Billing,
             notes: &'a [GuardNote],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            second_node: Option<NodeHistory>,
         }
+        #[derive(Serialize)]
+        struct NodeHistory {
+            records: Vec<ExecutionRecord>,
+            history: Vec<HistoryEntry>,
+            run_history: Vec<RunHistoryEntry>,
+            checkpoints: Vec<Checkpoint>,
+        }
+        let second_node = match &self.second_node {
+            Some(second) => Some(NodeHistory {
+                records: second.all_records()?,
+                history: second.all_history()?,
+                run_history: second.run_history(None)?,
+                checkpoints: second.checkpoints()?,
+            }),
+            None => None,
+        };
         let history = History {
             timeline: &self.timeline.entries,
             records: self.observer.all_records()?,
@@ -517,6 +586,7 @@ impl Simulation {
             checkpoints: self.observer.checkpoints()?,
             billing: &self.world.billing,
             notes: &self.timeline.notes,
+            second_node,
         };
         Ok(serde_json::to_string_pretty(&history).expect("history serializes"))
     }
@@ -566,13 +636,18 @@ impl Simulation {
         let mut woken = 0;
         for key in keys {
             let key = IdempotencyKey::parse(&key).expect("parked keys are keys");
-            if self
-                .observer
-                .record(&key)?
-                .is_some_and(|record| record.status.is_settled())
-            {
-                woken += self.workers.parked.get(key.as_str()).map_or(0, BTreeSet::len);
-                self.wake_parked(&key, None);
+            for node in [FIRST_NODE, SECOND_NODE] {
+                if node == SECOND_NODE && self.second_node.is_none() {
+                    continue;
+                }
+                // Each node's workers wait on their own ledger's record.
+                if self
+                    .node_ledger(node)
+                    .record(&key)?
+                    .is_some_and(|record| record.status.is_settled())
+                {
+                    woken += self.wake_parked(node, &key, None);
+                }
             }
         }
         if woken > 0 && !self.is_out_of_phases() {
@@ -646,8 +721,8 @@ impl Simulation {
                 );
                 self.feed(worker, Input::BackoffElapsed);
             }
-            Event::Restart { run } => {
-                self.spawn_worker(&run, "recovers the run after a crash");
+            Event::Restart { run, node } => {
+                self.spawn_worker(&run, "recovers the run after a crash", node);
             }
             Event::Wake { worker } => self.nudge_parked(worker, Input::Woken, "the call it waits on was settled"),
             Event::LookAgain { worker } => self.nudge_parked(

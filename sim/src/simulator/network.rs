@@ -216,8 +216,10 @@ impl Simulation {
                             answer.receipt()
                         );
                         let actor = format!("w{}", message.worker);
-                        self.observer
-                            .log_late_outcome(&message_key, &actor, &detail, self.clock.now_ms)?;
+                        let node = self.workers.slots[&message.worker].node;
+                        let now_ms = self.clock.now_ms;
+                        self.node_ledger_mut(node)
+                            .log_late_outcome(&message_key, &actor, &detail, now_ms)?;
                     }
                     let text = format!("late answer for {} logged and ignored", message.key);
                     self.log(Actor::Network, "late outcome", run, key, text);

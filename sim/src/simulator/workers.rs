@@ -36,6 +36,8 @@ pub struct WorkerView {
     pub attempt: u32,
     pub loaded_version: u32,
     pub run_state: RunState,
+    /// The node it runs on: [`super::FIRST_NODE`], or [`super::SECOND_NODE`] in a level with one.
+    pub node: u32,
 }
 
 /// A run that failed, and what followed: what the runtime undid by reflex, and the fresh run
@@ -66,6 +68,8 @@ pub(super) struct WorkerSlot {
     pub(super) alive: bool,
     pub(super) crashed: bool,
     pub(super) phase: String,
+    /// The node it runs on, whose ledger its connection is to.
+    pub(super) node: u32,
     /// Every phase it was given, in order (so a test can hold the simulator and the worker
     /// process to the same machine).
     pub(super) phases: Vec<&'static str>,
@@ -135,7 +139,7 @@ fn phase_cost_ms(command: &Command) -> u64 {
 }
 
 impl Simulation {
-    pub(super) fn spawn_worker(&mut self, run: &str, why: &str) -> Option<u32> {
+    pub(super) fn spawn_worker(&mut self, run: &str, why: &str, node: u32) -> Option<u32> {
         if self.workers.next_worker > WORKERS_MAX {
             self.log(
                 Actor::Supervisor,
@@ -148,7 +152,7 @@ impl Simulation {
         }
         let number = self.workers.next_worker;
         self.workers.next_worker += 1;
-        let ledger = match self.observer.connect_again() {
+        let ledger = match self.node_ledger(node).connect_again() {
             Ok(ledger) => ledger,
             Err(error) => {
                 self.log(
@@ -181,6 +185,7 @@ impl Simulation {
                 alive: true,
                 crashed: false,
                 phase: "start".into(),
+                node,
                 phases: Vec::new(),
             },
         );
@@ -189,7 +194,14 @@ impl Simulation {
             "start",
             Some(run.to_owned()),
             None,
-            format!("w{number} {why} on {run}"),
+            format!(
+                "w{number} {why} on {run}{}",
+                if node == super::SECOND_NODE {
+                    ", on a second node whose ledger is its own"
+                } else {
+                    ""
+                }
+            ),
         );
         self.feed(number, Input::Start);
         Some(number)
@@ -341,7 +353,8 @@ impl Simulation {
         );
         if let Some(settled) = report.settled() {
             let settled = settled.clone();
-            self.wake_parked(&settled, Some(worker));
+            let node = self.workers.slots[&worker].node;
+            self.wake_parked(node, &settled, Some(worker));
         }
     }
 
@@ -421,12 +434,13 @@ impl Simulation {
                     format!("run paused: awaiting reconciliation of {key}"),
                 );
                 // Settled between the decision to pause and now: wake at once.
+                let node = self.workers.slots[&worker].node;
                 if self
-                    .observer
+                    .node_ledger(node)
                     .record(&key)?
                     .is_some_and(|record| record.status.is_settled())
                 {
-                    self.wake_parked(&key, None);
+                    self.wake_parked(node, &key, None);
                 }
             }
             Drive::StandDown { reason } => {
@@ -536,7 +550,7 @@ impl Simulation {
                         workflow.retries_max
                     ),
                 );
-                self.spawn_worker(&fresh, "is started by the workflow's retry");
+                self.spawn_worker(&fresh, "is started by the workflow's retry", super::FIRST_NODE);
             }
             FailedRunAction::StayFailed
             | FailedRunAction::CompensateWhatTookEffect
@@ -660,6 +674,7 @@ impl Simulation {
 
     pub(super) fn crash(&mut self, worker: u32) {
         let run = self.run_of(worker);
+        let node = self.workers.slots[&worker].node;
         self.workers.slots.get_mut(&worker).expect("known worker").crashed = true;
         // Dropping the connection rolls back any open transaction, as SIGKILL would.
         self.retire(worker);
@@ -667,25 +682,36 @@ impl Simulation {
             .workers
             .slots
             .values()
-            .any(|slot| slot.alive && slot.machine.run_id() == run);
+            // A supervisor knows only the workers of its own node.
+            .any(|slot| slot.alive && slot.machine.run_id() == run && slot.node == node);
         if let Some(after_ms) = self.level.world.restart_after_crash_ms
             && !someone_else
         {
             self.clock
-                .schedule(self.clock.now_ms + u64::from(after_ms), Event::Restart { run });
+                .schedule(self.clock.now_ms + u64::from(after_ms), Event::Restart { run, node });
         }
     }
 
-    /// Workers parked on `key` hear that it was settled.
-    pub(super) fn wake_parked(&mut self, key: &IdempotencyKey, except: Option<u32>) {
+    /// Workers on `node` parked on `key` hear that it was settled there: a record settled in
+    /// one node's ledger says nothing to a worker waiting on another's. Returns how many stop
+    /// waiting.
+    pub(super) fn wake_parked(&mut self, node: u32, key: &IdempotencyKey, except: Option<u32>) -> usize {
         let Some(waiting) = self.workers.parked.remove(key.as_str()) else {
-            return;
+            return 0;
         };
-        for worker in waiting {
+        let (on_node, elsewhere): (BTreeSet<u32>, BTreeSet<u32>) = waiting
+            .into_iter()
+            .partition(|worker| self.workers.slots.get(worker).is_some_and(|slot| slot.node == node));
+        if !elsewhere.is_empty() {
+            self.workers.parked.insert(key.to_string(), elsewhere);
+        }
+        let stopped = on_node.len();
+        for worker in on_node {
             if Some(worker) != except {
                 self.clock.schedule(self.clock.now_ms + 1, Event::Wake { worker });
             }
         }
+        stopped
     }
 
     /// Workers parked on `key` look at it again: something that could settle it changed.
