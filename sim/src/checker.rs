@@ -241,7 +241,7 @@ struct Owed<'a> {
 
 pub fn judge(input: &CheckInput<'_>) -> Verdict {
     let waiting = waiting_runs(input);
-    let waiting_nodes: BTreeSet<&str> = waiting.iter().map(|run| node_of(input.nodes, *run)).collect();
+    let waiting_nodes: BTreeSet<&str> = waiting.iter().map(|run| node_of(input.nodes, run)).collect();
     let failed_at = failed_nodes(input);
     let mut owed = owed_credits(input.level);
     match_money(input.billing, input.effects, input.nodes, &mut owed);

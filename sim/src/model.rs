@@ -197,7 +197,7 @@ mod tests {
     fn call_of(decision: &Decision) -> &ToolCall {
         match decision {
             Decision::Call(call) => call,
-            Decision::Done => panic!("expected a call"),
+            other => panic!("expected a call, not {other:?}"),
         }
     }
 
@@ -341,6 +341,7 @@ mod tests {
                     state.tell(&call, Told::Failed { reason: "no".into() });
                 }
                 Decision::Done => break,
+                Decision::FailRun { reason } => panic!("a giving-up model does not fail runs: {reason}"),
             }
         }
         assert_eq!(calls, 2);

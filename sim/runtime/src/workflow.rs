@@ -70,7 +70,7 @@ impl Workflow {
 /// `r1.retry1`. A level's run ids never hold a `.`, so a derived id never meets one of them.
 pub fn retry_run_id(first_run: &str, retry: u32) -> String {
     assert!(
-        retry >= 1 && retry <= RETRIES_MAX,
+        (1..=RETRIES_MAX).contains(&retry),
         "retry {retry} of at most {RETRIES_MAX}"
     );
     format!("{first_run}.retry{retry}")
