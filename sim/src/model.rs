@@ -197,7 +197,7 @@ mod tests {
     fn call_of(decision: &Decision) -> &ToolCall {
         match decision {
             Decision::Call(call) => call,
-            Decision::Done | Decision::FailRun { .. } => panic!("expected a call"),
+            other => panic!("expected a call, not {other:?}"),
         }
     }
 
@@ -340,7 +340,8 @@ mod tests {
                     calls += 1;
                     state.tell(&call, Told::Failed { reason: "no".into() });
                 }
-                Decision::Done | Decision::FailRun { .. } => break,
+                Decision::Done => break,
+                Decision::FailRun { reason } => panic!("a giving-up model does not fail runs: {reason}"),
             }
         }
         assert_eq!(calls, 2);

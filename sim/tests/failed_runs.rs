@@ -336,3 +336,23 @@ fn workflow_settings_out_of_bounds_are_refused_with_their_place() {
     let unknown = text.replace("recovery_policy: retry", "recovery_policy: retry, backoff_ms: 5");
     assert!(level::parse_level(&path, &unknown).is_err());
 }
+
+#[test]
+fn the_explorer_finds_the_reflex_void_and_the_fresh_runs_second_payment() {
+    for file in [UNDO, RETRY] {
+        let level = level(file);
+        let outcome = twice_sim::explore::Explorer::new(level.clone(), level.guards, 1)
+            .schedules(2_000)
+            .run(&|_| {}, &std::sync::atomic::AtomicBool::new(false))
+            .expect("the explorer runs");
+        let found = outcome.found.unwrap_or_else(|| panic!("no heist found in {file}"));
+        assert_eq!(found.verdict.outcome, level.goal, "{file}: {}", found.verdict.summary);
+        // Replayed, the find fails the run it needs to fail.
+        let mut replay = SimulationBuilder::new(level, found.simulation_seed)
+            .actions(found.actions.clone())
+            .build()
+            .expect("builds");
+        replay.run().expect("runs");
+        assert!(!replay.failed_runs().is_empty(), "{file}: {:?}", found.actions);
+    }
+}

@@ -847,3 +847,37 @@ async fn a_tool_declared_in_the_browser_is_played_judged_and_refused_once_penny_
     assert_eq!(verdict["outcome_name"], "paid_twice", "{verdict}");
     assert_eq!(verdict["goal_reached"], true);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_and_the_fresh_run_its_workflow_started_are_shown_with_what_followed() {
+    let room = room_with(|config| config.unlock_all = true).await;
+    let (browser, _) = Browser::joined_on(&room, "Ada", "24-workflow-retry").await;
+    // Billing has applied the refund by phase 5, and its answer is on the wire.
+    let (_, game) = browser.post("/api/game/step", json!({ "phases": 5 })).await;
+    let (status, _) = browser
+        .post("/api/game/play", json!({ "play": first_target(&game, "LoseResponse") }))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, game) = browser.post("/api/game/run", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    let runs = game["penny"]["runs"].as_array().expect("runs");
+    let ids: Vec<&str> = runs.iter().map(|run| run["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["r1", "r1.retry1"], "{runs:?}");
+    assert!(
+        runs[0]["failed"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("gave up")),
+        "{runs:?}"
+    );
+    assert_eq!(runs[0]["retried_as"], "r1.retry1");
+    assert!(runs[1]["failed"].is_null());
+    assert!(
+        game["timeline"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|row| row.to_string().contains("workflow retry")),
+        "the retry is on the timeline"
+    );
+    assert_eq!(game["end"]["verdict"]["outcome_name"], "paid_twice");
+}
