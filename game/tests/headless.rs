@@ -414,6 +414,7 @@ fn without_a_level_the_operator_api_checks_the_token_then_answers_503_no_level_o
 }
 
 /// A quiet level wakes on a decision made over HTTP; runs it to its end and returns the verdict.
+#[cfg(feature = "operator-api")]
 fn wake_and_run_to_the_end(app: &mut App) -> twice_world::checker::Verdict {
     update_until(app, "the decision made over HTTP to be noticed", |app| {
         !session(app).is_over()
