@@ -5,10 +5,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
-use twice_sim::campaign::{CAMPAIGN_FILES_MAX, LEVEL_SUFFIX, TAPE_SUFFIX, level_select_key};
-use twice_sim::glossary::{self, Glossary};
-use twice_sim::level::{self, LoadedLevel};
-use twice_sim::presenter_notes::{self, PresenterNotes};
+use twice_world::campaign::{CAMPAIGN_FILES_MAX, LEVEL_SUFFIX, TAPE_SUFFIX, level_select_key};
+use twice_world::glossary::{self, Glossary};
+use twice_world::level::{self, LoadedLevel};
+use twice_world::presenter_notes::{self, PresenterNotes};
 
 use crate::paths::GamePaths;
 use crate::presenter::Presenter;
@@ -107,7 +107,8 @@ impl Campaign {
             }
         }
         let notes = {
-            let all: Vec<&twice_sim::level::Level> = levels.iter().map(|loaded: &LoadedLevel| &loaded.level).collect();
+            let all: Vec<&twice_world::level::Level> =
+                levels.iter().map(|loaded: &LoadedLevel| &loaded.level).collect();
             match presenter_notes::load(folder, &all) {
                 Ok(notes) => notes.unwrap_or_default(),
                 Err(error) => {

@@ -1,9 +1,9 @@
 //! Defender mode: an unbeatable level played from the other side. The player starts with
 //! every guard off, switches on as few as they can (at most the level's budget) and asks the
-//! game to check them: `twice_sim::defend::check`, the same check `twice-sim defend` runs —
+//! game to check them: `twice_world::defend::check`, the same check `twice-sim defend` runs —
 //! Penny left alone, every shipped heist tape of this chapter and the ones before it whose
 //! moves are legal here, then the explorer's search. The check runs on its own thread (it is
-//! bounded by [`twice_sim::defend::DEFENCE_SCHEDULES`] and takes about a second), so the
+//! bounded by [`twice_world::defend::DEFENCE_SCHEDULES`] and takes about a second), so the
 //! window keeps drawing and the player can cancel. A defence that holds is recorded in
 //! progress and finishes the level.
 
@@ -15,9 +15,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
-use twice_sim::defend::{self, DefenceReport};
-use twice_sim::level::{self, LoadedLevel};
-use twice_sim::runtime::guards::Guard;
+use twice_world::defend::{self, DefenceReport};
+use twice_world::level::{self, LoadedLevel};
+use twice_world::runtime::guards::Guard;
 
 use crate::campaign::Campaign;
 use crate::progress::Progress;
@@ -161,7 +161,7 @@ fn run_check(level: &LoadedLevel, tapes: &[PathBuf], on: &[Guard], cancelled: &A
             Err(error) => skipped_tapes.push(error.to_string()),
         }
     }
-    let campaign = twice_sim::campaign::Campaign {
+    let campaign = twice_world::campaign::Campaign {
         levels: Vec::new(),
         tapes: loaded,
     };

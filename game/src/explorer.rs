@@ -1,4 +1,4 @@
-//! "Ask the explorer" (the sandbox): `twice_sim::explore` — the automatic heist crew —
+//! "Ask the explorer" (the sandbox): `twice_world::explore` — the automatic heist crew —
 //! searches the level with the guards the player set, on its own thread, with a progress
 //! bar. A find is shrunk, written as a tape in the player's tapes folder and opened in the
 //! replay viewer, where it plays like any other tape.
@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use bevy::prelude::*;
-use twice_sim::explore::{Explorer, Outcome, Progress};
-use twice_sim::level::{self, LoadedLevel};
-use twice_sim::runtime::guards::Guards;
+use twice_world::explore::{Explorer, Outcome, Progress};
+use twice_world::level::{self, LoadedLevel};
+use twice_world::runtime::guards::Guards;
 
 use crate::paths::{GamePaths, relative_path};
 use crate::session::Intent;
@@ -184,7 +184,7 @@ fn write_tape(
             } else {
                 format!("-{number}")
             };
-            tapes.join(format!("{stem}{suffix}{}", twice_sim::campaign::TAPE_SUFFIX))
+            tapes.join(format!("{stem}{suffix}{}", twice_world::campaign::TAPE_SUFFIX))
         })
         .find(|candidate| !candidate.exists())
         .ok_or_else(|| format!("{} holds 999 explored tapes of this level already", tapes.display()))?;

@@ -6,7 +6,7 @@
 //! At a projector (`--presenter`) the presenter guides the room instead.
 
 use bevy::prelude::*;
-use twice_sim::simulator::{Direction, Simulation};
+use twice_world::simulator::{Direction, Simulation};
 
 use crate::campaign::Campaign;
 use crate::presenter::Presenter;

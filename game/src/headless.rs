@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
-use twice_sim::ledger::{Ledger, ReserveRequest};
-use twice_sim::runtime::key::IdempotencyKey;
-use twice_sim::runtime::rules::Status;
-use twice_sim::runtime::tool::SideEffect;
+use twice_world::ledger::{Ledger, ReserveRequest};
+use twice_world::runtime::key::IdempotencyKey;
+use twice_world::runtime::rules::Status;
+use twice_world::runtime::tool::SideEffect;
 
-use twice_sim::runtime::guards::{Guard, Guards};
+use twice_world::runtime::guards::{Guard, Guards};
 
 use crate::campaign::Campaign;
 use crate::defence::{Defence, DefenceIntent};

@@ -1,8 +1,8 @@
-//! Twice, the game: a Bevy + bevy_egui window onto `twice_sim`'s simulator.
+//! Twice, the game: a Bevy + bevy_egui window onto `twice_world`'s simulator.
 //!
 //! The game has no runtime or simulation logic of its own. It draws a
-//! [`twice_sim::simulator::Simulation`] and turns the player's input into
-//! [`twice_sim::level::Play`] actions — the same actions a tape holds — sent as
+//! [`twice_world::simulator::Simulation`] and turns the player's input into
+//! [`twice_world::level::Play`] actions — the same actions a tape holds — sent as
 //! [`session::Intent`] messages and applied through `Simulation::play`.
 //!
 //! Layout (in the style of bevy_new_2d): one plugin per file, each with
@@ -18,6 +18,7 @@ mod dev_tools;
 pub mod explorer;
 pub mod guide;
 pub mod headless;
+#[cfg(feature = "operator-api")]
 pub mod operator_api;
 pub mod options;
 pub mod panels;
@@ -48,6 +49,7 @@ impl Plugin for CorePlugin {
             campaign::plugin,
             progress::plugin,
             session::plugin,
+            #[cfg(feature = "operator-api")]
             operator_api::plugin,
             explorer::plugin,
             defence::plugin,

@@ -1,5 +1,5 @@
 //! `twice --operator-api ADDR`: the operator HTTP API — the same server as `twice-sim serve`
-//! (`twice_sim::api`) — on the ledger file of the level being played, so a workshop can
+//! (`twice_serve::api`) — on the ledger file of the level being played, so a workshop can
 //! `curl` the game's ledger and settle Penny's unknown calls from a terminal.
 //!
 //! The address is bound once, at start (a busy port is an error before the window opens).
@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use tokio::sync::oneshot;
-use twice_sim::api::{self, ApiState, Compensator, OperatorEntry, Operators};
-use twice_sim::ledger::ExecutionRecord;
-use twice_sim::runtime::operator::{Effect, LookupError};
+use twice_serve::api::{self, ApiState, Compensator, OperatorEntry, Operators};
+use twice_world::ledger::ExecutionRecord;
+use twice_world::runtime::operator::{Effect, LookupError};
 
 use crate::session::{Session, SessionSet};
 
@@ -107,7 +107,7 @@ impl OperatorApi {
         let credentials = match tokens {
             Some(path) => Credentials::File(Operators::load(path).map_err(|error| error.to_string())?),
             None => Credentials::Generated {
-                token: api::tokens::generate_token()?,
+                token: twice_serve::tokens::generate_token()?,
             },
         };
         let listener = std::net::TcpListener::bind(address)

@@ -161,7 +161,7 @@ impl Options {
             if self.screen != Some(ShotScreen::Defend) {
                 return Err("--guards says which guards --screen defend switches on: give --screen defend too".into());
             }
-            twice_sim::runtime::guards::Guards::parse_list(list).map_err(|error| format!("--guards: {error}"))?;
+            twice_world::runtime::guards::Guards::parse_list(list).map_err(|error| format!("--guards: {error}"))?;
         }
         if let Some(screen @ (ShotScreen::Title | ShotScreen::Levels | ShotScreen::Sandbox | ShotScreen::Replay)) =
             self.screen
@@ -189,10 +189,10 @@ impl Options {
     /// cannot be read is an error that names it, not a title screen that says nothing.
     pub fn check_files(&self) -> Result<(), String> {
         if let Some(path) = &self.tape {
-            twice_sim::level::load_tape(path).map_err(|error| format!("--tape: {error}"))?;
+            twice_world::level::load_tape(path).map_err(|error| format!("--tape: {error}"))?;
         }
         if let Some(path) = &self.level {
-            twice_sim::level::load_level(path).map_err(|error| format!("--level: {error}"))?;
+            twice_world::level::load_level(path).map_err(|error| format!("--level: {error}"))?;
         }
         Ok(())
     }
@@ -269,7 +269,7 @@ mod tests {
             "{error}"
         );
         let levels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels");
-        let tapes = twice_sim::level::files_below(&levels, twice_sim::campaign::TAPE_SUFFIX).expect("the campaign");
+        let tapes = twice_world::level::files_below(&levels, twice_world::campaign::TAPE_SUFFIX).expect("the campaign");
         let campaign_tape = tapes.first().expect("a tape in the campaign").to_str().expect("utf-8");
         let options = Options::try_parse_from(["twice", "--tape", campaign_tape]).expect("parses");
         assert_eq!(options.check_files(), Ok(()));

@@ -9,8 +9,8 @@
 //! Which panels a level shows is decided when it opens, from its chapter and its cards;
 //! a panel's first appearance is noted once in progress ("new: the ledger").
 
-use twice_sim::hand;
-use twice_sim::level::Level;
+use twice_world::hand;
+use twice_world::level::Level;
 
 /// A panel that arrives later in the campaign (the others are always shown).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -118,7 +118,7 @@ mod tests {
             let level = Level {
                 chapter,
                 cards: Vec::new(),
-                ..twice_sim::level::load_level(
+                ..twice_world::level::load_level(
                     &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels/01-naive-retry.level.ron"),
                 )
                 .expect("level 01 loads")

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
-use twice_sim::checker::Outcome;
-use twice_sim::runtime::guards::Guard;
+use twice_world::checker::Outcome;
+use twice_world::runtime::guards::Guard;
 
 use crate::paths::GamePaths;
 
@@ -95,7 +95,7 @@ impl Progress {
         } else {
             match std::fs::read_to_string(path) {
                 Err(error) => Some(error.to_string()),
-                Ok(text) => match twice_sim::level::parse_ron::<ProgressFile>(path, &text) {
+                Ok(text) => match twice_world::level::parse_ron::<ProgressFile>(path, &text) {
                     Ok(file) if file.finished.len() > FINISHED_MAX => Some(format!(
                         "it lists {} levels, more than {FINISHED_MAX}",
                         file.finished.len()
@@ -243,7 +243,7 @@ impl Progress {
         if let Some(folder) = self.path.parent() {
             std::fs::create_dir_all(folder)?;
         }
-        let text = twice_sim::level::to_ron(&self.file);
+        let text = twice_world::level::to_ron(&self.file);
         let temporary = self.path.with_extension("ron.tmp");
         std::fs::write(&temporary, text)?;
         std::fs::rename(&temporary, &self.path)

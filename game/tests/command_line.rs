@@ -16,8 +16,8 @@ fn levels_folder() -> PathBuf {
 }
 
 fn some_campaign_tape() -> PathBuf {
-    let tapes =
-        twice_sim::level::files_below(&levels_folder(), twice_sim::campaign::TAPE_SUFFIX).expect("the campaign folder");
+    let tapes = twice_world::level::files_below(&levels_folder(), twice_world::campaign::TAPE_SUFFIX)
+        .expect("the campaign folder");
     tapes.into_iter().next().expect("a tape in the campaign")
 }
 

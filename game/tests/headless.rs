@@ -12,9 +12,9 @@ use twice::paths::GamePaths;
 use twice::progress::Progress;
 use twice::screens::Screen;
 use twice::session::{Intent, Mode, Session};
-use twice_sim::checker::Outcome;
-use twice_sim::ledger::Ledger;
-use twice_sim::level::{self, LoadedTape, Play};
+use twice_world::checker::Outcome;
+use twice_world::ledger::Ledger;
+use twice_world::level::{self, LoadedTape, Play};
 
 fn levels_folder() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels")
@@ -331,6 +331,7 @@ fn bad_files_are_reported_not_fatal() {
     assert_eq!(screen(&app), Screen::Title);
 }
 
+#[cfg(feature = "operator-api")]
 /// One HTTP/1.1 exchange over a plain socket: the test needs no HTTP client crate.
 fn http(address: std::net::SocketAddr, method: &str, path: &str, token: &str, body: Option<&str>) -> (u16, String) {
     use std::io::{Read, Write};
@@ -357,6 +358,7 @@ fn http(address: std::net::SocketAddr, method: &str, path: &str, token: &str, bo
     (status, body)
 }
 
+#[cfg(feature = "operator-api")]
 /// Starts the game's operator API on a free loopback port; returns where, and the token.
 fn start_operator_api(app: &mut App) -> (std::net::SocketAddr, String) {
     let operator_api =
@@ -367,6 +369,7 @@ fn start_operator_api(app: &mut App) -> (std::net::SocketAddr, String) {
     (address, token)
 }
 
+#[cfg(feature = "operator-api")]
 #[test]
 fn without_a_level_the_operator_api_checks_the_token_then_answers_503_no_level_open() {
     let data = tempfile::tempdir().expect("temp dir");
@@ -411,7 +414,7 @@ fn without_a_level_the_operator_api_checks_the_token_then_answers_503_no_level_o
 }
 
 /// A quiet level wakes on a decision made over HTTP; runs it to its end and returns the verdict.
-fn wake_and_run_to_the_end(app: &mut App) -> twice_sim::checker::Verdict {
+fn wake_and_run_to_the_end(app: &mut App) -> twice_world::checker::Verdict {
     update_until(app, "the decision made over HTTP to be noticed", |app| {
         !session(app).is_over()
     });
@@ -425,6 +428,7 @@ fn wake_and_run_to_the_end(app: &mut App) -> twice_sim::checker::Verdict {
         .expect("judged")
 }
 
+#[cfg(feature = "operator-api")]
 #[test]
 fn an_operator_over_http_settles_the_games_unknown_call_and_the_run_goes_on() {
     use twice::operator_api::OperatorApi;
@@ -506,6 +510,7 @@ fn an_operator_over_http_settles_the_games_unknown_call_and_the_run_goes_on() {
     assert_eq!(session(&app).outside_decisions, 0);
 }
 
+#[cfg(feature = "operator-api")]
 /// An HTTP exchange the game must take part in (a compensation asks the level's billing,
 /// which the frame loop answers): the request runs on a thread while the app updates.
 fn http_while_updating(
@@ -532,6 +537,7 @@ fn http_while_updating(
     exchange.join().expect("the request thread")
 }
 
+#[cfg(feature = "operator-api")]
 #[test]
 fn an_operator_over_http_compensates_in_the_games_billing_once() {
     let data = tempfile::tempdir().expect("temp dir");
@@ -679,7 +685,7 @@ fn step_to(app: &mut App, target: u32) {
     assert_eq!(phase(app), target);
 }
 
-fn debrief_of(app: &App) -> twice_sim::debrief::Debrief {
+fn debrief_of(app: &App) -> twice_world::debrief::Debrief {
     session(app)
         .conclusion
         .clone()
@@ -696,7 +702,7 @@ fn a_loss_debrief_diagnoses_the_run_and_never_tells_the_win_story() {
     play_like_a_player(&mut app, &loaded);
     assert_verdict_matches(&app, &loaded);
     let told = debrief_of(&app);
-    assert_eq!(told.standing, twice_sim::debrief::Standing::HeistFailed);
+    assert_eq!(told.standing, twice_world::debrief::Standing::HeistFailed);
     assert!(told.story.is_empty(), "a loss shows no story: {}", told.story);
     assert!(!told.diagnosis.is_empty(), "a loss says what happened to the money");
     let lesson = &loaded.level.level.lesson.text;
@@ -722,8 +728,8 @@ fn a_win_is_measured_against_par_and_kept_as_the_best() {
     play_like_a_player(&mut app, &loaded);
     assert_verdict_matches(&app, &loaded);
     let told = debrief_of(&app);
-    assert_eq!(told.standing, twice_sim::debrief::Standing::HeistWorked);
-    assert_eq!(told.story, twice_sim::debrief::plain(&loaded.level.level.lesson.text));
+    assert_eq!(told.standing, twice_world::debrief::Standing::HeistWorked);
+    assert_eq!(told.story, twice_world::debrief::plain(&loaded.level.level.lesson.text));
     let par = told.par.expect("a win in a level with a par is measured against it");
     let level_par = loaded.level.level.par.expect("level 01 has a par");
     assert_eq!((par.par_cards, par.par_phases), (level_par.cards, level_par.phases));
@@ -761,7 +767,7 @@ fn no_level_is_finished_without_a_move() {
     play_like_a_player(&mut app, &loaded);
     assert_eq!(
         debrief_of(&app).standing,
-        twice_sim::debrief::Standing::HeldAgainstTheWholeHand
+        twice_world::debrief::Standing::HeldAgainstTheWholeHand
     );
     assert!(session(&app).conclusion.clone().expect("concluded").finished);
     assert!(app.world().resource::<Progress>().is_finished(&loaded.level.level.id));
@@ -809,10 +815,10 @@ fn a_level_does_not_end_while_an_operator_move_can_still_change_it() {
         &mut app,
         Intent::Play(Play::OperatorResolve {
             key: "r1:c1".into(),
-            status: twice_sim::runtime::rules::Status::Failed,
+            status: twice_world::runtime::rules::Status::Failed,
             reason: "billing shows nothing".into(),
             operator: "op-crew".into(),
-            expected_status: Some(twice_sim::runtime::rules::Status::Indeterminate),
+            expected_status: Some(twice_world::runtime::rules::Status::Indeterminate),
         }),
     );
     assert_eq!(
@@ -837,7 +843,7 @@ fn a_level_does_not_end_while_an_operator_move_can_still_change_it() {
 
 #[test]
 fn two_operators_race_in_the_console_and_the_loser_sees_the_409() {
-    use twice_sim::runtime::rules::Status;
+    use twice_world::runtime::rules::Status;
     let data = tempfile::tempdir().expect("temp dir");
     let mut app = game(data.path());
     open_campaign_level(&mut app, "17-two-operators.level.ron");
@@ -1102,7 +1108,7 @@ fn the_guided_first_level_follows_the_players_moves_and_is_not_shown_again() {
         session(&app)
             .simulation()
             .messages()
-            .any(|message| message.direction == twice_sim::simulator::Direction::Request),
+            .any(|message| message.direction == twice_world::simulator::Direction::Request),
         "the step ends when the request is on the wire"
     );
     // Stepping on without a card keeps the player on this step.
@@ -1152,7 +1158,7 @@ fn defence(app: &App) -> &twice::defence::Defence {
         .expect("a level is being defended")
 }
 
-fn check_defence(app: &mut App) -> twice_sim::defend::DefenceReport {
+fn check_defence(app: &mut App) -> twice_world::defend::DefenceReport {
     use twice::defence::DefenceIntent;
     app.world_mut().write_message(DefenceIntent::Check);
     app.update();
@@ -1168,7 +1174,7 @@ fn check_defence(app: &mut App) -> twice_sim::defend::DefenceReport {
 #[test]
 fn defender_mode_checks_the_players_guards_and_records_a_defence_that_holds() {
     use twice::defence::DefenceIntent;
-    use twice_sim::runtime::guards::Guard;
+    use twice_world::runtime::guards::Guard;
     let data = tempfile::tempdir().expect("temp dir");
     let mut app = game(data.path());
     let index = campaign_index(&app, "one-attempt");

@@ -6,15 +6,15 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use serde::Serialize;
 
-use crate::checker::Verdict;
-use crate::error::InputError;
-use crate::level::{self, LoadedLevel, LoadedTape};
-use crate::report;
-use crate::runtime::guards::Guards;
-use crate::simulator::{Simulation, SimulationBuilder};
+use twice_world::checker::Verdict;
+use twice_world::error::InputError;
+use twice_world::level::{self, LoadedLevel, LoadedTape};
+use twice_world::report;
+use twice_world::runtime::guards::Guards;
+use twice_world::simulator::{Simulation, SimulationBuilder};
 
-pub use crate::exit::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK};
-use crate::replay::{ReplayResult, matches, replay_tape};
+pub use twice_world::exit::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK};
+use twice_world::replay::{ReplayResult, matches, replay_tape};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -73,7 +73,7 @@ enum Commands {
         #[arg(long)]
         minimum: bool,
         /// Schedules the explorer deals per check.
-        #[arg(long, default_value_t = crate::defend::DEFENCE_SCHEDULES)]
+        #[arg(long, default_value_t = twice_world::defend::DEFENCE_SCHEDULES)]
         schedules: u64,
         /// Explorer threads.
         #[arg(long, default_value_t = 1)]
@@ -88,19 +88,19 @@ enum Commands {
         paths: Vec<PathBuf>,
     },
     /// Serve the operator HTTP API over a ledger file (see the README's "Operator HTTP API").
-    Serve(crate::api::ServeArgs),
+    Serve(crate::commands::serve::ServeArgs),
     /// Hash an operator's token for the tokens file (reads it from standard input), or make one with --generate.
-    HashToken(crate::api::HashTokenArgs),
+    HashToken(crate::commands::serve::HashTokenArgs),
     /// Serve the campaign to a room of browsers (see the README's "In a browser (workshops)").
-    Web(crate::web::WebArgs),
+    Web(crate::commands::web::WebArgs),
     /// Run the billing world as an HTTP server over its own SQLite file (for drills).
-    Billing(crate::drill::BillingArgs),
+    Billing(twice_drill::BillingArgs),
     /// Drive one run as a real worker process against a ledger file and a billing server.
-    Worker(crate::drill::WorkerArgs),
+    Worker(twice_drill::WorkerArgs),
     /// Persistence drill: real worker processes, real SIGKILLs, then check nothing was paid twice.
-    Drill(crate::drill::DrillArgs),
+    Drill(twice_drill::DrillArgs),
     /// Search random fault schedules for a heist, shrink the first one found and write it as a tape.
-    Explore(crate::explore::command::ExploreArgs),
+    Explore(crate::commands::explore::ExploreArgs),
     /// Measure the ledger, the peer, the simulator and contention side by side (see the README's "Performance").
     Bench(crate::bench::BenchArgs),
     /// One contending process of `twice-sim bench` (started by it).
@@ -141,13 +141,13 @@ pub fn run(cli: Cli) -> u8 {
             jobs,
             json,
         } => defend(&level, &guards, minimum, schedules, jobs, json),
-        Commands::Serve(args) => crate::api::serve_command(args),
-        Commands::HashToken(args) => crate::api::hash_token_command(args),
-        Commands::Web(args) => crate::web::web_command(args),
-        Commands::Billing(args) => crate::drill::billing_command(args),
-        Commands::Worker(args) => crate::drill::worker_command(args),
-        Commands::Drill(args) => crate::drill::drill_command(args),
-        Commands::Explore(args) => crate::explore::command::explore_command(args),
+        Commands::Serve(args) => crate::commands::serve::serve_command(args),
+        Commands::HashToken(args) => crate::commands::serve::hash_token_command(args),
+        Commands::Web(args) => crate::commands::web::web_command(args),
+        Commands::Billing(args) => twice_drill::billing_command(args),
+        Commands::Worker(args) => twice_drill::worker_command(args),
+        Commands::Drill(args) => twice_drill::drill_command(args),
+        Commands::Explore(args) => crate::commands::explore::explore_command(args),
         Commands::Bench(args) => crate::bench::bench_command(args),
         Commands::BenchWorker(args) => crate::bench::worker_command(args),
     }
@@ -170,15 +170,15 @@ struct PlayReport<'a> {
     level: &'a str,
     seed: u64,
     phases: u32,
-    timeline: &'a [crate::simulator::TimelineEntry],
+    timeline: &'a [twice_world::simulator::TimelineEntry],
     /// The moves as made: the messages they hit, the workers they killed and where.
-    played: &'a [crate::level::TimedAction],
-    ledger: Vec<crate::ledger::ExecutionRecord>,
-    checkpoints: Vec<crate::ledger::Checkpoint>,
-    billing: &'a crate::billing::Billing,
+    played: &'a [twice_world::level::TimedAction],
+    ledger: Vec<twice_world::ledger::ExecutionRecord>,
+    checkpoints: Vec<twice_world::ledger::Checkpoint>,
+    billing: &'a twice_world::billing::Billing,
     verdict: Verdict,
-    debrief: crate::debrief::Debrief,
-    expected: Option<&'a crate::level::Expectation>,
+    debrief: twice_world::debrief::Debrief,
+    expected: Option<&'a twice_world::level::Expectation>,
     as_expected: Option<bool>,
 }
 
@@ -262,7 +262,7 @@ fn play(
             checkpoints: simulation.checkpoints().unwrap_or_default(),
             billing: simulation.billing(),
             verdict: verdict.clone(),
-            debrief: crate::debrief::of(&simulation, &verdict),
+            debrief: twice_world::debrief::of(&simulation, &verdict),
             expected,
             as_expected,
         };
@@ -322,12 +322,12 @@ fn print_play(simulation: &Simulation, loaded: &LoadedLevel, seed: u64, verdict:
     println!("== verdict ==\n{}", report::verdict(verdict));
     println!(
         "== debrief ==\n{}",
-        report::debrief(&crate::debrief::of(simulation, verdict))
+        report::debrief(&twice_world::debrief::of(simulation, verdict))
     );
 }
 
 /// ` violations [..]` when there are any.
-fn violation_list(violations: &[crate::checker::ViolationKind]) -> String {
+fn violation_list(violations: &[twice_world::checker::ViolationKind]) -> String {
     if violations.is_empty() {
         return String::new();
     }
@@ -335,7 +335,7 @@ fn violation_list(violations: &[crate::checker::ViolationKind]) -> String {
     format!(" violations [{}]", names.join(", "))
 }
 
-fn guard_list(guards: &[crate::runtime::guards::Guard]) -> String {
+fn guard_list(guards: &[twice_world::runtime::guards::Guard]) -> String {
     guards.iter().map(|guard| guard.name()).collect::<Vec<_>>().join(", ")
 }
 
@@ -417,7 +417,7 @@ fn replay(paths: &[PathBuf], json: bool) -> u8 {
         }
         println!(
             "{}: {} as expected, {differ} differ, {} bad",
-            crate::report::counted(files.len() as u64, "tape", "tapes"),
+            twice_world::report::counted(files.len() as u64, "tape", "tapes"),
             results.len() - differ,
             errors.len()
         );
@@ -432,7 +432,7 @@ fn replay(paths: &[PathBuf], json: bool) -> u8 {
 }
 
 fn check(paths: &[PathBuf]) -> u8 {
-    let report = crate::campaign::check(paths);
+    let report = twice_world::campaign::check(paths);
     for problem in &report.problems {
         eprintln!("{problem}");
     }
@@ -457,7 +457,7 @@ fn upgrade(paths: &[PathBuf]) -> u8 {
     };
     let mut failed = 0;
     for file in &files {
-        match crate::upgrade::upgrade_file(file) {
+        match twice_world::upgrade::upgrade_file(file) {
             Ok(None) => println!("current  {}", file.display()),
             Ok(Some(upgraded)) => println!(
                 "upgraded {}  ({} wire card(s) played when their message was on the wire, {} that never met one left out)",
@@ -476,13 +476,13 @@ fn upgrade(paths: &[PathBuf]) -> u8 {
 }
 
 fn defend(level_path: &Path, guards: &str, minimum: bool, schedules: u64, jobs: usize, json: bool) -> u8 {
-    use crate::defend;
+    use twice_world::defend;
     let loaded = match level::load_level(level_path) {
         Ok(loaded) => loaded,
         Err(error) => return bad_input(error),
     };
     let folder = level_path.parent().unwrap_or(Path::new("."));
-    let campaign = match crate::campaign::Campaign::load(folder) {
+    let campaign = match twice_world::campaign::Campaign::load(folder) {
         Ok(campaign) => campaign,
         Err(problems) => {
             return bad_input(problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"));
@@ -500,7 +500,7 @@ fn defend(level_path: &Path, guards: &str, minimum: bool, schedules: u64, jobs: 
             &loaded,
             &heists,
             search,
-            crate::runtime::guards::Guard::ALL.len(),
+            twice_world::runtime::guards::Guard::ALL.len(),
             &cancel,
         ) {
             Ok(sets) if json => {
@@ -529,7 +529,7 @@ fn defend(level_path: &Path, guards: &str, minimum: bool, schedules: u64, jobs: 
         };
     }
     let on = match Guards::parse_list(guards) {
-        Ok(parsed) => crate::runtime::guards::Guard::ALL
+        Ok(parsed) => twice_world::runtime::guards::Guard::ALL
             .into_iter()
             .filter(|guard| parsed.is_on(*guard))
             .collect::<Vec<_>>(),

@@ -1,37 +1,21 @@
-//! Twice's simulation crate: the billing world, the deterministic simulator, levels and
-//! tapes, the checker, the drills, the operator API, the browser edition and the command line.
+//! Twice's command line (crate `twice-sim`): one file per subcommand ([`commands`]), the
+//! argument parser that dispatches to them ([`cli`]) and the benchmarks ([`bench`]).
 //!
-//! The runtime itself is the crate `twice-runtime` (`sim/runtime`), re-exported here as
-//! [`runtime`] and [`ledger`]: a sans-IO state machine that takes events and returns
-//! commands, the ledger and the executor that carries out the machine's ledger commands.
-//! The simulator (`simulator`) is one driver of it; real worker processes (`drill`) are
-//! another. Nothing in the simulation reads the wall clock or ambient randomness.
+//! The layers it drives are crates of their own, each depending only on those before it:
+//! `twice-runtime` (the seed's rules, the ledger, the executor) ← `twice-world` (billing,
+//! levels, the simulator, the checker, debriefs, the campaign) ← `twice-serve` (the operator
+//! API and the browser edition) ← `twice-drill` (real processes). They are re-exported here
+//! under the names the command line's tests use.
 
-pub mod api;
 pub mod bench;
-pub mod billing;
-pub mod campaign;
-pub mod checker;
 pub mod cli;
-pub mod debrief;
-pub mod defend;
-pub mod drill;
-pub mod error;
-pub mod exit;
-pub mod explore;
-pub mod glossary;
-pub mod hand;
-pub mod ledger_target;
-pub mod level;
-pub mod model;
-pub mod presenter_notes;
-pub mod replay;
-pub mod report;
-pub mod rulebook;
-pub mod simulator;
-pub mod upgrade;
-pub mod web;
+pub mod commands;
 
+pub use twice_drill as drill;
+pub use twice_drill::ledger_target;
 pub use twice_ledger_postgres as ledger_postgres;
-pub use twice_runtime as runtime;
-pub use twice_runtime::{ledger, sqlite_file};
+pub use twice_serve::{api, web};
+pub use twice_world::{
+    billing, campaign, checker, debrief, defend, error, exit, explore, glossary, hand, ledger, level, model,
+    presenter_notes, replay, report, rulebook, runtime, simulator, sqlite_file, upgrade,
+};

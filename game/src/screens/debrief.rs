@@ -3,8 +3,8 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
-use twice_sim::debrief::Standing;
-use twice_sim::simulator::dollars;
+use twice_world::debrief::Standing;
+use twice_world::simulator::dollars;
 
 use super::Screen;
 use super::level::timeline::{self, TimelineCache};

@@ -4,8 +4,8 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
-use twice_sim::defend::{self, DefenceReport};
-use twice_sim::runtime::guards::Guard;
+use twice_world::defend::{self, DefenceReport};
+use twice_world::runtime::guards::Guard;
 
 use super::Screen;
 use crate::defence::{Defence, DefenceIntent};

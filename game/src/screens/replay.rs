@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
-use twice_sim::campaign::TAPE_SUFFIX;
+use twice_world::campaign::TAPE_SUFFIX;
 
 use super::Screen;
 use crate::campaign::Campaign;
@@ -30,7 +30,7 @@ struct ReplayState {
 }
 
 fn spawn_state(mut commands: Commands, paths: Res<GamePaths>) {
-    let mut saved = twice_sim::level::files_below(&paths.tapes_folder(), TAPE_SUFFIX).unwrap_or_default();
+    let mut saved = twice_world::level::files_below(&paths.tapes_folder(), TAPE_SUFFIX).unwrap_or_default();
     saved.truncate(SAVED_TAPES_MAX);
     commands.spawn((
         Name::new("Replay viewer"),

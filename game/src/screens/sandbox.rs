@@ -3,8 +3,8 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
-use twice_sim::explore::Stage;
-use twice_sim::runtime::guards::{Guard, Guards};
+use twice_world::explore::Stage;
+use twice_world::runtime::guards::{Guard, Guards};
 
 use super::Screen;
 use crate::campaign::Campaign;

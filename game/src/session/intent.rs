@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
-use twice_sim::level::{self, Expectation, Play, Tape};
-use twice_sim::runtime::guards::Guards;
+use twice_world::level::{self, Expectation, Play, Tape};
+use twice_world::runtime::guards::Guards;
 
 use super::jobs::{Goal, Job};
 use super::scratch::ScratchLedgers;
@@ -429,10 +429,10 @@ fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if !name.ends_with(twice_sim::campaign::TAPE_SUFFIX) || name.len() <= twice_sim::campaign::TAPE_SUFFIX.len() {
+    if !name.ends_with(twice_world::campaign::TAPE_SUFFIX) || name.len() <= twice_world::campaign::TAPE_SUFFIX.len() {
         return Err(format!(
             "A tape's file name ends in {} (so `twice-sim replay` finds it): {}",
-            twice_sim::campaign::TAPE_SUFFIX,
+            twice_world::campaign::TAPE_SUFFIX,
             path.display()
         ));
     }
@@ -454,7 +454,7 @@ fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
     // written as made (the message hit, the worker killed and its moment): the current format.
     let version = match (&session.recipe.tape, session.mode) {
         (Some(source), Mode::Replay) => source.tape.version,
-        _ => twice_sim::level::TAPE_VERSION,
+        _ => twice_world::level::TAPE_VERSION,
     };
     Ok(Tape {
         version,

@@ -10,9 +10,9 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use bevy::prelude::*;
-use twice_sim::checker::Outcome;
-use twice_sim::level::{self, Tape, TimedAction};
-use twice_sim::simulator::Simulation;
+use twice_world::checker::Outcome;
+use twice_world::level::{self, Tape, TimedAction};
+use twice_world::simulator::Simulation;
 
 use super::ledger_view::LedgerView;
 use super::scratch::ScratchFile;

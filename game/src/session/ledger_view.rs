@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use twice_sim::ledger::{Checkpoint, ExecutionRecord, LIST_LIMIT_MAX, Ledger};
+use twice_world::ledger::{Checkpoint, ExecutionRecord, LIST_LIMIT_MAX, Ledger};
 
 /// The most rows the panel holds (a limit on everything; the bench uses 10,000).
 pub const LEDGER_ROWS_MAX: usize = 200_000;

@@ -6,13 +6,13 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
-use twice_sim::checker::Verdict;
-use twice_sim::debrief::{self, Debrief};
-use twice_sim::ledger::ExecutionRecord;
-use twice_sim::level::{Expectation, LoadedLevel, Play, Tape, TimedAction};
-use twice_sim::runtime::guards::Guards;
-use twice_sim::runtime::operator::{Effect, LookupError};
-use twice_sim::simulator::{Simulation, SimulationBuilder};
+use twice_world::checker::Verdict;
+use twice_world::debrief::{self, Debrief};
+use twice_world::ledger::ExecutionRecord;
+use twice_world::level::{Expectation, LoadedLevel, Play, Tape, TimedAction};
+use twice_world::runtime::guards::Guards;
+use twice_world::runtime::operator::{Effect, LookupError};
+use twice_world::simulator::{Simulation, SimulationBuilder};
 
 mod intent;
 pub mod jobs;
@@ -241,7 +241,7 @@ impl Session {
 
     /// The cards that could still change a quiet level (empty when it is running, or in a
     /// replay, whose moves are the tape's).
-    pub fn moves_that_still_matter(&self) -> Vec<twice_sim::level::CardKind> {
+    pub fn moves_that_still_matter(&self) -> Vec<twice_world::level::CardKind> {
         let simulation = self.simulation();
         if !simulation.is_over() || self.mode == Mode::Replay {
             return Vec::new();
@@ -290,7 +290,7 @@ impl Session {
             return None;
         };
         let simulation = self.simulation();
-        let actor = twice_sim::simulator::Actor::Operator(operator.clone());
+        let actor = twice_world::simulator::Actor::Operator(operator.clone());
         simulation
             .timeline()
             .iter()

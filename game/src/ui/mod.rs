@@ -3,7 +3,7 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, Color32, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
-use twice_sim::runtime::rules::Status;
+use twice_world::runtime::rules::Status;
 
 use crate::presenter::Presenter;
 
@@ -108,7 +108,7 @@ pub fn typed(context: &egui::Context, text: &str) -> bool {
 pub fn glossary_text(
     ui: &mut egui::Ui,
     text: &str,
-    glossary: &twice_sim::glossary::Glossary,
+    glossary: &twice_world::glossary::Glossary,
     (size, color): (f32, Color32),
     except: Option<usize>,
 ) -> Option<usize> {

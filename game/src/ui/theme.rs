@@ -3,9 +3,9 @@
 
 use bevy::color::Color;
 use bevy_egui::egui::{self, Color32, FontFamily, FontId, TextStyle};
-use twice_sim::checker::Outcome;
-use twice_sim::runtime::rules::Status;
-use twice_sim::runtime::worker::WorkerState;
+use twice_world::checker::Outcome;
+use twice_world::runtime::rules::Status;
+use twice_world::runtime::worker::WorkerState;
 
 pub const BACKGROUND_BEVY: Color = Color::srgb(0.055, 0.063, 0.082);
 

@@ -20,12 +20,12 @@ use serde::{Deserialize, Serialize};
 
 use super::BenchError;
 use super::side_by_side::ARGUMENTS;
-use crate::drill::hosts::{HUB_ADDRESS, Hosts};
-use crate::ledger::{Reservation, ReserveRequest};
-use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
-use crate::runtime::key::IdempotencyKey;
-use crate::runtime::rules::ReservationAction;
-use crate::runtime::tool::SideEffect;
+use twice_drill::hosts::{HUB_ADDRESS, Hosts};
+use twice_drill::ledger_target::{LedgerTarget, LedgerTargetParser};
+use twice_world::ledger::{Reservation, ReserveRequest};
+use twice_world::runtime::key::IdempotencyKey;
+use twice_world::runtime::rules::ReservationAction;
+use twice_world::runtime::tool::SideEffect;
 
 /// The most processes one measurement starts.
 pub const PROCESSES_MAX: u32 = 64;
@@ -123,7 +123,7 @@ fn run_worker(args: &BenchWorkerArgs) -> Result<(), BenchError> {
             lease_ms: None,
             checkpoint_version: None,
         };
-        match ledger.reserve(&request, crate::drill::now_ms())? {
+        match ledger.reserve(&request, twice_drill::now_ms())? {
             Reservation::Decided { action, .. } => {
                 if matches!(
                     action,
@@ -232,7 +232,7 @@ pub fn measure(
             None => Command::new(executable),
         };
         if let Some(password) = password {
-            command.env(crate::ledger_postgres::PASSWORD_VARIABLE, password);
+            command.env(twice_ledger_postgres::PASSWORD_VARIABLE, password);
         }
         let mut child = command
             .arg("bench-worker")
@@ -332,7 +332,7 @@ pub fn measure(
     let mut reserved_per_key: BTreeMap<&str, u32> = BTreeMap::new();
     for entry in history
         .iter()
-        .filter(|entry| entry.event == crate::ledger::HistoryEvent::Reserved)
+        .filter(|entry| entry.event == twice_world::ledger::HistoryEvent::Reserved)
     {
         *reserved_per_key.entry(entry.key.as_str()).or_default() += 1;
     }

@@ -36,17 +36,17 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::drill::hosts::{Hosts, HostsError};
-use crate::ledger::{LedgerError, LedgerStore};
-use crate::ledger_postgres::PostgresUrl;
-use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
 use contention::{ContentionFigure, KEYS_MAX, PROCESSES_MAX, Placement};
 use machine::{CpuCounters, OtherWork};
 use side_by_side::{LedgerCycles, Measured, RawInserts};
+use twice_drill::hosts::{Hosts, HostsError};
+use twice_drill::ledger_target::{LedgerTarget, LedgerTargetParser};
+use twice_ledger_postgres::PostgresUrl;
+use twice_world::ledger::{LedgerError, LedgerStore};
 
 pub use contention::{BenchWorkerArgs, worker_command};
 
-pub use crate::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+pub use twice_world::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 
 /// The most cycles (figures 1 and 2) one run measures.
 pub const CYCLES_MAX: u64 = 1_000_000;
@@ -254,7 +254,7 @@ impl Spread {
             self.min,
             self.median,
             self.max,
-            crate::report::counted(self.rounds as u64, "round", "rounds")
+            twice_world::report::counted(self.rounds as u64, "round", "rounds")
         )
     }
 }
@@ -398,7 +398,7 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
         None => None,
         Some(server) => {
             let url = fresh_schema(server, "cycles", &mut schemas)?;
-            let ledger = crate::ledger_postgres::open(&url).map_err(BenchError::LedgerRefused)?;
+            let ledger = twice_ledger_postgres::open(&url).map_err(BenchError::LedgerRefused)?;
             Some(LedgerCycles::on(
                 ledger,
                 "twice ledger on PostgreSQL: reserve + complete",
@@ -677,7 +677,7 @@ struct SchemaGuard(PostgresUrl);
 impl Drop for SchemaGuard {
     fn drop(&mut self) {
         // A measurement that failed before creating its schema leaves nothing to remove.
-        if let Err(error) = crate::ledger_postgres::remove_ledger(&self.0)
+        if let Err(error) = twice_ledger_postgres::remove_ledger(&self.0)
             && !matches!(error, LedgerError::Missing { .. })
         {
             eprintln!("bench: could not remove schema {}: {error}", self.0.schema());
@@ -991,7 +991,7 @@ pub fn table(report: &BenchReport) -> String {
     out.push_str(&format!(
         "{} cycles in {}; {} scenarios; {} keys per contention run\n\n",
         report.plan.cycles,
-        crate::report::counted(report.plan.rounds, "round", "rounds"),
+        twice_world::report::counted(report.plan.rounds, "round", "rounds"),
         report.plan.scenarios,
         report.plan.keys
     ));
@@ -1037,7 +1037,7 @@ fn machine_note(report: &BenchReport) -> String {
     .count() as u64;
     let advice = "these figures are noise as much as result: run again on a quiet machine, and trust a ratio \
                   only where its rounds agree";
-    let busy_figures = crate::report::counted(figures_on_a_busy_machine, "figure", "figures");
+    let busy_figures = twice_world::report::counted(figures_on_a_busy_machine, "figure", "figures");
     match report.other_work {
         None => {
             "the machine: how busy it was is unknown (no /proc here, or too short a run); read the spreads\n".to_owned()

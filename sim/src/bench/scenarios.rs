@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::BenchError;
-use crate::ledger::LedgerStore;
-use crate::level::{self, LoadedLevel, LoadedTape};
-use crate::simulator::SimulationBuilder;
+use twice_world::ledger::LedgerStore;
+use twice_world::level::{self, LoadedLevel, LoadedTape};
+use twice_world::simulator::SimulationBuilder;
 
 /// Time spent on a measurement.
 #[derive(Clone, Copy, Debug)]
@@ -103,7 +103,7 @@ impl Scenarios {
         let mut simulation = builder.build().map_err(|error| failed(error.to_string()))?;
         simulation.run().map_err(|error| failed(error.to_string()))?;
         let verdict = simulation.verdict().map_err(|error| failed(error.to_string()))?;
-        if !crate::replay::matches(&tape.tape.expect, &verdict) {
+        if !twice_world::replay::matches(&tape.tape.expect, &verdict) {
             return Err(BenchError::Unexpected(format!(
                 "{}: expected {} but the simulator said {}",
                 tape.path.display(),

@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use super::BenchError;
-use crate::ledger::{self, FileSettingsError, Ledger, Recorded, Reservation, ReserveRequest};
-use crate::runtime::key::IdempotencyKey;
-use crate::runtime::rules::{ReservationAction, Status};
-use crate::runtime::tool::SideEffect;
+use twice_world::ledger::{self, FileSettingsError, Ledger, Recorded, Reservation, ReserveRequest};
+use twice_world::runtime::key::IdempotencyKey;
+use twice_world::runtime::rules::{ReservationAction, Status};
+use twice_world::runtime::tool::SideEffect;
 
 /// Something measured in batches: `run(first, count)` performs items `first..first + count`.
 pub trait Contender {

@@ -2,9 +2,9 @@
 //! chooser; the move is an `Intent::Play` with the same `Play` a tape stores.
 
 use bevy_egui::egui::{self, RichText};
-use twice_sim::hand;
-use twice_sim::level::{CardKind, Play};
-use twice_sim::simulator::Simulation;
+use twice_world::hand;
+use twice_world::level::{CardKind, Play};
+use twice_world::simulator::Simulation;
 
 use super::{Chooser, LevelUi};
 use crate::session::{Intent, Mode, Session};

@@ -2,8 +2,8 @@
 //! on the wire now, and a way to skip. The steps and their progress are `crate::guide`'s.
 
 use bevy_egui::egui::{self, RichText};
-use twice_sim::glossary::Glossary;
-use twice_sim::simulator::Simulation;
+use twice_world::glossary::Glossary;
+use twice_world::simulator::Simulation;
 
 use crate::guide::{self, GuideStep};
 use crate::session::Intent;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use bevy_egui::egui::{self, RichText};
-use twice_sim::simulator::Simulation;
+use twice_world::simulator::Simulation;
 
 use super::{LevelUi, Prompt, PromptKind};
 use crate::paths::GamePaths;

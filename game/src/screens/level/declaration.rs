@@ -2,13 +2,13 @@
 //! effect, the attempts the framework's retry policy gives it, whether it passes the key), a
 //! window shows the declaration as it stands, a draft, and the contract check's verdict on
 //! both. Declaring sends `Play::DeclareTool` as an intent; the verdicts and whether declaring
-//! is still open come from `twice_sim::hand::declaration`, so the browser says the same.
+//! is still open come from `twice_world::hand::declaration`, so the browser says the same.
 
 use bevy_egui::egui::{self, RichText};
-use twice_sim::hand::{self, Declarable};
-use twice_sim::level::Play;
-use twice_sim::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
-use twice_sim::simulator::Simulation;
+use twice_world::hand::{self, Declarable};
+use twice_world::level::Play;
+use twice_world::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
+use twice_world::simulator::Simulation;
 
 use super::LevelUi;
 use crate::session::{Intent, Mode, Session};
@@ -158,7 +158,7 @@ fn verdict_line(ui: &mut egui::Ui, which: &str, violation: Option<&str>) {
     let (text, color) = match violation {
         None => (format!("✔ {which}: passes the tool contract check"), theme::GOOD),
         Some(violation) => (
-            format!("✖ {which}: {}", twice_sim::debrief::plain(violation)),
+            format!("✖ {which}: {}", twice_world::debrief::plain(violation)),
             theme::BAD,
         ),
     };

@@ -3,7 +3,7 @@
 //! that entry; terms inside a definition link to their own entries.
 
 use bevy_egui::egui::{self, RichText};
-use twice_sim::glossary::Glossary;
+use twice_world::glossary::Glossary;
 
 use super::LevelUi;
 use crate::ui::{self, theme};
@@ -45,7 +45,7 @@ pub fn draw(context: &egui::Context, glossary: &Glossary, level_ui: &mut LevelUi
                     ui,
                     format!(
                         "No glossary: add {} beside the levels.",
-                        twice_sim::glossary::GLOSSARY_FILE
+                        twice_world::glossary::GLOSSARY_FILE
                     ),
                 );
             }

@@ -2,9 +2,9 @@
 //! Only the visible rows are laid out, so a 10,000-row ledger costs what 20 rows do.
 
 use bevy_egui::egui::{self, Align2, Color32, FontId, RichText, Stroke};
-use twice_sim::ledger::HistoryEntry;
-use twice_sim::runtime::key::IdempotencyKey;
-use twice_sim::simulator::Simulation;
+use twice_world::ledger::HistoryEntry;
+use twice_world::runtime::key::IdempotencyKey;
+use twice_world::simulator::Simulation;
 
 use super::LevelUi;
 use super::timeline::TimelineCache;
@@ -282,8 +282,8 @@ fn short_path(path: &std::path::Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use twice_sim::ledger::HistoryEvent;
-    use twice_sim::runtime::rules::Status;
+    use twice_world::ledger::HistoryEvent;
+    use twice_world::runtime::rules::Status;
 
     /// Lays out the history in a right panel as wide as the level screen's, on a 1280×720
     /// screen, and returns how wide the panel's contents came out.

@@ -6,12 +6,13 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
-use twice_sim::level::CardKind;
-use twice_sim::simulator::Simulation;
+use twice_world::level::CardKind;
+use twice_world::simulator::Simulation;
 
 use super::Screen;
 use crate::campaign::Campaign;
 use crate::guide::Guide;
+#[cfg(feature = "operator-api")]
 use crate::operator_api::OperatorApi;
 use crate::options::{Options, ShotScreen};
 use crate::panels::Panel;
@@ -56,7 +57,7 @@ pub struct LevelUi {
     pub operator: String,
     /// The status the player's decision expects the call to have (compare-and-set); `None`:
     /// the status the console shows now.
-    pub expected_status: Option<twice_sim::runtime::rules::Status>,
+    pub expected_status: Option<twice_world::runtime::rules::Status>,
     pub focus_reason: bool,
     pub help: bool,
     /// The rulebook panel is open (B); `rulebook_phase`: the phase whose rows it lights
@@ -72,7 +73,7 @@ pub struct LevelUi {
     /// The phase the rewind slider points at.
     pub rewind_to: Option<u32>,
     /// An operator move chosen in the console, sent at the end of the frame.
-    pub pending_play: Option<twice_sim::level::Play>,
+    pub pending_play: Option<twice_world::level::Play>,
     /// A line from the screen itself (not the session), such as why a key did nothing.
     pub flash: Option<String>,
     /// The glossary window is open (T), at this entry, scrolled to it once.
@@ -156,7 +157,7 @@ fn draw(
     state: Single<(&mut LevelUi, &mut timeline::TimelineCache)>,
     session: Res<Session>,
     paths: Res<GamePaths>,
-    operator_api: Option<Res<OperatorApi>>,
+    #[cfg(feature = "operator-api")] operator_api: Option<Res<OperatorApi>>,
     // The campaign for the chapter's presenter notes and the glossary, beside the player's
     // progress and the guided first level's step.
     (progress, campaign, guide): (Res<Progress>, Res<Campaign>, Res<Guide>),
@@ -239,6 +240,7 @@ fn draw(
                 if show_console {
                     new_panel(ui, panels, Panel::Console);
                     operator::draw(ui, &session, &simulation, level_ui, &cache);
+                    #[cfg(feature = "operator-api")]
                     if let Some(operator_api) = &operator_api {
                         operator::draw_http_hint(ui, operator_api);
                     }
@@ -372,7 +374,7 @@ fn draw_notes(root: &mut egui::Ui, session: &Session, campaign: &Campaign, level
                         ui.label(
                             RichText::new(format!(
                                 "No notes for chapter {chapter}: add them to {} beside the levels.",
-                                twice_sim::presenter_notes::NOTES_FILE
+                                twice_world::presenter_notes::NOTES_FILE
                             ))
                             .color(theme::TEXT_DIM),
                         );

@@ -4,12 +4,13 @@
 //! the same functions the HTTP API calls.
 
 use bevy_egui::egui::{self, RichText};
-use twice_sim::level::{CardKind, Play, default_operator};
-use twice_sim::runtime::rules::Status;
-use twice_sim::simulator::Simulation;
+use twice_world::level::{CardKind, Play, default_operator};
+use twice_world::runtime::rules::Status;
+use twice_world::simulator::Simulation;
 
 use super::timeline::TimelineCache;
 use super::{Chooser, LevelUi};
+#[cfg(feature = "operator-api")]
 use crate::operator_api::OperatorApi;
 use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
@@ -185,7 +186,7 @@ pub fn draw(
             let field = egui::TextEdit::singleline(&mut level_ui.operator_reason)
                 .hint_text("reason (required), e.g. billing shows cr_0001")
                 .desired_width(ui.available_width())
-                .char_limit(twice_sim::runtime::operator::REASON_CHARS_MAX);
+                .char_limit(twice_world::runtime::operator::REASON_CHARS_MAX);
             let response = ui.add(field);
             if level_ui.focus_reason {
                 response.request_focus();
@@ -256,6 +257,7 @@ pub fn take_pending(level_ui: &mut LevelUi, intents: &mut Vec<Intent>) {
     }
 }
 
+#[cfg(feature = "operator-api")]
 /// `--operator-api`: where the game's ledger can be reached over HTTP, ready to paste.
 pub fn draw_http_hint(ui: &mut egui::Ui, operator_api: &OperatorApi) {
     ui.add_space(4.0);

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use bevy_egui::egui::{self, RichText};
-use twice_sim::runtime::rules::Status;
-use twice_sim::simulator::Simulation;
+use twice_world::runtime::rules::Status;
+use twice_world::simulator::Simulation;
 
 use super::{Chooser, LevelUi, PromptKind, cards, operator};
 use crate::session::{Intent, Session};

@@ -2,11 +2,11 @@
 //! contract check it makes before a run starts. The row that
 //! fired in the selected phase is lit, rows a switched-off guard provides are struck through,
 //! and each row says how often it fired so far. The tables and the lighting come from
-//! `twice_sim::rulebook`; this only draws them.
+//! `twice_world::rulebook`; this only draws them.
 
 use bevy_egui::egui::{self, RichText};
-use twice_sim::rulebook::{self, Table};
-use twice_sim::simulator::Simulation;
+use twice_world::rulebook::{self, Table};
+use twice_world::simulator::Simulation;
 
 use super::LevelUi;
 use crate::ui::theme;

@@ -2,8 +2,8 @@
 //! figure with its phase), the wire with requests and responses in flight, and the vault.
 
 use bevy_egui::egui::{self, Align2, Color32, FontId, Pos2, Rect, Stroke, StrokeKind};
-use twice_sim::billing::{Answer, EntryKind, KeyHandling};
-use twice_sim::simulator::{Actor, Direction, Message, Simulation, WorkerView, dollars};
+use twice_world::billing::{Answer, EntryKind, KeyHandling};
+use twice_world::simulator::{Actor, Direction, Message, Simulation, WorkerView, dollars};
 
 use super::timeline::TimelineCache;
 use crate::session::Session;
@@ -420,7 +420,7 @@ fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation, cac
 
 /// The key a credit carries, as the vault shows it: honoured by billing, or only kept in its
 /// metadata (billing stored it and ignored it: level 08's lesson), or none at all.
-pub fn vault_key(entry: &twice_sim::billing::Entry, cache: &TimelineCache) -> (String, Color32) {
+pub fn vault_key(entry: &twice_world::billing::Entry, cache: &TimelineCache) -> (String, Color32) {
     match (&entry.idempotency_key, entry.metadata.get("idempotency_key")) {
         (Some(key), _) => {
             let look = cache.key_look(key);
@@ -438,8 +438,8 @@ pub fn vault_key(entry: &twice_sim::billing::Entry, cache: &TimelineCache) -> (S
 mod tests {
     use super::*;
 
-    fn credit(honoured: Option<&str>, in_metadata: Option<&str>) -> twice_sim::billing::Entry {
-        twice_sim::billing::Entry {
+    fn credit(honoured: Option<&str>, in_metadata: Option<&str>) -> twice_world::billing::Entry {
+        twice_world::billing::Entry {
             id: "cr_0001".into(),
             kind: EntryKind::Credit,
             account: "acct_ada".into(),

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use bevy::prelude::*;
 use bevy_egui::egui::{self, Align2, Color32, FontId, RichText, Stroke};
-use twice_sim::runtime::key::fnv1a64;
-use twice_sim::simulator::{Actor, Simulation, TimelineEntry};
+use twice_world::runtime::key::fnv1a64;
+use twice_world::simulator::{Actor, Simulation, TimelineEntry};
 
 use crate::ui::theme::{self, KeyLook};
 

@@ -1,8 +1,8 @@
 //! The left column: Penny's task, which guards are on, and the checkpoint store.
 
 use bevy_egui::egui::{self, RichText};
-use twice_sim::runtime::guards::Guard;
-use twice_sim::simulator::{Simulation, dollars};
+use twice_world::runtime::guards::Guard;
+use twice_world::simulator::{Simulation, dollars};
 
 use crate::session::Session;
 use crate::ui::{self, theme};

@@ -1,0 +1,526 @@
+//! `twice-sim billing`: the billing world as a real HTTP server over its own SQLite file.
+//!
+//! Endpoints (JSON):
+//!
+//! - `POST /v1/credits` with an optional `Idempotency-Key` header and a body
+//!   `{account, amount_cents, memo, intent}`: 201 and `{"applied": …}` when a credit lands;
+//!   200 and `{"repeat": …}` when billing honours keys and has seen this one (the first
+//!   credit's id, nothing paid); 409 for the same key with another body; 422 for any other
+//!   refusal. The answer body is always [`twice_world::billing::Answer`].
+//! - `GET /v1/credits?idempotency_key=K`: the reconcile hook's lookup. 200 with the credit
+//!   stored under `K` (as its key, or in its metadata), 404 when there is none; 422 when
+//!   billing ignores keys, because then it cannot tell (a 404 would claim it knows).
+//! - `POST /v1/credits/void` with `{idempotency_key, account, amount_cents, intent}`: the
+//!   compensation as a naive runtime sends it. Like many real billing APIs it posts the
+//!   reversal even when no credit is found, which is why the runtime never compensates by
+//!   itself.
+//! - `POST /v1/credits/{credit_id}/void`: voids one credit found first (the operator API's
+//!   compensation). 201 with the reversal; 200 and `{"repeat": …}` naming the existing
+//!   reversal when the credit was already voided (nothing moves); 404 for an unknown id.
+//! - `GET /v1/accounts`, `GET /v1/stats` (requests still being applied, entries so far).
+//!
+//! Each credit or void takes a seeded random time, split between the way in and the way
+//! out. The way in and the write run in a task of their own, so a request billing received
+//! is applied even when the worker that sent it is killed while waiting; the answer then
+//! goes nowhere — exactly the response that outlives a worker.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::billing_store::{
+    BillingStore, Operation, StoreError, VoidByIdRequest, VoidRequest, key_handling_name, parse_key_handling,
+};
+use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, now_ms, stdin_end, stop_signal};
+use twice_world::billing::{Answer, Billing, CreditRequest, EntryKind, KeyHandling};
+use twice_world::runtime::key::IdempotencyKey;
+
+/// The longest a credit may be made to take.
+pub const LATENCY_MS_MAX: u32 = 10_000;
+/// The most bytes a request body may have.
+pub const BODY_BYTES_MAX: usize = 16 * 1024;
+/// Limits on the text fields of a request.
+pub const ACCOUNT_CHARS_MAX: usize = 100;
+pub const MEMO_CHARS_MAX: usize = 500;
+pub const INTENT_CHARS_MAX: usize = 200;
+/// How long billing waits, when asked to stop, for requests it received to be applied.
+const DRAIN_GRACE_MS: u64 = 5_000;
+/// Worker threads: requests are short and SQLite writes run on tokio's blocking threads.
+const SERVER_THREADS: usize = 2;
+/// The header a worker passes its key in (matched without regard to case).
+pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
+
+#[derive(Debug, clap::Args)]
+pub struct BillingArgs {
+    /// The billing database (SQLite). Created if missing; an existing one is replayed entry by entry.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// The address to listen on. Port 0 picks a free port; the first line printed names it.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub addr: SocketAddr,
+    /// What billing does with an Idempotency-Key: honour, metadata-only or ignore.
+    #[arg(long, default_value = "honour")]
+    pub keys: String,
+    /// Each credit or void takes up to this long (drawn from the seed), split between the
+    /// request's way in and the response's way out.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u32,
+    /// The seed of the latency draws.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Allow listening on an address other machines can reach (the default refuses).
+    #[arg(long)]
+    pub allow_non_loopback: bool,
+    /// Stop (gracefully) when standard input closes: the drill holds it, so billing never outlives the drill.
+    #[arg(long)]
+    pub stop_on_stdin_close: bool,
+}
+
+/// A credit request's body. The key travels in the header, as with real payment APIs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreditBody {
+    pub account: String,
+    pub amount_cents: u32,
+    pub memo: String,
+    /// The intent the agent meant (`<run_id>/<item>`): recorded in metadata so effects are
+    /// counted per intent. Billing's rules never look at it.
+    pub intent: String,
+}
+
+/// What `GET /v1/credits` answers.
+pub use twice_world::billing::Lookup;
+
+/// What `GET /v1/stats` answers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    pub key_handling: String,
+    /// Requests received and not yet applied (or refused).
+    pub in_flight: u64,
+    pub entries: usize,
+    pub credits: usize,
+    pub reversals: usize,
+}
+
+#[derive(Debug)]
+struct World {
+    billing: Billing,
+    store: BillingStore,
+}
+
+#[derive(Debug)]
+struct Shared {
+    world: Mutex<World>,
+    rng: Mutex<ChaCha8Rng>,
+    latency_ms: u32,
+    in_flight: AtomicU64,
+    /// The keys of the credits in `in_flight`, with how many requests carry each.
+    in_flight_keys: Mutex<std::collections::BTreeMap<String, u32>>,
+}
+
+impl Shared {
+    /// (way in, way out) for one request.
+    fn draw_latency(&self) -> (u64, u64) {
+        if self.latency_ms == 0 {
+            return (0, 0);
+        }
+        let mut rng = self.rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let total = rng.random_range(0..=self.latency_ms);
+        let way_in = rng.random_range(0..=total);
+        (u64::from(way_in), u64::from(total - way_in))
+    }
+
+    fn keys_in_flight(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, u32>> {
+        self.in_flight_keys
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn world(&self) -> std::sync::MutexGuard<'_, World> {
+        // A panic while holding the lock cannot leave billing half-changed: `apply` rebuilds
+        // it from the file when a write fails, and Billing's own steps do not panic.
+        self.world.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Applies one request. `Ok((answer, the status a refusal is answered with))`.
+    fn apply(&self, operation: &Operation) -> Result<(Answer, StatusCode), StoreError> {
+        let mut world = self.world();
+        let World { billing, store } = &mut *world;
+        let answer = store.apply(billing, operation, now_ms())?;
+        let refusal_status = match operation {
+            Operation::Credit(request)
+                if billing.key_handling == KeyHandling::Honour
+                    && request
+                        .idempotency_key
+                        .as_deref()
+                        .is_some_and(|key| billing.find_credit(key).is_some()) =>
+            {
+                StatusCode::CONFLICT
+            }
+            Operation::VoidById(request) if !billing.entries.iter().any(|entry| entry.id == request.credit_id) => {
+                StatusCode::NOT_FOUND
+            }
+            Operation::Credit(_) | Operation::Void(_) | Operation::VoidById(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        };
+        Ok((answer, refusal_status))
+    }
+}
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, axum::Json(json!({ "error": message.into() }))).into_response()
+}
+
+fn refusal(status: StatusCode, reason: impl Into<String>) -> Response {
+    (status, axum::Json(Answer::Rejected { reason: reason.into() })).into_response()
+}
+
+fn check_text(field: &str, text: &str, chars_max: usize) -> Result<(), String> {
+    if text.trim().is_empty() || text.chars().count() > chars_max {
+        return Err(format!("`{field}` must have 1 to {chars_max} characters"));
+    }
+    Ok(())
+}
+
+/// Runs `operation` after its way in, in a task of its own, then waits the way out.
+async fn applied_later(shared: Arc<Shared>, operation: Operation) -> Response {
+    let (way_in_ms, way_out_ms) = shared.draw_latency();
+    let key = match &operation {
+        Operation::Credit(request) => request.idempotency_key.clone(),
+        Operation::Void(_) | Operation::VoidById(_) => None,
+    };
+    shared.in_flight.fetch_add(1, Ordering::SeqCst);
+    if let Some(key) = &key {
+        *shared.keys_in_flight().entry(key.clone()).or_default() += 1;
+    }
+    let task_shared = Arc::clone(&shared);
+    // Spawned: if the client hangs up (its worker was killed), this handler is dropped, but
+    // a request billing received is still applied, as a real billing system would.
+    let task = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(way_in_ms)).await;
+        let apply_shared = Arc::clone(&task_shared);
+        let result = tokio::task::spawn_blocking(move || apply_shared.apply(&operation)).await;
+        if let Some(key) = key {
+            let mut keys = task_shared.keys_in_flight();
+            if let Some(count) = keys.get_mut(&key) {
+                *count -= 1;
+                if *count == 0 {
+                    keys.remove(&key);
+                }
+            }
+        }
+        task_shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+        result
+    });
+    let result = task.await;
+    tokio::time::sleep(Duration::from_millis(way_out_ms)).await;
+    match result {
+        Ok(Ok(Ok((answer, refusal_status)))) => {
+            let status = match &answer {
+                Answer::Applied { .. } => StatusCode::CREATED,
+                Answer::Repeat { .. } | Answer::Balance { .. } => StatusCode::OK,
+                Answer::Rejected { .. } => refusal_status,
+            };
+            (status, axum::Json(answer)).into_response()
+        }
+        Ok(Ok(Err(store_error))) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("billing could not record the entry, so it was not applied: {store_error}"),
+        ),
+        Ok(Err(join_error)) | Err(join_error) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("billing failed while applying the request: {join_error}"),
+        ),
+    }
+}
+
+async fn post_credit(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    let key = match headers.get(IDEMPOTENCY_KEY_HEADER) {
+        None => None,
+        Some(value) => match value
+            .to_str()
+            .map_err(|error| error.to_string())
+            .and_then(IdempotencyKey::parse)
+        {
+            Ok(key) => Some(key.as_str().to_owned()),
+            Err(detail) => return refusal(StatusCode::BAD_REQUEST, format!("Idempotency-Key: {detail}")),
+        },
+    };
+    let body: CreditBody = match serde_json::from_slice(&body) {
+        Ok(body) => body,
+        Err(parse_error) => {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                format!("the body is not a credit request ({{account, amount_cents, memo, intent}}): {parse_error}"),
+            );
+        }
+    };
+    let checked = check_text("account", &body.account, ACCOUNT_CHARS_MAX)
+        .and_then(|()| check_text("memo", &body.memo, MEMO_CHARS_MAX))
+        .and_then(|()| check_text("intent", &body.intent, INTENT_CHARS_MAX));
+    if let Err(detail) = checked {
+        return refusal(StatusCode::UNPROCESSABLE_ENTITY, detail);
+    }
+    let request = CreditRequest {
+        account: body.account,
+        amount_cents: body.amount_cents,
+        memo: body.memo,
+        idempotency_key: key,
+        intent: body.intent,
+    };
+    applied_later(shared, Operation::Credit(request)).await
+}
+
+async fn post_void(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let request: VoidRequest = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(parse_error) => {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the body is not a void request ({{idempotency_key, account, amount_cents, intent}}): {parse_error}"
+                ),
+            );
+        }
+    };
+    let checked = IdempotencyKey::parse(&request.idempotency_key)
+        .map(|_| ())
+        .and_then(|()| check_text("account", &request.account, ACCOUNT_CHARS_MAX))
+        .and_then(|()| check_text("intent", &request.intent, INTENT_CHARS_MAX));
+    if let Err(detail) = checked {
+        return refusal(StatusCode::UNPROCESSABLE_ENTITY, detail);
+    }
+    applied_later(shared, Operation::Void(request)).await
+}
+
+/// The most characters of a credit id in a path (billing makes ids like `cr_0001`).
+pub const CREDIT_ID_CHARS_MAX: usize = 32;
+
+/// Checks a credit id from a path: 1 to [`CREDIT_ID_CHARS_MAX`] letters, digits or `_`.
+fn check_credit_id(credit_id: &str) -> Result<(), String> {
+    if credit_id.is_empty()
+        || credit_id.chars().count() > CREDIT_ID_CHARS_MAX
+        || !credit_id
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || character == '_')
+    {
+        return Err(format!(
+            "`{}` is not a credit id (1 to {CREDIT_ID_CHARS_MAX} letters, digits or `_`, like cr_0001)",
+            credit_id.chars().take(CREDIT_ID_CHARS_MAX + 8).collect::<String>()
+        ));
+    }
+    Ok(())
+}
+
+async fn post_void_by_id(
+    State(shared): State<Arc<Shared>>,
+    axum::extract::Path(credit_id): axum::extract::Path<String>,
+) -> Response {
+    if let Err(detail) = check_credit_id(&credit_id) {
+        return refusal(StatusCode::BAD_REQUEST, detail);
+    }
+    applied_later(shared, Operation::VoidById(VoidByIdRequest { credit_id })).await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LookupQuery {
+    idempotency_key: String,
+}
+
+async fn get_credit(
+    State(shared): State<Arc<Shared>>,
+    query: Result<Query<LookupQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let Ok(Query(query)) = query else {
+        return error(StatusCode::BAD_REQUEST, "give the key to look up as ?idempotency_key=K");
+    };
+    if let Err(detail) = IdempotencyKey::parse(&query.idempotency_key) {
+        return error(StatusCode::BAD_REQUEST, detail);
+    }
+    let in_flight = shared
+        .keys_in_flight()
+        .get(&query.idempotency_key)
+        .copied()
+        .unwrap_or(0);
+    let world = shared.world();
+    let Some(lookup) = world.billing.look_up(&query.idempotency_key, in_flight) else {
+        return error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "billing ignores idempotency keys (--keys ignore): it stores none, so it cannot look a credit up by one",
+        );
+    };
+    let status = if lookup.credit.is_some() {
+        StatusCode::OK
+    } else {
+        StatusCode::NOT_FOUND
+    };
+    (status, axum::Json(lookup)).into_response()
+}
+
+async fn get_accounts(State(shared): State<Arc<Shared>>) -> Response {
+    let world = shared.world();
+    let accounts: Vec<&twice_world::billing::Account> = world.billing.accounts.values().collect();
+    axum::Json(json!({ "accounts": accounts })).into_response()
+}
+
+fn stats(shared: &Shared) -> Stats {
+    let world = shared.world();
+    let credits = world
+        .billing
+        .entries
+        .iter()
+        .filter(|entry| entry.kind == EntryKind::Credit)
+        .count();
+    Stats {
+        key_handling: key_handling_name(world.billing.key_handling).to_owned(),
+        in_flight: shared.in_flight.load(Ordering::SeqCst),
+        entries: world.billing.entries.len(),
+        credits,
+        reversals: world.billing.entries.len() - credits,
+    }
+}
+
+async fn get_stats(State(shared): State<Arc<Shared>>) -> Response {
+    axum::Json(stats(&shared)).into_response()
+}
+
+async fn not_found(method: Method, uri: Uri) -> Response {
+    error(StatusCode::NOT_FOUND, format!("no such endpoint: {method} {uri}"))
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/v1/credits", post(post_credit).get(get_credit))
+        .route("/v1/credits/void", post(post_void))
+        .route("/v1/credits/{credit_id}/void", post(post_void_by_id))
+        .route("/v1/accounts", get(get_accounts))
+        .route("/v1/stats", get(get_stats))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
+        .with_state(shared)
+}
+
+fn bad_input(message: impl std::fmt::Display) -> u8 {
+    eprintln!("error: {message}");
+    EXIT_BAD_INPUT
+}
+
+/// Runs the billing server until Ctrl-C, SIGTERM or (with `--stop-on-stdin-close`) the end of
+/// standard input. Requests already received are applied before it exits.
+pub fn billing_command(args: BillingArgs) -> u8 {
+    let key_handling = match parse_key_handling(&args.keys) {
+        Ok(key_handling) => key_handling,
+        Err(detail) => return bad_input(format!("--keys: {detail}")),
+    };
+    if args.latency_ms > LATENCY_MS_MAX {
+        return bad_input(format!(
+            "--latency-ms {} is more than {LATENCY_MS_MAX}",
+            args.latency_ms
+        ));
+    }
+    if !args.addr.ip().is_loopback() && !args.allow_non_loopback {
+        return bad_input(format!(
+            "--addr {} is not a loopback address; billing listens on loopback unless --allow-non-loopback is given",
+            args.addr
+        ));
+    }
+    let (store, billing) = match BillingStore::open(&args.db, key_handling, &super::script::accounts()) {
+        Ok(opened) => opened,
+        Err(StoreError::Locked { path }) => {
+            eprintln!("error: {} is locked by another process", path.display());
+            return EXIT_FAILED;
+        }
+        Err(store_error) => return bad_input(store_error),
+    };
+    let replayed = billing.entries.len();
+    let shared = Arc::new(Shared {
+        world: Mutex::new(World { billing, store }),
+        rng: Mutex::new(ChaCha8Rng::seed_from_u64(args.seed)),
+        latency_ms: args.latency_ms,
+        in_flight: AtomicU64::new(0),
+        in_flight_keys: Mutex::new(std::collections::BTreeMap::new()),
+    });
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(SERVER_THREADS)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(runtime_error) => {
+            eprintln!("error: cannot start the async runtime: {runtime_error}");
+            return EXIT_FAILED;
+        }
+    };
+    let stdin_closed = args.stop_on_stdin_close.then(stdin_end);
+    runtime.block_on(async move {
+        let listener = match tokio::net::TcpListener::bind(args.addr).await {
+            Ok(listener) => listener,
+            Err(bind_error) => {
+                eprintln!("error: cannot listen on {}: {bind_error}", args.addr);
+                return EXIT_FAILED;
+            }
+        };
+        let address = match listener.local_addr() {
+            Ok(address) => address,
+            Err(address_error) => {
+                eprintln!("error: cannot read the address listened on: {address_error}");
+                return EXIT_FAILED;
+            }
+        };
+        // The first line names the address, for whoever started billing with port 0.
+        println!(
+            "listening http://{address} (billing over {}, keys {}, latency up to {} ms, seed {}, {replayed} entries replayed)",
+            args.db.display(),
+            key_handling_name(key_handling),
+            args.latency_ms,
+            args.seed
+        );
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        let shutdown = async move {
+            match stdin_closed {
+                Some(closed) => {
+                    tokio::select! {
+                        _ = closed => {}
+                        () = stop_signal() => {}
+                    }
+                }
+                None => stop_signal().await,
+            }
+        };
+        let served = axum::serve(listener, router(Arc::clone(&shared)))
+            .with_graceful_shutdown(shutdown)
+            .await;
+        // Requests whose client hung up are still being applied in their own tasks: wait
+        // for them, so that every request billing received is in the file when it exits.
+        let deadline = tokio::time::Instant::now()
+            + Duration::from_millis(u64::from(shared.latency_ms) + DRAIN_GRACE_MS);
+        while shared.in_flight.load(Ordering::SeqCst) > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let left = shared.in_flight.load(Ordering::SeqCst);
+        match served {
+            Err(serve_error) => {
+                eprintln!("error: billing stopped serving: {serve_error}");
+                EXIT_FAILED
+            }
+            Ok(()) if left > 0 => {
+                eprintln!("error: billing stopped with {left} requests still being applied");
+                EXIT_FAILED
+            }
+            Ok(()) => EXIT_OK,
+        }
+    })
+}

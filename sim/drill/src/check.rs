@@ -1,0 +1,512 @@
+//! The drill's checker: reads what the ledger says and what billing did, per tool-call key
+//! and per intended credit, and counts every broken promise.
+//!
+//! Effects are counted from billing's own entries (each carries the intent it served),
+//! never from what a worker claimed. The promises, from the seed:
+//!
+//! - at most one ledger record per key;
+//! - a `completed` call has exactly one applied credit behind it, a `failed` one none;
+//! - a call still unknown (`started`, `indeterminate`) has no credit billing could have
+//!   told the reconcile hook about — where billing can be asked, an unknown call whose
+//!   credit exists is one the hook failed to settle;
+//! - every credit owed lands once: never twice (a double credit), and never not at all
+//!   unless its run honestly waits on an unknown call (a lost credit);
+//! - nobody asked for a compensation, so billing holds no reversal.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::script;
+use twice_world::billing::{Billing, Entry, EntryKind, KeyHandling};
+use twice_world::ledger::{Checkpoint, ExecutionRecord};
+use twice_world::model::RunScript;
+use twice_world::runtime::guards::Guards;
+use twice_world::runtime::rules::Status;
+use twice_world::runtime::run::{RunState, RunStatus};
+use twice_world::simulator::dollars;
+
+/// The most violations a report spells out (all are counted).
+pub const VIOLATIONS_SHOWN_MAX: usize = 25;
+
+/// What the checker reads.
+#[derive(Debug)]
+pub struct CheckInput<'a> {
+    pub scripts: &'a [RunScript],
+    pub records: &'a [ExecutionRecord],
+    pub checkpoints: &'a [Checkpoint],
+    pub billing: &'a Billing,
+    pub guards: Guards,
+}
+
+/// What the checker found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Findings {
+    pub runs_finished: u32,
+    pub runs_waiting: u32,
+    pub runs_unfinished: u32,
+    pub calls_completed: u32,
+    pub calls_failed: u32,
+    pub calls_unknown: u32,
+    pub calls_compensated: u32,
+    pub credits_applied: u32,
+    pub reversals: u32,
+    pub intents: u32,
+    pub intents_paid_once: u32,
+    /// Not (yet) paid, and the run waits on an unknown call: honest, not lost.
+    pub intents_waiting: u32,
+    /// Credits beyond the first for one intent.
+    pub double_credits: u32,
+    /// Intents owed, not paid, and not flagged unknown.
+    pub lost_credits: u32,
+    /// Unknown calls whose credit billing holds under their key, where the hook could have asked.
+    pub unsettled_but_found: u32,
+    pub violations_total: u32,
+    /// The first [`VIOLATIONS_SHOWN_MAX`] violations, spelled out.
+    pub violations: Vec<String>,
+}
+
+impl Findings {
+    fn violation(&mut self, text: String) {
+        self.violations_total += 1;
+        if self.violations.len() < VIOLATIONS_SHOWN_MAX {
+            self.violations.push(text);
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.violations_total == 0
+    }
+}
+
+/// Where a run stands, from its checkpoint.
+enum RunStanding {
+    Finished,
+    /// Waiting on an unknown call; items from `item` on are not reached yet.
+    Waiting {
+        item: u32,
+    },
+    Unfinished(String),
+}
+
+fn standing(checkpoint: Option<&Checkpoint>, records: &BTreeMap<&str, &ExecutionRecord>) -> RunStanding {
+    let Some(checkpoint) = checkpoint else {
+        return RunStanding::Unfinished("it has no checkpoint".into());
+    };
+    let state = match RunState::from_json(&checkpoint.state) {
+        Ok(state) => state,
+        Err(detail) => return RunStanding::Unfinished(detail),
+    };
+    match &state.status {
+        status if status.is_terminal() => RunStanding::Finished,
+        RunStatus::AwaitingReconciliation { key } => {
+            let still_unknown = records
+                .get(key.as_str())
+                .is_none_or(|record| record.status.is_unknown());
+            if still_unknown {
+                RunStanding::Waiting { item: state.item }
+            } else {
+                RunStanding::Unfinished(format!("it awaits {key}, which is settled, and nobody resumed it"))
+            }
+        }
+        status => RunStanding::Unfinished(format!("its checkpoint says {}", status.name())),
+    }
+}
+
+/// The key billing stored a credit under, as its key or in its metadata.
+fn stored_key(entry: &Entry) -> Option<&str> {
+    entry
+        .idempotency_key
+        .as_deref()
+        .or_else(|| entry.metadata.get("idempotency_key").map(String::as_str))
+}
+
+pub fn judge(input: &CheckInput<'_>) -> Findings {
+    let mut findings = Findings::default();
+    let scripts: BTreeMap<&str, &RunScript> = input
+        .scripts
+        .iter()
+        .map(|script| (script.id.as_str(), script))
+        .collect();
+    let records: BTreeMap<&str, &ExecutionRecord> = input
+        .records
+        .iter()
+        .map(|record| (record.key.as_str(), record))
+        .collect();
+    let checkpoints: BTreeMap<&str, &Checkpoint> = input
+        .checkpoints
+        .iter()
+        .map(|checkpoint| (checkpoint.run_id.as_str(), checkpoint))
+        .collect();
+
+    // Billing's side: what landed, per intent.
+    let mut credits_by_intent: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
+    let mut net_by_intent: BTreeMap<&str, i64> = BTreeMap::new();
+    for entry in &input.billing.entries {
+        let intent = entry.metadata.get("intent").map(String::as_str).unwrap_or_default();
+        *net_by_intent.entry(intent).or_default() += entry.amount_cents;
+        match entry.kind {
+            EntryKind::Credit => {
+                findings.credits_applied += 1;
+                credits_by_intent.entry(intent).or_default().push(entry);
+            }
+            EntryKind::Reversal => {
+                findings.reversals += 1;
+                findings.violation(format!(
+                    "billing posted reversal {} ({}, {}): the runtime compensated by itself, and nobody asked it to",
+                    entry.id,
+                    entry.memo,
+                    dollars(entry.amount_cents)
+                ));
+            }
+        }
+        let known = intent.rsplit_once('/').is_some_and(|(run, item)| {
+            scripts
+                .get(run)
+                .is_some_and(|script| item.parse::<usize>().is_ok_and(|item| item < script.calls.len()))
+        });
+        if !known {
+            findings.violation(format!(
+                "billing entry {} serves intent `{intent}`, which no run of this drill owes",
+                entry.id
+            ));
+        }
+    }
+
+    // Per intended credit: paid once, twice, waiting, or lost.
+    for script in input.scripts {
+        let standing = standing(checkpoints.get(script.id.as_str()).copied(), &records);
+        match &standing {
+            RunStanding::Finished => findings.runs_finished += 1,
+            RunStanding::Waiting { .. } => findings.runs_waiting += 1,
+            RunStanding::Unfinished(why) => {
+                findings.runs_unfinished += 1;
+                findings.violation(format!(
+                    "run {} neither finished nor waits on an unknown call: {why}",
+                    script.id
+                ));
+            }
+        }
+        for (item, call) in script.calls.iter().enumerate() {
+            let item = item as u32;
+            let intent = script::intent(&script.id, item);
+            findings.intents += 1;
+            let credits = credits_by_intent.get(intent.as_str()).map_or(&[][..], Vec::as_slice);
+            let net = net_by_intent.get(intent.as_str()).copied().unwrap_or(0);
+            let owed = i64::from(call.amount_cents);
+            if credits.len() > 1 {
+                findings.double_credits += credits.len() as u32 - 1;
+                let ids: Vec<&str> = credits.iter().map(|entry| entry.id.as_str()).collect();
+                findings.violation(format!(
+                    "{intent} ({} owed {}): {} credits landed ({}) — paid {} times",
+                    call.account,
+                    dollars(owed),
+                    credits.len(),
+                    ids.join(", "),
+                    credits.len()
+                ));
+            }
+            if credits.len() == 1 && net == owed {
+                findings.intents_paid_once += 1;
+            } else if net < owed {
+                let waiting = matches!(standing, RunStanding::Waiting { item: from } if item >= from);
+                if waiting {
+                    findings.intents_waiting += 1;
+                } else {
+                    findings.lost_credits += 1;
+                    findings.violation(format!(
+                        "{intent} ({} owed {}): {} landed, and no call for it is flagged unknown — a lost credit",
+                        call.account,
+                        dollars(owed),
+                        dollars(net)
+                    ));
+                }
+            }
+        }
+    }
+
+    // Per tool-call key: what the ledger says against what billing did.
+    let mut per_key: BTreeMap<&str, u32> = BTreeMap::new();
+    for record in input.records {
+        *per_key.entry(record.key.as_str()).or_default() += 1;
+    }
+    for (key, count) in per_key.iter().filter(|(_, count)| **count > 1) {
+        findings.violation(format!("{count} ledger records for key {key}; at most one is allowed"));
+    }
+    let keys_reach_billing = input.billing.key_handling != KeyHandling::Ignore && input.guards.key_downstream;
+    let hook_could_ask = keys_reach_billing && input.guards.reconcile_hook && input.guards.ledger;
+    // Where billing keeps the key, each credit can be traced to the call that made it.
+    let mut credits_by_key: BTreeMap<&str, u32> = BTreeMap::new();
+    for entry in input
+        .billing
+        .entries
+        .iter()
+        .filter(|entry| entry.kind == EntryKind::Credit)
+    {
+        if let Some(key) = stored_key(entry) {
+            *credits_by_key.entry(key).or_default() += 1;
+        }
+    }
+    for record in input.records {
+        let key = record.key.as_str();
+        match record.status {
+            Status::Completed => findings.calls_completed += 1,
+            Status::Failed => findings.calls_failed += 1,
+            Status::Started | Status::Indeterminate => findings.calls_unknown += 1,
+            Status::Compensating | Status::Compensated => findings.calls_compensated += 1,
+        }
+        let Some(script) = scripts.get(record.run_id.as_str()) else {
+            findings.violation(format!(
+                "ledger record {key} belongs to run {}, which this drill did not start",
+                record.run_id
+            ));
+            continue;
+        };
+        let Some(item) = script::item_of(script, &record.arguments) else {
+            findings.violation(format!(
+                "ledger record {key} holds arguments {} that are not a call of run {}",
+                record.arguments, record.run_id
+            ));
+            continue;
+        };
+        let intent = script::intent(&record.run_id, item);
+        let landed = credits_by_intent.get(intent.as_str()).map_or(0, Vec::len);
+        let under_key = keys_reach_billing.then(|| credits_by_key.get(key).copied().unwrap_or(0));
+        match record.status {
+            Status::Completed if landed != 1 => findings.violation(format!(
+                "{key} is completed in the ledger, but {landed} credits landed for {intent}"
+            )),
+            Status::Completed if under_key.is_some_and(|count| count != 1) => findings.violation(format!(
+                "{key} is completed in the ledger, but billing holds {} credits under that key",
+                under_key.unwrap_or(0)
+            )),
+            // A failed call may be followed by a new call for the same credit, so only the
+            // credits billing keeps under this very key can show that it did land.
+            Status::Failed if under_key.is_some_and(|count| count != 0) => findings.violation(format!(
+                "{key} is failed in the ledger, but billing holds {} credits under that key",
+                under_key.unwrap_or(0)
+            )),
+            Status::Started | Status::Indeterminate if hook_could_ask => {
+                if let Some(credit) = input.billing.find_credit(key) {
+                    findings.unsettled_but_found += 1;
+                    findings.violation(format!(
+                        "{key} is still {} in the ledger, but billing holds credit {} under that key: the reconcile hook should have settled it",
+                        record.status, credit.id
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    if input.guards.ledger && keys_reach_billing {
+        let reserved: BTreeSet<&str> = records.keys().copied().collect();
+        for entry in input
+            .billing
+            .entries
+            .iter()
+            .filter(|entry| entry.kind == EntryKind::Credit)
+        {
+            if let Some(key) = stored_key(entry)
+                && !reserved.contains(key)
+            {
+                findings.violation(format!(
+                    "credit {} was paid under key {key}, which the ledger never reserved",
+                    entry.id
+                ));
+            }
+        }
+    }
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use twice_world::billing::CreditRequest;
+    use twice_world::runtime::key::IdempotencyKey;
+    use twice_world::runtime::run::{Arguments, Told};
+    use twice_world::runtime::tool::SideEffect;
+
+    fn one_credit_script() -> RunScript {
+        // The first drill run that owes exactly one credit.
+        (1..)
+            .map(|number| script::script_for(&script::run_id(number)))
+            .find(|script| script.calls.len() == 1)
+            .expect("some run owes one credit")
+    }
+
+    fn record(script: &RunScript, status: Status) -> ExecutionRecord {
+        let call = &script.calls[0];
+        ExecutionRecord {
+            key: IdempotencyKey::per_call(&script.id, "c1").unwrap(),
+            tenant: script::TENANT.into(),
+            run_id: script.id.clone(),
+            tool_call_id: "c1".into(),
+            tool: script::TOOL_NAME.into(),
+            side_effect: SideEffect::External,
+            arguments: Arguments {
+                account: call.account.clone(),
+                amount_cents: call.amount_cents,
+                memo: call.memo.clone(),
+            }
+            .canonical(),
+            status,
+            attempts: 1,
+            result: None,
+            owner: "w1".into(),
+            created_at_ms: 1,
+            updated_at_ms: 2,
+            lease_expires_at_ms: None,
+        }
+    }
+
+    fn checkpoint(script: &RunScript, status: RunStatus) -> Checkpoint {
+        let mut state = RunState::default();
+        if let RunStatus::AwaitingReconciliation { .. } = status {
+            state.item = 0;
+        } else {
+            state.item = script.calls.len() as u32;
+            state
+                .transcript
+                .push(("c1".into(), Told::Result { result: "ok".into() }));
+        }
+        state.status = status;
+        Checkpoint {
+            run_id: script.id.clone(),
+            version: 3,
+            status: state.status.name().into(),
+            state: state.to_json(),
+            saved_by: "w1".into(),
+            updated_at_ms: 3,
+        }
+    }
+
+    fn billing_with(script: &RunScript, credits: u32) -> Billing {
+        // Metadata-only: a repeated key lands again, as a naive runtime's repeat would.
+        let mut billing = Billing::new(KeyHandling::MetadataOnly, &script::accounts());
+        let call = &script.calls[0];
+        for _ in 0..credits {
+            billing.credit(
+                &CreditRequest {
+                    account: call.account.clone(),
+                    amount_cents: call.amount_cents,
+                    memo: call.memo.clone(),
+                    idempotency_key: Some(format!("{}:c1", script.id)),
+                    intent: script::intent(&script.id, 0),
+                },
+                5,
+            );
+        }
+        billing
+    }
+
+    fn judged(
+        script: &RunScript,
+        records: &[ExecutionRecord],
+        checkpoints: &[Checkpoint],
+        billing: &Billing,
+    ) -> Findings {
+        judge(&CheckInput {
+            scripts: std::slice::from_ref(script),
+            records,
+            checkpoints,
+            billing,
+            guards: Guards::all_on(),
+        })
+    }
+
+    #[test]
+    fn one_completed_call_and_one_credit_pass() {
+        let script = one_credit_script();
+        let findings = judged(
+            &script,
+            &[record(&script, Status::Completed)],
+            &[checkpoint(&script, RunStatus::Completed)],
+            &billing_with(&script, 1),
+        );
+        assert!(findings.passed(), "{findings:?}");
+        assert_eq!((findings.intents_paid_once, findings.calls_completed), (1, 1));
+    }
+
+    #[test]
+    fn two_credits_for_one_intent_are_a_double_credit() {
+        let script = one_credit_script();
+        let findings = judged(
+            &script,
+            &[record(&script, Status::Completed)],
+            &[checkpoint(&script, RunStatus::Completed)],
+            &billing_with(&script, 2),
+        );
+        assert_eq!(findings.double_credits, 1);
+        assert!(!findings.passed());
+        assert!(
+            findings.violations.iter().any(|text| text.contains("paid 2 times")),
+            "{findings:?}"
+        );
+    }
+
+    #[test]
+    fn a_finished_run_with_nothing_paid_lost_a_credit_but_a_waiting_one_did_not() {
+        let script = one_credit_script();
+        let lost = judged(
+            &script,
+            &[record(&script, Status::Completed)],
+            &[checkpoint(&script, RunStatus::Completed)],
+            &billing_with(&script, 0),
+        );
+        assert_eq!(lost.lost_credits, 1);
+        assert!(
+            lost.violations
+                .iter()
+                .any(|text| text.contains("is completed in the ledger, but 0 credits"))
+        );
+
+        let key = format!("{}:c1", script.id);
+        let waiting = judged(
+            &script,
+            &[record(&script, Status::Started)],
+            &[checkpoint(&script, RunStatus::AwaitingReconciliation { key })],
+            &billing_with(&script, 0),
+        );
+        assert!(waiting.passed(), "{waiting:?}");
+        assert_eq!(
+            (waiting.intents_waiting, waiting.runs_waiting, waiting.calls_unknown),
+            (1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn an_unknown_call_whose_credit_billing_can_find_was_not_reconciled() {
+        let script = one_credit_script();
+        let key = format!("{}:c1", script.id);
+        let findings = judged(
+            &script,
+            &[record(&script, Status::Indeterminate)],
+            &[checkpoint(&script, RunStatus::AwaitingReconciliation { key })],
+            &billing_with(&script, 1),
+        );
+        assert_eq!(findings.unsettled_but_found, 1);
+        assert!(!findings.passed());
+    }
+
+    #[test]
+    fn reversals_unreserved_credits_and_runs_left_running_are_violations() {
+        let script = one_credit_script();
+        let mut billing = billing_with(&script, 1);
+        let call = &script.calls[0];
+        billing.void_credit(
+            &format!("{}:c1", script.id),
+            &call.account,
+            call.amount_cents,
+            &script::intent(&script.id, 0),
+            9,
+        );
+        let findings = judged(&script, &[], &[checkpoint(&script, RunStatus::Running)], &billing);
+        assert_eq!(findings.reversals, 1);
+        assert_eq!(findings.runs_unfinished, 1);
+        let text = findings.violations.join("\n");
+        assert!(text.contains("compensated by itself"), "{text}");
+        assert!(text.contains("never reserved"), "{text}");
+        assert!(text.contains("neither finished"), "{text}");
+    }
+}

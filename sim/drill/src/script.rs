@@ -1,0 +1,201 @@
+//! What each drill run owes: derived from the run id, so every process agrees without a file.
+//!
+//! A run credits one to three customers. The script of run `run-0042` is the same in the
+//! worker that drives it, in the drill that checks it, and in any later process that
+//! recovers it, because it is a pure function of the id (FNV-1a, stable across platforms).
+
+use twice_world::billing::Account;
+use twice_world::model::{ModelPolicy, OnFailed, RunScript, ScriptCall};
+use twice_world::runtime::key::fnv1a64;
+use twice_world::runtime::tool::{Operation, SideEffect, ToolDeclaration};
+
+/// Every drill run belongs to this tenant.
+pub const TENANT: &str = "default";
+/// The one tool a drill run calls.
+pub const TOOL_NAME: &str = "issue_credit";
+/// The most credits one run owes.
+pub const CALLS_PER_RUN_MAX: u64 = 3;
+/// The longest run id a worker accepts.
+pub const RUN_ID_CHARS_MAX: usize = 64;
+
+/// The customers billing knows, as (account id, owner).
+pub const ACCOUNTS: [(&str, &str); 6] = [
+    ("acct_ada", "Ada"),
+    ("acct_grace", "Grace"),
+    ("acct_alan", "Alan"),
+    ("acct_edsger", "Edsger"),
+    ("acct_barbara", "Barbara"),
+    ("acct_ken", "Ken"),
+];
+
+/// The most calls the model makes for one credit. A call that truly did not take effect
+/// (billing refused it, or an operator found it never landed) is made again with a new
+/// key; with every guard on the model never hears "failed" for a call that may have landed.
+pub const CALLS_PER_ITEM_MAX: u32 = 64;
+
+/// Penny's policy in a drill: told a call did not take effect, she calls again, so a credit
+/// owed is paid even when a kill stranded its first call before it left.
+pub fn model_policy() -> ModelPolicy {
+    ModelPolicy {
+        on_failed: OnFailed::CallAgain,
+        max_calls_per_item: CALLS_PER_ITEM_MAX,
+        reword_on_repeat: false,
+        reword_on_replay: false,
+    }
+}
+
+/// Billing's accounts, all starting at zero.
+pub fn accounts() -> Vec<Account> {
+    ACCOUNTS
+        .iter()
+        .map(|(id, owner)| Account {
+            id: (*id).to_owned(),
+            owner: (*owner).to_owned(),
+            balance_cents: 0,
+        })
+        .collect()
+}
+
+/// `issue_credit`: external, takes the key, has a reconcile hook (look the credit up by key)
+/// and a compensation (void it) — the seed's example tool.
+pub fn tools() -> Vec<ToolDeclaration> {
+    vec![ToolDeclaration {
+        name: TOOL_NAME.to_owned(),
+        side_effect: SideEffect::External,
+        operation: Operation::Credit,
+        takes_key: true,
+        reconcile: true,
+        compensation: true,
+        attempts: None,
+    }]
+}
+
+/// The drill's name for its `number`th run (from 1).
+pub fn run_id(number: u32) -> String {
+    format!("run-{number:04}")
+}
+
+/// A drill's run id is `run-` and its number, as [`run_id`] makes it: the run's script follows
+/// from the id, so an id no drill makes (`foo`) would drive a run nobody owes, and is refused.
+/// It also becomes half of every key (`<run_id>:<tool_call_id>`).
+pub fn validate_run_id(run_id: &str) -> Result<(), String> {
+    let number = run_id.strip_prefix("run-").unwrap_or("");
+    if number.is_empty() || number.len() > 9 || !number.chars().all(|character| character.is_ascii_digit()) {
+        return Err(format!(
+            "run id `{run_id}` is not a drill's run: it is `run-` and a number of 1 to 9 digits, as `run-0001`"
+        ));
+    }
+    if run_id.is_empty() || run_id.chars().count() > RUN_ID_CHARS_MAX {
+        return Err(format!(
+            "run id `{run_id}` must have 1 to {RUN_ID_CHARS_MAX} characters"
+        ));
+    }
+    if let Some(bad) = run_id
+        .chars()
+        .find(|character| !(character.is_ascii_alphanumeric() || matches!(character, '-' | '_' | '.')))
+    {
+        return Err(format!(
+            "run id `{run_id}` contains `{bad}`; use letters, digits, `-`, `_` and `.`"
+        ));
+    }
+    Ok(())
+}
+
+/// The run's script: one to three credits, each to a customer for an amount between
+/// $5.00 and $53.75, with a memo naming the run and the item (so equal arguments never
+/// appear in two items, and an argument-derived key never merges two runs).
+pub fn script_for(run_id: &str) -> RunScript {
+    let hash = fnv1a64(&[b"twice-drill\0", run_id.as_bytes()]);
+    let calls = 1 + hash % CALLS_PER_RUN_MAX;
+    let calls = (0..calls)
+        .map(|item| {
+            let bits = hash.rotate_right(8 * (item as u32 + 1)) ^ (item.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let (account, _) = ACCOUNTS[(bits % ACCOUNTS.len() as u64) as usize];
+            let amount_cents = 500 + ((bits >> 16) % 40) as u32 * 125;
+            ScriptCall {
+                tool: TOOL_NAME.to_owned(),
+                account: account.to_owned(),
+                amount_cents,
+                memo: format!("Refund {} of {calls} for {run_id}", item + 1),
+                rewordings: Vec::new(),
+            }
+        })
+        .collect();
+    RunScript {
+        id: run_id.to_owned(),
+        tenant: TENANT.to_owned(),
+        calls,
+    }
+}
+
+/// The intent a credit serves, as billing records it: `<run_id>/<item>` (as the simulator does).
+pub fn intent(run_id: &str, item: u32) -> String {
+    format!("{run_id}/{item}")
+}
+
+/// Which item of `script` a call with these canonical arguments serves.
+pub fn item_of(script: &RunScript, canonical_arguments: &str) -> Option<u32> {
+    script
+        .calls
+        .iter()
+        .position(|call| {
+            let arguments = twice_world::runtime::run::Arguments {
+                account: call.account.clone(),
+                amount_cents: call.amount_cents,
+                memo: call.memo.clone(),
+            };
+            arguments.canonical() == canonical_arguments
+        })
+        .map(|item| item as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_are_a_pure_function_of_the_run_id() {
+        assert_eq!(script_for("run-0001"), script_for("run-0001"));
+        assert_ne!(script_for("run-0001"), script_for("run-0002"));
+        let sizes: std::collections::BTreeSet<usize> =
+            (1..=50).map(|number| script_for(&run_id(number)).calls.len()).collect();
+        assert_eq!(sizes, [1, 2, 3].into_iter().collect(), "runs owe one to three credits");
+    }
+
+    #[test]
+    fn every_item_has_its_own_arguments_and_is_found_again_from_them() {
+        for number in 1..=50 {
+            let script = script_for(&run_id(number));
+            for (item, call) in script.calls.iter().enumerate() {
+                assert!(ACCOUNTS.iter().any(|(id, _)| *id == call.account));
+                assert!((500..=5375).contains(&call.amount_cents));
+                let arguments = twice_world::runtime::run::Arguments {
+                    account: call.account.clone(),
+                    amount_cents: call.amount_cents,
+                    memo: call.memo.clone(),
+                };
+                assert_eq!(item_of(&script, &arguments.canonical()), Some(item as u32));
+            }
+        }
+        assert_eq!(item_of(&script_for("run-0001"), "{}"), None);
+    }
+
+    #[test]
+    fn run_ids_that_would_make_odd_keys_are_refused() {
+        assert!(validate_run_id("run-0001").is_ok());
+        for bad in [
+            "",
+            "a:b",
+            "a b",
+            "ü",
+            &"x".repeat(65),
+            "foo",
+            "run-",
+            "run-12a",
+            "run-1234567890",
+        ] {
+            let error = validate_run_id(bad).expect_err(bad);
+            assert!(error.contains("run id"), "{error}");
+        }
+    }
+}

@@ -1,0 +1,541 @@
+//! The participants' endpoints: join the room, pick a level, play it, save its tape, and
+//! take part in the room's race. Every move goes through [`Game`] to `Simulation::play`.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use super::error::WebError;
+use super::game::{Conclusion, Game, GameError, Mode, STEPS_PER_REQUEST_MAX};
+use super::race::Resolved;
+use super::sessions::{COOKIE_NAME, Participant, Session, SessionId, no_session};
+use super::views::{self, GameView, LevelSummaryView, MeView, RaceView, shorten};
+use super::{Shared, WebState};
+use crate::json::StrictJson;
+use twice_world::level::Play;
+use twice_world::runtime::guards::Guards;
+use twice_world::runtime::operator::{OperatorError, REASON_CHARS_MAX};
+use twice_world::runtime::rules::Status;
+use twice_world::simulator::PlayError;
+
+// ----- who is asking -----
+
+/// The session id a request's cookies carry, if any.
+pub(super) fn cookie_id(headers: &HeaderMap) -> Option<SessionId> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .find_map(SessionId::from_cookie_header)
+}
+
+/// A participant who has joined; 401 for anyone else.
+pub(super) struct Joined {
+    id: SessionId,
+    session: Arc<Session>,
+}
+
+impl FromRequestParts<WebState> for Joined {
+    type Rejection = WebError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &WebState) -> Result<Self, WebError> {
+        let id = cookie_id(&parts.headers).ok_or_else(no_session)?;
+        let session = state.shared.sessions.find(id)?;
+        Ok(Joined { id, session })
+    }
+}
+
+fn session_cookie(id: SessionId) -> HeaderValue {
+    // HttpOnly: no script reads it; SameSite=Strict: no other site's page sends it.
+    HeaderValue::from_str(&format!(
+        "{COOKIE_NAME}={}; Path=/; HttpOnly; SameSite=Strict",
+        id.to_hex()
+    ))
+    .expect("hex is a valid header value")
+}
+
+fn idle_minutes(shared: &Shared) -> u64 {
+    shared.sessions.idle_timeout().as_secs().div_ceil(60)
+}
+
+fn unlock_all(shared: &Shared) -> bool {
+    shared.unlock_all.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+// ----- joining -----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct JoinBody {
+    name: String,
+}
+
+/// `POST /api/join`: a new session under a display name (the browser's old one ends).
+pub(super) async fn join(
+    State(state): State<WebState>,
+    headers: HeaderMap,
+    StrictJson(body): StrictJson<JoinBody>,
+) -> Result<Response, WebError> {
+    let replacing = cookie_id(&headers);
+    let (id, me) = state
+        .work(move |shared| {
+            let (id, session) = shared.sessions.join(&body.name, replacing)?;
+            let me = views::me_view(&session.participant(), unlock_all(shared), idle_minutes(shared));
+            Ok((id, me))
+        })
+        .await?;
+    let mut response = Json(me).into_response();
+    response.headers_mut().insert(header::SET_COOKIE, session_cookie(id));
+    Ok(response)
+}
+
+/// `POST /api/leave`: ends the session now (its slot is free for someone else).
+pub(super) async fn leave(State(state): State<WebState>, joined: Joined) -> Result<Response, WebError> {
+    let id = joined.id;
+    drop(joined);
+    state.work(move |shared| Ok(shared.sessions.leave(id))).await?;
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static("twice_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"),
+    );
+    Ok(response)
+}
+
+/// `GET /api/me`: the name, and the level open.
+pub(super) async fn me(State(state): State<WebState>, joined: Joined) -> Result<Json<MeView>, WebError> {
+    state
+        .work(move |shared| {
+            Ok(Json(views::me_view(
+                &joined.session.participant(),
+                unlock_all(shared),
+                idle_minutes(shared),
+            )))
+        })
+        .await
+}
+
+/// `GET /api/levels`: the level select, with this participant's progress.
+pub(super) async fn levels(
+    State(state): State<WebState>,
+    joined: Joined,
+) -> Result<Json<Vec<LevelSummaryView>>, WebError> {
+    state
+        .work(move |shared| {
+            Ok(Json(views::level_summaries(
+                &shared.catalogue,
+                &joined.session.participant(),
+                unlock_all(shared),
+            )))
+        })
+        .await
+}
+
+// ----- the level -----
+
+fn game_error(error: GameError) -> WebError {
+    match error {
+        GameError::Refused(refusal) => {
+            let invalid = matches!(
+                refusal,
+                PlayError::NotInHand(_)
+                    | PlayError::BadKey(_)
+                    | PlayError::NoSuchRun(_)
+                    | PlayError::NoSuchTool { .. }
+                    | PlayError::NotDeclarable { .. }
+                    | PlayError::AttemptsOutOfRange(_)
+                    | PlayError::Operator(
+                        OperatorError::Reason(_) | OperatorError::MissingOperator | OperatorError::BadStatus(_)
+                    )
+            );
+            if invalid {
+                WebError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid_move",
+                    format!("that move does not fit this level: {refusal}"),
+                )
+            } else {
+                WebError::conflict("move_refused", format!("the move was refused: {refusal}"))
+            }
+        }
+        GameError::RewindAhead { .. } => WebError::invalid(format!("phase: {error}")),
+        GameError::Simulation(_) | GameError::Ledger(_) => WebError::logged("the simulation failed", error),
+    }
+}
+
+fn no_level_open() -> WebError {
+    WebError::not_found("no_level_open", "no level is open in this session: open one first")
+}
+
+/// Runs `change` on the participant's open level, counts a play that just ended, and
+/// answers with the level screen.
+fn with_game(
+    shared: &Shared,
+    participant: &mut Participant,
+    change: impl FnOnce(&mut Game) -> Result<Option<Conclusion>, GameError>,
+) -> Result<GameView, WebError> {
+    let game = participant.game.as_mut().ok_or_else(no_level_open)?;
+    let ended = change(game).map_err(game_error)?;
+    let (level_id, mode) = (game.level().id.clone(), game.mode);
+    if let Some(conclusion) = ended {
+        participant.record(&level_id, mode, &conclusion);
+    }
+    let game = participant.game.as_ref().ok_or_else(no_level_open)?;
+    views::game_view(game, &shared.catalogue).map_err(|error| WebError::logged("the ledger could not be read", error))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OpenBody {
+    /// A level's id or file stem (`naive-retry`, `01-naive-retry`); never a path.
+    level: String,
+    seed: Option<u64>,
+    /// Guards to leave on, as `--guards` takes them (`all`, `none`, `ledger,key_per_call`):
+    /// a sandbox play, open whatever the progress, counted for nothing.
+    guards: Option<String>,
+}
+
+/// The seed a level opens with unless told: the one the campaign's tapes use.
+const DEFAULT_SEED: u64 = 1;
+/// The longest guard list taken (every guard's name, comma-separated, is 180 characters).
+const GUARD_LIST_CHARS_MAX: usize = 400;
+
+fn parse_guards(text: &str) -> Result<Guards, WebError> {
+    if text.chars().count() > GUARD_LIST_CHARS_MAX {
+        return Err(WebError::invalid(format!(
+            "guards: more than {GUARD_LIST_CHARS_MAX} characters; name each guard once"
+        )));
+    }
+    Guards::parse_list(text).map_err(|error| WebError::invalid(format!("guards: {error}")))
+}
+
+/// `POST /api/game`: opens a level (closing the one open before).
+pub(super) async fn open_level(
+    State(state): State<WebState>,
+    joined: Joined,
+    StrictJson(body): StrictJson<OpenBody>,
+) -> Result<Json<GameView>, WebError> {
+    state
+        .work(move |shared| {
+            let (index, entry) = shared.catalogue.find(&body.level).ok_or_else(|| {
+                let known: Vec<&str> = shared
+                    .catalogue
+                    .levels()
+                    .iter()
+                    .map(|level| level.stem.as_str())
+                    .collect();
+                WebError::not_found(
+                    "unknown_level",
+                    format!(
+                        "level: no level `{}` in this room; the levels: {}",
+                        shorten(&body.level),
+                        known.join(", ")
+                    ),
+                )
+            })?;
+            let guards = body.guards.as_deref().map(parse_guards).transpose()?;
+            let mut participant = joined.session.participant();
+            if guards.is_none() && !views::is_open(entry, &participant, unlock_all(shared)) {
+                let missing: Vec<String> = entry
+                    .level
+                    .requires
+                    .iter()
+                    .filter(|id| !participant.is_finished(id))
+                    .map(|id| {
+                        shared
+                            .catalogue
+                            .by_id(id)
+                            .map_or_else(|| id.clone(), |level| level.level.title.clone())
+                    })
+                    .collect();
+                return Err(WebError::new(
+                    StatusCode::FORBIDDEN,
+                    "locked",
+                    format!(
+                        "{} is locked: finish {} first",
+                        entry.level.title,
+                        missing.join(" and ")
+                    ),
+                ));
+            }
+            // The old level (its simulation and ledger) goes before the new one is built.
+            participant.game = None;
+            let game = Game::open(
+                index,
+                &entry.level,
+                &entry.file_name,
+                &entry.stem,
+                body.seed.unwrap_or(DEFAULT_SEED),
+                guards,
+            )
+            .map_err(game_error)?;
+            participant.game = Some(game);
+            with_game(shared, &mut participant, |_| Ok(None)).map(Json)
+        })
+        .await
+}
+
+/// `GET /api/game`: the level screen as it stands.
+pub(super) async fn game(State(state): State<WebState>, joined: Joined) -> Result<Json<GameView>, WebError> {
+    state
+        .work(move |shared| with_game(shared, &mut joined.session.participant(), |_| Ok(None)).map(Json))
+        .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct StepBody {
+    phases: u32,
+}
+
+/// `POST /api/game/step`: runs 1 to [`STEPS_PER_REQUEST_MAX`] phases.
+pub(super) async fn step(
+    State(state): State<WebState>,
+    joined: Joined,
+    StrictJson(body): StrictJson<StepBody>,
+) -> Result<Json<GameView>, WebError> {
+    if !(1..=STEPS_PER_REQUEST_MAX).contains(&body.phases) {
+        return Err(WebError::invalid(format!(
+            "phases: 1 to {STEPS_PER_REQUEST_MAX} per step, not {}",
+            body.phases
+        )));
+    }
+    state
+        .work(move |shared| {
+            with_game(shared, &mut joined.session.participant(), |game| game.step(body.phases)).map(Json)
+        })
+        .await
+}
+
+/// `POST /api/game/run`: runs until the level is quiet or out of phases.
+pub(super) async fn run_to_end(State(state): State<WebState>, joined: Joined) -> Result<Json<GameView>, WebError> {
+    state
+        .work(move |shared| with_game(shared, &mut joined.session.participant(), Game::run_to_end).map(Json))
+        .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PlayBody {
+    /// The move, as a card's target offers it (and a tape stores it).
+    play: Play,
+}
+
+/// `POST /api/game/play`: a card or an operator move, through `Simulation::play`.
+pub(super) async fn play(
+    State(state): State<WebState>,
+    joined: Joined,
+    StrictJson(body): StrictJson<PlayBody>,
+) -> Result<Json<GameView>, WebError> {
+    if let Play::OperatorResolve { reason, .. } | Play::OperatorCompensate { reason, .. } = &body.play {
+        check_reason(reason)?;
+    }
+    state
+        .work(move |shared| with_game(shared, &mut joined.session.participant(), |game| game.play(body.play)).map(Json))
+        .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RewindBody {
+    phase: u32,
+}
+
+/// `POST /api/game/rewind`: back to the state after `phase` phases.
+pub(super) async fn rewind(
+    State(state): State<WebState>,
+    joined: Joined,
+    StrictJson(body): StrictJson<RewindBody>,
+) -> Result<Json<GameView>, WebError> {
+    state
+        .work(move |shared| {
+            with_game(shared, &mut joined.session.participant(), |game| {
+                game.rewind(body.phase)
+            })
+            .map(Json)
+        })
+        .await
+}
+
+/// `POST /api/game/restart`: phase 0, no moves.
+pub(super) async fn restart(State(state): State<WebState>, joined: Joined) -> Result<Json<GameView>, WebError> {
+    state
+        .work(move |shared| with_game(shared, &mut joined.session.participant(), Game::restart).map(Json))
+        .await
+}
+
+/// `GET /api/game/tape`: the moves so far as a tape (RON) to download; saved beside the
+/// level file it replays with `twice-sim replay`.
+pub(super) async fn tape(State(state): State<WebState>, joined: Joined) -> Result<Response, WebError> {
+    let (file_name, text) = state
+        .work(move |_| {
+            let participant = joined.session.participant();
+            let game = participant.game.as_ref().ok_or_else(no_level_open)?;
+            let how = match game.mode {
+                Mode::Campaign => "in the browser",
+                Mode::Sandbox => "in the browser's sandbox",
+            };
+            let tape = game
+                .tape(format!("{} — played {how} by {}", game.level().title, participant.name))
+                .map_err(game_error)?;
+            let text = format!(
+                "// Saved in the browser ({}). Put it beside {} and run `twice-sim replay` on it.\n{}\n",
+                game.level().title,
+                game.file_name,
+                twice_world::level::tape_to_ron(&tape)
+            );
+            Ok((views::tape_file_name(&game.stem, &participant.name), text))
+        })
+        .await?;
+    let disposition = HeaderValue::from_str(&format!("attachment; filename=\"{file_name}\""))
+        .map_err(|error| WebError::logged("the tape's file name is not a header value", error))?;
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            ),
+            (header::CONTENT_DISPOSITION, disposition),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+        ],
+        text,
+    )
+        .into_response())
+}
+
+// ----- the room's race -----
+
+/// `GET /api/race`: the race open in the room, if any.
+pub(super) async fn race(State(state): State<WebState>, _joined: Joined) -> Result<Json<RaceView>, WebError> {
+    state
+        .work(move |shared| {
+            Ok(Json(match shared.race.current() {
+                Some(race) => views::race_view(&race, &shared.catalogue, false),
+                None => views::no_race_view(),
+            }))
+        })
+        .await
+}
+
+fn check_reason(reason: &str) -> Result<(), WebError> {
+    let chars = reason.chars().count();
+    if reason.trim().is_empty() {
+        return Err(WebError::invalid(
+            "reason: say why (it goes into the record's history); it must not be empty",
+        ));
+    }
+    if chars > REASON_CHARS_MAX {
+        return Err(WebError::invalid(format!(
+            "reason: {chars} characters, more than the {REASON_CHARS_MAX} allowed"
+        )));
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ResolveBody {
+    /// The race's number, as the browser was shown it: a resolve never lands on a newer race.
+    race: u32,
+    /// `completed` (it took effect) or `failed` (it did not).
+    status: String,
+    reason: String,
+}
+
+/// `POST /api/race/resolve`: this participant settles the race's call, if nobody did first.
+pub(super) async fn resolve_race(
+    State(state): State<WebState>,
+    joined: Joined,
+    StrictJson(body): StrictJson<ResolveBody>,
+) -> Result<Json<RaceView>, WebError> {
+    let status = match Status::parse(&body.status) {
+        Some(status @ (Status::Completed | Status::Failed)) => status,
+        _ => {
+            return Err(WebError::invalid(format!(
+                "status: completed (it took effect) or failed (it did not), not `{}`",
+                shorten(&body.status)
+            )));
+        }
+    };
+    check_reason(&body.reason)?;
+    let race = state
+        .shared
+        .race
+        .current()
+        .ok_or_else(|| WebError::not_found("no_race", "no race is open in the room"))?;
+    if race.number != body.race {
+        return Err(WebError::conflict(
+            "race_changed",
+            format!(
+                "race {} is over; the room's race is number {} now: look at it again",
+                body.race, race.number
+            ),
+        ));
+    }
+    let name = joined.session.name.clone();
+    match race.resolve(name, status, body.reason).await? {
+        Resolved::Won(_) => {
+            state
+                .work(move |shared| {
+                    race.run_on()?;
+                    Ok(Json(views::race_view(&race, &shared.catalogue, false)))
+                })
+                .await
+        }
+        Resolved::Lost { winner, current } => {
+            let who = winner.as_ref().map_or_else(
+                || format!("someone settled it first: it is {} now", current.status),
+                |winner| {
+                    format!(
+                        "{} decided first: {} {}{}",
+                        winner.operator,
+                        winner.status.glyph,
+                        winner.status.word,
+                        winner
+                            .reason
+                            .as_ref()
+                            .map(|reason| format!(" — \"{reason}\""))
+                            .unwrap_or_default()
+                    )
+                },
+            );
+            Err(WebError {
+                winner: winner.map(Box::new),
+                ..WebError::conflict("conflict", format!("{}: {who}", current.key))
+            })
+        }
+    }
+}
+
+// ----- everything else -----
+
+pub(super) async fn no_such_route(uri: Uri) -> WebError {
+    WebError::not_found(
+        "no_such_route",
+        format!("nothing at `{}`; the room is at /", shorten(uri.path())),
+    )
+}
+
+pub(super) async fn method_not_allowed() -> WebError {
+    WebError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not take that method: reads are GET, moves are POST",
+    )
+}
+
+/// A panic in a handler is a bug; the browser still gets a JSON 500, and the room goes on.
+pub(super) fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let text = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)");
+    eprintln!("web: a handler panicked: {text}");
+    WebError::internal("the request failed inside the server; the server's log has the detail").into_response()
+}

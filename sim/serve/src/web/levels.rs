@@ -1,0 +1,246 @@
+//! The levels a room plays, loaded once at start from `--levels` and then only looked up.
+//!
+//! A browser names a level by its id (`naive-retry`) or its file's stem (`01-naive-retry`)
+//! and a race by its tape's stem; the name is compared with this list and never joined to
+//! a path, so no request can make the server read a file.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use twice_world::campaign::{Campaign, LEVEL_SUFFIX, TAPE_SUFFIX};
+use twice_world::error::InputError;
+use twice_world::level::{Level, Tape};
+use twice_world::runtime::key::IdempotencyKey;
+use twice_world::runtime::rules::Status;
+use twice_world::simulator::SimulationBuilder;
+
+use super::LEVEL_PHASES_MAX;
+
+/// Why the levels could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogueError {
+    #[error("{folder}: {count} problem(s) in the campaign:\n{problems}")]
+    Campaign {
+        folder: PathBuf,
+        count: usize,
+        problems: String,
+    },
+    #[error("{0}: no *.level.ron files; pass the campaign's folder with --levels")]
+    Empty(PathBuf),
+    #[error(
+        "{path}: max_phases {phases} is more than the {LEVEL_PHASES_MAX} a level served in the \
+         browser may run (it bounds each session's memory)"
+    )]
+    TooLong { path: PathBuf, phases: u32 },
+}
+
+/// One level as the room knows it.
+#[derive(Debug)]
+pub struct CatalogueLevel {
+    pub level: Level,
+    /// `01-naive-retry.level.ron`: what a saved tape names, so it replays beside `levels/`.
+    pub file_name: String,
+    /// `01-naive-retry`: the name URLs use.
+    pub stem: String,
+}
+
+/// A recorded tape of the campaign, a candidate for the room's race.
+#[derive(Debug)]
+pub struct CatalogueTape {
+    pub tape: Tape,
+    /// `04-pause.lost-answer`: the name the presenter's page sends.
+    pub stem: String,
+    /// Index of its level in [`Catalogue::levels`].
+    pub level: usize,
+}
+
+/// A tape whose run ends parked on a call nobody has settled: the race is to settle it.
+#[derive(Clone, Debug)]
+pub struct RaceCandidate {
+    /// Index in [`Catalogue::tapes`].
+    pub tape: usize,
+    pub key: IdempotencyKey,
+    pub status: Status,
+}
+
+/// Every level and tape of the room, levels in level-select order.
+#[derive(Debug)]
+pub struct Catalogue {
+    levels: Vec<CatalogueLevel>,
+    tapes: Vec<CatalogueTape>,
+    /// Worked out on first use (it plays every tape): which tapes leave a call unknown.
+    race_candidates: OnceLock<Vec<RaceCandidate>>,
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+impl Catalogue {
+    /// Loads and checks every level and tape below `folder` (as `twice-sim check` does).
+    pub fn load(folder: &Path) -> Result<Catalogue, CatalogueError> {
+        let campaign = Campaign::load(folder).map_err(|problems| CatalogueError::Campaign {
+            folder: folder.to_path_buf(),
+            count: problems.len(),
+            problems: problems
+                .iter()
+                .map(InputError::to_string)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        })?;
+        if campaign.levels.is_empty() {
+            return Err(CatalogueError::Empty(folder.to_path_buf()));
+        }
+        let mut levels = Vec::with_capacity(campaign.levels.len());
+        for loaded in campaign.levels {
+            if loaded.level.max_phases > LEVEL_PHASES_MAX {
+                return Err(CatalogueError::TooLong {
+                    path: loaded.path,
+                    phases: loaded.level.max_phases,
+                });
+            }
+            let file_name = file_name(&loaded.path);
+            let stem = file_name.trim_end_matches(LEVEL_SUFFIX).to_owned();
+            levels.push(CatalogueLevel {
+                level: loaded.level,
+                file_name,
+                stem,
+            });
+        }
+        let mut tapes = Vec::new();
+        for loaded in campaign.tapes {
+            let level_file = file_name(&loaded.level.path);
+            let Some(level) = levels.iter().position(|level| level.file_name == level_file) else {
+                continue;
+            };
+            tapes.push(CatalogueTape {
+                stem: file_name(&loaded.path).trim_end_matches(TAPE_SUFFIX).to_owned(),
+                tape: loaded.tape,
+                level,
+            });
+        }
+        tapes.sort_by(|left, right| left.stem.cmp(&right.stem));
+        Ok(Catalogue {
+            levels,
+            tapes,
+            race_candidates: OnceLock::new(),
+        })
+    }
+
+    pub fn levels(&self) -> &[CatalogueLevel] {
+        &self.levels
+    }
+
+    pub fn tapes(&self) -> &[CatalogueTape] {
+        &self.tapes
+    }
+
+    /// The level a browser names, by id or file stem.
+    pub fn find(&self, name: &str) -> Option<(usize, &CatalogueLevel)> {
+        self.levels
+            .iter()
+            .enumerate()
+            .find(|(_, level)| level.level.id == name || level.stem == name)
+    }
+
+    /// The level with this id.
+    pub fn by_id(&self, id: &str) -> Option<&CatalogueLevel> {
+        self.levels.iter().find(|level| level.level.id == id)
+    }
+
+    /// The level after `index` in level-select order.
+    pub fn next(&self, index: usize) -> Option<&CatalogueLevel> {
+        self.levels.get(index + 1)
+    }
+
+    /// The tapes that end with a run parked on an unknown call, played once and kept.
+    pub fn race_candidates(&self) -> &[RaceCandidate] {
+        self.race_candidates.get_or_init(|| {
+            self.tapes
+                .iter()
+                .enumerate()
+                .filter_map(|(index, tape)| {
+                    let unknown = parked_call(&self.levels[tape.level].level, &tape.tape)?;
+                    Some(RaceCandidate {
+                        tape: index,
+                        key: unknown.0,
+                        status: unknown.1,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// The race candidate a presenter names by tape stem.
+    pub fn race_candidate(&self, stem: &str) -> Option<(&RaceCandidate, &CatalogueTape)> {
+        self.race_candidates()
+            .iter()
+            .find(|candidate| self.tapes[candidate.tape].stem == stem)
+            .map(|candidate| (candidate, &self.tapes[candidate.tape]))
+    }
+}
+
+/// Plays `tape` to its end in memory: the first call left unknown while its run waits, if any.
+fn parked_call(level: &Level, tape: &Tape) -> Option<(IdempotencyKey, Status)> {
+    let mut builder = SimulationBuilder::new(level.clone(), tape.seed).actions(tape.actions.clone());
+    if let Some(guards) = tape.guards {
+        builder = builder.guards(guards);
+    }
+    let mut simulation = builder.build().ok()?;
+    simulation.run().ok()?;
+    let waiting: Vec<String> = simulation
+        .workers()
+        .into_iter()
+        .filter(|worker| worker.alive)
+        .filter_map(|worker| match worker.run_state.status {
+            twice_world::runtime::run::RunStatus::AwaitingReconciliation { key } => Some(key),
+            _ => None,
+        })
+        .collect();
+    simulation
+        .ledger_records()
+        .ok()?
+        .into_iter()
+        .find(|record| record.status.is_unknown() && waiting.iter().any(|key| key == record.key.as_str()))
+        .map(|record| (record.key, record.status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn campaign() -> Catalogue {
+        Catalogue::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../levels")).expect("the campaign loads")
+    }
+
+    #[test]
+    fn levels_are_found_by_id_or_stem_and_never_by_path() {
+        let catalogue = campaign();
+        assert_eq!(catalogue.find("naive-retry").map(|(index, _)| index), Some(0));
+        assert_eq!(catalogue.find("01-naive-retry").map(|(index, _)| index), Some(0));
+        for name in [
+            "01-naive-retry.level.ron",
+            "levels/01-naive-retry",
+            "../levels/01-naive-retry.level.ron",
+            "/etc/passwd",
+            "",
+        ] {
+            assert!(catalogue.find(name).is_none(), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_pause_level_losing_its_answer_is_a_race() {
+        let catalogue = campaign();
+        let (candidate, tape) = catalogue
+            .race_candidate("04-pause.lost-answer")
+            .expect("04-pause.lost-answer leaves r1:c1 unknown");
+        assert_eq!(candidate.key.as_str(), "r1:c1");
+        assert!(candidate.status.is_unknown());
+        assert_eq!(catalogue.levels()[tape.level].level.id, "pause");
+        // A tape that ends with every call settled is no race.
+        assert!(catalogue.race_candidate("01-naive-retry.win").is_none());
+    }
+}

@@ -1,0 +1,275 @@
+//! The browser edition: `twice-sim web` serves the campaign to a room of browsers.
+//!
+//! A workshop has thirty laptops and ten minutes, so nothing may need installing: the
+//! pages are plain HTML, CSS and JavaScript compiled into this binary (`sim/web/`), and
+//! every participant plays in their own session on the one server. The browser holds no
+//! simulation: each move is a request, carried out by [`game::Game`] through the same
+//! `Simulation::play` the game and the CLI use, so a tape saved in the browser replays in
+//! `twice-sim replay` to the same verdict.
+//!
+//! The pieces, one concern each:
+//! - [`sessions`]: who is in the room — random session ids in a cookie, a bounded number of
+//!   sessions, idle ones expire; each participant's progress and open level.
+//! - [`game`]: one participant's level: its recipe, its simulation, step / play / rewind.
+//! - [`levels`]: the levels a room plays, loaded once at start and named by id or file
+//!   stem — a client never names a file.
+//! - [`race`]: the room's operator race on one shared ledger file.
+//! - [`handlers`] and [`presenter`]: the routes; [`views`]: every JSON answer, built in one
+//!   place from the simulator's state.
+//!
+//! The HTTP pieces are the operator API's: loopback unless `--allow-non-loopback`, the same
+//! JSON body checks and limits, and the same guarded listener (bounded open connections,
+//! idle connections closed).
+
+mod assets;
+mod error;
+mod game;
+mod handlers;
+mod levels;
+mod presenter;
+mod race;
+mod sessions;
+pub mod views;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use tokio::sync::Semaphore;
+
+pub use error::WebError;
+pub use levels::{Catalogue, CatalogueError};
+
+use crate::listener::{ConnectionLimits, GuardedListener};
+use race::RaceRoom;
+use sessions::Sessions;
+
+/// The address `twice-sim web` binds when not told otherwise.
+pub const DEFAULT_ADDRESS: &str = "127.0.0.1:7880";
+/// Sessions a room holds unless told otherwise: a workshop of thirty, twice over.
+pub const SESSIONS_DEFAULT: usize = 64;
+/// The most sessions `--sessions-max` may allow. Each holds at most one simulation of at
+/// most [`LEVEL_PHASES_MAX`] phases (the README gives the memory measured per session).
+pub const SESSIONS_LIMIT: usize = 1_000;
+/// How long a session may go without a request before it ends, unless told otherwise.
+pub const IDLE_MINUTES_DEFAULT: u64 = 30;
+/// The longest idle time `--idle-minutes` may set: one day.
+pub const IDLE_MINUTES_MAX: u64 = 24 * 60;
+/// How often idle sessions are swept (they are also checked on every request).
+pub const SWEEP_INTERVAL_MS: u64 = 30_000;
+/// The most connections open at once; the next waits until one closes. A browser keeps up
+/// to six per server, so a full room of [`SESSIONS_DEFAULT`] fits.
+pub const OPEN_CONNECTIONS_MAX: usize = 512;
+/// How long a connection may make no progress before it is closed (browsers reopen).
+pub const CONNECTION_IDLE_TIMEOUT_MS: u64 = 60_000;
+/// Simulation work (steps, rewinds, views) running at once; the rest wait their turn. The
+/// machines this targets have two cores; a queue is fairer than thirty threads at once.
+pub const SIMULATION_JOBS_MAX: usize = 4;
+/// How long a request waits for its turn before the server answers 503.
+pub const SIMULATION_WAIT_MS: u64 = 10_000;
+/// The most phases a level served in the browser may run. Every phase adds a timeline
+/// entry and a rewind re-simulates up to all of them, so this bounds a session's memory
+/// and a request's time. The campaign's levels run at most 400.
+pub const LEVEL_PHASES_MAX: u32 = 2_000;
+
+/// How a room is run.
+#[derive(Clone, Debug)]
+pub struct WebConfig {
+    /// The most sessions at once; the next participant gets a 503 until one leaves or expires.
+    pub sessions_max: usize,
+    /// A session with no request for this long ends.
+    pub idle_timeout: Duration,
+    /// Every level open from the start (otherwise a level opens when its `requires` are finished).
+    pub unlock_all: bool,
+    /// What the presenter's page sends to reach the presenter's endpoints.
+    pub presenter_secret: String,
+}
+
+impl WebConfig {
+    /// The defaults, with a new random presenter secret.
+    pub fn new() -> Result<WebConfig, WebStartError> {
+        Ok(WebConfig {
+            sessions_max: SESSIONS_DEFAULT,
+            idle_timeout: Duration::from_secs(IDLE_MINUTES_DEFAULT * 60),
+            unlock_all: false,
+            presenter_secret: crate::tokens::generate_token().map_err(WebStartError::NoRandomness)?,
+        })
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum WebStartError {
+    #[error(transparent)]
+    Catalogue(#[from] CatalogueError),
+    #[error(
+        "{0} is not a loopback address: the room would be reachable from other machines. \
+         Pass --allow-non-loopback to mean it (a workshop on a LAN)"
+    )]
+    NotLoopback(SocketAddr),
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        address: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot make the presenter's secret: {0}")]
+    NoRandomness(String),
+}
+
+/// Everything a request needs. Cheap to clone.
+#[derive(Clone)]
+pub struct WebState {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for WebState {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("WebState")
+            .field("levels", &self.shared.catalogue.levels().len())
+            .field("sessions", &self.shared.sessions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Shared {
+    catalogue: Catalogue,
+    sessions: Sessions,
+    race: RaceRoom,
+    unlock_all: AtomicBool,
+    /// The presenter's secret, hashed: compared in constant time, never kept in clear.
+    presenter_secret_sha256: String,
+    /// One permit per piece of simulation work running ([`SIMULATION_JOBS_MAX`]).
+    jobs: Arc<Semaphore>,
+}
+
+impl WebState {
+    pub fn new(catalogue: Catalogue, config: &WebConfig) -> WebState {
+        WebState {
+            shared: Arc::new(Shared {
+                catalogue,
+                sessions: Sessions::new(config.sessions_max.clamp(1, SESSIONS_LIMIT), config.idle_timeout),
+                race: RaceRoom::default(),
+                unlock_all: AtomicBool::new(config.unlock_all),
+                presenter_secret_sha256: crate::tokens::hash_token(&config.presenter_secret),
+                jobs: Arc::new(Semaphore::new(SIMULATION_JOBS_MAX)),
+            }),
+        }
+    }
+
+    /// Runs `work` on a blocking thread once a job slot is free: simulations and their
+    /// SQLite ledgers block, and must never hold up the async workers.
+    async fn work<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Shared) -> Result<T, WebError> + Send + 'static,
+    ) -> Result<T, WebError> {
+        let permit = tokio::time::timeout(
+            Duration::from_millis(SIMULATION_WAIT_MS),
+            Arc::clone(&self.shared.jobs).acquire_owned(),
+        )
+        .await
+        .map_err(|_| WebError::busy())?
+        .map_err(|_| WebError::internal("the server is shutting down"))?;
+        let shared = Arc::clone(&self.shared);
+        let joined = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            work(&shared)
+        })
+        .await;
+        joined.unwrap_or_else(|error| {
+            eprintln!("web: a simulation task failed: {error}");
+            Err(WebError::internal(
+                "the request failed inside the server; the server's log has the detail",
+            ))
+        })
+    }
+
+    /// Ends the sessions idle for too long; returns how many.
+    pub fn sweep(&self) -> usize {
+        self.shared.sessions.sweep()
+    }
+
+    pub fn session_count(&self) -> usize {
+        self.shared.sessions.len()
+    }
+}
+
+/// The room's routes, limits and error handling.
+pub fn router(state: WebState) -> Router {
+    Router::new()
+        .route("/", get(assets::index))
+        .route("/presenter", get(assets::presenter_page))
+        .route("/assets/{name}", get(assets::asset))
+        .route("/api/join", post(handlers::join))
+        .route("/api/leave", post(handlers::leave))
+        .route("/api/me", get(handlers::me))
+        .route("/api/levels", get(handlers::levels))
+        .route("/api/game", get(handlers::game).post(handlers::open_level))
+        .route("/api/game/step", post(handlers::step))
+        .route("/api/game/run", post(handlers::run_to_end))
+        .route("/api/game/play", post(handlers::play))
+        .route("/api/game/rewind", post(handlers::rewind))
+        .route("/api/game/restart", post(handlers::restart))
+        .route("/api/game/tape", get(handlers::tape))
+        .route("/api/race", get(handlers::race))
+        .route("/api/race/resolve", post(handlers::resolve_race))
+        .route("/api/presenter/room", get(presenter::room))
+        .route("/api/presenter/unlock", post(presenter::unlock))
+        .route(
+            "/api/presenter/race",
+            post(presenter::open_race).delete(presenter::close_race),
+        )
+        .fallback(handlers::no_such_route)
+        .method_not_allowed_fallback(handlers::method_not_allowed)
+        .layer(DefaultBodyLimit::max(crate::api::BODY_BYTES_MAX))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(handlers::panicked))
+        .with_state(state)
+}
+
+/// Binds `address` (refusing a non-loopback one unless allowed).
+pub async fn bind(address: SocketAddr, allow_non_loopback: bool) -> Result<tokio::net::TcpListener, WebStartError> {
+    crate::api::check_bind_address(address, allow_non_loopback).map_err(|_| WebStartError::NotLoopback(address))?;
+    tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|source| WebStartError::Bind { address, source })
+}
+
+/// Serves the room on `listener` until `shutdown` completes, sweeping idle sessions every
+/// [`SWEEP_INTERVAL_MS`] meanwhile.
+pub fn serve_until(
+    listener: tokio::net::TcpListener,
+    state: WebState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
+    // A room may sit behind one address (a NAT, a classroom's proxy): the cap per address is
+    // the cap in all, and the head deadline keeps a trickling client from holding a slot.
+    let limits = ConnectionLimits {
+        open_max: OPEN_CONNECTIONS_MAX,
+        per_peer_max: OPEN_CONNECTIONS_MAX,
+        header_read_timeout: Duration::from_millis(crate::api::HEADER_READ_TIMEOUT_MS),
+        idle_timeout: Duration::from_millis(CONNECTION_IDLE_TIMEOUT_MS),
+    };
+    let sweeper_state = state.clone();
+    let app = router(state);
+    async move {
+        let listener = GuardedListener::start(listener, limits);
+        let sweeper = tokio::spawn(async move {
+            let mut interval = tokio::time::interval(Duration::from_millis(SWEEP_INTERVAL_MS));
+            loop {
+                interval.tick().await;
+                let state = sweeper_state.clone();
+                // Ending a session drops its simulation and SQLite connections: blocking work.
+                let _ = tokio::task::spawn_blocking(move || state.sweep()).await;
+            }
+        });
+        let served = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+        sweeper.abort();
+        served
+    }
+}

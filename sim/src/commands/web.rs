@@ -1,0 +1,116 @@
+//! `twice-sim web`: serves the campaign to a room of browsers until Ctrl-C.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use twice_serve::web::{
+    Catalogue, DEFAULT_ADDRESS, IDLE_MINUTES_DEFAULT, IDLE_MINUTES_MAX, SESSIONS_DEFAULT, SESSIONS_LIMIT, WebConfig,
+    WebState, bind, serve_until,
+};
+
+/// Exit codes, as in [`crate::cli`].
+const EXIT_OK: u8 = 0;
+const EXIT_FAILED: u8 = 1;
+const EXIT_BAD_INPUT: u8 = 2;
+/// Worker threads for the server: requests are short and simulations run on tokio's
+/// blocking threads, so two are plenty on the two-core machines this targets.
+const SERVER_THREADS: usize = 2;
+
+#[derive(Debug, clap::Args)]
+pub struct WebArgs {
+    /// The address to listen on. Port 0 picks a free port (the URLs are printed).
+    #[arg(long, default_value = DEFAULT_ADDRESS)]
+    pub addr: SocketAddr,
+    /// The campaign's folder (`*.level.ron` and `*.tape.ron`), loaded once at start.
+    #[arg(long, default_value = "levels")]
+    pub levels: PathBuf,
+    /// Allow listening on an address other machines can reach (a workshop on a LAN).
+    #[arg(long)]
+    pub allow_non_loopback: bool,
+    /// The most participants at once (1 to 1000); the next one is told the room is full.
+    #[arg(long, default_value_t = SESSIONS_DEFAULT as u64, value_parser = clap::value_parser!(u64).range(1..=SESSIONS_LIMIT as u64))]
+    pub sessions_max: u64,
+    /// A session with no request for this many minutes ends (1 to 1440).
+    #[arg(long, default_value_t = IDLE_MINUTES_DEFAULT, value_parser = clap::value_parser!(u64).range(1..=IDLE_MINUTES_MAX))]
+    pub idle_minutes: u64,
+    /// Every level open from the start (the presenter can also switch this on and off).
+    #[arg(long)]
+    pub unlock_all: bool,
+}
+
+fn bad_input(message: impl std::fmt::Display) -> u8 {
+    eprintln!("error: {message}");
+    EXIT_BAD_INPUT
+}
+
+/// Runs the room until Ctrl-C (or SIGTERM).
+pub fn web_command(args: WebArgs) -> u8 {
+    let catalogue = match Catalogue::load(&args.levels) {
+        Ok(catalogue) => catalogue,
+        Err(error) => return bad_input(format!("--levels: {error}")),
+    };
+    let level_count = catalogue.levels().len();
+    let mut config = match WebConfig::new() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return EXIT_FAILED;
+        }
+    };
+    config.sessions_max = usize::try_from(args.sessions_max).unwrap_or(SESSIONS_LIMIT);
+    config.idle_timeout = Duration::from_secs(args.idle_minutes * 60);
+    config.unlock_all = args.unlock_all;
+    let secret = config.presenter_secret.clone();
+    let state = WebState::new(catalogue, &config);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(SERVER_THREADS)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the server's runtime: {error}");
+            return EXIT_FAILED;
+        }
+    };
+    runtime.block_on(async move {
+        let listener = match bind(args.addr, args.allow_non_loopback).await {
+            Ok(listener) => listener,
+            Err(error) => return bad_input(format!("--addr: {error}")),
+        };
+        let address = listener.local_addr().map_or(args.addr, |address| address);
+        // Bound to every address, the server has no one name to print: say where it goes.
+        let host = if address.ip().is_unspecified() {
+            format!("THIS-MACHINE:{}", address.port())
+        } else {
+            address.to_string()
+        };
+        println!(
+            "Twice for a room: {level_count} levels from {}, up to {} sessions, a session ends after {} idle minute(s){}.",
+            args.levels.display(),
+            config.sessions_max,
+            args.idle_minutes,
+            if config.unlock_all { ", every level open" } else { "" }
+        );
+        println!("participants: http://{host}/");
+        println!("presenter:    http://{host}/presenter#secret={secret}");
+        if address.ip().is_unspecified() {
+            println!("(listening on every address: THIS-MACHINE is this machine's address on the LAN)");
+        }
+        println!("Keep the presenter URL to yourself: it opens the race and the scoreboard. Ctrl-C stops.");
+        // Whoever started us (a test, a script) may wait for these lines to know the port.
+        let _ = std::io::stdout().flush();
+        match serve_until(listener, state, twice_drill::stop_signal()).await {
+            Ok(()) => {
+                println!("the room is closed");
+                EXIT_OK
+            }
+            Err(error) => {
+                eprintln!("error: the room stopped: {error}");
+                EXIT_FAILED
+            }
+        }
+    })
+}

@@ -1,0 +1,197 @@
+//! The layers are crates, and the compiler holds them apart only if the dependencies run one
+//! way. Read from `cargo metadata` and `cargo tree`, so a new edge that breaks the order, or a
+//! server crate the game starts to link, fails here rather than in a review.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+/// The workspace's crates, lowest first: each may depend only on crates before it.
+const ORDER: [&str; 7] = [
+    "twice-runtime",
+    "twice-ledger-postgres",
+    "twice-world",
+    "twice-serve",
+    "twice-drill",
+    "twice-sim",
+    "twice",
+];
+
+fn workspace_manifest() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml")
+}
+
+fn cargo(arguments: &[&str]) -> String {
+    let output = Command::new(env!("CARGO"))
+        .args(arguments)
+        .arg("--manifest-path")
+        .arg(workspace_manifest())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo {arguments:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("cargo prints UTF-8")
+}
+
+/// Each workspace crate's normal and build dependencies on other workspace crates.
+fn workspace_edges() -> BTreeMap<String, BTreeSet<String>> {
+    let metadata: serde_json::Value =
+        serde_json::from_str(&cargo(&["metadata", "--format-version", "1", "--no-deps", "--locked"]))
+            .expect("cargo metadata prints JSON");
+    let members: BTreeSet<String> = metadata["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|package| package["name"].as_str().expect("a name").to_owned())
+        .collect();
+    let mut edges = BTreeMap::new();
+    for package in metadata["packages"].as_array().expect("packages") {
+        let name = package["name"].as_str().expect("a name").to_owned();
+        let depends_on: BTreeSet<String> = package["dependencies"]
+            .as_array()
+            .expect("dependencies")
+            .iter()
+            // Dev-dependencies may reach up (a test may start a binary); the product may not.
+            .filter(|dependency| dependency["kind"].as_str() != Some("dev"))
+            .map(|dependency| dependency["name"].as_str().expect("a name").to_owned())
+            .filter(|dependency| members.contains(dependency))
+            .collect();
+        edges.insert(name, depends_on);
+    }
+    edges
+}
+
+#[test]
+fn every_workspace_crate_depends_only_on_crates_below_it() {
+    let edges = workspace_edges();
+    let known: BTreeSet<&str> = ORDER.into_iter().collect();
+    for name in edges.keys() {
+        assert!(
+            known.contains(name.as_str()),
+            "{name} is not in the layer order; add it to ORDER"
+        );
+    }
+    let rank = |name: &str| ORDER.iter().position(|known| *known == name).expect("in ORDER");
+    for (name, depends_on) in &edges {
+        for dependency in depends_on {
+            assert!(
+                rank(dependency) < rank(name),
+                "{name} depends on {dependency}, which is not below it: the layers run {ORDER:?}"
+            );
+        }
+    }
+    // The positive space: the edges the layering is for are there.
+    assert!(edges["twice-world"].contains("twice-runtime"));
+    assert!(edges["twice-serve"].contains("twice-world"));
+    assert!(edges["twice-drill"].contains("twice-serve"));
+    assert!(edges["twice"].contains("twice-world"));
+    assert!(
+        !edges["twice"].contains("twice-sim"),
+        "the game must not link the command line"
+    );
+    assert!(
+        !edges["twice"].contains("twice-drill"),
+        "the game must not link the drills"
+    );
+}
+
+/// The package names in a crate's normal dependency graph.
+fn normal_packages(package: &str) -> BTreeSet<String> {
+    cargo(&[
+        "tree",
+        "--locked",
+        "--package",
+        package,
+        "--edges",
+        "normal",
+        "--prefix",
+        "none",
+        "--format",
+        "{p}",
+    ])
+    .lines()
+    .filter_map(|line| line.split_whitespace().next())
+    .map(str::to_owned)
+    .collect()
+}
+
+#[test]
+fn the_game_links_no_database_client_http_client_or_process_control() {
+    let game = normal_packages("twice");
+    assert!(game.contains("bevy"), "the graph was read: {game:?}");
+    for absent in [
+        "reqwest",
+        "postgres",
+        "tokio-postgres",
+        "twice-ledger-postgres",
+        "twice-drill",
+        "twice-sim",
+    ] {
+        assert!(!game.contains(absent), "`cargo tree -p twice -e normal` holds {absent}");
+    }
+    // `nix` reaches the game only through Bevy's Ctrl-C handler (bevy_app -> ctrlc) and the
+    // game's own "features as tested" line for it, never through a layer of ours.
+    let nix_users: BTreeSet<String> = cargo(&[
+        "tree",
+        "--locked",
+        "--package",
+        "twice",
+        "--edges",
+        "normal",
+        "--invert",
+        "nix",
+        "--depth",
+        "1",
+        "--prefix",
+        "depth",
+        "--format",
+        "{p}",
+    ])
+    .lines()
+    .filter_map(|line| line.strip_prefix('1'))
+    .filter_map(|line| line.split_whitespace().next())
+    .map(str::to_owned)
+    .collect();
+    let allowed: BTreeSet<String> = ["ctrlc", "twice"].into_iter().map(str::to_owned).collect();
+    assert!(nix_users.is_subset(&allowed), "nix is linked by {nix_users:?}");
+}
+
+#[test]
+fn the_game_without_the_operator_api_links_no_http_server() {
+    let game = cargo(&[
+        "tree",
+        "--locked",
+        "--package",
+        "twice",
+        "--edges",
+        "normal",
+        "--no-default-features",
+        "--prefix",
+        "none",
+        "--format",
+        "{p}",
+    ]);
+    let packages: BTreeSet<&str> = game.lines().filter_map(|line| line.split_whitespace().next()).collect();
+    assert!(packages.contains("twice-world"), "the graph was read: {packages:?}");
+    for absent in ["twice-serve", "axum", "hyper", "tokio"] {
+        assert!(
+            !packages.contains(absent),
+            "the game without `operator-api` links {absent}"
+        );
+    }
+}
+
+#[test]
+fn the_world_has_no_async_runtime_and_no_http() {
+    let world = normal_packages("twice-world");
+    assert!(world.contains("twice-runtime"), "the graph was read: {world:?}");
+    for absent in ["tokio", "axum", "hyper", "reqwest", "nix", "postgres"] {
+        assert!(
+            !world.contains(absent),
+            "`cargo tree -p twice-world -e normal` holds {absent}"
+        );
+    }
+}

@@ -1,0 +1,34 @@
+//! Twice's world (crate `twice-world`): everything deterministic around the runtime — the
+//! billing world, Penny's script, levels and tapes, the simulator, the checker, debriefs,
+//! the rulebook, the explorer, the defender, the campaign, the glossary and the presenter
+//! notes.
+//!
+//! The runtime itself is the crate `twice-runtime` (`sim/runtime`), re-exported here as
+//! [`runtime`] and [`ledger`]: a sans-IO state machine that takes events and returns
+//! commands, the ledger and the executor that carries out the machine's ledger commands.
+//! The simulator ([`simulator`]) is one driver of it; real worker processes (crate
+//! `twice-drill`) are another. Nothing here reads the wall clock or ambient randomness, and
+//! nothing here knows HTTP, an async runtime or a process: the game and the servers above
+//! it bring those.
+
+pub mod billing;
+pub mod campaign;
+pub mod checker;
+pub mod debrief;
+pub mod defend;
+pub mod error;
+pub mod exit;
+pub mod explore;
+pub mod glossary;
+pub mod hand;
+pub mod level;
+pub mod model;
+pub mod presenter_notes;
+pub mod replay;
+pub mod report;
+pub mod rulebook;
+pub mod simulator;
+pub mod upgrade;
+
+pub use twice_runtime as runtime;
+pub use twice_runtime::{ledger, sqlite_file};
