@@ -129,7 +129,7 @@ impl Default for GroupSettings {
 }
 
 /// What a group has committed so far (for the benchmark and the tests).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct GroupStats {
     /// Batches committed durably.
     pub batches: u64,
