@@ -612,6 +612,8 @@ fn measure_group(
                 .map_err(BenchError::LedgerRefused)?;
             let name = format!("{} runs, one process, group commit on PostgreSQL", group_commit::RUNS);
             let mut grouped = GroupedRuns::on(ledger, group_commit::RUNS, name)?;
+            // Fresh keys for the raw inserts too: its own file.
+            let mut raw = RawInserts::open(&folder.join("raw-group-postgres.sqlite"))?;
             Some(group_commit::measure(&mut raw, &mut grouped, plan.cycles, plan.rounds)?)
         }
     };
