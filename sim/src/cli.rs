@@ -99,6 +99,11 @@ enum Commands {
     Worker(twice_drill::WorkerArgs),
     /// Persistence drill: real worker processes, real SIGKILLs, then check nothing was paid twice.
     Drill(twice_drill::DrillArgs),
+    /// Group commit under SIGKILL: a process of many runs killed mid-batch, its ledger checked against billing.
+    DrillBatchCrash(twice_drill::BatchCrashArgs),
+    /// The process `drill-batch-crash` kills (started by it).
+    #[command(hide = true)]
+    BatchCrashChild(twice_drill::BatchCrashChildArgs),
     /// Search random fault schedules for a heist, shrink the first one found and write it as a tape.
     Explore(crate::commands::explore::ExploreArgs),
     /// Measure the ledger, the peer, the simulator and contention side by side (see the README's "Performance").
@@ -147,6 +152,8 @@ pub fn run(cli: Cli) -> u8 {
         Commands::Billing(args) => twice_drill::billing_command(args),
         Commands::Worker(args) => twice_drill::worker_command(args),
         Commands::Drill(args) => twice_drill::drill_command(args),
+        Commands::DrillBatchCrash(args) => twice_drill::batch_crash_command(args),
+        Commands::BatchCrashChild(args) => twice_drill::batch_crash_child_command(args),
         Commands::Explore(args) => crate::commands::explore::explore_command(args),
         Commands::Bench(args) => crate::bench::bench_command(args),
         Commands::BenchWorker(args) => crate::bench::worker_command(args),

@@ -1,4 +1,4 @@
-//! `twice-sim bench --quick` with tiny counts: the command keeps working, prints all four
+//! `twice-sim bench --quick` with tiny counts: the command keeps working, prints all five
 //! figures, and finds zero duplicate reservations under contention. The figures themselves
 //! are not checked here (a test machine is no benchmark machine); the README has them.
 
@@ -36,12 +36,13 @@ const TINY: [&str; 11] = [
 ];
 
 #[test]
-fn a_quick_bench_prints_four_figures_and_no_duplicates() {
+fn a_quick_bench_prints_five_figures_and_no_duplicates() {
     let output = twice_sim(&TINY);
     let printed = text(&output);
     assert_eq!(output.status.code(), Some(0), "{printed}");
-    assert!(printed.contains("1 ledger: reserve + complete"), "{printed}");
+    assert!(printed.contains("1 ledger: reserve+fence + complete"), "{printed}");
     assert!(printed.contains("2 peer"), "{printed}");
+    assert!(printed.contains("5 64 runs, one process, group commit"), "{printed}");
     assert!(
         printed.contains("3 simulator: vault scenarios, 1 thread, sqlite store"),
         "{printed}"

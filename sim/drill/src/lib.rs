@@ -16,9 +16,14 @@
 //!   optionally starts duplicates, then reads the ledger and the billing database and checks
 //!   every call and every credit ([`check`]).
 //!
+//! - `twice-sim drill-batch-crash` ([`batch_crash`]): one process of many runs on a commit
+//!   group, SIGKILLed mid-batch; every call billing saw must be in the ledger, every
+//!   acknowledged outcome too.
+//!
 //! A run's script is not passed around: it is derived from the run id ([`script`]), so a
 //! worker, the drill and the checker all agree on what each run owes without a shared file.
 
+pub mod batch_crash;
 pub mod billing_server;
 pub mod billing_store;
 pub mod billing_target;
@@ -30,6 +35,7 @@ pub mod script;
 pub mod supervisor;
 pub mod worker_process;
 
+pub use batch_crash::{BatchCrashArgs, BatchCrashChildArgs, batch_crash_child_command, batch_crash_command};
 pub use billing_server::{BillingArgs, billing_command};
 pub use supervisor::{DrillArgs, DrillReport, drill_command};
 pub use worker_process::{WorkerArgs, worker_command};

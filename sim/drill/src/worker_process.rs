@@ -28,6 +28,7 @@ use twice_world::runtime::ToolAnswer;
 use twice_world::runtime::executor::{Drive, Executor, Next, Step as ExecutorStep};
 use twice_world::runtime::guards::Guards;
 use twice_world::runtime::key::IdempotencyKey;
+use twice_world::runtime::rules::SendTiming;
 use twice_world::runtime::worker::{Command, Input, Worker, WorkerSetup};
 
 /// Limits on the worker's timings.
@@ -230,7 +231,9 @@ impl Driver {
         Ok(Driver {
             script: script::script_for(&config.run_id),
             policy: script::model_policy(),
-            executor: Executor::new(ledger, &setup),
+            // This driver sends as soon as a reservation says the tool runs: attempt 1's send
+            // fence rides in the reservation's transaction (decision table 5).
+            executor: Executor::new(ledger, &setup).with_send_timing(SendTiming::RightAfterReserving),
             machine: Worker::new(setup),
             config,
             client,

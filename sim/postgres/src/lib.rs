@@ -16,9 +16,11 @@
 //! - `url.rs`: [`PostgresUrl`], parsed once at the command line, the password never shown.
 //! - `schema.rs`: the tables, checks, indexes and append-only triggers; `twice_meta`.
 //! - `store.rs`: `SERIALIZABLE` transactions run again on serialization failures, and the reads.
+//! - `batch.rs`: a commit group's batches (one transaction, one durable commit each).
 //! - `error.rs`: PostgreSQL's errors as the ledger's kinds (`Locked`, `BadRow`, `Store`).
 //! - [`testing`]: a fresh database per test; skipped, or failed in CI, without a server.
 
+mod batch;
 mod connection;
 mod error;
 mod schema;
@@ -26,7 +28,7 @@ mod store;
 pub mod testing;
 mod url;
 
-use twice_runtime::ledger::{Ledger, LedgerError};
+use twice_runtime::ledger::{GroupSettings, Ledger, LedgerError};
 
 pub use schema::SCHEMA_NAME;
 pub use store::{
@@ -52,4 +54,24 @@ pub fn remove_ledger(url: &PostgresUrl) -> Result<(), LedgerError> {
 /// A ledger in PostgreSQL at `url` that must already exist (as [`Ledger::open_existing`]).
 pub fn open_existing(url: &PostgresUrl) -> Result<Ledger, LedgerError> {
     Ok(Ledger::on_external(Box::new(PostgresStore::open_existing(url)?)))
+}
+
+/// A ledger in PostgreSQL at `url` (created as [`open`] creates it) whose writes go through a
+/// commit group, as `Ledger::open_grouped` for a file: every handle made from it with
+/// `connect_again` (one per run of this process) joins the group, and concurrent writes share
+/// one transaction and one durable commit, each answered only once committed. Reads go to a
+/// connection of each handle's own. A batch that loses a serialization conflict runs again
+/// after this store's own pause (`settings.pause_before_rerun` is set to it).
+pub fn open_grouped(url: &PostgresUrl, settings: GroupSettings) -> Result<Ledger, LedgerError> {
+    let writes = PostgresStore::open(url)?;
+    let reads = PostgresStore::open_existing(url)?;
+    let settings = GroupSettings {
+        pause_before_rerun: store::retry_pause,
+        ..settings
+    };
+    Ledger::on_group(
+        Box::new(batch::PostgresBatch { store: writes }),
+        Box::new(reads),
+        settings,
+    )
 }

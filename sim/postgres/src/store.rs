@@ -130,6 +130,16 @@ impl PostgresStore {
         })
     }
 
+    /// This transaction's rows, for a member of a commit group's batch (`batch.rs`).
+    pub(crate) fn tables(&self, context: &'static str) -> PostgresTables<'_> {
+        PostgresTables {
+            connection: &self.connection,
+            location: &self.location,
+            context,
+            conflicted: false,
+        }
+    }
+
     /// The URL this store connected to (its password is never shown).
     pub fn url(&self) -> &PostgresUrl {
         &self.url
@@ -167,8 +177,8 @@ impl PostgresStore {
             .map_err(|error| classify(&self.location, context, &error))
     }
 
-    /// One statement of the transaction's frame (`BEGIN`, `COMMIT`, `ROLLBACK`).
-    fn frame(&self, sql: &'static str) -> Result<Result<(), postgres::Error>, LedgerError> {
+    /// One statement of the transaction's frame (`BEGIN`, `COMMIT`, `ROLLBACK`, savepoints).
+    pub(crate) fn frame(&self, sql: &'static str) -> Result<Result<(), postgres::Error>, LedgerError> {
         self.connection
             .run(move |session| session.client().batch_execute(sql))
             .map_err(|error| classify_connection(&self.location, "running a transaction", &error))
@@ -199,7 +209,7 @@ fn refuse_volatile_commits(connection: &Connection, location: &str) -> Result<()
 
 /// A pause before running a transaction again: growing, and different per process and
 /// attempt so that two contenders do not retry in step.
-fn retry_pause(attempt: u32) {
+pub(crate) fn retry_pause(attempt: u32) {
     let ceiling_ms = (1_u64 << attempt.min(5)).min(RETRY_PAUSE_MS_MAX);
     let spread = u64::from(std::process::id()).wrapping_mul(2_654_435_761) ^ u64::from(attempt).wrapping_mul(40_503);
     let nanos = std::time::SystemTime::now()
@@ -401,13 +411,13 @@ impl ExternalStore for PostgresStore {
 
 /// The rows one transaction reads and writes: each call one prepared statement, run on the
 /// connection's thread inside the transaction [`PostgresStore::transaction`] began.
-struct PostgresTables<'a> {
+pub(crate) struct PostgresTables<'a> {
     connection: &'a Connection,
     location: &'a str,
     context: &'static str,
     /// A statement failed because another transaction got there first: the transaction is
     /// run again whatever the operation made of the error.
-    conflicted: bool,
+    pub(crate) conflicted: bool,
 }
 
 impl PostgresTables<'_> {

@@ -10,7 +10,10 @@
 //! The send fence lives here: the last step before a request leaves is a compare-and-set on
 //! the record still being this worker's `started` call ([`crate::ledger::Ledger::begin_attempt`]).
 //! If an operator settled the call meanwhile, or another worker took it over, nothing is sent
-//! and the machine follows the record.
+//! and the machine follows the record. For a driver that sends right after reserving
+//! ([`SendTiming::RightAfterReserving`], the worker process), the fence of attempt 1 is
+//! folded into the reservation's own transaction instead (decision table 5,
+//! [`crate::rules::fence_place`]): one commit fewer, nothing in between.
 
 use crate::guards::Guard;
 use crate::key::IdempotencyKey;
@@ -19,7 +22,7 @@ use crate::ledger::{
     ReserveRequest, RunEvent, SaveOutcome, SettleError, Settlement,
 };
 use crate::operator;
-use crate::rules::Status;
+use crate::rules::{FencePlace, SendTiming, Status, fence_place};
 use crate::run::{RunState, ToolCall};
 use crate::worker::{Command, Input, Reconciled, WorkerSetup};
 
@@ -342,7 +345,15 @@ pub struct Executor {
     /// fences its sends; the naive check-then-insert runtime (guard `atomic_reservation`
     /// off) has no compare-and-set anywhere, so it does not.
     fence_sends: bool,
+    /// Whether the driver sends right after reserving: where attempt 1's fence is made.
+    send_timing: SendTiming,
+    /// The call whose attempt passed the fence inside its reservation, with that attempt: the
+    /// machine's next command sends it. Good for that next command only.
+    folded: Option<(IdempotencyKey, u32)>,
 }
+
+/// The attempt a reservation that runs the tool sends first.
+const FIRST_ATTEMPT: u32 = 1;
 
 impl Executor {
     pub fn new(ledger: Ledger, setup: &WorkerSetup) -> Executor {
@@ -356,7 +367,17 @@ impl Executor {
             },
             ledger_on: guards.is_on(Guard::Ledger),
             fence_sends: guards.is_on(Guard::Ledger) && guards.is_on(Guard::AtomicReservation),
+            send_timing: SendTiming::Separate,
+            folded: None,
         }
+    }
+
+    /// Declares how the driver sends: [`SendTiming::RightAfterReserving`] folds attempt 1's
+    /// send fence into the reservation (the worker process); the default, separate, keeps
+    /// them two transactions (the simulator, where a player may act between them).
+    pub fn with_send_timing(mut self, send_timing: SendTiming) -> Executor {
+        self.send_timing = send_timing;
+        self
     }
 
     /// Sends without the fence, as the runtime did before it had one. It exists for the one
@@ -382,43 +403,12 @@ impl Executor {
 
     /// Carries out `command`: its ledger part here, the rest handed to the driver.
     pub fn perform(&mut self, command: Command, now_ms: u64) -> Result<Step, LedgerError> {
-        // The naive check-then-insert's second half is a reservation too, without the atomicity.
-        let atomic = !matches!(command, Command::InsertStarted { .. });
+        // A fence folded into the last reservation counts for the command right after it only.
+        let folded = self.folded.take();
         match command {
             Command::LoadCheckpoint => self.load(now_ms),
             Command::AskModel { state } => Ok(Step::drive(Drive::AskModel { state })),
-            Command::Reserve {
-                key,
-                call,
-                side_effect,
-                lease_ms,
-                checkpoint_version,
-            }
-            | Command::InsertStarted {
-                key,
-                call,
-                side_effect,
-                lease_ms,
-                checkpoint_version,
-            } => {
-                let arguments = call.arguments.canonical();
-                let request = self
-                    .identity
-                    .request(&key, &call, &arguments, side_effect, lease_ms, checkpoint_version);
-                let (reservation, input): (Reservation, fn(Reservation) -> Input) = if atomic {
-                    (self.ledger.reserve(&request, now_ms)?, Input::Reserved)
-                } else {
-                    (self.ledger.insert_started_unchecked(&request, now_ms)?, Input::Inserted)
-                };
-                Ok(Step::feed(
-                    input(reservation.clone()),
-                    Report::Reserved {
-                        key,
-                        reservation,
-                        atomic,
-                    },
-                ))
-            }
+            Command::Reserve { .. } | Command::InsertStarted { .. } => self.reserve(command, now_ms),
             Command::CheckLedger { key } => {
                 let record = self.ledger.check(&key)?;
                 Ok(Step::feed(
@@ -431,7 +421,7 @@ impl Executor {
                 downstream_key,
                 call,
                 attempt,
-            } => self.invoke(key, downstream_key, call, attempt, now_ms),
+            } => self.invoke(key, downstream_key, call, attempt, folded, now_ms),
             Command::Backoff { after_ms, next_attempt } => Ok(Step::drive(Drive::Backoff { after_ms, next_attempt })),
             Command::RecordOutcome {
                 key,
@@ -512,6 +502,51 @@ impl Executor {
         }
     }
 
+    /// A reservation: atomic, or the naive check-then-insert's second half (a reservation
+    /// too, without the atomicity); with attempt 1's send fence folded in where table 5 says.
+    fn reserve(&mut self, command: Command, now_ms: u64) -> Result<Step, LedgerError> {
+        let atomic = !matches!(command, Command::InsertStarted { .. });
+        let (Command::Reserve {
+            key,
+            call,
+            side_effect,
+            lease_ms,
+            checkpoint_version,
+        }
+        | Command::InsertStarted {
+            key,
+            call,
+            side_effect,
+            lease_ms,
+            checkpoint_version,
+        }) = command
+        else {
+            unreachable!("only a reservation is reserved");
+        };
+        let arguments = call.arguments.canonical();
+        let request = self
+            .identity
+            .request(&key, &call, &arguments, side_effect, lease_ms, checkpoint_version);
+        let fold = fence_place(self.fence_sends, self.send_timing) == FencePlace::InTheReservation;
+        let (reservation, input): (Reservation, fn(Reservation) -> Input) = if atomic && fold {
+            let answer = self.ledger.reserve_and_begin(&request, FIRST_ATTEMPT, now_ms)?;
+            self.folded = answer.attempt_begun.map(|attempt| (key.clone(), attempt));
+            (answer.reservation, Input::Reserved)
+        } else if atomic {
+            (self.ledger.reserve(&request, now_ms)?, Input::Reserved)
+        } else {
+            (self.ledger.insert_started_unchecked(&request, now_ms)?, Input::Inserted)
+        };
+        Ok(Step::feed(
+            input(reservation.clone()),
+            Report::Reserved {
+                key,
+                reservation,
+                atomic,
+            },
+        ))
+    }
+
     /// Loads the run's checkpoint. A checkpoint this build cannot read is not a fresh start:
     /// it is reported, and the machine makes the run wait for a person.
     fn load(&mut self, _now_ms: u64) -> Result<Step, LedgerError> {
@@ -556,6 +591,7 @@ impl Executor {
         downstream_key: Option<IdempotencyKey>,
         call: ToolCall,
         attempt: u32,
+        folded: Option<(IdempotencyKey, u32)>,
         now_ms: u64,
     ) -> Result<Step, LedgerError> {
         let send = |report: Option<Report>, key: IdempotencyKey| Step {
@@ -569,6 +605,15 @@ impl Executor {
         };
         if !self.ledger_on {
             return Ok(send(None, key));
+        }
+        if folded.as_ref() == Some(&(key.clone(), attempt)) {
+            // The fence passed inside the reservation's transaction, just before this.
+            let report = Report::AttemptBegun {
+                key: key.clone(),
+                attempt,
+                fenced: true,
+            };
+            return Ok(send(Some(report), key));
         }
         if !self.fence_sends {
             self.ledger

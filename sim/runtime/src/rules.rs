@@ -4,6 +4,8 @@
 //! 2. Outcome: side effect × how the attempt ended → new status, retry or not.
 //! 3. Unknown: what a run does with a call whose outcome is unknown.
 //! 4. Failed run: what the runtime undoes when a run fails, and what its workflow node does.
+//! 5. Send fence: where the last compare-and-set before a request leaves is made — folded
+//!    into the reservation's transaction, or a transaction of its own.
 
 use serde::{Deserialize, Serialize};
 
@@ -101,6 +103,15 @@ pub enum ReservationAction {
 }
 
 impl ReservationAction {
+    /// Whether the tool runs: the reservation wrote `started` for this worker, and its first
+    /// attempt is sent next.
+    pub fn runs(self) -> bool {
+        matches!(
+            self,
+            ReservationAction::RunNew | ReservationAction::RunAgain | ReservationAction::TakeOverExpiredLease
+        )
+    }
+
     /// In the player's words, for the timeline.
     pub fn describe(self) -> &'static str {
         match self {
@@ -224,6 +235,58 @@ pub fn workflow_action(policy: RecoveryPolicy, retry: u32, retries_max: u32) -> 
     match policy {
         RecoveryPolicy::Retry if retry < retries_max => FailedRunAction::StartFreshRun { retry: retry + 1 },
         RecoveryPolicy::Retry | RecoveryPolicy::Fail => FailedRunAction::StayFailed,
+    }
+}
+
+/// Whether anything can happen between a reservation and the send of its first attempt: a
+/// declared property of the driver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SendTiming {
+    /// The driver may stop between the two: the simulator splits a call into visible phases
+    /// so that a player can act (an operator settles, a crash card lands) between the
+    /// reservation and the send. The default, right for any driver.
+    #[default]
+    Separate,
+    /// The driver sends as soon as the reservation says the tool runs, with nothing of its
+    /// own in between (the `twice-sim worker` process).
+    RightAfterReserving,
+}
+
+/// Where the send fence is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FencePlace {
+    /// No fence: a naive runtime (no ledger, or check-then-insert with no compare-and-set
+    /// anywhere) sends without one.
+    Unfenced,
+    /// In the reservation's own transaction: the reservation and attempt 1 commit together,
+    /// one commit fewer. An operator's decision lands before the reservation (which then
+    /// follows it) or after the attempt (which it then sees counted) — never between, because
+    /// there is no between. If the machine then does not send after all, the attempt stays
+    /// counted and nothing left: an operator cannot prove "nothing left" from the ledger and
+    /// checks the other system, which is the safe side.
+    InTheReservation,
+    /// A transaction of its own just before the request leaves ([`crate::ledger::Ledger::begin_attempt`]):
+    /// time passes between the reservation and the send, and whatever happened meanwhile (an
+    /// operator settled the call, another worker took it over) stops the send. Also every
+    /// later attempt (a read's retry after its backoff).
+    BeforeTheSend,
+}
+
+/// Table 5 — the send fence: where the compare-and-set on "still this worker's `started`
+/// call" is made for attempt 1 of a call whose reservation runs it. `fenced` is whether the
+/// runtime fences its sends at all (guards `ledger` and `atomic_reservation` on).
+///
+/// | fenced | send timing           | attempt 1's fence   | later attempts |
+/// |--------|-----------------------|---------------------|----------------|
+/// | no     | any                   | none                | none           |
+/// | yes    | separate (simulator)  | before the send     | before the send |
+/// | yes    | right after reserving | in the reservation  | before the send |
+pub fn fence_place(fenced: bool, timing: SendTiming) -> FencePlace {
+    match (fenced, timing) {
+        (false, _) => FencePlace::Unfenced,
+        (true, SendTiming::Separate) => FencePlace::BeforeTheSend,
+        (true, SendTiming::RightAfterReserving) => FencePlace::InTheReservation,
     }
 }
 
@@ -412,6 +475,29 @@ mod tests {
             FailedRunAction::StayFailed
         );
         assert_eq!(workflow_action(RecoveryPolicy::Fail, 0, 2), FailedRunAction::StayFailed);
+    }
+
+    #[test]
+    fn the_fence_is_folded_only_where_nothing_comes_between() {
+        assert_eq!(fence_place(true, SendTiming::Separate), FencePlace::BeforeTheSend);
+        assert_eq!(
+            fence_place(true, SendTiming::RightAfterReserving),
+            FencePlace::InTheReservation
+        );
+        for timing in [SendTiming::Separate, SendTiming::RightAfterReserving] {
+            assert_eq!(fence_place(false, timing), FencePlace::Unfenced);
+        }
+        assert_eq!(SendTiming::default(), SendTiming::Separate);
+    }
+
+    #[test]
+    fn only_the_actions_that_write_started_run_the_tool() {
+        for action in [Action::RunNew, Action::RunAgain, Action::TakeOverExpiredLease] {
+            assert!(action.runs(), "{action:?}");
+        }
+        for action in [Action::ReturnRecorded, Action::ReturnCompensated, Action::Unknown] {
+            assert!(!action.runs(), "{action:?}");
+        }
     }
 
     #[test]

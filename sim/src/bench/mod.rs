@@ -1,8 +1,9 @@
-//! `twice-sim bench`: the four performance figures of the README's "Performance" section,
+//! `twice-sim bench`: the five performance figures of the README's "Performance" section,
 //! each a ratio of two things measured side by side in the same run (these machines are
 //! noisy; a ratio survives a slow spell that an absolute figure does not).
 //!
-//! 1. Ledger: reserve + complete cycles on a file ledger against raw single-row
+//! 1. Ledger: full calls (the reservation with attempt 1's send fence folded in, then the
+//!    outcome: reserve+fence + complete) on a file ledger against raw single-row
 //!    INSERT-and-commit on the same SQLite settings ([`side_by_side`]). A cycle makes two
 //!    commits, so 0.5 is the ceiling.
 //! 2. Peer: the same cycle through `agent-effects` ([`peer`], with `--features peer-benchmark`).
@@ -11,6 +12,9 @@
 //!    (the explorer); the memory store's figure is the one held to the aim.
 //! 4. Contention: reservations per second with several processes on one ledger file, against
 //!    one process, with zero duplicate reservations ([`contention`]).
+//! 5. Group commit: [`group_commit::RUNS`] concurrent runs in one process, their ledger writes
+//!    batched one transaction per fsync, full calls per second against raw single commits
+//!    ([`group_commit`]), side by side in rotating rounds.
 //!
 //! Each ratio measured in rounds (figures 1 to 3) comes with its spread over the rounds (min,
 //! median, max), and each figure says how much of the machine other work took meanwhile
@@ -26,6 +30,7 @@
 //! statistics; this command prints the ratios in one table.
 
 pub mod contention;
+pub mod group_commit;
 pub mod machine;
 #[cfg(feature = "peer-benchmark")]
 pub mod peer;
@@ -37,12 +42,13 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use contention::{ContentionFigure, KEYS_MAX, PROCESSES_MAX, Placement};
+use group_commit::{GroupFigure, GroupedRuns};
 use machine::{CpuCounters, OtherWork};
 use side_by_side::{LedgerCycles, Measured, RawInserts};
 use twice_drill::hosts::{Hosts, HostsError};
 use twice_drill::ledger_target::{LedgerTarget, LedgerTargetParser};
 use twice_ledger_postgres::PostgresUrl;
-use twice_world::ledger::{LedgerError, LedgerStore};
+use twice_world::ledger::{GroupSettings, LedgerError, LedgerStore};
 
 pub use contention::{BenchWorkerArgs, worker_command};
 
@@ -366,6 +372,9 @@ pub struct BenchReport {
     pub contention: ContentionReport,
     /// Figures 1 and 4 on PostgreSQL, with `--ledger postgres://…`.
     pub postgres: Option<PostgresFigures>,
+    /// Figure 5 on the SQLite file, and on PostgreSQL with `--ledger postgres://…`.
+    pub group: GroupFigure,
+    pub postgres_group: Option<GroupFigure>,
     /// Keys reserved to run by more than one process (or with more than one row), in all
     /// contention runs. Must be zero.
     pub duplicates: u64,
@@ -427,6 +436,8 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
             .and_then(|peer| Spread::of_ratios(&ours.round_rates, &peer.round_rates)),
         measured: peer,
     };
+
+    let (group, postgres_group) = measure_group(plan, folder, &mut schemas)?;
 
     let simulator_sqlite = measure_scenarios(&scenarios, plan.scenarios, plan.rounds, LedgerStore::Sqlite)?;
     let simulator = measure_scenarios(&scenarios, plan.scenarios, plan.rounds, LedgerStore::Memory)?;
@@ -490,6 +501,8 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
             other_work: contention_other_work,
         },
         postgres,
+        group,
+        postgres_group,
         duplicates,
         unreserved,
         other_work: OtherWork::between(run_started, CpuCounters::now()),
@@ -580,6 +593,31 @@ fn measure_scenarios(
         }),
         other_work,
     })
+}
+
+/// Figure 5: the grouped runs against raw single commits (on PostgreSQL too, with a server).
+fn measure_group(
+    plan: &BenchPlan,
+    folder: &Path,
+    schemas: &mut Vec<SchemaGuard>,
+) -> Result<(GroupFigure, Option<GroupFigure>), BenchError> {
+    let mut raw = RawInserts::open(&folder.join("raw-group.sqlite"))?;
+    let mut grouped = GroupedRuns::open(&folder.join("grouped.sqlite"), group_commit::RUNS)?;
+    let sqlite = group_commit::measure(&mut raw, &mut grouped, plan.cycles, plan.rounds)?;
+    let postgres = match &plan.postgres {
+        None => None,
+        Some(server) => {
+            let url = fresh_schema(server, "group", schemas)?;
+            let ledger = twice_ledger_postgres::open_grouped(&url, GroupSettings::default())
+                .map_err(BenchError::LedgerRefused)?;
+            let name = format!("{} runs, one process, group commit on PostgreSQL", group_commit::RUNS);
+            let mut grouped = GroupedRuns::on(ledger, group_commit::RUNS, name)?;
+            // Fresh keys for the raw inserts too: its own file.
+            let mut raw = RawInserts::open(&folder.join("raw-group-postgres.sqlite"))?;
+            Some(group_commit::measure(&mut raw, &mut grouped, plan.cycles, plan.rounds)?)
+        }
+    };
+    Ok((sqlite, postgres))
 }
 
 /// Figures 1 and 2 as measured side by side.
@@ -800,6 +838,30 @@ pub fn bench_command(args: BenchArgs) -> u8 {
     EXIT_OK
 }
 
+/// Figure 5's row: calls per second of the grouped runs against single commits.
+fn group_row(
+    figure: &GroupFigure,
+    spread: &dyn Fn(Option<Spread>, bool) -> String,
+    machine: &dyn Fn(Option<OtherWork>) -> String,
+) -> [String; 7] {
+    let per_batch = figure
+        .writes_per_batch()
+        .map_or_else(String::new, |writes| format!(", {writes:.1} writes/fsync"));
+    [
+        format!("5 {}", figure.grouped.name),
+        format!("{} calls/s{per_batch}", grouped(figure.grouped.per_second)),
+        format!("raw INSERT+commit {}/s", grouped(figure.raw.per_second)),
+        format!("{:.1}x", figure.ratio),
+        spread(figure.ratio_spread, true),
+        format!(
+            "≥ {:.0}x: {}",
+            figure.aim,
+            if figure.ratio >= figure.aim { "met" } else { "BELOW" }
+        ),
+        machine(figure.other_work),
+    ]
+}
+
 /// `1234567.8` → `1,234,568`.
 pub fn grouped(value: f64) -> String {
     let digits = format!("{:.0}", value.max(0.0));
@@ -835,7 +897,7 @@ pub fn table(report: &BenchReport) -> String {
     ]];
     let ledger = &report.ledger;
     rows.push([
-        "1 ledger: reserve + complete".into(),
+        "1 ledger: reserve+fence + complete".into(),
         format!("{} cycles/s", grouped(ledger.ours.per_second)),
         format!("raw INSERT+commit {}/s", grouped(ledger.raw.per_second)),
         format!("{:.2}", ledger.ratio),
@@ -849,7 +911,7 @@ pub fn table(report: &BenchReport) -> String {
     ]);
     if let Some(postgres) = &report.postgres {
         rows.push([
-            "1 ledger on PostgreSQL: reserve + complete".into(),
+            "1 ledger on PostgreSQL: reserve+fence + complete".into(),
             format!("{} cycles/s", grouped(postgres.cycles.per_second)),
             format!("SQLite file {} cycles/s", grouped(ledger.ours.per_second)),
             format!("{:.2}", postgres.ratio_to_sqlite),
@@ -857,6 +919,9 @@ pub fn table(report: &BenchReport) -> String {
             "same rounds, side by side".into(),
             machine(ledger.other_work),
         ]);
+    }
+    for figure in std::iter::once(&report.group).chain(report.postgres_group.as_ref()) {
+        rows.push(group_row(figure, &spread, &machine));
     }
     match (&report.peer.measured, report.peer.ratio) {
         (Some(peer), Some(ratio)) => rows.push([

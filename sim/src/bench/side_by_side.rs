@@ -13,10 +13,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use super::BenchError;
-use twice_world::ledger::{self, FileSettingsError, Ledger, Recorded, Reservation, ReserveRequest};
-use twice_world::runtime::key::IdempotencyKey;
-use twice_world::runtime::rules::{ReservationAction, Status};
-use twice_world::runtime::tool::SideEffect;
+use twice_world::ledger::{self, FileSettingsError, Ledger};
 
 /// Something measured in batches: `run(first, count)` performs items `first..first + count`.
 pub trait Contender {
@@ -89,8 +86,9 @@ pub const ARGUMENTS: &str = r#"{"account":"acct_ada","amount_cents":2500,"memo":
 /// The result every benchmark call records.
 pub const RESULT: &str = r#"{"credit_id":"cr_1","status":"applied"}"#;
 
-/// Figure 1, ours: `Ledger::reserve` then `Ledger::record_outcome(completed)`, the two
-/// commits the runtime makes around every side effect.
+/// Figure 1, ours: `Ledger::reserve_and_begin` (the reservation and attempt 1's send fence,
+/// folded: decision table 5) then `Ledger::record_outcome(completed)`, the two commits the
+/// worker process makes around every side effect.
 #[derive(Debug)]
 pub struct LedgerCycles {
     ledger: Ledger,
@@ -101,7 +99,7 @@ impl LedgerCycles {
     pub fn open(path: &Path) -> Result<LedgerCycles, BenchError> {
         Ok(LedgerCycles::on(
             Ledger::open(path)?,
-            "twice ledger: reserve + complete",
+            "twice ledger: reserve+fence + complete",
         ))
     }
 
@@ -116,45 +114,11 @@ impl Contender for LedgerCycles {
         self.name.into()
     }
 
+    /// One full call per item: the reservation with attempt 1's send fence folded in (one
+    /// commit), then the outcome (one commit) — what the worker process does for every call.
     fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError> {
         for item in first..first + count {
-            let key = IdempotencyKey::per_call("bench", &format!("c{item}"))
-                .map_err(|detail| BenchError::Unexpected(format!("c{item}: {detail}")))?;
-            let request = ReserveRequest {
-                key: &key,
-                tenant: "bench",
-                run_id: "bench",
-                tool_call_id: "c",
-                tool: "issue_credit",
-                side_effect: SideEffect::External,
-                arguments: ARGUMENTS,
-                owner: "bench",
-                lease_ms: None,
-                checkpoint_version: None,
-            };
-            match self.ledger.reserve(&request, item)? {
-                Reservation::Decided {
-                    action: ReservationAction::RunNew,
-                    ..
-                } => {}
-                other => {
-                    return Err(BenchError::Unexpected(format!(
-                        "{key}: a new key was not reserved to run: {other:?}"
-                    )));
-                }
-            }
-            match self
-                .ledger
-                // Attempt 0: the cycle measured is the reservation and its outcome, no send fence between.
-                .record_outcome(&key, Status::Completed, Some(RESULT), "bench", 0, item)?
-            {
-                Recorded::Recorded(record) if record.status == Status::Completed => {}
-                other => {
-                    return Err(BenchError::Unexpected(format!(
-                        "{key}: the outcome was not recorded: {other:?}"
-                    )));
-                }
-            }
+            super::group_commit::full_call(&mut self.ledger, item, "bench")?;
         }
         Ok(())
     }

@@ -23,6 +23,7 @@
 //! exactly as SIGKILL would.
 
 mod events;
+mod group;
 mod memory;
 mod operations;
 mod sqlite;
@@ -34,6 +35,10 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 pub use events::{HistoryEvent, RunEvent};
+pub use group::{
+    BATCH_MAX_DEFAULT, BATCH_MAX_LIMIT, BatchConnection, CommitEnd, GroupSettings, GroupStats, MemberBody, MemberEnd,
+    RERUNS_MAX,
+};
 pub use operations::{CheckpointRow, HistoryLine, RecordWrite, RunHistoryLine, Tables};
 pub use sqlite::{FileSettingsError, apply_file_settings, listing_plan};
 
@@ -234,6 +239,16 @@ pub enum AttemptStart {
     Refused(Option<ExecutionRecord>),
 }
 
+/// The answer to a reservation with the send fence folded in ([`Ledger::reserve_and_begin`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoldedReservation {
+    /// The reservation's answer; when it runs the tool, its record is as the attempt left it.
+    pub reservation: Reservation,
+    /// `Some(attempt)`: the reservation runs the tool and `attempt` passed the send fence in
+    /// the same transaction — the request may leave now. `None`: nothing is to be sent.
+    pub attempt_begun: Option<u32>,
+}
+
 /// A settlement: a status decided by someone other than the attempt itself.
 #[derive(Clone, Debug)]
 pub struct Settlement<'a> {
@@ -416,6 +431,8 @@ enum Store {
     /// Behind a mutex only so that reads, which take `&self` here, may use the external
     /// store's `&mut self` connection; one thread uses a connection at a time.
     External(std::sync::Mutex<Box<dyn ExternalStore>>),
+    /// One run's handle on its process's commit group (`group.rs`).
+    Grouped(group::Member),
 }
 
 #[derive(Clone, Debug)]
@@ -465,9 +482,9 @@ impl Ledger {
                 connection.commit_hook(Some(move || !allow()));
                 Ok(())
             }
-            Store::Memory(_) | Store::External(_) => Err(LedgerError::Open {
+            Store::Memory(_) | Store::External(_) | Store::Grouped(_) => Err(LedgerError::Open {
                 location: self.location(),
-                detail: "only a SQLite ledger's commits can be guarded".into(),
+                detail: "only a SQLite ledger's commits (without a commit group) can be guarded".into(),
             }),
         }
     }
@@ -515,7 +532,11 @@ impl Ledger {
         match self.store {
             Store::Sqlite(_) => Some(LedgerStore::Sqlite),
             Store::Memory(_) => Some(LedgerStore::Memory),
-            Store::External(_) => None,
+            Store::Grouped(group::Member {
+                reads: group::Reads::Sqlite(_),
+                ..
+            }) => Some(LedgerStore::Sqlite),
+            Store::External(_) | Store::Grouped(_) => None,
         }
     }
 
@@ -527,6 +548,8 @@ impl Ledger {
                 location: self.location.clone(),
             }),
             (_, Store::External(store)) => Ok(Ledger::on_external(lock_external(store).connect_again()?)),
+            // Another run of the same process: it joins the same commit group.
+            (location, Store::Grouped(member)) => member.join(location),
             (Location::File(path), Store::Sqlite(_)) => Ledger::open(path),
             (Location::Memory(name), Store::Sqlite(_)) => sqlite::connect_memory(name),
             (Location::MemoryStore(_) | Location::External(_), Store::Sqlite(_)) => {
@@ -568,6 +591,16 @@ impl Ledger {
                 })?;
                 answer.expect("an external store runs the transaction's body")
             }
+            Store::Grouped(member) => {
+                let mut answer: Option<Result<T, E>> = None;
+                member.group.run(context, &mut |tables| {
+                    let outcome = body(tables);
+                    let commit = outcome.is_ok();
+                    answer = Some(outcome);
+                    Ok(commit)
+                })?;
+                answer.expect("a commit group runs the member's body")
+            }
         }
     }
 
@@ -584,6 +617,10 @@ impl Ledger {
             Store::Sqlite(connection) => sqlite(connection, &self.location),
             Store::Memory(connection) => connection.read(&|| self.location.describe(), context, table, in_memory),
             Store::External(store) => external(lock_external(store).as_mut()),
+            Store::Grouped(group::Member { reads, .. }) => match reads {
+                group::Reads::Sqlite(connection) => sqlite(connection, &self.location),
+                group::Reads::External(store) => external(lock_external(store).as_mut()),
+            },
         }
     }
 
@@ -593,6 +630,23 @@ impl Ledger {
         self.transaction("reserving", "committing a reservation", |tables| {
             operations::reserve(tables, request, now_ms)
         })
+    }
+
+    /// [`Ledger::reserve`] and, if the reservation runs the tool, [`Ledger::begin_attempt`] for
+    /// `attempt`, in one transaction: one commit fewer, for a driver that sends right after
+    /// reserving (decision table 5, [`crate::rules::fence_place`]). Nothing can come between
+    /// the two: an operator's decision lands before the reservation or after the attempt.
+    pub fn reserve_and_begin(
+        &mut self,
+        request: &ReserveRequest<'_>,
+        attempt: u32,
+        now_ms: u64,
+    ) -> Result<FoldedReservation, LedgerError> {
+        self.transaction(
+            "reserving and fencing an attempt",
+            "committing a reservation",
+            |tables| operations::reserve_and_begin(tables, request, attempt, now_ms),
+        )
     }
 
     /// Begins a reservation and stops before its commit, so a test (or a crash card)
@@ -607,10 +661,10 @@ impl Ledger {
                 })?;
                 Ok(())
             }
-            Store::External(_) => Err(LedgerError::Store {
+            Store::External(_) | Store::Grouped(_) => Err(LedgerError::Store {
                 location: location.describe(),
                 context: "reserving",
-                detail: "an external store keeps no transaction open across calls".into(),
+                detail: "an external store (or a commit group) keeps no transaction open across calls".into(),
             }),
         }
     }

@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 
 use super::{
-    AttemptStart, CheckpointSave, ExecutionRecord, HistoryEvent, LedgerError, Recorded, Reservation, ReserveRequest,
-    RunEvent, SaveOutcome, SettleError, Settlement,
+    AttemptStart, CheckpointSave, ExecutionRecord, FoldedReservation, HistoryEvent, LedgerError, Recorded, Reservation,
+    ReserveRequest, RunEvent, SaveOutcome, SettleError, Settlement,
 };
 use crate::key::IdempotencyKey;
 use crate::rules::{ReservationAction, Status, reservation_action};
@@ -108,6 +108,50 @@ pub(super) fn reserve(
         tables.append_history(&line)?;
     }
     Ok(reservation)
+}
+
+/// The reservation with the send fence folded in (see [`super::Ledger::reserve_and_begin`]):
+/// the same reservation, then — only if it runs the tool — the same send fence for `attempt`,
+/// in the caller's one transaction. The fence then always passes (the record is the
+/// `started` call this transaction just wrote for this owner); it is still decided by the
+/// fence's own rule, so the two paths cannot drift apart.
+pub(super) fn reserve_and_begin(
+    tables: &mut dyn Tables,
+    request: &ReserveRequest<'_>,
+    attempt: u32,
+    now_ms: u64,
+) -> Result<FoldedReservation, LedgerError> {
+    let reservation = reserve(tables, request, now_ms)?;
+    if !matches!(&reservation, Reservation::Decided { action, .. } if action.runs()) {
+        return Ok(FoldedReservation {
+            reservation,
+            attempt_begun: None,
+        });
+    }
+    let Reservation::Decided {
+        action,
+        previous_owner,
+        previous_status,
+        ..
+    } = reservation
+    else {
+        unreachable!("matched as decided just above");
+    };
+    match begin_attempt(tables, request.key, attempt, request.owner, now_ms)? {
+        AttemptStart::Begun(record) => Ok(FoldedReservation {
+            reservation: Reservation::Decided {
+                action,
+                record,
+                previous_owner,
+                previous_status,
+            },
+            attempt_begun: Some(attempt),
+        }),
+        AttemptStart::Refused(record) => unreachable!(
+            "a reservation that runs the tool leaves this owner's `started` record, and the fence in the same \
+             transaction found {record:?}"
+        ),
+    }
 }
 
 /// The naive check-then-insert's second half: fenced like a reservation, then an upsert.

@@ -1,0 +1,371 @@
+//! `twice-sim drill-batch-crash`: group commit under SIGKILL, on a real process.
+//!
+//! A process of many runs writes its ledger through a commit group (one transaction and one
+//! fsync per batch; every write answered only once its batch is durable). This drill starts
+//! such a process (`twice-sim batch-crash-child`, hidden) on a SQLite file or a PostgreSQL
+//! schema, lets it call until its chosen batch is complete and about to commit, SIGKILLs it
+//! there — mid-batch, nothing of the batch durable, nobody in it answered — and checks the
+//! ledger against billing:
+//!
+//! - billing is the tool's own durable record: the child's "tool" appends the call's key to a
+//!   billing file (and syncs it) only after the folded reservation was answered. Every key in
+//!   billing must be in the ledger with its attempt counted: no tool ran on a reservation the
+//!   crash took back.
+//! - every outcome the child acknowledged (printed after `record_outcome` returned) must be in
+//!   the ledger as completed: nothing acknowledged is missing.
+//!
+//! Each round kills at a different batch, on fresh run names, on the same ledger.
+
+use std::collections::BTreeSet;
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use twice_world::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use twice_world::ledger::{GroupSettings, Ledger, LedgerError, Recorded, Reservation, ReserveRequest};
+use twice_world::runtime::key::IdempotencyKey;
+use twice_world::runtime::rules::{ReservationAction, Status};
+use twice_world::runtime::tool::SideEffect;
+
+use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
+
+/// The most runs one child drives.
+pub const RUNS_MAX: u32 = 256;
+/// The most rounds (kills) one drill makes.
+pub const ROUNDS_MAX: u32 = 100;
+/// The arguments every call carries.
+const ARGUMENTS: &str = r#"{"account":"acct_ada","amount_cents":2500}"#;
+/// The child's line at its mid-batch moment, with the batch's member count after it.
+const MID_BATCH: &str = "mid-batch ";
+const ACTED: &str = "acted ";
+const RECORDED: &str = "recorded ";
+
+#[derive(Debug, clap::Args)]
+pub struct BatchCrashArgs {
+    /// The ledger: a SQLite file (created) or a postgres:// URL (its schema created).
+    #[arg(long, value_parser = LedgerTargetParser)]
+    pub ledger: LedgerTarget,
+    /// The billing file the child's tool appends to (created; must not exist).
+    #[arg(long)]
+    pub billing: PathBuf,
+    /// Concurrent runs in the child process.
+    #[arg(long, default_value_t = 16)]
+    pub runs: u32,
+    /// Rounds: each starts a child and kills it mid-batch.
+    #[arg(long, default_value_t = 4)]
+    pub rounds: u32,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BatchCrashChildArgs {
+    /// The ledger; a PostgreSQL password (if any) comes in `PGPASSWORD`.
+    #[arg(long, value_parser = LedgerTargetParser)]
+    pub ledger: LedgerTarget,
+    #[arg(long)]
+    pub billing: PathBuf,
+    #[arg(long)]
+    pub runs: u32,
+    /// The round: run names are `r<round>-run<n>`, new in every round.
+    #[arg(long)]
+    pub round: u32,
+    /// The batch (counting from 1) whose commit the child stops before.
+    #[arg(long)]
+    pub stop_at_batch: u64,
+}
+
+/// What one round found.
+#[derive(Debug, Default)]
+struct RoundFinding {
+    acted: BTreeSet<String>,
+    recorded: BTreeSet<String>,
+    batch_members: u32,
+    problems: Vec<String>,
+}
+
+/// The drill: `rounds` children, each killed in its chosen batch, each checked.
+pub fn batch_crash_command(args: BatchCrashArgs) -> u8 {
+    if args.runs == 0 || args.runs > RUNS_MAX || args.rounds == 0 || args.rounds > ROUNDS_MAX {
+        eprintln!("error: --runs from 1 to {RUNS_MAX}, --rounds from 1 to {ROUNDS_MAX}");
+        return EXIT_BAD_INPUT;
+    }
+    if args.billing.exists() {
+        eprintln!(
+            "error: --billing {}: already exists; the drill starts a new one",
+            args.billing.display()
+        );
+        return EXIT_BAD_INPUT;
+    }
+    // The ledger made once, before any child: a child only connects.
+    if let Err(error) = args.ledger.open().map(drop) {
+        eprintln!("error: --ledger: {error}");
+        return EXIT_BAD_INPUT;
+    }
+    let executable = match std::env::current_exe() {
+        Ok(executable) => executable,
+        Err(error) => {
+            eprintln!("error: cannot find this executable to start the child: {error}");
+            return EXIT_FAILED;
+        }
+    };
+    let mut failed = false;
+    for round in 1..=args.rounds {
+        // Early, middle and late in the child's life: batch 2, then further out each round.
+        let stop_at_batch = 2 + u64::from(round - 1) * 17;
+        match run_round(&executable, &args, round, stop_at_batch) {
+            Ok(finding) => {
+                println!(
+                    "round {round}: killed before batch {stop_at_batch}'s commit ({} writes in it); {} calls acted on \
+                     by the tool, {} outcomes acknowledged; {}",
+                    finding.batch_members,
+                    finding.acted.len(),
+                    finding.recorded.len(),
+                    if finding.problems.is_empty() {
+                        "every one is in the ledger".to_owned()
+                    } else {
+                        format!("{} PROBLEMS", finding.problems.len())
+                    }
+                );
+                for problem in &finding.problems {
+                    println!("  {problem}");
+                }
+                failed |= !finding.problems.is_empty();
+            }
+            Err(error) => {
+                eprintln!("error: round {round}: {error}");
+                return EXIT_FAILED;
+            }
+        }
+    }
+    if failed { EXIT_FAILED } else { EXIT_OK }
+}
+
+/// One round: the child started, killed at its mid-batch moment, the ledger checked.
+fn run_round(executable: &Path, args: &BatchCrashArgs, round: u32, stop_at_batch: u64) -> Result<RoundFinding, String> {
+    let mut command = Command::new(executable);
+    let ledger_text = match &args.ledger {
+        LedgerTarget::File(path) => path.display().to_string(),
+        LedgerTarget::Postgres(url) => {
+            if let Some(password) = url.password() {
+                command.env(twice_ledger_postgres::PASSWORD_VARIABLE, password);
+            }
+            url.without_password()
+        }
+    };
+    let mut child = command
+        .args(["batch-crash-child", "--ledger", &ledger_text, "--billing"])
+        .arg(&args.billing)
+        .args(["--runs", &args.runs.to_string(), "--round", &round.to_string()])
+        .args(["--stop-at-batch", &stop_at_batch.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|error| format!("cannot start the child: {error}"))?;
+    let stdout = child.stdout.take().ok_or("the child has no output")?;
+    let mut finding = RoundFinding::default();
+    let mut killed = false;
+    for line in BufReader::new(stdout).lines() {
+        let line = line.map_err(|error| format!("reading the child: {error}"))?;
+        if let Some(key) = line.strip_prefix(ACTED) {
+            finding.acted.insert(key.to_owned());
+        } else if let Some(key) = line.strip_prefix(RECORDED) {
+            finding.recorded.insert(key.to_owned());
+        } else if let Some(members) = line.strip_prefix(MID_BATCH)
+            && !killed
+        {
+            finding.batch_members = members.parse().unwrap_or(0);
+            // SIGKILL: nothing of the child runs after this, as in a power cut of the process.
+            child
+                .kill()
+                .map_err(|error| format!("cannot kill the child: {error}"))?;
+            killed = true;
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|error| format!("waiting for the child: {error}"))?;
+    if !killed {
+        return Err(format!("the child ended ({status}) before batch {stop_at_batch}"));
+    }
+    check(args, &mut finding).map_err(|error| format!("reading the ledger: {error}"))?;
+    Ok(finding)
+}
+
+/// The ledger against billing and against what the child acknowledged.
+fn check(args: &BatchCrashArgs, finding: &mut RoundFinding) -> Result<(), LedgerError> {
+    let ledger = args.ledger.open_existing()?;
+    let billed = billed_keys(&args.billing).map_err(|detail| LedgerError::Store {
+        location: args.billing.display().to_string(),
+        context: "reading billing",
+        detail,
+    })?;
+    for key in &billed {
+        let record = IdempotencyKey::parse(key)
+            .map_err(|detail| LedgerError::Store {
+                location: args.billing.display().to_string(),
+                context: "reading billing",
+                detail: format!("{key}: {detail}"),
+            })
+            .and_then(|key| ledger.record(&key))?;
+        match record {
+            None => finding.problems.push(format!(
+                "{key}: billing has it, the ledger does not (a reservation the crash took back)"
+            )),
+            Some(record) if record.attempts == 0 => finding
+                .problems
+                .push(format!("{key}: billing has it, the ledger counts no attempt")),
+            Some(_) => {}
+        }
+    }
+    for key in &finding.recorded {
+        let status = ledger
+            .record(&IdempotencyKey::parse(key).map_err(|detail| LedgerError::Store {
+                location: "the child's output".into(),
+                context: "reading an acknowledged key",
+                detail,
+            })?)?
+            .map(|record| record.status);
+        if status != Some(Status::Completed) {
+            finding
+                .problems
+                .push(format!("{key}: acknowledged as completed, the ledger has {status:?}"));
+        }
+    }
+    // What the child said it acted on must be in billing (the tool wrote before it said so).
+    for key in finding.acted.difference(&billed) {
+        finding.problems.push(format!("{key}: acted on, missing from billing"));
+    }
+    Ok(())
+}
+
+/// The keys in the billing file, one a line; a last line without its newline was cut by the
+/// kill mid-write and is no entry.
+fn billed_keys(path: &Path) -> Result<BTreeSet<String>, String> {
+    let text = std::fs::read_to_string(path).or_else(|error| match error.kind() {
+        std::io::ErrorKind::NotFound => Ok(String::new()),
+        _ => Err(error.to_string()),
+    })?;
+    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+    Ok(complete.lines().map(str::to_owned).collect())
+}
+
+// ----- the child -----
+
+static STOP_AT_BATCH: OnceLock<u64> = OnceLock::new();
+static COMMITS: AtomicU64 = AtomicU64::new(0);
+
+/// Prints one line whole, flushed (the drill reads them as they come).
+fn say(line: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{line}");
+    let _ = stdout.flush();
+}
+
+/// The mid-batch moment: at the chosen batch, say so and wait for the kill.
+fn stop_in_the_chosen_batch(members: u32) {
+    let commit = COMMITS.fetch_add(1, Ordering::SeqCst) + 1;
+    if Some(&commit) == STOP_AT_BATCH.get() {
+        say(&format!("{MID_BATCH}{members}"));
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+/// The child: `runs` runs on one commit group, calling until killed.
+pub fn batch_crash_child_command(args: BatchCrashChildArgs) -> u8 {
+    let _ = STOP_AT_BATCH.set(args.stop_at_batch);
+    let settings = GroupSettings {
+        before_commit: stop_in_the_chosen_batch,
+        ..GroupSettings::default()
+    };
+    let opened = match &args.ledger {
+        LedgerTarget::File(path) => Ledger::open_grouped(path, settings),
+        LedgerTarget::Postgres(url) => twice_ledger_postgres::open_grouped(url, settings),
+    };
+    let billing = OpenOptions::new().create(true).append(true).open(&args.billing);
+    let (ledger, billing) = match (opened, billing) {
+        (Ok(ledger), Ok(billing)) => (ledger, Mutex::new(billing)),
+        (Err(error), _) => {
+            eprintln!("error: --ledger: {error}");
+            return EXIT_BAD_INPUT;
+        }
+        (_, Err(error)) => {
+            eprintln!("error: --billing {}: {error}", args.billing.display());
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let handles = match (0..args.runs)
+        .map(|_| ledger.connect_again())
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(handles) => handles,
+        Err(error) => {
+            eprintln!("error: --ledger: {error}");
+            return EXIT_FAILED;
+        }
+    };
+    let failure = std::thread::scope(|scope| {
+        let runs: Vec<_> = handles
+            .into_iter()
+            .zip(0..)
+            .map(|(handle, run)| {
+                let billing = &billing;
+                scope.spawn(move || drive_run(handle, billing, args.round, run))
+            })
+            .collect();
+        runs.into_iter()
+            .find_map(|run| run.join().unwrap_or_else(|_| Err("a run panicked".into())).err())
+    });
+    eprintln!("error: {}", failure.unwrap_or_else(|| "every run stopped".into()));
+    EXIT_FAILED
+}
+
+/// One run: calls until an error (or the kill). Returns only with an error.
+fn drive_run(mut ledger: Ledger, billing: &Mutex<std::fs::File>, round: u32, run: u32) -> Result<(), String> {
+    let run_id = format!("r{round}-run{run}");
+    for call in 0_u64.. {
+        let key = IdempotencyKey::per_call(&run_id, &format!("c{call}"))?;
+        let request = ReserveRequest {
+            key: &key,
+            tenant: "drill",
+            run_id: &run_id,
+            tool_call_id: "c",
+            tool: "issue_credit",
+            side_effect: SideEffect::External,
+            arguments: ARGUMENTS,
+            owner: &run_id,
+            lease_ms: None,
+            checkpoint_version: None,
+        };
+        let folded = ledger
+            .reserve_and_begin(&request, 1, crate::now_ms())
+            .map_err(|error| format!("{key}: {error}"))?;
+        if !matches!(
+            folded.reservation,
+            Reservation::Decided {
+                action: ReservationAction::RunNew,
+                ..
+            }
+        ) {
+            return Err(format!("{key}: a new key was not reserved to run: {folded:?}"));
+        }
+        // The tool acts: billing's own durable record of the effect.
+        {
+            let mut billing = billing.lock().map_err(|_| "billing's lock was poisoned")?;
+            billing
+                .write_all(format!("{key}\n").as_bytes())
+                .and_then(|()| billing.sync_data())
+                .map_err(|error| format!("billing: {error}"))?;
+        }
+        say(&format!("{ACTED}{key}"));
+        match ledger.record_outcome(&key, Status::Completed, Some("cr"), &run_id, 1, crate::now_ms()) {
+            Ok(Recorded::Recorded(_)) => say(&format!("{RECORDED}{key}")),
+            Ok(other) => return Err(format!("{key}: the outcome was not recorded: {other:?}")),
+            Err(error) => return Err(format!("{key}: {error}")),
+        }
+    }
+    Ok(())
+}
