@@ -17,6 +17,7 @@
 //! Nothing here knows billing either: a tool's answer arrives as a [`answer::ToolAnswer`].
 
 pub mod answer;
+pub mod execution;
 pub mod executor;
 pub mod guards;
 pub mod key;

@@ -49,23 +49,21 @@ pub const READ_ATTEMPTS_MAX: u32 = 3;
 /// Backoff before the second attempt of a read; doubled for each later attempt.
 pub const READ_BACKOFF_BASE_MS: u64 = 50;
 
-/// What the billing world does when the tool runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Operation {
-    /// Credit an account (`issue_credit`).
-    Credit,
-    /// Read an account's balance (`lookup_balance`).
-    LookupBalance,
-}
-
 /// A tool as the runtime knows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolDeclaration {
     pub name: String,
     pub side_effect: SideEffect,
-    pub operation: Operation,
+    /// What the tool's world does when the tool runs, in the driver's own words (the billing
+    /// world's `credit` or `lookup_balance`); the runtime never reads it. `None`: the driver
+    /// goes by the tool's name. In RON it is written bare (`operation: credit`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "operation_name"
+    )]
+    pub operation: Option<String>,
     /// The tool takes the idempotency key from its context and passes it on.
     #[serde(default = "yes")]
     pub takes_key: bool,
@@ -85,6 +83,21 @@ pub struct ToolDeclaration {
 
 fn yes() -> bool {
     true
+}
+
+/// An operation's name, bare (a RON identifier) or quoted (JSON).
+fn operation_name<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    struct Name;
+    impl serde::de::Visitor<'_> for Name {
+        type Value = String;
+        fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+            formatter.write_str("an operation's name")
+        }
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<String, E> {
+            Ok(text.to_owned())
+        }
+    }
+    deserializer.deserialize_identifier(Name).map(Some)
 }
 
 impl SideEffect {
@@ -210,7 +223,7 @@ mod tests {
         ToolDeclaration {
             name: "issue_credit".into(),
             side_effect,
-            operation: Operation::Credit,
+            operation: None,
             takes_key,
             reconcile: false,
             compensation: false,
