@@ -323,8 +323,8 @@ pub fn judge(input: &CheckInput<'_>) -> Findings {
 mod tests {
     use super::*;
     use twice_world::billing::CreditRequest;
-    use twice_world::runtime::key::IdempotencyKey;
     use twice_world::billing_tools::CreditArguments;
+    use twice_world::runtime::key::IdempotencyKey;
     use twice_world::runtime::run::Told;
     use twice_world::runtime::tool::SideEffect;
 

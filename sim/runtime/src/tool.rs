@@ -190,6 +190,40 @@ pub enum ContractViolation {
     },
     #[error("tool `{tool}` is declared {side_effect} but takes no idempotency key; it cannot pass one downstream")]
     NoIdempotencyKey { tool: String, side_effect: &'static str },
+    /// An external or destructive tool whose unknown outcome nobody would resolve: it has no
+    /// reconcile hook and the runtime does not pause on `indeterminate`, so a lost answer
+    /// would be told to the model as "failed" and the model could pay again.
+    #[error(
+        "tool `{tool}` is declared {side_effect} but declares no ambiguity policy: it has no reconcile hook and the runtime does not pause on an unknown outcome (`on_indeterminate: pause`); a lost answer would reach the model as \"failed\""
+    )]
+    NoAmbiguityPolicy { tool: String, side_effect: &'static str },
+}
+
+/// The ambiguity policy the seed requires (as zeph-durable refuses to build a money-moving
+/// tool that declares none): an external or destructive tool needs a reconcile hook, or a
+/// runtime that pauses on an unknown outcome (`pauses_on_indeterminate`, guard
+/// `pause_on_indeterminate`). A read or a write inside the runtime's own reach passes.
+///
+/// ```
+/// use twice_runtime::tool::{ContractViolation, SideEffect, ToolDeclaration, assert_ambiguity_policy};
+/// let mut email = ToolDeclaration {
+///     name: "send_email".into(), side_effect: SideEffect::External, operation: None,
+///     takes_key: true, reconcile: false, compensation: false, attempts: None,
+/// };
+/// assert!(matches!(assert_ambiguity_policy(&email, false), Err(ContractViolation::NoAmbiguityPolicy { .. })));
+/// assert!(assert_ambiguity_policy(&email, true).is_ok(), "the run pauses on an unknown outcome");
+/// email.reconcile = true;
+/// assert!(assert_ambiguity_policy(&email, false).is_ok(), "the hook looks the email up");
+/// ```
+pub fn assert_ambiguity_policy(tool: &ToolDeclaration, pauses_on_indeterminate: bool) -> Result<(), ContractViolation> {
+    let reaches_out = matches!(tool.side_effect, SideEffect::External | SideEffect::Destructive);
+    if reaches_out && !tool.reconcile && !pauses_on_indeterminate {
+        return Err(ContractViolation::NoAmbiguityPolicy {
+            tool: tool.name.clone(),
+            side_effect: tool.side_effect.name(),
+        });
+    }
+    Ok(())
 }
 
 /// The seed's `assert_tool_contract`: fails any tool that writes, sends or deletes and
