@@ -23,6 +23,7 @@ pub mod guards;
 pub mod key;
 pub mod ledger;
 pub mod operator;
+pub mod progress;
 pub mod rules;
 pub mod run;
 pub mod sqlite_file;
