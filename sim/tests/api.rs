@@ -1694,6 +1694,16 @@ async fn over_billing_absent_is_no_proof_for_a_call_whose_request_passed_the_fen
         "{body}"
     );
     assert_eq!(body["current"]["status"], "started");
+    // The 409 names the call in progress: whose `started` record it is, since when.
+    assert_eq!(body["in_progress"]["owner"], body["current"]["owner"], "{body}");
+    assert_eq!(body["in_progress"]["attempts"], 1, "{body}");
+    assert!(
+        body["in_progress"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is in progress, owned by"),
+        "{body}"
+    );
     let (_, detail) = paused.server.get("/v1/tool-executions/r1:c1", ADA).await;
     assert_eq!(events(&detail), events(&before), "nothing recorded");
     assert_eq!(billing_entries(&paused.billing).await, (0, 0), "nothing voided");

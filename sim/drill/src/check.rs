@@ -323,8 +323,9 @@ pub fn judge(input: &CheckInput<'_>) -> Findings {
 mod tests {
     use super::*;
     use twice_world::billing::CreditRequest;
+    use twice_world::billing_tools::CreditArguments;
     use twice_world::runtime::key::IdempotencyKey;
-    use twice_world::runtime::run::{Arguments, Told};
+    use twice_world::runtime::run::Told;
     use twice_world::runtime::tool::SideEffect;
 
     fn one_credit_script() -> RunScript {
@@ -344,11 +345,12 @@ mod tests {
             tool_call_id: "c1".into(),
             tool: script::TOOL_NAME.into(),
             side_effect: SideEffect::External,
-            arguments: Arguments {
+            arguments: CreditArguments {
                 account: call.account.clone(),
                 amount_cents: call.amount_cents,
                 memo: call.memo.clone(),
             }
+            .to_arguments()
             .canonical(),
             status,
             attempts: 1,

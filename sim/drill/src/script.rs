@@ -5,9 +5,10 @@
 //! recovers it, because it is a pure function of the id (FNV-1a, stable across platforms).
 
 use twice_world::billing::Account;
+use twice_world::billing_tools::{CreditArguments, Operation};
 use twice_world::model::{ModelPolicy, OnFailed, RunScript, ScriptCall};
 use twice_world::runtime::key::fnv1a64;
-use twice_world::runtime::tool::{Operation, SideEffect, ToolDeclaration};
+use twice_world::runtime::tool::{SideEffect, ToolDeclaration};
 
 /// Every drill run belongs to this tenant.
 pub const TENANT: &str = "default";
@@ -62,7 +63,7 @@ pub fn tools() -> Vec<ToolDeclaration> {
     vec![ToolDeclaration {
         name: TOOL_NAME.to_owned(),
         side_effect: SideEffect::External,
-        operation: Operation::Credit,
+        operation: Some(Operation::Credit.name().to_owned()),
         takes_key: true,
         reconcile: true,
         compensation: true,
@@ -139,12 +140,12 @@ pub fn item_of(script: &RunScript, canonical_arguments: &str) -> Option<u32> {
         .calls
         .iter()
         .position(|call| {
-            let arguments = twice_world::runtime::run::Arguments {
+            let arguments = CreditArguments {
                 account: call.account.clone(),
                 amount_cents: call.amount_cents,
                 memo: call.memo.clone(),
             };
-            arguments.canonical() == canonical_arguments
+            arguments.to_arguments().canonical() == canonical_arguments
         })
         .map(|item| item as u32)
 }
@@ -169,12 +170,15 @@ mod tests {
             for (item, call) in script.calls.iter().enumerate() {
                 assert!(ACCOUNTS.iter().any(|(id, _)| *id == call.account));
                 assert!((500..=5375).contains(&call.amount_cents));
-                let arguments = twice_world::runtime::run::Arguments {
+                let arguments = CreditArguments {
                     account: call.account.clone(),
                     amount_cents: call.amount_cents,
                     memo: call.memo.clone(),
                 };
-                assert_eq!(item_of(&script, &arguments.canonical()), Some(item as u32));
+                assert_eq!(
+                    item_of(&script, &arguments.to_arguments().canonical()),
+                    Some(item as u32)
+                );
             }
         }
         assert_eq!(item_of(&script_for("run-0001"), "{}"), None);

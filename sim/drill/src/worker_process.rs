@@ -12,6 +12,7 @@
 
 use std::io::Write;
 use std::time::Duration;
+use twice_world::billing_tools::CreditArguments;
 
 use reqwest::Url;
 
@@ -390,10 +391,11 @@ impl Driver {
                 return Box::pin(self.next_of(step)).await;
             }
             Drive::Undo { key, call } => {
+                let arguments = CreditArguments::of_call(&call);
                 let request = VoidRequest {
                     idempotency_key: key.to_string(),
-                    account: call.arguments.account.clone(),
-                    amount_cents: call.arguments.amount_cents,
+                    account: arguments.account,
+                    amount_cents: arguments.amount_cents,
                     intent: script::intent(&run, call.item),
                 };
                 // Only a naive runtime gets here (guard `no_reflex_compensation` off), and it
@@ -443,10 +445,11 @@ impl Driver {
         call: &twice_world::runtime::run::ToolCall,
         attempt: u32,
     ) -> Input {
+        let arguments = CreditArguments::of_call(call);
         let body = CreditBody {
-            account: call.arguments.account.clone(),
-            amount_cents: call.arguments.amount_cents,
-            memo: call.arguments.memo.clone(),
+            account: arguments.account,
+            amount_cents: arguments.amount_cents,
+            memo: arguments.memo,
             intent: script::intent(run, call.item),
         };
         let mut request = self

@@ -22,6 +22,7 @@ use crate::ledger::{
     ReserveRequest, RunEvent, SaveOutcome, SettleError, Settlement,
 };
 use crate::operator;
+use crate::progress::InProgress;
 use crate::rules::{FencePlace, SendTiming, Status, fence_place};
 use crate::run::{RunState, ToolCall};
 use crate::worker::{Command, Input, Reconciled, WorkerSetup};
@@ -154,6 +155,9 @@ impl Report {
             Report::Loaded { state: None, .. } => "no checkpoint: the run starts from the beginning".into(),
             Report::Unreadable { version, detail } => format!("checkpoint v{version} cannot be read: {detail}"),
             Report::Reserved { key, reservation, .. } => match reservation {
+                _ if let Some(busy) = InProgress::of_reservation(reservation) => {
+                    format!("reserves {key}: {busy} — the tool is not called")
+                }
                 Reservation::Decided {
                     action,
                     previous_status,
@@ -255,6 +259,15 @@ impl Report {
             } => format!("reads {key}: {}", record.status),
             Report::RecordRead { key, record: None } => format!("reads {key}: no record"),
             Report::WaitsForPerson { reason } => format!("stops driving the run: {reason}"),
+        }
+    }
+
+    /// The call another worker is running, when this step's reservation met one: "in
+    /// progress, owned by w1 since t", distinct from a replayed result.
+    pub fn in_progress(&self) -> Option<InProgress> {
+        match self {
+            Report::Reserved { reservation, .. } => InProgress::of_reservation(reservation),
+            _ => None,
         }
     }
 

@@ -17,11 +17,13 @@
 //! Nothing here knows billing either: a tool's answer arrives as a [`answer::ToolAnswer`].
 
 pub mod answer;
+pub mod execution;
 pub mod executor;
 pub mod guards;
 pub mod key;
 pub mod ledger;
 pub mod operator;
+pub mod progress;
 pub mod rules;
 pub mod run;
 pub mod sqlite_file;

@@ -3,18 +3,90 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The arguments of a tool call. Fixed fields: every tool in Twice moves or reads money.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Arguments {
-    pub account: String,
-    pub amount_cents: u32,
-    pub memo: String,
-}
+/// The arguments of a tool call: any JSON value the tool takes. Two calls have the same
+/// arguments when their canonical text ([`Arguments::canonical`]) is the same: object keys
+/// sorted, no whitespace. The ledger stores that text and refuses a key reused with other
+/// arguments, so key order or spacing in what the model wrote never makes two calls differ.
+///
+/// ```
+/// use twice_runtime::run::Arguments;
+/// let one = Arguments::new(serde_json::json!({"to": "ada@example.com", "subject": "Hi"}));
+/// let two: Arguments = serde_json::from_str(r#"{ "subject": "Hi", "to": "ada@example.com" }"#).unwrap();
+/// assert_eq!(one.canonical(), r#"{"subject":"Hi","to":"ada@example.com"}"#);
+/// assert_eq!(one, two);
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Arguments(serde_json::Value);
 
 impl Arguments {
-    /// Canonical JSON: field order is fixed, so equal arguments give equal text.
+    /// Wraps a JSON value.
+    pub fn new(value: serde_json::Value) -> Arguments {
+        Arguments(value)
+    }
+
+    /// Arguments from any serializable value (a tool's own typed arguments).
+    pub fn from_typed<T: Serialize>(value: &T) -> Result<Arguments, serde_json::Error> {
+        serde_json::to_value(value).map(Arguments)
+    }
+
+    /// The arguments read as a tool's own typed arguments; the error names what does not fit.
+    pub fn to_typed<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_value(self.0.clone())
+    }
+
+    /// The JSON value.
+    pub fn value(&self) -> &serde_json::Value {
+        &self.0
+    }
+
+    /// Canonical JSON: object keys sorted at every depth, no whitespace, so equal arguments
+    /// give equal text whatever order they were written in.
     pub fn canonical(&self) -> String {
-        serde_json::to_string(self).expect("arguments serialize")
+        let mut text = String::new();
+        write_canonical(&self.0, &mut text);
+        text
+    }
+}
+
+impl PartialEq for Arguments {
+    fn eq(&self, other: &Arguments) -> bool {
+        self.canonical() == other.canonical()
+    }
+}
+
+impl Eq for Arguments {}
+
+/// Writes `value` as canonical JSON. Keys are sorted here rather than trusting the map's own
+/// order: with serde_json's `preserve_order` feature (which any crate in a build may turn
+/// on) a map keeps insertion order.
+fn write_canonical(value: &serde_json::Value, text: &mut String) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<(&String, &serde_json::Value)> = map.iter().collect();
+            entries.sort_by(|left, right| left.0.cmp(right.0));
+            text.push('{');
+            for (index, (name, item)) in entries.into_iter().enumerate() {
+                if index > 0 {
+                    text.push(',');
+                }
+                text.push_str(&serde_json::Value::String(name.clone()).to_string());
+                text.push(':');
+                write_canonical(item, text);
+            }
+            text.push('}');
+        }
+        serde_json::Value::Array(items) => {
+            text.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    text.push(',');
+                }
+                write_canonical(item, text);
+            }
+            text.push(']');
+        }
+        scalar => text.push_str(&scalar.to_string()),
     }
 }
 

@@ -49,23 +49,21 @@ pub const READ_ATTEMPTS_MAX: u32 = 3;
 /// Backoff before the second attempt of a read; doubled for each later attempt.
 pub const READ_BACKOFF_BASE_MS: u64 = 50;
 
-/// What the billing world does when the tool runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Operation {
-    /// Credit an account (`issue_credit`).
-    Credit,
-    /// Read an account's balance (`lookup_balance`).
-    LookupBalance,
-}
-
 /// A tool as the runtime knows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolDeclaration {
     pub name: String,
     pub side_effect: SideEffect,
-    pub operation: Operation,
+    /// What the tool's world does when the tool runs, in the driver's own words (the billing
+    /// world's `credit` or `lookup_balance`); the runtime never reads it. `None`: the driver
+    /// goes by the tool's name. In RON it is written bare (`operation: credit`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "operation_name"
+    )]
+    pub operation: Option<String>,
     /// The tool takes the idempotency key from its context and passes it on.
     #[serde(default = "yes")]
     pub takes_key: bool,
@@ -85,6 +83,21 @@ pub struct ToolDeclaration {
 
 fn yes() -> bool {
     true
+}
+
+/// An operation's name, bare (a RON identifier) or quoted (JSON).
+fn operation_name<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    struct Name;
+    impl serde::de::Visitor<'_> for Name {
+        type Value = String;
+        fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+            formatter.write_str("an operation's name")
+        }
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<String, E> {
+            Ok(text.to_owned())
+        }
+    }
+    deserializer.deserialize_identifier(Name).map(Some)
 }
 
 impl SideEffect {
@@ -177,6 +190,40 @@ pub enum ContractViolation {
     },
     #[error("tool `{tool}` is declared {side_effect} but takes no idempotency key; it cannot pass one downstream")]
     NoIdempotencyKey { tool: String, side_effect: &'static str },
+    /// An external or destructive tool whose unknown outcome nobody would resolve: it has no
+    /// reconcile hook and the runtime does not pause on `indeterminate`, so a lost answer
+    /// would be told to the model as "failed" and the model could pay again.
+    #[error(
+        "tool `{tool}` is declared {side_effect} but declares no ambiguity policy: it has no reconcile hook and the runtime does not pause on an unknown outcome (`on_indeterminate: pause`); a lost answer would reach the model as \"failed\""
+    )]
+    NoAmbiguityPolicy { tool: String, side_effect: &'static str },
+}
+
+/// The ambiguity policy the seed requires (as zeph-durable refuses to build a money-moving
+/// tool that declares none): an external or destructive tool needs a reconcile hook, or a
+/// runtime that pauses on an unknown outcome (`pauses_on_indeterminate`, guard
+/// `pause_on_indeterminate`). A read or a write inside the runtime's own reach passes.
+///
+/// ```
+/// use twice_runtime::tool::{ContractViolation, SideEffect, ToolDeclaration, assert_ambiguity_policy};
+/// let mut email = ToolDeclaration {
+///     name: "send_email".into(), side_effect: SideEffect::External, operation: None,
+///     takes_key: true, reconcile: false, compensation: false, attempts: None,
+/// };
+/// assert!(matches!(assert_ambiguity_policy(&email, false), Err(ContractViolation::NoAmbiguityPolicy { .. })));
+/// assert!(assert_ambiguity_policy(&email, true).is_ok(), "the run pauses on an unknown outcome");
+/// email.reconcile = true;
+/// assert!(assert_ambiguity_policy(&email, false).is_ok(), "the hook looks the email up");
+/// ```
+pub fn assert_ambiguity_policy(tool: &ToolDeclaration, pauses_on_indeterminate: bool) -> Result<(), ContractViolation> {
+    let reaches_out = matches!(tool.side_effect, SideEffect::External | SideEffect::Destructive);
+    if reaches_out && !tool.reconcile && !pauses_on_indeterminate {
+        return Err(ContractViolation::NoAmbiguityPolicy {
+            tool: tool.name.clone(),
+            side_effect: tool.side_effect.name(),
+        });
+    }
+    Ok(())
 }
 
 /// The seed's `assert_tool_contract`: fails any tool that writes, sends or deletes and
@@ -210,7 +257,7 @@ mod tests {
         ToolDeclaration {
             name: "issue_credit".into(),
             side_effect,
-            operation: Operation::Credit,
+            operation: None,
             takes_key,
             reconcile: false,
             compensation: false,

@@ -605,8 +605,10 @@ impl Worker {
         if !self.guard(Guard::ToolContract) {
             return None;
         }
+        let pauses = self.guard(Guard::PauseOnIndeterminate);
         let (tool, violation) = self.setup.tools.iter().find_map(|tool| {
             tool.check_contract()
+                .and_then(|()| crate::tool::assert_ambiguity_policy(tool, pauses))
                 .err()
                 .map(|violation| (tool.name.clone(), violation))
         })?;

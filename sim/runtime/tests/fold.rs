@@ -16,7 +16,7 @@ use twice_runtime::guards::Guards;
 use twice_runtime::ledger::{GroupSettings, HistoryEvent, Ledger};
 use twice_runtime::rules::{SendTiming, Status};
 use twice_runtime::run::{Arguments, Decision, ToolCall};
-use twice_runtime::tool::{Operation, SideEffect, ToolDeclaration};
+use twice_runtime::tool::{SideEffect, ToolDeclaration};
 use twice_runtime::worker::{Command, Input, Worker, WorkerSetup};
 use twice_runtime::{IdempotencyKey, ToolAnswer};
 
@@ -92,7 +92,7 @@ fn setup() -> WorkerSetup {
         tools: vec![ToolDeclaration {
             name: "issue_credit".into(),
             side_effect: SideEffect::External,
-            operation: Operation::Credit,
+            operation: Some("credit".into()),
             takes_key: true,
             reconcile: true,
             compensation: true,
@@ -107,11 +107,7 @@ fn credit(id: &str) -> ToolCall {
         id: id.into(),
         tool: "issue_credit".into(),
         item: 0,
-        arguments: Arguments {
-            account: "acct_ada".into(),
-            amount_cents: 2500,
-            memo: "Refund for order #1001".into(),
-        },
+        arguments: Arguments::new(serde_json::json!({"account": "acct_ada", "amount_cents": 2500, "memo": "Refund for order #1001"})),
     }
 }
 

@@ -10,7 +10,7 @@ use twice_runtime::ledger::{HistoryEvent, Ledger, RunEvent};
 use twice_runtime::operator::{self, ResolveRequest};
 use twice_runtime::rules::Status;
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, Told, ToolCall};
-use twice_runtime::tool::{Operation, SideEffect, ToolDeclaration};
+use twice_runtime::tool::{SideEffect, ToolDeclaration};
 use twice_runtime::worker::{Command, Held, Input, Worker, WorkerSetup, WorkerState};
 
 const RUN: &str = "r1";
@@ -24,7 +24,7 @@ fn setup() -> WorkerSetup {
         tools: vec![ToolDeclaration {
             name: "issue_credit".into(),
             side_effect: SideEffect::External,
-            operation: Operation::Credit,
+            operation: Some("credit".into()),
             takes_key: true,
             reconcile: true,
             compensation: true,
@@ -39,11 +39,11 @@ fn call(id: &str) -> ToolCall {
         id: id.into(),
         tool: "issue_credit".into(),
         item: 0,
-        arguments: Arguments {
-            account: "acct_ada".into(),
-            amount_cents: 2500,
-            memo: "Refund for order #1001".into(),
-        },
+        arguments: Arguments::new(serde_json::json!({
+            "account": "acct_ada",
+            "amount_cents": 2500,
+            "memo": "Refund for order #1001",
+        })),
     }
 }
 

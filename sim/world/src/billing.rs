@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::billing_tools::CreditArguments;
 use crate::ledger::ExecutionRecord;
 use crate::runtime::ToolAnswer;
 use crate::runtime::operator::{Effect, LookupError};
-use crate::runtime::run::Arguments;
 
 /// What billing does with an idempotency key it receives.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,7 +178,7 @@ impl Lookup {
                 self.credits_under_key
             ))),
             Some(credit) => {
-                let arguments: Arguments = serde_json::from_str(&record.arguments).map_err(|error| {
+                let arguments: CreditArguments = serde_json::from_str(&record.arguments).map_err(|error| {
                     LookupError::Ambiguous(format!(
                         "the arguments of {key} are not a credit's ({error}), so credit {} under its key cannot \
                          be checked against them. Nothing was voided",

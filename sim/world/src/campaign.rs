@@ -10,12 +10,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::billing_tools::Operation;
 use crate::checker::Outcome;
 use crate::error::InputError;
 use crate::level::{self, CardKind, Level, LoadedLevel, LoadedTape, Play};
 use crate::runtime::guards::Guard;
 use crate::runtime::key::IdempotencyKey;
-use crate::runtime::tool::Operation;
 use crate::simulator::WORKERS_MAX;
 
 /// The most level and tape files one check or one campaign may hold (a limit on everything).
@@ -395,7 +395,7 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
     let credit_tools: BTreeSet<&str> = level
         .tools
         .iter()
-        .filter(|tool| tool.operation == Operation::Credit)
+        .filter(|tool| Operation::Credit.is_of(tool))
         .map(|tool| tool.name.as_str())
         .collect();
     let credits: Vec<_> = level

@@ -13,12 +13,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::billing::{Answer, Billing, EntryKind};
+use crate::billing_tools::Operation;
 use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, HistoryEvent, RunEvent, RunHistoryEntry};
 use crate::level::Level;
 use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::rules::Status;
 use crate::runtime::run::RunState;
-use crate::runtime::tool::Operation;
 use crate::runtime::worker::GuardNote;
 use crate::simulator::dollars;
 
@@ -324,7 +324,7 @@ fn owed_credits(level: &Level) -> Vec<Owed<'_>> {
     let credit_tools: BTreeSet<&str> = level
         .tools
         .iter()
-        .filter(|tool| tool.operation == Operation::Credit)
+        .filter(|tool| Operation::Credit.is_of(tool))
         .map(|tool| tool.name.as_str())
         .collect();
     let mut owed = Vec::new();
@@ -462,7 +462,7 @@ fn violations(input: &CheckInput<'_>) -> Vec<Violation> {
         .level
         .tools
         .iter()
-        .filter(|tool| tool.operation == Operation::Credit)
+        .filter(|tool| Operation::Credit.is_of(tool))
         .map(|tool| tool.name.as_str())
         .collect();
     // The credits standing (not reversed), and every credit, by the key of the call that made it.

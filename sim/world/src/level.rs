@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use crate::billing::{Account, KeyHandling};
+use crate::billing_tools::Operation;
 use crate::checker::{Outcome, ViolationKind};
 use crate::error::InputError;
 use crate::model::{ModelPolicy, RunScript};
 use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::rules::Status;
-use crate::runtime::tool::{Operation, READ_ATTEMPTS_MAX, SideEffect, ToolDeclaration};
+use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect, ToolDeclaration};
 use crate::runtime::workflow::Workflow;
 
 /// The most phases any level may run (a limit on everything).
@@ -770,6 +771,9 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
         if let Some(problem) = tool.attempts_problem() {
             return error("attempts", 0, problem);
         }
+        if let Some(problem) = Operation::problem(tool) {
+            return error(&format!("\"{}\"", tool.name), 1, problem);
+        }
     }
     let mut declarable = BTreeSet::new();
     for name in &level.declarable_tools {
@@ -847,7 +851,7 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
                     ),
                 );
             }
-            if tool.operation == Operation::Credit && call.amount_cents == 0 {
+            if Operation::Credit.is_of(tool) && call.amount_cents == 0 {
                 return error(
                     "amount_cents",
                     call_index,

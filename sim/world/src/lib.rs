@@ -12,6 +12,7 @@
 //! it bring those.
 
 pub mod billing;
+pub mod billing_tools;
 pub mod campaign;
 pub mod checker;
 pub mod debrief;

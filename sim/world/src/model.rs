@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::run::{Arguments, Decision, RunState, ToolCall};
+use crate::billing_tools::CreditArguments;
+use crate::runtime::run::{Decision, RunState, ToolCall};
 
 /// What the model does when told a call failed (or did not take effect).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,11 +165,12 @@ pub fn decide(
         id: format!("c{}", next.next_call_number),
         tool: script_call.tool.clone(),
         item: next.item,
-        arguments: Arguments {
+        arguments: CreditArguments {
             account: script_call.account.clone(),
             amount_cents: script_call.amount_cents,
             memo: script_call.wording(wording),
-        },
+        }
+        .to_arguments(),
     };
     next.next_call_number = next_call_number;
     next.calls_for_item = calls_for_item;
@@ -237,7 +239,7 @@ mod tests {
         let (again, _, _) = decide(&script(), &policy, &state, Nudge::default()).unwrap();
         let again = call_of(&again);
         assert_eq!(again.id, "c2");
-        assert_eq!(again.arguments.memo, "Refund for order #1001");
+        assert_eq!(CreditArguments::of_call(again).memo, "Refund for order #1001");
     }
 
     #[test]
@@ -283,7 +285,7 @@ mod tests {
         let (again, _, used) = decide(&script(), &ModelPolicy::default(), &state, card).unwrap();
         assert!(used);
         assert_eq!(call_of(&again).id, "c2");
-        assert_eq!(call_of(&again).arguments.memo, "Refund order 1001");
+        assert_eq!(CreditArguments::of_call(call_of(&again)).memo, "Refund order 1001");
         satisfied.tell(&first, Told::Result { result: "ok".into() });
         let (done, _, used) = decide(&script(), &ModelPolicy::default(), &satisfied, card).unwrap();
         assert_eq!((done, used), (Decision::Done, false));

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::views::RecordView;
 use twice_world::ledger::{ExecutionRecord, LedgerError};
+use twice_world::runtime::progress::InProgress;
 
 /// An error answer. `current` carries the record as it stands when the request lost a
 /// race or asked for something its state does not allow (409), so the caller can decide
@@ -94,6 +95,29 @@ struct ErrorBody<'a> {
     code: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     current: Option<RecordView>,
+    /// When `current` is a `started` call: who runs it and since when, so a 409 on a call in
+    /// progress says so rather than look like any other conflict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    in_progress: Option<InProgressView>,
+}
+
+#[derive(Serialize)]
+struct InProgressView {
+    owner: String,
+    since_ms: u64,
+    attempts: u32,
+    message: String,
+}
+
+impl From<InProgress> for InProgressView {
+    fn from(busy: InProgress) -> InProgressView {
+        InProgressView {
+            message: busy.to_string(),
+            owner: busy.owner,
+            since_ms: busy.since_ms,
+            attempts: busy.attempts,
+        }
+    }
 }
 
 impl ApiError {
@@ -180,6 +204,11 @@ impl IntoResponse for ApiError {
         let body = ErrorBody {
             error: &self.message,
             code: self.code,
+            in_progress: self
+                .current
+                .as_deref()
+                .and_then(InProgress::of_record)
+                .map(InProgressView::from),
             current: self.current.map(|record| RecordView::from(*record)),
         };
         let mut response = (self.status, axum::Json(body)).into_response();

@@ -10,6 +10,7 @@
 //! milliseconds (`_ms`).
 
 use std::collections::BTreeMap;
+use twice_world::billing_tools::CreditArguments;
 
 use serde::Serialize;
 
@@ -1118,8 +1119,8 @@ pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_w
                 key: looks.look(&message.key),
                 downstream_key: message.downstream_key.clone(),
                 attempt: message.attempt,
-                account: message.call.arguments.account.clone(),
-                amount_cents: message.call.arguments.amount_cents,
+                account: CreditArguments::of_call(&message.call).account,
+                amount_cents: CreditArguments::of_call(&message.call).amount_cents,
                 answer: message.answer.as_ref().map(answer_text),
                 sent_at_ms: message.sent_at_ms,
                 arrives_at_ms: message.arrives_at_ms,
@@ -1276,7 +1277,7 @@ pub fn race_view(race: &Race, catalogue: &Catalogue, with_tries: bool) -> RaceVi
     let simulation = race.simulation();
     let looks = KeyLooks::from_timeline(simulation.timeline());
     let record = simulation.ledger().record(&race.key).ok().flatten();
-    let arguments: Option<twice_world::runtime::run::Arguments> = record
+    let arguments: Option<CreditArguments> = record
         .as_ref()
         .and_then(|record| serde_json::from_str(&record.arguments).ok());
     let billing = billing_view(&simulation, &looks);

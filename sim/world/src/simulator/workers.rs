@@ -11,12 +11,12 @@ use super::clock::Event;
 use super::network::Outgoing;
 use super::timeline::Actor;
 use super::{SimError, Simulation, WORKERS_MAX};
+use crate::billing_tools::{CreditArguments, Operation};
 use crate::model::{self, Nudge};
 use crate::runtime::executor::{Drive, Executor, Next, Report};
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::rules::{self, FailedRunAction};
 use crate::runtime::run::{Decision, RunState, RunStatus, ToolCall};
-use crate::runtime::tool::Operation;
 use crate::runtime::worker::{Command, Input, Worker, WorkerSetup, WorkerState};
 use crate::runtime::workflow;
 
@@ -611,17 +611,18 @@ impl Simulation {
                     .level
                     .tools
                     .iter()
-                    .any(|tool| tool.name == call.tool && tool.operation == Operation::LookupBalance);
+                    .any(|tool| tool.name == call.tool && Operation::LookupBalance.is_of(tool));
+                let arguments = CreditArguments::of_call(call);
                 let amount = if reads {
                     String::new()
                 } else {
-                    format!("{}, ", super::dollars(i64::from(call.arguments.amount_cents)))
+                    format!("{}, ", super::dollars(i64::from(arguments.amount_cents)))
                 };
                 format!(
                     "Penny calls {}({}, {amount}\"{}\") as {}{}",
                     call.tool,
-                    call.arguments.account,
-                    call.arguments.memo,
+                    arguments.account,
+                    arguments.memo,
                     call.id,
                     if used_card { " — called again" } else { "" }
                 )

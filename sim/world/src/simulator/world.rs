@@ -8,12 +8,13 @@ use super::Simulation;
 use super::network::Message;
 use super::timeline::Actor;
 use crate::billing::{Answer, Billing, CreditRequest};
+use crate::billing_tools::{CreditArguments, Operation};
 use crate::checker::{CompensationBy, CompensationLog, CreditOrigin};
 use crate::ledger::ExecutionRecord;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::operator::{CompensationTarget, Effect, LookupError};
 use crate::runtime::run::ToolCall;
-use crate::runtime::tool::{Operation, ToolDeclaration};
+use crate::runtime::tool::ToolDeclaration;
 
 /// Billing and what the simulator knows about it that no runtime could claim: which call's
 /// request made each credit.
@@ -94,19 +95,21 @@ impl Simulation {
     /// answer goes back on the wire.
     pub(super) fn billing_applies(&mut self, request: Message) {
         let now = self.clock.now_ms;
-        let answer = match self.tool(&request.call.tool).operation {
+        let arguments = CreditArguments::of_call(&request.call);
+        let operation = Operation::of(self.tool(&request.call.tool)).expect("levels name billing's operations");
+        let answer = match operation {
             Operation::Credit => self.world.billing.credit(
                 &CreditRequest {
-                    account: request.call.arguments.account.clone(),
-                    amount_cents: request.call.arguments.amount_cents,
-                    memo: request.call.arguments.memo.clone(),
+                    account: arguments.account.clone(),
+                    amount_cents: arguments.amount_cents,
+                    memo: arguments.memo.clone(),
                     idempotency_key: request.downstream_key.clone(),
                     intent: format!("{}/{}", request.run, request.call.item),
                 },
                 now,
             ),
             Operation::LookupBalance => Answer::Balance {
-                balance_cents: self.world.billing.balance(&request.call.arguments.account).unwrap_or(0),
+                balance_cents: self.world.billing.balance(&arguments.account).unwrap_or(0),
             },
         };
         let text = match &answer {
@@ -115,8 +118,8 @@ impl Simulation {
                 balance_cents,
             } => format!(
                 "billing credits {} to {} ({credit_id}); balance {}",
-                super::dollars(i64::from(request.call.arguments.amount_cents)),
-                request.call.arguments.account,
+                super::dollars(i64::from(arguments.amount_cents)),
+                arguments.account,
                 super::dollars(*balance_cents)
             ),
             Answer::Repeat { credit_id, .. } => format!(
@@ -129,7 +132,7 @@ impl Simulation {
             }
         };
         if let Answer::Applied { credit_id, .. } = &answer
-            && self.tool(&request.call.tool).operation == Operation::Credit
+            && operation == Operation::Credit
         {
             self.world.effects.insert(
                 credit_id.clone(),
@@ -169,10 +172,11 @@ impl Simulation {
     /// posts a reversal even when no credit exists. Returns what billing answered, in words.
     pub(super) fn reflex_void(&mut self, run: &str, key: &IdempotencyKey, call: &ToolCall) -> String {
         let intent = format!("{run}/{}", call.item);
+        let arguments = CreditArguments::of_call(call);
         let answer = self.world.billing.void_credit(
             key.as_str(),
-            &call.arguments.account,
-            call.arguments.amount_cents,
+            &arguments.account,
+            arguments.amount_cents,
             &intent,
             self.clock.now_ms,
         );

@@ -1,0 +1,238 @@
+//! A tool's execution, the model and the time, as a driver implements them; and
+//! [`drive_run`], a synchronous loop that runs one worker to its end with them.
+//!
+//! The runtime never sends anything itself. A synchronous driver implements [`ToolExecution`],
+//! [`Agent`] and [`Clock`] and calls [`drive_run`]. An asynchronous driver (tokio, say) does
+//! not need the traits: it matches the [`Drive`] the executor hands it, awaits its own
+//! request, and turns what came back into the machine's input with [`Attempt::into_input`]
+//! and [`Executor::reconciled`], as [`drive_run`] does. Nothing here awaits, sleeps or reads a
+//! clock: the runtime stays sans-IO.
+
+use crate::answer::ToolAnswer;
+use crate::executor::{Drive, Executor, Next};
+use crate::key::IdempotencyKey;
+use crate::ledger::LedgerError;
+use crate::run::{Arguments, Decision, RunState, ToolCall};
+use crate::worker::{Input, Worker};
+
+/// What one attempt of a tool came to, as the driver saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attempt {
+    /// The other system answered.
+    Answered(ToolAnswer),
+    /// The request left and no answer came in time: it may have taken effect.
+    TimedOut,
+    /// The tool refused before anything left (the other system could not be reached).
+    NotSent {
+        /// Why nothing was sent.
+        reason: String,
+    },
+}
+
+impl Attempt {
+    /// The machine's input for attempt `attempt` of the call `key`.
+    pub fn into_input(self, key: IdempotencyKey, attempt: u32) -> Input {
+        match self {
+            Attempt::Answered(answer) => Input::Response { key, attempt, answer },
+            Attempt::TimedOut => Input::TimedOut { key, attempt },
+            Attempt::NotSent { reason } => Input::NotAttempted { reason },
+        }
+    }
+}
+
+/// What a reconcile hook found under a key in the tool's world.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// The receipt the ledger records as the call's result.
+    pub receipt: String,
+    /// What was found, in words (for the timeline and the history).
+    pub finding: String,
+}
+
+/// One send the send fence let through.
+#[derive(Clone, Copy, Debug)]
+pub struct Sending<'a> {
+    /// The ledger's key of the call.
+    pub key: &'a IdempotencyKey,
+    /// The key to pass downstream (an `Idempotency-Key` header, say); `None` when the tool
+    /// is declared to take no key.
+    pub downstream_key: Option<&'a IdempotencyKey>,
+    /// The call, with its canonical JSON arguments.
+    pub call: &'a ToolCall,
+    /// Which attempt this is, from 1.
+    pub attempt: u32,
+}
+
+/// The tools' side: what a synchronous driver implements so [`drive_run`] can run them.
+pub trait ToolExecution {
+    /// Sends one attempt of `sending.call` and says how it ended. Pass
+    /// `sending.downstream_key` on when there is one: that is what makes a resend safe.
+    fn send(&mut self, sending: &Sending<'_>) -> Attempt;
+
+    /// The reconcile hook of a tool declared with `reconcile: true`: a read-only look-up of
+    /// the call by its key. `None`: nothing is there (or the hook cannot tell).
+    fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> Option<Found>;
+
+    /// A naive runtime's reflex compensation (guard `no_reflex_compensation` off only): undo
+    /// by key, and say what the tool's world answered. A runtime with its guards on never
+    /// asks, so the default refuses.
+    fn undo(&mut self, key: &IdempotencyKey, call: &ToolCall) -> String {
+        let _ = call;
+        format!("no compensation is wired for {key}")
+    }
+}
+
+/// The model's side: decides the run's next step from its state.
+pub trait Agent {
+    /// The decision and the state it leaves (with its counters moved on, see
+    /// [`next_call`]). An error is a state the agent cannot decide from: the run waits for
+    /// a person.
+    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), String>;
+}
+
+/// The time, given by the driver: the runtime reads no clock.
+pub trait Clock {
+    /// The time now, in milliseconds from any fixed origin.
+    fn now_ms(&mut self) -> u64;
+    /// Lets `duration_ms` pass (a real driver sleeps; a simulated one moves its clock).
+    fn wait_ms(&mut self, duration_ms: u64);
+}
+
+/// How [`drive_run`] ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The run is over for this worker (completed, failed or paused: read its checkpoint).
+    Exited,
+    /// Another worker drives the run.
+    StoodDown(String),
+    /// The run's state cannot be used; a person looks.
+    WaitsForPerson(String),
+    /// The worker waits on a call someone else must settle (an operator, or the worker that
+    /// owns it): run it again when that key is settled.
+    Parked(IdempotencyKey),
+}
+
+/// The next call for an agent: the state moved on to the next item if the last call was
+/// answered, a call numbered from the run's counter (so a replay makes the same id), and the
+/// state with its counters counted. `None` when a counter is at its limit.
+///
+/// ```
+/// use twice_runtime::execution::next_call;
+/// use twice_runtime::run::{Arguments, Decision, RunState};
+/// let state = RunState::default();
+/// let (decision, next) = next_call(&state, "send_email", Arguments::new(serde_json::json!({"to": "ada"}))).unwrap();
+/// let Decision::Call(call) = decision else { unreachable!() };
+/// assert_eq!((call.id.as_str(), call.item, next.next_call_number), ("c1", 0, 2));
+/// ```
+pub fn next_call(state: &RunState, tool: &str, arguments: Arguments) -> Option<(Decision, RunState)> {
+    let mut next = moved_on(state)?;
+    let call = ToolCall {
+        id: format!("c{}", next.next_call_number),
+        tool: tool.to_owned(),
+        item: next.item,
+        arguments,
+    };
+    next.next_call_number = next.next_call_number.checked_add(1)?;
+    next.calls_for_item = next.calls_for_item.checked_add(1)?;
+    Some((Decision::Call(call), next))
+}
+
+/// The state with the current item finished if the model was told about it: the item an
+/// agent works on next. `None` when the item counter is at its limit.
+pub fn moved_on(state: &RunState) -> Option<RunState> {
+    let mut next = state.clone();
+    if next.last_told.is_some() {
+        next.item = next.item.checked_add(1)?;
+        next.calls_for_item = 0;
+        next.last_told = None;
+    }
+    Some(next)
+}
+
+/// Runs `worker` from its start to its end: ledger steps through `executor`, the rest through
+/// the driver's `agent`, `tools` and `clock`. A synchronous driver's whole loop.
+pub fn drive_run(
+    worker: &mut Worker,
+    executor: &mut Executor,
+    agent: &mut dyn Agent,
+    tools: &mut dyn ToolExecution,
+    clock: &mut dyn Clock,
+) -> Result<Ending, LedgerError> {
+    let mut command = worker.handle(clock.now_ms(), Input::Start);
+    while let Some(current) = command.take() {
+        let step = executor.perform(current, clock.now_ms())?;
+        let input = match step.next {
+            Next::Feed(input) => input,
+            Next::Nothing => continue,
+            Next::Drive(drive) => match driven(drive, executor, agent, tools, clock)? {
+                Driven::Feed(input) => *input,
+                Driven::End(ending) => return Ok(ending),
+            },
+        };
+        command = worker.handle(clock.now_ms(), input);
+    }
+    Ok(Ending::Exited)
+}
+
+enum Driven {
+    Feed(Box<Input>),
+    End(Ending),
+}
+
+/// The driver's part of one step.
+fn driven(
+    drive: Drive,
+    executor: &mut Executor,
+    agent: &mut dyn Agent,
+    tools: &mut dyn ToolExecution,
+    clock: &mut dyn Clock,
+) -> Result<Driven, LedgerError> {
+    let input = match drive {
+        Drive::AskModel { state } => match agent.decide(&state) {
+            Ok((decision, state)) => Input::ModelDecided { decision, state },
+            Err(detail) => Input::StateUnusable { detail },
+        },
+        Drive::Send {
+            key,
+            downstream_key,
+            call,
+            attempt,
+        } => {
+            let sending = Sending {
+                key: &key,
+                downstream_key: downstream_key.as_ref(),
+                call: &call,
+                attempt,
+            };
+            tools.send(&sending).into_input(key, attempt)
+        }
+        Drive::Backoff { after_ms, .. } => {
+            clock.wait_ms(after_ms);
+            Input::BackoffElapsed
+        }
+        Drive::LookUp { key, call } => {
+            let found = tools.look_up(&key, &call);
+            let found = found
+                .as_ref()
+                .map(|found| (found.receipt.as_str(), found.finding.as_str()));
+            return follow(executor.reconciled(key, found, clock.now_ms())?.next);
+        }
+        Drive::Undo { key, call } => {
+            let detail = tools.undo(&key, &call);
+            return follow(executor.undone(key, &detail, clock.now_ms())?.next);
+        }
+        Drive::Park { key } => return Ok(Driven::End(Ending::Parked(key))),
+        Drive::StandDown { reason } => return Ok(Driven::End(Ending::StoodDown(reason))),
+        Drive::WaitForPerson { reason } => return Ok(Driven::End(Ending::WaitsForPerson(reason))),
+        Drive::Exit => return Ok(Driven::End(Ending::Exited)),
+    };
+    Ok(Driven::Feed(Box::new(input)))
+}
+
+/// The executor's answer to a look-up or an undo always feeds the machine.
+fn follow(next: Next) -> Result<Driven, LedgerError> {
+    match next {
+        Next::Feed(input) => Ok(Driven::Feed(Box::new(input))),
+        other => panic!("the executor's answer to a driver's look-up feeds the machine, not {other:?}"),
+    }
+}

@@ -1,0 +1,65 @@
+//! Item 7 of issue 23: the start check refuses an external or destructive tool that declares
+//! no ambiguity policy — neither a reconcile hook nor a runtime that pauses on an unknown
+//! outcome — before anything is loaded, asked or sent; with guard `tool_contract` off the
+//! run starts as before.
+
+use twice_runtime::guards::{Guard, Guards};
+use twice_runtime::tool::{SideEffect, ToolDeclaration};
+use twice_runtime::worker::{Command, Input, Worker, WorkerSetup};
+
+fn tool(side_effect: SideEffect, reconcile: bool) -> ToolDeclaration {
+    ToolDeclaration {
+        name: "delete_record".into(),
+        side_effect,
+        operation: None,
+        takes_key: true,
+        reconcile,
+        compensation: false,
+        attempts: None,
+    }
+}
+
+fn first_command(tool: ToolDeclaration, guards: Guards) -> Command {
+    let mut worker = Worker::new(WorkerSetup {
+        worker_id: "w1".into(),
+        run_id: "r1".into(),
+        tenant: "default".into(),
+        guards,
+        tools: vec![tool],
+        lease_ms: 150,
+    });
+    worker.handle(0, Input::Start).expect("the worker does something first")
+}
+
+#[test]
+fn a_tool_that_reaches_out_without_an_ambiguity_policy_is_refused_at_start() {
+    let no_pause = Guards::all_on().with(Guard::PauseOnIndeterminate, false);
+    for side_effect in [SideEffect::External, SideEffect::Destructive] {
+        match first_command(tool(side_effect, false), no_pause) {
+            Command::WaitForPerson { reason } => assert!(
+                reason.contains("delete_record") && reason.contains("ambiguity policy"),
+                "{reason}"
+            ),
+            other => panic!("{side_effect:?} without a hook or a pause must be refused, not {other:?}"),
+        }
+        // Either policy is enough.
+        assert_eq!(
+            first_command(tool(side_effect, true), no_pause),
+            Command::LoadCheckpoint
+        );
+        assert_eq!(
+            first_command(tool(side_effect, false), Guards::all_on()),
+            Command::LoadCheckpoint
+        );
+        // Guard off: the naive runtime starts the run anyway.
+        let naive = no_pause.with(Guard::ToolContract, false);
+        assert_eq!(first_command(tool(side_effect, false), naive), Command::LoadCheckpoint);
+    }
+    // A read or a write needs no policy: its outcome is the runtime's to find out.
+    for side_effect in [SideEffect::Read, SideEffect::Write] {
+        assert_eq!(
+            first_command(tool(side_effect, false), no_pause),
+            Command::LoadCheckpoint
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! The billing world's tools as the runtime sees them: a thin adapter. The runtime takes any
+//! tool with any JSON arguments; the billing world's `issue_credit` (and its compensation
+//! `void_credit`) and `lookup_balance` are one set of such tools. This file says what their
+//! arguments are and which of billing's operations a declared tool runs, so the rest of the
+//! world reads typed credits while the runtime stores canonical JSON.
+
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::run::{Arguments, ToolCall};
+use crate::runtime::tool::ToolDeclaration;
+
+/// What the billing world does when one of its tools runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// Credit an account (`issue_credit`).
+    Credit,
+    /// Read an account's balance (`lookup_balance`).
+    LookupBalance,
+}
+
+impl Operation {
+    /// Every operation billing has.
+    pub const ALL: [Operation; 2] = [Operation::Credit, Operation::LookupBalance];
+
+    /// The name a level writes (`operation: credit`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::Credit => "credit",
+            Operation::LookupBalance => "lookup_balance",
+        }
+    }
+
+    /// The operation a declared tool runs; `None` when it names none billing has (a level
+    /// refuses such a tool when it loads, see [`Operation::problem`]).
+    pub fn of(tool: &ToolDeclaration) -> Option<Operation> {
+        let name = tool.operation.as_deref()?;
+        Operation::ALL.into_iter().find(|operation| operation.name() == name)
+    }
+
+    /// What is wrong with a tool's operation for the billing world, in words.
+    pub fn problem(tool: &ToolDeclaration) -> Option<String> {
+        if Operation::of(tool).is_some() {
+            return None;
+        }
+        let names: Vec<&str> = Operation::ALL.into_iter().map(Operation::name).collect();
+        Some(match &tool.operation {
+            None => format!(
+                "tool `{}` names no operation; billing has {}",
+                tool.name,
+                names.join(", ")
+            ),
+            Some(other) => format!(
+                "tool `{}` names operation `{other}`; billing has {}",
+                tool.name,
+                names.join(", ")
+            ),
+        })
+    }
+
+    /// True when `tool` is declared with this operation.
+    pub fn is_of(self, tool: &ToolDeclaration) -> bool {
+        Operation::of(tool) == Some(self)
+    }
+}
+
+/// The arguments of every billing tool: an account, an amount, a memo. Serialized in this
+/// field order, which is also the canonical (sorted) order, so the ledger's text and the
+/// keys of every stored tape are what they were when these were the runtime's own fields.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreditArguments {
+    /// The account credited or looked up.
+    pub account: String,
+    /// The amount in cents (0 for a lookup).
+    pub amount_cents: u32,
+    /// The memo on the credit.
+    pub memo: String,
+}
+
+impl CreditArguments {
+    /// As the runtime's arguments.
+    pub fn to_arguments(&self) -> Arguments {
+        Arguments::from_typed(self).expect("credit arguments serialize")
+    }
+
+    /// Read from a call's arguments; the error says what does not fit a billing tool.
+    pub fn from_arguments(arguments: &Arguments) -> Result<CreditArguments, String> {
+        arguments.to_typed().map_err(|error| {
+            format!(
+                "the arguments {} are not a billing tool's: {error}",
+                arguments.canonical()
+            )
+        })
+    }
+
+    /// Read from a call the world's own model made. Its model builds every call from the
+    /// level's script, so arguments that do not fit are a bug here, not an input to refuse.
+    pub fn of_call(call: &ToolCall) -> CreditArguments {
+        CreditArguments::from_arguments(&call.arguments)
+            .unwrap_or_else(|problem| panic!("call {} of tool `{}`: {problem}", call.id, call.tool))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credit_arguments_keep_the_canonical_text_the_ledger_stored_before() {
+        let arguments = CreditArguments {
+            account: "acct_ada".into(),
+            amount_cents: 2500,
+            memo: "Refund".into(),
+        };
+        assert_eq!(
+            arguments.to_arguments().canonical(),
+            r#"{"account":"acct_ada","amount_cents":2500,"memo":"Refund"}"#
+        );
+        assert_eq!(
+            CreditArguments::from_arguments(&arguments.to_arguments()),
+            Ok(arguments)
+        );
+        let other = Arguments::new(serde_json::json!({"to": "ada@example.com"}));
+        let problem = CreditArguments::from_arguments(&other).expect_err("an email is not a credit");
+        assert!(
+            problem.contains("ada@example.com") && problem.contains("account"),
+            "{problem}"
+        );
+    }
+
+    #[test]
+    fn an_operation_billing_does_not_have_is_named() {
+        let tool = ToolDeclaration {
+            name: "send_email".into(),
+            side_effect: crate::runtime::tool::SideEffect::External,
+            operation: Some("email".into()),
+            takes_key: true,
+            reconcile: true,
+            compensation: false,
+            attempts: None,
+        };
+        assert_eq!(Operation::of(&tool), None);
+        let problem = Operation::problem(&tool).expect("billing has no email");
+        assert!(
+            problem.contains("send_email") && problem.contains("`email`"),
+            "{problem}"
+        );
+        let credit = ToolDeclaration {
+            operation: Some("credit".into()),
+            ..tool
+        };
+        assert!(Operation::Credit.is_of(&credit));
+        assert_eq!(Operation::problem(&credit), None);
+    }
+}
