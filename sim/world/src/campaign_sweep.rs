@@ -123,7 +123,7 @@ impl CampaignSweep {
             ));
             for sweep in &level.moves {
                 out.push_str(&format!(
-                    "    {:<40} wins at {:>4} of {:>4} legal moments{}\n",
+                    "    {:<40} wins at {:>4} of {:>4} legal moments{}{}\n",
                     sweep.name(),
                     sweep.winning.len(),
                     sweep.legal.len(),
@@ -131,7 +131,8 @@ impl CampaignSweep {
                         (false, _) => "",
                         (true, true) => "  (timed)",
                         (true, false) => "  (a guess: more than half)",
-                    }
+                    },
+                    moments_text(&sweep.winning)
                 ));
             }
         }
@@ -149,6 +150,24 @@ impl CampaignSweep {
         }
         out
     }
+}
+
+/// The first few winning moments, as phases: `: 11, 12` or `: 3+5, 3+6, …`.
+fn moments_text(moments: &[Moment]) -> String {
+    const SHOWN: usize = 6;
+    if moments.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = moments
+        .iter()
+        .take(SHOWN)
+        .map(|(first, second)| match second {
+            Some(second) => format!("{first}+{second}"),
+            None => first.to_string(),
+        })
+        .collect();
+    let more = if moments.len() > SHOWN { ", …" } else { "" };
+    format!(" at phase {}{more}", shown.join(", "))
 }
 
 /// Sweeps every level given; unbeatable ones are skipped.

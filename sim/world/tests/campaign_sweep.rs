@@ -19,7 +19,7 @@ fn campaign_sweep() -> CampaignSweep {
 }
 
 /// The share of beatable levels in which timing must decide.
-const FIGURE_FLOOR: f64 = 0.5;
+const FIGURE_FLOOR: f64 = 0.75;
 
 #[test]
 fn timing_decides_in_enough_of_the_beatable_levels() {
