@@ -13,6 +13,7 @@
 
 pub mod billing;
 pub mod campaign;
+pub mod campaign_par;
 pub mod campaign_sweep;
 pub mod checker;
 pub mod debrief;
