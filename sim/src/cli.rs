@@ -106,6 +106,8 @@ enum Commands {
     BatchCrashChild(twice_drill::BatchCrashChildArgs),
     /// Search random fault schedules for a heist, shrink the first one found and write it as a tape.
     Explore(crate::commands::explore::ExploreArgs),
+    /// Play every card at every phase of every beatable level: does *when* decide, or is it a guess?
+    Sweep(crate::commands::sweep::SweepArgs),
     /// Measure the ledger, the peer, the simulator and contention side by side (see the README's "Performance").
     Bench(crate::bench::BenchArgs),
     /// One contending process of `twice-sim bench` (started by it).
@@ -155,6 +157,7 @@ pub fn run(cli: Cli) -> u8 {
         Commands::DrillBatchCrash(args) => twice_drill::batch_crash_command(args),
         Commands::BatchCrashChild(args) => twice_drill::batch_crash_child_command(args),
         Commands::Explore(args) => crate::commands::explore::explore_command(args),
+        Commands::Sweep(args) => crate::commands::sweep::sweep_command(args),
         Commands::Bench(args) => crate::bench::bench_command(args),
         Commands::BenchWorker(args) => crate::bench::worker_command(args),
     }

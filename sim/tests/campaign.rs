@@ -580,47 +580,86 @@ fn every_unbeatable_level_is_finished_by_playing_its_whole_hand_and_only_so() {
     }
 }
 
+/// The kinds of card a move plays, in order of kind: what "the same move" means across levels.
+fn move_of(actions: &[level::TimedAction]) -> Vec<twice_sim::level::CardKind> {
+    let mut cards: Vec<_> = actions.iter().map(|action| action.play.card()).collect();
+    cards.sort();
+    cards
+}
+
+/// Each beatable level's own move: the cards its win tape plays.
+fn own_moves(campaign: &Campaign) -> BTreeMap<String, Vec<twice_sim::level::CardKind>> {
+    campaign
+        .tapes
+        .iter()
+        .filter(|tape| tape.tape.guards.is_none() && tape_name(tape).ends_with(campaign::WIN_TAPE_SUFFIX))
+        .map(|tape| (tape.level.level.id.clone(), move_of(&tape.tape.actions)))
+        .collect()
+}
+
+/// A win with fewer cards (or as many, in fewer phases) than par must be another level's move.
+fn assert_beats_par_only_by_another_levels_move(
+    moves: &BTreeMap<String, Vec<twice_sim::level::CardKind>>,
+    id: &str,
+    what: &str,
+    actions: &[level::TimedAction],
+) {
+    let played = move_of(actions);
+    let lesson = moves
+        .iter()
+        .find(|(other, cards)| other.as_str() != id && **cards == played);
+    assert!(
+        lesson.is_some(),
+        "`{id}` is won below its par by {what} ({played:?}), which is no other level's move: par must be the best win"
+    );
+}
+
 #[test]
-fn every_beatable_level_states_its_par_and_a_shipped_tape_reaches_it() {
+fn every_beatable_level_states_its_par_and_its_win_tape_reaches_it() {
     let campaign = campaign();
+    let moves = own_moves(&campaign);
     for loaded in campaign.levels.iter().filter(|loaded| !loaded.level.unbeatable) {
         let level = &loaded.level;
         let par = level.par.unwrap_or_else(|| panic!("`{}` has no par", level.id));
-        let mut best: Option<(u32, u32, String)> = None;
-        for tape in own_tapes(&campaign, &level.id) {
-            let simulation = run_tape(tape);
-            let verdict = simulation.verdict().expect("a verdict");
-            if !verdict.goal_reached {
-                continue;
-            }
-            let score = (simulation.played().len() as u32, simulation.phase(), tape_name(tape));
-            if best.as_ref().is_none_or(|best| (score.0, score.1) < (best.0, best.1)) {
-                best = Some(score);
-            }
-        }
-        let (cards, phases, tape) = best.unwrap_or_else(|| panic!("`{}` ships no win", level.id));
+        // Par is reached on the path the hints teach: the level's own win tape.
+        let win = own_tapes(&campaign, &level.id)
+            .into_iter()
+            .find(|tape| tape_name(tape).ends_with(campaign::WIN_TAPE_SUFFIX))
+            .unwrap_or_else(|| panic!("`{}` ships no win tape", level.id));
+        let simulation = run_tape(win);
+        assert!(
+            simulation.verdict().expect("a verdict").goal_reached,
+            "{} wins",
+            tape_name(win)
+        );
         assert_eq!(
-            (cards, phases),
+            (simulation.played().len() as u32, simulation.phase()),
             (par.cards, par.phases),
-            "`{}`'s best shipped win is {tape} ({cards} card(s), {phases} phases); its par says {} and {}",
+            "`{}`'s win tape {} takes {} card(s) and {} phases; its par says {} and {}",
             level.id,
+            tape_name(win),
+            simulation.played().len(),
+            simulation.phase(),
             par.cards,
             par.phases
         );
-        // The explorer's shortest find is no better in cards: par is the best known.
+        // A shipped win that beats par plays another level's lesson (09's resolve in flight is 18's).
+        for tape in own_tapes(&campaign, &level.id) {
+            let simulation = run_tape(tape);
+            let score = (simulation.played().len() as u32, simulation.phase());
+            if simulation.verdict().expect("a verdict").goal_reached && score < (par.cards, par.phases) {
+                assert_beats_par_only_by_another_levels_move(&moves, &level.id, &tape_name(tape), simulation.played());
+            }
+        }
+        // So does any find of the explorer with fewer cards.
         let outcome = twice_sim::explore::Explorer::new(level.clone(), level.guards, 1)
             .schedules(2_000)
             .run(&|_| {}, &AtomicBool::new(false))
             .expect("the explorer runs");
-        if let Some(found) = outcome.found {
-            assert!(
-                found.actions.len() as u32 >= par.cards,
-                "the explorer wins `{}` with {} card(s), fewer than its par of {}: {:?}",
-                level.id,
-                found.actions.len(),
-                par.cards,
-                found.actions
-            );
+        if let Some(found) = outcome.found
+            && (found.actions.len() as u32) < par.cards
+        {
+            assert_beats_par_only_by_another_levels_move(&moves, &level.id, "the explorer's find", &found.actions);
         }
     }
 }

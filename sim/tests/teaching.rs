@@ -55,8 +55,9 @@ fn a_wire_card_with_nothing_on_the_wire_is_refused_and_stays_in_the_hand() {
         1,
         "a refused card is not spent"
     );
-    // Billing applies the credit in phase 4; its answer is on the wire before phase 5.
-    step_to(&mut simulation, 5);
+    // Billing applies the credit (Penny's second call, after a balance lookup) in phase 11;
+    // its answer is on the wire before phase 12.
+    step_to(&mut simulation, 12);
     assert_eq!(simulation.wire_targets(CardKind::LoseResponse).len(), 1);
     simulation
         .play(Play::LoseResponse { key: None })
@@ -66,7 +67,7 @@ fn a_wire_card_with_nothing_on_the_wire_is_refused_and_stays_in_the_hand() {
     assert_eq!(
         simulation.played()[0].play,
         Play::LoseResponse {
-            key: Some("r1:c1".into())
+            key: Some("r1:c2".into())
         }
     );
     simulation.run().expect("runs");
@@ -214,14 +215,15 @@ fn a_lost_operator_race_is_a_move_and_its_409_names_the_winner() {
     assert_eq!(record.status, Status::Failed, "the winner's decision stands");
 }
 
-/// A version 1 tape of level 01: the wire card armed at phase 0 for the next answer.
+/// A version 1 tape of level 01: the wire card armed at phase 6 (after the balance lookup's
+/// answer arrived) for the next answer, the credit's.
 const VERSION_1_TAPE: &str = r#"// The heist, as version 1 recorded it.
 (
     level: "01-naive-retry.level.ron",
     seed: 1,
     title: "Lose the answer, not the money",
     actions: [
-        (at_phase: 0, play: LoseResponse),
+        (at_phase: 6, play: LoseResponse),
     ],
     expect: (verdict: paid_twice, stopped_by: []),
 )"#;
@@ -250,11 +252,11 @@ fn a_version_1_tape_replays_by_its_own_rule_and_upgrades_to_the_same_verdict() {
     assert_eq!(
         new.tape.actions[0].play,
         Play::LoseResponse {
-            key: Some("r1:c1".into())
+            key: Some("r1:c2".into())
         }
     );
     assert_eq!(
-        new.tape.actions[0].at_phase, 5,
+        new.tape.actions[0].at_phase, 12,
         "played when the answer was on the wire"
     );
     assert!(

@@ -153,14 +153,14 @@ async fn a_level_played_over_http_reaches_its_verdict_and_its_tape_replays_to_th
             .iter()
             .any(|card| card["card"] == "LoseResponse" && card["targets"].as_array().unwrap().is_empty())
     );
-    // Billing has applied the credit by phase 5, and its answer is on the wire.
-    let (status, game) = browser.post("/api/game/step", json!({ "phases": 5 })).await;
-    assert_eq!((status, game["phase"].as_u64()), (StatusCode::OK, Some(5)));
+    // After a balance lookup, billing has applied the credit by phase 12, and its answer is on the wire.
+    let (status, game) = browser.post("/api/game/step", json!({ "phases": 12 })).await;
+    assert_eq!((status, game["phase"].as_u64()), (StatusCode::OK, Some(12)));
     let (status, game) = browser
         .post("/api/game/play", json!({ "play": first_target(&game, "LoseResponse") }))
         .await;
     assert_eq!(status, StatusCode::OK, "{game}");
-    assert_eq!(game["played"][0]["play"]["LoseResponse"]["key"], "r1:c1");
+    assert_eq!(game["played"][0]["play"]["LoseResponse"]["key"], "r1:c2");
     let (status, game) = browser.post("/api/game/run", json!({})).await;
     assert_eq!(status, StatusCode::OK, "{game}");
     assert_eq!(game["over"], true);
@@ -661,7 +661,7 @@ async fn the_scoreboard_lists_each_finished_level_by_cards_then_phases() {
     let room = room().await;
     for name in ["Grace", "Ada"] {
         let (browser, _) = Browser::joined_on(&room, name, "01-naive-retry").await;
-        let (_, game) = browser.post("/api/game/step", json!({ "phases": 5 })).await;
+        let (_, game) = browser.post("/api/game/step", json!({ "phases": 12 })).await;
         browser
             .post("/api/game/play", json!({ "play": first_target(&game, "LoseResponse") }))
             .await;
@@ -678,7 +678,7 @@ async fn the_scoreboard_lists_each_finished_level_by_cards_then_phases() {
     assert_eq!(board["level"], "01-naive-retry");
     assert_eq!(
         (board["par"]["cards"].as_u64(), board["par"]["phases"].as_u64()),
-        (Some(1), Some(17)),
+        (Some(1), Some(31)),
         "{board}"
     );
     let names: Vec<&str> = board["scores"]

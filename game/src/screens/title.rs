@@ -64,9 +64,13 @@ fn draw(
                     );
                     ui.add_space(if short { 12.0 } else { 28.0 });
                     let width = 300.0;
+                    // Enter plays the campaign, so that entry is drawn selected: the highlight
+                    // and the Enter hint sit on the same button, wherever the pointer rests.
                     let mut entry = |ui: &mut egui::Ui, label: &str, key: &str, screen: Option<Screen>| {
+                        let is_default = screen == Some(Screen::LevelSelect);
                         let button = egui::Button::new(RichText::new(label).size(theme::HEADING))
                             .shortcut_text(RichText::new(key).monospace().color(theme::TEXT_FAINT))
+                            .selected(is_default)
                             .min_size(egui::vec2(width, 38.0));
                         if ui.add(button).clicked() {
                             go = Some(screen);

@@ -2,4 +2,5 @@
 
 pub mod explore;
 pub mod serve;
+pub mod sweep;
 pub mod web;

@@ -84,13 +84,14 @@ try {
   await page.click('#open-level');
   await page.waitForSelector('#timeline');
   check((await phaseOf(page)) === 0, 'level 01 opens at phase 0');
-  // A wire card acts on a message on the wire: step until billing's answer travels (phase 5).
-  for (let step = 0; step < 5; step += 1) {
+  // A wire card acts on a message on the wire: step past the balance lookup until billing's
+  // answer to the refund travels (phase 12).
+  for (let step = 0; step < 12; step += 1) {
     const before = await phaseOf(page);
     await page.click('#step');
     await page.waitForFunction((phase) => document.querySelector('#phase').textContent.includes(`phase ${phase + 1} `), before);
   }
-  check((await phaseOf(page)) === 5, 'five steps run five phases');
+  check((await phaseOf(page)) === 12, 'twelve steps run twelve phases');
   // With one answer on the wire, the card plays at once: the moment the heist turns.
   await page.click('[data-card="LoseResponse"]');
   await page.waitForSelector('.message.response .flags');

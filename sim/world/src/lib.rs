@@ -14,6 +14,8 @@
 pub mod billing;
 pub mod billing_tools;
 pub mod campaign;
+pub mod campaign_par;
+pub mod campaign_sweep;
 pub mod checker;
 pub mod debrief;
 pub mod defend;
