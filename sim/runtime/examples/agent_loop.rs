@@ -232,7 +232,7 @@ mod tests {
             ]
         );
         assert_eq!(world.emails_delivered, 1);
-        assert_eq!(world.records["rec_42"], false);
+        assert!(!world.records["rec_42"]);
 
         let folder = tempfile::tempdir().expect("a temporary folder");
         let ledger = Ledger::open(&folder.path().join("ledger.sqlite")).expect("the SQLite ledger opens");

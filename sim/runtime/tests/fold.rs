@@ -107,7 +107,9 @@ fn credit(id: &str) -> ToolCall {
         id: id.into(),
         tool: "issue_credit".into(),
         item: 0,
-        arguments: Arguments::new(serde_json::json!({"account": "acct_ada", "amount_cents": 2500, "memo": "Refund for order #1001"})),
+        arguments: Arguments::new(
+            serde_json::json!({"account": "acct_ada", "amount_cents": 2500, "memo": "Refund for order #1001"}),
+        ),
     }
 }
 
