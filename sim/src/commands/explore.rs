@@ -1,5 +1,6 @@
 //! `twice-sim explore`: the explorer on the command line.
 
+use super::bad_input;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use twice_world::checker;
-use twice_world::exit::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK};
+use twice_world::exit::{EXIT_DIFFERS, EXIT_OK};
 use twice_world::explore::{Explorer, JOBS_MAX, Outcome, Progress, SCHEDULES_MAX, Stage};
 use twice_world::ledger::LedgerStore;
 use twice_world::level::{self, TimedAction};
@@ -59,11 +60,6 @@ pub struct ExploreArgs {
     /// Machine-readable output (no progress lines).
     #[arg(long)]
     pub json: bool,
-}
-
-fn bad_input(message: impl std::fmt::Display) -> u8 {
-    eprintln!("error: {message}");
-    EXIT_BAD_INPUT
 }
 
 fn parse_goal(text: &str) -> Result<checker::Outcome, String> {

@@ -1,5 +1,6 @@
 //! `twice-sim serve` and `twice-sim hash-token`.
 
+use super::bad_input;
 use std::io::{BufRead, Read, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,10 +12,7 @@ use twice_drill::billing_target::BillingCompensator;
 use twice_serve::api::{ApiState, DEFAULT_ADDRESS, bind, check_bind_address, serve_until};
 use twice_serve::tokens::{self, Operators};
 
-use twice_world::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
-/// Worker threads for the server: requests are short and the ledger work runs on
-/// tokio's blocking threads, so two are plenty on the two-core machines this targets.
-const SERVER_THREADS: usize = 2;
+use twice_world::exit::{EXIT_FAILED, EXIT_OK};
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -45,11 +43,6 @@ pub struct HashTokenArgs {
     pub generate: bool,
 }
 
-fn bad_input(message: impl std::fmt::Display) -> u8 {
-    eprintln!("error: {message}");
-    EXIT_BAD_INPUT
-}
-
 /// Runs the operator API until Ctrl-C (or SIGTERM).
 pub fn serve_command(args: ServeArgs) -> u8 {
     let operators = match Operators::load(&args.tokens) {
@@ -73,16 +66,9 @@ pub fn serve_command(args: ServeArgs) -> u8 {
             Err(message) => return bad_input(message),
         },
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(SERVER_THREADS)
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::server_runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the server's runtime: {error}");
-            return EXIT_FAILED;
-        }
+        Err(code) => return code,
     };
     runtime.block_on(async move {
         let listener = match bind(args.addr, args.allow_non_loopback).await {

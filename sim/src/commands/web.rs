@@ -1,5 +1,6 @@
 //! `twice-sim web`: serves the campaign to a room of browsers until Ctrl-C.
 
+use super::bad_input;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,14 +10,7 @@ use twice_serve::web::{
     Catalogue, DEFAULT_ADDRESS, IDLE_MINUTES_DEFAULT, IDLE_MINUTES_MAX, SESSIONS_DEFAULT, SESSIONS_LIMIT, WebConfig,
     WebState, bind, serve_until,
 };
-
-/// Exit codes, as in [`crate::cli`].
-const EXIT_OK: u8 = 0;
-const EXIT_FAILED: u8 = 1;
-const EXIT_BAD_INPUT: u8 = 2;
-/// Worker threads for the server: requests are short and simulations run on tokio's
-/// blocking threads, so two are plenty on the two-core machines this targets.
-const SERVER_THREADS: usize = 2;
+use twice_world::exit::{EXIT_FAILED, EXIT_OK};
 
 #[derive(Debug, clap::Args)]
 pub struct WebArgs {
@@ -40,11 +34,6 @@ pub struct WebArgs {
     pub unlock_all: bool,
 }
 
-fn bad_input(message: impl std::fmt::Display) -> u8 {
-    eprintln!("error: {message}");
-    EXIT_BAD_INPUT
-}
-
 /// Runs the room until Ctrl-C (or SIGTERM).
 pub fn web_command(args: WebArgs) -> u8 {
     let catalogue = match Catalogue::load(&args.levels) {
@@ -64,16 +53,9 @@ pub fn web_command(args: WebArgs) -> u8 {
     config.unlock_all = args.unlock_all;
     let secret = config.presenter_secret.clone();
     let state = WebState::new(catalogue, &config);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(SERVER_THREADS)
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::server_runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the server's runtime: {error}");
-            return EXIT_FAILED;
-        }
+        Err(code) => return code,
     };
     runtime.block_on(async move {
         let listener = match bind(args.addr, args.allow_non_loopback).await {
