@@ -7,9 +7,10 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use crate::billing::{Account, KeyHandling};
 use crate::billing_tools::Operation;
-use crate::checker::{Outcome, ViolationKind};
 use crate::error::InputError;
 use crate::model::{ModelPolicy, RunScript};
+pub use crate::outcome::Expectation;
+use crate::outcome::Outcome;
 use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::rules::Status;
 use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect, ToolDeclaration};
@@ -481,31 +482,6 @@ impl Play {
 pub struct TimedAction {
     pub at_phase: u32,
     pub play: Play,
-}
-
-/// What a tape expects the checker to say.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Expectation {
-    pub verdict: Outcome,
-    /// The guards that held, in the order they first held.
-    #[serde(default)]
-    pub stopped_by: Vec<Guard>,
-    /// The kinds of broken promise the checker is expected to find (a level with a guard off
-    /// may break one on purpose). Any other violation fails the replay.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub violations: Vec<ViolationKind>,
-}
-
-impl Expectation {
-    /// What a tape expects to see again: this verdict, its guards and its violations.
-    pub fn of(verdict: &crate::checker::Verdict) -> Expectation {
-        Expectation {
-            verdict: verdict.outcome,
-            stopped_by: verdict.stopped_by.clone(),
-            violations: verdict.violation_kinds(),
-        }
-    }
 }
 
 /// A recorded game: a level, a seed, the player's timed moves, and the verdict expected.
