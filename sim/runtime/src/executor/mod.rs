@@ -18,11 +18,10 @@
 use crate::guards::Guard;
 use crate::key::IdempotencyKey;
 use crate::ledger::{
-    AttemptStart, CheckpointSave, ExecutionRecord, HistoryEvent, Ledger, LedgerError, Recorded, Reservation,
-    ReserveRequest, RunEvent, SaveOutcome, SettleError, Settlement,
+    AttemptStart, CheckpointSave, HistoryEvent, Ledger, LedgerError, Reservation, ReserveRequest, RunEvent,
+    SettleError, Settlement,
 };
 use crate::operator;
-use crate::progress::InProgress;
 use crate::rules::{FencePlace, SendTiming, Status, fence_place};
 use crate::run::{RunState, ToolCall};
 use crate::worker::{Command, Input, Reconciled, WorkerSetup};
