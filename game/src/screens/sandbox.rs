@@ -7,7 +7,9 @@ use twice_world::explore::Stage;
 use twice_world::runtime::guards::{Guard, Guards};
 
 use super::Screen;
+use super::header::Header;
 use crate::campaign::Campaign;
+use crate::defence;
 use crate::explorer::{ExplorerIntent, ExplorerRun};
 use crate::session::{Intent, Mode, OpenProblem};
 use crate::ui::{self, theme};
@@ -77,48 +79,32 @@ fn draw(
     }
     let mut start = ui::pressed(context, egui::Key::Enter);
     let mut ask_explorer = ui::pressed(context, egui::Key::X) && !explorer.is_running();
-    // Number keys toggle guards 1–9 and 0 for the tenth; any after those by mouse.
-    let digits = [
-        egui::Key::Num1,
-        egui::Key::Num2,
-        egui::Key::Num3,
-        egui::Key::Num4,
-        egui::Key::Num5,
-        egui::Key::Num6,
-        egui::Key::Num7,
-        egui::Key::Num8,
-        egui::Key::Num9,
-        egui::Key::Num0,
-    ];
-    for (guard, digit) in Guard::ALL.iter().zip(digits) {
-        if ui::pressed(context, digit) {
-            let on = state.guards.is_on(*guard);
-            state.guards.set(*guard, !on);
+    // The guards' keys are defender mode's (1–9, 0, then -): every guard has one.
+    for guard in Guard::ALL {
+        if egui::Key::from_name(defence::guard_key(guard)).is_some_and(|key| ui::pressed(context, key)) {
+            let on = state.guards.is_on(guard);
+            state.guards.set(guard, !on);
         }
     }
 
     let mut root = ui::root_ui(context, "sandbox");
-    egui::Panel::top("sandbox-top")
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::symmetric(14, 8)),
-        )
-        .show(&mut root, |ui| {
-            ui.horizontal(|ui| {
-                if ui::button(ui, true, "← Title", "Esc").clicked() {
-                    next_screen.set(Screen::Title);
-                }
-                ui.label(RichText::new("Sandbox").size(22.0).strong().color(theme::VIOLET));
-                ui::hint(
-                    ui,
-                    "any level, every guard a toggle; nothing here counts toward progress",
-                );
-            });
+    let back = Header::new("sandbox-top", "← Title", "Sandbox", theme::VIOLET).show(
+        &mut root,
+        |ui| {
+            ui::hint(
+                ui,
+                "any level, every guard a toggle; nothing here counts toward progress",
+            )
+        },
+        |ui| {
             if let Some(problem) = &problem.0 {
                 ui.label(RichText::new(format!("⚠ {problem}")).color(theme::WARN));
             }
-        });
+        },
+    );
+    if back {
+        next_screen.set(Screen::Title);
+    }
     egui::Panel::left("sandbox-levels")
         .exact_size(420.0)
         .resizable(false)

@@ -137,6 +137,12 @@ pub fn draw(
         ui::hint(ui, cards);
         let unknown = session.ledger().unknown();
         let waiting = unknown.len();
+        // With nothing selected, the call waiting longest is: the decisions below are for it.
+        if level_ui.selected_key.is_none()
+            && let Some(first) = session.ledger().unknown().next()
+        {
+            level_ui.selected_key = Some(first.key.as_str().to_owned());
+        }
         ui.label(RichText::new(format!("Unknown calls, longest waiting first: {waiting}")).size(theme::SMALL));
         let now = simulation.now_ms();
         egui::ScrollArea::vertical()
