@@ -15,14 +15,12 @@
 
 use std::time::{Duration, Instant};
 
-use postgres::Row;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{
-    BUSY_TIMEOUT_MS, Checkpoint, CheckpointRow, ExecutionRecord, ExternalStore, HistoryEntry, HistoryLine, LedgerError,
-    RecordFilter, RecordWrite, RunEvent, RunHistoryEntry, RunHistoryLine, StoredHistoryLine, Tables,
+    BUSY_TIMEOUT_MS, Checkpoint, ExecutionRecord, ExternalStore, HistoryEntry, LedgerError, RecordFilter,
+    RunHistoryEntry, Tables,
 };
 use twice_runtime::rules::Status;
-use twice_runtime::tool::SideEffect;
 
 use crate::connection::{Connection, Session};
 use crate::error::{Failure, classify, classify_connection, failure_of};

@@ -6,6 +6,8 @@ use twice_runtime::ledger::{
     CheckpointRow, ExecutionRecord, HistoryLine, LedgerError, RecordWrite, RunHistoryLine, Tables,
 };
 
+use twice_runtime::rules::Status;
+
 use crate::connection::{Connection, Session};
 use crate::error::{Failure, classify, classify_connection, failure_of};
 use crate::rows::{
