@@ -215,26 +215,9 @@ fn draw(
         operator_api.as_deref(),
     );
     // The timeline spans everything left of the ledger: it is the widest, wordiest view.
-    egui::Panel::bottom("level-timeline")
-        .exact_size(timeline_height(context.viewport_rect().height()))
-        .resizable(false)
-        .frame(
-            egui::Frame::new()
-                .fill(theme::BACKGROUND)
-                .inner_margin(egui::Margin::same(6)),
-        )
-        .show(&mut root, |ui| {
-            if let Some(phase) = timeline::draw(
-                ui,
-                simulation.timeline(),
-                &cache,
-                true,
-                timeline::RowText::Truncate,
-                "level-timeline",
-            ) {
-                intents.push(Intent::Rewind { phase });
-            }
-        });
+    if let Some(phase) = timeline_panel(&mut root, &simulation, &cache) {
+        intents.push(Intent::Rewind { phase });
+    }
     if short {
         egui::Panel::bottom("level-hand")
             .resizable(false)
@@ -319,4 +302,32 @@ fn windows(
     glossary::draw(context, &campaign.glossary, level_ui);
     declaration::draw(context, session, simulation, level_ui, intents);
     operator::take_pending(level_ui, intents);
+}
+
+/// The timeline along the bottom; returns the phase a double-clicked row asks to rewind to.
+fn timeline_panel(
+    root: &mut egui::Ui,
+    simulation: &twice_world::simulator::Simulation,
+    cache: &timeline::TimelineCache,
+) -> Option<u32> {
+    let mut rewind = None;
+    egui::Panel::bottom("level-timeline")
+        .exact_size(timeline_height(root.ctx().viewport_rect().height()))
+        .resizable(false)
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(6)),
+        )
+        .show(root, |ui| {
+            rewind = timeline::draw(
+                ui,
+                simulation.timeline(),
+                cache,
+                true,
+                timeline::RowText::Truncate,
+                "level-timeline",
+            );
+        });
+    rewind
 }
