@@ -135,7 +135,7 @@ pub const ROWS: [Row; 21] = [
         Table::Outcome,
         "refused, or failed before sending",
         "record failed: it definitely did not happen",
-        None,
+        Some((Guard::RefusalIsFailed, true)),
     ),
     row(
         Table::Outcome,
