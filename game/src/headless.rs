@@ -138,7 +138,10 @@ fn open_from_command_line(
             ShotScreen::Levels => Screen::LevelSelect,
             ShotScreen::Sandbox => Screen::Sandbox,
             ShotScreen::Replay => Screen::Replay,
-            ShotScreen::Level | ShotScreen::Debrief | ShotScreen::Glossary | ShotScreen::Defend => Screen::Title,
+            ShotScreen::Ending => Screen::Ending,
+            ShotScreen::Level | ShotScreen::Debrief | ShotScreen::Glossary | ShotScreen::Keys | ShotScreen::Defend => {
+                Screen::Title
+            }
         });
     } else if options.chapter.is_some() {
         // A chapter jump opens the level select on that chapter.
@@ -195,7 +198,10 @@ fn drive_screenshot(
         ShotScreen::Levels => *screen.get() == Screen::LevelSelect,
         ShotScreen::Sandbox => *screen.get() == Screen::Sandbox,
         ShotScreen::Replay => *screen.get() == Screen::Replay,
-        ShotScreen::Level | ShotScreen::Glossary => *screen.get() == Screen::Level && settled_session,
+        ShotScreen::Ending => *screen.get() == Screen::Ending,
+        ShotScreen::Level | ShotScreen::Glossary | ShotScreen::Keys => {
+            *screen.get() == Screen::Level && settled_session
+        }
         ShotScreen::Defend => match defence.as_ref().filter(|_| *screen.get() == Screen::Defend) {
             None => false,
             Some(defence) => match &options.guards {

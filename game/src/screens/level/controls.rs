@@ -29,18 +29,22 @@ pub fn draw(
     simulation: &Simulation,
     level_ui: &mut LevelUi,
     paths: &GamePaths,
+    compact: bool,
     intents: &mut Vec<Intent>,
 ) {
     let idle = !session.is_busy();
+    // On a short screen (a projector) the buttons fit one line: their glyphs and keys, no
+    // rewind slider, no tape buttons (G, S and L still work).
+    let label = |full: &'static str, short: &'static str| if compact { short } else { full };
     let over = simulation.is_over();
     let phase = simulation.phase();
     // Wrapped: on a narrow screen (a projector at presenter zoom is 731 points wide) the
     // controls take a second line rather than run off the right edge.
     ui.horizontal_wrapped(|ui| {
-        if ui::button(ui, idle, "⏮ Restart", "R").clicked() {
+        if ui::button(ui, idle, label("⏮ Restart", "⏮"), "R").clicked() {
             intents.push(Intent::Restart);
         }
-        if ui::button(ui, idle && phase > 0, "◀ Back", ",")
+        if ui::button(ui, idle && phase > 0, label("◀ Back", "◀"), ",")
             .on_hover_text("rewind one phase")
             .clicked()
         {
@@ -48,17 +52,22 @@ pub fn draw(
                 phase: phase.saturating_sub(1),
             });
         }
-        let play_label = if session.running { "⏸ Pause" } else { "▶ Play" };
+        let play_label = match (session.running, compact) {
+            (true, false) => "⏸ Pause",
+            (true, true) => "⏸",
+            (false, false) => "▶ Play",
+            (false, true) => "▶",
+        };
         if ui::button(ui, idle && !over, play_label, "Space").clicked() {
             intents.push(Intent::ToggleRunning);
         }
-        if ui::button(ui, idle && !over, "Step ▶|", ".")
+        if ui::button(ui, idle && !over, label("Step ▶|", "▶|"), ".")
             .on_hover_text("run one phase of one actor")
             .clicked()
         {
             intents.push(Intent::Step);
         }
-        if ui::button(ui, idle && !over, "⏭ To the end", "E").clicked() {
+        if ui::button(ui, idle && !over, label("⏭ To the end", "⏭"), "E").clicked() {
             intents.push(Intent::RunToEnd);
         }
         ui.separator();
@@ -77,44 +86,10 @@ pub fn draw(
         {
             intents.push(Intent::ChangeSpeed(1));
         }
-        ui.separator();
-        // Rewind to any earlier point: pick the phase, then go. The slider is laid out as one
-        // piece, so the row wraps before it rather than let it run past the edge (which would
-        // also widen the panel for every line below it).
-        if ui.available_rect_before_wrap().width() < REWIND_ROW_WIDTH {
-            ui.end_row();
-        }
-        let mut target = level_ui.rewind_to.unwrap_or(phase).min(phase);
-        ui.label(RichText::new("rewind to").size(theme::SMALL));
-        let slider = egui::Slider::new(&mut target, 0..=phase.max(1))
-            .integer()
-            .show_value(true);
-        let response = ui.add_enabled(idle && phase > 0, slider);
-        if response.changed() {
-            level_ui.rewind_to = Some(target);
-        }
-        if ui::button(ui, idle && target < phase, "Go", "G")
-            .on_hover_text("re-simulate from the seed to that phase")
-            .clicked()
-        {
-            intents.push(Intent::Rewind { phase: target });
-            level_ui.rewind_to = None;
+        if !compact {
+            rewind_and_tapes(ui, session, level_ui, paths, phase, intents);
         }
         ui.separator();
-        if ui::button(ui, idle, "Save tape", "S").clicked() {
-            level_ui.prompt = Some(Prompt {
-                kind: PromptKind::SaveTape,
-                text: suggested_tape_path(paths, session).display().to_string(),
-                focus: true,
-            });
-        }
-        if ui::button(ui, true, "Load tape", "L").clicked() {
-            level_ui.prompt = Some(Prompt {
-                kind: PromptKind::LoadTape,
-                text: paths.levels.display().to_string() + "/",
-                focus: true,
-            });
-        }
         let debrief = egui::Button::new(RichText::new("Debrief").strong().color(if over {
             theme::CREW
         } else {
@@ -125,9 +100,14 @@ pub fn draw(
             intents.push(Intent::Debrief);
         }
     });
-    // The last word: the session's notice, or the screen's own. The verdict on the right is
-    // laid out first, so a long notice is cut short ("…", whole on hover) instead of running
-    // under it.
+    last_word(ui, session, simulation, level_ui);
+}
+
+/// The last word: the session's notice, or the screen's own. The verdict on the right is
+/// laid out first, so a long notice is cut short ("…", whole on hover) instead of running
+/// under it.
+fn last_word(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, level_ui: &LevelUi) {
+    let over = simulation.is_over();
     ui.horizontal(|ui| {
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             if over
@@ -173,4 +153,54 @@ pub fn draw(
             });
         });
     });
+}
+
+/// The rewind slider and its Go, then saving and loading tapes.
+fn rewind_and_tapes(
+    ui: &mut egui::Ui,
+    session: &Session,
+    level_ui: &mut LevelUi,
+    paths: &GamePaths,
+    phase: u32,
+    intents: &mut Vec<Intent>,
+) {
+    let idle = !session.is_busy();
+    ui.separator();
+    // Rewind to any earlier point: pick the phase, then go. The slider is laid out as one
+    // piece, so the row wraps before it rather than let it run past the edge (which would
+    // also widen the panel for every line below it).
+    if ui.available_rect_before_wrap().width() < REWIND_ROW_WIDTH {
+        ui.end_row();
+    }
+    let mut target = level_ui.rewind_to.unwrap_or(phase).min(phase);
+    ui.label(RichText::new("rewind to").size(theme::SMALL));
+    let slider = egui::Slider::new(&mut target, 0..=phase.max(1))
+        .integer()
+        .show_value(true);
+    let response = ui.add_enabled(idle && phase > 0, slider);
+    if response.changed() {
+        level_ui.rewind_to = Some(target);
+    }
+    if ui::button(ui, idle && target < phase, "Go", "G")
+        .on_hover_text("re-simulate from the seed to that phase")
+        .clicked()
+    {
+        intents.push(Intent::Rewind { phase: target });
+        level_ui.rewind_to = None;
+    }
+    ui.separator();
+    if ui::button(ui, idle, "Save tape", "S").clicked() {
+        level_ui.prompt = Some(Prompt {
+            kind: PromptKind::SaveTape,
+            text: suggested_tape_path(paths, session).display().to_string(),
+            focus: true,
+        });
+    }
+    if ui::button(ui, true, "Load tape", "L").clicked() {
+        level_ui.prompt = Some(Prompt {
+            kind: PromptKind::LoadTape,
+            text: paths.levels.display().to_string() + "/",
+            focus: true,
+        });
+    }
 }
