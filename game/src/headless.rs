@@ -139,9 +139,12 @@ fn open_from_command_line(
             ShotScreen::Sandbox => Screen::Sandbox,
             ShotScreen::Replay => Screen::Replay,
             ShotScreen::Ending => Screen::Ending,
-            ShotScreen::Level | ShotScreen::Debrief | ShotScreen::Glossary | ShotScreen::Keys | ShotScreen::Defend => {
-                Screen::Title
-            }
+            ShotScreen::Level
+            | ShotScreen::Debrief
+            | ShotScreen::DebriefOther
+            | ShotScreen::Glossary
+            | ShotScreen::Keys
+            | ShotScreen::Defend => Screen::Title,
         });
     } else if options.chapter.is_some() {
         // A chapter jump opens the level select on that chapter.
@@ -218,7 +221,7 @@ fn drive_screenshot(
                 Some(_) => !defence.is_checking() && defence.result.is_some(),
             },
         },
-        ShotScreen::Debrief => {
+        ShotScreen::Debrief | ShotScreen::DebriefOther => {
             if let Some(session) = session
                 .as_ref()
                 .filter(|_| *screen.get() == Screen::Level && settled_session)

@@ -17,6 +17,8 @@ pub enum ShotScreen {
     Levels,
     Level,
     Debrief,
+    /// The debrief with its first other outcome open beside this run (needs --tape or --level).
+    DebriefOther,
     Sandbox,
     Replay,
     /// The level screen with the glossary open (needs --tape or --level).
@@ -151,7 +153,13 @@ impl Options {
         }
         if matches!(
             self.screen,
-            Some(ShotScreen::Level | ShotScreen::Debrief | ShotScreen::Glossary | ShotScreen::Keys)
+            Some(
+                ShotScreen::Level
+                    | ShotScreen::Debrief
+                    | ShotScreen::DebriefOther
+                    | ShotScreen::Glossary
+                    | ShotScreen::Keys
+            )
         ) && self.tape.is_none()
             && self.level.is_none()
         {

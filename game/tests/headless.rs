@@ -1432,3 +1432,133 @@ fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_thei
     assert_eq!(screen(&app), Screen::Ending);
     assert!(app.world().get_resource::<Session>().is_none(), "the level is closed");
 }
+
+/// Plays the tape's moves again in the open session from a restart, then runs to the end.
+fn replay_moves(app: &mut App, loaded: &LoadedTape) {
+    send(app, Intent::Restart);
+    for action in &loaded.tape.actions {
+        while phase(app) < action.at_phase && !session(app).is_over() {
+            send(app, Intent::Step);
+        }
+        send(app, Intent::Play(action.play.clone()));
+    }
+    send(app, Intent::RunToEnd);
+    update_until(app, "the end of the level", |app| session(app).conclusion.is_some());
+    app.update();
+}
+
+#[test]
+fn a_prediction_made_before_the_run_is_scored_against_the_counterfactual_and_kept() {
+    use twice::progress::prediction::{Prediction, PredictionIntent};
+    use twice_world::prediction::{Expected, GuardScore};
+    let data = tempfile::tempdir().expect("temp dir");
+    let loaded = tape("01-naive-retry.lost-request.tape.ron");
+    let mut app = game(data.path());
+    // A first run, unpredicted, says which guards decide these moves.
+    play_like_a_player(&mut app, &loaded);
+    let told = debrief_of(&app);
+    let deciding = told.deciding_guards();
+    assert!(!deciding.is_empty(), "{:?}", told.decided_by);
+    assert!(
+        app.world().resource::<Prediction>().scored.is_none(),
+        "nothing was predicted"
+    );
+    // Too late: the run has played out.
+    app.world_mut().write_message(PredictionIntent::Make {
+        verdict: Expected::HeistFails,
+        deciding: None,
+    });
+    app.update();
+    assert!(app.world().resource::<Prediction>().made.is_none());
+    assert!(app.world().resource::<Prediction>().notice.is_some());
+
+    // Predicted right: the heist fails, decided by the guard the counterfactual names.
+    send(&mut app, Intent::Restart);
+    app.world_mut().write_message(PredictionIntent::Make {
+        verdict: Expected::HeistFails,
+        deciding: Some(deciding[0]),
+    });
+    app.update();
+    assert!(app.world().resource::<Prediction>().made.is_some());
+    replay_moves(&mut app, &loaded);
+    let scored = app
+        .world()
+        .resource::<Prediction>()
+        .scored
+        .clone()
+        .expect("scored at the end");
+    assert!(scored.verdict_right);
+    assert_eq!(scored.guard, GuardScore::Right);
+    assert_eq!(scored.points(), 2);
+
+    // Predicted wrong: the heist works, decided by a guard that was not needed.
+    let not_needed = *told.not_needed.first().expect("a guard on that changed nothing");
+    send(&mut app, Intent::Restart);
+    app.world_mut().write_message(PredictionIntent::Make {
+        verdict: Expected::HeistWorks,
+        deciding: Some(not_needed),
+    });
+    app.update();
+    replay_moves(&mut app, &loaded);
+    let scored = app.world().resource::<Prediction>().scored.clone().expect("scored");
+    assert!(!scored.verdict_right);
+    assert!(matches!(scored.guard, GuardScore::Wrong { .. }), "{:?}", scored.guard);
+
+    // Progress keeps both, on disk: the tally and the records per guard.
+    let saved = Progress::load(&data.path().join("progress.ron"));
+    assert_eq!(saved.predictions().len(), 2);
+    let tally = saved.prediction_tally();
+    assert_eq!(
+        (
+            tally.predictions,
+            tally.verdicts_right,
+            tally.guards_named,
+            tally.guards_right
+        ),
+        (2, 1, 2, 1)
+    );
+    assert_eq!(saved.predictions()[0].named_guard(), Some((deciding[0], true)));
+}
+
+#[test]
+fn the_debrief_names_what_decided_and_the_other_outcome_builds_again_with_the_other_verdict() {
+    use twice_world::debrief::Tone;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    for (file, tone) in [
+        ("01-naive-retry.lost-request.tape.ron", Tone::Loss),
+        ("01-naive-retry.win.tape.ron", Tone::Win),
+    ] {
+        let loaded = tape(file);
+        play_like_a_player(&mut app, &loaded);
+        let told = debrief_of(&app);
+        assert_eq!(told.tone, tone, "{file}: {}", told.headline);
+        let this_run = session(&app)
+            .conclusion
+            .clone()
+            .expect("concluded")
+            .verdict
+            .expect("judged");
+        // Every other outcome the debrief offers is a run that can be built again (what the
+        // debrief's O opens) and ends the other way.
+        let counterfactual = told.counterfactual.as_ref().expect("the run was simulated again");
+        assert!(!told.what_if.is_empty(), "{file}: {:?}", told.decided_by);
+        for what_if in &told.what_if {
+            let level = session(&app).simulation().authored_level();
+            let other = counterfactual
+                .simulation_of(&level, what_if.alternative)
+                .expect("in the counterfactual")
+                .expect("builds");
+            let verdict = other.verdict().expect("judged");
+            assert_ne!(
+                verdict.goal_reached, this_run.goal_reached,
+                "{file}: {}",
+                what_if.sentence
+            );
+        }
+        // The rule line is the deciding guard's when a guard decided.
+        if let twice_world::debrief::RuleSource::Guard { guard } = told.rule_from {
+            assert!(told.deciding_guards().contains(&guard), "{file}");
+        }
+    }
+}

@@ -18,7 +18,8 @@ use crate::panels::Panel;
 use crate::paths::GamePaths;
 use crate::presenter::Presenter;
 use crate::progress::Progress;
-use crate::session::{Intent, Session};
+use crate::progress::prediction::{Prediction, PredictionIntent};
+use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
 
 mod briefing;
@@ -33,6 +34,7 @@ mod ledger;
 mod notes;
 mod operator;
 mod overlays;
+mod predict;
 mod rulebook;
 mod stage;
 pub mod timeline;
@@ -91,6 +93,8 @@ pub struct LevelUi {
     /// The guide's coach was shown on this visit: its column stays (saying the guide is done)
     /// until the player leaves, so the stage does not jump wider under the pointer.
     pub coach_shown: bool,
+    /// The prediction window (V) is open, with the player's choices so far.
+    pub predict: Option<predict::Draft>,
     /// The declaration window's drafts, by tool.
     pub declaration_drafts: std::collections::BTreeMap<String, declaration::Draft>,
 }
@@ -165,6 +169,7 @@ fn draw(
     // The campaign for the chapter's presenter notes and the glossary, beside the player's
     // progress and the guided first level's step.
     (progress, campaign, guide): (Res<Progress>, Res<Campaign>, Res<Guide>),
+    (prediction, mut prediction_writer): (Res<Prediction>, MessageWriter<PredictionIntent>),
     mut writer: MessageWriter<Intent>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
@@ -174,6 +179,11 @@ fn draw(
     let simulation = session.simulation();
     cache.update(&simulation);
 
+    let dialog_open = level_ui.help || level_ui.prompt.is_some() || level_ui.chooser.is_some();
+    if !dialog_open && level_ui.predict.is_none() && session.mode != Mode::Replay && ui::pressed(context, egui::Key::V)
+    {
+        predict::open(level_ui, &prediction);
+    }
     keyboard::read(context, level_ui, &session, &simulation, &paths, &mut intents);
 
     // On a short screen (a projector at presenter zoom is 411 points tall) the stage cannot
@@ -198,7 +208,16 @@ fn draw(
                 .inner_margin(egui::Margin::symmetric(10, 6)),
         )
         .show(&mut root, |ui| {
-            controls::draw(ui, &session, &simulation, level_ui, &paths, short, &mut intents)
+            controls::draw(
+                ui,
+                &session,
+                &simulation,
+                level_ui,
+                &paths,
+                short,
+                &prediction,
+                &mut intents,
+            )
         });
     // Beside everything below the top bar, so the notes have the screen's height to fill.
     notes::draw(&mut root, &session, &campaign, level_ui);
@@ -271,6 +290,11 @@ fn draw(
         glossary_clicked,
         &mut intents,
     );
+    let mut prediction_intents = Vec::new();
+    predict::draw(context, &session, level_ui, &mut prediction_intents);
+    for intent in prediction_intents {
+        prediction_writer.write(intent);
+    }
     drop(simulation);
     if !intents.is_empty() {
         level_ui.flash = None;
