@@ -253,11 +253,14 @@ impl Progress {
 
     /// The tally of every scored prediction.
     pub fn prediction_tally(&self) -> twice_world::prediction::Tally {
-        let mut tally = twice_world::prediction::Tally::default();
-        for record in &self.file.predictions {
-            tally.record(&record.score);
+        let records = &self.file.predictions;
+        let count = |keep: fn(&PredictionRecord) -> bool| records.iter().filter(|record| keep(record)).count() as u32;
+        twice_world::prediction::Tally {
+            predictions: records.len() as u32,
+            verdicts_right: count(|record| record.verdict_right),
+            guards_named: count(|record| record.named.is_some()),
+            guards_right: count(|record| record.named.is_some() && record.named_right),
         }
-        tally
     }
 
     /// Forgets everything (the level select's "reset progress").

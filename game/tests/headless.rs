@@ -1351,7 +1351,7 @@ fn defender_mode_has_a_key_for_every_guard_so_06_and_19_can_be_defended() {
 }
 
 #[test]
-fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_their_stars() {
+fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_stars_and_predictions() {
     use twice::campaign::Campaign;
     use twice::campaign::summary::{self, AfterLevel, CampaignSummary};
     use twice_world::runtime::guards::Guard;
@@ -1372,6 +1372,13 @@ fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_thei
         progress.record_best("naive-retry", 1, 31);
         progress.record_best("model-calls-again", 3, 19);
         progress.record_defended("vault", &[Guard::Ledger]);
+        progress.record_prediction(twice::progress::PredictionRecord {
+            level: "crash-replay".into(),
+            verdict: twice_world::prediction::Expected::HeistWorks,
+            verdict_right: true,
+            named: Some(Guard::Ledger),
+            named_right: true,
+        });
     }
     let summary_now =
         |app: &App| CampaignSummary::of(app.world().resource::<Campaign>(), app.world().resource::<Progress>());
@@ -1387,6 +1394,17 @@ fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_thei
     assert_eq!(before.guards[0].guard, Guard::WriteRetryRule);
     assert_eq!(ids[before.guards[0].met_in], "naive-retry");
     assert_eq!(before.finale_defence.as_deref(), Some(&[Guard::Ledger][..]));
+    // The prediction that named the ledger counts for the ledger, and in the tally.
+    let ledger = before
+        .guards
+        .iter()
+        .find(|learned| learned.guard == Guard::Ledger)
+        .expect("met");
+    assert_eq!((ledger.predicted, ledger.predicted_right), (1, 1));
+    assert_eq!(
+        (before.predictions.predictions, before.predictions.guards_right),
+        (1, 1)
+    );
     {
         let campaign = app.world().resource::<Campaign>();
         let progress = app.world().resource::<Progress>();
@@ -1452,7 +1470,8 @@ fn a_prediction_made_before_the_run_is_scored_against_the_counterfactual_and_kep
     use twice::progress::prediction::{Prediction, PredictionIntent};
     use twice_world::prediction::{Expected, GuardScore};
     let data = tempfile::tempdir().expect("temp dir");
-    let loaded = tape("01-naive-retry.lost-request.tape.ron");
+    // Slowing the answer alone loses: the write retry rule decides it.
+    let loaded = tape("03-model-calls-again.slow-alone.tape.ron");
     let mut app = game(data.path());
     // A first run, unpredicted, says which guards decide these moves.
     play_like_a_player(&mut app, &loaded);
@@ -1526,8 +1545,8 @@ fn the_debrief_names_what_decided_and_the_other_outcome_builds_again_with_the_ot
     let data = tempfile::tempdir().expect("temp dir");
     let mut app = game(data.path());
     for (file, tone) in [
-        ("01-naive-retry.lost-request.tape.ron", Tone::Loss),
-        ("01-naive-retry.win.tape.ron", Tone::Win),
+        ("03-model-calls-again.slow-alone.tape.ron", Tone::Loss),
+        ("03-model-calls-again.win.tape.ron", Tone::Win),
     ] {
         let loaded = tape(file);
         play_like_a_player(&mut app, &loaded);

@@ -25,22 +25,36 @@ pub(super) fn plugin(app: &mut App) {
     );
 }
 
-/// A scored prediction, as progress keeps it.
+/// A scored prediction, as progress keeps it: plain fields (the score's tagged enum does not
+/// round-trip through RON).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PredictionRecord {
     /// The level's id.
     pub level: String,
-    pub score: Score,
+    pub verdict: Expected,
+    pub verdict_right: bool,
+    /// The guard named to decide the run, if one was, and whether it did.
+    #[serde(default)]
+    pub named: Option<Guard>,
+    #[serde(default)]
+    pub named_right: bool,
 }
 
 impl PredictionRecord {
+    pub fn of(level: &str, score: &Score) -> PredictionRecord {
+        PredictionRecord {
+            level: level.to_owned(),
+            verdict: score.prediction.verdict,
+            verdict_right: score.verdict_right,
+            named: score.prediction.deciding_guard,
+            named_right: score.guard == prediction::GuardScore::Right,
+        }
+    }
+
     /// The guard this prediction named, and whether it decided the run.
     pub fn named_guard(&self) -> Option<(Guard, bool)> {
-        self.score
-            .prediction
-            .deciding_guard
-            .map(|guard| (guard, self.score.guard == prediction::GuardScore::Right))
+        self.named.map(|guard| (guard, self.named_right))
     }
 }
 
@@ -134,10 +148,7 @@ fn score(session: Option<Res<Session>>, mut prediction: ResMut<Prediction>, mut 
     };
     let score = prediction::score(made, debrief);
     if session.mode == Mode::Campaign {
-        progress.record_prediction(PredictionRecord {
-            level: session.recipe.level.level.id.clone(),
-            score: score.clone(),
-        });
+        progress.record_prediction(PredictionRecord::of(&session.recipe.level.level.id, &score));
     }
     prediction.scored = Some(score);
 }

@@ -13,7 +13,7 @@ use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
 
 use super::Screen;
-use super::level::timeline::{self, TimelineCache};
+use super::level::timeline::TimelineCache;
 use crate::campaign::Campaign;
 use crate::campaign::summary::{self, AfterLevel};
 use crate::defence::DefenceIntent;

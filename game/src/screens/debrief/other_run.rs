@@ -99,31 +99,32 @@ pub fn timelines(ui: &mut egui::Ui, simulation: &Simulation, cache: &TimelineCac
         );
         return;
     };
-    ui.columns(2, |columns| {
-        columns[0].label(RichText::new("This run").strong().color(theme::TEXT));
+    // One above the other, each the whole width: beside each other their rows wrapped to a
+    // word a line at 1280×720.
+    let half = ((ui.available_height() - 28.0) / 2.0).max(120.0);
+    let width = ui.available_width();
+    ui.allocate_ui(egui::vec2(width, half), |ui| {
         timeline::draw(
-            &mut columns[0],
+            ui,
             simulation.timeline(),
             cache,
             false,
             timeline::RowText::Wrap,
             "debrief-timeline",
         );
-        columns[1].horizontal(|ui| {
-            ui::key_cap(ui, "O");
-            ui.add(
-                egui::Label::new(RichText::new(format!("⇄ {}", open.title)).strong().color(theme::VIOLET)).truncate(),
-            )
-            .on_hover_text(format!("{} (O closes it)", open.title));
-        });
-        let other_simulation = open.simulation.lock().unwrap_or_else(PoisonError::into_inner);
-        timeline::draw(
-            &mut columns[1],
-            other_simulation.timeline(),
-            &open.cache,
-            false,
-            timeline::RowText::Wrap,
-            "debrief-other-timeline",
-        );
     });
+    ui.horizontal(|ui| {
+        ui::key_cap(ui, "O");
+        ui.add(egui::Label::new(RichText::new(format!("⇄ {}", open.title)).strong().color(theme::VIOLET)).truncate())
+            .on_hover_text(format!("{} (O closes it)", open.title));
+    });
+    let other_simulation = open.simulation.lock().unwrap_or_else(PoisonError::into_inner);
+    timeline::draw(
+        ui,
+        other_simulation.timeline(),
+        &open.cache,
+        false,
+        timeline::RowText::Wrap,
+        "debrief-other-timeline",
+    );
 }

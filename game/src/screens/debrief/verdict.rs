@@ -122,13 +122,24 @@ fn decided(ui: &mut egui::Ui, told: &Debrief, other: &OtherRun, chosen: &mut Cho
     ui.label(RichText::new("What decided this run").strong());
     match &told.decided_by {
         Decider::Guards { deciding, together, .. } => {
+            let won = told.tone == Tone::Win;
             for found in deciding {
-                let (glyph, state, color) = if found.was_on {
-                    ("🛡", "on: it held", theme::GOOD)
+                // A shield only for a guard that was on and stopped the heist; a guard whose
+                // being on let the heist work, or whose being off did, is told as such.
+                let (glyph, color) = if found.was_on && !won {
+                    ("🛡", theme::GOOD)
                 } else {
-                    ("✖", "off: nothing stopped you", theme::TEXT_DIM)
+                    ("⇄", theme::TEXT)
                 };
-                ui.label(RichText::new(format!("{glyph} {} — {state}", found.guard.name())).color(color));
+                let (state, switched) = if found.was_on { ("on", "off") } else { ("off", "on") };
+                let then = if won { "fails" } else { "works" };
+                ui.label(
+                    RichText::new(format!(
+                        "{glyph} {} — {state} in this run; switched {switched}, the heist {then}",
+                        found.guard.name()
+                    ))
+                    .color(color),
+                );
             }
             if *together {
                 ui::hint(
