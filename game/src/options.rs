@@ -25,6 +25,8 @@ pub enum ShotScreen {
     Glossary,
     /// The level screen with the `?` keys overlay open (needs --tape or --level).
     Keys,
+    /// The level screen with the prediction window (V) open (needs --level).
+    Predict,
     /// Defender mode for the unbeatable level given with --level (with --guards switched on and checked).
     Defend,
     /// The ending (what the player learned, the finale, credits), from the progress in --data-dir.
@@ -159,6 +161,7 @@ impl Options {
                     | ShotScreen::DebriefOther
                     | ShotScreen::Glossary
                     | ShotScreen::Keys
+                    | ShotScreen::Predict
             )
         ) && self.tape.is_none()
             && self.level.is_none()

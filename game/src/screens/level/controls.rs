@@ -202,6 +202,8 @@ fn rewind_and_tapes(
     }
     let mut target = level_ui.rewind_to.unwrap_or(phase).min(phase);
     ui.label(RichText::new("rewind to").size(theme::SMALL));
+    // A short slider: with the prediction's button the controls still fit one line at 1280.
+    ui.spacing_mut().slider_width = 56.0;
     let slider = egui::Slider::new(&mut target, 0..=phase.max(1))
         .integer()
         .show_value(true);
@@ -217,14 +219,20 @@ fn rewind_and_tapes(
         level_ui.rewind_to = None;
     }
     ui.separator();
-    if ui::button(ui, idle, "Save tape", "S").clicked() {
+    if ui::button(ui, idle, "Save", "S")
+        .on_hover_text("save the tape of what you did")
+        .clicked()
+    {
         level_ui.prompt = Some(Prompt {
             kind: PromptKind::SaveTape,
             text: suggested_tape_path(paths, session).display().to_string(),
             focus: true,
         });
     }
-    if ui::button(ui, true, "Load tape", "L").clicked() {
+    if ui::button(ui, true, "Load", "L")
+        .on_hover_text("load a tape into the replay viewer")
+        .clicked()
+    {
         level_ui.prompt = Some(Prompt {
             kind: PromptKind::LoadTape,
             text: paths.levels.display().to_string() + "/",

@@ -126,6 +126,10 @@ fn spawn_state(mut commands: Commands, presenter: Res<Presenter>, options: Optio
     let shot = options.and_then(|options| options.screenshot.as_ref().and(options.screen));
     let glossary = shot == Some(ShotScreen::Glossary);
     let help = shot == Some(ShotScreen::Keys);
+    let predict = (shot == Some(ShotScreen::Predict)).then_some(predict::Draft {
+        verdict: twice_world::prediction::Expected::HeistWorks,
+        deciding: None,
+    });
     commands.spawn((
         Name::new("Level screen"),
         LevelUi {
@@ -133,6 +137,7 @@ fn spawn_state(mut commands: Commands, presenter: Res<Presenter>, options: Optio
             notes: presenter.on,
             glossary,
             help,
+            predict,
             ..LevelUi::default()
         },
         timeline::TimelineCache::default(),
