@@ -265,26 +265,7 @@ fn draw(
     ) {
         glossary_clicked = Some(entry);
     }
-    egui::CentralPanel::default()
-        .frame(
-            egui::Frame::new()
-                .fill(theme::BACKGROUND)
-                .inner_margin(egui::Margin::same(6)),
-        )
-        .show(&mut root, |ui| {
-            // Scrolls when the screen is short (a projector at presenter zoom), so the whole
-            // stage can be reached.
-            egui::ScrollArea::vertical()
-                .id_salt("level-centre")
-                .auto_shrink(false)
-                .show(ui, |ui| {
-                    stage::draw(ui, &session, &simulation, &cache);
-                    if !short {
-                        ui.add_space(4.0);
-                        cards::draw(ui, &session, &simulation, level_ui, false, &mut intents);
-                    }
-                });
-        });
+    centre(&mut root, &session, &simulation, level_ui, &cache, short, &mut intents);
 
     windows(
         context,
@@ -359,4 +340,36 @@ fn timeline_panel(
             );
         });
     rewind
+}
+
+/// The stage and, unless the screen is short (then it has its own strip), the hand under it.
+fn centre(
+    root: &mut egui::Ui,
+    session: &Session,
+    simulation: &twice_world::simulator::Simulation,
+    level_ui: &mut LevelUi,
+    cache: &timeline::TimelineCache,
+    short: bool,
+    intents: &mut Vec<Intent>,
+) {
+    egui::CentralPanel::default()
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(6)),
+        )
+        .show(root, |ui| {
+            // Scrolls when the screen is short (a projector at presenter zoom), so the whole
+            // stage can be reached.
+            egui::ScrollArea::vertical()
+                .id_salt("level-centre")
+                .auto_shrink(false)
+                .show(ui, |ui| {
+                    stage::draw(ui, session, simulation, cache);
+                    if !short {
+                        ui.add_space(4.0);
+                        cards::draw(ui, session, simulation, level_ui, false, intents);
+                    }
+                });
+        });
 }
