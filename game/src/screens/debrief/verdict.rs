@@ -7,7 +7,7 @@
 //! an unbeatable level held a shield.
 
 use bevy_egui::egui::{self, Color32, RichText};
-use twice_world::checker::Verdict;
+use twice_world::checker::{Outcome, Verdict};
 use twice_world::debrief::{Debrief, Decider, RuleSource, Tone};
 use twice_world::prediction::{GuardScore, Score};
 use twice_world::simulator::{Simulation, dollars};
@@ -203,8 +203,21 @@ fn prediction(ui: &mut egui::Ui, scored: &Score) {
     ui.label(RichText::new(scored.sentence()).color(color));
 }
 
+/// An outcome's colour for the player's goal: the goal reached in the crew's gold, a customer
+/// owed money a warning, anything else plain (a credit paid once in a heist is no green tick).
+fn goal_color(outcome: Outcome, goal: Outcome) -> Color32 {
+    if outcome == goal {
+        theme::CREW
+    } else if outcome == Outcome::NotPaidButOwed {
+        theme::WARN
+    } else {
+        theme::TEXT
+    }
+}
+
 /// Every credit Penny meant to issue: owed, landed, and its verdict.
 fn credits(ui: &mut egui::Ui, verdict: &Verdict) {
+    let goal = verdict.goal;
     ui.label(RichText::new("Every credit Penny meant to issue").strong());
     egui::Grid::new("credits")
         .striped(true)
@@ -230,7 +243,7 @@ fn credits(ui: &mut egui::Ui, verdict: &Verdict) {
                         theme::outcome_glyph(credit.outcome),
                         theme::outcome_words(credit.outcome)
                     ))
-                    .color(theme::outcome_color(credit.outcome)),
+                    .color(goal_color(credit.outcome, goal)),
                 );
                 ui.end_row();
             }
