@@ -98,9 +98,11 @@ fn draw(
             actions(ui, &campaign, after, defend, back, simulation.phase(), &mut chosen)
         });
     // The verdict column is as wide as its table needs; the timeline, the wordiest view,
-    // gets the rest of the screen.
+    // gets the rest of the screen — at least half of a narrow one (a projector), where a
+    // 510-point column left the timeline's rows no room for their words.
+    let verdict_width = (root.available_width() * 0.5).clamp(300.0, 510.0);
     egui::Panel::left("debrief-verdict")
-        .exact_size(510.0)
+        .exact_size(verdict_width)
         .resizable(false)
         .frame(
             egui::Frame::new()
