@@ -64,12 +64,15 @@ impl Decider {
                 let words: Vec<&str> = deciding.iter().map(|found| guard_words(found.guard)).collect();
                 if deciding.iter().all(|found| found.was_on) {
                     if *together {
-                        format!("{} held, either one enough on its own", words.join(" and "))
+                        format!(
+                            "{} held together: switching one alone changes nothing, switching two does",
+                            listed(&words)
+                        )
                     } else {
-                        format!("{} held", words.join(" and "))
+                        format!("{} held", listed(&words))
                     }
                 } else {
-                    format!("it would have worked with {} on", words.join(" and "))
+                    format!("it would have worked with {} switched", listed(&words))
                 }
             }
             Decider::Held { guards } => format!(
@@ -90,6 +93,15 @@ impl Decider {
             Decider::NoMoves => "you played no card".into(),
             Decider::Unexplained => "no guard stopped you, and no move landed where the money moves".into(),
         }
+    }
+}
+
+/// "a", "a and b", "a, b and c".
+pub(super) fn listed(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [only] => (*only).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
@@ -260,7 +272,7 @@ pub fn decider(
 /// The run followed the level's lesson: the guards it teaches decided it, or each of them
 /// acted in it (left a note, or lit a rule row it provides); a lesson about no guard is
 /// followed when no guard decided.
-pub fn follows_lesson(simulation: &Simulation, decided_by: &Decider) -> bool {
+pub fn follows_lesson(simulation: &Simulation, decided_by: &Decider, counterfactual: Option<&Counterfactual>) -> bool {
     let lesson: BTreeSet<Guard> = simulation.level().lesson.guards.iter().copied().collect();
     let decided: BTreeSet<Guard> = match decided_by {
         Decider::Guards { guards, .. } => guards.iter().copied().collect(),
@@ -283,7 +295,14 @@ pub fn follows_lesson(simulation: &Simulation, decided_by: &Decider) -> bool {
                 .map(|(guard, _)| guard)
         }))
         .collect();
+    // A lesson guard whose own other run cannot say (the moves meet other moments) does not
+    // contradict the lesson: what the run shows of it is what it did.
+    let cannot_say: BTreeSet<Guard> = counterfactual
+        .map(Counterfactual::cannot_say)
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
     lesson
         .iter()
-        .all(|guard| decided.contains(guard) || acted.contains(guard))
+        .all(|guard| decided.contains(guard) || acted.contains(guard) || cannot_say.contains(guard))
 }

@@ -208,7 +208,7 @@ pub fn with_counterfactual(
     let mistakes = decider::operator_mistakes(simulation, verdict);
     let decided_by = decider::decider(simulation, verdict, counterfactual.as_ref(), &mistakes);
     let tone = tone(level, standing, verdict);
-    let follows_lesson = decider::follows_lesson(simulation, &decided_by);
+    let follows_lesson = decider::follows_lesson(simulation, &decided_by, counterfactual.as_ref());
     let diagnosis = sentences::diagnosis(simulation, verdict, standing, &decided_by, &mistakes);
     let headline = headline(simulation, verdict, standing, tone, &decided_by, &mistakes);
     let story = match standing {

@@ -28,7 +28,8 @@ pub(super) fn diagnosis(
             .count();
         diagnosis.push(failed_run_sentence(failed, landed));
     }
-    if let Some(mistake) = mistakes.first() {
+    // An owed customer's headline already names the mistake; a win's does not.
+    if let Some(mistake) = mistakes.first().filter(|_| standing == Standing::HeistWorked) {
         diagnosis.push(mistake.sentence.clone());
     }
     match standing {
@@ -78,6 +79,27 @@ pub(super) fn outcome_words(level: &Level, outcome: Outcome) -> String {
     }
 }
 
+/// Everyone the script owes money, together: "Ada", "Ada and Bob" (the sums cover them all).
+fn owners(level: &Level, verdict: &Verdict) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for credit in &verdict.credits {
+        let name = level
+            .world
+            .accounts
+            .iter()
+            .find(|account| account.id == credit.account)
+            .map_or_else(|| credit.account.clone(), |account| account.owner.clone());
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    match names.as_slice() {
+        [] => first_owner(level),
+        [only] => only.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 pub(super) fn first_owner(level: &Level) -> String {
     let account = level
         .runs
@@ -91,8 +113,7 @@ pub(super) fn first_owner(level: &Level) -> String {
 
 /// One sentence about the money: what billing holds against what was owed.
 fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
-    let level = simulation.level();
-    let owner = first_owner(level);
+    let owner = owners(simulation.level(), verdict);
     let owed: i64 = verdict.credits.iter().map(|credit| credit.owed_cents).sum();
     let net: i64 = verdict.credits.iter().map(|credit| credit.net_cents).sum();
     let landed: u32 = verdict.credits.iter().map(|credit| credit.credits_applied).sum();
@@ -224,7 +245,11 @@ fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider)
         Decider::KeysHonoured { key } => sentences.push(format!(
             "Billing recognised key {key} and answered with its first credit instead of paying again."
         )),
-        Decider::Operator { .. } => sentences.extend(operator_sentence(simulation)),
+        // What the runtime did with the decision, when a guard acted on it; else the decision.
+        Decider::Operator { .. } => match simulation.guard_notes().first() {
+            Some(note) => sentences.push(guard_sentence(note)),
+            None => sentences.extend(operator_sentence(simulation)),
+        },
         Decider::Moment { .. } | Decider::NoMoves | Decider::Unexplained => {}
     }
     if sentences.is_empty() && !explained {
