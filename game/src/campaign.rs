@@ -14,6 +14,8 @@ use crate::paths::GamePaths;
 use crate::presenter::Presenter;
 use crate::progress::Progress;
 
+pub mod summary;
+
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(PreStartup, load_campaign);
 }

@@ -30,6 +30,29 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(OnExit(Screen::Defend), close);
 }
 
+/// The key that switches each guard in defender mode, in [`Guard::ALL`] order: the digits,
+/// then the two keys beside them. One more than the guards there are is spare.
+pub const GUARD_KEYS: [&str; 12] = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "-", "="];
+
+// Every guard has a key: a guard without one cannot be switched on from the keyboard, and a
+// level whose minimum needs it cannot be defended there (06 and 19 need the eleventh).
+const _: () = assert!(GUARD_KEYS.len() >= Guard::ALL.len());
+
+/// The key that switches `guard` (see [`GUARD_KEYS`]).
+pub fn guard_key(guard: Guard) -> &'static str {
+    let index = Guard::ALL
+        .iter()
+        .position(|known| *known == guard)
+        .expect("Guard::ALL lists every guard");
+    GUARD_KEYS[index]
+}
+
+/// The guard a key switches, if any.
+pub fn guard_for_key(key: &str) -> Option<Guard> {
+    let index = GUARD_KEYS.iter().position(|known| *known == key)?;
+    Guard::ALL.get(index).copied()
+}
+
 /// What the player does in defender mode (the screen's buttons and keys, and headless tests).
 #[derive(Message, Clone, Debug, PartialEq, Eq)]
 pub enum DefenceIntent {

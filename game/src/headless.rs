@@ -138,7 +138,14 @@ fn open_from_command_line(
             ShotScreen::Levels => Screen::LevelSelect,
             ShotScreen::Sandbox => Screen::Sandbox,
             ShotScreen::Replay => Screen::Replay,
-            ShotScreen::Level | ShotScreen::Debrief | ShotScreen::Glossary | ShotScreen::Defend => Screen::Title,
+            ShotScreen::Ending => Screen::Ending,
+            ShotScreen::Level
+            | ShotScreen::Debrief
+            | ShotScreen::DebriefOther
+            | ShotScreen::Glossary
+            | ShotScreen::Keys
+            | ShotScreen::Predict
+            | ShotScreen::Defend => Screen::Title,
         });
     } else if options.chapter.is_some() {
         // A chapter jump opens the level select on that chapter.
@@ -195,7 +202,10 @@ fn drive_screenshot(
         ShotScreen::Levels => *screen.get() == Screen::LevelSelect,
         ShotScreen::Sandbox => *screen.get() == Screen::Sandbox,
         ShotScreen::Replay => *screen.get() == Screen::Replay,
-        ShotScreen::Level | ShotScreen::Glossary => *screen.get() == Screen::Level && settled_session,
+        ShotScreen::Ending => *screen.get() == Screen::Ending,
+        ShotScreen::Level | ShotScreen::Glossary | ShotScreen::Keys | ShotScreen::Predict => {
+            *screen.get() == Screen::Level && settled_session
+        }
         ShotScreen::Defend => match defence.as_ref().filter(|_| *screen.get() == Screen::Defend) {
             None => false,
             Some(defence) => match &options.guards {
@@ -212,7 +222,7 @@ fn drive_screenshot(
                 Some(_) => !defence.is_checking() && defence.result.is_some(),
             },
         },
-        ShotScreen::Debrief => {
+        ShotScreen::Debrief | ShotScreen::DebriefOther => {
             if let Some(session) = session
                 .as_ref()
                 .filter(|_| *screen.get() == Screen::Level && settled_session)

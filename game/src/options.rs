@@ -17,12 +17,20 @@ pub enum ShotScreen {
     Levels,
     Level,
     Debrief,
+    /// The debrief with its first other outcome open beside this run (needs --tape or --level).
+    DebriefOther,
     Sandbox,
     Replay,
     /// The level screen with the glossary open (needs --tape or --level).
     Glossary,
+    /// The level screen with the `?` keys overlay open (needs --tape or --level).
+    Keys,
+    /// The level screen with the prediction window (V) open (needs --level).
+    Predict,
     /// Defender mode for the unbeatable level given with --level (with --guards switched on and checked).
     Defend,
+    /// The ending (what the player learned, the finale, credits), from the progress in --data-dir.
+    Ending,
 }
 
 #[derive(Clone, Debug, Parser, Resource)]
@@ -147,11 +155,18 @@ impl Options {
         }
         if matches!(
             self.screen,
-            Some(ShotScreen::Level | ShotScreen::Debrief | ShotScreen::Glossary)
+            Some(
+                ShotScreen::Level
+                    | ShotScreen::Debrief
+                    | ShotScreen::DebriefOther
+                    | ShotScreen::Glossary
+                    | ShotScreen::Keys
+                    | ShotScreen::Predict
+            )
         ) && self.tape.is_none()
             && self.level.is_none()
         {
-            return Err("--screen level/debrief/glossary needs --tape or --level".into());
+            return Err("--screen level/debrief/glossary/keys needs --tape or --level".into());
         }
         if self.screen == Some(ShotScreen::Defend) && (self.level.is_none() || self.tape.is_some() || self.at.is_some())
         {
@@ -163,8 +178,13 @@ impl Options {
             }
             twice_world::runtime::guards::Guards::parse_list(list).map_err(|error| format!("--guards: {error}"))?;
         }
-        if let Some(screen @ (ShotScreen::Title | ShotScreen::Levels | ShotScreen::Sandbox | ShotScreen::Replay)) =
-            self.screen
+        if let Some(
+            screen @ (ShotScreen::Title
+            | ShotScreen::Levels
+            | ShotScreen::Sandbox
+            | ShotScreen::Replay
+            | ShotScreen::Ending),
+        ) = self.screen
         {
             // A tape or level opens on the level screen, so this screen would never be reached.
             let given = match (&self.tape, &self.level) {
@@ -231,7 +251,7 @@ mod tests {
     #[test]
     fn a_screen_that_shows_no_level_refuses_a_tape_or_level() {
         // These used to wait 120 s for a screen the opened tape never let the game reach.
-        for screen in ["title", "levels", "sandbox", "replay"] {
+        for screen in ["title", "levels", "sandbox", "replay", "ending"] {
             for flag in ["--tape", "--level"] {
                 let error = parse(&["--screenshot", "out.png", "--screen", screen, flag, "x.ron"])
                     .expect_err("a screen without a level, with a level");

@@ -1275,3 +1275,309 @@ fn the_campaign_loads_its_glossary_beside_the_levels() {
     let briefing = &campaign.levels[0].level.briefing_more;
     assert!(!campaign.glossary.mentions(briefing).is_empty(), "{briefing}");
 }
+
+/// Defends the level `id` (every level open) with `guards`, switched on by their keys.
+fn defend_with_keys(
+    app: &mut App,
+    id: &str,
+    guards: &[twice_world::runtime::guards::Guard],
+) -> twice_world::defend::DefenceReport {
+    use twice::defence::{self, DefenceIntent};
+    app.world_mut().resource_mut::<twice::campaign::Campaign>().unlock_all = true;
+    let index = campaign_index(app, id);
+    app.world_mut().write_message(DefenceIntent::Open { index });
+    app.update();
+    app.update();
+    assert_eq!(screen(app), Screen::Defend);
+    for guard in guards {
+        // The way the screen does it: the key's guard, from the same table.
+        let key = defence::guard_key(*guard);
+        let toggled = defence::guard_for_key(key).unwrap_or_else(|| panic!("no guard on key {key}"));
+        app.world_mut().write_message(DefenceIntent::Toggle(toggled));
+        app.update();
+    }
+    assert_eq!(defence(app).on.iter().copied().collect::<Vec<_>>(), {
+        let mut sorted = guards.to_vec();
+        sorted.sort();
+        sorted
+    });
+    check_defence(app)
+}
+
+#[test]
+fn defender_mode_has_a_key_for_every_guard_so_06_and_19_can_be_defended() {
+    use twice::defence;
+    use twice_world::runtime::guards::Guard;
+    let keys: std::collections::BTreeSet<&str> = Guard::ALL.into_iter().map(defence::guard_key).collect();
+    assert_eq!(keys.len(), Guard::ALL.len(), "one key per guard: {keys:?}");
+    for guard in Guard::ALL {
+        assert_eq!(defence::guard_for_key(defence::guard_key(guard)), Some(guard));
+    }
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    for id in ["ledger-holds", "vault"] {
+        let minimum = {
+            let campaign = app.world().resource::<twice::campaign::Campaign>();
+            let index = campaign.find(id).expect("in the campaign");
+            campaign.levels[index].level.defender.clone().expect("defended").minimum
+        };
+        assert!(
+            minimum.contains(&Guard::NoReflexCompensation),
+            "{id}'s minimum needs the eleventh guard: {minimum:?}"
+        );
+        let report = defend_with_keys(&mut app, id, &minimum);
+        assert!(report.holds(), "{id}: {report:?}");
+        assert_eq!(
+            app.world().resource::<Progress>().defended(id),
+            Some(
+                &{
+                    let mut sorted = minimum.clone();
+                    sorted.sort();
+                    sorted
+                }[..]
+            )
+        );
+        // Without the eleventh guard the same defence falls: the key matters.
+        app.world_mut()
+            .write_message(twice::defence::DefenceIntent::Toggle(Guard::NoReflexCompensation));
+        app.update();
+        let report = check_defence(&mut app);
+        assert!(!report.holds(), "{id} held without no_reflex_compensation: {report:?}");
+        app.world_mut()
+            .resource_mut::<NextState<Screen>>()
+            .set(Screen::LevelSelect);
+        app.update();
+    }
+}
+
+#[test]
+fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_stars_and_predictions() {
+    use twice::campaign::Campaign;
+    use twice::campaign::summary::{self, AfterLevel, CampaignSummary};
+    use twice_world::runtime::guards::Guard;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    let (ids, last_path) = {
+        let campaign = app.world().resource::<Campaign>();
+        let ids: Vec<String> = campaign.levels.iter().map(|loaded| loaded.level.id.clone()).collect();
+        (ids, campaign.levels.last().expect("levels").path.clone())
+    };
+    let last = ids.len() - 1;
+    // Every level but the last finished; the first at par (two stars), the third over par.
+    {
+        let mut progress = app.world_mut().resource_mut::<Progress>();
+        for id in &ids[..last] {
+            progress.record(id, Outcome::PaidTwice, true);
+        }
+        progress.record_best("naive-retry", 1, 31);
+        progress.record_best("model-calls-again", 3, 19);
+        progress.record_defended("vault", &[Guard::Ledger]);
+        progress.record_prediction(twice::progress::PredictionRecord {
+            level: "crash-replay".into(),
+            verdict: twice_world::prediction::Expected::HeistWorks,
+            verdict_right: true,
+            named: Some(Guard::Ledger),
+            named_right: true,
+        });
+    }
+    let summary_now =
+        |app: &App| CampaignSummary::of(app.world().resource::<Campaign>(), app.world().resource::<Progress>());
+    let before = summary_now(&app);
+    assert!(!before.complete, "the last level is not finished yet");
+    assert_eq!(before.unfinished, vec![last]);
+    assert_eq!(before.stars.earned, 2, "two stars for 01 at par, none for 03 over par");
+    assert!(before.stars.possible >= 2 * 17, "{:?}", before.stars);
+    // The guards in the order met: each once, every guard, in campaign order.
+    let met: Vec<usize> = before.guards.iter().map(|learned| learned.met_in).collect();
+    assert!(met.windows(2).all(|pair| pair[0] <= pair[1]), "{met:?}");
+    assert_eq!(before.guards.len(), Guard::ALL.len());
+    assert_eq!(before.guards[0].guard, Guard::WriteRetryRule);
+    assert_eq!(ids[before.guards[0].met_in], "naive-retry");
+    assert_eq!(before.finale_defence.as_deref(), Some(&[Guard::Ledger][..]));
+    // The prediction that named the ledger counts for the ledger, and in the tally.
+    let ledger = before
+        .guards
+        .iter()
+        .find(|learned| learned.guard == Guard::Ledger)
+        .expect("met");
+    assert_eq!((ledger.predicted, ledger.predicted_right), (1, 1));
+    assert_eq!(
+        (before.predictions.predictions, before.predictions.guards_right),
+        (1, 1)
+    );
+    {
+        let campaign = app.world().resource::<Campaign>();
+        let progress = app.world().resource::<Progress>();
+        assert_eq!(summary::after_level(campaign, progress, 0), AfterLevel::NextBriefing(1));
+    }
+
+    // The last level, played to its finish: the debrief's Next is the ending.
+    let tapes = level::files_below(&levels_folder(), ".tape.ron").expect("tapes");
+    let stem = last_path
+        .file_name()
+        .expect("a file")
+        .to_string_lossy()
+        .replace(".level.ron", "");
+    let finishing = tapes
+        .iter()
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with(&stem))
+        })
+        .map(|path| level::load_tape(path).expect("loads"))
+        .find(|loaded| {
+            let name = loaded.path.to_string_lossy();
+            loaded.tape.guards.is_none() && (name.contains(".whole-hand.") || name.contains(".win."))
+        })
+        .expect("a tape that finishes the last level");
+    play_like_a_player(&mut app, &finishing);
+    assert!(
+        session(&app).conclusion.clone().expect("concluded").finished,
+        "{:?}",
+        finishing.path
+    );
+    {
+        let campaign = app.world().resource::<Campaign>();
+        let progress = app.world().resource::<Progress>();
+        assert_eq!(summary::after_level(campaign, progress, last), AfterLevel::Ending);
+    }
+    let after = summary_now(&app);
+    assert!(after.complete && after.unfinished.is_empty());
+    send(&mut app, Intent::Debrief);
+    app.update();
+    send(&mut app, Intent::Leave { to: Screen::Ending });
+    app.update();
+    assert_eq!(screen(&app), Screen::Ending);
+    assert!(app.world().get_resource::<Session>().is_none(), "the level is closed");
+}
+
+/// Plays the tape's moves again in the open session from a restart, then runs to the end.
+fn replay_moves(app: &mut App, loaded: &LoadedTape) {
+    send(app, Intent::Restart);
+    for action in &loaded.tape.actions {
+        while phase(app) < action.at_phase && !session(app).is_over() {
+            send(app, Intent::Step);
+        }
+        send(app, Intent::Play(action.play.clone()));
+    }
+    send(app, Intent::RunToEnd);
+    update_until(app, "the end of the level", |app| session(app).conclusion.is_some());
+    app.update();
+}
+
+#[test]
+fn a_prediction_made_before_the_run_is_scored_against_the_counterfactual_and_kept() {
+    use twice::progress::prediction::{Prediction, PredictionIntent};
+    use twice_world::prediction::{Expected, GuardScore};
+    let data = tempfile::tempdir().expect("temp dir");
+    // Slowing the answer alone loses: the write retry rule decides it.
+    let loaded = tape("03-model-calls-again.slow-alone.tape.ron");
+    let mut app = game(data.path());
+    // A first run, unpredicted, says which guards decide these moves.
+    play_like_a_player(&mut app, &loaded);
+    let told = debrief_of(&app);
+    let deciding = told.deciding_guards();
+    assert!(!deciding.is_empty(), "{:?}", told.decided_by);
+    assert!(
+        app.world().resource::<Prediction>().scored.is_none(),
+        "nothing was predicted"
+    );
+    // Too late: the run has played out.
+    app.world_mut().write_message(PredictionIntent::Make {
+        verdict: Expected::HeistFails,
+        deciding: None,
+    });
+    app.update();
+    assert!(app.world().resource::<Prediction>().made.is_none());
+    assert!(app.world().resource::<Prediction>().notice.is_some());
+
+    // Predicted right: the heist fails, decided by the guard the counterfactual names.
+    send(&mut app, Intent::Restart);
+    app.world_mut().write_message(PredictionIntent::Make {
+        verdict: Expected::HeistFails,
+        deciding: Some(deciding[0]),
+    });
+    app.update();
+    assert!(app.world().resource::<Prediction>().made.is_some());
+    replay_moves(&mut app, &loaded);
+    let scored = app
+        .world()
+        .resource::<Prediction>()
+        .scored
+        .clone()
+        .expect("scored at the end");
+    assert!(scored.verdict_right);
+    assert_eq!(scored.guard, GuardScore::Right);
+    assert_eq!(scored.points(), 2);
+
+    // Predicted wrong: the heist works, decided by a guard that was not needed.
+    let not_needed = *told.not_needed.first().expect("a guard on that changed nothing");
+    send(&mut app, Intent::Restart);
+    app.world_mut().write_message(PredictionIntent::Make {
+        verdict: Expected::HeistWorks,
+        deciding: Some(not_needed),
+    });
+    app.update();
+    replay_moves(&mut app, &loaded);
+    let scored = app.world().resource::<Prediction>().scored.clone().expect("scored");
+    assert!(!scored.verdict_right);
+    assert!(matches!(scored.guard, GuardScore::Wrong { .. }), "{:?}", scored.guard);
+
+    // Progress keeps both, on disk: the tally and the records per guard.
+    let saved = Progress::load(&data.path().join("progress.ron"));
+    assert_eq!(saved.predictions().len(), 2);
+    let tally = saved.prediction_tally();
+    assert_eq!(
+        (
+            tally.predictions,
+            tally.verdicts_right,
+            tally.guards_named,
+            tally.guards_right
+        ),
+        (2, 1, 2, 1)
+    );
+    assert_eq!(saved.predictions()[0].named_guard(), Some((deciding[0], true)));
+}
+
+#[test]
+fn the_debrief_names_what_decided_and_the_other_outcome_builds_again_with_the_other_verdict() {
+    use twice_world::debrief::Tone;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    for (file, tone) in [
+        ("03-model-calls-again.slow-alone.tape.ron", Tone::Loss),
+        ("03-model-calls-again.win.tape.ron", Tone::Win),
+    ] {
+        let loaded = tape(file);
+        play_like_a_player(&mut app, &loaded);
+        let told = debrief_of(&app);
+        assert_eq!(told.tone, tone, "{file}: {}", told.headline);
+        let this_run = session(&app)
+            .conclusion
+            .clone()
+            .expect("concluded")
+            .verdict
+            .expect("judged");
+        // Every other outcome the debrief offers is a run that can be built again (what the
+        // debrief's O opens) and ends the other way.
+        let counterfactual = told.counterfactual.as_ref().expect("the run was simulated again");
+        assert!(!told.what_if.is_empty(), "{file}: {:?}", told.decided_by);
+        for what_if in &told.what_if {
+            let level = session(&app).simulation().authored_level();
+            let other = counterfactual
+                .simulation_of(&level, what_if.alternative)
+                .expect("in the counterfactual")
+                .expect("builds");
+            let verdict = other.verdict().expect("judged");
+            assert_ne!(
+                verdict.goal_reached, this_run.goal_reached,
+                "{file}: {}",
+                what_if.sentence
+            );
+        }
+        // The rule line is the deciding guard's when a guard decided.
+        if let twice_world::debrief::RuleSource::Guard { guard } = told.rule_from {
+            assert!(told.deciding_guards().contains(&guard), "{file}");
+        }
+    }
+}

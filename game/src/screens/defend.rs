@@ -8,7 +8,8 @@ use twice_world::defend::{self, DefenceReport};
 use twice_world::runtime::guards::Guard;
 
 use super::Screen;
-use crate::defence::{Defence, DefenceIntent};
+use super::header::Header;
+use crate::defence::{self, Defence, DefenceIntent};
 use crate::session::NextBriefing;
 use crate::ui::{self, theme};
 
@@ -18,20 +19,6 @@ pub(super) fn plugin(app: &mut App) {
         draw.run_if(in_state(Screen::Defend)).run_if(resource_exists::<Defence>),
     );
 }
-
-/// The keys that switch guards, in `Guard::ALL` order (ten guards: 1–9 and 0).
-const GUARD_KEYS: [(egui::Key, &str); 10] = [
-    (egui::Key::Num1, "1"),
-    (egui::Key::Num2, "2"),
-    (egui::Key::Num3, "3"),
-    (egui::Key::Num4, "4"),
-    (egui::Key::Num5, "5"),
-    (egui::Key::Num6, "6"),
-    (egui::Key::Num7, "7"),
-    (egui::Key::Num8, "8"),
-    (egui::Key::Num9, "9"),
-    (egui::Key::Num0, "0"),
-];
 
 fn draw(
     mut contexts: EguiContexts,
@@ -46,8 +33,10 @@ fn draw(
     let mut leave = false;
     let checking = defence.is_checking();
 
-    for ((key, _), guard) in GUARD_KEYS.iter().zip(Guard::ALL) {
-        if ui::pressed(context, *key) {
+    // Every guard of `Guard::ALL` has its key (`defence::GUARD_KEYS`), the eleventh too.
+    for guard in Guard::ALL {
+        let key = defence::guard_key(guard);
+        if egui::Key::from_name(key).is_some_and(|key| ui::pressed(context, key)) {
             chosen.push(DefenceIntent::Toggle(guard));
         }
     }
@@ -63,37 +52,24 @@ fn draw(
     }
 
     let mut root = ui::root_ui(context, "defend");
-    egui::Panel::top("defend-top")
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::symmetric(14, 8)),
-        )
-        .show(&mut root, |ui| {
-            ui.horizontal(|ui| {
-                if ui::button(ui, true, "← Levels", "Esc").clicked() {
-                    leave = true;
-                }
-                ui.add_space(8.0);
+    let title = format!("🛡 Defend · Ch. {} · {}", level.chapter, level.title);
+    leave |= Header::new("defend-top", "← Levels", title, theme::RUNTIME).show(
+        &mut root,
+        |ui| {
+            ui.label(RichText::new("DEFENDER").size(theme::SMALL).strong().color(theme::GOOD));
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                let on = defence.on.len();
+                let budget = defence.budget();
                 ui.label(
-                    RichText::new(format!("🛡 Defend · Ch. {} · {}", level.chapter, level.title))
-                        .size(theme::HEADING + 3.0)
+                    RichText::new(format!("{on} of {budget} guards on"))
+                        .monospace()
                         .strong()
-                        .color(theme::RUNTIME),
+                        .color(if on as u32 >= budget { theme::WARN } else { theme::TEXT }),
                 );
-                ui.label(RichText::new("DEFENDER").size(theme::SMALL).strong().color(theme::GOOD));
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    let on = defence.on.len();
-                    let budget = defence.budget();
-                    ui.label(
-                        RichText::new(format!("{on} of {budget} guards on"))
-                            .monospace()
-                            .strong()
-                            .color(if on as u32 >= budget { theme::WARN } else { theme::TEXT }),
-                    );
-                });
             });
-        });
+        },
+        |_| {},
+    );
 
     // The guards' column leaves the results at least half the window (at a projector too).
     let guards_width = (root.available_width() * 0.42).clamp(300.0, 520.0);
@@ -106,52 +82,7 @@ fn draw(
                 .inner_margin(egui::Margin::same(12)),
         )
         .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                ui.label(
-                    RichText::new(format!(
-                        "Now you are the runtime. Every guard starts off: switch on the fewest that keep Penny's promise, at most {}.",
-                        defence.budget()
-                    ))
-                    .size(theme::BODY),
-                );
-                ui::hint(
-                    ui,
-                    "The check replays Penny left alone and every known heist of this chapter and the ones before it, then lets the explorer search this level's hand.",
-                );
-                ui.add_space(6.0);
-                for ((_, key), guard) in GUARD_KEYS.iter().zip(Guard::ALL) {
-                    let on = defence.on.contains(&guard);
-                    let full = defence.on.len() >= defence.budget() as usize;
-                    egui::Frame::new()
-                        .fill(if on { theme::PANEL_RAISED } else { theme::PANEL })
-                        .stroke(egui::Stroke::new(
-                            if on { 1.5 } else { 1.0 },
-                            if on { theme::GOOD } else { theme::PANEL_BORDER },
-                        ))
-                        .corner_radius(6)
-                        .inner_margin(egui::Margin::symmetric(8, 2))
-                        .show(ui, |ui| {
-                            ui.set_width(ui.available_width());
-                            ui.spacing_mut().item_spacing.y = 1.0;
-                            ui.horizontal(|ui| {
-                                ui::key_cap(ui, key);
-                                let mut checked = on;
-                                let text = RichText::new(guard.name()).strong().color(if on {
-                                    theme::GOOD
-                                } else if full {
-                                    theme::TEXT_FAINT
-                                } else {
-                                    theme::TEXT
-                                });
-                                if ui.checkbox(&mut checked, text).changed() {
-                                    chosen.push(DefenceIntent::Toggle(guard));
-                                }
-                            });
-                            ui.label(RichText::new(guard.describe()).size(theme::SMALL).color(theme::TEXT_DIM));
-                        });
-                    ui.add_space(1.0);
-                }
-            });
+            guard_switches(ui, &defence, &mut chosen);
         });
 
     egui::Panel::bottom("defend-actions")
@@ -172,7 +103,11 @@ fn draw(
                 if let Some(notice) = &defence.notice {
                     ui.label(RichText::new(notice).color(theme::WARN));
                 } else {
-                    ui::hint(ui, "1–9, 0 switch a guard · Enter checks · Esc leaves");
+                    let keys: Vec<&str> = Guard::ALL.into_iter().map(defence::guard_key).collect();
+                    ui::hint(
+                        ui,
+                        format!("{} switch a guard · Enter checks · Esc leaves", keys.join(" ")),
+                    );
                 }
             });
         });
@@ -380,4 +315,55 @@ fn guard_list(guards: &[Guard]) -> String {
     } else {
         guards.iter().map(|guard| guard.name()).collect::<Vec<_>>().join(" + ")
     }
+}
+
+/// The guards as switches, each with its key and what it does.
+fn guard_switches(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceIntent>) {
+    egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+        ui.label(
+            RichText::new(format!(
+                "Now you are the runtime. Every guard starts off: switch on the fewest that keep Penny's promise, at most {}.",
+                defence.budget()
+            ))
+            .size(theme::BODY),
+        );
+        ui::hint(
+            ui,
+            "The check replays Penny left alone and every known heist of this chapter and the ones before it, then lets the explorer search this level's hand.",
+        );
+        ui.add_space(6.0);
+        for guard in Guard::ALL {
+            let key = defence::guard_key(guard);
+            let on = defence.on.contains(&guard);
+            let full = defence.on.len() >= defence.budget() as usize;
+            egui::Frame::new()
+                .fill(if on { theme::PANEL_RAISED } else { theme::PANEL })
+                .stroke(egui::Stroke::new(
+                    if on { 1.5 } else { 1.0 },
+                    if on { theme::GOOD } else { theme::PANEL_BORDER },
+                ))
+                .corner_radius(6)
+                .inner_margin(egui::Margin::symmetric(8, 2))
+                .show(ui, |ui| {
+                    ui.set_width(ui.available_width());
+                    ui.spacing_mut().item_spacing.y = 1.0;
+                    ui.horizontal(|ui| {
+                        ui::key_cap(ui, key);
+                        let mut checked = on;
+                        let text = RichText::new(guard.name()).strong().color(if on {
+                            theme::GOOD
+                        } else if full {
+                            theme::TEXT_FAINT
+                        } else {
+                            theme::TEXT
+                        });
+                        if ui.checkbox(&mut checked, text).changed() {
+                            chosen.push(DefenceIntent::Toggle(guard));
+                        }
+                    });
+                    ui.label(RichText::new(guard.describe()).size(theme::SMALL).color(theme::TEXT_DIM));
+                });
+            ui.add_space(1.0);
+        }
+    });
 }

@@ -4,8 +4,12 @@ use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
 
+use twice_world::level::{Level, LoadedLevel};
+
 use super::Screen;
+use super::header::Header;
 use crate::campaign::Campaign;
+use crate::campaign::summary::{self, CampaignSummary};
 use crate::defence::DefenceIntent;
 use crate::presenter::Presenter;
 use crate::progress::Progress;
@@ -57,6 +61,8 @@ fn spawn_state(
     ));
 }
 
+// A Bevy system: each argument is a resource or message the screen reads or writes.
+#[allow(clippy::too_many_arguments)]
 fn draw(
     mut contexts: EguiContexts,
     mut state: Single<&mut LevelSelectState>,
@@ -79,56 +85,134 @@ fn draw(
         }
     }
     state.selected = state.selected.min(count.saturating_sub(1));
-    let mut play = ui::pressed(context, egui::Key::Enter);
-    let mut defend = ui::pressed(context, egui::Key::D);
+    let mut chosen = Chosen {
+        play: ui::pressed(context, egui::Key::Enter),
+        defend: ui::pressed(context, egui::Key::D),
+        ending: false,
+    };
+    let summary = CampaignSummary::of(&campaign, &progress);
+    chosen.ending = summary.complete && ui::pressed(context, egui::Key::F);
     if ui::pressed(context, egui::Key::Escape) {
         next_screen.set(Screen::Title);
     }
-    let finished = campaign
-        .levels
-        .iter()
-        .filter(|loaded| progress.is_finished(&loaded.level.id))
-        .count();
 
     let mut root = ui::root_ui(context, "level-select");
-    egui::Panel::top("level-select-top")
+    if top_bar(&mut root, &mut state, &campaign, &mut progress, &summary, &mut chosen) {
+        next_screen.set(Screen::Title);
+    }
+    egui::Panel::right("level-select-detail")
+        .exact_size(470.0)
         .frame(
             egui::Frame::new()
                 .fill(theme::PANEL)
-                .inner_margin(egui::Margin::symmetric(14, 8)),
+                .inner_margin(egui::Margin::same(14)),
+        )
+        .show(&mut root, |ui| detail(ui, &state, &campaign, &progress, &mut chosen));
+    egui::CentralPanel::default()
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(14)),
         )
         .show(&mut root, |ui| {
-            ui.horizontal(|ui| {
-                if ui::button(ui, true, "← Title", "Esc").clicked() {
-                    next_screen.set(Screen::Title);
-                }
-                ui.add_space(12.0);
-                ui.label(RichText::new("Choose a heist").size(22.0).strong().color(theme::CREW));
-                ui.add_space(12.0);
-                ui.label(RichText::new(format!("{finished} of {count} finished")).color(theme::TEXT_DIM));
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    if state.confirm_reset {
-                        if ui.button("Cancel").clicked() {
-                            state.confirm_reset = false;
-                        }
-                        if ui
-                            .button(RichText::new("Yes, forget my progress").color(theme::BAD))
-                            .clicked()
-                        {
-                            progress.reset();
-                            state.confirm_reset = false;
-                        }
-                    } else if ui.button("Reset progress…").clicked() {
-                        state.confirm_reset = true;
+            level_list(ui, &mut state, &campaign, &progress, &mut chosen)
+        });
+
+    if chosen.ending {
+        next_screen.set(Screen::Ending);
+        return Ok(());
+    }
+    if chosen.defend
+        && campaign
+            .levels
+            .get(state.selected)
+            .is_some_and(|loaded| loaded.level.defender.is_some())
+        && campaign.is_unlocked(state.selected, &progress)
+    {
+        defence_intents.write(DefenceIntent::Open { index: state.selected });
+        return Ok(());
+    }
+    if chosen.play
+        && let Some(loaded) = campaign.levels.get(state.selected)
+        && campaign.is_unlocked(state.selected, &progress)
+    {
+        intents.write(Intent::OpenLevel {
+            path: loaded.path.clone(),
+            mode: Mode::Campaign,
+            guards: None,
+            seed: 1,
+            at_phase: None,
+        });
+    }
+    Ok(())
+}
+
+/// What the player chose this frame (buttons and keys).
+#[derive(Debug, Default)]
+struct Chosen {
+    play: bool,
+    defend: bool,
+    ending: bool,
+}
+
+/// The top bar: back, the title, the campaign's summary (finished, stars, defended), the
+/// ending once it is open, reset; progress's notice and the campaign folder's problems below.
+/// Returns whether the back button was clicked.
+fn top_bar(
+    root: &mut egui::Ui,
+    state: &mut LevelSelectState,
+    campaign: &Campaign,
+    progress: &mut Progress,
+    summary: &CampaignSummary,
+    chosen: &mut Chosen,
+) -> bool {
+    let notice = progress.notice.clone();
+    let path = progress.path.display().to_string();
+    let mut reset = false;
+    let mut dismiss = false;
+    let back = Header::new("level-select-top", "← Title", "Choose a heist", theme::CREW).show(
+        root,
+        |ui| {
+            ui.label(
+                RichText::new(format!(
+                    "{} of {} finished · ★ {} of {} · 🛡 {} of {} defended",
+                    summary.finished,
+                    summary.levels,
+                    summary.stars.earned,
+                    summary.stars.possible,
+                    summary.defended,
+                    summary.defendable
+                ))
+                .color(theme::TEXT_DIM),
+            )
+            .on_hover_text("★ one star for a win with no more cards than par, one more with no more phases too");
+            if summary.complete && ui::button(ui, true, "🏁 The ending", "F").clicked() {
+                chosen.ending = true;
+            }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if state.confirm_reset {
+                    if ui.button("Cancel").clicked() {
+                        state.confirm_reset = false;
                     }
-                    ui::hint(ui, progress.path.display().to_string());
-                });
+                    if ui
+                        .button(RichText::new("Yes, forget my progress").color(theme::BAD))
+                        .clicked()
+                    {
+                        reset = true;
+                        state.confirm_reset = false;
+                    }
+                } else if ui.button("Reset progress…").clicked() {
+                    state.confirm_reset = true;
+                }
+                ui.add(egui::Label::new(RichText::new(path).size(theme::SMALL).color(theme::TEXT_DIM)).truncate());
             });
-            if let Some(notice) = progress.notice.clone() {
+        },
+        |ui| {
+            if let Some(notice) = notice {
                 ui.horizontal_wrapped(|ui| {
                     ui.label(RichText::new(format!("⚠ {notice}")).color(theme::WARN));
                     if ui.small_button("Dismiss").clicked() {
-                        progress.notice = None;
+                        dismiss = true;
                     }
                 });
             }
@@ -146,249 +230,271 @@ fn draw(
                     }
                 });
             }
-        });
+        },
+    );
+    if reset {
+        progress.reset();
+    }
+    if dismiss {
+        progress.notice = None;
+    }
+    back
+}
 
-    egui::Panel::right("level-select-detail")
-        .exact_size(470.0)
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::same(14)),
-        )
-        .show(&mut root, |ui| {
-            let Some(loaded) = campaign.levels.get(state.selected) else {
-                ui.label(format!("No levels found in {}.", campaign.folder.display()));
-                return;
-            };
-            let level = &loaded.level;
-            let unlocked = campaign.is_unlocked(state.selected, &progress);
-            let next_up = state.next_up == Some(state.selected);
-            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                if next_up {
-                    ui.label(
-                        RichText::new("▶ Next up: read the briefing, then play")
-                            .strong()
-                            .color(theme::CREW),
-                    );
+/// The selected level's briefing, its hand and guards, how the player did, and play / defend.
+fn detail(ui: &mut egui::Ui, state: &LevelSelectState, campaign: &Campaign, progress: &Progress, chosen: &mut Chosen) {
+    let Some(loaded) = campaign.levels.get(state.selected) else {
+        ui.label(format!("No levels found in {}.", campaign.folder.display()));
+        return;
+    };
+    egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+        briefing(ui, state, loaded);
+        ui.add_space(10.0);
+        record(ui, &loaded.level, progress);
+        if campaign.is_unlocked(state.selected, progress) {
+            actions(ui, &loaded.level, chosen);
+        } else {
+            // Players know levels by their titles, not their ids.
+            let missing: Vec<String> = campaign
+                .missing_requirements(state.selected, progress)
+                .iter()
+                .map(|id| {
+                    campaign
+                        .find(id)
+                        .map_or_else(|| id.clone(), |index| campaign.levels[index].level.title.clone())
+                })
+                .collect();
+            ui.label(RichText::new(format!("🔒 Locked: finish {} first", missing.join(", "))).color(theme::WARN));
+        }
+        ui.add_space(6.0);
+        ui::hint(ui, loaded.path.display().to_string());
+    });
+}
+
+/// The level's chapter, title, briefing, goal, hand and the guards it switches off.
+fn briefing(ui: &mut egui::Ui, state: &LevelSelectState, loaded: &LoadedLevel) {
+    let level = &loaded.level;
+    let next_up = state.next_up == Some(state.selected);
+    if next_up {
+        ui.label(
+            RichText::new("▶ Next up: read the briefing, then play")
+                .strong()
+                .color(theme::CREW),
+        );
+    }
+    ui.label(RichText::new(format!("Chapter {} · {}", level.chapter, level.chapter_title)).color(theme::TEXT_DIM));
+    ui.label(RichText::new(&level.title).size(24.0).strong().color(theme::TEXT));
+    ui.add_space(6.0);
+    ui.label(RichText::new(&level.briefing).size(theme::BODY + 0.5));
+    if !level.briefing_more.trim().is_empty() {
+        egui::CollapsingHeader::new(RichText::new("more").size(theme::SMALL))
+            .id_salt(("level-select-briefing-more", state.selected))
+            .default_open(next_up)
+            .show(ui, |ui| {
+                ui.label(RichText::new(&level.briefing_more).size(theme::BODY));
+            });
+    }
+    ui.add_space(10.0);
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new("Goal:").strong());
+        ui.label(
+            RichText::new(format!(
+                "{} {}",
+                theme::outcome_glyph(level.goal),
+                theme::outcome_words(level.goal)
+            ))
+            .color(theme::outcome_color(level.goal)),
+        );
+        if level.unbeatable {
+            ui.label(RichText::new("· unbeatable on purpose: play it out to see why").color(theme::VIOLET));
+        }
+    });
+    ui.add_space(6.0);
+    ui.label(RichText::new("Cards in hand").strong());
+    if level.cards.is_empty() {
+        ui::hint(ui, "none — you watch, and you may step and rewind");
+    }
+    for card in &level.cards {
+        ui.label(format!("  {} × {}", card.count, card.card.title()));
+    }
+    ui.add_space(6.0);
+    let off = level.guards.off();
+    ui.label(RichText::new("Guards switched off here").strong());
+    if off.is_empty() {
+        ui::hint(ui, "none: every guard is on");
+    }
+    for guard in off {
+        ui.label(RichText::new(format!("  ✖ {} — {}", guard.name(), guard.describe())).color(theme::TEXT_DIM));
+    }
+}
+
+/// How the player did: the last verdict, the best win and its stars, the defence.
+fn record(ui: &mut egui::Ui, level: &Level, progress: &Progress) {
+    if let Some(outcome) = progress.file.outcomes.get(&level.id) {
+        // For the player's goal: reached in the crew's gold, anything else plain.
+        let color = if *outcome == level.goal {
+            theme::CREW
+        } else {
+            theme::TEXT_DIM
+        };
+        ui.label(
+            RichText::new(format!(
+                "Last time: {} {}",
+                theme::outcome_glyph(*outcome),
+                theme::outcome_words(*outcome)
+            ))
+            .color(color),
+        );
+    }
+    let stars = summary::level_stars(level, progress);
+    if let (Some(par), true) = (level.par, stars.possible > 0) {
+        let best = progress.file.best.get(&level.id).map_or_else(
+            || "not won yet".to_owned(),
+            |best| format!("best {} card(s) in {} phases", best.cards, best.phases),
+        );
+        ui.label(
+            RichText::new(format!(
+                "{} {best} · par {} card(s) in {} phases",
+                stars.glyphs(),
+                par.cards,
+                par.phases
+            ))
+            .color(theme::WARN),
+        );
+    }
+    if let (Some(defender), Some(guards)) = (&level.defender, progress.defended(&level.id)) {
+        let names: Vec<&str> = guards.iter().map(|guard| guard.name()).collect();
+        let at_minimum = guards.len() <= defender.minimum.len();
+        ui.label(
+            RichText::new(format!(
+                "🛡 Defended with {} guard(s): {}{}",
+                guards.len(),
+                names.join(", "),
+                if at_minimum { " · the minimum" } else { "" }
+            ))
+            .color(theme::GOOD),
+        );
+    }
+}
+
+/// Play it (Enter) and, for an unbeatable level, defend it (D).
+fn actions(ui: &mut egui::Ui, level: &Level, chosen: &mut Chosen) {
+    let button = egui::Button::new(RichText::new("▶  Play this level").size(theme::HEADING))
+        .shortcut_text(RichText::new("Enter").monospace().color(theme::TEXT_FAINT))
+        .min_size(egui::vec2(260.0, 36.0));
+    if ui.add(button).clicked() {
+        chosen.play = true;
+    }
+    if let Some(defender) = &level.defender {
+        let button = egui::Button::new(RichText::new("🛡  Defend it").size(theme::HEADING))
+            .shortcut_text(RichText::new("D").monospace().color(theme::TEXT_FAINT))
+            .min_size(egui::vec2(260.0, 36.0));
+        if ui
+            .add(button)
+            .on_hover_text(format!(
+                "Switch on the fewest guards (at most {}) that stop every known heist",
+                defender.budget
+            ))
+            .clicked()
+        {
+            chosen.defend = true;
+        }
+    }
+}
+
+/// The levels by chapter: finished, open or locked, stars and defences.
+fn level_list(
+    ui: &mut egui::Ui,
+    state: &mut LevelSelectState,
+    campaign: &Campaign,
+    progress: &Progress,
+    chosen: &mut Chosen,
+) {
+    egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+        for chapter in campaign.chapters() {
+            ui.add_space(6.0);
+            ui.label(
+                RichText::new(format!("Chapter {} · {}", chapter.number, chapter.title))
+                    .size(theme::HEADING)
+                    .strong()
+                    .color(theme::RUNTIME),
+            );
+            for index in chapter.levels {
+                let selected = index == state.selected;
+                let response = level_row(ui, campaign, progress, index, selected);
+                if selected && state.scroll_to_selected {
+                    response.scroll_to_me(Some(egui::Align::Center));
+                    state.scroll_to_selected = false;
                 }
+                if response.clicked() {
+                    state.selected = index;
+                }
+                if response.double_clicked() {
+                    chosen.play = true;
+                }
+            }
+        }
+    });
+}
+
+/// One level's row: finished / open / locked, its title, its stars or defence, its goal.
+fn level_row(
+    ui: &mut egui::Ui,
+    campaign: &Campaign,
+    progress: &Progress,
+    index: usize,
+    selected: bool,
+) -> egui::Response {
+    let level = &campaign.levels[index].level;
+    let unlocked = campaign.is_unlocked(index, progress);
+    let (glyph, word, color) = if progress.is_finished(&level.id) {
+        ("✔", "finished", theme::GOOD)
+    } else if unlocked {
+        ("▶", "open", theme::CREW)
+    } else {
+        ("🔒", "locked", theme::TEXT_FAINT)
+    };
+    let stars = summary::level_stars(level, progress);
+    egui::Frame::new()
+        .fill(if selected { theme::PANEL_RAISED } else { theme::PANEL })
+        .stroke(egui::Stroke::new(
+            if selected { 2.0 } else { 1.0 },
+            if selected { theme::CREW } else { theme::PANEL_BORDER },
+        ))
+        .corner_radius(6)
+        .inner_margin(egui::Margin::symmetric(10, 6))
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.horizontal(|ui| {
+                ui.label(RichText::new(glyph).size(18.0).color(color));
+                ui.label(RichText::new(word).size(theme::SMALL).color(color));
                 ui.label(
-                    RichText::new(format!("Chapter {} · {}", level.chapter, level.chapter_title))
-                        .color(theme::TEXT_DIM),
+                    RichText::new(&level.title)
+                        .size(theme::BODY + 1.0)
+                        .strong()
+                        .color(if unlocked { theme::TEXT } else { theme::TEXT_DIM }),
                 );
-                ui.label(RichText::new(&level.title).size(24.0).strong().color(theme::TEXT));
-                ui.add_space(6.0);
-                ui.label(RichText::new(&level.briefing).size(theme::BODY + 0.5));
-                if !level.briefing_more.trim().is_empty() {
-                    egui::CollapsingHeader::new(RichText::new("more").size(theme::SMALL))
-                        .id_salt(("level-select-briefing-more", state.selected))
-                        .default_open(next_up)
-                        .show(ui, |ui| {
-                            ui.label(RichText::new(&level.briefing_more).size(theme::BODY));
-                        });
+                if stars.possible > 0 {
+                    ui.label(RichText::new(stars.glyphs()).color(theme::WARN));
                 }
-                ui.add_space(10.0);
-                ui.horizontal_wrapped(|ui| {
-                    ui.label(RichText::new("Goal:").strong());
+                if progress.defended(&level.id).is_some() {
+                    ui.label(RichText::new("🛡 defended").size(theme::SMALL).color(theme::GOOD));
+                } else if level.defender.is_some() {
                     ui.label(
-                        RichText::new(format!(
-                            "{} {}",
-                            theme::outcome_glyph(level.goal),
-                            theme::outcome_words(level.goal)
-                        ))
-                        .color(theme::outcome_color(level.goal)),
+                        RichText::new("🛡 defend it too")
+                            .size(theme::SMALL)
+                            .color(theme::TEXT_FAINT),
                     );
-                    if level.unbeatable {
-                        ui.label(RichText::new("· unbeatable on purpose: play it out to see why").color(theme::VIOLET));
-                    }
+                }
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    ui.label(
+                        RichText::new(format!("goal: {}", theme::outcome_words(level.goal)))
+                            .size(theme::SMALL)
+                            .color(theme::TEXT_DIM),
+                    );
                 });
-                ui.add_space(6.0);
-                ui.label(RichText::new("Cards in hand").strong());
-                if level.cards.is_empty() {
-                    ui::hint(ui, "none — you watch, and you may step and rewind");
-                }
-                for card in &level.cards {
-                    ui.label(format!("  {} × {}", card.count, card.card.title()));
-                }
-                ui.add_space(6.0);
-                let off = level.guards.off();
-                ui.label(RichText::new("Guards switched off here").strong());
-                if off.is_empty() {
-                    ui::hint(ui, "none: every guard is on");
-                }
-                for guard in off {
-                    ui.label(
-                        RichText::new(format!("  ✖ {} — {}", guard.name(), guard.describe())).color(theme::TEXT_DIM),
-                    );
-                }
-                ui.add_space(10.0);
-                if let Some(outcome) = progress.file.outcomes.get(&level.id) {
-                    ui.label(
-                        RichText::new(format!(
-                            "Last time: {} {}",
-                            theme::outcome_glyph(*outcome),
-                            theme::outcome_words(*outcome)
-                        ))
-                        .color(theme::outcome_color(*outcome)),
-                    );
-                }
-                if let (Some(defender), Some(guards)) = (&level.defender, progress.defended(&level.id)) {
-                    let names: Vec<&str> = guards.iter().map(|guard| guard.name()).collect();
-                    let at_minimum = guards.len() <= defender.minimum.len();
-                    ui.label(
-                        RichText::new(format!(
-                            "🛡 Defended with {} guard(s): {}{}",
-                            guards.len(),
-                            names.join(", "),
-                            if at_minimum { " · the minimum" } else { "" }
-                        ))
-                        .color(theme::GOOD),
-                    );
-                }
-                if unlocked {
-                    let button = egui::Button::new(RichText::new("▶  Play this level").size(theme::HEADING))
-                        .shortcut_text(RichText::new("Enter").monospace().color(theme::TEXT_FAINT))
-                        .min_size(egui::vec2(260.0, 36.0));
-                    if ui.add(button).clicked() {
-                        play = true;
-                    }
-                    if let Some(defender) = &level.defender {
-                        let button = egui::Button::new(RichText::new("🛡  Defend it").size(theme::HEADING))
-                            .shortcut_text(RichText::new("D").monospace().color(theme::TEXT_FAINT))
-                            .min_size(egui::vec2(260.0, 36.0));
-                        if ui
-                            .add(button)
-                            .on_hover_text(format!(
-                                "Switch on the fewest guards (at most {}) that stop every known heist",
-                                defender.budget
-                            ))
-                            .clicked()
-                        {
-                            defend = true;
-                        }
-                    }
-                } else {
-                    // Players know levels by their titles, not their ids.
-                    let missing: Vec<String> = campaign
-                        .missing_requirements(state.selected, &progress)
-                        .iter()
-                        .map(|id| {
-                            campaign
-                                .find(id)
-                                .map_or_else(|| id.clone(), |index| campaign.levels[index].level.title.clone())
-                        })
-                        .collect();
-                    ui.label(
-                        RichText::new(format!("🔒 Locked: finish {} first", missing.join(", "))).color(theme::WARN),
-                    );
-                }
-                ui.add_space(6.0);
-                ui::hint(ui, loaded.path.display().to_string());
             });
-        });
-
-    egui::CentralPanel::default()
-        .frame(
-            egui::Frame::new()
-                .fill(theme::BACKGROUND)
-                .inner_margin(egui::Margin::same(14)),
-        )
-        .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                for chapter in campaign.chapters() {
-                    ui.add_space(6.0);
-                    ui.label(
-                        RichText::new(format!("Chapter {} · {}", chapter.number, chapter.title))
-                            .size(theme::HEADING)
-                            .strong()
-                            .color(theme::RUNTIME),
-                    );
-                    for index in chapter.levels {
-                        let level = &campaign.levels[index].level;
-                        let unlocked = campaign.is_unlocked(index, &progress);
-                        let done = progress.is_finished(&level.id);
-                        let (glyph, word, color) = if done {
-                            ("✔", "finished", theme::GOOD)
-                        } else if unlocked {
-                            ("▶", "open", theme::CREW)
-                        } else {
-                            ("🔒", "locked", theme::TEXT_FAINT)
-                        };
-                        let selected = index == state.selected;
-                        let response = egui::Frame::new()
-                            .fill(if selected { theme::PANEL_RAISED } else { theme::PANEL })
-                            .stroke(egui::Stroke::new(
-                                if selected { 2.0 } else { 1.0 },
-                                if selected { theme::CREW } else { theme::PANEL_BORDER },
-                            ))
-                            .corner_radius(6)
-                            .inner_margin(egui::Margin::symmetric(10, 6))
-                            .show(ui, |ui| {
-                                ui.set_width(ui.available_width());
-                                ui.horizontal(|ui| {
-                                    ui.label(RichText::new(glyph).size(18.0).color(color));
-                                    ui.label(RichText::new(word).size(theme::SMALL).color(color));
-                                    ui.label(
-                                        RichText::new(&level.title)
-                                            .size(theme::BODY + 1.0)
-                                            .strong()
-                                            .color(if unlocked { theme::TEXT } else { theme::TEXT_DIM }),
-                                    );
-                                    if progress.defended(&level.id).is_some() {
-                                        ui.label(RichText::new("🛡 defended").size(theme::SMALL).color(theme::GOOD));
-                                    } else if level.defender.is_some() {
-                                        ui.label(
-                                            RichText::new("🛡 defend it too")
-                                                .size(theme::SMALL)
-                                                .color(theme::TEXT_FAINT),
-                                        );
-                                    }
-                                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                                        ui.label(
-                                            RichText::new(format!("goal: {}", theme::outcome_words(level.goal)))
-                                                .size(theme::SMALL)
-                                                .color(theme::TEXT_DIM),
-                                        );
-                                    });
-                                });
-                            })
-                            .response
-                            .interact(egui::Sense::click());
-                        if selected && state.scroll_to_selected {
-                            response.scroll_to_me(Some(egui::Align::Center));
-                            state.scroll_to_selected = false;
-                        }
-                        if response.clicked() {
-                            state.selected = index;
-                        }
-                        if response.double_clicked() {
-                            play = true;
-                        }
-                    }
-                }
-            });
-        });
-
-    if defend
-        && campaign
-            .levels
-            .get(state.selected)
-            .is_some_and(|loaded| loaded.level.defender.is_some())
-        && campaign.is_unlocked(state.selected, &progress)
-    {
-        defence_intents.write(DefenceIntent::Open { index: state.selected });
-        return Ok(());
-    }
-    if play
-        && let Some(loaded) = campaign.levels.get(state.selected)
-        && campaign.is_unlocked(state.selected, &progress)
-    {
-        intents.write(Intent::OpenLevel {
-            path: loaded.path.clone(),
-            mode: Mode::Campaign,
-            guards: None,
-            seed: 1,
-            at_phase: None,
-        });
-    }
-    Ok(())
+        })
+        .response
+        .interact(egui::Sense::click())
 }

@@ -2,8 +2,10 @@
 
 use bevy::prelude::*;
 
-mod debrief;
+pub(crate) mod debrief;
 mod defend;
+mod ending;
+mod header;
 pub mod level;
 mod level_select;
 mod replay;
@@ -22,6 +24,8 @@ pub enum Screen {
     Replay,
     /// Defender mode: an unbeatable level played from the other side.
     Defend,
+    /// After the campaign's last level: what the player learned, credits, the vault's finale.
+    Ending,
 }
 
 /// The state machine alone (headless tests use this without any UI).
@@ -39,5 +43,6 @@ pub(super) fn ui_plugin(app: &mut App) {
         sandbox::plugin,
         replay::plugin,
         defend::plugin,
+        ending::plugin,
     ));
 }

@@ -8,6 +8,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
 use twice_world::campaign::TAPE_SUFFIX;
 
 use super::Screen;
+use super::header::Header;
 use crate::campaign::Campaign;
 use crate::paths::GamePaths;
 use crate::session::{Intent, OpenProblem};
@@ -58,23 +59,15 @@ fn draw(
     }
     let mut open: Option<PathBuf> = None;
     let mut root = ui::root_ui(context, "replay");
-    egui::Panel::top("replay-top")
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::symmetric(14, 8)),
-        )
-        .show(&mut root, |ui| {
-            ui.horizontal(|ui| {
-                if ui::button(ui, true, "← Title", "Esc").clicked() {
-                    next_screen.set(Screen::Title);
-                }
-                ui.label(RichText::new("Replay a tape").size(22.0).strong().color(theme::INFO));
-                ui::hint(
-                    ui,
-                    "a tape is a seed and timed moves; the viewer plays them, you step and rewind",
-                );
-            });
+    let back = Header::new("replay-top", "← Title", "Replay a tape", theme::INFO).show(
+        &mut root,
+        |ui| {
+            ui::hint(
+                ui,
+                "a tape is a seed and timed moves; the viewer plays them, you step and rewind",
+            )
+        },
+        |ui| {
             ui.horizontal(|ui| {
                 ui.label("Tape file");
                 let field = ui.add(
@@ -97,7 +90,11 @@ fn draw(
             if let Some(problem) = &problem.0 {
                 ui.label(RichText::new(format!("⚠ {problem}")).color(theme::WARN));
             }
-        });
+        },
+    );
+    if back {
+        next_screen.set(Screen::Title);
+    }
     egui::CentralPanel::default()
         .frame(
             egui::Frame::new()

@@ -7,7 +7,9 @@ use twice_world::explore::Stage;
 use twice_world::runtime::guards::{Guard, Guards};
 
 use super::Screen;
+use super::header::Header;
 use crate::campaign::Campaign;
+use crate::defence;
 use crate::explorer::{ExplorerIntent, ExplorerRun};
 use crate::session::{Intent, Mode, OpenProblem};
 use crate::ui::{self, theme};
@@ -77,72 +79,36 @@ fn draw(
     }
     let mut start = ui::pressed(context, egui::Key::Enter);
     let mut ask_explorer = ui::pressed(context, egui::Key::X) && !explorer.is_running();
-    // Number keys toggle guards 1–9 and 0 for the tenth; any after those by mouse.
-    let digits = [
-        egui::Key::Num1,
-        egui::Key::Num2,
-        egui::Key::Num3,
-        egui::Key::Num4,
-        egui::Key::Num5,
-        egui::Key::Num6,
-        egui::Key::Num7,
-        egui::Key::Num8,
-        egui::Key::Num9,
-        egui::Key::Num0,
-    ];
-    for (guard, digit) in Guard::ALL.iter().zip(digits) {
-        if ui::pressed(context, digit) {
-            let on = state.guards.is_on(*guard);
-            state.guards.set(*guard, !on);
+    // The guards' keys are defender mode's (1–9, 0, then -): every guard has one.
+    for guard in Guard::ALL {
+        if egui::Key::from_name(defence::guard_key(guard)).is_some_and(|key| ui::pressed(context, key)) {
+            let on = state.guards.is_on(guard);
+            state.guards.set(guard, !on);
         }
     }
 
     let mut root = ui::root_ui(context, "sandbox");
-    egui::Panel::top("sandbox-top")
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::symmetric(14, 8)),
-        )
-        .show(&mut root, |ui| {
-            ui.horizontal(|ui| {
-                if ui::button(ui, true, "← Title", "Esc").clicked() {
-                    next_screen.set(Screen::Title);
-                }
-                ui.label(RichText::new("Sandbox").size(22.0).strong().color(theme::VIOLET));
-                ui::hint(
-                    ui,
-                    "any level, every guard a toggle; nothing here counts toward progress",
-                );
-            });
+    let back = Header::new("sandbox-top", "← Title", "Sandbox", theme::VIOLET).show(
+        &mut root,
+        |ui| {
+            ui::hint(
+                ui,
+                "any level, every guard a toggle; nothing here counts toward progress",
+            )
+        },
+        |ui| {
             if let Some(problem) = &problem.0 {
                 ui.label(RichText::new(format!("⚠ {problem}")).color(theme::WARN));
             }
-        });
-    egui::Panel::left("sandbox-levels")
-        .exact_size(420.0)
-        .resizable(false)
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::same(12)),
-        )
-        .show(&mut root, |ui| {
-            ui.label(RichText::new("Level (↑/↓)").strong());
-            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                for (index, loaded) in campaign.levels.iter().enumerate() {
-                    let level = &loaded.level;
-                    let label = format!("Ch. {} · {}", level.chapter, level.title);
-                    let response = ui.selectable_label(index == state.selected, label);
-                    if response.clicked() {
-                        select(&mut state, index);
-                    }
-                    if response.double_clicked() {
-                        start = true;
-                    }
-                }
-            });
-        });
+        },
+    );
+    if back {
+        next_screen.set(Screen::Title);
+    }
+    if let Some((index, open)) = level_list(&mut root, &campaign, state.selected) {
+        select(&mut state, index);
+        start |= open;
+    }
     egui::CentralPanel::default()
         .frame(
             egui::Frame::new()
@@ -157,40 +123,7 @@ fn draw(
             ui.label(RichText::new(&loaded.level.title).size(22.0).strong());
             ui.label(RichText::new(&loaded.level.briefing).color(theme::TEXT_DIM));
             ui.add_space(10.0);
-            ui.horizontal(|ui| {
-                ui.label(RichText::new("Guards").size(theme::HEADING).strong());
-                if ui.button("as the level has them").clicked() {
-                    state.guards = loaded.level.guards;
-                }
-                if ui.button("all on").clicked() {
-                    state.guards = Guards::all_on();
-                }
-                if ui.button("all off").clicked() {
-                    state.guards = Guards::all_off();
-                }
-            });
-            for (index, guard) in Guard::ALL.iter().enumerate() {
-                let mut on = state.guards.is_on(*guard);
-                ui.horizontal(|ui| {
-                    // Ten digit keys for the first ten guards; the rest by mouse.
-                    let key = if index < 10 {
-                        ((index + 1) % 10).to_string()
-                    } else {
-                        "·".to_owned()
-                    };
-                    ui::key_cap(ui, &key);
-                    let word = if on { "✔ on " } else { "✖ off" };
-                    let color = if on { theme::GOOD } else { theme::BAD };
-                    if ui
-                        .checkbox(&mut on, RichText::new(word).monospace().color(color))
-                        .changed()
-                    {
-                        state.guards.set(*guard, on);
-                    }
-                    ui.label(RichText::new(guard.name()).strong());
-                    ui::hint(ui, guard.describe());
-                });
-            }
+            guard_toggles(ui, &mut state.guards, loaded.level.guards);
             ui.add_space(10.0);
             ui.horizontal(|ui| {
                 ui.label("Seed");
@@ -224,6 +157,65 @@ fn draw(
         });
     }
     Ok(())
+}
+
+/// The levels to pick from; returns the one clicked, and whether it was double-clicked.
+fn level_list(root: &mut egui::Ui, campaign: &Campaign, selected: usize) -> Option<(usize, bool)> {
+    let mut picked = None;
+    egui::Panel::left("sandbox-levels")
+        .exact_size(420.0)
+        .resizable(false)
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::same(12)),
+        )
+        .show(root, |ui| {
+            ui.label(RichText::new("Level (↑/↓)").strong());
+            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+                for (index, loaded) in campaign.levels.iter().enumerate() {
+                    let level = &loaded.level;
+                    let label = format!("Ch. {} · {}", level.chapter, level.title);
+                    let response = ui.selectable_label(index == selected, label);
+                    if response.clicked() || response.double_clicked() {
+                        picked = Some((index, response.double_clicked()));
+                    }
+                }
+            });
+        });
+    picked
+}
+
+/// The guards as toggles, each with its key (defender mode's), and three presets.
+fn guard_toggles(ui: &mut egui::Ui, guards: &mut Guards, level_guards: Guards) {
+    ui.horizontal(|ui| {
+        ui.label(RichText::new("Guards").size(theme::HEADING).strong());
+        if ui.button("as the level has them").clicked() {
+            *guards = level_guards;
+        }
+        if ui.button("all on").clicked() {
+            *guards = Guards::all_on();
+        }
+        if ui.button("all off").clicked() {
+            *guards = Guards::all_off();
+        }
+    });
+    for guard in Guard::ALL {
+        let mut on = guards.is_on(guard);
+        ui.horizontal(|ui| {
+            ui::key_cap(ui, defence::guard_key(guard));
+            let word = if on { "✔ on " } else { "✖ off" };
+            let color = if on { theme::GOOD } else { theme::BAD };
+            if ui
+                .checkbox(&mut on, RichText::new(word).monospace().color(color))
+                .changed()
+            {
+                guards.set(guard, on);
+            }
+            ui.label(RichText::new(guard.name()).strong());
+            ui::hint(ui, guard.describe());
+        });
+    }
 }
 
 /// "Ask the explorer": a search for a heist with these guards, off the main thread.

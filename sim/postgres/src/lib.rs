@@ -16,6 +16,8 @@
 //! - `url.rs`: [`PostgresUrl`], parsed once at the command line, the password never shown.
 //! - `schema.rs`: the tables, checks, indexes and append-only triggers; `twice_meta`.
 //! - `store.rs`: `SERIALIZABLE` transactions run again on serialization failures, and the reads.
+//! - `tables.rs`: one transaction's rows (`Tables`), a prepared statement each.
+//! - `rows.rs`: the statements, and rows as the server gives them, checked into the ledger's types.
 //! - `batch.rs`: a commit group's batches (one transaction, one durable commit each).
 //! - `error.rs`: PostgreSQL's errors as the ledger's kinds (`Locked`, `BadRow`, `Store`).
 //! - [`testing`]: a fresh database per test; skipped, or failed in CI, without a server.
@@ -23,8 +25,10 @@
 mod batch;
 mod connection;
 mod error;
+mod rows;
 mod schema;
 mod store;
+mod tables;
 pub mod testing;
 mod url;
 

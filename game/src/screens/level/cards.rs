@@ -72,38 +72,64 @@ pub fn choose(
     }
 }
 
-/// The hand, laid out like cards on a table: one column each.
+/// How many chips a line of the compact hand holds, in this width.
+fn chip_columns(available_width: f32, spacing: f32) -> f32 {
+    ((available_width + spacing) / (COMPACT_CARD_WIDTH_MIN + spacing))
+        .floor()
+        .clamp(1.0, 4.0)
+}
+
+/// A chip's height in the compact hand.
+const CHIP_HEIGHT: f32 = 26.0;
+
+/// The hand, laid out like cards on a table: one column each; `compact`: one-line chips (a
+/// short screen, where the hand sits in a strip of its own above the timeline).
 pub fn draw(
     ui: &mut egui::Ui,
     session: &Session,
     simulation: &Simulation,
     level_ui: &mut LevelUi,
+    compact: bool,
     intents: &mut Vec<Intent>,
 ) {
     let hand = simulation.hand();
     let cards = hand_order(simulation);
     let playable = session.mode != Mode::Replay && !simulation.is_over() && !session.is_busy();
-    ui.horizontal(|ui| {
-        ui.label(
-            RichText::new("Your hand")
-                .size(theme::HEADING)
-                .strong()
-                .color(theme::CREW),
-        );
-        ui::hint(ui, status_line(session, simulation));
-    });
+    if compact {
+        // One line in the strip: what is armed or why nothing can be played, on hover.
+        ui.horizontal(|ui| {
+            ui.label(RichText::new("Your hand").strong().color(theme::CREW))
+                .on_hover_text(status_line(session, simulation));
+            ui.add(
+                egui::Label::new(
+                    RichText::new(status_line(session, simulation))
+                        .size(theme::SMALL)
+                        .color(theme::TEXT_DIM),
+                )
+                .truncate(),
+            );
+        });
+    } else {
+        ui.horizontal(|ui| {
+            ui.label(
+                RichText::new("Your hand")
+                    .size(theme::HEADING)
+                    .strong()
+                    .color(theme::CREW),
+            );
+            ui::hint(ui, status_line(session, simulation));
+        });
+    }
     if cards.is_empty() {
         ui::hint(ui, "This level gives you no cards: watch, step and rewind.");
         return;
     }
     let mut chosen = None;
     let spacing = ui.spacing().item_spacing.x;
-    if cards.len() > FULL_CARDS_MAX {
+    if cards.len() > FULL_CARDS_MAX || compact {
         // A big hand (the vault has seven kinds) does not fit as full cards above the
         // timeline at 1280×720: each card becomes a one-line chip, its effect on hover.
-        let columns = ((ui.available_width() + spacing) / (COMPACT_CARD_WIDTH_MIN + spacing))
-            .floor()
-            .clamp(1.0, 4.0);
+        let columns = chip_columns(ui.available_width(), spacing);
         // Two pixels of slack: a row that fills the width exactly wraps its last chip.
         let width = (ui.available_width() - spacing * (columns - 1.0)) / columns - 2.0;
         ui.horizontal_wrapped(|ui| {
@@ -119,7 +145,7 @@ pub fn draw(
                     .size(12.5)
                     .color(if live { theme::CREW } else { theme::TEXT_FAINT });
                 let button = egui::Button::new(text)
-                    .min_size(egui::vec2(width, 26.0))
+                    .min_size(egui::vec2(width, CHIP_HEIGHT))
                     .fill(if live { theme::PANEL_RAISED } else { theme::PANEL })
                     .stroke(egui::Stroke::new(
                         1.0,

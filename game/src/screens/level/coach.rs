@@ -64,3 +64,29 @@ pub fn draw(
     }
     clicked
 }
+
+/// The coach's column once the guide is done or skipped (until the player leaves the level):
+/// what is on the wire now, and where the keys are.
+pub fn draw_done(ui: &mut egui::Ui, simulation: &Simulation) {
+    ui.label(
+        RichText::new("Your first heist")
+            .size(theme::HEADING)
+            .strong()
+            .color(theme::CREW),
+    );
+    ui.label(RichText::new("✔ The guide is done.").color(theme::GOOD));
+    ui.add_space(4.0);
+    let cue = if simulation.is_over() {
+        guide::cue(GuideStep::ReadTheVerdict, simulation)
+    } else {
+        guide::cue(GuideStep::PlayACard, simulation)
+    };
+    if let Some(cue) = cue {
+        ui.label(RichText::new(cue).size(theme::SMALL + 0.5).color(theme::INFO));
+    }
+    ui.add_space(4.0);
+    ui::hint(
+        ui,
+        "Every control has a key: ? lists them. Underlined words open the glossary (T).",
+    );
+}

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use bevy_egui::egui::{self, RichText};
 use twice_world::simulator::Simulation;
 
-use super::{LevelUi, Prompt, PromptKind};
+use super::{LevelUi, Prompt, PromptKind, predict};
 use crate::paths::GamePaths;
-use crate::session::{Intent, Session};
+use crate::progress::prediction::Prediction;
+use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
 
 /// `<data>/tapes/<level>-<n>.tape.ron`, the first that does not exist.
@@ -29,18 +30,23 @@ pub fn draw(
     simulation: &Simulation,
     level_ui: &mut LevelUi,
     paths: &GamePaths,
+    compact: bool,
+    prediction: &Prediction,
     intents: &mut Vec<Intent>,
 ) {
     let idle = !session.is_busy();
+    // On a short screen (a projector) the buttons fit one line: their glyphs and keys, no
+    // rewind slider, no tape buttons (G, S and L still work).
+    let label = |full: &'static str, short: &'static str| if compact { short } else { full };
     let over = simulation.is_over();
     let phase = simulation.phase();
     // Wrapped: on a narrow screen (a projector at presenter zoom is 731 points wide) the
     // controls take a second line rather than run off the right edge.
     ui.horizontal_wrapped(|ui| {
-        if ui::button(ui, idle, "⏮ Restart", "R").clicked() {
+        if ui::button(ui, idle, label("⏮ Restart", "⏮"), "R").clicked() {
             intents.push(Intent::Restart);
         }
-        if ui::button(ui, idle && phase > 0, "◀ Back", ",")
+        if ui::button(ui, idle && phase > 0, label("◀ Back", "◀"), ",")
             .on_hover_text("rewind one phase")
             .clicked()
         {
@@ -48,17 +54,22 @@ pub fn draw(
                 phase: phase.saturating_sub(1),
             });
         }
-        let play_label = if session.running { "⏸ Pause" } else { "▶ Play" };
+        let play_label = match (session.running, compact) {
+            (true, false) => "⏸ Pause",
+            (true, true) => "⏸",
+            (false, false) => "▶ Play",
+            (false, true) => "▶",
+        };
         if ui::button(ui, idle && !over, play_label, "Space").clicked() {
             intents.push(Intent::ToggleRunning);
         }
-        if ui::button(ui, idle && !over, "Step ▶|", ".")
+        if ui::button(ui, idle && !over, label("Step ▶|", "▶|"), ".")
             .on_hover_text("run one phase of one actor")
             .clicked()
         {
             intents.push(Intent::Step);
         }
-        if ui::button(ui, idle && !over, "⏭ To the end", "E").clicked() {
+        if ui::button(ui, idle && !over, label("⏭ To the end", "⏭"), "E").clicked() {
             intents.push(Intent::RunToEnd);
         }
         ui.separator();
@@ -77,43 +88,20 @@ pub fn draw(
         {
             intents.push(Intent::ChangeSpeed(1));
         }
+        if !compact {
+            rewind_and_tapes(ui, session, level_ui, paths, phase, intents);
+        }
         ui.separator();
-        // Rewind to any earlier point: pick the phase, then go. The slider is laid out as one
-        // piece, so the row wraps before it rather than let it run past the edge (which would
-        // also widen the panel for every line below it).
-        if ui.available_rect_before_wrap().width() < REWIND_ROW_WIDTH {
-            ui.end_row();
-        }
-        let mut target = level_ui.rewind_to.unwrap_or(phase).min(phase);
-        ui.label(RichText::new("rewind to").size(theme::SMALL));
-        let slider = egui::Slider::new(&mut target, 0..=phase.max(1))
-            .integer()
-            .show_value(true);
-        let response = ui.add_enabled(idle && phase > 0, slider);
-        if response.changed() {
-            level_ui.rewind_to = Some(target);
-        }
-        if ui::button(ui, idle && target < phase, "Go", "G")
-            .on_hover_text("re-simulate from the seed to that phase")
-            .clicked()
+        if ui::button(
+            ui,
+            idle && !over && session.mode != Mode::Replay,
+            label("🔮 Predict", "🔮"),
+            "V",
+        )
+        .on_hover_text("before the run plays out: will the heist work, and which guard will decide it?")
+        .clicked()
         {
-            intents.push(Intent::Rewind { phase: target });
-            level_ui.rewind_to = None;
-        }
-        ui.separator();
-        if ui::button(ui, idle, "Save tape", "S").clicked() {
-            level_ui.prompt = Some(Prompt {
-                kind: PromptKind::SaveTape,
-                text: suggested_tape_path(paths, session).display().to_string(),
-                focus: true,
-            });
-        }
-        if ui::button(ui, true, "Load tape", "L").clicked() {
-            level_ui.prompt = Some(Prompt {
-                kind: PromptKind::LoadTape,
-                text: paths.levels.display().to_string() + "/",
-                focus: true,
-            });
+            predict::open(level_ui, prediction);
         }
         let debrief = egui::Button::new(RichText::new("Debrief").strong().color(if over {
             theme::CREW
@@ -125,24 +113,44 @@ pub fn draw(
             intents.push(Intent::Debrief);
         }
     });
-    // The last word: the session's notice, or the screen's own. The verdict on the right is
-    // laid out first, so a long notice is cut short ("…", whole on hover) instead of running
-    // under it.
+    last_word(ui, session, simulation, level_ui, prediction);
+}
+
+/// The last word: the session's notice, or the screen's own. The verdict on the right is
+/// laid out first, so a long notice is cut short ("…", whole on hover) instead of running
+/// under it.
+fn last_word(
+    ui: &mut egui::Ui,
+    session: &Session,
+    simulation: &Simulation,
+    level_ui: &LevelUi,
+    prediction: &Prediction,
+) {
+    let over = simulation.is_over();
     ui.horizontal(|ui| {
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             if over
                 && let Some(conclusion) = &session.conclusion
                 && let Ok(verdict) = &conclusion.verdict
             {
+                // In the debrief's tone: a loss is never a green tick here either.
+                let (glyph, color) = conclusion
+                    .debrief
+                    .as_ref()
+                    .map_or((theme::outcome_glyph(verdict.outcome), theme::TEXT), |told| {
+                        crate::screens::debrief::tone_look(told.tone)
+                    });
                 ui.label(
                     RichText::new(format!(
-                        "Level over: {} {} — press Enter for the debrief",
-                        theme::outcome_glyph(verdict.outcome),
+                        "Level over: {glyph} {} — press Enter for the debrief",
                         theme::outcome_words(verdict.outcome)
                     ))
                     .strong()
-                    .color(theme::outcome_color(verdict.outcome)),
+                    .color(color),
                 );
+            }
+            if let Some((text, color)) = predict::status(prediction) {
+                ui.add(egui::Label::new(RichText::new(text).color(color)).truncate());
             }
             ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
                 let line = |ui: &mut egui::Ui, text: RichText| {
@@ -173,4 +181,62 @@ pub fn draw(
             });
         });
     });
+}
+
+/// The rewind slider and its Go, then saving and loading tapes.
+fn rewind_and_tapes(
+    ui: &mut egui::Ui,
+    session: &Session,
+    level_ui: &mut LevelUi,
+    paths: &GamePaths,
+    phase: u32,
+    intents: &mut Vec<Intent>,
+) {
+    let idle = !session.is_busy();
+    ui.separator();
+    // Rewind to any earlier point: pick the phase, then go. The slider is laid out as one
+    // piece, so the row wraps before it rather than let it run past the edge (which would
+    // also widen the panel for every line below it).
+    if ui.available_rect_before_wrap().width() < REWIND_ROW_WIDTH {
+        ui.end_row();
+    }
+    let mut target = level_ui.rewind_to.unwrap_or(phase).min(phase);
+    ui.label(RichText::new("rewind to").size(theme::SMALL));
+    // A short slider: with the prediction's button the controls still fit one line at 1280.
+    ui.spacing_mut().slider_width = 56.0;
+    let slider = egui::Slider::new(&mut target, 0..=phase.max(1))
+        .integer()
+        .show_value(true);
+    let response = ui.add_enabled(idle && phase > 0, slider);
+    if response.changed() {
+        level_ui.rewind_to = Some(target);
+    }
+    if ui::button(ui, idle && target < phase, "Go", "G")
+        .on_hover_text("re-simulate from the seed to that phase")
+        .clicked()
+    {
+        intents.push(Intent::Rewind { phase: target });
+        level_ui.rewind_to = None;
+    }
+    ui.separator();
+    if ui::button(ui, idle, "Save", "S")
+        .on_hover_text("save the tape of what you did")
+        .clicked()
+    {
+        level_ui.prompt = Some(Prompt {
+            kind: PromptKind::SaveTape,
+            text: suggested_tape_path(paths, session).display().to_string(),
+            focus: true,
+        });
+    }
+    if ui::button(ui, true, "Load", "L")
+        .on_hover_text("load a tape into the replay viewer")
+        .clicked()
+    {
+        level_ui.prompt = Some(Prompt {
+            kind: PromptKind::LoadTape,
+            text: paths.levels.display().to_string() + "/",
+            focus: true,
+        });
+    }
 }

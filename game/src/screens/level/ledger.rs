@@ -2,6 +2,7 @@
 //! Only the visible rows are laid out, so a 10,000-row ledger costs what 20 rows do.
 
 use bevy_egui::egui::{self, Align2, Color32, FontId, RichText, Stroke};
+use twice_world::ledger::ExecutionRecord;
 use twice_world::ledger::HistoryEntry;
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::simulator::Simulation;
@@ -73,35 +74,7 @@ pub fn draw(
 ) {
     ui::section(ui, "Ledger · tool_executions", |ui| {
         let view = session.ledger();
-        match session.ledger_path() {
-            Some(path) => {
-                let command = format!("sqlite3 {} 'select * from tool_executions'", path.display());
-                ui.horizontal(|ui| {
-                    if ui
-                        .small_button("copy")
-                        .on_hover_text("copy the sqlite3 command")
-                        .clicked()
-                    {
-                        ui.ctx().copy_text(command.clone());
-                    }
-                    ui.add(
-                        egui::Label::new(
-                            RichText::new(short_path(path))
-                                .monospace()
-                                .size(11.0)
-                                .color(theme::TEXT_DIM),
-                        )
-                        .truncate(),
-                    )
-                    .on_hover_text(format!(
-                        "the real SQLite file the simulated workers write:\n{}",
-                        path.display()
-                    ));
-                });
-                ui::hint(ui, format!("open it while you play: {command}"));
-            }
-            None => ui::hint(ui, "the ledger is in memory this time (no file could be made)"),
-        }
+        file_line(ui, session);
         if let Some(problem) = &view.problem {
             ui.label(RichText::new(format!("⚠ {problem}")).color(theme::WARN));
         }
@@ -142,64 +115,7 @@ pub fn draw(
         }
         scroll.show_rows(ui, ROW_HEIGHT, rows.len(), |ui, range| {
             for index in range {
-                let record = &rows[index];
-                let (rect, response) =
-                    ui.allocate_exact_size(egui::vec2(ui.available_width(), ROW_HEIGHT), egui::Sense::click());
-                let selected = level_ui.selected_key.as_deref() == Some(record.key.as_str());
-                let painter = ui.painter_at(rect);
-                if selected {
-                    painter.rect_filled(rect, 3.0, Color32::from_rgb(60, 74, 104));
-                    painter.rect_stroke(rect, 3.0, Stroke::new(1.0, theme::TEXT), egui::StrokeKind::Inside);
-                } else if response.hovered() {
-                    painter.rect_filled(rect, 3.0, Color32::from_rgb(44, 50, 64));
-                } else if index % 2 == 1 {
-                    painter.rect_filled(rect, 0.0, Color32::from_rgb(36, 40, 52));
-                }
-                let look = cache.key_look(record.key.as_str());
-                let y = rect.center().y;
-                let cell = |column: usize| egui::pos2(rect.left() + columns[column] + 4.0, y);
-                painter.text(
-                    cell(0),
-                    Align2::LEFT_CENTER,
-                    format!("{} {}", look.glyph, record.key.as_str()),
-                    FontId::monospace(12.0),
-                    look.color,
-                );
-                painter.text(
-                    cell(1),
-                    Align2::LEFT_CENTER,
-                    &record.tool,
-                    FontId::proportional(12.0),
-                    theme::TEXT,
-                );
-                painter.text(
-                    cell(2),
-                    Align2::LEFT_CENTER,
-                    record.attempts.to_string(),
-                    FontId::monospace(12.0),
-                    theme::TEXT,
-                );
-                painter.text(
-                    cell(3),
-                    Align2::LEFT_CENTER,
-                    theme::status_label(record.status),
-                    FontId::proportional(12.0),
-                    theme::status_color(record.status),
-                );
-                painter.text(
-                    cell(4),
-                    Align2::LEFT_CENTER,
-                    &record.owner,
-                    FontId::proportional(12.0),
-                    theme::TEXT_DIM,
-                );
-                if response.clicked() {
-                    level_ui.selected_key = if selected {
-                        None
-                    } else {
-                        Some(record.key.as_str().to_owned())
-                    };
-                }
+                draw_row(ui, &rows[index], index, &columns, level_ui, cache);
             }
         });
         if let Some(key) = level_ui.selected_key.clone() {
@@ -213,6 +129,107 @@ pub fn draw(
             );
         }
     });
+}
+
+/// Where the ledger file is, and the sqlite3 command to open it while playing.
+fn file_line(ui: &mut egui::Ui, session: &Session) {
+    match session.ledger_path() {
+        Some(path) => {
+            let command = format!("sqlite3 {} 'select * from tool_executions'", path.display());
+            ui.horizontal(|ui| {
+                if ui
+                    .small_button("copy")
+                    .on_hover_text("copy the sqlite3 command")
+                    .clicked()
+                {
+                    ui.ctx().copy_text(command.clone());
+                }
+                ui.add(
+                    egui::Label::new(
+                        RichText::new(short_path(path))
+                            .monospace()
+                            .size(11.0)
+                            .color(theme::TEXT_DIM),
+                    )
+                    .truncate(),
+                )
+                .on_hover_text(format!(
+                    "the real SQLite file the simulated workers write:\n{}",
+                    path.display()
+                ));
+            });
+            ui::hint(ui, format!("open it while you play: {command}"));
+        }
+        None => ui::hint(ui, "the ledger is in memory this time (no file could be made)"),
+    }
+}
+
+/// One row of the table: the key in its look, tool, attempts, status, owner; a click
+/// selects it (or lets it go).
+fn draw_row(
+    ui: &mut egui::Ui,
+    record: &ExecutionRecord,
+    index: usize,
+    columns: &[f32; 5],
+    level_ui: &mut LevelUi,
+    cache: &TimelineCache,
+) {
+    let (rect, response) = ui.allocate_exact_size(egui::vec2(ui.available_width(), ROW_HEIGHT), egui::Sense::click());
+    let selected = level_ui.selected_key.as_deref() == Some(record.key.as_str());
+    let painter = ui.painter_at(rect);
+    if selected {
+        painter.rect_filled(rect, 3.0, Color32::from_rgb(60, 74, 104));
+        painter.rect_stroke(rect, 3.0, Stroke::new(1.0, theme::TEXT), egui::StrokeKind::Inside);
+    } else if response.hovered() {
+        painter.rect_filled(rect, 3.0, Color32::from_rgb(44, 50, 64));
+    } else if index % 2 == 1 {
+        painter.rect_filled(rect, 0.0, Color32::from_rgb(36, 40, 52));
+    }
+    let look = cache.key_look(record.key.as_str());
+    let y = rect.center().y;
+    let cell = |column: usize| egui::pos2(rect.left() + columns[column] + 4.0, y);
+    painter.text(
+        cell(0),
+        Align2::LEFT_CENTER,
+        format!("{} {}", look.glyph, record.key.as_str()),
+        FontId::monospace(12.0),
+        look.color,
+    );
+    painter.text(
+        cell(1),
+        Align2::LEFT_CENTER,
+        &record.tool,
+        FontId::proportional(12.0),
+        theme::TEXT,
+    );
+    painter.text(
+        cell(2),
+        Align2::LEFT_CENTER,
+        record.attempts.to_string(),
+        FontId::monospace(12.0),
+        theme::TEXT,
+    );
+    painter.text(
+        cell(3),
+        Align2::LEFT_CENTER,
+        theme::status_label(record.status),
+        FontId::proportional(12.0),
+        theme::status_color(record.status),
+    );
+    painter.text(
+        cell(4),
+        Align2::LEFT_CENTER,
+        &record.owner,
+        FontId::proportional(12.0),
+        theme::TEXT_DIM,
+    );
+    if response.clicked() {
+        level_ui.selected_key = if selected {
+            None
+        } else {
+            Some(record.key.as_str().to_owned())
+        };
+    }
 }
 
 /// The selected row's history. Every line wraps inside the panel (a long reason, a result

@@ -137,6 +137,12 @@ pub fn draw(
         ui::hint(ui, cards);
         let unknown = session.ledger().unknown();
         let waiting = unknown.len();
+        // With nothing selected, the call waiting longest is: the decisions below are for it.
+        if level_ui.selected_key.is_none()
+            && let Some(first) = session.ledger().unknown().next()
+        {
+            level_ui.selected_key = Some(first.key.as_str().to_owned());
+        }
         ui.label(RichText::new(format!("Unknown calls, longest waiting first: {waiting}")).size(theme::SMALL));
         let now = simulation.now_ms();
         egui::ScrollArea::vertical()
@@ -197,35 +203,7 @@ pub fn draw(
             }
         });
         if resolve_left.is_some() {
-            ui.horizontal_wrapped(|ui| {
-                ui.label(RichText::new("act as").size(theme::SMALL));
-                let current = operator_of(level_ui);
-                for operator in OPERATORS {
-                    let text = RichText::new(operator).size(theme::SMALL).monospace();
-                    if ui.selectable_label(current == operator, text).clicked() {
-                        level_ui.operator = operator.to_owned();
-                    }
-                }
-                ui.label(RichText::new("expecting").size(theme::SMALL));
-                let shown = RichText::new("what it shows").size(theme::SMALL);
-                if ui
-                    .selectable_label(level_ui.expected_status.is_none(), shown)
-                    .on_hover_text("compare-and-set on the status the console shows now")
-                    .clicked()
-                {
-                    level_ui.expected_status = None;
-                }
-                for status in EXPECTABLE {
-                    let text = RichText::new(status.name()).size(theme::SMALL);
-                    if ui
-                        .selectable_label(level_ui.expected_status == Some(status), text)
-                        .on_hover_text("decide as if you last saw it so: if it changed, the ledger answers 409")
-                        .clicked()
-                    {
-                        level_ui.expected_status = Some(status);
-                    }
-                }
-            });
+            operator_and_expectation(ui, level_ui);
         }
         let mut played = None;
         ui.horizontal_wrapped(|ui| {
@@ -245,6 +223,39 @@ pub fn draw(
         });
         if let Some(play) = played {
             level_ui.pending_play = Some(play);
+        }
+    });
+}
+
+/// Which operator the player acts as, and the status their decision expects (compare-and-set).
+fn operator_and_expectation(ui: &mut egui::Ui, level_ui: &mut LevelUi) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new("act as").size(theme::SMALL));
+        let current = operator_of(level_ui);
+        for operator in OPERATORS {
+            let text = RichText::new(operator).size(theme::SMALL).monospace();
+            if ui.selectable_label(current == operator, text).clicked() {
+                level_ui.operator = operator.to_owned();
+            }
+        }
+        ui.label(RichText::new("expecting").size(theme::SMALL));
+        let shown = RichText::new("what it shows").size(theme::SMALL);
+        if ui
+            .selectable_label(level_ui.expected_status.is_none(), shown)
+            .on_hover_text("compare-and-set on the status the console shows now")
+            .clicked()
+        {
+            level_ui.expected_status = None;
+        }
+        for status in EXPECTABLE {
+            let text = RichText::new(status.name()).size(theme::SMALL);
+            if ui
+                .selectable_label(level_ui.expected_status == Some(status), text)
+                .on_hover_text("decide as if you last saw it so: if it changed, the ledger answers 409")
+                .clicked()
+            {
+                level_ui.expected_status = Some(status);
+            }
         }
     });
 }

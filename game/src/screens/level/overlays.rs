@@ -11,7 +11,7 @@ use crate::session::{Intent, Session};
 use crate::ui::{self, theme};
 
 /// Every key of the level screen, as the overlay lists them.
-pub const SHORTCUTS: [(&str, &str); 28] = [
+pub const SHORTCUTS: [(&str, &str); 29] = [
     ("Space", "play / pause"),
     (". or →", "step one phase of one actor"),
     (", or ←", "rewind one phase"),
@@ -37,6 +37,10 @@ pub const SHORTCUTS: [(&str, &str); 28] = [
     ),
     ("+ / −", "faster / slower"),
     ("E", "run to the end"),
+    (
+        "V",
+        "predict, then watch: will the heist work, and which guard decides it (before the run plays out)",
+    ),
     ("R", "restart with a fresh ledger file"),
     ("1 – 9", "play the card with that number"),
     ("1 – 9 in a chooser", "pick the target; Esc cancels"),
@@ -74,36 +78,7 @@ pub fn draw(
     intents: &mut Vec<Intent>,
 ) {
     if level_ui.help {
-        let response = egui::Modal::new(egui::Id::new("help")).show(context, |ui| {
-            ui.set_width(560.0);
-            ui.label(RichText::new("Keys").size(theme::HEADING).strong().color(theme::CREW));
-            egui::Grid::new("shortcuts")
-                .num_columns(2)
-                .spacing([16.0, 4.0])
-                .striped(true)
-                .show(ui, |ui| {
-                    for (key, what) in SHORTCUTS {
-                        ui::key_cap(ui, key);
-                        ui.label(what);
-                        ui.end_row();
-                    }
-                });
-            ui.add_space(6.0);
-            let statuses: Vec<String> = Status::ALL.iter().map(|status| theme::status_label(*status)).collect();
-            ui::hint(ui, format!("Statuses read by glyph and word: {}", statuses.join(" · ")));
-            ui.horizontal(|ui| {
-                if ui.button("Close (Esc)").clicked() {
-                    level_ui.help = false;
-                }
-                if ui.button("The glossary (T)").clicked() {
-                    level_ui.help = false;
-                    level_ui.glossary = true;
-                }
-            });
-        });
-        if response.should_close() {
-            level_ui.help = false;
-        }
+        draw_keys(context, level_ui);
     }
     if let Some(chooser) = level_ui.chooser {
         draw_chooser(context, chooser, session, simulation, level_ui, intents);
@@ -260,5 +235,61 @@ fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, intents: &mut Ve
     }
     if close {
         level_ui.prompt = None;
+    }
+}
+
+/// The `?` overlay: every key. Two columns on a wide screen; it scrolls when the screen is
+/// short (at a projector), so its first and last rows are never cut off.
+fn draw_keys(context: &egui::Context, level_ui: &mut LevelUi) {
+    let screen = context.viewport_rect();
+    let two_columns = screen.width() >= 1000.0;
+    let width = if two_columns {
+        (screen.width() - 80.0).min(1100.0)
+    } else {
+        (screen.width() - 40.0).min(560.0)
+    };
+    let rows_height = (screen.height() - 150.0).max(100.0);
+    let grid = |ui: &mut egui::Ui, id: &str, rows: &[(&str, &str)]| {
+        egui::Grid::new(id)
+            .num_columns(2)
+            .spacing([12.0, 4.0])
+            .striped(true)
+            .show(ui, |ui| {
+                for (key, what) in rows {
+                    ui::key_cap(ui, key);
+                    ui.add(egui::Label::new(*what).wrap());
+                    ui.end_row();
+                }
+            });
+    };
+    let response = egui::Modal::new(egui::Id::new("help")).show(context, |ui| {
+        ui.set_width(width);
+        ui.label(RichText::new("Keys").size(theme::HEADING).strong().color(theme::CREW));
+        egui::ScrollArea::vertical().max_height(rows_height).show(ui, |ui| {
+            if two_columns {
+                let half = SHORTCUTS.len().div_ceil(2);
+                ui.columns(2, |columns| {
+                    grid(&mut columns[0], "shortcuts-left", &SHORTCUTS[..half]);
+                    grid(&mut columns[1], "shortcuts-right", &SHORTCUTS[half..]);
+                });
+            } else {
+                grid(ui, "shortcuts", &SHORTCUTS);
+            }
+            ui.add_space(6.0);
+            let statuses: Vec<String> = Status::ALL.iter().map(|status| theme::status_label(*status)).collect();
+            ui::hint(ui, format!("Statuses read by glyph and word: {}", statuses.join(" · ")));
+        });
+        ui.horizontal(|ui| {
+            if ui.button("Close (Esc)").clicked() {
+                level_ui.help = false;
+            }
+            if ui.button("The glossary (T)").clicked() {
+                level_ui.help = false;
+                level_ui.glossary = true;
+            }
+        });
+    });
+    if response.should_close() {
+        level_ui.help = false;
     }
 }

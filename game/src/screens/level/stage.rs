@@ -12,7 +12,7 @@ use crate::ui::theme;
 pub const STAGE_HEIGHT: f32 = 240.0;
 const WORKERS_SHOWN_MAX: usize = 4;
 const VAULT_WIDTH: f32 = 204.0;
-const WORKER_COLUMN_WIDTH: f32 = 150.0;
+const WORKER_COLUMN_WIDTH: f32 = 180.0;
 /// Where the workers' rows start, below Penny.
 const WORKERS_TOP: f32 = 98.0;
 
@@ -38,10 +38,18 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
 
     let workers_top = rect.top() + WORKERS_TOP;
     let workers = shown_workers(simulation);
-    let row_height = ((rect.bottom() - 10.0 - workers_top) / WORKERS_SHOWN_MAX as f32).min(44.0);
     let wire_left = rect.left() + WORKER_COLUMN_WIDTH + 10.0;
     let wire_right = vault.left() - 10.0;
     let messages: Vec<&Message> = simulation.messages().collect();
+    let hidden = simulation.workers().len().saturating_sub(workers.len());
+    // Messages whose worker is not shown still travel: say so.
+    let unshown = messages
+        .iter()
+        .filter(|message| !workers.iter().any(|worker| worker.number == message.worker))
+        .count();
+    // The footnotes under the workers get a line of their own, below the last worker's row.
+    let footnote_height = if hidden > 0 || unshown > 0 { 14.0 } else { 0.0 };
+    let row_height = ((rect.bottom() - 10.0 - footnote_height - workers_top) / WORKERS_SHOWN_MAX as f32).min(44.0);
     for (row, worker) in workers.iter().enumerate() {
         let y = workers_top + row_height * (row as f32 + 0.5);
         draw_worker(&painter, egui::pos2(rect.left() + 10.0, y), worker);
@@ -59,7 +67,6 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
             draw_message(&painter, message, wire_left, wire_right, y, simulation.now_ms(), cache);
         }
     }
-    let hidden = simulation.workers().len().saturating_sub(workers.len());
     if hidden > 0 {
         painter.text(
             egui::pos2(rect.left() + 12.0, rect.bottom() - 6.0),
@@ -78,11 +85,6 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
             theme::TEXT_FAINT,
         );
     }
-    // Messages whose worker is not shown still travel: say so.
-    let unshown = messages
-        .iter()
-        .filter(|message| !workers.iter().any(|worker| worker.number == message.worker))
-        .count();
     if unshown > 0 {
         painter.text(
             egui::pos2(wire_left, rect.bottom() - 6.0),
@@ -92,13 +94,16 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
             theme::TEXT_FAINT,
         );
     }
-    painter.text(
-        egui::pos2((wire_left + wire_right) / 2.0, workers_top - 6.0),
-        Align2::CENTER_CENTER,
-        "the wire: requests →   ← responses",
-        FontId::proportional(11.0),
-        theme::TEXT_FAINT,
-    );
+    // The wire's caption over the wire, shortened where the wire is short (a projector): it
+    // never runs into the vault.
+    let caption = ["the wire: requests →   ← responses", "the wire", ""]
+        .into_iter()
+        .map(|text| painter.layout_no_wrap(text.to_owned(), FontId::proportional(11.0), theme::TEXT_FAINT))
+        .find(|galley| galley.size().x <= wire_right - wire_left);
+    if let Some(caption) = caption {
+        let center = egui::pos2((wire_left + wire_right) / 2.0, workers_top - 6.0);
+        painter.galley(center - caption.size() / 2.0, caption, theme::TEXT_FAINT);
+    }
     painter.text(
         egui::pos2(rect.left() + 12.0, workers_top - 6.0),
         Align2::LEFT_CENTER,
@@ -210,24 +215,41 @@ fn draw_worker(painter: &egui::Painter, left_center: Pos2, worker: &WorkerView) 
         painter.line_segment([cross.left_top(), cross.right_bottom()], Stroke::new(2.5, theme::BAD));
         painter.line_segment([cross.right_top(), cross.left_bottom()], Stroke::new(2.5, theme::BAD));
     }
-    painter.text(
+    // The worker's words end where the wire begins: a long run id or state is cut with "…"
+    // rather than drawn under the messages leaving on the wire.
+    let text_width = WORKER_COLUMN_WIDTH - 30.0;
+    let title = format!("{} · {}  {glyph} {word}", worker.id, worker.run);
+    let title_color = if worker.alive { theme::TEXT } else { theme::TEXT_DIM };
+    truncated_text(
+        painter,
         left_center + egui::vec2(28.0, -8.0),
-        Align2::LEFT_CENTER,
-        format!("{} · {}  {glyph} {word}", worker.id, worker.run),
-        FontId::proportional(12.5),
-        if worker.alive { theme::TEXT } else { theme::TEXT_DIM },
+        title,
+        12.5,
+        title_color,
+        text_width,
     );
     let mut detail = format!("phase: {}", worker.phase);
     if let Some(key) = &worker.key {
         detail.push_str(&format!(" · {key} #{}", worker.attempt));
     }
-    painter.text(
+    truncated_text(
+        painter,
         left_center + egui::vec2(28.0, 8.0),
-        Align2::LEFT_CENTER,
         detail,
-        FontId::proportional(11.0),
+        11.0,
         theme::TEXT_DIM,
+        text_width,
     );
+}
+
+/// One line of text starting at `left_center`, cut with "…" past `width`.
+fn truncated_text(painter: &egui::Painter, left_center: Pos2, text: String, size: f32, color: Color32, width: f32) {
+    let mut job =
+        egui::text::LayoutJob::single_section(text, egui::TextFormat::simple(FontId::proportional(size), color));
+    job.wrap = egui::text::TextWrapping::truncate_at_width(width.max(10.0));
+    let galley = painter.layout_job(job);
+    let top_left = left_center - egui::vec2(0.0, galley.size().y / 2.0);
+    painter.galley(top_left, galley, color);
 }
 
 fn draw_message(
@@ -277,33 +299,31 @@ fn draw_message(
         label.push_str("  🐌 slowed");
     }
     let label_color = if message.lost { theme::BAD } else { look.color };
-    let anchor = match message.direction {
-        Direction::Request => Align2::CENTER_BOTTOM,
-        Direction::Response => Align2::CENTER_TOP,
-    };
-    let offset = match message.direction {
-        Direction::Request => -8.0,
-        Direction::Response => 8.0,
-    };
-    let label_x = label_x(x, left, right);
-    painter.text(
-        egui::pos2(label_x, lane_y + offset),
-        anchor,
-        label,
-        FontId::proportional(10.5),
-        label_color,
-    );
+    // The label sits on the envelope's own line, beside it on the side with more wire: above
+    // or below it, it ran into the stage's captions and the next worker's row.
+    let galley = painter.layout_no_wrap(label, FontId::proportional(10.5), label_color);
+    let (label_x, anchor) = label_place(x, left, right, galley.size().x);
+    let top_left = anchor
+        .align_size_within_rect(
+            galley.size(),
+            Rect::from_center_size(egui::pos2(label_x, lane_y), egui::Vec2::ZERO),
+        )
+        .min;
+    painter.galley(top_left, galley, label_color);
 }
 
-/// Where a message's label is centred: over the envelope, kept half a label's width inside
-/// the wire; a wire too short for that (a narrow stage at presenter zoom with the side columns
-/// shown) centres it on the wire.
-fn label_x(x: f32, left: f32, right: f32) -> f32 {
-    const HALF_LABEL_WIDTH: f32 = 50.0;
-    if right - left > 2.0 * HALF_LABEL_WIDTH {
-        x.clamp(left + HALF_LABEL_WIDTH, right - HALF_LABEL_WIDTH)
+/// Where a message's label goes on its line: after the envelope while it is in the wire's
+/// first half, before it in the second, clamped to the wire; a wire too short for the label
+/// (a narrow stage at presenter zoom) centres it.
+fn label_place(x: f32, left: f32, right: f32, label_width: f32) -> (f32, Align2) {
+    const GAP: f32 = 16.0;
+    if right - left < label_width + 2.0 * GAP {
+        return ((left + right) / 2.0, Align2::CENTER_CENTER);
+    }
+    if x < (left + right) / 2.0 {
+        ((x + GAP).min(right - label_width), Align2::LEFT_CENTER)
     } else {
-        (left + right) / 2.0
+        ((x - GAP).max(left + label_width), Align2::RIGHT_CENTER)
     }
 }
 
@@ -369,9 +389,21 @@ fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation, cac
         Stroke::new(1.0, theme::MONEY.gamma_multiply(0.4)),
     );
     y += 6.0;
-    // The money that moved, newest last: every applied credit and reversal, with the key billing kept.
-    let rows_fit = ((vault.bottom() - 26.0 - y) / 15.0).max(0.0) as usize;
-    let skipped = billing.entries.len().saturating_sub(rows_fit);
+    // The money that moved, newest last: every applied credit and reversal, with the key billing
+    // kept — beside the amount when both fit the vault's width, else on a line of its own
+    // under it (19's "(metadata only)" keys do not fit beside).
+    let rows: Vec<VaultRow> = billing
+        .entries
+        .iter()
+        .map(|entry| vault_row(&clip, entry, cache, vault.width() - 20.0))
+        .collect();
+    let room = (vault.bottom() - 26.0 - y).max(0.0);
+    let mut skipped = rows.len();
+    let mut height = 0.0;
+    while skipped > 0 && height + rows[skipped - 1].height() <= room {
+        skipped -= 1;
+        height += rows[skipped].height();
+    }
     if billing.entries.is_empty() {
         clip.text(
             egui::pos2(vault.left() + 10.0, y),
@@ -381,27 +413,13 @@ fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation, cac
             theme::TEXT_FAINT,
         );
     }
-    for entry in billing.entries.iter().skip(skipped) {
-        let (sign, color) = match entry.kind {
-            EntryKind::Credit => ("+", theme::MONEY),
-            EntryKind::Reversal => ("↺", theme::VIOLET),
-        };
-        clip.text(
-            egui::pos2(vault.left() + 10.0, y),
-            Align2::LEFT_TOP,
-            format!("{sign} {} {}", entry.id, dollars(entry.amount_cents)),
-            FontId::monospace(11.0),
-            color,
-        );
-        let (key, key_color) = vault_key(entry, cache);
-        clip.text(
-            egui::pos2(vault.right() - 10.0, y),
-            Align2::RIGHT_TOP,
-            key,
-            FontId::proportional(10.5),
-            key_color,
-        );
-        y += 15.0;
+    for row in rows.into_iter().skip(skipped) {
+        let height = row.height();
+        clip.galley(egui::pos2(vault.left() + 10.0, y), row.amount, row.amount_color);
+        let key_top = if row.key_below { y + VAULT_LINE_HEIGHT } else { y };
+        let key_left = vault.right() - 10.0 - row.key.size().x;
+        clip.galley(egui::pos2(key_left, key_top), row.key, row.key_color);
+        y += height;
     }
     let credits = billing
         .entries
@@ -416,6 +434,55 @@ fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation, cac
         FontId::proportional(11.0),
         theme::TEXT_DIM,
     );
+}
+
+/// Height of one line of the vault's list of money moved.
+const VAULT_LINE_HEIGHT: f32 = 15.0;
+
+/// One credit or reversal in the vault, laid out.
+struct VaultRow {
+    amount: std::sync::Arc<egui::Galley>,
+    amount_color: Color32,
+    key: std::sync::Arc<egui::Galley>,
+    key_color: Color32,
+    /// The key does not fit beside the amount: it goes on the next line.
+    key_below: bool,
+}
+
+impl VaultRow {
+    fn height(&self) -> f32 {
+        if self.key_below {
+            2.0 * VAULT_LINE_HEIGHT
+        } else {
+            VAULT_LINE_HEIGHT
+        }
+    }
+}
+
+fn vault_row(
+    painter: &egui::Painter,
+    entry: &twice_world::billing::Entry,
+    cache: &TimelineCache,
+    width: f32,
+) -> VaultRow {
+    let (sign, amount_color) = match entry.kind {
+        EntryKind::Credit => ("+", theme::MONEY),
+        EntryKind::Reversal => ("↺", theme::VIOLET),
+    };
+    let amount = painter.layout_no_wrap(
+        format!("{sign} {} {}", entry.id, dollars(entry.amount_cents)),
+        FontId::monospace(11.0),
+        amount_color,
+    );
+    let (key_text, key_color) = vault_key(entry, cache);
+    let key = painter.layout_no_wrap(key_text, FontId::proportional(10.5), key_color);
+    VaultRow {
+        key_below: amount.size().x + 8.0 + key.size().x > width,
+        amount,
+        amount_color,
+        key,
+        key_color,
+    }
 }
 
 /// The key a credit carries, as the vault shows it: honoured by billing, or only kept in its
@@ -455,13 +522,16 @@ mod tests {
     }
 
     #[test]
-    fn a_message_label_stays_on_a_wire_of_any_width() {
-        assert_eq!(label_x(10.0, 0.0, 400.0), 50.0);
-        assert_eq!(label_x(200.0, 0.0, 400.0), 200.0);
-        assert_eq!(label_x(390.0, 0.0, 400.0), 350.0);
+    fn a_message_label_stays_on_its_wire_beside_the_envelope() {
+        // The first half: after the envelope; the second: before it; never past the wire.
+        assert_eq!(label_place(10.0, 0.0, 400.0, 100.0), (26.0, Align2::LEFT_CENTER));
+        assert_eq!(label_place(190.0, 0.0, 400.0, 100.0), (206.0, Align2::LEFT_CENTER));
+        assert_eq!(label_place(290.0, 0.0, 400.0, 150.0), (274.0, Align2::RIGHT_CENTER));
+        assert_eq!(label_place(390.0, 0.0, 400.0, 100.0), (374.0, Align2::RIGHT_CENTER));
+        assert_eq!(label_place(215.0, 0.0, 400.0, 200.0), (200.0, Align2::RIGHT_CENTER));
         // Narrower than a label, or not there at all: centred, never a panic.
-        assert_eq!(label_x(30.0, 0.0, 60.0), 30.0);
-        assert_eq!(label_x(30.0, 100.0, 40.0), 70.0);
+        assert_eq!(label_place(30.0, 0.0, 60.0, 100.0), (30.0, Align2::CENTER_CENTER));
+        assert_eq!(label_place(30.0, 100.0, 40.0, 100.0), (70.0, Align2::CENTER_CENTER));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! and one glyph per idempotency key, and an arrow wherever a key moves between actors.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bevy::prelude::*;
 use bevy_egui::egui::{self, Align2, Color32, FontId, RichText, Stroke};
@@ -135,11 +136,19 @@ const PHASE_TIME_WIDTH: f32 = 96.0;
 const ROW_FONT_SIZE: f32 = 12.5;
 const HEADER_FONT_SIZE: f32 = 11.5;
 
-/// How wide each lane is, given how many there are and the width available.
+/// The least width the rows' text keeps: the lanes narrow past their minimum before it goes.
+const TEXT_WIDTH_MIN: f32 = 160.0;
+/// The narrowest a lane gets to leave the text its least width (a narrow debrief at a projector).
+const LANE_WIDTH_SQUEEZED: f32 = 12.0;
+
+/// How wide each lane is, given how many there are and the width available: their share of
+/// the width within their bounds, narrower still (to [`LANE_WIDTH_SQUEEZED`]) where the
+/// rows' text would otherwise have less than [`TEXT_WIDTH_MIN`].
 pub fn lane_width(lanes: usize, available_width: f32) -> f32 {
     let lanes = lanes.max(1) as f32;
-    let share = available_width * LANES_SHARE_MAX / lanes;
-    share.clamp(LANE_WIDTH_MIN, LANE_WIDTH)
+    let share = (available_width * LANES_SHARE_MAX / lanes).clamp(LANE_WIDTH_MIN, LANE_WIDTH);
+    let leaves_text_its_room = (available_width - 8.0 - PHASE_TIME_WIDTH - TEXT_WIDTH_MIN) / lanes;
+    share.min(leaves_text_its_room.max(LANE_WIDTH_SQUEEZED))
 }
 
 /// Where each lane's name goes in the header: on one line while every name fits its lane,
@@ -175,6 +184,16 @@ pub fn lane_header(names: &[String], lane_width: f32, mut text_width: impl FnMut
         })
         .collect();
     LaneHeader { labels, lines: 2 }
+}
+
+/// Where the diagram's columns are: the lanes, then phase and time, then the text.
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    lane_width: f32,
+    lanes_width: f32,
+    text_width: f32,
+    row_text: RowText,
+    interactive: bool,
 }
 
 /// Draws the diagram. When `interactive`, a double-click on a row asks to rewind to just after it.
@@ -219,180 +238,202 @@ pub fn draw(
             let rows_width = ui.available_width() - ui.spacing().scroll.allocated_width();
             let lane_width = lane_width(lanes.len(), rows_width);
             let lanes_width = lane_width * lanes.len().max(1) as f32;
-            let text_left_offset = lanes_width + 8.0 + PHASE_TIME_WIDTH;
-            let text_width = (rows_width - text_left_offset - 4.0).max(40.0);
-            // Lane headers.
-            let names: Vec<String> = lanes.iter().map(|lane| short_actor(lane)).collect();
-            let header_font = FontId::proportional(HEADER_FONT_SIZE);
-            let header = ui.ctx().fonts_mut(|fonts| {
-                lane_header(&names, lane_width, |text| {
-                    fonts
-                        .layout_no_wrap(text.to_owned(), header_font.clone(), Color32::WHITE)
-                        .size()
-                        .x
-                })
-            });
-            let line_height = 15.0;
-            let (header_rect, header_response) = ui.allocate_exact_size(
-                egui::vec2(ui.available_width(), line_height * header.lines as f32 + 1.0),
-                egui::Sense::hover(),
-            );
-            let painter = ui.painter_at(header_rect);
-            for (column, (lane, (label, line))) in lanes.iter().zip(&header.labels).enumerate() {
-                let x = header_rect.left() + lane_width * (column as f32 + 0.5);
-                let y = header_rect.top() + line_height * (*line as f32 + 0.5);
-                painter.text(
-                    egui::pos2(x, y),
-                    Align2::CENTER_CENTER,
-                    label,
-                    header_font.clone(),
-                    actor_color(lane),
-                );
-            }
-            painter.text(
-                egui::pos2(
-                    header_rect.left() + lanes_width + 8.0,
-                    header_rect.bottom() - line_height / 2.0,
-                ),
-                Align2::LEFT_CENTER,
-                "phase   time   what happened",
-                header_font.clone(),
-                theme::TEXT_FAINT,
-            );
-            if !lanes.is_empty() {
-                header_response.on_hover_text(
-                    lanes
-                        .iter()
-                        .map(|lane| lane.to_string())
-                        .collect::<Vec<_>>()
-                        .join(" · "),
-                );
-            }
-            let layout_row = |ui: &egui::Ui, entry: &TimelineEntry| {
-                let color = if entry.guard.is_some() {
-                    theme::GOOD
-                } else if entry.actor.is_player() {
-                    theme::CREW
-                } else {
-                    theme::TEXT
-                };
-                let mut job = egui::text::LayoutJob::single_section(
-                    describe(entry),
-                    egui::TextFormat::simple(FontId::proportional(ROW_FONT_SIZE), color),
-                );
-                job.wrap = match row_text {
-                    RowText::Truncate => egui::text::TextWrapping::truncate_at_width(text_width),
-                    RowText::Wrap => egui::text::TextWrapping::wrap_at_width(text_width),
-                };
-                ui.ctx().fonts_mut(|fonts| fonts.layout_job(job))
+            let geometry = Geometry {
+                lane_width,
+                lanes_width,
+                text_width: (rows_width - lanes_width - 8.0 - PHASE_TIME_WIDTH - 4.0).max(40.0),
+                row_text,
+                interactive,
             };
-            let mut draw_row = |ui: &mut egui::Ui, index: usize, galley: std::sync::Arc<egui::Galley>| {
-                let entry = &entries[index];
-                let height = (galley.size().y + 4.0).max(ROW_HEIGHT);
-                let (rect, response) = ui.allocate_exact_size(
-                    egui::vec2(ui.available_width(), height),
-                    if interactive {
-                        egui::Sense::click()
-                    } else {
-                        egui::Sense::hover()
-                    },
-                );
-                let painter = ui.painter_at(rect);
-                if index % 2 == 1 {
-                    painter.rect_filled(rect, 0.0, Color32::from_rgb(28, 32, 41));
-                }
-                if response.hovered() {
-                    painter.rect_filled(rect, 0.0, Color32::from_rgb(40, 46, 60));
-                }
-                // Glyphs and arrows sit on the row's first line, where its text starts.
-                let y = rect.top() + ROW_HEIGHT / 2.0;
-                let lane_x = |lane: usize| rect.left() + lane_width * (cache.columns[lane] as f32 + 0.5);
-                for column in 0..lanes.len() {
-                    let x = rect.left() + lane_width * (column as f32 + 0.5);
-                    painter.line_segment(
-                        [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
-                        Stroke::new(1.0, Color32::from_rgb(50, 56, 70)),
-                    );
-                }
-                let Some(&lane) = cache.entry_lane.get(index) else {
-                    return;
-                };
-                let x = lane_x(lane);
-                let look = entry.key.as_deref().map(|key| cache.key_look(key));
-                if let (Some(from), Some(look)) = (cache.arrow_from.get(index).copied().flatten(), look) {
-                    let start = lane_x(from);
-                    let direction = if x > start { 1.0 } else { -1.0 };
-                    painter.arrow(
-                        egui::pos2(start, y),
-                        egui::vec2(x - start - direction * 7.0, 0.0),
-                        Stroke::new(1.5, look.color),
-                    );
-                }
-                if entry.guard.is_some() {
-                    painter.circle_stroke(egui::pos2(x, y), 8.0, Stroke::new(2.0, theme::GOOD));
-                }
-                match look {
-                    Some(look) => {
-                        painter.text(
-                            egui::pos2(x, y),
-                            Align2::CENTER_CENTER,
-                            look.glyph,
-                            FontId::proportional(13.0),
-                            look.color,
-                        );
-                    }
-                    None => {
-                        painter.circle_filled(egui::pos2(x, y), 3.5, actor_color(&entry.actor));
-                    }
-                }
-                let text_left = rect.left() + lanes_width + 8.0;
-                painter.text(
-                    egui::pos2(text_left, y),
-                    Align2::LEFT_CENTER,
-                    format!("{:>4} {:>6}", entry.phase, format!("{}ms", entry.time_ms)),
-                    FontId::monospace(11.5),
-                    theme::TEXT_FAINT,
-                );
-                let elided = galley.elided;
-                let first_line_height = galley.size().y / galley.rows.len().max(1) as f32;
-                painter.galley(
-                    egui::pos2(text_left + PHASE_TIME_WIDTH, y - first_line_height / 2.0),
-                    galley,
-                    theme::TEXT,
-                );
-                let response = if elided {
-                    response.on_hover_text(describe(entry))
-                } else {
-                    response
-                };
-                if interactive && response.double_clicked() {
-                    rewind = Some(entry.phase + 1);
-                }
-            };
+            draw_lane_header(ui, &lanes, geometry);
+            // A short panel (a projector) gets as many rows as fit: the scroll area's default
+            // least height (64) made the timeline taller than its panel.
             let scroll = egui::ScrollArea::vertical()
                 .id_salt(id)
+                .min_scrolled_height(ROW_HEIGHT)
                 .auto_shrink(false)
                 .stick_to_bottom(true);
             match row_text {
                 RowText::Truncate => {
                     scroll.show_rows(ui, ROW_HEIGHT, entries.len(), |ui, range| {
                         for index in range {
-                            let galley = layout_row(ui, &entries[index]);
-                            draw_row(ui, index, galley);
+                            let galley = layout_row(ui, &entries[index], geometry);
+                            rewind = draw_row(ui, entries, index, galley, cache, geometry).or(rewind);
                         }
                     });
                 }
                 RowText::Wrap => {
                     scroll.show(ui, |ui| {
                         for (index, entry) in entries.iter().enumerate() {
-                            let galley = layout_row(ui, entry);
-                            draw_row(ui, index, galley);
+                            let galley = layout_row(ui, entry, geometry);
+                            rewind = draw_row(ui, entries, index, galley, cache, geometry).or(rewind);
                         }
                     });
                 }
             }
         });
     rewind
+}
+
+/// The lanes' names over their lanes (on two lines when they do not fit one), and the text
+/// column's heading, in a strip of their own above the rows.
+fn draw_lane_header(ui: &mut egui::Ui, lanes: &[&Actor], geometry: Geometry) {
+    let names: Vec<String> = lanes.iter().map(|lane| short_actor(lane)).collect();
+    let header_font = FontId::proportional(HEADER_FONT_SIZE);
+    let header = ui.ctx().fonts_mut(|fonts| {
+        lane_header(&names, geometry.lane_width, |text| {
+            fonts
+                .layout_no_wrap(text.to_owned(), header_font.clone(), Color32::WHITE)
+                .size()
+                .x
+        })
+    });
+    let line_height = 15.0;
+    let (header_rect, header_response) = ui.allocate_exact_size(
+        egui::vec2(ui.available_width(), line_height * header.lines as f32 + 1.0),
+        egui::Sense::hover(),
+    );
+    let painter = ui.painter_at(header_rect);
+    for (column, (lane, (label, line))) in lanes.iter().zip(&header.labels).enumerate() {
+        let x = header_rect.left() + geometry.lane_width * (column as f32 + 0.5);
+        let y = header_rect.top() + line_height * (*line as f32 + 0.5);
+        painter.text(
+            egui::pos2(x, y),
+            Align2::CENTER_CENTER,
+            label,
+            header_font.clone(),
+            actor_color(lane),
+        );
+    }
+    painter.text(
+        egui::pos2(
+            header_rect.left() + geometry.lanes_width + 8.0,
+            header_rect.bottom() - line_height / 2.0,
+        ),
+        Align2::LEFT_CENTER,
+        "phase   time   what happened",
+        header_font.clone(),
+        theme::TEXT_FAINT,
+    );
+    if !lanes.is_empty() {
+        header_response.on_hover_text(
+            lanes
+                .iter()
+                .map(|lane| lane.to_string())
+                .collect::<Vec<_>>()
+                .join(" · "),
+        );
+    }
+}
+
+/// A row's text, laid out to the text column's width (cut or wrapped).
+fn layout_row(ui: &egui::Ui, entry: &TimelineEntry, geometry: Geometry) -> Arc<egui::Galley> {
+    let color = if entry.guard.is_some() {
+        theme::GOOD
+    } else if entry.actor.is_player() {
+        theme::CREW
+    } else {
+        theme::TEXT
+    };
+    let mut job = egui::text::LayoutJob::single_section(
+        describe(entry),
+        egui::TextFormat::simple(FontId::proportional(ROW_FONT_SIZE), color),
+    );
+    job.wrap = match geometry.row_text {
+        RowText::Truncate => egui::text::TextWrapping::truncate_at_width(geometry.text_width),
+        RowText::Wrap => egui::text::TextWrapping::wrap_at_width(geometry.text_width),
+    };
+    ui.ctx().fonts_mut(|fonts| fonts.layout_job(job))
+}
+
+/// One row: the lanes with the entry's key glyph and arrow, phase and time, the text.
+/// Returns the phase to rewind to when an interactive row is double-clicked.
+fn draw_row(
+    ui: &mut egui::Ui,
+    entries: &[TimelineEntry],
+    index: usize,
+    galley: Arc<egui::Galley>,
+    cache: &TimelineCache,
+    geometry: Geometry,
+) -> Option<u32> {
+    let entry = &entries[index];
+    let lane_width = geometry.lane_width;
+    let height = (galley.size().y + 4.0).max(ROW_HEIGHT);
+    let (rect, response) = ui.allocate_exact_size(
+        egui::vec2(ui.available_width(), height),
+        if geometry.interactive {
+            egui::Sense::click()
+        } else {
+            egui::Sense::hover()
+        },
+    );
+    let painter = ui.painter_at(rect);
+    if index % 2 == 1 {
+        painter.rect_filled(rect, 0.0, Color32::from_rgb(28, 32, 41));
+    }
+    if response.hovered() {
+        painter.rect_filled(rect, 0.0, Color32::from_rgb(40, 46, 60));
+    }
+    // Glyphs and arrows sit on the row's first line, where its text starts.
+    let y = rect.top() + ROW_HEIGHT / 2.0;
+    let lane_x = |lane: usize| rect.left() + lane_width * (cache.columns[lane] as f32 + 0.5);
+    for column in 0..cache.lane_names.len() {
+        let x = rect.left() + lane_width * (column as f32 + 0.5);
+        painter.line_segment(
+            [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
+            Stroke::new(1.0, Color32::from_rgb(50, 56, 70)),
+        );
+    }
+    let &lane = cache.entry_lane.get(index)?;
+    let x = lane_x(lane);
+    let look = entry.key.as_deref().map(|key| cache.key_look(key));
+    if let (Some(from), Some(look)) = (cache.arrow_from.get(index).copied().flatten(), look) {
+        let start = lane_x(from);
+        let direction = if x > start { 1.0 } else { -1.0 };
+        painter.arrow(
+            egui::pos2(start, y),
+            egui::vec2(x - start - direction * 7.0, 0.0),
+            Stroke::new(1.5, look.color),
+        );
+    }
+    if entry.guard.is_some() {
+        painter.circle_stroke(egui::pos2(x, y), 8.0, Stroke::new(2.0, theme::GOOD));
+    }
+    match look {
+        Some(look) => {
+            painter.text(
+                egui::pos2(x, y),
+                Align2::CENTER_CENTER,
+                look.glyph,
+                FontId::proportional(13.0),
+                look.color,
+            );
+        }
+        None => {
+            painter.circle_filled(egui::pos2(x, y), 3.5, actor_color(&entry.actor));
+        }
+    }
+    let text_left = rect.left() + geometry.lanes_width + 8.0;
+    painter.text(
+        egui::pos2(text_left, y),
+        Align2::LEFT_CENTER,
+        format!("{:>4} {:>6}", entry.phase, format!("{}ms", entry.time_ms)),
+        FontId::monospace(11.5),
+        theme::TEXT_FAINT,
+    );
+    let elided = galley.elided;
+    let first_line_height = galley.size().y / galley.rows.len().max(1) as f32;
+    painter.galley(
+        egui::pos2(text_left + PHASE_TIME_WIDTH, y - first_line_height / 2.0),
+        galley,
+        theme::TEXT,
+    );
+    let response = if elided {
+        response.on_hover_text(describe(entry))
+    } else {
+        response
+    };
+    (geometry.interactive && response.double_clicked()).then_some(entry.phase + 1)
 }
 
 /// `w1`, `model`, … as a lane header names them ([`lane_header`] fits them to their lanes).
@@ -423,13 +464,18 @@ mod tests {
     }
 
     #[test]
-    fn lanes_share_the_width_but_never_shrink_below_their_minimum() {
+    fn lanes_share_the_width_and_narrow_past_their_minimum_only_to_leave_the_text_its_room() {
         assert_eq!(lane_width(5, 2000.0), LANE_WIDTH);
         let narrow = lane_width(9, 700.0);
         assert!((LANE_WIDTH_MIN..LANE_WIDTH).contains(&narrow), "{narrow}");
         assert!(narrow * 9.0 <= 700.0 * LANES_SHARE_MAX + 0.01);
-        assert_eq!(lane_width(40, 700.0), LANE_WIDTH_MIN);
         assert_eq!(lane_width(0, 700.0), LANE_WIDTH);
+        // Too many lanes for their minimum: they narrow so the text keeps its room, down to
+        // the squeezed width at most.
+        let squeezed = lane_width(7, 360.0);
+        assert!(squeezed < LANE_WIDTH_MIN, "{squeezed}");
+        assert!(360.0 - 8.0 - PHASE_TIME_WIDTH - 7.0 * squeezed >= TEXT_WIDTH_MIN - 0.01);
+        assert_eq!(lane_width(40, 700.0), LANE_WIDTH_SQUEEZED);
     }
 
     #[test]

@@ -149,6 +149,7 @@ impl SimulationBuilder {
             nodes: BTreeMap::new(),
             failed_runs: Vec::new(),
             first_call: None,
+            authored_tools: None,
             ended: false,
             level: self.level,
         };

@@ -318,6 +318,9 @@ impl Simulation {
     /// The player, as developer, declares `tool` (checked: the level declares it); says what
     /// the contract check makes of the declaration. Penny is deployed again by the caller.
     fn declare_tool(&mut self, tool: &str, side_effect: SideEffect, attempts: u32, takes_key: bool) -> String {
+        if self.authored_tools.is_none() {
+            self.authored_tools = Some(self.level.tools.clone());
+        }
         let declared = self
             .level
             .tools

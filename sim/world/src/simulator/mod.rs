@@ -32,6 +32,8 @@ use std::path::PathBuf;
 
 use rand_chacha::ChaCha8Rng;
 
+/// Money in words lives in [`crate::text`]; named here too for the simulator's callers.
+pub use crate::text::dollars;
 pub use crew::{Armed, WireHit};
 pub use network::{Direction, Message};
 pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
@@ -158,6 +160,9 @@ pub struct Simulation {
     failed_runs: Vec<FailedRun>,
     /// Penny's first call, once a worker has begun one: declaring a tool is over from then on.
     first_call: Option<FirstCall>,
+    /// The level's tools as authored, kept when the player's first declaration changes them,
+    /// so the same run can be simulated again from the start (the counterfactual debrief).
+    authored_tools: Option<Vec<crate::runtime::tool::ToolDeclaration>>,
     ended: bool,
 }
 
@@ -302,10 +307,4 @@ impl Simulation {
         }
         Ok(())
     }
-}
-
-/// `$25.00` from cents.
-pub fn dollars(cents: i64) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
-    format!("{sign}${}.{:02}", cents.abs() / 100, cents.abs() % 100)
 }

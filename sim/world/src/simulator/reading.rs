@@ -16,9 +16,20 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 impl Simulation {
+    /// The level as it is now: a tool the player declared is as they declared it.
     pub fn level(&self) -> &Level {
         &self.level
     }
+    /// The level as it was before any move: the same level, seed and moves from here give this
+    /// run again.
+    pub fn authored_level(&self) -> Level {
+        let mut level = self.level.clone();
+        if let Some(tools) = &self.authored_tools {
+            level.tools.clone_from(tools);
+        }
+        level
+    }
+
     pub fn seed(&self) -> u64 {
         self.seed
     }

@@ -18,14 +18,17 @@
 use crate::guards::Guard;
 use crate::key::IdempotencyKey;
 use crate::ledger::{
-    AttemptStart, CheckpointSave, ExecutionRecord, HistoryEvent, Ledger, LedgerError, Recorded, Reservation,
-    ReserveRequest, RunEvent, SaveOutcome, SettleError, Settlement,
+    AttemptStart, CheckpointSave, HistoryEvent, Ledger, LedgerError, Reservation, ReserveRequest, RunEvent,
+    SettleError, Settlement,
 };
 use crate::operator;
-use crate::progress::InProgress;
 use crate::rules::{FencePlace, SendTiming, Status, fence_place};
 use crate::run::{RunState, ToolCall};
 use crate::worker::{Command, Input, Reconciled, WorkerSetup};
+
+mod report;
+
+pub use report::Report;
 
 /// What the driver does next.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,226 +71,6 @@ pub enum Drive {
     WaitForPerson { reason: String },
     /// The run is over for this worker.
     Exit,
-}
-
-/// What the executor did to the ledger, for the timeline and the markers: typed, with its
-/// words in one place ([`Report::describe`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Report {
-    Loaded {
-        version: u32,
-        state: Option<RunState>,
-    },
-    Unreadable {
-        version: u32,
-        detail: String,
-    },
-    /// An atomic reservation (or the naive insert: `atomic` false).
-    Reserved {
-        key: IdempotencyKey,
-        reservation: Reservation,
-        atomic: bool,
-    },
-    Checked {
-        key: IdempotencyKey,
-        record: Option<ExecutionRecord>,
-    },
-    /// The attempt was counted; `fenced` says whether it passed the send fence.
-    AttemptBegun {
-        key: IdempotencyKey,
-        attempt: u32,
-        fenced: bool,
-    },
-    SendRefused {
-        key: IdempotencyKey,
-        attempt: u32,
-        record: Option<ExecutionRecord>,
-    },
-    Recorded {
-        key: IdempotencyKey,
-        status: Status,
-        recorded: Recorded,
-    },
-    LateLogged {
-        key: IdempotencyKey,
-        attempt: u32,
-    },
-    Reconciled {
-        key: IdempotencyKey,
-        /// What the hook found in the tool's world, in words (`None`: nothing).
-        finding: Option<String>,
-        outcome: Reconciled,
-    },
-    ReflexCompensated {
-        key: IdempotencyKey,
-        /// The record moved to `compensated` (false: it was settled already; noted only).
-        settled: bool,
-        detail: String,
-    },
-    Saved {
-        status: &'static str,
-        item: u32,
-        outcome: SaveOutcome,
-    },
-    RecordRead {
-        key: IdempotencyKey,
-        record: Option<ExecutionRecord>,
-    },
-    WaitsForPerson {
-        reason: String,
-    },
-}
-
-impl Report {
-    /// The step in the player's words, as the timeline shows it.
-    pub fn describe(&self) -> String {
-        let held =
-            |status: Option<Status>| status.map_or_else(|| "no record".to_owned(), |status| format!("`{status}`"));
-        match self {
-            Report::Loaded {
-                version,
-                state: Some(state),
-            } => format!(
-                "loads checkpoint v{version}: item {}, {}",
-                state.item,
-                state.status.name()
-            ),
-            Report::Loaded { state: None, .. } => "no checkpoint: the run starts from the beginning".into(),
-            Report::Unreadable { version, detail } => format!("checkpoint v{version} cannot be read: {detail}"),
-            Report::Reserved { key, reservation, .. } => match reservation {
-                _ if let Some(busy) = InProgress::of_reservation(reservation) => {
-                    format!("reserves {key}: {busy} — the tool is not called")
-                }
-                Reservation::Decided {
-                    action,
-                    previous_status,
-                    ..
-                } => format!(
-                    "reserves {key}: the ledger held {} → {}",
-                    held(*previous_status),
-                    action.describe()
-                ),
-                Reservation::ArgumentsMismatch { existing } => format!(
-                    "reserves {key}: refused, the key belongs to other arguments {}",
-                    existing.arguments
-                ),
-                Reservation::Fenced { expected, found } => {
-                    format!("reserves {key}: refused, the run's checkpoint is v{found}, not the v{expected} it loaded")
-                }
-            },
-            Report::Checked {
-                key,
-                record: Some(record),
-            } => {
-                format!("checks {key}: the ledger holds {}", record.status)
-            }
-            Report::Checked { key, record: None } => {
-                format!("checks {key}: no record (not yet reserved — the insert comes next)")
-            }
-            Report::AttemptBegun {
-                key,
-                attempt,
-                fenced: true,
-            } => {
-                format!("{key} is still its own `started` call: attempt {attempt} may leave")
-            }
-            Report::AttemptBegun {
-                key,
-                attempt,
-                fenced: false,
-            } => {
-                format!("counts attempt {attempt} of {key} (no compare-and-set before sending)")
-            }
-            Report::SendRefused { key, record, .. } => match record {
-                Some(record) if record.status == Status::Started => format!(
-                    "does not send {key}: {} owns its `started` record now — nothing leaves",
-                    record.owner
-                ),
-                Some(record) => format!(
-                    "does not send {key}: its record is `{}` now — nothing leaves, the record is followed",
-                    record.status
-                ),
-                None => format!("does not send {key}: it has no record"),
-            },
-            Report::Recorded {
-                key,
-                recorded: Recorded::Recorded(record),
-                ..
-            } => format!("records {key} as {}", record.status),
-            Report::Recorded {
-                key,
-                status,
-                recorded: Recorded::LateOutcomeIgnored(record),
-            } => format!(
-                "records {key} as {status}: too late, it is already {} ({}) — logged and ignored",
-                record.status, record.owner
-            ),
-            Report::LateLogged { key, attempt } => {
-                format!("late answer to attempt {attempt} of {key} logged under {key} and ignored")
-            }
-            Report::Reconciled { key, finding: None, .. } => {
-                format!("the reconcile hook finds nothing under {key}: unknown")
-            }
-            Report::Reconciled {
-                key,
-                finding: Some(finding),
-                outcome,
-            } => match outcome {
-                Reconciled::AlreadySettled(record) => format!(
-                    "the reconcile hook finds {finding} for {key}, but it is already settled {}",
-                    record.status
-                ),
-                _ => format!("the reconcile hook finds {finding} for {key}"),
-            },
-            Report::ReflexCompensated { key, detail, .. } => format!("compensates {key} by reflex: {detail}"),
-            Report::Saved {
-                status,
-                item,
-                outcome: SaveOutcome::Saved { version },
-            } => format!("saves checkpoint v{version} ({status}, item {item})"),
-            Report::Saved {
-                outcome: SaveOutcome::Stale { expected, found },
-                ..
-            } => format!("save refused: loaded v{expected}, the ledger has v{found}"),
-            Report::Saved {
-                outcome: SaveOutcome::TakenOver { key, status, owner },
-                ..
-            } => format!("save refused: it tells the model {key} failed, but {owner} ran it again ({status})"),
-            Report::RecordRead {
-                key,
-                record: Some(record),
-            } => format!("reads {key}: {}", record.status),
-            Report::RecordRead { key, record: None } => format!("reads {key}: no record"),
-            Report::WaitsForPerson { reason } => format!("stops driving the run: {reason}"),
-        }
-    }
-
-    /// The call another worker is running, when this step's reservation met one: "in
-    /// progress, owned by w1 since t", distinct from a replayed result.
-    pub fn in_progress(&self) -> Option<InProgress> {
-        match self {
-            Report::Reserved { reservation, .. } => InProgress::of_reservation(reservation),
-            _ => None,
-        }
-    }
-
-    /// The record this step settled, if it did: whoever waits on it may look now.
-    pub fn settled(&self) -> Option<&IdempotencyKey> {
-        match self {
-            Report::Recorded {
-                key,
-                recorded: Recorded::Recorded(record),
-                ..
-            } if record.status.is_settled() => Some(key),
-            Report::Reconciled {
-                key,
-                outcome: Reconciled::Completed { .. },
-                ..
-            } => Some(key),
-            Report::ReflexCompensated { key, settled: true, .. } => Some(key),
-            _ => None,
-        }
-    }
 }
 
 /// One step's result: what the driver does next, and what the executor did.

@@ -1,0 +1,61 @@
+//! The briefing on the level screen, with the level's hints one tier at a time.
+
+use bevy_egui::egui::{self, RichText};
+
+use crate::campaign::Campaign;
+use crate::progress::Progress;
+use crate::session::{Intent, Session};
+use crate::ui::{self, theme};
+
+/// The briefing stays on the level screen (collapsible, the rest behind "more"), with the
+/// level's hints opened one tier at a time (H): a nudge, the idea, the move. The glossary's
+/// words are links; returns the entry clicked.
+pub(super) fn draw(
+    ui: &mut egui::Ui,
+    session: &Session,
+    progress: &Progress,
+    campaign: &Campaign,
+    intents: &mut Vec<Intent>,
+) -> Option<usize> {
+    let level = &session.recipe.level.level;
+    let glossary = &campaign.glossary;
+    let mut clicked = None;
+    egui::CollapsingHeader::new(RichText::new("Briefing").strong())
+        .id_salt("level-briefing")
+        .default_open(true)
+        .show(ui, |ui| {
+            clicked = ui::glossary_text(ui, &level.briefing, glossary, (theme::SMALL, theme::TEXT), None);
+            if !level.briefing_more.trim().is_empty() {
+                egui::CollapsingHeader::new(RichText::new("more").size(theme::SMALL))
+                    .id_salt("level-briefing-more")
+                    .show(ui, |ui| {
+                        if let Some(entry) =
+                            ui::glossary_text(ui, &level.briefing_more, glossary, (theme::SMALL, theme::TEXT), None)
+                        {
+                            clicked = Some(entry);
+                        }
+                    });
+            }
+        });
+    let tiers = level.hints.tiers();
+    if tiers.is_empty() {
+        return clicked;
+    }
+    let opened = usize::try_from(progress.hints_opened(&level.id)).unwrap_or(usize::MAX);
+    const TIER_NAMES: [&str; 3] = ["nudge", "idea", "move"];
+    for (index, tier) in tiers.iter().enumerate().take(opened) {
+        let name = TIER_NAMES.get(index).copied().unwrap_or("hint");
+        ui.label(
+            RichText::new(format!("💡 {name}: {tier}"))
+                .size(theme::SMALL)
+                .color(theme::INFO),
+        );
+    }
+    if opened < tiers.len() {
+        let name = TIER_NAMES.get(opened).copied().unwrap_or("hint");
+        if ui::button(ui, true, &format!("💡 Hint: the {name}"), "H").clicked() {
+            intents.push(Intent::OpenHint);
+        }
+    }
+    clicked
+}

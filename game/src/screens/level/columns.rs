@@ -1,0 +1,191 @@
+//! The level screen's side columns: the guide's coach, the right column (the ledger and the
+//! operator console) and the left one (briefing, task, guards, checkpoints).
+
+use bevy_egui::egui::{self, RichText};
+use twice_world::simulator::Simulation;
+
+use super::{LevelUi, SIDE_COLUMNS_AND_NOTES_WIDTH_MIN, briefing, coach, ledger, operator, timeline, world};
+use crate::campaign::Campaign;
+use crate::guide::GuideStep;
+#[cfg(feature = "operator-api")]
+use crate::operator_api::OperatorApi;
+use crate::panels::{Panel, Panels};
+use crate::progress::Progress;
+use crate::session::{Intent, Session};
+use crate::ui::theme;
+
+/// Width of the left column (task, guards, checkpoints) and the right one (ledger, operator)
+/// on a 1280-point screen; narrower screens get narrower columns ([`side_widths`]).
+const LEFT_WIDTH: f32 = 256.0;
+const RIGHT_WIDTH: f32 = 410.0;
+/// Width of the guided first level's coach, on the right where the ledger arrives later.
+const COACH_WIDTH: f32 = 300.0;
+/// The least height the operator console gets under the ledger before the two share the
+/// column half and half (each scrolls inside its share).
+const CONSOLE_HEIGHT: f32 = 260.0;
+
+/// The left and right columns' widths on a screen this many points wide: their full widths
+/// from 1280 points up, in proportion below, never so narrow their tables stop making sense.
+pub(super) fn side_widths(screen_width: f32) -> (f32, f32) {
+    let share = (screen_width / 1280.0).min(1.0);
+    ((LEFT_WIDTH * share).max(170.0), (RIGHT_WIDTH * share).max(300.0))
+}
+
+/// A panel's first appearance, said once: "new: the ledger" and what it is for.
+pub(super) fn new_panel(ui: &mut egui::Ui, panels: &Panels, panel: Panel) {
+    if panels.is_new(panel) {
+        ui.label(
+            RichText::new(format!("✨ new: {} — {}", panel.title(), panel.introduction()))
+                .size(theme::SMALL)
+                .color(theme::CREW),
+        );
+    }
+}
+
+/// The guide's coach, on the right. Once shown it keeps its column until the player leaves
+/// the level (saying the guide is done), so finishing or skipping it does not make the stage
+/// jump wider. Returns a glossary entry the player clicked.
+pub(super) fn coach(
+    root: &mut egui::Ui,
+    step: Option<GuideStep>,
+    simulation: &Simulation,
+    campaign: &Campaign,
+    level_ui: &mut LevelUi,
+    intents: &mut Vec<Intent>,
+) -> Option<usize> {
+    level_ui.coach_shown |= step.is_some();
+    if !level_ui.coach_shown {
+        return None;
+    }
+    let mut clicked = None;
+    egui::Panel::right("level-coach")
+        .exact_size(COACH_WIDTH)
+        .resizable(false)
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::same(10)),
+        )
+        .show(root, |ui| {
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
+            egui::ScrollArea::vertical()
+                .id_salt("coach-scroll")
+                .auto_shrink(false)
+                .show(ui, |ui| match step {
+                    Some(step) => clicked = coach::draw(ui, step, simulation, &campaign.glossary, intents),
+                    None => coach::draw_done(ui, simulation),
+                });
+        });
+    clicked
+}
+
+/// The right column: the ledger above the operator console, each scrolling in its share.
+pub(super) fn right(
+    root: &mut egui::Ui,
+    session: &Session,
+    simulation: &Simulation,
+    level_ui: &mut LevelUi,
+    cache: &timeline::TimelineCache,
+    #[cfg(feature = "operator-api")] operator_api: Option<&OperatorApi>,
+) {
+    let panels = &session.panels;
+    let (show_ledger, show_console) = (panels.shows(Panel::Ledger), panels.shows(Panel::Console));
+    if !level_ui.side_panels || !(show_ledger || show_console) {
+        return;
+    }
+    let width = side_widths(root.ctx().viewport_rect().width()).1;
+    egui::Panel::right("level-right")
+        .exact_size(width)
+        .resizable(false)
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::same(6)),
+        )
+        .show(root, |ui| {
+            // Text in the side columns wraps, even in a row of widgets: a line wider than the
+            // column would widen its contents past the screen's edge.
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
+            let height = ui.available_height();
+            let console_height = if !show_console {
+                0.0
+            } else if show_ledger {
+                CONSOLE_HEIGHT.max(height / 2.0).min(height - 120.0)
+            } else {
+                height
+            };
+            if show_ledger {
+                new_panel(ui, panels, Panel::Ledger);
+                let ledger_height = (ui.available_height() - console_height - 8.0).max(120.0);
+                ui.allocate_ui(egui::vec2(ui.available_width(), ledger_height), |ui| {
+                    ledger::draw(ui, session, simulation, level_ui, cache);
+                });
+                ui.add_space(4.0);
+            }
+            if show_console {
+                new_panel(ui, panels, Panel::Console);
+                ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
+                // The console's decisions (reason, expected status, both resolve buttons,
+                // compensate) scroll inside its share rather than run off the screen.
+                egui::ScrollArea::vertical()
+                    .id_salt("console-scroll")
+                    .auto_shrink(false)
+                    .show(ui, |ui| {
+                        operator::draw(ui, session, simulation, level_ui, cache);
+                        #[cfg(feature = "operator-api")]
+                        if let Some(operator_api) = operator_api {
+                            operator::draw_http_hint(ui, operator_api);
+                        }
+                    });
+            }
+        });
+}
+
+/// The left column: briefing and hints, the task, the guards, the checkpoints; it scrolls.
+/// On a narrow screen only the right column joins the stage: with both, the stage would be
+/// too narrow to draw Penny, the wire and billing apart. Returns a glossary entry clicked.
+pub(super) fn left(
+    root: &mut egui::Ui,
+    session: &Session,
+    simulation: &Simulation,
+    progress: &Progress,
+    campaign: &Campaign,
+    level_ui: &LevelUi,
+    intents: &mut Vec<Intent>,
+) -> Option<usize> {
+    let screen_width = root.ctx().viewport_rect().width();
+    if !level_ui.side_panels || screen_width < SIDE_COLUMNS_AND_NOTES_WIDTH_MIN {
+        return None;
+    }
+    let mut clicked = None;
+    egui::Panel::left("level-left")
+        .exact_size(side_widths(screen_width).0)
+        .resizable(false)
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::same(6)),
+        )
+        .show(root, |ui| {
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
+            // A solid scroll bar: the column's last lines (the guards) are cut at its foot, and
+            // a bar that only shows on hover does not say there is more below.
+            ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
+            egui::ScrollArea::vertical()
+                .id_salt("left-scroll")
+                .auto_shrink(false)
+                .show(ui, |ui| {
+                    clicked = briefing::draw(ui, session, progress, campaign, intents);
+                    ui.add_space(4.0);
+                    world::draw_task(ui, simulation);
+                    ui.add_space(4.0);
+                    world::draw_guards(ui, simulation);
+                    if session.panels.shows(Panel::Checkpoints) {
+                        ui.add_space(4.0);
+                        new_panel(ui, &session.panels, Panel::Checkpoints);
+                        world::draw_checkpoints(ui, session);
+                    }
+                });
+        });
+    clicked
+}

@@ -1,0 +1,180 @@
+//! The level screen's keyboard: every control has a key (the `?` overlay lists them).
+
+use bevy_egui::egui;
+use twice_world::simulator::Simulation;
+
+use super::{LevelUi, Prompt, PromptKind, SIDE_COLUMNS_AND_NOTES_WIDTH_MIN, cards, controls, ledger};
+use crate::panels::Panel;
+use crate::paths::GamePaths;
+use crate::screens::Screen;
+use crate::session::{Intent, Mode, Session};
+use crate::ui;
+
+pub(super) fn read(
+    context: &egui::Context,
+    level_ui: &mut LevelUi,
+    session: &Session,
+    simulation: &Simulation,
+    paths: &GamePaths,
+    intents: &mut Vec<Intent>,
+) {
+    use egui::Key;
+    // Dialogs take the keyboard first; they handle their own keys when drawn.
+    if level_ui.prompt.is_some() || level_ui.chooser.is_some() || level_ui.predict.is_some() {
+        return;
+    }
+    if level_ui.help {
+        if ui::pressed(context, Key::Escape) || ui::typed(context, "?") || ui::pressed(context, Key::F1) {
+            level_ui.help = false;
+        }
+        return;
+    }
+    if ui::pressed(context, Key::T) {
+        level_ui.glossary = !level_ui.glossary;
+        return;
+    }
+    // Esc closes the glossary before it leaves the level.
+    if level_ui.glossary && ui::pressed(context, Key::Escape) {
+        level_ui.glossary = false;
+        return;
+    }
+    if ui::typed(context, "?") || ui::pressed(context, Key::F1) {
+        level_ui.help = true;
+        return;
+    }
+    if ui::pressed(context, Key::Escape) {
+        let to = match session.mode {
+            Mode::Campaign => Screen::LevelSelect,
+            Mode::Sandbox => Screen::Sandbox,
+            Mode::Replay => Screen::Replay,
+        };
+        intents.push(Intent::Leave { to });
+        return;
+    }
+    simulation_keys(context, simulation, intents);
+    if ui::pressed(context, Key::S) {
+        level_ui.prompt = Some(Prompt {
+            kind: PromptKind::SaveTape,
+            text: controls::suggested_tape_path(paths, session).display().to_string(),
+            focus: true,
+        });
+    }
+    if ui::pressed(context, Key::L) {
+        level_ui.prompt = Some(Prompt {
+            kind: PromptKind::LoadTape,
+            text: paths.levels.display().to_string() + "/",
+            focus: true,
+        });
+    }
+    if ui::pressed(context, Key::B) {
+        if session.panels.shows(Panel::Rulebook) {
+            level_ui.rulebook = !level_ui.rulebook;
+        } else {
+            level_ui.flash = Some(arrives_later(Panel::Rulebook));
+        }
+    }
+    let narrow = context.viewport_rect().width() < SIDE_COLUMNS_AND_NOTES_WIDTH_MIN;
+    if ui::pressed(context, Key::P) {
+        level_ui.side_panels = !level_ui.side_panels;
+        // On a narrow screen the side columns and the notes take turns: all three would
+        // leave the stage no room at all.
+        if narrow && level_ui.side_panels {
+            level_ui.notes = false;
+        }
+    }
+    if ui::pressed(context, Key::N) {
+        level_ui.notes = !level_ui.notes;
+        if narrow && level_ui.notes {
+            level_ui.side_panels = false;
+        }
+    }
+    if ui::pressed(context, Key::D) {
+        level_ui.declaration_hidden = !level_ui.declaration_hidden;
+    }
+    if ui::pressed(context, Key::H) {
+        intents.push(Intent::OpenHint);
+    }
+    if ui::pressed(context, Key::G) {
+        level_ui.prompt = Some(Prompt {
+            kind: PromptKind::GoToPhase,
+            text: String::new(),
+            focus: true,
+        });
+    }
+    if ui::pressed(context, Key::O) {
+        if session.panels.shows(Panel::Console) {
+            level_ui.focus_reason = true;
+        } else {
+            level_ui.flash = Some(arrives_later(Panel::Console));
+        }
+    }
+    let digits = [
+        Key::Num1,
+        Key::Num2,
+        Key::Num3,
+        Key::Num4,
+        Key::Num5,
+        Key::Num6,
+        Key::Num7,
+        Key::Num8,
+        Key::Num9,
+    ];
+    for (index, digit) in digits.iter().enumerate() {
+        if ui::pressed(context, *digit)
+            && let Some(card) = cards::hand_order(simulation).get(index)
+        {
+            cards::choose(*card, session, simulation, level_ui, intents);
+        }
+    }
+    if session.panels.shows(Panel::Ledger) {
+        ledger::keyboard(context, level_ui, session);
+    }
+}
+
+/// The simulation's keys: play, step, rewind, speed, restart, to the end, the debrief.
+fn simulation_keys(context: &egui::Context, simulation: &Simulation, intents: &mut Vec<Intent>) {
+    use egui::Key;
+    if ui::pressed(context, Key::Space) {
+        intents.push(Intent::ToggleRunning);
+    }
+    if ui::pressed(context, Key::Period) || ui::pressed(context, Key::ArrowRight) {
+        intents.push(Intent::Step);
+    }
+    if ui::pressed(context, Key::Comma) || ui::pressed(context, Key::ArrowLeft) {
+        intents.push(Intent::Rewind {
+            phase: simulation.phase().saturating_sub(1),
+        });
+    }
+    if ui::pressed(context, Key::Home) {
+        intents.push(Intent::Rewind { phase: 0 });
+    }
+    if ui::typed(context, "+") || ui::typed(context, "=") {
+        intents.push(Intent::ChangeSpeed(1));
+    }
+    if ui::typed(context, "-") {
+        intents.push(Intent::ChangeSpeed(-1));
+    }
+    if ui::pressed(context, Key::R) {
+        intents.push(Intent::Restart);
+    }
+    if ui::pressed(context, Key::E) {
+        intents.push(Intent::RunToEnd);
+    }
+    if ui::pressed(context, Key::Enter) {
+        intents.push(Intent::Debrief);
+    }
+}
+
+/// Why a key for a panel that has not arrived yet did nothing.
+fn arrives_later(panel: Panel) -> String {
+    let title = panel.title();
+    let mut letters = title.chars();
+    let capitalised: String = letters
+        .next()
+        .map(|first| first.to_uppercase().chain(letters).collect())
+        .unwrap_or_default();
+    format!(
+        "{capitalised} arrives in chapter {} of the campaign (the sandbox shows everything).",
+        panel.arrives_in_chapter()
+    )
+}

@@ -1,0 +1,324 @@
+//! The ledger's operations as a connection offers them: each one transaction on whichever
+//! store holds the rows (the decisions are `operations.rs`'s), and the reads.
+
+use super::operations::{self, HistoryLine, RunHistoryLine};
+use super::{
+    AttemptStart, Checkpoint, CheckpointSave, ExecutionRecord, FoldedReservation, HistoryEntry, HistoryEvent,
+    LIST_LIMIT_MAX, Ledger, LedgerError, RecordFilter, Recorded, Reservation, ReserveRequest, RunEvent,
+    RunHistoryEntry, SaveOutcome, SettleError, Settlement, Store, memory, sqlite,
+};
+use crate::key::IdempotencyKey;
+use crate::rules::Status;
+
+impl Ledger {
+    /// Reserves a call atomically: one transaction reads the record, applies the decision
+    /// table and writes `started` if the call is to run.
+    pub fn reserve(&mut self, request: &ReserveRequest<'_>, now_ms: u64) -> Result<Reservation, LedgerError> {
+        self.transaction("reserving", "committing a reservation", |tables| {
+            operations::reserve(tables, request, now_ms)
+        })
+    }
+
+    /// [`Ledger::reserve`] and, if the reservation runs the tool, [`Ledger::begin_attempt`] for
+    /// `attempt`, in one transaction: one commit fewer, for a driver that sends right after
+    /// reserving (decision table 5, [`crate::rules::fence_place`]). Nothing can come between
+    /// the two: an operator's decision lands before the reservation or after the attempt.
+    pub fn reserve_and_begin(
+        &mut self,
+        request: &ReserveRequest<'_>,
+        attempt: u32,
+        now_ms: u64,
+    ) -> Result<FoldedReservation, LedgerError> {
+        self.transaction(
+            "reserving and fencing an attempt",
+            "committing a reservation",
+            |tables| operations::reserve_and_begin(tables, request, attempt, now_ms),
+        )
+    }
+
+    /// Begins a reservation and stops before its commit, so a test (or a crash card)
+    /// can drop the connection with the transaction open.
+    pub fn reserve_uncommitted(&mut self, request: &ReserveRequest<'_>, now_ms: u64) -> Result<(), LedgerError> {
+        let location = &self.location;
+        match &mut self.store {
+            Store::Sqlite(connection) => sqlite::reserve_uncommitted(connection, location, request, now_ms),
+            Store::Memory(connection) => {
+                connection.transaction(&|| location.describe(), "reserving", true, |tables| {
+                    operations::reserve(tables, request, now_ms)
+                })?;
+                Ok(())
+            }
+            Store::External(_) | Store::Grouped(_) => Err(LedgerError::Store {
+                location: location.describe(),
+                context: "reserving",
+                detail: "an external store (or a commit group) keeps no transaction open across calls".into(),
+            }),
+        }
+    }
+
+    /// The naive reservation's first half: a plain read, outside any transaction.
+    pub fn check(&self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
+        self.record(key)
+    }
+
+    /// The naive reservation's second half: an upsert that trusts the earlier read.
+    /// Between the two, another worker may have reserved the same key; this overwrites it.
+    pub fn insert_started_unchecked(
+        &mut self,
+        request: &ReserveRequest<'_>,
+        now_ms: u64,
+    ) -> Result<Reservation, LedgerError> {
+        self.transaction("inserting", "committing", |tables| {
+            operations::insert_started_unchecked(tables, request, now_ms)
+        })
+    }
+
+    /// The send fence: the last step before a request leaves. Compare-and-set on the record
+    /// still being `started` and owned by `owner`; if it is, the attempt is counted and noted
+    /// and the request may leave. If it is not — an operator settled the call meanwhile, or
+    /// another worker took it over — nothing may be sent, and the refusal is noted.
+    pub fn begin_attempt(
+        &mut self,
+        key: &IdempotencyKey,
+        attempt: u32,
+        owner: &str,
+        now_ms: u64,
+    ) -> Result<AttemptStart, LedgerError> {
+        self.transaction("fencing an attempt", "committing an attempt", |tables| {
+            operations::begin_attempt(tables, key, attempt, owner, now_ms)
+        })
+    }
+
+    /// Counts an attempt without the fence: what a naive runtime without compare-and-set does
+    /// (the check-then-insert runtime, and the one test that shows what the fence prevents).
+    pub fn note_attempt(
+        &mut self,
+        key: &IdempotencyKey,
+        attempt: u32,
+        actor: &str,
+        now_ms: u64,
+    ) -> Result<(), LedgerError> {
+        self.transaction("counting an attempt", "counting an attempt", |tables| {
+            operations::note_attempt(tables, key, attempt, actor, now_ms)
+        })
+    }
+
+    /// Records attempt `attempt`'s own outcome, compare-and-set on the record still being
+    /// `actor`'s `started` call at that attempt. Otherwise (someone settled the call, another
+    /// worker owns it, a later attempt was made) the outcome is logged and ignored.
+    pub fn record_outcome(
+        &mut self,
+        key: &IdempotencyKey,
+        status: Status,
+        result: Option<&str>,
+        actor: &str,
+        attempt: u32,
+        now_ms: u64,
+    ) -> Result<Recorded, LedgerError> {
+        assert!(status != Status::Started, "an outcome is never `started`");
+        let location = self.location.describe();
+        self.transaction("recording an outcome", "committing an outcome", |tables| {
+            operations::record_outcome(tables, &location, key, status, result, actor, attempt, now_ms)
+        })
+    }
+
+    /// Logs an outcome that arrived after its attempt had already timed out (or after the
+    /// worker moved on): under its own key, changing nothing.
+    pub fn log_late_outcome(
+        &mut self,
+        key: &IdempotencyKey,
+        actor: &str,
+        detail: &str,
+        now_ms: u64,
+    ) -> Result<(), LedgerError> {
+        self.note(key, actor, HistoryEvent::LateOutcomeIgnored, detail, now_ms)
+    }
+
+    /// Appends a note to a record's history without changing it (a guard that held, say).
+    pub fn note(
+        &mut self,
+        key: &IdempotencyKey,
+        actor: &str,
+        event: HistoryEvent,
+        detail: &str,
+        now_ms: u64,
+    ) -> Result<(), LedgerError> {
+        self.transaction("noting", "noting", |tables| {
+            tables.append_history(&HistoryLine {
+                detail: Some(std::borrow::Cow::Borrowed(detail)),
+                ..HistoryLine::note(key, now_ms, actor, event)
+            })
+        })
+    }
+
+    /// Settles a call: compare-and-set on its status (and, if asked, its attempts), appended
+    /// to its history. Used by operators (resolve, compensate) and by reconcile hooks.
+    pub fn settle(
+        &mut self,
+        key: &IdempotencyKey,
+        settlement: &Settlement<'_>,
+        now_ms: u64,
+    ) -> Result<ExecutionRecord, SettleError> {
+        self.transaction("settling", "committing a settlement", |tables| {
+            operations::settle(tables, key, settlement, now_ms)
+        })
+    }
+
+    /// Appends a line to a run's own history (a run that waits for a person, and why).
+    pub fn append_run_event(
+        &mut self,
+        run_id: &str,
+        actor: &str,
+        event: RunEvent,
+        detail: &str,
+        now_ms: u64,
+    ) -> Result<(), LedgerError> {
+        self.transaction("noting a run event", "noting a run event", |tables| {
+            tables.append_run_event(&RunHistoryLine {
+                run_id,
+                at_ms: now_ms,
+                actor,
+                event,
+                detail: Some(detail),
+            })
+        })
+    }
+
+    pub fn record(&self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
+        self.read(
+            "reading a record",
+            memory::Table::Records,
+            |connection, location| sqlite::record(connection, location, key),
+            |tables| tables.record(key),
+            |store| store.record(key),
+        )
+    }
+
+    /// Records in a stable order, (updated_at_ms, key): `status` and `tenant` filter; unknown
+    /// calls come longest-waiting first. `after` is a cursor: the (updated_at_ms, key) of the
+    /// last row of the previous page. Every combination of filters reads an index (no scan
+    /// of the table, no sort): a page costs the same with 2,000 records or 100,000.
+    pub fn records(
+        &self,
+        tenant: Option<&str>,
+        status: Option<Status>,
+        after: Option<(u64, &str)>,
+        limit: u32,
+    ) -> Result<Vec<ExecutionRecord>, LedgerError> {
+        // Times are stored as i64: nothing comes after a cursor beyond that range (cast, it
+        // would wrap to a negative time and restart the listing from the beginning).
+        if after.is_some_and(|(ms, _)| i64::try_from(ms).is_err()) {
+            return Ok(Vec::new());
+        }
+        let filter = RecordFilter {
+            tenant,
+            status,
+            after,
+            limit: limit.clamp(1, LIST_LIMIT_MAX),
+        };
+        self.read(
+            "listing records",
+            memory::Table::Records,
+            |connection, location| sqlite::records(connection, location, &filter),
+            |tables| tables.records(&filter),
+            |store| store.records(&filter),
+        )
+    }
+
+    /// Every record, in creation order then key order (for drawing and for the checker).
+    pub fn all_records(&self) -> Result<Vec<ExecutionRecord>, LedgerError> {
+        self.read(
+            "listing records",
+            memory::Table::Records,
+            sqlite::all_records,
+            memory::MemoryTables::all_records,
+            |store| store.all_records(),
+        )
+    }
+
+    pub fn history(&self, key: &IdempotencyKey) -> Result<Vec<HistoryEntry>, LedgerError> {
+        self.history_where(Some(key))
+    }
+
+    pub fn all_history(&self) -> Result<Vec<HistoryEntry>, LedgerError> {
+        self.history_where(None)
+    }
+
+    fn history_where(&self, key: Option<&IdempotencyKey>) -> Result<Vec<HistoryEntry>, LedgerError> {
+        self.read(
+            "reading history",
+            memory::Table::History,
+            |connection, location| sqlite::history(connection, location, key),
+            |tables| tables.history(key),
+            |store| store.history(key),
+        )
+    }
+
+    /// A run's own history, or every run's (`None`), in order.
+    pub fn run_history(&self, run_id: Option<&str>) -> Result<Vec<RunHistoryEntry>, LedgerError> {
+        self.read(
+            "reading run history",
+            memory::Table::RunHistory,
+            |connection, location| sqlite::run_history(connection, location, run_id),
+            |tables| tables.run_history(run_id),
+            |store| store.run_history(run_id),
+        )
+    }
+
+    pub fn load_checkpoint(&self, run_id: &str) -> Result<Option<Checkpoint>, LedgerError> {
+        self.read(
+            "loading a checkpoint",
+            memory::Table::Checkpoints,
+            |connection, location| sqlite::checkpoint(connection, location, run_id),
+            |tables| tables.checkpoint(run_id),
+            |store| store.checkpoint(run_id),
+        )
+    }
+
+    pub fn checkpoints(&self) -> Result<Vec<Checkpoint>, LedgerError> {
+        self.read(
+            "listing checkpoints",
+            memory::Table::Checkpoints,
+            sqlite::checkpoints,
+            memory::MemoryTables::checkpoints,
+            |store| store.checkpoints(),
+        )
+    }
+
+    /// Saves a run's checkpoint. With `expected_version`, compare-and-set: the save
+    /// succeeds only if nobody saved since this worker loaded version `expected_version`
+    /// (0: nothing saved yet). Without it (the guard off), the save overwrites blindly.
+    pub fn save_checkpoint(
+        &mut self,
+        run_id: &str,
+        status: &str,
+        state: &str,
+        saved_by: &str,
+        expected_version: Option<u32>,
+        now_ms: u64,
+    ) -> Result<SaveOutcome, LedgerError> {
+        let save = CheckpointSave {
+            run_id,
+            status,
+            state,
+            saved_by,
+            expected_version,
+            still_failed: None,
+        };
+        self.save_checkpoint_fenced(&save, now_ms)
+    }
+
+    /// [`Ledger::save_checkpoint`], also compare-and-set on `still_failed`'s record still being
+    /// `failed`: a save that tells the model a call failed must not land after another worker
+    /// ran that call again (`failed` may run again), or the run would act on a stale failure.
+    pub fn save_checkpoint_fenced(
+        &mut self,
+        save: &CheckpointSave<'_>,
+        now_ms: u64,
+    ) -> Result<SaveOutcome, LedgerError> {
+        let location = self.location.describe();
+        self.transaction("saving a checkpoint", "committing a checkpoint", |tables| {
+            operations::save_checkpoint(tables, &location, save, now_ms)
+        })
+    }
+}

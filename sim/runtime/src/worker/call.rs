@@ -1,0 +1,322 @@
+//! One call: the reservation's answer, the send, the answer or the timeout, the record.
+
+use super::*;
+
+impl Worker {
+    /// The naive reservation's read came back: the decision table on what it saw.
+    pub(super) fn checked(&mut self, now_ms: u64, existing: Option<ExecutionRecord>) -> Option<Command> {
+        let side_effect = self.context().tool.side_effect;
+        if let Some(record) = &existing
+            && record.arguments != self.context().call.arguments.canonical()
+        {
+            return self.arguments_mismatch(now_ms, record.clone());
+        }
+        let lease_expired = !self.guard(Guard::NoLeaseExpiry)
+            && existing
+                .as_ref()
+                .is_some_and(|record| record.lease_expires_at_ms.is_some_and(|expires| now_ms >= expires));
+        let action = reservation_action(
+            existing.as_ref().map(|record| record.status),
+            side_effect,
+            lease_expired,
+        );
+        match action {
+            ReservationAction::RunNew | ReservationAction::RunAgain | ReservationAction::TakeOverExpiredLease => {
+                let context = self.context();
+                Some(Command::InsertStarted {
+                    key: context.key.clone(),
+                    call: context.call.clone(),
+                    side_effect,
+                    lease_ms: self.lease(),
+                    checkpoint_version: self.fence(),
+                })
+            }
+            _ => self.on_reservation(now_ms, action, existing),
+        }
+    }
+
+    /// The key already belongs to a call with other arguments: a replay that reworded its
+    /// arguments (the model is asked again after a recovery) kept its key. The ledger's record
+    /// is that call: it is never served to the new wording as if it were its result, and it is
+    /// never left unattended. An unknown record goes down the unknown path (hook, pause) under
+    /// its own arguments; a settled one is the call's truth; only a `failed` one ends the run,
+    /// since nothing of it stands and its key cannot carry the new wording.
+    pub(super) fn arguments_mismatch(&mut self, now_ms: u64, existing: ExecutionRecord) -> Option<Command> {
+        let key = self.context().key.clone();
+        self.note(
+            Guard::Ledger,
+            Held::ArgumentsRefused,
+            format!(
+                "key {key} already belongs to a call with other arguments ({}); the new wording was not run, nor served the other call's result",
+                existing.arguments
+            ),
+        );
+        if self.guard(Guard::KeyPerCall) && existing.run_id == self.setup.run_id {
+            self.note(
+                Guard::KeyPerCall,
+                Held::RewordedReplayRecognised,
+                format!("the replay reworded its arguments but kept its key {key}, so the ledger recognised it"),
+            );
+        }
+        match existing.status {
+            Status::Failed => self.fail_run(format!(
+                "idempotency key {key} was used with different arguments; the earlier call failed and its key cannot carry a new wording"
+            )),
+            Status::Started | Status::Indeterminate => {
+                // Attend the recorded call: its own arguments, recovered like any unknown call.
+                if let Ok(arguments) = serde_json::from_str(&existing.arguments) {
+                    self.context_mut().call.arguments = arguments;
+                }
+                self.on_reservation(now_ms, ReservationAction::Unknown, Some(existing))
+            }
+            Status::Completed => self.on_reservation(now_ms, ReservationAction::ReturnRecorded, Some(existing)),
+            Status::Compensating | Status::Compensated => {
+                self.on_reservation(now_ms, ReservationAction::ReturnCompensated, Some(existing))
+            }
+        }
+    }
+
+    pub(super) fn on_reservation(
+        &mut self,
+        now_ms: u64,
+        action: ReservationAction,
+        record: Option<ExecutionRecord>,
+    ) -> Option<Command> {
+        match action {
+            ReservationAction::RunNew | ReservationAction::RunAgain | ReservationAction::TakeOverExpiredLease => {
+                self.invoke(1)
+            }
+            ReservationAction::ReturnRecorded => {
+                let record = record.expect("a completed record exists");
+                self.note(
+                    Guard::Ledger,
+                    Held::ReturnedRecordedResult,
+                    format!(
+                        "the ledger held `completed` for key {}; the recorded result was returned and the tool was not called",
+                        record.key
+                    ),
+                );
+                self.tell(Told::Result {
+                    result: record.result.unwrap_or_default(),
+                })
+            }
+            ReservationAction::ReturnCompensated => self.tell(Told::Compensated),
+            ReservationAction::Unknown => {
+                let record = record.expect("an unknown record exists");
+                self.context_mut().recovered = true;
+                let other_run = (record.run_id != self.setup.run_id).then(|| record.run_id.clone());
+                let detail = match &other_run {
+                    None => format!(
+                        "the ledger held `{}` for key {}; the replay did not call the tool",
+                        record.status, record.key
+                    ),
+                    Some(run) => format!(
+                        "the ledger held `{}` for key {}, a call of run {run}; this call was not made",
+                        record.status, record.key
+                    ),
+                };
+                self.note(
+                    Guard::Ledger,
+                    Held::ReplayNotRun {
+                        status: record.status,
+                        other_run,
+                    },
+                    detail,
+                );
+                if record.owner != self.setup.worker_id
+                    && record.run_id == self.setup.run_id
+                    && record.created_at_ms >= self.loaded_at_ms
+                    && self.guard(Guard::AtomicReservation)
+                {
+                    self.note(
+                        Guard::AtomicReservation,
+                        Held::RacingReservationLost {
+                            winner: record.owner.clone(),
+                        },
+                        format!(
+                            "{} reserved {} while {} drove the same run; one transaction let only one of them call the tool",
+                            record.owner, record.key, self.setup.worker_id
+                        ),
+                    );
+                }
+                let started_for_ms = now_ms.saturating_sub(record.updated_at_ms);
+                if record.status == Status::Started
+                    && self.guard(Guard::NoLeaseExpiry)
+                    && started_for_ms >= self.setup.lease_ms
+                {
+                    self.note(
+                        Guard::NoLeaseExpiry,
+                        Held::LeaseNotReclaimed { started_for_ms },
+                        format!(
+                            "{} has been `started` for {started_for_ms} ms, past a {} ms lease; it was not reclaimed",
+                            record.key, self.setup.lease_ms
+                        ),
+                    );
+                }
+                self.unknown()
+            }
+        }
+    }
+
+    pub(super) fn invoke(&mut self, attempt: u32) -> Option<Command> {
+        let downstream = self.guard(Guard::KeyDownstream) && self.context().tool.takes_key;
+        let context = self.context_mut();
+        assert!(
+            attempt >= 1 && attempt <= context.attempts_allowed,
+            "attempt {attempt} of {}",
+            context.attempts_allowed
+        );
+        context.attempt = attempt;
+        context.awaiting_attempt = Some(attempt);
+        self.state = WorkerState::Calling;
+        let context = self.context();
+        Some(Command::Invoke {
+            key: context.key.clone(),
+            downstream_key: downstream.then(|| context.key.clone()),
+            call: context.call.clone(),
+            attempt,
+        })
+    }
+
+    /// The send fence refused: nothing was sent. The worker follows the record: a settled
+    /// call is the truth; a call another worker now owns (or an unknown one) is unknown to it.
+    pub(super) fn attempt_refused(&mut self, record: Option<ExecutionRecord>) -> Option<Command> {
+        let context = self.context_mut();
+        context.awaiting_attempt = None;
+        let key = context.key.clone();
+        let (status, owner) = (
+            record.as_ref().map(|record| record.status),
+            record.as_ref().map(|record| record.owner.clone()),
+        );
+        let why = match (&status, &owner) {
+            (Some(Status::Started), Some(owner)) => format!("{owner} owns its `started` record now"),
+            (Some(status), _) => format!("its record is `{status}` now"),
+            (None, _) => "it has no record".to_owned(),
+        };
+        self.note(
+            Guard::Ledger,
+            Held::SendRefused { status, owner },
+            format!(
+                "{} did not send {key}: {why}. The last step before a request leaves is a compare-and-set on the record, so nothing left",
+                self.setup.worker_id
+            ),
+        );
+        match record {
+            Some(record) if record.status.is_settled() => self.truth_or_unknown(Some(record)),
+            Some(_) => {
+                self.context_mut().recovered = true;
+                self.unknown()
+            }
+            None => self.fail_run(format!("{key} has no record to send under")),
+        }
+    }
+
+    pub(super) fn response(&mut self, key: IdempotencyKey, attempt: u32, answer: ToolAnswer) -> Option<Command> {
+        let Some(context) = self
+            .call
+            .as_mut()
+            .filter(|context| context.key == key && context.awaiting_attempt == Some(attempt))
+        else {
+            return self.late(key, attempt, &answer);
+        };
+        context.awaiting_attempt = None;
+        context.may_have_left = true;
+        let end = if answer.is_rejection() {
+            AttemptEnd::Rejected
+        } else {
+            AttemptEnd::Succeeded
+        };
+        if let ToolAnswer::Repeat { first, .. } = &answer {
+            let key = context.key.clone();
+            self.note(
+                Guard::KeyDownstream,
+                Held::FirstAnswerRepeated { first: first.clone() },
+                format!(
+                    "billing recognised key {key} and answered with the first credit {first}; nothing was paid twice"
+                ),
+            );
+        }
+        let context = self.context();
+        let (side_effect, attempt, attempts_allowed) =
+            (context.tool.side_effect, context.attempt, context.attempts_allowed);
+        match self.outcome(side_effect, end, attempt, attempts_allowed) {
+            OutcomeAction::Record(status) => self.record(status, Some(answer.receipt().to_owned())),
+            OutcomeAction::Retry { .. } => unreachable!("an answer is never retried"),
+        }
+    }
+
+    pub(super) fn timed_out(&mut self, key: IdempotencyKey, attempt: u32) -> Option<Command> {
+        // A timer of an earlier call (or attempt) that was answered in time is stale.
+        let context = self
+            .call
+            .as_mut()
+            .filter(|context| context.key == key && context.awaiting_attempt == Some(attempt))?;
+        context.awaiting_attempt = None;
+        context.may_have_left = true;
+        let (side_effect, attempts_allowed) = (context.tool.side_effect, context.attempts_allowed);
+        match self.outcome(side_effect, AttemptEnd::TimedOut, attempt, attempts_allowed) {
+            OutcomeAction::Retry { backoff_ms } => Some(Command::Backoff {
+                after_ms: backoff_ms,
+                next_attempt: attempt + 1,
+            }),
+            OutcomeAction::Record(Status::Indeterminate) => {
+                // One attempt comes from the write retry rule, or from a declaration that asked
+                // for one (then the rule may be off, and it is the declaration that held).
+                if self.guard(Guard::WriteRetryRule) {
+                    self.note(
+                        Guard::WriteRetryRule,
+                        Held::WriteNotRetried,
+                        format!(
+                            "the write {key} timed out after its request left: recorded indeterminate, not retried"
+                        ),
+                    );
+                }
+                self.record(Status::Indeterminate, None)
+            }
+            OutcomeAction::Record(status) => self.record(status, Some(format!("timed out {attempt} times"))),
+        }
+    }
+
+    /// An answer nobody waits for (its attempt timed out, or the worker moved on): logged
+    /// under its own key, whatever the worker is doing now, and ignored.
+    pub(super) fn late(&mut self, key: IdempotencyKey, attempt: u32, answer: &ToolAnswer) -> Option<Command> {
+        if !self.guard(Guard::Ledger) {
+            return None;
+        }
+        Some(Command::LogLateOutcome {
+            key,
+            attempt,
+            detail: format!("attempt {attempt} answered after its timeout: {}", answer.receipt()),
+        })
+    }
+
+    pub(super) fn record(&mut self, status: Status, result: Option<String>) -> Option<Command> {
+        if !self.guard(Guard::Ledger) {
+            return self.after_record(status, result);
+        }
+        self.state = WorkerState::Recording;
+        let context = self.context();
+        Some(Command::RecordOutcome {
+            key: context.key.clone(),
+            status,
+            result,
+            attempt: context.attempt,
+        })
+    }
+
+    pub(super) fn after_record(&mut self, status: Status, result: Option<String>) -> Option<Command> {
+        match status {
+            Status::Completed => self.tell(Told::Result {
+                result: result.unwrap_or_default(),
+            }),
+            Status::Failed => {
+                if self.guard(Guard::Ledger) {
+                    self.relied_failure = Some(self.context().key.clone());
+                }
+                self.tell_failed(result.unwrap_or_else(|| "failed".into()))
+            }
+            Status::Indeterminate | Status::Started => self.unknown(),
+            Status::Compensating | Status::Compensated => self.tell(Told::Compensated),
+        }
+    }
+}

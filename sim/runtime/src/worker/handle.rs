@@ -1,0 +1,267 @@
+//! The machine's entry point: one input in, the next command out; starting, loading and deciding.
+
+use super::*;
+
+impl Worker {
+    /// Feeds one input; returns the next phase, if the worker has one to run now.
+    pub fn handle(&mut self, now_ms: u64, input: Input) -> Option<Command> {
+        assert!(
+            !self.is_done(),
+            "worker {} is done and takes no input",
+            self.setup.worker_id
+        );
+        match input {
+            Input::Start => {
+                self.state = WorkerState::Booting;
+                if let Some(refusal) = self.contract_refusal() {
+                    return refusal;
+                }
+                Some(Command::LoadCheckpoint)
+            }
+            Input::CheckpointLoaded { version, state } => {
+                self.loaded_version = version;
+                self.loaded_at_ms = now_ms;
+                self.run = state.unwrap_or_default();
+                self.on_loaded()
+            }
+            Input::CheckpointUnreadable { version, detail } => {
+                self.loaded_version = version;
+                self.wait_for_person(format!(
+                    "the checkpoint of run {} (v{version}) cannot be read: {detail}. Starting over would run \
+                     settled calls again under new keys, so the run waits for a person",
+                    self.setup.run_id
+                ))
+            }
+            Input::StateUnusable { detail } => self.wait_for_person(format!(
+                "the state of run {} cannot be used: {detail}; the run waits for a person",
+                self.setup.run_id
+            )),
+            Input::ModelDecided { decision, state } => {
+                self.run = state;
+                self.on_decided(decision)
+            }
+            Input::Reserved(Reservation::ArgumentsMismatch { existing }) => self.arguments_mismatch(now_ms, existing),
+            Input::Reserved(Reservation::Decided { action, record, .. }) => {
+                self.on_reservation(now_ms, action, Some(record))
+            }
+            Input::Reserved(Reservation::Fenced { expected, found })
+            | Input::Inserted(Reservation::Fenced { expected, found }) => self.fenced(expected, found),
+            Input::Checked(existing) => self.checked(now_ms, existing),
+            Input::Inserted(Reservation::ArgumentsMismatch { existing }) => self.arguments_mismatch(now_ms, existing),
+            Input::Inserted(Reservation::Decided { .. }) => self.invoke(1),
+            Input::AttemptRefused { record } => self.attempt_refused(record),
+            Input::NotAttempted { reason } => {
+                self.context_mut().awaiting_attempt = None;
+                let context = self.context();
+                let (side_effect, attempt, attempts_allowed) =
+                    (context.tool.side_effect, context.attempt, context.attempts_allowed);
+                match self.outcome(side_effect, AttemptEnd::NotAttempted, attempt, attempts_allowed) {
+                    OutcomeAction::Record(status) => self.record(status, Some(format!("not attempted: {reason}"))),
+                    OutcomeAction::Retry { .. } => unreachable!("a refusal is never retried"),
+                }
+            }
+            Input::Response { key, attempt, answer } => self.response(key, attempt, answer),
+            Input::TimedOut { key, attempt } => self.timed_out(key, attempt),
+            Input::BackoffElapsed => {
+                let next = self.context().attempt + 1;
+                self.invoke(next)
+            }
+            Input::Recorded(Recorded::Recorded(record)) => self.after_record(record.status, record.result),
+            Input::Recorded(Recorded::LateOutcomeIgnored(current)) => self.truth_or_unknown(Some(current)),
+            Input::Reconciled(Reconciled::Completed { result }) => {
+                let key = self.context().key.clone();
+                self.note(
+                    Guard::ReconcileHook,
+                    Held::Reconciled,
+                    format!("the reconcile hook found {key} in billing; the run carried on with the real result"),
+                );
+                self.tell(Told::Result { result })
+            }
+            Input::Reconciled(Reconciled::Unknown) => self.unknown(),
+            Input::Reconciled(Reconciled::AlreadySettled(record)) => self.truth_or_unknown(Some(*record)),
+            Input::Compensated if self.undoing.is_some() => self.undo_next(),
+            Input::Compensated if self.context().recovered => self.tell(Told::Compensated),
+            Input::Compensated => self.tell(Told::Failed {
+                reason: "the outcome was unknown; reported as failed and compensated".into(),
+            }),
+            Input::Saved(outcome) => self.saved(outcome),
+            Input::RecordRead(record) => self.truth_or_unknown(record),
+            Input::Woken => {
+                assert_eq!(self.state, WorkerState::Parked, "only a parked worker is woken");
+                self.state = WorkerState::Reconciling;
+                Some(Command::ReadRecord {
+                    key: self.context().key.clone(),
+                })
+            }
+            Input::LookAgain => {
+                assert_eq!(self.state, WorkerState::Parked, "only a parked worker looks again");
+                // What the hook could not find before may be there now.
+                self.context_mut().hook_asked = false;
+                self.state = WorkerState::Reconciling;
+                Some(Command::ReadRecord {
+                    key: self.context().key.clone(),
+                })
+            }
+        }
+    }
+
+    /// Guard `tool_contract`: every tool is put to the contract check before the run starts,
+    /// and a run whose tool fails it is not started — it waits for a person to declare the
+    /// tool honestly. Nothing has been loaded, asked or sent.
+    pub(super) fn contract_refusal(&mut self) -> Option<Option<Command>> {
+        if !self.guard(Guard::ToolContract) {
+            return None;
+        }
+        let pauses = self.guard(Guard::PauseOnIndeterminate);
+        let (tool, violation) = self.setup.tools.iter().find_map(|tool| {
+            tool.check_contract()
+                .and_then(|()| crate::tool::assert_ambiguity_policy(tool, pauses))
+                .err()
+                .map(|violation| (tool.name.clone(), violation))
+        })?;
+        let detail = format!(
+            "the tool contract check failed: {violation}. Run {} was refused before it started; nothing was sent",
+            self.setup.run_id
+        );
+        self.note(Guard::ToolContract, Held::ContractRefused { tool }, detail.clone());
+        Some(self.wait_for_person(format!("{detail}. It waits for the tool to be declared honestly")))
+    }
+
+    /// The checkpoint version a reservation is fenced on (guard `checkpoint_version`).
+    pub(super) fn fence(&self) -> Option<u32> {
+        self.guard(Guard::CheckpointVersion).then_some(self.loaded_version)
+    }
+
+    /// Someone saved the run's checkpoint since this worker loaded it: it stands down
+    /// before it sends anything.
+    pub(super) fn fenced(&mut self, expected: u32, found: u32) -> Option<Command> {
+        let detail = format!(
+            "worker {} loaded run {} at version {expected}, but the ledger has {found}: its reservation was refused and it stood down before sending",
+            self.setup.worker_id, self.setup.run_id
+        );
+        self.stand_down(Held::StoodDownBeforeSending { expected, found }, detail)
+    }
+
+    /// The checkpoint version held (`held` says how): another worker drives the run now.
+    pub(super) fn stand_down(&mut self, held: Held, reason: String) -> Option<Command> {
+        self.note(Guard::CheckpointVersion, held, reason.clone());
+        self.state = WorkerState::StoodDown;
+        Some(Command::StandDown { reason })
+    }
+
+    pub(super) fn wait_for_person(&mut self, reason: String) -> Option<Command> {
+        self.state = WorkerState::WaitingForPerson;
+        Some(Command::WaitForPerson { reason })
+    }
+
+    pub(super) fn lease(&self) -> Option<u64> {
+        (!self.guard(Guard::NoLeaseExpiry)).then_some(self.setup.lease_ms)
+    }
+
+    pub(super) fn on_loaded(&mut self) -> Option<Command> {
+        match self.run.status.clone() {
+            status if status.is_terminal() => {
+                self.state = WorkerState::Exited;
+                Some(Command::Exit)
+            }
+            RunStatus::AwaitingReconciliation { key } => {
+                let Some(call) = self.run.pending.clone() else {
+                    return self.wait_for_person(format!(
+                        "its checkpoint awaits {key} but holds no pending call to look at"
+                    ));
+                };
+                if let Err(refused) = self.begin_call(call) {
+                    return self.wait_for_person(format!("its checkpoint's pending call {}", refused.describe()));
+                }
+                if self.context().key.as_str() != key {
+                    return self.wait_for_person(format!(
+                        "its checkpoint awaits {key}, but its pending call has the key {}",
+                        self.context().key
+                    ));
+                }
+                self.state = WorkerState::Reconciling;
+                Some(Command::ReadRecord {
+                    key: self.context().key.clone(),
+                })
+            }
+            _ => {
+                self.state = WorkerState::Deciding;
+                Some(Command::AskModel {
+                    state: self.run.clone(),
+                })
+            }
+        }
+    }
+
+    pub(super) fn begin_call(&mut self, call: ToolCall) -> Result<(), CallRefused> {
+        let Some(tool) = self.setup.tools.iter().find(|tool| tool.name == call.tool).cloned() else {
+            return Err(CallRefused::UnknownTool(call.tool));
+        };
+        let scheme = if self.guard(Guard::KeyPerCall) {
+            KeyScheme::PerCall
+        } else {
+            KeyScheme::ArgumentsHash
+        };
+        let key = IdempotencyKey::make(
+            scheme,
+            &self.setup.run_id,
+            &call.id,
+            &call.tool,
+            &call.arguments.canonical(),
+        )
+        .map_err(CallRefused::BadKey)?;
+        let attempts_allowed = tool.attempts_allowed(self.guard(Guard::WriteRetryRule));
+        self.call = Some(CallContext {
+            call,
+            key,
+            tool,
+            attempt: 0,
+            attempts_allowed,
+            awaiting_attempt: None,
+            hook_asked: false,
+            may_have_left: false,
+            recovered: false,
+            compensated: false,
+        });
+        Ok(())
+    }
+
+    pub(super) fn on_decided(&mut self, decision: Decision) -> Option<Command> {
+        match decision {
+            Decision::Done => {
+                self.run.status = RunStatus::Completed;
+                self.save(AfterSave::Exit)
+            }
+            Decision::FailRun { reason } => self.fail_run(reason),
+            Decision::Call(call) => {
+                if let Err(refused) = self.begin_call(call) {
+                    return match refused {
+                        CallRefused::UnknownTool(tool) => {
+                            self.fail_run(format!("the model called unknown tool `{tool}`"))
+                        }
+                        CallRefused::BadKey(_) => {
+                            self.wait_for_person(format!("the model's call {}", refused.describe()))
+                        }
+                    };
+                }
+                if !self.guard(Guard::Ledger) {
+                    return self.invoke(1);
+                }
+                self.state = WorkerState::Reserving;
+                let context = self.context();
+                let (key, call, side_effect) = (context.key.clone(), context.call.clone(), context.tool.side_effect);
+                if self.guard(Guard::AtomicReservation) {
+                    Some(Command::Reserve {
+                        key,
+                        call,
+                        side_effect,
+                        lease_ms: self.lease(),
+                        checkpoint_version: self.fence(),
+                    })
+                } else {
+                    Some(Command::CheckLedger { key })
+                }
+            }
+        }
+    }
+}

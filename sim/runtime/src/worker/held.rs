@@ -1,0 +1,60 @@
+//! What a guard did when it made a difference.
+
+use serde::{Deserialize, Serialize};
+
+use crate::guards::Guard;
+use crate::rules::Status;
+
+/// What a guard did when it made a difference: typed, so code and tests match on it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "held")]
+pub enum Held {
+    /// `tool_contract`: a tool failed the contract check, so the run was refused before it
+    /// started; nothing was sent.
+    ContractRefused { tool: String },
+    /// `ledger`: the call was `completed`; its recorded result was returned.
+    ReturnedRecordedResult,
+    /// `ledger`: the call was unknown (`started`/`indeterminate`); it was not run again.
+    ReplayNotRun { status: Status, other_run: Option<String> },
+    /// `ledger`: the key belongs to other arguments; the call was refused, not served the other result.
+    ArgumentsRefused,
+    /// `ledger`: the send fence refused: the record was no longer this worker's `started` call.
+    SendRefused {
+        status: Option<Status>,
+        owner: Option<String>,
+    },
+    /// `key_per_call`: a reworded replay kept its key, so the ledger recognised it.
+    RewordedReplayRecognised,
+    /// `atomic_reservation`: another worker reserved the call first; only one calls the tool.
+    RacingReservationLost { winner: String },
+    /// `no_lease_expiry`: a `started` call past its lease was not reclaimed.
+    LeaseNotReclaimed { started_for_ms: u64 },
+    /// `key_downstream`: billing recognised the key and answered with the first effect.
+    FirstAnswerRepeated { first: String },
+    /// `write_retry_rule`: a write's timeout was recorded `indeterminate`, not retried.
+    WriteNotRetried,
+    /// `pause_on_indeterminate`: the run paused instead of telling the model "failed".
+    Paused,
+    /// `reconcile_hook`: the hook found the effect; the run went on with the real result.
+    Reconciled,
+    /// `no_reflex_compensation`: an unknown or failed call was not compensated by the runtime.
+    NotCompensated,
+    /// `no_reflex_compensation`: the run failed, and the calls of it that took effect (these
+    /// keys) were left standing for an operator to decide, not compensated by the runtime.
+    FailedRunNotUndone { keys: Vec<String> },
+    /// `checkpoint_version`: the reservation was fenced on the checkpoint version; stood down before sending.
+    StoodDownBeforeSending { expected: u32, found: u32 },
+    /// `checkpoint_version`: a stale save; stood down.
+    StaleSave { expected: u32, found: u32 },
+    /// `checkpoint_version`: a save relied on a failure another worker had already re-run; stood down.
+    FailureTakenOver { owner: String, status: Status },
+}
+
+/// A guard that made a difference: what it did, in types and in the player's words.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuardNote {
+    pub guard: Guard,
+    pub key: Option<String>,
+    pub held: Held,
+    pub detail: String,
+}

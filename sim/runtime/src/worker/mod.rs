@@ -1,0 +1,460 @@
+//! The worker: the runtime's decisions for one run, as a sans-IO state machine.
+//!
+//! It takes [`Input`]s (what happened) and returns [`Command`]s (what to do next);
+//! it never touches the ledger, the network, the model or the clock itself. Its ledger
+//! commands are carried out by [`crate::executor::Executor`], the same for every driver;
+//! the rest (the model, the network, time, the process) by the driver: the simulator drives
+//! it one phase at a time, a real worker process with a real SQLite file, a real HTTP client
+//! and a real clock.
+
+use serde::{Deserialize, Serialize};
+
+use crate::answer::ToolAnswer;
+use crate::guards::{Guard, Guards};
+use crate::key::{IdempotencyKey, KeyScheme};
+use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
+use crate::rules::{
+    AttemptEnd, FailedRunAction, Fired, OutcomeAction, ReservationAction, Status, UnknownAction, failed_run_undo,
+    outcome_action, reservation_action, unknown_action,
+};
+use crate::run::{Decision, RunState, RunStatus, Told, ToolCall};
+use crate::tool::{SideEffect, ToolDeclaration};
+
+mod call;
+mod handle;
+mod held;
+mod settle;
+
+pub use held::{GuardNote, Held};
+
+/// Who the worker is and the rules it runs under.
+#[derive(Clone, Debug)]
+pub struct WorkerSetup {
+    pub worker_id: String,
+    pub run_id: String,
+    pub tenant: String,
+    pub guards: Guards,
+    pub tools: Vec<ToolDeclaration>,
+    /// The lease a naive runtime puts on `started` records (used only with `no_lease_expiry` off).
+    pub lease_ms: u64,
+}
+
+/// What a reconcile hook found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reconciled {
+    /// The effect exists; the ledger now says `completed` with this result.
+    Completed { result: String },
+    /// The hook cannot tell.
+    Unknown,
+    /// Someone settled the call before the hook's answer was recorded.
+    AlreadySettled(Box<ExecutionRecord>),
+}
+
+/// What happened, fed to the machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    Start,
+    CheckpointLoaded {
+        version: u32,
+        state: Option<RunState>,
+    },
+    /// The run's checkpoint exists but this build cannot read it.
+    CheckpointUnreadable {
+        version: u32,
+        detail: String,
+    },
+    /// The driver found the run's state unusable (a counter at its limit, say).
+    StateUnusable {
+        detail: String,
+    },
+    ModelDecided {
+        decision: Decision,
+        state: RunState,
+    },
+    Reserved(Reservation),
+    /// The naive reservation's read: what the ledger held.
+    Checked(Option<ExecutionRecord>),
+    /// The naive reservation's write: it went through, or was fenced.
+    Inserted(Reservation),
+    /// The send fence refused: the record is not this worker's `started` call any more.
+    /// Nothing was sent; the worker follows the record.
+    AttemptRefused {
+        record: Option<ExecutionRecord>,
+    },
+    /// The tool refused before sending anything.
+    NotAttempted {
+        reason: String,
+    },
+    /// An answer for attempt `attempt` of the call `key`.
+    Response {
+        key: IdempotencyKey,
+        attempt: u32,
+        answer: ToolAnswer,
+    },
+    TimedOut {
+        key: IdempotencyKey,
+        attempt: u32,
+    },
+    BackoffElapsed,
+    Recorded(Recorded),
+    Reconciled(Reconciled),
+    Compensated,
+    Saved(SaveOutcome),
+    RecordRead(Option<ExecutionRecord>),
+    /// A parked worker is woken: the call it waits on was settled.
+    Woken,
+    /// A parked worker is asked to look again: something that could settle its call changed
+    /// (the call's owner died, the tool's world applied a request under its key).
+    LookAgain,
+}
+
+/// What to do next. Each command is one visible phase.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    LoadCheckpoint,
+    AskModel {
+        state: RunState,
+    },
+    Reserve {
+        key: IdempotencyKey,
+        call: ToolCall,
+        side_effect: SideEffect,
+        lease_ms: Option<u64>,
+        /// Fences the reservation on the checkpoint version this worker loaded.
+        checkpoint_version: Option<u32>,
+    },
+    CheckLedger {
+        key: IdempotencyKey,
+    },
+    InsertStarted {
+        key: IdempotencyKey,
+        call: ToolCall,
+        side_effect: SideEffect,
+        lease_ms: Option<u64>,
+        /// Fences the reservation on the checkpoint version this worker loaded.
+        checkpoint_version: Option<u32>,
+    },
+    /// Run the tool: send the request. `downstream_key` is what travels to billing. The
+    /// executor first passes the send fence; only then does the driver send.
+    Invoke {
+        key: IdempotencyKey,
+        downstream_key: Option<IdempotencyKey>,
+        call: ToolCall,
+        attempt: u32,
+    },
+    /// Wait, then attempt again (a read, or a naive runtime retrying a write).
+    Backoff {
+        after_ms: u64,
+        next_attempt: u32,
+    },
+    RecordOutcome {
+        key: IdempotencyKey,
+        status: Status,
+        result: Option<String>,
+        /// The attempt this outcome answers: recorded only over this worker's own `started`
+        /// record at that attempt.
+        attempt: u32,
+    },
+    /// An answer nobody waits for: logged under its own key, changing nothing.
+    LogLateOutcome {
+        key: IdempotencyKey,
+        attempt: u32,
+        detail: String,
+    },
+    Reconcile {
+        key: IdempotencyKey,
+        call: ToolCall,
+    },
+    Compensate {
+        key: IdempotencyKey,
+        call: ToolCall,
+    },
+    SaveCheckpoint {
+        state: RunState,
+        expected_version: Option<u32>,
+        /// The call this save tells the model failed, when the ledger said so: `failed` is the
+        /// one status another worker may take over (run again), so the save is also
+        /// compare-and-set on the record still being `failed` (guard `checkpoint_version`).
+        still_failed: Option<IdempotencyKey>,
+    },
+    ReadRecord {
+        key: IdempotencyKey,
+    },
+    /// Wait until `key` is settled (`on_indeterminate: pause`).
+    Park {
+        key: IdempotencyKey,
+    },
+    /// A stale checkpoint save: another worker owns the run now.
+    StandDown {
+        reason: String,
+    },
+    /// The run's stored state cannot be used: it is not driven, and waits for a person.
+    WaitForPerson {
+        reason: String,
+    },
+    Exit,
+}
+
+impl Command {
+    /// The phase's name, as the timeline shows it.
+    pub fn phase_name(&self) -> &'static str {
+        match self {
+            Command::LoadCheckpoint => "load checkpoint",
+            Command::AskModel { .. } => "model decides",
+            Command::Reserve { .. } => "reserve",
+            Command::CheckLedger { .. } => "check ledger",
+            Command::InsertStarted { .. } => "insert started",
+            Command::Invoke { .. } => "send",
+            Command::Backoff { .. } => "backoff",
+            Command::RecordOutcome { .. } => "record outcome",
+            Command::LogLateOutcome { .. } => "log late outcome",
+            Command::Reconcile { .. } => "reconcile",
+            Command::Compensate { .. } => "compensate",
+            Command::SaveCheckpoint { .. } => "save checkpoint",
+            Command::ReadRecord { .. } => "read record",
+            Command::Park { .. } => "park",
+            Command::StandDown { .. } => "stand down",
+            Command::WaitForPerson { .. } => "wait for a person",
+            Command::Exit => "exit",
+        }
+    }
+
+    /// The call the command is about, if any.
+    pub fn key(&self) -> Option<&IdempotencyKey> {
+        match self {
+            Command::Reserve { key, .. }
+            | Command::CheckLedger { key }
+            | Command::InsertStarted { key, .. }
+            | Command::Invoke { key, .. }
+            | Command::RecordOutcome { key, .. }
+            | Command::LogLateOutcome { key, .. }
+            | Command::Reconcile { key, .. }
+            | Command::Compensate { key, .. }
+            | Command::ReadRecord { key }
+            | Command::Park { key } => Some(key),
+            Command::LoadCheckpoint
+            | Command::AskModel { .. }
+            | Command::Backoff { .. }
+            | Command::SaveCheckpoint { .. }
+            | Command::StandDown { .. }
+            | Command::WaitForPerson { .. }
+            | Command::Exit => None,
+        }
+    }
+}
+
+/// Where the worker is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerState {
+    Booting,
+    Deciding,
+    Reserving,
+    Calling,
+    Recording,
+    Reconciling,
+    Saving,
+    Parked,
+    StoodDown,
+    /// The run's stored state could not be used: nothing is driven until a person looks.
+    WaitingForPerson,
+    Exited,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AfterSave {
+    AskModel,
+    Park,
+    Exit,
+}
+
+#[derive(Clone, Debug)]
+struct CallContext {
+    call: ToolCall,
+    key: IdempotencyKey,
+    tool: ToolDeclaration,
+    attempt: u32,
+    attempts_allowed: u32,
+    awaiting_attempt: Option<u32>,
+    hook_asked: bool,
+    /// A request may have reached billing: only then is there anything to compensate.
+    may_have_left: bool,
+    /// The ledger already held this call unknown when this worker met it (a recovery or a duplicate).
+    recovered: bool,
+    /// Compensation was done or deliberately not done for this call.
+    compensated: bool,
+}
+
+/// A naive runtime undoing a failed run (guard `no_reflex_compensation` off): the calls
+/// that took effect and have a compensation, compensated one at a time, then the run is
+/// saved failed.
+#[derive(Clone, Debug)]
+struct RunUndo {
+    reason: String,
+    left: Vec<(IdempotencyKey, ToolCall)>,
+}
+
+/// Why a call could not be begun.
+enum CallRefused {
+    UnknownTool(String),
+    BadKey(String),
+}
+
+/// The runtime's machine for one worker driving one run.
+#[derive(Debug)]
+pub struct Worker {
+    setup: WorkerSetup,
+    state: WorkerState,
+    loaded_version: u32,
+    /// Set when the model is about to be told a call failed because the ledger says so.
+    relied_failure: Option<IdempotencyKey>,
+    loaded_at_ms: u64,
+    run: RunState,
+    call: Option<CallContext>,
+    /// Set while a naive runtime compensates a failed run's effects.
+    undoing: Option<RunUndo>,
+    /// The calls this worker compensated by reflex because the run failed, oldest first.
+    undone_on_failure: Vec<IdempotencyKey>,
+    after_save: AfterSave,
+    notes: Vec<GuardNote>,
+    /// The rows of the decision tables that fired, oldest first (taken by the driver).
+    fired: Vec<Fired>,
+}
+
+impl Worker {
+    pub fn new(setup: WorkerSetup) -> Worker {
+        Worker {
+            setup,
+            state: WorkerState::Booting,
+            loaded_version: 0,
+            relied_failure: None,
+            loaded_at_ms: 0,
+            run: RunState::default(),
+            call: None,
+            undoing: None,
+            undone_on_failure: Vec::new(),
+            after_save: AfterSave::AskModel,
+            notes: Vec::new(),
+            fired: Vec::new(),
+        }
+    }
+
+    pub fn setup(&self) -> &WorkerSetup {
+        &self.setup
+    }
+
+    pub fn id(&self) -> &str {
+        &self.setup.worker_id
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.setup.run_id
+    }
+
+    pub fn state(&self) -> WorkerState {
+        self.state
+    }
+
+    pub fn run_state(&self) -> &RunState {
+        &self.run
+    }
+
+    pub fn loaded_version(&self) -> u32 {
+        self.loaded_version
+    }
+
+    /// The call in progress and its key, for drawing.
+    pub fn current_call(&self) -> Option<(&ToolCall, &IdempotencyKey, u32)> {
+        self.call
+            .as_ref()
+            .map(|context| (&context.call, &context.key, context.attempt))
+    }
+
+    /// The calls this worker compensated by reflex when the run failed (guard
+    /// `no_reflex_compensation` off), oldest first.
+    pub fn undone_on_failure(&self) -> &[IdempotencyKey] {
+        &self.undone_on_failure
+    }
+
+    /// The attempt whose answer the worker is waiting for.
+    pub fn awaiting_attempt(&self) -> Option<u32> {
+        self.call.as_ref().and_then(|context| context.awaiting_attempt)
+    }
+
+    /// The key a parked worker waits on.
+    pub fn waiting_on(&self) -> Option<&IdempotencyKey> {
+        match self.state {
+            WorkerState::Parked => self.call.as_ref().map(|context| &context.key),
+            _ => None,
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        matches!(
+            self.state,
+            WorkerState::StoodDown | WorkerState::Exited | WorkerState::WaitingForPerson
+        )
+    }
+
+    /// Guard notes since the last call.
+    pub fn take_notes(&mut self) -> Vec<GuardNote> {
+        std::mem::take(&mut self.notes)
+    }
+
+    /// The rows of tables 2 and 3 that fired since the last call: an observation only, so a
+    /// rulebook can light them; nothing the worker decides depends on it.
+    pub fn take_fired(&mut self) -> Vec<Fired> {
+        std::mem::take(&mut self.fired)
+    }
+
+    /// Table 2, noted as it fires.
+    fn outcome(
+        &mut self,
+        side_effect: SideEffect,
+        end: AttemptEnd,
+        attempt: u32,
+        attempts_allowed: u32,
+    ) -> OutcomeAction {
+        let action = outcome_action(side_effect, end, attempt, attempts_allowed);
+        self.fired.push(Fired::Outcome {
+            side_effect,
+            end,
+            attempt,
+            attempts_allowed,
+            action,
+        });
+        action
+    }
+
+    fn note(&mut self, guard: Guard, held: Held, detail: String) {
+        debug_assert!(self.setup.guards.is_on(guard), "only a guard that is on can hold");
+        let key = self.call.as_ref().map(|context| context.key.to_string());
+        self.notes.push(GuardNote {
+            guard,
+            key,
+            held,
+            detail,
+        });
+    }
+
+    fn guard(&self, guard: Guard) -> bool {
+        self.setup.guards.is_on(guard)
+    }
+
+    fn context(&self) -> &CallContext {
+        self.call.as_ref().expect("a call is in progress")
+    }
+
+    fn context_mut(&mut self) -> &mut CallContext {
+        self.call.as_mut().expect("a call is in progress")
+    }
+}
+
+impl CallRefused {
+    fn describe(&self) -> String {
+        match self {
+            CallRefused::UnknownTool(tool) => format!("names tool `{tool}`, which is not declared"),
+            CallRefused::BadKey(detail) => format!("cannot be given a key: {detail}"),
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! The checks serde cannot make: references, limits, amounts, and a tape against its level.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use super::play::Play;
+use super::{ACTIONS_MAX, CALLS_PER_RUN_MAX, CardKind, Level, PHASE_NAME_BYTES_MAX, PHASES_MAX, RUNS_MAX, Tape};
+use crate::billing_tools::Operation;
+use crate::error::InputError;
+use crate::runtime::rules::Status;
+use crate::runtime::tool::READ_ATTEMPTS_MAX;
+
+fn is_identifier(text: &str) -> bool {
+    !text.is_empty() && text.len() <= 64 && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Checks what serde cannot: references, limits, amounts.
+pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), InputError> {
+    let error = |needle: &str, nth: usize, message: String| Err(InputError::at(path, text, needle, nth, message));
+    if !is_identifier(&level.id) {
+        return error(
+            "id",
+            0,
+            format!("level id `{}` must be 1 to 64 letters, digits, `-` or `_`", level.id),
+        );
+    }
+    if level.runs.is_empty() || level.runs.len() > RUNS_MAX {
+        return error(
+            "runs",
+            0,
+            format!("a level has 1 to {RUNS_MAX} runs, this one has {}", level.runs.len()),
+        );
+    }
+    if level.max_phases == 0 || level.max_phases > PHASES_MAX {
+        return error(
+            "max_phases",
+            0,
+            format!("max_phases must be 1 to {PHASES_MAX}, not {}", level.max_phases),
+        );
+    }
+    if let Some(problem) = level.workflow.problem() {
+        return error("workflow", 0, problem);
+    }
+    if level.world.timeout_ms == 0 {
+        return error("timeout_ms", 0, "timeout_ms must be positive".into());
+    }
+    if level.world.slow_response_ms <= level.world.timeout_ms {
+        return error(
+            "slow_response_ms",
+            0,
+            format!(
+                "slow_response_ms ({}) must be more than timeout_ms ({}), or a slowed response is not late",
+                level.world.slow_response_ms, level.world.timeout_ms
+            ),
+        );
+    }
+    let mut accounts = BTreeSet::new();
+    for (index, account) in level.world.accounts.iter().enumerate() {
+        if !accounts.insert(account.id.as_str()) {
+            return error(
+                &format!("\"{}\"", account.id),
+                1,
+                format!("account `{}` is listed twice (account {index})", account.id),
+            );
+        }
+    }
+    let mut tools = BTreeMap::new();
+    for tool in &level.tools {
+        if tools.insert(tool.name.as_str(), tool).is_some() {
+            return error(
+                &format!("\"{}\"", tool.name),
+                1,
+                format!("tool `{}` is declared twice", tool.name),
+            );
+        }
+        if let Some(problem) = tool.attempts_problem() {
+            return error("attempts", 0, problem);
+        }
+        if let Some(problem) = Operation::problem(tool) {
+            return error(&format!("\"{}\"", tool.name), 1, problem);
+        }
+    }
+    let mut declarable = BTreeSet::new();
+    for name in &level.declarable_tools {
+        if !tools.contains_key(name.as_str()) {
+            let known: Vec<&str> = tools.keys().copied().collect();
+            return error(
+                "declarable_tools",
+                0,
+                format!(
+                    "declarable_tools names `{name}`, which the level does not declare; its tools: {}",
+                    known.join(", ")
+                ),
+            );
+        }
+        if !declarable.insert(name.as_str()) {
+            return error("declarable_tools", 0, format!("declarable_tools names `{name}` twice"));
+        }
+    }
+    let deals_declarations = level
+        .cards
+        .iter()
+        .any(|allowance| allowance.card == CardKind::DeclareTool);
+    let names_declarable_tools = !level.declarable_tools.is_empty();
+    if deals_declarations != names_declarable_tools {
+        return error(
+            if deals_declarations {
+                "DeclareTool"
+            } else {
+                "declarable_tools"
+            },
+            0,
+            "a level that deals the DeclareTool card names the tools it may declare in declarable_tools, and \
+             a level with declarable_tools deals the card"
+                .into(),
+        );
+    }
+    let mut run_ids = BTreeSet::new();
+    let mut call_index = 0;
+    for run in &level.runs {
+        if !is_identifier(&run.id) || !run_ids.insert(run.id.as_str()) {
+            return error(
+                &format!("\"{}\"", run.id),
+                0,
+                format!("run id `{}` must be a unique identifier", run.id),
+            );
+        }
+        if run.calls.is_empty() || run.calls.len() > CALLS_PER_RUN_MAX {
+            return error(
+                &format!("\"{}\"", run.id),
+                0,
+                format!("run `{}` must make 1 to {CALLS_PER_RUN_MAX} calls", run.id),
+            );
+        }
+        for call in &run.calls {
+            let Some(tool) = tools.get(call.tool.as_str()) else {
+                let known: Vec<&str> = tools.keys().copied().collect();
+                return error(
+                    "tool:",
+                    call_index,
+                    format!(
+                        "run `{}` calls undeclared tool `{}`; declared: {}",
+                        run.id,
+                        call.tool,
+                        known.join(", ")
+                    ),
+                );
+            };
+            if !accounts.contains(call.account.as_str()) {
+                return error(
+                    "account:",
+                    call_index,
+                    format!(
+                        "run `{}` names account `{}`, which the world does not have",
+                        run.id, call.account
+                    ),
+                );
+            }
+            if Operation::Credit.is_of(tool) && call.amount_cents == 0 {
+                return error(
+                    "amount_cents",
+                    call_index,
+                    "a credit's amount_cents must be positive".into(),
+                );
+            }
+            call_index += 1;
+        }
+    }
+    let mut kinds = BTreeSet::new();
+    for (index, allowance) in level.cards.iter().enumerate() {
+        if !kinds.insert(allowance.card) {
+            return error(
+                "card:",
+                index,
+                format!("card {} is listed twice", allowance.card.name()),
+            );
+        }
+        if allowance.count == 0 || allowance.count > 99 {
+            return error(
+                "count",
+                index,
+                format!("a card's count must be 1 to 99, not {}", allowance.count),
+            );
+        }
+    }
+    for required in &level.requires {
+        if required == &level.id {
+            return error("requires", 0, "a level cannot require itself".into());
+        }
+    }
+    Ok(())
+}
+
+/// Checks a tape against its level: cards allowed, counts, phases, references.
+pub fn validate_tape(path: &Path, text: &str, tape: &Tape, level: &Level) -> Result<(), InputError> {
+    let error = |nth: usize, message: String| Err(InputError::at(path, text, "at_phase", nth, message));
+    if tape.actions.len() > ACTIONS_MAX {
+        return error(ACTIONS_MAX, format!("a tape holds at most {ACTIONS_MAX} actions"));
+    }
+    let allowed: BTreeMap<CardKind, u32> = level
+        .cards
+        .iter()
+        .map(|allowance| (allowance.card, allowance.count))
+        .collect();
+    let mut used: BTreeMap<CardKind, u32> = BTreeMap::new();
+    let mut previous_phase = 0;
+    for (index, action) in tape.actions.iter().enumerate() {
+        let card = action.play.card();
+        let Some(count) = allowed.get(&card) else {
+            let hand: Vec<&str> = allowed.keys().map(|card| card.name()).collect();
+            return error(
+                index,
+                format!(
+                    "card {} is not in level `{}`'s hand (the hand: {})",
+                    card.name(),
+                    level.id,
+                    if hand.is_empty() {
+                        "no cards".into()
+                    } else {
+                        hand.join(", ")
+                    }
+                ),
+            );
+        };
+        let used_now = used.entry(card).or_default();
+        *used_now += 1;
+        if *used_now > *count {
+            return error(
+                index,
+                format!(
+                    "card {} played {} times; the level gives {count}",
+                    card.name(),
+                    used_now
+                ),
+            );
+        }
+        if action.at_phase > level.max_phases {
+            return error(
+                index,
+                format!(
+                    "action at phase {} is after the level's end (max_phases {})",
+                    action.at_phase, level.max_phases
+                ),
+            );
+        }
+        if action.at_phase < previous_phase {
+            return error(
+                index,
+                format!(
+                    "actions must be in phase order; {} comes after {previous_phase}",
+                    action.at_phase
+                ),
+            );
+        }
+        previous_phase = action.at_phase;
+        if let Some(run) = action.play.run()
+            && !level.runs.iter().any(|script| script.id == run)
+        {
+            return error(index, format!("no run `{run}` in level `{}`", level.id));
+        }
+        match &action.play {
+            Play::OperatorResolve {
+                status,
+                reason,
+                operator,
+                key,
+                ..
+            } => {
+                if !matches!(status, Status::Completed | Status::Failed) {
+                    return error(
+                        index,
+                        format!("an operator resolves to completed or failed, not {status}"),
+                    );
+                }
+                if reason.trim().is_empty() {
+                    return error(index, format!("resolving {key} needs a reason"));
+                }
+                if operator.trim().is_empty() {
+                    return error(index, "an operator id is required".into());
+                }
+            }
+            Play::OperatorCompensate { reason, key, operator } => {
+                if reason.trim().is_empty() {
+                    return error(index, format!("compensating {key} needs a reason"));
+                }
+                if operator.trim().is_empty() {
+                    return error(index, "an operator id is required".into());
+                }
+            }
+            Play::CrashWorker { worker: Some(0), .. } => {
+                return error(index, "workers are numbered from 1 (w1)".into());
+            }
+            Play::DeclareTool { tool, attempts, .. } => {
+                if !level.declarable_tools.contains(tool) {
+                    return error(
+                        index,
+                        format!(
+                            "tool `{tool}` cannot be declared in level `{}` (declarable: {})",
+                            level.id,
+                            if level.declarable_tools.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                level.declarable_tools.join(", ")
+                            }
+                        ),
+                    );
+                }
+                if !(1..=READ_ATTEMPTS_MAX).contains(attempts) {
+                    return error(
+                        index,
+                        format!("a tool is declared with 1 to {READ_ATTEMPTS_MAX} attempts, not {attempts}"),
+                    );
+                }
+            }
+            Play::CrashWorker {
+                in_phase: Some(phase), ..
+            } if phase.trim().is_empty() || phase.len() > PHASE_NAME_BYTES_MAX => {
+                return error(
+                    index,
+                    format!("in_phase names the phase a worker is about to run (1 to {PHASE_NAME_BYTES_MAX} bytes)"),
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
