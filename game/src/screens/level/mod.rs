@@ -165,6 +165,8 @@ fn timeline_height(screen_height: f32) -> f32 {
     (screen_height * share).clamp(100.0, TIMELINE_HEIGHT)
 }
 
+// A Bevy system takes each resource it reads as its own parameter.
+#[allow(clippy::too_many_arguments)]
 fn draw(
     mut contexts: EguiContexts,
     state: Single<(&mut LevelUi, &mut timeline::TimelineCache)>,
