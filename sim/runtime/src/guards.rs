@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One guard of the runtime. The order here is the order the campaign teaches them.
+/// One guard of the runtime. The order here is the order the campaign teaches them, but for
+/// `RefusalIsFailed`: added last, so the game's number keys keep switching the guards they did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Guard {
@@ -29,6 +30,10 @@ pub enum Guard {
     NoLeaseExpiry,
     /// The runtime never compensates by itself.
     NoReflexCompensation,
+    /// A tool that refuses before sending anything (`ToolNotAttemptedError`) is recorded
+    /// `failed`: nothing happened, so the call may run again. A naive runtime that swallows the
+    /// refusal records it as a success instead.
+    RefusalIsFailed,
     /// A key older than the tool's declared `key_retention_ms` is never resent as if it were
     /// safe, and a lookup that finds nothing under it says "expired", not "absent".
     KeyRetention,
@@ -44,7 +49,7 @@ impl Guard {
     /// The guards the campaign teaches, in its order: each has a level that switches it off
     /// and a tape that only wins without it (`sim/tests/campaign.rs` holds that), and the
     /// defender's search goes over them.
-    pub const ALL: [Guard; 11] = [
+    pub const ALL: [Guard; 12] = [
         Guard::WriteRetryRule,
         Guard::ToolContract,
         Guard::PauseOnIndeterminate,
@@ -56,6 +61,7 @@ impl Guard {
         Guard::KeyPerCall,
         Guard::NoLeaseExpiry,
         Guard::NoReflexCompensation,
+        Guard::RefusalIsFailed,
     ];
 
     /// The guards of the provider's terms and the dead letter (issue 23 items 3–5): real
@@ -65,7 +71,7 @@ impl Guard {
     pub const NOT_YET_TAUGHT: [Guard; 3] = [Guard::KeyRetention, Guard::LookupSettle, Guard::DeadLetter];
 
     /// Every guard: the taught ones in teaching order, then the ones not yet taught.
-    pub const EVERY: [Guard; 14] = [
+    pub const EVERY: [Guard; 15] = [
         Guard::WriteRetryRule,
         Guard::ToolContract,
         Guard::PauseOnIndeterminate,
@@ -77,6 +83,7 @@ impl Guard {
         Guard::KeyPerCall,
         Guard::NoLeaseExpiry,
         Guard::NoReflexCompensation,
+        Guard::RefusalIsFailed,
         Guard::KeyRetention,
         Guard::LookupSettle,
         Guard::DeadLetter,
@@ -95,6 +102,7 @@ impl Guard {
             Guard::KeyPerCall => "key_per_call",
             Guard::NoLeaseExpiry => "no_lease_expiry",
             Guard::NoReflexCompensation => "no_reflex_compensation",
+            Guard::RefusalIsFailed => "refusal_is_failed",
             Guard::KeyRetention => "key_retention",
             Guard::LookupSettle => "lookup_settle",
             Guard::DeadLetter => "dead_letter",
@@ -123,6 +131,7 @@ impl Guard {
             Guard::KeyPerCall => "the key is <run_id>:<tool_call_id>, never a hash of the arguments",
             Guard::NoLeaseExpiry => "a started call is never run again because a lease expired",
             Guard::NoReflexCompensation => "the runtime never compensates by itself",
+            Guard::RefusalIsFailed => "a call the tool refused before sending is recorded failed, not a success",
             Guard::KeyRetention => {
                 "a key older than the provider keeps keys is never resent; finding nothing under it means expired, not absent"
             }
@@ -155,6 +164,7 @@ pub struct Guards {
     pub key_per_call: bool,
     pub no_lease_expiry: bool,
     pub no_reflex_compensation: bool,
+    pub refusal_is_failed: bool,
     pub key_retention: bool,
     pub lookup_settle: bool,
     pub dead_letter: bool,
@@ -180,6 +190,7 @@ impl Guards {
             key_per_call: true,
             no_lease_expiry: true,
             no_reflex_compensation: true,
+            refusal_is_failed: true,
             key_retention: true,
             lookup_settle: true,
             dead_letter: true,
@@ -207,6 +218,7 @@ impl Guards {
             Guard::KeyPerCall => self.key_per_call,
             Guard::NoLeaseExpiry => self.no_lease_expiry,
             Guard::NoReflexCompensation => self.no_reflex_compensation,
+            Guard::RefusalIsFailed => self.refusal_is_failed,
             Guard::KeyRetention => self.key_retention,
             Guard::LookupSettle => self.lookup_settle,
             Guard::DeadLetter => self.dead_letter,
@@ -226,6 +238,7 @@ impl Guards {
             Guard::KeyPerCall => &mut self.key_per_call,
             Guard::NoLeaseExpiry => &mut self.no_lease_expiry,
             Guard::NoReflexCompensation => &mut self.no_reflex_compensation,
+            Guard::RefusalIsFailed => &mut self.refusal_is_failed,
             Guard::KeyRetention => &mut self.key_retention,
             Guard::LookupSettle => &mut self.lookup_settle,
             Guard::DeadLetter => &mut self.dead_letter,

@@ -156,7 +156,7 @@ pub const ROWS: [Row; 31] = [
         Table::Outcome,
         "refused, or failed before sending",
         "record failed: it definitely did not happen",
-        None,
+        Some((Guard::RefusalIsFailed, true)),
     ),
     row(
         Table::Outcome,
@@ -450,6 +450,9 @@ pub fn guard_rule(guard: Guard) -> &'static str {
         }
         Guard::NoReflexCompensation => {
             "Undo only on purpose. Compensation exists, but the runtime never runs it automatically. It can't tell whether a failure later in the run makes an earlier effect wrong."
+        }
+        Guard::RefusalIsFailed => {
+            "Not attempted is failed. A tool that refuses before sending anything raises ToolNotAttemptedError, and the call is recorded failed: it definitely did not happen, so it may run again once the cause is fixed."
         }
         Guard::KeyRetention => {
             "When you do have to send it again, send the same key. Passing the key is half the job; the other system has to honour it."
