@@ -28,6 +28,7 @@ pub mod level;
 pub mod model;
 pub mod presenter_notes;
 pub mod replay;
+pub mod replay_link;
 pub mod report;
 pub mod rulebook;
 pub mod simulator;
