@@ -259,6 +259,9 @@ impl Simulation {
                 attempts,
                 takes_key,
             } => {
+                if self.authored_tools.is_none() {
+                    self.authored_tools = Some(self.level.tools.clone());
+                }
                 let declared = self
                     .level
                     .tools

@@ -28,6 +28,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
+/// Money in words lives in [`crate::text`]; named here too for the simulator's callers.
+pub use crate::text::dollars;
 pub use crew::{Armed, WireHit};
 pub use network::{Direction, Message};
 pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
@@ -255,6 +257,7 @@ impl SimulationBuilder {
             nodes: BTreeMap::new(),
             failed_runs: Vec::new(),
             first_call: None,
+            authored_tools: None,
             ended: false,
             level: self.level,
         };
@@ -305,14 +308,27 @@ pub struct Simulation {
     failed_runs: Vec<FailedRun>,
     /// Penny's first call, once a worker has begun one: declaring a tool is over from then on.
     first_call: Option<FirstCall>,
+    /// The level's tools as authored, kept when the player's first declaration changes them,
+    /// so the same run can be simulated again from the start (the counterfactual debrief).
+    authored_tools: Option<Vec<crate::runtime::tool::ToolDeclaration>>,
     ended: bool,
 }
 
 impl Simulation {
     // ----- reading the state -----
 
+    /// The level as it is now: a tool the player declared is as they declared it.
     pub fn level(&self) -> &Level {
         &self.level
+    }
+    /// The level as it was before any move: the same level, seed and moves from here give this
+    /// run again.
+    pub fn authored_level(&self) -> Level {
+        let mut level = self.level.clone();
+        if let Some(tools) = &self.authored_tools {
+            level.tools.clone_from(tools);
+        }
+        level
     }
     pub fn seed(&self) -> u64 {
         self.seed
@@ -733,10 +749,4 @@ impl Simulation {
         }
         Ok(())
     }
-}
-
-/// `$25.00` from cents.
-pub fn dollars(cents: i64) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
-    format!("{sign}${}.{:02}", cents.abs() / 100, cents.abs() % 100)
 }
