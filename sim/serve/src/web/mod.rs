@@ -30,6 +30,7 @@ mod error;
 mod game;
 mod game_log;
 mod handlers;
+mod identity;
 mod levels;
 mod play;
 mod presenter;
