@@ -135,7 +135,7 @@ pub const ROWS: [Row; 21] = [
         Table::Outcome,
         "refused, or failed before sending",
         "record failed: it definitely did not happen",
-        None,
+        Some((Guard::RefusalIsFailed, true)),
     ),
     row(
         Table::Outcome,
@@ -349,6 +349,9 @@ pub fn guard_rule(guard: Guard) -> &'static str {
         }
         Guard::NoReflexCompensation => {
             "Undo only on purpose. Compensation exists, but the runtime never runs it automatically. It can't tell whether a failure later in the run makes an earlier effect wrong."
+        }
+        Guard::RefusalIsFailed => {
+            "Not attempted is failed. A tool that refuses before sending anything raises ToolNotAttemptedError, and the call is recorded failed: it definitely did not happen, so it may run again once the cause is fixed."
         }
     }
 }

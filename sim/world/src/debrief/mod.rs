@@ -183,6 +183,7 @@ pub fn guard_words(guard: Guard) -> &'static str {
         Guard::KeyPerCall => "keys per call",
         Guard::NoLeaseExpiry => "no lease expiry",
         Guard::NoReflexCompensation => "no reflex compensation",
+        Guard::RefusalIsFailed => "recording a refusal as failed",
     }
 }
 
