@@ -790,6 +790,21 @@ async fn a_run_parked_for_the_players_operator_move_is_not_the_end_in_the_browse
         game["end"]["debrief"]["par"].is_object(),
         "a win is measured against par"
     );
+    // The debrief view shows what decided the run, from the counterfactual: played this way
+    // (the decision made while the run was parked), no guard alone turns the verdict, and the
+    // operator's decision is named; the rule line is the one for it, not the level's.
+    let decided = &game["end"]["decided"];
+    assert_eq!(decided["guards"], json!([]), "{decided}");
+    assert_eq!(
+        decided["otherwise"], "op-crew's decision on r1:c1 (failed), not a guard",
+        "{decided}"
+    );
+    assert_eq!(decided["rule"], game["end"]["debrief"]["rule"], "{decided}");
+    assert_eq!(
+        decided["rule"].as_str(),
+        Some(twice_sim::rulebook::OPERATOR_RULE),
+        "{decided}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -852,9 +852,17 @@ async function showDebrief() {
           stop.what ? h('div', {class: 'hint'}, stop.what) : null)))
         : (verdict.goal_reached ? h('p', {}, 'No guard held.') : null),
       verdict.violations.length ? [h('h3', {}, 'Broken promises'), h('ul', {}, verdict.violations.map((text) => h('li', {class: 'tone-bad'}, `✘ ${text}`)))] : null),
+    h('section', {class: 'panel stack', id: 'decided'},
+      h('h2', {}, 'What decided this run'),
+      end.decided.guards.length
+        ? h('ul', {}, end.decided.guards.map((found) => h('li', {'data-guard': found.guard},
+          h('strong', {}, `◈ ${found.words}`), found.was_on ? ' — on, and run again without it the verdict turns' : ' — off, and run again with it on the verdict turns')))
+        : h('p', {}, `What decided it: ${end.decided.otherwise}.`),
+      end.decided.what_if.length ? h('ul', {class: 'hint'}, end.decided.what_if.map((sentence) => h('li', {}, sentence))) : null,
+      end.decided.not_needed.length ? h('p', {class: 'hint'}, `On, and not needed this time: ${end.decided.not_needed.join(', ')}`) : null),
     h('section', {class: 'panel lesson stack'},
       h('h2', {}, 'The lesson'),
-      h('p', {class: 'rule'}, end.lesson.rule),
+      h('p', {class: 'rule', id: 'rule'}, end.decided.rule),
       told.story ? h('p', {id: 'story'}, told.story) : null,
       end.lesson.guards.length ? h('p', {class: 'hint'}, `About: ${end.lesson.guards.join(', ')}`) : null),
     h('div', {class: 'row'},
