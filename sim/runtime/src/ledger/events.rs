@@ -52,6 +52,7 @@ pub enum HistoryEvent {
 const OUTCOMES: [Status; 3] = [Status::Completed, Status::Failed, Status::Indeterminate];
 
 impl HistoryEvent {
+    /// Every event, each outcome status once.
     pub const ALL: [HistoryEvent; 19] = [
         HistoryEvent::Reserved,
         HistoryEvent::ReservedAgain,
@@ -97,6 +98,7 @@ impl HistoryEvent {
         }
     }
 
+    /// The event named `text` (as [`HistoryEvent::name`] writes it).
     pub fn parse(text: &str) -> Option<HistoryEvent> {
         HistoryEvent::ALL.into_iter().find(|event| event.name() == text)
     }
@@ -140,14 +142,17 @@ pub enum RunEvent {
 }
 
 impl RunEvent {
+    /// Every run event.
     pub const ALL: [RunEvent; 1] = [RunEvent::WaitsForPerson];
 
+    /// The event's name as stored (`run_history.event`).
     pub fn name(self) -> &'static str {
         match self {
             RunEvent::WaitsForPerson => "waits_for_person",
         }
     }
 
+    /// The event named `text`.
     pub fn parse(text: &str) -> Option<RunEvent> {
         RunEvent::ALL.into_iter().find(|event| event.name() == text)
     }
