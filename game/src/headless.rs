@@ -139,9 +139,13 @@ fn open_from_command_line(
             ShotScreen::Sandbox => Screen::Sandbox,
             ShotScreen::Replay => Screen::Replay,
             ShotScreen::Ending => Screen::Ending,
-            ShotScreen::Level | ShotScreen::Debrief | ShotScreen::Glossary | ShotScreen::Keys | ShotScreen::Defend => {
-                Screen::Title
-            }
+            ShotScreen::Level
+            | ShotScreen::Debrief
+            | ShotScreen::DebriefOther
+            | ShotScreen::Glossary
+            | ShotScreen::Keys
+            | ShotScreen::Predict
+            | ShotScreen::Defend => Screen::Title,
         });
     } else if options.chapter.is_some() {
         // A chapter jump opens the level select on that chapter.
@@ -199,7 +203,7 @@ fn drive_screenshot(
         ShotScreen::Sandbox => *screen.get() == Screen::Sandbox,
         ShotScreen::Replay => *screen.get() == Screen::Replay,
         ShotScreen::Ending => *screen.get() == Screen::Ending,
-        ShotScreen::Level | ShotScreen::Glossary | ShotScreen::Keys => {
+        ShotScreen::Level | ShotScreen::Glossary | ShotScreen::Keys | ShotScreen::Predict => {
             *screen.get() == Screen::Level && settled_session
         }
         ShotScreen::Defend => match defence.as_ref().filter(|_| *screen.get() == Screen::Defend) {
@@ -218,7 +222,7 @@ fn drive_screenshot(
                 Some(_) => !defence.is_checking() && defence.result.is_some(),
             },
         },
-        ShotScreen::Debrief => {
+        ShotScreen::Debrief | ShotScreen::DebriefOther => {
             if let Some(session) = session
                 .as_ref()
                 .filter(|_| *screen.get() == Screen::Level && settled_session)

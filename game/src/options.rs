@@ -17,12 +17,16 @@ pub enum ShotScreen {
     Levels,
     Level,
     Debrief,
+    /// The debrief with its first other outcome open beside this run (needs --tape or --level).
+    DebriefOther,
     Sandbox,
     Replay,
     /// The level screen with the glossary open (needs --tape or --level).
     Glossary,
     /// The level screen with the `?` keys overlay open (needs --tape or --level).
     Keys,
+    /// The level screen with the prediction window (V) open (needs --level).
+    Predict,
     /// Defender mode for the unbeatable level given with --level (with --guards switched on and checked).
     Defend,
     /// The ending (what the player learned, the finale, credits), from the progress in --data-dir.
@@ -151,7 +155,14 @@ impl Options {
         }
         if matches!(
             self.screen,
-            Some(ShotScreen::Level | ShotScreen::Debrief | ShotScreen::Glossary | ShotScreen::Keys)
+            Some(
+                ShotScreen::Level
+                    | ShotScreen::Debrief
+                    | ShotScreen::DebriefOther
+                    | ShotScreen::Glossary
+                    | ShotScreen::Keys
+                    | ShotScreen::Predict
+            )
         ) && self.tape.is_none()
             && self.level.is_none()
         {

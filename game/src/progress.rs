@@ -13,13 +13,20 @@ use twice_world::runtime::guards::Guard;
 
 use crate::paths::GamePaths;
 
+pub mod prediction;
+
+pub use prediction::PredictionRecord;
+
 /// Progress files are tiny; anything bigger is not ours.
 pub const PROGRESS_BYTES_MAX: u64 = 256 * 1024;
 /// The most levels progress remembers (a limit on everything).
 pub const FINISHED_MAX: usize = 4_096;
+/// The most predictions progress keeps (the oldest go first).
+pub const PREDICTIONS_MAX: usize = 4_096;
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(PreStartup, load_progress);
+    app.add_plugins(prediction::plugin);
 }
 
 fn load_progress(mut commands: Commands, paths: Res<GamePaths>) {
@@ -51,6 +58,9 @@ pub struct ProgressFile {
     /// Panels whose first appearance was noted ("new: the ledger"), by name.
     #[serde(default)]
     pub panels_seen: BTreeSet<String>,
+    /// The player's predictions before runs played out, each scored when its run ended.
+    #[serde(default)]
+    pub predictions: Vec<PredictionRecord>,
 }
 
 /// A win's size, to compare with the level's par.
@@ -224,6 +234,32 @@ impl Progress {
                 "Progress could not be saved to {}: {error}",
                 self.path.display()
             ));
+        }
+    }
+
+    /// Keeps a scored prediction (the oldest goes past [`PREDICTIONS_MAX`]) and saves.
+    pub fn record_prediction(&mut self, record: PredictionRecord) {
+        if self.file.predictions.len() >= PREDICTIONS_MAX {
+            self.file.predictions.remove(0);
+        }
+        self.file.predictions.push(record);
+        self.save_or_notice();
+    }
+
+    /// Every scored prediction, oldest first.
+    pub fn predictions(&self) -> &[PredictionRecord] {
+        &self.file.predictions
+    }
+
+    /// The tally of every scored prediction.
+    pub fn prediction_tally(&self) -> twice_world::prediction::Tally {
+        let records = &self.file.predictions;
+        let count = |keep: fn(&PredictionRecord) -> bool| records.iter().filter(|record| keep(record)).count() as u32;
+        twice_world::prediction::Tally {
+            predictions: records.len() as u32,
+            verdicts_right: count(|record| record.verdict_right),
+            guards_named: count(|record| record.named.is_some()),
+            guards_right: count(|record| record.named.is_some() && record.named_right),
         }
     }
 

@@ -1351,7 +1351,7 @@ fn defender_mode_has_a_key_for_every_guard_so_06_and_19_can_be_defended() {
 }
 
 #[test]
-fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_their_stars() {
+fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_stars_and_predictions() {
     use twice::campaign::Campaign;
     use twice::campaign::summary::{self, AfterLevel, CampaignSummary};
     use twice_world::runtime::guards::Guard;
@@ -1372,6 +1372,13 @@ fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_thei
         progress.record_best("naive-retry", 1, 31);
         progress.record_best("model-calls-again", 3, 19);
         progress.record_defended("vault", &[Guard::Ledger]);
+        progress.record_prediction(twice::progress::PredictionRecord {
+            level: "crash-replay".into(),
+            verdict: twice_world::prediction::Expected::HeistWorks,
+            verdict_right: true,
+            named: Some(Guard::Ledger),
+            named_right: true,
+        });
     }
     let summary_now =
         |app: &App| CampaignSummary::of(app.world().resource::<Campaign>(), app.world().resource::<Progress>());
@@ -1387,6 +1394,17 @@ fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_thei
     assert_eq!(before.guards[0].guard, Guard::WriteRetryRule);
     assert_eq!(ids[before.guards[0].met_in], "naive-retry");
     assert_eq!(before.finale_defence.as_deref(), Some(&[Guard::Ledger][..]));
+    // The prediction that named the ledger counts for the ledger, and in the tally.
+    let ledger = before
+        .guards
+        .iter()
+        .find(|learned| learned.guard == Guard::Ledger)
+        .expect("met");
+    assert_eq!((ledger.predicted, ledger.predicted_right), (1, 1));
+    assert_eq!(
+        (before.predictions.predictions, before.predictions.guards_right),
+        (1, 1)
+    );
     {
         let campaign = app.world().resource::<Campaign>();
         let progress = app.world().resource::<Progress>();
@@ -1431,4 +1449,135 @@ fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_thei
     app.update();
     assert_eq!(screen(&app), Screen::Ending);
     assert!(app.world().get_resource::<Session>().is_none(), "the level is closed");
+}
+
+/// Plays the tape's moves again in the open session from a restart, then runs to the end.
+fn replay_moves(app: &mut App, loaded: &LoadedTape) {
+    send(app, Intent::Restart);
+    for action in &loaded.tape.actions {
+        while phase(app) < action.at_phase && !session(app).is_over() {
+            send(app, Intent::Step);
+        }
+        send(app, Intent::Play(action.play.clone()));
+    }
+    send(app, Intent::RunToEnd);
+    update_until(app, "the end of the level", |app| session(app).conclusion.is_some());
+    app.update();
+}
+
+#[test]
+fn a_prediction_made_before_the_run_is_scored_against_the_counterfactual_and_kept() {
+    use twice::progress::prediction::{Prediction, PredictionIntent};
+    use twice_world::prediction::{Expected, GuardScore};
+    let data = tempfile::tempdir().expect("temp dir");
+    // Slowing the answer alone loses: the write retry rule decides it.
+    let loaded = tape("03-model-calls-again.slow-alone.tape.ron");
+    let mut app = game(data.path());
+    // A first run, unpredicted, says which guards decide these moves.
+    play_like_a_player(&mut app, &loaded);
+    let told = debrief_of(&app);
+    let deciding = told.deciding_guards();
+    assert!(!deciding.is_empty(), "{:?}", told.decided_by);
+    assert!(
+        app.world().resource::<Prediction>().scored.is_none(),
+        "nothing was predicted"
+    );
+    // Too late: the run has played out.
+    app.world_mut().write_message(PredictionIntent::Make {
+        verdict: Expected::HeistFails,
+        deciding: None,
+    });
+    app.update();
+    assert!(app.world().resource::<Prediction>().made.is_none());
+    assert!(app.world().resource::<Prediction>().notice.is_some());
+
+    // Predicted right: the heist fails, decided by the guard the counterfactual names.
+    send(&mut app, Intent::Restart);
+    app.world_mut().write_message(PredictionIntent::Make {
+        verdict: Expected::HeistFails,
+        deciding: Some(deciding[0]),
+    });
+    app.update();
+    assert!(app.world().resource::<Prediction>().made.is_some());
+    replay_moves(&mut app, &loaded);
+    let scored = app
+        .world()
+        .resource::<Prediction>()
+        .scored
+        .clone()
+        .expect("scored at the end");
+    assert!(scored.verdict_right);
+    assert_eq!(scored.guard, GuardScore::Right);
+    assert_eq!(scored.points(), 2);
+
+    // Predicted wrong: the heist works, decided by a guard that was not needed.
+    let not_needed = *told.not_needed.first().expect("a guard on that changed nothing");
+    send(&mut app, Intent::Restart);
+    app.world_mut().write_message(PredictionIntent::Make {
+        verdict: Expected::HeistWorks,
+        deciding: Some(not_needed),
+    });
+    app.update();
+    replay_moves(&mut app, &loaded);
+    let scored = app.world().resource::<Prediction>().scored.clone().expect("scored");
+    assert!(!scored.verdict_right);
+    assert!(matches!(scored.guard, GuardScore::Wrong { .. }), "{:?}", scored.guard);
+
+    // Progress keeps both, on disk: the tally and the records per guard.
+    let saved = Progress::load(&data.path().join("progress.ron"));
+    assert_eq!(saved.predictions().len(), 2);
+    let tally = saved.prediction_tally();
+    assert_eq!(
+        (
+            tally.predictions,
+            tally.verdicts_right,
+            tally.guards_named,
+            tally.guards_right
+        ),
+        (2, 1, 2, 1)
+    );
+    assert_eq!(saved.predictions()[0].named_guard(), Some((deciding[0], true)));
+}
+
+#[test]
+fn the_debrief_names_what_decided_and_the_other_outcome_builds_again_with_the_other_verdict() {
+    use twice_world::debrief::Tone;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    for (file, tone) in [
+        ("03-model-calls-again.slow-alone.tape.ron", Tone::Loss),
+        ("03-model-calls-again.win.tape.ron", Tone::Win),
+    ] {
+        let loaded = tape(file);
+        play_like_a_player(&mut app, &loaded);
+        let told = debrief_of(&app);
+        assert_eq!(told.tone, tone, "{file}: {}", told.headline);
+        let this_run = session(&app)
+            .conclusion
+            .clone()
+            .expect("concluded")
+            .verdict
+            .expect("judged");
+        // Every other outcome the debrief offers is a run that can be built again (what the
+        // debrief's O opens) and ends the other way.
+        let counterfactual = told.counterfactual.as_ref().expect("the run was simulated again");
+        assert!(!told.what_if.is_empty(), "{file}: {:?}", told.decided_by);
+        for what_if in &told.what_if {
+            let level = session(&app).simulation().authored_level();
+            let other = counterfactual
+                .simulation_of(&level, what_if.alternative)
+                .expect("in the counterfactual")
+                .expect("builds");
+            let verdict = other.verdict().expect("judged");
+            assert_ne!(
+                verdict.goal_reached, this_run.goal_reached,
+                "{file}: {}",
+                what_if.sentence
+            );
+        }
+        // The rule line is the deciding guard's when a guard decided.
+        if let twice_world::debrief::RuleSource::Guard { guard } = told.rule_from {
+            assert!(told.deciding_guards().contains(&guard), "{file}");
+        }
+    }
 }

@@ -1,20 +1,16 @@
 //! The `twice-sim` command line.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use serde::Serialize;
 
-use twice_world::checker::Verdict;
 use twice_world::error::InputError;
-use twice_world::level::{self, LoadedLevel, LoadedTape};
-use twice_world::report;
-use twice_world::runtime::guards::Guards;
-use twice_world::simulator::{Simulation, SimulationBuilder};
+use twice_world::level;
 
 pub use twice_world::exit::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK};
-use twice_world::replay::{ReplayResult, matches, replay_tape};
+use twice_world::replay::{ReplayResult, replay_tape};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -136,7 +132,7 @@ pub fn run(cli: Cli) -> u8 {
             ledger,
             guards,
             json,
-        } => play(&level, seed, tape.as_deref(), ledger, guards, json),
+        } => crate::commands::play::play(&level, seed, tape.as_deref(), ledger, guards, json),
         Commands::Replay { paths, json } => replay(&paths, json),
         Commands::Check { paths } => check(&paths),
         Commands::Upgrade { paths } => upgrade(&paths),
@@ -147,7 +143,7 @@ pub fn run(cli: Cli) -> u8 {
             schedules,
             jobs,
             json,
-        } => defend(&level, &guards, minimum, schedules, jobs, json),
+        } => crate::commands::defend::defend(&level, &guards, minimum, schedules, jobs, json),
         Commands::Serve(args) => crate::commands::serve::serve_command(args),
         Commands::HashToken(args) => crate::commands::serve::hash_token_command(args),
         Commands::Web(args) => crate::commands::web::web_command(args),
@@ -168,176 +164,8 @@ fn bad_input(message: impl std::fmt::Display) -> u8 {
     EXIT_BAD_INPUT
 }
 
-fn same_file(left: &Path, right: &Path) -> bool {
-    match (left.canonicalize(), right.canonicalize()) {
-        (Ok(left), Ok(right)) => left == right,
-        _ => false,
-    }
-}
-
-#[derive(Serialize)]
-struct PlayReport<'a> {
-    level: &'a str,
-    seed: u64,
-    phases: u32,
-    timeline: &'a [twice_world::simulator::TimelineEntry],
-    /// The moves as made: the messages they hit, the workers they killed and where.
-    played: &'a [twice_world::level::TimedAction],
-    ledger: Vec<twice_world::ledger::ExecutionRecord>,
-    checkpoints: Vec<twice_world::ledger::Checkpoint>,
-    billing: &'a twice_world::billing::Billing,
-    verdict: Verdict,
-    debrief: twice_world::debrief::Debrief,
-    expected: Option<&'a twice_world::level::Expectation>,
-    as_expected: Option<bool>,
-}
-
-fn play(
-    level_path: &Path,
-    seed: Option<u64>,
-    tape_path: Option<&Path>,
-    ledger: Option<PathBuf>,
-    guards: Option<String>,
-    json: bool,
-) -> u8 {
-    let loaded: LoadedLevel = match level::load_level(level_path) {
-        Ok(loaded) => loaded,
-        Err(error) => return bad_input(error),
-    };
-    let tape: Option<LoadedTape> = match tape_path.map(level::load_tape).transpose() {
-        Ok(tape) => tape,
-        Err(error) => return bad_input(error),
-    };
-    if let Some(tape) = &tape
-        && !same_file(&tape.level.path, level_path)
-    {
-        return bad_input(format!(
-            "{}: the tape was recorded for level {}, not {}",
-            tape.path.display(),
-            tape.level.path.display(),
-            level_path.display()
-        ));
-    }
-    let guards = match guards.as_deref().map(Guards::parse_list).transpose() {
-        Ok(guards) => guards,
-        Err(error) => return bad_input(format!("--guards: {error}")),
-    };
-    // SQLite would only say "unable to open database file": say which folder is missing.
-    if let Some(path) = &ledger
-        && let Some(folder) = path
-            .parent()
-            .filter(|folder| !folder.as_os_str().is_empty() && !folder.is_dir())
-    {
-        return bad_input(format!(
-            "--ledger {}: the folder {} does not exist; make it first (`mkdir -p {}`)",
-            path.display(),
-            folder.display(),
-            folder.display()
-        ));
-    }
-    let seed = seed.or(tape.as_ref().map(|tape| tape.tape.seed)).unwrap_or(1);
-    let mut builder = SimulationBuilder::new(loaded.level.clone(), seed);
-    if let Some(guards) = guards.or(tape.as_ref().and_then(|tape| tape.tape.guards)) {
-        builder = builder.guards(guards);
-    }
-    if let Some(tape) = &tape {
-        builder = builder
-            .actions(tape.tape.actions.clone())
-            .wire_rule(tape.tape.wire_rule());
-    }
-    if let Some(path) = &ledger {
-        builder = builder.ledger_file(path);
-    }
-    let simulation = match builder
-        .build()
-        .and_then(|mut simulation| simulation.run().map(|_| simulation))
-    {
-        Ok(simulation) => simulation,
-        Err(error) => return bad_input(error),
-    };
-    let verdict = match simulation.verdict() {
-        Ok(verdict) => verdict,
-        Err(error) => return bad_input(error),
-    };
-    let expected = tape.as_ref().map(|tape| &tape.tape.expect);
-    let as_expected = expected.map(|expected| matches(expected, &verdict));
-    if json {
-        let report = PlayReport {
-            level: &loaded.level.id,
-            seed,
-            phases: simulation.phase(),
-            timeline: simulation.timeline(),
-            played: simulation.played(),
-            ledger: simulation.ledger_records().unwrap_or_default(),
-            checkpoints: simulation.checkpoints().unwrap_or_default(),
-            billing: simulation.billing(),
-            verdict: verdict.clone(),
-            debrief: twice_world::debrief::of(&simulation, &verdict),
-            expected,
-            as_expected,
-        };
-        println!("{}", serde_json::to_string_pretty(&report).expect("reports serialize"));
-    } else {
-        print_play(&simulation, &loaded, seed, &verdict);
-        if let Some(path) = &ledger {
-            println!(
-                "\nThe ledger is in {}: open it with `sqlite3 {} 'select * from tool_executions'`",
-                path.display(),
-                path.display()
-            );
-        }
-        if let (Some(expected), Some(ok)) = (expected, as_expected) {
-            println!(
-                "\nexpected {} stopped by [{}]: {}",
-                expected.verdict,
-                guard_list(&expected.stopped_by),
-                if ok { "as expected" } else { "DIFFERS" }
-            );
-        }
-    }
-    if as_expected == Some(false) {
-        EXIT_DIFFERS
-    } else {
-        EXIT_OK
-    }
-}
-
-fn print_play(simulation: &Simulation, loaded: &LoadedLevel, seed: u64, verdict: &Verdict) {
-    println!(
-        "{} — {} (seed {seed}, guards off: [{}])\n",
-        loaded.level.id,
-        loaded.level.title,
-        guard_list(&simulation.guards().off())
-    );
-    println!("== timeline ==\n{}", report::timeline(simulation.timeline()));
-    println!(
-        "== ledger ({}) ==\n{}",
-        simulation.ledger().location(),
-        report::ledger(
-            &simulation.ledger_records().unwrap_or_default(),
-            &simulation.checkpoints().unwrap_or_default()
-        )
-    );
-    if let Some(second) = simulation.second_node_ledger() {
-        println!(
-            "== the second node's ledger ({}) ==\n{}",
-            second.location(),
-            report::ledger(
-                &second.all_records().unwrap_or_default(),
-                &second.checkpoints().unwrap_or_default()
-            )
-        );
-    }
-    println!("== billing ==\n{}", report::billing(simulation.billing()));
-    println!("== verdict ==\n{}", report::verdict(verdict));
-    println!(
-        "== debrief ==\n{}",
-        report::debrief(&twice_world::debrief::of(simulation, verdict))
-    );
-}
-
 /// ` violations [..]` when there are any.
-fn violation_list(violations: &[twice_world::checker::ViolationKind]) -> String {
+pub(crate) fn violation_list(violations: &[twice_world::checker::ViolationKind]) -> String {
     if violations.is_empty() {
         return String::new();
     }
@@ -345,7 +173,7 @@ fn violation_list(violations: &[twice_world::checker::ViolationKind]) -> String 
     format!(" violations [{}]", names.join(", "))
 }
 
-fn guard_list(guards: &[twice_world::runtime::guards::Guard]) -> String {
+pub(crate) fn guard_list(guards: &[twice_world::runtime::guards::Guard]) -> String {
     guards.iter().map(|guard| guard.name()).collect::<Vec<_>>().join(", ")
 }
 
@@ -483,117 +311,4 @@ fn upgrade(paths: &[PathBuf]) -> u8 {
     }
     println!("{} tapes: {} could not be upgraded", files.len(), failed);
     if failed > 0 { EXIT_DIFFERS } else { EXIT_OK }
-}
-
-fn defend(level_path: &Path, guards: &str, minimum: bool, schedules: u64, jobs: usize, json: bool) -> u8 {
-    use twice_world::defend;
-    let loaded = match level::load_level(level_path) {
-        Ok(loaded) => loaded,
-        Err(error) => return bad_input(error),
-    };
-    let folder = level_path.parent().unwrap_or(Path::new("."));
-    let campaign = match twice_world::campaign::Campaign::load(folder) {
-        Ok(campaign) => campaign,
-        Err(problems) => {
-            return bad_input(problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"));
-        }
-    };
-    let heists = defend::heists(&campaign, &loaded.level);
-    let search = defend::Search {
-        schedules,
-        jobs,
-        seed: defend::DEFENCE_SEED,
-    };
-    let cancel = std::sync::atomic::AtomicBool::new(false);
-    if minimum {
-        return match defend::minimum(
-            &loaded,
-            &heists,
-            search,
-            twice_world::runtime::guards::Guard::ALL.len(),
-            &cancel,
-        ) {
-            Ok(sets) if json => {
-                let names: Vec<Vec<&str>> = sets
-                    .iter()
-                    .map(|set| set.iter().map(|guard| guard.name()).collect())
-                    .collect();
-                println!("{}", serde_json::to_string_pretty(&names).expect("names serialize"));
-                EXIT_OK
-            }
-            Ok(sets) => {
-                println!(
-                    "{}: {} known heists; the smallest sets of guards that hold:",
-                    loaded.level.id,
-                    heists.len()
-                );
-                for set in &sets {
-                    println!("  [{}]", guard_list(set));
-                }
-                if sets.is_empty() {
-                    println!("  none: even every guard together lets a heist through");
-                }
-                EXIT_OK
-            }
-            Err(error) => bad_input(error),
-        };
-    }
-    let on = match Guards::parse_list(guards) {
-        Ok(parsed) => twice_world::runtime::guards::Guard::ALL
-            .into_iter()
-            .filter(|guard| parsed.is_on(*guard))
-            .collect::<Vec<_>>(),
-        Err(error) => return bad_input(format!("--guards: {error}")),
-    };
-    let report = match defend::check(&loaded, &heists, &on, search, &cancel) {
-        Ok(report) => report,
-        Err(error) => return bad_input(error),
-    };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("reports serialize"));
-    } else {
-        println!(
-            "{}: guards on [{}] ({} of a budget of {})",
-            loaded.level.id,
-            guard_list(&report.on),
-            report.on.len(),
-            report.budget
-        );
-        for heist in &report.heists {
-            println!(
-                "  {} {}  {}{}",
-                if heist.stopped { "stopped" } else { "GOT IN " },
-                if heist.tape.as_os_str().is_empty() {
-                    heist.title.clone()
-                } else {
-                    heist.tape.display().to_string()
-                },
-                heist.outcome,
-                violation_list(&heist.violations)
-            );
-        }
-        match &report.search {
-            Some(search) => match &search.found {
-                None => println!("  stopped  the explorer's {} schedules", search.schedules),
-                Some(actions) => {
-                    println!("  GOT IN   the explorer found a heist (seed {:?}):", search.found_seed);
-                    for action in actions {
-                        println!("             before phase {}: {:?}", action.at_phase, action.play);
-                    }
-                }
-            },
-            None => println!("  (the explorer was not needed: a known heist got through)"),
-        }
-        println!(
-            "{}",
-            if report.holds() {
-                "the defence holds"
-            } else if report.stops_every_heist() {
-                "every heist is stopped, but over the budget"
-            } else {
-                "the defence does not hold"
-            }
-        );
-    }
-    if report.holds() { EXIT_OK } else { EXIT_DIFFERS }
 }

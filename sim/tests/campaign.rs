@@ -780,3 +780,26 @@ fn every_timeline_line_a_player_reads_is_plain_text() {
         }
     }
 }
+
+/// The defence levels, met one after another in level-select order, ask for different
+/// answers: a player who found the last minimum cannot reuse it on the next defence.
+#[test]
+fn consecutive_defence_levels_ask_for_different_minimal_defences() {
+    let campaign = campaign();
+    let defences: Vec<(&str, BTreeSet<Guard>)> = campaign
+        .levels
+        .iter()
+        .filter_map(|loaded| {
+            let defender = loaded.level.defender.as_ref()?;
+            Some((loaded.level.id.as_str(), defender.minimum.iter().copied().collect()))
+        })
+        .collect();
+    assert!(defences.len() >= 2, "{} defence levels", defences.len());
+    for pair in defences.windows(2) {
+        let ((first, first_minimum), (second, second_minimum)) = (&pair[0], &pair[1]);
+        assert_ne!(
+            first_minimum, second_minimum,
+            "`{first}` and `{second}` are defended one after the other by the same guards: vary the answers"
+        );
+    }
+}

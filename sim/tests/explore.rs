@@ -15,9 +15,10 @@ use twice_sim::simulator::SimulationBuilder;
 
 /// The guards the vault cannot do without (see `sim/tests/campaign.rs`: key_downstream and
 /// the reconcile hook stand behind the pause there), and the heist each one stops: hashed
-/// keys merge the two identical credits into one, and a reflex compensation takes money back,
-/// so both under-pay instead of paying twice.
-const LOAD_BEARING: [(Guard, Outcome); 8] = [
+/// keys merge the two identical credits into one, a reflex compensation takes money back, and
+/// a refusal swallowed as a success leaves a refund recorded done and never paid, so those
+/// under-pay instead of paying twice.
+const LOAD_BEARING: [(Guard, Outcome); 9] = [
     (Guard::WriteRetryRule, Outcome::PaidTwice),
     (Guard::PauseOnIndeterminate, Outcome::PaidTwice),
     (Guard::Ledger, Outcome::PaidTwice),
@@ -26,6 +27,7 @@ const LOAD_BEARING: [(Guard, Outcome); 8] = [
     (Guard::KeyPerCall, Outcome::NotPaidButOwed),
     (Guard::NoLeaseExpiry, Outcome::PaidTwice),
     (Guard::NoReflexCompensation, Outcome::NotPaidButOwed),
+    (Guard::RefusalIsFailed, Outcome::NotPaidButOwed),
 ];
 
 /// Every single-guard heist in the vault is found well within this many schedules.

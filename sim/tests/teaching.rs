@@ -132,8 +132,9 @@ fn a_loss_is_explained_from_the_run_and_never_by_the_win_story() {
     let par = told.par.expect("a win is held to par");
     assert_eq!(par.stars(), 2, "the shipped win is at par: {par:?}");
 
-    // A loss where a guard held names the guard and what it did.
-    let held = run_tape("08-key-left-behind.lost-request.tape.ron");
+    // A loss a guard decided names the guard and what it did (run again without it, the same
+    // moves pay twice: the counterfactual debrief).
+    let held = run_tape("12-stale-twin.version-checked.tape.ron");
     let told = debrief::of(&held, &held.verdict().expect("a verdict"));
     assert!(told.headline.contains("held"), "{}", told.headline);
     assert!(

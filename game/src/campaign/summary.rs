@@ -1,6 +1,7 @@
 //! What the player has done with the campaign, worked out from the campaign and progress: the
 //! stars per level (a win against the level's par), the guards in the order the campaign
-//! teaches them with the stars of the levels that teach each one, and whether the campaign is complete (the ending). The level select's summary
+//! teaches them with the stars of the levels that teach each one and the predictions that
+//! named each, and whether the campaign is complete (the ending). The level select's summary
 //! and the ending screen only draw this.
 
 use twice_world::level::Level;
@@ -65,6 +66,9 @@ pub struct GuardLearned {
     /// Of those levels, the unbeatable ones the player defended, and how many there are.
     pub defended: usize,
     pub defendable: usize,
+    /// Predictions that named this guard as the one that would decide, and how many were right.
+    pub predicted: u32,
+    pub predicted_right: u32,
 }
 
 /// The campaign as the player stands in it.
@@ -78,6 +82,8 @@ pub struct CampaignSummary {
     pub defendable: usize,
     /// The guards in the order the campaign teaches them (first lesson about each).
     pub guards: Vec<GuardLearned>,
+    /// Every prediction scored: made, verdicts right, guards named and right.
+    pub predictions: twice_world::prediction::Tally,
     /// The campaign's last level is finished: the ending is open.
     pub complete: bool,
     /// Levels not finished yet (indexes), named on the ending screen.
@@ -117,6 +123,8 @@ impl CampaignSummary {
                             stars: Stars::default(),
                             defended: 0,
                             defendable: 0,
+                            predicted: 0,
+                            predicted_right: 0,
                         });
                         guards.last_mut().expect("just pushed")
                     }
@@ -127,6 +135,12 @@ impl CampaignSummary {
                     learned.defendable += 1;
                     learned.defended += usize::from(is_defended);
                 }
+            }
+        }
+        for (guard, right) in progress.predictions().iter().filter_map(|record| record.named_guard()) {
+            if let Some(learned) = guards.iter_mut().find(|learned| learned.guard == guard) {
+                learned.predicted += 1;
+                learned.predicted_right += u32::from(right);
             }
         }
         let complete = campaign
@@ -141,6 +155,7 @@ impl CampaignSummary {
             defended,
             defendable,
             guards,
+            predictions: progress.prediction_tally(),
             complete,
             unfinished,
             finale,

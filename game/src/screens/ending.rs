@@ -1,5 +1,6 @@
 //! The ending, after the campaign's last level: what the player learned (the guards in the
-//! order the campaign met them, the stars of the levels that teach each, their defences),
+//! order the campaign met them, the stars of the levels that teach each, their defences, the
+//! predictions that named each),
 //! the vault defended as the finale, and the credits. Everything drawn is
 //! [`CampaignSummary`], worked out from the campaign and progress.
 
@@ -70,6 +71,8 @@ fn draw(
             egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
                 defend_vault |= finale(ui, &campaign, &summary);
                 ui.add_space(10.0);
+                predictions(ui, &summary);
+                ui.add_space(10.0);
                 credits(ui);
             });
         });
@@ -96,7 +99,7 @@ fn draw(
 }
 
 /// The guards in the order the campaign met them: each one's rule, where it was met, the
-/// stars of its levels and its defences.
+/// stars of its levels, its defences and the predictions that named it.
 fn learned(ui: &mut egui::Ui, campaign: &Campaign, summary: &CampaignSummary) {
     ui.label(
         RichText::new("What you learned")
@@ -149,6 +152,14 @@ fn guard_row(ui: &mut egui::Ui, campaign: &Campaign, number: usize, learned: &Gu
                         .color(theme::TEXT_DIM),
                 );
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    if learned.predicted > 0 {
+                        ui.label(
+                            RichText::new(format!("🔮 {} of {} right", learned.predicted_right, learned.predicted))
+                                .size(theme::SMALL)
+                                .color(theme::VIOLET),
+                        )
+                        .on_hover_text("your predictions that named this guard as the one that decides");
+                    }
                     if learned.defendable > 0 {
                         ui.label(
                             RichText::new(format!("🛡 {}/{}", learned.defended, learned.defendable))
@@ -257,6 +268,26 @@ fn paint_vault(painter: egui::Painter, rect: egui::Rect, guards: &[twice_world::
         };
         painter.text(at, Align2::CENTER_CENTER, "🛡", FontId::proportional(14.0), color);
     }
+}
+
+/// The tally of the player's predictions (predict, then watch: V in a level).
+fn predictions(ui: &mut egui::Ui, summary: &CampaignSummary) {
+    ui.label(RichText::new("Your predictions").strong());
+    let tally = summary.predictions;
+    if tally.predictions == 0 {
+        ui::hint(
+            ui,
+            "None made. In a level, V before the run plays out predicts whether the heist works and which guard decides it.",
+        );
+        return;
+    }
+    ui.label(
+        RichText::new(format!(
+            "🔮 {} made · the verdict right {} time(s) · a deciding guard named {} time(s), right {}",
+            tally.predictions, tally.verdicts_right, tally.guards_named, tally.guards_right
+        ))
+        .color(theme::VIOLET),
+    );
 }
 
 fn credits(ui: &mut egui::Ui) {

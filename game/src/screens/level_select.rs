@@ -331,13 +331,19 @@ fn briefing(ui: &mut egui::Ui, state: &LevelSelectState, loaded: &LoadedLevel) {
 /// How the player did: the last verdict, the best win and its stars, the defence.
 fn record(ui: &mut egui::Ui, level: &Level, progress: &Progress) {
     if let Some(outcome) = progress.file.outcomes.get(&level.id) {
+        // For the player's goal: reached in the crew's gold, anything else plain.
+        let color = if *outcome == level.goal {
+            theme::CREW
+        } else {
+            theme::TEXT_DIM
+        };
         ui.label(
             RichText::new(format!(
                 "Last time: {} {}",
                 theme::outcome_glyph(*outcome),
                 theme::outcome_words(*outcome)
             ))
-            .color(theme::outcome_color(*outcome)),
+            .color(color),
         );
     }
     let stars = summary::level_stars(level, progress);

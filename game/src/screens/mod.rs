@@ -2,7 +2,7 @@
 
 use bevy::prelude::*;
 
-mod debrief;
+pub(crate) mod debrief;
 mod defend;
 mod ending;
 mod header;

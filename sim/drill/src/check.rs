@@ -138,8 +138,25 @@ pub fn judge(input: &CheckInput<'_>) -> Findings {
         .iter()
         .map(|checkpoint| (checkpoint.run_id.as_str(), checkpoint))
         .collect();
+    let landed = judge_billing(input, &scripts, &mut findings);
+    judge_intents(input, &checkpoints, &records, &landed, &mut findings);
+    judge_keys(input, &scripts, &records, &landed, &mut findings);
+    findings
+}
 
-    // Billing's side: what landed, per intent.
+/// What billing's entries show, per intent (each entry carries the intent it served).
+struct Landed<'a> {
+    credits_by_intent: BTreeMap<&'a str, Vec<&'a Entry>>,
+    net_by_intent: BTreeMap<&'a str, i64>,
+}
+
+/// Billing's side: what landed, per intent; a reversal nobody asked for, an entry for an
+/// intent no run owes.
+fn judge_billing<'a>(
+    input: &CheckInput<'a>,
+    scripts: &BTreeMap<&str, &RunScript>,
+    findings: &mut Findings,
+) -> Landed<'a> {
     let mut credits_by_intent: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
     let mut net_by_intent: BTreeMap<&str, i64> = BTreeMap::new();
     for entry in &input.billing.entries {
@@ -172,10 +189,26 @@ pub fn judge(input: &CheckInput<'_>) -> Findings {
             ));
         }
     }
+    Landed {
+        credits_by_intent,
+        net_by_intent,
+    }
+}
 
-    // Per intended credit: paid once, twice, waiting, or lost.
+/// Per intended credit: paid once, twice, waiting, or lost; per run: finished, waiting or not.
+fn judge_intents(
+    input: &CheckInput<'_>,
+    checkpoints: &BTreeMap<&str, &Checkpoint>,
+    records: &BTreeMap<&str, &ExecutionRecord>,
+    landed: &Landed<'_>,
+    findings: &mut Findings,
+) {
+    let Landed {
+        credits_by_intent,
+        net_by_intent,
+    } = landed;
     for script in input.scripts {
-        let standing = standing(checkpoints.get(script.id.as_str()).copied(), &records);
+        let standing = standing(checkpoints.get(script.id.as_str()).copied(), records);
         match &standing {
             RunStanding::Finished => findings.runs_finished += 1,
             RunStanding::Waiting { .. } => findings.runs_waiting += 1,
@@ -224,8 +257,17 @@ pub fn judge(input: &CheckInput<'_>) -> Findings {
             }
         }
     }
+}
 
-    // Per tool-call key: what the ledger says against what billing did.
+/// Per tool-call key: what the ledger says against what billing did.
+fn judge_keys(
+    input: &CheckInput<'_>,
+    scripts: &BTreeMap<&str, &RunScript>,
+    records: &BTreeMap<&str, &ExecutionRecord>,
+    landed: &Landed<'_>,
+    findings: &mut Findings,
+) {
+    let credits_by_intent = &landed.credits_by_intent;
     let mut per_key: BTreeMap<&str, u32> = BTreeMap::new();
     for record in input.records {
         *per_key.entry(record.key.as_str()).or_default() += 1;
@@ -316,7 +358,6 @@ pub fn judge(input: &CheckInput<'_>) -> Findings {
             }
         }
     }
-    findings
 }
 
 #[cfg(test)]

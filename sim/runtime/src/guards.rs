@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One guard of the runtime. The order here is the order the campaign teaches them.
+/// One guard of the runtime. The order here is the order the campaign teaches them, but for
+/// `RefusalIsFailed`: added last, so the game's number keys keep switching the guards they did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Guard {
@@ -29,10 +30,14 @@ pub enum Guard {
     NoLeaseExpiry,
     /// The runtime never compensates by itself.
     NoReflexCompensation,
+    /// A tool that refuses before sending anything (`ToolNotAttemptedError`) is recorded
+    /// `failed`: nothing happened, so the call may run again. A naive runtime that swallows the
+    /// refusal records it as a success instead.
+    RefusalIsFailed,
 }
 
 impl Guard {
-    pub const ALL: [Guard; 11] = [
+    pub const ALL: [Guard; 12] = [
         Guard::WriteRetryRule,
         Guard::ToolContract,
         Guard::PauseOnIndeterminate,
@@ -44,6 +49,7 @@ impl Guard {
         Guard::KeyPerCall,
         Guard::NoLeaseExpiry,
         Guard::NoReflexCompensation,
+        Guard::RefusalIsFailed,
     ];
 
     pub fn name(self) -> &'static str {
@@ -59,6 +65,7 @@ impl Guard {
             Guard::KeyPerCall => "key_per_call",
             Guard::NoLeaseExpiry => "no_lease_expiry",
             Guard::NoReflexCompensation => "no_reflex_compensation",
+            Guard::RefusalIsFailed => "refusal_is_failed",
         }
     }
 
@@ -84,6 +91,7 @@ impl Guard {
             Guard::KeyPerCall => "the key is <run_id>:<tool_call_id>, never a hash of the arguments",
             Guard::NoLeaseExpiry => "a started call is never run again because a lease expired",
             Guard::NoReflexCompensation => "the runtime never compensates by itself",
+            Guard::RefusalIsFailed => "a call the tool refused before sending is recorded failed, not a success",
         }
     }
 }
@@ -109,6 +117,7 @@ pub struct Guards {
     pub key_per_call: bool,
     pub no_lease_expiry: bool,
     pub no_reflex_compensation: bool,
+    pub refusal_is_failed: bool,
 }
 
 impl Default for Guards {
@@ -131,6 +140,7 @@ impl Guards {
             key_per_call: true,
             no_lease_expiry: true,
             no_reflex_compensation: true,
+            refusal_is_failed: true,
         }
     }
 
@@ -155,6 +165,7 @@ impl Guards {
             Guard::KeyPerCall => self.key_per_call,
             Guard::NoLeaseExpiry => self.no_lease_expiry,
             Guard::NoReflexCompensation => self.no_reflex_compensation,
+            Guard::RefusalIsFailed => self.refusal_is_failed,
         }
     }
 
@@ -171,6 +182,7 @@ impl Guards {
             Guard::KeyPerCall => &mut self.key_per_call,
             Guard::NoLeaseExpiry => &mut self.no_lease_expiry,
             Guard::NoReflexCompensation => &mut self.no_reflex_compensation,
+            Guard::RefusalIsFailed => &mut self.refusal_is_failed,
         };
         *field = on;
     }

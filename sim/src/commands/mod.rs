@@ -1,6 +1,8 @@
 //! The subcommands that are not a few lines of `cli.rs`: each its own file.
 
+pub mod defend;
 pub mod explore;
+pub mod play;
 pub mod serve;
 pub mod sweep;
 pub mod web;

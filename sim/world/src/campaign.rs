@@ -200,6 +200,7 @@ fn load_files(paths: &[PathBuf]) -> (Vec<LoadedLevel>, Vec<LoadedTape>, Vec<Inpu
             Err(error) => problems.push(error),
         }
     }
+    problems.extend(crate::campaign_par::check_win_tapes_shipped(&levels, &tapes));
     (levels, tapes, problems)
 }
 

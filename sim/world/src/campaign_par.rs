@@ -1,7 +1,9 @@
 //! Par that rewards the lesson: a level's par is reached on the path its hints teach.
 
+use std::path::Path;
+
 use crate::error::InputError;
-use crate::level::LoadedTape;
+use crate::level::{LoadedLevel, LoadedTape};
 
 /// The suffix of the tape that plays a level's own heist, the path its hints teach.
 pub const WIN_TAPE_SUFFIX: &str = ".win.tape.ron";
@@ -43,4 +45,43 @@ pub fn check_win_tape_par(loaded: &LoadedTape) -> Result<(), InputError> {
             par.cards
         ),
     ))
+}
+
+/// A beatable level that ships tapes ships its win tape among them (`<level>.win.tape.ron`,
+/// played with the level's guards): without it nothing shows that par is reached on the
+/// level's own path, and a par reached only by another level's move would pass unseen.
+pub fn check_win_tapes_shipped(levels: &[LoadedLevel], tapes: &[LoadedTape]) -> Vec<InputError> {
+    let same_file = |one: &Path, other: &Path| match (one.canonicalize(), other.canonicalize()) {
+        (Ok(one), Ok(other)) => one == other,
+        _ => one == other,
+    };
+    let is_win_tape = |tape: &LoadedTape| {
+        tape.tape.guards.is_none()
+            && tape
+                .path
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().ends_with(WIN_TAPE_SUFFIX))
+    };
+    let mut problems = Vec::new();
+    for level in levels.iter().filter(|loaded| loaded.level.par.is_some()) {
+        let own: Vec<&LoadedTape> = tapes
+            .iter()
+            .filter(|tape| same_file(&tape.level.path, &level.path))
+            .collect();
+        if !own.is_empty() && !own.iter().any(|tape| is_win_tape(tape)) {
+            problems.push(InputError::at(
+                &level.path,
+                &level.text,
+                "par",
+                0,
+                format!(
+                    "level `{}` ships {} tape(s) but no win tape ({WIN_TAPE_SUFFIX} with the level's own guards): \
+                     its par must be reached on its own path, and only a win tape shows that",
+                    level.level.id,
+                    own.len()
+                ),
+            ));
+        }
+    }
+    problems
 }

@@ -306,7 +306,39 @@ fn a_par_the_win_tape_cannot_reach_is_refused_and_a_sandbox_or_other_tape_is_not
         "{problem}"
     );
     // Another tape of the level may play more cards than par, and so may a sandbox win.
-    assert!(problems(&[("first.level.ron", &level), ("first.lost.tape.ron", &two_cards)]).is_empty());
+    assert!(
+        problems(&[
+            ("first.level.ron", &level),
+            ("first.win.tape.ron", TAPE),
+            ("first.lost.tape.ron", &two_cards)
+        ])
+        .is_empty()
+    );
     let sandbox = two_cards.replace("    seed: 1,", "    seed: 1,\n    guards: Some((ledger: true)),");
-    assert!(problems(&[("first.level.ron", &level), ("first.win.tape.ron", &sandbox)]).is_empty());
+    assert!(
+        problems(&[
+            ("first.level.ron", &level),
+            ("first.win.tape.ron", TAPE),
+            ("first.sandbox.tape.ron", &sandbox)
+        ])
+        .is_empty()
+    );
+}
+
+#[test]
+fn a_level_that_ships_tapes_but_no_win_tape_is_refused() {
+    let problem = one_problem(&[("first.level.ron", LEVEL), ("first.lost.tape.ron", TAPE)]);
+    assert!(problem.starts_with("first.level.ron:10:5:"), "{problem}");
+    assert!(
+        problem.contains("level `first` ships 1 tape(s) but no win tape"),
+        "{problem}"
+    );
+    // A sandbox win (other guards) does not show the level's own path either.
+    let sandbox = TAPE.replace("    seed: 1,", "    seed: 1,\n    guards: Some((ledger: true)),");
+    assert_eq!(
+        problems(&[("first.level.ron", LEVEL), ("first.win.tape.ron", &sandbox)]).len(),
+        1
+    );
+    // A level file checked without its tapes is not held to them.
+    assert!(problems(&[("first.level.ron", LEVEL)]).is_empty());
 }

@@ -6,8 +6,14 @@
 //! in this level, and an explorer's search of the level's own hand. A tape is replayed by the
 //! rule of its format, against this level's world, with the chosen guards. A heist is stopped
 //! when every credit is paid once or honestly waits and no promise is broken: a defence that
-//! under-pays the customer (hashed keys merging two credits) or voids by reflex does not hold. The smallest set known to hold is stored in the level file and
-//! checked by `sim/tests/campaign.rs` (it holds; no smaller set does).
+//! under-pays the customer (hashed keys merging two credits) or voids by reflex does not hold.
+//! A known heist counts as *held* only if it fires: the same moves break the promise with every
+//! guard off (a tape whose cards fizzle in this level proves nothing). And a defence counts
+//! only when the explorer, within [`DEFENCE_SCHEDULES`] schedules, finds none that beats it;
+//! when one does (or a known heist gets through), the report carries that counter-example as a
+//! tape to replay. The defender may switch any of [`Guard::ALL`] ([`choices`]). The smallest
+//! set known to hold is stored in the level file and checked by `sim/tests/campaign.rs` (it
+//! holds; no smaller set does).
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -18,7 +24,7 @@ use crate::campaign::Campaign;
 use crate::checker::{Outcome, ViolationKind};
 use crate::explore::{ExploreError, Explorer};
 use crate::ledger::{LedgerError, LedgerStore};
-use crate::level::{self, Level, LoadedLevel, LoadedTape, TimedAction};
+use crate::level::{self, Level, LoadedLevel, LoadedTape, Tape, TimedAction};
 use crate::runtime::guards::{Guard, Guards};
 use crate::simulator::{SimError, SimulationBuilder};
 
@@ -56,7 +62,60 @@ pub struct HeistResult {
     pub title: String,
     pub outcome: Outcome,
     pub violations: Vec<ViolationKind>,
+    /// Penny's promise was kept against this defence.
     pub stopped: bool,
+    /// With every guard off, the same moves break the promise: the heist is real here.
+    pub fires: bool,
+}
+
+impl HeistResult {
+    /// The defence held a heist that would otherwise have worked. A heist that never fires
+    /// (its cards fizzle in this level, or it needs a guard on to work) is not held: it is
+    /// no test at all.
+    pub fn held(&self) -> bool {
+        self.fires && self.stopped
+    }
+}
+
+/// A guard the defender may switch, with the words to show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct GuardChoice {
+    pub guard: Guard,
+    pub name: &'static str,
+    pub words: &'static str,
+    pub describe: &'static str,
+}
+
+/// Every guard the defender may switch, in teaching order: all of [`Guard::ALL`].
+pub fn choices() -> Vec<GuardChoice> {
+    Guard::ALL
+        .into_iter()
+        .map(|guard| GuardChoice {
+            guard,
+            name: guard.name(),
+            words: crate::debrief::guard_words(guard),
+            describe: guard.describe(),
+        })
+        .collect()
+}
+
+/// Where a counter-example came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CounterSource {
+    /// A known heist (a shipped tape) got through.
+    KnownHeist { tape: PathBuf },
+    /// The explorer found a schedule that beats the defence.
+    Explorer { schedule_index: u64 },
+}
+
+/// A schedule that beats a defence, as a tape of the defended level with the defence's guards:
+/// `twice-sim replay` shows it getting through.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CounterExample {
+    pub source: CounterSource,
+    pub outcome: Outcome,
+    pub tape: Tape,
 }
 
 /// Penny's promise kept: paid once or honestly waiting, and nothing broken on the way.
@@ -67,7 +126,10 @@ pub fn promise_kept(outcome: Outcome, violations: &[ViolationKind]) -> bool {
 /// The explorer's answer: nothing found in its schedules, or a heist (shrunk) that got through.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SearchResult {
+    /// Schedules simulated.
     pub schedules: u64,
+    /// The bound the search was given, per goal looked for (paid twice, then owed).
+    pub schedules_bound: u64,
     pub found: Option<Vec<TimedAction>>,
     pub found_seed: Option<u64>,
 }
@@ -81,6 +143,8 @@ pub struct DefenceReport {
     pub heists: Vec<HeistResult>,
     /// `None` when a known heist already got through (the search is not needed to say no).
     pub search: Option<SearchResult>,
+    /// What beats the defence, when something does: a known heist or the explorer's find.
+    pub counter_example: Option<CounterExample>,
 }
 
 impl DefenceReport {
@@ -147,6 +211,29 @@ fn simulate(
 
 /// Replays Penny left alone and the known heists: the cheap half of a check.
 pub fn replay_heists(level: &Level, heists: &[&LoadedTape], guards: Guards) -> Result<Vec<HeistResult>, DefendError> {
+    let fires = heists_fire(level, heists)?;
+    replay_heists_knowing(level, heists, guards, &fires)
+}
+
+/// Which heists fire in `level` (Penny left alone first): with every guard off, the same moves
+/// break the promise. The same for every defence, so a search over sets works it out once.
+pub fn heists_fire(level: &Level, heists: &[&LoadedTape]) -> Result<Vec<bool>, DefendError> {
+    replay_heists_knowing(level, heists, Guards::all_off(), &vec![false; heists.len() + 1])
+        .map(|results| results.iter().map(|heist| !heist.stopped).collect())
+}
+
+/// Replays the heists against `guards`, `fires` telling which fire (Penny left alone first).
+fn replay_heists_knowing(
+    level: &Level,
+    heists: &[&LoadedTape],
+    guards: Guards,
+    fires: &[bool],
+) -> Result<Vec<HeistResult>, DefendError> {
+    assert_eq!(
+        fires.len(),
+        heists.len() + 1,
+        "one answer per heist and Penny left alone"
+    );
     let alone = simulate(
         level,
         DEFENCE_SEED,
@@ -161,8 +248,9 @@ pub fn replay_heists(level: &Level, heists: &[&LoadedTape], guards: Guards) -> R
         outcome: alone.0,
         stopped: promise_kept(alone.0, &alone.1),
         violations: alone.1,
+        fires: fires[0],
     }];
-    for tape in heists {
+    for (tape, fires) in heists.iter().zip(&fires[1..]) {
         let (outcome, violations) = simulate(
             level,
             tape.tape.seed,
@@ -177,6 +265,7 @@ pub fn replay_heists(level: &Level, heists: &[&LoadedTape], guards: Guards) -> R
             outcome,
             stopped: promise_kept(outcome, &violations),
             violations,
+            fires: *fires,
         });
     }
     Ok(results)
@@ -201,10 +290,24 @@ impl Default for Search {
 }
 
 /// Checks the defence `on` of an unbeatable level: the known heists, then (if they are all
-/// stopped) the explorer's search.
+/// stopped) the explorer's search, at most `search.schedules` schedules per goal. The same
+/// check the game, the browser and `twice-sim defend` run.
 pub fn check(
     loaded: &LoadedLevel,
     heists: &[&LoadedTape],
+    on: &[Guard],
+    search: Search,
+    cancel: &AtomicBool,
+) -> Result<DefenceReport, DefendError> {
+    let fires = heists_fire(&loaded.level, heists)?;
+    check_knowing(loaded, heists, &fires, on, search, cancel)
+}
+
+/// [`check`] with the heists' firing already known ([`heists_fire`]).
+fn check_knowing(
+    loaded: &LoadedLevel,
+    heists: &[&LoadedTape],
+    fires: &[bool],
     on: &[Guard],
     search: Search,
     cancel: &AtomicBool,
@@ -222,28 +325,46 @@ pub fn check(
     on.sort();
     on.dedup();
     let guards = only(&on);
-    let results = replay_heists(level, heists, guards)?;
-    let search = if results.iter().all(|heist| heist.stopped) {
-        // Both ways to break the promise: pay twice, or leave the customer owed.
-        let mut result = SearchResult {
-            schedules: 0,
-            found: None,
-            found_seed: None,
-        };
-        for goal in [Outcome::PaidTwice, Outcome::NotPaidButOwed] {
-            let outcome = Explorer::new(level.clone(), guards, search.seed)
-                .goal(goal)
-                .schedules(search.schedules)
-                .jobs(search.jobs)
-                .run(&|_| {}, cancel)
-                .map_err(|error| DefendError::Explore(Box::new(error)))?;
-            result.schedules += outcome.schedules_run;
-            if let Some(found) = outcome.found {
-                result.found_seed = Some(found.simulation_seed);
-                result.found = Some(found.actions);
-                break;
-            }
-        }
+    let level_file = loaded
+        .path
+        .file_name()
+        .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    let results = replay_heists_knowing(level, heists, guards, fires)?;
+    let mut counter_example = results
+        .iter()
+        .zip(std::iter::once(None).chain(heists.iter().map(Some)))
+        .find(|(heist, _)| !heist.stopped)
+        .map(|(heist, tape)| CounterExample {
+            source: CounterSource::KnownHeist {
+                tape: heist.tape.clone(),
+            },
+            outcome: heist.outcome,
+            tape: Tape {
+                version: tape.map_or(crate::level::TAPE_VERSION, |tape| tape.tape.version),
+                level: level_file.clone(),
+                seed: tape.map_or(DEFENCE_SEED, |tape| tape.tape.seed),
+                title: format!("Gets through [{}]: {}", guard_names(&on), heist.title),
+                guards: Some(guards),
+                actions: tape.map(|tape| tape.tape.actions.clone()).unwrap_or_default(),
+                expect: crate::level::Expectation {
+                    verdict: heist.outcome,
+                    stopped_by: Vec::new(),
+                    violations: heist.violations.clone(),
+                },
+            },
+        });
+    let search = if counter_example.is_none() {
+        let (result, found) = explore(level, guards, search, cancel)?;
+        counter_example = found.map(|found| CounterExample {
+            source: CounterSource::Explorer {
+                schedule_index: found.schedule_index,
+            },
+            outcome: found.verdict.outcome,
+            tape: found.to_tape(
+                &level_file,
+                &format!("The explorer's counter-example to [{}]", guard_names(&on)),
+            ),
+        });
         Some(result)
     } else {
         None
@@ -254,7 +375,43 @@ pub fn check(
         budget,
         heists: results,
         search,
+        counter_example,
     })
+}
+
+/// The explorer's search for either way to break the promise: pay twice, or leave the
+/// customer owed.
+fn explore(
+    level: &Level,
+    guards: Guards,
+    search: Search,
+    cancel: &AtomicBool,
+) -> Result<(SearchResult, Option<crate::explore::Found>), DefendError> {
+    let mut result = SearchResult {
+        schedules: 0,
+        schedules_bound: search.schedules,
+        found: None,
+        found_seed: None,
+    };
+    for goal in [Outcome::PaidTwice, Outcome::NotPaidButOwed] {
+        let outcome = Explorer::new(level.clone(), guards, search.seed)
+            .goal(goal)
+            .schedules(search.schedules)
+            .jobs(search.jobs)
+            .run(&|_| {}, cancel)
+            .map_err(|error| DefendError::Explore(Box::new(error)))?;
+        result.schedules += outcome.schedules_run;
+        if let Some(found) = outcome.found {
+            result.found_seed = Some(found.simulation_seed);
+            result.found = Some(found.actions.clone());
+            return Ok((result, Some(found)));
+        }
+    }
+    Ok((result, None))
+}
+
+fn guard_names(guards: &[Guard]) -> String {
+    guards.iter().map(|guard| guard.name()).collect::<Vec<_>>().join(", ")
 }
 
 /// Every set of `size` guards, in teaching order.
@@ -306,14 +463,15 @@ pub fn minimum(
 ) -> Result<Vec<Vec<Guard>>, DefendError> {
     let level = &loaded.level;
     let guards = guards_that_matter(level);
+    let fires = heists_fire(level, heists)?;
     for size in 0..=size_max.min(guards.len()) {
         let mut holding = Vec::new();
         for set in sets_of_in(&guards, size) {
-            let replayed = replay_heists(level, heists, only(&set))?;
+            let replayed = replay_heists_knowing(level, heists, only(&set), &fires)?;
             if !replayed.iter().all(|heist| heist.stopped) {
                 continue;
             }
-            let report = check(loaded, heists, &set, search, cancel)?;
+            let report = check_knowing(loaded, heists, &fires, &set, search, cancel)?;
             if report.stops_every_heist() {
                 holding.push(set);
             }

@@ -7,18 +7,19 @@ mod play;
 mod tape;
 mod validate;
 
+pub use crate::outcome::Expectation;
 pub use play::{Play, PlayVersion1, TAPE_VERSION, WireRule, default_operator};
 pub use tape::{
-    Expectation, LoadedLevel, LoadedTape, Tape, TimedAction, files_below, load_level, load_tape, parse_level,
-    parse_ron, parse_tape, tape_to_ron, to_ron,
+    LoadedLevel, LoadedTape, Tape, TimedAction, files_below, load_level, load_tape, parse_level, parse_ron, parse_tape,
+    tape_to_ron, to_ron,
 };
 pub use validate::{validate_level, validate_tape};
 
 use serde::{Deserialize, Serialize};
 
 use crate::billing::{Account, KeyHandling};
-use crate::checker::Outcome;
 use crate::model::{ModelPolicy, RunScript};
+use crate::outcome::Outcome;
 use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::tool::ToolDeclaration;
 use crate::runtime::workflow::Workflow;

@@ -1,7 +1,8 @@
 //! Twice's world (crate `twice-world`): everything deterministic around the runtime — the
-//! billing world, Penny's script, levels and tapes, the simulator, the checker, debriefs,
-//! the rulebook, the explorer, the defender, the campaign, the glossary and the presenter
-//! notes.
+//! billing world, Penny's script, levels and tapes, the simulator, the checker, debriefs
+//! (with the counterfactual that finds which guards decided a run, and the player's
+//! predictions), the rulebook, the explorer, the defender, the campaign, the glossary and the
+//! presenter notes.
 //!
 //! The runtime itself is the crate `twice-runtime` (`sim/runtime`), re-exported here as
 //! [`runtime`] and [`ledger`]: a sans-IO state machine that takes events and returns
@@ -17,6 +18,7 @@ pub mod campaign;
 pub mod campaign_par;
 pub mod campaign_sweep;
 pub mod checker;
+pub mod counterfactual;
 pub mod debrief;
 pub mod defend;
 pub mod error;
@@ -26,11 +28,14 @@ pub mod glossary;
 pub mod hand;
 pub mod level;
 pub mod model;
+pub mod outcome;
+pub mod prediction;
 pub mod presenter_notes;
 pub mod replay;
 pub mod report;
 pub mod rulebook;
 pub mod simulator;
+pub mod text;
 pub mod upgrade;
 
 pub use twice_runtime as runtime;

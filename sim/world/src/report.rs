@@ -123,6 +123,35 @@ pub fn debrief(debrief: &crate::debrief::Debrief) -> String {
     for sentence in &debrief.diagnosis {
         writeln!(out, "  {sentence}").unwrap();
     }
+    let names = |guards: &[crate::runtime::guards::Guard]| {
+        guards
+            .iter()
+            .map(|guard| crate::debrief::guard_words(*guard))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let deciding = debrief.deciding_guards();
+    if deciding.is_empty() {
+        writeln!(out, "\nDecided by: no guard ({})", decider_words(&debrief.decided_by)).unwrap();
+    } else {
+        writeln!(out, "\nDecided by: {}", names(&deciding)).unwrap();
+    }
+    if !debrief.not_needed.is_empty() {
+        let label = if debrief.tone == crate::debrief::Tone::Win {
+            "On, and no help to the runtime this time"
+        } else {
+            "Not needed this time"
+        };
+        writeln!(out, "{label}: {}", names(&debrief.not_needed)).unwrap();
+    }
+    for what_if in &debrief.what_if {
+        writeln!(
+            out,
+            "  {} (see it: other run {})",
+            what_if.sentence, what_if.alternative
+        )
+        .unwrap();
+    }
     if !debrief.story.is_empty() {
         writeln!(out, "\n{}", debrief.story).unwrap();
     }
@@ -148,6 +177,88 @@ pub fn debrief(debrief: &crate::debrief::Debrief) -> String {
         .unwrap();
     }
     out.push('\n');
+    out
+}
+
+/// What decided a run when no guard did, in a few words.
+fn decider_words(decider: &crate::debrief::Decider) -> String {
+    use crate::debrief::Decider;
+    match decider {
+        Decider::Guards { .. } => "guards".into(),
+        Decider::Held { guards } => format!(
+            "{} held; switched, the moves meet other moments, so whether it decided cannot be said",
+            guards.iter().map(|guard| guard.name()).collect::<Vec<_>>().join(", ")
+        ),
+        Decider::Moment { card, at_phase } => format!("the moment: {} before phase {at_phase}", card.title()),
+        Decider::KeysHonoured { key } => format!("billing's key handling: it recognised {key}"),
+        Decider::Operator { operator, key, status } => format!("{operator}'s decision: {key} {status}"),
+        Decider::NoMoves => "no card was played".into(),
+        Decider::Unexplained => "nothing the run shows".into(),
+    }
+}
+
+/// Each guard switched alone, and the pairs tried: what the same moves came to.
+pub fn counterfactual(counterfactual: &crate::counterfactual::Counterfactual) -> String {
+    use crate::counterfactual::{Answer, Role};
+    let mut out = String::new();
+    if !counterfactual.reproduced {
+        writeln!(
+            out,
+            "  the same moves did not give this run again: no other run can say"
+        )
+        .unwrap();
+    }
+    let result_words = |answer: &Answer| match answer {
+        Answer::Ran(result) => format!(
+            "{} ({} of {}){}",
+            result.outcome,
+            dollars(result.net_cents),
+            dollars(result.owed_cents),
+            if result.goal_reached {
+                ", the heist works"
+            } else {
+                ", the heist fails"
+            }
+        ),
+        Answer::CannotSay { fizzled } => format!("cannot say: {}", fizzled.join("; ")),
+    };
+    for finding in &counterfactual.guards {
+        let alternative = &counterfactual.alternatives[finding.alternative];
+        writeln!(
+            out,
+            "  {:<8} {:<24} {} → {}",
+            match finding.role {
+                Role::Decided => "DECIDED",
+                Role::NoDifference => "same",
+                Role::CannotSay => "?",
+            },
+            finding.guard.name(),
+            if finding.was_on { "off" } else { "on " },
+            result_words(&alternative.answer)
+        )
+        .unwrap();
+    }
+    for pair in &counterfactual.pairs {
+        writeln!(
+            out,
+            "  DECIDED  {} + {} together → {}",
+            pair.guards[0].name(),
+            pair.guards[1].name(),
+            result_words(&counterfactual.alternatives[pair.alternative].answer)
+        )
+        .unwrap();
+    }
+    write!(
+        out,
+        "  {} run(s){}",
+        counterfactual.reruns,
+        if counterfactual.bounded {
+            ", pairs cut at the bound"
+        } else {
+            ""
+        }
+    )
+    .unwrap();
     out
 }
 

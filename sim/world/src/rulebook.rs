@@ -135,7 +135,7 @@ pub const ROWS: [Row; 21] = [
         Table::Outcome,
         "refused, or failed before sending",
         "record failed: it definitely did not happen",
-        None,
+        Some((Guard::RefusalIsFailed, true)),
     ),
     row(
         Table::Outcome,
@@ -312,3 +312,56 @@ pub fn last_firing_phase(simulation: &Simulation, phase: u32) -> Option<u32> {
         .filter(|fired| *fired <= phase)
         .max()
 }
+
+/// The seed's rule for what a guard keeps, in its own words: the rule line of a debrief this
+/// guard decided (the level's rule is about the level, not necessarily about the run).
+pub fn guard_rule(guard: Guard) -> &'static str {
+    match guard {
+        Guard::WriteRetryRule => {
+            "Retry reads, not writes. A tool that changes something gets one attempt. A timeout on a write isn't a failure; it's an unknown."
+        }
+        Guard::ToolContract => {
+            "The runtime's test helper assert_tool_contract fails any tool that writes, sends or deletes and is allowed more than one attempt or has no idempotency key, so the rule is checked in CI, not just documented."
+        }
+        Guard::PauseOnIndeterminate => {
+            "Meanwhile, the run can wait. With tool_policy.on_indeterminate: pause, a run whose call is unknown pauses in awaiting_reconciliation instead of failing, and settling the call resumes it. on_indeterminate: pause exists for this reason: the model doesn't hear \"failed\" while the honest answer is \"unknown\"."
+        }
+        Guard::Ledger => {
+            "Write it down before you run it. The call is reserved in a ledger under that key first. A key that already completed returns its recorded result instead of running again."
+        }
+        Guard::AtomicReservation => {
+            "The reservation is atomic, so when two processes drive the same run, only one of them gets to make the call."
+        }
+        Guard::KeyDownstream => {
+            "Each tool call gets an idempotency key from its run and call, and the tool passes it to the system it changes. Send the same key twice and the second request gets the first one's answer instead of a second charge."
+        }
+        Guard::CheckpointVersion => {
+            "The reservation is atomic, so when two processes drive the same run, only one of them gets to make the call. A version check on the run's checkpoint makes the other one stand down at its next save."
+        }
+        Guard::ReconcileHook => {
+            "Ask the tool. A tool can have a reconcile hook that looks the key up in the external system. When a recovered run replays a call that's still unknown, the runtime asks the hook first."
+        }
+        Guard::KeyPerCall => {
+            "The key isn't derived from the arguments. Two different calls with identical arguments are two effects, and a hash of the arguments would merge them. And a key that changed whenever the model reworded an argument wouldn't catch a replay at all."
+        }
+        Guard::NoLeaseExpiry => {
+            "started or indeterminate: the outcome is unknown. The call doesn't run. A call stays started when the process died while it ran."
+        }
+        Guard::NoReflexCompensation => {
+            "Undo only on purpose. Compensation exists, but the runtime never runs it automatically. It can't tell whether a failure later in the run makes an earlier effect wrong."
+        }
+        Guard::RefusalIsFailed => {
+            "Not attempted is failed. A tool that refuses before sending anything raises ToolNotAttemptedError, and the call is recorded failed: it definitely did not happen, so it may run again once the cause is fixed."
+        }
+    }
+}
+
+/// The seed's rule when the other system's key handling decided: billing recognised a repeat.
+pub const KEYS_HONOURED_RULE: &str = "What you can have is an effect that happens once: send the request as many times as you need to, and make the receiver recognise a repeat. That's what an idempotency key is for.";
+
+/// The seed's rule when an operator's decision decided.
+pub const OPERATOR_RULE: &str = "Ask a person. When the hook can't tell, an operator can. POST /v1/tool-executions/{key}/resolve records what the operator found, completed or failed, with a required reason. Every decision is compare-and-set on the ledger status, so of two operators acting at once exactly one wins.";
+
+/// The seed's rule when the other system could not recognise a repeat.
+pub const OTHER_SIDE_RULE: &str =
+    "The other system has to cooperate. The key makes a repeat recognisable; only the receiver can refuse it.";

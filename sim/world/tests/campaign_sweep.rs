@@ -18,8 +18,9 @@ fn campaign_sweep() -> CampaignSweep {
     campaign_sweep::sweep_campaign(campaign.levels.iter().map(|loaded| &loaded.level)).expect("every level simulates")
 }
 
-/// The share of beatable levels in which timing must decide.
-const FIGURE_FLOOR: f64 = 0.75;
+/// The share of beatable levels in which timing must decide: every one (the README's figure,
+/// 18 of 18; the issue asked for at least three quarters).
+const FIGURE_FLOOR: f64 = 1.0;
 
 #[test]
 fn timing_decides_in_enough_of_the_beatable_levels() {

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use bevy_egui::egui::{self, RichText};
 use twice_world::simulator::Simulation;
 
-use super::{LevelUi, Prompt, PromptKind};
+use super::{LevelUi, Prompt, PromptKind, predict};
 use crate::paths::GamePaths;
-use crate::session::{Intent, Session};
+use crate::progress::prediction::Prediction;
+use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
 
 /// `<data>/tapes/<level>-<n>.tape.ron`, the first that does not exist.
@@ -30,6 +31,7 @@ pub fn draw(
     level_ui: &mut LevelUi,
     paths: &GamePaths,
     compact: bool,
+    prediction: &Prediction,
     intents: &mut Vec<Intent>,
 ) {
     let idle = !session.is_busy();
@@ -90,6 +92,17 @@ pub fn draw(
             rewind_and_tapes(ui, session, level_ui, paths, phase, intents);
         }
         ui.separator();
+        if ui::button(
+            ui,
+            idle && !over && session.mode != Mode::Replay,
+            label("🔮 Predict", "🔮"),
+            "V",
+        )
+        .on_hover_text("before the run plays out: will the heist work, and which guard will decide it?")
+        .clicked()
+        {
+            predict::open(level_ui, prediction);
+        }
         let debrief = egui::Button::new(RichText::new("Debrief").strong().color(if over {
             theme::CREW
         } else {
@@ -100,13 +113,19 @@ pub fn draw(
             intents.push(Intent::Debrief);
         }
     });
-    last_word(ui, session, simulation, level_ui);
+    last_word(ui, session, simulation, level_ui, prediction);
 }
 
 /// The last word: the session's notice, or the screen's own. The verdict on the right is
 /// laid out first, so a long notice is cut short ("…", whole on hover) instead of running
 /// under it.
-fn last_word(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, level_ui: &LevelUi) {
+fn last_word(
+    ui: &mut egui::Ui,
+    session: &Session,
+    simulation: &Simulation,
+    level_ui: &LevelUi,
+    prediction: &Prediction,
+) {
     let over = simulation.is_over();
     ui.horizontal(|ui| {
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
@@ -114,15 +133,24 @@ fn last_word(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, leve
                 && let Some(conclusion) = &session.conclusion
                 && let Ok(verdict) = &conclusion.verdict
             {
+                // In the debrief's tone: a loss is never a green tick here either.
+                let (glyph, color) = conclusion
+                    .debrief
+                    .as_ref()
+                    .map_or((theme::outcome_glyph(verdict.outcome), theme::TEXT), |told| {
+                        crate::screens::debrief::tone_look(told.tone)
+                    });
                 ui.label(
                     RichText::new(format!(
-                        "Level over: {} {} — press Enter for the debrief",
-                        theme::outcome_glyph(verdict.outcome),
+                        "Level over: {glyph} {} — press Enter for the debrief",
                         theme::outcome_words(verdict.outcome)
                     ))
                     .strong()
-                    .color(theme::outcome_color(verdict.outcome)),
+                    .color(color),
                 );
+            }
+            if let Some((text, color)) = predict::status(prediction) {
+                ui.add(egui::Label::new(RichText::new(text).color(color)).truncate());
             }
             ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
                 let line = |ui: &mut egui::Ui, text: RichText| {
@@ -174,6 +202,8 @@ fn rewind_and_tapes(
     }
     let mut target = level_ui.rewind_to.unwrap_or(phase).min(phase);
     ui.label(RichText::new("rewind to").size(theme::SMALL));
+    // A short slider: with the prediction's button the controls still fit one line at 1280.
+    ui.spacing_mut().slider_width = 56.0;
     let slider = egui::Slider::new(&mut target, 0..=phase.max(1))
         .integer()
         .show_value(true);
@@ -189,14 +219,20 @@ fn rewind_and_tapes(
         level_ui.rewind_to = None;
     }
     ui.separator();
-    if ui::button(ui, idle, "Save tape", "S").clicked() {
+    if ui::button(ui, idle, "Save", "S")
+        .on_hover_text("save the tape of what you did")
+        .clicked()
+    {
         level_ui.prompt = Some(Prompt {
             kind: PromptKind::SaveTape,
             text: suggested_tape_path(paths, session).display().to_string(),
             focus: true,
         });
     }
-    if ui::button(ui, true, "Load tape", "L").clicked() {
+    if ui::button(ui, true, "Load", "L")
+        .on_hover_text("load a tape into the replay viewer")
+        .clicked()
+    {
         level_ui.prompt = Some(Prompt {
             kind: PromptKind::LoadTape,
             text: paths.levels.display().to_string() + "/",

@@ -20,7 +20,7 @@ pub(super) fn read(
 ) {
     use egui::Key;
     // Dialogs take the keyboard first; they handle their own keys when drawn.
-    if level_ui.prompt.is_some() || level_ui.chooser.is_some() {
+    if level_ui.prompt.is_some() || level_ui.chooser.is_some() || level_ui.predict.is_some() {
         return;
     }
     if level_ui.help {

@@ -18,7 +18,8 @@ use crate::panels::Panel;
 use crate::paths::GamePaths;
 use crate::presenter::Presenter;
 use crate::progress::Progress;
-use crate::session::{Intent, Session};
+use crate::progress::prediction::{Prediction, PredictionIntent};
+use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
 
 mod briefing;
@@ -33,6 +34,7 @@ mod ledger;
 mod notes;
 mod operator;
 mod overlays;
+mod predict;
 mod rulebook;
 mod stage;
 pub mod timeline;
@@ -91,6 +93,8 @@ pub struct LevelUi {
     /// The guide's coach was shown on this visit: its column stays (saying the guide is done)
     /// until the player leaves, so the stage does not jump wider under the pointer.
     pub coach_shown: bool,
+    /// The prediction window (V) is open, with the player's choices so far.
+    pub predict: Option<predict::Draft>,
     /// The declaration window's drafts, by tool.
     pub declaration_drafts: std::collections::BTreeMap<String, declaration::Draft>,
 }
@@ -122,6 +126,10 @@ fn spawn_state(mut commands: Commands, presenter: Res<Presenter>, options: Optio
     let shot = options.and_then(|options| options.screenshot.as_ref().and(options.screen));
     let glossary = shot == Some(ShotScreen::Glossary);
     let help = shot == Some(ShotScreen::Keys);
+    let predict = (shot == Some(ShotScreen::Predict)).then_some(predict::Draft {
+        verdict: twice_world::prediction::Expected::HeistWorks,
+        deciding: None,
+    });
     commands.spawn((
         Name::new("Level screen"),
         LevelUi {
@@ -129,6 +137,7 @@ fn spawn_state(mut commands: Commands, presenter: Res<Presenter>, options: Optio
             notes: presenter.on,
             glossary,
             help,
+            predict,
             ..LevelUi::default()
         },
         timeline::TimelineCache::default(),
@@ -165,6 +174,7 @@ fn draw(
     // The campaign for the chapter's presenter notes and the glossary, beside the player's
     // progress and the guided first level's step.
     (progress, campaign, guide): (Res<Progress>, Res<Campaign>, Res<Guide>),
+    (prediction, mut prediction_writer): (Res<Prediction>, MessageWriter<PredictionIntent>),
     mut writer: MessageWriter<Intent>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
@@ -174,6 +184,11 @@ fn draw(
     let simulation = session.simulation();
     cache.update(&simulation);
 
+    let dialog_open = level_ui.help || level_ui.prompt.is_some() || level_ui.chooser.is_some();
+    if !dialog_open && level_ui.predict.is_none() && session.mode != Mode::Replay && ui::pressed(context, egui::Key::V)
+    {
+        predict::open(level_ui, &prediction);
+    }
     keyboard::read(context, level_ui, &session, &simulation, &paths, &mut intents);
 
     // On a short screen (a projector at presenter zoom is 411 points tall) the stage cannot
@@ -198,7 +213,16 @@ fn draw(
                 .inner_margin(egui::Margin::symmetric(10, 6)),
         )
         .show(&mut root, |ui| {
-            controls::draw(ui, &session, &simulation, level_ui, &paths, short, &mut intents)
+            controls::draw(
+                ui,
+                &session,
+                &simulation,
+                level_ui,
+                &paths,
+                short,
+                &prediction,
+                &mut intents,
+            )
         });
     // Beside everything below the top bar, so the notes have the screen's height to fill.
     notes::draw(&mut root, &session, &campaign, level_ui);
@@ -241,26 +265,7 @@ fn draw(
     ) {
         glossary_clicked = Some(entry);
     }
-    egui::CentralPanel::default()
-        .frame(
-            egui::Frame::new()
-                .fill(theme::BACKGROUND)
-                .inner_margin(egui::Margin::same(6)),
-        )
-        .show(&mut root, |ui| {
-            // Scrolls when the screen is short (a projector at presenter zoom), so the whole
-            // stage can be reached.
-            egui::ScrollArea::vertical()
-                .id_salt("level-centre")
-                .auto_shrink(false)
-                .show(ui, |ui| {
-                    stage::draw(ui, &session, &simulation, &cache);
-                    if !short {
-                        ui.add_space(4.0);
-                        cards::draw(ui, &session, &simulation, level_ui, false, &mut intents);
-                    }
-                });
-        });
+    centre(&mut root, &session, &simulation, level_ui, &cache, short, &mut intents);
 
     windows(
         context,
@@ -271,6 +276,11 @@ fn draw(
         glossary_clicked,
         &mut intents,
     );
+    let mut prediction_intents = Vec::new();
+    predict::draw(context, &session, level_ui, &mut prediction_intents);
+    for intent in prediction_intents {
+        prediction_writer.write(intent);
+    }
     drop(simulation);
     if !intents.is_empty() {
         level_ui.flash = None;
@@ -330,4 +340,36 @@ fn timeline_panel(
             );
         });
     rewind
+}
+
+/// The stage and, unless the screen is short (then it has its own strip), the hand under it.
+fn centre(
+    root: &mut egui::Ui,
+    session: &Session,
+    simulation: &twice_world::simulator::Simulation,
+    level_ui: &mut LevelUi,
+    cache: &timeline::TimelineCache,
+    short: bool,
+    intents: &mut Vec<Intent>,
+) {
+    egui::CentralPanel::default()
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(6)),
+        )
+        .show(root, |ui| {
+            // Scrolls when the screen is short (a projector at presenter zoom), so the whole
+            // stage can be reached.
+            egui::ScrollArea::vertical()
+                .id_salt("level-centre")
+                .auto_shrink(false)
+                .show(ui, |ui| {
+                    stage::draw(ui, session, simulation, cache);
+                    if !short {
+                        ui.add_space(4.0);
+                        cards::draw(ui, session, simulation, level_ui, false, intents);
+                    }
+                });
+        });
 }

@@ -11,7 +11,7 @@ use crate::session::{Intent, Session};
 use crate::ui::{self, theme};
 
 /// Every key of the level screen, as the overlay lists them.
-pub const SHORTCUTS: [(&str, &str); 28] = [
+pub const SHORTCUTS: [(&str, &str); 29] = [
     ("Space", "play / pause"),
     (". or →", "step one phase of one actor"),
     (", or ←", "rewind one phase"),
@@ -37,6 +37,10 @@ pub const SHORTCUTS: [(&str, &str); 28] = [
     ),
     ("+ / −", "faster / slower"),
     ("E", "run to the end"),
+    (
+        "V",
+        "predict, then watch: will the heist work, and which guard decides it (before the run plays out)",
+    ),
     ("R", "restart with a fresh ledger file"),
     ("1 – 9", "play the card with that number"),
     ("1 – 9 in a chooser", "pick the target; Esc cancels"),

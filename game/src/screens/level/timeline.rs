@@ -136,11 +136,19 @@ const PHASE_TIME_WIDTH: f32 = 96.0;
 const ROW_FONT_SIZE: f32 = 12.5;
 const HEADER_FONT_SIZE: f32 = 11.5;
 
-/// How wide each lane is, given how many there are and the width available.
+/// The least width the rows' text keeps: the lanes narrow past their minimum before it goes.
+const TEXT_WIDTH_MIN: f32 = 160.0;
+/// The narrowest a lane gets to leave the text its least width (a narrow debrief at a projector).
+const LANE_WIDTH_SQUEEZED: f32 = 12.0;
+
+/// How wide each lane is, given how many there are and the width available: their share of
+/// the width within their bounds, narrower still (to [`LANE_WIDTH_SQUEEZED`]) where the
+/// rows' text would otherwise have less than [`TEXT_WIDTH_MIN`].
 pub fn lane_width(lanes: usize, available_width: f32) -> f32 {
     let lanes = lanes.max(1) as f32;
-    let share = available_width * LANES_SHARE_MAX / lanes;
-    share.clamp(LANE_WIDTH_MIN, LANE_WIDTH)
+    let share = (available_width * LANES_SHARE_MAX / lanes).clamp(LANE_WIDTH_MIN, LANE_WIDTH);
+    let leaves_text_its_room = (available_width - 8.0 - PHASE_TIME_WIDTH - TEXT_WIDTH_MIN) / lanes;
+    share.min(leaves_text_its_room.max(LANE_WIDTH_SQUEEZED))
 }
 
 /// Where each lane's name goes in the header: on one line while every name fits its lane,
@@ -456,13 +464,18 @@ mod tests {
     }
 
     #[test]
-    fn lanes_share_the_width_but_never_shrink_below_their_minimum() {
+    fn lanes_share_the_width_and_narrow_past_their_minimum_only_to_leave_the_text_its_room() {
         assert_eq!(lane_width(5, 2000.0), LANE_WIDTH);
         let narrow = lane_width(9, 700.0);
         assert!((LANE_WIDTH_MIN..LANE_WIDTH).contains(&narrow), "{narrow}");
         assert!(narrow * 9.0 <= 700.0 * LANES_SHARE_MAX + 0.01);
-        assert_eq!(lane_width(40, 700.0), LANE_WIDTH_MIN);
         assert_eq!(lane_width(0, 700.0), LANE_WIDTH);
+        // Too many lanes for their minimum: they narrow so the text keeps its room, down to
+        // the squeezed width at most.
+        let squeezed = lane_width(7, 360.0);
+        assert!(squeezed < LANE_WIDTH_MIN, "{squeezed}");
+        assert!(360.0 - 8.0 - PHASE_TIME_WIDTH - 7.0 * squeezed >= TEXT_WIDTH_MIN - 0.01);
+        assert_eq!(lane_width(40, 700.0), LANE_WIDTH_SQUEEZED);
     }
 
     #[test]

@@ -52,9 +52,23 @@ impl Worker {
             Input::AttemptRefused { record } => self.attempt_refused(record),
             Input::NotAttempted { reason } => {
                 self.context_mut().awaiting_attempt = None;
+                if !self.guard(Guard::RefusalIsFailed) {
+                    // A naive runtime that swallows the tool's exception: the call returned,
+                    // so it is recorded a success, and nobody will ever run it again.
+                    let swallowed = serde_json::json!({ "swallowed_refusal": reason }).to_string();
+                    return self.record(Status::Completed, Some(swallowed));
+                }
                 let context = self.context();
                 let (side_effect, attempt, attempts_allowed) =
                     (context.tool.side_effect, context.attempt, context.attempts_allowed);
+                if side_effect.changes_something() {
+                    let key = self.context().key.clone();
+                    self.note(
+                        Guard::RefusalIsFailed,
+                        Held::RefusalRecordedFailed,
+                        format!("the tool refused {key} before sending: recorded failed, not a success"),
+                    );
+                }
                 match self.outcome(side_effect, AttemptEnd::NotAttempted, attempt, attempts_allowed) {
                     OutcomeAction::Record(status) => self.record(status, Some(format!("not attempted: {reason}"))),
                     OutcomeAction::Retry { .. } => unreachable!("a refusal is never retried"),

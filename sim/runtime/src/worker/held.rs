@@ -33,6 +33,9 @@ pub enum Held {
     FirstAnswerRepeated { first: String },
     /// `write_retry_rule`: a write's timeout was recorded `indeterminate`, not retried.
     WriteNotRetried,
+    /// `refusal_is_failed`: a write the tool refused before sending was recorded `failed`,
+    /// not swallowed as a success, so the run hears it did not happen.
+    RefusalRecordedFailed,
     /// `pause_on_indeterminate`: the run paused instead of telling the model "failed".
     Paused,
     /// `reconcile_hook`: the hook found the effect; the run went on with the real result.

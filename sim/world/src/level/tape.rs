@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use super::play::{Play, PlayVersion1, TAPE_VERSION, WireRule};
 use super::validate::{validate_level, validate_tape};
 use super::{FILE_BYTES_MAX, Level};
-use crate::checker::{Outcome, ViolationKind};
 use crate::error::InputError;
-use crate::runtime::guards::{Guard, Guards};
+use crate::outcome::Expectation;
+use crate::runtime::guards::Guards;
 
 /// A move at a point of the simulation: before phase `at_phase` runs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,31 +17,6 @@ use crate::runtime::guards::{Guard, Guards};
 pub struct TimedAction {
     pub at_phase: u32,
     pub play: Play,
-}
-
-/// What a tape expects the checker to say.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Expectation {
-    pub verdict: Outcome,
-    /// The guards that held, in the order they first held.
-    #[serde(default)]
-    pub stopped_by: Vec<Guard>,
-    /// The kinds of broken promise the checker is expected to find (a level with a guard off
-    /// may break one on purpose). Any other violation fails the replay.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub violations: Vec<ViolationKind>,
-}
-
-impl Expectation {
-    /// What a tape expects to see again: this verdict, its guards and its violations.
-    pub fn of(verdict: &crate::checker::Verdict) -> Expectation {
-        Expectation {
-            verdict: verdict.outcome,
-            stopped_by: verdict.stopped_by.clone(),
-            violations: verdict.violation_kinds(),
-        }
-    }
 }
 
 /// A recorded game: a level, a seed, the player's timed moves, and the verdict expected.

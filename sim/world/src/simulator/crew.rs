@@ -14,7 +14,8 @@ use crate::ledger::SettleError;
 use crate::level::{CardKind, Play, TimedAction, WireRule};
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::operator::{self, CompensateRequest, HeldLedger, OperatorError, ResolveRequest};
-use crate::runtime::tool::READ_ATTEMPTS_MAX;
+use crate::runtime::rules::Status;
+use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
 
 /// Which message a wire card hit: the move (its index in [`Simulation::played`]) and the
 /// message, with the phase it was put on the wire in. A version 1 tape becomes a version 2
@@ -125,45 +126,16 @@ impl Simulation {
             Play::LoseResponse { key } => (Actor::Crew, self.lose(Direction::Response, key.as_deref())?),
             Play::SlowResponse { key } => (Actor::Crew, self.slow_response(key.as_deref())?),
             Play::CrashWorker { worker, in_phase } => {
-                let target = match worker {
-                    Some(number) => {
-                        if !self.workers.slots.get(number).is_some_and(|slot| slot.alive) {
-                            return Err(PlayError::NoSuchWorker(*number));
-                        }
-                        *number
-                    }
-                    None => {
-                        *self
-                            .workers
-                            .slots
-                            .iter()
-                            .find(|(_, slot)| slot.alive)
-                            .ok_or(PlayError::NoWorkerAlive)?
-                            .0
-                    }
-                };
-                let about_to = self.workers.slots[&target].phase.clone();
-                if let Some(wanted) = in_phase
-                    && *wanted != about_to
-                {
-                    return Err(PlayError::NotInPhase {
-                        worker: target,
-                        wanted: wanted.clone(),
-                        about_to,
-                    });
-                }
+                let (target, about_to) = self.crash_by_move(*worker, in_phase.as_deref())?;
+                let text = format!(
+                    "w{target} is killed (SIGKILL), {}: its connection drops, its open transaction rolls back",
+                    super::workers::moment(&about_to)
+                );
                 made = Play::CrashWorker {
                     worker: Some(target),
-                    in_phase: Some(about_to.clone()),
+                    in_phase: Some(about_to),
                 };
-                self.crash(target);
-                (
-                    Actor::Crew,
-                    format!(
-                        "w{target} is killed (SIGKILL), {}: its connection drops, its open transaction rolls back",
-                        super::workers::moment(&about_to)
-                    ),
-                )
+                (Actor::Crew, text)
             }
             Play::DuplicateWorker { run } => {
                 self.check_run(run)?;
@@ -203,78 +175,18 @@ impl Simulation {
                 reason,
                 operator,
                 expected_status,
-            } => {
-                let key = IdempotencyKey::parse(key).map_err(|_| PlayError::BadKey(key.clone()))?;
-                let request = ResolveRequest {
-                    status: *status,
-                    reason: reason.clone(),
-                    operator: operator.clone(),
-                    expected_status: *expected_status,
-                    result: None,
-                };
-                match operator::resolve(&mut self.observer, &key, &request, self.clock.now_ms) {
-                    Ok(record) => {
-                        self.wake_parked(super::FIRST_NODE, &key, None);
-                        (
-                            Actor::Operator(operator.clone()),
-                            format!("resolves {key} as {} — \"{reason}\"", record.status),
-                        )
-                    }
-                    // Compare-and-set lost: the operator acted on what they were shown, and the
-                    // ledger refused it. The move is made (it is the race the level teaches);
-                    // nothing in the ledger changes.
-                    Err(OperatorError::Settle(SettleError::Stale { expected, current, .. })) => {
-                        let winner = self.last_decider(&key).unwrap_or_else(|| "someone".to_owned());
-                        (
-                            Actor::Operator(operator.clone()),
-                            format!(
-                                "409 conflict: {operator} expected {key} to be {expected}, but {winner} settled it {} first; {operator}'s {status} was refused",
-                                current.status
-                            ),
-                        )
-                    }
-                    Err(error) => return Err(error.into()),
-                }
-            }
-            Play::OperatorCompensate { key, reason, operator } => {
-                let key = IdempotencyKey::parse(key).map_err(|_| PlayError::BadKey(key.clone()))?;
-                let request = CompensateRequest {
-                    key: &key,
-                    reason,
-                    operator,
-                };
-                // The one compensation: look the credit up by the call's key, void it by its
-                // id, once — as the HTTP API does against a billing server.
-                let (ledger, mut target, now_ms) = self.compensation_parts();
-                let record = operator::compensate(&mut HeldLedger { ledger, now_ms }, &mut target, &request)?;
-                self.wake_parked(super::FIRST_NODE, &key, None);
-                (
-                    Actor::Operator(operator.clone()),
-                    format!("compensates {key} ({}) — \"{reason}\"", record.status),
-                )
-            }
+            } => self.operator_resolves(key, *status, reason, operator, *expected_status)?,
+            Play::OperatorCompensate { key, reason, operator } => self.operator_compensates(key, reason, operator)?,
             Play::DeclareTool {
                 tool,
                 side_effect,
                 attempts,
                 takes_key,
             } => {
-                let declared = self
-                    .level
-                    .tools
-                    .iter_mut()
-                    .find(|declared| declared.name == *tool)
-                    .expect("checked: the level declares it");
-                *declared = declared.declared_as(*side_effect, *attempts, *takes_key);
-                let summary = declared.summary();
-                let verdict = match declared.check_contract() {
-                    Ok(()) => "it passes the tool contract check".to_owned(),
-                    Err(violation) => format!("it fails the tool contract check: {violation}"),
-                };
                 redeploy = true;
                 (
                     Actor::Crew,
-                    format!("{tool} is declared {summary}; {verdict}. Penny is deployed again with it"),
+                    self.declare_tool(tool, *side_effect, *attempts, *takes_key),
                 )
             }
         };
@@ -305,6 +217,123 @@ impl Simulation {
             self.redeploy();
         }
         Ok(())
+    }
+
+    /// A crash by the player's move: the worker named (alive), or the first alive; refused if
+    /// it is not about to run `in_phase`. Returns the worker and the phase it was about to run.
+    fn crash_by_move(&mut self, worker: Option<u32>, in_phase: Option<&str>) -> Result<(u32, String), PlayError> {
+        let target = match worker {
+            Some(number) => {
+                if !self.workers.slots.get(&number).is_some_and(|slot| slot.alive) {
+                    return Err(PlayError::NoSuchWorker(number));
+                }
+                number
+            }
+            None => {
+                *self
+                    .workers
+                    .slots
+                    .iter()
+                    .find(|(_, slot)| slot.alive)
+                    .ok_or(PlayError::NoWorkerAlive)?
+                    .0
+            }
+        };
+        let about_to = self.workers.slots[&target].phase.clone();
+        if let Some(wanted) = in_phase
+            && wanted != about_to
+        {
+            return Err(PlayError::NotInPhase {
+                worker: target,
+                wanted: wanted.to_owned(),
+                about_to,
+            });
+        }
+        self.crash(target);
+        Ok((target, about_to))
+    }
+
+    /// The player, as operator, resolves a call. A lost compare-and-set is a move made (it is
+    /// the race the level teaches), said as the 409 it is.
+    fn operator_resolves(
+        &mut self,
+        key: &str,
+        status: Status,
+        reason: &str,
+        operator: &str,
+        expected_status: Option<Status>,
+    ) -> Result<(Actor, String), PlayError> {
+        let key = IdempotencyKey::parse(key).map_err(|_| PlayError::BadKey(key.to_owned()))?;
+        let request = ResolveRequest {
+            status,
+            reason: reason.to_owned(),
+            operator: operator.to_owned(),
+            expected_status,
+            result: None,
+        };
+        match operator::resolve(&mut self.observer, &key, &request, self.clock.now_ms) {
+            Ok(record) => {
+                self.wake_parked(super::FIRST_NODE, &key, None);
+                Ok((
+                    Actor::Operator(operator.to_owned()),
+                    format!("resolves {key} as {} — \"{reason}\"", record.status),
+                ))
+            }
+            // Compare-and-set lost: the operator acted on what they were shown, and the
+            // ledger refused it. The move is made (it is the race the level teaches);
+            // nothing in the ledger changes.
+            Err(OperatorError::Settle(SettleError::Stale { expected, current, .. })) => {
+                let winner = self.last_decider(&key).unwrap_or_else(|| "someone".to_owned());
+                Ok((
+                    Actor::Operator(operator.to_owned()),
+                    format!(
+                        "409 conflict: {operator} expected {key} to be {expected}, but {winner} settled it {} first; {operator}'s {status} was refused",
+                        current.status
+                    ),
+                ))
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// The player, as operator, asks for a call's compensation.
+    fn operator_compensates(&mut self, key: &str, reason: &str, operator: &str) -> Result<(Actor, String), PlayError> {
+        let key = IdempotencyKey::parse(key).map_err(|_| PlayError::BadKey(key.to_owned()))?;
+        let request = CompensateRequest {
+            key: &key,
+            reason,
+            operator,
+        };
+        // The one compensation: look the credit up by the call's key, void it by its
+        // id, once — as the HTTP API does against a billing server.
+        let (ledger, mut target, now_ms) = self.compensation_parts();
+        let record = operator::compensate(&mut HeldLedger { ledger, now_ms }, &mut target, &request)?;
+        self.wake_parked(super::FIRST_NODE, &key, None);
+        Ok((
+            Actor::Operator(operator.to_owned()),
+            format!("compensates {key} ({}) — \"{reason}\"", record.status),
+        ))
+    }
+
+    /// The player, as developer, declares `tool` (checked: the level declares it); says what
+    /// the contract check makes of the declaration. Penny is deployed again by the caller.
+    fn declare_tool(&mut self, tool: &str, side_effect: SideEffect, attempts: u32, takes_key: bool) -> String {
+        if self.authored_tools.is_none() {
+            self.authored_tools = Some(self.level.tools.clone());
+        }
+        let declared = self
+            .level
+            .tools
+            .iter_mut()
+            .find(|declared| declared.name == tool)
+            .expect("checked: the level declares it");
+        *declared = declared.declared_as(side_effect, attempts, takes_key);
+        let summary = declared.summary();
+        let verdict = match declared.check_contract() {
+            Ok(()) => "it passes the tool contract check".to_owned(),
+            Err(violation) => format!("it fails the tool contract check: {violation}"),
+        };
+        format!("{tool} is declared {summary}; {verdict}. Penny is deployed again with it")
     }
 
     /// Why `tool` cannot be declared now with `attempts` attempts, if it cannot.

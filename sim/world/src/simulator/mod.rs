@@ -7,16 +7,22 @@
 //! [`crate::runtime::executor::Executor`]; the simulator carries out the rest.
 //!
 //! Where things are:
+//! - `builder.rs` — a simulation built from a level, a seed and the player's moves;
+//! - `reading.rs` — what the game, the checker and the debrief read of a simulation;
 //! - `clock.rs` — virtual time and the queue of what happens next;
-//! - `workers.rs` — the workers, and the simulator's part of each of their phases;
+//! - `workers.rs` — the workers' lives: started, failed, retired, crashed, parked, woken;
+//! - `phases.rs` — the simulator's part of each worker phase;
 //! - `network.rs` — messages on the wire;
 //! - `world.rs` — billing, and the one way an operator undoes an effect in it;
 //! - `crew.rs` — the player's moves;
 //! - `timeline.rs` — the timeline, with typed actors.
 
+mod builder;
 mod clock;
 mod crew;
 mod network;
+mod phases;
+mod reading;
 mod timeline;
 mod workers;
 mod world;
@@ -24,23 +30,22 @@ mod world;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
 
+/// Money in words lives in [`crate::text`]; named here too for the simulator's callers.
+pub use crate::text::dollars;
 pub use crew::{Armed, WireHit};
 pub use network::{Direction, Message};
 pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
 pub use workers::{FailedRun, PARKED, WAIT_FOR_ANSWER, WorkerView, moment};
 
-use crate::billing::Billing;
-use crate::checker::{self, Verdict};
-use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, Ledger, LedgerError, LedgerStore, RunHistoryEntry};
-use crate::level::{CardKind, Level, TimedAction, WireRule};
+use crate::checker;
+use crate::ledger::{Ledger, LedgerError};
+use crate::level::{Level, WireRule};
 use crate::runtime::guards::Guards;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::operator::OperatorError;
-use crate::runtime::worker::{GuardNote, Input};
+use crate::runtime::worker::Input;
 use clock::{Clock, Event};
 use crew::Crew;
 use timeline::Timeline;
@@ -123,157 +128,7 @@ pub(crate) struct FirstCall {
     pub(crate) phase: u32,
 }
 
-/// Builds a simulation: a level, an explicit seed, and optionally a ledger file,
-/// guard overrides and the player's moves.
-#[derive(Clone, Debug)]
-pub struct SimulationBuilder {
-    level: Level,
-    seed: u64,
-    guards: Option<Guards>,
-    ledger_file: Option<PathBuf>,
-    ledger_store: LedgerStore,
-    actions: Vec<TimedAction>,
-    wire_rule: WireRule,
-    send_fence: bool,
-}
-
-impl SimulationBuilder {
-    pub fn new(level: Level, seed: u64) -> SimulationBuilder {
-        SimulationBuilder {
-            level,
-            seed,
-            guards: None,
-            ledger_file: None,
-            ledger_store: LedgerStore::Sqlite,
-            actions: Vec::new(),
-            wire_rule: WireRule::OnTheWireNow,
-            send_fence: true,
-        }
-    }
-
-    /// How wire cards find their message: a version 1 tape's moves replay by its own rule.
-    pub fn wire_rule(mut self, rule: WireRule) -> Self {
-        self.wire_rule = rule;
-        self
-    }
-
-    /// Overrides the level's guards (the sandbox, the vault tests).
-    pub fn guards(mut self, guards: Guards) -> Self {
-        self.guards = Some(guards);
-        self
-    }
-
-    /// Writes the ledger to this (new) SQLite file instead of memory.
-    pub fn ledger_file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.ledger_file = Some(path.into());
-        self
-    }
-
-    /// Which store holds an in-memory ledger: SQLite (the default, what the game and replays
-    /// use) or the memory store, which gives the same answers without SQLite, for bulk runs
-    /// (the explorer, the benchmark). A ledger file is always SQLite, whatever this says.
-    pub fn ledger_store(mut self, store: LedgerStore) -> Self {
-        self.ledger_store = store;
-        self
-    }
-
-    /// The player's moves, applied before the phases they name.
-    pub fn actions(mut self, actions: Vec<TimedAction>) -> Self {
-        self.actions = actions;
-        self
-    }
-
-    /// Workers send without the send fence, as the runtime did before it had one. Only for
-    /// the test that shows what the fence prevents; no level, tape or command can ask for it.
-    #[doc(hidden)]
-    pub fn without_send_fence_for_tests(mut self) -> Self {
-        self.send_fence = false;
-        self
-    }
-
-    pub fn build(self) -> Result<Simulation, SimError> {
-        let observer = match &self.ledger_file {
-            Some(path) if path.exists() => return Err(SimError::LedgerExists(path.clone())),
-            Some(path) => Ledger::open(path)?,
-            None => Ledger::open_in(self.ledger_store)?,
-        };
-        let store = self.ledger_store;
-        self.build_with(observer, store)
-    }
-
-    /// Builds the simulation on a ledger opened elsewhere (the PostgreSQL store, which this
-    /// crate's built-in stores do not cover): its workers connect to it with
-    /// [`Ledger::connect_again`]. It must be empty, as a new file or memory ledger is; the
-    /// builder's file and store settings are not used.
-    pub fn build_on(self, ledger: Ledger) -> Result<Simulation, SimError> {
-        if !ledger.all_records()?.is_empty() || !ledger.checkpoints()?.is_empty() {
-            return Err(SimError::LedgerNotEmpty(ledger.location()));
-        }
-        let store = self.ledger_store;
-        self.build_with(ledger, store)
-    }
-
-    /// `second_node_store`: where a second node's ledger lives, if the level has one (never in
-    /// a file: it is another machine's).
-    fn build_with(self, observer: Ledger, second_node_store: LedgerStore) -> Result<Simulation, SimError> {
-        let guards = self.guards.unwrap_or(self.level.guards);
-        let hand = self
-            .level
-            .cards
-            .iter()
-            .map(|allowance| (allowance.card, allowance.count))
-            .collect();
-        let billing = Billing::new(self.level.world.billing_keys, &self.level.world.accounts);
-        let second_node = if self.level.world.second_node {
-            Some(Ledger::open_in(second_node_store)?)
-        } else {
-            None
-        };
-        let mut simulation = Simulation {
-            rng: ChaCha8Rng::seed_from_u64(self.seed),
-            seed: self.seed,
-            guards,
-            send_fence: self.send_fence,
-            wire_rule: self.wire_rule,
-            clock: Clock::default(),
-            workers: Workers::new(),
-            messages: BTreeMap::new(),
-            next_message: 1,
-            world: World::new(billing),
-            crew: Crew {
-                hand,
-                armed: Armed::default(),
-                armed_moves: BTreeMap::new(),
-                pending: self.actions.into_iter().collect(),
-                played: Vec::new(),
-                wire_hits: Vec::new(),
-            },
-            timeline: Timeline::default(),
-            observer,
-            second_node,
-            call_items: BTreeMap::new(),
-            nodes: BTreeMap::new(),
-            failed_runs: Vec::new(),
-            first_call: None,
-            ended: false,
-            level: self.level,
-        };
-        let runs: Vec<String> = simulation.level.runs.iter().map(|run| run.id.clone()).collect();
-        for run in &runs {
-            simulation.nodes.insert(
-                run.clone(),
-                checker::RunNode {
-                    node: run.clone(),
-                    retry: 0,
-                },
-            );
-        }
-        for run in runs {
-            simulation.spawn_worker(&run, "starts the run", FIRST_NODE);
-        }
-        Ok(simulation)
-    }
-}
+pub use builder::SimulationBuilder;
 
 /// A running simulation. `step()` advances one phase of one actor.
 #[derive(Debug)]
@@ -305,294 +160,13 @@ pub struct Simulation {
     failed_runs: Vec<FailedRun>,
     /// Penny's first call, once a worker has begun one: declaring a tool is over from then on.
     first_call: Option<FirstCall>,
+    /// The level's tools as authored, kept when the player's first declaration changes them,
+    /// so the same run can be simulated again from the start (the counterfactual debrief).
+    authored_tools: Option<Vec<crate::runtime::tool::ToolDeclaration>>,
     ended: bool,
 }
 
 impl Simulation {
-    // ----- reading the state -----
-
-    pub fn level(&self) -> &Level {
-        &self.level
-    }
-    pub fn seed(&self) -> u64 {
-        self.seed
-    }
-    pub fn guards(&self) -> Guards {
-        self.guards
-    }
-    pub fn now_ms(&self) -> u64 {
-        self.clock.now_ms
-    }
-    /// Phases run so far.
-    pub fn phase(&self) -> u32 {
-        self.clock.phase
-    }
-    /// Nothing is left to happen, or the phase limit is reached. A move from the player
-    /// (an operator's decision, a new worker) can wake a quiet level.
-    pub fn is_over(&self) -> bool {
-        self.ended
-    }
-    /// The phase limit is reached: no more moves.
-    pub fn is_out_of_phases(&self) -> bool {
-        self.clock.phase >= self.level.max_phases
-    }
-
-    /// The cards in hand that could still change a quiet level: an operator's resolve while a
-    /// call is unknown, a compensation while a call with a compensation may have taken effect.
-    /// A run parked for an operator is not the end of a level that gives the player operator
-    /// moves: the level ends when nothing the player can still do changes anything.
-    pub fn moves_that_still_matter(&self) -> Result<Vec<CardKind>, LedgerError> {
-        if self.is_out_of_phases() {
-            return Ok(Vec::new());
-        }
-        let holds = |card: CardKind| self.crew.hand.get(&card).is_some_and(|left| *left > 0);
-        let mut cards = Vec::new();
-        if !holds(CardKind::OperatorResolve) && !holds(CardKind::OperatorCompensate) {
-            return Ok(cards);
-        }
-        let records = self.observer.all_records()?;
-        if holds(CardKind::OperatorResolve) && records.iter().any(|record| record.status.is_unknown()) {
-            cards.push(CardKind::OperatorResolve);
-        }
-        let compensable = |record: &ExecutionRecord| {
-            !matches!(
-                record.status,
-                crate::runtime::rules::Status::Failed | crate::runtime::rules::Status::Compensated
-            ) && self
-                .level
-                .tools
-                .iter()
-                .any(|tool| tool.name == record.tool && tool.compensation)
-        };
-        if holds(CardKind::OperatorCompensate) && records.iter().any(compensable) {
-            cards.push(CardKind::OperatorCompensate);
-        }
-        Ok(cards)
-    }
-
-    /// The phase Penny's first call began in, once one has: from then on no tool can be declared.
-    pub fn first_call_phase(&self) -> Option<u32> {
-        self.first_call.as_ref().map(|first| first.phase)
-    }
-
-    /// Over, and nothing the player still holds could change it: time for the verdict.
-    pub fn is_concluded(&self) -> Result<bool, LedgerError> {
-        Ok(self.is_over() && self.moves_that_still_matter()?.is_empty())
-    }
-    pub fn billing(&self) -> &Billing {
-        &self.world.billing
-    }
-    pub fn timeline(&self) -> &[TimelineEntry] {
-        &self.timeline.entries
-    }
-    pub fn guard_notes(&self) -> &[GuardNote] {
-        &self.timeline.notes
-    }
-    /// The rows of the runtime's decision tables that fired, oldest first.
-    pub fn rules_fired(&self) -> &[RuleFiring] {
-        &self.timeline.rules
-    }
-    pub fn armed(&self) -> &Armed {
-        &self.crew.armed
-    }
-    /// How this simulation's wire cards find their message.
-    pub fn wire_rule(&self) -> WireRule {
-        self.wire_rule
-    }
-    /// Which message each wire card hit, in the order they hit.
-    pub fn wire_hits(&self) -> &[WireHit] {
-        &self.crew.wire_hits
-    }
-    /// The messages a wire card of this kind could hit now, oldest first: on the wire in its
-    /// direction, not lost (and, to be slowed, not slowed already).
-    pub fn wire_targets(&self, card: CardKind) -> Vec<&Message> {
-        let (direction, for_slowing) = match card {
-            CardKind::LoseRequest => (Direction::Request, false),
-            CardKind::LoseResponse => (Direction::Response, false),
-            CardKind::SlowResponse => (Direction::Response, true),
-            _ => return Vec::new(),
-        };
-        self.messages
-            .values()
-            .filter(|message| message.direction == direction && !message.lost && !(for_slowing && message.slowed))
-            .collect()
-    }
-    /// Cards left in hand.
-    pub fn hand(&self) -> &BTreeMap<CardKind, u32> {
-        &self.crew.hand
-    }
-    /// The moves played so far, as a tape stores them.
-    pub fn played(&self) -> &[TimedAction] {
-        &self.crew.played
-    }
-    /// Messages on the wire now.
-    pub fn messages(&self) -> impl Iterator<Item = &Message> {
-        self.messages.values()
-    }
-    /// Each credit billing applied → the request that made it.
-    pub fn effects(&self) -> &BTreeMap<String, checker::CreditOrigin> {
-        &self.world.effects
-    }
-    pub fn ledger(&self) -> &Ledger {
-        &self.observer
-    }
-    /// Every run started, by id → the workflow node it belongs to (the level's run it carries
-    /// out, and which retry of it it is).
-    pub fn nodes(&self) -> &checker::RunNodes {
-        &self.nodes
-    }
-    /// The level's run (workflow node) that `run` carries out: itself, or the run a workflow
-    /// retry started it for.
-    pub fn node_of<'a>(&'a self, run: &'a str) -> &'a str {
-        checker::node_of(&self.nodes, run)
-    }
-    /// The runs that failed and what followed each, oldest first.
-    pub fn failed_runs(&self) -> &[FailedRun] {
-        &self.failed_runs
-    }
-    /// The second node's ledger, in a level that has one: its twin's records and checkpoints.
-    pub fn second_node_ledger(&self) -> Option<&Ledger> {
-        self.second_node.as_ref()
-    }
-    /// The ledger of a node: the first node's, or the second's in a level that has one.
-    fn node_ledger(&self, node: u32) -> &Ledger {
-        match node {
-            SECOND_NODE => self
-                .second_node
-                .as_ref()
-                .expect("a worker on the second node has its ledger"),
-            _ => &self.observer,
-        }
-    }
-    fn node_ledger_mut(&mut self, node: u32) -> &mut Ledger {
-        match node {
-            SECOND_NODE => self
-                .second_node
-                .as_mut()
-                .expect("a worker on the second node has its ledger"),
-            _ => &mut self.observer,
-        }
-    }
-    pub fn ledger_records(&self) -> Result<Vec<ExecutionRecord>, LedgerError> {
-        self.observer.all_records()
-    }
-    pub fn ledger_history(&self) -> Result<Vec<HistoryEntry>, LedgerError> {
-        self.observer.all_history()
-    }
-    pub fn run_history(&self) -> Result<Vec<RunHistoryEntry>, LedgerError> {
-        self.observer.run_history(None)
-    }
-    pub fn checkpoints(&self) -> Result<Vec<Checkpoint>, LedgerError> {
-        self.observer.checkpoints()
-    }
-    pub fn workers(&self) -> Vec<WorkerView> {
-        self.workers
-            .slots
-            .iter()
-            .map(|(number, slot)| {
-                let call = slot.machine.current_call();
-                WorkerView {
-                    number: *number,
-                    id: slot.machine.id().to_owned(),
-                    run: slot.machine.run_id().to_owned(),
-                    state: slot.machine.state(),
-                    alive: slot.alive,
-                    crashed: slot.crashed,
-                    phase: slot.phase.clone(),
-                    call: call.map(|(call, _, _)| call.clone()),
-                    key: call.map(|(_, key, _)| key.to_string()),
-                    attempt: call.map_or(0, |(_, _, attempt)| attempt),
-                    loaded_version: slot.machine.loaded_version(),
-                    run_state: slot.machine.run_state().clone(),
-                    node: slot.node,
-                }
-            })
-            .collect()
-    }
-
-    /// The phases worker `w<number>` was given, in order.
-    pub fn worker_phases(&self, number: u32) -> Option<&[&'static str]> {
-        self.workers.slots.get(&number).map(|slot| slot.phases.as_slice())
-    }
-
-    /// The checker's verdict on the history so far.
-    pub fn verdict(&self) -> Result<Verdict, LedgerError> {
-        let mut records = self.observer.all_records()?;
-        let history = self.observer.all_history()?;
-        let mut checkpoints = self.observer.checkpoints()?;
-        let mut run_history = self.observer.run_history(None)?;
-        // A second node's ledger is judged beside the first: its records and checkpoints are
-        // the twin's promises, and its history is read apart (a decision is only ever
-        // overwritten within one ledger).
-        let mut second_node_history = Vec::new();
-        if let Some(second) = &self.second_node {
-            records.extend(second.all_records()?);
-            checkpoints.extend(second.checkpoints()?);
-            run_history.extend(second.run_history(None)?);
-            second_node_history = second.all_history()?;
-        }
-        Ok(checker::judge(&checker::CheckInput {
-            level: &self.level,
-            guards: self.guards,
-            billing: &self.world.billing,
-            effects: &self.world.effects,
-            records: &records,
-            history: &history,
-            second_node_history: &second_node_history,
-            checkpoints: &checkpoints,
-            run_history: &run_history,
-            notes: &self.timeline.notes,
-            call_items: &self.call_items,
-            compensations: &self.world.compensations,
-            nodes: &self.nodes,
-        }))
-    }
-
-    /// Everything that happened, as canonical JSON: equal inputs give equal bytes.
-    pub fn history_text(&self) -> Result<String, LedgerError> {
-        #[derive(Serialize)]
-        struct History<'a> {
-            timeline: &'a [TimelineEntry],
-            records: Vec<ExecutionRecord>,
-            history: Vec<HistoryEntry>,
-            run_history: Vec<RunHistoryEntry>,
-            checkpoints: Vec<Checkpoint>,
-            billing: &'a Billing,
-            notes: &'a [GuardNote],
-            #[serde(skip_serializing_if = "Option::is_none")]
-            second_node: Option<NodeHistory>,
-        }
-        #[derive(Serialize)]
-        struct NodeHistory {
-            records: Vec<ExecutionRecord>,
-            history: Vec<HistoryEntry>,
-            run_history: Vec<RunHistoryEntry>,
-            checkpoints: Vec<Checkpoint>,
-        }
-        let second_node = match &self.second_node {
-            Some(second) => Some(NodeHistory {
-                records: second.all_records()?,
-                history: second.all_history()?,
-                run_history: second.run_history(None)?,
-                checkpoints: second.checkpoints()?,
-            }),
-            None => None,
-        };
-        let history = History {
-            timeline: &self.timeline.entries,
-            records: self.observer.all_records()?,
-            history: self.observer.all_history()?,
-            run_history: self.observer.run_history(None)?,
-            checkpoints: self.observer.checkpoints()?,
-            billing: &self.world.billing,
-            notes: &self.timeline.notes,
-            second_node,
-        };
-        Ok(serde_json::to_string_pretty(&history).expect("history serializes"))
-    }
-
-    // ----- advancing -----
-
     /// Runs one phase of one actor. Returns false when the level is over.
     pub fn step(&mut self) -> Result<bool, SimError> {
         if self.ended {
@@ -733,10 +307,4 @@ impl Simulation {
         }
         Ok(())
     }
-}
-
-/// `$25.00` from cents.
-pub fn dollars(cents: i64) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
-    format!("{sign}${}.{:02}", cents.abs() / 100, cents.abs() % 100)
 }

@@ -129,7 +129,7 @@ impl Simulation {
             run,
             key,
             // The runtime's words quote statuses in backticks; on screen they are stray marks.
-            text: crate::debrief::plain(&text),
+            text: crate::text::plain(&text),
             guard: None,
         });
     }
@@ -143,7 +143,7 @@ impl Simulation {
             kind: "guard held".into(),
             run: Some(run.to_owned()),
             key: note.key.clone(),
-            text: crate::debrief::plain(&note.detail),
+            text: crate::text::plain(&note.detail),
             guard: Some(note.guard),
         });
         self.timeline.notes.push(note);

@@ -1,23 +1,22 @@
 //! The workers: each a runtime machine ([`Worker`]) with its own ledger connection in the
 //! runtime's [`Executor`]. The executor carries out the machine's ledger commands; this file
 //! carries out the rest — the model, the wire, time, the process — as the simulator's part
-//! of the one runtime, the same way a real worker process does with real ones.
+//! of the one runtime, the same way a real worker process does with real ones (each phase in
+//! `phases.rs`); here, the workers' lives: started, failed, retired, crashed, parked and woken.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use super::clock::Event;
-use super::network::Outgoing;
 use super::timeline::Actor;
-use super::{SimError, Simulation, WORKERS_MAX};
-use crate::billing_tools::{CreditArguments, Operation};
-use crate::model::{self, Nudge};
-use crate::runtime::executor::{Drive, Executor, Next, Report};
+use super::{Simulation, WORKERS_MAX};
+use crate::model;
+use crate::runtime::executor::Executor;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::rules::{self, FailedRunAction};
-use crate::runtime::run::{Decision, RunState, RunStatus, ToolCall};
-use crate::runtime::worker::{Command, Input, Worker, WorkerSetup, WorkerState};
+use crate::runtime::run::{RunState, RunStatus, ToolCall};
+use crate::runtime::worker::{Input, Worker, WorkerSetup, WorkerState};
 use crate::runtime::workflow;
 
 /// A worker as the game draws it.
@@ -114,30 +113,6 @@ pub fn moment(phase: &str) -> String {
     }
 }
 
-/// The most phase names kept per worker (a level's phase limit bounds them anyway).
-const PHASES_KEPT_MAX: usize = 100_000;
-
-/// How long each kind of phase takes, in virtual milliseconds.
-fn phase_cost_ms(command: &Command) -> u64 {
-    match command {
-        Command::AskModel { .. } => 30,
-        Command::Reconcile { .. } | Command::Compensate { .. } => 10,
-        Command::Invoke { .. }
-        | Command::Park { .. }
-        | Command::StandDown { .. }
-        | Command::WaitForPerson { .. }
-        | Command::Exit => 1,
-        Command::Backoff { .. } | Command::LogLateOutcome { .. } => 1,
-        Command::LoadCheckpoint
-        | Command::Reserve { .. }
-        | Command::CheckLedger { .. }
-        | Command::InsertStarted { .. }
-        | Command::RecordOutcome { .. }
-        | Command::SaveCheckpoint { .. }
-        | Command::ReadRecord { .. } => 2,
-    }
-}
-
 impl Simulation {
     pub(super) fn spawn_worker(&mut self, run: &str, why: &str, node: u32) -> Option<u32> {
         if self.workers.next_worker > WORKERS_MAX {
@@ -218,277 +193,14 @@ impl Simulation {
         self.level.runs.iter().find(|script| script.id == node)
     }
 
-    /// Feeds the machine one input and schedules the phase it asks for.
-    pub(super) fn feed(&mut self, worker: u32, input: Input) {
-        let now = self.clock.now_ms;
-        let slot = self.workers.slots.get_mut(&worker).expect("feeding a known worker");
-        if !slot.alive || slot.machine.is_done() {
-            // Between deciding to exit (or stand down) and doing it, a worker hears nothing.
-            return;
-        }
-        let next = slot.machine.handle(now, input);
-        let notes = slot.machine.take_notes();
-        let fired = slot.machine.take_fired();
-        let key = slot.machine.current_call().map(|(_, key, _)| key.to_string());
-        let run = slot.machine.run_id().to_owned();
-        if let Some(key) = &key
-            && self.first_call.is_none()
-        {
-            self.first_call = Some(super::FirstCall {
-                worker,
-                key: key.clone(),
-                phase: self.clock.phase,
-            });
-        }
-        for note in notes {
-            if let crate::runtime::worker::Held::ContractRefused { tool } = &note.held {
-                self.timeline.rules.push(super::RuleFiring {
-                    phase: self.clock.phase,
-                    worker,
-                    key: None,
-                    row: super::RuleRow::ContractRefused { tool: tool.clone() },
-                });
-            }
-            self.log_guard(worker, &run, note);
-        }
-        for decided in fired {
-            self.timeline.rules.push(super::RuleFiring {
-                phase: self.clock.phase,
-                worker,
-                key: key.clone(),
-                row: super::RuleRow::Decided(decided),
-            });
-        }
-        if let Some(command) = next {
-            let slot = self.workers.slots.get_mut(&worker).expect("known worker");
-            slot.phase = command.phase_name().to_owned();
-            if slot.phases.len() < PHASES_KEPT_MAX {
-                slot.phases.push(command.phase_name());
-            }
-            let delay = phase_cost_ms(&command);
-            self.clock.schedule(
-                now + delay,
-                Event::Worker {
-                    worker,
-                    command: Box::new(command),
-                },
-            );
-        }
-    }
-
-    fn run_of(&self, worker: u32) -> String {
+    pub(super) fn run_of(&self, worker: u32) -> String {
         self.workers.slots[&worker].machine.run_id().to_owned()
-    }
-
-    /// One phase of one worker: the executor's part, then the simulator's.
-    pub(super) fn run_command(&mut self, worker: u32, command: Command) -> Result<(), SimError> {
-        let run = self.run_of(worker);
-        let phase = command.phase_name();
-        let key = command.key().map(ToString::to_string);
-        if let Command::Reserve { key, call, .. } | Command::InsertStarted { key, call, .. } = &command {
-            self.note_call(key, &run, call);
-        }
-        let now = self.clock.now_ms;
-        let executor = self
-            .workers
-            .slots
-            .get_mut(&worker)
-            .and_then(|slot| slot.executor.as_mut())
-            .expect("a live worker has its connection");
-        let step = executor.perform(command, now)?;
-        if let Some(report) = &step.report {
-            self.report(worker, &run, phase, key, report);
-        }
-        match step.next {
-            Next::Feed(input) => self.feed(worker, input),
-            Next::Drive(drive) => self.drive(worker, &run, drive)?,
-            Next::Nothing => {}
-        }
-        Ok(())
-    }
-
-    /// What the executor did, on the timeline; whoever waits on a record it settled is woken.
-    fn report(&mut self, worker: u32, run: &str, phase: &str, key: Option<String>, report: &Report) {
-        if let Report::Reserved {
-            reservation:
-                crate::ledger::Reservation::Decided {
-                    action,
-                    previous_status,
-                    ..
-                },
-            ..
-        } = report
-        {
-            let side_effect = self.workers.slots[&worker]
-                .machine
-                .current_call()
-                .and_then(|(call, _, _)| self.level.tools.iter().find(|tool| tool.name == call.tool))
-                .map_or(crate::runtime::tool::SideEffect::External, |tool| tool.side_effect);
-            self.timeline.rules.push(super::RuleFiring {
-                phase: self.clock.phase,
-                worker,
-                key: key.clone(),
-                row: super::RuleRow::Reservation {
-                    existing: *previous_status,
-                    side_effect,
-                    action: *action,
-                },
-            });
-        }
-        if matches!(report, Report::AttemptBegun { .. }) {
-            // The send itself is the line the player reads.
-            return;
-        }
-        let kind = match report {
-            Report::LateLogged { .. } => "late outcome",
-            Report::SendRefused { .. } => "send refused",
-            _ => phase,
-        };
-        self.log(
-            Actor::Worker(worker),
-            kind,
-            Some(run.to_owned()),
-            key,
-            report.describe(),
-        );
-        if let Some(settled) = report.settled() {
-            let settled = settled.clone();
-            let node = self.workers.slots[&worker].node;
-            self.wake_parked(node, &settled, Some(worker));
-        }
-    }
-
-    /// The simulator's part of a command: the model, the wire, the world, time, the process.
-    fn drive(&mut self, worker: u32, run: &str, drive: Drive) -> Result<(), SimError> {
-        let now = self.clock.now_ms;
-        let actor = Actor::Worker(worker);
-        let some_run = Some(run.to_owned());
-        match drive {
-            Drive::AskModel { state } => self.ask_model(worker, run, state),
-            Drive::Send {
-                key,
-                downstream_key,
-                call,
-                attempt,
-            } => {
-                let node = self.node_of(run).to_owned();
-                if self.crew.take_not_attempted(&node) {
-                    let text = format!(
-                        "{}: the tool refused before sending anything (token expired)",
-                        call.tool
-                    );
-                    self.log(actor, "send", some_run, Some(key.to_string()), text);
-                    self.feed(
-                        worker,
-                        Input::NotAttempted {
-                            reason: "the account's token expired".into(),
-                        },
-                    );
-                } else {
-                    // Sent: until its answer (or its timeout) comes, the worker waits.
-                    if let Some(slot) = self.workers.slots.get_mut(&worker) {
-                        slot.phase = WAIT_FOR_ANSWER.to_owned();
-                    }
-                    self.send_request(Outgoing {
-                        worker,
-                        run: run.to_owned(),
-                        key,
-                        downstream_key,
-                        call,
-                        attempt,
-                    });
-                }
-            }
-            Drive::Backoff { after_ms, next_attempt } => {
-                self.clock.schedule(now + after_ms, Event::Backoff { worker });
-                self.log(
-                    actor,
-                    "backoff",
-                    some_run,
-                    None,
-                    format!("waits {after_ms} ms before attempt {next_attempt}"),
-                );
-            }
-            Drive::LookUp { key, .. } => {
-                let found = self.reconcile_lookup(&key);
-                let executor = self.executor(worker);
-                let step =
-                    executor.reconciled(key.clone(), found.as_ref().map(|(r, f)| (r.as_str(), f.as_str())), now)?;
-                self.finish_driven(worker, run, "reconcile", Some(key.to_string()), step);
-            }
-            Drive::Undo { key, call } => {
-                let words = self.reflex_void(run, &key, &call);
-                let step = self.executor(worker).undone(key.clone(), &words, now)?;
-                self.finish_driven(worker, run, "compensate", Some(key.to_string()), step);
-            }
-            Drive::Park { key } => {
-                self.workers.parked.entry(key.to_string()).or_default().insert(worker);
-                if let Some(slot) = self.workers.slots.get_mut(&worker) {
-                    slot.phase = PARKED.to_owned();
-                }
-                self.log(
-                    actor,
-                    "park",
-                    some_run,
-                    Some(key.to_string()),
-                    format!("run paused: awaiting reconciliation of {key}"),
-                );
-                // Settled between the decision to pause and now: wake at once.
-                let node = self.workers.slots[&worker].node;
-                if self
-                    .node_ledger(node)
-                    .record(&key)?
-                    .is_some_and(|record| record.status.is_settled())
-                {
-                    self.wake_parked(node, &key, None);
-                }
-            }
-            Drive::StandDown { reason } => {
-                self.retire(worker);
-                self.log(actor, "stand down", some_run, None, reason);
-            }
-            Drive::WaitForPerson { reason } => {
-                self.retire(worker);
-                self.log(actor, "wait for a person", some_run, None, reason);
-            }
-            Drive::Exit => {
-                self.retire(worker);
-                self.log(actor, "exit", some_run, None, "exits".into());
-                self.after_exit(worker, run);
-            }
-        }
-        Ok(())
-    }
-
-    fn executor(&mut self, worker: u32) -> &mut Executor {
-        self.workers
-            .slots
-            .get_mut(&worker)
-            .and_then(|slot| slot.executor.as_mut())
-            .expect("a live worker has its connection")
-    }
-
-    /// A driven step's ledger part came back from the executor: log it and feed on.
-    fn finish_driven(
-        &mut self,
-        worker: u32,
-        run: &str,
-        phase: &str,
-        key: Option<String>,
-        step: crate::runtime::executor::Step,
-    ) {
-        if let Some(report) = &step.report {
-            self.report(worker, run, phase, key, report);
-        }
-        if let Next::Feed(input) = step.next {
-            self.feed(worker, input);
-        }
     }
 
     /// A worker exited. If its run failed, the run's workflow node decides, once per run, what
     /// follows (table 4): a fresh run under `recovery_policy: retry` with retries left, or
     /// nothing — the run stays failed, on the timeline for a person to see.
-    fn after_exit(&mut self, worker: u32, run: &str) {
+    pub(super) fn after_exit(&mut self, worker: u32, run: &str) {
         let machine = &self.workers.slots[&worker].machine;
         let state = machine.run_state();
         let RunStatus::Failed { reason } = state.status.clone() else {
@@ -570,68 +282,6 @@ impl Simulation {
                 );
             }
         }
-    }
-
-    fn ask_model(&mut self, worker: u32, run: &str, state: RunState) {
-        let script = self.script_of(run).expect("runs come from the level").clone();
-        let ask = (run.to_owned(), format!("c{}", state.next_call_number));
-        let replays = *self.workers.model_asks.get(&ask).unwrap_or(&0);
-        let node = self.node_of(run).to_owned();
-        let nudge = Nudge {
-            replays,
-            call_again: self.crew.armed.call_again.get(&node).copied(),
-        };
-        let (decision, next, used_card) = match model::decide(&script, &self.level.model, &state, nudge) {
-            Ok(decided) => decided,
-            Err(error) => {
-                self.log(
-                    Actor::Model,
-                    "model decides",
-                    Some(run.to_owned()),
-                    None,
-                    format!("cannot decide: {error}"),
-                );
-                self.feed(
-                    worker,
-                    Input::StateUnusable {
-                        detail: error.to_string(),
-                    },
-                );
-                return;
-            }
-        };
-        if used_card {
-            self.crew.armed.call_again.remove(&node);
-        }
-        let text = match &decision {
-            Decision::Call(call) => {
-                *self.workers.model_asks.entry(ask).or_default() += 1;
-                // A read moves no money: its call shows no amount.
-                let reads = self
-                    .level
-                    .tools
-                    .iter()
-                    .any(|tool| tool.name == call.tool && Operation::LookupBalance.is_of(tool));
-                let arguments = CreditArguments::of_call(call);
-                let amount = if reads {
-                    String::new()
-                } else {
-                    format!("{}, ", super::dollars(i64::from(arguments.amount_cents)))
-                };
-                format!(
-                    "Penny calls {}({}, {amount}\"{}\") as {}{}",
-                    call.tool,
-                    arguments.account,
-                    arguments.memo,
-                    call.id,
-                    if used_card { " — called again" } else { "" }
-                )
-            }
-            Decision::Done => "Penny is done with this run".into(),
-            Decision::FailRun { reason } => format!("the run fails: {reason}"),
-        };
-        self.log(Actor::Model, "model decides", Some(run.to_owned()), None, text);
-        self.feed(worker, Input::ModelDecided { decision, state: next });
     }
 
     pub(super) fn note_call(&mut self, key: &IdempotencyKey, run: &str, call: &ToolCall) {

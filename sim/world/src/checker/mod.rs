@@ -14,56 +14,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::billing::{Answer, Billing, EntryKind};
 use crate::billing_tools::Operation;
-use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, HistoryEvent, RunEvent, RunHistoryEntry};
+use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, RunEvent, RunHistoryEntry};
 use crate::level::Level;
+pub use crate::outcome::{Expectation, Outcome, ViolationKind};
 use crate::runtime::guards::{Guard, Guards};
-use crate::runtime::rules::Status;
 use crate::runtime::run::RunState;
 use crate::runtime::worker::GuardNote;
-use crate::simulator::dollars;
+use crate::text::dollars;
 
-/// What happened to one credit Penny meant to issue, and to the level as a whole.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// More money landed than was owed: the heist worked.
-    PaidTwice,
-    /// Less landed than was owed, and nothing is flagged as unknown.
-    NotPaidButOwed,
-    /// Not (fully) paid, but flagged: the run honestly waits on a call still unknown or for a
-    /// person, or it failed at this step (or before it) and says so.
-    UnknownFlagged,
-    /// Exactly what was owed.
-    PaidOnce,
-}
-
-impl Outcome {
-    pub const ALL: [Outcome; 4] = [
-        Outcome::PaidTwice,
-        Outcome::NotPaidButOwed,
-        Outcome::UnknownFlagged,
-        Outcome::PaidOnce,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::PaidTwice => "paid_twice",
-            Outcome::NotPaidButOwed => "not_paid_but_owed",
-            Outcome::UnknownFlagged => "unknown_flagged",
-            Outcome::PaidOnce => "paid_once",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Outcome> {
-        Outcome::ALL.into_iter().find(|outcome| outcome.name() == text)
-    }
-}
-
-impl std::fmt::Display for Outcome {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str(self.name())
-    }
-}
+mod violations;
+use violations::violations;
 
 /// Who ran a compensation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,55 +38,6 @@ pub struct CompensationLog {
     pub key: String,
     pub by: CompensationBy,
     pub answer: Answer,
-}
-
-/// A promise the runtime (or its ledger) broke.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ViolationKind {
-    /// A record says `failed`, but its call's credit landed and was never reversed: a run
-    /// that believes the ledger will pay again.
-    FailedButPaid,
-    /// A record says `completed`, but billing holds no standing credit made by its call.
-    CompletedWithoutEffect,
-    /// Billing holds a credit whose call has no ledger record: it was sent without being
-    /// written down first (checked only with the `ledger` guard on).
-    EffectWithoutRecord,
-    /// The runtime compensated by itself, which nobody asked for.
-    UnaskedCompensation,
-    /// A settled decision was overwritten.
-    DecisionOverwritten,
-    /// A check-then-insert overwrote another worker's `started` reservation: two workers ran
-    /// one call.
-    ReservedTwice,
-}
-
-impl ViolationKind {
-    pub const ALL: [ViolationKind; 6] = [
-        ViolationKind::FailedButPaid,
-        ViolationKind::CompletedWithoutEffect,
-        ViolationKind::EffectWithoutRecord,
-        ViolationKind::UnaskedCompensation,
-        ViolationKind::DecisionOverwritten,
-        ViolationKind::ReservedTwice,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ViolationKind::FailedButPaid => "failed_but_paid",
-            ViolationKind::CompletedWithoutEffect => "completed_without_effect",
-            ViolationKind::EffectWithoutRecord => "effect_without_record",
-            ViolationKind::UnaskedCompensation => "unasked_compensation",
-            ViolationKind::DecisionOverwritten => "decision_overwritten",
-            ViolationKind::ReservedTwice => "reserved_twice",
-        }
-    }
-}
-
-impl std::fmt::Display for ViolationKind {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str(self.name())
-    }
 }
 
 /// One broken promise, with the key it is about.
@@ -181,6 +92,17 @@ impl Verdict {
     pub fn violation_kinds(&self) -> Vec<ViolationKind> {
         let kinds: BTreeSet<ViolationKind> = self.violations.iter().map(|violation| violation.kind).collect();
         kinds.into_iter().collect()
+    }
+}
+
+impl Expectation {
+    /// What a tape expects to see again: this verdict, its guards and its violations.
+    pub fn of(verdict: &Verdict) -> Expectation {
+        Expectation {
+            verdict: verdict.outcome,
+            stopped_by: verdict.stopped_by.clone(),
+            violations: verdict.violation_kinds(),
+        }
     }
 }
 
@@ -454,147 +376,6 @@ fn failed_nodes<'a>(input: &'a CheckInput<'_>) -> BTreeMap<&'a str, u32> {
             Some((node, state.item))
         })
         .collect()
-}
-
-fn violations(input: &CheckInput<'_>) -> Vec<Violation> {
-    let mut found = Vec::new();
-    let credit_tools: BTreeSet<&str> = input
-        .level
-        .tools
-        .iter()
-        .filter(|tool| Operation::Credit.is_of(tool))
-        .map(|tool| tool.name.as_str())
-        .collect();
-    // The credits standing (not reversed), and every credit, by the key of the call that made it.
-    let reversed: BTreeSet<&str> = input
-        .billing
-        .entries
-        .iter()
-        .filter_map(|entry| entry.reverses.as_deref())
-        .collect();
-    let mut credits_of: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut standing_of: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (credit, origin) in input.effects {
-        credits_of.entry(origin.key.as_str()).or_default().push(credit.as_str());
-        if !reversed.contains(credit.as_str()) {
-            standing_of
-                .entry(origin.key.as_str())
-                .or_default()
-                .push(credit.as_str());
-        }
-    }
-    let records: BTreeMap<&str, &ExecutionRecord> = input
-        .records
-        .iter()
-        .map(|record| (record.key.as_str(), record))
-        .collect();
-    for record in input
-        .records
-        .iter()
-        .filter(|record| credit_tools.contains(record.tool.as_str()))
-    {
-        let key = record.key.as_str();
-        let standing = standing_of.get(key).map_or(0, Vec::len);
-        match record.status {
-            Status::Failed if standing > 0 => found.push(Violation {
-                kind: ViolationKind::FailedButPaid,
-                key: Some(key.to_owned()),
-                detail: format!(
-                    "{key} is recorded failed, but its credit {} landed and was never reversed",
-                    standing_of[key].join(", ")
-                ),
-            }),
-            Status::Completed if standing == 0 => found.push(Violation {
-                kind: ViolationKind::CompletedWithoutEffect,
-                key: Some(key.to_owned()),
-                detail: format!("{key} is recorded completed, but billing holds no standing credit made by it"),
-            }),
-            _ => {}
-        }
-    }
-    if input.guards.is_on(Guard::Ledger) {
-        for (key, credits) in &credits_of {
-            if !records.contains_key(key) {
-                found.push(Violation {
-                    kind: ViolationKind::EffectWithoutRecord,
-                    key: Some((*key).to_owned()),
-                    detail: format!(
-                        "billing holds credit {} made by call {key}, which has no ledger record: it was sent without being written down first",
-                        credits.join(", ")
-                    ),
-                });
-            }
-        }
-    }
-    let histories = [input.history, input.second_node_history];
-    for entry in histories
-        .iter()
-        .flat_map(|history| history.iter())
-        .filter(|entry| entry.event == HistoryEvent::Reserved && entry.from_status == Some(Status::Started))
-    {
-        found.push(Violation {
-            kind: ViolationKind::ReservedTwice,
-            key: Some(entry.key.to_string()),
-            detail: format!(
-                "key {} was reserved twice: {}'s check-then-insert overwrote another worker's reservation",
-                entry.key, entry.actor
-            ),
-        });
-    }
-    for compensation in input
-        .compensations
-        .iter()
-        .filter(|compensation| compensation.by == CompensationBy::Runtime)
-    {
-        found.push(Violation {
-            kind: ViolationKind::UnaskedCompensation,
-            key: Some(compensation.key.clone()),
-            detail: format!(
-                "{} was compensated by the runtime, which nobody asked for",
-                compensation.key
-            ),
-        });
-    }
-    for history in histories {
-        found.extend(decisions_overwritten(history));
-    }
-    found
-}
-
-/// Settled decisions a later entry of one ledger's history overwrote.
-fn decisions_overwritten(history: &[HistoryEntry]) -> Vec<Violation> {
-    let mut found = Vec::new();
-    let mut settled: BTreeMap<&str, Status> = BTreeMap::new();
-    for entry in history {
-        let key = entry.key.as_str();
-        if let (Some(before), Some(to)) = (settled.get(key).copied(), entry.to_status) {
-            let allowed =
-                matches!(
-                    (before, to),
-                    (Status::Completed, Status::Compensating)
-                        | (Status::Compensating, Status::Compensated)
-                        | (Status::Completed, Status::Compensated)
-                ) || (before == Status::Failed && to == Status::Started && entry.event == HistoryEvent::ReservedAgain);
-            if !allowed && to != before {
-                found.push(Violation {
-                    kind: ViolationKind::DecisionOverwritten,
-                    key: Some(key.to_owned()),
-                    detail: format!(
-                        "the settled decision {before} on {key} was overwritten with {to} by {}",
-                        entry.actor
-                    ),
-                });
-            }
-        }
-        if let Some(to) = entry.to_status {
-            if to.is_settled() {
-                settled.insert(key, to);
-            } else if to == Status::Started {
-                settled.remove(key);
-            }
-        }
-    }
-    found
 }
 
 fn summarize(outcome: Outcome, goal_reached: bool, credits: &[CreditVerdict], stops: &[String]) -> String {

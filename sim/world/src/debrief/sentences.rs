@@ -1,148 +1,23 @@
-//! The debrief a player reads when a level ends: whether the heist worked, and — when it did
-//! not — what actually happened to the money, in a sentence or two drawn from the run itself.
-//!
-//! A loss never shows the win's story (it would describe something that did not happen, and
-//! give the answer away). It says which guard held and what it did, or why a card changed
-//! nothing ("the request never reached billing, so there was nothing to pay twice"), from the
-//! typed record of the run: the moves made, the messages they hit, the guards' notes, the
-//! credits billing holds and the checker's verdict. The game and the command line only show it.
+//! The sentences of a debrief, each drawn from this run: what happened to the money, what
+//! followed a failed run, what a guard did, why a move changed nothing.
 
-use serde::Serialize;
-
+use super::decider::{Decider, OperatorMistake};
+use super::{DIAGNOSIS_SENTENCES_MAX, Standing, guard_words};
 use crate::checker::{Outcome, Verdict};
 use crate::level::{Level, Play};
 use crate::runtime::guards::Guard;
 use crate::runtime::worker::GuardNote;
-use crate::simulator::{Actor, FailedRun, Simulation, WAIT_FOR_ANSWER, dollars};
+use crate::simulator::{Actor, FailedRun, Simulation, WAIT_FOR_ANSWER};
+use crate::text::{dollars, plain};
 
-/// The most sentences a diagnosis holds: it is read in a glance, not studied.
-pub const DIAGNOSIS_SENTENCES_MAX: usize = 3;
-
-/// Where the level stands once it is over.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Standing {
-    /// The crew reached the level's goal.
-    HeistWorked,
-    /// An unbeatable level held against the player's whole hand: that is its finish.
-    HeldAgainstTheWholeHand,
-    /// An unbeatable level held, but cards are left: played out, not finished.
-    HeldWithCardsLeft { cards_left: u32 },
-    /// The goal was not reached.
-    HeistFailed,
-}
-
-impl Standing {
-    pub fn of(level: &Level, verdict: &Verdict, cards_left: u32) -> Standing {
-        if verdict.goal_reached {
-            Standing::HeistWorked
-        } else if !level.unbeatable {
-            Standing::HeistFailed
-        } else if cards_left == 0 {
-            Standing::HeldAgainstTheWholeHand
-        } else {
-            Standing::HeldWithCardsLeft { cards_left }
-        }
-    }
-
-    /// The level counts as finished.
-    pub fn finishes_level(self) -> bool {
-        matches!(self, Standing::HeistWorked | Standing::HeldAgainstTheWholeHand)
-    }
-}
-
-/// How a win compares with the level's par.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct ParCheck {
-    pub cards: u32,
-    pub phases: u32,
-    pub par_cards: u32,
-    pub par_phases: u32,
-}
-
-impl ParCheck {
-    /// No more cards than par.
-    pub fn cards_at_par(&self) -> bool {
-        self.cards <= self.par_cards
-    }
-    /// No more cards than par, and no more phases.
-    pub fn phases_at_par(&self) -> bool {
-        self.cards_at_par() && self.phases <= self.par_phases
-    }
-    /// Stars earned: one for the cards, one more for the phases too.
-    pub fn stars(&self) -> u32 {
-        u32::from(self.cards_at_par()) + u32::from(self.phases_at_par())
-    }
-}
-
-/// The debrief of one finished (or quiet) run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Debrief {
-    pub standing: Standing,
-    pub headline: String,
-    /// What happened to the money, and why, from this run: at most [`DIAGNOSIS_SENTENCES_MAX`].
-    pub diagnosis: Vec<String>,
-    /// The level's own story: the win's explanation, or why an unbeatable level holds. Empty
-    /// on a loss, which never shows the story of a win.
-    pub story: String,
-    /// The rule the level teaches (shown win or lose: it is the lesson, not the answer).
-    pub rule: String,
-    pub cards_played: u32,
-    pub phases: u32,
-    /// On a win in a level with a par: how this win compares.
-    pub par: Option<ParCheck>,
-}
-
-/// A guard in the player's words, as briefings name it.
-pub fn guard_words(guard: Guard) -> &'static str {
-    match guard {
-        Guard::WriteRetryRule => "the write retry rule",
-        Guard::ToolContract => "the tool contract check",
-        Guard::PauseOnIndeterminate => "the pause on unknown calls",
-        Guard::Ledger => "the ledger",
-        Guard::AtomicReservation => "atomic reservation",
-        Guard::KeyDownstream => "passing the key",
-        Guard::CheckpointVersion => "the checkpoint version",
-        Guard::ReconcileHook => "the reconcile hook",
-        Guard::KeyPerCall => "keys per call",
-        Guard::NoLeaseExpiry => "no lease expiry",
-        Guard::NoReflexCompensation => "no reflex compensation",
-    }
-}
-
-/// Runtime text for a player: the runtime's messages quote statuses in backticks, which read
-/// as stray marks on screen.
-pub fn plain(text: &str) -> String {
-    text.replace('`', "")
-}
-
-fn capitalised(text: &str) -> String {
-    let mut characters = text.chars();
-    match characters.next() {
-        Some(first) => first.to_uppercase().chain(characters).collect(),
-        None => String::new(),
-    }
-}
-
-/// The guard note that explains this run best: one about a guard the level teaches, else one
-/// the level switches off (the sandbox turned it on to see it hold), else the first.
-fn telling_note(simulation: &Simulation) -> Option<&GuardNote> {
-    let level = simulation.level();
-    let notes = simulation.guard_notes();
-    notes
-        .iter()
-        .find(|note| level.lesson.guards.contains(&note.guard))
-        .or_else(|| notes.iter().find(|note| !level.guards.is_on(note.guard)))
-        .or_else(|| notes.last())
-}
-
-/// The debrief of `simulation` as it stands now (call it when the level is over).
-pub fn of(simulation: &Simulation, verdict: &Verdict) -> Debrief {
-    let level = simulation.level();
-    let cards_left: u32 = simulation.hand().values().sum();
-    let cards_played = u32::try_from(simulation.played().len()).unwrap_or(u32::MAX);
-    let standing = Standing::of(level, verdict, cards_left);
-    let phases = simulation.phase();
+/// What happened to the money and why, from this run: at most [`DIAGNOSIS_SENTENCES_MAX`].
+pub(super) fn diagnosis(
+    simulation: &Simulation,
+    verdict: &Verdict,
+    standing: Standing,
+    decided_by: &Decider,
+    mistakes: &[OperatorMistake],
+) -> Vec<String> {
     let mut diagnosis = vec![money_sentence(simulation, verdict)];
     // A run that failed changes what the money means: say what followed it.
     if let Some(failed) = simulation.failed_runs().first() {
@@ -153,10 +28,20 @@ pub fn of(simulation: &Simulation, verdict: &Verdict) -> Debrief {
             .count();
         diagnosis.push(failed_run_sentence(failed, landed));
     }
+    // An owed customer's headline already names the mistake; a win's does not.
+    if let Some(mistake) = mistakes.first().filter(|_| standing == Standing::HeistWorked) {
+        diagnosis.push(mistake.sentence.clone());
+    }
     match standing {
-        Standing::HeistWorked => {}
+        Standing::HeistWorked => {
+            if let Decider::Operator { .. } = decided_by
+                && mistakes.is_empty()
+            {
+                diagnosis.extend(operator_sentence(simulation));
+            }
+        }
         Standing::HeldAgainstTheWholeHand | Standing::HeldWithCardsLeft { .. } => {
-            if let Some(note) = telling_note(simulation) {
+            if let Some(note) = deciding_note(simulation, decided_by) {
                 diagnosis.push(guard_sentence(note));
             }
             if let Standing::HeldWithCardsLeft { cards_left } = standing {
@@ -166,48 +51,25 @@ pub fn of(simulation: &Simulation, verdict: &Verdict) -> Debrief {
             }
         }
         Standing::HeistFailed => {
-            let explained = !simulation.failed_runs().is_empty();
-            diagnosis.extend(why_it_failed(simulation, explained));
+            let explained = !simulation.failed_runs().is_empty() || !mistakes.is_empty();
+            diagnosis.extend(why_it_failed(simulation, explained, decided_by));
         }
     }
+    diagnosis.dedup();
     diagnosis.truncate(DIAGNOSIS_SENTENCES_MAX);
-    let headline = match standing {
-        Standing::HeistWorked => format!("The heist worked: {}.", outcome_words(level, verdict.outcome)),
-        Standing::HeldAgainstTheWholeHand => "The runtime held against your whole hand, as this level promised.".into(),
-        Standing::HeldWithCardsLeft { .. } => "The runtime held so far — but your hand is not spent.".into(),
-        Standing::HeistFailed => match telling_note(simulation) {
-            Some(note) => format!("The heist failed: {} held.", guard_words(note.guard)),
-            None => "The heist failed: no guard stopped you, your moves missed their moment.".into(),
-        },
-    };
-    let story = match standing {
-        Standing::HeistWorked => plain(&level.lesson.text),
-        Standing::HeldAgainstTheWholeHand | Standing::HeldWithCardsLeft { .. } => plain(&level.debrief),
-        Standing::HeistFailed => String::new(),
-    };
-    let par = match (standing, level.par) {
-        (Standing::HeistWorked, Some(par)) => Some(ParCheck {
-            cards: cards_played,
-            phases,
-            par_cards: par.cards,
-            par_phases: par.phases,
-        }),
-        _ => None,
-    };
-    Debrief {
-        standing,
-        headline,
-        diagnosis,
-        story,
-        rule: plain(&level.lesson.rule),
-        cards_played,
-        phases,
-        par,
+    diagnosis
+}
+
+pub(super) fn capitalised(text: &str) -> String {
+    let mut characters = text.chars();
+    match characters.next() {
+        Some(first) => first.to_uppercase().chain(characters).collect(),
+        None => String::new(),
     }
 }
 
 /// What the crew was after, done: "Ada was paid twice".
-fn outcome_words(level: &Level, outcome: Outcome) -> String {
+pub(super) fn outcome_words(level: &Level, outcome: Outcome) -> String {
     let owner = first_owner(level);
     match outcome {
         Outcome::PaidTwice => format!("{owner} was paid twice"),
@@ -217,7 +79,28 @@ fn outcome_words(level: &Level, outcome: Outcome) -> String {
     }
 }
 
-fn first_owner(level: &Level) -> String {
+/// Everyone the script owes money, together: "Ada", "Ada and Bob" (the sums cover them all).
+fn owners(level: &Level, verdict: &Verdict) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for credit in &verdict.credits {
+        let name = level
+            .world
+            .accounts
+            .iter()
+            .find(|account| account.id == credit.account)
+            .map_or_else(|| credit.account.clone(), |account| account.owner.clone());
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    match names.as_slice() {
+        [] => first_owner(level),
+        [only] => only.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+pub(super) fn first_owner(level: &Level) -> String {
     let account = level
         .runs
         .first()
@@ -230,8 +113,7 @@ fn first_owner(level: &Level) -> String {
 
 /// One sentence about the money: what billing holds against what was owed.
 fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
-    let level = simulation.level();
-    let owner = first_owner(level);
+    let owner = owners(simulation.level(), verdict);
     let owed: i64 = verdict.credits.iter().map(|credit| credit.owed_cents).sum();
     let net: i64 = verdict.credits.iter().map(|credit| credit.net_cents).sum();
     let landed: u32 = verdict.credits.iter().map(|credit| credit.credits_applied).sum();
@@ -314,9 +196,9 @@ fn guard_sentence(note: &GuardNote) -> String {
     }
 }
 
-/// Why a failed heist failed: a guard that held, or why the moves changed nothing.
-/// `explained`: the diagnosis already says what happened to the run (it failed).
-fn why_it_failed(simulation: &Simulation, explained: bool) -> Vec<String> {
+/// Why a failed heist failed: the guard that decided and what it did, or why the moves
+/// changed nothing. `explained`: the diagnosis already says what happened to the run (it failed).
+fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider) -> Vec<String> {
     let played = simulation.played();
     if played.is_empty() {
         // A run the contract check refused never started: no card was ever going to matter.
@@ -341,8 +223,34 @@ fn why_it_failed(simulation: &Simulation, explained: bool) -> Vec<String> {
     {
         sentences.push(missed);
     }
-    if let Some(note) = telling_note(simulation) {
-        sentences.push(guard_sentence(note));
+    match decided_by {
+        Decider::Guards { .. } => {
+            if let Some(note) = deciding_note(simulation, decided_by) {
+                sentences.push(guard_sentence(note));
+            }
+        }
+        Decider::Held { guards } => {
+            if let Some(note) = simulation
+                .guard_notes()
+                .iter()
+                .find(|note| guards.contains(&note.guard))
+            {
+                sentences.push(guard_sentence(note));
+            }
+            sentences.push(format!(
+                "Switched off, {} moves the later phases so your moves meet other moments: this run cannot say whether it alone decided.",
+                guard_words(guards[0])
+            ));
+        }
+        Decider::KeysHonoured { key } => sentences.push(format!(
+            "Billing recognised key {key} and answered with its first credit instead of paying again."
+        )),
+        // What the runtime did with the decision, when a guard acted on it; else the decision.
+        Decider::Operator { .. } => match simulation.guard_notes().first() {
+            Some(note) => sentences.push(guard_sentence(note)),
+            None => sentences.extend(operator_sentence(simulation)),
+        },
+        Decider::Moment { .. } | Decider::NoMoves | Decider::Unexplained => {}
     }
     if sentences.is_empty() && !explained {
         sentences.push(
@@ -363,8 +271,37 @@ fn why_it_failed(simulation: &Simulation, explained: bool) -> Vec<String> {
     sentences
 }
 
+/// The note of a guard that decided this run (one the level teaches first), if it left one.
+pub(super) fn deciding_note<'a>(simulation: &'a Simulation, decided_by: &Decider) -> Option<&'a GuardNote> {
+    let Decider::Guards { guards, .. } = decided_by else {
+        return None;
+    };
+    let notes = simulation.guard_notes();
+    let taught = &simulation.level().lesson.guards;
+    notes
+        .iter()
+        .find(|note| guards.contains(&note.guard) && taught.contains(&note.guard))
+        .or_else(|| notes.iter().find(|note| guards.contains(&note.guard)))
+}
+
+/// What an operator's decision did, from the ledger: whom, which call, and what it was then.
+fn operator_sentence(simulation: &Simulation) -> Option<String> {
+    let history = simulation.ledger_history().ok()?;
+    let decision = history
+        .iter()
+        .find(|entry| entry.event == crate::ledger::HistoryEvent::Resolved)?;
+    let to = decision.to_status?;
+    let from = decision
+        .from_status
+        .map_or_else(|| "unrecorded".to_owned(), |status| status.to_string());
+    Some(format!(
+        "{} resolved {} {to} while the ledger held it {from}: that decision, not a guard, decided this run.",
+        decision.actor, decision.key
+    ))
+}
+
 /// Why a move made no difference to the money, when the run shows it did not.
-fn missed_move(simulation: &Simulation, index: usize, play: &Play) -> Option<String> {
+pub(super) fn missed_move(simulation: &Simulation, index: usize, play: &Play) -> Option<String> {
     if simulation.level().goal != Outcome::PaidTwice {
         // A lost request or an early crash is a miss only for a crew that wants two payments.
         return missed_other(simulation, play).filter(|_| !matches!(play, Play::CrashWorker { .. }));
@@ -385,8 +322,9 @@ fn missed_other(simulation: &Simulation, play: &Play) -> Option<String> {
             worker: Some(worker),
             in_phase: Some(phase),
         } if is_before_the_request_left(phase) => Some(format!(
-            "w{worker} was killed before its request left ({}): nothing had been paid, so the recovery's credit was the only one.",
-            crate::simulator::moment(phase)
+            "w{worker} was killed before its request left ({}): nothing had been paid, {}.",
+            crate::simulator::moment(phase),
+            after_an_early_crash(simulation)
         )),
         Play::ModelCallsAgain { run, .. } if simulation.armed().call_again.contains_key(run) => Some(format!(
             "Penny never heard that a call on {run} came to nothing, so the whisper to call again had nothing to repeat."
@@ -439,4 +377,24 @@ fn twin_stood_down(simulation: &Simulation, run: &str) -> bool {
             && entry.run.as_deref() == Some(run)
             && entry.kind == "stand down"
     })
+}
+
+/// What followed a crash before the request left, from billing and the checker: one credit,
+/// none with the run waiting, or none at all.
+fn after_an_early_crash(simulation: &Simulation) -> String {
+    let owner = first_owner(simulation.level());
+    let landed = simulation.effects().len();
+    let Ok(verdict) = simulation.verdict() else {
+        return "and the run could not be judged".to_owned();
+    };
+    let net: i64 = verdict.credits.iter().map(|credit| credit.net_cents).sum();
+    match (landed, verdict.waiting.first()) {
+        (1, _) => "so the recovery's credit was the only one".to_owned(),
+        (0, Some(run)) => format!(
+            "and nothing was paid after it either: {owner} has {} and {run} waits for someone to settle its call",
+            dollars(net)
+        ),
+        (0, None) => format!("and nothing was paid after it either: {owner} is still owed"),
+        (count, _) => format!("and the credits that landed ({count}) all came after it"),
+    }
 }

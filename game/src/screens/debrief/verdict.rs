@@ -1,0 +1,316 @@
+//! The debrief's verdict column: the verdict as the player's goal reads it, the headline and
+//! what happened to the money, what decided this run and the other outcome side by side, the
+//! prediction's score, every credit, and the rule of the guard that decided.
+//!
+//! Colours and glyphs follow the debrief's tone, never the outcome alone: a win is the crew's
+//! gold, a loss a cross (never a green tick), a customer owed money a warning whatever held,
+//! an unbeatable level held a shield.
+
+use bevy_egui::egui::{self, Color32, RichText};
+use twice_world::checker::{Outcome, Verdict};
+use twice_world::debrief::{Debrief, Decider, RuleSource, Tone};
+use twice_world::prediction::{GuardScore, Score};
+use twice_world::simulator::{Simulation, dollars};
+
+use super::Chosen;
+use super::other_run::OtherRun;
+use crate::session::Session;
+use crate::ui::{self, theme};
+
+/// The glyph and colour of a debrief's tone.
+pub(crate) fn tone_look(tone: Tone) -> (&'static str, Color32) {
+    match tone {
+        Tone::Win => ("💰", theme::CREW),
+        Tone::Loss => ("✖", theme::BAD),
+        Tone::Held => ("🛡", theme::RUNTIME),
+        Tone::Owed => ("⚠", theme::WARN),
+    }
+}
+
+/// The column, top to bottom.
+pub fn draw(ui: &mut egui::Ui, session: &Session, scored: Option<&Score>, other: &OtherRun, chosen: &mut Chosen) {
+    let conclusion = session.conclusion.as_ref();
+    let verdict = match conclusion.map(|conclusion| &conclusion.verdict) {
+        Some(Ok(verdict)) => verdict,
+        Some(Err(error)) => {
+            ui.label(RichText::new(format!("⚠ The checker could not judge this run: {error}")).color(theme::BAD));
+            return;
+        }
+        None => {
+            ui.spinner();
+            return;
+        }
+    };
+    match conclusion.and_then(|conclusion| conclusion.debrief.as_ref()) {
+        Some(told) => {
+            headline(ui, verdict, told);
+            if let Some(scored) = scored {
+                ui.add_space(6.0);
+                prediction(ui, scored);
+            }
+            ui.add_space(8.0);
+            decided(ui, told, other, chosen);
+        }
+        None => {
+            ui.label(
+                RichText::new(theme::outcome_words(verdict.outcome))
+                    .size(30.0)
+                    .strong()
+                    .color(theme::TEXT),
+            );
+        }
+    }
+    ui.add_space(8.0);
+    credits(ui, verdict);
+    for violation in &verdict.violations {
+        ui.label(RichText::new(format!("⚠ broken promise: {violation}")).color(theme::BAD));
+    }
+    if let Some(conclusion) = conclusion {
+        if let (Some(as_expected), Some(source)) = (conclusion.as_expected, &session.recipe.tape) {
+            let expected = &source.tape.expect;
+            let (text, color) = if as_expected {
+                (format!("✔ as the tape expects ({})", expected.verdict), theme::GOOD)
+            } else {
+                (
+                    format!("✖ the tape expects {}, this is {}", expected.verdict, verdict.outcome),
+                    theme::BAD,
+                )
+            };
+            ui.label(RichText::new(text).color(color));
+        }
+        if conclusion.finished {
+            ui.label(RichText::new("✔ Level finished: saved to your progress.").color(theme::GOOD));
+        }
+    }
+}
+
+/// The verdict in the tone's glyph and colour, the headline, the money's story, the stars.
+fn headline(ui: &mut egui::Ui, verdict: &Verdict, told: &Debrief) {
+    let (glyph, color) = tone_look(told.tone);
+    ui.label(
+        RichText::new(format!("{glyph} {}", theme::outcome_words(verdict.outcome)))
+            .size(30.0)
+            .strong()
+            .color(color),
+    );
+    ui.label(RichText::new(&told.headline).size(theme::HEADING).color(color));
+    // What happened to the money, from this run: never the win's story on a loss.
+    for sentence in &told.diagnosis {
+        ui.label(RichText::new(sentence).size(theme::BODY + 0.5));
+    }
+    if let Some(par) = &told.par {
+        let stars = match par.stars() {
+            2 => "★★",
+            1 => "★☆",
+            _ => "☆☆",
+        };
+        ui.label(
+            RichText::new(format!(
+                "{stars}  {} card(s) in {} phases · par: {} card(s) in {} phases",
+                par.cards, par.phases, par.par_cards, par.par_phases
+            ))
+            .strong()
+            .color(theme::WARN),
+        );
+    }
+}
+
+/// What decided this run (the counterfactual's guards, or what the run's events show did),
+/// the other outcome of each deciding guard with a button to see it, and the guards that were
+/// on but not needed this time.
+fn decided(ui: &mut egui::Ui, told: &Debrief, other: &OtherRun, chosen: &mut Chosen) {
+    ui.label(RichText::new("What decided this run").strong());
+    match &told.decided_by {
+        Decider::Guards { deciding, together, .. } => {
+            let won = told.tone == Tone::Win;
+            for found in deciding {
+                // A shield only for a guard that was on and stopped the heist; a guard whose
+                // being on let the heist work, or whose being off did, is told as such.
+                let (glyph, color) = if found.was_on && !won {
+                    ("🛡", theme::GOOD)
+                } else {
+                    ("⇄", theme::TEXT)
+                };
+                let (state, switched) = if found.was_on { ("on", "off") } else { ("off", "on") };
+                let then = if won { "fails" } else { "works" };
+                ui.label(
+                    RichText::new(format!(
+                        "{glyph} {} — {state} in this run; switched {switched}, the heist {then}",
+                        found.guard.name()
+                    ))
+                    .color(color),
+                );
+            }
+            if *together {
+                ui::hint(
+                    ui,
+                    "either one alone was enough: only switching both changes the verdict",
+                );
+            }
+        }
+        Decider::Held { guards } => {
+            for guard in guards {
+                ui.label(RichText::new(format!("🛡 {} held", guard.name())).color(theme::GOOD));
+            }
+            ui::hint(
+                ui,
+                "whether it decided, this run cannot say: without it, a move of yours meets another moment",
+            );
+        }
+        other_decider => {
+            ui.label(RichText::new(capitalised(&other_decider.failed_because())).color(theme::TEXT));
+        }
+    }
+    for (which, what_if) in told.what_if.iter().enumerate() {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(format!("⇄ {}", what_if.sentence)).color(theme::VIOLET));
+            let (label, key) = match (other.shown() == Some(which), which) {
+                (true, _) => ("Close it", "O"),
+                (false, 0) => ("See it", "O"),
+                (false, _) => ("See it", ""),
+            };
+            if ui::button(ui, true, label, key)
+                .on_hover_text("that run's timeline beside this one")
+                .clicked()
+            {
+                chosen.other_run = Some(which);
+            }
+        });
+    }
+    if !told.not_needed.is_empty() {
+        let names: Vec<&str> = told.not_needed.iter().map(|guard| guard.name()).collect();
+        ui.label(
+            RichText::new(format!("Not needed this time: {}", names.join(", ")))
+                .size(theme::SMALL)
+                .color(theme::TEXT_DIM),
+        )
+        .on_hover_text("on in this run, and switching any one of them off alone ends it the same way");
+    }
+}
+
+/// The player's prediction, scored: both halves, each right or not.
+fn prediction(ui: &mut egui::Ui, scored: &Score) {
+    let color = match (scored.verdict_right, &scored.guard) {
+        (true, GuardScore::Right | GuardScore::NotNamed) => theme::GOOD,
+        (false, GuardScore::Wrong { .. } | GuardScore::NotNamed) => theme::BAD,
+        _ => theme::WARN,
+    };
+    ui.label(
+        RichText::new(format!("🔮 Your prediction: {} point(s)", scored.points()))
+            .strong()
+            .color(theme::VIOLET),
+    );
+    ui.label(RichText::new(scored.sentence()).color(color));
+}
+
+/// An outcome's colour for the player's goal: the goal reached in the crew's gold, a customer
+/// owed money a warning, anything else plain (a credit paid once in a heist is no green tick).
+fn goal_color(outcome: Outcome, goal: Outcome) -> Color32 {
+    if outcome == goal {
+        theme::CREW
+    } else if outcome == Outcome::NotPaidButOwed {
+        theme::WARN
+    } else {
+        theme::TEXT
+    }
+}
+
+/// Every credit Penny meant to issue: owed, landed, and its verdict.
+fn credits(ui: &mut egui::Ui, verdict: &Verdict) {
+    let goal = verdict.goal;
+    ui.label(RichText::new("Every credit Penny meant to issue").strong());
+    egui::Grid::new("credits")
+        .striped(true)
+        .num_columns(5)
+        .spacing([12.0, 3.0])
+        .show(ui, |ui| {
+            for heading in ["intent", "account", "owed", "landed", "verdict"] {
+                ui.label(RichText::new(heading).size(theme::SMALL).color(theme::TEXT_DIM));
+            }
+            ui.end_row();
+            for credit in &verdict.credits {
+                ui.label(format!("{}/{}", credit.run, credit.item));
+                ui.label(&credit.account);
+                ui.label(dollars(credit.owed_cents));
+                ui.label(format!(
+                    "{} credit(s), net {}",
+                    credit.credits_applied,
+                    dollars(credit.net_cents)
+                ));
+                ui.label(
+                    RichText::new(format!(
+                        "{} {}",
+                        theme::outcome_glyph(credit.outcome),
+                        theme::outcome_words(credit.outcome)
+                    ))
+                    .color(goal_color(credit.outcome, goal)),
+                );
+                ui.end_row();
+            }
+        });
+}
+
+/// The rule this run shows (the deciding guard's, or what decided), the level's story only
+/// when the run followed it, and the level's guards as they were in this run.
+pub fn lesson(ui: &mut egui::Ui, session: &Session, simulation: &Simulation) {
+    let level = &session.recipe.level.level;
+    let told = session
+        .conclusion
+        .as_ref()
+        .and_then(|conclusion| conclusion.debrief.as_ref());
+    ui.label(
+        RichText::new("The rule")
+            .size(theme::HEADING)
+            .strong()
+            .color(theme::RUNTIME),
+    );
+    let (rule, from) = match told {
+        Some(told) => (told.rule.clone(), rule_source(told.rule_from)),
+        None => (level.lesson.rule.clone(), "the level's rule".to_owned()),
+    };
+    ui.label(
+        RichText::new(format!("“{rule}”"))
+            .italics()
+            .size(theme::BODY + 0.5)
+            .color(theme::CREW),
+    );
+    ui::hint(ui, from);
+    // The level's story only when it happened: a win on the lesson's path, or why an
+    // unbeatable level holds. A loss shows the rule, never the answer.
+    if let Some(told) = told.filter(|told| !told.story.is_empty()) {
+        ui.add_space(6.0);
+        ui.label(RichText::new(&told.story).size(theme::BODY + 0.5));
+    }
+    ui.add_space(4.0);
+    let guards = simulation.guards();
+    for guard in &level.lesson.guards {
+        // A guard this level teaches but switched off is never drawn as a green shield.
+        let (glyph, state, color) = if guards.is_on(*guard) {
+            ("🛡", "on", theme::GOOD)
+        } else {
+            ("✖", "off here", theme::TEXT_DIM)
+        };
+        ui.label(
+            RichText::new(format!("{glyph} {} ({state}) — {}", guard.name(), guard.describe()))
+                .size(theme::SMALL)
+                .color(color),
+        );
+    }
+}
+
+fn rule_source(from: RuleSource) -> String {
+    match from {
+        RuleSource::Guard { guard } => format!("the rule of {}, which decided this run", guard.name()),
+        RuleSource::HeldGuard { guard } => format!("the rule of {}, which held in this run", guard.name()),
+        RuleSource::Decider => "the rule of what decided this run".to_owned(),
+        RuleSource::Level => "the level's rule: no guard decided this run".to_owned(),
+    }
+}
+
+fn capitalised(text: &str) -> String {
+    let mut characters = text.chars();
+    match characters.next() {
+        Some(first) => first.to_uppercase().chain(characters).collect(),
+        None => String::new(),
+    }
+}

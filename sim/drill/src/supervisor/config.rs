@@ -1,0 +1,232 @@
+//! A drill's flags and their checked settings, and why a drill could not give a verdict.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use twice_ledger_postgres::PostgresUrl;
+use twice_world::billing::KeyHandling;
+use twice_world::ledger::LedgerError;
+use twice_world::runtime::guards::Guards;
+
+use crate::billing_store::parse_key_handling;
+use crate::hosts::{HOSTS_MAX, HostsError};
+use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
+
+use super::{
+    DEADLINE_S_MAX, FAULT_MS_MAX, FAULT_MS_MIN, KILLS_MAX, LATENCY_MS_MAX, MODEL_DELAY_MS_MAX, PARALLEL_MAX,
+    PARTITIONS_MAX, PAUSES_MAX, RUNS_MAX, TIMEOUT_MS_MAX,
+};
+
+#[derive(Debug, clap::Args)]
+pub struct DrillArgs {
+    /// How many runs to drive (each owes one to three credits).
+    #[arg(long, default_value_t = 20)]
+    pub runs: u32,
+    /// How many worker processes to SIGKILL, in all.
+    #[arg(long, default_value_t = 100)]
+    pub kills: u32,
+    /// Also start a second worker on each run while its first one still drives it.
+    #[arg(long)]
+    pub duplicates: bool,
+    /// The seed of the kill plan and of billing's latency.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Guards to leave on: `all`, `none`, or a comma-separated list.
+    #[arg(long, default_value = "all")]
+    pub guards: String,
+    /// What billing does with an Idempotency-Key: honour, metadata-only or ignore.
+    #[arg(long, default_value = "honour")]
+    pub keys: String,
+    /// Runs driven at the same time.
+    #[arg(long, default_value_t = 8)]
+    pub parallel: u32,
+    /// Billing takes up to this long per credit (seeded); longer than --timeout-ms makes unknowns.
+    #[arg(long, default_value_t = 60)]
+    pub latency_ms: u32,
+    /// How long a worker waits for billing's answer.
+    #[arg(long, default_value_t = 50)]
+    pub timeout_ms: u32,
+    /// How long the model takes to decide, in each worker.
+    #[arg(long, default_value_t = 2)]
+    pub model_delay_ms: u32,
+    /// Leave calls the reconcile hook cannot settle waiting, instead of having the drill's
+    /// operator check billing and resolve them.
+    #[arg(long)]
+    pub no_operator: bool,
+    /// Keep the ledger and billing database in this folder (new or empty) instead of a temporary one.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Keep the ledger in PostgreSQL instead: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`.
+    /// The drill makes a fresh schema there (`twice_drill_…`) and removes it after a drill
+    /// that passed (kept with --dir, or when the drill failed).
+    #[arg(long, value_parser = LedgerTargetParser)]
+    pub ledger: Option<LedgerTarget>,
+    /// Run the workers on this many hosts: network namespaces the drill makes and removes
+    /// (needs root, `ip` and --ledger postgres://…), with the ledger and billing on a hub.
+    #[arg(long)]
+    pub hosts: Option<u32>,
+    /// Cut a worker's host off the network this many times, each mid-call for a seeded time,
+    /// while a twin on another host takes the run over (needs --hosts 2 or more).
+    #[arg(long, default_value_t = 0)]
+    pub partitions: u32,
+    /// The longest a partition lasts, in milliseconds.
+    #[arg(long, default_value_t = 1_500)]
+    pub partition_ms: u32,
+    /// Pause a worker (SIGSTOP) this many times, each mid-call for a seeded time, while a twin
+    /// takes the run over; then wake it (SIGCONT).
+    #[arg(long, default_value_t = 0)]
+    pub pauses: u32,
+    /// The longest a pause lasts, in milliseconds.
+    #[arg(long, default_value_t = 1_500)]
+    pub pause_ms: u32,
+    /// Give up (exit 1) if the drill has not finished after this many seconds.
+    #[arg(long, default_value_t = 600)]
+    pub deadline_s: u32,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A drill's checked settings.
+#[derive(Clone, Debug)]
+pub struct DrillConfig {
+    pub runs: u32,
+    pub kills: u32,
+    pub duplicates: bool,
+    pub seed: u64,
+    pub guards_text: String,
+    pub guards: Guards,
+    pub key_handling: KeyHandling,
+    pub parallel: u32,
+    pub latency_ms: u32,
+    pub timeout_ms: u32,
+    pub model_delay_ms: u32,
+    pub operator: bool,
+    pub dir: Option<PathBuf>,
+    pub deadline: Duration,
+    /// The PostgreSQL server and database the ledger goes to (`None`: a SQLite file).
+    pub ledger: Option<PostgresUrl>,
+    /// Worker hosts to make (0: the workers run on this machine as they are).
+    pub hosts: u32,
+    pub partitions: u32,
+    pub partition_ms: u32,
+    pub pauses: u32,
+    pub pause_ms: u32,
+}
+
+impl DrillConfig {
+    pub fn from_args(args: &DrillArgs) -> Result<DrillConfig, String> {
+        let within = |flag: &str, value: u32, low: u32, high: u32| -> Result<(), String> {
+            if value < low || value > high {
+                return Err(format!("--{flag} {value} is outside {low}..={high}"));
+            }
+            Ok(())
+        };
+        within("runs", args.runs, 1, RUNS_MAX)?;
+        within("kills", args.kills, 0, KILLS_MAX)?;
+        within("parallel", args.parallel, 1, PARALLEL_MAX)?;
+        within("latency-ms", args.latency_ms, 0, LATENCY_MS_MAX)?;
+        within("timeout-ms", args.timeout_ms, 1, TIMEOUT_MS_MAX)?;
+        within("model-delay-ms", args.model_delay_ms, 0, MODEL_DELAY_MS_MAX)?;
+        within("deadline-s", args.deadline_s, 1, DEADLINE_S_MAX)?;
+        within("partitions", args.partitions, 0, PARTITIONS_MAX)?;
+        within("pauses", args.pauses, 0, PAUSES_MAX)?;
+        within("partition-ms", args.partition_ms, FAULT_MS_MIN, FAULT_MS_MAX)?;
+        within("pause-ms", args.pause_ms, FAULT_MS_MIN, FAULT_MS_MAX)?;
+        if let Some(hosts) = args.hosts {
+            within("hosts", hosts, 1, HOSTS_MAX)?;
+        }
+        let ledger = match &args.ledger {
+            None => None,
+            Some(LedgerTarget::Postgres(url)) => Some(url.clone()),
+            Some(LedgerTarget::File(_)) => {
+                return Err(
+                    "--ledger: the drill makes its own ledger file in its folder (--dir); --ledger takes a postgres:// URL"
+                        .into(),
+                );
+            }
+        };
+        let hosts = args.hosts.unwrap_or(0);
+        if hosts > 0 && ledger.is_none() {
+            return Err(
+                "--hosts: workers on other hosts cannot share a SQLite file; give --ledger postgres://USER@HOST/DATABASE"
+                    .into(),
+            );
+        }
+        if args.partitions > 0 && hosts < 2 {
+            return Err(format!(
+                "--partitions {}: a cut-off worker's twin runs on another host; give --hosts 2 or more",
+                args.partitions
+            ));
+        }
+        let guards = Guards::parse_list(&args.guards).map_err(|detail| format!("--guards: {detail}"))?;
+        let key_handling = parse_key_handling(&args.keys).map_err(|detail| format!("--keys: {detail}"))?;
+        if let Some(dir) = &args.dir
+            && dir.exists()
+        {
+            let empty = std::fs::read_dir(dir)
+                .map_err(|error| format!("--dir {}: {error}", dir.display()))?
+                .next()
+                .is_none();
+            if !empty {
+                return Err(format!(
+                    "--dir {}: the folder is not empty; a drill starts from a new ledger and a new billing database",
+                    dir.display()
+                ));
+            }
+        }
+        Ok(DrillConfig {
+            runs: args.runs,
+            kills: args.kills,
+            duplicates: args.duplicates,
+            seed: args.seed,
+            guards_text: args.guards.trim().to_owned(),
+            guards,
+            key_handling,
+            parallel: args.parallel,
+            latency_ms: args.latency_ms,
+            timeout_ms: args.timeout_ms,
+            model_delay_ms: args.model_delay_ms,
+            operator: !args.no_operator,
+            dir: args.dir.clone(),
+            deadline: Duration::from_secs(u64::from(args.deadline_s)),
+            ledger,
+            hosts,
+            partitions: args.partitions,
+            partition_ms: args.partition_ms,
+            pauses: args.pauses,
+            pause_ms: args.pause_ms,
+        })
+    }
+}
+
+/// Why a drill could not give a verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum DrillError {
+    #[error("{0}")]
+    Setup(String),
+    #[error("interrupted: every process the drill started was killed and reaped")]
+    Interrupted,
+    #[error("the drill did not finish within {seconds} s ({active} runs still being driven)")]
+    Deadline { seconds: u64, active: usize },
+    #[error("run {run} used {processes} worker processes without finishing; last errors: {errors}")]
+    RunStuck {
+        run: String,
+        processes: u32,
+        errors: String,
+    },
+    #[error("a worker refused its flags (a bug in the drill): {0}")]
+    WorkerRefused(String),
+    #[error("billing stopped while the drill still needed it: {0}")]
+    BillingGone(String),
+    /// The hosts could not be made (not root, no `ip`, namespaces left over) or changed.
+    #[error(transparent)]
+    Hosts(#[from] HostsError),
+    /// The ledger the drill was given cannot be opened (no server there, a bad schema).
+    #[error("--ledger: {0}")]
+    LedgerRefused(LedgerError),
+    #[error(transparent)]
+    Ledger(#[from] twice_world::ledger::LedgerError),
+    #[error(transparent)]
+    Billing(#[from] crate::billing_store::StoreError),
+}

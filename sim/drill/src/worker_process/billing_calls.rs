@@ -1,0 +1,149 @@
+//! The driver's HTTP calls to `twice-sim billing`: the start-up probe, a credit, a lookup, a void.
+
+use super::{Driver, PROBE_TIMEOUT_MS};
+use crate::billing_server::{CreditBody, IDEMPOTENCY_KEY_HEADER, Lookup};
+use crate::billing_store::VoidRequest;
+use crate::script;
+use reqwest::Url;
+use std::time::Duration;
+use twice_world::billing::Answer;
+use twice_world::billing_tools::CreditArguments;
+use twice_world::runtime::key::IdempotencyKey;
+use twice_world::runtime::worker::Input;
+
+impl Driver {
+    /// Asks billing whether it is there (`GET /v1/stats`), as `serve` checks its target at
+    /// start: a worker pointed at nothing says so at once instead of failing every call.
+    pub async fn probe_billing(&self) -> Result<(), String> {
+        let url = self.endpoint("/v1/stats");
+        // Its own, longer limit: the attempt timeout is tuned for a credit on a busy billing,
+        // and a worker must not refuse to start because one answer came slowly.
+        let timeout = Duration::from_millis(PROBE_TIMEOUT_MS).max(self.config.timeout);
+        match self.client.get(url).timeout(timeout).send().await {
+            Ok(response) if response.status().is_success() => Ok(()),
+            Ok(response) => Err(format!(
+                "billing at {} answered GET /v1/stats with {}: is it a twice-sim billing server?",
+                self.config.billing,
+                response.status()
+            )),
+            Err(error) => Err(format!("billing at {} cannot be reached: {error}", self.config.billing)),
+        }
+    }
+
+    pub(super) fn endpoint(&self, path: &str) -> Url {
+        let mut url = self.config.billing.clone();
+        url.set_path(path);
+        url.set_query(None);
+        url
+    }
+
+    /// One attempt of `issue_credit`. Nothing sent (billing unreachable) is a refusal before
+    /// sending; a timeout, a broken connection or an answer billing could not give is an
+    /// unknown — the request may have landed.
+    pub(super) async fn send_credit(
+        &mut self,
+        run: &str,
+        key: &IdempotencyKey,
+        downstream_key: Option<&IdempotencyKey>,
+        call: &twice_world::runtime::run::ToolCall,
+        attempt: u32,
+    ) -> Input {
+        let arguments = CreditArguments::of_call(call);
+        let body = CreditBody {
+            account: arguments.account,
+            amount_cents: arguments.amount_cents,
+            memo: arguments.memo,
+            intent: script::intent(run, call.item),
+        };
+        let mut request = self
+            .client
+            .post(self.endpoint("/v1/credits"))
+            .timeout(self.config.timeout)
+            .json(&body);
+        if let Some(key) = downstream_key {
+            request = request.header(IDEMPOTENCY_KEY_HEADER, key.as_str());
+        }
+        let response = match request.send().await {
+            Ok(response) => response,
+            // Failing to connect means nothing left: the tool refused before sending.
+            Err(error) if error.is_connect() => {
+                self.unreachable_in_a_row += 1;
+                return Input::NotAttempted {
+                    reason: format!("billing could not be reached: {error}"),
+                };
+            }
+            Err(_) => {
+                self.reached_billing = true;
+                self.unreachable_in_a_row = 0;
+                return Input::TimedOut {
+                    key: key.clone(),
+                    attempt,
+                };
+            }
+        };
+        self.reached_billing = true;
+        self.unreachable_in_a_row = 0;
+        let server_error = response.status().is_server_error();
+        match response.bytes().await {
+            Ok(bytes) if !server_error => match serde_json::from_slice::<Answer>(&bytes) {
+                Ok(answer) => Input::Response {
+                    key: key.clone(),
+                    attempt,
+                    answer: answer.to_tool_answer(),
+                },
+                Err(_) => Input::TimedOut {
+                    key: key.clone(),
+                    attempt,
+                },
+            },
+            _ => Input::TimedOut {
+                key: key.clone(),
+                attempt,
+            },
+        }
+    }
+
+    /// The reconcile hook's read: looks the key up in billing. Found: the receipt to record
+    /// and the credit, in words. Not found, or billing cannot be asked: nothing.
+    pub(super) async fn look_up(&self, key: &IdempotencyKey) -> Option<(String, String)> {
+        let mut url = self.endpoint("/v1/credits");
+        url.query_pairs_mut().append_pair("idempotency_key", key.as_str());
+        let lookup = match self.client.get(url).timeout(self.config.timeout).send().await {
+            Ok(response) if response.status().is_success() => response.json::<Lookup>().await.ok(),
+            _ => None,
+        };
+        let Some(Lookup {
+            credit: Some(entry),
+            balance_cents,
+            ..
+        }) = lookup
+        else {
+            return None;
+        };
+        let receipt = Answer::Applied {
+            credit_id: entry.id.clone(),
+            balance_cents: balance_cents.unwrap_or(0),
+        }
+        .receipt();
+        Some((receipt, format!("credit {}", entry.id)))
+    }
+
+    pub(super) async fn post_void(&self, request: &VoidRequest) -> Result<Answer, String> {
+        let response = self
+            .client
+            .post(self.endpoint("/v1/credits/void"))
+            .timeout(self.config.timeout)
+            .json(request)
+            .send()
+            .await
+            .map_err(|error| error.to_string())?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(|error| error.to_string())?;
+        serde_json::from_slice::<Answer>(&bytes).map_err(|_| {
+            format!(
+                "billing answered {status}: {}",
+                String::from_utf8_lossy(&bytes).chars().take(200).collect::<String>()
+            )
+        })
+    }
+}

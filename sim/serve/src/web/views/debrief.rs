@@ -1,0 +1,106 @@
+//! The debrief: the verdict of a run, what it means for progress, and the lesson.
+
+use serde::Serialize;
+
+use super::super::game::{Conclusion, Game, Mode};
+use super::super::levels::Catalogue;
+use super::{CreditView, KeyLooks, StopView, VerdictView, outcome_look};
+use twice_world::checker::Verdict;
+use twice_world::simulator::dollars;
+
+pub(super) fn verdict_view(verdict: &Verdict, looks: &KeyLooks) -> VerdictView {
+    VerdictView {
+        outcome: outcome_look(verdict.outcome),
+        outcome_name: verdict.outcome.name(),
+        goal: outcome_look(verdict.goal),
+        goal_reached: verdict.goal_reached,
+        credits: verdict
+            .credits
+            .iter()
+            .map(|credit| CreditView {
+                run: credit.run.clone(),
+                item: credit.item,
+                account: credit.account.clone(),
+                owed: dollars(credit.owed_cents),
+                credits_applied: credit.credits_applied,
+                net: dollars(credit.net_cents),
+                keys: credit.keys.iter().map(|key| looks.look(key)).collect(),
+                outcome: outcome_look(credit.outcome),
+            })
+            .collect(),
+        stopped_by: verdict
+            .stopped_by
+            .iter()
+            .enumerate()
+            .map(|(index, guard)| StopView {
+                guard: guard.name(),
+                describe: guard.describe(),
+                what: verdict.stops.get(index).cloned(),
+            })
+            .collect(),
+        violations: verdict.violations.iter().map(ToString::to_string).collect(),
+        summary: verdict.summary.clone(),
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LessonView {
+    pub guards: Vec<&'static str>,
+    pub rule: String,
+    pub text: String,
+    pub debrief: String,
+}
+
+/// The debrief: the verdict, what it means for progress, and the lesson.
+#[derive(Clone, Debug, Serialize)]
+pub struct EndView {
+    pub verdict: VerdictView,
+    /// The goal was reached (or the level cannot be beaten and was played out).
+    pub finished: bool,
+    /// The play counts for progress and the scoreboard (a campaign play, not a sandbox).
+    pub counted: bool,
+    pub cards: u32,
+    pub phases: u32,
+    pub lesson: LessonView,
+    /// The debrief drawn from the run: headline, diagnosis, the story only when it happened, par.
+    pub debrief: twice_world::debrief::Debrief,
+    /// The next level in level-select order, by stem.
+    pub next: Option<String>,
+}
+
+pub(super) fn end_view(game: &Game, conclusion: &Conclusion, catalogue: &Catalogue, looks: &KeyLooks) -> EndView {
+    let level = game.level();
+    EndView {
+        verdict: verdict_view(&conclusion.verdict, looks),
+        finished: conclusion.finished,
+        counted: game.mode == Mode::Campaign,
+        cards: conclusion.cards,
+        phases: conclusion.phases,
+        lesson: LessonView {
+            guards: level.lesson.guards.iter().map(|guard| guard.name()).collect(),
+            rule: level.lesson.rule.clone(),
+            text: level.lesson.text.clone(),
+            debrief: level.debrief.clone(),
+        },
+        debrief: conclusion.debrief.clone(),
+        next: catalogue.next(game.level_index).map(|next| next.stem.clone()),
+    }
+}
+
+/// The name a downloaded tape gets: the level's stem, then the player, so saved beside
+/// `levels/` it sits with the level's other tapes (`01-naive-retry.web-ada.tape.ron`).
+pub fn tape_file_name(stem: &str, player: &str) -> String {
+    let player: String = player
+        .chars()
+        .map(|character| {
+            if character.is_ascii_alphanumeric() {
+                character.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let player = player.trim_matches('-');
+    let player = if player.is_empty() { "player" } else { player };
+    format!("{stem}.web-{player}{}", twice_world::campaign::TAPE_SUFFIX)
+}

@@ -1,0 +1,329 @@
+//! The pieces of the level screen: one view per panel (Penny, workers, the wire, billing,
+//! the ledger, the console, the hand, the declaration form, the timeline, the verdict).
+
+use serde::Serialize;
+
+use super::{KeyLook, Look};
+use crate::api::views::StoredJson;
+use twice_world::level::Play;
+use twice_world::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
+use twice_world::simulator::Simulation;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LevelHeadView {
+    pub id: String,
+    pub stem: String,
+    pub file_name: String,
+    pub title: String,
+    pub chapter: u32,
+    pub chapter_title: String,
+    pub briefing: String,
+    pub goal: Look,
+    pub unbeatable: bool,
+    pub max_phases: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunView {
+    pub id: String,
+    pub status: Look,
+    /// The key a paused run waits on.
+    pub waiting_on: Option<KeyLook>,
+    /// The item of the run's script Penny works on, and calls made for it.
+    pub item: u32,
+    pub items: u32,
+    pub calls_for_item: u32,
+    pub last_told: Option<String>,
+    /// Why the run failed, when it did.
+    pub failed: Option<String>,
+    /// What the runtime compensated by reflex when it failed.
+    pub compensated: Vec<String>,
+    /// The fresh run its workflow's retry started in its place.
+    pub retried_as: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PennyView {
+    /// What the model last decided, in words.
+    pub speech: Option<String>,
+    pub runs: Vec<RunView>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerLookView {
+    pub number: u32,
+    pub id: String,
+    pub run: String,
+    pub look: Look,
+    /// False once it crashed, exited or stood down.
+    pub alive: bool,
+    /// The phase it runs next, or last ran.
+    pub phase: String,
+    pub key: Option<KeyLook>,
+    pub attempt: u32,
+    pub loaded_version: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MessageView {
+    pub id: u32,
+    /// `request` (worker → billing) or `response` (billing → worker).
+    pub direction: &'static str,
+    pub worker: u32,
+    pub key: KeyLook,
+    /// The key that travels with the request, if any (none: billing cannot tell repeats).
+    pub downstream_key: Option<String>,
+    pub attempt: u32,
+    pub account: String,
+    pub amount_cents: u32,
+    pub answer: Option<String>,
+    pub sent_at_ms: u64,
+    pub arrives_at_ms: u64,
+    pub lost: bool,
+    pub slowed: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AccountView {
+    pub id: String,
+    pub owner: String,
+    pub balance_cents: i64,
+    pub balance: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BillingEntryView {
+    pub id: String,
+    /// `credit` or `reversal`.
+    pub kind: &'static str,
+    pub account: String,
+    pub amount_cents: i64,
+    pub amount: String,
+    pub memo: String,
+    /// The key billing holds the credit under (honoured), or keeps in metadata, or none.
+    pub key: Option<KeyLook>,
+    pub key_kept: &'static str,
+    pub at_ms: u64,
+    pub reverses: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BillingView {
+    /// `honour`, `metadata_only` or `ignore`.
+    pub key_handling: &'static str,
+    pub accounts: Vec<AccountView>,
+    pub entries: Vec<BillingEntryView>,
+    pub entries_left_out: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RecordRowView {
+    pub key: KeyLook,
+    pub run_id: String,
+    pub tool_call_id: String,
+    pub tool: String,
+    pub status: Look,
+    /// The status's name, as an operator's `expected_status` takes it.
+    pub status_name: &'static str,
+    pub unknown: bool,
+    pub attempts: u32,
+    pub owner: String,
+    pub arguments: StoredJson,
+    pub result: Option<StoredJson>,
+    pub updated_at_ms: u64,
+    pub lease_expires_at_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HistoryRowView {
+    pub id: u64,
+    pub key: String,
+    pub at_ms: u64,
+    pub actor: String,
+    pub event: String,
+    pub from_status: Option<Look>,
+    pub to_status: Option<Look>,
+    pub reason: Option<String>,
+    pub detail: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckpointView {
+    pub run_id: String,
+    pub version: u32,
+    pub status: String,
+    pub saved_by: String,
+    pub updated_at_ms: u64,
+}
+
+/// The operator console: what the crew may do as an operator in this level.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConsoleView {
+    pub operator: String,
+    pub resolve_left: Option<u32>,
+    pub compensate_left: Option<u32>,
+    /// Unknown calls, longest waiting first.
+    pub unknown: Vec<KeyLook>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetView {
+    pub label: String,
+    /// The move, exactly as `POST /api/game/play` takes it back (and a tape stores it).
+    pub play: Play,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CardView {
+    pub card: &'static str,
+    pub title: &'static str,
+    pub left: u32,
+    /// What it does now, in the player's words.
+    pub effect: String,
+    /// An operator card is played from the console, not from the hand.
+    pub operator: bool,
+    /// A declaration is made in the tool declaration form, not from the hand.
+    pub declaration: bool,
+    pub targets: Vec<TargetView>,
+}
+
+/// The contract check's verdict on one draft of a declaration.
+#[derive(Clone, Debug, Serialize)]
+pub struct DraftVerdictView {
+    pub side_effect: &'static str,
+    pub attempts: u32,
+    pub takes_key: bool,
+    pub passes: bool,
+    /// The check's own words when it fails.
+    pub violation: Option<String>,
+}
+
+/// A tool the player may declare, as it is declared now.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeclarableView {
+    pub tool: String,
+    pub side_effect: &'static str,
+    pub attempts: u32,
+    pub takes_key: bool,
+    /// `external, 3 attempts, takes the key`.
+    pub summary: String,
+    pub passes: bool,
+    pub violation: Option<String>,
+    /// Every draft the form can make, with the check's verdict on it.
+    pub drafts: Vec<DraftVerdictView>,
+}
+
+/// The tool declaration form: present in levels that let the player declare a tool.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeclarationView {
+    pub tools: Vec<DeclarableView>,
+    /// Guard `tool_contract`: a run whose tool fails the check does not start.
+    pub check_on: bool,
+    /// Why no tool can be declared any more (Penny's first call was made); `None`: open.
+    pub closed: Option<String>,
+    pub left: u32,
+    pub side_effects: Vec<&'static str>,
+    pub attempts_max: u32,
+}
+
+pub(super) fn declaration_view(simulation: &Simulation) -> Option<DeclarationView> {
+    let declaration = twice_world::hand::declaration(simulation)?;
+    Some(DeclarationView {
+        tools: declaration
+            .tools
+            .iter()
+            .map(|declarable| DeclarableView {
+                tool: declarable.tool.name.clone(),
+                side_effect: declarable.tool.side_effect.name(),
+                attempts: declarable.tool.declared_attempts(),
+                takes_key: declarable.tool.takes_key,
+                summary: declarable.tool.summary(),
+                passes: declarable.violation.is_none(),
+                violation: declarable.violation.clone(),
+                drafts: declarable
+                    .drafts
+                    .iter()
+                    .map(|draft| DraftVerdictView {
+                        side_effect: draft.side_effect.name(),
+                        attempts: draft.attempts,
+                        takes_key: draft.takes_key,
+                        passes: draft.violation.is_none(),
+                        violation: draft.violation.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        check_on: declaration.check_on,
+        closed: declaration.closed,
+        left: declaration.left,
+        side_effects: SideEffect::ALL.iter().map(|side_effect| side_effect.name()).collect(),
+        attempts_max: READ_ATTEMPTS_MAX,
+    })
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LaneView {
+    pub id: String,
+    pub label: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TimelineRowView {
+    pub phase: u32,
+    pub time_ms: u64,
+    /// Index in [`TimelineView::lanes`].
+    pub lane: u32,
+    /// The lane this key was last seen in, when it moved: an arrow from there.
+    pub from_lane: Option<u32>,
+    pub kind: String,
+    pub key: Option<KeyLook>,
+    pub text: String,
+    pub guard: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TimelineView {
+    pub lanes: Vec<LaneView>,
+    pub rows: Vec<TimelineRowView>,
+    pub rows_left_out: u32,
+    pub keys: Vec<KeyLook>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MoveView {
+    pub at_phase: u32,
+    pub title: &'static str,
+    pub play: Play,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CreditView {
+    pub run: String,
+    pub item: u32,
+    pub account: String,
+    pub owed: String,
+    pub credits_applied: u32,
+    pub net: String,
+    pub keys: Vec<KeyLook>,
+    pub outcome: Look,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct StopView {
+    pub guard: &'static str,
+    pub describe: &'static str,
+    /// What it did, the first time it held.
+    pub what: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct VerdictView {
+    pub outcome: Look,
+    pub outcome_name: &'static str,
+    pub goal: Look,
+    pub goal_reached: bool,
+    pub credits: Vec<CreditView>,
+    pub stopped_by: Vec<StopView>,
+    pub violations: Vec<String>,
+    pub summary: String,
+}

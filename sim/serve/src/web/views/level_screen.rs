@@ -1,0 +1,448 @@
+//! The whole level screen, built from a participant's game.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::super::game::Game;
+use super::super::levels::Catalogue;
+use super::debrief::end_view;
+use super::level_parts::declaration_view;
+use super::lobby::guard_views;
+use super::*;
+use crate::api::views::StoredJson;
+use twice_world::billing::{Answer, EntryKind, KeyHandling};
+use twice_world::billing_tools::CreditArguments;
+use twice_world::ledger::{Checkpoint, ExecutionRecord, HistoryEntry};
+use twice_world::level::{CardKind, default_operator};
+use twice_world::runtime::run::RunStatus;
+use twice_world::simulator::{Actor, Direction, Simulation, TimelineEntry, WorkerView, dollars};
+
+/// The whole level screen.
+#[derive(Clone, Debug, Serialize)]
+pub struct GameView {
+    pub level: LevelHeadView,
+    /// `campaign` (the level's own guards; progress counts) or `sandbox` (chosen guards).
+    pub mode: &'static str,
+    pub seed: u64,
+    pub phase: u32,
+    pub now_ms: u64,
+    /// Quiet: nothing is left to happen (a move may still wake it).
+    pub over: bool,
+    /// The phase limit is reached: no more moves.
+    pub out_of_phases: bool,
+    pub guards: Vec<GuardView>,
+    pub penny: PennyView,
+    pub workers: Vec<WorkerLookView>,
+    pub wire: Vec<MessageView>,
+    pub billing: BillingView,
+    pub ledger: Vec<RecordRowView>,
+    pub history: Vec<HistoryRowView>,
+    pub checkpoints: Vec<CheckpointView>,
+    pub console: ConsoleView,
+    /// The tool declaration form, in levels that let the player declare a tool.
+    pub declaration: Option<DeclarationView>,
+    pub hand: Vec<CardView>,
+    pub armed: Vec<String>,
+    pub timeline: TimelineView,
+    pub played: Vec<MoveView>,
+    pub end: Option<EndView>,
+}
+
+fn level_head(game: &Game) -> LevelHeadView {
+    let level = game.level();
+    LevelHeadView {
+        id: level.id.clone(),
+        stem: game.stem.clone(),
+        file_name: game.file_name.clone(),
+        title: level.title.clone(),
+        chapter: level.chapter,
+        chapter_title: level.chapter_title.clone(),
+        briefing: level.briefing.clone(),
+        goal: outcome_look(level.goal),
+        unbeatable: level.unbeatable,
+        max_phases: level.max_phases,
+    }
+}
+
+fn answer_text(answer: &Answer) -> String {
+    match answer {
+        Answer::Applied { credit_id, .. } => format!("applied {credit_id}"),
+        Answer::Repeat { credit_id, .. } => format!("repeat of {credit_id}: nothing applied"),
+        Answer::Rejected { reason } => format!("rejected: {reason}"),
+        Answer::Balance { balance_cents } => format!("balance {}", dollars(*balance_cents)),
+    }
+}
+
+fn key_handling_name(handling: KeyHandling) -> &'static str {
+    match handling {
+        KeyHandling::Honour => "honour",
+        KeyHandling::MetadataOnly => "metadata_only",
+        KeyHandling::Ignore => "ignore",
+    }
+}
+
+fn stored_json(text: &str) -> StoredJson {
+    StoredJson::from_stored(text)
+}
+
+fn record_row(record: &ExecutionRecord, looks: &KeyLooks) -> RecordRowView {
+    RecordRowView {
+        key: looks.look(record.key.as_str()),
+        run_id: record.run_id.clone(),
+        tool_call_id: record.tool_call_id.clone(),
+        tool: record.tool.clone(),
+        status: status_look(record.status),
+        status_name: record.status.name(),
+        unknown: record.status.is_unknown(),
+        attempts: record.attempts,
+        owner: record.owner.clone(),
+        arguments: stored_json(&record.arguments),
+        result: record.result.as_deref().map(stored_json),
+        updated_at_ms: record.updated_at_ms,
+        lease_expires_at_ms: record.lease_expires_at_ms,
+    }
+}
+
+fn history_row(entry: &HistoryEntry) -> HistoryRowView {
+    HistoryRowView {
+        id: entry.id,
+        key: entry.key.to_string(),
+        at_ms: entry.at_ms,
+        actor: entry.actor.clone(),
+        event: entry.event.name().to_owned(),
+        from_status: entry.from_status.map(status_look),
+        to_status: entry.to_status.map(status_look),
+        reason: entry.reason.clone(),
+        detail: entry.detail.clone(),
+    }
+}
+
+fn checkpoint_view(checkpoint: &Checkpoint) -> CheckpointView {
+    CheckpointView {
+        run_id: checkpoint.run_id.clone(),
+        version: checkpoint.version,
+        status: checkpoint.status.clone(),
+        saved_by: checkpoint.saved_by.clone(),
+        updated_at_ms: checkpoint.updated_at_ms,
+    }
+}
+
+pub(super) fn billing_view(simulation: &Simulation, looks: &KeyLooks) -> BillingView {
+    let billing = simulation.billing();
+    let total = billing.entries.len();
+    let skipped = total.saturating_sub(BILLING_ENTRIES_SENT_MAX);
+    BillingView {
+        key_handling: key_handling_name(billing.key_handling),
+        accounts: billing
+            .accounts
+            .values()
+            .map(|account| AccountView {
+                id: account.id.clone(),
+                owner: account.owner.clone(),
+                balance_cents: account.balance_cents,
+                balance: dollars(account.balance_cents),
+            })
+            .collect(),
+        entries: billing.entries[skipped..]
+            .iter()
+            .map(|entry| {
+                let (key, key_kept) = match (&entry.idempotency_key, entry.metadata.get("idempotency_key")) {
+                    (Some(key), _) => (Some(looks.look(key)), "honoured"),
+                    (None, Some(key)) => (Some(looks.look(key)), "metadata only"),
+                    (None, None) => (None, "no key"),
+                };
+                BillingEntryView {
+                    id: entry.id.clone(),
+                    kind: match entry.kind {
+                        EntryKind::Credit => "credit",
+                        EntryKind::Reversal => "reversal",
+                    },
+                    account: entry.account.clone(),
+                    amount_cents: entry.amount_cents,
+                    amount: dollars(entry.amount_cents),
+                    memo: entry.memo.clone(),
+                    key,
+                    key_kept,
+                    at_ms: entry.at_ms,
+                    reverses: entry.reverses.clone(),
+                }
+            })
+            .collect(),
+        entries_left_out: u32::try_from(skipped).unwrap_or(u32::MAX),
+    }
+}
+
+/// A lane's words: the typed actor's label, with a word for the player's own lanes.
+fn lane_label(actor: &Actor) -> String {
+    match actor {
+        Actor::Crew => "crew (you)".into(),
+        Actor::Model => "Penny".into(),
+        Actor::Simulation => "simulator".into(),
+        Actor::Worker(number) => format!("worker w{number}"),
+        other => other.label(),
+    }
+}
+
+fn timeline_view(entries: &[TimelineEntry], looks: &KeyLooks) -> TimelineView {
+    let mut actors: Vec<&Actor> = Vec::new();
+    for entry in entries {
+        if !actors.contains(&&entry.actor) {
+            actors.push(&entry.actor);
+        }
+    }
+    actors.sort_by(|left, right| left.lane_order().cmp(&right.lane_order()));
+    let lane_of = |actor: &Actor| actors.iter().position(|lane| *lane == actor).unwrap_or(0) as u32;
+    let mut last_lane: BTreeMap<&str, u32> = BTreeMap::new();
+    let skipped = entries.len().saturating_sub(TIMELINE_ENTRIES_SENT_MAX);
+    let mut rows = Vec::with_capacity(entries.len() - skipped);
+    for (index, entry) in entries.iter().enumerate() {
+        let lane = lane_of(&entry.actor);
+        let from_lane = entry
+            .key
+            .as_deref()
+            .and_then(|key| last_lane.insert(key, lane))
+            .filter(|previous| *previous != lane);
+        if index < skipped {
+            continue;
+        }
+        rows.push(TimelineRowView {
+            phase: entry.phase,
+            time_ms: entry.time_ms,
+            lane,
+            from_lane,
+            kind: entry.kind.clone(),
+            key: entry.key.as_deref().map(|key| looks.look(key)),
+            text: entry.text.clone(),
+            guard: entry.guard.map(|guard| guard.name().to_owned()),
+        });
+    }
+    let mut keys: Vec<(usize, KeyLook)> = looks
+        .index
+        .iter()
+        .map(|(key, index)| (*index, key_look_at(key, *index)))
+        .collect();
+    keys.sort_by_key(|(index, _)| *index);
+    TimelineView {
+        lanes: actors
+            .iter()
+            .map(|actor| LaneView {
+                id: actor.label(),
+                label: lane_label(actor),
+            })
+            .collect(),
+        rows,
+        rows_left_out: u32::try_from(skipped).unwrap_or(u32::MAX),
+        keys: keys.into_iter().map(|(_, look)| look).collect(),
+    }
+}
+
+fn penny_view(simulation: &Simulation, workers: &[WorkerView], looks: &KeyLooks) -> PennyView {
+    let speech = simulation
+        .timeline()
+        .iter()
+        .rev()
+        .find(|entry| entry.actor == Actor::Model)
+        .map(|entry| entry.text.clone());
+    // Each of the level's runs, then the fresh runs a workflow's retry started for it.
+    let mut started: Vec<(usize, u32, &str)> = simulation
+        .nodes()
+        .iter()
+        .filter_map(|(run, node)| {
+            let position = simulation
+                .level()
+                .runs
+                .iter()
+                .position(|script| script.id == node.node)?;
+            Some((position, node.retry, run.as_str()))
+        })
+        .collect();
+    started.sort_unstable();
+    let runs = started
+        .into_iter()
+        .map(|(position, _, run)| {
+            let script = &simulation.level().runs[position];
+            // The run as its newest worker knows it (a crashed one's replacement comes later).
+            let state = workers
+                .iter()
+                .rev()
+                .find(|worker| worker.run == run)
+                .map(|worker| worker.run_state.clone());
+            let status = state.as_ref().map_or(RunStatus::Running, |state| state.status.clone());
+            let failed = simulation.failed_runs().iter().find(|failed| failed.run == run);
+            RunView {
+                id: run.to_owned(),
+                failed: match &status {
+                    RunStatus::Failed { reason } => Some(twice_world::debrief::plain(reason)),
+                    _ => None,
+                },
+                compensated: failed.map(|failed| failed.compensated.clone()).unwrap_or_default(),
+                retried_as: failed.and_then(|failed| failed.fresh_run.clone()),
+                waiting_on: match &status {
+                    RunStatus::AwaitingReconciliation { key } => Some(looks.look(key)),
+                    _ => None,
+                },
+                status: run_status_look(&status),
+                item: state.as_ref().map_or(0, |state| state.item),
+                items: u32::try_from(script.calls.len()).unwrap_or(u32::MAX),
+                calls_for_item: state.as_ref().map_or(0, |state| state.calls_for_item),
+                last_told: state.and_then(|state| state.last_told.map(|told| told.describe())),
+            }
+        })
+        .collect();
+    PennyView { speech, runs }
+}
+
+/// What a card will do now, in the player's words (as the game's hand says it).
+fn card_effect(card: CardKind, simulation: &Simulation) -> String {
+    twice_world::hand::effect(card, simulation)
+}
+
+/// The moves a card offers now (the game's chooser). Operator cards: none here, the
+/// console builds them from a chosen call and a reason.
+fn card_targets(card: CardKind, simulation: &Simulation, _workers: &[WorkerView]) -> Vec<TargetView> {
+    twice_world::hand::targets(card, simulation)
+        .into_iter()
+        .map(|target| TargetView {
+            label: target.label,
+            play: target.play,
+        })
+        .collect()
+}
+
+fn armed_lines(simulation: &Simulation) -> Vec<String> {
+    let armed = simulation.armed();
+    let mut lines = Vec::new();
+    if armed.lose_request > 0 {
+        lines.push(format!("the next {} request(s) will be lost", armed.lose_request));
+    }
+    if armed.lose_response > 0 {
+        lines.push(format!("the next {} response(s) will be lost", armed.lose_response));
+    }
+    if armed.slow_response > 0 {
+        lines.push(format!("the next {} response(s) will be slowed", armed.slow_response));
+    }
+    for (run, reword) in &armed.call_again {
+        lines.push(format!(
+            "Penny will call again on {run}{}",
+            if *reword { ", reworded" } else { "" }
+        ));
+    }
+    for (run, count) in &armed.not_attempted {
+        lines.push(format!("{count} call(s) on {run} will refuse before sending"));
+    }
+    lines
+}
+
+/// The level screen, from a participant's game.
+pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_world::ledger::LedgerError> {
+    let simulation = game.simulation();
+    let looks = KeyLooks::from_timeline(simulation.timeline());
+    let workers = simulation.workers();
+    let mut records = simulation.ledger_records()?;
+    let history = simulation.ledger_history()?;
+    let checkpoints = simulation.checkpoints()?;
+    let hand = simulation.hand();
+    let playable = !simulation.is_out_of_phases();
+    let cards: Vec<CardView> = simulation
+        .level()
+        .cards
+        .iter()
+        .map(|allowance| {
+            let left = hand.get(&allowance.card).copied().unwrap_or(0);
+            let operator = matches!(allowance.card, CardKind::OperatorResolve | CardKind::OperatorCompensate);
+            CardView {
+                card: allowance.card.name(),
+                title: allowance.card.title(),
+                left,
+                effect: card_effect(allowance.card, simulation),
+                operator,
+                declaration: twice_world::hand::is_declaration(allowance.card),
+                targets: if left > 0 && playable {
+                    card_targets(allowance.card, simulation, &workers)
+                } else {
+                    Vec::new()
+                },
+            }
+        })
+        .collect();
+    records
+        .sort_by(|left, right| (left.created_at_ms, left.key.as_str()).cmp(&(right.created_at_ms, right.key.as_str())));
+    let mut unknown: Vec<&ExecutionRecord> = records.iter().filter(|record| record.status.is_unknown()).collect();
+    unknown.sort_by_key(|record| (record.updated_at_ms, record.key.as_str().to_owned()));
+    let console = ConsoleView {
+        operator: default_operator(),
+        resolve_left: hand.get(&CardKind::OperatorResolve).copied(),
+        compensate_left: hand.get(&CardKind::OperatorCompensate).copied(),
+        unknown: unknown.iter().map(|record| looks.look(record.key.as_str())).collect(),
+    };
+    let history_skipped = history.len().saturating_sub(HISTORY_ENTRIES_SENT_MAX);
+    let end = game
+        .conclusion()
+        .map(|conclusion| end_view(game, conclusion, catalogue, &looks));
+    Ok(GameView {
+        level: level_head(game),
+        mode: game.mode.name(),
+        seed: game.seed,
+        phase: simulation.phase(),
+        now_ms: simulation.now_ms(),
+        over: simulation.is_over(),
+        out_of_phases: simulation.is_out_of_phases(),
+        guards: guard_views(simulation.guards()),
+        penny: penny_view(simulation, &workers, &looks),
+        workers: workers
+            .iter()
+            .map(|worker| WorkerLookView {
+                number: worker.number,
+                id: worker.id.clone(),
+                run: worker.run.clone(),
+                look: worker_look(worker),
+                alive: worker.alive,
+                phase: worker.phase.clone(),
+                key: worker.key.as_deref().map(|key| looks.look(key)),
+                attempt: worker.attempt,
+                loaded_version: worker.loaded_version,
+            })
+            .collect(),
+        wire: simulation
+            .messages()
+            .map(|message| MessageView {
+                id: message.id,
+                direction: match message.direction {
+                    Direction::Request => "request",
+                    Direction::Response => "response",
+                },
+                worker: message.worker,
+                key: looks.look(&message.key),
+                downstream_key: message.downstream_key.clone(),
+                attempt: message.attempt,
+                account: CreditArguments::of_call(&message.call).account,
+                amount_cents: CreditArguments::of_call(&message.call).amount_cents,
+                answer: message.answer.as_ref().map(answer_text),
+                sent_at_ms: message.sent_at_ms,
+                arrives_at_ms: message.arrives_at_ms,
+                lost: message.lost,
+                slowed: message.slowed,
+            })
+            .collect(),
+        billing: billing_view(simulation, &looks),
+        ledger: records.iter().map(|record| record_row(record, &looks)).collect(),
+        history: history[history_skipped..].iter().map(history_row).collect(),
+        checkpoints: checkpoints.iter().map(checkpoint_view).collect(),
+        console,
+        declaration: declaration_view(simulation),
+        hand: cards,
+        armed: armed_lines(simulation),
+        timeline: timeline_view(simulation.timeline(), &looks),
+        played: simulation
+            .played()
+            .iter()
+            .map(|action| MoveView {
+                at_phase: action.at_phase,
+                title: action.play.card().title(),
+                play: action.play.clone(),
+            })
+            .collect(),
+        end,
+    })
+}

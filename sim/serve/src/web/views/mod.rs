@@ -1,0 +1,225 @@
+//! Every JSON answer the browser gets, built from the simulator's state in this folder.
+//!
+//! The simulator's types are changing (typed actors with a lane and a label, typed history
+//! events and guard notes, typed violations in the verdict); every conversion from them to
+//! what the pages read lives here, so following such a change is an edit in one place.
+//! The pages only draw what these views say: the colour and glyph of each key, a status's
+//! glyph and word, which targets a card offers — nothing is worked out twice.
+//!
+//! One file per screen: [`lobby`] (who the browser is, the level select), [`level_parts`]
+//! (the pieces of the level screen), [`level_screen`] (the level screen built from a game),
+//! [`debrief`] (the verdict and the end of a level), [`room`] (the race and the presenter's
+//! page). This file holds the looks every screen shares.
+//!
+//! Integers in these types are fixed-width; amounts are cents (`_cents`), times virtual
+//! milliseconds (`_ms`).
+
+mod debrief;
+mod level_parts;
+mod level_screen;
+mod lobby;
+mod room;
+
+pub use debrief::*;
+pub use level_parts::*;
+pub use level_screen::*;
+pub use lobby::*;
+pub use room::*;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use twice_world::checker::Outcome;
+use twice_world::runtime::key::fnv1a64;
+use twice_world::runtime::rules::Status;
+use twice_world::runtime::run::RunStatus;
+use twice_world::runtime::worker::WorkerState;
+use twice_world::simulator::{TimelineEntry, WorkerView};
+
+pub use crate::api::views::shorten;
+
+/// The most timeline entries one answer carries (the newest); a level runs at most
+/// [`super::LEVEL_PHASES_MAX`] phases, so this is only a backstop.
+pub const TIMELINE_ENTRIES_SENT_MAX: usize = 3_000;
+/// The most ledger history entries one answer carries (the newest).
+pub const HISTORY_ENTRIES_SENT_MAX: usize = 500;
+/// The most billing entries one answer carries (the newest).
+pub const BILLING_ENTRIES_SENT_MAX: usize = 200;
+
+// ----- looks: a glyph and a word for everything, a colour only on top -----
+
+/// Key colours, handed out in order of first appearance (the game's palette).
+const KEY_COLOURS: [&str; 8] = [
+    "#ff6ec8", "#96e65a", "#7896ff", "#ff965a", "#c896ff", "#ffeb64", "#5ae6c8", "#ff7878",
+];
+const KEY_GLYPHS: [char; 8] = ['●', '■', '▲', '◆', '★', '▼', '⬟', '◉'];
+/// Distinct (colour, glyph) pairs before they repeat.
+const KEY_LOOKS: usize = KEY_COLOURS.len() * KEY_GLYPHS.len();
+
+/// One idempotency key's look: a colour and a glyph, so keys are told apart without colour.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KeyLook {
+    pub key: String,
+    pub glyph: String,
+    pub colour: &'static str,
+}
+
+fn key_look_at(key: &str, index: usize) -> KeyLook {
+    // Colour `i` goes with glyph `i`, then glyph `i + 1`, …: neighbours differ in both.
+    let index = index % KEY_LOOKS;
+    KeyLook {
+        key: key.to_owned(),
+        glyph: KEY_GLYPHS[(index + index / KEY_COLOURS.len()) % KEY_GLYPHS.len()].to_string(),
+        colour: KEY_COLOURS[index % KEY_COLOURS.len()],
+    }
+}
+
+/// Keys numbered by first appearance in the timeline; keys it never showed get a stable
+/// look from their hash.
+#[derive(Debug, Default)]
+struct KeyLooks {
+    index: BTreeMap<String, usize>,
+}
+
+impl KeyLooks {
+    fn from_timeline(entries: &[TimelineEntry]) -> KeyLooks {
+        let mut index = BTreeMap::new();
+        for key in entries.iter().filter_map(|entry| entry.key.as_ref()) {
+            let next = index.len();
+            index.entry(key.clone()).or_insert(next);
+        }
+        KeyLooks { index }
+    }
+
+    fn look(&self, key: &str) -> KeyLook {
+        let index = self
+            .index
+            .get(key)
+            .copied()
+            .unwrap_or_else(|| (fnv1a64(&[key.as_bytes()]) % KEY_LOOKS as u64) as usize);
+        key_look_at(key, index)
+    }
+}
+
+/// A glyph, a word and a tone (a CSS class: `good`, `bad`, `warn`, `info`, `violet`,
+/// `crew`, `runtime`, `dim`) for a status of any kind. The glyphs are all in DejaVu Sans
+/// (no emoji): a projector's bare Linux still draws every one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Look {
+    pub glyph: &'static str,
+    pub word: String,
+    pub tone: &'static str,
+}
+
+fn look(glyph: &'static str, word: impl Into<String>, tone: &'static str) -> Look {
+    Look {
+        glyph,
+        word: word.into(),
+        tone,
+    }
+}
+
+pub fn status_look(status: Status) -> Look {
+    match status {
+        Status::Started => look("▶", "started", "info"),
+        Status::Completed => look("✔", "completed", "good"),
+        Status::Failed => look("✘", "failed", "bad"),
+        Status::Indeterminate => look("?", "indeterminate", "warn"),
+        Status::Compensating => look("↻", "compensating", "violet"),
+        Status::Compensated => look("↺", "compensated", "violet"),
+    }
+}
+
+pub fn outcome_look(outcome: Outcome) -> Look {
+    match outcome {
+        Outcome::PaidTwice => look("2×", "paid twice", "bad"),
+        Outcome::NotPaidButOwed => look("✘", "not paid, though owed", "warn"),
+        Outcome::UnknownFlagged => look("?", "honestly unknown, flagged and waiting", "info"),
+        Outcome::PaidOnce => look("✔", "paid exactly once", "good"),
+    }
+}
+
+fn worker_look(worker: &WorkerView) -> Look {
+    if worker.crashed {
+        return look("✘", "crashed", "bad");
+    }
+    if !worker.alive {
+        return match worker.state {
+            WorkerState::StoodDown => look("⏏", "stood down", "dim"),
+            WorkerState::WaitingForPerson => look("✋", "waits for a person", "bad"),
+            _ => look("■", "exited", "dim"),
+        };
+    }
+    match worker.state {
+        WorkerState::Booting => look("…", "booting", "dim"),
+        WorkerState::Deciding => look("☁", "asking Penny", "runtime"),
+        WorkerState::Reserving => look("⚑", "reserving", "info"),
+        WorkerState::Calling => look("✉", "calling billing", "crew"),
+        WorkerState::Recording => look("✎", "recording", "info"),
+        WorkerState::Reconciling => look("⌕", "reconciling", "violet"),
+        WorkerState::Saving => look("⛁", "saving", "info"),
+        WorkerState::Parked => look("‖", "parked", "warn"),
+        WorkerState::StoodDown => look("⏏", "stood down", "dim"),
+        WorkerState::WaitingForPerson => look("✋", "waits for a person", "bad"),
+        WorkerState::Exited => look("■", "exited", "dim"),
+    }
+}
+
+fn run_status_look(status: &RunStatus) -> Look {
+    match status {
+        RunStatus::Running => look("▶", "running", "runtime"),
+        RunStatus::AwaitingReconciliation { .. } => look("‖", "awaiting reconciliation", "warn"),
+        RunStatus::Completed => look("✔", "completed", "good"),
+        RunStatus::Failed { .. } => look("✘", "failed", "bad"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_keys_differ_in_colour_and_in_glyph() {
+        let looks: Vec<KeyLook> = (0..KEY_COLOURS.len()).map(|index| key_look_at("k", index)).collect();
+        for (index, look) in looks.iter().enumerate() {
+            for other in &looks[index + 1..] {
+                assert_ne!(look.colour, other.colour);
+                assert_ne!(look.glyph, other.glyph);
+            }
+        }
+        // All 64 pairs are distinct.
+        let pairs: std::collections::BTreeSet<(String, &str)> = (0..KEY_LOOKS)
+            .map(|index| {
+                let look = key_look_at("k", index);
+                (look.glyph, look.colour)
+            })
+            .collect();
+        assert_eq!(pairs.len(), KEY_LOOKS);
+    }
+
+    #[test]
+    fn every_status_has_a_glyph_and_a_word() {
+        for status in Status::ALL {
+            let look = status_look(status);
+            assert!(!look.glyph.is_empty());
+            assert_eq!(look.word, status.name());
+        }
+    }
+
+    #[test]
+    fn tape_names_keep_to_safe_characters() {
+        assert_eq!(
+            tape_file_name("01-naive-retry", "Ada"),
+            "01-naive-retry.web-ada.tape.ron"
+        );
+        assert_eq!(
+            tape_file_name("01-naive-retry", "Zoë O'Brien"),
+            "01-naive-retry.web-zo--o-brien.tape.ron"
+        );
+        assert_eq!(
+            tape_file_name("01-naive-retry", "ëë"),
+            "01-naive-retry.web-player.tape.ron"
+        );
+    }
+}

@@ -1,0 +1,195 @@
+//! `twice-sim play`: a level played headless, with its debrief — what decided the run, found
+//! by running it again with each guard switched (the counterfactual), and the other runs side
+//! by side.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use twice_world::checker::Verdict;
+use twice_world::debrief::Debrief;
+use twice_world::level::{self, LoadedLevel, LoadedTape};
+use twice_world::replay::matches;
+use twice_world::report;
+use twice_world::runtime::guards::Guards;
+use twice_world::simulator::{Simulation, SimulationBuilder};
+
+use super::bad_input;
+use crate::cli::{EXIT_DIFFERS, EXIT_OK, guard_list};
+
+fn same_file(left: &Path, right: &Path) -> bool {
+    match (left.canonicalize(), right.canonicalize()) {
+        (Ok(left), Ok(right)) => left == right,
+        _ => false,
+    }
+}
+
+#[derive(Serialize)]
+struct PlayReport<'a> {
+    level: &'a str,
+    seed: u64,
+    phases: u32,
+    timeline: &'a [twice_world::simulator::TimelineEntry],
+    /// The moves as made: the messages they hit, the workers they killed and where.
+    played: &'a [twice_world::level::TimedAction],
+    ledger: Vec<twice_world::ledger::ExecutionRecord>,
+    checkpoints: Vec<twice_world::ledger::Checkpoint>,
+    billing: &'a twice_world::billing::Billing,
+    verdict: Verdict,
+    debrief: twice_world::debrief::Debrief,
+    expected: Option<&'a twice_world::level::Expectation>,
+    as_expected: Option<bool>,
+}
+
+pub fn play(
+    level_path: &Path,
+    seed: Option<u64>,
+    tape_path: Option<&Path>,
+    ledger: Option<PathBuf>,
+    guards: Option<String>,
+    json: bool,
+) -> u8 {
+    let loaded: LoadedLevel = match level::load_level(level_path) {
+        Ok(loaded) => loaded,
+        Err(error) => return bad_input(error),
+    };
+    let tape: Option<LoadedTape> = match tape_path.map(level::load_tape).transpose() {
+        Ok(tape) => tape,
+        Err(error) => return bad_input(error),
+    };
+    if let Some(tape) = &tape
+        && !same_file(&tape.level.path, level_path)
+    {
+        return bad_input(format!(
+            "{}: the tape was recorded for level {}, not {}",
+            tape.path.display(),
+            tape.level.path.display(),
+            level_path.display()
+        ));
+    }
+    let guards = match guards.as_deref().map(Guards::parse_list).transpose() {
+        Ok(guards) => guards,
+        Err(error) => return bad_input(format!("--guards: {error}")),
+    };
+    // SQLite would only say "unable to open database file": say which folder is missing.
+    if let Some(path) = &ledger
+        && let Some(folder) = path
+            .parent()
+            .filter(|folder| !folder.as_os_str().is_empty() && !folder.is_dir())
+    {
+        return bad_input(format!(
+            "--ledger {}: the folder {} does not exist; make it first (`mkdir -p {}`)",
+            path.display(),
+            folder.display(),
+            folder.display()
+        ));
+    }
+    let seed = seed.or(tape.as_ref().map(|tape| tape.tape.seed)).unwrap_or(1);
+    let mut builder = SimulationBuilder::new(loaded.level.clone(), seed);
+    if let Some(guards) = guards.or(tape.as_ref().and_then(|tape| tape.tape.guards)) {
+        builder = builder.guards(guards);
+    }
+    if let Some(tape) = &tape {
+        builder = builder
+            .actions(tape.tape.actions.clone())
+            .wire_rule(tape.tape.wire_rule());
+    }
+    if let Some(path) = &ledger {
+        builder = builder.ledger_file(path);
+    }
+    let simulation = match builder
+        .build()
+        .and_then(|mut simulation| simulation.run().map(|_| simulation))
+    {
+        Ok(simulation) => simulation,
+        Err(error) => return bad_input(error),
+    };
+    let verdict = match simulation.verdict() {
+        Ok(verdict) => verdict,
+        Err(error) => return bad_input(error),
+    };
+    let expected = tape.as_ref().map(|tape| &tape.tape.expect);
+    let as_expected = expected.map(|expected| matches(expected, &verdict));
+    let counterfactual = match twice_world::counterfactual::of(&simulation) {
+        Ok(counterfactual) => Some(counterfactual),
+        Err(error) => {
+            // The run itself stands; only what decided it cannot be told.
+            eprintln!("warning: no counterfactual debrief: {error}");
+            None
+        }
+    };
+    let debrief = twice_world::debrief::with_counterfactual(&simulation, &verdict, counterfactual);
+    if json {
+        let report = PlayReport {
+            level: &loaded.level.id,
+            seed,
+            phases: simulation.phase(),
+            timeline: simulation.timeline(),
+            played: simulation.played(),
+            ledger: simulation.ledger_records().unwrap_or_default(),
+            checkpoints: simulation.checkpoints().unwrap_or_default(),
+            billing: simulation.billing(),
+            verdict: verdict.clone(),
+            debrief,
+            expected,
+            as_expected,
+        };
+        println!("{}", serde_json::to_string_pretty(&report).expect("reports serialize"));
+    } else {
+        print_play(&simulation, &loaded, seed, &verdict, &debrief);
+        if let Some(path) = &ledger {
+            println!(
+                "\nThe ledger is in {}: open it with `sqlite3 {} 'select * from tool_executions'`",
+                path.display(),
+                path.display()
+            );
+        }
+        if let (Some(expected), Some(ok)) = (expected, as_expected) {
+            println!(
+                "\nexpected {} stopped by [{}]: {}",
+                expected.verdict,
+                guard_list(&expected.stopped_by),
+                if ok { "as expected" } else { "DIFFERS" }
+            );
+        }
+    }
+    if as_expected == Some(false) {
+        EXIT_DIFFERS
+    } else {
+        EXIT_OK
+    }
+}
+
+fn print_play(simulation: &Simulation, loaded: &LoadedLevel, seed: u64, verdict: &Verdict, debrief: &Debrief) {
+    println!(
+        "{} — {} (seed {seed}, guards off: [{}])\n",
+        loaded.level.id,
+        loaded.level.title,
+        guard_list(&simulation.guards().off())
+    );
+    println!("== timeline ==\n{}", report::timeline(simulation.timeline()));
+    println!(
+        "== ledger ({}) ==\n{}",
+        simulation.ledger().location(),
+        report::ledger(
+            &simulation.ledger_records().unwrap_or_default(),
+            &simulation.checkpoints().unwrap_or_default()
+        )
+    );
+    if let Some(second) = simulation.second_node_ledger() {
+        println!(
+            "== the second node's ledger ({}) ==\n{}",
+            second.location(),
+            report::ledger(
+                &second.all_records().unwrap_or_default(),
+                &second.checkpoints().unwrap_or_default()
+            )
+        );
+    }
+    println!("== billing ==\n{}", report::billing(simulation.billing()));
+    println!("== verdict ==\n{}", report::verdict(verdict));
+    if let Some(counterfactual) = &debrief.counterfactual {
+        println!("== counterfactual ==\n{}", report::counterfactual(counterfactual));
+    }
+    println!("== debrief ==\n{}", report::debrief(debrief));
+}

@@ -1,0 +1,592 @@
+//! The counterfactual debrief: which guards *decided* a run, found by running it again.
+//!
+//! A guard decided a run when the same level, seed and moves, with only that guard switched
+//! (off if it was on, on if it was off), reach the other verdict: the heist that worked fails,
+//! or the one that failed works. Every guard is tried alone; where no single guard decided,
+//! pairs are tried (two guards that each hold on their own decide together), at most
+//! [`RERUNS_MAX`] runs in all. A run again is only evidence if the player's moves all play in
+//! it: a card aimed at a message that no longer passes, or at a worker in a phase it never
+//! reaches, fizzles, and that run "cannot say" — it is never counted as the guard holding.
+//!
+//! The moves are replayed as made (each names the message it hit and the worker it killed);
+//! a key in them is carried over to the key the other run gives the same call, since switching
+//! keys per call changes every key's spelling. The runs use the memory ledger; a UI that wants
+//! to show one ("without the write retry rule, this same run pays $50: see it") builds it again
+//! with [`Counterfactual::simulation_of`] or saves it as a tape with [`Counterfactual::tape_of`].
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::checker::{Outcome, Verdict, ViolationKind};
+use crate::ledger::{ExecutionRecord, LedgerError, LedgerStore};
+use crate::level::{Level, Play, Tape, TimedAction, WireRule};
+use crate::runtime::guards::{Guard, Guards};
+use crate::runtime::key::{IdempotencyKey, KeyScheme};
+use crate::simulator::{SimError, Simulation, SimulationBuilder};
+
+/// The most runs one counterfactual makes (the same run again, each guard alone, then pairs):
+/// every guard alone and every pair of the eleven is 1 + 11 + 55 = 67, so the bound is never
+/// what cuts a debrief short today; it keeps a future twelfth or thirteenth guard from
+/// making a debrief slow.
+pub const RERUNS_MAX: usize = 72;
+
+/// Why a counterfactual could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum CounterfactualError {
+    #[error("the run could not be simulated again ({guards}): {source}")]
+    Simulation {
+        guards: String,
+        #[source]
+        source: SimError,
+    },
+    #[error("the run simulated again ({guards}) could not be judged: {source}")]
+    Verdict {
+        guards: String,
+        #[source]
+        source: LedgerError,
+    },
+    #[error("this run's ledger could not be read: {0}")]
+    Ledger(#[source] LedgerError),
+}
+
+/// What a run came to, in the terms a debrief compares.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RunResult {
+    pub outcome: Outcome,
+    /// The crew reached the level's goal: the verdict a counterfactual compares.
+    pub goal_reached: bool,
+    /// What billing paid, net, against what the script owes (all credits).
+    pub net_cents: i64,
+    pub owed_cents: i64,
+    pub violations: Vec<ViolationKind>,
+    pub stopped_by: Vec<Guard>,
+    pub phases: u32,
+}
+
+impl RunResult {
+    pub fn of(verdict: &Verdict, phases: u32) -> RunResult {
+        RunResult {
+            outcome: verdict.outcome,
+            goal_reached: verdict.goal_reached,
+            net_cents: verdict.credits.iter().map(|credit| credit.net_cents).sum(),
+            owed_cents: verdict.credits.iter().map(|credit| credit.owed_cents).sum(),
+            violations: verdict.violation_kinds(),
+            stopped_by: verdict.stopped_by.clone(),
+            phases,
+        }
+    }
+}
+
+/// One guard switched in another run: `on` is how it was in that run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Flip {
+    pub guard: Guard,
+    pub on: bool,
+}
+
+/// What a run again said.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Answer {
+    /// Every move played, and the run ended like this.
+    Ran(RunResult),
+    /// A move did not play (its moment never came in that run): it says nothing about the guard.
+    CannotSay {
+        /// What the timeline said of each move that fizzled.
+        fizzled: Vec<String>,
+    },
+}
+
+/// The same run with one or two guards switched.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Alternative {
+    pub flipped: Vec<Flip>,
+    /// Every guard as it was in that run.
+    pub guards: Guards,
+    /// The moves as replayed (keys carried over to that run's spelling).
+    pub moves: Vec<TimedAction>,
+    pub answer: Answer,
+}
+
+impl Alternative {
+    /// That run's result, if it can say.
+    pub fn result(&self) -> Option<&RunResult> {
+        match &self.answer {
+            Answer::Ran(result) => Some(result),
+            Answer::CannotSay { .. } => None,
+        }
+    }
+}
+
+/// What switching one guard showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Switched, the same moves reach the other verdict: this guard decided the run.
+    Decided,
+    /// Switched, the verdict stays: on, it was not needed this time; off, it would not have
+    /// changed this run.
+    NoDifference,
+    /// Switched, a move fizzles: that run cannot say.
+    CannotSay,
+}
+
+/// One guard of [`Guard::ALL`], switched alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct GuardFinding {
+    pub guard: Guard,
+    /// How it was in this run.
+    pub was_on: bool,
+    pub role: Role,
+    /// Its run in [`Counterfactual::alternatives`].
+    pub alternative: usize,
+}
+
+/// Two guards that decided together: each alone made no difference, both switched reach the
+/// other verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PairFinding {
+    pub guards: [Guard; 2],
+    pub alternative: usize,
+}
+
+/// Which guards decided a run, and what each other run came to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Counterfactual {
+    pub seed: u64,
+    pub wire_rule: WireRule,
+    pub this_run: RunResult,
+    /// The same moves with the same guards gave this run again. When they do not (a run
+    /// driven from outside, say an operator over HTTP), no other run can say anything.
+    pub reproduced: bool,
+    /// Every guard, in teaching order, switched alone.
+    pub guards: Vec<GuardFinding>,
+    /// Pairs that decided together (tried only when no guard decided alone).
+    pub pairs: Vec<PairFinding>,
+    pub alternatives: Vec<Alternative>,
+    /// Runs made, this run's own replay included.
+    pub reruns: u32,
+    /// Pairs were left untried to stay within [`RERUNS_MAX`].
+    pub bounded: bool,
+}
+
+impl Counterfactual {
+    /// The guards that decided this run alone, in teaching order.
+    pub fn decided_by(&self) -> Vec<Guard> {
+        self.with_role(Role::Decided)
+    }
+
+    /// Every guard that decided, alone or in a pair, each once, in teaching order.
+    pub fn deciding_guards(&self) -> Vec<Guard> {
+        let mut guards = self.decided_by();
+        for pair in &self.pairs {
+            guards.extend(pair.guards);
+        }
+        guards.sort();
+        guards.dedup();
+        guards
+    }
+
+    /// Guards that were on and made no difference, alone or in a pair: "not needed this time".
+    pub fn not_needed(&self) -> Vec<Guard> {
+        let deciding = self.deciding_guards();
+        self.guards
+            .iter()
+            .filter(|finding| finding.was_on && finding.role == Role::NoDifference)
+            .filter(|finding| !deciding.contains(&finding.guard))
+            .map(|finding| finding.guard)
+            .collect()
+    }
+
+    /// Guards whose run could not say.
+    pub fn cannot_say(&self) -> Vec<Guard> {
+        self.with_role(Role::CannotSay)
+    }
+
+    fn with_role(&self, role: Role) -> Vec<Guard> {
+        self.guards
+            .iter()
+            .filter(|finding| finding.role == role)
+            .map(|finding| finding.guard)
+            .collect()
+    }
+
+    /// What switching `guard` alone showed.
+    pub fn finding(&self, guard: Guard) -> Option<&GuardFinding> {
+        self.guards.iter().find(|finding| finding.guard == guard)
+    }
+
+    /// The run with `guard` switched alone.
+    pub fn alternative_for(&self, guard: Guard) -> Option<&Alternative> {
+        self.finding(guard)
+            .and_then(|finding| self.alternatives.get(finding.alternative))
+    }
+
+    /// Builds the other run `index` again, to be shown: same level, seed and moves, its guards.
+    /// `level` is the level as authored ([`Simulation::authored_level`]).
+    pub fn simulation_of(&self, level: &Level, index: usize) -> Option<Result<Simulation, SimError>> {
+        let alternative = self.alternatives.get(index)?;
+        Some(
+            SimulationBuilder::new(level.clone(), self.seed)
+                .guards(alternative.guards)
+                .actions(alternative.moves.clone())
+                .wire_rule(self.wire_rule)
+                .build()
+                .and_then(|mut simulation| simulation.run().map(|_| simulation)),
+        )
+    }
+
+    /// The other run `index` as a tape `twice-sim replay` accepts (when it could say);
+    /// `level_file` is the level's path relative to where the tape will be written.
+    pub fn tape_of(&self, index: usize, level_file: &str, verdict: &Verdict) -> Option<Tape> {
+        let alternative = self.alternatives.get(index)?;
+        alternative.result()?;
+        let flipped: Vec<String> = alternative
+            .flipped
+            .iter()
+            .map(|flip| format!("{} {}", flip.guard.name(), if flip.on { "on" } else { "off" }))
+            .collect();
+        Some(Tape {
+            version: match self.wire_rule {
+                WireRule::ArmNextMessage => 1,
+                WireRule::OnTheWireNow => crate::level::TAPE_VERSION,
+            },
+            level: level_file.to_owned(),
+            seed: self.seed,
+            title: format!("The same run with {}", flipped.join(" and ")),
+            guards: Some(alternative.guards),
+            actions: alternative.moves.clone(),
+            expect: crate::level::Expectation::of(verdict),
+        })
+    }
+}
+
+/// The counterfactual of a finished run.
+pub fn of(simulation: &Simulation) -> Result<Counterfactual, CounterfactualError> {
+    let verdict = simulation.verdict().map_err(CounterfactualError::Ledger)?;
+    let this_run = RunResult::of(&verdict, simulation.phase());
+    let level = simulation.authored_level();
+    let mut records = simulation.ledger_records().map_err(CounterfactualError::Ledger)?;
+    if let Some(second) = simulation.second_node_ledger() {
+        records.extend(second.all_records().map_err(CounterfactualError::Ledger)?);
+    }
+    let mut same = SameRun {
+        level: &level,
+        seed: simulation.seed(),
+        guards: simulation.guards(),
+        moves: simulation.played(),
+        wire_rule: simulation.wire_rule(),
+        calls: calls_by_key(&records),
+        moments: Vec::new(),
+        refused_decisions: 0,
+    };
+    let mut counterfactual = Counterfactual {
+        seed: same.seed,
+        wire_rule: same.wire_rule,
+        this_run,
+        reproduced: false,
+        guards: Vec::new(),
+        pairs: Vec::new(),
+        alternatives: Vec::new(),
+        reruns: 0,
+        bounded: false,
+    };
+    let (again, moments, refused) = same.simulate(&[])?;
+    same.moments = moments;
+    same.refused_decisions = refused;
+    counterfactual.reruns += 1;
+    counterfactual.reproduced = again.result().is_some_and(|result| {
+        result.goal_reached == counterfactual.this_run.goal_reached && result.outcome == counterfactual.this_run.outcome
+    });
+    for guard in Guard::ALL {
+        let was_on = same.guards.is_on(guard);
+        let alternative = same.run_with(&[Flip { guard, on: !was_on }])?;
+        counterfactual.reruns += 1;
+        let role = role_of(&counterfactual, &alternative);
+        counterfactual.guards.push(GuardFinding {
+            guard,
+            was_on,
+            role,
+            alternative: counterfactual.alternatives.len(),
+        });
+        counterfactual.alternatives.push(alternative);
+    }
+    if counterfactual.reproduced && counterfactual.decided_by().is_empty() {
+        try_pairs(&same, &mut counterfactual)?;
+    }
+    Ok(counterfactual)
+}
+
+/// Pairs of guards that each made no difference alone, in teaching order, within the bound.
+fn try_pairs(same: &SameRun<'_>, counterfactual: &mut Counterfactual) -> Result<(), CounterfactualError> {
+    let candidates: Vec<Guard> = counterfactual
+        .guards
+        .iter()
+        .filter(|finding| finding.role == Role::NoDifference)
+        .map(|finding| finding.guard)
+        .collect();
+    for (position, first) in candidates.iter().enumerate() {
+        for second in &candidates[position + 1..] {
+            if counterfactual.reruns as usize >= RERUNS_MAX {
+                counterfactual.bounded = true;
+                return Ok(());
+            }
+            let flips = [*first, *second].map(|guard| Flip {
+                guard,
+                on: !same.guards.is_on(guard),
+            });
+            let alternative = same.run_with(&flips)?;
+            counterfactual.reruns += 1;
+            if role_of(counterfactual, &alternative) == Role::Decided {
+                counterfactual.pairs.push(PairFinding {
+                    guards: [*first, *second],
+                    alternative: counterfactual.alternatives.len(),
+                });
+                counterfactual.alternatives.push(alternative);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What an alternative says about its switched guard(s), against this run.
+fn role_of(counterfactual: &Counterfactual, alternative: &Alternative) -> Role {
+    match alternative.result() {
+        // Nothing is evidence when this run itself does not come out the same again.
+        _ if !counterfactual.reproduced => Role::CannotSay,
+        None => Role::CannotSay,
+        Some(result) if result.goal_reached != counterfactual.this_run.goal_reached => Role::Decided,
+        Some(_) => Role::NoDifference,
+    }
+}
+
+/// A call as the ledger knows it: enough to spell its key either way.
+#[derive(Clone, Debug)]
+struct CallIdentity {
+    run_id: String,
+    tool_call_id: String,
+    tool: String,
+    arguments: String,
+}
+
+fn calls_by_key(records: &[ExecutionRecord]) -> BTreeMap<String, CallIdentity> {
+    records
+        .iter()
+        .map(|record| {
+            (
+                record.key.to_string(),
+                CallIdentity {
+                    run_id: record.run_id.clone(),
+                    tool_call_id: record.tool_call_id.clone(),
+                    tool: record.tool.clone(),
+                    arguments: record.arguments.clone(),
+                },
+            )
+        })
+        .collect()
+}
+
+/// Everything needed to make this run again.
+struct SameRun<'a> {
+    level: &'a Level,
+    seed: u64,
+    guards: Guards,
+    moves: &'a [TimedAction],
+    wire_rule: WireRule,
+    calls: BTreeMap<String, CallIdentity>,
+    /// Where the workers were when each move that names no target was played, in this run
+    /// made again (filled by the first run).
+    moments: Vec<Moment>,
+    /// The operators' decisions this run had refused (409s), made again.
+    refused_decisions: usize,
+}
+
+/// Where every worker is, just before a move: its run, whether it lives, the phase it is about
+/// to run and the script item it is on. A move that names no target (a twin, a whisper to the
+/// model, a refusal armed for the next call, an operator's decision) acts on whatever this
+/// moment is; in another run it is only the same move if it meets the same moment.
+type Moment = Vec<(u32, String, bool, String, Option<u32>)>;
+
+/// A move that acts on whatever the moment is, rather than on a target it names: the
+/// counterfactual plays it only at the same moment.
+fn aims_at_the_moment(play: &Play) -> bool {
+    matches!(
+        play,
+        Play::DuplicateWorker { .. }
+            | Play::ModelCallsAgain { .. }
+            | Play::ToolFailsBeforeSending { .. }
+            | Play::OperatorResolve { .. }
+            | Play::OperatorCompensate { .. }
+            | Play::CrashWorker { in_phase: None, .. }
+    )
+}
+
+fn moment_of(simulation: &Simulation) -> Moment {
+    simulation
+        .workers()
+        .into_iter()
+        .map(|worker| {
+            (
+                worker.number,
+                worker.run,
+                worker.alive,
+                worker.phase,
+                worker.call.map(|call| call.item),
+            )
+        })
+        .collect()
+}
+
+/// The operators' decisions the ledger refused (a compare-and-set lost), on the timeline.
+fn refused_decisions(simulation: &Simulation) -> usize {
+    simulation
+        .timeline()
+        .iter()
+        .filter(|entry| matches!(entry.actor, crate::simulator::Actor::Operator(_)) && entry.text.starts_with("409"))
+        .count()
+}
+
+impl SameRun<'_> {
+    /// This run again with `flips` applied to its guards: it can say only if every move
+    /// played, each move aimed at the moment met the same moment, and the operators' decisions
+    /// were refused as often as in this run.
+    fn run_with(&self, flips: &[Flip]) -> Result<Alternative, CounterfactualError> {
+        let (mut alternative, moments, refused) = self.simulate(flips)?;
+        let mut reasons = Vec::new();
+        let aimed = self.moves.iter().filter(|action| aims_at_the_moment(&action.play));
+        for ((action, theirs), ours) in aimed.zip(&moments).zip(&self.moments) {
+            if theirs != ours {
+                reasons.push(format!(
+                    "{} before phase {} meets another moment (the workers are elsewhere)",
+                    action.play.card().title(),
+                    action.at_phase
+                ));
+            }
+        }
+        if refused != self.refused_decisions {
+            reasons.push("an operator's decision is refused in one run and not in the other".to_owned());
+        }
+        if !reasons.is_empty() && alternative.result().is_some() {
+            alternative.answer = Answer::CannotSay { fizzled: reasons };
+        }
+        Ok(alternative)
+    }
+
+    /// Simulates this run with `flips`: what it came to, the moment each move aimed at the
+    /// moment met, and how many operators' decisions were refused.
+    fn simulate(&self, flips: &[Flip]) -> Result<(Alternative, Vec<Moment>, usize), CounterfactualError> {
+        let mut guards = self.guards;
+        for flip in flips {
+            guards.set(flip.guard, flip.on);
+        }
+        let moves: Vec<TimedAction> = self
+            .moves
+            .iter()
+            .map(|action| TimedAction {
+                at_phase: action.at_phase,
+                play: self.with_keys_for(&action.play, guards),
+            })
+            .collect();
+        let named = guards_named(guards);
+        let simulation_error = |source| CounterfactualError::Simulation {
+            guards: named.clone(),
+            source,
+        };
+        let mut simulation = SimulationBuilder::new(self.level.clone(), self.seed)
+            .guards(guards)
+            .actions(moves.clone())
+            .wire_rule(self.wire_rule)
+            .ledger_store(LedgerStore::Memory)
+            .build()
+            .map_err(simulation_error)?;
+        let mut moments = Vec::new();
+        for action in moves.iter().filter(|action| aims_at_the_moment(&action.play)) {
+            simulation
+                .run_until(|simulation| simulation.phase() >= action.at_phase)
+                .map_err(simulation_error)?;
+            moments.push(moment_of(&simulation));
+        }
+        simulation.run().map_err(simulation_error)?;
+        let answer = if simulation.played().len() < moves.len() {
+            Answer::CannotSay {
+                fizzled: simulation
+                    .timeline()
+                    .iter()
+                    .filter(|entry| entry.kind == "fizzled")
+                    .map(|entry| entry.text.clone())
+                    .collect(),
+            }
+        } else {
+            let verdict = simulation.verdict().map_err(|source| CounterfactualError::Verdict {
+                guards: named.clone(),
+                source,
+            })?;
+            Answer::Ran(RunResult::of(&verdict, simulation.phase()))
+        };
+        let refused = refused_decisions(&simulation);
+        Ok((
+            Alternative {
+                flipped: flips.to_vec(),
+                guards,
+                moves,
+                answer,
+            },
+            moments,
+            refused,
+        ))
+    }
+
+    /// A move with any key it names spelled as a run with `guards` spells it.
+    fn with_keys_for(&self, play: &Play, guards: Guards) -> Play {
+        let respell = |key: &str| -> String {
+            let scheme = if guards.is_on(Guard::KeyPerCall) {
+                KeyScheme::PerCall
+            } else {
+                KeyScheme::ArgumentsHash
+            };
+            self.calls
+                .get(key)
+                .and_then(|call| {
+                    IdempotencyKey::make(scheme, &call.run_id, &call.tool_call_id, &call.tool, &call.arguments).ok()
+                })
+                .map_or_else(|| key.to_owned(), |key| key.to_string())
+        };
+        match play {
+            Play::LoseRequest { key: Some(key) } => Play::LoseRequest {
+                key: Some(respell(key)),
+            },
+            Play::LoseResponse { key: Some(key) } => Play::LoseResponse {
+                key: Some(respell(key)),
+            },
+            Play::SlowResponse { key: Some(key) } => Play::SlowResponse {
+                key: Some(respell(key)),
+            },
+            Play::OperatorResolve {
+                key,
+                status,
+                reason,
+                operator,
+                expected_status,
+            } => Play::OperatorResolve {
+                key: respell(key),
+                status: *status,
+                reason: reason.clone(),
+                operator: operator.clone(),
+                expected_status: *expected_status,
+            },
+            Play::OperatorCompensate { key, reason, operator } => Play::OperatorCompensate {
+                key: respell(key),
+                reason: reason.clone(),
+                operator: operator.clone(),
+            },
+            other => other.clone(),
+        }
+    }
+}
+
+/// "guards off: [ledger, key_downstream]" for error messages.
+fn guards_named(guards: Guards) -> String {
+    let off: Vec<&str> = guards.off().iter().map(|guard| guard.name()).collect();
+    format!("guards off: [{}]", off.join(", "))
+}

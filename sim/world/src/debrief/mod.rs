@@ -1,0 +1,389 @@
+//! The debrief a player reads when a level ends: whether the heist worked, what decided it,
+//! and what actually happened to the money, in a sentence or two drawn from the run itself.
+//!
+//! What decided a run is computed, not assumed: [`crate::counterfactual`] runs the same level,
+//! seed and moves again with each guard switched, and the guards whose switch reaches the other
+//! verdict decided it. The headline names them, the rule line quotes *their* rule from the seed
+//! (never the level's when another guard decided), and each other run is offered side by side
+//! ("without the write retry rule, this same run pays $50.00"). Where no guard decided, the
+//! run's own events say what did: a move that missed its moment, billing recognising a key, an
+//! operator's decision. The level's authored story is shown only when the run followed the
+//! lesson's own path. A loss never shows the win's story; a customer left owed money is never
+//! headlined as a guard holding. The game, the browser and the command line only show it.
+
+mod decider;
+mod sentences;
+
+use serde::Serialize;
+
+pub use decider::{Decider, DecidingGuard, OperatorMistake};
+pub use sentences::failed_run_sentence;
+
+use crate::checker::{Outcome, Verdict};
+use crate::counterfactual::{self, Counterfactual};
+use crate::level::Level;
+use crate::rulebook;
+use crate::runtime::guards::Guard;
+use crate::simulator::Simulation;
+use crate::text::dollars;
+
+/// Runtime text for a player (kept here too for the game and the browser).
+pub use crate::text::plain;
+
+/// The most sentences a diagnosis holds: it is read in a glance, not studied.
+pub const DIAGNOSIS_SENTENCES_MAX: usize = 3;
+
+/// Where the level stands once it is over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// The crew reached the level's goal.
+    HeistWorked,
+    /// An unbeatable level held against the player's whole hand: that is its finish.
+    HeldAgainstTheWholeHand,
+    /// An unbeatable level held, but cards are left: played out, not finished.
+    HeldWithCardsLeft { cards_left: u32 },
+    /// The goal was not reached.
+    HeistFailed,
+}
+
+impl Standing {
+    pub fn of(level: &Level, verdict: &Verdict, cards_left: u32) -> Standing {
+        if verdict.goal_reached {
+            Standing::HeistWorked
+        } else if !level.unbeatable {
+            Standing::HeistFailed
+        } else if cards_left == 0 {
+            Standing::HeldAgainstTheWholeHand
+        } else {
+            Standing::HeldWithCardsLeft { cards_left }
+        }
+    }
+
+    /// The level counts as finished.
+    pub fn finishes_level(self) -> bool {
+        matches!(self, Standing::HeistWorked | Standing::HeldAgainstTheWholeHand)
+    }
+}
+
+/// How the debrief should feel, for the player's goal: colours and glyphs follow it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tone {
+    /// The crew reached its goal.
+    Win,
+    /// The crew did not, and nobody is left owed.
+    Loss,
+    /// An unbeatable level held: the runtime kept its promise, as it should.
+    Held,
+    /// A customer is owed money nothing will pay: whatever else happened, that is the news.
+    Owed,
+}
+
+/// How a win compares with the level's par.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ParCheck {
+    pub cards: u32,
+    pub phases: u32,
+    pub par_cards: u32,
+    pub par_phases: u32,
+}
+
+impl ParCheck {
+    /// No more cards than par.
+    pub fn cards_at_par(&self) -> bool {
+        self.cards <= self.par_cards
+    }
+    /// No more cards than par, and no more phases.
+    pub fn phases_at_par(&self) -> bool {
+        self.cards_at_par() && self.phases <= self.par_phases
+    }
+    /// Stars earned: one for the cards, one more for the phases too.
+    pub fn stars(&self) -> u32 {
+        u32::from(self.cards_at_par()) + u32::from(self.phases_at_par())
+    }
+}
+
+/// Where the rule line comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RuleSource {
+    /// The seed's rule for the guard that decided this run.
+    Guard { guard: Guard },
+    /// The seed's rule for a guard that held in this run, where switching it cannot say
+    /// whether it decided (no guard was shown to).
+    HeldGuard { guard: Guard },
+    /// The seed's rule for what decided it when no guard did (billing's keys, an operator).
+    Decider,
+    /// The level's own rule: no guard decided, and the run's events name nothing else.
+    Level,
+}
+
+/// Another run offered beside this one: the same moves with one or two guards switched.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WhatIf {
+    pub guards: Vec<Guard>,
+    /// "Without the write retry rule, this same run pays Ada $50.00 of $25.00 owed: the heist works."
+    pub sentence: String,
+    /// Its index in the counterfactual's alternatives (to build it again and show it).
+    pub alternative: usize,
+}
+
+/// The debrief of one finished (or quiet) run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Debrief {
+    pub standing: Standing,
+    pub tone: Tone,
+    pub headline: String,
+    /// What happened to the money, and why, from this run: at most [`DIAGNOSIS_SENTENCES_MAX`].
+    pub diagnosis: Vec<String>,
+    /// The level's own story, only when this run followed the lesson's path (a win) or held
+    /// (an unbeatable level). Empty otherwise, and always on a loss.
+    pub story: String,
+    /// The rule this run shows: the deciding guard's, else what decided it, else the level's.
+    pub rule: String,
+    pub rule_from: RuleSource,
+    /// What decided this run.
+    pub decided_by: Decider,
+    /// Guards that were on and made no difference this time.
+    pub not_needed: Vec<Guard>,
+    /// The other runs that reached the other verdict, side by side.
+    pub what_if: Vec<WhatIf>,
+    /// The run followed the level's lesson (the same guards decided, or acted).
+    pub follows_lesson: bool,
+    /// The whole counterfactual, when it could be made.
+    pub counterfactual: Option<Counterfactual>,
+    pub cards_played: u32,
+    pub phases: u32,
+    /// On a win in a level with a par: how this win compares.
+    pub par: Option<ParCheck>,
+}
+
+impl Debrief {
+    /// The guards that decided this run, alone or together.
+    pub fn deciding_guards(&self) -> Vec<Guard> {
+        match &self.decided_by {
+            Decider::Guards { guards, .. } => guards.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A guard in the player's words, as briefings name it.
+pub fn guard_words(guard: Guard) -> &'static str {
+    match guard {
+        Guard::WriteRetryRule => "the write retry rule",
+        Guard::ToolContract => "the tool contract check",
+        Guard::PauseOnIndeterminate => "the pause on unknown calls",
+        Guard::Ledger => "the ledger",
+        Guard::AtomicReservation => "atomic reservation",
+        Guard::KeyDownstream => "passing the key",
+        Guard::CheckpointVersion => "the checkpoint version",
+        Guard::ReconcileHook => "the reconcile hook",
+        Guard::KeyPerCall => "keys per call",
+        Guard::NoLeaseExpiry => "no lease expiry",
+        Guard::NoReflexCompensation => "no reflex compensation",
+        Guard::RefusalIsFailed => "recording a refusal as failed",
+    }
+}
+
+/// The debrief of `simulation` as it stands now (call it when the level is over): runs the
+/// counterfactual (up to [`counterfactual::RERUNS_MAX`] simulations in memory).
+pub fn of(simulation: &Simulation, verdict: &Verdict) -> Debrief {
+    // A run that cannot be simulated again is told from its own events alone.
+    let counterfactual = counterfactual::of(simulation).ok();
+    with_counterfactual(simulation, verdict, counterfactual)
+}
+
+/// The debrief, given the counterfactual already made (or none).
+pub fn with_counterfactual(
+    simulation: &Simulation,
+    verdict: &Verdict,
+    counterfactual: Option<Counterfactual>,
+) -> Debrief {
+    let level = simulation.level();
+    let cards_left: u32 = simulation.hand().values().sum();
+    let cards_played = u32::try_from(simulation.played().len()).unwrap_or(u32::MAX);
+    let standing = Standing::of(level, verdict, cards_left);
+    let phases = simulation.phase();
+    let mistakes = decider::operator_mistakes(simulation, verdict);
+    let decided_by = decider::decider(simulation, verdict, counterfactual.as_ref(), &mistakes);
+    let tone = tone(level, standing, verdict);
+    let follows_lesson = decider::follows_lesson(simulation, &decided_by, counterfactual.as_ref());
+    let diagnosis = sentences::diagnosis(simulation, verdict, standing, &decided_by, &mistakes);
+    let headline = headline(simulation, verdict, standing, tone, &decided_by, &mistakes);
+    let story = match standing {
+        Standing::HeistWorked if follows_lesson => plain(&level.lesson.text),
+        Standing::HeldAgainstTheWholeHand | Standing::HeldWithCardsLeft { .. } if tone == Tone::Held => {
+            plain(&level.debrief)
+        }
+        _ => String::new(),
+    };
+    let (rule, rule_from) = rule_line(level, &decided_by);
+    let par = match (standing, level.par) {
+        (Standing::HeistWorked, Some(par)) => Some(ParCheck {
+            cards: cards_played,
+            phases,
+            par_cards: par.cards,
+            par_phases: par.phases,
+        }),
+        _ => None,
+    };
+    let what_if = counterfactual
+        .as_ref()
+        .map(|counterfactual| what_if(level, counterfactual))
+        .unwrap_or_default();
+    Debrief {
+        standing,
+        tone,
+        headline,
+        diagnosis,
+        story,
+        rule,
+        rule_from,
+        decided_by,
+        not_needed: counterfactual
+            .as_ref()
+            .map(Counterfactual::not_needed)
+            .unwrap_or_default(),
+        what_if,
+        follows_lesson,
+        counterfactual,
+        cards_played,
+        phases,
+        par,
+    }
+}
+
+/// The tone for the player's goal: a customer owed money outranks everything but a win.
+fn tone(level: &Level, standing: Standing, verdict: &Verdict) -> Tone {
+    let someone_owed = verdict
+        .credits
+        .iter()
+        .any(|credit| credit.outcome == Outcome::NotPaidButOwed);
+    match standing {
+        Standing::HeistWorked => Tone::Win,
+        _ if someone_owed => Tone::Owed,
+        _ if level.unbeatable => Tone::Held,
+        _ => Tone::Loss,
+    }
+}
+
+fn headline(
+    simulation: &Simulation,
+    verdict: &Verdict,
+    standing: Standing,
+    tone: Tone,
+    decided_by: &Decider,
+    mistakes: &[OperatorMistake],
+) -> String {
+    let level = simulation.level();
+    if tone == Tone::Owed {
+        return match mistakes.first() {
+            Some(mistake) => mistake.sentence.clone(),
+            None => {
+                let owed: i64 = verdict
+                    .credits
+                    .iter()
+                    .map(|credit| credit.owed_cents - credit.net_cents.min(credit.owed_cents))
+                    .sum();
+                format!(
+                    "{} is owed {} that nothing will pay.",
+                    sentences::first_owner(level),
+                    dollars(owed)
+                )
+            }
+        };
+    }
+    match standing {
+        Standing::HeistWorked => format!(
+            "The heist worked: {}.",
+            sentences::outcome_words(level, verdict.outcome)
+        ),
+        Standing::HeldAgainstTheWholeHand => "The runtime held against your whole hand, as this level promised.".into(),
+        Standing::HeldWithCardsLeft { .. } => "The runtime held so far — but your hand is not spent.".into(),
+        Standing::HeistFailed => format!("The heist failed: {}.", decided_by.failed_because()),
+    }
+}
+
+/// The rule line: the deciding guard's (one the level teaches first), else what decided.
+fn rule_line(level: &Level, decided_by: &Decider) -> (String, RuleSource) {
+    match decided_by {
+        Decider::Guards { guards, .. } => {
+            let guard = guards
+                .iter()
+                .copied()
+                .find(|guard| level.lesson.guards.contains(guard))
+                .or_else(|| guards.first().copied())
+                .expect("a guards decider names at least one guard");
+            (rulebook::guard_rule(guard).to_owned(), RuleSource::Guard { guard })
+        }
+        Decider::Held { guards } => {
+            let guard = guards
+                .iter()
+                .copied()
+                .find(|guard| level.lesson.guards.contains(guard))
+                .or_else(|| guards.first().copied())
+                .expect("a held decider names at least one guard");
+            (rulebook::guard_rule(guard).to_owned(), RuleSource::HeldGuard { guard })
+        }
+        Decider::KeysHonoured { .. } => (rulebook::KEYS_HONOURED_RULE.to_owned(), RuleSource::Decider),
+        Decider::Operator { .. } => (rulebook::OPERATOR_RULE.to_owned(), RuleSource::Decider),
+        Decider::Moment { .. } | Decider::NoMoves | Decider::Unexplained => {
+            (plain(&level.lesson.rule), RuleSource::Level)
+        }
+    }
+}
+
+/// Each other run that reached the other verdict, in words.
+fn what_if(level: &Level, counterfactual: &Counterfactual) -> Vec<WhatIf> {
+    let owner = sentences::first_owner(level);
+    let mut found = Vec::new();
+    let mut offer = |flipped: &[(Guard, bool)], alternative: usize| {
+        let Some(result) = counterfactual
+            .alternatives
+            .get(alternative)
+            .and_then(|other| other.result())
+        else {
+            return;
+        };
+        let switched: Vec<String> = flipped
+            .iter()
+            .map(|(guard, on)| {
+                if *on {
+                    format!("with {} on", guard_words(*guard))
+                } else {
+                    format!("without {}", guard_words(*guard))
+                }
+            })
+            .collect();
+        let sentence = format!(
+            "{}, this same run pays {owner} {} of {} owed: the heist {}.",
+            sentences::capitalised(&switched.join(" and ")),
+            dollars(result.net_cents),
+            dollars(result.owed_cents),
+            if result.goal_reached { "works" } else { "fails" }
+        );
+        found.push(WhatIf {
+            guards: flipped.iter().map(|(guard, _)| *guard).collect(),
+            sentence,
+            alternative,
+        });
+    };
+    for finding in counterfactual
+        .guards
+        .iter()
+        .filter(|finding| finding.role == counterfactual::Role::Decided)
+    {
+        offer(&[(finding.guard, !finding.was_on)], finding.alternative);
+    }
+    for pair in &counterfactual.pairs {
+        let flips: Vec<(Guard, bool)> = counterfactual.alternatives[pair.alternative]
+            .flipped
+            .iter()
+            .map(|flip| (flip.guard, flip.on))
+            .collect();
+        offer(&flips, pair.alternative);
+    }
+    found
+}

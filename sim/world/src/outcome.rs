@@ -1,0 +1,113 @@
+//! What a run comes to, as names a tape, a level and the checker share: the outcome for the
+//! money, the kinds of broken promise, and what a tape expects. Kept apart from the checker
+//! (which reads levels) and from levels (which name outcomes), so neither depends on the other.
+
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::guards::Guard;
+
+/// What happened to one credit Penny meant to issue, and to the level as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// More money landed than was owed: the heist worked.
+    PaidTwice,
+    /// Less landed than was owed, and nothing is flagged as unknown.
+    NotPaidButOwed,
+    /// Not (fully) paid, but flagged: the run honestly waits on a call still unknown or for a
+    /// person, or it failed at this step (or before it) and says so.
+    UnknownFlagged,
+    /// Exactly what was owed.
+    PaidOnce,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 4] = [
+        Outcome::PaidTwice,
+        Outcome::NotPaidButOwed,
+        Outcome::UnknownFlagged,
+        Outcome::PaidOnce,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::PaidTwice => "paid_twice",
+            Outcome::NotPaidButOwed => "not_paid_but_owed",
+            Outcome::UnknownFlagged => "unknown_flagged",
+            Outcome::PaidOnce => "paid_once",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|outcome| outcome.name() == text)
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// A promise the runtime (or its ledger) broke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViolationKind {
+    /// A record says `failed`, but its call's credit landed and was never reversed: a run
+    /// that believes the ledger will pay again.
+    FailedButPaid,
+    /// A record says `completed`, but billing holds no standing credit made by its call.
+    CompletedWithoutEffect,
+    /// Billing holds a credit whose call has no ledger record: it was sent without being
+    /// written down first (checked only with the `ledger` guard on).
+    EffectWithoutRecord,
+    /// The runtime compensated by itself, which nobody asked for.
+    UnaskedCompensation,
+    /// A settled decision was overwritten.
+    DecisionOverwritten,
+    /// A check-then-insert overwrote another worker's `started` reservation: two workers ran
+    /// one call.
+    ReservedTwice,
+}
+
+impl ViolationKind {
+    pub const ALL: [ViolationKind; 6] = [
+        ViolationKind::FailedButPaid,
+        ViolationKind::CompletedWithoutEffect,
+        ViolationKind::EffectWithoutRecord,
+        ViolationKind::UnaskedCompensation,
+        ViolationKind::DecisionOverwritten,
+        ViolationKind::ReservedTwice,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ViolationKind::FailedButPaid => "failed_but_paid",
+            ViolationKind::CompletedWithoutEffect => "completed_without_effect",
+            ViolationKind::EffectWithoutRecord => "effect_without_record",
+            ViolationKind::UnaskedCompensation => "unasked_compensation",
+            ViolationKind::DecisionOverwritten => "decision_overwritten",
+            ViolationKind::ReservedTwice => "reserved_twice",
+        }
+    }
+}
+
+impl std::fmt::Display for ViolationKind {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// What a tape expects the checker to say.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expectation {
+    pub verdict: Outcome,
+    /// The guards that held, in the order they first held.
+    #[serde(default)]
+    pub stopped_by: Vec<Guard>,
+    /// The kinds of broken promise the checker is expected to find (a level with a guard off
+    /// may break one on purpose). Any other violation fails the replay.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<ViolationKind>,
+}

@@ -1,0 +1,375 @@
+//! The debrief's "decided by" against the runs themselves: for every shipped tape, and for the
+//! winning and losing single moves the campaign sweep plays in each beatable level, the guards
+//! the debrief names are exactly those whose switch — simulated here again, from scratch —
+//! reaches the other verdict, every guard it does not name reaches the same one (or its run
+//! cannot say because a move fizzled), and the rule line is the deciding guard's own.
+//!
+//! Every single move the sweep plays is checked, winning and losing (about 300 moves, each
+//! with up to 67 runs again: a few seconds), so nothing is sampled.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use twice_world::campaign::Campaign;
+use twice_world::campaign_sweep;
+use twice_world::counterfactual::{Answer, Role};
+use twice_world::debrief::{self, Debrief, Decider, RuleSource, Tone};
+use twice_world::ledger::LedgerStore;
+use twice_world::level::{CardKind, Level, Play, TimedAction, WireRule};
+use twice_world::rulebook;
+use twice_world::runtime::guards::Guards;
+use twice_world::simulator::{Simulation, SimulationBuilder};
+
+fn campaign() -> Campaign {
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels");
+    Campaign::load(&folder).unwrap_or_else(|problems| {
+        panic!(
+            "the campaign does not load:\n{}",
+            problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+        )
+    })
+}
+
+/// The same level, seed and moves with `guards`, from scratch: the goal reached, or `None` when
+/// a move did not play.
+fn goal_reached_with(level: &Level, seed: u64, rule: WireRule, guards: Guards, moves: &[TimedAction]) -> Option<bool> {
+    let mut simulation = SimulationBuilder::new(level.clone(), seed)
+        .guards(guards)
+        .actions(moves.to_vec())
+        .wire_rule(rule)
+        .ledger_store(LedgerStore::Memory)
+        .build()
+        .expect("the run builds");
+    simulation.run().expect("the run simulates");
+    (simulation.played().len() == moves.len()).then(|| simulation.verdict().expect("the run is judged").goal_reached)
+}
+
+/// Where the workers are (number, alive, the phase they are about to run) before each move,
+/// and the operators' refused decisions: in this run with `guards`.
+fn moments(
+    level: &Level,
+    seed: u64,
+    rule: WireRule,
+    guards: Guards,
+    moves: &[TimedAction],
+) -> (Vec<Vec<(u32, bool, String)>>, usize) {
+    let mut simulation = SimulationBuilder::new(level.clone(), seed)
+        .guards(guards)
+        .actions(moves.to_vec())
+        .wire_rule(rule)
+        .ledger_store(LedgerStore::Memory)
+        .build()
+        .expect("the run builds");
+    let mut seen = Vec::new();
+    for action in moves {
+        simulation
+            .run_until(|simulation| simulation.phase() >= action.at_phase)
+            .expect("the run simulates");
+        seen.push(
+            simulation
+                .workers()
+                .into_iter()
+                .map(|worker| (worker.number, worker.alive, worker.phase))
+                .collect(),
+        );
+    }
+    simulation.run().expect("the run simulates");
+    let refused = simulation
+        .timeline()
+        .iter()
+        .filter(|entry| entry.text.starts_with("409"))
+        .count();
+    (seen, refused)
+}
+
+/// The other run's moves meet other moments than this run's (or a decision is refused in one).
+fn meets_another_moment(level: &Level, simulation: &Simulation, guards: Guards, moves: &[TimedAction]) -> bool {
+    let seed = simulation.seed();
+    let rule = simulation.wire_rule();
+    moments(level, seed, rule, simulation.guards(), simulation.played()) != moments(level, seed, rule, guards, moves)
+}
+
+/// A move with the key it names removed: what is left must be the move as made.
+fn without_key(play: &Play) -> Play {
+    match play {
+        Play::LoseRequest { .. } => Play::LoseRequest { key: None },
+        Play::LoseResponse { .. } => Play::LoseResponse { key: None },
+        Play::SlowResponse { .. } => Play::SlowResponse { key: None },
+        Play::OperatorResolve {
+            status,
+            reason,
+            operator,
+            expected_status,
+            ..
+        } => Play::OperatorResolve {
+            key: String::new(),
+            status: *status,
+            reason: reason.clone(),
+            operator: operator.clone(),
+            expected_status: *expected_status,
+        },
+        Play::OperatorCompensate { reason, operator, .. } => Play::OperatorCompensate {
+            key: String::new(),
+            reason: reason.clone(),
+            operator: operator.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
+/// Checks one finished run's debrief against runs made here; `what` names it in failures.
+fn check_run(what: &str, simulation: &Simulation) -> Debrief {
+    let verdict = simulation.verdict().expect("a verdict");
+    let told = debrief::of(simulation, &verdict);
+    let counterfactual = told
+        .counterfactual
+        .as_ref()
+        .unwrap_or_else(|| panic!("{what}: no counterfactual"));
+    assert!(
+        counterfactual.reproduced,
+        "{what}: the same moves did not give the run again"
+    );
+    let level = simulation.authored_level();
+    let mut decided = BTreeSet::new();
+    for finding in &counterfactual.guards {
+        let alternative = &counterfactual.alternatives[finding.alternative];
+        assert_eq!(
+            alternative.guards,
+            simulation.guards().with(finding.guard, !finding.was_on),
+            "{what}"
+        );
+        let same_moves: Vec<(u32, Play)> = alternative
+            .moves
+            .iter()
+            .map(|action| (action.at_phase, without_key(&action.play)))
+            .collect();
+        let played: Vec<(u32, Play)> = simulation
+            .played()
+            .iter()
+            .map(|action| (action.at_phase, without_key(&action.play)))
+            .collect();
+        assert_eq!(same_moves, played, "{what}: the other run plays other moves");
+        let again = goal_reached_with(
+            &level,
+            simulation.seed(),
+            simulation.wire_rule(),
+            alternative.guards,
+            &alternative.moves,
+        );
+        match (finding.role, again) {
+            (Role::Decided, Some(reached)) => {
+                assert_ne!(
+                    reached, verdict.goal_reached,
+                    "{what}: {} named, but changes nothing",
+                    finding.guard
+                );
+                decided.insert(finding.guard);
+            }
+            (Role::NoDifference, Some(reached)) => assert_eq!(
+                reached, verdict.goal_reached,
+                "{what}: {} changes the verdict, but the debrief does not name it",
+                finding.guard
+            ),
+            (Role::CannotSay, None) => assert!(matches!(alternative.answer, Answer::CannotSay { .. })),
+            // Every move played, but not at the same moment: seen here too.
+            (Role::CannotSay, Some(_)) => assert!(
+                meets_another_moment(&level, simulation, alternative.guards, &alternative.moves),
+                "{what}: {} cannot say, but its moves meet the same moments here",
+                finding.guard
+            ),
+            (role, again) => panic!("{what}: {} is {role:?}, but run again here: {again:?}", finding.guard),
+        }
+    }
+    for pair in &counterfactual.pairs {
+        let alternative = &counterfactual.alternatives[pair.alternative];
+        let again = goal_reached_with(
+            &level,
+            simulation.seed(),
+            simulation.wire_rule(),
+            alternative.guards,
+            &alternative.moves,
+        );
+        assert_eq!(
+            again,
+            Some(!verdict.goal_reached),
+            "{what}: the pair {:?} does not decide",
+            pair.guards
+        );
+        decided.extend(pair.guards);
+    }
+    assert_eq!(
+        told.deciding_guards().into_iter().collect::<BTreeSet<_>>(),
+        decided,
+        "{what}: the debrief's decided-by is not the counterfactual's"
+    );
+    match told.rule_from {
+        RuleSource::Guard { guard } => {
+            assert!(
+                decided.contains(&guard),
+                "{what}: the rule is {guard}'s, which did not decide"
+            );
+            assert_eq!(told.rule, rulebook::guard_rule(guard), "{what}");
+        }
+        RuleSource::HeldGuard { guard } => {
+            assert!(
+                decided.is_empty(),
+                "{what}: a guard decided, but the rule line is {guard}'s"
+            );
+            assert_eq!(
+                counterfactual.finding(guard).map(|finding| finding.role),
+                Some(Role::CannotSay),
+                "{what}"
+            );
+            assert!(
+                simulation.guard_notes().iter().any(|note| note.guard == guard),
+                "{what}: {guard} never held"
+            );
+            assert_eq!(told.rule, rulebook::guard_rule(guard), "{what}");
+        }
+        RuleSource::Decider | RuleSource::Level => {
+            assert!(
+                decided.is_empty(),
+                "{what}: a guard decided, but the rule line is not its own"
+            )
+        }
+    }
+    if !verdict.goal_reached {
+        assert!(
+            told.story.is_empty() || told.tone == Tone::Held,
+            "{what}: a loss tells a story"
+        );
+    }
+    if told.tone == Tone::Owed {
+        assert!(
+            !told.headline.contains(" held"),
+            "{what}: owed money headlined as held: {}",
+            told.headline
+        );
+    }
+    if decided.is_empty() && !verdict.goal_reached {
+        assert!(
+            !matches!(told.decided_by, Decider::Guards { .. }),
+            "{what}: no guard decided, but the debrief says one did"
+        );
+        let held: Vec<_> = match &told.decided_by {
+            Decider::Held { guards } => guards.clone(),
+            _ => Vec::new(),
+        };
+        for guard in twice_world::runtime::guards::Guard::ALL
+            .into_iter()
+            .filter(|guard| !held.contains(guard))
+        {
+            let words = debrief::guard_words(guard);
+            assert!(
+                !told.headline.contains(&format!("{words} held")),
+                "{what}: {} is headlined as holding, but did not decide: {}",
+                guard,
+                told.headline
+            );
+        }
+    }
+    told
+}
+
+#[test]
+fn every_shipped_tape_is_debriefed_by_the_guards_that_decided_it() {
+    let campaign = campaign();
+    let mut named = 0;
+    for loaded in &campaign.tapes {
+        let tape = &loaded.tape;
+        let mut builder = SimulationBuilder::new(loaded.level.level.clone(), tape.seed)
+            .actions(tape.actions.clone())
+            .wire_rule(tape.wire_rule())
+            .ledger_store(LedgerStore::Memory);
+        if let Some(guards) = tape.guards {
+            builder = builder.guards(guards);
+        }
+        let mut simulation = builder.build().expect("the tape builds");
+        simulation.run().expect("the tape simulates");
+        let told = check_run(&loaded.path.display().to_string(), &simulation);
+        named += usize::from(!told.deciding_guards().is_empty());
+    }
+    assert!(campaign.tapes.len() >= 90, "the campaign ships its tapes");
+    // Most tapes turn on a guard: if none were named, the counterfactual would be asleep.
+    assert!(
+        named * 2 > campaign.tapes.len(),
+        "only {named} tapes named a deciding guard"
+    );
+}
+
+/// Every single move the sweep plays in `level`, as (phase, move), with whether it wins.
+fn single_moves(level: &Level) -> Vec<(u32, Play, bool)> {
+    let quiet = {
+        let mut simulation = SimulationBuilder::new(level.clone(), campaign_sweep::SWEEP_SEED)
+            .ledger_store(LedgerStore::Memory)
+            .build()
+            .expect("the level builds");
+        simulation.run().expect("the level simulates")
+    };
+    let mut moves = Vec::new();
+    let cards: BTreeSet<CardKind> = level.cards.iter().map(|allowance| allowance.card).collect();
+    for card in cards {
+        for phase in 0..=quiet {
+            let mut probe = SimulationBuilder::new(level.clone(), campaign_sweep::SWEEP_SEED)
+                .ledger_store(LedgerStore::Memory)
+                .build()
+                .expect("the level builds");
+            probe
+                .run_until(|simulation| simulation.phase() >= phase)
+                .expect("the level simulates");
+            if probe.phase() != phase {
+                continue;
+            }
+            for play in campaign_sweep::candidate_plays(card, &probe).expect("the candidates") {
+                let mut simulation = SimulationBuilder::new(level.clone(), campaign_sweep::SWEEP_SEED)
+                    .actions(vec![TimedAction {
+                        at_phase: phase,
+                        play: play.clone(),
+                    }])
+                    .ledger_store(LedgerStore::Memory)
+                    .build()
+                    .expect("the level builds");
+                simulation.run().expect("the move simulates");
+                if simulation.played().len() != 1 {
+                    continue;
+                }
+                let wins = simulation.verdict().expect("a verdict").goal_reached;
+                moves.push((phase, play, wins));
+            }
+        }
+    }
+    moves
+}
+
+#[test]
+fn every_winning_and_losing_sweep_move_is_debriefed_by_the_guards_that_decided_it() {
+    let campaign = campaign();
+    let (mut wins, mut losses) = (0, 0);
+    for loaded in campaign.levels.iter().filter(|loaded| !loaded.level.unbeatable) {
+        let level = &loaded.level;
+        for (phase, play, wins_here) in single_moves(level) {
+            let mut simulation = SimulationBuilder::new(level.clone(), campaign_sweep::SWEEP_SEED)
+                .actions(vec![TimedAction {
+                    at_phase: phase,
+                    play: play.clone(),
+                }])
+                .ledger_store(LedgerStore::Memory)
+                .build()
+                .expect("the level builds");
+            simulation.run().expect("the move simulates");
+            let what = format!("{} {play:?} before phase {phase}", level.id);
+            let told = check_run(&what, &simulation);
+            assert_eq!(told.tone == Tone::Win, wins_here, "{what}");
+            if wins_here {
+                wins += 1;
+            } else {
+                losses += 1;
+            }
+        }
+    }
+    println!("checked {wins} winning and {losses} losing single moves");
+    assert!(
+        wins > 0 && losses > 0,
+        "the sweep found {wins} winning and {losses} losing moves"
+    );
+}
