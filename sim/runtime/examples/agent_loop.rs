@@ -32,6 +32,8 @@ fn tools() -> Vec<ToolDeclaration> {
         reconcile: true,
         compensation: false,
         attempts: None,
+        key_retention_ms: None,
+        lookup_settle_ms: None,
     };
     vec![
         tool("send_email", SideEffect::External),
@@ -154,6 +156,7 @@ fn setup(worker_id: &str) -> WorkerSetup {
         guards: Guards::all_on(),
         tools: tools(),
         lease_ms: 30_000,
+        recovery_attempts_max: None,
     }
 }
 

@@ -32,6 +32,7 @@ pub mod outcome;
 pub mod prediction;
 pub mod presenter_notes;
 pub mod replay;
+pub mod replay_link;
 pub mod report;
 pub mod rulebook;
 pub mod simulator;
