@@ -154,6 +154,9 @@ pub fn tools() -> Vec<ToolDeclaration> {
         reconcile: true,
         compensation: false,
         attempts: None,
+        // Billing keeps keys for good, and its look-ups see a credit at once.
+        key_retention_ms: None,
+        lookup_settle_ms: None,
     }]
 }
 
@@ -263,6 +266,7 @@ pub fn run_worker(ledger: &Path, address: SocketAddr, worker_id: &str) -> Ending
         guards: Guards::all_on(),
         tools: tools(),
         lease_ms: 30_000,
+        recovery_attempts_max: None,
     };
     let ledger = Ledger::open(ledger).expect("the ledger file opens");
     let mut executor = Executor::new(ledger, &setup);
