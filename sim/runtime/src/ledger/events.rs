@@ -53,6 +53,7 @@ pub enum HistoryEvent {
 const OUTCOMES: [Status; 3] = [Status::Completed, Status::Failed, Status::Indeterminate];
 
 impl HistoryEvent {
+    /// Every event, each outcome status once.
     pub const ALL: [HistoryEvent; 19] = [
         HistoryEvent::Reserved,
         HistoryEvent::ReservedAgain,
@@ -98,6 +99,7 @@ impl HistoryEvent {
         }
     }
 
+    /// The event named `text` (as [`HistoryEvent::name`] writes it).
     pub fn parse(text: &str) -> Option<HistoryEvent> {
         HistoryEvent::ALL.into_iter().find(|event| event.name() == text)
     }
@@ -149,6 +151,7 @@ pub enum RunEvent {
 }
 
 impl RunEvent {
+    /// Every run event.
     pub const ALL: [RunEvent; 4] = [
         RunEvent::WaitsForPerson,
         RunEvent::RecoveryStarted,
@@ -156,6 +159,7 @@ impl RunEvent {
         RunEvent::Resumed,
     ];
 
+    /// The event's name as stored (`run_history.event`).
     pub fn name(self) -> &'static str {
         match self {
             RunEvent::WaitsForPerson => "waits_for_person",
@@ -165,6 +169,7 @@ impl RunEvent {
         }
     }
 
+    /// The event named `text`.
     pub fn parse(text: &str) -> Option<RunEvent> {
         RunEvent::ALL.into_iter().find(|event| event.name() == text)
     }
