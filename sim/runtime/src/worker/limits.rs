@@ -204,7 +204,7 @@ pub fn duration_words(duration_ms: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(3_600_000, "h"), (60_000, "min"), (1_000, "s")];
     UNITS
         .iter()
-        .find(|(size, _)| duration_ms >= *size && duration_ms % size == 0)
+        .find(|(size, _)| duration_ms >= *size && duration_ms.is_multiple_of(*size))
         .or_else(|| UNITS.iter().find(|(size, _)| duration_ms >= size * 10))
         .map_or_else(
             || format!("{duration_ms} ms"),
