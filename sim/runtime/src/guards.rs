@@ -34,9 +34,21 @@ pub enum Guard {
     /// `failed`: nothing happened, so the call may run again. A naive runtime that swallows the
     /// refusal records it as a success instead.
     RefusalIsFailed,
+    /// A key older than the tool's declared `key_retention_ms` is never resent as if it were
+    /// safe, and a lookup that finds nothing under it says "expired", not "absent".
+    KeyRetention,
+    /// A lookup that finds nothing within the tool's declared `lookup_settle_ms` of the last
+    /// send proves nothing: the hook asks again after it before anyone settles `failed`.
+    LookupSettle,
+    /// A run whose recovery failed its declared number of times stops as `dead_lettered` and
+    /// resumes only when an operator asks.
+    DeadLetter,
 }
 
 impl Guard {
+    /// The guards the campaign teaches, in its order: each has a level that switches it off
+    /// and a tape that only wins without it (`sim/tests/campaign.rs` holds that), and the
+    /// defender's search goes over them.
     pub const ALL: [Guard; 12] = [
         Guard::WriteRetryRule,
         Guard::ToolContract,
@@ -50,6 +62,31 @@ impl Guard {
         Guard::NoLeaseExpiry,
         Guard::NoReflexCompensation,
         Guard::RefusalIsFailed,
+    ];
+
+    /// The guards of the provider's terms and the dead letter (issue 23 items 3–5): real
+    /// guards a level may switch off by name, not yet taught by a level of their own, so the
+    /// campaign's checks and the defender's search leave them out. Each is inert unless a tool
+    /// declares `key_retention_ms` / `lookup_settle_ms` or the run a `recovery_attempts_max`.
+    pub const NOT_YET_TAUGHT: [Guard; 3] = [Guard::KeyRetention, Guard::LookupSettle, Guard::DeadLetter];
+
+    /// Every guard: the taught ones in teaching order, then the ones not yet taught.
+    pub const EVERY: [Guard; 15] = [
+        Guard::WriteRetryRule,
+        Guard::ToolContract,
+        Guard::PauseOnIndeterminate,
+        Guard::Ledger,
+        Guard::AtomicReservation,
+        Guard::KeyDownstream,
+        Guard::CheckpointVersion,
+        Guard::ReconcileHook,
+        Guard::KeyPerCall,
+        Guard::NoLeaseExpiry,
+        Guard::NoReflexCompensation,
+        Guard::RefusalIsFailed,
+        Guard::KeyRetention,
+        Guard::LookupSettle,
+        Guard::DeadLetter,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,11 +103,14 @@ impl Guard {
             Guard::NoLeaseExpiry => "no_lease_expiry",
             Guard::NoReflexCompensation => "no_reflex_compensation",
             Guard::RefusalIsFailed => "refusal_is_failed",
+            Guard::KeyRetention => "key_retention",
+            Guard::LookupSettle => "lookup_settle",
+            Guard::DeadLetter => "dead_letter",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Guard> {
-        Guard::ALL.into_iter().find(|guard| guard.name() == name)
+        Guard::EVERY.into_iter().find(|guard| guard.name() == name)
     }
 
     /// What the guard does, in the player's words.
@@ -92,6 +132,13 @@ impl Guard {
             Guard::NoLeaseExpiry => "a started call is never run again because a lease expired",
             Guard::NoReflexCompensation => "the runtime never compensates by itself",
             Guard::RefusalIsFailed => "a call the tool refused before sending is recorded failed, not a success",
+            Guard::KeyRetention => {
+                "a key older than the provider keeps keys is never resent; finding nothing under it means expired, not absent"
+            }
+            Guard::LookupSettle => "a lookup that finds nothing before the provider's settle time proves nothing",
+            Guard::DeadLetter => {
+                "a run whose recovery keeps failing stops as dead_lettered until an operator resumes it"
+            }
         }
     }
 }
@@ -118,6 +165,9 @@ pub struct Guards {
     pub no_lease_expiry: bool,
     pub no_reflex_compensation: bool,
     pub refusal_is_failed: bool,
+    pub key_retention: bool,
+    pub lookup_settle: bool,
+    pub dead_letter: bool,
 }
 
 impl Default for Guards {
@@ -141,12 +191,15 @@ impl Guards {
             no_lease_expiry: true,
             no_reflex_compensation: true,
             refusal_is_failed: true,
+            key_retention: true,
+            lookup_settle: true,
+            dead_letter: true,
         }
     }
 
     pub fn all_off() -> Self {
         let mut guards = Guards::all_on();
-        for guard in Guard::ALL {
+        for guard in Guard::EVERY {
             guards.set(guard, false);
         }
         guards
@@ -166,6 +219,9 @@ impl Guards {
             Guard::NoLeaseExpiry => self.no_lease_expiry,
             Guard::NoReflexCompensation => self.no_reflex_compensation,
             Guard::RefusalIsFailed => self.refusal_is_failed,
+            Guard::KeyRetention => self.key_retention,
+            Guard::LookupSettle => self.lookup_settle,
+            Guard::DeadLetter => self.dead_letter,
         }
     }
 
@@ -183,6 +239,9 @@ impl Guards {
             Guard::NoLeaseExpiry => &mut self.no_lease_expiry,
             Guard::NoReflexCompensation => &mut self.no_reflex_compensation,
             Guard::RefusalIsFailed => &mut self.refusal_is_failed,
+            Guard::KeyRetention => &mut self.key_retention,
+            Guard::LookupSettle => &mut self.lookup_settle,
+            Guard::DeadLetter => &mut self.dead_letter,
         };
         *field = on;
     }
@@ -194,7 +253,7 @@ impl Guards {
 
     /// The guards that are off, in teaching order.
     pub fn off(&self) -> Vec<Guard> {
-        Guard::ALL.into_iter().filter(|guard| !self.is_on(*guard)).collect()
+        Guard::EVERY.into_iter().filter(|guard| !self.is_on(*guard)).collect()
     }
 
     /// Parses `all`, `none`, or a comma-separated list of guard names to leave on.
@@ -207,7 +266,7 @@ impl Guards {
         let mut guards = Guards::all_off();
         for name in text.split(',').map(str::trim).filter(|name| !name.is_empty()) {
             let guard = Guard::from_name(name).ok_or_else(|| {
-                let known: Vec<&str> = Guard::ALL.iter().map(|guard| guard.name()).collect();
+                let known: Vec<&str> = Guard::EVERY.iter().map(|guard| guard.name()).collect();
                 format!("unknown guard `{name}`; known guards: {}", known.join(", "))
             })?;
             guards.set(guard, true);
@@ -222,13 +281,17 @@ mod tests {
 
     #[test]
     fn every_guard_round_trips_through_its_name_and_setter() {
-        for guard in Guard::ALL {
+        for guard in Guard::EVERY {
             assert_eq!(Guard::from_name(guard.name()), Some(guard));
             let guards = Guards::all_on().with(guard, false);
             assert!(!guards.is_on(guard));
             assert_eq!(guards.off(), vec![guard]);
         }
-        assert_eq!(Guards::all_off().off().len(), Guard::ALL.len());
+        assert_eq!(Guards::all_off().off().len(), Guard::EVERY.len());
+        for guard in Guard::NOT_YET_TAUGHT {
+            assert!(!Guard::ALL.contains(&guard) && Guard::EVERY.contains(&guard));
+        }
+        assert_eq!(Guard::ALL.len() + Guard::NOT_YET_TAUGHT.len(), Guard::EVERY.len());
     }
 
     #[test]

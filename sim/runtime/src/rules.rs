@@ -6,6 +6,11 @@
 //! 4. Failed run: what the runtime undoes when a run fails, and what its workflow node does.
 //! 5. Send fence: where the last compare-and-set before a request leaves is made — folded
 //!    into the reservation's transaction, or a transaction of its own.
+//! 6. Nothing found: what a reconcile hook's "nothing under this key" proves, by the tool's
+//!    declared lookup settle time and key retention.
+//! 7. Resend: whether a key whose earlier attempt may have landed is sent again, by the tool's
+//!    declared key retention.
+//! 8. Recovery: whether a run whose recoveries keep failing is recovered again or dead-lettered.
 
 use serde::{Deserialize, Serialize};
 
@@ -290,6 +295,111 @@ pub fn fence_place(fenced: bool, timing: SendTiming) -> FencePlace {
     }
 }
 
+/// Table 6 — what a reconcile hook's "nothing under this key" proves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbsentAction {
+    /// The tool declares no settle time: a lookup never proves a call absent; it stays
+    /// unknown (table 3 goes on: pause, or tell the model).
+    StillUnknown,
+    /// The key is older than the provider keeps keys: finding nothing proves nothing, whatever
+    /// happened — "expired", not "absent". It stays unknown, for a pause or a person.
+    Expired,
+    /// Within the settle time of the last send the effect may not show yet: ask again once
+    /// `after_ms` more have passed, before anyone settles `failed`.
+    AskAgain { after_ms: u64 },
+    /// Past the settle time, within the retention: nothing there proves the call did not take
+    /// effect. Settle it `failed` (the model hears it did not take effect).
+    SettleFailed,
+}
+
+/// What table 6 weighs: the tool's declared terms, how long ago the call's key was reserved
+/// and its last send (or unknown outcome) was written, and the two guards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AbsentFacts {
+    pub lookup_settle_ms: Option<u64>,
+    pub key_retention_ms: Option<u64>,
+    pub since_reserved_ms: u64,
+    pub since_last_send_ms: u64,
+    /// Guard `key_retention`.
+    pub retention_guard: bool,
+    /// Guard `lookup_settle`.
+    pub settle_guard: bool,
+}
+
+/// Table 6. With a guard off, its row is skipped: a naive hook reads "nothing" past the
+/// retention as "absent", and "nothing" at the first look as proof.
+///
+/// | key older than retention | settle time declared | since last send < settle | then              |
+/// |--------------------------|----------------------|--------------------------|-------------------|
+/// | yes (guard on)           | any                  | any                      | expired (unknown) |
+/// | —                        | no                   | —                        | still unknown     |
+/// | —                        | yes                  | yes (guard on)           | ask again after   |
+/// | —                        | yes                  | otherwise                | settle failed     |
+pub fn absent_action(facts: AbsentFacts) -> AbsentAction {
+    let expired = facts
+        .key_retention_ms
+        .is_some_and(|retention| facts.since_reserved_ms >= retention);
+    if expired && facts.retention_guard {
+        return AbsentAction::Expired;
+    }
+    let Some(settle) = facts.lookup_settle_ms else {
+        return AbsentAction::StillUnknown;
+    };
+    if facts.settle_guard && facts.since_last_send_ms < settle {
+        return AbsentAction::AskAgain {
+            after_ms: settle - facts.since_last_send_ms,
+        };
+    }
+    AbsentAction::SettleFailed
+}
+
+/// Table 7 — a send of a key whose earlier attempt may have landed (a write retried after a
+/// timeout, a started call taken over).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResendAction {
+    /// Send it: the first send, a key the provider still keeps, or a naive runtime.
+    Send,
+    /// The key is older than the provider keeps keys: a resend would be a new request to it,
+    /// so it is not sent. The call is recorded `indeterminate` (its earlier attempt is
+    /// unknown) and goes down table 3.
+    RefuseExpiredKey,
+}
+
+/// Table 7. `earlier_unknown`: an earlier attempt under this key may have taken effect;
+/// `key_age_ms`: since the key was reserved; `guard`: guard `key_retention`.
+pub fn resend_action(
+    key_retention_ms: Option<u64>,
+    key_age_ms: u64,
+    earlier_unknown: bool,
+    guard: bool,
+) -> ResendAction {
+    match key_retention_ms {
+        Some(retention) if guard && earlier_unknown && key_age_ms >= retention => ResendAction::RefuseExpiredKey,
+        _ => ResendAction::Send,
+    }
+}
+
+/// Table 8 — a worker loads a run that was interrupted (a recovery).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryAction {
+    /// Drive the run on.
+    Recover,
+    /// Its recoveries failed as often as it declares it may: it stops as `dead_lettered`, its
+    /// reason in the run's history, and resumes only when an operator asks.
+    DeadLetter,
+}
+
+/// Table 8. `failed_before`: recoveries of the run that started from the checkpoint this one
+/// loads and made no progress past it (none saved a newer one), since an operator last resumed
+/// it; `limit`: the declared `recovery_attempts_max`; `guard`: guard `dead_letter`. A naive
+/// runtime recovers again forever.
+pub fn recovery_action(failed_before: u32, limit: Option<u32>, guard: bool) -> RecoveryAction {
+    match limit {
+        Some(limit) if guard && failed_before >= limit => RecoveryAction::DeadLetter,
+        _ => RecoveryAction::Recover,
+    }
+}
+
 /// A row of table 2, 3 or 4 as it fired, with the inputs that chose it: what a worker decided,
 /// recorded so a rulebook beside a run can light the row (table 1's rows come back from the
 /// ledger's reservation, which carries its action).
@@ -320,6 +430,20 @@ pub enum Fired {
         retry: u32,
         retries_max: u32,
         action: FailedRunAction,
+    },
+    /// Table 6: the reconcile hook found nothing.
+    Absent { facts: AbsentFacts, action: AbsentAction },
+    /// Table 7: a resend of a key whose earlier attempt may have landed.
+    Resend {
+        key_retention_ms: Option<u64>,
+        key_age_ms: u64,
+        action: ResendAction,
+    },
+    /// Table 8: a recovery, and how many before it failed.
+    Recovery {
+        failed_before: u32,
+        limit: Option<u32>,
+        action: RecoveryAction,
     },
 }
 
@@ -498,6 +622,80 @@ mod tests {
         for action in [Action::ReturnRecorded, Action::ReturnCompensated, Action::Unknown] {
             assert!(!action.runs(), "{action:?}");
         }
+    }
+
+    fn absent(since_reserved_ms: u64, since_last_send_ms: u64) -> AbsentFacts {
+        AbsentFacts {
+            lookup_settle_ms: Some(2_000),
+            key_retention_ms: Some(86_400_000),
+            since_reserved_ms,
+            since_last_send_ms,
+            retention_guard: true,
+            settle_guard: true,
+        }
+    }
+
+    #[test]
+    fn nothing_found_is_proof_only_past_the_settle_time_and_within_the_retention() {
+        assert_eq!(
+            absent_action(absent(500, 500)),
+            AbsentAction::AskAgain { after_ms: 1_500 }
+        );
+        assert_eq!(absent_action(absent(5_000, 2_000)), AbsentAction::SettleFailed);
+        assert_eq!(absent_action(absent(86_400_000, 2_000)), AbsentAction::Expired);
+        // Naive: nothing at the first look is proof; past the retention it reads as absent.
+        let naive = AbsentFacts {
+            settle_guard: false,
+            retention_guard: false,
+            ..absent(500, 500)
+        };
+        assert_eq!(absent_action(naive), AbsentAction::SettleFailed);
+        let naive_expired = AbsentFacts {
+            retention_guard: false,
+            ..absent(90_000_000, 90_000_000)
+        };
+        assert_eq!(absent_action(naive_expired), AbsentAction::SettleFailed);
+        // No settle time declared: nothing found proves nothing, guards or not (as before).
+        let undeclared = AbsentFacts {
+            lookup_settle_ms: None,
+            key_retention_ms: None,
+            settle_guard: false,
+            retention_guard: false,
+            ..absent(500, 500)
+        };
+        assert_eq!(absent_action(undeclared), AbsentAction::StillUnknown);
+    }
+
+    #[test]
+    fn an_expired_key_is_not_resent_when_its_earlier_attempt_may_have_landed() {
+        assert_eq!(
+            resend_action(Some(1_000), 1_000, true, true),
+            ResendAction::RefuseExpiredKey
+        );
+        assert_eq!(resend_action(Some(1_000), 999, true, true), ResendAction::Send);
+        assert_eq!(
+            resend_action(Some(1_000), 5_000, false, true),
+            ResendAction::Send,
+            "nothing may have landed"
+        );
+        assert_eq!(
+            resend_action(Some(1_000), 5_000, true, false),
+            ResendAction::Send,
+            "naive"
+        );
+        assert_eq!(resend_action(None, u64::MAX, true, true), ResendAction::Send);
+    }
+
+    #[test]
+    fn a_run_whose_recoveries_keep_failing_is_dead_lettered_only_with_a_declared_limit() {
+        assert_eq!(recovery_action(2, Some(3), true), RecoveryAction::Recover);
+        assert_eq!(recovery_action(3, Some(3), true), RecoveryAction::DeadLetter);
+        assert_eq!(
+            recovery_action(300, Some(3), false),
+            RecoveryAction::Recover,
+            "naive: forever"
+        );
+        assert_eq!(recovery_action(300, None, true), RecoveryAction::Recover);
     }
 
     #[test]

@@ -172,6 +172,7 @@ fn run_status_look(status: &RunStatus) -> Look {
         RunStatus::AwaitingReconciliation { .. } => look("‖", "awaiting reconciliation", "warn"),
         RunStatus::Completed => look("✔", "completed", "good"),
         RunStatus::Failed { .. } => look("✘", "failed", "bad"),
+        RunStatus::DeadLettered { .. } => look("✉", "dead-lettered", "bad"),
     }
 }
 
