@@ -885,8 +885,7 @@ function shareRun(game) {
   const copied = h('span', {class: 'hint', role: 'status'});
   return h('section', {class: 'panel stack', 'aria-label': 'share this run'},
     h('h2', {}, 'Send this heist to a friend'),
-    h('p', {class: 'hint'}, 'The link holds the level, the seed, the guards and your moves: it opens this run at its end in any room serving the campaign, and in the game with ',
-      h('code', {}, 'twice --replay-url LINK'), '.'),
+    h('p', {class: 'hint'}, 'The link holds the level, the seed, the guards and your moves: it opens this run at its end in any room serving the campaign.'),
     h('div', {class: 'row'}, field,
       h('button', {'data-fid': 'copy-replay-link', onclick: async () => {
         field.select();

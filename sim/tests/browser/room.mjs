@@ -54,7 +54,7 @@ function startServer(args, address) {
 
 function stopServer(server, signal) {
   return new Promise((resolve) => {
-    if (server.child.exitCode !== null) { resolve(); return; }
+    if (server.child.exitCode !== null || server.child.signalCode !== null) { resolve(); return; }
     server.child.removeAllListeners('exit');
     server.child.on('exit', () => resolve());
     server.child.kill(signal);
@@ -134,7 +134,7 @@ try {
   await shot(people[0].page, 'web-code');
   const presenter = await newPage(browser, 'presenter');
   await presenter.goto(server.presenter);
-  await presenter.waitForFunction(() => document.querySelector('#sessions').textContent.includes('Linus'));
+  await presenter.waitForFunction(() => (document.querySelector('#sessions') || {}).textContent?.includes('Linus'));
   const oldPresenterUrl = server.presenter;
   await stopServer(server, 'SIGKILL');
   check(true, 'the server was killed (SIGKILL) with three pages open');
@@ -154,7 +154,7 @@ try {
   }
   const presenterAgain = await newPage(browser, 'presenter again');
   await presenterAgain.goto(oldPresenterUrl);
-  await presenterAgain.waitForFunction(() => document.querySelector('#sessions').textContent.includes('Ada'));
+  await presenterAgain.waitForFunction(() => (document.querySelector('#sessions') || {}).textContent?.includes('Ada'));
   check((await presenterAgain.textContent('#sessions')).includes('Grace'), 'the presenter\'s old URL opens the restarted room');
   // Ada on a new browser: her name and her code.
   const ada = people[0];

@@ -2,8 +2,8 @@
 //!
 //! A debrief in the browser offers "send this heist to a friend": a URL whose fragment is
 //! `replay=1.<level>.<seed>.<guards>.<moves>`. The browser edition opens it at the run's
-//! end, and the game reads the same text (`twice --replay-url`), both through [`ReplayLink`]
-//! here, so a link means the same run everywhere. It is a tape without its expectation:
+//! end through [`ReplayLink`] here, in `twice-world`, so the game can read the same text
+//! (it has no flag for it yet) and a link means the same run everywhere. It is a tape without its expectation:
 //! the verdict is worked out again by whoever opens it.
 //!
 //! - `level`: the level's id (`naive-retry`) or file stem; never a path.

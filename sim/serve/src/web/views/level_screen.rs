@@ -48,7 +48,7 @@ pub struct GameView {
     pub played: Vec<MoveView>,
     pub end: Option<EndView>,
     /// Once the level is quiet: this run as a link's fragment (`replay=1.…`), which opens it
-    /// at its end in any room and in the game (`twice --replay-url`).
+    /// at its end in any room serving the campaign.
     pub replay_link: Option<String>,
 }
 
