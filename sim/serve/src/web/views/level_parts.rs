@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::{KeyLook, Look};
 use crate::api::views::StoredJson;
+use twice_world::billing::KeyHandling;
 use twice_world::level::Play;
 use twice_world::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
 use twice_world::simulator::Simulation;
@@ -118,8 +119,9 @@ pub struct BillingEntryView {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct BillingView {
-    /// `honour`, `metadata_only` or `ignore`.
-    pub key_handling: &'static str,
+    /// Serialized by its serde name, as level files spell it: `honour`, `metadata_only` or
+    /// `ignore` (what the page's script reads).
+    pub key_handling: KeyHandling,
     pub accounts: Vec<AccountView>,
     pub entries: Vec<BillingEntryView>,
     pub entries_left_out: u32,
