@@ -8,7 +8,7 @@ use crate::api::views::StoredJson;
 use twice_world::billing::KeyHandling;
 use twice_world::level::Play;
 use twice_world::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
-use twice_world::simulator::Simulation;
+use twice_world::simulator::{Phase, Simulation};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct LevelHeadView {
@@ -67,8 +67,8 @@ pub struct WorkerLookView {
     pub look: Look,
     /// False once it crashed, exited or stood down.
     pub alive: bool,
-    /// The phase it runs next, or last ran.
-    pub phase: String,
+    /// The phase it runs next, or last ran (serialized by its name).
+    pub phase: Phase,
     pub key: Option<KeyLook>,
     pub attempt: u32,
     pub loaded_version: u32,

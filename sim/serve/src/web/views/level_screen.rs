@@ -401,7 +401,7 @@ pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_w
                 run: worker.run.clone(),
                 look: worker_look(worker),
                 alive: worker.alive,
-                phase: worker.phase.clone(),
+                phase: worker.phase,
                 key: worker.key.as_deref().map(|key| looks.look(key)),
                 attempt: worker.attempt,
                 loaded_version: worker.loaded_version,
