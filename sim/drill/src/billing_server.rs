@@ -251,7 +251,7 @@ async fn post_credit(State(shared): State<Arc<Shared>>, headers: HeaderMap, body
         Some(value) => match value
             .to_str()
             .map_err(|error| error.to_string())
-            .and_then(IdempotencyKey::parse)
+            .and_then(|text| IdempotencyKey::parse(text).map_err(|error| error.to_string()))
         {
             Ok(key) => Some(key.as_str().to_owned()),
             Err(detail) => return refusal(StatusCode::BAD_REQUEST, format!("Idempotency-Key: {detail}")),
@@ -296,6 +296,7 @@ async fn post_void(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     };
     let checked = IdempotencyKey::parse(&request.idempotency_key)
         .map(|_| ())
+        .map_err(|error| error.to_string())
         .and_then(|()| check_text("account", &request.account, ACCOUNT_CHARS_MAX))
         .and_then(|()| check_text("intent", &request.intent, INTENT_CHARS_MAX));
     if let Err(detail) = checked {
@@ -347,7 +348,7 @@ async fn get_credit(
         return error(StatusCode::BAD_REQUEST, "give the key to look up as ?idempotency_key=K");
     };
     if let Err(detail) = IdempotencyKey::parse(&query.idempotency_key) {
-        return error(StatusCode::BAD_REQUEST, detail);
+        return error(StatusCode::BAD_REQUEST, detail.to_string());
     }
     let in_flight = shared
         .keys_in_flight()

@@ -345,7 +345,7 @@ struct RunUndo {
 /// Why a call could not be begun.
 enum CallRefused {
     UnknownTool(String),
-    BadKey(String),
+    BadKey(crate::key::KeyError),
 }
 
 /// The runtime's machine for one worker driving one run.
