@@ -23,6 +23,7 @@ mod crew;
 mod network;
 mod phases;
 mod reading;
+mod report_words;
 mod timeline;
 mod workers;
 mod world;
@@ -37,6 +38,7 @@ pub use crate::runtime::worker::Phase;
 pub use crate::text::dollars;
 pub use crew::{Armed, WireHit};
 pub use network::{Direction, Message};
+pub use report_words::report_words;
 pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
 pub use workers::{FailedRun, WorkerView, moment};
 

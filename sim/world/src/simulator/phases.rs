@@ -164,7 +164,7 @@ impl Simulation {
             kind,
             Some(run.to_owned()),
             key,
-            report.describe(),
+            super::report_words(report),
         );
         if let Some(settled) = report.settled() {
             let settled = settled.clone();
