@@ -155,7 +155,9 @@ fn open_in_game(app: &mut App, link: &str) {
             started.elapsed() < Duration::from_secs(60),
             "the link's run did not end: {:?}; phase {:?}, over {:?}, busy {:?}, concluded {:?}, notice {:?}",
             world.get_resource::<ReplayLinkRun>(),
-            world.get_resource::<Session>().map(|session| session.simulation().phase()),
+            world
+                .get_resource::<Session>()
+                .map(|session| session.simulation().phase()),
             world.get_resource::<Session>().map(Session::is_over),
             world.get_resource::<Session>().map(Session::is_busy),
             world.get_resource::<Session>().map(Session::is_concluded),
