@@ -145,6 +145,42 @@ fn every_guard_pays_each_credit_once_and_no_guards_pay_twice_on_the_same_seed() 
     assert_nothing_left_running(naive.path());
 }
 
+/// Every guard but billing's terms: `key_retention` and `lookup_settle` off.
+const ALL_BUT_THE_TERMS: &str = "write_retry_rule,tool_contract,pause_on_indeterminate,ledger,atomic_reservation,\
+key_downstream,checkpoint_version,reconcile_hook,key_per_call,no_lease_expiry,no_reflex_compensation,\
+refusal_is_failed,dead_letter";
+
+/// Billing whose lookups lag 100 ms behind its credits and which forgets keys after 250 ms:
+/// a recovery's first lookup often comes too soon, and a look after a wait sometimes too late.
+const TERMS: [&str; 4] = ["--lookup-settle-ms", "100", "--key-retention-ms", "250"];
+
+#[test]
+fn with_a_lagging_and_forgetful_billing_the_guards_pay_once_and_without_them_twice() {
+    let guarded = tempfile::tempdir().unwrap();
+    let mut args = vec!["--runs", "8", "--kills", "40", "--seed", "7", "--guards", "all"];
+    args.extend(TERMS);
+    let (code, report) = drill(guarded.path(), &args);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(number(&report, "double_credits"), 0, "{report:#}");
+    assert_eq!(number(&report, "lost_credits"), 0, "{report:#}");
+    assert!(
+        report["guards_held"]["lookup_settle"].as_u64().is_some_and(|held| held > 0),
+        "a recovery looked too soon and waited: {report:#}"
+    );
+    assert_nothing_left_running(guarded.path());
+
+    let naive = tempfile::tempdir().unwrap();
+    let mut args = vec!["--runs", "8", "--kills", "40", "--seed", "7", "--guards", ALL_BUT_THE_TERMS];
+    args.extend(TERMS);
+    let (code, report) = drill(naive.path(), &args);
+    assert_eq!(code, 1, "{report:#}");
+    assert!(
+        number(&report, "double_credits") > 0,
+        "a hook that takes nothing as proof pays twice: {report:#}"
+    );
+    assert_nothing_left_running(naive.path());
+}
+
 #[test]
 fn duplicate_workers_stand_down_and_pay_nothing_twice() {
     let dir = tempfile::tempdir().unwrap();

@@ -12,7 +12,9 @@ pub struct IdempotencyKey(String);
 /// campaign can show what a key derived from the arguments gets wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyScheme {
+    /// `<run_id>:<tool_call_id>`: stable across replays, distinct for two calls with the same arguments.
     PerCall,
+    /// A hash of the tool and its arguments: merges two honest calls and misses a reworded replay.
     ArgumentsHash,
 }
 
@@ -38,6 +40,7 @@ impl IdempotencyKey {
         ))
     }
 
+    /// The key of one call under `scheme`; `Err` names a run or call id that cannot be part of a key.
     pub fn make(
         scheme: KeyScheme,
         run_id: &str,
@@ -61,6 +64,7 @@ impl IdempotencyKey {
         Ok(IdempotencyKey(text.to_owned()))
     }
 
+    /// The key as text, as it travels downstream and is stored in the ledger.
     pub fn as_str(&self) -> &str {
         &self.0
     }

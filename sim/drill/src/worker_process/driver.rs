@@ -32,9 +32,9 @@ impl Driver {
             run_id: config.run_id.clone(),
             tenant: script::TENANT.to_owned(),
             guards: config.guards,
-            tools: script::tools(),
+            tools: config.tools.clone(),
             lease_ms: config.lease_ms,
-            recovery_attempts_max: None,
+            recovery_attempts_max: config.recovery_attempts_max,
         };
         Ok(Driver {
             script: script::script_for(&config.run_id),
