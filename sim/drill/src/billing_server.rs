@@ -463,14 +463,15 @@ pub fn billing_command(args: BillingArgs) -> u8 {
     if let Some(problem) = terms.problem() {
         return bad_input(format!("--key-retention-ms / --lookup-settle-ms: {problem}"));
     }
-    let (store, billing) = match BillingStore::open_with_terms(&args.db, key_handling, terms, &super::script::accounts()) {
-        Ok(opened) => opened,
-        Err(StoreError::Locked { path }) => {
-            eprintln!("error: {} is locked by another process", path.display());
-            return EXIT_FAILED;
-        }
-        Err(store_error) => return bad_input(store_error),
-    };
+    let (store, billing) =
+        match BillingStore::open_with_terms(&args.db, key_handling, terms, &super::script::accounts()) {
+            Ok(opened) => opened,
+            Err(StoreError::Locked { path }) => {
+                eprintln!("error: {} is locked by another process", path.display());
+                return EXIT_FAILED;
+            }
+            Err(store_error) => return bad_input(store_error),
+        };
     let replayed = billing.entries.len();
     let shared = Arc::new(Shared {
         world: Mutex::new(World { billing, store }),

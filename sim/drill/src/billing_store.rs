@@ -96,7 +96,11 @@ pub enum StoreError {
     #[error(
         "{path}: the database was made with billing's terms {stored}, not {asked}; replaying it under other terms would change its history, so use a new file"
     )]
-    TermsDiffer { path: PathBuf, stored: String, asked: String },
+    TermsDiffer {
+        path: PathBuf,
+        stored: String,
+        asked: String,
+    },
     #[error("{path}: entry {seq} does not replay: {detail}")]
     Replay { path: PathBuf, seq: i64, detail: String },
     #[error("{path}: the billing database is locked by another process (waited {BUSY_TIMEOUT_MS} ms)")]

@@ -13,11 +13,11 @@ use tokio::sync::mpsc;
 use crate::billing_store::key_handling_name;
 
 use super::config::{DrillConfig, DrillError};
-use twice_world::billing::Terms;
 use super::{
     BILLING_DRAIN_MS, BILLING_START_MS, BillingProcess, Control, Event, PROCESSES_PER_RUN_SLACK, ProcessKind,
     ProcessSlot, REAP_MS, RunPhase, STDERR_LINE_CHARS_MAX, Supervisor,
 };
+use twice_world::billing::Terms;
 
 pub(super) fn clip(text: &str) -> String {
     let mut clipped: String = text.chars().take(STDERR_LINE_CHARS_MAX).collect();

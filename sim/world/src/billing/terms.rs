@@ -118,10 +118,25 @@ mod tests {
         });
         billing.credit(&request(), 0);
         assert!(matches!(billing.credit(&request(), DAY_MS - 1), Answer::Repeat { .. }));
-        assert_eq!(billing.find_credit_now("r1:c1", DAY_MS - 1).map(|entry| entry.id.as_str()), Some("cr_0001"));
-        assert_eq!(billing.find_credit_now("r1:c1", DAY_MS), None, "forgotten: found by nobody");
-        assert!(billing.find_credit("r1:c1").is_some(), "the credit itself is still there");
-        assert!(matches!(billing.credit(&request(), DAY_MS), Answer::Applied { .. }), "paid again");
+        assert_eq!(
+            billing
+                .find_credit_now("r1:c1", DAY_MS - 1)
+                .map(|entry| entry.id.as_str()),
+            Some("cr_0001")
+        );
+        assert_eq!(
+            billing.find_credit_now("r1:c1", DAY_MS),
+            None,
+            "forgotten: found by nobody"
+        );
+        assert!(
+            billing.find_credit("r1:c1").is_some(),
+            "the credit itself is still there"
+        );
+        assert!(
+            matches!(billing.credit(&request(), DAY_MS), Answer::Applied { .. }),
+            "paid again"
+        );
         assert_eq!(billing.effects_for("r1/0"), (2, 5000));
     }
 
