@@ -11,16 +11,14 @@ use twice_sim::simulator::{Simulation, SimulationBuilder};
 /// A refund whose recovery after a crash comes `restart_ms` later, against billing that keeps
 /// keys a day and shows credits to lookups 1.5 s after they land; the tool declares the day and
 /// 2 s from the send (the lag plus the way to billing).
-fn level(restart_ms: u32, recovery_attempts_max: Option<u32>) -> Level {
-    let limit =
-        recovery_attempts_max.map_or_else(String::new, |limit| format!("recovery_attempts_max: Some({limit}),"));
+fn level(restart_ms: u32) -> Level {
     let text = format!(
         r#"(
             id: "terms", title: "terms", briefing: "b",
             lesson: (rule: "r", text: "t"),
             world: (accounts: [(id: "acct_ada", owner: "Ada")], billing_keys: honour,
                     restart_after_crash_ms: Some({restart_ms}),
-                    billing_key_retention_ms: Some(86400000), billing_lookup_settle_ms: Some(1500), {limit}),
+                    billing_key_retention_ms: Some(86400000), billing_lookup_settle_ms: Some(1500)),
             tools: [(name: "issue_credit", side_effect: external, operation: credit, reconcile: true,
                      key_retention_ms: Some(86400000), lookup_settle_ms: Some(2000))],
             model: (on_failed: call_again),
@@ -67,7 +65,7 @@ fn held(simulation: &Simulation, guard: Guard) -> Vec<Held> {
 #[test]
 fn a_recovery_past_billings_retention_finds_nothing_and_only_the_guard_keeps_it_unknown() {
     let thirty_hours = 30 * 3_600_000;
-    let guarded = crash_mid_call(level(thirty_hours, None), Guards::all_on());
+    let guarded = crash_mid_call(level(thirty_hours), Guards::all_on());
     assert_eq!(outcome(&guarded), Outcome::PaidOnce);
     assert!(
         matches!(held(&guarded, Guard::KeyRetention)[..], [Held::LookupExpired { key_age_ms, key_retention_ms: 86_400_000 }] if key_age_ms >= 108_000_000),
@@ -76,17 +74,14 @@ fn a_recovery_past_billings_retention_finds_nothing_and_only_the_guard_keeps_it_
     );
     assert_eq!(guarded.billing().effects_for("r1/0"), (1, 2500));
 
-    let naive = crash_mid_call(
-        level(thirty_hours, None),
-        Guards::all_on().with(Guard::KeyRetention, false),
-    );
+    let naive = crash_mid_call(level(thirty_hours), Guards::all_on().with(Guard::KeyRetention, false));
     assert_eq!(outcome(&naive), Outcome::PaidTwice, "{}", naive.history_text().unwrap());
     assert_eq!(naive.billing().effects_for("r1/0"), (2, 5000));
 }
 
 #[test]
 fn a_lookup_sooner_than_billings_settle_time_finds_nothing_and_only_the_guard_asks_again() {
-    let guarded = crash_mid_call(level(50, None), Guards::all_on());
+    let guarded = crash_mid_call(level(50), Guards::all_on());
     assert_eq!(outcome(&guarded), Outcome::PaidOnce);
     assert!(
         matches!(
@@ -105,13 +100,30 @@ fn a_lookup_sooner_than_billings_settle_time_finds_nothing_and_only_the_guard_as
         guarded.guard_notes()
     );
 
-    let naive = crash_mid_call(level(50, None), Guards::all_on().with(Guard::LookupSettle, false));
+    let naive = crash_mid_call(level(50), Guards::all_on().with(Guard::LookupSettle, false));
     assert_eq!(outcome(&naive), Outcome::PaidTwice, "{}", naive.history_text().unwrap());
 }
 
-/// w1 saves its first checkpoint and dies mid-call; the recovery (w2) is killed before it gets
-/// past that checkpoint; the next recovery meets the limit of one failed recovery.
+/// Two credits, and a limit of one failed recovery: w1 pays the first and saves checkpoint v1,
+/// then is killed as Penny asks for the second; the recovery (w2) is killed at the same step,
+/// before it gets past v1; the next recovery meets the limit.
 fn crash_looping(guards: Guards) -> Simulation {
+    let text = r#"(
+        id: "crash-loop", title: "crash loop", briefing: "b",
+        lesson: (rule: "r", text: "t"),
+        world: (accounts: [(id: "acct_ada", owner: "Ada")], billing_keys: honour,
+                restart_after_crash_ms: Some(50), recovery_attempts_max: Some(1)),
+        tools: [(name: "issue_credit", side_effect: external, operation: credit, reconcile: true)],
+        model: (on_failed: call_again),
+        runs: [(id: "r1", calls: [
+            (tool: "issue_credit", account: "acct_ada", amount_cents: 2500, memo: "Refund"),
+            (tool: "issue_credit", account: "acct_ada", amount_cents: 1000, memo: "Goodwill"),
+        ])],
+        cards: [(card: CrashWorker, count: 2)],
+        goal: paid_twice,
+        max_phases: 400,
+    )"#;
+    let level = parse_level(std::path::Path::new("crash-loop.level.ron"), text).expect("the level parses");
     let crash = |at_phase, worker| TimedAction {
         at_phase,
         play: Play::CrashWorker {
@@ -119,9 +131,9 @@ fn crash_looping(guards: Guards) -> Simulation {
             in_phase: None,
         },
     };
-    let mut simulation = SimulationBuilder::new(level(50, Some(1)), 1)
+    let mut simulation = SimulationBuilder::new(level, 1)
         .guards(guards)
-        .actions(vec![crash(4, 1), crash(7, 2)])
+        .actions(vec![crash(9, 1), crash(12, 2)])
         .build()
         .expect("builds");
     simulation.run().expect("runs");
@@ -161,4 +173,14 @@ fn a_levels_recovery_limit_dead_letters_a_run_whose_recoveries_keep_failing() {
         .expect("r1's checkpoint");
     assert_ne!(checkpoint.status, "dead_lettered", "{}", naive.history_text().unwrap());
     assert!(held(&naive, Guard::DeadLetter).is_empty());
+    assert_eq!(
+        naive.billing().effects_for("r1/1"),
+        (1, 1000),
+        "the third worker went on and paid"
+    );
+    assert_eq!(
+        guarded.billing().effects_for("r1/1"),
+        (0, 0),
+        "nothing is driven until an operator resumes"
+    );
 }
