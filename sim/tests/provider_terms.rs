@@ -6,7 +6,7 @@ use twice_sim::checker::Outcome;
 use twice_sim::level::{Level, Play, TimedAction, parse_level};
 use twice_sim::runtime::guards::{Guard, Guards};
 use twice_sim::runtime::worker::Held;
-use twice_sim::simulator::{Simulation, SimulationBuilder};
+use twice_sim::simulator::{Phase, Simulation, SimulationBuilder};
 
 /// A refund whose recovery after a crash comes `restart_ms` later, against billing that keeps
 /// keys a day and shows credits to lookups 1.5 s after they land; the tool declares the day and
@@ -37,7 +37,7 @@ fn crash_mid_call(level: Level, guards: Guards) -> Simulation {
         at_phase: 4,
         play: Play::CrashWorker {
             worker: Some(1),
-            in_phase: Some("wait for answer".into()),
+            in_phase: Some(Phase::WaitForAnswer),
         },
     };
     let mut simulation = SimulationBuilder::new(level, 1)
