@@ -300,6 +300,7 @@ impl Guards {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown guard `{name}`; known guards: {}", Guard::EVERY.map(Guard::name).join(", "))]
 pub struct UnknownGuard {
+    /// The name given.
     pub name: String,
 }
 
@@ -333,7 +334,7 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .starts_with("unknown guard `moat`; known guards: ledger, "),
+                .starts_with("unknown guard `moat`; known guards: write_retry_rule, "),
             "{error}"
         );
     }
