@@ -7,8 +7,6 @@
 //! it one phase at a time, a real worker process with a real SQLite file, a real HTTP client
 //! and a real clock.
 
-use serde::{Deserialize, Serialize};
-
 use crate::answer::ToolAnswer;
 use crate::guards::{Guard, Guards};
 use crate::key::{IdempotencyKey, KeyScheme};
@@ -26,10 +24,12 @@ mod held;
 mod limits;
 mod phase;
 mod settle;
+mod state;
 
 pub use held::{GuardNote, Held};
 pub use limits::duration_words;
 pub use phase::{Phase, UnknownPhase};
+pub use state::WorkerState;
 
 /// Who the worker is and the rules it runs under.
 #[derive(Clone, Debug)]
@@ -359,34 +359,6 @@ impl Command {
             | Command::Exit => None,
         }
     }
-}
-
-/// Where the worker is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkerState {
-    /// Loading the checkpoint.
-    Booting,
-    /// Waiting for the model.
-    Deciding,
-    /// Reserving a call in the ledger.
-    Reserving,
-    /// A request is out.
-    Calling,
-    /// Recording an outcome.
-    Recording,
-    /// Asking the reconcile hook, or waiting to ask it again.
-    Reconciling,
-    /// Saving the checkpoint.
-    Saving,
-    /// Paused on an unknown call (`awaiting_reconciliation`).
-    Parked,
-    /// Another worker owns the run now.
-    StoodDown,
-    /// The run's stored state could not be used: nothing is driven until a person looks.
-    WaitingForPerson,
-    /// Done with the run.
-    Exited,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
