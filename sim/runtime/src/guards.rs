@@ -331,11 +331,10 @@ mod tests {
         assert!(guards.ledger && guards.key_per_call && !guards.write_retry_rule);
         let error = Guards::parse_list("ledger,moat").expect_err("unknown guard");
         assert_eq!(error.name, "moat");
-        assert!(
-            error
-                .to_string()
-                .starts_with("unknown guard `moat`; known guards: write_retry_rule, "),
-            "{error}"
-        );
+        let message = error.to_string();
+        assert!(message.starts_with("unknown guard `moat`; known guards: "), "{message}");
+        for guard in Guard::EVERY {
+            assert!(message.contains(guard.name()), "{message} names {}", guard.name());
+        }
     }
 }
