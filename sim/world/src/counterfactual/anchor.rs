@@ -13,7 +13,7 @@
 //! fizzles, and that run still cannot say.
 
 use crate::level::{Play, TimedAction, WireRule};
-use crate::simulator::{Direction, SimError, Simulation};
+use crate::simulator::{Direction, Phase, SimError, Simulation};
 
 /// What a move hits, as the run shows it just before the move.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub(super) enum Target {
     Wire(Vec<(u32, String, u32)>),
     /// The worker a crash names: its run, whether it lives, the phase it is about to run and
     /// the script item it is on (`None`: no such worker).
-    Worker(Option<(String, bool, String, Option<u32>)>),
+    Worker(Option<(String, bool, Phase, Option<u32>)>),
     /// Every worker's place: a move that acts on whatever the moment is.
     Moment(super::Moment),
     /// Nothing the run shows: the phase number.
