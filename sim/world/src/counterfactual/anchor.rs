@@ -44,7 +44,7 @@ pub(super) fn target_of(simulation: &Simulation, play: &Play) -> Target {
             simulation
                 .messages()
                 .filter(|message| message.direction == direction && message.key == key)
-                .filter(|message| !message.lost && !(for_slowing && message.slowed))
+                .filter(|message| !(message.lost || (for_slowing && message.slowed)))
                 .map(|message| (message.worker, message.run.clone(), message.attempt))
                 .collect(),
         )
