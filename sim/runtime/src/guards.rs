@@ -300,6 +300,7 @@ impl Guards {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown guard `{name}`; known guards: {}", Guard::EVERY.map(Guard::name).join(", "))]
 pub struct UnknownGuard {
+    /// The name given.
     pub name: String,
 }
 
