@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::answer::ToolAnswer;
-use crate::guards::{Guard, Guards};
+use crate::guards::{Guard, Guards, NaiveRefusal};
 use crate::key::{IdempotencyKey, KeyScheme};
 use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
 use crate::rules::{
