@@ -54,6 +54,21 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
             ),
         );
     }
+    if let Some(problem) = level.world.billing_terms().problem() {
+        let needle = if level.world.billing_key_retention_ms == Some(0) {
+            "billing_key_retention_ms"
+        } else {
+            "billing_lookup_settle_ms"
+        };
+        return error(needle, 0, problem);
+    }
+    if level.world.recovery_attempts_max == Some(0) {
+        return error(
+            "recovery_attempts_max",
+            0,
+            "recovery_attempts_max is 0: a run would be dead-lettered before its first recovery".into(),
+        );
+    }
     let mut accounts = BTreeSet::new();
     for (index, account) in level.world.accounts.iter().enumerate() {
         if !accounts.insert(account.id.as_str()) {
@@ -75,6 +90,14 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
         }
         if let Some(problem) = tool.attempts_problem() {
             return error("attempts", 0, problem);
+        }
+        if let Some(problem) = tool.terms_problem() {
+            let needle = if tool.key_retention_ms == Some(0) {
+                "key_retention_ms"
+            } else {
+                "lookup_settle_ms"
+            };
+            return error(needle, 0, problem);
         }
         if let Some(problem) = Operation::problem(tool) {
             return error(&format!("\"{}\"", tool.name), 1, problem);
