@@ -66,6 +66,8 @@ pub struct Participant {
     pub game: Option<Game>,
     /// The open level's requests, as the room file holds them.
     pub log: Option<GameLog>,
+    /// The prediction waiting for the open level's run to end, the last score, the tally.
+    pub prediction: super::prediction::PredictionState,
 }
 
 /// What counting a finished play changed.
@@ -249,6 +251,7 @@ impl Sessions {
                     progress: participant.progress.into_iter().collect(),
                     game: None,
                     log: participant.game,
+                    prediction: participant.prediction,
                 }),
             });
             if let Some(hash) = participant.session_sha256 {
@@ -368,6 +371,7 @@ impl Sessions {
                 progress: BTreeMap::new(),
                 game: None,
                 log: None,
+                prediction: super::prediction::PredictionState::default(),
             }),
         });
         people.everyone.push(Arc::clone(&session));
