@@ -15,6 +15,7 @@ pub mod campaign;
 pub mod defence;
 #[cfg(feature = "dev")]
 mod dev_tools;
+pub mod display;
 pub mod explorer;
 pub mod guide;
 pub mod headless;

@@ -14,6 +14,11 @@ fn main() -> AppExit {
             return AppExit::from_code(2);
         }
     };
+    // After the command line's own refusals (they need no display), before anything starts.
+    if let Some(problem) = twice::display::missing_display(|name| std::env::var_os(name)) {
+        eprintln!("error: {problem}");
+        return AppExit::from_code(2);
+    }
     #[cfg(feature = "operator-api")]
     let operator_api = match start_operator_api(&options) {
         Ok(operator_api) => operator_api,

@@ -30,6 +30,7 @@ fn twice(arguments: &[&str]) -> Output {
         .arg(data.path())
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -81,4 +82,21 @@ fn a_tape_that_does_not_exist_is_an_error_naming_it() {
         &["--level", "nope.level.ron"],
         &["--level", "nope.level.ron", "cannot read"],
     );
+}
+
+/// Over SSH or in CI there is no display: the game says so in one line and exits 2, where
+/// winit used to panic (exit 101, a backtrace).
+#[test]
+fn without_a_display_it_says_so_in_one_line_and_exits_2() {
+    for arguments in [&[][..], &["--unlock-all"][..]] {
+        let output = twice(arguments);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "twice {arguments:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "one line, not:\n{stderr}");
+        assert!(
+            stderr.starts_with("error: no display") && stderr.contains("xvfb-run"),
+            "twice {arguments:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
 }
