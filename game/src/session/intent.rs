@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
-use twice_world::level::{self, Expectation, Play, Tape};
+use twice_world::level::{self, Play, Tape};
 use twice_world::runtime::guards::Guards;
 
 use super::jobs::{Goal, Job};
@@ -227,7 +227,9 @@ fn open(
         .as_ref()
         .map(|source| source.tape.actions.clone())
         .unwrap_or_default();
-    let simulation = recipe.build(actions.clone(), ledger_file.as_ref().map(|file| file.path()))?;
+    let simulation = recipe
+        .build(actions.clone(), ledger_file.as_ref().map(|file| file.path()))
+        .map_err(|error| error.to_string())?;
     let campaign_index = campaign.find_path(&recipe.level.path);
     let mut session = Session::new(mode, recipe.clone(), campaign_index, simulation, ledger_file);
     // The campaign shows its panels chapter by chapter; the sandbox, the replay viewer and
@@ -446,27 +448,10 @@ fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
     // The tape names its level relative to its own folder, so the folder must exist to be measured from.
     std::fs::create_dir_all(folder).map_err(|error| format!("cannot create {}: {error}", folder.display()))?;
     let level = &session.recipe.level;
-    let guards = match session.mode {
-        Mode::Sandbox => Some(session.recipe.guards_in_force()),
-        Mode::Campaign | Mode::Replay => session.recipe.guards,
-    };
-    // A replayed tape's own moves keep the rule they were recorded under; moves made here are
-    // written as made (the message hit, the worker killed and its moment): the current format.
-    let version = match (&session.recipe.tape, session.mode) {
-        (Some(source), Mode::Replay) => source.tape.version,
-        _ => twice_world::level::TAPE_VERSION,
-    };
-    Ok(Tape {
-        version,
-        level: relative_path(folder, &level.path).display().to_string(),
-        seed: session.recipe.seed,
-        title: format!("{} — played in the {}", level.level.title, session.mode.name()),
-        guards,
-        actions: session.all_actions(),
-        expect: Expectation {
-            verdict: level.level.goal,
-            stopped_by: Vec::new(),
-            violations: Vec::new(),
-        },
-    })
+    Ok(session.recipe.tape(
+        session.mode,
+        session.simulation().played(),
+        relative_path(folder, &level.path).display().to_string(),
+        format!("{} — played in the {}", level.level.title, session.mode.name()),
+    ))
 }

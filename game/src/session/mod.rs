@@ -1,18 +1,18 @@
 //! The level being played: the simulation, its scratch ledger, how fast it runs, and
 //! what the player was told. The session changes only through [`Intent`]s.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use twice_world::checker::Verdict;
-use twice_world::debrief::{self, Debrief};
+use twice_world::debrief::Debrief;
 use twice_world::ledger::ExecutionRecord;
-use twice_world::level::{Expectation, LoadedLevel, Play, Tape, TimedAction};
-use twice_world::runtime::guards::Guards;
+use twice_world::level::{Expectation, Play, TimedAction};
+use twice_world::play_session;
 use twice_world::runtime::operator::{Effect, LookupError};
-use twice_world::simulator::{Simulation, SimulationBuilder};
+use twice_world::simulator::Simulation;
 
 mod intent;
 pub mod jobs;
@@ -23,6 +23,8 @@ pub use intent::{Intent, NextBriefing, OpenProblem};
 use jobs::Job;
 use ledger_view::LedgerView;
 use scratch::ScratchFile;
+/// How the level was opened and what rebuilds it: the play session the browser uses too.
+pub use twice_world::play_session::{Mode, Recipe, TapeSource};
 
 use crate::panels::Panels;
 use crate::progress::Progress;
@@ -65,66 +67,6 @@ pub(super) fn plugin(app: &mut App) {
     );
 }
 
-/// How the level was opened.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// A campaign level: its guards, its cards; progress is saved.
-    Campaign,
-    /// Any level, guards as the player set them; no progress.
-    Sandbox,
-    /// A tape plays its own moves; the player watches, steps and rewinds.
-    Replay,
-}
-
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Campaign => "campaign",
-            Mode::Sandbox => "sandbox",
-            Mode::Replay => "replay",
-        }
-    }
-}
-
-/// A tape being replayed.
-#[derive(Clone, Debug)]
-pub struct TapeSource {
-    pub path: PathBuf,
-    pub tape: Tape,
-}
-
-/// Everything needed to build the simulation again from scratch (rewind, restart, save).
-#[derive(Clone, Debug)]
-pub struct Recipe {
-    pub level: LoadedLevel,
-    pub seed: u64,
-    /// Guards overriding the level's (sandbox, or a tape recorded in the sandbox).
-    pub guards: Option<Guards>,
-    pub tape: Option<TapeSource>,
-}
-
-impl Recipe {
-    pub fn guards_in_force(&self) -> Guards {
-        self.guards.unwrap_or(self.level.level.guards)
-    }
-
-    /// Builds the simulation with these moves, writing its ledger to `ledger` (memory if none).
-    pub fn build(&self, actions: Vec<TimedAction>, ledger: Option<&Path>) -> Result<Simulation, String> {
-        let mut builder = SimulationBuilder::new(self.level.level.clone(), self.seed).actions(actions);
-        if let Some(source) = &self.tape {
-            // A tape's moves replay by the rule of the format it was recorded in.
-            builder = builder.wire_rule(source.tape.wire_rule());
-        }
-        if let Some(guards) = self.guards {
-            builder = builder.guards(guards);
-        }
-        if let Some(path) = ledger {
-            builder = builder.ledger_file(path);
-        }
-        builder.build().map_err(|error| error.to_string())
-    }
-}
-
 /// A line for the player: what happened to their last move.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notice {
@@ -132,8 +74,8 @@ pub struct Notice {
     pub problem: bool,
 }
 
-/// The end of a level: the checker's verdict, the debrief drawn from the run and, for a tape,
-/// whether it matched.
+/// The end of a level as the game's screens read it: [`play_session::conclude`]'s judgement,
+/// or why it could not be judged.
 #[derive(Clone, Debug)]
 pub struct Conclusion {
     pub verdict: Result<Verdict, String>,
@@ -236,17 +178,13 @@ impl Session {
     /// Over, and no move the player still holds could change it (a run parked for an operator
     /// waits while the player holds an operator card that can settle it): time for the verdict.
     pub fn is_concluded(&self) -> bool {
-        self.is_over() && self.moves_that_still_matter().is_empty()
+        play_session::is_concluded(&self.simulation(), self.mode)
     }
 
     /// The cards that could still change a quiet level (empty when it is running, or in a
     /// replay, whose moves are the tape's).
     pub fn moves_that_still_matter(&self) -> Vec<twice_world::level::CardKind> {
-        let simulation = self.simulation();
-        if !simulation.is_over() || self.mode == Mode::Replay {
-            return Vec::new();
-        }
-        simulation.moves_that_still_matter().unwrap_or_default()
+        play_session::moves_that_still_matter(&self.simulation(), self.mode).unwrap_or_default()
     }
 
     pub fn is_busy(&self) -> bool {
@@ -358,24 +296,12 @@ impl Session {
     /// The moves that rebuild the state just before phase `phase`: a tape's own moves
     /// (all of them: later ones wait their turn), or the player's moves made before it.
     pub fn actions_before(&self, phase: u32) -> Vec<TimedAction> {
-        match &self.recipe.tape {
-            Some(source) => source.tape.actions.clone(),
-            None => self
-                .simulation()
-                .played()
-                .iter()
-                .filter(|action| action.at_phase < phase)
-                .cloned()
-                .collect(),
-        }
+        self.recipe.actions_before(self.simulation().played(), phase)
     }
 
     /// Every move so far, as a tape records it.
     pub fn all_actions(&self) -> Vec<TimedAction> {
-        match &self.recipe.tape {
-            Some(source) => source.tape.actions.clone(),
-            None => self.simulation().played().to_vec(),
-        }
+        self.recipe.all_actions(self.simulation().played())
     }
 
     /// What a tape of this session expects, once `verdict` is known.
@@ -420,28 +346,24 @@ fn conclude(mut session: ResMut<Session>, mut progress: ResMut<Progress>) {
         return;
     }
     session.running = false;
-    let verdict = session.simulation().verdict().map_err(|error| error.to_string());
-    let debrief = verdict
-        .as_ref()
-        .ok()
-        .map(|verdict| debrief::of(&session.simulation(), verdict));
-    let as_expected = match (&verdict, &session.recipe.tape) {
-        (Ok(verdict), Some(source)) => {
-            Some(source.tape.expect.verdict == verdict.outcome && source.tape.expect.stopped_by == verdict.stopped_by)
-        }
-        _ => None,
-    };
+    let judged = play_session::conclude(&session.recipe, &session.simulation()).map_err(|error| error.to_string());
+    // Progress counts a finished level only in the campaign.
     let mut finished = false;
-    if let (Ok(verdict), Some(told), Mode::Campaign) = (&verdict, &debrief, session.mode) {
+    if let (Ok(judged), Mode::Campaign) = (&judged, session.mode) {
         // A win, or an unbeatable level that held against the whole hand: never a level
         // left alone (every level needs at least one move).
-        finished = told.standing.finishes_level();
+        finished = judged.finished;
         let id = session.recipe.level.level.id.clone();
-        progress.record(&id, verdict.outcome, finished);
-        if let Some(par) = told.par.filter(|_| finished) {
+        progress.record(&id, judged.verdict.outcome, finished);
+        if let Some(par) = judged.debrief.par.filter(|_| finished) {
             progress.record_best(&id, par.cards, par.phases);
         }
     }
+    let as_expected = judged.as_ref().ok().and_then(|judged| judged.as_expected);
+    let (verdict, debrief) = match judged {
+        Ok(judged) => (Ok(judged.verdict), Some(judged.debrief)),
+        Err(error) => (Err(error), None),
+    };
     session.conclusion = Some(Conclusion {
         verdict,
         debrief,

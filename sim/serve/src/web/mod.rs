@@ -23,7 +23,7 @@
 
 mod assets;
 mod error;
-mod game;
+pub mod game;
 mod handlers;
 mod levels;
 mod presenter;

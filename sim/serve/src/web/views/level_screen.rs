@@ -217,12 +217,6 @@ fn timeline_view(entries: &[TimelineEntry], looks: &KeyLooks) -> TimelineView {
             guard: entry.guard.map(|guard| guard.name().to_owned()),
         });
     }
-    let mut keys: Vec<(usize, KeyLook)> = looks
-        .index
-        .iter()
-        .map(|(key, index)| (*index, key_look_at(key, *index)))
-        .collect();
-    keys.sort_by_key(|(index, _)| *index);
     TimelineView {
         lanes: actors
             .iter()
@@ -233,7 +227,7 @@ fn timeline_view(entries: &[TimelineEntry], looks: &KeyLooks) -> TimelineView {
             .collect(),
         rows,
         rows_left_out: u32::try_from(skipped).unwrap_or(u32::MAX),
-        keys: keys.into_iter().map(|(_, look)| look).collect(),
+        keys: looks.0.in_order().into_iter().map(|(key, _)| looks.look(key)).collect(),
     }
 }
 
