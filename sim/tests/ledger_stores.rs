@@ -7,16 +7,23 @@
 //! `levels/` is replayed on every store, and the verdicts, the ledgers' rows and the whole
 //! event log must be equal too.
 //!
+//! Commit groups too: the same sequences on a SQLite file ledger whose writes go through a
+//! commit group (`Ledger::open_grouped`), and on PostgreSQL's group, answer as plain SQLite
+//! does; and runs writing at once through one group (batches of several members, each in a
+//! savepoint of one transaction) each answer as if it had the ledger alone.
+//!
 //! The PostgreSQL tests need a server (`TWICE_POSTGRES_URL`); without one they say they were
 //! skipped and pass, except in CI, where they fail (see `twice_ledger_postgres::testing`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Barrier;
+use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestRunner};
 use twice_sim::ledger::{
-    CheckpointSave, HistoryEvent, Ledger, LedgerError, LedgerStore, Reservation, ReserveRequest, RunEvent, SaveOutcome,
-    SettleError, Settlement,
+    AttemptStart, CheckpointSave, FoldedReservation, GroupSettings, HistoryEvent, Ledger, LedgerError, LedgerStore,
+    Reservation, ReserveRequest, RunEvent, SaveOutcome, SettleError, Settlement,
 };
 use twice_sim::ledger_postgres::testing::TestDatabase;
 use twice_sim::level;
@@ -54,7 +61,12 @@ struct KeyChoice {
 
 impl KeyChoice {
     fn key(self) -> IdempotencyKey {
-        IdempotencyKey::per_call(RUNS[self.run], CALLS[self.call]).unwrap()
+        self.key_in(&RUNS)
+    }
+
+    /// The key among `runs` (a concurrent run's own run ids, say).
+    fn key_in(self, runs: &[&str; 2]) -> IdempotencyKey {
+        IdempotencyKey::per_call(runs[self.run], CALLS[self.call]).unwrap()
     }
 }
 
@@ -122,6 +134,11 @@ fn short_text() -> impl Strategy<Value = Option<String>> {
 #[derive(Clone, Debug)]
 enum Operation {
     Reserve(ReserveChoice),
+    /// The reservation with attempt `attempt`'s send fence folded into its transaction.
+    ReserveAndBegin {
+        choice: ReserveChoice,
+        attempt: u32,
+    },
     ReserveUncommitted(ReserveChoice),
     InsertStartedUnchecked(ReserveChoice),
     NoteAttempt {
@@ -186,6 +203,7 @@ enum Operation {
 fn operation() -> impl Strategy<Value = Operation> {
     prop_oneof![
         6 => reserve_choice().prop_map(Operation::Reserve),
+        3 => (reserve_choice(), 1_u32..3).prop_map(|(choice, attempt)| Operation::ReserveAndBegin { choice, attempt }),
         1 => reserve_choice().prop_map(Operation::ReserveUncommitted),
         2 => reserve_choice().prop_map(Operation::InsertStartedUnchecked),
         2 => (key_choice(), 0_u32..4, 0..OWNERS.len())
@@ -267,6 +285,27 @@ fn settle_error_kind(error: &SettleError) -> String {
 /// Applies `operation` on connection `connection` of `ledgers` and describes the answer, so
 /// that two stores' answers compare as text.
 fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_ms: u64) -> String {
+    apply_in(&RUNS, ledgers, connection, operation, now_ms)
+}
+
+/// What `choice` asks to reserve, for `key` among `runs`.
+fn reserve_request<'a>(runs: &[&'a str; 2], choice: &ReserveChoice, key: &'a IdempotencyKey) -> ReserveRequest<'a> {
+    ReserveRequest {
+        key,
+        tenant: TENANTS[choice.tenant],
+        run_id: runs[choice.key.run],
+        tool_call_id: CALLS[choice.key.call],
+        tool: TOOLS[choice.tool],
+        side_effect: SIDE_EFFECTS[choice.side_effect],
+        arguments: ARGUMENTS[choice.arguments],
+        owner: OWNERS[choice.owner],
+        lease_ms: choice.lease_ms,
+        checkpoint_version: choice.checkpoint_version,
+    }
+}
+
+/// [`apply`] with the run ids `runs` in place of [`RUNS`].
+fn apply_in(runs: &[&str; 2], ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_ms: u64) -> String {
     let describe = |result: Result<String, LedgerError>| match result {
         Ok(text) => format!("ok {text}"),
         Err(error) => format!("error {}", ledger_error_kind(&error)),
@@ -274,25 +313,18 @@ fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_m
     let ledger = &mut ledgers[connection];
     match operation {
         Operation::Reserve(choice)
+        | Operation::ReserveAndBegin { choice, .. }
         | Operation::ReserveUncommitted(choice)
         | Operation::InsertStartedUnchecked(choice) => {
-            let key = choice.key.key();
-            let request = ReserveRequest {
-                key: &key,
-                tenant: TENANTS[choice.tenant],
-                run_id: RUNS[choice.key.run],
-                tool_call_id: CALLS[choice.key.call],
-                tool: TOOLS[choice.tool],
-                side_effect: SIDE_EFFECTS[choice.side_effect],
-                arguments: ARGUMENTS[choice.arguments],
-                owner: OWNERS[choice.owner],
-                lease_ms: choice.lease_ms,
-                checkpoint_version: choice.checkpoint_version,
-            };
+            let key = choice.key.key_in(runs);
+            let request = reserve_request(runs, choice, &key);
             let answer: Result<String, LedgerError> = match operation {
                 Operation::Reserve(_) => ledger
                     .reserve(&request, now_ms)
                     .map(|answer: Reservation| format!("{answer:?}")),
+                Operation::ReserveAndBegin { attempt, .. } => ledger
+                    .reserve_and_begin(&request, *attempt, now_ms)
+                    .map(|answer| format!("{answer:?}")),
                 Operation::ReserveUncommitted(_) => {
                     ledger.reserve_uncommitted(&request, now_ms).map(|()| String::new())
                 }
@@ -304,12 +336,12 @@ fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_m
         }
         Operation::NoteAttempt { key, attempt, actor } => describe(
             ledger
-                .note_attempt(&key.key(), *attempt, OWNERS[*actor], now_ms)
+                .note_attempt(&key.key_in(runs), *attempt, OWNERS[*actor], now_ms)
                 .map(|()| String::new()),
         ),
         Operation::BeginAttempt { key, attempt, actor } => describe(
             ledger
-                .begin_attempt(&key.key(), *attempt, OWNERS[*actor], now_ms)
+                .begin_attempt(&key.key_in(runs), *attempt, OWNERS[*actor], now_ms)
                 .map(|answer| format!("{answer:?}")),
         ),
         Operation::RecordOutcome {
@@ -320,17 +352,24 @@ fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_m
             attempt,
         } => describe(
             ledger
-                .record_outcome(&key.key(), *status, result.as_deref(), OWNERS[*actor], *attempt, now_ms)
+                .record_outcome(
+                    &key.key_in(runs),
+                    *status,
+                    result.as_deref(),
+                    OWNERS[*actor],
+                    *attempt,
+                    now_ms,
+                )
                 .map(|answer| format!("{answer:?}")),
         ),
         Operation::LogLateOutcome { key, detail } => describe(
             ledger
-                .log_late_outcome(&key.key(), "w1", detail, now_ms)
+                .log_late_outcome(&key.key_in(runs), "w1", detail, now_ms)
                 .map(|()| String::new()),
         ),
         Operation::Note { key, event, detail } => describe(
             ledger
-                .note(&key.key(), "w2", *event, detail, now_ms)
+                .note(&key.key_in(runs), "w2", *event, detail, now_ms)
                 .map(|()| String::new()),
         ),
         Operation::Settle {
@@ -352,7 +391,7 @@ fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_m
                 result: result.as_deref(),
                 detail: None,
             };
-            match ledger.settle(&key.key(), &settlement, now_ms) {
+            match ledger.settle(&key.key_in(runs), &settlement, now_ms) {
                 Ok(record) => format!("ok {record:?}"),
                 Err(error) => format!("error {}", settle_error_kind(&error)),
             }
@@ -363,9 +402,9 @@ fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_m
             expected_version,
             still_failed,
         } => {
-            let still_failed = still_failed.map(KeyChoice::key);
+            let still_failed = still_failed.map(|key| key.key_in(runs));
             let save = CheckpointSave {
-                run_id: RUNS[*run],
+                run_id: runs[*run],
                 status,
                 state: "{\"step\":1}",
                 saved_by: "w1",
@@ -380,22 +419,22 @@ fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_m
         }
         Operation::AppendRunEvent { run, detail } => describe(
             ledger
-                .append_run_event(RUNS[*run], "w1", RunEvent::WaitsForPerson, detail, now_ms)
+                .append_run_event(runs[*run], "w1", RunEvent::WaitsForPerson, detail, now_ms)
                 .map(|()| String::new()),
         ),
         Operation::RunHistory(run) => describe(
             ledger
-                .run_history(run.map(|run| RUNS[run]))
+                .run_history(run.map(|run| runs[run]))
                 .map(|answer| format!("{answer:?}")),
         ),
-        Operation::Record(key) => describe(ledger.record(&key.key()).map(|answer| format!("{answer:?}"))),
+        Operation::Record(key) => describe(ledger.record(&key.key_in(runs)).map(|answer| format!("{answer:?}"))),
         Operation::Records {
             tenant,
             status,
             after,
             limit,
         } => {
-            let after_key = after.map(|(_, key)| key.key());
+            let after_key = after.map(|(_, key)| key.key_in(runs));
             let after = after.map(|(offset_ms, _)| START_MS + offset_ms).zip(after_key.as_ref());
             describe(
                 ledger
@@ -408,9 +447,9 @@ fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_m
                     .map(|answer| format!("{answer:?}")),
             )
         }
-        Operation::History(key) => describe(ledger.history(&key.key()).map(|answer| format!("{answer:?}"))),
+        Operation::History(key) => describe(ledger.history(&key.key_in(runs)).map(|answer| format!("{answer:?}"))),
         Operation::LoadCheckpoint(run) => {
-            describe(ledger.load_checkpoint(RUNS[*run]).map(|answer| format!("{answer:?}")))
+            describe(ledger.load_checkpoint(runs[*run]).map(|answer| format!("{answer:?}")))
         }
         Operation::Reconnect => {
             // The other connection keeps the ledger alive while this one is replaced.
@@ -569,6 +608,283 @@ fn an_open_transaction_locks_out_other_connections_on_both_stores() {
             after.contains("RunNew"),
             "{store}: the crashed reservation was rolled back: {after}"
         );
+    }
+}
+
+/// What [`Ledger::reserve_and_begin`] must answer, made the long way on `ledger`: the
+/// reservation in its own transaction, then — if it runs the tool — the send fence in another.
+fn reserved_then_begun(ledger: &mut Ledger, request: &ReserveRequest<'_>, attempt: u32, now_ms: u64) -> String {
+    let reservation = match ledger.reserve(request, now_ms) {
+        Ok(reservation) => reservation,
+        Err(error) => return format!("error {}", ledger_error_kind(&error)),
+    };
+    let folded = match reservation {
+        Reservation::Decided {
+            action,
+            previous_owner,
+            previous_status,
+            ..
+        } if action.runs() => match ledger.begin_attempt(request.key, attempt, request.owner, now_ms) {
+            Ok(AttemptStart::Begun(record)) => FoldedReservation {
+                reservation: Reservation::Decided {
+                    action,
+                    record,
+                    previous_owner,
+                    previous_status,
+                },
+                attempt_begun: Some(attempt),
+            },
+            other => return format!("the fence after a reservation that runs refused: {other:?}"),
+        },
+        reservation => FoldedReservation {
+            reservation,
+            attempt_begun: None,
+        },
+    };
+    format!("ok {folded:?}")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_folded_reservation_answers_and_writes_as_a_reservation_and_its_fence_do(
+        steps in proptest::collection::vec((0..CONNECTIONS, 0_u64..3, operation_without_open_transactions()), 1..60)
+    ) {
+        let mut folded = connections(LedgerStore::Sqlite);
+        let mut separate = connections(LedgerStore::Sqlite);
+        let mut now_ms = START_MS;
+        for (index, (connection, advance_ms, operation)) in steps.iter().enumerate() {
+            now_ms += advance_ms;
+            let found = apply(&mut folded, *connection, operation, now_ms);
+            let expected = match operation {
+                Operation::ReserveAndBegin { choice, attempt } => {
+                    let key = choice.key.key();
+                    reserved_then_begun(&mut separate[*connection], &reserve_request(&RUNS, choice, &key), *attempt, now_ms)
+                }
+                other => apply(&mut separate, *connection, other, now_ms),
+            };
+            prop_assert_eq!(&found, &expected, "step {}: {:?}", index, operation);
+        }
+        prop_assert_eq!(contents(&folded[0]), contents(&separate[0]));
+    }
+}
+
+// ----- commit groups -----
+
+/// Random sequences held against a commit group on a file: every write is a durable commit.
+const GROUPED_CASES: u32 = 96;
+/// Concurrent cases: each is several threads' sequences through one group.
+const CONCURRENT_CASES: u32 = 32;
+/// Runs writing at once through one group in the concurrent cases.
+const THREADS: usize = 4;
+
+/// A SQLite file ledger whose writes go through a commit group, and a second handle on it.
+/// `before_commit` holds each batch open a moment, so that concurrent callers join it.
+fn grouped_sqlite(path: &Path, before_commit: fn(u32)) -> Vec<Ledger> {
+    let settings = GroupSettings {
+        before_commit,
+        ..GroupSettings::default()
+    };
+    connect_from(Ledger::open_grouped(path, settings).expect("a grouped file ledger"))
+}
+
+/// A batch kept open long enough for the other threads' writes to join it.
+fn gather_a_batch(_members: u32) {
+    std::thread::sleep(Duration::from_millis(1));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: GROUPED_CASES, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_commit_group_answers_every_operation_as_plain_sqlite_and_the_memory_store_do(
+        steps in proptest::collection::vec((0..CONNECTIONS, 0_u64..3, operation_without_open_transactions()), 1..60)
+    ) {
+        let folder = tempfile::tempdir().expect("a temporary folder");
+        let mut grouped = grouped_sqlite(&folder.path().join("grouped.sqlite"), |_| {});
+        same_answers(&steps, &mut connections(LedgerStore::Sqlite), &mut grouped)?;
+        same_answers(&steps, &mut connections(LedgerStore::Sqlite), &mut connections(LedgerStore::Memory))?;
+    }
+}
+
+/// An operation that touches only its own run's rows: no listing across runs, which would see
+/// the other threads' runs too.
+fn operation_of_one_run() -> impl Strategy<Value = Operation> {
+    operation_without_open_transactions().prop_filter("a listing reads every run's rows", |operation| {
+        !matches!(operation, Operation::Records { .. } | Operation::RunHistory(None))
+    })
+}
+
+/// Each thread's sequence, on connections of its own.
+fn concurrent_steps() -> impl Strategy<Value = Vec<Vec<(usize, u64, Operation)>>> {
+    proptest::collection::vec(
+        proptest::collection::vec((0..CONNECTIONS, 0_u64..3, operation_of_one_run()), 1..30),
+        THREADS,
+    )
+}
+
+/// Thread `thread`'s run ids: its keys, checkpoints and run history are its own.
+fn thread_runs(thread: usize) -> [String; 2] {
+    [format!("t{thread}-run-1"), format!("t{thread}-run-2")]
+}
+
+/// `text` with every numeric `id: N` made `id: _`: history lines are numbered across every
+/// run of a ledger, so runs interleaved through a group number theirs differently than alone.
+fn without_ids(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("id: ") {
+        out.push_str(&rest[..at + 4]);
+        rest = &rest[at + 4..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 {
+            out.push('_');
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One thread's sequence on `ledgers`: each answer, ids left out.
+fn answers_of(runs: &[&str; 2], steps: &[(usize, u64, Operation)], ledgers: &mut [Ledger]) -> Vec<String> {
+    let mut now_ms = START_MS;
+    steps
+        .iter()
+        .map(|(connection, advance_ms, operation)| {
+            now_ms += advance_ms;
+            without_ids(&apply_in(runs, ledgers, *connection, operation, now_ms))
+        })
+        .collect()
+}
+
+/// What a ledger holds of `runs`' rows, ids left out.
+fn contents_of(ledger: &Ledger, runs: &[&str; 2]) -> String {
+    let keys: Vec<IdempotencyKey> = (0..runs.len())
+        .flat_map(|run| (0..CALLS.len()).map(move |call| KeyChoice { run, call }))
+        .map(|choice| choice.key_in(runs))
+        .collect();
+    let records = ledger.all_records().map(|records| {
+        records
+            .into_iter()
+            .filter(|record| runs.contains(&record.run_id.as_str()))
+            .collect::<Vec<_>>()
+    });
+    let history = ledger.all_history().map(|lines| {
+        lines
+            .into_iter()
+            .filter(|line| keys.contains(&line.key))
+            .collect::<Vec<_>>()
+    });
+    let checkpoints = ledger.checkpoints().map(|checkpoints| {
+        checkpoints
+            .into_iter()
+            .filter(|checkpoint| runs.contains(&checkpoint.run_id.as_str()))
+            .collect::<Vec<_>>()
+    });
+    let run_history: Vec<_> = runs.iter().map(|run| ledger.run_history(Some(run))).collect();
+    without_ids(&format!(
+        "records {:?}\nhistory {:?}\ncheckpoints {:?}\nrun history {:?}",
+        records.map_err(|error| ledger_error_kind(&error)),
+        history.map_err(|error| ledger_error_kind(&error)),
+        checkpoints.map_err(|error| ledger_error_kind(&error)),
+        run_history
+            .into_iter()
+            .map(|lines| lines.map_err(|error| ledger_error_kind(&error)))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// Runs every thread's sequence at once through the group `first` belongs to, and holds each
+/// thread's answers and rows to those of its sequence run alone on plain SQLite.
+fn concurrent_runs_answer_as_alone(
+    first: &Ledger,
+    sequences: &[Vec<(usize, u64, Operation)>],
+) -> Result<(), TestCaseError> {
+    let names: Vec<[String; 2]> = (0..sequences.len()).map(thread_runs).collect();
+    let runs: Vec<[&str; 2]> = names.iter().map(|[one, two]| [one.as_str(), two.as_str()]).collect();
+    let mut handles: Vec<Vec<Ledger>> = sequences
+        .iter()
+        .map(|_| connect_from(first.connect_again().expect("a run's handle")))
+        .collect();
+    let start = Barrier::new(sequences.len());
+    let found: Vec<Vec<String>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = handles
+            .iter_mut()
+            .zip(sequences)
+            .zip(&runs)
+            .map(|((ledgers, steps), runs)| {
+                let start = &start;
+                scope.spawn(move || {
+                    start.wait();
+                    answers_of(runs, steps, ledgers)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| thread.join().expect("a run's thread"))
+            .collect()
+    });
+    for (thread, (steps, runs)) in sequences.iter().zip(&runs).enumerate() {
+        let mut alone = connections(LedgerStore::Sqlite);
+        let expected = answers_of(runs, steps, &mut alone);
+        for (index, (found, expected)) in found[thread].iter().zip(&expected).enumerate() {
+            prop_assert_eq!(found, expected, "thread {} step {}: {:?}", thread, index, steps[index]);
+        }
+        prop_assert_eq!(
+            contents_of(first, runs),
+            contents_of(&alone[0], runs),
+            "thread {}",
+            thread
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: CONCURRENT_CASES, ..ProptestConfig::default() })]
+
+    #[test]
+    fn runs_writing_at_once_through_a_commit_group_each_answer_as_alone(sequences in concurrent_steps()) {
+        let folder = tempfile::tempdir().expect("a temporary folder");
+        let grouped = grouped_sqlite(&folder.path().join("grouped.sqlite"), gather_a_batch);
+        concurrent_runs_answer_as_alone(&grouped[0], &sequences)?;
+    }
+}
+
+#[test]
+fn postgres_commit_groups_answer_as_sqlite_does_alone_and_at_once() {
+    let Some(database) = TestDatabase::create("postgres_groups_answer_as_sqlite") else {
+        return;
+    };
+    let grouped = |database: &TestDatabase, before_commit: fn(u32)| {
+        let settings = GroupSettings {
+            before_commit,
+            ..GroupSettings::default()
+        };
+        twice_sim::ledger_postgres::open_grouped(&database.fresh_schema(), settings)
+            .expect("a grouped PostgreSQL ledger")
+    };
+    let config = |cases| RunnerConfig {
+        cases,
+        failure_persistence: None,
+        ..RunnerConfig::default()
+    };
+    let steps = proptest::collection::vec((0..CONNECTIONS, 0_u64..3, operation_without_open_transactions()), 1..60);
+    let outcome = TestRunner::new(config(GROUPED_CASES / 2)).run(&steps, |steps| {
+        let mut postgres = connect_from(grouped(&database, |_| {}));
+        same_answers(&steps, &mut connections(LedgerStore::Sqlite), &mut postgres)
+    });
+    if let Err(error) = outcome {
+        panic!("one at a time: {error}");
+    }
+    let outcome = TestRunner::new(config(CONCURRENT_CASES / 2)).run(&concurrent_steps(), |sequences| {
+        concurrent_runs_answer_as_alone(&grouped(&database, gather_a_batch), &sequences)
+    });
+    if let Err(error) = outcome {
+        panic!("at once: {error}");
     }
 }
 

@@ -103,6 +103,8 @@ impl Browser {
                 cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
                 "{cookie}"
             );
+            // A browser restarted mid-workshop keeps its participant: the cookie outlives it.
+            assert!(cookie.contains("Max-Age=604800"), "{cookie}");
             self.cookie = Some(cookie.split(';').next().unwrap().to_owned());
         }
         (status, response.json().await.unwrap())
@@ -298,27 +300,39 @@ async fn a_full_room_refuses_the_next_participant_with_a_clear_503() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn idle_sessions_expire_on_access_and_on_the_sweep() {
+async fn a_quiet_participant_gives_up_their_place_and_takes_it_back_where_they_were() {
     let room = room_with(|config| {
         config.sessions_max = 2;
         config.idle_timeout = Duration::from_millis(1_000);
     })
     .await;
     let (ada, _) = Browser::joined_on(&room, "Ada", "01-naive-retry").await;
-    let (_grace, _) = Browser::joined_on(&room, "Grace", "01-naive-retry").await;
-    // A request keeps a session alive: two waits of half the timeout, a request between.
+    let (grace, _) = Browser::joined_on(&room, "Grace", "01-naive-retry").await;
+    let (status, stepped) = ada.post("/api/game/step", json!({ "phases": 3 })).await;
+    assert_eq!(status, StatusCode::OK, "{stepped}");
+    // A request keeps a participant's place: two waits of half the timeout, a request between.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(ada.get("/api/me").await.0, StatusCode::OK);
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(ada.get("/api/game").await.0, StatusCode::OK);
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
-    let (status, body) = ada.get("/api/game").await;
-    assert_error(status, &body, StatusCode::UNAUTHORIZED, "session_expired");
-    // Grace's idle session goes with the sweep, and the room is empty again.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    // Grace went quiet: the sweep takes her place and her level's memory.
     assert_eq!(room.state.sweep(), 1);
-    assert_eq!(room.state.session_count(), 0);
-    let mut newcomer = Browser::new(&room);
-    assert_eq!(newcomer.join("Linus").await.0, StatusCode::OK);
+    assert_eq!(room.state.session_count(), 1);
+    let mut linus = Browser::new(&room);
+    assert_eq!(linus.join("Linus").await.0, StatusCode::OK);
+    // With the room full again, Grace is told so, and keeps her participant for later.
+    let (status, body) = grace.get("/api/game").await;
+    assert_error(status, &body, StatusCode::SERVICE_UNAVAILABLE, "room_full");
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    // Ada went quiet too; Grace takes the freed place and finds her level as she left it.
+    let (status, game) = grace.get("/api/game").await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    assert_eq!(game["level"]["stem"], "01-naive-retry");
+    // And Ada's level is rebuilt from its log, at the phase she left it.
+    room.state.sweep();
+    let (status, game) = ada.get("/api/game").await;
+    assert_eq!(status, StatusCode::OK, "{game}");
+    assert_eq!(game["phase"], stepped["phase"]);
+    assert_eq!(game["timeline"], stepped["timeline"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -775,6 +789,21 @@ async fn a_run_parked_for_the_players_operator_move_is_not_the_end_in_the_browse
     assert!(
         game["end"]["debrief"]["par"].is_object(),
         "a win is measured against par"
+    );
+    // The debrief view shows what decided the run, from the counterfactual: played this way
+    // (the decision made while the run was parked), no guard alone turns the verdict, and the
+    // operator's decision is named; the rule line is the one for it, not the level's.
+    let decided = &game["end"]["decided"];
+    assert_eq!(decided["guards"], json!([]), "{decided}");
+    assert_eq!(
+        decided["otherwise"], "op-crew's decision on r1:c1 (failed), not a guard",
+        "{decided}"
+    );
+    assert_eq!(decided["rule"], game["end"]["debrief"]["rule"], "{decided}");
+    assert_eq!(
+        decided["rule"].as_str(),
+        Some(twice_sim::rulebook::OPERATOR_RULE),
+        "{decided}"
     );
 }
 

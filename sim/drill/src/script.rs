@@ -68,6 +68,8 @@ pub fn tools() -> Vec<ToolDeclaration> {
         reconcile: true,
         compensation: true,
         attempts: None,
+        key_retention_ms: None,
+        lookup_settle_ms: None,
     }]
 }
 

@@ -5,7 +5,9 @@
 //! the run and the reconcile hook finds the email — so it is not sent twice.
 //!
 //! Run it: `cargo run -p twice-runtime --example agent_loop`. `cargo test -p twice-runtime`
-//! runs its test.
+//! runs its test. The same loop on PostgreSQL (a plain ledger and a commit group) is run by
+//! `cargo test -p twice-ledger-postgres --test agent_loop` when `TWICE_POSTGRES_URL` names a
+//! server (`.ci/postgres` starts one): this crate links no database client but SQLite.
 
 use std::collections::BTreeMap;
 
@@ -30,6 +32,8 @@ fn tools() -> Vec<ToolDeclaration> {
         reconcile: true,
         compensation: false,
         attempts: None,
+        key_retention_ms: None,
+        lookup_settle_ms: None,
     };
     vec![
         tool("send_email", SideEffect::External),
@@ -39,13 +43,15 @@ fn tools() -> Vec<ToolDeclaration> {
 
 /// The world the tools act on: a mail provider and a table, both keeping the idempotency
 /// key they were sent (as Stripe or a mail API does).
-#[derive(Default)]
-struct World {
+#[derive(Debug, Default)]
+pub struct World {
     sent: BTreeMap<String, String>,
-    records: BTreeMap<String, bool>,
+    /// The table `delete_record` deletes from: `true` while a record is there.
+    pub records: BTreeMap<String, bool>,
     /// Sends left that the provider applies but whose answer is lost.
     lose_next_answers: u32,
-    emails_delivered: u32,
+    /// Emails the provider delivered.
+    pub emails_delivered: u32,
 }
 
 impl ToolExecution for World {
@@ -150,6 +156,7 @@ fn setup(worker_id: &str) -> WorkerSetup {
         guards: Guards::all_on(),
         tools: tools(),
         lease_ms: 30_000,
+        recovery_attempts_max: None,
     }
 }
 
@@ -165,7 +172,7 @@ fn run_worker(ledger: Ledger, worker_id: &str, world: &mut World, clock: &mut St
 }
 
 /// One whole run on `ledger`: what the ledger holds at the end and what the world did.
-fn run_on(ledger: Ledger, lose_first_answer: bool) -> (Vec<(String, Status)>, RunStatus, World) {
+pub fn run_on(ledger: Ledger, lose_first_answer: bool) -> (Vec<(String, Status)>, RunStatus, World) {
     let mut world = World {
         lose_next_answers: u32::from(lose_first_answer),
         ..World::default()

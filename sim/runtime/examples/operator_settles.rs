@@ -81,8 +81,11 @@ fn run(ledger: Ledger, worker_id: &str, mail: &mut Mail, clock: &mut Steps) -> E
             reconcile: false,
             compensation: false,
             attempts: None,
+            key_retention_ms: None,
+            lookup_settle_ms: None,
         }],
         lease_ms: 30_000,
+        recovery_attempts_max: None,
     };
     let mut executor = Executor::new(ledger, &setup);
     let mut worker = Worker::new(setup);

@@ -70,7 +70,9 @@ pub trait ToolExecution {
     fn send(&mut self, sending: &Sending<'_>) -> Attempt;
 
     /// The reconcile hook of a tool declared with `reconcile: true`: a read-only look-up of
-    /// the call by its key. `None`: nothing is there (or the hook cannot tell).
+    /// the call by its key. `None`: nothing is there (or the hook cannot tell). What "nothing"
+    /// proves is the runtime's to weigh, by the tool's declared `lookup_settle_ms` and
+    /// `key_retention_ms` (decision table 6): answer what the other system says, no more.
     fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> Option<Found>;
 
     /// A naive runtime's reflex compensation (guard `no_reflex_compensation` off only): undo
@@ -206,7 +208,7 @@ fn driven(
             };
             tools.send(&sending).into_input(key, attempt)
         }
-        Drive::Backoff { after_ms, .. } => {
+        Drive::Backoff { after_ms, .. } | Drive::WaitToLookAgain { after_ms, .. } => {
             clock.wait_ms(after_ms);
             Input::BackoffElapsed
         }

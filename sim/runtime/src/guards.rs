@@ -34,9 +34,59 @@ pub enum Guard {
     /// `failed`: nothing happened, so the call may run again. A naive runtime that swallows the
     /// refusal records it as a success instead.
     RefusalIsFailed,
+    /// A key older than the tool's declared `key_retention_ms` is never resent as if it were
+    /// safe, and a lookup that finds nothing under it says "expired", not "absent".
+    KeyRetention,
+    /// A lookup that finds nothing within the tool's declared `lookup_settle_ms` of the last
+    /// send proves nothing: the hook asks again after it before anyone settles `failed`.
+    LookupSettle,
+    /// A run whose recovery failed its declared number of times stops as `dead_lettered` and
+    /// resumes only when an operator asks.
+    DeadLetter,
+}
+
+/// `first` then `second`, in a `const`: `N` must be their lengths added.
+const fn concatenated<const FIRST: usize, const SECOND: usize, const N: usize>(
+    first: [Guard; FIRST],
+    second: [Guard; SECOND],
+) -> [Guard; N] {
+    assert!(
+        FIRST + SECOND == N,
+        "the joined list's length is its parts' lengths added"
+    );
+    let mut joined = [Guard::WriteRetryRule; N];
+    let mut index = 0;
+    while index < N {
+        joined[index] = if index < FIRST {
+            first[index]
+        } else {
+            second[index - FIRST]
+        };
+        index += 1;
+    }
+    joined
+}
+
+/// No guard stands twice in `guards` (the guards' lists are read as sets of switches).
+const fn each_once(guards: &[Guard]) -> bool {
+    let mut index = 0;
+    while index < guards.len() {
+        let mut later = index + 1;
+        while later < guards.len() {
+            if guards[index] as u8 == guards[later] as u8 {
+                return false;
+            }
+            later += 1;
+        }
+        index += 1;
+    }
+    true
 }
 
 impl Guard {
+    /// The guards the campaign teaches, in its order: each has a level that switches it off
+    /// and a tape that only wins without it (`sim/tests/campaign.rs` holds that), and the
+    /// defender's search goes over them.
     pub const ALL: [Guard; 12] = [
         Guard::WriteRetryRule,
         Guard::ToolContract,
@@ -52,6 +102,22 @@ impl Guard {
         Guard::RefusalIsFailed,
     ];
 
+    /// The guards of the provider's terms and the dead letter (issue 23 items 3–5): real
+    /// guards a level may switch off by name, not yet taught by a level of their own, so the
+    /// campaign's checks and the defender's search leave them out. Each is inert unless a tool
+    /// declares `key_retention_ms` / `lookup_settle_ms` or the run a `recovery_attempts_max`.
+    pub const NOT_YET_TAUGHT: [Guard; 3] = [Guard::KeyRetention, Guard::LookupSettle, Guard::DeadLetter];
+
+    /// Every guard: the taught ones in teaching order, then the ones not yet taught. Made
+    /// from the two lists, so a guard is listed once and moving one from `NOT_YET_TAUGHT`
+    /// into `ALL` is a change to those two lines alone; building fails if a guard would be
+    /// in both.
+    pub const EVERY: [Guard; Guard::ALL.len() + Guard::NOT_YET_TAUGHT.len()] = {
+        let every = concatenated(Guard::ALL, Guard::NOT_YET_TAUGHT);
+        assert!(each_once(&every), "a guard is both taught and not yet taught");
+        every
+    };
+
     pub fn name(self) -> &'static str {
         match self {
             Guard::WriteRetryRule => "write_retry_rule",
@@ -66,11 +132,14 @@ impl Guard {
             Guard::NoLeaseExpiry => "no_lease_expiry",
             Guard::NoReflexCompensation => "no_reflex_compensation",
             Guard::RefusalIsFailed => "refusal_is_failed",
+            Guard::KeyRetention => "key_retention",
+            Guard::LookupSettle => "lookup_settle",
+            Guard::DeadLetter => "dead_letter",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Guard> {
-        Guard::ALL.into_iter().find(|guard| guard.name() == name)
+        Guard::EVERY.into_iter().find(|guard| guard.name() == name)
     }
 
     /// What the guard does, in the player's words.
@@ -92,6 +161,13 @@ impl Guard {
             Guard::NoLeaseExpiry => "a started call is never run again because a lease expired",
             Guard::NoReflexCompensation => "the runtime never compensates by itself",
             Guard::RefusalIsFailed => "a call the tool refused before sending is recorded failed, not a success",
+            Guard::KeyRetention => {
+                "a key older than the provider keeps keys is never resent; finding nothing under it means expired, not absent"
+            }
+            Guard::LookupSettle => "a lookup that finds nothing before the provider's settle time proves nothing",
+            Guard::DeadLetter => {
+                "a run whose recovery keeps failing stops as dead_lettered until an operator resumes it"
+            }
         }
     }
 }
@@ -118,6 +194,9 @@ pub struct Guards {
     pub no_lease_expiry: bool,
     pub no_reflex_compensation: bool,
     pub refusal_is_failed: bool,
+    pub key_retention: bool,
+    pub lookup_settle: bool,
+    pub dead_letter: bool,
 }
 
 impl Default for Guards {
@@ -141,12 +220,15 @@ impl Guards {
             no_lease_expiry: true,
             no_reflex_compensation: true,
             refusal_is_failed: true,
+            key_retention: true,
+            lookup_settle: true,
+            dead_letter: true,
         }
     }
 
     pub fn all_off() -> Self {
         let mut guards = Guards::all_on();
-        for guard in Guard::ALL {
+        for guard in Guard::EVERY {
             guards.set(guard, false);
         }
         guards
@@ -166,6 +248,9 @@ impl Guards {
             Guard::NoLeaseExpiry => self.no_lease_expiry,
             Guard::NoReflexCompensation => self.no_reflex_compensation,
             Guard::RefusalIsFailed => self.refusal_is_failed,
+            Guard::KeyRetention => self.key_retention,
+            Guard::LookupSettle => self.lookup_settle,
+            Guard::DeadLetter => self.dead_letter,
         }
     }
 
@@ -183,6 +268,9 @@ impl Guards {
             Guard::NoLeaseExpiry => &mut self.no_lease_expiry,
             Guard::NoReflexCompensation => &mut self.no_reflex_compensation,
             Guard::RefusalIsFailed => &mut self.refusal_is_failed,
+            Guard::KeyRetention => &mut self.key_retention,
+            Guard::LookupSettle => &mut self.lookup_settle,
+            Guard::DeadLetter => &mut self.dead_letter,
         };
         *field = on;
     }
@@ -194,7 +282,7 @@ impl Guards {
 
     /// The guards that are off, in teaching order.
     pub fn off(&self) -> Vec<Guard> {
-        Guard::ALL.into_iter().filter(|guard| !self.is_on(*guard)).collect()
+        Guard::EVERY.into_iter().filter(|guard| !self.is_on(*guard)).collect()
     }
 
     /// Parses `all`, `none`, or a comma-separated list of guard names to leave on.
@@ -207,7 +295,7 @@ impl Guards {
         let mut guards = Guards::all_off();
         for name in text.split(',').map(str::trim).filter(|name| !name.is_empty()) {
             let guard = Guard::from_name(name).ok_or_else(|| {
-                let known: Vec<&str> = Guard::ALL.iter().map(|guard| guard.name()).collect();
+                let known: Vec<&str> = Guard::EVERY.iter().map(|guard| guard.name()).collect();
                 format!("unknown guard `{name}`; known guards: {}", known.join(", "))
             })?;
             guards.set(guard, true);
@@ -222,13 +310,29 @@ mod tests {
 
     #[test]
     fn every_guard_round_trips_through_its_name_and_setter() {
-        for guard in Guard::ALL {
+        for guard in Guard::EVERY {
             assert_eq!(Guard::from_name(guard.name()), Some(guard));
             let guards = Guards::all_on().with(guard, false);
             assert!(!guards.is_on(guard));
             assert_eq!(guards.off(), vec![guard]);
         }
-        assert_eq!(Guards::all_off().off().len(), Guard::ALL.len());
+        assert_eq!(Guards::all_off().off().len(), Guard::EVERY.len());
+        for guard in Guard::NOT_YET_TAUGHT {
+            assert!(!Guard::ALL.contains(&guard) && Guard::EVERY.contains(&guard));
+        }
+        assert_eq!(Guard::ALL.len() + Guard::NOT_YET_TAUGHT.len(), Guard::EVERY.len());
+        // Taught first, in teaching order, then the rest.
+        assert_eq!(Guard::EVERY[..Guard::ALL.len()], Guard::ALL);
+        assert_eq!(Guard::EVERY[Guard::ALL.len()..], Guard::NOT_YET_TAUGHT);
+    }
+
+    #[test]
+    fn a_guard_listed_twice_is_caught() {
+        assert!(each_once(&Guard::EVERY));
+        assert!(each_once(&[]));
+        assert!(!each_once(&[Guard::Ledger, Guard::KeyPerCall, Guard::Ledger]));
+        let joined: [Guard; 3] = concatenated([Guard::Ledger], [Guard::KeyPerCall, Guard::DeadLetter]);
+        assert_eq!(joined, [Guard::Ledger, Guard::KeyPerCall, Guard::DeadLetter]);
     }
 
     #[test]

@@ -6,6 +6,11 @@
 //! 4. Failed run: what the runtime undoes when a run fails, and what its workflow node does.
 //! 5. Send fence: where the last compare-and-set before a request leaves is made — folded
 //!    into the reservation's transaction, or a transaction of its own.
+//! 6. Nothing found: what a reconcile hook's "nothing under this key" proves, by the tool's
+//!    declared lookup settle time and key retention.
+//! 7. Resend: whether a key whose earlier attempt may have landed is sent again, by the tool's
+//!    declared key retention.
+//! 8. Recovery: whether a run whose recoveries keep failing is recovered again or dead-lettered.
 
 use serde::{Deserialize, Serialize};
 
@@ -290,6 +295,111 @@ pub fn fence_place(fenced: bool, timing: SendTiming) -> FencePlace {
     }
 }
 
+/// Table 6 — what a reconcile hook's "nothing under this key" proves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbsentAction {
+    /// The tool declares no settle time: a lookup never proves a call absent; it stays
+    /// unknown (table 3 goes on: pause, or tell the model).
+    StillUnknown,
+    /// The key is older than the provider keeps keys: finding nothing proves nothing, whatever
+    /// happened — "expired", not "absent". It stays unknown, for a pause or a person.
+    Expired,
+    /// Within the settle time of the last send the effect may not show yet: ask again once
+    /// `after_ms` more have passed, before anyone settles `failed`.
+    AskAgain { after_ms: u64 },
+    /// Past the settle time, within the retention: nothing there proves the call did not take
+    /// effect. Settle it `failed` (the model hears it did not take effect).
+    SettleFailed,
+}
+
+/// What table 6 weighs: the tool's declared terms, how long ago the call's key was reserved
+/// and its last send (or unknown outcome) was written, and the two guards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AbsentFacts {
+    pub lookup_settle_ms: Option<u64>,
+    pub key_retention_ms: Option<u64>,
+    pub since_reserved_ms: u64,
+    pub since_last_send_ms: u64,
+    /// Guard `key_retention`.
+    pub retention_guard: bool,
+    /// Guard `lookup_settle`.
+    pub settle_guard: bool,
+}
+
+/// Table 6. With a guard off, its row is skipped: a naive hook reads "nothing" past the
+/// retention as "absent", and "nothing" at the first look as proof.
+///
+/// | key older than retention | settle time declared | since last send < settle | then              |
+/// |--------------------------|----------------------|--------------------------|-------------------|
+/// | yes (guard on)           | any                  | any                      | expired (unknown) |
+/// | —                        | no                   | —                        | still unknown     |
+/// | —                        | yes                  | yes (guard on)           | ask again after   |
+/// | —                        | yes                  | otherwise                | settle failed     |
+pub fn absent_action(facts: AbsentFacts) -> AbsentAction {
+    let expired = facts
+        .key_retention_ms
+        .is_some_and(|retention| facts.since_reserved_ms >= retention);
+    if expired && facts.retention_guard {
+        return AbsentAction::Expired;
+    }
+    let Some(settle) = facts.lookup_settle_ms else {
+        return AbsentAction::StillUnknown;
+    };
+    if facts.settle_guard && facts.since_last_send_ms < settle {
+        return AbsentAction::AskAgain {
+            after_ms: settle - facts.since_last_send_ms,
+        };
+    }
+    AbsentAction::SettleFailed
+}
+
+/// Table 7 — a send of a key whose earlier attempt may have landed (a write retried after a
+/// timeout, a started call taken over).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResendAction {
+    /// Send it: the first send, a key the provider still keeps, or a naive runtime.
+    Send,
+    /// The key is older than the provider keeps keys: a resend would be a new request to it,
+    /// so it is not sent. The call is recorded `indeterminate` (its earlier attempt is
+    /// unknown) and goes down table 3.
+    RefuseExpiredKey,
+}
+
+/// Table 7. `earlier_unknown`: an earlier attempt under this key may have taken effect;
+/// `key_age_ms`: since the key was reserved; `guard`: guard `key_retention`.
+pub fn resend_action(
+    key_retention_ms: Option<u64>,
+    key_age_ms: u64,
+    earlier_unknown: bool,
+    guard: bool,
+) -> ResendAction {
+    match key_retention_ms {
+        Some(retention) if guard && earlier_unknown && key_age_ms >= retention => ResendAction::RefuseExpiredKey,
+        _ => ResendAction::Send,
+    }
+}
+
+/// Table 8 — a worker loads a run that was interrupted (a recovery).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryAction {
+    /// Drive the run on.
+    Recover,
+    /// Its recoveries failed as often as it declares it may: it stops as `dead_lettered`, its
+    /// reason in the run's history, and resumes only when an operator asks.
+    DeadLetter,
+}
+
+/// Table 8. `failed_before`: recoveries of the run that started from the checkpoint this one
+/// loads and made no progress past it (none saved a newer one), since an operator last resumed
+/// it; `limit`: the declared `recovery_attempts_max`; `guard`: guard `dead_letter`. A naive
+/// runtime recovers again forever.
+pub fn recovery_action(failed_before: u32, limit: Option<u32>, guard: bool) -> RecoveryAction {
+    match limit {
+        Some(limit) if guard && failed_before >= limit => RecoveryAction::DeadLetter,
+        _ => RecoveryAction::Recover,
+    }
+}
+
 /// A row of table 2, 3 or 4 as it fired, with the inputs that chose it: what a worker decided,
 /// recorded so a rulebook beside a run can light the row (table 1's rows come back from the
 /// ledger's reservation, which carries its action).
@@ -321,190 +431,22 @@ pub enum Fired {
         retries_max: u32,
         action: FailedRunAction,
     },
+    /// Table 6: the reconcile hook found nothing.
+    Absent { facts: AbsentFacts, action: AbsentAction },
+    /// Table 7: a resend of a key whose earlier attempt may have landed.
+    Resend {
+        key_retention_ms: Option<u64>,
+        key_age_ms: u64,
+        action: ResendAction,
+    },
+    /// Table 8: a recovery, and how many before it failed.
+    Recovery {
+        failed_before: u32,
+        limit: Option<u32>,
+        action: RecoveryAction,
+    },
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use ReservationAction as Action;
-
-    const WRITES: [SideEffect; 3] = [SideEffect::Write, SideEffect::External, SideEffect::Destructive];
-
-    #[test]
-    fn reserve_with_no_record_runs() {
-        for side_effect in WRITES {
-            assert_eq!(reservation_action(None, side_effect, false), Action::RunNew);
-        }
-    }
-
-    #[test]
-    fn reserve_completed_returns_recorded_result_without_calling() {
-        for side_effect in WRITES {
-            assert_eq!(
-                reservation_action(Some(Status::Completed), side_effect, false),
-                Action::ReturnRecorded
-            );
-        }
-    }
-
-    #[test]
-    fn reserve_failed_may_run_again() {
-        for side_effect in WRITES {
-            assert_eq!(
-                reservation_action(Some(Status::Failed), side_effect, false),
-                Action::RunAgain
-            );
-        }
-    }
-
-    #[test]
-    fn reserve_started_or_indeterminate_does_not_run() {
-        for side_effect in WRITES {
-            assert_eq!(
-                reservation_action(Some(Status::Started), side_effect, false),
-                Action::Unknown
-            );
-            assert_eq!(
-                reservation_action(Some(Status::Indeterminate), side_effect, false),
-                Action::Unknown
-            );
-            // Even a lease that ran out does not matter to an indeterminate record.
-            assert_eq!(
-                reservation_action(Some(Status::Indeterminate), side_effect, true),
-                Action::Unknown
-            );
-        }
-    }
-
-    #[test]
-    fn naive_lease_reclaims_started_writes() {
-        assert_eq!(
-            reservation_action(Some(Status::Started), SideEffect::External, true),
-            Action::TakeOverExpiredLease
-        );
-    }
-
-    #[test]
-    fn reads_may_always_run_again() {
-        for status in [Status::Started, Status::Indeterminate, Status::Failed] {
-            assert_eq!(
-                reservation_action(Some(status), SideEffect::Read, false),
-                Action::RunAgain
-            );
-        }
-    }
-
-    #[test]
-    fn reads_retry_timeouts_with_growing_backoff() {
-        assert_eq!(
-            outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 1, 3),
-            OutcomeAction::Retry { backoff_ms: 50 }
-        );
-        assert_eq!(
-            outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 2, 3),
-            OutcomeAction::Retry { backoff_ms: 100 }
-        );
-        assert_eq!(
-            outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 3, 3),
-            OutcomeAction::Record(Status::Failed)
-        );
-    }
-
-    #[test]
-    fn write_timeout_after_the_request_left_is_indeterminate() {
-        for side_effect in WRITES {
-            assert_eq!(
-                outcome_action(side_effect, AttemptEnd::TimedOut, 1, 1),
-                OutcomeAction::Record(Status::Indeterminate)
-            );
-        }
-    }
-
-    #[test]
-    fn naive_write_retries_then_calls_it_failed() {
-        assert!(matches!(
-            outcome_action(SideEffect::External, AttemptEnd::TimedOut, 1, 3),
-            OutcomeAction::Retry { .. }
-        ));
-        assert_eq!(
-            outcome_action(SideEffect::External, AttemptEnd::TimedOut, 3, 3),
-            OutcomeAction::Record(Status::Failed)
-        );
-    }
-
-    #[test]
-    fn not_attempted_is_failed_not_indeterminate() {
-        for side_effect in WRITES {
-            assert_eq!(
-                outcome_action(side_effect, AttemptEnd::NotAttempted, 1, 1),
-                OutcomeAction::Record(Status::Failed)
-            );
-        }
-    }
-
-    #[test]
-    fn unknown_asks_the_hook_first_then_pauses_or_fails() {
-        assert_eq!(unknown_action(true, false, false), UnknownAction::AskReconcileHook);
-        assert_eq!(unknown_action(true, true, true), UnknownAction::Pause);
-        assert_eq!(unknown_action(false, false, false), UnknownAction::TellModelFailed);
-    }
-
-    #[test]
-    fn a_failed_run_is_undone_only_by_a_naive_runtime() {
-        assert_eq!(failed_run_undo(0, true), None);
-        assert_eq!(failed_run_undo(0, false), None);
-        assert_eq!(
-            failed_run_undo(2, true),
-            Some(FailedRunAction::CompensateWhatTookEffect)
-        );
-        assert_eq!(failed_run_undo(1, false), Some(FailedRunAction::LeaveToOperator));
-    }
-
-    #[test]
-    fn a_workflow_retries_a_failed_run_as_a_fresh_run_until_its_retries_run_out() {
-        assert_eq!(
-            workflow_action(RecoveryPolicy::Retry, 0, 2),
-            FailedRunAction::StartFreshRun { retry: 1 }
-        );
-        assert_eq!(
-            workflow_action(RecoveryPolicy::Retry, 1, 2),
-            FailedRunAction::StartFreshRun { retry: 2 }
-        );
-        assert_eq!(
-            workflow_action(RecoveryPolicy::Retry, 2, 2),
-            FailedRunAction::StayFailed
-        );
-        assert_eq!(workflow_action(RecoveryPolicy::Fail, 0, 2), FailedRunAction::StayFailed);
-    }
-
-    #[test]
-    fn the_fence_is_folded_only_where_nothing_comes_between() {
-        assert_eq!(fence_place(true, SendTiming::Separate), FencePlace::BeforeTheSend);
-        assert_eq!(
-            fence_place(true, SendTiming::RightAfterReserving),
-            FencePlace::InTheReservation
-        );
-        for timing in [SendTiming::Separate, SendTiming::RightAfterReserving] {
-            assert_eq!(fence_place(false, timing), FencePlace::Unfenced);
-        }
-        assert_eq!(SendTiming::default(), SendTiming::Separate);
-    }
-
-    #[test]
-    fn only_the_actions_that_write_started_run_the_tool() {
-        for action in [Action::RunNew, Action::RunAgain, Action::TakeOverExpiredLease] {
-            assert!(action.runs(), "{action:?}");
-        }
-        for action in [Action::ReturnRecorded, Action::ReturnCompensated, Action::Unknown] {
-            assert!(!action.runs(), "{action:?}");
-        }
-    }
-
-    #[test]
-    fn settled_and_unknown_split_every_status() {
-        for status in Status::ALL {
-            assert_ne!(status.is_unknown(), status.is_settled());
-            assert_eq!(Status::parse(status.name()), Some(status));
-        }
-    }
-}
+#[path = "rules_tests.rs"]
+mod tests;

@@ -144,6 +144,14 @@ pub enum RunStatus {
     Failed {
         reason: String,
     },
+    /// Its recoveries failed as often as declared (`recovery_attempts_max`): no worker drives
+    /// it until an operator resumes it, when it goes back to `previous`.
+    DeadLettered {
+        reason: String,
+        previous: Box<RunStatus>,
+        /// The tenant whose run it is (the operator API lists it only to that tenant's operators).
+        tenant: String,
+    },
 }
 
 impl RunStatus {
@@ -153,7 +161,13 @@ impl RunStatus {
             RunStatus::AwaitingReconciliation { .. } => "awaiting_reconciliation",
             RunStatus::Completed => "completed",
             RunStatus::Failed { .. } => "failed",
+            RunStatus::DeadLettered { .. } => "dead_lettered",
         }
+    }
+
+    /// Stopped until an operator resumes it (not over: it resumes where it stopped).
+    pub fn is_dead_lettered(&self) -> bool {
+        matches!(self, RunStatus::DeadLettered { .. })
     }
 
     pub fn is_terminal(&self) -> bool {

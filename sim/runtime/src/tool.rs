@@ -79,6 +79,22 @@ pub struct ToolDeclaration {
     /// the contract check ([`assert_tool_contract`], guard `tool_contract`) is there to catch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempts: Option<u32>,
+    /// How long the system the tool changes keeps an idempotency key, from its documentation
+    /// (Stripe: 24 hours, `86_400_000`), counted from the call's reservation. Past it, a resend
+    /// under the key is not recognised (the system pays again) and a lookup by the key finds
+    /// nothing whatever happened: the runtime never resends such a key as if it were safe, and
+    /// reads "nothing found" as "expired", not "absent" (guard `key_retention`). `None`: the
+    /// system keeps keys for as long as the runtime needs them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_retention_ms: Option<u64>,
+    /// How long after a request the system's lookups may still not show its effect (an
+    /// eventually consistent read). Declaring it also says the lookup is authoritative after
+    /// that: "nothing found" that long after the last send proves the call did not take
+    /// effect, so the reconcile hook settles it `failed`; sooner, it is asked again (guard
+    /// `lookup_settle`). `None`: a lookup that finds nothing proves nothing (the call stays
+    /// unknown, for a pause or a person).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookup_settle_ms: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -146,6 +162,23 @@ impl ToolDeclaration {
         })
     }
 
+    /// A declared key retention or lookup settle time that cannot be meant, in words; `None`
+    /// when both are fine. A retention must outlast the settle time: a key forgotten before
+    /// its effect shows could never be looked up.
+    pub fn terms_problem(&self) -> Option<String> {
+        let name = &self.name;
+        match (self.key_retention_ms, self.lookup_settle_ms) {
+            (Some(0), _) => Some(format!(
+                "tool `{name}` declares key_retention_ms: 0; a key must be kept for some time"
+            )),
+            (Some(retention), Some(settle)) if settle >= retention => Some(format!(
+                "tool `{name}` declares lookup_settle_ms: {settle}, not less than its key_retention_ms: {retention}; \
+                 its lookups could never find a call by key"
+            )),
+            _ => None,
+        }
+    }
+
     /// The same tool declared otherwise: what the player's declaration makes of it.
     pub fn declared_as(&self, side_effect: SideEffect, attempts: u32, takes_key: bool) -> ToolDeclaration {
         ToolDeclaration {
@@ -209,6 +242,7 @@ pub enum ContractViolation {
 /// let mut email = ToolDeclaration {
 ///     name: "send_email".into(), side_effect: SideEffect::External, operation: None,
 ///     takes_key: true, reconcile: false, compensation: false, attempts: None,
+///     key_retention_ms: None, lookup_settle_ms: None,
 /// };
 /// assert!(matches!(assert_ambiguity_policy(&email, false), Err(ContractViolation::NoAmbiguityPolicy { .. })));
 /// assert!(assert_ambiguity_policy(&email, true).is_ok(), "the run pauses on an unknown outcome");
@@ -262,6 +296,8 @@ mod tests {
             reconcile: false,
             compensation: false,
             attempts: None,
+            key_retention_ms: None,
+            lookup_settle_ms: None,
         }
     }
 
@@ -330,5 +366,26 @@ mod tests {
         assert!(read.attempts_problem().is_some());
         read.attempts = Some(READ_ATTEMPTS_MAX);
         assert_eq!(read.attempts_problem(), None);
+    }
+
+    #[test]
+    fn key_retention_and_lookup_settle_are_checked_together() {
+        let mut credit = tool(SideEffect::External, true);
+        assert_eq!(credit.terms_problem(), None);
+        credit.key_retention_ms = Some(86_400_000);
+        credit.lookup_settle_ms = Some(2_000);
+        assert_eq!(credit.terms_problem(), None);
+        credit.lookup_settle_ms = Some(86_400_000);
+        assert!(
+            credit
+                .terms_problem()
+                .is_some_and(|problem| problem.contains("lookup_settle_ms: 86400000"))
+        );
+        credit.key_retention_ms = Some(0);
+        assert!(
+            credit
+                .terms_problem()
+                .is_some_and(|problem| problem.contains("key_retention_ms: 0"))
+        );
     }
 }

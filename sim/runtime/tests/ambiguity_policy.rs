@@ -16,6 +16,8 @@ fn tool(side_effect: SideEffect, reconcile: bool) -> ToolDeclaration {
         reconcile,
         compensation: false,
         attempts: None,
+        key_retention_ms: None,
+        lookup_settle_ms: None,
     }
 }
 
@@ -27,6 +29,7 @@ fn first_command(tool: ToolDeclaration, guards: Guards) -> Command {
         guards,
         tools: vec![tool],
         lease_ms: 150,
+        recovery_attempts_max: None,
     });
     worker.handle(0, Input::Start).expect("the worker does something first")
 }

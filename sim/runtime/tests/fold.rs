@@ -97,8 +97,11 @@ fn setup() -> WorkerSetup {
             reconcile: true,
             compensation: true,
             attempts: None,
+            key_retention_ms: None,
+            lookup_settle_ms: None,
         }],
         lease_ms: 150,
+        recovery_attempts_max: None,
     }
 }
 

@@ -28,6 +28,8 @@ const state = {
   raceResult: null,
   /** Tool declaration drafts, by tool: {side_effect, attempts, takes_key}. */
   drafts: {},
+  /** Defender mode on an unbeatable level: {level, on: [guard names], result, checking}. */
+  defence: null,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -62,15 +64,56 @@ async function joined() {
     const wanted = state.wanted;
     state.wanted = null;
     // The parameters did their job: a reload must not open (and restart) the level again.
-    history.replaceState(null, '', `${location.pathname}#level`);
-    if (await openLevel(wanted.level, wanted.guards, wanted.seed)) return;
+    history.replaceState(null, '', `${location.pathname}#levels`);
+    if (await openLevel(wanted.level, wanted.guards, wanted.seed, linkAdvice)) return;
   }
   route();
+}
+
+/** A shared run (a debrief's replay link): opened at its end, as a sandbox play. */
+async function openReplay(link) {
+  // Replaced first: a reload must not open the run again.
+  history.replaceState(null, '', `${location.pathname}#levels`);
+  const answer = await api('POST', '/api/replay', {link});
+  if (!answer.ok) {
+    if (!lost(answer)) {
+      alertProblem(problemText(answer), 'The replay link could not be opened: ask for the whole link again (it ends with the moves), or pick a level from the list below.');
+      showLevels();
+    }
+    return;
+  }
+  state.game = answer.data;
+  state.playing = false;
+  go('level');
+  notice('A shared run, opened at its end: open the debrief (Enter), or rewind to watch it.');
+}
+
+/** What to do about a link whose level could not be opened, by the server's error code. */
+function linkAdvice(answer) {
+  const code = answer.data && answer.data.code;
+  if (code === 'unknown_level') return 'The link names a level this room does not have: pick one from the list below, or ask for a corrected link (?level= takes a level\'s file name, e.g. 01-naive-retry).';
+  if (code === 'locked') return 'Finish the levels it names first (they are open in the list below), or ask the presenter to open the workshop\'s path for the room.';
+  if (code === 'invalid_value') return 'Fix the link\'s guards= (guard names, comma-separated, or all / none), or pick a level from the list below and play it with its own guards.';
+  return 'Pick a level from the list below.';
+}
+
+/**
+ * A problem that stays until dismissed: a bad link, a locked level. It says what went
+ * wrong and what to do; moving between screens does not take it away.
+ */
+function alertProblem(text, advice) {
+  const element = $('alert');
+  render(element,
+    h('p', {}, h('strong', {}, '⚠ '), text),
+    advice ? h('p', {class: 'hint'}, advice) : null,
+    h('button', {'data-fid': 'alert-dismiss', onclick: () => { render(element); element.hidden = true; }}, 'Dismiss'));
+  element.hidden = false;
 }
 
 function route() {
   if (!state.me) return showTitle();
   const screen = location.hash.slice(1) || 'levels';
+  if (screen.startsWith('replay=')) return openReplay(screen);
   if (screen === 'level') return showLevel();
   if (screen === 'debrief') return showDebrief();
   return showLevels();
@@ -98,7 +141,10 @@ function renderTop() {
     return;
   }
   render($('who'), 'You are ', h('strong', {}, state.me.name),
-    state.me.unlock_all ? ' · every level is open' : '');
+    h('span', {class: 'code', id: 'my-code', title: 'On another browser, join with your name and this code to carry on where you are'},
+      ' · your code ', h('strong', {class: 'mono', 'data-fid': 'my-code'}, state.me.code)),
+    state.me.unlock_all ? ' · every level is open'
+      : state.me.path.length ? ` · the room's path is open: ${state.me.path.map((stem) => stem.split('-')[0]).join(', ')}` : '');
   render($('topnav'),
     h('button', {'data-fid': 'nav-levels', onclick: () => go('levels')}, 'Levels'),
     h('button', {'data-fid': 'nav-help', onclick: () => $('help').showModal(), title: 'keys'}, '?'),
@@ -123,15 +169,27 @@ function showTitle(error) {
   const wanted = state.wanted
     ? h('p', {class: 'hint'}, `After you join, level ${state.wanted.level} opens`,
       state.wanted.guards ? ` with the guards ${state.wanted.guards} on` : '', '.')
-    : null;
+    : location.hash.startsWith('#replay=') ? h('p', {class: 'hint'}, 'After you join, the run someone sent you opens at its end.')
+      : null;
   const name = h('input', {type: 'text', id: 'name', name: 'name', maxlength: 32, required: true,
     autocomplete: 'nickname', 'data-fid': 'name', placeholder: 'e.g. Ada'});
   const problem = h('p', {class: 'error', role: 'alert'}, error || '');
+  const code = h('input', {type: 'text', id: 'code', name: 'code', maxlength: 6, autocomplete: 'off',
+    'data-fid': 'code', placeholder: 'e.g. K7M2QX', class: 'mono'});
+  const codeRow = h('div', {class: 'stack', hidden: true},
+    h('label', {for: 'code'}, 'Your code — shown beside your name on your old screen; it takes your name and progress back'),
+    code);
   const form = h('form', {onsubmit: async (event) => {
     event.preventDefault();
-    const answer = await api('POST', '/api/join', {name: name.value});
+    const body = {name: name.value};
+    if (code.value.trim()) body.code = code.value.trim();
+    const answer = await api('POST', '/api/join', body);
     if (!answer.ok) {
       problem.textContent = problemText(answer);
+      if (answer.data && ['name_taken', 'wrong_code', 'too_many_tries'].includes(answer.data.code)) {
+        codeRow.hidden = false;
+        code.focus();
+      }
       return;
     }
     state.me = answer.data;
@@ -139,6 +197,7 @@ function showTitle(error) {
   }},
   h('label', {for: 'name'}, 'Your name — the room and the presenter see it'),
   h('div', {class: 'row'}, name, h('button', {type: 'submit', class: 'primary', id: 'join', 'data-fid': 'join'}, 'Join the room')),
+  codeRow,
   problem);
   render($('screen'), h('div', {class: 'title-screen panel'},
     h('h1', {}, 'Twice'),
@@ -184,7 +243,7 @@ function renderLevels() {
       'data-level': level.stem,
       'aria-pressed': level.stem === state.selected ? 'true' : 'false',
       onclick: () => { state.selected = level.stem; renderLevels(); },
-    }, lookSpan(level.state), level.title));
+    }, lookSpan(level.state), level.title, level.on_path ? h('span', {class: 'chip', title: 'on the room\'s path: open to everyone'}, 'path') : null));
   }
   const level = state.levels.find((candidate) => candidate.stem === state.selected);
   render($('screen'), h('div', {class: 'levels'},
@@ -216,10 +275,10 @@ function levelDetail(level) {
     h('div', {class: 'row'}, open));
 }
 
-async function openLevel(name, guards, seed) {
+async function openLevel(name, guards, seed, advice) {
   const answer = await api('POST', '/api/game', {level: name, guards, seed});
   if (!answer.ok) {
-    if (!lost(answer)) notice(problemText(answer), true);
+    if (!lost(answer)) alertProblem(problemText(answer), (advice || levelAdvice)(answer));
     return false;
   }
   state.game = answer.data;
@@ -230,6 +289,13 @@ async function openLevel(name, guards, seed) {
   state.playing = false;
   go('level');
   return true;
+}
+
+/** What to do about a level that did not open from the level select. */
+function levelAdvice(answer) {
+  const code = answer.data && answer.data.code;
+  if (code === 'locked') return 'Finish the levels it names first, or ask the presenter to open the workshop\'s path.';
+  return 'Try again, or pick another level.';
 }
 
 // ----- the level screen -----
@@ -346,6 +412,7 @@ function renderLevel() {
     h('div', {class: 'stage'}, pennyPanel(game), wirePanel(game), billingPanel(game)),
     hand(game),
     game.declaration ? declarationPanel(game) : null,
+    game.level.defender ? defendPanel(game) : null,
     h('div', {class: 'desk'}, ledgerPanel(game), consolePanel(game)),
     timelinePanel(game));
 }
@@ -387,7 +454,14 @@ function overBanner(game) {
     h('strong', {}, 'The level is quiet.'), lookSpan(verdict.outcome),
     verdict.goal_reached ? h('span', {class: 'tone-crew'}, '★ the heist worked') : h('span', {class: 'hint'}, 'the heist did not reach its goal'),
     h('button', {class: 'primary', 'data-fid': 'banner-debrief', onclick: () => go('debrief')}, 'Open the debrief'),
-    game.out_of_phases ? h('span', {class: 'hint'}, 'the phase limit is reached') : h('span', {class: 'hint'}, 'a move can still wake it'));
+    h('span', {class: 'hint', id: 'over-hint'}, game.out_of_phases ? 'the phase limit is reached'
+      : cardsLeft(game) > 0 ? `you still hold ${cardsLeft(game)} card(s): rewind to play them at another moment`
+        : 'no card left to play: rewind or restart to try again'));
+}
+
+/** Cards the player still holds (the hand's 1/1 … 0/0). */
+function cardsLeft(game) {
+  return game.hand.reduce((total, card) => total + card.left, 0);
 }
 
 function hand(game) {
@@ -488,6 +562,63 @@ function declarationPanel(game) {
         : 'the contract check is off: the runtime obeys the declaration')),
     tools,
     h('p', {class: 'hint'}, blocked ? `Declaring: ${blocked}` : `declarations left × ${desk.left} · legal before Penny's first call; the runs start again under it`));
+}
+
+/** Defender mode: switch guards on within the budget; the server checks them as the game does. */
+function defendPanel(game) {
+  if (!state.defence || state.defence.level !== game.level.stem) {
+    state.defence = {level: game.level.stem, on: [], result: null, checking: false};
+  }
+  const defence = state.defence;
+  const budget = game.level.defender.budget;
+  const full = defence.on.length >= budget;
+  const toggles = game.guards.map((guard) => {
+    const on = defence.on.includes(guard.name);
+    return h('label', {class: `chip ${on ? 'on' : 'off'}`, title: guard.describe},
+      h('input', {type: 'checkbox', 'data-fid': `defend-${guard.name}`, checked: on ? true : undefined,
+        disabled: (!on && full) || defence.checking ? true : undefined,
+        onchange: (event) => {
+          defence.on = event.target.checked ? [...defence.on, guard.name] : defence.on.filter((name) => name !== guard.name);
+          defence.result = null;
+          renderLevel();
+        }}),
+      ` ${guard.name}`);
+  });
+  const result = defence.result;
+  return h('section', {class: 'panel defend', 'aria-label': 'defend this level', id: 'defend'},
+    h('h2', {}, 'Defend', h('span', {class: 'hint'},
+      `every guard off to start: switch on at most ${budget} so that no heist gets through`)),
+    h('div', {class: 'row'}, toggles),
+    h('div', {class: 'row'},
+      h('button', {class: 'primary', id: 'defend-check', 'data-fid': 'defend-check', disabled: defence.checking ? true : undefined,
+        onclick: checkDefence}, defence.checking ? 'Checking…' : `Check the defence (${defence.on.length} of ${budget})`),
+      h('span', {class: 'hint'}, 'replays the known heists, then the explorer searches your hand for one that gets through')),
+    result ? h('div', {class: 'stack', id: 'defence-result'},
+      h('p', {}, h('strong', {class: result.holds ? 'tone-good' : 'tone-bad'},
+        result.holds ? `✔ The defence holds with ${result.on.length} guard(s)` : '✘ The defence falls'),
+      result.holds ? (result.minimal ? ' — as few as the smallest known. The level is finished.' : ` — the smallest known needs ${result.minimum_size}; try fewer. The level is finished.`)
+        : !result.within_budget ? ` — ${result.on.length} guards is over the budget of ${result.budget}.` : ''),
+      h('ul', {}, result.heists.map((heist) => h('li', {class: heist.stopped ? '' : 'tone-bad'},
+        heist.stopped ? '✔ held: ' : '✘ got through: ', heist.title, ' — ', lookSpan(heist.outcome)))),
+      result.searched === null ? h('p', {class: 'hint'}, 'A known heist got through, so the explorer was not needed.')
+        : result.counter_example ? h('p', {class: 'tone-bad', id: 'counter-example'},
+          `The explorer found a heist in ${result.searched} schedules: `, result.counter_example.join(', '))
+          : h('p', {class: 'hint'}, `The explorer tried ${result.searched} schedules of your hand and found no heist.`)) : null);
+}
+
+async function checkDefence() {
+  const defence = state.defence;
+  defence.checking = true;
+  renderLevel();
+  const answer = await api('POST', '/api/defend', {level: defence.level, guards: defence.on});
+  defence.checking = false;
+  if (!answer.ok) {
+    if (!lost(answer)) notice(problemText(answer), true);
+  } else {
+    defence.result = answer.data;
+    if (answer.data.counted) notice('The defence holds: the level counts as finished.');
+  }
+  renderLevel();
 }
 
 function focusReason() {
@@ -721,9 +852,17 @@ async function showDebrief() {
           stop.what ? h('div', {class: 'hint'}, stop.what) : null)))
         : (verdict.goal_reached ? h('p', {}, 'No guard held.') : null),
       verdict.violations.length ? [h('h3', {}, 'Broken promises'), h('ul', {}, verdict.violations.map((text) => h('li', {class: 'tone-bad'}, `✘ ${text}`)))] : null),
+    h('section', {class: 'panel stack', id: 'decided'},
+      h('h2', {}, 'What decided this run'),
+      end.decided.guards.length
+        ? h('ul', {}, end.decided.guards.map((found) => h('li', {'data-guard': found.guard},
+          h('strong', {}, `◈ ${found.words}`), found.was_on ? ' — on, and run again without it the verdict turns' : ' — off, and run again with it on the verdict turns')))
+        : h('p', {}, `What decided it: ${end.decided.otherwise}.`),
+      end.decided.what_if.length ? h('ul', {class: 'hint'}, end.decided.what_if.map((sentence) => h('li', {}, sentence))) : null,
+      end.decided.not_needed.length ? h('p', {class: 'hint'}, `On, and not needed this time: ${end.decided.not_needed.join(', ')}`) : null),
     h('section', {class: 'panel lesson stack'},
       h('h2', {}, 'The lesson'),
-      h('p', {class: 'rule'}, end.lesson.rule),
+      h('p', {class: 'rule', id: 'rule'}, end.decided.rule),
       told.story ? h('p', {id: 'story'}, told.story) : null,
       end.lesson.guards.length ? h('p', {class: 'hint'}, `About: ${end.lesson.guards.join(', ')}`) : null),
     h('div', {class: 'row'},
@@ -731,10 +870,32 @@ async function showDebrief() {
       h('button', {id: 'back-to-level', 'data-fid': 'back-to-level', onclick: () => go('level')}, 'Back to the level (rewind, restart)'),
       h('a', {class: 'button', id: 'debrief-tape', 'data-fid': 'debrief-tape', href: '/api/game/tape', download: ''}, 'Save the tape'),
       h('button', {'data-fid': 'debrief-levels', onclick: () => go('levels')}, 'Levels')),
+    game.replay_link ? shareRun(game) : null,
     timelinePanel(game)));
   const first = document.querySelector('[data-fid="next-level"]') || document.querySelector('[data-fid="back-to-level"]');
   if (first) first.focus({preventScroll: true});
   window.scrollTo(0, 0);
+}
+
+/** "Send this heist to a friend": the run as a link that opens it at its end. */
+function shareRun(game) {
+  const url = `${location.origin}${location.pathname}#${game.replay_link}`;
+  const field = h('input', {type: 'text', readonly: true, value: url, id: 'replay-link', 'data-fid': 'replay-link',
+    class: 'mono', 'aria-label': 'this run as a link', onfocus: (event) => event.target.select()});
+  const copied = h('span', {class: 'hint', role: 'status'});
+  return h('section', {class: 'panel stack', 'aria-label': 'share this run'},
+    h('h2', {}, 'Send this heist to a friend'),
+    h('p', {class: 'hint'}, 'The link holds the level, the seed, the guards and your moves: it opens this run at its end in any room serving the campaign.'),
+    h('div', {class: 'row'}, field,
+      h('button', {'data-fid': 'copy-replay-link', onclick: async () => {
+        field.select();
+        try {
+          await navigator.clipboard.writeText(url);
+          copied.textContent = 'copied';
+        } catch (_) {
+          copied.textContent = 'selected: press Ctrl+C to copy';
+        }
+      }}, 'Copy'), copied));
 }
 
 // ----- the room's race -----

@@ -54,7 +54,7 @@ function renderRoom() {
           h('div', {id: 'race-controls'}), h('div', {id: 'race-state'}))),
       h('div', {class: 'stack'}, h('section', {class: 'panel', id: 'scoreboard-panel', 'aria-label': 'the scoreboard'}))));
   }
-  draw('sessions-panel', [room.sessions, room.sessions_max, room.unlock_all], () => sessionsPanel(room));
+  draw('sessions-panel', [room.sessions, room.sessions_max, room.unlock_all, room.path], () => sessionsPanel(room));
   draw('race-controls', [room.race_candidates, room.race.open, presenter.chosenTape], () => raceControls(room));
   draw('race-state', room.race, () => raceState(room.race));
   draw('scoreboard-panel', room.scoreboard, () => scoreboardPanel(room));
@@ -63,7 +63,9 @@ function renderRoom() {
 function sessionsPanel(room) {
   return [
     h('h2', {}, `The room: ${room.sessions.length} of ${room.sessions_max}`,
-      h('span', {class: 'hint'}, `a session ends after ${room.idle_minutes} idle minute(s)`)),
+      h('span', {class: 'hint'}, `a participant quiet for ${room.idle_minutes} minute(s) gives up their place (the room file keeps them)`)),
+    room.path.length ? h('p', {id: 'room-path'}, 'Open to everyone on the room\'s path: ',
+      room.path.map((stem) => h('span', {class: 'chip'}, stem))) : null,
     h('div', {class: 'row'},
       h('label', {}, h('input', {type: 'checkbox', id: 'unlock-all', 'data-fid': 'unlock-all', checked: room.unlock_all ? true : undefined,
         onchange: async (event) => {
@@ -137,10 +139,12 @@ function scoreboardPanel(room) {
       h('h3', {}, board.level_title, h('span', {class: 'hint'}, ` · ${board.level} · par `,
         board.par ? `${board.par.cards} card(s), ${board.par.phases} phases` : 'not set yet')),
       h('table', {}, h('thead', {}, h('tr', {}, h('th', {class: 'number'}, '#'), h('th', {}, 'name'), h('th', {class: 'number'}, 'cards'),
-        h('th', {class: 'number'}, 'phases'), h('th', {}, 'outcome'))),
+        h('th', {class: 'number'}, 'phases'), h('th', {}, 'over par'), h('th', {}, 'outcome'))),
       h('tbody', {}, board.scores.map((score) => h('tr', {},
         h('td', {class: 'number'}, score.rank), h('td', {}, score.name), h('td', {class: 'number'}, score.cards),
-        h('td', {class: 'number'}, score.phases), h('td', {}, lookSpan(score.outcome)))))))) : h('p', {class: 'hint'}, 'Nobody has finished a level yet.')];
+        h('td', {class: 'number'}, score.phases),
+        h('td', {}, score.over_par ? (score.over_par.cards || score.over_par.phases ? `+${score.over_par.cards} · +${score.over_par.phases}` : 'at par') : '—'),
+        h('td', {}, lookSpan(score.outcome)))))))) : h('p', {class: 'hint'}, 'Nobody has finished a level yet.')];
 }
 
 document.addEventListener('DOMContentLoaded', () => {

@@ -26,6 +26,8 @@ pub struct CpuCounters {
     machine_total_ticks: u64,
     /// This process and its children that have been waited for.
     own_ticks: u64,
+    /// The one-minute load average (`/proc/loadavg`): how many tasks wanted a core.
+    load_average: Option<f64>,
 }
 
 impl CpuCounters {
@@ -33,8 +35,17 @@ impl CpuCounters {
     pub fn now() -> Option<CpuCounters> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
         let own = std::fs::read_to_string("/proc/self/stat").ok()?;
-        parse(&stat, &own)
+        let load = std::fs::read_to_string("/proc/loadavg").ok();
+        parse(&stat, &own).map(|counters| CpuCounters {
+            load_average: load.as_deref().and_then(parse_load_average),
+            ..counters
+        })
     }
+}
+
+/// The first field of `/proc/loadavg`: the load average over the last minute.
+fn parse_load_average(loadavg: &str) -> Option<f64> {
+    loadavg.split_whitespace().next()?.parse().ok()
 }
 
 /// What other work took while a figure was measured.
@@ -44,6 +55,10 @@ pub struct OtherWork {
     pub share_of_machine: f64,
     /// `share_of_machine` above [`BUSY_SHARE`].
     pub busy: bool,
+    /// The one-minute load average when the figure began and when it ended (this process's
+    /// own threads count in it too), where the system publishes it.
+    pub load_before: Option<f64>,
+    pub load_after: Option<f64>,
 }
 
 impl OtherWork {
@@ -61,13 +76,20 @@ impl OtherWork {
         Some(OtherWork {
             share_of_machine,
             busy: share_of_machine > BUSY_SHARE,
+            load_before: before.load_average,
+            load_after: after.load_average,
         })
     }
 
-    /// `busy: others took 63% of the cores` or `quiet: others took 2% of the cores`.
+    /// `BUSY: others took 63% of the cores, load 3.10→3.42` or `quiet: others took 2% of the
+    /// cores` (the load only where it is known).
     pub fn describe(&self) -> String {
+        let load = match (self.load_before, self.load_after) {
+            (Some(before), Some(after)) => format!(", load {before:.2}→{after:.2}"),
+            _ => String::new(),
+        };
         format!(
-            "{}: others took {:.0}% of the cores",
+            "{}: others took {:.0}% of the cores{load}",
             if self.busy { "BUSY" } else { "quiet" },
             self.share_of_machine * 100.0
         )
@@ -98,6 +120,7 @@ fn parse(stat: &str, own: &str) -> Option<CpuCounters> {
         machine_busy_ticks: busy,
         machine_total_ticks: busy + idle,
         own_ticks,
+        load_average: None,
     })
 }
 
@@ -125,6 +148,17 @@ mod tests {
         );
         assert!(other.busy);
         assert_eq!(other.describe(), "BUSY: others took 63% of the cores");
+        let loaded = |counters: CpuCounters, load: f64| CpuCounters {
+            load_average: Some(load),
+            ..counters
+        };
+        let with_load = OtherWork::between(Some(loaded(before, 3.1)), Some(loaded(after, 3.42))).expect("known");
+        assert_eq!(
+            with_load.describe(),
+            "BUSY: others took 63% of the cores, load 3.10→3.42"
+        );
+        assert_eq!(parse_load_average("2.57 1.49 0.63 6/126 17044\n"), Some(2.57));
+        assert_eq!(parse_load_average(""), None);
         let quiet = counters("cpu  315 0 150 1260 80 0 0 0 0 0", &after_own);
         let other = OtherWork::between(Some(after), Some(quiet)).expect("known");
         assert!(!other.busy && other.share_of_machine < 0.02, "{other:?}");

@@ -8,11 +8,13 @@ use super::group_commit::{self, GroupFigure, GroupedRuns};
 use super::machine::{CpuCounters, OtherWork};
 #[cfg(feature = "peer-benchmark")]
 use super::peer;
-use super::report::{ContentionRow, PostgresFigures, SimulatorFigure, Spread};
+use super::report::{
+    ContentionRow, LedgerFigure, PeerFigure, PostgresContention, PostgresCycles, SimulatorFigure, Spread,
+};
 use super::side_by_side::{self, LedgerCycles, Measured, RawInserts};
 use super::{
-    BenchError, BenchPlan, CPU_SECONDS_MIN, DEFAULT_LEVEL, POSTGRES_CONTENTION_HOSTS, POSTGRES_CONTENTION_PROCESSES,
-    SCENARIOS_PER_SECOND_AIM, ratio, scenarios,
+    BenchError, BenchPlan, CPU_SECONDS_MIN, DEFAULT_LEVEL, LEDGER_RATIO_AIM, PEER_RATIO_AIM, POSTGRES_CONTENTION_HOSTS,
+    POSTGRES_CONTENTION_PROCESSES, SCENARIOS_PER_SECOND_AIM, ratio, scenarios,
 };
 use twice_drill::hosts::{Hosts, HostsError};
 use twice_drill::ledger_target::LedgerTarget;
@@ -105,6 +107,64 @@ pub(super) fn measure_scenarios(
     })
 }
 
+/// Figures 1 and 2 side by side (with PostgreSQL's cycles in the same rounds, given a server).
+pub(super) fn measure_ledger(
+    plan: &BenchPlan,
+    folder: &Path,
+    schemas: &mut Vec<SchemaGuard>,
+) -> Result<(LedgerFigure, PeerFigure, Option<PostgresCycles>), BenchError> {
+    let mut raw = RawInserts::open(&folder.join("raw.sqlite"))?;
+    let mut ours = LedgerCycles::open(&folder.join("ledger.sqlite"))?;
+    let mut postgres_cycles = match &plan.postgres {
+        None => None,
+        Some(server) => {
+            let url = fresh_schema(server, "cycles", schemas)?;
+            let ledger = twice_ledger_postgres::open(&url).map_err(BenchError::LedgerRefused)?;
+            Some(LedgerCycles::on(
+                ledger,
+                "twice ledger on PostgreSQL: reserve + complete",
+            ))
+        }
+    };
+    let started = CpuCounters::now();
+    let (measured, peer_name) = measure_cycles(plan, folder, &mut raw, &mut ours, postgres_cycles.as_mut())?;
+    let other_work = OtherWork::between(started, CpuCounters::now());
+    let Cycles {
+        raw,
+        ours,
+        postgres,
+        peer,
+    } = measured;
+    let postgres = plan
+        .postgres
+        .as_ref()
+        .zip(postgres)
+        .map(|(server, cycles)| PostgresCycles {
+            server: server.redacted(),
+            ratio_to_sqlite: ratio(cycles.per_second, ours.per_second),
+            ratio_spread: Spread::of_ratios(&cycles.round_rates, &ours.round_rates),
+            cycles,
+        });
+    let peer = PeerFigure {
+        peer: peer_name,
+        ratio: peer.as_ref().map(|peer| ratio(ours.per_second, peer.per_second)),
+        ratio_spread: peer
+            .as_ref()
+            .and_then(|peer| Spread::of_ratios(&ours.round_rates, &peer.round_rates)),
+        measured: peer,
+        aim: PEER_RATIO_AIM,
+    };
+    let ledger = LedgerFigure {
+        ratio: ratio(ours.per_second, raw.per_second),
+        ratio_spread: Spread::of_ratios(&ours.round_rates, &raw.round_rates),
+        ours,
+        raw,
+        aim: LEDGER_RATIO_AIM,
+        other_work,
+    };
+    Ok((ledger, peer, postgres))
+}
+
 /// Figure 5: the grouped runs against raw single commits (on PostgreSQL too, with a server).
 pub(super) fn measure_group(
     plan: &BenchPlan,
@@ -131,11 +191,11 @@ pub(super) fn measure_group(
 }
 
 /// Figures 1 and 2 as measured side by side.
-pub(super) struct Cycles {
-    pub(super) raw: Measured,
-    pub(super) ours: Measured,
-    pub(super) postgres: Option<Measured>,
-    pub(super) peer: Option<Measured>,
+struct Cycles {
+    raw: Measured,
+    ours: Measured,
+    postgres: Option<Measured>,
+    peer: Option<Measured>,
 }
 
 impl Cycles {
@@ -156,7 +216,7 @@ impl Cycles {
 }
 
 #[cfg(feature = "peer-benchmark")]
-pub(super) fn measure_cycles(
+fn measure_cycles(
     plan: &BenchPlan,
     folder: &Path,
     raw: &mut RawInserts,
@@ -188,7 +248,7 @@ pub(super) fn measure_cycles(
 }
 
 #[cfg(not(feature = "peer-benchmark"))]
-pub(super) fn measure_cycles(
+fn measure_cycles(
     plan: &BenchPlan,
     _folder: &Path,
     raw: &mut RawInserts,
@@ -208,11 +268,7 @@ pub(super) fn measure_cycles(
 }
 
 /// A new schema on `server` for one measurement, noted in `schemas` (removed when they drop).
-pub(super) fn fresh_schema(
-    server: &PostgresUrl,
-    what: &str,
-    schemas: &mut Vec<SchemaGuard>,
-) -> Result<PostgresUrl, BenchError> {
+fn fresh_schema(server: &PostgresUrl, what: &str, schemas: &mut Vec<SchemaGuard>) -> Result<PostgresUrl, BenchError> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_nanos() % 1_000_000_000);
@@ -243,10 +299,8 @@ pub(super) fn measure_postgres_contention(
     executable: &Path,
     server: &PostgresUrl,
     keys: u32,
-    sqlite_cycles: &Measured,
-    cycles: Measured,
     schemas: &mut Vec<SchemaGuard>,
-) -> Result<PostgresFigures, BenchError> {
+) -> Result<PostgresContention, BenchError> {
     let started = CpuCounters::now();
     let alone_url = fresh_schema(server, "alone", schemas)?;
     let alone = contention::measure(executable, &LedgerTarget::Postgres(alone_url), 1, keys, Placement::Here)?;
@@ -269,11 +323,7 @@ pub(super) fn measure_postgres_contention(
         keys,
         placement,
     )?;
-    Ok(PostgresFigures {
-        server: server.redacted(),
-        ratio_to_sqlite: ratio(cycles.per_second, sqlite_cycles.per_second),
-        ratio_spread: Spread::of_ratios(&cycles.round_rates, &sqlite_cycles.round_rates),
-        cycles,
+    Ok(PostgresContention {
         contended: ContentionRow {
             ratio: ratio(figure.reservations_per_second, alone.reservations_per_second),
             figure,

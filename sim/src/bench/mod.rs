@@ -6,7 +6,8 @@
 //!    outcome: reserve+fence + complete) on a file ledger against raw single-row
 //!    INSERT-and-commit on the same SQLite settings ([`side_by_side`]). A cycle makes two
 //!    commits, so 0.5 is the ceiling.
-//! 2. Peer: the same cycle through `agent-effects` ([`peer`], with `--features peer-benchmark`).
+//! 2. Peer: the same cycle through `agent-effects` ([`peer`], with `--features peer-benchmark`),
+//!    in the same rounds as figure 1; ours aims at [`PEER_RATIO_AIM`] times the peer's rate.
 //! 3. Simulator: vault scenarios per second on one thread ([`scenarios`]), against 10,000,
 //!    on both ledger stores side by side: SQLite (replays, the game) and the memory store
 //!    (the explorer); the memory store's figure is the one held to the aim.
@@ -16,11 +17,13 @@
 //!    batched one transaction per fsync, full calls per second against raw single commits
 //!    ([`group_commit`]), side by side in rotating rounds.
 //!
-//! Each ratio measured in rounds (figures 1 to 3) comes with its spread over the rounds (min,
-//! median, max), and each figure says how much of the machine other work took meanwhile
-//! ([`machine`]), so a reader can tell a result from noise.
+//! Each ratio measured in rounds (figures 1, 2, 3 and 5) comes with its spread over the rounds
+//! (min, median, max), and each figure says how much of the machine other work took meanwhile
+//! and the load average before and after ([`machine`]), so a reader can tell a result from noise.
+//! `--figures 1,5` measures only the ledger figures (1 with 2 beside it, and 5): minutes, not
+//! the whole table's quarter hour.
 //!
-//! With `--ledger postgres://…`, figures 1 and 4 are also measured on PostgreSQL in the same
+//! With `--ledger postgres://…`, figures 1, 4 and 5 are also measured on PostgreSQL in the same
 //! run: the reserve + complete cycle beside SQLite's (same rounds, order rotating), and
 //! contention with [`POSTGRES_CONTENTION_PROCESSES`] processes spread over
 //! [`POSTGRES_CONTENTION_HOSTS`] hosts (network namespaces, as the drill makes them; on this
@@ -45,18 +48,15 @@ use serde::Serialize;
 
 use contention::{KEYS_MAX, PROCESSES_MAX, Placement};
 use machine::{CpuCounters, OtherWork};
-use measure::{
-    fresh_schema, load_scenarios, measure_cycles, measure_group, measure_postgres_contention, measure_scenarios,
-};
-use side_by_side::{LedgerCycles, RawInserts};
+use measure::{load_scenarios, measure_group, measure_ledger, measure_postgres_contention, measure_scenarios};
 use twice_drill::ledger_target::{LedgerTarget, LedgerTargetParser};
 use twice_ledger_postgres::PostgresUrl;
 use twice_world::ledger::{LedgerError, LedgerStore};
 
 pub use contention::{BenchWorkerArgs, worker_command};
 pub use report::{
-    BenchReport, ContentionReport, ContentionRow, LedgerFigure, PeerFigure, PostgresFigures, SimulatorFigure, Spread,
-    grouped, table,
+    BenchReport, ContentionReport, ContentionRow, LedgerFigure, PeerFigure, PostgresContention, PostgresCycles,
+    SimulatorFigure, Spread, grouped, table,
 };
 
 pub use twice_world::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
@@ -73,6 +73,8 @@ pub const PROCESS_COUNTS_MAX: usize = 8;
 pub const SCENARIOS_PER_SECOND_AIM: f64 = 10_000.0;
 /// What the ledger figure aims for: a cycle makes two commits, so 0.5 is the ceiling.
 pub const LEDGER_RATIO_AIM: f64 = 0.45;
+/// What figure 2 aims for: our cycles per second at least four times the peer's.
+pub const PEER_RATIO_AIM: f64 = 4.0;
 /// The least CPU time a simulator figure (or one of its rounds) is timed on. A thread's CPU time
 /// is counted by the scheduler in ticks of 1 to 10 ms, so a shorter measurement can read 0 and
 /// give no rate at all; below this the figure is taken by the clock and the report says so.
@@ -144,6 +146,47 @@ pub struct BenchArgs {
     /// (fresh schemas, removed afterwards).
     #[arg(long, value_parser = LedgerTargetParser)]
     pub ledger: Option<LedgerTarget>,
+    /// Which figures to measure, comma-separated: `--figures 1,5` is the ledger cycle (with
+    /// the peer beside it, figure 2, when built in) and group commit alone, in minutes.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5")]
+    pub figures: Vec<u8>,
+}
+
+/// Which figures a run measures. Figures 1 and 2 are measured side by side, so either
+/// brings both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Figures {
+    /// Figure 1, the ledger cycle against raw commits, with figure 2 (the peer) beside it.
+    pub ledger: bool,
+    /// Figure 3, the simulator.
+    pub simulator: bool,
+    /// Figure 4, contention between processes.
+    pub contention: bool,
+    /// Figure 5, group commit.
+    pub group: bool,
+}
+
+impl Figures {
+    /// The figures numbered in `numbers` (from 1 to 5); an unknown number or none is refused.
+    pub fn from_numbers(numbers: &[u8]) -> Result<Figures, BenchError> {
+        if numbers.is_empty() {
+            return Err(BenchError::Input(
+                "--figures: name at least one figure, from 1 to 5".into(),
+            ));
+        }
+        if let Some(unknown) = numbers.iter().find(|number| !(1..=5).contains(*number)) {
+            return Err(BenchError::Input(format!(
+                "--figures {unknown}: there are figures 1 to 5 (1 ledger, 2 peer, 3 simulator, 4 contention, 5 group commit)"
+            )));
+        }
+        let has = |number: u8| numbers.contains(&number);
+        Ok(Figures {
+            ledger: has(1) || has(2),
+            simulator: has(3),
+            contention: has(4),
+            group: has(5),
+        })
+    }
 }
 
 /// What to measure, checked.
@@ -159,6 +202,7 @@ pub struct BenchPlan {
     /// The PostgreSQL server and database to measure on too (shown with its password hidden).
     #[serde(serialize_with = "redacted")]
     pub postgres: Option<PostgresUrl>,
+    pub figures: Figures,
 }
 
 /// A URL in a report: its password hidden.
@@ -190,6 +234,7 @@ impl BenchPlan {
                     ));
                 }
             },
+            figures: Figures::from_numbers(&args.figures)?,
         };
         let within = |flag: &str, value: u64, max: u64| {
             if value == 0 || value > max {
@@ -220,12 +265,22 @@ impl BenchPlan {
     }
 }
 
-/// Runs the four measurements. `executable` is `twice-sim` itself (for `bench-worker`).
+/// Runs the measurements `plan.figures` names. `executable` is `twice-sim` itself (for
+/// `bench-worker`).
 pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchReport, BenchError> {
     // Load the level first: a bad path should fail before minutes of measuring.
-    let scenarios = load_scenarios(&plan.level)?;
+    let scenarios = match plan.figures.simulator {
+        true => Some(load_scenarios(&plan.level)?),
+        false => None,
+    };
     let run_started = CpuCounters::now();
-    for name in ["raw.sqlite", "ledger.sqlite", "peer.sqlite"] {
+    for name in [
+        "raw.sqlite",
+        "ledger.sqlite",
+        "peer.sqlite",
+        "raw-group.sqlite",
+        "grouped.sqlite",
+    ] {
         let path = folder.join(name);
         if path.exists() {
             return Err(BenchError::Input(format!(
@@ -234,51 +289,86 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
             )));
         }
     }
-
-    let mut raw = RawInserts::open(&folder.join("raw.sqlite"))?;
-    let mut ours = LedgerCycles::open(&folder.join("ledger.sqlite"))?;
     // Each PostgreSQL measurement in a schema of its own, removed when the guard goes.
     let mut schemas = Vec::new();
-    let mut postgres_cycles = match &plan.postgres {
-        None => None,
-        Some(server) => {
-            let url = fresh_schema(server, "cycles", &mut schemas)?;
-            let ledger = twice_ledger_postgres::open(&url).map_err(BenchError::LedgerRefused)?;
-            Some(LedgerCycles::on(
-                ledger,
-                "twice ledger on PostgreSQL: reserve + complete",
-            ))
+    let cycles = match plan.figures.ledger {
+        true => Some(measure_ledger(plan, folder, &mut schemas)?),
+        false => None,
+    };
+    let (group, postgres_group) = match plan.figures.group {
+        true => {
+            let (sqlite, postgres) = measure_group(plan, folder, &mut schemas)?;
+            (Some(sqlite), postgres)
         }
+        false => (None, None),
     };
-    let cycles_started = CpuCounters::now();
-    let (measured, peer_name) = measure_cycles(plan, folder, &mut raw, &mut ours, postgres_cycles.as_mut())?;
-    let cycles_other_work = OtherWork::between(cycles_started, CpuCounters::now());
-    let raw = measured.raw;
-    let ours = measured.ours;
-    let peer = measured.peer;
-    let ledger = LedgerFigure {
-        ratio: ratio(ours.per_second, raw.per_second),
-        ratio_spread: Spread::of_ratios(&ours.round_rates, &raw.round_rates),
-        ours: ours.clone(),
-        raw,
-        aim: LEDGER_RATIO_AIM,
-        other_work: cycles_other_work,
+    let (simulator_sqlite, simulator) = match &scenarios {
+        Some(scenarios) => (
+            Some(measure_scenarios(
+                scenarios,
+                plan.scenarios,
+                plan.rounds,
+                LedgerStore::Sqlite,
+            )?),
+            Some(measure_scenarios(
+                scenarios,
+                plan.scenarios,
+                plan.rounds,
+                LedgerStore::Memory,
+            )?),
+        ),
+        None => (None, None),
     };
-    let peer = PeerFigure {
-        peer: peer_name,
-        ratio: peer.as_ref().map(|peer| ratio(ours.per_second, peer.per_second)),
-        ratio_spread: peer
-            .as_ref()
-            .and_then(|peer| Spread::of_ratios(&ours.round_rates, &peer.round_rates)),
-        measured: peer,
+    let contention = match plan.figures.contention {
+        true => Some(measure_contention(plan, folder, executable)?),
+        false => None,
     };
+    let postgres_contention = match (&plan.postgres, plan.figures.contention) {
+        (Some(server), true) => Some(measure_postgres_contention(
+            executable,
+            server,
+            plan.keys,
+            &mut schemas,
+        )?),
+        _ => None,
+    };
+    let all = contention
+        .iter()
+        .flat_map(|report| std::iter::once(&report.alone).chain(report.contended.iter().map(|row| &row.figure)))
+        .chain(
+            postgres_contention
+                .iter()
+                .flat_map(|figures| [&figures.alone, &figures.contended.figure]),
+        );
+    let (duplicates, unreserved) = all.fold((0, 0), |(duplicates, unreserved), figure| {
+        (duplicates + figure.duplicates, unreserved + figure.unreserved)
+    });
+    let (ledger, peer, postgres_cycles) = match cycles {
+        Some((ledger, peer, postgres)) => (Some(ledger), Some(peer), postgres),
+        None => (None, None, None),
+    };
+    Ok(BenchReport {
+        plan: plan.clone(),
+        cores: std::thread::available_parallelism().map_or(1, usize::from),
+        folder: folder.to_path_buf(),
+        ledger,
+        peer,
+        postgres_cycles,
+        group,
+        postgres_group,
+        simulator,
+        simulator_sqlite,
+        contention,
+        postgres_contention,
+        duplicates,
+        unreserved,
+        other_work: OtherWork::between(run_started, CpuCounters::now()),
+    })
+}
 
-    let (group, postgres_group) = measure_group(plan, folder, &mut schemas)?;
-
-    let simulator_sqlite = measure_scenarios(&scenarios, plan.scenarios, plan.rounds, LedgerStore::Sqlite)?;
-    let simulator = measure_scenarios(&scenarios, plan.scenarios, plan.rounds, LedgerStore::Memory)?;
-
-    let contention_started = CpuCounters::now();
+/// Figure 4 on the SQLite file: one process, then each count of `plan.processes`.
+fn measure_contention(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<ContentionReport, BenchError> {
+    let started = CpuCounters::now();
     let file = |name: String| LedgerTarget::File(folder.join(name));
     let alone = contention::measure(
         executable,
@@ -301,47 +391,10 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
             figure,
         });
     }
-    let contention_other_work = OtherWork::between(contention_started, CpuCounters::now());
-    let postgres = match (&plan.postgres, measured.postgres) {
-        (Some(server), Some(cycles)) => Some(measure_postgres_contention(
-            executable,
-            server,
-            plan.keys,
-            &ours,
-            cycles,
-            &mut schemas,
-        )?),
-        _ => None,
-    };
-    let all = std::iter::once(&alone)
-        .chain(contended.iter().map(|row| &row.figure))
-        .chain(
-            postgres
-                .iter()
-                .flat_map(|figures| [&figures.alone, &figures.contended.figure]),
-        );
-    let (duplicates, unreserved) = all.fold((0, 0), |(duplicates, unreserved), figure| {
-        (duplicates + figure.duplicates, unreserved + figure.unreserved)
-    });
-    Ok(BenchReport {
-        plan: plan.clone(),
-        cores: std::thread::available_parallelism().map_or(1, usize::from),
-        folder: folder.to_path_buf(),
-        ledger,
-        peer,
-        simulator,
-        simulator_sqlite,
-        contention: ContentionReport {
-            alone,
-            contended,
-            other_work: contention_other_work,
-        },
-        postgres,
-        group,
-        postgres_group,
-        duplicates,
-        unreserved,
-        other_work: OtherWork::between(run_started, CpuCounters::now()),
+    Ok(ContentionReport {
+        alone,
+        contended,
+        other_work: OtherWork::between(started, CpuCounters::now()),
     })
 }
 

@@ -89,6 +89,8 @@ pub struct PeerFigure {
     pub ratio: Option<f64>,
     /// The same ratio in each round.
     pub ratio_spread: Option<Spread>,
+    /// What the ratio aims for.
+    pub aim: f64,
 }
 
 /// Figure 3, on one ledger store.
@@ -134,15 +136,23 @@ pub struct ContentionReport {
     pub other_work: Option<OtherWork>,
 }
 
-/// Figures 1 and 4 on PostgreSQL (`--ledger postgres://…`).
+/// Figure 1 on PostgreSQL (`--ledger postgres://…`): its cycles in the same rounds as the
+/// SQLite file's.
 #[derive(Clone, Debug, Serialize)]
-pub struct PostgresFigures {
+pub struct PostgresCycles {
     /// The server, its password hidden.
     pub server: String,
     /// Reserve + complete cycles, measured in the same rounds as the SQLite file's.
     pub cycles: Measured,
     /// PostgreSQL's cycles per second ÷ the SQLite file ledger's.
     pub ratio_to_sqlite: f64,
+    /// PostgreSQL's cycles per second ÷ SQLite's, round by round.
+    pub ratio_spread: Option<Spread>,
+}
+
+/// Figure 4 on PostgreSQL (`--ledger postgres://…`).
+#[derive(Clone, Debug, Serialize)]
+pub struct PostgresContention {
     /// One process alone on the PostgreSQL ledger.
     pub alone: ContentionFigure,
     /// [`super::POSTGRES_CONTENTION_PROCESSES`] processes on it.
@@ -151,30 +161,30 @@ pub struct PostgresFigures {
     pub hosts: u32,
     /// Why there were no hosts, when there were none.
     pub hosts_note: Option<String>,
-    /// PostgreSQL's cycles per second ÷ SQLite's, round by round.
-    pub ratio_spread: Option<Spread>,
     /// Other work on the machine during the PostgreSQL contention runs.
     pub other_work: Option<OtherWork>,
 }
 
-/// Everything `twice-sim bench` measured.
+/// Everything `twice-sim bench` measured; a figure not asked for (`--figures`) is `None`.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchReport {
     pub plan: BenchPlan,
     pub cores: usize,
     pub folder: PathBuf,
-    pub ledger: LedgerFigure,
-    pub peer: PeerFigure,
-    /// Figure 3 on the memory store (the explorer's): the one measured against the aim.
-    pub simulator: SimulatorFigure,
-    /// Figure 3 on SQLite (replays' and the game's), the same tapes in the same run.
-    pub simulator_sqlite: SimulatorFigure,
-    pub contention: ContentionReport,
-    /// Figures 1 and 4 on PostgreSQL, with `--ledger postgres://…`.
-    pub postgres: Option<PostgresFigures>,
+    pub ledger: Option<LedgerFigure>,
+    pub peer: Option<PeerFigure>,
+    /// Figure 1 on PostgreSQL, with `--ledger postgres://…`.
+    pub postgres_cycles: Option<PostgresCycles>,
     /// Figure 5 on the SQLite file, and on PostgreSQL with `--ledger postgres://…`.
-    pub group: GroupFigure,
+    pub group: Option<GroupFigure>,
     pub postgres_group: Option<GroupFigure>,
+    /// Figure 3 on the memory store (the explorer's): the one measured against the aim.
+    pub simulator: Option<SimulatorFigure>,
+    /// Figure 3 on SQLite (replays' and the game's), the same tapes in the same run.
+    pub simulator_sqlite: Option<SimulatorFigure>,
+    pub contention: Option<ContentionReport>,
+    /// Figure 4 on PostgreSQL, with `--ledger postgres://…`.
+    pub postgres_contention: Option<PostgresContention>,
     /// Keys reserved to run by more than one process (or with more than one row), in all
     /// contention runs. Must be zero.
     pub duplicates: u64,
@@ -247,17 +257,34 @@ pub fn table(report: &BenchReport) -> String {
         "aim".into(),
         "machine meanwhile".into(),
     ]];
-    rows.extend(ledger_rows(report));
-    rows.extend(
-        std::iter::once(&report.group)
-            .chain(report.postgres_group.as_ref())
-            .map(group_row),
-    );
-    rows.push(peer_row(report, &mut notes));
-    for simulator in [&report.simulator_sqlite, &report.simulator] {
+    if let Some(ledger) = &report.ledger {
+        rows.extend(ledger_rows(ledger, report.postgres_cycles.as_ref()));
+    }
+    if let (Some(ledger), Some(peer)) = (&report.ledger, &report.peer) {
+        rows.push(peer_row(ledger, peer, &mut notes));
+    }
+    rows.extend(report.group.iter().chain(report.postgres_group.as_ref()).map(group_row));
+    for simulator in report.simulator_sqlite.iter().chain(report.simulator.as_ref()) {
         rows.push(simulator_row(simulator, &mut notes));
     }
-    rows.extend(contention_rows(report));
+    if let Some(contention) = &report.contention {
+        rows.extend(contention_rows(contention));
+    }
+    if let Some(postgres) = &report.postgres_contention {
+        rows.push(postgres_contention_row(postgres));
+    }
+    let skipped: Vec<&str> = [
+        (report.ledger.is_none(), "1 and 2"),
+        (report.simulator.is_none(), "3"),
+        (report.contention.is_none(), "4"),
+        (report.group.is_none(), "5"),
+    ]
+    .into_iter()
+    .filter_map(|(skipped, figures)| skipped.then_some(figures))
+    .collect();
+    if !skipped.is_empty() {
+        notes.push(format!("not measured in this run (--figures): {}", skipped.join(", ")));
+    }
     let mut out = format!(
         "twice-sim bench ({}; {} cores; files in {})\n",
         if report.plan.quick {
@@ -280,9 +307,13 @@ pub fn table(report: &BenchReport) -> String {
         "\nduplicate reservations: {}; lost reservations: {}\n",
         report.duplicates, report.unreserved
     ));
-    if let Some(postgres) = &report.postgres {
-        out.push_str(&format!("PostgreSQL: {}", postgres.server));
-        if let Some(note) = &postgres.hosts_note {
+    if let Some(server) = &report.plan.postgres {
+        out.push_str(&format!("PostgreSQL: {}", server.redacted()));
+        if let Some(note) = report
+            .postgres_contention
+            .as_ref()
+            .and_then(|postgres| postgres.hosts_note.as_ref())
+        {
             out.push_str(&format!("; contention {note}"));
         }
         out.push('\n');
@@ -314,8 +345,7 @@ fn aligned(rows: &[Row]) -> String {
 }
 
 /// Figure 1 on the SQLite file, and on PostgreSQL beside it.
-fn ledger_rows(report: &BenchReport) -> Vec<Row> {
-    let ledger = &report.ledger;
+fn ledger_rows(ledger: &LedgerFigure, postgres: Option<&PostgresCycles>) -> Vec<Row> {
     let mut rows = vec![[
         "1 ledger: reserve+fence + complete".into(),
         format!("{} cycles/s", grouped(ledger.ours.per_second)),
@@ -329,7 +359,7 @@ fn ledger_rows(report: &BenchReport) -> Vec<Row> {
         ),
         machine(ledger.other_work),
     ]];
-    if let Some(postgres) = &report.postgres {
+    if let Some(postgres) = postgres {
         rows.push([
             "1 ledger on PostgreSQL: reserve+fence + complete".into(),
             format!("{} cycles/s", grouped(postgres.cycles.per_second)),
@@ -343,20 +373,20 @@ fn ledger_rows(report: &BenchReport) -> Vec<Row> {
     rows
 }
 
-/// Figure 2, or why it was not measured (in `notes`).
-fn peer_row(report: &BenchReport, notes: &mut Vec<String>) -> Row {
-    match (&report.peer.measured, report.peer.ratio) {
-        (Some(peer), Some(ratio)) => [
-            format!("2 peer: {}", report.peer.peer),
-            format!("{} cycles/s", grouped(peer.per_second)),
-            format!("twice ledger {} cycles/s", grouped(report.ledger.ours.per_second)),
+/// Figure 2 beside figure 1, or why it was not measured (in `notes`).
+fn peer_row(ledger: &LedgerFigure, peer: &PeerFigure, notes: &mut Vec<String>) -> Row {
+    match (&peer.measured, peer.ratio) {
+        (Some(measured), Some(ratio)) => [
+            format!("2 peer: {}", peer.peer),
+            format!("{} cycles/s", grouped(measured.per_second)),
+            format!("twice ledger {} cycles/s", grouped(ledger.ours.per_second)),
             format!("{ratio:.2}x"),
-            spread(report.peer.ratio_spread, true),
-            format!("twice faster: {}", if ratio > 1.0 { "yes" } else { "NO" }),
-            machine(report.ledger.other_work),
+            spread(peer.ratio_spread, true),
+            format!("twice ≥ {:.0}x the peer: {}", peer.aim, verdict(ratio >= peer.aim)),
+            machine(ledger.other_work),
         ],
         _ => {
-            notes.push(format!("figure 2: {}", report.peer.peer));
+            notes.push(format!("figure 2: {}", peer.peer));
             [
                 "2 peer".into(),
                 "not measured (below)".into(),
@@ -415,23 +445,24 @@ fn simulator_row(simulator: &SimulatorFigure, notes: &mut Vec<String>) -> Row {
     ]
 }
 
-/// Figure 4: each process count on the SQLite file, then PostgreSQL's.
-fn contention_rows(report: &BenchReport) -> Vec<Row> {
-    let counted = |figure: &ContentionFigure| {
-        format!(
-            "{} duplicates, {} lost: {}",
-            figure.duplicates,
-            figure.unreserved,
-            if figure.duplicates == 0 && figure.unreserved == 0 {
-                "ok"
-            } else {
-                "FAILED"
-            }
-        )
-    };
-    let alone = &report.contention.alone;
-    let mut rows: Vec<Row> = report
-        .contention
+/// Figure 4's verdict on one run: no key reserved twice, none lost.
+fn counted(figure: &ContentionFigure) -> String {
+    format!(
+        "{} duplicates, {} lost: {}",
+        figure.duplicates,
+        figure.unreserved,
+        if figure.duplicates == 0 && figure.unreserved == 0 {
+            "ok"
+        } else {
+            "FAILED"
+        }
+    )
+}
+
+/// Figure 4: each process count on the SQLite file.
+fn contention_rows(contention: &ContentionReport) -> Vec<Row> {
+    let alone = &contention.alone;
+    contention
         .contended
         .iter()
         .map(|row| {
@@ -443,40 +474,44 @@ fn contention_rows(report: &BenchReport) -> Vec<Row> {
                 format!("{:.2}", row.ratio),
                 "- (one run each)".into(),
                 counted(figure),
-                machine(report.contention.other_work),
+                machine(contention.other_work),
             ]
         })
-        .collect();
-    if let Some(postgres) = &report.postgres {
-        let figure = &postgres.contended.figure;
-        rows.push([
-            format!(
-                "4 contention on PostgreSQL: {} processes{}",
-                figure.processes,
-                if postgres.hosts > 0 {
-                    format!(" on {} hosts", postgres.hosts)
-                } else {
-                    " on this machine".into()
-                }
-            ),
-            format!("{} reservations/s", grouped(figure.reservations_per_second)),
-            format!("1 process {}/s", grouped(postgres.alone.reservations_per_second)),
-            format!("{:.2}", postgres.contended.ratio),
-            "- (one run each)".into(),
-            counted(figure),
-            machine(postgres.other_work),
-        ]);
-    }
-    rows
+        .collect()
+}
+
+/// Figure 4 on PostgreSQL.
+fn postgres_contention_row(postgres: &PostgresContention) -> Row {
+    let figure = &postgres.contended.figure;
+    [
+        format!(
+            "4 contention on PostgreSQL: {} processes{}",
+            figure.processes,
+            if postgres.hosts > 0 {
+                format!(" on {} hosts", postgres.hosts)
+            } else {
+                " on this machine".into()
+            }
+        ),
+        format!("{} reservations/s", grouped(figure.reservations_per_second)),
+        format!("1 process {}/s", grouped(postgres.alone.reservations_per_second)),
+        format!("{:.2}", postgres.contended.ratio),
+        "- (one run each)".into(),
+        counted(figure),
+        machine(postgres.other_work),
+    ]
 }
 
 /// What the reader should make of the figures, given how busy the machine was.
 fn machine_note(report: &BenchReport) -> String {
     let figures_on_a_busy_machine = [
-        report.ledger.other_work,
-        report.simulator_sqlite.other_work,
-        report.simulator.other_work,
-        report.contention.other_work,
+        report.ledger.as_ref().and_then(|figure| figure.other_work),
+        report.group.as_ref().and_then(|figure| figure.other_work),
+        report.postgres_group.as_ref().and_then(|figure| figure.other_work),
+        report.simulator_sqlite.as_ref().and_then(|figure| figure.other_work),
+        report.simulator.as_ref().and_then(|figure| figure.other_work),
+        report.contention.as_ref().and_then(|figure| figure.other_work),
+        report.postgres_contention.as_ref().and_then(|figure| figure.other_work),
     ]
     .iter()
     .flatten()

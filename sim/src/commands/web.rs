@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use twice_serve::web::{
     Catalogue, DEFAULT_ADDRESS, IDLE_MINUTES_DEFAULT, IDLE_MINUTES_MAX, SESSIONS_DEFAULT, SESSIONS_LIMIT, WebConfig,
-    WebState, bind, serve_until,
+    WebState, bind, default_room_path, serve_until,
 };
 use twice_world::exit::{EXIT_FAILED, EXIT_OK};
 
@@ -26,12 +26,22 @@ pub struct WebArgs {
     /// The most participants at once (1 to 1000); the next one is told the room is full.
     #[arg(long, default_value_t = SESSIONS_DEFAULT as u64, value_parser = clap::value_parser!(u64).range(1..=SESSIONS_LIMIT as u64))]
     pub sessions_max: u64,
-    /// A session with no request for this many minutes ends (1 to 1440).
+    /// A participant with no request for this many minutes gives up their place (1 to 1440);
+    /// the room file keeps them, and their next request takes a place again.
     #[arg(long, default_value_t = IDLE_MINUTES_DEFAULT, value_parser = clap::value_parser!(u64).range(1..=IDLE_MINUTES_MAX))]
     pub idle_minutes: u64,
     /// Every level open from the start (the presenter can also switch this on and off).
     #[arg(long)]
     pub unlock_all: bool,
+    /// The room file (SQLite): participants, progress, won tapes, open levels and the
+    /// presenter's secret, kept across restarts. Default: twice-room.sqlite beside the
+    /// levels folder. A new path starts a new room; `:memory:` keeps nothing.
+    #[arg(long)]
+    pub room: Option<PathBuf>,
+    /// Levels open to everyone whatever the lock chain, in the plan's order: numbers, ids or
+    /// file stems, comma-separated (`--path 01,03,05`). Kept in the room file.
+    #[arg(long, value_delimiter = ',')]
+    pub path: Option<Vec<String>>,
 }
 
 /// Runs the room until Ctrl-C (or SIGTERM).
@@ -51,8 +61,9 @@ pub fn web_command(args: WebArgs) -> u8 {
     config.sessions_max = usize::try_from(args.sessions_max).unwrap_or(SESSIONS_LIMIT);
     config.idle_timeout = Duration::from_secs(args.idle_minutes * 60);
     config.unlock_all = args.unlock_all;
-    let secret = config.presenter_secret.clone();
-    let state = WebState::new(catalogue, &config);
+    config.path = args.path.clone();
+    let room_path = args.room.clone().unwrap_or_else(|| default_room_path(&args.levels));
+    config.room_file = (room_path.as_os_str() != ":memory:").then(|| room_path.clone());
     let runtime = match super::server_runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
@@ -62,6 +73,12 @@ pub fn web_command(args: WebArgs) -> u8 {
             Ok(listener) => listener,
             Err(error) => return bad_input(format!("--addr: {error}")),
         };
+        // The room is opened after the address is taken: a refused address leaves no file.
+        let state = match WebState::open(catalogue, &mut config) {
+            Ok(state) => state,
+            Err(error) => return bad_input(format!("--room: {error}")),
+        };
+        let secret = config.presenter_secret.clone();
         let address = listener.local_addr().map_or(args.addr, |address| address);
         // Bound to every address, the server has no one name to print: say where it goes.
         let host = if address.ip().is_unspecified() {
@@ -70,12 +87,24 @@ pub fn web_command(args: WebArgs) -> u8 {
             address.to_string()
         };
         println!(
-            "Twice for a room: {level_count} levels from {}, up to {} sessions, a session ends after {} idle minute(s){}.",
+            "Twice for a room: {level_count} levels from {}, up to {} participants at once, a quiet one gives up their place after {} idle minute(s){}.",
             args.levels.display(),
             config.sessions_max,
             args.idle_minutes,
             if config.unlock_all { ", every level open" } else { "" }
         );
+        let kept = state.participant_count();
+        match &config.room_file {
+            Some(file) => println!(
+                "room file: {} ({kept} participant(s) kept; another --room file starts a new room)",
+                file.display()
+            ),
+            None => println!("room: in memory only (kept nowhere: a restart starts it empty)"),
+        }
+        let path = config.path.clone().unwrap_or_default();
+        if !path.is_empty() {
+            println!("path open to everyone: {}", path.join(", "));
+        }
         println!("participants: http://{host}/");
         println!("presenter:    http://{host}/presenter#secret={secret}");
         if address.ip().is_unspecified() {

@@ -5,8 +5,10 @@
 //   [TWICE_SCREENSHOTS=folder]  [CHROMIUM=/usr/bin/chromium]  node flow.mjs
 //
 // 1. title → level select → level 01 → play a card → step → run to the verdict → debrief →
-//    save the tape; 2. Packet Attack's URL parameters open a level with chosen guards;
-// 3. the room's race: the presenter opens a paused call, three participants in their own
+//    save the tape → the replay link opens the same run in another browser; 2. Packet
+//    Attack's URL parameters open a level with chosen guards, and a bad one leaves a notice
+//    that stays until dismissed;
+// 3. defender mode on level 02; 4. the room's race: the presenter opens a paused call, three participants in their own
 //    browser contexts resolve it at once, exactly one wins and the others see 409 and who won.
 import { chromium } from 'playwright-core';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -100,12 +102,17 @@ try {
   await page.click('#run');
   await page.waitForSelector('#over');
   check((await page.textContent('#over')).includes('paid twice'), 'the verdict: Ada was paid twice');
+  const endPhase = await phaseOf(page);
+  const overHint = await page.textContent('#over-hint');
+  check(overHint.includes('1 card(s)') && !overHint.includes('wake'), `the quiet banner counts the card left: "${overHint}"`);
   await page.click('#debrief');
   await page.waitForSelector('#verdict');
   const verdict = await page.textContent('#verdict');
   check(verdict.includes('paid twice') && verdict.includes('The heist worked'), 'the debrief shows the verdict');
   check((await page.textContent('.lesson')).includes('Retry reads, not writes'), 'the debrief shows the lesson');
   await shot(page, 'web-debrief', true);
+  const replayLink = await page.inputValue('#replay-link');
+  check(replayLink.includes('#replay=1.01-naive-retry.1.-.'), `the debrief offers the run as a link: ${replayLink.slice(0, 60)}…`);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#debrief-tape')]);
   check(download.suggestedFilename() === '01-naive-retry.web-ada.tape.ron', 'the tape downloads under the level\'s name');
   const tape = readFileSync(await download.path(), 'utf8');
@@ -131,6 +138,32 @@ try {
   await page.waitForSelector('[data-level="02-one-attempt"]');
   check(!(await page.textContent('[data-level="02-one-attempt"]')).includes('locked'), 'finishing 01 opened 02');
 
+  // Defender mode on 02, judged by the same check as the game: none falls, the minimum holds.
+  await page.click('[data-level="02-one-attempt"]');
+  await page.click('#open-level');
+  await page.waitForSelector('#defend');
+  await page.click('#defend-check');
+  await page.waitForSelector('#defence-result');
+  check((await page.textContent('#defence-result')).includes('falls'), 'defending 02 with no guard: the defence falls');
+  await page.check('[data-fid="defend-write_retry_rule"]');
+  await page.click('#defend-check');
+  await page.waitForFunction(() => (document.querySelector('#defence-result') || {}).textContent?.includes('holds'), null, { timeout: 60_000 });
+  const held = await page.textContent('#defence-result');
+  check(held.includes('holds with 1 guard') && held.includes('found no heist'), 'the write retry rule alone holds 02, and the explorer found no heist');
+  await shot(page, 'web-defend', true);
+
+  // The link opens the same run, at its end, in another participant's browser.
+  const friend = await newPage(browser, 'Katherine');
+  await join(friend, 'Katherine', replayLink);
+  await friend.waitForSelector('#over');
+  check((await friend.textContent('#over')).includes('paid twice'), 'the replay link opens the run at its end: paid twice');
+  check((await friend.textContent('.level-head')).includes('sandbox'), 'a replayed run is a sandbox play: it counts for nothing');
+  check((await phaseOf(friend)) === endPhase, `the replayed run stops where the run stopped (phase ${endPhase})`);
+  await friend.click('#debrief');
+  await friend.waitForSelector('#verdict');
+  check((await friend.textContent('#verdict')).includes('paid twice'), 'the replayed debrief gives the same verdict');
+  await friend.close();
+
   // ----- 2. URL parameters: any level with chosen guards -----
   const teacher = await newPage(browser, 'Barbara');
   await join(teacher, 'Barbara', `${url}?level=07-look-it-up&guards=ledger,key_per_call`);
@@ -139,6 +172,27 @@ try {
   check(head.includes('sandbox'), '?level=07-look-it-up&guards=… opens level 07 as a sandbox');
   const guardsOn = await teacher.$$eval('.chip.on', (chips) => chips.map((chip) => chip.textContent.trim()));
   check(guardsOn.length === 2 && guardsOn.some((text) => text.includes('ledger')), `only the chosen guards are on: ${guardsOn.join(', ')}`);
+
+  // A bad link leaves a notice that stays until dismissed, and says what to do.
+  const badLinks = [
+    ['Mary', '?level=nope', 'no level `nope`', 'pick one from the list'],
+    ['Joan', '?level=04-pause', 'is locked', 'Finish the levels it names first'],
+    ['Radia', '?level=07-look-it-up&guards=nope', 'unknown guard', 'Fix the link'],
+  ];
+  for (const [name, query, said, advice] of badLinks) {
+    const visitor = await newPage(browser, name);
+    await join(visitor, name, `${url}${query}`);
+    await visitor.waitForSelector('#alert:not([hidden])');
+    await visitor.waitForSelector('[data-level="01-naive-retry"]');
+    await visitor.waitForTimeout(1500);
+    const alert = await visitor.textContent('#alert');
+    check(alert.includes(said) && alert.includes(advice) && await visitor.isVisible('#alert'),
+      `${query}: the notice is still there after 1.5 s on the level select, and says what to do`);
+    if (query === '?level=nope') await shot(visitor, 'web-bad-link');
+    await visitor.click('[data-fid="alert-dismiss"]');
+    check(!(await visitor.isVisible('#alert')), `${query}: the notice goes when dismissed`);
+    await visitor.close();
+  }
 
   // ----- 3. the room's race: three browsers, one winner -----
   const presenter = await newPage(browser, 'presenter');

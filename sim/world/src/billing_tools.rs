@@ -138,6 +138,8 @@ mod tests {
             reconcile: true,
             compensation: false,
             attempts: None,
+            key_retention_ms: None,
+            lookup_settle_ms: None,
         };
         assert_eq!(Operation::of(&tool), None);
         let problem = Operation::problem(&tool).expect("billing has no email");

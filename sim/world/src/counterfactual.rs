@@ -38,16 +38,16 @@ pub enum CounterfactualError {
     Simulation {
         guards: String,
         #[source]
-        source: SimError,
+        source: Box<SimError>,
     },
     #[error("the run simulated again ({guards}) could not be judged: {source}")]
     Verdict {
         guards: String,
         #[source]
-        source: LedgerError,
+        source: Box<LedgerError>,
     },
     #[error("this run's ledger could not be read: {0}")]
-    Ledger(#[source] LedgerError),
+    Ledger(#[source] Box<LedgerError>),
 }
 
 /// What a run came to, in the terms a debrief compares.
@@ -264,12 +264,20 @@ impl Counterfactual {
 
 /// The counterfactual of a finished run.
 pub fn of(simulation: &Simulation) -> Result<Counterfactual, CounterfactualError> {
-    let verdict = simulation.verdict().map_err(CounterfactualError::Ledger)?;
+    let verdict = simulation
+        .verdict()
+        .map_err(|error| CounterfactualError::Ledger(Box::new(error)))?;
     let this_run = RunResult::of(&verdict, simulation.phase());
     let level = simulation.authored_level();
-    let mut records = simulation.ledger_records().map_err(CounterfactualError::Ledger)?;
+    let mut records = simulation
+        .ledger_records()
+        .map_err(|error| CounterfactualError::Ledger(Box::new(error)))?;
     if let Some(second) = simulation.second_node_ledger() {
-        records.extend(second.all_records().map_err(CounterfactualError::Ledger)?);
+        records.extend(
+            second
+                .all_records()
+                .map_err(|error| CounterfactualError::Ledger(Box::new(error)))?,
+        );
     }
     let mut same = SameRun {
         level: &level,
@@ -491,7 +499,7 @@ impl SameRun<'_> {
         let named = guards_named(guards);
         let simulation_error = |source| CounterfactualError::Simulation {
             guards: named.clone(),
-            source,
+            source: Box::new(source),
         };
         let mut simulation = SimulationBuilder::new(self.level.clone(), self.seed)
             .guards(guards)
@@ -520,7 +528,7 @@ impl SameRun<'_> {
         } else {
             let verdict = simulation.verdict().map_err(|source| CounterfactualError::Verdict {
                 guards: named.clone(),
-                source,
+                source: Box::new(source),
             })?;
             Answer::Ran(RunResult::of(&verdict, simulation.phase()))
         };

@@ -34,6 +34,7 @@ pub mod play_session;
 pub mod prediction;
 pub mod presenter_notes;
 pub mod replay;
+pub mod replay_link;
 pub mod report;
 pub mod rulebook;
 pub mod simulator;

@@ -7,12 +7,14 @@
 //! take; a rewind builds the simulation again from the seed and the moves played before that
 //! phase, so what either front end shows is always what a replay of its tape would show.
 //!
-//! [`PlaySession`] holds all of it for a front end that runs the simulation in place (the
-//! browser). The game keeps its simulation behind a lock and re-simulates on a thread of its
-//! own, so it uses the parts — [`Recipe`], [`moves_that_still_matter`], [`conclude`],
-//! [`Recipe::tape`] — that [`PlaySession`] is made of.
+//! [`PlaySession`] holds all of it, and both front ends are made of it: the browser's game
+//! runs it in place, its ledger in memory; the game's session wraps it with what only a window
+//! needs (a ledger file the operator API reads, speed, notices) and rebuilds long rewinds on a
+//! thread of its own from the same [`Recipe`], swapping the result in with
+//! [`PlaySession::replace`].
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::checker::Verdict;
 use crate::debrief::{self, Debrief};
@@ -200,96 +202,173 @@ pub enum SessionError {
     Simulation(#[from] SimError),
     #[error("the ledger could not be read: {0}")]
     Ledger(#[from] LedgerError),
+    #[error("a replay plays a tape and only a replay does: opened in the {} with{} a tape", mode.name(), if *has_tape { "" } else { "out" })]
+    TapeAndMode { mode: Mode, has_tape: bool },
 }
 
-/// A level being played, its simulation run in place, its ledger in memory.
+/// A level being played: how it was opened, its simulation and, while it is quiet, its
+/// judgement.
+///
+/// The simulation sits behind a lock only so a session can be shared read-only between
+/// threads (the game's systems); `Simulation` is `Send` but not `Sync` (SQLite connections).
+/// Every change goes through `&mut self`, so the lock is never contended.
 #[derive(Debug)]
 pub struct PlaySession {
-    mode: Mode,
-    recipe: Recipe,
-    simulation: Simulation,
-    conclusion: Option<Conclusion>,
+    /// How the level was opened: fixed for the session's life.
+    pub mode: Mode,
+    /// What rebuilds the simulation from scratch: fixed for the session's life.
+    pub recipe: Recipe,
+    simulation: Mutex<Simulation>,
+    /// The judgement of the level while it is quiet; `Err` when it could not be judged (the
+    /// next change judges it again).
+    judgement: Option<Result<Conclusion, String>>,
 }
 
 impl PlaySession {
-    /// Opens the recipe's level at phase 0 (a replay with its tape's moves waiting their turn).
-    pub fn open(mode: Mode, recipe: Recipe) -> Result<PlaySession, SessionError> {
-        let simulation = recipe.build(recipe.actions_before(&[], 0), None)?;
+    /// Opens the recipe's level at phase 0 (a replay with its tape's moves waiting their
+    /// turn), its ledger in `ledger` (memory if none).
+    pub fn open(mode: Mode, recipe: Recipe, ledger: Option<&Path>) -> Result<PlaySession, SessionError> {
+        if (mode == Mode::Replay) != recipe.tape.is_some() {
+            return Err(SessionError::TapeAndMode {
+                mode,
+                has_tape: recipe.tape.is_some(),
+            });
+        }
+        let simulation = recipe.build(recipe.actions_before(&[], 0), ledger)?;
         let mut session = PlaySession {
             mode,
             recipe,
-            simulation,
-            conclusion: None,
+            simulation: Mutex::new(simulation),
+            judgement: None,
         };
         session.changed();
         Ok(session)
     }
 
-    pub fn mode(&self) -> Mode {
-        self.mode
+    /// The simulation, to read and draw.
+    pub fn simulation(&self) -> MutexGuard<'_, Simulation> {
+        self.simulation.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn recipe(&self) -> &Recipe {
-        &self.recipe
-    }
-
-    pub fn simulation(&self) -> &Simulation {
-        &self.simulation
+    fn simulation_mut(&mut self) -> &mut Simulation {
+        self.simulation.get_mut().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The judgement of the level while it is quiet.
     pub fn conclusion(&self) -> Option<&Conclusion> {
-        self.conclusion.as_ref()
+        self.judgement.as_ref().and_then(|judged| judged.as_ref().ok())
+    }
+
+    /// The judgement of the level while it is quiet, or why it could not be judged.
+    pub fn judgement(&self) -> Option<Result<&Conclusion, &str>> {
+        self.judgement
+            .as_ref()
+            .map(|judged| judged.as_ref().map_err(String::as_str))
+    }
+
+    /// Quiet, and no card the player holds could change it: time for the verdict.
+    pub fn is_concluded(&self) -> bool {
+        is_concluded(&self.simulation(), self.mode)
+    }
+
+    /// The cards that could still change a quiet level (none while it runs, or in a replay).
+    pub fn moves_that_still_matter(&self) -> Result<Vec<CardKind>, LedgerError> {
+        moves_that_still_matter(&self.simulation(), self.mode)
     }
 
     /// Runs up to `phases` phases. Each change returns the level's conclusion when this change
     /// ended it, so a front end counts every end once.
     pub fn step(&mut self, phases: u32) -> Result<Option<Conclusion>, SessionError> {
+        let simulation = self.simulation_mut();
         let mut ran = 0;
-        while ran < phases && self.simulation.step()? {
-            ran += 1;
-        }
-        Ok(self.changed())
+        let stepped = loop {
+            if ran == phases {
+                break Ok(());
+            }
+            match simulation.step() {
+                Ok(true) => ran += 1,
+                Ok(false) => break Ok(()),
+                Err(error) => break Err(error),
+            }
+        };
+        // The phases that ran are judged even when a later one failed.
+        let concluded = self.changed();
+        stepped?;
+        Ok(concluded)
     }
 
     /// Runs until the level is quiet or out of phases.
     pub fn run_to_end(&mut self) -> Result<Option<Conclusion>, SessionError> {
-        self.simulation.run()?;
-        Ok(self.changed())
+        let ran = self.simulation_mut().run();
+        let concluded = self.changed();
+        ran?;
+        Ok(concluded)
     }
 
     /// A move, through `Simulation::play`. A refused move changes nothing.
     pub fn play(&mut self, play: Play) -> Result<Option<Conclusion>, SessionError> {
-        self.simulation.play(play)?;
+        self.simulation_mut().play(play)?;
         Ok(self.changed())
     }
 
-    /// Back to the state after `phase` phases: built again from the seed and the moves
-    /// played before it, into a fresh in-memory ledger.
-    pub fn rewind(&mut self, phase: u32) -> Result<Option<Conclusion>, SessionError> {
-        let now = self.simulation.phase();
+    /// The simulation after `phase` phases, built again from the seed and the moves played
+    /// before it, its ledger in `ledger` (memory if none). The session is not changed: swap
+    /// the result in with [`PlaySession::replace`].
+    pub fn rewound(&self, phase: u32, ledger: Option<&Path>) -> Result<Simulation, SessionError> {
+        let now = self.simulation().phase();
         if phase > now {
             return Err(SessionError::RewindAhead { phase, now });
         }
-        let moves = self.recipe.actions_before(self.simulation.played(), phase);
-        let mut simulation = self.recipe.build(moves, None)?;
+        let moves = self.recipe.actions_before(self.simulation().played(), phase);
+        let mut simulation = self.recipe.build(moves, ledger)?;
         simulation.run_until(|simulation| simulation.phase() >= phase)?;
-        self.simulation = simulation;
-        self.conclusion = None;
-        Ok(self.changed())
+        Ok(simulation)
     }
 
-    /// Phase 0 again, with no moves of the player's (a replay keeps its tape's).
-    pub fn restart(&mut self) -> Result<Option<Conclusion>, SessionError> {
-        self.simulation = self.recipe.build(self.recipe.actions_before(&[], 0), None)?;
-        self.conclusion = None;
-        Ok(self.changed())
+    /// Back to the state after `phase` phases, re-simulated into a fresh in-memory ledger.
+    pub fn rewind(&mut self, phase: u32) -> Result<Option<Conclusion>, SessionError> {
+        let simulation = self.rewound(phase, None)?;
+        Ok(self.replace(simulation))
+    }
+
+    /// Phase 0 again, with no moves of the player's (a replay keeps its tape's), its ledger
+    /// in `ledger` (memory if none).
+    pub fn restart(&mut self, ledger: Option<&Path>) -> Result<Option<Conclusion>, SessionError> {
+        let simulation = self.recipe.build(self.recipe.actions_before(&[], 0), ledger)?;
+        Ok(self.replace(simulation))
+    }
+
+    /// Swaps in a simulation of this recipe built elsewhere (a rewind re-simulated on another
+    /// thread); the judgement starts over.
+    pub fn replace(&mut self, simulation: Simulation) -> Option<Conclusion> {
+        *self.simulation_mut() = simulation;
+        self.judgement = None;
+        self.changed()
+    }
+
+    /// A change to the simulation that is not a move (an operator over the HTTP API settled a
+    /// call on the ledger file): made by `change`, then judged afresh, as a quiet level's
+    /// verdict can change without it waking.
+    pub fn change_from_outside<R>(&mut self, change: impl FnOnce(&mut Simulation) -> R) -> (R, Option<Conclusion>) {
+        let result = change(self.simulation_mut());
+        self.judgement = None;
+        (result, self.changed())
+    }
+
+    /// The moves that rebuild the state just before phase `phase`.
+    pub fn actions_before(&self, phase: u32) -> Vec<TimedAction> {
+        self.recipe.actions_before(self.simulation().played(), phase)
+    }
+
+    /// Every move so far, as a tape records it.
+    pub fn all_actions(&self) -> Vec<TimedAction> {
+        self.recipe.all_actions(self.simulation().played())
     }
 
     /// Every move so far as a tape naming its level `level`, its `expect` the verdict the moves
     /// reach when re-simulated to the end.
     pub fn tape(&self, level: String, title: String) -> Result<Tape, SessionError> {
-        let mut tape = self.recipe.tape(self.mode, self.simulation.played(), level, title);
+        let mut tape = self.recipe.tape(self.mode, self.simulation().played(), level, title);
         self.recipe.judge_tape(&mut tape)?;
         Ok(tape)
     }
@@ -297,20 +376,15 @@ impl PlaySession {
     /// Judges the level when it has just gone quiet (returning the new conclusion); forgets
     /// the judgement when a move wakes it again.
     fn changed(&mut self) -> Option<Conclusion> {
-        if !is_concluded(&self.simulation, self.mode) {
-            self.conclusion = None;
+        if !self.is_concluded() {
+            self.judgement = None;
             return None;
         }
-        if self.conclusion.is_some() {
+        if matches!(self.judgement, Some(Ok(_))) {
             return None;
         }
-        match conclude(&self.recipe, &self.simulation) {
-            Ok(conclusion) => {
-                self.conclusion = Some(conclusion.clone());
-                Some(conclusion)
-            }
-            // Not judged: the level stays unconcluded, and the next change judges it again.
-            Err(_) => None,
-        }
+        let judged = conclude(&self.recipe, &self.simulation()).map_err(|error| error.to_string());
+        self.judgement = Some(judged.clone());
+        judged.ok()
     }
 }

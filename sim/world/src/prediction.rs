@@ -143,3 +143,102 @@ impl Tally {
             .saturating_add(u32::from(score.guard == GuardScore::Right));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::level;
+    use crate::simulator::SimulationBuilder;
+
+    fn debrief_of(tape: &str) -> Debrief {
+        let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels");
+        let loaded = level::load_tape(&folder.join(tape)).expect("the tape loads");
+        let mut simulation = SimulationBuilder::new(loaded.level.level.clone(), loaded.tape.seed)
+            .actions(loaded.tape.actions.clone())
+            .wire_rule(loaded.tape.wire_rule())
+            .guards(loaded.tape.guards.unwrap_or(loaded.level.level.guards))
+            .build()
+            .expect("the tape builds");
+        simulation.run().expect("the tape simulates");
+        let verdict = simulation.verdict().expect("a verdict");
+        crate::debrief::of(&simulation, &verdict)
+    }
+
+    #[test]
+    fn a_prediction_is_scored_against_the_verdict_and_the_counterfactual() {
+        // 12, the version checked: the heist fails, and the checkpoint version decided it.
+        let told = debrief_of("12-stale-twin.version-checked.tape.ron");
+        let right = score(
+            Prediction {
+                verdict: Expected::HeistFails,
+                deciding_guard: Some(Guard::CheckpointVersion),
+            },
+            &told,
+        );
+        assert!(right.verdict_right);
+        assert_eq!(right.guard, GuardScore::Right);
+        assert_eq!(right.points(), 2);
+        // A guard that was on but did not decide is wrong, and the answer names the one that did.
+        let wrong = score(
+            Prediction {
+                verdict: Expected::HeistWorks,
+                deciding_guard: Some(Guard::Ledger),
+            },
+            &told,
+        );
+        assert!(!wrong.verdict_right);
+        assert_eq!(
+            wrong.guard,
+            GuardScore::Wrong {
+                decided: vec![Guard::CheckpointVersion]
+            }
+        );
+        assert_eq!(wrong.points(), 0);
+        assert_eq!(
+            wrong.sentence(),
+            "You called the verdict wrong, but checkpoint_version decided it, not ledger."
+        );
+        let mut tally = Tally::default();
+        tally.record(&right);
+        tally.record(&wrong);
+        tally.record(&score(
+            Prediction {
+                verdict: Expected::HeistFails,
+                deciding_guard: None,
+            },
+            &told,
+        ));
+        assert_eq!(
+            tally,
+            Tally {
+                predictions: 3,
+                verdicts_right: 2,
+                guards_named: 2,
+                guards_right: 1
+            }
+        );
+        // Progress files keep it as JSON (or RON) and read it back.
+        let text = serde_json::to_string(&tally).expect("a tally serializes");
+        assert_eq!(serde_json::from_str::<Tally>(&text).expect("and reads back"), tally);
+        let text = serde_json::to_string(&right).expect("a score serializes");
+        assert_eq!(serde_json::from_str::<Score>(&text).expect("and reads back"), right);
+    }
+
+    #[test]
+    fn naming_a_guard_when_none_decided_is_wrong_or_cannot_say() {
+        // 15 without the slow card: no guard decided; naming one is not right.
+        let told = debrief_of("15-lease-runs-out.no-slow.tape.ron");
+        let scored = score(
+            Prediction {
+                verdict: Expected::HeistFails,
+                deciding_guard: Some(Guard::NoLeaseExpiry),
+            },
+            &told,
+        );
+        assert!(scored.verdict_right);
+        assert_ne!(scored.guard, GuardScore::Right);
+        assert_eq!(scored.points(), 1);
+    }
+}

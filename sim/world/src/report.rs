@@ -132,7 +132,7 @@ pub fn debrief(debrief: &crate::debrief::Debrief) -> String {
     };
     let deciding = debrief.deciding_guards();
     if deciding.is_empty() {
-        writeln!(out, "\nDecided by: no guard ({})", decider_words(&debrief.decided_by)).unwrap();
+        writeln!(out, "\nDecided by: {}", debrief.decided_by.summary()).unwrap();
     } else {
         writeln!(out, "\nDecided by: {}", names(&deciding)).unwrap();
     }
@@ -155,7 +155,11 @@ pub fn debrief(debrief: &crate::debrief::Debrief) -> String {
     if !debrief.story.is_empty() {
         writeln!(out, "\n{}", debrief.story).unwrap();
     }
-    writeln!(out, "\nThe rule: {}", debrief.rule).unwrap();
+    let rule_label = match debrief.rule_from {
+        crate::debrief::RuleSource::Level => "This level's rule (no guard decided this run)",
+        _ => "The rule",
+    };
+    writeln!(out, "\n{rule_label}: {}", debrief.rule).unwrap();
     write!(
         out,
         "{} card(s) played, {} phases",
@@ -178,23 +182,6 @@ pub fn debrief(debrief: &crate::debrief::Debrief) -> String {
     }
     out.push('\n');
     out
-}
-
-/// What decided a run when no guard did, in a few words.
-fn decider_words(decider: &crate::debrief::Decider) -> String {
-    use crate::debrief::Decider;
-    match decider {
-        Decider::Guards { .. } => "guards".into(),
-        Decider::Held { guards } => format!(
-            "{} held; switched, the moves meet other moments, so whether it decided cannot be said",
-            guards.iter().map(|guard| guard.name()).collect::<Vec<_>>().join(", ")
-        ),
-        Decider::Moment { card, at_phase } => format!("the moment: {} before phase {at_phase}", card.title()),
-        Decider::KeysHonoured { key } => format!("billing's key handling: it recognised {key}"),
-        Decider::Operator { operator, key, status } => format!("{operator}'s decision: {key} {status}"),
-        Decider::NoMoves => "no card was played".into(),
-        Decider::Unexplained => "nothing the run shows".into(),
-    }
 }
 
 /// Each guard switched alone, and the pairs tried: what the same moves came to.

@@ -8,7 +8,10 @@
 use serde::Serialize;
 
 use crate::runtime::guards::{Guard, Guards};
-use crate::runtime::rules::{FailedRunAction, Fired, OutcomeAction, ReservationAction, Status, UnknownAction};
+use crate::runtime::rules::{
+    AbsentAction, FailedRunAction, Fired, OutcomeAction, RecoveryAction, ResendAction, ReservationAction, Status,
+    UnknownAction,
+};
 use crate::simulator::{RuleFiring, RuleRow, Simulation};
 
 /// The four tables, in the order a call (and then its run) meets them.
@@ -38,7 +41,7 @@ impl Table {
 
     pub fn title(self) -> &'static str {
         match self {
-            Table::Start => "0 · Start: the tool contract check",
+            Table::Start => "0 · Start: the tool contract check, the recovery limit",
             Table::Reservation => "1 · Reservation: what the ledger holds for the key",
             Table::Outcome => "2 · Outcome: how the attempt ended",
             Table::Unknown => "3 · Unknown: what the run does next",
@@ -75,7 +78,7 @@ const fn row(table: Table, when: &'static str, then: &'static str, live_when: Op
 }
 
 /// Every row of the tables, table by table.
-pub const ROWS: [Row; 21] = [
+pub const ROWS: [Row; 31] = [
     row(
         Table::Start,
         "a tool that changes something is declared with retries, or takes no key",
@@ -87,6 +90,24 @@ pub const ROWS: [Row; 21] = [
         "a write is declared with retries",
         "start anyway: the runtime obeys the declaration and retries the write",
         Some((Guard::ToolContract, false)),
+    ),
+    row(
+        Table::Start,
+        "a recovery, after as many failed recoveries as declared",
+        "stop the run as dead_lettered: it resumes only when an operator asks (table 8)",
+        Some((Guard::DeadLetter, true)),
+    ),
+    row(
+        Table::Start,
+        "a recovery, after as many failed recoveries as declared",
+        "recover again: a naive runtime retries recovery forever",
+        Some((Guard::DeadLetter, false)),
+    ),
+    row(
+        Table::Start,
+        "a recovery, fewer failed before it than declared",
+        "recover it: drive the run on from its checkpoint",
+        None,
     ),
     row(Table::Reservation, "no record", "record started; the tool runs", None),
     row(
@@ -156,6 +177,12 @@ pub const ROWS: [Row; 21] = [
         None,
     ),
     row(
+        Table::Outcome,
+        "a retry under a key older than the provider keeps keys",
+        "do not resend it: record indeterminate (table 7)",
+        Some((Guard::KeyRetention, true)),
+    ),
+    row(
         Table::Unknown,
         "a reconcile hook, not yet asked",
         "ask the hook what billing holds",
@@ -168,6 +195,42 @@ pub const ROWS: [Row; 21] = [
         Some((Guard::PauseOnIndeterminate, true)),
     ),
     row(Table::Unknown, "otherwise", "tell the model the call failed", None),
+    row(
+        Table::Unknown,
+        "the hook finds nothing under a key older than the provider keeps keys",
+        "expired, not absent: it stays unknown (table 6)",
+        Some((Guard::KeyRetention, true)),
+    ),
+    row(
+        Table::Unknown,
+        "the hook finds nothing under a key older than the provider keeps keys",
+        "a naive hook reads it as absent: settle it failed",
+        Some((Guard::KeyRetention, false)),
+    ),
+    row(
+        Table::Unknown,
+        "the hook finds nothing sooner than the provider's settle time",
+        "not proof yet: look again once it has passed (table 6)",
+        Some((Guard::LookupSettle, true)),
+    ),
+    row(
+        Table::Unknown,
+        "the hook finds nothing sooner than the provider's settle time",
+        "a naive hook settles it failed at the first look",
+        Some((Guard::LookupSettle, false)),
+    ),
+    row(
+        Table::Unknown,
+        "the hook finds nothing, past the settle time",
+        "settle it failed: it did not take effect (table 6)",
+        None,
+    ),
+    row(
+        Table::Unknown,
+        "the hook finds nothing, no settle time declared",
+        "nothing is proven: it stays unknown",
+        None,
+    ),
     row(
         Table::FailedRun,
         "calls of the run took effect",
@@ -218,6 +281,44 @@ pub fn row_of(firing: &RuleFiring) -> usize {
     let first = |table: Table| ROWS.iter().position(|row| row.table == table).unwrap_or(0);
     match &firing.row {
         RuleRow::ContractRefused { .. } => first(Table::Start),
+        RuleRow::Decided(Fired::Recovery {
+            action,
+            failed_before,
+            limit,
+        }) => {
+            let at_limit = limit.is_some_and(|limit| failed_before >= &limit);
+            first(Table::Start)
+                + match (action, at_limit) {
+                    (RecoveryAction::DeadLetter, _) => 2,
+                    (RecoveryAction::Recover, true) => 3,
+                    (RecoveryAction::Recover, false) => 4,
+                }
+        }
+        RuleRow::Decided(Fired::Resend { action, .. }) => {
+            first(Table::Outcome)
+                + match action {
+                    ResendAction::RefuseExpiredKey => 5,
+                    // A resend that goes out is the retry row's.
+                    ResendAction::Send => 2,
+                }
+        }
+        RuleRow::Decided(Fired::Absent { action, facts }) => {
+            let expired = facts
+                .key_retention_ms
+                .is_some_and(|retention| facts.since_reserved_ms >= retention);
+            let too_soon = facts
+                .lookup_settle_ms
+                .is_some_and(|settle| facts.since_last_send_ms < settle);
+            first(Table::Unknown)
+                + match action {
+                    AbsentAction::Expired => 3,
+                    AbsentAction::SettleFailed if expired => 4,
+                    AbsentAction::AskAgain { .. } => 5,
+                    AbsentAction::SettleFailed if too_soon => 6,
+                    AbsentAction::SettleFailed => 7,
+                    AbsentAction::StillUnknown => 8,
+                }
+        }
         RuleRow::Reservation { existing, action, .. } => {
             first(Table::Reservation)
                 + match action {
@@ -352,6 +453,12 @@ pub fn guard_rule(guard: Guard) -> &'static str {
         }
         Guard::RefusalIsFailed => {
             "Not attempted is failed. A tool that refuses before sending anything raises ToolNotAttemptedError, and the call is recorded failed: it definitely did not happen, so it may run again once the cause is fixed."
+        }
+        Guard::KeyRetention => {
+            "When you do have to send it again, send the same key. Passing the key is half the job; the other system has to honour it."
+        }
+        Guard::LookupSettle | Guard::DeadLetter => {
+            "When you can't know, say so, and don't guess. In both cases, someone has to find out what happened."
         }
     }
 }

@@ -44,15 +44,12 @@ fn goal_reached_with(level: &Level, seed: u64, rule: WireRule, guards: Guards, m
     (simulation.played().len() == moves.len()).then(|| simulation.verdict().expect("the run is judged").goal_reached)
 }
 
+/// Where each worker is before a move: its number, whether it lives, the phase it is about to run.
+type Workers = Vec<(u32, bool, String)>;
+
 /// Where the workers are (number, alive, the phase they are about to run) before each move,
 /// and the operators' refused decisions: in this run with `guards`.
-fn moments(
-    level: &Level,
-    seed: u64,
-    rule: WireRule,
-    guards: Guards,
-    moves: &[TimedAction],
-) -> (Vec<Vec<(u32, bool, String)>>, usize) {
+fn moments(level: &Level, seed: u64, rule: WireRule, guards: Guards, moves: &[TimedAction]) -> (Vec<Workers>, usize) {
     let mut simulation = SimulationBuilder::new(level.clone(), seed)
         .guards(guards)
         .actions(moves.to_vec())

@@ -24,6 +24,8 @@ pub fn suggested_tape_path(paths: &GamePaths, session: &Session) -> PathBuf {
 /// Room the "rewind to", its slider and "Go" take on one line.
 const REWIND_ROW_WIDTH: f32 = 270.0;
 
+// Each argument is a piece of state the controls show or a place their intents go.
+#[allow(clippy::too_many_arguments)]
 pub fn draw(
     ui: &mut egui::Ui,
     session: &Session,

@@ -34,6 +34,7 @@ impl Driver {
             guards: config.guards,
             tools: script::tools(),
             lease_ms: config.lease_ms,
+            recovery_attempts_max: None,
         };
         Ok(Driver {
             script: script::script_for(&config.run_id),
@@ -163,7 +164,7 @@ impl Driver {
                 });
                 input
             }
-            Drive::Backoff { after_ms, .. } => {
+            Drive::Backoff { after_ms, .. } | Drive::WaitToLookAgain { after_ms, .. } => {
                 tokio::time::sleep(Duration::from_millis(after_ms)).await;
                 Input::BackoffElapsed
             }

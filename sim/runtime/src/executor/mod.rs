@@ -27,6 +27,7 @@ use crate::run::{RunState, ToolCall};
 use crate::worker::{Command, Input, Reconciled, WorkerSetup};
 
 mod report;
+mod runs;
 
 pub use report::Report;
 
@@ -56,6 +57,9 @@ pub enum Drive {
     },
     /// Wait, then feed [`Input::BackoffElapsed`].
     Backoff { after_ms: u64, next_attempt: u32 },
+    /// A lookup found nothing sooner than the tool's settle time: wait `after_ms`, then feed
+    /// [`Input::BackoffElapsed`] (the machine then asks for the lookup again).
+    WaitToLookAgain { key: IdempotencyKey, after_ms: u64 },
     /// The reconcile hook's read: look the key up in the tool's world, then call
     /// [`Executor::reconciled`] with what was found.
     LookUp { key: IdempotencyKey, call: ToolCall },
@@ -146,6 +150,9 @@ pub struct Executor {
     /// The call whose attempt passed the fence inside its reservation, with that attempt: the
     /// machine's next command sends it. Good for that next command only.
     folded: Option<(IdempotencyKey, u32)>,
+    /// The run's declared recovery limit: with one, every recovery is counted in the run's
+    /// history (table 8).
+    recovery_attempts_max: Option<u32>,
 }
 
 /// The attempt a reservation that runs the tool sends first.
@@ -165,6 +172,7 @@ impl Executor {
             fence_sends: guards.is_on(Guard::Ledger) && guards.is_on(Guard::AtomicReservation),
             send_timing: SendTiming::Separate,
             folded: None,
+            recovery_attempts_max: setup.recovery_attempts_max,
         }
     }
 
@@ -219,6 +227,8 @@ impl Executor {
                 attempt,
             } => self.invoke(key, downstream_key, call, attempt, folded, now_ms),
             Command::Backoff { after_ms, next_attempt } => Ok(Step::drive(Drive::Backoff { after_ms, next_attempt })),
+            Command::WaitToLookAgain { key, after_ms } => Ok(Step::drive(Drive::WaitToLookAgain { key, after_ms })),
+            Command::SettleNotFound { key, reason } => self.settle_not_found(key, &reason, now_ms),
             Command::RecordOutcome {
                 key,
                 status,
@@ -252,26 +262,7 @@ impl Executor {
                 state,
                 expected_version,
                 still_failed,
-            } => {
-                let text = state.to_json();
-                let save = CheckpointSave {
-                    run_id: &self.identity.run_id,
-                    status: state.status.name(),
-                    state: &text,
-                    saved_by: &self.identity.worker_id,
-                    expected_version,
-                    still_failed: still_failed.as_ref(),
-                };
-                let outcome = self.ledger.save_checkpoint_fenced(&save, now_ms)?;
-                Ok(Step::feed(
-                    Input::Saved(outcome.clone()),
-                    Report::Saved {
-                        status: state.status.name(),
-                        item: state.item,
-                        outcome,
-                    },
-                ))
-            }
+            } => self.save(&state, expected_version, still_failed.as_ref(), now_ms),
             Command::ReadRecord { key } => {
                 let record = self.ledger.record(&key)?;
                 Ok(Step::feed(
@@ -343,43 +334,6 @@ impl Executor {
         ))
     }
 
-    /// Loads the run's checkpoint. A checkpoint this build cannot read is not a fresh start:
-    /// it is reported, and the machine makes the run wait for a person.
-    fn load(&mut self, _now_ms: u64) -> Result<Step, LedgerError> {
-        let Some(checkpoint) = self.ledger.load_checkpoint(&self.identity.run_id)? else {
-            return Ok(Step::feed(
-                Input::CheckpointLoaded {
-                    version: 0,
-                    state: None,
-                },
-                Report::Loaded {
-                    version: 0,
-                    state: None,
-                },
-            ));
-        };
-        let version = checkpoint.version;
-        match RunState::from_json(&checkpoint.state) {
-            Ok(state) => Ok(Step::feed(
-                Input::CheckpointLoaded {
-                    version,
-                    state: Some(state.clone()),
-                },
-                Report::Loaded {
-                    version,
-                    state: Some(state),
-                },
-            )),
-            Err(detail) => Ok(Step::feed(
-                Input::CheckpointUnreadable {
-                    version,
-                    detail: detail.clone(),
-                },
-                Report::Unreadable { version, detail },
-            )),
-        }
-    }
-
     /// The send fence, then the send is the driver's.
     fn invoke(
         &mut self,
@@ -449,12 +403,16 @@ impl Executor {
         now_ms: u64,
     ) -> Result<Step, LedgerError> {
         let Some((receipt, finding)) = found else {
+            // Nothing there: what that proves is the machine's to weigh (table 6), by the
+            // record's times.
+            let record = self.ledger.record(&key)?.map(Box::new);
+            let outcome = Reconciled::NotFound(record);
             return Ok(Step::feed(
-                Input::Reconciled(Reconciled::Unknown),
+                Input::Reconciled(outcome.clone()),
                 Report::Reconciled {
                     key,
                     finding: None,
-                    outcome: Reconciled::Unknown,
+                    outcome,
                 },
             ));
         };

@@ -14,6 +14,8 @@ pub enum Report {
     Loaded {
         version: u32,
         state: Option<RunState>,
+        /// A counted recovery: how many before it started from this checkpoint and got no further.
+        failed_recoveries: Option<u32>,
     },
     Unreadable {
         version: u32,
@@ -55,6 +57,13 @@ pub enum Report {
         finding: Option<String>,
         outcome: Reconciled,
     },
+    /// A lookup past the tool's settle time found nothing: settled `failed` (or someone
+    /// settled it first: `outcome` says which).
+    SettledNotFound {
+        key: IdempotencyKey,
+        reason: String,
+        outcome: Reconciled,
+    },
     ReflexCompensated {
         key: IdempotencyKey,
         /// The record moved to `compensated` (false: it was settled already; noted only).
@@ -84,10 +93,16 @@ impl Report {
             Report::Loaded {
                 version,
                 state: Some(state),
+                failed_recoveries,
             } => format!(
-                "loads checkpoint v{version}: item {}, {}",
+                "loads checkpoint v{version}: item {}, {}{}",
                 state.item,
-                state.status.name()
+                state.status.name(),
+                match failed_recoveries {
+                    Some(0) => " (a recovery)".to_owned(),
+                    Some(failed) => format!(" (a recovery; {failed} before it started here and got no further)"),
+                    None => String::new(),
+                }
             ),
             Report::Loaded { state: None, .. } => "no checkpoint: the run starts from the beginning".into(),
             Report::Unreadable { version, detail } => format!("checkpoint v{version} cannot be read: {detail}"),
@@ -176,6 +191,17 @@ impl Report {
                 ),
                 _ => format!("the reconcile hook finds {finding} for {key}"),
             },
+            Report::SettledNotFound {
+                key,
+                reason,
+                outcome: Reconciled::SettledFailed(_),
+            } => format!("settles {key} failed: {reason}"),
+            Report::SettledNotFound { key, outcome, .. } => match outcome {
+                Reconciled::AlreadySettled(record) => {
+                    format!("does not settle {key}: it is already settled {}", record.status)
+                }
+                _ => format!("does not settle {key}: it has no unknown record to settle"),
+            },
             Report::ReflexCompensated { key, detail, .. } => format!("compensates {key} by reflex: {detail}"),
             Report::Saved {
                 status,
@@ -222,6 +248,11 @@ impl Report {
                 ..
             } => Some(key),
             Report::ReflexCompensated { key, settled: true, .. } => Some(key),
+            Report::SettledNotFound {
+                key,
+                outcome: Reconciled::SettledFailed(_),
+                ..
+            } => Some(key),
             _ => None,
         }
     }

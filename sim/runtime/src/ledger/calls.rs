@@ -184,6 +184,7 @@ impl Ledger {
         })
     }
 
+    /// The record of `key`, if there is one.
     pub fn record(&self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
         self.read(
             "reading a record",
@@ -236,10 +237,12 @@ impl Ledger {
         )
     }
 
+    /// `key`'s history, in the order it was written.
     pub fn history(&self, key: &IdempotencyKey) -> Result<Vec<HistoryEntry>, LedgerError> {
         self.history_where(Some(key))
     }
 
+    /// Every record's history, in the order it was written.
     pub fn all_history(&self) -> Result<Vec<HistoryEntry>, LedgerError> {
         self.history_where(None)
     }
@@ -265,6 +268,7 @@ impl Ledger {
         )
     }
 
+    /// The run's checkpoint, if it saved one.
     pub fn load_checkpoint(&self, run_id: &str) -> Result<Option<Checkpoint>, LedgerError> {
         self.read(
             "loading a checkpoint",
@@ -275,6 +279,7 @@ impl Ledger {
         )
     }
 
+    /// Every run's checkpoint, by run id.
     pub fn checkpoints(&self) -> Result<Vec<Checkpoint>, LedgerError> {
         self.read(
             "listing checkpoints",

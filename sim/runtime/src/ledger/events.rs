@@ -27,7 +27,8 @@ pub enum HistoryEvent {
     LateOutcomeIgnored,
     /// An operator resolved the call.
     Resolved,
-    /// The reconcile hook found the effect and settled the call `completed`.
+    /// The reconcile hook settled the call: `completed` when it found the effect, `failed`
+    /// when a lookup past the tool's declared settle time found nothing.
     Reconciled,
     /// An operator's compensation claimed the call: `compensating` until the undo is confirmed.
     CompensationClaimed,
@@ -52,6 +53,7 @@ pub enum HistoryEvent {
 const OUTCOMES: [Status; 3] = [Status::Completed, Status::Failed, Status::Indeterminate];
 
 impl HistoryEvent {
+    /// Every event, each outcome status once.
     pub const ALL: [HistoryEvent; 19] = [
         HistoryEvent::Reserved,
         HistoryEvent::ReservedAgain,
@@ -97,6 +99,7 @@ impl HistoryEvent {
         }
     }
 
+    /// The event named `text` (as [`HistoryEvent::name`] writes it).
     pub fn parse(text: &str) -> Option<HistoryEvent> {
         HistoryEvent::ALL.into_iter().find(|event| event.name() == text)
     }
@@ -137,17 +140,36 @@ pub enum RunEvent {
     /// a tool nobody declared, a counter at its limit): the run is not driven until a person
     /// looks. Restarting it from scratch would re-run calls under keys billing has never seen.
     WaitsForPerson,
+    /// A worker loaded the run after it was interrupted, with a recovery limit declared; the
+    /// detail names the checkpoint it started from (table 8 counts these).
+    RecoveryStarted,
+    /// The run's recoveries failed as often as declared: it stopped as `dead_lettered`; the
+    /// detail says why.
+    DeadLettered,
+    /// An operator resumed a dead-lettered run; the detail is their reason.
+    Resumed,
 }
 
 impl RunEvent {
-    pub const ALL: [RunEvent; 1] = [RunEvent::WaitsForPerson];
+    /// Every run event.
+    pub const ALL: [RunEvent; 4] = [
+        RunEvent::WaitsForPerson,
+        RunEvent::RecoveryStarted,
+        RunEvent::DeadLettered,
+        RunEvent::Resumed,
+    ];
 
+    /// The event's name as stored (`run_history.event`).
     pub fn name(self) -> &'static str {
         match self {
             RunEvent::WaitsForPerson => "waits_for_person",
+            RunEvent::RecoveryStarted => "recovery_started",
+            RunEvent::DeadLettered => "dead_lettered",
+            RunEvent::Resumed => "resumed",
         }
     }
 
+    /// The event named `text`.
     pub fn parse(text: &str) -> Option<RunEvent> {
         RunEvent::ALL.into_iter().find(|event| event.name() == text)
     }

@@ -22,6 +22,8 @@
 //! worker) holds its own connection: dropping it rolls back whatever transaction it had open,
 //! exactly as SIGKILL would.
 
+#![warn(missing_docs)]
+
 mod calls;
 mod decisions;
 mod events;
@@ -62,48 +64,95 @@ pub const LIST_LIMIT_MAX: u32 = 1_000;
 /// Everything that can go wrong with a ledger, each naming the file (or store).
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
+    /// The file (or store) is something else than a ledger.
     #[error("{location}: not a Twice ledger ({detail})")]
-    NotALedger { location: String, detail: String },
+    NotALedger {
+        /// Which ledger.
+        location: String,
+        /// What it is instead.
+        detail: String,
+    },
+    /// The file's pages do not hold together; nothing was written to it.
     #[error("{location}: the database file is corrupt ({detail}); it was left untouched")]
-    Corrupt { location: String, detail: String },
+    Corrupt {
+        /// Which ledger.
+        location: String,
+        /// SQLite's words.
+        detail: String,
+    },
+    /// Another connection held the ledger longer than this one waits.
     #[error(
         "{location}: the ledger is locked by another connection while {context} (a file ledger waits up to {BUSY_TIMEOUT_MS} ms; a shared in-memory ledger does not wait)"
     )]
-    Locked { location: String, context: &'static str },
+    Locked {
+        /// Which ledger.
+        location: String,
+        /// What this connection was doing.
+        context: &'static str,
+    },
+    /// A ledger of a schema version this build does not read.
     #[error("{location}: ledger schema version {found}, but this build reads version {expected}")]
     SchemaVersion {
+        /// Which ledger.
         location: String,
+        /// The version it holds, as stored.
         found: String,
+        /// [`SCHEMA_VERSION`].
         expected: u32,
     },
+    /// The ledger cannot be opened (or set up as asked).
     #[error("{location}: cannot open the ledger: {detail}")]
-    Open { location: String, detail: String },
+    Open {
+        /// Which ledger.
+        location: String,
+        /// Why.
+        detail: String,
+    },
+    /// No ledger file where one must already be ([`Ledger::open_existing`]).
     #[error("{location}: no ledger file there (it is not created here)")]
-    Missing { location: String },
+    Missing {
+        /// Where it was looked for.
+        location: String,
+    },
+    /// SQLite failed otherwise.
     #[error("{location}: {context}: {source}")]
     Sqlite {
+        /// Which ledger.
         location: String,
+        /// What the ledger was doing.
         context: &'static str,
+        /// SQLite's error.
         #[source]
         source: rusqlite::Error,
     },
     /// A store from another crate failed (its own error, in words).
     #[error("{location}: {context}: {detail}")]
     Store {
+        /// Which ledger.
         location: String,
+        /// What the ledger was doing.
         context: &'static str,
+        /// The store's error, in words.
         detail: String,
     },
+    /// A row holds a value this build cannot read (written by something else).
     #[error("{location}: record {key} holds a value this build cannot read: {detail}")]
     BadRow {
+        /// Which ledger.
         location: String,
+        /// The row's key.
         key: String,
+        /// What cannot be read.
         detail: String,
     },
+    /// A checkpoint cannot be saved again (its version is at its limit).
     #[error("{location}: the checkpoint of run {run_id} cannot be saved again: {detail}")]
     BadCheckpoint {
+        /// Which ledger.
         location: String,
+        /// The run.
         run_id: String,
+        /// Why.
         detail: String,
     },
 }
@@ -125,6 +174,7 @@ pub enum LedgerStore {
 }
 
 impl LedgerStore {
+    /// The store's name on the command line (`sqlite`, `memory`).
     pub fn name(self) -> &'static str {
         match self {
             LedgerStore::Sqlite => "sqlite",
@@ -167,6 +217,7 @@ pub trait ExternalStore: std::fmt::Debug + Send {
         context: &'static str,
         body: &mut dyn FnMut(&mut dyn Tables) -> Result<bool, LedgerError>,
     ) -> Result<(), LedgerError>;
+    /// The record of `key`, if there is one.
     fn record(&mut self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError>;
     /// Records in (updated_at_ms, key) order, as [`Ledger::records`] describes.
     fn records(&mut self, filter: &RecordFilter<'_>) -> Result<Vec<ExecutionRecord>, LedgerError>;
@@ -174,6 +225,7 @@ pub trait ExternalStore: std::fmt::Debug + Send {
     fn all_records(&mut self) -> Result<Vec<ExecutionRecord>, LedgerError>;
     /// History lines in id order, of one key or of all.
     fn history(&mut self, key: Option<&IdempotencyKey>) -> Result<Vec<HistoryEntry>, LedgerError>;
+    /// The run's checkpoint, if it saved one.
     fn checkpoint(&mut self, run_id: &str) -> Result<Option<Checkpoint>, LedgerError>;
     /// Every checkpoint, by run id.
     fn checkpoints(&mut self) -> Result<Vec<Checkpoint>, LedgerError>;
@@ -327,6 +379,7 @@ impl Ledger {
         self.location.describe()
     }
 
+    /// The ledger's file, for a file ledger.
     pub fn path(&self) -> Option<&Path> {
         match &self.location {
             Location::File(path) => Some(path),

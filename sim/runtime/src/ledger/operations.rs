@@ -19,6 +19,7 @@ use crate::rules::{ReservationAction, Status};
 /// written once against this, so the decision logic is the same whichever store holds the
 /// rows: the implementations differ only in how a row is read and written.
 pub trait Tables {
+    /// The record of `key`, as the transaction sees it.
     fn record(&mut self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError>;
     /// The run's saved checkpoint version, if it has one.
     fn checkpoint_version(&mut self, run_id: &str) -> Result<Option<u32>, LedgerError>;
@@ -46,13 +47,21 @@ pub enum RecordWrite {
 /// A history line before the store numbers it.
 #[derive(Clone, Debug)]
 pub struct HistoryLine<'a> {
+    /// [`super::HistoryEntry::key`].
     pub key: &'a IdempotencyKey,
+    /// [`super::HistoryEntry::at_ms`].
     pub at_ms: u64,
+    /// [`super::HistoryEntry::actor`].
     pub actor: &'a str,
+    /// [`super::HistoryEntry::event`].
     pub event: HistoryEvent,
+    /// [`super::HistoryEntry::from_status`].
     pub from_status: Option<Status>,
+    /// [`super::HistoryEntry::to_status`].
     pub to_status: Option<Status>,
+    /// [`super::HistoryEntry::reason`].
     pub reason: Option<&'a str>,
+    /// [`super::HistoryEntry::detail`]: borrowed, or made for the line.
     pub detail: Option<Cow<'a, str>>,
 }
 
@@ -75,21 +84,32 @@ impl<'a> HistoryLine<'a> {
 /// A run history line before the store numbers it.
 #[derive(Clone, Copy, Debug)]
 pub struct RunHistoryLine<'a> {
+    /// [`super::RunHistoryEntry::run_id`].
     pub run_id: &'a str,
+    /// [`super::RunHistoryEntry::at_ms`].
     pub at_ms: u64,
+    /// [`super::RunHistoryEntry::actor`].
     pub actor: &'a str,
+    /// [`super::RunHistoryEntry::event`].
     pub event: RunEvent,
+    /// [`super::RunHistoryEntry::detail`].
     pub detail: Option<&'a str>,
 }
 
 /// A checkpoint row to write.
 #[derive(Clone, Copy, Debug)]
 pub struct CheckpointRow<'a> {
+    /// [`super::Checkpoint::run_id`].
     pub run_id: &'a str,
+    /// [`super::Checkpoint::version`].
     pub version: u32,
+    /// [`super::Checkpoint::status`].
     pub status: &'a str,
+    /// [`super::Checkpoint::state`].
     pub state: &'a str,
+    /// [`super::Checkpoint::saved_by`].
     pub saved_by: &'a str,
+    /// [`super::Checkpoint::updated_at_ms`].
     pub updated_at_ms: u64,
 }
 
@@ -101,12 +121,7 @@ pub(super) fn reserve(
     request: &ReserveRequest<'_>,
     now_ms: u64,
 ) -> Result<Reservation, LedgerError> {
-    let existing = tables.record(request.key)?;
-    let found_version = match request.checkpoint_version {
-        Some(_) => Some(tables.checkpoint_version(request.run_id)?.unwrap_or(0)),
-        None => None,
-    };
-    let (reservation, write) = decide_reservation(request, existing, found_version, now_ms);
+    let (reservation, write) = read_and_decide_reservation(tables, request, now_ms)?;
     if let (Some((write, line)), Reservation::Decided { record, .. }) = (write, &reservation) {
         tables.write_record(write, record)?;
         tables.append_history(&line)?;
@@ -114,46 +129,76 @@ pub(super) fn reserve(
     Ok(reservation)
 }
 
+/// What a reservation reads (the record, and the checkpoint version it is fenced on), and
+/// what it decides to write.
+fn read_and_decide_reservation<'a>(
+    tables: &mut dyn Tables,
+    request: &ReserveRequest<'a>,
+    now_ms: u64,
+) -> Result<(Reservation, Option<(RecordWrite, HistoryLine<'a>)>), LedgerError> {
+    let existing = tables.record(request.key)?;
+    let found_version = match request.checkpoint_version {
+        Some(_) => Some(tables.checkpoint_version(request.run_id)?.unwrap_or(0)),
+        None => None,
+    };
+    Ok(decide_reservation(request, existing, found_version, now_ms))
+}
+
 /// The reservation with the send fence folded in (see [`super::Ledger::reserve_and_begin`]):
 /// the same reservation, then — only if it runs the tool — the same send fence for `attempt`,
 /// in the caller's one transaction. The fence then always passes (the record is the
-/// `started` call this transaction just wrote for this owner); it is still decided by the
-/// fence's own rule, so the two paths cannot drift apart.
+/// `started` call this transaction just decided for this owner); it is still decided by the
+/// fence's own rule, so the two paths cannot drift apart. The record is written once, as the
+/// attempt leaves it, with both history lines: the same rows as a reservation and a fence in
+/// a row, one record write and one read fewer (nothing can read the row in between: it is one
+/// transaction).
 pub(super) fn reserve_and_begin(
     tables: &mut dyn Tables,
     request: &ReserveRequest<'_>,
     attempt: u32,
     now_ms: u64,
 ) -> Result<FoldedReservation, LedgerError> {
-    let reservation = reserve(tables, request, now_ms)?;
-    if !matches!(&reservation, Reservation::Decided { action, .. } if action.runs()) {
-        return Ok(FoldedReservation {
-            reservation,
-            attempt_begun: None,
-        });
-    }
-    let Reservation::Decided {
-        action,
-        previous_owner,
-        previous_status,
-        ..
-    } = reservation
-    else {
-        unreachable!("matched as decided just above");
-    };
-    match begin_attempt(tables, request.key, attempt, request.owner, now_ms)? {
-        AttemptStart::Begun(record) => Ok(FoldedReservation {
-            reservation: Reservation::Decided {
-                action,
-                record,
-                previous_owner,
-                previous_status,
-            },
-            attempt_begun: Some(attempt),
-        }),
-        AttemptStart::Refused(record) => unreachable!(
+    let (action, record, previous_owner, previous_status, write, reserved_line) =
+        match read_and_decide_reservation(tables, request, now_ms)? {
+            (
+                Reservation::Decided {
+                    action,
+                    record,
+                    previous_owner,
+                    previous_status,
+                },
+                Some((write, line)),
+            ) if action.runs() => (action, record, previous_owner, previous_status, write, line),
+            // Nothing that runs: the reservation's answer (and writes) alone.
+            (reservation, write) => {
+                if let (Some((write, line)), Reservation::Decided { record, .. }) = (write, &reservation) {
+                    tables.write_record(write, record)?;
+                    tables.append_history(&line)?;
+                }
+                return Ok(FoldedReservation {
+                    reservation,
+                    attempt_begun: None,
+                });
+            }
+        };
+    match decide_attempt(record, request.key, attempt, request.owner, now_ms) {
+        (AttemptStart::Begun(counted), attempt_line) => {
+            tables.write_record(write, &counted)?;
+            tables.append_history(&reserved_line)?;
+            tables.append_history(&attempt_line)?;
+            Ok(FoldedReservation {
+                reservation: Reservation::Decided {
+                    action,
+                    record: counted,
+                    previous_owner,
+                    previous_status,
+                },
+                attempt_begun: Some(attempt),
+            })
+        }
+        (refused, _) => unreachable!(
             "a reservation that runs the tool leaves this owner's `started` record, and the fence in the same \
-             transaction found {record:?}"
+             transaction refused it: {refused:?}"
         ),
     }
 }

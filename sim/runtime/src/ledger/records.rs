@@ -11,33 +11,56 @@ use crate::tool::SideEffect;
 /// One tool execution, as the ledger holds it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecutionRecord {
+    /// The call's idempotency key: one record per key.
     pub key: IdempotencyKey,
+    /// Whose call it is (listings filter by it).
     pub tenant: String,
+    /// The run that made the call.
     pub run_id: String,
+    /// The call's id within its run.
     pub tool_call_id: String,
+    /// The tool called.
     pub tool: String,
+    /// What the tool does to the world, as declared.
     pub side_effect: SideEffect,
+    /// The call's arguments, canonical JSON: the same key with other arguments is refused.
     pub arguments: String,
+    /// Where the call stands.
     pub status: Status,
+    /// Attempts that passed the send fence (0: nothing was ever sent).
     pub attempts: u32,
+    /// The tool's result (or what settled the call), once there is one.
     pub result: Option<String>,
+    /// The worker (or operator) that last took the call.
     pub owner: String,
+    /// When the record was created, in ms.
     pub created_at_ms: u64,
+    /// When the record last changed, in ms (listings are ordered by it).
     pub updated_at_ms: u64,
+    /// A naive runtime's lease on a `started` call (guard `no_lease_expiry` off); `None` otherwise.
     pub lease_expires_at_ms: Option<u64>,
 }
 
 /// One line of a record's append-only history.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryEntry {
+    /// The line's number, growing in the order lines were written (across every key).
     pub id: u64,
+    /// The record the line is about.
     pub key: IdempotencyKey,
+    /// When, in ms.
     pub at_ms: u64,
+    /// Who wrote it: a worker, an operator, a hook.
     pub actor: String,
+    /// What happened.
     pub event: HistoryEvent,
+    /// The record's status before, when the line changed it.
     pub from_status: Option<Status>,
+    /// The record's status after, when the line changed it.
     pub to_status: Option<Status>,
+    /// Why, in the actor's words (an operator's reason).
     pub reason: Option<String>,
+    /// What else there is to say: a result, a finding, a refusal's cause.
     pub detail: Option<String>,
 }
 
@@ -46,14 +69,23 @@ pub struct HistoryEntry {
 /// build cannot read is the same `BadRow` whichever store holds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredHistoryLine {
+    /// [`HistoryEntry::id`] as stored.
     pub id: i64,
+    /// [`HistoryEntry::key`] as stored.
     pub key: String,
+    /// [`HistoryEntry::at_ms`] as stored.
     pub at_ms: i64,
+    /// [`HistoryEntry::actor`].
     pub actor: String,
+    /// [`HistoryEntry::event`]'s name.
     pub event: String,
+    /// [`HistoryEntry::from_status`]'s name.
     pub from_status: Option<String>,
+    /// [`HistoryEntry::to_status`]'s name.
     pub to_status: Option<String>,
+    /// [`HistoryEntry::reason`].
     pub reason: Option<String>,
+    /// [`HistoryEntry::detail`].
     pub detail: Option<String>,
 }
 
@@ -88,25 +120,38 @@ impl StoredHistoryLine {
 /// One line of a run's append-only history.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunHistoryEntry {
+    /// The line's number, growing in the order lines were written (across every run).
     pub id: u64,
+    /// The run the line is about.
     pub run_id: String,
+    /// When, in ms.
     pub at_ms: u64,
+    /// Who wrote it.
     pub actor: String,
+    /// What happened to the run.
     pub event: RunEvent,
+    /// Why, in words.
     pub detail: Option<String>,
 }
 
 /// What a worker asks to reserve.
 #[derive(Clone, Debug)]
 pub struct ReserveRequest<'a> {
+    /// The call's idempotency key.
     pub key: &'a IdempotencyKey,
+    /// Whose call it is.
     pub tenant: &'a str,
+    /// The run making the call.
     pub run_id: &'a str,
+    /// The call's id within its run.
     pub tool_call_id: &'a str,
+    /// The tool to call; the same key for another tool is refused like other arguments.
     pub tool: &'a str,
+    /// What the tool does to the world: decides what an unknown earlier attempt allows.
     pub side_effect: SideEffect,
     /// Canonical JSON of the arguments; the same key with other arguments is refused.
     pub arguments: &'a str,
+    /// The worker reserving: the record's owner if the call is to run.
     pub owner: &'a str,
     /// `Some` only for a naive runtime with leases (guard `no_lease_expiry` off).
     pub lease_ms: Option<u64>,
@@ -121,16 +166,27 @@ pub struct ReserveRequest<'a> {
 pub enum Reservation {
     /// The decision table's answer, and the record as it stands after the reservation.
     Decided {
+        /// What the decision table says to do (run the tool, return the result, wait…).
         action: ReservationAction,
+        /// The record after the reservation.
         record: ExecutionRecord,
+        /// Who owned the record before, if it existed.
         previous_owner: Option<String>,
         /// What the ledger held before this reservation.
         previous_status: Option<Status>,
     },
     /// The key exists with other arguments: refused, never served the other call's result.
-    ArgumentsMismatch { existing: ExecutionRecord },
+    ArgumentsMismatch {
+        /// The record the key already holds.
+        existing: ExecutionRecord,
+    },
     /// The run's checkpoint moved on since this worker loaded it: another worker drives the run.
-    Fenced { expected: u32, found: u32 },
+    Fenced {
+        /// The checkpoint version this worker loaded.
+        expected: u32,
+        /// The version the ledger holds.
+        found: u32,
+    },
 }
 
 /// The send fence's answer: the last step before a request leaves.
@@ -144,7 +200,7 @@ pub enum AttemptStart {
     Refused(Option<ExecutionRecord>),
 }
 
-/// The answer to a reservation with the send fence folded in ([`Ledger::reserve_and_begin`]).
+/// The answer to a reservation with the send fence folded in ([`super::Ledger::reserve_and_begin`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FoldedReservation {
     /// The reservation's answer; when it runs the tool, its record is as the attempt left it.
@@ -157,45 +213,68 @@ pub struct FoldedReservation {
 /// A settlement: a status decided by someone other than the attempt itself.
 #[derive(Clone, Debug)]
 pub struct Settlement<'a> {
+    /// The status decided.
     pub to: Status,
     /// Compare-and-set: the status the actor saw. `None` means "whatever unknown status it has".
     pub expected: Option<Status>,
     /// Compare-and-set on the attempts noted too: `Some(0)` settles only a call whose request
     /// never passed the send fence (nothing can be on its way).
     pub expected_attempts: Option<u32>,
+    /// Who decides (an operator, a reconcile hook).
     pub actor: &'a str,
+    /// The history line's event.
     pub event: HistoryEvent,
+    /// Why, in the actor's words.
     pub reason: Option<&'a str>,
+    /// The call's result from now on (what was found, say), if the decision gives one.
     pub result: Option<&'a str>,
     /// What the history line's detail says, when it is not the result.
     pub detail: Option<&'a str>,
 }
 
+/// Why a settlement was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum SettleError {
+    /// No record has this key.
     #[error("no tool execution with key {0}")]
     NotFound(IdempotencyKey),
+    /// `started` and `indeterminate` are not decisions anyone can settle a call as.
     #[error("{to} is not a decision; a call is settled as completed, failed, compensating or compensated")]
-    NotADecision { to: Status },
+    NotADecision {
+        /// The status asked for.
+        to: Status,
+    },
+    /// The record's status is not the one the actor saw: someone decided first.
     #[error("stale compare-and-set on {key}: expected {expected}, but it is {}", current.status)]
     Stale {
+        /// The call's key.
         key: IdempotencyKey,
+        /// The status the actor saw.
         expected: Status,
+        /// The record as it is.
         current: Box<ExecutionRecord>,
     },
+    /// The call is settled already; a settled decision is never overwritten.
     #[error("{key} is already settled as {}; a settled decision is never overwritten", current.status)]
     AlreadySettled {
+        /// The call's key.
         key: IdempotencyKey,
+        /// The record as it is.
         current: Box<ExecutionRecord>,
     },
+    /// "Nothing was sent" was asked for (`expected_attempts: Some(0)`), but an attempt passed
+    /// the send fence.
     #[error(
         "{key} has {} attempt(s) noted: a request passed the send fence and may still be on its way, so \"nothing left\" cannot be proven",
         current.attempts
     )]
     AttemptNoted {
+        /// The call's key.
         key: IdempotencyKey,
+        /// The record as it is.
         current: Box<ExecutionRecord>,
     },
+    /// The ledger itself failed.
     #[error(transparent)]
     Ledger(#[from] LedgerError),
 }
@@ -203,6 +282,7 @@ pub enum SettleError {
 /// How recording an attempt's outcome went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Recorded {
+    /// The outcome is the call's status now: the record after it.
     Recorded(ExecutionRecord),
     /// The record is not this attempt's any more (someone settled the call first, another
     /// worker owns it, a later attempt was made): the outcome was logged and ignored.
@@ -212,29 +292,43 @@ pub enum Recorded {
 /// A run's saved state.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
+    /// The run.
     pub run_id: String,
+    /// Grows by one with every save (compare-and-set on it fences two workers apart).
     pub version: u32,
+    /// The run's status, in words (for listings).
     pub status: String,
+    /// The run's state, as JSON.
     pub state: String,
+    /// The worker that saved it.
     pub saved_by: String,
+    /// When, in ms.
     pub updated_at_ms: u64,
 }
 
+/// How a checkpoint save went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SaveOutcome {
+    /// Saved, as this version.
     Saved {
+        /// The version saved.
         version: u32,
     },
     /// Someone saved since this worker loaded: it must stand down.
     Stale {
+        /// The version this worker loaded.
         expected: u32,
+        /// The version the ledger holds.
         found: u32,
     },
     /// The save relied on a call having failed, but another worker ran it again since: two
     /// workers are driving the run, and this one must stand down before it acts on the failure.
     TakenOver {
+        /// The call the save relied on.
         key: String,
+        /// Its status now.
         status: Status,
+        /// The worker that holds it now.
         owner: String,
     },
 }
@@ -242,22 +336,29 @@ pub enum SaveOutcome {
 /// Which records a listing returns: filters, a cursor, a limit.
 #[derive(Clone, Copy, Debug)]
 pub struct RecordFilter<'a> {
+    /// Only this tenant's records.
     pub tenant: Option<&'a str>,
+    /// Only records with this status.
     pub status: Option<Status>,
     /// The (updated_at_ms, key) of the last row of the previous page: rows after it.
     pub after: Option<(u64, &'a str)>,
+    /// The most rows to return (1 to [`super::LIST_LIMIT_MAX`]).
     pub limit: u32,
 }
 
 /// A checkpoint save and what it is fenced on.
 #[derive(Clone, Copy, Debug)]
 pub struct CheckpointSave<'a> {
+    /// The run.
     pub run_id: &'a str,
+    /// The run's status, in words.
     pub status: &'a str,
+    /// The run's state, as JSON.
     pub state: &'a str,
+    /// The worker saving.
     pub saved_by: &'a str,
     /// Compare-and-set on the version this worker loaded (guard `checkpoint_version`).
     pub expected_version: Option<u32>,
-    /// Compare-and-set on this call still being `failed` (see [`Ledger::save_checkpoint_fenced`]).
+    /// Compare-and-set on this call still being `failed` (see [`super::Ledger::save_checkpoint_fenced`]).
     pub still_failed: Option<&'a IdempotencyKey>,
 }

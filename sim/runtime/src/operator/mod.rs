@@ -17,8 +17,10 @@ use crate::ledger::{ExecutionRecord, HistoryEvent, Ledger, LedgerError, SettleEr
 use crate::rules::Status;
 use crate::worker::Reconciled;
 mod reason;
+mod runs;
 
 pub use reason::{REASON_CHARS_MAX, ReasonError, check_reason};
+pub use runs::{DeadLetteredRun, ResumeRequest, dead_lettered_runs, resume};
 
 /// An operator's resolve.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,6 +161,17 @@ pub enum OperatorError {
          status=compensating) and nothing was undone twice: compensate it again to retry the undo"
     )]
     CompensationFailed { key: IdempotencyKey, detail: String },
+    #[error("run `{0}` has no checkpoint: there is nothing to resume")]
+    NoSuchRun(String),
+    #[error("run `{run_id}` is {status}, not dead_lettered: only a dead-lettered run is resumed")]
+    NotDeadLettered { run_id: String, status: String },
+    #[error(
+        "run `{run_id}` changed since it was read: its checkpoint is v{found}, not the v{expected} expected. \
+         Nothing was resumed; look at the run again"
+    )]
+    RunChanged { run_id: String, expected: u32, found: u32 },
+    #[error("run `{run_id}`'s checkpoint cannot be read ({detail}); it cannot be resumed from it")]
+    UnreadableRun { run_id: String, detail: String },
     #[error(transparent)]
     Settle(#[from] SettleError),
     #[error(transparent)]
@@ -410,6 +423,38 @@ pub fn record_reconciled(
         Ok(_) => Reconciled::Completed {
             result: receipt.to_owned(),
         },
+        Err(SettleError::AlreadySettled { current, .. } | SettleError::Stale { current, .. }) => {
+            Reconciled::AlreadySettled(current)
+        }
+        Err(SettleError::NotFound(_) | SettleError::NotADecision { .. } | SettleError::AttemptNoted { .. }) => {
+            Reconciled::Unknown
+        }
+        Err(SettleError::Ledger(error)) => return Err(error),
+    })
+}
+
+/// Records that a lookup past the tool's declared settle time found nothing (table 6): the
+/// call is settled `failed` by the reconcile hook, compare-and-set from whatever unknown status
+/// it has, `reason` in its history. A call someone settled first keeps their decision, which
+/// the worker then hears.
+pub fn record_not_found(
+    ledger: &mut Ledger,
+    key: &IdempotencyKey,
+    reason: &str,
+    now_ms: u64,
+) -> Result<Reconciled, LedgerError> {
+    let settlement = Settlement {
+        to: Status::Failed,
+        expected: None,
+        expected_attempts: None,
+        actor: "reconcile-hook",
+        event: HistoryEvent::Reconciled,
+        reason: Some(reason),
+        result: None,
+        detail: None,
+    };
+    Ok(match ledger.settle(key, &settlement, now_ms) {
+        Ok(record) => Reconciled::SettledFailed(Box::new(record)),
         Err(SettleError::AlreadySettled { current, .. } | SettleError::Stale { current, .. }) => {
             Reconciled::AlreadySettled(current)
         }

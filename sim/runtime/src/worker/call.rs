@@ -84,7 +84,17 @@ impl Worker {
     ) -> Option<Command> {
         match action {
             ReservationAction::RunNew | ReservationAction::RunAgain | ReservationAction::TakeOverExpiredLease => {
-                self.invoke(1)
+                if let Some(record) = &record {
+                    let taken_over = action == ReservationAction::TakeOverExpiredLease;
+                    let context = self.context_mut();
+                    context.reserved_at_ms = Some(record.created_at_ms);
+                    if taken_over && record.attempts > 0 {
+                        // The owner whose lease ran out may have sent it: a send now is a resend.
+                        context.earlier_unknown = true;
+                        context.attempt = record.attempts;
+                    }
+                }
+                self.invoke(now_ms, 1)
             }
             ReservationAction::ReturnRecorded => {
                 let record = record.expect("a completed record exists");
@@ -158,9 +168,13 @@ impl Worker {
         }
     }
 
-    pub(super) fn invoke(&mut self, attempt: u32) -> Option<Command> {
+    pub(super) fn invoke(&mut self, now_ms: u64, attempt: u32) -> Option<Command> {
         let downstream = self.guard(Guard::KeyDownstream) && self.context().tool.takes_key;
+        if downstream && let Some(refused) = self.resend_refusal(now_ms) {
+            return refused;
+        }
         let context = self.context_mut();
+        context.reserved_at_ms.get_or_insert(now_ms);
         assert!(
             attempt >= 1 && attempt <= context.attempts_allowed,
             "attempt {attempt} of {}",
@@ -255,10 +269,13 @@ impl Worker {
         context.may_have_left = true;
         let (side_effect, attempts_allowed) = (context.tool.side_effect, context.attempts_allowed);
         match self.outcome(side_effect, AttemptEnd::TimedOut, attempt, attempts_allowed) {
-            OutcomeAction::Retry { backoff_ms } => Some(Command::Backoff {
-                after_ms: backoff_ms,
-                next_attempt: attempt + 1,
-            }),
+            OutcomeAction::Retry { backoff_ms } => {
+                self.context_mut().earlier_unknown = true;
+                Some(Command::Backoff {
+                    after_ms: backoff_ms,
+                    next_attempt: attempt + 1,
+                })
+            }
             OutcomeAction::Record(Status::Indeterminate) => {
                 // One attempt comes from the write retry rule, or from a declaration that asked
                 // for one (then the rule may be off, and it is the declaration that held).

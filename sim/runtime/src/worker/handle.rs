@@ -18,11 +18,15 @@ impl Worker {
                 }
                 Some(Command::LoadCheckpoint)
             }
-            Input::CheckpointLoaded { version, state } => {
+            Input::CheckpointLoaded {
+                version,
+                state,
+                failed_recoveries,
+            } => {
                 self.loaded_version = version;
                 self.loaded_at_ms = now_ms;
                 self.run = state.unwrap_or_default();
-                self.on_loaded()
+                self.on_loaded(failed_recoveries)
             }
             Input::CheckpointUnreadable { version, detail } => {
                 self.loaded_version = version;
@@ -38,7 +42,7 @@ impl Worker {
             )),
             Input::ModelDecided { decision, state } => {
                 self.run = state;
-                self.on_decided(decision)
+                self.on_decided(now_ms, decision)
             }
             Input::Reserved(Reservation::ArgumentsMismatch { existing }) => self.arguments_mismatch(now_ms, existing),
             Input::Reserved(Reservation::Decided { action, record, .. }) => {
@@ -48,7 +52,10 @@ impl Worker {
             | Input::Inserted(Reservation::Fenced { expected, found }) => self.fenced(expected, found),
             Input::Checked(existing) => self.checked(now_ms, existing),
             Input::Inserted(Reservation::ArgumentsMismatch { existing }) => self.arguments_mismatch(now_ms, existing),
-            Input::Inserted(Reservation::Decided { .. }) => self.invoke(1),
+            Input::Inserted(Reservation::Decided { record, .. }) => {
+                self.context_mut().reserved_at_ms = Some(record.created_at_ms);
+                self.invoke(now_ms, 1)
+            }
             Input::AttemptRefused { record } => self.attempt_refused(record),
             Input::NotAttempted { reason } => {
                 self.context_mut().awaiting_attempt = None;
@@ -76,23 +83,14 @@ impl Worker {
             }
             Input::Response { key, attempt, answer } => self.response(key, attempt, answer),
             Input::TimedOut { key, attempt } => self.timed_out(key, attempt),
+            Input::BackoffElapsed if self.context().looking_again => self.look_again(),
             Input::BackoffElapsed => {
                 let next = self.context().attempt + 1;
-                self.invoke(next)
+                self.invoke(now_ms, next)
             }
             Input::Recorded(Recorded::Recorded(record)) => self.after_record(record.status, record.result),
             Input::Recorded(Recorded::LateOutcomeIgnored(current)) => self.truth_or_unknown(Some(current)),
-            Input::Reconciled(Reconciled::Completed { result }) => {
-                let key = self.context().key.clone();
-                self.note(
-                    Guard::ReconcileHook,
-                    Held::Reconciled,
-                    format!("the reconcile hook found {key} in billing; the run carried on with the real result"),
-                );
-                self.tell(Told::Result { result })
-            }
-            Input::Reconciled(Reconciled::Unknown) => self.unknown(),
-            Input::Reconciled(Reconciled::AlreadySettled(record)) => self.truth_or_unknown(Some(*record)),
+            Input::Reconciled(reconciled) => self.on_reconciled(now_ms, reconciled),
             Input::Compensated if self.undoing.is_some() => self.undo_next(),
             Input::Compensated if self.context().recovered => self.tell(Told::Compensated),
             Input::Compensated => self.tell(Told::Failed {
@@ -172,12 +170,22 @@ impl Worker {
         (!self.guard(Guard::NoLeaseExpiry)).then_some(self.setup.lease_ms)
     }
 
-    pub(super) fn on_loaded(&mut self) -> Option<Command> {
+    pub(super) fn on_loaded(&mut self, failed_recoveries: Option<u32>) -> Option<Command> {
+        if let Some(failed) = failed_recoveries
+            && !self.run.status.is_terminal()
+            && let Some(dead_lettered) = self.recovery_check(failed)
+        {
+            return dead_lettered;
+        }
         match self.run.status.clone() {
             status if status.is_terminal() => {
                 self.state = WorkerState::Exited;
                 Some(Command::Exit)
             }
+            RunStatus::DeadLettered { reason, .. } => self.wait_for_person(format!(
+                "run {} is dead-lettered ({reason}); it is driven again only when an operator resumes it",
+                self.setup.run_id
+            )),
             RunStatus::AwaitingReconciliation { key } => {
                 let Some(call) = self.run.pending.clone() else {
                     return self.wait_for_person(format!(
@@ -236,11 +244,14 @@ impl Worker {
             may_have_left: false,
             recovered: false,
             compensated: false,
+            reserved_at_ms: None,
+            earlier_unknown: false,
+            looking_again: false,
         });
         Ok(())
     }
 
-    pub(super) fn on_decided(&mut self, decision: Decision) -> Option<Command> {
+    pub(super) fn on_decided(&mut self, now_ms: u64, decision: Decision) -> Option<Command> {
         match decision {
             Decision::Done => {
                 self.run.status = RunStatus::Completed;
@@ -259,7 +270,7 @@ impl Worker {
                     };
                 }
                 if !self.guard(Guard::Ledger) {
-                    return self.invoke(1);
+                    return self.invoke(now_ms, 1);
                 }
                 self.state = WorkerState::Reserving;
                 let context = self.context();

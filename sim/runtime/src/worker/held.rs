@@ -51,6 +51,21 @@ pub enum Held {
     StaleSave { expected: u32, found: u32 },
     /// `checkpoint_version`: a save relied on a failure another worker had already re-run; stood down.
     FailureTakenOver { owner: String, status: Status },
+    /// `key_retention`: a resend of a key older than the provider keeps keys was refused; the
+    /// call was recorded `indeterminate` instead.
+    ExpiredKeyNotResent { key_age_ms: u64, key_retention_ms: u64 },
+    /// `key_retention`: the hook found nothing under a key older than the provider keeps keys:
+    /// "expired", not "absent"; the call stays unknown.
+    LookupExpired { key_age_ms: u64, key_retention_ms: u64 },
+    /// `lookup_settle`: the hook found nothing sooner than the provider's settle time after the
+    /// last send: not proof; it looks again after the rest of it.
+    NotFoundTooSoon {
+        since_last_send_ms: u64,
+        lookup_settle_ms: u64,
+    },
+    /// `dead_letter`: the run's recoveries failed as often as declared; it stopped as
+    /// `dead_lettered` until an operator resumes it.
+    DeadLettered { failed_recoveries: u32 },
 }
 
 /// A guard that made a difference: what it did, in types and in the player's words.

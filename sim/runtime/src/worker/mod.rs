@@ -23,9 +23,11 @@ use crate::tool::{SideEffect, ToolDeclaration};
 mod call;
 mod handle;
 mod held;
+mod limits;
 mod settle;
 
 pub use held::{GuardNote, Held};
+pub use limits::duration_words;
 
 /// Who the worker is and the rules it runs under.
 #[derive(Clone, Debug)]
@@ -37,6 +39,11 @@ pub struct WorkerSetup {
     pub tools: Vec<ToolDeclaration>,
     /// The lease a naive runtime puts on `started` records (used only with `no_lease_expiry` off).
     pub lease_ms: u64,
+    /// How many recoveries of the run may fail (start from the same checkpoint and make no
+    /// progress past it) before the next is not tried: the run stops as `dead_lettered` until
+    /// an operator resumes it (guard `dead_letter`). `None`: no limit, and recoveries are not
+    /// counted.
+    pub recovery_attempts_max: Option<u32>,
 }
 
 /// What a reconcile hook found.
@@ -48,6 +55,11 @@ pub enum Reconciled {
     Unknown,
     /// Someone settled the call before the hook's answer was recorded.
     AlreadySettled(Box<ExecutionRecord>),
+    /// The hook found nothing under the key; the call's record as it stands (what table 6
+    /// weighs: when it was reserved and last sent). `None`: it has no record.
+    NotFound(Option<Box<ExecutionRecord>>),
+    /// Nothing was found past the tool's settle time, and the call was settled `failed`.
+    SettledFailed(Box<ExecutionRecord>),
 }
 
 /// What happened, fed to the machine.
@@ -57,6 +69,10 @@ pub enum Input {
     CheckpointLoaded {
         version: u32,
         state: Option<RunState>,
+        /// For a recovery counted against a declared limit: how many recoveries before this
+        /// one started from this same checkpoint and made no progress past it. `None`: not
+        /// counted (no limit declared, or the run was not interrupted).
+        failed_recoveries: Option<u32>,
     },
     /// The run's checkpoint exists but this build cannot read it.
     CheckpointUnreadable {
@@ -95,6 +111,7 @@ pub enum Input {
         key: IdempotencyKey,
         attempt: u32,
     },
+    /// A backoff, or a wait before looking a call up again, has passed.
     BackoffElapsed,
     Recorded(Recorded),
     Reconciled(Reconciled),
@@ -165,6 +182,17 @@ pub enum Command {
         key: IdempotencyKey,
         call: ToolCall,
     },
+    /// A lookup found nothing past the tool's settle time, within its key retention: settle
+    /// the call `failed` (compare-and-set from its unknown status), `reason` in its history.
+    SettleNotFound {
+        key: IdempotencyKey,
+        reason: String,
+    },
+    /// A lookup found nothing within the tool's settle time: wait `after_ms`, then look again.
+    WaitToLookAgain {
+        key: IdempotencyKey,
+        after_ms: u64,
+    },
     Compensate {
         key: IdempotencyKey,
         call: ToolCall,
@@ -209,6 +237,8 @@ impl Command {
             Command::RecordOutcome { .. } => "record outcome",
             Command::LogLateOutcome { .. } => "log late outcome",
             Command::Reconcile { .. } => "reconcile",
+            Command::SettleNotFound { .. } => "settle not found",
+            Command::WaitToLookAgain { .. } => "wait to look again",
             Command::Compensate { .. } => "compensate",
             Command::SaveCheckpoint { .. } => "save checkpoint",
             Command::ReadRecord { .. } => "read record",
@@ -229,6 +259,8 @@ impl Command {
             | Command::RecordOutcome { key, .. }
             | Command::LogLateOutcome { key, .. }
             | Command::Reconcile { key, .. }
+            | Command::SettleNotFound { key, .. }
+            | Command::WaitToLookAgain { key, .. }
             | Command::Compensate { key, .. }
             | Command::ReadRecord { key }
             | Command::Park { key } => Some(key),
@@ -283,6 +315,15 @@ struct CallContext {
     recovered: bool,
     /// Compensation was done or deliberately not done for this call.
     compensated: bool,
+    /// When the call's key was reserved (its record's `created_at_ms`; the first send without
+    /// a ledger): a key's retention counts from here.
+    reserved_at_ms: Option<u64>,
+    /// An earlier attempt under this key may have taken effect (it timed out, or the call was
+    /// taken over from a `started` record with an attempt noted): a send now is a resend.
+    earlier_unknown: bool,
+    /// The machine waits to look the call up again (table 6): the next `BackoffElapsed` asks
+    /// the hook, it sends nothing.
+    looking_again: bool,
 }
 
 /// A naive runtime undoing a failed run (guard `no_reflex_compensation` off): the calls

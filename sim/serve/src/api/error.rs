@@ -34,9 +34,11 @@ const LIST: &str = "listToolExecutions";
 const SHOW: &str = "getToolExecution";
 const RESOLVE: &str = "resolveToolExecution";
 const COMPENSATE: &str = "compensateToolExecution";
-const EVERY_OPERATION: &[&str] = &[LIST, SHOW, RESOLVE, COMPENSATE];
-const KEYED: &[&str] = &[SHOW, RESOLVE, COMPENSATE];
-const DECISIONS: &[&str] = &[RESOLVE, COMPENSATE];
+const LIST_RUNS: &str = "listRuns";
+const RESUME_RUN: &str = "resumeRun";
+const EVERY_OPERATION: &[&str] = &[LIST, SHOW, RESOLVE, COMPENSATE, LIST_RUNS, RESUME_RUN];
+const KEYED: &[&str] = &[SHOW, RESOLVE, COMPENSATE, RESUME_RUN];
+const DECISIONS: &[&str] = &[RESOLVE, COMPENSATE, RESUME_RUN];
 
 /// Every error the server answers with. `sim/tests/openapi.rs` holds `sim/openapi.yaml` to it
 /// (each status documented on each operation listed, each code in the `Error` schema), and

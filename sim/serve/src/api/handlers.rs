@@ -161,6 +161,12 @@ fn refusal(ledger: &Ledger, key: &IdempotencyKey, error: OperatorError) -> ApiEr
         OperatorError::Settle(SettleError::Ledger(error)) | OperatorError::Ledger(error) => {
             ApiError::from_ledger(error)
         }
+        OperatorError::NoSuchRun(_)
+        | OperatorError::NotDeadLettered { .. }
+        | OperatorError::RunChanged { .. }
+        | OperatorError::UnreadableRun { .. } => {
+            ApiError::internal(format!("a run's refusal answered a tool execution's request: {error}"))
+        }
     }
 }
 

@@ -13,6 +13,7 @@ mod error;
 pub(crate) mod handlers;
 mod no_ledger;
 pub(crate) mod pool;
+mod runs;
 pub mod served;
 pub mod views;
 
@@ -249,6 +250,8 @@ pub fn router(state: ApiState) -> Router {
         .route("/v1/tool-executions/{key}", get(handlers::show))
         .route("/v1/tool-executions/{key}/resolve", post(handlers::resolve))
         .route("/v1/tool-executions/{key}/compensate", post(handlers::compensate))
+        .route("/v1/runs", get(runs::list))
+        .route("/v1/runs/{run_id}/resume", post(runs::resume))
         .fallback(handlers::no_such_route)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))

@@ -9,6 +9,45 @@ use serde::Serialize;
 use super::views::DecisionView;
 use crate::api::ApiError;
 
+/// Every (status, code) the room answers with: its own, the JSON body checks it shares
+/// with the operator API, and the guarded listener's (which answer before a route is
+/// found). The README lists exactly these (a test reads it); [`WebError::new`] refuses, in
+/// debug builds, a code not listed here.
+pub const WEB_ERROR_CODES: &[(u16, &str)] = &[
+    (400, "malformed_json"),
+    (400, "malformed_request"),
+    (400, "unreadable_body"),
+    (401, "no_session"),
+    (401, "not_presenter"),
+    (403, "locked"),
+    (403, "wrong_code"),
+    (404, "no_level_open"),
+    (404, "no_race"),
+    (404, "no_such_asset"),
+    (404, "no_such_route"),
+    (404, "unknown_level"),
+    (404, "unknown_race"),
+    (405, "method_not_allowed"),
+    (408, "request_timeout"),
+    (409, "conflict"),
+    (409, "level_too_long"),
+    (409, "move_refused"),
+    (409, "name_taken"),
+    (409, "race_changed"),
+    (413, "payload_too_large"),
+    (414, "uri_too_long"),
+    (415, "unsupported_media_type"),
+    (422, "invalid_body"),
+    (422, "invalid_move"),
+    (422, "invalid_value"),
+    (429, "too_many_tries"),
+    (431, "headers_too_large"),
+    (500, "internal"),
+    (503, "busy"),
+    (503, "room_full"),
+    (503, "too_many_connections"),
+];
+
 /// An error answer.
 #[derive(Debug)]
 pub struct WebError {
@@ -29,6 +68,10 @@ struct ErrorBody<'a> {
 
 impl WebError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> WebError {
+        debug_assert!(
+            WEB_ERROR_CODES.contains(&(status.as_u16(), code)),
+            "{status} {code} is not in WEB_ERROR_CODES (and so not in the README)"
+        );
         WebError {
             status,
             code,

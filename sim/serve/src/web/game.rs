@@ -7,6 +7,7 @@
 //! does), so what the browser shows is always what a replay of its tape would show.
 
 use std::path::PathBuf;
+use std::sync::MutexGuard;
 
 use twice_world::level::{Level, LoadedLevel, Play, Tape};
 use twice_world::play_session::{PlaySession, Recipe};
@@ -64,16 +65,16 @@ impl Game {
             stem: stem.to_owned(),
             seed,
             mode,
-            session: PlaySession::open(mode, recipe)?,
+            session: PlaySession::open(mode, recipe, None)?,
         })
     }
 
-    pub fn simulation(&self) -> &Simulation {
+    pub fn simulation(&self) -> MutexGuard<'_, Simulation> {
         self.session.simulation()
     }
 
     pub fn level(&self) -> &Level {
-        &self.session.recipe().level.level
+        &self.session.recipe.level.level
     }
 
     /// Runs up to `phases` phases (at most [`STEPS_PER_REQUEST_MAX`]). Each mutator returns
@@ -99,7 +100,7 @@ impl Game {
 
     /// Phase 0 again, with no moves.
     pub fn restart(&mut self) -> Result<Option<Conclusion>, GameError> {
-        self.session.restart()
+        self.session.restart(None)
     }
 
     /// The judgement of the level while it is quiet.

@@ -11,17 +11,18 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::error::WebError;
-use super::game::{Conclusion, Game, GameError, Mode, STEPS_PER_REQUEST_MAX};
+use super::game::{Mode, STEPS_PER_REQUEST_MAX};
+use super::game_log::GameOp;
+use super::play::{Request, game_error, on_game, open_game, open_replay};
 use super::race::Resolved;
-use super::sessions::{COOKIE_NAME, Participant, Session, SessionId, no_session};
+use super::sessions::{COOKIE_NAME, Session, SessionId, no_session};
 use super::views::{self, GameView, LevelSummaryView, MeView, RaceView, shorten};
 use super::{Shared, WebState};
 use crate::json::StrictJson;
 use twice_world::level::Play;
 use twice_world::runtime::guards::Guards;
-use twice_world::runtime::operator::{OperatorError, REASON_CHARS_MAX};
+use twice_world::runtime::operator::REASON_CHARS_MAX;
 use twice_world::runtime::rules::Status;
-use twice_world::simulator::PlayError;
 
 // ----- who is asking -----
 
@@ -40,6 +41,12 @@ pub(super) struct Joined {
     session: Arc<Session>,
 }
 
+impl Joined {
+    pub(super) fn session(&self) -> &Session {
+        &self.session
+    }
+}
+
 impl FromRequestParts<WebState> for Joined {
     type Rejection = WebError;
 
@@ -50,10 +57,14 @@ impl FromRequestParts<WebState> for Joined {
     }
 }
 
+/// How long a browser keeps its session cookie: a week, so a browser restarted in the
+/// middle of a workshop (or a two-day one) still finds its participant.
+pub const COOKIE_MAX_AGE_SECONDS: u64 = 7 * 24 * 60 * 60;
+
 fn session_cookie(id: SessionId) -> HeaderValue {
     // HttpOnly: no script reads it; SameSite=Strict: no other site's page sends it.
     HeaderValue::from_str(&format!(
-        "{COOKIE_NAME}={}; Path=/; HttpOnly; SameSite=Strict",
+        "{COOKIE_NAME}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age={COOKIE_MAX_AGE_SECONDS}",
         id.to_hex()
     ))
     .expect("hex is a valid header value")
@@ -63,16 +74,14 @@ fn idle_minutes(shared: &Shared) -> u64 {
     shared.sessions.idle_timeout().as_secs().div_ceil(60)
 }
 
-fn unlock_all(shared: &Shared) -> bool {
-    shared.unlock_all.load(std::sync::atomic::Ordering::Relaxed)
-}
-
 // ----- joining -----
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct JoinBody {
     name: String,
+    /// The code a participant's old screen showed: takes the name back on this browser.
+    code: Option<String>,
 }
 
 /// `POST /api/join`: a new session under a display name (the browser's old one ends).
@@ -84,8 +93,13 @@ pub(super) async fn join(
     let replacing = cookie_id(&headers);
     let (id, me) = state
         .work(move |shared| {
-            let (id, session) = shared.sessions.join(&body.name, replacing)?;
-            let me = views::me_view(&session.participant(), unlock_all(shared), idle_minutes(shared));
+            let (id, session) = shared.sessions.join(&body.name, body.code.as_deref(), replacing)?;
+            let me = views::me_view(
+                &session.participant(),
+                &shared.catalogue,
+                &shared.openings(),
+                idle_minutes(shared),
+            );
             Ok((id, me))
         })
         .await?;
@@ -98,7 +112,7 @@ pub(super) async fn join(
 pub(super) async fn leave(State(state): State<WebState>, joined: Joined) -> Result<Response, WebError> {
     let id = joined.id;
     drop(joined);
-    state.work(move |shared| Ok(shared.sessions.leave(id))).await?;
+    state.work(move |shared| shared.sessions.leave(id)).await?;
     let mut response = StatusCode::NO_CONTENT.into_response();
     response.headers_mut().insert(
         header::SET_COOKIE,
@@ -113,7 +127,8 @@ pub(super) async fn me(State(state): State<WebState>, joined: Joined) -> Result<
         .work(move |shared| {
             Ok(Json(views::me_view(
                 &joined.session.participant(),
-                unlock_all(shared),
+                &shared.catalogue,
+                &shared.openings(),
                 idle_minutes(shared),
             )))
         })
@@ -130,64 +145,13 @@ pub(super) async fn levels(
             Ok(Json(views::level_summaries(
                 &shared.catalogue,
                 &joined.session.participant(),
-                unlock_all(shared),
+                &shared.openings(),
             )))
         })
         .await
 }
 
 // ----- the level -----
-
-fn game_error(error: GameError) -> WebError {
-    match error {
-        GameError::Refused(refusal) => {
-            let invalid = matches!(
-                refusal,
-                PlayError::NotInHand(_)
-                    | PlayError::BadKey(_)
-                    | PlayError::NoSuchRun(_)
-                    | PlayError::NoSuchTool { .. }
-                    | PlayError::NotDeclarable { .. }
-                    | PlayError::AttemptsOutOfRange(_)
-                    | PlayError::Operator(
-                        OperatorError::Reason(_) | OperatorError::MissingOperator | OperatorError::BadStatus(_)
-                    )
-            );
-            if invalid {
-                WebError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "invalid_move",
-                    format!("that move does not fit this level: {refusal}"),
-                )
-            } else {
-                WebError::conflict("move_refused", format!("the move was refused: {refusal}"))
-            }
-        }
-        GameError::RewindAhead { .. } => WebError::invalid(format!("phase: {error}")),
-        GameError::Simulation(_) | GameError::Ledger(_) => WebError::logged("the simulation failed", error),
-    }
-}
-
-fn no_level_open() -> WebError {
-    WebError::not_found("no_level_open", "no level is open in this session: open one first")
-}
-
-/// Runs `change` on the participant's open level, counts a play that just ended, and
-/// answers with the level screen.
-fn with_game(
-    shared: &Shared,
-    participant: &mut Participant,
-    change: impl FnOnce(&mut Game) -> Result<Option<Conclusion>, GameError>,
-) -> Result<GameView, WebError> {
-    let game = participant.game.as_mut().ok_or_else(no_level_open)?;
-    let ended = change(game).map_err(game_error)?;
-    let (level_id, mode) = (game.level().id.clone(), game.mode);
-    if let Some(conclusion) = ended {
-        participant.record(&level_id, mode, &conclusion);
-    }
-    let game = participant.game.as_ref().ok_or_else(no_level_open)?;
-    views::game_view(game, &shared.catalogue).map_err(|error| WebError::logged("the ledger could not be read", error))
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -240,7 +204,7 @@ pub(super) async fn open_level(
             })?;
             let guards = body.guards.as_deref().map(parse_guards).transpose()?;
             let mut participant = joined.session.participant();
-            if guards.is_none() && !views::is_open(entry, &participant, unlock_all(shared)) {
+            if guards.is_none() && !shared.openings().is_open(&entry.level, &participant) {
                 let missing: Vec<String> = entry
                     .level
                     .requires
@@ -263,27 +227,43 @@ pub(super) async fn open_level(
                     ),
                 ));
             }
-            // The old level (its simulation and ledger) goes before the new one is built.
-            participant.game = None;
-            let game = Game::open(
+            open_game(
+                shared,
+                &mut participant,
                 index,
-                &entry.level,
-                &entry.file_name,
-                &entry.stem,
+                entry,
                 body.seed.unwrap_or(DEFAULT_SEED),
                 guards,
             )
-            .map_err(game_error)?;
-            participant.game = Some(game);
-            with_game(shared, &mut participant, |_| Ok(None)).map(Json)
+            .map(Json)
         })
+        .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ReplayBody {
+    /// A debrief's replay link: the whole URL or its fragment (`replay=1.…`).
+    link: String,
+}
+
+/// `POST /api/replay`: opens a shared run at its end (a sandbox play: it counts for nothing).
+pub(super) async fn replay(
+    State(state): State<WebState>,
+    joined: Joined,
+    StrictJson(body): StrictJson<ReplayBody>,
+) -> Result<Json<GameView>, WebError> {
+    let link = twice_world::replay_link::ReplayLink::parse(&body.link)
+        .map_err(|error| WebError::invalid(format!("link: {error}")))?;
+    state
+        .work(move |shared| open_replay(shared, &mut joined.session.participant(), &link).map(Json))
         .await
 }
 
 /// `GET /api/game`: the level screen as it stands.
 pub(super) async fn game(State(state): State<WebState>, joined: Joined) -> Result<Json<GameView>, WebError> {
     state
-        .work(move |shared| with_game(shared, &mut joined.session.participant(), |_| Ok(None)).map(Json))
+        .work(move |shared| on_game(shared, &mut joined.session.participant(), Request::Look).map(Json))
         .await
 }
 
@@ -307,7 +287,8 @@ pub(super) async fn step(
     }
     state
         .work(move |shared| {
-            with_game(shared, &mut joined.session.participant(), |game| game.step(body.phases)).map(Json)
+            let request = Request::Op(GameOp::Step { phases: body.phases });
+            on_game(shared, &mut joined.session.participant(), request).map(Json)
         })
         .await
 }
@@ -315,7 +296,7 @@ pub(super) async fn step(
 /// `POST /api/game/run`: runs until the level is quiet or out of phases.
 pub(super) async fn run_to_end(State(state): State<WebState>, joined: Joined) -> Result<Json<GameView>, WebError> {
     state
-        .work(move |shared| with_game(shared, &mut joined.session.participant(), Game::run_to_end).map(Json))
+        .work(move |shared| on_game(shared, &mut joined.session.participant(), Request::Op(GameOp::Run)).map(Json))
         .await
 }
 
@@ -336,7 +317,10 @@ pub(super) async fn play(
         check_reason(reason)?;
     }
     state
-        .work(move |shared| with_game(shared, &mut joined.session.participant(), |game| game.play(body.play)).map(Json))
+        .work(move |shared| {
+            let request = Request::Op(GameOp::Play { play: body.play });
+            on_game(shared, &mut joined.session.participant(), request).map(Json)
+        })
         .await
 }
 
@@ -353,19 +337,14 @@ pub(super) async fn rewind(
     StrictJson(body): StrictJson<RewindBody>,
 ) -> Result<Json<GameView>, WebError> {
     state
-        .work(move |shared| {
-            with_game(shared, &mut joined.session.participant(), |game| {
-                game.rewind(body.phase)
-            })
-            .map(Json)
-        })
+        .work(move |shared| on_game(shared, &mut joined.session.participant(), Request::Rewind(body.phase)).map(Json))
         .await
 }
 
 /// `POST /api/game/restart`: phase 0, no moves.
 pub(super) async fn restart(State(state): State<WebState>, joined: Joined) -> Result<Json<GameView>, WebError> {
     state
-        .work(move |shared| with_game(shared, &mut joined.session.participant(), Game::restart).map(Json))
+        .work(move |shared| on_game(shared, &mut joined.session.participant(), Request::Restart).map(Json))
         .await
 }
 
@@ -373,9 +352,10 @@ pub(super) async fn restart(State(state): State<WebState>, joined: Joined) -> Re
 /// level file it replays with `twice-sim replay`.
 pub(super) async fn tape(State(state): State<WebState>, joined: Joined) -> Result<Response, WebError> {
     let (file_name, text) = state
-        .work(move |_| {
-            let participant = joined.session.participant();
-            let game = participant.game.as_ref().ok_or_else(no_level_open)?;
+        .work(move |shared| {
+            let mut participant = joined.session.participant();
+            let name = participant.name.clone();
+            let game = participant.game_mut(&shared.catalogue)?;
             let how = match game.mode {
                 Mode::Campaign => "in the browser",
                 Mode::Sandbox => "in the browser's sandbox",
@@ -383,7 +363,7 @@ pub(super) async fn tape(State(state): State<WebState>, joined: Joined) -> Resul
                 Mode::Replay => "as a replay in the browser",
             };
             let tape = game
-                .tape(format!("{} — played {how} by {}", game.level().title, participant.name))
+                .tape(format!("{} — played {how} by {name}", game.level().title))
                 .map_err(game_error)?;
             let text = format!(
                 "// Saved in the browser ({}). Put it beside {} and run `twice-sim replay` on it.\n{}\n",
@@ -391,7 +371,7 @@ pub(super) async fn tape(State(state): State<WebState>, joined: Joined) -> Resul
                 game.file_name,
                 twice_world::level::tape_to_ron(&tape)
             );
-            Ok((views::tape_file_name(&game.stem, &participant.name), text))
+            Ok((views::tape_file_name(&game.stem, &name), text))
         })
         .await?;
     let disposition = HeaderValue::from_str(&format!("attachment; filename=\"{file_name}\""))

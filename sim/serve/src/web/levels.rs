@@ -70,6 +70,8 @@ pub struct Catalogue {
     tapes: Vec<CatalogueTape>,
     /// Worked out on first use (it plays every tape): which tapes leave a call unknown.
     race_candidates: OnceLock<Vec<RaceCandidate>>,
+    /// The campaign as loaded, for defender mode (`defend::check` replays its tapes).
+    campaign: Campaign,
 }
 
 fn file_name(path: &Path) -> String {
@@ -93,6 +95,10 @@ impl Catalogue {
         if campaign.levels.is_empty() {
             return Err(CatalogueError::Empty(folder.to_path_buf()));
         }
+        let kept = Campaign {
+            levels: campaign.levels.clone(),
+            tapes: campaign.tapes.clone(),
+        };
         let mut levels = Vec::with_capacity(campaign.levels.len());
         for loaded in campaign.levels {
             if loaded.level.max_phases > LEVEL_PHASES_MAX {
@@ -126,6 +132,7 @@ impl Catalogue {
             levels,
             tapes,
             race_candidates: OnceLock::new(),
+            campaign: kept,
         })
     }
 
@@ -143,6 +150,53 @@ impl Catalogue {
             .iter()
             .enumerate()
             .find(|(_, level)| level.level.id == name || level.stem == name)
+    }
+
+    /// The campaign as loaded (levels with their files, every tape).
+    pub fn campaign(&self) -> &Campaign {
+        &self.campaign
+    }
+
+    /// The level a workshop's plan names: by its number (`03`, the file's prefix), its id or
+    /// its file stem.
+    pub fn find_planned(&self, name: &str) -> Option<&CatalogueLevel> {
+        let name = name.trim();
+        self.levels
+            .iter()
+            .find(|level| level.level.id == name || level.stem == name || level.stem.split('-').next() == Some(name))
+    }
+
+    /// A room's path (`01,03,05` or names) as level ids, in its order, each once.
+    pub fn path_ids(&self, names: &[String]) -> Result<Vec<String>, String> {
+        let mut ids: Vec<String> = Vec::new();
+        for name in names.iter().flat_map(|names| names.split(',')).map(str::trim) {
+            if name.is_empty() {
+                continue;
+            }
+            let level = self.find_planned(name).ok_or_else(|| {
+                format!(
+                    "`{name}` is not a level of this room; name levels by number (03), id or file stem, \
+                     comma-separated (the levels: {})",
+                    self.levels
+                        .iter()
+                        .map(|level| level.stem.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+            if !ids.contains(&level.level.id) {
+                ids.push(level.level.id.clone());
+            }
+        }
+        Ok(ids)
+    }
+
+    /// A path the room file kept: the levels still in the room, others left out.
+    pub fn path_ids_lenient(&self, text: &str) -> Vec<String> {
+        text.split(',')
+            .filter_map(|name| self.find_planned(name))
+            .map(|level| level.level.id.clone())
+            .collect()
     }
 
     /// The level with this id.

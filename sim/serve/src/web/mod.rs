@@ -9,7 +9,10 @@
 //!
 //! The pieces, one concern each:
 //! - [`sessions`]: who is in the room — random session ids in a cookie, a bounded number of
-//!   sessions, idle ones expire; each participant's progress and open level.
+//!   places, idle participants give theirs up; each participant's progress and open level.
+//! - [`room_file`]: the room on disk (`--room`): participants, progress, won tapes, each
+//!   open level's requests ([`game_log`]), the presenter's secret and the room's settings,
+//!   written before each answer, so a restart or a crash loses nothing.
 //! - [`game`]: one participant's level: its recipe, its simulation, step / play / rewind.
 //! - [`levels`]: the levels a room plays, loaded once at start and named by id or file
 //!   stem — a client never names a file.
@@ -22,19 +25,26 @@
 //! idle connections closed).
 
 mod assets;
+mod defend;
 mod error;
 pub mod game;
+mod game_log;
 mod handlers;
+mod identity;
 mod levels;
+mod participant;
+mod play;
 mod presenter;
 mod race;
+mod room_file;
 mod sessions;
 pub mod views;
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
@@ -42,8 +52,9 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use tokio::sync::Semaphore;
 
-pub use error::WebError;
+pub use error::{WEB_ERROR_CODES, WebError};
 pub use levels::{Catalogue, CatalogueError};
+pub use room_file::{DEFAULT_ROOM_FILE, RoomFile, RoomFileError, default_room_path};
 
 use crate::listener::{ConnectionLimits, GuardedListener};
 use race::RaceRoom;
@@ -86,8 +97,14 @@ pub struct WebConfig {
     pub idle_timeout: Duration,
     /// Every level open from the start (otherwise a level opens when its `requires` are finished).
     pub unlock_all: bool,
-    /// What the presenter's page sends to reach the presenter's endpoints.
+    /// What the presenter's page sends to reach the presenter's endpoints. A room file that
+    /// already has one keeps its own ([`WebState::open`] puts it here).
     pub presenter_secret: String,
+    /// The room file; `None`: a room in memory only (lost with the process).
+    pub room_file: Option<PathBuf>,
+    /// Levels open to everyone whatever the lock chain (a workshop's plan), by id or stem;
+    /// `None`: the room file's path, if it has one.
+    pub path: Option<Vec<String>>,
 }
 
 impl WebConfig {
@@ -98,6 +115,8 @@ impl WebConfig {
             idle_timeout: Duration::from_secs(IDLE_MINUTES_DEFAULT * 60),
             unlock_all: false,
             presenter_secret: crate::tokens::generate_token().map_err(WebStartError::NoRandomness)?,
+            room_file: None,
+            path: None,
         })
     }
 }
@@ -120,6 +139,10 @@ pub enum WebStartError {
     },
     #[error("cannot make the presenter's secret: {0}")]
     NoRandomness(String),
+    #[error(transparent)]
+    Room(#[from] RoomFileError),
+    #[error("--path: {0}")]
+    Path(String),
 }
 
 /// Everything a request needs. Cheap to clone.
@@ -143,24 +166,70 @@ struct Shared {
     sessions: Sessions,
     race: RaceRoom,
     unlock_all: AtomicBool,
+    /// Level ids open to everyone whatever their `requires` (the room's path).
+    path: Mutex<Vec<String>>,
     /// The presenter's secret, hashed: compared in constant time, never kept in clear.
     presenter_secret_sha256: String,
     /// One permit per piece of simulation work running ([`SIMULATION_JOBS_MAX`]).
     jobs: Arc<Semaphore>,
 }
 
+/// Room settings kept in the room file.
+const SETTING_SECRET: &str = "presenter_secret";
+const SETTING_UNLOCK_ALL: &str = "unlock_all";
+const SETTING_PATH: &str = "path";
+
 impl WebState {
+    /// A room kept in memory only, as `config` says (its `room_file` is not read).
     pub fn new(catalogue: Catalogue, config: &WebConfig) -> WebState {
-        WebState {
+        let room = RoomFile::memory().expect("SQLite opens a database in memory");
+        let mut config = config.clone();
+        config.room_file = None;
+        WebState::with_room(catalogue, &mut config, room).expect("a new room in memory loads")
+    }
+
+    /// The room in `config.room_file` (a new one if the file does not exist), or in memory.
+    /// A room file that has a presenter secret keeps it: it is put in `config`, so the
+    /// presenter's URL from before a restart still works.
+    pub fn open(catalogue: Catalogue, config: &mut WebConfig) -> Result<WebState, WebStartError> {
+        let room = match &config.room_file {
+            Some(path) => RoomFile::open(path)?,
+            None => RoomFile::memory()?,
+        };
+        WebState::with_room(catalogue, config, room)
+    }
+
+    fn with_room(catalogue: Catalogue, config: &mut WebConfig, room: RoomFile) -> Result<WebState, WebStartError> {
+        match room.setting(SETTING_SECRET)? {
+            Some(secret) => config.presenter_secret = secret,
+            None => room.set_setting(SETTING_SECRET, &config.presenter_secret)?,
+        }
+        config.unlock_all |= room.setting(SETTING_UNLOCK_ALL)?.as_deref() == Some("true");
+        room.set_setting(SETTING_UNLOCK_ALL, if config.unlock_all { "true" } else { "false" })?;
+        let path = match &config.path {
+            Some(names) => {
+                let ids = catalogue.path_ids(names).map_err(WebStartError::Path)?;
+                room.set_setting(SETTING_PATH, &ids.join(","))?;
+                ids
+            }
+            None => room
+                .setting(SETTING_PATH)?
+                .map(|text| catalogue.path_ids_lenient(&text))
+                .unwrap_or_default(),
+        };
+        config.path = Some(path.clone());
+        let sessions = Sessions::load(room, config.sessions_max.clamp(1, SESSIONS_LIMIT), config.idle_timeout)?;
+        Ok(WebState {
             shared: Arc::new(Shared {
                 catalogue,
-                sessions: Sessions::new(config.sessions_max.clamp(1, SESSIONS_LIMIT), config.idle_timeout),
+                sessions,
                 race: RaceRoom::default(),
                 unlock_all: AtomicBool::new(config.unlock_all),
+                path: Mutex::new(path),
                 presenter_secret_sha256: crate::tokens::hash_token(&config.presenter_secret),
                 jobs: Arc::new(Semaphore::new(SIMULATION_JOBS_MAX)),
             }),
-        }
+        })
     }
 
     /// Runs `work` on a blocking thread once a job slot is free: simulations and their
@@ -198,6 +267,21 @@ impl WebState {
     pub fn session_count(&self) -> usize {
         self.shared.sessions.len()
     }
+
+    /// Everyone the room keeps, with a place now or not.
+    pub fn participant_count(&self) -> usize {
+        self.shared.sessions.everyone().len()
+    }
+}
+
+impl Shared {
+    /// Which levels are open to whom beyond their `requires`: everything, or the room's path.
+    fn openings(&self) -> views::Openings {
+        views::Openings {
+            unlock_all: self.unlock_all.load(std::sync::atomic::Ordering::Relaxed),
+            path: self.path.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+        }
+    }
 }
 
 /// The room's routes, limits and error handling.
@@ -217,6 +301,8 @@ pub fn router(state: WebState) -> Router {
         .route("/api/game/rewind", post(handlers::rewind))
         .route("/api/game/restart", post(handlers::restart))
         .route("/api/game/tape", get(handlers::tape))
+        .route("/api/replay", post(handlers::replay))
+        .route("/api/defend", post(defend::defend))
         .route("/api/race", get(handlers::race))
         .route("/api/race/resolve", post(handlers::resolve_race))
         .route("/api/presenter/room", get(presenter::room))

@@ -65,19 +65,34 @@ pub(super) async fn room(State(state): State<WebState>, _presenter: Presenter) -
         .work(|shared| {
             let sessions = shared.sessions.all();
             let mut participants = Vec::with_capacity(sessions.len());
-            let mut progress = Vec::with_capacity(sessions.len());
             for session in &sessions {
                 let idle_seconds = shared.sessions.idle_seconds(session);
                 let participant = session.participant();
                 participants.push(views::participant_view(&participant, &shared.catalogue, idle_seconds));
-                progress.push((participant.name.clone(), participant.progress.clone()));
             }
+            // The scoreboard counts everyone the room file holds, with a browser now or not.
+            let progress: Vec<_> = shared
+                .sessions
+                .everyone()
+                .iter()
+                .map(|session| {
+                    let participant = session.participant();
+                    (participant.name.clone(), participant.progress.clone())
+                })
+                .collect();
             let progress: Vec<(String, BTreeMap<_, _>)> = progress;
+            let openings = shared.openings();
             Ok(Json(RoomView {
                 sessions: participants,
                 sessions_max: u32::try_from(shared.sessions.max()).unwrap_or(u32::MAX),
                 idle_minutes: shared.sessions.idle_timeout().as_secs().div_ceil(60),
-                unlock_all: shared.unlock_all.load(Ordering::Relaxed),
+                unlock_all: openings.unlock_all,
+                path: openings
+                    .path
+                    .iter()
+                    .filter_map(|id| shared.catalogue.by_id(id))
+                    .map(|level| level.stem.clone())
+                    .collect(),
                 scoreboard: views::scoreboard(&shared.catalogue, &progress),
                 race: match shared.race.current() {
                     Some(race) => views::race_view(&race, &shared.catalogue, true),
@@ -100,14 +115,24 @@ pub(super) struct UnlockView {
     unlock_all: bool,
 }
 
-/// `POST /api/presenter/unlock`: every level open to everyone (or back to `requires`).
+/// `POST /api/presenter/unlock`: every level open to everyone (or back to `requires`),
+/// kept in the room file.
 pub(super) async fn unlock(
     State(state): State<WebState>,
     _presenter: Presenter,
     StrictJson(body): StrictJson<UnlockBody>,
-) -> Json<UnlockView> {
-    state.shared.unlock_all.store(body.all, Ordering::Relaxed);
-    Json(UnlockView { unlock_all: body.all })
+) -> Result<Json<UnlockView>, WebError> {
+    state
+        .work(move |shared| {
+            shared
+                .sessions
+                .store()
+                .set_setting(super::SETTING_UNLOCK_ALL, if body.all { "true" } else { "false" })
+                .map_err(|error| WebError::logged("the room file could not be written", error))?;
+            shared.unlock_all.store(body.all, Ordering::Relaxed);
+            Ok(Json(UnlockView { unlock_all: body.all }))
+        })
+        .await
 }
 
 #[derive(Deserialize)]

@@ -1,169 +1,43 @@
-//! Who is in the room: one session per browser, named by a random id in a cookie.
+//! Who is in the room: one participant per name, each browser named by a random id in a
+//! cookie, everything kept in the room file ([`RoomFile`]) so a restart loses no one.
 //!
-//! The room is bounded on every side: at most `sessions_max` sessions (the next
-//! participant hears 503 `room_full`), one level open per session (a simulation bounded by
-//! its `max_phases`), progress bounded by the number of levels, a name of at most
-//! [`NAME_CHARS_MAX`] characters, and a session idle for `idle_timeout` ends — checked on
-//! every request and by a periodic sweep — so a room that emptied does not keep memory.
+//! The room is bounded on every side: at most `sessions_max` participants hold a place at
+//! once (the next hears 503 `room_full`), one level open per participant (a simulation
+//! bounded by its `max_phases`), progress bounded by the number of levels, a name of at
+//! most 32 characters, at most [`PARTICIPANTS_MAX`] participants in a room
+//! file. A participant idle for `idle_timeout` gives up their place and their level's
+//! memory — checked on every join and by a periodic sweep — and takes both back with their
+//! next request; the room file keeps them meanwhile. A participant on a new browser takes
+//! their name back with the code their old screen showed.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
+use subtle::ConstantTimeEq;
 
 use super::error::WebError;
-use super::game::{Conclusion, Game, Mode};
-use twice_world::checker::Outcome;
+use super::room_file::{RoomFile, RoomFileError};
 
-/// The cookie that carries the session id.
-pub const COOKIE_NAME: &str = "twice_session";
-/// Random bytes in a session id (128 bits: not guessable, not enumerable).
-pub const SESSION_ID_BYTES: usize = 16;
-/// The longest display name.
-pub const NAME_CHARS_MAX: usize = 32;
+pub use super::identity::{COOKIE_NAME, SessionId, check_name};
+/// What a participant did: kept in its own file, named here too as it always was.
+pub use super::participant::{LevelProgress, Participant, Win, no_level_open};
 
-/// A session's id: random, shown only as hex in the cookie.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct SessionId([u8; SESSION_ID_BYTES]);
-
-impl std::fmt::Debug for SessionId {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // An id is a credential: logs show that there is one, not what it is.
-        formatter.write_str("SessionId(…)")
-    }
-}
-
-impl SessionId {
-    fn generate() -> Result<SessionId, WebError> {
-        let mut bytes = [0_u8; SESSION_ID_BYTES];
-        getrandom::fill(&mut bytes).map_err(|error| WebError::logged("no random bytes for a session id", error))?;
-        Ok(SessionId(bytes))
-    }
-
-    pub fn to_hex(self) -> String {
-        self.0.iter().map(|byte| format!("{byte:02x}")).collect()
-    }
-
-    /// Exactly [`SESSION_ID_BYTES`] bytes as lowercase hex, or nothing.
-    pub fn parse(text: &str) -> Option<SessionId> {
-        if text.len() != SESSION_ID_BYTES * 2 || !text.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f')) {
-            return None;
-        }
-        let mut bytes = [0_u8; SESSION_ID_BYTES];
-        for (index, byte) in bytes.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&text[index * 2..index * 2 + 2], 16).ok()?;
-        }
-        Some(SessionId(bytes))
-    }
-
-    /// The session id in a `Cookie` header's value (`a=1; twice_session=…; b=2`), if any.
-    pub fn from_cookie_header(header: &str) -> Option<SessionId> {
-        header
-            .split(';')
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == COOKIE_NAME)
-            .and_then(|(_, value)| SessionId::parse(value.trim()))
-    }
-}
-
-/// A participant's display name: trimmed, 1 to [`NAME_CHARS_MAX`] letters, digits, spaces
-/// and `-_.'`. It is their operator id in the room's race, and the presenter shows it.
-pub fn check_name(name: &str) -> Result<String, WebError> {
-    let name = name.trim();
-    let chars = name.chars().count();
-    if chars == 0 {
-        return Err(WebError::invalid(
-            "name: choose a name the room will see (1 to 32 characters)",
-        ));
-    }
-    if chars > NAME_CHARS_MAX {
-        return Err(WebError::invalid(format!(
-            "name: {chars} characters, more than the {NAME_CHARS_MAX} allowed"
-        )));
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|character| !(character.is_alphanumeric() || matches!(character, ' ' | '-' | '_' | '.' | '\'')))
-    {
-        return Err(WebError::invalid(format!(
-            "name: letters, digits, spaces and - _ . ' only; not {bad:?}"
-        )));
-    }
-    Ok(name.split_whitespace().collect::<Vec<_>>().join(" "))
-}
-
-/// A participant's best finish of a level: fewest cards, then fewest phases.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Win {
-    pub cards: u32,
-    pub phases: u32,
-    pub outcome: Outcome,
-}
-
-impl Win {
-    fn rank(&self) -> (u32, u32) {
-        (self.cards, self.phases)
-    }
-}
-
-/// What a participant did with one level (campaign plays only).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LevelProgress {
-    pub finished: bool,
-    pub best: Option<Win>,
-    /// Plays judged (each time the level went quiet).
-    pub plays: u32,
-    pub last_outcome: Outcome,
-}
-
-/// A participant: their name, their progress by level id, and the level they have open.
-#[derive(Debug)]
-pub struct Participant {
-    pub name: String,
-    /// One entry per level id of the catalogue at most.
-    pub progress: BTreeMap<String, LevelProgress>,
-    pub game: Option<Game>,
-}
-
-impl Participant {
-    pub fn is_finished(&self, level_id: &str) -> bool {
-        self.progress.get(level_id).is_some_and(|progress| progress.finished)
-    }
-
-    /// Counts a play that ended; a sandbox play (chosen guards) counts for nothing.
-    pub fn record(&mut self, level_id: &str, mode: Mode, conclusion: &Conclusion) {
-        if mode != Mode::Campaign {
-            return;
-        }
-        let entry = self.progress.entry(level_id.to_owned()).or_insert(LevelProgress {
-            finished: false,
-            best: None,
-            plays: 0,
-            last_outcome: conclusion.verdict.outcome,
-        });
-        entry.plays = entry.plays.saturating_add(1);
-        entry.last_outcome = conclusion.verdict.outcome;
-        if conclusion.finished {
-            entry.finished = true;
-            let win = Win {
-                cards: conclusion.cards,
-                phases: conclusion.phases,
-                outcome: conclusion.verdict.outcome,
-            };
-            if entry.best.is_none_or(|best| win.rank() < best.rank()) {
-                entry.best = Some(win);
-            }
-        }
-    }
-}
-
-/// One session of the room.
+/// One participant of the room, with or without a browser now.
 #[derive(Debug)]
 pub struct Session {
     /// The name as chosen at join (it does not change), so listings need no lock on the game.
     pub name: String,
+    /// Their row in the room file.
+    pub participant_id: i64,
+    /// What takes their name back on another browser (it does not change).
+    claim_code: String,
     last_seen: Mutex<Instant>,
+    /// Holding one of the room's `sessions_max` places: false once idle for the timeout
+    /// (their level leaves memory; their next request brings it back) or after they left.
+    live: AtomicBool,
     participant: Mutex<Participant>,
 }
 
@@ -182,31 +56,108 @@ impl Session {
     fn touch(&self, now: Instant) {
         *self.last_seen.lock().unwrap_or_else(PoisonError::into_inner) = now;
     }
+
+    fn is_live(&self) -> bool {
+        self.live.load(Ordering::SeqCst)
+    }
 }
 
-/// Every session of the room.
+/// Everyone the room knows, and which browser (by a hash of its session id) is whose.
+#[derive(Debug, Default)]
+struct People {
+    everyone: Vec<Arc<Session>>,
+    by_session: BTreeMap<String, Arc<Session>>,
+}
+
+impl People {
+    fn live(&self) -> usize {
+        self.everyone.iter().filter(|session| session.is_live()).count()
+    }
+
+    fn named(&self, name: &str) -> Option<Arc<Session>> {
+        let folded = name.to_lowercase();
+        self.everyone
+            .iter()
+            .find(|session| session.name.to_lowercase() == folded)
+            .cloned()
+    }
+
+    /// The browser that held `session` holds it no more.
+    fn detach(&mut self, session: &Arc<Session>) {
+        self.by_session.retain(|_, held| !Arc::ptr_eq(held, session));
+        session.live.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Wrong codes a name takes before it refuses codes for [`CLAIM_LOCKOUT_MS`].
+pub const CLAIM_TRIES_MAX: u32 = 5;
+/// How long a name refuses codes after [`CLAIM_TRIES_MAX`] wrong ones.
+pub const CLAIM_LOCKOUT_MS: u64 = 60_000;
+/// The most participants a room file keeps (people who left included): ten full rooms.
+pub const PARTICIPANTS_MAX: usize = 10 * super::SESSIONS_DEFAULT;
+
+/// Every participant of the room, kept in the room file.
 #[derive(Debug)]
 pub struct Sessions {
-    sessions: Mutex<BTreeMap<SessionId, Arc<Session>>>,
+    people: Mutex<People>,
+    store: RoomFile,
+    /// Wrong codes by folded name: how many, and when the last was.
+    claim_failures: Mutex<BTreeMap<String, (u32, Instant)>>,
     max: usize,
     idle_timeout: Duration,
 }
 
+fn stored(error: RoomFileError) -> WebError {
+    WebError::logged("the room file could not be written", error)
+}
+
 impl Sessions {
-    pub fn new(max: usize, idle_timeout: Duration) -> Sessions {
-        Sessions {
-            sessions: Mutex::new(BTreeMap::new()),
+    /// The room as its file holds it: everyone starts without a browser, and takes their
+    /// place again with their next request.
+    pub fn load(store: RoomFile, max: usize, idle_timeout: Duration) -> Result<Sessions, RoomFileError> {
+        let now = Instant::now();
+        let mut people = People::default();
+        for participant in store.participants()? {
+            let session = Arc::new(Session {
+                name: participant.name.clone(),
+                participant_id: participant.id,
+                claim_code: participant.claim_code.clone(),
+                last_seen: Mutex::new(now),
+                live: AtomicBool::new(false),
+                participant: Mutex::new(Participant {
+                    id: participant.id,
+                    name: participant.name,
+                    claim_code: participant.claim_code,
+                    progress: participant.progress.into_iter().collect(),
+                    game: None,
+                    log: participant.game,
+                }),
+            });
+            if let Some(hash) = participant.session_sha256 {
+                people.by_session.insert(hash, Arc::clone(&session));
+            }
+            people.everyone.push(session);
+        }
+        Ok(Sessions {
+            people: Mutex::new(people),
+            store,
+            claim_failures: Mutex::new(BTreeMap::new()),
             max,
             idle_timeout,
-        }
+        })
     }
 
-    fn map(&self) -> MutexGuard<'_, BTreeMap<SessionId, Arc<Session>>> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    fn people(&self) -> MutexGuard<'_, People> {
+        self.people.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    pub fn store(&self) -> &RoomFile {
+        &self.store
+    }
+
+    /// Participants holding a place now.
     pub fn len(&self) -> usize {
-        self.map().len()
+        self.people().live()
     }
 
     pub fn max(&self) -> usize {
@@ -217,117 +168,267 @@ impl Sessions {
         self.idle_timeout
     }
 
-    /// A new session for `name` (checked with [`check_name`]). `replacing`: the session
-    /// this browser had, which ends (so rejoining under a new name frees its slot).
-    pub fn join(&self, name: &str, replacing: Option<SessionId>) -> Result<(SessionId, Arc<Session>), WebError> {
+    fn room_full(&self) -> WebError {
+        WebError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "room_full",
+            format!(
+                "the room is full: {} sessions, the most this server takes (--sessions-max). \
+                 Try again when someone leaves, or ask the presenter",
+                self.max
+            ),
+        )
+    }
+
+    /// A session for `name` (checked with [`check_name`]): a new participant, or, with the
+    /// code their screen showed, a participant taking their name back on this browser.
+    /// `replacing`: the session this browser had, which ends (its slot is free again).
+    pub fn join(
+        &self,
+        name: &str,
+        code: Option<&str>,
+        replacing: Option<SessionId>,
+    ) -> Result<(SessionId, Arc<Session>), WebError> {
         let name = check_name(name)?;
         let id = SessionId::generate()?;
+        let hash = id.sha256();
         let now = Instant::now();
-        // Dropped after the map's lock is let go: ending a session closes SQLite connections.
-        let mut ended = Vec::new();
-        let session = {
-            let mut map = self.map();
-            if let Some(old) = replacing.and_then(|old| map.remove(&old)) {
-                ended.push(old);
+        let mut people = self.people();
+        let mut owned = None;
+        if let Some(old) = replacing.and_then(|old| people.by_session.get(&old.sha256()).cloned()) {
+            if old.name.to_lowercase() == name.to_lowercase() {
+                // The browser's own name again: its cookie shows it is theirs.
+                owned = Some(old);
+            } else {
+                people.detach(&old);
+                self.store.set_session(old.participant_id, None).map_err(stored)?;
             }
-            let expired: Vec<SessionId> = map
-                .iter()
-                .filter(|(_, session)| session.idle_for(now) >= self.idle_timeout)
-                .map(|(id, _)| *id)
-                .collect();
-            ended.extend(expired.iter().filter_map(|id| map.remove(id)));
-            if map
-                .values()
-                .any(|session| session.name.to_lowercase() == name.to_lowercase())
-            {
+        }
+        self.sweep_locked(&mut people, now);
+        if let Some(existing) = people.named(&name) {
+            let Some(code) = code.filter(|_| owned.is_none()) else {
+                if owned.is_some() {
+                    return self.attach(&mut people, &existing, id, hash, now);
+                }
                 return Err(WebError::conflict(
                     "name_taken",
-                    format!("someone in the room is already called {name}: choose another name"),
-                ));
-            }
-            if map.len() >= self.max {
-                return Err(WebError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "room_full",
                     format!(
-                        "the room is full: {} sessions, the most this server takes (--sessions-max). \
-                         Try again when someone leaves, or ask the presenter",
-                        self.max
+                        "someone in the room is already called {name}. If that is you on another \
+                         browser, type the code shown under your name on your old screen; if not, \
+                         choose another name"
                     ),
                 ));
-            }
-            let session = Arc::new(Session {
-                name: name.clone(),
-                last_seen: Mutex::new(now),
-                participant: Mutex::new(Participant {
-                    name,
-                    progress: BTreeMap::new(),
-                    game: None,
-                }),
-            });
-            map.insert(id, Arc::clone(&session));
-            session
-        };
-        drop(ended);
+            };
+            self.check_code(&existing, code, now)?;
+            return self.attach(&mut people, &existing, id, hash, now);
+        }
+        if people.live() >= self.max {
+            return Err(self.room_full());
+        }
+        if people.everyone.len() >= PARTICIPANTS_MAX {
+            return Err(WebError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "room_full",
+                format!(
+                    "this room file has held {PARTICIPANTS_MAX} participants, the most it keeps: \
+                     ask the presenter to start a new room (--room)"
+                ),
+            ));
+        }
+        let claim_code = generate_claim_code()?;
+        let participant_id = self.store.add_participant(&hash, &name, &claim_code).map_err(stored)?;
+        let session = Arc::new(Session {
+            name: name.clone(),
+            participant_id,
+            claim_code: claim_code.clone(),
+            last_seen: Mutex::new(now),
+            live: AtomicBool::new(true),
+            participant: Mutex::new(Participant {
+                id: participant_id,
+                name,
+                claim_code,
+                progress: BTreeMap::new(),
+                game: None,
+                log: None,
+            }),
+        });
+        people.everyone.push(Arc::clone(&session));
+        people.by_session.insert(hash, Arc::clone(&session));
         Ok((id, session))
     }
 
-    /// The live session `id` names (and it counts as seen now); an idle one ends here.
-    pub fn find(&self, id: SessionId) -> Result<Arc<Session>, WebError> {
-        let now = Instant::now();
-        let mut map = self.map();
-        let Some(session) = map.get(&id).cloned() else {
-            return Err(no_session());
-        };
-        if session.idle_for(now) >= self.idle_timeout {
-            let ended = map.remove(&id);
-            drop(map);
-            drop(ended);
+    /// `session` is browser `id`'s now (any other browser of theirs loses it).
+    fn attach(
+        &self,
+        people: &mut People,
+        session: &Arc<Session>,
+        id: SessionId,
+        hash: String,
+        now: Instant,
+    ) -> Result<(SessionId, Arc<Session>), WebError> {
+        if !session.is_live() && people.live() >= self.max {
+            return Err(self.room_full());
+        }
+        self.store
+            .set_session(session.participant_id, Some(&hash))
+            .map_err(stored)?;
+        people.detach(session);
+        session.live.store(true, Ordering::SeqCst);
+        session.touch(now);
+        people.by_session.insert(hash, Arc::clone(session));
+        Ok((id, Arc::clone(session)))
+    }
+
+    fn check_code(&self, session: &Session, code: &str, now: Instant) -> Result<(), WebError> {
+        let folded = session.name.to_lowercase();
+        let mut failures = self.claim_failures.lock().unwrap_or_else(PoisonError::into_inner);
+        let lockout = Duration::from_millis(CLAIM_LOCKOUT_MS);
+        if let Some((count, last)) = failures.get(&folded)
+            && *count >= CLAIM_TRIES_MAX
+            && now.saturating_duration_since(*last) < lockout
+        {
             return Err(WebError::new(
-                StatusCode::UNAUTHORIZED,
-                "session_expired",
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_tries",
                 format!(
-                    "your session ended after {} minute(s) without a move: join again",
-                    self.idle_timeout.as_secs().div_ceil(60)
+                    "{CLAIM_TRIES_MAX} wrong codes for {}: wait a minute, then type the code your old screen shows",
+                    session.name
                 ),
             ));
+        }
+        let expected = &session.claim_code;
+        let given = code.trim().to_uppercase();
+        if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
+            failures.remove(&folded);
+            return Ok(());
+        }
+        let entry = failures.entry(folded).or_insert((0, now));
+        if now.saturating_duration_since(entry.1) >= lockout {
+            entry.0 = 0;
+        }
+        *entry = (entry.0 + 1, now);
+        Err(WebError::new(
+            StatusCode::FORBIDDEN,
+            "wrong_code",
+            format!(
+                "that is not {}'s code: it is the {CLAIM_CODE_CHARS} letters and digits shown under the name on the old screen",
+                session.name
+            ),
+        ))
+    }
+
+    /// The participant whose browser `id` is; one without a place (back after a quiet
+    /// spell or a restart) takes one again if the room has room.
+    pub fn find(&self, id: SessionId) -> Result<Arc<Session>, WebError> {
+        let now = Instant::now();
+        let mut people = self.people();
+        let session = people.by_session.get(&id.sha256()).cloned().ok_or_else(no_session)?;
+        if !session.is_live() {
+            self.sweep_locked(&mut people, now);
+            if people.live() >= self.max {
+                return Err(self.room_full());
+            }
+            session.live.store(true, Ordering::SeqCst);
         }
         session.touch(now);
         Ok(session)
     }
 
-    /// Ends a session (the browser left).
-    pub fn leave(&self, id: SessionId) -> bool {
-        let ended = self.map().remove(&id);
-        ended.is_some()
-    }
-
-    /// Ends every session idle for the timeout; returns how many.
-    pub fn sweep(&self) -> usize {
-        let now = Instant::now();
-        let ended: Vec<Arc<Session>> = {
-            let mut map = self.map();
-            let expired: Vec<SessionId> = map
-                .iter()
-                .filter(|(_, session)| session.idle_for(now) >= self.idle_timeout)
-                .map(|(id, _)| *id)
-                .collect();
-            expired.iter().filter_map(|id| map.remove(id)).collect()
+    /// The browser left: its cookie no longer names anyone (their name and progress stay;
+    /// their code takes them back).
+    pub fn leave(&self, id: SessionId) -> Result<bool, WebError> {
+        let mut people = self.people();
+        let Some(session) = people.by_session.get(&id.sha256()).cloned() else {
+            return Ok(false);
         };
-        ended.len()
+        people.detach(&session);
+        drop(people);
+        self.store.set_session(session.participant_id, None).map_err(stored)?;
+        session.participant().game = None;
+        Ok(true)
     }
 
-    /// Every session, by name, for the presenter.
+    fn sweep_locked(&self, people: &mut People, now: Instant) -> Vec<Arc<Session>> {
+        let quiet: Vec<Arc<Session>> = people
+            .everyone
+            .iter()
+            .filter(|session| session.is_live() && session.idle_for(now) >= self.idle_timeout)
+            .cloned()
+            .collect();
+        for session in &quiet {
+            session.live.store(false, Ordering::SeqCst);
+        }
+        quiet
+    }
+
+    /// Gives up the places of participants idle for the timeout, and their levels' memory
+    /// (the room file keeps both); returns how many.
+    pub fn sweep(&self) -> usize {
+        let (quiet, placeless) = {
+            let mut people = self.people();
+            let quiet = self.sweep_locked(&mut people, Instant::now());
+            let placeless: Vec<Arc<Session>> = people
+                .everyone
+                .iter()
+                .filter(|session| !session.is_live())
+                .cloned()
+                .collect();
+            (quiet, placeless)
+        };
+        for session in &placeless {
+            // Ending a simulation closes its SQLite connections: done outside the room's
+            // lock, and never waiting for a request that holds the participant.
+            if let Ok(mut participant) = session.participant.try_lock() {
+                participant.game = None;
+            }
+        }
+        quiet.len()
+    }
+
+    /// Every participant holding a place, by name, for the presenter.
     pub fn all(&self) -> Vec<Arc<Session>> {
-        let mut sessions: Vec<Arc<Session>> = self.map().values().cloned().collect();
+        let mut sessions: Vec<Arc<Session>> = self
+            .people()
+            .everyone
+            .iter()
+            .filter(|session| session.is_live())
+            .cloned()
+            .collect();
         sessions.sort_by_key(|session| session.name.to_lowercase());
         sessions
+    }
+
+    /// Everyone the room knows (holding a place or not), for the scoreboard.
+    pub fn everyone(&self) -> Vec<Arc<Session>> {
+        self.people().everyone.clone()
     }
 
     /// How long each session has been idle, for the presenter.
     pub fn idle_seconds(&self, session: &Session) -> u64 {
         session.idle_for(Instant::now()).as_secs()
     }
+}
+
+/// Characters in a claim code.
+pub const CLAIM_CODE_CHARS: usize = 6;
+/// What a claim code is made of: no 0/O, 1/I/L to misread off a screen.
+const CLAIM_CODE_ALPHABET: &[u8; 31] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+
+fn generate_claim_code() -> Result<String, WebError> {
+    let mut bytes = [0_u8; CLAIM_CODE_CHARS];
+    getrandom::fill(&mut bytes).map_err(|error| WebError::logged("no random bytes for a claim code", error))?;
+    // 248 = 8 × 31: bytes past it would favour some letters; those few are drawn again.
+    let mut code = String::with_capacity(CLAIM_CODE_CHARS);
+    for byte in bytes {
+        let mut byte = byte;
+        while byte >= 248 {
+            let mut again = [0_u8; 1];
+            getrandom::fill(&mut again).map_err(|error| WebError::logged("no random bytes for a claim code", error))?;
+            byte = again[0];
+        }
+        code.push(CLAIM_CODE_ALPHABET[usize::from(byte) % CLAIM_CODE_ALPHABET.len()] as char);
+    }
+    Ok(code)
 }
 
 pub fn no_session() -> WebError {
@@ -339,64 +440,5 @@ pub fn no_session() -> WebError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn session_ids_round_trip_and_nothing_else_parses() {
-        let id = SessionId::generate().unwrap();
-        assert_eq!(SessionId::parse(&id.to_hex()), Some(id));
-        let cookie = format!("theme=dark; {COOKIE_NAME}={}; other=1", id.to_hex());
-        assert_eq!(SessionId::from_cookie_header(&cookie), Some(id));
-        for text in [
-            "",
-            "00",
-            &"0".repeat(31),
-            &"g".repeat(32),
-            &"A".repeat(32),
-            &"0".repeat(34),
-        ] {
-            assert_eq!(SessionId::parse(text), None, "{text}");
-        }
-        assert_eq!(SessionId::from_cookie_header("other=1"), None);
-        assert_eq!(format!("{id:?}"), "SessionId(…)");
-    }
-
-    #[test]
-    fn names_are_trimmed_bounded_and_plain() {
-        assert_eq!(check_name("  Ada   Lovelace ").unwrap(), "Ada Lovelace");
-        assert_eq!(check_name("O'Brien-2.x_y").unwrap(), "O'Brien-2.x_y");
-        assert_eq!(check_name("Zoë").unwrap(), "Zoë");
-        for bad in ["", "   ", "<script>", "a/b", "tab\there", &"x".repeat(33)] {
-            let error = check_name(bad).unwrap_err();
-            assert_eq!(error.code, "invalid_value", "{bad}");
-        }
-    }
-
-    #[test]
-    fn the_room_is_bounded_and_names_are_unique() {
-        let sessions = Sessions::new(2, Duration::from_secs(60));
-        let (ada, _) = sessions.join("Ada", None).unwrap();
-        assert_eq!(sessions.join("ada", None).unwrap_err().code, "name_taken");
-        sessions.join("Grace", None).unwrap();
-        let full = sessions.join("Linus", None).unwrap_err();
-        assert_eq!((full.status, full.code), (StatusCode::SERVICE_UNAVAILABLE, "room_full"));
-        // Rejoining replaces the browser's old session: its slot and its name are free again.
-        let (again, _) = sessions.join("Ada", Some(ada)).unwrap();
-        assert_eq!(sessions.len(), 2);
-        assert_eq!(sessions.find(ada).unwrap_err().code, "no_session");
-        assert!(sessions.find(again).is_ok());
-    }
-
-    #[test]
-    fn idle_sessions_end_on_access_and_on_sweep() {
-        let sessions = Sessions::new(4, Duration::from_millis(30));
-        let (first, _) = sessions.join("Ada", None).unwrap();
-        let (second, _) = sessions.join("Grace", None).unwrap();
-        std::thread::sleep(Duration::from_millis(60));
-        assert_eq!(sessions.find(first).unwrap_err().code, "session_expired");
-        assert_eq!(sessions.sweep(), 1);
-        assert_eq!(sessions.len(), 0);
-        assert_eq!(sessions.find(second).unwrap_err().code, "no_session");
-    }
-}
+#[path = "sessions_tests.rs"]
+mod tests;

@@ -57,6 +57,29 @@ pub enum Decider {
 }
 
 impl Decider {
+    /// What decided, in a few words a win or a loss can both show: "op-crew's decision on
+    /// r1:c1 (failed), not a guard".
+    pub fn summary(&self) -> String {
+        match self {
+            Decider::Guards { guards, .. } => {
+                listed(&guards.iter().map(|guard| guard_words(*guard)).collect::<Vec<_>>())
+            }
+            Decider::Held { guards } => format!(
+                "{} held; switched, the moves meet other moments, so whether it alone decided cannot be said",
+                listed(&guards.iter().map(|guard| guard_words(*guard)).collect::<Vec<_>>())
+            ),
+            Decider::Moment { card, at_phase } => {
+                format!("the moment, not a guard: {} before phase {at_phase}", card.title())
+            }
+            Decider::KeysHonoured { key } => format!("billing's key handling, not a guard: it recognised {key}"),
+            Decider::Operator { operator, key, status } => {
+                format!("{operator}'s decision on {key} ({status}), not a guard")
+            }
+            Decider::NoMoves => "no card was played".into(),
+            Decider::Unexplained => "nothing this run shows: no guard, no decision, no missed moment".into(),
+        }
+    }
+
     /// The end of "The heist failed: …".
     pub fn failed_because(&self) -> String {
         match self {

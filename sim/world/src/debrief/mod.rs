@@ -184,6 +184,9 @@ pub fn guard_words(guard: Guard) -> &'static str {
         Guard::NoLeaseExpiry => "no lease expiry",
         Guard::NoReflexCompensation => "no reflex compensation",
         Guard::RefusalIsFailed => "recording a refusal as failed",
+        Guard::KeyRetention => "the key's retention",
+        Guard::LookupSettle => "the lookup's settle time",
+        Guard::DeadLetter => "the dead letter",
     }
 }
 

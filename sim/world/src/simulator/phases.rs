@@ -25,13 +25,14 @@ fn phase_cost_ms(command: &Command) -> u64 {
         | Command::StandDown { .. }
         | Command::WaitForPerson { .. }
         | Command::Exit => 1,
-        Command::Backoff { .. } | Command::LogLateOutcome { .. } => 1,
+        Command::Backoff { .. } | Command::WaitToLookAgain { .. } | Command::LogLateOutcome { .. } => 1,
         Command::LoadCheckpoint
         | Command::Reserve { .. }
         | Command::CheckLedger { .. }
         | Command::InsertStarted { .. }
         | Command::RecordOutcome { .. }
         | Command::SaveCheckpoint { .. }
+        | Command::SettleNotFound { .. }
         | Command::ReadRecord { .. } => 2,
     }
 }
@@ -222,6 +223,17 @@ impl Simulation {
                     some_run,
                     None,
                     format!("waits {after_ms} ms before attempt {next_attempt}"),
+                );
+            }
+            Drive::WaitToLookAgain { key, after_ms } => {
+                // The same timer as a backoff: the machine asks for the lookup again when it fires.
+                self.clock.schedule(now + after_ms, Event::Backoff { worker });
+                self.log(
+                    actor,
+                    "wait to look again",
+                    some_run,
+                    Some(key.to_string()),
+                    format!("waits {after_ms} ms before looking {key} up again"),
                 );
             }
             Drive::LookUp { key, .. } => {

@@ -147,6 +147,7 @@ impl Simulation {
             guards: self.guards,
             tools: self.level.tools.clone(),
             lease_ms: u64::from(self.level.world.lease_ms),
+            recovery_attempts_max: None,
         };
         let mut executor = Executor::new(ledger, &setup);
         if !self.send_fence {

@@ -166,8 +166,10 @@ pub(super) fn reserve_uncommitted(
 pub enum FileSettingsError<E> {
     /// SQLite refused WAL (a read-only folder, a network file system): it answered with this mode.
     NotWal {
+        /// The journal mode SQLite kept.
         mode: String,
     },
+    /// Setting the file up failed otherwise (the caller's error).
     Ledger(E),
 }
 

@@ -64,8 +64,59 @@ pub struct EndView {
     pub lesson: LessonView,
     /// The debrief drawn from the run: headline, diagnosis, the story only when it happened, par.
     pub debrief: twice_world::debrief::Debrief,
+    /// What decided the run, and the rule line that goes with it (the counterfactual's answer).
+    pub decided: DecidedView,
     /// The next level in level-select order, by stem.
     pub next: Option<String>,
+}
+
+/// One guard that decided the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct DecidingGuardView {
+    pub guard: &'static str,
+    pub words: &'static str,
+    /// It was on in this run (a loss it held), or off (a win it let through).
+    pub was_on: bool,
+}
+
+/// What decided a run, as the browser shows it: the guards (run again without each, the
+/// verdict turns), else what the run's events name; the rule line for it; the other runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct DecidedView {
+    pub guards: Vec<DecidingGuardView>,
+    /// When no guard decided: what did, in words ("op-crew's decision on r1:c1 (failed), not a guard").
+    pub otherwise: Option<String>,
+    /// The rule line: the deciding guard's own, else what decided it, else the level's.
+    pub rule: String,
+    /// Guards that were on and made no difference this time.
+    pub not_needed: Vec<&'static str>,
+    /// "Without the write retry rule, this same run pays Ada $50.00 of $25.00 owed: the heist works."
+    pub what_if: Vec<String>,
+    /// win, loss, held or owed: the look of the page follows the player's goal.
+    pub tone: twice_world::debrief::Tone,
+}
+
+fn decided_view(told: &twice_world::debrief::Debrief) -> DecidedView {
+    use twice_world::debrief::{Decider, guard_words};
+    let guards = match &told.decided_by {
+        Decider::Guards { deciding, .. } => deciding
+            .iter()
+            .map(|found| DecidingGuardView {
+                guard: found.guard.name(),
+                words: guard_words(found.guard),
+                was_on: found.was_on,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    DecidedView {
+        otherwise: guards.is_empty().then(|| told.decided_by.summary()),
+        guards,
+        rule: told.rule.clone(),
+        not_needed: told.not_needed.iter().map(|guard| guard.name()).collect(),
+        what_if: told.what_if.iter().map(|what_if| what_if.sentence.clone()).collect(),
+        tone: told.tone,
+    }
 }
 
 pub(super) fn end_view(game: &Game, conclusion: &Conclusion, catalogue: &Catalogue, looks: &KeyLooks) -> EndView {
@@ -82,6 +133,7 @@ pub(super) fn end_view(game: &Game, conclusion: &Conclusion, catalogue: &Catalog
             text: level.lesson.text.clone(),
             debrief: level.debrief.clone(),
         },
+        decided: decided_view(&conclusion.debrief),
         debrief: conclusion.debrief.clone(),
         next: catalogue.next(game.level_index).map(|next| next.stem.clone()),
     }

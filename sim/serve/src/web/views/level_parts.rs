@@ -21,6 +21,15 @@ pub struct LevelHeadView {
     pub goal: Look,
     pub unbeatable: bool,
     pub max_phases: u32,
+    /// An unbeatable level's defender's challenge: switch on at most `budget` guards.
+    pub defender: Option<DefenderHeadView>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct DefenderHeadView {
+    pub budget: u32,
+    /// How many guards the smallest known defence switches on.
+    pub minimum_size: u32,
 }
 
 #[derive(Clone, Debug, Serialize)]

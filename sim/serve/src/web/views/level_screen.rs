@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::super::game::Game;
+use super::super::game::{Game, Mode};
 use super::super::levels::Catalogue;
 use super::debrief::end_view;
 use super::level_parts::declaration_view;
@@ -47,6 +47,9 @@ pub struct GameView {
     pub timeline: TimelineView,
     pub played: Vec<MoveView>,
     pub end: Option<EndView>,
+    /// Once the level is quiet: this run as a link's fragment (`replay=1.…`), which opens it
+    /// at its end in any room serving the campaign.
+    pub replay_link: Option<String>,
 }
 
 fn level_head(game: &Game) -> LevelHeadView {
@@ -62,6 +65,14 @@ fn level_head(game: &Game) -> LevelHeadView {
         goal: outcome_look(level.goal),
         unbeatable: level.unbeatable,
         max_phases: level.max_phases,
+        defender: level
+            .defender
+            .as_ref()
+            .filter(|_| level.unbeatable)
+            .map(|defender| DefenderHeadView {
+                budget: defender.budget,
+                minimum_size: u32::try_from(defender.minimum.len()).unwrap_or(u32::MAX),
+            }),
     }
 }
 
@@ -330,7 +341,8 @@ fn armed_lines(simulation: &Simulation) -> Vec<String> {
 
 /// The level screen, from a participant's game.
 pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_world::ledger::LedgerError> {
-    let simulation = game.simulation();
+    let held = game.simulation();
+    let simulation: &Simulation = &held;
     let looks = KeyLooks::from_timeline(simulation.timeline());
     let workers = simulation.workers();
     let mut records = simulation.ledger_records()?;
@@ -437,6 +449,18 @@ pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_w
                 play: action.play.clone(),
             })
             .collect(),
+        replay_link: end.as_ref().map(|_| replay_link(game)),
         end,
     })
+}
+
+/// The run so far as a replay link's fragment.
+pub fn replay_link(game: &Game) -> String {
+    twice_world::replay_link::ReplayLink {
+        level: game.stem.clone(),
+        seed: game.seed,
+        guards: (game.mode == Mode::Sandbox).then(|| game.simulation().guards()),
+        moves: game.simulation().played().to_vec(),
+    }
+    .to_fragment()
 }

@@ -2,28 +2,54 @@
 
 use serde::Serialize;
 
-use super::super::levels::{Catalogue, CatalogueLevel};
+use super::super::levels::Catalogue;
 use super::super::sessions::{LevelProgress, Participant, Win};
 use super::{Look, look, outcome_look};
 use twice_world::level::Level;
 use twice_world::runtime::guards::Guard;
 
+/// Which levels are open beyond their `requires`: every level, or the room's path.
+#[derive(Clone, Debug, Default)]
+pub struct Openings {
+    pub unlock_all: bool,
+    /// Level ids the presenter opened for the room (`--path`), in the plan's order.
+    pub path: Vec<String>,
+}
+
+impl Openings {
+    /// Whether a participant may open a level with its own guards.
+    pub fn is_open(&self, level: &Level, participant: &Participant) -> bool {
+        self.unlock_all || self.path.contains(&level.id) || level.requires.iter().all(|id| participant.is_finished(id))
+    }
+}
+
 /// Who the browser is.
 #[derive(Clone, Debug, Serialize)]
 pub struct MeView {
     pub name: String,
+    /// What takes this name back on another browser: shown on this participant's screen only.
+    pub code: String,
     pub unlock_all: bool,
+    /// The room's path (level stems), open to everyone.
+    pub path: Vec<String>,
     /// The level open in this session, by stem.
     pub game: Option<String>,
     pub finished: u32,
     pub idle_minutes: u64,
 }
 
-pub fn me_view(participant: &Participant, unlock_all: bool, idle_minutes: u64) -> MeView {
+pub fn me_view(participant: &Participant, catalogue: &Catalogue, openings: &Openings, idle_minutes: u64) -> MeView {
     MeView {
         name: participant.name.clone(),
-        unlock_all,
-        game: participant.game.as_ref().map(|game| game.stem.clone()),
+        code: participant.claim_code.clone(),
+        unlock_all: openings.unlock_all,
+        path: openings
+            .path
+            .iter()
+            .filter_map(|id| catalogue.by_id(id))
+            .map(|level| level.stem.clone())
+            .collect(),
+        game: participant.open_level().map(str::to_owned),
         finished: u32::try_from(
             participant
                 .progress
@@ -109,19 +135,21 @@ pub struct LevelSummaryView {
     pub requires: Vec<String>,
     /// `locked`, `open` or `finished`, with a glyph.
     pub state: Look,
+    /// On the room's path: open whatever the lock chain.
+    pub on_path: bool,
     pub playable: bool,
     pub best: Option<WinView>,
     pub par: Option<ParView>,
 }
 
-pub fn level_summaries(catalogue: &Catalogue, participant: &Participant, unlock_all: bool) -> Vec<LevelSummaryView> {
+pub fn level_summaries(catalogue: &Catalogue, participant: &Participant, openings: &Openings) -> Vec<LevelSummaryView> {
     catalogue
         .levels()
         .iter()
         .map(|entry| {
             let level = &entry.level;
             let progress: Option<&LevelProgress> = participant.progress.get(&level.id);
-            let open = unlock_all || level.requires.iter().all(|id| participant.is_finished(id));
+            let open = openings.is_open(level, participant);
             let state = match (progress.is_some_and(|progress| progress.finished), open) {
                 (true, _) => look("✔", "finished", "good"),
                 (false, true) => look("○", "open", "info"),
@@ -159,20 +187,11 @@ pub fn level_summaries(catalogue: &Catalogue, participant: &Participant, unlock_
                     })
                     .collect(),
                 state,
+                on_path: openings.path.contains(&level.id),
                 playable: open,
                 best: progress.and_then(|progress| progress.best.as_ref()).map(win_view),
                 par: par_of(level),
             }
         })
         .collect()
-}
-
-/// Whether a participant may open a level with its own guards.
-pub fn is_open(catalogue_level: &CatalogueLevel, participant: &Participant, unlock_all: bool) -> bool {
-    unlock_all
-        || catalogue_level
-            .level
-            .requires
-            .iter()
-            .all(|id| participant.is_finished(id))
 }

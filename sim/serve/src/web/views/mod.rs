@@ -26,7 +26,6 @@ pub use level_screen::*;
 pub use lobby::*;
 pub use room::*;
 
-
 use serde::Serialize;
 
 use twice_world::checker::Outcome;
@@ -150,6 +149,7 @@ fn run_status_look(status: &RunStatus) -> Look {
         RunStatus::AwaitingReconciliation { .. } => look("‖", "awaiting reconciliation", "warn"),
         RunStatus::Completed => look("✔", "completed", "good"),
         RunStatus::Failed { .. } => look("✘", "failed", "bad"),
+        RunStatus::DeadLettered { .. } => look("✉", "dead-lettered", "bad"),
     }
 }
 

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::super::game::Mode;
 use super::super::levels::Catalogue;
 use super::super::race::{Race, RaceState};
 use super::super::sessions::{LevelProgress, Participant, Win};
@@ -205,8 +206,19 @@ pub struct ParticipantView {
 pub fn participant_view(participant: &Participant, catalogue: &Catalogue, idle_seconds: u64) -> ParticipantView {
     ParticipantView {
         name: participant.name.clone(),
-        level: participant.game.as_ref().map(|game| game.level().title.clone()),
-        mode: participant.game.as_ref().map(|game| game.mode.name()),
+        // A level not in memory (its participant was quiet, or the server restarted) is
+        // named from its log; its phase is known again once it is rebuilt.
+        level: participant
+            .open_level()
+            .and_then(|stem| catalogue.find(stem))
+            .map(|(_, entry)| entry.level.title.clone()),
+        mode: participant.log.as_ref().map(|log| {
+            if log.guards.is_some() {
+                Mode::Sandbox.name()
+            } else {
+                Mode::Campaign.name()
+            }
+        }),
         phase: participant.game.as_ref().map(|game| game.simulation().phase()),
         finished: u32::try_from(
             participant
@@ -303,6 +315,8 @@ pub struct RoomView {
     pub sessions_max: u32,
     pub idle_minutes: u64,
     pub unlock_all: bool,
+    /// The room's path (level stems), open to everyone whatever the lock chain.
+    pub path: Vec<String>,
     pub scoreboard: Vec<BoardView>,
     pub race: RaceView,
     pub race_candidates: Vec<RaceCandidateView>,

@@ -1,0 +1,156 @@
+//! The executor's run-level steps: loading a checkpoint (and counting a recovery against a
+//! declared limit, table 8), saving one (a dead-lettered run's reason into its history), and
+//! settling a call a lookup proved absent (table 6).
+
+use super::*;
+use crate::ledger::{RunHistoryEntry, SaveOutcome};
+use crate::run::RunStatus;
+
+/// What a counted recovery writes into the run's history: the checkpoint it started from.
+/// Recoveries that started from the checkpoint a worker loads now made no progress past it.
+pub fn recovery_mark(version: u32) -> String {
+    format!("started from checkpoint v{version}")
+}
+
+/// The recoveries in `history` (one run's, oldest first) that started from checkpoint
+/// `version` since an operator last resumed the run: recoveries that failed, when a new one
+/// starts from that same checkpoint.
+pub fn failed_recoveries(history: &[RunHistoryEntry], version: u32) -> u32 {
+    let since_resume = history
+        .iter()
+        .rposition(|entry| entry.event == RunEvent::Resumed)
+        .map_or(0, |resumed| resumed + 1);
+    let mark = recovery_mark(version);
+    let failed = history[since_resume..]
+        .iter()
+        .filter(|entry| entry.event == RunEvent::RecoveryStarted && entry.detail.as_deref() == Some(mark.as_str()))
+        .count();
+    u32::try_from(failed).unwrap_or(u32::MAX)
+}
+
+impl Executor {
+    /// Loads the run's checkpoint. A checkpoint this build cannot read is not a fresh start:
+    /// it is reported, and the machine makes the run wait for a person. With a declared
+    /// recovery limit, loading a run that was interrupted (neither over nor dead-lettered) is a
+    /// recovery: it is written into the run's history, and the machine is told how many before
+    /// it started from the same checkpoint and got no further.
+    pub(super) fn load(&mut self, now_ms: u64) -> Result<Step, LedgerError> {
+        let Some(checkpoint) = self.ledger.load_checkpoint(&self.identity.run_id)? else {
+            return Ok(Step::feed(
+                Input::CheckpointLoaded {
+                    version: 0,
+                    state: None,
+                    failed_recoveries: None,
+                },
+                Report::Loaded {
+                    version: 0,
+                    state: None,
+                    failed_recoveries: None,
+                },
+            ));
+        };
+        let version = checkpoint.version;
+        let state = match RunState::from_json(&checkpoint.state) {
+            Ok(state) => state,
+            Err(detail) => {
+                return Ok(Step::feed(
+                    Input::CheckpointUnreadable {
+                        version,
+                        detail: detail.clone(),
+                    },
+                    Report::Unreadable { version, detail },
+                ));
+            }
+        };
+        let interrupted = !state.status.is_terminal() && !state.status.is_dead_lettered();
+        let failed_recoveries = match self.recovery_attempts_max {
+            Some(_) if interrupted => Some(self.count_recovery(version, now_ms)?),
+            _ => None,
+        };
+        Ok(Step::feed(
+            Input::CheckpointLoaded {
+                version,
+                state: Some(state.clone()),
+                failed_recoveries,
+            },
+            Report::Loaded {
+                version,
+                state: Some(state),
+                failed_recoveries,
+            },
+        ))
+    }
+
+    /// Counts the recoveries from checkpoint `version` that failed, then writes this one.
+    fn count_recovery(&mut self, version: u32, now_ms: u64) -> Result<u32, LedgerError> {
+        let history = self.ledger.run_history(Some(&self.identity.run_id))?;
+        let failed = failed_recoveries(&history, version);
+        self.ledger.append_run_event(
+            &self.identity.run_id,
+            &self.identity.worker_id,
+            RunEvent::RecoveryStarted,
+            &recovery_mark(version),
+            now_ms,
+        )?;
+        Ok(failed)
+    }
+
+    /// Saves the run's checkpoint, fenced as the machine asked. A run saved `dead_lettered`
+    /// also gets its reason in its own history (the checkpoint keeps it too, so a crash between
+    /// the two loses no reason).
+    pub(super) fn save(
+        &mut self,
+        state: &RunState,
+        expected_version: Option<u32>,
+        still_failed: Option<&IdempotencyKey>,
+        now_ms: u64,
+    ) -> Result<Step, LedgerError> {
+        let text = state.to_json();
+        let save = CheckpointSave {
+            run_id: &self.identity.run_id,
+            status: state.status.name(),
+            state: &text,
+            saved_by: &self.identity.worker_id,
+            expected_version,
+            still_failed,
+        };
+        let outcome = self.ledger.save_checkpoint_fenced(&save, now_ms)?;
+        if let (RunStatus::DeadLettered { reason, .. }, SaveOutcome::Saved { .. }) = (&state.status, &outcome) {
+            self.ledger.append_run_event(
+                &self.identity.run_id,
+                &self.identity.worker_id,
+                RunEvent::DeadLettered,
+                reason,
+                now_ms,
+            )?;
+        }
+        Ok(Step::feed(
+            Input::Saved(outcome.clone()),
+            Report::Saved {
+                status: state.status.name(),
+                item: state.item,
+                outcome,
+            },
+        ))
+    }
+
+    /// Table 6's "settle failed": a lookup past the tool's settle time found nothing. The call
+    /// is settled `failed` by the reconcile hook, compare-and-set from whatever unknown status it
+    /// has; a call someone settled first keeps their decision, which the machine then hears.
+    pub(super) fn settle_not_found(
+        &mut self,
+        key: IdempotencyKey,
+        reason: &str,
+        now_ms: u64,
+    ) -> Result<Step, LedgerError> {
+        let outcome = operator::record_not_found(&mut self.ledger, &key, reason, now_ms)?;
+        Ok(Step::feed(
+            Input::Reconciled(outcome.clone()),
+            Report::SettledNotFound {
+                key,
+                reason: reason.to_owned(),
+                outcome,
+            },
+        ))
+    }
+}

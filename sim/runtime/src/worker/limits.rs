@@ -1,0 +1,228 @@
+//! What the declared limits decide: the provider's key retention (table 7, and table 6's
+//! "expired"), its lookup settle time (table 6) and the run's recovery limit (table 8).
+//!
+//! The machine reads no clock: every age here is `now_ms` (given with the input) minus a time
+//! the ledger recorded, so a driver whose clock jumps (a simulated run paused for hours) is
+//! judged as a real one that waited.
+
+use super::*;
+use crate::rules::{
+    AbsentAction, AbsentFacts, RecoveryAction, ResendAction, absent_action, recovery_action, resend_action,
+};
+
+impl Worker {
+    /// Table 7, before a send: a key whose earlier attempt may have landed is resent only
+    /// while its provider keeps it. `Some`: the send is refused (the call is recorded
+    /// `indeterminate` and goes down table 3); `None`: send.
+    pub(super) fn resend_refusal(&mut self, now_ms: u64) -> Option<Option<Command>> {
+        let context = self.context();
+        if !context.earlier_unknown || !context.tool.side_effect.changes_something() {
+            return None;
+        }
+        let retention = context.tool.key_retention_ms?;
+        let key_age_ms = now_ms.saturating_sub(context.reserved_at_ms.unwrap_or(now_ms));
+        let action = resend_action(Some(retention), key_age_ms, true, self.guard(Guard::KeyRetention));
+        if action == ResendAction::Send {
+            // A resend that leaves is table 2's retry row, already noted.
+            return None;
+        }
+        self.fired.push(Fired::Resend {
+            key_retention_ms: Some(retention),
+            key_age_ms,
+            action,
+        });
+        let key = self.context().key.clone();
+        self.note(
+            Guard::KeyRetention,
+            Held::ExpiredKeyNotResent {
+                key_age_ms,
+                key_retention_ms: retention,
+            },
+            format!(
+                "{key} was reserved {} ago and its provider keeps keys for {}: a resend would be a new request \
+                 to it, paid again if the first landed. It was not sent; the call is unknown",
+                duration_words(key_age_ms),
+                duration_words(retention)
+            ),
+        );
+        let context = self.context_mut();
+        context.awaiting_attempt = None;
+        context.may_have_left = true;
+        Some(self.record(Status::Indeterminate, None))
+    }
+
+    /// What the reconcile hook's answer leads to.
+    pub(super) fn on_reconciled(&mut self, now_ms: u64, reconciled: Reconciled) -> Option<Command> {
+        match reconciled {
+            Reconciled::Completed { result } => {
+                let key = self.context().key.clone();
+                self.note(
+                    Guard::ReconcileHook,
+                    Held::Reconciled,
+                    format!("the reconcile hook found {key} in billing; the run carried on with the real result"),
+                );
+                self.tell(Told::Result { result })
+            }
+            Reconciled::Unknown => self.unknown(),
+            Reconciled::AlreadySettled(record) | Reconciled::SettledFailed(record) => {
+                self.truth_or_unknown(Some(*record))
+            }
+            Reconciled::NotFound(record) => self.not_found(now_ms, record.map(|record| *record)),
+        }
+    }
+
+    /// Table 6: the hook found nothing under the key.
+    fn not_found(&mut self, now_ms: u64, record: Option<ExecutionRecord>) -> Option<Command> {
+        let tool = &self.context().tool;
+        let (lookup_settle_ms, key_retention_ms) = (tool.lookup_settle_ms, tool.key_retention_ms);
+        if lookup_settle_ms.is_none() && key_retention_ms.is_none() {
+            // Nothing declared: a lookup never proves absence, as before these terms existed.
+            return self.unknown();
+        }
+        let record = match record {
+            Some(record) if record.status.is_unknown() => record,
+            settled_or_none => return self.truth_or_unknown(settled_or_none),
+        };
+        let facts = AbsentFacts {
+            lookup_settle_ms,
+            key_retention_ms,
+            since_reserved_ms: now_ms.saturating_sub(record.created_at_ms),
+            since_last_send_ms: now_ms.saturating_sub(record.updated_at_ms),
+            retention_guard: self.guard(Guard::KeyRetention),
+            settle_guard: self.guard(Guard::LookupSettle),
+        };
+        let action = absent_action(facts);
+        self.fired.push(Fired::Absent { facts, action });
+        let key = self.context().key.clone();
+        match action {
+            AbsentAction::StillUnknown => self.unknown(),
+            AbsentAction::Expired => {
+                let retention = key_retention_ms.expect("only a declared retention expires");
+                self.note(
+                    Guard::KeyRetention,
+                    Held::LookupExpired {
+                        key_age_ms: facts.since_reserved_ms,
+                        key_retention_ms: retention,
+                    },
+                    format!(
+                        "the hook found nothing under {key}, but the key was reserved {} ago and its provider keeps \
+                         keys for {}: expired, not absent — whatever happened cannot be found by key. It stays unknown",
+                        duration_words(facts.since_reserved_ms),
+                        duration_words(retention)
+                    ),
+                );
+                self.unknown()
+            }
+            AbsentAction::AskAgain { after_ms } => {
+                let settle = lookup_settle_ms.expect("only a declared settle time asks again");
+                self.note(
+                    Guard::LookupSettle,
+                    Held::NotFoundTooSoon {
+                        since_last_send_ms: facts.since_last_send_ms,
+                        lookup_settle_ms: settle,
+                    },
+                    format!(
+                        "the hook found nothing under {key} {} after its last send, but its provider's lookups may \
+                         lag {}: not proof. It looks again in {}",
+                        duration_words(facts.since_last_send_ms),
+                        duration_words(settle),
+                        duration_words(after_ms)
+                    ),
+                );
+                self.context_mut().looking_again = true;
+                self.state = WorkerState::Reconciling;
+                Some(Command::WaitToLookAgain { key, after_ms })
+            }
+            AbsentAction::SettleFailed => {
+                let reason = match lookup_settle_ms {
+                    Some(settle) if facts.since_last_send_ms >= settle => format!(
+                        "nothing under {key} {} after its last send, past its provider's {} settle time: it did not \
+                         take effect",
+                        duration_words(facts.since_last_send_ms),
+                        duration_words(settle)
+                    ),
+                    _ => format!(
+                        "a naive hook took nothing under {key}, {} after its last send, as proof that it did not take \
+                         effect",
+                        duration_words(facts.since_last_send_ms)
+                    ),
+                };
+                self.state = WorkerState::Reconciling;
+                Some(Command::SettleNotFound { key, reason })
+            }
+        }
+    }
+
+    /// The wait before looking again has passed: ask the hook again.
+    pub(super) fn look_again(&mut self) -> Option<Command> {
+        let context = self.context_mut();
+        context.looking_again = false;
+        let (key, call) = (context.key.clone(), context.call.clone());
+        self.state = WorkerState::Reconciling;
+        Some(Command::Reconcile { key, call })
+    }
+
+    /// Table 8, when a recovery is counted: `Some` when the run is dead-lettered instead of
+    /// recovered (its checkpoint saved `dead_lettered`, then the worker exits).
+    pub(super) fn recovery_check(&mut self, failed_recoveries: u32) -> Option<Option<Command>> {
+        let limit = self.setup.recovery_attempts_max;
+        let action = recovery_action(failed_recoveries, limit, self.guard(Guard::DeadLetter));
+        self.fired.push(Fired::Recovery {
+            failed_before: failed_recoveries,
+            limit,
+            action,
+        });
+        if action == RecoveryAction::Recover {
+            return None;
+        }
+        let limit = limit.expect("only a declared limit dead-letters");
+        let reason = format!(
+            "{failed_recoveries} recoveries started from checkpoint v{} and none got past it (the limit is {limit})",
+            self.loaded_version
+        );
+        self.note(
+            Guard::DeadLetter,
+            Held::DeadLettered { failed_recoveries },
+            format!(
+                "run {} was not recovered again: {reason}. It stopped as dead_lettered and resumes only when an \
+                 operator asks",
+                self.setup.run_id
+            ),
+        );
+        let previous = std::mem::replace(&mut self.run.status, RunStatus::Running);
+        self.run.status = RunStatus::DeadLettered {
+            reason,
+            previous: Box::new(previous),
+            tenant: self.setup.tenant.clone(),
+        };
+        Some(self.save(AfterSave::Exit))
+    }
+}
+
+/// A duration in the largest whole unit that fits: `30 h`, `5 min`, `2 s`, `750 ms`.
+pub fn duration_words(duration_ms: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(3_600_000, "h"), (60_000, "min"), (1_000, "s")];
+    UNITS
+        .iter()
+        .find(|(size, _)| duration_ms >= *size && duration_ms.is_multiple_of(*size))
+        .or_else(|| UNITS.iter().find(|(size, _)| duration_ms >= size * 10))
+        .map_or_else(
+            || format!("{duration_ms} ms"),
+            |(size, unit)| format!("{} {unit}", duration_ms / size),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration_words;
+
+    #[test]
+    fn durations_read_in_their_largest_fitting_unit() {
+        assert_eq!(duration_words(86_400_000), "24 h");
+        assert_eq!(duration_words(120_000), "2 min");
+        assert_eq!(duration_words(2_000), "2 s");
+        assert_eq!(duration_words(750), "750 ms");
+        assert_eq!(duration_words(2_500), "2500 ms");
+        assert_eq!(duration_words(108_000_000), "30 h");
+    }
+}

@@ -1,0 +1,210 @@
+// The durable room and the workshop plan in a real Chromium. Starts its own servers
+// (`.ci/browser-test` gives the binary):
+//
+//   TWICE_SIM=path/to/twice-sim  TWICE_ROOM_DIR=folder  [TWICE_SCREENSHOTS=folder]  node room.mjs
+//
+// 1. Three participants play; the server is SIGKILLed and started again on the same room
+//    file with another --sessions-max. Their open pages carry on (the next click works, at
+//    the phase they were at), a reload finds the same level, the presenter's old URL still
+//    opens the room, and a participant on a new browser takes their name back with the code
+//    their page showed.
+// 2. WORKSHOP.md's plan with its own `--path`: a participant who finished nothing finds
+//    every level each row of the plan names open at that row's minute, and opens it.
+import { chromium } from 'playwright-core';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { join as joinPath } from 'node:path';
+
+const binary = process.env.TWICE_SIM;
+const roomDir = process.env.TWICE_ROOM_DIR;
+const screenshots = process.env.TWICE_SCREENSHOTS || '';
+if (!binary || !roomDir) {
+  console.error('set TWICE_SIM (the twice-sim binary) and TWICE_ROOM_DIR (a folder for the room file)');
+  process.exit(2);
+}
+const STEP_TIMEOUT_MS = 15_000;
+const START_TIMEOUT_MS = 30_000;
+
+const problems = [];
+function check(condition, message) {
+  if (!condition) throw new Error(`check failed: ${message}`);
+  console.log(`ok   ${message}`);
+}
+
+/** `twice-sim web` on a free port; resolves with its URLs once it printed them. */
+function startServer(args, address) {
+  const child = spawn(binary, ['web', '--addr', address || '127.0.0.1:0', '--levels', 'levels', ...args],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    const printed = [];
+    const timer = setTimeout(() => reject(new Error(`no URLs within ${START_TIMEOUT_MS} ms: ${printed.join(' | ')}`)), START_TIMEOUT_MS);
+    child.on('exit', (code) => reject(new Error(`twice-sim web exited (${code}): ${printed.join(' | ')}`)));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      printed.push(line);
+      const presenter = line.match(/^presenter:\s+(\S+)/);
+      if (presenter) {
+        clearTimeout(timer);
+        const participants = printed.map((text) => text.match(/^participants:\s+(\S+)/)).find(Boolean)[1];
+        resolve({ child, participants, presenter: presenter[1], printed });
+      }
+    });
+  });
+}
+
+function stopServer(server, signal) {
+  return new Promise((resolve) => {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) { resolve(); return; }
+    server.child.removeAllListeners('exit');
+    server.child.on('exit', () => resolve());
+    server.child.kill(signal);
+  });
+}
+
+async function shot(page, name) {
+  if (!screenshots) return;
+  mkdirSync(screenshots, { recursive: true });
+  await page.evaluate(() => { const toast = document.getElementById('notice'); if (toast) toast.textContent = ''; });
+  await page.screenshot({ path: joinPath(screenshots, `${name}.png`) });
+  console.log(`shot ${name}.png`);
+}
+
+async function newPage(browser, label) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  context.setDefaultTimeout(STEP_TIMEOUT_MS);
+  const page = await context.newPage();
+  page.on('pageerror', (error) => problems.push(`${label}: script error: ${error.message}`));
+  return page;
+}
+
+const phaseOf = async (page) => Number((await page.textContent('#phase')).match(/phase (\d+)/)[1]);
+
+async function stepOnce(page) {
+  const before = await phaseOf(page);
+  await page.click('#step');
+  await page.waitForFunction((phase) => document.querySelector('#phase').textContent.includes(`phase ${phase + 1} `), before);
+  return before + 1;
+}
+
+/** WORKSHOP.md's plan: its path and, per row, the minutes and the level numbers it names. */
+function workshopPlan() {
+  const text = readFileSync('WORKSHOP.md', 'utf8');
+  const paths = [...new Set([...text.matchAll(/--path (\S+)/g)].map((match) => match[1]))];
+  if (paths.length !== 1) throw new Error(`WORKSHOP.md names ${paths.length} paths: ${paths.join(' ')}`);
+  const plan = text.slice(text.indexOf('## The 45 minutes'));
+  const rows = [];
+  for (const line of plan.split('\n')) {
+    const cells = line.split('|').map((cell) => cell.trim());
+    const minutes = cells[1] && cells[1].match(/^(\d+)–(\d+)$/);
+    if (!minutes) continue;
+    // A level is named as "NN Title" (two digits, a space, a capital, maybe in italics).
+    const levels = [...cells[2].matchAll(/(?<!\d)(\d\d) \*?[A-Z]/g)].map((match) => match[1]);
+    rows.push({ from: Number(minutes[1]), to: Number(minutes[2]), levels });
+  }
+  return { path: paths[0], rows };
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const servers = [];
+
+try {
+  // ----- 1. SIGKILL under three participants, then the same room again -----
+  const roomFile = joinPath(roomDir, 'killed.sqlite');
+  let server = await startServer(['--room', roomFile]);
+  servers.push(server);
+  const people = [];
+  for (const name of ['Ada', 'Grace', 'Linus']) {
+    const page = await newPage(browser, name);
+    await page.goto(server.participants);
+    await page.fill('#name', name);
+    await page.click('#join');
+    await page.waitForSelector('[data-level="01-naive-retry"]');
+    await page.click('[data-level="01-naive-retry"]');
+    await page.click('#open-level');
+    await page.waitForSelector('#timeline');
+    for (let step = 0; step < 3 + people.length; step += 1) await stepOnce(page);
+    const code = (await page.textContent('[data-fid="my-code"]')).trim();
+    check(/^[A-Z2-9]{6}$/.test(code), `${name}'s page shows the code that takes the name back: ${code}`);
+    people.push({ name, page, phase: await phaseOf(page), code });
+  }
+  await shot(people[0].page, 'web-code');
+  const presenter = await newPage(browser, 'presenter');
+  await presenter.goto(server.presenter);
+  await presenter.waitForFunction(() => (document.querySelector('#sessions') || {}).textContent?.includes('Linus'));
+  const oldPresenterUrl = server.presenter;
+  await stopServer(server, 'SIGKILL');
+  check(true, 'the server was killed (SIGKILL) with three pages open');
+
+  // The same address again: the pages stay as they were, open on the dead server.
+  server = await startServer(['--room', roomFile, '--sessions-max', '10'], new URL(server.participants).host);
+  servers.push(server);
+  check(server.printed.some((line) => line.includes('3 participant(s) kept')), 'the restarted server found the three participants in the room file');
+  check(server.presenter === oldPresenterUrl, 'the presenter\'s URL is the same after the restart');
+  for (const person of people) {
+    // No reload: the open tab's next click is answered by the new server.
+    const next = await stepOnce(person.page);
+    check(next === person.phase + 1, `${person.name}'s open page carries on: the next step runs phase ${next}`);
+    await person.page.reload();
+    await person.page.waitForSelector('#timeline');
+    check((await phaseOf(person.page)) === next, `${person.name}'s reloaded page finds the level at phase ${next}`);
+  }
+  const presenterAgain = await newPage(browser, 'presenter again');
+  await presenterAgain.goto(oldPresenterUrl);
+  await presenterAgain.waitForFunction(() => (document.querySelector('#sessions') || {}).textContent?.includes('Ada'));
+  check((await presenterAgain.textContent('#sessions')).includes('Grace'), 'the presenter\'s old URL opens the restarted room');
+  // Ada on a new browser: her name and her code.
+  const ada = people[0];
+  const elsewhere = await newPage(browser, 'Ada elsewhere');
+  await elsewhere.goto(server.participants);
+  await elsewhere.fill('#name', 'Ada');
+  await elsewhere.click('#join');
+  await elsewhere.waitForSelector('#code:visible');
+  check((await elsewhere.textContent('.error')).includes('name_taken'), 'the name alone is refused, and the code field appears');
+  await elsewhere.fill('#code', ada.code.toLowerCase());
+  await elsewhere.click('#join');
+  await elsewhere.waitForSelector('[data-level="01-naive-retry"]');
+  await elsewhere.goto(`${server.participants}#level`);
+  await elsewhere.waitForSelector('#timeline');
+  check((await phaseOf(elsewhere)) === ada.phase + 1, 'Ada carries on in the new browser where she was');
+  await stopServer(server, 'SIGTERM');
+
+  // ----- 2. WORKSHOP.md's plan, minute by minute, with its own path -----
+  const plan = workshopPlan();
+  check(plan.rows.length > 5 && plan.rows[plan.rows.length - 1].to === 45, `WORKSHOP.md's plan runs to minute 45 in ${plan.rows.length} rows`);
+  server = await startServer(['--room', ':memory:', '--path', plan.path]);
+  servers.push(server);
+  const late = await newPage(browser, 'Late');
+  await late.goto(server.participants);
+  await late.fill('#name', 'Late');
+  await late.click('#join');
+  await late.waitForSelector('[data-level="01-naive-retry"]');
+  for (const row of plan.rows) {
+    for (const number of row.levels) {
+      await late.click('[data-fid="nav-levels"]');
+      const button = `[data-level^="${number}-"]`;
+      await late.waitForSelector(button);
+      await late.click(button);
+      check(await late.isEnabled('#open-level'), `minute ${row.from}: level ${number} is open to someone who finished nothing`);
+      await late.click('#open-level');
+      await late.waitForSelector('#timeline');
+    }
+  }
+  await late.click('[data-fid="nav-levels"]');
+  await late.waitForSelector('[data-level="03-model-calls-again"]');
+  await shot(late, 'web-path');
+} catch (error) {
+  problems.push(`the room test stopped: ${error.message}`);
+} finally {
+  await browser.close();
+  for (const server of servers) await stopServer(server, 'SIGTERM');
+}
+
+if (problems.length) {
+  for (const problem of problems) console.error(`problem: ${problem}`);
+  process.exit(1);
+}
+console.log('room and workshop plan: all checks passed');

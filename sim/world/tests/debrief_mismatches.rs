@@ -1,0 +1,210 @@
+//! The five debriefs issue 21 found untrue, each played again and read: the rule lines of the
+//! 10, 15, 03 and 18 losses; 09 won by settling the call while it was in flight and 24 won by
+//! a refusal (neither gets the lesson's story); 25 with a crash at phase 3; and an operator's
+//! false `completed` that leaves Ada unpaid.
+
+use std::path::PathBuf;
+
+use twice_world::debrief::{self, Debrief, Decider, RuleSource, Standing, Tone};
+use twice_world::level::{self, Level, Play, TimedAction};
+use twice_world::rulebook::{self, OPERATOR_RULE};
+use twice_world::runtime::guards::Guard;
+use twice_world::runtime::rules::Status;
+use twice_world::simulator::{Simulation, SimulationBuilder};
+
+fn levels() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels")
+}
+
+fn level(stem: &str) -> Level {
+    level::load_level(&levels().join(format!("{stem}.level.ron")))
+        .expect("the level loads")
+        .level
+}
+
+fn finished(mut simulation: Simulation) -> (Simulation, Debrief) {
+    simulation.run().expect("the run simulates");
+    let verdict = simulation.verdict().expect("a verdict");
+    let told = debrief::of(&simulation, &verdict);
+    (simulation, told)
+}
+
+fn tape(name: &str) -> (Simulation, Debrief) {
+    let loaded = level::load_tape(&levels().join(name)).expect("the tape loads");
+    let simulation = SimulationBuilder::new(loaded.level.level.clone(), loaded.tape.seed)
+        .actions(loaded.tape.actions.clone())
+        .wire_rule(loaded.tape.wire_rule())
+        .guards(loaded.tape.guards.unwrap_or(loaded.level.level.guards))
+        .build()
+        .expect("the tape builds");
+    finished(simulation)
+}
+
+fn moves(stem: &str, actions: Vec<(u32, Play)>) -> (Simulation, Debrief) {
+    let actions = actions
+        .into_iter()
+        .map(|(at_phase, play)| TimedAction { at_phase, play })
+        .collect();
+    finished(
+        SimulationBuilder::new(level(stem), 1)
+            .actions(actions)
+            .build()
+            .expect("the level builds"),
+    )
+}
+
+fn says(told: &Debrief, words: &str) -> bool {
+    told.headline.contains(words) || told.diagnosis.iter().any(|sentence| sentence.contains(words))
+}
+
+#[test]
+fn the_rule_line_of_a_loss_is_the_deciding_guards_not_the_levels() {
+    // 10: the twin came after the insert. The ledger held; atomic reservation (the level's
+    // lesson) did not act, and its rule is not quoted.
+    let (simulation, told) = tape("10-check-then-insert.too-late.tape.ron");
+    assert_eq!(told.headline, "The heist failed: the ledger held.");
+    assert_eq!(told.rule_from, RuleSource::HeldGuard { guard: Guard::Ledger });
+    assert_eq!(told.rule, rulebook::guard_rule(Guard::Ledger));
+    assert_ne!(told.rule, simulation.level().lesson.rule);
+
+    // 15: the twin came before the lease ran out; run again without the write retry rule, the
+    // slowed answer's retry pays twice. The rule quoted is that rule, not "started".
+    let (simulation, told) = tape("15-lease-runs-out.twin-too-early.tape.ron");
+    assert_eq!(told.deciding_guards(), [Guard::WriteRetryRule]);
+    assert_eq!(told.headline, "The heist failed: the write retry rule held.");
+    assert_eq!(told.rule, rulebook::guard_rule(Guard::WriteRetryRule));
+    assert_ne!(told.rule, simulation.level().lesson.rule);
+    // 15 without the slow card: no guard decided, and none is headlined.
+    let (_, told) = tape("15-lease-runs-out.no-slow.tape.ron");
+    assert!(
+        matches!(told.decided_by, Decider::Moment { .. }),
+        "{:?}",
+        told.decided_by
+    );
+    assert_eq!(
+        told.headline,
+        "The heist failed: no guard stopped you, your moves missed their moment."
+    );
+    assert_eq!(told.rule_from, RuleSource::Level);
+
+    // 03: the slowed answer alone. The write retry rule decided; the quote is not the level's
+    // "a new call from the model is a new key".
+    let (simulation, told) = tape("03-model-calls-again.slow-alone.tape.ron");
+    assert_eq!(told.deciding_guards(), [Guard::WriteRetryRule]);
+    assert!(told.rule.starts_with("Retry reads, not writes."), "{}", told.rule);
+    assert_ne!(told.rule, simulation.level().lesson.rule);
+
+    // 18: the pause held (with the write retry rule); the quote is not "the late outcome is
+    // logged and ignored", which nothing in this run did.
+    let (simulation, told) = tape("18-late-answer.slow-and-honest.tape.ron");
+    assert_eq!(
+        told.headline,
+        "The heist failed: the write retry rule and the pause on unknown calls held."
+    );
+    assert!(matches!(
+        told.rule_from,
+        RuleSource::HeldGuard { .. } | RuleSource::Guard { .. }
+    ));
+    assert_ne!(told.rule, simulation.level().lesson.rule);
+}
+
+#[test]
+fn an_alternate_win_gets_no_lesson_story_but_what_decided_it() {
+    // 09 won by settling the call failed while it was still in flight: the pause and the hook
+    // never acted, so the level's pause-and-hook story is not told; the operator's decision is.
+    let (_, told) = tape("09-settle-it-yourself.shortcut.tape.ron");
+    assert_eq!(told.standing, Standing::HeistWorked);
+    assert!(!told.follows_lesson);
+    assert_eq!(told.story, "");
+    assert!(
+        matches!(&told.decided_by, Decider::Operator { operator, key, status: Status::Failed } if operator == "op-crew" && key == "r1:c1"),
+        "{:?}",
+        told.decided_by
+    );
+    assert!(says(
+        &told,
+        "op-crew resolved r1:c1 failed, but billing holds a credit made by r1:c1: Ada was paid $50.00 for $25.00 owed."
+    ));
+    assert_eq!(told.rule, OPERATOR_RULE);
+    // The lesson's own path still gets its story.
+    let (_, told) = tape("09-settle-it-yourself.win.tape.ron");
+    assert!(told.follows_lesson && !told.story.is_empty(), "{told:?}");
+
+    // 24 won by a refusal before the second call: nothing was lost on the wire, so "the refund
+    // landed and its answer was lost" is not told.
+    let (_, told) = moves(
+        "24-workflow-retry",
+        vec![(6, Play::ToolFailsBeforeSending { run: "r1".into() })],
+    );
+    assert_eq!(told.standing, Standing::HeistWorked);
+    assert_eq!(told.story, "");
+    assert!(!says(&told, "answer was lost"), "{told:?}");
+    assert!(says(&told, "Run r1 failed at step 2"), "{:?}", told.diagnosis);
+    let (_, told) = tape("24-workflow-retry.win.tape.ron");
+    assert!(
+        told.story.contains("its answer was lost"),
+        "the lesson's own path: {told:?}"
+    );
+}
+
+#[test]
+fn a_crash_before_the_request_left_says_what_followed_it() {
+    // 25, w1 killed at phase 3: nothing was paid then, and nothing after — Ada has $0.00 and
+    // the run waits. It used to say "the recovery's credit was the only one".
+    let (_, told) = moves(
+        "25-the-other-side",
+        vec![(
+            3,
+            Play::CrashWorker {
+                worker: Some(1),
+                in_phase: None,
+            },
+        )],
+    );
+    assert!(
+        !says(&told, "the recovery's credit was the only one"),
+        "{:?}",
+        told.diagnosis
+    );
+    assert!(
+        says(
+            &told,
+            "nothing was paid after it either: Ada has $0.00 and r1 waits for someone to settle its call"
+        ),
+        "{:?}",
+        told.diagnosis
+    );
+    assert!(!told.headline.contains("worked"));
+}
+
+#[test]
+fn an_operators_false_completed_is_named_and_never_headlined_as_a_guard_holding() {
+    // 09, the call resolved completed before its request left: the send fence kept it from
+    // leaving, and Ada is owed her $25.00.
+    let (_, told) = moves(
+        "09-settle-it-yourself",
+        vec![(
+            3,
+            Play::OperatorResolve {
+                key: "r1:c1".into(),
+                status: Status::Completed,
+                reason: "it looks done".into(),
+                operator: "op-crew".into(),
+                expected_status: None,
+            },
+        )],
+    );
+    assert_eq!(told.tone, Tone::Owed);
+    assert_eq!(
+        told.headline,
+        "op-crew resolved r1:c1 completed, but billing holds no credit under r1:c1: Ada is owed $25.00."
+    );
+    assert!(!told.headline.contains("held"));
+    assert!(matches!(
+        told.decided_by,
+        Decider::Operator {
+            status: Status::Completed,
+            ..
+        }
+    ));
+}
