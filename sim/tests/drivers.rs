@@ -16,7 +16,7 @@ use twice_sim::drill::worker_process::{Driver, WorkerArgs, WorkerConfig, WorkerE
 use twice_sim::ledger::{ExecutionRecord, Ledger};
 use twice_sim::level::{Lesson, Level, World};
 use twice_sim::runtime::guards::Guards;
-use twice_sim::simulator::SimulationBuilder;
+use twice_sim::simulator::{Phase, SimulationBuilder};
 
 /// The drill's runs this test drives: one, two and three credits (`script_for` derives them).
 const RUNS: [&str; 4] = ["run-0001", "run-0002", "run-0003", "run-0007"];
@@ -86,7 +86,7 @@ fn ledger_summary(records: &[ExecutionRecord]) -> Vec<(String, String, u32, bool
     summary
 }
 
-fn worker_process(run_id: &str, ledger: &Path, billing: &str) -> (WorkerEnd, Vec<&'static str>, Ledger) {
+fn worker_process(run_id: &str, ledger: &Path, billing: &str) -> (WorkerEnd, Vec<Phase>, Ledger) {
     let args = WorkerArgs {
         ledger: twice_sim::ledger_target::LedgerTarget::File(ledger.to_path_buf()),
         no_probe: false,
@@ -150,7 +150,7 @@ fn the_simulator_and_the_worker_process_drive_the_same_scripts_through_the_same_
         let calls = script::script_for(run_id).calls.len();
         assert_eq!(simulated_ledger.len(), calls, "{run_id}: one record per credit owed");
         assert!(
-            simulated_phases.iter().filter(|phase| **phase == "send").count() == calls,
+            simulated_phases.iter().filter(|phase| **phase == Phase::Send).count() == calls,
             "{run_id}: one send per credit: {simulated_phases:?}"
         );
     }

@@ -16,7 +16,7 @@ use twice_sim::level::{Level, Play, parse_level};
 use twice_sim::runtime::key::IdempotencyKey;
 use twice_sim::runtime::rules::Status;
 use twice_sim::runtime::run::RunStatus;
-use twice_sim::simulator::{Simulation, SimulationBuilder};
+use twice_sim::simulator::{Phase, Simulation, SimulationBuilder};
 
 fn level(billing_keys: &str, cards: &str) -> Level {
     let text = format!(
@@ -139,7 +139,7 @@ fn a_live_twin_parked_too_early_looks_again_when_the_owner_dies_and_the_credit_l
             simulation
                 .workers()
                 .iter()
-                .any(|worker| worker.number == 2 && worker.phase == "park")
+                .any(|worker| worker.number == 2 && worker.phase == Phase::Park)
         })
         .unwrap();
     assert!(

@@ -13,7 +13,9 @@ use std::rc::Rc;
 use twice_sim::ledger::{Ledger, RunEvent};
 use twice_sim::ledger_postgres::testing::TestDatabase;
 use twice_sim::runtime::ToolAnswer;
-use twice_sim::runtime::execution::{Agent, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run};
+use twice_sim::runtime::execution::{
+    Agent, AgentError, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run,
+};
 use twice_sim::runtime::executor::Executor;
 use twice_sim::runtime::guards::{Guard, Guards};
 use twice_sim::runtime::key::IdempotencyKey;
@@ -189,7 +191,7 @@ impl ToolExecution for Provider {
 struct RefundModel;
 
 impl Agent for RefundModel {
-    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), String> {
+    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
         let mut next = state.clone();
         match &state.last_told {
             Some(Told::Result { .. } | Told::Compensated) => return Ok((Decision::Done, next)),

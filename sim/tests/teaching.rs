@@ -9,7 +9,7 @@ use twice_sim::checker::Outcome;
 use twice_sim::debrief::{self, Standing};
 use twice_sim::level::{self, CardKind, Play, TAPE_VERSION, WireRule};
 use twice_sim::runtime::rules::Status;
-use twice_sim::simulator::{PlayError, Simulation, SimulationBuilder};
+use twice_sim::simulator::{Phase, PlayError, Simulation, SimulationBuilder};
 
 fn levels_folder() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../levels")
@@ -83,7 +83,7 @@ fn a_crash_aimed_at_another_moment_is_refused_and_a_crash_records_its_moment() {
     let refused = simulation
         .play(Play::CrashWorker {
             worker: Some(1),
-            in_phase: Some("save checkpoint".into()),
+            in_phase: Some(Phase::SaveCheckpoint),
         })
         .expect_err("w1 is about to send, not to save");
     assert!(refused.to_string().contains("about to send"), "{refused}");
@@ -97,7 +97,7 @@ fn a_crash_aimed_at_another_moment_is_refused_and_a_crash_records_its_moment() {
         simulation.played()[0].play,
         Play::CrashWorker {
             worker: Some(1),
-            in_phase: Some("send".into())
+            in_phase: Some(Phase::Send)
         }
     );
 }

@@ -224,7 +224,7 @@ fn check(args: &BatchCrashArgs, finding: &mut RoundFinding) -> Result<(), Ledger
             .record(&IdempotencyKey::parse(key).map_err(|detail| LedgerError::Store {
                 location: "the child's output".into(),
                 context: "reading an acknowledged key",
-                detail,
+                detail: detail.to_string(),
             })?)?
             .map(|record| record.status);
         if status != Some(Status::Completed) {
@@ -327,7 +327,7 @@ pub fn batch_crash_child_command(args: BatchCrashChildArgs) -> u8 {
 fn drive_run(mut ledger: Ledger, billing: &Mutex<std::fs::File>, round: u32, run: u32) -> Result<(), String> {
     let run_id = format!("r{round}-run{run}");
     for call in 0_u64.. {
-        let key = IdempotencyKey::per_call(&run_id, &format!("c{call}"))?;
+        let key = IdempotencyKey::per_call(&run_id, &format!("c{call}")).map_err(|error| error.to_string())?;
         let request = ReserveRequest {
             key: &key,
             tenant: "drill",

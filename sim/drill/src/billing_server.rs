@@ -41,9 +41,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::billing_store::{
-    BillingStore, Operation, StoreError, VoidByIdRequest, VoidRequest, key_handling_name, parse_key_handling,
-};
+use super::billing_store::{BillingStore, Operation, StoreError, VoidByIdRequest, VoidRequest};
 use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, now_ms, stdin_end, stop_signal};
 use twice_world::billing::{Answer, Billing, CreditRequest, EntryKind, KeyHandling};
 use twice_world::runtime::key::IdempotencyKey;
@@ -107,7 +105,8 @@ pub use twice_world::billing::Lookup;
 /// What `GET /v1/stats` answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stats {
-    pub key_handling: String,
+    #[serde(with = "twice_world::billing::key_handling::by_name")]
+    pub key_handling: KeyHandling,
     /// Requests received and not yet applied (or refused).
     pub in_flight: u64,
     pub entries: usize,
@@ -252,7 +251,7 @@ async fn post_credit(State(shared): State<Arc<Shared>>, headers: HeaderMap, body
         Some(value) => match value
             .to_str()
             .map_err(|error| error.to_string())
-            .and_then(IdempotencyKey::parse)
+            .and_then(|text| IdempotencyKey::parse(text).map_err(|error| error.to_string()))
         {
             Ok(key) => Some(key.as_str().to_owned()),
             Err(detail) => return refusal(StatusCode::BAD_REQUEST, format!("Idempotency-Key: {detail}")),
@@ -297,6 +296,7 @@ async fn post_void(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     };
     let checked = IdempotencyKey::parse(&request.idempotency_key)
         .map(|_| ())
+        .map_err(|error| error.to_string())
         .and_then(|()| check_text("account", &request.account, ACCOUNT_CHARS_MAX))
         .and_then(|()| check_text("intent", &request.intent, INTENT_CHARS_MAX));
     if let Err(detail) = checked {
@@ -348,7 +348,7 @@ async fn get_credit(
         return error(StatusCode::BAD_REQUEST, "give the key to look up as ?idempotency_key=K");
     };
     if let Err(detail) = IdempotencyKey::parse(&query.idempotency_key) {
-        return error(StatusCode::BAD_REQUEST, detail);
+        return error(StatusCode::BAD_REQUEST, detail.to_string());
     }
     let in_flight = shared
         .keys_in_flight()
@@ -385,7 +385,7 @@ fn stats(shared: &Shared) -> Stats {
         .filter(|entry| entry.kind == EntryKind::Credit)
         .count();
     Stats {
-        key_handling: key_handling_name(world.billing.key_handling).to_owned(),
+        key_handling: world.billing.key_handling,
         in_flight: shared.in_flight.load(Ordering::SeqCst),
         entries: world.billing.entries.len(),
         credits,
@@ -421,7 +421,7 @@ fn bad_input(message: impl std::fmt::Display) -> u8 {
 /// Runs the billing server until Ctrl-C, SIGTERM or (with `--stop-on-stdin-close`) the end of
 /// standard input. Requests already received are applied before it exits.
 pub fn billing_command(args: BillingArgs) -> u8 {
-    let key_handling = match parse_key_handling(&args.keys) {
+    let key_handling = match args.keys.parse::<KeyHandling>() {
         Ok(key_handling) => key_handling,
         Err(detail) => return bad_input(format!("--keys: {detail}")),
     };
@@ -484,7 +484,7 @@ pub fn billing_command(args: BillingArgs) -> u8 {
         println!(
             "listening http://{address} (billing over {}, keys {}, latency up to {} ms, seed {}, {replayed} entries replayed)",
             args.db.display(),
-            key_handling_name(key_handling),
+            key_handling.name(),
             args.latency_ms,
             args.seed
         );

@@ -90,8 +90,8 @@ pub enum StoreError {
     )]
     KeyHandlingDiffers {
         path: PathBuf,
-        stored: &'static str,
-        asked: &'static str,
+        stored: KeyHandling,
+        asked: KeyHandling,
     },
     #[error("{path}: entry {seq} does not replay: {detail}")]
     Replay { path: PathBuf, seq: i64, detail: String },
@@ -104,27 +104,6 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
-}
-
-/// The name of a key handling, as flags and the database spell it.
-pub fn key_handling_name(key_handling: KeyHandling) -> &'static str {
-    match key_handling {
-        KeyHandling::Honour => "honour",
-        KeyHandling::MetadataOnly => "metadata-only",
-        KeyHandling::Ignore => "ignore",
-    }
-}
-
-/// Parses `honour`, `metadata-only` (or `metadata_only`) or `ignore`.
-pub fn parse_key_handling(text: &str) -> Result<KeyHandling, String> {
-    match text.trim() {
-        "honour" | "honor" => Ok(KeyHandling::Honour),
-        "metadata-only" | "metadata_only" => Ok(KeyHandling::MetadataOnly),
-        "ignore" => Ok(KeyHandling::Ignore),
-        other => Err(format!(
-            "unknown billing key handling `{other}`; use honour, metadata-only or ignore"
-        )),
-    }
 }
 
 /// The billing server's file. One connection, used under the server's lock.
@@ -263,7 +242,7 @@ impl BillingStore {
             transaction
                 .execute(
                     "INSERT INTO billing_meta (name, value) VALUES ('schema', ?1), ('schema_version', ?2), ('key_handling', ?3)",
-                    params![SCHEMA_NAME, SCHEMA_VERSION.to_string(), key_handling_name(key_handling)],
+                    params![SCHEMA_NAME, SCHEMA_VERSION.to_string(), key_handling.name()],
                 )
                 .map_err(sqlite)?;
             for account in accounts {
@@ -310,17 +289,19 @@ impl BillingStore {
             });
         }
         let stored = read("key_handling")?.unwrap_or_default();
-        let stored = parse_key_handling(&stored).map_err(|detail| StoreError::NotABillingDatabase {
-            path: self.path.clone(),
-            detail,
-        })?;
+        let stored = stored
+            .parse::<KeyHandling>()
+            .map_err(|error| StoreError::NotABillingDatabase {
+                path: self.path.clone(),
+                detail: error.to_string(),
+            })?;
         if let Some(asked) = asked
             && asked != stored
         {
             return Err(StoreError::KeyHandlingDiffers {
                 path: self.path.clone(),
-                stored: key_handling_name(stored),
-                asked: key_handling_name(asked),
+                stored,
+                asked,
             });
         }
         self.key_handling = stored;
@@ -567,13 +548,5 @@ mod tests {
         let error = BillingStore::open(&text, KeyHandling::Honour, &accounts()).unwrap_err();
         assert!(matches!(error, StoreError::NotABillingDatabase { .. }), "{error}");
         assert!(BillingStore::open_existing(&dir.path().join("missing.sqlite")).is_err());
-    }
-
-    #[test]
-    fn key_handling_names_round_trip() {
-        for key_handling in [KeyHandling::Honour, KeyHandling::MetadataOnly, KeyHandling::Ignore] {
-            assert_eq!(parse_key_handling(key_handling_name(key_handling)), Ok(key_handling));
-        }
-        assert!(parse_key_handling("sometimes").unwrap_err().contains("sometimes"));
     }
 }

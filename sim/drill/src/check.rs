@@ -95,7 +95,7 @@ fn standing(checkpoint: Option<&Checkpoint>, records: &BTreeMap<&str, &Execution
     };
     let state = match RunState::from_json(&checkpoint.state) {
         Ok(state) => state,
-        Err(detail) => return RunStanding::Unfinished(detail),
+        Err(error) => return RunStanding::Unfinished(error.to_string()),
     };
     match &state.status {
         status if status.is_terminal() => RunStanding::Finished,

@@ -11,7 +11,9 @@
 
 use std::collections::BTreeMap;
 
-use twice_runtime::execution::{Agent, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run, next_call};
+use twice_runtime::execution::{
+    Agent, AgentError, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run, next_call,
+};
 use twice_runtime::executor::Executor;
 use twice_runtime::guards::Guards;
 use twice_runtime::key::IdempotencyKey;
@@ -118,7 +120,7 @@ impl ToolExecution for World {
 struct Script;
 
 impl Agent for Script {
-    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), String> {
+    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
         let calls = [
             (
                 "send_email",

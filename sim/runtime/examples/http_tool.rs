@@ -34,7 +34,9 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use twice_runtime::ToolAnswer;
-use twice_runtime::execution::{Agent, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run, next_call};
+use twice_runtime::execution::{
+    Agent, AgentError, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run, next_call,
+};
 use twice_runtime::executor::Executor;
 use twice_runtime::guards::Guards;
 use twice_runtime::key::IdempotencyKey;
@@ -232,7 +234,7 @@ fn tool_answer(answer: &HttpAnswer) -> ToolAnswer {
 struct Refund;
 
 impl Agent for Refund {
-    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), String> {
+    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
         let next = twice_runtime::execution::moved_on(state).ok_or("the item counter is at its limit")?;
         if next.item > 0 {
             return Ok((Decision::Done, next));

@@ -6,7 +6,9 @@
 //!
 //! Run it: `cargo run -p twice-runtime --example operator_settles`.
 
-use twice_runtime::execution::{Agent, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run, next_call};
+use twice_runtime::execution::{
+    Agent, AgentError, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run, next_call,
+};
 use twice_runtime::executor::Executor;
 use twice_runtime::guards::Guards;
 use twice_runtime::key::IdempotencyKey;
@@ -45,7 +47,7 @@ impl ToolExecution for Mail {
 struct OneEmail;
 
 impl Agent for OneEmail {
-    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), String> {
+    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
         if state.last_told.is_some() {
             let next = twice_runtime::execution::moved_on(state).ok_or("item counter at its limit")?;
             return Ok((Decision::Done, next));

@@ -84,12 +84,16 @@ pub trait ToolExecution {
     }
 }
 
+/// Why an agent could not decide: its own error, of whatever type it has. The run waits for
+/// a person, who reads its words (`&str` and `String` convert with `?` and `.into()`).
+pub type AgentError = Box<dyn std::error::Error + Send + Sync>;
+
 /// The model's side: decides the run's next step from its state.
 pub trait Agent {
     /// The decision and the state it leaves (with its counters moved on, see
     /// [`next_call`]). An error is a state the agent cannot decide from: the run waits for
     /// a person.
-    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), String>;
+    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError>;
 }
 
 /// The time, given by the driver: the runtime reads no clock.
@@ -192,7 +196,9 @@ fn driven(
     let input = match drive {
         Drive::AskModel { state } => match agent.decide(&state) {
             Ok((decision, state)) => Input::ModelDecided { decision, state },
-            Err(detail) => Input::StateUnusable { detail },
+            Err(error) => Input::StateUnusable {
+                detail: error.to_string(),
+            },
         },
         Drive::Send {
             key,

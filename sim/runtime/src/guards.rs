@@ -286,7 +286,7 @@ impl Guards {
     }
 
     /// Parses `all`, `none`, or a comma-separated list of guard names to leave on.
-    pub fn parse_list(text: &str) -> Result<Guards, String> {
+    pub fn parse_list(text: &str) -> Result<Guards, UnknownGuard> {
         match text.trim() {
             "all" => return Ok(Guards::all_on()),
             "none" => return Ok(Guards::all_off()),
@@ -294,14 +294,18 @@ impl Guards {
         }
         let mut guards = Guards::all_off();
         for name in text.split(',').map(str::trim).filter(|name| !name.is_empty()) {
-            let guard = Guard::from_name(name).ok_or_else(|| {
-                let known: Vec<&str> = Guard::EVERY.iter().map(|guard| guard.name()).collect();
-                format!("unknown guard `{name}`; known guards: {}", known.join(", "))
-            })?;
+            let guard = Guard::from_name(name).ok_or_else(|| UnknownGuard { name: name.to_owned() })?;
             guards.set(guard, true);
         }
         Ok(guards)
     }
+}
+
+/// A guard list names a guard there is none of.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown guard `{name}`; known guards: {}", Guard::EVERY.map(Guard::name).join(", "))]
+pub struct UnknownGuard {
+    pub name: String,
 }
 
 #[cfg(test)]
@@ -342,6 +346,12 @@ mod tests {
         let guards = Guards::parse_list("ledger, key_per_call").expect("valid list");
         assert!(guards.ledger && guards.key_per_call && !guards.write_retry_rule);
         let error = Guards::parse_list("ledger,moat").expect_err("unknown guard");
-        assert!(error.contains("`moat`"), "{error}");
+        assert_eq!(error.name, "moat");
+        assert!(
+            error
+                .to_string()
+                .starts_with("unknown guard `moat`; known guards: ledger, "),
+            "{error}"
+        );
     }
 }

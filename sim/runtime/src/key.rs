@@ -8,6 +8,17 @@ use serde::{Deserialize, Serialize};
 #[serde(transparent)]
 pub struct IdempotencyKey(String);
 
+/// Why a text or a pair of parts is not an idempotency key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// A per-call key's run id or tool call id is empty (`part` says which).
+    #[error("a key is `<run_id>:<tool_call_id>`, and the {part} is empty")]
+    EmptyPart { part: &'static str },
+    /// Empty, longer than 200 bytes, or holding a control or whitespace character.
+    #[error("`{text}` is not an idempotency key (1 to 200 visible characters)")]
+    Malformed { text: String },
+}
+
 /// How keys are made. Only `PerCall` is correct; `ArgumentsHash` exists so the
 /// campaign can show what a key derived from the arguments gets wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,12 +30,11 @@ pub enum KeyScheme {
 impl IdempotencyKey {
     /// The runtime's key: `<run_id>:<tool_call_id>`. Both parts come from stored state (a
     /// checkpoint, a model's call), so a bad part is an error, never a panic.
-    pub fn per_call(run_id: &str, tool_call_id: &str) -> Result<Self, String> {
+    pub fn per_call(run_id: &str, tool_call_id: &str) -> Result<Self, KeyError> {
         if run_id.is_empty() || tool_call_id.is_empty() {
-            return Err(format!(
-                "a key is `<run_id>:<tool_call_id>`, and the {} is empty",
-                if run_id.is_empty() { "run id" } else { "tool call id" }
-            ));
+            return Err(KeyError::EmptyPart {
+                part: if run_id.is_empty() { "run id" } else { "tool call id" },
+            });
         }
         IdempotencyKey::parse(&format!("{run_id}:{tool_call_id}"))
     }
@@ -44,7 +54,7 @@ impl IdempotencyKey {
         tool_call_id: &str,
         tool: &str,
         canonical_arguments: &str,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, KeyError> {
         match scheme {
             KeyScheme::PerCall => IdempotencyKey::per_call(run_id, tool_call_id),
             KeyScheme::ArgumentsHash => Ok(IdempotencyKey::from_arguments(tool, canonical_arguments)),
@@ -52,11 +62,9 @@ impl IdempotencyKey {
     }
 
     /// Wraps a key read back from the ledger or an operator's request.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, KeyError> {
         if text.is_empty() || text.len() > 200 || text.chars().any(|c| c.is_control() || c.is_whitespace()) {
-            return Err(format!(
-                "`{text}` is not an idempotency key (1 to 200 visible characters)"
-            ));
+            return Err(KeyError::Malformed { text: text.to_owned() });
         }
         Ok(IdempotencyKey(text.to_owned()))
     }

@@ -215,13 +215,18 @@ impl Default for RunState {
     }
 }
 
+/// A checkpoint's state that is not a run state (written by something else, or damaged).
+#[derive(Debug, thiserror::Error)]
+#[error("checkpoint state does not parse: {0}")]
+pub struct UnparsableState(#[source] pub serde_json::Error);
+
 impl RunState {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("run state serializes")
     }
 
-    pub fn from_json(text: &str) -> Result<RunState, String> {
-        serde_json::from_str(text).map_err(|error| format!("checkpoint state does not parse: {error}"))
+    pub fn from_json(text: &str) -> Result<RunState, UnparsableState> {
+        serde_json::from_str(text).map_err(UnparsableState)
     }
 
     /// Records what the model was told about `call`.

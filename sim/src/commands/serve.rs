@@ -12,6 +12,7 @@ use twice_drill::billing_target::BillingCompensator;
 use twice_serve::api::{ApiState, DEFAULT_ADDRESS, bind, check_bind_address, serve_until};
 use twice_serve::tokens::{self, Operators};
 
+use twice_world::billing::KeyHandling;
 use twice_world::exit::{EXIT_FAILED, EXIT_OK};
 
 #[derive(Debug, clap::Args)]
@@ -104,7 +105,7 @@ fn billing_target(url: &str) -> Result<(BillingCompensator, String), String> {
     let stats = target.probe().map_err(|error| {
         format!("--billing-url: {error}. Start `twice-sim billing` first and pass the address it prints")
     })?;
-    let description = if stats.key_handling == "ignore" {
+    let description = if stats.key_handling == KeyHandling::Ignore {
         format!(
             "compensate: billing at {} ignores idempotency keys, so it cannot look a credit up by key: \
              compensations will be refused (409 cannot_look_up)",

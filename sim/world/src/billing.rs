@@ -9,22 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::runtime::ToolAnswer;
 
+pub mod key_handling;
 mod lookup;
 
+pub use key_handling::{KeyHandling, UnknownKeyHandling};
 pub use lookup::Lookup;
-
-/// What billing does with an idempotency key it receives.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KeyHandling {
-    /// A repeat of a key gets the first answer; the same key with another body is refused.
-    #[default]
-    Honour,
-    /// The key is stored in the credit's metadata (so a reconcile hook can look it up) but not checked.
-    MetadataOnly,
-    /// The key is dropped on the floor.
-    Ignore,
-}
 
 /// The most credits one billing world records before refusing more (a limit on everything).
 pub const CREDITS_MAX: usize = 100_000;

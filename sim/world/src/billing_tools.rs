@@ -77,6 +77,16 @@ pub struct CreditArguments {
     pub memo: String,
 }
 
+/// A call's arguments that do not fit a billing tool.
+#[derive(Debug, thiserror::Error)]
+#[error("the arguments {canonical} are not a billing tool's: {source}")]
+pub struct NotBillingArguments {
+    /// The arguments, as the ledger stores them.
+    pub canonical: String,
+    #[source]
+    pub source: serde_json::Error,
+}
+
 impl CreditArguments {
     /// As the runtime's arguments.
     pub fn to_arguments(&self) -> Arguments {
@@ -84,12 +94,10 @@ impl CreditArguments {
     }
 
     /// Read from a call's arguments; the error says what does not fit a billing tool.
-    pub fn from_arguments(arguments: &Arguments) -> Result<CreditArguments, String> {
-        arguments.to_typed().map_err(|error| {
-            format!(
-                "the arguments {} are not a billing tool's: {error}",
-                arguments.canonical()
-            )
+    pub fn from_arguments(arguments: &Arguments) -> Result<CreditArguments, NotBillingArguments> {
+        arguments.to_typed().map_err(|source| NotBillingArguments {
+            canonical: arguments.canonical(),
+            source,
         })
     }
 
@@ -117,11 +125,13 @@ mod tests {
             r#"{"account":"acct_ada","amount_cents":2500,"memo":"Refund"}"#
         );
         assert_eq!(
-            CreditArguments::from_arguments(&arguments.to_arguments()),
-            Ok(arguments)
+            CreditArguments::from_arguments(&arguments.to_arguments()).expect("a credit's arguments"),
+            arguments
         );
         let other = Arguments::new(serde_json::json!({"to": "ada@example.com"}));
-        let problem = CreditArguments::from_arguments(&other).expect_err("an email is not a credit");
+        let problem = CreditArguments::from_arguments(&other)
+            .expect_err("an email is not a credit")
+            .to_string();
         assert!(
             problem.contains("ada@example.com") && problem.contains("account"),
             "{problem}"

@@ -362,7 +362,7 @@ pub fn check_tape(loaded: &LoadedTape) -> Result<(), InputError> {
                 "worker w{number} can never exist: a simulation starts at most {WORKERS_MAX} workers"
             )),
             Play::OperatorResolve { key, .. } | Play::OperatorCompensate { key, .. } => {
-                IdempotencyKey::parse(key).err()
+                IdempotencyKey::parse(key).err().map(|error| error.to_string())
             }
             _ => None,
         };

@@ -23,7 +23,7 @@ use crate::ledger::{ExecutionRecord, LedgerError, LedgerStore};
 use crate::level::{Level, Play, Tape, TimedAction, WireRule};
 use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::key::{IdempotencyKey, KeyScheme};
-use crate::simulator::{SimError, Simulation, SimulationBuilder};
+use crate::simulator::{Phase, SimError, Simulation, SimulationBuilder};
 
 /// The most runs one counterfactual makes (the same run again, each guard alone, then pairs):
 /// every guard alone and every pair of the eleven is 1 + 11 + 55 = 67, so the bound is never
@@ -414,7 +414,7 @@ struct SameRun<'a> {
 /// to run and the script item it is on. A move that names no target (a twin, a whisper to the
 /// model, a refusal armed for the next call, an operator's decision) acts on whatever this
 /// moment is; in another run it is only the same move if it meets the same moment.
-type Moment = Vec<(u32, String, bool, String, Option<u32>)>;
+type Moment = Vec<(u32, String, bool, Phase, Option<u32>)>;
 
 /// A move that acts on whatever the moment is, rather than on a target it names: the
 /// counterfactual plays it only at the same moment.

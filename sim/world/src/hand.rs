@@ -111,11 +111,11 @@ pub fn targets(card: CardKind, simulation: &Simulation) -> Vec<Target> {
                         "{} on {}, {}",
                         worker.id,
                         worker.run,
-                        crate::simulator::moment(&worker.phase)
+                        crate::simulator::moment(worker.phase)
                     ),
                     Play::CrashWorker {
                         worker: Some(worker.number),
-                        in_phase: Some(worker.phase.clone()),
+                        in_phase: Some(worker.phase),
                     },
                 )
             })

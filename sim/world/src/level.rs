@@ -34,8 +34,6 @@ pub const ACTIONS_MAX: usize = 1_000;
 pub const BRIEFING_WORDS_MAX: usize = 60;
 /// The most words a debrief's text shows before "more".
 pub const DEBRIEF_WORDS_MAX: usize = 120;
-/// The longest phase name a crash may be aimed at (`record outcome` is 14).
-pub const PHASE_NAME_BYTES_MAX: usize = 64;
 /// The most input a level or tape file may be.
 pub const FILE_BYTES_MAX: u64 = 1 << 20;
 

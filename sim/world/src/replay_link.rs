@@ -54,7 +54,7 @@ pub enum ReplayLinkError {
     #[error("the replay link's seed `{0}` is not a whole number")]
     Seed(String),
     #[error("the replay link's guards: {0}")]
-    Guards(String),
+    Guards(crate::runtime::guards::UnknownGuard),
     #[error("the replay link's moves do not read (was it cut short when copied?): {0}")]
     Moves(String),
     #[error("the replay link holds {0} moves; at most {REPLAY_LINK_MOVES_MAX}")]

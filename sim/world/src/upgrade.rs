@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::checker::Verdict;
+use crate::error::InputError;
 use crate::ledger::LedgerStore;
 use crate::level::{self, LoadedTape, Play, TAPE_VERSION, Tape, TimedAction, WireRule};
 use crate::replay::matches;
@@ -34,6 +35,15 @@ pub enum UpgradeError {
         tape: PathBuf,
         expected: String,
         got: String,
+    },
+    /// The tape does not load (its text, or its level).
+    #[error(transparent)]
+    Load(#[from] InputError),
+    #[error("{}: cannot write: {source}", tape.display())]
+    Write {
+        tape: PathBuf,
+        #[source]
+        source: std::io::Error,
     },
 }
 
@@ -157,13 +167,15 @@ pub fn file_text(original: &str, tape: &Tape) -> String {
 }
 
 /// Upgrades the tape file at `path` in place (only when something changes).
-pub fn upgrade_file(path: &Path) -> Result<Option<Upgraded>, String> {
-    let loaded = level::load_tape(path).map_err(|error| error.to_string())?;
+pub fn upgrade_file(path: &Path) -> Result<Option<Upgraded>, UpgradeError> {
+    let loaded = level::load_tape(path)?;
     if loaded.tape.version >= TAPE_VERSION {
         return Ok(None);
     }
-    let upgraded = upgrade(&loaded).map_err(|error| error.to_string())?;
-    std::fs::write(path, file_text(&loaded.text, &upgraded.tape))
-        .map_err(|error| format!("{}: cannot write: {error}", path.display()))?;
+    let upgraded = upgrade(&loaded)?;
+    std::fs::write(path, file_text(&loaded.text, &upgraded.tape)).map_err(|source| UpgradeError::Write {
+        tape: path.to_path_buf(),
+        source,
+    })?;
     Ok(Some(upgraded))
 }

@@ -18,7 +18,7 @@ use twice_world::ledger::LedgerStore;
 use twice_world::level::{CardKind, Level, Play, TimedAction, WireRule};
 use twice_world::rulebook;
 use twice_world::runtime::guards::Guards;
-use twice_world::simulator::{Simulation, SimulationBuilder};
+use twice_world::simulator::{Phase, Simulation, SimulationBuilder};
 
 fn campaign() -> Campaign {
     let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels");
@@ -45,7 +45,7 @@ fn goal_reached_with(level: &Level, seed: u64, rule: WireRule, guards: Guards, m
 }
 
 /// Where each worker is before a move: its number, whether it lives, the phase it is about to run.
-type Workers = Vec<(u32, bool, String)>;
+type Workers = Vec<(u32, bool, Phase)>;
 
 /// Where the workers are (number, alive, the phase they are about to run) before each move,
 /// and the operators' refused decisions: in this run with `guards`.

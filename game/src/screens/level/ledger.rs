@@ -37,7 +37,7 @@ impl HistoryCache {
                 Ok(entries) => self.entries = entries,
                 Err(error) => self.problem = Some(error.to_string()),
             },
-            Err(error) => self.problem = Some(error),
+            Err(error) => self.problem = Some(error.to_string()),
         }
     }
 }

@@ -8,7 +8,6 @@ use twice_world::billing::KeyHandling;
 use twice_world::ledger::LedgerError;
 use twice_world::runtime::guards::Guards;
 
-use crate::billing_store::parse_key_handling;
 use crate::hosts::{HOSTS_MAX, HostsError};
 use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
 
@@ -160,7 +159,10 @@ impl DrillConfig {
             ));
         }
         let guards = Guards::parse_list(&args.guards).map_err(|detail| format!("--guards: {detail}"))?;
-        let key_handling = parse_key_handling(&args.keys).map_err(|detail| format!("--keys: {detail}"))?;
+        let key_handling = args
+            .keys
+            .parse::<KeyHandling>()
+            .map_err(|error| format!("--keys: {error}"))?;
         if let Some(dir) = &args.dir
             && dir.exists()
         {

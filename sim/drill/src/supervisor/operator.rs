@@ -52,7 +52,7 @@ impl Supervisor {
         reason: String,
         result: Option<String>,
     ) -> Result<Resolution, DrillError> {
-        let key = IdempotencyKey::parse(key).map_err(DrillError::Setup)?;
+        let key = IdempotencyKey::parse(key).map_err(|error| DrillError::Setup(error.to_string()))?;
         let Some(record) = self.observer.record(&key)? else {
             return Ok(Resolution::Done);
         };

@@ -10,8 +10,6 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;
 use tokio::sync::mpsc;
 
-use crate::billing_store::key_handling_name;
-
 use super::config::{DrillConfig, DrillError};
 use super::{
     BILLING_DRAIN_MS, BILLING_START_MS, BillingProcess, Control, Event, PROCESSES_PER_RUN_SLACK, ProcessKind,
@@ -305,7 +303,7 @@ pub(super) async fn start_billing(
         "--addr".to_owned(),
         "127.0.0.1:0".to_owned(),
         "--keys".to_owned(),
-        key_handling_name(config.key_handling).to_owned(),
+        config.key_handling.name().to_owned(),
         "--latency-ms".to_owned(),
         config.latency_ms.to_string(),
         "--seed".to_owned(),

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::billing_store::key_handling_name;
 use crate::check::Findings;
+use twice_world::billing::KeyHandling;
 
 use super::Counters;
 use super::config::DrillConfig;
@@ -17,7 +17,8 @@ pub struct DrillReport {
     pub seed: u64,
     pub guards: String,
     pub guards_off: Vec<String>,
-    pub billing_keys: String,
+    #[serde(with = "twice_world::billing::key_handling::by_name")]
+    pub billing_keys: KeyHandling,
     pub parallel: u32,
     /// Where the ledger was: a file, or a PostgreSQL URL with its schema (no password).
     pub ledger: String,
@@ -89,7 +90,7 @@ pub(super) fn report(
             .iter()
             .map(|guard| guard.name().to_owned())
             .collect(),
-        billing_keys: key_handling_name(config.key_handling).to_owned(),
+        billing_keys: config.key_handling,
         parallel: config.parallel,
         ledger,
         hosts: config.hosts,

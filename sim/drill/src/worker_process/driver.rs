@@ -17,7 +17,7 @@ use twice_world::runtime::ToolAnswer;
 use twice_world::runtime::executor::{Drive, Executor, Next, Step as ExecutorStep};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::rules::SendTiming;
-use twice_world::runtime::worker::{Command, Input, Worker, WorkerSetup};
+use twice_world::runtime::worker::{Command, Input, Phase, Worker, WorkerSetup};
 
 impl Driver {
     pub fn new(config: WorkerConfig, ledger: Ledger) -> Result<Driver, String> {
@@ -52,7 +52,7 @@ impl Driver {
     }
 
     /// The phases this process ran, in order.
-    pub fn phases(&self) -> &[&'static str] {
+    pub fn phases(&self) -> &[Phase] {
         &self.phases
     }
 
@@ -77,15 +77,15 @@ impl Driver {
     /// unreachable billing, or (with `exit_when_parked`) parks.
     pub async fn drive(&mut self) -> Result<WorkerEnd, WorkerError> {
         let mut next = self.feed(Input::Start);
-        let mut last_phase = "start";
+        let mut last_phase = Phase::Start;
         loop {
             let Some(command) = next else {
                 return Err(WorkerError::Stalled { phase: last_phase });
             };
-            last_phase = command.phase_name();
+            last_phase = command.phase();
             self.phases.push(last_phase);
             emit(&Marker::Phase {
-                name: last_phase.to_owned(),
+                name: last_phase.name().to_owned(),
                 key: command.key().map(ToString::to_string),
             });
             match self.perform(command).await? {

@@ -26,7 +26,7 @@ use twice_world::ledger::LedgerError;
 use twice_world::model::{ModelPolicy, RunScript};
 use twice_world::runtime::executor::Executor;
 use twice_world::runtime::guards::Guards;
-use twice_world::runtime::worker::{Input, Worker};
+use twice_world::runtime::worker::{Input, Phase, Worker};
 
 /// Limits on the worker's timings.
 pub const TIMEOUT_MS_MAX: u32 = 600_000;
@@ -97,7 +97,7 @@ pub enum WorkerError {
     #[error(transparent)]
     Ledger(#[from] LedgerError),
     #[error("the worker machine stopped after `{phase}` with nothing to wait for")]
-    Stalled { phase: &'static str },
+    Stalled { phase: Phase },
 }
 
 /// How a worker ended on its own.
@@ -198,7 +198,7 @@ pub struct Driver {
     reached_billing: bool,
     /// The phases run, in order (for the test that holds this driver and the simulator to
     /// the same machine).
-    phases: Vec<&'static str>,
+    phases: Vec<Phase>,
 }
 
 /// What carrying out a command led to.

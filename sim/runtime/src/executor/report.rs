@@ -1,4 +1,5 @@
-//! What the executor did to the ledger, typed, with its words in one place.
+//! What the executor did to the ledger, typed. Its words are the application's: the
+//! simulator's timeline makes them (`twice_world::simulator::report_words`).
 
 use crate::key::IdempotencyKey;
 use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
@@ -7,8 +8,8 @@ use crate::rules::Status;
 use crate::run::RunState;
 use crate::worker::Reconciled;
 
-/// What the executor did to the ledger, for the timeline and the markers: typed, with its
-/// words in one place ([`Report::describe`]).
+/// What the executor did to the ledger, for the timeline and the markers: typed, and
+/// nothing in it is English but what the tool's world or a model said.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Report {
     Loaded {
@@ -85,146 +86,6 @@ pub enum Report {
 }
 
 impl Report {
-    /// The step in the player's words, as the timeline shows it.
-    pub fn describe(&self) -> String {
-        let held =
-            |status: Option<Status>| status.map_or_else(|| "no record".to_owned(), |status| format!("`{status}`"));
-        match self {
-            Report::Loaded {
-                version,
-                state: Some(state),
-                failed_recoveries,
-            } => format!(
-                "loads checkpoint v{version}: item {}, {}{}",
-                state.item,
-                state.status.name(),
-                match failed_recoveries {
-                    Some(0) => " (a recovery)".to_owned(),
-                    Some(failed) => format!(" (a recovery; {failed} before it started here and got no further)"),
-                    None => String::new(),
-                }
-            ),
-            Report::Loaded { state: None, .. } => "no checkpoint: the run starts from the beginning".into(),
-            Report::Unreadable { version, detail } => format!("checkpoint v{version} cannot be read: {detail}"),
-            Report::Reserved { key, reservation, .. } => match reservation {
-                _ if let Some(busy) = InProgress::of_reservation(reservation) => {
-                    format!("reserves {key}: {busy} — the tool is not called")
-                }
-                Reservation::Decided {
-                    action,
-                    previous_status,
-                    ..
-                } => format!(
-                    "reserves {key}: the ledger held {} → {}",
-                    held(*previous_status),
-                    action.describe()
-                ),
-                Reservation::ArgumentsMismatch { existing } => format!(
-                    "reserves {key}: refused, the key belongs to other arguments {}",
-                    existing.arguments
-                ),
-                Reservation::Fenced { expected, found } => {
-                    format!("reserves {key}: refused, the run's checkpoint is v{found}, not the v{expected} it loaded")
-                }
-            },
-            Report::Checked {
-                key,
-                record: Some(record),
-            } => {
-                format!("checks {key}: the ledger holds {}", record.status)
-            }
-            Report::Checked { key, record: None } => {
-                format!("checks {key}: no record (not yet reserved — the insert comes next)")
-            }
-            Report::AttemptBegun {
-                key,
-                attempt,
-                fenced: true,
-            } => {
-                format!("{key} is still its own `started` call: attempt {attempt} may leave")
-            }
-            Report::AttemptBegun {
-                key,
-                attempt,
-                fenced: false,
-            } => {
-                format!("counts attempt {attempt} of {key} (no compare-and-set before sending)")
-            }
-            Report::SendRefused { key, record, .. } => match record {
-                Some(record) if record.status == Status::Started => format!(
-                    "does not send {key}: {} owns its `started` record now — nothing leaves",
-                    record.owner
-                ),
-                Some(record) => format!(
-                    "does not send {key}: its record is `{}` now — nothing leaves, the record is followed",
-                    record.status
-                ),
-                None => format!("does not send {key}: it has no record"),
-            },
-            Report::Recorded {
-                key,
-                recorded: Recorded::Recorded(record),
-                ..
-            } => format!("records {key} as {}", record.status),
-            Report::Recorded {
-                key,
-                status,
-                recorded: Recorded::LateOutcomeIgnored(record),
-            } => format!(
-                "records {key} as {status}: too late, it is already {} ({}) — logged and ignored",
-                record.status, record.owner
-            ),
-            Report::LateLogged { key, attempt } => {
-                format!("late answer to attempt {attempt} of {key} logged under {key} and ignored")
-            }
-            Report::Reconciled { key, finding: None, .. } => {
-                format!("the reconcile hook finds nothing under {key}: unknown")
-            }
-            Report::Reconciled {
-                key,
-                finding: Some(finding),
-                outcome,
-            } => match outcome {
-                Reconciled::AlreadySettled(record) => format!(
-                    "the reconcile hook finds {finding} for {key}, but it is already settled {}",
-                    record.status
-                ),
-                _ => format!("the reconcile hook finds {finding} for {key}"),
-            },
-            Report::SettledNotFound {
-                key,
-                reason,
-                outcome: Reconciled::SettledFailed(_),
-            } => format!("settles {key} failed: {reason}"),
-            Report::SettledNotFound { key, outcome, .. } => match outcome {
-                Reconciled::AlreadySettled(record) => {
-                    format!("does not settle {key}: it is already settled {}", record.status)
-                }
-                _ => format!("does not settle {key}: it has no unknown record to settle"),
-            },
-            Report::ReflexCompensated { key, detail, .. } => format!("compensates {key} by reflex: {detail}"),
-            Report::Saved {
-                status,
-                item,
-                outcome: SaveOutcome::Saved { version },
-            } => format!("saves checkpoint v{version} ({status}, item {item})"),
-            Report::Saved {
-                outcome: SaveOutcome::Stale { expected, found },
-                ..
-            } => format!("save refused: loaded v{expected}, the ledger has v{found}"),
-            Report::Saved {
-                outcome: SaveOutcome::TakenOver { key, status, owner },
-                ..
-            } => format!("save refused: it tells the model {key} failed, but {owner} ran it again ({status})"),
-            Report::RecordRead {
-                key,
-                record: Some(record),
-            } => format!("reads {key}: {}", record.status),
-            Report::RecordRead { key, record: None } => format!("reads {key}: no record"),
-            Report::WaitsForPerson { reason } => format!("stops driving the run: {reason}"),
-        }
-    }
-
     /// The call another worker is running, when this step's reservation met one: "in
     /// progress, owned by w1 since t", distinct from a replayed result.
     pub fn in_progress(&self) -> Option<InProgress> {

@@ -52,7 +52,8 @@ impl Executor {
         let version = checkpoint.version;
         let state = match RunState::from_json(&checkpoint.state) {
             Ok(state) => state,
-            Err(detail) => {
+            Err(error) => {
+                let detail = error.to_string();
                 return Ok(Step::feed(
                     Input::CheckpointUnreadable {
                         version,

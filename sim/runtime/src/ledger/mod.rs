@@ -189,14 +189,19 @@ impl std::fmt::Display for LedgerStore {
     }
 }
 
-impl std::str::FromStr for LedgerStore {
-    type Err = String;
+/// A name that is no ledger store's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a ledger store; one of sqlite, memory")]
+pub struct UnknownLedgerStore(pub String);
 
-    fn from_str(text: &str) -> Result<LedgerStore, String> {
+impl std::str::FromStr for LedgerStore {
+    type Err = UnknownLedgerStore;
+
+    fn from_str(text: &str) -> Result<LedgerStore, UnknownLedgerStore> {
         [LedgerStore::Sqlite, LedgerStore::Memory]
             .into_iter()
             .find(|store| store.name() == text)
-            .ok_or_else(|| format!("`{text}` is not a ledger store; one of sqlite, memory"))
+            .ok_or_else(|| UnknownLedgerStore(text.to_owned()))
     }
 }
 

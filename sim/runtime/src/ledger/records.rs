@@ -105,7 +105,7 @@ impl StoredHistoryLine {
         let read_ms = |ms: i64| u64::try_from(ms).unwrap_or(0);
         Ok(HistoryEntry {
             id: read_ms(self.id),
-            key: IdempotencyKey::parse(&self.key).map_err(bad)?,
+            key: IdempotencyKey::parse(&self.key).map_err(|error| bad(error.to_string()))?,
             at_ms: read_ms(self.at_ms),
             event: HistoryEvent::parse(&self.event).ok_or_else(|| bad(format!("history event `{}`", self.event)))?,
             from_status: parse_status(self.from_status.clone())?,

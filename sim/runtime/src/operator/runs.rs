@@ -46,7 +46,7 @@ pub fn dead_lettered_runs(ledger: &Ledger) -> Result<Vec<DeadLetteredRun>, Ledge
                     status.name().to_owned(),
                     None,
                 ),
-                Err(detail) => (detail, "unknown".to_owned(), None),
+                Err(error) => (error.to_string(), "unknown".to_owned(), None),
             };
             DeadLetteredRun {
                 run_id: checkpoint.run_id,
@@ -92,9 +92,9 @@ pub fn resume(ledger: &mut Ledger, request: &ResumeRequest<'_>, now_ms: u64) -> 
             found: checkpoint.version,
         });
     }
-    let mut state = RunState::from_json(&checkpoint.state).map_err(|detail| OperatorError::UnreadableRun {
+    let mut state = RunState::from_json(&checkpoint.state).map_err(|error| OperatorError::UnreadableRun {
         run_id: run_id.to_owned(),
-        detail,
+        detail: error.to_string(),
     })?;
     let RunStatus::DeadLettered { previous, .. } = state.status else {
         return Err(OperatorError::NotDeadLettered {

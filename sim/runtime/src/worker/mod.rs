@@ -24,10 +24,12 @@ mod call;
 mod handle;
 mod held;
 mod limits;
+mod phase;
 mod settle;
 
 pub use held::{GuardNote, Held};
 pub use limits::duration_words;
+pub use phase::{Phase, UnknownPhase};
 
 /// Who the worker is and the rules it runs under.
 #[derive(Clone, Debug)]
@@ -224,29 +226,34 @@ pub enum Command {
 }
 
 impl Command {
-    /// The phase's name, as the timeline shows it.
-    pub fn phase_name(&self) -> &'static str {
+    /// The phase the command runs.
+    pub fn phase(&self) -> Phase {
         match self {
-            Command::LoadCheckpoint => "load checkpoint",
-            Command::AskModel { .. } => "model decides",
-            Command::Reserve { .. } => "reserve",
-            Command::CheckLedger { .. } => "check ledger",
-            Command::InsertStarted { .. } => "insert started",
-            Command::Invoke { .. } => "send",
-            Command::Backoff { .. } => "backoff",
-            Command::RecordOutcome { .. } => "record outcome",
-            Command::LogLateOutcome { .. } => "log late outcome",
-            Command::Reconcile { .. } => "reconcile",
-            Command::SettleNotFound { .. } => "settle not found",
-            Command::WaitToLookAgain { .. } => "wait to look again",
-            Command::Compensate { .. } => "compensate",
-            Command::SaveCheckpoint { .. } => "save checkpoint",
-            Command::ReadRecord { .. } => "read record",
-            Command::Park { .. } => "park",
-            Command::StandDown { .. } => "stand down",
-            Command::WaitForPerson { .. } => "wait for a person",
-            Command::Exit => "exit",
+            Command::LoadCheckpoint => Phase::LoadCheckpoint,
+            Command::AskModel { .. } => Phase::ModelDecides,
+            Command::Reserve { .. } => Phase::Reserve,
+            Command::CheckLedger { .. } => Phase::CheckLedger,
+            Command::InsertStarted { .. } => Phase::InsertStarted,
+            Command::Invoke { .. } => Phase::Send,
+            Command::Backoff { .. } => Phase::Backoff,
+            Command::RecordOutcome { .. } => Phase::RecordOutcome,
+            Command::LogLateOutcome { .. } => Phase::LogLateOutcome,
+            Command::Reconcile { .. } => Phase::Reconcile,
+            Command::SettleNotFound { .. } => Phase::SettleNotFound,
+            Command::WaitToLookAgain { .. } => Phase::WaitToLookAgain,
+            Command::Compensate { .. } => Phase::Compensate,
+            Command::SaveCheckpoint { .. } => Phase::SaveCheckpoint,
+            Command::ReadRecord { .. } => Phase::ReadRecord,
+            Command::Park { .. } => Phase::Park,
+            Command::StandDown { .. } => Phase::StandDown,
+            Command::WaitForPerson { .. } => Phase::WaitForAPerson,
+            Command::Exit => Phase::Exit,
         }
+    }
+
+    /// The phase's name, as the timeline and the drill's markers show it.
+    pub fn phase_name(&self) -> &'static str {
+        self.phase().name()
     }
 
     /// The call the command is about, if any.
@@ -338,7 +345,7 @@ struct RunUndo {
 /// Why a call could not be begun.
 enum CallRefused {
     UnknownTool(String),
-    BadKey(String),
+    BadKey(crate::key::KeyError),
 }
 
 /// The runtime's machine for one worker driving one run.

@@ -7,7 +7,7 @@ use crate::checker::{Outcome, Verdict};
 use crate::level::{Level, Play};
 use crate::runtime::guards::Guard;
 use crate::runtime::worker::GuardNote;
-use crate::simulator::{Actor, FailedRun, Simulation, WAIT_FOR_ANSWER};
+use crate::simulator::{Actor, FailedRun, Phase, Simulation};
 use crate::text::{dollars, plain};
 
 /// What happened to the money and why, from this run: at most [`DIAGNOSIS_SENTENCES_MAX`].
@@ -321,9 +321,9 @@ fn missed_other(simulation: &Simulation, play: &Play) -> Option<String> {
         Play::CrashWorker {
             worker: Some(worker),
             in_phase: Some(phase),
-        } if is_before_the_request_left(phase) => Some(format!(
+        } if is_before_the_request_left(*phase) => Some(format!(
             "w{worker} was killed before its request left ({}): nothing had been paid, {}.",
-            crate::simulator::moment(phase),
+            crate::simulator::moment(*phase),
             after_an_early_crash(simulation)
         )),
         Play::ModelCallsAgain { run, .. } if simulation.armed().call_again.contains_key(run) => Some(format!(
@@ -364,11 +364,17 @@ fn declared_honestly(simulation: &Simulation, tool: &str) -> Option<String> {
 }
 
 /// The phases a worker runs before its request is on the wire.
-fn is_before_the_request_left(phase: &str) -> bool {
+fn is_before_the_request_left(phase: Phase) -> bool {
     matches!(
         phase,
-        "start" | "load checkpoint" | "model decides" | "reserve" | "check ledger" | "insert started" | "send"
-    ) && phase != WAIT_FOR_ANSWER
+        Phase::Start
+            | Phase::LoadCheckpoint
+            | Phase::ModelDecides
+            | Phase::Reserve
+            | Phase::CheckLedger
+            | Phase::InsertStarted
+            | Phase::Send
+    )
 }
 
 fn twin_stood_down(simulation: &Simulation, run: &str) -> bool {

@@ -1,10 +1,11 @@
 //! The player's moves, as the game sends them and tapes store them (both formats).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::CardKind;
 use crate::runtime::rules::Status;
 use crate::runtime::tool::SideEffect;
+use crate::runtime::worker::Phase;
 
 /// A player's move, as the game sends it and a tape stores it (tape format version 2).
 ///
@@ -37,8 +38,8 @@ pub enum Play {
     CrashWorker {
         #[serde(default)]
         worker: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        in_phase: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "in_phase")]
+        in_phase: Option<Phase>,
     },
     /// Start a second worker on a run that is already being driven.
     DuplicateWorker { run: String },
@@ -175,6 +176,17 @@ impl WireRule {
             WireRule::OnTheWireNow
         }
     }
+}
+
+/// Reads `in_phase` by the phase names tapes have always spelled; any other name is refused
+/// naming the field (the tape's path and line come with the parse error).
+fn in_phase<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Phase>, D::Error> {
+    Option::<String>::deserialize(deserializer)?
+        .map(|text| {
+            text.parse::<Phase>()
+                .map_err(|error| serde::de::Error::custom(format!("in_phase: {error}")))
+        })
+        .transpose()
 }
 
 pub fn default_operator() -> String {

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::play::Play;
-use super::{ACTIONS_MAX, CALLS_PER_RUN_MAX, CardKind, Level, PHASE_NAME_BYTES_MAX, PHASES_MAX, RUNS_MAX, Tape};
+use super::{ACTIONS_MAX, CALLS_PER_RUN_MAX, CardKind, Level, PHASES_MAX, RUNS_MAX, Tape};
 use crate::billing_tools::Operation;
 use crate::error::InputError;
 use crate::runtime::rules::Status;
@@ -366,13 +366,6 @@ fn play_problem(play: &Play, level: &Level) -> Option<String> {
                     "a tool is declared with 1 to {READ_ATTEMPTS_MAX} attempts, not {attempts}"
                 ));
             }
-        }
-        Play::CrashWorker {
-            in_phase: Some(phase), ..
-        } if phase.trim().is_empty() || phase.len() > PHASE_NAME_BYTES_MAX => {
-            return Some(format!(
-                "in_phase names the phase a worker is about to run (1 to {PHASE_NAME_BYTES_MAX} bytes)"
-            ));
         }
         _ => {}
     }

@@ -16,6 +16,7 @@ use crate::runtime::key::IdempotencyKey;
 use crate::runtime::operator::{self, CompensateRequest, HeldLedger, OperatorError, ResolveRequest};
 use crate::runtime::rules::Status;
 use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
+use crate::runtime::worker::Phase;
 
 /// Which message a wire card hit: the move (its index in [`Simulation::played`]) and the
 /// message, with the phase it was put on the wire in. A version 1 tape becomes a version 2
@@ -126,10 +127,10 @@ impl Simulation {
             Play::LoseResponse { key } => (Actor::Crew, self.lose(Direction::Response, key.as_deref())?),
             Play::SlowResponse { key } => (Actor::Crew, self.slow_response(key.as_deref())?),
             Play::CrashWorker { worker, in_phase } => {
-                let (target, about_to) = self.crash_by_move(*worker, in_phase.as_deref())?;
+                let (target, about_to) = self.crash_by_move(*worker, *in_phase)?;
                 let text = format!(
                     "w{target} is killed (SIGKILL), {}: its connection drops, its open transaction rolls back",
-                    super::workers::moment(&about_to)
+                    super::workers::moment(about_to)
                 );
                 made = Play::CrashWorker {
                     worker: Some(target),
@@ -221,7 +222,7 @@ impl Simulation {
 
     /// A crash by the player's move: the worker named (alive), or the first alive; refused if
     /// it is not about to run `in_phase`. Returns the worker and the phase it was about to run.
-    fn crash_by_move(&mut self, worker: Option<u32>, in_phase: Option<&str>) -> Result<(u32, String), PlayError> {
+    fn crash_by_move(&mut self, worker: Option<u32>, in_phase: Option<Phase>) -> Result<(u32, Phase), PlayError> {
         let target = match worker {
             Some(number) => {
                 if !self.workers.slots.get(&number).is_some_and(|slot| slot.alive) {
@@ -239,13 +240,13 @@ impl Simulation {
                     .0
             }
         };
-        let about_to = self.workers.slots[&target].phase.clone();
+        let about_to = self.workers.slots[&target].phase;
         if let Some(wanted) = in_phase
             && wanted != about_to
         {
             return Err(PlayError::NotInPhase {
                 worker: target,
-                wanted: wanted.to_owned(),
+                wanted,
                 about_to,
             });
         }

@@ -23,6 +23,7 @@ mod crew;
 mod network;
 mod phases;
 mod reading;
+mod report_words;
 mod timeline;
 mod workers;
 mod world;
@@ -32,12 +33,14 @@ use std::path::PathBuf;
 
 use rand_chacha::ChaCha8Rng;
 
+pub use crate::runtime::worker::Phase;
 /// Money in words lives in [`crate::text`]; named here too for the simulator's callers.
 pub use crate::text::dollars;
 pub use crew::{Armed, WireHit};
 pub use network::{Direction, Message};
+pub use report_words::report_words;
 pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
-pub use workers::{FailedRun, PARKED, WAIT_FOR_ANSWER, WorkerView, moment};
+pub use workers::{FailedRun, WorkerView, moment};
 
 use crate::checker;
 use crate::ledger::{Ledger, LedgerError};
@@ -97,11 +100,11 @@ pub enum PlayError {
     LevelOver,
     #[error("{card} fizzles: {what} now")]
     NothingOnTheWire { card: &'static str, what: String },
-    #[error("w{worker} is {}, not at {wanted}", workers::moment(about_to))]
+    #[error("w{worker} is {}, not at {wanted}", workers::moment(*about_to))]
     NotInPhase {
         worker: u32,
-        wanted: String,
-        about_to: String,
+        wanted: Phase,
+        about_to: Phase,
     },
     #[error("this level has no tool named {tool}; its tools: {known}")]
     NoSuchTool { tool: String, known: String },

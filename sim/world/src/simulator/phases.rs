@@ -4,13 +4,12 @@
 use super::clock::Event;
 use super::network::Outgoing;
 use super::timeline::Actor;
-use super::workers::{PARKED, WAIT_FOR_ANSWER};
 use super::{SimError, Simulation};
 use crate::billing_tools::{CreditArguments, Operation};
 use crate::model::{self, Nudge};
 use crate::runtime::executor::{Drive, Executor, Next, Report};
 use crate::runtime::run::{Decision, RunState};
-use crate::runtime::worker::{Command, Input};
+use crate::runtime::worker::{Command, Input, Phase};
 
 /// The most phase names kept per worker (a level's phase limit bounds them anyway).
 const PHASES_KEPT_MAX: usize = 100_000;
@@ -81,9 +80,9 @@ impl Simulation {
         }
         if let Some(command) = next {
             let slot = self.workers.slots.get_mut(&worker).expect("known worker");
-            slot.phase = command.phase_name().to_owned();
+            slot.phase = command.phase();
             if slot.phases.len() < PHASES_KEPT_MAX {
-                slot.phases.push(command.phase_name());
+                slot.phases.push(command.phase());
             }
             let delay = phase_cost_ms(&command);
             self.clock.schedule(
@@ -165,7 +164,7 @@ impl Simulation {
             kind,
             Some(run.to_owned()),
             key,
-            report.describe(),
+            super::report_words(report),
         );
         if let Some(settled) = report.settled() {
             let settled = settled.clone();
@@ -203,7 +202,7 @@ impl Simulation {
                 } else {
                     // Sent: until its answer (or its timeout) comes, the worker waits.
                     if let Some(slot) = self.workers.slots.get_mut(&worker) {
-                        slot.phase = WAIT_FOR_ANSWER.to_owned();
+                        slot.phase = Phase::WaitForAnswer;
                     }
                     self.send_request(Outgoing {
                         worker,
@@ -251,7 +250,7 @@ impl Simulation {
             Drive::Park { key } => {
                 self.workers.parked.entry(key.to_string()).or_default().insert(worker);
                 if let Some(slot) = self.workers.slots.get_mut(&worker) {
-                    slot.phase = PARKED.to_owned();
+                    slot.phase = Phase::Parked;
                 }
                 self.log(
                     actor,

@@ -4,7 +4,7 @@ use super::crew::{Armed, WireHit};
 use super::network::{Direction, Message};
 use super::timeline::{RuleFiring, TimelineEntry};
 use super::workers::{FailedRun, WorkerView};
-use super::{SECOND_NODE, Simulation};
+use super::{Phase, SECOND_NODE, Simulation};
 use crate::billing::Billing;
 use crate::checker;
 use crate::checker::Verdict;
@@ -214,7 +214,7 @@ impl Simulation {
                     state: slot.machine.state(),
                     alive: slot.alive,
                     crashed: slot.crashed,
-                    phase: slot.phase.clone(),
+                    phase: slot.phase,
                     call: call.map(|(call, _, _)| call.clone()),
                     key: call.map(|(_, key, _)| key.to_string()),
                     attempt: call.map_or(0, |(_, _, attempt)| attempt),
@@ -227,7 +227,7 @@ impl Simulation {
     }
 
     /// The phases worker `w<number>` was given, in order.
-    pub fn worker_phases(&self, number: u32) -> Option<&[&'static str]> {
+    pub fn worker_phases(&self, number: u32) -> Option<&[Phase]> {
         self.workers.slots.get(&number).map(|slot| slot.phases.as_slice())
     }
 

@@ -16,7 +16,7 @@ use crate::runtime::executor::Executor;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::rules::{self, FailedRunAction};
 use crate::runtime::run::{RunState, RunStatus, ToolCall};
-use crate::runtime::worker::{Input, Worker, WorkerSetup, WorkerState};
+use crate::runtime::worker::{Input, Phase, Worker, WorkerSetup, WorkerState};
 use crate::runtime::workflow;
 
 /// A worker as the game draws it.
@@ -29,7 +29,7 @@ pub struct WorkerView {
     pub alive: bool,
     pub crashed: bool,
     /// The phase it runs next, or last ran.
-    pub phase: String,
+    pub phase: Phase,
     pub call: Option<ToolCall>,
     pub key: Option<String>,
     pub attempt: u32,
@@ -66,12 +66,12 @@ pub(super) struct WorkerSlot {
     pub(super) executor: Option<Executor>,
     pub(super) alive: bool,
     pub(super) crashed: bool,
-    pub(super) phase: String,
+    pub(super) phase: Phase,
     /// The node it runs on, whose ledger its connection is to.
     pub(super) node: u32,
     /// Every phase it was given, in order (so a test can hold the simulator and the worker
     /// process to the same machine).
-    pub(super) phases: Vec<&'static str>,
+    pub(super) phases: Vec<Phase>,
 }
 
 #[derive(Debug)]
@@ -99,16 +99,11 @@ impl Workers {
     }
 }
 
-/// What a worker is doing between phases once its request has left: waiting for the answer.
-pub const WAIT_FOR_ANSWER: &str = "wait for answer";
-/// What a parked worker is doing: waiting for someone to settle the call.
-pub const PARKED: &str = "parked";
-
 /// Where a worker is, in words: "about to send", "waiting for billing's answer", "parked".
-pub fn moment(phase: &str) -> String {
+pub fn moment(phase: Phase) -> String {
     match phase {
-        WAIT_FOR_ANSWER => "waiting for billing's answer".to_owned(),
-        PARKED => "parked, waiting for the call to be settled".to_owned(),
+        Phase::WaitForAnswer => "waiting for billing's answer".to_owned(),
+        Phase::Parked => "parked, waiting for the call to be settled".to_owned(),
         other => format!("about to {other}"),
     }
 }
@@ -160,7 +155,7 @@ impl Simulation {
                 executor: Some(executor),
                 alive: true,
                 crashed: false,
-                phase: "start".into(),
+                phase: Phase::Start,
                 node,
                 phases: Vec::new(),
             },

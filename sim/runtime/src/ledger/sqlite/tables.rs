@@ -56,7 +56,7 @@ impl RawRecord {
             detail,
         };
         Ok(ExecutionRecord {
-            key: IdempotencyKey::parse(&self.key).map_err(bad)?,
+            key: IdempotencyKey::parse(&self.key).map_err(|error| bad(error.to_string()))?,
             status: Status::parse(&self.status).ok_or_else(|| bad(format!("status `{}`", self.status)))?,
             side_effect: SideEffect::parse(&self.side_effect)
                 .ok_or_else(|| bad(format!("side effect `{}`", self.side_effect)))?,

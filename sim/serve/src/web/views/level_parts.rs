@@ -5,9 +5,10 @@ use serde::Serialize;
 
 use super::{KeyLook, Look};
 use crate::api::views::StoredJson;
+use twice_world::billing::KeyHandling;
 use twice_world::level::Play;
 use twice_world::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
-use twice_world::simulator::Simulation;
+use twice_world::simulator::{Phase, Simulation};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct LevelHeadView {
@@ -66,8 +67,8 @@ pub struct WorkerLookView {
     pub look: Look,
     /// False once it crashed, exited or stood down.
     pub alive: bool,
-    /// The phase it runs next, or last ran.
-    pub phase: String,
+    /// The phase it runs next, or last ran (serialized by its name).
+    pub phase: Phase,
     pub key: Option<KeyLook>,
     pub attempt: u32,
     pub loaded_version: u32,
@@ -118,8 +119,9 @@ pub struct BillingEntryView {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct BillingView {
-    /// `honour`, `metadata_only` or `ignore`.
-    pub key_handling: &'static str,
+    /// Serialized by its serde name, as level files spell it: `honour`, `metadata_only` or
+    /// `ignore` (what the page's script reads).
+    pub key_handling: KeyHandling,
     pub accounts: Vec<AccountView>,
     pub entries: Vec<BillingEntryView>,
     pub entries_left_out: u32,

@@ -11,7 +11,7 @@ use super::level_parts::declaration_view;
 use super::lobby::guard_views;
 use super::*;
 use crate::api::views::StoredJson;
-use twice_world::billing::{Answer, EntryKind, KeyHandling};
+use twice_world::billing::{Answer, EntryKind};
 use twice_world::billing_tools::CreditArguments;
 use twice_world::ledger::{Checkpoint, ExecutionRecord, HistoryEntry};
 use twice_world::level::{CardKind, default_operator};
@@ -85,14 +85,6 @@ fn answer_text(answer: &Answer) -> String {
     }
 }
 
-fn key_handling_name(handling: KeyHandling) -> &'static str {
-    match handling {
-        KeyHandling::Honour => "honour",
-        KeyHandling::MetadataOnly => "metadata_only",
-        KeyHandling::Ignore => "ignore",
-    }
-}
-
 fn stored_json(text: &str) -> StoredJson {
     StoredJson::from_stored(text)
 }
@@ -144,7 +136,7 @@ pub(super) fn billing_view(simulation: &Simulation, looks: &KeyLooks) -> Billing
     let total = billing.entries.len();
     let skipped = total.saturating_sub(BILLING_ENTRIES_SENT_MAX);
     BillingView {
-        key_handling: key_handling_name(billing.key_handling),
+        key_handling: billing.key_handling,
         accounts: billing
             .accounts
             .values()
@@ -404,7 +396,7 @@ pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_w
                 run: worker.run.clone(),
                 look: worker_look(worker),
                 alive: worker.alive,
-                phase: worker.phase.clone(),
+                phase: worker.phase,
                 key: worker.key.as_deref().map(|key| looks.look(key)),
                 attempt: worker.attempt,
                 loaded_version: worker.loaded_version,

@@ -1,0 +1,134 @@
+//! Where a worker is: the phase it runs next (one per [`super::Command`]), or the moment it
+//! waits in between. Tapes (`CrashWorker { in_phase }`), the timeline and the drill's
+//! markers spell each by its [`Phase::name`].
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A worker's phase. Its name is the serialized form (tape format 2 writes `in_phase:
+/// Some("record outcome")`), so the names never change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Phase {
+    /// Started, before the machine has asked for anything.
+    Start,
+    LoadCheckpoint,
+    ModelDecides,
+    Reserve,
+    CheckLedger,
+    InsertStarted,
+    Send,
+    Backoff,
+    RecordOutcome,
+    LogLateOutcome,
+    Reconcile,
+    SettleNotFound,
+    WaitToLookAgain,
+    Compensate,
+    SaveCheckpoint,
+    ReadRecord,
+    Park,
+    StandDown,
+    WaitForAPerson,
+    Exit,
+    /// Between phases once its request has left: waiting for the answer.
+    WaitForAnswer,
+    /// Parked: waiting for someone to settle the call.
+    Parked,
+}
+
+impl Phase {
+    /// Every phase, in the order a call usually meets them.
+    pub const ALL: [Phase; 22] = [
+        Phase::Start,
+        Phase::LoadCheckpoint,
+        Phase::ModelDecides,
+        Phase::Reserve,
+        Phase::CheckLedger,
+        Phase::InsertStarted,
+        Phase::Send,
+        Phase::Backoff,
+        Phase::RecordOutcome,
+        Phase::LogLateOutcome,
+        Phase::Reconcile,
+        Phase::SettleNotFound,
+        Phase::WaitToLookAgain,
+        Phase::Compensate,
+        Phase::SaveCheckpoint,
+        Phase::ReadRecord,
+        Phase::Park,
+        Phase::StandDown,
+        Phase::WaitForAPerson,
+        Phase::Exit,
+        Phase::WaitForAnswer,
+        Phase::Parked,
+    ];
+
+    /// The phase's name, as the timeline, tapes and markers spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Start => "start",
+            Phase::LoadCheckpoint => "load checkpoint",
+            Phase::ModelDecides => "model decides",
+            Phase::Reserve => "reserve",
+            Phase::CheckLedger => "check ledger",
+            Phase::InsertStarted => "insert started",
+            Phase::Send => "send",
+            Phase::Backoff => "backoff",
+            Phase::RecordOutcome => "record outcome",
+            Phase::LogLateOutcome => "log late outcome",
+            Phase::Reconcile => "reconcile",
+            Phase::SettleNotFound => "settle not found",
+            Phase::WaitToLookAgain => "wait to look again",
+            Phase::Compensate => "compensate",
+            Phase::SaveCheckpoint => "save checkpoint",
+            Phase::ReadRecord => "read record",
+            Phase::Park => "park",
+            Phase::StandDown => "stand down",
+            Phase::WaitForAPerson => "wait for a person",
+            Phase::Exit => "exit",
+            Phase::WaitForAnswer => "wait for answer",
+            Phase::Parked => "parked",
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// A name that is no phase's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a phase a worker runs (one of: {choices})",
+    choices = Phase::ALL.map(Phase::name).join(", ")
+)]
+pub struct UnknownPhase(pub String);
+
+impl FromStr for Phase {
+    type Err = UnknownPhase;
+
+    /// Reads a phase by its exact name (as a tape that a worker's moment was saved to spells it).
+    fn from_str(text: &str) -> Result<Phase, UnknownPhase> {
+        Phase::ALL
+            .into_iter()
+            .find(|phase| phase.name() == text)
+            .ok_or_else(|| UnknownPhase(text.to_owned()))
+    }
+}
+
+impl Serialize for Phase {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Phase {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Phase, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}

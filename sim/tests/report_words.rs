@@ -1,0 +1,66 @@
+//! The executor reports what it did, typed; the simulator's timeline makes the words.
+
+use twice_sim::ledger::{Ledger, Reservation, ReserveRequest};
+use twice_sim::runtime::executor::Report;
+use twice_sim::runtime::key::IdempotencyKey;
+use twice_sim::runtime::tool::SideEffect;
+use twice_sim::simulator::report_words;
+
+fn reserve(ledger: &mut Ledger, key: &IdempotencyKey, owner: &str, now_ms: u64) -> Reservation {
+    let request = ReserveRequest {
+        key,
+        tenant: "default",
+        run_id: "r1",
+        tool_call_id: "c1",
+        tool: "send_email",
+        side_effect: SideEffect::External,
+        arguments: r#"{"to":"ada@example.com"}"#,
+        owner,
+        lease_ms: None,
+        checkpoint_version: None,
+    };
+    ledger.reserve(&request, now_ms).expect("the ledger answers")
+}
+
+#[test]
+fn a_second_reserver_reads_who_owns_the_call_and_that_the_tool_is_not_called() {
+    let mut ledger = Ledger::open_memory_store();
+    let key = IdempotencyKey::parse("r1:c1").unwrap();
+    reserve(&mut ledger, &key, "w1", 120);
+    let report = Report::Reserved {
+        key: key.clone(),
+        reservation: reserve(&mut ledger, &key, "w2", 300),
+        atomic: true,
+    };
+    let words = report_words(&report);
+    assert!(
+        words.starts_with("reserves r1:c1: r1:c1 is in progress, owned by w1 since 120 ms"),
+        "{words}"
+    );
+    assert!(words.ends_with(" — the tool is not called"), "{words}");
+}
+
+#[test]
+fn a_first_reservation_names_what_the_ledger_held_and_the_action() {
+    let mut ledger = Ledger::open_memory_store();
+    let key = IdempotencyKey::parse("r1:c1").unwrap();
+    let report = Report::Reserved {
+        key: key.clone(),
+        reservation: reserve(&mut ledger, &key, "w1", 120),
+        atomic: true,
+    };
+    assert!(
+        report_words(&report).starts_with("reserves r1:c1: the ledger held no record → "),
+        "{}",
+        report_words(&report)
+    );
+    let loaded = Report::Loaded {
+        version: 0,
+        state: None,
+        failed_recoveries: None,
+    };
+    assert_eq!(
+        report_words(&loaded),
+        "no checkpoint: the run starts from the beginning"
+    );
+}
