@@ -24,7 +24,7 @@ const BEYOND_THE_RUNTIME: &str = "Beyond the runtime";
 
 /// Guards that cannot be load-bearing on their own in the vault, and why. Each is proven in
 /// its own lesson level instead (`lesson_proofs`).
-const BEHIND_ANOTHER_GUARD: [(Guard, &str); 3] = [
+const BEHIND_ANOTHER_GUARD: [(Guard, &str); 5] = [
     (
         Guard::ToolContract,
         "the vault's tool is declared honestly (one attempt, the key) and the vault lets no tool be declared, \
@@ -38,6 +38,16 @@ const BEHIND_ANOTHER_GUARD: [(Guard, &str); 3] = [
     (
         Guard::ReconcileHook,
         "with the pause on, a call the hook cannot settle waits for an operator instead of being reported failed",
+    ),
+    (
+        Guard::KeyRetention,
+        "the vault's tool declares no key retention and its billing keeps keys for ever, so the guard has nothing \
+         to weigh there",
+    ),
+    (
+        Guard::LookupSettle,
+        "the vault's tool declares no lookup settle time, so a lookup that finds nothing never proves anything \
+         there, guard or not",
     ),
 ];
 

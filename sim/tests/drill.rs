@@ -145,6 +145,55 @@ fn every_guard_pays_each_credit_once_and_no_guards_pay_twice_on_the_same_seed() 
     assert_nothing_left_running(naive.path());
 }
 
+/// Every guard but billing's terms: `key_retention` and `lookup_settle` off.
+const ALL_BUT_THE_TERMS: &str = "write_retry_rule,tool_contract,pause_on_indeterminate,ledger,atomic_reservation,\
+key_downstream,checkpoint_version,reconcile_hook,key_per_call,no_lease_expiry,no_reflex_compensation,\
+refusal_is_failed,dead_letter";
+
+/// Billing whose lookups lag 100 ms behind its credits and which forgets keys after 700 ms
+/// (its workers' tool declares 660 ms of lag: the 100, the 60 ms latency and a busy machine's
+/// 500): a recovery's first lookup often comes too soon, and a look after a wait sometimes
+/// too late.
+const TERMS: [&str; 4] = ["--lookup-settle-ms", "100", "--key-retention-ms", "700"];
+
+#[test]
+fn with_a_lagging_and_forgetful_billing_the_guards_pay_once_and_without_them_twice() {
+    let guarded = tempfile::tempdir().unwrap();
+    let mut args = vec!["--runs", "8", "--kills", "40", "--seed", "7", "--guards", "all"];
+    args.extend(TERMS);
+    let (code, report) = drill(guarded.path(), &args);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(number(&report, "double_credits"), 0, "{report:#}");
+    assert_eq!(number(&report, "lost_credits"), 0, "{report:#}");
+    assert!(
+        report["guards_held"]["lookup_settle"]
+            .as_u64()
+            .is_some_and(|held| held > 0),
+        "a recovery looked too soon and waited: {report:#}"
+    );
+    assert_nothing_left_running(guarded.path());
+
+    let naive = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "--runs",
+        "8",
+        "--kills",
+        "40",
+        "--seed",
+        "7",
+        "--guards",
+        ALL_BUT_THE_TERMS,
+    ];
+    args.extend(TERMS);
+    let (code, report) = drill(naive.path(), &args);
+    assert_eq!(code, 1, "{report:#}");
+    assert!(
+        number(&report, "double_credits") > 0,
+        "a hook that takes nothing as proof pays twice: {report:#}"
+    );
+    assert_nothing_left_running(naive.path());
+}
+
 #[test]
 fn duplicate_workers_stand_down_and_pay_nothing_twice() {
     let dir = tempfile::tempdir().unwrap();
@@ -394,6 +443,48 @@ fn bad_flags_exit_2_and_name_the_problem() {
             "--latency-ms",
         ),
         (vec!["billing", "--db", "x.sqlite", "--addr", "0.0.0.0:0"], "loopback"),
+        (
+            vec![
+                "billing",
+                "--db",
+                "x.sqlite",
+                "--key-retention-ms",
+                "100",
+                "--lookup-settle-ms",
+                "100",
+            ],
+            "no lookup could ever find",
+        ),
+        (
+            vec![
+                "drill",
+                "--key-retention-ms",
+                "150",
+                "--lookup-settle-ms",
+                "100",
+                "--latency-ms",
+                "60",
+            ],
+            "--key-retention-ms must be more than",
+        ),
+        (
+            vec!["drill", "--recovery-attempts-max", "0"],
+            "--recovery-attempts-max 0",
+        ),
+        (
+            vec![
+                "worker",
+                "--ledger",
+                "x.sqlite",
+                "--billing",
+                "http://127.0.0.1:1",
+                "--run",
+                "run-0001",
+                "--recovery-attempts-max",
+                "0",
+            ],
+            "--recovery-attempts-max 0",
+        ),
     ];
     for (args, expected) in cases {
         let output = twice(&args);

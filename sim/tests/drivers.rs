@@ -53,6 +53,9 @@ fn level_of(run_id: &str) -> Level {
             restart_after_crash_ms: None,
             lease_ms: 150,
             second_node: false,
+            billing_key_retention_ms: None,
+            billing_lookup_settle_ms: None,
+            recovery_attempts_max: None,
         },
         tools: script::tools(),
         model: script::model_policy(),
@@ -100,6 +103,9 @@ fn worker_process(run_id: &str, ledger: &Path, billing: &str) -> (WorkerEnd, Vec
         lease_ms: 1_000,
         exit_when_parked: true,
         stop_on_stdin_close: false,
+        key_retention_ms: None,
+        lookup_settle_ms: None,
+        recovery_attempts_max: None,
     };
     let config = WorkerConfig::from_args(&args).expect("the flags are good");
     let mut driver = Driver::new(config, Ledger::open(ledger).expect("the ledger opens")).expect("a driver");

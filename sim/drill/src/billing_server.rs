@@ -9,7 +9,10 @@
 //!   refusal. The answer body is always [`twice_world::billing::Answer`].
 //! - `GET /v1/credits?idempotency_key=K`: the reconcile hook's lookup. 200 with the credit
 //!   stored under `K` (as its key, or in its metadata), 404 when there is none; 422 when
-//!   billing ignores keys, because then it cannot tell (a 404 would claim it knows).
+//!   billing ignores keys, because then it cannot tell (a 404 would claim it knows). Under
+//!   billing's terms (`--key-retention-ms`, `--lookup-settle-ms`) a credit whose key it forgot,
+//!   or that landed less than the settle time ago, is not found; `&by_hand=true` reads the
+//!   entries themselves, as a person checking billing by hand (the drill's operator) does.
 //! - `POST /v1/credits/void` with `{idempotency_key, account, amount_cents, intent}`: the
 //!   compensation as a naive runtime sends it. Like many real billing APIs it posts the
 //!   reversal even when no credit is found, which is why the runtime never compensates by
@@ -43,7 +46,7 @@ use serde_json::json;
 
 use super::billing_store::{BillingStore, Operation, StoreError, VoidByIdRequest, VoidRequest};
 use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, now_ms, stdin_end, stop_signal};
-use twice_world::billing::{Answer, Billing, CreditRequest, EntryKind, KeyHandling};
+use twice_world::billing::{Answer, Billing, CreditRequest, EntryKind, KeyHandling, Terms};
 use twice_world::runtime::key::IdempotencyKey;
 
 /// The longest a credit may be made to take.
@@ -85,6 +88,14 @@ pub struct BillingArgs {
     /// Stop (gracefully) when standard input closes: the drill holds it, so billing never outlives the drill.
     #[arg(long)]
     pub stop_on_stdin_close: bool,
+    /// Billing forgets an idempotency key this long after the credit it made: a resend past it
+    /// is paid again, and a lookup by the key finds nothing. Default: keys are kept for ever.
+    #[arg(long)]
+    pub key_retention_ms: Option<u64>,
+    /// A credit shows to lookups by key only this long after it landed (an eventually
+    /// consistent read). Default: at once.
+    #[arg(long)]
+    pub lookup_settle_ms: Option<u64>,
 }
 
 /// A credit request's body. The key travels in the header, as with real payment APIs.
@@ -338,6 +349,9 @@ async fn post_void_by_id(
 #[serde(deny_unknown_fields)]
 struct LookupQuery {
     idempotency_key: String,
+    /// Read the entries themselves, whatever billing's terms would show (a person checking).
+    #[serde(default)]
+    by_hand: bool,
 }
 
 async fn get_credit(
@@ -356,7 +370,12 @@ async fn get_credit(
         .copied()
         .unwrap_or(0);
     let world = shared.world();
-    let Some(lookup) = world.billing.look_up(&query.idempotency_key, in_flight) else {
+    let lookup = if query.by_hand {
+        world.billing.look_up(&query.idempotency_key, in_flight)
+    } else {
+        world.billing.look_up_now(&query.idempotency_key, in_flight, now_ms())
+    };
+    let Some(lookup) = lookup else {
         return error(
             StatusCode::UNPROCESSABLE_ENTITY,
             "billing ignores idempotency keys (--keys ignore): it stores none, so it cannot look a credit up by one",
@@ -437,14 +456,22 @@ pub fn billing_command(args: BillingArgs) -> u8 {
             args.addr
         ));
     }
-    let (store, billing) = match BillingStore::open(&args.db, key_handling, &super::script::accounts()) {
-        Ok(opened) => opened,
-        Err(StoreError::Locked { path }) => {
-            eprintln!("error: {} is locked by another process", path.display());
-            return EXIT_FAILED;
-        }
-        Err(store_error) => return bad_input(store_error),
+    let terms = Terms {
+        key_retention_ms: args.key_retention_ms,
+        lookup_settle_ms: args.lookup_settle_ms,
     };
+    if let Some(problem) = terms.problem() {
+        return bad_input(format!("--key-retention-ms / --lookup-settle-ms: {problem}"));
+    }
+    let (store, billing) =
+        match BillingStore::open_with_terms(&args.db, key_handling, terms, &super::script::accounts()) {
+            Ok(opened) => opened,
+            Err(StoreError::Locked { path }) => {
+                eprintln!("error: {} is locked by another process", path.display());
+                return EXIT_FAILED;
+            }
+            Err(store_error) => return bad_input(store_error),
+        };
     let replayed = billing.entries.len();
     let shared = Arc::new(Shared {
         world: Mutex::new(World { billing, store }),

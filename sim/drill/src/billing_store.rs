@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use twice_world::billing::{Account, Answer, Billing, CreditRequest, EntryKind, KeyHandling};
+use twice_world::billing::{Account, Answer, Billing, CreditRequest, EntryKind, KeyHandling, Terms};
 use twice_world::sqlite_file::{self, DurabilityError, Failure};
 
 const SCHEMA_NAME: &str = "twice-billing";
@@ -93,6 +93,14 @@ pub enum StoreError {
         stored: KeyHandling,
         asked: KeyHandling,
     },
+    #[error(
+        "{path}: the database was made with billing's terms {stored}, not {asked}; replaying it under other terms would change its history, so use a new file"
+    )]
+    TermsDiffer {
+        path: PathBuf,
+        stored: String,
+        asked: String,
+    },
     #[error("{path}: entry {seq} does not replay: {detail}")]
     Replay { path: PathBuf, seq: i64, detail: String },
     #[error("{path}: the billing database is locked by another process (waited {BUSY_TIMEOUT_MS} ms)")]
@@ -112,6 +120,9 @@ pub struct BillingStore {
     connection: Connection,
     path: PathBuf,
     key_handling: KeyHandling,
+    /// How long billing keeps keys and how long its lookups lag: stored with the file, so a
+    /// replay pays again exactly where the live billing did.
+    terms: Terms,
     accounts: Vec<Account>,
 }
 
@@ -123,6 +134,17 @@ impl BillingStore {
         key_handling: KeyHandling,
         accounts: &[Account],
     ) -> Result<(BillingStore, Billing), StoreError> {
+        BillingStore::open_with_terms(path, key_handling, Terms::default(), accounts)
+    }
+
+    /// [`BillingStore::open`] for a billing with `terms` (how long it keeps keys, how long its
+    /// lookups lag); an existing file must have been made with the same terms.
+    pub fn open_with_terms(
+        path: &Path,
+        key_handling: KeyHandling,
+        terms: Terms,
+        accounts: &[Account],
+    ) -> Result<(BillingStore, Billing), StoreError> {
         let connection = sqlite_file::open(path, true).map_err(|error| StoreError::Open {
             path: path.to_path_buf(),
             detail: error.to_string(),
@@ -131,13 +153,14 @@ impl BillingStore {
             connection,
             path: path.to_path_buf(),
             key_handling,
+            terms,
             accounts: accounts.to_vec(),
         };
         store.configure()?;
         if store.table_names()?.is_empty() {
             store.create(key_handling, accounts)?;
         }
-        store.identify(Some(key_handling))?;
+        store.identify(Some((key_handling, terms)))?;
         let billing = store.replay()?;
         Ok((store, billing))
     }
@@ -159,6 +182,7 @@ impl BillingStore {
             connection,
             path: path.to_path_buf(),
             key_handling: KeyHandling::Honour,
+            terms: Terms::default(),
             accounts: Vec::new(),
         };
         sqlite_file::wait_when_busy(&store.connection)
@@ -245,6 +269,18 @@ impl BillingStore {
                     params![SCHEMA_NAME, SCHEMA_VERSION.to_string(), key_handling.name()],
                 )
                 .map_err(sqlite)?;
+            let terms = [
+                ("key_retention_ms", self.terms.key_retention_ms),
+                ("lookup_settle_ms", self.terms.lookup_settle_ms),
+            ];
+            for (name, value) in terms.into_iter().filter_map(|(name, value)| Some((name, value?))) {
+                transaction
+                    .execute(
+                        "INSERT INTO billing_meta (name, value) VALUES (?1, ?2)",
+                        params![name, value.to_string()],
+                    )
+                    .map_err(sqlite)?;
+            }
             for account in accounts {
                 transaction
                     .execute(
@@ -257,9 +293,9 @@ impl BillingStore {
         transaction.commit().map_err(sqlite)
     }
 
-    /// Checks the file is a billing database of this version; reads its key handling and
-    /// accounts. With `asked`, the stored key handling must be the same.
-    fn identify(&mut self, asked: Option<KeyHandling>) -> Result<(), StoreError> {
+    /// Checks the file is a billing database of this version; reads its key handling, terms
+    /// and accounts. With `asked`, the stored key handling and terms must be the same.
+    fn identify(&mut self, asked: Option<(KeyHandling, Terms)>) -> Result<(), StoreError> {
         let read = |name: &str| -> Result<Option<String>, StoreError> {
             self.connection
                 .query_row("SELECT value FROM billing_meta WHERE name = ?1", [name], |row| {
@@ -295,7 +331,20 @@ impl BillingStore {
                 path: self.path.clone(),
                 detail: error.to_string(),
             })?;
-        if let Some(asked) = asked
+        let number = |name: &str| -> Result<Option<u64>, StoreError> {
+            read(name)?
+                .map(|value| value.parse::<u64>())
+                .transpose()
+                .map_err(|error| StoreError::NotABillingDatabase {
+                    path: self.path.clone(),
+                    detail: format!("billing_meta's {name} is not a number: {error}"),
+                })
+        };
+        let stored_terms = Terms {
+            key_retention_ms: number("key_retention_ms")?,
+            lookup_settle_ms: number("lookup_settle_ms")?,
+        };
+        if let Some((asked, _)) = asked
             && asked != stored
         {
             return Err(StoreError::KeyHandlingDiffers {
@@ -304,7 +353,17 @@ impl BillingStore {
                 asked,
             });
         }
+        if let Some((_, asked_terms)) = asked
+            && asked_terms != stored_terms
+        {
+            return Err(StoreError::TermsDiffer {
+                path: self.path.clone(),
+                stored: format!("{stored_terms:?}"),
+                asked: format!("{asked_terms:?}"),
+            });
+        }
         self.key_handling = stored;
+        self.terms = stored_terms;
         let accounts = {
             let mut statement = self
                 .connection
@@ -329,7 +388,7 @@ impl BillingStore {
     /// Replays every stored request through a fresh [`Billing`], checking each makes the
     /// entry it made the first time.
     fn replay(&self) -> Result<Billing, StoreError> {
-        let mut billing = Billing::new(self.key_handling, &self.accounts);
+        let mut billing = Billing::new(self.key_handling, &self.accounts).with_terms(self.terms);
         let mut statement = self
             .connection
             .prepare("SELECT seq, id, request, at_ms FROM entries ORDER BY seq")

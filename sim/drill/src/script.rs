@@ -60,6 +60,12 @@ pub fn accounts() -> Vec<Account> {
 /// `issue_credit`: external, takes the key, has a reconcile hook (look the credit up by key)
 /// and a compensation (void it) — the seed's example tool.
 pub fn tools() -> Vec<ToolDeclaration> {
+    tools_with_terms(None, None)
+}
+
+/// [`tools`], declaring billing's terms: how long it keeps keys and how long its lookups lag
+/// (a drill gives the worker the terms it gives billing).
+pub fn tools_with_terms(key_retention_ms: Option<u64>, lookup_settle_ms: Option<u64>) -> Vec<ToolDeclaration> {
     vec![ToolDeclaration {
         name: TOOL_NAME.to_owned(),
         side_effect: SideEffect::External,
@@ -68,8 +74,8 @@ pub fn tools() -> Vec<ToolDeclaration> {
         reconcile: true,
         compensation: true,
         attempts: None,
-        key_retention_ms: None,
-        lookup_settle_ms: None,
+        key_retention_ms,
+        lookup_settle_ms,
     }]
 }
 

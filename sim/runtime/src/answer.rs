@@ -18,6 +18,7 @@ pub enum ToolAnswer {
 }
 
 impl ToolAnswer {
+    /// What the ledger records and the model is told, whatever the answer was.
     pub fn receipt(&self) -> &str {
         match self {
             ToolAnswer::Applied { receipt }
@@ -26,6 +27,7 @@ impl ToolAnswer {
         }
     }
 
+    /// The other system said no: the attempt definitely did not take effect.
     pub fn is_rejection(&self) -> bool {
         matches!(self, ToolAnswer::Rejected { .. })
     }

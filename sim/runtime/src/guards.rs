@@ -87,7 +87,7 @@ impl Guard {
     /// The guards the campaign teaches, in its order: each has a level that switches it off
     /// and a tape that only wins without it (`sim/tests/campaign.rs` holds that), and the
     /// defender's search goes over them.
-    pub const ALL: [Guard; 12] = [
+    pub const ALL: [Guard; 14] = [
         Guard::WriteRetryRule,
         Guard::ToolContract,
         Guard::PauseOnIndeterminate,
@@ -100,13 +100,15 @@ impl Guard {
         Guard::NoLeaseExpiry,
         Guard::NoReflexCompensation,
         Guard::RefusalIsFailed,
+        Guard::KeyRetention,
+        Guard::LookupSettle,
     ];
 
-    /// The guards of the provider's terms and the dead letter (issue 23 items 3–5): real
-    /// guards a level may switch off by name, not yet taught by a level of their own, so the
-    /// campaign's checks and the defender's search leave them out. Each is inert unless a tool
-    /// declares `key_retention_ms` / `lookup_settle_ms` or the run a `recovery_attempts_max`.
-    pub const NOT_YET_TAUGHT: [Guard; 3] = [Guard::KeyRetention, Guard::LookupSettle, Guard::DeadLetter];
+    /// Guards a level may switch off by name that no level teaches yet, so the campaign's
+    /// checks and the defender's search leave them out. The dead letter needs a run whose
+    /// recoveries keep failing (a crash loop), which no card deals; the simulator honours a
+    /// level's `recovery_attempts_max` all the same. It is inert unless one is declared.
+    pub const NOT_YET_TAUGHT: [Guard; 1] = [Guard::DeadLetter];
 
     /// Every guard: the taught ones in teaching order, then the ones not yet taught. Made
     /// from the two lists, so a guard is listed once and moving one from `NOT_YET_TAUGHT`
@@ -118,6 +120,7 @@ impl Guard {
         every
     };
 
+    /// The guard as levels, tapes and `--guards` name it (`write_retry_rule`).
     pub fn name(self) -> &'static str {
         match self {
             Guard::WriteRetryRule => "write_retry_rule",
@@ -138,6 +141,7 @@ impl Guard {
         }
     }
 
+    /// The guard named `name` (see [`Guard::name`]), if there is one.
     pub fn from_name(name: &str) -> Option<Guard> {
         Guard::EVERY.into_iter().find(|guard| guard.name() == name)
     }
@@ -182,20 +186,35 @@ impl std::fmt::Display for Guard {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Guards {
+    /// [`Guard::WriteRetryRule`].
     pub write_retry_rule: bool,
+    /// [`Guard::ToolContract`].
     pub tool_contract: bool,
+    /// [`Guard::PauseOnIndeterminate`].
     pub pause_on_indeterminate: bool,
+    /// [`Guard::Ledger`].
     pub ledger: bool,
+    /// [`Guard::AtomicReservation`].
     pub atomic_reservation: bool,
+    /// [`Guard::KeyDownstream`].
     pub key_downstream: bool,
+    /// [`Guard::CheckpointVersion`].
     pub checkpoint_version: bool,
+    /// [`Guard::ReconcileHook`].
     pub reconcile_hook: bool,
+    /// [`Guard::KeyPerCall`].
     pub key_per_call: bool,
+    /// [`Guard::NoLeaseExpiry`].
     pub no_lease_expiry: bool,
+    /// [`Guard::NoReflexCompensation`].
     pub no_reflex_compensation: bool,
+    /// [`Guard::RefusalIsFailed`].
     pub refusal_is_failed: bool,
+    /// [`Guard::KeyRetention`].
     pub key_retention: bool,
+    /// [`Guard::LookupSettle`].
     pub lookup_settle: bool,
+    /// [`Guard::DeadLetter`].
     pub dead_letter: bool,
 }
 
@@ -206,6 +225,7 @@ impl Default for Guards {
 }
 
 impl Guards {
+    /// Every guard on: the seed's runtime.
     pub fn all_on() -> Self {
         Guards {
             write_retry_rule: true,
@@ -226,6 +246,7 @@ impl Guards {
         }
     }
 
+    /// Every guard off: the most naive runtime the simulator can run.
     pub fn all_off() -> Self {
         let mut guards = Guards::all_on();
         for guard in Guard::EVERY {
@@ -234,6 +255,7 @@ impl Guards {
         guards
     }
 
+    /// Whether `guard` is on.
     pub fn is_on(&self, guard: Guard) -> bool {
         match guard {
             Guard::WriteRetryRule => self.write_retry_rule,
@@ -254,6 +276,7 @@ impl Guards {
         }
     }
 
+    /// Switches `guard` on or off.
     pub fn set(&mut self, guard: Guard, on: bool) {
         let field = match guard {
             Guard::WriteRetryRule => &mut self.write_retry_rule,
@@ -275,6 +298,7 @@ impl Guards {
         *field = on;
     }
 
+    /// These guards with `guard` switched on or off.
     pub fn with(mut self, guard: Guard, on: bool) -> Self {
         self.set(guard, on);
         self
@@ -350,7 +374,7 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .starts_with("unknown guard `moat`; known guards: ledger, "),
+                .starts_with("unknown guard `moat`; known guards: write_retry_rule, tool_contract, "),
             "{error}"
         );
     }

@@ -23,7 +23,9 @@ pub enum KeyError {
 /// campaign can show what a key derived from the arguments gets wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyScheme {
+    /// `<run_id>:<tool_call_id>`: stable across replays, distinct for two calls with the same arguments.
     PerCall,
+    /// A hash of the tool and its arguments: merges two honest calls and misses a reworded replay.
     ArgumentsHash,
 }
 
@@ -48,6 +50,7 @@ impl IdempotencyKey {
         ))
     }
 
+    /// The key of one call under `scheme`; `Err` names a run or call id that cannot be part of a key.
     pub fn make(
         scheme: KeyScheme,
         run_id: &str,
@@ -69,6 +72,7 @@ impl IdempotencyKey {
         Ok(IdempotencyKey(text.to_owned()))
     }
 
+    /// The key as text, as it travels downstream and is stored in the ledger.
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -37,6 +37,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// Every status, in the order a call meets them.
     pub const ALL: [Status; 6] = [
         Status::Started,
         Status::Completed,
@@ -46,6 +47,7 @@ impl Status {
         Status::Compensated,
     ];
 
+    /// The status as the ledger stores it and the API writes it (`indeterminate`).
     pub fn name(self) -> &'static str {
         match self {
             Status::Started => "started",
@@ -57,6 +59,7 @@ impl Status {
         }
     }
 
+    /// The status named `text` (see [`Status::name`]), if there is one.
     pub fn parse(text: &str) -> Option<Status> {
         Status::ALL.into_iter().find(|status| status.name() == text)
     }
@@ -201,6 +204,7 @@ pub enum UnknownAction {
     TellModelFailed,
 }
 
+/// Table 3: ask the hook (once), else pause, else tell the model the call failed.
 pub fn unknown_action(hook_available: bool, hook_already_asked: bool, pause: bool) -> UnknownAction {
     match (hook_available && !hook_already_asked, pause) {
         (true, _) => UnknownAction::AskReconcileHook,
@@ -316,9 +320,13 @@ pub enum AbsentAction {
 /// and its last send (or unknown outcome) was written, and the two guards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AbsentFacts {
+    /// The tool's declared `lookup_settle_ms`.
     pub lookup_settle_ms: Option<u64>,
+    /// The tool's declared `key_retention_ms`.
     pub key_retention_ms: Option<u64>,
+    /// How long ago the call's key was reserved: the key's age.
     pub since_reserved_ms: u64,
+    /// How long ago its last send (or unknown outcome) was written.
     pub since_last_send_ms: u64,
     /// Guard `key_retention`.
     pub retention_guard: bool,
@@ -405,6 +413,7 @@ pub fn recovery_action(failed_before: u32, limit: Option<u32>, guard: bool) -> R
 /// ledger's reservation, which carries its action).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fired {
+    /// Table 2: how an attempt ended and what was done about it.
     Outcome {
         side_effect: SideEffect,
         end: AttemptEnd,
@@ -412,6 +421,7 @@ pub enum Fired {
         attempts_allowed: u32,
         action: OutcomeAction,
     },
+    /// Table 3: what a run did with an unknown call.
     Unknown {
         hook_available: bool,
         hook_already_asked: bool,

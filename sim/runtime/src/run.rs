@@ -95,9 +95,11 @@ fn write_canonical(value: &serde_json::Value, text: &mut String) {
 pub struct ToolCall {
     /// `c<n>`: numbered from the run's checkpointed counter, so a replay makes the same id.
     pub id: String,
+    /// The declared tool it calls.
     pub tool: String,
     /// Which item of the run's script this call serves (the intent the checker judges).
     pub item: u32,
+    /// Its arguments, canonical JSON in the ledger.
     pub arguments: Arguments,
 }
 
@@ -121,6 +123,7 @@ impl Told {
         !matches!(self, Told::Result { .. })
     }
 
+    /// What the model was told, in a few words for a timeline.
     pub fn describe(&self) -> String {
         match self {
             Told::Result { result } => format!("result {result}"),
@@ -135,15 +138,14 @@ impl Told {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
+    /// Driven by a worker (or waiting for one after a crash).
     Running,
     /// `on_indeterminate: pause`: waiting for this key to be settled.
-    AwaitingReconciliation {
-        key: String,
-    },
+    AwaitingReconciliation { key: String },
+    /// The model is done: every item of its script is over.
     Completed,
-    Failed {
-        reason: String,
-    },
+    /// The run ended failed, for this reason.
+    Failed { reason: String },
     /// Its recoveries failed as often as declared (`recovery_attempts_max`): no worker drives
     /// it until an operator resumes it, when it goes back to `previous`.
     DeadLettered {
@@ -155,6 +157,7 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// The status as the ledger stores it (`awaiting_reconciliation`).
     pub fn name(&self) -> &'static str {
         match self {
             RunStatus::Running => "running",
@@ -170,6 +173,7 @@ impl RunStatus {
         matches!(self, RunStatus::DeadLettered { .. })
     }
 
+    /// Over for good: completed or failed. A paused or dead-lettered run is not.
     pub fn is_terminal(&self) -> bool {
         matches!(self, RunStatus::Completed | RunStatus::Failed { .. })
     }
@@ -181,6 +185,7 @@ pub const TRANSCRIPT_MAX: usize = 256;
 /// What a checkpoint holds. Serialized as JSON into `run_checkpoints.state`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunState {
+    /// Where the run stands.
     pub status: RunStatus,
     /// The script item the model is working on.
     pub item: u32,
@@ -221,10 +226,12 @@ impl Default for RunState {
 pub struct UnparsableState(#[source] pub serde_json::Error);
 
 impl RunState {
+    /// The state as the checkpoint stores it.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("run state serializes")
     }
 
+    /// A stored state; `Err` says why it does not parse.
     pub fn from_json(text: &str) -> Result<RunState, UnparsableState> {
         serde_json::from_str(text).map_err(UnparsableState)
     }
@@ -248,10 +255,10 @@ impl RunState {
 /// The model's decision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Decision {
+    /// Make this tool call.
     Call(ToolCall),
+    /// The current item is over.
     Done,
     /// The model gives up on the run (its policy `on_failed: fail_run`): the run ends failed.
-    FailRun {
-        reason: String,
-    },
+    FailRun { reason: String },
 }

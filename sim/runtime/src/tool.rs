@@ -17,6 +17,7 @@ pub enum SideEffect {
 }
 
 impl SideEffect {
+    /// Every side effect, from the harmless to the destructive.
     pub const ALL: [SideEffect; 4] = [
         SideEffect::Read,
         SideEffect::Write,
@@ -24,10 +25,12 @@ impl SideEffect {
         SideEffect::Destructive,
     ];
 
+    /// Anything but a read: one attempt, a key downstream, and an unknown outcome on a timeout.
     pub fn changes_something(self) -> bool {
         !matches!(self, SideEffect::Read)
     }
 
+    /// The side effect as declarations write it (`external`).
     pub fn name(self) -> &'static str {
         match self {
             SideEffect::Read => "read",
@@ -37,6 +40,7 @@ impl SideEffect {
         }
     }
 
+    /// The side effect named `text` (see [`SideEffect::name`]), if there is one.
     pub fn parse(text: &str) -> Option<SideEffect> {
         SideEffect::ALL
             .into_iter()
@@ -53,7 +57,9 @@ pub const READ_BACKOFF_BASE_MS: u64 = 50;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolDeclaration {
+    /// The tool's name, as the model calls it and the ledger records it.
     pub name: String,
+    /// What the tool does to the world: it sets the retry rule.
     pub side_effect: SideEffect,
     /// What the tool's world does when the tool runs, in the driver's own words (the billing
     /// world's `credit` or `lookup_balance`); the runtime never reads it. `None`: the driver
@@ -216,12 +222,14 @@ pub enum ContractViolation {
     #[error(
         "tool `{tool}` is declared {side_effect} but is allowed {attempts} attempts; anything that changes the world gets exactly 1"
     )]
+    /// A tool that changes something is allowed more than one attempt.
     TooManyAttempts {
         tool: String,
         side_effect: &'static str,
         attempts: u32,
     },
     #[error("tool `{tool}` is declared {side_effect} but takes no idempotency key; it cannot pass one downstream")]
+    /// A tool that changes something takes no idempotency key.
     NoIdempotencyKey { tool: String, side_effect: &'static str },
     /// An external or destructive tool whose unknown outcome nobody would resolve: it has no
     /// reconcile hook and the runtime does not pause on `indeterminate`, so a lost answer

@@ -23,6 +23,7 @@ pub enum RecoveryPolicy {
 }
 
 impl RecoveryPolicy {
+    /// The policy as a level writes it: `fail` or `retry`.
     pub fn name(self) -> &'static str {
         match self {
             RecoveryPolicy::Fail => "fail",
@@ -36,6 +37,7 @@ impl RecoveryPolicy {
 #[serde(deny_unknown_fields)]
 pub struct Workflow {
     #[serde(default)]
+    /// What the node does when its run fails.
     pub recovery_policy: RecoveryPolicy,
     /// How many fresh runs the node starts at most (0 to [`RETRIES_MAX`]).
     #[serde(default)]

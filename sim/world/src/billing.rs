@@ -11,9 +11,11 @@ use crate::runtime::ToolAnswer;
 
 pub mod key_handling;
 mod lookup;
+mod terms;
 
 pub use key_handling::{KeyHandling, UnknownKeyHandling};
 pub use lookup::Lookup;
+pub use terms::Terms;
 
 /// The most credits one billing world records before refusing more (a limit on everything).
 pub const CREDITS_MAX: usize = 100_000;
@@ -137,6 +139,9 @@ pub struct Billing {
     pub entries: Vec<Entry>,
     /// Honoured keys → (credit id, the request it answered).
     honoured: BTreeMap<String, (String, CreditRequest)>,
+    /// How long it keeps keys and how long its lookups lag ([`Terms`]).
+    #[serde(default)]
+    pub terms: Terms,
 }
 
 impl Billing {
@@ -149,6 +154,7 @@ impl Billing {
                 .collect(),
             entries: Vec::new(),
             honoured: BTreeMap::new(),
+            terms: Terms::default(),
         }
     }
 
@@ -171,6 +177,7 @@ impl Billing {
         if self.key_handling == KeyHandling::Honour
             && let Some(key) = &request.idempotency_key
             && let Some((credit_id, first)) = self.honoured.get(key)
+            && self.key_kept(credit_id, now_ms)
         {
             if first.account != request.account
                 || first.amount_cents != request.amount_cents
@@ -225,6 +232,15 @@ impl Billing {
             credit_id,
             balance_cents,
         }
+    }
+
+    /// Whether the key that made credit `credit_id` is still kept at `now_ms` ([`Terms`]):
+    /// past its retention billing forgets it, and a repeat is a new request.
+    fn key_kept(&self, credit_id: &str, now_ms: u64) -> bool {
+        self.entries
+            .iter()
+            .rfind(|entry| entry.id == credit_id)
+            .is_none_or(|entry| self.terms.keeps(entry.at_ms, now_ms))
     }
 
     /// The reconcile hook's lookup: the credit stored under this key, as a key or in

@@ -443,12 +443,22 @@ pub fn sets_of_in(guards: &[Guard], size: usize) -> Vec<Vec<Guard>> {
 /// a run whose tool fails it: when every tool passes and the player cannot declare one, it is
 /// the same on or off, so a set with it holds exactly when the set without it does, and a
 /// search for the smallest set need not try it.
+///
+/// The provider's terms are the same: `key_retention` and `lookup_settle` weigh only a tool's
+/// declared `key_retention_ms` / `lookup_settle_ms`, so with none declared they are inert.
 pub fn guards_that_matter(level: &Level) -> Vec<Guard> {
     let contract_inert =
         level.declarable_tools.is_empty() && level.tools.iter().all(|tool| tool.check_contract().is_ok());
+    let retention_inert = level.tools.iter().all(|tool| tool.key_retention_ms.is_none());
+    let settle_inert = level.tools.iter().all(|tool| tool.lookup_settle_ms.is_none());
     Guard::ALL
         .into_iter()
-        .filter(|guard| !(contract_inert && *guard == Guard::ToolContract))
+        .filter(|guard| match guard {
+            Guard::ToolContract => !contract_inert,
+            Guard::KeyRetention => !retention_inert,
+            Guard::LookupSettle => !settle_inert,
+            _ => true,
+        })
         .collect()
 }
 

@@ -17,7 +17,7 @@ pub use validate::{validate_level, validate_tape};
 
 use serde::{Deserialize, Serialize};
 
-use crate::billing::{Account, KeyHandling};
+use crate::billing::{Account, KeyHandling, Terms};
 use crate::model::{ModelPolicy, RunScript};
 use crate::outcome::Outcome;
 use crate::runtime::guards::{Guard, Guards};
@@ -188,6 +188,28 @@ pub struct World {
     /// checkpoints, and a recovery starts on the node its crashed worker ran on.
     #[serde(default, skip_serializing_if = "is_false")]
     pub second_node: bool,
+    /// How long billing keeps an idempotency key (its published terms, [`Terms`]): past it a
+    /// resend is paid again and a lookup by the key finds nothing. `None`: forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billing_key_retention_ms: Option<u64>,
+    /// How long after a credit billing's lookups by key still do not show it. `None`: at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billing_lookup_settle_ms: Option<u64>,
+    /// The runtime's declared `recovery_attempts_max` for every run of the level: recoveries
+    /// that start from the same checkpoint and get no further, before the run is dead-lettered
+    /// (guard `dead_letter`). `None`: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_attempts_max: Option<u32>,
+}
+
+impl World {
+    /// Billing's terms as the level declares them.
+    pub fn billing_terms(&self) -> Terms {
+        Terms {
+            key_retention_ms: self.billing_key_retention_ms,
+            lookup_settle_ms: self.billing_lookup_settle_ms,
+        }
+    }
 }
 
 fn is_false(value: &bool) -> bool {

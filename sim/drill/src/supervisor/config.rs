@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use twice_ledger_postgres::PostgresUrl;
-use twice_world::billing::KeyHandling;
+use twice_world::billing::{KeyHandling, Terms};
 use twice_world::ledger::LedgerError;
 use twice_world::runtime::guards::Guards;
 
@@ -84,6 +84,18 @@ pub struct DrillArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Billing forgets a key this long after its credit (its workers' tool declares the same):
+    /// a recovery past it finds nothing under the key. Default: keys are kept for ever.
+    #[arg(long)]
+    pub key_retention_ms: Option<u64>,
+    /// Billing's lookups show a credit only this long after it landed (its workers' tool
+    /// declares the same). Default: at once.
+    #[arg(long)]
+    pub lookup_settle_ms: Option<u64>,
+    /// Every worker's `recovery_attempts_max`: recoveries of a run that may fail before it is
+    /// dead-lettered. Default: no limit.
+    #[arg(long)]
+    pub recovery_attempts_max: Option<u32>,
 }
 
 /// A drill's checked settings.
@@ -111,6 +123,9 @@ pub struct DrillConfig {
     pub partition_ms: u32,
     pub pauses: u32,
     pub pause_ms: u32,
+    /// Billing's terms, given to billing and declared by every worker's tool.
+    pub terms: Terms,
+    pub recovery_attempts_max: Option<u32>,
 }
 
 impl DrillConfig {
@@ -158,6 +173,23 @@ impl DrillConfig {
                 args.partitions
             ));
         }
+        let terms = Terms {
+            key_retention_ms: args.key_retention_ms,
+            lookup_settle_ms: args.lookup_settle_ms,
+        };
+        if let Some(problem) = terms.problem() {
+            return Err(format!("--key-retention-ms / --lookup-settle-ms: {problem}"));
+        }
+        let declared = declared_terms(terms, args.latency_ms);
+        if let Some(problem) = declared.problem() {
+            return Err(format!(
+                "--key-retention-ms must be more than --lookup-settle-ms plus --latency-ms plus \
+                 {DECLARED_SETTLE_MARGIN_MS} ms (what the workers' tool declares as its settle time): {problem}"
+            ));
+        }
+        if args.recovery_attempts_max == Some(0) {
+            return Err("--recovery-attempts-max 0: a run would be dead-lettered before its first recovery".into());
+        }
         let guards = Guards::parse_list(&args.guards).map_err(|detail| format!("--guards: {detail}"))?;
         let key_handling = args
             .keys
@@ -198,7 +230,36 @@ impl DrillConfig {
             partition_ms: args.partition_ms,
             pauses: args.pauses,
             pause_ms: args.pause_ms,
+            terms,
+            recovery_attempts_max: args.recovery_attempts_max,
         })
+    }
+}
+
+impl DrillConfig {
+    /// Billing's terms as every worker's tool declares them (see [`declared_terms`]).
+    pub fn declared_terms(&self) -> Terms {
+        declared_terms(self.terms, self.latency_ms)
+    }
+}
+
+/// What a worker's tool adds to billing's settle time and `--latency-ms` for a busy machine:
+/// a request billing received is applied up to `--latency-ms` after it left on an idle one,
+/// but a drill on two loaded cores saw one applied 158 ms after its reservation at 60 ms.
+pub const DECLARED_SETTLE_MARGIN_MS: u64 = 500;
+
+/// What the workers' tool declares of billing's `terms`: the same retention, and a settle
+/// time counted from the send, not from the credit: billing shows a credit `lookup_settle_ms`
+/// after it applied it, and applies it up to `latency_ms` (plus a busy machine's delays,
+/// [`DECLARED_SETTLE_MARGIN_MS`]) after the request left.
+fn declared_terms(terms: Terms, latency_ms: u32) -> Terms {
+    Terms {
+        key_retention_ms: terms.key_retention_ms,
+        lookup_settle_ms: terms.lookup_settle_ms.map(|settle| {
+            settle
+                .saturating_add(u64::from(latency_ms))
+                .saturating_add(DECLARED_SETTLE_MARGIN_MS)
+        }),
     }
 }
 

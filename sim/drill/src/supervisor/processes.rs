@@ -15,6 +15,7 @@ use super::{
     BILLING_DRAIN_MS, BILLING_START_MS, BillingProcess, Control, Event, PROCESSES_PER_RUN_SLACK, ProcessKind,
     ProcessSlot, REAP_MS, RunPhase, STDERR_LINE_CHARS_MAX, Supervisor,
 };
+use twice_world::billing::Terms;
 
 pub(super) fn clip(text: &str) -> String {
     let mut clipped: String = text.chars().take(STDERR_LINE_CHARS_MAX).collect();
@@ -127,7 +128,7 @@ pub(super) async fn watch(
 
 impl Supervisor {
     pub(super) fn worker_args(&self, run: &str, process: u32) -> Vec<String> {
-        vec![
+        let mut args = vec![
             "worker".into(),
             "--ledger".into(),
             self.worker_ledger.argument.clone(),
@@ -145,7 +146,12 @@ impl Supervisor {
             self.config.model_delay_ms.to_string(),
             "--exit-when-parked".into(),
             "--stop-on-stdin-close".into(),
-        ]
+        ];
+        args.extend(terms_args(self.config.declared_terms()));
+        if let Some(limit) = self.config.recovery_attempts_max {
+            args.extend(["--recovery-attempts-max".to_owned(), limit.to_string()]);
+        }
+        args
     }
 
     /// The host for a new worker: the next in turn that is not cut off (nor `avoid`, the
@@ -310,6 +316,7 @@ pub(super) async fn start_billing(
         config.seed.to_string(),
         "--stop-on-stdin-close".to_owned(),
     ]);
+    command.args(terms_args(config.terms));
     let mut child = command
         .spawn()
         .map_err(|error| DrillError::Setup(format!("cannot start billing ({}): {error}", exe.display())))?;
@@ -352,4 +359,16 @@ pub(super) async fn start_billing(
         }
     });
     Ok(BillingProcess { child, stdin, url })
+}
+
+/// Terms as flags: billing's own, or as every worker's tool declares them.
+fn terms_args(terms: Terms) -> Vec<String> {
+    let mut args = Vec::new();
+    if let Some(retention) = terms.key_retention_ms {
+        args.extend(["--key-retention-ms".to_owned(), retention.to_string()]);
+    }
+    if let Some(settle) = terms.lookup_settle_ms {
+        args.extend(["--lookup-settle-ms".to_owned(), settle.to_string()]);
+    }
+    args
 }

@@ -103,29 +103,46 @@ impl Driver {
         }
     }
 
-    /// The reconcile hook's read: looks the key up in billing. Found: the receipt to record
-    /// and the credit, in words. Not found, or billing cannot be asked: nothing.
-    pub(super) async fn look_up(&self, key: &IdempotencyKey) -> Option<(String, String)> {
+    /// The reconcile hook's read: looks the key up in billing. `Ok(Some)`: the receipt to
+    /// record and the credit, in words; `Ok(None)`: billing answered that it holds nothing under
+    /// the key (404). `Err`: billing could not be asked or did not answer — that proves nothing,
+    /// and must not be taken for "nothing there" (with a settle time declared, it would settle
+    /// the call `failed`).
+    pub(super) async fn look_up(&self, key: &IdempotencyKey) -> Result<Option<(String, String)>, String> {
         let mut url = self.endpoint("/v1/credits");
         url.query_pairs_mut().append_pair("idempotency_key", key.as_str());
-        let lookup = match self.client.get(url).timeout(self.config.timeout).send().await {
-            Ok(response) if response.status().is_success() => response.json::<Lookup>().await.ok(),
-            _ => None,
-        };
-        let Some(Lookup {
+        let response = self
+            .client
+            .get(url)
+            .timeout(self.config.timeout)
+            .send()
+            .await
+            .map_err(|error| format!("billing did not answer the lookup of {key}: {error}"))?;
+        let status = response.status();
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(format!("billing answered the lookup of {key} with {status}"));
+        }
+        let lookup = response
+            .json::<Lookup>()
+            .await
+            .map_err(|error| format!("billing's answer to the lookup of {key} does not parse: {error}"))?;
+        let Lookup {
             credit: Some(entry),
             balance_cents,
             ..
-        }) = lookup
+        } = lookup
         else {
-            return None;
+            return Ok(None);
         };
         let receipt = Answer::Applied {
             credit_id: entry.id.clone(),
             balance_cents: balance_cents.unwrap_or(0),
         }
         .receipt();
-        Some((receipt, format!("credit {}", entry.id)))
+        Ok(Some((receipt, format!("credit {}", entry.id))))
     }
 
     pub(super) async fn post_void(&self, request: &VoidRequest) -> Result<Answer, String> {

@@ -17,7 +17,7 @@ use twice_world::runtime::ToolAnswer;
 use twice_world::runtime::executor::{Drive, Executor, Next, Step as ExecutorStep};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::rules::SendTiming;
-use twice_world::runtime::worker::{Command, Input, Phase, Worker, WorkerSetup};
+use twice_world::runtime::worker::{Command, Input, Phase, Reconciled, Worker, WorkerSetup};
 
 impl Driver {
     pub fn new(config: WorkerConfig, ledger: Ledger) -> Result<Driver, String> {
@@ -32,9 +32,9 @@ impl Driver {
             run_id: config.run_id.clone(),
             tenant: script::TENANT.to_owned(),
             guards: config.guards,
-            tools: script::tools(),
+            tools: config.tools.clone(),
             lease_ms: config.lease_ms,
-            recovery_attempts_max: None,
+            recovery_attempts_max: config.recovery_attempts_max,
         };
         Ok(Driver {
             script: script::script_for(&config.run_id),
@@ -169,7 +169,18 @@ impl Driver {
                 Input::BackoffElapsed
             }
             Drive::LookUp { key, .. } => {
-                let found = self.look_up(&key).await;
+                let found = match self.look_up(&key).await {
+                    Ok(found) => found,
+                    // Billing could not be asked: the hook cannot tell, which is not "nothing
+                    // there". The ledger is not touched; the machine goes down table 3.
+                    Err(_) => {
+                        let cannot_tell = ExecutorStep {
+                            next: Next::Feed(Input::Reconciled(Reconciled::Unknown)),
+                            report: None,
+                        };
+                        return Box::pin(self.next_of(cannot_tell)).await;
+                    }
+                };
                 let step = self.executor.reconciled(
                     key,
                     found

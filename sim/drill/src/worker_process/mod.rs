@@ -26,6 +26,7 @@ use twice_world::ledger::LedgerError;
 use twice_world::model::{ModelPolicy, RunScript};
 use twice_world::runtime::executor::Executor;
 use twice_world::runtime::guards::Guards;
+use twice_world::runtime::tool::ToolDeclaration;
 use twice_world::runtime::worker::{Input, Phase, Worker};
 
 /// Limits on the worker's timings.
@@ -86,6 +87,18 @@ pub struct WorkerArgs {
     /// Leave instead of waiting when the run pauses awaiting reconciliation (its checkpoint says so).
     #[arg(long)]
     pub exit_when_parked: bool,
+    /// How long billing keeps an idempotency key, as the tool declares it (`key_retention_ms`):
+    /// give billing's own `--key-retention-ms`. Default: billing keeps keys for ever.
+    #[arg(long)]
+    pub key_retention_ms: Option<u64>,
+    /// How long billing's lookups lag behind its credits, as the tool declares it
+    /// (`lookup_settle_ms`): give billing's own `--lookup-settle-ms`. Default: none declared.
+    #[arg(long)]
+    pub lookup_settle_ms: Option<u64>,
+    /// Recoveries of the run that may fail (start from one checkpoint and get no further)
+    /// before it is dead-lettered (`recovery_attempts_max`). Default: no limit.
+    #[arg(long)]
+    pub recovery_attempts_max: Option<u32>,
     /// Exit at once when standard input closes: the drill holds it, so workers never outlive it.
     #[arg(long)]
     pub stop_on_stdin_close: bool,
@@ -124,6 +137,10 @@ pub struct WorkerConfig {
     pub park_poll: Duration,
     pub lease_ms: u64,
     pub exit_when_parked: bool,
+    /// The tools the run declares, with billing's terms (`--key-retention-ms`, `--lookup-settle-ms`).
+    pub tools: Vec<ToolDeclaration>,
+    /// `--recovery-attempts-max`.
+    pub recovery_attempts_max: Option<u32>,
 }
 
 impl WorkerConfig {
@@ -160,6 +177,13 @@ impl WorkerConfig {
         within("model-delay-ms", args.model_delay_ms, 0, MODEL_DELAY_MS_MAX)?;
         within("park-poll-ms", args.park_poll_ms, PARK_POLL_MS_MIN, PARK_POLL_MS_MAX)?;
         within("lease-ms", args.lease_ms, 1, LEASE_MS_MAX)?;
+        let tools = script::tools_with_terms(args.key_retention_ms, args.lookup_settle_ms);
+        if let Some(problem) = tools.iter().find_map(ToolDeclaration::terms_problem) {
+            return Err(format!("--key-retention-ms / --lookup-settle-ms: {problem}"));
+        }
+        if args.recovery_attempts_max == Some(0) {
+            return Err("--recovery-attempts-max 0: a run would be dead-lettered before its first recovery".into());
+        }
         Ok(WorkerConfig {
             worker_id,
             run_id: args.run.clone(),
@@ -170,6 +194,8 @@ impl WorkerConfig {
             park_poll: Duration::from_millis(u64::from(args.park_poll_ms)),
             lease_ms: u64::from(args.lease_ms),
             exit_when_parked: args.exit_when_parked,
+            tools,
+            recovery_attempts_max: args.recovery_attempts_max,
         })
     }
 }

@@ -80,7 +80,9 @@ pub enum Drive {
 /// One step's result: what the driver does next, and what the executor did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
+    /// What the driver does next.
     pub next: Next,
+    /// What the executor did to the ledger, if anything, for the timeline.
     pub report: Option<Report>,
 }
 
@@ -159,6 +161,7 @@ pub struct Executor {
 const FIRST_ATTEMPT: u32 = 1;
 
 impl Executor {
+    /// An executor for the worker `setup` describes, on its own ledger connection.
     pub fn new(ledger: Ledger, setup: &WorkerSetup) -> Executor {
         let guards = setup.guards;
         Executor {
@@ -193,14 +196,17 @@ impl Executor {
         self
     }
 
+    /// The ledger connection it writes through.
     pub fn ledger(&self) -> &Ledger {
         &self.ledger
     }
 
+    /// The ledger connection, to change (an operator acting through the same connection).
     pub fn ledger_mut(&mut self) -> &mut Ledger {
         &mut self.ledger
     }
 
+    /// The worker whose commands it carries out.
     pub fn worker_id(&self) -> &str {
         &self.identity.worker_id
     }

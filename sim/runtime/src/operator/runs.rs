@@ -12,6 +12,7 @@ use crate::run::{RunState, RunStatus};
 /// A run stopped as `dead_lettered`, as the operator API lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeadLetteredRun {
+    /// The run.
     pub run_id: String,
     /// The tenant whose run it is (`None`: its checkpoint cannot be read).
     pub tenant: Option<String>,
@@ -66,8 +67,11 @@ pub fn dead_lettered_runs(ledger: &Ledger) -> Result<Vec<DeadLetteredRun>, Ledge
 /// An operator's resume of a dead-lettered run.
 #[derive(Clone, Copy, Debug)]
 pub struct ResumeRequest<'a> {
+    /// The run to resume.
     pub run_id: &'a str,
+    /// Why, in words: it goes into the run's history.
     pub reason: &'a str,
+    /// Who resumes it: the history names them.
     pub operator: &'a str,
     /// Compare-and-set: the checkpoint version the operator saw; `None`: the one read now.
     pub expected_version: Option<u32>,

@@ -71,8 +71,12 @@ pub enum Held {
 /// A guard that made a difference: what it did, in types and in the player's words.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuardNote {
+    /// The guard that held.
     pub guard: Guard,
+    /// The call it held on, if it was about one.
     pub key: Option<String>,
+    /// What it did, typed.
     pub held: Held,
+    /// What it did, in the player's words.
     pub detail: String,
 }

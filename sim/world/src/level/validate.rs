@@ -81,6 +81,21 @@ fn check_limits(source: &Source, level: &Level) -> Result<(), InputError> {
             ),
         ));
     }
+    if let Some(problem) = level.world.billing_terms().problem() {
+        let needle = if level.world.billing_key_retention_ms == Some(0) {
+            "billing_key_retention_ms"
+        } else {
+            "billing_lookup_settle_ms"
+        };
+        return Err(source.error(needle, 0, problem));
+    }
+    if level.world.recovery_attempts_max == Some(0) {
+        return Err(source.error(
+            "recovery_attempts_max",
+            0,
+            "recovery_attempts_max is 0: a run would be dead-lettered before its first recovery",
+        ));
+    }
     Ok(())
 }
 
@@ -112,6 +127,14 @@ fn check_tools<'a>(source: &Source, level: &'a Level) -> Result<BTreeMap<&'a str
         }
         if let Some(problem) = tool.attempts_problem() {
             return Err(source.error("attempts", 0, problem));
+        }
+        if let Some(problem) = tool.terms_problem() {
+            let needle = if tool.key_retention_ms == Some(0) {
+                "key_retention_ms"
+            } else {
+                "lookup_settle_ms"
+            };
+            return Err(source.error(needle, 0, problem));
         }
         if let Some(problem) = Operation::problem(tool) {
             return Err(source.error(&format!("\"{}\"", tool.name), 1, problem));

@@ -117,7 +117,8 @@ impl SimulationBuilder {
             .iter()
             .map(|allowance| (allowance.card, allowance.count))
             .collect();
-        let billing = Billing::new(self.level.world.billing_keys, &self.level.world.accounts);
+        let billing = Billing::new(self.level.world.billing_keys, &self.level.world.accounts)
+            .with_terms(self.level.world.billing_terms());
         let second_node = if self.level.world.second_node {
             Some(Ledger::open_in(second_node_store)?)
         } else {

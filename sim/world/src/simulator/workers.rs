@@ -142,7 +142,7 @@ impl Simulation {
             guards: self.guards,
             tools: self.level.tools.clone(),
             lease_ms: u64::from(self.level.world.lease_ms),
-            recovery_attempts_max: None,
+            recovery_attempts_max: self.level.world.recovery_attempts_max,
         };
         let mut executor = Executor::new(ledger, &setup);
         if !self.send_fence {

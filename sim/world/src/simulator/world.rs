@@ -158,8 +158,10 @@ impl Simulation {
     }
 
     /// The reconcile hook's read of `key` in billing: the receipt to record and what was found.
+    /// Billing answers under its terms, now: a key it forgot, or a credit its lookups do not
+    /// show yet, is not found.
     pub(super) fn reconcile_lookup(&self, key: &IdempotencyKey) -> Option<(String, String)> {
-        let entry = self.world.billing.find_credit(key.as_str())?;
+        let entry = self.world.billing.find_credit_now(key.as_str(), self.clock.now_ms)?;
         let receipt = Answer::Applied {
             credit_id: entry.id.clone(),
             balance_cents: self.world.billing.balance(&entry.account).unwrap_or(0),
