@@ -9,12 +9,25 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 pub enum ToolAnswer {
     /// The other system applied the request now.
-    Applied { receipt: String },
+    Applied {
+        /// What the ledger records and the model is told.
+        receipt: String,
+    },
     /// The other system recognised the idempotency key and answered with the first effect,
     /// `first`, applying nothing again.
-    Repeat { first: String, receipt: String },
+    Repeat {
+        /// The first effect's id, as the other system names it.
+        first: String,
+        /// What the ledger records and the model is told.
+        receipt: String,
+    },
     /// The other system refused: a definite no, nothing applied.
-    Rejected { reason: String, receipt: String },
+    Rejected {
+        /// Its reason.
+        reason: String,
+        /// What the ledger records and the model is told.
+        receipt: String,
+    },
 }
 
 impl ToolAnswer {

@@ -13,10 +13,16 @@ pub struct IdempotencyKey(String);
 pub enum KeyError {
     /// A per-call key's run id or tool call id is empty (`part` says which).
     #[error("a key is `<run_id>:<tool_call_id>`, and the {part} is empty")]
-    EmptyPart { part: &'static str },
+    EmptyPart {
+        /// Which part: `run id` or `tool call id`.
+        part: &'static str,
+    },
     /// Empty, longer than 200 bytes, or holding a control or whitespace character.
     #[error("`{text}` is not an idempotency key (1 to 200 visible characters)")]
-    Malformed { text: String },
+    Malformed {
+        /// The text given.
+        text: String,
+    },
 }
 
 /// How keys are made. Only `PerCall` is correct; `ArgumentsHash` exists so the

@@ -16,6 +16,8 @@
 //! `clippy.toml` makes the compiler check it): the time is always given as `now_ms`.
 //! Nothing here knows billing either: a tool's answer arrives as a [`answer::ToolAnswer`].
 
+#![warn(missing_docs)]
+
 pub mod answer;
 pub mod execution;
 pub mod executor;

@@ -168,7 +168,10 @@ pub enum OutcomeAction {
     /// Record this status; the call is over.
     Record(Status),
     /// Try again after this backoff.
-    Retry { backoff_ms: u64 },
+    Retry {
+        /// How long to wait before the next attempt.
+        backoff_ms: u64,
+    },
 }
 
 /// Table 2 — outcome. `attempts_allowed` comes from the tool's declaration and the
@@ -224,7 +227,10 @@ pub enum FailedRunAction {
     LeaveToOperator,
     /// `recovery_policy: retry` with retries left: the node starts fresh run number `retry`
     /// (a new run id, so new keys, from the script's first step).
-    StartFreshRun { retry: u32 },
+    StartFreshRun {
+        /// The fresh run's number (1: the first retry).
+        retry: u32,
+    },
     /// The run stays failed; a person looks.
     StayFailed,
 }
@@ -310,7 +316,10 @@ pub enum AbsentAction {
     Expired,
     /// Within the settle time of the last send the effect may not show yet: ask again once
     /// `after_ms` more have passed, before anyone settles `failed`.
-    AskAgain { after_ms: u64 },
+    AskAgain {
+        /// How long to wait before asking again.
+        after_ms: u64,
+    },
     /// Past the settle time, within the retention: nothing there proves the call did not take
     /// effect. Settle it `failed` (the model hears it did not take effect).
     SettleFailed,
@@ -415,44 +424,71 @@ pub fn recovery_action(failed_before: u32, limit: Option<u32>, guard: bool) -> R
 pub enum Fired {
     /// Table 2: how an attempt ended and what was done about it.
     Outcome {
+        /// Its tool's side effect (table 1 reads it).
         side_effect: SideEffect,
+        /// How the attempt ended.
         end: AttemptEnd,
+        /// The attempt.
         attempt: u32,
+        /// The attempts the tool was given.
         attempts_allowed: u32,
+        /// What the table decided.
         action: OutcomeAction,
     },
     /// Table 3: what a run did with an unknown call.
     Unknown {
+        /// The tool has a reconcile hook (and guard `reconcile_hook` is on).
         hook_available: bool,
+        /// The hook was asked already for this call.
         hook_already_asked: bool,
+        /// The run pauses on unknown calls (guard `pause_on_indeterminate`).
         pause: bool,
+        /// What the table decided.
         action: UnknownAction,
     },
     /// Table 4, the runtime's half (a worker decided it).
     FailedRunUndo {
+        /// Calls of the run that took effect and have a compensation.
         took_effect: u32,
+        /// The runtime compensates by itself (guard `no_reflex_compensation` off).
         reflex: bool,
+        /// What the table decided.
         action: FailedRunAction,
     },
     /// Table 4, the workflow node's half (the supervisor decided it).
     Workflow {
+        /// The node's recovery policy.
         policy: RecoveryPolicy,
+        /// The run's number (0: the node's first run).
         retry: u32,
+        /// How many fresh runs the node may start.
         retries_max: u32,
+        /// What the table decided.
         action: FailedRunAction,
     },
     /// Table 6: the reconcile hook found nothing.
-    Absent { facts: AbsentFacts, action: AbsentAction },
+    Absent {
+        /// What the table weighed.
+        facts: AbsentFacts,
+        /// What the table decided.
+        action: AbsentAction,
+    },
     /// Table 7: a resend of a key whose earlier attempt may have landed.
     Resend {
+        /// How long the provider keeps keys, as the tool declares it.
         key_retention_ms: Option<u64>,
+        /// How long ago the key was reserved, in ms.
         key_age_ms: u64,
+        /// What the table decided.
         action: ResendAction,
     },
     /// Table 8: a recovery, and how many before it failed.
     Recovery {
+        /// Recoveries before this one that failed.
         failed_before: u32,
+        /// The declared `recovery_attempts_max`.
         limit: Option<u32>,
+        /// What the table decided.
         action: RecoveryAction,
     },
 }

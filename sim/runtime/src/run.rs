@@ -108,9 +108,15 @@ pub struct ToolCall {
 #[serde(rename_all = "snake_case")]
 pub enum Told {
     /// The call took effect; here is its result.
-    Result { result: String },
+    Result {
+        /// The recorded result.
+        result: String,
+    },
     /// The call failed (or, by default, was unknown and reported as failed).
-    Failed { reason: String },
+    Failed {
+        /// Why.
+        reason: String,
+    },
     /// Settled after a pause: it did not take effect.
     DidNotTakeEffect,
     /// Settled after a pause: it took effect and was compensated.
@@ -141,15 +147,23 @@ pub enum RunStatus {
     /// Driven by a worker (or waiting for one after a crash).
     Running,
     /// `on_indeterminate: pause`: waiting for this key to be settled.
-    AwaitingReconciliation { key: String },
+    AwaitingReconciliation {
+        /// The call it waits on.
+        key: String,
+    },
     /// The model is done: every item of its script is over.
     Completed,
     /// The run ended failed, for this reason.
-    Failed { reason: String },
+    Failed {
+        /// Why.
+        reason: String,
+    },
     /// Its recoveries failed as often as declared (`recovery_attempts_max`): no worker drives
     /// it until an operator resumes it, when it goes back to `previous`.
     DeadLettered {
+        /// Why, in words.
         reason: String,
+        /// The status it resumes as.
         previous: Box<RunStatus>,
         /// The tenant whose run it is (the operator API lists it only to that tenant's operators).
         tenant: String,
@@ -260,5 +274,8 @@ pub enum Decision {
     /// The current item is over.
     Done,
     /// The model gives up on the run (its policy `on_failed: fail_run`): the run ends failed.
-    FailRun { reason: String },
+    FailRun {
+        /// Why, in words.
+        reason: String,
+    },
 }

@@ -65,11 +65,16 @@ pub fn table_names(connection: &Connection) -> rusqlite::Result<Vec<String>> {
 pub enum DurabilityError {
     /// A pragma failed; `context` says which step, for the store's message.
     Sqlite {
+        /// What was being done.
         context: &'static str,
+        /// SQLite's error.
         error: rusqlite::Error,
     },
     /// SQLite kept another journal mode (`mode`), so WAL could not be set.
-    NotWal { mode: String },
+    NotWal {
+        /// The journal mode SQLite kept.
+        mode: String,
+    },
 }
 
 impl DurabilityError {

@@ -224,20 +224,33 @@ pub enum ContractViolation {
     )]
     /// A tool that changes something is allowed more than one attempt.
     TooManyAttempts {
+        /// The tool.
         tool: String,
+        /// Its tool's side effect (table 1 reads it).
         side_effect: &'static str,
+        /// The attempts noted.
         attempts: u32,
     },
     #[error("tool `{tool}` is declared {side_effect} but takes no idempotency key; it cannot pass one downstream")]
     /// A tool that changes something takes no idempotency key.
-    NoIdempotencyKey { tool: String, side_effect: &'static str },
+    NoIdempotencyKey {
+        /// The tool.
+        tool: String,
+        /// Its declared side effect.
+        side_effect: &'static str,
+    },
     /// An external or destructive tool whose unknown outcome nobody would resolve: it has no
     /// reconcile hook and the runtime does not pause on `indeterminate`, so a lost answer
     /// would be told to the model as "failed" and the model could pay again.
     #[error(
         "tool `{tool}` is declared {side_effect} but declares no ambiguity policy: it has no reconcile hook and the runtime does not pause on an unknown outcome (`on_indeterminate: pause`); a lost answer would reach the model as \"failed\""
     )]
-    NoAmbiguityPolicy { tool: String, side_effect: &'static str },
+    NoAmbiguityPolicy {
+        /// The tool.
+        tool: String,
+        /// Its declared side effect.
+        side_effect: &'static str,
+    },
 }
 
 /// The ambiguity policy the seed requires (as zeph-durable refuses to build a money-moving

@@ -46,33 +46,69 @@ pub enum Next {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Drive {
     /// Ask the model; feed [`Input::ModelDecided`].
-    AskModel { state: RunState },
+    AskModel {
+        /// The run's state.
+        state: RunState,
+    },
     /// The send fence passed: send the request now; feed the answer, the timeout or
     /// [`Input::NotAttempted`] when the tool refuses before sending anything.
     Send {
+        /// The call.
         key: IdempotencyKey,
+        /// The key the request carries (`None`: the tool passes none).
         downstream_key: Option<IdempotencyKey>,
+        /// The call.
         call: ToolCall,
+        /// The attempt.
         attempt: u32,
     },
     /// Wait, then feed [`Input::BackoffElapsed`].
-    Backoff { after_ms: u64, next_attempt: u32 },
+    Backoff {
+        /// How long to wait before asking again.
+        after_ms: u64,
+        /// The attempt sent after the wait.
+        next_attempt: u32,
+    },
     /// A lookup found nothing sooner than the tool's settle time: wait `after_ms`, then feed
     /// [`Input::BackoffElapsed`] (the machine then asks for the lookup again).
-    WaitToLookAgain { key: IdempotencyKey, after_ms: u64 },
+    WaitToLookAgain {
+        /// The call.
+        key: IdempotencyKey,
+        /// How long to wait before asking again.
+        after_ms: u64,
+    },
     /// The reconcile hook's read: look the key up in the tool's world, then call
     /// [`Executor::reconciled`] with what was found.
-    LookUp { key: IdempotencyKey, call: ToolCall },
+    LookUp {
+        /// The call.
+        key: IdempotencyKey,
+        /// The call.
+        call: ToolCall,
+    },
     /// A naive runtime's reflex compensation (guard `no_reflex_compensation` off): undo by
     /// key, then call [`Executor::undone`].
-    Undo { key: IdempotencyKey, call: ToolCall },
+    Undo {
+        /// The call.
+        key: IdempotencyKey,
+        /// The call.
+        call: ToolCall,
+    },
     /// Wait until `key` is settled; feed [`Input::Woken`] then, or [`Input::LookAgain`] when
     /// something that could settle it changes.
-    Park { key: IdempotencyKey },
+    Park {
+        /// The call.
+        key: IdempotencyKey,
+    },
     /// This worker stands down: another drives the run.
-    StandDown { reason: String },
+    StandDown {
+        /// Why, in words.
+        reason: String,
+    },
     /// The run's stored state cannot be used: stop driving it; a person looks.
-    WaitForPerson { reason: String },
+    WaitForPerson {
+        /// Why, in words.
+        reason: String,
+    },
     /// The run is over for this worker.
     Exit,
 }

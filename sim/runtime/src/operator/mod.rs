@@ -25,8 +25,11 @@ pub use runs::{DeadLetteredRun, ResumeRequest, dead_lettered_runs, resume};
 /// An operator's resolve.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResolveRequest {
+    /// What the operator found: `completed` or `failed`.
     pub status: Status,
+    /// Why, in words: it goes into the record's history.
     pub reason: String,
+    /// Who decided: the history names them.
     pub operator: String,
     /// Compare-and-set: the status the operator saw; `None`: any unknown status.
     pub expected_status: Option<Status>,
@@ -37,8 +40,11 @@ pub struct ResolveRequest {
 /// An operator's request to undo a call's effect.
 #[derive(Clone, Copy, Debug)]
 pub struct CompensateRequest<'a> {
+    /// The call to undo.
     pub key: &'a IdempotencyKey,
+    /// Why, in words: it goes into the record's history.
     pub reason: &'a str,
+    /// Who asked: the history names them.
     pub operator: &'a str,
 }
 
@@ -48,10 +54,18 @@ pub struct CompensateRequest<'a> {
 pub enum Effect {
     /// The effect is there. `reference` is what the compensation acts on (billing: the
     /// credit's id); `detail` says what was found.
-    Found { reference: String, detail: String },
+    Found {
+        /// What the compensation acts on (billing: the credit's id).
+        reference: String,
+        /// What was found, in words.
+        detail: String,
+    },
     /// The world holds no effect under the key and is applying none. `detail` says what was
     /// asked and what was found, for the history.
-    Absent { detail: String },
+    Absent {
+        /// What was asked and found, for the history.
+        detail: String,
+    },
 }
 
 /// Why the effect could not be looked up, or could not be trusted to be the call's. In
@@ -93,6 +107,7 @@ pub trait CompensationTarget {
 /// before the next, so nothing holds it while the tool's world is asked. `Ledger` itself (the
 /// simulator's, the game's) is one; the API's pool of connections is another.
 pub trait LedgerAccess {
+    /// Runs `step` on the ledger; `Err` when the ledger cannot be reached.
     fn with_ledger<T>(&mut self, step: impl FnOnce(&mut Ledger) -> T) -> Result<T, LedgerError>;
     /// What time it is now, in milliseconds, for the step about to be written.
     fn now_ms(&mut self) -> u64;
@@ -101,7 +116,9 @@ pub trait LedgerAccess {
 /// A ledger the caller holds, with the time it gives.
 #[derive(Debug)]
 pub struct HeldLedger<'a> {
+    /// The ledger.
     pub ledger: &'a mut Ledger,
+    /// The time every step is written at.
     pub now_ms: u64,
 }
 
@@ -116,31 +133,51 @@ impl LedgerAccess for HeldLedger<'_> {
 }
 
 #[derive(Debug, thiserror::Error)]
+/// Why an operator's move was refused or failed; nothing was changed unless it says so.
 pub enum OperatorError {
     #[error("reason: {0}")]
+    /// The reason is not printable text an operator could read back.
     Reason(#[from] ReasonError),
     #[error("an operator id is required")]
+    /// Nobody said who they are.
     MissingOperator,
     #[error("an operator resolves a call to completed or failed, not {0}")]
+    /// An operator settles to `completed` or `failed` only.
     BadStatus(Status),
     #[error("tool `{0}` has no compensation")]
+    /// The call's tool declares no compensation.
     NoCompensation(String),
     #[error("{key} is {status}: it did not take effect, so there is nothing to compensate")]
-    NothingToCompensate { key: IdempotencyKey, status: Status },
+    /// The call did not take effect.
+    NothingToCompensate {
+        /// The call.
+        key: IdempotencyKey,
+        /// Its status.
+        status: Status,
+    },
     #[error("{0} was already compensated; it is not compensated again")]
+    /// The call was compensated already.
     AlreadyCompensated(IdempotencyKey),
     #[error(
         "{key} is being compensated by another request right now; it is not compensated twice. Look at the \
          record again in a moment"
     )]
-    CompensationUnderWay { key: IdempotencyKey },
+    /// Another request is compensating the call now.
+    CompensationUnderWay {
+        /// The call.
+        key: IdempotencyKey,
+    },
     #[error(
         "{key} is {status} in the ledger, but {finding}. The ledger and the tool's world disagree: \
          nothing was undone and nothing recorded; a person checks by hand"
     )]
+    /// The ledger says the call took effect; the tool's world holds nothing under its key.
     EffectMissing {
+        /// The call.
         key: IdempotencyKey,
+        /// Its status.
         status: Status,
+        /// What the tool's world holds, in words.
         finding: String,
     },
     #[error(
@@ -149,32 +186,66 @@ pub enum OperatorError {
          cannot be proven: nothing was undone and nothing recorded. Ask again once the call's outcome is \
          known, or resolve it yourself after checking by hand"
     )]
+    /// Nothing found yet, but a request may still be on its way.
     MayBeOnItsWay {
+        /// The call.
         key: IdempotencyKey,
+        /// The attempts noted.
         attempts: u32,
+        /// What the tool's world holds, in words.
         finding: String,
     },
     #[error("the tool's world could not tell what to undo: {0}")]
+    /// The tool's world could not say what to undo; the record is as it was read.
     Lookup(LookupError, Box<ExecutionRecord>),
     #[error(
         "the compensation of {key} failed: {detail}. The record stays `compensating` (listed with \
          status=compensating) and nothing was undone twice: compensate it again to retry the undo"
     )]
-    CompensationFailed { key: IdempotencyKey, detail: String },
+    /// The undo itself failed; the record stays `compensating` for a retry.
+    CompensationFailed {
+        /// The call.
+        key: IdempotencyKey,
+        /// Why the undo failed.
+        detail: String,
+    },
     #[error("run `{0}` has no checkpoint: there is nothing to resume")]
+    /// No checkpoint for this run.
     NoSuchRun(String),
     #[error("run `{run_id}` is {status}, not dead_lettered: only a dead-lettered run is resumed")]
-    NotDeadLettered { run_id: String, status: String },
+    /// The run is not dead-lettered, so there is nothing to resume.
+    NotDeadLettered {
+        /// The run.
+        run_id: String,
+        /// Its status now.
+        status: String,
+    },
     #[error(
         "run `{run_id}` changed since it was read: its checkpoint is v{found}, not the v{expected} expected. \
          Nothing was resumed; look at the run again"
     )]
-    RunChanged { run_id: String, expected: u32, found: u32 },
+    /// The run's checkpoint moved since the operator read it (compare-and-set).
+    RunChanged {
+        /// The run.
+        run_id: String,
+        /// The checkpoint version the operator saw.
+        expected: u32,
+        /// The checkpoint version now.
+        found: u32,
+    },
     #[error("run `{run_id}`'s checkpoint cannot be read ({detail}); it cannot be resumed from it")]
-    UnreadableRun { run_id: String, detail: String },
+    /// The run's checkpoint cannot be read.
+    UnreadableRun {
+        /// The run.
+        run_id: String,
+        /// Why it cannot be read.
+        detail: String,
+    },
     #[error(transparent)]
+    /// The ledger refused the decision (stale, or settled already).
     Settle(#[from] SettleError),
     #[error(transparent)]
+    /// The ledger failed.
     Ledger(#[from] LedgerError),
 }
 

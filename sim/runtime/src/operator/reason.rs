@@ -20,19 +20,32 @@ pub enum ReasonError {
     Empty,
     #[error("{chars} characters, more than the {REASON_CHARS_MAX} allowed")]
     /// Longer than a history entry keeps.
-    TooLong { chars: usize },
+    TooLong {
+        /// How many characters it has.
+        chars: usize,
+    },
     #[error(
         "character {position} is the control character U+{code_point:04X}; a reason is printable text \
          (tab and line feed are the only control characters allowed)"
     )]
     /// A control character other than tab or line feed.
-    ControlCharacter { position: usize, code_point: u32 },
+    ControlCharacter {
+        /// Where, counting characters from 1.
+        position: usize,
+        /// The character's code point.
+        code_point: u32,
+    },
     #[error(
         "character {position} is U+{code_point:04X}, a bidirectional formatting character that \
          reorders how the text is shown"
     )]
     /// A character that reorders how the text is shown (the "Trojan Source" trick).
-    BidirectionalFormatting { position: usize, code_point: u32 },
+    BidirectionalFormatting {
+        /// Where, counting characters from 1.
+        position: usize,
+        /// The character's code point.
+        code_point: u32,
+    },
     #[error("only spaces and invisible characters: say why in words someone can read")]
     /// Nothing a reader could see.
     Invisible,

@@ -11,26 +11,45 @@ use crate::rules::Status;
 pub enum Held {
     /// `tool_contract`: a tool failed the contract check, so the run was refused before it
     /// started; nothing was sent.
-    ContractRefused { tool: String },
+    ContractRefused {
+        /// The tool that failed the check.
+        tool: String,
+    },
     /// `ledger`: the call was `completed`; its recorded result was returned.
     ReturnedRecordedResult,
     /// `ledger`: the call was unknown (`started`/`indeterminate`); it was not run again.
-    ReplayNotRun { status: Status, other_run: Option<String> },
+    ReplayNotRun {
+        /// The record's status.
+        status: Status,
+        /// The run the call belongs to, when not this one.
+        other_run: Option<String>,
+    },
     /// `ledger`: the key belongs to other arguments; the call was refused, not served the other result.
     ArgumentsRefused,
     /// `ledger`: the send fence refused: the record was no longer this worker's `started` call.
     SendRefused {
+        /// Its status.
         status: Option<Status>,
+        /// The worker that owns the call.
         owner: Option<String>,
     },
     /// `key_per_call`: a reworded replay kept its key, so the ledger recognised it.
     RewordedReplayRecognised,
     /// `atomic_reservation`: another worker reserved the call first; only one calls the tool.
-    RacingReservationLost { winner: String },
+    RacingReservationLost {
+        /// The worker that reserved it first.
+        winner: String,
+    },
     /// `no_lease_expiry`: a `started` call past its lease was not reclaimed.
-    LeaseNotReclaimed { started_for_ms: u64 },
+    LeaseNotReclaimed {
+        /// How long it has been `started`, in ms.
+        started_for_ms: u64,
+    },
     /// `key_downstream`: billing recognised the key and answered with the first effect.
-    FirstAnswerRepeated { first: String },
+    FirstAnswerRepeated {
+        /// The first credit, as billing named it.
+        first: String,
+    },
     /// `write_retry_rule`: a write's timeout was recorded `indeterminate`, not retried.
     WriteNotRetried,
     /// `refusal_is_failed`: a write the tool refused before sending was recorded `failed`,
@@ -44,28 +63,61 @@ pub enum Held {
     NotCompensated,
     /// `no_reflex_compensation`: the run failed, and the calls of it that took effect (these
     /// keys) were left standing for an operator to decide, not compensated by the runtime.
-    FailedRunNotUndone { keys: Vec<String> },
+    FailedRunNotUndone {
+        /// The calls left standing.
+        keys: Vec<String>,
+    },
     /// `checkpoint_version`: the reservation was fenced on the checkpoint version; stood down before sending.
-    StoodDownBeforeSending { expected: u32, found: u32 },
+    StoodDownBeforeSending {
+        /// The checkpoint version this worker loaded.
+        expected: u32,
+        /// The version the ledger holds now.
+        found: u32,
+    },
     /// `checkpoint_version`: a stale save; stood down.
-    StaleSave { expected: u32, found: u32 },
+    StaleSave {
+        /// The checkpoint version this worker loaded.
+        expected: u32,
+        /// The version the ledger holds now.
+        found: u32,
+    },
     /// `checkpoint_version`: a save relied on a failure another worker had already re-run; stood down.
-    FailureTakenOver { owner: String, status: Status },
+    FailureTakenOver {
+        /// The worker that re-ran it.
+        owner: String,
+        /// The record's status now.
+        status: Status,
+    },
     /// `key_retention`: a resend of a key older than the provider keeps keys was refused; the
     /// call was recorded `indeterminate` instead.
-    ExpiredKeyNotResent { key_age_ms: u64, key_retention_ms: u64 },
+    ExpiredKeyNotResent {
+        /// How long ago the key was reserved, in ms.
+        key_age_ms: u64,
+        /// How long the provider keeps keys, as the tool declares it.
+        key_retention_ms: u64,
+    },
     /// `key_retention`: the hook found nothing under a key older than the provider keeps keys:
     /// "expired", not "absent"; the call stays unknown.
-    LookupExpired { key_age_ms: u64, key_retention_ms: u64 },
+    LookupExpired {
+        /// How long ago the key was reserved, in ms.
+        key_age_ms: u64,
+        /// How long the provider keeps keys, as the tool declares it.
+        key_retention_ms: u64,
+    },
     /// `lookup_settle`: the hook found nothing sooner than the provider's settle time after the
     /// last send: not proof; it looks again after the rest of it.
     NotFoundTooSoon {
+        /// How long ago the ledger last wrote the call, in ms.
         since_last_send_ms: u64,
+        /// How long the provider's lookups may lag, as the tool declares it.
         lookup_settle_ms: u64,
     },
     /// `dead_letter`: the run's recoveries failed as often as declared; it stopped as
     /// `dead_lettered` until an operator resumes it.
-    DeadLettered { failed_recoveries: u32 },
+    DeadLettered {
+        /// How many recoveries had failed.
+        failed_recoveries: u32,
+    },
 }
 
 /// A guard that made a difference: what it did, in types and in the player's words.

@@ -122,7 +122,7 @@ impl Worker {
                         lookup_settle_ms: settle,
                     },
                     format!(
-                        "the hook found nothing under {key} {} after its last send, but its provider's lookups may \
+                        "the hook found nothing under {key} {} after the ledger last wrote it, but its provider's lookups may \
                          lag {}: not proof. It looks again in {}",
                         duration_words(facts.since_last_send_ms),
                         duration_words(settle),
@@ -136,13 +136,13 @@ impl Worker {
             AbsentAction::SettleFailed => {
                 let reason = match lookup_settle_ms {
                     Some(settle) if facts.since_last_send_ms >= settle => format!(
-                        "nothing under {key} {} after its last send, past its provider's {} settle time: it did not \
+                        "nothing under {key} {} after the ledger last wrote it, past its provider's {} settle time: it did not \
                          take effect",
                         duration_words(facts.since_last_send_ms),
                         duration_words(settle)
                     ),
                     _ => format!(
-                        "a naive hook took nothing under {key}, {} after its last send, as proof that it did not take \
+                        "a naive hook took nothing under {key}, {} after the ledger last wrote it, as proof that it did not take \
                          effect",
                         duration_words(facts.since_last_send_ms)
                     ),

@@ -7,8 +7,6 @@
 //! it one phase at a time, a real worker process with a real SQLite file, a real HTTP client
 //! and a real clock.
 
-use serde::{Deserialize, Serialize};
-
 use crate::answer::ToolAnswer;
 use crate::guards::{Guard, Guards};
 use crate::key::{IdempotencyKey, KeyScheme};
@@ -26,18 +24,25 @@ mod held;
 mod limits;
 mod phase;
 mod settle;
+mod state;
 
 pub use held::{GuardNote, Held};
 pub use limits::duration_words;
 pub use phase::{Phase, UnknownPhase};
+pub use state::WorkerState;
 
 /// Who the worker is and the rules it runs under.
 #[derive(Clone, Debug)]
 pub struct WorkerSetup {
+    /// This worker's name in the ledger (`owner`, `saved_by`).
     pub worker_id: String,
+    /// The run it drives.
     pub run_id: String,
+    /// The tenant whose run it is: operators see only their own tenant's calls and runs.
     pub tenant: String,
+    /// The guards it runs under (every one on: the seed's runtime).
     pub guards: Guards,
+    /// The tools the run may call, as declared.
     pub tools: Vec<ToolDeclaration>,
     /// The lease a naive runtime puts on `started` records (used only with `no_lease_expiry` off).
     pub lease_ms: u64,
@@ -52,7 +57,10 @@ pub struct WorkerSetup {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reconciled {
     /// The effect exists; the ledger now says `completed` with this result.
-    Completed { result: String },
+    Completed {
+        /// The recorded result.
+        result: String,
+    },
     /// The hook cannot tell.
     Unknown,
     /// Someone settled the call before the hook's answer was recorded.
@@ -67,9 +75,13 @@ pub enum Reconciled {
 /// What happened, fed to the machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
+    /// Begin: the worker loads the run's checkpoint first.
     Start,
+    /// The run's checkpoint was read.
     CheckpointLoaded {
+        /// The checkpoint's version (0: none yet).
         version: u32,
+        /// The run's state.
         state: Option<RunState>,
         /// For a recovery counted against a declared limit: how many recoveries before this
         /// one started from this same checkpoint and made no progress past it. `None`: not
@@ -78,17 +90,24 @@ pub enum Input {
     },
     /// The run's checkpoint exists but this build cannot read it.
     CheckpointUnreadable {
+        /// The checkpoint's version (0: none yet).
         version: u32,
+        /// What happened, in words.
         detail: String,
     },
     /// The driver found the run's state unusable (a counter at its limit, say).
     StateUnusable {
+        /// What happened, in words.
         detail: String,
     },
+    /// The model decided.
     ModelDecided {
+        /// What the model decided.
         decision: Decision,
+        /// The run's state.
         state: RunState,
     },
+    /// The atomic reservation's answer.
     Reserved(Reservation),
     /// The naive reservation's read: what the ledger held.
     Checked(Option<ExecutionRecord>),
@@ -97,28 +116,41 @@ pub enum Input {
     /// The send fence refused: the record is not this worker's `started` call any more.
     /// Nothing was sent; the worker follows the record.
     AttemptRefused {
+        /// The record (`None`: it has none).
         record: Option<ExecutionRecord>,
     },
     /// The tool refused before sending anything.
     NotAttempted {
+        /// Why, in words.
         reason: String,
     },
     /// An answer for attempt `attempt` of the call `key`.
     Response {
+        /// The call.
         key: IdempotencyKey,
+        /// The attempt.
         attempt: u32,
+        /// What the other system answered.
         answer: ToolAnswer,
     },
+    /// The attempt's timer ran out before an answer came.
     TimedOut {
+        /// The call.
         key: IdempotencyKey,
+        /// The attempt.
         attempt: u32,
     },
     /// A backoff, or a wait before looking a call up again, has passed.
     BackoffElapsed,
+    /// The outcome was recorded (or not: the record had moved on).
     Recorded(Recorded),
+    /// The reconcile hook's lookup came back.
     Reconciled(Reconciled),
+    /// A naive runtime's reflex compensation was done.
     Compensated,
+    /// The checkpoint save came back: saved, or stale.
     Saved(SaveOutcome),
+    /// A call's record, read to see how it was settled.
     RecordRead(Option<ExecutionRecord>),
     /// A parked worker is woken: the call it waits on was settled.
     Woken,
@@ -130,25 +162,40 @@ pub enum Input {
 /// What to do next. Each command is one visible phase.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
+    /// Read the run's checkpoint.
     LoadCheckpoint,
+    /// Ask the model what to do next.
     AskModel {
+        /// The run's state.
         state: RunState,
     },
+    /// Reserve the call in one transaction (guard `atomic_reservation`).
     Reserve {
+        /// The call.
         key: IdempotencyKey,
+        /// The call.
         call: ToolCall,
+        /// Its tool's side effect (table 1 reads it).
         side_effect: SideEffect,
+        /// The lease a naive runtime puts on `started` (`None`: none, as in the seed's runtime).
         lease_ms: Option<u64>,
         /// Fences the reservation on the checkpoint version this worker loaded.
         checkpoint_version: Option<u32>,
     },
+    /// A naive reservation's first half: read what the ledger holds.
     CheckLedger {
+        /// The call.
         key: IdempotencyKey,
     },
+    /// A naive reservation's second half: write `started`, unfenced by a transaction.
     InsertStarted {
+        /// The call.
         key: IdempotencyKey,
+        /// The call.
         call: ToolCall,
+        /// Its tool's side effect (table 1 reads it).
         side_effect: SideEffect,
+        /// The lease a naive runtime puts on `started` (`None`: none, as in the seed's runtime).
         lease_ms: Option<u64>,
         /// Fences the reservation on the checkpoint version this worker loaded.
         checkpoint_version: Option<u32>,
@@ -156,19 +203,29 @@ pub enum Command {
     /// Run the tool: send the request. `downstream_key` is what travels to billing. The
     /// executor first passes the send fence; only then does the driver send.
     Invoke {
+        /// The call.
         key: IdempotencyKey,
+        /// The key the request carries (`None`: the tool passes none).
         downstream_key: Option<IdempotencyKey>,
+        /// The call.
         call: ToolCall,
+        /// The attempt.
         attempt: u32,
     },
     /// Wait, then attempt again (a read, or a naive runtime retrying a write).
     Backoff {
+        /// How long to wait before asking again.
         after_ms: u64,
+        /// The attempt sent after the wait.
         next_attempt: u32,
     },
+    /// Record how the call ended.
     RecordOutcome {
+        /// The call.
         key: IdempotencyKey,
+        /// Its status.
         status: Status,
+        /// The recorded result.
         result: Option<String>,
         /// The attempt this outcome answers: recorded only over this worker's own `started`
         /// record at that attempt.
@@ -176,52 +233,74 @@ pub enum Command {
     },
     /// An answer nobody waits for: logged under its own key, changing nothing.
     LogLateOutcome {
+        /// The call.
         key: IdempotencyKey,
+        /// The attempt.
         attempt: u32,
+        /// What happened, in words.
         detail: String,
     },
+    /// Ask the tool's reconcile hook what the other system holds under the key.
     Reconcile {
+        /// The call.
         key: IdempotencyKey,
+        /// The call.
         call: ToolCall,
     },
     /// A lookup found nothing past the tool's settle time, within its key retention: settle
     /// the call `failed` (compare-and-set from its unknown status), `reason` in its history.
     SettleNotFound {
+        /// The call.
         key: IdempotencyKey,
+        /// Why, in words.
         reason: String,
     },
     /// A lookup found nothing within the tool's settle time: wait `after_ms`, then look again.
     WaitToLookAgain {
+        /// The call.
         key: IdempotencyKey,
+        /// How long to wait before asking again.
         after_ms: u64,
     },
+    /// A naive runtime's reflex: undo the call (guard `no_reflex_compensation` off).
     Compensate {
+        /// The call.
         key: IdempotencyKey,
+        /// The call.
         call: ToolCall,
     },
+    /// Save the run's state.
     SaveCheckpoint {
+        /// The run's state.
         state: RunState,
+        /// Compare-and-set on this checkpoint version (guard `checkpoint_version`); `None`: unfenced.
         expected_version: Option<u32>,
         /// The call this save tells the model failed, when the ledger said so: `failed` is the
         /// one status another worker may take over (run again), so the save is also
         /// compare-and-set on the record still being `failed` (guard `checkpoint_version`).
         still_failed: Option<IdempotencyKey>,
     },
+    /// Read a call's record.
     ReadRecord {
+        /// The call.
         key: IdempotencyKey,
     },
     /// Wait until `key` is settled (`on_indeterminate: pause`).
     Park {
+        /// The call.
         key: IdempotencyKey,
     },
     /// A stale checkpoint save: another worker owns the run now.
     StandDown {
+        /// Why, in words.
         reason: String,
     },
     /// The run's stored state cannot be used: it is not driven, and waits for a person.
     WaitForPerson {
+        /// Why, in words.
         reason: String,
     },
+    /// The run is over for this worker.
     Exit,
 }
 
@@ -280,24 +359,6 @@ impl Command {
             | Command::Exit => None,
         }
     }
-}
-
-/// Where the worker is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkerState {
-    Booting,
-    Deciding,
-    Reserving,
-    Calling,
-    Recording,
-    Reconciling,
-    Saving,
-    Parked,
-    StoodDown,
-    /// The run's stored state could not be used: nothing is driven until a person looks.
-    WaitingForPerson,
-    Exited,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -370,6 +431,7 @@ pub struct Worker {
 }
 
 impl Worker {
+    /// A worker for the run `setup` names; it does nothing until fed [`Input::Start`].
     pub fn new(setup: WorkerSetup) -> Worker {
         Worker {
             setup,
@@ -387,26 +449,32 @@ impl Worker {
         }
     }
 
+    /// Who it is and the rules it runs under.
     pub fn setup(&self) -> &WorkerSetup {
         &self.setup
     }
 
+    /// Its worker id.
     pub fn id(&self) -> &str {
         &self.setup.worker_id
     }
 
+    /// The run it drives.
     pub fn run_id(&self) -> &str {
         &self.setup.run_id
     }
 
+    /// Where it is.
     pub fn state(&self) -> WorkerState {
         self.state
     }
 
+    /// The run as it last knew it.
     pub fn run_state(&self) -> &RunState {
         &self.run
     }
 
+    /// The checkpoint version it loaded (its saves compare-and-set on it).
     pub fn loaded_version(&self) -> u32 {
         self.loaded_version
     }
@@ -437,6 +505,7 @@ impl Worker {
         }
     }
 
+    /// It will do nothing more: exited, stood down, or waiting for a person.
     pub fn is_done(&self) -> bool {
         matches!(
             self.state,

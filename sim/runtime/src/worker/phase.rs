@@ -13,24 +13,43 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub enum Phase {
     /// Started, before the machine has asked for anything.
     Start,
+    /// Reading the run's checkpoint.
     LoadCheckpoint,
+    /// The model decides.
     ModelDecides,
+    /// Reserving the call in the ledger.
     Reserve,
+    /// The naive reservation's read.
     CheckLedger,
+    /// The naive reservation's write.
     InsertStarted,
+    /// Sending the request.
     Send,
+    /// Waiting before another attempt.
     Backoff,
+    /// Recording how the call ended.
     RecordOutcome,
+    /// Logging an answer nobody waits for.
     LogLateOutcome,
+    /// Asking the reconcile hook.
     Reconcile,
+    /// Settling a call the hook found nothing of, past the settle time.
     SettleNotFound,
+    /// Waiting before asking the hook again.
     WaitToLookAgain,
+    /// A naive runtime's reflex compensation.
     Compensate,
+    /// Saving the checkpoint.
     SaveCheckpoint,
+    /// Reading a call's record.
     ReadRecord,
+    /// Pausing the run on an unknown call.
     Park,
+    /// Standing down: another worker owns the run.
     StandDown,
+    /// The run's stored state cannot be used: waiting for a person.
     WaitForAPerson,
+    /// Exiting.
     Exit,
     /// Between phases once its request has left: waiting for the answer.
     WaitForAnswer,
