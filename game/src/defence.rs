@@ -9,8 +9,8 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -18,10 +18,12 @@ use bevy::prelude::*;
 use twice_world::defend::{self, DefenceReport};
 use twice_world::level::{self, LoadedLevel};
 use twice_world::runtime::guards::Guard;
+use twice_world::simulator::Simulation;
 
 use crate::campaign::Campaign;
 use crate::progress::Progress;
 use crate::screens::Screen;
+use crate::screens::level::timeline::TimelineCache;
 use crate::session::Session;
 
 pub(super) fn plugin(app: &mut App) {
@@ -65,6 +67,19 @@ pub enum DefenceIntent {
     Check,
     /// Stop a check in flight.
     Cancel,
+    /// Open the last check's counter-example as a run (its timeline), or close it (O).
+    ToggleCounterExample,
+}
+
+/// The counter-example's run, simulated again from its tape (`CounterExample::simulation`) to
+/// show its timeline: the schedule that beat the defence, move by move.
+#[derive(Debug)]
+pub struct CounterRun {
+    /// Where it came from and what it did: "the explorer's schedule 17: paid twice".
+    pub title: String,
+    /// `Simulation` is `Send` but not `Sync`; the lock makes it part of a resource.
+    pub simulation: Mutex<Simulation>,
+    pub cache: TimelineCache,
 }
 
 /// The level being defended and the player's guards.
@@ -80,6 +95,8 @@ pub struct Defence {
     pub result: Option<Result<Checked, String>>,
     /// A line for the player (a refused toggle, a cancelled check).
     pub notice: Option<String>,
+    /// The last check's counter-example, opened as a run.
+    pub counter_run: Option<CounterRun>,
 }
 
 impl Defence {
@@ -235,6 +252,7 @@ fn apply_intents(
                     check: None,
                     result: None,
                     notice: None,
+                    counter_run: None,
                 });
                 next_screen.set(Screen::Defend);
                 // The defence exists from the next frame; later intents wait for it.
@@ -255,6 +273,8 @@ fn apply(intent: &DefenceIntent, defence: &mut Defence, campaign: &Campaign) {
     match intent {
         DefenceIntent::Open { .. } => {}
         DefenceIntent::Toggle(guard) => {
+            // Another set of guards: the counter-example beat the old one.
+            defence.counter_run = None;
             if defence.on.remove(guard) {
                 defence.notice = None;
             } else if defence.on.len() >= defence.budget() as usize {
@@ -287,6 +307,39 @@ fn apply(intent: &DefenceIntent, defence: &mut Defence, campaign: &Campaign) {
                 defence.notice = Some("Check cancelled.".into());
             }
         }
+        DefenceIntent::ToggleCounterExample => toggle_counter_run(defence),
+    }
+}
+
+/// Opens the current report's counter-example as a run (or closes the one open).
+fn toggle_counter_run(defence: &mut Defence) {
+    if defence.counter_run.take().is_some() {
+        return;
+    }
+    let Some(counter) = defence
+        .current_report()
+        .and_then(|report| report.counter_example.as_ref())
+    else {
+        defence.notice = Some("No counter-example to open: check the guards, and one that falls shows it.".into());
+        return;
+    };
+    match counter.simulation(&defence.level.level) {
+        Ok(simulation) => {
+            let mut cache = TimelineCache::default();
+            cache.update(&simulation);
+            defence.counter_run = Some(CounterRun {
+                title: format!(
+                    "{}: {} in {} phases",
+                    counter.source_words(),
+                    counter.outcome,
+                    simulation.phase()
+                ),
+                simulation: Mutex::new(simulation),
+                cache,
+            });
+            defence.notice = None;
+        }
+        Err(error) => defence.notice = Some(format!("The counter-example could not be simulated again: {error}")),
     }
 }
 
@@ -303,6 +356,7 @@ fn poll_check(defence: Option<ResMut<Defence>>, mut progress: ResMut<Progress>) 
     }
     let result = check.take_result();
     defence.check = None;
+    defence.counter_run = None;
     if let Ok(checked) = &result
         && checked.report.holds()
     {

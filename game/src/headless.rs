@@ -47,6 +47,7 @@ pub(super) fn plugin(app: &mut App) {
             ready_frames: 0,
             asked_for_end: false,
             asked_for_check: false,
+            asked_for_counter_run: false,
             taken: false,
             started: Instant::now(),
         });
@@ -161,6 +162,8 @@ struct ShotPlan {
     asked_for_end: bool,
     /// `--screen defend --guards`: switched on and the check asked for.
     asked_for_check: bool,
+    /// `--screen defend` of a defence that falls: its counter-example's run asked for.
+    asked_for_counter_run: bool,
     taken: bool,
     started: Instant,
 }
@@ -219,7 +222,18 @@ fn drive_screenshot(
                     plan.asked_for_check = true;
                     false
                 }
-                Some(_) => !defence.is_checking() && defence.result.is_some(),
+                // A defence that falls is shown with its counter-example's run open (O).
+                Some(_) if defence.is_checking() || defence.result.is_none() => false,
+                Some(_) => {
+                    let counter = defence
+                        .current_report()
+                        .is_some_and(|report| report.counter_example.is_some());
+                    if counter && defence.counter_run.is_none() && !plan.asked_for_counter_run {
+                        defence_intents.write(DefenceIntent::ToggleCounterExample);
+                        plan.asked_for_counter_run = true;
+                    }
+                    !counter || defence.counter_run.is_some()
+                }
             },
         },
         ShotScreen::Debrief | ShotScreen::DebriefOther => {

@@ -4,12 +4,13 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
-use twice_world::defend::{self, DefenceReport};
+use twice_world::defend::{self, DefenceReport, HeistStanding};
 use twice_world::runtime::guards::Guard;
 
 use super::Screen;
 use super::header::Header;
 use crate::defence::{self, Defence, DefenceIntent};
+use crate::screens::level::timeline;
 use crate::session::NextBriefing;
 use crate::ui::{self, theme};
 
@@ -42,6 +43,9 @@ fn draw(
     }
     if ui::pressed(context, egui::Key::Enter) && !checking {
         chosen.push(DefenceIntent::Check);
+    }
+    if ui::pressed(context, egui::Key::O) && !checking {
+        chosen.push(DefenceIntent::ToggleCounterExample);
     }
     if ui::pressed(context, egui::Key::Escape) {
         if checking {
@@ -106,7 +110,10 @@ fn draw(
                     let keys: Vec<&str> = Guard::ALL.into_iter().map(defence::guard_key).collect();
                     ui::hint(
                         ui,
-                        format!("{} switch a guard · Enter checks · Esc leaves", keys.join(" ")),
+                        format!(
+                            "{} switch a guard · Enter checks · O opens a counter-example · Esc leaves",
+                            keys.join(" ")
+                        ),
                     );
                 }
             });
@@ -119,9 +126,39 @@ fn draw(
                 .inner_margin(egui::Margin::same(14)),
         )
         .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                draw_result(ui, &defence);
+            let Some(counter_run) = &defence.counter_run else {
+                egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+                    draw_result(ui, &defence, &mut chosen);
+                });
+                return;
+            };
+            // The counter-example open: the check above, its run's timeline below.
+            let top = (ui.available_height() * 0.45).max(120.0);
+            ui.allocate_ui(egui::vec2(ui.available_width(), top), |ui| {
+                egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+                    draw_result(ui, &defence, &mut chosen);
+                });
             });
+            ui.horizontal(|ui| {
+                ui::key_cap(ui, "O");
+                ui.label(
+                    RichText::new(format!("⇄ The counter-example's run: {}", counter_run.title))
+                        .strong()
+                        .color(theme::VIOLET),
+                );
+            });
+            let simulation = counter_run
+                .simulation
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            timeline::draw(
+                ui,
+                simulation.timeline(),
+                &counter_run.cache,
+                false,
+                timeline::RowText::Wrap,
+                "defend-counter-timeline",
+            );
         });
 
     if leave {
@@ -136,7 +173,7 @@ fn draw(
     Ok(())
 }
 
-fn draw_result(ui: &mut egui::Ui, defence: &Defence) {
+fn draw_result(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceIntent>) {
     if let Some(check) = &defence.check {
         ui.horizontal(|ui| {
             ui.spinner();
@@ -184,11 +221,15 @@ fn draw_result(ui: &mut egui::Ui, defence: &Defence) {
     // One wrapped line per heist: what held or got through, what it did to the money, and
     // the tape (nothing is clipped in a narrow window or at a projector).
     for heist in &report.heists {
-        let (glyph, word, color) = if heist.stopped {
-            ("✔", "held", theme::GOOD)
-        } else {
-            ("✖", "got through", theme::BAD)
+        // "No fire" is not "held": a heist that does not break the promise with every guard
+        // off proves nothing about these guards.
+        let standing = heist.standing();
+        let (glyph, color) = match standing {
+            HeistStanding::Held => ("✔", theme::GOOD),
+            HeistStanding::NoFire => ("○", theme::TEXT_DIM),
+            HeistStanding::GotIn => ("✖", theme::BAD),
         };
+        let word = standing.word();
         let mut what = format!(
             "{} {}",
             theme::outcome_glyph(heist.outcome),
@@ -212,7 +253,23 @@ fn draw_result(ui: &mut egui::Ui, defence: &Defence) {
             if !name.is_empty() {
                 ui::hint(ui, name);
             }
+            if standing == HeistStanding::NoFire {
+                ui::hint(ui, format!("({})", standing.meaning()));
+            }
         });
+    }
+    let no_fire = report
+        .heists
+        .iter()
+        .filter(|heist| heist.standing() == HeistStanding::NoFire)
+        .count();
+    if no_fire > 0 {
+        ui::hint(
+            ui,
+            format!(
+                "{no_fire} known heist(s) do not fire here even with every guard off: they are not counted as held."
+            ),
+        );
     }
     ui.add_space(8.0);
     ui.label(RichText::new("The explorer's search").strong());
@@ -228,25 +285,20 @@ fn draw_result(ui: &mut egui::Ui, defence: &Defence) {
                     .color(theme::GOOD),
                 );
             }
-            Some(actions) => {
+            Some(_) => {
                 ui.label(
                     RichText::new(format!(
-                        "✖ found a heist in {} schedules (simulation seed {}):",
+                        "✖ found a heist in {} schedules (bound: {} per way to break the promise; simulation seed {})",
                         search.schedules,
+                        search.schedules_bound,
                         search.found_seed.unwrap_or(0)
                     ))
                     .color(theme::BAD),
                 );
-                for action in actions {
-                    ui.label(
-                        RichText::new(format!("   phase {}: {}", action.at_phase, action.play.card().title()))
-                            .monospace()
-                            .size(theme::SMALL),
-                    );
-                }
             }
         },
     }
+    counter_example(ui, defence, report, chosen);
     for skipped in &checked.skipped_tapes {
         ui.label(
             RichText::new(format!("⚠ left out (does not load): {skipped}"))
@@ -255,6 +307,50 @@ fn draw_result(ui: &mut egui::Ui, defence: &Defence) {
         );
     }
     ui::hint(ui, format!("checked in {:.1} s", checked.took.as_secs_f32()));
+}
+
+/// What beat the defence: the counter-example's moves, and O to open its run's timeline.
+fn counter_example(ui: &mut egui::Ui, defence: &Defence, report: &DefenceReport, chosen: &mut Vec<DefenceIntent>) {
+    let Some(counter) = &report.counter_example else {
+        return;
+    };
+    ui.add_space(8.0);
+    ui.label(
+        RichText::new(format!(
+            "The counter-example: {} — {} {}",
+            counter.source_words(),
+            theme::outcome_glyph(counter.outcome),
+            theme::outcome_words(counter.outcome)
+        ))
+        .strong()
+        .color(theme::BAD),
+    );
+    if counter.tape.actions.is_empty() {
+        ui::hint(ui, "no moves: Penny left alone breaks the promise against these guards");
+    }
+    for action in &counter.tape.actions {
+        let target = action.play.run().map(|run| format!(" on {run}")).unwrap_or_default();
+        ui.label(
+            RichText::new(format!(
+                "   phase {}: {}{target}",
+                action.at_phase,
+                action.play.card().title()
+            ))
+            .monospace()
+            .size(theme::SMALL),
+        );
+    }
+    let open = defence.counter_run.is_some();
+    ui.horizontal(|ui| {
+        let label = if open {
+            "Close its run"
+        } else {
+            "Open its run (timeline)"
+        };
+        if ui::button(ui, true, label, "O").clicked() {
+            chosen.push(DefenceIntent::ToggleCounterExample);
+        }
+    });
 }
 
 /// The verdict: held or not, within the budget, and against the minimum known.

@@ -409,6 +409,7 @@ function renderLevel() {
       h('p', {}, h('strong', {}, 'Guards: '), game.guards.map((guard) =>
         h('span', {class: `chip ${guard.on ? 'on' : 'off'}`, title: guard.describe}, `${guard.on ? '✔' : '✘'} ${guard.name}`)))),
     game.end ? overBanner(game) : null,
+    predictPanel(game),
     h('div', {class: 'stage'}, pennyPanel(game), wirePanel(game), billingPanel(game)),
     hand(game),
     game.declaration ? declarationPanel(game) : null,
@@ -457,6 +458,43 @@ function overBanner(game) {
     h('span', {class: 'hint', id: 'over-hint'}, game.out_of_phases ? 'the phase limit is reached'
       : cardsLeft(game) > 0 ? `you still hold ${cardsLeft(game)} card(s): rewind to play them at another moment`
         : 'no card left to play: rewind or restart to try again'));
+}
+
+/** The tally of scored predictions, in one line. */
+function tallyText(tally) {
+  if (!tally.predictions) return 'No prediction scored yet.';
+  return `Your predictions: ${tally.verdicts_right} of ${tally.predictions} verdicts right` +
+    (tally.guards_named ? `, ${tally.guards_right} of ${tally.guards_named} deciding guards right.` : '.');
+}
+
+/** Predict, then watch: before the run plays out, the verdict and (optionally) the deciding guard. */
+function predictPanel(game) {
+  const prediction = game.prediction;
+  if (!prediction.open && !prediction.made) {
+    return prediction.score ? null : h('section', {class: 'panel predict', id: 'predict'},
+      h('p', {class: 'hint'}, `${tallyText(prediction.tally)} Restart or rewind to predict a run before it plays out.`));
+  }
+  if (prediction.made) {
+    return h('section', {class: 'panel predict', id: 'predict'},
+      h('p', {}, h('strong', {id: 'prediction-made'}, prediction.made.sentence),
+        h('span', {class: 'hint'}, ` Made at phase ${prediction.made.at_phase}; scored against this run's counterfactual when it ends.`)));
+  }
+  const verdict = h('select', {'data-fid': 'predict-verdict', id: 'predict-verdict', 'aria-label': 'the verdict you predict'},
+    h('option', {value: 'heist_fails'}, 'the heist fails'),
+    h('option', {value: 'heist_works'}, 'the heist works'));
+  const guard = h('select', {'data-fid': 'predict-guard', id: 'predict-guard', 'aria-label': 'the guard you predict will decide'},
+    h('option', {value: ''}, 'no guard named'),
+    game.guards.map((candidate) => h('option', {value: candidate.name}, `decided by ${candidate.name} (${candidate.on ? 'on' : 'off'})`)));
+  return h('section', {class: 'panel predict row', id: 'predict', 'aria-label': 'predict this run'},
+    h('strong', {}, 'Predict, then watch:'), verdict, guard,
+    h('button', {id: 'predict-button', 'data-fid': 'predict', onclick: () => predict(verdict.value, guard.value)}, 'Predict'),
+    h('span', {class: 'hint'}, prediction.counted ? tallyText(prediction.tally) : 'A sandbox play: the score is shown, the tally does not count it.'));
+}
+
+async function predict(verdict, guard) {
+  if (await move('/api/game/predict', {verdict, guard: guard || null}, true)) {
+    notice(state.game.prediction.made.sentence);
+  }
 }
 
 /** Cards the player still holds (the hand's 1/1 … 0/0). */
@@ -860,6 +898,12 @@ async function showDebrief() {
         : h('p', {}, `What decided it: ${end.decided.otherwise}.`),
       end.decided.what_if.length ? h('ul', {class: 'hint'}, end.decided.what_if.map((sentence) => h('li', {}, sentence))) : null,
       end.decided.not_needed.length ? h('p', {class: 'hint'}, `On, and not needed this time: ${end.decided.not_needed.join(', ')}`) : null),
+    game.prediction.score ? h('section', {class: 'panel stack', id: 'prediction-score'},
+      h('h2', {}, 'Your prediction'),
+      h('p', {}, h('strong', {class: game.prediction.score.points > 0 ? 'tone-good' : 'tone-bad'},
+        `${game.prediction.score.points} point${game.prediction.score.points === 1 ? '' : 's'}: `), game.prediction.score.sentence),
+      h('p', {class: 'hint', id: 'prediction-tally'}, game.prediction.counted ? tallyText(game.prediction.tally)
+        : 'A sandbox play: the tally does not count it.')) : null,
     h('section', {class: 'panel lesson stack'},
       h('h2', {}, 'The lesson'),
       h('p', {class: 'rule', id: 'rule'}, end.decided.rule),

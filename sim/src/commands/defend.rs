@@ -85,10 +85,10 @@ pub fn defend(level_path: &Path, guards: &str, minimum: bool, schedules: u64, jo
         );
         for heist in &report.heists {
             // A heist that does not fire with every guard off proves nothing either way.
-            let status = match (heist.fires, heist.stopped) {
-                (true, true) => "held   ",
-                (false, true) => "no fire",
-                (_, false) => "GOT IN ",
+            let status = match heist.standing() {
+                defend::HeistStanding::Held => "held   ",
+                defend::HeistStanding::NoFire => "no fire",
+                defend::HeistStanding::GotIn => "GOT IN ",
             };
             println!(
                 "  {status} {}  {}{}",

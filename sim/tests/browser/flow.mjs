@@ -4,7 +4,7 @@
 //   TWICE_URL=http://127.0.0.1:PORT/  TWICE_PRESENTER_URL=http://127.0.0.1:PORT/presenter#secret=…
 //   [TWICE_SCREENSHOTS=folder]  [CHROMIUM=/usr/bin/chromium]  node flow.mjs
 //
-// 1. title → level select → level 01 → play a card → step → run to the verdict → debrief →
+// 1. title → level select → level 01 → predict → play a card → step → run to the verdict → debrief (the score) →
 //    save the tape → the replay link opens the same run in another browser; 2. Packet
 //    Attack's URL parameters open a level with chosen guards, and a bad one leaves a notice
 //    that stays until dismissed;
@@ -86,6 +86,14 @@ try {
   await page.click('#open-level');
   await page.waitForSelector('#timeline');
   check((await phaseOf(page)) === 0, 'level 01 opens at phase 0');
+  // Predict, then watch: the verdict and the deciding guard, before the run plays out.
+  await page.selectOption('#predict-verdict', 'heist_works');
+  await page.selectOption('#predict-guard', 'write_retry_rule');
+  await page.click('#predict-button');
+  await page.waitForSelector('#prediction-made');
+  check((await page.textContent('#prediction-made')).includes('the heist works, decided by write_retry_rule'),
+    'the prediction is made before the run plays out');
+  check(!(await page.isVisible('#predict-button')), 'one prediction per run: the button is gone');
   // A wire card acts on a message on the wire: step past the balance lookup until billing's
   // answer to the refund travels (phase 12).
   for (let step = 0; step < 12; step += 1) {
@@ -110,6 +118,10 @@ try {
   const verdict = await page.textContent('#verdict');
   check(verdict.includes('paid twice') && verdict.includes('The heist worked'), 'the debrief shows the verdict');
   check((await page.textContent('.lesson')).includes('Retry reads, not writes'), 'the debrief shows the lesson');
+  const scored = await page.textContent('#prediction-score');
+  check(scored.includes('You called the verdict') && scored.includes('write_retry_rule'),
+    `the debrief scores the prediction against this run's counterfactual: "${scored.replace(/\s+/g, ' ').slice(0, 120)}"`);
+  check((await page.textContent('#prediction-tally')).includes('1 of 1 verdicts right'), 'the tally counts it');
   await shot(page, 'web-debrief', true);
   const replayLink = await page.inputValue('#replay-link');
   check(replayLink.includes('#replay=1.01-naive-retry.1.-.'), `the debrief offers the run as a link: ${replayLink.slice(0, 60)}…`);

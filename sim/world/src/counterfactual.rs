@@ -8,11 +8,16 @@
 //! it: a card aimed at a message that no longer passes, or at a worker in a phase it never
 //! reaches, fizzles, and that run "cannot say" — it is never counted as the guard holding.
 //!
-//! The moves are replayed as made (each names the message it hit and the worker it killed);
-//! a key in them is carried over to the key the other run gives the same call, since switching
-//! keys per call changes every key's spelling. The runs use the memory ledger; a UI that wants
+//! The moves are replayed as made (each names the message it hit and the worker it killed),
+//! each anchored to what it hit rather than to its phase number ([`anchor`]): a guard switched
+//! shifts every phase after it, and a crash aimed at "save checkpoint" must meet the worker
+//! about to save its checkpoint, whichever phase that is in the other run. A key in them is
+//! carried over to the key the other run gives the same call, since switching keys per call
+//! changes every key's spelling. The runs use the memory ledger; a UI that wants
 //! to show one ("without the write retry rule, this same run pays $50: see it") builds it again
 //! with [`Counterfactual::simulation_of`] or saves it as a tape with [`Counterfactual::tape_of`].
+
+mod anchor;
 
 use std::collections::BTreeMap;
 
@@ -104,7 +109,8 @@ pub struct Alternative {
     pub flipped: Vec<Flip>,
     /// Every guard as it was in that run.
     pub guards: Guards,
-    /// The moves as replayed (keys carried over to that run's spelling).
+    /// The moves as played in that run: keys carried over to its spelling, each at the phase
+    /// where it met what it hit in this run (up to the first that never did).
     pub moves: Vec<TimedAction>,
     pub answer: Answer,
 }
@@ -286,7 +292,7 @@ pub fn of(simulation: &Simulation) -> Result<Counterfactual, CounterfactualError
         moves: simulation.played(),
         wire_rule: simulation.wire_rule(),
         calls: calls_by_key(&records),
-        moments: Vec::new(),
+        anchors: Vec::new(),
         refused_decisions: 0,
     };
     let mut counterfactual = Counterfactual {
@@ -300,8 +306,8 @@ pub fn of(simulation: &Simulation) -> Result<Counterfactual, CounterfactualError
         reruns: 0,
         bounded: false,
     };
-    let (again, moments, refused) = same.simulate(&[])?;
-    same.moments = moments;
+    let (again, anchors, refused) = same.simulate(&[])?;
+    same.anchors = anchors;
     same.refused_decisions = refused;
     counterfactual.reruns += 1;
     counterfactual.reproduced = again.result().is_some_and(|result| {
@@ -403,9 +409,9 @@ struct SameRun<'a> {
     moves: &'a [TimedAction],
     wire_rule: WireRule,
     calls: BTreeMap<String, CallIdentity>,
-    /// Where the workers were when each move that names no target was played, in this run
-    /// made again (filled by the first run).
-    moments: Vec<Moment>,
+    /// What each move hit in this run made again (filled by the first run): where the other
+    /// runs play it.
+    anchors: Vec<anchor::Anchor>,
     /// The operators' decisions this run had refused (409s), made again.
     refused_decisions: usize,
 }
@@ -456,22 +462,12 @@ fn refused_decisions(simulation: &Simulation) -> usize {
 }
 
 impl SameRun<'_> {
-    /// This run again with `flips` applied to its guards: it can say only if every move
-    /// played, each move aimed at the moment met the same moment, and the operators' decisions
-    /// were refused as often as in this run.
+    /// This run again with `flips` applied to its guards: it can say only if every move met
+    /// what it hit in this run and played there, and the operators' decisions were refused as
+    /// often as in this run.
     fn run_with(&self, flips: &[Flip]) -> Result<Alternative, CounterfactualError> {
-        let (mut alternative, moments, refused) = self.simulate(flips)?;
+        let (mut alternative, _, refused) = self.simulate(flips)?;
         let mut reasons = Vec::new();
-        let aimed = self.moves.iter().filter(|action| aims_at_the_moment(&action.play));
-        for ((action, theirs), ours) in aimed.zip(&moments).zip(&self.moments) {
-            if theirs != ours {
-                reasons.push(format!(
-                    "{} before phase {} meets another moment (the workers are elsewhere)",
-                    action.play.card().title(),
-                    action.at_phase
-                ));
-            }
-        }
         if refused != self.refused_decisions {
             reasons.push("an operator's decision is refused in one run and not in the other".to_owned());
         }
@@ -481,9 +477,10 @@ impl SameRun<'_> {
         Ok(alternative)
     }
 
-    /// Simulates this run with `flips`: what it came to, the moment each move aimed at the
-    /// moment met, and how many operators' decisions were refused.
-    fn simulate(&self, flips: &[Flip]) -> Result<(Alternative, Vec<Moment>, usize), CounterfactualError> {
+    /// Simulates this run with `flips`: what it came to, and how many operators' decisions were
+    /// refused. With no flips, the moves are played at their phases and their anchors noted
+    /// (also answered); with flips, each is played where it meets its anchor.
+    fn simulate(&self, flips: &[Flip]) -> Result<(Alternative, Vec<anchor::Anchor>, usize), CounterfactualError> {
         let mut guards = self.guards;
         for flip in flips {
             guards.set(flip.guard, flip.on);
@@ -503,28 +500,18 @@ impl SameRun<'_> {
         };
         let mut simulation = SimulationBuilder::new(self.level.clone(), self.seed)
             .guards(guards)
-            .actions(moves.clone())
             .wire_rule(self.wire_rule)
             .ledger_store(LedgerStore::Memory)
             .build()
             .map_err(simulation_error)?;
-        let mut moments = Vec::new();
-        for action in moves.iter().filter(|action| aims_at_the_moment(&action.play)) {
-            simulation
-                .run_until(|simulation| simulation.phase() >= action.at_phase)
-                .map_err(simulation_error)?;
-            moments.push(moment_of(&simulation));
-        }
-        simulation.run().map_err(simulation_error)?;
-        let answer = if simulation.played().len() < moves.len() {
-            Answer::CannotSay {
-                fizzled: simulation
-                    .timeline()
-                    .iter()
-                    .filter(|entry| entry.kind == "fizzled")
-                    .map(|entry| entry.text.clone())
-                    .collect(),
-            }
+        let (anchors, fizzled) = if flips.is_empty() {
+            anchor::record(&mut simulation, &moves).map_err(simulation_error)?
+        } else {
+            let fizzled = anchor::follow(&mut simulation, &moves, &self.anchors).map_err(simulation_error)?;
+            (self.anchors.clone(), fizzled)
+        };
+        let answer = if !fizzled.is_empty() || simulation.played().len() < moves.len() {
+            Answer::CannotSay { fizzled }
         } else {
             let verdict = simulation.verdict().map_err(|source| CounterfactualError::Verdict {
                 guards: named.clone(),
@@ -537,10 +524,11 @@ impl SameRun<'_> {
             Alternative {
                 flipped: flips.to_vec(),
                 guards,
-                moves,
+                // As played: at the phases where each met its anchor in that run.
+                moves: simulation.played().to_vec(),
                 answer,
             },
-            moments,
+            anchors,
             refused,
         ))
     }

@@ -75,6 +75,50 @@ impl HeistResult {
     pub fn held(&self) -> bool {
         self.fires && self.stopped
     }
+
+    /// What the defence did against this heist, as every screen shows it.
+    pub fn standing(&self) -> HeistStanding {
+        match (self.fires, self.stopped) {
+            (true, true) => HeistStanding::Held,
+            (false, true) => HeistStanding::NoFire,
+            (_, false) => HeistStanding::GotIn,
+        }
+    }
+}
+
+/// What a defence did against one known heist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeistStanding {
+    /// The heist breaks the promise with every guard off, and this defence stopped it.
+    Held,
+    /// The heist does not break the promise even with every guard off (its cards fizzle in
+    /// this level): it proves nothing about the defence.
+    NoFire,
+    /// It broke the promise against this defence.
+    GotIn,
+}
+
+impl HeistStanding {
+    /// The word a screen shows.
+    pub fn word(self) -> &'static str {
+        match self {
+            HeistStanding::Held => "held",
+            HeistStanding::NoFire => "no fire",
+            HeistStanding::GotIn => "got in",
+        }
+    }
+
+    /// Why, in a sentence.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            HeistStanding::Held => "it pays twice or leaves Ada owed with every guard off, and your guards stopped it",
+            HeistStanding::NoFire => {
+                "it does not break the promise even with every guard off here, so it proves nothing"
+            }
+            HeistStanding::GotIn => "it broke the promise against your guards",
+        }
+    }
 }
 
 /// A guard the defender may switch, with the words to show it.
@@ -116,6 +160,38 @@ pub struct CounterExample {
     pub source: CounterSource,
     pub outcome: Outcome,
     pub tape: Tape,
+}
+
+impl CounterExample {
+    /// The counter-example's run, simulated to its end against `level` (the defended level):
+    /// the same seed, guards, wire rule and moves its tape holds, in a memory ledger, so a
+    /// screen can show its timeline.
+    pub fn simulation(&self, level: &Level) -> Result<crate::simulator::Simulation, SimError> {
+        let mut simulation = SimulationBuilder::new(level.clone(), self.tape.seed)
+            .guards(self.tape.guards.unwrap_or(level.guards))
+            .actions(self.tape.actions.clone())
+            .wire_rule(self.tape.wire_rule())
+            .ledger_store(LedgerStore::Memory)
+            .build()?;
+        simulation.run()?;
+        Ok(simulation)
+    }
+
+    /// Where it came from, in words: "the known heist 02-….tape.ron" or "the explorer's
+    /// schedule 17".
+    pub fn source_words(&self) -> String {
+        match &self.source {
+            CounterSource::KnownHeist { tape } if tape.as_os_str().is_empty() => "Penny left alone (no moves)".into(),
+            CounterSource::KnownHeist { tape } => format!(
+                "the known heist {}",
+                tape.file_name().map_or_else(
+                    || tape.display().to_string(),
+                    |name| name.to_string_lossy().into_owned()
+                )
+            ),
+            CounterSource::Explorer { schedule_index } => format!("the explorer's schedule {schedule_index}"),
+        }
+    }
 }
 
 /// Penny's promise kept: paid once or honestly waiting, and nothing broken on the way.

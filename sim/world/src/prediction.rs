@@ -42,8 +42,8 @@ pub enum GuardScore {
     Right,
     /// Another guard decided, or none did: these did (empty when none).
     Wrong { decided: Vec<Guard> },
-    /// The named guard's other run could not say (a move fizzled in it), and no other guard
-    /// decided: neither right nor wrong.
+    /// The named guard's other run could not say (a move never met its target in it), and no
+    /// other guard decided: neither right nor wrong.
     CannotSay,
 }
 

@@ -68,24 +68,25 @@ fn the_rule_line_of_a_loss_is_the_deciding_guards_not_the_levels() {
     assert_ne!(told.rule, simulation.level().lesson.rule);
 
     // 15: the twin came before the lease ran out; run again without the write retry rule, the
-    // slowed answer's retry pays twice. The rule quoted is that rule, not "started".
+    // slowed answer's retry pays twice; without the ledger (each move played where it meets
+    // what it hit here, not at its phase number), the twin pays again. The rule quoted is the
+    // first deciding guard's, not "started".
     let (simulation, told) = tape("15-lease-runs-out.twin-too-early.tape.ron");
-    assert_eq!(told.deciding_guards(), [Guard::WriteRetryRule]);
-    assert_eq!(told.headline, "The heist failed: the write retry rule held.");
-    assert_eq!(told.rule, rulebook::guard_rule(Guard::WriteRetryRule));
-    assert_ne!(told.rule, simulation.level().lesson.rule);
-    // 15 without the slow card: no guard decided, and none is headlined.
-    let (_, told) = tape("15-lease-runs-out.no-slow.tape.ron");
-    assert!(
-        matches!(told.decided_by, Decider::Moment { .. }),
-        "{:?}",
-        told.decided_by
-    );
+    assert_eq!(told.deciding_guards(), [Guard::WriteRetryRule, Guard::Ledger]);
     assert_eq!(
         told.headline,
-        "The heist failed: no guard stopped you, your moves missed their moment."
+        "The heist failed: the write retry rule and the ledger held."
     );
-    assert_eq!(told.rule_from, RuleSource::Level);
+    assert_eq!(told.rule, rulebook::guard_rule(Guard::WriteRetryRule));
+    assert_ne!(told.rule, simulation.level().lesson.rule);
+    // 15 without the slow card: the lease never ran out, and the ledger decided (run again
+    // without it, the twin pays again, met where it was played here); "started", the level's
+    // lesson, is not quoted.
+    let (simulation, told) = tape("15-lease-runs-out.no-slow.tape.ron");
+    assert_eq!(told.deciding_guards(), [Guard::Ledger], "{:?}", told.decided_by);
+    assert_eq!(told.headline, "The heist failed: the ledger held.");
+    assert_eq!(told.rule_from, RuleSource::Guard { guard: Guard::Ledger });
+    assert_ne!(told.rule, simulation.level().lesson.rule);
 
     // 03: the slowed answer alone. The write retry rule decided; the quote is not the level's
     // "a new call from the model is a new key".
@@ -207,4 +208,45 @@ fn an_operators_false_completed_is_named_and_never_headlined_as_a_guard_holding(
             ..
         }
     ));
+}
+
+#[test]
+fn the_win_of_05_names_what_decided_it_and_22_says_why_it_cannot() {
+    // Each other run plays the moves where they meet what they hit here, not at their phase
+    // number. 05: the crash meets w1 about to save its checkpoint however many phases the
+    // switched guard adds or removes; with the ledger on, the same crash leaves Ada paid once.
+    // (Anchored to phase 5, every other run missed w1 there and "could not say", and the
+    // debrief read "nothing this run shows".) `debrief_decided.rs` checks the guards named
+    // against each run simulated again from scratch.
+    let (_, told) = tape("05-crash-replay.win.tape.ron");
+    assert_eq!(told.tone, twice_world::debrief::Tone::Win);
+    assert_eq!(told.deciding_guards(), [Guard::Ledger], "{}", told.decided_by.summary());
+    assert_eq!(told.headline, "The heist worked: Ada was paid twice.");
+    assert_eq!(
+        told.what_if
+            .iter()
+            .map(|what_if| what_if.sentence.as_str())
+            .collect::<Vec<_>>(),
+        ["With the ledger on, this same run pays Ada $25.00 of $25.00 owed: the heist fails."]
+    );
+
+    // 22: every guard but the contract check makes no difference, run again. With the check
+    // on, the run declared with three attempts is refused before anything is sent: there is
+    // no answer on the wire for the lost-answer card to hit, in any phase, so no run with the
+    // player's moves exists and that guard's run cannot say. The debrief names no guard.
+    let (_, told) = tape("22-fine-print.win.tape.ron");
+    assert_eq!(told.tone, twice_world::debrief::Tone::Win);
+    assert!(told.deciding_guards().is_empty(), "{}", told.decided_by.summary());
+    let counterfactual = told.counterfactual.as_ref().expect("a counterfactual");
+    assert_eq!(counterfactual.cannot_say(), [Guard::ToolContract]);
+    let alternative = counterfactual
+        .alternative_for(Guard::ToolContract)
+        .expect("its other run");
+    match &alternative.answer {
+        twice_world::counterfactual::Answer::CannotSay { fizzled } => assert!(
+            fizzled.iter().any(|why| why.contains("never meets what it hit")),
+            "{fizzled:?}"
+        ),
+        other => panic!("the contract check's run says {other:?}"),
+    }
 }

@@ -34,6 +34,7 @@ mod identity;
 mod levels;
 mod participant;
 mod play;
+mod prediction;
 mod presenter;
 mod race;
 mod room_file;
@@ -301,6 +302,7 @@ pub fn router(state: WebState) -> Router {
         .route("/api/game/rewind", post(handlers::rewind))
         .route("/api/game/restart", post(handlers::restart))
         .route("/api/game/tape", get(handlers::tape))
+        .route("/api/game/predict", post(prediction::predict))
         .route("/api/replay", post(handlers::replay))
         .route("/api/defend", post(defend::defend))
         .route("/api/race", get(handlers::race))

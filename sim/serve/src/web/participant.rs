@@ -48,6 +48,8 @@ pub struct Participant {
     pub game: Option<Game>,
     /// The open level's requests, as the room file holds them.
     pub log: Option<GameLog>,
+    /// The prediction waiting for the open level's run to end, the last score, the tally.
+    pub prediction: super::prediction::PredictionState,
 }
 
 /// What counting a finished play changed.

@@ -101,8 +101,11 @@ pub(super) fn on_game(shared: &Shared, participant: &mut Participant, request: R
         }
         Request::Restart => (game.restart().map_err(game_error)?, Some(log.restarted())),
     };
-    let (level_id, mode) = (game.level().id.clone(), game.mode);
+    let (level_id, mode, shows_an_end) = (game.level().id.clone(), game.mode, game.conclusion().is_some());
     let progress_before = participant.progress.clone();
+    let prediction_before = participant.prediction.clone();
+    participant.prediction.follow(mode, ended.as_ref(), shows_an_end);
+    let prediction_changed = participant.prediction != prediction_before;
     let counted = ended.and_then(|conclusion| participant.record(&level_id, mode, &conclusion));
     let game = participant.game.as_ref().ok_or_else(no_level_open)?;
     let won_tape = match counted {
@@ -118,16 +121,18 @@ pub(super) fn on_game(shared: &Shared, participant: &mut Participant, request: R
         }
         _ => None,
     };
-    if next_log.is_some() || counted.is_some() {
+    if next_log.is_some() || counted.is_some() || prediction_changed {
         let change = Change {
             game: next_log.as_ref().map(Some),
             progress: counted.as_ref().map(|counted| (level_id.as_str(), &counted.progress)),
             won_tape: won_tape.as_deref().map(|tape| (level_id.as_str(), tape)),
+            prediction: prediction_changed.then_some(&participant.prediction),
         };
         if let Err(error) = shared.sessions.store().save(participant.id, &change) {
             // Back to what the file holds: the level is rebuilt from the old log on the next request.
             participant.game = None;
             participant.progress = progress_before;
+            participant.prediction = prediction_before;
             return Err(not_kept(error));
         }
         if let Some(next_log) = next_log {
@@ -135,7 +140,17 @@ pub(super) fn on_game(shared: &Shared, participant: &mut Participant, request: R
         }
     }
     let game = participant.game.as_ref().ok_or_else(no_level_open)?;
-    views::game_view(game, &shared.catalogue).map_err(|error| WebError::logged("the ledger could not be read", error))
+    let mut view = views::game_view(game, &shared.catalogue)
+        .map_err(|error| WebError::logged("the ledger could not be read", error))?;
+    view.prediction = super::prediction::view(&participant.prediction, game.mode, super::prediction::run_ended(game));
+    Ok(view)
+}
+
+/// Another run is opened: a prediction made or scored about the one before does not carry over.
+fn leave_run(participant: &Participant) -> Option<super::prediction::PredictionState> {
+    let mut next = participant.prediction.clone();
+    next.leave_run();
+    (next != participant.prediction).then_some(next)
 }
 
 /// Opens a level for the participant (closing the one open before), kept in the room file.
@@ -151,8 +166,10 @@ pub(super) fn open_game(
     participant.game = None;
     let game = Game::open(index, &entry.level, &entry.file_name, &entry.stem, seed, guards).map_err(game_error)?;
     let log = GameLog::new(&entry.stem, seed, guards);
+    let prediction = leave_run(participant);
     let change = Change {
         game: Some(Some(&log)),
+        prediction: prediction.as_ref(),
         ..Change::default()
     };
     shared
@@ -162,6 +179,9 @@ pub(super) fn open_game(
         .map_err(not_kept)?;
     participant.game = Some(game);
     participant.log = Some(log);
+    if let Some(prediction) = prediction {
+        participant.prediction = prediction;
+    }
     on_game(shared, participant, Request::Look)
 }
 
@@ -221,8 +241,10 @@ pub(super) fn open_replay(
     if Fingerprint::of(&game) != before {
         log.ops.push(GameOp::Run);
     }
+    let prediction = leave_run(participant);
     let change = Change {
         game: Some(Some(&log)),
+        prediction: prediction.as_ref(),
         ..Change::default()
     };
     shared
@@ -232,5 +254,8 @@ pub(super) fn open_replay(
         .map_err(not_kept)?;
     participant.game = Some(game);
     participant.log = Some(log);
+    if let Some(prediction) = prediction {
+        participant.prediction = prediction;
+    }
     on_game(shared, participant, Request::Look)
 }

@@ -22,12 +22,24 @@ use twice_world::checker::Outcome;
 use twice_world::sqlite_file::{self, DurabilityError, Failure};
 
 use super::game_log::GameLog;
+use super::prediction::PredictionState;
 use super::sessions::{LevelProgress, Win};
 
 /// The schema this code writes and reads; any other is refused, not migrated blindly.
-pub const ROOM_SCHEMA_VERSION: u32 = 1;
+/// Version 2 added `predictions`; a version 1 room is migrated by adding that table
+/// ([`MIGRATION_1_TO_2`]), nothing else changed.
+pub const ROOM_SCHEMA_VERSION: u32 = 2;
 /// The tables a room file has, by name (sorted): how a room file is told from other files.
-const ROOM_TABLES: [&str; 5] = ["games", "participants", "progress", "room_settings", "won_tapes"];
+const ROOM_TABLES: [&str; 6] = [
+    "games",
+    "participants",
+    "predictions",
+    "progress",
+    "room_settings",
+    "won_tapes",
+];
+/// The tables of a version 1 room (before predictions were kept).
+const ROOM_TABLES_1: [&str; 5] = ["games", "participants", "progress", "room_settings", "won_tapes"];
 
 /// Why the room file could not be used. Every message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +78,7 @@ pub struct StoredParticipant {
     pub claim_code: String,
     pub progress: Vec<(String, LevelProgress)>,
     pub game: Option<GameLog>,
+    pub prediction: PredictionState,
 }
 
 /// What one acknowledged request changed, written in one transaction.
@@ -76,6 +89,8 @@ pub struct Change<'a> {
     pub progress: Option<(&'a str, &'a LevelProgress)>,
     /// A new best win's tape (RON), by level id.
     pub won_tape: Option<(&'a str, &'a str)>,
+    /// The participant's predictions, when a request changed them.
+    pub prediction: Option<&'a PredictionState>,
 }
 
 /// The room file, one connection, used by one thread at a time.
@@ -152,7 +167,7 @@ impl RoomFile {
         // Reading the table names changes nothing: a file that is not a room stays as it was.
         let tables = sqlite_file::table_names(&connection).map_err(self.sqlite("reading the tables"))?;
         let is_new = tables.is_empty();
-        if !is_new && tables != ROOM_TABLES {
+        if !is_new && tables != ROOM_TABLES && tables != ROOM_TABLES_1 {
             return Err(RoomFileError::NotARoom {
                 path: self.path.clone(),
                 detail: format!("its tables are {}", tables.join(", ")),
@@ -193,11 +208,17 @@ impl RoomFile {
                 )
                 .optional()
                 .map_err(self.sqlite("reading the schema version"))?;
-            if found.as_deref() != Some(&ROOM_SCHEMA_VERSION.to_string()) {
+            let expected = if tables == ROOM_TABLES_1 { "1" } else { "2" };
+            if found.as_deref() != Some(expected) {
                 return Err(RoomFileError::SchemaVersion {
                     path: self.path.clone(),
                     found: found.unwrap_or_else(|| "none".into()),
                 });
+            }
+            if tables == ROOM_TABLES_1 {
+                transaction
+                    .execute_batch(MIGRATION_1_TO_2)
+                    .map_err(self.sqlite("adding the predictions table (version 1 to 2)"))?;
             }
         }
         transaction.commit().map_err(self.sqlite("committing the schema"))
@@ -295,6 +316,16 @@ impl RoomFile {
                 )
                 .map_err(self.sqlite("saving progress"))?;
         }
+        if let Some(prediction) = change.prediction {
+            let text = serde_json::to_string(prediction).expect("predictions serialize");
+            transaction
+                .execute(
+                    "INSERT INTO predictions (participant, state) VALUES (?1, ?2) \
+                     ON CONFLICT (participant) DO UPDATE SET state = excluded.state",
+                    params![participant, text],
+                )
+                .map_err(self.sqlite("saving predictions"))?;
+        }
         if let Some((level, tape)) = change.won_tape {
             transaction
                 .execute(
@@ -334,6 +365,7 @@ impl RoomFile {
                     claim_code: row.get(3)?,
                     progress: Vec::new(),
                     game: None,
+                    prediction: PredictionState::default(),
                 })
             })
             .and_then(Iterator::collect)
@@ -408,6 +440,23 @@ impl RoomFile {
             })?;
             participants[index].game = Some(log);
         }
+        let mut statement = connection
+            .prepare("SELECT participant, state FROM predictions")
+            .map_err(self.sqlite("reading predictions"))?;
+        let rows: Vec<(i64, String)> = statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .and_then(Iterator::collect)
+            .map_err(self.sqlite("reading predictions"))?;
+        for (id, text) in rows {
+            let Some(index) = index_of(&participants, id) else {
+                continue;
+            };
+            participants[index].prediction = serde_json::from_str(&text).map_err(|error| RoomFileError::BadRow {
+                path: self.path.clone(),
+                name: participants[index].name.clone(),
+                detail: format!("the predictions do not read: {error}"),
+            })?;
+        }
         Ok(participants)
     }
 }
@@ -434,12 +483,19 @@ CREATE TABLE progress (
     PRIMARY KEY (participant, level)
 );
 CREATE TABLE games (participant INTEGER PRIMARY KEY REFERENCES participants (id), log TEXT NOT NULL);
+CREATE TABLE predictions (participant INTEGER PRIMARY KEY REFERENCES participants (id), state TEXT NOT NULL);
 CREATE TABLE won_tapes (
     participant INTEGER NOT NULL REFERENCES participants (id),
     level TEXT NOT NULL,
     tape TEXT NOT NULL,
     PRIMARY KEY (participant, level)
 );
+";
+
+/// What a version 1 room gains: the participants' predictions (JSON of [`PredictionState`]).
+const MIGRATION_1_TO_2: &str = "
+CREATE TABLE predictions (participant INTEGER PRIMARY KEY REFERENCES participants (id), state TEXT NOT NULL);
+UPDATE room_settings SET value = '2' WHERE key = 'schema_version';
 ";
 
 /// Where a room file goes unless `--room` says: beside the levels, so a workshop's folder
@@ -480,6 +536,43 @@ mod tests {
         let error = RoomFile::open(&other).unwrap_err();
         assert!(error.to_string().contains("tables are a"), "{error}");
         assert_eq!(std::fs::read(&other).unwrap(), before);
+    }
+
+    #[test]
+    fn a_version_1_room_gains_the_predictions_table_and_keeps_everything_else() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("room.sqlite");
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(&SCHEMA.replace(
+                "CREATE TABLE predictions (participant INTEGER PRIMARY KEY REFERENCES participants (id), state TEXT NOT NULL);\n",
+                "",
+            ))
+            .unwrap();
+            old.execute_batch(
+                "INSERT INTO room_settings (key, value) VALUES ('schema_version', '1');
+                 INSERT INTO participants (session_sha256, name, name_folded, claim_code) VALUES ('aa', 'Ada', 'ada', 'ABCDEF');",
+            )
+            .unwrap();
+        }
+        let room = RoomFile::open(&path).unwrap();
+        assert_eq!(room.setting("schema_version").unwrap().as_deref(), Some("2"));
+        let participants = room.participants().unwrap();
+        assert_eq!(participants.len(), 1);
+        assert_eq!(participants[0].prediction, PredictionState::default());
+        let mut kept = PredictionState::default();
+        kept.tally.predictions = 3;
+        room.save(
+            participants[0].id,
+            &Change {
+                prediction: Some(&kept),
+                ..Change::default()
+            },
+        )
+        .unwrap();
+        drop(room);
+        let room = RoomFile::open(&path).unwrap();
+        assert_eq!(room.participants().unwrap()[0].prediction, kept);
     }
 
     #[test]

@@ -131,6 +131,7 @@ impl Sessions {
                     progress: participant.progress.into_iter().collect(),
                     game: None,
                     log: participant.game,
+                    prediction: participant.prediction,
                 }),
             });
             if let Some(hash) = participant.session_sha256 {
@@ -250,6 +251,7 @@ impl Sessions {
                 progress: BTreeMap::new(),
                 game: None,
                 log: None,
+                prediction: super::prediction::PredictionState::default(),
             }),
         });
         people.everyone.push(Arc::clone(&session));

@@ -65,7 +65,7 @@ impl Decider {
                 listed(&guards.iter().map(|guard| guard_words(*guard)).collect::<Vec<_>>())
             }
             Decider::Held { guards } => format!(
-                "{} held; switched, the moves meet other moments, so whether it alone decided cannot be said",
+                "{} held; switched, a move never meets what it hit here, so whether it alone decided cannot be said",
                 listed(&guards.iter().map(|guard| guard_words(*guard)).collect::<Vec<_>>())
             ),
             Decider::Moment { card, at_phase } => {
@@ -318,7 +318,7 @@ pub fn follows_lesson(simulation: &Simulation, decided_by: &Decider, counterfact
                 .map(|(guard, _)| guard)
         }))
         .collect();
-    // A lesson guard whose own other run cannot say (the moves meet other moments) does not
+    // A lesson guard whose own other run cannot say (a move never meets what it hit) does not
     // contradict the lesson: what the run shows of it is what it did.
     let cannot_say: BTreeSet<Guard> = counterfactual
         .map(Counterfactual::cannot_say)

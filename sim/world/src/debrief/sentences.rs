@@ -238,7 +238,7 @@ fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider)
                 sentences.push(guard_sentence(note));
             }
             sentences.push(format!(
-                "Switched off, {} moves the later phases so your moves meet other moments: this run cannot say whether it alone decided.",
+                "Switched off, {} changes the run so that one of your moves never meets what it hit here: this run cannot say whether it alone decided.",
                 guard_words(guards[0])
             ));
         }

@@ -50,6 +50,9 @@ pub struct GameView {
     /// Once the level is quiet: this run as a link's fragment (`replay=1.…`), which opens it
     /// at its end in any room serving the campaign.
     pub replay_link: Option<String>,
+    /// Predict, then watch: the prediction made, this run's score, the tally (set by the
+    /// request, which knows the participant).
+    pub prediction: super::super::prediction::PredictionView,
 }
 
 fn level_head(game: &Game) -> LevelHeadView {
@@ -442,6 +445,7 @@ pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_w
             })
             .collect(),
         replay_link: end.as_ref().map(|_| replay_link(game)),
+        prediction: Default::default(),
         end,
     })
 }
