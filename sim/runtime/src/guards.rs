@@ -216,6 +216,30 @@ pub struct Guards {
     pub lookup_settle: bool,
     /// [`Guard::DeadLetter`].
     pub dead_letter: bool,
+    /// What the naive runtime records a refused call as while `refusal_is_failed` is off. Not
+    /// a guard: which of the two naive runtimes a level shows.
+    #[serde(skip_serializing_if = "NaiveRefusal::is_default")]
+    pub naive_refusal: NaiveRefusal,
+}
+
+/// How a runtime without guard `refusal_is_failed` records a call its tool refused before
+/// sending anything (`ToolNotAttemptedError`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NaiveRefusal {
+    /// It swallows the exception: the call returned, so it is recorded `completed`, and
+    /// nobody ever runs it again.
+    #[default]
+    Completed,
+    /// It treats every exception like a timeout: a read is tried again, a write is recorded
+    /// `indeterminate`, and the run waits for a lookup of a call that never left.
+    Indeterminate,
+}
+
+impl NaiveRefusal {
+    fn is_default(&self) -> bool {
+        *self == NaiveRefusal::default()
+    }
 }
 
 impl Default for Guards {
@@ -243,6 +267,7 @@ impl Guards {
             key_retention: true,
             lookup_settle: true,
             dead_letter: true,
+            naive_refusal: NaiveRefusal::default(),
         }
     }
 

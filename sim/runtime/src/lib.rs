@@ -34,7 +34,7 @@ pub mod worker;
 pub mod workflow;
 
 pub use answer::ToolAnswer;
-pub use guards::{Guard, Guards};
+pub use guards::{Guard, Guards, NaiveRefusal};
 pub use key::{IdempotencyKey, KeyScheme};
 pub use rules::{OutcomeAction, ReservationAction, Status};
 pub use tool::{ContractViolation, SideEffect, ToolDeclaration, assert_tool_contract};

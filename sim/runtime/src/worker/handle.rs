@@ -60,6 +60,11 @@ impl Worker {
             Input::NotAttempted { reason } => {
                 self.context_mut().awaiting_attempt = None;
                 if !self.guard(Guard::RefusalIsFailed) {
+                    if self.setup.guards.naive_refusal == NaiveRefusal::Indeterminate {
+                        // A naive runtime that treats every exception like a timeout: it does
+                        // not know nothing left, so a write is recorded unknown and waits.
+                        return self.refusal_taken_for_timeout();
+                    }
                     // A naive runtime that swallows the tool's exception: the call returned,
                     // so it is recorded a success, and nobody will ever run it again.
                     let swallowed = serde_json::json!({ "swallowed_refusal": reason }).to_string();
@@ -114,6 +119,23 @@ impl Worker {
                     key: self.context().key.clone(),
                 })
             }
+        }
+    }
+
+    /// The naive runtime of [`NaiveRefusal::Indeterminate`] (guard `refusal_is_failed` off):
+    /// the refusal is handled as if the request may have left. A read is tried again under its
+    /// rule; a write is recorded `indeterminate`, and the run waits on a call that never left.
+    /// No guard is noted: none held, the request never left.
+    fn refusal_taken_for_timeout(&mut self) -> Option<Command> {
+        let context = self.context();
+        let (side_effect, attempt, attempts_allowed) =
+            (context.tool.side_effect, context.attempt, context.attempts_allowed);
+        match self.outcome(side_effect, AttemptEnd::TimedOut, attempt, attempts_allowed) {
+            OutcomeAction::Retry { backoff_ms } => Some(Command::Backoff {
+                after_ms: backoff_ms,
+                next_attempt: attempt + 1,
+            }),
+            OutcomeAction::Record(status) => self.record(status, None),
         }
     }
 

@@ -8,7 +8,7 @@
 //! and a real clock.
 
 use crate::answer::ToolAnswer;
-use crate::guards::{Guard, Guards};
+use crate::guards::{Guard, Guards, NaiveRefusal};
 use crate::key::{IdempotencyKey, KeyScheme};
 use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
 use crate::rules::{

@@ -128,6 +128,7 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
     } else {
         String::new()
     };
+    let never_sent = never_sent_waited_call(simulation, verdict);
     match verdict.outcome {
         Outcome::PaidTwice => format!(
             "Billing paid {owner} {} for {} owed: {landed} credit(s){reversed}.",
@@ -143,6 +144,12 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
             dollars(net),
             dollars(owed)
         ),
+        Outcome::UnknownFlagged if never_sent.is_some() => format!(
+            "{owner} has {} of the {} owed, and the run waits on {}, a call that never left its worker: there is nothing for a lookup to find.",
+            dollars(net),
+            dollars(owed),
+            never_sent.unwrap_or_default()
+        ),
         Outcome::UnknownFlagged => format!(
             "{owner} has {} of the {} owed, and the run waits honestly for someone to find out what happened.",
             dollars(net),
@@ -154,6 +161,23 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
             dollars(owed)
         ),
     }
+}
+
+/// A call a waiting run is unknown on that never left its worker (refused before sending and
+/// recorded unknown anyway): nothing of it was on the wire or at billing, so the run waits on
+/// nothing, and "honestly" would not be true. A lost request was on the wire: not this.
+fn never_sent_waited_call(simulation: &Simulation, verdict: &Verdict) -> Option<String> {
+    let records = simulation.ledger_records().ok()?;
+    records
+        .iter()
+        .filter(|record| record.status.is_unknown())
+        .map(|record| record.key.to_string())
+        .filter(|key| verdict.waiting.iter().any(|run| key.starts_with(&format!("{run}:"))))
+        .find(|key| {
+            !simulation.timeline().iter().any(|entry| {
+                matches!(entry.actor, Actor::Billing | Actor::Network) && entry.key.as_deref() == Some(key.as_str())
+            })
+        })
 }
 
 /// What followed a run's failure: what had landed, what the runtime undid by reflex, and the
