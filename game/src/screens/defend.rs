@@ -4,7 +4,7 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
-use twice_world::defend::{self, DefenceReport, HeistStanding};
+use twice_world::defend::{self, DefenceReport, HeistResult, HeistStanding};
 use twice_world::runtime::guards::Guard;
 
 use super::Screen;
@@ -125,41 +125,7 @@ fn draw(
                 .fill(theme::BACKGROUND)
                 .inner_margin(egui::Margin::same(14)),
         )
-        .show(&mut root, |ui| {
-            let Some(counter_run) = &defence.counter_run else {
-                egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                    draw_result(ui, &defence, &mut chosen);
-                });
-                return;
-            };
-            // The counter-example open: the check above, its run's timeline below.
-            let top = (ui.available_height() * 0.45).max(120.0);
-            ui.allocate_ui(egui::vec2(ui.available_width(), top), |ui| {
-                egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                    draw_result(ui, &defence, &mut chosen);
-                });
-            });
-            ui.horizontal(|ui| {
-                ui::key_cap(ui, "O");
-                ui.label(
-                    RichText::new(format!("⇄ The counter-example's run: {}", counter_run.title))
-                        .strong()
-                        .color(theme::VIOLET),
-                );
-            });
-            let simulation = counter_run
-                .simulation
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            timeline::draw(
-                ui,
-                simulation.timeline(),
-                &counter_run.cache,
-                false,
-                timeline::RowText::Wrap,
-                "defend-counter-timeline",
-            );
-        });
+        .show(&mut root, |ui| centre(ui, &defence, &mut chosen));
 
     if leave {
         // Back to this level on the level select.
@@ -171,6 +137,84 @@ fn draw(
         intents.write(intent);
     }
     Ok(())
+}
+
+/// The check's result; with a counter-example open, its run's timeline below it.
+fn centre(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceIntent>) {
+    let Some(counter_run) = &defence.counter_run else {
+        egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+            draw_result(ui, defence, chosen);
+        });
+        return;
+    };
+    // The counter-example open: the check above, its run's timeline below.
+    let top = (ui.available_height() * 0.45).max(120.0);
+    ui.allocate_ui(egui::vec2(ui.available_width(), top), |ui| {
+        egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+            draw_result(ui, defence, chosen);
+        });
+    });
+    ui.horizontal(|ui| {
+        ui::key_cap(ui, "O");
+        ui.label(
+            RichText::new(format!("⇄ The counter-example's run: {}", counter_run.title))
+                .strong()
+                .color(theme::VIOLET),
+        );
+    });
+    let simulation = counter_run
+        .simulation
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    timeline::draw(
+        ui,
+        simulation.timeline(),
+        &counter_run.cache,
+        false,
+        timeline::RowText::Wrap,
+        "defend-counter-timeline",
+    );
+}
+
+/// One wrapped line for a known heist: what held or got through, what it did to the money,
+/// and the tape (nothing is clipped in a narrow window or at a projector).
+fn heist_line(ui: &mut egui::Ui, heist: &HeistResult) {
+    // "No fire" is not "held": a heist that does not break the promise with every guard
+    // off proves nothing about these guards.
+    let standing = heist.standing();
+    let (glyph, color) = match standing {
+        HeistStanding::Held => ("✔", theme::GOOD),
+        HeistStanding::NoFire => ("○", theme::TEXT_DIM),
+        HeistStanding::GotIn => ("✖", theme::BAD),
+    };
+    let word = standing.word();
+    let mut what = format!(
+        "{} {}",
+        theme::outcome_glyph(heist.outcome),
+        theme::outcome_words(heist.outcome)
+    );
+    for violation in &heist.violations {
+        what.push_str(&format!(" · ⚠ {violation}"));
+    }
+    let name = heist
+        .tape
+        .file_name()
+        .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new(format!("{glyph} {word}")).strong().color(color));
+        ui.label(RichText::new(&heist.title).color(theme::TEXT));
+        ui.label(
+            RichText::new(what)
+                .size(theme::SMALL)
+                .color(theme::outcome_color(heist.outcome)),
+        );
+        if !name.is_empty() {
+            ui::hint(ui, name);
+        }
+        if standing == HeistStanding::NoFire {
+            ui::hint(ui, format!("({})", standing.meaning()));
+        }
+    });
 }
 
 fn draw_result(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceIntent>) {
@@ -221,42 +265,7 @@ fn draw_result(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceInt
     // One wrapped line per heist: what held or got through, what it did to the money, and
     // the tape (nothing is clipped in a narrow window or at a projector).
     for heist in &report.heists {
-        // "No fire" is not "held": a heist that does not break the promise with every guard
-        // off proves nothing about these guards.
-        let standing = heist.standing();
-        let (glyph, color) = match standing {
-            HeistStanding::Held => ("✔", theme::GOOD),
-            HeistStanding::NoFire => ("○", theme::TEXT_DIM),
-            HeistStanding::GotIn => ("✖", theme::BAD),
-        };
-        let word = standing.word();
-        let mut what = format!(
-            "{} {}",
-            theme::outcome_glyph(heist.outcome),
-            theme::outcome_words(heist.outcome)
-        );
-        for violation in &heist.violations {
-            what.push_str(&format!(" · ⚠ {violation}"));
-        }
-        let name = heist
-            .tape
-            .file_name()
-            .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
-        ui.horizontal_wrapped(|ui| {
-            ui.label(RichText::new(format!("{glyph} {word}")).strong().color(color));
-            ui.label(RichText::new(&heist.title).color(theme::TEXT));
-            ui.label(
-                RichText::new(what)
-                    .size(theme::SMALL)
-                    .color(theme::outcome_color(heist.outcome)),
-            );
-            if !name.is_empty() {
-                ui::hint(ui, name);
-            }
-            if standing == HeistStanding::NoFire {
-                ui::hint(ui, format!("({})", standing.meaning()));
-            }
-        });
+        heist_line(ui, heist);
     }
     let no_fire = report
         .heists

@@ -5,11 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
-use twice_world::level::{self, Expectation, Play, Tape};
+use twice_world::level::{self, Play, Tape};
+use twice_world::play_session::PlaySession;
 use twice_world::runtime::guards::Guards;
 
 use super::jobs::{Goal, Job};
-use super::scratch::ScratchLedgers;
+use super::scratch::{ScratchFile, ScratchLedgers};
 use super::{Mode, Recipe, SPEEDS, Session, SessionSet, TapeSource};
 use crate::campaign::Campaign;
 use crate::panels::Panels;
@@ -95,24 +96,8 @@ fn apply_intents(
 ) {
     for intent in intents.read() {
         match intent {
-            Intent::OpenLevel {
-                path,
-                mode,
-                guards,
-                seed,
-                at_phase,
-            } => {
-                let opened = level::load_level(path)
-                    .map_err(|error| error.to_string())
-                    .and_then(|loaded| {
-                        let recipe = Recipe {
-                            level: loaded,
-                            seed: *seed,
-                            guards: *guards,
-                            tape: None,
-                        };
-                        open(recipe, *mode, *at_phase, &mut scratch, &campaign, &mut progress)
-                    });
+            Intent::OpenLevel { .. } | Intent::OpenTape { .. } => {
+                let opened = open_for(intent, &mut scratch, &campaign, &mut progress);
                 match opened {
                     Ok(opened) => {
                         open_problem.0 = None;
@@ -121,39 +106,7 @@ fn apply_intents(
                         // The new session exists from the next frame; later intents wait for it.
                         return;
                     }
-                    Err(error) => {
-                        let problem = format!("Cannot open {}: {error}", path.display());
-                        if let Some(session) = session.as_deref_mut() {
-                            session.warn(problem.clone());
-                        }
-                        open_problem.0 = Some(problem);
-                    }
-                }
-            }
-            Intent::OpenTape { path, at_phase } => {
-                let opened = level::load_tape(path)
-                    .map_err(|error| error.to_string())
-                    .and_then(|loaded| {
-                        let recipe = Recipe {
-                            level: loaded.level,
-                            seed: loaded.tape.seed,
-                            guards: loaded.tape.guards,
-                            tape: Some(TapeSource {
-                                path: loaded.path,
-                                tape: loaded.tape,
-                            }),
-                        };
-                        open(recipe, Mode::Replay, *at_phase, &mut scratch, &campaign, &mut progress)
-                    });
-                match opened {
-                    Ok(opened) => {
-                        open_problem.0 = None;
-                        commands.insert_resource(opened);
-                        next_screen.set(Screen::Level);
-                        return;
-                    }
-                    Err(error) => {
-                        let problem = format!("Cannot open the tape: {error}");
+                    Err(problem) => {
                         if let Some(session) = session.as_deref_mut() {
                             session.warn(problem.clone());
                         }
@@ -212,6 +165,52 @@ fn apply_intents(
     }
 }
 
+/// Opens what an `OpenLevel` or `OpenTape` intent names; the error is the problem as the
+/// player reads it.
+fn open_for(
+    intent: &Intent,
+    scratch: &mut ScratchLedgers,
+    campaign: &Campaign,
+    progress: &mut Progress,
+) -> Result<Session, String> {
+    match intent {
+        Intent::OpenLevel {
+            path,
+            mode,
+            guards,
+            seed,
+            at_phase,
+        } => level::load_level(path)
+            .map_err(|error| error.to_string())
+            .and_then(|loaded| {
+                let recipe = Recipe {
+                    level: loaded,
+                    seed: *seed,
+                    guards: *guards,
+                    tape: None,
+                };
+                open(recipe, *mode, *at_phase, scratch, campaign, progress)
+            })
+            .map_err(|error| format!("Cannot open {}: {error}", path.display())),
+        Intent::OpenTape { path, at_phase } => level::load_tape(path)
+            .map_err(|error| error.to_string())
+            .and_then(|loaded| {
+                let recipe = Recipe {
+                    level: loaded.level,
+                    seed: loaded.tape.seed,
+                    guards: loaded.tape.guards,
+                    tape: Some(TapeSource {
+                        path: loaded.path,
+                        tape: loaded.tape,
+                    }),
+                };
+                open(recipe, Mode::Replay, *at_phase, scratch, campaign, progress)
+            })
+            .map_err(|error| format!("Cannot open the tape: {error}")),
+        other => Err(format!("{other:?} opens no level")),
+    }
+}
+
 /// Builds the session for a recipe, at phase 0 (or a job takes it to `at_phase`).
 fn open(
     recipe: Recipe,
@@ -222,14 +221,10 @@ fn open(
     progress: &mut Progress,
 ) -> Result<Session, String> {
     let ledger_file = scratch.next_file(&recipe.level.level.id);
-    let actions = recipe
-        .tape
-        .as_ref()
-        .map(|source| source.tape.actions.clone())
-        .unwrap_or_default();
-    let simulation = recipe.build(actions.clone(), ledger_file.as_ref().map(|file| file.path()))?;
+    let play = PlaySession::open(mode, recipe.clone(), ledger_file.as_ref().map(ScratchFile::path))
+        .map_err(|error| error.to_string())?;
     let campaign_index = campaign.find_path(&recipe.level.path);
-    let mut session = Session::new(mode, recipe.clone(), campaign_index, simulation, ledger_file);
+    let mut session = Session::new(play, campaign_index, ledger_file);
     // The campaign shows its panels chapter by chapter; the sandbox, the replay viewer and
     // `--unlock-all` show them all. A panel's first appearance is noted once.
     if mode == Mode::Campaign && !campaign.unlock_all {
@@ -247,6 +242,7 @@ fn open(
         session.warn(format!("The ledger runs in memory: {problem}"));
     }
     if let Some(phase) = at_phase.filter(|phase| *phase > 0) {
+        let actions = session.actions_before(0);
         session.job = Some(Job::show(
             recipe,
             actions,
@@ -315,67 +311,9 @@ fn apply_to_session(
             let speed = session.phases_per_second();
             session.tell(format!("Speed: {speed} phases per second"));
         }
-        Intent::Rewind { phase } => {
-            let current = session.simulation().phase();
-            if *phase > current {
-                session.warn(format!(
-                    "Phase {phase} has not happened yet (now: {current}); step or play on."
-                ));
-                return;
-            }
-            session.running = false;
-            // A decision made over HTTP is not a move: a re-simulation cannot repeat it. Say so
-            // on screen and ask first; the same rewind asked again goes ahead.
-            if session.outside_decisions > 0 && session.rewind_asked != Some(*phase) {
-                session.rewind_asked = Some(*phase);
-                let count = session.outside_decisions;
-                session.warn(format!(
-                    "Rewinding undoes {count} decision(s) made over the HTTP API: they are not your moves, so a re-simulation cannot repeat them. Rewind to phase {phase} again to go ahead."
-                ));
-                return;
-            }
-            session.rewind_asked = None;
-            let actions = session.actions_before(*phase);
-            let file = scratch.next_file(&session.recipe.level.level.id);
-            session.job = Some(Job::show(session.recipe.clone(), actions, Goal::Phase(*phase), file));
-        }
-        Intent::Restart => {
-            session.running = false;
-            let actions = session.actions_before(0);
-            let file = scratch.next_file(&session.recipe.level.level.id);
-            match session.recipe.build(actions, file.as_ref().map(|file| file.path())) {
-                Ok(simulation) => {
-                    let ledger = super::ledger_view::LedgerView::read(simulation.ledger());
-                    session.replace(simulation, file, ledger);
-                    session.tell("Restarted from phase 0 with a fresh ledger file.");
-                }
-                Err(error) => session.warn(format!("Cannot restart: {error}")),
-            }
-        }
-        Intent::RunToEnd => {
-            if session.is_over() {
-                return;
-            }
-            session.running = false;
-            if session.outside_decisions > 0 {
-                // An operator's HTTP decision is not a move a re-simulation could repeat:
-                // this simulation runs on in place (a level has at most `max_phases`).
-                for _ in 0..=session.recipe.level.level.max_phases {
-                    match session.step() {
-                        Ok(true) => {}
-                        Ok(false) => break,
-                        Err(error) => {
-                            session.warn(format!("Cannot run on: {error}"));
-                            break;
-                        }
-                    }
-                }
-                return;
-            }
-            let actions = session.all_actions();
-            let file = scratch.next_file(&session.recipe.level.level.id);
-            session.job = Some(Job::show(session.recipe.clone(), actions, Goal::End, file));
-        }
+        Intent::Rewind { phase } => rewind(session, scratch, *phase),
+        Intent::Restart => restart(session, scratch),
+        Intent::RunToEnd => run_to_end(session, scratch),
         Intent::SaveTape { path } => match tape_for(session, path) {
             Ok(tape) => session.job = Some(Job::save_tape(session.recipe.clone(), tape, path.clone())),
             Err(error) => session.warn(error),
@@ -401,9 +339,77 @@ fn apply_to_session(
     }
 }
 
+/// Back to the state after `phase` phases: re-simulated on a thread from the moves before it.
+fn rewind(session: &mut Session, scratch: &mut ScratchLedgers, phase: u32) {
+    let current = session.simulation().phase();
+    if phase > current {
+        session.warn(format!(
+            "Phase {phase} has not happened yet (now: {current}); step or play on."
+        ));
+        return;
+    }
+    session.running = false;
+    // A decision made over HTTP is not a move: a re-simulation cannot repeat it. Say so
+    // on screen and ask first; the same rewind asked again goes ahead.
+    if session.outside_decisions > 0 && session.rewind_asked != Some(phase) {
+        session.rewind_asked = Some(phase);
+        let count = session.outside_decisions;
+        session.warn(format!(
+            "Rewinding undoes {count} decision(s) made over the HTTP API: they are not your moves, so a re-simulation cannot repeat them. Rewind to phase {phase} again to go ahead."
+        ));
+        return;
+    }
+    session.rewind_asked = None;
+    let actions = session.actions_before(phase);
+    let file = scratch.next_file(&session.recipe.level.level.id);
+    session.job = Some(Job::show(session.recipe.clone(), actions, Goal::Phase(phase), file));
+}
+
+/// Phase 0 again, with a fresh ledger file.
+fn restart(session: &mut Session, scratch: &mut ScratchLedgers) {
+    session.running = false;
+    let actions = session.actions_before(0);
+    let file = scratch.next_file(&session.recipe.level.level.id);
+    match session.recipe.build(actions, file.as_ref().map(ScratchFile::path)) {
+        Ok(simulation) => {
+            let ledger = super::ledger_view::LedgerView::read(simulation.ledger());
+            session.replace(simulation, file, ledger);
+            session.tell("Restarted from phase 0 with a fresh ledger file.");
+        }
+        Err(error) => session.warn(format!("Cannot restart: {error}")),
+    }
+}
+
+/// Runs the level to its end: re-simulated on a thread, or in place after an operator's HTTP
+/// decision (which a re-simulation could not repeat).
+fn run_to_end(session: &mut Session, scratch: &mut ScratchLedgers) {
+    if session.is_over() {
+        return;
+    }
+    session.running = false;
+    if session.outside_decisions > 0 {
+        // An operator's HTTP decision is not a move a re-simulation could repeat:
+        // this simulation runs on in place (a level has at most `max_phases`).
+        for _ in 0..=session.recipe.level.level.max_phases {
+            match session.step() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(error) => {
+                    session.warn(format!("Cannot run on: {error}"));
+                    break;
+                }
+            }
+        }
+        return;
+    }
+    let actions = session.all_actions();
+    let file = scratch.next_file(&session.recipe.level.level.id);
+    session.job = Some(Job::show(session.recipe.clone(), actions, Goal::End, file));
+}
+
 /// What a quiet level says when asked to go on: over, or waiting for the player's operator move.
 fn over_words(session: &Session) -> String {
-    let waiting = session.moves_that_still_matter();
+    let waiting = session.moves_that_still_matter().unwrap_or_default();
     if waiting.is_empty() {
         "The level is over: open the debrief (Enter), rewind, or restart.".into()
     } else {
@@ -446,27 +452,10 @@ fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
     // The tape names its level relative to its own folder, so the folder must exist to be measured from.
     std::fs::create_dir_all(folder).map_err(|error| format!("cannot create {}: {error}", folder.display()))?;
     let level = &session.recipe.level;
-    let guards = match session.mode {
-        Mode::Sandbox => Some(session.recipe.guards_in_force()),
-        Mode::Campaign | Mode::Replay => session.recipe.guards,
-    };
-    // A replayed tape's own moves keep the rule they were recorded under; moves made here are
-    // written as made (the message hit, the worker killed and its moment): the current format.
-    let version = match (&session.recipe.tape, session.mode) {
-        (Some(source), Mode::Replay) => source.tape.version,
-        _ => twice_world::level::TAPE_VERSION,
-    };
-    Ok(Tape {
-        version,
-        level: relative_path(folder, &level.path).display().to_string(),
-        seed: session.recipe.seed,
-        title: format!("{} — played in the {}", level.level.title, session.mode.name()),
-        guards,
-        actions: session.all_actions(),
-        expect: Expectation {
-            verdict: level.level.goal,
-            stopped_by: Vec::new(),
-            violations: Vec::new(),
-        },
-    })
+    Ok(session.recipe.tape(
+        session.mode,
+        session.simulation().played(),
+        relative_path(folder, &level.path).display().to_string(),
+        format!("{} — played in the {}", level.level.title, session.mode.name()),
+    ))
 }

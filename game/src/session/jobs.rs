@@ -192,7 +192,7 @@ fn run(
     ledger: Option<&std::path::Path>,
     cancelled: &AtomicBool,
 ) -> Result<Simulation, String> {
-    let mut simulation = recipe.build(actions, ledger)?;
+    let mut simulation = recipe.build(actions, ledger).map_err(|error| error.to_string())?;
     simulation
         .run_until(|simulation| {
             cancelled.load(Ordering::Relaxed)

@@ -1,18 +1,19 @@
 //! The level being played: the simulation, its scratch ledger, how fast it runs, and
 //! what the player was told. The session changes only through [`Intent`]s.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::ops::Deref;
+use std::path::Path;
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use twice_world::checker::Verdict;
-use twice_world::debrief::{self, Debrief};
+use twice_world::debrief::Debrief;
 use twice_world::ledger::ExecutionRecord;
-use twice_world::level::{Expectation, LoadedLevel, Play, Tape, TimedAction};
-use twice_world::runtime::guards::Guards;
+use twice_world::level::{Expectation, Play};
+use twice_world::play_session::PlaySession;
 use twice_world::runtime::operator::{Effect, LookupError};
-use twice_world::simulator::{Simulation, SimulationBuilder};
+use twice_world::simulator::Simulation;
 
 mod intent;
 pub mod jobs;
@@ -23,6 +24,8 @@ pub use intent::{Intent, NextBriefing, OpenProblem};
 use jobs::Job;
 use ledger_view::LedgerView;
 use scratch::ScratchFile;
+/// How the level was opened and what rebuilds it: the play session the browser uses too.
+pub use twice_world::play_session::{Mode, Recipe, TapeSource};
 
 use crate::panels::Panels;
 use crate::progress::Progress;
@@ -65,66 +68,6 @@ pub(super) fn plugin(app: &mut App) {
     );
 }
 
-/// How the level was opened.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// A campaign level: its guards, its cards; progress is saved.
-    Campaign,
-    /// Any level, guards as the player set them; no progress.
-    Sandbox,
-    /// A tape plays its own moves; the player watches, steps and rewinds.
-    Replay,
-}
-
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Campaign => "campaign",
-            Mode::Sandbox => "sandbox",
-            Mode::Replay => "replay",
-        }
-    }
-}
-
-/// A tape being replayed.
-#[derive(Clone, Debug)]
-pub struct TapeSource {
-    pub path: PathBuf,
-    pub tape: Tape,
-}
-
-/// Everything needed to build the simulation again from scratch (rewind, restart, save).
-#[derive(Clone, Debug)]
-pub struct Recipe {
-    pub level: LoadedLevel,
-    pub seed: u64,
-    /// Guards overriding the level's (sandbox, or a tape recorded in the sandbox).
-    pub guards: Option<Guards>,
-    pub tape: Option<TapeSource>,
-}
-
-impl Recipe {
-    pub fn guards_in_force(&self) -> Guards {
-        self.guards.unwrap_or(self.level.level.guards)
-    }
-
-    /// Builds the simulation with these moves, writing its ledger to `ledger` (memory if none).
-    pub fn build(&self, actions: Vec<TimedAction>, ledger: Option<&Path>) -> Result<Simulation, String> {
-        let mut builder = SimulationBuilder::new(self.level.level.clone(), self.seed).actions(actions);
-        if let Some(source) = &self.tape {
-            // A tape's moves replay by the rule of the format it was recorded in.
-            builder = builder.wire_rule(source.tape.wire_rule());
-        }
-        if let Some(guards) = self.guards {
-            builder = builder.guards(guards);
-        }
-        if let Some(path) = ledger {
-            builder = builder.ledger_file(path);
-        }
-        builder.build().map_err(|error| error.to_string())
-    }
-}
-
 /// A line for the player: what happened to their last move.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notice {
@@ -132,8 +75,8 @@ pub struct Notice {
     pub problem: bool,
 }
 
-/// The end of a level: the checker's verdict, the debrief drawn from the run and, for a tape,
-/// whether it matched.
+/// The end of a level as the game's screens read it: the play session's judgement, or why it
+/// could not be judged.
 #[derive(Clone, Debug)]
 pub struct Conclusion {
     pub verdict: Result<Verdict, String>,
@@ -145,15 +88,14 @@ pub struct Conclusion {
     pub finished: bool,
 }
 
+/// The level being played: the play session the browser uses too ([`PlaySession`], its mode
+/// and recipe read through this session), and what only the window needs around it.
 #[derive(Debug, Resource)]
 pub struct Session {
-    pub mode: Mode,
-    pub recipe: Recipe,
+    /// Declared before `ledger_file` so its connections close before the file is deleted.
+    play: PlaySession,
     /// Index of the level in the campaign, when it is part of it.
     pub campaign_index: Option<usize>,
-    /// `Simulation` is `Send` but not `Sync` (SQLite connections); the lock makes it a resource.
-    /// Declared before `ledger_file` so its connections close before the file is deleted.
-    simulation: Mutex<Simulation>,
     ledger_file: Option<ScratchFile>,
     ledger: LedgerView,
     generation: u64,
@@ -162,6 +104,7 @@ pub struct Session {
     step_credit: f32,
     pub notice: Option<Notice>,
     pub job: Option<Job>,
+    /// The play session's judgement as the screens show it, once progress has counted it.
     pub conclusion: Option<Conclusion>,
     /// Calls settled from outside (the HTTP API) that woke this simulation. They are not
     /// moves, so a re-simulation from the seed and the moves would not repeat them.
@@ -173,20 +116,22 @@ pub struct Session {
     pub panels: Panels,
 }
 
+/// `session.mode`, `session.recipe`, `session.is_concluded()`: the play session's.
+impl Deref for Session {
+    type Target = PlaySession;
+
+    fn deref(&self) -> &PlaySession {
+        &self.play
+    }
+}
+
 impl Session {
-    pub fn new(
-        mode: Mode,
-        recipe: Recipe,
-        campaign_index: Option<usize>,
-        simulation: Simulation,
-        ledger_file: Option<ScratchFile>,
-    ) -> Session {
-        let ledger = LedgerView::read(simulation.ledger());
+    /// Wraps `play`, whose ledger is written to `ledger_file` (memory if none).
+    pub fn new(play: PlaySession, campaign_index: Option<usize>, ledger_file: Option<ScratchFile>) -> Session {
+        let ledger = LedgerView::read(play.simulation().ledger());
         Session {
-            mode,
-            recipe,
+            play,
             campaign_index,
-            simulation: Mutex::new(simulation),
             ledger_file,
             ledger,
             generation: 0,
@@ -204,11 +149,7 @@ impl Session {
 
     /// The simulation, to read and draw.
     pub fn simulation(&self) -> MutexGuard<'_, Simulation> {
-        self.simulation.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn simulation_mut(&mut self) -> &mut Simulation {
-        self.simulation.get_mut().unwrap_or_else(PoisonError::into_inner)
+        self.play.simulation()
     }
 
     pub fn ledger(&self) -> &LedgerView {
@@ -233,22 +174,6 @@ impl Session {
         self.simulation().is_over()
     }
 
-    /// Over, and no move the player still holds could change it (a run parked for an operator
-    /// waits while the player holds an operator card that can settle it): time for the verdict.
-    pub fn is_concluded(&self) -> bool {
-        self.is_over() && self.moves_that_still_matter().is_empty()
-    }
-
-    /// The cards that could still change a quiet level (empty when it is running, or in a
-    /// replay, whose moves are the tape's).
-    pub fn moves_that_still_matter(&self) -> Vec<twice_world::level::CardKind> {
-        let simulation = self.simulation();
-        if !simulation.is_over() || self.mode == Mode::Replay {
-            return Vec::new();
-        }
-        simulation.moves_that_still_matter().unwrap_or_default()
-    }
-
     pub fn is_busy(&self) -> bool {
         self.job.is_some()
     }
@@ -269,18 +194,18 @@ impl Session {
 
     /// One phase of one actor. Returns false when the level is over.
     pub fn step(&mut self) -> Result<bool, String> {
-        let result = self.simulation_mut().step().map_err(|error| error.to_string());
+        let before = self.simulation().phase();
+        let result = self.play.step(1).map_err(|error| error.to_string());
         self.changed();
-        result
+        result?;
+        Ok(self.simulation().phase() > before)
     }
 
     /// A player's move, through the one path every move takes: `Simulation::play`.
     pub fn play(&mut self, play: Play) -> Result<(), String> {
-        let result = self.simulation_mut().play(play).map_err(|error| error.to_string());
-        if result.is_ok() {
-            self.changed();
-        }
-        result
+        self.play.play(play).map_err(|error| error.to_string())?;
+        self.changed();
+        Ok(())
     }
 
     /// When `play` was an operator's decision that lost its compare-and-set: the 409 as the
@@ -300,41 +225,47 @@ impl Session {
             .map(|entry| entry.text.clone())
     }
 
+    /// After every change: views read again, and a level a move woke is no longer concluded.
     fn changed(&mut self) {
         self.generation += 1;
-        let simulation = self.simulation.get_mut().unwrap_or_else(PoisonError::into_inner);
-        self.ledger.refresh(simulation.ledger());
+        self.ledger.refresh(self.play.simulation().ledger());
+        if self.play.judgement().is_none() {
+            self.conclusion = None;
+        }
     }
 
     /// Takes in calls settled outside the simulation (an operator over the HTTP API): reads
     /// the ledger again and wakes runs parked on them. Returns the workers woken; a level
     /// that was over goes on, so its verdict is judged again when it ends.
     pub fn notice_outside_settlements(&mut self) -> Result<usize, String> {
-        let woken = self
-            .simulation_mut()
-            .notice_settlements()
-            .map_err(|error| error.to_string())?;
-        self.changed();
+        let (woken, _) = self.play.change_from_outside(Simulation::notice_settlements);
+        let woken = woken.map_err(|error| error.to_string())?;
         if woken > 0 {
             self.conclusion = None;
             self.outside_decisions += 1;
         }
+        self.changed();
         Ok(woken)
     }
 
     /// What the level's billing holds for `record`: an operator over the HTTP API asks this
     /// before compensating the call.
     pub fn look_up_effect(&mut self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
-        self.simulation_mut().look_up_effect(record)
+        // A lookup asks billing and changes nothing the verdict reads.
+        self.play
+            .change_from_outside(|simulation| simulation.look_up_effect(record))
+            .0
     }
 
     /// Voids credit `credit_id` for an operator over the HTTP API who claimed `record`'s call
     /// for compensation. Like their resolves, it is not a move; the verdict is judged again.
     pub fn undo_for_outside_operator(&mut self, record: &ExecutionRecord, credit_id: &str) -> Result<String, String> {
-        let result = self.simulation_mut().undo_for_outside_operator(record, credit_id);
-        self.changed();
+        let (result, _) = self
+            .play
+            .change_from_outside(|simulation| simulation.undo_for_outside_operator(record, credit_id));
         self.conclusion = None;
         self.outside_decisions += 1;
+        self.changed();
         result
     }
 
@@ -345,7 +276,7 @@ impl Session {
 
     /// Swaps in a simulation built elsewhere (a rewind); the old one and its file go.
     pub fn replace(&mut self, simulation: Simulation, ledger_file: Option<ScratchFile>, ledger: LedgerView) {
-        *self.simulation_mut() = simulation;
+        self.play.replace(simulation);
         self.ledger_file = ledger_file;
         self.ledger = ledger;
         self.generation += 1;
@@ -353,29 +284,6 @@ impl Session {
         self.step_credit = 0.0;
         self.outside_decisions = 0;
         self.rewind_asked = None;
-    }
-
-    /// The moves that rebuild the state just before phase `phase`: a tape's own moves
-    /// (all of them: later ones wait their turn), or the player's moves made before it.
-    pub fn actions_before(&self, phase: u32) -> Vec<TimedAction> {
-        match &self.recipe.tape {
-            Some(source) => source.tape.actions.clone(),
-            None => self
-                .simulation()
-                .played()
-                .iter()
-                .filter(|action| action.at_phase < phase)
-                .cloned()
-                .collect(),
-        }
-    }
-
-    /// Every move so far, as a tape records it.
-    pub fn all_actions(&self) -> Vec<TimedAction> {
-        match &self.recipe.tape {
-            Some(source) => source.tape.actions.clone(),
-            None => self.simulation().played().to_vec(),
-        }
     }
 
     /// What a tape of this session expects, once `verdict` is known.
@@ -416,32 +324,30 @@ fn advance(time: Res<Time>, mut session: ResMut<Session>) {
 
 /// When the level ends: the verdict, the tape's expectation, and the player's progress.
 fn conclude(mut session: ResMut<Session>, mut progress: ResMut<Progress>) {
-    if session.conclusion.is_some() || session.is_busy() || !session.is_concluded() {
+    if session.conclusion.is_some() || session.is_busy() {
         return;
     }
-    session.running = false;
-    let verdict = session.simulation().verdict().map_err(|error| error.to_string());
-    let debrief = verdict
-        .as_ref()
-        .ok()
-        .map(|verdict| debrief::of(&session.simulation(), verdict));
-    let as_expected = match (&verdict, &session.recipe.tape) {
-        (Ok(verdict), Some(source)) => {
-            Some(source.tape.expect.verdict == verdict.outcome && source.tape.expect.stopped_by == verdict.stopped_by)
-        }
-        _ => None,
+    let Some(judged) = session.judgement().map(|judged| judged.cloned().map_err(str::to_owned)) else {
+        return;
     };
+    session.running = false;
+    // Progress counts a finished level only in the campaign.
     let mut finished = false;
-    if let (Ok(verdict), Some(told), Mode::Campaign) = (&verdict, &debrief, session.mode) {
+    if let (Ok(judged), Mode::Campaign) = (&judged, session.mode) {
         // A win, or an unbeatable level that held against the whole hand: never a level
         // left alone (every level needs at least one move).
-        finished = told.standing.finishes_level();
+        finished = judged.finished;
         let id = session.recipe.level.level.id.clone();
-        progress.record(&id, verdict.outcome, finished);
-        if let Some(par) = told.par.filter(|_| finished) {
+        progress.record(&id, judged.verdict.outcome, finished);
+        if let Some(par) = judged.debrief.par.filter(|_| finished) {
             progress.record_best(&id, par.cards, par.phases);
         }
     }
+    let as_expected = judged.as_ref().ok().and_then(|judged| judged.as_expected);
+    let (verdict, debrief) = match judged {
+        Ok(judged) => (Ok(judged.verdict), Some(judged.debrief)),
+        Err(error) => (Err(error), None),
+    };
     session.conclusion = Some(Conclusion {
         verdict,
         debrief,

@@ -111,35 +111,27 @@ pub fn worker_look(state: WorkerState, alive: bool, crashed: bool) -> (&'static 
     }
 }
 
-/// Colours and glyphs handed to idempotency keys in the order they appear.
-/// The first ones stay clear of the crew's gold and the runtime's teal.
-const KEY_COLORS: [Color32; 8] = [
-    Color32::from_rgb(255, 110, 200),
-    Color32::from_rgb(150, 230, 90),
-    Color32::from_rgb(120, 150, 255),
-    Color32::from_rgb(255, 150, 90),
-    Color32::from_rgb(200, 150, 255),
-    Color32::from_rgb(255, 235, 100),
-    Color32::from_rgb(90, 230, 200),
-    Color32::from_rgb(255, 120, 120),
-];
-/// All present in egui's default fonts (Hack is added to the proportional family for ▲ ◆ ▼).
-const KEY_GLYPHS: [char; 8] = ['●', '■', '▲', '◆', '★', '▼', '⬟', '◉'];
-
-/// One key's look: a colour and a glyph, distinct for the first 64 keys.
+/// One key's look: a colour and a glyph, distinct for the first 64 keys. Worked out by
+/// [`twice_world::key_look`], which the browser draws from too; here only made egui's colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyLook {
     pub color: Color32,
     pub glyph: char,
 }
 
-pub fn key_look(index: usize) -> KeyLook {
-    // Colour `i` goes with glyph `i`, then glyph `i + 1`, …: neighbours differ in both.
-    let index = index % (KEY_COLORS.len() * KEY_GLYPHS.len());
-    KeyLook {
-        color: KEY_COLORS[index % KEY_COLORS.len()],
-        glyph: KEY_GLYPHS[(index + index / KEY_COLORS.len()) % KEY_GLYPHS.len()],
+impl From<twice_world::key_look::KeyLook> for KeyLook {
+    fn from(look: twice_world::key_look::KeyLook) -> KeyLook {
+        let [red, green, blue] = look.rgb;
+        KeyLook {
+            color: Color32::from_rgb(red, green, blue),
+            glyph: look.glyph,
+        }
     }
+}
+
+/// The look of the key numbered `index` by first appearance.
+pub fn key_look(index: usize) -> KeyLook {
+    twice_world::key_look::KeyLook::at(index).into()
 }
 
 /// Dark, readable, with the game's text sizes.

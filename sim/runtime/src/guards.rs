@@ -45,6 +45,44 @@ pub enum Guard {
     DeadLetter,
 }
 
+/// `first` then `second`, in a `const`: `N` must be their lengths added.
+const fn concatenated<const FIRST: usize, const SECOND: usize, const N: usize>(
+    first: [Guard; FIRST],
+    second: [Guard; SECOND],
+) -> [Guard; N] {
+    assert!(
+        FIRST + SECOND == N,
+        "the joined list's length is its parts' lengths added"
+    );
+    let mut joined = [Guard::WriteRetryRule; N];
+    let mut index = 0;
+    while index < N {
+        joined[index] = if index < FIRST {
+            first[index]
+        } else {
+            second[index - FIRST]
+        };
+        index += 1;
+    }
+    joined
+}
+
+/// No guard stands twice in `guards` (the guards' lists are read as sets of switches).
+const fn each_once(guards: &[Guard]) -> bool {
+    let mut index = 0;
+    while index < guards.len() {
+        let mut later = index + 1;
+        while later < guards.len() {
+            if guards[index] as u8 == guards[later] as u8 {
+                return false;
+            }
+            later += 1;
+        }
+        index += 1;
+    }
+    true
+}
+
 impl Guard {
     /// The guards the campaign teaches, in its order: each has a level that switches it off
     /// and a tape that only wins without it (`sim/tests/campaign.rs` holds that), and the
@@ -72,24 +110,15 @@ impl Guard {
     /// level's `recovery_attempts_max` all the same. It is inert unless one is declared.
     pub const NOT_YET_TAUGHT: [Guard; 1] = [Guard::DeadLetter];
 
-    /// Every guard: the taught ones in teaching order, then the ones not yet taught.
-    pub const EVERY: [Guard; 15] = [
-        Guard::WriteRetryRule,
-        Guard::ToolContract,
-        Guard::PauseOnIndeterminate,
-        Guard::Ledger,
-        Guard::AtomicReservation,
-        Guard::KeyDownstream,
-        Guard::CheckpointVersion,
-        Guard::ReconcileHook,
-        Guard::KeyPerCall,
-        Guard::NoLeaseExpiry,
-        Guard::NoReflexCompensation,
-        Guard::RefusalIsFailed,
-        Guard::KeyRetention,
-        Guard::LookupSettle,
-        Guard::DeadLetter,
-    ];
+    /// Every guard: the taught ones in teaching order, then the ones not yet taught. Made
+    /// from the two lists, so a guard is listed once and moving one from `NOT_YET_TAUGHT`
+    /// into `ALL` is a change to those two lines alone; building fails if a guard would be
+    /// in both.
+    pub const EVERY: [Guard; Guard::ALL.len() + Guard::NOT_YET_TAUGHT.len()] = {
+        let every = concatenated(Guard::ALL, Guard::NOT_YET_TAUGHT);
+        assert!(each_once(&every), "a guard is both taught and not yet taught");
+        every
+    };
 
     /// The guard as levels, tapes and `--guards` name it (`write_retry_rule`).
     pub fn name(self) -> &'static str {
@@ -346,6 +375,18 @@ mod tests {
             assert!(!Guard::ALL.contains(&guard) && Guard::EVERY.contains(&guard));
         }
         assert_eq!(Guard::ALL.len() + Guard::NOT_YET_TAUGHT.len(), Guard::EVERY.len());
+        // Taught first, in teaching order, then the rest.
+        assert_eq!(Guard::EVERY[..Guard::ALL.len()], Guard::ALL);
+        assert_eq!(Guard::EVERY[Guard::ALL.len()..], Guard::NOT_YET_TAUGHT);
+    }
+
+    #[test]
+    fn a_guard_listed_twice_is_caught() {
+        assert!(each_once(&Guard::EVERY));
+        assert!(each_once(&[]));
+        assert!(!each_once(&[Guard::Ledger, Guard::KeyPerCall, Guard::Ledger]));
+        let joined: [Guard; 3] = concatenated([Guard::Ledger], [Guard::KeyPerCall, Guard::DeadLetter]);
+        assert_eq!(joined, [Guard::Ledger, Guard::KeyPerCall, Guard::DeadLetter]);
     }
 
     #[test]

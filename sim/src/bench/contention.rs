@@ -22,7 +22,7 @@ use super::BenchError;
 use super::side_by_side::ARGUMENTS;
 use twice_drill::hosts::{HUB_ADDRESS, Hosts};
 use twice_drill::ledger_target::{LedgerTarget, LedgerTargetParser};
-use twice_world::ledger::{Reservation, ReserveRequest};
+use twice_world::ledger::{Ledger, Reservation, ReserveRequest};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::rules::ReservationAction;
 use twice_world::runtime::tool::SideEffect;
@@ -184,46 +184,10 @@ pub fn measure(
     keys: u32,
     placement: Placement<'_>,
 ) -> Result<ContentionFigure, BenchError> {
-    if processes == 0 || processes > PROCESSES_MAX {
-        return Err(BenchError::Input(format!(
-            "{processes} processes: from 1 to {PROCESSES_MAX}"
-        )));
-    }
-    if keys == 0 || keys > KEYS_MAX {
-        return Err(BenchError::Input(format!("{keys} keys: from 1 to {KEYS_MAX}")));
-    }
-    if let LedgerTarget::File(path) = ledger
-        && path.exists()
-    {
-        return Err(BenchError::Input(format!(
-            "{}: already exists; contention starts from an empty ledger",
-            path.display()
-        )));
-    }
+    check_inputs(ledger, processes, keys)?;
     // Created here, once, so the workers only open it.
     let observer = ledger.open()?;
-    // What the workers are told: a file's path, or the URL without its password (which goes
-    // in their environment, out of `ps`), through the hub when they run on hosts.
-    let (worker_ledger, password, hosts) = match (ledger, placement) {
-        (LedgerTarget::File(path), Placement::Here) => (path.display().to_string(), None, None),
-        (LedgerTarget::File(_), Placement::Hosts(_)) => {
-            return Err(BenchError::Input(
-                "processes on other hosts cannot share a SQLite file; contention across hosts needs PostgreSQL".into(),
-            ));
-        }
-        (LedgerTarget::Postgres(url), Placement::Here) => (url.without_password(), url.password(), None),
-        (LedgerTarget::Postgres(url), Placement::Hosts(hosts)) => {
-            use std::net::ToSocketAddrs;
-            let server = (url.host(), url.port())
-                .to_socket_addrs()
-                .ok()
-                .and_then(|mut addresses| addresses.next())
-                .ok_or_else(|| BenchError::Input(format!("--ledger: cannot resolve the host of {url}")))?;
-            let relay = hosts.relay(server).map_err(|error| BenchError::Io(error.to_string()))?;
-            let through_hub = url.with_address(&HUB_ADDRESS.to_string(), relay.port());
-            (through_hub.without_password(), url.password(), Some(&*hosts))
-        }
-    };
+    let (worker_ledger, password, hosts) = worker_ledger(ledger, placement)?;
     let mut workers = Workers::default();
     let (sender, receiver) = mpsc::channel::<(u32, Heard)>();
     for number in 0..processes {
@@ -268,34 +232,12 @@ pub fn measure(
         });
     }
     drop(sender);
-    // Lines in the order they come; a worker that ends after it said all it had to is fine.
-    let mut lines_from: Vec<u32> = vec![0; processes as usize];
-    let mut next_line = |expecting: &str, lines_so_far: u32| -> Result<(u32, String), BenchError> {
-        loop {
-            match receiver.recv_timeout(Duration::from_millis(WORKER_WAIT_MS)) {
-                Ok((number, Heard::Line(line))) => {
-                    lines_from[number as usize] += 1;
-                    return Ok((number, line));
-                }
-                Ok((number, Heard::Ended)) if lines_from[number as usize] > lines_so_far => {}
-                Ok((number, Heard::Ended)) => {
-                    return Err(BenchError::Io(format!(
-                        "worker p{number} exited before it reported {expecting}"
-                    )));
-                }
-                Ok((number, Heard::Failed(error))) => {
-                    return Err(BenchError::Io(format!("reading worker p{number}: {error}")));
-                }
-                Err(_) => {
-                    return Err(BenchError::Io(format!(
-                        "no worker reported {expecting} within {WORKER_WAIT_MS} ms"
-                    )));
-                }
-            }
-        }
+    let mut replies = Replies {
+        receiver,
+        lines_from: vec![0; processes as usize],
     };
     for _ in 0..processes {
-        let (number, line) = next_line("ready", 0)?;
+        let (number, line) = replies.next("ready", 0)?;
         if line != "ready" {
             return Err(BenchError::Io(format!(
                 "worker p{number} said {line:?} instead of `ready`"
@@ -309,7 +251,7 @@ pub fn measure(
     }
     let mut reports = Vec::new();
     for _ in 0..processes {
-        let (number, line) = next_line("its reservations", 1)?;
+        let (number, line) = replies.next("its reservations", 1)?;
         let report: WorkerReport = serde_json::from_str(&line)
             .map_err(|error| BenchError::Io(format!("worker p{number} reported {line:?}: {error}")))?;
         reports.push(report);
@@ -317,8 +259,80 @@ pub fn measure(
     let seconds = started.elapsed().as_secs_f64();
     workers.wait()?;
 
+    let (duplicates, unreserved) = count_keys(&reports, &observer, keys)?;
+    let reservations: u64 = reports.iter().map(|report| u64::from(report.reservations)).sum();
+    Ok(ContentionFigure {
+        processes,
+        keys,
+        reservations,
+        seconds,
+        reservations_per_second: if seconds > 0.0 {
+            reservations as f64 / seconds
+        } else {
+            0.0
+        },
+        keys_per_second: if seconds > 0.0 { f64::from(keys) / seconds } else { 0.0 },
+        duplicates,
+        unreserved,
+    })
+}
+
+/// The figure's bounds, and an empty ledger to start from.
+fn check_inputs(ledger: &LedgerTarget, processes: u32, keys: u32) -> Result<(), BenchError> {
+    if processes == 0 || processes > PROCESSES_MAX {
+        return Err(BenchError::Input(format!(
+            "{processes} processes: from 1 to {PROCESSES_MAX}"
+        )));
+    }
+    if keys == 0 || keys > KEYS_MAX {
+        return Err(BenchError::Input(format!("{keys} keys: from 1 to {KEYS_MAX}")));
+    }
+    if let LedgerTarget::File(path) = ledger
+        && path.exists()
+    {
+        return Err(BenchError::Input(format!(
+            "{}: already exists; contention starts from an empty ledger",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// What the workers are told of the ledger, and where they run: a file's path, or the URL
+/// without its password (which goes in their environment, out of `ps`), through the hub
+/// when they run on hosts.
+fn worker_ledger<'ledger, 'hosts>(
+    ledger: &'ledger LedgerTarget,
+    placement: Placement<'hosts>,
+) -> Result<(String, Option<&'ledger str>, Option<&'hosts Hosts>), BenchError> {
+    let told = match (ledger, placement) {
+        (LedgerTarget::File(path), Placement::Here) => (path.display().to_string(), None, None),
+        (LedgerTarget::File(_), Placement::Hosts(_)) => {
+            return Err(BenchError::Input(
+                "processes on other hosts cannot share a SQLite file; contention across hosts needs PostgreSQL".into(),
+            ));
+        }
+        (LedgerTarget::Postgres(url), Placement::Here) => (url.without_password(), url.password(), None),
+        (LedgerTarget::Postgres(url), Placement::Hosts(hosts)) => {
+            use std::net::ToSocketAddrs;
+            let server = (url.host(), url.port())
+                .to_socket_addrs()
+                .ok()
+                .and_then(|mut addresses| addresses.next())
+                .ok_or_else(|| BenchError::Input(format!("--ledger: cannot resolve the host of {url}")))?;
+            let relay = hosts.relay(server).map_err(|error| BenchError::Io(error.to_string()))?;
+            let through_hub = url.with_address(&HUB_ADDRESS.to_string(), relay.port());
+            (through_hub.without_password(), url.password(), Some(&*hosts))
+        }
+    };
+    Ok(told)
+}
+
+/// Keys run, stored or reserved more than once (`duplicates`), and keys never reserved
+/// (`unreserved`), from the workers' reports and the ledger itself.
+fn count_keys(reports: &[WorkerReport], observer: &Ledger, keys: u32) -> Result<(u64, u64), BenchError> {
     let mut runs_per_key: BTreeMap<u32, u32> = BTreeMap::new();
-    for report in &reports {
+    for report in reports {
         for index in &report.told_run {
             *runs_per_key.entry(*index).or_default() += 1;
         }
@@ -349,21 +363,43 @@ pub fn measure(
             unreserved += 1;
         }
     }
-    let reservations: u64 = reports.iter().map(|report| u64::from(report.reservations)).sum();
-    Ok(ContentionFigure {
-        processes,
-        keys,
-        reservations,
-        seconds,
-        reservations_per_second: if seconds > 0.0 {
-            reservations as f64 / seconds
-        } else {
-            0.0
-        },
-        keys_per_second: if seconds > 0.0 { f64::from(keys) / seconds } else { 0.0 },
-        duplicates,
-        unreserved,
-    })
+    Ok((duplicates, unreserved))
+}
+
+/// The workers' lines, in the order they come.
+struct Replies {
+    receiver: mpsc::Receiver<(u32, Heard)>,
+    /// Lines heard from each worker so far.
+    lines_from: Vec<u32>,
+}
+
+impl Replies {
+    /// The next line from any worker, which should be `expecting`; a worker that ends after it
+    /// said `lines_so_far` lines has said all it had to, and is fine.
+    fn next(&mut self, expecting: &str, lines_so_far: u32) -> Result<(u32, String), BenchError> {
+        loop {
+            match self.receiver.recv_timeout(Duration::from_millis(WORKER_WAIT_MS)) {
+                Ok((number, Heard::Line(line))) => {
+                    self.lines_from[number as usize] += 1;
+                    return Ok((number, line));
+                }
+                Ok((number, Heard::Ended)) if self.lines_from[number as usize] > lines_so_far => {}
+                Ok((number, Heard::Ended)) => {
+                    return Err(BenchError::Io(format!(
+                        "worker p{number} exited before it reported {expecting}"
+                    )));
+                }
+                Ok((number, Heard::Failed(error))) => {
+                    return Err(BenchError::Io(format!("reading worker p{number}: {error}")));
+                }
+                Err(_) => {
+                    return Err(BenchError::Io(format!(
+                        "no worker reported {expecting} within {WORKER_WAIT_MS} ms"
+                    )));
+                }
+            }
+        }
+    }
 }
 
 /// What a reader thread heard from its worker.

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use twice_world::checker;
 use twice_world::exit::{EXIT_DIFFERS, EXIT_OK};
-use twice_world::explore::{Explorer, JOBS_MAX, Outcome, Progress, SCHEDULES_MAX, Stage};
+use twice_world::explore::{Explorer, Found, JOBS_MAX, Outcome, Progress, SCHEDULES_MAX, Stage};
 use twice_world::ledger::LedgerStore;
 use twice_world::level::{self, TimedAction};
 use twice_world::replay::replay_tape;
@@ -155,24 +155,10 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
         Ok(loaded) => loaded,
         Err(error) => return bad_input(error),
     };
-    let mut guards = match args.guards.as_deref().map(Guards::parse_list).transpose() {
-        Ok(guards) => guards.unwrap_or(loaded.level.guards),
-        Err(error) => return bad_input(format!("--guards: {error}")),
+    let guards = match guards_of(&args, loaded.level.guards) {
+        Ok(guards) => guards,
+        Err(error) => return bad_input(error),
     };
-    if let Some(off) = &args.guards_off {
-        for name in off.split(',').map(str::trim).filter(|name| !name.is_empty()) {
-            match Guard::from_name(name) {
-                Some(guard) => guards.set(guard, false),
-                None => {
-                    let known: Vec<&str> = Guard::ALL.iter().map(|guard| guard.name()).collect();
-                    return bad_input(format!(
-                        "--guards-off: unknown guard `{name}`; known guards: {}",
-                        known.join(", ")
-                    ));
-                }
-            }
-        }
-    }
     let goal = match args.goal.as_deref().map(parse_goal).transpose() {
         Ok(goal) => goal.unwrap_or(loaded.level.goal),
         Err(error) => return bad_input(format!("--goal: {error}")),
@@ -215,9 +201,62 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
         );
     }
     let terminal = std::io::stderr().is_terminal();
-    let last_line = std::cell::Cell::new(Instant::now());
     let quiet = args.json;
-    let progress = |progress: Progress| {
+    let progress = progress_lines(terminal, quiet);
+    let cancel = AtomicBool::new(false);
+    let outcome = match explorer.run(&progress, &cancel) {
+        Ok(outcome) => outcome,
+        Err(error) => return bad_input(error),
+    };
+    if terminal && !quiet {
+        eprintln!();
+    }
+    let written = match &outcome.found {
+        Some(found) => {
+            if let Err(error) = write_found(found, &args, goal, &guards, &level_file, &out) {
+                return bad_input(error);
+            }
+            true
+        }
+        None => false,
+    };
+    if args.json {
+        print_json(&args, &loaded.level.id, jobs, guards, goal, &outcome, &out);
+    } else {
+        print_human(&args, goal, &outcome, &out);
+    }
+    if written { EXIT_OK } else { EXIT_DIFFERS }
+}
+
+/// The guards the search runs with: `--guards` (or the level's), then `--guards-off`.
+fn guards_of(args: &ExploreArgs, level_guards: Guards) -> Result<Guards, String> {
+    let mut guards = args
+        .guards
+        .as_deref()
+        .map(Guards::parse_list)
+        .transpose()
+        .map_err(|error| format!("--guards: {error}"))?
+        .unwrap_or(level_guards);
+    if let Some(off) = &args.guards_off {
+        for name in off.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+            let Some(guard) = Guard::from_name(name) else {
+                let known: Vec<&str> = Guard::ALL.iter().map(|guard| guard.name()).collect();
+                return Err(format!(
+                    "--guards-off: unknown guard `{name}`; known guards: {}",
+                    known.join(", ")
+                ));
+            };
+            guards.set(guard, false);
+        }
+    }
+    Ok(guards)
+}
+
+/// The search's progress on standard error: one line rewritten in place on a terminal, a
+/// line every [`PROGRESS_LINE_INTERVAL`] elsewhere, nothing with `--json`.
+fn progress_lines(terminal: bool, quiet: bool) -> impl Fn(Progress) {
+    let last_line = std::cell::Cell::new(Instant::now());
+    move |progress: Progress| {
         if quiet || (!terminal && last_line.get().elapsed() < PROGRESS_LINE_INTERVAL) {
             return;
         }
@@ -244,55 +283,40 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
             eprintln!("{line}");
         }
         let _ = std::io::stderr().flush();
-    };
-    let cancel = AtomicBool::new(false);
-    let outcome = match explorer.run(&progress, &cancel) {
-        Ok(outcome) => outcome,
-        Err(error) => return bad_input(error),
-    };
-    if terminal && !quiet {
-        eprintln!();
     }
-    let written = match &outcome.found {
-        Some(found) => {
-            let title = format!(
-                "Found by `twice-sim explore` (seed {}, schedule {}), goal {goal}, guards off: [{}]",
-                args.seed,
-                found.schedule_index,
-                guard_names(&guards.off())
-            );
-            let tape = found.to_tape(&level_file, &title);
-            let text = format!("// {title}\n{}\n", level::tape_to_ron(&tape));
-            if let Err(error) = write_tape(&out, &text, args.force) {
-                return bad_input(error);
-            }
-            // Read back through the same path as `twice-sim replay`, so what was written is
-            // known to load and to replay to the verdict it names.
-            match level::load_tape(&out)
-                .map_err(|error| error.to_string())
-                .and_then(|tape| replay_tape(&tape).map_err(|error| error.to_string()))
-            {
-                Ok(result) if result.as_expected => {}
-                Ok(result) => {
-                    return bad_input(format!(
-                        "{}: the written tape replays to {}, not the {} it was found with",
-                        out.display(),
-                        result.verdict.outcome,
-                        found.verdict.outcome
-                    ));
-                }
-                Err(error) => return bad_input(format!("the written tape does not replay: {error}")),
-            }
-            true
-        }
-        None => false,
-    };
-    if args.json {
-        print_json(&args, &loaded.level.id, jobs, guards, goal, &outcome, &out);
-    } else {
-        print_human(&args, goal, &outcome, &out);
+}
+
+/// Writes the heist found as a tape at `out`, then reads it back through the same path as
+/// `twice-sim replay`, so what was written is known to load and to replay to the verdict it
+/// names.
+fn write_found(
+    found: &Found,
+    args: &ExploreArgs,
+    goal: checker::Outcome,
+    guards: &Guards,
+    level_file: &str,
+    out: &Path,
+) -> Result<(), String> {
+    let title = format!(
+        "Found by `twice-sim explore` (seed {}, schedule {}), goal {goal}, guards off: [{}]",
+        args.seed,
+        found.schedule_index,
+        guard_names(&guards.off())
+    );
+    let tape = found.to_tape(level_file, &title);
+    let text = format!("// {title}\n{}\n", level::tape_to_ron(&tape));
+    write_tape(out, &text, args.force)?;
+    let tape = level::load_tape(out).map_err(|error| format!("the written tape does not replay: {error}"))?;
+    let result = replay_tape(&tape).map_err(|error| format!("the written tape does not replay: {error}"))?;
+    if !result.as_expected {
+        return Err(format!(
+            "{}: the written tape replays to {}, not the {} it was found with",
+            out.display(),
+            result.verdict.outcome,
+            found.verdict.outcome
+        ));
     }
-    if written { EXIT_OK } else { EXIT_DIFFERS }
+    Ok(())
 }
 
 fn write_tape(out: &Path, text: &str, force: bool) -> Result<(), String> {

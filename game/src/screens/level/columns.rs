@@ -57,26 +57,15 @@ pub(super) fn coach(
     if !level_ui.coach_shown {
         return None;
     }
-    let mut clicked = None;
-    egui::Panel::right("level-coach")
-        .exact_size(COACH_WIDTH)
-        .resizable(false)
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::same(10)),
-        )
-        .show(root, |ui| {
-            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
-            egui::ScrollArea::vertical()
-                .id_salt("coach-scroll")
-                .auto_shrink(false)
-                .show(ui, |ui| match step {
-                    Some(step) => clicked = coach::draw(ui, step, simulation, &campaign.glossary, intents),
-                    None => coach::draw_done(ui, simulation),
-                });
-        });
-    clicked
+    column(root, egui::Panel::right("level-coach"), COACH_WIDTH, 10, |ui| {
+        scrolled(ui, "coach-scroll", |ui| match step {
+            Some(step) => coach::draw(ui, step, simulation, &campaign.glossary, intents),
+            None => {
+                coach::draw_done(ui, simulation);
+                None
+            }
+        })
+    })
 }
 
 /// The right column: the ledger above the operator console, each scrolling in its share.
@@ -94,51 +83,36 @@ pub(super) fn right(
         return;
     }
     let width = side_widths(root.ctx().viewport_rect().width()).1;
-    egui::Panel::right("level-right")
-        .exact_size(width)
-        .resizable(false)
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::same(6)),
-        )
-        .show(root, |ui| {
-            // Text in the side columns wraps, even in a row of widgets: a line wider than the
-            // column would widen its contents past the screen's edge.
-            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
-            let height = ui.available_height();
-            let console_height = if !show_console {
-                0.0
-            } else if show_ledger {
-                CONSOLE_HEIGHT.max(height / 2.0).min(height - 120.0)
-            } else {
-                height
-            };
-            if show_ledger {
-                new_panel(ui, panels, Panel::Ledger);
-                let ledger_height = (ui.available_height() - console_height - 8.0).max(120.0);
-                ui.allocate_ui(egui::vec2(ui.available_width(), ledger_height), |ui| {
-                    ledger::draw(ui, session, simulation, level_ui, cache);
-                });
-                ui.add_space(4.0);
-            }
-            if show_console {
-                new_panel(ui, panels, Panel::Console);
-                ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
-                // The console's decisions (reason, expected status, both resolve buttons,
-                // compensate) scroll inside its share rather than run off the screen.
-                egui::ScrollArea::vertical()
-                    .id_salt("console-scroll")
-                    .auto_shrink(false)
-                    .show(ui, |ui| {
-                        operator::draw(ui, session, simulation, level_ui, cache);
-                        #[cfg(feature = "operator-api")]
-                        if let Some(operator_api) = operator_api {
-                            operator::draw_http_hint(ui, operator_api);
-                        }
-                    });
-            }
-        });
+    column(root, egui::Panel::right("level-right"), width, 6, |ui| {
+        let height = ui.available_height();
+        let console_height = if !show_console {
+            0.0
+        } else if show_ledger {
+            CONSOLE_HEIGHT.max(height / 2.0).min(height - 120.0)
+        } else {
+            height
+        };
+        if show_ledger {
+            new_panel(ui, panels, Panel::Ledger);
+            let ledger_height = (ui.available_height() - console_height - 8.0).max(120.0);
+            ui.allocate_ui(egui::vec2(ui.available_width(), ledger_height), |ui| {
+                ledger::draw(ui, session, simulation, level_ui, cache);
+            });
+            ui.add_space(4.0);
+        }
+        if show_console {
+            new_panel(ui, panels, Panel::Console);
+            // The console's decisions (reason, expected status, both resolve buttons,
+            // compensate) scroll inside its share rather than run off the screen.
+            scrolled(ui, "console-scroll", |ui| {
+                operator::draw(ui, session, simulation, level_ui, cache);
+                #[cfg(feature = "operator-api")]
+                if let Some(operator_api) = operator_api {
+                    operator::draw_http_hint(ui, operator_api);
+                }
+            });
+        }
+    });
 }
 
 /// The left column: briefing and hints, the task, the guards, the checkpoints; it scrolls.
@@ -157,35 +131,55 @@ pub(super) fn left(
     if !level_ui.side_panels || screen_width < SIDE_COLUMNS_AND_NOTES_WIDTH_MIN {
         return None;
     }
-    let mut clicked = None;
-    egui::Panel::left("level-left")
-        .exact_size(side_widths(screen_width).0)
+    let width = side_widths(screen_width).0;
+    column(root, egui::Panel::left("level-left"), width, 6, |ui| {
+        scrolled(ui, "left-scroll", |ui| {
+            let clicked = briefing::draw(ui, session, progress, campaign, intents);
+            ui.add_space(4.0);
+            world::draw_task(ui, simulation);
+            ui.add_space(4.0);
+            world::draw_guards(ui, simulation);
+            if session.panels.shows(Panel::Checkpoints) {
+                ui.add_space(4.0);
+                new_panel(ui, &session.panels, Panel::Checkpoints);
+                world::draw_checkpoints(ui, session);
+            }
+            clicked
+        })
+    })
+}
+
+/// A side column `width` points wide on the panel colour. Its text wraps, even in a row of
+/// widgets: a line wider than the column would widen its contents past the screen's edge.
+fn column<R>(
+    root: &mut egui::Ui,
+    panel: egui::Panel,
+    width: f32,
+    margin: i8,
+    contents: impl FnOnce(&mut egui::Ui) -> R,
+) -> R {
+    panel
+        .exact_size(width)
         .resizable(false)
         .frame(
             egui::Frame::new()
                 .fill(theme::PANEL)
-                .inner_margin(egui::Margin::same(6)),
+                .inner_margin(egui::Margin::same(margin)),
         )
         .show(root, |ui| {
             ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
-            // A solid scroll bar: the column's last lines (the guards) are cut at its foot, and
-            // a bar that only shows on hover does not say there is more below.
-            ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
-            egui::ScrollArea::vertical()
-                .id_salt("left-scroll")
-                .auto_shrink(false)
-                .show(ui, |ui| {
-                    clicked = briefing::draw(ui, session, progress, campaign, intents);
-                    ui.add_space(4.0);
-                    world::draw_task(ui, simulation);
-                    ui.add_space(4.0);
-                    world::draw_guards(ui, simulation);
-                    if session.panels.shows(Panel::Checkpoints) {
-                        ui.add_space(4.0);
-                        new_panel(ui, &session.panels, Panel::Checkpoints);
-                        world::draw_checkpoints(ui, session);
-                    }
-                });
-        });
-    clicked
+            contents(ui)
+        })
+        .inner
+}
+
+/// `contents` scrolling in the rest of `ui`, with a solid bar: a column's last lines are cut
+/// at its foot, and a bar that only shows on hover does not say there is more below.
+fn scrolled<R>(ui: &mut egui::Ui, id: &str, contents: impl FnOnce(&mut egui::Ui) -> R) -> R {
+    ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
+    egui::ScrollArea::vertical()
+        .id_salt(id)
+        .auto_shrink(false)
+        .show(ui, contents)
+        .inner
 }

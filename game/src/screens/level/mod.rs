@@ -198,34 +198,17 @@ fn draw(
     // and the controls keep to one line.
     let short = context.viewport_rect().height() < SHORT_SCREEN_HEIGHT;
     let mut root = ui::root_ui(context, "level");
-    egui::Panel::top("level-top")
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::symmetric(10, 6)),
-        )
-        .show(&mut root, |ui| {
-            top_bar::draw(ui, &session, &simulation, level_ui, &mut intents)
-        });
+    bars(
+        &mut root,
+        &session,
+        &simulation,
+        level_ui,
+        &paths,
+        short,
+        &prediction,
+        &mut intents,
+    );
     let mut glossary_clicked = None;
-    egui::Panel::bottom("level-controls")
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::symmetric(10, 6)),
-        )
-        .show(&mut root, |ui| {
-            controls::draw(
-                ui,
-                &session,
-                &simulation,
-                level_ui,
-                &paths,
-                short,
-                &prediction,
-                &mut intents,
-            )
-        });
     // Beside everything below the top bar, so the notes have the screen's height to fill.
     notes::draw(&mut root, &session, &campaign, level_ui);
     if let Some(entry) = columns::coach(&mut root, guide.step(), &simulation, &campaign, level_ui, &mut intents) {
@@ -291,6 +274,29 @@ fn draw(
         writer.write(intent);
     }
     Ok(())
+}
+
+/// The top bar (level, status, buttons) and the controls at the foot, on the same frame.
+#[allow(clippy::too_many_arguments)]
+fn bars(
+    root: &mut egui::Ui,
+    session: &Session,
+    simulation: &twice_world::simulator::Simulation,
+    level_ui: &mut LevelUi,
+    paths: &GamePaths,
+    short: bool,
+    prediction: &Prediction,
+    intents: &mut Vec<Intent>,
+) {
+    let frame = egui::Frame::new()
+        .fill(theme::PANEL)
+        .inner_margin(egui::Margin::symmetric(10, 6));
+    egui::Panel::top("level-top")
+        .frame(frame)
+        .show(root, |ui| top_bar::draw(ui, session, simulation, level_ui, intents));
+    egui::Panel::bottom("level-controls").frame(frame).show(root, |ui| {
+        controls::draw(ui, session, simulation, level_ui, paths, short, prediction, intents)
+    });
 }
 
 /// Everything drawn over the level: the overlays and prompts, the rulebook, the glossary, the

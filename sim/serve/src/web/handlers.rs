@@ -359,6 +359,8 @@ pub(super) async fn tape(State(state): State<WebState>, joined: Joined) -> Resul
             let how = match game.mode {
                 Mode::Campaign => "in the browser",
                 Mode::Sandbox => "in the browser's sandbox",
+                // The browser opens no tapes to watch; the play session knows the mode for the game.
+                Mode::Replay => "as a replay in the browser",
             };
             let tape = game
                 .tape(format!("{} — played {how} by {name}", game.level().title))

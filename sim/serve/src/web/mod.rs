@@ -27,11 +27,12 @@
 mod assets;
 mod defend;
 mod error;
-mod game;
+pub mod game;
 mod game_log;
 mod handlers;
 mod identity;
 mod levels;
+mod participant;
 mod play;
 mod prediction;
 mod presenter;

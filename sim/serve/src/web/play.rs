@@ -59,7 +59,10 @@ pub(super) fn game_error(error: GameError) -> WebError {
             }
         }
         GameError::RewindAhead { .. } => WebError::invalid(format!("phase: {error}")),
-        GameError::Simulation(_) | GameError::Ledger(_) => WebError::logged("the simulation failed", error),
+        // A room never opens a replay, so a tape and a mode that disagree are a fault here.
+        GameError::Simulation(_) | GameError::Ledger(_) | GameError::TapeAndMode { .. } => {
+            WebError::logged("the simulation failed", error)
+        }
     }
 }
 

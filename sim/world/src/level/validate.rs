@@ -8,51 +8,78 @@ use super::{ACTIONS_MAX, CALLS_PER_RUN_MAX, CardKind, Level, PHASES_MAX, RUNS_MA
 use crate::billing_tools::Operation;
 use crate::error::InputError;
 use crate::runtime::rules::Status;
-use crate::runtime::tool::READ_ATTEMPTS_MAX;
+use crate::runtime::tool::{READ_ATTEMPTS_MAX, ToolDeclaration};
 
 fn is_identifier(text: &str) -> bool {
     !text.is_empty() && text.len() <= 64 && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
+/// Where a level's problems are reported: its file and text, so an error names the line.
+struct Source<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    /// The problem `message`, placed at the `nth` occurrence of `needle` in the file.
+    fn error(&self, needle: &str, nth: usize, message: impl Into<String>) -> InputError {
+        InputError::at(self.path, self.text, needle, nth, message)
+    }
+}
+
 /// Checks what serde cannot: references, limits, amounts.
 pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), InputError> {
-    let error = |needle: &str, nth: usize, message: String| Err(InputError::at(path, text, needle, nth, message));
+    let source = Source { path, text };
+    check_limits(&source, level)?;
+    let accounts = check_accounts(&source, level)?;
+    let tools = check_tools(&source, level)?;
+    check_declarable_tools(&source, level, &tools)?;
+    check_runs(&source, level, &accounts, &tools)?;
+    check_cards(&source, level)?;
+    if level.requires.contains(&level.id) {
+        return Err(source.error("requires", 0, "a level cannot require itself"));
+    }
+    Ok(())
+}
+
+/// The level's id, its number of runs and phases, its workflow and its clock.
+fn check_limits(source: &Source, level: &Level) -> Result<(), InputError> {
     if !is_identifier(&level.id) {
-        return error(
+        return Err(source.error(
             "id",
             0,
             format!("level id `{}` must be 1 to 64 letters, digits, `-` or `_`", level.id),
-        );
+        ));
     }
     if level.runs.is_empty() || level.runs.len() > RUNS_MAX {
-        return error(
+        return Err(source.error(
             "runs",
             0,
             format!("a level has 1 to {RUNS_MAX} runs, this one has {}", level.runs.len()),
-        );
+        ));
     }
     if level.max_phases == 0 || level.max_phases > PHASES_MAX {
-        return error(
+        return Err(source.error(
             "max_phases",
             0,
             format!("max_phases must be 1 to {PHASES_MAX}, not {}", level.max_phases),
-        );
+        ));
     }
     if let Some(problem) = level.workflow.problem() {
-        return error("workflow", 0, problem);
+        return Err(source.error("workflow", 0, problem));
     }
     if level.world.timeout_ms == 0 {
-        return error("timeout_ms", 0, "timeout_ms must be positive".into());
+        return Err(source.error("timeout_ms", 0, "timeout_ms must be positive"));
     }
     if level.world.slow_response_ms <= level.world.timeout_ms {
-        return error(
+        return Err(source.error(
             "slow_response_ms",
             0,
             format!(
                 "slow_response_ms ({}) must be more than timeout_ms ({}), or a slowed response is not late",
                 level.world.slow_response_ms, level.world.timeout_ms
             ),
-        );
+        ));
     }
     if let Some(problem) = level.world.billing_terms().problem() {
         let needle = if level.world.billing_key_retention_ms == Some(0) {
@@ -60,36 +87,46 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
         } else {
             "billing_lookup_settle_ms"
         };
-        return error(needle, 0, problem);
+        return Err(source.error(needle, 0, problem));
     }
     if level.world.recovery_attempts_max == Some(0) {
-        return error(
+        return Err(source.error(
             "recovery_attempts_max",
             0,
-            "recovery_attempts_max is 0: a run would be dead-lettered before its first recovery".into(),
-        );
+            "recovery_attempts_max is 0: a run would be dead-lettered before its first recovery",
+        ));
     }
+    Ok(())
+}
+
+/// Each account listed once; returns their ids.
+fn check_accounts<'a>(source: &Source, level: &'a Level) -> Result<BTreeSet<&'a str>, InputError> {
     let mut accounts = BTreeSet::new();
     for (index, account) in level.world.accounts.iter().enumerate() {
         if !accounts.insert(account.id.as_str()) {
-            return error(
+            return Err(source.error(
                 &format!("\"{}\"", account.id),
                 1,
                 format!("account `{}` is listed twice (account {index})", account.id),
-            );
+            ));
         }
     }
+    Ok(accounts)
+}
+
+/// Each tool declared once, with attempts and an operation that make sense; returns them by name.
+fn check_tools<'a>(source: &Source, level: &'a Level) -> Result<BTreeMap<&'a str, &'a ToolDeclaration>, InputError> {
     let mut tools = BTreeMap::new();
     for tool in &level.tools {
         if tools.insert(tool.name.as_str(), tool).is_some() {
-            return error(
+            return Err(source.error(
                 &format!("\"{}\"", tool.name),
                 1,
                 format!("tool `{}` is declared twice", tool.name),
-            );
+            ));
         }
         if let Some(problem) = tool.attempts_problem() {
-            return error("attempts", 0, problem);
+            return Err(source.error("attempts", 0, problem));
         }
         if let Some(problem) = tool.terms_problem() {
             let needle = if tool.key_retention_ms == Some(0) {
@@ -97,27 +134,36 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
             } else {
                 "lookup_settle_ms"
             };
-            return error(needle, 0, problem);
+            return Err(source.error(needle, 0, problem));
         }
         if let Some(problem) = Operation::problem(tool) {
-            return error(&format!("\"{}\"", tool.name), 1, problem);
+            return Err(source.error(&format!("\"{}\"", tool.name), 1, problem));
         }
     }
+    Ok(tools)
+}
+
+/// `declarable_tools` names declared tools, each once, and comes with the DeclareTool card.
+fn check_declarable_tools(
+    source: &Source,
+    level: &Level,
+    tools: &BTreeMap<&str, &ToolDeclaration>,
+) -> Result<(), InputError> {
     let mut declarable = BTreeSet::new();
     for name in &level.declarable_tools {
         if !tools.contains_key(name.as_str()) {
             let known: Vec<&str> = tools.keys().copied().collect();
-            return error(
+            return Err(source.error(
                 "declarable_tools",
                 0,
                 format!(
                     "declarable_tools names `{name}`, which the level does not declare; its tools: {}",
                     known.join(", ")
                 ),
-            );
+            ));
         }
         if !declarable.insert(name.as_str()) {
-            return error("declarable_tools", 0, format!("declarable_tools names `{name}` twice"));
+            return Err(source.error("declarable_tools", 0, format!("declarable_tools names `{name}` twice")));
         }
     }
     let deals_declarations = level
@@ -126,7 +172,7 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
         .any(|allowance| allowance.card == CardKind::DeclareTool);
     let names_declarable_tools = !level.declarable_tools.is_empty();
     if deals_declarations != names_declarable_tools {
-        return error(
+        return Err(source.error(
             if deals_declarations {
                 "DeclareTool"
             } else {
@@ -134,31 +180,41 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
             },
             0,
             "a level that deals the DeclareTool card names the tools it may declare in declarable_tools, and \
-             a level with declarable_tools deals the card"
-                .into(),
-        );
+             a level with declarable_tools deals the card",
+        ));
     }
+    Ok(())
+}
+
+/// Each run has a unique id and a bounded number of calls, each to a declared tool and an
+/// account of the world; a credit moves money.
+fn check_runs(
+    source: &Source,
+    level: &Level,
+    accounts: &BTreeSet<&str>,
+    tools: &BTreeMap<&str, &ToolDeclaration>,
+) -> Result<(), InputError> {
     let mut run_ids = BTreeSet::new();
     let mut call_index = 0;
     for run in &level.runs {
         if !is_identifier(&run.id) || !run_ids.insert(run.id.as_str()) {
-            return error(
+            return Err(source.error(
                 &format!("\"{}\"", run.id),
                 0,
                 format!("run id `{}` must be a unique identifier", run.id),
-            );
+            ));
         }
         if run.calls.is_empty() || run.calls.len() > CALLS_PER_RUN_MAX {
-            return error(
+            return Err(source.error(
                 &format!("\"{}\"", run.id),
                 0,
                 format!("run `{}` must make 1 to {CALLS_PER_RUN_MAX} calls", run.id),
-            );
+            ));
         }
         for call in &run.calls {
             let Some(tool) = tools.get(call.tool.as_str()) else {
                 let known: Vec<&str> = tools.keys().copied().collect();
-                return error(
+                return Err(source.error(
                     "tool:",
                     call_index,
                     format!(
@@ -167,48 +223,44 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
                         call.tool,
                         known.join(", ")
                     ),
-                );
+                ));
             };
             if !accounts.contains(call.account.as_str()) {
-                return error(
+                return Err(source.error(
                     "account:",
                     call_index,
                     format!(
                         "run `{}` names account `{}`, which the world does not have",
                         run.id, call.account
                     ),
-                );
+                ));
             }
             if Operation::Credit.is_of(tool) && call.amount_cents == 0 {
-                return error(
-                    "amount_cents",
-                    call_index,
-                    "a credit's amount_cents must be positive".into(),
-                );
+                return Err(source.error("amount_cents", call_index, "a credit's amount_cents must be positive"));
             }
             call_index += 1;
         }
     }
+    Ok(())
+}
+
+/// Each card in the hand once, 1 to 99 of it.
+fn check_cards(source: &Source, level: &Level) -> Result<(), InputError> {
     let mut kinds = BTreeSet::new();
     for (index, allowance) in level.cards.iter().enumerate() {
         if !kinds.insert(allowance.card) {
-            return error(
+            return Err(source.error(
                 "card:",
                 index,
                 format!("card {} is listed twice", allowance.card.name()),
-            );
+            ));
         }
         if allowance.count == 0 || allowance.count > 99 {
-            return error(
+            return Err(source.error(
                 "count",
                 index,
                 format!("a card's count must be 1 to 99, not {}", allowance.count),
-            );
-        }
-    }
-    for required in &level.requires {
-        if required == &level.id {
-            return error("requires", 0, "a level cannot require itself".into());
+            ));
         }
     }
     Ok(())
@@ -281,62 +333,64 @@ pub fn validate_tape(path: &Path, text: &str, tape: &Tape, level: &Level) -> Res
         {
             return error(index, format!("no run `{run}` in level `{}`", level.id));
         }
-        match &action.play {
-            Play::OperatorResolve {
-                status,
-                reason,
-                operator,
-                key,
-                ..
-            } => {
-                if !matches!(status, Status::Completed | Status::Failed) {
-                    return error(
-                        index,
-                        format!("an operator resolves to completed or failed, not {status}"),
-                    );
-                }
-                if reason.trim().is_empty() {
-                    return error(index, format!("resolving {key} needs a reason"));
-                }
-                if operator.trim().is_empty() {
-                    return error(index, "an operator id is required".into());
-                }
-            }
-            Play::OperatorCompensate { reason, key, operator } => {
-                if reason.trim().is_empty() {
-                    return error(index, format!("compensating {key} needs a reason"));
-                }
-                if operator.trim().is_empty() {
-                    return error(index, "an operator id is required".into());
-                }
-            }
-            Play::CrashWorker { worker: Some(0), .. } => {
-                return error(index, "workers are numbered from 1 (w1)".into());
-            }
-            Play::DeclareTool { tool, attempts, .. } => {
-                if !level.declarable_tools.contains(tool) {
-                    return error(
-                        index,
-                        format!(
-                            "tool `{tool}` cannot be declared in level `{}` (declarable: {})",
-                            level.id,
-                            if level.declarable_tools.is_empty() {
-                                "none".to_owned()
-                            } else {
-                                level.declarable_tools.join(", ")
-                            }
-                        ),
-                    );
-                }
-                if !(1..=READ_ATTEMPTS_MAX).contains(attempts) {
-                    return error(
-                        index,
-                        format!("a tool is declared with 1 to {READ_ATTEMPTS_MAX} attempts, not {attempts}"),
-                    );
-                }
-            }
-            _ => {}
+        if let Some(problem) = play_problem(&action.play, level) {
+            return error(index, problem);
         }
     }
     Ok(())
+}
+
+/// What is wrong with one move of a tape on its own (operator fields, worker numbers,
+/// declarations), if anything.
+fn play_problem(play: &Play, level: &Level) -> Option<String> {
+    match play {
+        Play::OperatorResolve {
+            status,
+            reason,
+            operator,
+            key,
+            ..
+        } => {
+            if !matches!(status, Status::Completed | Status::Failed) {
+                return Some(format!("an operator resolves to completed or failed, not {status}"));
+            }
+            if reason.trim().is_empty() {
+                return Some(format!("resolving {key} needs a reason"));
+            }
+            if operator.trim().is_empty() {
+                return Some("an operator id is required".into());
+            }
+        }
+        Play::OperatorCompensate { reason, key, operator } => {
+            if reason.trim().is_empty() {
+                return Some(format!("compensating {key} needs a reason"));
+            }
+            if operator.trim().is_empty() {
+                return Some("an operator id is required".into());
+            }
+        }
+        Play::CrashWorker { worker: Some(0), .. } => {
+            return Some("workers are numbered from 1 (w1)".into());
+        }
+        Play::DeclareTool { tool, attempts, .. } => {
+            if !level.declarable_tools.contains(tool) {
+                return Some(format!(
+                    "tool `{tool}` cannot be declared in level `{}` (declarable: {})",
+                    level.id,
+                    if level.declarable_tools.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        level.declarable_tools.join(", ")
+                    }
+                ));
+            }
+            if !(1..=READ_ATTEMPTS_MAX).contains(attempts) {
+                return Some(format!(
+                    "a tool is declared with 1 to {READ_ATTEMPTS_MAX} attempts, not {attempts}"
+                ));
+            }
+        }
+        _ => {}
+    }
+    None
 }

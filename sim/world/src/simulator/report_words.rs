@@ -1,15 +1,15 @@
 //! The executor's reports in the player's words. The runtime says what it did, typed
 //! ([`Report`]); the English the timeline shows is made here, at the application's edge.
 
-use crate::ledger::{Recorded, Reservation, SaveOutcome};
+use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
 use crate::runtime::executor::Report;
+use crate::runtime::key::IdempotencyKey;
 use crate::runtime::progress::InProgress;
 use crate::runtime::rules::Status;
 use crate::runtime::worker::Reconciled;
 
 /// The executor's step in the player's words, as the timeline shows it.
 pub fn report_words(report: &Report) -> String {
-    let held = |status: Option<Status>| status.map_or_else(|| "no record".to_owned(), |status| format!("`{status}`"));
     match report {
         Report::Loaded {
             version,
@@ -27,27 +27,7 @@ pub fn report_words(report: &Report) -> String {
         ),
         Report::Loaded { state: None, .. } => "no checkpoint: the run starts from the beginning".into(),
         Report::Unreadable { version, detail } => format!("checkpoint v{version} cannot be read: {detail}"),
-        Report::Reserved { key, reservation, .. } => match reservation {
-            _ if let Some(busy) = InProgress::of_reservation(reservation) => {
-                format!("reserves {key}: {busy} — the tool is not called")
-            }
-            Reservation::Decided {
-                action,
-                previous_status,
-                ..
-            } => format!(
-                "reserves {key}: the ledger held {} → {}",
-                held(*previous_status),
-                action.describe()
-            ),
-            Reservation::ArgumentsMismatch { existing } => format!(
-                "reserves {key}: refused, the key belongs to other arguments {}",
-                existing.arguments
-            ),
-            Reservation::Fenced { expected, found } => {
-                format!("reserves {key}: refused, the run's checkpoint is v{found}, not the v{expected} it loaded")
-            }
-        },
+        Report::Reserved { key, reservation, .. } => reservation_words(key, reservation),
         Report::Checked {
             key,
             record: Some(record),
@@ -71,17 +51,7 @@ pub fn report_words(report: &Report) -> String {
         } => {
             format!("counts attempt {attempt} of {key} (no compare-and-set before sending)")
         }
-        Report::SendRefused { key, record, .. } => match record {
-            Some(record) if record.status == Status::Started => format!(
-                "does not send {key}: {} owns its `started` record now — nothing leaves",
-                record.owner
-            ),
-            Some(record) => format!(
-                "does not send {key}: its record is `{}` now — nothing leaves, the record is followed",
-                record.status
-            ),
-            None => format!("does not send {key}: it has no record"),
-        },
+        Report::SendRefused { key, record, .. } => send_refused_words(key, record.as_ref()),
         Report::Recorded {
             key,
             recorded: Recorded::Recorded(record),
@@ -143,5 +113,48 @@ pub fn report_words(report: &Report) -> String {
         } => format!("reads {key}: {}", record.status),
         Report::RecordRead { key, record: None } => format!("reads {key}: no record"),
         Report::WaitsForPerson { reason } => format!("stops driving the run: {reason}"),
+    }
+}
+
+/// A reservation's outcome: the call in progress elsewhere, the ledger's decision, or why
+/// it was refused.
+fn reservation_words(key: &IdempotencyKey, reservation: &Reservation) -> String {
+    let held = |status: Option<Status>| status.map_or_else(|| "no record".to_owned(), |status| format!("`{status}`"));
+    match reservation {
+        _ if let Some(busy) = InProgress::of_reservation(reservation) => {
+            format!("reserves {key}: {busy} — the tool is not called")
+        }
+        Reservation::Decided {
+            action,
+            previous_status,
+            ..
+        } => format!(
+            "reserves {key}: the ledger held {} → {}",
+            held(*previous_status),
+            action.describe()
+        ),
+        Reservation::ArgumentsMismatch { existing } => format!(
+            "reserves {key}: refused, the key belongs to other arguments {}",
+            existing.arguments
+        ),
+        Reservation::Fenced { expected, found } => {
+            format!("reserves {key}: refused, the run's checkpoint is v{found}, not the v{expected} it loaded")
+        }
+    }
+}
+
+/// Why the send fence let nothing leave: the record another worker owns, or a record that
+/// is no longer this call's `started` one.
+fn send_refused_words(key: &IdempotencyKey, record: Option<&ExecutionRecord>) -> String {
+    match record {
+        Some(record) if record.status == Status::Started => format!(
+            "does not send {key}: {} owns its `started` record now — nothing leaves",
+            record.owner
+        ),
+        Some(record) => format!(
+            "does not send {key}: its record is `{}` now — nothing leaves, the record is followed",
+            record.status
+        ),
+        None => format!("does not send {key}: it has no record"),
     }
 }

@@ -223,12 +223,6 @@ fn timeline_view(entries: &[TimelineEntry], looks: &KeyLooks) -> TimelineView {
             guard: entry.guard.map(|guard| guard.name().to_owned()),
         });
     }
-    let mut keys: Vec<(usize, KeyLook)> = looks
-        .index
-        .iter()
-        .map(|(key, index)| (*index, key_look_at(key, *index)))
-        .collect();
-    keys.sort_by_key(|(index, _)| *index);
     TimelineView {
         lanes: actors
             .iter()
@@ -239,7 +233,7 @@ fn timeline_view(entries: &[TimelineEntry], looks: &KeyLooks) -> TimelineView {
             .collect(),
         rows,
         rows_left_out: u32::try_from(skipped).unwrap_or(u32::MAX),
-        keys: keys.into_iter().map(|(_, look)| look).collect(),
+        keys: looks.0.in_order().into_iter().map(|(key, _)| looks.look(key)).collect(),
     }
 }
 
@@ -342,7 +336,8 @@ fn armed_lines(simulation: &Simulation) -> Vec<String> {
 
 /// The level screen, from a participant's game.
 pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_world::ledger::LedgerError> {
-    let simulation = game.simulation();
+    let held = game.simulation();
+    let simulation: &Simulation = &held;
     let looks = KeyLooks::from_timeline(simulation.timeline());
     let workers = simulation.workers();
     let mut records = simulation.ledger_records()?;

@@ -26,12 +26,9 @@ pub use level_screen::*;
 pub use lobby::*;
 pub use room::*;
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use twice_world::checker::Outcome;
-use twice_world::runtime::key::fnv1a64;
 use twice_world::runtime::rules::Status;
 use twice_world::runtime::run::RunStatus;
 use twice_world::runtime::worker::WorkerState;
@@ -49,56 +46,36 @@ pub const BILLING_ENTRIES_SENT_MAX: usize = 200;
 
 // ----- looks: a glyph and a word for everything, a colour only on top -----
 
-/// Key colours, handed out in order of first appearance (the game's palette).
-const KEY_COLOURS: [&str; 8] = [
-    "#ff6ec8", "#96e65a", "#7896ff", "#ff965a", "#c896ff", "#ffeb64", "#5ae6c8", "#ff7878",
-];
-const KEY_GLYPHS: [char; 8] = ['●', '■', '▲', '◆', '★', '▼', '⬟', '◉'];
-/// Distinct (colour, glyph) pairs before they repeat.
-const KEY_LOOKS: usize = KEY_COLOURS.len() * KEY_GLYPHS.len();
-
 /// One idempotency key's look: a colour and a glyph, so keys are told apart without colour.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct KeyLook {
     pub key: String,
     pub glyph: String,
-    pub colour: &'static str,
+    pub colour: String,
 }
 
+/// The key's look as [`twice_world::key_look`] works it out (the game draws the same).
 fn key_look_at(key: &str, index: usize) -> KeyLook {
-    // Colour `i` goes with glyph `i`, then glyph `i + 1`, …: neighbours differ in both.
-    let index = index % KEY_LOOKS;
+    let look = twice_world::key_look::KeyLook::at(index);
     KeyLook {
         key: key.to_owned(),
-        glyph: KEY_GLYPHS[(index + index / KEY_COLOURS.len()) % KEY_GLYPHS.len()].to_string(),
-        colour: KEY_COLOURS[index % KEY_COLOURS.len()],
+        glyph: look.glyph.to_string(),
+        colour: look.hex(),
     }
 }
 
 /// Keys numbered by first appearance in the timeline; keys it never showed get a stable
-/// look from their hash.
+/// look from their hash ([`twice_world::key_look::KeyLooks`]).
 #[derive(Debug, Default)]
-struct KeyLooks {
-    index: BTreeMap<String, usize>,
-}
+struct KeyLooks(twice_world::key_look::KeyLooks);
 
 impl KeyLooks {
     fn from_timeline(entries: &[TimelineEntry]) -> KeyLooks {
-        let mut index = BTreeMap::new();
-        for key in entries.iter().filter_map(|entry| entry.key.as_ref()) {
-            let next = index.len();
-            index.entry(key.clone()).or_insert(next);
-        }
-        KeyLooks { index }
+        KeyLooks(twice_world::key_look::KeyLooks::from_timeline(entries))
     }
 
     fn look(&self, key: &str) -> KeyLook {
-        let index = self
-            .index
-            .get(key)
-            .copied()
-            .unwrap_or_else(|| (fnv1a64(&[key.as_bytes()]) % KEY_LOOKS as u64) as usize);
-        key_look_at(key, index)
+        key_look_at(key, self.0.index_of(key))
     }
 }
 
@@ -179,25 +156,6 @@ fn run_status_look(status: &RunStatus) -> Look {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_first_keys_differ_in_colour_and_in_glyph() {
-        let looks: Vec<KeyLook> = (0..KEY_COLOURS.len()).map(|index| key_look_at("k", index)).collect();
-        for (index, look) in looks.iter().enumerate() {
-            for other in &looks[index + 1..] {
-                assert_ne!(look.colour, other.colour);
-                assert_ne!(look.glyph, other.glyph);
-            }
-        }
-        // All 64 pairs are distinct.
-        let pairs: std::collections::BTreeSet<(String, &str)> = (0..KEY_LOOKS)
-            .map(|index| {
-                let look = key_look_at("k", index);
-                (look.glyph, look.colour)
-            })
-            .collect();
-        assert_eq!(pairs.len(), KEY_LOOKS);
-    }
 
     #[test]
     fn every_status_has_a_glyph_and_a_word() {
