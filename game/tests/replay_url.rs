@@ -160,7 +160,7 @@ fn open_in_game(app: &mut App, link: &str) {
                 .map(|session| session.simulation().phase()),
             world.get_resource::<Session>().map(Session::is_over),
             world.get_resource::<Session>().map(Session::is_busy),
-            world.get_resource::<Session>().map(Session::is_concluded),
+            world.get_resource::<Session>().map(|session| session.is_concluded()),
             world.get_resource::<Session>().map(|session| session.notice.clone()),
         );
         std::thread::sleep(Duration::from_millis(2));
