@@ -444,19 +444,21 @@ pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_w
                 play: action.play.clone(),
             })
             .collect(),
-        replay_link: end.as_ref().map(|_| replay_link(game)),
+        replay_link: end.as_ref().map(|_| replay_link(game, simulation)),
         prediction: Default::default(),
         end,
     })
 }
 
-/// The run so far as a replay link's fragment.
-pub fn replay_link(game: &Game) -> String {
+/// The run so far as a replay link's fragment. It takes the simulation its caller already holds:
+/// `game.simulation()` locks a mutex that is not reentrant, so locking it again here while the
+/// level screen is being drawn from it would wait forever.
+pub fn replay_link(game: &Game, simulation: &Simulation) -> String {
     twice_world::replay_link::ReplayLink {
         level: game.stem.clone(),
         seed: game.seed,
-        guards: (game.mode == Mode::Sandbox).then(|| game.simulation().guards()),
-        moves: game.simulation().played().to_vec(),
+        guards: (game.mode == Mode::Sandbox).then(|| simulation.guards()),
+        moves: simulation.played().to_vec(),
     }
     .to_fragment()
 }
