@@ -259,6 +259,7 @@ impl Simulation {
                     Some(key.to_string()),
                     format!("run paused: awaiting reconciliation of {key}"),
                 );
+                self.honest_operator_queues(&key)?;
                 // Settled between the decision to pause and now: wake at once.
                 let node = self.workers.slots[&worker].node;
                 if self
