@@ -198,9 +198,6 @@ pub fn decider(
     counterfactual: Option<&Counterfactual>,
     mistakes: &[OperatorMistake],
 ) -> Decider {
-    if let Some(race) = race_decider(simulation) {
-        return race;
-    }
     if let Some(counterfactual) = counterfactual.filter(|counterfactual| counterfactual.reproduced) {
         let singles: Vec<DecidingGuard> = counterfactual
             .guards
@@ -293,34 +290,6 @@ pub fn decider(
         };
     }
     Decider::Unexplained
-}
-
-/// Racing the level's honest operator for a paused call, one decision landed and the other got
-/// the 409: the one that landed decided what the run heard, whatever a guard switched off would
-/// have changed besides.
-fn race_decider(simulation: &Simulation) -> Option<Decider> {
-    simulation.level().honest_operator.as_ref()?;
-    for key in simulation.queued_calls() {
-        let refused = simulation.timeline().iter().any(|entry| {
-            matches!(entry.actor, Actor::Operator(_))
-                && entry.text.starts_with("409 conflict: ")
-                && entry.text.contains(&format!(" expected {key} to be "))
-        });
-        if !refused {
-            continue;
-        }
-        let parsed = crate::runtime::key::IdempotencyKey::parse(&key).ok()?;
-        let history = simulation.ledger().history(&parsed).ok()?;
-        let landed = history.iter().find(|entry| {
-            entry.event == HistoryEvent::Resolved && entry.to_status.is_some_and(|status| status.is_settled())
-        })?;
-        return Some(Decider::Operator {
-            operator: landed.actor.clone(),
-            key,
-            status: landed.to_status.expect("checked settled"),
-        });
-    }
-    None
 }
 
 /// The run followed the level's lesson: the guards it teaches decided it, or each of them
