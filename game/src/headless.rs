@@ -12,12 +12,14 @@ use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::rules::Status;
 use twice_world::runtime::tool::SideEffect;
 
+use twice_world::replay_link::ReplayLink;
 use twice_world::runtime::guards::{Guard, Guards};
 
 use crate::campaign::Campaign;
 use crate::defence::{Defence, DefenceIntent};
 use crate::options::{Options, ShotScreen};
 use crate::progress::Progress;
+use crate::replay_url::{OpenReplayLink, ReplayLinkRun};
 use crate::screens::Screen;
 use crate::session::{Intent, Mode, OpenProblem, Session};
 
@@ -34,13 +36,13 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(Startup, open_from_command_line);
     let options = app.world().resource::<Options>().clone();
     if let Some(path) = options.screenshot.clone() {
-        let screen = options
-            .screen
-            .unwrap_or(if options.tape.is_some() || options.level.is_some() {
+        let screen = options.screen.unwrap_or(
+            if options.tape.is_some() || options.level.is_some() || options.replay_url.is_some() {
                 ShotScreen::Level
             } else {
                 ShotScreen::Title
-            });
+            },
+        );
         app.insert_resource(ShotPlan {
             path,
             screen,
@@ -72,8 +74,8 @@ pub(super) fn plugin(app: &mut App) {
 /// `--tape`, `--level` (or, for the benchmark, the first campaign level) open at start.
 fn open_from_command_line(
     options: Res<Options>,
-    (campaign, progress): (Res<Campaign>, Res<Progress>),
-    mut intents: MessageWriter<Intent>,
+    (mut campaign, progress): (ResMut<Campaign>, Res<Progress>),
+    (mut intents, mut links): (MessageWriter<Intent>, MessageWriter<OpenReplayLink>),
     mut defence_intents: MessageWriter<DefenceIntent>,
     mut problem: ResMut<OpenProblem>,
     mut next_screen: ResMut<NextState<Screen>>,
@@ -89,14 +91,12 @@ fn open_from_command_line(
                     path.display()
                 ));
             }
-            Some(index) if !campaign.is_unlocked(index, &progress) => {
-                problem.0 = Some(format!(
-                    "--screen defend: {} is locked until {} is finished (or give --unlock-all)",
-                    path.display(),
-                    campaign.missing_requirements(index, &progress).join(", ")
-                ));
-            }
             Some(index) => {
+                if !campaign.is_unlocked(index, &progress) {
+                    // The command line names the level, as `--level` does for the level screen:
+                    // it opens on a fresh profile too (for this run only; progress is not changed).
+                    campaign.unlock_all = true;
+                }
                 defence_intents.write(DefenceIntent::Open { index });
             }
             None => {
@@ -106,6 +106,14 @@ fn open_from_command_line(
                     campaign.folder.display()
                 ));
             }
+        }
+    } else if let Some(text) = &options.replay_url {
+        // Read before the window opened (`Options::check_files`); a parse here cannot fail.
+        match ReplayLink::parse(text) {
+            Ok(link) => {
+                links.write(OpenReplayLink(link));
+            }
+            Err(error) => problem.0 = Some(format!("--replay-url: {error}")),
         }
     } else if let Some(path) = &options.tape {
         intents.write(Intent::OpenTape {
@@ -177,7 +185,7 @@ fn drive_screenshot(
     session: Option<Res<Session>>,
     defence: Option<Res<Defence>>,
     options: Res<Options>,
-    problem: Res<OpenProblem>,
+    (problem, link_run): (Res<OpenProblem>, Option<Res<ReplayLinkRun>>),
     mut intents: MessageWriter<Intent>,
     mut defence_intents: MessageWriter<DefenceIntent>,
     mut exit: MessageWriter<AppExit>,
@@ -197,9 +205,12 @@ fn drive_screenshot(
         plan.taken = true;
         return;
     }
-    let settled_session = session
-        .as_ref()
-        .is_some_and(|session| !session.is_busy() && (!session.is_concluded() || session.conclusion.is_some()));
+    // A shared run (--replay-url) is shown once it has been brought to its end.
+    let link_pending = options.replay_url.is_some() && !link_run.is_some_and(|run| run.done);
+    let settled_session = !link_pending
+        && session
+            .as_ref()
+            .is_some_and(|session| !session.is_busy() && (!session.is_concluded() || session.conclusion.is_some()));
     let ready = match plan.screen {
         ShotScreen::Title => *screen.get() == Screen::Title,
         ShotScreen::Levels => *screen.get() == Screen::LevelSelect,

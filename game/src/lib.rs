@@ -26,6 +26,7 @@ pub mod panels;
 pub mod paths;
 pub mod presenter;
 pub mod progress;
+pub mod replay_url;
 pub mod screens;
 pub mod session;
 pub mod ui;
@@ -55,6 +56,7 @@ impl Plugin for CorePlugin {
             explorer::plugin,
             defence::plugin,
             guide::plugin,
+            replay_url::plugin,
         ));
     }
 }

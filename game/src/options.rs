@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use bevy::prelude::*;
 use clap::{Parser, ValueEnum};
+use twice_world::simulator::SimulationBuilder;
 
 /// The most frames one benchmark may run.
 pub const BENCH_FRAMES_MAX: u32 = 100_000;
@@ -55,6 +56,10 @@ pub struct Options {
     /// Open this level, under the campaign's rules.
     #[arg(long, value_name = "LEVEL", conflicts_with = "tape")]
     pub level: Option<PathBuf>,
+    /// Open a run shared from the browser's debrief (the whole URL, or its `replay=1.…` part)
+    /// at its end: a sandbox play of that campaign level with the link's seed, guards and moves.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["tape", "level"])]
+    pub replay_url: Option<String>,
     /// With --tape or --level: run this many phases before showing the level.
     #[arg(long, value_name = "PHASE_COUNT")]
     pub at: Option<u32>,
@@ -134,6 +139,12 @@ impl Options {
                 path.display()
             ));
         }
+        if self.at.is_some() && self.replay_url.is_some() {
+            return Err(
+                "--at and --replay-url: a replay link opens at its end; rewind from there (or save it as a tape)"
+                    .into(),
+            );
+        }
         if self.at.is_some() && self.tape.is_none() && self.level.is_none() {
             return Err("--at needs --tape or --level: it says how far into that level to go".into());
         }
@@ -165,12 +176,16 @@ impl Options {
             )
         ) && self.tape.is_none()
             && self.level.is_none()
+            && self.replay_url.is_none()
         {
-            return Err("--screen level/debrief/glossary/keys needs --tape or --level".into());
+            return Err("--screen level/debrief/glossary/keys needs --tape, --level or --replay-url".into());
         }
-        if self.screen == Some(ShotScreen::Defend) && (self.level.is_none() || self.tape.is_some() || self.at.is_some())
+        if self.screen == Some(ShotScreen::Defend)
+            && (self.level.is_none() || self.tape.is_some() || self.at.is_some() || self.replay_url.is_some())
         {
-            return Err("--screen defend needs --level (an unbeatable level), without --tape or --at".into());
+            return Err(
+                "--screen defend needs --level (an unbeatable level), without --tape, --at or --replay-url".into(),
+            );
         }
         if let Some(list) = &self.guards {
             if self.screen != Some(ShotScreen::Defend) {
@@ -187,10 +202,11 @@ impl Options {
         ) = self.screen
         {
             // A tape or level opens on the level screen, so this screen would never be reached.
-            let given = match (&self.tape, &self.level) {
-                (Some(_), _) => Some("--tape"),
-                (None, Some(_)) => Some("--level"),
-                (None, None) => None,
+            let given = match (&self.tape, &self.level, &self.replay_url) {
+                (Some(_), _, _) => Some("--tape"),
+                (None, Some(_), _) => Some("--level"),
+                (None, None, Some(_)) => Some("--replay-url"),
+                (None, None, None) => None,
             };
             if let Some(flag) = given {
                 let name = screen
@@ -205,14 +221,44 @@ impl Options {
         Ok(())
     }
 
+    /// `--at N` past the run's end would show the end and say nothing: refused, with the
+    /// phase the run ends at (the same simulation the level screen then runs).
+    fn check_at(&self, builder: SimulationBuilder, run: &str) -> Result<(), String> {
+        let Some(at) = self.at else {
+            return Ok(());
+        };
+        let mut simulation = builder.build().map_err(|error| format!("--at {at}: {error}"))?;
+        simulation.run().map_err(|error| format!("--at {at}: {error}"))?;
+        let end = simulation.phase();
+        if at > end {
+            return Err(format!(
+                "--at {at}: {run} ends at phase {end}; give a phase from 0 to {end} (or leave --at out to start at 0)"
+            ));
+        }
+        Ok(())
+    }
+
     /// The files the command line names, read before a window opens: a tape or level that
     /// cannot be read is an error that names it, not a title screen that says nothing.
     pub fn check_files(&self) -> Result<(), String> {
         if let Some(path) = &self.tape {
-            twice_world::level::load_tape(path).map_err(|error| format!("--tape: {error}"))?;
+            let loaded = twice_world::level::load_tape(path).map_err(|error| format!("--tape: {error}"))?;
+            let builder = SimulationBuilder::new(loaded.level.level.clone(), loaded.tape.seed)
+                .actions(loaded.tape.actions.clone())
+                .wire_rule(loaded.tape.wire_rule());
+            let builder = match loaded.tape.guards {
+                Some(guards) => builder.guards(guards),
+                None => builder,
+            };
+            self.check_at(builder, "this tape's run")?;
         }
         if let Some(path) = &self.level {
-            twice_world::level::load_level(path).map_err(|error| format!("--level: {error}"))?;
+            let loaded = twice_world::level::load_level(path).map_err(|error| format!("--level: {error}"))?;
+            self.check_at(SimulationBuilder::new(loaded.level, 1), "the level, with no moves,")?;
+        }
+        if let Some(text) = &self.replay_url {
+            let levels = self.levels.clone().unwrap_or_else(crate::paths::find_levels_folder);
+            crate::replay_url::check(text, &levels)?;
         }
         Ok(())
     }

@@ -78,9 +78,22 @@ pub fn find_levels_folder() -> PathBuf {
     candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels"));
     candidates
         .iter()
-        .find(|folder| folder.is_dir())
+        .find(|folder| holds_a_level(folder))
         .cloned()
         .unwrap_or_else(|| PathBuf::from("levels"))
+}
+
+/// A folder named `levels` is the campaign only if it holds a level: a cargo target folder
+/// a few folders up may be called `levels` too (a worktree's target folder named after it).
+fn holds_a_level(folder: &Path) -> bool {
+    std::fs::read_dir(folder).is_ok_and(|entries| {
+        entries.flatten().any(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| name.ends_with(twice_world::campaign::LEVEL_SUFFIX))
+        })
+    })
 }
 
 /// `$XDG_DATA_HOME/twice`, else `~/.local/share/twice`, else a folder in the temp folder.

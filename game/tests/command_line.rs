@@ -100,3 +100,99 @@ fn without_a_display_it_says_so_in_one_line_and_exits_2() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// `--at` past the end used to show the end and say nothing; now it names the run's last phase.
+#[test]
+fn at_past_the_runs_end_is_refused_with_the_phase_it_ends_at() {
+    let tape = some_campaign_tape();
+    let tape = tape.to_str().expect("utf-8 path");
+    let output = twice(&["--tape", tape, "--at", "9999"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let end: u32 = stderr
+        .split("ends at phase ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .and_then(|number| number.parse().ok())
+        .unwrap_or_else(|| panic!("the phase it ends at: {stderr}"));
+    assert!(
+        stderr.contains("--at 9999") && stderr.contains(&format!("from 0 to {end}")),
+        "{stderr}"
+    );
+    // The last phase itself is taken (the run then waits for a display, which is absent here).
+    let output = twice(&["--tape", tape, "--at", &end.to_string()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("error: no display"), "--at {end}: {stderr}");
+    let level = levels_folder().join("01-naive-retry.level.ron");
+    assert_refused(
+        &["--level", level.to_str().expect("utf-8 path"), "--at", "9999"],
+        &["--at 9999", "with no moves, ends at phase"],
+    );
+}
+
+/// A level where a tape goes (and the reverse) says which file it is, not a parser's complaint.
+#[test]
+fn a_level_given_as_a_tape_says_it_is_a_level_file_and_the_reverse() {
+    let tape = some_campaign_tape();
+    let level = levels_folder().join("01-naive-retry.level.ron");
+    assert_refused(
+        &["--tape", level.to_str().expect("utf-8 path")],
+        &["--tape", "this is a level file"],
+    );
+    assert_refused(
+        &["--level", tape.to_str().expect("utf-8 path")],
+        &["--level", "this is a tape"],
+    );
+}
+
+/// A replay link that does not read, or names a level the campaign has not got, is refused
+/// before a window opens, naming the part that is wrong.
+#[test]
+fn a_bad_replay_link_is_refused_naming_what_is_wrong() {
+    let levels = levels_folder().to_str().expect("utf-8 path").to_owned();
+    assert_refused(
+        &["--levels", &levels, "--replay-url", "https://example.org/"],
+        &["--replay-url", "not a replay link"],
+    );
+    assert_refused(
+        &[
+            "--levels",
+            &levels,
+            "--replay-url",
+            "http://127.0.0.1:7880/#replay=1.01-naive-retry.x.-.W10",
+        ],
+        &["--replay-url", "seed `x`"],
+    );
+    assert_refused(
+        &["--levels", &levels, "--replay-url", "#replay=1.01-naive-retry.1.-.W1"],
+        &["--replay-url", "moves"],
+    );
+    assert_refused(
+        &["--levels", &levels, "--replay-url", "replay=1.no-such-level.1.-.W10"],
+        &[
+            "--replay-url",
+            "`no-such-level` is not a level of the campaign",
+            "--levels",
+        ],
+    );
+    assert_refused(
+        &[
+            "--levels",
+            &levels,
+            "--replay-url",
+            "replay=1.01-naive-retry.1.-.W10",
+            "--at",
+            "3",
+        ],
+        &["--at", "--replay-url"],
+    );
+    // A good link gets past every check (and then wants a display, absent here).
+    let output = twice(&[
+        "--levels",
+        &levels,
+        "--replay-url",
+        "http://127.0.0.1:7880/#replay=1.naive-retry.1.-.W10",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("error: no display"), "{stderr}");
+}

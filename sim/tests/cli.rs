@@ -245,3 +245,73 @@ fn a_bad_guard_name_exits_two() {
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output).contains("moat"), "{}", text(&output));
 }
+
+/// A level given where a tape goes, or a tape where a level goes, says which file it is
+/// (it used to say "Unexpected field `id` in `TapeVersion1`"), in every command that loads one.
+#[test]
+fn a_level_where_a_tape_goes_and_the_reverse_say_which_file_it_is_in_every_command() {
+    let level = "levels/01-naive-retry.level.ron";
+    let tape = "levels/01-naive-retry.win.tape.ron";
+    let level_as_tape: [&[&str]; 3] = [
+        &["replay", level],
+        &["play", level, "--tape", level],
+        &["upgrade", level],
+    ];
+    let tape_as_level: [&[&str]; 3] = [
+        &["play", tape],
+        &["defend", tape, "--guards", "all"],
+        &["explore", tape],
+    ];
+    for (cases, said) in [
+        (&level_as_tape, "this is a level file"),
+        (&tape_as_level, "this is a tape"),
+    ] {
+        for arguments in cases.iter() {
+            let output = twice_sim(arguments);
+            // `upgrade` goes on past a file it cannot upgrade and counts it (exit 1).
+            let code = if arguments[0] == "upgrade" { 1 } else { 2 };
+            assert_eq!(output.status.code(), Some(code), "{arguments:?}: {}", text(&output));
+            assert!(text(&output).contains(said), "{arguments:?}: {}", text(&output));
+            assert!(
+                !text(&output).contains("Unexpected field"),
+                "{arguments:?}: {}",
+                text(&output)
+            );
+        }
+    }
+}
+
+/// `play`'s timeline: every column starts at the same place on every line (the actor column
+/// used to take no padding, so the rest of each line shifted with the actor's name).
+#[test]
+fn plays_timeline_columns_line_up() {
+    let output = twice_sim(&[
+        "play",
+        "levels/01-naive-retry.level.ron",
+        "--tape",
+        "levels/01-naive-retry.win.tape.ron",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let table: Vec<&str> = stdout
+        .split("== timeline ==\n")
+        .nth(1)
+        .expect("a timeline")
+        .lines()
+        .take_while(|line| !line.is_empty() && !line.starts_with("=="))
+        .collect();
+    let header = table[0];
+    let actors: std::collections::BTreeSet<&str> = table[1..]
+        .iter()
+        .map(|line| line[header.find("actor").unwrap()..header.find("phase kind").unwrap()].trim())
+        .collect();
+    assert!(actors.len() >= 3, "actors of several name lengths: {actors:?}");
+    for column in ["phase kind", "key", "text"] {
+        let at = header.find(column).unwrap();
+        for line in &table[1..] {
+            assert!(line.is_char_boundary(at), "{line}");
+            assert_eq!(&line[at - 1..at], " ", "{column} in {line:?}");
+            assert_ne!(&line[at..=at], " ", "{column} in {line:?}");
+        }
+    }
+}

@@ -700,3 +700,88 @@ async fn a_defence_in_the_browser_is_judged_by_the_explorer_and_a_holding_one_fi
         "{body}"
     );
 }
+
+/// The presenter's race is part of the room: SIGKILLed after a winner and two 409s, the
+/// restarted room shows the same race (number, winner, every try, the money after it),
+/// answers a late resolve with the same 409 naming the winner, and numbers the next race on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_race_comes_back_after_sigkill_with_its_winner_and_its_409s() {
+    let folder = tempfile::tempdir().unwrap();
+    let room = folder.path().join("room.sqlite");
+    let mut server = Server::start(&room, &[]);
+    let presenter = |server: &Server, method: reqwest::Method, path: &str, body: Option<Value>| {
+        let mut request = Client::new()
+            .request(method, format!("{}{path}", server.base))
+            .header(AUTHORIZATION, format!("Bearer {}", server.secret));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        }
+    };
+    let (status, race) = presenter(
+        &server,
+        reqwest::Method::POST,
+        "/api/presenter/race",
+        Some(json!({ "tape": "04-pause.lost-answer" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{race}");
+    let number = race["number"].clone();
+    let mut browsers = Vec::new();
+    for name in ["Ada", "Grace", "Linus", "Barbara"] {
+        let mut browser = Browser::new(&server.base);
+        assert_eq!(browser.join(name, None).await.0, StatusCode::OK);
+        browsers.push(browser);
+    }
+    let resolve = |status: &str, reason: &str| json!({ "race": number, "status": status, "reason": reason });
+    let (status, won) = browsers[0]
+        .post("/api/race/resolve", resolve("completed", "billing shows the credit"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{won}");
+    for (browser, word) in browsers[1..3].iter().zip(["failed", "completed"]) {
+        let (status, lost) = browser.post("/api/race/resolve", resolve(word, "me too")).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{lost}");
+    }
+    let (_, before) = presenter(&server, reqwest::Method::GET, "/api/presenter/room", None).await;
+    assert_eq!(before["race"]["tries_total"], 3, "{}", before["race"]);
+    assert_eq!(before["race"]["winner"]["operator"], "Ada");
+
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let server = Server::start(&room, &[]);
+    for browser in &mut browsers {
+        browser.base = server.base.clone();
+    }
+    let (status, after) = presenter(&server, reqwest::Method::GET, "/api/presenter/room", None).await;
+    assert_eq!(status, StatusCode::OK, "{after}");
+    assert_eq!(after["race"], before["race"], "the presenter's race is the race it was");
+    let (_, seen) = browsers[3].get("/api/race").await;
+    assert_eq!(seen["number"], number);
+    assert_eq!(seen["winner"]["operator"], "Ada", "{seen}");
+    assert_eq!(seen["status_now"], won["status_now"], "{seen}");
+    // A late resolve hears the same 409, naming the same winner.
+    let (status, late) = browsers[3].post("/api/race/resolve", resolve("failed", "late")).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{late}");
+    assert_eq!(late["winner"]["operator"], "Ada", "{late}");
+    let (_, counted) = presenter(&server, reqwest::Method::GET, "/api/presenter/room", None).await;
+    assert_eq!(counted["race"]["tries_total"], 4, "the late try is counted too");
+    // The next race takes the next number; closing is kept as well.
+    let (_, next) = presenter(
+        &server,
+        reqwest::Method::POST,
+        "/api/presenter/race",
+        Some(json!({ "tape": "04-pause.lost-answer" })),
+    )
+    .await;
+    assert_eq!(next["number"], number.as_u64().unwrap() + 1, "{next}");
+    let (status, _) = presenter(&server, reqwest::Method::DELETE, "/api/presenter/race", None).await;
+    assert_eq!(status, StatusCode::OK);
+    server.stop();
+    let server = Server::start(&room, &[]);
+    let (_, closed) = presenter(&server, reqwest::Method::GET, "/api/presenter/room", None).await;
+    assert_eq!(closed["race"]["open"], false, "{}", closed["race"]);
+    server.stop();
+}

@@ -295,3 +295,83 @@ fn every_level_the_workshop_plan_names_is_on_the_rooms_path() {
         }
     }
 }
+
+/// WORKSHOP.md's closing demo, as the presenter types it (its commands read from the plan,
+/// `./twice-sim` this build, fewer runs and kills so the test is quick): through the plan's
+/// own `grep`, each run shows its two credit lines and ends on its verdict — `PASSED` with
+/// every guard, `FAILED` with none and double credits — never under a screen of violations.
+#[test]
+fn the_workshops_drill_demo_ends_on_its_verdict_line() {
+    let workshop = read("WORKSHOP.md");
+    let lines: Vec<&str> = workshop.lines().map(str::trim).collect();
+    let commands: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| line.starts_with("./twice-sim drill "))
+        .map(|(index, line)| {
+            let first = line.trim_end_matches('\\').trim();
+            let next = lines[index + 1];
+            assert!(
+                next.starts_with("| grep"),
+                "the demo's command goes through its grep: {next}"
+            );
+            let filter = next.split('#').next().unwrap().trim();
+            format!("{first} {filter}")
+        })
+        .collect();
+    assert_eq!(commands.len(), 2, "the plan rehearses two drills: {commands:?}");
+    let binary = env!("CARGO_BIN_EXE_twice-sim");
+    let folder = tempfile::tempdir().unwrap();
+    for (command, guarded) in commands.iter().zip([true, false]) {
+        assert_eq!(command.contains("--guards none"), !guarded, "{command}");
+        let quick = command
+            .replacen("./twice-sim", binary, 1)
+            .replacen("--runs 200", "--runs 12", 1)
+            .replacen("--kills 1000", "--kills 60", 1);
+        assert_ne!(
+            &quick, command,
+            "the plan's drill takes --runs 200 --kills 1000: {command}"
+        );
+        let output = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&quick)
+            .current_dir(folder.path())
+            .output()
+            .expect("sh runs");
+        let shown = String::from_utf8_lossy(&output.stdout);
+        let shown: Vec<&str> = shown.lines().collect();
+        assert_eq!(
+            shown.len(),
+            3,
+            "{command}: the two credit lines and the verdict, not {shown:#?}"
+        );
+        assert!(shown[0].trim_start().starts_with("double credits "), "{shown:#?}");
+        assert!(shown[1].trim_start().starts_with("lost credits "), "{shown:#?}");
+        let double: u64 = shown[0]
+            .split_whitespace()
+            .nth(2)
+            .and_then(|count| count.parse().ok())
+            .unwrap_or_else(|| panic!("a count: {}", shown[0]));
+        let verdict = shown[2];
+        if guarded {
+            assert_eq!(double, 0, "{shown:#?}");
+            assert!(verdict.starts_with("verdict: PASSED"), "{shown:#?}");
+        } else {
+            assert!(double > 0, "a naive runtime pays twice: {shown:#?}");
+            assert!(verdict.starts_with("verdict: FAILED"), "{shown:#?}");
+        }
+    }
+    // The plan's clean-up removes what the drills keep (`--dir`).
+    let cleanup = lines
+        .iter()
+        .find(|line| line.starts_with("rm -rf drill-"))
+        .expect("the plan removes the drills' folders");
+    let kept: Vec<String> = std::fs::read_dir(folder.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!kept.is_empty(), "a drill given --dir keeps its files");
+    for name in &kept {
+        assert!(cleanup.contains(name.as_str()), "{cleanup} leaves {name}");
+    }
+}

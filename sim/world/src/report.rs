@@ -12,25 +12,40 @@ pub fn counted(count: u64, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
 }
 
+/// The timeline as a table. The actor and kind columns are as wide as their longest cell
+/// (an operator's name can be long), so every line's columns start at the same place.
 pub fn timeline(entries: &[TimelineEntry]) -> String {
+    let actors: Vec<String> = entries.iter().map(|entry| entry.actor.to_string()).collect();
+    let widest = |header: &str, cells: &mut dyn Iterator<Item = usize>| cells.chain([header.len()]).max().unwrap_or(0);
+    let actor_width = widest("actor", &mut actors.iter().map(|actor| actor.chars().count()));
+    let kind_width = widest(
+        "phase kind",
+        &mut entries.iter().map(|entry| entry.kind.chars().count()),
+    );
+    let key_width = widest(
+        "key",
+        &mut entries
+            .iter()
+            .map(|entry| entry.key.as_deref().map_or(1, |key| key.chars().count())),
+    );
     let mut out = String::new();
     writeln!(
         out,
-        "{:>5} {:>7}  {:<10} {:<18} {:<8} text",
+        "{:>5} {:>7}  {:<actor_width$} {:<kind_width$} {:<key_width$} text",
         "phase", "time", "actor", "phase kind", "key"
     )
     .unwrap();
-    for entry in entries {
+    for (entry, actor) in entries.iter().zip(&actors) {
         let marker = match &entry.guard {
             Some(guard) => format!("[guard {guard}] "),
             None => String::new(),
         };
         writeln!(
             out,
-            "{:>5} {:>5}ms  {:<10} {:<18} {:<8} {marker}{}",
+            "{:>5} {:>5}ms  {:<actor_width$} {:<kind_width$} {:<key_width$} {marker}{}",
             entry.phase,
             entry.time_ms,
-            entry.actor,
+            actor,
             entry.kind,
             entry.key.as_deref().unwrap_or("-"),
             entry.text
@@ -258,5 +273,48 @@ mod wording_tests {
         assert_eq!(counted(1, "tape", "tapes"), "1 tape");
         assert_eq!(counted(0, "tape", "tapes"), "0 tapes");
         assert_eq!(counted(2, "job", "jobs"), "2 jobs");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulator::Actor;
+
+    fn entry(actor: Actor, kind: &str, key: Option<&str>) -> TimelineEntry {
+        TimelineEntry {
+            phase: 3,
+            time_ms: 120,
+            actor,
+            kind: kind.into(),
+            run: None,
+            key: key.map(str::to_owned),
+            text: "said".into(),
+            guard: None,
+        }
+    }
+
+    #[test]
+    fn every_timeline_column_starts_at_the_same_place_on_every_line() {
+        let entries = [
+            entry(Actor::Worker(1), "load checkpoint", Some("r1:c1")),
+            entry(Actor::Operator("a-long-operator-name".into()), "resolve", None),
+            entry(
+                Actor::Billing,
+                "a rather long phase kind here",
+                Some("run-0001:call-0001"),
+            ),
+        ];
+        let table = timeline(&entries);
+        let lines: Vec<&str> = table.lines().collect();
+        let header = lines[0];
+        for column in ["phase kind", "key", "text"] {
+            let at = header.find(column).unwrap();
+            for line in &lines[1..] {
+                assert_eq!(&line[at - 1..at], " ", "{column} in {line:?}\n{table}");
+                assert_ne!(&line[at..=at], " ", "{column} in {line:?}\n{table}");
+            }
+        }
+        assert!(lines[2].contains("a-long-operator-name resolve"), "{table}");
     }
 }

@@ -464,12 +464,15 @@ pub(super) async fn resolve_race(
         Resolved::Won(_) => {
             state
                 .work(move |shared| {
+                    shared.race.keep(shared.sessions.store())?;
                     race.run_on()?;
                     Ok(Json(views::race_view(&race, &shared.catalogue, false)))
                 })
                 .await
         }
         Resolved::Lost { winner, current } => {
+            // The 409 is part of the race the room sees: kept before it is answered.
+            state.work(|shared| shared.race.keep(shared.sessions.store())).await?;
             let who = winner.as_ref().map_or_else(
                 || format!("someone settled it first: it is {} now", current.status),
                 |winner| {

@@ -144,6 +144,9 @@ pub enum WebStartError {
     Room(#[from] RoomFileError),
     #[error("--path: {0}")]
     Path(String),
+    /// The room file's race could not be opened again (its tape left the campaign?).
+    #[error("{0} (start with another --room file, or put the campaign's tape back)")]
+    Race(String),
 }
 
 /// Everything a request needs. Cheap to clone.
@@ -219,12 +222,13 @@ impl WebState {
                 .unwrap_or_default(),
         };
         config.path = Some(path.clone());
+        let race = RaceRoom::restore(&catalogue, &room).map_err(WebStartError::Race)?;
         let sessions = Sessions::load(room, config.sessions_max.clamp(1, SESSIONS_LIMIT), config.idle_timeout)?;
         Ok(WebState {
             shared: Arc::new(Shared {
                 catalogue,
                 sessions,
-                race: RaceRoom::default(),
+                race,
                 unlock_all: AtomicBool::new(config.unlock_all),
                 path: Mutex::new(path),
                 presenter_secret_sha256: crate::tokens::hash_token(&config.presenter_secret),

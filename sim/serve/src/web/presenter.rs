@@ -151,6 +151,7 @@ pub(super) async fn open_race(
     state
         .work(move |shared| {
             let race = shared.race.open(&shared.catalogue, &body.tape)?;
+            shared.race.keep(shared.sessions.store())?;
             Ok(Json(views::race_view(&race, &shared.catalogue, true)))
         })
         .await
@@ -168,9 +169,9 @@ pub(super) async fn close_race(
 ) -> Result<Json<ClosedView>, WebError> {
     state
         .work(|shared| {
-            Ok(Json(ClosedView {
-                closed: shared.race.close(),
-            }))
+            let closed = shared.race.close();
+            shared.race.keep(shared.sessions.store())?;
+            Ok(Json(ClosedView { closed }))
         })
         .await
 }

@@ -12,15 +12,18 @@
 //! read from the record's history. The winner's decision then wakes the parked run, and
 //! the room sees what it did to the money.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::error::WebError;
 use super::levels::Catalogue;
+use super::room_file::RoomFile;
 use super::views::{self, DecisionView};
 use crate::api::pool::LedgerPool;
+use serde::{Deserialize, Serialize};
 use twice_world::checker::Verdict;
-use twice_world::ledger::{ExecutionRecord, SettleError};
+use twice_world::ledger::{ExecutionRecord, Ledger, SettleError};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::operator::{self, OperatorError, ResolveRequest};
 use twice_world::runtime::rules::Status;
@@ -48,12 +51,15 @@ pub struct RaceState {
     pub tries_total: u32,
     /// The verdict once the winner's decision woke the run and it ran to its end.
     pub after: Option<Verdict>,
+    /// The winning resolve as it was asked (kept, so a restarted room decides it again).
+    winning_request: Option<KeptResolve>,
 }
 
 /// The ledger file and its connections. The pool is declared first so its connections
 /// close before the folder is removed.
 struct RaceLedger {
     pool: Arc<LedgerPool>,
+    path: PathBuf,
     _folder: tempfile::TempDir,
 }
 
@@ -62,6 +68,8 @@ pub struct Race {
     pub number: u32,
     /// Index in the catalogue's tapes.
     pub tape: usize,
+    /// That tape's stem (how the room file names it).
+    pub tape_stem: String,
     pub key: IdempotencyKey,
     /// The status the room was shown: every resolve is compare-and-set on it.
     pub opened_status: Status,
@@ -112,7 +120,7 @@ impl Race {
     ) -> Result<Resolved, WebError> {
         let request = ResolveRequest {
             status,
-            reason,
+            reason: reason.clone(),
             operator: operator_name.clone(),
             expected_status: Some(self.opened_status),
             result: None,
@@ -140,6 +148,13 @@ impl Race {
         let mut state = self.state();
         state.tries_total = state.tries_total.saturating_add(1);
         let won = resolved.is_ok();
+        if won {
+            state.winning_request = Some(KeptResolve {
+                operator: operator_name.clone(),
+                status: status.name().to_owned(),
+                reason,
+            });
+        }
         if state.tries.len() < RACE_TRIES_KEPT_MAX {
             state.tries.push(Try {
                 name: operator_name,
@@ -181,6 +196,9 @@ impl Race {
 pub struct RaceRoom {
     current: Mutex<Option<Arc<Race>>>,
     opened: AtomicU32,
+    /// Held while the race is read and written to the room file, so writes land in the
+    /// order the race changed (each holds everything before it).
+    keeping: Mutex<()>,
 }
 
 impl RaceRoom {
@@ -190,59 +208,8 @@ impl RaceRoom {
 
     /// Opens a race from the tape the presenter named (by stem), replacing any open race.
     pub fn open(&self, catalogue: &Catalogue, tape_stem: &str) -> Result<Arc<Race>, WebError> {
-        let (candidate, tape) = catalogue.race_candidate(tape_stem).ok_or_else(|| {
-            let known: Vec<&str> = catalogue
-                .race_candidates()
-                .iter()
-                .map(|candidate| catalogue.tapes()[candidate.tape].stem.as_str())
-                .collect();
-            WebError::not_found(
-                "unknown_race",
-                format!(
-                    "no tape `{}` that leaves a run parked on an unknown call; these do: {}",
-                    views::shorten(tape_stem),
-                    known.join(", ")
-                ),
-            )
-        })?;
-        let level = &catalogue.levels()[tape.level].level;
-        let folder = tempfile::Builder::new()
-            .prefix("twice-room-race-")
-            .tempdir()
-            .map_err(|error| WebError::logged("cannot make the race's folder", error))?;
-        let path = folder.path().join(LEDGER_FILE_NAME);
-        let mut builder = SimulationBuilder::new(level.clone(), tape.tape.seed)
-            .actions(tape.tape.actions.clone())
-            .ledger_file(&path);
-        if let Some(guards) = tape.tape.guards {
-            builder = builder.guards(guards);
-        }
-        let mut simulation = builder
-            .build()
-            .map_err(|error| WebError::logged("cannot build the race's simulation", error))?;
-        simulation
-            .run()
-            .map_err(|error| WebError::logged("cannot run the race's simulation", error))?;
-        let record = simulation
-            .ledger()
-            .record(&candidate.key)
-            .map_err(|error| WebError::logged("cannot read the race's ledger", error))?
-            .filter(|record| record.status.is_unknown())
-            .ok_or_else(|| WebError::internal(format!("{} is not unknown after the tape", candidate.key)))?;
-        let pool = LedgerPool::open(&path).map_err(|error| WebError::logged("cannot open the race's ledger", error))?;
-        let race = Arc::new(Race {
-            number: self.opened.fetch_add(1, Ordering::Relaxed) + 1,
-            tape: candidate.tape,
-            key: candidate.key.clone(),
-            opened_status: record.status,
-            decided_at_ms: simulation.now_ms(),
-            simulation: Mutex::new(simulation),
-            state: Mutex::new(RaceState::default()),
-            ledger: Arc::new(RaceLedger {
-                pool: Arc::new(pool),
-                _folder: folder,
-            }),
-        });
+        let number = self.opened.fetch_add(1, Ordering::Relaxed) + 1;
+        let race = Arc::new(build_race(catalogue, tape_stem, number)?);
         let previous = self
             .current
             .lock()
@@ -258,4 +225,193 @@ impl RaceRoom {
         let previous = self.current.lock().unwrap_or_else(PoisonError::into_inner).take();
         previous.is_some()
     }
+
+    /// The races as the room file keeps them.
+    fn kept(&self) -> KeptRaces {
+        let current = self.current().map(|race| {
+            let state = race.state();
+            KeptRace {
+                number: race.number,
+                tape: race.tape_stem.clone(),
+                tries: state
+                    .tries
+                    .iter()
+                    .map(|tried| KeptTry {
+                        name: tried.name.clone(),
+                        status: tried.status.name().to_owned(),
+                        won: tried.won,
+                    })
+                    .collect(),
+                tries_total: state.tries_total,
+                winner: state.winning_request.clone(),
+            }
+        });
+        KeptRaces {
+            opened: self.opened.load(Ordering::Relaxed),
+            current,
+        }
+    }
+
+    /// Writes the race as it stands to the room file, before the request that changed it is
+    /// answered: who won and every try (the 409s) survive a restart like the rest of the room.
+    pub fn keep(&self, room: &RoomFile) -> Result<(), WebError> {
+        let _keeping = self.keeping.lock().unwrap_or_else(PoisonError::into_inner);
+        let text =
+            serde_json::to_string(&self.kept()).map_err(|error| WebError::logged("cannot write the race", error))?;
+        room.set_setting(SETTING_RACE, &text)
+            .map_err(|error| WebError::logged("the room file could not be written", error))
+    }
+
+    /// The races the room file kept: the open one built again from its tape, its tries as
+    /// they were, and its winner's resolve decided again on the new ledger (the same request
+    /// at the same simulated moment: the same history, the same run after it).
+    pub fn restore(catalogue: &Catalogue, room: &RoomFile) -> Result<RaceRoom, String> {
+        let races = RaceRoom::default();
+        let Some(text) = room.setting(SETTING_RACE).map_err(|error| error.to_string())? else {
+            return Ok(races);
+        };
+        let kept: KeptRaces = serde_json::from_str(&text)
+            .map_err(|error| format!("{}: the kept race does not read: {error}", room.path()))?;
+        races.opened.store(kept.opened, Ordering::Relaxed);
+        let Some(kept) = kept.current else {
+            return Ok(races);
+        };
+        let race = build_race(catalogue, &kept.tape, kept.number)
+            .map_err(|error| format!("{}: the kept race on `{}`: {}", room.path(), kept.tape, error.message))?;
+        let status_of = |name: &str| {
+            Status::parse(name).ok_or_else(|| format!("{}: the kept race: no status `{name}`", room.path()))
+        };
+        {
+            let mut state = race.state();
+            for tried in &kept.tries {
+                state.tries.push(Try {
+                    name: tried.name.clone(),
+                    status: status_of(&tried.status)?,
+                    won: tried.won,
+                });
+            }
+            state.tries_total = kept.tries_total;
+        }
+        if let Some(winner) = kept.winner {
+            let request = ResolveRequest {
+                status: status_of(&winner.status)?,
+                reason: winner.reason.clone(),
+                operator: winner.operator.clone(),
+                expected_status: Some(race.opened_status),
+                result: None,
+            };
+            let mut ledger = Ledger::open_existing(&race.ledger.path).map_err(|error| error.to_string())?;
+            operator::resolve(&mut ledger, &race.key, &request, race.decided_at_ms)
+                .map_err(|error| format!("{}: the kept race's winner cannot decide again: {error}", room.path()))?;
+            let history = ledger.history(&race.key).map_err(|error| error.to_string())?;
+            drop(ledger);
+            {
+                let mut state = race.state();
+                state.winner = views::decision_of(&history);
+                state.winning_request = Some(winner);
+            }
+            race.run_on().map_err(|error| error.message)?;
+        }
+        *races.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(race));
+        Ok(races)
+    }
+}
+
+/// Where the room file keeps the race (a room setting: the file's tables stay as they were).
+const SETTING_RACE: &str = "race";
+
+/// The races as the room file keeps them (JSON).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeptRaces {
+    /// Races opened so far: a new one takes the next number.
+    opened: u32,
+    current: Option<KeptRace>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeptRace {
+    number: u32,
+    /// The tape's stem.
+    tape: String,
+    tries: Vec<KeptTry>,
+    tries_total: u32,
+    winner: Option<KeptResolve>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeptTry {
+    name: String,
+    status: String,
+    won: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeptResolve {
+    operator: String,
+    status: String,
+    reason: String,
+}
+
+/// A race on `tape_stem`'s parked call, numbered `number`: the tape played on a new ledger
+/// file in a folder of its own.
+fn build_race(catalogue: &Catalogue, tape_stem: &str, number: u32) -> Result<Race, WebError> {
+    let (candidate, tape) = catalogue.race_candidate(tape_stem).ok_or_else(|| {
+        let known: Vec<&str> = catalogue
+            .race_candidates()
+            .iter()
+            .map(|candidate| catalogue.tapes()[candidate.tape].stem.as_str())
+            .collect();
+        WebError::not_found(
+            "unknown_race",
+            format!(
+                "no tape `{}` that leaves a run parked on an unknown call; these do: {}",
+                views::shorten(tape_stem),
+                known.join(", ")
+            ),
+        )
+    })?;
+    let level = &catalogue.levels()[tape.level].level;
+    let folder = tempfile::Builder::new()
+        .prefix("twice-room-race-")
+        .tempdir()
+        .map_err(|error| WebError::logged("cannot make the race's folder", error))?;
+    let path = folder.path().join(LEDGER_FILE_NAME);
+    let mut builder = SimulationBuilder::new(level.clone(), tape.tape.seed)
+        .actions(tape.tape.actions.clone())
+        .ledger_file(&path);
+    if let Some(guards) = tape.tape.guards {
+        builder = builder.guards(guards);
+    }
+    let mut simulation = builder
+        .build()
+        .map_err(|error| WebError::logged("cannot build the race's simulation", error))?;
+    simulation
+        .run()
+        .map_err(|error| WebError::logged("cannot run the race's simulation", error))?;
+    let record = simulation
+        .ledger()
+        .record(&candidate.key)
+        .map_err(|error| WebError::logged("cannot read the race's ledger", error))?
+        .filter(|record| record.status.is_unknown())
+        .ok_or_else(|| WebError::internal(format!("{} is not unknown after the tape", candidate.key)))?;
+    let pool = LedgerPool::open(&path).map_err(|error| WebError::logged("cannot open the race's ledger", error))?;
+    Ok(Race {
+        number,
+        tape: candidate.tape,
+        tape_stem: catalogue.tapes()[candidate.tape].stem.clone(),
+        key: candidate.key.clone(),
+        opened_status: record.status,
+        decided_at_ms: simulation.now_ms(),
+        simulation: Mutex::new(simulation),
+        state: Mutex::new(RaceState::default()),
+        ledger: Arc::new(RaceLedger {
+            pool: Arc::new(pool),
+            path,
+            _folder: folder,
+        }),
+    })
 }

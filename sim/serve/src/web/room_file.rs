@@ -224,7 +224,7 @@ impl RoomFile {
         transaction.commit().map_err(self.sqlite("committing the schema"))
     }
 
-    /// A room setting (`presenter_secret`, `unlock_all`, `path`), if set.
+    /// A room setting (`presenter_secret`, `unlock_all`, `path`, `race`), if set.
     pub fn setting(&self, key: &str) -> Result<Option<String>, RoomFileError> {
         self.connection()
             .query_row("SELECT value FROM room_settings WHERE key = ?1", [key], |row| {

@@ -84,6 +84,18 @@ struct TimedActionVersion1 {
 /// Parses a tape of either format: version 1 moves are read as they were written and keep
 /// their version, so they replay by the rule they were recorded under.
 pub fn parse_tape(path: &Path, text: &str) -> Result<Tape, InputError> {
+    parse_tape_of_any_version(path, text).map_err(|error| match file_kind(path, text) {
+        Some(FileKind::Level) => InputError::new(
+            path,
+            None,
+            "this is a level file (it has an `id`; a tape names its `level` and holds its moves and `expect`): \
+             give it where a level goes, and here a *.tape.ron",
+        ),
+        _ => error,
+    })
+}
+
+fn parse_tape_of_any_version(path: &Path, text: &str) -> Result<Tape, InputError> {
     let version = parse_ron::<TapeVersionOnly>(path, text)?.version;
     match version {
         1 => {
@@ -113,6 +125,43 @@ pub fn parse_tape(path: &Path, text: &str) -> Result<Tape, InputError> {
             0,
             format!("tape format version {other} is not one this twice-sim reads (1 and {TAPE_VERSION})"),
         )),
+    }
+}
+
+/// Which of the two files a text is, told by its top-level fields (whatever else is wrong
+/// with it), or else by its name; `None`: neither can be told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FileKind {
+    Level,
+    Tape,
+}
+
+/// The top-level fields that tell a level (`id`) from a tape (`level`, `expect`).
+#[derive(Deserialize)]
+struct FileShape {
+    #[serde(default)]
+    id: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    level: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    expect: Option<serde::de::IgnoredAny>,
+}
+
+fn file_kind(path: &Path, text: &str) -> Option<FileKind> {
+    if let Ok(shape) = ron_options().from_str::<FileShape>(text) {
+        match (shape.id.is_some(), shape.level.is_some() || shape.expect.is_some()) {
+            (true, false) => return Some(FileKind::Level),
+            (false, true) => return Some(FileKind::Tape),
+            _ => {}
+        }
+    }
+    let name = path.file_name()?.to_str()?;
+    if name.ends_with(crate::campaign::LEVEL_SUFFIX) {
+        Some(FileKind::Level)
+    } else if name.ends_with(crate::campaign::TAPE_SUFFIX) {
+        Some(FileKind::Tape)
+    } else {
+        None
     }
 }
 
@@ -174,7 +223,15 @@ pub fn tape_to_ron(tape: &Tape) -> String {
 }
 
 pub fn parse_level(path: &Path, text: &str) -> Result<Level, InputError> {
-    let level: Level = parse_ron(path, text)?;
+    let level: Level = parse_ron(path, text).map_err(|error| match file_kind(path, text) {
+        Some(FileKind::Tape) => InputError::new(
+            path,
+            None,
+            "this is a tape (it names its `level` and holds moves and an `expect`), not a level file: \
+             give it where a tape goes, and here a *.level.ron",
+        ),
+        _ => error,
+    })?;
     validate_level(path, text, &level)?;
     Ok(level)
 }
