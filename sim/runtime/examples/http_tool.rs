@@ -35,7 +35,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use twice_runtime::ToolAnswer;
 use twice_runtime::execution::{
-    Agent, AgentError, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run, next_call,
+    Agent, AgentError, Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run, next_call,
 };
 use twice_runtime::executor::Executor;
 use twice_runtime::guards::Guards;
@@ -191,23 +191,34 @@ impl ToolExecution for BillingApi {
         }
     }
 
-    fn look_up(&mut self, key: &IdempotencyKey, _call: &ToolCall) -> Option<Found> {
-        let answer = http(
-            self.address,
-            "GET",
-            &format!("/v1/credits?idempotency_key={}", key.as_str()),
-            &[],
-            None,
-        )
-        .ok()?;
-        let lookup: serde_json::Value = serde_json::from_str(&answer.body).ok()?;
-        // 404 is "no credit under this key"; with a request still in flight that is not proof
-        // of anything, and `None` leaves the call unknown (a person decides).
-        let credit = lookup.get("credit").filter(|credit| !credit.is_null())?;
-        (answer.status == 200).then(|| Found {
-            receipt: credit.to_string(),
-            finding: format!("billing holds credit {} under key {key}", credit["id"]),
-        })
+    fn look_up(&mut self, key: &IdempotencyKey, _call: &ToolCall) -> LookUp {
+        let path = format!("/v1/credits?idempotency_key={}", key.as_str());
+        let answer = match http(self.address, "GET", &path, &[], None) {
+            Ok(answer) => answer,
+            // Billing was not asked (or did not answer): that proves nothing either way.
+            Err(error) => {
+                return LookUp::CannotTell {
+                    reason: format!("billing at {} did not answer the lookup: {error:?}", self.address),
+                };
+            }
+        };
+        let Ok(lookup) = serde_json::from_str::<serde_json::Value>(&answer.body) else {
+            return LookUp::CannotTell {
+                reason: format!("billing's answer to the lookup of {key} does not parse"),
+            };
+        };
+        match lookup.get("credit").filter(|credit| !credit.is_null()) {
+            Some(credit) if answer.status == 200 => LookUp::Found(Found {
+                receipt: credit.to_string(),
+                finding: format!("billing holds credit {} under key {key}", credit["id"]),
+            }),
+            // 404 is "no credit under this key": what that proves (with a request perhaps
+            // still in flight, nothing) is the runtime's to weigh.
+            None if answer.status == 404 => LookUp::Absent,
+            _ => LookUp::CannotTell {
+                reason: format!("billing answered the lookup of {key} with status {}", answer.status),
+            },
+        }
     }
 }
 
