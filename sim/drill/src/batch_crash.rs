@@ -27,9 +27,9 @@ use std::sync::{Mutex, OnceLock};
 use twice_world::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use twice_world::ledger::{GroupSettings, Ledger, LedgerError, Recorded, Reservation, ReserveRequest};
 use twice_world::runtime::key::IdempotencyKey;
-use twice_world::runtime::worker::counted;
 use twice_world::runtime::rules::{ReservationAction, Status};
 use twice_world::runtime::tool::SideEffect;
+use twice_world::runtime::worker::counted;
 
 use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
 

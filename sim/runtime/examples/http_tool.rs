@@ -193,31 +193,23 @@ impl ToolExecution for BillingApi {
 
     fn look_up(&mut self, key: &IdempotencyKey, _call: &ToolCall) -> LookUp {
         let path = format!("/v1/credits?idempotency_key={}", key.as_str());
+        // Not asked, no sense made, or "nothing" while a request with the key is being applied.
+        let cannot_tell = |reason: String| LookUp::CannotTell { reason };
         let answer = match http(self.address, "GET", &path, &[], None) {
             Ok(answer) => answer,
-            // Billing was not asked (or did not answer): that proves nothing either way.
-            Err(error) => {
-                return LookUp::CannotTell {
-                    reason: format!("billing at {} did not answer the lookup: {error:?}", self.address),
-                };
-            }
+            Err(error) => return cannot_tell(format!("billing did not answer the lookup of {key}: {error:?}")),
         };
-        let Ok(lookup) = serde_json::from_str::<serde_json::Value>(&answer.body) else {
-            return LookUp::CannotTell {
-                reason: format!("billing's answer to the lookup of {key} does not parse"),
-            };
-        };
-        match lookup.get("credit").filter(|credit| !credit.is_null()) {
-            Some(credit) if answer.status == 200 => LookUp::Found(Found {
+        let lookup: serde_json::Value = serde_json::from_str(&answer.body).unwrap_or_default();
+        match (answer.status, lookup.get("credit").filter(|credit| !credit.is_null())) {
+            (200, Some(credit)) => LookUp::Found(Found {
                 receipt: credit.to_string(),
                 finding: format!("billing holds credit {} under key {key}", credit["id"]),
             }),
-            // 404 is "no credit under this key": what that proves (with a request perhaps
-            // still in flight, nothing) is the runtime's to weigh.
-            None if answer.status == 404 => LookUp::Absent,
-            _ => LookUp::CannotTell {
-                reason: format!("billing answered the lookup of {key} with status {}", answer.status),
-            },
+            (404, None) if lookup["in_flight"] == 0 => LookUp::Absent,
+            (status, _) => cannot_tell(format!(
+                "billing answered the lookup of {key} with {status}: {}",
+                answer.body
+            )),
         }
     }
 }

@@ -140,16 +140,30 @@ fn run(lookups: Lookups) -> (Provider, Ending, Option<Status>) {
     let ending =
         drive_run(&mut worker, &mut executor, &mut RefundModel, &mut provider, &mut clock).expect("the ledger answers");
     let key = IdempotencyKey::per_call("r1", "c1").expect("a key");
-    let status = ledger.record(&key).expect("the ledger answers").map(|record| record.status);
+    let status = ledger
+        .record(&key)
+        .expect("the ledger answers")
+        .map(|record| record.status);
     (provider, ending, status)
 }
 
 #[test]
 fn an_absent_answer_past_the_settle_time_is_proof_and_the_run_calls_again() {
     let (provider, ending, status) = run(Lookups::AnswerNothing);
-    assert_eq!(status, Some(Status::Failed), "nothing landed, and the look past the settle time proves it");
-    assert_eq!(provider.looked_up, 2, "asked too soon once, then again after the settle time");
-    assert_eq!(provider.credits, vec!["r1:c2".to_owned()], "Ada is paid once, by the new call");
+    assert_eq!(
+        status,
+        Some(Status::Failed),
+        "nothing landed, and the look past the settle time proves it"
+    );
+    assert_eq!(
+        provider.looked_up, 2,
+        "asked too soon once, then again after the settle time"
+    );
+    assert_eq!(
+        provider.credits,
+        vec!["r1:c2".to_owned()],
+        "Ada is paid once, by the new call"
+    );
     assert_eq!(ending, Ending::Exited);
 }
 

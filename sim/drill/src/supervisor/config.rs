@@ -268,11 +268,9 @@ pub const DECLARED_SETTLE_MARGIN_MS: u64 = 500;
 fn declared_terms(terms: Terms, latency_ms: u32, margin_ms: u64) -> Terms {
     Terms {
         key_retention_ms: terms.key_retention_ms,
-        lookup_settle_ms: terms.lookup_settle_ms.map(|settle| {
-            settle
-                .saturating_add(u64::from(latency_ms))
-                .saturating_add(margin_ms)
-        }),
+        lookup_settle_ms: terms
+            .lookup_settle_ms
+            .map(|settle| settle.saturating_add(u64::from(latency_ms)).saturating_add(margin_ms)),
     }
 }
 
@@ -283,11 +281,11 @@ pub enum DrillError {
     Setup(String),
     #[error("interrupted: every process the drill started was killed and reaped")]
     Interrupted,
-    #[error("the drill did not finish within {seconds} s ({} still being driven)", twice_world::runtime::worker::counted(*active as u64, "run", "runs"))]
+    #[error("the drill did not finish within {seconds} s ({} still being driven)", runs_words(.active))]
     Deadline { seconds: u64, active: usize },
     #[error(
         "run {run} used {} without finishing; last errors: {errors}",
-        twice_world::runtime::worker::counted(u64::from(*processes), "worker process", "worker processes")
+        processes_words(.processes)
     )]
     RunStuck {
         run: String,
@@ -308,4 +306,14 @@ pub enum DrillError {
     Ledger(#[from] twice_world::ledger::LedgerError),
     #[error(transparent)]
     Billing(#[from] crate::billing_store::StoreError),
+}
+
+/// `1 run`, `3 runs`.
+fn runs_words(active: &usize) -> String {
+    twice_world::runtime::worker::counted(*active as u64, "run", "runs")
+}
+
+/// `1 worker process`, `3 worker processes`.
+fn processes_words(processes: &u32) -> String {
+    twice_world::runtime::worker::counted(u64::from(*processes), "worker process", "worker processes")
 }

@@ -198,6 +198,10 @@ mod tests {
             answer,
             Err("billing holds nothing under r1:c1 yet, but is still applying 1 request with it".to_owned())
         );
-        assert_eq!(hook_answer(&key, lookup(0)), Ok(None), "nothing there, and nothing on its way");
+        assert_eq!(
+            hook_answer(&key, lookup(0)),
+            Ok(None),
+            "nothing there, and nothing on its way"
+        );
     }
 }

@@ -180,7 +180,11 @@ impl Worker {
             "{} started from checkpoint v{} and {} past it (the limit is {limit})",
             counted(u64::from(failed_recoveries), "recovery", "recoveries"),
             self.loaded_version,
-            if failed_recoveries == 1 { "it did not get" } else { "none got" }
+            if failed_recoveries == 1 {
+                "it did not get"
+            } else {
+                "none got"
+            }
         );
         self.note(
             Guard::DeadLetter,

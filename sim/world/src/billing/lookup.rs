@@ -206,7 +206,10 @@ mod tests {
         }
         // The ground truth still holds the credit: a read of it would have voided it.
         let truth = billing.look_up("r1:c1", 0).expect("billing honours keys");
-        assert!(matches!(truth.effect(&record(0, 100), "billing"), Ok(Effect::Found { .. })));
+        assert!(matches!(
+            truth.effect(&record(0, 100), "billing"),
+            Ok(Effect::Found { .. })
+        ));
         assert!(matches!(
             compensation_read(&billing, &tool, DAY_MS - 1),
             Ok(Effect::Found { .. })
@@ -225,7 +228,10 @@ mod tests {
             Err(LookupError::InFlight(why)) => assert!(why.contains("not proof"), "{why}"),
             other => panic!("a lookup inside the settle time is not proof of absence: {other:?}"),
         }
-        assert!(matches!(compensation_read(&billing, &tool, 2_100), Ok(Effect::Found { .. })));
+        assert!(matches!(
+            compensation_read(&billing, &tool, 2_100),
+            Ok(Effect::Found { .. })
+        ));
         // Past the declared settle time, nothing there is proof: nothing to void.
         let empty = billing_with_credit(terms, 50);
         let nothing = empty
