@@ -400,12 +400,12 @@ fn summarize(outcome: Outcome, goal_reached: bool, credits: &[CreditVerdict], st
     ));
     for credit in credits {
         lines.push(format!(
-            "  {}/{} to {}: owed {}, {} credit(s) landed, net {} → {}",
+            "  {}/{} to {}: owed {}, {} landed, net {} → {}",
             credit.run,
             credit.item,
             credit.account,
             dollars(credit.owed_cents),
-            credit.credits_applied,
+            crate::runtime::worker::counted(u64::from(credit.credits_applied), "credit", "credits"),
             dollars(credit.net_cents),
             credit.outcome
         ));
