@@ -319,7 +319,7 @@ impl Simulation {
             }
             Event::HonestCheck { key } => self.honest_operator_checks(&key)?,
             Event::Restart { run, node } => {
-                self.spawn_worker(&run, "recovers the run after a crash", node);
+                self.spawn_worker(&run, workers::RECOVERS, node);
             }
             Event::Wake { worker } => self.nudge_parked(worker, Input::Woken, "the call it waits on was settled"),
             Event::LookAgain { worker } => self.nudge_parked(
