@@ -552,8 +552,11 @@ fn every_shipped_tape_is_in_the_current_format() {
     }
 }
 
+/// A level the crew cannot beat is not finished by spending the hand (no choice in that can
+/// fail): every play of it, the whole hand included, leaves it unfinished, and it is finished by
+/// a defence, which can fail: with no guard on, a known heist gets through.
 #[test]
-fn every_unbeatable_level_is_finished_by_playing_its_whole_hand_and_only_so() {
+fn no_unbeatable_level_is_finished_by_spending_the_hand_only_by_a_defence_that_can_fail() {
     let campaign = campaign();
     for loaded in campaign.levels.iter().filter(|loaded| loaded.level.unbeatable) {
         let level = &loaded.level;
@@ -564,6 +567,12 @@ fn every_unbeatable_level_is_finished_by_playing_its_whole_hand_and_only_so() {
             let verdict = simulation.verdict().expect("a verdict");
             let cards_left: u32 = simulation.hand().values().sum();
             let standing = Standing::of(level, &verdict, cards_left);
+            assert!(
+                !standing.finishes_level(),
+                "{} finishes `{}` by a play ({standing:?})",
+                tape_name(tape),
+                level.id
+            );
             if simulation.played().len() as u32 == hand {
                 assert_eq!(cards_left, 0);
                 assert_eq!(
@@ -572,19 +581,31 @@ fn every_unbeatable_level_is_finished_by_playing_its_whole_hand_and_only_so() {
                     "{} plays the whole hand",
                     tape_name(tape)
                 );
-                whole_hands += 1;
-            } else {
+                let told = twice_sim::debrief::of(&simulation, &verdict);
                 assert!(
-                    !standing.finishes_level(),
-                    "{} finishes `{}` with {cards_left} card(s) left",
+                    told.diagnosis.iter().any(|sentence| sentence.contains("defend it")),
+                    "{}: the debrief says how the level is finished: {:?}",
                     tape_name(tape),
-                    level.id
+                    told.diagnosis
                 );
+                whole_hands += 1;
             }
         }
         assert!(
             whole_hands >= 1,
             "`{}` ships no tape that plays its whole hand of {hand} card(s): show that it can be spent",
+            level.id
+        );
+        let defender = level
+            .defender
+            .as_ref()
+            .unwrap_or_else(|| panic!("`{}` cannot be beaten and has no defender's challenge", level.id));
+        assert!(defender.minimum.len() <= defender.budget as usize, "`{}`", level.id);
+        let heists = defend::heists(&campaign, level);
+        let unguarded = defend::replay_heists(level, &heists, defend::only(&[])).expect("replays");
+        assert!(
+            unguarded.iter().any(|heist| !heist.stopped),
+            "`{}`: a defence with no guard holds against every known heist, so the defence is no choice",
             level.id
         );
     }

@@ -95,21 +95,7 @@ pub fn draw(
     let hand = simulation.hand();
     let cards = hand_order(simulation);
     let playable = session.mode != Mode::Replay && !simulation.is_over() && !session.is_busy();
-    if compact {
-        // One line in the strip: what is armed or why nothing can be played, on hover.
-        ui.horizontal(|ui| {
-            ui.label(RichText::new("Your hand").strong().color(theme::CREW))
-                .on_hover_text(status_line(session, simulation));
-            ui.add(
-                egui::Label::new(
-                    RichText::new(status_line(session, simulation))
-                        .size(theme::SMALL)
-                        .color(theme::TEXT_DIM),
-                )
-                .truncate(),
-            );
-        });
-    } else {
+    if !compact {
         ui.horizontal(|ui| {
             ui.label(
                 RichText::new("Your hand")
@@ -121,7 +107,12 @@ pub fn draw(
         });
     }
     if cards.is_empty() {
-        ui::hint(ui, "This level gives you no cards: watch, step and rewind.");
+        ui.horizontal(|ui| {
+            if compact {
+                hand_label(ui, session, simulation);
+            }
+            ui::hint(ui, "This level gives you no cards: watch, step and rewind.");
+        });
         return;
     }
     let mut chosen = None;
@@ -129,10 +120,19 @@ pub fn draw(
     if cards.len() > FULL_CARDS_MAX || compact {
         // A big hand (the vault has seven kinds) does not fit as full cards above the
         // timeline at 1280×720: each card becomes a one-line chip, its effect on hover.
-        let columns = chip_columns(ui.available_width(), spacing);
-        // Two pixels of slack: a row that fills the width exactly wraps its last chip.
-        let width = (ui.available_width() - spacing * (columns - 1.0)) / columns - 2.0;
         ui.horizontal_wrapped(|ui| {
+            // In the strip of a short screen the label shares the chips' line (what is armed,
+            // or why nothing can be played, on hover): the strip is one line high.
+            let line_width = ui.available_width();
+            let label_width = if compact {
+                hand_label(ui, session, simulation).rect.width() + spacing
+            } else {
+                0.0
+            };
+            let available = line_width - label_width;
+            let columns = chip_columns(available, spacing).min(cards.len() as f32);
+            // Two pixels of slack: a row that fills the width exactly wraps its last chip.
+            let width = (available - spacing * (columns - 1.0)) / columns - 2.0;
             for (index, card) in cards.iter().enumerate() {
                 let left = hand.get(card).copied().unwrap_or(0);
                 let live = left > 0;
@@ -167,6 +167,12 @@ pub fn draw(
     if let Some(card) = chosen {
         choose(card, session, simulation, level_ui, intents);
     }
+}
+
+/// "Your hand" in the strip of a short screen, the hand's status on hover.
+fn hand_label(ui: &mut egui::Ui, session: &Session, simulation: &Simulation) -> egui::Response {
+    ui.label(RichText::new("Your hand").strong().color(theme::CREW))
+        .on_hover_text(status_line(session, simulation))
 }
 
 /// Up to [`FULL_CARDS_MAX`] cards, each with its count, title and effect spelled out.
