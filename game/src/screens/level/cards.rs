@@ -72,9 +72,13 @@ pub fn choose(
     }
 }
 
-/// How many chips a line of the compact hand holds, in this width.
-fn chip_columns(available_width: f32, spacing: f32) -> f32 {
-    ((available_width + spacing) / (COMPACT_CARD_WIDTH_MIN + spacing))
+/// The narrowest a chip gets in the strip of a short screen (a projector): four to a line, so
+/// even the vault's seven kinds take two lines and leave the stage its height.
+const STRIP_CARD_WIDTH_MIN: f32 = 100.0;
+
+/// How many chips a line of the compact hand holds, in this width, each at least `width_min`.
+fn chip_columns(available_width: f32, spacing: f32, width_min: f32) -> f32 {
+    ((available_width + spacing) / (width_min + spacing))
         .floor()
         .clamp(1.0, 4.0)
 }
@@ -130,7 +134,12 @@ pub fn draw(
                 0.0
             };
             let available = line_width - label_width;
-            let columns = chip_columns(available, spacing).min(cards.len() as f32);
+            let width_min = if compact {
+                STRIP_CARD_WIDTH_MIN
+            } else {
+                COMPACT_CARD_WIDTH_MIN
+            };
+            let columns = chip_columns(available, spacing, width_min).min(cards.len() as f32);
             // Two pixels of slack: a row that fills the width exactly wraps its last chip.
             let width = (available - spacing * (columns - 1.0)) / columns - 2.0;
             for (index, card) in cards.iter().enumerate() {
@@ -152,10 +161,17 @@ pub fn draw(
                         if live { theme::CREW } else { theme::PANEL_BORDER },
                     ))
                     .truncate();
+                // A narrow chip may cut its title: the hover says it whole.
+                let hover = format!("{}: {}", card.title(), effect(*card, simulation));
+                // Its own box of the chip's width: a title longer than that is cut with "…",
+                // so the chips keep to their columns.
                 let response = ui
-                    .add_enabled(playable && live, button)
-                    .on_hover_text(effect(*card, simulation))
-                    .on_disabled_hover_text(effect(*card, simulation));
+                    .allocate_ui(egui::vec2(width, CHIP_HEIGHT), |ui| {
+                        ui.add_enabled(playable && live, button)
+                    })
+                    .inner
+                    .on_hover_text(&hover)
+                    .on_disabled_hover_text(&hover);
                 if response.clicked() {
                     chosen = Some(*card);
                 }

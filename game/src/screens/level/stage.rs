@@ -131,7 +131,7 @@ fn footnotes(
         // Alive workers are shown first: a hidden one finished earlier, unless the stage is
         // too short for every alive worker.
         let words = if hidden.iter().any(|worker| worker.alive) {
-            "not shown here (the timeline has them)"
+            "not shown"
         } else {
             "finished earlier"
         };
