@@ -43,6 +43,10 @@ pub use report_words::report_words;
 pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
 pub use workers::{FailedRun, WorkerView, moment};
 
+/// The words a timeline's `send` line carries when the tool refused before sending (the
+/// not-attempted card): the debrief finds the refused call by them.
+pub const REFUSED_BEFORE_SENDING: &str = "the tool refused before sending anything";
+
 use crate::checker;
 use crate::ledger::{Ledger, LedgerError};
 use crate::level::{Level, WireRule};

@@ -191,10 +191,7 @@ impl Simulation {
             } => {
                 let node = self.node_of(run).to_owned();
                 if self.crew.take_not_attempted(&node) {
-                    let text = format!(
-                        "{}: the tool refused before sending anything (token expired)",
-                        call.tool
-                    );
+                    let text = format!("{}: {} (token expired)", call.tool, super::REFUSED_BEFORE_SENDING);
                     self.log(actor, "send", some_run, Some(key.to_string()), text);
                     self.feed(
                         worker,
