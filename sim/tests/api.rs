@@ -1970,7 +1970,7 @@ async fn over_billing_a_credit_still_on_its_way_in_is_waited_for_not_guessed_at(
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     let error = call.refused(StatusCode::CONFLICT, "effect_in_flight").await;
-    assert!(error.contains("still applying 1 request(s) with that key"), "{error}");
+    assert!(error.contains("still applying 1 request with that key"), "{error}");
     assert_eq!(billing_entries(&billing).await, (0, 0));
 
     // Once it landed, the same request voids it.

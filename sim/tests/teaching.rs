@@ -157,7 +157,7 @@ fn an_unbeatable_level_is_not_finished_by_spending_the_hand_and_the_debrief_says
     assert_eq!(
         told.diagnosis.last().map(String::as_str),
         Some(
-            "Spending the whole hand does not finish this level: defend it with at most 2 guard(s) that stop every heist: a defence that holds, with no heist the explorer finds getting through, finishes it."
+            "Spending the whole hand does not finish this level: defend it with at most 2 guards that stop every heist: a defence that holds, with no heist the explorer finds getting through, finishes it."
         ),
         "{:?}",
         told.diagnosis
@@ -168,7 +168,7 @@ fn an_unbeatable_level_is_not_finished_by_spending_the_hand_and_the_debrief_says
     assert!(!told.standing.finishes_level());
     assert!(
         told.diagnosis.last().is_some_and(
-            |sentence| sentence.starts_with("You still hold 1 card(s), but no play finishes this level: defend it")
+            |sentence| sentence.starts_with("You still hold 1 card, but no play finishes this level: defend it")
         ),
         "{:?}",
         told.diagnosis

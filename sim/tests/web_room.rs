@@ -653,7 +653,7 @@ async fn a_defence_in_the_browser_is_judged_by_the_explorer_and_a_holding_one_fi
             .as_array()
             .unwrap()
             .iter()
-            .any(|sentence| sentence.as_str().unwrap().contains("defend it with at most 2 guard(s)")),
+            .any(|sentence| sentence.as_str().unwrap().contains("defend it with at most 2 guards")),
         "{}",
         spent["end"]
     );

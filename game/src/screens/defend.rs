@@ -381,13 +381,13 @@ fn headline(ui: &mut egui::Ui, report: &DefenceReport, minimum: &[Guard]) {
         );
         let text = if report.on.len() <= minimum.len() {
             format!(
-                "You found the minimum: {} guard(s), as few as anyone knows. Saved to your progress.",
-                report.on.len()
+                "You found the minimum: {}, as few as anyone knows. Saved to your progress.",
+                counted(report.on.len() as u64, "guard", "guards")
             )
         } else {
             format!(
-                "It holds with {} guard(s); it can be done with {}. Saved to your progress: try fewer.",
-                report.on.len(),
+                "It holds with {}; it can be done with {}. Saved to your progress: try fewer.",
+                counted(report.on.len() as u64, "guard", "guards"),
                 minimum.len()
             )
         };

@@ -7,6 +7,7 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, Align2, Color32, FontId, RichText, Stroke};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
+use twice_world::report::counted;
 
 use super::Screen;
 use super::header::Header;
@@ -209,9 +210,9 @@ fn finale(ui: &mut egui::Ui, campaign: &Campaign, summary: &CampaignSummary) -> 
         Some(guards) => {
             ui.label(
                 RichText::new(format!(
-                    "🛡 You defended {} with {} guard(s){}.",
+                    "🛡 You defended {} with {}{}.",
                     level.title,
-                    guards.len(),
+                    counted(guards.len() as u64, "guard", "guards"),
                     if guards.len() <= minimum {
                         ", the fewest anyone knows"
                     } else {
@@ -283,8 +284,11 @@ fn predictions(ui: &mut egui::Ui, summary: &CampaignSummary) {
     }
     ui.label(
         RichText::new(format!(
-            "🔮 {} made · the verdict right {} time(s) · a deciding guard named {} time(s), right {}",
-            tally.predictions, tally.verdicts_right, tally.guards_named, tally.guards_right
+            "🔮 {} made · the verdict right {} · a deciding guard named {}, right {}",
+            tally.predictions,
+            counted(u64::from(tally.verdicts_right), "time", "times"),
+            counted(u64::from(tally.guards_named), "time", "times"),
+            tally.guards_right
         ))
         .color(theme::VIOLET),
     );

@@ -3,6 +3,7 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
+use twice_world::report::counted;
 
 use twice_world::level::{Level, LoadedLevel};
 
@@ -353,13 +354,19 @@ fn record(ui: &mut egui::Ui, level: &Level, progress: &Progress) {
     if let (Some(par), true) = (level.par, stars.possible > 0) {
         let best = progress.file.best.get(&level.id).map_or_else(
             || "not won yet".to_owned(),
-            |best| format!("best {} card(s) in {} phases", best.cards, best.phases),
+            |best| {
+                format!(
+                    "best {} in {} phases",
+                    counted(u64::from(best.cards), "card", "cards"),
+                    best.phases
+                )
+            },
         );
         ui.label(
             RichText::new(format!(
-                "{} {best} · par {} card(s) in {} phases",
+                "{} {best} · par {} in {} phases",
                 stars.glyphs(),
-                par.cards,
+                counted(u64::from(par.cards), "card", "cards"),
                 par.phases
             ))
             .color(theme::WARN),
@@ -370,8 +377,8 @@ fn record(ui: &mut egui::Ui, level: &Level, progress: &Progress) {
         let at_minimum = guards.len() <= defender.minimum.len();
         ui.label(
             RichText::new(format!(
-                "🛡 Defended with {} guard(s): {}{}",
-                guards.len(),
+                "🛡 Defended with {}: {}{}",
+                counted(guards.len() as u64, "guard", "guards"),
                 names.join(", "),
                 if at_minimum { " · the minimum" } else { "" }
             ))

@@ -331,7 +331,7 @@ fn the_simulated_billing_tells_an_outside_operator_what_it_cannot_know() {
         .expect("the call was reserved before it was sent");
     let lookup = simulation.look_up_effect(&record);
     assert!(
-        matches!(&lookup, Err(LookupError::InFlight(text)) if text.contains("1 request(s)")),
+        matches!(&lookup, Err(LookupError::InFlight(text)) if text.contains("still applying 1 request with that key")),
         "{lookup:?}"
     );
 }

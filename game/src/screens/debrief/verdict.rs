@@ -107,8 +107,11 @@ fn headline(ui: &mut egui::Ui, verdict: &Verdict, told: &Debrief) {
         };
         ui.label(
             RichText::new(format!(
-                "{stars}  {} card(s) in {} phases · par: {} card(s) in {} phases",
-                par.cards, par.phases, par.par_cards, par.par_phases
+                "{stars}  {} in {} phases · par: {} in {} phases",
+                counted(u64::from(par.cards), "card", "cards"),
+                par.phases,
+                counted(u64::from(par.par_cards), "card", "cards"),
+                par.par_phases
             ))
             .strong()
             .color(theme::WARN),
@@ -197,9 +200,12 @@ fn prediction(ui: &mut egui::Ui, scored: &Score) {
         _ => theme::WARN,
     };
     ui.label(
-        RichText::new(format!("🔮 Your prediction: {} point(s)", scored.points()))
-            .strong()
-            .color(theme::VIOLET),
+        RichText::new(format!(
+            "🔮 Your prediction: {}",
+            counted(u64::from(scored.points()), "point", "points")
+        ))
+        .strong()
+        .color(theme::VIOLET),
     );
     ui.label(RichText::new(scored.sentence()).color(color));
 }

@@ -139,7 +139,7 @@ fn footnotes(
         painter.text(
             egui::pos2(rect.left() + 12.0, rect.bottom() - 6.0),
             Align2::LEFT_BOTTOM,
-            format!("+{} more worker(s) {words}", hidden.len()),
+            format!("+{} more {words}", counted(hidden.len() as u64, "worker", "workers")),
             FontId::proportional(11.0),
             theme::TEXT_FAINT,
         );
@@ -157,7 +157,7 @@ fn footnotes(
         painter.text(
             egui::pos2(wire_left, rect.bottom() - 6.0),
             Align2::LEFT_BOTTOM,
-            format!("{unshown} more message(s) in flight"),
+            format!("{} more in flight", counted(unshown as u64, "message", "messages")),
             FontId::proportional(11.0),
             theme::TEXT_FAINT,
         );

@@ -70,12 +70,16 @@ fn defend_to_finish(level: &Level, standing: Standing) -> Option<String> {
     let budget = level.defender.as_ref()?.budget;
     let cards = match standing {
         Standing::HeldWithCardsLeft { cards_left } => {
-            format!("You still hold {cards_left} card(s), but no play finishes this level")
+            format!(
+                "You still hold {}, but no play finishes this level",
+                crate::report::counted(u64::from(cards_left), "card", "cards")
+            )
         }
         _ => "Spending the whole hand does not finish this level".to_owned(),
     };
     Some(format!(
-        "{cards}: defend it with at most {budget} guard(s) that stop every heist: a defence that holds, with no heist the explorer finds getting through, finishes it."
+        "{cards}: defend it with at most {} that stop every heist: a defence that holds, with no heist the explorer finds getting through, finishes it.",
+        crate::report::counted(u64::from(budget), "guard", "guards")
     ))
 }
 
