@@ -67,7 +67,7 @@ pub fn tools() -> Vec<ToolDeclaration> {
 /// (a drill gives the worker the terms it gives billing).
 pub fn tools_with_terms(key_retention_ms: Option<u64>, lookup_settle_ms: Option<u64>) -> Vec<ToolDeclaration> {
     vec![ToolDeclaration {
-        name: TOOL_NAME.to_owned(),
+        name: TOOL_NAME.into(),
         side_effect: SideEffect::External,
         operation: Some(Operation::Credit.name().to_owned()),
         takes_key: true,
@@ -122,7 +122,7 @@ pub fn script_for(run_id: &str) -> RunScript {
             let (account, _) = ACCOUNTS[(bits % ACCOUNTS.len() as u64) as usize];
             let amount_cents = 500 + ((bits >> 16) % 40) as u32 * 125;
             ScriptCall {
-                tool: TOOL_NAME.to_owned(),
+                tool: TOOL_NAME.into(),
                 account: account.to_owned(),
                 amount_cents,
                 memo: format!("Refund {} of {calls} for {run_id}", item + 1),
@@ -131,8 +131,8 @@ pub fn script_for(run_id: &str) -> RunScript {
         })
         .collect();
     RunScript {
-        id: run_id.to_owned(),
-        tenant: TENANT.to_owned(),
+        id: run_id.into(),
+        tenant: TENANT.into(),
         calls,
     }
 }

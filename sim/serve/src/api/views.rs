@@ -4,6 +4,7 @@ use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use twice_world::ledger::{ExecutionRecord, HistoryEntry};
+use twice_world::runtime::ids::{RunId, Tenant, ToolName, WorkerId};
 use twice_world::runtime::rules::Status;
 
 /// The most history entries one answer carries; the newest are kept, since the
@@ -15,16 +16,16 @@ pub const HISTORY_ENTRIES_MAX: usize = 1_000;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RecordView {
     pub key: String,
-    pub tenant: String,
-    pub run_id: String,
+    pub tenant: Tenant,
+    pub run_id: RunId,
     pub tool_call_id: String,
-    pub tool: String,
+    pub tool: ToolName,
     pub side_effect: &'static str,
     pub arguments: StoredJson,
     pub status: Status,
     pub attempts: u32,
     pub result: Option<StoredJson>,
-    pub owner: String,
+    pub owner: WorkerId,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
     pub lease_expires_at_ms: Option<u64>,

@@ -5,6 +5,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{classify_at, execute_cached, query_row_cached, read_ms, stored_ms};
+use crate::ids::{RunId, Tenant, ToolName, WorkerId};
 use crate::key::IdempotencyKey;
 use crate::ledger::operations::{CheckpointRow, HistoryLine, RecordWrite, RunHistoryLine, Tables};
 use crate::ledger::{Checkpoint, ExecutionRecord, LedgerError, Location};
@@ -14,16 +15,16 @@ use crate::tool::SideEffect;
 /// A row as SQLite gives it, before its text fields are checked.
 pub(super) struct RawRecord {
     key: String,
-    tenant: String,
-    run_id: String,
+    tenant: Tenant,
+    run_id: RunId,
     tool_call_id: String,
-    tool: String,
+    tool: ToolName,
     side_effect: String,
     arguments: String,
     status: String,
     attempts: u32,
     result: Option<String>,
-    owner: String,
+    owner: WorkerId,
     created_at_ms: i64,
     updated_at_ms: i64,
     lease_expires_at_ms: Option<i64>,
