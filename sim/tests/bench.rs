@@ -1,7 +1,10 @@
 //! `twice-sim bench --quick` with tiny counts: the command keeps working, prints all five
-//! figures, and finds zero duplicate reservations under contention. The figures themselves
-//! are not checked here (a test machine is no benchmark machine); the README has them.
+//! figures, and finds zero duplicate reservations under contention; `--figures` measures and
+//! prints exactly the rows of the figures it names (on PostgreSQL too, given a server), so no
+//! row can go missing from the table unnoticed. The figures themselves are not checked here (a
+//! test machine is no benchmark machine); the README has them.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -35,11 +38,33 @@ const TINY: [&str; 11] = [
     "--processes=2,4",
 ];
 
+/// How many rows of the table each figure has: the table runs from its header line ("figure
+/// measured against …") to the first empty line, and each row begins with its figure's number.
+fn rows_by_figure(printed: &str) -> BTreeMap<u8, usize> {
+    let mut rows = BTreeMap::new();
+    let table = printed
+        .lines()
+        .skip_while(|line| !line.starts_with("figure "))
+        .skip(1)
+        .take_while(|line| !line.is_empty());
+    for line in table {
+        let number = line.split(' ').next().and_then(|word| word.parse::<u8>().ok());
+        let number = number.unwrap_or_else(|| panic!("a row that names no figure: {line:?} in {printed}"));
+        *rows.entry(number).or_insert(0) += 1;
+    }
+    rows
+}
+
+/// The rows a tiny run prints per figure: figure 3 on two stores, figure 4 for `--processes=2,4`.
+const ALL_ROWS: [(u8, usize); 5] = [(1, 1), (2, 1), (3, 2), (4, 2), (5, 1)];
+
 #[test]
 fn a_quick_bench_prints_five_figures_and_no_duplicates() {
     let output = twice_sim(&TINY);
     let printed = text(&output);
     assert_eq!(output.status.code(), Some(0), "{printed}");
+    assert_eq!(rows_by_figure(&printed), BTreeMap::from(ALL_ROWS), "{printed}");
+    assert!(!printed.contains("not measured in this run"), "{printed}");
     assert!(printed.contains("1 ledger: reserve+fence + complete"), "{printed}");
     assert!(printed.contains("2 peer"), "{printed}");
     assert!(printed.contains("5 64 runs, one process, group commit"), "{printed}");
@@ -71,6 +96,100 @@ fn a_quick_bench_prints_five_figures_and_no_duplicates() {
         printed.contains("memory store: ") && printed.contains("too short to time there"),
         "{printed}"
     );
+}
+
+#[test]
+fn figures_prints_the_rows_of_the_figures_it_names_and_says_which_it_left_out() {
+    // Figures 1 and 2 are measured side by side: either brings both.
+    let cases: [(&str, &[u8], &str); 6] = [
+        ("1", &[1, 2], "3, 4, 5"),
+        ("2", &[1, 2], "3, 4, 5"),
+        ("3", &[3], "1 and 2, 4, 5"),
+        ("4", &[4], "1 and 2, 3, 5"),
+        ("5", &[5], "1 and 2, 3, 4"),
+        ("5,1", &[1, 2, 5], "3, 4"),
+    ];
+    for (asked, figures, left_out) in cases {
+        let mut arguments = TINY.to_vec();
+        arguments.push("--figures");
+        arguments.push(asked);
+        let output = twice_sim(&arguments);
+        let printed = text(&output);
+        assert_eq!(output.status.code(), Some(0), "--figures {asked}: {printed}");
+        let expected: BTreeMap<u8, usize> = ALL_ROWS
+            .into_iter()
+            .filter(|(figure, _)| figures.contains(figure))
+            .collect();
+        assert_eq!(rows_by_figure(&printed), expected, "--figures {asked}: {printed}");
+        assert!(
+            printed.contains(&format!("not measured in this run (--figures): {left_out}\n")),
+            "--figures {asked}: {printed}"
+        );
+    }
+    // The JSON report holds what was measured and null for the rest.
+    let mut arguments = TINY.to_vec();
+    arguments.extend(["--figures", "5", "--json"]);
+    let output = twice_sim(&arguments);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("the report is JSON");
+    assert!(
+        report["group"]["grouped"]["per_second"]
+            .as_f64()
+            .is_some_and(|rate| rate > 0.0),
+        "{report:#}"
+    );
+    for left_out in [
+        "ledger",
+        "peer",
+        "simulator",
+        "simulator_sqlite",
+        "contention",
+        "postgres_group",
+    ] {
+        assert!(report[left_out].is_null(), "{left_out}: {report:#}");
+    }
+    // No figure, or one that does not exist, is refused with the flag named.
+    for (asked, message) in [
+        ("6", "--figures 6: there are figures 1 to 5"),
+        ("0", "--figures 0: there are figures 1 to 5"),
+    ] {
+        let output = twice_sim(&["bench", "--quick", "--figures", asked]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        assert!(text(&output).contains(message), "{}", text(&output));
+    }
+}
+
+#[test]
+fn on_postgres_figures_1_and_5_have_their_rows_against_postgres_own_single_commits() {
+    let Some(database) = twice_sim::ledger_postgres::testing::TestDatabase::create(
+        "on_postgres_figures_1_and_5_have_their_rows_against_postgres_own_single_commits",
+    ) else {
+        return;
+    };
+    let url = database.url();
+    let mut arguments = TINY.to_vec();
+    let flag = url.without_password();
+    arguments.extend(["--figures", "1,5", "--ledger", &flag]);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_twice-sim"));
+    command
+        .args(&arguments)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
+    if let Some(password) = url.password() {
+        command.env("PGPASSWORD", password);
+    }
+    let output = command.output().expect("twice-sim runs");
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{printed}");
+    assert_eq!(
+        rows_by_figure(&printed),
+        BTreeMap::from([(1, 2), (2, 1), (5, 2)]),
+        "{printed}"
+    );
+    let postgres_rows: Vec<&str> = printed.lines().filter(|line| line.contains("on PostgreSQL")).collect();
+    assert_eq!(postgres_rows.len(), 2, "{printed}");
+    for row in postgres_rows {
+        assert!(row.contains("PostgreSQL INSERT+commit "), "{row}");
+    }
 }
 
 #[test]

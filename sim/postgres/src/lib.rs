@@ -19,12 +19,15 @@
 //! - `tables.rs`: one transaction's rows (`Tables`), a prepared statement each.
 //! - `rows.rs`: the statements, and rows as the server gives them, checked into the ledger's types.
 //! - `batch.rs`: a commit group's batches (one transaction, one durable commit each).
+//! - `raw.rs`: [`RawCommits`], single-row INSERTs each its own durable commit: the benchmark's
+//!   ceiling for one write on the same server and the same client path.
 //! - `error.rs`: PostgreSQL's errors as the ledger's kinds (`Locked`, `BadRow`, `Store`).
 //! - [`testing`]: a fresh database per test; skipped, or failed in CI, without a server.
 
 mod batch;
 mod connection;
 mod error;
+mod raw;
 mod rows;
 mod schema;
 mod store;
@@ -34,6 +37,7 @@ mod url;
 
 use twice_runtime::ledger::{GroupSettings, Ledger, LedgerError};
 
+pub use raw::RawCommits;
 pub use schema::SCHEMA_NAME;
 pub use store::{
     CONNECT_TIMEOUT_MS, IDLE_IN_TRANSACTION_TIMEOUT_MS, KEEPALIVE_IDLE_MS, KEEPALIVE_INTERVAL_MS, KEEPALIVE_RETRIES,

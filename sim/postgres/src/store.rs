@@ -169,8 +169,8 @@ impl PostgresStore {
         })
     }
 
-    /// A read outside any transaction.
-    fn read<T: Send + 'static>(
+    /// A read outside any transaction (or one autocommitted statement: `raw.rs`).
+    pub(crate) fn read<T: Send + 'static>(
         &self,
         context: &'static str,
         work: impl FnOnce(&mut Session) -> Result<T, postgres::Error> + Send + 'static,

@@ -11,7 +11,7 @@ use super::peer;
 use super::report::{
     ContentionRow, LedgerFigure, PeerFigure, PostgresContention, PostgresCycles, SimulatorFigure, Spread,
 };
-use super::side_by_side::{self, LedgerCycles, Measured, RawInserts};
+use super::side_by_side::{self, LedgerCycles, Measured, PostgresRawInserts, RawInserts};
 use super::{
     BenchError, BenchPlan, CPU_SECONDS_MIN, DEFAULT_LEVEL, LEDGER_RATIO_AIM, PEER_RATIO_AIM, POSTGRES_CONTENTION_HOSTS,
     POSTGRES_CONTENTION_PROCESSES, SCENARIOS_PER_SECOND_AIM, ratio, scenarios,
@@ -107,7 +107,8 @@ pub(super) fn measure_scenarios(
     })
 }
 
-/// Figures 1 and 2 side by side (with PostgreSQL's cycles in the same rounds, given a server).
+/// Figures 1 and 2 side by side (with PostgreSQL's cycles and its own single commits in the
+/// same rounds, given a server).
 pub(super) fn measure_ledger(
     plan: &BenchPlan,
     folder: &Path,
@@ -115,19 +116,26 @@ pub(super) fn measure_ledger(
 ) -> Result<(LedgerFigure, PeerFigure, Option<PostgresCycles>), BenchError> {
     let mut raw = RawInserts::open(&folder.join("raw.sqlite"))?;
     let mut ours = LedgerCycles::open(&folder.join("ledger.sqlite"))?;
-    let mut postgres_cycles = match &plan.postgres {
+    let mut postgres = match &plan.postgres {
         None => None,
         Some(server) => {
             let url = fresh_schema(server, "cycles", schemas)?;
             let ledger = twice_ledger_postgres::open(&url).map_err(BenchError::LedgerRefused)?;
-            Some(LedgerCycles::on(
-                ledger,
-                "twice ledger on PostgreSQL: reserve + complete",
+            let raw_url = fresh_schema(server, "raw", schemas)?;
+            Some((
+                LedgerCycles::on(ledger, "twice ledger on PostgreSQL: reserve+fence + complete"),
+                PostgresRawInserts::open(&raw_url)?,
             ))
         }
     };
     let started = CpuCounters::now();
-    let (measured, peer_name) = measure_cycles(plan, folder, &mut raw, &mut ours, postgres_cycles.as_mut())?;
+    let (measured, peer_name) = measure_cycles(
+        plan,
+        folder,
+        &mut raw,
+        &mut ours,
+        postgres.as_mut().map(|(cycles, raw)| (cycles, raw)),
+    )?;
     let other_work = OtherWork::between(started, CpuCounters::now());
     let Cycles {
         raw,
@@ -139,11 +147,13 @@ pub(super) fn measure_ledger(
         .postgres
         .as_ref()
         .zip(postgres)
-        .map(|(server, cycles)| PostgresCycles {
+        .map(|(server, (cycles, raw))| PostgresCycles {
             server: server.redacted(),
             ratio_to_sqlite: ratio(cycles.per_second, ours.per_second),
-            ratio_spread: Spread::of_ratios(&cycles.round_rates, &ours.round_rates),
+            ratio_to_raw: ratio(cycles.per_second, raw.per_second),
+            ratio_spread: Spread::of_ratios(&cycles.round_rates, &raw.round_rates),
             cycles,
+            raw,
         });
     let peer = PeerFigure {
         peer: peer_name,
@@ -165,7 +175,8 @@ pub(super) fn measure_ledger(
     Ok((ledger, peer, postgres))
 }
 
-/// Figure 5: the grouped runs against raw single commits (on PostgreSQL too, with a server).
+/// Figure 5: the grouped runs against raw single commits on the same store: the SQLite file's
+/// against SQLite's, and with a server PostgreSQL's against PostgreSQL's own.
 pub(super) fn measure_group(
     plan: &BenchPlan,
     folder: &Path,
@@ -182,8 +193,7 @@ pub(super) fn measure_group(
                 .map_err(BenchError::LedgerRefused)?;
             let name = format!("{} runs, one process, group commit on PostgreSQL", group_commit::RUNS);
             let mut grouped = GroupedRuns::on(ledger, group_commit::RUNS, name)?;
-            // Fresh keys for the raw inserts too: its own file.
-            let mut raw = RawInserts::open(&folder.join("raw-group-postgres.sqlite"))?;
+            let mut raw = PostgresRawInserts::open(&fresh_schema(server, "group_raw", schemas)?)?;
             Some(group_commit::measure(&mut raw, &mut grouped, plan.cycles, plan.rounds)?)
         }
     };
@@ -194,17 +204,25 @@ pub(super) fn measure_group(
 struct Cycles {
     raw: Measured,
     ours: Measured,
-    postgres: Option<Measured>,
+    /// PostgreSQL's cycles and its own single commits.
+    postgres: Option<(Measured, Measured)>,
     peer: Option<Measured>,
 }
 
 impl Cycles {
-    /// `measured` in the order the contenders were given: raw, ours, PostgreSQL (if any), the peer (if any).
+    /// `measured` in the order the contenders were given: raw, ours, PostgreSQL's cycles and
+    /// raw commits (if any), the peer (if any).
     fn from(measured: Vec<Measured>, postgres: bool, peer: bool) -> Cycles {
         let mut measured = measured.into_iter();
         let raw = measured.next().expect("raw inserts were measured");
         let ours = measured.next().expect("our cycles were measured");
-        let postgres = if postgres { measured.next() } else { None };
+        let postgres = if postgres {
+            let cycles = measured.next().expect("PostgreSQL's cycles were measured");
+            let raw = measured.next().expect("PostgreSQL's raw commits were measured");
+            Some((cycles, raw))
+        } else {
+            None
+        };
         let peer = if peer { measured.next() } else { None };
         Cycles {
             raw,
@@ -215,13 +233,27 @@ impl Cycles {
     }
 }
 
+/// The contenders of figures 1 and 2 in the order [`Cycles::from`] reads them back.
+fn cycle_contenders<'a>(
+    raw: &'a mut RawInserts,
+    ours: &'a mut LedgerCycles,
+    postgres: Option<(&'a mut LedgerCycles, &'a mut PostgresRawInserts)>,
+) -> Vec<&'a mut dyn side_by_side::Contender> {
+    let mut contenders: Vec<&mut dyn side_by_side::Contender> = vec![raw, ours];
+    if let Some((cycles, raw)) = postgres {
+        contenders.push(cycles);
+        contenders.push(raw);
+    }
+    contenders
+}
+
 #[cfg(feature = "peer-benchmark")]
 fn measure_cycles(
     plan: &BenchPlan,
     folder: &Path,
     raw: &mut RawInserts,
     ours: &mut LedgerCycles,
-    postgres: Option<&mut LedgerCycles>,
+    postgres: Option<(&mut LedgerCycles, &mut PostgresRawInserts)>,
 ) -> Result<(Cycles, String), BenchError> {
     use side_by_side::Contender;
 
@@ -238,10 +270,7 @@ fn measure_cycles(
     }
     let mut peer = Peer(peer::PeerCycles::open(&folder.join("peer.sqlite")).map_err(BenchError::Peer)?);
     let has_postgres = postgres.is_some();
-    let mut contenders: Vec<&mut dyn Contender> = vec![raw, ours];
-    if let Some(postgres) = postgres {
-        contenders.push(postgres);
-    }
+    let mut contenders = cycle_contenders(raw, ours, postgres);
     contenders.push(&mut peer);
     let measured = side_by_side::measure(&mut contenders, plan.cycles, plan.rounds)?;
     Ok((Cycles::from(measured, has_postgres, true), peer::PEER_NAME.into()))
@@ -253,13 +282,10 @@ fn measure_cycles(
     _folder: &Path,
     raw: &mut RawInserts,
     ours: &mut LedgerCycles,
-    postgres: Option<&mut LedgerCycles>,
+    postgres: Option<(&mut LedgerCycles, &mut PostgresRawInserts)>,
 ) -> Result<(Cycles, String), BenchError> {
     let has_postgres = postgres.is_some();
-    let mut contenders: Vec<&mut dyn side_by_side::Contender> = vec![raw, ours];
-    if let Some(postgres) = postgres {
-        contenders.push(postgres);
-    }
+    let mut contenders = cycle_contenders(raw, ours, postgres);
     let measured = side_by_side::measure(&mut contenders, plan.cycles, plan.rounds)?;
     Ok((
         Cycles::from(measured, has_postgres, false),

@@ -24,10 +24,12 @@
 //! the whole table's quarter hour.
 //!
 //! With `--ledger postgres://…`, figures 1, 4 and 5 are also measured on PostgreSQL in the same
-//! run: the reserve + complete cycle beside SQLite's (same rounds, order rotating), and
-//! contention with [`POSTGRES_CONTENTION_PROCESSES`] processes spread over
-//! [`POSTGRES_CONTENTION_HOSTS`] hosts (network namespaces, as the drill makes them; on this
-//! machine as they are when not run as root), each in a fresh schema removed afterwards.
+//! run: the reserve+fence + complete cycle in the same rounds as SQLite's (order rotating),
+//! against PostgreSQL's own single-row INSERT + commit on the same server; the 64 grouped runs
+//! against those single commits too; and contention with [`POSTGRES_CONTENTION_PROCESSES`]
+//! processes spread over [`POSTGRES_CONTENTION_HOSTS`] hosts (network namespaces, as the drill
+//! makes them; on this machine as they are when not run as root), each in a fresh schema
+//! removed afterwards.
 //!
 //! The criterion benchmarks in `sim/benches/` measure the same things with criterion's
 //! statistics; this command prints the ratios in one table.

@@ -164,7 +164,7 @@ impl RawInserts {
 
 impl Contender for RawInserts {
     fn name(&self) -> String {
-        "raw SQLite: INSERT + commit".into()
+        "SQLite INSERT+commit".into()
     }
 
     fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError> {
@@ -185,6 +185,34 @@ impl Contender for RawInserts {
                     context: "inserting",
                     source: error,
                 })?;
+        }
+        Ok(())
+    }
+}
+
+/// Figures 1 and 5 on PostgreSQL, the ceiling: one single-row INSERT per durable commit on the
+/// same server, through the same client path as the ledger ([`twice_ledger_postgres::RawCommits`]).
+#[derive(Debug)]
+pub struct PostgresRawInserts {
+    commits: twice_ledger_postgres::RawCommits,
+}
+
+impl PostgresRawInserts {
+    pub fn open(url: &twice_ledger_postgres::PostgresUrl) -> Result<PostgresRawInserts, BenchError> {
+        Ok(PostgresRawInserts {
+            commits: twice_ledger_postgres::RawCommits::open(url).map_err(BenchError::LedgerRefused)?,
+        })
+    }
+}
+
+impl Contender for PostgresRawInserts {
+    fn name(&self) -> String {
+        "PostgreSQL INSERT+commit".into()
+    }
+
+    fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError> {
+        for item in first..first + count {
+            self.commits.insert(&format!("bench:c{item}"), ARGUMENTS)?;
         }
         Ok(())
     }

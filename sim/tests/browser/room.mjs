@@ -3,11 +3,14 @@
 //
 //   TWICE_SIM=path/to/twice-sim  TWICE_ROOM_DIR=folder  [TWICE_SCREENSHOTS=folder]  node room.mjs
 //
-// 1. Three participants play; the server is SIGKILLed and started again on the same room
-//    file with another --sessions-max. Their open pages carry on (the next click works, at
-//    the phase they were at), a reload finds the same level, the presenter's old URL still
-//    opens the room, and a participant on a new browser takes their name back with the code
-//    their page showed.
+// 1. A 30-participant session: 27 scripted participants (the page's own HTTP API) win 01 with
+//    its win tape's moves and step into 02, three more play in Chromium pages; the server is
+//    SIGKILLed and started again on the same room file with another --sessions-max. Every
+//    scripted participant's acknowledged level, phase, moves and win are back, the presenter's
+//    scoreboard counts every win, the open pages carry on (the next click works, at the phase
+//    they were at), a reload finds the same level, the presenter's old URL still opens the
+//    room, and a participant on a new browser takes their name back with the code their page
+//    showed.
 // 2. WORKSHOP.md's plan with its own `--path`: a participant who finished nothing finds
 //    every level each row of the plan names open at that row's minute, and opens it.
 import { chromium } from 'playwright-core';
@@ -104,6 +107,48 @@ function workshopPlan() {
   return { path: paths[0], rows };
 }
 
+/** The win tape's moves, read from the tape file: `(at_phase: N, play: Card(key: Some("k")))`. */
+function tapeMoves(file) {
+  const text = readFileSync(file, 'utf8');
+  const moves = [...text.matchAll(/\(at_phase: (\d+), play: (\w+)\(key: Some\("([^"]+)"\)\)\)/g)]
+    .map((match) => ({ atPhase: Number(match[1]), play: { [match[2]]: { key: match[3] } } }));
+  if (moves.length === 0) throw new Error(`${file}: no wire moves found to script`);
+  return moves;
+}
+
+/** A participant without a browser: the same JSON API the page uses, with its cookie. */
+class Scripted {
+  constructor(base, name) { this.base = base; this.name = name; this.cookie = ''; }
+  async send(method, path, body) {
+    const response = await fetch(`${this.base}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...(this.cookie ? { cookie: this.cookie } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const setCookie = response.headers.get('set-cookie');
+    if (setCookie) this.cookie = setCookie.split(';')[0];
+    const answer = await response.json();
+    if (response.status !== 200) throw new Error(`${this.name}: ${method} ${path} answered ${response.status}: ${JSON.stringify(answer)}`);
+    return answer;
+  }
+  /** Wins 01 with the tape's moves, then opens 02 and steps into it; keeps the last answer. */
+  async play(moves) {
+    await this.send('POST', '/api/join', { name: this.name });
+    let game = await this.send('POST', '/api/game', { level: '01-naive-retry' });
+    for (const move of moves) {
+      while (game.phase < move.atPhase) {
+        game = await this.send('POST', '/api/game/step', { phases: Math.min(3, move.atPhase - game.phase) });
+      }
+      game = await this.send('POST', '/api/game/play', { play: move.play });
+    }
+    game = await this.send('POST', '/api/game/run');
+    this.won = game.end && game.end.finished === true && game.end.counted === true;
+    await this.send('POST', '/api/game', { level: '02-one-attempt' });
+    for (let step = 0; step < 4; step += 1) game = await this.send('POST', '/api/game/step', { phases: 1 });
+    this.acked = game;
+  }
+}
+
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -112,10 +157,15 @@ const browser = await chromium.launch({
 const servers = [];
 
 try {
-  // ----- 1. SIGKILL under three participants, then the same room again -----
+  // ----- 1. SIGKILL under thirty participants, then the same room again -----
   const roomFile = joinPath(roomDir, 'killed.sqlite');
   let server = await startServer(['--room', roomFile]);
   servers.push(server);
+  const base = new URL(server.participants).origin;
+  const moves = tapeMoves('levels/01-naive-retry.win.tape.ron');
+  const scripted = Array.from({ length: 27 }, (_, index) => new Scripted(base, `Player ${index + 1}`));
+  await Promise.all(scripted.map((participant) => participant.play(moves)));
+  check(scripted.every((participant) => participant.won), '27 scripted participants won 01 with its win tape\'s moves and stepped into 02');
   const people = [];
   for (const name of ['Ada', 'Grace', 'Linus']) {
     const page = await newPage(browser, name);
@@ -137,13 +187,28 @@ try {
   await presenter.waitForFunction(() => (document.querySelector('#sessions') || {}).textContent?.includes('Linus'));
   const oldPresenterUrl = server.presenter;
   await stopServer(server, 'SIGKILL');
-  check(true, 'the server was killed (SIGKILL) with three pages open');
+  check(true, 'the server was killed (SIGKILL) with three pages open and 30 participants in the room');
 
   // The same address again: the pages stay as they were, open on the dead server.
-  server = await startServer(['--room', roomFile, '--sessions-max', '10'], new URL(server.participants).host);
+  server = await startServer(['--room', roomFile, '--sessions-max', '40'], new URL(server.participants).host);
   servers.push(server);
-  check(server.printed.some((line) => line.includes('3 participant(s) kept')), 'the restarted server found the three participants in the room file');
+  check(server.printed.some((line) => line.includes('30 participant(s) kept')), 'the restarted server found the thirty participants in the room file');
   check(server.presenter === oldPresenterUrl, 'the presenter\'s URL is the same after the restart');
+  for (const participant of scripted) {
+    const me = await participant.send('GET', '/api/me');
+    const levels = await participant.send('GET', '/api/levels');
+    const first = levels.find((level) => level.stem === '01-naive-retry');
+    const game = await participant.send('GET', '/api/game');
+    const same = me.name === participant.name && first.state.word === 'finished' && first.best
+      && ['level', 'phase', 'played', 'timeline', 'ledger', 'billing', 'hand']
+        .every((field) => JSON.stringify(game[field]) === JSON.stringify(participant.acked[field]));
+    if (!same) throw new Error(`check failed: ${participant.name} after the restart: ${JSON.stringify({ me, first, phase: game.phase, acked: participant.acked.phase })}`);
+  }
+  check(true, 'every scripted participant is back: their name, 01 finished with its best, 02 at the phase and moves acknowledged before the kill');
+  const secret = oldPresenterUrl.split('#secret=')[1];
+  const room = await (await fetch(`${base}/api/presenter/room`, { headers: { authorization: `Bearer ${secret}` } })).json();
+  const board = room.scoreboard.find((entry) => entry.level === '01-naive-retry');
+  check(board && board.scores.length === scripted.length, `the presenter's scoreboard for 01 counts every win from before the kill: ${board ? board.scores.length : 0} of ${scripted.length}`);
   for (const person of people) {
     // No reload: the open tab's next click is answered by the new server.
     const next = await stepOnce(person.page);
