@@ -196,8 +196,8 @@ impl Cursor {
         text
     }
 
-    pub fn decode(text: &str) -> Result<Cursor, String> {
-        let refuse = || format!("cursor `{}` is not one this server issued", shorten(text));
+    pub fn decode(text: &str) -> Result<Cursor, ForeignCursor> {
+        let refuse = || ForeignCursor { shown: shorten(text) };
         if text.len() > CURSOR_CHARS_MAX || !text.is_ascii() {
             return Err(refuse());
         }
@@ -225,6 +225,14 @@ impl Cursor {
             key: key.to_owned(),
         })
     }
+}
+
+/// A cursor this server did not issue (or one forged past the ledger's time range).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("cursor `{shown}` is not one this server issued")]
+pub struct ForeignCursor {
+    /// The cursor as sent, shortened for quoting.
+    pub shown: String,
 }
 
 /// At most 80 characters of something a caller sent, for quoting it back in an error.
@@ -268,7 +276,7 @@ mod tests {
             "c1ff",
             too_long.as_str(),
         ] {
-            let error = Cursor::decode(text).unwrap_err();
+            let error = Cursor::decode(text).unwrap_err().to_string();
             assert!(error.contains("not one this server issued"), "{text}: {error}");
         }
     }
@@ -281,7 +289,7 @@ mod tests {
                 key: "r1:c1".into(),
             }
             .encode();
-            let error = Cursor::decode(&forged).unwrap_err();
+            let error = Cursor::decode(&forged).unwrap_err().to_string();
             assert!(error.contains("not one this server issued"), "{updated_at_ms}: {error}");
         }
     }
