@@ -153,7 +153,7 @@ impl RawRecord {
             key: self.key.clone(),
             detail,
         };
-        Ok(ExecutionRecord {
+        let record = ExecutionRecord {
             key: IdempotencyKey::parse(&self.key).map_err(|error| bad(error.to_string()))?,
             status: Status::parse(&self.status).ok_or_else(|| bad(format!("status `{}`", self.status)))?,
             side_effect: SideEffect::parse(&self.side_effect)
@@ -169,7 +169,12 @@ impl RawRecord {
             created_at_ms: read_ms(self.created_at_ms),
             updated_at_ms: read_ms(self.updated_at_ms),
             lease_expires_at_ms: self.lease_expires_at_ms.map(read_ms),
-        })
+        };
+        // The read half of the invariant every write asserts (as the SQLite store reads it).
+        match record.broken_invariant() {
+            Some(broken) => Err(bad(format!("a record with {broken}"))),
+            None => Ok(record),
+        }
     }
 }
 

@@ -99,7 +99,11 @@ pub fn hash_token(token: &str) -> String {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TokenError {
     /// Too short to resist guessing, or too long for a header.
-    #[error("a token has {} to {} characters; this one has {chars}", TOKEN_CHARS_MIN, TOKEN_CHARS_MAX)]
+    #[error(
+        "a token has {} to {} characters; this one has {chars}",
+        TOKEN_CHARS_MIN,
+        TOKEN_CHARS_MAX
+    )]
     Length {
         /// The characters it has.
         chars: usize,

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use twice_world::checker;
+use twice_world::error::InputError;
 use twice_world::exit::{EXIT_DIFFERS, EXIT_OK};
 use twice_world::explore::{Explorer, Found, JOBS_MAX, Outcome, Progress, SCHEDULES_MAX, Stage};
 use twice_world::ledger::LedgerStore;
 use twice_world::level::{self, TimedAction};
+use twice_world::replay::ReplayError;
 use twice_world::replay::replay_tape;
 use twice_world::report::counted;
-use twice_world::error::InputError;
-use twice_world::replay::ReplayError;
 use twice_world::runtime::guards::{Guard, Guards, UnknownGuard};
 
 /// Schedules tried when `--schedules` is not given.

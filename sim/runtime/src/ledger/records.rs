@@ -42,6 +42,23 @@ pub struct ExecutionRecord {
     pub lease_expires_at_ms: Option<u64>,
 }
 
+impl ExecutionRecord {
+    /// What every record holds, written or read: the names that place it (whose, which run,
+    /// which call, which tool, who took it) are never empty. `Some` names the first that is:
+    /// a write of such a record is a bug (asserted where records are written, for every
+    /// store), a stored row with one is refused as a `BadRow` where stores read rows.
+    pub fn broken_invariant(&self) -> Option<&'static str> {
+        let names = [
+            (self.tenant.is_empty(), "an empty tenant"),
+            (self.run_id.is_empty(), "an empty run id"),
+            (self.tool_call_id.is_empty(), "an empty tool call id"),
+            (self.tool.is_empty(), "an empty tool name"),
+            (self.owner.is_empty(), "an empty owner"),
+        ];
+        names.into_iter().find_map(|(empty, what)| empty.then_some(what))
+    }
+}
+
 /// One line of a record's append-only history.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryEntry {

@@ -56,7 +56,7 @@ impl RawRecord {
             key: self.key.clone(),
             detail,
         };
-        Ok(ExecutionRecord {
+        let record = ExecutionRecord {
             key: IdempotencyKey::parse(&self.key).map_err(|error| bad(error.to_string()))?,
             status: Status::parse(&self.status).ok_or_else(|| bad(format!("status `{}`", self.status)))?,
             side_effect: SideEffect::parse(&self.side_effect)
@@ -72,7 +72,13 @@ impl RawRecord {
             created_at_ms: read_ms(self.created_at_ms),
             updated_at_ms: read_ms(self.updated_at_ms),
             lease_expires_at_ms: self.lease_expires_at_ms.map(read_ms),
-        })
+        };
+        // The read half of the invariant every write asserts: a row written by something
+        // else is refused here, not trusted.
+        match record.broken_invariant() {
+            Some(broken) => Err(bad(format!("a record with {broken}"))),
+            None => Ok(record),
+        }
     }
 }
 
