@@ -5,9 +5,10 @@
 //! decides it on its own: every target is a [`Play`] that `Simulation::play` judges.
 
 use crate::level::{CardKind, Play};
+use crate::report::counted;
 use crate::runtime::guards::Guard;
 use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect, ToolDeclaration};
-use crate::simulator::{Direction, Message, Simulation};
+use crate::simulator::{Armed, Direction, Message, Simulation};
 
 /// One move a card offers now: a label for a button, and the move itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,6 +34,42 @@ pub fn is_wire(card: CardKind) -> bool {
         card,
         CardKind::LoseRequest | CardKind::LoseResponse | CardKind::SlowResponse
     )
+}
+
+/// What the crew has armed, one line per kind, in words a player reads (the game's status line
+/// and the browser's "armed" list): "the next request will be lost", "2 calls on r1 will
+/// refuse before sending". Empty when nothing is armed.
+pub fn armed_lines(armed: &Armed) -> Vec<String> {
+    let next = |count: u32, one: &str, many: &str, what: &str| {
+        if count == 1 {
+            format!("the next {one} will be {what}")
+        } else {
+            format!("the next {count} {many} will be {what}")
+        }
+    };
+    let mut lines = Vec::new();
+    if armed.lose_request > 0 {
+        lines.push(next(armed.lose_request, "request", "requests", "lost"));
+    }
+    if armed.lose_response > 0 {
+        lines.push(next(armed.lose_response, "response", "responses", "lost"));
+    }
+    if armed.slow_response > 0 {
+        lines.push(next(armed.slow_response, "response", "responses", "slowed"));
+    }
+    for (run, reword) in &armed.call_again {
+        lines.push(format!(
+            "Penny will call again on {run}{}",
+            if *reword { ", reworded" } else { "" }
+        ));
+    }
+    for (run, count) in &armed.not_attempted {
+        lines.push(format!(
+            "{} on {run} will refuse before sending",
+            counted(u64::from(*count), "call", "calls")
+        ));
+    }
+    lines
 }
 
 fn message_words(message: &Message) -> String {
@@ -220,4 +257,34 @@ pub fn declaration(simulation: &Simulation) -> Option<Declaration> {
         closed: simulation.declaring_is_open().err().map(|why| why.to_string()),
         left: simulation.hand().get(&CardKind::DeclareTool).copied().unwrap_or(0),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn armed_lines_count_in_words_singular_for_one() {
+        assert!(armed_lines(&Armed::default()).is_empty());
+        let mut armed = Armed {
+            lose_request: 1,
+            lose_response: 2,
+            slow_response: 1,
+            ..Armed::default()
+        };
+        armed.call_again.insert("r1".into(), true);
+        armed.not_attempted.insert("r2".into(), 1);
+        armed.not_attempted.insert("r3".into(), 2);
+        assert_eq!(
+            armed_lines(&armed),
+            [
+                "the next request will be lost",
+                "the next 2 responses will be lost",
+                "the next response will be slowed",
+                "Penny will call again on r1, reworded",
+                "1 call on r2 will refuse before sending",
+                "2 calls on r3 will refuse before sending",
+            ]
+        );
+    }
 }

@@ -251,26 +251,7 @@ fn status_line(session: &Session, simulation: &Simulation) -> String {
         }
         return "the level is over".into();
     }
-    let armed = simulation.armed();
-    let mut lines = Vec::new();
-    if armed.lose_request > 0 {
-        lines.push(format!("next {} request(s) lost", armed.lose_request));
-    }
-    if armed.lose_response > 0 {
-        lines.push(format!("next {} response(s) lost", armed.lose_response));
-    }
-    if armed.slow_response > 0 {
-        lines.push(format!("next {} response(s) slowed", armed.slow_response));
-    }
-    for (run, reword) in &armed.call_again {
-        lines.push(format!(
-            "Penny calls again on {run}{}",
-            if *reword { ", reworded" } else { "" }
-        ));
-    }
-    for (run, count) in &armed.not_attempted {
-        lines.push(format!("{count} call(s) on {run} refuse before sending"));
-    }
+    let lines = twice_world::hand::armed_lines(simulation.armed());
     if lines.is_empty() {
         "press a number to play; cards take effect before the next phase".into()
     } else {

@@ -310,30 +310,6 @@ fn card_targets(card: CardKind, simulation: &Simulation, _workers: &[WorkerView]
         .collect()
 }
 
-fn armed_lines(simulation: &Simulation) -> Vec<String> {
-    let armed = simulation.armed();
-    let mut lines = Vec::new();
-    if armed.lose_request > 0 {
-        lines.push(format!("the next {} request(s) will be lost", armed.lose_request));
-    }
-    if armed.lose_response > 0 {
-        lines.push(format!("the next {} response(s) will be lost", armed.lose_response));
-    }
-    if armed.slow_response > 0 {
-        lines.push(format!("the next {} response(s) will be slowed", armed.slow_response));
-    }
-    for (run, reword) in &armed.call_again {
-        lines.push(format!(
-            "Penny will call again on {run}{}",
-            if *reword { ", reworded" } else { "" }
-        ));
-    }
-    for (run, count) in &armed.not_attempted {
-        lines.push(format!("{count} call(s) on {run} will refuse before sending"));
-    }
-    lines
-}
-
 /// The level screen, from a participant's game.
 pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_world::ledger::LedgerError> {
     let held = game.simulation();
@@ -433,7 +409,7 @@ pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_w
         console,
         declaration: declaration_view(simulation),
         hand: cards,
-        armed: armed_lines(simulation),
+        armed: twice_world::hand::armed_lines(simulation.armed()),
         timeline: timeline_view(simulation.timeline(), &looks),
         played: simulation
             .played()
