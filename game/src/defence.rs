@@ -33,8 +33,10 @@ pub(super) fn plugin(app: &mut App) {
 }
 
 /// The key that switches each guard in defender mode, in [`Guard::ALL`] order: the digits,
-/// the two keys beside them, then the two brackets: one per guard.
-pub const GUARD_KEYS: [&str; 14] = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "-", "=", "[", "]"];
+/// the two keys beside them, the two brackets, then the backslash: one per guard.
+pub const GUARD_KEYS: [&str; 15] = [
+    "1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "-", "=", "[", "]", "\\",
+];
 
 // Every guard has a key: a guard without one cannot be switched on from the keyboard, and a
 // level whose minimum needs it cannot be defended there (06 and 19 need the eleventh, 19 the

@@ -24,7 +24,7 @@ const BEYOND_THE_RUNTIME: &str = "Beyond the runtime";
 
 /// Guards that cannot be load-bearing on their own in the vault, and why. Each is proven in
 /// its own lesson level instead (`lesson_proofs`).
-const BEHIND_ANOTHER_GUARD: [(Guard, &str); 5] = [
+const BEHIND_ANOTHER_GUARD: [(Guard, &str); 6] = [
     (
         Guard::ToolContract,
         "the vault's tool is declared honestly (one attempt, the key) and the vault lets no tool be declared, \
@@ -48,6 +48,11 @@ const BEHIND_ANOTHER_GUARD: [(Guard, &str); 5] = [
         Guard::LookupSettle,
         "the vault's tool declares no lookup settle time, so a lookup that finds nothing never proves anything \
          there, guard or not",
+    ),
+    (
+        Guard::DeadLetter,
+        "the vault declares no recovery_attempts_max and no recovery crashes there, so no run's recoveries keep \
+         failing and the guard has no limit to count against",
     ),
 ];
 

@@ -56,6 +56,7 @@ fn level_of(run_id: &str) -> Level {
             billing_key_retention_ms: None,
             billing_lookup_settle_ms: None,
             recovery_attempts_max: None,
+            recovery_crashes_at: None,
         },
         tools: script::tools(),
         model: script::model_policy(),

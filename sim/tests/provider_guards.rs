@@ -14,7 +14,7 @@ use twice_sim::ledger::{Ledger, RunEvent};
 use twice_sim::ledger_postgres::testing::TestDatabase;
 use twice_sim::runtime::ToolAnswer;
 use twice_sim::runtime::execution::{
-    Agent, AgentError, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run,
+    Agent, AgentError, Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run,
 };
 use twice_sim::runtime::executor::Executor;
 use twice_sim::runtime::guards::{Guard, Guards};
@@ -176,13 +176,19 @@ impl ToolExecution for Provider {
         })
     }
 
-    fn look_up(&mut self, key: &IdempotencyKey, _call: &ToolCall) -> Option<Found> {
-        let credit = self.kept(key.as_str())?;
+    fn look_up(&mut self, key: &IdempotencyKey, _call: &ToolCall) -> LookUp {
+        let Some(credit) = self.kept(key.as_str()) else {
+            return LookUp::Absent;
+        };
         let landed_at = self.credits[credit].1;
-        (self.now.get() >= landed_at + self.settle_ms).then(|| Found {
-            receipt: format!("{{\"credit\":\"cr_{credit}\"}}"),
-            finding: format!("credit cr_{credit}"),
-        })
+        if self.now.get() >= landed_at + self.settle_ms {
+            LookUp::Found(Found {
+                receipt: format!("{{\"credit\":\"cr_{credit}\"}}"),
+                finding: format!("credit cr_{credit}"),
+            })
+        } else {
+            LookUp::Absent
+        }
     }
 }
 

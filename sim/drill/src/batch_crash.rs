@@ -29,6 +29,7 @@ use twice_world::ledger::{GroupSettings, Ledger, LedgerError, Recorded, Reservat
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::rules::{ReservationAction, Status};
 use twice_world::runtime::tool::SideEffect;
+use twice_world::runtime::worker::counted;
 
 use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
 
@@ -117,15 +118,15 @@ pub fn batch_crash_command(args: BatchCrashArgs) -> u8 {
         match run_round(&executable, &args, round, stop_at_batch) {
             Ok(finding) => {
                 println!(
-                    "round {round}: killed before batch {stop_at_batch}'s commit ({} writes in it); {} calls acted on \
-                     by the tool, {} outcomes acknowledged; {}",
-                    finding.batch_members,
-                    finding.acted.len(),
-                    finding.recorded.len(),
+                    "round {round}: killed before batch {stop_at_batch}'s commit ({} in it); {} acted on by the \
+                     tool, {} acknowledged; {}",
+                    counted(u64::from(finding.batch_members), "write", "writes"),
+                    counted(finding.acted.len() as u64, "call", "calls"),
+                    counted(finding.recorded.len() as u64, "outcome", "outcomes"),
                     if finding.problems.is_empty() {
                         "every one is in the ledger".to_owned()
                     } else {
-                        format!("{} PROBLEMS", finding.problems.len())
+                        counted(finding.problems.len() as u64, "PROBLEM", "PROBLEMS")
                     }
                 );
                 for problem in &finding.problems {

@@ -559,7 +559,10 @@ pub fn billing_command(args: BillingArgs) -> u8 {
                 EXIT_FAILED
             }
             Ok(()) if left > 0 => {
-                eprintln!("error: billing stopped with {left} requests still being applied");
+                eprintln!(
+                    "error: billing stopped with {} still being applied",
+                    twice_world::runtime::worker::counted(left, "request", "requests")
+                );
                 EXIT_FAILED
             }
             Ok(()) => EXIT_OK,

@@ -24,6 +24,7 @@ use twice_world::model::RunScript;
 use twice_world::runtime::guards::Guards;
 use twice_world::runtime::rules::Status;
 use twice_world::runtime::run::{RunState, RunStatus};
+use twice_world::runtime::worker::counted;
 use twice_world::simulator::dollars;
 
 /// The most violations a report spells out (all are counted).
@@ -231,10 +232,10 @@ fn judge_intents(
                 findings.double_credits += credits.len() as u32 - 1;
                 let ids: Vec<&str> = credits.iter().map(|entry| entry.id.as_str()).collect();
                 findings.violation(format!(
-                    "{intent} ({} owed {}): {} credits landed ({}) — paid {} times",
+                    "{intent} ({} owed {}): {} landed ({}) — paid {} times",
                     call.account,
                     dollars(owed),
-                    credits.len(),
+                    counted(credits.len() as u64, "credit", "credits"),
                     ids.join(", "),
                     credits.len()
                 ));
@@ -316,17 +317,18 @@ fn judge_keys(
         let under_key = keys_reach_billing.then(|| credits_by_key.get(key).copied().unwrap_or(0));
         match record.status {
             Status::Completed if landed != 1 => findings.violation(format!(
-                "{key} is completed in the ledger, but {landed} credits landed for {intent}"
+                "{key} is completed in the ledger, but {} landed for {intent}",
+                counted(landed as u64, "credit", "credits")
             )),
             Status::Completed if under_key.is_some_and(|count| count != 1) => findings.violation(format!(
-                "{key} is completed in the ledger, but billing holds {} credits under that key",
-                under_key.unwrap_or(0)
+                "{key} is completed in the ledger, but billing holds {} under that key",
+                counted(under_key.unwrap_or(0) as u64, "credit", "credits")
             )),
             // A failed call may be followed by a new call for the same credit, so only the
             // credits billing keeps under this very key can show that it did land.
             Status::Failed if under_key.is_some_and(|count| count != 0) => findings.violation(format!(
-                "{key} is failed in the ledger, but billing holds {} credits under that key",
-                under_key.unwrap_or(0)
+                "{key} is failed in the ledger, but billing holds {} under that key",
+                counted(under_key.unwrap_or(0) as u64, "credit", "credits")
             )),
             Status::Started | Status::Indeterminate if hook_could_ask => {
                 if let Some(credit) = input.billing.find_credit(key) {

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use twice_runtime::execution::{
-    Agent, AgentError, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run, next_call,
+    Agent, AgentError, Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run, next_call,
 };
 use twice_runtime::executor::Executor;
 use twice_runtime::guards::Guards;
@@ -101,18 +101,25 @@ impl ToolExecution for World {
         Attempt::Answered(answer)
     }
 
-    fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> Option<Found> {
+    fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> LookUp {
         let receipt = match call.tool.as_str() {
-            "send_email" => self.sent.get(key.as_str())?.clone(),
+            "send_email" => self.sent.get(key.as_str()).cloned(),
             _ => {
-                let id = call.arguments.value()["id"].as_str()?;
-                (self.records.get(id) == Some(&false)).then(|| format!("deleted {id}"))?
+                let Some(id) = call.arguments.value()["id"].as_str() else {
+                    return LookUp::CannotTell {
+                        reason: format!("{key}'s arguments name no record"),
+                    };
+                };
+                (self.records.get(id) == Some(&false)).then(|| format!("deleted {id}"))
             }
         };
-        Some(Found {
-            finding: receipt.clone(),
-            receipt,
-        })
+        match receipt {
+            Some(receipt) => LookUp::Found(Found {
+                finding: receipt.clone(),
+                receipt,
+            }),
+            None => LookUp::Absent,
+        }
     }
 }
 

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use twice_runtime::ToolAnswer;
 use twice_runtime::execution::{
-    Agent, AgentError, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run, next_call,
+    Agent, AgentError, Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run, next_call,
 };
 use twice_runtime::executor::Executor;
 use twice_runtime::guards::Guards;
@@ -191,23 +191,26 @@ impl ToolExecution for BillingApi {
         }
     }
 
-    fn look_up(&mut self, key: &IdempotencyKey, _call: &ToolCall) -> Option<Found> {
-        let answer = http(
-            self.address,
-            "GET",
-            &format!("/v1/credits?idempotency_key={}", key.as_str()),
-            &[],
-            None,
-        )
-        .ok()?;
-        let lookup: serde_json::Value = serde_json::from_str(&answer.body).ok()?;
-        // 404 is "no credit under this key"; with a request still in flight that is not proof
-        // of anything, and `None` leaves the call unknown (a person decides).
-        let credit = lookup.get("credit").filter(|credit| !credit.is_null())?;
-        (answer.status == 200).then(|| Found {
-            receipt: credit.to_string(),
-            finding: format!("billing holds credit {} under key {key}", credit["id"]),
-        })
+    fn look_up(&mut self, key: &IdempotencyKey, _call: &ToolCall) -> LookUp {
+        let path = format!("/v1/credits?idempotency_key={}", key.as_str());
+        // Not asked, no sense made, or "nothing" while a request with the key is being applied.
+        let cannot_tell = |reason: String| LookUp::CannotTell { reason };
+        let answer = match http(self.address, "GET", &path, &[], None) {
+            Ok(answer) => answer,
+            Err(error) => return cannot_tell(format!("billing did not answer the lookup of {key}: {error:?}")),
+        };
+        let lookup: serde_json::Value = serde_json::from_str(&answer.body).unwrap_or_default();
+        match (answer.status, lookup.get("credit").filter(|credit| !credit.is_null())) {
+            (200, Some(credit)) => LookUp::Found(Found {
+                receipt: credit.to_string(),
+                finding: format!("billing holds credit {} under key {key}", credit["id"]),
+            }),
+            (404, None) if lookup["in_flight"] == 0 => LookUp::Absent,
+            (status, _) => cannot_tell(format!(
+                "billing answered the lookup of {key} with {status}: {}",
+                answer.body
+            )),
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 //! Run it: `cargo run -p twice-runtime --example operator_settles`.
 
 use twice_runtime::execution::{
-    Agent, AgentError, Attempt, Clock, Ending, Found, Sending, ToolExecution, drive_run, next_call,
+    Agent, AgentError, Attempt, Clock, Ending, LookUp, Sending, ToolExecution, drive_run, next_call,
 };
 use twice_runtime::executor::Executor;
 use twice_runtime::guards::Guards;
@@ -39,7 +39,7 @@ impl ToolExecution for Mail {
         Attempt::Answered(ToolAnswer::Applied { receipt })
     }
 
-    fn look_up(&mut self, _key: &IdempotencyKey, _call: &ToolCall) -> Option<Found> {
+    fn look_up(&mut self, _key: &IdempotencyKey, _call: &ToolCall) -> LookUp {
         unreachable!("send_email declares no reconcile hook")
     }
 }

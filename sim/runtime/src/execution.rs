@@ -50,6 +50,25 @@ pub struct Found {
     pub finding: String,
 }
 
+/// What a reconcile hook's look-up came to: three answers, because "nothing there" and "could
+/// not ask" are not the same thing, and only the first is ever evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LookUp {
+    /// The effect is there.
+    Found(Found),
+    /// The other system answered and holds nothing under the key. What that proves is the
+    /// runtime's to weigh, by the tool's declared `lookup_settle_ms` and `key_retention_ms`
+    /// (decision table 6).
+    Absent,
+    /// The hook could not ask, or could not read the answer (the other system was down, the
+    /// lookup timed out): it cannot tell. The runtime treats the call as still unknown
+    /// (decision table 3), never as proof that it did not take effect.
+    CannotTell {
+        /// Why the hook cannot tell, in words.
+        reason: String,
+    },
+}
+
 /// One send the send fence let through.
 #[derive(Clone, Copy, Debug)]
 pub struct Sending<'a> {
@@ -71,10 +90,10 @@ pub trait ToolExecution {
     fn send(&mut self, sending: &Sending<'_>) -> Attempt;
 
     /// The reconcile hook of a tool declared with `reconcile: true`: a read-only look-up of
-    /// the call by its key. `None`: nothing is there (or the hook cannot tell). What "nothing"
-    /// proves is the runtime's to weigh, by the tool's declared `lookup_settle_ms` and
-    /// `key_retention_ms` (decision table 6): answer what the other system says, no more.
-    fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> Option<Found>;
+    /// the call by its key. Answer what the other system says, no more: [`LookUp::Absent`]
+    /// only when it answered and holds nothing, [`LookUp::CannotTell`] when it could not be
+    /// asked (what "absent" proves is the runtime's to weigh, decision table 6).
+    fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> LookUp;
 
     /// A naive runtime's reflex compensation (guard `no_reflex_compensation` off only): undo
     /// by key, and say what the tool's world answered. A runtime with its guards on never
@@ -220,11 +239,16 @@ fn driven(
             Input::BackoffElapsed
         }
         Drive::LookUp { key, call } => {
-            let found = tools.look_up(&key, &call);
-            let found = found
-                .as_ref()
-                .map(|found| (found.receipt.as_str(), found.finding.as_str()));
-            return follow(executor.reconciled(key, found, clock.now_ms())?.next);
+            let step = match tools.look_up(&key, &call) {
+                LookUp::Found(found) => executor.reconciled(
+                    key,
+                    Some((found.receipt.as_str(), found.finding.as_str())),
+                    clock.now_ms(),
+                )?,
+                LookUp::Absent => executor.reconciled(key, None, clock.now_ms())?,
+                LookUp::CannotTell { reason } => executor.cannot_tell(key, &reason),
+            };
+            return follow(step.next);
         }
         Drive::Undo { key, call } => {
             let detail = tools.undo(&key, &call);

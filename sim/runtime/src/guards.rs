@@ -87,7 +87,7 @@ impl Guard {
     /// The guards the campaign teaches, in its order: each has a level that switches it off
     /// and a tape that only wins without it (`sim/tests/campaign.rs` holds that), and the
     /// defender's search goes over them.
-    pub const ALL: [Guard; 14] = [
+    pub const ALL: [Guard; 15] = [
         Guard::WriteRetryRule,
         Guard::ToolContract,
         Guard::PauseOnIndeterminate,
@@ -102,13 +102,13 @@ impl Guard {
         Guard::RefusalIsFailed,
         Guard::KeyRetention,
         Guard::LookupSettle,
+        Guard::DeadLetter,
     ];
 
     /// Guards a level may switch off by name that no level teaches yet, so the campaign's
-    /// checks and the defender's search leave them out. The dead letter needs a run whose
-    /// recoveries keep failing (a crash loop), which no card deals; the simulator honours a
-    /// level's `recovery_attempts_max` all the same. It is inert unless one is declared.
-    pub const NOT_YET_TAUGHT: [Guard; 1] = [Guard::DeadLetter];
+    /// checks and the defender's search leave them out. None today: the dead letter, the
+    /// last, is taught by level 36's crash loop (a level's `recovery_crashes_at`).
+    pub const NOT_YET_TAUGHT: [Guard; 0] = [];
 
     /// Every guard: the taught ones in teaching order, then the ones not yet taught. Made
     /// from the two lists, so a guard is listed once and moving one from `NOT_YET_TAUGHT`

@@ -522,6 +522,7 @@ pub fn sets_of_in(guards: &[Guard], size: usize) -> Vec<Vec<Guard>> {
 ///
 /// The provider's terms are the same: `key_retention` and `lookup_settle` weigh only a tool's
 /// declared `key_retention_ms` / `lookup_settle_ms`, so with none declared they are inert.
+/// So is `dead_letter` in a level that declares no `recovery_attempts_max`.
 pub fn guards_that_matter(level: &Level) -> Vec<Guard> {
     let contract_inert =
         level.declarable_tools.is_empty() && level.tools.iter().all(|tool| tool.check_contract().is_ok());
@@ -533,6 +534,7 @@ pub fn guards_that_matter(level: &Level) -> Vec<Guard> {
             Guard::ToolContract => !contract_inert,
             Guard::KeyRetention => !retention_inert,
             Guard::LookupSettle => !settle_inert,
+            Guard::DeadLetter => level.world.recovery_attempts_max.is_some(),
             _ => true,
         })
         .collect()

@@ -22,6 +22,7 @@ use crate::model::{ModelPolicy, RunScript};
 use crate::outcome::Outcome;
 use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::tool::ToolDeclaration;
+use crate::runtime::worker::Phase;
 use crate::runtime::workflow::Workflow;
 
 /// The most phases any level may run (a limit on everything).
@@ -200,6 +201,12 @@ pub struct World {
     /// (guard `dead_letter`). `None`: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_attempts_max: Option<u32>,
+    /// A crash loop: a bug in the recovery path kills (as SIGKILL) every worker that picks up a
+    /// run after a crash, just before it runs this phase (`"reconcile"`: the hook's client dies
+    /// on what the lookup returns). Deterministic, so every recovery of the run dies the same
+    /// way and none gets past the checkpoint it loaded. `None`: recoveries run clean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_crashes_at: Option<Phase>,
 }
 
 impl World {

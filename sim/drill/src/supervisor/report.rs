@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::check::Findings;
 use twice_world::billing::KeyHandling;
+use twice_world::runtime::worker::counted;
 
 use super::Counters;
 use super::config::DrillConfig;
@@ -150,7 +151,7 @@ pub(super) fn joined(counts: &BTreeMap<String, u32>) -> String {
 pub fn table(report: &DrillReport) -> String {
     let mut lines = Vec::new();
     lines.push(format!(
-        "Persistence drill — seed {}, guards {}{}, billing keys {}, {} runs at a time",
+        "Persistence drill — seed {}, guards {}{}, billing keys {}, {} at a time",
         report.seed,
         report.guards,
         if report.guards_off.is_empty() || report.guards == "none" {
@@ -159,7 +160,7 @@ pub fn table(report: &DrillReport) -> String {
             format!(" (off: {})", report.guards_off.join(", "))
         },
         report.billing_keys,
-        report.parallel
+        counted(u64::from(report.parallel), "run", "runs")
     ));
     process_rows(report, &mut lines);
     call_rows(report, &mut lines);
@@ -187,8 +188,9 @@ fn process_rows(report: &DrillReport, lines: &mut Vec<String>) {
         "processes started",
         report.processes_started.to_string(),
         format!(
-            "{} stood down, {} worker errors",
-            report.stood_down, report.worker_errors
+            "{} stood down, {}",
+            report.stood_down,
+            counted(u64::from(report.worker_errors), "worker error", "worker errors")
         ),
     ));
     lines.push(row(
@@ -244,8 +246,12 @@ fn process_rows(report: &DrillReport, lines: &mut Vec<String>) {
             "twins started",
             report.twins_started.to_string(),
             format!(
-                "{} cut-off or woken workers stopped on their own afterwards",
-                report.stopped_after_fault
+                "{} stopped on their own afterwards",
+                counted(
+                    u64::from(report.stopped_after_fault),
+                    "cut-off or woken worker",
+                    "cut-off or woken workers"
+                )
             ),
         ));
     }
@@ -275,7 +281,10 @@ fn call_rows(report: &DrillReport, lines: &mut Vec<String>) {
     lines.push(row(
         "credits applied",
         report.credits_applied.to_string(),
-        format!("billing's entries ({} reversals)", report.reversals),
+        format!(
+            "billing's entries ({})",
+            counted(u64::from(report.reversals), "reversal", "reversals")
+        ),
     ));
     lines.push(row(
         "double credits",
@@ -304,7 +313,10 @@ fn verdict_lines(report: &DrillReport, lines: &mut Vec<String>) {
     if report.passed {
         lines.push("verdict: PASSED — nothing paid twice, nothing lost, every promise kept".into());
     } else {
-        lines.push(format!("verdict: FAILED — {} violations:", report.violations_total));
+        lines.push(format!(
+            "verdict: FAILED — {}:",
+            counted(u64::from(report.violations_total), "violation", "violations")
+        ));
         for violation in &report.violations {
             lines.push(format!("  - {violation}"));
         }

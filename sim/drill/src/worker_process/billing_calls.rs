@@ -105,7 +105,8 @@ impl Driver {
 
     /// The reconcile hook's read: looks the key up in billing. `Ok(Some)`: the receipt to
     /// record and the credit, in words; `Ok(None)`: billing answered that it holds nothing under
-    /// the key (404). `Err`: billing could not be asked or did not answer — that proves nothing,
+    /// the key and is applying no request with it (404). `Err`: billing could not be asked, did
+    /// not answer, or is still applying a request with the key — that proves nothing,
     /// and must not be taken for "nothing there" (with a settle time declared, it would settle
     /// the call `failed`).
     pub(super) async fn look_up(&self, key: &IdempotencyKey) -> Result<Option<(String, String)>, String> {
@@ -119,30 +120,14 @@ impl Driver {
             .await
             .map_err(|error| format!("billing did not answer the lookup of {key}: {error}"))?;
         let status = response.status();
-        if status == reqwest::StatusCode::NOT_FOUND {
-            return Ok(None);
-        }
-        if !status.is_success() {
+        if status != reqwest::StatusCode::NOT_FOUND && !status.is_success() {
             return Err(format!("billing answered the lookup of {key} with {status}"));
         }
         let lookup = response
             .json::<Lookup>()
             .await
             .map_err(|error| format!("billing's answer to the lookup of {key} does not parse: {error}"))?;
-        let Lookup {
-            credit: Some(entry),
-            balance_cents,
-            ..
-        } = lookup
-        else {
-            return Ok(None);
-        };
-        let receipt = Answer::Applied {
-            credit_id: entry.id.clone(),
-            balance_cents: balance_cents.unwrap_or(0),
-        }
-        .receipt();
-        Ok(Some((receipt, format!("credit {}", entry.id))))
+        hook_answer(key, lookup)
     }
 
     pub(super) async fn post_void(&self, request: &VoidRequest) -> Result<Answer, String> {
@@ -162,5 +147,61 @@ impl Driver {
                 String::from_utf8_lossy(&bytes).chars().take(200).collect::<String>()
             )
         })
+    }
+}
+
+/// What the reconcile hook makes of billing's lookup of `key` (a 200 or a 404). Nothing under
+/// the key while billing is still applying a request with it is not "nothing there": that
+/// request may still pay, so the hook cannot tell.
+fn hook_answer(key: &IdempotencyKey, lookup: Lookup) -> Result<Option<(String, String)>, String> {
+    let Lookup {
+        credit,
+        balance_cents,
+        in_flight,
+        ..
+    } = lookup;
+    let Some(entry) = credit else {
+        if in_flight > 0 {
+            return Err(format!(
+                "billing holds nothing under {key} yet, but is still applying {} with it",
+                twice_world::runtime::worker::counted(u64::from(in_flight), "request", "requests")
+            ));
+        }
+        return Ok(None);
+    };
+    let receipt = Answer::Applied {
+        credit_id: entry.id.clone(),
+        balance_cents: balance_cents.unwrap_or(0),
+    }
+    .receipt();
+    Ok(Some((receipt, format!("credit {}", entry.id))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup(in_flight: u32) -> Lookup {
+        Lookup {
+            credit: None,
+            balance_cents: None,
+            credits_under_key: 0,
+            in_flight,
+        }
+    }
+
+    #[test]
+    fn nothing_found_while_billing_still_applies_the_key_is_cannot_tell_not_absent() {
+        let key = IdempotencyKey::per_call("r1", "c1").expect("a key");
+        let answer = hook_answer(&key, lookup(1));
+        assert_eq!(
+            answer,
+            Err("billing holds nothing under r1:c1 yet, but is still applying 1 request with it".to_owned())
+        );
+        assert_eq!(
+            hook_answer(&key, lookup(0)),
+            Ok(None),
+            "nothing there, and nothing on its way"
+        );
     }
 }

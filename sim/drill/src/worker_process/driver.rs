@@ -17,7 +17,7 @@ use twice_world::runtime::ToolAnswer;
 use twice_world::runtime::executor::{Drive, Executor, Next, Step as ExecutorStep};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::rules::SendTiming;
-use twice_world::runtime::worker::{Command, Input, Phase, Reconciled, Worker, WorkerSetup};
+use twice_world::runtime::worker::{Command, Input, Phase, Worker, WorkerSetup};
 
 impl Driver {
     pub fn new(config: WorkerConfig, ledger: Ledger) -> Result<Driver, String> {
@@ -173,11 +173,8 @@ impl Driver {
                     Ok(found) => found,
                     // Billing could not be asked: the hook cannot tell, which is not "nothing
                     // there". The ledger is not touched; the machine goes down table 3.
-                    Err(_) => {
-                        let cannot_tell = ExecutorStep {
-                            next: Next::Feed(Input::Reconciled(Reconciled::Unknown)),
-                            report: None,
-                        };
+                    Err(reason) => {
+                        let cannot_tell = self.executor.cannot_tell(key, &reason);
                         return Box::pin(self.next_of(cannot_tell)).await;
                     }
                 };

@@ -470,6 +470,21 @@ impl Executor {
         ))
     }
 
+    /// The reconcile hook could not ask (`reason` says why): it cannot tell. The ledger is not
+    /// touched and nothing is weighed as proof; the machine treats the call as still unknown
+    /// (decision table 3: pause, or wait for a person).
+    pub fn cannot_tell(&mut self, key: IdempotencyKey, reason: &str) -> Step {
+        let outcome = Reconciled::Unknown;
+        Step::feed(
+            Input::Reconciled(outcome.clone()),
+            Report::Reconciled {
+                key,
+                finding: Some(reason.to_owned()),
+                outcome,
+            },
+        )
+    }
+
     /// A naive runtime's reflex compensation went out (`detail` says what the world
     /// answered): the record moves to `compensated` if it was unknown (or completed); a
     /// settled one keeps its status and the compensation is noted.

@@ -290,7 +290,10 @@ impl Worker {
                 }
                 self.record(Status::Indeterminate, None)
             }
-            OutcomeAction::Record(status) => self.record(status, Some(format!("timed out {attempt} times"))),
+            OutcomeAction::Record(status) => self.record(
+                status,
+                Some(format!("timed out {}", counted(u64::from(attempt), "time", "times"))),
+            ),
         }
     }
 

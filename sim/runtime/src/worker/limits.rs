@@ -177,8 +177,14 @@ impl Worker {
         }
         let limit = limit.expect("only a declared limit dead-letters");
         let reason = format!(
-            "{failed_recoveries} recoveries started from checkpoint v{} and none got past it (the limit is {limit})",
-            self.loaded_version
+            "{} started from checkpoint v{} and {} past it (the limit is {limit})",
+            counted(u64::from(failed_recoveries), "recovery", "recoveries"),
+            self.loaded_version,
+            if failed_recoveries == 1 {
+                "it did not get"
+            } else {
+                "none got"
+            }
         );
         self.note(
             Guard::DeadLetter,
@@ -199,6 +205,12 @@ impl Worker {
     }
 }
 
+/// A count and its noun, the noun plural unless the count is one: `1 recovery`, `2 recoveries`,
+/// `0 credits`. Every user-facing count the runtime and the drill print goes through it.
+pub fn counted(count: u64, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 /// A duration in the largest whole unit that fits: `30 h`, `5 min`, `2 s`, `750 ms`.
 pub fn duration_words(duration_ms: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(3_600_000, "h"), (60_000, "min"), (1_000, "s")];
@@ -214,7 +226,14 @@ pub fn duration_words(duration_ms: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::duration_words;
+    use super::{counted, duration_words};
+
+    #[test]
+    fn counts_take_the_singular_only_for_one() {
+        assert_eq!(counted(1, "recovery", "recoveries"), "1 recovery");
+        assert_eq!(counted(2, "recovery", "recoveries"), "2 recoveries");
+        assert_eq!(counted(0, "credit", "credits"), "0 credits");
+    }
 
     #[test]
     fn durations_read_in_their_largest_fitting_unit() {

@@ -28,7 +28,7 @@ mod settle;
 mod state;
 
 pub use held::{GuardNote, Held};
-pub use limits::duration_words;
+pub use limits::{counted, duration_words};
 pub use phase::{Phase, UnknownPhase};
 pub use state::WorkerState;
 

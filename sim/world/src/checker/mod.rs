@@ -324,7 +324,8 @@ fn match_money(billing: &Billing, effects: &BTreeMap<String, CreditOrigin>, node
 }
 
 /// The runs that honestly wait: paused on a call whose record is still unknown, or stopped
-/// for a person because their stored state could not be used. A run paused on a call that
+/// for a person because their stored state could not be used, or dead-lettered after its
+/// recoveries kept failing. A run paused on a call that
 /// was settled, and never went on, is not waiting honestly: it is stuck.
 fn waiting_runs<'a>(input: &'a CheckInput<'_>) -> BTreeSet<&'a str> {
     let unknown: BTreeSet<&str> = input
@@ -345,6 +346,15 @@ fn waiting_runs<'a>(input: &'a CheckInput<'_>) -> BTreeSet<&'a str> {
         })
         .map(|checkpoint| checkpoint.run_id.as_str())
         .collect();
+    // A dead-lettered run is listed for an operator (`GET /v1/runs?status=dead_lettered`) and
+    // driven again only when one resumes it: it waits for a person, and says why.
+    waiting.extend(
+        input
+            .checkpoints
+            .iter()
+            .filter(|checkpoint| checkpoint.status == "dead_lettered")
+            .map(|checkpoint| checkpoint.run_id.as_str()),
+    );
     waiting.extend(
         input
             .run_history
@@ -390,12 +400,12 @@ fn summarize(outcome: Outcome, goal_reached: bool, credits: &[CreditVerdict], st
     ));
     for credit in credits {
         lines.push(format!(
-            "  {}/{} to {}: owed {}, {} credit(s) landed, net {} → {}",
+            "  {}/{} to {}: owed {}, {} landed, net {} → {}",
             credit.run,
             credit.item,
             credit.account,
             dollars(credit.owed_cents),
-            credit.credits_applied,
+            crate::runtime::worker::counted(u64::from(credit.credits_applied), "credit", "credits"),
             dollars(credit.net_cents),
             credit.outcome
         ));

@@ -9,6 +9,7 @@ use crate::billing_tools::Operation;
 use crate::error::InputError;
 use crate::runtime::rules::Status;
 use crate::runtime::tool::{READ_ATTEMPTS_MAX, ToolDeclaration};
+use crate::runtime::worker::Phase;
 
 fn is_identifier(text: &str) -> bool {
     !text.is_empty() && text.len() <= 64 && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
@@ -95,6 +96,28 @@ fn check_limits(source: &Source, level: &Level) -> Result<(), InputError> {
             0,
             "recovery_attempts_max is 0: a run would be dead-lettered before its first recovery",
         ));
+    }
+    if let Some(phase) = level.world.recovery_crashes_at {
+        if level.world.restart_after_crash_ms.is_none() {
+            return Err(source.error(
+                "recovery_crashes_at",
+                0,
+                format!(
+                    "recovery_crashes_at is \"{phase}\" but restart_after_crash_ms is None: no run is ever \
+                     recovered, so no recovery can crash"
+                ),
+            ));
+        }
+        if matches!(phase, Phase::Start | Phase::LoadCheckpoint | Phase::Exit) {
+            return Err(source.error(
+                "recovery_crashes_at",
+                0,
+                format!(
+                    "recovery_crashes_at is \"{phase}\": a recovery must have loaded its checkpoint (which counts it) \
+                     before it dies, and a worker that exits has nothing left to crash"
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -299,7 +299,7 @@ impl Simulation {
                 self.feed(worker, Input::BackoffElapsed);
             }
             Event::Restart { run, node } => {
-                self.spawn_worker(&run, "recovers the run after a crash", node);
+                self.spawn_worker(&run, workers::RECOVERS, node);
             }
             Event::Wake { worker } => self.nudge_parked(worker, Input::Woken, "the call it waits on was settled"),
             Event::LookAgain { worker } => self.nudge_parked(

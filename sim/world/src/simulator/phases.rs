@@ -97,6 +97,9 @@ impl Simulation {
 
     /// One phase of one worker: the executor's part, then the simulator's.
     pub(super) fn run_command(&mut self, worker: u32, command: Command) -> Result<(), SimError> {
+        if self.dies_in_recovery(worker, command.phase()) {
+            return Ok(());
+        }
         let run = self.run_of(worker);
         let phase = command.phase_name();
         let key = command.key().map(ToString::to_string);

@@ -80,6 +80,7 @@ pub fn report_words(report: &Report) -> String {
                 "the reconcile hook finds {finding} for {key}, but it is already settled {}",
                 record.status
             ),
+            Reconciled::Unknown => format!("the reconcile hook cannot tell about {key} ({finding}): still unknown"),
             _ => format!("the reconcile hook finds {finding} for {key}"),
         },
         Report::SettledNotFound {

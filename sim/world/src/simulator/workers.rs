@@ -73,6 +73,9 @@ pub(super) struct WorkerSlot {
     /// Every phase it was given, in order (so a test can hold the simulator and the worker
     /// process to the same machine).
     pub(super) phases: Vec<Phase>,
+    /// The supervisor started it to recover a run after a crash (a level's crash loop,
+    /// `recovery_crashes_at`, kills only these).
+    pub(super) recovering: bool,
 }
 
 #[derive(Debug)]
@@ -99,6 +102,9 @@ impl Workers {
         }
     }
 }
+
+/// Why the supervisor starts a worker after a crash, as the timeline says it.
+pub(super) const RECOVERS: &str = "recovers the run after a crash";
 
 /// Where a worker is, in words: "about to send", "waiting for billing's answer", "parked".
 pub fn moment(phase: Phase) -> String {
@@ -159,6 +165,7 @@ impl Simulation {
                 phase: Phase::Start,
                 node,
                 phases: Vec::new(),
+                recovering: why == RECOVERS,
             },
         );
         self.log(
@@ -338,6 +345,30 @@ impl Simulation {
             self.clock
                 .schedule(self.clock.now_ms + u64::from(after_ms), Event::Restart { run, node });
         }
+    }
+
+    /// The level's crash loop (`recovery_crashes_at`): a worker recovering a run dies just
+    /// before it runs that phase, every time, so no recovery gets past the checkpoint it
+    /// loaded. Returns whether `worker` died.
+    pub(super) fn dies_in_recovery(&mut self, worker: u32, phase: Phase) -> bool {
+        let slot = &self.workers.slots[&worker];
+        if !slot.recovering || self.level.world.recovery_crashes_at != Some(phase) {
+            return false;
+        }
+        let run = self.run_of(worker);
+        let key = slot.machine.current_call().map(|(_, key, _)| key.to_string());
+        self.log(
+            Actor::Worker(worker),
+            "crash",
+            Some(run),
+            key,
+            format!(
+                "w{worker} dies as it is about to {phase} (SIGKILL): the recovery path has a bug that kills every \
+                 worker picking this run up at the same step; its connection drops"
+            ),
+        );
+        self.crash(worker);
+        true
     }
 
     /// Workers on `node` parked on `key` hear that it was settled there: a record settled in

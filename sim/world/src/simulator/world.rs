@@ -56,12 +56,12 @@ impl CompensationTarget for SimulatedBilling<'_> {
 
     fn find_effect(&mut self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
         let key = record.key.as_str();
-        match self
-            .world
-            .billing
-            .look_up(key, super::network::requests_on_the_way(self.messages, key))
-        {
-            Some(lookup) => lookup.effect(record, "the level's billing"),
+        // The lookup the reconcile hook makes: billing's API under its terms (a key it forgot,
+        // a credit its lookups do not show yet, are not there), weighed by the tool's terms.
+        let in_flight = super::network::requests_on_the_way(self.messages, key);
+        let tool = self.tools.iter().find(|declared| declared.name == record.tool);
+        match self.world.billing.look_up_now(key, in_flight, self.now_ms) {
+            Some(lookup) => lookup.effect_as_declared(record, "the level's billing", tool, self.now_ms),
             None => Err(LookupError::CannotLookUp(format!(
                 "the level's billing ignores idempotency keys: it stores none, so nobody can tell whether {key} \
                  paid anything or which credit to void. Nothing was voided and nothing recorded: check billing's \
