@@ -763,15 +763,20 @@ fn no_level_is_finished_without_a_move() {
         let id = session(&app).recipe.level.level.id.clone();
         assert!(!app.world().resource::<Progress>().is_finished(&id), "{file}");
     }
-    // The unbeatable level counts once the whole hand is spent and the runtime still held.
+    // Spending the whole hand of an unbeatable level is no choice that can fail: the runtime
+    // held, the debrief says to defend it, and the level stays unfinished (its defence
+    // finishes it: `defender_mode_checks_the_players_guards_and_records_a_defence_that_holds`).
     let loaded = tape("02-one-attempt.whole-hand.tape.ron");
     play_like_a_player(&mut app, &loaded);
-    assert_eq!(
-        debrief_of(&app).standing,
-        twice_world::debrief::Standing::HeldAgainstTheWholeHand
+    let told = debrief_of(&app);
+    assert_eq!(told.standing, twice_world::debrief::Standing::HeldAgainstTheWholeHand);
+    assert!(
+        told.diagnosis.iter().any(|sentence| sentence.contains("defend it")),
+        "{:?}",
+        told.diagnosis
     );
-    assert!(session(&app).conclusion.clone().expect("concluded").finished);
-    assert!(app.world().resource::<Progress>().is_finished(&loaded.level.level.id));
+    assert!(!session(&app).conclusion.clone().expect("concluded").finished);
+    assert!(!app.world().resource::<Progress>().is_finished(&loaded.level.level.id));
 }
 
 #[test]
@@ -1427,7 +1432,7 @@ fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_star
         .map(|path| level::load_tape(path).expect("loads"))
         .find(|loaded| {
             let name = loaded.path.to_string_lossy();
-            loaded.tape.guards.is_none() && (name.contains(".whole-hand.") || name.contains(".win."))
+            loaded.tape.guards.is_none() && name.contains(".win.")
         })
         .expect("a tape that finishes the last level");
     play_like_a_player(&mut app, &finishing);

@@ -557,8 +557,11 @@ fn every_shipped_tape_is_in_the_current_format() {
     }
 }
 
+/// A level the crew cannot beat is not finished by spending the hand (no choice in that can
+/// fail): every play of it, the whole hand included, leaves it unfinished, and it is finished by
+/// a defence, which can fail: with no guard on, a known heist or the explorer's find gets in.
 #[test]
-fn every_unbeatable_level_is_finished_by_playing_its_whole_hand_and_only_so() {
+fn no_unbeatable_level_is_finished_by_spending_the_hand_only_by_a_defence_that_can_fail() {
     let campaign = campaign();
     for loaded in campaign.levels.iter().filter(|loaded| loaded.level.unbeatable) {
         let level = &loaded.level;
@@ -569,6 +572,12 @@ fn every_unbeatable_level_is_finished_by_playing_its_whole_hand_and_only_so() {
             let verdict = simulation.verdict().expect("a verdict");
             let cards_left: u32 = simulation.hand().values().sum();
             let standing = Standing::of(level, &verdict, cards_left);
+            assert!(
+                !standing.finishes_level(),
+                "{} finishes `{}` by a play ({standing:?})",
+                tape_name(tape),
+                level.id
+            );
             if simulation.played().len() as u32 == hand {
                 assert_eq!(cards_left, 0);
                 assert_eq!(
@@ -577,19 +586,33 @@ fn every_unbeatable_level_is_finished_by_playing_its_whole_hand_and_only_so() {
                     "{} plays the whole hand",
                     tape_name(tape)
                 );
-                whole_hands += 1;
-            } else {
+                let told = twice_sim::debrief::of(&simulation, &verdict);
                 assert!(
-                    !standing.finishes_level(),
-                    "{} finishes `{}` with {cards_left} card(s) left",
+                    told.diagnosis.iter().any(|sentence| sentence.contains("defend it")),
+                    "{}: the debrief says how the level is finished: {:?}",
                     tape_name(tape),
-                    level.id
+                    told.diagnosis
                 );
+                whole_hands += 1;
             }
         }
         assert!(
             whole_hands >= 1,
             "`{}` ships no tape that plays its whole hand of {hand} card(s): show that it can be spent",
+            level.id
+        );
+        let defender = level
+            .defender
+            .as_ref()
+            .unwrap_or_else(|| panic!("`{}` cannot be beaten and has no defender's challenge", level.id));
+        assert!(defender.minimum.len() <= defender.budget as usize, "`{}`", level.id);
+        let heists = defend::heists(&campaign, level);
+        // No guard at all: a known heist or the explorer's find gets through.
+        let unguarded = defend::check(loaded, &heists, &[], defend::Search::default(), &AtomicBool::new(false))
+            .expect("the check runs");
+        assert!(
+            !unguarded.stops_every_heist() && unguarded.counter_example.is_some(),
+            "`{}`: a defence with no guard holds, so the defence is no choice",
             level.id
         );
     }
@@ -797,24 +820,38 @@ fn every_timeline_line_a_player_reads_is_plain_text() {
 }
 
 /// The defence levels, met one after another in level-select order, ask for different
-/// answers: a player who found the last minimum cannot reuse it on the next defence.
+/// answers: a player who found the last minimum cannot reuse it on the next defence (it is not
+/// the next level's minimum, and it does not hold there: the next level's check fails it).
 #[test]
 fn consecutive_defence_levels_ask_for_different_minimal_defences() {
     let campaign = campaign();
-    let defences: Vec<(&str, BTreeSet<Guard>)> = campaign
+    let defences: Vec<(&LoadedLevel, BTreeSet<Guard>)> = campaign
         .levels
         .iter()
         .filter_map(|loaded| {
             let defender = loaded.level.defender.as_ref()?;
-            Some((loaded.level.id.as_str(), defender.minimum.iter().copied().collect()))
+            Some((loaded, defender.minimum.iter().copied().collect()))
         })
         .collect();
     assert!(defences.len() >= 2, "{} defence levels", defences.len());
+    let cancel = AtomicBool::new(false);
     for pair in defences.windows(2) {
         let ((first, first_minimum), (second, second_minimum)) = (&pair[0], &pair[1]);
+        let (first, second) = (&first.level.id, *second);
         assert_ne!(
             first_minimum, second_minimum,
-            "`{first}` and `{second}` are defended one after the other by the same guards: vary the answers"
+            "`{first}` and `{}` are defended one after the other by the same guards: vary the answers",
+            second.level.id
+        );
+        let reused: Vec<Guard> = first_minimum.iter().copied().collect();
+        let heists = defend::heists(&campaign, &second.level);
+        let report =
+            defend::check(second, &heists, &reused, defend::Search::default(), &cancel).expect("the check runs");
+        assert!(
+            !report.holds(),
+            "`{first}`'s minimum [{}] also holds `{}`: the answer carries over",
+            guard_names(&reused),
+            second.level.id
         );
     }
 }

@@ -65,6 +65,7 @@ fn level_of(run_id: &str) -> Level {
         guards: Guards::all_on(),
         cards: Vec::new(),
         declarable_tools: Vec::new(),
+        honest_operator: None,
         goal: twice_sim::checker::Outcome::PaidTwice,
         max_phases: 400,
     }

@@ -145,17 +145,38 @@ fn a_loss_is_explained_from_the_run_and_never_by_the_win_story() {
 }
 
 #[test]
-fn an_unbeatable_level_is_finished_only_when_the_whole_hand_is_spent() {
+fn an_unbeatable_level_is_not_finished_by_spending_the_hand_and_the_debrief_says_defend_it() {
     let spent = run_tape("02-one-attempt.whole-hand.tape.ron");
     let verdict = spent.verdict().expect("a verdict");
+    let told = debrief::of(&spent, &verdict);
+    assert_eq!(told.standing, Standing::HeldAgainstTheWholeHand);
+    assert!(
+        !told.standing.finishes_level(),
+        "spending the hand is no choice that can fail"
+    );
     assert_eq!(
-        debrief::of(&spent, &verdict).standing,
-        Standing::HeldAgainstTheWholeHand
+        told.diagnosis.last().map(String::as_str),
+        Some(
+            "Spending the whole hand does not finish this level: defend it with at most 2 guard(s) that stop every heist: a defence that holds, with no heist the explorer finds getting through, finishes it."
+        ),
+        "{:?}",
+        told.diagnosis
     );
     let partly = run_tape("02-one-attempt.lost-answer.tape.ron");
     let told = debrief::of(&partly, &partly.verdict().expect("a verdict"));
     assert_eq!(told.standing, Standing::HeldWithCardsLeft { cards_left: 1 });
     assert!(!told.standing.finishes_level());
+    assert!(
+        told.diagnosis.last().is_some_and(
+            |sentence| sentence.starts_with("You still hold 1 card(s), but no play finishes this level: defend it")
+        ),
+        "{:?}",
+        told.diagnosis
+    );
+    // A win still finishes its level.
+    let won = run_tape("01-naive-retry.win.tape.ron");
+    let told = debrief::of(&won, &won.verdict().expect("a verdict"));
+    assert!(told.standing.finishes_level());
 }
 
 #[test]
@@ -413,4 +434,55 @@ fn the_rulebook_lights_the_rows_that_fired_and_strikes_rows_whose_guard_is_off()
     assert_eq!(book[run_new].struck_by, Some(Guard::Ledger));
     assert!(book[retry].fired >= 1, "the write was retried like a read");
     assert_eq!(book[indeterminate].fired, 0);
+}
+
+/// A refusal before sending that hits Penny's first lookup misses: the debrief says which call
+/// it hit and what this runtime did with it, and only where that happened.
+#[test]
+fn a_refusal_that_hit_a_lookup_says_what_became_of_the_read_in_this_run() {
+    let told_of = |file: &str| {
+        let simulation = run_tape(file);
+        let verdict = simulation.verdict().expect("a verdict");
+        assert_eq!(verdict.outcome, Outcome::PaidOnce, "{file}");
+        debrief::of(&simulation, &verdict)
+    };
+    // 28's runtime takes a refusal for a timeout: the read is tried again and reaches billing.
+    let retried = told_of("28-waiting-on-nothing.refused-lookup.tape.ron");
+    assert_eq!(retried.standing, Standing::HeistFailed);
+    assert!(
+        retried.diagnosis.contains(
+            &"Your refusal hit r1:c1, lookup_balance, a read that moves no money: the runtime tried the read again, it reached billing this time, and the ledger holds it completed, so the only credit, r1:c2, went out untouched and paid once."
+                .to_owned()
+        ),
+        "{:?}",
+        retried.diagnosis
+    );
+    assert!(retried.headline.contains("missed their moment"), "{}", retried.headline);
+    // 27's runtime swallows the refusal: recorded as done, nothing sent, never tried again.
+    let swallowed = told_of("27-not-attempted.refused-lookup.tape.ron");
+    assert!(
+        swallowed.diagnosis.contains(
+            &"Your refusal hit r1:c1, lookup_balance, a read that moves no money: the ledger recorded it completed with nothing sent, and Penny went on, so the only credit, r1:c2, went out untouched and paid once."
+                .to_owned()
+        ),
+        "{:?}",
+        swallowed.diagnosis
+    );
+    // Where the refusal hit the credit, no sentence speaks of a read.
+    for file in [
+        "27-not-attempted.recorded-failed.tape.ron",
+        "28-waiting-on-nothing.recorded-failed.tape.ron",
+        "27-not-attempted.win.tape.ron",
+        "28-waiting-on-nothing.win.tape.ron",
+    ] {
+        let simulation = run_tape(file);
+        let told = debrief::of(&simulation, &simulation.verdict().expect("a verdict"));
+        assert!(
+            told.diagnosis
+                .iter()
+                .all(|sentence| !sentence.contains("a read that moves no money")),
+            "{file}: {:?}",
+            told.diagnosis
+        );
+    }
 }

@@ -477,29 +477,36 @@ async fn a_name_comes_back_on_a_new_browser_with_the_code_its_screen_showed() {
     );
 }
 
+/// Steps the open level to each move's phase and plays it, as a player would: the last answer.
+async fn play_moves(browser: &Browser, mut game: Value, moves: &[TimedAction]) -> Value {
+    for action in moves {
+        while game["phase"].as_u64().unwrap() < u64::from(action.at_phase) {
+            let phases = u64::from(action.at_phase) - game["phase"].as_u64().unwrap();
+            game = browser
+                .post("/api/game/step", json!({ "phases": phases.min(100) }))
+                .await
+                .1;
+        }
+        let (status, played) = browser
+            .post(
+                "/api/game/play",
+                json!({ "play": serde_json::to_value(&action.play).unwrap() }),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{played}");
+        game = played;
+    }
+    game
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_link_from_the_debrief_opens_the_same_run_to_the_same_verdict_elsewhere() {
     let (base, _state) = room_in_process(|_| {}).await;
     let mut winner = Browser::new(&base);
     winner.join("Ada", None).await;
-    let (_, mut game) = winner.post("/api/game", json!({ "level": "01-naive-retry" })).await;
+    let (_, game) = winner.post("/api/game", json!({ "level": "01-naive-retry" })).await;
     assert!(game["replay_link"].is_null(), "no link before the level is quiet");
-    for action in winning_moves("01-naive-retry") {
-        while game["phase"].as_u64().unwrap() < u64::from(action.at_phase) {
-            let phases = u64::from(action.at_phase) - game["phase"].as_u64().unwrap();
-            game = winner
-                .post("/api/game/step", json!({ "phases": phases.min(100) }))
-                .await
-                .1;
-        }
-        game = winner
-            .post(
-                "/api/game/play",
-                json!({ "play": serde_json::to_value(&action.play).unwrap() }),
-            )
-            .await
-            .1;
-    }
+    play_moves(&winner, game, &winning_moves("01-naive-retry")).await;
     let (_, won) = winner.post("/api/game/run", Value::Null).await;
     assert_eq!(won["end"]["finished"], true, "{}", won["end"]);
     let link = won["replay_link"]
@@ -629,6 +636,27 @@ async fn a_defence_in_the_browser_is_judged_by_the_explorer_and_a_holding_one_fi
     browser.join("Ada", None).await;
     let (_, game) = browser.post("/api/game", json!({ "level": "02-one-attempt" })).await;
     assert_eq!(game["level"]["defender"]["budget"], 2, "{}", game["level"]);
+    // Spending the whole hand is no choice that can fail: it finishes nothing, and the
+    // debrief says how the level is finished.
+    let whole_hand = twice_world::level::load_tape(&levels_folder().join("02-one-attempt.whole-hand.tape.ron"))
+        .expect("the whole-hand tape loads");
+    play_moves(&browser, game, &whole_hand.tape.actions).await;
+    let (_, spent) = browser.post("/api/game/run", Value::Null).await;
+    assert_eq!(
+        spent["end"]["debrief"]["standing"], "held_against_the_whole_hand",
+        "{}",
+        spent["end"]
+    );
+    assert_eq!(spent["end"]["finished"], false, "{}", spent["end"]);
+    assert!(
+        spent["end"]["debrief"]["diagnosis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|sentence| sentence.as_str().unwrap().contains("defend it with at most 2 guard(s)")),
+        "{}",
+        spent["end"]
+    );
     let (status, falls) = browser
         .post("/api/defend", json!({ "level": "02-one-attempt", "guards": [] }))
         .await;

@@ -306,7 +306,10 @@ fn briefing(ui: &mut egui::Ui, state: &LevelSelectState, loaded: &LoadedLevel) {
             .color(theme::outcome_color(level.goal)),
         );
         if level.unbeatable {
-            ui.label(RichText::new("· unbeatable on purpose: play it out to see why").color(theme::VIOLET));
+            ui.label(
+                RichText::new("· unbeatable on purpose: play it out, then defend it (D) to finish")
+                    .color(theme::VIOLET),
+            );
         }
     });
     ui.add_space(6.0);

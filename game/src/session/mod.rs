@@ -333,8 +333,8 @@ fn conclude(mut session: ResMut<Session>, mut progress: ResMut<Progress>) {
     // Progress counts a finished level only in the campaign.
     let mut finished = false;
     if let (Ok(judged), Mode::Campaign) = (&judged, session.mode) {
-        // A win, or an unbeatable level that held against the whole hand: never a level
-        // left alone (every level needs at least one move).
+        // A win only: never a level left alone (every level needs at least one move), and an
+        // unbeatable level is finished by its defence (`defence.rs`), not by spending the hand.
         finished = judged.finished;
         let id = session.recipe.level.level.id.clone();
         progress.record(&id, judged.verdict.outcome, finished);

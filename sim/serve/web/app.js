@@ -261,7 +261,7 @@ function levelDetail(level) {
     h('h1', {}, level.title),
     h('p', {class: 'briefing'}, level.briefing),
     h('p', {}, h('strong', {}, 'Goal: '), lookSpan(level.goal),
-      level.unbeatable ? h('span', {class: 'hint'}, ' — the runtime holds here: play the hand and watch each attack fail') : null),
+      level.unbeatable ? h('span', {class: 'hint'}, ' — the runtime holds here: play the hand and watch each attack fail; a defence that holds (below) finishes the level') : null),
     h('p', {}, h('strong', {}, 'Your hand: '),
       level.cards.length ? level.cards.map((card) => h('span', {class: 'chip'}, `${card.title} × ${card.count}`)) : 'no cards'),
     h('p', {}, h('strong', {}, 'Guards off: '),

@@ -134,7 +134,7 @@ pub(super) fn measure_ledger(
         folder,
         &mut raw,
         &mut ours,
-        postgres.as_mut().map(|(cycles, raw)| (cycles, raw)),
+        postgres.as_mut().map(|pair| (&mut pair.0, &mut pair.1)),
     )?;
     let other_work = OtherWork::between(started, CpuCounters::now());
     let Cycles {

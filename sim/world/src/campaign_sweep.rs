@@ -259,6 +259,21 @@ fn finish(mut simulation: Simulation) -> Result<bool, SimError> {
 /// console's decisions on each call it can act on, the declaration panel's drafts.
 pub fn candidate_plays(card: CardKind, simulation: &Simulation) -> Result<Vec<Play>, SimError> {
     let plays = match card {
+        // Racing an honest operator, the console holds every call the queue has listed, as it
+        // was seen (indeterminate): a decision sent after theirs is a move, and it gets the 409.
+        CardKind::OperatorResolve if simulation.level().honest_operator.is_some() => simulation
+            .queued_calls()
+            .into_iter()
+            .flat_map(|key| {
+                [Status::Completed, Status::Failed].map(|status| Play::OperatorResolve {
+                    key: key.clone(),
+                    status,
+                    reason: format!("the sweep settles it as {status}"),
+                    operator: SWEEP_OPERATOR.to_owned(),
+                    expected_status: Some(Status::Indeterminate),
+                })
+            })
+            .collect(),
         CardKind::OperatorResolve => {
             let records = simulation.ledger_records().map_err(SimError::from)?;
             records

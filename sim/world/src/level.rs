@@ -159,6 +159,23 @@ pub struct Defender {
     pub minimum: Vec<Guard>,
 }
 
+/// A scripted, honest operator who works the same queue as the player: the calls runs are
+/// paused on (`indeterminate`). `checks_after_ms` after a run pauses on a call, they look the
+/// key up in billing's entries by hand and resolve the call with what they find, compare-and-set
+/// from the `indeterminate` they saw — so of their decision and the player's, exactly one lands.
+/// Deterministic: a fixed delay in virtual time, no randomness.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HonestOperator {
+    /// Their operator id, as the ledger's history records it (`op-honest`).
+    pub name: String,
+    /// How long after a run pauses on a call they check billing and decide.
+    pub checks_after_ms: u32,
+}
+
+/// The longest an honest operator may take to check a call (a limit like every other).
+pub const HONEST_CHECK_MS_MAX: u32 = 100_000;
+
 /// The billing world and the network.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -291,6 +308,10 @@ pub struct Level {
     /// DeclareTool card): their side effect, retry policy and key, before Penny's first call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub declarable_tools: Vec<String>,
+    /// A scripted operator the player races for each paused call (see [`HonestOperator`]).
+    /// With one, the player's console lists what theirs does: paused (`indeterminate`) calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub honest_operator: Option<HonestOperator>,
     /// What the crew is after.
     pub goal: Outcome,
     #[serde(default = "default_max_phases")]

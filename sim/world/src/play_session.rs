@@ -149,8 +149,9 @@ pub struct Conclusion {
     pub verdict: Verdict,
     /// What the player reads: a win's story, or a loss's diagnosis from the run.
     pub debrief: Debrief,
-    /// The goal was reached, or the level cannot be beaten and held against the whole hand
-    /// (a level left alone is never finished). Progress counts it only in the campaign.
+    /// The goal was reached (a level left alone is never finished; a level that cannot be
+    /// beaten is finished by its defence, not by a play). Progress counts it only in the
+    /// campaign.
     pub finished: bool,
     /// For a replayed tape: did the verdict match what the tape expects?
     pub as_expected: Option<bool>,

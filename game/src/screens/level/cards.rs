@@ -72,9 +72,13 @@ pub fn choose(
     }
 }
 
-/// How many chips a line of the compact hand holds, in this width.
-fn chip_columns(available_width: f32, spacing: f32) -> f32 {
-    ((available_width + spacing) / (COMPACT_CARD_WIDTH_MIN + spacing))
+/// The narrowest a chip gets in the strip of a short screen (a projector): four to a line, so
+/// even the vault's seven kinds take two lines and leave the stage its height.
+const STRIP_CARD_WIDTH_MIN: f32 = 100.0;
+
+/// How many chips a line of the compact hand holds, in this width, each at least `width_min`.
+fn chip_columns(available_width: f32, spacing: f32, width_min: f32) -> f32 {
+    ((available_width + spacing) / (width_min + spacing))
         .floor()
         .clamp(1.0, 4.0)
 }
@@ -95,21 +99,7 @@ pub fn draw(
     let hand = simulation.hand();
     let cards = hand_order(simulation);
     let playable = session.mode != Mode::Replay && !simulation.is_over() && !session.is_busy();
-    if compact {
-        // One line in the strip: what is armed or why nothing can be played, on hover.
-        ui.horizontal(|ui| {
-            ui.label(RichText::new("Your hand").strong().color(theme::CREW))
-                .on_hover_text(status_line(session, simulation));
-            ui.add(
-                egui::Label::new(
-                    RichText::new(status_line(session, simulation))
-                        .size(theme::SMALL)
-                        .color(theme::TEXT_DIM),
-                )
-                .truncate(),
-            );
-        });
-    } else {
+    if !compact {
         ui.horizontal(|ui| {
             ui.label(
                 RichText::new("Your hand")
@@ -121,7 +111,12 @@ pub fn draw(
         });
     }
     if cards.is_empty() {
-        ui::hint(ui, "This level gives you no cards: watch, step and rewind.");
+        ui.horizontal(|ui| {
+            if compact {
+                hand_label(ui, session, simulation);
+            }
+            ui::hint(ui, "This level gives you no cards: watch, step and rewind.");
+        });
         return;
     }
     let mut chosen = None;
@@ -129,10 +124,24 @@ pub fn draw(
     if cards.len() > FULL_CARDS_MAX || compact {
         // A big hand (the vault has seven kinds) does not fit as full cards above the
         // timeline at 1280×720: each card becomes a one-line chip, its effect on hover.
-        let columns = chip_columns(ui.available_width(), spacing);
-        // Two pixels of slack: a row that fills the width exactly wraps its last chip.
-        let width = (ui.available_width() - spacing * (columns - 1.0)) / columns - 2.0;
         ui.horizontal_wrapped(|ui| {
+            // In the strip of a short screen the label shares the chips' line (what is armed,
+            // or why nothing can be played, on hover): the strip is one line high.
+            let line_width = ui.available_width();
+            let label_width = if compact {
+                hand_label(ui, session, simulation).rect.width() + spacing
+            } else {
+                0.0
+            };
+            let available = line_width - label_width;
+            let width_min = if compact {
+                STRIP_CARD_WIDTH_MIN
+            } else {
+                COMPACT_CARD_WIDTH_MIN
+            };
+            let columns = chip_columns(available, spacing, width_min).min(cards.len() as f32);
+            // Two pixels of slack: a row that fills the width exactly wraps its last chip.
+            let width = (available - spacing * (columns - 1.0)) / columns - 2.0;
             for (index, card) in cards.iter().enumerate() {
                 let left = hand.get(card).copied().unwrap_or(0);
                 let live = left > 0;
@@ -152,10 +161,17 @@ pub fn draw(
                         if live { theme::CREW } else { theme::PANEL_BORDER },
                     ))
                     .truncate();
+                // A narrow chip may cut its title: the hover says it whole.
+                let hover = format!("{}: {}", card.title(), effect(*card, simulation));
+                // Its own box of the chip's width: a title longer than that is cut with "…",
+                // so the chips keep to their columns.
                 let response = ui
-                    .add_enabled(playable && live, button)
-                    .on_hover_text(effect(*card, simulation))
-                    .on_disabled_hover_text(effect(*card, simulation));
+                    .allocate_ui(egui::vec2(width, CHIP_HEIGHT), |ui| {
+                        ui.add_enabled(playable && live, button)
+                    })
+                    .inner
+                    .on_hover_text(&hover)
+                    .on_disabled_hover_text(&hover);
                 if response.clicked() {
                     chosen = Some(*card);
                 }
@@ -167,6 +183,12 @@ pub fn draw(
     if let Some(card) = chosen {
         choose(card, session, simulation, level_ui, intents);
     }
+}
+
+/// "Your hand" in the strip of a short screen, the hand's status on hover.
+fn hand_label(ui: &mut egui::Ui, session: &Session, simulation: &Simulation) -> egui::Response {
+    ui.label(RichText::new("Your hand").strong().color(theme::CREW))
+        .on_hover_text(status_line(session, simulation))
 }
 
 /// Up to [`FULL_CARDS_MAX`] cards, each with its count, title and effect spelled out.

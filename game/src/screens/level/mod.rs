@@ -154,15 +154,16 @@ const SHORT_SCREEN_HEIGHT: f32 = 560.0;
 const TIMELINE_HEIGHT: f32 = 222.0;
 
 /// The timeline's height on a screen this many points tall: its full height on a 1280×720
-/// screen, under a third of a short screen (a projector's 411 points at presenter zoom), so
-/// the stage and the hand above it keep room to show Penny, the wire and billing.
+/// screen, about a fifth of a short screen (a projector's 411 points at presenter zoom: its
+/// lanes' header and its last rows, the heading left out), so the stage above the hand fits
+/// whole, Penny, her workers, the wire and billing.
 fn timeline_height(screen_height: f32) -> f32 {
     let share = if screen_height < SHORT_SCREEN_HEIGHT {
-        0.27
+        0.21
     } else {
         0.36
     };
-    (screen_height * share).clamp(100.0, TIMELINE_HEIGHT)
+    (screen_height * share).clamp(80.0, TIMELINE_HEIGHT)
 }
 
 // A Bevy system takes each resource it reads as its own parameter.
@@ -367,13 +368,19 @@ fn centre(
                 .inner_margin(egui::Margin::same(6)),
         )
         .show(root, |ui| {
-            // Scrolls when the screen is short (a projector at presenter zoom), so the whole
-            // stage can be reached.
+            // On a short screen (a projector at presenter zoom) the stage is the whole panel
+            // (the hand has its strip): it takes the height there is rather than scrolling.
+            // Scrolls still if even the stage's least height does not fit.
+            let stage_height = if short {
+                ui.available_height()
+            } else {
+                stage::STAGE_HEIGHT
+            };
             egui::ScrollArea::vertical()
                 .id_salt("level-centre")
                 .auto_shrink(false)
                 .show(ui, |ui| {
-                    stage::draw(ui, session, simulation, cache);
+                    stage::draw(ui, session, simulation, cache, stage_height);
                     if !short {
                         ui.add_space(4.0);
                         cards::draw(ui, session, simulation, level_ui, false, intents);

@@ -10,14 +10,25 @@ use crate::session::Session;
 use crate::ui::theme;
 
 pub const STAGE_HEIGHT: f32 = 240.0;
+/// The least height a stage is drawn at: Penny, her bubble and one worker's row.
+pub const STAGE_HEIGHT_MIN: f32 = 140.0;
 const WORKERS_SHOWN_MAX: usize = 4;
+/// A worker's figure and its two lines of words need this much height.
+const WORKER_ROW_HEIGHT_MIN: f32 = 32.0;
 const VAULT_WIDTH: f32 = 204.0;
 const WORKER_COLUMN_WIDTH: f32 = 180.0;
-/// Where the workers' rows start, below Penny.
+/// Where the workers' rows start, below Penny and the captions over the workers and the wire.
 const WORKERS_TOP: f32 = 98.0;
+/// Where they start on a short stage, which leaves the captions out: just below Penny's name.
+const WORKERS_TOP_SHORT: f32 = 84.0;
 
-pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache: &TimelineCache) {
-    let (rect, _) = ui.allocate_exact_size(egui::vec2(ui.available_width(), STAGE_HEIGHT), egui::Sense::hover());
+/// The stage, `height` points tall ([`STAGE_HEIGHT`] on a full screen; on a short one, the
+/// height left above the hand and the timeline, so nothing scrolls). A short stage leaves out
+/// the captions and shows as many workers as have a row of [`WORKER_ROW_HEIGHT_MIN`].
+pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache: &TimelineCache, height: f32) {
+    let height = height.clamp(STAGE_HEIGHT_MIN, STAGE_HEIGHT);
+    let short = height < STAGE_HEIGHT;
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(ui.available_width(), height), egui::Sense::hover());
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 6.0, theme::PANEL);
     painter.rect_stroke(rect, 6.0, Stroke::new(1.0, theme::PANEL_BORDER), StrokeKind::Inside);
@@ -36,20 +47,45 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
     );
     draw_bubble(&painter, bubble, penny_center, simulation, session);
 
-    let workers_top = rect.top() + WORKERS_TOP;
-    let workers = shown_workers(simulation);
+    let workers_top = rect.top() + if short { WORKERS_TOP_SHORT } else { WORKERS_TOP };
+    let messages: Vec<&Message> = simulation.messages().collect();
+    // A full stage has a row for each of the most workers shown; a short one, as many rows as
+    // fit. The footnotes under the workers get a line of their own, below the last worker's
+    // row, when a worker or a message is left out.
+    let rows_in = |footnote_height: f32| {
+        let rows_height = rect.bottom() - 10.0 - footnote_height - workers_top;
+        let rows = if short {
+            ((rows_height / WORKER_ROW_HEIGHT_MIN).floor() as usize).clamp(1, WORKERS_SHOWN_MAX)
+        } else {
+            WORKERS_SHOWN_MAX
+        };
+        (rows_height, rows)
+    };
+    let leaves_out = |workers: &[WorkerView]| {
+        workers.len() < simulation.workers().len()
+            || messages
+                .iter()
+                .any(|message| !workers.iter().any(|worker| worker.number == message.worker))
+    };
+    let (mut rows_height, mut rows) = rows_in(0.0);
+    let mut workers = shown_workers(simulation, rows);
+    if leaves_out(&workers) {
+        (rows_height, rows) = rows_in(14.0);
+        workers = shown_workers(simulation, rows);
+    }
     let wire_left = rect.left() + WORKER_COLUMN_WIDTH + 10.0;
     let wire_right = vault.left() - 10.0;
-    let messages: Vec<&Message> = simulation.messages().collect();
-    let hidden = simulation.workers().len().saturating_sub(workers.len());
+    let hidden: Vec<WorkerView> = simulation
+        .workers()
+        .into_iter()
+        .filter(|worker| !workers.iter().any(|shown| shown.number == worker.number))
+        .collect();
     // Messages whose worker is not shown still travel: say so.
     let unshown = messages
         .iter()
         .filter(|message| !workers.iter().any(|worker| worker.number == message.worker))
         .count();
-    // The footnotes under the workers get a line of their own, below the last worker's row.
-    let footnote_height = if hidden > 0 || unshown > 0 { 14.0 } else { 0.0 };
-    let row_height = ((rect.bottom() - 10.0 - footnote_height - workers_top) / WORKERS_SHOWN_MAX as f32).min(44.0);
+    let row_height = (rows_height / rows as f32).min(44.0);
     for (row, worker) in workers.iter().enumerate() {
         let y = workers_top + row_height * (row as f32 + 0.5);
         draw_worker(&painter, egui::pos2(rect.left() + 10.0, y), worker);
@@ -67,16 +103,47 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
             draw_message(&painter, message, wire_left, wire_right, y, simulation.now_ms(), cache);
         }
     }
-    if hidden > 0 {
+    footnotes(
+        &painter,
+        rect,
+        wire_left,
+        workers_top,
+        &hidden,
+        workers.is_empty(),
+        unshown,
+    );
+    if !short {
+        captions(&painter, rect, wire_left, wire_right, workers_top);
+    }
+}
+
+/// What the workers' rows leave out: workers not shown, none yet, messages of unshown workers.
+fn footnotes(
+    painter: &egui::Painter,
+    rect: Rect,
+    wire_left: f32,
+    workers_top: f32,
+    hidden: &[WorkerView],
+    no_workers: bool,
+    unshown: usize,
+) {
+    if !hidden.is_empty() {
+        // Alive workers are shown first: a hidden one finished earlier, unless the stage is
+        // too short for every alive worker.
+        let words = if hidden.iter().any(|worker| worker.alive) {
+            "not shown"
+        } else {
+            "finished earlier"
+        };
         painter.text(
             egui::pos2(rect.left() + 12.0, rect.bottom() - 6.0),
             Align2::LEFT_BOTTOM,
-            format!("+{hidden} more worker(s) finished earlier"),
+            format!("+{} more worker(s) {words}", hidden.len()),
             FontId::proportional(11.0),
             theme::TEXT_FAINT,
         );
     }
-    if workers.is_empty() {
+    if no_workers {
         painter.text(
             egui::pos2(rect.left() + 16.0, workers_top + 20.0),
             Align2::LEFT_CENTER,
@@ -94,6 +161,10 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
             theme::TEXT_FAINT,
         );
     }
+}
+
+/// The captions over the workers and the wire (a full stage only: a short one needs the room).
+fn captions(painter: &egui::Painter, rect: Rect, wire_left: f32, wire_right: f32, workers_top: f32) {
     // The wire's caption over the wire, shortened where the wire is short (a projector): it
     // never runs into the vault.
     let caption = ["the wire: requests →   ← responses", "the wire", ""]
@@ -113,11 +184,11 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
     );
 }
 
-/// Alive workers first, then the most recent others, up to what fits.
-fn shown_workers(simulation: &Simulation) -> Vec<WorkerView> {
+/// Alive workers first, then the most recent others, up to `rows` (what fits).
+fn shown_workers(simulation: &Simulation, rows: usize) -> Vec<WorkerView> {
     let mut workers = simulation.workers();
     workers.sort_by_key(|worker| (!worker.alive, std::cmp::Reverse(worker.number)));
-    workers.truncate(WORKERS_SHOWN_MAX);
+    workers.truncate(rows);
     workers.sort_by_key(|worker| worker.number);
     workers
 }

@@ -197,6 +197,28 @@ struct Geometry {
 }
 
 /// Draws the diagram. When `interactive`, a double-click on a row asks to rewind to just after it.
+/// Below this height (inside its frame) the timeline leaves out its heading's line.
+const HEADED_HEIGHT_MIN: f32 = 100.0;
+
+/// "Timeline" and how to read it.
+fn heading(ui: &mut egui::Ui, interactive: bool) {
+    ui.horizontal(|ui| {
+        ui.label(RichText::new("Timeline").size(theme::HEADING).strong());
+        ui.add(
+            egui::Label::new(
+                RichText::new(if interactive {
+                    "one lane per actor · colour + glyph per key · double-click a row to rewind there"
+                } else {
+                    "one lane per actor · colour + glyph per key"
+                })
+                .size(theme::SMALL)
+                .color(theme::TEXT_DIM),
+            )
+            .truncate(),
+        );
+    });
+}
+
 pub fn draw(
     ui: &mut egui::Ui,
     entries: &[TimelineEntry],
@@ -219,21 +241,12 @@ pub fn draw(
         .inner_margin(egui::Margin::same(6))
         .show(ui, |ui| {
             ui.set_width(ui.available_width());
-            ui.horizontal(|ui| {
-                ui.label(RichText::new("Timeline").size(theme::HEADING).strong());
-                ui.add(
-                    egui::Label::new(
-                        RichText::new(if interactive {
-                            "one lane per actor · colour + glyph per key · double-click a row to rewind there"
-                        } else {
-                            "one lane per actor · colour + glyph per key"
-                        })
-                        .size(theme::SMALL)
-                        .color(theme::TEXT_DIM),
-                    )
-                    .truncate(),
-                );
-            });
+            // A short panel (a projector) gives the heading's line to a row: the lanes' header
+            // already says what this is.
+            let headed = ui.available_height() >= HEADED_HEIGHT_MIN;
+            if headed {
+                heading(ui, interactive);
+            }
             // The scroll bar takes its width from the rows, not the header: keep them aligned.
             let rows_width = ui.available_width() - ui.spacing().scroll.allocated_width();
             let lane_width = lane_width(lanes.len(), rows_width);

@@ -39,7 +39,9 @@ pub const DIAGNOSIS_SENTENCES_MAX: usize = 3;
 pub enum Standing {
     /// The crew reached the level's goal.
     HeistWorked,
-    /// An unbeatable level held against the player's whole hand: that is its finish.
+    /// An unbeatable level held against the player's whole hand. Not its finish: spending a
+    /// hand that cannot win is no choice that can fail, so the level is finished by a defence
+    /// that holds ([`crate::defend`]).
     HeldAgainstTheWholeHand,
     /// An unbeatable level held, but cards are left: played out, not finished.
     HeldWithCardsLeft { cards_left: u32 },
@@ -60,9 +62,11 @@ impl Standing {
         }
     }
 
-    /// The level counts as finished.
+    /// The level counts as finished: only a heist that worked. An unbeatable level is finished
+    /// by its defence holding (the game's defender screen, the browser's `/api/defend`), never by
+    /// a play, however many cards it spent.
     pub fn finishes_level(self) -> bool {
-        matches!(self, Standing::HeistWorked | Standing::HeldAgainstTheWholeHand)
+        matches!(self, Standing::HeistWorked)
     }
 }
 
@@ -303,7 +307,9 @@ fn headline(
             "The heist worked: {}.",
             sentences::outcome_words(level, verdict.outcome)
         ),
-        Standing::HeldAgainstTheWholeHand => "The runtime held against your whole hand, as this level promised.".into(),
+        Standing::HeldAgainstTheWholeHand => {
+            "The runtime held against your whole hand, as this level promised; now defend it.".into()
+        }
         Standing::HeldWithCardsLeft { .. } => "The runtime held so far — but your hand is not spent.".into(),
         Standing::HeistFailed => format!("The heist failed: {}.", decided_by.failed_because()),
     }

@@ -7,7 +7,7 @@ use crate::checker::{Outcome, Verdict};
 use crate::level::{Level, Play};
 use crate::runtime::guards::Guard;
 use crate::runtime::worker::GuardNote;
-use crate::simulator::{Actor, FailedRun, Phase, Simulation};
+use crate::simulator::{Actor, FailedRun, Phase, REFUSED_BEFORE_SENDING, Simulation};
 use crate::text::{dollars, plain};
 
 /// What happened to the money and why, from this run: at most [`DIAGNOSIS_SENTENCES_MAX`].
@@ -44,20 +44,39 @@ pub(super) fn diagnosis(
             if let Some(note) = deciding_note(simulation, decided_by) {
                 diagnosis.push(guard_sentence(note));
             }
-            if let Standing::HeldWithCardsLeft { cards_left } = standing {
-                diagnosis.push(format!(
-                    "You still hold {cards_left} card(s): play the whole hand and watch each attack fail to finish the level."
-                ));
-            }
         }
         Standing::HeistFailed => {
             let explained = !simulation.failed_runs().is_empty() || !mistakes.is_empty();
             diagnosis.extend(why_it_failed(simulation, explained, decided_by));
         }
     }
+    // How the level is finished is never the sentence cut for length.
+    let finish = defend_to_finish(simulation.level(), standing);
     diagnosis.dedup();
-    diagnosis.truncate(DIAGNOSIS_SENTENCES_MAX);
+    diagnosis.truncate(DIAGNOSIS_SENTENCES_MAX - usize::from(finish.is_some()));
+    diagnosis.extend(finish);
     diagnosis
+}
+
+/// How an unbeatable level is finished, told after a play that held: by a defence, not by
+/// spending cards (a hand that cannot win is no choice that can fail).
+fn defend_to_finish(level: &Level, standing: Standing) -> Option<String> {
+    if !matches!(
+        standing,
+        Standing::HeldAgainstTheWholeHand | Standing::HeldWithCardsLeft { .. }
+    ) {
+        return None;
+    }
+    let budget = level.defender.as_ref()?.budget;
+    let cards = match standing {
+        Standing::HeldWithCardsLeft { cards_left } => {
+            format!("You still hold {cards_left} card(s), but no play finishes this level")
+        }
+        _ => "Spending the whole hand does not finish this level".to_owned(),
+    };
+    Some(format!(
+        "{cards}: defend it with at most {budget} guard(s) that stop every heist: a defence that holds, with no heist the explorer finds getting through, finishes it."
+    ))
 }
 
 pub(super) fn capitalised(text: &str) -> String {
@@ -328,7 +347,7 @@ fn operator_sentence(simulation: &Simulation) -> Option<String> {
 pub(super) fn missed_move(simulation: &Simulation, index: usize, play: &Play) -> Option<String> {
     if simulation.level().goal != Outcome::PaidTwice {
         // A lost request or an early crash is a miss only for a crew that wants two payments.
-        return missed_other(simulation, play).filter(|_| !matches!(play, Play::CrashWorker { .. }));
+        return missed_other(simulation, index, play).filter(|_| !matches!(play, Play::CrashWorker { .. }));
     }
     let hit = simulation.wire_hits().iter().find(|hit| hit.played == index);
     match (play, hit) {
@@ -336,11 +355,11 @@ pub(super) fn missed_move(simulation: &Simulation, index: usize, play: &Play) ->
             "The request for {} never reached billing, so nothing had been paid to pay twice: whatever came next was the first credit billing saw.",
             hit.key
         )),
-        _ => missed_other(simulation, play),
+        _ => missed_other(simulation, index, play),
     }
 }
 
-fn missed_other(simulation: &Simulation, play: &Play) -> Option<String> {
+fn missed_other(simulation: &Simulation, index: usize, play: &Play) -> Option<String> {
     match play {
         Play::CrashWorker {
             worker: Some(worker),
@@ -356,6 +375,7 @@ fn missed_other(simulation: &Simulation, play: &Play) -> Option<String> {
         Play::ToolFailsBeforeSending { run } if simulation.armed().not_attempted.contains_key(run) => Some(format!(
             "Run {run} never made another call, so the refusal before sending never came."
         )),
+        Play::ToolFailsBeforeSending { run } => refused_read(simulation, index, run),
         Play::OperatorResolve { key, operator, .. } => simulation
             .timeline()
             .iter()
@@ -372,6 +392,61 @@ fn missed_other(simulation: &Simulation, play: &Play) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// A refusal before sending that hit a read: it moved no money, so it could not change what
+/// was paid. Says which call it hit and what the runtime then did with it, from this run's
+/// timeline and ledger: sent again after all (the read retried) or recorded with nothing sent.
+/// `None` when the refusal hit a call that changes something (that is another story).
+fn refused_read(simulation: &Simulation, index: usize, run: &str) -> Option<String> {
+    // The n-th refusal card on this run met the n-th refusal of its calls.
+    let ordinal = simulation.played()[..=index]
+        .iter()
+        .filter(|action| matches!(&action.play, Play::ToolFailsBeforeSending { run: played } if played == run))
+        .count();
+    let timeline = simulation.timeline();
+    let (position, refusal) = timeline
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| {
+            entry.run.as_deref() == Some(run) && entry.kind == "send" && entry.text.contains(REFUSED_BEFORE_SENDING)
+        })
+        .nth(ordinal.checked_sub(1)?)?;
+    let key = refusal.key.as_deref()?;
+    let tool_name = refusal.text.split(':').next()?;
+    let tool = simulation.level().tools.iter().find(|tool| tool.name == tool_name)?;
+    if tool.side_effect.changes_something() {
+        return None;
+    }
+    let record = simulation
+        .ledger_records()
+        .ok()?
+        .into_iter()
+        .find(|record| record.key.as_str() == key)?;
+    let sent_after = timeline[position + 1..]
+        .iter()
+        .any(|entry| entry.key.as_deref() == Some(key) && entry.actor == Actor::Billing);
+    let what_then = if sent_after {
+        format!(
+            "the runtime tried the read again, it reached billing this time, and the ledger holds it {}",
+            record.status
+        )
+    } else {
+        format!(
+            "the ledger recorded it {} with nothing sent, and Penny went on",
+            record.status
+        )
+    };
+    let effects = simulation.effects();
+    let money = match effects.values().next() {
+        Some(origin) if effects.len() == 1 => {
+            format!(", so the only credit, {}, went out untouched and paid once", origin.key)
+        }
+        _ => String::new(),
+    };
+    Some(format!(
+        "Your refusal hit {key}, {tool_name}, a read that moves no money: {what_then}{money}."
+    ))
 }
 
 /// A declaration that took the heist away: the tool as the player left it passes the contract

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::play::Play;
-use super::{ACTIONS_MAX, CALLS_PER_RUN_MAX, CardKind, Level, PHASES_MAX, RUNS_MAX, Tape};
+use super::{ACTIONS_MAX, CALLS_PER_RUN_MAX, CardKind, HONEST_CHECK_MS_MAX, Level, PHASES_MAX, RUNS_MAX, Tape};
 use crate::billing_tools::Operation;
 use crate::error::InputError;
 use crate::runtime::rules::Status;
@@ -37,6 +37,7 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
     check_declarable_tools(&source, level, &tools)?;
     check_runs(&source, level, &accounts, &tools)?;
     check_cards(&source, level)?;
+    check_honest_operator(&source, level)?;
     if level.requires.contains(&level.id) {
         return Err(source.error("requires", 0, "a level cannot require itself"));
     }
@@ -289,6 +290,34 @@ fn check_cards(source: &Source, level: &Level) -> Result<(), InputError> {
     Ok(())
 }
 
+/// The scripted operator's id and their delay.
+fn check_honest_operator(source: &Source, level: &Level) -> Result<(), InputError> {
+    let Some(honest) = &level.honest_operator else {
+        return Ok(());
+    };
+    if !is_identifier(&honest.name) {
+        return Err(source.error(
+            "honest_operator",
+            0,
+            format!(
+                "the honest operator's name `{}` must be 1 to 64 letters, digits, `-` or `_`",
+                honest.name
+            ),
+        ));
+    }
+    if honest.checks_after_ms == 0 || honest.checks_after_ms > HONEST_CHECK_MS_MAX {
+        return Err(source.error(
+            "checks_after_ms",
+            0,
+            format!(
+                "checks_after_ms must be 1 to {HONEST_CHECK_MS_MAX}, not {}",
+                honest.checks_after_ms
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a tape against its level: cards allowed, counts, phases, references.
 pub fn validate_tape(path: &Path, text: &str, tape: &Tape, level: &Level) -> Result<(), InputError> {
     let error = |nth: usize, message: String| Err(InputError::at(path, text, "at_phase", nth, message));
@@ -382,6 +411,13 @@ fn play_problem(play: &Play, level: &Level) -> Option<String> {
             }
             if operator.trim().is_empty() {
                 return Some("an operator id is required".into());
+            }
+            if let Some(honest) = &level.honest_operator
+                && honest.name == *operator
+            {
+                return Some(format!(
+                    "{operator} is the level's scripted honest operator; the player resolves as another operator"
+                ));
             }
         }
         Play::OperatorCompensate { reason, key, operator } => {

@@ -14,7 +14,7 @@ use crate::level::{Level, TimedAction, WireRule};
 use crate::runtime::guards::Guards;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 /// Builds a simulation: a level, an explicit seed, and optionally a ledger file,
@@ -150,6 +150,7 @@ impl SimulationBuilder {
             nodes: BTreeMap::new(),
             failed_runs: Vec::new(),
             first_call: None,
+            honest_queue: BTreeSet::new(),
             authored_tools: None,
             ended: false,
             level: self.level,

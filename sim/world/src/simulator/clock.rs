@@ -40,6 +40,10 @@ pub(super) enum Event {
     LookAgain {
         worker: u32,
     },
+    /// The level's honest operator checks a queued call in billing and decides it.
+    HonestCheck {
+        key: String,
+    },
 }
 
 /// A slot in the queue: (time, sequence).

@@ -266,6 +266,7 @@ impl Simulation {
         expected_status: Option<Status>,
     ) -> Result<(Actor, String), PlayError> {
         let key = IdempotencyKey::parse(key).map_err(|_| PlayError::BadKey(key.to_owned()))?;
+        self.check_the_queue(&key, expected_status)?;
         let request = ResolveRequest {
             status,
             reason: reason.to_owned(),
@@ -509,7 +510,7 @@ impl Simulation {
     }
 
     /// Who made the last decision on `key`, from its history.
-    fn last_decider(&self, key: &IdempotencyKey) -> Option<String> {
+    pub(super) fn last_decider(&self, key: &IdempotencyKey) -> Option<String> {
         let history = self.observer.history(key).ok()?;
         history
             .into_iter()

@@ -20,6 +20,7 @@
 mod builder;
 mod clock;
 mod crew;
+mod honest;
 mod network;
 mod phases;
 mod reading;
@@ -41,6 +42,10 @@ pub use network::{Direction, Message};
 pub use report_words::report_words;
 pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
 pub use workers::{FailedRun, WorkerView, moment};
+
+/// The words a timeline's `send` line carries when the tool refused before sending (the
+/// not-attempted card): the debrief finds the refused call by them.
+pub const REFUSED_BEFORE_SENDING: &str = "the tool refused before sending anything";
 
 use crate::checker;
 use crate::ledger::{Ledger, LedgerError};
@@ -98,6 +103,22 @@ pub enum PlayError {
     Operator(#[from] OperatorError),
     #[error("the level is over")]
     LevelOver,
+    #[error(
+        "{key} is {status}, not in the queue you and {honest} work: the console lists a call only once a run is paused on it (indeterminate)"
+    )]
+    NotInTheQueue {
+        key: String,
+        status: crate::runtime::rules::Status,
+        honest: String,
+    },
+    #[error(
+        "a decision on {key} names the status it was made on, and the queue you and {honest} work shows calls indeterminate: expect indeterminate, not {expected}"
+    )]
+    QueueExpectsIndeterminate {
+        key: String,
+        honest: String,
+        expected: String,
+    },
     #[error("{card} fizzles: {what} now")]
     NothingOnTheWire { card: &'static str, what: String },
     #[error("w{worker} is {}, not at {wanted}", workers::moment(*about_to))]
@@ -163,6 +184,8 @@ pub struct Simulation {
     failed_runs: Vec<FailedRun>,
     /// Penny's first call, once a worker has begun one: declaring a tool is over from then on.
     first_call: Option<FirstCall>,
+    /// The calls the level's honest operator has taken from the queue (seen `indeterminate`).
+    honest_queue: BTreeSet<String>,
     /// The level's tools as authored, kept when the player's first declaration changes them,
     /// so the same run can be simulated again from the start (the counterfactual debrief).
     authored_tools: Option<Vec<crate::runtime::tool::ToolDeclaration>>,
@@ -267,7 +290,7 @@ impl Simulation {
             | Event::Wake { worker }
             | Event::LookAgain { worker } => !alive(worker),
             Event::Timeout { worker, key, attempt } => !alive(worker) || !self.awaiting(*worker, key, *attempt),
-            Event::Deliver { .. } | Event::Restart { .. } => false,
+            Event::Deliver { .. } | Event::Restart { .. } | Event::HonestCheck { .. } => false,
         }
     }
 
@@ -298,6 +321,7 @@ impl Simulation {
                 );
                 self.feed(worker, Input::BackoffElapsed);
             }
+            Event::HonestCheck { key } => self.honest_operator_checks(&key)?,
             Event::Restart { run, node } => {
                 self.spawn_worker(&run, workers::RECOVERS, node);
             }

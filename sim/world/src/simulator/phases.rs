@@ -191,10 +191,7 @@ impl Simulation {
             } => {
                 let node = self.node_of(run).to_owned();
                 if self.crew.take_not_attempted(&node) {
-                    let text = format!(
-                        "{}: the tool refused before sending anything (token expired)",
-                        call.tool
-                    );
+                    let text = format!("{}: {} (token expired)", call.tool, super::REFUSED_BEFORE_SENDING);
                     self.log(actor, "send", some_run, Some(key.to_string()), text);
                     self.feed(
                         worker,
@@ -262,6 +259,7 @@ impl Simulation {
                     Some(key.to_string()),
                     format!("run paused: awaiting reconciliation of {key}"),
                 );
+                self.honest_operator_queues(&key)?;
                 // Settled between the decision to pause and now: wake at once.
                 let node = self.workers.slots[&worker].node;
                 if self

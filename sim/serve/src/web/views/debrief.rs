@@ -55,7 +55,7 @@ pub struct LessonView {
 #[derive(Clone, Debug, Serialize)]
 pub struct EndView {
     pub verdict: VerdictView,
-    /// The goal was reached (or the level cannot be beaten and was played out).
+    /// The goal was reached (a level that cannot be beaten is finished by its defence).
     pub finished: bool,
     /// The play counts for progress and the scoreboard (a campaign play, not a sandbox).
     pub counted: bool,
