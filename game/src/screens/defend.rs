@@ -5,6 +5,7 @@ use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
 use twice_world::defend::{self, DefenceReport, HeistResult, HeistStanding};
+use twice_world::report::counted;
 use twice_world::runtime::guards::Guard;
 
 use super::Screen;
@@ -276,7 +277,12 @@ fn draw_result(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceInt
         ui::hint(
             ui,
             format!(
-                "{no_fire} known heist(s) do not fire here even with every guard off: they are not counted as held."
+                "{} not fire here even with every guard off: they are not counted as held.",
+                if no_fire == 1 {
+                    "1 known heist does".to_owned()
+                } else {
+                    format!("{no_fire} known heists do")
+                }
             ),
         );
     }
@@ -400,8 +406,9 @@ fn headline(ui: &mut egui::Ui, report: &DefenceReport, minimum: &[Guard]) {
     } else {
         ui.label(
             RichText::new(format!(
-                "✖ With {}, {through} heist(s) got through",
-                guard_list(&report.on)
+                "✖ With {}, {} got through",
+                guard_list(&report.on),
+                counted(through as u64, "heist", "heists")
             ))
             .size(26.0)
             .strong()

@@ -10,6 +10,7 @@ use bevy_egui::egui::{self, Color32, RichText};
 use twice_world::checker::{Outcome, Verdict};
 use twice_world::debrief::{Debrief, Decider, RuleSource, Tone};
 use twice_world::prediction::{GuardScore, Score};
+use twice_world::report::counted;
 use twice_world::simulator::{Simulation, dollars};
 
 use super::Chosen;
@@ -233,8 +234,8 @@ fn credits(ui: &mut egui::Ui, verdict: &Verdict) {
                 ui.label(&credit.account);
                 ui.label(dollars(credit.owed_cents));
                 ui.label(format!(
-                    "{} credit(s), net {}",
-                    credit.credits_applied,
+                    "{}, net {}",
+                    counted(u64::from(credit.credits_applied), "credit", "credits"),
                     dollars(credit.net_cents)
                 ));
                 ui.label(

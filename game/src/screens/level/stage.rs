@@ -3,6 +3,7 @@
 
 use bevy_egui::egui::{self, Align2, Color32, FontId, Pos2, Rect, Stroke, StrokeKind};
 use twice_world::billing::{Answer, EntryKind, KeyHandling};
+use twice_world::report::counted;
 use twice_world::simulator::{Actor, Direction, Message, Simulation, WorkerView, dollars};
 
 use super::timeline::TimelineCache;
@@ -501,7 +502,11 @@ fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation, cac
     clip.text(
         egui::pos2(vault.center().x, vault.bottom() - 8.0),
         Align2::CENTER_BOTTOM,
-        format!("{credits} credit(s) landed · {reversals} reversal(s)"),
+        format!(
+            "{} landed · {}",
+            counted(credits as u64, "credit", "credits"),
+            counted(reversals as u64, "reversal", "reversals")
+        ),
         FontId::proportional(11.0),
         theme::TEXT_DIM,
     );

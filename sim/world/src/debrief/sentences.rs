@@ -143,20 +143,25 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
         .filter(|entry| entry.amount_cents < 0)
         .count();
     let reversed = if reversals > 0 {
-        format!(" and {reversals} reversal(s)")
+        format!(
+            " and {}",
+            crate::report::counted(reversals as u64, "reversal", "reversals")
+        )
     } else {
         String::new()
     };
     let never_sent = never_sent_waited_call(simulation, verdict);
     match verdict.outcome {
         Outcome::PaidTwice => format!(
-            "Billing paid {owner} {} for {} owed: {landed} credit(s){reversed}.",
+            "Billing paid {owner} {} for {} owed: {}{reversed}.",
             dollars(net),
-            dollars(owed)
+            dollars(owed),
+            crate::report::counted(landed as u64, "credit", "credits")
         ),
         Outcome::PaidOnce => format!(
-            "Billing paid {owner} {}, exactly what was owed ({landed} credit(s){reversed}).",
-            dollars(net)
+            "Billing paid {owner} {}, exactly what was owed ({}{reversed}).",
+            dollars(net),
+            crate::report::counted(landed as u64, "credit", "credits")
         ),
         Outcome::UnknownFlagged if verdict.waiting.is_empty() && !simulation.failed_runs().is_empty() => format!(
             "{owner} has {} of the {} owed, and the run that should have paid failed and says so: a person sees it and nothing is hidden.",
@@ -175,9 +180,10 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
             dollars(owed)
         ),
         Outcome::NotPaidButOwed => format!(
-            "{owner} has {} of the {} owed ({landed} credit(s){reversed}), and nothing is waiting to pay the rest.",
+            "{owner} has {} of the {} owed ({}{reversed}), and nothing is waiting to pay the rest.",
             dollars(net),
-            dollars(owed)
+            dollars(owed),
+            crate::report::counted(landed as u64, "credit", "credits")
         ),
     }
 }
