@@ -107,7 +107,7 @@ impl OperatorApi {
         let credentials = match tokens {
             Some(path) => Credentials::File(Operators::load(path).map_err(|error| error.to_string())?),
             None => Credentials::Generated {
-                token: twice_serve::tokens::generate_token()?,
+                token: twice_serve::tokens::generate_token().map_err(|error| error.to_string())?,
             },
         };
         let listener = std::net::TcpListener::bind(address)
@@ -291,12 +291,12 @@ fn follow_session_ledger(session: Option<Res<Session>>, mut operator_api: ResMut
         let level = &session.recipe.level.level;
         OpenLevel {
             ledger,
-            tenants: level.runs.iter().map(|run| run.tenant.clone()).collect(),
+            tenants: level.runs.iter().map(|run| run.tenant.to_string()).collect(),
             compensable_tools: level
                 .tools
                 .iter()
                 .filter(|tool| tool.compensation)
-                .map(|tool| tool.name.clone())
+                .map(|tool| tool.name.to_string())
                 .collect(),
         }
     });

@@ -3,7 +3,6 @@
 
 use std::ops::Deref;
 use std::path::Path;
-use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
@@ -148,7 +147,7 @@ impl Session {
     }
 
     /// The simulation, to read and draw.
-    pub fn simulation(&self) -> MutexGuard<'_, Simulation> {
+    pub fn simulation(&self) -> twice_world::simulation_lock::SimulationGuard<'_> {
         self.play.simulation()
     }
 

@@ -197,9 +197,27 @@ fn refusal(status: StatusCode, reason: impl Into<String>) -> Response {
     (status, axum::Json(Answer::Rejected { reason: reason.into() })).into_response()
 }
 
-fn check_text(field: &str, text: &str, chars_max: usize) -> Result<(), String> {
+/// A request's field billing refuses.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum BadField {
+    /// A text field empty or too long.
+    #[error("`{field}` must have 1 to {chars_max} characters")]
+    Length { field: &'static str, chars_max: usize },
+    /// The idempotency key is not a key.
+    #[error("{0}")]
+    Key(#[from] twice_world::runtime::key::KeyError),
+    /// A credit id billing never makes.
+    #[error(
+        "`{}` is not a credit id (1 to {} letters, digits or `_`, like cr_0001)",
+        .0.chars().take(CREDIT_ID_CHARS_MAX + 8).collect::<String>(),
+        CREDIT_ID_CHARS_MAX
+    )]
+    CreditId(String),
+}
+
+fn check_text(field: &'static str, text: &str, chars_max: usize) -> Result<(), BadField> {
     if text.trim().is_empty() || text.chars().count() > chars_max {
-        return Err(format!("`{field}` must have 1 to {chars_max} characters"));
+        return Err(BadField::Length { field, chars_max });
     }
     Ok(())
 }
@@ -281,7 +299,7 @@ async fn post_credit(State(shared): State<Arc<Shared>>, headers: HeaderMap, body
         .and_then(|()| check_text("memo", &body.memo, MEMO_CHARS_MAX))
         .and_then(|()| check_text("intent", &body.intent, INTENT_CHARS_MAX));
     if let Err(detail) = checked {
-        return refusal(StatusCode::UNPROCESSABLE_ENTITY, detail);
+        return refusal(StatusCode::UNPROCESSABLE_ENTITY, detail.to_string());
     }
     let request = CreditRequest {
         account: body.account,
@@ -307,11 +325,11 @@ async fn post_void(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     };
     let checked = IdempotencyKey::parse(&request.idempotency_key)
         .map(|_| ())
-        .map_err(|error| error.to_string())
+        .map_err(BadField::Key)
         .and_then(|()| check_text("account", &request.account, ACCOUNT_CHARS_MAX))
         .and_then(|()| check_text("intent", &request.intent, INTENT_CHARS_MAX));
     if let Err(detail) = checked {
-        return refusal(StatusCode::UNPROCESSABLE_ENTITY, detail);
+        return refusal(StatusCode::UNPROCESSABLE_ENTITY, detail.to_string());
     }
     applied_later(shared, Operation::Void(request)).await
 }
@@ -320,17 +338,14 @@ async fn post_void(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
 pub const CREDIT_ID_CHARS_MAX: usize = 32;
 
 /// Checks a credit id from a path: 1 to [`CREDIT_ID_CHARS_MAX`] letters, digits or `_`.
-fn check_credit_id(credit_id: &str) -> Result<(), String> {
+fn check_credit_id(credit_id: &str) -> Result<(), BadField> {
     if credit_id.is_empty()
         || credit_id.chars().count() > CREDIT_ID_CHARS_MAX
         || !credit_id
             .chars()
             .all(|character| character.is_ascii_alphanumeric() || character == '_')
     {
-        return Err(format!(
-            "`{}` is not a credit id (1 to {CREDIT_ID_CHARS_MAX} letters, digits or `_`, like cr_0001)",
-            credit_id.chars().take(CREDIT_ID_CHARS_MAX + 8).collect::<String>()
-        ));
+        return Err(BadField::CreditId(credit_id.to_owned()));
     }
     Ok(())
 }
@@ -340,7 +355,7 @@ async fn post_void_by_id(
     axum::extract::Path(credit_id): axum::extract::Path<String>,
 ) -> Response {
     if let Err(detail) = check_credit_id(&credit_id) {
-        return refusal(StatusCode::BAD_REQUEST, detail);
+        return refusal(StatusCode::BAD_REQUEST, detail.to_string());
     }
     applied_later(shared, Operation::VoidById(VoidByIdRequest { credit_id })).await
 }

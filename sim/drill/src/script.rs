@@ -67,7 +67,7 @@ pub fn tools() -> Vec<ToolDeclaration> {
 /// (a drill gives the worker the terms it gives billing).
 pub fn tools_with_terms(key_retention_ms: Option<u64>, lookup_settle_ms: Option<u64>) -> Vec<ToolDeclaration> {
     vec![ToolDeclaration {
-        name: TOOL_NAME.to_owned(),
+        name: TOOL_NAME.into(),
         side_effect: SideEffect::External,
         operation: Some(Operation::Credit.name().to_owned()),
         takes_key: true,
@@ -84,28 +84,44 @@ pub fn run_id(number: u32) -> String {
     format!("run-{number:04}")
 }
 
+/// Why a run id is not a drill's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunIdError {
+    /// Not `run-` and a number.
+    #[error("run id `{0}` is not a drill's run: it is `run-` and a number of 1 to 9 digits, as `run-0001`")]
+    NotADrillRun(String),
+    /// Empty or too long.
+    #[error("run id `{0}` must have 1 to {max} characters", max = RUN_ID_CHARS_MAX)]
+    Length(String),
+    /// A character a key should not hold.
+    #[error("run id `{run_id}` contains `{bad}`; use letters, digits, `-`, `_` and `.`")]
+    Character {
+        /// The run id.
+        run_id: String,
+        /// The first such character.
+        bad: char,
+    },
+}
+
 /// A drill's run id is `run-` and its number, as [`run_id`] makes it: the run's script follows
 /// from the id, so an id no drill makes (`foo`) would drive a run nobody owes, and is refused.
 /// It also becomes half of every key (`<run_id>:<tool_call_id>`).
-pub fn validate_run_id(run_id: &str) -> Result<(), String> {
+pub fn validate_run_id(run_id: &str) -> Result<(), RunIdError> {
     let number = run_id.strip_prefix("run-").unwrap_or("");
     if number.is_empty() || number.len() > 9 || !number.chars().all(|character| character.is_ascii_digit()) {
-        return Err(format!(
-            "run id `{run_id}` is not a drill's run: it is `run-` and a number of 1 to 9 digits, as `run-0001`"
-        ));
+        return Err(RunIdError::NotADrillRun(run_id.to_owned()));
     }
     if run_id.is_empty() || run_id.chars().count() > RUN_ID_CHARS_MAX {
-        return Err(format!(
-            "run id `{run_id}` must have 1 to {RUN_ID_CHARS_MAX} characters"
-        ));
+        return Err(RunIdError::Length(run_id.to_owned()));
     }
     if let Some(bad) = run_id
         .chars()
         .find(|character| !(character.is_ascii_alphanumeric() || matches!(character, '-' | '_' | '.')))
     {
-        return Err(format!(
-            "run id `{run_id}` contains `{bad}`; use letters, digits, `-`, `_` and `.`"
-        ));
+        return Err(RunIdError::Character {
+            run_id: run_id.to_owned(),
+            bad,
+        });
     }
     Ok(())
 }
@@ -122,7 +138,7 @@ pub fn script_for(run_id: &str) -> RunScript {
             let (account, _) = ACCOUNTS[(bits % ACCOUNTS.len() as u64) as usize];
             let amount_cents = 500 + ((bits >> 16) % 40) as u32 * 125;
             ScriptCall {
-                tool: TOOL_NAME.to_owned(),
+                tool: TOOL_NAME.into(),
                 account: account.to_owned(),
                 amount_cents,
                 memo: format!("Refund {} of {calls} for {run_id}", item + 1),
@@ -131,8 +147,8 @@ pub fn script_for(run_id: &str) -> RunScript {
         })
         .collect();
     RunScript {
-        id: run_id.to_owned(),
-        tenant: TENANT.to_owned(),
+        id: run_id.into(),
+        tenant: TENANT.into(),
         calls,
     }
 }
@@ -206,7 +222,7 @@ mod tests {
             "run-12a",
             "run-1234567890",
         ] {
-            let error = validate_run_id(bad).expect_err(bad);
+            let error = validate_run_id(bad).expect_err(bad).to_string();
             assert!(error.contains("run id"), "{error}");
         }
     }

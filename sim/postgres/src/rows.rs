@@ -153,23 +153,28 @@ impl RawRecord {
             key: self.key.clone(),
             detail,
         };
-        Ok(ExecutionRecord {
+        let record = ExecutionRecord {
             key: IdempotencyKey::parse(&self.key).map_err(|error| bad(error.to_string()))?,
             status: Status::parse(&self.status).ok_or_else(|| bad(format!("status `{}`", self.status)))?,
             side_effect: SideEffect::parse(&self.side_effect)
                 .ok_or_else(|| bad(format!("side effect `{}`", self.side_effect)))?,
             attempts: u32::try_from(self.attempts).map_err(|_| bad(format!("attempts {}", self.attempts)))?,
-            tenant: self.tenant,
-            run_id: self.run_id,
+            tenant: self.tenant.into(),
+            run_id: self.run_id.into(),
             tool_call_id: self.tool_call_id,
-            tool: self.tool,
+            tool: self.tool.into(),
             arguments: self.arguments,
             result: self.result,
-            owner: self.owner,
+            owner: self.owner.into(),
             created_at_ms: read_ms(self.created_at_ms),
             updated_at_ms: read_ms(self.updated_at_ms),
             lease_expires_at_ms: self.lease_expires_at_ms.map(read_ms),
-        })
+        };
+        // The read half of the invariant every write asserts (as the SQLite store reads it).
+        match record.broken_invariant() {
+            Some(broken) => Err(bad(format!("a record with {broken}"))),
+            None => Ok(record),
+        }
     }
 }
 
@@ -217,7 +222,7 @@ impl RawRunHistory {
                 key: format!("run {}", self.run_id),
                 detail: format!("run history event `{}`", self.event),
             })?,
-            run_id: self.run_id,
+            run_id: self.run_id.into(),
             at_ms: read_ms(self.at_ms),
             actor: self.actor,
             detail: self.detail,
@@ -253,10 +258,10 @@ impl RawCheckpoint {
                 key: format!("run {}", self.run_id),
                 detail: format!("checkpoint version {}", self.version),
             })?,
-            run_id: self.run_id,
+            run_id: self.run_id.into(),
             status: self.status,
             state: self.state,
-            saved_by: self.saved_by,
+            saved_by: self.saved_by.into(),
             updated_at_ms: read_ms(self.updated_at_ms),
         })
     }

@@ -10,6 +10,7 @@
 
 use crate::answer::ToolAnswer;
 use crate::executor::{Drive, Executor, Next};
+use crate::ids::ToolName;
 use crate::key::IdempotencyKey;
 use crate::ledger::LedgerError;
 use crate::run::{Arguments, Decision, RunState, ToolCall};
@@ -153,7 +154,7 @@ pub fn next_call(state: &RunState, tool: &str, arguments: Arguments) -> Option<(
     let mut next = moved_on(state)?;
     let call = ToolCall {
         id: format!("c{}", next.next_call_number),
-        tool: tool.to_owned(),
+        tool: ToolName::from(tool),
         item: next.item,
         arguments,
     };

@@ -22,6 +22,7 @@ pub mod answer;
 pub mod execution;
 pub mod executor;
 pub mod guards;
+pub mod ids;
 pub mod key;
 pub mod ledger;
 pub mod operator;
@@ -35,6 +36,7 @@ pub mod workflow;
 
 pub use answer::ToolAnswer;
 pub use guards::{Guard, Guards, NaiveRefusal};
+pub use ids::{RunId, Tenant, ToolName, WorkerId};
 pub use key::{IdempotencyKey, KeyScheme};
 pub use rules::{OutcomeAction, ReservationAction, Status};
 pub use tool::{ContractViolation, SideEffect, ToolDeclaration, assert_tool_contract};

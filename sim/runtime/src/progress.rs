@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::ids::WorkerId;
 use crate::key::IdempotencyKey;
 use crate::ledger::{ExecutionRecord, Reservation};
 use crate::rules::{ReservationAction, Status};
@@ -22,7 +23,7 @@ pub struct InProgress {
     /// The call's key.
     pub key: IdempotencyKey,
     /// The worker whose `started` record it is.
-    pub owner: String,
+    pub owner: WorkerId,
     /// Since when, in the ledger's milliseconds.
     pub since_ms: u64,
     /// Attempts the owner has let leave so far (0: nothing was sent yet).

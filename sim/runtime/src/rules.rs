@@ -181,6 +181,10 @@ pub fn outcome_action(side_effect: SideEffect, end: AttemptEnd, attempt: u32, at
         attempt >= 1 && attempt <= attempts_allowed,
         "attempt {attempt} of {attempts_allowed}"
     );
+    assert!(
+        attempts_allowed <= super::tool::READ_ATTEMPTS_MAX,
+        "{attempts_allowed} attempts allowed, more than any tool may be given"
+    );
     match end {
         AttemptEnd::Succeeded => OutcomeAction::Record(Status::Completed),
         AttemptEnd::Rejected | AttemptEnd::NotAttempted => OutcomeAction::Record(Status::Failed),
@@ -247,6 +251,15 @@ pub fn failed_run_undo(took_effect: u32, reflex: bool) -> Option<FailedRunAction
 
 /// Table 4, the workflow node's half: run number `retry` of the node (0: its first run) failed.
 pub fn workflow_action(policy: RecoveryPolicy, retry: u32, retries_max: u32) -> FailedRunAction {
+    assert!(
+        retries_max <= crate::workflow::RETRIES_MAX,
+        "{retries_max} retries declared, more than a node may start"
+    );
+    // Run `retry` exists only because the retry before it was within the limit.
+    assert!(
+        policy == RecoveryPolicy::Fail || retry <= retries_max,
+        "run number {retry} of a node that starts at most {retries_max} fresh runs"
+    );
     match policy {
         RecoveryPolicy::Retry if retry < retries_max => FailedRunAction::StartFreshRun { retry: retry + 1 },
         RecoveryPolicy::Retry | RecoveryPolicy::Fail => FailedRunAction::StayFailed,
@@ -353,6 +366,17 @@ pub struct AbsentFacts {
 /// | —                        | yes                  | yes (guard on)           | ask again after   |
 /// | —                        | yes                  | otherwise                | settle failed     |
 pub fn absent_action(facts: AbsentFacts) -> AbsentAction {
+    // What a tool's declaration is checked for (`ToolDeclaration::terms_problem`).
+    assert!(
+        facts.lookup_settle_ms != Some(0) && facts.key_retention_ms != Some(0),
+        "terms of 0 ms are refused where tools are declared: {facts:?}"
+    );
+    if let (Some(settle), Some(retention)) = (facts.lookup_settle_ms, facts.key_retention_ms) {
+        assert!(
+            retention > settle,
+            "a retention not longer than the settle time is refused: {facts:?}"
+        );
+    }
     let expired = facts
         .key_retention_ms
         .is_some_and(|retention| facts.since_reserved_ms >= retention);
@@ -390,6 +414,10 @@ pub fn resend_action(
     earlier_unknown: bool,
     guard: bool,
 ) -> ResendAction {
+    assert!(
+        key_retention_ms != Some(0),
+        "a retention of 0 ms is refused where tools are declared"
+    );
     match key_retention_ms {
         Some(retention) if guard && earlier_unknown && key_age_ms >= retention => ResendAction::RefuseExpiredKey,
         _ => ResendAction::Send,
@@ -411,6 +439,10 @@ pub enum RecoveryAction {
 /// it; `limit`: the declared `recovery_attempts_max`; `guard`: guard `dead_letter`. A naive
 /// runtime recovers again forever.
 pub fn recovery_action(failed_before: u32, limit: Option<u32>, guard: bool) -> RecoveryAction {
+    assert!(
+        limit != Some(0),
+        "a recovery limit of 0 is refused where it is declared"
+    );
     match limit {
         Some(limit) if guard && failed_before >= limit => RecoveryAction::DeadLetter,
         _ => RecoveryAction::Recover,

@@ -257,3 +257,30 @@ fn settled_and_unknown_split_every_status() {
         assert_eq!(Status::parse(status.name()), Some(status));
     }
 }
+
+#[test]
+#[should_panic(expected = "a recovery limit of 0 is refused")]
+fn a_recovery_limit_of_zero_never_reaches_table_8() {
+    recovery_action(0, Some(0), true);
+}
+
+#[test]
+#[should_panic(expected = "run number 3 of a node that starts at most 2 fresh runs")]
+fn a_run_past_its_nodes_retries_never_reaches_table_4() {
+    workflow_action(RecoveryPolicy::Retry, 3, 2);
+}
+
+#[test]
+#[should_panic(expected = "a retention not longer than the settle time is refused")]
+fn terms_a_declaration_refuses_never_reach_table_6() {
+    absent_action(AbsentFacts {
+        key_retention_ms: Some(2_000),
+        ..absent(5_000, 2_000)
+    });
+}
+
+#[test]
+#[should_panic(expected = "more than any tool may be given")]
+fn more_attempts_than_any_tool_gets_never_reach_table_2() {
+    outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 1, 4);
+}

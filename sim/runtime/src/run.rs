@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ids::{Tenant, ToolName};
+
 /// The arguments of a tool call: any JSON value the tool takes. Two calls have the same
 /// arguments when their canonical text ([`Arguments::canonical`]) is the same: object keys
 /// sorted, no whitespace. The ledger stores that text and refuses a key reused with other
@@ -96,7 +98,7 @@ pub struct ToolCall {
     /// `c<n>`: numbered from the run's checkpointed counter, so a replay makes the same id.
     pub id: String,
     /// The declared tool it calls.
-    pub tool: String,
+    pub tool: ToolName,
     /// Which item of the run's script this call serves (the intent the checker judges).
     pub item: u32,
     /// Its arguments, canonical JSON in the ledger.
@@ -166,7 +168,7 @@ pub enum RunStatus {
         /// The status it resumes as.
         previous: Box<RunStatus>,
         /// The tenant whose run it is (the operator API lists it only to that tenant's operators).
-        tenant: String,
+        tenant: Tenant,
     },
 }
 

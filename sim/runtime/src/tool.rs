@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ids::ToolName;
+
 /// What a tool does to the world. The side effect sets how often it may be attempted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -58,7 +60,7 @@ pub const READ_BACKOFF_BASE_MS: u64 = 50;
 #[serde(deny_unknown_fields)]
 pub struct ToolDeclaration {
     /// The tool's name, as the model calls it and the ledger records it.
-    pub name: String,
+    pub name: ToolName,
     /// What the tool does to the world: it sets the retry rule.
     pub side_effect: SideEffect,
     /// What the tool's world does when the tool runs, in the driver's own words (the billing
@@ -225,7 +227,7 @@ pub enum ContractViolation {
     /// A tool that changes something is allowed more than one attempt.
     TooManyAttempts {
         /// The tool.
-        tool: String,
+        tool: ToolName,
         /// Its tool's side effect (table 1 reads it).
         side_effect: &'static str,
         /// The attempts noted.
@@ -235,7 +237,7 @@ pub enum ContractViolation {
     /// A tool that changes something takes no idempotency key.
     NoIdempotencyKey {
         /// The tool.
-        tool: String,
+        tool: ToolName,
         /// Its declared side effect.
         side_effect: &'static str,
     },
@@ -247,7 +249,7 @@ pub enum ContractViolation {
     )]
     NoAmbiguityPolicy {
         /// The tool.
-        tool: String,
+        tool: ToolName,
         /// Its declared side effect.
         side_effect: &'static str,
     },

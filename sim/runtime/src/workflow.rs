@@ -8,6 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ids::RunId;
+
 /// The most fresh runs a node may start after failures (a limit on everything).
 pub const RETRIES_MAX: u32 = 8;
 
@@ -70,12 +72,12 @@ impl Workflow {
 
 /// The id of the `retry`-th fresh run of the node whose first run is `first_run`:
 /// `r1.retry1`. A level's run ids never hold a `.`, so a derived id never meets one of them.
-pub fn retry_run_id(first_run: &str, retry: u32) -> String {
+pub fn retry_run_id(first_run: &str, retry: u32) -> RunId {
     assert!(
         (1..=RETRIES_MAX).contains(&retry),
         "retry {retry} of at most {RETRIES_MAX}"
     );
-    format!("{first_run}.retry{retry}")
+    RunId::new(format!("{first_run}.retry{retry}"))
 }
 
 #[cfg(test)]

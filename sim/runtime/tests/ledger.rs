@@ -65,7 +65,7 @@ fn decided(reservation: Reservation) -> (ReservationAction, ExecutionRecord, Opt
             record,
             previous_owner,
             ..
-        } => (action, record, previous_owner),
+        } => (action, record, previous_owner.map(String::from)),
         other => panic!("expected a decided reservation, got {other:?}"),
     }
 }

@@ -95,27 +95,70 @@ pub fn hash_token(token: &str) -> String {
     hex(&Sha256::digest(token.as_bytes()))
 }
 
+/// Why a token cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    /// Too short to resist guessing, or too long for a header.
+    #[error(
+        "a token has {} to {} characters; this one has {chars}",
+        TOKEN_CHARS_MIN,
+        TOKEN_CHARS_MAX
+    )]
+    Length {
+        /// The characters it has.
+        chars: usize,
+    },
+    /// A character an HTTP header would not carry unchanged.
+    #[error("a token is made of visible ASCII characters (no spaces); this one holds {bad:?}")]
+    NotVisible {
+        /// The first such character.
+        bad: char,
+    },
+}
+
+/// The operating system gave no random bytes to make a token from.
+#[derive(Debug, thiserror::Error)]
+#[error("the operating system gave no random bytes: {0}")]
+pub struct NoRandomness(pub getrandom::Error);
+
+/// An operator id or a tenant name that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// Empty or too long.
+    #[error("{what} has 1 to {} characters, not {chars}", NAME_CHARS_MAX)]
+    Length {
+        /// What the name is of ("an operator id").
+        what: &'static str,
+        /// The characters it has.
+        chars: usize,
+    },
+    /// A space or a control character.
+    #[error("{what} `{name}` holds a space or a control character")]
+    Blank {
+        /// What the name is of.
+        what: &'static str,
+        /// The name.
+        name: String,
+    },
+}
+
 /// Checks that a token can be used: long enough to resist guessing, and made of the
 /// visible ASCII characters an HTTP header carries unchanged.
-pub fn check_token(token: &str) -> Result<(), String> {
+pub fn check_token(token: &str) -> Result<(), TokenError> {
     let chars = token.chars().count();
     if !(TOKEN_CHARS_MIN..=TOKEN_CHARS_MAX).contains(&chars) {
-        return Err(format!(
-            "a token has {TOKEN_CHARS_MIN} to {TOKEN_CHARS_MAX} characters; this one has {chars}"
-        ));
+        return Err(TokenError::Length { chars });
     }
     if let Some(bad) = token.chars().find(|character| !character.is_ascii_graphic()) {
-        return Err(format!(
-            "a token is made of visible ASCII characters (no spaces); this one holds {bad:?}"
-        ));
+        return Err(TokenError::NotVisible { bad });
     }
     Ok(())
 }
 
 /// A new token from the operating system's random source: 256 bits as 64 hex digits.
-pub fn generate_token() -> Result<String, String> {
+pub fn generate_token() -> Result<String, NoRandomness> {
     let mut bytes = [0_u8; GENERATED_TOKEN_BYTES];
-    getrandom::fill(&mut bytes).map_err(|error| format!("the operating system gave no random bytes: {error}"))?;
+    getrandom::fill(&mut bytes).map_err(NoRandomness)?;
     Ok(hex(&bytes))
 }
 
@@ -141,16 +184,19 @@ fn parse_hash(text: &str) -> Option<[u8; 32]> {
     Some(hash)
 }
 
-fn check_name(what: &str, name: &str) -> Result<(), String> {
+fn check_name(what: &'static str, name: &str) -> Result<(), NameError> {
     let chars = name.chars().count();
     if chars == 0 || chars > NAME_CHARS_MAX {
-        return Err(format!("{what} has 1 to {NAME_CHARS_MAX} characters, not {chars}"));
+        return Err(NameError::Length { what, chars });
     }
     if name
         .chars()
         .any(|character| character.is_control() || character.is_whitespace())
     {
-        return Err(format!("{what} `{name}` holds a space or a control character"));
+        return Err(NameError::Blank {
+            what,
+            name: name.to_owned(),
+        });
     }
     Ok(())
 }
@@ -208,7 +254,7 @@ impl Operators {
         let mut credentials = Vec::with_capacity(entries.len());
         for (index, entry) in entries.iter().enumerate() {
             let place = |field: &'static str, message: String| (index, Some(field), message);
-            check_name("an operator id", &entry.id).map_err(|message| place("id", message))?;
+            check_name("an operator id", &entry.id).map_err(|error| place("id", error.to_string()))?;
             if let Some(first) = ids.insert(&entry.id, index) {
                 return Err(place(
                     "id",

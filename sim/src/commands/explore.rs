@@ -9,13 +9,15 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use twice_world::checker;
+use twice_world::error::InputError;
 use twice_world::exit::{EXIT_DIFFERS, EXIT_OK};
 use twice_world::explore::{Explorer, Found, JOBS_MAX, Outcome, Progress, SCHEDULES_MAX, Stage};
 use twice_world::ledger::LedgerStore;
 use twice_world::level::{self, TimedAction};
+use twice_world::replay::ReplayError;
 use twice_world::replay::replay_tape;
 use twice_world::report::counted;
-use twice_world::runtime::guards::{Guard, Guards};
+use twice_world::runtime::guards::{Guard, Guards, UnknownGuard};
 
 /// Schedules tried when `--schedules` is not given.
 pub const SCHEDULES_DEFAULT: u64 = 100_000;
@@ -62,16 +64,46 @@ pub struct ExploreArgs {
     pub json: bool,
 }
 
-fn parse_goal(text: &str) -> Result<checker::Outcome, String> {
+/// Why `explore`'s input or its written tape is refused; each names the flag or file.
+#[derive(Debug, thiserror::Error)]
+enum ExploreInputError {
+    #[error("unknown outcome `{0}`; known outcomes: paid_twice, not_paid_but_owed, unknown_flagged, paid_once")]
+    UnknownGoal(String),
+    #[error("{path}: {error}")]
+    LevelPath { path: String, error: std::io::Error },
+    #[error("--out folder {folder}: {error}")]
+    OutFolder { folder: String, error: std::io::Error },
+    #[error("the level's path {0} is not UTF-8, so a tape cannot name it")]
+    NotUtf8(String),
+    #[error("--guards: {0}")]
+    Guards(#[source] UnknownGuard),
+    #[error("--guards-off: unknown guard `{0}`; known guards: {known}", known = known_guards())]
+    GuardOff(String),
+    #[error("cannot write {path}: {error}")]
+    CannotWrite { path: String, error: std::io::Error },
+    #[error("the written tape does not replay: {0}")]
+    TapeUnreadable(#[source] InputError),
+    #[error("the written tape does not replay: {0}")]
+    TapeNotReplayed(#[source] ReplayError),
+    #[error("{path}: the written tape replays to {replayed}, not the {found} it was found with")]
+    ReplaysOtherwise {
+        path: String,
+        replayed: checker::Outcome,
+        found: checker::Outcome,
+    },
+}
+
+fn known_guards() -> String {
+    let known: Vec<&str> = Guard::ALL.iter().map(|guard| guard.name()).collect();
+    known.join(", ")
+}
+
+fn parse_goal(text: &str) -> Result<checker::Outcome, ExploreInputError> {
     use checker::Outcome::*;
     [PaidTwice, NotPaidButOwed, UnknownFlagged, PaidOnce]
         .into_iter()
         .find(|outcome| outcome.name() == text.trim())
-        .ok_or_else(|| {
-            format!(
-                "unknown outcome `{text}`; known outcomes: paid_twice, not_paid_but_owed, unknown_flagged, paid_once"
-            )
-        })
+        .ok_or_else(|| ExploreInputError::UnknownGoal(text.to_owned()))
 }
 
 /// `19-vault.level.ron` → `19-vault.explored.tape.ron`, in the current folder.
@@ -84,24 +116,28 @@ fn default_out(level_path: &Path) -> PathBuf {
 }
 
 /// The level's path as the tape names it: relative to the folder the tape is written to.
-fn level_reference(level_path: &Path, out: &Path) -> Result<String, String> {
+fn level_reference(level_path: &Path, out: &Path) -> Result<String, ExploreInputError> {
     let level_path = level_path
         .canonicalize()
-        .map_err(|error| format!("{}: {error}", level_path.display()))?;
+        .map_err(|error| ExploreInputError::LevelPath {
+            path: level_path.display().to_string(),
+            error,
+        })?;
     let out_folder = match out.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
     };
     let out_folder = out_folder
         .canonicalize()
-        .map_err(|error| format!("--out folder {}: {error}", out_folder.display()))?;
+        .map_err(|error| ExploreInputError::OutFolder {
+            folder: out_folder.display().to_string(),
+            error,
+        })?;
     let relative = pathdiff::diff_paths(&level_path, &out_folder).unwrap_or(level_path);
-    relative.to_str().map(str::to_owned).ok_or_else(|| {
-        format!(
-            "the level's path {} is not UTF-8, so a tape cannot name it",
-            relative.display()
-        )
-    })
+    relative
+        .to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| ExploreInputError::NotUtf8(relative.display().to_string()))
 }
 
 fn play_text(action: &TimedAction) -> String {
@@ -229,22 +265,18 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
 }
 
 /// The guards the search runs with: `--guards` (or the level's), then `--guards-off`.
-fn guards_of(args: &ExploreArgs, level_guards: Guards) -> Result<Guards, String> {
+fn guards_of(args: &ExploreArgs, level_guards: Guards) -> Result<Guards, ExploreInputError> {
     let mut guards = args
         .guards
         .as_deref()
         .map(Guards::parse_list)
         .transpose()
-        .map_err(|error| format!("--guards: {error}"))?
+        .map_err(ExploreInputError::Guards)?
         .unwrap_or(level_guards);
     if let Some(off) = &args.guards_off {
         for name in off.split(',').map(str::trim).filter(|name| !name.is_empty()) {
             let Some(guard) = Guard::from_name(name) else {
-                let known: Vec<&str> = Guard::ALL.iter().map(|guard| guard.name()).collect();
-                return Err(format!(
-                    "--guards-off: unknown guard `{name}`; known guards: {}",
-                    known.join(", ")
-                ));
+                return Err(ExploreInputError::GuardOff(name.to_owned()));
             };
             guards.set(guard, false);
         }
@@ -296,7 +328,7 @@ fn write_found(
     guards: &Guards,
     level_file: &str,
     out: &Path,
-) -> Result<(), String> {
+) -> Result<(), ExploreInputError> {
     let title = format!(
         "Found by `twice-sim explore` (seed {}, schedule {}), goal {goal}, guards off: [{}]",
         args.seed,
@@ -306,20 +338,19 @@ fn write_found(
     let tape = found.to_tape(level_file, &title);
     let text = format!("// {title}\n{}\n", level::tape_to_ron(&tape));
     write_tape(out, &text, args.force)?;
-    let tape = level::load_tape(out).map_err(|error| format!("the written tape does not replay: {error}"))?;
-    let result = replay_tape(&tape).map_err(|error| format!("the written tape does not replay: {error}"))?;
+    let tape = level::load_tape(out).map_err(ExploreInputError::TapeUnreadable)?;
+    let result = replay_tape(&tape).map_err(ExploreInputError::TapeNotReplayed)?;
     if !result.as_expected {
-        return Err(format!(
-            "{}: the written tape replays to {}, not the {} it was found with",
-            out.display(),
-            result.verdict.outcome,
-            found.verdict.outcome
-        ));
+        return Err(ExploreInputError::ReplaysOtherwise {
+            path: out.display().to_string(),
+            replayed: result.verdict.outcome,
+            found: found.verdict.outcome,
+        });
     }
     Ok(())
 }
 
-fn write_tape(out: &Path, text: &str, force: bool) -> Result<(), String> {
+fn write_tape(out: &Path, text: &str, force: bool) -> Result<(), ExploreInputError> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true);
     if force {
@@ -328,11 +359,12 @@ fn write_tape(out: &Path, text: &str, force: bool) -> Result<(), String> {
         // Not `create`: a file that appeared during the search is not overwritten either.
         options.create_new(true);
     }
-    let mut file = options
-        .open(out)
-        .map_err(|error| format!("cannot write {}: {error}", out.display()))?;
-    file.write_all(text.as_bytes())
-        .map_err(|error| format!("cannot write {}: {error}", out.display()))
+    let cannot_write = |error| ExploreInputError::CannotWrite {
+        path: out.display().to_string(),
+        error,
+    };
+    let mut file = options.open(out).map_err(cannot_write)?;
+    file.write_all(text.as_bytes()).map_err(cannot_write)
 }
 
 fn print_human(args: &ExploreArgs, goal: checker::Outcome, outcome: &Outcome, out: &Path) {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use twice_drill::ledger_target::{LedgerTarget, LedgerTargetParser};
 
-use twice_drill::billing_target::BillingCompensator;
+use twice_drill::billing_target::{BillingCompensator, BillingTargetError};
 use twice_serve::api::{ApiState, DEFAULT_ADDRESS, bind, check_bind_address, serve_until};
 use twice_serve::tokens::{self, Operators};
 
@@ -98,13 +98,22 @@ pub fn serve_command(args: ServeArgs) -> u8 {
     })
 }
 
+/// Why `--billing-url` cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum BillingUrlError {
+    /// Not an address billing can be reached at.
+    #[error("--billing-url: {0}")]
+    Refused(#[source] BillingTargetError),
+    /// Nothing answered at it.
+    #[error("--billing-url: {0}. Start `twice-sim billing` first and pass the address it prints")]
+    Unreachable(#[source] BillingTargetError),
+}
+
 /// Checks `--billing-url` and asks billing once, so a wrong address is found at start and
 /// not by the first operator who needs it. Returns the target and a line saying what it is.
-fn billing_target(url: &str) -> Result<(BillingCompensator, String), String> {
-    let target = BillingCompensator::new(url).map_err(|error| format!("--billing-url: {error}"))?;
-    let stats = target.probe().map_err(|error| {
-        format!("--billing-url: {error}. Start `twice-sim billing` first and pass the address it prints")
-    })?;
+fn billing_target(url: &str) -> Result<(BillingCompensator, String), BillingUrlError> {
+    let target = BillingCompensator::new(url).map_err(BillingUrlError::Refused)?;
+    let stats = target.probe().map_err(BillingUrlError::Unreachable)?;
     let description = if stats.key_handling == KeyHandling::Ignore {
         format!(
             "compensate: billing at {} ignores idempotency keys, so it cannot look a credit up by key: \

@@ -27,6 +27,7 @@ use crate::checker::{Outcome, Verdict, ViolationKind};
 use crate::ledger::{ExecutionRecord, LedgerError, LedgerStore};
 use crate::level::{Level, Play, Tape, TimedAction, WireRule};
 use crate::runtime::guards::{Guard, Guards};
+use crate::runtime::ids::{RunId, ToolName};
 use crate::runtime::key::{IdempotencyKey, KeyScheme};
 use crate::simulator::{Phase, SimError, Simulation, SimulationBuilder};
 
@@ -378,9 +379,9 @@ fn role_of(counterfactual: &Counterfactual, alternative: &Alternative) -> Role {
 /// A call as the ledger knows it: enough to spell its key either way.
 #[derive(Clone, Debug)]
 struct CallIdentity {
-    run_id: String,
+    run_id: RunId,
     tool_call_id: String,
-    tool: String,
+    tool: ToolName,
     arguments: String,
 }
 
@@ -443,7 +444,7 @@ fn moment_of(simulation: &Simulation) -> Moment {
         .map(|worker| {
             (
                 worker.number,
-                worker.run,
+                worker.run.into_string(),
                 worker.alive,
                 worker.phase,
                 worker.call.map(|call| call.item),

@@ -122,7 +122,7 @@ pub fn effect(card: CardKind, simulation: &Simulation) -> String {
 /// them from a chosen call and a reason; nor does a declaration, which the tool declaration
 /// builds from a chosen side effect, attempts and key.
 pub fn targets(card: CardKind, simulation: &Simulation) -> Vec<Target> {
-    let runs: Vec<String> = simulation.level().runs.iter().map(|run| run.id.clone()).collect();
+    let runs: Vec<String> = simulation.level().runs.iter().map(|run| run.id.to_string()).collect();
     let target = |label: String, play: Play| Target { label, play };
     match card {
         CardKind::LoseRequest | CardKind::LoseResponse | CardKind::SlowResponse => simulation

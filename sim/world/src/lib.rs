@@ -37,6 +37,7 @@ pub mod replay;
 pub mod replay_link;
 pub mod report;
 pub mod rulebook;
+pub mod simulation_lock;
 pub mod simulator;
 pub mod text;
 pub mod upgrade;

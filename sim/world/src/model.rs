@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::billing_tools::CreditArguments;
+use crate::runtime::ids::{RunId, Tenant, ToolName};
 use crate::runtime::run::{Decision, RunState, ToolCall};
 
 /// What the model does when told a call failed (or did not take effect).
@@ -55,7 +56,7 @@ impl Default for ModelPolicy {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptCall {
-    pub tool: String,
+    pub tool: ToolName,
     pub account: String,
     pub amount_cents: u32,
     pub memo: String,
@@ -78,13 +79,13 @@ impl ScriptCall {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunScript {
-    pub id: String,
+    pub id: RunId,
     #[serde(default = "default_tenant")]
-    pub tenant: String,
+    pub tenant: Tenant,
     pub calls: Vec<ScriptCall>,
 }
 
-pub fn default_tenant() -> String {
+pub fn default_tenant() -> Tenant {
     "default".into()
 }
 

@@ -14,13 +14,13 @@
 //! [`PlaySession::replace`].
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::checker::Verdict;
 use crate::debrief::{self, Debrief};
 use crate::ledger::LedgerError;
 use crate::level::{CardKind, Expectation, LoadedLevel, Play, TAPE_VERSION, Tape, TimedAction};
 use crate::runtime::guards::Guards;
+use crate::simulation_lock::{SimulationGuard, SimulationLock};
 use crate::simulator::{PlayError, SimError, Simulation, SimulationBuilder};
 
 /// How the level was opened.
@@ -219,7 +219,7 @@ pub struct PlaySession {
     pub mode: Mode,
     /// What rebuilds the simulation from scratch: fixed for the session's life.
     pub recipe: Recipe,
-    simulation: Mutex<Simulation>,
+    simulation: SimulationLock,
     /// The judgement of the level while it is quiet; `Err` when it could not be judged (the
     /// next change judges it again).
     judgement: Option<Result<Conclusion, String>>,
@@ -239,20 +239,22 @@ impl PlaySession {
         let mut session = PlaySession {
             mode,
             recipe,
-            simulation: Mutex::new(simulation),
+            simulation: SimulationLock::new(simulation),
             judgement: None,
         };
         session.changed();
         Ok(session)
     }
 
-    /// The simulation, to read and draw.
-    pub fn simulation(&self) -> MutexGuard<'_, Simulation> {
-        self.simulation.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The simulation, to read and draw. Held until the guard drops; asked for again on the
+    /// same thread meanwhile, it panics (see [`crate::simulation_lock`]): a helper takes the
+    /// `&Simulation` its caller holds.
+    pub fn simulation(&self) -> SimulationGuard<'_> {
+        self.simulation.lock()
     }
 
     fn simulation_mut(&mut self) -> &mut Simulation {
-        self.simulation.get_mut().unwrap_or_else(PoisonError::into_inner)
+        self.simulation.get_mut()
     }
 
     /// The judgement of the level while it is quiet.

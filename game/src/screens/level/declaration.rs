@@ -108,7 +108,7 @@ fn draw_tool(
     level_ui: &mut LevelUi,
     intents: &mut Vec<Intent>,
 ) {
-    let name = declarable.tool.name.clone();
+    let name = declarable.tool.name.to_string();
     ui.horizontal_wrapped(|ui| {
         ui.label(RichText::new(&name).monospace().strong().color(theme::TEXT));
         ui.label(RichText::new(format!("is declared {}", declarable.tool.summary())).color(theme::TEXT));

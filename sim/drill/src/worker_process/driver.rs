@@ -30,7 +30,7 @@ impl Driver {
         let setup = WorkerSetup {
             worker_id: config.worker_id.clone(),
             run_id: config.run_id.clone(),
-            tenant: script::TENANT.to_owned(),
+            tenant: script::TENANT.into(),
             guards: config.guards,
             tools: config.tools.clone(),
             lease_ms: config.lease_ms,

@@ -26,6 +26,7 @@ use twice_world::ledger::LedgerError;
 use twice_world::model::{ModelPolicy, RunScript};
 use twice_world::runtime::executor::Executor;
 use twice_world::runtime::guards::Guards;
+use twice_world::runtime::ids::{RunId, WorkerId};
 use twice_world::runtime::tool::ToolDeclaration;
 use twice_world::runtime::worker::{Input, Phase, Worker};
 
@@ -128,8 +129,8 @@ pub enum WorkerEnd {
 /// The checked settings of one worker process.
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
-    pub worker_id: String,
-    pub run_id: String,
+    pub worker_id: WorkerId,
+    pub run_id: RunId,
     pub guards: Guards,
     pub billing: Url,
     pub timeout: Duration,
@@ -185,8 +186,8 @@ impl WorkerConfig {
             return Err("--recovery-attempts-max 0: a run would be dead-lettered before its first recovery".into());
         }
         Ok(WorkerConfig {
-            worker_id,
-            run_id: args.run.clone(),
+            worker_id: WorkerId::new(worker_id),
+            run_id: RunId::new(args.run.clone()),
             guards,
             billing,
             timeout: Duration::from_millis(u64::from(args.timeout_ms)),

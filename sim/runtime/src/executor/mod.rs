@@ -16,6 +16,7 @@
 //! [`crate::rules::fence_place`]): one commit fewer, nothing in between.
 
 use crate::guards::Guard;
+use crate::ids::{RunId, Tenant, WorkerId};
 use crate::key::IdempotencyKey;
 use crate::ledger::{
     AttemptStart, CheckpointSave, HistoryEvent, Ledger, LedgerError, Reservation, ReserveRequest, RunEvent,
@@ -141,9 +142,9 @@ impl Step {
 /// Who writes: the worker (the records' owner, the history's actor), its run and tenant.
 #[derive(Debug)]
 struct Identity {
-    worker_id: String,
-    run_id: String,
-    tenant: String,
+    worker_id: WorkerId,
+    run_id: RunId,
+    tenant: Tenant,
 }
 
 impl Identity {

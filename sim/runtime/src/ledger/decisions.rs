@@ -27,7 +27,7 @@ pub(super) fn decide_reservation<'a>(
         return (Reservation::Fenced { expected, found }, None);
     }
     if let Some(existing) = &existing
-        && (existing.arguments != request.arguments || existing.tool != request.tool)
+        && (existing.arguments != request.arguments || existing.tool != *request.tool)
     {
         return (
             Reservation::ArgumentsMismatch {
@@ -75,7 +75,7 @@ pub(super) fn decide_reservation<'a>(
             let record = ExecutionRecord {
                 status: Status::Started,
                 result: None,
-                owner: request.owner.to_owned(),
+                owner: request.owner.into(),
                 updated_at_ms: now_ms,
                 lease_expires_at_ms,
                 ..existing
@@ -312,16 +312,16 @@ fn new_started_record(
 ) -> ExecutionRecord {
     ExecutionRecord {
         key: request.key.clone(),
-        tenant: request.tenant.to_owned(),
-        run_id: request.run_id.to_owned(),
+        tenant: request.tenant.into(),
+        run_id: request.run_id.into(),
         tool_call_id: request.tool_call_id.to_owned(),
-        tool: request.tool.to_owned(),
+        tool: request.tool.into(),
         side_effect: request.side_effect,
         arguments: request.arguments.to_owned(),
         status: Status::Started,
         attempts,
         result: None,
-        owner: request.owner.to_owned(),
+        owner: request.owner.into(),
         created_at_ms: now_ms,
         updated_at_ms: now_ms,
         lease_expires_at_ms,

@@ -329,14 +329,14 @@ impl Tables for MemoryTransaction<'_, '_> {
             ));
         }
         let row = Checkpoint {
-            run_id: checkpoint.run_id.to_owned(),
+            run_id: checkpoint.run_id.into(),
             version: checkpoint.version,
             status: checkpoint.status.to_owned(),
             state: checkpoint.state.to_owned(),
-            saved_by: checkpoint.saved_by.to_owned(),
+            saved_by: checkpoint.saved_by.into(),
             updated_at_ms: checkpoint.updated_at_ms,
         };
-        let previous = self.tables.checkpoints.insert(row.run_id.clone(), row);
+        let previous = self.tables.checkpoints.insert(row.run_id.to_string(), row);
         self.tables
             .undo
             .push(Undo::Checkpoint(checkpoint.run_id.to_owned(), previous));
@@ -348,7 +348,7 @@ impl Tables for MemoryTransaction<'_, '_> {
         let id = self.tables.run_history.last().map_or(1, |entry| entry.id + 1);
         self.tables.run_history.push(RunHistoryEntry {
             id,
-            run_id: line.run_id.to_owned(),
+            run_id: line.run_id.into(),
             at_ms: line.at_ms,
             actor: line.actor.to_owned(),
             event: line.event,

@@ -115,6 +115,15 @@ pub struct CheckpointRow<'a> {
 
 // ----- the operations -----
 
+/// Every record write of every store goes through here: the record it writes keeps the
+/// invariant the stores check again when they read it back ([`ExecutionRecord::broken_invariant`]).
+fn write_checked(tables: &mut dyn Tables, write: RecordWrite, record: &ExecutionRecord) -> Result<(), LedgerError> {
+    if let Some(broken) = record.broken_invariant() {
+        panic!("a ledger write of {} with {broken}", record.key);
+    }
+    tables.write_record(write, record)
+}
+
 /// The reservation: the decision table applied to what the transaction reads.
 pub(super) fn reserve(
     tables: &mut dyn Tables,
@@ -123,7 +132,7 @@ pub(super) fn reserve(
 ) -> Result<Reservation, LedgerError> {
     let (reservation, write) = read_and_decide_reservation(tables, request, now_ms)?;
     if let (Some((write, line)), Reservation::Decided { record, .. }) = (write, &reservation) {
-        tables.write_record(write, record)?;
+        write_checked(tables, write, record)?;
         tables.append_history(&line)?;
     }
     Ok(reservation)
@@ -172,7 +181,7 @@ pub(super) fn reserve_and_begin(
             // Nothing that runs: the reservation's answer (and writes) alone.
             (reservation, write) => {
                 if let (Some((write, line)), Reservation::Decided { record, .. }) = (write, &reservation) {
-                    tables.write_record(write, record)?;
+                    write_checked(tables, write, record)?;
                     tables.append_history(&line)?;
                 }
                 return Ok(FoldedReservation {
@@ -183,7 +192,7 @@ pub(super) fn reserve_and_begin(
         };
     match decide_attempt(record, request.key, attempt, request.owner, now_ms) {
         (AttemptStart::Begun(counted), attempt_line) => {
-            tables.write_record(write, &counted)?;
+            write_checked(tables, write, &counted)?;
             tables.append_history(&reserved_line)?;
             tables.append_history(&attempt_line)?;
             Ok(FoldedReservation {
@@ -217,7 +226,7 @@ pub(super) fn insert_started_unchecked(
     }
     let previous = tables.record(request.key)?;
     let (record, line) = decide_unchecked_insert(request, previous.as_ref(), now_ms);
-    tables.write_record(RecordWrite::Replace, &record)?;
+    write_checked(tables, RecordWrite::Replace, &record)?;
     tables.append_history(&line)?;
     let action = if previous.is_some() {
         ReservationAction::RunAgain
@@ -245,7 +254,7 @@ pub(super) fn begin_attempt(
     };
     match decide_attempt(current, key, attempt, owner, now_ms) {
         (AttemptStart::Begun(counted), line) => {
-            tables.write_record(RecordWrite::Update, &counted)?;
+            write_checked(tables, RecordWrite::Update, &counted)?;
             tables.append_history(&line)?;
             Ok(AttemptStart::Begun(counted))
         }
@@ -273,7 +282,7 @@ pub(super) fn note_attempt(
         updated_at_ms: now_ms,
         ..current
     };
-    tables.write_record(RecordWrite::Update, &counted)?;
+    write_checked(tables, RecordWrite::Update, &counted)?;
     tables.append_history(&HistoryLine {
         detail: Some(Cow::Owned(format!("attempt {attempt}"))),
         ..HistoryLine::note(key, now_ms, actor, HistoryEvent::Attempt)
@@ -299,7 +308,7 @@ pub(super) fn record_outcome(
     })?;
     let (recorded, line) = decide_outcome(current, key, status, result, actor, attempt, now_ms);
     if let Recorded::Recorded(after) = &recorded {
-        tables.write_record(RecordWrite::Update, after)?;
+        write_checked(tables, RecordWrite::Update, after)?;
     }
     tables.append_history(&line)?;
     Ok(recorded)
@@ -315,7 +324,7 @@ pub(super) fn settle(
     let current = tables.record(key)?.ok_or_else(|| SettleError::NotFound(key.clone()))?;
     let from = current.status;
     let after = decide_settlement(current, key, settlement, now_ms)?;
-    tables.write_record(RecordWrite::Update, &after)?;
+    write_checked(tables, RecordWrite::Update, &after)?;
     tables.append_history(&HistoryLine {
         key,
         at_ms: now_ms,

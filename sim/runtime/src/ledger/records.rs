@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{HistoryEvent, LedgerError, RunEvent};
+use crate::ids::{RunId, Tenant, ToolName, WorkerId};
 use crate::key::IdempotencyKey;
 use crate::rules::{ReservationAction, Status};
 use crate::tool::SideEffect;
@@ -14,13 +15,13 @@ pub struct ExecutionRecord {
     /// The call's idempotency key: one record per key.
     pub key: IdempotencyKey,
     /// Whose call it is (listings filter by it).
-    pub tenant: String,
+    pub tenant: Tenant,
     /// The run that made the call.
-    pub run_id: String,
+    pub run_id: RunId,
     /// The call's id within its run.
     pub tool_call_id: String,
     /// The tool called.
-    pub tool: String,
+    pub tool: ToolName,
     /// What the tool does to the world, as declared.
     pub side_effect: SideEffect,
     /// The call's arguments, canonical JSON: the same key with other arguments is refused.
@@ -32,13 +33,30 @@ pub struct ExecutionRecord {
     /// The tool's result (or what settled the call), once there is one.
     pub result: Option<String>,
     /// The worker (or operator) that last took the call.
-    pub owner: String,
+    pub owner: WorkerId,
     /// When the record was created, in ms.
     pub created_at_ms: u64,
     /// When the record last changed, in ms (listings are ordered by it).
     pub updated_at_ms: u64,
     /// A naive runtime's lease on a `started` call (guard `no_lease_expiry` off); `None` otherwise.
     pub lease_expires_at_ms: Option<u64>,
+}
+
+impl ExecutionRecord {
+    /// What every record holds, written or read: the names that place it (whose, which run,
+    /// which call, which tool, who took it) are never empty. `Some` names the first that is:
+    /// a write of such a record is a bug (asserted where records are written, for every
+    /// store), a stored row with one is refused as a `BadRow` where stores read rows.
+    pub fn broken_invariant(&self) -> Option<&'static str> {
+        let names = [
+            (self.tenant.is_empty(), "an empty tenant"),
+            (self.run_id.is_empty(), "an empty run id"),
+            (self.tool_call_id.is_empty(), "an empty tool call id"),
+            (self.tool.is_empty(), "an empty tool name"),
+            (self.owner.is_empty(), "an empty owner"),
+        ];
+        names.into_iter().find_map(|(empty, what)| empty.then_some(what))
+    }
 }
 
 /// One line of a record's append-only history.
@@ -123,7 +141,7 @@ pub struct RunHistoryEntry {
     /// The line's number, growing in the order lines were written (across every run).
     pub id: u64,
     /// The run the line is about.
-    pub run_id: String,
+    pub run_id: RunId,
     /// When, in ms.
     pub at_ms: u64,
     /// Who wrote it.
@@ -134,7 +152,9 @@ pub struct RunHistoryEntry {
     pub detail: Option<String>,
 }
 
-/// What a worker asks to reserve.
+/// What a worker asks to reserve. Borrowed text, as every request to the ledger: the typed
+/// names ([`RunId`], [`Tenant`], [`ToolName`], [`WorkerId`]) lend it theirs, and what the
+/// ledger stores from it comes back typed in the [`ExecutionRecord`].
 #[derive(Clone, Debug)]
 pub struct ReserveRequest<'a> {
     /// The call's idempotency key.
@@ -171,7 +191,7 @@ pub enum Reservation {
         /// The record after the reservation.
         record: ExecutionRecord,
         /// Who owned the record before, if it existed.
-        previous_owner: Option<String>,
+        previous_owner: Option<WorkerId>,
         /// What the ledger held before this reservation.
         previous_status: Option<Status>,
     },
@@ -293,7 +313,7 @@ pub enum Recorded {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
     /// The run.
-    pub run_id: String,
+    pub run_id: RunId,
     /// Grows by one with every save (compare-and-set on it fences two workers apart).
     pub version: u32,
     /// The run's status, in words (for listings).
@@ -301,7 +321,7 @@ pub struct Checkpoint {
     /// The run's state, as JSON.
     pub state: String,
     /// The worker that saved it.
-    pub saved_by: String,
+    pub saved_by: WorkerId,
     /// When, in ms.
     pub updated_at_ms: u64,
 }
@@ -329,7 +349,7 @@ pub enum SaveOutcome {
         /// Its status now.
         status: Status,
         /// The worker that holds it now.
-        owner: String,
+        owner: WorkerId,
     },
 }
 
@@ -355,7 +375,7 @@ pub struct CheckpointSave<'a> {
     pub status: &'a str,
     /// The run's state, as JSON.
     pub state: &'a str,
-    /// The worker saving.
+    /// The worker (or operator) saving.
     pub saved_by: &'a str,
     /// Compare-and-set on the version this worker loaded (guard `checkpoint_version`).
     pub expected_version: Option<u32>,

@@ -294,7 +294,7 @@ pub fn check_compensable(
     let key = request.key;
     let current = ledger.record(key)?.ok_or_else(|| SettleError::NotFound(key.clone()))?;
     if !has_compensation(&current.tool) {
-        return Err(OperatorError::NoCompensation(current.tool));
+        return Err(OperatorError::NoCompensation(current.tool.into_string()));
     }
     match current.status {
         Status::Compensated => Err(OperatorError::AlreadyCompensated(key.clone())),

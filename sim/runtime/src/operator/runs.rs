@@ -6,6 +6,7 @@
 //! is appended to the run's history, which also starts the count of failed recoveries afresh.
 
 use super::{OperatorError, check_who_and_why};
+use crate::ids::{RunId, Tenant, WorkerId};
 use crate::ledger::{Ledger, LedgerError, RunEvent, SaveOutcome};
 use crate::run::{RunState, RunStatus};
 
@@ -13,9 +14,9 @@ use crate::run::{RunState, RunStatus};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeadLetteredRun {
     /// The run.
-    pub run_id: String,
+    pub run_id: RunId,
     /// The tenant whose run it is (`None`: its checkpoint cannot be read).
-    pub tenant: Option<String>,
+    pub tenant: Option<Tenant>,
     /// The checkpoint's version: what a resume compares and sets on.
     pub version: u32,
     /// Why it was dead-lettered.
@@ -25,7 +26,7 @@ pub struct DeadLetteredRun {
     /// When it was dead-lettered (the checkpoint's last save), in ms.
     pub since_ms: u64,
     /// The worker that dead-lettered it.
-    pub saved_by: String,
+    pub saved_by: WorkerId,
 }
 
 /// Every dead-lettered run, longest waiting first (then by run id).

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::guards::Guard;
+use crate::ids::{RunId, ToolName, WorkerId};
 use crate::rules::Status;
 
 /// What a guard did when it made a difference: typed, so code and tests match on it.
@@ -13,7 +14,7 @@ pub enum Held {
     /// started; nothing was sent.
     ContractRefused {
         /// The tool that failed the check.
-        tool: String,
+        tool: ToolName,
     },
     /// `ledger`: the call was `completed`; its recorded result was returned.
     ReturnedRecordedResult,
@@ -22,7 +23,7 @@ pub enum Held {
         /// The record's status.
         status: Status,
         /// The run the call belongs to, when not this one.
-        other_run: Option<String>,
+        other_run: Option<RunId>,
     },
     /// `ledger`: the key belongs to other arguments; the call was refused, not served the other result.
     ArgumentsRefused,
@@ -31,14 +32,14 @@ pub enum Held {
         /// Its status.
         status: Option<Status>,
         /// The worker that owns the call.
-        owner: Option<String>,
+        owner: Option<WorkerId>,
     },
     /// `key_per_call`: a reworded replay kept its key, so the ledger recognised it.
     RewordedReplayRecognised,
     /// `atomic_reservation`: another worker reserved the call first; only one calls the tool.
     RacingReservationLost {
         /// The worker that reserved it first.
-        winner: String,
+        winner: WorkerId,
     },
     /// `no_lease_expiry`: a `started` call past its lease was not reclaimed.
     LeaseNotReclaimed {
@@ -84,7 +85,7 @@ pub enum Held {
     /// `checkpoint_version`: a save relied on a failure another worker had already re-run; stood down.
     FailureTakenOver {
         /// The worker that re-ran it.
-        owner: String,
+        owner: WorkerId,
         /// The record's status now.
         status: Status,
     },

@@ -9,6 +9,7 @@
 
 use crate::answer::ToolAnswer;
 use crate::guards::{Guard, Guards, NaiveRefusal};
+use crate::ids::{RunId, Tenant, ToolName, WorkerId};
 use crate::key::{IdempotencyKey, KeyScheme};
 use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
 use crate::rules::{
@@ -35,11 +36,11 @@ pub use state::WorkerState;
 #[derive(Clone, Debug)]
 pub struct WorkerSetup {
     /// This worker's name in the ledger (`owner`, `saved_by`).
-    pub worker_id: String,
+    pub worker_id: WorkerId,
     /// The run it drives.
-    pub run_id: String,
+    pub run_id: RunId,
     /// The tenant whose run it is: operators see only their own tenant's calls and runs.
-    pub tenant: String,
+    pub tenant: Tenant,
     /// The guards it runs under (every one on: the seed's runtime).
     pub guards: Guards,
     /// The tools the run may call, as declared.
@@ -405,7 +406,7 @@ struct RunUndo {
 
 /// Why a call could not be begun.
 enum CallRefused {
-    UnknownTool(String),
+    UnknownTool(ToolName),
     BadKey(crate::key::KeyError),
 }
 
@@ -455,12 +456,12 @@ impl Worker {
     }
 
     /// Its worker id.
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &WorkerId {
         &self.setup.worker_id
     }
 
     /// The run it drives.
-    pub fn run_id(&self) -> &str {
+    pub fn run_id(&self) -> &RunId {
         &self.setup.run_id
     }
 

@@ -105,7 +105,7 @@ struct ErrorBody<'a> {
 
 #[derive(Serialize)]
 struct InProgressView {
-    owner: String,
+    owner: twice_world::runtime::ids::WorkerId,
     since_ms: u64,
     attempts: u32,
     message: String,

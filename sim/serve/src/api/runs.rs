@@ -17,6 +17,7 @@ use super::views::shorten;
 use crate::json::StrictJson;
 use crate::tokens::Operator;
 use twice_world::ledger::Ledger;
+use twice_world::runtime::ids::{RunId, Tenant, WorkerId};
 use twice_world::runtime::operator::{self, DeadLetteredRun, OperatorError, ResumeRequest};
 use twice_world::runtime::run::{RunState, RunStatus};
 
@@ -28,18 +29,18 @@ const RUN_ID_CHARS_MAX: usize = 200;
 /// A dead-lettered run, as listed.
 #[derive(Serialize)]
 pub(super) struct RunView {
-    run_id: String,
-    tenant: String,
+    run_id: RunId,
+    tenant: Tenant,
     status: &'static str,
     version: u32,
     reason: String,
     resumes_as: String,
     since_ms: u64,
-    dead_lettered_by: String,
+    dead_lettered_by: WorkerId,
 }
 
 impl RunView {
-    fn new(run: DeadLetteredRun, tenant: String) -> RunView {
+    fn new(run: DeadLetteredRun, tenant: Tenant) -> RunView {
         RunView {
             run_id: run.run_id,
             tenant,

@@ -4,6 +4,7 @@ use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use twice_world::ledger::{ExecutionRecord, HistoryEntry};
+use twice_world::runtime::ids::{RunId, Tenant, ToolName, WorkerId};
 use twice_world::runtime::rules::Status;
 
 /// The most history entries one answer carries; the newest are kept, since the
@@ -15,16 +16,16 @@ pub const HISTORY_ENTRIES_MAX: usize = 1_000;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RecordView {
     pub key: String,
-    pub tenant: String,
-    pub run_id: String,
+    pub tenant: Tenant,
+    pub run_id: RunId,
     pub tool_call_id: String,
-    pub tool: String,
+    pub tool: ToolName,
     pub side_effect: &'static str,
     pub arguments: StoredJson,
     pub status: Status,
     pub attempts: u32,
     pub result: Option<StoredJson>,
-    pub owner: String,
+    pub owner: WorkerId,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
     pub lease_expires_at_ms: Option<u64>,
@@ -195,8 +196,8 @@ impl Cursor {
         text
     }
 
-    pub fn decode(text: &str) -> Result<Cursor, String> {
-        let refuse = || format!("cursor `{}` is not one this server issued", shorten(text));
+    pub fn decode(text: &str) -> Result<Cursor, ForeignCursor> {
+        let refuse = || ForeignCursor { shown: shorten(text) };
         if text.len() > CURSOR_CHARS_MAX || !text.is_ascii() {
             return Err(refuse());
         }
@@ -224,6 +225,14 @@ impl Cursor {
             key: key.to_owned(),
         })
     }
+}
+
+/// A cursor this server did not issue (or one forged past the ledger's time range).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("cursor `{shown}` is not one this server issued")]
+pub struct ForeignCursor {
+    /// The cursor as sent, shortened for quoting.
+    pub shown: String,
 }
 
 /// At most 80 characters of something a caller sent, for quoting it back in an error.
@@ -267,7 +276,7 @@ mod tests {
             "c1ff",
             too_long.as_str(),
         ] {
-            let error = Cursor::decode(text).unwrap_err();
+            let error = Cursor::decode(text).unwrap_err().to_string();
             assert!(error.contains("not one this server issued"), "{text}: {error}");
         }
     }
@@ -280,7 +289,7 @@ mod tests {
                 key: "r1:c1".into(),
             }
             .encode();
-            let error = Cursor::decode(&forged).unwrap_err();
+            let error = Cursor::decode(&forged).unwrap_err().to_string();
             assert!(error.contains("not one this server issued"), "{updated_at_ms}: {error}");
         }
     }

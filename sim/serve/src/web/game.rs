@@ -7,12 +7,11 @@
 //! does), so what the browser shows is always what a replay of its tape would show.
 
 use std::path::PathBuf;
-use std::sync::MutexGuard;
 
 use twice_world::level::{Level, LoadedLevel, Play, Tape};
 use twice_world::play_session::{PlaySession, Recipe};
 use twice_world::runtime::guards::Guards;
-use twice_world::simulator::Simulation;
+use twice_world::simulation_lock::SimulationGuard;
 
 pub use twice_world::play_session::{Conclusion, Mode, SessionError as GameError};
 
@@ -69,7 +68,7 @@ impl Game {
         })
     }
 
-    pub fn simulation(&self) -> MutexGuard<'_, Simulation> {
+    pub fn simulation(&self) -> SimulationGuard<'_> {
         self.session.simulation()
     }
 

@@ -80,6 +80,20 @@ fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// A room's path names a level the room does not serve.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{name}` is not a level of this room; name levels by number (03), id or file stem, \
+     comma-separated (the levels: {})",
+    stems.join(", ")
+)]
+pub struct NotInRoom {
+    /// The name as written.
+    pub name: String,
+    /// The file stems of the room's levels, in order.
+    pub stems: Vec<String>,
+}
+
 impl Catalogue {
     /// Loads and checks every level and tape below `folder` (as `twice-sim check` does).
     pub fn load(folder: &Path) -> Result<Catalogue, CatalogueError> {
@@ -167,22 +181,15 @@ impl Catalogue {
     }
 
     /// A room's path (`01,03,05` or names) as level ids, in its order, each once.
-    pub fn path_ids(&self, names: &[String]) -> Result<Vec<String>, String> {
+    pub fn path_ids(&self, names: &[String]) -> Result<Vec<String>, NotInRoom> {
         let mut ids: Vec<String> = Vec::new();
         for name in names.iter().flat_map(|names| names.split(',')).map(str::trim) {
             if name.is_empty() {
                 continue;
             }
-            let level = self.find_planned(name).ok_or_else(|| {
-                format!(
-                    "`{name}` is not a level of this room; name levels by number (03), id or file stem, \
-                     comma-separated (the levels: {})",
-                    self.levels
-                        .iter()
-                        .map(|level| level.stem.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+            let level = self.find_planned(name).ok_or_else(|| NotInRoom {
+                name: name.to_owned(),
+                stems: self.levels.iter().map(|level| level.stem.clone()).collect(),
             })?;
             if !ids.contains(&level.level.id) {
                 ids.push(level.level.id.clone());

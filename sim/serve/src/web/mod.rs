@@ -54,7 +54,8 @@ use axum::routing::{get, post};
 use tokio::sync::Semaphore;
 
 pub use error::{WEB_ERROR_CODES, WebError};
-pub use levels::{Catalogue, CatalogueError};
+pub use levels::{Catalogue, CatalogueError, NotInRoom};
+pub use race::RestoreError as RaceRestoreError;
 pub use room_file::{DEFAULT_ROOM_FILE, RoomFile, RoomFileError, default_room_path};
 
 use crate::listener::{ConnectionLimits, GuardedListener};
@@ -139,14 +140,14 @@ pub enum WebStartError {
         source: std::io::Error,
     },
     #[error("cannot make the presenter's secret: {0}")]
-    NoRandomness(String),
+    NoRandomness(crate::tokens::NoRandomness),
     #[error(transparent)]
     Room(#[from] RoomFileError),
     #[error("--path: {0}")]
-    Path(String),
+    Path(NotInRoom),
     /// The room file's race could not be opened again (its tape left the campaign?).
     #[error("{0} (start with another --room file, or put the campaign's tape back)")]
-    Race(String),
+    Race(RaceRestoreError),
 }
 
 /// Everything a request needs. Cheap to clone.

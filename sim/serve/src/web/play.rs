@@ -153,19 +153,15 @@ fn leave_run(participant: &Participant) -> Option<super::prediction::PredictionS
     (next != participant.prediction).then_some(next)
 }
 
-/// Opens a level for the participant (closing the one open before), kept in the room file.
-pub(super) fn open_game(
+/// Makes `game` the participant's open run: the run before's prediction is left, the new game
+/// log saved with it in the room file, and only once both are kept are game and log installed
+/// (a room file that refused the save leaves the participant as they were, minus the old game).
+fn install_game(
     shared: &Shared,
     participant: &mut Participant,
-    index: usize,
-    entry: &CatalogueLevel,
-    seed: u64,
-    guards: Option<Guards>,
+    game: Game,
+    log: GameLog,
 ) -> Result<GameView, WebError> {
-    // The old level (its simulation and ledger) goes before the new one is built.
-    participant.game = None;
-    let game = Game::open(index, &entry.level, &entry.file_name, &entry.stem, seed, guards).map_err(game_error)?;
-    let log = GameLog::new(&entry.stem, seed, guards);
     let prediction = leave_run(participant);
     let change = Change {
         game: Some(Some(&log)),
@@ -183,6 +179,22 @@ pub(super) fn open_game(
         participant.prediction = prediction;
     }
     on_game(shared, participant, Request::Look)
+}
+
+/// Opens a level for the participant (closing the one open before), kept in the room file.
+pub(super) fn open_game(
+    shared: &Shared,
+    participant: &mut Participant,
+    index: usize,
+    entry: &CatalogueLevel,
+    seed: u64,
+    guards: Option<Guards>,
+) -> Result<GameView, WebError> {
+    // The old level (its simulation and ledger) goes before the new one is built.
+    participant.game = None;
+    let game = Game::open(index, &entry.level, &entry.file_name, &entry.stem, seed, guards).map_err(game_error)?;
+    let log = GameLog::new(&entry.stem, seed, guards);
+    install_game(shared, participant, game, log)
 }
 
 /// Opens a shared run (a replay link) at its end: the level with the link's seed and
@@ -241,21 +253,5 @@ pub(super) fn open_replay(
     if Fingerprint::of(&game) != before {
         log.ops.push(GameOp::Run);
     }
-    let prediction = leave_run(participant);
-    let change = Change {
-        game: Some(Some(&log)),
-        prediction: prediction.as_ref(),
-        ..Change::default()
-    };
-    shared
-        .sessions
-        .store()
-        .save(participant.id, &change)
-        .map_err(not_kept)?;
-    participant.game = Some(game);
-    participant.log = Some(log);
-    if let Some(prediction) = prediction {
-        participant.prediction = prediction;
-    }
-    on_game(shared, participant, Request::Look)
+    install_game(shared, participant, game, log)
 }

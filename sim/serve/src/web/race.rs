@@ -18,12 +18,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::error::WebError;
 use super::levels::Catalogue;
-use super::room_file::RoomFile;
+use super::room_file::{RoomFile, RoomFileError};
 use super::views::{self, DecisionView};
 use crate::api::pool::LedgerPool;
 use serde::{Deserialize, Serialize};
 use twice_world::checker::Verdict;
-use twice_world::ledger::{ExecutionRecord, Ledger, SettleError};
+use twice_world::ledger::{ExecutionRecord, Ledger, LedgerError, SettleError};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::operator::{self, OperatorError, ResolveRequest};
 use twice_world::runtime::rules::Status;
@@ -265,21 +265,29 @@ impl RaceRoom {
     /// The races the room file kept: the open one built again from its tape, its tries as
     /// they were, and its winner's resolve decided again on the new ledger (the same request
     /// at the same simulated moment: the same history, the same run after it).
-    pub fn restore(catalogue: &Catalogue, room: &RoomFile) -> Result<RaceRoom, String> {
+    pub fn restore(catalogue: &Catalogue, room: &RoomFile) -> Result<RaceRoom, RestoreError> {
         let races = RaceRoom::default();
-        let Some(text) = room.setting(SETTING_RACE).map_err(|error| error.to_string())? else {
+        let Some(text) = room.setting(SETTING_RACE)? else {
             return Ok(races);
         };
-        let kept: KeptRaces = serde_json::from_str(&text)
-            .map_err(|error| format!("{}: the kept race does not read: {error}", room.path()))?;
+        let kept: KeptRaces = serde_json::from_str(&text).map_err(|error| RestoreError::Unreadable {
+            room: room.path().to_owned(),
+            error,
+        })?;
         races.opened.store(kept.opened, Ordering::Relaxed);
         let Some(kept) = kept.current else {
             return Ok(races);
         };
-        let race = build_race(catalogue, &kept.tape, kept.number)
-            .map_err(|error| format!("{}: the kept race on `{}`: {}", room.path(), kept.tape, error.message))?;
+        let race = build_race(catalogue, &kept.tape, kept.number).map_err(|error| RestoreError::Tape {
+            room: room.path().to_owned(),
+            tape: kept.tape.clone(),
+            message: error.message,
+        })?;
         let status_of = |name: &str| {
-            Status::parse(name).ok_or_else(|| format!("{}: the kept race: no status `{name}`", room.path()))
+            Status::parse(name).ok_or_else(|| RestoreError::Status {
+                room: room.path().to_owned(),
+                name: name.to_owned(),
+            })
         };
         {
             let mut state = race.state();
@@ -300,21 +308,73 @@ impl RaceRoom {
                 expected_status: Some(race.opened_status),
                 result: None,
             };
-            let mut ledger = Ledger::open_existing(&race.ledger.path).map_err(|error| error.to_string())?;
-            operator::resolve(&mut ledger, &race.key, &request, race.decided_at_ms)
-                .map_err(|error| format!("{}: the kept race's winner cannot decide again: {error}", room.path()))?;
-            let history = ledger.history(&race.key).map_err(|error| error.to_string())?;
+            let mut ledger = Ledger::open_existing(&race.ledger.path)?;
+            operator::resolve(&mut ledger, &race.key, &request, race.decided_at_ms).map_err(|error| {
+                RestoreError::Resolve {
+                    room: room.path().to_owned(),
+                    error,
+                }
+            })?;
+            let history = ledger.history(&race.key)?;
             drop(ledger);
             {
                 let mut state = race.state();
                 state.winner = views::decision_of(&history);
                 state.winning_request = Some(winner);
             }
-            race.run_on().map_err(|error| error.message)?;
+            race.run_on().map_err(|error| RestoreError::RunOn(error.message))?;
         }
         *races.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(race));
         Ok(races)
     }
+}
+
+/// Why the race a room file kept cannot be opened again.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    /// The room file's setting cannot be read.
+    #[error(transparent)]
+    RoomFile(#[from] RoomFileError),
+    /// The kept race is not the JSON this build writes.
+    #[error("{room}: the kept race does not read: {error}")]
+    Unreadable {
+        /// The room file.
+        room: String,
+        /// Why.
+        error: serde_json::Error,
+    },
+    /// The kept race's tape is not a race of this campaign.
+    #[error("{room}: the kept race on `{tape}`: {message}")]
+    Tape {
+        /// The room file.
+        room: String,
+        /// The tape's stem.
+        tape: String,
+        /// Why.
+        message: String,
+    },
+    /// A try's or the winner's status is not one this build knows.
+    #[error("{room}: the kept race: no status `{name}`")]
+    Status {
+        /// The room file.
+        room: String,
+        /// The status as kept.
+        name: String,
+    },
+    /// The race's ledger cannot be opened or read.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// The winner's decision is refused on the new ledger.
+    #[error("{room}: the kept race's winner cannot decide again: {error}")]
+    Resolve {
+        /// The room file.
+        room: String,
+        /// Why.
+        error: OperatorError,
+    },
+    /// The race cannot run on after the winner's decision.
+    #[error("{0}")]
+    RunOn(String),
 }
 
 /// Where the room file keeps the race (a room setting: the file's tables stay as they were).

@@ -65,7 +65,7 @@ pub(super) fn target_of(simulation: &Simulation, play: &Play) -> Target {
                 .find(|worker| worker.number == *number)
                 .map(|worker| {
                     (
-                        worker.run,
+                        worker.run.into_string(),
                         worker.alive,
                         worker.phase,
                         worker.call.map(|call| call.item),

@@ -64,7 +64,7 @@ impl ScheduleSpace {
                 .find(|allowance| allowance.card == card)
                 .map_or(0, |allowance| allowance.count)
         };
-        let runs: Vec<String> = level.runs.iter().map(|run| run.id.clone()).collect();
+        let runs: Vec<String> = level.runs.iter().map(|run| run.id.to_string()).collect();
         // Every crash can bring a restart, every duplicate a twin, and every failed run a
         // fresh one while its workflow node has retries left.
         let retries = if level.workflow.retries() {

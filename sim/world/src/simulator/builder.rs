@@ -155,7 +155,7 @@ impl SimulationBuilder {
             ended: false,
             level: self.level,
         };
-        let runs: Vec<String> = simulation.level.runs.iter().map(|run| run.id.clone()).collect();
+        let runs: Vec<String> = simulation.level.runs.iter().map(|run| run.id.to_string()).collect();
         for run in &runs {
             simulation.nodes.insert(
                 run.clone(),

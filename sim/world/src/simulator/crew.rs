@@ -12,6 +12,7 @@ use super::timeline::Actor;
 use super::{PlayError, Simulation, WORKERS_MAX};
 use crate::ledger::SettleError;
 use crate::level::{CardKind, Play, TimedAction, WireRule};
+use crate::runtime::ids::RunId;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::operator::{self, CompensateRequest, HeldLedger, OperatorError, ResolveRequest};
 use crate::runtime::rules::Status;
@@ -403,7 +404,7 @@ impl Simulation {
             .slots
             .iter()
             .filter(|(_, slot)| slot.alive)
-            .map(|(number, slot)| (*number, slot.machine.run_id().to_owned()))
+            .map(|(number, slot)| (*number, slot.machine.run_id().to_string()))
             .collect();
         for (worker, run) in alive {
             self.retire(worker);
@@ -415,7 +416,7 @@ impl Simulation {
                 format!("w{worker} stops: Penny is deployed again with the new declaration"),
             );
         }
-        let runs: Vec<String> = self.level.runs.iter().map(|run| run.id.clone()).collect();
+        let runs: Vec<RunId> = self.level.runs.iter().map(|run| run.id.clone()).collect();
         for run in runs {
             self.spawn_worker(&run, "starts the run under the new declaration", super::FIRST_NODE);
         }

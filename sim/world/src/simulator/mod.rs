@@ -299,7 +299,7 @@ impl Simulation {
             Event::Worker { worker, command } => self.run_command(worker, *command)?,
             Event::Deliver { message } => self.deliver(message)?,
             Event::Timeout { worker, key, attempt } => {
-                let run = self.workers.slots[&worker].machine.run_id().to_owned();
+                let run = self.workers.slots[&worker].machine.run_id().to_string();
                 self.log(
                     Actor::Worker(worker),
                     "timeout",
@@ -311,7 +311,7 @@ impl Simulation {
                 self.feed(worker, Input::TimedOut { key, attempt });
             }
             Event::Backoff { worker } => {
-                let run = self.workers.slots[&worker].machine.run_id().to_owned();
+                let run = self.workers.slots[&worker].machine.run_id().to_string();
                 self.log(
                     Actor::Worker(worker),
                     "backoff",

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Simulation;
 use crate::runtime::guards::Guard;
+use crate::runtime::ids::ToolName;
 use crate::runtime::rules::{Fired, ReservationAction, Status};
 use crate::runtime::tool::SideEffect;
 use crate::runtime::worker::GuardNote;
@@ -100,7 +101,7 @@ pub struct RuleFiring {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuleRow {
     /// Before the run: a tool failed the contract check and the run was refused.
-    ContractRefused { tool: String },
+    ContractRefused { tool: ToolName },
     /// Table 1: what the ledger held for the key × the side effect → what the call does.
     Reservation {
         existing: Option<Status>,

@@ -13,6 +13,7 @@ use super::timeline::Actor;
 use super::{Simulation, WORKERS_MAX};
 use crate::model;
 use crate::runtime::executor::Executor;
+use crate::runtime::ids::{RunId, Tenant, WorkerId};
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::rules::{self, FailedRunAction};
 use crate::runtime::run::{RunState, RunStatus, ToolCall};
@@ -23,8 +24,8 @@ use crate::runtime::workflow;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WorkerView {
     pub number: u32,
-    pub id: String,
-    pub run: String,
+    pub id: WorkerId,
+    pub run: RunId,
     pub state: WorkerState,
     pub alive: bool,
     pub crashed: bool,
@@ -142,8 +143,8 @@ impl Simulation {
             }
         };
         let setup = WorkerSetup {
-            worker_id: format!("w{number}"),
-            run_id: run.to_owned(),
+            worker_id: WorkerId::new(format!("w{number}")),
+            run_id: RunId::from(run),
             tenant: self.tenant_of(run),
             guards: self.guards,
             tools: self.level.tools.clone(),
@@ -185,7 +186,7 @@ impl Simulation {
         Some(number)
     }
 
-    pub(super) fn tenant_of(&self, run: &str) -> String {
+    pub(super) fn tenant_of(&self, run: &str) -> Tenant {
         self.script_of(run)
             .map_or_else(model::default_tenant, |script| script.tenant.clone())
     }
@@ -197,7 +198,7 @@ impl Simulation {
     }
 
     pub(super) fn run_of(&self, worker: u32) -> String {
-        self.workers.slots[&worker].machine.run_id().to_owned()
+        self.workers.slots[&worker].machine.run_id().to_string()
     }
 
     /// A worker exited. If its run failed, the run's workflow node decides, once per run, what
@@ -244,7 +245,7 @@ impl Simulation {
         };
         match action {
             FailedRunAction::StartFreshRun { retry: fresh_retry } => {
-                let fresh = workflow::retry_run_id(&node, fresh_retry);
+                let fresh = workflow::retry_run_id(&node, fresh_retry).into_string();
                 self.nodes.insert(
                     fresh.clone(),
                     crate::checker::RunNode {
@@ -337,7 +338,7 @@ impl Simulation {
             .slots
             .values()
             // A supervisor knows only the workers of its own node.
-            .any(|slot| slot.alive && slot.machine.run_id() == run && slot.node == node);
+            .any(|slot| slot.alive && *slot.machine.run_id() == run && slot.node == node);
         if let Some(after_ms) = self.level.world.restart_after_crash_ms
             && !someone_else
         {

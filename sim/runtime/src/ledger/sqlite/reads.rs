@@ -5,6 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::tables::{RawRecord, checkpoint_from_row, select_record};
 use super::{classify_at, query_row_cached, read_ms, stored_ms};
+use crate::ids::RunId;
 use crate::key::IdempotencyKey;
 use crate::ledger::{
     Checkpoint, ExecutionRecord, HistoryEntry, Ledger, LedgerError, Location, RecordFilter, RunEvent, RunHistoryEntry,
@@ -174,7 +175,7 @@ pub(in crate::ledger) fn run_history(
     location: &Location,
     run_id: Option<&str>,
 ) -> Result<Vec<RunHistoryEntry>, LedgerError> {
-    let raws: Vec<(i64, String, i64, String, String, Option<String>)> = rows(
+    let raws: Vec<(i64, RunId, i64, String, String, Option<String>)> = rows(
         connection,
         location,
         "reading run history",

@@ -5,6 +5,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{classify_at, execute_cached, query_row_cached, read_ms, stored_ms};
+use crate::ids::{RunId, Tenant, ToolName, WorkerId};
 use crate::key::IdempotencyKey;
 use crate::ledger::operations::{CheckpointRow, HistoryLine, RecordWrite, RunHistoryLine, Tables};
 use crate::ledger::{Checkpoint, ExecutionRecord, LedgerError, Location};
@@ -14,16 +15,16 @@ use crate::tool::SideEffect;
 /// A row as SQLite gives it, before its text fields are checked.
 pub(super) struct RawRecord {
     key: String,
-    tenant: String,
-    run_id: String,
+    tenant: Tenant,
+    run_id: RunId,
     tool_call_id: String,
-    tool: String,
+    tool: ToolName,
     side_effect: String,
     arguments: String,
     status: String,
     attempts: u32,
     result: Option<String>,
-    owner: String,
+    owner: WorkerId,
     created_at_ms: i64,
     updated_at_ms: i64,
     lease_expires_at_ms: Option<i64>,
@@ -55,7 +56,7 @@ impl RawRecord {
             key: self.key.clone(),
             detail,
         };
-        Ok(ExecutionRecord {
+        let record = ExecutionRecord {
             key: IdempotencyKey::parse(&self.key).map_err(|error| bad(error.to_string()))?,
             status: Status::parse(&self.status).ok_or_else(|| bad(format!("status `{}`", self.status)))?,
             side_effect: SideEffect::parse(&self.side_effect)
@@ -71,7 +72,13 @@ impl RawRecord {
             created_at_ms: read_ms(self.created_at_ms),
             updated_at_ms: read_ms(self.updated_at_ms),
             lease_expires_at_ms: self.lease_expires_at_ms.map(read_ms),
-        })
+        };
+        // The read half of the invariant every write asserts: a row written by something
+        // else is refused here, not trusted.
+        match record.broken_invariant() {
+            Some(broken) => Err(bad(format!("a record with {broken}"))),
+            None => Ok(record),
+        }
     }
 }
 

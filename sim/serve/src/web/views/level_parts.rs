@@ -7,6 +7,7 @@ use super::{KeyLook, Look};
 use crate::api::views::StoredJson;
 use twice_world::billing::KeyHandling;
 use twice_world::level::Play;
+use twice_world::runtime::ids::{RunId, ToolName, WorkerId};
 use twice_world::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
 use twice_world::simulator::{Phase, Simulation};
 
@@ -62,8 +63,8 @@ pub struct PennyView {
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkerLookView {
     pub number: u32,
-    pub id: String,
-    pub run: String,
+    pub id: WorkerId,
+    pub run: RunId,
     pub look: Look,
     /// False once it crashed, exited or stood down.
     pub alive: bool,
@@ -130,15 +131,15 @@ pub struct BillingView {
 #[derive(Clone, Debug, Serialize)]
 pub struct RecordRowView {
     pub key: KeyLook,
-    pub run_id: String,
+    pub run_id: RunId,
     pub tool_call_id: String,
-    pub tool: String,
+    pub tool: ToolName,
     pub status: Look,
     /// The status's name, as an operator's `expected_status` takes it.
     pub status_name: &'static str,
     pub unknown: bool,
     pub attempts: u32,
-    pub owner: String,
+    pub owner: WorkerId,
     pub arguments: StoredJson,
     pub result: Option<StoredJson>,
     pub updated_at_ms: u64,
@@ -160,10 +161,10 @@ pub struct HistoryRowView {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct CheckpointView {
-    pub run_id: String,
+    pub run_id: RunId,
     pub version: u32,
     pub status: String,
-    pub saved_by: String,
+    pub saved_by: WorkerId,
     pub updated_at_ms: u64,
 }
 
@@ -212,7 +213,7 @@ pub struct DraftVerdictView {
 /// A tool the player may declare, as it is declared now.
 #[derive(Clone, Debug, Serialize)]
 pub struct DeclarableView {
-    pub tool: String,
+    pub tool: ToolName,
     pub side_effect: &'static str,
     pub attempts: u32,
     pub takes_key: bool,
