@@ -204,7 +204,10 @@ pub fn run_on(ledger: Ledger, lose_first_answer: bool) -> (Vec<(String, Status)>
     }
     let mut records = reader.records(None, None, None, 100).expect("records read");
     records.sort_by(|left, right| left.tool_call_id.cmp(&right.tool_call_id));
-    let records = records.into_iter().map(|record| (record.tool.into_string(), record.status)).collect();
+    let records = records
+        .into_iter()
+        .map(|record| (record.tool.into_string(), record.status))
+        .collect();
     let checkpoint = reader
         .load_checkpoint("onboard-ada")
         .expect("checkpoint read")
