@@ -312,7 +312,7 @@ impl RaceRoom {
             operator::resolve(&mut ledger, &race.key, &request, race.decided_at_ms).map_err(|error| {
                 RestoreError::Resolve {
                     room: room.path().to_owned(),
-                    error,
+                    error: Box::new(error),
                 }
             })?;
             let history = ledger.history(&race.key)?;
@@ -369,8 +369,8 @@ pub enum RestoreError {
     Resolve {
         /// The room file.
         room: String,
-        /// Why.
-        error: OperatorError,
+        /// Why (boxed: an operator's error is large, and this one is rare).
+        error: Box<OperatorError>,
     },
     /// The race cannot run on after the winner's decision.
     #[error("{0}")]
