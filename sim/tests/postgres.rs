@@ -471,7 +471,12 @@ fn a_drill_across_hosts_with_partitions_and_pauses_pays_once_and_without_guards_
     assert_eq!(number(&report, "lost_credits"), 0, "{report:#}");
     assert!(number(&report, "partitions") >= 1, "{report:#}");
     assert_eq!(number(&report, "pauses"), 2, "{report:#}");
-    assert!(number(&report, "twins_started") >= 3, "{report:#}");
+    // Every pause twins its run; a cut twins a run only if a worker is still on the cut host
+    // (its process may have been killed or finished first), so only the pauses are certain.
+    assert!(
+        number(&report, "twins_started") >= number(&report, "pauses"),
+        "{report:#}"
+    );
     assert_eq!(namespaces_left(), Vec::<String>::new(), "the drill removes its hosts");
 
     let mut without = faults.to_vec();

@@ -140,10 +140,22 @@ impl Supervisor {
             slot.faulted = true;
         }
         self.schedule(lasts_ms, Event::HealDue { host });
-        if let Some(slot) = self.processes.get(&process)
-            && !slot.kill_requested
-        {
-            let run = slot.run;
+        // The process that saw the send may be gone by now (killed, or its run finished); the
+        // cut still strands whoever else drives a run on that host, so their run gets the twin.
+        let stranded = self
+            .processes
+            .get(&process)
+            .filter(|slot| !slot.kill_requested && slot.end.is_none())
+            .or_else(|| {
+                self.processes.values().find(|slot| {
+                    slot.host == Some(host)
+                        && !slot.kill_requested
+                        && slot.end.is_none()
+                        && slot.kind != ProcessKind::Duplicate
+                })
+            })
+            .map(|slot| slot.run);
+        if let Some(run) = stranded {
             self.start_worker_avoiding(run, ProcessKind::Twin, Some(host))?;
         }
         Ok(())
