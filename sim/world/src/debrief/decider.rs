@@ -11,7 +11,7 @@ use super::sentences;
 use crate::checker::{Verdict, ViolationKind};
 use crate::counterfactual::{Counterfactual, Role};
 use crate::ledger::HistoryEvent;
-use crate::level::{CardKind, Play};
+use crate::level::{CardKind, Play, TimedAction};
 use crate::rulebook;
 use crate::runtime::guards::Guard;
 use crate::runtime::rules::Status;
@@ -292,6 +292,12 @@ pub fn decider(
             key: entry.key.clone().unwrap_or_default(),
         };
     }
+    operator_decision(simulation, played).unwrap_or(Decider::Unexplained)
+}
+
+/// The player's operator move that decided, when no guard did: the first resolve, else an
+/// undo that landed (the ledger holds the call compensated by that operator).
+fn operator_decision(simulation: &Simulation, played: &[TimedAction]) -> Option<Decider> {
     if let Some(Play::OperatorResolve {
         key, status, operator, ..
     }) = played
@@ -299,23 +305,23 @@ pub fn decider(
         .map(|action| &action.play)
         .find(|play| matches!(play, Play::OperatorResolve { .. }))
     {
-        return Decider::Operator {
+        return Some(Decider::Operator {
             operator: operator.clone(),
             key: key.clone(),
             status: *status,
-        };
+        });
     }
     // An undo that landed (the ledger holds the call compensated by that operator) decided.
     if let Some(Play::OperatorCompensate { key, operator, .. }) = played.iter().map(|action| &action.play).find(
         |play| matches!(play, Play::OperatorCompensate { key, operator, .. } if undone_by(simulation, key, operator)),
     ) {
-        return Decider::Operator {
+        return Some(Decider::Operator {
             operator: operator.clone(),
             key: key.clone(),
             status: Status::Compensated,
-        };
+        });
     }
-    Decider::Unexplained
+    None
 }
 
 /// The ledger's history holds `key` compensated by `operator`'s request.
