@@ -250,3 +250,20 @@ fn the_win_of_05_names_what_decided_it_and_22_says_why_it_cannot() {
         other => panic!("the contract check's run says {other:?}"),
     }
 }
+
+#[test]
+fn a_win_that_relied_on_a_guard_doing_its_ordinary_work_still_tells_its_lesson() {
+    // 18 is won by a wrong decision made before billing's answer arrived. Keys per call decided
+    // too (switched off, Penny's second call carries r1:c1's hashed key and billing answers it
+    // with the first credit), but only by doing its ordinary work: the late-answer story is
+    // this run's, and it is told.
+    let (simulation, told) = tape("18-late-answer.win.tape.ron");
+    assert_eq!(told.standing, Standing::HeistWorked);
+    assert!(
+        matches!(&told.decided_by, Decider::Guards { deciding, .. } if deciding.iter().all(|found| found.was_on)),
+        "{:?}",
+        told.decided_by
+    );
+    assert!(told.follows_lesson, "{:?}", told.decided_by);
+    assert_eq!(told.story, twice_world::text::plain(&simulation.level().lesson.text));
+}
