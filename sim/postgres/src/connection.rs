@@ -1,21 +1,116 @@
-//! One PostgreSQL connection, on a thread of its own.
+//! One PostgreSQL connection, on a thread of its own, its statements sent together where they
+//! need no answer in between.
 //!
-//! The synchronous client (`postgres`) drives an async client on a small tokio runtime of its
-//! own, and tokio refuses to start a runtime inside another one's context: called from a
-//! task of the drill's supervisor or a `twice-sim worker` (both run the ledger's synchronous
-//! calls inline on a tokio thread), it would panic. So every connection lives on a plain
-//! thread that owns the client, and each statement is handed to it as a job and waited
-//! for. Callers stay synchronous whatever runtime they are on; the hop costs microseconds
-//! against a round trip to the server.
+//! The client is `tokio-postgres` on a current-thread tokio runtime the thread owns: tokio
+//! refuses to start a runtime inside another one's context, and the drill's supervisor and a
+//! `twice-sim worker` run the ledger's synchronous calls inline on a tokio thread. So every
+//! connection lives on a plain thread that owns its runtime and client, and each piece of work
+//! is handed to it as a job and waited for. Callers stay synchronous whatever runtime they are
+//! on; the hop costs microseconds against a round trip to the server.
+//!
+//! Why the asynchronous client under a synchronous store: it pipelines. Statements whose
+//! futures are polled together are written to the socket together and answered in order, so
+//! a transaction's writes and its `COMMIT` (or a read and the `BEGIN` before it) cost one round
+//! trip, not one each ([`Session::pipeline`]). On a server a round trip away, round trips and
+//! not the fsync were most of a ledger cycle (issue 25: eleven for a call, one for a raw commit).
 //!
 //! Dropping a [`Connection`] ends its thread, which closes the connection: the server rolls
 //! back whatever transaction was open, as it does when a process is SIGKILLed.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 
-use postgres::{Client, NoTls, Statement};
+use postgres::types::ToSql;
+use postgres::{Error, NoTls, Row, Statement};
+use tokio_postgres::ToStatement;
+
+/// Round trips to a server by every connection of this process: what the benchmark divides
+/// by its cycles, and what `tests/round_trips.rs` bounds.
+static ROUND_TRIPS: AtomicU64 = AtomicU64::new(0);
+
+/// Round trips made so far by every PostgreSQL connection of this process (a statement, or a
+/// pipeline of them, is one).
+pub fn round_trips() -> u64 {
+    ROUND_TRIPS.load(Ordering::Relaxed)
+}
+
+/// A statement's parameter, owned: a queued statement outlives the call that queued it.
+pub(crate) type Parameter = Box<dyn ToSql + Sync + Send>;
+
+/// A statement queued to be sent with the next one that needs an answer.
+pub(crate) struct Queued {
+    pub(crate) sql: &'static str,
+    pub(crate) parameters: Vec<Parameter>,
+}
+
+impl Queued {
+    /// A statement without parameters (`BEGIN`, `COMMIT`, a savepoint).
+    pub(crate) fn frame(sql: &'static str) -> Queued {
+        Queued {
+            sql,
+            parameters: Vec::new(),
+        }
+    }
+}
+
+/// The synchronous face of the asynchronous client: each call one round trip.
+pub(crate) struct Client {
+    runtime: tokio::runtime::Runtime,
+    inner: tokio_postgres::Client,
+}
+
+impl Client {
+    fn wait<T>(&self, work: impl Future<Output = T>) -> T {
+        ROUND_TRIPS.fetch_add(1, Ordering::Relaxed);
+        self.runtime.block_on(work)
+    }
+
+    pub(crate) fn execute<T: ?Sized + ToStatement>(
+        &mut self,
+        query: &T,
+        parameters: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, Error> {
+        self.wait(self.inner.execute(query, parameters))
+    }
+
+    pub(crate) fn query<T: ?Sized + ToStatement>(
+        &mut self,
+        query: &T,
+        parameters: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, Error> {
+        self.wait(self.inner.query(query, parameters))
+    }
+
+    pub(crate) fn query_one<T: ?Sized + ToStatement>(
+        &mut self,
+        query: &T,
+        parameters: &[&(dyn ToSql + Sync)],
+    ) -> Result<Row, Error> {
+        self.wait(self.inner.query_one(query, parameters))
+    }
+
+    pub(crate) fn query_opt<T: ?Sized + ToStatement>(
+        &mut self,
+        query: &T,
+        parameters: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, Error> {
+        self.wait(self.inner.query_opt(query, parameters))
+    }
+
+    /// Statements in the simple protocol, several in one text (no parameters).
+    pub(crate) fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
+        self.wait(self.inner.batch_execute(sql))
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
+        self.wait(self.inner.prepare(sql))
+    }
+}
 
 /// What a connection's thread holds: the client and the statements it prepared, each
 /// prepared once per connection (parsing them every time was a measurable part of a cycle).
@@ -26,7 +121,7 @@ pub(crate) struct Session {
 
 impl Session {
     /// The prepared statement for `sql`, prepared on first use.
-    pub(crate) fn statement(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
+    pub(crate) fn statement(&mut self, sql: &'static str) -> Result<Statement, Error> {
         if let Some(statement) = self.statements.get(sql) {
             return Ok(statement.clone());
         }
@@ -38,6 +133,79 @@ impl Session {
     pub(crate) fn client(&mut self) -> &mut Client {
         &mut self.client
     }
+
+    /// Runs `queued` in order, sent together: one round trip (after preparing, once per
+    /// connection, any statement not prepared yet). Every statement's answer comes back in
+    /// the same order. The server runs each whatever the one before it did; inside a
+    /// transaction a failed statement aborts it, and every later one fails too ("current
+    /// transaction is aborted") — except `COMMIT`, which then rolls back and answers success.
+    /// So a caller reads the answers in order and stops at the first error: a `COMMIT` counts
+    /// only when everything before it succeeded.
+    pub(crate) fn pipeline(&mut self, queued: &[Queued]) -> Result<Vec<Result<Vec<Row>, Error>>, Error> {
+        let statements = queued
+            .iter()
+            .map(|statement| self.statement(statement.sql))
+            .collect::<Result<Vec<_>, _>>()?;
+        let client = &self.client.inner;
+        let futures: Vec<Pin<Box<dyn Future<Output = Result<Vec<Row>, Error>> + '_>>> = statements
+            .iter()
+            .zip(queued)
+            .map(|(statement, queued)| {
+                let parameters: Vec<&(dyn ToSql + Sync)> = queued
+                    .parameters
+                    .iter()
+                    .map(|parameter| &**parameter as &(dyn ToSql + Sync))
+                    .collect();
+                Box::pin(async move { client.query(statement, &parameters).await })
+                    as Pin<Box<dyn Future<Output = Result<Vec<Row>, Error>> + '_>>
+            })
+            .collect();
+        Ok(self.client.wait(JoinInOrder::new(futures)))
+    }
+}
+
+/// Polls every future, first to last, until all are done: each is first polled before any is
+/// awaited, so each hands its request to the connection before the connection writes, and
+/// they leave in one write, in order.
+struct JoinInOrder<'a, T> {
+    futures: Vec<Option<Pin<Box<dyn Future<Output = T> + 'a>>>>,
+    answers: Vec<Option<T>>,
+}
+
+impl<'a, T> JoinInOrder<'a, T> {
+    fn new(futures: Vec<Pin<Box<dyn Future<Output = T> + 'a>>>) -> Self {
+        let answers = futures.iter().map(|_| None).collect();
+        JoinInOrder {
+            futures: futures.into_iter().map(Some).collect(),
+            answers,
+        }
+    }
+}
+
+impl<T: Unpin> Future for JoinInOrder<'_, T> {
+    type Output = Vec<T>;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Vec<T>> {
+        // Every field is `Unpin` (the futures are boxed).
+        let this = self.get_mut();
+        for (slot, answer) in this.futures.iter_mut().zip(this.answers.iter_mut()) {
+            if let Some(future) = slot {
+                if let Poll::Ready(value) = future.as_mut().poll(context) {
+                    *answer = Some(value);
+                    *slot = None;
+                }
+            }
+        }
+        if this.futures.iter().any(Option::is_some) {
+            return Poll::Pending;
+        }
+        Poll::Ready(
+            this.answers
+                .iter_mut()
+                .map(|answer| answer.take().expect("every future answered"))
+                .collect(),
+        )
+    }
 }
 
 type Job = Box<dyn FnOnce(&mut Session) + Send>;
@@ -46,9 +214,11 @@ type Job = Box<dyn FnOnce(&mut Session) + Send>;
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ConnectionError {
     #[error("{0}")]
-    Connect(#[from] postgres::Error),
+    Connect(#[from] Error),
     #[error("cannot start the connection's thread: {0}")]
     Thread(std::io::Error),
+    #[error("cannot start the connection's runtime: {0}")]
+    Runtime(std::io::Error),
     #[error("the connection's thread ended; the connection is closed")]
     Gone,
 }
@@ -68,15 +238,31 @@ impl std::fmt::Debug for Connection {
     }
 }
 
+/// Connects on a runtime of the calling thread's own, the connection's task spawned on it
+/// (it runs whenever the thread waits for an answer).
+fn connect(config: &tokio_postgres::Config) -> Result<Client, ConnectionError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ConnectionError::Runtime)?;
+    let (inner, connection) = runtime.block_on(config.connect(NoTls))?;
+    // A connection that ends (the server went away) fails every later statement with the
+    // client's own "connection closed": nothing to report here.
+    runtime.spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(Client { runtime, inner })
+}
+
 impl Connection {
     /// Connects on a new thread and waits until the server has accepted the connection.
-    pub(crate) fn open(config: postgres::Config) -> Result<Connection, ConnectionError> {
-        let (ready_sender, ready) = mpsc::sync_channel::<Result<(), postgres::Error>>(1);
+    pub(crate) fn open(config: tokio_postgres::Config) -> Result<Connection, ConnectionError> {
+        let (ready_sender, ready) = mpsc::sync_channel::<Result<(), ConnectionError>>(1);
         let (jobs, incoming) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
             .name("twice-postgres".into())
             .spawn(move || {
-                let client = match config.connect(NoTls) {
+                let client = match connect(&config) {
                     Ok(client) => client,
                     Err(error) => {
                         let _ = ready_sender.send(Err(error));
@@ -88,8 +274,8 @@ impl Connection {
                     client,
                     statements: BTreeMap::new(),
                 };
-                // Until the `Connection` is dropped: then the client is dropped here, on
-                // the thread whose runtime it belongs to.
+                // Until the `Connection` is dropped: then the client and its runtime are
+                // dropped here, on the thread they belong to.
                 while let Ok(job) = incoming.recv() {
                     job(&mut session);
                 }
@@ -101,7 +287,7 @@ impl Connection {
         };
         match ready.recv() {
             Ok(Ok(())) => Ok(connection),
-            Ok(Err(error)) => Err(ConnectionError::Connect(error)),
+            Ok(Err(error)) => Err(error),
             Err(_) => Err(ConnectionError::Gone),
         }
     }
