@@ -39,6 +39,9 @@ pub fn round_trips() -> u64 {
     ROUND_TRIPS.load(Ordering::Relaxed)
 }
 
+/// One statement's answer, on its way.
+type Answer<'a> = Pin<Box<dyn Future<Output = Result<Vec<Row>, Error>> + 'a>>;
+
 /// A statement's parameter, owned: a queued statement outlives the call that queued it.
 pub(crate) type Parameter = Box<dyn ToSql + Sync + Send>;
 
@@ -147,7 +150,7 @@ impl Session {
             .map(|statement| self.statement(statement.sql))
             .collect::<Result<Vec<_>, _>>()?;
         let client = &self.client.inner;
-        let futures: Vec<Pin<Box<dyn Future<Output = Result<Vec<Row>, Error>> + '_>>> = statements
+        let futures: Vec<Answer<'_>> = statements
             .iter()
             .zip(queued)
             .map(|(statement, queued)| {
@@ -156,8 +159,7 @@ impl Session {
                     .iter()
                     .map(|parameter| &**parameter as &(dyn ToSql + Sync))
                     .collect();
-                Box::pin(async move { client.query(statement, &parameters).await })
-                    as Pin<Box<dyn Future<Output = Result<Vec<Row>, Error>> + '_>>
+                Box::pin(async move { client.query(statement, &parameters).await }) as Answer<'_>
             })
             .collect();
         Ok(self.client.wait(JoinInOrder::new(futures)))
@@ -189,11 +191,11 @@ impl<T: Unpin> Future for JoinInOrder<'_, T> {
         // Every field is `Unpin` (the futures are boxed).
         let this = self.get_mut();
         for (slot, answer) in this.futures.iter_mut().zip(this.answers.iter_mut()) {
-            if let Some(future) = slot {
-                if let Poll::Ready(value) = future.as_mut().poll(context) {
-                    *answer = Some(value);
-                    *slot = None;
-                }
+            if let Some(future) = slot
+                && let Poll::Ready(value) = future.as_mut().poll(context)
+            {
+                *answer = Some(value);
+                *slot = None;
             }
         }
         if this.futures.iter().any(Option::is_some) {

@@ -80,7 +80,7 @@ fn client_config(url: &PostgresUrl) -> tokio_postgres::Config {
         .keepalives_interval(Duration::from_millis(KEEPALIVE_INTERVAL_MS))
         .keepalives_retries(KEEPALIVE_RETRIES)
         // The schema is a checked plain identifier; the rest are numbers.
-        .options(&format!(
+        .options(format!(
             "-c search_path={} -c lock_timeout={LOCK_TIMEOUT_MS} -c statement_timeout={STATEMENT_TIMEOUT_MS} \
              -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_TIMEOUT_MS} -c synchronous_commit=on",
             url.schema()
