@@ -139,7 +139,7 @@ impl Session {
 
     /// Runs `queued` in order, sent together: one round trip (after preparing, once per
     /// connection, any statement not prepared yet). Every statement's answer comes back in
-    /// the same order. The server runs each whatever the one before it did; inside a
+    /// the same order (up to a statement the client refused to send: see [`JoinInOrder`]). The server runs each whatever the one before it did; inside a
     /// transaction a failed statement aborts it, and every later one fails too ("current
     /// transaction is aborted") — except `COMMIT`, which then rolls back and answers success.
     /// So a caller reads the answers in order and stops at the first error: a `COMMIT` counts
@@ -166,45 +166,68 @@ impl Session {
     }
 }
 
+/// A statement's answer on its way, as [`JoinInOrder`] holds it.
+type Pending<'a, R, E> = Pin<Box<dyn Future<Output = Result<R, E>> + 'a>>;
+
 /// Polls every future, first to last, until all are done: each is first polled before any is
 /// awaited, so each hands its request to the connection before the connection writes, and
 /// they leave in one write, in order.
-struct JoinInOrder<'a, T> {
-    futures: Vec<Option<Pin<Box<dyn Future<Output = T> + 'a>>>>,
-    answers: Vec<Option<T>>,
+///
+/// A statement the client refuses before sending it (a parameter it cannot encode) fails on
+/// its first poll; no statement after it is started then, so a `COMMIT` behind it never
+/// leaves: the server would otherwise commit the transaction without the refused write. The
+/// answers stop at that failure.
+struct JoinInOrder<'a, R, E> {
+    futures: Vec<Option<Pending<'a, R, E>>>,
+    answers: Vec<Option<Result<R, E>>>,
+    /// How many futures have been polled at least once (sent, or refused by the client).
+    started: usize,
+    /// A future failed on its first poll: none after it is started.
+    refused: bool,
 }
 
-impl<'a, T> JoinInOrder<'a, T> {
-    fn new(futures: Vec<Pin<Box<dyn Future<Output = T> + 'a>>>) -> Self {
+impl<'a, R, E> JoinInOrder<'a, R, E> {
+    fn new(futures: Vec<Pending<'a, R, E>>) -> Self {
         let answers = futures.iter().map(|_| None).collect();
         JoinInOrder {
             futures: futures.into_iter().map(Some).collect(),
             answers,
+            started: 0,
+            refused: false,
         }
     }
 }
 
-impl<T: Unpin> Future for JoinInOrder<'_, T> {
-    type Output = Vec<T>;
+impl<R: Unpin, E: Unpin> Future for JoinInOrder<'_, R, E> {
+    type Output = Vec<Result<R, E>>;
 
-    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Vec<T>> {
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Vec<Result<R, E>>> {
         // Every field is `Unpin` (the futures are boxed).
         let this = self.get_mut();
-        for (slot, answer) in this.futures.iter_mut().zip(this.answers.iter_mut()) {
-            if let Some(future) = slot
+        for index in 0..this.futures.len() {
+            let first_poll = index >= this.started;
+            if first_poll && this.refused {
+                break;
+            }
+            this.started = this.started.max(index + 1);
+            if let Some(future) = &mut this.futures[index]
                 && let Poll::Ready(value) = future.as_mut().poll(context)
             {
-                *answer = Some(value);
-                *slot = None;
+                if first_poll && value.is_err() {
+                    this.refused = true;
+                }
+                this.answers[index] = Some(value);
+                this.futures[index] = None;
             }
         }
-        if this.futures.iter().any(Option::is_some) {
+        if this.futures[..this.started].iter().any(Option::is_some) {
             return Poll::Pending;
         }
+        let answered = this.started;
         Poll::Ready(
-            this.answers
+            this.answers[..answered]
                 .iter_mut()
-                .map(|answer| answer.take().expect("every future answered"))
+                .map(|answer| answer.take().expect("every started future answered"))
                 .collect(),
         )
     }
@@ -317,5 +340,60 @@ impl Drop for Connection {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Boxed = Pin<Box<dyn Future<Output = Result<u32, &'static str>>>>;
+
+    fn poll_once(join: &mut JoinInOrder<'static, u32, &'static str>) -> Poll<Vec<Result<u32, &'static str>>> {
+        let mut context = Context::from_waker(std::task::Waker::noop());
+        Pin::new(join).poll(&mut context)
+    }
+
+    /// An answer that takes one more poll, as a server's does (its request left first).
+    struct FromTheServer(Option<Result<u32, &'static str>>, bool);
+
+    impl Future for FromTheServer {
+        type Output = Result<u32, &'static str>;
+
+        fn poll(mut self: Pin<&mut Self>, _context: &mut Context<'_>) -> Poll<Self::Output> {
+            if !self.1 {
+                self.1 = true;
+                return Poll::Pending;
+            }
+            Poll::Ready(self.0.take().expect("polled after answering"))
+        }
+    }
+
+    #[test]
+    fn every_statement_sent_answers_in_order_a_server_error_included() {
+        let futures: Vec<Boxed> = vec![
+            Box::pin(FromTheServer(Some(Ok(1)), false)),
+            Box::pin(FromTheServer(Some(Err("server refused")), false)),
+            Box::pin(FromTheServer(Some(Ok(3)), false)),
+        ];
+        let mut join = JoinInOrder::new(futures);
+        assert!(poll_once(&mut join).is_pending(), "the server has not answered yet");
+        let Poll::Ready(answers) = poll_once(&mut join) else {
+            panic!("every answer came");
+        };
+        assert_eq!(answers, vec![Ok(1), Err("server refused"), Ok(3)]);
+    }
+
+    #[test]
+    fn nothing_after_a_statement_refused_before_sending_is_started() {
+        let futures: Vec<Boxed> = vec![
+            Box::pin(async { Ok(1) }),
+            Box::pin(async { Err("cannot encode") }),
+            Box::pin(async { panic!("the COMMIT behind a refused write was started") }),
+        ];
+        let Poll::Ready(answers) = poll_once(&mut JoinInOrder::new(futures)) else {
+            panic!("ready futures answer at once");
+        };
+        assert_eq!(answers, vec![Ok(1), Err("cannot encode")]);
     }
 }
