@@ -23,7 +23,8 @@ use twice_sim::runtime::operator::{self, OperatorError, ResumeRequest};
 use twice_sim::runtime::rules::Status;
 use twice_sim::runtime::run::{Arguments, Decision, RunState, RunStatus, Told, ToolCall};
 use twice_sim::runtime::tool::{SideEffect, ToolDeclaration};
-use twice_sim::runtime::worker::{Worker, WorkerSetup};
+use twice_sim::runtime::worker::{WaitReason, Worker, WorkerSetup};
+use twice_sim::text::wait_words;
 
 const RUN: &str = "r1";
 const START_MS: u64 = 1_700_000_000_000;
@@ -251,7 +252,7 @@ fn drive(
     provider: &mut Provider,
     clock: &mut TestClock,
 ) -> Ending {
-    let mut executor = Executor::new(ledger.connect_again().expect("a second connection"), &setup);
+    let mut executor = Executor::new(ledger.connect_again().expect("a second connection"), &setup, wait_words);
     let mut worker = Worker::new(setup);
     drive_run(&mut worker, &mut executor, model, provider, clock).expect("the ledger answers")
 }
@@ -461,7 +462,7 @@ fn drive_killed_at_model(
 ) -> Ending {
     use twice_sim::runtime::executor::{Drive, Next};
     use twice_sim::runtime::worker::Input;
-    let mut executor = Executor::new(ledger.connect_again().unwrap(), &setup);
+    let mut executor = Executor::new(ledger.connect_again().unwrap(), &setup, wait_words);
     let mut worker = Worker::new(setup);
     let mut command = worker.handle(clock.now_ms(), Input::Start);
     while let Some(current) = command.take() {
@@ -509,7 +510,7 @@ fn a_run_whose_recoveries_keep_failing_is_dead_lettered_and_resumed_only_by_an_o
             "{store}: the third is not tried: dead-lettered"
         );
         assert!(
-            matches!(&endings[3], Ending::WaitsForPerson(reason) if reason.contains("dead-lettered")),
+            matches!(&endings[3], Ending::WaitsForPerson(reason @ WaitReason::DeadLettered { .. }) if wait_words(reason).contains("dead-lettered")),
             "{store}: a dead-lettered run is not driven: {:?}",
             endings[3]
         );

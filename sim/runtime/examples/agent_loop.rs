@@ -175,7 +175,8 @@ fn run_worker(ledger: Ledger, worker_id: &str, world: &mut World, clock: &mut St
     for tool in &setup.tools {
         tool.check_contract().expect("the tools pass the seed's contract check");
     }
-    let mut executor = Executor::new(ledger, &setup);
+    // The application words why a run waits for a person (the runtime hands over the facts).
+    let mut executor = Executor::new(ledger, &setup, |reason| format!("waits for a person: {reason:?}"));
     let mut worker = Worker::new(setup);
     drive_run(&mut worker, &mut executor, &mut Script, world, clock).expect("the ledger answers")
 }

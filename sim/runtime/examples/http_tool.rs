@@ -274,7 +274,8 @@ pub fn run_worker(ledger: &Path, address: SocketAddr, worker_id: &str) -> Ending
         recovery_attempts_max: None,
     };
     let ledger = Ledger::open(ledger).expect("the ledger file opens");
-    let mut executor = Executor::new(ledger, &setup);
+    // The application words why a run waits for a person (the runtime hands over the facts).
+    let mut executor = Executor::new(ledger, &setup, |reason| format!("waits for a person: {reason:?}"));
     let mut worker = Worker::new(setup);
     drive_run(
         &mut worker,

@@ -89,7 +89,8 @@ fn run(ledger: Ledger, worker_id: &str, mail: &mut Mail, clock: &mut Steps) -> E
         lease_ms: 30_000,
         recovery_attempts_max: None,
     };
-    let mut executor = Executor::new(ledger, &setup);
+    // The application words why a run waits for a person (the runtime hands over the facts).
+    let mut executor = Executor::new(ledger, &setup, |reason| format!("waits for a person: {reason:?}"));
     let mut worker = Worker::new(setup);
     drive_run(&mut worker, &mut executor, &mut OneEmail, mail, clock).expect("the ledger answers")
 }

@@ -14,7 +14,7 @@ use crate::ids::ToolName;
 use crate::key::IdempotencyKey;
 use crate::ledger::LedgerError;
 use crate::run::{Arguments, Decision, RunState, ToolCall};
-use crate::worker::{Input, Worker};
+use crate::worker::{Input, WaitReason, Worker};
 
 /// What one attempt of a tool came to, as the driver saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -131,8 +131,8 @@ pub enum Ending {
     Exited,
     /// Another worker drives the run.
     StoodDown(String),
-    /// The run's state cannot be used; a person looks.
-    WaitsForPerson(String),
+    /// The run's state cannot be used; a person looks (the facts: the application words them).
+    WaitsForPerson(WaitReason),
     /// The worker waits on a call someone else must settle (an operator, or the worker that
     /// owns it): run it again when that key is settled.
     Parked(IdempotencyKey),

@@ -5,7 +5,7 @@
 
 use twice_runtime::guards::{Guard, Guards};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Command, Input, Worker, WorkerSetup};
+use twice_runtime::worker::{Command, Input, WaitReason, Worker, WorkerSetup};
 
 fn tool(side_effect: SideEffect, reconcile: bool) -> ToolDeclaration {
     ToolDeclaration {
@@ -39,10 +39,15 @@ fn a_tool_that_reaches_out_without_an_ambiguity_policy_is_refused_at_start() {
     let no_pause = Guards::all_on().with(Guard::PauseOnIndeterminate, false);
     for side_effect in [SideEffect::External, SideEffect::Destructive] {
         match first_command(tool(side_effect, false), no_pause) {
-            Command::WaitForPerson { reason } => assert!(
-                reason.contains("delete_record") && reason.contains("ambiguity policy"),
-                "{reason}"
-            ),
+            Command::WaitForPerson {
+                reason: WaitReason::ContractRefused { violation, .. },
+            } => {
+                let words = violation.to_string();
+                assert!(
+                    words.contains("delete_record") && words.contains("ambiguity policy"),
+                    "{words}"
+                );
+            }
             other => panic!("{side_effect:?} without a hook or a pause must be refused, not {other:?}"),
         }
         // Either policy is enough.

@@ -130,7 +130,7 @@ fn one_call(timing: SendTiming) -> (u32, Vec<HistoryEvent>) {
         })
         .unwrap();
     let setup = setup();
-    let mut executor = Executor::new(ledger, &setup).with_send_timing(timing);
+    let mut executor = Executor::new(ledger, &setup, |reason| format!("{reason:?}")).with_send_timing(timing);
     let mut worker = Worker::new(setup);
     let mut next = worker.handle(0, Input::Start);
     let mut answered = false;
@@ -216,7 +216,8 @@ fn a_folded_fence_counts_only_for_the_send_right_after_its_reservation() {
     let ledger = Ledger::open_memory_store();
     let mut operator = ledger.connect_again().unwrap();
     let setup = setup();
-    let mut executor = Executor::new(ledger, &setup).with_send_timing(SendTiming::RightAfterReserving);
+    let mut executor =
+        Executor::new(ledger, &setup, |reason| format!("{reason:?}")).with_send_timing(SendTiming::RightAfterReserving);
     let key = IdempotencyKey::per_call("r1", "c1").unwrap();
     let reserve = Command::Reserve {
         key: key.clone(),

@@ -128,7 +128,9 @@ fn run(lookups: Lookups) -> (Provider, Ending, Option<Status>) {
         recovery_attempts_max: None,
     };
     let ledger = Ledger::open_memory_store();
-    let mut executor = Executor::new(ledger.connect_again().expect("a second connection"), &setup);
+    let mut executor = Executor::new(ledger.connect_again().expect("a second connection"), &setup, |reason| {
+        format!("{reason:?}")
+    });
     let mut worker = Worker::new(setup);
     let mut provider = Provider {
         lookups,

@@ -11,7 +11,7 @@ use twice_runtime::operator::{self, ResolveRequest};
 use twice_runtime::rules::Status;
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, Told, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Command, Held, Input, Worker, WorkerSetup, WorkerState};
+use twice_runtime::worker::{CallRefused, Command, Held, Input, WaitReason, Worker, WorkerSetup, WorkerState};
 
 const RUN: &str = "r1";
 
@@ -54,13 +54,19 @@ fn key(text: &str) -> IdempotencyKey {
     IdempotencyKey::parse(text).unwrap()
 }
 
+/// The words this test's application gives a reason to wait: the facts as they are, so the
+/// tests read the typed reason and check that the history holds exactly these words.
+fn facts(reason: &WaitReason) -> String {
+    format!("{reason:?}")
+}
+
 /// A worker and its executor on a fresh memory ledger (a second connection is returned for
 /// the test's own reads and an operator's moves).
 fn machine() -> (Worker, Executor, Ledger) {
     let ledger = Ledger::open_memory_store();
     let operator_ledger = ledger.connect_again().unwrap();
     let setup = setup();
-    let executor = Executor::new(ledger, &setup);
+    let executor = Executor::new(ledger, &setup, facts);
     (Worker::new(setup), executor, operator_ledger)
 }
 
@@ -161,13 +167,16 @@ fn an_unreadable_checkpoint_makes_the_run_wait_for_a_person_not_start_over() {
     let Some(Drive::WaitForPerson { reason }) = drive else {
         panic!("the run is not driven: {drive:?}")
     };
-    assert!(reason.contains("cannot be read") && reason.contains(RUN), "{reason}");
+    assert!(
+        matches!(&reason, WaitReason::CheckpointUnreadable { run_id, version: 1, .. } if run_id.as_str() == RUN),
+        "{reason:?}"
+    );
     assert_eq!(worker.state(), WorkerState::WaitingForPerson);
     assert!(worker.is_done());
     let run_history = operator_ledger.run_history(Some(RUN)).unwrap();
     assert_eq!(run_history.len(), 1);
     assert_eq!(run_history[0].event, RunEvent::WaitsForPerson);
-    assert_eq!(run_history[0].detail.as_deref(), Some(reason.as_str()));
+    assert_eq!(run_history[0].detail.as_deref(), Some(facts(&reason).as_str()));
     assert!(
         operator_ledger.all_records().unwrap().is_empty(),
         "nothing was called again"
@@ -199,11 +208,22 @@ fn stored_calls_it_cannot_key_or_run_stop_the_run_for_a_person_never_panic() {
         id: String::new(),
         ..call("c1")
     };
-    for (pending, key_text, expected) in [
-        (unknown_tool, "r1:c1", "wire_money"),
-        (empty_id, "r1:", "tool call id is empty"),
-        (call("c2"), "r1:c1", "has the key r1:c2"),
-    ] {
+    let checks: [(ToolCall, &str, fn(&WaitReason) -> bool); 3] = [
+        (
+            unknown_tool,
+            "r1:c1",
+            |reason| matches!(reason, WaitReason::PendingCallRefused(CallRefused::UnknownTool(tool)) if tool.as_str() == "wire_money"),
+        ),
+        (empty_id, "r1:", |reason| {
+            matches!(reason, WaitReason::PendingCallRefused(CallRefused::BadKey(_)))
+        }),
+        (
+            call("c2"),
+            "r1:c1",
+            |reason| matches!(reason, WaitReason::KeyMismatch { awaited, found } if awaited == "r1:c1" && found.as_str() == "r1:c2"),
+        ),
+    ];
+    for (pending, key_text, expected) in checks {
         let (mut worker, mut executor, mut operator_ledger) = machine();
         operator_ledger
             .save_checkpoint(
@@ -218,9 +238,9 @@ fn stored_calls_it_cannot_key_or_run_stop_the_run_for_a_person_never_panic() {
         let first = worker.handle(10, Input::Start);
         let drive = until_driven(&mut worker, &mut executor, first, 10);
         let Some(Drive::WaitForPerson { reason }) = drive else {
-            panic!("{expected}: {drive:?}")
+            panic!("{key_text}: {drive:?}")
         };
-        assert!(reason.contains(expected), "{reason}");
+        assert!(expected(&reason), "{reason:?}");
         assert_eq!(operator_ledger.run_history(Some(RUN)).unwrap().len(), 1);
     }
 }
@@ -333,7 +353,7 @@ fn refund_then_give_up(guards: Guards) -> (Worker, Vec<IdempotencyKey>, Ledger) 
     let ledger = Ledger::open_memory_store();
     let observer = ledger.connect_again().unwrap();
     let setup = WorkerSetup { guards, ..setup() };
-    let mut executor = Executor::new(ledger, &setup);
+    let mut executor = Executor::new(ledger, &setup, facts);
     let mut worker = Worker::new(setup);
     let invoke = start_and_call(&mut worker, &mut executor);
     let Some(Drive::Send { key: sent, attempt, .. }) = until_driven(&mut worker, &mut executor, Some(invoke), 3) else {
@@ -425,7 +445,7 @@ fn a_tool_that_fails_the_contract_check_keeps_its_run_from_starting_only_while_t
         let mut setup = setup();
         setup.tools[0].attempts = attempts;
         setup.tools[0].takes_key = takes_key;
-        let mut executor = Executor::new(ledger, &setup);
+        let mut executor = Executor::new(ledger, &setup, facts);
         let mut worker = Worker::new(setup.clone());
         let first = worker.handle(0, Input::Start);
         assert!(
@@ -446,8 +466,8 @@ fn a_tool_that_fails_the_contract_check_keeps_its_run_from_starting_only_while_t
             panic!("the run is not driven: {drive:?}")
         };
         assert!(
-            reason.contains("nothing was sent") && reason.contains(words),
-            "{reason}"
+            matches!(&reason, WaitReason::ContractRefused { violation, .. } if violation.to_string().contains(words)),
+            "{reason:?}"
         );
         assert!(worker.is_done());
         assert!(operator_ledger.all_records().unwrap().is_empty(), "nothing reserved");

@@ -1,6 +1,9 @@
 //! Words a player reads, made the same way everywhere: money in dollars, and the runtime's
 //! messages without the backticks it quotes statuses in. Kept apart so the simulator, the
-//! checker and the debrief can all use them without depending on one another.
+//! checker and the debrief can all use them without depending on one another. The runtime's
+//! typed reasons are worded here too, so its sans-IO core makes no sentences.
+
+use twice_runtime::worker::{CallRefused, WaitReason};
 
 /// `$25.00` from cents.
 pub fn dollars(cents: i64) -> String {
@@ -14,6 +17,50 @@ pub fn plain(text: &str) -> String {
     text.replace('`', "")
 }
 
+/// Why a run waits for a person, in the words its history, the timeline and the operator
+/// API show: the runtime hands over the facts ([`WaitReason`]) and the executor writes these
+/// words into the run's history.
+pub fn wait_words(reason: &WaitReason) -> String {
+    match reason {
+        WaitReason::CheckpointUnreadable {
+            run_id,
+            version,
+            detail,
+        } => format!(
+            "the checkpoint of run {run_id} (v{version}) cannot be read: {detail}. Starting over would run \
+             settled calls again under new keys, so the run waits for a person"
+        ),
+        WaitReason::StateUnusable { run_id, detail } => {
+            format!("the state of run {run_id} cannot be used: {detail}; the run waits for a person")
+        }
+        WaitReason::ContractRefused { run_id, violation } => format!(
+            "the tool contract check failed: {violation}. Run {run_id} was refused before it started; nothing \
+             was sent. It waits for the tool to be declared honestly"
+        ),
+        WaitReason::DeadLettered { run_id, reason } => {
+            format!("run {run_id} is dead-lettered ({reason}); it is driven again only when an operator resumes it")
+        }
+        WaitReason::NoPendingCall { awaited } => {
+            format!("its checkpoint awaits {awaited} but holds no pending call to look at")
+        }
+        WaitReason::PendingCallRefused(refused) => {
+            format!("its checkpoint's pending call {}", refused_words(refused))
+        }
+        WaitReason::KeyMismatch { awaited, found } => {
+            format!("its checkpoint awaits {awaited}, but its pending call has the key {found}")
+        }
+        WaitReason::ModelCallRefused(refused) => format!("the model's call {}", refused_words(refused)),
+    }
+}
+
+/// Why a call could not be begun, as the end of a sentence about the call.
+fn refused_words(refused: &CallRefused) -> String {
+    match refused {
+        CallRefused::UnknownTool(tool) => format!("names tool `{tool}`, which is not declared"),
+        CallRefused::BadKey(detail) => format!("cannot be given a key: {detail}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -23,5 +70,22 @@ mod tests {
         assert_eq!(dollars(2500), "$25.00");
         assert_eq!(dollars(-5), "-$0.05");
         assert_eq!(plain("recorded `failed`"), "recorded failed");
+    }
+
+    #[test]
+    fn a_reason_to_wait_is_worded_from_its_facts() {
+        let dead_lettered = WaitReason::DeadLettered {
+            run_id: "r1".into(),
+            reason: "3 recoveries from checkpoint v2".into(),
+        };
+        assert_eq!(
+            wait_words(&dead_lettered),
+            "run r1 is dead-lettered (3 recoveries from checkpoint v2); it is driven again only when an operator resumes it"
+        );
+        let unknown_tool = WaitReason::ModelCallRefused(CallRefused::UnknownTool("wire_money".into()));
+        assert_eq!(
+            wait_words(&unknown_tool),
+            "the model's call names tool `wire_money`, which is not declared"
+        );
     }
 }

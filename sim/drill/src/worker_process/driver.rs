@@ -41,7 +41,8 @@ impl Driver {
             policy: script::model_policy(),
             // This driver sends as soon as a reservation says the tool runs: attempt 1's send
             // fence rides in the reservation's transaction (decision table 5).
-            executor: Executor::new(ledger, &setup).with_send_timing(SendTiming::RightAfterReserving),
+            executor: Executor::new(ledger, &setup, twice_world::text::wait_words)
+                .with_send_timing(SendTiming::RightAfterReserving),
             machine: Worker::new(setup),
             config,
             client,
@@ -210,7 +211,11 @@ impl Driver {
             }
             Drive::Park { key } => return self.park(&key).await,
             Drive::StandDown { reason } => return Ok(Step::End(WorkerEnd::StoodDown(reason))),
-            Drive::WaitForPerson { reason } => return Ok(Step::End(WorkerEnd::WaitsForPerson(reason))),
+            Drive::WaitForPerson { reason } => {
+                return Ok(Step::End(WorkerEnd::WaitsForPerson(twice_world::text::wait_words(
+                    &reason,
+                ))));
+            }
             Drive::Exit => {
                 if !self.reached_billing && self.unreachable_in_a_row > 0 {
                     return Ok(Step::End(WorkerEnd::ToolUnreachable(format!(

@@ -25,7 +25,7 @@ use crate::ledger::{
 use crate::operator;
 use crate::rules::{FencePlace, SendTiming, Status, fence_place};
 use crate::run::{RunState, ToolCall};
-use crate::worker::{Command, Input, Reconciled, WorkerSetup};
+use crate::worker::{Command, Input, Reconciled, WaitReason, WaitWords, WorkerSetup};
 
 mod report;
 mod runs;
@@ -107,8 +107,8 @@ pub enum Drive {
     },
     /// The run's stored state cannot be used: stop driving it; a person looks.
     WaitForPerson {
-        /// Why, in words.
-        reason: String,
+        /// Why: the facts (the application words them).
+        reason: WaitReason,
     },
     /// The run is over for this worker.
     Exit,
@@ -192,14 +192,18 @@ pub struct Executor {
     /// The run's declared recovery limit: with one, every recovery is counted in the run's
     /// history (table 8).
     recovery_attempts_max: Option<u32>,
+    /// The application's words for why a run waits for a person: the run's history keeps them
+    /// for an operator, and the sans-IO core makes no sentences of its own.
+    wait_words: WaitWords,
 }
 
 /// The attempt a reservation that runs the tool sends first.
 const FIRST_ATTEMPT: u32 = 1;
 
 impl Executor {
-    /// An executor for the worker `setup` describes, on its own ledger connection.
-    pub fn new(ledger: Ledger, setup: &WorkerSetup) -> Executor {
+    /// An executor for the worker `setup` describes, on its own ledger connection, writing
+    /// `wait_words` of a run that waits for a person into its history.
+    pub fn new(ledger: Ledger, setup: &WorkerSetup, wait_words: WaitWords) -> Executor {
         let guards = setup.guards;
         Executor {
             ledger,
@@ -213,6 +217,7 @@ impl Executor {
             send_timing: SendTiming::Separate,
             folded: None,
             recovery_attempts_max: setup.recovery_attempts_max,
+            wait_words,
         }
     }
 
@@ -320,7 +325,7 @@ impl Executor {
                     &self.identity.run_id,
                     &self.identity.worker_id,
                     RunEvent::WaitsForPerson,
-                    &reason,
+                    &(self.wait_words)(&reason),
                     now_ms,
                 )?;
                 Ok(Step {

@@ -6,7 +6,7 @@ use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
 use crate::progress::InProgress;
 use crate::rules::Status;
 use crate::run::RunState;
-use crate::worker::Reconciled;
+use crate::worker::{Reconciled, WaitReason};
 
 /// What the executor did to the ledger, for the timeline and the markers: typed, and
 /// nothing in it is English but what the tool's world or a model said.
@@ -124,8 +124,8 @@ pub enum Report {
     },
     /// The run waits for a person.
     WaitsForPerson {
-        /// Why, in words.
-        reason: String,
+        /// Why: the facts (the application words them).
+        reason: WaitReason,
     },
 }
 

@@ -30,16 +30,16 @@ impl Worker {
             }
             Input::CheckpointUnreadable { version, detail } => {
                 self.loaded_version = version;
-                self.wait_for_person(format!(
-                    "the checkpoint of run {} (v{version}) cannot be read: {detail}. Starting over would run \
-                     settled calls again under new keys, so the run waits for a person",
-                    self.setup.run_id
-                ))
+                self.wait_for_person(WaitReason::CheckpointUnreadable {
+                    run_id: self.setup.run_id.clone(),
+                    version,
+                    detail,
+                })
             }
-            Input::StateUnusable { detail } => self.wait_for_person(format!(
-                "the state of run {} cannot be used: {detail}; the run waits for a person",
-                self.setup.run_id
-            )),
+            Input::StateUnusable { detail } => self.wait_for_person(WaitReason::StateUnusable {
+                run_id: self.setup.run_id.clone(),
+                detail,
+            }),
             Input::ModelDecided { decision, state } => {
                 self.run = state;
                 self.on_decided(now_ms, decision)
@@ -157,8 +157,11 @@ impl Worker {
             "the tool contract check failed: {violation}. Run {} was refused before it started; nothing was sent",
             self.setup.run_id
         );
-        self.note(Guard::ToolContract, Held::ContractRefused { tool }, detail.clone());
-        Some(self.wait_for_person(format!("{detail}. It waits for the tool to be declared honestly")))
+        self.note(Guard::ToolContract, Held::ContractRefused { tool }, detail);
+        Some(self.wait_for_person(WaitReason::ContractRefused {
+            run_id: self.setup.run_id.clone(),
+            violation,
+        }))
     }
 
     /// The checkpoint version a reservation is fenced on (guard `checkpoint_version`).
@@ -183,7 +186,7 @@ impl Worker {
         Some(Command::StandDown { reason })
     }
 
-    pub(super) fn wait_for_person(&mut self, reason: String) -> Option<Command> {
+    pub(super) fn wait_for_person(&mut self, reason: WaitReason) -> Option<Command> {
         self.state = WorkerState::WaitingForPerson;
         Some(Command::WaitForPerson { reason })
     }
@@ -204,24 +207,22 @@ impl Worker {
                 self.state = WorkerState::Exited;
                 Some(Command::Exit)
             }
-            RunStatus::DeadLettered { reason, .. } => self.wait_for_person(format!(
-                "run {} is dead-lettered ({reason}); it is driven again only when an operator resumes it",
-                self.setup.run_id
-            )),
+            RunStatus::DeadLettered { reason, .. } => self.wait_for_person(WaitReason::DeadLettered {
+                run_id: self.setup.run_id.clone(),
+                reason,
+            }),
             RunStatus::AwaitingReconciliation { key } => {
                 let Some(call) = self.run.pending.clone() else {
-                    return self.wait_for_person(format!(
-                        "its checkpoint awaits {key} but holds no pending call to look at"
-                    ));
+                    return self.wait_for_person(WaitReason::NoPendingCall { awaited: key });
                 };
                 if let Err(refused) = self.begin_call(call) {
-                    return self.wait_for_person(format!("its checkpoint's pending call {}", refused.describe()));
+                    return self.wait_for_person(WaitReason::PendingCallRefused(refused));
                 }
                 if self.context().key.as_str() != key {
-                    return self.wait_for_person(format!(
-                        "its checkpoint awaits {key}, but its pending call has the key {}",
-                        self.context().key
-                    ));
+                    return self.wait_for_person(WaitReason::KeyMismatch {
+                        awaited: key,
+                        found: self.context().key.clone(),
+                    });
                 }
                 self.state = WorkerState::Reconciling;
                 Some(Command::ReadRecord {
@@ -286,9 +287,7 @@ impl Worker {
                         CallRefused::UnknownTool(tool) => {
                             self.fail_run(format!("the model called unknown tool `{tool}`"))
                         }
-                        CallRefused::BadKey(_) => {
-                            self.wait_for_person(format!("the model's call {}", refused.describe()))
-                        }
+                        CallRefused::BadKey(_) => self.wait_for_person(WaitReason::ModelCallRefused(refused)),
                     };
                 }
                 if !self.guard(Guard::Ledger) {

@@ -9,7 +9,7 @@
 
 use crate::answer::ToolAnswer;
 use crate::guards::{Guard, Guards, NaiveRefusal};
-use crate::ids::{RunId, Tenant, ToolName, WorkerId};
+use crate::ids::{RunId, Tenant, WorkerId};
 use crate::key::{IdempotencyKey, KeyScheme};
 use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
 use crate::rules::{
@@ -26,11 +26,13 @@ mod limits;
 mod phase;
 mod settle;
 mod state;
+mod wait;
 
 pub use held::{GuardNote, Held};
 pub use limits::{counted, duration_words};
 pub use phase::{Phase, UnknownPhase};
 pub use state::WorkerState;
+pub use wait::{CallRefused, WaitReason, WaitWords};
 
 /// Who the worker is and the rules it runs under.
 #[derive(Clone, Debug)]
@@ -298,8 +300,8 @@ pub enum Command {
     },
     /// The run's stored state cannot be used: it is not driven, and waits for a person.
     WaitForPerson {
-        /// Why, in words.
-        reason: String,
+        /// Why: the facts (the application words them).
+        reason: WaitReason,
     },
     /// The run is over for this worker.
     Exit,
@@ -402,12 +404,6 @@ struct CallContext {
 struct RunUndo {
     reason: String,
     left: Vec<(IdempotencyKey, ToolCall)>,
-}
-
-/// Why a call could not be begun.
-enum CallRefused {
-    UnknownTool(ToolName),
-    BadKey(crate::key::KeyError),
 }
 
 /// The runtime's machine for one worker driving one run.
@@ -565,14 +561,5 @@ impl Worker {
 
     fn context_mut(&mut self) -> &mut CallContext {
         self.call.as_mut().expect("a call is in progress")
-    }
-}
-
-impl CallRefused {
-    fn describe(&self) -> String {
-        match self {
-            CallRefused::UnknownTool(tool) => format!("names tool `{tool}`, which is not declared"),
-            CallRefused::BadKey(detail) => format!("cannot be given a key: {detail}"),
-        }
     }
 }

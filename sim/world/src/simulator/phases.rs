@@ -276,7 +276,13 @@ impl Simulation {
             }
             Drive::WaitForPerson { reason } => {
                 self.retire(worker);
-                self.log(actor, "wait for a person", some_run, None, reason);
+                self.log(
+                    actor,
+                    "wait for a person",
+                    some_run,
+                    None,
+                    crate::text::wait_words(&reason),
+                );
             }
             Drive::Exit => {
                 self.retire(worker);

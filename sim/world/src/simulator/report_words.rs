@@ -127,7 +127,7 @@ pub fn report_words(report: &Report) -> String {
             record: Some(record),
         } => format!("reads {key}: {}", record.status),
         Report::RecordRead { key, record: None } => format!("reads {key}: no record"),
-        Report::WaitsForPerson { reason } => format!("stops driving the run: {reason}"),
+        Report::WaitsForPerson { reason } => format!("stops driving the run: {}", crate::text::wait_words(reason)),
     }
 }
 

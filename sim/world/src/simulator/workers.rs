@@ -151,7 +151,7 @@ impl Simulation {
             lease_ms: u64::from(self.level.world.lease_ms),
             recovery_attempts_max: self.level.world.recovery_attempts_max,
         };
-        let mut executor = Executor::new(ledger, &setup);
+        let mut executor = Executor::new(ledger, &setup, crate::text::wait_words);
         if !self.send_fence {
             executor = executor.without_send_fence_for_tests();
         }

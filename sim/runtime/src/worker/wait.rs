@@ -1,0 +1,74 @@
+//! Why a worker stops driving a run and waits for a person: the facts, typed. The sans-IO
+//! machine makes no sentence of them; the application does (the simulator, the worker process
+//! and the operator API use `twice_world::text::wait_words`), as quinn-proto leaves its
+//! events to the application. The executor writes the application's words into the run's
+//! history, so it is handed them ([`WaitWords`]).
+
+use crate::ids::{RunId, ToolName};
+use crate::key::{IdempotencyKey, KeyError};
+use crate::tool::ContractViolation;
+
+/// Why a call could not be begun.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallRefused {
+    /// The call names a tool the worker was not given.
+    UnknownTool(ToolName),
+    /// The call cannot be given an idempotency key.
+    BadKey(KeyError),
+}
+
+/// Why the run waits for a person: what the worker knew when it stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WaitReason {
+    /// The run's checkpoint cannot be read; starting over would run settled calls again
+    /// under new keys.
+    CheckpointUnreadable {
+        /// The run.
+        run_id: RunId,
+        /// The checkpoint's version.
+        version: u32,
+        /// What the store said.
+        detail: String,
+    },
+    /// The run's stored state cannot be used.
+    StateUnusable {
+        /// The run.
+        run_id: RunId,
+        /// What the store said.
+        detail: String,
+    },
+    /// A declared tool failed the contract check: the run was refused before it started.
+    ContractRefused {
+        /// The run.
+        run_id: RunId,
+        /// What the check found.
+        violation: ContractViolation,
+    },
+    /// The run is dead-lettered: only an operator's resume drives it again.
+    DeadLettered {
+        /// The run.
+        run_id: RunId,
+        /// Why it was dead-lettered, as its checkpoint says.
+        reason: String,
+    },
+    /// The checkpoint awaits a call's settlement but holds no pending call to look at.
+    NoPendingCall {
+        /// The key it awaits.
+        awaited: String,
+    },
+    /// The checkpoint's pending call cannot be begun.
+    PendingCallRefused(CallRefused),
+    /// The checkpoint awaits one key, and its pending call has another.
+    KeyMismatch {
+        /// The key it awaits.
+        awaited: String,
+        /// The key its pending call has.
+        found: IdempotencyKey,
+    },
+    /// The model's call cannot be begun (it cannot be given a key).
+    ModelCallRefused(CallRefused),
+}
+
+/// The application's words for a [`WaitReason`]: what the executor writes into the run's
+/// history, where an operator reads it.
+pub type WaitWords = fn(&WaitReason) -> String;
