@@ -620,7 +620,7 @@ fn a_run_that_crashes_before_its_first_checkpoint_counts_every_failed_recovery()
             "{store}: the third is not tried: dead-lettered"
         );
         assert!(
-            matches!(&endings[3], Ending::WaitsForPerson(reason) if reason.contains("dead-lettered")),
+            matches!(&endings[3], Ending::WaitsForPerson(reason @ WaitReason::DeadLettered { .. }) if wait_words(reason).contains("dead-lettered")),
             "{store}: a dead-lettered run is not driven: {:?}",
             endings[3]
         );
