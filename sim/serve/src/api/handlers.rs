@@ -20,7 +20,7 @@ use crate::tokens::Operator;
 use twice_world::ledger::{ExecutionRecord, Ledger, SettleError};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::operator::{
-    self, CompensateRequest, CompensationTarget, LedgerAccess, OperatorError, ResolveRequest,
+    self, CompensateRequest, CompensationTarget, LedgerAccess, OperatorError, ResolveRequest, UndoError,
 };
 use twice_world::runtime::rules::Status;
 
@@ -425,7 +425,7 @@ impl CompensationTarget for Target<'_> {
         self.0.find_effect(record)
     }
 
-    fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, String> {
+    fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, UndoError> {
         self.0.compensate(record, reference)
     }
 }
