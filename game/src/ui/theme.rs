@@ -18,6 +18,8 @@ pub const TEXT_DIM: Color32 = Color32::from_rgb(150, 158, 175);
 pub const TEXT_FAINT: Color32 = Color32::from_rgb(105, 112, 128);
 /// The crew (the player): a heist's gold.
 pub const CREW: Color32 = Color32::from_rgb(255, 196, 70);
+/// The level's scripted operator (op-honest): another person at the console, not the player.
+pub const SCRIPTED_OPERATOR: Color32 = Color32::from_rgb(235, 130, 190);
 /// Penny and the runtime.
 pub const RUNTIME: Color32 = Color32::from_rgb(96, 200, 220);
 pub const GOOD: Color32 = Color32::from_rgb(110, 210, 120);

@@ -6,7 +6,7 @@
 
 use twice_world::billing::Account;
 use twice_world::billing_tools::{CreditArguments, Operation};
-use twice_world::model::{ModelPolicy, OnFailed, RunScript, ScriptCall};
+use twice_world::model::{ModelPolicy, OnCompensated, OnFailed, RunScript, ScriptCall};
 use twice_world::runtime::key::fnv1a64;
 use twice_world::runtime::tool::{SideEffect, ToolDeclaration};
 
@@ -39,6 +39,7 @@ pub const CALLS_PER_ITEM_MAX: u32 = 64;
 pub fn model_policy() -> ModelPolicy {
     ModelPolicy {
         on_failed: OnFailed::CallAgain,
+        on_compensated: OnCompensated::AsFailed,
         max_calls_per_item: CALLS_PER_ITEM_MAX,
         reword_on_repeat: false,
         reword_on_replay: false,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::billing_tools::CreditArguments;
 use crate::runtime::ids::{RunId, Tenant, ToolName};
-use crate::runtime::run::{Decision, RunState, ToolCall};
+use crate::runtime::run::{Decision, RunState, Told, ToolCall};
 
 /// What the model does when told a call failed (or did not take effect).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,11 +21,26 @@ pub enum OnFailed {
     FailRun,
 }
 
+/// What the model does when told its call was compensated (an operator undid it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnCompensated {
+    /// As [`OnFailed`] says: nothing of the call stands, like a failure.
+    #[default]
+    AsFailed,
+    /// Takes the undo as an operator's decision that the effect should not stand: moves on
+    /// to the next item without making the call again (the customer may go unpaid).
+    Accept,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelPolicy {
     #[serde(default)]
     pub on_failed: OnFailed,
+    /// What "compensated" makes the model do; by default what `on_failed` says.
+    #[serde(default, skip_serializing_if = "is_as_failed")]
+    pub on_compensated: OnCompensated,
     /// The most calls the model makes for one item (a limit on everything).
     #[serde(default = "default_max_calls")]
     pub max_calls_per_item: u32,
@@ -37,6 +52,10 @@ pub struct ModelPolicy {
     pub reword_on_replay: bool,
 }
 
+fn is_as_failed(on_compensated: &OnCompensated) -> bool {
+    *on_compensated == OnCompensated::AsFailed
+}
+
 fn default_max_calls() -> u32 {
     3
 }
@@ -45,6 +64,7 @@ impl Default for ModelPolicy {
     fn default() -> Self {
         ModelPolicy {
             on_failed: OnFailed::GiveUp,
+            on_compensated: OnCompensated::AsFailed,
             max_calls_per_item: 3,
             reword_on_repeat: false,
             reword_on_replay: false,
@@ -118,8 +138,11 @@ pub fn decide(
     let at_limit = |counter: &'static str, value: u32| ModelError { counter, value };
     let mut next = state.clone();
     let mut used_card = false;
+    // A model that accepts a compensation hears it as a decision, not as nothing done.
+    let accepted_undo = policy.on_compensated == OnCompensated::Accept && next.last_told == Some(Told::Compensated);
     let repeat = match &next.last_told {
         None => false,
+        Some(_) if accepted_undo => false,
         // The card makes a model that heard its call came to nothing try again, whatever its
         // policy. A model told the call worked has no reason to, and the card does not force it.
         Some(told) if nudge.call_again.is_some() && told.nothing_stands() => {
@@ -132,7 +155,10 @@ pub fn decide(
                 && next.calls_for_item < policy.max_calls_per_item
         }
     };
-    if let Some(told) = next.last_told.as_ref().filter(|told| !repeat && told.nothing_stands())
+    if let Some(told) = next
+        .last_told
+        .as_ref()
+        .filter(|told| !repeat && !accepted_undo && told.nothing_stands())
         && policy.on_failed == OnFailed::FailRun
     {
         // The state is the one the model was given: the run fails at this item.
@@ -324,6 +350,37 @@ mod tests {
         succeeded.tell(&call, Told::Result { result: "ok".into() });
         let (done, _, _) = decide(&script(), &policy, &succeeded, Nudge::default()).unwrap();
         assert_eq!(done, Decision::Done);
+    }
+
+    #[test]
+    fn told_compensated_a_model_that_accepts_moves_on_and_one_that_does_not_calls_again() {
+        let accepts = ModelPolicy {
+            on_failed: OnFailed::CallAgain,
+            on_compensated: OnCompensated::Accept,
+            ..ModelPolicy::default()
+        };
+        let (decision, mut state, _) = decide(&script(), &accepts, &RunState::default(), Nudge::default()).unwrap();
+        let call = call_of(&decision).clone();
+        let mut failed = state.clone();
+        state.tell(&call, Told::Compensated);
+        let (next, _, _) = decide(&script(), &accepts, &state, Nudge::default()).unwrap();
+        assert_eq!(next, Decision::Done, "an undo accepted is a decision: no second call");
+        // Told failed, the same model still calls again: only the undo is accepted.
+        failed.tell(
+            &call,
+            Told::Failed {
+                reason: "timeout".into(),
+            },
+        );
+        let (again, _, _) = decide(&script(), &accepts, &failed, Nudge::default()).unwrap();
+        assert_eq!(call_of(&again).id, "c2");
+        // By default "compensated" is heard as nothing done, and the call is made again.
+        let as_failed = ModelPolicy {
+            on_compensated: OnCompensated::AsFailed,
+            ..accepts
+        };
+        let (again, _, _) = decide(&script(), &as_failed, &state, Nudge::default()).unwrap();
+        assert_eq!(call_of(&again).id, "c2");
     }
 
     #[test]

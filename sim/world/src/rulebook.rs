@@ -469,6 +469,9 @@ pub const KEYS_HONOURED_RULE: &str = "What you can have is an effect that happen
 /// The seed's rule when an operator's decision decided.
 pub const OPERATOR_RULE: &str = "Ask a person. When the hook can't tell, an operator can. POST /v1/tool-executions/{key}/resolve records what the operator found, completed or failed, with a required reason. Every decision is compare-and-set on the ledger status, so of two operators acting at once exactly one wins.";
 
+/// The seed's rule when an operator's undo decided.
+pub const COMPENSATE_RULE: &str = "Undo it. If an effect shouldn't stand, POST .../compensate runs the tool's compensation, such as voiding the credit. The runtime never compensates by itself, not when a run fails, is cancelled or is recovered. It can't tell whether a failure later in the run makes an earlier effect wrong, and compensating a call that never happened, like voiding a credit that was never issued, can be a side effect of its own. Someone who can check the other system decides.";
+
 /// The seed's rule when the other system could not recognise a repeat.
 pub const OTHER_SIDE_RULE: &str =
     "The other system has to cooperate. The key makes a repeat recognisable; only the receiver can refuse it.";

@@ -236,13 +236,25 @@ fn the_debriefs_say_whose_decision_landed_and_why_the_late_one_missed() {
     );
     let lost = debrief_of_tape("35-first-decision.too-late.tape.ron");
     assert_ne!(lost.standing, Standing::HeistWorked);
-    // The guards that held are named (switched off, the late move meets nothing it hit here);
-    // why the move missed is the 409, said in the diagnosis.
+    // What stopped it is the 409 (the late decision's moment), not the guards that held: the
+    // rule quoted is the compare-and-set the run shows, not the write retry rule.
     assert!(
-        matches!(&lost.decided_by, Decider::Held { guards } if !guards.is_empty()),
+        matches!(
+            &lost.decided_by,
+            Decider::Moment {
+                card: twice_world::level::CardKind::OperatorResolve,
+                at_phase: 35
+            }
+        ),
         "{:?}",
         lost.decided_by
     );
+    assert!(
+        lost.rule.starts_with("Every decision is compare-and-set"),
+        "{}",
+        lost.rule
+    );
+    assert!(!lost.rule.contains("Retry reads, not writes"), "{}", lost.rule);
     assert_eq!(lost.story, "", "a loss never tells the win's story");
     let told = serde_json::to_string(&lost).expect("a debrief serializes");
     assert!(

@@ -31,6 +31,9 @@ pub struct TimelineCache {
     arrow_from: Vec<Option<usize>>,
     key_index: HashMap<String, usize>,
     last_lane_of_key: HashMap<String, usize>,
+    /// The level's scripted operator (op-honest), who acts against the player: drawn in a
+    /// colour of their own, never in the player's.
+    scripted_operator: Option<String>,
 }
 
 impl TimelineCache {
@@ -42,6 +45,11 @@ impl TimelineCache {
             *self = TimelineCache::default();
             self.first = first;
         }
+        self.scripted_operator = simulation
+            .level()
+            .honest_operator
+            .as_ref()
+            .map(|honest| honest.name.clone());
         if self.scanned == entries.len() {
             return;
         }
@@ -100,10 +108,30 @@ impl TimelineCache {
         lanes.sort_by_key(|(column, _)| *column);
         lanes.into_iter().map(|(_, actor)| actor).collect()
     }
+
+    /// The actor is the player (a card, or an operator at the player's console), not the
+    /// system and not the level's scripted operator.
+    pub fn is_player(&self, actor: &Actor) -> bool {
+        actor.is_player() && !self.is_scripted(actor)
+    }
+
+    fn is_scripted(&self, actor: &Actor) -> bool {
+        matches!(actor, Actor::Operator(name) if self.scripted_operator.as_deref() == Some(name.as_str()))
+    }
+
+    /// The actor's colour ([`actor_color`]), the level's scripted operator in their own.
+    pub fn actor_color(&self, actor: &Actor) -> Color32 {
+        if self.is_scripted(actor) {
+            theme::SCRIPTED_OPERATOR
+        } else {
+            actor_color(actor)
+        }
+    }
 }
 
 /// Crew and operators in the player's gold, the runtime in teal, the wire and the money in
-/// their own colours: by the actor's kind, never by the spelling of its name.
+/// their own colours: by the actor's kind, never by the spelling of its name. (A level's
+/// scripted operator is told apart by the level, in [`TimelineCache::actor_color`].)
 pub fn actor_color(actor: &Actor) -> Color32 {
     match actor {
         Actor::Crew | Actor::Operator(_) => theme::CREW,
@@ -258,7 +286,7 @@ pub fn draw(
                 row_text,
                 interactive,
             };
-            draw_lane_header(ui, &lanes, geometry);
+            draw_lane_header(ui, &lanes, cache, geometry);
             // A short panel (a projector) gets as many rows as fit: the scroll area's default
             // least height (64) made the timeline taller than its panel.
             let scroll = egui::ScrollArea::vertical()
@@ -270,7 +298,7 @@ pub fn draw(
                 RowText::Truncate => {
                     scroll.show_rows(ui, ROW_HEIGHT, entries.len(), |ui, range| {
                         for index in range {
-                            let galley = layout_row(ui, &entries[index], geometry);
+                            let galley = layout_row(ui, &entries[index], cache, geometry);
                             rewind = draw_row(ui, entries, index, galley, cache, geometry).or(rewind);
                         }
                     });
@@ -278,7 +306,7 @@ pub fn draw(
                 RowText::Wrap => {
                     scroll.show(ui, |ui| {
                         for (index, entry) in entries.iter().enumerate() {
-                            let galley = layout_row(ui, entry, geometry);
+                            let galley = layout_row(ui, entry, cache, geometry);
                             rewind = draw_row(ui, entries, index, galley, cache, geometry).or(rewind);
                         }
                     });
@@ -290,7 +318,7 @@ pub fn draw(
 
 /// The lanes' names over their lanes (on two lines when they do not fit one), and the text
 /// column's heading, in a strip of their own above the rows.
-fn draw_lane_header(ui: &mut egui::Ui, lanes: &[&Actor], geometry: Geometry) {
+fn draw_lane_header(ui: &mut egui::Ui, lanes: &[&Actor], cache: &TimelineCache, geometry: Geometry) {
     let names: Vec<String> = lanes.iter().map(|lane| short_actor(lane)).collect();
     let header_font = FontId::proportional(HEADER_FONT_SIZE);
     let header = ui.ctx().fonts_mut(|fonts| {
@@ -315,7 +343,7 @@ fn draw_lane_header(ui: &mut egui::Ui, lanes: &[&Actor], geometry: Geometry) {
             Align2::CENTER_CENTER,
             label,
             header_font.clone(),
-            actor_color(lane),
+            cache.actor_color(lane),
         );
     }
     painter.text(
@@ -340,11 +368,13 @@ fn draw_lane_header(ui: &mut egui::Ui, lanes: &[&Actor], geometry: Geometry) {
 }
 
 /// A row's text, laid out to the text column's width (cut or wrapped).
-fn layout_row(ui: &egui::Ui, entry: &TimelineEntry, geometry: Geometry) -> Arc<egui::Galley> {
+fn layout_row(ui: &egui::Ui, entry: &TimelineEntry, cache: &TimelineCache, geometry: Geometry) -> Arc<egui::Galley> {
     let color = if entry.guard.is_some() {
         theme::GOOD
-    } else if entry.actor.is_player() {
+    } else if cache.is_player(&entry.actor) {
         theme::CREW
+    } else if cache.is_scripted(&entry.actor) {
+        theme::SCRIPTED_OPERATOR
     } else {
         theme::TEXT
     };
@@ -423,7 +453,7 @@ fn draw_row(
             );
         }
         None => {
-            painter.circle_filled(egui::pos2(x, y), 3.5, actor_color(&entry.actor));
+            painter.circle_filled(egui::pos2(x, y), 3.5, cache.actor_color(&entry.actor));
         }
     }
     let text_left = rect.left() + geometry.lanes_width + 8.0;

@@ -11,7 +11,7 @@ use super::sentences;
 use crate::checker::{Verdict, ViolationKind};
 use crate::counterfactual::{Counterfactual, Role};
 use crate::ledger::HistoryEvent;
-use crate::level::{CardKind, Play};
+use crate::level::{CardKind, Play, TimedAction};
 use crate::rulebook;
 use crate::runtime::guards::Guard;
 use crate::runtime::rules::Status;
@@ -243,6 +243,22 @@ pub fn decider(
             status: mistake.status,
         };
     }
+    // An operator's move the ledger or the runtime refused (a 409: someone settled the call
+    // first; an undo with nothing to undo) is what this run shows stopped it: guards that
+    // held, whose own other run cannot say, come after it.
+    if !verdict.goal_reached
+        && let Some((_, action)) = played.iter().enumerate().find(|(index, action)| {
+            matches!(
+                action.play,
+                Play::OperatorResolve { .. } | Play::OperatorCompensate { .. }
+            ) && sentences::missed_move(simulation, *index, &action.play).is_some()
+        })
+    {
+        return Decider::Moment {
+            card: action.play.card(),
+            at_phase: action.at_phase,
+        };
+    }
     if let Some(counterfactual) = counterfactual.filter(|counterfactual| counterfactual.reproduced) {
         let cannot_say = counterfactual.cannot_say();
         let mut held: Vec<Guard> = Vec::new();
@@ -276,6 +292,12 @@ pub fn decider(
             key: entry.key.clone().unwrap_or_default(),
         };
     }
+    operator_decision(simulation, played).unwrap_or(Decider::Unexplained)
+}
+
+/// The player's operator move that decided, when no guard did: the first resolve, else an
+/// undo that landed (the ledger holds the call compensated by that operator).
+fn operator_decision(simulation: &Simulation, played: &[TimedAction]) -> Option<Decider> {
     if let Some(Play::OperatorResolve {
         key, status, operator, ..
     }) = played
@@ -283,22 +305,52 @@ pub fn decider(
         .map(|action| &action.play)
         .find(|play| matches!(play, Play::OperatorResolve { .. }))
     {
-        return Decider::Operator {
+        return Some(Decider::Operator {
             operator: operator.clone(),
             key: key.clone(),
             status: *status,
-        };
+        });
     }
-    Decider::Unexplained
+    // An undo that landed (the ledger holds the call compensated by that operator) decided.
+    if let Some(Play::OperatorCompensate { key, operator, .. }) = played.iter().map(|action| &action.play).find(
+        |play| matches!(play, Play::OperatorCompensate { key, operator, .. } if undone_by(simulation, key, operator)),
+    ) {
+        return Some(Decider::Operator {
+            operator: operator.clone(),
+            key: key.clone(),
+            status: Status::Compensated,
+        });
+    }
+    None
+}
+
+/// The ledger's history holds `key` compensated by `operator`'s request.
+fn undone_by(simulation: &Simulation, key: &str, operator: &str) -> bool {
+    simulation.ledger_history().is_ok_and(|history| {
+        history.iter().any(|entry| {
+            entry.key.as_str() == key && entry.actor == operator && entry.event == HistoryEvent::CompensationApplied
+        })
+    })
 }
 
 /// The run followed the level's lesson: the guards it teaches decided it, or each of them
 /// acted in it (left a note, or lit a rule row it provides); a lesson about no guard is
-/// followed when no guard decided.
-pub fn follows_lesson(simulation: &Simulation, decided_by: &Decider, counterfactual: Option<&Counterfactual>) -> bool {
+/// followed when no guard decided. In a heist that worked, a guard that was on and decided
+/// did not let it in: it did its ordinary work the heist relied on (keys per call making
+/// Penny's second call a new key), so it neither makes nor breaks a lesson about another thing.
+pub fn follows_lesson(
+    simulation: &Simulation,
+    decided_by: &Decider,
+    counterfactual: Option<&Counterfactual>,
+    heist_worked: bool,
+) -> bool {
     let lesson: BTreeSet<Guard> = simulation.level().lesson.guards.iter().copied().collect();
     let decided: BTreeSet<Guard> = match decided_by {
-        Decider::Guards { guards, .. } => guards.iter().copied().collect(),
+        Decider::Guards { deciding, .. } => deciding
+            .iter()
+            .filter(|found| !(heist_worked && found.was_on))
+            .map(|found| found.guard)
+            .collect(),
         _ => BTreeSet::new(),
     };
     if lesson == decided {

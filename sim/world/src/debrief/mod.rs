@@ -24,6 +24,7 @@ use crate::counterfactual::{self, Counterfactual};
 use crate::level::Level;
 use crate::rulebook;
 use crate::runtime::guards::Guard;
+use crate::runtime::rules::Status;
 use crate::simulator::Simulation;
 use crate::text::dollars;
 
@@ -216,7 +217,8 @@ pub fn with_counterfactual(
     let mistakes = decider::operator_mistakes(simulation, verdict);
     let decided_by = decider::decider(simulation, verdict, counterfactual.as_ref(), &mistakes);
     let tone = tone(level, standing, verdict);
-    let follows_lesson = decider::follows_lesson(simulation, &decided_by, counterfactual.as_ref());
+    let follows_lesson =
+        decider::follows_lesson(simulation, &decided_by, counterfactual.as_ref(), verdict.goal_reached);
     let diagnosis = sentences::diagnosis(simulation, verdict, standing, &decided_by, &mistakes);
     let headline = headline(simulation, verdict, standing, tone, &decided_by, &mistakes);
     let story = match standing {
@@ -337,6 +339,10 @@ fn rule_line(level: &Level, decided_by: &Decider) -> (String, RuleSource) {
             (rulebook::guard_rule(guard).to_owned(), RuleSource::HeldGuard { guard })
         }
         Decider::KeysHonoured { .. } => (rulebook::KEYS_HONOURED_RULE.to_owned(), RuleSource::Decider),
+        Decider::Operator {
+            status: Status::Compensated,
+            ..
+        } => (rulebook::COMPENSATE_RULE.to_owned(), RuleSource::Decider),
         Decider::Operator { .. } => (rulebook::OPERATOR_RULE.to_owned(), RuleSource::Decider),
         Decider::Moment { .. } | Decider::NoMoves | Decider::Unexplained => {
             (plain(&level.lesson.rule), RuleSource::Level)

@@ -4,10 +4,11 @@
 use super::decider::{Decider, OperatorMistake};
 use super::{DIAGNOSIS_SENTENCES_MAX, Standing, guard_words};
 use crate::checker::{Outcome, Verdict};
+use crate::ledger::HistoryEvent;
 use crate::level::{Level, Play};
 use crate::runtime::guards::Guard;
 use crate::runtime::worker::GuardNote;
-use crate::simulator::{Actor, FailedRun, Phase, REFUSED_BEFORE_SENDING, Simulation};
+use crate::simulator::{Actor, COMPENSATION_REFUSED, FailedRun, Phase, REFUSED_BEFORE_SENDING, Simulation};
 use crate::text::{dollars, plain};
 
 /// What happened to the money and why, from this run: at most [`DIAGNOSIS_SENTENCES_MAX`].
@@ -155,6 +156,8 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
         String::new()
     };
     let never_sent = never_sent_waited_call(simulation, verdict);
+    // "Ada has", "Ada and Bob have".
+    let has = if owner.contains(" and ") { "have" } else { "has" };
     match verdict.outcome {
         Outcome::PaidTwice => format!(
             "Billing paid {owner} {} for {} owed: {}{reversed}.",
@@ -168,23 +171,23 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
             crate::report::counted(landed as u64, "credit", "credits")
         ),
         Outcome::UnknownFlagged if verdict.waiting.is_empty() && !simulation.failed_runs().is_empty() => format!(
-            "{owner} has {} of the {} owed, and the run that should have paid failed and says so: a person sees it and nothing is hidden.",
+            "{owner} {has} {} of the {} owed, and the run that should have paid failed and says so: a person sees it and nothing is hidden.",
             dollars(net),
             dollars(owed)
         ),
         Outcome::UnknownFlagged if never_sent.is_some() => format!(
-            "{owner} has {} of the {} owed, and the run waits on {}, a call that never left its worker: there is nothing for a lookup to find.",
+            "{owner} {has} {} of the {} owed, and the run waits on {}, a call that never left its worker: there is nothing for a lookup to find.",
             dollars(net),
             dollars(owed),
             never_sent.unwrap_or_default()
         ),
         Outcome::UnknownFlagged => format!(
-            "{owner} has {} of the {} owed, and the run waits honestly for someone to find out what happened.",
+            "{owner} {has} {} of the {} owed, and the run waits honestly for someone to find out what happened.",
             dollars(net),
             dollars(owed)
         ),
         Outcome::NotPaidButOwed => format!(
-            "{owner} has {} of the {} owed ({}{reversed}), and nothing is waiting to pay the rest.",
+            "{owner} {has} {} of the {} owed ({}{reversed}), and nothing is waiting to pay the rest.",
             dollars(net),
             dollars(owed),
             crate::report::counted(landed as u64, "credit", "credits")
@@ -396,12 +399,60 @@ fn missed_other(simulation: &Simulation, index: usize, play: &Play) -> Option<St
                     plain(entry.text.trim_start_matches("409 conflict: "))
                 )
             }),
+        Play::OperatorCompensate { key, operator, .. } => undo_that_moved_nothing(simulation, key, operator),
         Play::DeclareTool { tool, .. } => declared_honestly(simulation, tool),
         Play::DuplicateWorker { run } if twin_stood_down(simulation, run) => Some(format!(
             "The twin on {run} came too late or too early to send anything of its own: it met the first worker's record and stood down."
         )),
         _ => None,
     }
+}
+
+/// An undo that moved nothing, from this run's timeline and ledger: someone settled the call
+/// before it reached the ledger (a 409), or the runtime looked in billing first and refused
+/// (for a call whose request the crew lost: billing never saw it). `None` when it undid.
+fn undo_that_moved_nothing(simulation: &Simulation, key: &str, operator: &str) -> Option<String> {
+    let actor = Actor::Operator(operator.to_owned());
+    let said = simulation
+        .timeline()
+        .iter()
+        .filter(|entry| entry.actor == actor && entry.text.contains(key))
+        .map(|entry| entry.text.as_str())
+        .find(|text| text.starts_with("409 conflict") || text.starts_with(COMPENSATION_REFUSED))?;
+    if said.starts_with("409 conflict") {
+        let history = simulation.ledger_history().ok()?;
+        let decision = history
+            .iter()
+            .find(|entry| entry.key.as_str() == key && entry.event == HistoryEvent::Resolved)?;
+        let checked = match &simulation.level().honest_operator {
+            Some(honest) if honest.name == decision.actor => "checked billing and ",
+            _ => "",
+        };
+        return Some(format!(
+            "{} {checked}settled {key} {} before your undo reached the ledger: asked on the call as listed (indeterminate), it got a 409 and nothing was undone.",
+            decision.actor, decision.to_status?
+        ));
+    }
+    let request_lost = simulation.wire_hits().iter().any(|hit| {
+        hit.key == key
+            && matches!(
+                simulation.played().get(hit.played).map(|action| &action.play),
+                Some(Play::LoseRequest { .. })
+            )
+    });
+    let why = said
+        .split_once("the runtime looked in billing first: ")
+        .map(|(_, why)| why)?;
+    Some(if request_lost {
+        format!(
+            "You lost {key}'s request, so billing never saw it. Asked to undo it, the runtime looked under its key first and found no credit; as the request had left, it could not prove none would arrive, so it refused and undid nothing: nothing had moved."
+        )
+    } else {
+        format!(
+            "Your undo of {key} moved nothing: the runtime looked in billing first and refused ({}).",
+            plain(why)
+        )
+    })
 }
 
 /// A refusal before sending that hit a read: it moved no money, so it could not change what

@@ -300,8 +300,33 @@ impl Simulation {
     }
 
     /// The player, as operator, asks for a call's compensation.
+    ///
+    /// Racing an honest operator, the console holds their queue: the undo is asked on the
+    /// call as listed (`indeterminate`); once someone settled it, the request is a 409 and
+    /// nothing is undone. A request the runtime refuses after looking in billing (nothing
+    /// there and its request may be on its way, or the ledger and billing disagree, or
+    /// billing cannot tell) is a move made too, said as the refusal it is: nothing moved.
     fn operator_compensates(&mut self, key: &str, reason: &str, operator: &str) -> Result<(Actor, String), PlayError> {
         let key = IdempotencyKey::parse(key).map_err(|_| PlayError::BadKey(key.to_owned()))?;
+        let actor = Actor::Operator(operator.to_owned());
+        if self.level.honest_operator.is_some() {
+            self.check_the_queue(&key, Some(Status::Indeterminate))?;
+            let current = self
+                .observer
+                .record(&key)
+                .map_err(OperatorError::from)?
+                .map(|record| record.status)
+                .ok_or_else(|| OperatorError::Settle(SettleError::NotFound(key.clone())))?;
+            if current != Status::Indeterminate {
+                let winner = self.last_decider(&key).unwrap_or_else(|| "someone".to_owned());
+                return Ok((
+                    actor,
+                    format!(
+                        "409 conflict: {operator} asked to undo {key} as listed, indeterminate, but {winner} settled it {current} first; nothing was undone"
+                    ),
+                ));
+            }
+        }
         let request = CompensateRequest {
             key: &key,
             reason,
@@ -310,12 +335,23 @@ impl Simulation {
         // The one compensation: look the credit up by the call's key, void it by its
         // id, once — as the HTTP API does against a billing server.
         let (ledger, mut target, now_ms) = self.compensation_parts();
-        let record = operator::compensate(&mut HeldLedger { ledger, now_ms }, &mut target, &request)?;
-        self.wake_parked(super::FIRST_NODE, &key, None);
-        Ok((
-            Actor::Operator(operator.to_owned()),
-            format!("compensates {key} ({}) — \"{reason}\"", record.status),
-        ))
+        match operator::compensate(&mut HeldLedger { ledger, now_ms }, &mut target, &request) {
+            Ok(record) => {
+                self.wake_parked(super::FIRST_NODE, &key, None);
+                Ok((actor, format!("compensates {key} ({}) — \"{reason}\"", record.status)))
+            }
+            Err(
+                error @ (OperatorError::MayBeOnItsWay { .. }
+                | OperatorError::EffectMissing { .. }
+                | OperatorError::Lookup(..)),
+            ) => Ok((
+                actor,
+                format!(
+                    "{COMPENSATION_REFUSED} {key}: refused, nothing undone; the runtime looked in billing first: {error}"
+                ),
+            )),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// The player, as developer, declares `tool` (checked: the level declares it); says what
@@ -526,6 +562,9 @@ impl Simulation {
         Ok(())
     }
 }
+
+/// How the timeline begins a compensation the runtime refused after looking in billing.
+pub const COMPENSATION_REFUSED: &str = "asks to undo";
 
 fn nothing_on_the_wire(card: CardKind, key: Option<&str>) -> PlayError {
     PlayError::NothingOnTheWire {

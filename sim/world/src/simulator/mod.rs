@@ -37,7 +37,7 @@ use rand_chacha::ChaCha8Rng;
 pub use crate::runtime::worker::Phase;
 /// Money in words lives in [`crate::text`]; named here too for the simulator's callers.
 pub use crate::text::dollars;
-pub use crew::{Armed, WireHit};
+pub use crew::{Armed, COMPENSATION_REFUSED, WireHit};
 pub use network::{Direction, Message};
 pub use report_words::report_words;
 pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
