@@ -255,7 +255,7 @@ fn replay(paths: &[PathBuf], json: bool) -> u8 {
         }
         println!(
             "{}: {} as expected, {differ} differ, {} bad",
-            twice_world::report::counted(files.len() as u64, "tape", "tapes"),
+            twice_world::text::counted(files.len() as u64, "tape", "tapes"),
             results.len() - differ,
             errors.len()
         );

@@ -7,11 +7,6 @@ use crate::checker::Verdict;
 use crate::ledger::{Checkpoint, ExecutionRecord};
 use crate::simulator::{TimelineEntry, dollars};
 
-/// A count with its noun, singular for one: `1 tape`, `2 tapes`, `0 tapes`.
-pub fn counted(count: u64, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
-}
-
 /// The timeline as a table. The actor and kind columns are as wide as their longest cell
 /// (an operator's name can be long), so every line's columns start at the same place.
 pub fn timeline(entries: &[TimelineEntry]) -> String {
@@ -262,18 +257,6 @@ pub fn counterfactual(counterfactual: &crate::counterfactual::Counterfactual) ->
     )
     .unwrap();
     out
-}
-
-#[cfg(test)]
-mod wording_tests {
-    use super::counted;
-
-    #[test]
-    fn one_is_singular_and_every_other_count_plural() {
-        assert_eq!(counted(1, "tape", "tapes"), "1 tape");
-        assert_eq!(counted(0, "tape", "tapes"), "0 tapes");
-        assert_eq!(counted(2, "job", "jobs"), "2 jobs");
-    }
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 
 use bevy_egui::egui::{self, Align2, Color32, FontId, Pos2, Rect, Stroke, StrokeKind};
 use twice_world::billing::{Answer, EntryKind, KeyHandling};
-use twice_world::report::counted;
 use twice_world::simulator::{Actor, Direction, Message, Simulation, WorkerView, dollars};
+use twice_world::text::counted;
 
 use super::timeline::TimelineCache;
 use crate::session::Session;
