@@ -167,7 +167,10 @@ impl Options {
         }
         for (name, side) in [("--width", self.width), ("--height", self.height)] {
             if !(320..=WINDOW_SIDE_MAX).contains(&side) {
-                return Err(format!("{name} must be 320 to {WINDOW_SIDE_MAX}, not {side}"));
+                return Err(StartError::flag(
+                    &name[2..],
+                    format!("{name} must be 320 to {WINDOW_SIDE_MAX}, not {side}"),
+                ));
             }
         }
         if self.screen.is_some() && self.screenshot.is_none() {
