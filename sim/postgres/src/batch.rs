@@ -9,30 +9,36 @@
 
 use twice_runtime::ledger::{BatchConnection, CommitEnd, LedgerError, MemberBody, MemberEnd};
 
+use crate::connection::Queued;
 use crate::error::{Failure, classify, failure_of};
-use crate::store::PostgresStore;
+use crate::store::{BEGIN_SERIALIZABLE, PostgresStore};
+use crate::tables::Ended;
 
 /// A ledger's write connection, owned by its group.
 pub(crate) struct PostgresBatch {
     pub(crate) store: PostgresStore,
+    /// The batch's `BEGIN`, until the first member's first read takes it along.
+    pub(crate) queued: Vec<Queued>,
 }
 
 impl PostgresBatch {
-    /// One statement of the batch's frame, its failure in the ledger's words.
-    fn frame(&self, sql: &'static str, context: &'static str) -> Result<(), LedgerError> {
-        let location = self.describe();
-        self.store
-            .frame(sql)?
-            .map_err(|error| classify(&location, context, &error))
+    /// A batch connection on `store`, no batch open.
+    pub(crate) fn new(store: PostgresStore) -> PostgresBatch {
+        PostgresBatch {
+            store,
+            queued: Vec::new(),
+        }
     }
 
-    /// Undoes a member's writes and leaves its savepoint; a failure here breaks the batch.
+    /// Undoes a member's writes and leaves its savepoint (one round trip); a failure here
+    /// breaks the batch.
     fn undo_member(&self, context: &'static str, end: MemberEnd) -> MemberEnd {
-        match self
-            .frame("ROLLBACK TO SAVEPOINT twice_member", context)
-            .and_then(|()| self.frame("RELEASE SAVEPOINT twice_member", context))
-        {
-            Ok(()) => end,
+        let undo = self
+            .store
+            .tables(context, vec![Queued::frame("ROLLBACK TO SAVEPOINT twice_member")]);
+        match undo.end("RELEASE SAVEPOINT twice_member") {
+            Ok(Ended::Done) => end,
+            Ok(Ended::Refused(error)) => MemberEnd::Broken(Some(classify(&self.describe(), context, &error))),
             Err(error) => MemberEnd::Broken(Some(error)),
         }
     }
@@ -44,28 +50,43 @@ impl BatchConnection for PostgresBatch {
     }
 
     fn begin(&mut self) -> Result<(), LedgerError> {
-        self.frame(
-            "BEGIN ISOLATION LEVEL SERIALIZABLE",
-            "beginning a batch of ledger writes",
-        )
+        assert!(self.queued.is_empty(), "a batch begins only after the last one ended");
+        self.queued.push(Queued::frame(BEGIN_SERIALIZABLE));
+        Ok(())
     }
 
     fn member(&mut self, context: &'static str, body: &mut MemberBody<'_>) -> MemberEnd {
-        if let Err(error) = self.frame("SAVEPOINT twice_member", context) {
-            return MemberEnd::Broken(Some(error));
-        }
-        let (outcome, conflicted) = {
-            let mut tables = self.store.tables(context);
-            let outcome = body(&mut tables);
-            (outcome, tables.conflicted)
-        };
-        if conflicted {
+        // The savepoint (and the batch's BEGIN, for its first member) leaves with the
+        // member's first read; its writes with its RELEASE.
+        let mut opening = std::mem::take(&mut self.queued);
+        let opened_before = opening.len();
+        opening.push(Queued::frame("SAVEPOINT twice_member"));
+        let mut tables = self.store.tables(context, opening);
+        let outcome = body(&mut tables);
+        if tables.conflicted {
             // The batch's snapshot lost: whatever the member answered, every member runs again.
             return MemberEnd::Broken(None);
         }
+        if !tables.sent && !matches!(outcome, Ok(true)) {
+            // Nothing of the member reached the server: its savepoint and writes are dropped
+            // unsent, and the batch's own opening waits for the next member.
+            let mut unsent = std::mem::take(&mut tables.queued);
+            unsent.truncate(opened_before);
+            self.queued = unsent;
+            return match outcome {
+                Ok(_) => MemberEnd::Undone,
+                Err(error) => MemberEnd::Failed(error),
+            };
+        }
         match outcome {
-            Ok(true) => match self.frame("RELEASE SAVEPOINT twice_member", context) {
-                Ok(()) => MemberEnd::Kept,
+            Ok(true) => match tables.end("RELEASE SAVEPOINT twice_member") {
+                Ok(Ended::Done) => MemberEnd::Kept,
+                // A write lost to another transaction: the batch's snapshot lost.
+                Ok(Ended::Refused(error)) if failure_of(&error) == Failure::Retry => MemberEnd::Broken(None),
+                Ok(Ended::Refused(error)) => {
+                    let error = classify(&self.describe(), context, &error);
+                    self.undo_member(context, MemberEnd::Failed(error))
+                }
                 Err(error) => MemberEnd::Broken(Some(error)),
             },
             Ok(false) => self.undo_member(context, MemberEnd::Undone),
@@ -75,17 +96,19 @@ impl BatchConnection for PostgresBatch {
 
     fn commit(&mut self) -> CommitEnd {
         let context = "committing a batch of ledger writes";
-        match self.store.frame("COMMIT") {
-            Ok(Ok(())) => CommitEnd::Durable,
-            Ok(Err(error)) if failure_of(&error) == Failure::Retry => CommitEnd::Conflict,
+        let queued = std::mem::take(&mut self.queued);
+        match self.store.tables(context, queued).end("COMMIT") {
+            Ok(Ended::Done) => CommitEnd::Durable,
+            Ok(Ended::Refused(error)) if failure_of(&error) == Failure::Retry => CommitEnd::Conflict,
             // A commit whose answer was lost may or may not have happened: nobody in the batch
             // is told it is durable, and whoever comes next reads what the ledger holds.
-            Ok(Err(error)) => CommitEnd::Failed(classify(&self.describe(), context, &error)),
+            Ok(Ended::Refused(error)) => CommitEnd::Failed(classify(&self.describe(), context, &error)),
             Err(error) => CommitEnd::Failed(error),
         }
     }
 
     fn rollback(&mut self) {
+        self.queued.clear();
         // Outside a transaction PostgreSQL only warns; a broken connection reports itself at
         // the next BEGIN.
         let _ = self.store.frame("ROLLBACK");

@@ -8,15 +8,17 @@
 //! `ExternalStore` (connections, transactions, reads) and, per transaction, `Tables` (one
 //! prepared statement per row read or written).
 //!
-//! It is its own crate because its client, the synchronous `postgres` crate, runs tokio
-//! inside, and `twice_runtime` keeps async runtimes out. Each connection lives on a thread
-//! of its own (`connection.rs`), so the store is synchronous and safe to call from any
-//! thread, async runtime or not.
+//! It is its own crate because its client, `tokio-postgres`, runs on tokio, and
+//! `twice_runtime` keeps async runtimes out. Each connection lives on a thread of its own
+//! with a runtime of its own (`connection.rs`), so the store is synchronous and safe to call
+//! from any thread, async runtime or not; the asynchronous client is there to pipeline (a
+//! transaction's writes leave with its COMMIT: [`round_trips`] counts them).
 //!
 //! - `url.rs`: [`PostgresUrl`], parsed once at the command line, the password never shown.
 //! - `schema.rs`: the tables, checks, indexes and append-only triggers; `twice_meta`.
 //! - `store.rs`: `SERIALIZABLE` transactions run again on serialization failures, and the reads.
-//! - `tables.rs`: one transaction's rows (`Tables`), a prepared statement each.
+//! - `tables.rs`: one transaction's rows (`Tables`), a prepared statement each, writes queued
+//!   to leave with the next statement that needs an answer.
 //! - `rows.rs`: the statements, and rows as the server gives them, checked into the ledger's types.
 //! - `batch.rs`: a commit group's batches (one transaction, one durable commit each).
 //! - `raw.rs`: [`RawCommits`], single-row INSERTs each its own durable commit: the benchmark's
@@ -37,6 +39,7 @@ mod url;
 
 use twice_runtime::ledger::{GroupSettings, Ledger, LedgerError};
 
+pub use connection::round_trips;
 pub use raw::RawCommits;
 pub use schema::SCHEMA_NAME;
 pub use store::{
@@ -77,9 +80,5 @@ pub fn open_grouped(url: &PostgresUrl, settings: GroupSettings) -> Result<Ledger
         pause_before_rerun: store::retry_pause,
         ..settings
     };
-    Ledger::on_group(
-        Box::new(batch::PostgresBatch { store: writes }),
-        Box::new(reads),
-        settings,
-    )
+    Ledger::on_group(Box::new(batch::PostgresBatch::new(writes)), Box::new(reads), settings)
 }

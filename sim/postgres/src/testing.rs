@@ -91,7 +91,7 @@ impl TestDatabase {
             DATABASES.fetch_add(1, Ordering::Relaxed)
         );
         name.truncate(DATABASE_CHARS_MAX);
-        let mut config = postgres::Config::new();
+        let mut config = tokio_postgres::Config::new();
         config
             .host(server.host())
             .port(server.port())

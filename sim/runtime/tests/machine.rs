@@ -208,7 +208,9 @@ fn stored_calls_it_cannot_key_or_run_stop_the_run_for_a_person_never_panic() {
         id: String::new(),
         ..call("c1")
     };
-    let checks: [(ToolCall, &str, fn(&WaitReason) -> bool); 3] = [
+    // A stored call, the key the run is stuck on, and what the reason to wait must say.
+    type Check<'a> = (ToolCall, &'a str, fn(&WaitReason) -> bool);
+    let checks: [Check; 3] = [
         (
             unknown_tool,
             "r1:c1",
