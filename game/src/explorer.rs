@@ -12,6 +12,7 @@ use bevy::prelude::*;
 use twice_world::explore::{Explorer, Outcome, Progress};
 use twice_world::level::{self, LoadedLevel};
 use twice_world::runtime::guards::Guards;
+use twice_world::text::counted;
 
 use crate::paths::{GamePaths, relative_path};
 use crate::session::Intent;
@@ -218,23 +219,26 @@ fn poll_explorer(mut run: ResMut<ExplorerRun>, mut intents: MessageWriter<Intent
                 at_phase: None,
             });
             ExplorerReport {
-                text: format!(
-                    "Found a heist after {} schedules ({:.0}/s), shrunk to {actions} move(s): {}",
+                text: found_text(
                     outcome.schedules_run,
                     outcome.schedules_per_second(),
-                    tape.display()
+                    actions,
+                    &tape.display().to_string(),
                 ),
                 problem: false,
             }
         }
         Ok(Finished::Nothing { outcome }) if outcome.cancelled => ExplorerReport {
-            text: format!("Cancelled after {} schedules: no heist found.", outcome.schedules_run),
+            text: format!(
+                "Cancelled after {}: no heist found.",
+                counted(outcome.schedules_run, "schedule", "schedules")
+            ),
             problem: false,
         },
         Ok(Finished::Nothing { outcome }) => ExplorerReport {
             text: format!(
-                "No heist in {} schedules ({:.0}/s): with these guards, every schedule of these cards was stopped.",
-                outcome.schedules_run,
+                "No heist in {} ({:.0}/s): with these guards, every schedule of these cards was stopped.",
+                counted(outcome.schedules_run, "schedule", "schedules"),
                 outcome.schedules_per_second()
             ),
             problem: false,
@@ -244,4 +248,31 @@ fn poll_explorer(mut run: ResMut<ExplorerRun>, mut intents: MessageWriter<Intent
             problem: true,
         },
     });
+}
+
+/// What the explorer found, in words: the schedules searched and the moves the heist
+/// shrank to, each counted in words.
+fn found_text(schedules: u64, schedules_per_second: f64, moves: usize, tape: &str) -> String {
+    format!(
+        "Found a heist after {} ({schedules_per_second:.0}/s), shrunk to {}: {tape}",
+        counted(schedules, "schedule", "schedules"),
+        counted(moves as u64, "move", "moves")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::found_text;
+
+    #[test]
+    fn the_found_heist_counts_its_moves_in_words() {
+        assert_eq!(
+            found_text(1, 3.0, 1, "a.ron"),
+            "Found a heist after 1 schedule (3/s), shrunk to 1 move: a.ron"
+        );
+        assert_eq!(
+            found_text(40, 12.4, 3, "b.ron"),
+            "Found a heist after 40 schedules (12/s), shrunk to 3 moves: b.ron"
+        );
+    }
 }

@@ -490,9 +490,34 @@ fn poll_outside_settlements(mut session: Option<ResMut<Session>>, mut operator_a
     operator_api.last_poll = Some(now);
     match session.notice_outside_settlements() {
         Ok(0) => {}
-        Ok(woken) => session.tell(format!(
-            "an operator settled a call over the HTTP API: {woken} parked worker(s) woke and go on with the truth"
-        )),
+        Ok(woken) => session.tell(woken_text(woken)),
         Err(problem) => session.warn(format!("reading decisions made over the HTTP API: {problem}")),
+    }
+}
+
+/// The line told when a settlement over the HTTP API woke parked workers, counted in words.
+fn woken_text(woken: usize) -> String {
+    let (workers, go) = if woken == 1 {
+        ("1 parked worker".to_owned(), "goes")
+    } else {
+        (format!("{woken} parked workers"), "go")
+    };
+    format!("an operator settled a call over the HTTP API: {workers} woke and {go} on with the truth")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::woken_text;
+
+    #[test]
+    fn the_woken_workers_are_counted_in_words() {
+        assert_eq!(
+            woken_text(1),
+            "an operator settled a call over the HTTP API: 1 parked worker woke and goes on with the truth"
+        );
+        assert_eq!(
+            woken_text(2),
+            "an operator settled a call over the HTTP API: 2 parked workers woke and go on with the truth"
+        );
     }
 }

@@ -11,6 +11,7 @@ use twice_world::level;
 
 pub use twice_world::exit::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK};
 use twice_world::replay::{ReplayResult, replay_tape};
+use twice_world::text::counted;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -274,12 +275,11 @@ fn check(paths: &[PathBuf]) -> u8 {
     for problem in &report.problems {
         eprintln!("{problem}");
     }
-    let count = |number: usize, one: &str, many: &str| format!("{number} {}", if number == 1 { one } else { many });
     println!(
         "{} and {} checked, {}",
-        count(report.levels, "level", "levels"),
-        count(report.tapes, "tape", "tapes"),
-        count(report.problems.len(), "problem", "problems")
+        counted(report.levels as u64, "level", "levels"),
+        counted(report.tapes as u64, "tape", "tapes"),
+        counted(report.problems.len() as u64, "problem", "problems")
     );
     if report.problems.is_empty() {
         EXIT_OK
@@ -298,9 +298,9 @@ fn upgrade(paths: &[PathBuf]) -> u8 {
         match twice_world::upgrade::upgrade_file(file) {
             Ok(None) => println!("current  {}", file.display()),
             Ok(Some(upgraded)) => println!(
-                "upgraded {}  ({} wire card(s) played when their message was on the wire, {} that never met one left out)",
+                "upgraded {}  ({} played when their message was on the wire, {} that never met one left out)",
                 file.display(),
-                upgraded.moved,
+                counted(upgraded.moved as u64, "wire card", "wire cards"),
                 upgraded.dropped
             ),
             Err(error) => {
@@ -309,6 +309,9 @@ fn upgrade(paths: &[PathBuf]) -> u8 {
             }
         }
     }
-    println!("{} tapes: {} could not be upgraded", files.len(), failed);
+    println!(
+        "{}: {failed} could not be upgraded",
+        counted(files.len() as u64, "tape", "tapes")
+    );
     if failed > 0 { EXIT_DIFFERS } else { EXIT_OK }
 }

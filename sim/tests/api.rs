@@ -1552,7 +1552,7 @@ async fn billing_entries(billing: &BillingServer) -> (u64, u64) {
 }
 
 fn billing_target(billing: &BillingServer) -> Arc<dyn Compensator> {
-    Arc::new(BillingCompensator::new(&billing.url).unwrap())
+    Arc::new(BillingCompensator::new(&billing.url, twice_sim::drill::script::tools()).unwrap())
 }
 
 /// The paused ledger level on a file, and an API server over it that voids credits in a
@@ -1692,6 +1692,10 @@ async fn over_billing_absent_is_no_proof_for_a_call_whose_request_passed_the_fen
     assert!(
         body["error"].as_str().unwrap().contains("may still be on its way"),
         "{body}"
+    );
+    assert!(
+        body["error"].as_str().unwrap().contains("r1:c1 has 1 attempt noted,"),
+        "the attempt is counted in words: {body}"
     );
     assert_eq!(body["current"]["status"], "started");
     // The 409 names the call in progress: whose `started` record it is, since when.
@@ -2005,7 +2009,12 @@ async fn over_billing_that_is_down_or_silent_compensation_answers_502_and_change
     // A billing that takes the connection and never answers: the request times out.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let silent_url = format!("http://{}", silent.local_addr().unwrap());
-    let target = BillingCompensator::with_timeout(&silent_url, std::time::Duration::from_millis(300)).unwrap();
+    let target = BillingCompensator::with_timeout(
+        &silent_url,
+        twice_sim::drill::script::tools(),
+        std::time::Duration::from_millis(300),
+    )
+    .unwrap();
     let call = started_call(Arc::new(target)).await;
     let started = std::time::Instant::now();
     let error = call.refused(StatusCode::BAD_GATEWAY, "target_unavailable").await;
@@ -2092,6 +2101,127 @@ async fn twice_sim_serve_with_a_billing_url_voids_credits_there() {
         "{line}"
     );
     drop(child);
+}
+
+/// A `completed` call of `issue_credit` in a new ledger file, reserved at `reserved_at_ms`
+/// and completed now (the wall clock, as `twice-sim serve` and the workers stamp it).
+fn completed_credit_call(ledger_path: &Path, reserved_at_ms: u64) -> Ledger {
+    let mut ledger = Ledger::open(ledger_path).unwrap();
+    reserve(&mut ledger, "default", "r1", "c1", "issue_credit", reserved_at_ms);
+    let recorded = ledger
+        .record_outcome(
+            &key("r1:c1"),
+            Status::Completed,
+            Some(r#"{"applied":{"credit_id":"cr_0001","balance_cents":2500}}"#),
+            "w1",
+            0,
+            twice_sim::drill::now_ms(),
+        )
+        .unwrap();
+    assert!(matches!(recorded, Recorded::Recorded(_)), "{recorded:?}");
+    ledger
+}
+
+/// `twice-sim serve --billing-url` declares `issue_credit` as the workers do, billing's
+/// terms included (`--lookup-settle-ms`, `--key-retention-ms`): billing's "nothing under
+/// the key" is weighed by them, so a credit its lookups do not show yet is "not yet" and a
+/// forgotten key is "expired, not absent" — never "billing holds no credit", which is what
+/// the undeclared compensator said of both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twice_sim_serve_with_a_billing_url_weighs_billing_s_terms_as_the_tools_declare_them() {
+    let directory = tempfile::tempdir().unwrap();
+    let tokens = tokens_file(directory.path());
+    let compensate = |line: String| async move {
+        server_from(&line)
+            .post(
+                "/v1/tool-executions/r1:c1/compensate",
+                ADA,
+                json!({"reason": "void it"}),
+            )
+            .await
+    };
+
+    // Lookups lag ten minutes: the credit that just landed does not show yet.
+    let lagging = BillingServer::start_with(
+        &directory.path().join("lagging.sqlite"),
+        "honour",
+        &["--lookup-settle-ms", "600000"],
+    );
+    pay(&lagging, "r1:c1", &R1_C1_ARGUMENTS()).await;
+    let ledger_path = directory.path().join("lagging-ledger.sqlite");
+    let ledger = completed_credit_call(&ledger_path, twice_sim::drill::now_ms());
+    let (child, line) = serve_process(
+        &ledger_path,
+        &tokens,
+        &["--billing-url", &lagging.url, "--lookup-settle-ms", "600000"],
+    )
+    .await;
+    assert!(
+        line.contains("issue_credit declares keys kept for ever, lookups lag up to 10 min"),
+        "the start line says what is declared: {line}"
+    );
+    let (status, body) = compensate(line).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::CONFLICT, Some("effect_in_flight")),
+        "{body}"
+    );
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.contains("may lag 10 min") && error.contains("ask again in") && !error.contains("holds no credit"),
+        "{error}"
+    );
+    assert_eq!(body["current"]["status"], "completed", "{body}");
+    assert_eq!(ledger.record(&key("r1:c1")).unwrap().unwrap().status, Status::Completed);
+    assert_eq!(billing_entries(&lagging).await, (1, 0), "nothing voided");
+    drop(child);
+
+    // Billing keeps keys one second: a minute after the call's reservation it has forgotten it.
+    let forgetting = BillingServer::start_with(
+        &directory.path().join("forgetting.sqlite"),
+        "honour",
+        &["--key-retention-ms", "1000"],
+    );
+    pay(&forgetting, "r1:c1", &R1_C1_ARGUMENTS()).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_200)).await;
+    let ledger_path = directory.path().join("forgetting-ledger.sqlite");
+    let ledger = completed_credit_call(&ledger_path, twice_sim::drill::now_ms() - 60_000);
+    let (child, line) = serve_process(
+        &ledger_path,
+        &tokens,
+        &["--billing-url", &forgetting.url, "--key-retention-ms", "1000"],
+    )
+    .await;
+    let (status, body) = compensate(line).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::CONFLICT, Some("cannot_look_up")),
+        "{body}"
+    );
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.contains("expired, not absent") && error.contains("billing keeps keys for 1 s"),
+        "{error}"
+    );
+    assert_eq!(ledger.record(&key("r1:c1")).unwrap().unwrap().status, Status::Completed);
+    assert_eq!(billing_entries(&forgetting).await, (1, 0), "nothing voided");
+    drop(child);
+
+    // Terms no billing could keep are refused at start, naming the flags.
+    let output = binary()
+        .args(["serve", "--addr", "127.0.0.1:0", "--ledger"])
+        .arg(&ledger_path)
+        .arg("--tokens")
+        .arg(&tokens)
+        .args(["--billing-url", &forgetting.url, "--key-retention-ms", "0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--key-retention-ms") && stderr.contains("key_retention_ms: 0"),
+        "{stderr}"
+    );
 }
 
 // ----- the ledger file under the server -----

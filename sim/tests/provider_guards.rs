@@ -403,13 +403,19 @@ fn nothing_found_within_the_settle_time_is_asked_again_before_anyone_settles_fai
 /// A poison run: the first worker pays and saves, then every worker is killed when the run
 /// next needs its model, recovery after recovery. Returns how each recovery ended.
 fn crash_looping(guards: Guards, ledger: &Ledger, recoveries: u32) -> Vec<Ending> {
+    crash_looping_after(guards, ledger, recoveries, 1)
+}
+
+/// [`crash_looping`], the first worker killed after `first_decisions` answered decisions
+/// (0: before the run saved any checkpoint).
+fn crash_looping_after(guards: Guards, ledger: &Ledger, recoveries: u32, first_decisions: u32) -> Vec<Ending> {
     let mut clock = TestClock::new();
     let mut provider = Provider::new(&clock, DAY_MS, 0);
     let tool = credit_tool(None, None);
     let mut model = RefundModel { calls_max: 3 };
     let first = setup("w0", guards, tool.clone(), Some(2));
-    let ending = drive_killed_at_model(ledger, first, 1, &mut model, &mut provider, &mut clock);
-    assert_eq!(ending, killed(), "the first worker dies after its first save");
+    let ending = drive_killed_at_model(ledger, first, first_decisions, &mut model, &mut provider, &mut clock);
+    assert_eq!(ending, killed(), "the first worker dies");
     (1..=recoveries)
         .map(|worker| {
             let setup = setup(&format!("w{worker}"), guards, tool.clone(), Some(2));
@@ -566,6 +572,72 @@ fn a_run_whose_recoveries_keep_failing_is_dead_lettered_and_resumed_only_by_an_o
         // Without the guard, recovery is tried again and again (here, ten times), each visible.
         let naive_ledger = kind.ledger();
         let naive = crash_looping(Guards::all_on().with(Guard::DeadLetter, false), &naive_ledger, 10);
+        assert!(naive.iter().all(|ending| *ending == killed()), "{store}: {naive:?}");
+        let recoveries = naive_ledger
+            .run_history(Some(RUN))
+            .unwrap()
+            .iter()
+            .filter(|entry| entry.event == RunEvent::RecoveryStarted)
+            .count();
+        assert_eq!(recoveries, 10, "{store}: every recovery is in the run's history");
+    }
+}
+
+/// A run that crashes before its first checkpoint is recovered from the beginning, and each
+/// such recovery that fails counts against the limit like any other: the history shows the
+/// first start (`started`) apart from the recoveries (`recovery_started`).
+#[test]
+fn a_run_that_crashes_before_its_first_checkpoint_counts_every_failed_recovery() {
+    for kind in stores("dead_letter_no_checkpoint") {
+        let (store, ledger) = (kind.name, kind.ledger());
+        let endings = crash_looping_after(Guards::all_on(), &ledger, 4, 0);
+        assert_eq!(endings[..2], [killed(), killed()], "{store}: two recoveries tried");
+        assert_eq!(
+            endings[2],
+            Ending::Exited,
+            "{store}: the third is not tried: dead-lettered"
+        );
+        assert!(
+            matches!(&endings[3], Ending::WaitsForPerson(reason @ WaitReason::DeadLettered { .. }) if wait_words(reason).contains("dead-lettered")),
+            "{store}: a dead-lettered run is not driven: {:?}",
+            endings[3]
+        );
+        let checkpoint = ledger
+            .load_checkpoint(RUN)
+            .unwrap()
+            .expect("the dead letter's checkpoint");
+        assert_eq!(
+            (checkpoint.status.as_str(), checkpoint.version),
+            ("dead_lettered", 1),
+            "{store}"
+        );
+        let history = ledger.run_history(Some(RUN)).unwrap();
+        let events: Vec<&str> = history.iter().map(|entry| entry.event.name()).collect();
+        assert_eq!(
+            events,
+            [
+                "started",
+                "recovery_started",
+                "recovery_started",
+                "recovery_started",
+                "dead_lettered",
+                "waits_for_person"
+            ],
+            "{store}: the fourth worker finds it dead-lettered and leaves it for a person"
+        );
+        let reason = history
+            .iter()
+            .find(|entry| entry.event == RunEvent::DeadLettered)
+            .and_then(|entry| entry.detail.as_deref())
+            .unwrap_or_default();
+        assert!(
+            reason.contains("2 recoveries started from the beginning (the run saved no checkpoint)"),
+            "{store}: {reason}"
+        );
+
+        // Without the guard, every recovery is tried, and each is in the run's history.
+        let naive_ledger = kind.ledger();
+        let naive = crash_looping_after(Guards::all_on().with(Guard::DeadLetter, false), &naive_ledger, 10, 0);
         assert!(naive.iter().all(|ending| *ending == killed()), "{store}: {naive:?}");
         let recoveries = naive_ledger
             .run_history(Some(RUN))

@@ -273,7 +273,7 @@ async fn a_sigkilled_room_comes_back_with_every_acknowledged_move_win_and_score(
         server
             .printed
             .iter()
-            .any(|line| line.contains(&format!("{PARTICIPANTS} participant(s) kept"))),
+            .any(|line| line.contains(&format!("{PARTICIPANTS} participants kept"))),
         "{:?}",
         server.printed
     );

@@ -220,8 +220,8 @@ fn top_bar(
             if !campaign.problems.is_empty() {
                 egui::CollapsingHeader::new(
                     RichText::new(format!(
-                        "⚠ {} problem(s) in the campaign folder",
-                        campaign.problems.len()
+                        "⚠ {} in the campaign folder",
+                        counted(campaign.problems.len() as u64, "problem", "problems")
                     ))
                     .color(theme::WARN),
                 )

@@ -353,10 +353,7 @@ fn rewind(session: &mut Session, scratch: &mut ScratchLedgers, phase: u32) {
     // on screen and ask first; the same rewind asked again goes ahead.
     if session.outside_decisions > 0 && session.rewind_asked != Some(phase) {
         session.rewind_asked = Some(phase);
-        let count = session.outside_decisions;
-        session.warn(format!(
-            "Rewinding undoes {count} decision(s) made over the HTTP API: they are not your moves, so a re-simulation cannot repeat them. Rewind to phase {phase} again to go ahead."
-        ));
+        session.warn(rewind_warning(session.outside_decisions, phase));
         return;
     }
     session.rewind_asked = None;
@@ -378,6 +375,19 @@ fn restart(session: &mut Session, scratch: &mut ScratchLedgers) {
         }
         Err(error) => session.warn(format!("Cannot restart: {error}")),
     }
+}
+
+/// The warning before a rewind would undo `decisions` made over the HTTP API, counted in words.
+fn rewind_warning(decisions: u32, phase: u32) -> String {
+    let (undone, they, moves, them) = if decisions == 1 {
+        ("1 decision".to_owned(), "it is", "your move", "it")
+    } else {
+        (format!("{decisions} decisions"), "they are", "your moves", "them")
+    };
+    format!(
+        "Rewinding undoes {undone} made over the HTTP API: {they} not {moves}, so a re-simulation cannot \
+         repeat {them}. Rewind to phase {phase} again to go ahead."
+    )
 }
 
 /// Runs the level to its end: re-simulated on a thread, or in place after an operator's HTTP
@@ -458,4 +468,23 @@ fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
         relative_path(folder, &level.path).display().to_string(),
         format!("{} — played in the {}", level.level.title, session.mode.name()),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rewind_warning;
+
+    #[test]
+    fn the_rewind_warning_counts_the_decisions_in_words() {
+        assert_eq!(
+            rewind_warning(1, 7),
+            "Rewinding undoes 1 decision made over the HTTP API: it is not your move, so a re-simulation \
+             cannot repeat it. Rewind to phase 7 again to go ahead."
+        );
+        assert_eq!(
+            rewind_warning(3, 2),
+            "Rewinding undoes 3 decisions made over the HTTP API: they are not your moves, so a \
+             re-simulation cannot repeat them. Rewind to phase 2 again to go ahead."
+        );
+    }
 }

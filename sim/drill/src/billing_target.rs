@@ -12,6 +12,12 @@
 //!    a second void of the same credit with the first reversal and moves nothing.
 //!
 //! Every request has a timeout ([`BILLING_TIMEOUT_MS`]) and a limit on the answer it reads.
+//!
+//! The tools are declared, as a worker declares them ([`crate::script::tools_with_terms`]):
+//! only a tool declared with a compensation is compensated, and billing's "nothing under the
+//! key" is weighed by the tool's declared terms before it settles anything — a key older than
+//! billing keeps keys is "expired, not absent", and a credit younger than billing's lookup lag
+//! is "not yet" (the reconcile hook's reading, decision table 6).
 
 use std::future::Future;
 use std::time::Duration;
@@ -22,6 +28,7 @@ use crate::billing_server::{Lookup, Stats};
 use twice_serve::api::{Compensator, Effect, LookupError, UndoError};
 use twice_world::billing::Answer;
 use twice_world::ledger::ExecutionRecord;
+use twice_world::runtime::tool::ToolDeclaration;
 
 /// How long one request to billing may take, connecting included.
 pub const BILLING_TIMEOUT_MS: u64 = 5_000;
@@ -29,8 +36,6 @@ pub const BILLING_TIMEOUT_MS: u64 = 5_000;
 pub const ANSWER_BYTES_MAX: usize = 64 * 1024;
 /// The most characters of billing's answer quoted in an error message.
 const QUOTED_CHARS_MAX: usize = 300;
-/// The tool whose effect billing can undo: a credit it issued.
-const COMPENSATED_TOOL: &str = crate::script::TOOL_NAME;
 
 /// Why a billing target cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -42,25 +47,36 @@ pub enum BillingTargetError {
     /// Billing did not answer as it should; the detail names its address.
     #[error("{0}")]
     Unavailable(String),
+    /// A tool's declared terms cannot be meant (a key kept for no time, …).
+    #[error("the tools' declared terms: {0}")]
+    Terms(String),
 }
 
-/// Compensates `issue_credit` calls by voiding their credit in a `twice-sim billing` server.
+/// Compensates the calls of the declared tools that have a compensation (the drill's
+/// `issue_credit`) by voiding their credit in a `twice-sim billing` server.
 #[derive(Clone, Debug)]
 pub struct BillingCompensator {
     base: Url,
     client: reqwest::Client,
     timeout: Duration,
+    /// The tools as the workers declare them, billing's terms included.
+    tools: Vec<ToolDeclaration>,
 }
 
 impl BillingCompensator {
     /// Checks `url` (`http://HOST:PORT`, as `twice-sim billing` prints it) without
-    /// contacting it. Requests time out after [`BILLING_TIMEOUT_MS`].
-    pub fn new(url: &str) -> Result<BillingCompensator, BillingTargetError> {
-        BillingCompensator::with_timeout(url, Duration::from_millis(BILLING_TIMEOUT_MS))
+    /// contacting it, for calls of `tools` (declared as the workers declare them: give the
+    /// same terms). Requests time out after [`BILLING_TIMEOUT_MS`].
+    pub fn new(url: &str, tools: Vec<ToolDeclaration>) -> Result<BillingCompensator, BillingTargetError> {
+        BillingCompensator::with_timeout(url, tools, Duration::from_millis(BILLING_TIMEOUT_MS))
     }
 
     /// As [`BillingCompensator::new`], with another timeout per request (at least 1 ms).
-    pub fn with_timeout(url: &str, timeout: Duration) -> Result<BillingCompensator, BillingTargetError> {
+    pub fn with_timeout(
+        url: &str,
+        tools: Vec<ToolDeclaration>,
+        timeout: Duration,
+    ) -> Result<BillingCompensator, BillingTargetError> {
         let bad = |detail: &str| BillingTargetError::BadUrl {
             url: url.chars().take(QUOTED_CHARS_MAX).collect(),
             detail: detail.to_owned(),
@@ -91,7 +107,20 @@ impl BillingCompensator {
             .pool_max_idle_per_host(0)
             .build()
             .map_err(|error| BillingTargetError::Client(error.to_string()))?;
-        Ok(BillingCompensator { base, client, timeout })
+        if let Some(problem) = tools.iter().find_map(ToolDeclaration::terms_problem) {
+            return Err(BillingTargetError::Terms(problem));
+        }
+        Ok(BillingCompensator {
+            base,
+            client,
+            timeout,
+            tools,
+        })
+    }
+
+    /// The tools declared, as given.
+    pub fn tools(&self) -> &[ToolDeclaration] {
+        &self.tools
     }
 
     /// The billing server's address, as given.
@@ -205,7 +234,8 @@ impl BillingCompensator {
                 quote(&text)
             ))
         })?;
-        lookup.effect(record, &format!("billing at {}", self.url()))
+        let tool = self.tools.iter().find(|declared| declared.name == record.tool);
+        lookup.effect_as_declared(record, &format!("billing at {}", self.url()), tool, crate::now_ms())
     }
 
     fn void(&self, credit_id: &str) -> Result<String, UndoError> {
@@ -246,7 +276,9 @@ impl BillingCompensator {
 
 impl Compensator for BillingCompensator {
     fn has_compensation(&self, tool: &str) -> bool {
-        tool == COMPENSATED_TOOL
+        self.tools
+            .iter()
+            .any(|declared| declared.name == tool && declared.compensation)
     }
 
     fn find_effect(&self, record: &ExecutionRecord) -> Result<Effect, LookupError> {
@@ -309,7 +341,8 @@ mod tests {
     #[test]
     fn only_a_plain_http_base_url_is_taken() {
         for good in ["http://127.0.0.1:7879", "http://127.0.0.1:7879/", "http://localhost:1"] {
-            let target = BillingCompensator::new(good).unwrap_or_else(|error| panic!("{good}: {error}"));
+            let target =
+                BillingCompensator::new(good, crate::script::tools()).unwrap_or_else(|error| panic!("{good}: {error}"));
             assert!(target.url().starts_with("http://"), "{}", target.url());
             assert!(!target.url().ends_with('/'), "{}", target.url());
         }
@@ -321,22 +354,43 @@ mod tests {
             ("http://user:secret@127.0.0.1:7879", "no credentials"),
             ("", "not a URL"),
         ] {
-            let error = BillingCompensator::new(bad).unwrap_err().to_string();
+            let error = BillingCompensator::new(bad, crate::script::tools())
+                .unwrap_err()
+                .to_string();
             assert!(error.contains(says), "{bad}: {error}");
         }
     }
 
     #[test]
-    fn only_the_credit_tool_has_a_compensation() {
-        let target = BillingCompensator::new("http://127.0.0.1:1").unwrap();
+    fn only_a_tool_declared_with_a_compensation_has_one() {
+        let target = BillingCompensator::new("http://127.0.0.1:1", crate::script::tools()).unwrap();
         assert!(target.has_compensation("issue_credit"));
         assert!(!target.has_compensation("lookup_account"));
+        let mut without = crate::script::tools();
+        without[0].compensation = false;
+        let target = BillingCompensator::new("http://127.0.0.1:1", without).unwrap();
+        assert!(
+            !target.has_compensation("issue_credit"),
+            "declared without a compensation, the credit is not compensated"
+        );
+        let target = BillingCompensator::new("http://127.0.0.1:1", Vec::new()).unwrap();
+        assert!(!target.has_compensation("issue_credit"), "an undeclared tool has none");
+    }
+
+    #[test]
+    fn terms_that_cannot_be_meant_are_refused() {
+        let error = BillingCompensator::new("http://127.0.0.1:1", crate::script::tools_with_terms(Some(0), None))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("retention") && error.contains('0'), "{error}");
     }
 
     #[test]
     fn a_billing_nobody_listens_on_is_reported_unavailable_naming_the_address() {
         // Port 1 on loopback: nothing listens there, so the connection is refused at once.
-        let target = BillingCompensator::with_timeout("http://127.0.0.1:1", Duration::from_millis(500)).unwrap();
+        let target =
+            BillingCompensator::with_timeout("http://127.0.0.1:1", crate::script::tools(), Duration::from_millis(500))
+                .unwrap();
         let error = target.probe().unwrap_err().to_string();
         assert!(error.contains("http://127.0.0.1:1"), "{error}");
         assert!(error.contains("cannot be reached"), "{error}");

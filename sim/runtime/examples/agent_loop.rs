@@ -20,7 +20,7 @@ use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Worker, WorkerSetup};
+use twice_runtime::worker::{Worker, WorkerSetup, counted};
 use twice_runtime::{Status, ToolAnswer};
 
 /// The two tools, declared: each changes the world once, takes the key, and has a
@@ -220,18 +220,18 @@ pub fn run_on(ledger: Ledger, lose_first_answer: bool) -> (Vec<(String, Status)>
 fn main() {
     let (records, status, world) = run_on(Ledger::open_memory_store(), false);
     println!(
-        "memory ledger: {records:?}, run {}, {} email(s)",
+        "memory ledger: {records:?}, run {}, {}",
         status.name(),
-        world.emails_delivered
+        counted(u64::from(world.emails_delivered), "email", "emails")
     );
     let folder = std::env::temp_dir().join(format!("twice-agent-loop-{}", std::process::id()));
     std::fs::create_dir_all(&folder).expect("a temporary folder");
     let ledger = Ledger::open(&folder.join("ledger.sqlite")).expect("the SQLite ledger opens");
     let (records, status, world) = run_on(ledger, true);
     println!(
-        "SQLite ledger, first answer lost: {records:?}, run {}, {} email(s)",
+        "SQLite ledger, first answer lost: {records:?}, run {}, {}",
         status.name(),
-        world.emails_delivered
+        counted(u64::from(world.emails_delivered), "email", "emails")
     );
     std::fs::remove_dir_all(&folder).expect("the temporary folder is removed");
 }

@@ -16,7 +16,7 @@ use twice_runtime::ledger::Ledger;
 use twice_runtime::operator::{self, ResolveRequest};
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Worker, WorkerSetup};
+use twice_runtime::worker::{Worker, WorkerSetup, counted};
 use twice_runtime::{Status, ToolAnswer};
 
 /// The mail provider: it delivers, and the first answer is lost on the way back.
@@ -144,9 +144,9 @@ fn story() -> (RunStatus, RunStatus, Mail) {
     );
     let finished = run_status(&ledger);
     println!(
-        "w2 ended {second:?}; the run is {}; {} email(s) sent",
+        "w2 ended {second:?}; the run is {}; {} sent",
         finished.name(),
-        mail.delivered.len()
+        counted(mail.delivered.len() as u64, "email", "emails")
     );
     (paused, finished, mail)
 }

@@ -179,6 +179,10 @@ impl ToolDeclaration {
             (Some(0), _) => Some(format!(
                 "tool `{name}` declares key_retention_ms: 0; a key must be kept for some time"
             )),
+            // Decision table 6 reads a settle time as a lag: none is said by leaving it out.
+            (_, Some(0)) => Some(format!(
+                "tool `{name}` declares lookup_settle_ms: 0; leave it out for lookups that show a call at once"
+            )),
             (Some(retention), Some(settle)) if settle >= retention => Some(format!(
                 "tool `{name}` declares lookup_settle_ms: {settle}, not less than its key_retention_ms: {retention}; \
                  its lookups could never find a call by key"
@@ -409,6 +413,16 @@ mod tests {
             credit
                 .terms_problem()
                 .is_some_and(|problem| problem.contains("key_retention_ms: 0"))
+        );
+        // A settle time of 0 would reach decision table 6, which refuses it (an assertion).
+        credit.key_retention_ms = None;
+        credit.lookup_settle_ms = Some(0);
+        assert!(
+            credit
+                .terms_problem()
+                .is_some_and(|problem| problem.contains("lookup_settle_ms: 0")),
+            "{:?}",
+            credit.terms_problem()
         );
     }
 }

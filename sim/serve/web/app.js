@@ -270,8 +270,8 @@ function levelDetail(level) {
         : 'none — every guard is on'),
     level.requires.length ? h('p', {class: 'hint'}, `Opens when you finish: ${level.requires.join(', ')}`) : null,
     level.best ? h('p', {}, h('strong', {}, 'Your best: '), lookSpan(level.best.outcome),
-      ` with ${level.best.cards} card(s) in ${level.best.phases} phases`) : null,
-    level.par ? h('p', {class: 'hint'}, `Par: ${level.par.cards} card(s), ${level.par.phases} phases`) : null,
+      ` with ${counted(level.best.cards, 'card', 'cards')} in ${counted(level.best.phases, 'phase', 'phases')}`) : null,
+    level.par ? h('p', {class: 'hint'}, `Par: ${counted(level.par.cards, 'card', 'cards')}, ${counted(level.par.phases, 'phase', 'phases')}`) : null,
     h('div', {class: 'row'}, open));
 }
 
@@ -456,7 +456,7 @@ function overBanner(game) {
     verdict.goal_reached ? h('span', {class: 'tone-crew'}, '★ the heist worked') : h('span', {class: 'hint'}, 'the heist did not reach its goal'),
     h('button', {class: 'primary', 'data-fid': 'banner-debrief', onclick: () => go('debrief')}, 'Open the debrief'),
     h('span', {class: 'hint', id: 'over-hint'}, game.out_of_phases ? 'the phase limit is reached'
-      : cardsLeft(game) > 0 ? `you still hold ${cardsLeft(game)} card(s): rewind to play them at another moment`
+      : cardsLeft(game) > 0 ? `you still hold ${counted(cardsLeft(game), 'card', 'cards')}: rewind to play ${cardsLeft(game) === 1 ? 'it' : 'them'} at another moment`
         : 'no card left to play: rewind or restart to try again'));
 }
 
@@ -633,15 +633,15 @@ function defendPanel(game) {
       h('span', {class: 'hint'}, 'replays the known heists, then the explorer searches your hand for one that gets through')),
     result ? h('div', {class: 'stack', id: 'defence-result'},
       h('p', {}, h('strong', {class: result.holds ? 'tone-good' : 'tone-bad'},
-        result.holds ? `✔ The defence holds with ${result.on.length} guard(s)` : '✘ The defence falls'),
+        result.holds ? `✔ The defence holds with ${counted(result.on.length, 'guard', 'guards')}` : '✘ The defence falls'),
       result.holds ? (result.minimal ? ' — as few as the smallest known. The level is finished.' : ` — the smallest known needs ${result.minimum_size}; try fewer. The level is finished.`)
-        : !result.within_budget ? ` — ${result.on.length} guards is over the budget of ${result.budget}.` : ''),
+        : !result.within_budget ? ` — ${counted(result.on.length, 'guard', 'guards')} ${result.on.length === 1 ? 'is' : 'are'} over the budget of ${result.budget}.` : ''),
       h('ul', {}, result.heists.map((heist) => h('li', {class: heist.stopped ? '' : 'tone-bad'},
         heist.stopped ? '✔ held: ' : '✘ got through: ', heist.title, ' — ', lookSpan(heist.outcome)))),
       result.searched === null ? h('p', {class: 'hint'}, 'A known heist got through, so the explorer was not needed.')
         : result.counter_example ? h('p', {class: 'tone-bad', id: 'counter-example'},
-          `The explorer found a heist in ${result.searched} schedules: `, result.counter_example.join(', '))
-          : h('p', {class: 'hint'}, `The explorer tried ${result.searched} schedules of your hand and found no heist.`)) : null);
+          `The explorer found a heist in ${counted(result.searched, 'schedule', 'schedules')}: `, result.counter_example.join(', '))
+          : h('p', {class: 'hint'}, `The explorer tried ${counted(result.searched, 'schedule', 'schedules')} of your hand and found no heist.`)) : null);
 }
 
 async function checkDefence() {
@@ -671,7 +671,7 @@ function pennyPanel(game) {
     game.penny.runs.map((run) => h('p', {},
       h('strong', {}, `run ${run.id}: `), lookSpan(run.status),
       run.waiting_on ? [' on ', keySpan(run.waiting_on)] : null,
-      h('span', {class: 'hint'}, ` · item ${Math.min(run.item + 1, run.items)} of ${run.items}, ${run.calls_for_item} call(s)`),
+      h('span', {class: 'hint'}, ` · item ${Math.min(run.item + 1, run.items)} of ${run.items}, ${counted(run.calls_for_item, 'call', 'calls')}`),
       run.last_told ? h('span', {class: 'hint'}, ` · told: ${run.last_told}`) : null,
       run.failed ? h('span', {class: 'hint'}, ` · failed: ${run.failed}`) : null,
       run.compensated.length ? h('span', {class: 'hint'}, ` · compensated by reflex: ${run.compensated.join(', ')}`) : null,
@@ -876,11 +876,11 @@ async function showDebrief() {
       h('div', {class: 'verdict-big'}, lookSpan(verdict.outcome)),
       h('p', {}, h('strong', {}, headline), ` The goal was `, lookSpan(verdict.goal), verdict.goal_reached ? ' — reached.' : ' — not reached.'),
       h('p', {}, end.counted
-        ? (end.finished ? `Finished with ${end.cards} card(s) in ${end.phases} phases: it counts on the room's scoreboard.`
+        ? (end.finished ? `Finished with ${counted(end.cards, 'card', 'cards')} in ${counted(end.phases, 'phase', 'phases')}: it counts on the room's scoreboard.`
           : 'Not finished: rewind or restart and try again.')
         : 'A sandbox play (guards you chose): it does not count for progress.'),
       h('ul', {class: 'diagnosis', id: 'diagnosis'}, told.diagnosis.map((sentence) => h('li', {}, sentence))),
-      told.par ? h('p', {id: 'par'}, h('strong', {}, stars), ` ${told.par.cards} card(s) in ${told.par.phases} phases · par: ${told.par.par_cards} card(s) in ${told.par.par_phases} phases`) : null,
+      told.par ? h('p', {id: 'par'}, h('strong', {}, stars), ` ${counted(told.par.cards, 'card', 'cards')} in ${counted(told.par.phases, 'phase', 'phases')} · par: ${counted(told.par.par_cards, 'card', 'cards')} in ${counted(told.par.par_phases, 'phase', 'phases')}`) : null,
       h('p', {class: 'summary'}, verdict.summary),
       creditsTable(verdict)),
     h('section', {class: 'panel stack'},

@@ -121,6 +121,11 @@ function render(container, ...children) {
   }
 }
 
+/** A count with its noun, singular for one: `1 card`, `2 cards`, `0 cards`. */
+function counted(count, one, many) {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
 /** `$25.00` from cents. */
 function dollars(cents) {
   const sign = cents < 0 ? '-' : '';

@@ -63,7 +63,7 @@ function renderRoom() {
 function sessionsPanel(room) {
   return [
     h('h2', {}, `The room: ${room.sessions.length} of ${room.sessions_max}`,
-      h('span', {class: 'hint'}, `a participant quiet for ${room.idle_minutes} minute(s) gives up their place (the room file keeps them)`)),
+      h('span', {class: 'hint'}, `a participant quiet for ${counted(room.idle_minutes, 'minute', 'minutes')} gives up their place (the room file keeps them)`)),
     room.path.length ? h('p', {id: 'room-path'}, 'Open to everyone on the room\'s path: ',
       room.path.map((stem) => h('span', {class: 'chip'}, stem))) : null,
     h('div', {class: 'row'},
@@ -122,7 +122,7 @@ function raceState(race) {
       ? h('p', {id: 'race-winner', class: 'race-winner'}, '⚑ Won by ', h('strong', {}, race.winner.operator), ': ',
         lookSpan(race.winner.status), race.winner.reason ? h('span', {class: 'hint'}, ` “${race.winner.reason}”`) : null)
       : h('p', {}, h('strong', {}, 'Waiting for the first decision…')),
-    h('p', {id: 'race-tries'}, `${race.tries_total} resolve(s): ${race.tries.filter((attempt) => attempt.won).length} won, `,
+    h('p', {id: 'race-tries'}, `${counted(race.tries_total, 'resolve', 'resolves')}: ${race.tries.filter((attempt) => attempt.won).length} won, `,
       `${race.tries_total - race.tries.filter((attempt) => attempt.won).length} got 409 Conflict`),
     race.tries.length ? h('p', {}, race.tries.map((attempt) => h('span', {class: `chip ${attempt.won ? '' : 'on'}`},
       `${attempt.won ? '⚑' : '409'} ${attempt.name} ${attempt.status.glyph}`))) : null,
@@ -137,7 +137,7 @@ function scoreboardPanel(room) {
     h('h2', {}, 'Scoreboard', h('span', {class: 'hint'}, 'fewest cards, then fewest phases')),
     room.scoreboard.length ? room.scoreboard.map((board) => h('div', {class: 'board'},
       h('h3', {}, board.level_title, h('span', {class: 'hint'}, ` · ${board.level} · par `,
-        board.par ? `${board.par.cards} card(s), ${board.par.phases} phases` : 'not set yet')),
+        board.par ? `${counted(board.par.cards, 'card', 'cards')}, ${counted(board.par.phases, 'phase', 'phases')}` : 'not set yet')),
       h('table', {}, h('thead', {}, h('tr', {}, h('th', {class: 'number'}, '#'), h('th', {}, 'name'), h('th', {class: 'number'}, 'cards'),
         h('th', {class: 'number'}, 'phases'), h('th', {}, 'over par'), h('th', {}, 'outcome'))),
       h('tbody', {}, board.scores.map((score) => h('tr', {},

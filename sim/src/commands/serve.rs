@@ -14,6 +14,9 @@ use twice_serve::tokens::{self, Operators};
 
 use twice_world::billing::KeyHandling;
 use twice_world::exit::{EXIT_FAILED, EXIT_OK};
+use twice_world::runtime::tool::ToolDeclaration;
+use twice_world::runtime::worker::duration_words;
+use twice_world::text::counted;
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -34,6 +37,17 @@ pub struct ServeArgs {
     /// `twice-sim billing` prints it). It is asked once at start. Without it, compensate answers 501.
     #[arg(long, value_name = "URL")]
     pub billing_url: Option<String>,
+    /// How long billing keeps an idempotency key, as the workers' `issue_credit` declares it
+    /// (`key_retention_ms`): give billing's own `--key-retention-ms`. A compensation that
+    /// finds nothing under an older key says "expired", not "absent". Default: kept for ever.
+    #[arg(long, requires = "billing_url")]
+    pub key_retention_ms: Option<u64>,
+    /// How long billing's lookups lag behind its credits, as the workers' `issue_credit`
+    /// declares it (`lookup_settle_ms`): give billing's own `--lookup-settle-ms`. A
+    /// compensation that finds nothing sooner after the call's last send says "not yet".
+    /// Default: none declared.
+    #[arg(long, requires = "billing_url")]
+    pub lookup_settle_ms: Option<u64>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -62,7 +76,10 @@ pub fn serve_command(args: ServeArgs) -> u8 {
             state,
             "compensate: no compensation target configured (answers 501; see --billing-url)".to_owned(),
         ),
-        Some(url) => match billing_target(url) {
+        Some(url) => match billing_target(
+            url,
+            twice_drill::script::tools_with_terms(args.key_retention_ms, args.lookup_settle_ms),
+        ) {
             Ok((target, description)) => (state.with_compensator(Arc::new(target)), description),
             Err(message) => return bad_input(message),
         },
@@ -78,10 +95,10 @@ pub fn serve_command(args: ServeArgs) -> u8 {
         };
         let address = listener.local_addr().map_or(args.addr, |address| address);
         println!(
-            "operator API on http://{address}/v1/tool-executions — ledger {}, {} operator(s); \
+            "operator API on http://{address}/v1/tool-executions — ledger {}, {}; \
              {compensation}. Ctrl-C stops.",
             state.ledger_description(),
-            state.operators().len()
+            counted(state.operators().len() as u64, "operator", "operators")
         );
         // Whoever started us (a test, a script) may wait for this line to know the port.
         let _ = std::io::stdout().flush();
@@ -107,12 +124,43 @@ enum BillingUrlError {
     /// Nothing answered at it.
     #[error("--billing-url: {0}. Start `twice-sim billing` first and pass the address it prints")]
     Unreachable(#[source] BillingTargetError),
+    /// Terms no billing could keep.
+    #[error("--key-retention-ms / --lookup-settle-ms: {0}")]
+    Terms(String),
+}
+
+/// The terms the compensated tools declare, in words: what a compensation weighs billing's
+/// "nothing under the key" by.
+fn declared_terms(tools: &[ToolDeclaration]) -> String {
+    let words: Vec<String> = tools
+        .iter()
+        .filter(|tool| tool.compensation)
+        .map(|tool| {
+            let retention = tool
+                .key_retention_ms
+                .map_or("keys kept for ever".to_owned(), |retention| {
+                    format!("keys kept {}", duration_words(retention))
+                });
+            let settle = tool
+                .lookup_settle_ms
+                .map_or("lookups without lag".to_owned(), |settle| {
+                    format!("lookups lag up to {}", duration_words(settle))
+                });
+            format!("{} declares {retention}, {settle}", tool.name)
+        })
+        .collect();
+    words.join("; ")
 }
 
 /// Checks `--billing-url` and asks billing once, so a wrong address is found at start and
-/// not by the first operator who needs it. Returns the target and a line saying what it is.
-fn billing_target(url: &str) -> Result<(BillingCompensator, String), BillingUrlError> {
-    let target = BillingCompensator::new(url).map_err(BillingUrlError::Refused)?;
+/// not by the first operator who needs it. `tools` are declared as the workers declare them
+/// (the terms from `--key-retention-ms` and `--lookup-settle-ms`). Returns the target and a
+/// line saying what it is.
+fn billing_target(url: &str, tools: Vec<ToolDeclaration>) -> Result<(BillingCompensator, String), BillingUrlError> {
+    let target = BillingCompensator::new(url, tools).map_err(|error| match error {
+        BillingTargetError::Terms(problem) => BillingUrlError::Terms(problem),
+        error => BillingUrlError::Refused(error),
+    })?;
     let stats = target.probe().map_err(BillingUrlError::Unreachable)?;
     let description = if stats.key_handling == KeyHandling::Ignore {
         format!(
@@ -122,9 +170,10 @@ fn billing_target(url: &str) -> Result<(BillingCompensator, String), BillingUrlE
         )
     } else {
         format!(
-            "compensate: voids credits in billing at {} (keys {}; {} ms per request at most)",
+            "compensate: voids credits in billing at {} (keys {}; {}; {} ms per request at most)",
             target.url(),
             stats.key_handling,
+            declared_terms(target.tools()),
             twice_drill::billing_target::BILLING_TIMEOUT_MS
         )
     };

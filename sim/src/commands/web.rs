@@ -11,6 +11,7 @@ use twice_serve::web::{
     WebState, bind, default_room_path, serve_until,
 };
 use twice_world::exit::{EXIT_FAILED, EXIT_OK};
+use twice_world::text::counted;
 
 #[derive(Debug, clap::Args)]
 pub struct WebArgs {
@@ -87,17 +88,18 @@ pub fn web_command(args: WebArgs) -> u8 {
             address.to_string()
         };
         println!(
-            "Twice for a room: {level_count} levels from {}, up to {} participants at once, a quiet one gives up their place after {} idle minute(s){}.",
+            "Twice for a room: {level_count} levels from {}, up to {} participants at once, a quiet one gives up their place after {}{}.",
             args.levels.display(),
             config.sessions_max,
-            args.idle_minutes,
+            counted(args.idle_minutes, "idle minute", "idle minutes"),
             if config.unlock_all { ", every level open" } else { "" }
         );
         let kept = state.participant_count();
         match &config.room_file {
             Some(file) => println!(
-                "room file: {} ({kept} participant(s) kept; another --room file starts a new room)",
-                file.display()
+                "room file: {} ({} kept; another --room file starts a new room)",
+                file.display(),
+                counted(kept as u64, "participant", "participants")
             ),
             None => println!("room: in memory only (kept nowhere: a restart starts it empty)"),
         }

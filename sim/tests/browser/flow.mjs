@@ -112,7 +112,9 @@ try {
   check((await page.textContent('#over')).includes('paid twice'), 'the verdict: Ada was paid twice');
   const endPhase = await phaseOf(page);
   const overHint = await page.textContent('#over-hint');
-  check(overHint.includes('1 card(s)') && !overHint.includes('wake'), `the quiet banner counts the card left: "${overHint}"`);
+  check(overHint.includes('you still hold 1 card: rewind to play it') && !overHint.includes('wake'), `the quiet banner counts the card left in words: "${overHint}"`);
+  const words = await page.evaluate(() => [0, 1, 2].map((count) => counted(count, 'card', 'cards')));
+  check(words.join('|') === '0 cards|1 card|2 cards', `the page counts in words, singular for one: ${words.join(', ')}`);
   await page.click('#debrief');
   await page.waitForSelector('#verdict');
   const verdict = await page.textContent('#verdict');
@@ -241,7 +243,7 @@ try {
     const element = document.querySelector('#race-winner');
     return element && element.textContent.includes(name);
   }, winner);
-  await presenter.waitForFunction(() => document.querySelector('#race-tries').textContent.startsWith('3 resolve'));
+  await presenter.waitForFunction(() => document.querySelector('#race-tries').textContent.startsWith('3 resolves:'));
   check((await presenter.textContent('#race-tries')).includes('1 won'), 'the presenter sees one winner of three');
   check((await presenter.textContent('.board')).includes('Ada'), 'the scoreboard lists Ada\'s win of level 01');
   await presenter.waitForSelector('#race-winner');

@@ -192,7 +192,7 @@ try {
   // The same address again: the pages stay as they were, open on the dead server.
   server = await startServer(['--room', roomFile, '--sessions-max', '40'], new URL(server.participants).host);
   servers.push(server);
-  check(server.printed.some((line) => line.includes('30 participant(s) kept')), 'the restarted server found the thirty participants in the room file');
+  check(server.printed.some((line) => line.includes('30 participants kept')), 'the restarted server found the thirty participants in the room file');
   check(server.presenter === oldPresenterUrl, 'the presenter\'s URL is the same after the restart');
   for (const participant of scripted) {
     const me = await participant.send('GET', '/api/me');

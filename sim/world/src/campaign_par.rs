@@ -37,9 +37,10 @@ pub fn check_win_tape_par(loaded: &LoadedTape) -> Result<(), InputError> {
         "actions",
         0,
         format!(
-            "this win tape plays {cards} card(s) ({}) but level `{}`'s par says {}: a par the level's own \
+            "this win tape plays {} ({}) but level `{}`'s par says {}: a par the level's own \
              path cannot reach is reached only by another move (another level's lesson); \
              set par to this tape's cards and phases",
+            crate::text::counted(cards as u64, "card", "cards"),
             played.join(", "),
             loaded.level.level.id,
             par.cards
@@ -75,10 +76,10 @@ pub fn check_win_tapes_shipped(levels: &[LoadedLevel], tapes: &[LoadedTape]) -> 
                 "par",
                 0,
                 format!(
-                    "level `{}` ships {} tape(s) but no win tape ({WIN_TAPE_SUFFIX} with the level's own guards): \
+                    "level `{}` ships {} but no win tape ({WIN_TAPE_SUFFIX} with the level's own guards): \
                      its par must be reached on its own path, and only a win tape shows that",
                     level.level.id,
-                    own.len()
+                    crate::text::counted(own.len() as u64, "tape", "tapes")
                 ),
             ));
         }

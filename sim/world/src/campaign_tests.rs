@@ -302,7 +302,7 @@ fn a_par_the_win_tape_cannot_reach_is_refused_and_a_sandbox_or_other_tape_is_not
     let problem = one_problem(&[("first.level.ron", &level), ("first.win.tape.ron", &two_cards)]);
     assert!(problem.starts_with("first.win.tape.ron:4:"), "{problem}");
     assert!(
-        problem.contains("plays 2 card(s) (LoseRequest, LoseResponse) but level `first`'s par says 1"),
+        problem.contains("plays 2 cards (LoseRequest, LoseResponse) but level `first`'s par says 1"),
         "{problem}"
     );
     // Another tape of the level may play more cards than par, and so may a sandbox win.
@@ -330,7 +330,7 @@ fn a_level_that_ships_tapes_but_no_win_tape_is_refused() {
     let problem = one_problem(&[("first.level.ron", LEVEL), ("first.lost.tape.ron", TAPE)]);
     assert!(problem.starts_with("first.level.ron:10:5:"), "{problem}");
     assert!(
-        problem.contains("level `first` ships 1 tape(s) but no win tape"),
+        problem.contains("level `first` ships 1 tape but no win tape"),
         "{problem}"
     );
     // A sandbox win (other guards) does not show the level's own path either.

@@ -6,6 +6,9 @@ use crate::billing::Billing;
 use crate::checker::Verdict;
 use crate::ledger::{Checkpoint, ExecutionRecord};
 use crate::simulator::{TimelineEntry, dollars};
+// `counted` is written once, in `crate::text` with the other word helpers; it is re-exported
+// here only so branches in flight that still name `report::counted` keep compiling.
+pub use crate::text::counted;
 
 /// The timeline as a table. The actor and kind columns are as wide as their longest cell
 /// (an operator's name can be long), so every line's columns start at the same place.
@@ -170,28 +173,33 @@ pub fn debrief(debrief: &crate::debrief::Debrief) -> String {
         _ => "The rule",
     };
     writeln!(out, "\n{rule_label}: {}", debrief.rule).unwrap();
-    write!(
-        out,
-        "{} card(s) played, {} phases",
-        debrief.cards_played, debrief.phases
-    )
-    .unwrap();
-    if let Some(par) = &debrief.par {
+    out.push_str(&score_line(debrief.cards_played, debrief.phases, debrief.par.as_ref()));
+    out.push('\n');
+    out
+}
+
+/// The cards and phases a run took, and how they compare with the level's par, counted in words.
+fn score_line(cards_played: u32, phases: u32, par: Option<&crate::debrief::ParCheck>) -> String {
+    let mut line = format!(
+        "{} played, {}",
+        counted(u64::from(cards_played), "card", "cards"),
+        counted(u64::from(phases), "phase", "phases")
+    );
+    if let Some(par) = par {
+        let stars = match par.stars() {
+            2 => "★★ at par",
+            1 => "★ par cards, more phases",
+            _ => "over par",
+        };
         write!(
-            out,
-            "; par {} card(s), {} phases: {}",
-            par.par_cards,
-            par.par_phases,
-            match par.stars() {
-                2 => "★★ at par",
-                1 => "★ par cards, more phases",
-                _ => "over par",
-            }
+            line,
+            "; par {}, {}: {stars}",
+            counted(u64::from(par.par_cards), "card", "cards"),
+            counted(u64::from(par.par_phases), "phase", "phases")
         )
         .unwrap();
     }
-    out.push('\n');
-    out
+    line
 }
 
 /// Each guard switched alone, and the pairs tried: what the same moves came to.
@@ -247,8 +255,8 @@ pub fn counterfactual(counterfactual: &crate::counterfactual::Counterfactual) ->
     }
     write!(
         out,
-        "  {} run(s){}",
-        counterfactual.reruns,
+        "  {}{}",
+        counted(u64::from(counterfactual.reruns), "run", "runs"),
         if counterfactual.bounded {
             ", pairs cut at the bound"
         } else {
@@ -257,6 +265,27 @@ pub fn counterfactual(counterfactual: &crate::counterfactual::Counterfactual) ->
     )
     .unwrap();
     out
+}
+
+#[cfg(test)]
+mod wording_tests {
+    use super::score_line;
+    use crate::debrief::ParCheck;
+
+    #[test]
+    fn the_score_line_counts_cards_and_phases_in_words() {
+        assert_eq!(score_line(1, 12, None), "1 card played, 12 phases");
+        let par = ParCheck {
+            cards: 2,
+            phases: 14,
+            par_cards: 1,
+            par_phases: 1,
+        };
+        assert_eq!(
+            score_line(2, 14, Some(&par)),
+            "2 cards played, 14 phases; par 1 card, 1 phase: over par"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -250,3 +250,44 @@ fn the_win_of_05_names_what_decided_it_and_22_says_why_it_cannot() {
         other => panic!("the contract check's run says {other:?}"),
     }
 }
+
+#[test]
+fn another_run_short_of_what_is_owed_says_whether_it_flags_the_shortfall() {
+    // 36's win: Ada unpaid and nobody told. The runs with the reconcile hook off or the dead
+    // letter on pay her nothing too, but flag it for a person; "pays $0.00 of $25.00 owed:
+    // the heist fails" alone read as a contradiction.
+    let (_, told) = tape("36-crash-loop.win.tape.ron");
+    assert_eq!(told.tone, twice_world::debrief::Tone::Win);
+    let sentences: Vec<&str> = told.what_if.iter().map(|what_if| what_if.sentence.as_str()).collect();
+    assert!(
+        sentences.contains(
+            &"With the dead letter on, this same run pays Ada $0.00 of $25.00 owed and flags it for a person: the heist fails."
+        ),
+        "{sentences:#?}"
+    );
+    assert!(
+        sentences
+            .iter()
+            .filter(|sentence| sentence.contains("pays Ada $25.00 of $25.00 owed"))
+            .all(|sentence| !sentence.contains("flags")),
+        "a run that pays what is owed flags nothing: {sentences:#?}"
+    );
+}
+
+#[test]
+fn a_loss_no_guard_decided_says_nothing_held_only_when_nothing_did() {
+    // 36, the crash once the request has left: Ada is paid once. The ledger and the lease
+    // rule held in this run (the timeline shows them refusing every replay) without deciding
+    // the verdict; "Nothing held" contradicted the timeline beside it.
+    let (simulation, told) = tape("36-crash-loop.in-flight.tape.ron");
+    assert!(!simulation.guard_notes().is_empty(), "guards held in this run");
+    assert!(!says(&told, "Nothing held"), "{:#?}", told.diagnosis);
+    assert!(
+        says(
+            &told,
+            "Guards held, but none decided this verdict, and no move landed where the money moves"
+        ),
+        "{:#?}",
+        told.diagnosis
+    );
+}

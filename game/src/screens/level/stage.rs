@@ -50,17 +50,13 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
 
     let workers_top = rect.top() + if short { WORKERS_TOP_SHORT } else { WORKERS_TOP };
     let messages: Vec<&Message> = simulation.messages().collect();
-    // A full stage has a row for each of the most workers shown; a short one, as many rows as
-    // fit. The footnotes under the workers get a line of their own, below the last worker's
-    // row, when a worker or a message is left out.
+    // As many rows as fit, up to the most workers shown. The footnotes under the workers get
+    // a line of their own, below the last worker's row, when a worker or a message is left
+    // out: on a full stage that leaves room for one row fewer (four rows there were squeezed
+    // until each worker's figure ran into the next one's).
     let rows_in = |footnote_height: f32| {
         let rows_height = rect.bottom() - 10.0 - footnote_height - workers_top;
-        let rows = if short {
-            ((rows_height / WORKER_ROW_HEIGHT_MIN).floor() as usize).clamp(1, WORKERS_SHOWN_MAX)
-        } else {
-            WORKERS_SHOWN_MAX
-        };
-        (rows_height, rows)
+        (rows_height, rows_that_fit(rows_height))
     };
     let leaves_out = |workers: &[WorkerView]| {
         workers.len() < simulation.workers().len()
@@ -183,6 +179,12 @@ fn captions(painter: &egui::Painter, rect: Rect, wire_left: f32, wire_right: f32
         FontId::proportional(11.0),
         theme::TEXT_FAINT,
     );
+}
+
+/// How many workers' rows of at least [`WORKER_ROW_HEIGHT_MIN`] fit in `rows_height`: at
+/// least one, at most [`WORKERS_SHOWN_MAX`].
+fn rows_that_fit(rows_height: f32) -> usize {
+    ((rows_height / WORKER_ROW_HEIGHT_MIN).floor() as usize).clamp(1, WORKERS_SHOWN_MAX)
 }
 
 /// Alive workers first, then the most recent others, up to `rows` (what fits).
@@ -359,22 +361,41 @@ fn draw_message(
         Direction::Request => "→",
         Direction::Response => "←",
     };
-    let mut label = match (&message.direction, &message.answer) {
-        (Direction::Request, _) => format!("{arrow} {} #{}", message.key, message.attempt),
-        (Direction::Response, Some(answer)) => format!("{arrow} {}", answer_words(answer)),
-        (Direction::Response, None) => format!("{arrow} answer"),
+    let what = match (&message.direction, &message.answer) {
+        (Direction::Request, _) => format!("{} #{}", message.key, message.attempt),
+        (Direction::Response, Some(answer)) => answer_words(answer),
+        (Direction::Response, None) => "answer".to_owned(),
     };
+    let mut flags = Vec::new();
     if message.lost {
-        label.push_str("  ✖ LOST");
+        flags.push("✖ LOST");
     }
     if message.slowed {
-        label.push_str("  🐌 slowed");
+        flags.push("🐌 slowed");
     }
     let label_color = if message.lost { theme::BAD } else { look.color };
-    // The label sits on the envelope's own line, beside it on the side with more wire: above
-    // or below it, it ran into the stage's captions and the next worker's row.
-    let galley = painter.layout_no_wrap(label, FontId::proportional(10.5), label_color);
-    let (label_x, anchor) = label_place(x, left, right, galley.size().x);
+    let font = FontId::proportional(10.5);
+    // The label sits on the envelope's own line, beside it: above or below it, it ran into
+    // the stage's captions and the next worker's row.
+    let full = std::iter::once(format!("{arrow} {what}"))
+        .chain(flags.iter().map(|flag| (*flag).to_owned()))
+        .collect::<Vec<_>>()
+        .join("  ");
+    let mut galley = painter.layout_no_wrap(full, font.clone(), label_color);
+    let (label_x, anchor, room) = label_place(x, left, right);
+    if galley.size().x > room {
+        // Too wide for the wire beside the envelope: cut to that side's width rather than
+        // drawn over the envelope, the cards' flags first (the answer's words are in the
+        // timeline too).
+        let short = std::iter::once(arrow.to_owned())
+            .chain(flags.iter().map(|flag| (*flag).to_owned()))
+            .chain(std::iter::once(what))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut job = egui::text::LayoutJob::single_section(short, egui::TextFormat::simple(font, label_color));
+        job.wrap = egui::text::TextWrapping::truncate_at_width(room.max(1.0));
+        galley = painter.layout_job(job);
+    }
     let top_left = anchor
         .align_size_within_rect(
             galley.size(),
@@ -384,18 +405,17 @@ fn draw_message(
     painter.galley(top_left, galley, label_color);
 }
 
-/// Where a message's label goes on its line: after the envelope while it is in the wire's
-/// first half, before it in the second, clamped to the wire; a wire too short for the label
-/// (a narrow stage at presenter zoom) centres it.
-fn label_place(x: f32, left: f32, right: f32, label_width: f32) -> (f32, Align2) {
+/// Where a message's label goes on its line, and how wide it may be there: after the
+/// envelope while it is in the wire's first half, before it in the second (the roomier side).
+/// The width is that side's, so a label too wide for it (a short wire, an envelope in the
+/// middle) is cut rather than drawn over the envelope or past the wire.
+fn label_place(x: f32, left: f32, right: f32) -> (f32, Align2, f32) {
+    /// From the envelope's centre to the label: half the envelope and a small gap.
     const GAP: f32 = 16.0;
-    if right - left < label_width + 2.0 * GAP {
-        return ((left + right) / 2.0, Align2::CENTER_CENTER);
-    }
     if x < (left + right) / 2.0 {
-        ((x + GAP).min(right - label_width), Align2::LEFT_CENTER)
+        (x + GAP, Align2::LEFT_CENTER, (right - x - GAP).max(0.0))
     } else {
-        ((x - GAP).max(left + label_width), Align2::RIGHT_CENTER)
+        (x - GAP, Align2::RIGHT_CENTER, (x - GAP - left).max(0.0))
     }
 }
 
@@ -598,16 +618,34 @@ mod tests {
     }
 
     #[test]
+    fn a_full_stage_leaves_out_a_row_rather_than_squeeze_the_workers_under_a_footnote() {
+        let rows_height = |footnote: f32| STAGE_HEIGHT - 10.0 - footnote - WORKERS_TOP;
+        assert_eq!(rows_that_fit(rows_height(0.0)), WORKERS_SHOWN_MAX);
+        let with_footnote = rows_that_fit(rows_height(14.0));
+        assert_eq!(with_footnote, 3, "four rows under a footnote are 29.5 points each");
+        assert!(rows_height(14.0) / with_footnote as f32 >= WORKER_ROW_HEIGHT_MIN);
+        assert_eq!(rows_that_fit(0.0), 1, "always one row");
+    }
+
+    #[test]
     fn a_message_label_stays_on_its_wire_beside_the_envelope() {
-        // The first half: after the envelope; the second: before it; never past the wire.
-        assert_eq!(label_place(10.0, 0.0, 400.0, 100.0), (26.0, Align2::LEFT_CENTER));
-        assert_eq!(label_place(190.0, 0.0, 400.0, 100.0), (206.0, Align2::LEFT_CENTER));
-        assert_eq!(label_place(290.0, 0.0, 400.0, 150.0), (274.0, Align2::RIGHT_CENTER));
-        assert_eq!(label_place(390.0, 0.0, 400.0, 100.0), (374.0, Align2::RIGHT_CENTER));
-        assert_eq!(label_place(215.0, 0.0, 400.0, 200.0), (200.0, Align2::RIGHT_CENTER));
-        // Narrower than a label, or not there at all: centred, never a panic.
-        assert_eq!(label_place(30.0, 0.0, 60.0, 100.0), (30.0, Align2::CENTER_CENTER));
-        assert_eq!(label_place(30.0, 100.0, 40.0, 100.0), (70.0, Align2::CENTER_CENTER));
+        // The first half: after the envelope; the second: before it; as wide as the wire
+        // leaves on that side.
+        assert_eq!(label_place(10.0, 0.0, 400.0), (26.0, Align2::LEFT_CENTER, 374.0));
+        assert_eq!(label_place(190.0, 0.0, 400.0), (206.0, Align2::LEFT_CENTER, 194.0));
+        assert_eq!(label_place(290.0, 0.0, 400.0), (274.0, Align2::RIGHT_CENTER, 274.0));
+        assert_eq!(label_place(390.0, 0.0, 400.0), (374.0, Align2::RIGHT_CENTER, 374.0));
+        // The stage's wire at 1280×720 (190 points) with a slowed answer in its middle: the
+        // label gets the 84 points before the envelope, never the envelope's own place
+        // (it was clamped back over the envelope).
+        let (label_x, anchor, room) = label_place(100.0, 0.0, 190.0);
+        assert_eq!((label_x, anchor, room), (84.0, Align2::RIGHT_CENTER, 84.0));
+        assert!(
+            label_x <= 100.0 - 12.0,
+            "the label ends before the envelope's left edge"
+        );
+        // Not there at all: no room, never a panic.
+        assert_eq!(label_place(30.0, 100.0, 40.0), (46.0, Align2::LEFT_CENTER, 0.0));
     }
 
     #[test]

@@ -180,8 +180,9 @@ pub fn lane_width(lanes: usize, available_width: f32) -> f32 {
 }
 
 /// Where each lane's name goes in the header: on one line while every name fits its lane,
-/// otherwise alternate lanes drop to a second line so each name has two lanes' width; a name
-/// wider than that is cut with "…" (the header's tooltip names every lane in full).
+/// otherwise alternate lanes drop to a second line so each name has two lanes' width (the
+/// first and the last a lane and a half); a name wider than that is cut with "…" (the
+/// header's tooltip names every lane in full).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LaneHeader {
     /// Per lane: the text shown and the header line it is on (0 or 1).
@@ -197,11 +198,19 @@ pub fn lane_header(names: &[String], lane_width: f32, mut text_width: impl FnMut
             lines: 1,
         };
     }
-    let room = lane_width * 2.0;
+    // The first and the last name have the panel's edge or the phase column on one side:
+    // kept inside the lanes ([`label_left`]), they have a lane and a half, not two, so they
+    // never reach their neighbour on the same line.
+    let last = names.len().saturating_sub(1);
     let labels = names
         .iter()
         .enumerate()
         .map(|(column, name)| {
+            let room = if column == 0 || column == last {
+                lane_width * 1.5
+            } else {
+                lane_width * 2.0
+            };
             let mut kept: Vec<char> = name.chars().collect();
             let mut shown = name.clone();
             while !fits(&shown, room) && kept.len() > 1 {
@@ -212,6 +221,13 @@ pub fn lane_header(names: &[String], lane_width: f32, mut text_width: impl FnMut
         })
         .collect();
     LaneHeader { labels, lines: 2 }
+}
+
+/// Where a lane's name starts, from the lanes' left edge: centred on its lane (`center`), but
+/// kept inside the lanes (`lanes_width`), so the first and the last lane's names, which may be
+/// two lanes wide, are neither cut at the panel's edge nor drawn over the phase column.
+fn label_left(center: f32, label_width: f32, lanes_width: f32) -> f32 {
+    (center - label_width / 2.0).min(lanes_width - label_width).max(0.0)
 }
 
 /// Where the diagram's columns are: the lanes, then phase and time, then the text.
@@ -336,13 +352,16 @@ fn draw_lane_header(ui: &mut egui::Ui, lanes: &[&Actor], cache: &TimelineCache, 
     );
     let painter = ui.painter_at(header_rect);
     for (column, (lane, (label, line))) in lanes.iter().zip(&header.labels).enumerate() {
-        let x = header_rect.left() + geometry.lane_width * (column as f32 + 0.5);
+        let galley = painter.layout_no_wrap(label.clone(), header_font.clone(), cache.actor_color(lane));
+        let left = label_left(
+            geometry.lane_width * (column as f32 + 0.5),
+            galley.size().x,
+            geometry.lanes_width,
+        );
         let y = header_rect.top() + line_height * (*line as f32 + 0.5);
-        painter.text(
-            egui::pos2(x, y),
-            Align2::CENTER_CENTER,
-            label,
-            header_font.clone(),
+        painter.galley(
+            egui::pos2(header_rect.left() + left, y - galley.size().y / 2.0),
+            galley,
             cache.actor_color(lane),
         );
     }
@@ -522,6 +541,35 @@ mod tests {
     }
 
     #[test]
+    fn the_first_and_last_lane_names_stay_inside_the_lanes() {
+        // Thirty lanes of 19 points: "crew", 28 points wide, centred on the first lane
+        // started 4.5 points left of the panel (cut to ":rew").
+        assert_eq!(label_left(9.5, 28.0, 570.0), 0.0);
+        assert_eq!(
+            label_left(560.5, 28.0, 570.0),
+            542.0,
+            "the last one ends where the lanes do"
+        );
+        assert_eq!(label_left(100.0, 20.0, 570.0), 90.0, "the others stay centred");
+        // Moved inside, an edge name still ends before its neighbour on the same line starts.
+        let lane = 19.0;
+        let names: Vec<String> = ["crew", "w1", "op-honest", "w2", "model", "billing"]
+            .map(String::from)
+            .to_vec();
+        let header = lane_header(&names, lane, width);
+        assert_eq!(header.lines, 2);
+        let lanes_width = lane * names.len() as f32;
+        let span = |column: usize| {
+            let label_width = width(&header.labels[column].0);
+            let left = label_left(lane * (column as f32 + 0.5), label_width, lanes_width);
+            (left, left + label_width)
+        };
+        assert!(span(0).1 <= span(2).0, "{:?} {:?}", span(0), span(2));
+        assert!(span(3).1 <= span(5).0, "{:?} {:?}", span(3), span(5));
+        assert!(span(5).1 <= lanes_width);
+    }
+
+    #[test]
     fn lane_names_that_fit_stay_on_one_line_whole() {
         let names: Vec<String> = ["w1", "net", "sim"].map(String::from).to_vec();
         let header = lane_header(&names, 46.0, width);
@@ -541,8 +589,10 @@ mod tests {
         assert_eq!(header.lines, 2);
         let lines: Vec<usize> = header.labels.iter().map(|(_, line)| *line).collect();
         assert_eq!(lines, vec![0, 1, 0, 1], "neighbours never share a line");
-        assert_eq!(header.labels[0].0, "crew", "a name that fits two lanes is whole");
-        assert_eq!(header.labels[3].0, "billing");
+        assert_eq!(header.labels[0].0, "crew", "a name that fits its room is whole");
+        // The last lane's name has a lane and a half (it is kept inside the lanes).
+        assert_eq!(header.labels[3].0, "billi…");
+        assert!(width(&header.labels[3].0) <= 1.5 * 36.0 - 2.0);
         let cut = &header.labels[1].0;
         assert!(cut.ends_with('…') && cut.starts_with("op-wo"), "{cut}");
         assert!(width(cut) <= 2.0 * 36.0 - 2.0, "{cut} fits two lanes");

@@ -6,10 +6,15 @@ use super::*;
 use crate::ledger::{RunHistoryEntry, SaveOutcome};
 use crate::run::RunStatus;
 
-/// What a counted recovery writes into the run's history: the checkpoint it started from.
-/// Recoveries that started from the checkpoint a worker loads now made no progress past it.
+/// What a counted recovery writes into the run's history: the checkpoint it started from
+/// (version 0: none, the run never saved one). Recoveries that started from the checkpoint a
+/// worker loads now made no progress past it.
 pub fn recovery_mark(version: u32) -> String {
-    format!("started from checkpoint v{version}")
+    if version == 0 {
+        "started with no checkpoint (the run saved none)".to_owned()
+    } else {
+        format!("started from checkpoint v{version}")
+    }
 }
 
 /// The recoveries in `history` (one run's, oldest first) that started from checkpoint
@@ -36,16 +41,20 @@ impl Executor {
     /// it started from the same checkpoint and got no further.
     pub(super) fn load(&mut self, now_ms: u64) -> Result<Step, LedgerError> {
         let Some(checkpoint) = self.ledger.load_checkpoint(&self.identity.run_id)? else {
+            let failed_recoveries = match self.recovery_attempts_max {
+                Some(_) => self.count_start_without_checkpoint(now_ms)?,
+                None => None,
+            };
             return Ok(Step::feed(
                 Input::CheckpointLoaded {
                     version: 0,
                     state: None,
-                    failed_recoveries: None,
+                    failed_recoveries,
                 },
                 Report::Loaded {
                     version: 0,
                     state: None,
-                    failed_recoveries: None,
+                    failed_recoveries,
                 },
             ));
         };
@@ -80,6 +89,26 @@ impl Executor {
                 failed_recoveries,
             },
         ))
+    }
+
+    /// A load that finds no checkpoint, with a recovery limit declared. The run's first start
+    /// is written as `started` and is no recovery (`None`). A start after one is a recovery of
+    /// a run that crashed before its first checkpoint: counted like any other (table 8), with
+    /// the recoveries before it that also started with no checkpoint, all of them failed
+    /// since none saved one.
+    fn count_start_without_checkpoint(&mut self, now_ms: u64) -> Result<Option<u32>, LedgerError> {
+        let history = self.ledger.run_history(Some(&self.identity.run_id))?;
+        if !history.iter().any(|entry| entry.event == RunEvent::Started) {
+            self.ledger.append_run_event(
+                &self.identity.run_id,
+                &self.identity.worker_id,
+                RunEvent::Started,
+                "no checkpoint: the run starts from the beginning",
+                now_ms,
+            )?;
+            return Ok(None);
+        }
+        self.count_recovery(0, now_ms).map(Some)
     }
 
     /// Counts the recoveries from checkpoint `version` that failed, then writes this one.

@@ -412,6 +412,12 @@ mod tests {
             decide_settlement(record(Status::Started, "w1", 1), &key, &settlement, 3),
             Err(SettleError::AttemptNoted { .. })
         ));
+        // The refusal counts the attempts in words.
+        for (attempts, words) in [(1, "r1:c1 has 1 attempt noted:"), (2, "r1:c1 has 2 attempts noted:")] {
+            let refused = decide_settlement(record(Status::Started, "w1", attempts), &key, &settlement, 3)
+                .expect_err("an attempt was noted");
+            assert!(refused.to_string().starts_with(words), "{refused}");
+        }
     }
 
     #[test]

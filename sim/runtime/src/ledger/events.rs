@@ -140,6 +140,10 @@ pub enum RunEvent {
     /// a tool nobody declared, a counter at its limit): the run is not driven until a person
     /// looks. Restarting it from scratch would re-run calls under keys billing has never seen.
     WaitsForPerson,
+    /// A worker started the run with no checkpoint to load, with a recovery limit declared:
+    /// a later worker that finds no checkpoint either is recovering a run that crashed
+    /// before its first checkpoint (table 8 counts it like any other recovery).
+    Started,
     /// A worker loaded the run after it was interrupted, with a recovery limit declared; the
     /// detail names the checkpoint it started from (table 8 counts these).
     RecoveryStarted,
@@ -152,8 +156,9 @@ pub enum RunEvent {
 
 impl RunEvent {
     /// Every run event.
-    pub const ALL: [RunEvent; 4] = [
+    pub const ALL: [RunEvent; 5] = [
         RunEvent::WaitsForPerson,
+        RunEvent::Started,
         RunEvent::RecoveryStarted,
         RunEvent::DeadLettered,
         RunEvent::Resumed,
@@ -163,6 +168,7 @@ impl RunEvent {
     pub fn name(self) -> &'static str {
         match self {
             RunEvent::WaitsForPerson => "waits_for_person",
+            RunEvent::Started => "started",
             RunEvent::RecoveryStarted => "recovery_started",
             RunEvent::DeadLettered => "dead_lettered",
             RunEvent::Resumed => "resumed",

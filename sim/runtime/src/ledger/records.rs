@@ -285,8 +285,8 @@ pub enum SettleError {
     /// "Nothing was sent" was asked for (`expected_attempts: Some(0)`), but an attempt passed
     /// the send fence.
     #[error(
-        "{key} has {} attempt(s) noted: a request passed the send fence and may still be on its way, so \"nothing left\" cannot be proven",
-        current.attempts
+        "{key} has {} noted: a request passed the send fence and may still be on its way, so \"nothing left\" cannot be proven",
+        crate::worker::counted(u64::from(current.attempts), "attempt", "attempts")
     )]
     AttemptNoted {
         /// The call's key.

@@ -200,10 +200,11 @@ pub enum OperatorError {
         finding: String,
     },
     #[error(
-        "{finding}; but {key} has {attempts} attempt(s) noted, so its request passed the send fence and may \
+        "{finding}; but {key} has {} noted, so its request passed the send fence and may \
          still be on its way to the tool's world, where a lookup cannot see it yet. \"Nothing to compensate\" \
          cannot be proven: nothing was undone and nothing recorded. Ask again once the call's outcome is \
-         known, or resolve it yourself after checking by hand"
+         known, or resolve it yourself after checking by hand",
+        crate::worker::counted(u64::from(*attempts), "attempt", "attempts")
     )]
     /// Nothing found yet, but a request may still be on its way.
     MayBeOnItsWay {
@@ -607,5 +608,28 @@ mod tests {
             ),
             Err(OperatorError::Reason(ReasonError::ControlCharacter { .. }))
         ));
+    }
+
+    #[test]
+    fn a_request_that_may_be_on_its_way_counts_its_attempts_in_words() {
+        let key = IdempotencyKey::per_call("r1", "c1").unwrap();
+        let refusal = |attempts| {
+            OperatorError::MayBeOnItsWay {
+                key: key.clone(),
+                attempts,
+                finding: "no credit found".into(),
+            }
+            .to_string()
+        };
+        assert!(
+            refusal(1).starts_with("no credit found; but r1:c1 has 1 attempt noted, so"),
+            "{}",
+            refusal(1)
+        );
+        assert!(
+            refusal(2).starts_with("no credit found; but r1:c1 has 2 attempts noted, so"),
+            "{}",
+            refusal(2)
+        );
     }
 }

@@ -176,16 +176,28 @@ impl Worker {
             return None;
         }
         let limit = limit.expect("only a declared limit dead-letters");
-        let reason = format!(
-            "{} started from checkpoint v{} and {} past it (the limit is {limit})",
-            counted(u64::from(failed_recoveries), "recovery", "recoveries"),
-            self.loaded_version,
-            if failed_recoveries == 1 {
-                "it did not get"
-            } else {
-                "none got"
-            }
-        );
+        let failed = counted(u64::from(failed_recoveries), "recovery", "recoveries");
+        let reason = if self.loaded_version == 0 {
+            format!(
+                "{failed} started from the beginning (the run saved no checkpoint) and {} as far as saving one \
+                 (the limit is {limit})",
+                if failed_recoveries == 1 {
+                    "it did not get"
+                } else {
+                    "none got"
+                }
+            )
+        } else {
+            format!(
+                "{failed} started from checkpoint v{} and {} past it (the limit is {limit})",
+                self.loaded_version,
+                if failed_recoveries == 1 {
+                    "it did not get"
+                } else {
+                    "none got"
+                }
+            )
+        };
         self.note(
             Guard::DeadLetter,
             Held::DeadLettered { failed_recoveries },

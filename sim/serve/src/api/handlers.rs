@@ -148,13 +148,7 @@ fn refusal(ledger: &Ledger, key: &IdempotencyKey, error: OperatorError) -> ApiEr
             ApiError::invalid(format!("status: {to} is not a decision"))
         }
         OperatorError::Settle(SettleError::AttemptNoted { current, .. }) => {
-            let mut answer = ApiError::conflict(
-                format!(
-                    "{key} has {} attempt(s) noted: its request may still be on its way, so it cannot be settled as if nothing left",
-                    current.attempts
-                ),
-                *current,
-            );
+            let mut answer = ApiError::conflict(attempt_noted_text(key.as_str(), current.attempts), *current);
             answer.code = "attempt_noted";
             answer
         }
@@ -522,4 +516,24 @@ pub(super) fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Respon
         .unwrap_or("(no message)");
     eprintln!("operator API: a handler panicked: {text}");
     ApiError::internal("the request failed inside the server; the server's log has the detail").into_response()
+}
+
+/// Why a call whose request passed the send fence cannot be settled as if nothing left,
+/// its attempts counted in words.
+fn attempt_noted_text(key: &str, attempts: u32) -> String {
+    format!(
+        "{key} has {} noted: its request may still be on its way, so it cannot be settled as if nothing left",
+        twice_world::text::counted(u64::from(attempts), "attempt", "attempts")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attempt_noted_text;
+
+    #[test]
+    fn the_attempts_noted_are_counted_in_words() {
+        assert!(attempt_noted_text("r1:c1", 1).starts_with("r1:c1 has 1 attempt noted: its request"));
+        assert!(attempt_noted_text("r1:c1", 2).starts_with("r1:c1 has 2 attempts noted: its request"));
+    }
 }

@@ -19,7 +19,10 @@ use super::LEVEL_PHASES_MAX;
 /// Why the levels could not be served.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogueError {
-    #[error("{folder}: {count} problem(s) in the campaign:\n{problems}")]
+    #[error(
+        "{folder}: {} in the campaign:\n{problems}",
+        twice_world::text::counted(*count as u64, "problem", "problems")
+    )]
     Campaign {
         folder: PathBuf,
         count: usize,
@@ -274,6 +277,20 @@ mod tests {
 
     fn campaign() -> Catalogue {
         Catalogue::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../levels")).expect("the campaign loads")
+    }
+
+    #[test]
+    fn a_campaign_s_problems_are_counted_in_words() {
+        let problems = |count| {
+            CatalogueError::Campaign {
+                folder: PathBuf::from("levels"),
+                count,
+                problems: "…".into(),
+            }
+            .to_string()
+        };
+        assert_eq!(problems(1), "levels: 1 problem in the campaign:\n…");
+        assert_eq!(problems(2), "levels: 2 problems in the campaign:\n…");
     }
 
     #[test]

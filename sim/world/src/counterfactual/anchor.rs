@@ -157,10 +157,31 @@ pub(super) fn follow(
 
 fn describe(target: &Target) -> String {
     match target {
-        Target::Wire(messages) => format!("{} message(s) on the wire under its key", messages.len()),
+        Target::Wire(messages) => format!(
+            "{} on the wire under its key",
+            crate::text::counted(messages.len() as u64, "message", "messages")
+        ),
         Target::Worker(Some((run, _, phase, _))) => format!("its worker on {run} about to {phase}"),
         Target::Worker(None) => "its worker".into(),
         Target::Moment(_) => "the workers where they were".into(),
         Target::Phase(phase) => format!("phase {phase}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Target, describe};
+
+    #[test]
+    fn the_messages_a_wire_card_hit_are_counted_in_words() {
+        let message = |worker| (worker, "r1".to_owned(), 1);
+        assert_eq!(
+            describe(&Target::Wire(vec![message(1)])),
+            "1 message on the wire under its key"
+        );
+        assert_eq!(
+            describe(&Target::Wire(vec![message(1), message(2)])),
+            "2 messages on the wire under its key"
+        );
     }
 }

@@ -372,8 +372,15 @@ fn what_if(level: &Level, counterfactual: &Counterfactual) -> Vec<WhatIf> {
                 }
             })
             .collect();
+        // Less than owed with the shortfall flagged is not the same as less than owed and
+        // nobody told: say which, or "pays $0.00 … the heist fails" reads as a contradiction.
+        let flagged = if result.outcome == Outcome::UnknownFlagged {
+            " and flags it for a person"
+        } else {
+            ""
+        };
         let sentence = format!(
-            "{}, this same run pays {owner} {} of {} owed: the heist {}.",
+            "{}, this same run pays {owner} {} of {} owed{flagged}: the heist {}.",
             sentences::capitalised(&switched.join(" and ")),
             dollars(result.net_cents),
             dollars(result.owed_cents),

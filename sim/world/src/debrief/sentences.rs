@@ -309,10 +309,16 @@ fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider)
         Decider::Moment { .. } | Decider::NoMoves | Decider::Unexplained => {}
     }
     if sentences.is_empty() && !explained {
-        sentences.push(
-            "Nothing held, but no move landed where the money moves: look at when billing applies the credit and when its answer travels."
-                .into(),
-        );
+        // Guards may have held in this run (the timeline shows them) without deciding it.
+        let held = if simulation.guard_notes().is_empty() {
+            "Nothing held, but"
+        } else {
+            "Guards held, but none decided this verdict, and"
+        };
+        sentences.push(format!(
+            "{held} no move landed where the money moves: look at when billing applies the credit and when its \
+             answer travels."
+        ));
     }
     let unplayed: Vec<&str> = simulation
         .level()

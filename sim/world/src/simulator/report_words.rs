@@ -25,7 +25,21 @@ pub fn report_words(report: &Report) -> String {
                 None => String::new(),
             }
         ),
-        Report::Loaded { state: None, .. } => "no checkpoint: the run starts from the beginning".into(),
+        Report::Loaded {
+            state: None,
+            failed_recoveries,
+            ..
+        } => format!(
+            "no checkpoint: the run starts from the beginning{}",
+            match failed_recoveries {
+                Some(0) => " again (a recovery: it started before and saved none)".to_owned(),
+                Some(failed) => format!(
+                    " again (a recovery; {} before it also started with no checkpoint and saved none)",
+                    crate::text::counted(u64::from(*failed), "recovery", "recoveries")
+                ),
+                None => String::new(),
+            }
+        ),
         Report::Unreadable { version, detail } => format!("checkpoint v{version} cannot be read: {detail}"),
         Report::Reserved { key, reservation, .. } => reservation_words(key, reservation),
         Report::Checked {
