@@ -11,8 +11,8 @@ use std::thread::JoinHandle;
 use bevy::prelude::*;
 use twice_world::explore::{Explorer, Outcome, Progress};
 use twice_world::level::{self, LoadedLevel};
-use twice_world::report::counted;
 use twice_world::runtime::guards::Guards;
+use twice_world::text::counted;
 
 use crate::paths::{GamePaths, relative_path};
 use crate::session::Intent;

@@ -24,7 +24,7 @@ use bevy::prelude::*;
 use tokio::sync::oneshot;
 use twice_serve::api::{self, ApiState, Compensator, OperatorEntry, Operators};
 use twice_world::ledger::ExecutionRecord;
-use twice_world::runtime::operator::{Effect, LookupError};
+use twice_world::runtime::operator::{Effect, LookupError, UndoError};
 
 use crate::session::{Session, SessionSet};
 
@@ -331,7 +331,7 @@ enum BillingAsk {
     Void {
         record: ExecutionRecord,
         credit_id: String,
-        reply: mpsc::Sender<Result<String, String>>,
+        reply: mpsc::Sender<Result<String, UndoError>>,
     },
 }
 
@@ -395,7 +395,7 @@ impl Compensator for SimulatedBilling {
             })
     }
 
-    fn compensate(&self, record: &ExecutionRecord, reference: &str) -> Result<String, String> {
+    fn compensate(&self, record: &ExecutionRecord, reference: &str) -> Result<String, UndoError> {
         let (record, credit_id) = (record.clone(), reference.to_owned());
         self.ask(|reply| BillingAsk::Void {
             record,
@@ -403,11 +403,11 @@ impl Compensator for SimulatedBilling {
             reply,
         })
         .unwrap_or_else(|| {
-            Err(format!(
+            Err(UndoError::NotAsked(format!(
                 "the game did not take the void of {reference} up within {} ms, so nothing was voided; the \
                      record stays `compensating`: compensate it again to finish the void",
                 BILLING_ANSWER_TIMEOUT.as_millis()
-            ))
+            )))
         })
     }
 }
@@ -441,10 +441,10 @@ fn answer_billing_questions(mut session: Option<ResMut<Session>>, operator_api: 
                 )));
             }
             (BillingAsk::Void { credit_id, reply, .. }, None) => {
-                let _ = reply.send(Err(format!(
+                let _ = reply.send(Err(UndoError::NotAsked(format!(
                     "the level whose ledger this is was left or restarted, so its billing is gone and nothing \
                      was voided (credit {credit_id})"
-                )));
+                ))));
             }
             (BillingAsk::FindEffect { record, reply }, Some(session)) => {
                 let _ = reply.send(session.look_up_effect(&record));

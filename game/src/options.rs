@@ -130,39 +130,54 @@ impl Options {
     }
 
     /// What clap cannot check on its own.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), StartError> {
         if let Some(path) = &self.screenshot
             && path.extension().and_then(|extension| extension.to_str()) != Some("png")
         {
-            return Err(format!(
-                "--screenshot {}: the file name must end in .png",
-                path.display()
+            return Err(StartError::flag(
+                "screenshot",
+                format!("--screenshot {}: the file name must end in .png", path.display()),
             ));
         }
         if self.at.is_some() && self.replay_url.is_some() {
-            return Err(
-                "--at and --replay-url: a replay link opens at its end; rewind from there (or save it as a tape)"
-                    .into(),
-            );
+            return Err(StartError::flag(
+                "at",
+                "--at and --replay-url: a replay link opens at its end; rewind from there (or save it as a tape)",
+            ));
         }
         if self.at.is_some() && self.tape.is_none() && self.level.is_none() {
-            return Err("--at needs --tape or --level: it says how far into that level to go".into());
+            return Err(StartError::flag(
+                "at",
+                "--at needs --tape or --level: it says how far into that level to go",
+            ));
         }
         if let Some(frames) = self.bench_frames
             && !(1..=BENCH_FRAMES_MAX).contains(&frames)
         {
-            return Err(format!("--bench-frames must be 1 to {BENCH_FRAMES_MAX}, not {frames}"));
+            return Err(StartError::flag(
+                "bench-frames",
+                format!("--bench-frames must be 1 to {BENCH_FRAMES_MAX}, not {frames}"),
+            ));
         }
         if self.bench_frames.is_some() && self.screenshot.is_some() {
-            return Err("--bench-frames and --screenshot are separate runs; give one".into());
+            return Err(StartError::flag(
+                "bench-frames",
+                "--bench-frames and --screenshot are separate runs; give one",
+            ));
         }
         for (name, side) in [("--width", self.width), ("--height", self.height)] {
             if !(320..=WINDOW_SIDE_MAX).contains(&side) {
-                return Err(format!("{name} must be 320 to {WINDOW_SIDE_MAX}, not {side}"));
+                return Err(StartError::flag(
+                    &name[2..],
+                    format!("{name} must be 320 to {WINDOW_SIDE_MAX}, not {side}"),
+                ));
             }
         }
         if self.screen.is_some() && self.screenshot.is_none() {
-            return Err("--screen says which screen --screenshot captures: give --screenshot OUT.png too".into());
+            return Err(StartError::flag(
+                "screen",
+                "--screen says which screen --screenshot captures: give --screenshot OUT.png too",
+            ));
         }
         if matches!(
             self.screen,
@@ -178,20 +193,28 @@ impl Options {
             && self.level.is_none()
             && self.replay_url.is_none()
         {
-            return Err("--screen level/debrief/glossary/keys needs --tape, --level or --replay-url".into());
+            return Err(StartError::flag(
+                "screen",
+                "--screen level/debrief/glossary/keys needs --tape, --level or --replay-url",
+            ));
         }
         if self.screen == Some(ShotScreen::Defend)
             && (self.level.is_none() || self.tape.is_some() || self.at.is_some() || self.replay_url.is_some())
         {
-            return Err(
-                "--screen defend needs --level (an unbeatable level), without --tape, --at or --replay-url".into(),
-            );
+            return Err(StartError::flag(
+                "screen",
+                "--screen defend needs --level (an unbeatable level), without --tape, --at or --replay-url",
+            ));
         }
         if let Some(list) = &self.guards {
             if self.screen != Some(ShotScreen::Defend) {
-                return Err("--guards says which guards --screen defend switches on: give --screen defend too".into());
+                return Err(StartError::flag(
+                    "guards",
+                    "--guards says which guards --screen defend switches on: give --screen defend too",
+                ));
             }
-            twice_world::runtime::guards::Guards::parse_list(list).map_err(|error| format!("--guards: {error}"))?;
+            twice_world::runtime::guards::Guards::parse_list(list)
+                .map_err(|error| StartError::flag("guards", format!("--guards: {error}")))?;
         }
         if let Some(
             screen @ (ShotScreen::Title
@@ -212,9 +235,12 @@ impl Options {
                 let name = screen
                     .to_possible_value()
                     .map_or_else(String::new, |value| value.get_name().to_owned());
-                return Err(format!(
-                    "--screen {name} shows no level, but {flag} opens one on the level screen: \
+                return Err(StartError::flag(
+                    "screen",
+                    format!(
+                        "--screen {name} shows no level, but {flag} opens one on the level screen: \
                      use --screen level (or debrief) to capture it, or drop {flag}"
+                    ),
                 ));
             }
         }
@@ -223,16 +249,23 @@ impl Options {
 
     /// `--at N` past the run's end would show the end and say nothing: refused, with the
     /// phase the run ends at (the same simulation the level screen then runs).
-    fn check_at(&self, builder: SimulationBuilder, run: &str) -> Result<(), String> {
+    fn check_at(&self, builder: SimulationBuilder, run: &str) -> Result<(), StartError> {
         let Some(at) = self.at else {
             return Ok(());
         };
-        let mut simulation = builder.build().map_err(|error| format!("--at {at}: {error}"))?;
-        simulation.run().map_err(|error| format!("--at {at}: {error}"))?;
+        let mut simulation = builder
+            .build()
+            .map_err(|error| StartError::flag("at", format!("--at {at}: {error}")))?;
+        simulation
+            .run()
+            .map_err(|error| StartError::flag("at", format!("--at {at}: {error}")))?;
         let end = simulation.phase();
         if at > end {
-            return Err(format!(
-                "--at {at}: {run} ends at phase {end}; give a phase from 0 to {end} (or leave --at out to start at 0)"
+            return Err(StartError::flag(
+                "at",
+                format!(
+                    "--at {at}: {run} ends at phase {end}; give a phase from 0 to {end} (or leave --at out to start at 0)"
+                ),
             ));
         }
         Ok(())
@@ -240,9 +273,10 @@ impl Options {
 
     /// The files the command line names, read before a window opens: a tape or level that
     /// cannot be read is an error that names it, not a title screen that says nothing.
-    pub fn check_files(&self) -> Result<(), String> {
+    pub fn check_files(&self) -> Result<(), StartError> {
         if let Some(path) = &self.tape {
-            let loaded = twice_world::level::load_tape(path).map_err(|error| format!("--tape: {error}"))?;
+            let loaded = twice_world::level::load_tape(path)
+                .map_err(|error| StartError::flag("tape", format!("--tape: {error}")))?;
             let builder = SimulationBuilder::new(loaded.level.level.clone(), loaded.tape.seed)
                 .actions(loaded.tape.actions.clone())
                 .wire_rule(loaded.tape.wire_rule());
@@ -253,7 +287,8 @@ impl Options {
             self.check_at(builder, "this tape's run")?;
         }
         if let Some(path) = &self.level {
-            let loaded = twice_world::level::load_level(path).map_err(|error| format!("--level: {error}"))?;
+            let loaded = twice_world::level::load_level(path)
+                .map_err(|error| StartError::flag("level", format!("--level: {error}")))?;
             self.check_at(SimulationBuilder::new(loaded.level, 1), "the level, with no moves,")?;
         }
         if let Some(text) = &self.replay_url {
@@ -264,6 +299,38 @@ impl Options {
     }
 }
 
+/// Why the game refuses to start, before a window opens: the flag or folder at fault, in a
+/// sentence that names it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StartError {
+    /// A flag's value, or flags that do not go together.
+    #[error("{detail}")]
+    Flag {
+        /// The flag, without its dashes.
+        flag: &'static str,
+        /// Why, in a sentence that starts with the flag.
+        detail: String,
+    },
+    /// A folder the game needs cannot be made.
+    #[error("{detail}")]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// Why, in a sentence that names it.
+        detail: String,
+    },
+}
+
+impl StartError {
+    /// Flag `flag` refused for `detail` (a sentence that starts with the flag).
+    pub fn flag(flag: &'static str, detail: impl Into<String>) -> StartError {
+        StartError::Flag {
+            flag,
+            detail: detail.into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,7 +338,10 @@ mod tests {
     fn parse(arguments: &[&str]) -> Result<(), String> {
         let mut all = vec!["twice"];
         all.extend_from_slice(arguments);
-        Options::try_parse_from(all).map_err(|error| error.to_string())?.check()
+        Options::try_parse_from(all)
+            .map_err(|error| error.to_string())?
+            .check()
+            .map_err(|error| error.to_string())
     }
 
     #[test]
@@ -321,7 +391,7 @@ mod tests {
         let folder = tempfile::tempdir().expect("temp dir");
         let missing = folder.path().join("nope.tape.ron");
         let options = Options::try_parse_from(["twice", "--tape", missing.to_str().expect("utf-8")]).expect("parses");
-        let error = options.check_files().expect_err("no such tape");
+        let error = options.check_files().expect_err("no such tape").to_string();
         assert!(
             error.starts_with("--tape: ") && error.contains("nope.tape.ron"),
             "{error}"
@@ -329,7 +399,7 @@ mod tests {
         let broken = folder.path().join("broken.level.ron");
         std::fs::write(&broken, "(id: ").expect("write");
         let options = Options::try_parse_from(["twice", "--level", broken.to_str().expect("utf-8")]).expect("parses");
-        let error = options.check_files().expect_err("not a level");
+        let error = options.check_files().expect_err("not a level").to_string();
         assert!(
             error.starts_with("--level: ") && error.contains("broken.level.ron:"),
             "{error}"

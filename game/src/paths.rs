@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
 
-use crate::options::Options;
+use crate::options::{Options, StartError};
 
 /// Folders the game reads from and writes to.
 #[derive(Clone, Debug, Resource)]
@@ -18,10 +18,15 @@ pub struct GamePaths {
 impl GamePaths {
     /// Picks the folders from the command line, the environment and the usual places,
     /// and creates the data folder.
-    pub fn resolve(options: &Options) -> Result<GamePaths, String> {
+    pub fn resolve(options: &Options) -> Result<GamePaths, StartError> {
         let levels = match &options.levels {
             Some(folder) if folder.is_dir() => folder.clone(),
-            Some(folder) => return Err(format!("--levels {}: no such folder", folder.display())),
+            Some(folder) => {
+                return Err(StartError::flag(
+                    "levels",
+                    format!("--levels {}: no such folder", folder.display()),
+                ));
+            }
             None => find_levels_folder(),
         };
         let data = match &options.data_dir {
@@ -41,8 +46,10 @@ impl GamePaths {
             }
             None => default_data_folder(),
         };
-        std::fs::create_dir_all(&data)
-            .map_err(|error| format!("cannot create the data folder {}: {error}", data.display()))?;
+        std::fs::create_dir_all(&data).map_err(|error| StartError::Folder {
+            detail: format!("cannot create the data folder {}: {error}", data.display()),
+            path: data.clone(),
+        })?;
         Ok(GamePaths { levels, data })
     }
 

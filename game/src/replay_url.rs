@@ -59,16 +59,24 @@ pub fn level_named<'a>(levels: impl IntoIterator<Item = &'a Path>, name: &str) -
 }
 
 /// Before a window opens: the link reads and its level is in the campaign folder.
-pub fn check(text: &str, levels_folder: &Path) -> Result<ReplayLink, String> {
-    let link = ReplayLink::parse(text).map_err(|error| format!("--replay-url: {error}"))?;
-    let files = level::files_below(levels_folder, LEVEL_SUFFIX)
-        .map_err(|error| format!("--replay-url: the campaign in {}: {error}", levels_folder.display()))?;
+pub fn check(text: &str, levels_folder: &Path) -> Result<ReplayLink, crate::options::StartError> {
+    let link = ReplayLink::parse(text)
+        .map_err(|error| crate::options::StartError::flag("replay-url", format!("--replay-url: {error}")))?;
+    let files = level::files_below(levels_folder, LEVEL_SUFFIX).map_err(|error| {
+        crate::options::StartError::flag(
+            "replay-url",
+            format!("--replay-url: the campaign in {}: {error}", levels_folder.display()),
+        )
+    })?;
     if level_named(files.iter().map(PathBuf::as_path), &link.level).is_none() {
-        return Err(format!(
-            "--replay-url: the link's level `{}` is not a level of the campaign in {} \
+        return Err(crate::options::StartError::flag(
+            "replay-url",
+            format!(
+                "--replay-url: the link's level `{}` is not a level of the campaign in {} \
              (a link opens with the campaign it was made in; give that one with --levels)",
-            link.level,
-            levels_folder.display()
+                link.level,
+                levels_folder.display()
+            ),
         ));
     }
     Ok(link)

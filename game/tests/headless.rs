@@ -2,7 +2,7 @@
 //! Moves go in as the same `Intent` messages the UI sends, and the verdicts must match the
 //! campaign's tapes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
@@ -16,9 +16,8 @@ use twice_world::checker::Outcome;
 use twice_world::ledger::Ledger;
 use twice_world::level::{self, LoadedTape, Play};
 
-fn levels_folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels")
-}
+mod support;
+use support::{game, levels_folder};
 
 /// The campaign's tape whose file name ends with `suffix` (levels are renumbered as the campaign grows).
 fn tape(suffix: &str) -> LoadedTape {
@@ -28,22 +27,6 @@ fn tape(suffix: &str) -> LoadedTape {
         .find(|path| path.to_string_lossy().ends_with(suffix))
         .unwrap_or_else(|| panic!("no tape *{suffix} in {}", levels_folder().display()));
     level::load_tape(&path).expect("the tape loads")
-}
-
-fn game(data: &Path) -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        StatesPlugin,
-        CorePlugin {
-            paths: GamePaths {
-                levels: levels_folder(),
-                data: data.to_path_buf(),
-            },
-        },
-    ));
-    app.update();
-    app
 }
 
 fn send(app: &mut App, intent: Intent) {

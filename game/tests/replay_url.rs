@@ -7,22 +7,17 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
-use bevy::state::app::StatesPlugin;
 use serde_json::{Value, json};
-use twice::CorePlugin;
-use twice::paths::GamePaths;
 use twice::replay_url::{OpenReplayLink, ReplayLinkRun};
 use twice::session::{Mode, OpenProblem, Session};
 use twice_world::level::{self, LoadedTape, TimedAction};
 use twice_world::replay_link::ReplayLink;
 
-fn levels_folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels")
-}
+mod support;
+use support::{game, levels_folder};
 
 /// The browser room, in this process (a room in memory).
 fn room(runtime: &tokio::runtime::Runtime) -> SocketAddr {
@@ -117,23 +112,6 @@ impl Browser {
             .to_owned();
         (ended, link)
     }
-}
-
-/// The game without a window, with an empty profile in `data`.
-fn game(data: &Path) -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        StatesPlugin,
-        CorePlugin {
-            paths: GamePaths {
-                levels: levels_folder(),
-                data: data.to_path_buf(),
-            },
-        },
-    ));
-    app.update();
-    app
 }
 
 /// Opens `link` as `twice --replay-url` does and waits for the run's end (or its refusal).

@@ -11,7 +11,7 @@ use twice_world::level;
 
 pub use twice_world::exit::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK};
 use twice_world::replay::{ReplayResult, replay_tape};
-use twice_world::report::counted;
+use twice_world::text::counted;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -256,7 +256,7 @@ fn replay(paths: &[PathBuf], json: bool) -> u8 {
         }
         println!(
             "{}: {} as expected, {differ} differ, {} bad",
-            twice_world::report::counted(files.len() as u64, "tape", "tapes"),
+            twice_world::text::counted(files.len() as u64, "tape", "tapes"),
             results.len() - differ,
             errors.len()
         );

@@ -14,7 +14,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use twice_sim::api::{self, ApiState, Compensator, Effect, LookupError, Operators};
+use twice_sim::api::{self, ApiState, Compensator, Effect, LookupError, Operators, UndoError};
 use twice_sim::billing::Answer;
 use twice_sim::checker::Outcome;
 use twice_sim::drill::billing_target::BillingCompensator;
@@ -81,7 +81,7 @@ impl Compensator for RecordingCompensator {
         })
     }
 
-    fn compensate(&self, record: &ExecutionRecord, reference: &str) -> Result<String, String> {
+    fn compensate(&self, record: &ExecutionRecord, reference: &str) -> Result<String, UndoError> {
         assert_eq!(
             reference,
             format!("credit-of-{}", record.key),
@@ -89,7 +89,7 @@ impl Compensator for RecordingCompensator {
         );
         self.calls.lock().unwrap().push(record.key.to_string());
         if self.fail.load(Ordering::SeqCst) {
-            Err("billing answered 503".into())
+            Err(UndoError::Unknown("billing answered 503".into()))
         } else {
             Ok(format!("voided the credit of {}", record.key))
         }
@@ -2261,7 +2261,7 @@ impl Compensator for SwapsTheFile {
         })
     }
 
-    fn compensate(&self, record: &ExecutionRecord, _reference: &str) -> Result<String, String> {
+    fn compensate(&self, record: &ExecutionRecord, _reference: &str) -> Result<String, UndoError> {
         self.compensated.lock().unwrap().push(record.key.to_string());
         Ok("voided".into())
     }
@@ -2859,7 +2859,7 @@ impl Compensator for HungBilling {
         })
     }
 
-    fn compensate(&self, _: &ExecutionRecord, reference: &str) -> Result<String, String> {
+    fn compensate(&self, _: &ExecutionRecord, reference: &str) -> Result<String, UndoError> {
         Ok(format!("voided {reference}"))
     }
 }

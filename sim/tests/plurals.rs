@@ -5,7 +5,7 @@
 //! a comment, files under a `tests/` folder or named `*_tests.rs`, and the body of every
 //! `#[cfg(test)] mod … { … }`. Each hit is printed with its path and line.
 //!
-//! Say a count with `counted(count, "card", "cards")` (`twice_world::report::counted`, or
+//! Say a count with `counted(count, "card", "cards")` (`twice_world::text::counted`, or
 //! `twice_runtime::worker::counted` inside the runtime; `counted` in the browser's common.js).
 
 use std::path::{Path, PathBuf};

@@ -13,18 +13,21 @@ use std::rc::Rc;
 use twice_sim::ledger::{Ledger, RunEvent};
 use twice_sim::ledger_postgres::testing::TestDatabase;
 use twice_sim::runtime::ToolAnswer;
-use twice_sim::runtime::execution::{
-    Agent, AgentError, Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run,
-};
+use twice_sim::runtime::execution::{Agent, Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run};
 use twice_sim::runtime::executor::Executor;
 use twice_sim::runtime::guards::{Guard, Guards};
 use twice_sim::runtime::key::IdempotencyKey;
 use twice_sim::runtime::operator::{self, OperatorError, ResumeRequest};
 use twice_sim::runtime::rules::Status;
-use twice_sim::runtime::run::{Arguments, Decision, RunState, RunStatus, Told, ToolCall};
+use twice_sim::runtime::run::{RunState, RunStatus, ToolCall};
 use twice_sim::runtime::tool::{SideEffect, ToolDeclaration};
 use twice_sim::runtime::worker::{WaitReason, Worker, WorkerSetup};
 use twice_sim::text::wait_words;
+
+// The refund model, shared with the runtime's own driver tests.
+#[path = "../runtime/tests/support/mod.rs"]
+mod runtime_support;
+use runtime_support::RefundModel;
 
 const RUN: &str = "r1";
 const START_MS: u64 = 1_700_000_000_000;
@@ -193,31 +196,6 @@ impl ToolExecution for Provider {
     }
 }
 
-/// One refund; told it did not happen, the model calls again (a new call, a new key), up to
-/// three calls.
-struct RefundModel;
-
-impl Agent for RefundModel {
-    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
-        let mut next = state.clone();
-        match &state.last_told {
-            Some(Told::Result { .. } | Told::Compensated) => return Ok((Decision::Done, next)),
-            Some(_) if state.calls_for_item >= 3 => return Ok((Decision::Done, next)),
-            _ => {}
-        }
-        let call = ToolCall {
-            id: format!("c{}", next.next_call_number),
-            tool: "issue_credit".into(),
-            item: next.item,
-            arguments: Arguments::new(serde_json::json!({"account": "acct_ada", "amount_cents": 2500})),
-        };
-        next.next_call_number += 1;
-        next.calls_for_item += 1;
-        next.last_told = None;
-        Ok((Decision::Call(call), next))
-    }
-}
-
 fn credit_tool(retention_ms: Option<u64>, settle_ms: Option<u64>) -> ToolDeclaration {
     ToolDeclaration {
         name: "issue_credit".into(),
@@ -275,7 +253,7 @@ fn paused_past_retention(guards: Guards, ledger: &Ledger) -> (Provider, Ending) 
     let ending = drive(
         ledger,
         setup("w1", guards, tool, None),
-        &mut RefundModel,
+        &mut RefundModel { calls_max: 3 },
         &mut provider,
         &mut clock,
     );
@@ -315,7 +293,7 @@ fn looked_up_past_retention(guards: Guards, ledger: &Ledger) -> Provider {
     let mut provider = Provider::new(&clock, DAY_MS, SETTLE_MS);
     provider.answers_to_lose = 1;
     let tool = credit_tool(Some(DAY_MS), Some(SETTLE_MS));
-    let mut model = RefundModel;
+    let mut model = RefundModel { calls_max: 3 };
     // The first worker (an older deploy, without the hook) pauses the run on the lost answer.
     let mut first = setup("w1", guards, tool.clone(), None);
     first.guards = first.guards.with(Guard::ReconcileHook, false);
@@ -379,7 +357,7 @@ fn eventually_consistent(guards: Guards, ledger: &Ledger, lose_request: bool) ->
     let ending = drive(
         ledger,
         setup("w1", guards, tool, None),
-        &mut RefundModel,
+        &mut RefundModel { calls_max: 3 },
         &mut provider,
         &mut clock,
     );
@@ -434,7 +412,7 @@ fn crash_looping_after(guards: Guards, ledger: &Ledger, recoveries: u32, first_d
     let mut clock = TestClock::new();
     let mut provider = Provider::new(&clock, DAY_MS, 0);
     let tool = credit_tool(None, None);
-    let mut model = RefundModel;
+    let mut model = RefundModel { calls_max: 3 };
     let first = setup("w0", guards, tool.clone(), Some(2));
     let ending = drive_killed_at_model(ledger, first, first_decisions, &mut model, &mut provider, &mut clock);
     assert_eq!(ending, killed(), "the first worker dies");
@@ -580,7 +558,7 @@ fn a_run_whose_recoveries_keep_failing_is_dead_lettered_and_resumed_only_by_an_o
         let ending = drive(
             &ledger,
             setup("w9", Guards::all_on(), credit_tool(None, None), Some(2)),
-            &mut RefundModel,
+            &mut RefundModel { calls_max: 3 },
             &mut provider,
             &mut clock,
         );

@@ -4,7 +4,6 @@
 //! secret, and a room race of many participants at once with exactly one winner.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use reqwest::header::{CONTENT_DISPOSITION, CONTENT_TYPE, COOKIE, SET_COOKIE};
@@ -12,9 +11,9 @@ use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
 use twice_sim::web::{self, Catalogue, WebConfig, WebState};
 
-fn levels_folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels")
-}
+#[path = "common/web_server.rs"]
+mod web_server;
+use web_server::{first_target, levels_folder};
 
 /// A room served on a free loopback port until the test ends.
 struct Room {
@@ -119,17 +118,6 @@ impl Browser {
         assert_eq!(status, StatusCode::OK, "{game}");
         (browser, game)
     }
-}
-
-/// The move a card offers first, as the page would send it back.
-fn first_target(game: &Value, card: &str) -> Value {
-    game["hand"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|candidate| candidate["card"] == card)
-        .unwrap_or_else(|| panic!("no {card} in the hand: {}", game["hand"]))["targets"][0]["play"]
-        .clone()
 }
 
 fn assert_error(status: StatusCode, body: &Value, expected_status: StatusCode, code: &str) {

@@ -5,9 +5,7 @@
 //! tally is kept in the room file through a SIGKILL and a restart, and so is a prediction still
 //! waiting for its run's end. Bad predictions get their own error codes.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 
 use reqwest::header::{COOKIE, SET_COOKIE};
 use reqwest::{Client, StatusCode};
@@ -16,52 +14,9 @@ use twice_world::prediction::{self, Expected, Prediction};
 use twice_world::runtime::guards::Guard;
 use twice_world::simulator::SimulationBuilder;
 
-fn levels_folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels")
-}
-
-/// `twice-sim web` on a free port with `room` as its room file.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(room: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_twice-sim"))
-            .arg("web")
-            .args(["--addr", "127.0.0.1:0", "--levels"])
-            .arg(levels_folder())
-            .arg("--room")
-            .arg(room)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("twice-sim starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let base = loop {
-            let line = lines.next().expect("twice-sim web prints its URL").unwrap();
-            if let Some(url) = line.strip_prefix("participants:") {
-                break url.trim().trim_end_matches('/').to_owned();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        Server { child, base }
-    }
-
-    /// SIGKILL: nothing is flushed on the way out; what was acknowledged must be on disk.
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+#[path = "common/web_server.rs"]
+mod web_server;
+use web_server::{WebServer, first_target, levels_folder};
 
 struct Browser {
     client: Client,
@@ -151,22 +106,11 @@ fn engine_score(tape_text: &str, prediction: Prediction) -> Value {
     serde_json::to_value(prediction::score(prediction, &debrief)).unwrap()
 }
 
-/// The move a card offers first, as the page would send it back.
-fn first_target(game: &Value, card: &str) -> Value {
-    game["hand"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|candidate| candidate["card"] == card)
-        .unwrap_or_else(|| panic!("no {card} in the hand: {}", game["hand"]))["targets"][0]["play"]
-        .clone()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prediction_is_scored_against_the_runs_counterfactual_and_the_tally_survives_a_restart() {
     let folder = tempfile::tempdir().unwrap();
     let room = folder.path().join("room.sqlite");
-    let server = Server::start(&room);
+    let mut server = WebServer::start(&room, &[]);
     let ada = Browser::join(&server.base, "Ada").await;
     let game = ada.ok("/api/game", json!({ "level": "01-naive-retry" })).await;
     assert_eq!(game["prediction"]["open"], true, "{}", game["prediction"]);
@@ -254,7 +198,7 @@ async fn a_prediction_is_scored_against_the_runs_counterfactual_and_the_tally_su
 
     // SIGKILL and a restart: the tally and this run's score are back.
     server.kill();
-    let server = Server::start(&room);
+    let mut server = WebServer::start(&room, &[]);
     let ada = Browser {
         base: server.base.clone(),
         ..ada
@@ -272,7 +216,7 @@ async fn a_prediction_is_scored_against_the_runs_counterfactual_and_the_tally_su
     let game = ada.ok("/api/game/predict", json!({ "verdict": "heist_works" })).await;
     assert_eq!(game["prediction"]["made"]["at_phase"], 3);
     server.kill();
-    let server = Server::start(&room);
+    let mut server = WebServer::start(&room, &[]);
     let ada = Browser {
         base: server.base.clone(),
         ..ada

@@ -6,9 +6,8 @@
 //! path opening levels whatever the lock chain, and a room file that is not one.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -19,62 +18,9 @@ use serde_json::{Value, json};
 use twice_world::campaign::Campaign;
 use twice_world::level::TimedAction;
 
-fn levels_folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels")
-}
-
-/// `twice-sim web` on a free port, with its URLs read from what it prints.
-struct Server {
-    child: Child,
-    base: String,
-    secret: String,
-    printed: Vec<String>,
-}
-
-impl Server {
-    fn start(room: &Path, arguments: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_twice-sim"))
-            .arg("web")
-            .args(["--addr", "127.0.0.1:0", "--levels"])
-            .arg(levels_folder())
-            .arg("--room")
-            .arg(room)
-            .args(arguments)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("twice-sim starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut printed = Vec::new();
-        let presenter = loop {
-            let line = lines
-                .next()
-                .unwrap_or_else(|| panic!("twice-sim web stopped before printing its URLs: {printed:?}"))
-                .unwrap();
-            printed.push(line.clone());
-            if let Some(url) = line.strip_prefix("presenter:") {
-                break url.trim().to_owned();
-            }
-        };
-        // The rest of its output is drained, so a full pipe never blocks it.
-        std::thread::spawn(move || for _ in lines {});
-        let (base, secret) = presenter.split_once("/presenter#secret=").expect("a presenter URL");
-        Server {
-            child,
-            base: base.to_owned(),
-            secret: secret.to_owned(),
-            printed,
-        }
-    }
-
-    /// Stops it as Ctrl-C would, so the room file can be read.
-    fn stop(mut self) {
-        let pid = self.child.id().to_string();
-        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-        let status = self.child.wait().unwrap();
-        assert!(status.success(), "{status}");
-    }
-}
+#[path = "common/web_server.rs"]
+mod web_server;
+use web_server::{WebServer, levels_folder};
 
 #[derive(Clone)]
 struct Browser {
@@ -289,7 +235,7 @@ const PARTICIPANTS: usize = 30;
 async fn a_sigkilled_room_comes_back_with_every_acknowledged_move_win_and_score() {
     let folder = tempfile::tempdir().unwrap();
     let room = folder.path().join("room.sqlite");
-    let mut server = Server::start(&room, &[]);
+    let mut server = WebServer::start(&room, &[]);
     let moves = winning_moves("01-naive-retry");
     let mut browsers = Vec::new();
     for index in 0..PARTICIPANTS {
@@ -308,8 +254,7 @@ async fn a_sigkilled_room_comes_back_with_every_acknowledged_move_win_and_score(
     while count.load(Ordering::SeqCst) < PARTICIPANTS * per_participant {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
+    server.kill();
     let old_secret = server.secret.clone();
     let mut seen = Vec::new();
     for script in scripts {
@@ -323,7 +268,7 @@ async fn a_sigkilled_room_comes_back_with_every_acknowledged_move_win_and_score(
     assert!(seen.iter().any(|seen| seen.in_flight), "the kill came between requests");
 
     // A restart with another --sessions-max: the room is the same room.
-    let server = Server::start(&room, &["--sessions-max", "40"]);
+    let server = WebServer::start(&room, &["--sessions-max", "40"]);
     assert!(
         server
             .printed
@@ -736,8 +681,8 @@ async fn a_defence_in_the_browser_is_judged_by_the_explorer_and_a_holding_one_fi
 async fn the_race_comes_back_after_sigkill_with_its_winner_and_its_409s() {
     let folder = tempfile::tempdir().unwrap();
     let room = folder.path().join("room.sqlite");
-    let mut server = Server::start(&room, &[]);
-    let presenter = |server: &Server, method: reqwest::Method, path: &str, body: Option<Value>| {
+    let mut server = WebServer::start(&room, &[]);
+    let presenter = |server: &WebServer, method: reqwest::Method, path: &str, body: Option<Value>| {
         let mut request = Client::new()
             .request(method, format!("{}{path}", server.base))
             .header(AUTHORIZATION, format!("Bearer {}", server.secret));
@@ -777,9 +722,8 @@ async fn the_race_comes_back_after_sigkill_with_its_winner_and_its_409s() {
     assert_eq!(before["race"]["tries_total"], 3, "{}", before["race"]);
     assert_eq!(before["race"]["winner"]["operator"], "Ada");
 
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
-    let server = Server::start(&room, &[]);
+    server.kill();
+    let server = WebServer::start(&room, &[]);
     for browser in &mut browsers {
         browser.base = server.base.clone();
     }
@@ -808,7 +752,7 @@ async fn the_race_comes_back_after_sigkill_with_its_winner_and_its_409s() {
     let (status, _) = presenter(&server, reqwest::Method::DELETE, "/api/presenter/race", None).await;
     assert_eq!(status, StatusCode::OK);
     server.stop();
-    let server = Server::start(&room, &[]);
+    let server = WebServer::start(&room, &[]);
     let (_, closed) = presenter(&server, reqwest::Method::GET, "/api/presenter/room", None).await;
     assert_eq!(closed["race"]["open"], false, "{}", closed["race"]);
     server.stop();

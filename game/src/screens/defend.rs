@@ -5,8 +5,8 @@ use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
 use twice_world::defend::{self, DefenceReport, HeistResult, HeistStanding};
-use twice_world::report::counted;
 use twice_world::runtime::guards::Guard;
+use twice_world::text::counted;
 
 use super::Screen;
 use super::header::Header;

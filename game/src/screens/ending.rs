@@ -7,7 +7,7 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, Align2, Color32, FontId, RichText, Stroke};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
-use twice_world::report::counted;
+use twice_world::text::counted;
 
 use super::Screen;
 use super::header::Header;

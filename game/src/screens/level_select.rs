@@ -3,7 +3,7 @@
 use bevy::prelude::*;
 use bevy_egui::egui::{self, RichText};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
-use twice_world::report::counted;
+use twice_world::text::counted;
 
 use twice_world::level::{Level, LoadedLevel};
 

@@ -258,7 +258,11 @@ impl Session {
 
     /// Voids credit `credit_id` for an operator over the HTTP API who claimed `record`'s call
     /// for compensation. Like their resolves, it is not a move; the verdict is judged again.
-    pub fn undo_for_outside_operator(&mut self, record: &ExecutionRecord, credit_id: &str) -> Result<String, String> {
+    pub fn undo_for_outside_operator(
+        &mut self,
+        record: &ExecutionRecord,
+        credit_id: &str,
+    ) -> Result<String, twice_world::runtime::operator::UndoError> {
         let (result, _) = self
             .play
             .change_from_outside(|simulation| simulation.undo_for_outside_operator(record, credit_id));

@@ -25,7 +25,7 @@ use std::time::Duration;
 use reqwest::{StatusCode, Url};
 
 use crate::billing_server::{Lookup, Stats};
-use twice_serve::api::{Compensator, Effect, LookupError};
+use twice_serve::api::{Compensator, Effect, LookupError, UndoError};
 use twice_world::billing::Answer;
 use twice_world::ledger::ExecutionRecord;
 use twice_world::runtime::tool::ToolDeclaration;
@@ -238,19 +238,19 @@ impl BillingCompensator {
         lookup.effect_as_declared(record, &format!("billing at {}", self.url()), tool, crate::now_ms())
     }
 
-    fn void(&self, credit_id: &str) -> Result<String, String> {
+    fn void(&self, credit_id: &str) -> Result<String, UndoError> {
         let mut url = self.endpoint("/v1/credits");
         url.path_segments_mut()
-            .map_err(|()| format!("billing's URL {} cannot take a path", self.url()))?
+            .map_err(|()| UndoError::NotAsked(format!("billing's URL {} cannot take a path", self.url())))?
             .push(credit_id)
             .push("void");
         let what = format!("POST {}", url.path());
         let unknown = |detail: String| {
-            format!(
+            UndoError::Unknown(format!(
                 "{detail}. Billing may or may not have voided {credit_id}; voiding by id is idempotent, so \
                  `curl -X POST {}/v1/credits/{credit_id}/void` by hand is safe",
                 self.url()
-            )
+            ))
         };
         let (status, text) = on_own_runtime(self.send(self.client.post(url), &what))
             .map_err(&unknown)?
@@ -259,17 +259,17 @@ impl BillingCompensator {
         match (status, answer) {
             (StatusCode::CREATED, Some(answer @ Answer::Applied { .. }))
             | (StatusCode::OK, Some(answer @ Answer::Repeat { .. })) => answer.void_outcome(credit_id),
-            (StatusCode::NOT_FOUND, _) => Err(format!(
+            (StatusCode::NOT_FOUND, _) => Err(UndoError::Refused(format!(
                 "billing no longer knows credit {credit_id}; nothing was voided"
-            )),
+            ))),
             (status, _) if status.is_server_error() => Err(unknown(format!(
                 "billing answered the void of {credit_id} with {status}: {}",
                 quote(&text)
             ))),
-            (status, _) => Err(format!(
+            (status, _) => Err(UndoError::Refused(format!(
                 "billing refused the void of {credit_id} with {status}: {}",
                 quote(&text)
-            )),
+            ))),
         }
     }
 }
@@ -285,7 +285,7 @@ impl Compensator for BillingCompensator {
         self.look_up(record)
     }
 
-    fn compensate(&self, _record: &ExecutionRecord, reference: &str) -> Result<String, String> {
+    fn compensate(&self, _record: &ExecutionRecord, reference: &str) -> Result<String, UndoError> {
         self.void(reference)
     }
 }

@@ -5,17 +5,18 @@
 //! settle time had that settled `failed` and paid again.
 
 use twice_runtime::ToolAnswer;
-use twice_runtime::execution::{
-    Agent, AgentError, Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run,
-};
+use twice_runtime::execution::{Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run};
 use twice_runtime::executor::Executor;
 use twice_runtime::guards::Guards;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::rules::Status;
-use twice_runtime::run::{Arguments, Decision, RunState, Told, ToolCall};
+use twice_runtime::run::ToolCall;
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
 use twice_runtime::worker::{Worker, WorkerSetup};
+
+mod support;
+use support::RefundModel;
 
 const SETTLE_MS: u64 = 2_000;
 
@@ -80,30 +81,6 @@ impl ToolExecution for Provider {
     }
 }
 
-/// One refund; told it did not happen, the model calls again (a new key), up to two calls.
-struct RefundModel;
-
-impl Agent for RefundModel {
-    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
-        let mut next = state.clone();
-        match &state.last_told {
-            Some(Told::Result { .. } | Told::Compensated) => return Ok((Decision::Done, next)),
-            Some(_) if state.calls_for_item >= 2 => return Ok((Decision::Done, next)),
-            _ => {}
-        }
-        let call = ToolCall {
-            id: format!("c{}", next.next_call_number),
-            tool: "issue_credit".into(),
-            item: next.item,
-            arguments: Arguments::new(serde_json::json!({"account": "acct_ada", "amount_cents": 2500})),
-        };
-        next.next_call_number += 1;
-        next.calls_for_item += 1;
-        next.last_told = None;
-        Ok((Decision::Call(call), next))
-    }
-}
-
 /// The run against a provider whose lookups come out as `lookups`: the provider, how the
 /// worker ended and c1's status.
 fn run(lookups: Lookups) -> (Provider, Ending, Option<Status>) {
@@ -139,8 +116,14 @@ fn run(lookups: Lookups) -> (Provider, Ending, Option<Status>) {
         looked_up: 0,
     };
     let mut clock = TestClock { now_ms: 1_000_000 };
-    let ending =
-        drive_run(&mut worker, &mut executor, &mut RefundModel, &mut provider, &mut clock).expect("the ledger answers");
+    let ending = drive_run(
+        &mut worker,
+        &mut executor,
+        &mut RefundModel { calls_max: 2 },
+        &mut provider,
+        &mut clock,
+    )
+    .expect("the ledger answers");
     let key = IdempotencyKey::per_call("r1", "c1").expect("a key");
     let status = ledger
         .record(&key)

@@ -60,7 +60,7 @@ impl Spread {
             self.min,
             self.median,
             self.max,
-            twice_world::report::counted(self.rounds as u64, "round", "rounds")
+            twice_world::text::counted(self.rounds as u64, "round", "rounds")
         )
     }
 }
@@ -302,7 +302,7 @@ pub fn table(report: &BenchReport) -> String {
     out.push_str(&format!(
         "{} cycles in {}; {} scenarios; {} keys per contention run\n\n",
         report.plan.cycles,
-        twice_world::report::counted(report.plan.rounds, "round", "rounds"),
+        twice_world::text::counted(report.plan.rounds, "round", "rounds"),
         report.plan.scenarios,
         report.plan.keys
     ));
@@ -531,7 +531,7 @@ fn machine_note(report: &BenchReport) -> String {
     .count() as u64;
     let advice = "these figures are noise as much as result: run again on a quiet machine, and trust a ratio \
                   only where its rounds agree";
-    let busy_figures = twice_world::report::counted(figures_on_a_busy_machine, "figure", "figures");
+    let busy_figures = twice_world::text::counted(figures_on_a_busy_machine, "figure", "figures");
     match report.other_work {
         None => {
             "the machine: how busy it was is unknown (no /proc here, or too short a run); read the spreads\n".to_owned()

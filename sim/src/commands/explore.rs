@@ -16,8 +16,8 @@ use twice_world::ledger::LedgerStore;
 use twice_world::level::{self, TimedAction};
 use twice_world::replay::ReplayError;
 use twice_world::replay::replay_tape;
-use twice_world::report::counted;
 use twice_world::runtime::guards::{Guard, Guards, UnknownGuard};
+use twice_world::text::counted;
 
 /// Schedules tried when `--schedules` is not given.
 pub const SCHEDULES_DEFAULT: u64 = 100_000;

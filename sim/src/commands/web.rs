@@ -11,7 +11,7 @@ use twice_serve::web::{
     WebState, bind, default_room_path, serve_until,
 };
 use twice_world::exit::{EXIT_FAILED, EXIT_OK};
-use twice_world::report::counted;
+use twice_world::text::counted;
 
 #[derive(Debug, clap::Args)]
 pub struct WebArgs {

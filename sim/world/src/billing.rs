@@ -4,6 +4,7 @@
 //! not claims. Its state belongs to billing, not to any worker: a worker crash never touches it.
 
 use std::collections::BTreeMap;
+use twice_runtime::operator::UndoError;
 
 use serde::{Deserialize, Serialize};
 
@@ -109,7 +110,7 @@ impl Answer {
 
     /// This answer to a void of `credit_id` by id, in words for the record's history:
     /// `Ok` when the credit is voided (now, or by an earlier reversal), `Err` otherwise.
-    pub fn void_outcome(&self, credit_id: &str) -> Result<String, String> {
+    pub fn void_outcome(&self, credit_id: &str) -> Result<String, UndoError> {
         match self {
             Answer::Applied {
                 credit_id: reversal,
@@ -123,10 +124,12 @@ impl Answer {
             } => Ok(format!(
                 "credit {credit_id} was already voided by {reversal}; billing moved nothing again"
             )),
-            Answer::Rejected { reason } => Err(format!("billing refused the void of {credit_id}: {reason}")),
-            Answer::Balance { .. } => Err(format!(
+            Answer::Rejected { reason } => Err(UndoError::Refused(format!(
+                "billing refused the void of {credit_id}: {reason}"
+            ))),
+            Answer::Balance { .. } => Err(UndoError::NotAnUndo(format!(
                 "billing answered the void of {credit_id} with a balance, not a void; nothing is known to be voided"
-            )),
+            ))),
         }
     }
 }
@@ -416,6 +419,31 @@ impl Billing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_void_that_is_not_done_says_which_kind_of_not_done() {
+        let refused = Answer::Rejected {
+            reason: "no such credit".into(),
+        };
+        assert_eq!(
+            refused.void_outcome("cr_1"),
+            Err(UndoError::Refused(
+                "billing refused the void of cr_1: no such credit".into()
+            ))
+        );
+        assert!(matches!(
+            Answer::Balance { balance_cents: 0 }.void_outcome("cr_1"),
+            Err(UndoError::NotAnUndo(_))
+        ));
+        assert!(
+            Answer::Applied {
+                credit_id: "rv_1".into(),
+                balance_cents: 0
+            }
+            .void_outcome("cr_1")
+            .is_ok()
+        );
+    }
 
     fn billing(key_handling: KeyHandling) -> Billing {
         Billing::new(

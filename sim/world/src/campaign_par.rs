@@ -40,7 +40,7 @@ pub fn check_win_tape_par(loaded: &LoadedTape) -> Result<(), InputError> {
             "this win tape plays {} ({}) but level `{}`'s par says {}: a par the level's own \
              path cannot reach is reached only by another move (another level's lesson); \
              set par to this tape's cards and phases",
-            crate::report::counted(cards as u64, "card", "cards"),
+            crate::text::counted(cards as u64, "card", "cards"),
             played.join(", "),
             loaded.level.level.id,
             par.cards
@@ -79,7 +79,7 @@ pub fn check_win_tapes_shipped(levels: &[LoadedLevel], tapes: &[LoadedTape]) -> 
                     "level `{}` ships {} but no win tape ({WIN_TAPE_SUFFIX} with the level's own guards): \
                      its par must be reached on its own path, and only a win tape shows that",
                     level.level.id,
-                    crate::report::counted(own.len() as u64, "tape", "tapes")
+                    crate::text::counted(own.len() as u64, "tape", "tapes")
                 ),
             ));
         }

@@ -5,10 +5,10 @@
 //! decides it on its own: every target is a [`Play`] that `Simulation::play` judges.
 
 use crate::level::{CardKind, Play};
-use crate::report::counted;
 use crate::runtime::guards::Guard;
 use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect, ToolDeclaration};
 use crate::simulator::{Armed, Direction, Message, Simulation};
+use crate::text::counted;
 
 /// One move a card offers now: a label for a button, and the move itself.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,6 +5,11 @@
 
 use twice_runtime::worker::{CallRefused, WaitReason};
 
+/// A count with its noun, singular for one: `1 tape`, `2 tapes`, `0 tapes`.
+pub fn counted(count: u64, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 /// `$25.00` from cents.
 pub fn dollars(cents: i64) -> String {
     let sign = if cents < 0 { "-" } else { "" };
@@ -70,6 +75,13 @@ mod tests {
         assert_eq!(dollars(2500), "$25.00");
         assert_eq!(dollars(-5), "-$0.05");
         assert_eq!(plain("recorded `failed`"), "recorded failed");
+    }
+
+    #[test]
+    fn one_is_singular_and_every_other_count_plural() {
+        assert_eq!(counted(1, "tape", "tapes"), "1 tape");
+        assert_eq!(counted(0, "tape", "tapes"), "0 tapes");
+        assert_eq!(counted(2, "job", "jobs"), "2 jobs");
     }
 
     #[test]

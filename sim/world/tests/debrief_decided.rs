@@ -335,6 +335,31 @@ fn single_moves(level: &Level) -> Vec<(u32, Play, bool)> {
     moves
 }
 
+/// Plays `actions` on `level` from the sweep's seed, checks its debrief (`what` names the
+/// moves), asserts it wins exactly when the sweep says it does, and counts it in `tally`
+/// (wins, losses). The singles and the pairs are checked the same way.
+fn check_sweep_moves(
+    level: &Level,
+    actions: Vec<TimedAction>,
+    what: &str,
+    wins_here: bool,
+    (wins, losses): (&mut usize, &mut usize),
+) {
+    let mut simulation = SimulationBuilder::new(level.clone(), campaign_sweep::SWEEP_SEED)
+        .actions(actions)
+        .ledger_store(LedgerStore::Memory)
+        .build()
+        .expect("the level builds");
+    simulation.run().expect("the moves simulate");
+    let told = check_run(what, &simulation);
+    assert_eq!(told.tone == Tone::Win, wins_here, "{what}");
+    if wins_here {
+        *wins += 1;
+    } else {
+        *losses += 1;
+    }
+}
+
 #[test]
 fn every_winning_and_losing_sweep_move_is_debriefed_by_the_guards_that_decided_it() {
     let campaign = campaign();
@@ -342,23 +367,9 @@ fn every_winning_and_losing_sweep_move_is_debriefed_by_the_guards_that_decided_i
     for loaded in campaign.levels.iter().filter(|loaded| !loaded.level.unbeatable) {
         let level = &loaded.level;
         for (phase, play, wins_here) in single_moves(level) {
-            let mut simulation = SimulationBuilder::new(level.clone(), campaign_sweep::SWEEP_SEED)
-                .actions(vec![TimedAction {
-                    at_phase: phase,
-                    play: play.clone(),
-                }])
-                .ledger_store(LedgerStore::Memory)
-                .build()
-                .expect("the level builds");
-            simulation.run().expect("the move simulates");
             let what = format!("{} {play:?} before phase {phase}", level.id);
-            let told = check_run(&what, &simulation);
-            assert_eq!(told.tone == Tone::Win, wins_here, "{what}");
-            if wins_here {
-                wins += 1;
-            } else {
-                losses += 1;
-            }
+            let actions = vec![TimedAction { at_phase: phase, play }];
+            check_sweep_moves(level, actions, &what, wins_here, (&mut wins, &mut losses));
         }
     }
     println!("checked {wins} winning and {losses} losing single moves");
@@ -443,20 +454,8 @@ fn every_pair_of_sweep_moves_that_wins_where_no_single_move_does_is_debriefed_by
         }
         levels.push(level.id.clone());
         for (actions, wins_here) in moves {
-            let mut simulation = SimulationBuilder::new(level.clone(), campaign_sweep::SWEEP_SEED)
-                .actions(actions.clone())
-                .ledger_store(LedgerStore::Memory)
-                .build()
-                .expect("the level builds");
-            simulation.run().expect("the moves simulate");
             let what = format!("{} {actions:?}", level.id);
-            let told = check_run(&what, &simulation);
-            assert_eq!(told.tone == Tone::Win, wins_here, "{what}");
-            if wins_here {
-                wins += 1;
-            } else {
-                losses += 1;
-            }
+            check_sweep_moves(level, actions, &what, wins_here, (&mut wins, &mut losses));
         }
     }
     println!(

@@ -208,7 +208,11 @@ impl twice_world::runtime::operator::CompensationTarget for OutsideOperator<'_> 
         self.0.look_up_effect(record)
     }
 
-    fn undo(&mut self, record: &twice_world::ledger::ExecutionRecord, reference: &str) -> Result<String, String> {
+    fn undo(
+        &mut self,
+        record: &twice_world::ledger::ExecutionRecord,
+        reference: &str,
+    ) -> Result<String, twice_world::runtime::operator::UndoError> {
         self.0.undo_for_outside_operator(record, reference)
     }
 }

@@ -10,8 +10,8 @@ use bevy_egui::egui::{self, Color32, RichText};
 use twice_world::checker::{Outcome, Verdict};
 use twice_world::debrief::{Debrief, Decider, RuleSource, Tone};
 use twice_world::prediction::{GuardScore, Score};
-use twice_world::report::counted;
 use twice_world::simulator::{Simulation, dollars};
+use twice_world::text::counted;
 
 use super::Chosen;
 use super::other_run::OtherRun;

@@ -39,6 +39,7 @@ mod rulebook;
 mod stage;
 pub mod timeline;
 mod top_bar;
+mod vault;
 mod world;
 
 pub(super) fn plugin(app: &mut App) {

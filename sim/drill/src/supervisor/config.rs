@@ -8,6 +8,7 @@ use twice_world::billing::{KeyHandling, Terms};
 use twice_world::ledger::LedgerError;
 use twice_world::runtime::guards::Guards;
 
+use crate::flags::{FlagError, within};
 use crate::hosts::{HOSTS_MAX, HostsError};
 use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
 
@@ -137,13 +138,7 @@ pub struct DrillConfig {
 }
 
 impl DrillConfig {
-    pub fn from_args(args: &DrillArgs) -> Result<DrillConfig, String> {
-        let within = |flag: &str, value: u32, low: u32, high: u32| -> Result<(), String> {
-            if value < low || value > high {
-                return Err(format!("--{flag} {value} is outside {low}..={high}"));
-            }
-            Ok(())
-        };
+    pub fn from_args(args: &DrillArgs) -> Result<DrillConfig, FlagError> {
         within("runs", args.runs, 1, RUNS_MAX)?;
         within("kills", args.kills, 0, KILLS_MAX)?;
         within("parallel", args.parallel, 1, PARALLEL_MAX)?;
@@ -162,23 +157,26 @@ impl DrillConfig {
             None => None,
             Some(LedgerTarget::Postgres(url)) => Some(url.clone()),
             Some(LedgerTarget::File(_)) => {
-                return Err(
-                    "--ledger: the drill makes its own ledger file in its folder (--dir); --ledger takes a postgres:// URL"
-                        .into(),
-                );
+                return Err(FlagError::invalid(
+                    "ledger",
+                    "--ledger: the drill makes its own ledger file in its folder (--dir); --ledger takes a postgres:// URL",
+                ));
             }
         };
         let hosts = args.hosts.unwrap_or(0);
         if hosts > 0 && ledger.is_none() {
-            return Err(
-                "--hosts: workers on other hosts cannot share a SQLite file; give --ledger postgres://USER@HOST/DATABASE"
-                    .into(),
-            );
+            return Err(FlagError::invalid(
+                "hosts",
+                "--hosts: workers on other hosts cannot share a SQLite file; give --ledger postgres://USER@HOST/DATABASE",
+            ));
         }
         if args.partitions > 0 && hosts < 2 {
-            return Err(format!(
-                "--partitions {}: a cut-off worker's twin runs on another host; give --hosts 2 or more",
-                args.partitions
+            return Err(FlagError::invalid(
+                "partitions",
+                format!(
+                    "--partitions {}: a cut-off worker's twin runs on another host; give --hosts 2 or more",
+                    args.partitions
+                ),
             ));
         }
         let terms = Terms {
@@ -186,35 +184,48 @@ impl DrillConfig {
             lookup_settle_ms: args.lookup_settle_ms,
         };
         if let Some(problem) = terms.problem() {
-            return Err(format!("--key-retention-ms / --lookup-settle-ms: {problem}"));
+            return Err(FlagError::invalid(
+                "key-retention-ms",
+                format!("--key-retention-ms / --lookup-settle-ms: {problem}"),
+            ));
         }
         let declared = declared_terms(terms, args.latency_ms, args.settle_margin_ms);
         if let Some(problem) = declared.problem() {
-            return Err(format!(
-                "--key-retention-ms must be more than --lookup-settle-ms plus --latency-ms plus --settle-margin-ms \
+            return Err(FlagError::invalid(
+                "key-retention-ms",
+                format!(
+                    "--key-retention-ms must be more than --lookup-settle-ms plus --latency-ms plus --settle-margin-ms \
                  ({} ms; what the workers' tool declares as its settle time): {problem}",
-                args.settle_margin_ms
+                    args.settle_margin_ms
+                ),
             ));
         }
         if args.recovery_attempts_max == Some(0) {
-            return Err("--recovery-attempts-max 0: a run would be dead-lettered before its first recovery".into());
+            return Err(FlagError::invalid(
+                "recovery-attempts-max",
+                "--recovery-attempts-max 0: a run would be dead-lettered before its first recovery",
+            ));
         }
-        let guards = Guards::parse_list(&args.guards).map_err(|detail| format!("--guards: {detail}"))?;
+        let guards = Guards::parse_list(&args.guards)
+            .map_err(|detail| FlagError::invalid("guards", format!("--guards: {detail}")))?;
         let key_handling = args
             .keys
             .parse::<KeyHandling>()
-            .map_err(|error| format!("--keys: {error}"))?;
+            .map_err(|error| FlagError::invalid("keys", format!("--keys: {error}")))?;
         if let Some(dir) = &args.dir
             && dir.exists()
         {
             let empty = std::fs::read_dir(dir)
-                .map_err(|error| format!("--dir {}: {error}", dir.display()))?
+                .map_err(|error| FlagError::invalid("dir", format!("--dir {}: {error}", dir.display())))?
                 .next()
                 .is_none();
             if !empty {
-                return Err(format!(
-                    "--dir {}: the folder is not empty; a drill starts from a new ledger and a new billing database",
-                    dir.display()
+                return Err(FlagError::invalid(
+                    "dir",
+                    format!(
+                        "--dir {}: the folder is not empty; a drill starts from a new ledger and a new billing database",
+                        dir.display()
+                    ),
                 ));
             }
         }

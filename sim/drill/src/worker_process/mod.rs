@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use reqwest::Url;
 
+use crate::flags::{FlagError, within};
 use crate::ledger_target::{LedgerTarget, LedgerTargetParser};
 use crate::marker::Marker;
 use crate::script;
@@ -146,14 +147,19 @@ pub struct WorkerConfig {
 
 impl WorkerConfig {
     /// Checks the flags; the error names the flag.
-    pub fn from_args(args: &WorkerArgs) -> Result<WorkerConfig, String> {
-        script::validate_run_id(&args.run).map_err(|detail| format!("--run: {detail}"))?;
-        let guards = Guards::parse_list(&args.guards).map_err(|detail| format!("--guards: {detail}"))?;
-        let billing = Url::parse(&args.billing).map_err(|error| format!("--billing `{}`: {error}", args.billing))?;
+    pub fn from_args(args: &WorkerArgs) -> Result<WorkerConfig, FlagError> {
+        script::validate_run_id(&args.run).map_err(|detail| FlagError::invalid("run", format!("--run: {detail}")))?;
+        let guards = Guards::parse_list(&args.guards)
+            .map_err(|detail| FlagError::invalid("guards", format!("--guards: {detail}")))?;
+        let billing = Url::parse(&args.billing)
+            .map_err(|error| FlagError::invalid("billing", format!("--billing `{}`: {error}", args.billing)))?;
         if billing.scheme() != "http" || billing.host_str().is_none() {
-            return Err(format!(
-                "--billing `{}`: give an http:// URL with a host (this build speaks plain HTTP, for loopback)",
-                args.billing
+            return Err(FlagError::invalid(
+                "billing",
+                format!(
+                    "--billing `{}`: give an http:// URL with a host (this build speaks plain HTTP, for loopback)",
+                    args.billing
+                ),
             ));
         }
         let worker_id = args
@@ -164,26 +170,27 @@ impl WorkerConfig {
             || worker_id.chars().count() > WORKER_ID_CHARS_MAX
             || worker_id.chars().any(char::is_control)
         {
-            return Err(format!(
-                "--worker-id `{worker_id}` must have 1 to {WORKER_ID_CHARS_MAX} visible characters"
+            return Err(FlagError::invalid(
+                "worker-id",
+                format!("--worker-id `{worker_id}` must have 1 to {WORKER_ID_CHARS_MAX} visible characters"),
             ));
         }
-        let within = |flag: &str, value: u32, low: u32, high: u32| -> Result<(), String> {
-            if value < low || value > high {
-                return Err(format!("--{flag} {value} is outside {low}..={high}"));
-            }
-            Ok(())
-        };
         within("timeout-ms", args.timeout_ms, 1, TIMEOUT_MS_MAX)?;
         within("model-delay-ms", args.model_delay_ms, 0, MODEL_DELAY_MS_MAX)?;
         within("park-poll-ms", args.park_poll_ms, PARK_POLL_MS_MIN, PARK_POLL_MS_MAX)?;
         within("lease-ms", args.lease_ms, 1, LEASE_MS_MAX)?;
         let tools = script::tools_with_terms(args.key_retention_ms, args.lookup_settle_ms);
         if let Some(problem) = tools.iter().find_map(ToolDeclaration::terms_problem) {
-            return Err(format!("--key-retention-ms / --lookup-settle-ms: {problem}"));
+            return Err(FlagError::invalid(
+                "key-retention-ms",
+                format!("--key-retention-ms / --lookup-settle-ms: {problem}"),
+            ));
         }
         if args.recovery_attempts_max == Some(0) {
-            return Err("--recovery-attempts-max 0: a run would be dead-lettered before its first recovery".into());
+            return Err(FlagError::invalid(
+                "recovery-attempts-max",
+                "--recovery-attempts-max 0: a run would be dead-lettered before its first recovery",
+            ));
         }
         Ok(WorkerConfig {
             worker_id: WorkerId::new(worker_id),

@@ -90,6 +90,25 @@ pub enum LookupError {
     Unavailable(String),
 }
 
+/// Why an undo was not done, in the tool's world's words (the record's history keeps them):
+/// which kind tells whether anything may have moved.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UndoError {
+    /// The world refused the undo, or no longer knows the effect: nothing was undone.
+    #[error("{0}")]
+    Refused(String),
+    /// The world answered with something that is not an undo: nothing is known to be undone.
+    #[error("{0}")]
+    NotAnUndo(String),
+    /// No answer, or a server error: the undo may or may not have taken effect (an undo by
+    /// reference is idempotent, so asking again is safe).
+    #[error("{0}")]
+    Unknown(String),
+    /// The undo was never put to the world (its driver did not take it up in time).
+    #[error("{0}")]
+    NotAsked(String),
+}
+
 /// The tool's world as a compensation asks it: the simulated billing of a level, or a billing
 /// server over HTTP. Each call may block on the world; none is made with the ledger held.
 pub trait CompensationTarget {
@@ -100,7 +119,7 @@ pub trait CompensationTarget {
     /// Undoes the effect found (`reference` from [`Effect::Found`]), idempotently: asked
     /// again for the same reference, the world moves nothing again. `Ok` says what was done
     /// (for the history), `Err` why it could not be done.
-    fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, String>;
+    fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, UndoError>;
 }
 
 /// The ledger, one short use at a time: a connection is taken for one step and given back
@@ -208,7 +227,7 @@ pub enum OperatorError {
         /// The call.
         key: IdempotencyKey,
         /// Why the undo failed.
-        detail: String,
+        detail: UndoError,
     },
     #[error("run `{0}` has no checkpoint: there is nothing to resume")]
     /// No checkpoint for this run.
@@ -359,8 +378,9 @@ pub fn compensate(
                 }
                 Err(detail) => {
                     let now_ms = access.now_ms();
+                    let words = detail.to_string();
                     access.with_ledger(|ledger| {
-                        ledger.note(key, request.operator, HistoryEvent::CompensationFailed, &detail, now_ms)
+                        ledger.note(key, request.operator, HistoryEvent::CompensationFailed, &words, now_ms)
                     })??;
                     Err(OperatorError::CompensationFailed {
                         key: key.clone(),
@@ -573,7 +593,7 @@ mod tests {
             fn find_effect(&mut self, _: &ExecutionRecord) -> Result<Effect, LookupError> {
                 unreachable!("a refused reason asks the world nothing")
             }
-            fn undo(&mut self, _: &ExecutionRecord, _: &str) -> Result<String, String> {
+            fn undo(&mut self, _: &ExecutionRecord, _: &str) -> Result<String, UndoError> {
                 unreachable!("a refused reason undoes nothing")
             }
         }

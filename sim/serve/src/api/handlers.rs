@@ -20,7 +20,7 @@ use crate::tokens::Operator;
 use twice_world::ledger::{ExecutionRecord, Ledger, SettleError};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::operator::{
-    self, CompensateRequest, CompensationTarget, LedgerAccess, OperatorError, ResolveRequest,
+    self, CompensateRequest, CompensationTarget, LedgerAccess, OperatorError, ResolveRequest, UndoError,
 };
 use twice_world::runtime::rules::Status;
 
@@ -419,7 +419,7 @@ impl CompensationTarget for Target<'_> {
         self.0.find_effect(record)
     }
 
-    fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, String> {
+    fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, UndoError> {
         self.0.compensate(record, reference)
     }
 }
@@ -523,7 +523,7 @@ pub(super) fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Respon
 fn attempt_noted_text(key: &str, attempts: u32) -> String {
     format!(
         "{key} has {} noted: its request may still be on its way, so it cannot be settled as if nothing left",
-        twice_world::report::counted(u64::from(attempts), "attempt", "attempts")
+        twice_world::text::counted(u64::from(attempts), "attempt", "attempts")
     )
 }
 

@@ -35,7 +35,7 @@ pub use no_ledger::{NO_LEVEL_OPEN_MESSAGE, TokenCheck, serve_without_ledger_unti
 pub use served::{OpenExisting, ServedLedger};
 /// What a compensation finds in the tool's world; the runtime's operator module owns them,
 /// because a simulated world answers the same questions as a real billing server.
-pub use twice_world::runtime::operator::{Effect, LookupError};
+pub use twice_world::runtime::operator::{Effect, LookupError, UndoError};
 
 use pool::LedgerPool;
 use twice_world::ledger::{ExecutionRecord, LedgerError};
@@ -119,7 +119,7 @@ pub trait Compensator: Send + Sync + 'static {
     /// Undoes the effect found (`reference` from [`Effect::Found`]). `Ok` carries what was
     /// done (for the history), `Err` why it could not be done; the record then stays
     /// claimed for a person to look at.
-    fn compensate(&self, record: &ExecutionRecord, reference: &str) -> Result<String, String>;
+    fn compensate(&self, record: &ExecutionRecord, reference: &str) -> Result<String, UndoError>;
 }
 
 /// Why the server could not start.

@@ -397,7 +397,7 @@ pub(super) async fn race(State(state): State<WebState>, _joined: Joined) -> Resu
     state
         .work(move |shared| {
             Ok(Json(match shared.race.current() {
-                Some(race) => views::race_view(&race, &shared.catalogue, false),
+                Some(race) => views::race_view(&race, &race.simulation(), &shared.catalogue, false),
                 None => views::no_race_view(),
             }))
         })
@@ -466,7 +466,12 @@ pub(super) async fn resolve_race(
                 .work(move |shared| {
                     shared.race.keep(shared.sessions.store())?;
                     race.run_on()?;
-                    Ok(Json(views::race_view(&race, &shared.catalogue, false)))
+                    Ok(Json(views::race_view(
+                        &race,
+                        &race.simulation(),
+                        &shared.catalogue,
+                        false,
+                    )))
                 })
                 .await
         }

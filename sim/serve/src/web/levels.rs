@@ -21,7 +21,7 @@ use super::LEVEL_PHASES_MAX;
 pub enum CatalogueError {
     #[error(
         "{folder}: {} in the campaign:\n{problems}",
-        twice_world::report::counted(*count as u64, "problem", "problems")
+        twice_world::text::counted(*count as u64, "problem", "problems")
     )]
     Campaign {
         folder: PathBuf,

@@ -95,7 +95,7 @@ pub(super) async fn room(State(state): State<WebState>, _presenter: Presenter) -
                     .collect(),
                 scoreboard: views::scoreboard(&shared.catalogue, &progress),
                 race: match shared.race.current() {
-                    Some(race) => views::race_view(&race, &shared.catalogue, true),
+                    Some(race) => views::race_view(&race, &race.simulation(), &shared.catalogue, true),
                     None => views::no_race_view(),
                 },
                 race_candidates: views::race_candidates(&shared.catalogue),
@@ -152,7 +152,12 @@ pub(super) async fn open_race(
         .work(move |shared| {
             let race = shared.race.open(&shared.catalogue, &body.tape)?;
             shared.race.keep(shared.sessions.store())?;
-            Ok(Json(views::race_view(&race, &shared.catalogue, true)))
+            Ok(Json(views::race_view(
+                &race,
+                &race.simulation(),
+                &shared.catalogue,
+                true,
+            )))
         })
         .await
 }

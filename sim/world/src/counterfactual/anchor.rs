@@ -159,7 +159,7 @@ fn describe(target: &Target) -> String {
     match target {
         Target::Wire(messages) => format!(
             "{} on the wire under its key",
-            crate::report::counted(messages.len() as u64, "message", "messages")
+            crate::text::counted(messages.len() as u64, "message", "messages")
         ),
         Target::Worker(Some((run, _, phase, _))) => format!("its worker on {run} about to {phase}"),
         Target::Worker(None) => "its worker".into(),

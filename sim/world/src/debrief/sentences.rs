@@ -73,14 +73,14 @@ fn defend_to_finish(level: &Level, standing: Standing) -> Option<String> {
         Standing::HeldWithCardsLeft { cards_left } => {
             format!(
                 "You still hold {}, but no play finishes this level",
-                crate::report::counted(u64::from(cards_left), "card", "cards")
+                crate::text::counted(u64::from(cards_left), "card", "cards")
             )
         }
         _ => "Spending the whole hand does not finish this level".to_owned(),
     };
     Some(format!(
         "{cards}: defend it with at most {} that stop every heist: a defence that holds, with no heist the explorer finds getting through, finishes it.",
-        crate::report::counted(u64::from(budget), "guard", "guards")
+        crate::text::counted(u64::from(budget), "guard", "guards")
     ))
 }
 
@@ -150,7 +150,7 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
     let reversed = if reversals > 0 {
         format!(
             " and {}",
-            crate::report::counted(reversals as u64, "reversal", "reversals")
+            crate::text::counted(reversals as u64, "reversal", "reversals")
         )
     } else {
         String::new()
@@ -163,12 +163,12 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
             "Billing paid {owner} {} for {} owed: {}{reversed}.",
             dollars(net),
             dollars(owed),
-            crate::report::counted(landed as u64, "credit", "credits")
+            crate::text::counted(landed as u64, "credit", "credits")
         ),
         Outcome::PaidOnce => format!(
             "Billing paid {owner} {}, exactly what was owed ({}{reversed}).",
             dollars(net),
-            crate::report::counted(landed as u64, "credit", "credits")
+            crate::text::counted(landed as u64, "credit", "credits")
         ),
         Outcome::UnknownFlagged if verdict.waiting.is_empty() && !simulation.failed_runs().is_empty() => format!(
             "{owner} {has} {} of the {} owed, and the run that should have paid failed and says so: a person sees it and nothing is hidden.",
@@ -190,7 +190,7 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
             "{owner} {has} {} of the {} owed ({}{reversed}), and nothing is waiting to pay the rest.",
             dollars(net),
             dollars(owed),
-            crate::report::counted(landed as u64, "credit", "credits")
+            crate::text::counted(landed as u64, "credit", "credits")
         ),
     }
 }

@@ -6,6 +6,7 @@ use crate::runtime::executor::Report;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::progress::InProgress;
 use crate::runtime::rules::Status;
+use crate::runtime::run::RunState;
 use crate::runtime::worker::Reconciled;
 
 /// The executor's step in the player's words, as the timeline shows it.
@@ -13,33 +14,9 @@ pub fn report_words(report: &Report) -> String {
     match report {
         Report::Loaded {
             version,
-            state: Some(state),
+            state,
             failed_recoveries,
-        } => format!(
-            "loads checkpoint v{version}: item {}, {}{}",
-            state.item,
-            state.status.name(),
-            match failed_recoveries {
-                Some(0) => " (a recovery)".to_owned(),
-                Some(failed) => format!(" (a recovery; {failed} before it started here and got no further)"),
-                None => String::new(),
-            }
-        ),
-        Report::Loaded {
-            state: None,
-            failed_recoveries,
-            ..
-        } => format!(
-            "no checkpoint: the run starts from the beginning{}",
-            match failed_recoveries {
-                Some(0) => " again (a recovery: it started before and saved none)".to_owned(),
-                Some(failed) => format!(
-                    " again (a recovery; {} before it also started with no checkpoint and saved none)",
-                    crate::report::counted(u64::from(*failed), "recovery", "recoveries")
-                ),
-                None => String::new(),
-            }
-        ),
+        } => loaded_words(*version, state.as_ref(), *failed_recoveries),
         Report::Unreadable { version, detail } => format!("checkpoint v{version} cannot be read: {detail}"),
         Report::Reserved { key, reservation, .. } => reservation_words(key, reservation),
         Report::Checked {
@@ -128,6 +105,33 @@ pub fn report_words(report: &Report) -> String {
         } => format!("reads {key}: {}", record.status),
         Report::RecordRead { key, record: None } => format!("reads {key}: no record"),
         Report::WaitsForPerson { reason } => format!("stops driving the run: {}", crate::text::wait_words(reason)),
+    }
+}
+
+/// A checkpoint loaded (or none found), and whether this start is a recovery after failed ones.
+fn loaded_words(version: u32, state: Option<&RunState>, failed_recoveries: Option<u32>) -> String {
+    match state {
+        Some(state) => format!(
+            "loads checkpoint v{version}: item {}, {}{}",
+            state.item,
+            state.status.name(),
+            match failed_recoveries {
+                Some(0) => " (a recovery)".to_owned(),
+                Some(failed) => format!(" (a recovery; {failed} before it started here and got no further)"),
+                None => String::new(),
+            }
+        ),
+        None => format!(
+            "no checkpoint: the run starts from the beginning{}",
+            match failed_recoveries {
+                Some(0) => " again (a recovery: it started before and saved none)".to_owned(),
+                Some(failed) => format!(
+                    " again (a recovery; {} before it also started with no checkpoint and saved none)",
+                    crate::text::counted(u64::from(failed), "recovery", "recoveries")
+                ),
+                None => String::new(),
+            }
+        ),
     }
 }
 

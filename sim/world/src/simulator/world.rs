@@ -12,7 +12,7 @@ use crate::billing_tools::{CreditArguments, Operation};
 use crate::checker::{CompensationBy, CompensationLog, CreditOrigin};
 use crate::ledger::ExecutionRecord;
 use crate::runtime::key::IdempotencyKey;
-use crate::runtime::operator::{CompensationTarget, Effect, LookupError};
+use crate::runtime::operator::{CompensationTarget, Effect, LookupError, UndoError};
 use crate::runtime::run::ToolCall;
 use crate::runtime::tool::ToolDeclaration;
 
@@ -70,7 +70,7 @@ impl CompensationTarget for SimulatedBilling<'_> {
         }
     }
 
-    fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, String> {
+    fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, UndoError> {
         let answer = self.world.billing.void_by_id(reference, self.now_ms);
         let outcome = answer.void_outcome(reference);
         self.world.compensations.push(CompensationLog {
@@ -218,7 +218,11 @@ impl Simulation {
     /// for an operator outside the simulation who has claimed the call on the ledger. Voiding
     /// by id never takes money that was not paid, and never takes it twice. It is not a move:
     /// a re-simulation from the tape does not repeat it.
-    pub fn undo_for_outside_operator(&mut self, record: &ExecutionRecord, credit_id: &str) -> Result<String, String> {
+    pub fn undo_for_outside_operator(
+        &mut self,
+        record: &ExecutionRecord,
+        credit_id: &str,
+    ) -> Result<String, UndoError> {
         let key = record.key.clone();
         let operator = self
             .observer

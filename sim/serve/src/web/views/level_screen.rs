@@ -310,10 +310,13 @@ fn card_targets(card: CardKind, simulation: &Simulation, _workers: &[WorkerView]
         .collect()
 }
 
-/// The level screen, from a participant's game.
-pub fn game_view(game: &Game, catalogue: &Catalogue) -> Result<GameView, twice_world::ledger::LedgerError> {
-    let held = game.simulation();
-    let simulation: &Simulation = &held;
+/// The level screen, from a participant's game and the simulation its caller holds (the view
+/// only reads it; `game.simulation()` is not reentrant, so the caller locks it once).
+pub fn game_view(
+    game: &Game,
+    simulation: &Simulation,
+    catalogue: &Catalogue,
+) -> Result<GameView, twice_world::ledger::LedgerError> {
     let looks = KeyLooks::from_timeline(simulation.timeline());
     let workers = simulation.workers();
     let mut records = simulation.ledger_records()?;

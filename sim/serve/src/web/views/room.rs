@@ -14,7 +14,7 @@ use super::lobby::win_view;
 use super::*;
 use twice_world::billing_tools::CreditArguments;
 use twice_world::ledger::{HistoryEntry, HistoryEvent};
-use twice_world::simulator::dollars;
+use twice_world::simulator::{Simulation, dollars};
 
 /// A decision on a call, as its history records it: who, what, why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -98,16 +98,17 @@ pub fn no_race_view() -> RaceView {
     }
 }
 
-pub fn race_view(race: &Race, catalogue: &Catalogue, with_tries: bool) -> RaceView {
+/// The race as the room sees it, from the race and the simulation its caller holds (the view
+/// only reads it).
+pub fn race_view(race: &Race, simulation: &Simulation, catalogue: &Catalogue, with_tries: bool) -> RaceView {
     let tape = &catalogue.tapes()[race.tape];
     let level = &catalogue.levels()[tape.level].level;
-    let simulation = race.simulation();
     let looks = KeyLooks::from_timeline(simulation.timeline());
     let record = simulation.ledger().record(&race.key).ok().flatten();
     let arguments: Option<CreditArguments> = record
         .as_ref()
         .and_then(|record| serde_json::from_str(&record.arguments).ok());
-    let billing = billing_view(&simulation, &looks);
+    let billing = billing_view(simulation, &looks);
     let account = arguments
         .as_ref()
         .map(|arguments| arguments.account.clone())
