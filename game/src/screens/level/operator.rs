@@ -187,6 +187,12 @@ pub fn draw(
             }
             None => ui::hint(ui, "select a call here or in the ledger"),
         }
+        if resolve_left.is_none() && compensate_left.is_none() {
+            // The queue stays (the calls are unknown all the same); a reason and buttons for
+            // moves the level does not deal would only be drawn to be refused.
+            level_ui.focus_reason = false;
+            return;
+        }
         ui.horizontal(|ui| {
             ui::key_cap(ui, "O");
             let field = egui::TextEdit::singleline(&mut level_ui.operator_reason)
