@@ -8,37 +8,17 @@
 //! Say a count with `counted(count, "card", "cards")` (`twice_world::text::counted`, or
 //! `twice_runtime::worker::counted` inside the runtime; `counted` in the browser's common.js).
 
-use std::path::{Path, PathBuf};
+#[path = "common/source_tree.rs"]
+mod source_tree;
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ sits in the workspace")
-        .to_path_buf()
-}
+use source_tree::{files_below, workspace_root};
 
-/// Every source file below `folder` a user's words can come from, skipping build output,
-/// dependencies and test folders.
-fn source_files(folder: &Path, files: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(folder)
-        .unwrap_or_else(|error| panic!("cannot list {}: {error}", folder.display()))
-        .map(|entry| entry.expect("a folder entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
-        if path.is_dir() {
-            if !matches!(name, "target" | "tests" | "node_modules") && !name.starts_with('.') {
-                source_files(&path, files);
-            }
-        } else if [".rs", ".js", ".html", ".css"]
-            .iter()
-            .any(|suffix| name.ends_with(suffix))
-            && !name.ends_with("_tests.rs")
-        {
-            files.push(path);
-        }
-    }
+/// A file a user's words can come from (test files named `*_tests.rs` are not).
+fn is_user_source(name: &str) -> bool {
+    [".rs", ".js", ".html", ".css"]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
+        && !name.ends_with("_tests.rs")
 }
 
 /// The lines of `text` (numbered from 1) that are neither comments nor inside a
@@ -81,8 +61,8 @@ fn user_lines(text: &str) -> Vec<(usize, &str)> {
 fn plural_hits() -> Vec<String> {
     let root = workspace_root();
     let mut files = Vec::new();
-    source_files(&root.join("game"), &mut files);
-    source_files(&root.join("sim"), &mut files);
+    files_below(&root.join("game"), is_user_source, &mut files);
+    files_below(&root.join("sim"), is_user_source, &mut files);
     assert!(
         files.iter().any(|file| file.ends_with("sim/serve/web/app.js")),
         "the browser's static files are searched"

@@ -20,34 +20,13 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
+#[path = "common/source_tree.rs"]
+mod source_tree;
+
+use source_tree::{files_below, workspace_root};
+
 const FILE_LINES_MAX: usize = 600;
 const FUNCTION_LINES_MAX: usize = 120;
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ sits in the workspace")
-        .to_path_buf()
-}
-
-/// Every `.rs` file below `folder`, skipping build output and test folders.
-fn rust_files(folder: &Path, files: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(folder)
-        .unwrap_or_else(|error| panic!("cannot list {}: {error}", folder.display()))
-        .map(|entry| entry.expect("a folder entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
-        if path.is_dir() {
-            if !matches!(name, "target" | "tests" | "node_modules") && !name.starts_with('.') {
-                rust_files(&path, files);
-            }
-        } else if name.ends_with(".rs") {
-            files.push(path);
-        }
-    }
-}
 
 fn is_cfg_test(attributes: &[syn::Attribute]) -> bool {
     attributes.iter().any(|attribute| {
@@ -191,7 +170,7 @@ fn measure() -> Sizes {
     let root = workspace_root();
     let mut files = Vec::new();
     for folder in ["game", "sim"] {
-        rust_files(&root.join(folder), &mut files);
+        files_below(&root.join(folder), |name| name.ends_with(".rs"), &mut files);
     }
     assert!(
         files.len() > 100,
