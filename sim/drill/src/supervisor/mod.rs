@@ -228,6 +228,8 @@ struct Counters {
     found_after_wait: u32,
     operator_resolutions: u32,
     kills_missed: u32,
+    /// Kills still unplaced when the drill ended: every run had finished before they could land.
+    kills_unplaced: u32,
     partitions: u32,
     pauses: u32,
     twins_started: u32,

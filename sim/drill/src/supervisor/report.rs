@@ -35,6 +35,8 @@ pub struct DrillReport {
     pub kills_by_phase: BTreeMap<String, u32>,
     /// Kills sent to a process that had already ended on its own (handed on to another).
     pub kills_missed: u32,
+    /// Kills never landed because every run had finished first (the rest of `kills_requested`).
+    pub kills_unplaced: u32,
     pub duplicates_started: u32,
     pub partitions_requested: u32,
     /// Hosts cut off the network mid-call (then put back).
@@ -104,6 +106,7 @@ pub(super) fn report(
         kills_during_tool_call: counters.kills_during_tool_call,
         kills_by_phase: counters.kills_by_phase.clone(),
         kills_missed: counters.kills_missed,
+        kills_unplaced: counters.kills_unplaced,
         duplicates_started: counters.duplicates_started,
         partitions_requested: config.partitions,
         partitions: counters.partitions,
@@ -197,8 +200,8 @@ fn process_rows(report: &DrillReport, lines: &mut Vec<String>) {
         "kills",
         report.kills.to_string(),
         format!(
-            "of {} asked for (SIGKILL; {} sent too late, handed on)",
-            report.kills_requested, report.kills_missed
+            "of {} asked for (SIGKILL; {} sent too late, handed on; {} left when every run had finished)",
+            report.kills_requested, report.kills_missed, report.kills_unplaced
         ),
     ));
     lines.push(row(

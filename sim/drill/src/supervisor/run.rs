@@ -108,6 +108,9 @@ pub async fn run_drill(config: DrillConfig) -> Result<DrillReport, DrillError> {
     };
     let driven = supervisor.drive(started).await;
     supervisor.reap_workers().await;
+    // Every kill asked for either landed or is still in the pool: the runs finished first.
+    supervisor.counters.kills_unplaced =
+        supervisor.kills_spare + supervisor.runs.iter().map(|run| run.kills_assigned).sum::<u32>();
     let billing_stopped = supervisor.stop_billing().await;
     driven?;
     billing_stopped.map_err(DrillError::BillingGone)?;
