@@ -722,8 +722,15 @@ async fn the_race_comes_back_after_sigkill_with_its_winner_and_its_409s() {
     assert_eq!(before["race"]["tries_total"], 3, "{}", before["race"]);
     assert_eq!(before["race"]["winner"]["operator"], "Ada");
 
+    // Each race's ledger folder sits beside the room file; the killed server's is swept when
+    // the room opens again, and only the race built again is there.
+    let races_folder = folder.path().join("room.sqlite.races");
+    let race_folders = || std::fs::read_dir(&races_folder).unwrap().count();
+    assert_eq!(race_folders(), 1);
     server.kill();
+    assert_eq!(race_folders(), 1, "a SIGKILL leaves the race's folder");
     let server = WebServer::start(&room, &[]);
+    assert_eq!(race_folders(), 1, "the old folder swept, the race's new one made");
     for browser in &mut browsers {
         browser.base = server.base.clone();
     }
@@ -749,8 +756,10 @@ async fn the_race_comes_back_after_sigkill_with_its_winner_and_its_409s() {
     )
     .await;
     assert_eq!(next["number"], number.as_u64().unwrap() + 1, "{next}");
+    assert_eq!(race_folders(), 1, "the replaced race's folder goes with it");
     let (status, _) = presenter(&server, reqwest::Method::DELETE, "/api/presenter/race", None).await;
     assert_eq!(status, StatusCode::OK);
+    assert_eq!(race_folders(), 0, "a closed race leaves no folder");
     server.stop();
     let server = WebServer::start(&room, &[]);
     let (_, closed) = presenter(&server, reqwest::Method::GET, "/api/presenter/room", None).await;

@@ -12,7 +12,7 @@
 //! read from the record's history. The winner's decision then wakes the parked run, and
 //! the room sees what it did to the money.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -199,6 +199,10 @@ pub struct RaceRoom {
     /// Held while the race is read and written to the room file, so writes land in the
     /// order the race changed (each holds everything before it).
     keeping: Mutex<()>,
+    /// Where each race's ledger folder goes: beside the room file, so a killed server's
+    /// race is swept when the room opens again (`None`: a room in memory; the system's
+    /// temporary folder, removed when the race is dropped).
+    folder: Option<PathBuf>,
 }
 
 impl RaceRoom {
@@ -209,7 +213,7 @@ impl RaceRoom {
     /// Opens a race from the tape the presenter named (by stem), replacing any open race.
     pub fn open(&self, catalogue: &Catalogue, tape_stem: &str) -> Result<Arc<Race>, WebError> {
         let number = self.opened.fetch_add(1, Ordering::Relaxed) + 1;
-        let race = Arc::new(build_race(catalogue, tape_stem, number)?);
+        let race = Arc::new(build_race(catalogue, tape_stem, number, self.folder.as_deref())?);
         let previous = self
             .current
             .lock()
@@ -266,7 +270,18 @@ impl RaceRoom {
     /// they were, and its winner's resolve decided again on the new ledger (the same request
     /// at the same simulated moment: the same history, the same run after it).
     pub fn restore(catalogue: &Catalogue, room: &RoomFile) -> Result<RaceRoom, RestoreError> {
-        let races = RaceRoom::default();
+        let races = RaceRoom {
+            folder: room.races_folder(),
+            ..RaceRoom::default()
+        };
+        if let Some(folder) = &races.folder {
+            // The room file is this server's alone (it is locked), so whatever race folders
+            // are here were left by a server that was killed: its races are built again below.
+            sweep(folder).map_err(|error| RestoreError::Folder {
+                path: folder.display().to_string(),
+                error,
+            })?;
+        }
         let Some(text) = room.setting(SETTING_RACE)? else {
             return Ok(races);
         };
@@ -278,10 +293,12 @@ impl RaceRoom {
         let Some(kept) = kept.current else {
             return Ok(races);
         };
-        let race = build_race(catalogue, &kept.tape, kept.number).map_err(|error| RestoreError::Tape {
-            room: room.path().to_owned(),
-            tape: kept.tape.clone(),
-            message: error.message,
+        let race = build_race(catalogue, &kept.tape, kept.number, races.folder.as_deref()).map_err(|error| {
+            RestoreError::Tape {
+                room: room.path().to_owned(),
+                tape: kept.tape.clone(),
+                message: error.message,
+            }
         })?;
         let status_of = |name: &str| {
             Status::parse(name).ok_or_else(|| RestoreError::Status {
@@ -335,6 +352,14 @@ pub enum RestoreError {
     /// The room file's setting cannot be read.
     #[error(transparent)]
     RoomFile(#[from] RoomFileError),
+    /// The folder for the races' ledgers beside the room file cannot be swept or made.
+    #[error("{path}: the races' folder cannot be made ready: {error}")]
+    Folder {
+        /// The folder.
+        path: String,
+        /// Why.
+        error: std::io::Error,
+    },
     /// The kept race is not the JSON this build writes.
     #[error("{room}: the kept race does not read: {error}")]
     Unreadable {
@@ -418,7 +443,17 @@ struct KeptResolve {
 
 /// A race on `tape_stem`'s parked call, numbered `number`: the tape played on a new ledger
 /// file in a folder of its own.
-fn build_race(catalogue: &Catalogue, tape_stem: &str, number: u32) -> Result<Race, WebError> {
+/// Empties `folder` of the race folders a killed server left (and makes it if missing).
+fn sweep(folder: &Path) -> std::io::Result<()> {
+    match std::fs::remove_dir_all(folder) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    std::fs::create_dir_all(folder)
+}
+
+fn build_race(catalogue: &Catalogue, tape_stem: &str, number: u32, folder: Option<&Path>) -> Result<Race, WebError> {
     let (candidate, tape) = catalogue.race_candidate(tape_stem).ok_or_else(|| {
         let known: Vec<&str> = catalogue
             .race_candidates()
@@ -435,10 +470,13 @@ fn build_race(catalogue: &Catalogue, tape_stem: &str, number: u32) -> Result<Rac
         )
     })?;
     let level = &catalogue.levels()[tape.level].level;
-    let folder = tempfile::Builder::new()
-        .prefix("twice-room-race-")
-        .tempdir()
-        .map_err(|error| WebError::logged("cannot make the race's folder", error))?;
+    let mut folder_builder = tempfile::Builder::new();
+    folder_builder.prefix("twice-room-race-");
+    let folder = match folder {
+        Some(folder) => folder_builder.tempdir_in(folder),
+        None => folder_builder.tempdir(),
+    }
+    .map_err(|error| WebError::logged("cannot make the race's folder", error))?;
     let path = folder.path().join(LEDGER_FILE_NAME);
     let mut builder = SimulationBuilder::new(level.clone(), tape.tape.seed)
         .actions(tape.tape.actions.clone())

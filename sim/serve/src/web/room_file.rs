@@ -116,6 +116,12 @@ impl RoomFile {
         Ok(room)
     }
 
+    /// Where the races' ledger folders go: `<room file>.races` beside it (`None` for a room
+    /// in memory).
+    pub fn races_folder(&self) -> Option<PathBuf> {
+        (self.path != ":memory:").then(|| PathBuf::from(format!("{}.races", self.path)))
+    }
+
     /// A room kept in memory only (tests, and a room run with `--room :memory:`).
     pub fn memory() -> Result<RoomFile, RoomFileError> {
         let connection = Connection::open_in_memory().map_err(|error| RoomFileError::Open {
