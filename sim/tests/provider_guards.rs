@@ -20,14 +20,14 @@ use twice_sim::runtime::key::IdempotencyKey;
 use twice_sim::runtime::operator::{self, OperatorError, ResumeRequest};
 use twice_sim::runtime::rules::Status;
 use twice_sim::runtime::run::{RunState, RunStatus, ToolCall};
-use twice_sim::runtime::tool::{SideEffect, ToolDeclaration};
+use twice_sim::runtime::tool::ToolDeclaration;
 use twice_sim::runtime::worker::{WaitReason, Worker, WorkerSetup};
 use twice_sim::text::wait_words;
 
 // The refund model, shared with the runtime's own driver tests.
 #[path = "../runtime/tests/support/mod.rs"]
 mod runtime_support;
-use runtime_support::RefundModel;
+use runtime_support::{RefundModel, credit_tool};
 
 const RUN: &str = "r1";
 const START_MS: u64 = 1_700_000_000_000;
@@ -193,20 +193,6 @@ impl ToolExecution for Provider {
         } else {
             LookUp::Absent
         }
-    }
-}
-
-fn credit_tool(retention_ms: Option<u64>, settle_ms: Option<u64>) -> ToolDeclaration {
-    ToolDeclaration {
-        name: "issue_credit".into(),
-        side_effect: SideEffect::External,
-        operation: None,
-        takes_key: true,
-        reconcile: true,
-        compensation: false,
-        attempts: None,
-        key_retention_ms: retention_ms,
-        lookup_settle_ms: settle_ms,
     }
 }
 

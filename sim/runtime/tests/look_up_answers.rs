@@ -12,11 +12,10 @@ use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::rules::Status;
 use twice_runtime::run::ToolCall;
-use twice_runtime::tool::{SideEffect, ToolDeclaration};
 use twice_runtime::worker::{Worker, WorkerSetup};
 
 mod support;
-use support::RefundModel;
+use support::{RefundModel, credit_tool};
 
 const SETTLE_MS: u64 = 2_000;
 
@@ -84,17 +83,7 @@ impl ToolExecution for Provider {
 /// The run against a provider whose lookups come out as `lookups`: the provider, how the
 /// worker ended and c1's status.
 fn run(lookups: Lookups) -> (Provider, Ending, Option<Status>) {
-    let tool = ToolDeclaration {
-        name: "issue_credit".into(),
-        side_effect: SideEffect::External,
-        operation: None,
-        takes_key: true,
-        reconcile: true,
-        compensation: false,
-        attempts: None,
-        key_retention_ms: None,
-        lookup_settle_ms: Some(SETTLE_MS),
-    };
+    let tool = credit_tool(None, Some(SETTLE_MS));
     let setup = WorkerSetup {
         worker_id: "w1".into(),
         run_id: "r1".into(),

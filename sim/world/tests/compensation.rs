@@ -9,9 +9,11 @@ use std::path::PathBuf;
 use twice_world::billing::EntryKind;
 use twice_world::checker::Outcome;
 use twice_world::debrief::{self, Debrief, Decider, Standing};
+use twice_world::ledger::LedgerStore;
 use twice_world::level::{self, CardKind};
+use twice_world::replay;
 use twice_world::runtime::rules::Status;
-use twice_world::simulator::{Actor, Simulation, SimulationBuilder};
+use twice_world::simulator::{Actor, Simulation};
 
 const WIN: &str = "37-undo-on-purpose.win.tape.ron";
 const NOTHING_LANDED: &str = "37-undo-on-purpose.nothing-landed.tape.ron";
@@ -27,11 +29,7 @@ fn levels_folder() -> PathBuf {
 
 fn run_tape(name: &str) -> Simulation {
     let loaded = level::load_tape(&levels_folder().join(name)).expect("the tape loads");
-    let mut simulation = SimulationBuilder::new(loaded.level.level.clone(), loaded.tape.seed)
-        .actions(loaded.tape.actions.clone())
-        .wire_rule(loaded.tape.wire_rule())
-        .build()
-        .expect("the tape builds");
+    let mut simulation = replay::simulation_of(&loaded, LedgerStore::Sqlite).expect("the tape builds");
     simulation.run().expect("runs");
     simulation
 }

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use twice_world::checker::Outcome;
+use twice_world::ledger::LedgerStore;
 use twice_world::level::{self, Level, Play};
+use twice_world::replay;
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::rules::Status;
 use twice_world::simulator::{Actor, PlayError, Simulation, SimulationBuilder};
@@ -209,11 +211,7 @@ fn a_level_and_a_tape_name_the_honest_operator_properly() {
 
 fn debrief_of_tape(name: &str) -> twice_world::debrief::Debrief {
     let loaded = level::load_tape(&levels_folder().join(name)).expect("the tape loads");
-    let mut simulation = SimulationBuilder::new(loaded.level.level.clone(), loaded.tape.seed)
-        .actions(loaded.tape.actions.clone())
-        .wire_rule(loaded.tape.wire_rule())
-        .build()
-        .expect("the tape builds");
+    let mut simulation = replay::simulation_of(&loaded, LedgerStore::Sqlite).expect("the tape builds");
     simulation.run().expect("runs");
     let verdict = simulation.verdict().expect("judged");
     twice_world::debrief::of(&simulation, &verdict)

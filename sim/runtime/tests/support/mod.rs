@@ -1,8 +1,26 @@
-//! What the synchronous-driver tests share: the refund model `execution::drive_run` drives.
+//! What the synchronous-driver tests share: the refund model `execution::drive_run` drives,
+//! and its tool's declaration.
 //! `sim/tests/provider_guards.rs` includes this file too (by path), so the model is written once.
 
 use twice_runtime::execution::{Agent, AgentError};
 use twice_runtime::run::{Arguments, Decision, RunState, Told, ToolCall};
+use twice_runtime::tool::{SideEffect, ToolDeclaration};
+
+/// The refund's tool: `issue_credit`, external, keyed, looked up by its reconcile hook, with
+/// the provider's key retention and lookup settle time as given.
+pub fn credit_tool(retention_ms: Option<u64>, settle_ms: Option<u64>) -> ToolDeclaration {
+    ToolDeclaration {
+        name: "issue_credit".into(),
+        side_effect: SideEffect::External,
+        operation: None,
+        takes_key: true,
+        reconcile: true,
+        compensation: false,
+        attempts: None,
+        key_retention_ms: retention_ms,
+        lookup_settle_ms: settle_ms,
+    }
+}
 
 /// One refund of $25.00 to acct_ada. Told the call did not happen, the model calls again (a
 /// new call, a new key), up to `calls_max` calls; told a result or a compensation, it is done.
