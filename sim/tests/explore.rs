@@ -11,6 +11,7 @@ use twice_sim::explore::{Explorer, Found, Progress, Stage};
 use twice_sim::level::{self, Level};
 use twice_sim::replay::replay_tape;
 use twice_sim::runtime::guards::{Guard, Guards};
+use twice_sim::runtime::worker::Held;
 use twice_sim::simulator::SimulationBuilder;
 
 /// The guards the vault cannot do without (see `sim/tests/campaign.rs`: key_downstream and
@@ -430,10 +431,10 @@ fn the_vault_holds_against_the_explorers_first_find() {
     let verdict = simulation.verdict().expect("a verdict");
     assert_eq!(verdict.outcome, Outcome::PaidOnce, "{}", verdict.summary);
     assert!(
-        simulation
-            .guard_notes()
-            .iter()
-            .any(|note| note.detail.contains("relied on r1:c1 having failed")),
+        simulation.guard_notes().iter().any(
+            |note| matches!(&note.held, Held::FailureTakenOver { key, .. } if key == "r1:c1")
+                && twice_sim::text::note_words(note).contains("relied on r1:c1 having failed")
+        ),
         "the twin stood down on the failed record: {:?}",
         simulation.guard_notes()
     );

@@ -388,13 +388,13 @@ fn nothing_found_within_the_settle_time_is_asked_again_before_anyone_settles_fai
 
 /// A poison run: the first worker pays and saves, then every worker is killed when the run
 /// next needs its model, recovery after recovery. Returns how each recovery ended.
-fn crash_looping(guards: Guards, ledger: &Ledger, recoveries: u32) -> Vec<Ending> {
+fn crash_looping(guards: Guards, ledger: &Ledger, recoveries: u32) -> Vec<Option<Ending>> {
     crash_looping_after(guards, ledger, recoveries, 1)
 }
 
 /// [`crash_looping`], the first worker killed after `first_decisions` answered decisions
 /// (0: before the run saved any checkpoint).
-fn crash_looping_after(guards: Guards, ledger: &Ledger, recoveries: u32, first_decisions: u32) -> Vec<Ending> {
+fn crash_looping_after(guards: Guards, ledger: &Ledger, recoveries: u32, first_decisions: u32) -> Vec<Option<Ending>> {
     let mut clock = TestClock::new();
     let mut provider = Provider::new(&clock, DAY_MS, 0);
     let tool = credit_tool(None, None);
@@ -410,12 +410,13 @@ fn crash_looping_after(guards: Guards, ledger: &Ledger, recoveries: u32, first_d
         .collect()
 }
 
-fn killed() -> Ending {
-    Ending::StoodDown("killed when it asked the model".into())
+/// A worker killed when it asked the model: it never ended by itself.
+fn killed() -> Option<Ending> {
+    None
 }
 
 /// Drives a worker whose process is killed the moment it asks the model after
-/// `decisions` answered decisions.
+/// `decisions` answered decisions: how it ended, `None` when it was killed.
 fn drive_killed_at_model(
     ledger: &Ledger,
     setup: WorkerSetup,
@@ -423,7 +424,7 @@ fn drive_killed_at_model(
     model: &mut RefundModel,
     provider: &mut Provider,
     clock: &mut TestClock,
-) -> Ending {
+) -> Option<Ending> {
     use twice_sim::runtime::executor::{Drive, Next};
     use twice_sim::runtime::worker::Input;
     let mut executor = Executor::new(ledger.connect_again().unwrap(), &setup, wait_words);
@@ -453,13 +454,13 @@ fn drive_killed_at_model(
                 };
                 provider.send(&sending).into_input(key, attempt)
             }
-            Next::Drive(Drive::WaitForPerson { reason }) => return Ending::WaitsForPerson(reason),
-            Next::Drive(Drive::Exit) | Next::Nothing => return Ending::Exited,
+            Next::Drive(Drive::WaitForPerson { reason }) => return Some(Ending::WaitsForPerson(reason)),
+            Next::Drive(Drive::Exit) | Next::Nothing => return Some(Ending::Exited),
             Next::Drive(other) => panic!("this run needs only its model and one send: {other:?}"),
         };
         command = worker.handle(clock.now_ms(), input);
     }
-    Ending::Exited
+    Some(Ending::Exited)
 }
 
 #[test]
@@ -470,11 +471,11 @@ fn a_run_whose_recoveries_keep_failing_is_dead_lettered_and_resumed_only_by_an_o
         assert_eq!(endings[..2], [killed(), killed()], "{store}: two recoveries tried");
         assert_eq!(
             endings[2],
-            Ending::Exited,
+            Some(Ending::Exited),
             "{store}: the third is not tried: dead-lettered"
         );
         assert!(
-            matches!(&endings[3], Ending::WaitsForPerson(reason @ WaitReason::DeadLettered { .. }) if wait_words(reason).contains("dead-lettered")),
+            matches!(&endings[3], Some(Ending::WaitsForPerson(reason @ WaitReason::DeadLettered { .. })) if wait_words(reason).contains("dead-lettered")),
             "{store}: a dead-lettered run is not driven: {:?}",
             endings[3]
         );
@@ -580,11 +581,11 @@ fn a_run_that_crashes_before_its_first_checkpoint_counts_every_failed_recovery()
         assert_eq!(endings[..2], [killed(), killed()], "{store}: two recoveries tried");
         assert_eq!(
             endings[2],
-            Ending::Exited,
+            Some(Ending::Exited),
             "{store}: the third is not tried: dead-lettered"
         );
         assert!(
-            matches!(&endings[3], Ending::WaitsForPerson(reason @ WaitReason::DeadLettered { .. }) if wait_words(reason).contains("dead-lettered")),
+            matches!(&endings[3], Some(Ending::WaitsForPerson(reason @ WaitReason::DeadLettered { .. })) if wait_words(reason).contains("dead-lettered")),
             "{store}: a dead-lettered run is not driven: {:?}",
             endings[3]
         );

@@ -158,7 +158,10 @@ fn a_levels_recovery_limit_dead_letters_a_run_whose_recoveries_keep_failing() {
     assert!(
         matches!(
             held(&guarded, Guard::DeadLetter)[..],
-            [Held::DeadLettered { failed_recoveries: 1 }]
+            [Held::DeadLettered {
+                failed_recoveries: 1,
+                ..
+            }]
         ),
         "{:?}",
         guarded.guard_notes()

@@ -14,7 +14,7 @@ use crate::ids::ToolName;
 use crate::key::IdempotencyKey;
 use crate::ledger::LedgerError;
 use crate::run::{Arguments, Decision, RunState, ToolCall};
-use crate::worker::{Input, WaitReason, Worker};
+use crate::worker::{GuardNote, Input, WaitReason, Worker};
 
 /// What one attempt of a tool came to, as the driver saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,8 +129,9 @@ pub trait Clock {
 pub enum Ending {
     /// The run is over for this worker (completed, failed or paused: read its checkpoint).
     Exited,
-    /// Another worker drives the run.
-    StoodDown(String),
+    /// Another worker drives the run (the guard note says how it found out; the application
+    /// words it).
+    StoodDown(GuardNote),
     /// The run's state cannot be used; a person looks (the facts: the application words them).
     WaitsForPerson(WaitReason),
     /// The worker waits on a call someone else must settle (an operator, or the worker that
@@ -255,7 +256,7 @@ fn driven(
             return follow(executor.undone(key, &detail, clock.now_ms())?.next);
         }
         Drive::Park { key } => return Ok(Driven::End(Ending::Parked(key))),
-        Drive::StandDown { reason } => return Ok(Driven::End(Ending::StoodDown(reason))),
+        Drive::StandDown { note } => return Ok(Driven::End(Ending::StoodDown(note))),
         Drive::WaitForPerson { reason } => return Ok(Driven::End(Ending::WaitsForPerson(reason))),
         Drive::Exit => return Ok(Driven::End(Ending::Exited)),
     };

@@ -456,13 +456,11 @@ fn a_tool_that_fails_the_contract_check_keeps_its_run_from_starting_only_while_t
         );
         let notes = worker.take_notes();
         assert_eq!(notes.len(), 1);
-        assert_eq!(
-            notes[0].held,
-            Held::ContractRefused {
-                tool: "issue_credit".into()
-            }
-        );
-        assert!(notes[0].detail.contains(words), "{}", notes[0].detail);
+        let Held::ContractRefused { tool, violation } = &notes[0].held else {
+            panic!("{notes:?}")
+        };
+        assert_eq!(tool.as_str(), "issue_credit");
+        assert!(violation.to_string().contains(words), "{violation}");
         let drive = until_driven(&mut worker, &mut executor, first, 0);
         let Some(Drive::WaitForPerson { reason }) = drive else {
             panic!("the run is not driven: {drive:?}")

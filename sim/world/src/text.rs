@@ -5,6 +5,10 @@
 
 use twice_runtime::worker::{CallRefused, WaitReason};
 
+mod notes;
+
+pub use notes::note_words;
+
 /// A count with its noun, singular for one: `1 tape`, `2 tapes`, `0 tapes`.
 pub fn counted(count: u64, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })

@@ -128,10 +128,12 @@ fn a_misdeclared_write_is_refused_at_start_with_the_check_on_and_nothing_is_sent
         "{}",
         refusal.text
     );
-    assert!(simulation.guard_notes().iter().any(|note| note.held
-        == Held::ContractRefused {
-            tool: "issue_credit".into()
-        }));
+    assert!(
+        simulation
+            .guard_notes()
+            .iter()
+            .any(|note| matches!(&note.held, Held::ContractRefused { tool, .. } if tool.as_str() == "issue_credit"))
+    );
     let verdict = simulation.verdict().expect("a verdict");
     assert_eq!(verdict.stopped_by, vec![Guard::ToolContract]);
     assert_eq!(

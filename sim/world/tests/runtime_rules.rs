@@ -569,7 +569,7 @@ fn the_same_key_with_different_arguments_is_not_run_again_and_its_record_is_the_
         simulation
             .guard_notes()
             .iter()
-            .any(|note| note.held == twice_world::runtime::worker::Held::ArgumentsRefused),
+            .any(|note| matches!(note.held, twice_world::runtime::worker::Held::ArgumentsRefused { .. })),
         "the new wording was refused"
     );
     assert_eq!(credits(&simulation), 1);

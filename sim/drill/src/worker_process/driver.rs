@@ -210,7 +210,9 @@ impl Driver {
                 return Box::pin(self.next_of(step)).await;
             }
             Drive::Park { key } => return self.park(&key).await,
-            Drive::StandDown { reason } => return Ok(Step::End(WorkerEnd::StoodDown(reason))),
+            Drive::StandDown { note } => {
+                return Ok(Step::End(WorkerEnd::StoodDown(twice_world::text::note_words(&note))));
+            }
             Drive::WaitForPerson { reason } => {
                 return Ok(Step::End(WorkerEnd::WaitsForPerson(twice_world::text::wait_words(
                     &reason,

@@ -25,7 +25,7 @@ use crate::ledger::{
 use crate::operator;
 use crate::rules::{FencePlace, SendTiming, Status, fence_place};
 use crate::run::{RunState, ToolCall};
-use crate::worker::{Command, Input, Reconciled, WaitReason, WaitWords, WorkerSetup};
+use crate::worker::{Command, GuardNote, Input, Reconciled, WaitReason, WaitWords, WorkerSetup};
 
 mod report;
 mod runs;
@@ -102,8 +102,8 @@ pub enum Drive {
     },
     /// This worker stands down: another drives the run.
     StandDown {
-        /// Why, in words.
-        reason: String,
+        /// Why: the guard note of the `checkpoint_version` hold (the application words it).
+        note: GuardNote,
     },
     /// The run's stored state cannot be used: stop driving it; a person looks.
     WaitForPerson {
@@ -319,7 +319,7 @@ impl Executor {
                 ))
             }
             Command::Park { key } => Ok(Step::drive(Drive::Park { key })),
-            Command::StandDown { reason } => Ok(Step::drive(Drive::StandDown { reason })),
+            Command::StandDown { note } => Ok(Step::drive(Drive::StandDown { note })),
             Command::WaitForPerson { reason } => {
                 self.ledger.append_run_event(
                     &self.identity.run_id,

@@ -45,18 +45,12 @@ impl Worker {
         let key = self.context().key.clone();
         self.note(
             Guard::Ledger,
-            Held::ArgumentsRefused,
-            format!(
-                "key {key} already belongs to a call with other arguments ({}); the new wording was not run, nor served the other call's result",
-                existing.arguments
-            ),
+            Held::ArgumentsRefused {
+                recorded_arguments: existing.arguments.clone(),
+            },
         );
         if self.guard(Guard::KeyPerCall) && existing.run_id == self.setup.run_id {
-            self.note(
-                Guard::KeyPerCall,
-                Held::RewordedReplayRecognised,
-                format!("the replay reworded its arguments but kept its key {key}, so the ledger recognised it"),
-            );
+            self.note(Guard::KeyPerCall, Held::RewordedReplayRecognised);
         }
         match existing.status {
             Status::Failed => self.fail_run(format!(
@@ -98,14 +92,8 @@ impl Worker {
             }
             ReservationAction::ReturnRecorded => {
                 let record = record.expect("a completed record exists");
-                self.note(
-                    Guard::Ledger,
-                    Held::ReturnedRecordedResult,
-                    format!(
-                        "the ledger held `completed` for key {}; the recorded result was returned and the tool was not called",
-                        record.key
-                    ),
-                );
+                assert_eq!(record.key, self.context().key, "the record returned is the call's own");
+                self.note(Guard::Ledger, Held::ReturnedRecordedResult);
                 self.tell(Told::Result {
                     result: record.result.unwrap_or_default(),
                 })
@@ -114,24 +102,14 @@ impl Worker {
             ReservationAction::Unknown => {
                 let record = record.expect("an unknown record exists");
                 self.context_mut().recovered = true;
+                assert_eq!(record.key, self.context().key, "the record met is the call's own");
                 let other_run = (record.run_id != self.setup.run_id).then(|| record.run_id.clone());
-                let detail = match &other_run {
-                    None => format!(
-                        "the ledger held `{}` for key {}; the replay did not call the tool",
-                        record.status, record.key
-                    ),
-                    Some(run) => format!(
-                        "the ledger held `{}` for key {}, a call of run {run}; this call was not made",
-                        record.status, record.key
-                    ),
-                };
                 self.note(
                     Guard::Ledger,
                     Held::ReplayNotRun {
                         status: record.status,
                         other_run,
                     },
-                    detail,
                 );
                 if record.owner != self.setup.worker_id
                     && record.run_id == self.setup.run_id
@@ -143,10 +121,6 @@ impl Worker {
                         Held::RacingReservationLost {
                             winner: record.owner.clone(),
                         },
-                        format!(
-                            "{} reserved {} while {} drove the same run; one transaction let only one of them call the tool",
-                            record.owner, record.key, self.setup.worker_id
-                        ),
                     );
                 }
                 let started_for_ms = now_ms.saturating_sub(record.updated_at_ms);
@@ -156,11 +130,10 @@ impl Worker {
                 {
                     self.note(
                         Guard::NoLeaseExpiry,
-                        Held::LeaseNotReclaimed { started_for_ms },
-                        format!(
-                            "{} has been `started` for {started_for_ms} ms, past a {} ms lease; it was not reclaimed",
-                            record.key, self.setup.lease_ms
-                        ),
+                        Held::LeaseNotReclaimed {
+                            started_for_ms,
+                            lease_ms: self.setup.lease_ms,
+                        },
                     );
                 }
                 self.unknown()
@@ -202,19 +175,7 @@ impl Worker {
             record.as_ref().map(|record| record.status),
             record.as_ref().map(|record| record.owner.clone()),
         );
-        let why = match (&status, &owner) {
-            (Some(Status::Started), Some(owner)) => format!("{owner} owns its `started` record now"),
-            (Some(status), _) => format!("its record is `{status}` now"),
-            (None, _) => "it has no record".to_owned(),
-        };
-        self.note(
-            Guard::Ledger,
-            Held::SendRefused { status, owner },
-            format!(
-                "{} did not send {key}: {why}. The last step before a request leaves is a compare-and-set on the record, so nothing left",
-                self.setup.worker_id
-            ),
-        );
+        self.note(Guard::Ledger, Held::SendRefused { status, owner });
         match record {
             Some(record) if record.status.is_settled() => self.truth_or_unknown(Some(record)),
             Some(_) => {
@@ -241,14 +202,7 @@ impl Worker {
             AttemptEnd::Succeeded
         };
         if let ToolAnswer::Repeat { first, .. } = &answer {
-            let key = context.key.clone();
-            self.note(
-                Guard::KeyDownstream,
-                Held::FirstAnswerRepeated { first: first.clone() },
-                format!(
-                    "billing recognised key {key} and answered with the first credit {first}; nothing was paid twice"
-                ),
-            );
+            self.note(Guard::KeyDownstream, Held::FirstAnswerRepeated { first: first.clone() });
         }
         let context = self.context();
         let (side_effect, attempt, attempts_allowed) =
@@ -280,13 +234,7 @@ impl Worker {
                 // One attempt comes from the write retry rule, or from a declaration that asked
                 // for one (then the rule may be off, and it is the declaration that held).
                 if self.guard(Guard::WriteRetryRule) {
-                    self.note(
-                        Guard::WriteRetryRule,
-                        Held::WriteNotRetried,
-                        format!(
-                            "the write {key} timed out after its request left: recorded indeterminate, not retried"
-                        ),
-                    );
+                    self.note(Guard::WriteRetryRule, Held::WriteNotRetried);
                 }
                 self.record(Status::Indeterminate, None)
             }

@@ -74,12 +74,7 @@ impl Worker {
                 let (side_effect, attempt, attempts_allowed) =
                     (context.tool.side_effect, context.attempt, context.attempts_allowed);
                 if side_effect.changes_something() {
-                    let key = self.context().key.clone();
-                    self.note(
-                        Guard::RefusalIsFailed,
-                        Held::RefusalRecordedFailed,
-                        format!("the tool refused {key} before sending: recorded failed, not a success"),
-                    );
+                    self.note(Guard::RefusalIsFailed, Held::RefusalRecordedFailed);
                 }
                 match self.outcome(side_effect, AttemptEnd::NotAttempted, attempt, attempts_allowed) {
                     OutcomeAction::Record(status) => self.record(status, Some(format!("not attempted: {reason}"))),
@@ -153,11 +148,13 @@ impl Worker {
                 .err()
                 .map(|violation| (tool.name.clone(), violation))
         })?;
-        let detail = format!(
-            "the tool contract check failed: {violation}. Run {} was refused before it started; nothing was sent",
-            self.setup.run_id
+        self.note(
+            Guard::ToolContract,
+            Held::ContractRefused {
+                tool,
+                violation: violation.clone(),
+            },
         );
-        self.note(Guard::ToolContract, Held::ContractRefused { tool }, detail);
         Some(self.wait_for_person(WaitReason::ContractRefused {
             run_id: self.setup.run_id.clone(),
             violation,
@@ -172,18 +169,15 @@ impl Worker {
     /// Someone saved the run's checkpoint since this worker loaded it: it stands down
     /// before it sends anything.
     pub(super) fn fenced(&mut self, expected: u32, found: u32) -> Option<Command> {
-        let detail = format!(
-            "worker {} loaded run {} at version {expected}, but the ledger has {found}: its reservation was refused and it stood down before sending",
-            self.setup.worker_id, self.setup.run_id
-        );
-        self.stand_down(Held::StoodDownBeforeSending { expected, found }, detail)
+        self.stand_down(Held::StoodDownBeforeSending { expected, found })
     }
 
     /// The checkpoint version held (`held` says how): another worker drives the run now.
-    pub(super) fn stand_down(&mut self, held: Held, reason: String) -> Option<Command> {
-        self.note(Guard::CheckpointVersion, held, reason.clone());
+    pub(super) fn stand_down(&mut self, held: Held) -> Option<Command> {
+        self.note(Guard::CheckpointVersion, held);
+        let note = self.notes.last().cloned().expect("the stand-down was just noted");
         self.state = WorkerState::StoodDown;
-        Some(Command::StandDown { reason })
+        Some(Command::StandDown { note })
     }
 
     pub(super) fn wait_for_person(&mut self, reason: WaitReason) -> Option<Command> {

@@ -1,20 +1,23 @@
-//! What a guard did when it made a difference.
-
-use serde::{Deserialize, Serialize};
+//! What a guard did when it made a difference: the facts, typed. The machine makes no
+//! sentence of them; the application does (`twice_world::text::note_words` for the timeline,
+//! the debrief and the checker), as with [`super::WaitReason`].
 
 use crate::guards::Guard;
 use crate::ids::{RunId, ToolName, WorkerId};
 use crate::rules::Status;
+use crate::tool::ContractViolation;
 
-/// What a guard did when it made a difference: typed, so code and tests match on it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "held")]
+/// What a guard did when it made a difference: typed, so code and tests match on it, and
+/// carrying every fact a sentence about it needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Held {
     /// `tool_contract`: a tool failed the contract check, so the run was refused before it
     /// started; nothing was sent.
     ContractRefused {
         /// The tool that failed the check.
         tool: ToolName,
+        /// What the check found.
+        violation: ContractViolation,
     },
     /// `ledger`: the call was `completed`; its recorded result was returned.
     ReturnedRecordedResult,
@@ -26,7 +29,10 @@ pub enum Held {
         other_run: Option<RunId>,
     },
     /// `ledger`: the key belongs to other arguments; the call was refused, not served the other result.
-    ArgumentsRefused,
+    ArgumentsRefused {
+        /// The arguments the key's record holds (canonical JSON).
+        recorded_arguments: String,
+    },
     /// `ledger`: the send fence refused: the record was no longer this worker's `started` call.
     SendRefused {
         /// Its status.
@@ -45,6 +51,8 @@ pub enum Held {
     LeaseNotReclaimed {
         /// How long it has been `started`, in ms.
         started_for_ms: u64,
+        /// The lease a naive runtime would have put on it, in ms.
+        lease_ms: u64,
     },
     /// `key_downstream`: billing recognised the key and answered with the first effect.
     FirstAnswerRepeated {
@@ -61,7 +69,11 @@ pub enum Held {
     /// `reconcile_hook`: the hook found the effect; the run went on with the real result.
     Reconciled,
     /// `no_reflex_compensation`: an unknown or failed call was not compensated by the runtime.
-    NotCompensated,
+    NotCompensated {
+        /// A recovered run met the call unknown (otherwise: this worker's call failed or is
+        /// unknown).
+        recovered: bool,
+    },
     /// `no_reflex_compensation`: the run failed, and the calls of it that took effect (these
     /// keys) were left standing for an operator to decide, not compensated by the runtime.
     FailedRunNotUndone {
@@ -84,6 +96,8 @@ pub enum Held {
     },
     /// `checkpoint_version`: a save relied on a failure another worker had already re-run; stood down.
     FailureTakenOver {
+        /// The call whose failure the save relied on.
+        key: String,
         /// The worker that re-ran it.
         owner: WorkerId,
         /// The record's status now.
@@ -112,24 +126,31 @@ pub enum Held {
         since_last_send_ms: u64,
         /// How long the provider's lookups may lag, as the tool declares it.
         lookup_settle_ms: u64,
+        /// How long the worker waits before looking again, in ms.
+        look_again_in_ms: u64,
     },
     /// `dead_letter`: the run's recoveries failed as often as declared; it stopped as
     /// `dead_lettered` until an operator resumes it.
     DeadLettered {
         /// How many recoveries had failed.
         failed_recoveries: u32,
+        /// Why, as the run's checkpoint and history keep it.
+        reason: String,
     },
 }
 
-/// A guard that made a difference: what it did, in types and in the player's words.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A guard that made a difference: who it held for and what it did, typed (the application
+/// words it).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GuardNote {
     /// The guard that held.
     pub guard: Guard,
+    /// The worker it held for.
+    pub worker_id: WorkerId,
+    /// The run that worker drives.
+    pub run_id: RunId,
     /// The call it held on, if it was about one.
     pub key: Option<String>,
     /// What it did, typed.
     pub held: Held,
-    /// What it did, in the player's words.
-    pub detail: String,
 }

@@ -31,19 +31,12 @@ impl Worker {
             key_age_ms,
             action,
         });
-        let key = self.context().key.clone();
         self.note(
             Guard::KeyRetention,
             Held::ExpiredKeyNotResent {
                 key_age_ms,
                 key_retention_ms: retention,
             },
-            format!(
-                "{key} was reserved {} ago and its provider keeps keys for {}: a resend would be a new request \
-                 to it, paid again if the first landed. It was not sent; the call is unknown",
-                duration_words(key_age_ms),
-                duration_words(retention)
-            ),
         );
         let context = self.context_mut();
         context.awaiting_attempt = None;
@@ -55,12 +48,7 @@ impl Worker {
     pub(super) fn on_reconciled(&mut self, now_ms: u64, reconciled: Reconciled) -> Option<Command> {
         match reconciled {
             Reconciled::Completed { result } => {
-                let key = self.context().key.clone();
-                self.note(
-                    Guard::ReconcileHook,
-                    Held::Reconciled,
-                    format!("the reconcile hook found {key} in billing; the run carried on with the real result"),
-                );
+                self.note(Guard::ReconcileHook, Held::Reconciled);
                 self.tell(Told::Result { result })
             }
             Reconciled::Unknown => self.unknown(),
@@ -104,12 +92,6 @@ impl Worker {
                         key_age_ms: facts.since_reserved_ms,
                         key_retention_ms: retention,
                     },
-                    format!(
-                        "the hook found nothing under {key}, but the key was reserved {} ago and its provider keeps \
-                         keys for {}: expired, not absent — whatever happened cannot be found by key. It stays unknown",
-                        duration_words(facts.since_reserved_ms),
-                        duration_words(retention)
-                    ),
                 );
                 self.unknown()
             }
@@ -120,14 +102,8 @@ impl Worker {
                     Held::NotFoundTooSoon {
                         since_last_send_ms: facts.since_last_send_ms,
                         lookup_settle_ms: settle,
+                        look_again_in_ms: after_ms,
                     },
-                    format!(
-                        "the hook found nothing under {key} {} after the ledger last wrote it, but its provider's lookups may \
-                         lag {}: not proof. It looks again in {}",
-                        duration_words(facts.since_last_send_ms),
-                        duration_words(settle),
-                        duration_words(after_ms)
-                    ),
                 );
                 self.context_mut().looking_again = true;
                 self.state = WorkerState::Reconciling;
@@ -200,12 +176,10 @@ impl Worker {
         };
         self.note(
             Guard::DeadLetter,
-            Held::DeadLettered { failed_recoveries },
-            format!(
-                "run {} was not recovered again: {reason}. It stopped as dead_lettered and resumes only when an \
-                 operator asks",
-                self.setup.run_id
-            ),
+            Held::DeadLettered {
+                failed_recoveries,
+                reason: reason.clone(),
+            },
         );
         let previous = std::mem::replace(&mut self.run.status, RunStatus::Running);
         self.run.status = RunStatus::DeadLettered {

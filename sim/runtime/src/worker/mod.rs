@@ -295,8 +295,8 @@ pub enum Command {
     },
     /// A stale checkpoint save: another worker owns the run now.
     StandDown {
-        /// Why, in words.
-        reason: String,
+        /// Why: the guard note of the `checkpoint_version` hold (the application words it).
+        note: GuardNote,
     },
     /// The run's stored state cannot be used: it is not driven, and waits for a person.
     WaitForPerson {
@@ -540,14 +540,21 @@ impl Worker {
         action
     }
 
-    fn note(&mut self, guard: Guard, held: Held, detail: String) {
-        debug_assert!(self.setup.guards.is_on(guard), "only a guard that is on can hold");
+    /// A guard held, on the call in progress if there is one.
+    fn note(&mut self, guard: Guard, held: Held) {
         let key = self.call.as_ref().map(|context| context.key.to_string());
+        self.note_on(guard, key, held);
+    }
+
+    /// A guard held, on the call `key` names (`None`: on none).
+    fn note_on(&mut self, guard: Guard, key: Option<String>, held: Held) {
+        debug_assert!(self.setup.guards.is_on(guard), "only a guard that is on can hold");
         self.notes.push(GuardNote {
             guard,
+            worker_id: self.setup.worker_id.clone(),
+            run_id: self.setup.run_id.clone(),
             key,
             held,
-            detail,
         });
     }
 

@@ -23,10 +23,7 @@ impl Worker {
         let context = self.context();
         // A naive runtime undoes what it cannot account for, by reflex, even on recovery.
         if context.recovered && context.tool.compensation && !context.compensated {
-            let key = context.key.clone();
-            if let Some(compensate) = self.reflex_compensation(format!(
-                "the recovered run met {key} unknown; the runtime did not compensate it by itself"
-            )) {
+            if let Some(compensate) = self.reflex_compensation(true) {
                 return Some(compensate);
             }
         }
@@ -58,14 +55,7 @@ impl Worker {
                     self.state = WorkerState::Parked;
                     return Some(Command::Park { key });
                 }
-                self.note(
-                    Guard::PauseOnIndeterminate,
-                    Held::Paused,
-                    format!(
-                        "run {} paused awaiting reconciliation of {key}; the model was not told \"failed\"",
-                        self.setup.run_id
-                    ),
-                );
+                self.note(Guard::PauseOnIndeterminate, Held::Paused);
                 self.run.status = RunStatus::AwaitingReconciliation { key: key.to_string() };
                 self.run.pending = Some(call);
                 self.save(AfterSave::Park)
@@ -78,12 +68,13 @@ impl Worker {
 
     /// A call that may have taken effect is unknown or failed: a naive runtime (guard
     /// `no_reflex_compensation` off) undoes it by reflex, and this is that command; the
-    /// runtime does not, and says so (`held`). Either way it is decided once per call.
-    pub(super) fn reflex_compensation(&mut self, held: String) -> Option<Command> {
+    /// runtime does not, and notes it (`recovered`: a recovered run met the call unknown).
+    /// Either way it is decided once per call.
+    pub(super) fn reflex_compensation(&mut self, recovered: bool) -> Option<Command> {
         let context = self.context_mut();
         context.compensated = true;
         if self.guard(Guard::NoReflexCompensation) {
-            self.note(Guard::NoReflexCompensation, Held::NotCompensated, held);
+            self.note(Guard::NoReflexCompensation, Held::NotCompensated { recovered });
             return None;
         }
         let context = self.context();
@@ -95,10 +86,7 @@ impl Worker {
     pub(super) fn tell_failed(&mut self, reason: String) -> Option<Command> {
         let context = self.context();
         if context.may_have_left && context.tool.compensation && !context.compensated {
-            let key = context.key.clone();
-            if let Some(compensate) = self.reflex_compensation(format!(
-                "{key} failed or is unknown; the runtime did not compensate it by itself"
-            )) {
+            if let Some(compensate) = self.reflex_compensation(false) {
                 return Some(compensate);
             }
         }
@@ -140,17 +128,12 @@ impl Worker {
             }
             Some(FailedRunAction::LeaveToOperator) => {
                 let keys: Vec<String> = took_effect.iter().map(|(key, _)| key.to_string()).collect();
-                self.notes.push(GuardNote {
-                    guard: Guard::NoReflexCompensation,
-                    key: keys.first().cloned(),
-                    detail: format!(
-                        "run {} failed, and {} took effect before it; the runtime did not compensate by itself: \
-                         a failure later in the run does not make an earlier effect wrong, and an operator decides",
-                        self.setup.run_id,
-                        keys.join(", ")
-                    ),
-                    held: Held::FailedRunNotUndone { keys },
-                });
+                assert!(!keys.is_empty(), "only a run with effects leaves them to an operator");
+                self.note_on(
+                    Guard::NoReflexCompensation,
+                    keys.first().cloned(),
+                    Held::FailedRunNotUndone { keys },
+                );
                 self.finish_failed(reason)
             }
             Some(FailedRunAction::StartFreshRun { .. } | FailedRunAction::StayFailed) | None => {
@@ -246,20 +229,9 @@ impl Worker {
                 }
             }
             SaveOutcome::TakenOver { key, status, owner } => {
-                let detail = format!(
-                    "worker {}'s save of run {} relied on {key} having failed, but {owner} ran it again \
-                     (now {status}); it stood down before its model could act on the failure",
-                    self.setup.worker_id, self.setup.run_id
-                );
-                self.stand_down(Held::FailureTakenOver { owner, status }, detail)
+                self.stand_down(Held::FailureTakenOver { key, owner, status })
             }
-            SaveOutcome::Stale { expected, found } => {
-                let detail = format!(
-                    "worker {}'s save of run {} was stale (it loaded version {expected}, the ledger has {found}); it stood down",
-                    self.setup.worker_id, self.setup.run_id
-                );
-                self.stand_down(Held::StaleSave { expected, found }, detail)
-            }
+            SaveOutcome::Stale { expected, found } => self.stand_down(Held::StaleSave { expected, found }),
         }
     }
 }

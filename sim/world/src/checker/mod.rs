@@ -219,7 +219,7 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
     for note in input.notes {
         if !stopped_by.contains(&note.guard) {
             stopped_by.push(note.guard);
-            stops.push(format!("{}: {}", note.guard, note.detail));
+            stops.push(format!("{}: {}", note.guard, crate::text::note_words(note)));
         }
     }
 

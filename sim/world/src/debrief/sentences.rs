@@ -242,7 +242,8 @@ pub fn failed_run_sentence(failed: &FailedRun, landed: usize) -> String {
 }
 
 fn guard_sentence(note: &GuardNote) -> String {
-    let detail = plain(note.detail.trim_end_matches('.'));
+    let said = crate::text::note_words(note);
+    let detail = plain(said.trim_end_matches('.'));
     let words = guard_words(note.guard);
     if detail.to_lowercase().starts_with(words) {
         // "the ledger held started for r1:c1…" already names its guard.

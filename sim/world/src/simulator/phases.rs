@@ -60,7 +60,7 @@ impl Simulation {
             });
         }
         for note in notes {
-            if let crate::runtime::worker::Held::ContractRefused { tool } = &note.held {
+            if let crate::runtime::worker::Held::ContractRefused { tool, .. } = &note.held {
                 self.timeline.rules.push(super::RuleFiring {
                     phase: self.clock.phase,
                     worker,
@@ -270,9 +270,9 @@ impl Simulation {
                     self.wake_parked(node, &key, None);
                 }
             }
-            Drive::StandDown { reason } => {
+            Drive::StandDown { note } => {
                 self.retire(worker);
-                self.log(actor, "stand down", some_run, None, reason);
+                self.log(actor, "stand down", some_run, None, crate::text::note_words(&note));
             }
             Drive::WaitForPerson { reason } => {
                 self.retire(worker);

@@ -10,7 +10,7 @@ use crate::checker;
 use crate::checker::Verdict;
 use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, Ledger, LedgerError, RunHistoryEntry};
 use crate::level::{CardKind, Level, TimedAction, WireRule};
-use crate::runtime::guards::Guards;
+use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::worker::GuardNote;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -274,9 +274,16 @@ impl Simulation {
             run_history: Vec<RunHistoryEntry>,
             checkpoints: Vec<Checkpoint>,
             billing: &'a Billing,
-            notes: &'a [GuardNote],
+            notes: Vec<NoteText<'a>>,
             #[serde(skip_serializing_if = "Option::is_none")]
             second_node: Option<NodeHistory>,
+        }
+        /// A guard note as people read it: the runtime's typed note, worded here.
+        #[derive(Serialize)]
+        struct NoteText<'a> {
+            guard: Guard,
+            key: Option<&'a str>,
+            detail: String,
         }
         #[derive(Serialize)]
         struct NodeHistory {
@@ -301,7 +308,16 @@ impl Simulation {
             run_history: self.observer.run_history(None)?,
             checkpoints: self.observer.checkpoints()?,
             billing: &self.world.billing,
-            notes: &self.timeline.notes,
+            notes: self
+                .timeline
+                .notes
+                .iter()
+                .map(|note| NoteText {
+                    guard: note.guard,
+                    key: note.key.as_deref(),
+                    detail: crate::text::note_words(note),
+                })
+                .collect(),
             second_node,
         };
         Ok(serde_json::to_string_pretty(&history).expect("history serializes"))

@@ -144,7 +144,7 @@ impl Simulation {
             kind: "guard held".into(),
             run: Some(run.to_owned()),
             key: note.key.clone(),
-            text: crate::text::plain(&note.detail),
+            text: crate::text::plain(&crate::text::note_words(&note)),
             guard: Some(note.guard),
         });
         self.timeline.notes.push(note);
