@@ -205,6 +205,7 @@ fn setup(worker: &str, guards: Guards, tool: ToolDeclaration, recovery_attempts_
         tools: vec![tool],
         lease_ms: 150,
         recovery_attempts_max,
+        words: twice_sim::text::WORDS,
     }
 }
 
@@ -216,7 +217,7 @@ fn drive(
     provider: &mut Provider,
     clock: &mut TestClock,
 ) -> Ending {
-    let mut executor = Executor::new(ledger.connect_again().expect("a second connection"), &setup, wait_words);
+    let mut executor = Executor::new(ledger.connect_again().expect("a second connection"), &setup);
     let mut worker = Worker::new(setup);
     drive_run(&mut worker, &mut executor, model, provider, clock).expect("the ledger answers")
 }
@@ -427,7 +428,7 @@ fn drive_killed_at_model(
 ) -> Option<Ending> {
     use twice_sim::runtime::executor::{Drive, Next};
     use twice_sim::runtime::worker::Input;
-    let mut executor = Executor::new(ledger.connect_again().unwrap(), &setup, wait_words);
+    let mut executor = Executor::new(ledger.connect_again().unwrap(), &setup);
     let mut worker = Worker::new(setup);
     let mut command = worker.handle(clock.now_ms(), Input::Start);
     while let Some(current) = command.take() {

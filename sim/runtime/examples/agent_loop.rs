@@ -20,7 +20,7 @@ use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Worker, WorkerSetup, counted};
+use twice_runtime::worker::{Words, Worker, WorkerSetup, counted};
 use twice_runtime::{Status, ToolAnswer};
 
 /// The two tools, declared: each changes the world once, takes the key, and has a
@@ -166,6 +166,7 @@ fn setup(worker_id: &str) -> WorkerSetup {
         tools: tools(),
         lease_ms: 30_000,
         recovery_attempts_max: None,
+        words: Words::FACTS,
     }
 }
 
@@ -176,7 +177,7 @@ fn run_worker(ledger: Ledger, worker_id: &str, world: &mut World, clock: &mut St
         tool.check_contract().expect("the tools pass the seed's contract check");
     }
     // The application words why a run waits for a person (the runtime hands over the facts).
-    let mut executor = Executor::new(ledger, &setup, |reason| format!("waits for a person: {reason:?}"));
+    let mut executor = Executor::new(ledger, &setup);
     let mut worker = Worker::new(setup);
     drive_run(&mut worker, &mut executor, &mut Script, world, clock).expect("the ledger answers")
 }

@@ -44,7 +44,7 @@ use twice_runtime::ledger::{ExecutionRecord, Ledger};
 use twice_runtime::rules::Status;
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Worker, WorkerSetup};
+use twice_runtime::worker::{Words, Worker, WorkerSetup};
 
 /// Set (to the ledger file) in the worker process this program starts.
 pub const WORKER_VARIABLE: &str = "TWICE_HTTP_TOOL_WORKER";
@@ -272,10 +272,11 @@ pub fn run_worker(ledger: &Path, address: SocketAddr, worker_id: &str) -> Ending
         tools: tools(),
         lease_ms: 30_000,
         recovery_attempts_max: None,
+        words: Words::FACTS,
     };
     let ledger = Ledger::open(ledger).expect("the ledger file opens");
     // The application words why a run waits for a person (the runtime hands over the facts).
-    let mut executor = Executor::new(ledger, &setup, |reason| format!("waits for a person: {reason:?}"));
+    let mut executor = Executor::new(ledger, &setup);
     let mut worker = Worker::new(setup);
     drive_run(
         &mut worker,

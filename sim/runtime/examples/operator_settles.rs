@@ -16,7 +16,7 @@ use twice_runtime::ledger::Ledger;
 use twice_runtime::operator::{self, ResolveRequest};
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Worker, WorkerSetup, counted};
+use twice_runtime::worker::{Words, Worker, WorkerSetup, counted};
 use twice_runtime::{Status, ToolAnswer};
 
 /// The mail provider: it delivers, and the first answer is lost on the way back.
@@ -88,9 +88,10 @@ fn run(ledger: Ledger, worker_id: &str, mail: &mut Mail, clock: &mut Steps) -> E
         }],
         lease_ms: 30_000,
         recovery_attempts_max: None,
+        words: Words::FACTS,
     };
     // The application words why a run waits for a person (the runtime hands over the facts).
-    let mut executor = Executor::new(ledger, &setup, |reason| format!("waits for a person: {reason:?}"));
+    let mut executor = Executor::new(ledger, &setup);
     let mut worker = Worker::new(setup);
     drive_run(&mut worker, &mut executor, &mut OneEmail, mail, clock).expect("the ledger answers")
 }

@@ -5,7 +5,7 @@
 
 use twice_runtime::guards::{Guard, Guards};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Command, Input, WaitReason, Worker, WorkerSetup};
+use twice_runtime::worker::{Command, Input, WaitReason, Words, Worker, WorkerSetup};
 
 fn tool(side_effect: SideEffect, reconcile: bool) -> ToolDeclaration {
     ToolDeclaration {
@@ -30,6 +30,7 @@ fn first_command(tool: ToolDeclaration, guards: Guards) -> Command {
         tools: vec![tool],
         lease_ms: 150,
         recovery_attempts_max: None,
+        words: Words::FACTS,
     });
     worker.handle(0, Input::Start).expect("the worker does something first")
 }

@@ -17,7 +17,7 @@ use twice_runtime::ledger::{GroupSettings, HistoryEvent, Ledger};
 use twice_runtime::rules::{SendTiming, Status};
 use twice_runtime::run::{Arguments, Decision, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Command, Input, Worker, WorkerSetup};
+use twice_runtime::worker::{Command, Input, Words, Worker, WorkerSetup};
 use twice_runtime::{IdempotencyKey, ToolAnswer};
 
 /// The stores of this crate, each a fresh ledger as two connections.
@@ -102,6 +102,7 @@ fn setup() -> WorkerSetup {
         }],
         lease_ms: 150,
         recovery_attempts_max: None,
+        words: Words::FACTS,
     }
 }
 
@@ -130,7 +131,7 @@ fn one_call(timing: SendTiming) -> (u32, Vec<HistoryEvent>) {
         })
         .unwrap();
     let setup = setup();
-    let mut executor = Executor::new(ledger, &setup, |reason| format!("{reason:?}")).with_send_timing(timing);
+    let mut executor = Executor::new(ledger, &setup).with_send_timing(timing);
     let mut worker = Worker::new(setup);
     let mut next = worker.handle(0, Input::Start);
     let mut answered = false;
@@ -216,8 +217,7 @@ fn a_folded_fence_counts_only_for_the_send_right_after_its_reservation() {
     let ledger = Ledger::open_memory_store();
     let mut operator = ledger.connect_again().unwrap();
     let setup = setup();
-    let mut executor =
-        Executor::new(ledger, &setup, |reason| format!("{reason:?}")).with_send_timing(SendTiming::RightAfterReserving);
+    let mut executor = Executor::new(ledger, &setup).with_send_timing(SendTiming::RightAfterReserving);
     let key = IdempotencyKey::per_call("r1", "c1").unwrap();
     let reserve = Command::Reserve {
         key: key.clone(),

@@ -12,7 +12,7 @@ use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::rules::Status;
 use twice_runtime::run::ToolCall;
-use twice_runtime::worker::{Worker, WorkerSetup};
+use twice_runtime::worker::{Words, Worker, WorkerSetup};
 
 mod support;
 use support::{RefundModel, credit_tool};
@@ -92,11 +92,10 @@ fn run(lookups: Lookups) -> (Provider, Ending, Option<Status>) {
         tools: vec![tool],
         lease_ms: 150,
         recovery_attempts_max: None,
+        words: Words::FACTS,
     };
     let ledger = Ledger::open_memory_store();
-    let mut executor = Executor::new(ledger.connect_again().expect("a second connection"), &setup, |reason| {
-        format!("{reason:?}")
-    });
+    let mut executor = Executor::new(ledger.connect_again().expect("a second connection"), &setup);
     let mut worker = Worker::new(setup);
     let mut provider = Provider {
         lookups,

@@ -11,7 +11,7 @@ use twice_runtime::operator::{self, ResolveRequest};
 use twice_runtime::rules::Status;
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, Told, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{CallRefused, Command, Held, Input, WaitReason, Worker, WorkerSetup, WorkerState};
+use twice_runtime::worker::{CallRefused, Command, Held, Input, WaitReason, Words, Worker, WorkerSetup, WorkerState};
 
 const RUN: &str = "r1";
 
@@ -34,6 +34,7 @@ fn setup() -> WorkerSetup {
         }],
         lease_ms: 150,
         recovery_attempts_max: None,
+        words: Words::FACTS,
     }
 }
 
@@ -54,19 +55,13 @@ fn key(text: &str) -> IdempotencyKey {
     IdempotencyKey::parse(text).unwrap()
 }
 
-/// The words this test's application gives a reason to wait: the facts as they are, so the
-/// tests read the typed reason and check that the history holds exactly these words.
-fn facts(reason: &WaitReason) -> String {
-    format!("{reason:?}")
-}
-
 /// A worker and its executor on a fresh memory ledger (a second connection is returned for
 /// the test's own reads and an operator's moves).
 fn machine() -> (Worker, Executor, Ledger) {
     let ledger = Ledger::open_memory_store();
     let operator_ledger = ledger.connect_again().unwrap();
     let setup = setup();
-    let executor = Executor::new(ledger, &setup, facts);
+    let executor = Executor::new(ledger, &setup);
     (Worker::new(setup), executor, operator_ledger)
 }
 
@@ -176,7 +171,10 @@ fn an_unreadable_checkpoint_makes_the_run_wait_for_a_person_not_start_over() {
     let run_history = operator_ledger.run_history(Some(RUN)).unwrap();
     assert_eq!(run_history.len(), 1);
     assert_eq!(run_history[0].event, RunEvent::WaitsForPerson);
-    assert_eq!(run_history[0].detail.as_deref(), Some(facts(&reason).as_str()));
+    assert_eq!(
+        run_history[0].detail.as_deref(),
+        Some((Words::FACTS.wait)(&reason).as_str())
+    );
     assert!(
         operator_ledger.all_records().unwrap().is_empty(),
         "nothing was called again"
@@ -355,7 +353,7 @@ fn refund_then_give_up(guards: Guards) -> (Worker, Vec<IdempotencyKey>, Ledger) 
     let ledger = Ledger::open_memory_store();
     let observer = ledger.connect_again().unwrap();
     let setup = WorkerSetup { guards, ..setup() };
-    let mut executor = Executor::new(ledger, &setup, facts);
+    let mut executor = Executor::new(ledger, &setup);
     let mut worker = Worker::new(setup);
     let invoke = start_and_call(&mut worker, &mut executor);
     let Some(Drive::Send { key: sent, attempt, .. }) = until_driven(&mut worker, &mut executor, Some(invoke), 3) else {
@@ -447,7 +445,7 @@ fn a_tool_that_fails_the_contract_check_keeps_its_run_from_starting_only_while_t
         let mut setup = setup();
         setup.tools[0].attempts = attempts;
         setup.tools[0].takes_key = takes_key;
-        let mut executor = Executor::new(ledger, &setup, facts);
+        let mut executor = Executor::new(ledger, &setup);
         let mut worker = Worker::new(setup.clone());
         let first = worker.handle(0, Input::Start);
         assert!(

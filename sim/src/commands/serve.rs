@@ -15,8 +15,8 @@ use twice_serve::tokens::{self, Operators};
 use twice_world::billing::KeyHandling;
 use twice_world::exit::{EXIT_FAILED, EXIT_OK};
 use twice_world::runtime::tool::ToolDeclaration;
-use twice_world::runtime::worker::duration_words;
 use twice_world::text::counted;
+use twice_world::text::duration_words;
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {

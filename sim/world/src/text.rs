@@ -3,15 +3,38 @@
 //! checker and the debrief can all use them without depending on one another. The runtime's
 //! typed reasons are worded here too, so its sans-IO core makes no sentences.
 
-use twice_runtime::worker::{CallRefused, WaitReason};
+use twice_runtime::worker::{CallRefused, WaitReason, Words};
 
 mod notes;
+mod written;
 
 pub use notes::note_words;
+/// A count with its noun, singular for one: `1 tape`, `2 tapes`, `0 tapes` (the runtime's own,
+/// which its error messages use too: one function for every count).
+pub use twice_runtime::worker::counted;
+pub use written::{dead_letter_words, fail_words, record_words, told_failed_words};
 
-/// A count with its noun, singular for one: `1 tape`, `2 tapes`, `0 tapes`.
-pub fn counted(count: u64, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
+/// Penny's words for what the runtime writes down for people: every worker the world starts
+/// (the simulator's, the worker process's) is handed these.
+pub const WORDS: Words = Words {
+    wait: wait_words,
+    fail: fail_words,
+    told_failed: told_failed_words,
+    record: record_words,
+    dead_letter: dead_letter_words,
+};
+
+/// A duration in the largest whole unit that fits: `30 h`, `5 min`, `2 s`, `750 ms`.
+pub fn duration_words(duration_ms: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(3_600_000, "h"), (60_000, "min"), (1_000, "s")];
+    UNITS
+        .iter()
+        .find(|(size, _)| duration_ms >= *size && duration_ms.is_multiple_of(*size))
+        .or_else(|| UNITS.iter().find(|(size, _)| duration_ms >= size * 10))
+        .map_or_else(
+            || format!("{duration_ms} ms"),
+            |(size, unit)| format!("{} {unit}", duration_ms / size),
+        )
 }
 
 /// `$25.00` from cents.
@@ -79,6 +102,16 @@ mod tests {
         assert_eq!(dollars(2500), "$25.00");
         assert_eq!(dollars(-5), "-$0.05");
         assert_eq!(plain("recorded `failed`"), "recorded failed");
+    }
+
+    #[test]
+    fn durations_read_in_their_largest_fitting_unit() {
+        assert_eq!(duration_words(86_400_000), "24 h");
+        assert_eq!(duration_words(120_000), "2 min");
+        assert_eq!(duration_words(2_000), "2 s");
+        assert_eq!(duration_words(750), "750 ms");
+        assert_eq!(duration_words(2_500), "2500 ms");
+        assert_eq!(duration_words(108_000_000), "30 h");
     }
 
     #[test]

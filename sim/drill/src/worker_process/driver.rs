@@ -35,14 +35,14 @@ impl Driver {
             tools: config.tools.clone(),
             lease_ms: config.lease_ms,
             recovery_attempts_max: config.recovery_attempts_max,
+            words: twice_world::text::WORDS,
         };
         Ok(Driver {
             script: script::script_for(&config.run_id),
             policy: script::model_policy(),
             // This driver sends as soon as a reservation says the tool runs: attempt 1's send
             // fence rides in the reservation's transaction (decision table 5).
-            executor: Executor::new(ledger, &setup, twice_world::text::wait_words)
-                .with_send_timing(SendTiming::RightAfterReserving),
+            executor: Executor::new(ledger, &setup).with_send_timing(SendTiming::RightAfterReserving),
             machine: Worker::new(setup),
             config,
             client,

@@ -25,7 +25,7 @@ use crate::ledger::{
 use crate::operator;
 use crate::rules::{FencePlace, SendTiming, Status, fence_place};
 use crate::run::{RunState, ToolCall};
-use crate::worker::{Command, GuardNote, Input, Reconciled, WaitReason, WaitWords, WorkerSetup};
+use crate::worker::{Command, GuardNote, Input, Reconciled, RecordNote, WaitReason, Words, WorkerSetup};
 
 mod report;
 mod runs;
@@ -192,9 +192,9 @@ pub struct Executor {
     /// The run's declared recovery limit: with one, every recovery is counted in the run's
     /// history (table 8).
     recovery_attempts_max: Option<u32>,
-    /// The application's words for why a run waits for a person: the run's history keeps them
+    /// The application's words (the setup's): the run's and the calls' histories keep them
     /// for an operator, and the sans-IO core makes no sentences of its own.
-    wait_words: WaitWords,
+    words: Words,
 }
 
 /// The attempt a reservation that runs the tool sends first.
@@ -202,8 +202,8 @@ const FIRST_ATTEMPT: u32 = 1;
 
 impl Executor {
     /// An executor for the worker `setup` describes, on its own ledger connection, writing
-    /// `wait_words` of a run that waits for a person into its history.
-    pub fn new(ledger: Ledger, setup: &WorkerSetup, wait_words: WaitWords) -> Executor {
+    /// the setup's words into the ledger's histories.
+    pub fn new(ledger: Ledger, setup: &WorkerSetup) -> Executor {
         let guards = setup.guards;
         Executor {
             ledger,
@@ -217,7 +217,7 @@ impl Executor {
             send_timing: SendTiming::Separate,
             folded: None,
             recovery_attempts_max: setup.recovery_attempts_max,
-            wait_words,
+            words: setup.words,
         }
     }
 
@@ -325,7 +325,7 @@ impl Executor {
                     &self.identity.run_id,
                     &self.identity.worker_id,
                     RunEvent::WaitsForPerson,
-                    &(self.wait_words)(&reason),
+                    &(self.words.wait)(&reason),
                     now_ms,
                 )?;
                 Ok(Step {
@@ -496,13 +496,14 @@ impl Executor {
     pub fn undone(&mut self, key: IdempotencyKey, detail: &str, now_ms: u64) -> Result<Step, LedgerError> {
         let mut settled = false;
         if self.ledger_on {
+            let reason = (self.words.record)(&RecordNote::ReflexCompensation);
             let settlement = Settlement {
                 to: Status::Compensated,
                 expected: None,
                 expected_attempts: None,
                 actor: &self.identity.worker_id,
                 event: HistoryEvent::ReflexCompensation,
-                reason: Some("the runtime compensated by itself"),
+                reason: Some(&reason),
                 result: None,
                 detail: Some(detail),
             };

@@ -53,9 +53,7 @@ impl Worker {
             self.note(Guard::KeyPerCall, Held::RewordedReplayRecognised);
         }
         match existing.status {
-            Status::Failed => self.fail_run(format!(
-                "idempotency key {key} was used with different arguments; the earlier call failed and its key cannot carry a new wording"
-            )),
+            Status::Failed => self.fail_run((self.setup.words.fail)(&FailReason::KeyTakenByFailedCall { key })),
             Status::Started | Status::Indeterminate => {
                 // Attend the recorded call: its own arguments, recovered like any unknown call.
                 if let Ok(arguments) = serde_json::from_str(&existing.arguments) {
@@ -182,7 +180,7 @@ impl Worker {
                 self.context_mut().recovered = true;
                 self.unknown()
             }
-            None => self.fail_run(format!("{key} has no record to send under")),
+            None => self.fail_run((self.setup.words.fail)(&FailReason::NoRecordToSendUnder { key })),
         }
     }
 
@@ -238,10 +236,10 @@ impl Worker {
                 }
                 self.record(Status::Indeterminate, None)
             }
-            OutcomeAction::Record(status) => self.record(
-                status,
-                Some(format!("timed out {}", counted(u64::from(attempt), "time", "times"))),
-            ),
+            OutcomeAction::Record(status) => {
+                let result = self.record_words(&RecordNote::TimedOut { attempts: attempt });
+                self.record(status, Some(result))
+            }
         }
     }
 
@@ -254,7 +252,10 @@ impl Worker {
         Some(Command::LogLateOutcome {
             key,
             attempt,
-            detail: format!("attempt {attempt} answered after its timeout: {}", answer.receipt()),
+            detail: self.record_words(&RecordNote::AnsweredLate {
+                attempt,
+                receipt: answer.receipt().to_owned(),
+            }),
         })
     }
 
@@ -281,7 +282,9 @@ impl Worker {
                 if self.guard(Guard::Ledger) {
                     self.relied_failure = Some(self.context().key.clone());
                 }
-                self.tell_failed(result.unwrap_or_else(|| "failed".into()))
+                let reason =
+                    result.unwrap_or_else(|| (self.setup.words.told_failed)(ToldFailed::RecordedWithoutResult));
+                self.tell_failed(reason)
             }
             Status::Indeterminate | Status::Started => self.unknown(),
             Status::Compensating | Status::Compensated => self.tell(Told::Compensated),

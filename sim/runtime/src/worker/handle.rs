@@ -77,7 +77,10 @@ impl Worker {
                     self.note(Guard::RefusalIsFailed, Held::RefusalRecordedFailed);
                 }
                 match self.outcome(side_effect, AttemptEnd::NotAttempted, attempt, attempts_allowed) {
-                    OutcomeAction::Record(status) => self.record(status, Some(format!("not attempted: {reason}"))),
+                    OutcomeAction::Record(status) => {
+                        let result = self.record_words(&RecordNote::NotAttempted { reason });
+                        self.record(status, Some(result))
+                    }
                     OutcomeAction::Retry { .. } => unreachable!("a refusal is never retried"),
                 }
             }
@@ -94,7 +97,7 @@ impl Worker {
             Input::Compensated if self.undoing.is_some() => self.undo_next(),
             Input::Compensated if self.context().recovered => self.tell(Told::Compensated),
             Input::Compensated => self.tell(Told::Failed {
-                reason: "the outcome was unknown; reported as failed and compensated".into(),
+                reason: (self.setup.words.told_failed)(ToldFailed::UnknownCompensated),
             }),
             Input::Saved(outcome) => self.saved(outcome),
             Input::RecordRead(record) => self.truth_or_unknown(record),
@@ -279,7 +282,7 @@ impl Worker {
                 if let Err(refused) = self.begin_call(call) {
                     return match refused {
                         CallRefused::UnknownTool(tool) => {
-                            self.fail_run(format!("the model called unknown tool `{tool}`"))
+                            self.fail_run((self.setup.words.fail)(&FailReason::UnknownTool { tool }))
                         }
                         CallRefused::BadKey(_) => self.wait_for_person(WaitReason::ModelCallRefused(refused)),
                     };

@@ -110,19 +110,18 @@ impl Worker {
                 Some(Command::WaitToLookAgain { key, after_ms })
             }
             AbsentAction::SettleFailed => {
-                let reason = match lookup_settle_ms {
-                    Some(settle) if facts.since_last_send_ms >= settle => format!(
-                        "nothing under {key} {} after the ledger last wrote it, past its provider's {} settle time: it did not \
-                         take effect",
-                        duration_words(facts.since_last_send_ms),
-                        duration_words(settle)
-                    ),
-                    _ => format!(
-                        "a naive hook took nothing under {key}, {} after the ledger last wrote it, as proof that it did not take \
-                         effect",
-                        duration_words(facts.since_last_send_ms)
-                    ),
-                };
+                let since_last_send_ms = facts.since_last_send_ms;
+                let reason = self.record_words(&match lookup_settle_ms {
+                    Some(settle) if since_last_send_ms >= settle => RecordNote::NothingFoundPastSettle {
+                        key: key.clone(),
+                        since_last_send_ms,
+                        lookup_settle_ms: settle,
+                    },
+                    _ => RecordNote::NothingFoundTakenAsProof {
+                        key: key.clone(),
+                        since_last_send_ms,
+                    },
+                });
                 self.state = WorkerState::Reconciling;
                 Some(Command::SettleNotFound { key, reason })
             }
@@ -152,28 +151,11 @@ impl Worker {
             return None;
         }
         let limit = limit.expect("only a declared limit dead-letters");
-        let failed = counted(u64::from(failed_recoveries), "recovery", "recoveries");
-        let reason = if self.loaded_version == 0 {
-            format!(
-                "{failed} started from the beginning (the run saved no checkpoint) and {} as far as saving one \
-                 (the limit is {limit})",
-                if failed_recoveries == 1 {
-                    "it did not get"
-                } else {
-                    "none got"
-                }
-            )
-        } else {
-            format!(
-                "{failed} started from checkpoint v{} and {} past it (the limit is {limit})",
-                self.loaded_version,
-                if failed_recoveries == 1 {
-                    "it did not get"
-                } else {
-                    "none got"
-                }
-            )
-        };
+        let reason = (self.setup.words.dead_letter)(&DeadLetterReason {
+            failed_recoveries,
+            limit,
+            checkpoint_version: self.loaded_version,
+        });
         self.note(
             Guard::DeadLetter,
             Held::DeadLettered {
@@ -188,46 +170,5 @@ impl Worker {
             tenant: self.setup.tenant.clone(),
         };
         Some(self.save(AfterSave::Exit))
-    }
-}
-
-/// A count and its noun, the noun plural unless the count is one: `1 recovery`, `2 recoveries`,
-/// `0 credits`. Every user-facing count the runtime and the drill print goes through it.
-pub fn counted(count: u64, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
-}
-
-/// A duration in the largest whole unit that fits: `30 h`, `5 min`, `2 s`, `750 ms`.
-pub fn duration_words(duration_ms: u64) -> String {
-    const UNITS: [(u64, &str); 3] = [(3_600_000, "h"), (60_000, "min"), (1_000, "s")];
-    UNITS
-        .iter()
-        .find(|(size, _)| duration_ms >= *size && duration_ms.is_multiple_of(*size))
-        .or_else(|| UNITS.iter().find(|(size, _)| duration_ms >= size * 10))
-        .map_or_else(
-            || format!("{duration_ms} ms"),
-            |(size, unit)| format!("{} {unit}", duration_ms / size),
-        )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{counted, duration_words};
-
-    #[test]
-    fn counts_take_the_singular_only_for_one() {
-        assert_eq!(counted(1, "recovery", "recoveries"), "1 recovery");
-        assert_eq!(counted(2, "recovery", "recoveries"), "2 recoveries");
-        assert_eq!(counted(0, "credit", "credits"), "0 credits");
-    }
-
-    #[test]
-    fn durations_read_in_their_largest_fitting_unit() {
-        assert_eq!(duration_words(86_400_000), "24 h");
-        assert_eq!(duration_words(120_000), "2 min");
-        assert_eq!(duration_words(2_000), "2 s");
-        assert_eq!(duration_words(750), "750 ms");
-        assert_eq!(duration_words(2_500), "2500 ms");
-        assert_eq!(duration_words(108_000_000), "30 h");
     }
 }

@@ -27,12 +27,13 @@ mod phase;
 mod settle;
 mod state;
 mod wait;
+mod words;
 
 pub use held::{GuardNote, Held};
-pub use limits::{counted, duration_words};
 pub use phase::{Phase, UnknownPhase};
 pub use state::WorkerState;
-pub use wait::{CallRefused, WaitReason, WaitWords};
+pub use wait::{CallRefused, WaitReason};
+pub use words::{DeadLetterReason, FailReason, RecordNote, ToldFailed, Words, counted};
 
 /// Who the worker is and the rules it runs under.
 #[derive(Clone, Debug)]
@@ -54,6 +55,9 @@ pub struct WorkerSetup {
     /// an operator resumes it (guard `dead_letter`). `None`: no limit, and recoveries are not
     /// counted.
     pub recovery_attempts_max: Option<u32>,
+    /// The application's words for what the runtime writes down for people (the machine and
+    /// its executor make no sentences of their own).
+    pub words: Words,
 }
 
 /// What a reconcile hook found.
@@ -556,6 +560,11 @@ impl Worker {
             key,
             held,
         });
+    }
+
+    /// The application's words for a record's result or history note.
+    fn record_words(&self, note: &RecordNote) -> String {
+        (self.setup.words.record)(note)
     }
 
     fn guard(&self, guard: Guard) -> bool {

@@ -22,10 +22,12 @@ impl Worker {
     pub(super) fn unknown(&mut self) -> Option<Command> {
         let context = self.context();
         // A naive runtime undoes what it cannot account for, by reflex, even on recovery.
-        if context.recovered && context.tool.compensation && !context.compensated {
-            if let Some(compensate) = self.reflex_compensation(true) {
-                return Some(compensate);
-            }
+        if context.recovered
+            && context.tool.compensation
+            && !context.compensated
+            && let Some(compensate) = self.reflex_compensation(true)
+        {
+            return Some(compensate);
         }
         let context = self.context();
         let hook_available = self.guard(Guard::ReconcileHook) && self.guard(Guard::Ledger) && context.tool.reconcile;
@@ -61,7 +63,7 @@ impl Worker {
                 self.save(AfterSave::Park)
             }
             UnknownAction::TellModelFailed => {
-                self.tell_failed("the outcome is unknown; on_indeterminate: fail reports it as failed".into())
+                self.tell_failed((self.setup.words.told_failed)(ToldFailed::UnknownReported))
             }
         }
     }
@@ -85,10 +87,12 @@ impl Worker {
 
     pub(super) fn tell_failed(&mut self, reason: String) -> Option<Command> {
         let context = self.context();
-        if context.may_have_left && context.tool.compensation && !context.compensated {
-            if let Some(compensate) = self.reflex_compensation(false) {
-                return Some(compensate);
-            }
+        if context.may_have_left
+            && context.tool.compensation
+            && !context.compensated
+            && let Some(compensate) = self.reflex_compensation(false)
+        {
+            return Some(compensate);
         }
         self.tell(Told::Failed { reason })
     }

@@ -2,7 +2,7 @@
 //! machine makes no sentence of them; the application does (the simulator, the worker process
 //! and the operator API use `twice_world::text::wait_words`), as quinn-proto leaves its
 //! events to the application. The executor writes the application's words into the run's
-//! history, so it is handed them ([`WaitWords`]).
+//! history, so it is handed them ([`super::Words::wait`]).
 
 use crate::ids::{RunId, ToolName};
 use crate::key::{IdempotencyKey, KeyError};
@@ -68,7 +68,3 @@ pub enum WaitReason {
     /// The model's call cannot be begun (it cannot be given a key).
     ModelCallRefused(CallRefused),
 }
-
-/// The application's words for a [`WaitReason`]: what the executor writes into the run's
-/// history, where an operator reads it.
-pub type WaitWords = fn(&WaitReason) -> String;

@@ -8,7 +8,7 @@ use crate::ledger::ExecutionRecord;
 use crate::runtime::operator::{Effect, LookupError};
 use crate::runtime::rules::{AbsentAction, AbsentFacts, absent_action};
 use crate::runtime::tool::ToolDeclaration;
-use crate::runtime::worker::{counted, duration_words};
+use crate::text::{counted, duration_words};
 
 /// What billing holds under one idempotency key: the compensation's read, before anything
 /// is undone (`GET /v1/credits?idempotency_key=K` answers it over HTTP).

@@ -405,7 +405,7 @@ fn summarize(outcome: Outcome, goal_reached: bool, credits: &[CreditVerdict], st
             credit.item,
             credit.account,
             dollars(credit.owed_cents),
-            crate::runtime::worker::counted(u64::from(credit.credits_applied), "credit", "credits"),
+            crate::text::counted(u64::from(credit.credits_applied), "credit", "credits"),
             dollars(credit.net_cents),
             credit.outcome
         ));

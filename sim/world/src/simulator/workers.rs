@@ -150,8 +150,9 @@ impl Simulation {
             tools: self.level.tools.clone(),
             lease_ms: u64::from(self.level.world.lease_ms),
             recovery_attempts_max: self.level.world.recovery_attempts_max,
+            words: crate::text::WORDS,
         };
-        let mut executor = Executor::new(ledger, &setup, crate::text::wait_words);
+        let mut executor = Executor::new(ledger, &setup);
         if !self.send_fence {
             executor = executor.without_send_fence_for_tests();
         }

@@ -2,7 +2,9 @@
 //! hands over the facts ([`GuardNote`], [`Held`]) and makes no sentence of them.
 
 use twice_runtime::rules::Status;
-use twice_runtime::worker::{GuardNote, Held, duration_words};
+use twice_runtime::worker::{GuardNote, Held};
+
+use super::duration_words;
 
 /// What the guard of `note` did, in a player's words (statuses quoted in backticks, as the
 /// runtime's other messages; [`super::plain`] takes them off for the screen).
