@@ -130,16 +130,6 @@ impl Told {
     pub fn nothing_stands(&self) -> bool {
         !matches!(self, Told::Result { .. })
     }
-
-    /// What the model was told, in a few words for a timeline.
-    pub fn describe(&self) -> String {
-        match self {
-            Told::Result { result } => format!("result {result}"),
-            Told::Failed { reason } => format!("failed: {reason}"),
-            Told::DidNotTakeEffect => "did not take effect".into(),
-            Told::Compensated => "compensated".into(),
-        }
-    }
 }
 
 /// A run's status, as its checkpoint records it.

@@ -162,7 +162,11 @@ pub fn decide(
         && policy.on_failed == OnFailed::FailRun
     {
         // The state is the one the model was given: the run fails at this item.
-        let reason = format!("Penny gave up on step {}: told \"{}\"", next.item + 1, told.describe());
+        let reason = format!(
+            "Penny gave up on step {}: told \"{}\"",
+            next.item + 1,
+            crate::text::told_words(told)
+        );
         return Ok((Decision::FailRun { reason }, next, used_card));
     }
     if next.last_told.is_some() && !repeat {

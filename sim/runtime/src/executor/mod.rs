@@ -464,7 +464,8 @@ impl Executor {
                 },
             ));
         };
-        let outcome = operator::record_reconciled(&mut self.ledger, &key, receipt, now_ms)?;
+        let reason = (self.words.record)(&RecordNote::FoundByKey);
+        let outcome = operator::record_reconciled(&mut self.ledger, &key, receipt, &reason, now_ms)?;
         Ok(Step::feed(
             Input::Reconciled(outcome.clone()),
             Report::Reconciled {

@@ -492,13 +492,14 @@ fn settle_nothing_to_compensate(
 }
 
 /// Records what a reconcile hook found in the other system: `completed` with its receipt,
-/// compare-and-set from whatever unknown status the call has. One implementation for
-/// every driver (the simulator and real worker processes). A call someone settled first
-/// keeps their decision, which the worker then hears.
+/// compare-and-set from whatever unknown status the call has, `reason` (the application's
+/// words) in its history. One implementation for every driver (the simulator and real worker
+/// processes). A call someone settled first keeps their decision, which the worker then hears.
 pub fn record_reconciled(
     ledger: &mut Ledger,
     key: &IdempotencyKey,
     receipt: &str,
+    reason: &str,
     now_ms: u64,
 ) -> Result<Reconciled, LedgerError> {
     let settlement = Settlement {
@@ -507,7 +508,7 @@ pub fn record_reconciled(
         expected_attempts: None,
         actor: "reconcile-hook",
         event: HistoryEvent::Reconciled,
-        reason: Some("found in billing by its idempotency key"),
+        reason: Some(reason),
         result: Some(receipt),
         detail: None,
     };

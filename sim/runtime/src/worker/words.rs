@@ -82,6 +82,9 @@ pub enum RecordNote {
     },
     /// A naive runtime compensated the call by itself.
     ReflexCompensation,
+    /// The reconcile hook found the call's effect in the tool's world by its idempotency key:
+    /// the call is settled `completed`.
+    FoundByKey,
 }
 
 /// Why a run is dead-lettered (table 8): its checkpoint and its history keep the words.

@@ -2,6 +2,7 @@
 //! record's result or history note, a dead-letter reason — in Penny's English. The runtime
 //! hands over the facts and stores these words in the ledger ([`super::WORDS`]).
 
+use twice_runtime::run::Told;
 use twice_runtime::worker::{DeadLetterReason, FailReason, RecordNote, ToldFailed, counted};
 
 use super::duration_words;
@@ -26,6 +27,16 @@ pub fn told_failed_words(told: ToldFailed) -> String {
         ToldFailed::RecordedWithoutResult => "failed",
     }
     .to_owned()
+}
+
+/// What the model was told about a call, in a few words (Penny quotes it when she gives up).
+pub fn told_words(told: &Told) -> String {
+    match told {
+        Told::Result { result } => format!("result {result}"),
+        Told::Failed { reason } => format!("failed: {reason}"),
+        Told::DidNotTakeEffect => "did not take effect".into(),
+        Told::Compensated => "compensated".into(),
+    }
 }
 
 /// A record's result or history note.
@@ -55,6 +66,7 @@ pub fn record_words(note: &RecordNote) -> String {
             duration_words(*since_last_send_ms)
         ),
         RecordNote::ReflexCompensation => "the runtime compensated by itself".to_owned(),
+        RecordNote::FoundByKey => "found in billing by its idempotency key".to_owned(),
     }
 }
 

@@ -286,7 +286,7 @@ fn penny_view(simulation: &Simulation, workers: &[WorkerView], looks: &KeyLooks)
                 item: state.as_ref().map_or(0, |state| state.item),
                 items: u32::try_from(script.calls.len()).unwrap_or(u32::MAX),
                 calls_for_item: state.as_ref().map_or(0, |state| state.calls_for_item),
-                last_told: state.and_then(|state| state.last_told.map(|told| told.describe())),
+                last_told: state.and_then(|state| state.last_told.map(|told| twice_world::text::told_words(&told))),
             }
         })
         .collect();
