@@ -171,8 +171,9 @@ enum RunError {
     #[error("{key}: {source}")]
     Ledger {
         key: IdempotencyKey,
+        /// Boxed: a ledger error is large, and every run returns this.
         #[source]
-        source: LedgerError,
+        source: Box<LedgerError>,
     },
     #[error("{key}: a new key was not reserved to run: {reservation}")]
     NotReserved { key: IdempotencyKey, reservation: String },
@@ -392,7 +393,7 @@ fn drive_run(mut ledger: Ledger, billing: &Mutex<std::fs::File>, round: u32, run
             .reserve_and_begin(&request, 1, crate::now_ms())
             .map_err(|source| RunError::Ledger {
                 key: key.clone(),
-                source,
+                source: Box::new(source),
             })?;
         if !matches!(
             folded.reservation,
@@ -423,7 +424,12 @@ fn drive_run(mut ledger: Ledger, billing: &Mutex<std::fs::File>, round: u32, run
                     recorded: format!("{other:?}"),
                 });
             }
-            Err(source) => return Err(RunError::Ledger { key, source }),
+            Err(source) => {
+                return Err(RunError::Ledger {
+                    key,
+                    source: Box::new(source),
+                });
+            }
         }
     }
     Ok(())
