@@ -1,6 +1,7 @@
 //! What a guard did, in the words the timeline, the debrief and the checker show: the runtime
 //! hands over the facts ([`GuardNote`], [`Held`]) and makes no sentence of them.
 
+use twice_runtime::ids::WorkerId;
 use twice_runtime::rules::Status;
 use twice_runtime::worker::{GuardNote, Held};
 
@@ -36,17 +37,11 @@ pub fn note_words(note: &GuardNote) -> String {
         Held::RewordedReplayRecognised => {
             format!("the replay reworded its arguments but kept its key {key}, so the ledger recognised it")
         }
-        Held::SendRefused { status, owner } => {
-            let why = match (status, owner) {
-                (Some(Status::Started), Some(owner)) => format!("{owner} owns its `started` record now"),
-                (Some(status), _) => format!("its record is `{status}` now"),
-                (None, _) => "it has no record".to_owned(),
-            };
-            format!(
-                "{worker} did not send {key}: {why}. The last step before a request leaves is a compare-and-set on \
-                 the record, so nothing left"
-            )
-        }
+        Held::SendRefused { status, owner } => format!(
+            "{worker} did not send {key}: {}. The last step before a request leaves is a compare-and-set on the \
+             record, so nothing left",
+            send_refused_why(*status, owner.as_ref())
+        ),
         Held::RacingReservationLost { winner } => format!(
             "{winner} reserved {key} while {worker} drove the same run; one transaction let only one of them call the tool"
         ),
@@ -127,6 +122,15 @@ pub fn note_words(note: &GuardNote) -> String {
             "run {run} was not recovered again: {reason}. It stopped as dead_lettered and resumes only when an \
              operator asks"
         ),
+    }
+}
+
+/// Why the send fence refused, as the record it found says.
+fn send_refused_why(status: Option<Status>, owner: Option<&WorkerId>) -> String {
+    match (status, owner) {
+        (Some(Status::Started), Some(owner)) => format!("{owner} owns its `started` record now"),
+        (Some(status), _) => format!("its record is `{status}` now"),
+        (None, _) => "it has no record".to_owned(),
     }
 }
 
