@@ -206,6 +206,11 @@ fn a_double_in_billing_when_op_audit_looks_is_undone_through_the_runtime() {
     let verdict = simulation.verdict().expect("judged");
     assert!(!verdict.goal_reached);
     assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
+    // The audit is the level's own decision, not one made from outside over the HTTP API.
+    assert_eq!(
+        twice_world::play_session::outside_decisions(&simulation).expect("reads"),
+        0
+    );
 }
 
 #[test]
