@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
-use twice_world::defend::{self, DefenceReport};
+use twice_world::defend::{self, DefenceReport, DefendError};
 use twice_world::level::{self, LoadedLevel};
 use twice_world::runtime::guards::Guard;
 use twice_world::simulator::Simulation;
@@ -94,7 +94,7 @@ pub struct Defence {
     pub on: BTreeSet<Guard>,
     pub check: Option<DefenceCheck>,
     /// The last check's answer (or why it could not run).
-    pub result: Option<Result<Checked, String>>,
+    pub result: Option<Result<Checked, DefenceError>>,
     /// A line for the player (a refused toggle, a cancelled check).
     pub notice: Option<String>,
     /// The last check's counter-example, opened as a run.
@@ -133,6 +133,20 @@ impl Defence {
     }
 }
 
+/// Why a check gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum DefenceError {
+    #[error("cannot start a thread for the check: {0}")]
+    Thread(#[source] std::io::Error),
+    #[error("the defence check panicked")]
+    Panicked,
+    #[error("the check was cancelled")]
+    Cancelled,
+    /// The check itself failed (a heist tape that cannot be simulated or judged, say).
+    #[error(transparent)]
+    Check(#[from] DefendError),
+}
+
 /// A finished check.
 #[derive(Clone, Debug)]
 pub struct Checked {
@@ -148,18 +162,18 @@ pub struct DefenceCheck {
     pub on: Vec<Guard>,
     pub started: Instant,
     cancelled: Arc<AtomicBool>,
-    handle: Option<JoinHandle<Result<Checked, String>>>,
+    handle: Option<JoinHandle<Result<Checked, DefenceError>>>,
 }
 
 impl DefenceCheck {
-    fn start(level: LoadedLevel, tapes: Vec<PathBuf>, on: Vec<Guard>) -> Result<DefenceCheck, String> {
+    fn start(level: LoadedLevel, tapes: Vec<PathBuf>, on: Vec<Guard>) -> Result<DefenceCheck, DefenceError> {
         let cancelled = Arc::new(AtomicBool::new(false));
         let flag = cancelled.clone();
         let guards = on.clone();
         let handle = std::thread::Builder::new()
             .name("twice-defend".into())
             .spawn(move || run_check(&level, &tapes, &guards, &flag))
-            .map_err(|error| format!("cannot start a thread for the check: {error}"))?;
+            .map_err(DefenceError::Thread)?;
         Ok(DefenceCheck {
             on,
             started: Instant::now(),
@@ -172,12 +186,10 @@ impl DefenceCheck {
         self.handle.as_ref().is_none_or(JoinHandle::is_finished)
     }
 
-    fn take_result(&mut self) -> Result<Checked, String> {
+    fn take_result(&mut self) -> Result<Checked, DefenceError> {
         match self.handle.take() {
-            Some(handle) => handle
-                .join()
-                .unwrap_or_else(|_| Err("the defence check panicked".into())),
-            None => Err("the check was cancelled".into()),
+            Some(handle) => handle.join().unwrap_or(Err(DefenceError::Panicked)),
+            None => Err(DefenceError::Cancelled),
         }
     }
 }
@@ -191,13 +203,18 @@ impl Drop for DefenceCheck {
 
 /// The check itself: the campaign's tapes read now (so a tape saved a minute ago counts),
 /// the heists among them that fit this level, then `defend::check`.
-fn run_check(level: &LoadedLevel, tapes: &[PathBuf], on: &[Guard], cancelled: &AtomicBool) -> Result<Checked, String> {
+fn run_check(
+    level: &LoadedLevel,
+    tapes: &[PathBuf],
+    on: &[Guard],
+    cancelled: &AtomicBool,
+) -> Result<Checked, DefenceError> {
     let started = Instant::now();
     let mut loaded = Vec::with_capacity(tapes.len());
     let mut skipped_tapes = Vec::new();
     for path in tapes {
         if cancelled.load(Ordering::Relaxed) {
-            return Err("the check was cancelled".into());
+            return Err(DefenceError::Cancelled);
         }
         match level::load_tape(path) {
             Ok(tape) => loaded.push(tape),
@@ -209,10 +226,9 @@ fn run_check(level: &LoadedLevel, tapes: &[PathBuf], on: &[Guard], cancelled: &A
         tapes: loaded,
     };
     let heists = defend::heists(&campaign, &level.level);
-    let report =
-        defend::check(level, &heists, on, defend::Search::default(), cancelled).map_err(|error| error.to_string())?;
+    let report = defend::check(level, &heists, on, defend::Search::default(), cancelled)?;
     if cancelled.load(Ordering::Relaxed) {
-        return Err("the check was cancelled".into());
+        return Err(DefenceError::Cancelled);
     }
     Ok(Checked {
         report,

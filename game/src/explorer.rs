@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use bevy::prelude::*;
-use twice_world::explore::{Explorer, Outcome, Progress};
+use twice_world::explore::{ExploreError, Explorer, Outcome, Progress};
 use twice_world::level::{self, LoadedLevel};
 use twice_world::runtime::guards::Guards;
 use twice_world::text::counted;
@@ -53,12 +53,41 @@ pub struct ExplorerReport {
     pub problem: bool,
 }
 
+/// Why a search ended without an answer, or its find was not saved.
+#[derive(Debug, thiserror::Error)]
+pub enum ExplorerError {
+    /// The search itself failed.
+    #[error(transparent)]
+    Search(#[from] ExploreError),
+    #[error("cannot start the explorer's thread: {0}")]
+    Thread(#[source] std::io::Error),
+    #[error("the explorer's thread panicked")]
+    Panicked,
+    #[error("cannot create {}: {source}", folder.display())]
+    Folder {
+        folder: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} holds {EXPLORED_TAPES_MAX} explored tapes of this level already", folder.display())]
+    Full { folder: PathBuf },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The most tapes of one level and seed the explorer writes before it asks for a clear-out.
+const EXPLORED_TAPES_MAX: u32 = 999;
+
 #[derive(Debug)]
 struct ExplorerJob {
     level_title: String,
     cancel: Arc<AtomicBool>,
     progress: Arc<Mutex<Option<Progress>>>,
-    handle: Option<JoinHandle<Result<Finished, String>>>,
+    handle: Option<JoinHandle<Result<Finished, ExplorerError>>>,
 }
 
 #[derive(Debug)]
@@ -131,7 +160,7 @@ fn start(loaded: LoadedLevel, guards: Guards, seed: u64, tapes: PathBuf) -> Expl
                 let report = |latest: Progress| {
                     *progress.lock().unwrap_or_else(PoisonError::into_inner) = Some(latest);
                 };
-                let outcome = explorer.run(&report, &cancel).map_err(|error| error.to_string())?;
+                let outcome = explorer.run(&report, &cancel)?;
                 match &outcome.found {
                     Some(found) => {
                         let path = write_tape(&tapes, &loaded, seed, |level_file, title| {
@@ -146,7 +175,7 @@ fn start(loaded: LoadedLevel, guards: Guards, seed: u64, tapes: PathBuf) -> Expl
                     None => Ok(Finished::Nothing { outcome }),
                 }
             })
-            .map_err(|error| format!("cannot start the explorer's thread: {error}"))
+            .map_err(ExplorerError::Thread)
     };
     match handle {
         Ok(handle) => ExplorerJob {
@@ -175,10 +204,13 @@ fn write_tape(
     loaded: &LoadedLevel,
     seed: u64,
     tape: impl Fn(&str, &str) -> level::Tape,
-) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(tapes).map_err(|error| format!("cannot create {}: {error}", tapes.display()))?;
+) -> Result<PathBuf, ExplorerError> {
+    std::fs::create_dir_all(tapes).map_err(|source| ExplorerError::Folder {
+        folder: tapes.to_path_buf(),
+        source,
+    })?;
     let stem = format!("explored-{}-seed{seed}", loaded.level.id);
-    let path = (1..1_000)
+    let path = (1..=EXPLORED_TAPES_MAX)
         .map(|number| {
             let suffix = if number == 1 {
                 String::new()
@@ -188,11 +220,16 @@ fn write_tape(
             tapes.join(format!("{stem}{suffix}{}", twice_world::campaign::TAPE_SUFFIX))
         })
         .find(|candidate| !candidate.exists())
-        .ok_or_else(|| format!("{} holds 999 explored tapes of this level already", tapes.display()))?;
+        .ok_or_else(|| ExplorerError::Full {
+            folder: tapes.to_path_buf(),
+        })?;
     let level_file = relative_path(tapes, &loaded.path).display().to_string();
     let title = format!("{} — found by the explorer (seed {seed})", loaded.level.title);
     let text = level::tape_to_ron(&tape(&level_file, &title));
-    std::fs::write(&path, text).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+    std::fs::write(&path, text).map_err(|source| ExplorerError::Write {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
 }
 
@@ -211,7 +248,7 @@ fn poll_explorer(mut run: ResMut<ExplorerRun>, mut intents: MessageWriter<Intent
         .take()
         .expect("checked above")
         .join()
-        .unwrap_or_else(|_| Err("the explorer's thread panicked".into()));
+        .unwrap_or(Err(ExplorerError::Panicked));
     run.last = Some(match result {
         Ok(Finished::Found { tape, actions, outcome }) => {
             intents.write(Intent::OpenTape {
@@ -262,7 +299,25 @@ fn found_text(schedules: u64, schedules_per_second: f64, moves: usize, tape: &st
 
 #[cfg(test)]
 mod tests {
-    use super::found_text;
+    use super::{ExplorerError, found_text, write_tape};
+
+    #[test]
+    fn a_tapes_folder_that_cannot_be_made_is_named() {
+        let scratch = tempfile::tempdir().expect("temp dir");
+        let not_a_folder = scratch.path().join("tapes");
+        std::fs::write(&not_a_folder, "a file where the folder goes").expect("write");
+        let levels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels");
+        let loaded = twice_world::level::load_level(&levels.join("01-naive-retry.level.ron")).expect("level 1");
+        let error = write_tape(&not_a_folder, &loaded, 7, |_, _| unreachable!("no tape is made"))
+            .expect_err("a file is not a folder");
+        assert!(matches!(&error, ExplorerError::Folder { folder, .. } if *folder == not_a_folder));
+        let shown = error.to_string();
+        assert!(
+            shown.starts_with(&format!("cannot create {}: ", not_a_folder.display())),
+            "{shown}"
+        );
+        assert!(std::error::Error::source(&error).is_some(), "the I/O error is kept");
+    }
 
     #[test]
     fn the_found_heist_counts_its_moves_in_words() {

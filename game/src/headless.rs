@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
-use twice_world::ledger::{Ledger, ReserveRequest};
+use twice_world::ledger::{Ledger, LedgerError, ReserveRequest};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::rules::Status;
 use twice_world::runtime::tool::SideEffect;
@@ -372,8 +372,8 @@ fn seed_bench_ledger(
 }
 
 /// Rows from a run the level does not have (`bench-…`), in all statuses.
-fn write_rows(path: &std::path::Path, rows: usize) -> Result<(), String> {
-    let mut ledger = Ledger::open(path).map_err(|error| error.to_string())?;
+fn write_rows(path: &std::path::Path, rows: usize) -> Result<(), LedgerError> {
+    let mut ledger = Ledger::open(path)?;
     for index in 0..rows {
         let run = format!("bench-{}", index / 100);
         let call = format!("c{}", index % 100 + 1);
@@ -382,33 +382,29 @@ fn write_rows(path: &std::path::Path, rows: usize) -> Result<(), String> {
             "{{\"account\":\"acct_bench\",\"amount_cents\":{},\"memo\":\"bench\"}}",
             100 + index
         );
-        ledger
-            .reserve(
-                &ReserveRequest {
-                    key: &key,
-                    tenant: "bench",
-                    run_id: &run,
-                    tool_call_id: &call,
-                    tool: "issue_credit",
-                    side_effect: SideEffect::External,
-                    arguments: &arguments,
-                    owner: "bench",
-                    lease_ms: None,
-                    // The benchmark's runs have no checkpoints to fence against.
-                    checkpoint_version: None,
-                },
-                0,
-            )
-            .map_err(|error| error.to_string())?;
+        ledger.reserve(
+            &ReserveRequest {
+                key: &key,
+                tenant: "bench",
+                run_id: &run,
+                tool_call_id: &call,
+                tool: "issue_credit",
+                side_effect: SideEffect::External,
+                arguments: &arguments,
+                owner: "bench",
+                lease_ms: None,
+                // The benchmark's runs have no checkpoints to fence against.
+                checkpoint_version: None,
+            },
+            0,
+        )?;
         let status = match index % 10 {
             0 => continue,
             1 => Status::Indeterminate,
             2 => Status::Failed,
             _ => Status::Completed,
         };
-        ledger
-            .record_outcome(&key, status, Some("{\"credit_id\":\"cr_bench\"}"), "bench", 0, 0)
-            .map_err(|error| error.to_string())?;
+        ledger.record_outcome(&key, status, Some("{\"credit_id\":\"cr_bench\"}"), "bench", 0, 0)?;
     }
     Ok(())
 }

@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use tokio::sync::oneshot;
-use twice_serve::api::{self, ApiState, Compensator, OperatorEntry, Operators};
+use twice_serve::api::{self, ApiState, Compensator, OperatorEntry, Operators, ServeError};
+use twice_serve::tokens::NoRandomness;
+use twice_world::error::InputError;
 use twice_world::ledger::ExecutionRecord;
 use twice_world::runtime::operator::{Effect, LookupError, UndoError};
 
@@ -61,6 +63,37 @@ enum Credentials {
     File(Operators),
     /// A token made at start; its operator may act for every tenant of the open level.
     Generated { token: String },
+}
+
+/// Why the operator API did not start (before the window opens), or cannot serve a level's
+/// ledger: each names the address, file or step at fault and keeps the error underneath.
+#[derive(Debug, thiserror::Error)]
+pub enum OperatorApiError {
+    /// The address is refused (not loopback), or the ledger cannot be served.
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    /// The tokens file does not load (its own error names the file and the line).
+    #[error(transparent)]
+    Tokens(#[from] InputError),
+    #[error(transparent)]
+    Token(#[from] NoRandomness),
+    /// The operator made for the generated token (its tenants are the level's).
+    #[error("the workshop operator for the generated token: {detail}")]
+    Operator { detail: String },
+    #[error("--operator-api: cannot listen on {address}: {source}")]
+    Listen {
+        address: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("--operator-api: {address}: {source}")]
+    Nonblocking {
+        address: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("--operator-api: cannot start its runtime: {0}")]
+    Runtime(#[source] std::io::Error),
 }
 
 /// The running operator API.
@@ -102,19 +135,23 @@ struct Serving {
 
 impl OperatorApi {
     /// Binds `address` (loopback unless `allow_non_loopback`) and reads the tokens file, if any.
-    pub fn start(address: SocketAddr, allow_non_loopback: bool, tokens: Option<&Path>) -> Result<OperatorApi, String> {
-        api::check_bind_address(address, allow_non_loopback).map_err(|error| error.to_string())?;
+    pub fn start(
+        address: SocketAddr,
+        allow_non_loopback: bool,
+        tokens: Option<&Path>,
+    ) -> Result<OperatorApi, OperatorApiError> {
+        api::check_bind_address(address, allow_non_loopback)?;
         let credentials = match tokens {
-            Some(path) => Credentials::File(Operators::load(path).map_err(|error| error.to_string())?),
+            Some(path) => Credentials::File(Operators::load(path)?),
             None => Credentials::Generated {
-                token: twice_serve::tokens::generate_token().map_err(|error| error.to_string())?,
+                token: twice_serve::tokens::generate_token()?,
             },
         };
-        let listener = std::net::TcpListener::bind(address)
-            .map_err(|error| format!("--operator-api: cannot listen on {address}: {error}"))?;
+        let listener =
+            std::net::TcpListener::bind(address).map_err(|source| OperatorApiError::Listen { address, source })?;
         listener
             .set_nonblocking(true)
-            .map_err(|error| format!("--operator-api: {address}: {error}"))?;
+            .map_err(|source| OperatorApiError::Nonblocking { address, source })?;
         let address = listener.local_addr().unwrap_or(address);
         // One worker thread: the API waits on SQLite and the network, not the CPU, and the
         // game's frames need the cores.
@@ -123,7 +160,7 @@ impl OperatorApi {
             .thread_name("operator-api")
             .enable_all()
             .build()
-            .map_err(|error| format!("--operator-api: cannot start its runtime: {error}"))?;
+            .map_err(OperatorApiError::Runtime)?;
         let (billing_asker, billing_questions) = mpsc::channel();
         let mut operator_api = OperatorApi {
             address,
@@ -168,7 +205,7 @@ impl OperatorApi {
         self.serving.as_ref().and_then(|serving| serving.ledger.as_deref())
     }
 
-    fn operators(&self, tenants: &BTreeSet<String>) -> Result<Operators, String> {
+    fn operators(&self, tenants: &BTreeSet<String>) -> Result<Operators, OperatorApiError> {
         match &self.credentials {
             Credentials::File(operators) => Ok(operators.clone()),
             Credentials::Generated { token } => Operators::from_entries(&[OperatorEntry {
@@ -176,7 +213,7 @@ impl OperatorApi {
                 token_sha256: api::hash_token(token),
                 tenants: tenants.iter().cloned().collect(),
             }])
-            .map_err(|(_, _, message)| message),
+            .map_err(|(_, _, detail)| OperatorApiError::Operator { detail }),
         }
     }
 
@@ -230,7 +267,7 @@ impl OperatorApi {
                 let path = level.ledger.as_path();
                 let state = self
                     .operators(&level.tenants)
-                    .and_then(|operators| ApiState::open(path, operators).map_err(|error| error.to_string()));
+                    .and_then(|operators| ApiState::open(path, operators).map_err(OperatorApiError::from));
                 match state {
                     Ok(state) => {
                         let clock = Arc::clone(&self.clock_ms);
@@ -507,7 +544,31 @@ fn woken_text(woken: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::woken_text;
+    use super::{OperatorApi, OperatorApiError, woken_text};
+    use twice_serve::api::ServeError;
+
+    #[test]
+    fn an_address_or_tokens_file_that_cannot_be_used_is_named() {
+        let address = "192.0.2.7:8080".parse().expect("an address");
+        let error = OperatorApi::start(address, false, None).expect_err("not loopback");
+        assert!(
+            matches!(error, OperatorApiError::Serve(ServeError::NotLoopback(refused)) if refused == address),
+            "{error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .starts_with("192.0.2.7:8080 is not a loopback address"),
+            "{error}"
+        );
+
+        let folder = tempfile::tempdir().expect("temp dir");
+        let missing = folder.path().join("tokens.ron");
+        let error = OperatorApi::start("127.0.0.1:0".parse().expect("an address"), false, Some(&missing))
+            .expect_err("no tokens file");
+        assert!(matches!(error, OperatorApiError::Tokens(_)), "{error}");
+        assert!(error.to_string().contains("tokens.ron"), "{error}");
+    }
 
     #[test]
     fn the_woken_workers_are_counted_in_words() {

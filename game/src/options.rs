@@ -335,13 +335,30 @@ impl StartError {
 mod tests {
     use super::*;
 
-    fn parse(arguments: &[&str]) -> Result<(), String> {
+    /// Parses and checks `arguments` as the game does; the refusal in the words it prints.
+    fn parse(arguments: &[&str]) -> Result<(), Refusal> {
         let mut all = vec!["twice"];
         all.extend_from_slice(arguments);
         Options::try_parse_from(all)
-            .map_err(|error| error.to_string())?
+            .map_err(|error| Refusal(error.to_string()))?
             .check()
-            .map_err(|error| error.to_string())
+            .map_err(|error| Refusal(error.to_string()))
+    }
+
+    /// A refusal as the player reads it (clap's, or a `StartError`).
+    #[derive(Debug)]
+    struct Refusal(String);
+
+    impl Refusal {
+        fn contains(&self, words: &str) -> bool {
+            self.0.contains(words)
+        }
+    }
+
+    impl std::fmt::Display for Refusal {
+        fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str(&self.0)
+        }
     }
 
     #[test]

@@ -6,9 +6,6 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
-use bevy::state::app::StatesPlugin;
-use twice::CorePlugin;
-use twice::paths::GamePaths;
 use twice::progress::Progress;
 use twice::screens::Screen;
 use twice::session::{Intent, Mode, Session};
@@ -17,7 +14,7 @@ use twice_world::ledger::Ledger;
 use twice_world::level::{self, LoadedTape, Play};
 
 mod support;
-use support::{game, levels_folder};
+use support::{game, game_with, levels_folder};
 
 /// The campaign's tape whose file name ends with `suffix` (levels are renumbered as the campaign grows).
 fn tape(suffix: &str) -> LoadedTape {
@@ -491,7 +488,7 @@ fn an_operator_over_http_settles_the_games_unknown_call_and_the_run_goes_on() {
     assert!(!session(&app).is_busy());
     send(&mut app, Intent::Rewind { phase: 2 });
     update_until(&mut app, "the rewind", |app| !session(app).is_busy() && phase(app) == 2);
-    assert_eq!(session(&app).outside_decisions, 0);
+    assert_eq!(session(&app).outside_decisions().expect("the ledger reads"), 0);
 }
 
 #[cfg(feature = "operator-api")]
@@ -595,6 +592,71 @@ fn an_operator_over_http_compensates_in_the_games_billing_once() {
         .filter(|entry| entry.reverses.is_some())
         .count();
     assert_eq!(reversals, 1);
+}
+
+/// Decisions made over HTTP are counted from the ledger's history, once each, however the
+/// game came to notice them: a compensation that also wakes the paused run is one decision
+/// (counted per poll that woke workers, it was two), and a second compensation makes two. The
+/// rewind warning says so.
+#[cfg(feature = "operator-api")]
+#[test]
+fn decisions_made_over_http_are_counted_once_each_from_the_ledger() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut loaded = tape("18-late-answer.slow-and-honest.tape.ron");
+    loaded
+        .tape
+        .actions
+        .retain(|action| !matches!(action.play, Play::OperatorResolve { .. }));
+    let mut app = game(data.path());
+    let (address, token) = start_operator_api(&mut app);
+    play_moves_then_run(&mut app, &loaded);
+    app.update();
+    let decisions = |app: &App| session(app).outside_decisions().expect("the ledger reads");
+    assert_eq!(decisions(&app), 0, "no decision made over HTTP yet");
+
+    // The first: the paused call compensated. The run wakes, hears it, and asks again.
+    let (status, body) = http_while_updating(
+        &mut app,
+        address,
+        "/v1/tool-executions/r1:c1/compensate",
+        &token,
+        r#"{"reason":"the customer cancelled the order"}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    wake_and_run_to_the_end(&mut app);
+    assert_eq!(decisions(&app), 1, "one compensation, one decision");
+
+    // The second: the refund Penny issued again, compensated too.
+    let again = session(&app)
+        .ledger()
+        .rows()
+        .iter()
+        .find(|row| row.key.as_str() != "r1:c1" && row.tool.as_str() == "issue_credit")
+        .map(|row| row.key.to_string())
+        .expect("Penny issued the refund again after hearing it was taken back");
+    let (status, body) = http_while_updating(
+        &mut app,
+        address,
+        &format!("/v1/tool-executions/{again}/compensate"),
+        &token,
+        r#"{"reason":"the order was cancelled for good"}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(decisions(&app), 2, "two compensations, two decisions");
+
+    send(&mut app, Intent::Rewind { phase: 2 });
+    let notice = session(&app).notice.clone().expect("warned");
+    assert!(
+        notice.problem
+            && notice
+                .text
+                .starts_with("Rewinding undoes 2 decisions made over the HTTP API"),
+        "{}",
+        notice.text
+    );
 }
 
 #[test]
@@ -907,23 +969,13 @@ fn the_presenter_opens_every_level_jumps_to_a_chapter_and_has_its_notes() {
         .count();
     assert!(locked > 0, "a fresh campaign has locked levels");
 
-    let mut app = App::new();
-    app.insert_resource(twice::presenter::Presenter {
-        on: true,
-        unlock_all: true,
-        chapter: Some(4),
+    let app = game_with(data.path(), |app| {
+        app.insert_resource(twice::presenter::Presenter {
+            on: true,
+            unlock_all: true,
+            chapter: Some(4),
+        });
     });
-    app.add_plugins((
-        MinimalPlugins,
-        StatesPlugin,
-        CorePlugin {
-            paths: GamePaths {
-                levels: levels_folder(),
-                data: data.path().to_path_buf(),
-            },
-        },
-    ));
-    app.update();
     let campaign = app.world().resource::<twice::campaign::Campaign>();
     let progress = app.world().resource::<Progress>();
     assert!((0..campaign.levels.len()).all(|index| campaign.is_unlocked(index, progress)));

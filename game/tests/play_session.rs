@@ -60,7 +60,7 @@ fn play_in_the_game(loaded: &LoadedTape, moves: &[TimedAction]) -> (Session, Ref
     let mut refusals = Vec::new();
     for action in moves {
         while session.simulation().phase() < action.at_phase && session.step().expect("steps") {}
-        refusals.push(session.play(action.play.clone()).err());
+        refusals.push(session.play(action.play.clone()).err().map(|error| error.to_string()));
     }
     while session.step().expect("steps") {}
     (session, refusals)

@@ -716,10 +716,31 @@ fn every_level_has_three_tiers_of_hints() {
     }
 }
 
+/// One defender check: a level's guard set, and whether it must stop every heist.
+struct DefenceCheck<'a> {
+    loaded: &'a LoadedLevel,
+    heists: Vec<&'a LoadedTape>,
+    set: Vec<Guard>,
+    kind: DefenceSet,
+}
+
+/// What a defender check's set is, and so what it must do.
+#[derive(Clone, Copy, Debug)]
+enum DefenceSet {
+    /// The level's stated minimum: it holds.
+    Minimum,
+    /// Smaller than the minimum: some heist gets through.
+    Smaller,
+    /// The minimum without its first guard: it does not hold.
+    AllButOne,
+}
+
+/// The suite's slowest test (the vault alone searches hundreds of smaller guard sets), so the
+/// checks are shared out to every core from one queue; any failed assertion still fails it.
 #[test]
 fn every_defender_minimum_holds_and_no_smaller_set_does() {
     let campaign = campaign();
-    let cancel = AtomicBool::new(false);
+    let mut checks = Vec::new();
     for loaded in campaign.levels.iter().filter(|loaded| loaded.level.unbeatable) {
         let level = &loaded.level;
         let defender = level.defender.as_ref().expect("an unbeatable level is defended");
@@ -729,41 +750,74 @@ fn every_defender_minimum_holds_and_no_smaller_set_does() {
             "`{}` has no known heist to defend against",
             level.id
         );
-        let report = defend::check(loaded, &heists, &defender.minimum, defend::Search::default(), &cancel)
-            .expect("the check runs");
-        assert!(
-            report.holds(),
-            "`{}`'s minimum [{}] does not hold: {:?}",
-            level.id,
-            guard_names(&defender.minimum),
-            report
-        );
+        let check = |set: &[Guard], kind| DefenceCheck {
+            loaded,
+            heists: heists.clone(),
+            set: set.to_vec(),
+            kind,
+        };
+        checks.push(check(&defender.minimum, DefenceSet::Minimum));
         // Guards that cannot change anything in the level (the contract check, when every
         // tool passes it) are left out: a set with one holds exactly when it does without.
         let guards = defend::guards_that_matter(level);
         for size in 0..defender.minimum.len() {
             for set in defend::sets_of_in(&guards, size) {
-                let report =
-                    defend::check(loaded, &heists, &set, defend::Search::default(), &cancel).expect("the check runs");
-                assert!(
-                    !report.stops_every_heist(),
-                    "`{}` holds with only [{}], smaller than its stated minimum [{}]",
-                    level.id,
-                    guard_names(&set),
-                    guard_names(&defender.minimum)
-                );
+                checks.push(check(&set, DefenceSet::Smaller));
             }
         }
         // One guard fewer than the minimum, whichever: a heist gets through.
-        let all_but_one = defend::check(
-            loaded,
-            &heists,
-            &defender.minimum[1..],
-            defend::Search::default(),
-            &cancel,
-        )
-        .expect("the check runs");
-        assert!(!all_but_one.holds());
+        checks.push(check(&defender.minimum[1..], DefenceSet::AllButOne));
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let cancel = AtomicBool::new(false);
+    let threads = std::thread::available_parallelism().map_or(2, usize::from);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while let Some(check) = checks.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    run_defence_check(check, &cancel);
+                }
+            });
+        }
+    });
+}
+
+fn run_defence_check(check: &DefenceCheck, cancel: &AtomicBool) {
+    let level = &check.loaded.level;
+    let minimum = &level
+        .defender
+        .as_ref()
+        .expect("an unbeatable level is defended")
+        .minimum;
+    let report = defend::check(
+        check.loaded,
+        &check.heists,
+        &check.set,
+        defend::Search::default(),
+        cancel,
+    )
+    .expect("the check runs");
+    match check.kind {
+        DefenceSet::Minimum => assert!(
+            report.holds(),
+            "`{}`'s minimum [{}] does not hold: {:?}",
+            level.id,
+            guard_names(minimum),
+            report
+        ),
+        DefenceSet::Smaller => assert!(
+            !report.stops_every_heist(),
+            "`{}` holds with only [{}], smaller than its stated minimum [{}]",
+            level.id,
+            guard_names(&check.set),
+            guard_names(minimum)
+        ),
+        DefenceSet::AllButOne => assert!(
+            !report.holds(),
+            "`{}` holds without {}",
+            level.id,
+            guard_names(&minimum[..1])
+        ),
     }
 }
 

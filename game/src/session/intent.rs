@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
 use twice_world::level::{self, Play, Tape};
-use twice_world::play_session::PlaySession;
+use twice_world::play_session::{PlaySession, SessionError};
 use twice_world::runtime::guards::Guards;
 
+use super::errors::{OpenError, TapeError};
 use super::jobs::{Goal, Job};
 use super::scratch::{ScratchFile, ScratchLedgers};
 use super::{Mode, Recipe, SPEEDS, Session, SessionSet, TapeSource};
@@ -107,6 +108,7 @@ fn apply_intents(
                         return;
                     }
                     Err(problem) => {
+                        let problem = problem.to_string();
                         if let Some(session) = session.as_deref_mut() {
                             session.warn(problem.clone());
                         }
@@ -172,7 +174,7 @@ fn open_for(
     scratch: &mut ScratchLedgers,
     campaign: &Campaign,
     progress: &mut Progress,
-) -> Result<Session, String> {
+) -> Result<Session, OpenError> {
     match intent {
         Intent::OpenLevel {
             path,
@@ -180,34 +182,38 @@ fn open_for(
             guards,
             seed,
             at_phase,
-        } => level::load_level(path)
-            .map_err(|error| error.to_string())
-            .and_then(|loaded| {
-                let recipe = Recipe {
-                    level: loaded,
-                    seed: *seed,
-                    guards: *guards,
-                    tape: None,
-                };
-                open(recipe, *mode, *at_phase, scratch, campaign, progress)
+        } => {
+            let loaded = level::load_level(path).map_err(|source| OpenError::Level {
+                path: path.clone(),
+                source,
+            })?;
+            let recipe = Recipe {
+                level: loaded,
+                seed: *seed,
+                guards: *guards,
+                tape: None,
+            };
+            open(recipe, *mode, *at_phase, scratch, campaign, progress).map_err(|source| OpenError::Session {
+                path: path.clone(),
+                source,
             })
-            .map_err(|error| format!("Cannot open {}: {error}", path.display())),
-        Intent::OpenTape { path, at_phase } => level::load_tape(path)
-            .map_err(|error| error.to_string())
-            .and_then(|loaded| {
-                let recipe = Recipe {
-                    level: loaded.level,
-                    seed: loaded.tape.seed,
-                    guards: loaded.tape.guards,
-                    tape: Some(TapeSource {
-                        path: loaded.path,
-                        tape: loaded.tape,
-                    }),
-                };
-                open(recipe, Mode::Replay, *at_phase, scratch, campaign, progress)
-            })
-            .map_err(|error| format!("Cannot open the tape: {error}")),
-        other => Err(format!("{other:?} opens no level")),
+        }
+        Intent::OpenTape { path, at_phase } => {
+            let loaded = level::load_tape(path).map_err(OpenError::Tape)?;
+            let recipe = Recipe {
+                level: loaded.level,
+                seed: loaded.tape.seed,
+                guards: loaded.tape.guards,
+                tape: Some(TapeSource {
+                    path: loaded.path,
+                    tape: loaded.tape,
+                }),
+            };
+            open(recipe, Mode::Replay, *at_phase, scratch, campaign, progress).map_err(OpenError::TapeSession)
+        }
+        other => Err(OpenError::NotAnOpening {
+            intent: format!("{other:?}"),
+        }),
     }
 }
 
@@ -219,10 +225,9 @@ fn open(
     scratch: &mut ScratchLedgers,
     campaign: &Campaign,
     progress: &mut Progress,
-) -> Result<Session, String> {
+) -> Result<Session, SessionError> {
     let ledger_file = scratch.next_file(&recipe.level.level.id);
-    let play = PlaySession::open(mode, recipe.clone(), ledger_file.as_ref().map(ScratchFile::path))
-        .map_err(|error| error.to_string())?;
+    let play = PlaySession::open(mode, recipe.clone(), ledger_file.as_ref().map(ScratchFile::path))?;
     let campaign_index = campaign.find_path(&recipe.level.path);
     let mut session = Session::new(play, campaign_index, ledger_file);
     // The campaign shows its panels chapter by chapter; the sandbox, the replay viewer and
@@ -316,7 +321,7 @@ fn apply_to_session(
         Intent::RunToEnd => run_to_end(session, scratch),
         Intent::SaveTape { path } => match tape_for(session, path) {
             Ok(tape) => session.job = Some(Job::save_tape(session.recipe.clone(), tape, path.clone())),
-            Err(error) => session.warn(error),
+            Err(error) => session.warn(error.to_string()),
         },
         Intent::Debrief => {
             if session.is_concluded() {
@@ -351,10 +356,20 @@ fn rewind(session: &mut Session, scratch: &mut ScratchLedgers, phase: u32) {
     session.running = false;
     // A decision made over HTTP is not a move: a re-simulation cannot repeat it. Say so
     // on screen and ask first; the same rewind asked again goes ahead.
-    if session.outside_decisions > 0 && session.rewind_asked != Some(phase) {
-        session.rewind_asked = Some(phase);
-        session.warn(rewind_warning(session.outside_decisions, phase));
-        return;
+    if session.rewind_asked != Some(phase) {
+        let warning = match session.outside_decisions() {
+            Ok(0) => None,
+            Ok(decisions) => Some(rewind_warning(decisions, phase)),
+            Err(error) => Some(format!(
+                "Cannot tell whether rewinding undoes decisions made over the HTTP API ({error}). Rewind to \
+                 phase {phase} again to go ahead."
+            )),
+        };
+        if let Some(warning) = warning {
+            session.rewind_asked = Some(phase);
+            session.warn(warning);
+            return;
+        }
     }
     session.rewind_asked = None;
     let actions = session.actions_before(phase);
@@ -397,7 +412,8 @@ fn run_to_end(session: &mut Session, scratch: &mut ScratchLedgers) {
         return;
     }
     session.running = false;
-    if session.outside_decisions > 0 {
+    // Unreadable counts as made: running on in place loses nothing either way.
+    if !matches!(session.outside_decisions(), Ok(0)) {
         // An operator's HTTP decision is not a move a re-simulation could repeat:
         // this simulation runs on in place (a level has at most `max_phases`).
         for _ in 0..=session.recipe.level.level.max_phases {
@@ -440,27 +456,30 @@ fn set_running(session: &mut Session, running: bool) {
 }
 
 /// The tape of this session, to be saved at `path` (its `expect` is filled in by the job).
-fn tape_for(session: &Session, path: &Path) -> Result<Tape, String> {
+fn tape_for(session: &Session, path: &Path) -> Result<Tape, TapeError> {
     let name = path
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
     if !name.ends_with(twice_world::campaign::TAPE_SUFFIX) || name.len() <= twice_world::campaign::TAPE_SUFFIX.len() {
-        return Err(format!(
-            "A tape's file name ends in {} (so `twice-sim replay` finds it): {}",
-            twice_world::campaign::TAPE_SUFFIX,
-            path.display()
-        ));
+        return Err(TapeError::FileName {
+            path: path.to_path_buf(),
+        });
     }
     if path.exists() {
-        return Err(format!("{} already exists; choose another name", path.display()));
+        return Err(TapeError::Exists {
+            path: path.to_path_buf(),
+        });
     }
     let folder = path
         .parent()
         .filter(|folder| !folder.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     // The tape names its level relative to its own folder, so the folder must exist to be measured from.
-    std::fs::create_dir_all(folder).map_err(|error| format!("cannot create {}: {error}", folder.display()))?;
+    std::fs::create_dir_all(folder).map_err(|source| TapeError::Folder {
+        folder: folder.to_path_buf(),
+        source,
+    })?;
     let level = &session.recipe.level;
     Ok(session.recipe.tape(
         session.mode,

@@ -14,6 +14,7 @@ use twice_world::checker::Outcome;
 use twice_world::level::{self, Tape, TimedAction};
 use twice_world::simulator::Simulation;
 
+use super::errors::{JobError, TapeError};
 use super::ledger_view::LedgerView;
 use super::scratch::ScratchFile;
 use super::{Recipe, Session, SessionSet};
@@ -61,9 +62,9 @@ pub struct Job {
     pub goal: Goal,
     pub started: Instant,
     cancelled: Arc<AtomicBool>,
-    handle: Option<JoinHandle<Result<Finished, String>>>,
+    handle: Option<JoinHandle<Result<Finished, JobError>>>,
     /// Why the work never started.
-    failure: Option<String>,
+    failure: Option<JobError>,
 }
 
 impl std::fmt::Debug for Finished {
@@ -101,11 +102,13 @@ impl Job {
         let purpose = Purpose::SaveTape { path: path.clone() };
         Job::spawn(purpose, Goal::End, move |cancelled| {
             let simulation = run(&recipe, tape.actions.clone(), Goal::End, None, cancelled)?;
-            let verdict = simulation.verdict().map_err(|error| error.to_string())?;
+            let verdict = simulation.verdict()?;
             tape.expect = Session::expectation(&verdict);
             if let Some(folder) = path.parent() {
-                std::fs::create_dir_all(folder)
-                    .map_err(|error| format!("cannot create {}: {error}", folder.display()))?;
+                std::fs::create_dir_all(folder).map_err(|source| TapeError::Folder {
+                    folder: folder.to_path_buf(),
+                    source,
+                })?;
             }
             let text = format!(
                 "// Recorded in the game: {} (level {}).\n{}\n",
@@ -113,8 +116,11 @@ impl Job {
                 recipe.level.level.id,
                 level::tape_to_ron(&tape)
             );
-            std::fs::write(&path, text).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
-            level::load_tape(&path).map_err(|error| format!("the saved tape does not load back: {error}"))?;
+            std::fs::write(&path, text).map_err(|source| JobError::Write {
+                path: path.clone(),
+                source,
+            })?;
+            level::load_tape(&path).map_err(JobError::LoadBack)?;
             Ok(Finished::Saved {
                 path,
                 outcome: verdict.outcome,
@@ -125,17 +131,16 @@ impl Job {
     fn spawn(
         purpose: Purpose,
         goal: Goal,
-        work: impl FnOnce(&AtomicBool) -> Result<Finished, String> + Send + 'static,
+        work: impl FnOnce(&AtomicBool) -> Result<Finished, JobError> + Send + 'static,
     ) -> Job {
         let cancelled = Arc::new(AtomicBool::new(false));
         let flag = cancelled.clone();
         let handle = std::thread::Builder::new()
             .name("twice-resimulate".into())
-            .spawn(move || work(&flag))
-            .map_err(|error| error.to_string());
+            .spawn(move || work(&flag));
         let (handle, failure) = match handle {
             Ok(handle) => (Some(handle), None),
-            Err(error) => (None, Some(format!("cannot start a thread to re-simulate: {error}"))),
+            Err(error) => (None, Some(JobError::Thread(error))),
         };
         Job {
             purpose,
@@ -158,12 +163,10 @@ impl Job {
         self.handle = None;
     }
 
-    fn take_result(&mut self) -> Result<Finished, String> {
+    fn take_result(&mut self) -> Result<Finished, JobError> {
         match self.handle.take() {
-            Some(handle) => handle
-                .join()
-                .unwrap_or_else(|_| Err("the re-simulation thread panicked".into())),
-            None => Err(self.failure.take().unwrap_or_else(|| "the job was cancelled".into())),
+            Some(handle) => handle.join().unwrap_or(Err(JobError::Panicked)),
+            None => Err(self.failure.take().unwrap_or(JobError::Cancelled)),
         }
     }
 
@@ -191,19 +194,17 @@ fn run(
     goal: Goal,
     ledger: Option<&std::path::Path>,
     cancelled: &AtomicBool,
-) -> Result<Simulation, String> {
-    let mut simulation = recipe.build(actions, ledger).map_err(|error| error.to_string())?;
-    simulation
-        .run_until(|simulation| {
-            cancelled.load(Ordering::Relaxed)
-                || match goal {
-                    Goal::Phase(phase) => simulation.phase() >= phase,
-                    Goal::End => false,
-                }
-        })
-        .map_err(|error| error.to_string())?;
+) -> Result<Simulation, JobError> {
+    let mut simulation = recipe.build(actions, ledger)?;
+    simulation.run_until(|simulation| {
+        cancelled.load(Ordering::Relaxed)
+            || match goal {
+                Goal::Phase(phase) => simulation.phase() >= phase,
+                Goal::End => false,
+            }
+    })?;
     if cancelled.load(Ordering::Relaxed) {
-        return Err("cancelled".into());
+        return Err(JobError::Cancelled);
     }
     Ok(simulation)
 }
@@ -234,6 +235,6 @@ fn poll_job(mut session: ResMut<Session>) {
         Ok(Finished::Saved { path, outcome }) => {
             session.tell(format!("Tape saved to {} (expects {outcome})", path.display()));
         }
-        Err(error) => session.warn(error),
+        Err(error) => session.warn(error.to_string()),
     }
 }

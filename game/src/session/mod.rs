@@ -3,22 +3,25 @@
 
 use std::ops::Deref;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use twice_world::checker::Verdict;
 use twice_world::debrief::Debrief;
-use twice_world::ledger::ExecutionRecord;
+use twice_world::ledger::{ExecutionRecord, LedgerError};
 use twice_world::level::{Expectation, Play};
-use twice_world::play_session::PlaySession;
+use twice_world::play_session::{PlaySession, SessionError};
 use twice_world::runtime::operator::{Effect, LookupError};
-use twice_world::simulator::Simulation;
+use twice_world::simulator::{SimError, Simulation};
 
+mod errors;
 mod intent;
 pub mod jobs;
 pub mod ledger_view;
 pub mod scratch;
 
+pub use errors::{JobError, OpenError, TapeError};
 pub use intent::{Intent, NextBriefing, OpenProblem};
 use jobs::Job;
 use ledger_view::LedgerView;
@@ -78,7 +81,7 @@ pub struct Notice {
 /// could not be judged.
 #[derive(Clone, Debug)]
 pub struct Conclusion {
-    pub verdict: Result<Verdict, String>,
+    pub verdict: Result<Verdict, Arc<LedgerError>>,
     /// What the player reads: a win's story, or a loss's diagnosis (never the win's story).
     pub debrief: Option<Debrief>,
     /// For a replayed tape: did the verdict match what the tape expects?
@@ -105,9 +108,6 @@ pub struct Session {
     pub job: Option<Job>,
     /// The play session's judgement as the screens show it, once progress has counted it.
     pub conclusion: Option<Conclusion>,
-    /// Calls settled from outside (the HTTP API) that woke this simulation. They are not
-    /// moves, so a re-simulation from the seed and the moves would not repeat them.
-    pub outside_decisions: u32,
     /// A rewind the player was warned about (it would undo decisions made over HTTP): asking
     /// for the same phase again confirms it.
     pub rewind_asked: Option<u32>,
@@ -140,7 +140,6 @@ impl Session {
             notice: None,
             job: None,
             conclusion: None,
-            outside_decisions: 0,
             rewind_asked: None,
             panels: Panels::all(),
         }
@@ -192,17 +191,17 @@ impl Session {
     }
 
     /// One phase of one actor. Returns false when the level is over.
-    pub fn step(&mut self) -> Result<bool, String> {
+    pub fn step(&mut self) -> Result<bool, SessionError> {
         let before = self.simulation().phase();
-        let result = self.play.step(1).map_err(|error| error.to_string());
+        let result = self.play.step(1);
         self.changed();
         result?;
         Ok(self.simulation().phase() > before)
     }
 
     /// A player's move, through the one path every move takes: `Simulation::play`.
-    pub fn play(&mut self, play: Play) -> Result<(), String> {
-        self.play.play(play).map_err(|error| error.to_string())?;
+    pub fn play(&mut self, play: Play) -> Result<(), SessionError> {
+        self.play.play(play)?;
         self.changed();
         Ok(())
     }
@@ -233,15 +232,21 @@ impl Session {
         }
     }
 
+    /// Decisions made on this simulation's ledger from outside it (an operator over the HTTP
+    /// API), counted from the ledger's history: a re-simulation from the seed and the moves
+    /// (a rewind, a restart) would not repeat them.
+    pub fn outside_decisions(&self) -> Result<u32, LedgerError> {
+        self.play.outside_decisions()
+    }
+
     /// Takes in calls settled outside the simulation (an operator over the HTTP API): reads
     /// the ledger again and wakes runs parked on them. Returns the workers woken; a level
     /// that was over goes on, so its verdict is judged again when it ends.
-    pub fn notice_outside_settlements(&mut self) -> Result<usize, String> {
+    pub fn notice_outside_settlements(&mut self) -> Result<usize, SimError> {
         let (woken, _) = self.play.change_from_outside(Simulation::notice_settlements);
-        let woken = woken.map_err(|error| error.to_string())?;
+        let woken = woken?;
         if woken > 0 {
             self.conclusion = None;
-            self.outside_decisions += 1;
         }
         self.changed();
         Ok(woken)
@@ -267,7 +272,6 @@ impl Session {
             .play
             .change_from_outside(|simulation| simulation.undo_for_outside_operator(record, credit_id));
         self.conclusion = None;
-        self.outside_decisions += 1;
         self.changed();
         result
     }
@@ -285,7 +289,6 @@ impl Session {
         self.generation += 1;
         self.conclusion = None;
         self.step_credit = 0.0;
-        self.outside_decisions = 0;
         self.rewind_asked = None;
     }
 
@@ -330,7 +333,7 @@ fn conclude(mut session: ResMut<Session>, mut progress: ResMut<Progress>) {
     if session.conclusion.is_some() || session.is_busy() {
         return;
     }
-    let Some(judged) = session.judgement().map(|judged| judged.cloned().map_err(str::to_owned)) else {
+    let Some(judged) = session.judgement().map(|judged| judged.cloned().map_err(Arc::clone)) else {
         return;
     };
     session.running = false;

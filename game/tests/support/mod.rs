@@ -15,7 +15,14 @@ pub fn levels_folder() -> PathBuf {
 /// The game without a window (`MinimalPlugins`, the screens' state machine and the session),
 /// with an empty profile in `data`, after its first frame.
 pub fn game(data: &Path) -> App {
+    game_with(data, |_| {})
+}
+
+/// [`game`], with `before` run on the app before its plugins are added: resources it inserts
+/// (the presenter's mode, say) are the ones the plugins find, not their defaults.
+pub fn game_with(data: &Path, before: impl FnOnce(&mut App)) -> App {
     let mut app = App::new();
+    before(&mut app);
     app.add_plugins((
         MinimalPlugins,
         StatesPlugin,

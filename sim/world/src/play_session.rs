@@ -13,11 +13,13 @@
 //! thread of its own from the same [`Recipe`], swapping the result in with
 //! [`PlaySession::replace`].
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::checker::Verdict;
 use crate::debrief::{self, Debrief};
-use crate::ledger::LedgerError;
+use crate::ledger::{HistoryEvent, LedgerError};
 use crate::level::{CardKind, Expectation, LoadedLevel, Play, TAPE_VERSION, Tape, TimedAction};
 use crate::runtime::guards::Guards;
 use crate::simulation_lock::{SimulationGuard, SimulationLock};
@@ -192,6 +194,42 @@ pub fn conclude(recipe: &Recipe, simulation: &Simulation) -> Result<Conclusion, 
     })
 }
 
+/// Whether a history line records an operator's decision: a resolve, a compensation's claim, or
+/// a compensation that found nothing and settled the call `failed`. (A compensation finished
+/// again after a failed undo is the same decision: its claim was counted.)
+pub fn is_decision(event: &HistoryEvent) -> bool {
+    matches!(
+        event,
+        HistoryEvent::Resolved | HistoryEvent::CompensationClaimed | HistoryEvent::NothingToCompensate
+    )
+}
+
+/// How many decisions on the first node's ledger (the one the operator API serves) were made
+/// from outside the simulation, by an operator over the HTTP API: the decision lines in its
+/// history whose operator is none of the simulation's own (the level's scripted operator, or a
+/// name the player's operator moves used). They are not moves, so a re-simulation from the
+/// seed and the moves cannot repeat them. Counted from the ledger, each decision once however
+/// the simulation came to notice it (a poll, or an idle step of its own). An outside operator
+/// who shares a name with one of the simulation's is counted as the simulation's.
+pub fn outside_decisions(simulation: &Simulation) -> Result<u32, LedgerError> {
+    let mut own: BTreeSet<&str> = BTreeSet::new();
+    if let Some(honest) = &simulation.level().honest_operator {
+        own.insert(&honest.name);
+    }
+    for action in simulation.played() {
+        if let Play::OperatorResolve { operator, .. } | Play::OperatorCompensate { operator, .. } = &action.play {
+            own.insert(operator);
+        }
+    }
+    let outside = simulation
+        .ledger()
+        .all_history()?
+        .iter()
+        .filter(|entry| is_decision(&entry.event) && !own.contains(entry.actor.as_str()))
+        .count();
+    Ok(u32::try_from(outside).unwrap_or(u32::MAX))
+}
+
 /// Why a change to the session was refused or failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -221,8 +259,8 @@ pub struct PlaySession {
     pub recipe: Recipe,
     simulation: SimulationLock,
     /// The judgement of the level while it is quiet; `Err` when it could not be judged (the
-    /// next change judges it again).
-    judgement: Option<Result<Conclusion, String>>,
+    /// next change judges it again). Shared, so a front end can keep the error it shows.
+    judgement: Option<Result<Conclusion, Arc<LedgerError>>>,
 }
 
 impl PlaySession {
@@ -263,15 +301,19 @@ impl PlaySession {
     }
 
     /// The judgement of the level while it is quiet, or why it could not be judged.
-    pub fn judgement(&self) -> Option<Result<&Conclusion, &str>> {
-        self.judgement
-            .as_ref()
-            .map(|judged| judged.as_ref().map_err(String::as_str))
+    pub fn judgement(&self) -> Option<Result<&Conclusion, &Arc<LedgerError>>> {
+        self.judgement.as_ref().map(Result::as_ref)
     }
 
     /// Quiet, and no card the player holds could change it: time for the verdict.
     pub fn is_concluded(&self) -> bool {
         is_concluded(&self.simulation(), self.mode)
+    }
+
+    /// The decisions made on the served ledger from outside the simulation (see
+    /// [`outside_decisions`]): what a rewind or a restart would undo.
+    pub fn outside_decisions(&self) -> Result<u32, LedgerError> {
+        outside_decisions(&self.simulation())
     }
 
     /// The cards that could still change a quiet level (none while it runs, or in a replay).
@@ -386,8 +428,9 @@ impl PlaySession {
         if matches!(self.judgement, Some(Ok(_))) {
             return None;
         }
-        let judged = conclude(&self.recipe, &self.simulation()).map_err(|error| error.to_string());
-        self.judgement = Some(judged.clone());
-        judged.ok()
+        let judged = conclude(&self.recipe, &self.simulation()).map_err(Arc::new);
+        let concluded = judged.as_ref().ok().cloned();
+        self.judgement = Some(judged);
+        concluded
     }
 }
