@@ -153,8 +153,8 @@ pub fn group_note(figure: &GroupFigure, cores: usize, label: &str, in_process: b
     match (figure.grouped.cpu_micros_per_item(), group_bound(figure, cores)) {
         (Some(cpu), Some(bound)) => format!(
             "figure 5, {label}: the runs' threads took {cpu:.0} µs of CPU per call (a raw commit {}); {cores} cores \
-             at that CPU make at most {} calls/s, {bound:.1}x the single commit rate: the most this machine can \
-             show{}",
+             at that CPU make at most {} calls/s, {bound:.1}x the single commit rate: the most this build can \
+             show on this machine{}",
             per_item(&figure.raw),
             super::report::grouped(ratio(cores as f64 * 1e6, cpu)),
             if bound < figure.aim {
