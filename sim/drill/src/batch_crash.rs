@@ -20,13 +20,13 @@ use std::collections::BTreeSet;
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use twice_world::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use twice_world::ledger::{GroupSettings, Ledger, LedgerError, Recorded, Reservation, ReserveRequest};
-use twice_world::runtime::key::IdempotencyKey;
+use twice_world::runtime::key::{IdempotencyKey, KeyError};
 use twice_world::runtime::rules::{ReservationAction, Status};
 use twice_world::runtime::tool::SideEffect;
 use twice_world::runtime::worker::counted;
@@ -143,8 +143,57 @@ pub fn batch_crash_command(args: BatchCrashArgs) -> u8 {
     if failed { EXIT_FAILED } else { EXIT_OK }
 }
 
+/// Why a round gave no finding: the child could not be started, read, killed or waited for,
+/// or the ledger could not be read after the kill.
+#[derive(Debug, thiserror::Error)]
+enum RoundError {
+    #[error("cannot start the child: {0}")]
+    Start(#[source] std::io::Error),
+    #[error("the child has no output")]
+    NoOutput,
+    #[error("reading the child: {0}")]
+    Read(#[source] std::io::Error),
+    #[error("cannot kill the child: {0}")]
+    Kill(#[source] std::io::Error),
+    #[error("waiting for the child: {0}")]
+    Wait(#[source] std::io::Error),
+    #[error("the child ended ({status}) before batch {stop_at_batch}")]
+    EndedEarly { status: ExitStatus, stop_at_batch: u64 },
+    #[error("reading the ledger: {0}")]
+    Ledger(#[source] LedgerError),
+}
+
+/// Why one of the child's runs stopped calling (the kill aside): each names the key at fault.
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    #[error("{key}: {source}")]
+    Ledger {
+        key: IdempotencyKey,
+        /// Boxed: a ledger error is large, and every run returns this.
+        #[source]
+        source: Box<LedgerError>,
+    },
+    #[error("{key}: a new key was not reserved to run: {reservation}")]
+    NotReserved { key: IdempotencyKey, reservation: String },
+    #[error("billing's lock was poisoned")]
+    Poisoned,
+    #[error("billing: {0}")]
+    Billing(#[source] std::io::Error),
+    #[error("{key}: the outcome was not recorded: {recorded}")]
+    NotRecorded { key: IdempotencyKey, recorded: String },
+    #[error("a run panicked")]
+    Panicked,
+}
+
 /// One round: the child started, killed at its mid-batch moment, the ledger checked.
-fn run_round(executable: &Path, args: &BatchCrashArgs, round: u32, stop_at_batch: u64) -> Result<RoundFinding, String> {
+fn run_round(
+    executable: &Path,
+    args: &BatchCrashArgs,
+    round: u32,
+    stop_at_batch: u64,
+) -> Result<RoundFinding, RoundError> {
     let mut command = Command::new(executable);
     let ledger_text = match &args.ledger {
         LedgerTarget::File(path) => path.display().to_string(),
@@ -163,12 +212,12 @@ fn run_round(executable: &Path, args: &BatchCrashArgs, round: u32, stop_at_batch
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|error| format!("cannot start the child: {error}"))?;
-    let stdout = child.stdout.take().ok_or("the child has no output")?;
+        .map_err(RoundError::Start)?;
+    let stdout = child.stdout.take().ok_or(RoundError::NoOutput)?;
     let mut finding = RoundFinding::default();
     let mut killed = false;
     for line in BufReader::new(stdout).lines() {
-        let line = line.map_err(|error| format!("reading the child: {error}"))?;
+        let line = line.map_err(RoundError::Read)?;
         if let Some(key) = line.strip_prefix(ACTED) {
             finding.acted.insert(key.to_owned());
         } else if let Some(key) = line.strip_prefix(RECORDED) {
@@ -178,29 +227,25 @@ fn run_round(executable: &Path, args: &BatchCrashArgs, round: u32, stop_at_batch
         {
             finding.batch_members = members.parse().unwrap_or(0);
             // SIGKILL: nothing of the child runs after this, as in a power cut of the process.
-            child
-                .kill()
-                .map_err(|error| format!("cannot kill the child: {error}"))?;
+            child.kill().map_err(RoundError::Kill)?;
             killed = true;
         }
     }
-    let status = child
-        .wait()
-        .map_err(|error| format!("waiting for the child: {error}"))?;
+    let status = child.wait().map_err(RoundError::Wait)?;
     if !killed {
-        return Err(format!("the child ended ({status}) before batch {stop_at_batch}"));
+        return Err(RoundError::EndedEarly { status, stop_at_batch });
     }
-    check(args, &mut finding).map_err(|error| format!("reading the ledger: {error}"))?;
+    check(args, &mut finding).map_err(RoundError::Ledger)?;
     Ok(finding)
 }
 
 /// The ledger against billing and against what the child acknowledged.
 fn check(args: &BatchCrashArgs, finding: &mut RoundFinding) -> Result<(), LedgerError> {
     let ledger = args.ledger.open_existing()?;
-    let billed = billed_keys(&args.billing).map_err(|detail| LedgerError::Store {
+    let billed = billed_keys(&args.billing).map_err(|error| LedgerError::Store {
         location: args.billing.display().to_string(),
         context: "reading billing",
-        detail,
+        detail: error.to_string(),
     })?;
     for key in &billed {
         let record = IdempotencyKey::parse(key)
@@ -243,10 +288,10 @@ fn check(args: &BatchCrashArgs, finding: &mut RoundFinding) -> Result<(), Ledger
 
 /// The keys in the billing file, one a line; a last line without its newline was cut by the
 /// kill mid-write and is no entry.
-fn billed_keys(path: &Path) -> Result<BTreeSet<String>, String> {
+fn billed_keys(path: &Path) -> Result<BTreeSet<String>, std::io::Error> {
     let text = std::fs::read_to_string(path).or_else(|error| match error.kind() {
         std::io::ErrorKind::NotFound => Ok(String::new()),
-        _ => Err(error.to_string()),
+        _ => Err(error),
     })?;
     let complete = text.rfind('\n').map_or("", |end| &text[..end]);
     Ok(complete.lines().map(str::to_owned).collect())
@@ -318,17 +363,20 @@ pub fn batch_crash_child_command(args: BatchCrashChildArgs) -> u8 {
             })
             .collect();
         runs.into_iter()
-            .find_map(|run| run.join().unwrap_or_else(|_| Err("a run panicked".into())).err())
+            .find_map(|run| run.join().unwrap_or(Err(RunError::Panicked)).err())
     });
-    eprintln!("error: {}", failure.unwrap_or_else(|| "every run stopped".into()));
+    match failure {
+        Some(error) => eprintln!("error: {error}"),
+        None => eprintln!("error: every run stopped"),
+    }
     EXIT_FAILED
 }
 
 /// One run: calls until an error (or the kill). Returns only with an error.
-fn drive_run(mut ledger: Ledger, billing: &Mutex<std::fs::File>, round: u32, run: u32) -> Result<(), String> {
+fn drive_run(mut ledger: Ledger, billing: &Mutex<std::fs::File>, round: u32, run: u32) -> Result<(), RunError> {
     let run_id = format!("r{round}-run{run}");
     for call in 0_u64.. {
-        let key = IdempotencyKey::per_call(&run_id, &format!("c{call}")).map_err(|error| error.to_string())?;
+        let key = IdempotencyKey::per_call(&run_id, &format!("c{call}"))?;
         let request = ReserveRequest {
             key: &key,
             tenant: "drill",
@@ -343,7 +391,10 @@ fn drive_run(mut ledger: Ledger, billing: &Mutex<std::fs::File>, round: u32, run
         };
         let folded = ledger
             .reserve_and_begin(&request, 1, crate::now_ms())
-            .map_err(|error| format!("{key}: {error}"))?;
+            .map_err(|source| RunError::Ledger {
+                key: key.clone(),
+                source: Box::new(source),
+            })?;
         if !matches!(
             folded.reservation,
             Reservation::Decided {
@@ -351,22 +402,71 @@ fn drive_run(mut ledger: Ledger, billing: &Mutex<std::fs::File>, round: u32, run
                 ..
             }
         ) {
-            return Err(format!("{key}: a new key was not reserved to run: {folded:?}"));
+            return Err(RunError::NotReserved {
+                key,
+                reservation: format!("{folded:?}"),
+            });
         }
         // The tool acts: billing's own durable record of the effect.
         {
-            let mut billing = billing.lock().map_err(|_| "billing's lock was poisoned")?;
+            let mut billing = billing.lock().map_err(|_| RunError::Poisoned)?;
             billing
                 .write_all(format!("{key}\n").as_bytes())
                 .and_then(|()| billing.sync_data())
-                .map_err(|error| format!("billing: {error}"))?;
+                .map_err(RunError::Billing)?;
         }
         say(&format!("{ACTED}{key}"));
         match ledger.record_outcome(&key, Status::Completed, Some("cr"), &run_id, 1, crate::now_ms()) {
             Ok(Recorded::Recorded(_)) => say(&format!("{RECORDED}{key}")),
-            Ok(other) => return Err(format!("{key}: the outcome was not recorded: {other:?}")),
-            Err(error) => return Err(format!("{key}: {error}")),
+            Ok(other) => {
+                return Err(RunError::NotRecorded {
+                    key,
+                    recorded: format!("{other:?}"),
+                });
+            }
+            Err(source) => {
+                return Err(RunError::Ledger {
+                    key,
+                    source: Box::new(source),
+                });
+            }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn billing_cut_mid_line_or_missing_is_read_and_a_folder_is_refused() {
+        let folder = tempfile::tempdir().expect("temp dir");
+        let billing = folder.path().join("billing");
+        assert!(billed_keys(&billing).expect("no file yet: nothing billed").is_empty());
+        std::fs::write(&billing, "r1-run0:c0\nr1-run0:c1").expect("write");
+        let keys = billed_keys(&billing).expect("reads");
+        assert_eq!(
+            keys.into_iter().collect::<Vec<_>>(),
+            ["r1-run0:c0"],
+            "the cut line is no entry"
+        );
+        let error = billed_keys(folder.path()).expect_err("a folder is not a billing file");
+        assert_ne!(error.kind(), std::io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn a_run_error_names_its_key() {
+        let key = IdempotencyKey::per_call("r1-run0", "c3").expect("a key");
+        let error = RunError::NotRecorded {
+            key,
+            recorded: "AlreadySettled".into(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "r1-run0:c3: the outcome was not recorded: AlreadySettled"
+        );
+        let error = RunError::from(IdempotencyKey::per_call("", "c0").expect_err("an empty run id"));
+        assert!(!error.to_string().is_empty());
+    }
 }

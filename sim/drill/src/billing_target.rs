@@ -52,6 +52,40 @@ pub enum BillingTargetError {
     Terms(String),
 }
 
+/// Why one request to billing brought no answer to read; each names billing's address and the
+/// request, and keeps the error underneath.
+#[derive(Debug, thiserror::Error)]
+enum RequestError {
+    #[error("billing at {url} did not answer {what} within {timeout_ms} ms")]
+    Timeout {
+        url: String,
+        what: String,
+        timeout_ms: u128,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("billing at {url} cannot be reached ({what}): {}", causes(source))]
+    Unreachable {
+        url: String,
+        what: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("billing at {url} failed to answer {what}: {}", causes(source))]
+    Failed {
+        url: String,
+        what: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("billing's answer to {what} is longer than {ANSWER_BYTES_MAX} bytes; it is not billing's")]
+    TooLong { what: String },
+    #[error("cannot start a runtime for the billing request: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("the billing request failed inside the server")]
+    Panicked,
+}
+
 /// Compensates the calls of the declared tools that have a compensation (the drill's
 /// `issue_credit`) by voiding their credit in a `twice-sim billing` server.
 #[derive(Clone, Debug)]
@@ -143,8 +177,8 @@ impl BillingCompensator {
     pub fn probe(&self) -> Result<Stats, BillingTargetError> {
         let unavailable = BillingTargetError::Unavailable;
         let answer = on_own_runtime(self.get_text(self.endpoint("/v1/stats")))
-            .map_err(unavailable)?
-            .map_err(unavailable)?;
+            .and_then(|answer| answer)
+            .map_err(|error| unavailable(error.to_string()))?;
         let (status, text) = answer;
         if status != StatusCode::OK {
             return Err(unavailable(format!(
@@ -163,41 +197,37 @@ impl BillingCompensator {
     }
 
     /// One request: its status and at most [`ANSWER_BYTES_MAX`] bytes of its answer.
-    async fn send(&self, request: reqwest::RequestBuilder, what: &str) -> Result<(StatusCode, String), String> {
-        let mut response = request.send().await.map_err(|error| self.failure(what, &error))?;
+    async fn send(&self, request: reqwest::RequestBuilder, what: &str) -> Result<(StatusCode, String), RequestError> {
+        let mut response = request.send().await.map_err(|error| self.failure(what, error))?;
         let status = response.status();
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|error| self.failure(what, &error))? {
+        while let Some(chunk) = response.chunk().await.map_err(|error| self.failure(what, error))? {
             if body.len() + chunk.len() > ANSWER_BYTES_MAX {
-                return Err(format!(
-                    "billing's answer to {what} is longer than {ANSWER_BYTES_MAX} bytes; it is not billing's"
-                ));
+                return Err(RequestError::TooLong { what: what.to_owned() });
             }
             body.extend_from_slice(&chunk);
         }
         Ok((status, String::from_utf8_lossy(&body).into_owned()))
     }
 
-    async fn get_text(&self, url: Url) -> Result<(StatusCode, String), String> {
+    async fn get_text(&self, url: Url) -> Result<(StatusCode, String), RequestError> {
         let what = format!("GET {}", url.path());
         self.send(self.client.get(url), &what).await
     }
 
-    fn failure(&self, what: &str, error: &reqwest::Error) -> String {
-        if error.is_timeout() {
-            format!(
-                "billing at {} did not answer {what} within {} ms",
-                self.url(),
-                self.timeout_ms()
-            )
-        } else if error.is_connect() {
-            format!(
-                "billing at {} cannot be reached ({what}): {}",
-                self.url(),
-                causes(error)
-            )
+    fn failure(&self, what: &str, source: reqwest::Error) -> RequestError {
+        let (url, what) = (self.url().to_owned(), what.to_owned());
+        if source.is_timeout() {
+            RequestError::Timeout {
+                url,
+                what,
+                timeout_ms: self.timeout_ms(),
+                source,
+            }
+        } else if source.is_connect() {
+            RequestError::Unreachable { url, what, source }
         } else {
-            format!("billing at {} failed to answer {what}: {}", self.url(), causes(error))
+            RequestError::Failed { url, what, source }
         }
     }
 
@@ -206,8 +236,8 @@ impl BillingCompensator {
         let mut url = self.endpoint("/v1/credits");
         url.query_pairs_mut().append_pair("idempotency_key", key);
         let (status, text) = on_own_runtime(self.get_text(url))
-            .map_err(LookupError::Unavailable)?
-            .map_err(LookupError::Unavailable)?;
+            .and_then(|answer| answer)
+            .map_err(|error| LookupError::Unavailable(error.to_string()))?;
         if status == StatusCode::UNPROCESSABLE_ENTITY {
             let said = serde_json::from_str::<serde_json::Value>(&text)
                 .ok()
@@ -253,8 +283,8 @@ impl BillingCompensator {
             ))
         };
         let (status, text) = on_own_runtime(self.send(self.client.post(url), &what))
-            .map_err(&unknown)?
-            .map_err(&unknown)?;
+            .and_then(|answer| answer)
+            .map_err(|error| unknown(error.to_string()))?;
         let answer = serde_json::from_str::<Answer>(&text).ok();
         match (status, answer) {
             (StatusCode::CREATED, Some(answer @ Answer::Applied { .. }))
@@ -319,18 +349,18 @@ fn quote(text: &str) -> String {
 /// Runs `work` to its end on a small runtime of its own, on a thread of its own. The
 /// compensator's calls are blocking (the trait's contract) and may come from a thread of
 /// any runtime, or of none; a runtime of their own works from all of them.
-fn on_own_runtime<T: Send>(work: impl Future<Output = T> + Send) -> Result<T, String> {
+fn on_own_runtime<T: Send>(work: impl Future<Output = T> + Send) -> Result<T, RequestError> {
     std::thread::scope(|scope| {
         scope
             .spawn(|| {
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
-                    .map_err(|error| format!("cannot start a runtime for the billing request: {error}"))?;
+                    .map_err(RequestError::Runtime)?;
                 Ok(runtime.block_on(work))
             })
             .join()
-            .unwrap_or_else(|_| Err("the billing request failed inside the server".to_owned()))
+            .unwrap_or(Err(RequestError::Panicked))
     })
 }
 
@@ -394,6 +424,14 @@ mod tests {
         let error = target.probe().unwrap_err().to_string();
         assert!(error.contains("http://127.0.0.1:1"), "{error}");
         assert!(error.contains("cannot be reached"), "{error}");
+        let typed = on_own_runtime(target.get_text(target.endpoint("/v1/stats")))
+            .and_then(|answer| answer)
+            .unwrap_err();
+        assert!(
+            matches!(&typed, RequestError::Unreachable { url, what, .. } if url == "http://127.0.0.1:1" && what == "GET /v1/stats"),
+            "{typed}"
+        );
+        assert!(std::error::Error::source(&typed).is_some(), "reqwest's error is kept");
     }
 
     #[test]

@@ -58,8 +58,31 @@ pub enum HostsError {
     Leftover { names: String, command: String },
     #[error("`ip {command}` failed: {detail}")]
     Ip { command: String, detail: String },
-    #[error("the relay to {upstream} in the hub: {detail}")]
-    Relay { upstream: SocketAddr, detail: String },
+    #[error("the relay to {upstream} in the hub: {source}")]
+    Relay {
+        upstream: SocketAddr,
+        #[source]
+        source: RelayError,
+    },
+}
+
+/// Which step of making a relay in the hub failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RelayError {
+    #[error("cannot open the hub's namespace: {0}")]
+    OpenNamespace(#[source] std::io::Error),
+    #[error("cannot enter the hub's namespace: {0}")]
+    EnterNamespace(#[source] nix::Error),
+    #[error("cannot listen on {HUB_ADDRESS}: {0}")]
+    Listen(#[source] std::io::Error),
+    #[error("cannot make the listener non-blocking: {0}")]
+    Nonblocking(#[source] std::io::Error),
+    #[error("the thread entering the hub panicked")]
+    Panicked,
+    #[error("cannot read the relay's address: {0}")]
+    Address(#[source] std::io::Error),
+    #[error("cannot start the relay's thread: {0}")]
+    Thread(#[source] std::io::Error),
 }
 
 /// The namespace of worker host `host` (1-based).
@@ -231,34 +254,31 @@ impl Hosts {
     /// Relays a port of the hub to `upstream` (a server on this machine's loopback) and
     /// answers the hub's address and port, where the hosts reach it.
     pub fn relay(&mut self, upstream: SocketAddr) -> Result<SocketAddr, HostsError> {
-        let relay_error = |detail: String| HostsError::Relay { upstream, detail };
+        let relay_error = |source: RelayError| HostsError::Relay { upstream, source };
         // The listening socket is made inside the hub: a socket stays in the namespace it
         // was made in, so only this short-lived thread enters the hub.
-        let listener = std::thread::spawn(|| -> Result<std::net::TcpListener, String> {
-            let namespace = std::fs::File::open(format!("/run/netns/{HUB_NAMESPACE}"))
-                .map_err(|error| format!("cannot open the hub's namespace: {error}"))?;
-            nix::sched::setns(namespace, nix::sched::CloneFlags::CLONE_NEWNET)
-                .map_err(|error| format!("cannot enter the hub's namespace: {error}"))?;
-            let listener = std::net::TcpListener::bind(SocketAddr::from((HUB_ADDRESS, 0)))
-                .map_err(|error| format!("cannot listen on {HUB_ADDRESS}: {error}"))?;
-            listener
-                .set_nonblocking(true)
-                .map_err(|error| format!("cannot make the listener non-blocking: {error}"))?;
+        let listener = std::thread::spawn(|| -> Result<std::net::TcpListener, RelayError> {
+            let namespace =
+                std::fs::File::open(format!("/run/netns/{HUB_NAMESPACE}")).map_err(RelayError::OpenNamespace)?;
+            nix::sched::setns(namespace, nix::sched::CloneFlags::CLONE_NEWNET).map_err(RelayError::EnterNamespace)?;
+            let listener =
+                std::net::TcpListener::bind(SocketAddr::from((HUB_ADDRESS, 0))).map_err(RelayError::Listen)?;
+            listener.set_nonblocking(true).map_err(RelayError::Nonblocking)?;
             Ok(listener)
         })
         .join()
-        .map_err(|_| relay_error("the thread entering the hub panicked".into()))?
+        .map_err(|_| relay_error(RelayError::Panicked))?
         .map_err(relay_error)?;
         let address = listener
             .local_addr()
-            .map_err(|error| relay_error(format!("cannot read the relay's address: {error}")))?;
+            .map_err(|error| relay_error(RelayError::Address(error)))?;
         let (stop, stopped) = oneshot::channel();
         // The relay runs on a thread and runtime of its own, so that the supervisor's
         // synchronous ledger reads never hold up the bytes it carries.
         let thread = std::thread::Builder::new()
             .name("twice-drill-relay".into())
             .spawn(move || relay_until(listener, upstream, stopped))
-            .map_err(|error| relay_error(format!("cannot start the relay's thread: {error}")))?;
+            .map_err(|error| relay_error(RelayError::Thread(error)))?;
         self.relays.push(Relay {
             stop: Some(stop),
             thread: Some(thread),
@@ -326,5 +346,23 @@ mod tests {
         let addresses: std::collections::BTreeSet<Ipv4Addr> = (1..=HOSTS_MAX).map(host_address).collect();
         assert_eq!(addresses.len(), HOSTS_MAX as usize);
         assert!(!addresses.contains(&HUB_ADDRESS));
+    }
+
+    #[test]
+    fn a_relay_that_cannot_be_made_names_its_upstream_and_the_step() {
+        let upstream: SocketAddr = "127.0.0.1:7879".parse().expect("an address");
+        let error = HostsError::Relay {
+            upstream,
+            source: RelayError::Listen(std::io::Error::from(std::io::ErrorKind::AddrInUse)),
+        };
+        let shown = error.to_string();
+        assert!(
+            shown.starts_with(&format!(
+                "the relay to 127.0.0.1:7879 in the hub: cannot listen on {HUB_ADDRESS}: "
+            )),
+            "{shown}"
+        );
+        let step = std::error::Error::source(&error).expect("the step is kept");
+        assert!(std::error::Error::source(step).is_some(), "and the I/O error under it");
     }
 }

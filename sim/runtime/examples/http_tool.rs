@@ -40,9 +40,9 @@ use twice_runtime::execution::{
 use twice_runtime::executor::Executor;
 use twice_runtime::guards::Guards;
 use twice_runtime::key::IdempotencyKey;
-use twice_runtime::ledger::{ExecutionRecord, Ledger};
+use twice_runtime::ledger::{ExecutionRecord, Ledger, LedgerError};
 use twice_runtime::rules::Status;
-use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall};
+use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall, UnparsableState};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
 use twice_runtime::worker::{Worker, WorkerSetup};
 
@@ -74,12 +74,29 @@ pub struct HttpAnswer {
 }
 
 /// How a request went wrong.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum HttpError {
     /// Nothing was sent: the server could not be reached.
-    NotSent(std::io::Error),
+    #[error("nothing was sent: {0}")]
+    NotSent(#[source] std::io::Error),
     /// The request left; no (whole) answer came: it may have taken effect.
-    NoAnswer(String),
+    #[error("no answer: {0}")]
+    NoAnswer(#[source] AnswerError),
+}
+
+/// Why no whole answer came back.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("the answer ended inside its headers")]
+    CutInHeaders,
+    #[error("no status line in `{0}`")]
+    NoStatus(String),
+    #[error("a chunked answer (this client reads Content-Length answers only)")]
+    Chunked,
+    #[error("the answer ended after {received} of {length} bytes")]
+    CutInBody { received: usize, length: usize },
 }
 
 /// `method path` to `address` with a JSON body and extra headers; one connection per request.
@@ -92,7 +109,7 @@ pub fn http(
 ) -> Result<HttpAnswer, HttpError> {
     let mut stream =
         TcpStream::connect_timeout(&address, Duration::from_millis(ANSWER_TIMEOUT_MS)).map_err(HttpError::NotSent)?;
-    let no_answer = |error: std::io::Error| HttpError::NoAnswer(error.to_string());
+    let no_answer = |error: std::io::Error| HttpError::NoAnswer(AnswerError::Io(error));
     stream
         .set_read_timeout(Some(Duration::from_millis(ANSWER_TIMEOUT_MS)))
         .map_err(no_answer)?;
@@ -113,17 +130,15 @@ pub fn http(
 }
 
 /// An HTTP/1.1 answer read to its end (`Connection: close`): status line, headers, body.
-fn parse_answer(raw: &[u8]) -> Result<HttpAnswer, String> {
+fn parse_answer(raw: &[u8]) -> Result<HttpAnswer, AnswerError> {
     let text = String::from_utf8_lossy(raw);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or("the answer ended inside its headers")?;
+    let (head, body) = text.split_once("\r\n\r\n").ok_or(AnswerError::CutInHeaders)?;
     let status = head
         .lines()
         .next()
         .and_then(|line| line.split_whitespace().nth(1))
         .and_then(|code| code.parse().ok())
-        .ok_or_else(|| format!("no status line in `{}`", head.lines().next().unwrap_or("")))?;
+        .ok_or_else(|| AnswerError::NoStatus(head.lines().next().unwrap_or("").to_owned()))?;
     let header = |name: &str| {
         head.lines().skip(1).find_map(|line| {
             let (key, value) = line.split_once(':')?;
@@ -131,12 +146,15 @@ fn parse_answer(raw: &[u8]) -> Result<HttpAnswer, String> {
         })
     };
     if header("transfer-encoding").is_some_and(|encoding| encoding.eq_ignore_ascii_case("chunked")) {
-        return Err("a chunked answer (this client reads Content-Length answers only)".into());
+        return Err(AnswerError::Chunked);
     }
     if let Some(length) = header("content-length").and_then(|length| length.parse::<usize>().ok())
         && body.len() < length
     {
-        return Err(format!("the answer ended after {} of {length} bytes", body.len()));
+        return Err(AnswerError::CutInBody {
+            received: body.len(),
+            length,
+        });
     }
     Ok(HttpAnswer {
         status,
@@ -197,7 +215,7 @@ impl ToolExecution for BillingApi {
         let cannot_tell = |reason: String| LookUp::CannotTell { reason };
         let answer = match http(self.address, "GET", &path, &[], None) {
             Ok(answer) => answer,
-            Err(error) => return cannot_tell(format!("billing did not answer the lookup of {key}: {error:?}")),
+            Err(error) => return cannot_tell(format!("billing did not answer the lookup of {key}: {error}")),
         };
         let lookup: serde_json::Value = serde_json::from_str(&answer.body).unwrap_or_default();
         match (answer.status, lookup.get("credit").filter(|credit| !credit.is_null())) {
@@ -306,6 +324,61 @@ pub struct Story {
     pub credits_under_key: u64,
 }
 
+/// Why the story could not be told: the step that failed, with the error underneath it.
+#[derive(Debug, thiserror::Error)]
+pub enum StoryError {
+    #[error("{}: billing does not start: {source}", twice_sim.display())]
+    BillingStart {
+        twice_sim: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("billing has no output to read its address from")]
+    BillingOutput,
+    #[error("reading billing's first line: {0}")]
+    BillingFirstLine(#[source] std::io::Error),
+    #[error("billing's first line names no address: `{0}`")]
+    BillingAddress(String),
+    #[error("{request}: {source}")]
+    Http {
+        request: String,
+        #[source]
+        source: HttpError,
+    },
+    #[error("GET {path}: {source}: {body}")]
+    NotJson {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+        body: String,
+    },
+    #[error("waited {WAIT_MS_MAX} ms for {0}")]
+    Waited(&'static str),
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    #[error("worker w1 does not start: {0}")]
+    WorkerStart(#[source] std::io::Error),
+    #[error("killing w1: {0}")]
+    Kill(#[source] std::io::Error),
+    #[error("waiting for w1: {0}")]
+    Wait(#[source] std::io::Error),
+    #[error("no checkpoint after the recovery")]
+    NoCheckpoint,
+    #[error("the run's checkpoint: {0}")]
+    Checkpoint(#[from] UnparsableState),
+    #[error("expected one call in the ledger, found {0}")]
+    NotOneCall(String),
+}
+
+/// How the story differed from what the module says, with the story as it went.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {story}")]
+pub struct Mismatch {
+    pub what: &'static str,
+    /// The story, pretty-printed.
+    pub story: String,
+}
+
 /// Billing, started from the `twice-sim` binary; stopped when this drops.
 struct Billing {
     child: Child,
@@ -315,7 +388,7 @@ struct Billing {
 }
 
 impl Billing {
-    fn start(twice_sim: &Path, folder: &Path) -> Result<Billing, String> {
+    fn start(twice_sim: &Path, folder: &Path) -> Result<Billing, StoryError> {
         let mut child = Command::new(twice_sim)
             .args(["billing", "--addr", "127.0.0.1:0", "--stop-on-stdin-close"])
             .arg("--db")
@@ -325,25 +398,35 @@ impl Billing {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .map_err(|error| format!("{}: billing does not start: {error}", twice_sim.display()))?;
+            .map_err(|source| StoryError::BillingStart {
+                twice_sim: twice_sim.to_path_buf(),
+                source,
+            })?;
         let stdin = child.stdin.take();
         let mut first_line = String::new();
-        let stdout = child.stdout.take().ok_or("billing's output")?;
+        let stdout = child.stdout.take().ok_or(StoryError::BillingOutput)?;
         BufReader::new(stdout)
             .read_line(&mut first_line)
-            .map_err(|error| format!("reading billing's first line: {error}"))?;
+            .map_err(StoryError::BillingFirstLine)?;
         let address = first_line
             .strip_prefix("listening http://")
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|address| address.parse().ok())
-            .ok_or_else(|| format!("billing's first line names no address: `{}`", first_line.trim()))?;
+            .ok_or_else(|| StoryError::BillingAddress(first_line.trim().to_owned()))?;
         Ok(Billing { child, stdin, address })
     }
 
     /// `GET path` as JSON.
-    fn get(&self, path: &str) -> Result<serde_json::Value, String> {
-        let answer = http(self.address, "GET", path, &[], None).map_err(|error| format!("GET {path}: {error:?}"))?;
-        serde_json::from_str(&answer.body).map_err(|error| format!("GET {path}: {error}: {}", answer.body))
+    fn get(&self, path: &str) -> Result<serde_json::Value, StoryError> {
+        let answer = http(self.address, "GET", path, &[], None).map_err(|source| StoryError::Http {
+            request: format!("GET {path}"),
+            source,
+        })?;
+        serde_json::from_str(&answer.body).map_err(|source| StoryError::NotJson {
+            path: path.to_owned(),
+            source,
+            body: answer.body,
+        })
     }
 }
 
@@ -364,14 +447,14 @@ impl Drop for Billing {
 }
 
 /// Polls `done` every few milliseconds until it answers `Some`, for at most [`WAIT_MS_MAX`].
-fn wait_for<T>(what: &str, mut done: impl FnMut() -> Result<Option<T>, String>) -> Result<T, String> {
+fn wait_for<T>(what: &'static str, mut done: impl FnMut() -> Result<Option<T>, StoryError>) -> Result<T, StoryError> {
     let deadline = Instant::now() + Duration::from_millis(WAIT_MS_MAX);
     loop {
         if let Some(value) = done()? {
             return Ok(value);
         }
         if Instant::now() > deadline {
-            return Err(format!("waited {WAIT_MS_MAX} ms for {what}"));
+            return Err(StoryError::Waited(what));
         }
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -380,24 +463,24 @@ fn wait_for<T>(what: &str, mut done: impl FnMut() -> Result<Option<T>, String>) 
 /// The story, in `folder`: billing from `twice_sim`, worker `w1` started by `worker` (a
 /// command that runs [`run_worker`] for `w1` with [`WORKER_VARIABLE`] and
 /// [`BILLING_VARIABLE`] set), killed, and recovered here.
-pub fn story(twice_sim: &Path, folder: &Path, worker: Command) -> Result<Story, String> {
+pub fn story(twice_sim: &Path, folder: &Path, worker: Command) -> Result<Story, StoryError> {
     let billing = Billing::start(twice_sim, folder)?;
     let ledger_path = folder.join("ledger.sqlite");
     // The ledger exists before the worker starts, so it can be watched from here.
-    let ledger = Ledger::open(&ledger_path).map_err(|error| error.to_string())?;
+    let ledger = Ledger::open(&ledger_path)?;
     let mut worker = worker;
     let mut w1 = worker
         .env(WORKER_VARIABLE, &ledger_path)
         .env(BILLING_VARIABLE, billing.address.to_string())
         .spawn()
-        .map_err(|error| format!("worker w1 does not start: {error}"))?;
+        .map_err(StoryError::WorkerStart)?;
     // Killed as soon as billing has the request (received, not yet answered).
     wait_for("billing to receive w1's credit", || {
         let stats = billing.get("/v1/stats")?;
         Ok((stats["in_flight"].as_u64() > Some(0) || stats["entries"].as_u64() > Some(0)).then_some(()))
     })?;
-    w1.kill().map_err(|error| format!("killing w1: {error}"))?;
-    w1.wait().map_err(|error| format!("waiting for w1: {error}"))?;
+    w1.kill().map_err(StoryError::Kill)?;
+    w1.wait().map_err(StoryError::Wait)?;
     let after_kill = only_record(&ledger)?;
     let key = after_kill.key.clone();
     // Billing applies what it received, whoever is left to hear the answer.
@@ -407,13 +490,8 @@ pub fn story(twice_sim: &Path, folder: &Path, worker: Command) -> Result<Story, 
     })?;
     let recovered = run_worker(&ledger_path, billing.address, "w2");
     let after_recovery = only_record(&ledger)?;
-    let checkpoint = ledger
-        .load_checkpoint(RUN_ID)
-        .map_err(|error| error.to_string())?
-        .ok_or("no checkpoint after the recovery")?;
-    let run_status = RunState::from_json(&checkpoint.state)
-        .map_err(|error| error.to_string())?
-        .status;
+    let checkpoint = ledger.load_checkpoint(RUN_ID)?.ok_or(StoryError::NoCheckpoint)?;
+    let run_status = RunState::from_json(&checkpoint.state)?.status;
     // What a naive retry would do: the same request, the same key.
     let body = r#"{"account":"acct_ada","amount_cents":2500,"memo":"refund order 1042","intent":"refund-1042/0"}"#;
     let resent = http(
@@ -423,7 +501,10 @@ pub fn story(twice_sim: &Path, folder: &Path, worker: Command) -> Result<Story, 
         &[("Idempotency-Key", key.as_str())],
         Some(body),
     )
-    .map_err(|error| format!("the resend: {error:?}"))?;
+    .map_err(|source| StoryError::Http {
+        request: "the resend".to_owned(),
+        source,
+    })?;
     let lookup = billing.get(&format!("/v1/credits?idempotency_key={}", key.as_str()))?;
     Ok(Story {
         after_kill,
@@ -436,18 +517,23 @@ pub fn story(twice_sim: &Path, folder: &Path, worker: Command) -> Result<Story, 
 }
 
 /// The one call's record in `ledger`.
-fn only_record(ledger: &Ledger) -> Result<ExecutionRecord, String> {
-    let records = ledger.all_records().map_err(|error| error.to_string())?;
+fn only_record(ledger: &Ledger) -> Result<ExecutionRecord, StoryError> {
+    let records = ledger.all_records()?;
     match <[ExecutionRecord; 1]>::try_from(records) {
         Ok([record]) => Ok(record),
-        Err(records) => Err(format!("expected one call in the ledger, found {records:?}")),
+        Err(records) => Err(StoryError::NotOneCall(format!("{records:?}"))),
     }
 }
 
 /// Whether `story` went as the module says: killed mid-request, recovered by the hook, the
 /// resend answered as a repeat, one credit. `Err` says what differed.
-pub fn check(story: &Story) -> Result<(), String> {
-    let fail = |what: &str| Err(format!("{what}: {story:#?}"));
+pub fn check(story: &Story) -> Result<(), Mismatch> {
+    let fail = |what: &'static str| {
+        Err(Mismatch {
+            what,
+            story: format!("{story:#?}"),
+        })
+    };
     if story.after_kill.status != Status::Started || story.after_kill.attempts != 1 {
         return fail("w1 was not killed between its send and its answer");
     }
@@ -567,14 +653,26 @@ mod tests {
 
     #[test]
     fn an_answer_cut_short_is_no_answer_and_nothing_reachable_is_not_sent() {
-        assert!(parse_answer(b"HTTP/1.1 201 Created\r\nContent-Length: 10\r\n\r\n{}").is_err());
-        assert!(parse_answer(b"HTTP/1.1 201 Cre").is_err());
+        let cut = parse_answer(b"HTTP/1.1 201 Created\r\nContent-Length: 10\r\n\r\n{}").expect_err("cut");
+        assert!(
+            matches!(
+                cut,
+                AnswerError::CutInBody {
+                    received: 2,
+                    length: 10
+                }
+            ),
+            "{cut}"
+        );
+        assert_eq!(cut.to_string(), "the answer ended after 2 of 10 bytes");
+        let cut = parse_answer(b"HTTP/1.1 201 Cre").expect_err("cut in its headers");
+        assert!(matches!(cut, AnswerError::CutInHeaders), "{cut}");
         assert_eq!(
-            parse_answer(b"HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\n\r\n{}"),
-            Ok(HttpAnswer {
+            parse_answer(b"HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\n\r\n{}").expect("whole"),
+            HttpAnswer {
                 status: 404,
                 body: "{}".into()
-            })
+            }
         );
         // A port nobody listens on: nothing was sent, so the call may be tried again.
         let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();

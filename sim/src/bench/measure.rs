@@ -281,10 +281,11 @@ fn measure_cycles(
         fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError> {
             self.0
                 .run(first, count, side_by_side::ARGUMENTS, side_by_side::RESULT)
-                .map_err(BenchError::Peer)
+                .map_err(|error| BenchError::Peer(Box::new(error)))
         }
     }
-    let mut peer = Peer(peer::PeerCycles::open(&folder.join("peer.sqlite")).map_err(BenchError::Peer)?);
+    let mut peer =
+        Peer(peer::PeerCycles::open(&folder.join("peer.sqlite")).map_err(|error| BenchError::Peer(Box::new(error)))?);
     let has_postgres = postgres.is_some();
     let mut contenders = cycle_contenders(raw, ours, postgres);
     contenders.push(&mut peer);

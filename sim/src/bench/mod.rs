@@ -110,8 +110,9 @@ pub enum BenchError {
     Io(String),
     #[error("{0}")]
     Unexpected(String),
+    /// The peer of figure 2 (`peer::PeerError`, built only with the `peer-benchmark` feature).
     #[error("the peer: {0}")]
-    Peer(String),
+    Peer(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 #[derive(Debug, clap::Args)]

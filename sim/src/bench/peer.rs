@@ -12,11 +12,39 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_effects::{EffectFailure, EffectKind, EffectOutcome, Runtime};
+use agent_effects::store::StoreError;
+use agent_effects::{EffectFailure, EffectKind, EffectOutcome, Runtime, RuntimeError};
 use agent_effects_sqlite::SqliteStore;
 
 /// The peer's name and version in reports.
 pub const PEER_NAME: &str = "agent-effects 0.2.0 (SQLite store)";
+
+/// Why the peer's store did not open or one of its effects did not commit: each names the
+/// store's file and the effect, and keeps the peer's own error.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    #[error("starting an async runtime for the peer: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("{}: the peer's store did not open: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: StoreError,
+    },
+    #[error("the benchmark's arguments: {0}")]
+    Arguments(#[source] serde_json::Error),
+    #[error("the benchmark's result: {0}")]
+    Result(#[source] serde_json::Error),
+    #[error("{}: effect bench:c{item}: {source}", path.display())]
+    Effect {
+        path: PathBuf,
+        item: u64,
+        #[source]
+        source: RuntimeError,
+    },
+    #[error("{}: effect bench:c{item} did not commit: {outcome}", path.display())]
+    NotCommitted { path: PathBuf, item: u64, outcome: String },
+}
 
 /// A runtime of the peer on its own SQLite file, driven from one current-thread tokio
 /// runtime (its store is async).
@@ -34,14 +62,17 @@ impl std::fmt::Debug for PeerCycles {
 }
 
 impl PeerCycles {
-    pub fn open(path: &Path) -> Result<PeerCycles, String> {
+    pub fn open(path: &Path) -> Result<PeerCycles, PeerError> {
         let executor = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|error| format!("starting an async runtime for the peer: {error}"))?;
+            .map_err(PeerError::Runtime)?;
         let store = executor
             .block_on(SqliteStore::open(path))
-            .map_err(|error| format!("{}: the peer's store did not open: {error}", path.display()))?;
+            .map_err(|source| PeerError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Ok(PeerCycles {
             executor,
             runtime: Runtime::new(store),
@@ -54,11 +85,9 @@ impl PeerCycles {
     }
 
     /// Runs effects `first..first + count`, each with a new key, each to `Committed`.
-    pub fn run(&mut self, first: u64, count: u64, arguments: &str, result: &str) -> Result<(), String> {
-        let input: serde_json::Value =
-            serde_json::from_str(arguments).map_err(|error| format!("the benchmark's arguments: {error}"))?;
-        let output: serde_json::Value =
-            serde_json::from_str(result).map_err(|error| format!("the benchmark's result: {error}"))?;
+    pub fn run(&mut self, first: u64, count: u64, arguments: &str, result: &str) -> Result<(), PeerError> {
+        let input: serde_json::Value = serde_json::from_str(arguments).map_err(PeerError::Arguments)?;
+        let output: serde_json::Value = serde_json::from_str(result).map_err(PeerError::Result)?;
         self.executor.block_on(async {
             for item in first..first + count {
                 let output = output.clone();
@@ -72,12 +101,17 @@ impl PeerCycles {
                         async move { Ok::<serde_json::Value, EffectFailure>(output) }
                     })
                     .await
-                    .map_err(|error| format!("{}: effect bench:c{item}: {error}", self.path.display()))?;
+                    .map_err(|source| PeerError::Effect {
+                        path: self.path.clone(),
+                        item,
+                        source,
+                    })?;
                 if !matches!(outcome, EffectOutcome::Committed(_)) {
-                    return Err(format!(
-                        "{}: effect bench:c{item} did not commit: {outcome:?}",
-                        self.path.display()
-                    ));
+                    return Err(PeerError::NotCommitted {
+                        path: self.path.clone(),
+                        item,
+                        outcome: format!("{outcome:?}"),
+                    });
                 }
             }
             Ok(())

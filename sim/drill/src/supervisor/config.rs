@@ -307,6 +307,9 @@ pub enum DrillError {
     WorkerRefused(String),
     #[error("billing stopped while the drill still needed it: {0}")]
     BillingGone(String),
+    /// Billing did not stop cleanly once the drill was done with it.
+    #[error("billing stopped while the drill still needed it: {0}")]
+    BillingStop(#[from] super::processes::BillingStopError),
     /// The hosts could not be made (not root, no `ip`, namespaces left over) or changed.
     #[error(transparent)]
     Hosts(#[from] HostsError),

@@ -56,6 +56,7 @@ mod report;
 mod run;
 
 pub use config::{DrillArgs, DrillConfig, DrillError};
+pub use processes::BillingStopError;
 pub use report::{DrillReport, table};
 pub use run::{drill_command, run_drill};
 

@@ -276,23 +276,33 @@ impl Supervisor {
 
     /// Stops billing: closes its standard input (it stops gracefully, applying what it
     /// received), and kills it if it has not exited in time.
-    pub(super) async fn stop_billing(&mut self) -> Result<(), String> {
+    pub(super) async fn stop_billing(&mut self) -> Result<(), BillingStopError> {
         drop(self.billing.stdin.take());
         let grace = Duration::from_millis(u64::from(self.config.latency_ms) + BILLING_DRAIN_MS);
         match tokio::time::timeout(grace, self.billing.child.wait()).await {
             Ok(Ok(status)) if status.success() => Ok(()),
-            Ok(Ok(status)) => Err(format!("billing exited with {status}")),
-            Ok(Err(error)) => Err(format!("billing could not be waited for: {error}")),
+            Ok(Ok(status)) => Err(BillingStopError::Exited(status)),
+            Ok(Err(error)) => Err(BillingStopError::Wait(error)),
             Err(_) => {
                 let _ = self.billing.child.start_kill();
                 let _ = self.billing.child.wait().await;
-                Err(format!(
-                    "billing did not stop within {} ms and was killed",
-                    grace.as_millis()
-                ))
+                Err(BillingStopError::Killed {
+                    grace_ms: grace.as_millis(),
+                })
             }
         }
     }
+}
+
+/// Why billing did not stop cleanly at the end of a drill.
+#[derive(Debug, thiserror::Error)]
+pub enum BillingStopError {
+    #[error("billing exited with {0}")]
+    Exited(std::process::ExitStatus),
+    #[error("billing could not be waited for: {0}")]
+    Wait(#[source] std::io::Error),
+    #[error("billing did not stop within {grace_ms} ms and was killed")]
+    Killed { grace_ms: u128 },
 }
 
 /// Starts `twice-sim billing` on a free loopback port and reads its address.

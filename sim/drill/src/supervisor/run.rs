@@ -113,7 +113,7 @@ pub async fn run_drill(config: DrillConfig) -> Result<DrillReport, DrillError> {
         supervisor.kills_spare + supervisor.runs.iter().map(|run| run.kills_assigned).sum::<u32>();
     let billing_stopped = supervisor.stop_billing().await;
     driven?;
-    billing_stopped.map_err(DrillError::BillingGone)?;
+    billing_stopped?;
 
     let findings = check_drill(&supervisor, &billing_path, &config)?;
     let wall_time_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

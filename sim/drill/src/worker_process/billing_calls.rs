@@ -4,29 +4,74 @@ use super::{Driver, PROBE_TIMEOUT_MS};
 use crate::billing_server::{CreditBody, IDEMPOTENCY_KEY_HEADER, Lookup};
 use crate::billing_store::VoidRequest;
 use crate::script;
-use reqwest::Url;
+use reqwest::{StatusCode, Url};
 use std::time::Duration;
 use twice_world::billing::Answer;
 use twice_world::billing_tools::CreditArguments;
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::worker::Input;
 
+/// Why a call to billing brought no answer the driver can use: each names billing's address or
+/// the key, and keeps reqwest's error when there is one.
+#[derive(Debug, thiserror::Error)]
+pub enum BillingCallError {
+    #[error("billing at {billing} answered GET /v1/stats with {status}: is it a twice-sim billing server?")]
+    NotBilling { billing: Url, status: StatusCode },
+    #[error("billing at {billing} cannot be reached: {source}")]
+    Unreachable {
+        billing: Url,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("billing did not answer the lookup of {key}: {source}")]
+    LookupUnanswered {
+        key: IdempotencyKey,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("billing answered the lookup of {key} with {status}")]
+    LookupRefused { key: IdempotencyKey, status: StatusCode },
+    #[error("billing's answer to the lookup of {key} does not parse: {source}")]
+    LookupUnreadable {
+        key: IdempotencyKey,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// Nothing under the key yet, but a request with it may still pay: the hook cannot tell.
+    #[error(
+        "billing holds nothing under {key} yet, but is still applying {} with it",
+        twice_world::runtime::worker::counted(u64::from(*in_flight), "request", "requests")
+    )]
+    StillApplying { key: IdempotencyKey, in_flight: u32 },
+    /// The void was not sent, or its answer did not arrive.
+    #[error(transparent)]
+    Void(#[from] reqwest::Error),
+    #[error("billing answered {status}: {answer}")]
+    VoidUnreadable {
+        status: StatusCode,
+        /// At most 200 characters of it.
+        answer: String,
+    },
+}
+
 impl Driver {
     /// Asks billing whether it is there (`GET /v1/stats`), as `serve` checks its target at
     /// start: a worker pointed at nothing says so at once instead of failing every call.
-    pub async fn probe_billing(&self) -> Result<(), String> {
+    pub async fn probe_billing(&self) -> Result<(), BillingCallError> {
         let url = self.endpoint("/v1/stats");
         // Its own, longer limit: the attempt timeout is tuned for a credit on a busy billing,
         // and a worker must not refuse to start because one answer came slowly.
         let timeout = Duration::from_millis(PROBE_TIMEOUT_MS).max(self.config.timeout);
         match self.client.get(url).timeout(timeout).send().await {
             Ok(response) if response.status().is_success() => Ok(()),
-            Ok(response) => Err(format!(
-                "billing at {} answered GET /v1/stats with {}: is it a twice-sim billing server?",
-                self.config.billing,
-                response.status()
-            )),
-            Err(error) => Err(format!("billing at {} cannot be reached: {error}", self.config.billing)),
+            Ok(response) => Err(BillingCallError::NotBilling {
+                billing: self.config.billing.clone(),
+                status: response.status(),
+            }),
+            Err(source) => Err(BillingCallError::Unreachable {
+                billing: self.config.billing.clone(),
+                source,
+            }),
         }
     }
 
@@ -109,7 +154,7 @@ impl Driver {
     /// not answer, or is still applying a request with the key — that proves nothing,
     /// and must not be taken for "nothing there" (with a settle time declared, it would settle
     /// the call `failed`).
-    pub(super) async fn look_up(&self, key: &IdempotencyKey) -> Result<Option<(String, String)>, String> {
+    pub(super) async fn look_up(&self, key: &IdempotencyKey) -> Result<Option<(String, String)>, BillingCallError> {
         let mut url = self.endpoint("/v1/credits");
         url.query_pairs_mut().append_pair("idempotency_key", key.as_str());
         let response = self
@@ -118,34 +163,40 @@ impl Driver {
             .timeout(self.config.timeout)
             .send()
             .await
-            .map_err(|error| format!("billing did not answer the lookup of {key}: {error}"))?;
+            .map_err(|source| BillingCallError::LookupUnanswered {
+                key: key.clone(),
+                source,
+            })?;
         let status = response.status();
-        if status != reqwest::StatusCode::NOT_FOUND && !status.is_success() {
-            return Err(format!("billing answered the lookup of {key} with {status}"));
+        if status != StatusCode::NOT_FOUND && !status.is_success() {
+            return Err(BillingCallError::LookupRefused {
+                key: key.clone(),
+                status,
+            });
         }
         let lookup = response
             .json::<Lookup>()
             .await
-            .map_err(|error| format!("billing's answer to the lookup of {key} does not parse: {error}"))?;
+            .map_err(|source| BillingCallError::LookupUnreadable {
+                key: key.clone(),
+                source,
+            })?;
         hook_answer(key, lookup)
     }
 
-    pub(super) async fn post_void(&self, request: &VoidRequest) -> Result<Answer, String> {
+    pub(super) async fn post_void(&self, request: &VoidRequest) -> Result<Answer, BillingCallError> {
         let response = self
             .client
             .post(self.endpoint("/v1/credits/void"))
             .timeout(self.config.timeout)
             .json(request)
             .send()
-            .await
-            .map_err(|error| error.to_string())?;
+            .await?;
         let status = response.status();
-        let bytes = response.bytes().await.map_err(|error| error.to_string())?;
-        serde_json::from_slice::<Answer>(&bytes).map_err(|_| {
-            format!(
-                "billing answered {status}: {}",
-                String::from_utf8_lossy(&bytes).chars().take(200).collect::<String>()
-            )
+        let bytes = response.bytes().await?;
+        serde_json::from_slice::<Answer>(&bytes).map_err(|_| BillingCallError::VoidUnreadable {
+            status,
+            answer: String::from_utf8_lossy(&bytes).chars().take(200).collect(),
         })
     }
 }
@@ -153,7 +204,7 @@ impl Driver {
 /// What the reconcile hook makes of billing's lookup of `key` (a 200 or a 404). Nothing under
 /// the key while billing is still applying a request with it is not "nothing there": that
 /// request may still pay, so the hook cannot tell.
-fn hook_answer(key: &IdempotencyKey, lookup: Lookup) -> Result<Option<(String, String)>, String> {
+fn hook_answer(key: &IdempotencyKey, lookup: Lookup) -> Result<Option<(String, String)>, BillingCallError> {
     let Lookup {
         credit,
         balance_cents,
@@ -162,10 +213,10 @@ fn hook_answer(key: &IdempotencyKey, lookup: Lookup) -> Result<Option<(String, S
     } = lookup;
     let Some(entry) = credit else {
         if in_flight > 0 {
-            return Err(format!(
-                "billing holds nothing under {key} yet, but is still applying {} with it",
-                twice_world::runtime::worker::counted(u64::from(in_flight), "request", "requests")
-            ));
+            return Err(BillingCallError::StillApplying {
+                key: key.clone(),
+                in_flight,
+            });
         }
         return Ok(None);
     };
@@ -193,14 +244,18 @@ mod tests {
     #[test]
     fn nothing_found_while_billing_still_applies_the_key_is_cannot_tell_not_absent() {
         let key = IdempotencyKey::per_call("r1", "c1").expect("a key");
-        let answer = hook_answer(&key, lookup(1));
-        assert_eq!(
-            answer,
-            Err("billing holds nothing under r1:c1 yet, but is still applying 1 request with it".to_owned())
+        let error = hook_answer(&key, lookup(1)).expect_err("cannot tell");
+        assert!(
+            matches!(&error, BillingCallError::StillApplying { key: said, in_flight: 1 } if *said == key),
+            "{error}"
         );
         assert_eq!(
-            hook_answer(&key, lookup(0)),
-            Ok(None),
+            error.to_string(),
+            "billing holds nothing under r1:c1 yet, but is still applying 1 request with it"
+        );
+        assert_eq!(
+            hook_answer(&key, lookup(0)).expect("an answer"),
+            None,
             "nothing there, and nothing on its way"
         );
     }

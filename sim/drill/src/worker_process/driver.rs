@@ -20,13 +20,13 @@ use twice_world::runtime::rules::SendTiming;
 use twice_world::runtime::worker::{Command, Input, Phase, Worker, WorkerSetup};
 
 impl Driver {
-    pub fn new(config: WorkerConfig, ledger: Ledger) -> Result<Driver, String> {
+    pub fn new(config: WorkerConfig, ledger: Ledger) -> Result<Driver, WorkerError> {
         let client = reqwest::Client::builder()
             // Loopback only: an HTTP_PROXY in the environment must not reroute billing calls.
             .no_proxy()
             .connect_timeout(config.timeout)
             .build()
-            .map_err(|error| format!("cannot build the HTTP client: {error}"))?;
+            .map_err(WorkerError::Client)?;
         let setup = WorkerSetup {
             worker_id: config.worker_id.clone(),
             run_id: config.run_id.clone(),
@@ -175,7 +175,7 @@ impl Driver {
                     // Billing could not be asked: the hook cannot tell, which is not "nothing
                     // there". The ledger is not touched; the machine goes down table 3.
                     Err(reason) => {
-                        let cannot_tell = self.executor.cannot_tell(key, &reason);
+                        let cannot_tell = self.executor.cannot_tell(key, &reason.to_string());
                         return Box::pin(self.next_of(cannot_tell)).await;
                     }
                 };

@@ -13,6 +13,8 @@
 mod billing_calls;
 mod driver;
 
+pub use billing_calls::BillingCallError;
+
 use std::io::Write;
 use std::time::Duration;
 
@@ -113,6 +115,8 @@ pub enum WorkerError {
     Ledger(#[from] LedgerError),
     #[error("the worker machine stopped after `{phase}` with nothing to wait for")]
     Stalled { phase: Phase },
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
 }
 
 /// How a worker ended on its own.
