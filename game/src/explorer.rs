@@ -56,9 +56,10 @@ pub struct ExplorerReport {
 /// Why a search ended without an answer, or its find was not saved.
 #[derive(Debug, thiserror::Error)]
 pub enum ExplorerError {
-    /// The search itself failed.
+    /// The search itself failed (boxed: the search's error is large, and this one is passed
+    /// back from the explorer's thread on every search).
     #[error(transparent)]
-    Search(#[from] ExploreError),
+    Search(Box<ExploreError>),
     #[error("cannot start the explorer's thread: {0}")]
     Thread(#[source] std::io::Error),
     #[error("the explorer's thread panicked")]
@@ -77,6 +78,12 @@ pub enum ExplorerError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<ExploreError> for ExplorerError {
+    fn from(error: ExploreError) -> ExplorerError {
+        ExplorerError::Search(Box::new(error))
+    }
 }
 
 /// The most tapes of one level and seed the explorer writes before it asks for a clear-out.

@@ -78,6 +78,17 @@ fn a_quick_bench_prints_five_figures_and_no_duplicates() {
     );
     assert!(printed.contains("4 contention: 2 processes"), "{printed}");
     assert!(printed.contains("4 contention: 4 processes"), "{printed}");
+    // Under the table, what a call costs here and the bound it puts on figure 5.
+    assert!(printed.contains("figure 1, the cost: a cycle "), "{printed}");
+    assert!(printed.contains("B pages): ledger "), "{printed}");
+    assert!(
+        printed.contains("figure 5, SQLite: the runs' threads took "),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("the most this build can show on this machine"),
+        "{printed}"
+    );
     assert!(
         printed.contains("duplicate reservations: 0; lost reservations: 0"),
         "{printed}"
@@ -182,11 +193,11 @@ fn on_postgres_figures_1_and_5_have_their_rows_against_postgres_own_single_commi
     assert_eq!(output.status.code(), Some(0), "{printed}");
     assert_eq!(
         rows_by_figure(&printed),
-        BTreeMap::from([(1, 2), (2, 1), (5, 2)]),
+        BTreeMap::from([(1, 2), (2, 1), (5, 3)]),
         "{printed}"
     );
     let postgres_rows: Vec<&str> = printed.lines().filter(|line| line.contains("on PostgreSQL")).collect();
-    assert_eq!(postgres_rows.len(), 2, "{printed}");
+    assert_eq!(postgres_rows.len(), 3, "{printed}");
     for row in postgres_rows {
         assert!(row.contains("PostgreSQL INSERT+commit "), "{row}");
     }

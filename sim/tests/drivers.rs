@@ -66,6 +66,7 @@ fn level_of(run_id: &str) -> Level {
         cards: Vec::new(),
         declarable_tools: Vec::new(),
         honest_operator: None,
+        auditor: None,
         goal: twice_sim::checker::Outcome::PaidTwice,
         max_phases: 400,
     }

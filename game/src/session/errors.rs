@@ -22,16 +22,17 @@ pub enum OpenError {
     /// The tape file (or the level it names) does not load.
     #[error("Cannot open the tape: {0}")]
     Tape(#[source] InputError),
-    /// The level loads, but its simulation cannot start (its scratch ledger, say).
+    /// The level loads, but its simulation cannot start (its scratch ledger, say). The session's
+    /// error is boxed: it is large, and every opening returns this type.
     #[error("Cannot open {}: {source}", path.display())]
     Session {
         path: PathBuf,
         #[source]
-        source: SessionError,
+        source: Box<SessionError>,
     },
     /// The tape loads, but its simulation cannot start.
     #[error("Cannot open the tape: {0}")]
-    TapeSession(#[source] SessionError),
+    TapeSession(#[source] Box<SessionError>),
     /// An intent that names no level or tape (a bug in the caller).
     #[error("{intent} opens no level")]
     NotAnOpening { intent: String },

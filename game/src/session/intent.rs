@@ -195,7 +195,7 @@ fn open_for(
             };
             open(recipe, *mode, *at_phase, scratch, campaign, progress).map_err(|source| OpenError::Session {
                 path: path.clone(),
-                source,
+                source: Box::new(source),
             })
         }
         Intent::OpenTape { path, at_phase } => {
@@ -209,7 +209,8 @@ fn open_for(
                     tape: loaded.tape,
                 }),
             };
-            open(recipe, Mode::Replay, *at_phase, scratch, campaign, progress).map_err(OpenError::TapeSession)
+            open(recipe, Mode::Replay, *at_phase, scratch, campaign, progress)
+                .map_err(|source| OpenError::TapeSession(Box::new(source)))
         }
         other => Err(OpenError::NotAnOpening {
             intent: format!("{other:?}"),

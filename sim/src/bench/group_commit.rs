@@ -12,6 +12,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::BenchError;
+use super::machine::thread_cpu_seconds;
 use super::side_by_side::{ARGUMENTS, Contender, RESULT};
 use twice_world::ledger::{GroupSettings, GroupStats, Ledger, Recorded, Reservation, ReserveRequest};
 use twice_world::runtime::key::IdempotencyKey;
@@ -68,6 +69,9 @@ pub fn full_call(ledger: &mut Ledger, item: u64, owner: &str) -> Result<(), Benc
 pub struct GroupedRuns {
     handles: Vec<Ledger>,
     name: String,
+    /// CPU seconds the runs' threads spent since [`Contender::other_threads_cpu_seconds`] last
+    /// took them (`None` once a thread could not tell).
+    threads_cpu_seconds: Option<f64>,
 }
 
 impl GroupedRuns {
@@ -82,7 +86,11 @@ impl GroupedRuns {
         let handles = (0..runs.max(1))
             .map(|_| ledger.connect_again())
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(GroupedRuns { handles, name })
+        Ok(GroupedRuns {
+            handles,
+            name,
+            threads_cpu_seconds: Some(0.0),
+        })
     }
 
     /// What the group has committed so far.
@@ -99,29 +107,45 @@ impl Contender for GroupedRuns {
     /// Items `first..first + count`, dealt out to the runs round-robin, all at once.
     fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError> {
         let runs = self.handles.len() as u64;
-        std::thread::scope(|scope| {
+        let threads_cpu_seconds = std::thread::scope(|scope| {
             let threads: Vec<_> = self
                 .handles
                 .iter_mut()
                 .enumerate()
                 .map(|(run, ledger)| {
                     scope.spawn(move || {
+                        let cpu_before = thread_cpu_seconds();
                         let owner = format!("run{run}");
                         let mut item = first + run as u64;
                         while item < first + count {
                             full_call(ledger, item, &owner)?;
                             item += runs;
                         }
-                        Ok::<(), BenchError>(())
+                        Ok::<_, BenchError>(
+                            cpu_before
+                                .zip(thread_cpu_seconds())
+                                .map(|(before, after)| after - before),
+                        )
                     })
                 })
                 .collect();
-            threads.into_iter().try_for_each(|thread| {
-                thread
+            threads.into_iter().try_fold(Some(0.0), |total: Option<f64>, thread| {
+                let spent = thread
                     .join()
-                    .map_err(|_| BenchError::Unexpected("a run's thread panicked".into()))?
+                    .map_err(|_| BenchError::Unexpected("a run's thread panicked".into()))??;
+                Ok::<_, BenchError>(total.zip(spent).map(|(total, spent)| total + spent))
             })
-        })
+        })?;
+        self.threads_cpu_seconds = self
+            .threads_cpu_seconds
+            .zip(threads_cpu_seconds)
+            .map(|(total, spent)| total + spent);
+        Ok(())
+    }
+
+    fn other_threads_cpu_seconds(&mut self) -> f64 {
+        // Taken once: a run that could not tell leaves `None`, and the figure then has no CPU.
+        self.threads_cpu_seconds.replace(0.0).unwrap_or(f64::NAN)
     }
 }
 
@@ -157,20 +181,37 @@ pub fn measure(
     items: u64,
     rounds: u64,
 ) -> Result<GroupFigure, BenchError> {
+    let mut figures = measure_all(raw, &mut [grouped], items, rounds)?;
+    Ok(figures.remove(0))
+}
+
+/// Each of `runs` against `raw`, all in the same rotating rounds.
+fn measure_all(
+    raw: &mut dyn Contender,
+    runs: &mut [&mut GroupedRuns],
+    items: u64,
+    rounds: u64,
+) -> Result<Vec<GroupFigure>, BenchError> {
     let started = super::machine::CpuCounters::now();
-    let mut measured = super::side_by_side::measure(&mut [raw, &mut *grouped], items, rounds)?.into_iter();
+    let mut contenders: Vec<&mut dyn Contender> = vec![raw];
+    contenders.extend(runs.iter_mut().map(|runs| &mut **runs as &mut dyn Contender));
+    let mut measured = super::side_by_side::measure(&mut contenders, items, rounds)?.into_iter();
     let raw = measured.next().expect("raw inserts were measured");
-    let grouped_measured = measured.next().expect("the grouped runs were measured");
-    Ok(GroupFigure {
-        ratio: super::ratio(grouped_measured.per_second, raw.per_second),
-        ratio_spread: super::Spread::of_ratios(&grouped_measured.round_rates, &raw.round_rates),
-        grouped: grouped_measured,
-        raw,
-        runs: grouped.handles.len(),
-        aim: GROUP_RATIO_AIM,
-        stats: grouped.stats(),
-        other_work: super::machine::OtherWork::between(started, super::machine::CpuCounters::now()),
-    })
+    let other_work = super::machine::OtherWork::between(started, super::machine::CpuCounters::now());
+    Ok(runs
+        .iter()
+        .zip(measured)
+        .map(|(runs, grouped)| GroupFigure {
+            ratio: super::ratio(grouped.per_second, raw.per_second),
+            ratio_spread: super::Spread::of_ratios(&grouped.round_rates, &raw.round_rates),
+            grouped,
+            raw: raw.clone(),
+            runs: runs.handles.len(),
+            aim: GROUP_RATIO_AIM,
+            stats: runs.stats(),
+            other_work,
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -48,6 +48,14 @@ fn parse_load_average(loadavg: &str) -> Option<f64> {
     loadavg.split_whitespace().next()?.parse().ok()
 }
 
+/// This thread's time on a CPU, from `/proc/thread-self/schedstat` (nanoseconds, first field),
+/// where the system publishes it.
+pub fn thread_cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanoseconds: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(nanoseconds as f64 / 1e9)
+}
+
 /// What other work took while a figure was measured.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct OtherWork {

@@ -181,7 +181,7 @@ pub(super) fn measure_group(
     plan: &BenchPlan,
     folder: &Path,
     schemas: &mut Vec<SchemaGuard>,
-) -> Result<(GroupFigure, Option<GroupFigure>), BenchError> {
+) -> Result<(GroupFigure, Option<(GroupFigure, GroupFigure)>), BenchError> {
     let mut raw = RawInserts::open(&folder.join("raw-group.sqlite"))?;
     let mut grouped = GroupedRuns::open(&folder.join("grouped.sqlite"), group_commit::RUNS)?;
     let sqlite = group_commit::measure(&mut raw, &mut grouped, plan.cycles, plan.rounds)?;
@@ -192,9 +192,25 @@ pub(super) fn measure_group(
             let ledger = twice_ledger_postgres::open_grouped(&url, GroupSettings::default())
                 .map_err(BenchError::LedgerRefused)?;
             let name = format!("{} runs, one process, group commit on PostgreSQL", group_commit::RUNS);
-            let mut grouped = GroupedRuns::on(ledger, group_commit::RUNS, name)?;
-            let mut raw = PostgresRawInserts::open(&fresh_schema(server, "group_raw", schemas)?)?;
-            Some(group_commit::measure(&mut raw, &mut grouped, plan.cycles, plan.rounds)?)
+            let grouped = {
+                let mut runs = GroupedRuns::on(ledger, group_commit::RUNS, name)?;
+                let mut raw = PostgresRawInserts::open(&fresh_schema(server, "group_raw", schemas)?)?;
+                group_commit::measure(&mut raw, &mut runs, plan.cycles, plan.rounds)?
+            };
+            // The same runs with a connection each and no group of ours: every call its own
+            // transactions, PostgreSQL's WAL flush sharing an fsync between concurrent commits.
+            // Measured once the grouped runs' 65 connections are closed (a server allows 100),
+            // against single commits of its own rounds.
+            let url = fresh_schema(server, "connections", schemas)?;
+            let ledger = twice_ledger_postgres::open(&url).map_err(BenchError::LedgerRefused)?;
+            let name = format!(
+                "{} runs, a connection each, on PostgreSQL (its own group commit)",
+                group_commit::RUNS
+            );
+            let mut runs = GroupedRuns::on(ledger, group_commit::RUNS, name)?;
+            let mut raw = PostgresRawInserts::open(&fresh_schema(server, "connections_raw", schemas)?)?;
+            let connections = group_commit::measure(&mut raw, &mut runs, plan.cycles, plan.rounds)?;
+            Some((grouped, connections))
         }
     };
     Ok((sqlite, postgres))

@@ -35,6 +35,7 @@
 //! statistics; this command prints the ratios in one table.
 
 pub mod contention;
+pub mod cost;
 pub mod group_commit;
 pub mod machine;
 mod measure;
@@ -283,6 +284,8 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
         "peer.sqlite",
         "raw-group.sqlite",
         "grouped.sqlite",
+        "wal-ledger.sqlite",
+        "wal-raw.sqlite",
     ] {
         let path = folder.join(name);
         if path.exists() {
@@ -298,12 +301,17 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
         true => Some(measure_ledger(plan, folder, &mut schemas)?),
         false => None,
     };
-    let (group, postgres_group) = match plan.figures.group {
+    let wal_frames = match plan.figures.ledger {
+        true => Some(cost::measure_wal_frames(folder)?),
+        false => None,
+    };
+    let (group, postgres_group, postgres_connections) = match plan.figures.group {
         true => {
             let (sqlite, postgres) = measure_group(plan, folder, &mut schemas)?;
-            (Some(sqlite), postgres)
+            let (grouped, connections) = postgres.unzip();
+            (Some(sqlite), grouped, connections)
         }
-        false => (None, None),
+        false => (None, None, None),
     };
     let (simulator_sqlite, simulator) = match &scenarios {
         Some(scenarios) => (
@@ -359,6 +367,8 @@ pub fn run(plan: &BenchPlan, folder: &Path, executable: &Path) -> Result<BenchRe
         postgres_cycles,
         group,
         postgres_group,
+        postgres_connections,
+        wal_frames,
         simulator,
         simulator_sqlite,
         contention,

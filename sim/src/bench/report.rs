@@ -182,6 +182,10 @@ pub struct BenchReport {
     /// Figure 5 on the SQLite file, and on PostgreSQL with `--ledger postgres://…`.
     pub group: Option<GroupFigure>,
     pub postgres_group: Option<GroupFigure>,
+    /// Figure 5 on PostgreSQL without our group: a connection per run, the server's own group commit.
+    pub postgres_connections: Option<GroupFigure>,
+    /// WAL frames a commit writes (measured with figure 1).
+    pub wal_frames: Option<super::cost::WalFrames>,
     /// Figure 3 on the memory store (the explorer's): the one measured against the aim.
     pub simulator: Option<SimulatorFigure>,
     /// Figure 3 on SQLite (replays' and the game's), the same tapes in the same run.
@@ -267,7 +271,12 @@ pub fn table(report: &BenchReport) -> String {
     if let (Some(ledger), Some(peer)) = (&report.ledger, &report.peer) {
         rows.push(peer_row(ledger, peer, &mut notes));
     }
-    rows.extend(report.group.iter().chain(report.postgres_group.as_ref()).map(group_row));
+    rows.extend(
+        (report.group.iter())
+            .chain(report.postgres_group.as_ref())
+            .chain(report.postgres_connections.as_ref())
+            .map(group_row),
+    );
     for simulator in report.simulator_sqlite.iter().chain(report.simulator.as_ref()) {
         rows.push(simulator_row(simulator, &mut notes));
     }
@@ -276,6 +285,20 @@ pub fn table(report: &BenchReport) -> String {
     }
     if let Some(postgres) = &report.postgres_contention {
         rows.push(postgres_contention_row(postgres));
+    }
+    if let Some(ledger) = &report.ledger {
+        notes.push(super::cost::ledger_note(ledger, report.wal_frames.as_ref()));
+    }
+    for (group, label, in_process) in [
+        (&report.group, "SQLite", true),
+        (&report.postgres_group, "PostgreSQL, our group", false),
+        (&report.postgres_connections, "PostgreSQL, a connection each", false),
+    ] {
+        notes.extend(
+            group
+                .iter()
+                .map(|group| super::cost::group_note(group, report.cores, label, in_process)),
+        );
     }
     let skipped: Vec<&str> = [
         (report.ledger.is_none(), "1 and 2"),
@@ -520,6 +543,10 @@ fn machine_note(report: &BenchReport) -> String {
         report.ledger.as_ref().and_then(|figure| figure.other_work),
         report.group.as_ref().and_then(|figure| figure.other_work),
         report.postgres_group.as_ref().and_then(|figure| figure.other_work),
+        report
+            .postgres_connections
+            .as_ref()
+            .and_then(|figure| figure.other_work),
         report.simulator_sqlite.as_ref().and_then(|figure| figure.other_work),
         report.simulator.as_ref().and_then(|figure| figure.other_work),
         report.contention.as_ref().and_then(|figure| figure.other_work),

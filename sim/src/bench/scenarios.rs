@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::BenchError;
+use super::machine::thread_cpu_seconds;
 use twice_world::ledger::LedgerStore;
 use twice_world::level::{self, LoadedLevel, LoadedTape};
 use twice_world::simulator::SimulationBuilder;
@@ -23,13 +24,6 @@ pub struct Spent {
     /// with other work, this is the "one core" figure; the clock also counts time spent waiting
     /// for a core.
     pub cpu_seconds: Option<f64>,
-}
-
-/// This thread's time on a CPU, from `/proc/thread-self/schedstat` (nanoseconds, first field).
-fn thread_cpu_seconds() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let nanoseconds: u64 = text.split_whitespace().next()?.parse().ok()?;
-    Some(nanoseconds as f64 / 1e9)
 }
 
 /// The level the figure is about: every guard on, a full hand.

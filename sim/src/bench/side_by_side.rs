@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use super::BenchError;
+use super::machine::thread_cpu_seconds;
 use twice_world::ledger::{self, FileSettingsError, Ledger};
 
 /// Something measured in batches: `run(first, count)` performs items `first..first + count`.
@@ -22,6 +23,12 @@ pub trait Contender {
     /// Performs `count` items starting at item number `first` (item numbers never repeat
     /// within a measurement, so every item is a new key).
     fn run(&mut self, first: u64, count: u64) -> Result<(), BenchError>;
+    /// CPU seconds its work took on threads other than the caller's since it was last asked
+    /// (the grouped runs' threads): 0 for a contender that works on the caller's thread alone.
+    /// Not counted anywhere: other processes (a PostgreSQL server's backends).
+    fn other_threads_cpu_seconds(&mut self) -> f64 {
+        0.0
+    }
 }
 
 /// How one contender did.
@@ -34,6 +41,19 @@ pub struct Measured {
     /// Items per second in each round, in round order: how much the rate moved while the
     /// contenders took turns (a ratio's spread is read from these).
     pub round_rates: Vec<f64>,
+    /// CPU seconds this process's threads spent on its items (the caller's thread, and its own
+    /// threads if it has any), where the system tells: with the seconds by the clock, how much
+    /// of an item is work rather than waiting (for an fsync, a server, a core).
+    pub cpu_seconds: Option<f64>,
+}
+
+impl Measured {
+    /// CPU microseconds per item, where known.
+    pub fn cpu_micros_per_item(&self) -> Option<f64> {
+        self.cpu_seconds
+            .filter(|_| self.items > 0)
+            .map(|seconds| seconds * 1e6 / self.items as f64)
+    }
 }
 
 /// Runs `items` items of every contender, in `rounds` rounds with the order rotating.
@@ -41,6 +61,7 @@ pub fn measure(contenders: &mut [&mut dyn Contender], items: u64, rounds: u64) -
     let rounds = rounds.clamp(1, items.max(1));
     let mut spent = vec![Duration::ZERO; contenders.len()];
     let mut round_rates = vec![Vec::with_capacity(rounds as usize); contenders.len()];
+    let mut cpu = vec![Some(0.0); contenders.len()];
     let mut done = 0_u64;
     for round in 0..rounds {
         // The last round takes what division left over.
@@ -51,9 +72,19 @@ pub fn measure(contenders: &mut [&mut dyn Contender], items: u64, rounds: u64) -
         };
         for turn in 0..contenders.len() {
             let index = (turn + round as usize) % contenders.len();
+            let cpu_before = thread_cpu_seconds();
             let started = Instant::now();
             contenders[index].run(done, count)?;
             let elapsed = started.elapsed();
+            let own = cpu_before
+                .zip(thread_cpu_seconds())
+                .map(|(before, after)| after - before);
+            let others = contenders[index].other_threads_cpu_seconds();
+            // A NaN from a contender's threads: one of them could not tell, so the whole is unknown.
+            cpu[index] = cpu[index]
+                .zip(own)
+                .map(|(total, own)| total + own + others)
+                .filter(|total| total.is_finite());
             spent[index] += elapsed;
             round_rates[index].push(rate(count, elapsed.as_secs_f64()));
         }
@@ -63,7 +94,8 @@ pub fn measure(contenders: &mut [&mut dyn Contender], items: u64, rounds: u64) -
         .iter()
         .zip(spent)
         .zip(round_rates)
-        .map(|((contender, spent), round_rates)| {
+        .zip(cpu)
+        .map(|(((contender, spent), round_rates), cpu_seconds)| {
             let seconds = spent.as_secs_f64();
             Measured {
                 name: contender.name(),
@@ -71,6 +103,7 @@ pub fn measure(contenders: &mut [&mut dyn Contender], items: u64, rounds: u64) -
                 seconds,
                 per_second: rate(items, seconds),
                 round_rates,
+                cpu_seconds,
             }
         })
         .collect())

@@ -176,6 +176,25 @@ pub struct HonestOperator {
 /// The longest an honest operator may take to check a call (a limit like every other).
 pub const HONEST_CHECK_MS_MAX: u32 = 100_000;
 
+/// A scripted operator who audits billing against the ledger once, at a time the level
+/// declares: for each refund Penny meant to pay, they count the credits standing in billing. Two
+/// credits for one refund is a double; they keep the one whose call the ledger records
+/// completed (else billing's first) and compensate each other one through the runtime's own
+/// compensation: asked on the call's key, with a reason, compare-and-set from the status they
+/// saw. An audit sees only what billing has applied: a request still on the wire is not there yet.
+/// Deterministic: a fixed moment in virtual time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Auditor {
+    /// Their operator id, as the ledger's history records it (`op-audit`).
+    pub name: String,
+    /// When they check billing, in milliseconds of the level's virtual time.
+    pub audits_at_ms: u32,
+}
+
+/// The latest moment a level may schedule its audit (a limit like every other).
+pub const AUDIT_AT_MS_MAX: u32 = 100_000;
+
 /// The billing world and the network.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -312,6 +331,9 @@ pub struct Level {
     /// With one, the player's console lists what theirs does: paused (`indeterminate`) calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub honest_operator: Option<HonestOperator>,
+    /// A scripted operator who audits billing once and compensates doubles (see [`Auditor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auditor: Option<Auditor>,
     /// What the crew is after.
     pub goal: Outcome,
     #[serde(default = "default_max_phases")]

@@ -206,7 +206,7 @@ pub fn is_decision(event: &HistoryEvent) -> bool {
 
 /// How many decisions on the first node's ledger (the one the operator API serves) were made
 /// from outside the simulation, by an operator over the HTTP API: the decision lines in its
-/// history whose operator is none of the simulation's own (the level's scripted operator, or a
+/// history whose operator is none of the simulation's own (the level's scripted operators, or a
 /// name the player's operator moves used). They are not moves, so a re-simulation from the
 /// seed and the moves cannot repeat them. Counted from the ledger, each decision once however
 /// the simulation came to notice it (a poll, or an idle step of its own). An outside operator
@@ -215,6 +215,9 @@ pub fn outside_decisions(simulation: &Simulation) -> Result<u32, LedgerError> {
     let mut own: BTreeSet<&str> = BTreeSet::new();
     if let Some(honest) = &simulation.level().honest_operator {
         own.insert(&honest.name);
+    }
+    if let Some(auditor) = &simulation.level().auditor {
+        own.insert(&auditor.name);
     }
     for action in simulation.played() {
         if let Play::OperatorResolve { operator, .. } | Play::OperatorCompensate { operator, .. } = &action.play {

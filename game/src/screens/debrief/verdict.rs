@@ -162,7 +162,8 @@ fn decided(ui: &mut egui::Ui, told: &Debrief, other: &OtherRun, chosen: &mut Cho
             );
         }
         other_decider => {
-            ui.label(RichText::new(capitalised(&other_decider.failed_because())).color(theme::TEXT));
+            let won = told.tone == Tone::Win;
+            ui.label(RichText::new(capitalised(&other_decider.told(won))).color(theme::TEXT));
         }
     }
     for (which, what_if) in told.what_if.iter().enumerate() {

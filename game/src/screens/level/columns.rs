@@ -12,7 +12,7 @@ use crate::operator_api::OperatorApi;
 use crate::panels::{Panel, Panels};
 use crate::progress::Progress;
 use crate::session::{Intent, Session};
-use crate::ui::theme;
+use crate::ui::{self, theme};
 
 /// Width of the left column (task, guards, checkpoints) and the right one (ledger, operator)
 /// on a 1280-point screen; narrower screens get narrower columns ([`side_widths`]).
@@ -95,21 +95,27 @@ pub(super) fn right(
         if show_ledger {
             new_panel(ui, panels, Panel::Ledger);
             let ledger_height = (ui.available_height() - console_height - 8.0).max(120.0);
-            ui.allocate_ui(egui::vec2(ui.available_width(), ledger_height), |ui| {
-                ledger::draw(ui, session, simulation, level_ui, cache);
-            });
+            // The ledger keeps to its share, clipped there: a selected call's history that
+            // grows past it must not push the console (and its title) down out of sight.
+            let (share, _) =
+                ui.allocate_exact_size(egui::vec2(ui.available_width(), ledger_height), egui::Sense::hover());
+            let mut ledger_ui = ui.new_child(egui::UiBuilder::new().max_rect(share));
+            ledger_ui.set_clip_rect(share.intersect(ui.clip_rect()));
+            ledger::draw(&mut ledger_ui, session, simulation, level_ui, cache);
             ui.add_space(4.0);
         }
         if show_console {
             new_panel(ui, panels, Panel::Console);
-            // The console's decisions (reason, expected status, both resolve buttons,
-            // compensate) scroll inside its share rather than run off the screen.
-            scrolled(ui, "console-scroll", |ui| {
-                operator::draw(ui, session, simulation, level_ui, cache);
-                #[cfg(feature = "operator-api")]
-                if let Some(operator_api) = operator_api {
-                    operator::draw_http_hint(ui, operator_api);
-                }
+            // The title stays put; the console's decisions (reason, expected status, both
+            // resolve buttons, compensate) scroll beneath it rather than run off the screen.
+            ui::section(ui, "Operator console", |ui| {
+                scrolled(ui, "console-scroll", |ui| {
+                    operator::draw(ui, session, simulation, level_ui, cache);
+                    #[cfg(feature = "operator-api")]
+                    if let Some(operator_api) = operator_api {
+                        operator::draw_http_hint(ui, operator_api);
+                    }
+                });
             });
         }
     });

@@ -115,6 +115,7 @@ pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> 
     ]
 }
 
+/// The console's body (its title is drawn above the scroll by the column, so it stays put).
 pub fn draw(
     ui: &mut egui::Ui,
     session: &Session,
@@ -122,115 +123,113 @@ pub fn draw(
     level_ui: &mut LevelUi,
     cache: &TimelineCache,
 ) {
-    ui::section(ui, "Operator console", |ui| {
-        let resolve_left = simulation.hand().get(&CardKind::OperatorResolve).copied();
-        let compensate_left = simulation.hand().get(&CardKind::OperatorCompensate).copied();
-        let cards = match (resolve_left, compensate_left) {
-            (None, None) => "this level gives the crew no operator moves".to_owned(),
-            (resolve, compensate) => format!(
-                "you are {} · resolve × {} · compensate × {}",
-                operator_of(level_ui),
-                resolve.unwrap_or(0),
-                compensate.unwrap_or(0)
-            ),
-        };
-        ui::hint(ui, cards);
-        let unknown = session.ledger().unknown();
-        let waiting = unknown.len();
-        // With nothing selected, the call waiting longest is: the decisions below are for it.
-        if level_ui.selected_key.is_none()
-            && let Some(first) = session.ledger().unknown().next()
-        {
-            level_ui.selected_key = Some(first.key.as_str().to_owned());
-        }
-        ui.label(RichText::new(format!("Unknown calls, longest waiting first: {waiting}")).size(theme::SMALL));
-        let now = simulation.now_ms();
-        egui::ScrollArea::vertical()
-            .id_salt("operator-queue")
-            .max_height(QUEUE_ROWS_SHOWN * 20.0)
-            .auto_shrink([false, true])
-            .show_rows(ui, 16.0, waiting, |ui, range| {
-                for record in session.ledger().unknown().skip(range.start).take(range.len()) {
-                    let look = cache.key_look(record.key.as_str());
-                    let selected = level_ui.selected_key.as_deref() == Some(record.key.as_str());
-                    let text = RichText::new(format!(
-                        "{} {}  {}  waiting {} ms · {}",
-                        look.glyph,
-                        record.key.as_str(),
-                        theme::status_label(record.status),
-                        now.saturating_sub(record.updated_at_ms),
-                        record.owner
-                    ))
-                    .size(theme::SMALL)
-                    .color(look.color);
-                    if ui.selectable_label(selected, text).clicked() {
-                        level_ui.selected_key = Some(record.key.as_str().to_owned());
-                        level_ui.scroll_to_selected = true;
-                    }
+    let resolve_left = simulation.hand().get(&CardKind::OperatorResolve).copied();
+    let compensate_left = simulation.hand().get(&CardKind::OperatorCompensate).copied();
+    let cards = match (resolve_left, compensate_left) {
+        (None, None) => "this level gives the crew no operator moves".to_owned(),
+        (resolve, compensate) => format!(
+            "you are {} · resolve × {} · compensate × {}",
+            operator_of(level_ui),
+            resolve.unwrap_or(0),
+            compensate.unwrap_or(0)
+        ),
+    };
+    ui::hint(ui, cards);
+    let unknown = session.ledger().unknown();
+    let waiting = unknown.len();
+    // With nothing selected, the call waiting longest is: the decisions below are for it.
+    if level_ui.selected_key.is_none()
+        && let Some(first) = session.ledger().unknown().next()
+    {
+        level_ui.selected_key = Some(first.key.as_str().to_owned());
+    }
+    ui.label(RichText::new(format!("Unknown calls, longest waiting first: {waiting}")).size(theme::SMALL));
+    let now = simulation.now_ms();
+    egui::ScrollArea::vertical()
+        .id_salt("operator-queue")
+        .max_height(QUEUE_ROWS_SHOWN * 20.0)
+        .auto_shrink([false, true])
+        .show_rows(ui, 16.0, waiting, |ui, range| {
+            for record in session.ledger().unknown().skip(range.start).take(range.len()) {
+                let look = cache.key_look(record.key.as_str());
+                let selected = level_ui.selected_key.as_deref() == Some(record.key.as_str());
+                let text = RichText::new(format!(
+                    "{} {}  {}  waiting {} ms · {}",
+                    look.glyph,
+                    record.key.as_str(),
+                    theme::status_label(record.status),
+                    now.saturating_sub(record.updated_at_ms),
+                    record.owner
+                ))
+                .size(theme::SMALL)
+                .color(look.color);
+                if ui.selectable_label(selected, text).clicked() {
+                    level_ui.selected_key = Some(record.key.as_str().to_owned());
+                    level_ui.scroll_to_selected = true;
                 }
-            });
-        if waiting == 0 {
-            ui::hint(ui, "none: every call's outcome is known");
-        }
-        let selected = level_ui.selected_key.clone();
-        match selected.as_deref().and_then(|key| session.ledger().row(key)) {
-            Some(record) => {
-                ui.horizontal(|ui| {
-                    ui.label(RichText::new("Selected:").size(theme::SMALL));
-                    ui.label(
-                        RichText::new(record.key.as_str())
-                            .monospace()
-                            .color(cache.key_look(record.key.as_str()).color),
-                    );
-                    ui.label(ui::status_text(record.status).size(theme::SMALL));
-                });
-            }
-            None => ui::hint(ui, "select a call here or in the ledger"),
-        }
-        if resolve_left.is_none() && compensate_left.is_none() {
-            // The queue stays (the calls are unknown all the same); a reason and buttons for
-            // moves the level does not deal would only be drawn to be refused.
-            level_ui.focus_reason = false;
-            return;
-        }
-        ui.horizontal(|ui| {
-            ui::key_cap(ui, "O");
-            let field = egui::TextEdit::singleline(&mut level_ui.operator_reason)
-                .hint_text("reason (required), e.g. billing shows cr_0001")
-                .desired_width(ui.available_width())
-                .char_limit(twice_world::runtime::operator::REASON_CHARS_MAX);
-            let response = ui.add(field);
-            if level_ui.focus_reason {
-                response.request_focus();
-                level_ui.focus_reason = false;
-            }
-            if response.lost_focus() && ui.input(|input| input.key_pressed(egui::Key::Enter)) && selected.is_some() {
-                level_ui.chooser = Some(Chooser::Operator);
             }
         });
-        if resolve_left.is_some() {
-            operator_and_expectation(ui, level_ui);
-        }
-        let mut played = None;
-        ui.horizontal_wrapped(|ui| {
-            for (label, play, blocked) in moves(session, simulation, level_ui) {
-                let button = ui.add_enabled(
-                    blocked.is_none(),
-                    egui::Button::new(RichText::new(label).size(theme::SMALL)),
+    if waiting == 0 {
+        ui::hint(ui, "none: every call's outcome is known");
+    }
+    let selected = level_ui.selected_key.clone();
+    match selected.as_deref().and_then(|key| session.ledger().row(key)) {
+        Some(record) => {
+            ui.horizontal(|ui| {
+                ui.label(RichText::new("Selected:").size(theme::SMALL));
+                ui.label(
+                    RichText::new(record.key.as_str())
+                        .monospace()
+                        .color(cache.key_look(record.key.as_str()).color),
                 );
-                let button = match &blocked {
-                    Some(why) => button.on_disabled_hover_text(why.clone()),
-                    None => button,
-                };
-                if button.clicked() {
-                    played = Some(play);
-                }
-            }
-        });
-        if let Some(play) = played {
-            level_ui.pending_play = Some(play);
+                ui.label(ui::status_text(record.status).size(theme::SMALL));
+            });
+        }
+        None => ui::hint(ui, "select a call here or in the ledger"),
+    }
+    if resolve_left.is_none() && compensate_left.is_none() {
+        // The queue stays (the calls are unknown all the same); a reason and buttons for
+        // moves the level does not deal would only be drawn to be refused.
+        level_ui.focus_reason = false;
+        return;
+    }
+    ui.horizontal(|ui| {
+        ui::key_cap(ui, "O");
+        let field = egui::TextEdit::singleline(&mut level_ui.operator_reason)
+            .hint_text("reason (required), e.g. billing shows cr_0001")
+            .desired_width(ui.available_width())
+            .char_limit(twice_world::runtime::operator::REASON_CHARS_MAX);
+        let response = ui.add(field);
+        if level_ui.focus_reason {
+            response.request_focus();
+            level_ui.focus_reason = false;
+        }
+        if response.lost_focus() && ui.input(|input| input.key_pressed(egui::Key::Enter)) && selected.is_some() {
+            level_ui.chooser = Some(Chooser::Operator);
         }
     });
+    if resolve_left.is_some() {
+        operator_and_expectation(ui, level_ui);
+    }
+    let mut played = None;
+    ui.horizontal_wrapped(|ui| {
+        for (label, play, blocked) in moves(session, simulation, level_ui) {
+            let button = ui.add_enabled(
+                blocked.is_none(),
+                egui::Button::new(RichText::new(label).size(theme::SMALL)),
+            );
+            let button = match &blocked {
+                Some(why) => button.on_disabled_hover_text(why.clone()),
+                None => button,
+            };
+            if button.clicked() {
+                played = Some(play);
+            }
+        }
+    });
+    if let Some(play) = played {
+        level_ui.pending_play = Some(play);
+    }
 }
 
 /// Which operator the player acts as, and the status their decision expects (compare-and-set).

@@ -31,9 +31,9 @@ pub struct TimelineCache {
     arrow_from: Vec<Option<usize>>,
     key_index: HashMap<String, usize>,
     last_lane_of_key: HashMap<String, usize>,
-    /// The level's scripted operator (op-honest), who acts against the player: drawn in a
-    /// colour of their own, never in the player's.
-    scripted_operator: Option<String>,
+    /// The level's scripted operators (op-honest, op-audit), who act against the player:
+    /// drawn in a colour of their own, never in the player's.
+    scripted_operators: Vec<String>,
 }
 
 impl TimelineCache {
@@ -45,11 +45,13 @@ impl TimelineCache {
             *self = TimelineCache::default();
             self.first = first;
         }
-        self.scripted_operator = simulation
-            .level()
+        let level = simulation.level();
+        self.scripted_operators = level
             .honest_operator
-            .as_ref()
-            .map(|honest| honest.name.clone());
+            .iter()
+            .map(|honest| honest.name.clone())
+            .chain(level.auditor.iter().map(|auditor| auditor.name.clone()))
+            .collect();
         if self.scanned == entries.len() {
             return;
         }
@@ -116,7 +118,7 @@ impl TimelineCache {
     }
 
     fn is_scripted(&self, actor: &Actor) -> bool {
-        matches!(actor, Actor::Operator(name) if self.scripted_operator.as_deref() == Some(name.as_str()))
+        matches!(actor, Actor::Operator(name) if self.scripted_operators.contains(name))
     }
 
     /// The actor's colour ([`actor_color`]), the level's scripted operator in their own.

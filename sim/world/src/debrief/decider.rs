@@ -80,6 +80,22 @@ impl Decider {
         }
     }
 
+    /// What decided, told for how the run ended: a win is never told that something
+    /// "stopped you" ([`Decider::failed_because`] on a loss).
+    pub fn told(&self, won: bool) -> String {
+        if !won {
+            return self.failed_because();
+        }
+        match self {
+            Decider::Operator { operator, key, status } => {
+                format!("no guard stood in your way; {operator}'s decision did it: {key} settled {status}")
+            }
+            Decider::NoMoves => "you played no card".into(),
+            Decider::Unexplained => "nothing this run shows: no guard, no decision, no missed moment".into(),
+            other => other.summary(),
+        }
+    }
+
     /// The end of "The heist failed: …".
     pub fn failed_because(&self) -> String {
         match self {
@@ -321,7 +337,14 @@ fn operator_decision(simulation: &Simulation, played: &[TimedAction]) -> Option<
             status: Status::Compensated,
         });
     }
-    None
+    // The level's auditor undid a double: their decision, after checking billing.
+    let report = simulation.audit_report()?;
+    let undo = report.undos.iter().find(|undo| undo.undone)?;
+    Some(Decider::Operator {
+        operator: report.auditor.clone(),
+        key: undo.extra_key.clone()?,
+        status: Status::Compensated,
+    })
 }
 
 /// The ledger's history holds `key` compensated by `operator`'s request.

@@ -11,6 +11,7 @@
 //! lesson's own path. A loss never shows the win's story; a customer left owed money is never
 //! headlined as a guard holding. The game, the browser and the command line only show it.
 
+mod audit;
 mod decider;
 mod sentences;
 

@@ -20,6 +20,10 @@ pub(super) fn diagnosis(
     mistakes: &[OperatorMistake],
 ) -> Vec<String> {
     let mut diagnosis = vec![money_sentence(simulation, verdict)];
+    // A level's audit is part of what happened to the money: who looked, what they undid.
+    diagnosis.extend(super::audit::audit_sentence(simulation));
+    // An audit that undid a double says what happened to the money: no other sentence needed.
+    let audited = simulation.audit_report().is_some_and(|report| !report.undos.is_empty());
     // A run that failed changes what the money means: say what followed it.
     if let Some(failed) = simulation.failed_runs().first() {
         let landed = simulation
@@ -47,7 +51,7 @@ pub(super) fn diagnosis(
             }
         }
         Standing::HeistFailed => {
-            let explained = !simulation.failed_runs().is_empty() || !mistakes.is_empty();
+            let explained = !simulation.failed_runs().is_empty() || !mistakes.is_empty() || audited;
             diagnosis.extend(why_it_failed(simulation, explained, decided_by));
         }
     }

@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::play::Play;
-use super::{ACTIONS_MAX, CALLS_PER_RUN_MAX, CardKind, HONEST_CHECK_MS_MAX, Level, PHASES_MAX, RUNS_MAX, Tape};
+use super::{
+    ACTIONS_MAX, AUDIT_AT_MS_MAX, CALLS_PER_RUN_MAX, CardKind, HONEST_CHECK_MS_MAX, Level, PHASES_MAX, RUNS_MAX, Tape,
+};
 use crate::billing_tools::Operation;
 use crate::error::InputError;
 use crate::runtime::rules::Status;
@@ -38,6 +40,7 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
     check_runs(&source, level, &accounts, &tools)?;
     check_cards(&source, level)?;
     check_honest_operator(&source, level)?;
+    check_auditor(&source, level)?;
     if level.requires.contains(&level.id) {
         return Err(source.error("requires", 0, "a level cannot require itself"));
     }
@@ -318,6 +321,55 @@ fn check_honest_operator(source: &Source, level: &Level) -> Result<(), InputErro
     Ok(())
 }
 
+/// The scripted auditor's id, their moment, and a name no other operator of the level uses.
+fn check_auditor(source: &Source, level: &Level) -> Result<(), InputError> {
+    let Some(auditor) = &level.auditor else {
+        return Ok(());
+    };
+    if !is_identifier(&auditor.name) {
+        return Err(source.error(
+            "auditor",
+            0,
+            format!(
+                "the auditor's name `{}` must be 1 to 64 letters, digits, `-` or `_`",
+                auditor.name
+            ),
+        ));
+    }
+    if level
+        .honest_operator
+        .as_ref()
+        .is_some_and(|honest| honest.name == auditor.name)
+    {
+        return Err(source.error(
+            "auditor",
+            0,
+            format!(
+                "the auditor `{}` has the honest operator's name: give each scripted operator their own",
+                auditor.name
+            ),
+        ));
+    }
+    if auditor.audits_at_ms == 0 || auditor.audits_at_ms > AUDIT_AT_MS_MAX {
+        return Err(source.error(
+            "audits_at_ms",
+            0,
+            format!(
+                "audits_at_ms must be 1 to {AUDIT_AT_MS_MAX}, not {}",
+                auditor.audits_at_ms
+            ),
+        ));
+    }
+    if !level.tools.iter().any(|tool| tool.compensation) {
+        return Err(source.error(
+            "auditor",
+            0,
+            "an auditor compensates doubles through a tool's compensation, and no tool here declares one",
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a tape against its level: cards allowed, counts, phases, references.
 pub fn validate_tape(path: &Path, text: &str, tape: &Tape, level: &Level) -> Result<(), InputError> {
     let error = |nth: usize, message: String| Err(InputError::at(path, text, "at_phase", nth, message));
@@ -426,6 +478,13 @@ fn play_problem(play: &Play, level: &Level) -> Option<String> {
             }
             if operator.trim().is_empty() {
                 return Some("an operator id is required".into());
+            }
+            if let Some(auditor) = &level.auditor
+                && auditor.name == *operator
+            {
+                return Some(format!(
+                    "{operator} is the level's scripted auditor; the player compensates as another operator"
+                ));
             }
         }
         Play::CrashWorker { worker: Some(0), .. } => {

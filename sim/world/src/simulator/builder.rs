@@ -151,6 +151,7 @@ impl SimulationBuilder {
             failed_runs: Vec::new(),
             first_call: None,
             honest_queue: BTreeSet::new(),
+            audit: None,
             authored_tools: None,
             ended: false,
             level: self.level,
@@ -168,6 +169,7 @@ impl SimulationBuilder {
         for run in runs {
             simulation.spawn_worker(&run, "starts the run", FIRST_NODE);
         }
+        simulation.schedule_audit();
         Ok(simulation)
     }
 }

@@ -44,6 +44,8 @@ pub(super) enum Event {
     HonestCheck {
         key: String,
     },
+    /// The level's auditor checks billing against the ledger.
+    Audit,
 }
 
 /// A slot in the queue: (time, sequence).

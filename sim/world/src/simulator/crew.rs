@@ -347,7 +347,8 @@ impl Simulation {
             ) => Ok((
                 actor,
                 format!(
-                    "{COMPENSATION_REFUSED} {key}: refused, nothing undone; the runtime looked in billing first: {error}"
+                    "{COMPENSATION_REFUSED} {key}: refused, nothing undone; the runtime looked in billing first: {}",
+                    super::world::refusal_words(&key, &error)
                 ),
             )),
             Err(error) => Err(error.into()),

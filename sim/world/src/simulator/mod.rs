@@ -15,8 +15,10 @@
 //! - `network.rs` — messages on the wire;
 //! - `world.rs` — billing, and the one way an operator undoes an effect in it;
 //! - `crew.rs` — the player's moves;
+//! - `honest.rs`, `audit.rs` — the scripted operators: one works the queue, one audits billing;
 //! - `timeline.rs` — the timeline, with typed actors.
 
+mod audit;
 mod builder;
 mod clock;
 mod crew;
@@ -37,6 +39,7 @@ use rand_chacha::ChaCha8Rng;
 pub use crate::runtime::worker::Phase;
 /// Money in words lives in [`crate::text`]; named here too for the simulator's callers.
 pub use crate::text::dollars;
+pub use audit::{AUDIT_UNDID, AuditReport, AuditUndo, lowercase_first};
 pub use crew::{Armed, COMPENSATION_REFUSED, WireHit};
 pub use network::{Direction, Message};
 pub use report_words::report_words;
@@ -186,6 +189,8 @@ pub struct Simulation {
     first_call: Option<FirstCall>,
     /// The calls the level's honest operator has taken from the queue (seen `indeterminate`).
     honest_queue: BTreeSet<String>,
+    /// What the level's auditor saw and did, once they have looked.
+    audit: Option<AuditReport>,
     /// The level's tools as authored, kept when the player's first declaration changes them,
     /// so the same run can be simulated again from the start (the counterfactual debrief).
     authored_tools: Option<Vec<crate::runtime::tool::ToolDeclaration>>,
@@ -290,7 +295,7 @@ impl Simulation {
             | Event::Wake { worker }
             | Event::LookAgain { worker } => !alive(worker),
             Event::Timeout { worker, key, attempt } => !alive(worker) || !self.awaiting(*worker, key, *attempt),
-            Event::Deliver { .. } | Event::Restart { .. } | Event::HonestCheck { .. } => false,
+            Event::Deliver { .. } | Event::Restart { .. } | Event::HonestCheck { .. } | Event::Audit => false,
         }
     }
 
@@ -322,6 +327,7 @@ impl Simulation {
                 self.feed(worker, Input::BackoffElapsed);
             }
             Event::HonestCheck { key } => self.honest_operator_checks(&key)?,
+            Event::Audit => self.auditor_audits()?,
             Event::Restart { run, node } => {
                 self.spawn_worker(&run, workers::RECOVERS, node);
             }

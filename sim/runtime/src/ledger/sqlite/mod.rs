@@ -15,7 +15,7 @@ mod tables;
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
 
 use super::operations::{self, Tables};
 use super::{Ledger, LedgerError, Location, ReserveRequest, Store};
@@ -117,7 +117,8 @@ pub(super) fn connect_memory(name: &str) -> Result<Ledger, LedgerError> {
 }
 
 /// Runs `body` as one `BEGIN IMMEDIATE` transaction: committed when it returns `Ok`, rolled
-/// back (by dropping the transaction) when it returns `Err`.
+/// back when it returns `Err` (or panics). `BEGIN` and `COMMIT` go through the statement
+/// cache like every other statement: parsed once per connection, not twice a call.
 pub(super) fn transaction<T, E: From<LedgerError>>(
     connection: &mut Connection,
     location: &Location,
@@ -125,18 +126,31 @@ pub(super) fn transaction<T, E: From<LedgerError>>(
     commit_context: &'static str,
     mut body: impl FnMut(&mut dyn Tables) -> Result<T, E>,
 ) -> Result<T, E> {
-    let transaction = connection
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|error| classify_at(location, error, context))?;
+    execute_cached(connection, "BEGIN IMMEDIATE", []).map_err(|error| classify_at(location, error, context))?;
+    let open = RollbackUnlessCommitted { connection };
     let answer = body(&mut SqliteTables {
-        connection: &transaction,
+        connection: open.connection,
         location,
         context,
     })?;
-    transaction
-        .commit()
-        .map_err(|error| classify_at(location, error, commit_context))?;
+    execute_cached(open.connection, "COMMIT", []).map_err(|error| classify_at(location, error, commit_context))?;
     Ok(answer)
+}
+
+/// An open transaction, rolled back when this drops with it still open: the body refused or
+/// panicked, or the `COMMIT` failed (SQLite then keeps the transaction open, say on `BUSY`).
+struct RollbackUnlessCommitted<'a> {
+    connection: &'a Connection,
+}
+
+impl Drop for RollbackUnlessCommitted<'_> {
+    fn drop(&mut self) {
+        if !self.connection.is_autocommit() {
+            // Nothing more can be done with a failed rollback than with the failure before
+            // it: the connection's next BEGIN reports whatever is wrong.
+            let _ = self.connection.execute_batch("ROLLBACK");
+        }
+    }
 }
 
 /// Begins a reservation and leaves its transaction open (see `Ledger::reserve_uncommitted`).

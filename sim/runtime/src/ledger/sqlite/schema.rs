@@ -12,6 +12,12 @@ const SCHEMA_NAME: &str = "twice-ledger";
 
 /// `tool_executions` as version 2 has it: `compensating` is a status (an undo claimed and
 /// not yet confirmed, visible and retryable).
+///
+/// `WITHOUT ROWID`: the rows live in the b-tree of their key, so a call's reservation writes
+/// one b-tree fewer (and one WAL page fewer) than with a rowid table and its key's separate
+/// index, and every read by key searches one b-tree, not two. Ledgers made before this keep
+/// their rowid table: the same columns, statements and answers (SQLite stores the two alike
+/// to every query the ledger makes), so both read and write either.
 const TOOL_EXECUTIONS: &str = r#"
 CREATE TABLE tool_executions (
     idempotency_key     TEXT PRIMARY KEY,
@@ -28,7 +34,7 @@ CREATE TABLE tool_executions (
     created_at_ms       INTEGER NOT NULL,
     updated_at_ms       INTEGER NOT NULL,
     lease_expires_at_ms INTEGER
-);
+) WITHOUT ROWID;
 "#;
 
 /// One index per combination of the listing's filters, each ending in the listing's order
@@ -41,9 +47,15 @@ CREATE INDEX tool_executions_by_update ON tool_executions (updated_at_ms, idempo
 "#;
 
 /// What a run's own history adds in version 2.
+///
+/// The two histories number their lines `INTEGER PRIMARY KEY` without `AUTOINCREMENT`: the
+/// next id is the largest so far plus one, and since the triggers refuse every `DELETE` the
+/// largest is never taken away, so ids grow exactly as `AUTOINCREMENT` would make them,
+/// without its `sqlite_sequence` row read and rewritten on every line (a WAL page per
+/// commit). Ledgers made before this keep `AUTOINCREMENT`; the ids are the same either way.
 const RUN_HISTORY: &str = r#"
 CREATE TABLE run_history (
-    id     INTEGER PRIMARY KEY AUTOINCREMENT,
+    id     INTEGER PRIMARY KEY,
     run_id TEXT NOT NULL,
     at_ms  INTEGER NOT NULL,
     actor  TEXT NOT NULL,
@@ -63,7 +75,7 @@ CREATE TABLE twice_meta (
     value TEXT NOT NULL
 );
 CREATE TABLE tool_execution_history (
-    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    id              INTEGER PRIMARY KEY,
     idempotency_key TEXT NOT NULL,
     at_ms           INTEGER NOT NULL,
     actor           TEXT NOT NULL,
