@@ -251,9 +251,12 @@ fn draw_history(ui: &mut egui::Ui, key: &str, history: &HistoryCache, result: Op
     if let Some(problem) = &history.problem {
         ui.add(egui::Label::new(RichText::new(format!("⚠ {problem}")).color(theme::WARN)).wrap());
     }
+    // At most 92 px, and never more than what is left of the ledger's share (a short share,
+    // beside a tall console, clipped the history's last lines mid-line).
+    let room = (ui.available_height() - 2.0).clamp(18.0, 92.0);
     egui::ScrollArea::vertical()
         .id_salt("ledger-history")
-        .max_height(92.0)
+        .max_height(room)
         .auto_shrink([false, true])
         .stick_to_bottom(true)
         .show(ui, |ui| {
