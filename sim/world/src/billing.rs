@@ -148,6 +148,20 @@ pub struct Billing {
 }
 
 impl Billing {
+    /// Whether a reversal points at this credit (it was voided).
+    pub fn is_reversed(&self, credit_id: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|entry| entry.reverses.as_deref() == Some(credit_id))
+    }
+
+    /// The credits no reversal points at, in the order billing applied them.
+    pub fn standing_credits(&self) -> impl Iterator<Item = &Entry> {
+        self.entries
+            .iter()
+            .filter(|entry| entry.kind == EntryKind::Credit && !self.is_reversed(&entry.id))
+    }
+
     pub fn new(key_handling: KeyHandling, accounts: &[Account]) -> Billing {
         Billing {
             key_handling,
@@ -273,10 +287,7 @@ impl Billing {
         };
         let reverses = self.find_credit(key).map(|entry| entry.id.clone());
         if let Some(credit) = &reverses
-            && self
-                .entries
-                .iter()
-                .any(|entry| entry.reverses.as_deref() == Some(credit.as_str()))
+            && self.is_reversed(credit)
         {
             return Answer::Repeat {
                 credit_id: credit.clone(),

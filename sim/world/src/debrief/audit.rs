@@ -3,7 +3,7 @@
 //! what compensation is for; or, when a double stands, why the audit could not see it (its
 //! request still on the wire, or its credit landing after the look).
 
-use crate::billing::{Entry, EntryKind};
+use crate::billing::Entry;
 use crate::runtime::rules::Status;
 use crate::simulator::{AuditReport, AuditUndo, Simulation};
 use crate::text::counted;
@@ -67,17 +67,7 @@ fn undo_sentence(report: &AuditReport, undo: &AuditUndo) -> String {
 /// refund's memo: the double the audit could not see.
 fn double_after(simulation: &Simulation, report: &AuditReport) -> Option<(Entry, String)> {
     let billing = simulation.billing();
-    let standing: Vec<&Entry> = billing
-        .entries
-        .iter()
-        .filter(|entry| {
-            entry.kind == EntryKind::Credit
-                && !billing
-                    .entries
-                    .iter()
-                    .any(|other| other.reverses.as_deref() == Some(entry.id.as_str()))
-        })
-        .collect();
+    let standing: Vec<&Entry> = billing.standing_credits().collect();
     standing.iter().find_map(|entry| {
         let intent = entry.metadata.get("intent")?;
         let paying = standing

@@ -13,7 +13,7 @@ use super::clock::Event;
 use super::network::Direction;
 use super::timeline::Actor;
 use super::{FIRST_NODE, SimError, Simulation};
-use crate::billing::{Entry, EntryKind};
+use crate::billing::Entry;
 use crate::billing_tools::Operation;
 use crate::ledger::SettleError;
 use crate::runtime::key::IdempotencyKey;
@@ -147,19 +147,7 @@ impl Simulation {
 
     /// Billing's credits not reversed, in billing's order.
     fn standing_credits(&self) -> Vec<Entry> {
-        let billing = &self.world.billing;
-        billing
-            .entries
-            .iter()
-            .filter(|entry| {
-                entry.kind == EntryKind::Credit
-                    && !billing
-                        .entries
-                        .iter()
-                        .any(|other| other.reverses.as_deref() == Some(entry.id.as_str()))
-            })
-            .cloned()
-            .collect()
+        self.world.billing.standing_credits().cloned().collect()
     }
 
     /// The keys of credit requests on the wire now: billing has not seen them.

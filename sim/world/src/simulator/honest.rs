@@ -134,10 +134,7 @@ impl Simulation {
                     .metadata
                     .get("intent")
                     .is_some_and(|intent| intents.contains(intent))
-                && !billing
-                    .entries
-                    .iter()
-                    .any(|other| other.reverses.as_deref() == Some(entry.id.as_str()))
+                && !billing.is_reversed(&entry.id)
         })?;
         let receipt = Answer::Applied {
             credit_id: entry.id.clone(),
