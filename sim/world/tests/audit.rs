@@ -5,13 +5,13 @@
 //! debrief and the timeline show about the audit is checked against the run it tells: each tape,
 //! and every moment the sweep can play the level's card.
 
-use std::path::PathBuf;
+mod support;
 
+use support::{levels_folder, run_tape, told};
 use twice_world::billing::EntryKind;
-use twice_world::debrief::{self, Debrief, Decider};
+use twice_world::debrief::Decider;
 use twice_world::ledger::{HistoryEvent, LedgerStore};
 use twice_world::level::{self, CardKind, Level};
-use twice_world::replay;
 use twice_world::runtime::rules::Status;
 use twice_world::simulator::{AUDIT_UNDID, Actor, Simulation, SimulationBuilder};
 
@@ -21,25 +21,10 @@ const EARLY_DOUBLE: &str = "38-the-audit.early-double.tape.ron";
 const READ_RETRIED: &str = "38-the-audit.read-retried.tape.ron";
 const AUDITOR: &str = "op-audit";
 
-fn levels_folder() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels")
-}
-
 fn the_level() -> Level {
     level::load_level(&levels_folder().join(LEVEL))
         .expect("the level loads")
         .level
-}
-
-fn run_tape(name: &str) -> Simulation {
-    let loaded = level::load_tape(&levels_folder().join(name)).expect("the tape loads");
-    let mut simulation = replay::simulation_of(&loaded, LedgerStore::Sqlite).expect("the tape builds");
-    simulation.run().expect("runs");
-    simulation
-}
-
-fn told(simulation: &Simulation) -> Debrief {
-    debrief::of(simulation, &simulation.verdict().expect("judged"))
 }
 
 fn said_by_the_auditor(simulation: &Simulation) -> Vec<String> {

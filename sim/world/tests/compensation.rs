@@ -4,14 +4,13 @@
 //! never arrived is refused after the runtime looked (nothing moved); an undo asked after
 //! op-honest settled the call is a 409. Each is a move made, and each debrief says which.
 
-use std::path::PathBuf;
+mod support;
 
+use support::{run_tape, told};
 use twice_world::billing::EntryKind;
 use twice_world::checker::Outcome;
-use twice_world::debrief::{self, Debrief, Decider, Standing};
-use twice_world::ledger::LedgerStore;
-use twice_world::level::{self, CardKind};
-use twice_world::replay;
+use twice_world::debrief::{Debrief, Decider, Standing};
+use twice_world::level::CardKind;
 use twice_world::runtime::rules::Status;
 use twice_world::simulator::{Actor, Simulation};
 
@@ -22,21 +21,6 @@ const TAPES: [&str; 3] = [WIN, NOTHING_LANDED, AFTER_THE_CHECK];
 
 const NOTHING_LANDED_SENTENCE: &str = "You lost r1:c1's request, so billing never saw it. Asked to undo it, the runtime looked under its key first and found no credit; as the request had left, it could not prove none would arrive, so it refused and undid nothing: nothing had moved.";
 const TOO_LATE_SENTENCE: &str = "op-honest checked billing and settled r1:c1 completed before your undo reached the ledger: asked on the call as listed (indeterminate), it got a 409 and nothing was undone.";
-
-fn levels_folder() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels")
-}
-
-fn run_tape(name: &str) -> Simulation {
-    let loaded = level::load_tape(&levels_folder().join(name)).expect("the tape loads");
-    let mut simulation = replay::simulation_of(&loaded, LedgerStore::Sqlite).expect("the tape builds");
-    simulation.run().expect("runs");
-    simulation
-}
-
-fn told(simulation: &Simulation) -> Debrief {
-    debrief::of(simulation, &simulation.verdict().expect("judged"))
-}
 
 fn status_of(simulation: &Simulation, key: &str) -> Option<Status> {
     simulation
