@@ -350,6 +350,23 @@ fn start_operator_api(app: &mut App) -> (std::net::SocketAddr, String) {
 }
 
 #[cfg(feature = "operator-api")]
+/// Level 18's slow-and-honest tape played with its operator move left out, the operator API
+/// started: the slowed answer leaves r1:c1 unknown and r1 paused, and billing (which honours
+/// keys) holds the credit, for an operator over HTTP to settle or undo.
+fn late_answer_left_to_http(data: &std::path::Path) -> (App, std::net::SocketAddr, String) {
+    let mut loaded = tape("18-late-answer.slow-and-honest.tape.ron");
+    loaded
+        .tape
+        .actions
+        .retain(|action| !matches!(action.play, Play::OperatorResolve { .. }));
+    let mut app = game(data);
+    let (address, token) = start_operator_api(&mut app);
+    play_moves_then_run(&mut app, &loaded);
+    app.update();
+    (app, address, token)
+}
+
+#[cfg(feature = "operator-api")]
 #[test]
 fn without_a_level_the_operator_api_checks_the_token_then_answers_503_no_level_open() {
     let data = tempfile::tempdir().expect("temp dir");
@@ -522,17 +539,7 @@ fn http_while_updating(
 #[test]
 fn an_operator_over_http_compensates_in_the_games_billing_once() {
     let data = tempfile::tempdir().expect("temp dir");
-    // The slowed answer leaves r1:c1 unknown and r1 paused; billing (which honours keys)
-    // holds the credit. The tape's own operator move is left to the operator over HTTP.
-    let mut loaded = tape("18-late-answer.slow-and-honest.tape.ron");
-    loaded
-        .tape
-        .actions
-        .retain(|action| !matches!(action.play, Play::OperatorResolve { .. }));
-    let mut app = game(data.path());
-    let (address, token) = start_operator_api(&mut app);
-    play_moves_then_run(&mut app, &loaded);
-    app.update();
+    let (mut app, address, token) = late_answer_left_to_http(data.path());
     assert_eq!(
         session(&app).ledger().row("r1:c1").expect("the row").status.name(),
         "indeterminate"
@@ -602,15 +609,7 @@ fn an_operator_over_http_compensates_in_the_games_billing_once() {
 #[test]
 fn decisions_made_over_http_are_counted_once_each_from_the_ledger() {
     let data = tempfile::tempdir().expect("temp dir");
-    let mut loaded = tape("18-late-answer.slow-and-honest.tape.ron");
-    loaded
-        .tape
-        .actions
-        .retain(|action| !matches!(action.play, Play::OperatorResolve { .. }));
-    let mut app = game(data.path());
-    let (address, token) = start_operator_api(&mut app);
-    play_moves_then_run(&mut app, &loaded);
-    app.update();
+    let (mut app, address, token) = late_answer_left_to_http(data.path());
     let decisions = |app: &App| session(app).outside_decisions().expect("the ledger reads");
     assert_eq!(decisions(&app), 0, "no decision made over HTTP yet");
 
