@@ -156,9 +156,9 @@ key_downstream,checkpoint_version,reconcile_hook,key_per_call,no_lease_expiry,no
 refusal_is_failed,dead_letter";
 
 /// Billing whose lookups lag 100 ms behind its credits and which forgets keys after 700 ms
-/// (its workers' tool declares 660 ms of lag: the 100, the 60 ms latency and a busy machine's
-/// 500): a recovery's first lookup often comes too soon, and a look after a wait sometimes
-/// too late.
+/// (its workers' tool declares 660 ms of lag: the 100 and billing's send window, the 60 ms
+/// latency plus 500): a recovery's first lookup often comes too soon, and a look after a wait
+/// sometimes too late.
 const TERMS: [&str; 4] = ["--lookup-settle-ms", "100", "--key-retention-ms", "700"];
 
 #[test]
@@ -308,6 +308,109 @@ fn billing_honours_keys_refuses_a_reused_key_and_remembers_after_a_restart() {
     assert_eq!(output.status.code(), Some(2));
     assert!(
         text(&output.stderr).contains("billing keys `honour`"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+async fn stamped_credit(client: &reqwest::Client, url: &str, key: &str, sent_at: &str) -> (u16, Value) {
+    let response = client
+        .post(format!("{url}/v1/credits"))
+        .header("Idempotency-Key", key)
+        .header("Twice-Sent-At-Ms", sent_at)
+        .json(&serde_json::json!({
+            "account": "acct_ada", "amount_cents": 2500, "memo": "refund", "intent": "run-0001/0"
+        }))
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+fn wall_ms() -> u64 {
+    u64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+/// The send window: what lets "nothing under the key" prove anything once it has passed. A
+/// request held past it (a paused worker, a host cut off) pays nothing when it finally
+/// arrives; one on time pays; a late repeat of a key billing holds is still a repeat.
+#[test]
+fn billing_refuses_a_request_that_arrives_past_its_send_window_and_pays_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let billing = BillingServer::start_with(
+        &dir.path().join("billing.sqlite"),
+        "honour",
+        &["--request-window-ms", "300"],
+    );
+    block_on(async {
+        let late = (wall_ms() - 1_000).to_string();
+        let (status, refused) = stamped_credit(&client, &billing.url, "run-0001:c1", &late).await;
+        assert_eq!(status, 422, "{refused}");
+        let reason = refused["rejected"]["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("past billing's 300 ms window: refused, nothing paid"),
+            "{refused}"
+        );
+        let (status, found) = lookup(&client, &billing.url, "run-0001:c1").await;
+        assert_eq!(status, 404, "a refused request leaves nothing under its key: {found}");
+
+        let on_time = wall_ms().to_string();
+        let (status, applied) = stamped_credit(&client, &billing.url, "run-0001:c2", &on_time).await;
+        assert_eq!(status, 201, "{applied}");
+        let (status, repeat) = stamped_credit(&client, &billing.url, "run-0001:c2", &late).await;
+        assert_eq!(
+            (status, &repeat["repeat"]["credit_id"]),
+            (200, &applied["applied"]["credit_id"]),
+            "a late repeat of a key billing holds pays nothing and says so: {repeat}"
+        );
+
+        let ahead = (wall_ms() + 60_000).to_string();
+        let (status, bad) = stamped_credit(&client, &billing.url, "run-0001:c3", &ahead).await;
+        assert_eq!(status, 400, "{bad}");
+        assert!(
+            bad["rejected"]["reason"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("ahead of billing's clock"),
+            "{bad}"
+        );
+        let (status, bad) = stamped_credit(&client, &billing.url, "run-0001:c3", "yesterday").await;
+        assert_eq!(status, 400, "{bad}");
+        let stats: Value = client
+            .get(format!("{}/v1/stats", billing.url))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            stats["credits"].as_u64(),
+            Some(1),
+            "only the request on time paid: {stats}"
+        );
+    });
+    drop(billing);
+
+    let output = twice(&[
+        "billing",
+        "--db",
+        dir.path().join("other.sqlite").to_str().unwrap(),
+        "--latency-ms",
+        "400",
+        "--request-window-ms",
+        "300",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("--request-window-ms 300 must be more than --latency-ms 400"),
         "{}",
         text(&output.stderr)
     );
@@ -475,6 +578,14 @@ fn bad_flags_exit_2_and_name_the_problem() {
         (
             vec!["drill", "--recovery-attempts-max", "0"],
             "--recovery-attempts-max 0",
+        ),
+        (
+            vec!["drill", "--request-window-ms", "50", "--latency-ms", "60"],
+            "--request-window-ms 50 must be more than --latency-ms 60",
+        ),
+        (
+            vec!["billing", "--db", "x.sqlite", "--request-window-ms", "0"],
+            "--request-window-ms 0 must be 1 to 600000",
         ),
         (
             vec![

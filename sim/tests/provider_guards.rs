@@ -446,12 +446,14 @@ fn drive_killed_at_model(
                 downstream_key,
                 call,
                 attempt,
+                recorded_at_ms,
             }) => {
                 let sending = Sending {
                     key: &key,
                     downstream_key: downstream_key.as_ref(),
                     call: &call,
                     attempt,
+                    recorded_at_ms,
                 };
                 provider.send(&sending).into_input(key, attempt)
             }

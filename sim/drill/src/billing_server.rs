@@ -22,6 +22,17 @@
 //!   reversal when the credit was already voided (nothing moves); 404 for an unknown id.
 //! - `GET /v1/accounts`, `GET /v1/stats` (requests still being applied, entries so far).
 //!
+//! **The send window.** A credit request may carry `Twice-Sent-At-Ms`: when its sender wrote
+//! it down as sent (ms since the Unix epoch; the worker stamps the ledger's write of its
+//! attempt). Billing applies it only up to `--request-window-ms` after that stamp, checked at
+//! the moment it would apply it: a request that arrives later (its process was paused, or its
+//! host cut off and the packets retransmitted after the cut healed) is refused with 422 and
+//! pays nothing, unless billing already holds a credit under its key (that is answered as a
+//! repeat). This is what lets a lookup that finds nothing prove something: once the window and
+//! the settle time have passed since the stamp, no request with the key can still land. Real
+//! providers bound late requests the same way (a signed request's timestamp is refused once it
+//! is minutes old); without such a bound, "nothing under the key" is only ever "not yet".
+//!
 //! Each credit or void takes a seeded random time, split between the way in and the way
 //! out. The way in and the write run in a task of their own, so a request billing received
 //! is applied even when the worker that sent it is killed while waiting; the answer then
@@ -63,6 +74,16 @@ const DRAIN_GRACE_MS: u64 = 5_000;
 const SERVER_THREADS: usize = 2;
 /// The header a worker passes its key in (matched without regard to case).
 pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
+/// The header a worker stamps its request's send in, ms since the Unix epoch (see the send
+/// window in the module's documentation).
+pub const SENT_AT_HEADER: &str = "twice-sent-at-ms";
+/// The send window beyond `--latency-ms` unless `--request-window-ms` says otherwise: long
+/// enough for a request on a loaded machine (seen applied 158 ms after its stamp at 60 ms of
+/// latency), short enough that an operator waits about half a second before "nothing there" proves
+/// anything.
+pub const REQUEST_WINDOW_BEYOND_LATENCY_MS: u32 = 500;
+/// The longest send window: a person waits this long at most before "nothing there" is proof.
+pub const REQUEST_WINDOW_MS_MAX: u32 = 600_000;
 
 #[derive(Debug, clap::Args)]
 pub struct BillingArgs {
@@ -96,6 +117,11 @@ pub struct BillingArgs {
     /// consistent read). Default: at once.
     #[arg(long)]
     pub lookup_settle_ms: Option<u64>,
+    /// A credit request stamped with `Twice-Sent-At-Ms` is applied only up to this long after
+    /// its stamp, and refused (nothing paid) when it arrives later. Default: `--latency-ms`
+    /// plus 500 ms.
+    #[arg(long)]
+    pub request_window_ms: Option<u32>,
 }
 
 /// A credit request's body. The key travels in the header, as with real payment APIs.
@@ -136,6 +162,8 @@ struct Shared {
     world: Mutex<World>,
     rng: Mutex<ChaCha8Rng>,
     latency_ms: u32,
+    /// `--request-window-ms`.
+    request_window_ms: u64,
     in_flight: AtomicU64,
     /// The keys of the credits in `in_flight`, with how many requests carry each.
     in_flight_keys: Mutex<std::collections::BTreeMap<String, u32>>,
@@ -166,10 +194,18 @@ impl Shared {
     }
 
     /// Applies one request. `Ok((answer, the status a refusal is answered with))`.
-    fn apply(&self, operation: &Operation) -> Result<(Answer, StatusCode), StoreError> {
+    /// `sent_at_ms`: the request's stamp, checked against the send window under the same
+    /// lock as the write, so a lookup after the window sees every request it let through.
+    fn apply(&self, operation: &Operation, sent_at_ms: Option<u64>) -> Result<(Answer, StatusCode), StoreError> {
         let mut world = self.world();
         let World { billing, store } = &mut *world;
-        let answer = store.apply(billing, operation, now_ms())?;
+        let now = now_ms();
+        if let (Operation::Credit(request), Some(sent_at_ms)) = (operation, sent_at_ms)
+            && let Some(reason) = too_late(billing, request, sent_at_ms, self.request_window_ms, now)
+        {
+            return Ok((Answer::Rejected { reason }, StatusCode::UNPROCESSABLE_ENTITY));
+        }
+        let answer = store.apply(billing, operation, now)?;
         let refusal_status = match operation {
             Operation::Credit(request)
                 if billing.key_handling == KeyHandling::Honour
@@ -187,6 +223,32 @@ impl Shared {
         };
         Ok((answer, refusal_status))
     }
+}
+
+/// Why a credit stamped `sent_at_ms` is refused at `now_ms`, if it is: it arrived later than
+/// the send window after its stamp, and billing holds no credit under its key (a repeat pays
+/// nothing, so it is answered as one whenever it comes).
+fn too_late(
+    billing: &Billing,
+    request: &CreditRequest,
+    sent_at_ms: u64,
+    request_window_ms: u64,
+    now_ms: u64,
+) -> Option<String> {
+    let late_ms = now_ms.saturating_sub(sent_at_ms);
+    if late_ms <= request_window_ms {
+        return None;
+    }
+    let held = billing.key_handling == KeyHandling::Honour
+        && request
+            .idempotency_key
+            .as_deref()
+            .is_some_and(|key| billing.find_credit(key).is_some());
+    (!held).then(|| {
+        format!(
+            "the request was sent {late_ms} ms ago, past billing's {request_window_ms} ms window: refused, nothing paid"
+        )
+    })
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
@@ -223,7 +285,8 @@ fn check_text(field: &'static str, text: &str, chars_max: usize) -> Result<(), B
 }
 
 /// Runs `operation` after its way in, in a task of its own, then waits the way out.
-async fn applied_later(shared: Arc<Shared>, operation: Operation) -> Response {
+/// `sent_at_ms`: a credit's stamp (the send window).
+async fn applied_later(shared: Arc<Shared>, operation: Operation, sent_at_ms: Option<u64>) -> Response {
     let (way_in_ms, way_out_ms) = shared.draw_latency();
     let key = match &operation {
         Operation::Credit(request) => request.idempotency_key.clone(),
@@ -239,7 +302,7 @@ async fn applied_later(shared: Arc<Shared>, operation: Operation) -> Response {
     let task = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(way_in_ms)).await;
         let apply_shared = Arc::clone(&task_shared);
-        let result = tokio::task::spawn_blocking(move || apply_shared.apply(&operation)).await;
+        let result = tokio::task::spawn_blocking(move || apply_shared.apply(&operation, sent_at_ms)).await;
         if let Some(key) = key {
             let mut keys = task_shared.keys_in_flight();
             if let Some(count) = keys.get_mut(&key) {
@@ -286,6 +349,11 @@ async fn post_credit(State(shared): State<Arc<Shared>>, headers: HeaderMap, body
             Err(detail) => return refusal(StatusCode::BAD_REQUEST, format!("Idempotency-Key: {detail}")),
         },
     };
+    let sent_at_ms = match headers.get(SENT_AT_HEADER).map(|value| sent_at(value, now_ms())) {
+        None => None,
+        Some(Ok(stamp)) => Some(stamp),
+        Some(Err(detail)) => return refusal(StatusCode::BAD_REQUEST, format!("Twice-Sent-At-Ms: {detail}")),
+    };
     let body: CreditBody = match serde_json::from_slice(&body) {
         Ok(body) => body,
         Err(parse_error) => {
@@ -308,7 +376,25 @@ async fn post_credit(State(shared): State<Arc<Shared>>, headers: HeaderMap, body
         idempotency_key: key,
         intent: body.intent,
     };
-    applied_later(shared, Operation::Credit(request)).await
+    applied_later(shared, Operation::Credit(request), sent_at_ms).await
+}
+
+/// A stamp that billing's clock may read later: ms since the Unix epoch, not ahead of `now_ms`
+/// by more than a second (a stamp from the future would stretch the window it bounds).
+fn sent_at(value: &axum::http::HeaderValue, now_ms: u64) -> Result<u64, String> {
+    const AHEAD_MS_MAX: u64 = 1_000;
+    let stamp = value
+        .to_str()
+        .ok()
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .ok_or_else(|| "give the send's time in ms since the Unix epoch, digits only".to_owned())?;
+    if stamp > now_ms.saturating_add(AHEAD_MS_MAX) {
+        return Err(format!(
+            "{stamp} is {} ms ahead of billing's clock (at most {AHEAD_MS_MAX})",
+            stamp - now_ms
+        ));
+    }
+    Ok(stamp)
 }
 
 async fn post_void(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
@@ -331,7 +417,7 @@ async fn post_void(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     if let Err(detail) = checked {
         return refusal(StatusCode::UNPROCESSABLE_ENTITY, detail.to_string());
     }
-    applied_later(shared, Operation::Void(request)).await
+    applied_later(shared, Operation::Void(request), None).await
 }
 
 /// The most characters of a credit id in a path (billing makes ids like `cr_0001`).
@@ -357,7 +443,7 @@ async fn post_void_by_id(
     if let Err(detail) = check_credit_id(&credit_id) {
         return refusal(StatusCode::BAD_REQUEST, detail.to_string());
     }
-    applied_later(shared, Operation::VoidById(VoidByIdRequest { credit_id })).await
+    applied_later(shared, Operation::VoidById(VoidByIdRequest { credit_id }), None).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -447,6 +533,22 @@ fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
+/// What is wrong with a send window of `request_window_ms` for a billing whose way in may take
+/// up to `latency_ms`, in words naming the flags; `None` when it can be meant.
+pub fn request_window_problem(request_window_ms: u32, latency_ms: u32) -> Option<String> {
+    if request_window_ms == 0 || request_window_ms > REQUEST_WINDOW_MS_MAX {
+        return Some(format!(
+            "--request-window-ms {request_window_ms} must be 1 to {REQUEST_WINDOW_MS_MAX}"
+        ));
+    }
+    (request_window_ms <= latency_ms).then(|| {
+        format!(
+            "--request-window-ms {request_window_ms} must be more than --latency-ms {latency_ms}: a request's way in \
+             alone may take that long, and every one would be refused"
+        )
+    })
+}
+
 fn bad_input(message: impl std::fmt::Display) -> u8 {
     eprintln!("error: {message}");
     EXIT_BAD_INPUT
@@ -471,6 +573,12 @@ pub fn billing_command(args: BillingArgs) -> u8 {
             args.addr
         ));
     }
+    let request_window_ms = args
+        .request_window_ms
+        .unwrap_or(args.latency_ms + REQUEST_WINDOW_BEYOND_LATENCY_MS);
+    if let Some(problem) = request_window_problem(request_window_ms, args.latency_ms) {
+        return bad_input(problem);
+    }
     let terms = Terms {
         key_retention_ms: args.key_retention_ms,
         lookup_settle_ms: args.lookup_settle_ms,
@@ -492,6 +600,7 @@ pub fn billing_command(args: BillingArgs) -> u8 {
         world: Mutex::new(World { billing, store }),
         rng: Mutex::new(ChaCha8Rng::seed_from_u64(args.seed)),
         latency_ms: args.latency_ms,
+        request_window_ms: u64::from(request_window_ms),
         in_flight: AtomicU64::new(0),
         in_flight_keys: Mutex::new(std::collections::BTreeMap::new()),
     });
@@ -524,7 +633,7 @@ pub fn billing_command(args: BillingArgs) -> u8 {
         };
         // The first line names the address, for whoever started billing with port 0.
         println!(
-            "listening http://{address} (billing over {}, keys {}, latency up to {} ms, seed {}, {replayed} entries replayed)",
+            "listening http://{address} (billing over {}, keys {}, latency up to {} ms, send window {request_window_ms} ms, seed {}, {replayed} entries replayed)",
             args.db.display(),
             key_handling.name(),
             args.latency_ms,

@@ -199,7 +199,11 @@ impl ToolExecution for BillingApi {
         })
         .to_string();
         let key = sending.downstream_key.map(IdempotencyKey::as_str);
-        let headers: Vec<(&str, &str)> = key.iter().map(|key| ("Idempotency-Key", *key)).collect();
+        let mut headers: Vec<(&str, &str)> = key.iter().map(|key| ("Idempotency-Key", *key)).collect();
+        // Billing refuses a request that arrives too long after this stamp (its send window),
+        // so a lookup that finds nothing once the window has passed proves nothing will land.
+        let sent_at = sending.recorded_at_ms.to_string();
+        headers.push(("Twice-Sent-At-Ms", &sent_at));
         match http(self.address, "POST", "/v1/credits", &headers, Some(&body)) {
             Err(HttpError::NotSent(error)) => Attempt::NotSent {
                 reason: format!("billing at {} cannot be reached: {error}", self.address),
@@ -634,12 +638,14 @@ mod tests {
             downstream_key: Some(&key),
             call: &call,
             attempt: 1,
+            recorded_at_ms: 1_765_000_000_000,
         };
         let attempt = BillingApi { address }.send(&sending);
         let request = server.join().expect("the server thread");
         assert!(request.starts_with("POST /v1/credits HTTP/1.1\r\n"), "{request}");
         assert!(
-            request.contains(&format!("\r\nIdempotency-Key: {}\r\n", key.as_str())),
+            request.contains(&format!("\r\nIdempotency-Key: {}\r\n", key.as_str()))
+                && request.contains("\r\nTwice-Sent-At-Ms: 1765000000000\r\n"),
             "{request}"
         );
         assert!(

@@ -81,6 +81,11 @@ pub struct Sending<'a> {
     pub call: &'a ToolCall,
     /// Which attempt this is, from 1.
     pub attempt: u32,
+    /// When the ledger recorded this attempt as begun ([`Drive::Send`]'s `recorded_at_ms`).
+    /// Where the system it calls refuses requests that arrive too long after their send, stamp
+    /// the request with this: only such a bound lets a lookup that finds nothing prove the
+    /// call never took effect (decision table 6).
+    pub recorded_at_ms: u64,
 }
 
 /// The tools' side: what a synchronous driver implements so [`drive_run`] can run them.
@@ -226,12 +231,14 @@ fn driven(
             downstream_key,
             call,
             attempt,
+            recorded_at_ms,
         } => {
             let sending = Sending {
                 key: &key,
                 downstream_key: downstream_key.as_ref(),
                 call: &call,
                 attempt,
+                recorded_at_ms,
             };
             tools.send(&sending).into_input(key, attempt)
         }
@@ -240,13 +247,15 @@ fn driven(
             Input::BackoffElapsed
         }
         Drive::LookUp { key, call } => {
+            // Read before asking: "nothing there" is weighed as of when the question was put.
+            let asked_at_ms = clock.now_ms();
             let step = match tools.look_up(&key, &call) {
                 LookUp::Found(found) => executor.reconciled(
                     key,
                     Some((found.receipt.as_str(), found.finding.as_str())),
                     clock.now_ms(),
                 )?,
-                LookUp::Absent => executor.reconciled(key, None, clock.now_ms())?,
+                LookUp::Absent => executor.reconciled(key, None, asked_at_ms)?,
                 LookUp::CannotTell { reason } => executor.cannot_tell(key, &reason),
             };
             return follow(step.next);

@@ -254,3 +254,67 @@ fn a_folded_fence_counts_only_for_the_send_right_after_its_reservation() {
         step.report
     );
 }
+
+/// The time a send hands its driver to stamp the request with, when the send command is
+/// performed `late_by_ms` after the reservation (a process paused between the two), and the
+/// call's record as the ledger then holds it.
+fn send_stamp(timing: SendTiming, late_by_ms: u64) -> (u64, u64) {
+    let reserved_at_ms = 1_000;
+    let ledger = Ledger::open_memory_store();
+    let setup = setup();
+    let mut executor = Executor::new(ledger, &setup).with_send_timing(timing);
+    let mut worker = Worker::new(setup);
+    let mut now_ms = reserved_at_ms;
+    let mut next = worker.handle(now_ms, Input::Start);
+    let mut decided = false;
+    while let Some(command) = next.take() {
+        let reserving = matches!(command, Command::Reserve { .. });
+        let step = executor.perform(command, now_ms).unwrap();
+        if reserving {
+            now_ms += late_by_ms;
+        }
+        next = match step.next {
+            Next::Feed(input) => worker.handle(now_ms, input),
+            Next::Drive(Drive::AskModel { state }) if !decided => {
+                decided = true;
+                let mut after = state;
+                after.next_call_number = 2;
+                after.calls_for_item = 1;
+                worker.handle(
+                    now_ms,
+                    Input::ModelDecided {
+                        decision: Decision::Call(credit("c1")),
+                        state: after,
+                    },
+                )
+            }
+            Next::Drive(Drive::Send {
+                key, recorded_at_ms, ..
+            }) => {
+                let record = executor.ledger().record(&key).unwrap().unwrap();
+                return (recorded_at_ms, record.updated_at_ms);
+            }
+            other => panic!("a call reserved and sent, not {other:?}"),
+        };
+    }
+    panic!("the call was never sent");
+}
+
+/// A provider that refuses requests arriving too long after their stamp only bounds what the
+/// ledger knows if the stamp is the ledger's: with the fence folded into the reservation the
+/// send command writes nothing, so a process paused before it must still stamp the
+/// reservation's time, never the later clock (the drill's guarded double of issue 23).
+#[test]
+fn a_send_is_stamped_with_the_ledgers_record_of_its_attempt_however_late_it_leaves() {
+    assert_eq!(
+        send_stamp(SendTiming::RightAfterReserving, 700),
+        (1_000, 1_000),
+        "folded: the reservation's time, not the send's"
+    );
+    assert_eq!(
+        send_stamp(SendTiming::Separate, 700),
+        (1_700, 1_700),
+        "separate: the fence's own write, at the send"
+    );
+    assert_eq!(send_stamp(SendTiming::RightAfterReserving, 0), (1_000, 1_000));
+}

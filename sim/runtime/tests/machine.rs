@@ -481,3 +481,46 @@ fn a_tool_that_fails_the_contract_check_keeps_its_run_from_starting_only_while_t
         assert!(unchecked.take_notes().is_empty());
     }
 }
+
+/// Table 6 weighs "nothing there" as of when the lookup was asked: an answer that comes back
+/// after the settle time has passed proves nothing if the question was put before it — a
+/// request the provider applied while the lookup was on its way would not be in the answer.
+#[test]
+fn nothing_found_is_weighed_as_of_when_the_lookup_was_asked_not_when_it_answered() {
+    let settled_at = |asked_at_ms: u64| {
+        let ledger = Ledger::open_memory_store();
+        let mut setup = setup();
+        setup.tools[0].lookup_settle_ms = Some(500);
+        let mut executor = Executor::new(ledger, &setup);
+        let mut worker = Worker::new(setup);
+        let invoke = start_and_call(&mut worker, &mut executor);
+        assert!(matches!(
+            until_driven(&mut worker, &mut executor, Some(invoke), 3),
+            Some(Drive::Send { .. })
+        ));
+        let record = worker.handle(
+            200,
+            Input::TimedOut {
+                key: key("r1:c1"),
+                attempt: 1,
+            },
+        );
+        let Some(Drive::LookUp { key: looked_up, .. }) = until_driven(&mut worker, &mut executor, record, 200) else {
+            panic!("an unknown call asks the hook first")
+        };
+        let step = executor.reconciled(looked_up, None, asked_at_ms).unwrap();
+        let Next::Feed(not_found) = step.next else { panic!() };
+        // The answer is handled at 800 ms, 600 ms after the unknown outcome was written.
+        worker.handle(800, not_found)
+    };
+    let asked_too_soon = settled_at(600);
+    assert!(
+        matches!(asked_too_soon, Some(Command::WaitToLookAgain { after_ms: 100, .. })),
+        "asked 400 ms after the last write, within the 500 ms settle time: {asked_too_soon:?}"
+    );
+    let asked_past = settled_at(750);
+    assert!(
+        matches!(asked_past, Some(Command::SettleNotFound { .. })),
+        "asked 550 ms after: {asked_past:?}"
+    );
+}

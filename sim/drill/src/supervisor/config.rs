@@ -93,10 +93,14 @@ pub struct DrillArgs {
     /// declares the same). Default: at once.
     #[arg(long)]
     pub lookup_settle_ms: Option<u64>,
-    /// What every worker's tool adds to billing's settle time and `--latency-ms` for a busy
-    /// machine's delays when it declares its own settle time (counted from the send). Lower
-    /// it only to watch what too short a declaration does: lookups that come too soon are
-    /// taken as proof, and credits are paid twice.
+    /// Billing's send window: a credit request arriving later than this after its stamp (the
+    /// ledger's write of the send) is refused and pays nothing. Default: `--latency-ms` plus
+    /// 500 ms, for a busy machine's delays.
+    #[arg(long)]
+    pub request_window_ms: Option<u32>,
+    /// What every worker's tool adds to billing's settle time and send window when it declares
+    /// its own settle time (counted from the send), for clocks that are not one: the drill's
+    /// hosts share this machine's, so 0 unless asked.
     #[arg(long, default_value_t = DECLARED_SETTLE_MARGIN_MS)]
     pub settle_margin_ms: u64,
     /// Every worker's `recovery_attempts_max`: recoveries of a run that may fail before it is
@@ -132,7 +136,10 @@ pub struct DrillConfig {
     pub pause_ms: u32,
     /// Billing's terms, given to billing and declared by every worker's tool.
     pub terms: Terms,
-    /// What the workers' tool adds to billing's settle time and the latency (`--settle-margin-ms`).
+    /// Billing's send window (`--request-window-ms`): no request stamped earlier than this
+    /// before it arrives pays.
+    pub request_window_ms: u32,
+    /// What the workers' tool adds to billing's settle time and send window (`--settle-margin-ms`).
     pub settle_margin_ms: u64,
     pub recovery_attempts_max: Option<u32>,
 }
@@ -189,13 +196,20 @@ impl DrillConfig {
                 format!("--key-retention-ms / --lookup-settle-ms: {problem}"),
             ));
         }
-        let declared = declared_terms(terms, args.latency_ms, args.settle_margin_ms);
+        let request_window_ms = args
+            .request_window_ms
+            .unwrap_or(args.latency_ms + crate::billing_server::REQUEST_WINDOW_BEYOND_LATENCY_MS);
+        if let Some(problem) = crate::billing_server::request_window_problem(request_window_ms, args.latency_ms) {
+            return Err(FlagError::invalid("request-window-ms", problem));
+        }
+        let declared = declared_terms(terms, request_window_ms, args.settle_margin_ms);
         if let Some(problem) = declared.problem() {
             return Err(FlagError::invalid(
                 "key-retention-ms",
                 format!(
-                    "--key-retention-ms must be more than --lookup-settle-ms plus --latency-ms plus --settle-margin-ms \
-                 ({} ms; what the workers' tool declares as its settle time): {problem}",
+                    "--key-retention-ms must be more than --lookup-settle-ms plus the send window ({request_window_ms} ms, \
+                     --request-window-ms) plus --settle-margin-ms ({} ms): what the workers' tool declares as its \
+                     settle time: {problem}",
                     args.settle_margin_ms
                 ),
             ));
@@ -251,6 +265,7 @@ impl DrillConfig {
             pauses: args.pauses,
             pause_ms: args.pause_ms,
             terms,
+            request_window_ms,
             settle_margin_ms: args.settle_margin_ms,
             recovery_attempts_max: args.recovery_attempts_max,
         })
@@ -260,28 +275,31 @@ impl DrillConfig {
 impl DrillConfig {
     /// Billing's terms as every worker's tool declares them (see [`declared_terms`]).
     pub fn declared_terms(&self) -> Terms {
-        declared_terms(self.terms, self.latency_ms, self.settle_margin_ms)
+        declared_terms(self.terms, self.request_window_ms, self.settle_margin_ms)
     }
 }
 
-/// What a worker's tool adds to billing's settle time and `--latency-ms` for a busy machine
-/// (the default of `--settle-margin-ms`): a request billing received is applied up to
-/// `--latency-ms` after it left on an idle one, but a drill on two loaded cores saw one applied
-/// 158 ms after its reservation at 60 ms. Without it, a lookup between the declared settle time
-/// and the credit's showing is taken as proof and the call is paid twice (the guarded double
-/// of issue 23's first drill with billing's terms, made before this margin; see the README).
-pub const DECLARED_SETTLE_MARGIN_MS: u64 = 500;
+/// What a worker's tool adds to billing's settle time and send window unless
+/// `--settle-margin-ms` says otherwise: nothing, since the drill's processes and hosts read one
+/// clock. Across machines it would be their clocks' greatest skew.
+pub const DECLARED_SETTLE_MARGIN_MS: u64 = 0;
 
 /// What the workers' tool declares of billing's `terms`: the same retention, and a settle
-/// time counted from the send, not from the credit: billing shows a credit `lookup_settle_ms`
-/// after it applied it, and applies it up to `latency_ms` (plus a busy machine's delays,
-/// `margin_ms`, [`DECLARED_SETTLE_MARGIN_MS`] unless asked otherwise) after the request left.
-fn declared_terms(terms: Terms, latency_ms: u32, margin_ms: u64) -> Terms {
+/// time counted from the send, not from the credit. Billing shows a credit `lookup_settle_ms`
+/// after it applied it, and applies a stamped request no later than `request_window_ms` after
+/// its stamp (the ledger's write of the send; it refuses later ones), so once both have passed
+/// since that write, nothing under the key proves that no request with it will ever pay.
+/// Before billing enforced the window, the declaration added `--latency-ms` and a margin for a
+/// busy machine instead, and a request held by a paused or cut-off worker could arrive after
+/// the hook took "nothing there" as proof: a double credit with every guard on (issue 23).
+fn declared_terms(terms: Terms, request_window_ms: u32, margin_ms: u64) -> Terms {
     Terms {
         key_retention_ms: terms.key_retention_ms,
-        lookup_settle_ms: terms
-            .lookup_settle_ms
-            .map(|settle| settle.saturating_add(u64::from(latency_ms)).saturating_add(margin_ms)),
+        lookup_settle_ms: terms.lookup_settle_ms.map(|settle| {
+            settle
+                .saturating_add(u64::from(request_window_ms))
+                .saturating_add(margin_ms)
+        }),
     }
 }
 

@@ -112,6 +112,9 @@ impl Supervisor {
                 self.mark_examined(run);
                 continue;
             }
+            // Read before the lookup: billing applies nothing later than the window, so a
+            // lookup made after it closed sees every credit that will ever carry the key.
+            let looked_at_ms = crate::now_ms();
             let lookup = self.lookup(&key).await?;
             if let Some(credit) = &lookup.credit {
                 let hook_tried = self.runs[run].hook_tried.as_deref() == Some(key.as_str());
@@ -137,9 +140,15 @@ impl Supervisor {
             } else if lookup.in_flight > 0 {
                 // Still on its way in: look again later.
                 self.look_again_later(run);
+            } else if self.config.operator && !self.window_passed(&key, looked_at_ms)? {
+                // A request a paused or cut-off process still holds may yet arrive, and billing
+                // would apply it: nothing there proves nothing until billing refuses it.
+                self.look_again_later(run);
             } else if self.config.operator {
                 let reason = format!(
-                    "billing holds no credit under key {key} and is applying none, and no process is left that could send it"
+                    "billing holds no credit under key {key} and is applying none, and its send window of {} ms has \
+                     passed since the ledger's last write of the call: no request with the key can pay any more",
+                    self.config.request_window_ms
                 );
                 match self.resolve(&key, Status::Failed, reason, None)? {
                     Resolution::Done => self.start_worker(run, ProcessKind::Primary)?,
@@ -150,6 +159,21 @@ impl Supervisor {
             }
         }
         Ok(())
+    }
+
+    /// Whether billing's send window had passed at `looked_at_ms` since the ledger last wrote
+    /// `key`'s call (the stamp of its latest send is never later): from then on billing
+    /// refuses every request with the key that it has not applied, so one that was not there
+    /// will never be. A call the ledger does not hold has nothing to wait for.
+    fn window_passed(&mut self, key: &str, looked_at_ms: u64) -> Result<bool, DrillError> {
+        let key = IdempotencyKey::parse(key).map_err(|error| DrillError::Setup(error.to_string()))?;
+        let Some(record) = self.observer.record(&key)? else {
+            return Ok(true);
+        };
+        let closes_at_ms = record
+            .updated_at_ms
+            .saturating_add(u64::from(self.config.request_window_ms));
+        Ok(looked_at_ms > closes_at_ms)
     }
 
     /// The run's wait starts over: it is looked at again after billing's latency and a margin.

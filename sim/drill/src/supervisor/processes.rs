@@ -327,6 +327,7 @@ pub(super) async fn start_billing(
         "--stop-on-stdin-close".to_owned(),
     ]);
     command.args(terms_args(config.terms));
+    command.args(["--request-window-ms".to_owned(), config.request_window_ms.to_string()]);
     let mut child = command
         .spawn()
         .map_err(|error| DrillError::Setup(format!("cannot start billing ({}): {error}", exe.display())))?;

@@ -1,7 +1,7 @@
 //! The driver's HTTP calls to `twice-sim billing`: the start-up probe, a credit, a lookup, a void.
 
 use super::{Driver, PROBE_TIMEOUT_MS};
-use crate::billing_server::{CreditBody, IDEMPOTENCY_KEY_HEADER, Lookup};
+use crate::billing_server::{CreditBody, IDEMPOTENCY_KEY_HEADER, Lookup, SENT_AT_HEADER};
 use crate::billing_store::VoidRequest;
 use crate::script;
 use reqwest::{StatusCode, Url};
@@ -92,6 +92,7 @@ impl Driver {
         downstream_key: Option<&IdempotencyKey>,
         call: &twice_world::runtime::run::ToolCall,
         attempt: u32,
+        recorded_at_ms: u64,
     ) -> Input {
         let arguments = CreditArguments::of_call(call);
         let body = CreditBody {
@@ -107,6 +108,14 @@ impl Driver {
             .json(&body);
         if let Some(key) = downstream_key {
             request = request.header(IDEMPOTENCY_KEY_HEADER, key.as_str());
+        }
+        // With a ledger, the send is stamped with the ledger's record of its attempt (not the
+        // clock now: this process may have been paused since): billing refuses it if it
+        // arrives later than its window after that (a paused process, a host cut off), so a
+        // lookup past the window and the settle time that finds nothing proves the call did
+        // not take effect. A naive runtime (no ledger) keeps no record to stamp.
+        if self.config.guards.ledger {
+            request = request.header(SENT_AT_HEADER, recorded_at_ms.to_string());
         }
         let response = match request.send().await {
             Ok(response) => response,

@@ -146,9 +146,10 @@ impl Driver {
                 downstream_key,
                 call,
                 attempt,
+                recorded_at_ms,
             } => {
                 let input = self
-                    .send_credit(&run, &key, downstream_key.as_ref(), &call, attempt)
+                    .send_credit(&run, &key, downstream_key.as_ref(), &call, attempt, recorded_at_ms)
                     .await;
                 let kind = match &input {
                     Input::Response { answer, .. } => match answer {
@@ -170,6 +171,8 @@ impl Driver {
                 Input::BackoffElapsed
             }
             Drive::LookUp { key, .. } => {
+                // Read before asking: "nothing there" is weighed as of when billing was asked.
+                let asked_at_ms = now_ms();
                 let found = match self.look_up(&key).await {
                     Ok(found) => found,
                     // Billing could not be asked: the hook cannot tell, which is not "nothing
@@ -179,12 +182,13 @@ impl Driver {
                         return Box::pin(self.next_of(cannot_tell)).await;
                     }
                 };
+                let now = if found.is_some() { now_ms() } else { asked_at_ms };
                 let step = self.executor.reconciled(
                     key,
                     found
                         .as_ref()
                         .map(|(receipt, finding)| (receipt.as_str(), finding.as_str())),
-                    now_ms(),
+                    now,
                 )?;
                 return Box::pin(self.next_of(step)).await;
             }

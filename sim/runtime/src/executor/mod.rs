@@ -62,6 +62,14 @@ pub enum Drive {
         call: ToolCall,
         /// The attempt.
         attempt: u32,
+        /// When the ledger recorded this attempt as begun (the clock reading its write was
+        /// given; with the fence folded into the reservation, the reservation's). Where the
+        /// system called refuses requests that arrive too long after their send, stamp the
+        /// request with this, not with the clock at the send: a process paused between the
+        /// record and the send would otherwise stamp it later than the ledger says, and a
+        /// lookup past the settle time counted from the record could miss it (decision
+        /// table 6). Without a ledger (guard `ledger` off), the clock at the send.
+        recorded_at_ms: u64,
     },
     /// Wait, then feed [`Input::BackoffElapsed`].
     Backoff {
@@ -186,9 +194,10 @@ pub struct Executor {
     fence_sends: bool,
     /// Whether the driver sends right after reserving: where attempt 1's fence is made.
     send_timing: SendTiming,
-    /// The call whose attempt passed the fence inside its reservation, with that attempt: the
-    /// machine's next command sends it. Good for that next command only.
-    folded: Option<(IdempotencyKey, u32)>,
+    /// The call whose attempt passed the fence inside its reservation, with that attempt and
+    /// when the reservation recorded it: the machine's next command sends it. Good for that
+    /// next command only.
+    folded: Option<(IdempotencyKey, u32, u64)>,
     /// The run's declared recovery limit: with one, every recovery is counted in the run's
     /// history (table 8).
     recovery_attempts_max: Option<u32>,
@@ -365,7 +374,7 @@ impl Executor {
         let fold = fence_place(self.fence_sends, self.send_timing) == FencePlace::InTheReservation;
         let (reservation, input): (Reservation, fn(Reservation) -> Input) = if atomic && fold {
             let answer = self.ledger.reserve_and_begin(&request, FIRST_ATTEMPT, now_ms)?;
-            self.folded = answer.attempt_begun.map(|attempt| (key.clone(), attempt));
+            self.folded = answer.attempt_begun.map(|attempt| (key.clone(), attempt, now_ms));
             (answer.reservation, Input::Reserved)
         } else if atomic {
             (self.ledger.reserve(&request, now_ms)?, Input::Reserved)
@@ -389,29 +398,33 @@ impl Executor {
         downstream_key: Option<IdempotencyKey>,
         call: ToolCall,
         attempt: u32,
-        folded: Option<(IdempotencyKey, u32)>,
+        folded: Option<(IdempotencyKey, u32, u64)>,
         now_ms: u64,
     ) -> Result<Step, LedgerError> {
-        let send = |report: Option<Report>, key: IdempotencyKey| Step {
+        let send = |report: Option<Report>, key: IdempotencyKey, recorded_at_ms: u64| Step {
             next: Next::Drive(Drive::Send {
                 key,
                 downstream_key,
                 call,
                 attempt,
+                recorded_at_ms,
             }),
             report,
         };
         if !self.ledger_on {
-            return Ok(send(None, key));
+            return Ok(send(None, key, now_ms));
         }
-        if folded.as_ref() == Some(&(key.clone(), attempt)) {
+        if let Some((folded_key, folded_attempt, recorded_at_ms)) = folded
+            && folded_key == key
+            && folded_attempt == attempt
+        {
             // The fence passed inside the reservation's transaction, just before this.
             let report = Report::AttemptBegun {
                 key: key.clone(),
                 attempt,
                 fenced: true,
             };
-            return Ok(send(Some(report), key));
+            return Ok(send(Some(report), key, recorded_at_ms));
         }
         if !self.fence_sends {
             self.ledger
@@ -421,7 +434,7 @@ impl Executor {
                 attempt,
                 fenced: false,
             };
-            return Ok(send(Some(report), key));
+            return Ok(send(Some(report), key, now_ms));
         }
         match self
             .ledger
@@ -433,7 +446,7 @@ impl Executor {
                     attempt,
                     fenced: true,
                 };
-                Ok(send(Some(report), key))
+                Ok(send(Some(report), key, now_ms))
             }
             AttemptStart::Refused(record) => Ok(Step::feed(
                 Input::AttemptRefused { record: record.clone() },
@@ -443,7 +456,10 @@ impl Executor {
     }
 
     /// The reconcile hook's answer: `found` is the receipt to record and what was found, in
-    /// words; `None` when the tool's world holds nothing under the key.
+    /// words; `None` when the tool's world holds nothing under the key. `now_ms`: for a
+    /// finding, when it is recorded; for nothing found, when the lookup was *asked* — table 6
+    /// weighs "nothing there" as of then (a clock read after the answer would let a request
+    /// applied while the lookup was on its way count as proven absent).
     pub fn reconciled(
         &mut self,
         key: IdempotencyKey,
@@ -454,7 +470,10 @@ impl Executor {
             // Nothing there: what that proves is the machine's to weigh (table 6), by the
             // record's times.
             let record = self.ledger.record(&key)?.map(Box::new);
-            let outcome = Reconciled::NotFound(record);
+            let outcome = Reconciled::NotFound {
+                record,
+                asked_at_ms: now_ms,
+            };
             return Ok(Step::feed(
                 Input::Reconciled(outcome.clone()),
                 Report::Reconciled {

@@ -55,7 +55,9 @@ impl Worker {
             Reconciled::AlreadySettled(record) | Reconciled::SettledFailed(record) => {
                 self.truth_or_unknown(Some(*record))
             }
-            Reconciled::NotFound(record) => self.not_found(now_ms, record.map(|record| *record)),
+            Reconciled::NotFound { record, asked_at_ms } => {
+                self.not_found(asked_at_ms.min(now_ms), record.map(|record| *record))
+            }
         }
     }
 

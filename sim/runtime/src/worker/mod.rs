@@ -73,8 +73,15 @@ pub enum Reconciled {
     /// Someone settled the call before the hook's answer was recorded.
     AlreadySettled(Box<ExecutionRecord>),
     /// The hook found nothing under the key; the call's record as it stands (what table 6
-    /// weighs: when it was reserved and last sent). `None`: it has no record.
-    NotFound(Option<Box<ExecutionRecord>>),
+    /// weighs: when it was reserved and last sent; `None`: it has no record), and when the
+    /// lookup was asked. Table 6 weighs "nothing there" as of that moment, not of when the
+    /// answer arrived: a request the tool's system applied in between would not be in it.
+    NotFound {
+        /// The call's record, read after the lookup.
+        record: Option<Box<ExecutionRecord>>,
+        /// When the lookup was asked.
+        asked_at_ms: u64,
+    },
     /// Nothing was found past the tool's settle time, and the call was settled `failed`.
     SettledFailed(Box<ExecutionRecord>),
 }

@@ -188,6 +188,10 @@ impl Simulation {
                 downstream_key,
                 call,
                 attempt,
+                // The world's wire delivers a request at the next phase or loses it, and one on
+                // the wire counts as in flight to billing's lookups: no request arrives after a
+                // lookup said "nothing", so the world's billing needs no send window.
+                recorded_at_ms: _,
             } => {
                 let node = self.node_of(run).to_owned();
                 if self.crew.take_not_attempted(&node) {
