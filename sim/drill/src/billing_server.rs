@@ -22,16 +22,8 @@
 //!   reversal when the credit was already voided (nothing moves); 404 for an unknown id.
 //! - `GET /v1/accounts`, `GET /v1/stats` (requests still being applied, entries so far).
 //!
-//! **The send window.** A credit request may carry `Twice-Sent-At-Ms`: when its sender wrote
-//! it down as sent (ms since the Unix epoch; the worker stamps the ledger's write of its
-//! attempt). Billing applies it only up to `--request-window-ms` after that stamp, checked at
-//! the moment it would apply it: a request that arrives later (its process was paused, or its
-//! host cut off and the packets retransmitted after the cut healed) is refused with 422 and
-//! pays nothing, unless billing already holds a credit under its key (that is answered as a
-//! repeat). This is what lets a lookup that finds nothing prove something: once the window and
-//! the settle time have passed since the stamp, no request with the key can still land. Real
-//! providers bound late requests the same way (a signed request's timestamp is refused once it
-//! is minutes old); without such a bound, "nothing under the key" is only ever "not yet".
+//! A credit request stamped `Twice-Sent-At-Ms` is refused once it arrives past billing's send
+//! window (`send_window.rs` says why: it is what lets "nothing under the key" prove anything).
 //!
 //! Each credit or void takes a seeded random time, split between the way in and the way
 //! out. The way in and the write run in a task of their own, so a request billing received
@@ -50,14 +42,23 @@ use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+mod command;
+mod send_window;
+
+pub use command::billing_command;
+pub use send_window::{
+    REQUEST_WINDOW_BEYOND_LATENCY_MS, REQUEST_WINDOW_MS_MAX, SENT_AT_HEADER, request_window_problem,
+};
+use send_window::{sent_at, too_late};
+
 use super::billing_store::{BillingStore, Operation, StoreError, VoidByIdRequest, VoidRequest};
-use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, now_ms, stdin_end, stop_signal};
-use twice_world::billing::{Answer, Billing, CreditRequest, EntryKind, KeyHandling, Terms};
+use super::now_ms;
+use twice_world::billing::{Answer, Billing, CreditRequest, EntryKind, KeyHandling};
 use twice_world::runtime::key::IdempotencyKey;
 
 /// The longest a credit may be made to take.
@@ -74,17 +75,6 @@ const DRAIN_GRACE_MS: u64 = 5_000;
 const SERVER_THREADS: usize = 2;
 /// The header a worker passes its key in (matched without regard to case).
 pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
-/// The header a worker stamps its request's send in, ms since the Unix epoch (see the send
-/// window in the module's documentation).
-pub const SENT_AT_HEADER: &str = "twice-sent-at-ms";
-/// The send window beyond `--latency-ms` unless `--request-window-ms` says otherwise: long
-/// enough for a request on a loaded machine (seen applied 158 ms after its stamp at 60 ms of
-/// latency), short enough that an operator waits about half a second before "nothing there" proves
-/// anything.
-pub const REQUEST_WINDOW_BEYOND_LATENCY_MS: u32 = 500;
-/// The longest send window: a person waits this long at most before "nothing there" is proof.
-pub const REQUEST_WINDOW_MS_MAX: u32 = 600_000;
-
 #[derive(Debug, clap::Args)]
 pub struct BillingArgs {
     /// The billing database (SQLite). Created if missing; an existing one is replayed entry by entry.
@@ -225,32 +215,6 @@ impl Shared {
     }
 }
 
-/// Why a credit stamped `sent_at_ms` is refused at `now_ms`, if it is: it arrived later than
-/// the send window after its stamp, and billing holds no credit under its key (a repeat pays
-/// nothing, so it is answered as one whenever it comes).
-fn too_late(
-    billing: &Billing,
-    request: &CreditRequest,
-    sent_at_ms: u64,
-    request_window_ms: u64,
-    now_ms: u64,
-) -> Option<String> {
-    let late_ms = now_ms.saturating_sub(sent_at_ms);
-    if late_ms <= request_window_ms {
-        return None;
-    }
-    let held = billing.key_handling == KeyHandling::Honour
-        && request
-            .idempotency_key
-            .as_deref()
-            .is_some_and(|key| billing.find_credit(key).is_some());
-    (!held).then(|| {
-        format!(
-            "the request was sent {late_ms} ms ago, past billing's {request_window_ms} ms window: refused, nothing paid"
-        )
-    })
-}
-
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, axum::Json(json!({ "error": message.into() }))).into_response()
 }
@@ -377,24 +341,6 @@ async fn post_credit(State(shared): State<Arc<Shared>>, headers: HeaderMap, body
         intent: body.intent,
     };
     applied_later(shared, Operation::Credit(request), sent_at_ms).await
-}
-
-/// A stamp that billing's clock may read later: ms since the Unix epoch, not ahead of `now_ms`
-/// by more than a second (a stamp from the future would stretch the window it bounds).
-fn sent_at(value: &axum::http::HeaderValue, now_ms: u64) -> Result<u64, String> {
-    const AHEAD_MS_MAX: u64 = 1_000;
-    let stamp = value
-        .to_str()
-        .ok()
-        .and_then(|text| text.trim().parse::<u64>().ok())
-        .ok_or_else(|| "give the send's time in ms since the Unix epoch, digits only".to_owned())?;
-    if stamp > now_ms.saturating_add(AHEAD_MS_MAX) {
-        return Err(format!(
-            "{stamp} is {} ms ahead of billing's clock (at most {AHEAD_MS_MAX})",
-            stamp - now_ms
-        ));
-    }
-    Ok(stamp)
 }
 
 async fn post_void(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
@@ -531,150 +477,4 @@ fn router(shared: Arc<Shared>) -> Router {
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
         .with_state(shared)
-}
-
-/// What is wrong with a send window of `request_window_ms` for a billing whose way in may take
-/// up to `latency_ms`, in words naming the flags; `None` when it can be meant.
-pub fn request_window_problem(request_window_ms: u32, latency_ms: u32) -> Option<String> {
-    if request_window_ms == 0 || request_window_ms > REQUEST_WINDOW_MS_MAX {
-        return Some(format!(
-            "--request-window-ms {request_window_ms} must be 1 to {REQUEST_WINDOW_MS_MAX}"
-        ));
-    }
-    (request_window_ms <= latency_ms).then(|| {
-        format!(
-            "--request-window-ms {request_window_ms} must be more than --latency-ms {latency_ms}: a request's way in \
-             alone may take that long, and every one would be refused"
-        )
-    })
-}
-
-fn bad_input(message: impl std::fmt::Display) -> u8 {
-    eprintln!("error: {message}");
-    EXIT_BAD_INPUT
-}
-
-/// Runs the billing server until Ctrl-C, SIGTERM or (with `--stop-on-stdin-close`) the end of
-/// standard input. Requests already received are applied before it exits.
-pub fn billing_command(args: BillingArgs) -> u8 {
-    let key_handling = match args.keys.parse::<KeyHandling>() {
-        Ok(key_handling) => key_handling,
-        Err(detail) => return bad_input(format!("--keys: {detail}")),
-    };
-    if args.latency_ms > LATENCY_MS_MAX {
-        return bad_input(format!(
-            "--latency-ms {} is more than {LATENCY_MS_MAX}",
-            args.latency_ms
-        ));
-    }
-    if !args.addr.ip().is_loopback() && !args.allow_non_loopback {
-        return bad_input(format!(
-            "--addr {} is not a loopback address; billing listens on loopback unless --allow-non-loopback is given",
-            args.addr
-        ));
-    }
-    let request_window_ms = args
-        .request_window_ms
-        .unwrap_or(args.latency_ms + REQUEST_WINDOW_BEYOND_LATENCY_MS);
-    if let Some(problem) = request_window_problem(request_window_ms, args.latency_ms) {
-        return bad_input(problem);
-    }
-    let terms = Terms {
-        key_retention_ms: args.key_retention_ms,
-        lookup_settle_ms: args.lookup_settle_ms,
-    };
-    if let Some(problem) = terms.problem() {
-        return bad_input(format!("--key-retention-ms / --lookup-settle-ms: {problem}"));
-    }
-    let (store, billing) =
-        match BillingStore::open_with_terms(&args.db, key_handling, terms, &super::script::accounts()) {
-            Ok(opened) => opened,
-            Err(StoreError::Locked { path }) => {
-                eprintln!("error: {} is locked by another process", path.display());
-                return EXIT_FAILED;
-            }
-            Err(store_error) => return bad_input(store_error),
-        };
-    let replayed = billing.entries.len();
-    let shared = Arc::new(Shared {
-        world: Mutex::new(World { billing, store }),
-        rng: Mutex::new(ChaCha8Rng::seed_from_u64(args.seed)),
-        latency_ms: args.latency_ms,
-        request_window_ms: u64::from(request_window_ms),
-        in_flight: AtomicU64::new(0),
-        in_flight_keys: Mutex::new(std::collections::BTreeMap::new()),
-    });
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(SERVER_THREADS)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(runtime_error) => {
-            eprintln!("error: cannot start the async runtime: {runtime_error}");
-            return EXIT_FAILED;
-        }
-    };
-    let stdin_closed = args.stop_on_stdin_close.then(stdin_end);
-    runtime.block_on(async move {
-        let listener = match tokio::net::TcpListener::bind(args.addr).await {
-            Ok(listener) => listener,
-            Err(bind_error) => {
-                eprintln!("error: cannot listen on {}: {bind_error}", args.addr);
-                return EXIT_FAILED;
-            }
-        };
-        let address = match listener.local_addr() {
-            Ok(address) => address,
-            Err(address_error) => {
-                eprintln!("error: cannot read the address listened on: {address_error}");
-                return EXIT_FAILED;
-            }
-        };
-        // The first line names the address, for whoever started billing with port 0.
-        println!(
-            "listening http://{address} (billing over {}, keys {}, latency up to {} ms, send window {request_window_ms} ms, seed {}, {replayed} entries replayed)",
-            args.db.display(),
-            key_handling.name(),
-            args.latency_ms,
-            args.seed
-        );
-        let _ = std::io::Write::flush(&mut std::io::stdout());
-        let shutdown = async move {
-            match stdin_closed {
-                Some(closed) => {
-                    tokio::select! {
-                        _ = closed => {}
-                        () = stop_signal() => {}
-                    }
-                }
-                None => stop_signal().await,
-            }
-        };
-        let served = axum::serve(listener, router(Arc::clone(&shared)))
-            .with_graceful_shutdown(shutdown)
-            .await;
-        // Requests whose client hung up are still being applied in their own tasks: wait
-        // for them, so that every request billing received is in the file when it exits.
-        let deadline = tokio::time::Instant::now()
-            + Duration::from_millis(u64::from(shared.latency_ms) + DRAIN_GRACE_MS);
-        while shared.in_flight.load(Ordering::SeqCst) > 0 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        let left = shared.in_flight.load(Ordering::SeqCst);
-        match served {
-            Err(serve_error) => {
-                eprintln!("error: billing stopped serving: {serve_error}");
-                EXIT_FAILED
-            }
-            Ok(()) if left > 0 => {
-                eprintln!(
-                    "error: billing stopped with {} still being applied",
-                    twice_world::runtime::worker::counted(left, "request", "requests")
-                );
-                EXIT_FAILED
-            }
-            Ok(()) => EXIT_OK,
-        }
-    })
 }

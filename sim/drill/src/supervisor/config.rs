@@ -186,34 +186,7 @@ impl DrillConfig {
                 ),
             ));
         }
-        let terms = Terms {
-            key_retention_ms: args.key_retention_ms,
-            lookup_settle_ms: args.lookup_settle_ms,
-        };
-        if let Some(problem) = terms.problem() {
-            return Err(FlagError::invalid(
-                "key-retention-ms",
-                format!("--key-retention-ms / --lookup-settle-ms: {problem}"),
-            ));
-        }
-        let request_window_ms = args
-            .request_window_ms
-            .unwrap_or(args.latency_ms + crate::billing_server::REQUEST_WINDOW_BEYOND_LATENCY_MS);
-        if let Some(problem) = crate::billing_server::request_window_problem(request_window_ms, args.latency_ms) {
-            return Err(FlagError::invalid("request-window-ms", problem));
-        }
-        let declared = declared_terms(terms, request_window_ms, args.settle_margin_ms);
-        if let Some(problem) = declared.problem() {
-            return Err(FlagError::invalid(
-                "key-retention-ms",
-                format!(
-                    "--key-retention-ms must be more than --lookup-settle-ms plus the send window ({request_window_ms} ms, \
-                     --request-window-ms) plus --settle-margin-ms ({} ms): what the workers' tool declares as its \
-                     settle time: {problem}",
-                    args.settle_margin_ms
-                ),
-            ));
-        }
+        let (terms, request_window_ms) = checked_terms(args)?;
         if args.recovery_attempts_max == Some(0) {
             return Err(FlagError::invalid(
                 "recovery-attempts-max",
@@ -277,6 +250,40 @@ impl DrillConfig {
     pub fn declared_terms(&self) -> Terms {
         declared_terms(self.terms, self.request_window_ms, self.settle_margin_ms)
     }
+}
+
+/// Billing's terms and send window from the flags, checked with what the workers' tool will
+/// declare of them; the error names the flag.
+fn checked_terms(args: &DrillArgs) -> Result<(Terms, u32), FlagError> {
+    let terms = Terms {
+        key_retention_ms: args.key_retention_ms,
+        lookup_settle_ms: args.lookup_settle_ms,
+    };
+    if let Some(problem) = terms.problem() {
+        return Err(FlagError::invalid(
+            "key-retention-ms",
+            format!("--key-retention-ms / --lookup-settle-ms: {problem}"),
+        ));
+    }
+    let request_window_ms = args
+        .request_window_ms
+        .unwrap_or(args.latency_ms + crate::billing_server::REQUEST_WINDOW_BEYOND_LATENCY_MS);
+    if let Some(problem) = crate::billing_server::request_window_problem(request_window_ms, args.latency_ms) {
+        return Err(FlagError::invalid("request-window-ms", problem));
+    }
+    let declared = declared_terms(terms, request_window_ms, args.settle_margin_ms);
+    if let Some(problem) = declared.problem() {
+        return Err(FlagError::invalid(
+            "key-retention-ms",
+            format!(
+                "--key-retention-ms must be more than --lookup-settle-ms plus the send window ({request_window_ms} ms, \
+                 --request-window-ms) plus --settle-margin-ms ({} ms): what the workers' tool declares as its \
+                 settle time: {problem}",
+                args.settle_margin_ms
+            ),
+        ));
+    }
+    Ok((terms, request_window_ms))
 }
 
 /// What a worker's tool adds to billing's settle time and send window unless

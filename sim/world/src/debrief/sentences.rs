@@ -314,6 +314,21 @@ fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider)
         Decider::Moment { .. } | Decider::NoMoves | Decider::Unexplained => {}
     }
     if sentences.is_empty() && !explained {
+        // A guard or an operator decided but left nothing above to quote: say so, not "none
+        // decided", which the verdict's own line would contradict.
+        let decided = match decided_by {
+            Decider::Guards { .. } => Some(format!(
+                "{} decided this verdict: switched off, the same moves end the other way, though the timeline \
+                 shows no note.",
+                capitalised(&decided_by.summary())
+            )),
+            Decider::Operator { .. } => Some(format!("{}.", capitalised(&decided_by.summary()))),
+            _ => None,
+        };
+        if let Some(sentence) = decided {
+            sentences.push(sentence);
+            return with_unplayed(simulation, sentences);
+        }
         // Guards may have held in this run (the timeline shows them) without deciding it.
         let held = if simulation.guard_notes().is_empty() {
             "Nothing held, but"
@@ -325,6 +340,11 @@ fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider)
              answer travels."
         ));
     }
+    with_unplayed(simulation, sentences)
+}
+
+/// `sentences`, then the cards never played, if any.
+fn with_unplayed(simulation: &Simulation, mut sentences: Vec<String>) -> Vec<String> {
     let unplayed: Vec<&str> = simulation
         .level()
         .cards
