@@ -784,6 +784,13 @@ fn every_defender_minimum_holds_and_no_smaller_set_does() {
 
 fn run_defence_check(check: &DefenceCheck, cancel: &AtomicBool) {
     let level = &check.loaded.level;
+    // A set smaller than the minimum only needs one heist through: most meet one among the
+    // known heists, and the explorer searches only for the rest.
+    if matches!(check.kind, DefenceSet::Smaller)
+        && defend::a_known_heist_gets_through(level, &check.heists, &check.set).expect("the heists replay")
+    {
+        return;
+    }
     let minimum = &level
         .defender
         .as_ref()
@@ -798,13 +805,20 @@ fn run_defence_check(check: &DefenceCheck, cancel: &AtomicBool) {
     )
     .expect("the check runs");
     match check.kind {
-        DefenceSet::Minimum => assert!(
-            report.holds(),
-            "`{}`'s minimum [{}] does not hold: {:?}",
-            level.id,
-            guard_names(minimum),
-            report
-        ),
+        DefenceSet::Minimum => {
+            assert!(
+                report.holds(),
+                "`{}`'s minimum [{}] does not hold: {:?}",
+                level.id,
+                guard_names(minimum),
+                report
+            );
+            assert!(
+                !defend::a_known_heist_gets_through(level, &check.heists, minimum).expect("the heists replay"),
+                "`{}`: the quick replay disagrees with the full check on its minimum",
+                level.id
+            );
+        }
         DefenceSet::Smaller => assert!(
             !report.stops_every_heist(),
             "`{}` holds with only [{}], smaller than its stated minimum [{}]",
@@ -813,7 +827,9 @@ fn run_defence_check(check: &DefenceCheck, cancel: &AtomicBool) {
             guard_names(minimum)
         ),
         DefenceSet::AllButOne => assert!(
-            !report.holds(),
+            !report.holds()
+                && defend::a_known_heist_gets_through(level, &check.heists, &check.set).expect("the heists replay")
+                    == !report.heists.iter().all(|heist| heist.stopped),
             "`{}` holds without {}",
             level.id,
             guard_names(&minimum[..1])

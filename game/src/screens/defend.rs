@@ -473,7 +473,7 @@ fn guard_switches(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<Defence
                             chosen.push(DefenceIntent::Toggle(guard));
                         }
                     });
-                    ui.label(RichText::new(guard.describe()).size(theme::SMALL).color(theme::TEXT_DIM));
+                    ui.label(RichText::new(twice_world::debrief::guard_promise(guard)).size(theme::SMALL).color(theme::TEXT_DIM));
                 });
             ui.add_space(1.0);
         }

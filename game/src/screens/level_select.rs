@@ -328,7 +328,14 @@ fn briefing(ui: &mut egui::Ui, state: &LevelSelectState, loaded: &LoadedLevel) {
         ui::hint(ui, "none: every guard is on");
     }
     for guard in off {
-        ui.label(RichText::new(format!("  ✖ {} — {}", guard.name(), guard.describe())).color(theme::TEXT_DIM));
+        ui.label(
+            RichText::new(format!(
+                "  ✖ {} — {}",
+                guard.name(),
+                twice_world::debrief::guard_promise(guard)
+            ))
+            .color(theme::TEXT_DIM),
+        );
     }
 }
 

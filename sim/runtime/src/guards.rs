@@ -145,35 +145,6 @@ impl Guard {
     pub fn from_name(name: &str) -> Option<Guard> {
         Guard::EVERY.into_iter().find(|guard| guard.name() == name)
     }
-
-    /// What the guard does, in the player's words.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Guard::WriteRetryRule => "writes get one attempt; a write timeout is unknown, not failed",
-            Guard::ToolContract => {
-                "the tool contract check: a run whose write is declared with retries or no key never starts"
-            }
-            Guard::PauseOnIndeterminate => {
-                "on_indeterminate: pause — the run waits instead of telling the model \"failed\""
-            }
-            Guard::Ledger => "every call is reserved in the ledger before it runs",
-            Guard::AtomicReservation => "the reservation is one SQLite transaction (BEGIN IMMEDIATE)",
-            Guard::KeyDownstream => "the idempotency key travels to billing with the request",
-            Guard::CheckpointVersion => "a stale checkpoint save fails and its worker stands down",
-            Guard::ReconcileHook => "an unknown call is looked up in billing by its key",
-            Guard::KeyPerCall => "the key is <run_id>:<tool_call_id>, never a hash of the arguments",
-            Guard::NoLeaseExpiry => "a started call is never run again because a lease expired",
-            Guard::NoReflexCompensation => "the runtime never compensates by itself",
-            Guard::RefusalIsFailed => "a call the tool refused before sending is recorded failed, not a success",
-            Guard::KeyRetention => {
-                "a key older than the provider keeps keys is never resent; finding nothing under it means expired, not absent"
-            }
-            Guard::LookupSettle => "a lookup that finds nothing before the provider's settle time proves nothing",
-            Guard::DeadLetter => {
-                "a run whose recovery keeps failing stops as dead_lettered until an operator resumes it"
-            }
-        }
-    }
 }
 
 impl std::fmt::Display for Guard {

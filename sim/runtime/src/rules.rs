@@ -334,7 +334,9 @@ pub enum AbsentAction {
         after_ms: u64,
     },
     /// Past the settle time, within the retention: nothing there proves the call did not take
-    /// effect. Settle it `failed` (the model hears it did not take effect).
+    /// effect — as the tool declares it, whose settle time must cover the latest a request can
+    /// still land after the ledger's record of its send (its provider refuses later ones).
+    /// Settle it `failed` (the model hears it did not take effect).
     SettleFailed,
 }
 

@@ -100,7 +100,11 @@ pub struct ToolDeclaration {
     /// that: "nothing found" that long after the last send proves the call did not take
     /// effect, so the reconcile hook settles it `failed`; sooner, it is asked again (guard
     /// `lookup_settle`). `None`: a lookup that finds nothing proves nothing (the call stays
-    /// unknown, for a pause or a person).
+    /// unknown, for a pause or a person). It is counted from the ledger's record of the last
+    /// send, so declare it only for a system that refuses a request arriving too long after
+    /// that record (stamp requests with [`crate::execution::Sending::recorded_at_ms`]) and
+    /// include that window: otherwise a request held by a paused process or a cut network can
+    /// land after the call was settled `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lookup_settle_ms: Option<u64>,
 }

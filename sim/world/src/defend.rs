@@ -138,7 +138,7 @@ pub fn choices() -> Vec<GuardChoice> {
             guard,
             name: guard.name(),
             words: crate::debrief::guard_words(guard),
-            describe: guard.describe(),
+            describe: crate::debrief::guard_promise(guard),
         })
         .collect()
 }
@@ -345,6 +345,34 @@ fn replay_heists_knowing(
         });
     }
     Ok(results)
+}
+
+/// Whether Penny left alone or some known heist breaks the promise against the guards `on`,
+/// replayed in [`check`]'s order and stopping at the first that does. `true` is what
+/// [`DefenceReport::stops_every_heist`] would deny at a fraction of [`check`]'s cost (no replay
+/// with every guard off, no explorer); `false` says nothing of what the explorer would find.
+pub fn a_known_heist_gets_through(level: &Level, heists: &[&LoadedTape], on: &[Guard]) -> Result<bool, DefendError> {
+    let alone = (
+        DEFENCE_SEED,
+        Vec::new(),
+        crate::level::WireRule::OnTheWireNow,
+        std::path::Path::new(""),
+    );
+    let known = heists.iter().map(|tape| {
+        (
+            tape.tape.seed,
+            tape.tape.actions.clone(),
+            tape.tape.wire_rule(),
+            tape.path.as_path(),
+        )
+    });
+    for (seed, actions, rule, path) in std::iter::once(alone).chain(known) {
+        let (outcome, violations) = simulate(level, seed, actions, rule, only(on), path)?;
+        if !promise_kept(outcome, &violations) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// How hard a defence check looks.

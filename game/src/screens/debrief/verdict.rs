@@ -299,9 +299,13 @@ pub fn lesson(ui: &mut egui::Ui, session: &Session, simulation: &Simulation) {
             ("✖", "off here", theme::TEXT_DIM)
         };
         ui.label(
-            RichText::new(format!("{glyph} {} ({state}) — {}", guard.name(), guard.describe()))
-                .size(theme::SMALL)
-                .color(color),
+            RichText::new(format!(
+                "{glyph} {} ({state}) — {}",
+                guard.name(),
+                twice_world::debrief::guard_promise(*guard)
+            ))
+            .size(theme::SMALL)
+            .color(color),
         );
     }
 }

@@ -34,7 +34,7 @@ pub(super) fn verdict_view(verdict: &Verdict, looks: &KeyLooks) -> VerdictView {
             .enumerate()
             .map(|(index, guard)| StopView {
                 guard: guard.name(),
-                describe: guard.describe(),
+                describe: twice_world::debrief::guard_promise(*guard),
                 what: verdict.stops.get(index).cloned(),
             })
             .collect(),
