@@ -22,6 +22,7 @@ use twice_sim::runtime::rules::Status;
 use twice_sim::runtime::run::{RunState, RunStatus, ToolCall};
 use twice_sim::runtime::tool::ToolDeclaration;
 use twice_sim::runtime::worker::{WaitReason, Worker, WorkerSetup};
+use twice_sim::text::WORDS;
 use twice_sim::text::wait_words;
 
 // The refund model, shared with the runtime's own driver tests.
@@ -205,7 +206,7 @@ fn setup(worker: &str, guards: Guards, tool: ToolDeclaration, recovery_attempts_
         tools: vec![tool],
         lease_ms: 150,
         recovery_attempts_max,
-        words: twice_sim::text::WORDS,
+        words: WORDS,
     }
 }
 
@@ -495,7 +496,7 @@ fn a_run_whose_recoveries_keep_failing_is_dead_lettered_and_resumed_only_by_an_o
                 .is_some_and(|reason| reason.contains("2 recoveries")),
             "{store}: {dead:?}"
         );
-        let listed = operator::dead_lettered_runs(&ledger).unwrap();
+        let listed = operator::dead_lettered_runs(&ledger, &WORDS).unwrap();
         assert_eq!(listed.len(), 1, "{store}");
         assert_eq!(
             (listed[0].run_id.as_str(), listed[0].resumes_as.as_str()),
@@ -511,14 +512,15 @@ fn a_run_whose_recoveries_keep_failing_is_dead_lettered_and_resumed_only_by_an_o
             expected_version,
         };
         assert!(matches!(
-            operator::resume(&mut operator_ledger, &request("", None), START_MS),
+            operator::resume(&mut operator_ledger, &request("", None), START_MS, &WORDS),
             Err(OperatorError::Reason(_))
         ));
         assert!(matches!(
             operator::resume(
                 &mut operator_ledger,
                 &request("fixed the model", Some(listed[0].version + 1)),
-                START_MS
+                START_MS,
+                &WORDS
             ),
             Err(OperatorError::RunChanged { .. })
         ));
@@ -526,18 +528,20 @@ fn a_run_whose_recoveries_keep_failing_is_dead_lettered_and_resumed_only_by_an_o
             &mut operator_ledger,
             &request("fixed the model", Some(listed[0].version)),
             START_MS,
+            &WORDS,
         )
         .expect("resumed");
         assert!(matches!(
             operator::resume(
                 &mut operator_ledger,
                 &request("again", Some(listed[0].version)),
-                START_MS
+                START_MS,
+                &WORDS
             ),
             Err(OperatorError::RunChanged { .. })
         ));
         assert!(matches!(
-            operator::resume(&mut operator_ledger, &request("again", Some(version)), START_MS),
+            operator::resume(&mut operator_ledger, &request("again", Some(version)), START_MS, &WORDS),
             Err(OperatorError::NotDeadLettered { .. })
         ));
         let state = RunState::from_json(&ledger.load_checkpoint(RUN).unwrap().unwrap().state).unwrap();

@@ -12,7 +12,7 @@ pub use notes::note_words;
 /// A count with its noun, singular for one: `1 tape`, `2 tapes`, `0 tapes` (the runtime's own,
 /// which its error messages use too: one function for every count).
 pub use twice_runtime::worker::counted;
-pub use written::{dead_letter_words, fail_words, record_words, told_failed_words, told_words};
+pub use written::{dead_letter_words, fail_words, operator_words, record_words, told_failed_words, told_words};
 
 /// Penny's words for what the runtime writes down for people: every worker the world starts
 /// (the simulator's, the worker process's) is handed these.
@@ -22,6 +22,7 @@ pub const WORDS: Words = Words {
     told_failed: told_failed_words,
     record: record_words,
     dead_letter: dead_letter_words,
+    operator: operator_words,
 };
 
 /// A duration in the largest whole unit that fits: `30 h`, `5 min`, `2 s`, `750 ms`.

@@ -255,6 +255,7 @@ fn an_outside_operator_compensates_through_the_simulated_billing_once() {
         },
         &mut OutsideOperator(&mut simulation),
         &request,
+        &twice_world::text::WORDS,
     )
     .unwrap();
     assert_eq!(compensated.status.name(), "compensated");
@@ -287,6 +288,7 @@ fn an_outside_operator_compensates_through_the_simulated_billing_once() {
             reason: "once more",
             ..request
         },
+        &twice_world::text::WORDS,
     );
     assert!(matches!(again, Err(OperatorError::AlreadyCompensated(_))), "{again:?}");
     assert_eq!(simulation.billing().balance("acct_bob"), Some(0));

@@ -15,7 +15,7 @@
 use crate::key::IdempotencyKey;
 use crate::ledger::{ExecutionRecord, HistoryEvent, Ledger, LedgerError, SettleError, Settlement};
 use crate::rules::Status;
-use crate::worker::Reconciled;
+use crate::worker::{OperatorNote, Reconciled, Words};
 mod reason;
 mod runs;
 
@@ -334,10 +334,13 @@ pub fn check_compensable(
 /// settled `failed` — but only when the record proves that nothing can still arrive: a
 /// `started` call whose request never passed the send fence (no attempt noted). Otherwise
 /// "absent" is not proof, and the request is refused ([`OperatorError::MayBeOnItsWay`]).
+///
+/// `words` word what the history keeps beside the operator's reason ([`OperatorNote`]).
 pub fn compensate(
     access: &mut impl LedgerAccess,
     target: &mut impl CompensationTarget,
     request: &CompensateRequest<'_>,
+    words: &Words,
 ) -> Result<ExecutionRecord, OperatorError> {
     let key = request.key;
     let seen =
@@ -348,7 +351,7 @@ pub fn compensate(
         .find_effect(&seen)
         .map_err(|error| OperatorError::Lookup(error, Box::new(seen.clone())))?;
     match effect {
-        Effect::Absent { detail: finding } => settle_nothing_to_compensate(access, request, &seen, finding),
+        Effect::Absent { detail: finding } => settle_nothing_to_compensate(access, request, &seen, finding, words),
         Effect::Found {
             reference,
             detail: found,
@@ -360,7 +363,10 @@ pub fn compensate(
             };
             match target.undo(&claimed, &reference) {
                 Ok(done) => {
-                    let detail = format!("{found}: {done}");
+                    let detail = (words.operator)(&OperatorNote::Undone {
+                        found: found.clone(),
+                        done,
+                    });
                     let now_ms = access.now_ms();
                     let settlement = Settlement {
                         to: Status::Compensated,
@@ -439,6 +445,7 @@ fn settle_nothing_to_compensate(
     request: &CompensateRequest<'_>,
     seen: &ExecutionRecord,
     finding: String,
+    words: &Words,
 ) -> Result<ExecutionRecord, OperatorError> {
     let key = request.key;
     match seen.status {
@@ -466,7 +473,9 @@ fn settle_nothing_to_compensate(
         Status::Started | Status::Indeterminate => {}
     }
     let now_ms = access.now_ms();
-    let detail = format!("{finding}: the call did not take effect, so nothing was undone");
+    let detail = (words.operator)(&OperatorNote::NothingToUndo {
+        finding: finding.clone(),
+    });
     let settlement = Settlement {
         to: Status::Failed,
         expected: Some(seen.status),
@@ -605,7 +614,8 @@ mod tests {
                     now_ms: 1
                 },
                 &mut Untouchable,
-                &compensation("ok\r")
+                &compensation("ok\r"),
+                &Words::FACTS
             ),
             Err(OperatorError::Reason(ReasonError::ControlCharacter { .. }))
         ));

@@ -9,6 +9,7 @@ use super::{OperatorError, check_who_and_why};
 use crate::ids::{RunId, Tenant, WorkerId};
 use crate::ledger::{Ledger, LedgerError, RunEvent, SaveOutcome};
 use crate::run::{RunState, RunStatus};
+use crate::worker::{OperatorNote, Words};
 
 /// A run stopped as `dead_lettered`, as the operator API lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,8 +30,9 @@ pub struct DeadLetteredRun {
     pub saved_by: WorkerId,
 }
 
-/// Every dead-lettered run, longest waiting first (then by run id).
-pub fn dead_lettered_runs(ledger: &Ledger) -> Result<Vec<DeadLetteredRun>, LedgerError> {
+/// Every dead-lettered run, longest waiting first (then by run id). `words` word a listed
+/// checkpoint whose state says another status ([`OperatorNote::StateSays`]).
+pub fn dead_lettered_runs(ledger: &Ledger, words: &Words) -> Result<Vec<DeadLetteredRun>, LedgerError> {
     let mut runs: Vec<DeadLetteredRun> = ledger
         .checkpoints()?
         .into_iter()
@@ -44,7 +46,7 @@ pub fn dead_lettered_runs(ledger: &Ledger) -> Result<Vec<DeadLetteredRun>, Ledge
                     tenant,
                 }) => (reason, previous.name().to_owned(), Some(tenant)),
                 Ok(status) => (
-                    format!("its state says {}", status.name()),
+                    (words.operator)(&OperatorNote::StateSays { status: status.name() }),
                     status.name().to_owned(),
                     None,
                 ),
@@ -81,8 +83,13 @@ pub struct ResumeRequest<'a> {
 /// Resumes a dead-lettered run: its checkpoint goes back to the status it stopped in (saved
 /// compare-and-set on the version), and the operator's reason is appended to its history. The
 /// next worker to load it recovers it, with its failed recoveries counted afresh. Returns the
-/// checkpoint's new version.
-pub fn resume(ledger: &mut Ledger, request: &ResumeRequest<'_>, now_ms: u64) -> Result<u32, OperatorError> {
+/// checkpoint's new version. `words` word the run history's line ([`OperatorNote::Resumed`]).
+pub fn resume(
+    ledger: &mut Ledger,
+    request: &ResumeRequest<'_>,
+    now_ms: u64,
+    words: &Words,
+) -> Result<u32, OperatorError> {
     check_who_and_why(request.reason, request.operator)?;
     let run_id = request.run_id;
     let checkpoint = ledger
@@ -131,7 +138,10 @@ pub fn resume(ledger: &mut Ledger, request: &ResumeRequest<'_>, now_ms: u64) -> 
         run_id,
         request.operator,
         RunEvent::Resumed,
-        &format!("resumed as {}: {}", state.status.name(), request.reason),
+        &(words.operator)(&OperatorNote::Resumed {
+            status: state.status.name(),
+            reason: request.reason.to_owned(),
+        }),
         now_ms,
     )?;
     Ok(version)

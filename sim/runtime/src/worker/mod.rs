@@ -33,7 +33,7 @@ pub use held::{GuardNote, Held};
 pub use phase::{Phase, UnknownPhase};
 pub use state::WorkerState;
 pub use wait::{CallRefused, WaitReason};
-pub use words::{DeadLetterReason, FailReason, RecordNote, ToldFailed, Words, counted};
+pub use words::{DeadLetterReason, FailReason, OperatorNote, RecordNote, ToldFailed, Words, counted};
 
 /// Who the worker is and the rules it runs under.
 #[derive(Clone, Debug)]

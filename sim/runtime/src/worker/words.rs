@@ -98,6 +98,37 @@ pub struct DeadLetterReason {
     pub checkpoint_version: u32,
 }
 
+/// What an operator's move writes beside the operator's own reason: a call's history detail,
+/// a run's history, a listing of dead-lettered runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OperatorNote {
+    /// A compensation found nothing under the key, and nothing can still arrive: the call is
+    /// settled `failed` and nothing is undone.
+    NothingToUndo {
+        /// What the tool's world answered, in its words.
+        finding: String,
+    },
+    /// A compensation undid the effect it found.
+    Undone {
+        /// What it found, in the tool's world's words.
+        found: String,
+        /// What undoing it did, in the same words.
+        done: String,
+    },
+    /// A dead-lettered run was resumed.
+    Resumed {
+        /// The status its checkpoint goes back to.
+        status: &'static str,
+        /// The operator's reason.
+        reason: String,
+    },
+    /// A checkpoint listed as dead-lettered whose state says another status.
+    StateSays {
+        /// The status its state says.
+        status: &'static str,
+    },
+}
+
 /// The application's words for what the runtime writes down: one function per kind of text.
 /// Pure functions of the facts, so a replay writes the same words.
 #[derive(Clone, Copy, Debug)]
@@ -112,6 +143,8 @@ pub struct Words {
     pub record: fn(&RecordNote) -> String,
     /// Why a run is dead-lettered (its checkpoint and history).
     pub dead_letter: fn(&DeadLetterReason) -> String,
+    /// What an operator's move writes beside the operator's reason.
+    pub operator: fn(&OperatorNote) -> String,
 }
 
 impl Words {
@@ -123,6 +156,7 @@ impl Words {
         told_failed: told_facts,
         record: facts,
         dead_letter: facts,
+        operator: facts,
     };
 }
 

@@ -467,7 +467,12 @@ pub(super) async fn compensate(
             reason: &body.reason,
             operator: &operator.id,
         };
-        let outcome = operator::compensate(&mut access, &mut Target(compensator.as_ref()), &request);
+        let outcome = operator::compensate(
+            &mut access,
+            &mut Target(compensator.as_ref()),
+            &request,
+            &twice_world::text::WORDS,
+        );
         if let Some(failure) = access.failure.take() {
             return Err(failure);
         }

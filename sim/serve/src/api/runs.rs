@@ -87,7 +87,7 @@ pub(super) async fn list(
     let items = state
         .ledgers
         .run(move |ledger| {
-            let runs = operator::dead_lettered_runs(ledger)?;
+            let runs = operator::dead_lettered_runs(ledger, &twice_world::text::WORDS)?;
             Ok(runs
                 .into_iter()
                 .filter_map(|run| {
@@ -180,15 +180,18 @@ pub(super) async fn resume(
                 operator: &operator.id,
                 expected_version: body.expected_version,
             };
-            let version = operator::resume(ledger, &request, clock.now_ms()).map_err(|error| match error {
-                OperatorError::Reason(_) => ApiError::invalid(error.to_string()),
-                OperatorError::NoSuchRun(_) => no_such_run(&run_id),
-                OperatorError::RunChanged { .. } | OperatorError::NotDeadLettered { .. } => {
-                    ApiError::new(StatusCode::CONFLICT, "conflict", error.to_string())
-                }
-                OperatorError::Ledger(error) => ApiError::from_ledger(error),
-                other => ApiError::internal(other.to_string()),
-            })?;
+            let version =
+                operator::resume(ledger, &request, clock.now_ms(), &twice_world::text::WORDS).map_err(|error| {
+                    match error {
+                        OperatorError::Reason(_) => ApiError::invalid(error.to_string()),
+                        OperatorError::NoSuchRun(_) => no_such_run(&run_id),
+                        OperatorError::RunChanged { .. } | OperatorError::NotDeadLettered { .. } => {
+                            ApiError::new(StatusCode::CONFLICT, "conflict", error.to_string())
+                        }
+                        OperatorError::Ledger(error) => ApiError::from_ledger(error),
+                        other => ApiError::internal(other.to_string()),
+                    }
+                })?;
             let status = ledger
                 .load_checkpoint(&run_id)?
                 .map_or_else(|| "unknown".to_owned(), |checkpoint| checkpoint.status);

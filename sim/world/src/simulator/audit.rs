@@ -260,7 +260,12 @@ impl Simulation {
         };
         let (ledger, mut target, now_ms) = self.compensation_parts();
         let run = Some(key.as_str().split(':').next().unwrap_or_default().to_owned());
-        let text = match operator::compensate(&mut HeldLedger { ledger, now_ms }, &mut target, &request) {
+        let text = match operator::compensate(
+            &mut HeldLedger { ledger, now_ms },
+            &mut target,
+            &request,
+            &crate::text::WORDS,
+        ) {
             Ok(record) => {
                 self.wake_parked(FIRST_NODE, &key, None);
                 undo.undone = record.status == Status::Compensated;

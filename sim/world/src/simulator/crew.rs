@@ -335,7 +335,12 @@ impl Simulation {
         // The one compensation: look the credit up by the call's key, void it by its
         // id, once — as the HTTP API does against a billing server.
         let (ledger, mut target, now_ms) = self.compensation_parts();
-        match operator::compensate(&mut HeldLedger { ledger, now_ms }, &mut target, &request) {
+        match operator::compensate(
+            &mut HeldLedger { ledger, now_ms },
+            &mut target,
+            &request,
+            &crate::text::WORDS,
+        ) {
             Ok(record) => {
                 self.wake_parked(super::FIRST_NODE, &key, None);
                 Ok((actor, format!("compensates {key} ({}) — \"{reason}\"", record.status)))

@@ -3,7 +3,7 @@
 //! hands over the facts and stores these words in the ledger ([`super::WORDS`]).
 
 use twice_runtime::run::Told;
-use twice_runtime::worker::{DeadLetterReason, FailReason, RecordNote, ToldFailed, counted};
+use twice_runtime::worker::{DeadLetterReason, FailReason, OperatorNote, RecordNote, ToldFailed, counted};
 
 use super::duration_words;
 
@@ -93,9 +93,43 @@ pub fn dead_letter_words(reason: &DeadLetterReason) -> String {
     }
 }
 
+/// What an operator's move writes beside the operator's reason, as the console and the API show it.
+pub fn operator_words(note: &OperatorNote) -> String {
+    match note {
+        OperatorNote::NothingToUndo { finding } => {
+            format!("{finding}: the call did not take effect, so nothing was undone")
+        }
+        OperatorNote::Undone { found, done } => format!("{found}: {done}"),
+        OperatorNote::Resumed { status, reason } => format!("resumed as {status}: {reason}"),
+        OperatorNote::StateSays { status } => format!("its state says {status}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_operators_moves_are_worded_from_their_facts() {
+        let nothing = OperatorNote::NothingToUndo {
+            finding: "billing holds no credit under r1:c1".into(),
+        };
+        assert_eq!(
+            operator_words(&nothing),
+            "billing holds no credit under r1:c1: the call did not take effect, so nothing was undone"
+        );
+        let resumed = OperatorNote::Resumed {
+            status: "running",
+            reason: "fixed the model".into(),
+        };
+        assert_eq!(operator_words(&resumed), "resumed as running: fixed the model");
+        assert_eq!(
+            operator_words(&OperatorNote::StateSays { status: "completed" }),
+            "its state says completed"
+        );
+        // A crate user without words gets the facts themselves.
+        assert!((twice_runtime::worker::Words::FACTS.operator)(&resumed).starts_with("Resumed {"));
+    }
 
     #[test]
     fn what_the_runtime_writes_down_is_worded_from_its_facts() {
