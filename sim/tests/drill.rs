@@ -283,14 +283,7 @@ fn billing_honours_keys_refuses_a_reused_key_and_remembers_after_a_restart() {
             assert_eq!(status, 404);
             let (status, _) = credit(&client, &billing.url, Some("not a key"), 2500).await;
             assert_eq!(status, 400);
-            let stats: Value = client
-                .get(format!("{}/v1/stats", billing.url))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let stats = stats(&client, &billing.url).await;
             assert_eq!(
                 (stats["credits"].as_u64(), stats["in_flight"].as_u64()),
                 (Some(1), Some(0))
@@ -311,6 +304,17 @@ fn billing_honours_keys_refuses_a_reused_key_and_remembers_after_a_restart() {
         "{}",
         text(&output.stderr)
     );
+}
+
+async fn stats(client: &reqwest::Client, url: &str) -> Value {
+    client
+        .get(format!("{url}/v1/stats"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
 
 async fn stamped_credit(client: &reqwest::Client, url: &str, key: &str, sent_at: &str) -> (u16, Value) {
@@ -383,14 +387,7 @@ fn billing_refuses_a_request_that_arrives_past_its_send_window_and_pays_nothing(
         );
         let (status, bad) = stamped_credit(&client, &billing.url, "run-0001:c3", "yesterday").await;
         assert_eq!(status, 400, "{bad}");
-        let stats: Value = client
-            .get(format!("{}/v1/stats", billing.url))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let stats = stats(&client, &billing.url).await;
         assert_eq!(
             stats["credits"].as_u64(),
             Some(1),
