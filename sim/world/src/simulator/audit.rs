@@ -21,8 +21,9 @@ use crate::runtime::operator::{self, CompensateRequest, HeldLedger, OperatorErro
 use crate::runtime::rules::Status;
 use crate::text::dollars;
 
-/// The words an auditor's undo line begins with: the debrief finds the undo by them.
-pub const AUDIT_UNDID: &str = "audit: compensates";
+/// The words an auditor's undo line begins with: the debrief finds the undo by them. The
+/// timeline's action column already says "compensate", so the line says why and what.
+pub const AUDIT_UNDID: &str = "after the audit,";
 
 /// A double the audit found: the credit kept and the ones to undo, for one refund.
 struct Double {
@@ -271,7 +272,7 @@ impl Simulation {
                 undo.undone = record.status == Status::Compensated;
                 let from = seen.map_or_else(|| "unrecorded".to_owned(), |status| status.to_string());
                 format!(
-                    "{AUDIT_UNDID} {key} ({from} → {}): voids {}, one of two credits for the {}; {} ({kept_key}) stands",
+                    "{AUDIT_UNDID} {key} goes {from} → {}: voids {}, one of two credits for the {}; {} ({kept_key}) stands",
                     record.status,
                     extra.id,
                     lowercase_first(&extra.memo),
