@@ -473,16 +473,7 @@ fn a_worker_drives_its_run_to_the_end_and_a_second_one_pays_nothing_again() {
     );
 
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
-    let stats: Value = block_on(async {
-        client
-            .get(format!("{}/v1/stats", billing.url))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    });
+    let stats = block_on(stats(&client, &billing.url));
     assert_eq!(
         stats["credits"].as_u64(),
         Some(sends as u64),
