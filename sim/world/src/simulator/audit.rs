@@ -113,30 +113,19 @@ impl Simulation {
                 in_flight.join(", ")
             )
         };
+        let standing_words = crate::text::counted(standing.len() as u64, "credit", "credits");
+        let found = if doubles.is_empty() {
+            format!("checks billing: {standing_words} standing, none paying a refund twice; nothing to undo{unseen}")
+        } else {
+            format!(
+                "checks billing: {standing_words} standing; {} paid twice{unseen}",
+                crate::text::counted(doubles.len() as u64, "refund is", "refunds are")
+            )
+        };
+        self.log(actor, "audit", None, None, found);
         if doubles.is_empty() {
-            self.log(
-                actor,
-                "audit",
-                None,
-                None,
-                format!(
-                    "checks billing: {} standing, none paying a refund twice; nothing to undo{unseen}",
-                    crate::text::counted(standing.len() as u64, "credit", "credits")
-                ),
-            );
             return Ok(());
         }
-        self.log(
-            actor,
-            "audit",
-            None,
-            None,
-            format!(
-                "checks billing: {} standing; {} paid twice{unseen}",
-                crate::text::counted(standing.len() as u64, "credit", "credits"),
-                crate::text::counted(doubles.len() as u64, "refund is", "refunds are")
-            ),
-        );
         for double in doubles {
             for extra in &double.extra {
                 let undo = self.undo_extra(&auditor.name, &double, extra)?;
