@@ -396,6 +396,25 @@ fn billing_refuses_a_request_that_arrives_past_its_send_window_and_pays_nothing(
     });
     drop(billing);
 
+    // A key billing has forgotten (its retention) would be paid again: a late request under
+    // it is refused like any other, not let through as a repeat.
+    let forgetful = BillingServer::start_with(
+        &dir.path().join("forgetful.sqlite"),
+        "honour",
+        &["--request-window-ms", "300", "--key-retention-ms", "100"],
+    );
+    block_on(async {
+        let (status, applied) = stamped_credit(&client, &forgetful.url, "run-0001:c1", &wall_ms().to_string()).await;
+        assert_eq!(status, 201, "{applied}");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let late = (wall_ms() - 1_000).to_string();
+        let (status, refused) = stamped_credit(&client, &forgetful.url, "run-0001:c1", &late).await;
+        assert_eq!(status, 422, "a forgotten key is no repeat: {refused}");
+        let stats = stats(&client, &forgetful.url).await;
+        assert_eq!(stats["credits"].as_u64(), Some(1), "nothing paid again: {stats}");
+    });
+    drop(forgetful);
+
     let output = twice(&[
         "billing",
         "--db",

@@ -191,10 +191,8 @@ impl Billing {
                 reason: "a credit must be positive".into(),
             };
         }
-        if self.key_handling == KeyHandling::Honour
-            && let Some(key) = &request.idempotency_key
-            && let Some((credit_id, first)) = self.honoured.get(key)
-            && self.key_kept(credit_id, now_ms)
+        if let Some(key) = &request.idempotency_key
+            && let Some((credit_id, first)) = self.honoured_now(key, now_ms)
         {
             if first.account != request.account
                 || first.amount_cents != request.amount_cents
@@ -253,6 +251,28 @@ impl Billing {
 
     /// Whether the key that made credit `credit_id` is still kept at `now_ms` ([`Terms`]):
     /// past its retention billing forgets it, and a repeat is a new request.
+    /// The credit id and the first request billing still honours under `key` at `now_ms`:
+    /// what makes a credit with that key a repeat. `None` when billing does not honour keys,
+    /// never saw this one, or has forgotten it (its retention).
+    fn honoured_now(&self, key: &str, now_ms: u64) -> Option<&(String, CreditRequest)> {
+        if self.key_handling != KeyHandling::Honour {
+            return None;
+        }
+        self.honoured
+            .get(key)
+            .filter(|(credit_id, _)| self.key_kept(credit_id, now_ms))
+    }
+
+    /// Whether `request` would be answered at `now_ms` as a repeat (or refused as another
+    /// request under a key billing honours) rather than paid: its key is one billing still
+    /// honours.
+    pub fn holds_key_of(&self, request: &CreditRequest, now_ms: u64) -> bool {
+        request
+            .idempotency_key
+            .as_deref()
+            .is_some_and(|key| self.honoured_now(key, now_ms).is_some())
+    }
+
     fn key_kept(&self, credit_id: &str, now_ms: u64) -> bool {
         self.entries
             .iter()

@@ -9,7 +9,7 @@
 //! providers bound late requests the same way (a signed request's timestamp is refused once it
 //! is minutes old); without such a bound, "nothing under the key" is only ever "not yet".
 
-use twice_world::billing::{Billing, CreditRequest, KeyHandling};
+use twice_world::billing::{Billing, CreditRequest};
 
 /// The header a worker stamps its request's send in, ms since the Unix epoch (see the send
 /// window in the module's documentation).
@@ -23,8 +23,8 @@ pub const REQUEST_WINDOW_BEYOND_LATENCY_MS: u32 = 500;
 pub const REQUEST_WINDOW_MS_MAX: u32 = 600_000;
 
 /// Why a credit stamped `sent_at_ms` is refused at `now_ms`, if it is: it arrived later than
-/// the send window after its stamp, and billing holds no credit under its key (a repeat pays
-/// nothing, so it is answered as one whenever it comes).
+/// the send window after its stamp, and its key is not one billing still honours (a repeat
+/// pays nothing, so it is answered as one whenever it comes).
 pub(super) fn too_late(
     billing: &Billing,
     request: &CreditRequest,
@@ -36,12 +36,9 @@ pub(super) fn too_late(
     if late_ms <= request_window_ms {
         return None;
     }
-    let held = billing.key_handling == KeyHandling::Honour
-        && request
-            .idempotency_key
-            .as_deref()
-            .is_some_and(|key| billing.find_credit(key).is_some());
-    (!held).then(|| {
+    // Billing's own rule for a repeat, retention included: a key it has forgotten would be
+    // paid again, so a late request under it is refused like any other.
+    (!billing.holds_key_of(request, now_ms)).then(|| {
         format!(
             "the request was sent {late_ms} ms ago, past billing's {request_window_ms} ms window: refused, nothing paid"
         )
