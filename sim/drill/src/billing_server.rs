@@ -51,9 +51,7 @@ mod command;
 mod send_window;
 
 pub use command::billing_command;
-pub use send_window::{
-    REQUEST_WINDOW_BEYOND_LATENCY_MS, REQUEST_WINDOW_MS_MAX, SENT_AT_HEADER, request_window_problem,
-};
+pub use send_window::{REQUEST_WINDOW_BEYOND_LATENCY_MS, REQUEST_WINDOW_MS_MAX, SENT_AT_HEADER, request_window};
 use send_window::{sent_at, too_late};
 
 use super::billing_store::{BillingStore, Operation, StoreError, VoidByIdRequest, VoidRequest};

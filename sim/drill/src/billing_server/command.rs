@@ -9,7 +9,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use twice_world::billing::{KeyHandling, Terms};
 
-use super::send_window::{REQUEST_WINDOW_BEYOND_LATENCY_MS, request_window_problem};
+use super::send_window::request_window;
 use super::{BillingArgs, DRAIN_GRACE_MS, LATENCY_MS_MAX, SERVER_THREADS, Shared, World, router};
 use crate::billing_store::{BillingStore, StoreError};
 use crate::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, stdin_end, stop_signal};
@@ -21,12 +21,7 @@ fn bad_input(message: impl std::fmt::Display) -> u8 {
 
 /// Billing's terms and send window from the flags; the error names the flag.
 fn checked_terms(args: &BillingArgs) -> Result<(Terms, u32), String> {
-    let request_window_ms = args
-        .request_window_ms
-        .unwrap_or(args.latency_ms + REQUEST_WINDOW_BEYOND_LATENCY_MS);
-    if let Some(problem) = request_window_problem(request_window_ms, args.latency_ms) {
-        return Err(problem);
-    }
+    let request_window_ms = request_window(args.request_window_ms, args.latency_ms)?;
     let terms = Terms {
         key_retention_ms: args.key_retention_ms,
         lookup_settle_ms: args.lookup_settle_ms,

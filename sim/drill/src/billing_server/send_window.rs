@@ -63,18 +63,21 @@ pub(super) fn sent_at(value: &axum::http::HeaderValue, now_ms: u64) -> Result<u6
     Ok(stamp)
 }
 
-/// What is wrong with a send window of `request_window_ms` for a billing whose way in may take
-/// up to `latency_ms`, in words naming the flags; `None` when it can be meant.
-pub fn request_window_problem(request_window_ms: u32, latency_ms: u32) -> Option<String> {
+/// The send window `--request-window-ms` asks for (default: `latency_ms` plus
+/// [`REQUEST_WINDOW_BEYOND_LATENCY_MS`]) for a billing whose way in may take up to
+/// `latency_ms`; the error, in words naming the flags, when it cannot be meant.
+pub fn request_window(requested_ms: Option<u32>, latency_ms: u32) -> Result<u32, String> {
+    let request_window_ms = requested_ms.unwrap_or(latency_ms + REQUEST_WINDOW_BEYOND_LATENCY_MS);
     if request_window_ms == 0 || request_window_ms > REQUEST_WINDOW_MS_MAX {
-        return Some(format!(
+        return Err(format!(
             "--request-window-ms {request_window_ms} must be 1 to {REQUEST_WINDOW_MS_MAX}"
         ));
     }
-    (request_window_ms <= latency_ms).then(|| {
-        format!(
+    if request_window_ms <= latency_ms {
+        return Err(format!(
             "--request-window-ms {request_window_ms} must be more than --latency-ms {latency_ms}: a request's way in \
              alone may take that long, and every one would be refused"
-        )
-    })
+        ));
+    }
+    Ok(request_window_ms)
 }

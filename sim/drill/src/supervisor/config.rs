@@ -265,12 +265,8 @@ fn checked_terms(args: &DrillArgs) -> Result<(Terms, u32), FlagError> {
             format!("--key-retention-ms / --lookup-settle-ms: {problem}"),
         ));
     }
-    let request_window_ms = args
-        .request_window_ms
-        .unwrap_or(args.latency_ms + crate::billing_server::REQUEST_WINDOW_BEYOND_LATENCY_MS);
-    if let Some(problem) = crate::billing_server::request_window_problem(request_window_ms, args.latency_ms) {
-        return Err(FlagError::invalid("request-window-ms", problem));
-    }
+    let request_window_ms = crate::billing_server::request_window(args.request_window_ms, args.latency_ms)
+        .map_err(|problem| FlagError::invalid("request-window-ms", problem))?;
     let declared = declared_terms(terms, request_window_ms, args.settle_margin_ms);
     if let Some(problem) = declared.problem() {
         return Err(FlagError::invalid(
