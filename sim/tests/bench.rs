@@ -81,6 +81,7 @@ fn a_quick_bench_prints_five_figures_and_no_duplicates() {
     // Under the table, what a call costs here and the bound it puts on figure 5.
     assert!(printed.contains("figure 1, the cost: a cycle "), "{printed}");
     assert!(printed.contains("B pages): ledger "), "{printed}");
+    assert!(printed.contains("a cycle waited "), "{printed}");
     assert!(
         printed.contains("figure 5, SQLite: the runs' threads took "),
         "{printed}"

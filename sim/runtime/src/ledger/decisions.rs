@@ -76,7 +76,7 @@ pub(super) fn decide_reservation<'a>(
                 status: Status::Started,
                 result: None,
                 owner: request.owner.into(),
-                updated_at_ms: now_ms,
+                updated_at_ms: written_at_ms(&existing, now_ms),
                 lease_expires_at_ms,
                 ..existing
             };
@@ -146,7 +146,7 @@ pub(super) fn decide_attempt<'a>(
         };
         let counted = ExecutionRecord {
             attempts: attempt,
-            updated_at_ms: now_ms,
+            updated_at_ms: written_at_ms(&current, now_ms),
             ..current
         };
         return (AttemptStart::Begun(counted), line);
@@ -186,7 +186,7 @@ pub(super) fn decide_outcome<'a>(
         let after = ExecutionRecord {
             status,
             result: result.map(str::to_owned),
-            updated_at_ms: now_ms,
+            updated_at_ms: written_at_ms(&current, now_ms),
             lease_expires_at_ms: None,
             ..current
         };
@@ -266,6 +266,7 @@ pub(super) fn decide_settlement(
             current: Box::new(current),
         });
     }
+    let updated_at_ms = written_at_ms(&current, now_ms);
     let result = match settlement.result {
         Some(result) => Some(result.to_owned()),
         None => current.result,
@@ -273,7 +274,7 @@ pub(super) fn decide_settlement(
     Ok(ExecutionRecord {
         status: settlement.to,
         result,
-        updated_at_ms: now_ms,
+        updated_at_ms,
         lease_expires_at_ms: None,
         ..current
     })
@@ -301,6 +302,16 @@ pub(super) fn decide_checkpoint_save(
         });
     }
     found.checked_add(1).map(|version| SaveOutcome::Saved { version })
+}
+
+/// When a write over `current` says it was made: the writer's clock, but never before the
+/// record's last write. Writers on different hosts read different clocks, and "long enough
+/// since the ledger last wrote the call" decides when an unknown call may be settled `failed`
+/// (decision table 6's settle time, an operator's wait for the provider's send window): a
+/// record whose last write moved back in time would look older than it is, and be settled
+/// while a request under it may still arrive. Pure.
+pub(super) fn written_at_ms(current: &ExecutionRecord, now_ms: u64) -> u64 {
+    now_ms.max(current.updated_at_ms)
 }
 
 /// The `started` record a reservation writes for `request`, created now.
@@ -447,6 +458,51 @@ mod tests {
                         && matches!(target, Status::Completed | Status::Failed | Status::Compensating));
                 assert_eq!(outcome.is_ok(), expected, "{from} → {target}");
             }
+        }
+    }
+
+    #[test]
+    fn a_write_read_on_a_clock_behind_the_records_last_write_does_not_move_it_back() {
+        let key = IdempotencyKey::parse("r1:c1").unwrap();
+        let written_at_20 = |status, attempts| ExecutionRecord {
+            updated_at_ms: 20,
+            ..record(status, "w1", attempts)
+        };
+        // Every write over an existing record, its clock at 7 (behind) and at 30 (ahead).
+        for (now_ms, expected) in [(7, 20), (30, 30)] {
+            let (begun, _) = decide_attempt(written_at_20(Status::Started, 0), &key, 1, "w1", now_ms);
+            let AttemptStart::Begun(counted) = begun else {
+                panic!("begun")
+            };
+            assert_eq!(counted.updated_at_ms, expected, "attempt at {now_ms}");
+            let (recorded, _) = decide_outcome(
+                written_at_20(Status::Started, 1),
+                &key,
+                Status::Completed,
+                None,
+                "w1",
+                1,
+                now_ms,
+            );
+            let Recorded::Recorded(after) = recorded else {
+                panic!("recorded")
+            };
+            assert_eq!(after.updated_at_ms, expected, "outcome at {now_ms}");
+            let settlement = Settlement {
+                to: Status::Failed,
+                expected: Some(Status::Indeterminate),
+                expected_attempts: None,
+                actor: "op",
+                event: HistoryEvent::Resolved,
+                reason: Some("why"),
+                result: None,
+                detail: None,
+            };
+            let settled = decide_settlement(written_at_20(Status::Indeterminate, 1), &key, &settlement, now_ms)
+                .expect("an unknown call may be settled failed");
+            assert_eq!(settled.updated_at_ms, expected, "settlement at {now_ms}");
+            // The record keeps when it was created whatever the clock says now.
+            assert_eq!(settled.created_at_ms, 1);
         }
     }
 

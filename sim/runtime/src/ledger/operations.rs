@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use super::decisions::{
     decide_attempt, decide_checkpoint_save, decide_outcome, decide_reservation, decide_settlement,
-    decide_unchecked_insert,
+    decide_unchecked_insert, written_at_ms,
 };
 use super::{
     AttemptStart, CheckpointSave, ExecutionRecord, FoldedReservation, HistoryEvent, LedgerError, Recorded, Reservation,
@@ -279,7 +279,7 @@ pub(super) fn note_attempt(
     };
     let counted = ExecutionRecord {
         attempts: attempt,
-        updated_at_ms: now_ms,
+        updated_at_ms: written_at_ms(&current, now_ms),
         ..current
     };
     write_checked(tables, RecordWrite::Update, &counted)?;
