@@ -363,6 +363,20 @@ mod tests {
         }
     }
 
+    /// An operator's resolve of a call from `expected` to `to`.
+    fn resolved(to: Status, expected: Status) -> Settlement<'static> {
+        Settlement {
+            to,
+            expected: Some(expected),
+            expected_attempts: None,
+            actor: "op",
+            event: HistoryEvent::Resolved,
+            reason: Some("why"),
+            result: None,
+            detail: None,
+        }
+    }
+
     #[test]
     fn the_send_fence_begins_only_on_the_owners_started_record() {
         let key = IdempotencyKey::parse("r1:c1").unwrap();
@@ -434,16 +448,6 @@ mod tests {
     #[test]
     fn compensation_moves_through_compensating_and_nothing_else_leaves_a_decision() {
         let key = IdempotencyKey::parse("r1:c1").unwrap();
-        let to = |to: Status, expected: Status| Settlement {
-            to,
-            expected: Some(expected),
-            expected_attempts: None,
-            actor: "op",
-            event: HistoryEvent::Resolved,
-            reason: Some("why"),
-            result: None,
-            detail: None,
-        };
         let allowed = [
             (Status::Completed, Status::Compensating),
             (Status::Compensating, Status::Compensated),
@@ -452,7 +456,7 @@ mod tests {
         ];
         for from in Status::ALL {
             for target in Status::ALL.into_iter().filter(|status| status.is_settled()) {
-                let outcome = decide_settlement(record(from, "w1", 1), &key, &to(target, from), 3);
+                let outcome = decide_settlement(record(from, "w1", 1), &key, &resolved(target, from), 3);
                 let expected = allowed.contains(&(from, target))
                     || (from.is_unknown()
                         && matches!(target, Status::Completed | Status::Failed | Status::Compensating));
@@ -468,7 +472,7 @@ mod tests {
             updated_at_ms: 20,
             ..record(status, "w1", attempts)
         };
-        // Every write over an existing record, its clock at 7 (behind) and at 30 (ahead).
+        // The attempt, the outcome and a settlement, the writer's clock at 7 (behind) and at 30 (ahead).
         for (now_ms, expected) in [(7, 20), (30, 30)] {
             let (begun, _) = decide_attempt(written_at_20(Status::Started, 0), &key, 1, "w1", now_ms);
             let AttemptStart::Begun(counted) = begun else {
@@ -488,16 +492,7 @@ mod tests {
                 panic!("recorded")
             };
             assert_eq!(after.updated_at_ms, expected, "outcome at {now_ms}");
-            let settlement = Settlement {
-                to: Status::Failed,
-                expected: Some(Status::Indeterminate),
-                expected_attempts: None,
-                actor: "op",
-                event: HistoryEvent::Resolved,
-                reason: Some("why"),
-                result: None,
-                detail: None,
-            };
+            let settlement = resolved(Status::Failed, Status::Indeterminate);
             let settled = decide_settlement(written_at_20(Status::Indeterminate, 1), &key, &settlement, now_ms)
                 .expect("an unknown call may be settled failed");
             assert_eq!(settled.updated_at_ms, expected, "settlement at {now_ms}");
