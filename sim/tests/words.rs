@@ -182,7 +182,8 @@ fn the_readmes_web_error_codes_are_the_ones_the_room_answers_with() {
     assert_eq!(listed, served, "the README's codes (left) and the room's (right)");
 }
 
-/// One row of WORKSHOP.md's plan: its minutes, its chapter, and the levels it names.
+/// One row of WORKSHOP.md's plan: its minutes, its chapter, and the levels it names (read by
+/// the parser the presenter's page uses, `twice_world::workshop_plan`).
 #[derive(Debug)]
 struct PlanRow {
     from: u32,
@@ -192,32 +193,17 @@ struct PlanRow {
 }
 
 fn plan_rows(workshop: &str) -> Vec<PlanRow> {
-    let plan = section(workshop, "## The 45 minutes");
-    let mut rows = Vec::new();
-    for line in plan.lines().filter(|line| line.starts_with("| ")) {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        let Some((from, to)) = cells[1].split_once('–') else {
-            continue;
-        };
-        let (Ok(from), Ok(to)) = (from.parse(), to.parse()) else {
-            continue;
-        };
-        let chapter = cells[2]
-            .split("(chapter ")
-            .nth(1)
-            .map(|rest| rest.split(')').next().unwrap().parse().expect("a chapter number"));
-        let levels = level_mentions(cells[2])
-            .into_iter()
-            .map(|(_, number, _)| number)
-            .collect();
-        rows.push(PlanRow {
-            from,
-            to,
-            chapter,
-            levels,
-        });
-    }
-    rows
+    twice_world::workshop_plan::parse(workshop)
+        .expect("WORKSHOP.md's plan reads")
+        .rows
+        .into_iter()
+        .map(|row| PlanRow {
+            from: row.from_minute,
+            to: row.to_minute,
+            chapter: row.chapter,
+            levels: row.levels,
+        })
+        .collect()
 }
 
 #[test]

@@ -212,6 +212,8 @@ try {
   const presenter = await newPage(browser, 'presenter');
   await presenter.goto(presenterUrl);
   await presenter.waitForSelector('#open-race');
+  await presenter.click('#show-people');
+  await presenter.waitForSelector('#sessions');
   check((await presenter.textContent('#sessions')).includes('Ada'), 'the presenter sees who is in the room');
   await presenter.selectOption('#race-tape', '04-pause.lost-answer');
   await presenter.click('#open-race');
@@ -247,7 +249,7 @@ try {
   check((await presenter.textContent('#race-tries')).includes('1 won'), 'the presenter sees one winner of three');
   check((await presenter.textContent('.board')).includes('Ada'), 'the scoreboard lists Ada\'s win of level 01');
   await presenter.waitForSelector('#race-winner');
-  await shot(presenter, 'web-presenter', true);
+  await shot(presenter, 'web-race-presenter', true);
 } catch (error) {
   problems.push(`the flow stopped: ${error.message}`);
 } finally {

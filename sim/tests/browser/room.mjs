@@ -14,10 +14,9 @@
 // 2. WORKSHOP.md's plan with its own `--path`: a participant who finished nothing finds
 //    every level each row of the plan names open at that row's minute, and opens it.
 import { chromium } from 'playwright-core';
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { join as joinPath } from 'node:path';
+import { startServer as start, stopServer, browserArgs } from './server.mjs';
 
 const binary = process.env.TWICE_SIM;
 const roomDir = process.env.TWICE_ROOM_DIR;
@@ -27,41 +26,12 @@ if (!binary || !roomDir) {
   process.exit(2);
 }
 const STEP_TIMEOUT_MS = 15_000;
-const START_TIMEOUT_MS = 30_000;
+const startServer = (args, address) => start(binary, args, address);
 
 const problems = [];
 function check(condition, message) {
   if (!condition) throw new Error(`check failed: ${message}`);
   console.log(`ok   ${message}`);
-}
-
-/** `twice-sim web` on a free port; resolves with its URLs once it printed them. */
-function startServer(args, address) {
-  const child = spawn(binary, ['web', '--addr', address || '127.0.0.1:0', '--levels', 'levels', ...args],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    const printed = [];
-    const timer = setTimeout(() => reject(new Error(`no URLs within ${START_TIMEOUT_MS} ms: ${printed.join(' | ')}`)), START_TIMEOUT_MS);
-    child.on('exit', (code) => reject(new Error(`twice-sim web exited (${code}): ${printed.join(' | ')}`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      printed.push(line);
-      const presenter = line.match(/^presenter:\s+(\S+)/);
-      if (presenter) {
-        clearTimeout(timer);
-        const participants = printed.map((text) => text.match(/^participants:\s+(\S+)/)).find(Boolean)[1];
-        resolve({ child, participants, presenter: presenter[1], printed });
-      }
-    });
-  });
-}
-
-function stopServer(server, signal) {
-  return new Promise((resolve) => {
-    if (server.child.exitCode !== null || server.child.signalCode !== null) { resolve(); return; }
-    server.child.removeAllListeners('exit');
-    server.child.on('exit', () => resolve());
-    server.child.kill(signal);
-  });
 }
 
 async function shot(page, name) {
@@ -149,11 +119,7 @@ class Scripted {
   }
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: browserArgs });
 const servers = [];
 
 try {
@@ -184,6 +150,7 @@ try {
   await shot(people[0].page, 'web-code');
   const presenter = await newPage(browser, 'presenter');
   await presenter.goto(server.presenter);
+  await presenter.click('#show-people');
   await presenter.waitForFunction(() => (document.querySelector('#sessions') || {}).textContent?.includes('Linus'));
   const oldPresenterUrl = server.presenter;
   await stopServer(server, 'SIGKILL');
@@ -219,6 +186,9 @@ try {
   }
   const presenterAgain = await newPage(browser, 'presenter again');
   await presenterAgain.goto(oldPresenterUrl);
+  // Everyone the room file keeps shows at once, before their pages ask for anything.
+  await presenterAgain.waitForFunction(() => /The room: 30 people/.test(document.querySelector('#room-count')?.textContent || ''));
+  await presenterAgain.click('#show-people');
   await presenterAgain.waitForFunction(() => (document.querySelector('#sessions') || {}).textContent?.includes('Ada'));
   check((await presenterAgain.textContent('#sessions')).includes('Grace'), 'the presenter\'s old URL opens the restarted room');
   // Ada on a new browser: her name and her code.
@@ -231,8 +201,7 @@ try {
   check((await elsewhere.textContent('.error')).includes('name_taken'), 'the name alone is refused, and the code field appears');
   await elsewhere.fill('#code', ada.code.toLowerCase());
   await elsewhere.click('#join');
-  await elsewhere.waitForSelector('[data-level="01-naive-retry"]');
-  await elsewhere.goto(`${server.participants}#level`);
+  // Her name taken back, the page lands on her open level (not on the list).
   await elsewhere.waitForSelector('#timeline');
   check((await phaseOf(elsewhere)) === ada.phase + 1, 'Ada carries on in the new browser where she was');
   await stopServer(server, 'SIGTERM');

@@ -37,10 +37,12 @@ pub mod replay;
 pub mod replay_link;
 pub mod report;
 pub mod rulebook;
+pub mod screen;
 pub mod simulation_lock;
 pub mod simulator;
 pub mod text;
 pub mod upgrade;
+pub mod workshop_plan;
 
 pub use twice_runtime as runtime;
 pub use twice_runtime::{ledger, sqlite_file};
