@@ -199,6 +199,17 @@ async fn after_a_restart_everyone_the_room_file_keeps_is_in_the_overview_at_once
     server.stop();
 }
 
+/// The join page's card, asked as a browser at `host` would (its own address when `None`).
+async fn join_card(base: &str, host: Option<&str>) -> Value {
+    let mut request = reqwest::Client::new().get(format!("{base}/api/join-card"));
+    if let Some(host) = host {
+        request = request.header(HOST, host);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_join_page_shows_the_rooms_address_and_draws_its_qr_code() {
     let room = room_with(|_| {}).await;
@@ -207,27 +218,12 @@ async fn the_join_page_shows_the_rooms_address_and_draws_its_qr_code() {
     assert_eq!(page.status(), StatusCode::OK);
     assert!(page.text().await.unwrap().contains("/join.svg"));
     // Opened at a loopback address, the page says no phone can use it, and how to fix it.
-    let card: Value = client
-        .get(format!("{}/api/join-card", room.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = join_card(&room.base, None).await;
     assert_eq!(card["url"], format!("{}/", room.base));
     assert_eq!(card["loopback"], true);
     assert!(card["advice"].as_str().unwrap().contains("--join-url"), "{card}");
     // Opened at the machine's address on the room's network, that is the address.
-    let card: Value = client
-        .get(format!("{}/api/join-card", room.base))
-        .header(HOST, "192.168.1.20:7880")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = join_card(&room.base, Some("192.168.1.20:7880")).await;
     assert_eq!(
         (card["url"].as_str(), card["loopback"].as_bool()),
         (Some("http://192.168.1.20:7880/"), Some(false))
@@ -243,14 +239,7 @@ async fn the_join_page_shows_the_rooms_address_and_draws_its_qr_code() {
 
     // --join-url wins over the address the page was opened at.
     let room = room_with(|config| config.join_url = Some("http://10.0.0.5:7880/".into())).await;
-    let card: Value = client
-        .get(format!("{}/api/join-card", room.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = join_card(&room.base, None).await;
     assert_eq!(
         (card["url"].as_str(), card["loopback"].as_bool()),
         (Some("http://10.0.0.5:7880/"), Some(false))
@@ -321,7 +310,10 @@ async fn the_plan_and_the_notes_come_from_workshop_md_and_the_campaign_with_a_cl
     let room = room_with(|config| config.plan_file = Some(own.clone())).await;
     let plan = Presenter::of(&room).get("/api/presenter/plan").await;
     assert_eq!(
-        (plan["minutes"].as_u64(), plan["rows"][0]["levels"][0]["title"].as_str()),
+        (
+            plan["minutes"].as_u64(),
+            plan["rows"][0]["planned"][0]["title"].as_str()
+        ),
         (Some(20), Some("The Second Knock"))
     );
     let broken = folder.path().join("broken.md");

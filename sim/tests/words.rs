@@ -33,33 +33,13 @@ fn levels_by_number(campaign: &Campaign) -> BTreeMap<String, (String, u32)> {
         .collect()
 }
 
-/// Every `NN Title` in `text`: two digits (not part of a longer number), a space, an
-/// optional `*`, then a capital letter. Answers (byte offset, number, the text after it).
+/// Every `NN Title` in `text` (the rule the workshop plan's parser uses): (byte offset,
+/// number, the text after it).
 fn level_mentions(text: &str) -> Vec<(usize, String, String)> {
-    let bytes = text.as_bytes();
-    let mut found = Vec::new();
-    for index in 0..bytes.len().saturating_sub(3) {
-        let two_digits = bytes[index].is_ascii_digit() && bytes[index + 1].is_ascii_digit();
-        let alone = index == 0 || !bytes[index - 1].is_ascii_digit();
-        if !(two_digits && alone && bytes[index + 2] == b' ') {
-            continue;
-        }
-        let after = text[index + 3..].trim_start_matches('*');
-        let word = after
-            .split(|character: char| !character.is_alphanumeric())
-            .next()
-            .unwrap_or_default();
-        // "16 KiB", "64 MB": a quantity, not a level.
-        let unit = ["KiB", "MiB", "GiB", "KB", "MB", "GB", "CPU", "ID"].contains(&word);
-        if !unit && after.chars().next().is_some_and(char::is_uppercase) {
-            found.push((
-                index,
-                text[index..index + 2].to_owned(),
-                after.chars().take(80).collect(),
-            ));
-        }
-    }
-    found
+    twice_world::workshop_plan::level_mentions(text)
+        .into_iter()
+        .map(|mention| (mention.offset, mention.number, mention.after))
+        .collect()
 }
 
 /// The lines of a document's section, from its heading to the next heading of its level.

@@ -541,6 +541,8 @@ function overBanner(game) {
     verdict.goal_reached ? h('span', {class: 'tone-crew'}, '★ the heist worked') : h('span', {class: 'hint'}, 'the heist did not reach its goal'),
     h('button', {class: 'primary', 'data-fid': 'banner-debrief', onclick: () => go('debrief')}, 'Open the debrief'),
     h('span', {class: 'hint', id: 'over-hint'}, game.out_of_phases ? 'the phase limit is reached'
+      : game.level.goal_words.finish === 'defence' && !verdict.goal_reached
+        ? 'the runtime held, as it does here: no play finishes this level; a defence that holds does (below)'
       : cardsLeft(game) > 0 ? `you still hold ${counted(cardsLeft(game), 'card', 'cards')}: rewind to play ${cardsLeft(game) === 1 ? 'it' : 'them'} at another moment`
         : 'no card left to play: rewind or restart to try again'));
 }
@@ -763,7 +765,8 @@ function pennyPanel(game) {
       run.retried_as ? h('span', {class: 'hint'}, ` · the workflow retried it as ${run.retried_as}, with new keys`) : null)),
     h('div', {class: 'workers'}, game.workers.map((worker) => h('div', {class: `worker ${worker.alive ? '' : 'gone'}`},
       h('strong', {}, worker.id), ' ', lookSpan(worker.look),
-      h('span', {class: 'hint'}, ` · run ${worker.run} · phase: ${worker.phase} · checkpoint v${worker.loaded_version}`),
+      h('span', {class: 'hint'}, ` · run ${worker.run} · phase: ${worker.phase}`,
+        game.panels.checkpoints ? ` · checkpoint v${worker.loaded_version}` : ''),
       worker.key ? [' · ', keySpan(worker.key), worker.attempt ? h('span', {class: 'hint'}, ` attempt ${worker.attempt}`) : null] : null))));
 }
 
@@ -969,7 +972,9 @@ async function showDebrief() {
     h('section', {class: 'panel stack', id: 'verdict'},
       h('p', {class: 'hint'}, `${game.level.title} · debrief`),
       h('div', {class: 'verdict-big'}, lookSpan(verdict.outcome)),
-      h('p', {}, h('strong', {}, headline), ` The goal was `, lookSpan(verdict.goal), verdict.goal_reached ? ' — reached.' : ' — not reached.'),
+      h('p', {}, h('strong', {}, headline), game.level.goal_words.finish === 'heist'
+        ? [' The goal was ', lookSpan(verdict.goal), verdict.goal_reached ? ' — reached.' : ' — not reached.']
+        : ` ${game.level.goal_words.sentence}`),
       h('p', {}, end.counted
         ? (end.finished ? `Finished with ${counted(end.cards, 'card', 'cards')} in ${counted(end.phases, 'phase', 'phases')}: it counts on the room's scoreboard.`
           : 'Not finished: rewind or restart and try again.')

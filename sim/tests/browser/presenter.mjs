@@ -6,12 +6,9 @@
 //
 //   TWICE_SIM=path/to/twice-sim  [TWICE_SCREENSHOTS=folder]  [CHROMIUM=…]  node presenter.mjs
 import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
-import { join as joinPath } from 'node:path';
-import { startServer, stopServer, browserArgs } from './server.mjs';
+import { startServer, stopServer, browserArgs, problems, check, shot, finish, Scripted } from './harness.mjs';
 
 const binary = process.env.TWICE_SIM;
-const screenshots = process.env.TWICE_SCREENSHOTS || '';
 if (!binary) {
   console.error('set TWICE_SIM (the twice-sim binary)');
   process.exit(2);
@@ -21,37 +18,6 @@ const PEOPLE = 60;
 const JOIN_URL = 'http://192.168.1.20:7880/';
 /** What sixty people may take on the presenter's screen: about two screens, not a page per person. */
 const OVERVIEW_HEIGHT_MAX_PX = 1600;
-
-const problems = [];
-function check(condition, message) {
-  if (!condition) throw new Error(`check failed: ${message}`);
-  console.log(`ok   ${message}`);
-}
-
-async function shot(page, name, fullPage) {
-  if (!screenshots) return;
-  mkdirSync(screenshots, { recursive: true });
-  await page.evaluate(() => { const toast = document.getElementById('notice'); if (toast) toast.textContent = ''; });
-  await page.screenshot({ path: joinPath(screenshots, `${name}.png`), fullPage: Boolean(fullPage) });
-  console.log(`shot ${name}.png`);
-}
-
-/** A participant without a browser: the page's JSON API with its cookie. */
-class Scripted {
-  constructor(base, name) { this.base = base; this.name = name; this.cookie = ''; }
-  async send(method, path, body) {
-    const response = await fetch(`${this.base}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...(this.cookie ? { cookie: this.cookie } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const setCookie = response.headers.get('set-cookie');
-    if (setCookie) this.cookie = setCookie.split(';')[0];
-    const answer = await response.json();
-    if (response.status !== 200) throw new Error(`${this.name}: ${method} ${path} answered ${response.status}: ${JSON.stringify(answer)}`);
-    return answer;
-  }
-}
 
 /** A name from a short list of pioneers, numbered past the list's end. */
 const PIONEERS = ['Ada', 'Grace', 'Linus', 'Hedy', 'Barbara', 'Joan', 'Radia', 'Katherine', 'Margaret', 'Frances',
@@ -162,8 +128,4 @@ try {
   if (server) await stopServer(server, 'SIGTERM');
 }
 
-if (problems.length) {
-  for (const problem of problems) console.error(`problem: ${problem}`);
-  process.exit(1);
-}
-console.log('presenter: all checks passed');
+finish('presenter');

@@ -14,33 +14,18 @@
 // 2. WORKSHOP.md's plan with its own `--path`: a participant who finished nothing finds
 //    every level each row of the plan names open at that row's minute, and opens it.
 import { chromium } from 'playwright-core';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
-import { startServer as start, stopServer, browserArgs } from './server.mjs';
+import { startServer as start, stopServer, browserArgs, problems, check, shot, finish, Scripted as Participant } from './harness.mjs';
 
 const binary = process.env.TWICE_SIM;
 const roomDir = process.env.TWICE_ROOM_DIR;
-const screenshots = process.env.TWICE_SCREENSHOTS || '';
 if (!binary || !roomDir) {
   console.error('set TWICE_SIM (the twice-sim binary) and TWICE_ROOM_DIR (a folder for the room file)');
   process.exit(2);
 }
 const STEP_TIMEOUT_MS = 15_000;
 const startServer = (args, address) => start(binary, args, address);
-
-const problems = [];
-function check(condition, message) {
-  if (!condition) throw new Error(`check failed: ${message}`);
-  console.log(`ok   ${message}`);
-}
-
-async function shot(page, name) {
-  if (!screenshots) return;
-  mkdirSync(screenshots, { recursive: true });
-  await page.evaluate(() => { const toast = document.getElementById('notice'); if (toast) toast.textContent = ''; });
-  await page.screenshot({ path: joinPath(screenshots, `${name}.png`) });
-  console.log(`shot ${name}.png`);
-}
 
 async function newPage(browser, label) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
@@ -86,21 +71,8 @@ function tapeMoves(file) {
   return moves;
 }
 
-/** A participant without a browser: the same JSON API the page uses, with its cookie. */
-class Scripted {
-  constructor(base, name) { this.base = base; this.name = name; this.cookie = ''; }
-  async send(method, path, body) {
-    const response = await fetch(`${this.base}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...(this.cookie ? { cookie: this.cookie } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const setCookie = response.headers.get('set-cookie');
-    if (setCookie) this.cookie = setCookie.split(';')[0];
-    const answer = await response.json();
-    if (response.status !== 200) throw new Error(`${this.name}: ${method} ${path} answered ${response.status}: ${JSON.stringify(answer)}`);
-    return answer;
-  }
+/** A scripted participant who plays 01 by its win tape and steps into 02. */
+class Scripted extends Participant {
   /** Wins 01 with the tape's moves, then opens 02 and steps into it; keeps the last answer. */
   async play(moves) {
     await this.send('POST', '/api/join', { name: this.name });
@@ -237,8 +209,4 @@ try {
   for (const server of servers) await stopServer(server, 'SIGTERM');
 }
 
-if (problems.length) {
-  for (const problem of problems) console.error(`problem: ${problem}`);
-  process.exit(1);
-}
-console.log('room and workshop plan: all checks passed');
+finish('room and workshop plan');

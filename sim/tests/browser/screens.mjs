@@ -8,12 +8,9 @@
 //
 //   TWICE_SIM=path/to/twice-sim  [TWICE_SCREENSHOTS=folder]  [CHROMIUM=…]  node screens.mjs
 import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
-import { join as joinPath } from 'node:path';
-import { startServer, stopServer, browserArgs } from './server.mjs';
+import { startServer, stopServer, browserArgs, problems, check, shot, finish } from './harness.mjs';
 
 const binary = process.env.TWICE_SIM;
-const screenshots = process.env.TWICE_SCREENSHOTS || '';
 if (!binary) {
   console.error('set TWICE_SIM (the twice-sim binary)');
   process.exit(2);
@@ -21,20 +18,6 @@ if (!binary) {
 const STEP_TIMEOUT_MS = 15_000;
 /** The widths a workshop brings: a phone, a tablet standing up, a laptop. */
 const VIEWPORTS = [[390, 844], [768, 1024], [1280, 720]];
-
-const problems = [];
-function check(condition, message) {
-  if (!condition) throw new Error(`check failed: ${message}`);
-  console.log(`ok   ${message}`);
-}
-
-async function shot(page, name) {
-  if (!screenshots) return;
-  mkdirSync(screenshots, { recursive: true });
-  await page.evaluate(() => { const toast = document.getElementById('notice'); if (toast) toast.textContent = ''; });
-  await page.screenshot({ path: joinPath(screenshots, `${name}.png`) });
-  console.log(`shot ${name}.png`);
-}
 
 async function newPage(browser, label, width, height) {
   const context = await browser.newContext({ viewport: { width, height } });
@@ -203,8 +186,4 @@ try {
   if (server) await stopServer(server, 'SIGTERM');
 }
 
-if (problems.length) {
-  for (const problem of problems) console.error(`problem: ${problem}`);
-  process.exit(1);
-}
-console.log('screens: all checks passed');
+finish('screens');

@@ -59,7 +59,7 @@ impl FromRequestParts<WebState> for Joined {
 /// middle of a workshop (or a two-day one) still finds its participant.
 pub const COOKIE_MAX_AGE_SECONDS: u64 = 7 * 24 * 60 * 60;
 
-pub(super) fn session_cookie(id: SessionId) -> HeaderValue {
+fn session_cookie(id: SessionId) -> HeaderValue {
     // HttpOnly: no script reads it; SameSite=Strict: no other site's page sends it.
     HeaderValue::from_str(&format!(
         "{COOKIE_NAME}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age={COOKIE_MAX_AGE_SECONDS}",
@@ -68,7 +68,7 @@ pub(super) fn session_cookie(id: SessionId) -> HeaderValue {
     .expect("hex is a valid header value")
 }
 
-pub(super) fn idle_minutes(shared: &Shared) -> u64 {
+fn idle_minutes(shared: &Shared) -> u64 {
     shared.sessions.idle_timeout().as_secs().div_ceil(60)
 }
 
@@ -92,18 +92,27 @@ pub(super) async fn join(
     let (id, me) = state
         .work(move |shared| {
             let (id, session) = shared.sessions.join(&body.name, body.code.as_deref(), replacing)?;
-            let me = views::me_view(
-                &session.participant(),
-                &shared.catalogue,
-                &shared.openings(),
-                idle_minutes(shared),
-            );
-            Ok((id, me))
+            Ok((id, me_of(shared, &session)))
         })
         .await?;
+    Ok(signed_in(id, me))
+}
+
+/// Who a participant is, as their page shows it.
+pub(super) fn me_of(shared: &Shared, session: &Session) -> MeView {
+    views::me_view(
+        &session.participant(),
+        &shared.catalogue,
+        &shared.openings(),
+        idle_minutes(shared),
+    )
+}
+
+/// The answer that puts browser `id` in the room: who they are, and the cookie that names them.
+pub(super) fn signed_in(id: SessionId, me: MeView) -> Response {
     let mut response = Json(me).into_response();
     response.headers_mut().insert(header::SET_COOKIE, session_cookie(id));
-    Ok(response)
+    response
 }
 
 /// `POST /api/leave`: ends the session now (its slot is free for someone else).
@@ -124,16 +133,7 @@ pub(super) async fn leave(State(state): State<WebState>, joined: Joined) -> Resu
 
 /// `GET /api/me`: the name, and the level open.
 pub(super) async fn me(State(state): State<WebState>, joined: Joined) -> Result<Json<MeView>, WebError> {
-    state
-        .work(move |shared| {
-            Ok(Json(views::me_view(
-                &joined.session.participant(),
-                &shared.catalogue,
-                &shared.openings(),
-                idle_minutes(shared),
-            )))
-        })
-        .await
+    state.work(move |shared| Ok(Json(me_of(shared, &joined.session)))).await
 }
 
 /// `GET /api/levels`: the level select, with this participant's progress.

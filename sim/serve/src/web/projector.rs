@@ -8,22 +8,22 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use qrcode::render::svg;
 use qrcode::{EcLevel, QrCode};
 use serde::{Deserialize, Serialize};
 
 use super::error::WebError;
-use super::handlers::{cookie_id, idle_minutes, session_cookie};
+use super::handlers::{cookie_id, me_of, signed_in};
 use super::levels::Catalogue;
 use super::presenter::Presenter;
 use super::room_file::RoomFile;
-use super::views::{self, MeView};
+use super::views;
 use super::{WebConfig, WebStartError, WebState};
 use crate::json::StrictJson;
 use twice_world::presenter_notes::PresenterNotes;
-use twice_world::workshop_plan::{self, Plan};
+use twice_world::workshop_plan::{self, Plan, PlanRow};
 
 /// The plan this binary was built with: the repository's WORKSHOP.md.
 const BUILT_IN_PLAN: &str = include_str!("../../../../WORKSHOP.md");
@@ -199,15 +199,12 @@ pub struct PlannedLevelView {
     pub title: Option<String>,
 }
 
+/// A row of the plan as WORKSHOP.md has it, with the levels it names found in the room.
 #[derive(Clone, Debug, Serialize)]
 pub struct PlanRowView {
-    pub from_minute: u32,
-    pub to_minute: u32,
-    pub title: String,
-    pub what: String,
-    pub room: String,
-    pub chapter: Option<u32>,
-    pub levels: Vec<PlannedLevelView>,
+    #[serde(flatten)]
+    pub row: PlanRow,
+    pub planned: Vec<PlannedLevelView>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -276,13 +273,8 @@ fn plan_view(shared: &super::Shared) -> Result<PlanView, WebError> {
             plan.rows
                 .iter()
                 .map(|row| PlanRowView {
-                    from_minute: row.from_minute,
-                    to_minute: row.to_minute,
-                    title: row.title.clone(),
-                    what: row.what.clone(),
-                    room: row.room.clone(),
-                    chapter: row.chapter,
-                    levels: row
+                    row: row.clone(),
+                    planned: row
                         .levels
                         .iter()
                         .map(|number| {
@@ -382,21 +374,13 @@ pub(super) async fn stage(
     headers: HeaderMap,
 ) -> Result<Response, WebError> {
     let replacing = cookie_id(&headers);
-    let (id, me): (_, MeView) = state
+    let (id, me) = state
         .work(move |shared| {
             let (id, session) = shared.sessions.stage(replacing)?;
-            let me = views::me_view(
-                &session.participant(),
-                &shared.catalogue,
-                &shared.openings(),
-                idle_minutes(shared),
-            );
-            Ok((id, me))
+            Ok((id, me_of(shared, &session)))
         })
         .await?;
-    let mut response = (StatusCode::OK, Json(me)).into_response();
-    response.headers_mut().insert(header::SET_COOKIE, session_cookie(id));
-    Ok(response)
+    Ok(signed_in(id, me))
 }
 
 #[cfg(test)]

@@ -389,29 +389,12 @@ impl RoomFile {
             .map_err(self.sqlite("reading a won tape"))
     }
 
-    /// Every participant with their progress and open level, oldest first.
-    pub fn participants(&self) -> Result<Vec<StoredParticipant>, RoomFileError> {
-        let connection = self.connection();
-        let mut statement = connection
-            .prepare("SELECT id, session_sha256, name, claim_code, progress_at_ms FROM participants ORDER BY id")
-            .map_err(self.sqlite("reading participants"))?;
-        let mut participants: Vec<StoredParticipant> = statement
-            .query_map([], |row| {
-                Ok(StoredParticipant {
-                    id: row.get(0)?,
-                    session_sha256: row.get(1)?,
-                    name: row.get(2)?,
-                    claim_code: row.get(3)?,
-                    progress: Vec::new(),
-                    game: None,
-                    prediction: PredictionState::default(),
-                    progress_at_ms: row.get::<_, Option<i64>>(4)?.and_then(|at| u64::try_from(at).ok()),
-                })
-            })
-            .and_then(Iterator::collect)
-            .map_err(self.sqlite("reading participants"))?;
-        let index_of =
-            |participants: &[StoredParticipant], id: i64| participants.iter().position(|stored| stored.id == id);
+    /// Each participant's progress by level, from the progress table.
+    fn read_progress(
+        &self,
+        connection: &Connection,
+        participants: &mut [StoredParticipant],
+    ) -> Result<(), RoomFileError> {
         let mut statement = connection
             .prepare(
                 "SELECT participant, level, finished, plays, last_outcome, best_cards, best_phases, best_outcome, \
@@ -446,7 +429,7 @@ impl RoomFile {
             .and_then(Iterator::collect)
             .map_err(self.sqlite("reading progress"))?;
         for (id, level, finished, plays, last, cards, phases, outcome, losses) in rows {
-            let Some(index) = index_of(&participants, id) else {
+            let Some(index) = index_of(participants, id) else {
                 continue;
             };
             let bad = |detail: String| RoomFileError::BadRow {
@@ -474,6 +457,31 @@ impl RoomFile {
             };
             participants[index].progress.push((level, progress));
         }
+        Ok(())
+    }
+
+    /// Every participant with their progress and open level, oldest first.
+    pub fn participants(&self) -> Result<Vec<StoredParticipant>, RoomFileError> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare("SELECT id, session_sha256, name, claim_code, progress_at_ms FROM participants ORDER BY id")
+            .map_err(self.sqlite("reading participants"))?;
+        let mut participants: Vec<StoredParticipant> = statement
+            .query_map([], |row| {
+                Ok(StoredParticipant {
+                    id: row.get(0)?,
+                    session_sha256: row.get(1)?,
+                    name: row.get(2)?,
+                    claim_code: row.get(3)?,
+                    progress: Vec::new(),
+                    game: None,
+                    prediction: PredictionState::default(),
+                    progress_at_ms: row.get::<_, Option<i64>>(4)?.and_then(|at| u64::try_from(at).ok()),
+                })
+            })
+            .and_then(Iterator::collect)
+            .map_err(self.sqlite("reading participants"))?;
+        self.read_progress(&connection, &mut participants)?;
         let mut statement = connection
             .prepare("SELECT participant, log FROM games")
             .map_err(self.sqlite("reading open levels"))?;
@@ -511,6 +519,11 @@ impl RoomFile {
         }
         Ok(participants)
     }
+}
+
+/// Where the participant with row `id` is in `participants`.
+fn index_of(participants: &[StoredParticipant], id: i64) -> Option<usize> {
+    participants.iter().position(|stored| stored.id == id)
 }
 
 /// The room's tables. Names are unique whatever their case (`name_folded`).

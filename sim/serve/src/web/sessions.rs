@@ -277,29 +277,7 @@ impl Sessions {
                 ),
             ));
         }
-        let claim_code = generate_claim_code()?;
-        let joined_at_ms = super::now_unix_ms();
-        let participant_id = self
-            .store
-            .add_participant(&hash, &name, &claim_code, joined_at_ms)
-            .map_err(stored)?;
-        let session = Arc::new(Session {
-            name: name.clone(),
-            participant_id,
-            claim_code: claim_code.clone(),
-            last_seen: Mutex::new(now),
-            live: AtomicBool::new(true),
-            participant: Mutex::new(Participant {
-                id: participant_id,
-                name,
-                claim_code,
-                progress: BTreeMap::new(),
-                game: None,
-                log: None,
-                prediction: super::prediction::PredictionState::default(),
-                progress_at_ms: Some(joined_at_ms),
-            }),
-        });
+        let session = self.add(&hash, &name, now, Some(super::now_unix_ms()))?;
         people.everyone.push(Arc::clone(&session));
         people.by_session.insert(hash, Arc::clone(&session));
         tracing::info!(
@@ -309,6 +287,38 @@ impl Sessions {
             self.max
         );
         Ok((id, session))
+    }
+
+    /// A new participant in the room file, holding a place from `now`; `progress_at_ms`: when
+    /// they count as having last made progress (they joined; `None` for the stage).
+    fn add(&self, hash: &str, name: &str, now: Instant, progress_at_ms: Option<u64>) -> Result<Arc<Session>, WebError> {
+        let claim_code = generate_claim_code()?;
+        let participant_id = self
+            .store
+            .add_participant(
+                hash,
+                name,
+                &claim_code,
+                progress_at_ms.unwrap_or_else(super::now_unix_ms),
+            )
+            .map_err(stored)?;
+        Ok(Arc::new(Session {
+            name: name.to_owned(),
+            participant_id,
+            claim_code: claim_code.clone(),
+            last_seen: Mutex::new(now),
+            live: AtomicBool::new(true),
+            participant: Mutex::new(Participant {
+                id: participant_id,
+                name: name.to_owned(),
+                claim_code,
+                progress: BTreeMap::new(),
+                game: None,
+                log: None,
+                prediction: super::prediction::PredictionState::default(),
+                progress_at_ms,
+            }),
+        }))
     }
 
     /// `session` is browser `id`'s now (any other browser of theirs loses it).
@@ -488,28 +498,7 @@ impl Sessions {
         if let Some(existing) = people.everyone.iter().find(|session| session.is_stage()).cloned() {
             return self.attach(&mut people, &existing, id, hash, now);
         }
-        let claim_code = generate_claim_code()?;
-        let participant_id = self
-            .store
-            .add_participant(&hash, STAGE_NAME, &claim_code, super::now_unix_ms())
-            .map_err(stored)?;
-        let session = Arc::new(Session {
-            name: STAGE_NAME.to_owned(),
-            participant_id,
-            claim_code: claim_code.clone(),
-            last_seen: Mutex::new(now),
-            live: AtomicBool::new(true),
-            participant: Mutex::new(Participant {
-                id: participant_id,
-                name: STAGE_NAME.to_owned(),
-                claim_code,
-                progress: BTreeMap::new(),
-                game: None,
-                log: None,
-                prediction: super::prediction::PredictionState::default(),
-                progress_at_ms: None,
-            }),
-        });
+        let session = self.add(&hash, STAGE_NAME, now, None)?;
         people.everyone.push(Arc::clone(&session));
         people.by_session.insert(hash, Arc::clone(&session));
         Ok((id, session))

@@ -158,11 +158,23 @@ fn chapter_named(cell: &str) -> Option<u32> {
     rest.split(')').next()?.trim().parse().ok()
 }
 
+/// A level named in prose: `03 Try Again, Penny`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LevelMention {
+    /// Where it starts, in bytes.
+    pub offset: usize,
+    /// Its two digits (`03`).
+    pub number: String,
+    /// What follows its number (the title as written, and more), up to 80 characters.
+    pub after: String,
+}
+
 /// Every `NN Title` in `text`: two digits (not part of a longer number), a space, an optional
-/// `*`, then a capital letter — how the plan names a level ("16 KiB" is a quantity, not one).
-pub fn level_numbers(text: &str) -> Vec<String> {
+/// `*`, then a capital letter — how the plan and the docs name a level ("16 KiB" is a quantity,
+/// not one).
+pub fn level_mentions(text: &str) -> Vec<LevelMention> {
     let bytes = text.as_bytes();
-    let mut found: Vec<String> = Vec::new();
+    let mut found = Vec::new();
     for index in 0..bytes.len().saturating_sub(3) {
         let two_digits = bytes[index].is_ascii_digit() && bytes[index + 1].is_ascii_digit();
         let alone = index == 0 || !bytes[index - 1].is_ascii_digit();
@@ -175,12 +187,26 @@ pub fn level_numbers(text: &str) -> Vec<String> {
             .next()
             .unwrap_or_default();
         let unit = ["KiB", "MiB", "GiB", "KB", "MB", "GB", "CPU", "ID"].contains(&word);
-        let number = text[index..index + 2].to_owned();
-        if !unit && after.chars().next().is_some_and(char::is_uppercase) && !found.contains(&number) {
-            found.push(number);
+        if !unit && after.chars().next().is_some_and(char::is_uppercase) {
+            found.push(LevelMention {
+                offset: index,
+                number: text[index..index + 2].to_owned(),
+                after: after.chars().take(80).collect(),
+            });
         }
     }
     found
+}
+
+/// The levels `text` names, by number, in order, each once.
+pub fn level_numbers(text: &str) -> Vec<String> {
+    let mut numbers: Vec<String> = Vec::new();
+    for mention in level_mentions(text) {
+        if !numbers.contains(&mention.number) {
+            numbers.push(mention.number);
+        }
+    }
+    numbers
 }
 
 #[cfg(test)]

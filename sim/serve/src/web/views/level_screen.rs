@@ -345,6 +345,31 @@ fn panels_view(game: &Game) -> PanelsView {
     }
 }
 
+/// The messages on the wire, each with its key's look and what it carries.
+fn wire_view(simulation: &Simulation, looks: &KeyLooks) -> Vec<MessageView> {
+    simulation
+        .messages()
+        .map(|message| MessageView {
+            id: message.id,
+            direction: match message.direction {
+                Direction::Request => "request",
+                Direction::Response => "response",
+            },
+            worker: message.worker,
+            key: looks.look(&message.key),
+            downstream_key: message.downstream_key.clone(),
+            attempt: message.attempt,
+            account: CreditArguments::of_call(&message.call).account,
+            amount_cents: CreditArguments::of_call(&message.call).amount_cents,
+            answer: message.answer.as_ref().map(answer_text),
+            sent_at_ms: message.sent_at_ms,
+            arrives_at_ms: message.arrives_at_ms,
+            lost: message.lost,
+            slowed: message.slowed,
+        })
+        .collect()
+}
+
 /// What a card will do now, in the player's words (as the game's hand says it).
 fn card_effect(card: CardKind, simulation: &Simulation) -> String {
     twice_world::hand::effect(card, simulation)
@@ -442,27 +467,7 @@ pub fn game_view(
                 loaded_version: worker.loaded_version,
             })
             .collect(),
-        wire: simulation
-            .messages()
-            .map(|message| MessageView {
-                id: message.id,
-                direction: match message.direction {
-                    Direction::Request => "request",
-                    Direction::Response => "response",
-                },
-                worker: message.worker,
-                key: looks.look(&message.key),
-                downstream_key: message.downstream_key.clone(),
-                attempt: message.attempt,
-                account: CreditArguments::of_call(&message.call).account,
-                amount_cents: CreditArguments::of_call(&message.call).amount_cents,
-                answer: message.answer.as_ref().map(answer_text),
-                sent_at_ms: message.sent_at_ms,
-                arrives_at_ms: message.arrives_at_ms,
-                lost: message.lost,
-                slowed: message.slowed,
-            })
-            .collect(),
+        wire: wire_view(simulation, &looks),
         billing: billing_view(simulation, &looks),
         ledger: records.iter().map(|record| record_row(record, &looks)).collect(),
         history: history[history_skipped..].iter().map(history_row).collect(),
