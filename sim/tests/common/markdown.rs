@@ -5,17 +5,12 @@
 #![allow(dead_code)] // Each test binary uses part of it.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// The workspace's root folder: the nearest folder above the test's package that holds
-/// `Cargo.lock` (`sim/` and `game/` both sit in it).
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .find(|folder| folder.join("Cargo.lock").is_file())
-        .expect("the workspace's Cargo.lock above the package")
-        .to_path_buf()
-}
+#[path = "source_tree.rs"]
+mod source_tree;
+
+pub use source_tree::workspace_root;
 
 /// The book's source folder.
 pub fn book_source() -> PathBuf {
@@ -43,7 +38,7 @@ impl Document {
 /// README.md and every `.md` file under docs/src, in a stable order.
 pub fn documents() -> Vec<Document> {
     let mut paths = vec![workspace_root().join("README.md")];
-    markdown_below(&book_source(), &mut paths);
+    source_tree::files_below(&book_source(), |name| name.ends_with(".md"), &mut paths);
     paths
         .into_iter()
         .map(|path| {
@@ -51,21 +46,6 @@ pub fn documents() -> Vec<Document> {
             Document { path, text }
         })
         .collect()
-}
-
-fn markdown_below(folder: &Path, found: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(folder)
-        .unwrap_or_else(|error| panic!("{}: {error}", folder.display()))
-        .map(|entry| entry.expect("a folder entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            markdown_below(&path, found);
-        } else if path.extension().is_some_and(|extension| extension == "md") {
-            found.push(path);
-        }
-    }
 }
 
 /// A piece of code the reader sees: a fenced block's line (continuation lines joined) or an
