@@ -1,6 +1,6 @@
 //! The presenter's page runs a workshop: the room at a glance for sixty people (one row per
 //! level, who needs help by the presenter's thresholds), everyone the room file keeps visible
-//! at once after a restart, the join page's address and QR code, WORKSHOP.md's plan with a clock
+//! at once after a restart, the join page's address and QR code, the workshop plan with a clock
 //! and the chapter notes, and the server's log — one line per join, leave, race and error, and
 //! none with `--quiet`.
 
@@ -251,7 +251,7 @@ async fn the_plan_and_the_notes_come_from_workshop_md_and_the_campaign_with_a_cl
     let room = room_with(|_| {}).await;
     let presenter = Presenter::of(&room);
     let plan = presenter.get("/api/presenter/plan").await;
-    let workshop = std::fs::read_to_string(levels_folder().join("../WORKSHOP.md")).unwrap();
+    let workshop = std::fs::read_to_string(levels_folder().join("../docs/src/workshop/plan.md")).unwrap();
     let expected = twice_world::workshop_plan::parse(&workshop).unwrap();
     let rows = plan["rows"].as_array().unwrap();
     assert_eq!(rows.len(), expected.rows.len());

@@ -1,7 +1,7 @@
 // Twice in a browser: the presenter's page, to run a workshop from. Three views:
 // - the room: one row per level (on it, finished, lost more than N times, stuck for M minutes),
 //   who needs help, everyone on demand, the race and a compact scoreboard — sixty people fit;
-// - the plan: the workshop's minute plan (WORKSHOP.md, read by the server) with a clock, and the
+// - the plan: the workshop's minute plan (the book's workshop plan, read by the server) with a clock, and the
 //   chapter notes (levels/presenter-notes.ron) for the chapter under way;
 // - the wall: the join page (/join: the address large and its QR code) and the stage (one level
 //   shown large, played by the presenter in a tab of its own).

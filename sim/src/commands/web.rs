@@ -48,8 +48,8 @@ pub struct WebArgs {
     #[arg(long)]
     pub join_url: Option<String>,
     /// The workshop's minute plan the presenter's page shows with a clock: a Markdown file
-    /// with a `| minute | what happens | the room does |` table. Default: the WORKSHOP.md
-    /// this binary was built with.
+    /// with a `| minute | what happens | the room does |` table. Default: the book's workshop
+    /// plan (docs/src/workshop/plan.md) this binary was built with.
     #[arg(long)]
     pub plan: Option<PathBuf>,
     /// No log lines (joins, leaves, races, errors) on stderr; the URLs are still printed.

@@ -1,7 +1,7 @@
 // The presenter's page running a workshop, in a real Chromium: sixty participants (scripted
 // through the page's own API) on one screen of levels — how many are on each, finished it, lost
 // it more than N times — with who needs help and everyone on demand; the join page for the
-// projector (the address large, its QR code); WORKSHOP.md's plan with a clock and the chapter's
+// projector (the address large, its QR code); the workshop plan with a clock and the chapter's
 // notes; and the stage, where one level is shown large. Starts its own server:
 //
 //   TWICE_SIM=path/to/twice-sim  [TWICE_SCREENSHOTS=folder]  [CHROMIUM=…]  node presenter.mjs
@@ -81,11 +81,11 @@ try {
   await presenter.waitForSelector('#sessions');
   check((await presenter.$$('#sessions tbody tr')).length === PEOPLE, `"show" lists all ${PEOPLE}`);
 
-  // The plan: WORKSHOP.md's rows, a clock started at minute 10, the notes of its chapter.
+  // The plan: the workshop plan's rows, a clock started at minute 10, the notes of its chapter.
   await presenter.click('#view-plan');
   await presenter.waitForSelector('#plan tbody tr');
   const planRows = (await presenter.$$('#plan tbody tr')).length;
-  check(planRows > 5, `the plan shows WORKSHOP.md's ${planRows} rows`);
+  check(planRows > 5, `the plan shows the workshop plan's ${planRows} rows`);
   await presenter.fill('#clock-minute', '10');
   await presenter.click('#clock-start');
   await presenter.waitForSelector('#plan tr.now');

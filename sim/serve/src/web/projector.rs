@@ -2,7 +2,7 @@
 //! a QR code drawn here, as SVG), the workshop's minute plan with a clock and the chapter notes,
 //! and the stage, where the presenter plays one level large for the room.
 //!
-//! The plan is WORKSHOP.md's own table, read by `twice_world::workshop_plan` (the parser the
+//! The plan is the book's workshop plan's own table (docs/src/workshop/plan.md), read by `twice_world::workshop_plan` (the parser the
 //! tests hold the plan to), and the notes are the campaign's `presenter-notes.ron`: the page
 //! only draws them. The clock is kept in the room file, so a restart does not reset it.
 
@@ -25,8 +25,8 @@ use crate::json::StrictJson;
 use twice_world::presenter_notes::PresenterNotes;
 use twice_world::workshop_plan::{self, Plan, PlanRow};
 
-/// The plan this binary was built with: the repository's WORKSHOP.md.
-const BUILT_IN_PLAN: &str = include_str!("../../../../WORKSHOP.md");
+/// The plan this binary was built with: the book's workshop plan (docs/src/workshop/plan.md).
+const BUILT_IN_PLAN: &str = include_str!("../../../../docs/src/workshop/plan.md");
 /// The longest join address taken (`--join-url`, or a request's `Host`).
 pub const JOIN_URL_CHARS_MAX: usize = 200;
 /// The QR code's smallest side, in SVG units (the page scales it to fit).
@@ -58,11 +58,11 @@ impl Projector {
                     .map_err(|error| WebStartError::Plan(format!("{}: {error}", path.display())))?;
                 (Ok(plan), path.display().to_string())
             }
-            // The built-in plan is the repository's; a build whose WORKSHOP.md has no plan
+            // The built-in plan is the repository's; a build whose plan has no table
             // still serves the room, and the presenter's page says why there is none.
             None => (
                 workshop_plan::parse(BUILT_IN_PLAN).map_err(|error| error.to_string()),
-                "WORKSHOP.md (built into this binary)".to_owned(),
+                "the book's workshop plan (docs/src/workshop/plan.md, built into this binary)".to_owned(),
             ),
         };
         let join_url = config.join_url.as_deref().map(check_join_url).transpose()?;
@@ -199,7 +199,7 @@ pub struct PlannedLevelView {
     pub title: Option<String>,
 }
 
-/// A row of the plan as WORKSHOP.md has it, with the levels it names found in the room.
+/// A row of the plan as the workshop plan has it, with the levels it names found in the room.
 #[derive(Clone, Debug, Serialize)]
 pub struct PlanRowView {
     #[serde(flatten)]
@@ -418,7 +418,7 @@ mod tests {
 
     #[test]
     fn the_built_in_plan_reads() {
-        let plan = workshop_plan::parse(BUILT_IN_PLAN).expect("WORKSHOP.md's plan reads");
+        let plan = workshop_plan::parse(BUILT_IN_PLAN).expect("the workshop plan reads");
         assert!(plan.minutes() > 0);
     }
 }

@@ -1,5 +1,6 @@
-//! A workshop's minute plan, read from its Markdown (WORKSHOP.md's table "minute | what happens |
-//! the room does"), so the presenter's page shows the plan the facilitator reads, with a clock,
+//! A workshop's minute plan, read from its Markdown (the book's workshop plan has the table
+//! "minute | what happens | the room does"), so the presenter's page shows the plan the
+//! facilitator reads, with a clock,
 //! and the tests hold the plan to the campaign and the presenter notes — one parser for both.
 //!
 //! A row is `| 5–9 | **01 The Second Knock** (chapter 1). One card, … | plays 01 … |`: its
@@ -256,9 +257,11 @@ mod tests {
 
     #[test]
     fn the_workshop_s_own_plan_reads() {
-        let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../WORKSHOP.md"))
-            .expect("WORKSHOP.md is in the repository");
-        let plan = parse(&text).expect("WORKSHOP.md's plan reads");
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/workshop/plan.md"),
+        )
+        .expect("the workshop plan is in the repository");
+        let plan = parse(&text).expect("the workshop plan reads");
         assert!(plan.rows.len() > 5, "{plan:?}");
         assert!(plan.rows.iter().any(|row| row.levels.contains(&"01".to_owned())));
     }
