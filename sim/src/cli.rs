@@ -114,6 +114,7 @@ enum Commands {
 
 /// Runs the CLI with the process's arguments.
 pub fn main() -> ExitCode {
+    quiet_on_broken_pipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -122,6 +123,30 @@ pub fn main() -> ExitCode {
         }
     };
     ExitCode::from(run(cli))
+}
+
+/// Ends the process quietly, with [`EXIT_BROKEN_PIPE`], when printing to standard output fails
+/// because its reader went away, as command line tools do (`twice-sim play … | head -2`).
+///
+/// Rust ignores SIGPIPE, so `println!` panics on a closed pipe ("failed printing to stdout")
+/// where a C tool would be killed silently; restoring SIGPIPE needs unsafe code, which the
+/// workspace forbids, and would also kill the drills that write to their children's pipes.
+/// Only that one panic is caught: any other goes to the default hook as before. Nothing is
+/// lost: a ledger's writes are transactions, committed or not.
+fn quiet_on_broken_pipe() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(i32::from(twice_world::exit::EXIT_BROKEN_PIPE));
+        }
+        default_hook(info);
+    }));
 }
 
 pub fn run(cli: Cli) -> u8 {
