@@ -166,21 +166,7 @@ pub fn play(
         if show_code {
             print_code(&CodeReport::of(&simulation, &debrief), &simulation);
         }
-        if let Some(path) = &ledger {
-            println!(
-                "\nThe ledger is in {}: open it with `sqlite3 {} 'select * from tool_executions'`",
-                path.display(),
-                path.display()
-            );
-        }
-        if let (Some(expected), Some(ok)) = (expected, as_expected) {
-            println!(
-                "\nexpected {} stopped by [{}]: {}",
-                expected.verdict,
-                guard_list(&expected.stopped_by),
-                if ok { "as expected" } else { "DIFFERS" }
-            );
-        }
+        print_after(ledger.as_deref(), expected, as_expected);
     }
     if as_expected == Some(false) {
         EXIT_DIFFERS
@@ -240,5 +226,24 @@ fn print_code(report: &CodeReport, simulation: &Simulation) {
             guard_list(&fix.switched)
         );
         print!("{}", fix.text());
+    }
+}
+
+/// Where the ledger file is, and whether the tape's verdict came out as it expects.
+fn print_after(ledger: Option<&Path>, expected: Option<&twice_world::level::Expectation>, as_expected: Option<bool>) {
+    if let Some(path) = ledger {
+        println!(
+            "\nThe ledger is in {}: open it with `sqlite3 {} 'select * from tool_executions'`",
+            path.display(),
+            path.display()
+        );
+    }
+    if let (Some(expected), Some(ok)) = (expected, as_expected) {
+        println!(
+            "\nexpected {} stopped by [{}]: {}",
+            expected.verdict,
+            guard_list(&expected.stopped_by),
+            if ok { "as expected" } else { "DIFFERS" }
+        );
     }
 }
