@@ -88,6 +88,10 @@ pub(super) fn read(
             level_ui.side_panels = false;
         }
     }
+    if ui::pressed(context, Key::C) {
+        level_ui.code = !level_ui.code;
+        level_ui.code_aim_line = None;
+    }
     if ui::pressed(context, Key::D) {
         level_ui.declaration_hidden = !level_ui.declaration_hidden;
     }

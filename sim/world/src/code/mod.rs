@@ -48,6 +48,8 @@ pub const ABOUT: &str = "the runtime's loop as this level runs it, written for r
 
 /// Spaces per indent level in the text form (`twice-sim play --code`, a copy).
 pub const INDENT_SPACES: usize = 4;
+/// Spaces per indent level in the game's and the browser's panels, where width is short.
+pub const PANEL_INDENT_SPACES: usize = 2;
 /// The most lines a program may have: it is read beside the run, not studied (the issue's
 /// "about 15–35 lines"; a test holds every level's program to it).
 pub const PROGRAM_LINES_MAX: usize = 35;
@@ -144,6 +146,26 @@ impl Line {
         } else {
             format!("# {} {}{state}: {}", mark.glyph(), mark.guard.name(), self.note)
         }
+    }
+
+    /// The line as a panel draws it ([`PANEL_INDENT_SPACES`] per level): the code, or the
+    /// comment for a line that is only one; a guard's comment goes on hover ([`Line::hover`]).
+    pub fn shown(&self) -> String {
+        let indent = " ".repeat(usize::from(self.indent) * PANEL_INDENT_SPACES);
+        if self.code.is_empty() {
+            // A comment line is a guard's: it names the guard, as the text form's comment does.
+            let comment = self.comment();
+            let words = comment.trim_start_matches("# ").trim_start_matches(['✔', '✖', ' ']);
+            format!("{indent}# {words}")
+        } else {
+            format!("{indent}{}", self.code)
+        }
+    }
+
+    /// What a guard's line says on hover: `✔ ledger: the outcome is written down under the
+    /// key`; `None` for the skeleton's.
+    pub fn hover(&self) -> Option<String> {
+        self.guard.map(|_| self.comment().trim_start_matches("# ").to_owned())
     }
 
     /// Whether a worker at `phase` is on this line.

@@ -54,6 +54,15 @@ fn every_line_a_guard_adds_is_marked_and_commented_with_it() {
                 let comment = line.comment();
                 assert!(comment.starts_with(&format!("# {} {}", mark.glyph(), mark.guard.name())));
                 assert!(line.text().ends_with(&comment));
+                assert!(line.hover().is_some_and(|hover| hover.contains(mark.guard.name())));
+                if line.code.is_empty() {
+                    // A line that is only a comment names its guard on screen too.
+                    let shown = line.shown();
+                    assert!(
+                        shown.trim_start().starts_with(&format!("# {}", mark.guard.name())),
+                        "{shown}"
+                    );
+                }
             }
             None => assert!(line.comment().is_empty() && !line.code.is_empty()),
         }

@@ -7,19 +7,22 @@
 //! glyph and word, which targets a card offers — nothing is worked out twice.
 //!
 //! One file per screen: [`lobby`] (who the browser is, the level select), [`level_parts`]
-//! (the pieces of the level screen), [`level_screen`] (the level screen built from a game),
+//! (the pieces of the level screen), [`code`] (its code panel), [`level_screen`] (the level
+//! screen built from a game),
 //! [`debrief`] (the verdict and the end of a level), [`room`] (the race and the presenter's
 //! page). This file holds the looks every screen shares.
 //!
 //! Integers in these types are fixed-width; amounts are cents (`_cents`), times virtual
 //! milliseconds (`_ms`).
 
+mod code;
 mod debrief;
 mod level_parts;
 mod level_screen;
 mod lobby;
 mod room;
 
+pub use code::*;
 pub use debrief::*;
 pub use level_parts::*;
 pub use level_screen::*;
