@@ -76,9 +76,9 @@ const browser = await chromium.launch({
 
 try {
   // ----- level 01: the retry loop, one worker, its cursor moves with each step -----
-  const page = await newPage(browser, 'Ada', { width: 1280, height: 720 });
+  const page = await newPage(browser, 'Edsger', { width: 1280, height: 720 });
   // The level's own guards, as a sandbox play (so it opens whatever the progress).
-  await openLevel(page, 'Ada', '01-naive-retry', 'tool_contract,ledger,atomic_reservation,checkpoint_version,key_per_call,no_lease_expiry,no_reflex_compensation,refusal_is_failed,key_retention,lookup_settle,dead_letter');
+  await openLevel(page, 'Edsger', '01-naive-retry', 'tool_contract,ledger,atomic_reservation,checkpoint_version,key_per_call,no_lease_expiry,no_reflex_compensation,refusal_is_failed,key_retention,lookup_settle,dead_letter');
   const code = await page.textContent('#code');
   check(code.includes('for attempt in range(3):'), 'level 01 shows the naive retry loop: for attempt in range(3)');
   check(code.includes('written for reading') && code.includes('sim/runtime/src/worker/'), 'the panel says what the code is and where the real Rust is');
@@ -100,8 +100,8 @@ try {
   await shot(page, 'web-code-01');
 
   // ----- level 05: a crash aimed at a line lands there, and the tape records it -----
-  const crash = await newPage(browser, 'Grace', { width: 1280, height: 720 });
-  await openLevel(crash, 'Grace', '05-crash-replay', 'tool_contract,pause_on_indeterminate,atomic_reservation,checkpoint_version,key_per_call,no_lease_expiry,no_reflex_compensation,refusal_is_failed,key_retention,lookup_settle,dead_letter');
+  const crash = await newPage(browser, 'Frances', { width: 1280, height: 720 });
+  await openLevel(crash, 'Frances', '05-crash-replay', 'tool_contract,pause_on_indeterminate,atomic_reservation,checkpoint_version,key_per_call,no_lease_expiry,no_reflex_compensation,refusal_is_failed,key_retention,lookup_settle,dead_letter');
   const saveLine = await crash.evaluate(() => [...document.querySelectorAll('#code .code-line')]
     .find((line) => line.textContent.includes('save_checkpoint')).dataset.fid.replace('code-line-', ''));
   await crash.click(`[data-fid="code-line-${saveLine}"]`);
@@ -127,21 +127,28 @@ try {
   }
 
   // ----- level 11: two workers, two cursors, told apart by name -----
-  const twins = await newPage(browser, 'Linus', { width: 1280, height: 720 });
-  await openLevel(twins, 'Linus', '11-one-stands-down', 'all');
+  const twins = await newPage(browser, 'Alan', { width: 1280, height: 720 });
+  await openLevel(twins, 'Alan', '11-one-stands-down', 'all');
   const twinCard = await twins.$('[data-card="DuplicateWorker"]');
   await twinCard.click();
   await twins.click('[data-fid="target-DuplicateWorker-0"]');
   await twins.waitForSelector('#code .cursor[data-worker="2"]');
-  for (let count = 0; count < 4; count += 1) await step(twins);
+  // Step until the two workers part: the twin finds w1's call started and waits instead.
+  for (let count = 0; count < 20; count += 1) {
+    const lines = await cursorLines(twins);
+    if (lines.w1 && lines.w2 && lines.w1 !== lines.w2) break;
+    await step(twins);
+  }
+  const parted = await cursorLines(twins);
+  check(parted.w1 && parted.w2 && parted.w1 !== parted.w2, `two workers, two cursors on two lines: w1 on ${parted.w1}, w2 on ${parted.w2}`);
   const cursors = await twins.$$eval('#code .cursor', (tags) => tags.map((tag) => tag.textContent));
   check(cursors.some((tag) => tag.includes('w1')) && cursors.some((tag) => tag.includes('w2')),
-    `two workers, two cursors, each with its name: ${cursors.join(', ')}`);
+    `each cursor carries its worker's name and a glyph, not a colour alone: ${cursors.join(', ')}`);
   await shot(twins, 'web-code-11');
 
   // ----- a phone: the panel stacks and keeps its lines -----
-  const phone = await newPage(browser, 'Hedy', { width: 390, height: 844 });
-  await openLevel(phone, 'Hedy', '01-naive-retry', 'all');
+  const phone = await newPage(browser, 'Tony', { width: 390, height: 844 });
+  await openLevel(phone, 'Tony', '01-naive-retry', 'all');
   const width = await phone.evaluate(() => document.querySelector('#code').getBoundingClientRect().width);
   check(width <= 390, `on a phone the code panel fits the screen's width (${Math.round(width)} px)`);
 
