@@ -1,6 +1,7 @@
 // The code panel in a real Chromium, against a running `twice-sim web` (`.ci/browser-test`
 // starts it): level 01's loop with one cursor that moves to the next line as the level steps,
-// level 11's two workers with two cursors told apart by name (not colour alone), a crash aimed
+// level 11's two workers with two cursors told apart by name (not colour alone), level 09's
+// run paused for a person (its cursor on the pause line), a crash aimed
 // at a line that lands there and shows in the tape, the debrief's line that decided and its fix.
 //
 //   TWICE_URL=http://127.0.0.1:PORT/  [TWICE_SCREENSHOTS=folder]  [CHROMIUM=/usr/bin/chromium]  node code.mjs
@@ -145,6 +146,23 @@ try {
   check(cursors.some((tag) => tag.includes('w1')) && cursors.some((tag) => tag.includes('w2')),
     `each cursor carries its worker's name and a glyph, not a colour alone: ${cursors.join(', ')}`);
   await shot(twins, 'web-code-11');
+
+  // ----- level 09: the answer lost, the hook cannot tell, the run pauses for a person -----
+  const pause = await newPage(browser, 'Barbara', { width: 1280, height: 720 });
+  // Level 09 runs with every guard on: the sandbox with all of them is the level itself.
+  await openLevel(pause, 'Barbara', '09-settle-it-yourself', 'all');
+  const parkLine = await pause.evaluate(() => [...document.querySelectorAll('#code .code-line')]
+    .find((line) => line.textContent.includes('pause_until_settled')).dataset.fid.replace('code-line-', ''));
+  // The credit's answer travels at phase 5 (the level's own hint): lose it there.
+  while ((await phaseOf(pause)) < 5) await step(pause);
+  await pause.click('[data-card="LoseResponse"]');
+  await pause.waitForSelector('.message.response .flags');
+  for (let count = 0; count < 30 && (await cursorLines(pause)).w1 !== Number(parkLine); count += 1) {
+    await step(pause);
+  }
+  check((await cursorLines(pause)).w1 === Number(parkLine),
+    `the answer lost and not found by the hook, w1 waits on the pause line (${parkLine}) for a person`);
+  await shot(pause, 'web-code-09');
 
   // ----- a phone: the panel stacks and keeps its lines -----
   const phone = await newPage(browser, 'Tony', { width: 390, height: 844 });
