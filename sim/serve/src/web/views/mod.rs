@@ -8,9 +8,9 @@
 //!
 //! One file per screen: [`lobby`] (who the browser is, the level select), [`level_parts`]
 //! (the pieces of the level screen), [`code`] (its code panel), [`level_screen`] (the level
-//! screen built from a game),
-//! [`debrief`] (the verdict and the end of a level), [`room`] (the race and the presenter's
-//! page). This file holds the looks every screen shares.
+//! screen built from a game), [`debrief`] (the verdict and the end of a level), [`room`] (the
+//! race), [`overview`] (the presenter's room at a glance). This file holds the looks every
+//! screen shares.
 //!
 //! Integers in these types are fixed-width; amounts are cents (`_cents`), times virtual
 //! milliseconds (`_ms`).
@@ -20,6 +20,7 @@ mod debrief;
 mod level_parts;
 mod level_screen;
 mod lobby;
+mod overview;
 mod room;
 
 pub use code::*;
@@ -27,6 +28,7 @@ pub use debrief::*;
 pub use level_parts::*;
 pub use level_screen::*;
 pub use lobby::*;
+pub use overview::*;
 pub use room::*;
 
 use serde::Serialize;
