@@ -3,6 +3,7 @@
 pub mod defend;
 pub mod explore;
 pub mod play;
+pub mod runtime;
 pub mod serve;
 pub mod sweep;
 pub mod web;
