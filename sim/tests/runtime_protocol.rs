@@ -49,7 +49,11 @@ fn python() -> &'static str {
 }
 
 fn example(name: &str) -> String {
-    format!("{} '{}'", python(), root().join("examples/runtimes").join(name).display())
+    format!(
+        "{} '{}'",
+        python(),
+        root().join("examples/runtimes").join(name).display()
+    )
 }
 
 fn adapter() -> String {
@@ -63,7 +67,11 @@ fn reports(summary: &Value) -> &Vec<Value> {
 fn report<'a>(summary: &'a Value, name: &str) -> &'a Value {
     reports(summary)
         .iter()
-        .find(|report| report["tape"].as_str().is_some_and(|path| path.ends_with(&format!("{name}.tape.ron"))))
+        .find(|report| {
+            report["tape"]
+                .as_str()
+                .is_some_and(|path| path.ends_with(&format!("{name}.tape.ron")))
+        })
         .unwrap_or_else(|| panic!("a report for {name}: {summary:#}"))
 }
 
@@ -99,8 +107,14 @@ fn twice_s_own_runtime_through_the_protocol_comes_to_each_tape_s_own_verdict() {
         let tape = twice_world::level::load_tape(&tape(name)).expect("a campaign tape");
         let verdict = tape.tape.expect.verdict.name();
         assert_eq!(report["actual"]["outcome"], verdict, "{name}: the tape's own verdict");
-        assert_eq!(report["expected"]["outcome"], verdict, "{name}: the expected run is the tape's");
-        assert!(report["diverged"].is_null(), "{name} follows the simulator step by step: {report:#}");
+        assert_eq!(
+            report["expected"]["outcome"], verdict,
+            "{name}: the expected run is the tape's"
+        );
+        assert!(
+            report["diverged"].is_null(),
+            "{name} follows the simulator step by step: {report:#}"
+        );
     }
 }
 
@@ -119,8 +133,14 @@ fn the_python_runtime_that_follows_the_seed_passes() {
     let (code, summary) = replay(&example("careful.py"), &tapes, &[]);
     assert_eq!(code, 0, "{summary:#}");
     assert_eq!(summary["passed"], tapes.len(), "{summary:#}");
-    let claimed = report(&summary, tapes[0])["claimed"].as_array().expect("claimed guards").len();
-    assert!(claimed >= 11, "it claims the seed's guards, and is held to them: {summary:#}");
+    let claimed = report(&summary, tapes[0])["claimed"]
+        .as_array()
+        .expect("claimed guards")
+        .len();
+    assert!(
+        claimed >= 11,
+        "it claims the seed's guards, and is held to them: {summary:#}"
+    );
 }
 
 #[test]
@@ -132,17 +152,26 @@ fn the_naive_python_runtime_is_caught_and_its_failing_tapes_named() {
         "06-ledger-holds.after-record",
     ];
     let (code, summary) = replay(&example("naive.py"), &tapes, &[]);
-    assert_eq!(code, 1, "a runtime that pays otherwise than its guards must fails: {summary:#}");
+    assert_eq!(
+        code, 1,
+        "a runtime that pays otherwise than its guards must fails: {summary:#}"
+    );
     // Retrying a write whose answer was lost pays twice where billing keeps no keys.
     let retried = report(&summary, "21-reads-retried.writes-retried");
     assert_eq!(retried["outcome"]["status"], "failed", "{retried:#}");
     let differences = retried["outcome"]["differences"].to_string();
-    assert!(differences.contains("Ada got $50.00") && differences.contains("pays $25.00"), "{differences}");
+    assert!(
+        differences.contains("Ada got $50.00") && differences.contains("pays $25.00"),
+        "{differences}"
+    );
     // Two honest $25 credits with the same arguments are one hashed key.
     let merged = report(&summary, "13-hashed-keys.win");
     assert_eq!(merged["outcome"]["status"], "failed", "{merged:#}");
     // A crash after the ledger recorded the answer is survived by its ledger: it passes there.
-    assert_eq!(report(&summary, "06-ledger-holds.after-record")["outcome"]["status"], "passed");
+    assert_eq!(
+        report(&summary, "06-ledger-holds.after-record")["outcome"]["status"],
+        "passed"
+    );
 }
 
 /// A runtime written as one shell script: `script` is run for every process.
@@ -150,14 +179,23 @@ fn shell(script: &str) -> String {
     format!("sh -c '{}'", script.replace('\'', r"'\''"))
 }
 
-const HELLO: &str = r#"{"type":"hello","protocol":1,"runtime":"broken","guards":["ledger"],"marks":["load checkpoint"]}"#;
+const HELLO: &str =
+    r#"{"type":"hello","protocol":1,"runtime":"broken","guards":["ledger"],"marks":["load checkpoint"]}"#;
 
 #[test]
 fn a_runtime_that_breaks_the_protocol_is_reported_with_what_it_sent_and_never_hangs_the_suite() {
     let cases: [(&str, String, &str); 6] = [
         ("garbage", shell("read hello; echo hello there"), "`hello there`"),
-        ("an early exit", shell("read hello; exit 3"), "exited with code 3 before it answered `hello`"),
-        ("a hang", shell("read hello; sleep 30"), "hangs: nothing came for 1500 ms"),
+        (
+            "an early exit",
+            shell("read hello; exit 3"),
+            "exited with code 3 before it answered `hello`",
+        ),
+        (
+            "a hang",
+            shell("read hello; sleep 30"),
+            "hangs: nothing came for 1500 ms",
+        ),
         (
             "a mark before its hello",
             shell(r#"read hello; echo '{"type":"mark","phase":"load checkpoint"}'; sleep 30"#),
@@ -172,7 +210,9 @@ fn a_runtime_that_breaks_the_protocol_is_reported_with_what_it_sent_and_never_ha
         ),
         (
             "a mark it did not declare",
-            shell(&format!(r#"read hello; echo '{HELLO}'; echo '{{"type":"mark","phase":"reserve","call":"c1"}}'; sleep 30"#)),
+            shell(&format!(
+                r#"read hello; echo '{HELLO}'; echo '{{"type":"mark","phase":"reserve","call":"c1"}}'; sleep 30"#
+            )),
             "marked `reserve`, which its hello did not say it marks",
         ),
     ];
@@ -208,8 +248,59 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(2), "nothing to play is bad input: {text}");
     assert!(text.contains("4 tapes: the protocol can express 0"), "{text}");
-    assert!(text.contains("1 acts as an operator: the tape settles or undoes a call as an operator"), "{text}");
+    assert!(
+        text.contains("1 acts as an operator: the tape settles or undoes a call as an operator"),
+        "{text}"
+    );
     assert!(text.contains("2 has a scripted operator"), "{text}");
     assert!(text.contains("1 rewrites a tool's declaration"), "{text}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("none of these tapes"));
+}
+
+#[test]
+fn the_explorer_finds_a_heist_against_a_runtime_and_writes_a_tape_that_replays() {
+    let folder = tempfile::tempdir().expect("a folder");
+    let out = folder.path().join("found.tape.ron");
+    let level = root().join("levels/21-reads-retried.level.ron");
+    let explore = |runtime: &str, out: &Path, candidates: &str| {
+        Command::new(BIN)
+            .args(["explore", "--runtime", runtime, "--candidates", candidates, "--out"])
+            .arg(out)
+            .arg(&level)
+            .output()
+            .expect("twice-sim runs")
+    };
+    let found = explore(&example("naive.py"), &out, "5");
+    let text = String::from_utf8_lossy(&found.stdout);
+    assert_eq!(found.status.code(), Some(0), "{text}");
+    assert!(text.contains("HEIST") && text.contains("Ada $50.00"), "{text}");
+    assert!(text.contains("the runtime does not do what it claims"), "{text}");
+    // The tape it wrote is a tape of the level: it replays in the simulator as it says, and
+    // against the runtime it fails again.
+    let replayed = Command::new(BIN).arg("replay").arg(&out).output().expect("replays");
+    assert!(
+        replayed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replayed.stdout)
+    );
+    let (code, summary) = {
+        let output = Command::new(BIN)
+            .args(["replay", "--json", "--runtime", &example("naive.py")])
+            .arg(&out)
+            .output()
+            .expect("replays");
+        (
+            output.status.code(),
+            serde_json::from_slice::<Value>(&output.stdout).expect("JSON"),
+        )
+    };
+    assert_eq!(code, Some(1), "{summary:#}");
+    // Against the runtime that follows the seed, the same search finds nothing.
+    let held = explore(&example("careful.py"), &folder.path().join("none.tape.ron"), "3");
+    let text = String::from_utf8_lossy(&held.stdout);
+    assert_eq!(held.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("3 played on the runtime") && text.contains("no heist"),
+        "{text}"
+    );
 }

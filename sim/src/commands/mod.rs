@@ -4,6 +4,7 @@ pub mod defend;
 pub mod explore;
 pub mod play;
 pub mod runtime;
+mod runtime_explore;
 pub mod serve;
 pub mod sweep;
 pub mod web;

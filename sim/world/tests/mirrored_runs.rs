@@ -14,7 +14,9 @@ use twice_world::runtime::worker::Phase;
 use twice_world::simulator::{Actor, Simulation, StepEvent};
 
 fn finished(tape: &str) -> Simulation {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels").join(tape);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../levels")
+        .join(tape);
     let tape = level::load_tape(&path).expect("a campaign tape");
     let mut simulation = replay::simulation_of(&tape, LedgerStore::Memory).expect("builds");
     simulation.run().expect("runs");
@@ -50,7 +52,11 @@ fn every_step_names_the_event_it_ran_and_a_quiet_level_names_none() {
             _ => {}
         }
     }
-    assert_eq!(simulation.last_step(), None, "the step that found the level quiet ran nothing");
+    assert_eq!(
+        simulation.last_step(),
+        None,
+        "the step that found the level quiet ran nothing"
+    );
     assert!(worker_phases.contains(&(1, Phase::Send)) && worker_phases.contains(&(2, Phase::LoadCheckpoint)));
     assert!(delivered >= 2, "a request and its answer arrived");
 }
@@ -64,13 +70,24 @@ fn a_tape_s_run_under_other_guards_plays_its_moves_where_they_meet_what_they_hit
     // Every guard on: the crash still lands before the checkpoint, and the ledger holds.
     let vault = counterfactual::under_guards(&own, Guards::all_on()).expect("made again");
     assert_eq!(vault.guards, Guards::all_on());
-    assert!(matches!(&vault.answer, Answer::Ran(result) if result.outcome == Outcome::PaidOnce), "{vault:?}");
+    assert!(
+        matches!(&vault.answer, Answer::Ran(result) if result.outcome == Outcome::PaidOnce),
+        "{vault:?}"
+    );
     assert_eq!(vault.moves.len(), 1);
     // A move aimed at a moment only a naive runtime has cannot be played under the guards that
     // remove it: the twin started after the naive check's insert.
     let naive = finished("10-check-then-insert.too-late.tape.ron");
     let atomic = counterfactual::under_guards(&naive, Guards::all_on()).expect("made again");
-    assert!(matches!(&atomic.answer, Answer::CannotSay { fizzled } if !fizzled.is_empty()), "{atomic:?}");
+    assert!(
+        matches!(&atomic.answer, Answer::CannotSay { fizzled } if !fizzled.is_empty()),
+        "{atomic:?}"
+    );
     let one_off = Guards::all_on().with(Guard::AtomicReservation, false);
-    assert!(counterfactual::under_guards(&naive, one_off).expect("made again").result().is_some());
+    assert!(
+        counterfactual::under_guards(&naive, one_off)
+            .expect("made again")
+            .result()
+            .is_some()
+    );
 }
