@@ -47,6 +47,11 @@ impl HttpRequest {
             .map(|(_, value)| value.as_str())
     }
 
+    /// A credit: what pays a customer (a void, a read or a lookup is not).
+    pub fn is_credit(&self) -> bool {
+        self.method == "POST" && self.target.split('?').next() == Some("/v1/credits")
+    }
+
     /// `POST /v1/credits`, for reports.
     pub fn line(&self) -> String {
         format!("{} {}", self.method, self.target)

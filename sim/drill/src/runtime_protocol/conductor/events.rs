@@ -343,46 +343,34 @@ impl Conductor<'_> {
         } else {
             None
         };
-        match announced {
+        let (attempt, held, refuse) = match announced {
             Some(attempt) => {
-                let refuse = std::mem::take(&mut proc.refuse_next);
                 proc.state = State::Waiting { exchange };
-                self.exchanges.insert(
-                    exchange,
-                    Exchange {
-                        worker,
-                        request,
-                        commands,
-                        attempt: Some(attempt),
-                        held: Held::Request,
-                    },
-                );
-                if refuse {
-                    self.answer_now(exchange, 401, super::TOKEN_EXPIRED);
-                }
+                (Some(attempt), Held::Request, std::mem::take(&mut proc.refuse_next))
             }
             None => {
                 // Not an attempt a `send` announced: a lookup, a void, or a runtime that sends
                 // without marking. It goes straight through; an unannounced credit is reported.
-                if request.method == "POST"
-                    && request.target.starts_with("/v1/credits")
-                    && !request.target.contains("void")
-                {
+                if request.is_credit() {
                     self.unannounced
                         .push(format!("w{worker} sent {} without marking `send`", request.line()));
                 }
                 let _ = commands.send(Command::Forward { now_ms: self.now_ms });
-                self.exchanges.insert(
-                    exchange,
-                    Exchange {
-                        worker,
-                        request,
-                        commands,
-                        attempt: None,
-                        held: Held::Forwarding,
-                    },
-                );
+                (None, Held::Forwarding, false)
             }
+        };
+        self.exchanges.insert(
+            exchange,
+            Exchange {
+                worker,
+                request,
+                commands,
+                attempt,
+                held,
+            },
+        );
+        if refuse {
+            self.answer_now(exchange, 401, super::TOKEN_EXPIRED);
         }
     }
 
@@ -395,10 +383,8 @@ impl Conductor<'_> {
             return;
         };
         let worker = held.worker;
-        let is_credit = held.request.method == "POST" && held.request.target.starts_with("/v1/credits");
         if let Ok(Answer::Applied { credit_id, .. }) = serde_json::from_slice::<Answer>(&body)
-            && is_credit
-            && !held.request.target.contains("void")
+            && held.request.is_credit()
         {
             let run = self
                 .procs

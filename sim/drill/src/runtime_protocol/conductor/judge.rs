@@ -25,14 +25,8 @@ pub fn money_of(billing: &Billing, level: &Level) -> Money {
         .map(|account| (account.owner.clone(), 0))
         .collect();
     for entry in &billing.entries {
-        let owner = level
-            .world
-            .accounts
-            .iter()
-            .find(|account| account.id == entry.account)
-            .map_or_else(|| entry.account.clone(), |account| account.owner.clone());
         // Signed already: a reversal's amount is negative.
-        *money.entry(owner).or_default() += entry.amount_cents;
+        *money.entry(level.world.owner_of(&entry.account)).or_default() += entry.amount_cents;
     }
     money
 }
