@@ -977,7 +977,9 @@ async function showDebrief() {
         : ` ${game.level.goal_words.sentence}`),
       h('p', {}, end.counted
         ? (end.finished ? `Finished with ${counted(end.cards, 'card', 'cards')} in ${counted(end.phases, 'phase', 'phases')}: it counts on the room's scoreboard.`
-          : 'Not finished: rewind or restart and try again.')
+          : game.level.goal_words.finish === 'defence'
+            ? 'Not finished: no play finishes this level; back on the level screen, a defence that holds does.'
+            : 'Not finished: rewind or restart and try again.')
         : 'A sandbox play (guards you chose): it does not count for progress.'),
       h('ul', {class: 'diagnosis', id: 'diagnosis'}, told.diagnosis.map((sentence) => h('li', {}, sentence))),
       told.par ? h('p', {id: 'par'}, h('strong', {}, stars), ` ${counted(told.par.cards, 'card', 'cards')} in ${counted(told.par.phases, 'phase', 'phases')} · par: ${counted(told.par.par_cards, 'card', 'cards')} in ${counted(told.par.par_phases, 'phase', 'phases')}`) : null,
