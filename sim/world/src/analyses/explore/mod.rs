@@ -20,8 +20,11 @@ use crate::runtime::guards::Guards;
 use crate::runtime::rules::Status;
 use crate::simulator::SimError;
 
+mod dealer;
 mod schedule;
 mod shrink;
+
+pub use dealer::Dealer;
 
 use schedule::ScheduleSpace;
 
