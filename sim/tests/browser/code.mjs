@@ -148,9 +148,9 @@ try {
   await shot(twins, 'web-code-11');
 
   // ----- level 09: the answer lost, the hook cannot tell, the run pauses for a person -----
-  const pause = await newPage(browser, 'Barbara', { width: 1280, height: 720 });
+  const pause = await newPage(browser, 'Sophie', { width: 1280, height: 720 });
   // Level 09 runs with every guard on: the sandbox with all of them is the level itself.
-  await openLevel(pause, 'Barbara', '09-settle-it-yourself', 'all');
+  await openLevel(pause, 'Sophie', '09-settle-it-yourself', 'all');
   const parkLine = await pause.evaluate(() => [...document.querySelectorAll('#code .code-line')]
     .find((line) => line.textContent.includes('pause_until_settled')).dataset.fid.replace('code-line-', ''));
   // The credit's answer travels at phase 5 (the level's own hint): lose it there.
@@ -165,8 +165,8 @@ try {
   await shot(pause, 'web-code-09');
 
   // ----- a phone: the panel stacks and keeps its lines -----
-  const phone = await newPage(browser, 'Tony', { width: 390, height: 844 });
-  await openLevel(phone, 'Tony', '01-naive-retry', 'all');
+  const phone = await newPage(browser, 'Kristen', { width: 390, height: 844 });
+  await openLevel(phone, 'Kristen', '01-naive-retry', 'all');
   const width = await phone.evaluate(() => document.querySelector('#code').getBoundingClientRect().width);
   check(width <= 390, `on a phone the code panel fits the screen's width (${Math.round(width)} px)`);
 
