@@ -208,6 +208,7 @@ const WORLD_LAYERS: [(&str, &[&str]); 7] = [
         &[
             "billing",
             "billing_tools",
+            "cards",
             "checker",
             "hand",
             "key_look",

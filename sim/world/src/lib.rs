@@ -28,7 +28,8 @@ pub mod replay_link;
 
 pub use analyses::{campaign_sweep, counterfactual, debrief, defend, explore, prediction, rulebook};
 pub use engine::{
-    billing, billing_tools, checker, hand, key_look, level, model, outcome, replay, simulation_lock, simulator, upgrade,
+    billing, billing_tools, cards, checker, hand, key_look, level, model, outcome, replay, simulation_lock, simulator,
+    upgrade,
 };
 pub use words::{glossary, presenter_notes, report, text};
 
