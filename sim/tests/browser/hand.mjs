@@ -5,11 +5,9 @@
 //
 //   TWICE_URL=http://127.0.0.1:PORT/  [TWICE_SCREENSHOTS=folder]  [CHROMIUM=/usr/bin/chromium]  node hand.mjs
 import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
-import { join as joinPath } from 'node:path';
+import { browserArgs, problems, check, shot, finish, phaseOf, stepTo } from './harness.mjs';
 
 const url = process.env.TWICE_URL;
-const screenshots = process.env.TWICE_SCREENSHOTS || '';
 if (!url) {
   console.error('set TWICE_URL (as `twice-sim web` prints it)');
   process.exit(2);
@@ -21,34 +19,7 @@ const CREDIT_ANSWER_PHASE = 12;
 /** The phase level 01's first request, the balance lookup, is on the wire. */
 const LOOKUP_PHASE = 4;
 
-const problems = [];
-function check(condition, message) {
-  if (!condition) throw new Error(`check failed: ${message}`);
-  console.log(`ok   ${message}`);
-}
-
-async function shot(page, name) {
-  if (!screenshots) return;
-  mkdirSync(screenshots, { recursive: true });
-  await page.screenshot({ path: joinPath(screenshots, `${name}.png`), fullPage: false });
-  console.log(`shot ${name}.png`);
-}
-
-const phaseOf = async (page) => Number((await page.textContent('#phase')).match(/phase (\d+)/)[1]);
-
-async function stepTo(page, phase) {
-  while ((await phaseOf(page)) < phase) {
-    const before = await phaseOf(page);
-    await page.click('#step');
-    await page.waitForFunction((previous) => document.querySelector('#phase').textContent.includes(`phase ${previous + 1} `), before);
-  }
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: browserArgs });
 
 /** One participant at one screen size, through level 01's hand. */
 async function walk(name, viewport) {
@@ -108,7 +79,9 @@ async function walk(name, viewport) {
 try {
   await walk('Hand', { width: 1280, height: 720 });
   await walk('Thumb', { width: 390, height: 844 });
-  check(problems.length === 0, `no script errors${problems.length ? `: ${problems.join('; ')}` : ''}`);
+} catch (error) {
+  problems.push(error.message);
 } finally {
   await browser.close();
 }
+finish('the hand');
