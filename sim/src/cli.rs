@@ -50,12 +50,15 @@ enum Commands {
         #[arg(long)]
         json: bool,
     },
-    /// Replay tapes (files or folders) and compare each verdict with the one expected.
+    /// Replay tapes (files or folders) and compare each verdict with the one expected; with
+    /// --runtime, play them against a runtime of your own and judge its money.
     Replay {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        runtime: crate::commands::runtime::RuntimeOptions,
     },
     /// Check levels and tapes without playing them.
     Check {
@@ -105,6 +108,8 @@ enum Commands {
     /// The process `drill-batch-crash` kills (started by it).
     #[command(hide = true)]
     BatchCrashChild(twice_drill::BatchCrashChildArgs),
+    /// Twice's own runtime speaking the runtime protocol, for `replay --runtime` (started by it).
+    RuntimeAdapter(twice_drill::runtime_protocol::adapter::AdapterArgs),
     /// Search random fault schedules for a heist, shrink the first one found and write it as a tape.
     Explore(crate::commands::explore::ExploreArgs),
     /// Play every card at every phase of every beatable level: does *when* decide, or is it a guess?
@@ -118,6 +123,7 @@ enum Commands {
 
 /// Runs the CLI with the process's arguments.
 pub fn main() -> ExitCode {
+    quiet_on_broken_pipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -126,6 +132,30 @@ pub fn main() -> ExitCode {
         }
     };
     ExitCode::from(run(cli))
+}
+
+/// Ends the process quietly, with [`EXIT_BROKEN_PIPE`], when printing to standard output fails
+/// because its reader went away, as command line tools do (`twice-sim play … | head -2`).
+///
+/// Rust ignores SIGPIPE, so `println!` panics on a closed pipe ("failed printing to stdout")
+/// where a C tool would be killed silently; restoring SIGPIPE needs unsafe code, which the
+/// workspace forbids, and would also kill the drills that write to their children's pipes.
+/// Only that one panic is caught: any other goes to the default hook as before. Nothing is
+/// lost: a ledger's writes are transactions, committed or not.
+fn quiet_on_broken_pipe() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(i32::from(twice_world::exit::EXIT_BROKEN_PIPE));
+        }
+        default_hook(info);
+    }));
 }
 
 pub fn run(cli: Cli) -> u8 {
@@ -139,7 +169,14 @@ pub fn run(cli: Cli) -> u8 {
             code,
             json,
         } => crate::commands::play::play(&level, seed, tape.as_deref(), ledger, guards, code, json),
-        Commands::Replay { paths, json } => replay(&paths, json),
+        Commands::Replay { paths, json, runtime } => match &runtime.runtime {
+            Some(command) => match collect(&paths, ".tape.ron") {
+                Ok(files) if files.is_empty() => bad_input(format!("no *.tape.ron files under {}", shown(&paths))),
+                Ok(files) => crate::commands::runtime::replay_runtime(&files, command, &runtime, json),
+                Err(error) => bad_input(error),
+            },
+            None => replay(&paths, json),
+        },
         Commands::Check { paths } => check(&paths),
         Commands::Upgrade { paths } => upgrade(&paths),
         Commands::Defend {
@@ -158,6 +195,7 @@ pub fn run(cli: Cli) -> u8 {
         Commands::Drill(args) => twice_drill::drill_command(args),
         Commands::DrillBatchCrash(args) => twice_drill::batch_crash_command(args),
         Commands::BatchCrashChild(args) => twice_drill::batch_crash_child_command(args),
+        Commands::RuntimeAdapter(args) => twice_drill::runtime_protocol::adapter::adapter_command(&args),
         Commands::Explore(args) => crate::commands::explore::explore_command(args),
         Commands::Sweep(args) => crate::commands::sweep::sweep_command(args),
         Commands::Bench(args) => crate::bench::bench_command(args),
@@ -191,20 +229,22 @@ fn collect(paths: &[PathBuf], suffix: &str) -> Result<Vec<PathBuf>, InputError> 
     Ok(files)
 }
 
+/// The paths given, as a list.
+fn shown(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn replay(paths: &[PathBuf], json: bool) -> u8 {
     let files = match collect(paths, ".tape.ron") {
         Ok(files) => files,
         Err(error) => return bad_input(error),
     };
     if files.is_empty() {
-        return bad_input(format!(
-            "no *.tape.ron files under {}",
-            paths
-                .iter()
-                .map(|path| path.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        return bad_input(format!("no *.tape.ron files under {}", shown(paths)));
     }
     let mut results = Vec::new();
     let mut errors = Vec::new();

@@ -357,3 +357,24 @@ fn plays_timeline_columns_line_up() {
         }
     }
 }
+
+#[test]
+fn output_cut_short_by_its_reader_ends_quietly_as_command_line_tools_do() {
+    // `twice-sim play … | head -2`: the reader closes the pipe after two lines.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_twice-sim"))
+        .args(["replay", "levels"])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("twice-sim runs");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    assert!(lines.next().is_some_and(|line| line.is_ok()), "a first line is printed");
+    drop(lines);
+    let output = child.wait_with_output().expect("twice-sim ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(141), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
+}

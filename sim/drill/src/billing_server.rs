@@ -47,10 +47,14 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+mod clock;
 mod command;
+mod in_process;
 mod send_window;
 
+pub use clock::{Clock, NOW_HEADER};
 pub use command::billing_command;
+pub use in_process::InProcessBilling;
 pub use send_window::{REQUEST_WINDOW_BEYOND_LATENCY_MS, REQUEST_WINDOW_MS_MAX, SENT_AT_HEADER, request_window};
 use send_window::{sent_at, too_late};
 
@@ -152,6 +156,8 @@ struct Shared {
     latency_ms: u32,
     /// `--request-window-ms`.
     request_window_ms: u64,
+    /// Where it reads the time.
+    clock: Clock,
     in_flight: AtomicU64,
     /// The keys of the credits in `in_flight`, with how many requests carry each.
     in_flight_keys: Mutex<std::collections::BTreeMap<String, u32>>,
@@ -184,10 +190,16 @@ impl Shared {
     /// Applies one request. `Ok((answer, the status a refusal is answered with))`.
     /// `sent_at_ms`: the request's stamp, checked against the send window under the same
     /// lock as the write, so a lookup after the window sees every request it let through.
-    fn apply(&self, operation: &Operation, sent_at_ms: Option<u64>) -> Result<(Answer, StatusCode), StoreError> {
+    /// `given_now_ms`: the time the request gives, on a clock that reads it there.
+    fn apply(
+        &self,
+        operation: &Operation,
+        sent_at_ms: Option<u64>,
+        given_now_ms: Option<u64>,
+    ) -> Result<(Answer, StatusCode), StoreError> {
         let mut world = self.world();
         let World { billing, store } = &mut *world;
-        let now = now_ms();
+        let now = given_now_ms.unwrap_or_else(now_ms);
         if let (Operation::Credit(request), Some(sent_at_ms)) = (operation, sent_at_ms)
             && let Some(reason) = too_late(billing, request, sent_at_ms, self.request_window_ms, now)
         {
@@ -247,8 +259,14 @@ fn check_text(field: &'static str, text: &str, chars_max: usize) -> Result<(), B
 }
 
 /// Runs `operation` after its way in, in a task of its own, then waits the way out.
-/// `sent_at_ms`: a credit's stamp (the send window).
-async fn applied_later(shared: Arc<Shared>, operation: Operation, sent_at_ms: Option<u64>) -> Response {
+/// `sent_at_ms`: a credit's stamp (the send window); `given_now_ms`: the time the request
+/// gives, on a clock that reads it there.
+async fn applied_later(
+    shared: Arc<Shared>,
+    operation: Operation,
+    sent_at_ms: Option<u64>,
+    given_now_ms: Option<u64>,
+) -> Response {
     let (way_in_ms, way_out_ms) = shared.draw_latency();
     let key = match &operation {
         Operation::Credit(request) => request.idempotency_key.clone(),
@@ -264,7 +282,8 @@ async fn applied_later(shared: Arc<Shared>, operation: Operation, sent_at_ms: Op
     let task = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(way_in_ms)).await;
         let apply_shared = Arc::clone(&task_shared);
-        let result = tokio::task::spawn_blocking(move || apply_shared.apply(&operation, sent_at_ms)).await;
+        let result =
+            tokio::task::spawn_blocking(move || apply_shared.apply(&operation, sent_at_ms, given_now_ms)).await;
         if let Some(key) = key {
             let mut keys = task_shared.keys_in_flight();
             if let Some(count) = keys.get_mut(&key) {
@@ -300,6 +319,10 @@ async fn applied_later(shared: Arc<Shared>, operation: Operation, sent_at_ms: Op
 }
 
 async fn post_credit(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    let given_now_ms = match shared.clock.given(&headers) {
+        Ok(given) => given,
+        Err(refused) => return *refused,
+    };
     let key = match headers.get(IDEMPOTENCY_KEY_HEADER) {
         None => None,
         Some(value) => match value
@@ -311,7 +334,8 @@ async fn post_credit(State(shared): State<Arc<Shared>>, headers: HeaderMap, body
             Err(detail) => return refusal(StatusCode::BAD_REQUEST, format!("Idempotency-Key: {detail}")),
         },
     };
-    let sent_at_ms = match headers.get(SENT_AT_HEADER).map(|value| sent_at(value, now_ms())) {
+    let arrived_at_ms = given_now_ms.unwrap_or_else(now_ms);
+    let sent_at_ms = match headers.get(SENT_AT_HEADER).map(|value| sent_at(value, arrived_at_ms)) {
         None => None,
         Some(Ok(stamp)) => Some(stamp),
         Some(Err(detail)) => return refusal(StatusCode::BAD_REQUEST, format!("Twice-Sent-At-Ms: {detail}")),
@@ -338,10 +362,14 @@ async fn post_credit(State(shared): State<Arc<Shared>>, headers: HeaderMap, body
         idempotency_key: key,
         intent: body.intent,
     };
-    applied_later(shared, Operation::Credit(request), sent_at_ms).await
+    applied_later(shared, Operation::Credit(request), sent_at_ms, given_now_ms).await
 }
 
-async fn post_void(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+async fn post_void(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    let given_now_ms = match shared.clock.given(&headers) {
+        Ok(given) => given,
+        Err(refused) => return *refused,
+    };
     let request: VoidRequest = match serde_json::from_slice(&body) {
         Ok(request) => request,
         Err(parse_error) => {
@@ -361,7 +389,7 @@ async fn post_void(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     if let Err(detail) = checked {
         return refusal(StatusCode::UNPROCESSABLE_ENTITY, detail.to_string());
     }
-    applied_later(shared, Operation::Void(request), None).await
+    applied_later(shared, Operation::Void(request), None, given_now_ms).await
 }
 
 /// The most characters of a credit id in a path (billing makes ids like `cr_0001`).
@@ -382,12 +410,23 @@ fn check_credit_id(credit_id: &str) -> Result<(), BadField> {
 
 async fn post_void_by_id(
     State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
     axum::extract::Path(credit_id): axum::extract::Path<String>,
 ) -> Response {
+    let given_now_ms = match shared.clock.given(&headers) {
+        Ok(given) => given,
+        Err(refused) => return *refused,
+    };
     if let Err(detail) = check_credit_id(&credit_id) {
         return refusal(StatusCode::BAD_REQUEST, detail.to_string());
     }
-    applied_later(shared, Operation::VoidById(VoidByIdRequest { credit_id }), None).await
+    applied_later(
+        shared,
+        Operation::VoidById(VoidByIdRequest { credit_id }),
+        None,
+        given_now_ms,
+    )
+    .await
 }
 
 #[derive(Debug, Deserialize)]
@@ -401,8 +440,13 @@ struct LookupQuery {
 
 async fn get_credit(
     State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
     query: Result<Query<LookupQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
+    let given_now_ms = match shared.clock.given(&headers) {
+        Ok(given) => given,
+        Err(refused) => return *refused,
+    };
     let Ok(Query(query)) = query else {
         return error(StatusCode::BAD_REQUEST, "give the key to look up as ?idempotency_key=K");
     };
@@ -418,7 +462,9 @@ async fn get_credit(
     let lookup = if query.by_hand {
         world.billing.look_up(&query.idempotency_key, in_flight)
     } else {
-        world.billing.look_up_now(&query.idempotency_key, in_flight, now_ms())
+        world
+            .billing
+            .look_up_now(&query.idempotency_key, in_flight, given_now_ms.unwrap_or_else(now_ms))
     };
     let Some(lookup) = lookup else {
         return error(

@@ -32,6 +32,7 @@ pub mod flags;
 pub mod hosts;
 pub mod ledger_target;
 pub mod marker;
+pub mod runtime_protocol;
 pub mod script;
 pub mod supervisor;
 pub mod worker_process;

@@ -45,9 +45,9 @@ impl Arguments {
     /// Canonical JSON: object keys sorted at every depth, no whitespace, so equal arguments
     /// give equal text whatever order they were written in.
     pub fn canonical(&self) -> String {
-        let mut text = String::new();
+        let mut text = Vec::new();
         write_canonical(&self.0, &mut text);
-        text
+        String::from_utf8(text).expect("serde_json writes UTF-8")
     }
 }
 
@@ -61,35 +61,52 @@ impl Eq for Arguments {}
 
 /// Writes `value` as canonical JSON. Keys are sorted here rather than trusting the map's own
 /// order: with serde_json's `preserve_order` feature (which any crate in a build may turn
-/// on) a map keeps insertion order.
-fn write_canonical(value: &serde_json::Value, text: &mut String) {
+/// on) a map keeps insertion order. Keys and scalars are written by serde_json straight into
+/// `text` (the same bytes as their `to_string()`): canonical text is made for every call a
+/// worker begins and performs, and a string per key and scalar was most of its cost.
+fn write_canonical(value: &serde_json::Value, text: &mut Vec<u8>) {
     match value {
         serde_json::Value::Object(map) => {
-            let mut entries: Vec<(&String, &serde_json::Value)> = map.iter().collect();
-            entries.sort_by(|left, right| left.0.cmp(right.0));
-            text.push('{');
-            for (index, (name, item)) in entries.into_iter().enumerate() {
-                if index > 0 {
-                    text.push(',');
-                }
-                text.push_str(&serde_json::Value::String(name.clone()).to_string());
-                text.push(':');
-                write_canonical(item, text);
+            text.push(b'{');
+            if map.keys().is_sorted() {
+                write_entries(map.iter(), text);
+            } else {
+                let mut entries: Vec<(&String, &serde_json::Value)> = map.iter().collect();
+                entries.sort_by(|left, right| left.0.cmp(right.0));
+                write_entries(entries.into_iter(), text);
             }
-            text.push('}');
+            text.push(b'}');
         }
         serde_json::Value::Array(items) => {
-            text.push('[');
+            text.push(b'[');
             for (index, item) in items.iter().enumerate() {
                 if index > 0 {
-                    text.push(',');
+                    text.push(b',');
                 }
                 write_canonical(item, text);
             }
-            text.push(']');
+            text.push(b']');
         }
-        scalar => text.push_str(&scalar.to_string()),
+        scalar => write_json(scalar, text),
     }
+}
+
+/// An object's entries, already in key order, as `"key":value` separated by commas.
+fn write_entries<'a>(entries: impl Iterator<Item = (&'a String, &'a serde_json::Value)>, text: &mut Vec<u8>) {
+    for (index, (name, item)) in entries.enumerate() {
+        if index > 0 {
+            text.push(b',');
+        }
+        write_json(name, text);
+        text.push(b':');
+        write_canonical(item, text);
+    }
+}
+
+/// One JSON string or scalar, compact, appended to `text`.
+fn write_json<T: Serialize + ?Sized>(value: &T, text: &mut Vec<u8>) {
+    // Writing to a Vec cannot fail, and a string or scalar always serializes.
+    serde_json::to_writer(&mut *text, value).expect("a JSON string or scalar writes to memory");
 }
 
 /// One tool call the model made.
@@ -270,4 +287,45 @@ pub enum Decision {
         /// Why, in words.
         reason: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Arguments;
+
+    /// Canonical text is written straight into bytes; it must stay the text the old way made,
+    /// each key and scalar through its own `to_string()` (the ledger compares stored texts).
+    #[test]
+    fn canonical_text_is_each_part_as_serde_json_writes_it() {
+        fn by_parts(value: &serde_json::Value) -> String {
+            match value {
+                serde_json::Value::Object(map) => {
+                    let mut entries: Vec<_> = map.iter().collect();
+                    entries.sort_by(|left, right| left.0.cmp(right.0));
+                    let parts: Vec<String> = entries
+                        .into_iter()
+                        .map(|(name, item)| format!("{}:{}", serde_json::Value::String(name.clone()), by_parts(item)))
+                        .collect();
+                    format!("{{{}}}", parts.join(","))
+                }
+                serde_json::Value::Array(items) => {
+                    format!("[{}]", items.iter().map(by_parts).collect::<Vec<_>>().join(","))
+                }
+                scalar => scalar.to_string(),
+            }
+        }
+        let values = [
+            serde_json::json!({"zeta": 1, "alpha": [true, null, -2.5, "x"], "mid": {"b": "q\"uote\\", "a": "tab\tnew\nline é ✓"}}),
+            serde_json::json!([{"b": 1, "a": 2}, [], {}, "", 18446744073709551615u64, -9007199254740993i64]),
+            serde_json::json!("\u{1}control"),
+            serde_json::json!(null),
+            serde_json::json!({}),
+        ];
+        for value in values {
+            let arguments = Arguments::new(value.clone());
+            assert_eq!(arguments.canonical(), by_parts(&value), "{value}");
+        }
+        let written: Arguments = serde_json::from_str(r#"{ "b": {"y": 1, "x": [2, 1]}, "a": "é" }"#).expect("JSON");
+        assert_eq!(written.canonical(), r#"{"a":"é","b":{"x":[2,1],"y":1}}"#);
+    }
 }

@@ -62,11 +62,19 @@ pub struct ExploreArgs {
     /// Machine-readable output (no progress lines).
     #[arg(long)]
     pub json: bool,
+    /// With --runtime: the most dealt schedules played on the runtime (each costs real
+    /// processes and time; a schedule is played there only if it is a heist, in the simulator,
+    /// against the level's own runtime or against one with every guard off).
+    #[arg(long, requires = "runtime", default_value_t = super::runtime_explore::CANDIDATES_DEFAULT,
+          value_parser = clap::value_parser!(u64).range(1..=super::runtime_explore::CANDIDATES_MAX))]
+    pub candidates: u64,
+    #[command(flatten)]
+    pub runtime: super::runtime::RuntimeOptions,
 }
 
 /// Why `explore`'s input or its written tape is refused; each names the flag or file.
 #[derive(Debug, thiserror::Error)]
-enum ExploreInputError {
+pub(super) enum ExploreInputError {
     #[error("unknown outcome `{0}`; known outcomes: paid_twice, not_paid_but_owed, unknown_flagged, paid_once")]
     UnknownGoal(String),
     #[error("{path}: {error}")]
@@ -211,6 +219,20 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
         Ok(reference) => reference,
         Err(error) => return bad_input(error),
     };
+    if let Some(command) = &args.runtime.runtime {
+        if args.guards.is_some() || args.guards_off.is_some() {
+            return bad_input(
+                "--guards and --guards-off do not go with --runtime: the runtime says which guards it implements",
+            );
+        }
+        let search = super::runtime_explore::Search {
+            loaded: &loaded,
+            goal,
+            out: &out,
+            level_file: &level_file,
+        };
+        return super::runtime_explore::explore_runtime(&args, command, &search);
+    }
     let jobs = args.jobs.map_or_else(
         || {
             std::thread::available_parallelism()
@@ -350,7 +372,7 @@ fn write_found(
     Ok(())
 }
 
-fn write_tape(out: &Path, text: &str, force: bool) -> Result<(), ExploreInputError> {
+pub(super) fn write_tape(out: &Path, text: &str, force: bool) -> Result<(), ExploreInputError> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true);
     if force {

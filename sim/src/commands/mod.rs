@@ -3,6 +3,8 @@
 pub mod defend;
 pub mod explore;
 pub mod play;
+pub mod runtime;
+mod runtime_explore;
 pub mod serve;
 pub mod sweep;
 pub mod web;

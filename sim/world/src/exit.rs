@@ -9,5 +9,8 @@ pub const EXIT_DIFFERS: u8 = 1;
 pub const EXIT_FAILED: u8 = 1;
 /// Bad input: a malformed level or tape, a bad flag, a file that is not what it should be.
 pub const EXIT_BAD_INPUT: u8 = 2;
+/// The reader of standard output went away (`twice-sim play … | head -2`): 128 + SIGPIPE, the
+/// status a shell shows for a command line tool killed by the broken pipe.
+pub const EXIT_BROKEN_PIPE: u8 = 141;
 /// Interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: u8 = 130;

@@ -70,6 +70,7 @@ pub fn billing_command(args: BillingArgs) -> u8 {
         rng: Mutex::new(ChaCha8Rng::seed_from_u64(args.seed)),
         latency_ms: args.latency_ms,
         request_window_ms: u64::from(request_window_ms),
+        clock: super::Clock::Wall,
         in_flight: AtomicU64::new(0),
         in_flight_keys: Mutex::new(std::collections::BTreeMap::new()),
     });

@@ -18,6 +18,9 @@
 //! with [`Counterfactual::simulation_of`] or saves it as a tape with [`Counterfactual::tape_of`].
 
 mod anchor;
+mod elsewhere;
+
+pub use elsewhere::under_guards;
 
 use std::collections::BTreeMap;
 
@@ -276,26 +279,7 @@ pub fn of(simulation: &Simulation) -> Result<Counterfactual, CounterfactualError
         .map_err(|error| CounterfactualError::Ledger(Box::new(error)))?;
     let this_run = RunResult::of(&verdict, simulation.phase());
     let level = simulation.authored_level();
-    let mut records = simulation
-        .ledger_records()
-        .map_err(|error| CounterfactualError::Ledger(Box::new(error)))?;
-    if let Some(second) = simulation.second_node_ledger() {
-        records.extend(
-            second
-                .all_records()
-                .map_err(|error| CounterfactualError::Ledger(Box::new(error)))?,
-        );
-    }
-    let mut same = SameRun {
-        level: &level,
-        seed: simulation.seed(),
-        guards: simulation.guards(),
-        moves: simulation.played(),
-        wire_rule: simulation.wire_rule(),
-        calls: calls_by_key(&records),
-        anchors: Vec::new(),
-        refused_decisions: 0,
-    };
+    let mut same = elsewhere::same_run(simulation, &level)?;
     let mut counterfactual = Counterfactual {
         seed: same.seed,
         wire_rule: same.wire_rule,

@@ -202,6 +202,14 @@ impl World {
             lookup_settle_ms: self.billing_lookup_settle_ms,
         }
     }
+
+    /// The customer who owns account `account` ("Ada"), or the account's id if none does.
+    pub fn owner_of(&self, account: &str) -> String {
+        self.accounts
+            .iter()
+            .find(|known| known.id == account)
+            .map_or_else(|| account.to_owned(), |known| known.owner.clone())
+    }
 }
 
 fn is_false(value: &bool) -> bool {

@@ -91,6 +91,12 @@ pub fn plain(text: &str) -> String {
     text.replace('`', "")
 }
 
+/// [`plain`] for a sentence already owned: most have no backtick, and keep their allocation
+/// (the timeline writes dozens of lines a scenario).
+pub fn into_plain(text: String) -> String {
+    if text.contains('`') { plain(&text) } else { text }
+}
+
 /// Why a run waits for a person, in the words its history, the timeline and the operator
 /// API show: the runtime hands over the facts ([`WaitReason`]) and the executor writes these
 /// words into the run's history.
@@ -144,6 +150,8 @@ mod tests {
         assert_eq!(dollars(2500), "$25.00");
         assert_eq!(dollars(-5), "-$0.05");
         assert_eq!(plain("recorded `failed`"), "recorded failed");
+        assert_eq!(into_plain("recorded `failed`".to_owned()), "recorded failed");
+        assert_eq!(into_plain("no marks".to_owned()), "no marks");
     }
 
     #[test]

@@ -110,12 +110,7 @@ pub(super) fn outcome_words(level: &Level, outcome: Outcome) -> String {
 fn owners(level: &Level, verdict: &Verdict) -> String {
     let mut names: Vec<String> = Vec::new();
     for credit in &verdict.credits {
-        let name = level
-            .world
-            .accounts
-            .iter()
-            .find(|account| account.id == credit.account)
-            .map_or_else(|| credit.account.clone(), |account| account.owner.clone());
+        let name = level.world.owner_of(&credit.account);
         if !names.contains(&name) {
             names.push(name);
         }

@@ -19,8 +19,11 @@ use crate::level::{Expectation, Level, Tape, TimedAction};
 use crate::runtime::guards::Guards;
 use crate::simulator::SimError;
 
+mod dealer;
 mod schedule;
 mod shrink;
+
+pub use dealer::Dealer;
 
 use schedule::ScheduleSpace;
 

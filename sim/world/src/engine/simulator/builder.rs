@@ -153,6 +153,7 @@ impl SimulationBuilder {
             honest_queue: BTreeSet::new(),
             audit: None,
             authored_tools: None,
+            last_step: None,
             ended: false,
             level: self.level,
         };

@@ -28,6 +28,7 @@ mod network;
 mod phases;
 mod reading;
 mod report_words;
+mod step_event;
 mod table;
 mod timeline;
 mod workers;
@@ -46,6 +47,7 @@ pub use audit::{AUDIT_UNDID, AuditReport, AuditUndo, lowercase_first};
 pub use crew::WireHit;
 pub use network::{Direction, Message};
 pub use report_words::report_words;
+pub use step_event::StepEvent;
 pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
 pub use workers::{FailedRun, WorkerView, moment};
 
@@ -198,12 +200,15 @@ pub struct Simulation {
     /// The level's tools as authored, kept when the player's first declaration changes them,
     /// so the same run can be simulated again from the start (the counterfactual debrief).
     authored_tools: Option<Vec<crate::runtime::tool::ToolDeclaration>>,
+    /// What the last step ran (`None` before the first, and after a step that ran nothing).
+    last_step: Option<StepEvent>,
     ended: bool,
 }
 
 impl Simulation {
     /// Runs one phase of one actor. Returns false when the level is over.
     pub fn step(&mut self) -> Result<bool, SimError> {
+        self.last_step = None;
         if self.ended {
             return Ok(false);
         }
@@ -232,6 +237,7 @@ impl Simulation {
                 continue;
             }
             self.clock.advance_to(slot.0);
+            self.last_step = Some(StepEvent::of(&event));
             self.process(event)?;
             self.clock.phase += 1;
             return Ok(true);
@@ -264,6 +270,12 @@ impl Simulation {
             self.ended = false;
         }
         Ok(woken)
+    }
+
+    /// What the last step ran: `None` before the first step and after one that ran nothing
+    /// (the level went quiet).
+    pub fn last_step(&self) -> Option<&StepEvent> {
+        self.last_step.as_ref()
     }
 
     /// Steps until `done` says so or the level is over. Returns the phases run.

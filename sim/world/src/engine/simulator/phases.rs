@@ -112,7 +112,7 @@ impl Simulation {
             .workers
             .slots
             .get_mut(&worker)
-            .and_then(|slot| slot.executor.as_mut())
+            .and_then(|slot| slot.executor.as_deref_mut())
             .expect("a live worker has its connection");
         let step = executor.perform(command, now)?;
         if let Some(report) = &step.report {
@@ -315,7 +315,7 @@ impl Simulation {
         self.workers
             .slots
             .get_mut(&worker)
-            .and_then(|slot| slot.executor.as_mut())
+            .and_then(|slot| slot.executor.as_deref_mut())
             .expect("a live worker has its connection")
     }
 

@@ -130,7 +130,7 @@ impl Simulation {
             run,
             key,
             // The runtime's words quote statuses in backticks; on screen they are stray marks.
-            text: crate::text::plain(&text),
+            text: crate::text::into_plain(text),
             guard: None,
         });
     }
@@ -144,7 +144,7 @@ impl Simulation {
             kind: "guard held".into(),
             run: Some(run.to_owned()),
             key: note.key.clone(),
-            text: crate::text::plain(&crate::text::note_words(&note)),
+            text: crate::text::into_plain(crate::text::note_words(&note)),
             guard: Some(note.guard),
         });
         self.timeline.notes.push(note);

@@ -1,0 +1,46 @@
+//! Where billing reads the time. On its own, a billing server reads the machine's clock. Behind
+//! the runtime protocol's proxy it reads the level's time from each request instead: the
+//! protocol plays a level's events in the simulator's order, not at the simulator's pace, so a
+//! key's retention and a lookup's settle time are counted in the level's milliseconds there,
+//! as the simulator counts them.
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+use super::refusal;
+
+/// The header the runtime protocol's proxy stamps every request with: the level's time, in
+/// milliseconds since the level started.
+pub const NOW_HEADER: &str = "twice-now-ms";
+
+/// Where billing reads the time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// The machine's clock (`twice-sim billing`).
+    Wall,
+    /// Each request's [`NOW_HEADER`]: only a billing the runtime protocol starts for itself,
+    /// behind its proxy, reads it (no flag of `twice-sim billing` turns it on, so nobody
+    /// can move a standalone billing's clock from outside).
+    Header,
+}
+
+impl Clock {
+    /// The time a request gives, on a clock that reads it (`None`: read the machine's clock
+    /// when the request is applied); a request without a readable stamp is refused (400).
+    pub(super) fn given(self, headers: &HeaderMap) -> Result<Option<u64>, Box<Response>> {
+        if self == Clock::Wall {
+            return Ok(None);
+        }
+        let stamp = headers
+            .get(NOW_HEADER)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|text| text.trim().parse::<u64>().ok());
+        match stamp {
+            Some(now_ms) => Ok(Some(now_ms)),
+            None => Err(Box::new(refusal(
+                StatusCode::BAD_REQUEST,
+                format!("this billing reads the level's time from `{NOW_HEADER}` (milliseconds): the request has none"),
+            ))),
+        }
+    }
+}

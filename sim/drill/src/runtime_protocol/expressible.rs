@@ -1,0 +1,73 @@
+//! Which tapes the protocol can play against a runtime that brings its own, and why not the
+//! others. Protocol 1 drives a runtime's workers, its model and its world; it has no console
+//! into a runtime's ledger, so a tape whose operator settles or undoes a call, or a level with
+//! a scripted operator, cannot be played; nor can a tape that rewrites a tool's declaration,
+//! which is a runtime's own code. And a tape whose moves never meet their moments under the
+//! guards a runtime claims tests nothing there.
+
+use serde::Serialize;
+
+use twice_world::level::{LoadedTape, Play};
+
+/// Why a tape cannot be played against a runtime.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Reason {
+    /// The tape declares a tool (`DeclareTool`).
+    DeclaresTool,
+    /// The tape acts as an operator (`OperatorResolve`, `OperatorCompensate`).
+    OperatorMove,
+    /// The level has a scripted operator (an honest operator or an auditor).
+    ScriptedOperator,
+    /// Under the guards the runtime claims, a move never meets what it hit in the tape's run.
+    MovesDoNotPlay { fizzled: Vec<String> },
+}
+
+impl Reason {
+    /// One line, for the summary's count.
+    pub fn short(&self) -> &'static str {
+        match self {
+            Reason::DeclaresTool => "rewrites a tool's declaration",
+            Reason::OperatorMove => "acts as an operator",
+            Reason::ScriptedOperator => "has a scripted operator",
+            Reason::MovesDoNotPlay { .. } => "its moves do not play under the runtime's guards",
+        }
+    }
+
+    /// Why, in a sentence.
+    pub fn explain(&self) -> String {
+        match self {
+            Reason::DeclaresTool => "the tape rewrites a tool's declaration before Penny's first call; a runtime's \
+                                     tools are its own code, and the protocol hands it the level's declarations as they are"
+                .to_owned(),
+            Reason::OperatorMove => "the tape settles or undoes a call as an operator; the protocol has no console into \
+                                     a runtime's ledger (protocol 1 drives workers, the model and the world)"
+                .to_owned(),
+            Reason::ScriptedOperator => "the level's scripted operator settles or undoes calls in the runtime's ledger; \
+                                         the protocol has no console into a runtime's ledger (protocol 1 drives workers, \
+                                         the model and the world)"
+                .to_owned(),
+            Reason::MovesDoNotPlay { fizzled } => format!(
+                "with the guards this runtime claims, a move of the tape never meets what it hit in the tape's own run, \
+                 so the tape would test nothing here: {}",
+                fizzled.join("; ")
+            ),
+        }
+    }
+}
+
+/// Why the protocol cannot play `tape` against any runtime, if it cannot.
+pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
+    let level = &tape.level.level;
+    if level.honest_operator.is_some() || level.auditor.is_some() {
+        return Some(Reason::ScriptedOperator);
+    }
+    let plays = || tape.tape.actions.iter().map(|action| &action.play);
+    if plays().any(|play| matches!(play, Play::DeclareTool { .. })) {
+        return Some(Reason::DeclaresTool);
+    }
+    if plays().any(|play| matches!(play, Play::OperatorResolve { .. } | Play::OperatorCompensate { .. })) {
+        return Some(Reason::OperatorMove);
+    }
+    None
+}

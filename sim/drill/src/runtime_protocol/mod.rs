@@ -1,0 +1,62 @@
+//! Bring your own runtime: a driver protocol through which Twice drives an agent runtime that
+//! is not its own — any program, in any language — through a level's tapes, and judges the
+//! money it moves.
+//!
+//! Twice starts the runtime's command once per worker (`sh -c CMD`) and speaks JSON lines on
+//! its standard input and output ([`messages`]). Twice plays everything around the runtime:
+//!
+//! - **the model**: the runtime asks (`model`, with what the model was told so far) and Twice
+//!   answers with the next tool call, from the level's script and model policy
+//!   ([`model_side`]);
+//! - **the world**: the runtime's tools call the billing server of `twice-sim billing`, started
+//!   for the tape with the level's accounts, key handling and terms ([`crate::billing_server`]),
+//!   through a proxy that is the level's wire ([`proxy`]): it holds each request and answer,
+//!   loses or slows them, or refuses one before anything happens;
+//! - **the faults**: a crash is a SIGKILL of the process at a step it marked, a twin a second
+//!   process on the same run, a recovery a fresh process ([`process`]);
+//! - **the scheduler**: every process waits at each step it marks (`mark`) for Twice's `go`, so
+//!   the processes move one at a time in the order the simulator's run took them
+//!   ([`conductor`]);
+//! - **the checker**: billing's money per customer and per intent against the simulator's run
+//!   of the same tape with exactly the guards the runtime claims to implement ([`expected`]).
+//!
+//! [`run::run_tape`] plays one tape; the `twice-sim replay --runtime` and `explore --runtime`
+//! commands play many. [`adapter`] is Twice's own runtime speaking the protocol, the reference
+//! every other runtime is held to.
+
+pub mod adapter;
+pub mod conductor;
+pub mod expected;
+pub mod expressible;
+pub mod messages;
+pub mod model_side;
+pub mod process;
+pub mod proxy;
+pub mod run;
+
+pub use conductor::{LIMITS, Limits};
+pub use expressible::Reason;
+pub use messages::PROTOCOL_VERSION;
+pub use run::{RuntimeUnderTest, Summary, TapeOutcome, TapeReport, run_tape};
+
+use twice_world::level::Play;
+
+/// A move in a few words: `CrashWorker w1 about to save checkpoint`, `LoseResponse r1:c1`.
+pub fn describe_play(play: &Play) -> String {
+    let card = play.card().name();
+    match play {
+        Play::CrashWorker { worker, in_phase } => format!(
+            "{card} {}{}",
+            worker.map_or_else(|| "the oldest worker".to_owned(), |worker| format!("w{worker}")),
+            in_phase.map(|phase| format!(" about to {phase}")).unwrap_or_default()
+        ),
+        Play::LoseRequest { key } | Play::LoseResponse { key } | Play::SlowResponse { key } => {
+            format!("{card} {}", key.as_deref().unwrap_or("the oldest on the wire"))
+        }
+        Play::OperatorResolve { key, .. } | Play::OperatorCompensate { key, .. } => format!("{card} {key}"),
+        other => match other.run() {
+            Some(run) => format!("{card} on {run}"),
+            None => card.to_owned(),
+        },
+    }
+}
