@@ -71,7 +71,7 @@ impl GuideStep {
                 "Keep stepping. Penny decides, her worker reserves an idempotency key in the ledger, then sends the request: watch it leave along the wire toward billing."
             }
             GuideStep::PlayACard => {
-                "Billing pays, and its answer travels back. Your cards act on the message on the wire when you play them: press 1 or 2 while a message is travelling."
+                "Your cards act on a message while it travels, and only some messages move money. Below: what is on the wire now, and which key plays a card on it."
             }
             GuideStep::ReadTheVerdict => {
                 "Run to the end (E) and watch what Penny does. When the level is over, press Enter for the debrief: the verdict and what happened to the money."
@@ -98,28 +98,22 @@ pub fn guided_level(campaign: &Campaign) -> Option<&str> {
     campaign.levels.first().map(|loaded| loaded.level.id.as_str())
 }
 
-/// A live line under the step: what is on the wire now, so the player knows when to act.
+/// A live line under the step: what is on the wire now, whose, whether it moves money and
+/// what to press, so the player knows when to act (the world's coach, computed from this run).
 pub fn cue(step: GuideStep, simulation: &Simulation) -> Option<String> {
-    let on_wire = |direction: Direction| {
-        simulation
-            .messages()
-            .find(|message| message.direction == direction && !message.lost)
-            .map(|message| message.key.clone())
-    };
     match step {
         GuideStep::Step => None,
-        GuideStep::WatchTheRequest | GuideStep::PlayACard => {
-            if let Some(key) = on_wire(Direction::Response) {
-                Some(format!(
-                    "Now: billing's answer for {key} is on the wire, travelling back."
-                ))
-            } else if let Some(key) = on_wire(Direction::Request) {
-                Some(format!(
-                    "Now: the request for {key} is on the wire, on its way to billing."
-                ))
+        GuideStep::WatchTheRequest => Some(match twice_world::hand::wire_coach(simulation).on_the_wire.first() {
+            Some(first) => format!("Now on the wire: {first}."),
+            None => "Nothing is on the wire yet: step on.".into(),
+        }),
+        GuideStep::PlayACard => {
+            let coach = twice_world::hand::wire_coach(simulation);
+            Some(if coach.on_the_wire.is_empty() {
+                coach.advice
             } else {
-                Some("Nothing is on the wire yet: step on.".into())
-            }
+                format!("Now on the wire: {}. {}", coach.on_the_wire.join("; "), coach.advice)
+            })
         }
         GuideStep::ReadTheVerdict => Some(if simulation.is_over() {
             "The level is over: press Enter.".into()

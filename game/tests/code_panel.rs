@@ -8,6 +8,7 @@ use bevy_egui::egui;
 use twice::screens::Screen;
 use twice::screens::level::{LevelUi, code};
 use twice::session::{Intent, Mode, Session};
+use twice_world::cards::CrashWorker;
 use twice_world::checker::Outcome;
 use twice_world::level::Play;
 use twice_world::runtime::worker::Phase;
@@ -117,10 +118,10 @@ fn clicking_a_line_aims_a_crash_that_lands_there_and_the_tape_records_it() {
     let played = session(&app).simulation().played().to_vec();
     assert_eq!(
         played.first().map(|action| &action.play),
-        Some(&Play::CrashWorker {
+        Some(&Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: Some(Phase::SaveCheckpoint)
-        }),
+        })),
         "{played:?}"
     );
     let notice = session(&app).notice.clone().expect("the crash is told");

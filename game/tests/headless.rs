@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use twice_world::cards::{CrashWorker, LoseRequest, LoseResponse, OperatorResolve, SlowResponse};
 
 use bevy::prelude::*;
 use twice::progress::Progress;
@@ -174,10 +175,10 @@ fn rewinding_re_simulates_the_same_history_into_a_new_ledger_file() {
     }
     send(
         &mut app,
-        Intent::Play(Play::CrashWorker {
+        Intent::Play(Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: None,
-        }),
+        })),
     );
     for _ in 0..5 {
         send(&mut app, Intent::Step);
@@ -266,7 +267,7 @@ fn a_saved_tape_replays_to_the_verdict_it_expects() {
     );
     app.update();
     assert_eq!(session(&app).mode, Mode::Replay);
-    send(&mut app, Intent::Play(Play::LoseRequest { key: None }));
+    send(&mut app, Intent::Play(Play::LoseRequest(LoseRequest { key: None })));
     assert!(
         session(&app).simulation().played().is_empty(),
         "a replay takes no new moves"
@@ -358,7 +359,7 @@ fn late_answer_left_to_http(data: &std::path::Path) -> (App, std::net::SocketAdd
     loaded
         .tape
         .actions
-        .retain(|action| !matches!(action.play, Play::OperatorResolve { .. }));
+        .retain(|action| !matches!(action.play, Play::OperatorResolve(OperatorResolve { .. })));
     let mut app = game(data);
     let (address, token) = start_operator_api(&mut app);
     play_moves_then_run(&mut app, &loaded);
@@ -831,9 +832,9 @@ fn a_level_does_not_end_while_an_operator_move_can_still_change_it() {
     step_to(&mut app, 5);
     send(
         &mut app,
-        Intent::Play(Play::LoseResponse {
+        Intent::Play(Play::LoseResponse(LoseResponse {
             key: Some("r1:c1".into()),
-        }),
+        })),
     );
     assert_eq!(
         session(&app).simulation().played().len(),
@@ -863,13 +864,13 @@ fn a_level_does_not_end_while_an_operator_move_can_still_change_it() {
     assert!(notice.text.contains("operator"), "{}", notice.text);
     send(
         &mut app,
-        Intent::Play(Play::OperatorResolve {
+        Intent::Play(Play::OperatorResolve(OperatorResolve {
             key: "r1:c1".into(),
             status: twice_world::runtime::rules::Status::Failed,
             reason: "billing shows nothing".into(),
             operator: "op-crew".into(),
             expected_status: Some(twice_world::runtime::rules::Status::Indeterminate),
-        }),
+        })),
     );
     assert_eq!(
         session(&app).simulation().played().len(),
@@ -900,19 +901,19 @@ fn two_operators_race_in_the_console_and_the_loser_sees_the_409() {
     step_to(&mut app, 5);
     send(
         &mut app,
-        Intent::Play(Play::SlowResponse {
+        Intent::Play(Play::SlowResponse(SlowResponse {
             key: Some("r1:c1".into()),
-        }),
+        })),
     );
     step_to(&mut app, 9);
     let decide = |status: Status, operator: &str| {
-        Intent::Play(Play::OperatorResolve {
+        Intent::Play(Play::OperatorResolve(OperatorResolve {
             key: "r1:c1".into(),
             status,
             reason: "both saw it unknown".into(),
             operator: operator.into(),
             expected_status: Some(Status::Indeterminate),
-        })
+        }))
     };
     send(&mut app, decide(Status::Failed, "op-crew"));
     let first = session(&app).notice.clone().expect("told");
@@ -1156,9 +1157,9 @@ fn the_guided_first_level_follows_the_players_moves_and_is_not_shown_again() {
     assert_eq!(guide_step(&app), Some(GuideStep::PlayACard));
     send(
         &mut app,
-        Intent::Play(Play::LoseResponse {
+        Intent::Play(Play::LoseResponse(LoseResponse {
             key: Some("r1:c1".into()),
-        }),
+        })),
     );
     assert_eq!(guide_step(&app), Some(GuideStep::ReadTheVerdict));
     send(&mut app, Intent::RunToEnd);

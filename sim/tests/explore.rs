@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::AtomicBool;
+use twice_sim::cards::{CrashWorker, DuplicateWorker, OperatorResolve, ToolFailsBeforeSending};
 
 use twice_sim::checker::Outcome;
 use twice_sim::explore::{Explorer, Found, Progress, Stage};
@@ -409,18 +410,18 @@ fn the_vault_holds_against_the_explorers_first_find() {
     let actions = vec![
         TimedAction {
             at_phase: 3,
-            play: Play::CrashWorker {
+            play: Play::CrashWorker(CrashWorker {
                 worker: None,
                 in_phase: None,
-            },
+            }),
         },
         TimedAction {
             at_phase: 9,
-            play: Play::DuplicateWorker { run: "r1".into() },
+            play: Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }),
         },
         TimedAction {
             at_phase: 9,
-            play: Play::ToolFailsBeforeSending { run: "r1".into() },
+            play: Play::ToolFailsBeforeSending(ToolFailsBeforeSending { run: "r1".into() }),
         },
     ];
     let mut simulation = SimulationBuilder::new(vault(), 1_729_225_177_232_492_609)
@@ -500,7 +501,7 @@ fn the_explorer_finds_the_unfenced_send_and_the_fence_holds_against_the_same_sea
     assert!(
         matches!(
             &found.actions[0].play,
-            level::Play::OperatorResolve { key, status, .. }
+            level::Play::OperatorResolve(OperatorResolve { key, status, .. })
                 if key == "r1:c1" && *status == twice_sim::runtime::rules::Status::Failed
         ),
         "{:?}",

@@ -7,6 +7,7 @@
 mod common;
 
 use std::process::Command;
+use twice_sim::cards::{CrashWorker, DuplicateWorker, LoseRequest, LoseResponse, OperatorCompensate};
 
 use common::{BIN, BillingServer};
 use twice_sim::billing::EntryKind;
@@ -68,14 +69,14 @@ fn the_operator_card_compensates_through_the_lookup_and_never_takes_money_never_
     // The request is lost: no credit exists, the call is unknown, and it did leave.
     let cards = "(card: LoseRequest, count: 1), (card: OperatorCompensate, count: 2)";
     let mut lost = SimulationBuilder::new(level("honour", cards), 1).build().unwrap();
-    play_on_the_wire(&mut lost, Play::LoseRequest { key: None });
+    play_on_the_wire(&mut lost, Play::LoseRequest(LoseRequest { key: None }));
     lost.run().unwrap();
     assert_eq!(status_of(&lost, "r1:c1"), Some(Status::Indeterminate));
-    let refused = lost.play(Play::OperatorCompensate {
+    let refused = lost.play(Play::OperatorCompensate(OperatorCompensate {
         key: "r1:c1".into(),
         reason: "void it, just in case".into(),
         operator: "op-ana".into(),
-    });
+    }));
     // The refusal is a move made (the card is spent), said on the timeline as what it is.
     assert!(refused.is_ok(), "{refused:?}");
     let said = &lost.timeline().last().unwrap().text;
@@ -96,24 +97,24 @@ fn the_operator_card_compensates_through_the_lookup_and_never_takes_money_never_
     )
     .build()
     .unwrap();
-    play_on_the_wire(&mut landed, Play::LoseResponse { key: None });
+    play_on_the_wire(&mut landed, Play::LoseResponse(LoseResponse { key: None }));
     landed.run().unwrap();
     assert_eq!(landed.billing().balance("acct_ada"), Some(2500));
     landed
-        .play(Play::OperatorCompensate {
+        .play(Play::OperatorCompensate(OperatorCompensate {
             key: "r1:c1".into(),
             reason: "the order was cancelled".into(),
             operator: "op-ana".into(),
-        })
+        }))
         .unwrap();
     landed.run().unwrap();
     assert_eq!(status_of(&landed, "r1:c1"), Some(Status::Compensated));
     assert_eq!(landed.billing().balance("acct_ada"), Some(0));
-    let again = landed.play(Play::OperatorCompensate {
+    let again = landed.play(Play::OperatorCompensate(OperatorCompensate {
         key: "r1:c1".into(),
         reason: "once more".into(),
         operator: "op-ana".into(),
-    });
+    }));
     assert!(again.is_err(), "a compensated call is not compensated again");
     assert_eq!(reversals(&landed), 1);
     let reversal = landed
@@ -134,7 +135,9 @@ fn a_live_twin_parked_too_early_looks_again_when_the_owner_dies_and_the_credit_l
     let cards = "(card: DuplicateWorker, count: 1), (card: CrashWorker, count: 1)";
     let mut simulation = SimulationBuilder::new(level("honour", cards), 1).build().unwrap();
     // The twin starts at once; w1 reserves first and sends.
-    simulation.play(Play::DuplicateWorker { run: "r1".into() }).unwrap();
+    simulation
+        .play(Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }))
+        .unwrap();
     simulation
         .run_until(|simulation| {
             simulation
@@ -148,10 +151,10 @@ fn a_live_twin_parked_too_early_looks_again_when_the_owner_dies_and_the_credit_l
         "w1's request is on the wire while the twin parks"
     );
     simulation
-        .play(Play::CrashWorker {
+        .play(Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: None,
-        })
+        }))
         .unwrap();
     simulation.run().unwrap();
     assert_eq!(

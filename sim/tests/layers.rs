@@ -210,6 +210,7 @@ const WORLD_LAYERS: [(&str, &[&str]); 8] = [
         &[
             "billing",
             "billing_tools",
+            "cards",
             "checker",
             "hand",
             "key_look",

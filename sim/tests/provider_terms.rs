@@ -2,6 +2,7 @@
 //! retention and lags its lookups by its settle time on the simulator's clock, and a level's
 //! `recovery_attempts_max` dead-letters a run through the same executor a real worker uses.
 
+use twice_sim::cards::CrashWorker;
 use twice_sim::checker::Outcome;
 use twice_sim::level::{Level, Play, TimedAction, parse_level};
 use twice_sim::runtime::guards::{Guard, Guards};
@@ -35,10 +36,10 @@ fn level(restart_ms: u32) -> Level {
 fn crash_mid_call(level: Level, guards: Guards) -> Simulation {
     let crash = TimedAction {
         at_phase: 4,
-        play: Play::CrashWorker {
+        play: Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: Some(Phase::WaitForAnswer),
-        },
+        }),
     };
     let mut simulation = SimulationBuilder::new(level, 1)
         .guards(guards)
@@ -126,10 +127,10 @@ fn crash_looping(guards: Guards) -> Simulation {
     let level = parse_level(std::path::Path::new("crash-loop.level.ron"), text).expect("the level parses");
     let crash = |at_phase, worker| TimedAction {
         at_phase,
-        play: Play::CrashWorker {
+        play: Play::CrashWorker(CrashWorker {
             worker: Some(worker),
             in_phase: None,
-        },
+        }),
     };
     let mut simulation = SimulationBuilder::new(level, 1)
         .guards(guards)

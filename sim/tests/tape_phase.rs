@@ -2,6 +2,7 @@
 //! write the same bytes, and any other name is refused naming the tape and the field.
 
 use std::path::Path;
+use twice_sim::cards::CrashWorker;
 
 use twice_sim::level::{self, Play, Tape};
 use twice_sim::simulator::Phase;
@@ -27,7 +28,7 @@ fn tape_text(in_phase: &str) -> String {
 
 fn crash_phase(tape: &Tape) -> Option<Phase> {
     match &tape.actions[0].play {
-        Play::CrashWorker { in_phase, .. } => *in_phase,
+        Play::CrashWorker(CrashWorker { in_phase, .. }) => *in_phase,
         other => panic!("not a crash: {other:?}"),
     }
 }

@@ -4,6 +4,7 @@
 //! replaying (and upgrade to the same verdict), and a defence is judged by `twice-sim defend`.
 
 use std::path::{Path, PathBuf};
+use twice_sim::cards::{CrashWorker, LoseResponse, OperatorResolve};
 
 use twice_sim::checker::Outcome;
 use twice_sim::debrief::{self, Standing};
@@ -46,7 +47,7 @@ fn a_wire_card_with_nothing_on_the_wire_is_refused_and_stays_in_the_hand() {
         .build()
         .expect("builds");
     let refused = simulation
-        .play(Play::LoseResponse { key: None })
+        .play(Play::LoseResponse(LoseResponse { key: None }))
         .expect_err("no answer is on the wire at phase 0");
     assert!(matches!(refused, PlayError::NothingOnTheWire { .. }), "{refused}");
     assert!(refused.to_string().contains("no response is on the wire"), "{refused}");
@@ -60,15 +61,15 @@ fn a_wire_card_with_nothing_on_the_wire_is_refused_and_stays_in_the_hand() {
     step_to(&mut simulation, 12);
     assert_eq!(simulation.wire_targets(CardKind::LoseResponse).len(), 1);
     simulation
-        .play(Play::LoseResponse { key: None })
+        .play(Play::LoseResponse(LoseResponse { key: None }))
         .expect("the answer is on the wire now");
     assert_eq!(simulation.hand()[&CardKind::LoseResponse], 0);
     // The move as made names the message it hit, so a saved tape says what it meant.
     assert_eq!(
         simulation.played()[0].play,
-        Play::LoseResponse {
+        Play::LoseResponse(LoseResponse {
             key: Some("r1:c2".into())
-        }
+        })
     );
     simulation.run().expect("runs");
     assert_eq!(simulation.verdict().expect("a verdict").outcome, Outcome::PaidTwice);
@@ -81,24 +82,24 @@ fn a_crash_aimed_at_another_moment_is_refused_and_a_crash_records_its_moment() {
         .expect("builds");
     step_to(&mut simulation, 2);
     let refused = simulation
-        .play(Play::CrashWorker {
+        .play(Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: Some(Phase::SaveCheckpoint),
-        })
+        }))
         .expect_err("w1 is about to send, not to save");
     assert!(refused.to_string().contains("about to send"), "{refused}");
     simulation
-        .play(Play::CrashWorker {
+        .play(Play::CrashWorker(CrashWorker {
             worker: None,
             in_phase: None,
-        })
+        }))
         .expect("a crash now");
     assert_eq!(
         simulation.played()[0].play,
-        Play::CrashWorker {
+        Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: Some(Phase::Send)
-        }
+        })
     );
 }
 
@@ -186,7 +187,7 @@ fn a_run_parked_for_an_operator_is_not_the_end_while_the_player_holds_an_operato
         .expect("builds");
     step_to(&mut simulation, 5);
     simulation
-        .play(Play::LoseResponse { key: None })
+        .play(Play::LoseResponse(LoseResponse { key: None }))
         .expect("the answer is on the wire");
     simulation.run().expect("runs");
     assert!(simulation.is_over(), "the run is parked: nothing is scheduled");
@@ -199,13 +200,13 @@ fn a_run_parked_for_an_operator_is_not_the_end_while_the_player_holds_an_operato
         "the level waits for the operator"
     );
     simulation
-        .play(Play::OperatorResolve {
+        .play(Play::OperatorResolve(OperatorResolve {
             key: "r1:c1".into(),
             status: Status::Failed,
             reason: "no answer from billing".into(),
             operator: "op-crew".into(),
             expected_status: Some(Status::Indeterminate),
-        })
+        }))
         .expect("the operator decides");
     simulation.run().expect("runs");
     assert!(
@@ -273,9 +274,9 @@ fn a_version_1_tape_replays_by_its_own_rule_and_upgrades_to_the_same_verdict() {
     assert_eq!(new.tape.version, TAPE_VERSION);
     assert_eq!(
         new.tape.actions[0].play,
-        Play::LoseResponse {
+        Play::LoseResponse(LoseResponse {
             key: Some("r1:c2".into())
-        }
+        })
     );
     assert_eq!(
         new.tape.actions[0].at_phase, 12,
@@ -427,7 +428,9 @@ fn the_rulebook_lights_the_rows_that_fired_and_strikes_rows_whose_guard_is_off()
     naive
         .run_until(|simulation| !simulation.wire_targets(CardKind::LoseResponse).is_empty())
         .expect("steps");
-    naive.play(Play::LoseResponse { key: None }).expect("on the wire");
+    naive
+        .play(Play::LoseResponse(LoseResponse { key: None }))
+        .expect("on the wire");
     naive.run().expect("runs");
     let book = rulebook::at_phase(&naive, naive.phase());
     assert_eq!(book[indeterminate].struck_by, Some(Guard::WriteRetryRule));

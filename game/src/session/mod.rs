@@ -5,6 +5,7 @@ use std::ops::Deref;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use twice_world::cards::OperatorResolve;
 
 use bevy::prelude::*;
 use twice_world::checker::Verdict;
@@ -231,7 +232,7 @@ impl Session {
     /// When `play` was an operator's decision that lost its compare-and-set: the 409 as the
     /// timeline records it (the move is made; the ledger refused it).
     pub fn lost_race(&self, play: &Play) -> Option<String> {
-        let Play::OperatorResolve { operator, .. } = play else {
+        let Play::OperatorResolve(OperatorResolve { operator, .. }) = play else {
             return None;
         };
         let simulation = self.simulation();

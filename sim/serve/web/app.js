@@ -610,11 +610,21 @@ function cardsLeft(game) {
   return game.hand.reduce((total, card) => total + card.left, 0);
 }
 
+/** A card played from the hand (not the console's or the declaration's). */
+const fromTheHand = (card) => !card.operator && !card.declaration;
+
 function hand(game) {
   const playable = !game.out_of_phases;
+  // A chosen card whose targets went (the message arrived, the worker died) is chosen no more.
+  const stillChosen = game.hand.find((card) => card.card === state.chosenCard);
+  if (!stillChosen || stillChosen.targets.length === 0) state.chosenCard = null;
   const cards = game.hand.map((card, index) => {
     const spent = card.left === 0;
     const chosen = state.chosenCard === card.card;
+    // The server says why a card cannot be played now, in this run's terms; its button is
+    // then disabled and the reason stands where its effect would.
+    const refused = fromTheHand(card) && card.refusal;
+    const reasonId = `card-reason-${card.card}`;
     let action;
     if (card.operator) {
       action = h('button', {'data-fid': `card-${card.card}`, disabled: spent || !playable, onclick: focusReason}, 'Console');
@@ -622,20 +632,21 @@ function hand(game) {
       action = h('button', {'data-fid': `card-${card.card}`, disabled: spent || !playable, onclick: focusDeclaration}, 'Declare ↓');
     } else {
       action = h('button', {class: 'primary', 'data-fid': `card-${card.card}`, 'data-card': card.card,
-        disabled: spent || !playable, onclick: () => chooseCard(card)}, chosen ? 'Target ↓' : 'Play');
+        'aria-describedby': reasonId, disabled: spent || !playable || Boolean(refused),
+        onclick: () => chooseCard(card)}, chosen ? 'Target ↓' : 'Play');
     }
-    const targets = chosen && !card.operator && !card.declaration
+    const targets = chosen && fromTheHand(card)
       ? h('div', {class: 'targets', role: 'group', 'aria-label': `targets for ${card.title}`},
-        card.targets.length
-          ? card.targets.map((target, targetIndex) => h('button', {'data-fid': `target-${card.card}-${targetIndex}`,
-            onclick: () => play(target.play)}, target.label))
-          : h('span', {class: 'hint'}, 'nothing to target now'),
+        card.targets.map((target, targetIndex) => h('button', {'data-fid': `target-${card.card}-${targetIndex}`,
+          onclick: () => play(target.play)}, target.label)),
         h('button', {'data-fid': `target-cancel-${card.card}`, onclick: () => { state.chosenCard = null; renderLevel(); }}, 'Cancel'))
       : null;
-    return h('div', {class: `card ${spent ? 'spent' : ''}`},
+    return h('div', {class: `card ${spent ? 'spent' : ''} ${refused && !spent ? 'refused' : ''}`},
       h('div', {class: 'card-head'}, index < 9 ? h('kbd', {}, index + 1) : null, h('span', {class: 'card-title'}, card.title),
         h('span', {class: 'mono'}, `× ${card.left}`), action),
-      h('div', {class: 'hint'}, card.effect),
+      refused && !spent
+        ? h('div', {class: 'hint refusal', id: reasonId, 'data-fid': `card-refusal-${card.card}`}, `⊘ ${card.refusal}`)
+        : h('div', {class: 'hint', id: reasonId}, card.effect),
       targets);
   });
   return h('section', {class: 'panel hand', 'aria-label': 'your hand'},
@@ -648,8 +659,11 @@ function hand(game) {
 }
 
 function chooseCard(card) {
-  const wire = ['LoseRequest', 'LoseResponse', 'SlowResponse'];
-  if (wire.includes(card.card) && card.targets.length === 1) {
+  if (card.refusal) {
+    notice(`${card.title}: ${card.refusal}`, true);
+    return;
+  }
+  if (card.plays_at_once) {
     play(card.targets[0].play);
     return;
   }
@@ -1098,9 +1112,9 @@ function onKey(event) {
   }
   if (/^[1-9]$/.test(key)) {
     const card = state.game.hand[Number(key) - 1];
-    if (!card || card.left === 0 || state.game.out_of_phases) return;
+    if (!card || state.game.out_of_phases) return;
     event.preventDefault();
-    if (card.operator) focusReason(); else if (card.declaration) focusDeclaration(); else chooseCard(card);
+    if (card.operator) { if (card.left > 0) focusReason(); } else if (card.declaration) { if (card.left > 0) focusDeclaration(); } else chooseCard(card);
   }
 }
 

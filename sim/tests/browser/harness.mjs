@@ -63,6 +63,18 @@ export async function shot(page, name, fullPage) {
   console.log(`shot ${name}.png`);
 }
 
+/** The phase the level screen shows (`#phase`: "phase N …"). */
+export const phaseOf = async (page) => Number((await page.textContent('#phase')).match(/phase (\d+)/)[1]);
+
+/** Steps the open level until it shows `phase`, one Step click at a time. */
+export async function stepTo(page, phase) {
+  while ((await phaseOf(page)) < phase) {
+    const before = await phaseOf(page);
+    await page.click('#step');
+    await page.waitForFunction((at) => document.querySelector('#phase').textContent.includes(`phase ${at + 1} `), before);
+  }
+}
+
 /** Prints the problems and exits 1 if there are any, else says `label: all checks passed`. */
 export function finish(label) {
   if (problems.length) {

@@ -8,7 +8,7 @@
 //
 //   TWICE_SIM=path/to/twice-sim  [TWICE_SCREENSHOTS=folder]  [CHROMIUM=…]  node screens.mjs
 import { chromium } from 'playwright-core';
-import { startServer, stopServer, browserArgs, problems, check, shot, finish } from './harness.mjs';
+import { startServer, stopServer, browserArgs, problems, check, shot, finish, phaseOf, stepTo } from './harness.mjs';
 
 const binary = process.env.TWICE_SIM;
 if (!binary) {
@@ -32,16 +32,6 @@ async function join(page, url, name) {
   await page.fill('#name', name);
   await page.click('#join');
   await page.waitForSelector('[data-level="01-naive-retry"]');
-}
-
-const phaseOf = async (page) => Number((await page.textContent('#phase')).match(/phase (\d+)/)[1]);
-
-async function stepTo(page, phase) {
-  while ((await phaseOf(page)) < phase) {
-    const before = await phaseOf(page);
-    await page.click('#step');
-    await page.waitForFunction((at) => document.querySelector('#phase').textContent.includes(`phase ${at + 1} `), before);
-  }
 }
 
 /** The page is laid out for its width: nothing wider than the screen. */

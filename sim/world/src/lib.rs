@@ -30,7 +30,8 @@ pub mod screen;
 
 pub use analyses::{campaign_sweep, counterfactual, debrief, defend, explore, prediction, rulebook};
 pub use engine::{
-    billing, billing_tools, checker, hand, key_look, level, model, outcome, replay, simulation_lock, simulator, upgrade,
+    billing, billing_tools, cards, checker, hand, key_look, level, model, outcome, replay, simulation_lock, simulator,
+    upgrade,
 };
 pub use twice_runtime as runtime;
 pub use twice_runtime::{ledger, sqlite_file};

@@ -221,7 +221,7 @@ pub fn outside_decisions(simulation: &Simulation) -> Result<u32, LedgerError> {
         own.insert(&auditor.name);
     }
     for action in simulation.played() {
-        if let Play::OperatorResolve { operator, .. } | Play::OperatorCompensate { operator, .. } = &action.play {
+        if let Some(operator) = action.play.operator() {
             own.insert(operator);
         }
     }

@@ -189,6 +189,7 @@ fn from_base64url(text: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cards::{CrashWorker, LoseResponse};
     use crate::level::Play;
 
     fn link() -> ReplayLink {
@@ -199,16 +200,16 @@ mod tests {
             moves: vec![
                 TimedAction {
                     at_phase: 4,
-                    play: Play::LoseResponse {
+                    play: Play::LoseResponse(LoseResponse {
                         key: Some("r1:c1".into()),
-                    },
+                    }),
                 },
                 TimedAction {
                     at_phase: 9,
-                    play: Play::CrashWorker {
+                    play: Play::CrashWorker(CrashWorker {
                         worker: Some(1),
                         in_phase: None,
-                    },
+                    }),
                 },
             ],
         }

@@ -9,6 +9,7 @@ mod support;
 
 use support::{levels_folder, run_tape, told};
 use twice_world::billing::EntryKind;
+use twice_world::cards::LoseResponse;
 use twice_world::debrief::Decider;
 use twice_world::ledger::{HistoryEvent, LedgerStore};
 use twice_world::level::{self, CardKind, Level};
@@ -237,7 +238,7 @@ fn every_moment_of_the_card_is_told_truly() {
                 .run_until(|simulation| simulation.phase() >= phase)
                 .expect("runs");
             simulation
-                .play(level::Play::LoseResponse { key: Some(key.clone()) })
+                .play(level::Play::LoseResponse(LoseResponse { key: Some(key.clone()) }))
                 .expect("legal here");
             simulation.run().expect("runs");
             check_audit_is_told_truly(&format!("LoseResponse({key}) at phase {phase}"), &simulation);

@@ -3,6 +3,7 @@
 //! with `sqlite3` would) on purpose, and sees the checker name the broken promise and its key.
 
 use std::path::Path;
+use twice_world::cards::{DuplicateWorker, LoseRequest, LoseResponse, OperatorResolve};
 
 use rusqlite::Connection;
 use twice_world::checker::{Outcome, ViolationKind};
@@ -102,16 +103,16 @@ fn a_completed_record_with_no_credit_behind_it_is_caught() {
     // An operator resolves a lost request `completed`: the ledger now claims an effect billing
     // does not hold.
     let mut simulation = SimulationBuilder::new(one_credit(), 1).build().unwrap();
-    play_on_the_wire(&mut simulation, Play::LoseRequest { key: None });
+    play_on_the_wire(&mut simulation, Play::LoseRequest(LoseRequest { key: None }));
     simulation.run().unwrap();
     simulation
-        .play(Play::OperatorResolve {
+        .play(Play::OperatorResolve(OperatorResolve {
             key: "r1:c1".into(),
             status: Status::Completed,
             reason: "I assume it went through".into(),
             operator: "op-ana".into(),
             expected_status: None,
-        })
+        }))
         .unwrap();
     simulation.run().unwrap();
     assert_eq!(keys_of(&simulation, ViolationKind::CompletedWithoutEffect), ["r1:c1"]);
@@ -141,7 +142,7 @@ fn a_compensation_nobody_asked_for_is_caught() {
         .with(Guard::PauseOnIndeterminate, false)
         .with(Guard::ReconcileHook, false);
     let mut simulation = SimulationBuilder::new(one_credit(), 1).guards(guards).build().unwrap();
-    play_on_the_wire(&mut simulation, Play::LoseResponse { key: None });
+    play_on_the_wire(&mut simulation, Play::LoseResponse(LoseResponse { key: None }));
     simulation.run().unwrap();
     assert_eq!(keys_of(&simulation, ViolationKind::UnaskedCompensation), ["r1:c1"]);
 }
@@ -169,7 +170,7 @@ fn two_workers_reserving_one_call_are_caught() {
         .guards(guards)
         .actions(vec![twice_world::level::TimedAction {
             at_phase: 1,
-            play: Play::DuplicateWorker { run: "r1".into() },
+            play: Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }),
         }])
         .build()
         .unwrap();
@@ -182,7 +183,7 @@ fn two_workers_reserving_one_call_are_caught() {
 fn a_run_paused_on_a_call_that_was_settled_is_not_waiting_honestly() {
     let folder = tempfile::tempdir().unwrap();
     let (mut simulation, raw) = on_file(one_credit(), Guards::all_on(), folder.path());
-    play_on_the_wire(&mut simulation, Play::LoseRequest { key: None });
+    play_on_the_wire(&mut simulation, Play::LoseRequest(LoseRequest { key: None }));
     simulation.run().unwrap();
     let verdict = simulation.verdict().unwrap();
     assert_eq!(verdict.outcome, Outcome::UnknownFlagged);
@@ -209,7 +210,7 @@ fn credits_are_matched_to_what_the_script_owes_not_to_the_runtimes_claims() {
     let mut simulation = SimulationBuilder::new(level("honour", "()", ALL_CARDS, &runs), 1)
         .build()
         .unwrap();
-    play_on_the_wire(&mut simulation, Play::LoseRequest { key: None });
+    play_on_the_wire(&mut simulation, Play::LoseRequest(LoseRequest { key: None }));
     simulation.run().unwrap();
     let verdict = simulation.verdict().unwrap();
     let outcome_of = |run: &str| {

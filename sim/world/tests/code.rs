@@ -9,6 +9,7 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 
 use support::levels_folder;
+use twice_world::cards::CrashWorker;
 use twice_world::code::{self, GUARD_CODE, Program, Slot};
 use twice_world::level::{self, LEVEL_SUFFIX, Level, LoadedTape, TAPE_SUFFIX, TimedAction};
 use twice_world::runtime::guards::{Guard, Guards};
@@ -317,10 +318,10 @@ fn a_crash_aimed_at_a_line_lands_there_as_the_move_a_tape_records() {
     assert_eq!(played.len(), 1, "{played:?}");
     assert_eq!(
         played[0].play,
-        Play::CrashWorker {
+        Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: Some(Phase::SaveCheckpoint)
-        }
+        })
     );
     assert!(matches!(
         session.take_aim_reports().as_slice(),

@@ -7,6 +7,7 @@
 //! the move is recorded on tapes and replayed.
 
 use std::path::PathBuf;
+use twice_world::cards::{DeclareTool, LoseResponse};
 
 use twice_world::checker::Outcome;
 use twice_world::level::{self, CardKind, Level, Play, Tape, TimedAction};
@@ -33,12 +34,12 @@ fn fine_print() -> Level {
 }
 
 fn declare(side_effect: SideEffect, attempts: u32, takes_key: bool) -> Play {
-    Play::DeclareTool {
+    Play::DeclareTool(DeclareTool {
         tool: "issue_credit".into(),
         side_effect,
         attempts,
         takes_key,
-    }
+    })
 }
 
 /// Steps until billing's answer is on the wire.
@@ -59,7 +60,9 @@ fn declare_and_lose_the_answer(level: Level, declaration: Play) -> Simulation {
         .play(declaration)
         .expect("declared before Penny's first call");
     step_to_the_answer(&mut simulation);
-    simulation.play(Play::LoseResponse { key: None }).expect("on the wire");
+    simulation
+        .play(Play::LoseResponse(LoseResponse { key: None }))
+        .expect("on the wire");
     simulation.run().expect("runs");
     simulation
 }
@@ -97,7 +100,9 @@ fn a_level_tool_declared_with_retries_is_obeyed_over_the_write_retry_rule() {
     level.tools[0].attempts = Some(3);
     let mut simulation = SimulationBuilder::new(level, 1).build().expect("builds");
     step_to_the_answer(&mut simulation);
-    simulation.play(Play::LoseResponse { key: None }).expect("on the wire");
+    simulation
+        .play(Play::LoseResponse(LoseResponse { key: None }))
+        .expect("on the wire");
     simulation.run().expect("runs");
     assert_eq!(simulation.verdict().expect("a verdict").outcome, Outcome::PaidTwice);
 }
@@ -191,7 +196,9 @@ fn a_write_without_the_key_is_refused_too_and_an_honest_one_runs_with_the_check_
     let mut honest = build();
     honest.play(declare(SideEffect::External, 1, true)).expect("declared");
     step_to_the_answer(&mut honest);
-    honest.play(Play::LoseResponse { key: None }).expect("on the wire");
+    honest
+        .play(Play::LoseResponse(LoseResponse { key: None }))
+        .expect("on the wire");
     honest.run().expect("runs");
     let verdict = honest.verdict().expect("a verdict");
     assert_eq!(verdict.outcome, Outcome::PaidOnce);
@@ -280,12 +287,12 @@ fn declaring_is_refused_in_a_level_that_does_not_allow_it_and_an_unknown_tool_is
 
     let mut simulation = SimulationBuilder::new(fine_print(), 1).build().expect("builds");
     let error = simulation
-        .play(Play::DeclareTool {
+        .play(Play::DeclareTool(DeclareTool {
             tool: "refund_everything".into(),
             side_effect: SideEffect::Read,
             attempts: 3,
             takes_key: true,
-        })
+        }))
         .expect_err("no such tool");
     let text = error.to_string();
     assert!(
@@ -328,12 +335,12 @@ fn a_tape_with_a_declaration_is_refused_for_a_level_that_does_not_allow_it() {
     // In a level that deals the card, a tool it does not name is refused by name.
     let mut other = tape.clone();
     other.level = LEVEL.into();
-    other.actions[0].play = Play::DeclareTool {
+    other.actions[0].play = Play::DeclareTool(DeclareTool {
         tool: "refund_all".into(),
         side_effect: SideEffect::Read,
         attempts: 3,
         takes_key: true,
-    };
+    });
     let text = level::tape_to_ron(&other);
     let error = level::validate_tape(&path, &text, &other, &fine_print()).expect_err("not declarable");
     assert!(
@@ -351,7 +358,7 @@ fn a_tape_with_a_declaration_is_refused_for_a_level_that_does_not_allow_it() {
 #[test]
 fn a_played_declaration_is_recorded_on_a_tape_and_replays_to_the_same_verdict_and_history() {
     let played = declare_and_lose_the_answer(fine_print(), declare(SideEffect::External, 3, true));
-    assert!(matches!(played.played()[0].play, Play::DeclareTool { .. }));
+    assert!(matches!(played.played()[0].play, Play::DeclareTool(DeclareTool { .. })));
     let verdict = played.verdict().expect("a verdict");
     let tape = Tape {
         version: level::TAPE_VERSION,
@@ -409,11 +416,11 @@ fn the_shipped_tapes_show_the_win_the_refusal_and_the_honest_declaration() {
     );
     assert!(honest_tape.tape.actions.iter().any(|action| matches!(
         action.play,
-        Play::DeclareTool {
+        Play::DeclareTool(DeclareTool {
             attempts: 1,
             takes_key: true,
             ..
-        }
+        })
     )));
     assert_eq!(honest.outcome, Outcome::PaidOnce);
     assert_eq!(honest.stopped_by, vec![Guard::WriteRetryRule]);

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+use twice_world::cards::{LoseRequest, LoseResponse, OperatorCompensate, OperatorResolve, SlowResponse};
 
 use twice_world::campaign::Campaign;
 use twice_world::campaign_sweep;
@@ -76,27 +77,29 @@ fn refused_decisions(level: &Level, simulation: &Simulation, guards: Guards, mov
 /// A move with the key it names removed: what is left must be the move as made.
 fn without_key(play: &Play) -> Play {
     match play {
-        Play::LoseRequest { .. } => Play::LoseRequest { key: None },
-        Play::LoseResponse { .. } => Play::LoseResponse { key: None },
-        Play::SlowResponse { .. } => Play::SlowResponse { key: None },
-        Play::OperatorResolve {
+        Play::LoseRequest(LoseRequest { .. }) => Play::LoseRequest(LoseRequest { key: None }),
+        Play::LoseResponse(LoseResponse { .. }) => Play::LoseResponse(LoseResponse { key: None }),
+        Play::SlowResponse(SlowResponse { .. }) => Play::SlowResponse(SlowResponse { key: None }),
+        Play::OperatorResolve(OperatorResolve {
             status,
             reason,
             operator,
             expected_status,
             ..
-        } => Play::OperatorResolve {
+        }) => Play::OperatorResolve(OperatorResolve {
             key: String::new(),
             status: *status,
             reason: reason.clone(),
             operator: operator.clone(),
             expected_status: *expected_status,
-        },
-        Play::OperatorCompensate { reason, operator, .. } => Play::OperatorCompensate {
-            key: String::new(),
-            reason: reason.clone(),
-            operator: operator.clone(),
-        },
+        }),
+        Play::OperatorCompensate(OperatorCompensate { reason, operator, .. }) => {
+            Play::OperatorCompensate(OperatorCompensate {
+                key: String::new(),
+                reason: reason.clone(),
+                operator: operator.clone(),
+            })
+        }
         other => other.clone(),
     }
 }

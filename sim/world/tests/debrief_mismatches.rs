@@ -4,6 +4,7 @@
 //! false `completed` that leaves Ada unpaid.
 
 use std::path::PathBuf;
+use twice_world::cards::{CrashWorker, OperatorResolve, ToolFailsBeforeSending};
 
 use twice_world::debrief::{self, Debrief, Decider, RuleSource, Standing, Tone};
 use twice_world::level::{self, Level, Play, TimedAction};
@@ -135,7 +136,10 @@ fn an_alternate_win_gets_no_lesson_story_but_what_decided_it() {
     // landed and its answer was lost" is not told.
     let (_, told) = moves(
         "24-workflow-retry",
-        vec![(6, Play::ToolFailsBeforeSending { run: "r1".into() })],
+        vec![(
+            6,
+            Play::ToolFailsBeforeSending(ToolFailsBeforeSending { run: "r1".into() }),
+        )],
     );
     assert_eq!(told.standing, Standing::HeistWorked);
     assert_eq!(told.story, "");
@@ -156,10 +160,10 @@ fn a_crash_before_the_request_left_says_what_followed_it() {
         "25-the-other-side",
         vec![(
             3,
-            Play::CrashWorker {
+            Play::CrashWorker(CrashWorker {
                 worker: Some(1),
                 in_phase: None,
-            },
+            }),
         )],
     );
     assert!(
@@ -186,13 +190,13 @@ fn an_operators_false_completed_is_named_and_never_headlined_as_a_guard_holding(
         "09-settle-it-yourself",
         vec![(
             3,
-            Play::OperatorResolve {
+            Play::OperatorResolve(OperatorResolve {
                 key: "r1:c1".into(),
                 status: Status::Completed,
                 reason: "it looks done".into(),
                 operator: "op-crew".into(),
                 expected_status: None,
-            },
+            }),
         )],
     );
     assert_eq!(told.tone, Tone::Owed);

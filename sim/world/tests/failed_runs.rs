@@ -4,6 +4,7 @@
 //! starts a fresh run with new keys — at-least-once across runs.
 
 use std::path::PathBuf;
+use twice_world::cards::{LoseResponse, ToolFailsBeforeSending};
 
 use twice_world::checker::{Outcome, ViolationKind};
 use twice_world::debrief::{self, Standing};
@@ -66,7 +67,9 @@ fn until_answer_of(simulation: &mut Simulation, key: &str) {
 
 fn refuse_next_call(simulation: &mut Simulation) {
     simulation
-        .play(Play::ToolFailsBeforeSending { run: "r1".into() })
+        .play(Play::ToolFailsBeforeSending(ToolFailsBeforeSending {
+            run: "r1".into(),
+        }))
         .expect("the card is in hand");
 }
 
@@ -201,7 +204,7 @@ fn a_workflow_retry_starts_a_fresh_run_whose_new_key_billing_pays_again() {
     let mut retried = simulation(level(RETRY), None);
     until_answer_of(&mut retried, "r1:c1");
     retried
-        .play(Play::LoseResponse { key: None })
+        .play(Play::LoseResponse(LoseResponse { key: None }))
         .expect("the answer is on the wire");
     retried.run().expect("runs");
     let failed = &retried.failed_runs()[0];
@@ -247,7 +250,8 @@ fn with_the_pause_or_the_hook_on_an_unknown_call_never_fails_the_run_so_nothing_
         let guards = level(RETRY).guards.with(guard, true);
         let mut held = simulation(level(RETRY), Some(guards));
         until_answer_of(&mut held, "r1:c1");
-        held.play(Play::LoseResponse { key: None }).expect("on the wire");
+        held.play(Play::LoseResponse(LoseResponse { key: None }))
+            .expect("on the wire");
         held.run().expect("runs");
         assert!(held.failed_runs().is_empty(), "{guard}: {:?}", held.failed_runs());
         assert_eq!(held.nodes().len(), 1, "{guard}: no fresh run");

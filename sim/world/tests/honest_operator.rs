@@ -3,6 +3,7 @@
 //! lands — whichever reaches the ledger first. The other is refused with a 409 that says who won.
 
 use std::path::{Path, PathBuf};
+use twice_world::cards::{OperatorResolve, SlowResponse};
 
 use twice_world::checker::Outcome;
 use twice_world::ledger::LedgerStore;
@@ -41,7 +42,10 @@ fn status_of(simulation: &Simulation, key: &str) -> Option<Status> {
 /// Steps until billing's answer for `key` is on the wire, and slows it past the timeout.
 fn slow_the_answer(simulation: &mut Simulation, key: &str) {
     loop {
-        if simulation.play(Play::SlowResponse { key: Some(key.into()) }).is_ok() {
+        if simulation
+            .play(Play::SlowResponse(SlowResponse { key: Some(key.into()) }))
+            .is_ok()
+        {
             return;
         }
         assert!(
@@ -52,13 +56,13 @@ fn slow_the_answer(simulation: &mut Simulation, key: &str) {
 }
 
 fn resolve(key: &str, status: Status, expected: Option<Status>) -> Play {
-    Play::OperatorResolve {
+    Play::OperatorResolve(OperatorResolve {
         key: key.into(),
         status,
         reason: "the test decides".into(),
         operator: "op-crew".into(),
         expected_status: expected,
-    }
+    })
 }
 
 fn said_by(simulation: &Simulation, operator: &str) -> Vec<String> {

@@ -3,6 +3,7 @@
 //! not among them, and each outside decision counts whether or not the simulation noticed it.
 
 use std::path::{Path, PathBuf};
+use twice_world::cards::OperatorResolve;
 
 use twice_world::ledger::Ledger;
 use twice_world::level::{LoadedTape, Play};
@@ -63,7 +64,7 @@ fn the_players_own_operator_move_is_no_outside_decision() {
             .tape
             .actions
             .iter()
-            .any(|action| matches!(action.play, Play::OperatorResolve { .. })),
+            .any(|action| matches!(action.play, Play::OperatorResolve(OperatorResolve { .. }))),
         "the tape resolves the call itself"
     );
     assert_eq!(session.outside_decisions().expect("reads"), 0);
@@ -74,7 +75,9 @@ fn a_resolve_over_the_api_counts_once_noticed_or_not() {
     let folder = tempfile::tempdir().expect("temp dir");
     let ledger = ledger_in(&folder);
     let loaded = tape("18-late-answer.slow-and-honest.tape.ron");
-    let mut session = played(&loaded, &ledger, |play| !matches!(play, Play::OperatorResolve { .. }));
+    let mut session = played(&loaded, &ledger, |play| {
+        !matches!(play, Play::OperatorResolve(OperatorResolve { .. }))
+    });
     assert_eq!(
         session.outside_decisions().expect("reads"),
         0,

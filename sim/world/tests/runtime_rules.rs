@@ -2,6 +2,10 @@
 //! A test's name says the rule; its body breaks something and checks the rule held.
 
 use twice_world::billing::EntryKind;
+use twice_world::cards::{
+    CrashWorker, DuplicateWorker, LoseRequest, LoseResponse, OperatorCompensate, OperatorResolve, SlowResponse,
+    ToolFailsBeforeSending,
+};
 use twice_world::checker::Outcome;
 use twice_world::level::{Level, Play, WireRule, parse_level};
 use twice_world::runtime::guards::{Guard, Guards};
@@ -109,10 +113,10 @@ fn key_is_stable_across_replays_of_the_same_call() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
     after_billing_applied(&mut simulation, 1);
     simulation
-        .play(Play::CrashWorker {
+        .play(Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: None,
-        })
+        }))
         .expect("crash");
     simulation.run().expect("runs");
     let records = simulation.ledger_records().expect("reads");
@@ -165,10 +169,10 @@ fn completed_call_returns_its_recorded_result_and_the_tool_is_not_called_again()
         .run_until(|simulation| status_of(simulation, "r1:c1") == Some(Status::Completed))
         .expect("runs");
     simulation
-        .play(Play::CrashWorker {
+        .play(Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: None,
-        })
+        }))
         .expect("crash before the checkpoint");
     assert_eq!(verdict(&mut simulation), Outcome::PaidOnce);
     assert_eq!(credits(&simulation), 1);
@@ -184,10 +188,10 @@ fn process_that_died_mid_call_leaves_started_and_the_replay_does_not_run_it() {
         .run_until(|simulation| simulation.messages().next().is_some())
         .expect("runs");
     simulation
-        .play(Play::CrashWorker {
+        .play(Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: None,
-        })
+        }))
         .expect("crash mid-call");
     simulation.run().expect("runs");
     assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Started));
@@ -206,17 +210,19 @@ fn process_that_died_mid_call_leaves_started_and_the_replay_does_not_run_it() {
 fn failed_call_may_run_again_under_the_same_key() {
     let mut simulation = simulation(one_credit("honour"), Guards::all_on());
     simulation
-        .play(Play::ToolFailsBeforeSending { run: "r1".into() })
+        .play(Play::ToolFailsBeforeSending(ToolFailsBeforeSending {
+            run: "r1".into(),
+        }))
         .expect("armed");
     simulation
         .run_until(|simulation| status_of(simulation, "r1:c1") == Some(Status::Failed))
         .expect("runs");
     // Crash before the checkpoint: the replay meets `failed` and runs the call again.
     simulation
-        .play(Play::CrashWorker {
+        .play(Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: None,
-        })
+        }))
         .expect("crash");
     assert_eq!(verdict(&mut simulation), Outcome::PaidOnce);
     let history = simulation.ledger().history(&key("r1:c1")).unwrap();
@@ -231,7 +237,9 @@ fn failed_call_may_run_again_under_the_same_key() {
 fn not_attempted_error_is_recorded_failed_not_indeterminate() {
     let mut simulation = simulation(one_credit("honour"), Guards::all_on());
     simulation
-        .play(Play::ToolFailsBeforeSending { run: "r1".into() })
+        .play(Play::ToolFailsBeforeSending(ToolFailsBeforeSending {
+            run: "r1".into(),
+        }))
         .expect("armed");
     simulation.run().expect("runs");
     assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Failed));
@@ -248,8 +256,12 @@ fn not_attempted_error_is_recorded_failed_not_indeterminate() {
 fn reads_get_up_to_three_attempts_with_backoff() {
     let lookup = r#"(tool: "lookup_balance", account: "acct_ada", amount_cents: 0, memo: "balance")"#;
     let mut simulation = simulation(level(lookup, "honour", "()", ALL_CARDS), Guards::all_on());
-    simulation.play(Play::LoseRequest { key: None }).expect("armed");
-    simulation.play(Play::LoseRequest { key: None }).expect("armed");
+    simulation
+        .play(Play::LoseRequest(LoseRequest { key: None }))
+        .expect("armed");
+    simulation
+        .play(Play::LoseRequest(LoseRequest { key: None }))
+        .expect("armed");
     simulation.run().expect("runs");
     let record = simulation.ledger().record(&key("r1:c1")).unwrap().unwrap();
     assert_eq!((record.status, record.attempts), (Status::Completed, 3));
@@ -265,7 +277,9 @@ fn reads_get_up_to_three_attempts_with_backoff() {
 #[test]
 fn a_write_gets_one_attempt_and_its_timeout_is_indeterminate() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on().with(Guard::ReconcileHook, false));
-    simulation.play(Play::LoseResponse { key: None }).expect("armed");
+    simulation
+        .play(Play::LoseResponse(LoseResponse { key: None }))
+        .expect("armed");
     simulation.run().expect("runs");
     let record = simulation.ledger().record(&key("r1:c1")).unwrap().unwrap();
     assert_eq!((record.status, record.attempts), (Status::Indeterminate, 1));
@@ -275,14 +289,18 @@ fn a_write_gets_one_attempt_and_its_timeout_is_indeterminate() {
         one_credit("ignore"),
         Guards::all_on().with(Guard::WriteRetryRule, false),
     );
-    naive.play(Play::LoseResponse { key: None }).expect("armed");
+    naive
+        .play(Play::LoseResponse(LoseResponse { key: None }))
+        .expect("armed");
     assert_eq!(verdict(&mut naive), Outcome::PaidTwice);
 }
 
 #[test]
 fn reconcile_hook_is_asked_first_and_the_run_carries_on_with_the_real_result() {
     let mut simulation = simulation(one_credit("metadata_only"), Guards::all_on());
-    simulation.play(Play::LoseResponse { key: None }).expect("armed");
+    simulation
+        .play(Play::LoseResponse(LoseResponse { key: None }))
+        .expect("armed");
     assert_eq!(verdict(&mut simulation), Outcome::PaidOnce);
     assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Completed));
     let history = simulation.ledger().history(&key("r1:c1")).unwrap();
@@ -298,7 +316,9 @@ fn reconcile_hook_is_asked_first_and_the_run_carries_on_with_the_real_result() {
 #[test]
 fn reconcile_hook_cannot_find_what_billing_never_stored() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
-    simulation.play(Play::LoseResponse { key: None }).expect("armed");
+    simulation
+        .play(Play::LoseResponse(LoseResponse { key: None }))
+        .expect("armed");
     simulation.run().expect("runs");
     assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Indeterminate));
     assert!(matches!(
@@ -310,7 +330,9 @@ fn reconcile_hook_cannot_find_what_billing_never_stored() {
 #[test]
 fn pause_on_indeterminate_waits_and_is_resumed_with_the_truth_when_settled() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
-    simulation.play(Play::LoseRequest { key: None }).expect("armed");
+    simulation
+        .play(Play::LoseRequest(LoseRequest { key: None }))
+        .expect("armed");
     simulation.run().expect("runs");
     assert!(matches!(run_state(&simulation).status, RunStatus::AwaitingReconciliation { ref key } if key == "r1:c1"));
     assert_eq!(simulation.verdict().unwrap().outcome, Outcome::UnknownFlagged);
@@ -319,17 +341,17 @@ fn pause_on_indeterminate_waits_and_is_resumed_with_the_truth_when_settled() {
         .actions(vec![
             twice_world::level::TimedAction {
                 at_phase: 0,
-                play: Play::LoseRequest { key: None },
+                play: Play::LoseRequest(LoseRequest { key: None }),
             },
             twice_world::level::TimedAction {
                 at_phase: 1_000,
-                play: Play::OperatorResolve {
+                play: Play::OperatorResolve(OperatorResolve {
                     key: "r1:c1".into(),
                     status: Status::Failed,
                     reason: "billing has no credit for r1:c1".into(),
                     operator: "op-ana".into(),
                     expected_status: Some(Status::Indeterminate),
-                },
+                }),
             },
         ])
         .build()
@@ -350,7 +372,9 @@ fn on_indeterminate_fail_by_default_tells_the_model_the_call_failed() {
         .with(Guard::PauseOnIndeterminate, false)
         .with(Guard::ReconcileHook, false);
     let mut simulation = simulation(one_credit("ignore"), guards);
-    simulation.play(Play::LoseResponse { key: None }).expect("armed");
+    simulation
+        .play(Play::LoseResponse(LoseResponse { key: None }))
+        .expect("armed");
     simulation.run().unwrap();
     let state = run_state(&simulation);
     assert!(matches!(&state.transcript[0].1, Told::Failed { .. }));
@@ -368,7 +392,9 @@ fn a_new_call_from_the_model_is_a_new_key_which_pause_prevents() {
         .with(Guard::PauseOnIndeterminate, false)
         .with(Guard::ReconcileHook, false);
     let mut told_failed = simulation(level(CREDIT, "ignore", model, ALL_CARDS), guards);
-    told_failed.play(Play::LoseResponse { key: None }).unwrap();
+    told_failed
+        .play(Play::LoseResponse(LoseResponse { key: None }))
+        .unwrap();
     assert_eq!(verdict(&mut told_failed), Outcome::PaidTwice);
     assert!(
         status_of(&told_failed, "r1:c2").is_some(),
@@ -378,21 +404,23 @@ fn a_new_call_from_the_model_is_a_new_key_which_pause_prevents() {
         level(CREDIT, "ignore", model, ALL_CARDS),
         guards.with(Guard::PauseOnIndeterminate, true),
     );
-    paused.play(Play::LoseResponse { key: None }).unwrap();
+    paused.play(Play::LoseResponse(LoseResponse { key: None })).unwrap();
     assert_eq!(verdict(&mut paused), Outcome::PaidOnce);
 }
 
 #[test]
 fn operator_resolve_is_compare_and_set_needs_a_reason_and_is_appended_to_history() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
-    simulation.play(Play::LoseRequest { key: None }).unwrap();
+    simulation.play(Play::LoseRequest(LoseRequest { key: None })).unwrap();
     simulation.run().unwrap();
-    let resolve = |reason: &str, expected: Option<Status>| Play::OperatorResolve {
-        key: "r1:c1".into(),
-        status: Status::Failed,
-        reason: reason.into(),
-        operator: "op-ana".into(),
-        expected_status: expected,
+    let resolve = |reason: &str, expected: Option<Status>| {
+        Play::OperatorResolve(OperatorResolve {
+            key: "r1:c1".into(),
+            status: Status::Failed,
+            reason: reason.into(),
+            operator: "op-ana".into(),
+            expected_status: expected,
+        })
     };
     assert!(simulation.play(resolve("  ", None)).is_err(), "a reason is required");
     // Compare-and-set lost: the operator's move is made — it is the race — and the ledger
@@ -425,18 +453,18 @@ fn operator_resolve_is_compare_and_set_needs_a_reason_and_is_appended_to_history
 #[test]
 fn a_late_outcome_after_an_operator_decision_is_logged_and_ignored() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
-    simulation.play(Play::SlowResponse { key: None }).unwrap();
+    simulation.play(Play::SlowResponse(SlowResponse { key: None })).unwrap();
     simulation
         .run_until(|simulation| status_of(simulation, "r1:c1") == Some(Status::Indeterminate))
         .unwrap();
     simulation
-        .play(Play::OperatorResolve {
+        .play(Play::OperatorResolve(OperatorResolve {
             key: "r1:c1".into(),
             status: Status::Failed,
             reason: "looked too early".into(),
             operator: "op-ana".into(),
             expected_status: None,
-        })
+        }))
         .unwrap();
     simulation.run().unwrap();
     let history = simulation.ledger().history(&key("r1:c1")).unwrap();
@@ -462,7 +490,7 @@ fn the_runtime_never_compensates_by_itself() {
         .with(Guard::PauseOnIndeterminate, false)
         .with(Guard::ReconcileHook, false);
     let mut simulation = simulation(one_credit("ignore"), guards);
-    simulation.play(Play::LoseRequest { key: None }).unwrap();
+    simulation.play(Play::LoseRequest(LoseRequest { key: None })).unwrap();
     simulation.run().unwrap();
     assert!(
         simulation
@@ -472,7 +500,7 @@ fn the_runtime_never_compensates_by_itself() {
             .all(|entry| entry.kind != EntryKind::Reversal)
     );
     let mut reflex = simulation_with(one_credit("ignore"), guards.with(Guard::NoReflexCompensation, false));
-    reflex.play(Play::LoseRequest { key: None }).unwrap();
+    reflex.play(Play::LoseRequest(LoseRequest { key: None })).unwrap();
     assert_eq!(
         verdict(&mut reflex),
         Outcome::NotPaidButOwed,
@@ -488,10 +516,12 @@ fn the_runtime_never_compensates_by_itself() {
 fn operator_compensation_runs_once() {
     let mut simulation = simulation(one_credit("honour"), Guards::all_on());
     simulation.run().unwrap();
-    let compensate = || Play::OperatorCompensate {
-        key: "r1:c1".into(),
-        reason: "customer asked to cancel".into(),
-        operator: "op-ana".into(),
+    let compensate = || {
+        Play::OperatorCompensate(OperatorCompensate {
+            key: "r1:c1".into(),
+            reason: "customer asked to cancel".into(),
+            operator: "op-ana".into(),
+        })
     };
     simulation.play(compensate()).unwrap();
     assert!(
@@ -511,7 +541,9 @@ fn operator_compensation_runs_once() {
 #[test]
 fn a_stale_checkpoint_save_makes_the_second_worker_stand_down() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
-    simulation.play(Play::DuplicateWorker { run: "r1".into() }).unwrap();
+    simulation
+        .play(Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }))
+        .unwrap();
     assert_eq!(verdict(&mut simulation), Outcome::PaidOnce);
     let stood_down = simulation.timeline().iter().any(|entry| entry.kind == "stand down");
     assert!(stood_down, "one of the two workers stood down");
@@ -530,10 +562,14 @@ fn check_then_insert_lets_two_workers_call_the_tool() {
         .with(Guard::AtomicReservation, false)
         .with(Guard::KeyDownstream, false);
     let mut simulation = simulation(one_credit("ignore"), guards);
-    simulation.play(Play::DuplicateWorker { run: "r1".into() }).unwrap();
+    simulation
+        .play(Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }))
+        .unwrap();
     assert_eq!(verdict(&mut simulation), Outcome::PaidTwice);
     let mut atomic = simulation_with(one_credit("ignore"), guards.with(Guard::AtomicReservation, true));
-    atomic.play(Play::DuplicateWorker { run: "r1".into() }).unwrap();
+    atomic
+        .play(Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }))
+        .unwrap();
     assert_eq!(verdict(&mut atomic), Outcome::PaidOnce);
 }
 
@@ -545,10 +581,10 @@ fn the_same_key_with_different_arguments_is_not_run_again_and_its_record_is_the_
         .run_until(|simulation| status_of(simulation, "r1:c1") == Some(Status::Completed))
         .unwrap();
     simulation
-        .play(Play::CrashWorker {
+        .play(Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: None,
-        })
+        }))
         .unwrap();
     simulation.run().unwrap();
     let state = run_state(&simulation);
@@ -581,15 +617,15 @@ fn a_reworded_replay_of_an_unknown_call_leaves_it_attended_not_orphaned() {
     // reconciling it and the customer owed.
     let model = "(reword_on_replay: true)";
     let mut simulation = simulation(level(CREDIT, "ignore", model, ALL_CARDS), Guards::all_on());
-    simulation.play(Play::LoseResponse { key: None }).unwrap();
+    simulation.play(Play::LoseResponse(LoseResponse { key: None })).unwrap();
     simulation
         .run_until(|simulation| simulation.timeline().iter().any(|entry| entry.kind == "response lost"))
         .unwrap();
     simulation
-        .play(Play::CrashWorker {
+        .play(Play::CrashWorker(CrashWorker {
             worker: Some(1),
             in_phase: None,
-        })
+        }))
         .unwrap();
     simulation.run().unwrap();
     assert_eq!(status_of(&simulation, "r1:c1"), Some(Status::Started));
@@ -634,7 +670,7 @@ fn every_tool_the_campaign_declares_passes_the_contract_with_the_write_retry_rul
 fn an_item_a_paused_run_has_not_reached_is_flagged_waiting_not_unpaid() {
     let calls = format!("{CREDIT}, {CREDIT}");
     let mut simulation = simulation(level(&calls, "ignore", "()", ALL_CARDS), Guards::all_on());
-    simulation.play(Play::LoseResponse { key: None }).unwrap();
+    simulation.play(Play::LoseResponse(LoseResponse { key: None })).unwrap();
     simulation.run().unwrap();
     let verdict = simulation.verdict().unwrap();
     let outcomes: Vec<Outcome> = verdict.credits.iter().map(|credit| credit.outcome).collect();

@@ -3,6 +3,9 @@
 
 use proptest::prelude::*;
 use twice_world::billing::EntryKind;
+use twice_world::cards::{
+    CrashWorker, DuplicateWorker, LoseRequest, LoseResponse, ModelCallsAgain, SlowResponse, ToolFailsBeforeSending,
+};
 use twice_world::checker::Outcome;
 use twice_world::level::{Level, Play, TimedAction, WireRule, parse_level};
 use twice_world::runtime::guards::Guards;
@@ -37,16 +40,17 @@ fn level(billing_keys: &str, model: &str, jitter_ms: u32) -> Level {
 fn fault() -> impl Strategy<Value = Play> {
     let run = prop_oneof![Just("r1".to_owned()), Just("r2".to_owned())];
     prop_oneof![
-        Just(Play::LoseRequest { key: None }),
-        Just(Play::LoseResponse { key: None }),
-        Just(Play::SlowResponse { key: None }),
-        (0u32..5).prop_map(|worker| Play::CrashWorker {
+        Just(Play::LoseRequest(LoseRequest { key: None })),
+        Just(Play::LoseResponse(LoseResponse { key: None })),
+        Just(Play::SlowResponse(SlowResponse { key: None })),
+        (0u32..5).prop_map(|worker| Play::CrashWorker(CrashWorker {
             worker: (worker > 0).then_some(worker),
             in_phase: None,
-        }),
-        run.clone().prop_map(|run| Play::DuplicateWorker { run }),
-        (run.clone(), any::<bool>()).prop_map(|(run, reword)| Play::ModelCallsAgain { run, reword }),
-        run.prop_map(|run| Play::ToolFailsBeforeSending { run }),
+        })),
+        run.clone()
+            .prop_map(|run| Play::DuplicateWorker(DuplicateWorker { run })),
+        (run.clone(), any::<bool>()).prop_map(|(run, reword)| Play::ModelCallsAgain(ModelCallsAgain { run, reword })),
+        run.prop_map(|run| Play::ToolFailsBeforeSending(ToolFailsBeforeSending { run })),
     ]
 }
 
@@ -110,18 +114,18 @@ fn same_level_seed_and_actions_give_byte_identical_history() {
     let actions = vec![
         TimedAction {
             at_phase: 3,
-            play: Play::DuplicateWorker { run: "r1".into() },
+            play: Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }),
         },
         TimedAction {
             at_phase: 5,
-            play: Play::LoseResponse { key: None },
+            play: Play::LoseResponse(LoseResponse { key: None }),
         },
         TimedAction {
             at_phase: 9,
-            play: Play::CrashWorker {
+            play: Play::CrashWorker(CrashWorker {
                 worker: None,
                 in_phase: None,
-            },
+            }),
         },
     ];
     let history = |seed: u64| {
@@ -158,7 +162,7 @@ fn a_quiet_level_wakes_when_someone_outside_settles_what_it_waits_on() {
         .wire_rule(WireRule::ArmNextMessage)
         .actions(vec![TimedAction {
             at_phase: 0,
-            play: Play::LoseRequest { key: None },
+            play: Play::LoseRequest(LoseRequest { key: None }),
         }])
         .build()
         .unwrap();
@@ -373,7 +377,7 @@ fn a_twin_on_a_second_node_sees_none_of_the_first_nodes_ledger_and_only_the_key_
     let twin = || {
         vec![TimedAction {
             at_phase: 0,
-            play: Play::DuplicateWorker { run: "r1".into() },
+            play: Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }),
         }]
     };
     // On one node the twin meets the first worker's reservation; on two, each reserves r1:c1
@@ -452,7 +456,7 @@ fn a_settlement_in_one_nodes_ledger_wakes_no_worker_waiting_on_the_other() {
     let mut simulation = SimulationBuilder::new(two_nodes(true), 1)
         .actions(vec![TimedAction {
             at_phase: 0,
-            play: Play::DuplicateWorker { run: "r1".into() },
+            play: Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }),
         }])
         .build()
         .expect("builds");
@@ -466,7 +470,7 @@ fn a_settlement_in_one_nodes_ledger_wakes_no_worker_waiting_on_the_other() {
         .expect("steps");
     assert!(answer_of(&simulation, 2), "the twin's answer is on the wire alone");
     simulation
-        .play(Play::LoseResponse { key: None })
+        .play(Play::LoseResponse(LoseResponse { key: None }))
         .expect("the twin's answer is lost");
     let phases = simulation.run().expect("runs");
     assert!(

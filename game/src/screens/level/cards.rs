@@ -1,5 +1,7 @@
 //! The fault cards in hand. Playing one that needs a target (a worker, a run) opens a
-//! chooser; the move is an `Intent::Play` with the same `Play` a tape stores.
+//! chooser; the move is an `Intent::Play` with the same `Play` a tape stores. A card that
+//! cannot be played now says why in this run's terms (the world's words, as the browser's),
+//! on the status line: nothing opens, so no key is swallowed.
 
 use bevy_egui::egui::{self, RichText};
 use twice_world::hand;
@@ -34,6 +36,12 @@ fn effect(card: CardKind, simulation: &Simulation) -> String {
     hand::effect(card, simulation)
 }
 
+/// Why a card of the hand cannot be played now, in this run's terms (`None`: it can). The
+/// console's and the declaration's cards are made there; the hand says nothing for them.
+fn hand_refusal(card: CardKind, simulation: &Simulation) -> Option<String> {
+    hand::refusal(card, simulation).filter(|_| card.aims().from_the_hand())
+}
+
 /// The choices a card offers: a label and the move it makes. Empty: nothing to target now.
 pub fn targets(card: CardKind, simulation: &Simulation) -> Vec<(String, Play)> {
     hand::targets(card, simulation)
@@ -61,6 +69,10 @@ pub fn choose(
     }
     if session.mode == Mode::Replay {
         level_ui.flash = Some("A tape plays its own cards: open the level to play yours.".into());
+        return;
+    }
+    if let Some(why) = hand::refusal(card, simulation) {
+        level_ui.flash = Some(format!("{}: {why}", card.title()));
         return;
     }
     let offered = targets(card, simulation);
@@ -144,7 +156,8 @@ pub fn draw(
             let width = (available - spacing * (columns - 1.0)) / columns - 2.0;
             for (index, card) in cards.iter().enumerate() {
                 let left = hand.get(card).copied().unwrap_or(0);
-                let live = left > 0;
+                let refusal = hand_refusal(*card, simulation);
+                let live = left > 0 && refusal.is_none();
                 let key = if index < 9 {
                     format!("{}", index + 1)
                 } else {
@@ -161,8 +174,12 @@ pub fn draw(
                         if live { theme::CREW } else { theme::PANEL_BORDER },
                     ))
                     .truncate();
-                // A narrow chip may cut its title: the hover says it whole.
-                let hover = format!("{}: {}", card.title(), effect(*card, simulation));
+                // A narrow chip may cut its title: the hover says it whole, and why it cannot
+                // be played now when it cannot.
+                let hover = match &refusal {
+                    Some(why) => format!("{}: {why}", card.title()),
+                    None => format!("{}: {}", card.title(), effect(*card, simulation)),
+                };
                 // Its own box of the chip's width: a title longer than that is cut with "…",
                 // so the chips keep to their columns.
                 let response = ui
@@ -213,7 +230,8 @@ fn draw_full_cards(
             } else {
                 "·".to_owned()
             };
-            let live = left > 0;
+            let refusal = hand_refusal(*card, simulation);
+            let live = left > 0 && refusal.is_none();
             egui::Frame::new()
                 .fill(if live { theme::PANEL_RAISED } else { theme::PANEL })
                 .stroke(egui::Stroke::new(
@@ -240,7 +258,10 @@ fn draw_full_cards(
                                 } else {
                                     "play"
                                 };
-                                if ui.add_enabled(playable && live, egui::Button::new(label)).clicked() {
+                                let button = ui.add_enabled(playable && live, egui::Button::new(label));
+                                if let Some(why) = &refusal {
+                                    button.on_disabled_hover_text(why.as_str());
+                                } else if button.clicked() {
                                     *chosen = Some(*card);
                                 }
                             });
@@ -250,11 +271,12 @@ fn draw_full_cards(
                         } else {
                             theme::TEXT_FAINT
                         }));
-                        ui.label(
-                            RichText::new(effect(*card, simulation))
-                                .size(11.5)
-                                .color(theme::TEXT_DIM),
-                        );
+                        // What it does now, or why it cannot be played now.
+                        let (said, color) = match &refusal {
+                            Some(why) if left > 0 => (why.clone(), theme::WARN),
+                            _ => (effect(*card, simulation), theme::TEXT_DIM),
+                        };
+                        ui.label(RichText::new(said).size(11.5).color(color));
                     });
                 });
         }

@@ -5,6 +5,7 @@
 //! is still open come from `twice_world::hand::declaration`, so the browser says the same.
 
 use bevy_egui::egui::{self, RichText};
+use twice_world::cards::DeclareTool;
 use twice_world::hand::{self, Declarable};
 use twice_world::level::Play;
 use twice_world::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
@@ -155,12 +156,12 @@ fn draw_tool(
         .add_enabled(blocked.is_none(), egui::Button::new(format!("Declare {name} so")))
         .on_disabled_hover_text(blocked.unwrap_or_default());
     if button.clicked() {
-        intents.push(Intent::Play(Play::DeclareTool {
+        intents.push(Intent::Play(Play::DeclareTool(DeclareTool {
             tool: name.clone(),
             side_effect: draft.side_effect,
             attempts: draft.attempts,
             takes_key: draft.takes_key,
-        }));
+        })));
     }
     level_ui.declaration_drafts.insert(name, draft);
 }

@@ -19,9 +19,19 @@ pub(super) fn read(
     intents: &mut Vec<Intent>,
 ) {
     use egui::Key;
-    // Dialogs take the keyboard first; they handle their own keys when drawn.
-    if level_ui.prompt.is_some() || level_ui.chooser.is_some() || level_ui.predict.is_some() {
+    // Dialogs that take typing take the keyboard first; they handle their own keys when drawn.
+    if level_ui.prompt.is_some() || level_ui.predict.is_some() {
         return;
+    }
+    // A target chooser keeps only its own keys (a number picks, Esc cancels): any other key
+    // closes it and does what it always does, so a key pressed after it is never lost.
+    if level_ui.chooser.is_some() {
+        if ui::pressed(context, Key::Escape) || DIGITS.iter().any(|digit| ui::pressed(context, *digit)) {
+            return;
+        }
+        if any_key_pressed(context) {
+            level_ui.chooser = None;
+        }
     }
     if level_ui.help {
         if ui::pressed(context, Key::Escape) || ui::typed(context, "?") || ui::pressed(context, Key::F1) {
@@ -91,18 +101,7 @@ pub(super) fn read(
             level_ui.flash = Some(arrives_later(Panel::Console));
         }
     }
-    let digits = [
-        Key::Num1,
-        Key::Num2,
-        Key::Num3,
-        Key::Num4,
-        Key::Num5,
-        Key::Num6,
-        Key::Num7,
-        Key::Num8,
-        Key::Num9,
-    ];
-    for (index, digit) in digits.iter().enumerate() {
+    for (index, digit) in DIGITS.iter().enumerate() {
         if ui::pressed(context, *digit)
             && let Some(card) = cards::hand_order(simulation).get(index)
         {
@@ -112,6 +111,29 @@ pub(super) fn read(
     if session.panels.shows(Panel::Ledger) {
         ledger::keyboard(context, level_ui, session);
     }
+}
+
+/// The number keys, which play the hand's cards (and pick a chooser's targets).
+pub(super) const DIGITS: [egui::Key; 9] = [
+    egui::Key::Num1,
+    egui::Key::Num2,
+    egui::Key::Num3,
+    egui::Key::Num4,
+    egui::Key::Num5,
+    egui::Key::Num6,
+    egui::Key::Num7,
+    egui::Key::Num8,
+    egui::Key::Num9,
+];
+
+/// A key went down this frame (typed text counts: `?`, `+`).
+fn any_key_pressed(context: &egui::Context) -> bool {
+    context.input(|input| {
+        input
+            .events
+            .iter()
+            .any(|event| matches!(event, egui::Event::Key { pressed: true, .. } | egui::Event::Text(_)))
+    })
 }
 
 /// The keys that show or hide parts of the screen: the side columns, the notes, the code and

@@ -4,6 +4,7 @@
 //! the same functions the HTTP API calls.
 
 use bevy_egui::egui::{self, RichText};
+use twice_world::cards::{OperatorCompensate, OperatorResolve};
 use twice_world::level::{CardKind, Play, default_operator};
 use twice_world::runtime::rules::Status;
 use twice_world::simulator::Simulation;
@@ -79,12 +80,14 @@ pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> 
     });
     let operator = operator_of(level_ui);
     let expected = level_ui.expected_status.unwrap_or(record.status);
-    let resolve = |status: Status| Play::OperatorResolve {
-        key: key.clone(),
-        status,
-        reason: reason.clone(),
-        operator: operator.clone(),
-        expected_status: Some(expected),
+    let resolve = |status: Status| {
+        Play::OperatorResolve(OperatorResolve {
+            key: key.clone(),
+            status,
+            reason: reason.clone(),
+            operator: operator.clone(),
+            expected_status: Some(expected),
+        })
     };
     vec![
         (
@@ -105,11 +108,11 @@ pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> 
                 "{} Compensate: undo it in billing",
                 theme::status_glyph(Status::Compensated)
             ),
-            Play::OperatorCompensate {
+            Play::OperatorCompensate(OperatorCompensate {
                 key,
                 reason,
                 operator: operator.clone(),
-            },
+            }),
             compensate_block,
         ),
     ]

@@ -6,6 +6,7 @@ use bevy_egui::egui::{self, RichText};
 use twice_world::runtime::rules::Status;
 use twice_world::simulator::Simulation;
 
+use super::keyboard::DIGITS;
 use super::{Chooser, LevelUi, PromptKind, cards, operator};
 use crate::session::{Intent, Session};
 use crate::ui::{self, theme};
@@ -60,18 +61,6 @@ pub const SHORTCUTS: [(&str, &str); 30] = [
     ("click", "a ledger row: its history"),
     ("sqlite3", "open the ledger file shown in the ledger panel"),
     ("twice-sim", "replay a saved tape: twice-sim replay FILE"),
-];
-
-const DIGITS: [egui::Key; 9] = [
-    egui::Key::Num1,
-    egui::Key::Num2,
-    egui::Key::Num3,
-    egui::Key::Num4,
-    egui::Key::Num5,
-    egui::Key::Num6,
-    egui::Key::Num7,
-    egui::Key::Num8,
-    egui::Key::Num9,
 ];
 
 pub fn draw(
@@ -130,7 +119,14 @@ fn draw_chooser(
         ui.set_width(460.0);
         ui.label(RichText::new(title).size(theme::HEADING).strong().color(theme::CREW));
         if options.is_empty() {
-            ui::hint(ui, "Nothing to target right now (no worker alive, or no run).");
+            // Said in this run's terms: the card's own reason (nothing on the wire, every
+            // worker down), or the console's.
+            let why = match chooser {
+                Chooser::Card(card) => twice_world::hand::refusal(card, simulation)
+                    .unwrap_or_else(|| format!("{} has nothing to aim at now", card.title())),
+                Chooser::Operator => "No move fits the selected call now.".to_owned(),
+            };
+            ui::hint(ui, &why);
         }
         for (index, (label, play, blocked)) in options.iter().enumerate() {
             ui.horizontal(|ui| {

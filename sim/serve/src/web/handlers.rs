@@ -2,6 +2,7 @@
 //! take part in the room's race. Every move goes through [`Game`] to `Simulation::play`.
 
 use std::sync::Arc;
+use twice_world::cards::{OperatorCompensate, OperatorResolve};
 
 use axum::Json;
 use axum::extract::{FromRequestParts, State};
@@ -318,7 +319,9 @@ pub(super) async fn play(
     joined: Joined,
     StrictJson(body): StrictJson<PlayBody>,
 ) -> Result<Json<GameView>, WebError> {
-    if let Play::OperatorResolve { reason, .. } | Play::OperatorCompensate { reason, .. } = &body.play {
+    if let Play::OperatorResolve(OperatorResolve { reason, .. })
+    | Play::OperatorCompensate(OperatorCompensate { reason, .. }) = &body.play
+    {
         check_reason(reason)?;
     }
     state

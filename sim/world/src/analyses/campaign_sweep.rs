@@ -16,11 +16,8 @@
 //! Everything is simulated with the level's own guards and one seed, on in-memory ledgers:
 //! the figure is a pure function of the level files.
 
-use crate::hand;
 use crate::ledger::LedgerStore;
 use crate::level::{CardKind, Level, Play};
-use crate::runtime::rules::Status;
-use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
 use crate::simulator::{SimError, Simulation, SimulationBuilder};
 
 /// The seed every sweep simulation runs with: the one the shipped tapes use.
@@ -256,81 +253,10 @@ fn finish(mut simulation: Simulation) -> Result<bool, SimError> {
 }
 
 /// The moves `card` offers now, as the game offers them: the hand's targets, the operator
-/// console's decisions on each call it can act on, the declaration panel's drafts.
+/// console's decisions on each call it can act on, the declaration panel's drafts (each card
+/// says, [`CardKind::candidates`]).
 pub fn candidate_plays(card: CardKind, simulation: &Simulation) -> Result<Vec<Play>, SimError> {
-    let plays = match card {
-        // Racing an honest operator, the console holds every call the queue has listed, as it
-        // was seen (indeterminate): a decision sent after theirs is a move, and it gets the 409.
-        CardKind::OperatorResolve if simulation.level().honest_operator.is_some() => simulation
-            .queued_calls()
-            .into_iter()
-            .flat_map(|key| {
-                [Status::Completed, Status::Failed].map(|status| Play::OperatorResolve {
-                    key: key.clone(),
-                    status,
-                    reason: format!("the sweep settles it as {status}"),
-                    operator: SWEEP_OPERATOR.to_owned(),
-                    expected_status: Some(Status::Indeterminate),
-                })
-            })
-            .collect(),
-        CardKind::OperatorResolve => {
-            let records = simulation.ledger_records().map_err(SimError::from)?;
-            records
-                .into_iter()
-                .filter(|record| record.status.is_unknown())
-                .flat_map(|record| {
-                    [Status::Completed, Status::Failed].map(|status| Play::OperatorResolve {
-                        key: record.key.to_string(),
-                        status,
-                        reason: format!("the sweep settles it as {status}"),
-                        operator: SWEEP_OPERATOR.to_owned(),
-                        expected_status: Some(record.status),
-                    })
-                })
-                .collect()
-        }
-        CardKind::OperatorCompensate => {
-            let records = simulation.ledger_records().map_err(SimError::from)?;
-            records
-                .into_iter()
-                .filter(|record| !matches!(record.status, Status::Failed | Status::Compensated))
-                .map(|record| Play::OperatorCompensate {
-                    key: record.key.to_string(),
-                    reason: "the sweep asks for a compensation".to_owned(),
-                    operator: SWEEP_OPERATOR.to_owned(),
-                })
-                .collect()
-        }
-        CardKind::DeclareTool => declaration_drafts(simulation),
-        _ => hand::targets(card, simulation)
-            .into_iter()
-            .map(|target| target.play)
-            .collect(),
-    };
-    Ok(plays)
-}
-
-fn declaration_drafts(simulation: &Simulation) -> Vec<Play> {
-    if simulation.declaring_is_open().is_err() {
-        return Vec::new();
-    }
-    let mut plays = Vec::new();
-    for tool in &simulation.level().declarable_tools {
-        for side_effect in SideEffect::ALL {
-            for attempts in 1..=READ_ATTEMPTS_MAX {
-                for takes_key in [true, false] {
-                    plays.push(Play::DeclareTool {
-                        tool: tool.clone(),
-                        side_effect,
-                        attempts,
-                        takes_key,
-                    });
-                }
-            }
-        }
-    }
-    plays
+    card.candidates(simulation, SWEEP_OPERATOR)
 }
 
 /// Plays `prefix` (phase, move) in order on a fresh simulation; `None` if one is refused.

@@ -407,20 +407,6 @@ struct SameRun<'a> {
 /// moment is; in another run it is only the same move if it meets the same moment.
 type Moment = Vec<(u32, String, bool, Phase, Option<u32>)>;
 
-/// A move that acts on whatever the moment is, rather than on a target it names: the
-/// counterfactual plays it only at the same moment.
-fn aims_at_the_moment(play: &Play) -> bool {
-    matches!(
-        play,
-        Play::DuplicateWorker { .. }
-            | Play::ModelCallsAgain { .. }
-            | Play::ToolFailsBeforeSending { .. }
-            | Play::OperatorResolve { .. }
-            | Play::OperatorCompensate { .. }
-            | Play::CrashWorker { in_phase: None, .. }
-    )
-}
-
 fn moment_of(simulation: &Simulation) -> Moment {
     simulation
         .workers()
@@ -533,35 +519,9 @@ impl SameRun<'_> {
                 })
                 .map_or_else(|| key.to_owned(), |key| key.to_string())
         };
-        match play {
-            Play::LoseRequest { key: Some(key) } => Play::LoseRequest {
-                key: Some(respell(key)),
-            },
-            Play::LoseResponse { key: Some(key) } => Play::LoseResponse {
-                key: Some(respell(key)),
-            },
-            Play::SlowResponse { key: Some(key) } => Play::SlowResponse {
-                key: Some(respell(key)),
-            },
-            Play::OperatorResolve {
-                key,
-                status,
-                reason,
-                operator,
-                expected_status,
-            } => Play::OperatorResolve {
-                key: respell(key),
-                status: *status,
-                reason: reason.clone(),
-                operator: operator.clone(),
-                expected_status: *expected_status,
-            },
-            Play::OperatorCompensate { key, reason, operator } => Play::OperatorCompensate {
-                key: respell(key),
-                reason: reason.clone(),
-                operator: operator.clone(),
-            },
-            other => other.clone(),
+        match play.key() {
+            Some(key) => play.with_key(&respell(key)),
+            None => play.clone(),
         }
     }
 }

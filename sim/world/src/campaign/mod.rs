@@ -13,10 +13,8 @@ use std::path::{Path, PathBuf};
 use crate::billing_tools::Operation;
 use crate::checker::Outcome;
 use crate::error::InputError;
-use crate::level::{self, CardKind, Level, LoadedLevel, LoadedTape, Play};
+use crate::level::{self, CardKind, Level, LoadedLevel, LoadedTape};
 use crate::runtime::guards::Guard;
-use crate::runtime::key::IdempotencyKey;
-use crate::simulator::WORKERS_MAX;
 
 /// The most level and tape files one check or one campaign may hold (a limit on everything).
 pub const CAMPAIGN_FILES_MAX: usize = 4_096;
@@ -24,6 +22,7 @@ pub const CAMPAIGN_FILES_MAX: usize = 4_096;
 pub use crate::level::{LEVEL_SUFFIX, TAPE_SUFFIX};
 pub use par::WIN_TAPE_SUFFIX;
 
+pub mod hints;
 pub mod par;
 
 /// Every level and tape of one campaign folder, levels in level-select order.
@@ -354,17 +353,7 @@ pub fn check_level(loaded: &LoadedLevel) -> Result<(), InputError> {
 pub fn check_tape(loaded: &LoadedTape) -> Result<(), InputError> {
     par::check_win_tape_par(loaded)?;
     for (index, action) in loaded.tape.actions.iter().enumerate() {
-        let problem = match &action.play {
-            Play::CrashWorker {
-                worker: Some(number), ..
-            } if *number > WORKERS_MAX => Some(format!(
-                "worker w{number} can never exist: a simulation starts at most {WORKERS_MAX} workers"
-            )),
-            Play::OperatorResolve { key, .. } | Play::OperatorCompensate { key, .. } => {
-                IdempotencyKey::parse(key).err().map(|error| error.to_string())
-            }
-            _ => None,
-        };
+        let problem = action.play.doubt();
         if let Some(message) = problem {
             return Err(InputError::at(&loaded.path, &loaded.text, "at_phase", index, message));
         }
@@ -372,21 +361,10 @@ pub fn check_tape(loaded: &LoadedTape) -> Result<(), InputError> {
     Ok(())
 }
 
-/// Cards that can make one intended credit land twice. Each can leave a request that was
-/// sent without its answer (so a retry, a replay or a second model call may follow), start a
-/// second process on the run, make the model call again, or let an operator decide a call
-/// that the runtime then runs again. A lost request never lands, a refusal before sending
-/// sends nothing, and a compensation only takes money back: none of those adds a credit.
+/// Cards that can make one intended credit land twice (each card says why it can or cannot,
+/// [`crate::cards::Card::CAN_PAY_TWICE`]).
 pub fn can_pay_twice(card: CardKind) -> bool {
-    matches!(
-        card,
-        CardKind::LoseResponse
-            | CardKind::SlowResponse
-            | CardKind::CrashWorker
-            | CardKind::DuplicateWorker
-            | CardKind::ModelCallsAgain
-            | CardKind::OperatorResolve
-    )
+    card.can_pay_twice()
 }
 
 /// Why the level's goal can never be reached, or `None` if something in it could reach it.

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::{Program, program_of};
+use crate::cards::CrashWorker;
 use crate::level::{CardKind, Play};
 use crate::runtime::worker::Phase;
 use crate::simulator::{PlayError, Simulation};
@@ -181,8 +182,8 @@ impl CrashAims {
 
 /// The crash as a tape records it: this worker, about to run this phase.
 fn crash(simulation: &mut Simulation, worker: u32, phase: Phase) -> Result<(), PlayError> {
-    simulation.play(Play::CrashWorker {
+    simulation.play(Play::CrashWorker(CrashWorker {
         worker: Some(worker),
         in_phase: Some(phase),
-    })
+    }))
 }

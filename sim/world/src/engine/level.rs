@@ -1,19 +1,18 @@
 //! Levels and tapes: RON files with serde types, checked before anything is played.
 //!
-//! This file holds a level's types; the player's moves are in [`play`], tapes and reading
-//! files in [`tape`], and the checks serde cannot make in [`validate`].
+//! This file holds a level's types; the player's moves are the cards' ([`crate::cards`]), tapes
+//! and reading files are in [`tape`], and the checks serde cannot make in [`validate`].
 
-mod play;
 mod tape;
 mod validate;
 
+pub use crate::cards::{CardKind, Play, PlayVersion1, TAPE_VERSION, WireRule, default_operator};
 pub use crate::outcome::Expectation;
-pub use play::{Play, PlayVersion1, TAPE_VERSION, WireRule, default_operator};
 pub use tape::{
     LoadedLevel, LoadedTape, Tape, TimedAction, files_below, load_level, load_tape, parse_level, parse_ron, parse_tape,
     tape_to_ron, to_ron,
 };
-pub use validate::{validate_level, validate_tape};
+pub use validate::{actions_problem, validate_level, validate_tape};
 
 use serde::{Deserialize, Serialize};
 
@@ -42,66 +41,6 @@ pub const BRIEFING_WORDS_MAX: usize = 60;
 pub const DEBRIEF_WORDS_MAX: usize = 120;
 /// The most input a level or tape file may be.
 pub const FILE_BYTES_MAX: u64 = 1 << 20;
-
-/// A fault card (or operator move) a level may put in the player's hand.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum CardKind {
-    LoseRequest,
-    LoseResponse,
-    SlowResponse,
-    CrashWorker,
-    DuplicateWorker,
-    ModelCallsAgain,
-    ToolFailsBeforeSending,
-    OperatorResolve,
-    OperatorCompensate,
-    DeclareTool,
-}
-
-impl CardKind {
-    pub const ALL: [CardKind; 10] = [
-        CardKind::LoseRequest,
-        CardKind::LoseResponse,
-        CardKind::SlowResponse,
-        CardKind::CrashWorker,
-        CardKind::DuplicateWorker,
-        CardKind::ModelCallsAgain,
-        CardKind::ToolFailsBeforeSending,
-        CardKind::OperatorResolve,
-        CardKind::OperatorCompensate,
-        CardKind::DeclareTool,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CardKind::LoseRequest => "LoseRequest",
-            CardKind::LoseResponse => "LoseResponse",
-            CardKind::SlowResponse => "SlowResponse",
-            CardKind::CrashWorker => "CrashWorker",
-            CardKind::DuplicateWorker => "DuplicateWorker",
-            CardKind::ModelCallsAgain => "ModelCallsAgain",
-            CardKind::ToolFailsBeforeSending => "ToolFailsBeforeSending",
-            CardKind::OperatorResolve => "OperatorResolve",
-            CardKind::OperatorCompensate => "OperatorCompensate",
-            CardKind::DeclareTool => "DeclareTool",
-        }
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            CardKind::LoseRequest => "Lose the request",
-            CardKind::LoseResponse => "Lose the response",
-            CardKind::SlowResponse => "Slow the response",
-            CardKind::CrashWorker => "Crash a worker",
-            CardKind::DuplicateWorker => "Start a duplicate worker",
-            CardKind::ModelCallsAgain => "Model calls again",
-            CardKind::ToolFailsBeforeSending => "Tool fails before sending",
-            CardKind::OperatorResolve => "Operator resolves",
-            CardKind::OperatorCompensate => "Operator compensates",
-            CardKind::DeclareTool => "Declare a tool",
-        }
-    }
-}
 
 /// A card in the level's hand, and how many of it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,6 +72,11 @@ pub struct Hints {
     /// The move; `None`: the game describes the level's par tape instead.
     #[serde(default, rename = "move")]
     pub the_move: Option<String>,
+    /// The move the prose describes, as a tape's moves: the campaign plays it (it wins a
+    /// beatable level, every move is legal where it is played) and holds the prose to it —
+    /// the phases it names, and what it says the run is doing then.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub move_actions: Vec<TimedAction>,
 }
 
 impl Hints {
@@ -351,6 +295,20 @@ pub struct Level {
     pub goal: Outcome,
     #[serde(default = "default_max_phases")]
     pub max_phases: u32,
+}
+
+impl Level {
+    /// Who the level's first call is for, by name ("the customer" when no account says).
+    pub fn first_owner(&self) -> String {
+        let account = self
+            .runs
+            .first()
+            .and_then(|run| run.calls.first())
+            .map(|call| &call.account);
+        account
+            .and_then(|id| self.world.accounts.iter().find(|account| &account.id == id))
+            .map_or_else(|| "the customer".to_owned(), |account| account.owner.clone())
+    }
 }
 
 fn is_default_workflow(workflow: &Workflow) -> bool {

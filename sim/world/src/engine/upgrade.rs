@@ -9,10 +9,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cards::{Aim, TAPE_VERSION, WireRule};
 use crate::checker::Verdict;
 use crate::error::InputError;
 use crate::ledger::LedgerStore;
-use crate::level::{self, LoadedTape, Play, TAPE_VERSION, Tape, TimedAction, WireRule};
+use crate::level::{self, LoadedTape, Tape, TimedAction};
 use crate::replay::matches;
 use crate::simulator::{SimError, SimulationBuilder};
 
@@ -104,11 +105,7 @@ pub fn upgrade(loaded: &LoadedTape) -> Result<Upgraded, UpgradeError> {
     for (index, action) in old.played().iter().enumerate() {
         let hit = old.wire_hits().iter().find(|hit| hit.played == index);
         let play = &action.play;
-        let is_wire = matches!(
-            play,
-            Play::LoseRequest { .. } | Play::LoseResponse { .. } | Play::SlowResponse { .. }
-        );
-        if !is_wire {
+        if !matches!(play.aim(), Aim::Message { .. }) {
             actions.push(action.clone());
             continue;
         }
@@ -116,12 +113,7 @@ pub fn upgrade(loaded: &LoadedTape) -> Result<Upgraded, UpgradeError> {
             dropped += 1;
             continue;
         };
-        let key = Some(hit.key.clone());
-        let play = match play {
-            Play::LoseRequest { .. } => Play::LoseRequest { key },
-            Play::LoseResponse { .. } => Play::LoseResponse { key },
-            _ => Play::SlowResponse { key },
-        };
+        let play = play.with_key(&hit.key);
         let at_phase = action.at_phase.max(hit.sent_at_phase + 1);
         if at_phase != action.at_phase {
             moved += 1;

@@ -3,7 +3,7 @@
 //! checker and the debrief can all use them without depending on one another. The runtime's
 //! typed reasons are worded here too, so its sans-IO core makes no sentences.
 
-use twice_runtime::worker::{CallRefused, WaitReason, Words};
+use twice_runtime::worker::{CallRefused, Phase, WaitReason, Words};
 
 mod notes;
 mod written;
@@ -48,6 +48,41 @@ pub fn duration_words(duration_ms: u64) -> String {
 pub fn dollars(cents: i64) -> String {
     let sign = if cents < 0 { "-" } else { "" };
     format!("{sign}${}.{:02}", cents.abs() / 100, cents.abs() % 100)
+}
+
+/// What a worker is doing while it is about to run `phase`, in a player's words: "waiting
+/// for Penny's model to decide", "saving its checkpoint".
+pub fn doing(phase: Phase) -> String {
+    match phase {
+        Phase::Start | Phase::LoadCheckpoint => "loading its checkpoint".into(),
+        Phase::ModelDecides => "waiting for Penny's model to decide".into(),
+        Phase::Reserve | Phase::CheckLedger | Phase::InsertStarted => "reserving the call in the ledger".into(),
+        Phase::Send => "about to send the request".into(),
+        Phase::WaitForAnswer => "waiting for billing's answer".into(),
+        Phase::RecordOutcome => "recording how the call ended".into(),
+        Phase::SaveCheckpoint => "saving its checkpoint".into(),
+        Phase::Parked => "parked, waiting for the call to be settled".into(),
+        Phase::Exit => "about to exit: its run is done".into(),
+        other => format!("about to {other}"),
+    }
+}
+
+/// The text with its first letter in capitals: a sentence made from a clause.
+pub fn capitalised(text: &str) -> String {
+    let mut letters = text.chars();
+    letters
+        .next()
+        .map(|first| first.to_uppercase().chain(letters).collect())
+        .unwrap_or_default()
+}
+
+/// Items in a sentence: `a`, `a and b`, `a, b and c` (empty: nothing).
+pub fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [only] => only.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// Runtime text for a player: the runtime's messages quote statuses in backticks, which read

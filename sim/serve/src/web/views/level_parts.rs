@@ -221,6 +221,12 @@ pub struct CardView {
     pub operator: bool,
     /// A declaration is made in the tool declaration form, not from the hand.
     pub declaration: bool,
+    /// With its one target, the hand plays it at once (a wire card with one message to hit):
+    /// nothing to choose.
+    pub plays_at_once: bool,
+    /// Why it cannot be played now, in this run's terms (`None`: it can): the hand's button
+    /// is disabled and says so.
+    pub refusal: Option<String>,
     pub targets: Vec<TargetView>,
 }
 

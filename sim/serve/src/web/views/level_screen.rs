@@ -379,7 +379,7 @@ fn card_effect(card: CardKind, simulation: &Simulation) -> String {
 
 /// The moves a card offers now (the game's chooser). Operator cards: none here, the
 /// console builds them from a chosen call and a reason.
-fn card_targets(card: CardKind, simulation: &Simulation, _workers: &[WorkerView]) -> Vec<TargetView> {
+fn card_targets(card: CardKind, simulation: &Simulation) -> Vec<TargetView> {
     twice_world::hand::targets(card, simulation)
         .into_iter()
         .map(|target| TargetView {
@@ -408,20 +408,23 @@ pub fn game_view(
         .cards
         .iter()
         .map(|allowance| {
-            let left = hand.get(&allowance.card).copied().unwrap_or(0);
-            let operator = matches!(allowance.card, CardKind::OperatorResolve | CardKind::OperatorCompensate);
+            let card = allowance.card;
+            let left = hand.get(&card).copied().unwrap_or(0);
+            let targets = if left > 0 && playable {
+                card_targets(card, simulation)
+            } else {
+                Vec::new()
+            };
             CardView {
-                card: allowance.card.name(),
-                title: allowance.card.title(),
+                card: card.name(),
+                title: card.title(),
                 left,
-                effect: card_effect(allowance.card, simulation),
-                operator,
-                declaration: twice_world::hand::is_declaration(allowance.card),
-                targets: if left > 0 && playable {
-                    card_targets(allowance.card, simulation, &workers)
-                } else {
-                    Vec::new()
-                },
+                effect: card_effect(card, simulation),
+                operator: twice_world::hand::is_operator(card),
+                declaration: twice_world::hand::is_declaration(card),
+                plays_at_once: twice_world::hand::is_wire(card) && targets.len() == 1,
+                refusal: twice_world::hand::refusal(card, simulation),
+                targets,
             }
         })
         .collect();

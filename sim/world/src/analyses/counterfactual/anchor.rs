@@ -12,7 +12,8 @@
 //! (counted from the previous move, as in this run); a target it never meets is a move that
 //! fizzles, and that run still cannot say.
 
-use crate::level::{Play, TimedAction, WireRule};
+use crate::cards::{Aim, Play, WireRule};
+use crate::level::TimedAction;
 use crate::simulator::{Direction, Phase, SimError, Simulation};
 
 /// What a move hits, as the run shows it just before the move.
@@ -51,18 +52,20 @@ pub(super) fn target_of(simulation: &Simulation, play: &Play) -> Target {
     };
     // Version 1 tapes arm a wire card for the next message: it hits nothing on the wire now.
     let on_the_wire = simulation.wire_rule() == WireRule::OnTheWireNow;
-    match play {
-        Play::LoseRequest { key: Some(key) } if on_the_wire => wire(Direction::Request, key, false),
-        Play::LoseResponse { key: Some(key) } if on_the_wire => wire(Direction::Response, key, false),
-        Play::SlowResponse { key: Some(key) } if on_the_wire => wire(Direction::Response, key, true),
-        Play::CrashWorker {
-            worker: Some(number),
+    match play.aim() {
+        Aim::Message {
+            direction,
+            key: Some(key),
+            unslowed,
+        } if on_the_wire => wire(direction, key, unslowed),
+        Aim::Worker {
+            number: Some(number),
             in_phase: Some(_),
         } => Target::Worker(
             simulation
                 .workers()
                 .into_iter()
-                .find(|worker| worker.number == *number)
+                .find(|worker| worker.number == number)
                 .map(|worker| {
                     (
                         worker.run.into_string(),
@@ -72,7 +75,7 @@ pub(super) fn target_of(simulation: &Simulation, play: &Play) -> Target {
                     )
                 }),
         ),
-        play if super::aims_at_the_moment(play) => Target::Moment(super::moment_of(simulation)),
+        _ if play.aims_at_the_moment() => Target::Moment(super::moment_of(simulation)),
         _ => Target::Phase(simulation.phase()),
     }
 }

@@ -2,6 +2,7 @@
 //! what the run's own events show did (a move that missed its moment, billing recognising a
 //! key, an operator's decision); and the operators' decisions the money proves wrong.
 
+use crate::cards::{OperatorCompensate, OperatorResolve};
 use std::collections::BTreeSet;
 
 use serde::Serialize;
@@ -266,7 +267,7 @@ pub fn decider(
         && let Some((_, action)) = played.iter().enumerate().find(|(index, action)| {
             matches!(
                 action.play,
-                Play::OperatorResolve { .. } | Play::OperatorCompensate { .. }
+                Play::OperatorResolve(OperatorResolve { .. }) | Play::OperatorCompensate(OperatorCompensate { .. })
             ) && sentences::missed_move(simulation, *index, &action.play).is_some()
         })
     {
@@ -314,12 +315,12 @@ pub fn decider(
 /// The player's operator move that decided, when no guard did: the first resolve, else an
 /// undo that landed (the ledger holds the call compensated by that operator).
 fn operator_decision(simulation: &Simulation, played: &[TimedAction]) -> Option<Decider> {
-    if let Some(Play::OperatorResolve {
+    if let Some(Play::OperatorResolve(OperatorResolve {
         key, status, operator, ..
-    }) = played
+    })) = played
         .iter()
         .map(|action| &action.play)
-        .find(|play| matches!(play, Play::OperatorResolve { .. }))
+        .find(|play| matches!(play, Play::OperatorResolve(OperatorResolve { .. })))
     {
         return Some(Decider::Operator {
             operator: operator.clone(),
@@ -328,8 +329,8 @@ fn operator_decision(simulation: &Simulation, played: &[TimedAction]) -> Option<
         });
     }
     // An undo that landed (the ledger holds the call compensated by that operator) decided.
-    if let Some(Play::OperatorCompensate { key, operator, .. }) = played.iter().map(|action| &action.play).find(
-        |play| matches!(play, Play::OperatorCompensate { key, operator, .. } if undone_by(simulation, key, operator)),
+    if let Some(Play::OperatorCompensate(OperatorCompensate { key, operator, .. })) = played.iter().map(|action| &action.play).find(
+        |play| matches!(play, Play::OperatorCompensate(OperatorCompensate { key, operator, .. }) if undone_by(simulation, key, operator)),
     ) {
         return Some(Decider::Operator {
             operator: operator.clone(),

@@ -4,11 +4,10 @@
 use super::decider::{Decider, OperatorMistake};
 use super::{DIAGNOSIS_SENTENCES_MAX, Standing, guard_words};
 use crate::checker::{Outcome, Verdict};
-use crate::ledger::HistoryEvent;
 use crate::level::{Level, Play};
 use crate::runtime::guards::Guard;
 use crate::runtime::worker::GuardNote;
-use crate::simulator::{Actor, COMPENSATION_REFUSED, FailedRun, Phase, REFUSED_BEFORE_SENDING, Simulation};
+use crate::simulator::{Actor, FailedRun, Simulation};
 use crate::text::{dollars, plain};
 
 /// What happened to the money and why, from this run: at most [`DIAGNOSIS_SENTENCES_MAX`].
@@ -124,14 +123,7 @@ fn owners(level: &Level, verdict: &Verdict) -> String {
 }
 
 pub(super) fn first_owner(level: &Level) -> String {
-    let account = level
-        .runs
-        .first()
-        .and_then(|run| run.calls.first())
-        .map(|call| &call.account);
-    account
-        .and_then(|id| level.world.accounts.iter().find(|account| &account.id == id))
-        .map_or_else(|| "the customer".to_owned(), |account| account.owner.clone())
+    level.first_owner()
 }
 
 /// One sentence about the money: what billing holds against what was owed.
@@ -382,211 +374,8 @@ fn operator_sentence(simulation: &Simulation) -> Option<String> {
     ))
 }
 
-/// Why a move made no difference to the money, when the run shows it did not.
+/// Why a move made no difference to the money, when the run shows it did not: its card's
+/// sentence ([`Play::missed`]).
 pub(super) fn missed_move(simulation: &Simulation, index: usize, play: &Play) -> Option<String> {
-    if simulation.level().goal != Outcome::PaidTwice {
-        // A lost request or an early crash is a miss only for a crew that wants two payments.
-        return missed_other(simulation, index, play).filter(|_| !matches!(play, Play::CrashWorker { .. }));
-    }
-    let hit = simulation.wire_hits().iter().find(|hit| hit.played == index);
-    match (play, hit) {
-        (Play::LoseRequest { .. }, Some(hit)) => Some(format!(
-            "The request for {} never reached billing, so nothing had been paid to pay twice: whatever came next was the first credit billing saw.",
-            hit.key
-        )),
-        _ => missed_other(simulation, index, play),
-    }
-}
-
-fn missed_other(simulation: &Simulation, index: usize, play: &Play) -> Option<String> {
-    match play {
-        Play::CrashWorker {
-            worker: Some(worker),
-            in_phase: Some(phase),
-        } if is_before_the_request_left(*phase) => Some(format!(
-            "w{worker} was killed before its request left ({}): nothing had been paid, {}.",
-            crate::simulator::moment(*phase),
-            after_an_early_crash(simulation)
-        )),
-        Play::ModelCallsAgain { run, .. } if simulation.armed().call_again.contains_key(run) => Some(format!(
-            "Penny never heard that a call on {run} came to nothing, so the whisper to call again had nothing to repeat."
-        )),
-        Play::ToolFailsBeforeSending { run } if simulation.armed().not_attempted.contains_key(run) => Some(format!(
-            "Run {run} never made another call, so the refusal before sending never came."
-        )),
-        Play::ToolFailsBeforeSending { run } => refused_read(simulation, index, run),
-        Play::OperatorResolve { key, operator, .. } => simulation
-            .timeline()
-            .iter()
-            .find(|entry| entry.actor == Actor::Operator(operator.clone()) && entry.text.starts_with("409"))
-            .map(|entry| {
-                format!(
-                    "The decision on {key} lost its compare-and-set: {}.",
-                    plain(entry.text.trim_start_matches("409 conflict: "))
-                )
-            }),
-        Play::OperatorCompensate { key, operator, .. } => undo_that_moved_nothing(simulation, key, operator),
-        Play::DeclareTool { tool, .. } => declared_honestly(simulation, tool),
-        Play::DuplicateWorker { run } if twin_stood_down(simulation, run) => Some(format!(
-            "The twin on {run} came too late or too early to send anything of its own: it met the first worker's record and stood down."
-        )),
-        _ => None,
-    }
-}
-
-/// An undo that moved nothing, from this run's timeline and ledger: someone settled the call
-/// before it reached the ledger (a 409), or the runtime looked in billing first and refused
-/// (for a call whose request the crew lost: billing never saw it). `None` when it undid.
-fn undo_that_moved_nothing(simulation: &Simulation, key: &str, operator: &str) -> Option<String> {
-    let actor = Actor::Operator(operator.to_owned());
-    let said = simulation
-        .timeline()
-        .iter()
-        .filter(|entry| entry.actor == actor && entry.text.contains(key))
-        .map(|entry| entry.text.as_str())
-        .find(|text| text.starts_with("409 conflict") || text.starts_with(COMPENSATION_REFUSED))?;
-    if said.starts_with("409 conflict") {
-        let history = simulation.ledger_history().ok()?;
-        let decision = history
-            .iter()
-            .find(|entry| entry.key.as_str() == key && entry.event == HistoryEvent::Resolved)?;
-        let checked = match &simulation.level().honest_operator {
-            Some(honest) if honest.name == decision.actor => "checked billing and ",
-            _ => "",
-        };
-        return Some(format!(
-            "{} {checked}settled {key} {} before your undo reached the ledger: asked on the call as listed (indeterminate), it got a 409 and nothing was undone.",
-            decision.actor, decision.to_status?
-        ));
-    }
-    let request_lost = simulation.wire_hits().iter().any(|hit| {
-        hit.key == key
-            && matches!(
-                simulation.played().get(hit.played).map(|action| &action.play),
-                Some(Play::LoseRequest { .. })
-            )
-    });
-    let why = said
-        .split_once("the runtime looked in billing first: ")
-        .map(|(_, why)| why)?;
-    Some(if request_lost {
-        format!(
-            "You lost {key}'s request, so billing never saw it. Asked to undo it, the runtime looked under its key first and found no credit; as the request had left, it could not prove none would arrive, so it refused and undid nothing: nothing had moved."
-        )
-    } else {
-        format!(
-            "Your undo of {key} moved nothing: the runtime looked in billing first and refused ({}).",
-            plain(why)
-        )
-    })
-}
-
-/// A refusal before sending that hit a read: it moved no money, so it could not change what
-/// was paid. Says which call it hit and what the runtime then did with it, from this run's
-/// timeline and ledger: sent again after all (the read retried) or recorded with nothing sent.
-/// `None` when the refusal hit a call that changes something (that is another story).
-fn refused_read(simulation: &Simulation, index: usize, run: &str) -> Option<String> {
-    // The n-th refusal card on this run met the n-th refusal of its calls.
-    let ordinal = simulation.played()[..=index]
-        .iter()
-        .filter(|action| matches!(&action.play, Play::ToolFailsBeforeSending { run: played } if played == run))
-        .count();
-    let timeline = simulation.timeline();
-    let (position, refusal) = timeline
-        .iter()
-        .enumerate()
-        .filter(|(_, entry)| {
-            entry.run.as_deref() == Some(run) && entry.kind == "send" && entry.text.contains(REFUSED_BEFORE_SENDING)
-        })
-        .nth(ordinal.checked_sub(1)?)?;
-    let key = refusal.key.as_deref()?;
-    let tool_name = refusal.text.split(':').next()?;
-    let tool = simulation.level().tools.iter().find(|tool| tool.name == tool_name)?;
-    if tool.side_effect.changes_something() {
-        return None;
-    }
-    let record = simulation
-        .ledger_records()
-        .ok()?
-        .into_iter()
-        .find(|record| record.key.as_str() == key)?;
-    let sent_after = timeline[position + 1..]
-        .iter()
-        .any(|entry| entry.key.as_deref() == Some(key) && entry.actor == Actor::Billing);
-    let what_then = if sent_after {
-        format!(
-            "the runtime tried the read again, it reached billing this time, and the ledger holds it {}",
-            record.status
-        )
-    } else {
-        format!(
-            "the ledger recorded it {} with nothing sent, and Penny went on",
-            record.status
-        )
-    };
-    let effects = simulation.effects();
-    let money = match effects.values().next() {
-        Some(origin) if effects.len() == 1 => {
-            format!(", so the only credit, {}, went out untouched and paid once", origin.key)
-        }
-        _ => String::new(),
-    };
-    Some(format!(
-        "Your refusal hit {key}, {tool_name}, a read that moves no money: {what_then}{money}."
-    ))
-}
-
-/// A declaration that took the heist away: the tool as the player left it passes the contract
-/// check and gives its write one attempt, so a lost answer was an unknown, not a retry.
-fn declared_honestly(simulation: &Simulation, tool: &str) -> Option<String> {
-    let declared = simulation.level().tools.iter().find(|declared| declared.name == tool)?;
-    let one_attempt = declared.side_effect.changes_something() && declared.declared_attempts() == 1;
-    (declared.check_contract().is_ok() && one_attempt).then(|| {
-        format!(
-            "You declared {tool} {}, which passes the tool contract check: a write gets one attempt, so a lost answer became an unknown instead of a second payment.",
-            declared.summary()
-        )
-    })
-}
-
-/// The phases a worker runs before its request is on the wire.
-fn is_before_the_request_left(phase: Phase) -> bool {
-    matches!(
-        phase,
-        Phase::Start
-            | Phase::LoadCheckpoint
-            | Phase::ModelDecides
-            | Phase::Reserve
-            | Phase::CheckLedger
-            | Phase::InsertStarted
-            | Phase::Send
-    )
-}
-
-fn twin_stood_down(simulation: &Simulation, run: &str) -> bool {
-    simulation.timeline().iter().any(|entry| {
-        matches!(entry.actor, Actor::Worker(number) if number > 1)
-            && entry.run.as_deref() == Some(run)
-            && entry.kind == "stand down"
-    })
-}
-
-/// What followed a crash before the request left, from billing and the checker: one credit,
-/// none with the run waiting, or none at all.
-fn after_an_early_crash(simulation: &Simulation) -> String {
-    let owner = first_owner(simulation.level());
-    let landed = simulation.effects().len();
-    let Ok(verdict) = simulation.verdict() else {
-        return "and the run could not be judged".to_owned();
-    };
-    let net: i64 = verdict.credits.iter().map(|credit| credit.net_cents).sum();
-    match (landed, verdict.waiting.first()) {
-        (1, _) => "so the recovery's credit was the only one".to_owned(),
-        (0, Some(run)) => format!(
-            "and nothing was paid after it either: {owner} has {} and {run} waits for someone to settle its call",
-            dollars(net)
-        ),
-        (0, None) => format!("and nothing was paid after it either: {owner} is still owed"),
-        (count, _) => format!("and the credits that landed ({count}) all came after it"),
-    }
+    play.missed(simulation, index)
 }

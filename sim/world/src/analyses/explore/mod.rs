@@ -17,7 +17,6 @@ use crate::checker::{self, Verdict};
 use crate::ledger::{LedgerError, LedgerStore};
 use crate::level::{Expectation, Level, Tape, TimedAction};
 use crate::runtime::guards::Guards;
-use crate::runtime::rules::Status;
 use crate::simulator::SimError;
 
 mod dealer;
@@ -50,21 +49,6 @@ fn driver_clock() -> Instant {
 /// Extra phases past a quiet run's end in which cards are still dealt: a fault played
 /// after everything went quiet (a twin started late, an operator's decision) still acts.
 pub const PHASE_SLACK: u32 = 20;
-/// The operators the explorer plays as: two, because two operators acting on one call is a
-/// heist of its own (level 17).
-pub(super) const OPERATORS: [&str; 2] = ["op-crew", "op-other"];
-/// What an operator card may expect the record to be: nothing (any unknown status) or any
-/// status at all — a stale expectation is a move that fails, which a crew may well make.
-pub(super) const EXPECTATIONS: [Option<Status>; 7] = [
-    None,
-    Some(Status::Started),
-    Some(Status::Completed),
-    Some(Status::Failed),
-    Some(Status::Indeterminate),
-    Some(Status::Compensating),
-    Some(Status::Compensated),
-];
-
 /// Why an exploration could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ExploreError {

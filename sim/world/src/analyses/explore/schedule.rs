@@ -6,13 +6,12 @@ use std::collections::BTreeSet;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{EXPECTATIONS, ExploreError, OPERATORS, PHASE_SLACK};
+use super::{ExploreError, PHASE_SLACK};
+use crate::cards::{CardKind, DealSpace, Play};
 use crate::checker::Verdict;
 use crate::ledger::LedgerStore;
-use crate::level::{CardKind, Level, Play, TimedAction};
+use crate::level::{Level, TimedAction};
 use crate::runtime::guards::Guards;
-use crate::runtime::rules::Status;
-use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
 use crate::simulator::{SimulationBuilder, WORKERS_MAX};
 
 /// Everything a schedule can be dealt from: the hand, the runs, the keys an operator can
@@ -72,9 +71,13 @@ impl ScheduleSpace {
         } else {
             0
         };
-        let workers_max =
-            (runs.len() as u32 * (1 + retries) + count_of(CardKind::CrashWorker) + count_of(CardKind::DuplicateWorker))
-                .min(WORKERS_MAX);
+        // Every card that may bring a worker (a crash its recovery, a duplicate its twin).
+        let brought: u32 = CardKind::ALL
+            .iter()
+            .filter(|card| card.may_start_a_worker())
+            .map(|card| count_of(*card))
+            .sum();
+        let workers_max = (runs.len() as u32 * (1 + retries) + brought).min(WORKERS_MAX);
         let mut space = ScheduleSpace {
             level: level.clone(),
             guards,
@@ -178,13 +181,18 @@ impl ScheduleSpace {
         let mut dealt: Vec<DealtAction> = deck[..count]
             .iter()
             .map(|card| {
-                let until = if *card == CardKind::DeclareTool {
+                let until = if card.dealt_before_first_call() {
                     self.declaring_until
                 } else {
                     self.phase_horizon
                 };
                 let at_phase = rng.random_range(0..=until);
-                let (play, key_pick) = self.play(*card, &mut rng);
+                let space = DealSpace {
+                    level: &self.level,
+                    runs: &self.runs,
+                    workers_max: self.workers_max,
+                };
+                let (play, key_pick) = card.deal(&space, &mut rng);
                 DealtAction {
                     at_phase,
                     play,
@@ -200,7 +208,7 @@ impl ScheduleSpace {
                 None => action.play,
                 Some(pick) => {
                     let key = self.key_at(index, simulation_seed, &actions, action.at_phase, pick)?;
-                    with_key(action.play, key)
+                    action.play.with_key(&key)
                 }
             };
             actions.push(TimedAction {
@@ -247,72 +255,6 @@ impl ScheduleSpace {
         Ok(keys[position].clone())
     }
 
-    /// A card as a move; an operator's comes with the pick that will choose its key.
-    fn play(&self, card: CardKind, rng: &mut ChaCha8Rng) -> (Play, Option<u64>) {
-        let run = |rng: &mut ChaCha8Rng| self.runs[rng.random_range(0..self.runs.len())].clone();
-        let operator = |rng: &mut ChaCha8Rng| OPERATORS[rng.random_range(0..OPERATORS.len())].to_owned();
-        match card {
-            // Whatever is on the wire at the phase dealt; nothing there and the card fizzles.
-            CardKind::LoseRequest => (Play::LoseRequest { key: None }, None),
-            CardKind::LoseResponse => (Play::LoseResponse { key: None }, None),
-            CardKind::SlowResponse => (Play::SlowResponse { key: None }, None),
-            CardKind::CrashWorker => (
-                Play::CrashWorker {
-                    // Half the time the oldest worker alive, as the game's button does.
-                    worker: rng.random_bool(0.5).then(|| rng.random_range(1..=self.workers_max)),
-                    in_phase: None,
-                },
-                None,
-            ),
-            CardKind::DuplicateWorker => (Play::DuplicateWorker { run: run(rng) }, None),
-            CardKind::ModelCallsAgain => (
-                Play::ModelCallsAgain {
-                    run: run(rng),
-                    reword: rng.random_bool(0.5),
-                },
-                None,
-            ),
-            CardKind::ToolFailsBeforeSending => (Play::ToolFailsBeforeSending { run: run(rng) }, None),
-            CardKind::OperatorResolve => {
-                let status = if rng.random_bool(0.5) {
-                    Status::Completed
-                } else {
-                    Status::Failed
-                };
-                let play = Play::OperatorResolve {
-                    key: String::new(),
-                    status,
-                    reason: format!("the explorer resolves it as {status}"),
-                    operator: operator(rng),
-                    expected_status: EXPECTATIONS[rng.random_range(0..EXPECTATIONS.len())],
-                };
-                (play, Some(rng.random()))
-            }
-            CardKind::OperatorCompensate => {
-                let play = Play::OperatorCompensate {
-                    key: String::new(),
-                    reason: "the explorer asks for a compensation".to_owned(),
-                    operator: operator(rng),
-                };
-                (play, Some(rng.random()))
-            }
-            CardKind::DeclareTool => {
-                let tools = &self.level.declarable_tools;
-                assert!(
-                    !tools.is_empty(),
-                    "a level dealing DeclareTool names its declarable tools"
-                );
-                let play = Play::DeclareTool {
-                    tool: tools[rng.random_range(0..tools.len())].clone(),
-                    side_effect: SideEffect::ALL[rng.random_range(0..SideEffect::ALL.len())],
-                    attempts: rng.random_range(1..=READ_ATTEMPTS_MAX),
-                    takes_key: rng.random_bool(0.5),
-                };
-                (play, None)
-            }
-        }
-    }
-
     pub(super) fn simulate(
         &self,
         index: u64,
@@ -337,27 +279,6 @@ impl ScheduleSpace {
             simulation_seed,
             source,
         })
-    }
-}
-
-/// The operator's move with its key named.
-fn with_key(play: Play, key: String) -> Play {
-    match play {
-        Play::OperatorResolve {
-            status,
-            reason,
-            operator,
-            expected_status,
-            ..
-        } => Play::OperatorResolve {
-            key,
-            status,
-            reason,
-            operator,
-            expected_status,
-        },
-        Play::OperatorCompensate { reason, operator, .. } => Play::OperatorCompensate { key, reason, operator },
-        other => other,
     }
 }
 

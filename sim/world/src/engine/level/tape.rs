@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
-use super::play::{Play, PlayVersion1, TAPE_VERSION, WireRule};
 use super::validate::{validate_level, validate_tape};
 use super::{FILE_BYTES_MAX, Level};
+use crate::cards::{Play, PlayVersion1, TAPE_VERSION, WireRule};
 use crate::error::InputError;
 use crate::outcome::Expectation;
 use crate::runtime::guards::Guards;

@@ -3,14 +3,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::play::Play;
 use super::{
     ACTIONS_MAX, AUDIT_AT_MS_MAX, CALLS_PER_RUN_MAX, CardKind, HONEST_CHECK_MS_MAX, Level, PHASES_MAX, RUNS_MAX, Tape,
+    TimedAction,
 };
 use crate::billing_tools::Operation;
 use crate::error::InputError;
-use crate::runtime::rules::Status;
-use crate::runtime::tool::{READ_ATTEMPTS_MAX, ToolDeclaration};
+use crate::runtime::tool::ToolDeclaration;
 use crate::runtime::worker::Phase;
 
 fn is_identifier(text: &str) -> bool {
@@ -41,6 +40,10 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
     check_cards(&source, level)?;
     check_honest_operator(&source, level)?;
     check_auditor(&source, level)?;
+    // The move hint's own moves are legal moves of this level, as a tape's are.
+    if let Some((nth, message)) = actions_problem(&level.hints.move_actions, level) {
+        return Err(source.error("at_phase", nth, format!("hints.move_actions: {message}")));
+    }
     if level.requires.contains(&level.id) {
         return Err(source.error("requires", 0, "a level cannot require itself"));
     }
@@ -196,7 +199,7 @@ fn check_declarable_tools(
     let deals_declarations = level
         .cards
         .iter()
-        .any(|allowance| allowance.card == CardKind::DeclareTool);
+        .any(|allowance| allowance.card.aims() == crate::cards::Aims::Tool);
     let names_declarable_tools = !level.declarable_tools.is_empty();
     if deals_declarations != names_declarable_tools {
         return Err(source.error(
@@ -372,9 +375,18 @@ fn check_auditor(source: &Source, level: &Level) -> Result<(), InputError> {
 
 /// Checks a tape against its level: cards allowed, counts, phases, references.
 pub fn validate_tape(path: &Path, text: &str, tape: &Tape, level: &Level) -> Result<(), InputError> {
-    let error = |nth: usize, message: String| Err(InputError::at(path, text, "at_phase", nth, message));
-    if tape.actions.len() > ACTIONS_MAX {
-        return error(ACTIONS_MAX, format!("a tape holds at most {ACTIONS_MAX} actions"));
+    match actions_problem(&tape.actions, level) {
+        Some((nth, message)) => Err(InputError::at(path, text, "at_phase", nth, message)),
+        None => Ok(()),
+    }
+}
+
+/// What is wrong with moves (a tape's, a hint's) in `level`, with the index of the first move
+/// that has the problem: cards not in hand or played too often, phases out of order or past
+/// the level's end, runs it does not have, and each card's own problems.
+pub fn actions_problem(actions: &[TimedAction], level: &Level) -> Option<(usize, String)> {
+    if actions.len() > ACTIONS_MAX {
+        return Some((ACTIONS_MAX, format!("a tape holds at most {ACTIONS_MAX} actions")));
     }
     let allowed: BTreeMap<CardKind, u32> = level
         .cards
@@ -383,11 +395,11 @@ pub fn validate_tape(path: &Path, text: &str, tape: &Tape, level: &Level) -> Res
         .collect();
     let mut used: BTreeMap<CardKind, u32> = BTreeMap::new();
     let mut previous_phase = 0;
-    for (index, action) in tape.actions.iter().enumerate() {
+    for (index, action) in actions.iter().enumerate() {
         let card = action.play.card();
         let Some(count) = allowed.get(&card) else {
             let hand: Vec<&str> = allowed.keys().map(|card| card.name()).collect();
-            return error(
+            return Some((
                 index,
                 format!(
                     "card {} is not in level `{}`'s hand (the hand: {})",
@@ -399,116 +411,47 @@ pub fn validate_tape(path: &Path, text: &str, tape: &Tape, level: &Level) -> Res
                         hand.join(", ")
                     }
                 ),
-            );
+            ));
         };
         let used_now = used.entry(card).or_default();
         *used_now += 1;
         if *used_now > *count {
-            return error(
+            return Some((
                 index,
                 format!(
                     "card {} played {} times; the level gives {count}",
                     card.name(),
                     used_now
                 ),
-            );
+            ));
         }
         if action.at_phase > level.max_phases {
-            return error(
+            return Some((
                 index,
                 format!(
                     "action at phase {} is after the level's end (max_phases {})",
                     action.at_phase, level.max_phases
                 ),
-            );
+            ));
         }
         if action.at_phase < previous_phase {
-            return error(
+            return Some((
                 index,
                 format!(
                     "actions must be in phase order; {} comes after {previous_phase}",
                     action.at_phase
                 ),
-            );
+            ));
         }
         previous_phase = action.at_phase;
         if let Some(run) = action.play.run()
             && !level.runs.iter().any(|script| script.id == run)
         {
-            return error(index, format!("no run `{run}` in level `{}`", level.id));
+            return Some((index, format!("no run `{run}` in level `{}`", level.id)));
         }
-        if let Some(problem) = play_problem(&action.play, level) {
-            return error(index, problem);
+        if let Some(problem) = action.play.problem(level) {
+            return Some((index, problem));
         }
-    }
-    Ok(())
-}
-
-/// What is wrong with one move of a tape on its own (operator fields, worker numbers,
-/// declarations), if anything.
-fn play_problem(play: &Play, level: &Level) -> Option<String> {
-    match play {
-        Play::OperatorResolve {
-            status,
-            reason,
-            operator,
-            key,
-            ..
-        } => {
-            if !matches!(status, Status::Completed | Status::Failed) {
-                return Some(format!("an operator resolves to completed or failed, not {status}"));
-            }
-            if reason.trim().is_empty() {
-                return Some(format!("resolving {key} needs a reason"));
-            }
-            if operator.trim().is_empty() {
-                return Some("an operator id is required".into());
-            }
-            if let Some(honest) = &level.honest_operator
-                && honest.name == *operator
-            {
-                return Some(format!(
-                    "{operator} is the level's scripted honest operator; the player resolves as another operator"
-                ));
-            }
-        }
-        Play::OperatorCompensate { reason, key, operator } => {
-            if reason.trim().is_empty() {
-                return Some(format!("compensating {key} needs a reason"));
-            }
-            if operator.trim().is_empty() {
-                return Some("an operator id is required".into());
-            }
-            if let Some(auditor) = &level.auditor
-                && auditor.name == *operator
-            {
-                return Some(format!(
-                    "{operator} is the level's scripted auditor; the player compensates as another operator"
-                ));
-            }
-        }
-        Play::CrashWorker { worker: Some(0), .. } => {
-            return Some("workers are numbered from 1 (w1)".into());
-        }
-        Play::DeclareTool { tool, attempts, .. } => {
-            if !level.declarable_tools.contains(tool) {
-                return Some(format!(
-                    "tool `{tool}` cannot be declared in level `{}` (declarable: {})",
-                    level.id,
-                    if level.declarable_tools.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        level.declarable_tools.join(", ")
-                    }
-                ));
-            }
-            if !(1..=READ_ATTEMPTS_MAX).contains(attempts) {
-                return Some(format!(
-                    "a tool is declared with 1 to {READ_ATTEMPTS_MAX} attempts, not {attempts}"
-                ));
-            }
-        }
-        _ => {}
     }
     None
 }

@@ -2,12 +2,13 @@
 //! and the player's moves.
 
 use super::clock::Clock;
-use super::crew::{Armed, Crew};
+use super::crew::Crew;
 use super::timeline::Timeline;
 use super::workers::Workers;
 use super::world::World;
 use super::{FIRST_NODE, SimError, Simulation};
 use crate::billing::Billing;
+use crate::cards::Armed;
 use crate::checker;
 use crate::ledger::{Ledger, LedgerStore};
 use crate::level::{Level, TimedAction, WireRule};
@@ -138,7 +139,6 @@ impl SimulationBuilder {
             crew: Crew {
                 hand,
                 armed: Armed::default(),
-                armed_moves: BTreeMap::new(),
                 pending: self.actions.into_iter().collect(),
                 played: Vec::new(),
                 wire_hits: Vec::new(),

@@ -72,6 +72,14 @@ impl Clock {
         self.queue.remove(&slot)
     }
 
+    /// When the next recovery after a crash is due, if one is.
+    pub(super) fn next_restart_ms(&self) -> Option<u64> {
+        self.queue
+            .iter()
+            .find(|(_, event)| matches!(event, Event::Restart { .. }))
+            .map(|((at_ms, _), _)| *at_ms)
+    }
+
     pub(super) fn is_idle(&self) -> bool {
         self.queue.is_empty()
     }

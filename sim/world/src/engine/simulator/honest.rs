@@ -153,7 +153,7 @@ impl Simulation {
     /// With an honest operator, the player's console lists what theirs does: calls a run is
     /// paused on, seen `indeterminate`. A decision on a call still in flight, or one that does
     /// not say it was made on `indeterminate`, is refused before it reaches the ledger.
-    pub(super) fn check_the_queue(
+    pub(crate) fn check_the_queue(
         &self,
         key: &IdempotencyKey,
         expected_status: Option<Status>,

@@ -14,7 +14,8 @@
 //! - `phases.rs` — the simulator's part of each worker phase;
 //! - `network.rs` — messages on the wire;
 //! - `world.rs` — billing, and the one way an operator undoes an effect in it;
-//! - `crew.rs` — the player's moves;
+//! - `crew.rs` — the player's moves: the hand, the moves to come and those made;
+//! - `table.rs` — what a card may do to the world (each card's module says which, and when);
 //! - `honest.rs`, `audit.rs` — the scripted operators: one works the queue, one audits billing;
 //! - `timeline.rs` — the timeline, with typed actors.
 
@@ -28,6 +29,7 @@ mod phases;
 mod reading;
 mod report_words;
 mod step_event;
+mod table;
 mod timeline;
 mod workers;
 mod world;
@@ -37,11 +39,12 @@ use std::path::PathBuf;
 
 use rand_chacha::ChaCha8Rng;
 
+pub use crate::cards::{Armed, COMPENSATION_REFUSED};
 pub use crate::runtime::worker::Phase;
 /// Money in words lives in [`crate::text`]; named here too for the simulator's callers.
 pub use crate::text::dollars;
 pub use audit::{AUDIT_UNDID, AuditReport, AuditUndo, lowercase_first};
-pub use crew::{Armed, COMPENSATION_REFUSED, WireHit};
+pub use crew::WireHit;
 pub use network::{Direction, Message};
 pub use report_words::report_words;
 pub use step_event::StepEvent;
@@ -52,9 +55,10 @@ pub use workers::{FailedRun, WorkerView, moment};
 /// not-attempted card): the debrief finds the refused call by them.
 pub const REFUSED_BEFORE_SENDING: &str = "the tool refused before sending anything";
 
+use crate::cards::WireRule;
 use crate::checker;
 use crate::ledger::{Ledger, LedgerError};
-use crate::level::{Level, WireRule};
+use crate::level::Level;
 use crate::runtime::guards::Guards;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::operator::OperatorError;

@@ -7,7 +7,7 @@ use super::Simulation;
 use super::clock::{Event, Slot};
 use super::timeline::Actor;
 use crate::billing::Answer;
-use crate::level::CardKind;
+use crate::cards::{Fired, Trigger};
 use crate::runtime::guards::Guard;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::run::ToolCall;
@@ -75,14 +75,11 @@ impl Simulation {
     /// Puts a request on the wire and starts its timer.
     pub(super) fn send_request(&mut self, outgoing: Outgoing) {
         let now = self.clock.now_ms;
-        let latency = self.latency();
-        let lost = self.crew.armed.lose_request > 0;
+        let mut latency = self.latency();
         let id = self.next_message_id();
-        if lost {
-            self.crew.armed.lose_request -= 1;
-            let phase = self.clock.phase;
-            self.crew
-                .armed_card_met(CardKind::LoseRequest, id, outgoing.key.as_str(), phase);
+        let (lost, slowed) = self.armed_fate(Trigger::RequestLeaves, id, outgoing.key.as_str());
+        if slowed {
+            latency = u64::from(self.level.world.slow_response_ms);
         }
         let slot = self.clock.schedule(now + latency, Event::Deliver { message: id });
         let Outgoing {
@@ -114,7 +111,7 @@ impl Simulation {
                 sent_at_phase: self.clock.phase,
                 arrives_at_ms: now + latency,
                 lost,
-                slowed: false,
+                slowed,
                 slot,
             },
         );
@@ -133,21 +130,11 @@ impl Simulation {
     pub(super) fn respond(&mut self, request: Message, answer: Answer) {
         let now = self.clock.now_ms;
         let mut delay = self.latency();
-        let mut slowed = false;
         let id = self.next_message_id();
         let phase = self.clock.phase;
-        if self.crew.armed.slow_response > 0 {
-            self.crew.armed.slow_response -= 1;
+        let (lost, slowed) = self.armed_fate(Trigger::AnswerLeaves, id, &request.key);
+        if slowed {
             delay = u64::from(self.level.world.slow_response_ms);
-            slowed = true;
-            self.crew
-                .armed_card_met(CardKind::SlowResponse, id, &request.key, phase);
-        }
-        let lost = self.crew.armed.lose_response > 0;
-        if lost {
-            self.crew.armed.lose_response -= 1;
-            self.crew
-                .armed_card_met(CardKind::LoseResponse, id, &request.key, phase);
         }
         let slot = self.clock.schedule(now + delay, Event::Deliver { message: id });
         self.messages.insert(
@@ -165,6 +152,28 @@ impl Simulation {
                 ..request
             },
         );
+    }
+
+    /// What the cards armed for `trigger` do to message `id` as it leaves (version 1 tapes'
+    /// wire cards): whether it will be lost, and whether it arrives after the timeout. Each
+    /// armed move that fires is noted as the move that hit it.
+    fn armed_fate(&mut self, trigger: Trigger<'_>, id: u32, key: &str) -> (bool, bool) {
+        let (mut lost, mut slowed) = (false, false);
+        if self.crew.armed.is_empty() {
+            return (lost, slowed);
+        }
+        let phase = self.clock.phase;
+        for (_, fired, played) in self.crew.armed.fire(&trigger) {
+            match fired {
+                Fired::Lose => lost = true,
+                Fired::Slow => slowed = true,
+                Fired::RefuseBeforeSending | Fired::CallAgain { .. } => {
+                    unreachable!("a message leaving is met only by wire cards")
+                }
+            }
+            self.crew.armed_card_met(played, id, key, phase);
+        }
+        (lost, slowed)
     }
 
     /// A message arrives: a request at billing, a response at its worker.

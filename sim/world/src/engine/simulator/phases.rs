@@ -6,6 +6,7 @@ use super::network::Outgoing;
 use super::timeline::Actor;
 use super::{SimError, Simulation};
 use crate::billing_tools::{CreditArguments, Operation};
+use crate::cards::{Fired, Trigger};
 use crate::model::{self, Nudge};
 use crate::runtime::executor::{Drive, Executor, Next, Report};
 use crate::runtime::run::{Decision, RunState};
@@ -193,8 +194,7 @@ impl Simulation {
                 // lookup said "nothing", so the world's billing needs no send window.
                 recorded_at_ms: _,
             } => {
-                let node = self.node_of(run).to_owned();
-                if self.crew.take_not_attempted(&node) {
+                if self.refuses_before_sending(run) {
                     let text = format!("{}: {} (token expired)", call.tool, super::REFUSED_BEFORE_SENDING);
                     self.log(actor, "send", some_run, Some(key.to_string()), text);
                     self.feed(
@@ -297,6 +297,20 @@ impl Simulation {
         Ok(())
     }
 
+    /// A refusal armed for `run`'s node (the level's run it carries out) fires as its worker
+    /// is about to send: the tool refuses before anything leaves.
+    fn refuses_before_sending(&mut self, run: &str) -> bool {
+        if self.crew.armed.is_empty() {
+            return false;
+        }
+        let node = self.node_of(run).to_owned();
+        self.crew
+            .armed
+            .fire(&Trigger::Sending { node: &node })
+            .iter()
+            .any(|(_, fired, _)| *fired == Fired::RefuseBeforeSending)
+    }
+
     pub(super) fn executor(&mut self, worker: u32) -> &mut Executor {
         self.workers
             .slots
@@ -326,10 +340,23 @@ impl Simulation {
         let script = self.script_of(run).expect("runs come from the level").clone();
         let ask = (run.to_owned(), format!("c{}", state.next_call_number));
         let replays = *self.workers.model_asks.get(&ask).unwrap_or(&0);
-        let node = self.node_of(run).to_owned();
+        // A whisper armed for this run's node (the level's run it carries out).
+        let whisper = if self.crew.armed.is_empty() {
+            None
+        } else {
+            let node = self.node_of(run).to_owned();
+            self.crew
+                .armed
+                .due(&Trigger::ModelAsked { node: &node })
+                .into_iter()
+                .find_map(|(index, _, fired)| match fired {
+                    Fired::CallAgain { reword } => Some((index, reword)),
+                    _ => None,
+                })
+        };
         let nudge = Nudge {
             replays,
-            call_again: self.crew.armed.call_again.get(&node).copied(),
+            call_again: whisper.map(|(_, reword)| reword),
         };
         let (decision, next, used_card) = match model::decide(&script, &self.level.model, &state, nudge) {
             Ok(decided) => decided,
@@ -350,8 +377,8 @@ impl Simulation {
                 return;
             }
         };
-        if used_card {
-            self.crew.armed.call_again.remove(&node);
+        if used_card && let Some((index, _)) = whisper {
+            self.crew.armed.take(&[index]);
         }
         let text = match &decision {
             Decision::Call(call) => {

@@ -1,15 +1,16 @@
 //! Reading a simulation's state: what the game draws, the checker judges and the debrief tells.
 
-use super::crew::{Armed, WireHit};
-use super::network::{Direction, Message};
+use super::crew::WireHit;
+use super::network::Message;
 use super::timeline::{RuleFiring, TimelineEntry};
 use super::workers::{FailedRun, WorkerView};
 use super::{Phase, SECOND_NODE, Simulation};
 use crate::billing::Billing;
+use crate::cards::{Aims, Armed, CardKind, WireRule};
 use crate::checker;
 use crate::checker::Verdict;
 use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, Ledger, LedgerError, RunHistoryEntry};
-use crate::level::{CardKind, Level, TimedAction, WireRule};
+use crate::level::{Level, TimedAction};
 use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::worker::GuardNote;
 use serde::Serialize;
@@ -54,34 +55,19 @@ impl Simulation {
     }
 
     /// The cards in hand that could still change a quiet level: an operator's resolve while a
-    /// call is unknown, a compensation while a call with a compensation may have taken effect.
-    /// A run parked for an operator is not the end of a level that gives the player operator
-    /// moves: the level ends when nothing the player can still do changes anything.
+    /// call is unknown, a compensation while a call with a compensation may have taken effect
+    /// (each card says, [`CardKind::matters_when_quiet`]). A run parked for an operator is not
+    /// the end of a level that gives the player operator moves: the level ends when nothing the
+    /// player can still do changes anything.
     pub fn moves_that_still_matter(&self) -> Result<Vec<CardKind>, LedgerError> {
         if self.is_out_of_phases() {
             return Ok(Vec::new());
         }
-        let holds = |card: CardKind| self.crew.hand.get(&card).is_some_and(|left| *left > 0);
         let mut cards = Vec::new();
-        if !holds(CardKind::OperatorResolve) && !holds(CardKind::OperatorCompensate) {
-            return Ok(cards);
-        }
-        let records = self.observer.all_records()?;
-        if holds(CardKind::OperatorResolve) && records.iter().any(|record| record.status.is_unknown()) {
-            cards.push(CardKind::OperatorResolve);
-        }
-        let compensable = |record: &ExecutionRecord| {
-            !matches!(
-                record.status,
-                crate::runtime::rules::Status::Failed | crate::runtime::rules::Status::Compensated
-            ) && self
-                .level
-                .tools
-                .iter()
-                .any(|tool| tool.name == record.tool && tool.compensation)
-        };
-        if holds(CardKind::OperatorCompensate) && records.iter().any(compensable) {
-            cards.push(CardKind::OperatorCompensate);
+        for (card, left) in &self.crew.hand {
+            if *left > 0 && card.matters_when_quiet(self)? {
+                cards.push(*card);
+            }
         }
         Ok(cards)
     }
@@ -120,17 +106,14 @@ impl Simulation {
         &self.crew.wire_hits
     }
     /// The messages a wire card of this kind could hit now, oldest first: on the wire in its
-    /// direction, not lost (and, to be slowed, not slowed already).
+    /// direction, not lost (and, to be slowed, not slowed already). None for another card.
     pub fn wire_targets(&self, card: CardKind) -> Vec<&Message> {
-        let (direction, for_slowing) = match card {
-            CardKind::LoseRequest => (Direction::Request, false),
-            CardKind::LoseResponse => (Direction::Response, false),
-            CardKind::SlowResponse => (Direction::Response, true),
-            _ => return Vec::new(),
+        let Aims::Message { direction, unslowed } = card.aims() else {
+            return Vec::new();
         };
         self.messages
             .values()
-            .filter(|message| message.direction == direction && !message.lost && !(for_slowing && message.slowed))
+            .filter(|message| message.direction == direction && !message.lost && !(unslowed && message.slowed))
             .collect()
     }
     /// Cards left in hand.

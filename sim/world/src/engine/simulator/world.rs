@@ -12,7 +12,7 @@ use crate::billing_tools::{CreditArguments, Operation};
 use crate::checker::{CompensationBy, CompensationLog, CreditOrigin};
 use crate::ledger::ExecutionRecord;
 use crate::runtime::key::IdempotencyKey;
-use crate::runtime::operator::{CompensationTarget, Effect, LookupError, OperatorError, UndoError};
+use crate::runtime::operator::{CompensationTarget, Effect, LookupError, UndoError};
 use crate::runtime::run::ToolCall;
 use crate::runtime::tool::ToolDeclaration;
 
@@ -251,26 +251,5 @@ impl Simulation {
             text,
         );
         outcome
-    }
-}
-
-/// Why the runtime refused an undo after looking in billing, in a timeline row's few words
-/// (the HTTP API answers with the runtime's full explanation).
-pub(super) fn refusal_words(key: &IdempotencyKey, error: &OperatorError) -> String {
-    match error {
-        OperatorError::MayBeOnItsWay { attempts, .. } => format!(
-            "no credit under {key}, but its request left ({}) and may still be on its way",
-            crate::text::counted(u64::from(*attempts), "attempt", "attempts")
-        ),
-        OperatorError::EffectMissing { status, .. } => {
-            format!("no credit under {key}, though the ledger says {status}: a person checks by hand")
-        }
-        OperatorError::Lookup(LookupError::CannotLookUp(_), _) => {
-            "billing keeps no keys, so nobody can tell what to void".to_owned()
-        }
-        OperatorError::Lookup(LookupError::InFlight(_), _) => {
-            format!("a request with {key} is still being applied: ask again shortly")
-        }
-        error => error.to_string(),
     }
 }
