@@ -23,6 +23,7 @@ mod words;
 pub mod campaign;
 pub mod error;
 pub mod exit;
+pub mod guards;
 pub mod play_session;
 pub mod replay_link;
 

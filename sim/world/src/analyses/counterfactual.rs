@@ -314,10 +314,22 @@ pub fn of(simulation: &Simulation) -> Result<Counterfactual, CounterfactualError
     counterfactual.reproduced = again.result().is_some_and(|result| {
         result.goal_reached == counterfactual.this_run.goal_reached && result.outcome == counterfactual.this_run.outcome
     });
+    // A guard that cannot change anything in this level (its own `matters_in`) is the same on
+    // or off: its run is this run again, exactly, and is not made twice.
+    let matters = crate::guards::that_matter(&level);
     for guard in Guard::ALL {
         let was_on = same.guards.is_on(guard);
-        let alternative = same.run_with(&[Flip { guard, on: !was_on }])?;
-        counterfactual.reruns += 1;
+        let flips = [Flip { guard, on: !was_on }];
+        let alternative = if matters.contains(&guard) {
+            counterfactual.reruns += 1;
+            same.run_with(&flips)?
+        } else {
+            Alternative {
+                flipped: flips.to_vec(),
+                guards: same.guards.with(guard, !was_on),
+                ..again.clone()
+            }
+        };
         let role = role_of(&counterfactual, &alternative);
         counterfactual.guards.push(GuardFinding {
             guard,
@@ -328,17 +340,23 @@ pub fn of(simulation: &Simulation) -> Result<Counterfactual, CounterfactualError
         counterfactual.alternatives.push(alternative);
     }
     if counterfactual.reproduced && counterfactual.decided_by().is_empty() {
-        try_pairs(&same, &mut counterfactual)?;
+        try_pairs(&same, &mut counterfactual, &matters)?;
     }
     Ok(counterfactual)
 }
 
 /// Pairs of guards that each made no difference alone, in teaching order, within the bound.
-fn try_pairs(same: &SameRun<'_>, counterfactual: &mut Counterfactual) -> Result<(), CounterfactualError> {
+/// A guard that cannot change anything in this level makes no pair: with it, a pair's run is
+/// the other guard's own.
+fn try_pairs(
+    same: &SameRun<'_>,
+    counterfactual: &mut Counterfactual,
+    matters: &[Guard],
+) -> Result<(), CounterfactualError> {
     let candidates: Vec<Guard> = counterfactual
         .guards
         .iter()
-        .filter(|finding| finding.role == Role::NoDifference)
+        .filter(|finding| finding.role == Role::NoDifference && matters.contains(&finding.guard))
         .map(|finding| finding.guard)
         .collect();
     for (position, first) in candidates.iter().enumerate() {

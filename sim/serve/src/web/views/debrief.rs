@@ -34,7 +34,7 @@ pub(super) fn verdict_view(verdict: &Verdict, looks: &KeyLooks) -> VerdictView {
             .enumerate()
             .map(|(index, guard)| StopView {
                 guard: guard.name(),
-                describe: twice_world::debrief::guard_promise(*guard),
+                describe: twice_world::guards::promise(*guard),
                 what: verdict.stops.get(index).cloned(),
             })
             .collect(),
@@ -97,7 +97,8 @@ pub struct DecidedView {
 }
 
 fn decided_view(told: &twice_world::debrief::Debrief) -> DecidedView {
-    use twice_world::debrief::{Decider, guard_words};
+    use twice_world::debrief::Decider;
+    use twice_world::guards::words as guard_words;
     let guards = match &told.decided_by {
         Decider::Guards { deciding, .. } => deciding
             .iter()

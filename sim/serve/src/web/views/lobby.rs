@@ -90,7 +90,7 @@ pub(super) fn guard_views(guards: twice_world::runtime::guards::Guards) -> Vec<G
         .map(|guard| GuardView {
             name: guard.name(),
             on: guards.is_on(guard),
-            describe: twice_world::debrief::guard_promise(guard),
+            describe: twice_world::guards::promise(guard),
         })
         .collect()
 }
