@@ -223,7 +223,10 @@ const WORLD_LAYERS: [(&str, &[&str]); 8] = [
     // Each guard in one place: its words, rule, rows and sentences read the engine's levels;
     // the campaign, the analyses, the reports and the screens read the guards.
     ("the guards", &["guards"]),
-    ("the campaign's reference texts", &["glossary", "presenter_notes"]),
+    (
+        "the campaign's reference texts",
+        &["glossary", "presenter_notes", "workshop_plan"],
+    ),
     ("the campaign", &["campaign"]),
     (
         "the analyses",
@@ -238,7 +241,10 @@ const WORLD_LAYERS: [(&str, &[&str]); 8] = [
         ],
     ),
     ("the reports", &["report", "replay_link"]),
-    ("the play session", &["play_session"]),
+    (
+        "the play session and the screens both editions draw",
+        &["play_session", "screen"],
+    ),
 ];
 
 /// The top-level module a file of twice-world belongs to (`engine/level/tape.rs` → `level`),
