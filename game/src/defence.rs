@@ -32,30 +32,15 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(OnExit(Screen::Defend), close);
 }
 
-/// The key that switches each guard in defender mode, in [`Guard::ALL`] order: the digits,
-/// the two keys beside them, the two brackets, then the backslash: one per guard.
-pub const GUARD_KEYS: [&str; 15] = [
-    "1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "-", "=", "[", "]", "\\",
-];
-
-// Every guard has a key: a guard without one cannot be switched on from the keyboard, and a
-// level whose minimum needs it cannot be defended there (06 and 19 need the eleventh, 19 the
-// twelfth).
-const _: () = assert!(GUARD_KEYS.len() >= Guard::ALL.len());
-
-/// The key that switches `guard` (see [`GUARD_KEYS`]).
+/// The key that switches `guard` in defender mode and the sandbox: its own, from its place in
+/// the guards' registry (`twice_world::guards`), so every guard has one.
 pub fn guard_key(guard: Guard) -> &'static str {
-    let index = Guard::ALL
-        .iter()
-        .position(|known| *known == guard)
-        .expect("Guard::ALL lists every guard");
-    GUARD_KEYS[index]
+    twice_world::guards::defender_key(guard)
 }
 
 /// The guard a key switches, if any.
 pub fn guard_for_key(key: &str) -> Option<Guard> {
-    let index = GUARD_KEYS.iter().position(|known| *known == key)?;
-    Guard::ALL.get(index).copied()
+    twice_world::guards::guard_for_key(key).filter(|guard| Guard::ALL.contains(guard))
 }
 
 /// What the player does in defender mode (the screen's buttons and keys, and headless tests).
@@ -386,4 +371,24 @@ fn poll_check(defence: Option<ResMut<Defence>>, mut progress: ResMut<Progress>) 
 
 fn close(mut commands: Commands) {
     commands.remove_resource::<Defence>();
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::*;
+
+    #[test]
+    fn every_guard_has_a_key_egui_knows_and_no_two_share_one() {
+        let mut seen = Vec::new();
+        for guard in Guard::ALL {
+            let key = guard_key(guard);
+            assert!(
+                bevy_egui::egui::Key::from_name(key).is_some(),
+                "{guard}'s key {key:?} is no key egui knows"
+            );
+            assert!(!seen.contains(&key), "{key:?} switches two guards");
+            seen.push(key);
+            assert_eq!(guard_for_key(key), Some(guard));
+        }
+    }
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use twice_sim::campaign::{self, Campaign};
 use twice_sim::checker::Outcome;
-use twice_sim::debrief::{self, Standing};
+use twice_sim::debrief::Standing;
 use twice_sim::defend;
 use twice_sim::ledger::LedgerStore;
 use twice_sim::level::{self, LoadedLevel, LoadedTape, TAPE_VERSION};
@@ -273,7 +273,7 @@ fn requires_transitively(campaign: &Campaign, id: &str, required: &str) -> bool 
 
 /// How a briefing names a guard that is off, in the player's words.
 fn briefing_words(guard: Guard) -> &'static str {
-    debrief::guard_words(guard)
+    twice_sim::guards::words(guard)
 }
 
 #[test]

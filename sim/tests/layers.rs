@@ -199,11 +199,11 @@ fn the_world_has_no_async_runtime_and_no_http() {
 /// twice-world's modules in layers, lowest first: a module may use modules of its own layer and
 /// of the layers before it, never one after. The words the engine speaks sit below the engine;
 /// the campaign's reference texts (glossary, presenter notes) below the campaign; the analyses
-/// read the engine and the campaign; the code on screen (the runtime's loop generated from a
-/// level's guards, a cursor per worker, the debrief's fix) reads them all; the reports word
-/// analysed runs; the play session the game and the browser share sits on top. A new module
-/// must be placed here.
-const WORLD_LAYERS: [(&str, &[&str]); 8] = [
+/// read the engine, the guards and the campaign; the code on screen (the runtime's loop generated
+/// from a level's guards, a cursor per worker, the debrief's fix) reads them all; the reports word
+/// analysed runs; the play session the game and the browser share sits on top. A new module must
+/// be placed here.
+const WORLD_LAYERS: [(&str, &[&str]); 9] = [
     ("the words the engine speaks", &["text", "error", "exit"]),
     (
         "the engine",
@@ -223,6 +223,9 @@ const WORLD_LAYERS: [(&str, &[&str]); 8] = [
             "upgrade",
         ],
     ),
+    // Each guard in one place: its words, rule, rows and sentences read the engine's levels;
+    // the campaign, the analyses, the reports and the screens read the guards.
+    ("the guards", &["guards"]),
     (
         "the campaign's reference texts",
         &["glossary", "presenter_notes", "workshop_plan"],

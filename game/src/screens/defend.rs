@@ -35,7 +35,7 @@ fn draw(
     let mut leave = false;
     let checking = defence.is_checking();
 
-    // Every guard of `Guard::ALL` has its key (`defence::GUARD_KEYS`), the eleventh too.
+    // Every guard of `Guard::ALL` has its own key (`twice_world::guards`).
     for guard in Guard::ALL {
         let key = defence::guard_key(guard);
         if egui::Key::from_name(key).is_some_and(|key| ui::pressed(context, key)) {
@@ -473,7 +473,7 @@ fn guard_switches(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<Defence
                             chosen.push(DefenceIntent::Toggle(guard));
                         }
                     });
-                    ui.label(RichText::new(twice_world::debrief::guard_promise(guard)).size(theme::SMALL).color(theme::TEXT_DIM));
+                    ui.label(RichText::new(twice_world::guards::promise(guard)).size(theme::SMALL).color(theme::TEXT_DIM));
                 });
             ui.add_space(1.0);
         }

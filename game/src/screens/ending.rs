@@ -178,7 +178,7 @@ fn guard_row(ui: &mut egui::Ui, campaign: &Campaign, number: usize, learned: &Gu
                 });
             });
             ui.label(
-                RichText::new(twice_world::debrief::guard_promise(learned.guard))
+                RichText::new(twice_world::guards::promise(learned.guard))
                     .size(theme::SMALL)
                     .color(theme::TEXT),
             );

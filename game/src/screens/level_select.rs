@@ -332,7 +332,7 @@ fn briefing(ui: &mut egui::Ui, state: &LevelSelectState, loaded: &LoadedLevel) {
             RichText::new(format!(
                 "  ✖ {} — {}",
                 guard.name(),
-                twice_world::debrief::guard_promise(guard)
+                twice_world::guards::promise(guard)
             ))
             .color(theme::TEXT_DIM),
         );

@@ -213,7 +213,7 @@ fn guard_toggles(ui: &mut egui::Ui, guards: &mut Guards, level_guards: Guards) {
                 guards.set(guard, on);
             }
             ui.label(RichText::new(guard.name()).strong());
-            ui::hint(ui, twice_world::debrief::guard_promise(guard));
+            ui::hint(ui, twice_world::guards::promise(guard));
         });
     }
 }

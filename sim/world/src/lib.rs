@@ -24,6 +24,7 @@ pub mod campaign;
 pub mod code;
 pub mod error;
 pub mod exit;
+pub mod guards;
 pub mod play_session;
 pub mod replay_link;
 pub mod screen;

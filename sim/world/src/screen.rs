@@ -13,7 +13,7 @@
 //! way in) and the ones its lesson is about — in the player's words; the other guards are on,
 //! and counted. A level that cannot be beaten says so in its goal: it is finished by a defence.
 
-use crate::debrief::guard_words;
+use crate::guards::words as guard_words;
 use crate::hand;
 use crate::level::Level;
 use crate::outcome::Outcome;

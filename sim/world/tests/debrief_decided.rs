@@ -21,7 +21,6 @@ use twice_world::counterfactual::{Answer, Role};
 use twice_world::debrief::{self, Debrief, Decider, RuleSource, Tone};
 use twice_world::ledger::LedgerStore;
 use twice_world::level::{CardKind, Level, Play, TimedAction, WireRule};
-use twice_world::rulebook;
 use twice_world::runtime::guards::Guards;
 use twice_world::simulator::{Simulation, SimulationBuilder};
 
@@ -205,7 +204,7 @@ fn check_run(what: &str, simulation: &Simulation) -> Debrief {
                 decided.contains(&guard),
                 "{what}: the rule is {guard}'s, which did not decide"
             );
-            assert_eq!(told.rule, rulebook::guard_rule(guard), "{what}");
+            assert_eq!(told.rule, twice_world::guards::rule(guard), "{what}");
         }
         RuleSource::HeldGuard { guard } => {
             assert!(
@@ -221,7 +220,7 @@ fn check_run(what: &str, simulation: &Simulation) -> Debrief {
                 simulation.guard_notes().iter().any(|note| note.guard == guard),
                 "{what}: {guard} never held"
             );
-            assert_eq!(told.rule, rulebook::guard_rule(guard), "{what}");
+            assert_eq!(told.rule, twice_world::guards::rule(guard), "{what}");
         }
         RuleSource::Decider | RuleSource::Level => {
             assert!(
@@ -256,7 +255,7 @@ fn check_run(what: &str, simulation: &Simulation) -> Debrief {
             .into_iter()
             .filter(|guard| !held.contains(guard))
         {
-            let words = debrief::guard_words(guard);
+            let words = twice_world::guards::words(guard);
             assert!(
                 !told.headline.contains(&format!("{words} held")),
                 "{what}: {} is headlined as holding, but did not decide: {}",

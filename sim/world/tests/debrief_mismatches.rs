@@ -8,7 +8,7 @@ use twice_world::cards::{CrashWorker, OperatorResolve, ToolFailsBeforeSending};
 
 use twice_world::debrief::{self, Debrief, Decider, RuleSource, Standing, Tone};
 use twice_world::level::{self, Level, Play, TimedAction};
-use twice_world::rulebook::{self, OPERATOR_RULE};
+use twice_world::rulebook::OPERATOR_RULE;
 use twice_world::runtime::guards::Guard;
 use twice_world::runtime::rules::Status;
 use twice_world::simulator::{Simulation, SimulationBuilder};
@@ -65,7 +65,7 @@ fn the_rule_line_of_a_loss_is_the_deciding_guards_not_the_levels() {
     let (simulation, told) = tape("10-check-then-insert.too-late.tape.ron");
     assert_eq!(told.headline, "The heist failed: the ledger held.");
     assert_eq!(told.rule_from, RuleSource::HeldGuard { guard: Guard::Ledger });
-    assert_eq!(told.rule, rulebook::guard_rule(Guard::Ledger));
+    assert_eq!(told.rule, twice_world::guards::rule(Guard::Ledger));
     assert_ne!(told.rule, simulation.level().lesson.rule);
 
     // 15: the twin came before the lease ran out; run again without the write retry rule, the
@@ -78,7 +78,7 @@ fn the_rule_line_of_a_loss_is_the_deciding_guards_not_the_levels() {
         told.headline,
         "The heist failed: the write retry rule and the ledger held."
     );
-    assert_eq!(told.rule, rulebook::guard_rule(Guard::WriteRetryRule));
+    assert_eq!(told.rule, twice_world::guards::rule(Guard::WriteRetryRule));
     assert_ne!(told.rule, simulation.level().lesson.rule);
     // 15 without the slow card: the lease never ran out, and the ledger decided (run again
     // without it, the twin pays again, met where it was played here); "started", the level's

@@ -302,7 +302,7 @@ pub fn lesson(ui: &mut egui::Ui, session: &Session, simulation: &Simulation) {
             RichText::new(format!(
                 "{glyph} {} ({state}) — {}",
                 guard.name(),
-                twice_world::debrief::guard_promise(*guard)
+                twice_world::guards::promise(*guard)
             ))
             .size(theme::SMALL)
             .color(color),

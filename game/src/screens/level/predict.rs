@@ -92,7 +92,7 @@ pub fn draw(context: &egui::Context, session: &Session, level_ui: &mut LevelUi, 
                     ui.radio_value(&mut draft.deciding, None, "I won't say");
                     for guard in &on {
                         ui.radio_value(&mut draft.deciding, Some(*guard), guard.name())
-                            .on_hover_text(twice_world::debrief::guard_promise(*guard));
+                            .on_hover_text(twice_world::guards::promise(*guard));
                     }
                 });
             });

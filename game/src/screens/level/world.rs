@@ -52,7 +52,7 @@ pub fn draw_guards(ui: &mut egui::Ui, simulation: &Simulation) {
                 (format!("✖ {} — off", guard.name()), theme::BAD)
             };
             ui.label(RichText::new(text).size(11.5).color(color))
-                .on_hover_text(twice_world::debrief::guard_promise(guard));
+                .on_hover_text(twice_world::guards::promise(guard));
         }
     });
 }

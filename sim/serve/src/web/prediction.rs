@@ -110,7 +110,7 @@ fn made_sentence(prediction: &Prediction) -> String {
         Some(guard) => format!(
             "You predict: {verdict}, decided by {} ({}).",
             guard.name(),
-            twice_world::debrief::guard_words(guard)
+            twice_world::guards::words(guard)
         ),
         None => format!("You predict: {verdict}."),
     }

@@ -19,19 +19,18 @@
 
 mod anchor;
 mod elsewhere;
+mod same_run;
 
 pub use elsewhere::under_guards;
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
+use same_run::{SameRun, calls_by_key};
+
 use crate::checker::{Outcome, Verdict, ViolationKind};
-use crate::ledger::{ExecutionRecord, LedgerError, LedgerStore};
+use crate::ledger::LedgerError;
 use crate::level::{Level, Play, Tape, TimedAction, WireRule};
 use crate::runtime::guards::{Guard, Guards};
-use crate::runtime::ids::{RunId, ToolName};
-use crate::runtime::key::{IdempotencyKey, KeyScheme};
 use crate::simulator::{Phase, SimError, Simulation, SimulationBuilder};
 
 /// The most runs one counterfactual makes (the same run again, each guard alone, then pairs):
@@ -298,10 +297,22 @@ pub fn of(simulation: &Simulation) -> Result<Counterfactual, CounterfactualError
     counterfactual.reproduced = again.result().is_some_and(|result| {
         result.goal_reached == counterfactual.this_run.goal_reached && result.outcome == counterfactual.this_run.outcome
     });
+    // A guard that cannot change anything in this level (its own `matters_in`) is the same on
+    // or off: its run is this run again, exactly, and is not made twice.
+    let matters = crate::guards::that_matter(&level);
     for guard in Guard::ALL {
         let was_on = same.guards.is_on(guard);
-        let alternative = same.run_with(&[Flip { guard, on: !was_on }])?;
-        counterfactual.reruns += 1;
+        let flips = [Flip { guard, on: !was_on }];
+        let alternative = if matters.contains(&guard) {
+            counterfactual.reruns += 1;
+            same.run_with(&flips)?
+        } else {
+            Alternative {
+                flipped: flips.to_vec(),
+                guards: same.guards.with(guard, !was_on),
+                ..again.clone()
+            }
+        };
         let role = role_of(&counterfactual, &alternative);
         counterfactual.guards.push(GuardFinding {
             guard,
@@ -312,17 +323,23 @@ pub fn of(simulation: &Simulation) -> Result<Counterfactual, CounterfactualError
         counterfactual.alternatives.push(alternative);
     }
     if counterfactual.reproduced && counterfactual.decided_by().is_empty() {
-        try_pairs(&same, &mut counterfactual)?;
+        try_pairs(&same, &mut counterfactual, &matters)?;
     }
     Ok(counterfactual)
 }
 
 /// Pairs of guards that each made no difference alone, in teaching order, within the bound.
-fn try_pairs(same: &SameRun<'_>, counterfactual: &mut Counterfactual) -> Result<(), CounterfactualError> {
+/// A guard that cannot change anything in this level makes no pair: with it, a pair's run is
+/// the other guard's own.
+fn try_pairs(
+    same: &SameRun<'_>,
+    counterfactual: &mut Counterfactual,
+    matters: &[Guard],
+) -> Result<(), CounterfactualError> {
     let candidates: Vec<Guard> = counterfactual
         .guards
         .iter()
-        .filter(|finding| finding.role == Role::NoDifference)
+        .filter(|finding| finding.role == Role::NoDifference && matters.contains(&finding.guard))
         .map(|finding| finding.guard)
         .collect();
     for (position, first) in candidates.iter().enumerate() {
@@ -360,47 +377,6 @@ fn role_of(counterfactual: &Counterfactual, alternative: &Alternative) -> Role {
     }
 }
 
-/// A call as the ledger knows it: enough to spell its key either way.
-#[derive(Clone, Debug)]
-struct CallIdentity {
-    run_id: RunId,
-    tool_call_id: String,
-    tool: ToolName,
-    arguments: String,
-}
-
-fn calls_by_key(records: &[ExecutionRecord]) -> BTreeMap<String, CallIdentity> {
-    records
-        .iter()
-        .map(|record| {
-            (
-                record.key.to_string(),
-                CallIdentity {
-                    run_id: record.run_id.clone(),
-                    tool_call_id: record.tool_call_id.clone(),
-                    tool: record.tool.clone(),
-                    arguments: record.arguments.clone(),
-                },
-            )
-        })
-        .collect()
-}
-
-/// Everything needed to make this run again.
-struct SameRun<'a> {
-    level: &'a Level,
-    seed: u64,
-    guards: Guards,
-    moves: &'a [TimedAction],
-    wire_rule: WireRule,
-    calls: BTreeMap<String, CallIdentity>,
-    /// What each move hit in this run made again (filled by the first run): where the other
-    /// runs play it.
-    anchors: Vec<anchor::Anchor>,
-    /// The operators' decisions this run had refused (409s), made again.
-    refused_decisions: usize,
-}
-
 /// Where every worker is, just before a move: its run, whether it lives, the phase it is about
 /// to run and the script item it is on. A move that names no target (a twin, a whisper to the
 /// model, a refusal armed for the next call, an operator's decision) acts on whatever this
@@ -421,113 +397,4 @@ fn moment_of(simulation: &Simulation) -> Moment {
             )
         })
         .collect()
-}
-
-/// The operators' decisions the ledger refused (a compare-and-set lost), on the timeline.
-fn refused_decisions(simulation: &Simulation) -> usize {
-    simulation
-        .timeline()
-        .iter()
-        .filter(|entry| matches!(entry.actor, crate::simulator::Actor::Operator(_)) && entry.text.starts_with("409"))
-        .count()
-}
-
-impl SameRun<'_> {
-    /// This run again with `flips` applied to its guards: it can say only if every move met
-    /// what it hit in this run and played there, and the operators' decisions were refused as
-    /// often as in this run.
-    fn run_with(&self, flips: &[Flip]) -> Result<Alternative, CounterfactualError> {
-        let (mut alternative, _, refused) = self.simulate(flips)?;
-        let mut reasons = Vec::new();
-        if refused != self.refused_decisions {
-            reasons.push("an operator's decision is refused in one run and not in the other".to_owned());
-        }
-        if !reasons.is_empty() && alternative.result().is_some() {
-            alternative.answer = Answer::CannotSay { fizzled: reasons };
-        }
-        Ok(alternative)
-    }
-
-    /// Simulates this run with `flips`: what it came to, and how many operators' decisions were
-    /// refused. With no flips, the moves are played at their phases and their anchors noted
-    /// (also answered); with flips, each is played where it meets its anchor.
-    fn simulate(&self, flips: &[Flip]) -> Result<(Alternative, Vec<anchor::Anchor>, usize), CounterfactualError> {
-        let mut guards = self.guards;
-        for flip in flips {
-            guards.set(flip.guard, flip.on);
-        }
-        let moves: Vec<TimedAction> = self
-            .moves
-            .iter()
-            .map(|action| TimedAction {
-                at_phase: action.at_phase,
-                play: self.with_keys_for(&action.play, guards),
-            })
-            .collect();
-        let named = guards_named(guards);
-        let simulation_error = |source| CounterfactualError::Simulation {
-            guards: named.clone(),
-            source: Box::new(source),
-        };
-        let mut simulation = SimulationBuilder::new(self.level.clone(), self.seed)
-            .guards(guards)
-            .wire_rule(self.wire_rule)
-            .ledger_store(LedgerStore::Memory)
-            .build()
-            .map_err(simulation_error)?;
-        let (anchors, fizzled) = if flips.is_empty() {
-            anchor::record(&mut simulation, &moves).map_err(simulation_error)?
-        } else {
-            let fizzled = anchor::follow(&mut simulation, &moves, &self.anchors).map_err(simulation_error)?;
-            (self.anchors.clone(), fizzled)
-        };
-        let answer = if !fizzled.is_empty() || simulation.played().len() < moves.len() {
-            Answer::CannotSay { fizzled }
-        } else {
-            let verdict = simulation.verdict().map_err(|source| CounterfactualError::Verdict {
-                guards: named.clone(),
-                source: Box::new(source),
-            })?;
-            Answer::Ran(RunResult::of(&verdict, simulation.phase()))
-        };
-        let refused = refused_decisions(&simulation);
-        Ok((
-            Alternative {
-                flipped: flips.to_vec(),
-                guards,
-                // As played: at the phases where each met its anchor in that run.
-                moves: simulation.played().to_vec(),
-                answer,
-            },
-            anchors,
-            refused,
-        ))
-    }
-
-    /// A move with any key it names spelled as a run with `guards` spells it.
-    fn with_keys_for(&self, play: &Play, guards: Guards) -> Play {
-        let respell = |key: &str| -> String {
-            let scheme = if guards.is_on(Guard::KeyPerCall) {
-                KeyScheme::PerCall
-            } else {
-                KeyScheme::ArgumentsHash
-            };
-            self.calls
-                .get(key)
-                .and_then(|call| {
-                    IdempotencyKey::make(scheme, &call.run_id, &call.tool_call_id, &call.tool, &call.arguments).ok()
-                })
-                .map_or_else(|| key.to_owned(), |key| key.to_string())
-        };
-        match play.key() {
-            Some(key) => play.with_key(&respell(key)),
-            None => play.clone(),
-        }
-    }
-}
-
-/// "guards off: [ledger, key_downstream]" for error messages.
-fn guards_named(guards: Guards) -> String {
-    let off: Vec<&str> = guards.off().iter().map(|guard| guard.name()).collect();
-    format!("guards off: [{}]", off.join(", "))
 }

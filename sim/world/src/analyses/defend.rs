@@ -128,6 +128,8 @@ pub struct GuardChoice {
     pub name: &'static str,
     pub words: &'static str,
     pub describe: &'static str,
+    /// The key that switches it (the game's defender mode and sandbox).
+    pub key: &'static str,
 }
 
 /// Every guard the defender may switch, in teaching order: all of [`Guard::ALL`].
@@ -137,8 +139,9 @@ pub fn choices() -> Vec<GuardChoice> {
         .map(|guard| GuardChoice {
             guard,
             name: guard.name(),
-            words: crate::debrief::guard_words(guard),
-            describe: crate::debrief::guard_promise(guard),
+            words: crate::guards::words(guard),
+            describe: crate::guards::promise(guard),
+            key: crate::guards::defender_key(guard),
         })
         .collect()
 }
@@ -539,29 +542,11 @@ pub fn sets_of_in(guards: &[Guard], size: usize) -> Vec<Vec<Guard>> {
     sets
 }
 
-/// The guards that can change anything in `level`. The tool contract check only ever refuses
-/// a run whose tool fails it: when every tool passes and the player cannot declare one, it is
-/// the same on or off, so a set with it holds exactly when the set without it does, and a
-/// search for the smallest set need not try it.
-///
-/// The provider's terms are the same: `key_retention` and `lookup_settle` weigh only a tool's
-/// declared `key_retention_ms` / `lookup_settle_ms`, so with none declared they are inert.
-/// So is `dead_letter` in a level that declares no `recovery_attempts_max`.
+/// The guards that can change anything in `level` (each guard's own `matters_in`, in
+/// [`crate::guards`]): a guard that cannot is the same on or off, so a set with it holds exactly
+/// when the set without it does, and a search for the smallest set need not try it.
 pub fn guards_that_matter(level: &Level) -> Vec<Guard> {
-    let contract_inert =
-        level.declarable_tools.is_empty() && level.tools.iter().all(|tool| tool.check_contract().is_ok());
-    let retention_inert = level.tools.iter().all(|tool| tool.key_retention_ms.is_none());
-    let settle_inert = level.tools.iter().all(|tool| tool.lookup_settle_ms.is_none());
-    Guard::ALL
-        .into_iter()
-        .filter(|guard| match guard {
-            Guard::ToolContract => !contract_inert,
-            Guard::KeyRetention => !retention_inert,
-            Guard::LookupSettle => !settle_inert,
-            Guard::DeadLetter => level.world.recovery_attempts_max.is_some(),
-            _ => true,
-        })
-        .collect()
+    crate::guards::that_matter(level)
 }
 
 /// The smallest sets of guards that hold, searched from none upwards; stops at the first size

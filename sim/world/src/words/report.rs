@@ -139,7 +139,7 @@ pub fn debrief(debrief: &crate::debrief::Debrief) -> String {
     let names = |guards: &[crate::runtime::guards::Guard]| {
         guards
             .iter()
-            .map(|guard| crate::debrief::guard_words(*guard))
+            .map(|guard| crate::guards::words(*guard))
             .collect::<Vec<_>>()
             .join(", ")
     };

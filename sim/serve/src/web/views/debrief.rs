@@ -57,7 +57,7 @@ pub(super) fn verdict_view(verdict: &Verdict, level: &Level, looks: &KeyLooks) -
             .enumerate()
             .map(|(index, guard)| StopView {
                 guard: guard.name(),
-                describe: twice_world::debrief::guard_promise(*guard),
+                describe: twice_world::guards::promise(*guard),
                 what: verdict.stops.get(index).cloned(),
             })
             .collect(),
@@ -123,7 +123,8 @@ pub struct DecidedView {
 }
 
 fn decided_view(told: &twice_world::debrief::Debrief) -> DecidedView {
-    use twice_world::debrief::{Decider, guard_words};
+    use twice_world::debrief::Decider;
+    use twice_world::guards::words as guard_words;
     let guards = match &told.decided_by {
         Decider::Guards { deciding, .. } => deciding
             .iter()

@@ -106,7 +106,7 @@ fn guard_view(guard: Guard, on: bool) -> GuardView {
         name: guard.name(),
         words: ListedGuards::words(guard),
         on,
-        describe: twice_world::debrief::guard_promise(guard),
+        describe: twice_world::guards::promise(guard),
     }
 }
 

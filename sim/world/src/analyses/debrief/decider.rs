@@ -7,10 +7,10 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::guard_words;
 use super::sentences;
 use crate::checker::{Verdict, ViolationKind};
 use crate::counterfactual::{Counterfactual, Role};
+use crate::guards::words as guard_words;
 use crate::ledger::HistoryEvent;
 use crate::level::{CardKind, Play, TimedAction};
 use crate::rulebook;

@@ -175,54 +175,6 @@ impl Debrief {
     }
 }
 
-/// What `guard` does, in the player's words (the lobby, the defender's choice, a debrief).
-pub fn guard_promise(guard: Guard) -> &'static str {
-    match guard {
-        Guard::WriteRetryRule => "writes get one attempt; a write timeout is unknown, not failed",
-        Guard::ToolContract => {
-            "the tool contract check: a run whose write is declared with retries or no key never starts"
-        }
-        Guard::PauseOnIndeterminate => {
-            "on_indeterminate: pause — the run waits instead of telling the model \"failed\""
-        }
-        Guard::Ledger => "every call is reserved in the ledger before it runs",
-        Guard::AtomicReservation => "the reservation is one SQLite transaction (BEGIN IMMEDIATE)",
-        Guard::KeyDownstream => "the idempotency key travels to billing with the request",
-        Guard::CheckpointVersion => "a stale checkpoint save fails and its worker stands down",
-        Guard::ReconcileHook => "an unknown call is looked up in billing by its key",
-        Guard::KeyPerCall => "the key is <run_id>:<tool_call_id>, never a hash of the arguments",
-        Guard::NoLeaseExpiry => "a started call is never run again because a lease expired",
-        Guard::NoReflexCompensation => "the runtime never compensates by itself",
-        Guard::RefusalIsFailed => "a call the tool refused before sending is recorded failed, not a success",
-        Guard::KeyRetention => {
-            "a key older than the provider keeps keys is never resent; finding nothing under it means expired, not absent"
-        }
-        Guard::LookupSettle => "a lookup that finds nothing before the provider's settle time proves nothing",
-        Guard::DeadLetter => "a run whose recovery keeps failing stops as dead_lettered until an operator resumes it",
-    }
-}
-
-/// A guard in the player's words, as briefings name it.
-pub fn guard_words(guard: Guard) -> &'static str {
-    match guard {
-        Guard::WriteRetryRule => "the write retry rule",
-        Guard::ToolContract => "the tool contract check",
-        Guard::PauseOnIndeterminate => "the pause on unknown calls",
-        Guard::Ledger => "the ledger",
-        Guard::AtomicReservation => "atomic reservation",
-        Guard::KeyDownstream => "passing the key",
-        Guard::CheckpointVersion => "the checkpoint version",
-        Guard::ReconcileHook => "the reconcile hook",
-        Guard::KeyPerCall => "keys per call",
-        Guard::NoLeaseExpiry => "no lease expiry",
-        Guard::NoReflexCompensation => "no reflex compensation",
-        Guard::RefusalIsFailed => "recording a refusal as failed",
-        Guard::KeyRetention => "the key's retention",
-        Guard::LookupSettle => "the lookup's settle time",
-        Guard::DeadLetter => "the dead letter",
-    }
-}
-
 /// The debrief of `simulation` as it stands now (call it when the level is over): runs the
 /// counterfactual (up to [`counterfactual::RERUNS_MAX`] simulations in memory).
 pub fn of(simulation: &Simulation, verdict: &Verdict) -> Debrief {
@@ -368,7 +320,7 @@ fn rule_line(level: &Level, decided_by: &Decider) -> (String, RuleSource) {
                 .find(|guard| level.lesson.guards.contains(guard))
                 .or_else(|| guards.first().copied())
                 .expect("a guards decider names at least one guard");
-            (rulebook::guard_rule(guard).to_owned(), RuleSource::Guard { guard })
+            (crate::guards::rule(guard), RuleSource::Guard { guard })
         }
         Decider::Held { guards } => {
             let guard = guards
@@ -377,7 +329,7 @@ fn rule_line(level: &Level, decided_by: &Decider) -> (String, RuleSource) {
                 .find(|guard| level.lesson.guards.contains(guard))
                 .or_else(|| guards.first().copied())
                 .expect("a held decider names at least one guard");
-            (rulebook::guard_rule(guard).to_owned(), RuleSource::HeldGuard { guard })
+            (crate::guards::rule(guard), RuleSource::HeldGuard { guard })
         }
         Decider::KeysHonoured { .. } => (rulebook::KEYS_HONOURED_RULE.to_owned(), RuleSource::Decider),
         Decider::Operator {
@@ -406,11 +358,10 @@ fn what_if(level: &Level, counterfactual: &Counterfactual) -> Vec<WhatIf> {
         let switched: Vec<String> = flipped
             .iter()
             .map(|(guard, on)| {
-                if *on {
-                    format!("with {} on", guard_words(*guard))
-                } else {
-                    format!("without {}", guard_words(*guard))
-                }
+                crate::guards::switched(crate::guards::Switched {
+                    guard: *guard,
+                    was_on: !*on,
+                })
             })
             .collect();
         // Less than owed with the shortfall flagged is not the same as less than owed and

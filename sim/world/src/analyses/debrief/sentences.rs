@@ -2,8 +2,9 @@
 //! followed a failed run, what a guard did, why a move changed nothing.
 
 use super::decider::{Decider, OperatorMistake};
-use super::{DIAGNOSIS_SENTENCES_MAX, Standing, guard_words};
+use super::{DIAGNOSIS_SENTENCES_MAX, Standing};
 use crate::checker::{Outcome, Verdict};
+use crate::guards::words as guard_words;
 use crate::level::{Level, Play};
 use crate::runtime::guards::Guard;
 use crate::runtime::worker::GuardNote;
@@ -233,15 +234,7 @@ pub fn failed_run_sentence(failed: &FailedRun, landed: usize) -> String {
 }
 
 fn guard_sentence(note: &GuardNote) -> String {
-    let said = crate::text::note_words(note);
-    let detail = plain(said.trim_end_matches('.'));
-    let words = guard_words(note.guard);
-    if detail.to_lowercase().starts_with(words) {
-        // "the ledger held started for r1:c1…" already names its guard.
-        format!("{}.", capitalised(&detail))
-    } else {
-        format!("{} held: {detail}.", capitalised(words))
-    }
+    crate::guards::held(note.guard, &plain(&crate::text::note_words(note)))
 }
 
 /// Why a failed heist failed: the guard that decided and what it did, or why the moves

@@ -1,0 +1,55 @@
+//! Guard `dead_letter`: a run whose recovery failed its declared number of times stops as
+//! `dead_lettered` and resumes only when an operator asks. A policy beyond the seed: recovering
+//! a crash loop for ever repeats whatever the crash repeats.
+
+use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule};
+use crate::level::Level;
+use crate::runtime::guards::Guard;
+
+pub(super) const SPEC: GuardSpec = GuardSpec {
+    guard: Guard::DeadLetter,
+    words: "the dead letter",
+    promise: "a run whose recovery keeps failing stops as dead_lettered until an operator resumes it",
+    without: "recovery retried for ever",
+    rule: Rule {
+        quote: &[
+            "A run whose recovery has failed as many times as the runtime allows stops as dead_lettered, and is driven again only when an operator resumes it: recovering it for ever repeats whatever its crash repeats.",
+        ],
+        origin: Origin::Beyond {
+            source: "a policy beyond the seed (which says only that a run is recovered from its last checkpoint): message queues dead-letter a message that keeps failing in the same way",
+        },
+    },
+    decision_rows: &[DecisionRow {
+        table: "Table 8 — recovery",
+        function: "rules::recovery_action",
+        row: "a recovery after as many failed recoveries as declared dead-letters the run",
+    }],
+    rulebook_rows: &[
+        Row::with(
+            Guard::DeadLetter,
+            RowId::DeadLettered,
+            "a recovery, after as many failed recoveries as declared",
+            "stop the run as dead_lettered: it resumes only when an operator asks (table 8)",
+        ),
+        Row::without(
+            Guard::DeadLetter,
+            RowId::RecoveredForEver,
+            "a recovery, after as many failed recoveries as declared",
+            "recover again: a naive runtime retries recovery forever",
+        ),
+    ],
+    defender_key: "\\",
+    code: Code {
+        on: &[
+            "if failed_recoveries >= recovery_attempts_max:",
+            "    run.status = \"dead_lettered\"  # an operator resumes it",
+        ],
+        off: &["while True: recover(run)  # for ever"],
+    },
+    matters_in,
+};
+
+/// It counts against a declared limit only: with none, it is the same on or off.
+fn matters_in(level: &Level) -> bool {
+    level.world.recovery_attempts_max.is_some()
+}

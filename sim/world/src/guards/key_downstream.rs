@@ -1,0 +1,39 @@
+//! Guard `key_downstream`: the call's idempotency key travels with the request, so a billing
+//! that honours keys answers a repeat with its first credit. Without it billing never sees
+//! the key and cannot tell a repeat from a new credit.
+
+use super::{Code, DecisionRow, GuardSpec, Origin, Rule, always};
+use crate::runtime::guards::Guard;
+
+pub(super) const SPEC: GuardSpec = GuardSpec {
+    guard: Guard::KeyDownstream,
+    words: "passing the key",
+    promise: "the idempotency key travels to billing with the request",
+    without: "the key kept back from billing",
+    rule: Rule {
+        quote: &[
+            "Each tool call gets an idempotency key from its run and call, <run_id>:<tool_call_id>, and the tool passes it to the system it changes.",
+            "Send the same key twice and the second request gets the first one's answer instead of a second charge.",
+        ],
+        origin: Origin::Seed,
+    },
+    decision_rows: &[
+        DecisionRow {
+            table: "The send",
+            function: "worker::invoke",
+            row: "the request carries the call's key, so billing can answer a repeat and a hook can look it up",
+        },
+        DecisionRow {
+            table: "Table 7 — resend",
+            function: "rules::resend_action",
+            row: "a resend under a key billing sees is weighed against the provider's retention",
+        },
+    ],
+    rulebook_rows: &[],
+    defender_key: "6",
+    code: Code {
+        on: &["billing.credit(account, amount, idempotency_key=context.idempotency_key)"],
+        off: &["billing.credit(account, amount)  # the key stays behind"],
+    },
+    matters_in: always,
+};

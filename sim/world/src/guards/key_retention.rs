@@ -1,0 +1,67 @@
+//! Guard `key_retention`: a key older than its provider keeps keys is never resent as if it
+//! were safe, and a lookup that finds nothing under it says "expired", not "absent". It weighs
+//! only a tool's declared `key_retention_ms`.
+
+use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule};
+use crate::level::Level;
+use crate::runtime::guards::Guard;
+
+pub(super) const SPEC: GuardSpec = GuardSpec {
+    guard: Guard::KeyRetention,
+    words: "the key's retention",
+    promise: "a key older than the provider keeps keys is never resent; finding nothing under it means expired, not absent",
+    without: "keys resent and looked up however old",
+    rule: Rule {
+        quote: &[
+            "When you do have to send it again, send the same key.",
+            "Passing the key is half the job; the other system has to honour it.",
+        ],
+        origin: Origin::Seed,
+    },
+    decision_rows: &[
+        DecisionRow {
+            table: "Table 7 — resend",
+            function: "rules::resend_action",
+            row: "a key older than the tool's declared retention is not resent",
+        },
+        DecisionRow {
+            table: "Table 6 — nothing found",
+            function: "rules::absent_action",
+            row: "nothing under a key older than the retention is \"expired\", not proof",
+        },
+    ],
+    rulebook_rows: &[
+        Row::with(
+            Guard::KeyRetention,
+            RowId::ExpiredKeyNotResent,
+            "a retry under a key older than the provider keeps keys",
+            "do not resend it: record indeterminate (table 7)",
+        ),
+        Row::with(
+            Guard::KeyRetention,
+            RowId::LookupExpired,
+            "the hook finds nothing under a key older than the provider keeps keys",
+            "expired, not absent: it stays unknown (table 6)",
+        ),
+        Row::without(
+            Guard::KeyRetention,
+            RowId::LookupExpiredNaive,
+            "the hook finds nothing under a key older than the provider keeps keys",
+            "a naive hook reads it as absent: settle it failed",
+        ),
+    ],
+    defender_key: "[",
+    code: Code {
+        on: &[
+            "if age(key) >= tool.key_retention:",
+            "    return unknown(record)  # the provider has forgotten the key",
+        ],
+        off: &["send(request, idempotency_key=key)  # however old the key"],
+    },
+    matters_in,
+};
+
+/// It weighs only a declared retention: with none, it is the same on or off.
+fn matters_in(level: &Level) -> bool {
+    level.tools.iter().any(|tool| tool.key_retention_ms.is_some())
+}

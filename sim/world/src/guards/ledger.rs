@@ -1,0 +1,41 @@
+//! Guard `ledger`: every call is reserved under its key before it runs, so a replay reads the
+//! ledger instead of running the tool again. Without it table 1 is never consulted at all.
+
+use super::{Code, DecisionRow, GuardSpec, Origin, Rule, always};
+use crate::runtime::guards::Guard;
+
+pub(super) const SPEC: GuardSpec = GuardSpec {
+    guard: Guard::Ledger,
+    words: "the ledger",
+    promise: "every call is reserved in the ledger before it runs",
+    without: "no ledger: every call made as if it were new",
+    rule: Rule {
+        quote: &[
+            "Write it down before you run it. The call is reserved in a ledger under that key first. A key that already completed returns its recorded result instead of running again.",
+        ],
+        origin: Origin::Seed,
+    },
+    decision_rows: &[
+        DecisionRow {
+            table: "Table 1 — reservation",
+            function: "rules::reservation_action",
+            row: "every row: what the ledger holds for the key decides whether the tool runs",
+        },
+        DecisionRow {
+            table: "Table 5 — send fence",
+            function: "rules::fence_place",
+            row: "with no ledger there is no record to fence a send on",
+        },
+    ],
+    // The whole reservation table is its (`Table::needs`): struck through when it is off.
+    rulebook_rows: &[],
+    defender_key: "4",
+    code: Code {
+        on: &[
+            "record = ledger.reserve(key)  # started, before the tool runs",
+            "if record.status == \"completed\": return record.result",
+        ],
+        off: &["result = tool(arguments)  # nothing written down first"],
+    },
+    matters_in: always,
+};

@@ -1,0 +1,122 @@
+//! A guard's debrief sentences — it held; it decided the heist; it protected the money; it was
+//! not needed — made from its own spec (its words, what it promises, the runtime without it)
+//! and from what the run and its re-runs showed (`money`: what happens to each customer, as a
+//! clause: "Ada is paid $50.00 of $25.00 owed"). Every guard says these four things the same
+//! way, so none can say one that another would not.
+
+use serde::Serialize;
+
+use super::spec;
+use crate::runtime::guards::Guard;
+
+/// A guard as it was in this run: its re-run switched it the other way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Switched {
+    pub guard: Guard,
+    pub was_on: bool,
+}
+
+/// The other run's switch, to start a sentence after it: "with writes retried after a
+/// timeout" (it was on here), "with the pause on unknown calls on" (it was off). A guard that
+/// was on is never named as what the other run had ("without no reflex compensation").
+pub fn switched(switch: Switched) -> String {
+    let spec = spec(switch.guard);
+    if switch.was_on {
+        format!("with {}", spec.without)
+    } else {
+        format!("with {} on", spec.words)
+    }
+}
+
+/// It held, in this run's words (`detail`: what the runtime noted it did, "the write r1:c2
+/// timed out after its request left: recorded indeterminate, not retried").
+pub fn held(guard: Guard, detail: &str) -> String {
+    let words = spec(guard).words;
+    let detail = detail.trim_end_matches('.');
+    if detail.to_lowercase().starts_with(words) {
+        // "the ledger held started for r1:c1…" already names its guard.
+        format!("{}.", capitalised(detail))
+    } else {
+        format!("{} held: {detail}.", capitalised(words))
+    }
+}
+
+/// Its switch alone turns the heist: `heist_worked` is this run's, `money` what the re-run paid
+/// each customer.
+pub fn decided_the_heist(switch: Switched, heist_worked: bool, money: &str) -> String {
+    let spec = spec(switch.guard);
+    let other = if heist_worked { "fails" } else { "works" };
+    match (switch.was_on, heist_worked) {
+        (true, false) => format!(
+            "{} stopped this heist ({}): {}, {money}, and the heist {other}.",
+            capitalised(spec.words),
+            spec.promise,
+            switched(switch)
+        ),
+        // On, and the heist relied on it: the guard did its ordinary work, which the crew used.
+        (true, true) => format!(
+            "This heist relied on {} being on: {}, {money}, and the heist {other}.",
+            spec.words,
+            switched(switch)
+        ),
+        (false, true) => format!(
+            "{} was off, and that let the heist in: {}, {money}, and the heist {other}.",
+            capitalised(spec.words),
+            switched(switch)
+        ),
+        (false, false) => format!(
+            "{} was off: {}, {money}, and the heist {other}.",
+            capitalised(spec.words),
+            switched(switch)
+        ),
+    }
+}
+
+/// Its switch alone leaves the heist as it is but changes what a customer gets: never "not
+/// needed". `money` says what changes, customer by customer.
+pub fn protected_the_money(switch: Switched, heist_worked: bool, money: &str) -> String {
+    let spec = spec(switch.guard);
+    let heist = if heist_worked {
+        "the heist works either way"
+    } else {
+        "not needed to stop this heist"
+    };
+    if switch.was_on {
+        format!(
+            "{}: {heist} — but {}, {money}.",
+            capitalised(spec.words),
+            switched(switch)
+        )
+    } else {
+        let still = if heist_worked { "still works" } else { "still fails" };
+        format!(
+            "{} was off: {}, the heist {still} — but {money}.",
+            capitalised(spec.words),
+            switched(switch)
+        )
+    }
+}
+
+/// The guards that were on and whose switch alone changes neither the heist nor anyone's
+/// money, in one sentence; `None` when there are none.
+pub fn not_needed(guards: &[Guard]) -> Option<String> {
+    let words: Vec<&str> = guards.iter().map(|guard| spec(*guard).words).collect();
+    let (last, init) = words.split_last()?;
+    let listed = if init.is_empty() {
+        (*last).to_owned()
+    } else {
+        format!("{} and {last}", init.join(", "))
+    };
+    let each = if init.is_empty() { "it" } else { "each" };
+    Some(format!(
+        "Not needed this time: {listed} — switched off alone, {each} leaves the heist and every customer's money as they are."
+    ))
+}
+
+fn capitalised(text: &str) -> String {
+    let mut characters = text.chars();
+    match characters.next() {
+        Some(first) => first.to_uppercase().chain(characters).collect(),
+        None => String::new(),
+    }
+}

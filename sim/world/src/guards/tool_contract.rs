@@ -1,0 +1,60 @@
+//! Guard `tool_contract`: the seed's `assert_tool_contract` before a run starts. A run whose
+//! tool writes, sends or deletes and is declared with more than one attempt, or takes no
+//! idempotency key, is refused before anything is sent. That is all it checks: a tool with no
+//! way to settle an unknown outcome is the ambiguity policy's to refuse.
+
+use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule, any_tool};
+use crate::level::Level;
+use crate::runtime::guards::Guard;
+use crate::runtime::tool::SideEffect;
+
+pub(super) const SPEC: GuardSpec = GuardSpec {
+    guard: Guard::ToolContract,
+    words: "the tool contract check",
+    promise: "the tool contract check: a run whose write is declared with retries or no key never starts",
+    without: "tools started as declared, retries and all",
+    rule: Rule {
+        quote: &[
+            "The runtime's test helper assert_tool_contract fails any tool that writes, sends or deletes and is allowed more than one attempt or has no idempotency key, so the rule is checked in CI, not just documented.",
+        ],
+        origin: Origin::Seed,
+    },
+    decision_rows: &[DecisionRow {
+        table: "Start",
+        function: "tool::assert_tool_contract",
+        row: "a tool that changes something, allowed more than one attempt or taking no key, refuses the run before it starts",
+    }],
+    rulebook_rows: &[
+        Row::with(
+            Guard::ToolContract,
+            RowId::ContractRefused,
+            "a tool that changes something is declared with retries, or takes no key",
+            "refuse the run before it starts: nothing is sent, it waits for a person",
+        ),
+        Row::without(
+            Guard::ToolContract,
+            RowId::ContractIgnored,
+            "a write is declared with retries",
+            "start anyway: the runtime obeys the declaration and retries the write",
+        ),
+    ],
+    defender_key: "2",
+    code: Code {
+        on: &[
+            "for tool in agent.tools:",
+            "    assert_tool_contract(tool)  # a write: one attempt, and the key",
+        ],
+        off: &["# every tool starts as declared, retries and all"],
+    },
+    matters_in,
+};
+
+/// The check can refuse only a tool that fails it, as declared or as the player may declare it
+/// (for now it also refuses an external or destructive tool with no reconcile hook, when the
+/// run does not pause).
+fn matters_in(level: &Level) -> bool {
+    any_tool(level, |tool| {
+        tool.check_contract().is_err()
+            || (matches!(tool.side_effect, SideEffect::External | SideEffect::Destructive) && !tool.reconcile)
+    })
+}
