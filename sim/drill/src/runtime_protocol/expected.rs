@@ -133,10 +133,34 @@ fn snapshot(simulation: &Simulation) -> Snapshot {
             .map(|message| (message.id, message.clone()))
             .collect(),
         played: simulation.played().len(),
-        not_attempted: simulation.armed().not_attempted.clone(),
-        call_again: simulation.armed().call_again.clone(),
+        not_attempted: armed_refusals(simulation),
+        call_again: armed_calls_again(simulation),
         wire_hits: simulation.wire_hits().len(),
     }
+}
+
+/// The tool-fails cards armed and not yet fired, by run.
+fn armed_refusals(simulation: &Simulation) -> BTreeMap<String, u32> {
+    let mut refusals = BTreeMap::new();
+    for waiting in simulation.armed().moves() {
+        if let Play::ToolFailsBeforeSending(card) = &waiting.play {
+            *refusals.entry(card.run.clone()).or_insert(0) += 1;
+        }
+    }
+    refusals
+}
+
+/// The call-again cards armed and not yet fired, by run: reword or not.
+fn armed_calls_again(simulation: &Simulation) -> BTreeMap<String, bool> {
+    simulation
+        .armed()
+        .moves()
+        .iter()
+        .filter_map(|waiting| match &waiting.play {
+            Play::ModelCallsAgain(card) => Some((card.run.clone(), card.reword)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What the moves made within a step (before its event) did: a step's snapshot before it
@@ -161,9 +185,9 @@ fn moves_in_step(simulation: &Simulation, before: &Snapshot) -> MovesInStep {
     }
     for action in &played[before.played..] {
         match &action.play {
-            Play::ToolFailsBeforeSending { .. } => moves.refusals += 1,
-            Play::ModelCallsAgain { run, reword } => {
-                moves.call_again.insert(run.clone(), *reword);
+            Play::ToolFailsBeforeSending(_) => moves.refusals += 1,
+            Play::ModelCallsAgain(card) => {
+                moves.call_again.insert(card.run.clone(), card.reword);
             }
             _ => {}
         }

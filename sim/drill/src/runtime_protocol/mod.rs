@@ -45,15 +45,19 @@ use twice_world::level::Play;
 pub fn describe_play(play: &Play) -> String {
     let card = play.card().name();
     match play {
-        Play::CrashWorker { worker, in_phase } => format!(
+        Play::CrashWorker(crash) => format!(
             "{card} {}{}",
-            worker.map_or_else(|| "the oldest worker".to_owned(), |worker| format!("w{worker}")),
-            in_phase.map(|phase| format!(" about to {phase}")).unwrap_or_default()
+            crash
+                .worker
+                .map_or_else(|| "the oldest worker".to_owned(), |worker| format!("w{worker}")),
+            crash.in_phase.map(|phase| format!(" about to {phase}")).unwrap_or_default()
         ),
-        Play::LoseRequest { key } | Play::LoseResponse { key } | Play::SlowResponse { key } => {
-            format!("{card} {}", key.as_deref().unwrap_or("the oldest on the wire"))
+        Play::LoseRequest(_) | Play::LoseResponse(_) | Play::SlowResponse(_) => {
+            format!("{card} {}", play.key().unwrap_or("the oldest on the wire"))
         }
-        Play::OperatorResolve { key, .. } | Play::OperatorCompensate { key, .. } => format!("{card} {key}"),
+        Play::OperatorResolve(_) | Play::OperatorCompensate(_) => {
+            format!("{card} {}", play.key().unwrap_or_default())
+        }
         other => match other.run() {
             Some(run) => format!("{card} on {run}"),
             None => card.to_owned(),

@@ -29,7 +29,7 @@ use same_run::{SameRun, calls_by_key};
 
 use crate::checker::{Outcome, Verdict, ViolationKind};
 use crate::ledger::LedgerError;
-use crate::level::{Level, Play, Tape, TimedAction, WireRule};
+use crate::level::{Level, Tape, TimedAction, WireRule};
 use crate::runtime::guards::{Guard, Guards};
 use crate::simulator::{Phase, SimError, Simulation, SimulationBuilder};
 
