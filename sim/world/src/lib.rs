@@ -16,6 +16,7 @@ pub mod billing;
 pub mod billing_tools;
 pub mod campaign;
 pub mod campaign_par;
+pub mod campaign_path;
 pub mod campaign_sweep;
 pub mod checker;
 pub mod counterfactual;

@@ -34,6 +34,7 @@ mod ledger;
 mod notes;
 mod operator;
 mod overlays;
+mod pause_menu;
 mod predict;
 mod rulebook;
 mod stage;
@@ -98,6 +99,9 @@ pub struct LevelUi {
     pub predict: Option<predict::Draft>,
     /// The declaration window's drafts, by tool.
     pub declaration_drafts: std::collections::BTreeMap<String, declaration::Draft>,
+    /// Esc opened the pause menu: the run waits (kept whole) until the player resumes,
+    /// restarts or leaves.
+    pub pause_menu: Option<pause_menu::PauseMenu>,
 }
 
 /// A choice the player makes with the number keys or the mouse.
@@ -167,6 +171,25 @@ fn timeline_height(screen_height: f32) -> f32 {
     (screen_height * share).clamp(80.0, TIMELINE_HEIGHT)
 }
 
+/// Everything one frame of the level screen reads.
+pub struct LevelInputs<'a> {
+    pub session: &'a Session,
+    pub paths: &'a GamePaths,
+    pub progress: &'a Progress,
+    pub campaign: &'a Campaign,
+    pub guide: &'a Guide,
+    pub prediction: &'a Prediction,
+    #[cfg(feature = "operator-api")]
+    pub operator_api: Option<&'a OperatorApi>,
+}
+
+/// What the player asked for in one frame of the level screen.
+#[derive(Debug, Default)]
+pub struct LevelAsks {
+    pub intents: Vec<Intent>,
+    pub predictions: Vec<PredictionIntent>,
+}
+
 // A Bevy system takes each resource it reads as its own parameter.
 #[allow(clippy::too_many_arguments)]
 fn draw(
@@ -183,17 +206,57 @@ fn draw(
 ) -> Result {
     let context = contexts.ctx_mut()?;
     let (mut level_ui, mut cache) = state.into_inner();
-    let level_ui = &mut *level_ui;
+    let inputs = LevelInputs {
+        session: &session,
+        paths: &paths,
+        progress: &progress,
+        campaign: &campaign,
+        guide: &guide,
+        prediction: &prediction,
+        #[cfg(feature = "operator-api")]
+        operator_api: operator_api.as_deref(),
+    };
+    let asks = frame(context, &mut level_ui, &mut cache, &inputs);
+    for intent in asks.predictions {
+        prediction_writer.write(intent);
+    }
+    for intent in asks.intents {
+        writer.write(intent);
+    }
+    Ok(())
+}
+
+/// One frame of the level screen: draws it into `context` and returns what the player asked
+/// for. The Bevy system above calls it each frame; headless tests call it on a context of
+/// their own ([`crate::ui::probe`]) to read what a player would see.
+pub fn frame(
+    context: &egui::Context,
+    level_ui: &mut LevelUi,
+    cache: &mut timeline::TimelineCache,
+    inputs: &LevelInputs,
+) -> LevelAsks {
+    let LevelInputs {
+        session,
+        paths,
+        progress,
+        campaign,
+        guide,
+        prediction,
+        ..
+    } = *inputs;
     let mut intents = Vec::new();
     let simulation = session.simulation();
     cache.update(&simulation);
 
-    let dialog_open = level_ui.help || level_ui.prompt.is_some() || level_ui.chooser.is_some();
+    let dialog_open = level_ui.help
+        || level_ui.prompt.is_some()
+        || level_ui.chooser.is_some()
+        || level_ui.pause_menu.is_some();
     if !dialog_open && level_ui.predict.is_none() && session.mode != Mode::Replay && ui::pressed(context, egui::Key::V)
     {
-        predict::open(level_ui, &prediction);
+        predict::open(level_ui, prediction);
     }
-    keyboard::read(context, level_ui, &session, &simulation, &paths, &mut intents);
+    keyboard::read(context, level_ui, session, &simulation, paths, &mut intents);
 
     // On a short screen (a projector at presenter zoom is 411 points tall) the stage cannot
     // fit above the hand: the hand gets a strip of its own above the timeline, always in view,
@@ -202,33 +265,34 @@ fn draw(
     let mut root = ui::root_ui(context, "level");
     bars(
         &mut root,
-        &session,
+        session,
         &simulation,
         level_ui,
-        &paths,
+        paths,
         short,
-        &prediction,
+        prediction,
         &mut intents,
     );
     let mut glossary_clicked = None;
     // Beside everything below the top bar, so the notes have the screen's height to fill.
-    notes::draw(&mut root, &session, &campaign, level_ui);
-    if let Some(entry) = columns::coach(&mut root, guide.step(), &simulation, &campaign, level_ui, &mut intents) {
+    notes::draw(&mut root, session, campaign, level_ui);
+    if let Some(entry) = columns::coach(&mut root, guide.step(), &simulation, campaign, level_ui, &mut intents) {
         glossary_clicked = Some(entry);
+    }
+    // The timeline spans the whole width under the columns: it is the widest, wordiest view,
+    // and a ledger beside it would cut its rows.
+    if let Some(phase) = timeline_panel(&mut root, &simulation, cache) {
+        intents.push(Intent::Rewind { phase });
     }
     columns::right(
         &mut root,
-        &session,
+        session,
         &simulation,
         level_ui,
-        &cache,
+        cache,
         #[cfg(feature = "operator-api")]
-        operator_api.as_deref(),
+        inputs.operator_api,
     );
-    // The timeline spans everything left of the ledger: it is the widest, wordiest view.
-    if let Some(phase) = timeline_panel(&mut root, &simulation, &cache) {
-        intents.push(Intent::Rewind { phase });
-    }
     if short {
         egui::Panel::bottom("level-hand")
             .resizable(false)
@@ -238,44 +302,31 @@ fn draw(
                     .inner_margin(egui::Margin::symmetric(6, 2)),
             )
             .show(&mut root, |ui| {
-                cards::draw(ui, &session, &simulation, level_ui, true, &mut intents);
+                cards::draw(ui, session, &simulation, level_ui, true, &mut intents);
             });
     }
-    if let Some(entry) = columns::left(
-        &mut root,
-        &session,
-        &simulation,
-        &progress,
-        &campaign,
-        level_ui,
-        &mut intents,
-    ) {
+    if let Some(entry) = columns::left(&mut root, session, &simulation, progress, campaign, level_ui, &mut intents) {
         glossary_clicked = Some(entry);
     }
-    centre(&mut root, &session, &simulation, level_ui, &cache, short, &mut intents);
+    centre(&mut root, session, &simulation, level_ui, cache, short, &mut intents);
 
     windows(
         context,
-        &session,
+        session,
         &simulation,
-        &campaign,
+        campaign,
         level_ui,
         glossary_clicked,
         &mut intents,
     );
-    let mut prediction_intents = Vec::new();
-    predict::draw(context, &session, level_ui, &mut prediction_intents);
-    for intent in prediction_intents {
-        prediction_writer.write(intent);
-    }
+    pause_menu::draw(context, session, paths, level_ui, &mut intents);
+    let mut predictions = Vec::new();
+    predict::draw(context, session, level_ui, &mut predictions);
     drop(simulation);
     if !intents.is_empty() {
         level_ui.flash = None;
     }
-    for intent in intents {
-        writer.write(intent);
-    }
-    Ok(())
+    LevelAsks { intents, predictions }
 }
 
 /// The top bar (level, status, buttons) and the controls at the foot, on the same frame.

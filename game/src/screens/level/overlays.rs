@@ -49,7 +49,7 @@ pub const SHORTCUTS: [(&str, &str); 29] = [
     ("S", "save the tape of what you did"),
     ("L", "load a tape (opens the replay viewer)"),
     ("Enter", "debrief, once the level is over"),
-    ("Esc", "close a dialog, or leave the level"),
+    ("Esc", "close a dialog, or pause: resume, restart, save or leave"),
     ("? or F1", "this overlay"),
     ("mouse", "everything above has a button too"),
     ("double-click", "a timeline row: rewind to just after it"),
