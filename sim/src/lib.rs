@@ -16,7 +16,7 @@ pub use twice_drill::ledger_target;
 pub use twice_ledger_postgres as ledger_postgres;
 pub use twice_serve::{api, web};
 pub use twice_world::{
-    billing, campaign, campaign_path, checker, counterfactual, debrief, defend, error, exit, explore, glossary, hand,
-    ledger, level, model, outcome, prediction, presenter_notes, replay, report, rulebook, runtime, simulator,
-    sqlite_file, text, upgrade,
+    billing, campaign, checker, counterfactual, debrief, defend, error, exit, explore, glossary, hand, ledger, level,
+    model, outcome, prediction, presenter_notes, replay, report, rulebook, runtime, simulator, sqlite_file, text,
+    upgrade,
 };

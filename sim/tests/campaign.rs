@@ -933,11 +933,11 @@ fn consecutive_defence_levels_ask_for_different_minimal_defences() {
 fn the_first_hour_asks_for_something_new_at_every_level() {
     let campaign = campaign();
     let levels: Vec<&level::Level> = campaign.levels.iter().map(|loaded| &loaded.level).collect();
-    let problems = twice_sim::campaign_path::first_hour_repeats(&levels, &campaign.tapes);
+    let problems = twice_sim::campaign::path::first_hour_repeats(&levels, &campaign.tapes);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     let first_hour: Vec<&&level::Level> = levels
         .iter()
-        .filter(|level| level.chapter <= twice_sim::campaign_path::FIRST_HOUR_CHAPTERS)
+        .filter(|level| level.chapter <= twice_sim::campaign::path::FIRST_HOUR_CHAPTERS)
         .collect();
     let defended = first_hour.iter().filter(|level| level.unbeatable).count();
     assert!(
@@ -961,7 +961,7 @@ fn no_defended_level_hands_over_its_defence_before_the_player_defends() {
         .collect();
     assert!(defended.len() >= 5, "{} defended levels", defended.len());
     for loaded in defended {
-        if let Some((field, sentence)) = twice_sim::campaign_path::defence_handed_over(&loaded.level) {
+        if let Some((field, sentence)) = twice_sim::campaign::path::defence_handed_over(&loaded.level) {
             panic!("`{}`'s {field} hands over the defence: \"{sentence}\"", loaded.level.id);
         }
     }

@@ -123,7 +123,11 @@ async fn a_prediction_is_scored_against_the_runs_counterfactual_and_the_tally_su
     assert!(words.iter().all(|words| !words.contains('_')), "{words:?}");
     assert_eq!(
         (&choices[0]["value"], &choices[0]["words"], &choices[0]["on"]),
-        (&json!("write_retry_rule"), &json!("the write retry rule"), &json!(false)),
+        (
+            &json!("write_retry_rule"),
+            &json!("the write retry rule"),
+            &json!(false)
+        ),
         "{words:?}"
     );
     assert_eq!(choices.last().unwrap()["value"], prediction::NO_GUARD);

@@ -48,7 +48,8 @@ pub fn screen(width: f32, height: f32, zoom: f32) -> Rect {
 }
 
 /// Draws `frames` frames of `draw` on a `width` × `height` pixel screen; `events` (key
-/// presses, typed text) arrive in the last frame only. Returns the last frame's text.
+/// presses, typed text) arrive in the first frame only, so what they open (a window sizes
+/// itself unseen in its first frame) is drawn by the last. Returns the last frame's text.
 pub fn frames(
     context: &egui::Context,
     (width, height): (f32, f32),
@@ -65,7 +66,7 @@ pub fn frames(
                 egui::Pos2::ZERO,
                 egui::vec2(width, height) / context.zoom_factor(),
             )),
-            events: if frame + 1 == frames { events.clone() } else { Vec::new() },
+            events: if frame == 0 { events.clone() } else { Vec::new() },
             ..Default::default()
         };
         // As bevy_egui drives the game's context: a pass begun, the screen drawn, the pass ended.

@@ -47,7 +47,7 @@ pub(super) fn read(
     }
     // Esc pauses: the run is kept until the player chooses to leave it in the menu.
     if ui::pressed(context, Key::Escape) {
-        pause_menu::open(level_ui, session, intents);
+        pause_menu::open(level_ui, session, simulation, intents);
         return;
     }
     simulation_keys(context, simulation, intents);

@@ -133,7 +133,7 @@ fn spawn_state(mut commands: Commands, presenter: Res<Presenter>, options: Optio
     let help = shot == Some(ShotScreen::Keys);
     let predict = (shot == Some(ShotScreen::Predict)).then_some(predict::Draft {
         verdict: twice_world::prediction::Expected::HeistWorks,
-        deciding: None,
+        pick: None,
     });
     commands.spawn((
         Name::new("Level screen"),
@@ -156,22 +156,25 @@ const SIDE_COLUMNS_AND_NOTES_WIDTH_MIN: f32 = 1000.0;
 /// Below this height the hand moves out from under the stage into a strip of its own.
 const SHORT_SCREEN_HEIGHT: f32 = 560.0;
 /// Height of the timeline along the bottom, at most.
-const TIMELINE_HEIGHT: f32 = 222.0;
+const TIMELINE_HEIGHT: f32 = 440.0;
+/// The hand under the stage: its heading and a row of full cards (their effect spelled out).
+const HAND_HEIGHT: f32 = 132.0;
 
-/// The timeline's height on a screen this many points tall: its full height on a 1280×720
-/// screen, about a fifth of a short screen (a projector's 411 points at presenter zoom: its
-/// lanes' header and its last rows, the heading left out), so the stage above the hand fits
-/// whole, Penny, her workers, the wire and billing.
+/// The timeline's height on a screen this many points tall: two fifths of a full screen
+/// (1280×720: 288 points, a dozen rows, the history a player reads back), a quarter of a short
+/// one (a projector's 411 points at presenter zoom: its lanes' header and its last three rows), so the stage above the hand fits whole, Penny, her workers, the
+/// wire and billing.
 fn timeline_height(screen_height: f32) -> f32 {
     let share = if screen_height < SHORT_SCREEN_HEIGHT {
-        0.21
+        0.25
     } else {
-        0.36
+        0.40
     };
     (screen_height * share).clamp(80.0, TIMELINE_HEIGHT)
 }
 
 /// Everything one frame of the level screen reads.
+#[derive(Debug)]
 pub struct LevelInputs<'a> {
     pub session: &'a Session,
     pub paths: &'a GamePaths,
@@ -248,10 +251,8 @@ pub fn frame(
     let simulation = session.simulation();
     cache.update(&simulation);
 
-    let dialog_open = level_ui.help
-        || level_ui.prompt.is_some()
-        || level_ui.chooser.is_some()
-        || level_ui.pause_menu.is_some();
+    let dialog_open =
+        level_ui.help || level_ui.prompt.is_some() || level_ui.chooser.is_some() || level_ui.pause_menu.is_some();
     if !dialog_open && level_ui.predict.is_none() && session.mode != Mode::Replay && ui::pressed(context, egui::Key::V)
     {
         predict::open(level_ui, prediction);
@@ -305,21 +306,33 @@ pub fn frame(
                 cards::draw(ui, session, &simulation, level_ui, true, &mut intents);
             });
     }
-    if let Some(entry) = columns::left(&mut root, session, &simulation, progress, campaign, level_ui, &mut intents) {
+    if let Some(entry) = columns::left(
+        &mut root,
+        session,
+        &simulation,
+        progress,
+        campaign,
+        level_ui,
+        &mut intents,
+    ) {
         glossary_clicked = Some(entry);
     }
     centre(&mut root, session, &simulation, level_ui, cache, short, &mut intents);
 
+    let tape_lock = |path: &std::path::Path| {
+        let index = campaign.level_of_tape(path)?;
+        (!campaign.tape_opens(path, progress))
+            .then(|| twice_world::campaign::path::tape_locked_words(&campaign.levels[index].level))
+    };
     windows(
         context,
-        session,
-        &simulation,
+        (session, &simulation),
         campaign,
         level_ui,
-        glossary_clicked,
+        (glossary_clicked, &tape_lock),
         &mut intents,
     );
-    pause_menu::draw(context, session, paths, level_ui, &mut intents);
+    pause_menu::draw(context, session, &simulation, paths, level_ui, &mut intents);
     let mut predictions = Vec::new();
     predict::draw(context, session, level_ui, &mut predictions);
     drop(simulation);
@@ -356,14 +369,13 @@ fn bars(
 /// tool declaration; then the operator move the console chose.
 fn windows(
     context: &egui::Context,
-    session: &Session,
-    simulation: &twice_world::simulator::Simulation,
+    (session, simulation): (&Session, &twice_world::simulator::Simulation),
     campaign: &Campaign,
     level_ui: &mut LevelUi,
-    glossary_clicked: Option<usize>,
+    (glossary_clicked, tape_lock): (Option<usize>, overlays::TapeLock),
     intents: &mut Vec<Intent>,
 ) {
-    overlays::draw(context, session, simulation, level_ui, intents);
+    overlays::draw(context, session, simulation, level_ui, tape_lock, intents);
     if session.panels.shows(Panel::Rulebook) {
         rulebook::draw(context, simulation, level_ui);
     }
@@ -423,10 +435,12 @@ fn centre(
             // On a short screen (a projector at presenter zoom) the stage is the whole panel
             // (the hand has its strip): it takes the height there is rather than scrolling.
             // Scrolls still if even the stage's least height does not fit.
+            // On a full screen the stage takes what the hand leaves, up to its full height: at
+            // 1280×720 the timeline's dozen rows come first.
             let stage_height = if short {
                 ui.available_height()
             } else {
-                stage::STAGE_HEIGHT
+                (ui.available_height() - HAND_HEIGHT).min(stage::STAGE_HEIGHT)
             };
             egui::ScrollArea::vertical()
                 .id_salt("level-centre")

@@ -70,11 +70,15 @@ const DIGITS: [egui::Key; 9] = [
     egui::Key::Num9,
 ];
 
+/// Why a tape may not be opened yet (a campaign tape of a level not won), or `None`.
+pub type TapeLock<'a> = &'a dyn Fn(&std::path::Path) -> Option<String>;
+
 pub fn draw(
     context: &egui::Context,
     session: &Session,
     simulation: &Simulation,
     level_ui: &mut LevelUi,
+    tape_lock: TapeLock,
     intents: &mut Vec<Intent>,
 ) {
     if level_ui.help {
@@ -84,7 +88,7 @@ pub fn draw(
         draw_chooser(context, chooser, session, simulation, level_ui, intents);
     }
     if level_ui.prompt.is_some() {
-        draw_prompt(context, level_ui, intents);
+        draw_prompt(context, level_ui, tape_lock, intents);
     }
 }
 
@@ -160,7 +164,7 @@ fn draw_chooser(
     }
 }
 
-fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, intents: &mut Vec<Intent>) {
+fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, tape_lock: TapeLock, intents: &mut Vec<Intent>) {
     let Some(prompt) = level_ui.prompt.as_mut() else {
         return;
     };
@@ -220,10 +224,14 @@ fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, intents: &mut Ve
             PromptKind::SaveTape => intents.push(Intent::SaveTape {
                 path: PathBuf::from(text),
             }),
-            PromptKind::LoadTape => intents.push(Intent::OpenTape {
-                path: PathBuf::from(text),
-                at_phase: None,
-            }),
+            // The replay viewer's lock holds here too: a level's tapes show its solution.
+            PromptKind::LoadTape => match tape_lock(std::path::Path::new(&text)) {
+                Some(why) => level_ui.flash = Some(why),
+                None => intents.push(Intent::OpenTape {
+                    path: PathBuf::from(text),
+                    at_phase: None,
+                }),
+            },
             PromptKind::GoToPhase => match text.parse::<u32>() {
                 Ok(phase) => intents.push(Intent::Rewind { phase }),
                 Err(_) => {

@@ -3,6 +3,7 @@
 //! run is kept, whole, until the player chooses to leave it.
 
 use bevy_egui::egui::{self, RichText};
+use twice_world::simulator::Simulation;
 
 use super::{LevelUi, Prompt, PromptKind, controls};
 use crate::paths::GamePaths;
@@ -30,15 +31,14 @@ pub fn leave_to(session: &Session) -> Screen {
 
 /// Whether leaving now loses anything: a run that has moved past its first phase, or a move
 /// played. A level just opened has nothing to lose, and leaves at once.
-fn has_a_run(session: &Session) -> bool {
-    let simulation = session.simulation();
+fn has_a_run(simulation: &Simulation) -> bool {
     simulation.phase() > 0 || !simulation.played().is_empty()
 }
 
 /// Esc or the back button: opens the menu and stops the run where it is; with no run to
 /// lose yet, leaves at once.
-pub fn open(level_ui: &mut LevelUi, session: &Session, intents: &mut Vec<Intent>) {
-    if !has_a_run(session) {
+pub fn open(level_ui: &mut LevelUi, session: &Session, simulation: &Simulation, intents: &mut Vec<Intent>) {
+    if !has_a_run(simulation) {
         intents.push(Intent::Leave { to: leave_to(session) });
         return;
     }
@@ -63,6 +63,7 @@ fn where_to(session: &Session) -> &'static str {
 pub fn draw(
     context: &egui::Context,
     session: &Session,
+    simulation: &Simulation,
     paths: &GamePaths,
     level_ui: &mut LevelUi,
     intents: &mut Vec<Intent>,
@@ -70,8 +71,8 @@ pub fn draw(
     let Some(menu) = level_ui.pause_menu else {
         return;
     };
-    let phase = session.simulation().phase();
-    let moves = session.simulation().played().len();
+    let phase = simulation.phase();
+    let moves = simulation.played().len();
     // The keys that opened the menu this frame are not answers to it.
     let key = |key| !menu.fresh && ui::pressed(context, key);
     let mut resume = key(egui::Key::Escape);

@@ -28,7 +28,7 @@ pub(super) fn draw(
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             status(ui, session, simulation, level_ui, narrow);
             ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
-                title(ui, session, level_ui, intents);
+                title(ui, session, simulation, level_ui, intents);
             });
         });
     });
@@ -94,7 +94,13 @@ fn buttons(ui: &mut egui::Ui, session: &Session, level_ui: &mut LevelUi) {
 }
 
 /// Left to right: back, the level's chapter and title, the mode, the goal.
-fn title(ui: &mut egui::Ui, session: &Session, level_ui: &mut LevelUi, intents: &mut Vec<Intent>) {
+fn title(
+    ui: &mut egui::Ui,
+    session: &Session,
+    simulation: &Simulation,
+    level_ui: &mut LevelUi,
+    intents: &mut Vec<Intent>,
+) {
     let level = &session.recipe.level.level;
     let back = match session.mode {
         Mode::Campaign => "← Levels",
@@ -103,7 +109,7 @@ fn title(ui: &mut egui::Ui, session: &Session, level_ui: &mut LevelUi, intents: 
     };
     // Like Esc: a run in progress pauses and asks before it is left.
     if ui::button(ui, true, back, "Esc").clicked() {
-        super::pause_menu::open(level_ui, session, intents);
+        super::pause_menu::open(level_ui, session, simulation, intents);
     }
     ui.add(
         egui::Label::new(

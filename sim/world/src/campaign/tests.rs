@@ -374,7 +374,7 @@ fn first_hour(files: &[(String, String)]) -> Vec<String> {
     let dir = folder(&borrowed);
     let campaign = Campaign::load(dir.path()).expect("a valid campaign");
     let levels: Vec<&Level> = campaign.levels.iter().map(|loaded| &loaded.level).collect();
-    crate::campaign_path::first_hour_repeats(&levels, &campaign.tapes)
+    crate::campaign::path::first_hour_repeats(&levels, &campaign.tapes)
 }
 
 fn files_of(levels: Vec<(&str, String)>, tapes: Vec<(&str, String)>) -> Vec<(String, String)> {
@@ -504,7 +504,7 @@ fn a_defended_level_that_names_its_defence_before_the_defence_is_refused() {
 
 #[test]
 fn a_levels_tapes_open_once_it_is_won_or_in_the_sandbox() {
-    use crate::campaign_path::tape_opens;
+    use crate::campaign::path::tape_opens;
     let won = |id: &str| id == "first";
     assert!(tape_opens(Some("first"), won, false));
     assert!(
@@ -518,8 +518,8 @@ fn a_levels_tapes_open_once_it_is_won_or_in_the_sandbox() {
     );
     let dir = folder(&[("first.level.ron", LEVEL), ("first.win.tape.ron", TAPE)]);
     let level_file =
-        crate::campaign_path::tape_level_file(&dir.path().join("first.win.tape.ron")).expect("it names its level");
+        crate::campaign::path::tape_level_file(&dir.path().join("first.win.tape.ron")).expect("it names its level");
     assert_eq!(level_file, dir.path().join("first.level.ron"));
-    let missing = crate::campaign_path::tape_level_file(&dir.path().join("nope.tape.ron")).expect_err("no such tape");
+    let missing = crate::campaign::path::tape_level_file(&dir.path().join("nope.tape.ron")).expect_err("no such tape");
     assert!(missing.to_string().contains("nope.tape.ron"), "{missing}");
 }

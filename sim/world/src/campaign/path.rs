@@ -32,7 +32,7 @@ pub fn is_own_win(tape: &LoadedTape) -> bool {
         && tape
             .path
             .file_name()
-            .is_some_and(|name| name.to_string_lossy().ends_with(crate::campaign::WIN_TAPE_SUFFIX))
+            .is_some_and(|name| name.to_string_lossy().ends_with(super::WIN_TAPE_SUFFIX))
 }
 
 /// Where the first hour's pacing breaks, in play order (`levels` in level-select order): two
@@ -85,26 +85,26 @@ pub fn first_hour_repeats(levels: &[&Level], tapes: &[LoadedTape]) -> Vec<String
     problems
 }
 
-/// Words that name `guard` in a sentence a player reads: its own words and its shortest name.
-fn mentions(guard: Guard) -> [&'static str; 2] {
-    let short = match guard {
-        Guard::WriteRetryRule => "retry rule",
-        Guard::ToolContract => "contract",
-        Guard::PauseOnIndeterminate => "pause",
-        Guard::Ledger => "ledger",
-        Guard::AtomicReservation => "reservation",
-        Guard::KeyDownstream => "passing the key",
-        Guard::CheckpointVersion => "checkpoint version",
-        Guard::ReconcileHook => "hook",
-        Guard::KeyPerCall => "keys per call",
-        Guard::NoLeaseExpiry => "lease",
-        Guard::NoReflexCompensation => "compensation",
-        Guard::RefusalIsFailed => "refusal",
-        Guard::KeyRetention => "retention",
-        Guard::LookupSettle => "settle",
-        Guard::DeadLetter => "dead letter",
-    };
-    [crate::debrief::guard_words(guard), short]
+/// Words that name `guard` in a sentence a player reads: its words in full and the shortest
+/// name players use for it. (The campaign layer comes before the debrief's words.)
+fn mentions(guard: Guard) -> &'static [&'static str] {
+    match guard {
+        Guard::WriteRetryRule => &["write retry rule", "retry rule"],
+        Guard::ToolContract => &["tool contract", "contract"],
+        Guard::PauseOnIndeterminate => &["pause on unknown", "pause"],
+        Guard::Ledger => &["ledger"],
+        Guard::AtomicReservation => &["atomic reservation", "reservation"],
+        Guard::KeyDownstream => &["passing the key", "key downstream"],
+        Guard::CheckpointVersion => &["checkpoint version"],
+        Guard::ReconcileHook => &["reconcile hook", "hook"],
+        Guard::KeyPerCall => &["keys per call", "key per call"],
+        Guard::NoLeaseExpiry => &["no lease expiry", "lease"],
+        Guard::NoReflexCompensation => &["no reflex compensation", "compensation"],
+        Guard::RefusalIsFailed => &["refusal as failed", "refusal"],
+        Guard::KeyRetention => &["key's retention", "retention"],
+        Guard::LookupSettle => &["settle time", "settle"],
+        Guard::DeadLetter => &["dead letter"],
+    }
 }
 
 /// The field and sentence where a defended level hands over its defence before the player
