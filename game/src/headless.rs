@@ -154,6 +154,7 @@ fn open_from_command_line(
             | ShotScreen::Glossary
             | ShotScreen::Keys
             | ShotScreen::Predict
+            | ShotScreen::Pause
             | ShotScreen::Defend => Screen::Title,
         });
     } else if options.chapter.is_some() {
@@ -217,7 +218,7 @@ fn drive_screenshot(
         ShotScreen::Sandbox => *screen.get() == Screen::Sandbox,
         ShotScreen::Replay => *screen.get() == Screen::Replay,
         ShotScreen::Ending => *screen.get() == Screen::Ending,
-        ShotScreen::Level | ShotScreen::Glossary | ShotScreen::Keys | ShotScreen::Predict => {
+        ShotScreen::Level | ShotScreen::Glossary | ShotScreen::Keys | ShotScreen::Predict | ShotScreen::Pause => {
             *screen.get() == Screen::Level && settled_session
         }
         ShotScreen::Defend => match defence.as_ref().filter(|_| *screen.get() == Screen::Defend) {

@@ -28,6 +28,8 @@ pub enum ShotScreen {
     Keys,
     /// The level screen with the prediction window (V) open (needs --level).
     Predict,
+    /// The level screen with the pause menu (Esc) open (needs --tape or --level, and --at).
+    Pause,
     /// Defender mode for the unbeatable level given with --level (with --guards switched on and checked).
     Defend,
     /// The ending (what the player learned, the finale, credits), from the progress in --data-dir.
@@ -188,6 +190,7 @@ impl Options {
                     | ShotScreen::Glossary
                     | ShotScreen::Keys
                     | ShotScreen::Predict
+                    | ShotScreen::Pause
             )
         ) && self.tape.is_none()
             && self.level.is_none()

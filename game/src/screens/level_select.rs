@@ -430,6 +430,9 @@ fn record(ui: &mut egui::Ui, level: &Level, progress: &Progress) {
     }
 }
 
+/// Below this width a level's row puts its goal on a second line.
+const ROW_ONE_LINE_WIDTH_MIN: f32 = 560.0;
+
 /// Play it (Enter) and, for an unbeatable level, defend it (D).
 fn actions(ui: &mut egui::Ui, level: &Level, chosen: &mut Chosen) {
     let button = egui::Button::new(RichText::new("▶  Play this level").size(theme::HEADING))
@@ -518,7 +521,17 @@ fn level_row(
         .inner_margin(egui::Margin::symmetric(10, 6))
         .show(ui, |ui| {
             ui.set_width(ui.available_width());
-            ui.horizontal(|ui| {
+            // A defend-only level is finished by a defence, not by reaching the crew's goal.
+            let goal = if level.unbeatable {
+                "goal: play it out, then defend it".to_owned()
+            } else {
+                format!("goal: {}", theme::outcome_words(level.goal))
+            };
+            let goal = RichText::new(goal).size(theme::SMALL).color(theme::TEXT_DIM);
+            // A narrow list (a projector at presenter zoom) puts the goal on a line of its own:
+            // right-aligned beside a long title, the two were drawn over each other.
+            let narrow = ui.available_width() < ROW_ONE_LINE_WIDTH_MIN;
+            ui.horizontal_wrapped(|ui| {
                 ui.label(RichText::new(glyph).size(18.0).color(color));
                 ui.label(RichText::new(word).size(theme::SMALL).color(color));
                 ui.label(
@@ -539,14 +552,15 @@ fn level_row(
                             .color(theme::TEXT_FAINT),
                     );
                 }
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    ui.label(
-                        RichText::new(format!("goal: {}", theme::outcome_words(level.goal)))
-                            .size(theme::SMALL)
-                            .color(theme::TEXT_DIM),
-                    );
-                });
+                if !narrow {
+                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                        ui.label(goal.clone());
+                    });
+                }
             });
+            if narrow {
+                ui.label(goal);
+            }
         })
         .response
         .interact(egui::Sense::click())

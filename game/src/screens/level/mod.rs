@@ -135,6 +135,10 @@ fn spawn_state(mut commands: Commands, presenter: Res<Presenter>, options: Optio
         verdict: twice_world::prediction::Expected::HeistWorks,
         pick: None,
     });
+    let pause_menu = (shot == Some(ShotScreen::Pause)).then_some(pause_menu::PauseMenu {
+        was_running: false,
+        fresh: false,
+    });
     commands.spawn((
         Name::new("Level screen"),
         LevelUi {
@@ -143,6 +147,7 @@ fn spawn_state(mut commands: Commands, presenter: Res<Presenter>, options: Optio
             glossary,
             help,
             predict,
+            pause_menu,
             ..LevelUi::default()
         },
         timeline::TimelineCache::default(),

@@ -113,21 +113,24 @@ pub struct Choice {
 
 /// The guard half's choices for a run of `level` with `guards` in force: what can decide in
 /// this level. The guards the level is about, on or off — those it switches off, those its
-/// lesson teaches, those its defence needs, and any the player's run switched away from the
-/// level's own (a sandbox) — in teaching order, each in the player's words; then "no guard".
-/// A guard the level never touches stays on and out of the way, so it is not offered: a list
-/// of every guard would be a list of names, not a question.
+/// lesson teaches, those its defence needs, any the player's run switched away from the
+/// level's own (a sandbox) — and the guards left on that the level's hand can test (a crash
+/// tests the ledger; a call made again tests keys per call); in teaching order, each in the
+/// player's words; then "no guard". A guard nothing here can reach stays out: a list of every
+/// guard would be a list of names, not a question. `sim/world/tests/debrief_decided.rs` holds
+/// the list to every shipped tape and every move the sweep plays: whatever decides a run is
+/// offered.
 pub fn choices(level: &crate::level::Level, guards: crate::runtime::guards::Guards) -> Vec<Choice> {
     let matters = crate::defend::guards_that_matter(level);
     let about = |guard: Guard| {
         !level.guards.is_on(guard)
-            || !guards.is_on(guard)
             || guards.is_on(guard) != level.guards.is_on(guard)
             || level.lesson.guards.contains(&guard)
             || level
                 .defender
                 .as_ref()
                 .is_some_and(|defender| defender.minimum.contains(&guard))
+            || tested_by_the_hand(level, guard)
     };
     let mut offered: Vec<Choice> = Guard::ALL
         .into_iter()
@@ -148,6 +151,46 @@ pub fn choices(level: &crate::level::Level, guards: crate::runtime::guards::Guar
         pick: Pick::NoGuard,
     });
     offered
+}
+
+/// Whether something in `level`'s hand (or its model, or its tools) can make `guard` matter:
+/// a card that can leave a call unknown tests what settles or waits on unknowns; a crash, a twin
+/// or an undo tests the ledger and what stands a second process down; a call made again (a whisper,
+/// a model that calls again when told "failed", two identical calls) tests keys per call.
+fn tested_by_the_hand(level: &crate::level::Level, guard: Guard) -> bool {
+    use crate::level::CardKind::{
+        CrashWorker, DeclareTool, DuplicateWorker, LoseRequest, LoseResponse, ModelCallsAgain, OperatorCompensate,
+        OperatorResolve, SlowResponse, ToolFailsBeforeSending,
+    };
+    let holds = |cards: &[crate::level::CardKind]| level.cards.iter().any(|allowance| cards.contains(&allowance.card));
+    let unknowns = holds(&[LoseRequest, LoseResponse, SlowResponse, CrashWorker, DuplicateWorker]);
+    let processes = holds(&[CrashWorker, DuplicateWorker]);
+    // The level's own operators (an honest one, an auditor) act on the ledger as the crew's would.
+    let operators =
+        holds(&[OperatorResolve, OperatorCompensate]) || level.honest_operator.is_some() || level.auditor.is_some();
+    let calls_again = holds(&[ModelCallsAgain])
+        || level.model.on_failed == crate::model::OnFailed::CallAgain
+        || level.runs.iter().any(|run| {
+            run.calls.iter().enumerate().any(|(index, call)| {
+                run.calls[..index].iter().any(|earlier| {
+                    (&earlier.tool, &earlier.account, earlier.amount_cents, &earlier.memo)
+                        == (&call.tool, &call.account, call.amount_cents, &call.memo)
+                })
+            })
+        });
+    match guard {
+        Guard::WriteRetryRule => holds(&[LoseRequest, LoseResponse, SlowResponse, DeclareTool]),
+        Guard::PauseOnIndeterminate | Guard::ReconcileHook | Guard::KeyDownstream => unknowns || operators,
+        // A reflex undo reads the ledger for what took effect.
+        Guard::Ledger => processes || operators || level.tools.iter().any(|tool| tool.compensation),
+        Guard::AtomicReservation | Guard::CheckpointVersion => processes || operators,
+        Guard::KeyPerCall => calls_again || processes,
+        Guard::NoLeaseExpiry => holds(&[SlowResponse, CrashWorker, DuplicateWorker]),
+        Guard::NoReflexCompensation => level.tools.iter().any(|tool| tool.compensation) || operators,
+        Guard::RefusalIsFailed => holds(&[ToolFailsBeforeSending]),
+        // Inert unless the level's tools or world ask for them (`guards_that_matter` says).
+        Guard::ToolContract | Guard::KeyRetention | Guard::LookupSettle | Guard::DeadLetter => true,
+    }
 }
 
 /// How the guard half of a prediction scored.
