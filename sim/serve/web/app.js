@@ -640,6 +640,7 @@ function defendPanel(game) {
         : !result.within_budget ? ` — ${counted(result.on.length, 'guard', 'guards')} ${result.on.length === 1 ? 'is' : 'are'} over the budget of ${result.budget}.` : ''),
       h('ul', {}, result.heists.map((heist) => h('li', {class: heist.stopped ? '' : 'tone-bad'},
         heist.stopped ? '✔ held: ' : '✘ got through: ', heist.title, ' — ', lookSpan(heist.outcome)))),
+      result.left_out ? h('p', {class: 'hint', id: 'defence-left-out'}, result.left_out) : null,
       result.searched === null ? h('p', {class: 'hint'}, 'A known heist got through, so the explorer was not needed.')
         : result.counter_example ? h('p', {class: 'tone-bad', id: 'counter-example'},
           `The explorer found a heist in ${counted(result.searched, 'schedule', 'schedules')}: `, result.counter_example.join(', '))
