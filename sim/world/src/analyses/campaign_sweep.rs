@@ -103,7 +103,7 @@ impl CampaignSweep {
         (!self.levels.is_empty()).then(|| self.timed() as f64 / self.levels.len() as f64)
     }
 
-    /// The sweep as a table, one line per move, for `twice-sim sweep` and the README.
+    /// The sweep as a table, one line per move, for `twice-sim sweep` and the book.
     pub fn report(&self) -> String {
         let mut out = String::new();
         for level in &self.levels {

@@ -451,7 +451,7 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
             if !hand.is_empty() {
                 return None;
             }
-            if level.goal == Outcome::NotPaidButOwed && !level.guards.key_per_call {
+            if level.goal == Outcome::NotPaidButOwed && !level.guards.is_on(Guard::KeyPerCall) {
                 let mut distinct = BTreeSet::new();
                 let merged = credits
                     .iter()
