@@ -285,12 +285,13 @@ fn the_level_selects_play_and_defend_buttons_stay_on_screen_with_more_open() {
         let mut campaign = world.remove_resource::<Campaign>().expect("the campaign");
         // Open, as a player who got this far sees it.
         campaign.unlock_all = true;
-        let mut progress = world.resource_mut::<Progress>();
         let context = probe::context(zoom);
-        let drawn = probe::frames(&context, WINDOW, PROBE_FRAMES, Vec::new(), |context| {
-            level_select::frame(context, &mut state, &campaign, &mut progress);
-        });
-        drop(progress);
+        let drawn = {
+            let mut progress = world.resource_mut::<Progress>();
+            probe::frames(&context, WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+                level_select::frame(context, &mut state, &campaign, &mut progress);
+            })
+        };
         app.world_mut().insert_resource(campaign);
         assert!(
             drawn
