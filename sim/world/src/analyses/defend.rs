@@ -115,7 +115,7 @@ pub fn no_fire_sentence(count: usize) -> Option<String> {
         1 => ("1 known heist is".to_owned(), "its cards"),
         many => (format!("{many} known heists are"), "their cards"),
     };
-    let why = "fizzle: what they aim at never happens in this level, or it moves no money";
+    let why = "fizzle: at their moments here there is nothing for them to hit, or what they hit moves no money";
     Some(format!(
         "{heists} left out: even with every guard off they do nothing here ({cards} {why})."
     ))
