@@ -326,3 +326,33 @@ fn no_page_speaks_of_issues_stops_or_dates_of_work() {
         problems.join("\n")
     );
 }
+
+/// The library crates' doc comments are user documentation too: the book carries their
+/// rustdoc (`.ci/book`), source pages included.
+#[test]
+fn the_library_crates_doc_comments_speak_of_no_issues_stops_or_dates_of_work() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for folder in ["sim/runtime/src", "sim/postgres/src"] {
+        markdown::source_tree::files_below(&root.join(folder), |name| name.ends_with(".rs"), &mut files);
+    }
+    assert!(files.len() > 10, "{files:?}");
+    let mut problems = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("a source file");
+        for (index, line) in text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            if !(trimmed.starts_with("///") || trimmed.starts_with("//!")) {
+                continue;
+            }
+            if let Some(found) = work_history(trimmed) {
+                problems.push(format!("{}:{}: \"{found}\"", path.display(), index + 1));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the history of the work stays in git:\n{}",
+        problems.join("\n")
+    );
+}

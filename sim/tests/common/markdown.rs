@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 #[path = "source_tree.rs"]
-mod source_tree;
+pub mod source_tree;
 
 pub use source_tree::workspace_root;
 
