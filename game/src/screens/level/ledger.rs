@@ -436,12 +436,21 @@ mod tests {
             status: 96.0,
             owner: 24.0,
         };
-        // A hashed key (18 characters) beside a 398-point table: it fits, and each column
-        // starts after the one before it has its widest text.
-        let (starts, fits) = columns(398.0, cells(18));
+        // A hashed key (18 characters, its look before it) and the other cells' widest texts,
+        // each with its gap, need 407 points: in a table that wide the key is whole, and each
+        // column starts after the one before it has its widest text.
+        let widths = [85.0, 18.0, 96.0];
+        let (starts, fits) = columns(PANEL_WIDTH, cells(18));
         assert!(fits >= 18, "{fits}");
         assert!(starts[1] >= 20.0 * 7.2, "{starts:?}");
-        let widths = [85.0, 18.0, 96.0];
+        for (index, width) in widths.iter().enumerate() {
+            assert!(starts[index + 2] - starts[index + 1] >= *width, "{starts:?}");
+        }
+        // A little narrower, the key gives way first: cut to what its column holds, while the
+        // other columns keep their widest texts.
+        let (starts, fits) = columns(398.0, cells(18));
+        assert!(fits < 18, "{fits}");
+        assert!(((fits + 2) as f32 * 7.2) <= starts[1], "{fits} {starts:?}");
         for (index, width) in widths.iter().enumerate() {
             assert!(starts[index + 2] - starts[index + 1] >= *width, "{starts:?}");
         }
