@@ -327,3 +327,31 @@ fn twice_world_modules_use_only_their_own_layer_and_those_below() {
         wrong.join("\n")
     );
 }
+
+/// The `disallowed-methods` and `disallowed-types` paths a crate's clippy.toml bans.
+fn clippy_bans(crate_folder: &str) -> BTreeSet<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(crate_folder)
+        .join("clippy.toml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    text.lines()
+        .filter_map(|line| line.split("path = \"").nth(1))
+        .filter_map(|rest| rest.split('"').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_world_bans_what_the_runtime_bans() {
+    // A simulation replays byte for byte only if, like the runtime it drives, it never reads
+    // the wall clock or a hash map's order: clippy holds both crates to the same bans.
+    let runtime = clippy_bans("runtime");
+    assert!(runtime.contains("std::time::Instant::now"), "{runtime:?}");
+    assert!(runtime.contains("std::collections::HashMap"), "{runtime:?}");
+    let world = clippy_bans("world");
+    let missing: Vec<&String> = runtime.difference(&world).collect();
+    assert!(
+        missing.is_empty(),
+        "sim/world/clippy.toml lacks the runtime's bans {missing:?}"
+    );
+}

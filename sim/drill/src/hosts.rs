@@ -20,8 +20,11 @@
 //! Everything is removed on every way out: [`Hosts`] deletes its namespaces when dropped
 //! (a normal end, an error, Ctrl-C or SIGTERM, which the drill turns into an orderly stop,
 //! a panic), and deleting a namespace deletes its veths and bridge. A drill that was itself
-//! SIGKILLed leaves them behind; the next one refuses to start and names the command that
-//! removes them.
+//! SIGKILLed leaves them behind. Which one it was is told by [`LOCK_PATH`]: a drill across
+//! hosts holds a lock on it for as long as its hosts exist, and the kernel lets go of the
+//! lock when the process dies, however it dies. So the next drill that gets the lock knows
+//! that any `twice-` namespace left is from a drill that is gone, removes it and says so; a
+//! drill that cannot get the lock is refused, since another drill is using its hosts now.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::Command;
@@ -41,6 +44,9 @@ const HUB_NAMESPACE: &str = "twice-hub";
 const BRIDGE: &str = "twice-br";
 /// A host's end of its veth pair, inside its namespace.
 const HOST_INTERFACE: &str = "eth0";
+/// Held by the drill whose hosts exist (see the module's documentation). Under `/run`, which
+/// only root writes and which is emptied at boot, like the namespaces themselves.
+pub const LOCK_PATH: &str = "/run/twice-drill-hosts.lock";
 /// How long the relay waits to connect upstream before dropping the client's connection.
 const RELAY_CONNECT_MS: u64 = 5_000;
 
@@ -51,11 +57,19 @@ pub enum HostsError {
     NotRoot,
     #[error("--hosts needs the `ip` command (iproute2), which is not installed: apt-get install iproute2")]
     NoIp,
+    #[error("another drill across hosts is running (it holds {LOCK_PATH}): wait for it to end, or stop it")]
+    Busy,
+    #[error("cannot open the drills' lock file {LOCK_PATH}: {0}")]
+    Lock(#[source] std::io::Error),
     #[error(
-        "network namespaces {names} are left from a drill that did not finish (another drill is running, or one was killed): \
+        "network namespaces {names} are left from a drill that was killed and could not be removed ({detail}): \
          remove them with `{command}`"
     )]
-    Leftover { names: String, command: String },
+    Leftover {
+        names: String,
+        command: String,
+        detail: String,
+    },
     #[error("`ip {command}` failed: {detail}")]
     Ip { command: String, detail: String },
     #[error("the relay to {upstream} in the hub: {source}")]
@@ -137,6 +151,43 @@ fn namespaces() -> Result<Vec<String>, HostsError> {
         .collect())
 }
 
+/// Removes the `twice-` namespaces a killed drill left; the caller holds the lock.
+fn remove_leftovers() -> Result<(), HostsError> {
+    let leftover: Vec<String> = namespaces()?
+        .into_iter()
+        .filter(|name| name.starts_with(NAMESPACE_PREFIX))
+        .collect();
+    if leftover.is_empty() {
+        return Ok(());
+    }
+    // The hub first: deleting it deletes the bridge and the veths' hub ends.
+    let mut ordered = leftover.clone();
+    ordered.sort_by_key(|name| name != HUB_NAMESPACE);
+    let mut failures = Vec::new();
+    for name in &ordered {
+        if let Err(error) = ip(&["netns", "del", name]) {
+            failures.push(error.to_string());
+        }
+    }
+    if failures.is_empty() {
+        eprintln!(
+            "drill: removed network namespaces {} left by a drill that was killed",
+            leftover.join(", ")
+        );
+        return Ok(());
+    }
+    let command = leftover
+        .iter()
+        .map(|name| format!("ip netns del {name}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    Err(HostsError::Leftover {
+        names: leftover.join(", "),
+        command,
+        detail: failures.join("; "),
+    })
+}
+
 /// A relay from a port of the hub to a server on this machine.
 #[derive(Debug)]
 struct Relay {
@@ -160,6 +211,9 @@ pub struct Hosts {
     /// Namespaces made so far, in order; removed in reverse.
     made: Vec<String>,
     relays: Vec<Relay>,
+    /// The lock on [`LOCK_PATH`], held while the namespaces exist. Declared last, so it is
+    /// let go only after `drop` removed them.
+    _lock: std::fs::File,
 }
 
 impl Hosts {
@@ -168,25 +222,24 @@ impl Hosts {
         if !nix::unistd::geteuid().is_root() {
             return Err(HostsError::NotRoot);
         }
-        let leftover: Vec<String> = namespaces()?
-            .into_iter()
-            .filter(|name| name.starts_with(NAMESPACE_PREFIX))
-            .collect();
-        if !leftover.is_empty() {
-            let command = leftover
-                .iter()
-                .map(|name| format!("ip netns del {name}"))
-                .collect::<Vec<_>>()
-                .join("; ");
-            return Err(HostsError::Leftover {
-                names: leftover.join(", "),
-                command,
-            });
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(LOCK_PATH)
+            .map_err(HostsError::Lock)?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(HostsError::Busy),
+            Err(std::fs::TryLockError::Error(error)) => return Err(HostsError::Lock(error)),
         }
+        // With the lock held, no living drill owns a `twice-` namespace.
+        remove_leftovers()?;
         let mut hosts = Hosts {
             count,
             made: Vec::new(),
             relays: Vec::new(),
+            _lock: lock,
         };
         // From here on, whatever fails, `hosts` is dropped and removes what was made.
         hosts.add_namespace(HUB_NAMESPACE)?;
@@ -346,6 +399,45 @@ mod tests {
         let addresses: std::collections::BTreeSet<Ipv4Addr> = (1..=HOSTS_MAX).map(host_address).collect();
         assert_eq!(addresses.len(), HOSTS_MAX as usize);
         assert!(!addresses.contains(&HUB_ADDRESS));
+    }
+
+    /// Whether this process may make namespaces (root, with `ip`); otherwise the test skips.
+    fn hosts_can_be_made() -> bool {
+        nix::unistd::geteuid().is_root() && Command::new("ip").arg("-V").output().is_ok()
+    }
+
+    #[test]
+    fn hosts_left_by_a_killed_drill_are_removed_and_a_running_drills_are_not() {
+        if !hosts_can_be_made() {
+            eprintln!("skipped: making network namespaces needs root and `ip`");
+            return;
+        }
+        // What a SIGKILLed drill leaves: namespaces, and no one holding the lock.
+        ip(&["netns", "add", "twice-h9"]).expect("a namespace is made");
+        let hosts = Hosts::make(1).expect("the leftover is removed and the hosts made");
+        let mut now = namespaces().expect("ip lists namespaces");
+        now.sort();
+        assert_eq!(
+            now.iter()
+                .filter(|name| name.starts_with(NAMESPACE_PREFIX))
+                .collect::<Vec<_>>(),
+            ["twice-h1", "twice-hub"]
+        );
+        // While a drill holds its hosts, another is refused and removes nothing.
+        assert!(matches!(Hosts::make(1), Err(HostsError::Busy)));
+        assert!(
+            namespaces()
+                .expect("ip lists namespaces")
+                .iter()
+                .any(|name| name == "twice-hub")
+        );
+        drop(hosts);
+        let left: Vec<String> = namespaces()
+            .expect("ip lists namespaces")
+            .into_iter()
+            .filter(|name| name.starts_with(NAMESPACE_PREFIX))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     #[test]

@@ -349,7 +349,7 @@ pub(super) fn measure_postgres_contention(
     let alone = contention::measure(executable, &LedgerTarget::Postgres(alone_url), 1, keys, Placement::Here)?;
     let (mut hosts, hosts_note) = match Hosts::make(POSTGRES_CONTENTION_HOSTS) {
         Ok(hosts) => (Some(hosts), None),
-        Err(error @ (HostsError::NotRoot | HostsError::NoIp | HostsError::Leftover { .. })) => {
+        Err(error @ (HostsError::NotRoot | HostsError::NoIp | HostsError::Busy | HostsError::Leftover { .. })) => {
             (None, Some(format!("on this machine, without hosts: {error}")))
         }
         Err(error) => return Err(BenchError::Io(error.to_string())),

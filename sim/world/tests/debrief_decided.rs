@@ -454,6 +454,10 @@ fn pair_moves(level: &Level) -> Vec<(Vec<TimedAction>, bool)> {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test reports how long it took; no simulation sees the clock"
+)]
 fn every_pair_of_sweep_moves_that_wins_where_no_single_move_does_is_debriefed_by_the_guards_that_decided_it() {
     let started = std::time::Instant::now();
     let campaign = campaign();

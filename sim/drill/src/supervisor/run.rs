@@ -297,7 +297,9 @@ pub fn drill_command(args: DrillArgs) -> u8 {
         // Refused before anything ran: bad input, as for a bad flag.
         Err(
             error @ (DrillError::LedgerRefused(_)
-            | DrillError::Hosts(HostsError::NotRoot | HostsError::NoIp | HostsError::Leftover { .. })),
+            | DrillError::Hosts(
+                HostsError::NotRoot | HostsError::NoIp | HostsError::Busy | HostsError::Leftover { .. },
+            )),
         ) => {
             eprintln!("error: {error}");
             EXIT_BAD_INPUT

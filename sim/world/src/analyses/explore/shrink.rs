@@ -23,14 +23,14 @@ impl Explorer {
     ) -> Result<Found, ExploreError> {
         let (simulation_seed, dealt) = space.deal(index)?;
         let mut simulations = 0_u64;
-        let mut last_report = Instant::now();
+        let mut last_report = super::driver_clock();
         let mut try_actions = |actions: &[TimedAction]| -> Result<Option<Verdict>, ExploreError> {
             if cancel.load(Ordering::Relaxed) {
                 return Ok(None);
             }
             simulations += 1;
             if last_report.elapsed() >= PROGRESS_INTERVAL {
-                last_report = Instant::now();
+                last_report = super::driver_clock();
                 progress(Progress {
                     stage: Stage::Shrinking,
                     schedules_done: simulations,
