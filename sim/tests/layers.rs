@@ -220,7 +220,10 @@ const WORLD_LAYERS: [(&str, &[&str]); 7] = [
             "upgrade",
         ],
     ),
-    ("the campaign's reference texts", &["glossary", "presenter_notes"]),
+    (
+        "the campaign's reference texts",
+        &["glossary", "presenter_notes", "workshop_plan"],
+    ),
     ("the campaign", &["campaign"]),
     (
         "the analyses",
@@ -235,7 +238,10 @@ const WORLD_LAYERS: [(&str, &[&str]); 7] = [
         ],
     ),
     ("the reports", &["report", "replay_link"]),
-    ("the play session", &["play_session"]),
+    (
+        "the play session and the screens both editions draw",
+        &["play_session", "screen"],
+    ),
 ];
 
 /// The top-level module a file of twice-world belongs to (`engine/level/tape.rs` → `level`),

@@ -558,7 +558,7 @@ async fn the_presenters_endpoints_answer_only_to_the_secret() {
     assert_error(status, &body, StatusCode::UNAUTHORIZED, "not_presenter");
     let (status, room_view) = Browser::answer(client.get(&url).bearer_auth(&room.secret)).await;
     assert_eq!(status, StatusCode::OK, "{room_view}");
-    assert_eq!(room_view["sessions"][0]["name"], "Mallory");
+    assert_eq!(room_view["people"][0]["name"], "Mallory");
     assert!(
         room_view["race_candidates"]
             .as_array()
@@ -650,11 +650,11 @@ async fn many_participants_resolve_the_race_at_once_and_exactly_one_wins() {
     assert_eq!(won_count, 1);
     // The winning decision woke Penny's run: a `failed` makes her pay again, `completed` does not.
     let expected = if won["winner"]["status"]["word"] == "failed" {
-        "paid_twice"
+        "paid twice"
     } else {
-        "paid_once"
+        "paid exactly once"
     };
-    assert_eq!(race["after"]["outcome_name"], expected, "{race}");
+    assert_eq!(race["after"]["outcome"]["word"], expected, "{race}");
     assert_eq!(race["status_now"]["word"], won["winner"]["status"]["word"]);
 }
 
@@ -692,7 +692,11 @@ async fn the_scoreboard_lists_each_finished_level_by_cards_then_phases() {
     // Same cards and phases: by name.
     assert_eq!(names, ["Ada", "Grace"]);
     assert_eq!(board["scores"][0]["cards"], 1);
-    assert_eq!(room_view["sessions"][0]["wins"][0]["level"], "01-naive-retry");
+    let ada = &room_view["people"][0];
+    assert_eq!(
+        (ada["name"].as_str(), ada["wins"][0]["level"].as_str()),
+        (Some("Ada"), Some("01-naive-retry"))
+    );
 }
 
 #[test]

@@ -41,33 +41,13 @@ fn levels_by_number(campaign: &Campaign) -> BTreeMap<String, (String, u32)> {
         .collect()
 }
 
-/// Every `NN Title` in `text`: two digits (not part of a longer number), a space, an
-/// optional `*`, then a capital letter. Answers (byte offset, number, the text after it).
+/// Every `NN Title` in `text` (the rule the workshop plan's parser uses): (byte offset,
+/// number, the text after it).
 fn level_mentions(text: &str) -> Vec<(usize, String, String)> {
-    let bytes = text.as_bytes();
-    let mut found = Vec::new();
-    for index in 0..bytes.len().saturating_sub(3) {
-        let two_digits = bytes[index].is_ascii_digit() && bytes[index + 1].is_ascii_digit();
-        let alone = index == 0 || !bytes[index - 1].is_ascii_digit();
-        if !(two_digits && alone && bytes[index + 2] == b' ') {
-            continue;
-        }
-        let after = text[index + 3..].trim_start_matches('*');
-        let word = after
-            .split(|character: char| !character.is_alphanumeric())
-            .next()
-            .unwrap_or_default();
-        // "16 KiB", "64 MB": a quantity, not a level.
-        let unit = ["KiB", "MiB", "GiB", "KB", "MB", "GB", "CPU", "ID"].contains(&word);
-        if !unit && after.chars().next().is_some_and(char::is_uppercase) {
-            found.push((
-                index,
-                text[index..index + 2].to_owned(),
-                after.chars().take(80).collect(),
-            ));
-        }
-    }
-    found
+    twice_world::workshop_plan::level_mentions(text)
+        .into_iter()
+        .map(|mention| (mention.offset, mention.number, mention.after))
+        .collect()
 }
 
 /// The lines of a document's section, from its heading to the next heading of its level.
@@ -188,7 +168,8 @@ fn the_books_web_error_codes_are_the_ones_the_room_answers_with() {
     assert_eq!(listed, served, "the book's codes (left) and the room's (right)");
 }
 
-/// One row of the workshop plan: its minutes, its chapter, and the levels it names.
+/// One row of the workshop plan: its minutes, its chapter, and the levels it names (read by
+/// the parser the presenter's page uses, `twice_world::workshop_plan`).
 #[derive(Debug)]
 struct PlanRow {
     from: u32,
@@ -198,32 +179,17 @@ struct PlanRow {
 }
 
 fn plan_rows(workshop: &str) -> Vec<PlanRow> {
-    let plan = section(workshop, "## The 45 minutes");
-    let mut rows = Vec::new();
-    for line in plan.lines().filter(|line| line.starts_with("| ")) {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        let Some((from, to)) = cells[1].split_once('–') else {
-            continue;
-        };
-        let (Ok(from), Ok(to)) = (from.parse(), to.parse()) else {
-            continue;
-        };
-        let chapter = cells[2]
-            .split("(chapter ")
-            .nth(1)
-            .map(|rest| rest.split(')').next().unwrap().parse().expect("a chapter number"));
-        let levels = level_mentions(cells[2])
-            .into_iter()
-            .map(|(_, number, _)| number)
-            .collect();
-        rows.push(PlanRow {
-            from,
-            to,
-            chapter,
-            levels,
-        });
-    }
-    rows
+    twice_world::workshop_plan::parse(workshop)
+        .expect("the workshop plan reads")
+        .rows
+        .into_iter()
+        .map(|row| PlanRow {
+            from: row.from_minute,
+            to: row.to_minute,
+            chapter: row.chapter,
+            levels: row.levels,
+        })
+        .collect()
 }
 
 #[test]

@@ -6,8 +6,9 @@
 
 /** Phases per second the play button runs at. */
 const SPEEDS = [1, 2, 4, 8, 16];
-/** How often the room's race is looked at, in milliseconds. */
-const RACE_POLL_MS = 2000;
+/** Where this browser keeps the name and code it last joined with (the code is the only way
+ *  back to a name, so it stays shown after leaving). */
+const KEPT_CODE = 'twice.code';
 
 const state = {
   me: null,
@@ -23,9 +24,6 @@ const state = {
   reason: '',
   rewindTo: null,
   wanted: null,
-  race: null,
-  raceReason: '',
-  raceResult: null,
   /** Tool declaration drafts, by tool: {side_effect, attempts, takes_key}. */
   drafts: {},
   /** Defender mode on an unbeatable level: {level, on: [guard names], result, checking}. */
@@ -47,6 +45,7 @@ async function start() {
   }
   document.addEventListener('keydown', onKey);
   window.addEventListener('hashchange', route);
+  $('leave-confirm').addEventListener('click', leave);
   const me = await api('GET', '/api/me');
   if (me.ok) {
     state.me = me.data;
@@ -54,12 +53,18 @@ async function start() {
   } else {
     showTitle();
   }
-  setInterval(pollRace, RACE_POLL_MS);
 }
 
 async function joined() {
+  keepCode(state.me);
+  // Opening the room's address again (or joining again) lands where the participant was: on
+  // their open level, not on the list.
+  if (!location.hash && state.me.game && !state.wanted) {
+    history.replaceState(null, '', `${location.pathname}#${state.me.stage ? 'stage' : 'level'}`);
+  }
+  document.body.classList.toggle('stage-view', Boolean(state.me.stage) && location.hash === '#stage');
   renderTop();
-  pollRace();
+  followRace();
   if (state.wanted) {
     const wanted = state.wanted;
     state.wanted = null;
@@ -113,15 +118,27 @@ function alertProblem(text, advice) {
 function route() {
   if (!state.me) return showTitle();
   const screen = location.hash.slice(1) || 'levels';
+  document.body.classList.toggle('stage-view', screen === 'stage');
   if (screen.startsWith('replay=')) return openReplay(screen);
-  if (screen === 'level') return showLevel();
+  if (screen === 'level' || screen === 'stage') return showLevel();
   if (screen === 'debrief') return showDebrief();
   return showLevels();
 }
 
 function go(screen) {
   notice('');
-  if (location.hash === `#${screen}`) route(); else location.hash = screen;
+  // The presenter's stage shows its level large: the level screen there is the stage.
+  const target = screen === 'level' && state.me && state.me.stage ? 'stage' : screen;
+  if (location.hash === `#${target}`) route(); else location.hash = target;
+}
+
+/** The name and code this browser joined with, kept so the code is still shown after leaving. */
+function keepCode(me) {
+  if (me && me.code && !me.stage) localStorage.setItem(KEPT_CODE, JSON.stringify({name: me.name, code: me.code}));
+}
+
+function keptCode() {
+  try { return JSON.parse(localStorage.getItem(KEPT_CODE) || 'null'); } catch (_) { return null; }
 }
 
 /** The session ended (idle too long, or the server restarted): back to the title. */
@@ -130,6 +147,7 @@ function lost(answer) {
   state.me = null;
   state.game = null;
   state.playing = false;
+  forgetRace();
   showTitle((answer.data && answer.data.error) || 'your session ended: join again');
   return true;
 }
@@ -140,32 +158,55 @@ function renderTop() {
     render($('topnav'));
     return;
   }
-  render($('who'), 'You are ', h('strong', {}, state.me.name),
+  if (state.me.stage) {
+    render($('who'), h('strong', {}, 'The stage'), h('span', {class: 'hint'}, ' · the presenter shows a level to the room'));
+    render($('topnav'), h('button', {'data-fid': 'nav-levels', onclick: () => go('levels')}, 'Levels'));
+    return;
+  }
+  render($('who'), h('strong', {class: 'who-name'}, state.me.name),
     h('span', {class: 'code', id: 'my-code', title: 'On another browser, join with your name and this code to carry on where you are'},
-      ' · your code ', h('strong', {class: 'mono', 'data-fid': 'my-code'}, state.me.code)),
-    state.me.unlock_all ? ' · every level is open'
-      : state.me.path.length ? ` · the room's path is open: ${state.me.path.map((stem) => stem.split('-')[0]).join(', ')}` : '');
+      ' · ', h('span', {class: 'code-label'}, 'your code '), h('strong', {class: 'mono', 'data-fid': 'my-code'}, state.me.code)),
+    h('span', {class: 'who-path'}, state.me.unlock_all ? ' · every level is open'
+      : state.me.path.length ? ` · the room's path is open: ${state.me.path.map((stem) => stem.split('-')[0]).join(', ')}` : ''));
   render($('topnav'),
     h('button', {'data-fid': 'nav-levels', onclick: () => go('levels')}, 'Levels'),
-    h('button', {'data-fid': 'nav-help', onclick: () => $('help').showModal(), title: 'keys'}, '?'),
-    h('button', {'data-fid': 'nav-leave', onclick: leave}, 'Leave the room'));
+    h('button', {'data-fid': 'nav-help', onclick: () => $('help').showModal(), title: 'keys', 'aria-label': 'keys'}, '?'),
+    h('button', {'data-fid': 'nav-leave', id: 'nav-leave', onclick: askToLeave}, 'Leave the room'));
+}
+
+/** Leaving is asked twice, and says how to come back: the name and its code. */
+function askToLeave() {
+  const dialog = $('leave');
+  render($('leave-text'),
+    h('p', {}, 'Your progress stays in the room. To come back as ', h('strong', {}, state.me.name),
+      ' — on this browser or any other — join with your name and this code:'),
+    h('p', {class: 'big-code mono', id: 'leave-code'}, state.me.code),
+    h('p', {class: 'hint'}, 'Write it down: nothing else brings your name back.'));
+  dialog.showModal();
+  const stay = dialog.querySelector('[data-fid="leave-stay"]');
+  if (stay) stay.focus();
 }
 
 async function leave() {
+  $('leave').close();
+  const me = state.me;
   await api('POST', '/api/leave');
   state.me = null;
   state.game = null;
   state.playing = false;
-  $('race').hidden = true;
+  forgetRace();
   history.replaceState(null, '', location.pathname);
-  showTitle();
+  keepCode(me);
+  showTitle(null, `You left the room as ${me.name}. To come back, join with your name and your code ${me.code} (filled in below).`);
 }
 
 // ----- title -----
 
-function showTitle(error) {
+function showTitle(error, left) {
   state.screen = 'title';
+  document.body.classList.remove('stage-view');
   renderTop();
+  const kept = keptCode();
   const wanted = state.wanted
     ? h('p', {class: 'hint'}, `After you join, level ${state.wanted.level} opens`,
       state.wanted.guards ? ` with the guards ${state.wanted.guards} on` : '', '.')
@@ -179,6 +220,11 @@ function showTitle(error) {
   const codeRow = h('div', {class: 'stack', hidden: true},
     h('label', {for: 'code'}, 'Your code — shown beside your name on your old screen; it takes your name and progress back'),
     code);
+  if (kept) {
+    name.value = kept.name;
+    code.value = kept.code;
+    codeRow.hidden = false;
+  }
   const form = h('form', {onsubmit: async (event) => {
     event.preventDefault();
     const body = {name: name.value};
@@ -201,6 +247,9 @@ function showTitle(error) {
   problem);
   render($('screen'), h('div', {class: 'title-screen panel'},
     h('h1', {}, 'Twice'),
+    left ? h('p', {class: 'left-note', id: 'left-note', role: 'status'}, left) : null,
+    kept && !left ? h('p', {class: 'hint', id: 'kept-code'}, `This browser last joined as ${kept.name}, code `,
+      h('strong', {class: 'mono'}, kept.code), ' (filled in below: change the name to join as someone new).') : null,
     h('p', {class: 'tagline'}, 'Penny the refund bot pays customers through a ledger-backed agent runtime. ',
       'You are the heist crew: lose her answers, crash her workers, start twins — make her pay twice.'),
     h('p', {}, 'Every level switches a guard of the runtime off or on, so you see each one fail when it is absent ',
@@ -223,8 +272,10 @@ async function showLevels() {
   const me = await api('GET', '/api/me');
   if (me.ok) { state.me = me.data; renderTop(); }
   if (!state.selected || !state.levels.some((level) => level.stem === state.selected)) {
+    // The level open now first (coming back to the list is not a new start), else the next one.
+    const open = state.levels.find((level) => level.open_now);
     const next = state.levels.find((level) => level.playable && level.state.word !== 'finished');
-    state.selected = (next || state.levels[0]).stem;
+    state.selected = (open || next || state.levels[0]).stem;
   }
   renderLevels();
 }
@@ -243,7 +294,9 @@ function renderLevels() {
       'data-level': level.stem,
       'aria-pressed': level.stem === state.selected ? 'true' : 'false',
       onclick: () => { state.selected = level.stem; renderLevels(); },
-    }, lookSpan(level.state), level.title, level.on_path ? h('span', {class: 'chip', title: 'on the room\'s path: open to everyone'}, 'path') : null));
+    }, lookSpan(level.state), h('span', {class: 'level-number mono'}, level.number), level.title,
+    level.open_now ? h('span', {class: 'chip open-now', title: 'the level you have open'}, 'open') : null,
+    level.on_path ? h('span', {class: 'chip', title: 'on the room\'s path: open to everyone'}, 'path') : null));
   }
   const level = state.levels.find((candidate) => candidate.stem === state.selected);
   render($('screen'), h('div', {class: 'levels'},
@@ -251,28 +304,48 @@ function renderLevels() {
     level ? levelDetail(level) : null));
 }
 
+/** The level open elsewhere in this session, if it is not `level`. */
+function otherOpen(level) {
+  return state.levels.find((candidate) => candidate.open_now && candidate.stem !== level.stem);
+}
+
 function levelDetail(level) {
+  const phase = level.open_now && level.open_now.phase !== null ? ` (phase ${level.open_now.phase})` : '';
+  const label = !level.playable ? '⊘ Locked'
+    : level.open_now ? `Carry on with “${level.title}”${phase}` : `Play “${level.title}”`;
   const open = h('button', {
     class: 'primary', id: 'open-level', 'data-fid': 'open-level', disabled: !level.playable,
-    onclick: () => openLevel(level.stem),
-  }, level.playable ? `Play “${level.title}”` : '⊘ Locked');
+    onclick: () => (level.open_now ? go('level') : openLevel(level.stem)),
+  }, label);
+  const other = level.playable && !level.open_now ? otherOpen(level) : null;
   return h('section', {class: 'panel level-detail stack'},
-    h('p', {class: 'hint'}, `Chapter ${level.chapter} · ${level.chapter_title} · `, lookSpan(level.state)),
+    h('p', {class: 'hint'}, `${level.number ? `${level.number} · ` : ''}Chapter ${level.chapter} · ${level.chapter_title} · `, lookSpan(level.state)),
     h('h1', {}, level.title),
     h('p', {class: 'briefing'}, level.briefing),
-    h('p', {}, h('strong', {}, 'Goal: '), lookSpan(level.goal),
-      level.unbeatable ? h('span', {class: 'hint'}, ' — the runtime holds here: play the hand and watch each attack fail; a defence that holds (below) finishes the level') : null),
+    h('p', {id: 'level-goal'}, h('strong', {}, 'Goal: '), level.goal_words.sentence),
     h('p', {}, h('strong', {}, 'Your hand: '),
       level.cards.length ? level.cards.map((card) => h('span', {class: 'chip'}, `${card.title} × ${card.count}`)) : 'no cards'),
-    h('p', {}, h('strong', {}, 'Guards off: '),
-      level.guards_off.length
-        ? level.guards_off.map((guard) => h('span', {class: 'chip off', title: guard.describe}, `✘ ${guard.name}`))
-        : 'none — every guard is on'),
+    guardsLine(level.guards_listed),
     level.requires.length ? h('p', {class: 'hint'}, `Opens when you finish: ${level.requires.join(', ')}`) : null,
     level.best ? h('p', {}, h('strong', {}, 'Your best: '), lookSpan(level.best.outcome),
       ` with ${counted(level.best.cards, 'card', 'cards')} in ${counted(level.best.phases, 'phase', 'phases')}`) : null,
     level.par ? h('p', {class: 'hint'}, `Par: ${counted(level.par.cards, 'card', 'cards')}, ${counted(level.par.phases, 'phase', 'phases')}`) : null,
-    h('div', {class: 'row'}, open));
+    h('div', {class: 'row'}, open,
+      level.open_now ? h('span', {class: 'hint'}, 'Restart it from the level screen to play it from the start.') : null),
+    other ? h('p', {class: 'hint', id: 'leaves-open'}, `You have “${other.title}” open${other.open_now.phase !== null ? ` at phase ${other.open_now.phase}` : ''}: `,
+      'playing this one leaves that run (your progress on it stays).') : null);
+}
+
+/** The guards a level names, in the player's words: off here, the lesson's, the rest on demand. */
+function guardsLine(listed) {
+  const chip = (guard) => h('span', {class: `chip ${guard.on ? 'on' : 'off'}`, title: guard.describe, 'data-guard': guard.name},
+    `${guard.on ? '✔' : '✘'} ${guard.words}`);
+  return h('div', {class: 'guards-line', id: 'guards-line'},
+    h('p', {}, h('strong', {}, 'Off here: '), listed.off.length ? listed.off.map(chip) : 'none — every guard is on'),
+    listed.lesson_on.length ? h('p', {}, h('strong', {}, 'On, and what this level is about: '), listed.lesson_on.map(chip)) : null,
+    listed.others_on.length ? h('details', {class: 'more-guards'},
+      h('summary', {}, `${counted(listed.others_on.length, 'other guard', 'other guards')} on`),
+      h('p', {}, listed.others_on.map(chip))) : null);
 }
 
 async function openLevel(name, guards, seed, advice) {
@@ -401,30 +474,42 @@ async function autoplay() {
 function renderLevel() {
   const game = state.game;
   if (!game || state.screen !== 'level') return;
-  render($('screen'),
+  // Panels arrive chapter by chapter, as in the window (the server says which: twice-world's rule).
+  const desk = [game.panels.ledger ? ledgerPanel(game) : null, game.panels.console ? consolePanel(game) : null].filter(Boolean);
+  render($('screen'), h('div', {class: 'level-screen'},
     levelHead(game),
     controls(game),
     h('details', {class: 'briefing', open: game.phase === 0 ? true : undefined},
       h('summary', {}, 'Briefing'), h('p', {}, game.level.briefing),
-      h('p', {}, h('strong', {}, 'Guards: '), game.guards.map((guard) =>
-        h('span', {class: `chip ${guard.on ? 'on' : 'off'}`, title: guard.describe}, `${guard.on ? '✔' : '✘'} ${guard.name}`)))),
+      h('p', {}, h('strong', {}, 'Goal: '), game.level.goal_words.sentence),
+      guardsLine(game.guards_listed)),
     game.end ? overBanner(game) : null,
     predictPanel(game),
     h('div', {class: 'stage'}, pennyPanel(game), wirePanel(game), billingPanel(game)),
     hand(game),
+    // The code under attack goes here, beside the stage, once the level screen sends it.
+    h('section', {class: 'panel code-slot', id: 'code-slot', 'aria-label': 'the code', hidden: true}),
     game.declaration ? declarationPanel(game) : null,
     game.level.defender ? defendPanel(game) : null,
-    h('div', {class: 'desk'}, ledgerPanel(game), consolePanel(game)),
-    timelinePanel(game));
+    desk.length ? h('div', {class: `desk ${desk.length === 1 ? 'single' : ''}`}, desk) : null,
+    timelinePanel(game)));
+}
+
+/** A panel met here for the first time in the campaign: a mark and what it is for. */
+function arrival(game, id) {
+  const panel = game.panels.arriving.find((candidate) => candidate.id === id);
+  return panel ? [h('span', {class: 'badge new', 'data-arrives': id}, 'new'), h('span', {class: 'hint'}, panel.introduction)] : null;
 }
 
 function levelHead(game) {
+  const goal = game.level.goal_words;
   return h('div', {class: 'level-head'},
-    h('h1', {}, game.level.title),
-    h('span', {class: 'hint'}, `Chapter ${game.level.chapter} · ${game.level.chapter_title}`),
+    h('h1', {}, game.level.number ? h('span', {class: 'level-number mono'}, game.level.number) : null, game.level.title),
+    h('span', {class: 'hint chapter'}, `Chapter ${game.level.chapter} · ${game.level.chapter_title}`),
     h('span', {class: `badge ${game.mode}`}, game.mode === 'sandbox' ? 'sandbox: chosen guards, no progress' : 'campaign'),
     h('span', {class: 'phase', id: 'phase'}, `phase ${game.phase} / ${game.level.max_phases} · ${game.now_ms} ms`),
-    h('span', {}, 'Goal: ', lookSpan(game.level.goal)));
+    h('span', {id: 'goal', title: goal.sentence}, 'Goal: ',
+      goal.finish === 'heist' ? [lookSpan(goal.outcome), h('span', {class: 'hint'}, ` (${goal.short})`)] : h('strong', {class: 'tone-violet'}, goal.short)));
 }
 
 function controls(game) {
@@ -456,6 +541,8 @@ function overBanner(game) {
     verdict.goal_reached ? h('span', {class: 'tone-crew'}, '★ the heist worked') : h('span', {class: 'hint'}, 'the heist did not reach its goal'),
     h('button', {class: 'primary', 'data-fid': 'banner-debrief', onclick: () => go('debrief')}, 'Open the debrief'),
     h('span', {class: 'hint', id: 'over-hint'}, game.out_of_phases ? 'the phase limit is reached'
+      : game.level.goal_words.finish === 'defence' && !verdict.goal_reached
+        ? 'the runtime held, as it does here: no play finishes this level; a defence that holds does (below)'
       : cardsLeft(game) > 0 ? `you still hold ${counted(cardsLeft(game), 'card', 'cards')}: rewind to play ${cardsLeft(game) === 1 ? 'it' : 'them'} at another moment`
         : 'no card left to play: rewind or restart to try again'));
 }
@@ -622,7 +709,7 @@ function defendPanel(game) {
           defence.result = null;
           renderLevel();
         }}),
-      ` ${guard.name}`);
+      ` ${guard.words}`);
   });
   const result = defence.result;
   return h('section', {class: 'panel defend', 'aria-label': 'defend this level', id: 'defend'},
@@ -681,7 +768,8 @@ function pennyPanel(game) {
       run.retried_as ? h('span', {class: 'hint'}, ` · the workflow retried it as ${run.retried_as}, with new keys`) : null)),
     h('div', {class: 'workers'}, game.workers.map((worker) => h('div', {class: `worker ${worker.alive ? '' : 'gone'}`},
       h('strong', {}, worker.id), ' ', lookSpan(worker.look),
-      h('span', {class: 'hint'}, ` · run ${worker.run} · phase: ${worker.phase} · checkpoint v${worker.loaded_version}`),
+      h('span', {class: 'hint'}, ` · run ${worker.run} · phase: ${worker.phase}`,
+        game.panels.checkpoints ? ` · checkpoint v${worker.loaded_version}` : ''),
       worker.key ? [' · ', keySpan(worker.key), worker.attempt ? h('span', {class: 'hint'}, ` attempt ${worker.attempt}`) : null] : null))));
 }
 
@@ -728,15 +816,15 @@ function ledgerPanel(game) {
     h('td', {}, record.owner),
     h('td', {class: 'mono'}, record.result ? JSON.stringify(record.result).slice(0, 60) : '—')));
   const history = selected ? game.history.filter((entry) => entry.key === selected) : [];
-  return h('section', {class: 'panel', 'aria-label': 'the ledger'},
-    h('h2', {}, 'The ledger', h('span', {class: 'hint'}, 'rows of the real SQLite ledger the workers write')),
+  return h('section', {class: 'panel ledger', 'aria-label': 'the ledger', id: 'ledger-panel'},
+    h('h2', {}, 'The ledger', arrival(game, 'ledger') || h('span', {class: 'hint'}, 'rows of the real SQLite ledger the workers write')),
     game.ledger.length
       ? h('div', {class: 'ledger-scroll', 'data-scroll': 'ledger'}, h('table', {id: 'ledger'},
         h('thead', {}, h('tr', {}, h('th', {}, 'idempotency key'), h('th', {}, 'status'), h('th', {class: 'number'}, 'attempts'), h('th', {}, 'owner'), h('th', {}, 'result'))),
         h('tbody', {}, rows)))
       : h('p', {class: 'hint'}, game.guards.find((guard) => guard.name === 'ledger' && !guard.on)
         ? 'the ledger guard is off: nothing is written down before the tool runs' : 'no rows yet'),
-    game.checkpoints.length ? h('p', {class: 'hint'}, 'Checkpoints: ', game.checkpoints.map((checkpoint) =>
+    game.panels.checkpoints && game.checkpoints.length ? h('p', {class: 'hint', id: 'checkpoints'}, 'Checkpoints: ', game.checkpoints.map((checkpoint) =>
       `${checkpoint.run_id} v${checkpoint.version} ${checkpoint.status} (saved by ${checkpoint.saved_by})`).join(' · ')) : null,
     selected ? h('div', {class: 'history', 'data-scroll': 'history'}, h('h3', {}, `History of ${selected}`),
       h('table', {}, h('tbody', {}, history.map((entry) => h('tr', {},
@@ -745,8 +833,20 @@ function ledgerPanel(game) {
         h('td', {}, entry.reason ? `“${entry.reason}”` : '', entry.detail ? h('span', {class: 'hint'}, ` ${entry.detail}`) : null)))))) : null);
 }
 
+/** A level that deals no operator move: its unknown calls, to watch (nothing to press). */
+function unknownCallsPanel(game) {
+  const desk = game.console;
+  return h('section', {class: 'panel console', 'aria-label': 'unknown calls', id: 'unknown-calls'},
+    h('h2', {}, 'Unknown calls', h('span', {class: 'hint'}, 'longest waiting first; this level deals no operator moves')),
+    desk.unknown.length
+      ? h('div', {class: 'row'}, desk.unknown.map((key) => h('button', {'data-fid': `unknown-${key.key}`,
+        class: key.key === state.selectedKey ? 'chosen' : '', onclick: () => { state.selectedKey = key.key; renderLevel(); }}, keySpan(key))))
+      : h('p', {class: 'hint'}, 'none: every call\'s outcome is known'));
+}
+
 function consolePanel(game) {
   const desk = game.console;
+  if (desk.resolve_left === null && desk.compensate_left === null) return unknownCallsPanel(game);
   const record = game.ledger.find((row) => row.key.key === state.selectedKey);
   const reason = h('input', {type: 'text', id: 'reason', 'data-fid': 'reason', maxlength: 2000, value: state.reason,
     placeholder: 'reason (required), e.g. billing shows cr_0001', 'aria-label': 'reason',
@@ -767,11 +867,9 @@ function consolePanel(game) {
       consoleMove('compensate', '↺ Compensate: undo it in billing', compensateBlock,
         () => ({OperatorCompensate: {key: record.key.key, reason: state.reason.trim()}})));
   }
-  return h('section', {class: 'panel console', 'aria-label': 'the operator console'},
-    h('h2', {}, 'Operator console'),
-    h('p', {class: 'hint'}, desk.resolve_left === null && desk.compensate_left === null
-      ? 'this level gives the crew no operator moves'
-      : `you are ${desk.operator} · resolve × ${desk.resolve_left || 0} · compensate × ${desk.compensate_left || 0}`),
+  return h('section', {class: 'panel console', 'aria-label': 'the operator console', id: 'console-panel'},
+    h('h2', {}, 'Operator console', arrival(game, 'console')),
+    h('p', {class: 'hint'}, `you are ${desk.operator} · resolve × ${desk.resolve_left || 0} · compensate × ${desk.compensate_left || 0}`),
     h('p', {}, `Unknown calls, longest waiting first: ${desk.unknown.length}`),
     desk.unknown.length
       ? h('div', {class: 'row'}, desk.unknown.map((key) => h('button', {'data-fid': `unknown-${key.key}`,
@@ -877,14 +975,15 @@ async function showDebrief() {
     h('section', {class: 'panel stack', id: 'verdict'},
       h('p', {class: 'hint'}, `${game.level.title} · debrief`),
       h('div', {class: 'verdict-big'}, lookSpan(verdict.outcome)),
-      h('p', {}, h('strong', {}, headline), ` The goal was `, lookSpan(verdict.goal), verdict.goal_reached ? ' — reached.' : ' — not reached.'),
+      h('p', {}, h('strong', {}, headline), game.level.goal_words.finish === 'heist'
+        ? [' The goal was ', lookSpan(verdict.goal), verdict.goal_reached ? ' — reached.' : ' — not reached.']
+        : ` ${game.level.goal_words.sentence}`),
       h('p', {}, end.counted
         ? (end.finished ? `Finished with ${counted(end.cards, 'card', 'cards')} in ${counted(end.phases, 'phase', 'phases')}: it counts on the room's scoreboard.`
           : 'Not finished: rewind or restart and try again.')
         : 'A sandbox play (guards you chose): it does not count for progress.'),
       h('ul', {class: 'diagnosis', id: 'diagnosis'}, told.diagnosis.map((sentence) => h('li', {}, sentence))),
       told.par ? h('p', {id: 'par'}, h('strong', {}, stars), ` ${counted(told.par.cards, 'card', 'cards')} in ${counted(told.par.phases, 'phase', 'phases')} · par: ${counted(told.par.par_cards, 'card', 'cards')} in ${counted(told.par.par_phases, 'phase', 'phases')}`) : null,
-      h('p', {class: 'summary'}, verdict.summary),
       creditsTable(verdict)),
     h('section', {class: 'panel stack'},
       h('h2', {}, 'The guards that held'),
@@ -943,73 +1042,6 @@ function shareRun(game) {
           copied.textContent = 'selected: press Ctrl+C to copy';
         }
       }}, 'Copy'), copied));
-}
-
-// ----- the room's race -----
-
-async function pollRace() {
-  if (!state.me) return;
-  const answer = await api('GET', '/api/race');
-  if (!answer.ok) {
-    lost(answer);
-    return;
-  }
-  if (state.race && answer.data.number !== state.race.number) {
-    state.raceResult = null;
-  }
-  state.race = answer.data;
-  renderRace();
-}
-
-async function resolveRace(status) {
-  const race = state.race;
-  const answer = await api('POST', '/api/race/resolve', {race: race.number, status, reason: state.raceReason});
-  if (answer.ok) {
-    state.race = answer.data;
-    state.raceResult = {won: true, text: `You won the race: your decision (${status}) is the one the ledger kept.`};
-  } else if (answer.status === 409 && answer.data && answer.data.winner) {
-    const winner = answer.data.winner;
-    state.raceResult = {won: false, text: `409 Conflict — ${winner.operator} decided first: ${winner.status.glyph} ${winner.status.word}${winner.reason ? ` — “${winner.reason}”` : ''}`};
-  } else {
-    state.raceResult = {won: false, text: problemText(answer)};
-  }
-  renderRace();
-  pollRace();
-}
-
-let raceDrawn = '';
-
-function renderRace() {
-  const race = state.race;
-  const section = $('race');
-  if (!race || !race.open || !state.me) {
-    section.hidden = true;
-    raceDrawn = '';
-    return;
-  }
-  section.hidden = false;
-  // The race is asked about every two seconds; redraw only what changed (a reason being
-  // typed keeps its field).
-  const drawn = JSON.stringify([race, state.raceResult]);
-  if (drawn === raceDrawn) return;
-  raceDrawn = drawn;
-  const reason = h('input', {type: 'text', id: 'race-reason', 'data-fid': 'race-reason', maxlength: 2000, value: state.raceReason,
-    placeholder: 'your reason (required): what did you find?', 'aria-label': 'your reason',
-    oninput: (event) => { state.raceReason = event.target.value; }});
-  render(section,
-    h('h2', {}, `The room's race #${race.number}: settle `, keySpan(race.key)),
-    h('p', {}, `${race.level_title} — ${race.title}. Penny's run is paused on this call, shown to the room as `,
-      lookSpan(race.opened_status), `: ${race.amount} to ${race.account} (“${race.memo}”). Now it is `, lookSpan(race.status_now), '.'),
-    h('p', {class: 'hint'}, `Billing holds for ${race.account}: `,
-      race.billing.length ? race.billing.map((entry) => `${entry.id} ${entry.amount} (${entry.key_kept})`).join(', ') : 'nothing'),
-    h('p', {}, 'Every participant may resolve it; the ledger keeps exactly one decision (compare-and-set). Your name is your operator id.'),
-    h('div', {class: 'row'}, reason,
-      h('button', {id: 'race-completed', 'data-fid': 'race-completed', onclick: () => resolveRace('completed')}, '✔ It took effect (completed)'),
-      h('button', {id: 'race-failed', 'data-fid': 'race-failed', onclick: () => resolveRace('failed')}, '✘ It did not (failed)')),
-    state.raceResult ? h('p', {id: 'race-result', class: state.raceResult.won ? 'tone-good' : 'tone-warn'}, h('strong', {}, state.raceResult.text)) : null,
-    race.winner ? h('p', {id: 'race-winner'}, 'Decided by ', h('strong', {}, race.winner.operator), ': ', lookSpan(race.winner.status),
-      race.winner.reason ? ` — “${race.winner.reason}”` : '') : null,
-    race.after ? h('p', {class: 'summary'}, 'Then Penny\'s run went on: ', lookSpan(race.after.outcome), ` — ${race.after.summary}`) : null);
 }
 
 // ----- keys -----

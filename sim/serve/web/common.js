@@ -133,15 +133,16 @@ function dollars(cents) {
   return `${sign}$${Math.floor(absolute / 100)}.${String(absolute % 100).padStart(2, '0')}`;
 }
 
-/** A verdict's credits as a table. */
+/** A verdict's credits as a table: each credit in words (its memo, its place in Penny's
+ *  script counted from one), whose money it is, and what landed. */
 function creditsTable(verdict) {
-  return h('table', {},
-    h('thead', {}, h('tr', {}, h('th', {}, 'credit'), h('th', {}, 'account'), h('th', {class: 'number'}, 'owed'),
+  return h('div', {class: 'table-scroll'}, h('table', {class: 'credits'},
+    h('thead', {}, h('tr', {}, h('th', {}, 'credit'), h('th', {}, 'to'), h('th', {class: 'number'}, 'owed'),
       h('th', {class: 'number'}, 'credits applied'), h('th', {class: 'number'}, 'net'), h('th', {}, 'keys'), h('th', {}, 'outcome'))),
     h('tbody', {}, verdict.credits.map((credit) => h('tr', {},
-      h('td', {}, `${credit.run} item ${credit.item}`), h('td', {}, credit.account),
+      h('td', {}, credit.label), h('td', {title: credit.account}, credit.owner),
       h('td', {class: 'number'}, credit.owed), h('td', {class: 'number'}, credit.credits_applied),
       h('td', {class: 'number'}, credit.net),
       h('td', {}, credit.keys.length ? credit.keys.map((key) => [keySpan(key), ' ']) : '—'),
-      h('td', {}, lookSpan(credit.outcome))))));
+      h('td', {}, lookSpan(credit.outcome)))))));
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use twice_serve::web::{
     Catalogue, DEFAULT_ADDRESS, IDLE_MINUTES_DEFAULT, IDLE_MINUTES_MAX, SESSIONS_DEFAULT, SESSIONS_LIMIT, WebConfig,
-    WebState, bind, default_room_path, serve_until,
+    WebStartError, WebState, bind, default_room_path, serve_until,
 };
 use twice_world::exit::{EXIT_FAILED, EXIT_OK};
 use twice_world::text::counted;
@@ -43,6 +43,31 @@ pub struct WebArgs {
     /// file stems, comma-separated (`--path 01,03,05`). Kept in the room file.
     #[arg(long, value_delimiter = ',')]
     pub path: Option<Vec<String>>,
+    /// The address participants type, as the join page (/join) shows it in large type and as
+    /// a QR code: `http://192.168.1.20:7880/`. Default: the address the join page is opened at.
+    #[arg(long)]
+    pub join_url: Option<String>,
+    /// The workshop's minute plan the presenter's page shows with a clock: a Markdown file
+    /// with a `| minute | what happens | the room does |` table. Default: the book's workshop
+    /// plan (docs/src/workshop/plan.md) this binary was built with.
+    #[arg(long)]
+    pub plan: Option<PathBuf>,
+    /// No log lines (joins, leaves, races, errors) on stderr; the URLs are still printed.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The room's log: one line per join, leave, race and error, on stderr, unless `--quiet`.
+fn start_log(quiet: bool) {
+    if quiet {
+        return;
+    }
+    // Another subscriber already set (a test harness) keeps its own.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_max_level(tracing_subscriber::filter::LevelFilter::INFO)
+        .try_init();
 }
 
 /// Runs the room until Ctrl-C (or SIGTERM).
@@ -63,6 +88,9 @@ pub fn web_command(args: WebArgs) -> u8 {
     config.idle_timeout = Duration::from_secs(args.idle_minutes * 60);
     config.unlock_all = args.unlock_all;
     config.path = args.path.clone();
+    config.join_url = args.join_url.clone();
+    config.plan_file = args.plan.clone();
+    start_log(args.quiet);
     let room_path = args.room.clone().unwrap_or_else(|| default_room_path(&args.levels));
     config.room_file = (room_path.as_os_str() != ":memory:").then(|| room_path.clone());
     let runtime = match super::server_runtime() {
@@ -77,6 +105,7 @@ pub fn web_command(args: WebArgs) -> u8 {
         // The room is opened after the address is taken: a refused address leaves no file.
         let state = match WebState::open(catalogue, &mut config) {
             Ok(state) => state,
+            Err(error @ (WebStartError::Plan(_) | WebStartError::JoinUrl(_))) => return bad_input(error),
             Err(error) => return bad_input(format!("--room: {error}")),
         };
         let secret = config.presenter_secret.clone();
@@ -112,6 +141,8 @@ pub fn web_command(args: WebArgs) -> u8 {
         if address.ip().is_unspecified() {
             println!("(listening on every address: THIS-MACHINE is this machine's address on the LAN)");
         }
+        println!("join page for the projector: http://{host}/join (the address in large type, and its QR code)");
+        println!("plan: {} (the presenter's page shows it with a clock)", state.plan_source());
         println!("Keep the presenter URL to yourself: it opens the race and the scoreboard. Ctrl-C stops.");
         // Whoever started us (a test, a script) may wait for these lines to know the port.
         let _ = std::io::stdout().flush();

@@ -11,12 +11,11 @@
 // 3. defender mode on level 02; 4. the room's race: the presenter opens a paused call, three participants in their own
 //    browser contexts resolve it at once, exactly one wins and the others see 409 and who won.
 import { chromium } from 'playwright-core';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join as joinPath } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { browserArgs, problems, check, shot, finish } from './harness.mjs';
 
 const url = process.env.TWICE_URL;
 const presenterUrl = process.env.TWICE_PRESENTER_URL;
-const screenshots = process.env.TWICE_SCREENSHOTS || '';
 if (!url || !presenterUrl) {
   console.error('set TWICE_URL and TWICE_PRESENTER_URL (as `twice-sim web` prints them)');
   process.exit(2);
@@ -24,21 +23,6 @@ if (!url || !presenterUrl) {
 /** How long one step of the flow may take before the test fails. */
 const STEP_TIMEOUT_MS = 15_000;
 const PARTICIPANTS = ['Grace', 'Linus', 'Hedy'];
-
-const problems = [];
-function check(condition, message) {
-  if (!condition) throw new Error(`check failed: ${message}`);
-  console.log(`ok   ${message}`);
-}
-
-async function shot(page, name, fullPage) {
-  if (!screenshots) return;
-  mkdirSync(screenshots, { recursive: true });
-  // The toast at the bottom says what the last click did; a picture does not need it.
-  await page.evaluate(() => { const toast = document.getElementById('notice'); if (toast) toast.textContent = ''; });
-  await page.screenshot({ path: joinPath(screenshots, `${name}.png`), fullPage: Boolean(fullPage) });
-  console.log(`shot ${name}.png`);
-}
 
 /** A page that fails the test on any script error or failed asset. */
 async function newPage(browser, label) {
@@ -64,11 +48,7 @@ async function join(page, name, address) {
 
 const phaseOf = async (page) => Number((await page.textContent('#phase')).match(/phase (\d+)/)[1]);
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: browserArgs });
 
 try {
   // ----- 1. one participant, level 01, from the title to the debrief -----
@@ -217,6 +197,8 @@ try {
   const presenter = await newPage(browser, 'presenter');
   await presenter.goto(presenterUrl);
   await presenter.waitForSelector('#open-race');
+  await presenter.click('#show-people');
+  await presenter.waitForSelector('#sessions');
   check((await presenter.textContent('#sessions')).includes('Ada'), 'the presenter sees who is in the room');
   await presenter.selectOption('#race-tape', '04-pause.lost-answer');
   await presenter.click('#open-race');
@@ -252,15 +234,11 @@ try {
   check((await presenter.textContent('#race-tries')).includes('1 won'), 'the presenter sees one winner of three');
   check((await presenter.textContent('.board')).includes('Ada'), 'the scoreboard lists Ada\'s win of level 01');
   await presenter.waitForSelector('#race-winner');
-  await shot(presenter, 'web-presenter', true);
+  await shot(presenter, 'web-race-presenter', true);
 } catch (error) {
   problems.push(`the flow stopped: ${error.message}`);
 } finally {
   await browser.close();
 }
 
-if (problems.length) {
-  for (const problem of problems) console.error(`problem: ${problem}`);
-  process.exit(1);
-}
-console.log('browser flow: all checks passed');
+finish('browser flow');

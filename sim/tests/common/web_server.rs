@@ -5,6 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -29,6 +30,26 @@ impl WebServer {
     /// Starts `twice-sim web --room ROOM` with `arguments` more, and reads what it prints up to
     /// the presenter's URL; the rest of its output is drained, so a full pipe never blocks it.
     pub fn start(room: &Path, arguments: &[&str]) -> WebServer {
+        let mut quiet = vec!["--quiet"];
+        quiet.extend_from_slice(arguments);
+        WebServer::spawn(room, &quiet, Stdio::inherit())
+    }
+
+    /// As [`WebServer::start`], with its log (stderr) gathered line by line into the list.
+    pub fn start_logged(room: &Path, arguments: &[&str]) -> (WebServer, Arc<Mutex<Vec<String>>>) {
+        let mut server = WebServer::spawn(room, arguments, Stdio::piped());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let lines = BufReader::new(server.child.stderr.take().unwrap()).lines();
+        let kept = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                kept.lock().unwrap().push(line);
+            }
+        });
+        (server, log)
+    }
+
+    fn spawn(room: &Path, arguments: &[&str], stderr: Stdio) -> WebServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_twice-sim"))
             .arg("web")
             .args(["--addr", "127.0.0.1:0", "--levels"])
@@ -37,7 +58,7 @@ impl WebServer {
             .arg(room)
             .args(arguments)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("twice-sim starts");
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();

@@ -25,12 +25,12 @@ pub mod error;
 pub mod exit;
 pub mod play_session;
 pub mod replay_link;
+pub mod screen;
 
 pub use analyses::{campaign_sweep, counterfactual, debrief, defend, explore, prediction, rulebook};
 pub use engine::{
     billing, billing_tools, checker, hand, key_look, level, model, outcome, replay, simulation_lock, simulator, upgrade,
 };
-pub use words::{glossary, presenter_notes, report, text};
-
 pub use twice_runtime as runtime;
 pub use twice_runtime::{ledger, sqlite_file};
+pub use words::{glossary, presenter_notes, report, text, workshop_plan};

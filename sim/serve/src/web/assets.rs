@@ -22,7 +22,7 @@ struct Asset {
     body: &'static str,
 }
 
-const ASSETS: [Asset; 5] = [
+const ASSETS: [Asset; 7] = [
     Asset {
         name: "app.css",
         content_type: "text/css; charset=utf-8",
@@ -44,6 +44,16 @@ const ASSETS: [Asset; 5] = [
         body: include_str!("../../web/presenter.js"),
     },
     Asset {
+        name: "race.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../../web/race.js"),
+    },
+    Asset {
+        name: "join.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../../web/join.js"),
+    },
+    Asset {
         name: "favicon.svg",
         content_type: "image/svg+xml",
         body: include_str!("../../web/favicon.svg"),
@@ -52,6 +62,7 @@ const ASSETS: [Asset; 5] = [
 
 const INDEX_HTML: &str = include_str!("../../web/index.html");
 const PRESENTER_HTML: &str = include_str!("../../web/presenter.html");
+const JOIN_HTML: &str = include_str!("../../web/join.html");
 
 fn page(body: &'static str) -> Response {
     (
@@ -81,6 +92,11 @@ pub(super) async fn index() -> Response {
 /// `GET /presenter`: the presenter's page; it reads its secret from the URL's fragment.
 pub(super) async fn presenter_page() -> Response {
     page(PRESENTER_HTML)
+}
+
+/// `GET /join`: the join page for the projector: the room's address large, and its QR code.
+pub(super) async fn join_page() -> Response {
+    page(JOIN_HTML)
 }
 
 /// `GET /assets/{name}`: one of the files in [`ASSETS`].

@@ -166,27 +166,35 @@ pub(super) async fn defend(
                 .as_ref()
                 .map(|defender| defender.minimum.len() as u32);
             let mut view = defence_view(&report, minimum_size);
-            if view.holds {
-                let id = entry.level.id.clone();
-                let before = participant.progress.get(&id).copied();
-                let progress = LevelProgress {
-                    finished: true,
-                    best: before.and_then(|progress| progress.best),
-                    plays: before.map_or(0, |progress| progress.plays),
-                    last_outcome: before.map_or(Outcome::PaidOnce, |progress| progress.last_outcome),
-                };
-                let change = Change {
-                    progress: Some((id.as_str(), &progress)),
-                    ..Change::default()
-                };
-                shared
-                    .sessions
-                    .store()
-                    .save(participant.id, &change)
-                    .map_err(|error| WebError::logged("the room file could not be written", error))?;
-                participant.progress.insert(id, progress);
-                view.counted = true;
+            // A defence that holds finishes the level; one that falls is a loss on it.
+            let id = entry.level.id.clone();
+            let before = participant.progress.get(&id).copied();
+            let progress = LevelProgress {
+                finished: view.holds || before.is_some_and(|progress| progress.finished),
+                best: before.and_then(|progress| progress.best),
+                plays: before.map_or(0, |progress| progress.plays),
+                last_outcome: before.map_or(Outcome::PaidOnce, |progress| progress.last_outcome),
+                losses: before
+                    .map_or(0, |progress| progress.losses)
+                    .saturating_add(u32::from(!view.holds)),
+            };
+            let first_finish = view.holds && !before.is_some_and(|progress| progress.finished);
+            let progress_at_ms = first_finish.then(super::now_unix_ms);
+            let change = Change {
+                progress: Some((id.as_str(), &progress)),
+                progress_at_ms,
+                ..Change::default()
+            };
+            shared
+                .sessions
+                .store()
+                .save(participant.id, &change)
+                .map_err(|error| WebError::logged("the room file could not be written", error))?;
+            participant.progress.insert(id, progress);
+            if let Some(at_ms) = progress_at_ms {
+                participant.progress_at_ms = Some(at_ms);
             }
+            view.counted = view.holds;
             Ok(Json(view))
         })
         .await

@@ -59,6 +59,8 @@ pub struct WebError {
     pub message: String,
     /// In a lost race: the decision that won (boxed: errors travel by value everywhere).
     pub winner: Option<Box<DecisionView>>,
+    /// Already told in full in the server's log ([`WebError::logged`]): not logged again.
+    pub logged: bool,
 }
 
 #[derive(Serialize)]
@@ -80,6 +82,7 @@ impl WebError {
             code,
             message: message.into(),
             winner: None,
+            logged: false,
         }
     }
 
@@ -113,8 +116,11 @@ impl WebError {
 
     /// A failure inside the server: told in full in the server's log, not to the browser.
     pub fn logged(context: &str, error: impl std::fmt::Display) -> WebError {
-        eprintln!("web: {context}: {error}");
-        WebError::internal(format!("{context}; the server's log has the detail"))
+        tracing::error!("{context}: {error}");
+        WebError {
+            logged: true,
+            ..WebError::internal(format!("{context}; the server's log has the detail"))
+        }
     }
 }
 
@@ -128,6 +134,11 @@ impl From<ApiError> for WebError {
 
 impl IntoResponse for WebError {
     fn into_response(self) -> Response {
+        // The server's own failures and refusals (busy, full) are the presenter's business:
+        // one line each. A participant's mistakes (a 4xx) are told to their page alone.
+        if self.status.is_server_error() && !self.logged {
+            tracing::warn!("answered {} {}: {}", self.status.as_u16(), self.code, self.message);
+        }
         let body = ErrorBody {
             error: &self.message,
             code: self.code,

@@ -14,15 +14,13 @@ use super::error::WebError;
 use super::game::{Mode, STEPS_PER_REQUEST_MAX};
 use super::game_log::GameOp;
 use super::play::{Request, game_error, on_game, open_game, open_replay};
-use super::race::Resolved;
 use super::sessions::{COOKIE_NAME, Session, SessionId, no_session};
-use super::views::{self, GameView, LevelSummaryView, MeView, RaceView, shorten};
+use super::views::{self, GameView, LevelSummaryView, MeView, shorten};
 use super::{Shared, WebState};
 use crate::json::StrictJson;
 use twice_world::level::Play;
 use twice_world::runtime::guards::Guards;
 use twice_world::runtime::operator::REASON_CHARS_MAX;
-use twice_world::runtime::rules::Status;
 
 // ----- who is asking -----
 
@@ -37,8 +35,8 @@ pub(super) fn cookie_id(headers: &HeaderMap) -> Option<SessionId> {
 
 /// A participant who has joined; 401 for anyone else.
 pub(super) struct Joined {
-    id: SessionId,
-    session: Arc<Session>,
+    pub(super) id: SessionId,
+    pub(super) session: Arc<Session>,
 }
 
 impl Joined {
@@ -94,25 +92,37 @@ pub(super) async fn join(
     let (id, me) = state
         .work(move |shared| {
             let (id, session) = shared.sessions.join(&body.name, body.code.as_deref(), replacing)?;
-            let me = views::me_view(
-                &session.participant(),
-                &shared.catalogue,
-                &shared.openings(),
-                idle_minutes(shared),
-            );
-            Ok((id, me))
+            Ok((id, me_of(shared, &session)))
         })
         .await?;
+    Ok(signed_in(id, me))
+}
+
+/// Who a participant is, as their page shows it.
+pub(super) fn me_of(shared: &Shared, session: &Session) -> MeView {
+    views::me_view(
+        &session.participant(),
+        &shared.catalogue,
+        &shared.openings(),
+        idle_minutes(shared),
+    )
+}
+
+/// The answer that puts browser `id` in the room: who they are, and the cookie that names them.
+pub(super) fn signed_in(id: SessionId, me: MeView) -> Response {
     let mut response = Json(me).into_response();
     response.headers_mut().insert(header::SET_COOKIE, session_cookie(id));
-    Ok(response)
+    response
 }
 
 /// `POST /api/leave`: ends the session now (its slot is free for someone else).
 pub(super) async fn leave(State(state): State<WebState>, joined: Joined) -> Result<Response, WebError> {
     let id = joined.id;
+    let name = joined.session.name.clone();
     drop(joined);
-    state.work(move |shared| shared.sessions.leave(id)).await?;
+    if state.work(move |shared| shared.sessions.leave(id)).await? {
+        tracing::info!("{name} left the room (their code takes their name back)");
+    }
     let mut response = StatusCode::NO_CONTENT.into_response();
     response.headers_mut().insert(
         header::SET_COOKIE,
@@ -123,16 +133,7 @@ pub(super) async fn leave(State(state): State<WebState>, joined: Joined) -> Resu
 
 /// `GET /api/me`: the name, and the level open.
 pub(super) async fn me(State(state): State<WebState>, joined: Joined) -> Result<Json<MeView>, WebError> {
-    state
-        .work(move |shared| {
-            Ok(Json(views::me_view(
-                &joined.session.participant(),
-                &shared.catalogue,
-                &shared.openings(),
-                idle_minutes(shared),
-            )))
-        })
-        .await
+    state.work(move |shared| Ok(Json(me_of(shared, &joined.session)))).await
 }
 
 /// `GET /api/levels`: the level select, with this participant's progress.
@@ -178,7 +179,8 @@ fn parse_guards(text: &str) -> Result<Guards, WebError> {
     Guards::parse_list(text).map_err(|error| WebError::invalid(format!("guards: {error}")))
 }
 
-/// `POST /api/game`: opens a level (closing the one open before).
+/// `POST /api/game`: opens a level (closing the one open before); the level already open,
+/// with the same seed and guards, carries on where it is.
 pub(super) async fn open_level(
     State(state): State<WebState>,
     joined: Joined,
@@ -227,15 +229,18 @@ pub(super) async fn open_level(
                     ),
                 ));
             }
-            open_game(
-                shared,
-                &mut participant,
-                index,
-                entry,
-                body.seed.unwrap_or(DEFAULT_SEED),
-                guards,
-            )
-            .map(Json)
+            let seed = body.seed.unwrap_or(DEFAULT_SEED);
+            // The level already open, with the same seed and guards, carries on where it is:
+            // opening it again from the level list never throws a run away without a word
+            // (Restart, on the level screen, starts it again).
+            let already_open = participant
+                .log
+                .as_ref()
+                .is_some_and(|log| log.stem == entry.stem && log.seed == seed && log.guards == guards);
+            if already_open {
+                return on_game(shared, &mut participant, Request::Look).map(Json);
+            }
+            open_game(shared, &mut participant, index, entry, seed, guards).map(Json)
         })
         .await
 }
@@ -390,21 +395,9 @@ pub(super) async fn tape(State(state): State<WebState>, joined: Joined) -> Resul
         .into_response())
 }
 
-// ----- the room's race -----
+// ----- shared checks -----
 
-/// `GET /api/race`: the race open in the room, if any.
-pub(super) async fn race(State(state): State<WebState>, _joined: Joined) -> Result<Json<RaceView>, WebError> {
-    state
-        .work(move |shared| {
-            Ok(Json(match shared.race.current() {
-                Some(race) => views::race_view(&race, &race.simulation(), &shared.catalogue, false),
-                None => views::no_race_view(),
-            }))
-        })
-        .await
-}
-
-fn check_reason(reason: &str) -> Result<(), WebError> {
+pub(super) fn check_reason(reason: &str) -> Result<(), WebError> {
     let chars = reason.chars().count();
     if reason.trim().is_empty() {
         return Err(WebError::invalid(
@@ -417,89 +410,6 @@ fn check_reason(reason: &str) -> Result<(), WebError> {
         )));
     }
     Ok(())
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct ResolveBody {
-    /// The race's number, as the browser was shown it: a resolve never lands on a newer race.
-    race: u32,
-    /// `completed` (it took effect) or `failed` (it did not).
-    status: String,
-    reason: String,
-}
-
-/// `POST /api/race/resolve`: this participant settles the race's call, if nobody did first.
-pub(super) async fn resolve_race(
-    State(state): State<WebState>,
-    joined: Joined,
-    StrictJson(body): StrictJson<ResolveBody>,
-) -> Result<Json<RaceView>, WebError> {
-    let status = match Status::parse(&body.status) {
-        Some(status @ (Status::Completed | Status::Failed)) => status,
-        _ => {
-            return Err(WebError::invalid(format!(
-                "status: completed (it took effect) or failed (it did not), not `{}`",
-                shorten(&body.status)
-            )));
-        }
-    };
-    check_reason(&body.reason)?;
-    let race = state
-        .shared
-        .race
-        .current()
-        .ok_or_else(|| WebError::not_found("no_race", "no race is open in the room"))?;
-    if race.number != body.race {
-        return Err(WebError::conflict(
-            "race_changed",
-            format!(
-                "race {} is over; the room's race is number {} now: look at it again",
-                body.race, race.number
-            ),
-        ));
-    }
-    let name = joined.session.name.clone();
-    match race.resolve(name, status, body.reason).await? {
-        Resolved::Won(_) => {
-            state
-                .work(move |shared| {
-                    shared.race.keep(shared.sessions.store())?;
-                    race.run_on()?;
-                    Ok(Json(views::race_view(
-                        &race,
-                        &race.simulation(),
-                        &shared.catalogue,
-                        false,
-                    )))
-                })
-                .await
-        }
-        Resolved::Lost { winner, current } => {
-            // The 409 is part of the race the room sees: kept before it is answered.
-            state.work(|shared| shared.race.keep(shared.sessions.store())).await?;
-            let who = winner.as_ref().map_or_else(
-                || format!("someone settled it first: it is {} now", current.status),
-                |winner| {
-                    format!(
-                        "{} decided first: {} {}{}",
-                        winner.operator,
-                        winner.status.glyph,
-                        winner.status.word,
-                        winner
-                            .reason
-                            .as_ref()
-                            .map(|reason| format!(" — \"{reason}\""))
-                            .unwrap_or_default()
-                    )
-                },
-            );
-            Err(WebError {
-                winner: winner.map(Box::new),
-                ..WebError::conflict("conflict", format!("{}: {who}", current.key))
-            })
-        }
-    }
 }
 
 // ----- everything else -----
@@ -526,6 +436,9 @@ pub(super) fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Respon
         .map(String::as_str)
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("(no message)");
-    eprintln!("web: a handler panicked: {text}");
-    WebError::internal("the request failed inside the server; the server's log has the detail").into_response()
+    WebError::logged(
+        "the request failed inside the server",
+        format!("a handler panicked: {text}"),
+    )
+    .into_response()
 }

@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use twice_world::campaign::{Campaign, LEVEL_SUFFIX, TAPE_SUFFIX};
 use twice_world::error::InputError;
 use twice_world::level::{Level, Tape};
+use twice_world::presenter_notes::PresenterNotes;
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::rules::Status;
 use twice_world::simulator::SimulationBuilder;
@@ -47,6 +48,19 @@ pub struct CatalogueLevel {
     pub stem: String,
 }
 
+impl CatalogueLevel {
+    /// The level's number, as the plan, the path and the presenter say it: its file's prefix
+    /// (`03` of `03-model-calls-again`), or its order in the level select when the file has none.
+    pub fn number(&self) -> &str {
+        let prefix = self.stem.split('-').next().unwrap_or_default();
+        if !prefix.is_empty() && prefix.bytes().all(|byte| byte.is_ascii_digit()) {
+            prefix
+        } else {
+            ""
+        }
+    }
+}
+
 /// A recorded tape of the campaign, a candidate for the room's race.
 #[derive(Debug)]
 pub struct CatalogueTape {
@@ -75,6 +89,8 @@ pub struct Catalogue {
     race_candidates: OnceLock<Vec<RaceCandidate>>,
     /// The campaign as loaded, for defender mode (`defend::check` replays its tapes).
     campaign: Campaign,
+    /// The presenter notes beside the levels, if the folder has them.
+    notes: Option<PresenterNotes>,
 }
 
 fn file_name(path: &Path) -> String {
@@ -116,6 +132,9 @@ impl Catalogue {
             levels: campaign.levels.clone(),
             tapes: campaign.tapes.clone(),
         };
+        // `Campaign::load` checked them already: a folder whose notes do not read was refused.
+        let refs: Vec<&Level> = campaign.levels.iter().map(|loaded| &loaded.level).collect();
+        let notes = twice_world::presenter_notes::load(folder, &refs).ok().flatten();
         let mut levels = Vec::with_capacity(campaign.levels.len());
         for loaded in campaign.levels {
             if loaded.level.max_phases > LEVEL_PHASES_MAX {
@@ -150,6 +169,7 @@ impl Catalogue {
             tapes,
             race_candidates: OnceLock::new(),
             campaign: kept,
+            notes,
         })
     }
 
@@ -172,6 +192,11 @@ impl Catalogue {
     /// The campaign as loaded (levels with their files, every tape).
     pub fn campaign(&self) -> &Campaign {
         &self.campaign
+    }
+
+    /// The presenter notes beside the levels, if any.
+    pub fn notes(&self) -> Option<&PresenterNotes> {
+        self.notes.as_ref()
     }
 
     /// The level a workshop's plan names: by its number (`03`, the file's prefix), its id or

@@ -19,6 +19,12 @@
 //! - [`race`]: the room's operator race on one shared ledger file.
 //! - [`handlers`] and [`presenter`]: the routes; [`views`]: every JSON answer, built in one
 //!   place from the simulator's state.
+//! - [`views::overview`]: the presenter's room at a glance (one row per level, who needs
+//!   help); [`projector`]: what the presenter puts on the wall (the join page with its QR code, the
+//!   minute plan with a clock and the chapter notes, the stage that shows one level large).
+//!
+//! The server logs one line per join, leave, race and error through `tracing`; the command
+//! line decides where they go (`twice-sim web --quiet`: nowhere).
 //!
 //! The HTTP pieces are the operator API's: loopback unless `--allow-non-loopback`, the same
 //! JSON body checks and limits, and the same guarded listener (bounded open connections,
@@ -36,7 +42,9 @@ mod participant;
 mod play;
 mod prediction;
 mod presenter;
+mod projector;
 mod race;
+mod race_routes;
 mod room_file;
 mod sessions;
 pub mod views;
@@ -107,6 +115,12 @@ pub struct WebConfig {
     /// Levels open to everyone whatever the lock chain (a workshop's plan), by id or stem;
     /// `None`: the room file's path, if it has one.
     pub path: Option<Vec<String>>,
+    /// The address participants type, as the join page shows it and its QR code holds
+    /// (`http://192.168.1.20:7880/`); `None`: the address the join page was opened at.
+    pub join_url: Option<String>,
+    /// The workshop's minute plan (Markdown with a `| minute | …` table); `None`: the book's
+    /// workshop plan (docs/src/workshop/plan.md) this binary was built with.
+    pub plan_file: Option<PathBuf>,
 }
 
 impl WebConfig {
@@ -119,6 +133,8 @@ impl WebConfig {
             presenter_secret: crate::tokens::generate_token().map_err(WebStartError::NoRandomness)?,
             room_file: None,
             path: None,
+            join_url: None,
+            plan_file: None,
         })
     }
 }
@@ -148,6 +164,10 @@ pub enum WebStartError {
     /// The room file's race could not be opened again (its tape left the campaign?).
     #[error("{0} (start with another --room file, or put the campaign's tape back)")]
     Race(RaceRestoreError),
+    #[error("--plan: {0}")]
+    Plan(String),
+    #[error("--join-url: {0}")]
+    JoinUrl(String),
 }
 
 /// Everything a request needs. Cheap to clone.
@@ -177,6 +197,8 @@ struct Shared {
     presenter_secret_sha256: String,
     /// One permit per piece of simulation work running ([`SIMULATION_JOBS_MAX`]).
     jobs: Arc<Semaphore>,
+    /// What the presenter puts on the wall: the join address, the plan, the notes.
+    projector: projector::Projector,
 }
 
 /// Room settings kept in the room file.
@@ -224,6 +246,7 @@ impl WebState {
         };
         config.path = Some(path.clone());
         let race = RaceRoom::restore(&catalogue, &room).map_err(WebStartError::Race)?;
+        let projector = projector::Projector::load(config, &catalogue, &room)?;
         let sessions = Sessions::load(room, config.sessions_max.clamp(1, SESSIONS_LIMIT), config.idle_timeout)?;
         Ok(WebState {
             shared: Arc::new(Shared {
@@ -234,6 +257,7 @@ impl WebState {
                 path: Mutex::new(path),
                 presenter_secret_sha256: crate::tokens::hash_token(&config.presenter_secret),
                 jobs: Arc::new(Semaphore::new(SIMULATION_JOBS_MAX)),
+                projector,
             }),
         })
     }
@@ -258,9 +282,9 @@ impl WebState {
         })
         .await;
         joined.unwrap_or_else(|error| {
-            eprintln!("web: a simulation task failed: {error}");
-            Err(WebError::internal(
-                "the request failed inside the server; the server's log has the detail",
+            Err(WebError::logged(
+                "the request failed inside the server",
+                format!("a simulation task failed: {error}"),
             ))
         })
     }
@@ -274,10 +298,23 @@ impl WebState {
         self.shared.sessions.len()
     }
 
-    /// Everyone the room keeps, with a place now or not.
+    /// Everyone the room keeps, with a place now or not (the presenter's stage is none).
     pub fn participant_count(&self) -> usize {
-        self.shared.sessions.everyone().len()
+        self.shared.sessions.kept_count()
     }
+
+    /// The workshop plan's source, as the presenter's page names it.
+    pub fn plan_source(&self) -> &str {
+        self.shared.projector.plan_source()
+    }
+}
+
+/// The wall clock in Unix milliseconds: when a participant last made progress, when the
+/// workshop's clock started. Never used by a simulation (those run on virtual time).
+pub(crate) fn now_unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl Shared {
@@ -295,7 +332,10 @@ pub fn router(state: WebState) -> Router {
     Router::new()
         .route("/", get(assets::index))
         .route("/presenter", get(assets::presenter_page))
+        .route("/join", get(assets::join_page))
+        .route("/join.svg", get(projector::join_qr))
         .route("/assets/{name}", get(assets::asset))
+        .route("/api/join-card", get(projector::join_card))
         .route("/api/join", post(handlers::join))
         .route("/api/leave", post(handlers::leave))
         .route("/api/me", get(handlers::me))
@@ -310,10 +350,13 @@ pub fn router(state: WebState) -> Router {
         .route("/api/game/predict", post(prediction::predict))
         .route("/api/replay", post(handlers::replay))
         .route("/api/defend", post(defend::defend))
-        .route("/api/race", get(handlers::race))
-        .route("/api/race/resolve", post(handlers::resolve_race))
+        .route("/api/race", get(race_routes::race))
+        .route("/api/race/resolve", post(race_routes::resolve_race))
         .route("/api/presenter/room", get(presenter::room))
         .route("/api/presenter/unlock", post(presenter::unlock))
+        .route("/api/presenter/plan", get(projector::plan))
+        .route("/api/presenter/clock", post(projector::clock))
+        .route("/api/presenter/stage", post(projector::stage))
         .route(
             "/api/presenter/race",
             post(presenter::open_race).delete(presenter::close_race),

@@ -31,6 +31,9 @@ pub struct LevelProgress {
     /// Plays judged (each time the level went quiet).
     pub plays: u32,
     pub last_outcome: Outcome,
+    /// Tries that did not finish it: heists that failed, defences that fell (a play of a level
+    /// that cannot be beaten, which holds as it should, is none).
+    pub losses: u32,
 }
 
 /// A participant: their name, their progress by level id, and the level they have open.
@@ -50,6 +53,9 @@ pub struct Participant {
     pub log: Option<GameLog>,
     /// The prediction waiting for the open level's run to end, the last score, the tally.
     pub prediction: super::prediction::PredictionState,
+    /// When they joined or last finished a level for the first time (Unix ms): how long they
+    /// have gone without progress, for the presenter. `None`: not known (a room kept before).
+    pub progress_at_ms: Option<u64>,
 }
 
 /// What counting a finished play changed.
@@ -58,6 +64,8 @@ pub struct Counted {
     pub progress: LevelProgress,
     /// The play is the level's best win so far: its tape is the one kept.
     pub new_best: bool,
+    /// The play finished the level for the first time: progress.
+    pub first_finish: bool,
 }
 
 impl Participant {
@@ -75,9 +83,14 @@ impl Participant {
             best: None,
             plays: 0,
             last_outcome: conclusion.verdict.outcome,
+            losses: 0,
         });
         entry.plays = entry.plays.saturating_add(1);
         entry.last_outcome = conclusion.verdict.outcome;
+        if conclusion.debrief.standing == twice_world::debrief::Standing::HeistFailed {
+            entry.losses = entry.losses.saturating_add(1);
+        }
+        let first_finish = conclusion.finished && !entry.finished;
         let mut new_best = false;
         if conclusion.finished {
             entry.finished = true;
@@ -94,6 +107,7 @@ impl Participant {
         Some(Counted {
             progress: *entry,
             new_best,
+            first_finish,
         })
     }
 

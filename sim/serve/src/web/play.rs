@@ -122,11 +122,15 @@ pub(super) fn on_game(shared: &Shared, participant: &mut Participant, request: R
         _ => None,
     };
     if next_log.is_some() || counted.is_some() || prediction_changed {
+        let progress_at_ms = counted
+            .filter(|counted| counted.first_finish)
+            .map(|_| super::now_unix_ms());
         let change = Change {
             game: next_log.as_ref().map(Some),
             progress: counted.as_ref().map(|counted| (level_id.as_str(), &counted.progress)),
             won_tape: won_tape.as_deref().map(|tape| (level_id.as_str(), tape)),
             prediction: prediction_changed.then_some(&participant.prediction),
+            progress_at_ms,
         };
         if let Err(error) = shared.sessions.store().save(participant.id, &change) {
             // Back to what the file holds: the level is rebuilt from the old log on the next request.
@@ -138,11 +142,15 @@ pub(super) fn on_game(shared: &Shared, participant: &mut Participant, request: R
         if let Some(next_log) = next_log {
             participant.log = Some(next_log);
         }
+        if let Some(at_ms) = progress_at_ms {
+            participant.progress_at_ms = Some(at_ms);
+        }
     }
     let game = participant.game.as_ref().ok_or_else(no_level_open)?;
     let mut view = views::game_view(game, &game.simulation(), &shared.catalogue)
         .map_err(|error| WebError::logged("the ledger could not be read", error))?;
     view.prediction = super::prediction::view(&participant.prediction, game);
+    views::forget_met_panels(&mut view, &participant.progress, &shared.catalogue);
     Ok(view)
 }
 

@@ -1,5 +1,5 @@
-//! The presenter's endpoints: the room at a glance (who is on which level, who won what,
-//! a scoreboard by par), unlocking every level, and the room's race.
+//! The presenter's endpoints: the room at a glance (one row per level, who needs help,
+//! everyone on demand, a scoreboard by par), unlocking every level, and the room's race.
 //!
 //! They answer only to the presenter's secret, made at start and printed in the
 //! presenter's URL (after `#`, so it never travels in a request line or a log). A
@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use axum::Json;
-use axum::extract::{FromRequestParts, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{FromRequestParts, Query, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde::{Deserialize, Serialize};
@@ -17,7 +18,8 @@ use subtle::ConstantTimeEq;
 
 use super::WebState;
 use super::error::WebError;
-use super::views::{self, RaceView, RoomView};
+use super::sessions::Place;
+use super::views::{self, OverviewInput, Person, RaceView, RoomView, Thresholds};
 use crate::json::StrictJson;
 use crate::tokens::hash_token;
 
@@ -59,31 +61,74 @@ impl FromRequestParts<WebState> for Presenter {
     }
 }
 
-/// `GET /api/presenter/room`: sessions, the scoreboard, the race and what could be raced.
-pub(super) async fn room(State(state): State<WebState>, _presenter: Presenter) -> Result<Json<RoomView>, WebError> {
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RoomQuery {
+    /// Someone who lost a level more than this many times needs help (0 to 100).
+    losses_over: Option<u32>,
+    /// Someone here who finished no new level for this many minutes needs help (0 to 240).
+    quiet_minutes: Option<u32>,
+}
+
+/// The most losses the presenter may set as "needs help".
+pub const LOSSES_OVER_MAX: u32 = 100;
+/// The most minutes without progress the presenter may set as "needs help": a long workshop.
+pub const QUIET_MINUTES_MAX: u32 = 240;
+
+/// `GET /api/presenter/room[?losses_over=N&quiet_minutes=M]`: the room at a glance — one row
+/// per level, who needs help, everyone the room keeps, the scoreboard, the race.
+pub(super) async fn room(
+    State(state): State<WebState>,
+    _presenter: Presenter,
+    query: Result<Query<RoomQuery>, QueryRejection>,
+) -> Result<Json<RoomView>, WebError> {
+    let Query(query) = query.map_err(|rejection| WebError::invalid(rejection.body_text()))?;
+    let defaults = Thresholds::default();
+    let thresholds = Thresholds {
+        losses_over: query.losses_over.unwrap_or(defaults.losses_over),
+        quiet_minutes: query.quiet_minutes.unwrap_or(defaults.quiet_minutes),
+    };
+    if thresholds.losses_over > LOSSES_OVER_MAX || thresholds.quiet_minutes > QUIET_MINUTES_MAX {
+        return Err(WebError::invalid(format!(
+            "losses_over is 0 to {LOSSES_OVER_MAX} and quiet_minutes 0 to {QUIET_MINUTES_MAX}"
+        )));
+    }
     state
-        .work(|shared| {
-            let sessions = shared.sessions.all();
-            let mut participants = Vec::with_capacity(sessions.len());
-            for session in &sessions {
-                let idle_seconds = shared.sessions.idle_seconds(session);
-                let participant = session.participant();
-                participants.push(views::participant_view(&participant, &shared.catalogue, idle_seconds));
-            }
-            // The scoreboard counts everyone the room file holds, with a browser now or not.
-            let progress: Vec<_> = shared
+        .work(move |shared| {
+            let now_ms = super::now_unix_ms();
+            let opened_ms = shared.projector.opened_at_ms();
+            // Everyone the room file holds, with a browser now or not: after a restart they
+            // show at once, as away until their next request.
+            let people: Vec<Person> = shared
                 .sessions
                 .everyone()
                 .iter()
-                .map(|session| {
-                    let participant = session.participant();
-                    (participant.name.clone(), participant.progress.clone())
+                .map(|(session, place)| {
+                    let idle_seconds = shared.sessions.idle_seconds(session);
+                    Person::of(&session.participant(), *place, idle_seconds, now_ms, opened_ms)
                 })
                 .collect();
-            let progress: Vec<(String, BTreeMap<_, _>)> = progress;
             let openings = shared.openings();
+            let input = OverviewInput {
+                catalogue: &shared.catalogue,
+                path: &openings.path,
+                thresholds,
+            };
+            let (levels, help, people_views) = views::overview(&people, &input);
+            let progress: Vec<(String, BTreeMap<_, _>)> = people
+                .iter()
+                .map(|person| (person.name.clone(), person.progress.clone()))
+                .collect();
+            let count = |items: usize| u32::try_from(items).unwrap_or(u32::MAX);
+            let mut race = match shared.race.current() {
+                Some(race) => views::race_view(&race, &race.simulation(), &shared.catalogue, true),
+                None => views::no_race_view(),
+            };
+            race.version = shared.race.version();
+            race.can_resolve = false;
             Ok(Json(RoomView {
-                sessions: participants,
+                kept: count(people.len()),
+                here: count(people.iter().filter(|person| person.place == Place::Here).count()),
                 sessions_max: u32::try_from(shared.sessions.max()).unwrap_or(u32::MAX),
                 idle_minutes: shared.sessions.idle_timeout().as_secs().div_ceil(60),
                 unlock_all: openings.unlock_all,
@@ -93,11 +138,12 @@ pub(super) async fn room(State(state): State<WebState>, _presenter: Presenter) -
                     .filter_map(|id| shared.catalogue.by_id(id))
                     .map(|level| level.stem.clone())
                     .collect(),
+                thresholds,
+                levels,
+                help,
+                people: people_views,
                 scoreboard: views::scoreboard(&shared.catalogue, &progress),
-                race: match shared.race.current() {
-                    Some(race) => views::race_view(&race, &race.simulation(), &shared.catalogue, true),
-                    None => views::no_race_view(),
-                },
+                race,
                 race_candidates: views::race_candidates(&shared.catalogue),
             }))
         })
@@ -152,12 +198,10 @@ pub(super) async fn open_race(
         .work(move |shared| {
             let race = shared.race.open(&shared.catalogue, &body.tape)?;
             shared.race.keep(shared.sessions.store())?;
-            Ok(Json(views::race_view(
-                &race,
-                &race.simulation(),
-                &shared.catalogue,
-                true,
-            )))
+            let mut view = views::race_view(&race, &race.simulation(), &shared.catalogue, true);
+            view.version = shared.race.version();
+            view.can_resolve = false;
+            Ok(Json(view))
         })
         .await
 }

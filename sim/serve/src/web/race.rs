@@ -23,6 +23,7 @@ use super::views::{self, DecisionView};
 use crate::api::pool::LedgerPool;
 use serde::{Deserialize, Serialize};
 use twice_world::checker::Verdict;
+use twice_world::debrief::Debrief;
 use twice_world::ledger::{ExecutionRecord, Ledger, LedgerError, SettleError};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::operator::{self, OperatorError, ResolveRequest};
@@ -49,8 +50,9 @@ pub struct RaceState {
     /// The first [`RACE_TRIES_KEPT_MAX`] tries, in the order they were answered.
     pub tries: Vec<Try>,
     pub tries_total: u32,
-    /// The verdict once the winner's decision woke the run and it ran to its end.
-    pub after: Option<Verdict>,
+    /// The verdict once the winner's decision woke the run and it ran to its end, and the
+    /// world's debrief of that run (what happened to the money, and why).
+    pub after: Option<(Verdict, Debrief)>,
     /// The winning resolve as it was asked (kept, so a restarted room decides it again).
     winning_request: Option<KeptResolve>,
 }
@@ -174,20 +176,36 @@ impl Race {
         }
     }
 
-    /// After the winning decision: the parked run wakes, hears it, and runs to its end.
+    /// After the winning decision: the parked run wakes, hears it, and runs to its end; the
+    /// world's debrief says what the decision did to the money.
     pub fn run_on(&self) -> Result<(), WebError> {
-        let verdict = {
+        let after = {
             let mut simulation = self.simulation();
             simulation
                 .notice_settlements()
                 .and_then(|_| simulation.run())
                 .map_err(|error| WebError::logged("the race's run could not go on", error))?;
-            simulation
+            let verdict = simulation
                 .verdict()
-                .map_err(|error| WebError::logged("the race's verdict could not be judged", error))?
+                .map_err(|error| WebError::logged("the race's verdict could not be judged", error))?;
+            let debrief = twice_world::debrief::of(&simulation, &verdict);
+            (verdict, debrief)
         };
-        self.state().after = Some(verdict);
+        self.state().after = Some(after);
         Ok(())
+    }
+}
+
+/// How many times the room's race has changed (opened, tried, decided, closed): a page that
+/// saw version `n` waits for the next ([`RaceRoom::changed_since`]) instead of polling.
+#[derive(Debug)]
+struct RaceVersion(tokio::sync::watch::Sender<u64>);
+
+impl Default for RaceVersion {
+    /// Counted from the wall clock's milliseconds: a restarted server's versions never repeat
+    /// one a page saw before the restart, so no page waits on a version that means another race.
+    fn default() -> RaceVersion {
+        RaceVersion(tokio::sync::watch::Sender::new(super::now_unix_ms()))
     }
 }
 
@@ -195,6 +213,7 @@ impl Race {
 #[derive(Debug, Default)]
 pub struct RaceRoom {
     current: Mutex<Option<Arc<Race>>>,
+    version: RaceVersion,
     opened: AtomicU32,
     /// Held while the race is read and written to the room file, so writes land in the
     /// order the race changed (each holds everything before it).
@@ -210,6 +229,26 @@ impl RaceRoom {
         self.current.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
+    /// The race's version now: every change makes it larger.
+    pub fn version(&self) -> u64 {
+        *self.version.0.borrow()
+    }
+
+    /// Something changed (a race opened, a try, a decision, a close): pages waiting hear it.
+    pub fn changed(&self) {
+        self.version.0.send_modify(|version| *version += 1);
+    }
+
+    /// Waits until the version is no longer `seen`, for at most `wait`; answers the version.
+    pub async fn changed_since(&self, seen: u64, wait: std::time::Duration) -> u64 {
+        let mut receiver = self.version.0.subscribe();
+        if *receiver.borrow_and_update() == seen {
+            // A timeout is the answer too: the page asks again.
+            let _ = tokio::time::timeout(wait, receiver.changed()).await;
+        }
+        self.version()
+    }
+
     /// Opens a race from the tape the presenter named (by stem), replacing any open race.
     pub fn open(&self, catalogue: &Catalogue, tape_stem: &str) -> Result<Arc<Race>, WebError> {
         let number = self.opened.fetch_add(1, Ordering::Relaxed) + 1;
@@ -221,12 +260,22 @@ impl RaceRoom {
             .replace(Arc::clone(&race));
         // The old race (its simulation, its file) goes here, outside the lock.
         drop(previous);
+        tracing::info!(
+            "race #{number} opened to the room: settle {} from {}",
+            race.key,
+            race.tape_stem
+        );
+        self.changed();
         Ok(race)
     }
 
     /// Closes the race; returns whether one was open.
     pub fn close(&self) -> bool {
         let previous = self.current.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(race) = &previous {
+            tracing::info!("race #{} closed", race.number);
+            self.changed();
+        }
         previous.is_some()
     }
 

@@ -26,9 +26,10 @@ use super::prediction::PredictionState;
 use super::sessions::{LevelProgress, Win};
 
 /// The schema this code writes and reads; any other is refused, not migrated blindly.
-/// Version 2 added `predictions`; a version 1 room is migrated by adding that table
-/// ([`MIGRATION_1_TO_2`]), nothing else changed.
-pub const ROOM_SCHEMA_VERSION: u32 = 2;
+/// Version 2 added `predictions` ([`MIGRATION_1_TO_2`]); version 3 counts each level's
+/// losses and when each participant last finished a level for the first time, for the
+/// presenter's "who needs help" ([`MIGRATION_2_TO_3`]). Older rooms are migrated step by step.
+pub const ROOM_SCHEMA_VERSION: u32 = 3;
 /// The tables a room file has, by name (sorted): how a room file is told from other files.
 const ROOM_TABLES: [&str; 6] = [
     "games",
@@ -79,6 +80,9 @@ pub struct StoredParticipant {
     pub progress: Vec<(String, LevelProgress)>,
     pub game: Option<GameLog>,
     pub prediction: PredictionState,
+    /// When they joined or last finished a level for the first time (Unix ms); `None` in a
+    /// room kept before this was.
+    pub progress_at_ms: Option<u64>,
 }
 
 /// What one acknowledged request changed, written in one transaction.
@@ -91,6 +95,8 @@ pub struct Change<'a> {
     pub won_tape: Option<(&'a str, &'a str)>,
     /// The participant's predictions, when a request changed them.
     pub prediction: Option<&'a PredictionState>,
+    /// They finished a level for the first time, at this moment (Unix ms).
+    pub progress_at_ms: Option<u64>,
 }
 
 /// The room file, one connection, used by one thread at a time.
@@ -214,17 +220,22 @@ impl RoomFile {
                 )
                 .optional()
                 .map_err(self.sqlite("reading the schema version"))?;
-            let expected = if tables == ROOM_TABLES_1 { "1" } else { "2" };
-            if found.as_deref() != Some(expected) {
+            let readable: &[&str] = if tables == ROOM_TABLES_1 { &["1"] } else { &["2", "3"] };
+            let Some(version) = found.as_deref().filter(|found| readable.contains(found)) else {
                 return Err(RoomFileError::SchemaVersion {
                     path: self.path.clone(),
                     found: found.unwrap_or_else(|| "none".into()),
                 });
-            }
-            if tables == ROOM_TABLES_1 {
+            };
+            if version == "1" {
                 transaction
                     .execute_batch(MIGRATION_1_TO_2)
                     .map_err(self.sqlite("adding the predictions table (version 1 to 2)"))?;
+            }
+            if version != "3" {
+                transaction
+                    .execute_batch(MIGRATION_2_TO_3)
+                    .map_err(self.sqlite("adding losses and progress times (version 2 to 3)"))?;
             }
         }
         transaction.commit().map_err(self.sqlite("committing the schema"))
@@ -251,13 +262,26 @@ impl RoomFile {
             .map_err(self.sqlite("writing a setting"))
     }
 
-    /// A new participant; answers their id.
-    pub fn add_participant(&self, session_sha256: &str, name: &str, claim_code: &str) -> Result<i64, RoomFileError> {
+    /// A new participant, joining at `joined_at_ms` (Unix ms); answers their id.
+    pub fn add_participant(
+        &self,
+        session_sha256: &str,
+        name: &str,
+        claim_code: &str,
+        joined_at_ms: u64,
+    ) -> Result<i64, RoomFileError> {
         let connection = self.connection();
         connection
             .execute(
-                "INSERT INTO participants (session_sha256, name, name_folded, claim_code) VALUES (?1, ?2, ?3, ?4)",
-                params![session_sha256, name, name.to_lowercase(), claim_code],
+                "INSERT INTO participants (session_sha256, name, name_folded, claim_code, progress_at_ms) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    session_sha256,
+                    name,
+                    name.to_lowercase(),
+                    claim_code,
+                    i64::try_from(joined_at_ms).unwrap_or(i64::MAX)
+                ],
             )
             .map_err(self.sqlite("adding a participant"))?;
         Ok(connection.last_insert_rowid())
@@ -304,11 +328,11 @@ impl RoomFile {
             transaction
                 .execute(
                     "INSERT INTO progress (participant, level, finished, plays, last_outcome, \
-                         best_cards, best_phases, best_outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+                         best_cards, best_phases, best_outcome, losses) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
                      ON CONFLICT (participant, level) DO UPDATE SET finished = excluded.finished, \
                          plays = excluded.plays, last_outcome = excluded.last_outcome, \
                          best_cards = excluded.best_cards, best_phases = excluded.best_phases, \
-                         best_outcome = excluded.best_outcome",
+                         best_outcome = excluded.best_outcome, losses = excluded.losses",
                     params![
                         participant,
                         level,
@@ -318,9 +342,18 @@ impl RoomFile {
                         best.map(|win| win.cards),
                         best.map(|win| win.phases),
                         best.map(|win| win.outcome.name()),
+                        progress.losses,
                     ],
                 )
                 .map_err(self.sqlite("saving progress"))?;
+        }
+        if let Some(at_ms) = change.progress_at_ms {
+            transaction
+                .execute(
+                    "UPDATE participants SET progress_at_ms = ?2 WHERE id = ?1",
+                    params![participant, i64::try_from(at_ms).unwrap_or(i64::MAX)],
+                )
+                .map_err(self.sqlite("saving when progress was made"))?;
         }
         if let Some(prediction) = change.prediction {
             let text = serde_json::to_string(prediction).expect("predictions serialize");
@@ -356,35 +389,29 @@ impl RoomFile {
             .map_err(self.sqlite("reading a won tape"))
     }
 
-    /// Every participant with their progress and open level, oldest first.
-    pub fn participants(&self) -> Result<Vec<StoredParticipant>, RoomFileError> {
-        let connection = self.connection();
-        let mut statement = connection
-            .prepare("SELECT id, session_sha256, name, claim_code FROM participants ORDER BY id")
-            .map_err(self.sqlite("reading participants"))?;
-        let mut participants: Vec<StoredParticipant> = statement
-            .query_map([], |row| {
-                Ok(StoredParticipant {
-                    id: row.get(0)?,
-                    session_sha256: row.get(1)?,
-                    name: row.get(2)?,
-                    claim_code: row.get(3)?,
-                    progress: Vec::new(),
-                    game: None,
-                    prediction: PredictionState::default(),
-                })
-            })
-            .and_then(Iterator::collect)
-            .map_err(self.sqlite("reading participants"))?;
-        let index_of =
-            |participants: &[StoredParticipant], id: i64| participants.iter().position(|stored| stored.id == id);
+    /// Each participant's progress by level, from the progress table.
+    fn read_progress(
+        &self,
+        connection: &Connection,
+        participants: &mut [StoredParticipant],
+    ) -> Result<(), RoomFileError> {
         let mut statement = connection
             .prepare(
-                "SELECT participant, level, finished, plays, last_outcome, best_cards, best_phases, best_outcome \
-                 FROM progress ORDER BY participant, level",
+                "SELECT participant, level, finished, plays, last_outcome, best_cards, best_phases, best_outcome, \
+                 losses FROM progress ORDER BY participant, level",
             )
             .map_err(self.sqlite("reading progress"))?;
-        type ProgressRow = (i64, String, bool, u32, String, Option<u32>, Option<u32>, Option<String>);
+        type ProgressRow = (
+            i64,
+            String,
+            bool,
+            u32,
+            String,
+            Option<u32>,
+            Option<u32>,
+            Option<String>,
+            u32,
+        );
         let rows: Vec<ProgressRow> = statement
             .query_map([], |row| {
                 Ok((
@@ -396,12 +423,13 @@ impl RoomFile {
                     row.get(5)?,
                     row.get(6)?,
                     row.get(7)?,
+                    row.get(8)?,
                 ))
             })
             .and_then(Iterator::collect)
             .map_err(self.sqlite("reading progress"))?;
-        for (id, level, finished, plays, last, cards, phases, outcome) in rows {
-            let Some(index) = index_of(&participants, id) else {
+        for (id, level, finished, plays, last, cards, phases, outcome, losses) in rows {
+            let Some(index) = index_of(participants, id) else {
                 continue;
             };
             let bad = |detail: String| RoomFileError::BadRow {
@@ -425,9 +453,35 @@ impl RoomFile {
                 best,
                 plays,
                 last_outcome: outcome_of(&last)?,
+                losses,
             };
             participants[index].progress.push((level, progress));
         }
+        Ok(())
+    }
+
+    /// Every participant with their progress and open level, oldest first.
+    pub fn participants(&self) -> Result<Vec<StoredParticipant>, RoomFileError> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare("SELECT id, session_sha256, name, claim_code, progress_at_ms FROM participants ORDER BY id")
+            .map_err(self.sqlite("reading participants"))?;
+        let mut participants: Vec<StoredParticipant> = statement
+            .query_map([], |row| {
+                Ok(StoredParticipant {
+                    id: row.get(0)?,
+                    session_sha256: row.get(1)?,
+                    name: row.get(2)?,
+                    claim_code: row.get(3)?,
+                    progress: Vec::new(),
+                    game: None,
+                    prediction: PredictionState::default(),
+                    progress_at_ms: row.get::<_, Option<i64>>(4)?.and_then(|at| u64::try_from(at).ok()),
+                })
+            })
+            .and_then(Iterator::collect)
+            .map_err(self.sqlite("reading participants"))?;
+        self.read_progress(&connection, &mut participants)?;
         let mut statement = connection
             .prepare("SELECT participant, log FROM games")
             .map_err(self.sqlite("reading open levels"))?;
@@ -467,6 +521,11 @@ impl RoomFile {
     }
 }
 
+/// Where the participant with row `id` is in `participants`.
+fn index_of(participants: &[StoredParticipant], id: i64) -> Option<usize> {
+    participants.iter().position(|stored| stored.id == id)
+}
+
 /// The room's tables. Names are unique whatever their case (`name_folded`).
 const SCHEMA: &str = "
 CREATE TABLE room_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -475,7 +534,8 @@ CREATE TABLE participants (
     session_sha256 TEXT UNIQUE,
     name TEXT NOT NULL,
     name_folded TEXT NOT NULL UNIQUE,
-    claim_code TEXT NOT NULL
+    claim_code TEXT NOT NULL,
+    progress_at_ms INTEGER
 );
 CREATE TABLE progress (
     participant INTEGER NOT NULL REFERENCES participants (id),
@@ -486,6 +546,7 @@ CREATE TABLE progress (
     best_cards INTEGER,
     best_phases INTEGER,
     best_outcome TEXT,
+    losses INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (participant, level)
 );
 CREATE TABLE games (participant INTEGER PRIMARY KEY REFERENCES participants (id), log TEXT NOT NULL);
@@ -504,6 +565,14 @@ CREATE TABLE predictions (participant INTEGER PRIMARY KEY REFERENCES participant
 UPDATE room_settings SET value = '2' WHERE key = 'schema_version';
 ";
 
+/// What a version 2 room gains: each level's losses (none counted before), and when each
+/// participant last made progress (unknown before: the presenter counts from the restart).
+const MIGRATION_2_TO_3: &str = "
+ALTER TABLE progress ADD COLUMN losses INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE participants ADD COLUMN progress_at_ms INTEGER;
+UPDATE room_settings SET value = '3' WHERE key = 'schema_version';
+";
+
 /// Where a room file goes unless `--room` says: beside the levels, so a workshop's folder
 /// holds its room (`levels/../twice-room.sqlite`).
 pub fn default_room_path(levels: &Path) -> PathBuf {
@@ -518,80 +587,5 @@ pub fn default_room_path(levels: &Path) -> PathBuf {
 pub const DEFAULT_ROOM_FILE: &str = "twice-room.sqlite";
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_file_that_is_not_a_room_is_refused_and_left_as_it_was() {
-        let directory = tempfile::tempdir().unwrap();
-        let text = directory.path().join("notes.txt");
-        std::fs::write(
-            &text,
-            "not a database, just words, long enough to be read as a header......",
-        )
-        .unwrap();
-        let error = RoomFile::open(&text).unwrap_err();
-        assert!(matches!(error, RoomFileError::NotARoom { .. }), "{error}");
-        assert!(error.to_string().contains("notes.txt"), "{error}");
-        let other = directory.path().join("other.sqlite");
-        Connection::open(&other)
-            .unwrap()
-            .execute_batch("CREATE TABLE a (x);")
-            .unwrap();
-        let before = std::fs::read(&other).unwrap();
-        let error = RoomFile::open(&other).unwrap_err();
-        assert!(error.to_string().contains("tables are a"), "{error}");
-        assert_eq!(std::fs::read(&other).unwrap(), before);
-    }
-
-    #[test]
-    fn a_version_1_room_gains_the_predictions_table_and_keeps_everything_else() {
-        let directory = tempfile::tempdir().unwrap();
-        let path = directory.path().join("room.sqlite");
-        {
-            let old = Connection::open(&path).unwrap();
-            old.execute_batch(&SCHEMA.replace(
-                "CREATE TABLE predictions (participant INTEGER PRIMARY KEY REFERENCES participants (id), state TEXT NOT NULL);\n",
-                "",
-            ))
-            .unwrap();
-            old.execute_batch(
-                "INSERT INTO room_settings (key, value) VALUES ('schema_version', '1');
-                 INSERT INTO participants (session_sha256, name, name_folded, claim_code) VALUES ('aa', 'Ada', 'ada', 'ABCDEF');",
-            )
-            .unwrap();
-        }
-        let room = RoomFile::open(&path).unwrap();
-        assert_eq!(room.setting("schema_version").unwrap().as_deref(), Some("2"));
-        let participants = room.participants().unwrap();
-        assert_eq!(participants.len(), 1);
-        assert_eq!(participants[0].prediction, PredictionState::default());
-        let mut kept = PredictionState::default();
-        kept.tally.predictions = 3;
-        room.save(
-            participants[0].id,
-            &Change {
-                prediction: Some(&kept),
-                ..Change::default()
-            },
-        )
-        .unwrap();
-        drop(room);
-        let room = RoomFile::open(&path).unwrap();
-        assert_eq!(room.participants().unwrap()[0].prediction, kept);
-    }
-
-    #[test]
-    fn a_second_server_on_the_same_room_is_told_it_is_in_use() {
-        let directory = tempfile::tempdir().unwrap();
-        let path = directory.path().join("room.sqlite");
-        let first = RoomFile::open(&path).unwrap();
-        first.set_setting("unlock_all", "true").unwrap();
-        let error = RoomFile::open(&path).unwrap_err();
-        assert!(matches!(error, RoomFileError::Locked { .. }), "{error}");
-        assert!(error.to_string().contains("room.sqlite"), "{error}");
-        drop(first);
-        let again = RoomFile::open(&path).unwrap();
-        assert_eq!(again.setting("unlock_all").unwrap().as_deref(), Some("true"));
-    }
-}
+#[path = "room_file_tests.rs"]
+mod tests;

@@ -60,6 +60,39 @@ impl Session {
     fn is_live(&self) -> bool {
         self.live.load(Ordering::SeqCst)
     }
+
+    /// The presenter's stage: not a participant of the room (no place in the overview or on
+    /// the scoreboard, every level open).
+    pub fn is_stage(&self) -> bool {
+        self.name == STAGE_NAME
+    }
+}
+
+/// The name of the participant the presenter's stage plays as. Its parentheses are not
+/// allowed in a participant's name ([`check_name`]), so nobody can join as the stage.
+pub const STAGE_NAME: &str = "the stage (presenter)";
+
+/// Where a participant is, for the presenter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Holding one of the room's places: a browser asked for something recently.
+    Here,
+    /// Their browser still names them, but they gave their place up (quiet for the idle
+    /// timeout, or the server restarted): their next request takes one again.
+    Away,
+    /// They left the room (or took their name to another browser that left): only their code
+    /// brings them back.
+    Left,
+}
+
+impl Place {
+    pub fn name(self) -> &'static str {
+        match self {
+            Place::Here => "here",
+            Place::Away => "away",
+            Place::Left => "left",
+        }
+    }
 }
 
 /// Everyone the room knows, and which browser (by a hash of its session id) is whose.
@@ -132,6 +165,7 @@ impl Sessions {
                     game: None,
                     log: participant.game,
                     prediction: participant.prediction,
+                    progress_at_ms: participant.progress_at_ms,
                 }),
             });
             if let Some(hash) = participant.session_sha256 {
@@ -209,7 +243,9 @@ impl Sessions {
         if let Some(existing) = people.named(&name) {
             let Some(code) = code.filter(|_| owned.is_none()) else {
                 if owned.is_some() {
-                    return self.attach(&mut people, &existing, id, hash, now);
+                    let joined = self.attach(&mut people, &existing, id, hash, now)?;
+                    tracing::info!("{name} joined again from the same browser");
+                    return Ok(joined);
                 }
                 return Err(WebError::conflict(
                     "name_taken",
@@ -220,8 +256,13 @@ impl Sessions {
                     ),
                 ));
             };
-            self.check_code(&existing, code, now)?;
-            return self.attach(&mut people, &existing, id, hash, now);
+            if let Err(error) = self.check_code(&existing, code, now) {
+                tracing::info!("{name}: a wrong code was typed to take the name back ({})", error.code);
+                return Err(error);
+            }
+            let joined = self.attach(&mut people, &existing, id, hash, now)?;
+            tracing::info!("{name} took their name back with their code, on another browser");
+            return Ok(joined);
         }
         if people.live() >= self.max {
             return Err(self.room_full());
@@ -236,27 +277,48 @@ impl Sessions {
                 ),
             ));
         }
+        let session = self.add(&hash, &name, now, Some(super::now_unix_ms()))?;
+        people.everyone.push(Arc::clone(&session));
+        people.by_session.insert(hash, Arc::clone(&session));
+        tracing::info!(
+            "{} joined the room ({} of {} places taken)",
+            session.name,
+            people.live(),
+            self.max
+        );
+        Ok((id, session))
+    }
+
+    /// A new participant in the room file, holding a place from `now`; `progress_at_ms`: when
+    /// they count as having last made progress (they joined; `None` for the stage).
+    fn add(&self, hash: &str, name: &str, now: Instant, progress_at_ms: Option<u64>) -> Result<Arc<Session>, WebError> {
         let claim_code = generate_claim_code()?;
-        let participant_id = self.store.add_participant(&hash, &name, &claim_code).map_err(stored)?;
-        let session = Arc::new(Session {
-            name: name.clone(),
+        let participant_id = self
+            .store
+            .add_participant(
+                hash,
+                name,
+                &claim_code,
+                progress_at_ms.unwrap_or_else(super::now_unix_ms),
+            )
+            .map_err(stored)?;
+        Ok(Arc::new(Session {
+            name: name.to_owned(),
             participant_id,
             claim_code: claim_code.clone(),
             last_seen: Mutex::new(now),
             live: AtomicBool::new(true),
             participant: Mutex::new(Participant {
                 id: participant_id,
-                name,
+                name: name.to_owned(),
                 claim_code,
                 progress: BTreeMap::new(),
                 game: None,
                 log: None,
                 prediction: super::prediction::PredictionState::default(),
+                progress_at_ms,
             }),
-        });
-        people.everyone.push(Arc::clone(&session));
-        people.by_session.insert(hash, Arc::clone(&session));
-        Ok((id, session))
+        }))
     }
 
     /// `session` is browser `id`'s now (any other browser of theirs loses it).
@@ -387,22 +449,59 @@ impl Sessions {
         quiet.len()
     }
 
-    /// Every participant holding a place, by name, for the presenter.
-    pub fn all(&self) -> Vec<Arc<Session>> {
-        let mut sessions: Vec<Arc<Session>> = self
-            .people()
+    /// Everyone the room keeps, by name, with where they are — kept participants show at
+    /// once after a restart, before their browsers ask for anything. The stage is no one.
+    pub fn everyone(&self) -> Vec<(Arc<Session>, Place)> {
+        let people = self.people();
+        let mut everyone: Vec<(Arc<Session>, Place)> = people
             .everyone
             .iter()
-            .filter(|session| session.is_live())
-            .cloned()
+            .filter(|session| !session.is_stage())
+            .map(|session| {
+                let place = if session.is_live() {
+                    Place::Here
+                } else if people.by_session.values().any(|held| Arc::ptr_eq(held, session)) {
+                    Place::Away
+                } else {
+                    Place::Left
+                };
+                (Arc::clone(session), place)
+            })
             .collect();
-        sessions.sort_by_key(|session| session.name.to_lowercase());
-        sessions
+        drop(people);
+        everyone.sort_by_key(|(session, _)| session.name.to_lowercase());
+        everyone
     }
 
-    /// Everyone the room knows (holding a place or not), for the scoreboard.
-    pub fn everyone(&self) -> Vec<Arc<Session>> {
-        self.people().everyone.clone()
+    /// How many participants the room keeps (the stage is none).
+    pub fn kept_count(&self) -> usize {
+        self.people()
+            .everyone
+            .iter()
+            .filter(|session| !session.is_stage())
+            .count()
+    }
+
+    /// The presenter's stage, for browser `replacing` (whose own session, if any, ends): the
+    /// stage's participant, made the first time. It takes a place like anyone else.
+    pub fn stage(&self, replacing: Option<SessionId>) -> Result<(SessionId, Arc<Session>), WebError> {
+        let id = SessionId::generate()?;
+        let hash = id.sha256();
+        let now = Instant::now();
+        let mut people = self.people();
+        if let Some(old) = replacing.and_then(|old| people.by_session.get(&old.sha256()).cloned())
+            && !old.is_stage()
+        {
+            people.detach(&old);
+            self.store.set_session(old.participant_id, None).map_err(stored)?;
+        }
+        if let Some(existing) = people.everyone.iter().find(|session| session.is_stage()).cloned() {
+            return self.attach(&mut people, &existing, id, hash, now);
+        }
+        let session = self.add(&hash, STAGE_NAME, now, None)?;
+        people.everyone.push(Arc::clone(&session));
+        people.by_session.insert(hash, Arc::clone(&session));
+        Ok((id, session))
     }
 
     /// How long each session has been idle, for the presenter.

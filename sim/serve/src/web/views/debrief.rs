@@ -6,9 +6,25 @@ use super::super::game::{Conclusion, Game, Mode};
 use super::super::levels::Catalogue;
 use super::{CreditView, KeyLooks, StopView, VerdictView, outcome_look};
 use twice_world::checker::Verdict;
+use twice_world::level::Level;
 use twice_world::simulator::dollars;
 
-pub(super) fn verdict_view(verdict: &Verdict, looks: &KeyLooks) -> VerdictView {
+/// A credit in words for people: the call's memo, then where it sits in Penny's script, counted
+/// from one as her panel counts ("Refund for order #1001 — r1, item 2 of 3").
+fn credit_label(level: &Level, run: &str, item: u32) -> String {
+    let script = level.runs.iter().find(|script| script.id.as_str() == run);
+    let call = script.and_then(|script| script.calls.get(usize::try_from(item).ok()?));
+    let place = match script {
+        Some(script) => format!("{run}, item {} of {}", item + 1, script.calls.len()),
+        None => format!("{run}, item {}", item + 1),
+    };
+    match call {
+        Some(call) if !call.memo.trim().is_empty() => format!("{} — {place}", call.memo),
+        _ => place,
+    }
+}
+
+pub(super) fn verdict_view(verdict: &Verdict, level: &Level, looks: &KeyLooks) -> VerdictView {
     VerdictView {
         outcome: outcome_look(verdict.outcome),
         outcome_name: verdict.outcome.name(),
@@ -18,6 +34,13 @@ pub(super) fn verdict_view(verdict: &Verdict, looks: &KeyLooks) -> VerdictView {
             .credits
             .iter()
             .map(|credit| CreditView {
+                label: credit_label(level, &credit.run, credit.item),
+                owner: level
+                    .world
+                    .accounts
+                    .iter()
+                    .find(|account| account.id == credit.account)
+                    .map_or_else(|| credit.account.clone(), |account| account.owner.clone()),
                 run: credit.run.clone(),
                 item: credit.item,
                 account: credit.account.clone(),
@@ -122,7 +145,7 @@ fn decided_view(told: &twice_world::debrief::Debrief) -> DecidedView {
 pub(super) fn end_view(game: &Game, conclusion: &Conclusion, catalogue: &Catalogue, looks: &KeyLooks) -> EndView {
     let level = game.level();
     EndView {
-        verdict: verdict_view(&conclusion.verdict, looks),
+        verdict: verdict_view(&conclusion.verdict, level, looks),
         finished: conclusion.finished,
         counted: game.mode == Mode::Campaign,
         cards: conclusion.cards,

@@ -15,12 +15,16 @@ use twice_world::simulator::{Phase, Simulation};
 pub struct LevelHeadView {
     pub id: String,
     pub stem: String,
+    /// `03`: the number the path, the plan and the presenter use.
+    pub number: String,
     pub file_name: String,
     pub title: String,
     pub chapter: u32,
     pub chapter_title: String,
     pub briefing: String,
     pub goal: Look,
+    /// What finishes the level, in words (a level finished by defending says so).
+    pub goal_words: super::GoalView,
     pub unbeatable: bool,
     pub max_phases: u32,
     /// An unbeatable level's defender's challenge: switch on at most `budget` guards.
@@ -168,6 +172,27 @@ pub struct CheckpointView {
     pub updated_at_ms: u64,
 }
 
+/// A panel that arrives in this level's chapter, introduced once where it arrives.
+#[derive(Clone, Debug, Serialize)]
+pub struct PanelIntroView {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub introduction: &'static str,
+}
+
+/// Which of the panels that arrive chapter by chapter this level shows (twice-world's rule,
+/// the window's too): the campaign introduces them; the sandbox and a replay show them all.
+#[derive(Clone, Debug, Serialize)]
+pub struct PanelsView {
+    pub rulebook: bool,
+    pub ledger: bool,
+    pub checkpoints: bool,
+    pub console: bool,
+    /// Shown here for the first time: arriving in this chapter, and not met on a level this
+    /// participant played before.
+    pub arriving: Vec<PanelIntroView>,
+}
+
 /// The operator console: what the crew may do as an operator in this level.
 #[derive(Clone, Debug, Serialize)]
 pub struct ConsoleView {
@@ -310,7 +335,12 @@ pub struct MoveView {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct CreditView {
+    /// The credit in words: its memo and its place in Penny's script, counted from one.
+    pub label: String,
+    /// The account's owner ("Ada").
+    pub owner: String,
     pub run: String,
+    /// The call's index in the run's script, from zero (`label` counts from one).
     pub item: u32,
     pub account: String,
     pub owed: String,

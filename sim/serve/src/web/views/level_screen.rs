@@ -8,7 +8,7 @@ use super::super::game::{Game, Mode};
 use super::super::levels::Catalogue;
 use super::debrief::end_view;
 use super::level_parts::declaration_view;
-use super::lobby::guard_views;
+use super::lobby::{goal_view, guard_views, listed_guards};
 use super::*;
 use crate::api::views::StoredJson;
 use twice_world::billing::{Answer, EntryKind};
@@ -16,6 +16,7 @@ use twice_world::billing_tools::CreditArguments;
 use twice_world::ledger::{Checkpoint, ExecutionRecord, HistoryEntry};
 use twice_world::level::{CardKind, default_operator};
 use twice_world::runtime::run::RunStatus;
+use twice_world::screen::{Panel, Panels};
 use twice_world::simulator::{Actor, Direction, Simulation, TimelineEntry, WorkerView, dollars};
 
 /// The whole level screen.
@@ -32,6 +33,10 @@ pub struct GameView {
     /// The phase limit is reached: no more moves.
     pub out_of_phases: bool,
     pub guards: Vec<GuardView>,
+    /// The guards the screen names: off here, the lesson's, the rest on demand.
+    pub guards_listed: ListedGuardsView,
+    /// The panels this level shows.
+    pub panels: PanelsView,
     pub penny: PennyView,
     pub workers: Vec<WorkerLookView>,
     pub wire: Vec<MessageView>,
@@ -55,11 +60,13 @@ pub struct GameView {
     pub prediction: super::super::prediction::PredictionView,
 }
 
-fn level_head(game: &Game) -> LevelHeadView {
+fn level_head(game: &Game, number: &str) -> LevelHeadView {
     let level = game.level();
     LevelHeadView {
         id: level.id.clone(),
         stem: game.stem.clone(),
+        number: number.to_owned(),
+        goal_words: goal_view(level),
         file_name: game.file_name.clone(),
         title: level.title.clone(),
         chapter: level.chapter,
@@ -293,6 +300,76 @@ fn penny_view(simulation: &Simulation, workers: &[WorkerView], looks: &KeyLooks)
     PennyView { speech, runs }
 }
 
+/// Leaves out of `view.panels.arriving` the panels this participant met on another level they
+/// played (its progress holds it): a panel is introduced once, as the window notes it once.
+pub fn forget_met_panels(
+    view: &mut GameView,
+    progress: &std::collections::BTreeMap<String, super::super::sessions::LevelProgress>,
+    catalogue: &Catalogue,
+) {
+    let met = |id: &str| {
+        progress
+            .keys()
+            .filter(|level| **level != view.level.id)
+            .filter_map(|level| catalogue.by_id(level))
+            .any(|entry| {
+                Panel::ALL
+                    .into_iter()
+                    .any(|panel| panel.id() == id && Panels::for_level(&entry.level).shows(panel))
+            })
+    };
+    let arriving = std::mem::take(&mut view.panels.arriving);
+    view.panels.arriving = arriving.into_iter().filter(|panel| !met(panel.id)).collect();
+}
+
+fn panels_view(game: &Game) -> PanelsView {
+    let level = game.level();
+    let (panels, arriving) = if game.mode == Mode::Campaign {
+        (Panels::for_level(level), Panels::arriving(level))
+    } else {
+        (Panels::all(), Vec::new())
+    };
+    PanelsView {
+        rulebook: panels.shows(Panel::Rulebook),
+        ledger: panels.shows(Panel::Ledger),
+        checkpoints: panels.shows(Panel::Checkpoints),
+        console: panels.shows(Panel::Console),
+        arriving: arriving
+            .into_iter()
+            .map(|panel| PanelIntroView {
+                id: panel.id(),
+                title: panel.title(),
+                introduction: panel.introduction(),
+            })
+            .collect(),
+    }
+}
+
+/// The messages on the wire, each with its key's look and what it carries.
+fn wire_view(simulation: &Simulation, looks: &KeyLooks) -> Vec<MessageView> {
+    simulation
+        .messages()
+        .map(|message| MessageView {
+            id: message.id,
+            direction: match message.direction {
+                Direction::Request => "request",
+                Direction::Response => "response",
+            },
+            worker: message.worker,
+            key: looks.look(&message.key),
+            downstream_key: message.downstream_key.clone(),
+            attempt: message.attempt,
+            account: CreditArguments::of_call(&message.call).account,
+            amount_cents: CreditArguments::of_call(&message.call).amount_cents,
+            answer: message.answer.as_ref().map(answer_text),
+            sent_at_ms: message.sent_at_ms,
+            arrives_at_ms: message.arrives_at_ms,
+            lost: message.lost,
+            slowed: message.slowed,
+        })
+        .collect()
+}
+
 /// What a card will do now, in the player's words (as the game's hand says it).
 fn card_effect(card: CardKind, simulation: &Simulation) -> String {
     twice_world::hand::effect(card, simulation)
@@ -360,8 +437,14 @@ pub fn game_view(
     let end = game
         .conclusion()
         .map(|conclusion| end_view(game, conclusion, catalogue, &looks));
+    let number = catalogue
+        .levels()
+        .get(game.level_index)
+        .map_or("", |entry| entry.number());
     Ok(GameView {
-        level: level_head(game),
+        level: level_head(game, number),
+        guards_listed: listed_guards(game.level(), simulation.guards()),
+        panels: panels_view(game),
         mode: game.mode.name(),
         seed: game.seed,
         phase: simulation.phase(),
@@ -384,27 +467,7 @@ pub fn game_view(
                 loaded_version: worker.loaded_version,
             })
             .collect(),
-        wire: simulation
-            .messages()
-            .map(|message| MessageView {
-                id: message.id,
-                direction: match message.direction {
-                    Direction::Request => "request",
-                    Direction::Response => "response",
-                },
-                worker: message.worker,
-                key: looks.look(&message.key),
-                downstream_key: message.downstream_key.clone(),
-                attempt: message.attempt,
-                account: CreditArguments::of_call(&message.call).account,
-                amount_cents: CreditArguments::of_call(&message.call).amount_cents,
-                answer: message.answer.as_ref().map(answer_text),
-                sent_at_ms: message.sent_at_ms,
-                arrives_at_ms: message.arrives_at_ms,
-                lost: message.lost,
-                slowed: message.slowed,
-            })
-            .collect(),
+        wire: wire_view(simulation, &looks),
         billing: billing_view(simulation, &looks),
         ledger: records.iter().map(|record| record_row(record, &looks)).collect(),
         history: history[history_skipped..].iter().map(history_row).collect(),

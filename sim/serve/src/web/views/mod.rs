@@ -8,8 +8,8 @@
 //!
 //! One file per screen: [`lobby`] (who the browser is, the level select), [`level_parts`]
 //! (the pieces of the level screen), [`level_screen`] (the level screen built from a game),
-//! [`debrief`] (the verdict and the end of a level), [`room`] (the race and the presenter's
-//! page). This file holds the looks every screen shares.
+//! [`debrief`] (the verdict and the end of a level), [`room`] (the race), [`overview`] (the
+//! presenter's room at a glance). This file holds the looks every screen shares.
 //!
 //! Integers in these types are fixed-width; amounts are cents (`_cents`), times virtual
 //! milliseconds (`_ms`).
@@ -18,12 +18,14 @@ mod debrief;
 mod level_parts;
 mod level_screen;
 mod lobby;
+mod overview;
 mod room;
 
 pub use debrief::*;
 pub use level_parts::*;
 pub use level_screen::*;
 pub use lobby::*;
+pub use overview::*;
 pub use room::*;
 
 use serde::Serialize;

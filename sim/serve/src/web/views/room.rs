@@ -1,16 +1,11 @@
 //! The room's shared screens: the operator race and the presenter's page.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
-use super::super::game::Mode;
 use super::super::levels::Catalogue;
 use super::super::race::{Race, RaceState};
-use super::super::sessions::{LevelProgress, Participant, Win};
 use super::debrief::verdict_view;
 use super::level_screen::billing_view;
-use super::lobby::win_view;
 use super::*;
 use twice_world::billing_tools::CreditArguments;
 use twice_world::ledger::{HistoryEntry, HistoryEvent};
@@ -51,10 +46,28 @@ pub struct TryView {
     pub won: bool,
 }
 
+/// What the winning decision did to the money, as the world's debrief tells it: never the
+/// checker's raw lines, and never a guard drawn as holding where a customer was paid twice or
+/// left owed (the debrief's own rule).
+#[derive(Clone, Debug, Serialize)]
+pub struct RaceAfterView {
+    pub outcome: Look,
+    pub tone: twice_world::debrief::Tone,
+    /// What happened to the money, and why (the debrief's diagnosis; its headline speaks of
+    /// the crew's heist, and nobody in the race is the crew).
+    pub diagnosis: Vec<String>,
+    pub credits: Vec<CreditView>,
+}
+
 /// The room's race, for a participant (`tries` left empty) or the presenter.
 #[derive(Clone, Debug, Serialize)]
 pub struct RaceView {
     pub open: bool,
+    /// Grows with every change (opened, tried, decided, closed): `GET /api/race?seen=N`
+    /// answers once it is not `N`.
+    pub version: u64,
+    /// Whether this page may still resolve it: open, undecided, and not the presenter's stage.
+    pub can_resolve: bool,
     pub number: u32,
     pub tape: String,
     pub title: String,
@@ -73,12 +86,14 @@ pub struct RaceView {
     pub tries_total: u32,
     pub tries: Vec<TryView>,
     /// What the run did with the winning decision, once it ran on.
-    pub after: Option<VerdictView>,
+    pub after: Option<RaceAfterView>,
 }
 
 pub fn no_race_view() -> RaceView {
     RaceView {
         open: false,
+        version: 0,
+        can_resolve: false,
         number: 0,
         tape: String::new(),
         title: String::new(),
@@ -116,6 +131,8 @@ pub fn race_view(race: &Race, simulation: &Simulation, catalogue: &Catalogue, wi
     let state: std::sync::MutexGuard<'_, RaceState> = race.state();
     RaceView {
         open: true,
+        version: 0,
+        can_resolve: state.winner.is_none(),
         number: race.number,
         tape: tape.stem.clone(),
         title: tape.tape.title.clone(),
@@ -153,7 +170,15 @@ pub fn race_view(race: &Race, simulation: &Simulation, catalogue: &Catalogue, wi
         } else {
             Vec::new()
         },
-        after: state.after.as_ref().map(|verdict| verdict_view(verdict, &looks)),
+        after: state.after.as_ref().map(|(verdict, debrief)| {
+            let verdict = verdict_view(verdict, level, &looks);
+            RaceAfterView {
+                outcome: verdict.outcome,
+                tone: debrief.tone,
+                diagnosis: twice_world::debrief::diagnosis_for_operators(level, debrief),
+                credits: verdict.credits,
+            }
+        }),
     }
 }
 
@@ -181,144 +206,4 @@ pub fn race_candidates(catalogue: &Catalogue) -> Vec<RaceCandidateView> {
             }
         })
         .collect()
-}
-
-// ----- the presenter's room -----
-
-#[derive(Clone, Debug, Serialize)]
-pub struct WinLineView {
-    pub level: String,
-    pub level_title: String,
-    pub win: WinView,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct ParticipantView {
-    pub name: String,
-    /// The level open now, by title, and its phase.
-    pub level: Option<String>,
-    pub mode: Option<&'static str>,
-    pub phase: Option<u32>,
-    pub finished: u32,
-    pub wins: Vec<WinLineView>,
-    pub idle_seconds: u64,
-}
-
-pub fn participant_view(participant: &Participant, catalogue: &Catalogue, idle_seconds: u64) -> ParticipantView {
-    ParticipantView {
-        name: participant.name.clone(),
-        // A level not in memory (its participant was quiet, or the server restarted) is
-        // named from its log; its phase is known again once it is rebuilt.
-        level: participant
-            .open_level()
-            .and_then(|stem| catalogue.find(stem))
-            .map(|(_, entry)| entry.level.title.clone()),
-        mode: participant.log.as_ref().map(|log| {
-            if log.guards.is_some() {
-                Mode::Sandbox.name()
-            } else {
-                Mode::Campaign.name()
-            }
-        }),
-        phase: participant.game.as_ref().map(|game| game.simulation().phase()),
-        finished: u32::try_from(
-            participant
-                .progress
-                .values()
-                .filter(|progress| progress.finished)
-                .count(),
-        )
-        .unwrap_or(u32::MAX),
-        wins: catalogue
-            .levels()
-            .iter()
-            .filter_map(|entry| {
-                let best = participant.progress.get(&entry.level.id)?.best?;
-                Some(WinLineView {
-                    level: entry.stem.clone(),
-                    level_title: entry.level.title.clone(),
-                    win: win_view(&best),
-                })
-            })
-            .collect(),
-        idle_seconds,
-    }
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct ScoreView {
-    pub rank: u32,
-    pub name: String,
-    pub cards: u32,
-    pub phases: u32,
-    pub outcome: Look,
-    /// How far over par (cards, then phases), once the level has one.
-    pub over_par: Option<ParView>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct BoardView {
-    pub level: String,
-    pub level_title: String,
-    pub par: Option<ParView>,
-    pub scores: Vec<ScoreView>,
-}
-
-/// One board per level anyone finished: fewest cards, then fewest phases, then name.
-pub fn scoreboard(catalogue: &Catalogue, wins: &[(String, BTreeMap<String, LevelProgress>)]) -> Vec<BoardView> {
-    catalogue
-        .levels()
-        .iter()
-        .filter_map(|entry| {
-            let par = par_of(&entry.level);
-            let mut scores: Vec<(String, Win)> = wins
-                .iter()
-                .filter_map(|(name, progress)| Some((name.clone(), progress.get(&entry.level.id)?.best?)))
-                .collect();
-            if scores.is_empty() {
-                return None;
-            }
-            scores.sort_by(|left, right| {
-                (left.1.cards, left.1.phases, left.0.to_lowercase()).cmp(&(
-                    right.1.cards,
-                    right.1.phases,
-                    right.0.to_lowercase(),
-                ))
-            });
-            Some(BoardView {
-                level: entry.stem.clone(),
-                level_title: entry.level.title.clone(),
-                par,
-                scores: scores
-                    .into_iter()
-                    .enumerate()
-                    .map(|(index, (name, win))| ScoreView {
-                        rank: u32::try_from(index + 1).unwrap_or(u32::MAX),
-                        name,
-                        cards: win.cards,
-                        phases: win.phases,
-                        outcome: outcome_look(win.outcome),
-                        over_par: par.map(|par| ParView {
-                            cards: win.cards.saturating_sub(par.cards),
-                            phases: win.phases.saturating_sub(par.phases),
-                        }),
-                    })
-                    .collect(),
-            })
-        })
-        .collect()
-}
-
-/// The presenter's page.
-#[derive(Clone, Debug, Serialize)]
-pub struct RoomView {
-    pub sessions: Vec<ParticipantView>,
-    pub sessions_max: u32,
-    pub idle_minutes: u64,
-    pub unlock_all: bool,
-    /// The room's path (level stems), open to everyone whatever the lock chain.
-    pub path: Vec<String>,
-    pub scoreboard: Vec<BoardView>,
-    pub race: RaceView,
-    pub race_candidates: Vec<RaceCandidateView>,
 }

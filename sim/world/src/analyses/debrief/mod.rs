@@ -231,6 +231,19 @@ pub fn of(simulation: &Simulation, verdict: &Verdict) -> Debrief {
     with_counterfactual(simulation, verdict, counterfactual)
 }
 
+/// The diagnosis told to someone who is not the crew — the room's race, where everyone is an
+/// operator: what happened to the money and why, without the line that tells a player how to
+/// finish the level.
+pub fn diagnosis_for_operators(level: &Level, debrief: &Debrief) -> Vec<String> {
+    let finish = sentences::defend_to_finish(level, debrief.standing);
+    debrief
+        .diagnosis
+        .iter()
+        .filter(|sentence| Some(*sentence) != finish.as_ref())
+        .cloned()
+        .collect()
+}
+
 /// The debrief, given the counterfactual already made (or none).
 pub fn with_counterfactual(
     simulation: &Simulation,

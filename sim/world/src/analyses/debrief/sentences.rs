@@ -65,7 +65,7 @@ pub(super) fn diagnosis(
 
 /// How an unbeatable level is finished, told after a play that held: by a defence, not by
 /// spending cards (a hand that cannot win is no choice that can fail).
-fn defend_to_finish(level: &Level, standing: Standing) -> Option<String> {
+pub(super) fn defend_to_finish(level: &Level, standing: Standing) -> Option<String> {
     if !matches!(
         standing,
         Standing::HeldAgainstTheWholeHand | Standing::HeldWithCardsLeft { .. }

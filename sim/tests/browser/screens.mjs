@@ -1,0 +1,189 @@
+// The participant's screens in a real Chromium, at the widths a workshop brings: level 01
+// says what chapter 1 teaches in the player's words, a phone gets a header that leaves it
+// the screen and Step beside the hand, nothing overflows at 390, 768 or 1280, leaving the
+// room asks first and keeps the code, coming back lands on the open level (and Play there
+// carries on), 02 says it is finished by defending, and the room's race reaches every page
+// at once, folds when decided and tells what it did in the world's words.
+// Starts its own server (`.ci/browser-test` gives the binary):
+//
+//   TWICE_SIM=path/to/twice-sim  [TWICE_SCREENSHOTS=folder]  [CHROMIUM=…]  node screens.mjs
+import { chromium } from 'playwright-core';
+import { startServer, stopServer, browserArgs, problems, check, shot, finish } from './harness.mjs';
+
+const binary = process.env.TWICE_SIM;
+if (!binary) {
+  console.error('set TWICE_SIM (the twice-sim binary)');
+  process.exit(2);
+}
+const STEP_TIMEOUT_MS = 15_000;
+/** The widths a workshop brings: a phone, a tablet standing up, a laptop. */
+const VIEWPORTS = [[390, 844], [768, 1024], [1280, 720]];
+
+async function newPage(browser, label, width, height) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  context.setDefaultTimeout(STEP_TIMEOUT_MS);
+  const page = await context.newPage();
+  page.on('pageerror', (error) => problems.push(`${label}: script error: ${error.message}`));
+  return page;
+}
+
+async function join(page, url, name) {
+  await page.goto(url);
+  await page.fill('#name', name);
+  await page.click('#join');
+  await page.waitForSelector('[data-level="01-naive-retry"]');
+}
+
+const phaseOf = async (page) => Number((await page.textContent('#phase')).match(/phase (\d+)/)[1]);
+
+async function stepTo(page, phase) {
+  while ((await phaseOf(page)) < phase) {
+    const before = await phaseOf(page);
+    await page.click('#step');
+    await page.waitForFunction((at) => document.querySelector('#phase').textContent.includes(`phase ${at + 1} `), before);
+  }
+}
+
+/** The page is laid out for its width: nothing wider than the screen. */
+async function overflow(page) {
+  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+}
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: browserArgs });
+let server;
+try {
+  server = await startServer(binary, ['--room', ':memory:']);
+  const url = server.participants;
+  const secret = server.presenter.split('#secret=')[1];
+  const asPresenter = (method, path, body) => fetch(new URL(path, url), {
+    method, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  }).then((response) => response.json());
+
+  // ----- level 01, at every width -----
+  for (const [width, height] of VIEWPORTS) {
+    const page = await newPage(browser, `Ada ${width}`, width, height);
+    await join(page, url, `Ada ${width}`);
+    const listed = await page.textContent('[data-level="01-naive-retry"]');
+    check(listed.includes('01') && listed.includes('The Second Knock'), `${width}: the level list numbers its levels as the path does: "${listed.trim()}"`);
+    await page.click('#open-level');
+    await page.waitForSelector('#timeline');
+    const chips = await page.$$eval('#guards-line > p .chip', (elements) => elements.map((element) => element.textContent.trim()));
+    check(chips.length === 4 && chips.every((chip) => !chip.includes('_')) && chips.some((chip) => chip.includes('the write retry rule')),
+      `${width}: level 01 names its four guards off in words, not fifteen in snake_case: ${chips.join(', ')}`);
+    check(!(await page.isVisible('.more-guards p')), `${width}: the eleven other guards are counted, shown on demand`);
+    check(await page.$('.console') === null && await page.$('#ledger') === null,
+      `${width}: no operator console and no ledger in chapter 1 (they arrive in chapters 3 and 4)`);
+    check((await page.textContent('#goal')).includes('make Penny pay twice'), `${width}: the header says the goal in words`);
+    await stepTo(page, 12);
+    await page.click('[data-card="LoseResponse"]');
+    await page.waitForSelector('.message.response .flags');
+    const tooWide = await overflow(page);
+    check(tooWide <= 0, `${width}×${height}: the level screen fits the width (${tooWide} px over)`);
+    if (width === 390) {
+      const header = await page.$eval('.topbar', (element) => element.getBoundingClientRect().height);
+      check(header < height / 8, `390×844: the header takes ${Math.round(header)} px, not half the screen`);
+      await page.evaluate(() => window.scrollTo(0, 0));
+      const leave = await page.$eval('#nav-leave', (element) => {
+        const box = element.getBoundingClientRect();
+        return { left: box.left, right: box.right, top: box.top, bottom: box.bottom, clipped: element.scrollWidth > element.clientWidth };
+      });
+      check(leave.left >= 0 && leave.right <= width && !leave.clipped, `390×844: "Leave the room" is whole on screen (${Math.round(leave.left)}–${Math.round(leave.right)} px)`);
+      const gap = await page.evaluate(() => {
+        const step = document.querySelector('#step').getBoundingClientRect();
+        const card = document.querySelector('.hand .card').getBoundingClientRect();
+        return card.top - step.bottom;
+      });
+      check(gap >= 0 && gap < 200, `390×844: the hand follows Step ${Math.round(gap)} px below it, not a long scroll away`);
+      await shot(page, 'web-level-phone');
+    }
+    if (width === 1280) {
+      await shot(page, 'web-level-wide');
+      await page.click('#run');
+      await page.waitForSelector('#over');
+      await page.click('#debrief');
+      await page.waitForSelector('#verdict');
+      const credit = await page.textContent('table.credits tbody td');
+      check(credit.includes('item 2 of 3') && !/item 0\b/.test(await page.textContent('#verdict')),
+        `the credit counts from one, as Penny's panel does: "${credit}"`);
+    }
+    await page.context().close();
+  }
+
+  // ----- leaving asks first and keeps the code; coming back carries on -----
+  const ada = await newPage(browser, 'Ada', 1280, 720);
+  await join(ada, url, 'Ada');
+  await ada.click('#open-level');
+  await ada.waitForSelector('#timeline');
+  await stepTo(ada, 10);
+  await ada.goto(url);
+  await ada.waitForSelector('#timeline');
+  check((await phaseOf(ada)) === 10, 'opening the room\'s address again lands on the open level, at phase 10');
+  await ada.click('[data-fid="nav-levels"]');
+  await ada.waitForSelector('[data-level="01-naive-retry"].chosen');
+  check(true, 'the level list selects the open level');
+  const carryOn = await ada.textContent('#open-level');
+  check(carryOn.includes('Carry on') && carryOn.includes('phase 10'), `its button carries on: "${carryOn}"`);
+  await ada.click('#open-level');
+  await ada.waitForSelector('#timeline');
+  check((await phaseOf(ada)) === 10, 'and Play there does not restart it');
+  const code = (await ada.textContent('[data-fid="my-code"]')).trim();
+  await ada.click('#nav-leave');
+  await ada.waitForSelector('#leave-code');
+  check((await ada.textContent('#leave-code')).includes(code), 'leaving asks first, and shows the code that brings the name back');
+  await ada.click('[data-fid="leave-stay"]');
+  check((await phaseOf(ada)) === 10 && await ada.isVisible('#nav-leave'), '"Stay" stays');
+  await ada.click('#nav-leave');
+  await ada.click('#leave-confirm');
+  await ada.waitForSelector('#left-note');
+  check((await ada.textContent('#left-note')).includes(code) && (await ada.inputValue('#code')) === code,
+    `after leaving, the code is still shown (${code}) and filled in`);
+  await ada.click('#join');
+  await ada.waitForSelector('#timeline');
+  check((await phaseOf(ada)) === 10, 'joining again with it comes back to the level at phase 10');
+
+  // ----- 02 is finished by defending, and says so -----
+  const teacher = await newPage(browser, 'Barbara', 1280, 720);
+  await teacher.goto(`${url}?level=02-one-attempt&guards=all`);
+  await teacher.fill('#name', 'Barbara');
+  await teacher.click('#join');
+  await teacher.waitForSelector('#goal');
+  const goal = await teacher.textContent('#goal');
+  check(goal.includes('defend it with at most') && !goal.includes('paid twice'), `02's header says its real goal: "${goal.trim()}"`);
+
+  // ----- the race: at once, folded when decided, in the world's words -----
+  const racers = [];
+  for (const name of ['Grace', 'Linus']) {
+    const page = await newPage(browser, name, 390, 844);
+    await join(page, url, name);
+    racers.push(page);
+  }
+  await asPresenter('POST', '/api/presenter/race', { tape: '04-pause.lost-answer' });
+  await racers[0].waitForSelector('#race-completed');
+  // The page has just heard of race 1; race 2 opens now and must reach it before any poll would.
+  const opened = Date.now();
+  await asPresenter('POST', '/api/presenter/race', { tape: '04-pause.lost-answer' });
+  await racers[0].waitForFunction(() => document.querySelector('#race h2')?.textContent.includes('#2'), null, { timeout: 1500 });
+  check(true, `race 2 reached the page ${Date.now() - opened} ms after it opened (no old buttons left for a poll)`);
+  await racers[1].waitForFunction(() => document.querySelector('#race h2')?.textContent.includes('#2'));
+  await racers[1].fill('#race-reason', 'billing shows nothing under the key');
+  await racers[1].click('#race-failed');
+  await racers[0].waitForSelector('#race.decided');
+  check(await racers[0].$('#race-completed') === null, 'a decided race has no buttons left to press');
+  const folded = await racers[0].$eval('#race', (element) => element.getBoundingClientRect().height);
+  check(folded < 130, `a decided race folds to a line on a phone (${Math.round(folded)} px, not ~350)`);
+  await racers[0].click('[data-fid="race-details"]');
+  await racers[0].waitForSelector('#race-after');
+  const after = await racers[0].textContent('#race-after');
+  check(after.includes('paid twice') && !/\bheld\b/.test(after), `failed paid Ada twice: the race says so and lists no guard as held: "${after.slice(0, 90)}…"`);
+  await racers[0].click('#race-hide');
+  check(!(await racers[0].isVisible('#race')), 'the participant may hide a decided race');
+  await shot(racers[1], 'web-race-decided');
+} catch (error) {
+  problems.push(`the screens test stopped: ${error.message}`);
+} finally {
+  await browser.close();
+  if (server) await stopServer(server, 'SIGTERM');
+}
+
+finish('screens');
