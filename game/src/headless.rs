@@ -155,6 +155,7 @@ fn open_from_command_line(
             | ShotScreen::Keys
             | ShotScreen::Predict
             | ShotScreen::Pause
+            | ShotScreen::Code
             | ShotScreen::Defend => Screen::Title,
         });
     } else if options.chapter.is_some() {
@@ -218,7 +219,7 @@ fn drive_screenshot(
         ShotScreen::Sandbox => *screen.get() == Screen::Sandbox,
         ShotScreen::Replay => *screen.get() == Screen::Replay,
         ShotScreen::Ending => *screen.get() == Screen::Ending,
-        ShotScreen::Level | ShotScreen::Glossary | ShotScreen::Keys | ShotScreen::Predict | ShotScreen::Pause => {
+        ShotScreen::Level | ShotScreen::Glossary | ShotScreen::Keys | ShotScreen::Predict | ShotScreen::Pause | ShotScreen::Code => {
             *screen.get() == Screen::Level && settled_session
         }
         ShotScreen::Defend => match defence.as_ref().filter(|_| *screen.get() == Screen::Defend) {

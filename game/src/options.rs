@@ -30,6 +30,8 @@ pub enum ShotScreen {
     Predict,
     /// The level screen with the pause menu (Esc) open (needs --tape or --level, and --at).
     Pause,
+    /// The level screen showing its code (C): the loop, a cursor per worker (needs --tape or --level).
+    Code,
     /// Defender mode for the unbeatable level given with --level (with --guards switched on and checked).
     Defend,
     /// The ending (what the player learned, the finale, credits), from the progress in --data-dir.
@@ -191,6 +193,7 @@ impl Options {
                     | ShotScreen::Keys
                     | ShotScreen::Predict
                     | ShotScreen::Pause
+                    | ShotScreen::Code
             )
         ) && self.tape.is_none()
             && self.level.is_none()

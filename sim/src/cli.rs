@@ -42,6 +42,10 @@ enum Commands {
         /// Guards to leave on: `all`, `none`, or a comma-separated list (default: the level's).
         #[arg(long)]
         guards: Option<String>,
+        /// Also show the code: the runtime's loop as this level runs it with each worker's
+        /// line, Penny's tools as declared, and the fix for the guard that decided.
+        #[arg(long)]
+        code: bool,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -132,8 +136,9 @@ pub fn run(cli: Cli) -> u8 {
             tape,
             ledger,
             guards,
+            code,
             json,
-        } => crate::commands::play::play(&level, seed, tape.as_deref(), ledger, guards, json),
+        } => crate::commands::play::play(&level, seed, tape.as_deref(), ledger, guards, code, json),
         Commands::Replay { paths, json } => replay(&paths, json),
         Commands::Check { paths } => check(&paths),
         Commands::Upgrade { paths } => upgrade(&paths),

@@ -61,6 +61,48 @@ fn play_prints_timeline_ledger_billing_and_verdict() {
 }
 
 #[test]
+fn play_code_prints_the_loop_with_each_workers_line_the_tools_and_the_fix() {
+    let output = twice_sim(&[
+        "play",
+        "levels/11-one-stands-down.level.ron",
+        "--tape",
+        "levels/11-one-stands-down.crash-and-twin.tape.ron",
+        "--code",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let printed = text(&output);
+    let code = printed.split("== the code: ").nth(1).expect("a code section");
+    assert!(
+        code.contains("written for reading") && code.contains("sim/runtime/src/worker/"),
+        "{code}"
+    );
+    // The loop, numbered, every worker's cursor in the gutter; w1 crashed, so struck.
+    assert!(code.contains(" 1  def run(run_id):"), "{code}");
+    assert!(code.contains("✖ w1"), "{code}");
+    assert!(
+        code.contains("record = ledger.reserve(key, call)  # ✔ atomic_reservation"),
+        "{code}"
+    );
+    assert!(code.contains("== the loop, phase by phase"), "{code}");
+    assert!(
+        code.contains("@billing.tool(external(), reconcile=find_credit)"),
+        "{code}"
+    );
+    // Without --code, none of it.
+    let plain = twice_sim(&["play", "levels/11-one-stands-down.level.ron"]);
+    assert!(!text(&plain).contains("== the code"), "{}", text(&plain));
+    // JSON carries the lines, each with its phases, and the cursors.
+    let json = twice_sim(&["play", "levels/01-naive-retry.level.ron", "--code", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let lines = report["code"]["program"]["lines"].as_array().expect("lines");
+    assert!(
+        lines.iter().any(|line| line["code"] == "for attempt in range(3):"),
+        "{lines:?}"
+    );
+    assert_eq!(report["code"]["cursors"][0]["label"], "w1");
+}
+
+#[test]
 fn play_json_is_machine_readable() {
     let output = twice_sim(&["play", "levels/01-naive-retry.level.ron", "--seed", "3", "--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));

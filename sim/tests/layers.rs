@@ -199,9 +199,11 @@ fn the_world_has_no_async_runtime_and_no_http() {
 /// twice-world's modules in layers, lowest first: a module may use modules of its own layer and
 /// of the layers before it, never one after. The words the engine speaks sit below the engine;
 /// the campaign's reference texts (glossary, presenter notes) below the campaign; the analyses
-/// read the engine and the campaign; the reports word analysed runs; the play session the game
-/// and the browser share sits on top. A new module must be placed here.
-const WORLD_LAYERS: [(&str, &[&str]); 7] = [
+/// read the engine and the campaign; the code on screen (the runtime's loop generated from a
+/// level's guards, a cursor per worker, the debrief's fix) reads them all; the reports word
+/// analysed runs; the play session the game and the browser share sits on top. A new module
+/// must be placed here.
+const WORLD_LAYERS: [(&str, &[&str]); 8] = [
     ("the words the engine speaks", &["text", "error", "exit"]),
     (
         "the engine",
@@ -237,6 +239,7 @@ const WORLD_LAYERS: [(&str, &[&str]); 7] = [
             "rulebook",
         ],
     ),
+    ("the code on screen", &["code"]),
     ("the reports", &["report", "replay_link"]),
     (
         "the play session and the screens both editions draw",

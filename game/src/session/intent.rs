@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
+use twice_world::code::Aimed;
 use twice_world::level::{self, Play, Tape};
 use twice_world::play_session::{PlaySession, SessionError};
 use twice_world::runtime::guards::Guards;
@@ -43,6 +44,12 @@ pub enum Intent {
     },
     /// Play a card or an operator move.
     Play(Play),
+    /// Kill worker `w<worker>` when it reaches line `line` of the code (an index into the
+    /// program's lines): the crash card, aimed at a line. The same line again takes it back.
+    AimCrash {
+        worker: u32,
+        line: usize,
+    },
     /// Run one phase of one actor.
     Step,
     SetRunning(bool),
@@ -269,6 +276,7 @@ fn apply_to_session(
     let needs_quiet = matches!(
         intent,
         Intent::Play(_)
+            | Intent::AimCrash { .. }
             | Intent::Step
             | Intent::Rewind { .. }
             | Intent::Restart
@@ -296,6 +304,7 @@ fn apply_to_session(
                 Err(error) => session.warn(format!("{card}: {error}")),
             }
         }
+        Intent::AimCrash { worker, line } => aim_crash(session, *worker, *line),
         Intent::Step => {
             session.running = false;
             if session.is_over() {
@@ -342,6 +351,21 @@ fn apply_to_session(
         | Intent::OpenHint
         | Intent::NextBriefing
         | Intent::SkipGuide => {}
+    }
+}
+
+/// A crash aimed at a line: played now if the worker is there, else when it gets there.
+fn aim_crash(session: &mut Session, worker: u32, line: usize) {
+    let number = line + 1;
+    match session.aim_crash(worker, line) {
+        Ok(Aimed::PlayedNow { phase }) => session.tell(format!(
+            "Played: Crash a worker — w{worker} is killed at line {number}, about to {phase}"
+        )),
+        Ok(Aimed::Armed) => session.tell(format!(
+            "Aimed: w{worker} will be killed when it reaches line {number} (the card is played then)"
+        )),
+        Ok(Aimed::TakenBack) => session.tell(format!("Taken back: w{worker} is no longer aimed at line {number}")),
+        Err(error) => session.warn(format!("Crash a worker: {error}")),
     }
 }
 
@@ -413,8 +437,9 @@ fn run_to_end(session: &mut Session, scratch: &mut ScratchLedgers) {
         return;
     }
     session.running = false;
-    // Unreadable counts as made: running on in place loses nothing either way.
-    if !matches!(session.outside_decisions(), Ok(0)) {
+    // Unreadable counts as made: running on in place loses nothing either way. A crash aimed
+    // at a line is not a move yet: a re-simulation from the moves would not know it either.
+    if !matches!(session.outside_decisions(), Ok(0)) || !session.crash_aims().is_empty() {
         // An operator's HTTP decision is not a move a re-simulation could repeat:
         // this simulation runs on in place (a level has at most `max_phases`).
         for _ in 0..=session.recipe.level.level.max_phases {

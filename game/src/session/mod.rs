@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use twice_world::checker::Verdict;
+use twice_world::code::{AimReport, Aimed};
 use twice_world::debrief::Debrief;
 use twice_world::ledger::{ExecutionRecord, LedgerError};
 use twice_world::level::{Expectation, Play};
@@ -195,8 +196,29 @@ impl Session {
         let before = self.simulation().phase();
         let result = self.play.step(1);
         self.changed();
+        self.tell_aims();
         result?;
         Ok(self.simulation().phase() > before)
+    }
+
+    /// Aims a crash of `w<worker>` at `line` of the code (see [`PlaySession::aim_crash`]).
+    pub fn aim_crash(&mut self, worker: u32, line: usize) -> Result<Aimed, SessionError> {
+        let (aimed, _) = self.play.aim_crash(worker, line)?;
+        self.changed();
+        Ok(aimed)
+    }
+
+    /// Says what became of the crashes aimed at lines in the phase that just ran.
+    fn tell_aims(&mut self) {
+        for report in self.play.take_aim_reports() {
+            match report {
+                AimReport::Crashed { worker, line, phase } => self.tell(format!(
+                    "Played: Crash a worker — w{worker} reached line {} and is killed, about to {phase}",
+                    line + 1
+                )),
+                AimReport::Dropped { why, .. } => self.warn(format!("The aimed crash is dropped: {why}")),
+            }
+        }
     }
 
     /// A player's move, through the one path every move takes: `Simulation::play`.

@@ -28,6 +28,8 @@ const state = {
   drafts: {},
   /** Defender mode on an unbeatable level: {level, on: [guard names], result, checking}. */
   defence: null,
+  /** The code line whose aim choices are open (a crash aimed by clicking a line). */
+  codeAimLine: null,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -426,6 +428,24 @@ const runToEnd = () => { state.playing = false; return move('/api/game/run'); };
 const restart = () => { state.playing = false; state.rewindTo = null; return move('/api/game/restart'); };
 const play = (playValue) => { state.chosenCard = null; return move('/api/game/play', {play: playValue}); };
 
+/** The code panel's aim: a crash card, aimed by clicking a line (the server holds the aim). */
+const codeAim = () => ({
+  line: state.codeAimLine,
+  open: (line) => { state.codeAimLine = state.codeAimLine === line ? null : line; renderLevel(); },
+  cancel: () => { state.codeAimLine = null; renderLevel(); },
+  choose: (worker, line) => {
+    state.codeAimLine = null;
+    const aimed = state.game.code.lines[line - 1].aims.includes(worker);
+    const played = state.game.played.length;
+    return move('/api/game/aim', {worker, line}, true).then((ok) => {
+      if (!ok) return;
+      if (state.game.played.length > played) notice(`Played: Crash a worker — w${worker} is killed at line ${line}.`);
+      else notice(aimed ? `Taken back: w${worker} is no longer aimed at line ${line}.`
+        : `Aimed: w${worker} is killed when it reaches line ${line} (the card is played then).`);
+    });
+  },
+});
+
 function rewind(phase) {
   state.playing = false;
   state.rewindTo = null;
@@ -486,6 +506,7 @@ function renderLevel() {
     game.end ? overBanner(game) : null,
     predictPanel(game),
     h('div', {class: 'stage'}, pennyPanel(game), wirePanel(game), billingPanel(game)),
+    codePanel(game.code, {aim: codeAim()}),
     hand(game),
     // The code under attack goes here, beside the stage, once the level screen sends it.
     h('section', {class: 'panel code-slot', id: 'code-slot', 'aria-label': 'the code', hidden: true}),
@@ -681,7 +702,8 @@ function declarationPanel(game) {
         h('button', {class: 'primary', 'data-fid': `declare-${tool.tool}`, disabled: Boolean(blocked), title: blocked || 'declare it',
           onclick: () => play(move)}, 'Declare')),
       verdict ? h('p', {class: verdict.passes ? 'tone-good' : 'tone-bad', 'data-fid': `draft-verdict-${tool.tool}`},
-        verdict.passes ? 'This draft passes the contract check.' : `The check would say: ${verdict.violation}`) : null);
+        verdict.passes ? 'This draft passes the contract check.' : `The check would say: ${verdict.violation}`) : null,
+      verdict ? draftCode(verdict.code, `draft-code-${tool.tool}`) : null);
   });
   return h('section', {class: 'panel declaration', 'aria-label': 'tool declaration'},
     h('h2', {}, 'Tool declaration', h('span', {class: 'hint'},
@@ -980,7 +1002,9 @@ async function showDebrief() {
         : ` ${game.level.goal_words.sentence}`),
       h('p', {}, end.counted
         ? (end.finished ? `Finished with ${counted(end.cards, 'card', 'cards')} in ${counted(end.phases, 'phase', 'phases')}: it counts on the room's scoreboard.`
-          : 'Not finished: rewind or restart and try again.')
+          : game.level.goal_words.finish === 'defence'
+            ? 'Not finished: no play finishes this level; back on the level screen, a defence that holds does.'
+            : 'Not finished: rewind or restart and try again.')
         : 'A sandbox play (guards you chose): it does not count for progress.'),
       h('ul', {class: 'diagnosis', id: 'diagnosis'}, told.diagnosis.map((sentence) => h('li', {}, sentence))),
       told.par ? h('p', {id: 'par'}, h('strong', {}, stars), ` ${counted(told.par.cards, 'card', 'cards')} in ${counted(told.par.phases, 'phase', 'phases')} · par: ${counted(told.par.par_cards, 'card', 'cards')} in ${counted(told.par.par_phases, 'phase', 'phases')}`) : null,
@@ -1000,6 +1024,7 @@ async function showDebrief() {
         : h('p', {}, `What decided it: ${end.decided.otherwise}.`),
       end.decided.what_if.length ? h('ul', {class: 'hint'}, end.decided.what_if.map((sentence) => h('li', {}, sentence))) : null,
       end.decided.not_needed.length ? h('p', {class: 'hint'}, `On, and not needed this time: ${end.decided.not_needed.join(', ')}`) : null),
+    debriefCode(end.code),
     game.prediction.score ? h('section', {class: 'panel stack', id: 'prediction-score'},
       h('h2', {}, 'Your prediction'),
       h('p', {}, h('strong', {class: game.prediction.score.points > 0 ? 'tone-good' : 'tone-bad'},

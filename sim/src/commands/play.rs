@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use twice_world::checker::Verdict;
+use twice_world::code;
 use twice_world::debrief::Debrief;
 use twice_world::level::{self, LoadedLevel, LoadedTape};
 use twice_world::replay::matches;
@@ -39,6 +40,28 @@ struct PlayReport<'a> {
     debrief: twice_world::debrief::Debrief,
     expected: Option<&'a twice_world::level::Expectation>,
     as_expected: Option<bool>,
+    /// With `--code`: the loop with each worker's cursor, the tools, and the fix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<CodeReport>,
+}
+
+/// The code of the run, with `--code`.
+#[derive(Serialize)]
+struct CodeReport {
+    #[serde(flatten)]
+    view: code::CodeView,
+    /// The deciding guards switched: this run's lines struck, the other run's added.
+    fix: Option<code::Fix>,
+}
+
+impl CodeReport {
+    fn of(simulation: &Simulation, debrief: &Debrief) -> CodeReport {
+        let deciding = debrief.deciding_guards();
+        CodeReport {
+            view: code::view(simulation),
+            fix: (!deciding.is_empty()).then(|| code::fix(simulation.level(), simulation.guards(), &deciding)),
+        }
+    }
 }
 
 pub fn play(
@@ -47,6 +70,7 @@ pub fn play(
     tape_path: Option<&Path>,
     ledger: Option<PathBuf>,
     guards: Option<String>,
+    show_code: bool,
     json: bool,
 ) -> u8 {
     let loaded: LoadedLevel = match level::load_level(level_path) {
@@ -120,6 +144,7 @@ pub fn play(
     };
     let debrief = twice_world::debrief::with_counterfactual(&simulation, &verdict, counterfactual);
     if json {
+        let code = show_code.then(|| CodeReport::of(&simulation, &debrief));
         let report = PlayReport {
             level: &loaded.level.id,
             seed,
@@ -133,25 +158,15 @@ pub fn play(
             debrief,
             expected,
             as_expected,
+            code,
         };
         println!("{}", serde_json::to_string_pretty(&report).expect("reports serialize"));
     } else {
         print_play(&simulation, &loaded, seed, &verdict, &debrief);
-        if let Some(path) = &ledger {
-            println!(
-                "\nThe ledger is in {}: open it with `sqlite3 {} 'select * from tool_executions'`",
-                path.display(),
-                path.display()
-            );
+        if show_code {
+            print_code(&CodeReport::of(&simulation, &debrief), &simulation);
         }
-        if let (Some(expected), Some(ok)) = (expected, as_expected) {
-            println!(
-                "\nexpected {} stopped by [{}]: {}",
-                expected.verdict,
-                guard_list(&expected.stopped_by),
-                if ok { "as expected" } else { "DIFFERS" }
-            );
-        }
+        print_after(ledger.as_deref(), expected, as_expected);
     }
     if as_expected == Some(false) {
         EXIT_DIFFERS
@@ -192,4 +207,43 @@ fn print_play(simulation: &Simulation, loaded: &LoadedLevel, seed: u64, verdict:
         println!("== counterfactual ==\n{}", report::counterfactual(counterfactual));
     }
     println!("== debrief ==\n{}", report::debrief(debrief));
+}
+
+/// `--code`: the loop with each worker's line, the run line by line, the tools, the fix.
+fn print_code(report: &CodeReport, simulation: &Simulation) {
+    let view = &report.view;
+    println!("\n== the code: {} ==", code::ABOUT);
+    print!("{}", code::listing(&view.program, &view.cursors));
+    println!("\n== the loop, phase by phase: each worker's phase and the line it ran ==");
+    print!("{}", code::trace(simulation.timeline(), &view.program));
+    println!("\n== Penny's tools, as declared ==");
+    for line in &view.tools {
+        println!("{}", line.text);
+    }
+    if let Some(fix) = &report.fix {
+        println!(
+            "\n== the fix: {} switched (- this run, + the other run) ==",
+            guard_list(&fix.switched)
+        );
+        print!("{}", fix.text());
+    }
+}
+
+/// Where the ledger file is, and whether the tape's verdict came out as it expects.
+fn print_after(ledger: Option<&Path>, expected: Option<&twice_world::level::Expectation>, as_expected: Option<bool>) {
+    if let Some(path) = ledger {
+        println!(
+            "\nThe ledger is in {}: open it with `sqlite3 {} 'select * from tool_executions'`",
+            path.display(),
+            path.display()
+        );
+    }
+    if let (Some(expected), Some(ok)) = (expected, as_expected) {
+        println!(
+            "\nexpected {} stopped by [{}]: {}",
+            expected.verdict,
+            guard_list(&expected.stopped_by),
+            if ok { "as expected" } else { "DIFFERS" }
+        );
+    }
 }

@@ -72,7 +72,7 @@ try {
     check(chips.length === 4 && chips.every((chip) => !chip.includes('_')) && chips.some((chip) => chip.includes('the write retry rule')),
       `${width}: level 01 names its four guards off in words, not fifteen in snake_case: ${chips.join(', ')}`);
     check(!(await page.isVisible('.more-guards p')), `${width}: the eleven other guards are counted, shown on demand`);
-    check(await page.$('.console') === null && await page.$('#ledger') === null,
+    check(await page.$('.console') === null && await page.$('#ledger-panel') === null,
       `${width}: no operator console and no ledger in chapter 1 (they arrive in chapters 3 and 4)`);
     check((await page.textContent('#goal')).includes('make Penny pay twice'), `${width}: the header says the goal in words`);
     await stepTo(page, 12);
@@ -150,6 +150,22 @@ try {
   await teacher.waitForSelector('#goal');
   const goal = await teacher.textContent('#goal');
   check(goal.includes('defend it with at most') && !goal.includes('paid twice'), `02's header says its real goal: "${goal.trim()}"`);
+  // A campaign play of 02 (every level opened by the presenter): its debrief sends the player
+  // to the defence, not to a rewind no play can turn.
+  await asPresenter('POST', '/api/presenter/unlock', { all: true });
+  const joan = await newPage(browser, 'Joan', 1280, 720);
+  await join(joan, url, 'Joan');
+  await joan.click('[data-level="02-one-attempt"]');
+  await joan.click('#open-level');
+  await joan.waitForSelector('#timeline');
+  await joan.click('#run');
+  await joan.waitForSelector('#over');
+  await joan.click('#debrief');
+  await joan.waitForSelector('#verdict');
+  const notFinished = await joan.textContent('#verdict');
+  check(notFinished.includes('a defence that holds does') && !notFinished.includes('rewind or restart'),
+    `02's debrief says the defence finishes it, not a rewind: "${notFinished.match(/Not finished[^.]*\./)?.[0]}"`);
+  await asPresenter('POST', '/api/presenter/unlock', { all: false });
 
   // ----- the race: at once, folded when decided, in the world's words -----
   const racers = [];

@@ -14,13 +14,14 @@
 
 // The crate in folders that say what they are (the order in which they may use one another is
 // held by `sim/tests/layers.rs`): the words the engine speaks, the engine, the campaign, the
-// analyses, and the play session the game and the browser share. The modules are private; this
-// list is the crate's surface.
+// analyses, the code on screen, and the play session the game and the browser share. The
+// modules are private; this list is the crate's surface.
 mod analyses;
 mod engine;
 mod words;
 
 pub mod campaign;
+pub mod code;
 pub mod error;
 pub mod exit;
 pub mod play_session;

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::checker::Verdict;
+use crate::code::{AimError, AimReport, Aimed, CrashAims};
 use crate::debrief::{self, Debrief};
 use crate::ledger::{HistoryEvent, LedgerError};
 use crate::level::{CardKind, Expectation, LoadedLevel, Play, TAPE_VERSION, Tape, TimedAction};
@@ -246,6 +247,10 @@ pub enum SessionError {
     Ledger(#[from] LedgerError),
     #[error("a replay plays a tape and only a replay does: opened in the {} with{} a tape", mode.name(), if *has_tape { "" } else { "out" })]
     TapeAndMode { mode: Mode, has_tape: bool },
+    #[error("this is a tape replay: its moves are fixed; open the level to aim a crash")]
+    ReplayAims,
+    #[error("the crash cannot be aimed there: {0}")]
+    Aim(#[from] AimError),
 }
 
 /// A level being played: how it was opened, its simulation and, while it is quiet, its
@@ -264,6 +269,10 @@ pub struct PlaySession {
     /// The judgement of the level while it is quiet; `Err` when it could not be judged (the
     /// next change judges it again). Shared, so a front end can keep the error it shows.
     judgement: Option<Result<Conclusion, Arc<LedgerError>>>,
+    /// Crashes aimed at lines of the program, fired as the workers reach them.
+    aims: CrashAims,
+    /// What became of aims since a front end last asked.
+    aim_reports: Vec<AimReport>,
 }
 
 impl PlaySession {
@@ -282,6 +291,8 @@ impl PlaySession {
             recipe,
             simulation: SimulationLock::new(simulation),
             judgement: None,
+            aims: CrashAims::default(),
+            aim_reports: Vec::new(),
         };
         session.changed();
         Ok(session)
@@ -327,13 +338,12 @@ impl PlaySession {
     /// Runs up to `phases` phases. Each change returns the level's conclusion when this change
     /// ended it, so a front end counts every end once.
     pub fn step(&mut self, phases: u32) -> Result<Option<Conclusion>, SessionError> {
-        let simulation = self.simulation_mut();
         let mut ran = 0;
         let stepped = loop {
             if ran == phases {
                 break Ok(());
             }
-            match simulation.step() {
+            match self.step_once() {
                 Ok(true) => ran += 1,
                 Ok(false) => break Ok(()),
                 Err(error) => break Err(error),
@@ -345,12 +355,53 @@ impl PlaySession {
         Ok(concluded)
     }
 
-    /// Runs until the level is quiet or out of phases.
+    /// One phase, then the crashes aimed at the lines the workers reached. Returns false when
+    /// the level is quiet.
+    fn step_once(&mut self) -> Result<bool, SimError> {
+        let simulation = self.simulation.get_mut();
+        let ran = simulation.step()?;
+        let reports = self.aims.fire(simulation);
+        self.aim_reports.extend(reports);
+        Ok(ran)
+    }
+
+    /// Runs until the level is quiet or out of phases (phase by phase while a crash is aimed).
     pub fn run_to_end(&mut self) -> Result<Option<Conclusion>, SessionError> {
-        let ran = self.simulation_mut().run();
+        let ran = if self.aims.is_empty() {
+            self.simulation_mut().run().map(drop)
+        } else {
+            loop {
+                match self.step_once() {
+                    Ok(true) => {}
+                    Ok(false) => break Ok(()),
+                    Err(error) => break Err(error),
+                }
+            }
+        };
         let concluded = self.changed();
         ran?;
         Ok(concluded)
+    }
+
+    /// Aims a crash of `w<worker>` at `line` of the program ([`crate::code`]): played now if
+    /// the worker is at that line, else when it gets there, as the ordinary `CrashWorker` move.
+    /// The same line again takes the aim back.
+    pub fn aim_crash(&mut self, worker: u32, line: usize) -> Result<(Aimed, Option<Conclusion>), SessionError> {
+        if self.mode == Mode::Replay {
+            return Err(SessionError::ReplayAims);
+        }
+        let aimed = self.aims.aim(self.simulation.get_mut(), worker, line)?;
+        Ok((aimed, self.changed()))
+    }
+
+    /// The crashes aimed at lines, waiting for their workers.
+    pub fn crash_aims(&self) -> &CrashAims {
+        &self.aims
+    }
+
+    /// What became of aims since this was last asked: crashes that landed, aims dropped.
+    pub fn take_aim_reports(&mut self) -> Vec<AimReport> {
+        std::mem::take(&mut self.aim_reports)
     }
 
     /// A move, through `Simulation::play`. A refused move changes nothing.
@@ -388,8 +439,10 @@ impl PlaySession {
 
     /// Swaps in a simulation of this recipe built elsewhere (a rewind re-simulated on another
     /// thread); the judgement starts over.
+    /// Aims at lines are forgotten: the moments they waited for belong to the run replaced.
     pub fn replace(&mut self, simulation: Simulation) -> Option<Conclusion> {
         *self.simulation_mut() = simulation;
+        self.aims.clear();
         self.judgement = None;
         self.changed()
     }

@@ -1,8 +1,10 @@
 //! The debrief: the verdict as the player's goal reads it, what decided this run (computed by
-//! re-running it with each guard switched: `twice_world::counterfactual`), the other outcome
-//! side by side with its timeline one key away (O), the prediction's score, the timeline of
-//! what happened, and the rule of the guard that decided.
+//! re-running it with each guard switched: `twice_world::counterfactual`), the lines of code
+//! of the guard that decided and the other run's fix as a diff, the other outcome side by
+//! side with its timeline one key away (O), the prediction's score, the timeline of what
+//! happened, and the rule of the guard that decided.
 
+mod code;
 mod other_run;
 mod verdict;
 
@@ -129,6 +131,7 @@ fn draw(
                 .inner_margin(egui::Margin::same(10)),
         )
         .show(&mut root, |ui| {
+            code::draw(ui, &simulation, told, other.shown());
             other_run::timelines(ui, &simulation, &cache, &other);
         });
 

@@ -139,6 +139,18 @@ fn draw_tool(
     if let Some(verdict) = draft_verdict {
         verdict_line(ui, "draft", verdict.violation.as_deref());
     }
+    // The draft as the code it would be: the decorator and the body the developer writes.
+    let drafted = declarable
+        .tool
+        .declared_as(draft.side_effect, draft.attempts, draft.takes_key);
+    for line in twice_world::code::declaration_code(&drafted) {
+        ui.label(
+            RichText::new(line.text)
+                .monospace()
+                .size(super::code::CODE_SIZE)
+                .color(theme::TEXT_DIM),
+        );
+    }
     let button = ui
         .add_enabled(blocked.is_none(), egui::Button::new(format!("Declare {name} so")))
         .on_disabled_hover_text(blocked.unwrap_or_default());

@@ -72,24 +72,7 @@ pub(super) fn read(
             level_ui.flash = Some(arrives_later(Panel::Rulebook));
         }
     }
-    let narrow = context.viewport_rect().width() < SIDE_COLUMNS_AND_NOTES_WIDTH_MIN;
-    if ui::pressed(context, Key::P) {
-        level_ui.side_panels = !level_ui.side_panels;
-        // On a narrow screen the side columns and the notes take turns: all three would
-        // leave the stage no room at all.
-        if narrow && level_ui.side_panels {
-            level_ui.notes = false;
-        }
-    }
-    if ui::pressed(context, Key::N) {
-        level_ui.notes = !level_ui.notes;
-        if narrow && level_ui.notes {
-            level_ui.side_panels = false;
-        }
-    }
-    if ui::pressed(context, Key::D) {
-        level_ui.declaration_hidden = !level_ui.declaration_hidden;
-    }
+    view_keys(context, level_ui);
     if ui::pressed(context, Key::H) {
         intents.push(Intent::OpenHint);
     }
@@ -127,6 +110,34 @@ pub(super) fn read(
     }
     if session.panels.shows(Panel::Ledger) {
         ledger::keyboard(context, level_ui, session);
+    }
+}
+
+/// The keys that show or hide parts of the screen: the side columns, the notes, the code and
+/// the declaration.
+fn view_keys(context: &egui::Context, level_ui: &mut LevelUi) {
+    use egui::Key;
+    let narrow = context.viewport_rect().width() < SIDE_COLUMNS_AND_NOTES_WIDTH_MIN;
+    if ui::pressed(context, Key::P) {
+        level_ui.side_panels = !level_ui.side_panels;
+        // On a narrow screen the side columns and the notes take turns: all three would
+        // leave the stage no room at all.
+        if narrow && level_ui.side_panels {
+            level_ui.notes = false;
+        }
+    }
+    if ui::pressed(context, Key::N) {
+        level_ui.notes = !level_ui.notes;
+        if narrow && level_ui.notes {
+            level_ui.side_panels = false;
+        }
+    }
+    if ui::pressed(context, Key::C) {
+        level_ui.code = !level_ui.code;
+        level_ui.code_aim_line = None;
+    }
+    if ui::pressed(context, Key::D) {
+        level_ui.declaration_hidden = !level_ui.declaration_hidden;
     }
 }
 

@@ -25,6 +25,7 @@ use crate::ui::{self, theme};
 mod briefing;
 mod cards;
 mod coach;
+pub mod code;
 mod columns;
 mod controls;
 mod declaration;
@@ -44,6 +45,7 @@ mod vault;
 mod world;
 
 pub(super) fn plugin(app: &mut App) {
+    app.init_resource::<CodeChoice>();
     app.add_systems(OnEnter(Screen::Level), spawn_state);
     app.add_systems(
         EguiPrimaryContextPass,
@@ -102,6 +104,21 @@ pub struct LevelUi {
     /// Esc opened the pause menu: the run waits (kept whole) until the player resumes,
     /// restarts or leaves.
     pub pause_menu: Option<pause_menu::PauseMenu>,
+    /// The centre shows the code (C) instead of the stage.
+    pub code: bool,
+    /// The code line clicked to aim a crash at, its choices open under it.
+    pub code_aim_line: Option<usize>,
+    /// The line the code view last scrolled to (it follows the first live cursor).
+    pub code_follow: Option<usize>,
+    /// A line to bring into view once (a cursor's chip was clicked).
+    pub code_jump: Option<usize>,
+}
+
+/// Whether the level screen shows the code or the stage: the player's choice, kept from one
+/// level to the next.
+#[derive(Resource, Debug, Default)]
+pub struct CodeChoice {
+    pub shown: bool,
 }
 
 /// A choice the player makes with the number keys or the mouse.
@@ -125,11 +142,17 @@ pub enum PromptKind {
     GoToPhase,
 }
 
-fn spawn_state(mut commands: Commands, presenter: Res<Presenter>, options: Option<Res<Options>>) {
+fn spawn_state(
+    mut commands: Commands,
+    presenter: Res<Presenter>,
+    options: Option<Res<Options>>,
+    code_choice: Res<CodeChoice>,
+) {
     // `--screenshot --screen glossary` (or `keys`) pictures the level with its glossary (or
     // the `?` keys overlay) open.
     let shot = options.and_then(|options| options.screenshot.as_ref().and(options.screen));
     let glossary = shot == Some(ShotScreen::Glossary);
+    let code = code_choice.shown || shot == Some(ShotScreen::Code);
     let help = shot == Some(ShotScreen::Keys);
     let predict = (shot == Some(ShotScreen::Predict)).then_some(predict::Draft {
         verdict: twice_world::prediction::Expected::HeistWorks,
@@ -148,6 +171,7 @@ fn spawn_state(mut commands: Commands, presenter: Res<Presenter>, options: Optio
             help,
             predict,
             pause_menu,
+            code,
             ..LevelUi::default()
         },
         timeline::TimelineCache::default(),
@@ -211,6 +235,7 @@ fn draw(
     (progress, campaign, guide): (Res<Progress>, Res<Campaign>, Res<Guide>),
     (prediction, mut prediction_writer): (Res<Prediction>, MessageWriter<PredictionIntent>),
     mut writer: MessageWriter<Intent>,
+    mut code_choice: ResMut<CodeChoice>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
     let (mut level_ui, mut cache) = state.into_inner();
@@ -341,6 +366,9 @@ pub fn frame(
     let mut predictions = Vec::new();
     predict::draw(context, session, level_ui, &mut predictions);
     drop(simulation);
+    if code_choice.shown != level_ui.code {
+        code_choice.shown = level_ui.code;
+    }
     if !intents.is_empty() {
         level_ui.flash = None;
     }
@@ -420,7 +448,45 @@ fn timeline_panel(
     rewind
 }
 
-/// The stage and, unless the screen is short (then it has its own strip), the hand under it.
+/// The height the hand keeps under the code view, in points: one line of chips.
+const HAND_STRIP_HEIGHT: f32 = 34.0;
+/// The least height the code view is drawn at: a handful of lines around the cursors.
+const CODE_HEIGHT_MIN: f32 = 120.0;
+
+/// The two views of the centre, as tabs: the stage (Penny, the wire, billing) or the code.
+fn views(
+    ui: &mut egui::Ui,
+    session: &Session,
+    simulation: &twice_world::simulator::Simulation,
+    level_ui: &mut LevelUi,
+) {
+    ui.horizontal(|ui| {
+        for (code, label) in [(false, "Stage"), (true, "Penny's code")] {
+            let text = egui::RichText::new(label).size(theme::SMALL).strong();
+            let tab = ui.selectable_label(level_ui.code == code, text);
+            let tab = if code {
+                tab.on_hover_text(twice_world::code::ABOUT)
+            } else {
+                tab
+            };
+            if tab.clicked() {
+                level_ui.code = code;
+            }
+        }
+        ui::key_cap(ui, "C");
+        if level_ui.code {
+            ui::hint(ui, code::hint(session, simulation));
+        } else {
+            ui::hint(
+                ui,
+                "the code: the runtime's loop as this level runs it, a cursor per worker",
+            );
+        }
+    });
+}
+
+/// The stage (or the code) and, unless the screen is short (then it has its own strip), the
+/// hand under it.
 fn centre(
     root: &mut egui::Ui,
     session: &Session,
@@ -447,6 +513,20 @@ fn centre(
             } else {
                 (ui.available_height() - HAND_HEIGHT).min(stage::STAGE_HEIGHT)
             };
+            views(ui, session, simulation, level_ui);
+            if level_ui.code {
+                // The code takes what the hand leaves (all of it on a short screen, where the
+                // hand has its strip); the hand stays under it, one line of chips, to play
+                // cards while the cursors move.
+                let hand_height = if short { 0.0 } else { HAND_STRIP_HEIGHT };
+                let height = (ui.available_height() - hand_height).max(CODE_HEIGHT_MIN);
+                code::draw(ui, session, simulation, level_ui, height, intents);
+                if !short {
+                    ui.add_space(4.0);
+                    cards::draw(ui, session, simulation, level_ui, true, intents);
+                }
+                return;
+            }
             egui::ScrollArea::vertical()
                 .id_salt("level-centre")
                 .auto_shrink(false)

@@ -11,7 +11,7 @@ use crate::session::{Intent, Session};
 use crate::ui::{self, theme};
 
 /// Every key of the level screen, as the overlay lists them.
-pub const SHORTCUTS: [(&str, &str); 29] = [
+pub const SHORTCUTS: [(&str, &str); 30] = [
     ("Space", "play / pause"),
     (". or →", "step one phase of one actor"),
     (", or ←", "rewind one phase"),
@@ -19,6 +19,10 @@ pub const SHORTCUTS: [(&str, &str); 29] = [
     ("G", "go to a phase: type it, Enter"),
     ("H", "open the next hint: a nudge, the idea, the move"),
     ("B", "the rulebook: the runtime's decision tables, the rows that fired"),
+    (
+        "C",
+        "the code: the runtime's loop as this level runs it, a cursor per worker; click a line to aim a crash",
+    ),
     (
         "T",
         "the glossary: phase, started, indeterminate and the other words; underlined words open it",

@@ -22,7 +22,7 @@ struct Asset {
     body: &'static str,
 }
 
-const ASSETS: [Asset; 7] = [
+const ASSETS: [Asset; 8] = [
     Asset {
         name: "app.css",
         content_type: "text/css; charset=utf-8",
@@ -32,6 +32,11 @@ const ASSETS: [Asset; 7] = [
         name: "app.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_str!("../../web/app.js"),
+    },
+    Asset {
+        name: "code.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../../web/code.js"),
     },
     Asset {
         name: "common.js",

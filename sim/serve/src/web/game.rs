@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+use twice_world::code::CrashAims;
 use twice_world::level::{Level, LoadedLevel, Play, Tape};
 use twice_world::play_session::{PlaySession, Recipe};
 use twice_world::runtime::guards::Guards;
@@ -90,6 +91,17 @@ impl Game {
     /// A move, through `Simulation::play`. A refused move changes nothing.
     pub fn play(&mut self, play: Play) -> Result<Option<Conclusion>, GameError> {
         self.session.play(play)
+    }
+
+    /// Aims a crash of `w<worker>` at `line` of the code: played now if the worker is there,
+    /// else when a step brings it there. The same line again takes the aim back.
+    pub fn aim_crash(&mut self, worker: u32, line: usize) -> Result<Option<Conclusion>, GameError> {
+        self.session.aim_crash(worker, line).map(|(_, concluded)| concluded)
+    }
+
+    /// The crashes aimed at lines, waiting for their workers.
+    pub fn crash_aims(&self) -> &CrashAims {
+        self.session.crash_aims()
     }
 
     /// Back to the state after `phase` phases, re-simulated from the seed and the moves.

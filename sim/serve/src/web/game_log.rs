@@ -27,9 +27,19 @@ pub const GAME_OPS_MAX: usize = 2 * super::LEVEL_PHASES_MAX as usize;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum GameOp {
-    Step { phases: u32 },
+    Step {
+        phases: u32,
+    },
     Run,
-    Play { play: Play },
+    Play {
+        play: Play,
+    },
+    /// A crash aimed at a line of the code (not a move until the worker gets there, but the
+    /// steps after it play it, so a rebuilt level must aim it too).
+    Aim {
+        worker: u32,
+        line: usize,
+    },
 }
 
 /// A participant's open level: how it was opened and every request since.
@@ -142,6 +152,7 @@ pub fn apply(game: &mut Game, op: &GameOp) -> Result<Option<Conclusion>, GameErr
         GameOp::Step { phases } => game.step(*phases),
         GameOp::Run => game.run_to_end(),
         GameOp::Play { play } => game.play(play.clone()),
+        GameOp::Aim { worker, line } => game.aim_crash(*worker, *line),
     }
 }
 
@@ -167,6 +178,8 @@ pub struct Fingerprint {
     moves: usize,
     over: bool,
     timeline: usize,
+    /// The crashes aimed at lines: aiming one changes what later steps do.
+    aims: Vec<(u32, usize)>,
 }
 
 impl Fingerprint {
@@ -177,6 +190,12 @@ impl Fingerprint {
             moves: simulation.played().len(),
             over: simulation.is_over(),
             timeline: simulation.timeline().len(),
+            aims: game
+                .crash_aims()
+                .aims()
+                .iter()
+                .map(|aim| (aim.worker, aim.line))
+                .collect(),
         }
     }
 }

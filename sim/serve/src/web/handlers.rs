@@ -331,6 +331,36 @@ pub(super) async fn play(
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+pub(super) struct AimBody {
+    /// The worker (`w<worker>`).
+    worker: u32,
+    /// The line of the code panel, from 1 as the panel numbers it.
+    line: usize,
+}
+
+/// `POST /api/game/aim`: kill a worker when it reaches a line of the code (the crash card,
+/// aimed); the same line again takes the aim back.
+pub(super) async fn aim(
+    State(state): State<WebState>,
+    joined: Joined,
+    StrictJson(body): StrictJson<AimBody>,
+) -> Result<Json<GameView>, WebError> {
+    let Some(line) = body.line.checked_sub(1) else {
+        return Err(WebError::invalid("line: the code's lines are numbered from 1"));
+    };
+    state
+        .work(move |shared| {
+            let request = Request::Op(GameOp::Aim {
+                worker: body.worker,
+                line,
+            });
+            on_game(shared, &mut joined.session.participant(), request).map(Json)
+        })
+        .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct RewindBody {
     phase: u32,
 }

@@ -344,6 +344,7 @@ pub fn router(state: WebState) -> Router {
         .route("/api/game/step", post(handlers::step))
         .route("/api/game/run", post(handlers::run_to_end))
         .route("/api/game/play", post(handlers::play))
+        .route("/api/game/aim", post(handlers::aim))
         .route("/api/game/rewind", post(handlers::rewind))
         .route("/api/game/restart", post(handlers::restart))
         .route("/api/game/tape", get(handlers::tape))

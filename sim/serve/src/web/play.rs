@@ -18,6 +18,7 @@ use super::levels::CatalogueLevel;
 use super::room_file::Change;
 use super::sessions::{Participant, no_level_open};
 use super::views::{self, GameView};
+use twice_world::code::AimError;
 use twice_world::replay_link::ReplayLink;
 use twice_world::runtime::guards::Guards;
 use twice_world::runtime::operator::OperatorError;
@@ -59,6 +60,12 @@ pub(super) fn game_error(error: GameError) -> WebError {
             }
         }
         GameError::RewindAhead { .. } => WebError::invalid(format!("phase: {error}")),
+        GameError::Aim(AimError::NoSuchLine(..) | AimError::LineRunsNoPhase(_)) => {
+            WebError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_aim", error.to_string())
+        }
+        GameError::Aim(_) => WebError::conflict("aim_refused", error.to_string()),
+        // A room never opens a replay: a crash is aimed only at a participant's own level.
+        GameError::ReplayAims => WebError::logged("a replay was asked to aim a crash", error),
         // A room never opens a replay, so a tape and a mode that disagree are a fault here.
         GameError::Simulation(_) | GameError::Ledger(_) | GameError::TapeAndMode { .. } => {
             WebError::logged("the simulation failed", error)

@@ -91,6 +91,9 @@ pub struct EndView {
     pub decided: DecidedView,
     /// The next level in level-select order, by stem.
     pub next: Option<String>,
+    /// The lines of the guards that decided, and the fix as a diff (filled by the level
+    /// screen, which holds the simulation: [`super::debrief_code`]).
+    pub code: Option<super::DebriefCodeView>,
 }
 
 /// One guard that decided the run.
@@ -159,6 +162,7 @@ pub(super) fn end_view(game: &Game, conclusion: &Conclusion, catalogue: &Catalog
         decided: decided_view(&conclusion.debrief),
         debrief: conclusion.debrief.clone(),
         next: catalogue.next(game.level_index).map(|next| next.stem.clone()),
+        code: None,
     }
 }
 

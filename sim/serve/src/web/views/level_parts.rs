@@ -233,6 +233,8 @@ pub struct DraftVerdictView {
     pub passes: bool,
     /// The check's own words when it fails.
     pub violation: Option<String>,
+    /// The tool declared so, as code (`@billing.tool(external(), attempts=3)` …).
+    pub code: Vec<String>,
 }
 
 /// A tool the player may declare, as it is declared now.
@@ -286,6 +288,14 @@ pub(super) fn declaration_view(simulation: &Simulation) -> Option<DeclarationVie
                         takes_key: draft.takes_key,
                         passes: draft.violation.is_none(),
                         violation: draft.violation.clone(),
+                        code: twice_world::code::declaration_code(&declarable.tool.declared_as(
+                            draft.side_effect,
+                            draft.attempts,
+                            draft.takes_key,
+                        ))
+                        .into_iter()
+                        .map(|line| line.text)
+                        .collect(),
                     })
                     .collect(),
             })

@@ -47,6 +47,8 @@ pub struct GameView {
     pub console: ConsoleView,
     /// The tool declaration form, in levels that let the player declare a tool.
     pub declaration: Option<DeclarationView>,
+    /// The runtime's loop as this level runs it, a cursor per worker, Penny's tools.
+    pub code: super::code::CodeView,
     pub hand: Vec<CardView>,
     pub armed: Vec<String>,
     pub timeline: TimelineView,
@@ -434,9 +436,10 @@ pub fn game_view(
         unknown: unknown.iter().map(|record| looks.look(record.key.as_str())).collect(),
     };
     let history_skipped = history.len().saturating_sub(HISTORY_ENTRIES_SENT_MAX);
-    let end = game
-        .conclusion()
-        .map(|conclusion| end_view(game, conclusion, catalogue, &looks));
+    let end = game.conclusion().map(|conclusion| EndView {
+        code: super::code::debrief_code(simulation, &conclusion.debrief),
+        ..end_view(game, conclusion, catalogue, &looks)
+    });
     let number = catalogue
         .levels()
         .get(game.level_index)
@@ -474,6 +477,7 @@ pub fn game_view(
         checkpoints: checkpoints.iter().map(checkpoint_view).collect(),
         console,
         declaration: declaration_view(simulation),
+        code: super::code::code_view(game, simulation),
         hand: cards,
         armed: twice_world::hand::armed_lines(simulation.armed()),
         timeline: timeline_view(simulation.timeline(), &looks),

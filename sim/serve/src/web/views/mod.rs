@@ -7,13 +7,15 @@
 //! glyph and word, which targets a card offers — nothing is worked out twice.
 //!
 //! One file per screen: [`lobby`] (who the browser is, the level select), [`level_parts`]
-//! (the pieces of the level screen), [`level_screen`] (the level screen built from a game),
-//! [`debrief`] (the verdict and the end of a level), [`room`] (the race), [`overview`] (the
-//! presenter's room at a glance). This file holds the looks every screen shares.
+//! (the pieces of the level screen), [`code`] (its code panel), [`level_screen`] (the level
+//! screen built from a game), [`debrief`] (the verdict and the end of a level), [`room`] (the
+//! race), [`overview`] (the presenter's room at a glance). This file holds the looks every
+//! screen shares.
 //!
 //! Integers in these types are fixed-width; amounts are cents (`_cents`), times virtual
 //! milliseconds (`_ms`).
 
+mod code;
 mod debrief;
 mod level_parts;
 mod level_screen;
@@ -21,6 +23,7 @@ mod lobby;
 mod overview;
 mod room;
 
+pub use code::*;
 pub use debrief::*;
 pub use level_parts::*;
 pub use level_screen::*;
