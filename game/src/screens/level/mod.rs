@@ -250,6 +250,10 @@ fn draw(
         operator_api: operator_api.as_deref(),
     };
     let asks = frame(context, &mut level_ui, &mut cache, &inputs);
+    // The code view (C) stays chosen from one level to the next.
+    if code_choice.shown != level_ui.code {
+        code_choice.shown = level_ui.code;
+    }
     for intent in asks.predictions {
         prediction_writer.write(intent);
     }
@@ -366,9 +370,6 @@ pub fn frame(
     let mut predictions = Vec::new();
     predict::draw(context, session, level_ui, &mut predictions);
     drop(simulation);
-    if code_choice.shown != level_ui.code {
-        code_choice.shown = level_ui.code;
-    }
     if !intents.is_empty() {
         level_ui.flash = None;
     }
