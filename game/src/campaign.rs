@@ -50,6 +50,9 @@ pub struct Campaign {
     pub levels: Vec<LoadedLevel>,
     /// Every tape file in the folder (loaded only when opened).
     pub tapes: Vec<PathBuf>,
+    /// The level of each of [`Campaign::tapes`] (an index into `levels`), as the tape names it;
+    /// `None` for a tape whose level is not in the campaign or that does not parse.
+    pub tape_levels: Vec<Option<usize>>,
     /// Files that did not load, and `requires` that name no level: shown, never fatal.
     pub problems: Vec<String>,
     /// The presenter's notes per chapter, from `presenter-notes.ron` beside the levels (empty
@@ -126,6 +129,16 @@ impl Campaign {
                 Glossary::default()
             }
         };
+        let tape_levels = tapes
+            .iter()
+            .map(|tape| {
+                let level_file = twice_world::campaign::path::tape_level_file(tape).ok()?;
+                let wanted = level_file.canonicalize().ok()?;
+                levels
+                    .iter()
+                    .position(|loaded: &LoadedLevel| loaded.path.canonicalize().ok().as_ref() == Some(&wanted))
+            })
+            .collect();
         if levels.is_empty() && problems.is_empty() {
             problems.push(format!("{}: no {LEVEL_SUFFIX} files here", folder.display()));
         }
@@ -133,6 +146,7 @@ impl Campaign {
             folder: folder.to_path_buf(),
             levels,
             tapes,
+            tape_levels,
             problems,
             notes,
             glossary,
@@ -171,6 +185,27 @@ impl Campaign {
         self.levels
             .iter()
             .position(|loaded| loaded.path.canonicalize().ok().as_ref() == Some(&wanted))
+    }
+
+    /// The campaign level (an index into `levels`) the tape at `path` belongs to.
+    pub fn level_of_tape(&self, path: &Path) -> Option<usize> {
+        let at = self.tapes.iter().position(|tape| tape == path).or_else(|| {
+            let wanted = path.canonicalize().ok()?;
+            self.tapes
+                .iter()
+                .position(|tape| tape.canonicalize().ok().as_ref() == Some(&wanted))
+        })?;
+        self.tape_levels.get(at).copied().flatten()
+    }
+
+    /// Whether the tape at `path` may be opened: a tape of a level not yet won stays shut (it
+    /// shows the level's solution), unless every level is open (`--unlock-all`, presenter
+    /// mode); a tape of no campaign level (the player's own) always opens.
+    pub fn tape_opens(&self, path: &Path, progress: &Progress) -> bool {
+        let level = self
+            .level_of_tape(path)
+            .map(|index| self.levels[index].level.id.as_str());
+        twice_world::campaign::path::tape_opens(level, |id| progress.is_finished(id), self.unlock_all)
     }
 
     /// The levels this one still waits for (empty: it is open).

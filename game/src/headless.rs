@@ -154,6 +154,7 @@ fn open_from_command_line(
             | ShotScreen::Glossary
             | ShotScreen::Keys
             | ShotScreen::Predict
+            | ShotScreen::Pause
             | ShotScreen::Code
             | ShotScreen::Defend => Screen::Title,
         });
@@ -218,9 +219,12 @@ fn drive_screenshot(
         ShotScreen::Sandbox => *screen.get() == Screen::Sandbox,
         ShotScreen::Replay => *screen.get() == Screen::Replay,
         ShotScreen::Ending => *screen.get() == Screen::Ending,
-        ShotScreen::Level | ShotScreen::Glossary | ShotScreen::Keys | ShotScreen::Predict | ShotScreen::Code => {
-            *screen.get() == Screen::Level && settled_session
-        }
+        ShotScreen::Level
+        | ShotScreen::Glossary
+        | ShotScreen::Keys
+        | ShotScreen::Predict
+        | ShotScreen::Pause
+        | ShotScreen::Code => *screen.get() == Screen::Level && settled_session,
         ShotScreen::Defend => match defence.as_ref().filter(|_| *screen.get() == Screen::Defend) {
             None => false,
             Some(defence) => match &options.guards {

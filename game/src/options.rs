@@ -28,6 +28,8 @@ pub enum ShotScreen {
     Keys,
     /// The level screen with the prediction window (V) open (needs --level).
     Predict,
+    /// The level screen with the pause menu (Esc) open (needs --tape or --level, and --at).
+    Pause,
     /// The level screen showing its code (C): the loop, a cursor per worker (needs --tape or --level).
     Code,
     /// Defender mode for the unbeatable level given with --level (with --guards switched on and checked).
@@ -190,6 +192,7 @@ impl Options {
                     | ShotScreen::Glossary
                     | ShotScreen::Keys
                     | ShotScreen::Predict
+                    | ShotScreen::Pause
                     | ShotScreen::Code
             )
         ) && self.tape.is_none()

@@ -15,6 +15,8 @@ use twice_world::ledger::Ledger;
 use twice_world::level::{self, LoadedTape, Play};
 
 mod support;
+#[path = "headless/window.rs"]
+mod window;
 use support::{game, game_with, levels_folder};
 
 /// The campaign's tape whose file name ends with `suffix` (levels are renumbered as the campaign grows).
@@ -1418,6 +1420,7 @@ fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_star
             verdict_right: true,
             named: Some(Guard::Ledger),
             named_right: true,
+            named_no_guard: false,
         });
     }
     let summary_now =
@@ -1508,7 +1511,7 @@ fn replay_moves(app: &mut App, loaded: &LoadedTape) {
 #[test]
 fn a_prediction_made_before_the_run_is_scored_against_the_counterfactual_and_kept() {
     use twice::progress::prediction::{Prediction, PredictionIntent};
-    use twice_world::prediction::{Expected, GuardScore};
+    use twice_world::prediction::{Expected, GuardScore, Pick};
     let data = tempfile::tempdir().expect("temp dir");
     // Slowing the answer alone loses: the write retry rule decides it.
     let loaded = tape("03-model-calls-again.slow-alone.tape.ron");
@@ -1525,7 +1528,7 @@ fn a_prediction_made_before_the_run_is_scored_against_the_counterfactual_and_kep
     // Too late: the run has played out.
     app.world_mut().write_message(PredictionIntent::Make {
         verdict: Expected::HeistFails,
-        deciding: None,
+        pick: None,
     });
     app.update();
     assert!(app.world().resource::<Prediction>().made.is_none());
@@ -1535,7 +1538,7 @@ fn a_prediction_made_before_the_run_is_scored_against_the_counterfactual_and_kep
     send(&mut app, Intent::Restart);
     app.world_mut().write_message(PredictionIntent::Make {
         verdict: Expected::HeistFails,
-        deciding: Some(deciding[0]),
+        pick: Some(Pick::Guard(deciding[0])),
     });
     app.update();
     assert!(app.world().resource::<Prediction>().made.is_some());
@@ -1555,7 +1558,7 @@ fn a_prediction_made_before_the_run_is_scored_against_the_counterfactual_and_kep
     send(&mut app, Intent::Restart);
     app.world_mut().write_message(PredictionIntent::Make {
         verdict: Expected::HeistWorks,
-        deciding: Some(not_needed),
+        pick: Some(Pick::Guard(not_needed)),
     });
     app.update();
     replay_moves(&mut app, &loaded);

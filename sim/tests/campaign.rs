@@ -925,3 +925,44 @@ fn consecutive_defence_levels_ask_for_different_minimal_defences() {
         );
     }
 }
+
+/// The first hour (chapters 1 to 3) is a path: no two defend-only levels in a row, and every
+/// level won by a new move — never the cards that won the level won before it, into the first
+/// level after the first hour. The rule is not empty: the first hour has levels of both kinds.
+#[test]
+fn the_first_hour_asks_for_something_new_at_every_level() {
+    let campaign = campaign();
+    let levels: Vec<&level::Level> = campaign.levels.iter().map(|loaded| &loaded.level).collect();
+    let problems = twice_sim::campaign::path::first_hour_repeats(&levels, &campaign.tapes);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let first_hour: Vec<&&level::Level> = levels
+        .iter()
+        .filter(|level| level.chapter <= twice_sim::campaign::path::FIRST_HOUR_CHAPTERS)
+        .collect();
+    let defended = first_hour.iter().filter(|level| level.unbeatable).count();
+    assert!(
+        defended >= 2 && first_hour.len() - defended >= 4,
+        "{defended} defend-only levels of {}",
+        first_hour.len()
+    );
+    // No defend-only level opens the campaign, and none closes the first hour on a repeat.
+    assert!(!first_hour[0].unbeatable, "the first level is a heist to win");
+}
+
+/// A defended level's debrief, lesson and hints, read before the defence, never say which
+/// guards to switch on: the defence is the level's puzzle.
+#[test]
+fn no_defended_level_hands_over_its_defence_before_the_player_defends() {
+    let campaign = campaign();
+    let defended: Vec<&LoadedLevel> = campaign
+        .levels
+        .iter()
+        .filter(|loaded| loaded.level.defender.is_some())
+        .collect();
+    assert!(defended.len() >= 5, "{} defended levels", defended.len());
+    for loaded in defended {
+        if let Some((field, sentence)) = twice_sim::campaign::path::defence_handed_over(&loaded.level) {
+            panic!("`{}`'s {field} hands over the defence: \"{sentence}\"", loaded.level.id);
+        }
+    }
+}

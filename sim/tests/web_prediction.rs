@@ -10,7 +10,7 @@ use std::path::Path;
 use reqwest::header::{COOKIE, SET_COOKIE};
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
-use twice_world::prediction::{self, Expected, Prediction};
+use twice_world::prediction::{self, Expected, Pick, Prediction};
 use twice_world::runtime::guards::Guard;
 use twice_world::simulator::SimulationBuilder;
 
@@ -115,6 +115,22 @@ async fn a_prediction_is_scored_against_the_runs_counterfactual_and_the_tally_su
     let game = ada.ok("/api/game", json!({ "level": "01-naive-retry" })).await;
     assert_eq!(game["prediction"]["open"], true, "{}", game["prediction"]);
     assert_eq!(game["prediction"]["tally"]["predictions"], 0);
+    // The guard half offers what can decide in 01, in words: the write retry rule, off here,
+    // decides its heist; "no guard" closes the list; no snake_case, and not every guard.
+    let choices = game["prediction"]["choices"].as_array().expect("the choices");
+    let words: Vec<&str> = choices.iter().map(|choice| choice["words"].as_str().unwrap()).collect();
+    assert!(choices.len() <= 6, "{words:?}");
+    assert!(words.iter().all(|words| !words.contains('_')), "{words:?}");
+    assert_eq!(
+        (&choices[0]["value"], &choices[0]["words"], &choices[0]["on"]),
+        (
+            &json!("write_retry_rule"),
+            &json!("the write retry rule"),
+            &json!(false)
+        ),
+        "{words:?}"
+    );
+    assert_eq!(choices.last().unwrap()["value"], prediction::NO_GUARD);
 
     // Bad predictions, each with its own code, and nothing is kept.
     let answer = ada
@@ -146,10 +162,7 @@ async fn a_prediction_is_scored_against_the_runs_counterfactual_and_the_tally_su
     assert_eq!(answer.1["code"], "invalid_body", "{}", answer.1);
 
     // Predict at phase 0: the heist works, and the write retry rule (off in 01) decides it.
-    let guessed = Prediction {
-        verdict: Expected::HeistWorks,
-        deciding_guard: Some(Guard::WriteRetryRule),
-    };
+    let guessed = Prediction::new(Expected::HeistWorks, Some(Pick::Guard(Guard::WriteRetryRule)));
     let game = ada
         .ok(
             "/api/game/predict",
@@ -224,10 +237,7 @@ async fn a_prediction_is_scored_against_the_runs_counterfactual_and_the_tally_su
     let game = ada.get("/api/game").await.1;
     assert_eq!(game["prediction"]["made"]["at_phase"], 3, "{}", game["prediction"]);
     let game = ada.ok("/api/game/run", json!(null)).await;
-    let unguessed = Prediction {
-        verdict: Expected::HeistWorks,
-        deciding_guard: None,
-    };
+    let unguessed = Prediction::new(Expected::HeistWorks, None);
     let score = &game["prediction"]["score"]["score"];
     assert_eq!(*score, engine_score(&ada.tape().await, unguessed));
     assert_eq!(

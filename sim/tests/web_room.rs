@@ -646,6 +646,16 @@ async fn a_defence_in_the_browser_is_judged_by_the_explorer_and_a_holding_one_fi
     );
     assert!(holds["counter_example"].is_null(), "{holds}");
     assert_eq!(holds["counted"], true);
+    // Only heists that fire here are listed (each held now); the others are said once.
+    let listed = holds["heists"].as_array().unwrap().len();
+    let falls_listed = falls["heists"].as_array().unwrap().len();
+    assert_eq!(listed, falls_listed, "the same heists fire whatever the guards");
+    assert!(
+        holds["left_out"]
+            .as_str()
+            .is_some_and(|said| said.contains("left out") && said.contains("fizzle")),
+        "02 knows heists that fizzle in it: {holds}"
+    );
     let (_, levels) = browser.get("/api/levels").await;
     let level = levels
         .as_array()

@@ -6,7 +6,7 @@
 
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
-use twice_world::prediction::{self, Expected, Score};
+use twice_world::prediction::{self, Expected, Pick, Score};
 use twice_world::runtime::guards::Guard;
 
 use super::Progress;
@@ -39,6 +39,9 @@ pub struct PredictionRecord {
     pub named: Option<Guard>,
     #[serde(default)]
     pub named_right: bool,
+    /// "No guard decides it" was the guard half (and `named_right` says whether none did).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub named_no_guard: bool,
 }
 
 impl PredictionRecord {
@@ -49,6 +52,7 @@ impl PredictionRecord {
             verdict_right: score.verdict_right,
             named: score.prediction.deciding_guard,
             named_right: score.guard == prediction::GuardScore::Right,
+            named_no_guard: score.prediction.no_guard,
         }
     }
 
@@ -75,7 +79,8 @@ pub struct Prediction {
 #[derive(Message, Clone, Debug, PartialEq, Eq)]
 pub enum PredictionIntent {
     /// Predict (or change the prediction) while the run has not played out.
-    Make { verdict: Expected, deciding: Option<Guard> },
+    /// `pick`: the guard half as chosen from `twice_world::prediction::choices` (`None`: not said).
+    Make { verdict: Expected, pick: Option<Pick> },
     /// Take the prediction back.
     Withdraw,
 }
@@ -105,7 +110,7 @@ fn apply_intents(
             continue;
         };
         match intent {
-            PredictionIntent::Make { verdict, deciding } => {
+            PredictionIntent::Make { verdict, pick } => {
                 if session.mode == Mode::Replay {
                     prediction.notice = Some("A tape's moves are fixed: predict in a level you play.".into());
                 } else if session.is_over() || session.conclusion.is_some() {
@@ -113,10 +118,7 @@ fn apply_intents(
                         "The run has played out: predict before it ends (restart or rewind, then predict).".into(),
                     );
                 } else {
-                    let made = prediction::Prediction {
-                        verdict: *verdict,
-                        deciding_guard: *deciding,
-                    };
+                    let made = prediction::Prediction::new(*verdict, *pick);
                     prediction.made = Some((made, session.simulation().phase()));
                     prediction.scored = None;
                     prediction.notice = None;

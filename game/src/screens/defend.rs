@@ -10,7 +10,9 @@ use twice_world::text::counted;
 
 use super::Screen;
 use super::header::Header;
+use crate::campaign::Campaign;
 use crate::defence::{self, Defence, DefenceIntent};
+use crate::progress::Progress;
 use crate::screens::level::timeline;
 use crate::session::NextBriefing;
 use crate::ui::{self, theme};
@@ -25,11 +27,33 @@ pub(super) fn plugin(app: &mut App) {
 fn draw(
     mut contexts: EguiContexts,
     defence: Res<Defence>,
+    (campaign, progress): (Res<Campaign>, Res<Progress>),
     mut intents: MessageWriter<DefenceIntent>,
     mut next_screen: ResMut<NextState<Screen>>,
     mut next_briefing: ResMut<NextBriefing>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
+    let (chosen, leave) = frame(context, &defence, &campaign, &progress);
+    if leave {
+        // Back to this level on the level select.
+        next_briefing.0 = Some(defence.index);
+        next_screen.set(Screen::LevelSelect);
+        return Ok(());
+    }
+    for intent in chosen {
+        intents.write(intent);
+    }
+    Ok(())
+}
+
+/// One frame of defender mode: draws it and returns the player's intents, and whether they
+/// leave (the system above acts on both; headless tests read it through [`crate::ui::probe`]).
+pub fn frame(
+    context: &egui::Context,
+    defence: &Defence,
+    campaign: &Campaign,
+    progress: &Progress,
+) -> (Vec<DefenceIntent>, bool) {
     let level = &defence.level.level;
     let mut chosen: Vec<DefenceIntent> = Vec::new();
     let mut leave = false;
@@ -87,7 +111,7 @@ fn draw(
                 .inner_margin(egui::Margin::same(12)),
         )
         .show(&mut root, |ui| {
-            guard_switches(ui, &defence, &mut chosen);
+            guard_switches(ui, defence, &mut chosen);
         });
 
     egui::Panel::bottom("defend-actions")
@@ -126,25 +150,15 @@ fn draw(
                 .fill(theme::BACKGROUND)
                 .inner_margin(egui::Margin::same(14)),
         )
-        .show(&mut root, |ui| centre(ui, &defence, &mut chosen));
-
-    if leave {
-        // Back to this level on the level select.
-        next_briefing.0 = Some(defence.index);
-        next_screen.set(Screen::LevelSelect);
-        return Ok(());
-    }
-    for intent in chosen {
-        intents.write(intent);
-    }
-    Ok(())
+        .show(&mut root, |ui| centre(ui, defence, (campaign, progress), &mut chosen));
+    (chosen, leave)
 }
 
 /// The check's result; with a counter-example open, its run's timeline below it.
-fn centre(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceIntent>) {
+fn centre(ui: &mut egui::Ui, defence: &Defence, known: (&Campaign, &Progress), chosen: &mut Vec<DefenceIntent>) {
     let Some(counter_run) = &defence.counter_run else {
         egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-            draw_result(ui, defence, chosen);
+            draw_result(ui, defence, known, chosen);
         });
         return;
     };
@@ -152,7 +166,7 @@ fn centre(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceIntent>)
     let top = (ui.available_height() * 0.45).max(120.0);
     ui.allocate_ui(egui::vec2(ui.available_width(), top), |ui| {
         egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-            draw_result(ui, defence, chosen);
+            draw_result(ui, defence, known, chosen);
         });
     });
     ui.horizontal(|ui| {
@@ -177,18 +191,16 @@ fn centre(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceIntent>)
     );
 }
 
-/// One wrapped line for a known heist: what held or got through, what it did to the money,
-/// and the tape (nothing is clipped in a narrow window or at a projector).
-fn heist_line(ui: &mut egui::Ui, heist: &HeistResult) {
-    // "No fire" is not "held": a heist that does not break the promise with every guard
-    // off proves nothing about these guards.
+/// One wrapped line for a known heist that fires here: what held or got through, what it did
+/// to the money, the tape's title and the level it comes from. A heist from a level the player
+/// has not won yet keeps its moves to itself: its title would hand over that level's solution.
+fn heist_line(ui: &mut egui::Ui, heist: &HeistResult, (campaign, progress): (&Campaign, &Progress)) {
     let standing = heist.standing();
     let (glyph, color) = match standing {
         HeistStanding::Held => ("✔", theme::GOOD),
         HeistStanding::NoFire => ("○", theme::TEXT_DIM),
         HeistStanding::GotIn => ("✖", theme::BAD),
     };
-    let word = standing.word();
     let mut what = format!(
         "{} {}",
         theme::outcome_glyph(heist.outcome),
@@ -197,28 +209,44 @@ fn heist_line(ui: &mut egui::Ui, heist: &HeistResult) {
     for violation in &heist.violations {
         what.push_str(&format!(" · ⚠ {violation}"));
     }
-    let name = heist
-        .tape
-        .file_name()
-        .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    let (title, from) = heist_name(&heist.tape, &heist.title, (campaign, progress));
     ui.horizontal_wrapped(|ui| {
-        ui.label(RichText::new(format!("{glyph} {word}")).strong().color(color));
-        ui.label(RichText::new(&heist.title).color(theme::TEXT));
+        ui.label(
+            RichText::new(format!("{glyph} {}", standing.word()))
+                .strong()
+                .color(color),
+        );
+        ui.label(RichText::new(title).color(theme::TEXT));
         ui.label(
             RichText::new(what)
                 .size(theme::SMALL)
                 .color(theme::outcome_color(heist.outcome)),
         );
-        if !name.is_empty() {
-            ui::hint(ui, name);
-        }
-        if standing == HeistStanding::NoFire {
-            ui::hint(ui, format!("({})", standing.meaning()));
+        if !from.is_empty() {
+            ui::hint(ui, from);
         }
     });
 }
 
-fn draw_result(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceIntent>) {
+/// A known heist as the player reads it: the tape's title and the level it comes from — or,
+/// for a level not won yet, only that level (the title would hand over its solution). Never
+/// the file's name.
+fn heist_name(tape: &std::path::Path, title: &str, (campaign, progress): (&Campaign, &Progress)) -> (String, String) {
+    let level = (!tape.as_os_str().is_empty())
+        .then(|| campaign.level_of_tape(tape))
+        .flatten()
+        .map(|index| &campaign.levels[index].level);
+    match level {
+        None => (title.to_owned(), String::new()),
+        Some(level) if campaign.tape_opens(tape, progress) => (title.to_owned(), format!("from \"{}\"", level.title)),
+        Some(level) => (
+            format!("a heist from \"{}\"", level.title),
+            "(its title stays hidden until you win that level)".to_owned(),
+        ),
+    }
+}
+
+fn draw_result(ui: &mut egui::Ui, defence: &Defence, known: (&Campaign, &Progress), chosen: &mut Vec<DefenceIntent>) {
     if let Some(check) = &defence.check {
         ui.horizontal(|ui| {
             ui.spinner();
@@ -263,28 +291,21 @@ fn draw_result(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceInt
     headline(ui, report, defence.minimum());
     ui.add_space(8.0);
     ui.label(RichText::new("The known heists").strong());
-    // One wrapped line per heist: what held or got through, what it did to the money, and
-    // the tape (nothing is clipped in a narrow window or at a projector).
-    for heist in &report.heists {
-        heist_line(ui, heist);
+    // Only the heists that fire here are listed: the others test nothing, and are counted once.
+    for heist in report
+        .heists
+        .iter()
+        .filter(|heist| heist.standing() != HeistStanding::NoFire)
+    {
+        heist_line(ui, heist, known);
     }
     let no_fire = report
         .heists
         .iter()
         .filter(|heist| heist.standing() == HeistStanding::NoFire)
         .count();
-    if no_fire > 0 {
-        ui::hint(
-            ui,
-            format!(
-                "{} not fire here even with every guard off: they are not counted as held.",
-                if no_fire == 1 {
-                    "1 known heist does".to_owned()
-                } else {
-                    format!("{no_fire} known heists do")
-                }
-            ),
-        );
+    if let Some(sentence) = defend::no_fire_sentence(no_fire) {
+        ui::hint(ui, sentence);
     }
     ui.add_space(8.0);
     ui.label(RichText::new("The explorer's search").strong());
@@ -313,7 +334,7 @@ fn draw_result(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceInt
             }
         },
     }
-    counter_example(ui, defence, report, chosen);
+    counter_example(ui, defence, report, known, chosen);
     for skipped in &checked.skipped_tapes {
         ui.label(
             RichText::new(format!("⚠ left out (does not load): {skipped}"))
@@ -325,15 +346,33 @@ fn draw_result(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<DefenceInt
 }
 
 /// What beat the defence: the counter-example's moves, and O to open its run's timeline.
-fn counter_example(ui: &mut egui::Ui, defence: &Defence, report: &DefenceReport, chosen: &mut Vec<DefenceIntent>) {
+fn counter_example(
+    ui: &mut egui::Ui,
+    defence: &Defence,
+    report: &DefenceReport,
+    known: (&Campaign, &Progress),
+    chosen: &mut Vec<DefenceIntent>,
+) {
     let Some(counter) = &report.counter_example else {
         return;
+    };
+    let source = match &counter.source {
+        defend::CounterSource::KnownHeist { tape } if !tape.as_os_str().is_empty() => {
+            let title = report
+                .heists
+                .iter()
+                .find(|heist| &heist.tape == tape)
+                .map_or("a known heist", |heist| heist.title.as_str());
+            let (title, from) = heist_name(tape, title, known);
+            format!("the known heist \"{title}\" {from}")
+        }
+        _ => counter.source_words(),
     };
     ui.add_space(8.0);
     ui.label(
         RichText::new(format!(
             "The counter-example: {} — {} {}",
-            counter.source_words(),
+            source.trim_end(),
             theme::outcome_glyph(counter.outcome),
             theme::outcome_words(counter.outcome)
         ))

@@ -24,12 +24,25 @@ pub(super) fn plugin(app: &mut App) {
 
 /// What the level select remembers while it is open.
 #[derive(Component, Debug, Default)]
-struct LevelSelectState {
+pub struct LevelSelectState {
     selected: usize,
     confirm_reset: bool,
     scroll_to_selected: bool,
     /// Opened by the debrief's Next: this level's briefing is the one to read before playing.
     next_up: Option<usize>,
+}
+
+impl LevelSelectState {
+    /// The level select on level `selected`; `next_up`: it is the one the debrief's Next
+    /// opened on (its briefing's "more" opens).
+    pub fn new(selected: usize, next_up: bool) -> LevelSelectState {
+        LevelSelectState {
+            selected,
+            confirm_reset: false,
+            scroll_to_selected: true,
+            next_up: next_up.then_some(selected),
+        }
+    }
 }
 
 fn spawn_state(
@@ -74,51 +87,10 @@ fn draw(
     mut progress: ResMut<Progress>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
-    let count = campaign.levels.len();
-    if count > 0 {
-        if ui::pressed(context, egui::Key::ArrowDown) {
-            state.selected = (state.selected + 1).min(count - 1);
-            state.scroll_to_selected = true;
-        }
-        if ui::pressed(context, egui::Key::ArrowUp) {
-            state.selected = state.selected.saturating_sub(1);
-            state.scroll_to_selected = true;
-        }
-    }
-    state.selected = state.selected.min(count.saturating_sub(1));
-    let mut chosen = Chosen {
-        play: ui::pressed(context, egui::Key::Enter),
-        defend: ui::pressed(context, egui::Key::D),
-        ending: false,
-    };
-    let summary = CampaignSummary::of(&campaign, &progress);
-    chosen.ending = summary.complete && ui::pressed(context, egui::Key::F);
-    if ui::pressed(context, egui::Key::Escape) {
+    let chosen = frame(context, &mut state, &campaign, &mut progress);
+    if chosen.back {
         next_screen.set(Screen::Title);
     }
-
-    let mut root = ui::root_ui(context, "level-select");
-    if top_bar(&mut root, &mut state, &campaign, &mut progress, &summary, &mut chosen) {
-        next_screen.set(Screen::Title);
-    }
-    egui::Panel::right("level-select-detail")
-        .exact_size(470.0)
-        .frame(
-            egui::Frame::new()
-                .fill(theme::PANEL)
-                .inner_margin(egui::Margin::same(14)),
-        )
-        .show(&mut root, |ui| detail(ui, &state, &campaign, &progress, &mut chosen));
-    egui::CentralPanel::default()
-        .frame(
-            egui::Frame::new()
-                .fill(theme::BACKGROUND)
-                .inner_margin(egui::Margin::same(14)),
-        )
-        .show(&mut root, |ui| {
-            level_list(ui, &mut state, &campaign, &progress, &mut chosen)
-        });
-
     if chosen.ending {
         next_screen.set(Screen::Ending);
         return Ok(());
@@ -148,12 +120,67 @@ fn draw(
     Ok(())
 }
 
+/// One frame of the level select: draws it into `context` and returns what the player chose
+/// (the system above acts on it; headless tests read the frame through [`crate::ui::probe`]).
+pub fn frame(
+    context: &egui::Context,
+    state: &mut LevelSelectState,
+    campaign: &Campaign,
+    progress: &mut Progress,
+) -> Chosen {
+    let count = campaign.levels.len();
+    if count > 0 {
+        if ui::pressed(context, egui::Key::ArrowDown) {
+            state.selected = (state.selected + 1).min(count - 1);
+            state.scroll_to_selected = true;
+        }
+        if ui::pressed(context, egui::Key::ArrowUp) {
+            state.selected = state.selected.saturating_sub(1);
+            state.scroll_to_selected = true;
+        }
+    }
+    state.selected = state.selected.min(count.saturating_sub(1));
+    let mut chosen = Chosen {
+        play: ui::pressed(context, egui::Key::Enter),
+        defend: ui::pressed(context, egui::Key::D),
+        ending: false,
+        back: ui::pressed(context, egui::Key::Escape),
+    };
+    let summary = CampaignSummary::of(campaign, progress);
+    chosen.ending = summary.complete && ui::pressed(context, egui::Key::F);
+
+    let mut root = ui::root_ui(context, "level-select");
+    if top_bar(&mut root, state, campaign, progress, &summary, &mut chosen) {
+        chosen.back = true;
+    }
+    // At a projector (presenter zoom) the screen is 731 points wide: the briefing takes most.
+    let detail_width = (root.available_width() * 0.5).clamp(320.0, 470.0);
+    egui::Panel::right("level-select-detail")
+        .exact_size(detail_width)
+        .frame(
+            egui::Frame::new()
+                .fill(theme::PANEL)
+                .inner_margin(egui::Margin::same(14)),
+        )
+        .show(&mut root, |ui| detail(ui, state, campaign, progress, &mut chosen));
+    egui::CentralPanel::default()
+        .frame(
+            egui::Frame::new()
+                .fill(theme::BACKGROUND)
+                .inner_margin(egui::Margin::same(14)),
+        )
+        .show(&mut root, |ui| level_list(ui, state, campaign, progress, &mut chosen));
+    chosen
+}
+
 /// What the player chose this frame (buttons and keys).
 #[derive(Debug, Default)]
-struct Chosen {
-    play: bool,
-    defend: bool,
-    ending: bool,
+pub struct Chosen {
+    pub play: bool,
+    pub defend: bool,
+    pub ending: bool,
+    /// Back to the title (Esc or the back button).
+    pub back: bool,
 }
 
 /// The top bar: back, the title, the campaign's summary (finished, stars, defended), the
@@ -243,30 +270,39 @@ fn top_bar(
 }
 
 /// The selected level's briefing, its hand and guards, how the player did, and play / defend.
+/// How the player did and the buttons stay at the foot, in view, however long the briefing
+/// grows with "more" open: the briefing scrolls above them.
 fn detail(ui: &mut egui::Ui, state: &LevelSelectState, campaign: &Campaign, progress: &Progress, chosen: &mut Chosen) {
     let Some(loaded) = campaign.levels.get(state.selected) else {
         ui.label(format!("No levels found in {}.", campaign.folder.display()));
         return;
     };
+    egui::Panel::bottom("level-select-actions")
+        .frame(egui::Frame::new().inner_margin(egui::Margin {
+            top: 8,
+            ..Default::default()
+        }))
+        .show(ui, |ui| {
+            record(ui, &loaded.level, progress);
+            if campaign.is_unlocked(state.selected, progress) {
+                actions(ui, &loaded.level, chosen);
+            } else {
+                // Players know levels by their titles, not their ids.
+                let missing: Vec<String> = campaign
+                    .missing_requirements(state.selected, progress)
+                    .iter()
+                    .map(|id| {
+                        campaign
+                            .find(id)
+                            .map_or_else(|| id.clone(), |index| campaign.levels[index].level.title.clone())
+                    })
+                    .collect();
+                ui.label(RichText::new(format!("🔒 Locked: finish {} first", missing.join(", "))).color(theme::WARN));
+            }
+        });
     egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
         briefing(ui, state, loaded);
-        ui.add_space(10.0);
-        record(ui, &loaded.level, progress);
-        if campaign.is_unlocked(state.selected, progress) {
-            actions(ui, &loaded.level, chosen);
-        } else {
-            // Players know levels by their titles, not their ids.
-            let missing: Vec<String> = campaign
-                .missing_requirements(state.selected, progress)
-                .iter()
-                .map(|id| {
-                    campaign
-                        .find(id)
-                        .map_or_else(|| id.clone(), |index| campaign.levels[index].level.title.clone())
-                })
-                .collect();
-            ui.label(RichText::new(format!("🔒 Locked: finish {} first", missing.join(", "))).color(theme::WARN));
-        }
         ui.add_space(6.0);
         ui::hint(ui, loaded.path.display().to_string());
     });
@@ -331,7 +367,7 @@ fn briefing(ui: &mut egui::Ui, state: &LevelSelectState, loaded: &LoadedLevel) {
         ui.label(
             RichText::new(format!(
                 "  ✖ {} — {}",
-                guard.name(),
+                twice_world::guards::words(guard),
                 twice_world::guards::promise(guard)
             ))
             .color(theme::TEXT_DIM),
@@ -393,6 +429,9 @@ fn record(ui: &mut egui::Ui, level: &Level, progress: &Progress) {
         );
     }
 }
+
+/// Below this width a level's row puts its goal on a second line.
+const ROW_ONE_LINE_WIDTH_MIN: f32 = 560.0;
 
 /// Play it (Enter) and, for an unbeatable level, defend it (D).
 fn actions(ui: &mut egui::Ui, level: &Level, chosen: &mut Chosen) {
@@ -482,7 +521,17 @@ fn level_row(
         .inner_margin(egui::Margin::symmetric(10, 6))
         .show(ui, |ui| {
             ui.set_width(ui.available_width());
-            ui.horizontal(|ui| {
+            // A defend-only level is finished by a defence, not by reaching the crew's goal.
+            let goal = if level.unbeatable {
+                "goal: play it out, then defend it".to_owned()
+            } else {
+                format!("goal: {}", theme::outcome_words(level.goal))
+            };
+            let goal = RichText::new(goal).size(theme::SMALL).color(theme::TEXT_DIM);
+            // A narrow list (a projector at presenter zoom) puts the goal on a line of its own:
+            // right-aligned beside a long title, the two were drawn over each other.
+            let narrow = ui.available_width() < ROW_ONE_LINE_WIDTH_MIN;
+            ui.horizontal_wrapped(|ui| {
                 ui.label(RichText::new(glyph).size(18.0).color(color));
                 ui.label(RichText::new(word).size(theme::SMALL).color(color));
                 ui.label(
@@ -503,14 +552,15 @@ fn level_row(
                             .color(theme::TEXT_FAINT),
                     );
                 }
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    ui.label(
-                        RichText::new(format!("goal: {}", theme::outcome_words(level.goal)))
-                            .size(theme::SMALL)
-                            .color(theme::TEXT_DIM),
-                    );
-                });
+                if !narrow {
+                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                        ui.label(goal.clone());
+                    });
+                }
             });
+            if narrow {
+                ui.label(goal);
+            }
         })
         .response
         .interact(egui::Sense::click())

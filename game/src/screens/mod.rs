@@ -3,12 +3,12 @@
 use bevy::prelude::*;
 
 pub(crate) mod debrief;
-mod defend;
+pub mod defend;
 mod ending;
 mod header;
 pub mod level;
-mod level_select;
-mod replay;
+pub mod level_select;
+pub mod replay;
 mod sandbox;
 mod title;
 

@@ -227,10 +227,10 @@ fn poll_job(mut session: ResMut<Session>) {
         }) => {
             let phase = simulation.phase();
             session.replace(*simulation, ledger_file, ledger);
-            let location = session
-                .ledger_path()
-                .map_or_else(|| "memory".into(), |path| path.display().to_string());
-            session.tell(format!("At phase {phase}; the ledger was written afresh to {location}"));
+            // The ledger panel names the file; the status line says what happened, once.
+            session.tell(format!(
+                "At phase {phase}: played again from the seed and your moves before it, into a fresh ledger."
+            ));
         }
         Ok(Finished::Saved { path, outcome }) => {
             session.tell(format!("Tape saved to {} (expects {outcome})", path.display()));

@@ -7,6 +7,7 @@ use twice_world::runtime::rules::Status;
 
 use crate::presenter::Presenter;
 
+pub mod probe;
 pub mod theme;
 
 pub(super) fn plugin(app: &mut App) {

@@ -590,9 +590,11 @@ function predictPanel(game) {
   const verdict = h('select', {'data-fid': 'predict-verdict', id: 'predict-verdict', 'aria-label': 'the verdict you predict'},
     h('option', {value: 'heist_fails'}, 'the heist fails'),
     h('option', {value: 'heist_works'}, 'the heist works'));
-  const guard = h('select', {'data-fid': 'predict-guard', id: 'predict-guard', 'aria-label': 'the guard you predict will decide'},
-    h('option', {value: ''}, 'no guard named'),
-    game.guards.map((candidate) => h('option', {value: candidate.name}, `decided by ${candidate.name} (${candidate.on ? 'on' : 'off'})`)));
+  // What can decide in this level, in words, "no guard" last (the world's own list).
+  const guard = h('select', {'data-fid': 'predict-guard', id: 'predict-guard', 'aria-label': 'what you predict will decide it'},
+    h('option', {value: ''}, 'decided by: I won\'t say'),
+    prediction.choices.map((choice) => h('option', {value: choice.value, title: choice.promise},
+      choice.on === null ? choice.words : `decided by ${choice.words} (${choice.on ? 'on' : 'off'})`)));
   return h('section', {class: 'panel predict row', id: 'predict', 'aria-label': 'predict this run'},
     h('strong', {}, 'Predict, then watch:'), verdict, guard,
     h('button', {id: 'predict-button', 'data-fid': 'predict', onclick: () => predict(verdict.value, guard.value)}, 'Predict'),
@@ -761,6 +763,7 @@ function defendPanel(game) {
         : !result.within_budget ? ` — ${counted(result.on.length, 'guard', 'guards')} ${result.on.length === 1 ? 'is' : 'are'} over the budget of ${result.budget}.` : ''),
       h('ul', {}, result.heists.map((heist) => h('li', {class: heist.stopped ? '' : 'tone-bad'},
         heist.stopped ? '✔ held: ' : '✘ got through: ', heist.title, ' — ', lookSpan(heist.outcome)))),
+      result.left_out ? h('p', {class: 'hint', id: 'defence-left-out'}, result.left_out) : null,
       result.searched === null ? h('p', {class: 'hint'}, 'A known heist got through, so the explorer was not needed.')
         : result.counter_example ? h('p', {class: 'tone-bad', id: 'counter-example'},
           `The explorer found a heist in ${counted(result.searched, 'schedule', 'schedules')}: `, result.counter_example.join(', '))

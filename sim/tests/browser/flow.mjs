@@ -66,12 +66,17 @@ try {
   await page.click('#open-level');
   await page.waitForSelector('#timeline');
   check((await phaseOf(page)) === 0, 'level 01 opens at phase 0');
-  // Predict, then watch: the verdict and the deciding guard, before the run plays out.
+  // Predict, then watch: the verdict and the deciding guard, before the run plays out. The
+  // guard half offers what can decide in 01, in words: the write retry rule (off) among them.
+  const guardChoices = await page.$$eval('#predict-guard option', (options) => options.map((option) => option.textContent));
+  check(guardChoices.length <= 7 && guardChoices.every((text) => !text.includes('_')),
+    `the prediction offers a few choices in words, not every guard in snake_case: ${guardChoices.join(' | ')}`);
+  check(guardChoices.some((text) => text.includes('the write retry rule (off)')), 'the guard that decides 01 (off) can be named');
   await page.selectOption('#predict-verdict', 'heist_works');
   await page.selectOption('#predict-guard', 'write_retry_rule');
   await page.click('#predict-button');
   await page.waitForSelector('#prediction-made');
-  check((await page.textContent('#prediction-made')).includes('the heist works, decided by write_retry_rule'),
+  check((await page.textContent('#prediction-made')).includes('the heist works, decided by the write retry rule'),
     'the prediction is made before the run plays out');
   check(!(await page.isVisible('#predict-button')), 'one prediction per run: the button is gone');
   // A wire card acts on a message on the wire: step past the balance lookup until billing's

@@ -23,6 +23,7 @@ use twice_world::ledger::LedgerStore;
 use twice_world::level::{CardKind, Level, Play, TimedAction, WireRule};
 use twice_world::runtime::guards::Guards;
 use twice_world::simulator::{Simulation, SimulationBuilder};
+use twice_world::prediction;
 
 fn campaign() -> Campaign {
     let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels");
@@ -116,6 +117,18 @@ fn check_run(what: &str, simulation: &Simulation) -> Debrief {
         "{what}: the same moves did not give the run again"
     );
     let level = simulation.authored_level();
+    // Predict offers this run's answer: a guard that decided it, or "no guard" when none did.
+    let offered = prediction::choices(&level, simulation.guards());
+    let deciding = told.deciding_guards();
+    assert!(
+        deciding.is_empty()
+            || deciding.iter().any(|guard| offered
+                .iter()
+                .any(|choice| choice.pick == prediction::Pick::Guard(*guard))),
+        "{what}: decided by {deciding:?}, and Predict offers none of them: {:?}",
+        offered.iter().map(|choice| choice.value).collect::<Vec<_>>()
+    );
+    assert!(offered.iter().any(|choice| choice.pick == prediction::Pick::NoGuard));
     let mut decided = BTreeSet::new();
     for finding in &counterfactual.guards {
         let alternative = &counterfactual.alternatives[finding.alternative];

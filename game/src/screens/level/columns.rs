@@ -23,6 +23,8 @@ const COACH_WIDTH: f32 = 300.0;
 /// The least height the operator console gets under the ledger before the two share the
 /// column half and half (each scrolls inside its share).
 const CONSOLE_HEIGHT: f32 = 260.0;
+/// The console of a level with no operator moves: its title and one line about the queue.
+const CONSOLE_QUIET_HEIGHT: f32 = 64.0;
 
 /// The left and right columns' widths on a screen this many points wide: their full widths
 /// from 1280 points up, in proportion below, never so narrow their tables stop making sense.
@@ -83,14 +85,24 @@ pub(super) fn right(
         return;
     }
     let width = side_widths(root.ctx().viewport_rect().width()).1;
+    // A level whose hand holds no operator move shows its console as one line under the
+    // ledger: the ledger's rows need the column more than an empty console does.
+    let operator_moves = simulation.level().cards.iter().any(|allowance| {
+        matches!(
+            allowance.card,
+            twice_world::level::CardKind::OperatorResolve | twice_world::level::CardKind::OperatorCompensate
+        )
+    });
     column(root, egui::Panel::right("level-right"), width, 6, |ui| {
         let height = ui.available_height();
         let console_height = if !show_console {
             0.0
-        } else if show_ledger {
-            CONSOLE_HEIGHT.max(height / 2.0).min(height - 120.0)
-        } else {
+        } else if !show_ledger {
             height
+        } else if !operator_moves {
+            CONSOLE_QUIET_HEIGHT
+        } else {
+            CONSOLE_HEIGHT.max(height / 2.0).min(height - 120.0)
         };
         if show_ledger {
             new_panel(ui, panels, Panel::Ledger);
@@ -104,7 +116,10 @@ pub(super) fn right(
             ledger::draw(&mut ledger_ui, session, simulation, level_ui, cache);
             ui.add_space(4.0);
         }
-        if show_console {
+        if show_console && !operator_moves && show_ledger {
+            new_panel(ui, panels, Panel::Console);
+            ui::section(ui, "Operator console", |ui| operator::draw_quiet(ui, session));
+        } else if show_console {
             new_panel(ui, panels, Panel::Console);
             // The title stays put; the console's decisions (reason, expected status, both
             // resolve buttons, compensate) scroll beneath it rather than run off the screen.

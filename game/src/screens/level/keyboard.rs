@@ -3,11 +3,10 @@
 use bevy_egui::egui;
 use twice_world::simulator::Simulation;
 
-use super::{LevelUi, Prompt, PromptKind, SIDE_COLUMNS_AND_NOTES_WIDTH_MIN, cards, controls, ledger};
+use super::{LevelUi, Prompt, PromptKind, SIDE_COLUMNS_AND_NOTES_WIDTH_MIN, cards, controls, ledger, pause_menu};
 use crate::panels::Panel;
 use crate::paths::GamePaths;
-use crate::screens::Screen;
-use crate::session::{Intent, Mode, Session};
+use crate::session::{Intent, Session};
 use crate::ui;
 
 pub(super) fn read(
@@ -20,7 +19,7 @@ pub(super) fn read(
 ) {
     use egui::Key;
     // Dialogs that take typing take the keyboard first; they handle their own keys when drawn.
-    if level_ui.prompt.is_some() || level_ui.predict.is_some() {
+    if level_ui.prompt.is_some() || level_ui.predict.is_some() || level_ui.pause_menu.is_some() {
         return;
     }
     // A target chooser keeps only its own keys (a number picks, Esc cancels): any other key
@@ -52,13 +51,9 @@ pub(super) fn read(
         level_ui.help = true;
         return;
     }
+    // Esc pauses: the run is kept until the player chooses to leave it in the menu.
     if ui::pressed(context, Key::Escape) {
-        let to = match session.mode {
-            Mode::Campaign => Screen::LevelSelect,
-            Mode::Sandbox => Screen::Sandbox,
-            Mode::Replay => Screen::Replay,
-        };
-        intents.push(Intent::Leave { to });
+        pause_menu::open(level_ui, session, simulation, intents);
         return;
     }
     simulation_keys(context, simulation, intents);

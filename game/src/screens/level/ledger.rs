@@ -13,6 +13,94 @@ use crate::session::Session;
 use crate::ui::{self, theme};
 
 const ROW_HEIGHT: f32 = 18.0;
+const KEY_FONT_SIZE: f32 = 12.0;
+const CELL_FONT_SIZE: f32 = 12.0;
+/// Space between two cells, in points.
+const CELL_GAP: f32 = 8.0;
+/// The key column's share of the table's width at most: past it a key is cut with "…" (its
+/// whole text on hover), so it never runs into the tool column.
+const KEY_SHARE_MAX: f32 = 0.42;
+
+/// How wide each cell's widest text is: the key in characters (its glyph width given), the
+/// tool, attempts, status and owner in points.
+#[derive(Clone, Copy, Debug)]
+struct CellWidths {
+    glyph_width: f32,
+    longest_key: usize,
+    tool: f32,
+    attempts: f32,
+    status: f32,
+    owner: f32,
+}
+
+/// Where each column starts and how many characters of a key fit its column. Each column is
+/// as wide as its widest text; the key column keeps within [`KEY_SHARE_MAX`] of `width` (a
+/// longer key is cut), and what is left over goes to the status and owner. When even that does
+/// not fit, the key gives way first, down to a fifth of the width.
+fn columns(width: f32, cells: CellWidths) -> ([f32; 5], usize) {
+    // The key's look (a glyph and a space) comes before it.
+    let key_wanted = (cells.longest_key + 2) as f32 * cells.glyph_width + CELL_GAP;
+    let others = [cells.tool, cells.attempts, cells.status, cells.owner].map(|cell| cell + CELL_GAP);
+    let others_width: f32 = others.iter().sum();
+    let key_width = key_wanted
+        .min(width * KEY_SHARE_MAX)
+        .min(width - others_width)
+        .max(width * 0.2);
+    let fits = (((key_width - CELL_GAP) / cells.glyph_width).floor() as usize)
+        .saturating_sub(2)
+        .max(4);
+    // Whatever is left is shared by status and owner, whose texts vary the most.
+    let spare = (width - key_width - others_width).max(0.0);
+    let mut starts = [0.0; 5];
+    let mut at = key_width;
+    for (index, cell) in others.iter().enumerate().take(4) {
+        starts[index + 1] = at;
+        at += cell + if index >= 2 { spare / 2.0 } else { 0.0 };
+    }
+    (starts, fits)
+}
+
+/// The widest text of each cell in `rows` (the tools: the level's own; the statuses: every one).
+fn cell_widths(ui: &egui::Ui, simulation: &Simulation, rows: &[ExecutionRecord]) -> CellWidths {
+    ui.ctx().fonts_mut(|fonts| {
+        let mut widest = |texts: &mut dyn Iterator<Item = String>| {
+            texts
+                .map(|text| {
+                    fonts
+                        .layout_no_wrap(text, FontId::proportional(CELL_FONT_SIZE), Color32::WHITE)
+                        .size()
+                        .x
+                })
+                .fold(0.0_f32, f32::max)
+        };
+        let tool = widest(&mut simulation.level().tools.iter().map(|tool| tool.name.to_string()));
+        let status = widest(
+            &mut twice_world::runtime::rules::Status::ALL
+                .into_iter()
+                .map(theme::status_label),
+        );
+        // Owners are few and short (w1, op-crew): the first rows say how wide.
+        let owner = widest(&mut rows.iter().take(64).map(|row| row.owner.to_string())).max(24.0);
+        CellWidths {
+            glyph_width: fonts.glyph_width(&FontId::monospace(KEY_FONT_SIZE), '0'),
+            longest_key: rows.iter().map(|row| row.key.as_str().len()).max().unwrap_or(0),
+            tool,
+            attempts: 18.0,
+            status,
+            owner,
+        }
+    })
+}
+
+/// `key` as its column shows it: whole, or its first characters and "…".
+fn key_shown(key: &str, fits: usize) -> String {
+    if key.chars().count() <= fits {
+        key.to_owned()
+    } else {
+        let kept: String = key.chars().take(fits.saturating_sub(1)).collect();
+        kept + "…"
+    }
+}
 
 /// The selected row's history, read once per change of selection or simulation.
 #[derive(Debug, Default)]
@@ -80,8 +168,8 @@ pub fn draw(
         }
         let rows = view.rows();
         let width = ui.available_width();
-        // Status is the widest cell ("? indeterminate"): it gets the most room.
-        let columns = [0.0, width * 0.27, width * 0.50, width * 0.57, width * 0.87];
+        let cells = cell_widths(ui, simulation, rows);
+        let (columns, key_fits) = columns(width, cells);
         let header = ["key", "tool", "att", "status", "owner"];
         let (rect, _) = ui.allocate_exact_size(egui::vec2(width, 16.0), egui::Sense::hover());
         for (x, text) in columns.iter().zip(header) {
@@ -115,7 +203,7 @@ pub fn draw(
         }
         scroll.show_rows(ui, ROW_HEIGHT, rows.len(), |ui, range| {
             for index in range {
-                draw_row(ui, &rows[index], index, &columns, level_ui, cache);
+                draw_row(ui, &rows[index], index, (&columns, key_fits), level_ui, cache);
             }
         });
         if let Some(key) = level_ui.selected_key.clone() {
@@ -131,23 +219,27 @@ pub fn draw(
     });
 }
 
-/// Where the ledger file is, and the sqlite3 command to open it while playing.
+/// Where the ledger file is, on one line: the file's name (its whole path on hover) and a
+/// button that copies the sqlite3 command to open it while playing. One line, so the rows
+/// below keep their room at 1280×720.
 fn file_line(ui: &mut egui::Ui, session: &Session) {
     match session.ledger_path() {
         Some(path) => {
             let command = format!("sqlite3 {} 'select * from tool_executions'", path.display());
             ui.horizontal(|ui| {
                 if ui
-                    .small_button("copy")
-                    .on_hover_text("copy the sqlite3 command")
+                    .small_button("copy sqlite3")
+                    .on_hover_text(format!("copy the command that opens it while you play:\n{command}"))
                     .clicked()
                 {
                     ui.ctx().copy_text(command.clone());
                 }
+                let name = path
+                    .file_name()
+                    .map_or_else(|| short_path(path), |name| name.to_string_lossy().into_owned());
                 ui.add(
                     egui::Label::new(
-                        RichText::new(short_path(path))
-                            .monospace()
+                        RichText::new(format!("a real SQLite file: {name}"))
                             .size(11.0)
                             .color(theme::TEXT_DIM),
                     )
@@ -155,10 +247,9 @@ fn file_line(ui: &mut egui::Ui, session: &Session) {
                 )
                 .on_hover_text(format!(
                     "the real SQLite file the simulated workers write:\n{}",
-                    path.display()
+                    short_path(path)
                 ));
             });
-            ui::hint(ui, format!("open it while you play: {command}"));
         }
         None => ui::hint(ui, "the ledger is in memory this time (no file could be made)"),
     }
@@ -170,7 +261,7 @@ fn draw_row(
     ui: &mut egui::Ui,
     record: &ExecutionRecord,
     index: usize,
-    columns: &[f32; 5],
+    (columns, key_fits): (&[f32; 5], usize),
     level_ui: &mut LevelUi,
     cache: &TimelineCache,
 ) {
@@ -188,11 +279,13 @@ fn draw_row(
     let look = cache.key_look(record.key.as_str());
     let y = rect.center().y;
     let cell = |column: usize| egui::pos2(rect.left() + columns[column] + 4.0, y);
+    let key = record.key.as_str();
+    let shown = key_shown(key, key_fits);
     painter.text(
         cell(0),
         Align2::LEFT_CENTER,
-        format!("{} {}", look.glyph, record.key.as_str()),
-        FontId::monospace(12.0),
+        format!("{} {shown}", look.glyph),
+        FontId::monospace(KEY_FONT_SIZE),
         look.color,
     );
     painter.text(
@@ -229,6 +322,9 @@ fn draw_row(
         } else {
             Some(record.key.as_str().to_owned())
         };
+    }
+    if shown != key {
+        response.on_hover_text(key);
     }
 }
 
@@ -329,6 +425,45 @@ mod tests {
     }
 
     const PANEL_WIDTH: f32 = 410.0;
+
+    #[test]
+    fn the_key_column_fits_the_longest_key_or_cuts_it_before_the_tool_column() {
+        let cells = |longest_key| CellWidths {
+            glyph_width: 7.2,
+            longest_key,
+            tool: 85.0,
+            attempts: 18.0,
+            status: 96.0,
+            owner: 24.0,
+        };
+        // A hashed key (18 characters, its look before it) and the other cells' widest texts,
+        // each with its gap, need 407 points: in a table that wide the key is whole, and each
+        // column starts after the one before it has its widest text.
+        let widths = [85.0, 18.0, 96.0];
+        let (starts, fits) = columns(PANEL_WIDTH, cells(18));
+        assert!(fits >= 18, "{fits}");
+        assert!(starts[1] >= 20.0 * 7.2, "{starts:?}");
+        for (index, width) in widths.iter().enumerate() {
+            assert!(starts[index + 2] - starts[index + 1] >= *width, "{starts:?}");
+        }
+        // A little narrower, the key gives way first: cut to what its column holds, while the
+        // other columns keep their widest texts.
+        let (starts, fits) = columns(398.0, cells(18));
+        assert!(fits < 18, "{fits}");
+        assert!(((fits + 2) as f32 * 7.2) <= starts[1], "{fits} {starts:?}");
+        for (index, width) in widths.iter().enumerate() {
+            assert!(starts[index + 2] - starts[index + 1] >= *width, "{starts:?}");
+        }
+        // Per-call keys leave the other columns more room.
+        let (short, _) = columns(398.0, cells(5));
+        assert!(short[1] < starts[1]);
+        // A key too long for its share is cut, never wider than its column.
+        let (starts, fits) = columns(300.0, cells(60));
+        assert!(fits < 60);
+        assert!(((fits + 2) as f32 * 7.2) <= starts[1], "{fits} {starts:?}");
+        assert_eq!(key_shown("h:0123456789abcdef", 10), "h:0123456…");
+        assert_eq!(key_shown("r1:c2", 10), "r1:c2");
+    }
 
     #[test]
     fn a_long_history_line_wraps_inside_the_panel_instead_of_widening_it() {

@@ -35,6 +35,7 @@ mod ledger;
 mod notes;
 mod operator;
 mod overlays;
+mod pause_menu;
 mod predict;
 mod rulebook;
 mod stage;
@@ -100,6 +101,9 @@ pub struct LevelUi {
     pub predict: Option<predict::Draft>,
     /// The declaration window's drafts, by tool.
     pub declaration_drafts: std::collections::BTreeMap<String, declaration::Draft>,
+    /// Esc opened the pause menu: the run waits (kept whole) until the player resumes,
+    /// restarts or leaves.
+    pub pause_menu: Option<pause_menu::PauseMenu>,
     /// The centre shows the code (C) instead of the stage.
     pub code: bool,
     /// The code line clicked to aim a crash at, its choices open under it.
@@ -152,7 +156,11 @@ fn spawn_state(
     let help = shot == Some(ShotScreen::Keys);
     let predict = (shot == Some(ShotScreen::Predict)).then_some(predict::Draft {
         verdict: twice_world::prediction::Expected::HeistWorks,
-        deciding: None,
+        pick: None,
+    });
+    let pause_menu = (shot == Some(ShotScreen::Pause)).then_some(pause_menu::PauseMenu {
+        was_running: false,
+        fresh: false,
     });
     commands.spawn((
         Name::new("Level screen"),
@@ -162,6 +170,7 @@ fn spawn_state(
             glossary,
             help,
             predict,
+            pause_menu,
             code,
             ..LevelUi::default()
         },
@@ -176,19 +185,41 @@ const SIDE_COLUMNS_AND_NOTES_WIDTH_MIN: f32 = 1000.0;
 /// Below this height the hand moves out from under the stage into a strip of its own.
 const SHORT_SCREEN_HEIGHT: f32 = 560.0;
 /// Height of the timeline along the bottom, at most.
-const TIMELINE_HEIGHT: f32 = 222.0;
+const TIMELINE_HEIGHT: f32 = 440.0;
+/// The hand under the stage: its heading and a row of full cards (their effect spelled out).
+const HAND_HEIGHT: f32 = 132.0;
 
-/// The timeline's height on a screen this many points tall: its full height on a 1280×720
-/// screen, about a fifth of a short screen (a projector's 411 points at presenter zoom: its
-/// lanes' header and its last rows, the heading left out), so the stage above the hand fits
-/// whole, Penny, her workers, the wire and billing.
+/// The timeline's height on a screen this many points tall: two fifths of a full screen
+/// (1280×720: 288 points, a dozen rows, the history a player reads back), a quarter of a short
+/// one (a projector's 411 points at presenter zoom: its lanes' header and its last three rows), so the stage above the hand fits whole, Penny, her workers, the
+/// wire and billing.
 fn timeline_height(screen_height: f32) -> f32 {
     let share = if screen_height < SHORT_SCREEN_HEIGHT {
-        0.21
+        0.25
     } else {
-        0.36
+        0.40
     };
     (screen_height * share).clamp(80.0, TIMELINE_HEIGHT)
+}
+
+/// Everything one frame of the level screen reads.
+#[derive(Debug)]
+pub struct LevelInputs<'a> {
+    pub session: &'a Session,
+    pub paths: &'a GamePaths,
+    pub progress: &'a Progress,
+    pub campaign: &'a Campaign,
+    pub guide: &'a Guide,
+    pub prediction: &'a Prediction,
+    #[cfg(feature = "operator-api")]
+    pub operator_api: Option<&'a OperatorApi>,
+}
+
+/// What the player asked for in one frame of the level screen.
+#[derive(Debug, Default)]
+pub struct LevelAsks {
+    pub intents: Vec<Intent>,
+    pub predictions: Vec<PredictionIntent>,
 }
 
 // A Bevy system takes each resource it reads as its own parameter.
@@ -208,17 +239,59 @@ fn draw(
 ) -> Result {
     let context = contexts.ctx_mut()?;
     let (mut level_ui, mut cache) = state.into_inner();
-    let level_ui = &mut *level_ui;
+    let inputs = LevelInputs {
+        session: &session,
+        paths: &paths,
+        progress: &progress,
+        campaign: &campaign,
+        guide: &guide,
+        prediction: &prediction,
+        #[cfg(feature = "operator-api")]
+        operator_api: operator_api.as_deref(),
+    };
+    let asks = frame(context, &mut level_ui, &mut cache, &inputs);
+    // The code view (C) stays chosen from one level to the next.
+    if code_choice.shown != level_ui.code {
+        code_choice.shown = level_ui.code;
+    }
+    for intent in asks.predictions {
+        prediction_writer.write(intent);
+    }
+    for intent in asks.intents {
+        writer.write(intent);
+    }
+    Ok(())
+}
+
+/// One frame of the level screen: draws it into `context` and returns what the player asked
+/// for. The Bevy system above calls it each frame; headless tests call it on a context of
+/// their own ([`crate::ui::probe`]) to read what a player would see.
+pub fn frame(
+    context: &egui::Context,
+    level_ui: &mut LevelUi,
+    cache: &mut timeline::TimelineCache,
+    inputs: &LevelInputs,
+) -> LevelAsks {
+    let LevelInputs {
+        session,
+        paths,
+        progress,
+        campaign,
+        guide,
+        prediction,
+        ..
+    } = *inputs;
     let mut intents = Vec::new();
     let simulation = session.simulation();
     cache.update(&simulation);
 
-    let dialog_open = level_ui.help || level_ui.prompt.is_some() || level_ui.chooser.is_some();
+    let dialog_open =
+        level_ui.help || level_ui.prompt.is_some() || level_ui.chooser.is_some() || level_ui.pause_menu.is_some();
     if !dialog_open && level_ui.predict.is_none() && session.mode != Mode::Replay && ui::pressed(context, egui::Key::V)
     {
-        predict::open(level_ui, &prediction);
+        predict::open(level_ui, prediction);
     }
-    keyboard::read(context, level_ui, &session, &simulation, &paths, &mut intents);
+    keyboard::read(context, level_ui, session, &simulation, paths, &mut intents);
 
     // On a short screen (a projector at presenter zoom is 411 points tall) the stage cannot
     // fit above the hand: the hand gets a strip of its own above the timeline, always in view,
@@ -227,33 +300,34 @@ fn draw(
     let mut root = ui::root_ui(context, "level");
     bars(
         &mut root,
-        &session,
+        session,
         &simulation,
         level_ui,
-        &paths,
+        paths,
         short,
-        &prediction,
+        prediction,
         &mut intents,
     );
     let mut glossary_clicked = None;
     // Beside everything below the top bar, so the notes have the screen's height to fill.
-    notes::draw(&mut root, &session, &campaign, level_ui);
-    if let Some(entry) = columns::coach(&mut root, guide.step(), &simulation, &campaign, level_ui, &mut intents) {
+    notes::draw(&mut root, session, campaign, level_ui);
+    if let Some(entry) = columns::coach(&mut root, guide.step(), &simulation, campaign, level_ui, &mut intents) {
         glossary_clicked = Some(entry);
+    }
+    // The timeline spans the whole width under the columns: it is the widest, wordiest view,
+    // and a ledger beside it would cut its rows.
+    if let Some(phase) = timeline_panel(&mut root, &simulation, cache) {
+        intents.push(Intent::Rewind { phase });
     }
     columns::right(
         &mut root,
-        &session,
+        session,
         &simulation,
         level_ui,
-        &cache,
+        cache,
         #[cfg(feature = "operator-api")]
-        operator_api.as_deref(),
+        inputs.operator_api,
     );
-    // The timeline spans everything left of the ledger: it is the widest, wordiest view.
-    if let Some(phase) = timeline_panel(&mut root, &simulation, &cache) {
-        intents.push(Intent::Rewind { phase });
-    }
     if short {
         egui::Panel::bottom("level-hand")
             .resizable(false)
@@ -263,47 +337,43 @@ fn draw(
                     .inner_margin(egui::Margin::symmetric(6, 2)),
             )
             .show(&mut root, |ui| {
-                cards::draw(ui, &session, &simulation, level_ui, true, &mut intents);
+                cards::draw(ui, session, &simulation, level_ui, true, &mut intents);
             });
     }
     if let Some(entry) = columns::left(
         &mut root,
-        &session,
+        session,
         &simulation,
-        &progress,
-        &campaign,
+        progress,
+        campaign,
         level_ui,
         &mut intents,
     ) {
         glossary_clicked = Some(entry);
     }
-    centre(&mut root, &session, &simulation, level_ui, &cache, short, &mut intents);
+    centre(&mut root, session, &simulation, level_ui, cache, short, &mut intents);
 
+    let tape_lock = |path: &std::path::Path| {
+        let index = campaign.level_of_tape(path)?;
+        (!campaign.tape_opens(path, progress))
+            .then(|| twice_world::campaign::path::tape_locked_words(&campaign.levels[index].level))
+    };
     windows(
         context,
-        &session,
-        &simulation,
-        &campaign,
+        (session, &simulation),
+        campaign,
         level_ui,
-        glossary_clicked,
+        (glossary_clicked, &tape_lock),
         &mut intents,
     );
-    let mut prediction_intents = Vec::new();
-    predict::draw(context, &session, level_ui, &mut prediction_intents);
-    for intent in prediction_intents {
-        prediction_writer.write(intent);
-    }
+    pause_menu::draw(context, session, &simulation, paths, level_ui, &mut intents);
+    let mut predictions = Vec::new();
+    predict::draw(context, session, level_ui, &mut predictions);
     drop(simulation);
-    if code_choice.shown != level_ui.code {
-        code_choice.shown = level_ui.code;
-    }
     if !intents.is_empty() {
         level_ui.flash = None;
     }
-    for intent in intents {
-        writer.write(intent);
-    }
-    Ok(())
+    LevelAsks { intents, predictions }
 }
 
 /// The top bar (level, status, buttons) and the controls at the foot, on the same frame.
@@ -333,14 +403,13 @@ fn bars(
 /// tool declaration; then the operator move the console chose.
 fn windows(
     context: &egui::Context,
-    session: &Session,
-    simulation: &twice_world::simulator::Simulation,
+    (session, simulation): (&Session, &twice_world::simulator::Simulation),
     campaign: &Campaign,
     level_ui: &mut LevelUi,
-    glossary_clicked: Option<usize>,
+    (glossary_clicked, tape_lock): (Option<usize>, overlays::TapeLock),
     intents: &mut Vec<Intent>,
 ) {
-    overlays::draw(context, session, simulation, level_ui, intents);
+    overlays::draw(context, session, simulation, level_ui, tape_lock, intents);
     if session.panels.shows(Panel::Rulebook) {
         rulebook::draw(context, simulation, level_ui);
     }
@@ -438,10 +507,12 @@ fn centre(
             // On a short screen (a projector at presenter zoom) the stage is the whole panel
             // (the hand has its strip): it takes the height there is rather than scrolling.
             // Scrolls still if even the stage's least height does not fit.
+            // On a full screen the stage takes what the hand leaves, up to its full height: at
+            // 1280×720 the timeline's dozen rows come first.
             let stage_height = if short {
                 ui.available_height()
             } else {
-                stage::STAGE_HEIGHT
+                (ui.available_height() - HAND_HEIGHT).min(stage::STAGE_HEIGHT)
             };
             views(ui, session, simulation, level_ui);
             if level_ui.code {

@@ -119,6 +119,17 @@ pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> 
 }
 
 /// The console's body (its title is drawn above the scroll by the column, so it stays put).
+/// The console of a level that gives the crew no operator moves: one line, the queue counted.
+pub fn draw_quiet(ui: &mut egui::Ui, session: &Session) {
+    let waiting = session.ledger().unknown().count();
+    let queue = match waiting {
+        0 => "no call waits for a person".to_owned(),
+        1 => "1 unknown call waits for a person".to_owned(),
+        many => format!("{many} unknown calls wait for a person"),
+    };
+    ui::hint(ui, format!("No operator moves in this level · {queue}"));
+}
+
 pub fn draw(
     ui: &mut egui::Ui,
     session: &Session,

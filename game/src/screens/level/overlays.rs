@@ -54,7 +54,7 @@ pub const SHORTCUTS: [(&str, &str); 30] = [
     ("S", "save the tape of what you did"),
     ("L", "load a tape (opens the replay viewer)"),
     ("Enter", "debrief, once the level is over"),
-    ("Esc", "close a dialog, or leave the level"),
+    ("Esc", "close a dialog, or pause: resume, restart, save or leave"),
     ("? or F1", "this overlay"),
     ("mouse", "everything above has a button too"),
     ("double-click", "a timeline row: rewind to just after it"),
@@ -63,11 +63,15 @@ pub const SHORTCUTS: [(&str, &str); 30] = [
     ("twice-sim", "replay a saved tape: twice-sim replay FILE"),
 ];
 
+/// Why a tape may not be opened yet (a campaign tape of a level not won), or `None`.
+pub type TapeLock<'a> = &'a dyn Fn(&std::path::Path) -> Option<String>;
+
 pub fn draw(
     context: &egui::Context,
     session: &Session,
     simulation: &Simulation,
     level_ui: &mut LevelUi,
+    tape_lock: TapeLock,
     intents: &mut Vec<Intent>,
 ) {
     if level_ui.help {
@@ -77,7 +81,7 @@ pub fn draw(
         draw_chooser(context, chooser, session, simulation, level_ui, intents);
     }
     if level_ui.prompt.is_some() {
-        draw_prompt(context, level_ui, intents);
+        draw_prompt(context, level_ui, tape_lock, intents);
     }
 }
 
@@ -160,7 +164,7 @@ fn draw_chooser(
     }
 }
 
-fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, intents: &mut Vec<Intent>) {
+fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, tape_lock: TapeLock, intents: &mut Vec<Intent>) {
     let Some(prompt) = level_ui.prompt.as_mut() else {
         return;
     };
@@ -220,10 +224,14 @@ fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, intents: &mut Ve
             PromptKind::SaveTape => intents.push(Intent::SaveTape {
                 path: PathBuf::from(text),
             }),
-            PromptKind::LoadTape => intents.push(Intent::OpenTape {
-                path: PathBuf::from(text),
-                at_phase: None,
-            }),
+            // The replay viewer's lock holds here too: a level's tapes show its solution.
+            PromptKind::LoadTape => match tape_lock(std::path::Path::new(&text)) {
+                Some(why) => level_ui.flash = Some(why),
+                None => intents.push(Intent::OpenTape {
+                    path: PathBuf::from(text),
+                    at_phase: None,
+                }),
+            },
             PromptKind::GoToPhase => match text.parse::<u32>() {
                 Ok(phase) => intents.push(Intent::Rewind { phase }),
                 Err(_) => {

@@ -3,8 +3,7 @@
 //! are `crate::progress::prediction`'s; this only draws and sends intents.
 
 use bevy_egui::egui::{self, RichText};
-use twice_world::prediction::Expected;
-use twice_world::runtime::guards::Guard;
+use twice_world::prediction::{Expected, Pick};
 
 use super::LevelUi;
 use crate::progress::prediction::{Prediction, PredictionIntent};
@@ -15,7 +14,7 @@ use crate::ui::{self, theme};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Draft {
     pub verdict: Expected,
-    pub deciding: Option<Guard>,
+    pub pick: Option<Pick>,
 }
 
 /// Opens the window on the prediction made (or a first guess to change).
@@ -23,11 +22,11 @@ pub fn open(level_ui: &mut LevelUi, prediction: &Prediction) {
     level_ui.predict = Some(match prediction.made {
         Some((made, _)) => Draft {
             verdict: made.verdict,
-            deciding: made.deciding_guard,
+            pick: made.pick(),
         },
         None => Draft {
             verdict: Expected::HeistWorks,
-            deciding: None,
+            pick: None,
         },
     });
 }
@@ -45,9 +44,11 @@ pub fn status(prediction: &Prediction) -> Option<(String, egui::Color32)> {
         return Some((notice.clone(), theme::WARN));
     }
     prediction.made.map(|(made, phase)| {
-        let guard = made
-            .deciding_guard
-            .map_or_else(String::new, |guard| format!(", decided by {}", guard.name()));
+        let guard = match made.pick() {
+            Some(Pick::Guard(guard)) => format!(", decided by {}", twice_world::guards::words(guard)),
+            Some(Pick::NoGuard) => ", and no guard decides it".to_owned(),
+            None => String::new(),
+        };
         (
             format!("🔮 predicted at phase {phase}: {}{guard}", verdict_words(made.verdict)),
             theme::VIOLET,
@@ -55,14 +56,13 @@ pub fn status(prediction: &Prediction) -> Option<(String, egui::Color32)> {
     })
 }
 
-/// The window, while open: the verdict, the deciding guard (a guard on in this run, or
-/// none named), and Predict.
+/// The window, while open: the verdict, what decides it (the choices the world offers for
+/// this level: the guards it is about, on or off, and "no guard"), and Predict.
 pub fn draw(context: &egui::Context, session: &Session, level_ui: &mut LevelUi, intents: &mut Vec<PredictionIntent>) {
     let Some(mut draft) = level_ui.predict else {
         return;
     };
-    let guards = session.recipe.guards_in_force();
-    let on: Vec<Guard> = Guard::ALL.into_iter().filter(|guard| guards.is_on(*guard)).collect();
+    let choices = twice_world::prediction::choices(&session.recipe.level.level, session.recipe.guards_in_force());
     let mut close = ui::pressed(context, egui::Key::Escape);
     let mut submit = ui::pressed(context, egui::Key::Enter);
     let screen = context.viewport_rect();
@@ -76,7 +76,7 @@ pub fn draw(context: &egui::Context, session: &Session, level_ui: &mut LevelUi, 
         );
         ui::hint(
             ui,
-            "Before the run plays out: will the heist work, and which guard will decide it? The debrief scores both halves (the guard is right when switching it alone changes this run's verdict), and your progress keeps the tally.",
+            "Before the run plays out: will the heist work, and what will decide it? The debrief scores both halves (a guard is right when switching it, on or off, changes this run's verdict), and your progress keeps the tally.",
         );
         egui::ScrollArea::vertical()
             .max_height((screen.height() - 170.0).max(120.0))
@@ -87,14 +87,18 @@ pub fn draw(context: &egui::Context, session: &Session, level_ui: &mut LevelUi, 
                     }
                 });
                 ui.add_space(4.0);
-                ui.label(RichText::new("The guard that decides it (optional)").strong());
-                ui.horizontal_wrapped(|ui| {
-                    ui.radio_value(&mut draft.deciding, None, "I won't say");
-                    for guard in &on {
-                        ui.radio_value(&mut draft.deciding, Some(*guard), guard.name())
-                            .on_hover_text(twice_world::guards::promise(*guard));
+                ui.label(RichText::new("What decides it (optional)").strong());
+                ui.radio_value(&mut draft.pick, None, "I won't say");
+                for choice in &choices {
+                    let label = match choice.on {
+                        Some(on) => format!("{} ({})", choice.words, if on { "on" } else { "off" }),
+                        None => choice.words.to_owned(),
+                    };
+                    let radio = ui.radio_value(&mut draft.pick, Some(choice.pick), label);
+                    if !choice.promise.is_empty() {
+                        radio.on_hover_text(choice.promise);
                     }
-                });
+                }
             });
         ui.horizontal(|ui| {
             if ui::button(ui, true, "Predict", "Enter").clicked() {
@@ -112,7 +116,7 @@ pub fn draw(context: &egui::Context, session: &Session, level_ui: &mut LevelUi, 
     if submit {
         intents.push(PredictionIntent::Make {
             verdict: draft.verdict,
-            deciding: draft.deciding,
+            pick: draft.pick,
         });
         close = true;
     }

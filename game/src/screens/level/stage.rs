@@ -13,6 +13,9 @@ use crate::ui::theme;
 pub const STAGE_HEIGHT: f32 = 240.0;
 /// The least height a stage is drawn at: Penny, her bubble and one worker's row.
 pub const STAGE_HEIGHT_MIN: f32 = 140.0;
+/// The least height that keeps the captions over the workers and the wire, and two workers'
+/// rows under them (a full screen gives the timeline its rows first: 1280×720 leaves ~187).
+const CAPTIONED_HEIGHT_MIN: f32 = 180.0;
 const WORKERS_SHOWN_MAX: usize = 4;
 /// A worker's figure and its two lines of words need this much height.
 const WORKER_ROW_HEIGHT_MIN: f32 = 32.0;
@@ -28,7 +31,7 @@ const WORKERS_TOP_SHORT: f32 = 84.0;
 /// the captions and shows as many workers as have a row of [`WORKER_ROW_HEIGHT_MIN`].
 pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache: &TimelineCache, height: f32) {
     let height = height.clamp(STAGE_HEIGHT_MIN, STAGE_HEIGHT);
-    let short = height < STAGE_HEIGHT;
+    let short = height < CAPTIONED_HEIGHT_MIN;
     let (rect, _) = ui.allocate_exact_size(egui::vec2(ui.available_width(), height), egui::Sense::hover());
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 6.0, theme::PANEL);

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bevy::prelude::*;
-use bevy_egui::egui::{self, Align2, Color32, FontId, RichText, Stroke};
+use bevy_egui::egui::{self, Align2, Color32, FontId, Stroke};
 use twice_world::runtime::key::fnv1a64;
 use twice_world::simulator::{Actor, Simulation, TimelineEntry};
 
@@ -243,28 +243,6 @@ struct Geometry {
 }
 
 /// Draws the diagram. When `interactive`, a double-click on a row asks to rewind to just after it.
-/// Below this height (inside its frame) the timeline leaves out its heading's line.
-const HEADED_HEIGHT_MIN: f32 = 100.0;
-
-/// "Timeline" and how to read it.
-fn heading(ui: &mut egui::Ui, interactive: bool) {
-    ui.horizontal(|ui| {
-        ui.label(RichText::new("Timeline").size(theme::HEADING).strong());
-        ui.add(
-            egui::Label::new(
-                RichText::new(if interactive {
-                    "one lane per actor · colour + glyph per key · double-click a row to rewind there"
-                } else {
-                    "one lane per actor · colour + glyph per key"
-                })
-                .size(theme::SMALL)
-                .color(theme::TEXT_DIM),
-            )
-            .truncate(),
-        );
-    });
-}
-
 pub fn draw(
     ui: &mut egui::Ui,
     entries: &[TimelineEntry],
@@ -287,12 +265,8 @@ pub fn draw(
         .inner_margin(egui::Margin::same(6))
         .show(ui, |ui| {
             ui.set_width(ui.available_width());
-            // A short panel (a projector) gives the heading's line to a row: the lanes' header
-            // already says what this is.
-            let headed = ui.available_height() >= HEADED_HEIGHT_MIN;
-            if headed {
-                heading(ui, interactive);
-            }
+            // The heading shares the lanes' header strip (on its right): its own line would
+            // cost a row.
             // The scroll bar takes its width from the rows, not the header: keep them aligned.
             let rows_width = ui.available_width() - ui.spacing().scroll.allocated_width();
             let lane_width = lane_width(lanes.len(), rows_width);
@@ -305,6 +279,8 @@ pub fn draw(
                 interactive,
             };
             draw_lane_header(ui, &lanes, cache, geometry);
+            // Rows one under the other, a point apart: the panel's height is rows, not gaps.
+            ui.spacing_mut().item_spacing.y = 1.0;
             // A short panel (a projector) gets as many rows as fit: the scroll area's default
             // least height (64) made the timeline taller than its panel.
             let scroll = egui::ScrollArea::vertical()
@@ -367,7 +343,7 @@ fn draw_lane_header(ui: &mut egui::Ui, lanes: &[&Actor], cache: &TimelineCache, 
             cache.actor_color(lane),
         );
     }
-    painter.text(
+    let columns_heading = painter.text(
         egui::pos2(
             header_rect.left() + geometry.lanes_width + 8.0,
             header_rect.bottom() - line_height / 2.0,
@@ -377,6 +353,34 @@ fn draw_lane_header(ui: &mut egui::Ui, lanes: &[&Actor], cache: &TimelineCache, 
         header_font.clone(),
         theme::TEXT_FAINT,
     );
+    // "Timeline" and how to read it, right-aligned on the same strip, where the rows' text
+    // column leaves room (a narrow panel keeps only the title).
+    let heading = painter.layout_no_wrap(
+        if geometry.interactive {
+            "Timeline · one lane per actor · colour + glyph per key · double-click a row to rewind there".to_owned()
+        } else {
+            "Timeline · one lane per actor · colour + glyph per key".to_owned()
+        },
+        header_font.clone(),
+        theme::TEXT_DIM,
+    );
+    let title = painter.layout_no_wrap(
+        "Timeline".to_owned(),
+        FontId::proportional(HEADER_FONT_SIZE + 1.5),
+        theme::TEXT,
+    );
+    let room = header_rect.right() - columns_heading.right() - 16.0;
+    let shown = if heading.size().x <= room { heading } else { title };
+    if shown.size().x <= room {
+        painter.galley(
+            egui::pos2(
+                header_rect.right() - shown.size().x - 4.0,
+                header_rect.bottom() - line_height / 2.0 - shown.size().y / 2.0,
+            ),
+            shown,
+            theme::TEXT_DIM,
+        );
+    }
     if !lanes.is_empty() {
         header_response.on_hover_text(
             lanes

@@ -6,7 +6,6 @@ use twice_world::simulator::Simulation;
 
 use super::LevelUi;
 use crate::panels::Panel;
-use crate::screens::Screen;
 use crate::session::{Intent, Mode, Session};
 use crate::ui::{self, theme};
 
@@ -29,7 +28,7 @@ pub(super) fn draw(
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             status(ui, session, simulation, level_ui, narrow);
             ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
-                title(ui, session, intents);
+                title(ui, session, simulation, level_ui, intents);
             });
         });
     });
@@ -95,15 +94,22 @@ fn buttons(ui: &mut egui::Ui, session: &Session, level_ui: &mut LevelUi) {
 }
 
 /// Left to right: back, the level's chapter and title, the mode, the goal.
-fn title(ui: &mut egui::Ui, session: &Session, intents: &mut Vec<Intent>) {
+fn title(
+    ui: &mut egui::Ui,
+    session: &Session,
+    simulation: &Simulation,
+    level_ui: &mut LevelUi,
+    intents: &mut Vec<Intent>,
+) {
     let level = &session.recipe.level.level;
     let back = match session.mode {
-        Mode::Campaign => ("← Levels", Screen::LevelSelect),
-        Mode::Sandbox => ("← Sandbox", Screen::Sandbox),
-        Mode::Replay => ("← Tapes", Screen::Replay),
+        Mode::Campaign => "← Levels",
+        Mode::Sandbox => "← Sandbox",
+        Mode::Replay => "← Tapes",
     };
-    if ui::button(ui, true, back.0, "Esc").clicked() {
-        intents.push(Intent::Leave { to: back.1 });
+    // Like Esc: a run in progress pauses and asks before it is left.
+    if ui::button(ui, true, back, "Esc").clicked() {
+        super::pause_menu::open(level_ui, session, simulation, intents);
     }
     ui.add(
         egui::Label::new(

@@ -50,8 +50,11 @@ pub struct DefenceView {
     pub on: Vec<&'static str>,
     pub budget: u32,
     pub within_budget: bool,
-    /// Penny left alone, then each known heist that fits the level.
+    /// Penny left alone, then each known heist that fits the level and fires here (breaks the
+    /// promise with every guard off): the others test nothing and are only counted.
     pub heists: Vec<HeistView>,
+    /// Said once for the known heists left out (`defend::no_fire_sentence`), if any.
+    pub left_out: Option<String>,
     /// Schedules the explorer tried; `None` when a known heist already got through.
     pub searched: Option<u64>,
     /// The explorer's counter-example: the moves of a schedule that got through.
@@ -75,6 +78,7 @@ fn defence_view(report: &DefenceReport, minimum_size: Option<u32>) -> DefenceVie
         heists: report
             .heists
             .iter()
+            .filter(|heist| heist.standing() != defend::HeistStanding::NoFire)
             .map(|heist| HeistView {
                 title: heist.title.clone(),
                 outcome: outcome_look(heist.outcome),
@@ -82,6 +86,13 @@ fn defence_view(report: &DefenceReport, minimum_size: Option<u32>) -> DefenceVie
                 violations: heist.violations.iter().map(|kind| format!("{kind:?}")).collect(),
             })
             .collect(),
+        left_out: defend::no_fire_sentence(
+            report
+                .heists
+                .iter()
+                .filter(|heist| heist.standing() == defend::HeistStanding::NoFire)
+                .count(),
+        ),
         searched: report.search.as_ref().map(|search| search.schedules),
         counter_example: report.search.as_ref().and_then(|search| {
             search.found.as_ref().map(|moves| {

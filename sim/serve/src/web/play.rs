@@ -156,7 +156,7 @@ pub(super) fn on_game(shared: &Shared, participant: &mut Participant, request: R
     let game = participant.game.as_ref().ok_or_else(no_level_open)?;
     let mut view = views::game_view(game, &game.simulation(), &shared.catalogue)
         .map_err(|error| WebError::logged("the ledger could not be read", error))?;
-    view.prediction = super::prediction::view(&participant.prediction, game.mode, super::prediction::run_ended(game));
+    view.prediction = super::prediction::view(&participant.prediction, game);
     views::forget_met_panels(&mut view, &participant.progress, &shared.catalogue);
     Ok(view)
 }

@@ -14,7 +14,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use twice_world::prediction::{self, Expected, Prediction, Score, Tally};
+use twice_world::prediction::{self, Choice, Expected, Pick, Prediction, Score, Tally};
 use twice_world::runtime::guards::Guard;
 
 use super::WebState;
@@ -82,11 +82,15 @@ pub struct PredictionView {
     pub tally: Tally,
     /// Whether the tally counts this play (a campaign play; not a sandbox).
     pub counted: bool,
+    /// The guard half's choices: what can decide in this level, in the player's words
+    /// (`twice_world::prediction::choices`), "no guard" last.
+    pub choices: Vec<Choice>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct MadeView {
     pub verdict: Expected,
+    /// The guard half as a form sends it (`write_retry_rule`, `no_guard`), if said.
     pub guard: Option<&'static str>,
     pub at_phase: u32,
     /// "You predict: the heist fails, decided by the ledger."
@@ -106,12 +110,12 @@ fn made_sentence(prediction: &Prediction) -> String {
         Expected::HeistWorks => "the heist works",
         Expected::HeistFails => "the heist fails",
     };
-    match prediction.deciding_guard {
-        Some(guard) => format!(
-            "You predict: {verdict}, decided by {} ({}).",
-            guard.name(),
+    match prediction.pick() {
+        Some(Pick::Guard(guard)) => format!(
+            "You predict: {verdict}, decided by {}.",
             twice_world::guards::words(guard)
         ),
+        Some(Pick::NoGuard) => format!("You predict: {verdict}, and no guard decides it."),
         None => format!("You predict: {verdict}."),
     }
 }
@@ -122,13 +126,14 @@ pub fn run_ended(game: &super::game::Game) -> bool {
     game.simulation().is_over() || game.conclusion().is_some()
 }
 
-/// What the level screen shows of the participant's predictions.
-pub fn view(state: &PredictionState, mode: Mode, run_ended: bool) -> PredictionView {
+/// What the level screen shows of the participant's predictions about `game`'s run.
+pub fn view(state: &PredictionState, game: &super::game::Game) -> PredictionView {
+    let (mode, run_ended) = (game.mode, run_ended(game));
     PredictionView {
         open: state.made.is_none() && !run_ended,
         made: state.made.map(|made| MadeView {
             verdict: made.prediction.verdict,
-            guard: made.prediction.deciding_guard.map(Guard::name),
+            guard: made.prediction.pick().map(Pick::value),
             at_phase: made.at_phase,
             sentence: made_sentence(&made.prediction),
         }),
@@ -139,6 +144,7 @@ pub fn view(state: &PredictionState, mode: Mode, run_ended: bool) -> PredictionV
         }),
         tally: state.tally,
         counted: mode == Mode::Campaign,
+        choices: prediction::choices(game.level(), game.simulation().guards()),
     }
 }
 
@@ -147,7 +153,8 @@ pub fn view(state: &PredictionState, mode: Mode, run_ended: bool) -> PredictionV
 pub(super) struct PredictBody {
     /// `heist_works` or `heist_fails`.
     verdict: String,
-    /// The guard expected to decide the run, by name (`ledger`); absent or null: none named.
+    /// The guard expected to decide the run, by name (`ledger`), or `no_guard`; absent or
+    /// null: none said.
     guard: Option<String>,
 }
 
@@ -162,25 +169,23 @@ fn parse(body: &PredictBody) -> Result<Prediction, WebError> {
             )));
         }
     };
-    let deciding_guard = match body.guard.as_deref() {
+    let pick = match body.guard.as_deref() {
         None => None,
-        Some(name) => Some(Guard::from_name(name).ok_or_else(|| {
+        Some(value) => Some(Pick::from_value(value).ok_or_else(|| {
             let known: Vec<&str> = Guard::EVERY.iter().map(|guard| guard.name()).collect();
             WebError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "unknown_guard",
                 format!(
-                    "guard: no guard `{}`; the guards: {}",
-                    super::views::shorten(name),
-                    known.join(", ")
+                    "guard: no guard `{}`; the guards: {}, or `{}` for none",
+                    super::views::shorten(value),
+                    known.join(", "),
+                    prediction::NO_GUARD
                 ),
             )
         })?),
     };
-    Ok(Prediction {
-        verdict,
-        deciding_guard,
-    })
+    Ok(Prediction::new(verdict, pick))
 }
 
 /// `POST /api/game/predict`: a prediction about the open level's run, before it plays out.

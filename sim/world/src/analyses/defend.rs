@@ -8,12 +8,11 @@
 //! when every credit is paid once or honestly waits and no promise is broken: a defence that
 //! under-pays the customer (hashed keys merging two credits) or voids by reflex does not hold.
 //! A known heist counts as *held* only if it fires: the same moves break the promise with every
-//! guard off (a tape whose cards fizzle in this level proves nothing). And a defence counts
-//! only when the explorer, within [`DEFENCE_SCHEDULES`] schedules, finds none that beats it;
-//! when one does (or a known heist gets through), the report carries that counter-example as a
-//! tape to replay. The defender may switch any of [`Guard::ALL`] ([`choices`]). The smallest
-//! set known to hold is stored in the level file and checked by `sim/tests/campaign.rs` (it
-//! holds; no smaller set does).
+//! guard off (a tape whose cards fizzle in this level tests nothing). A defence counts only when
+//! the explorer, within [`DEFENCE_SCHEDULES`] schedules, finds none that beats it; when one does
+//! (or a known heist gets through), the report carries that counter-example as a tape. The
+//! defender may switch any of [`Guard::ALL`] ([`choices`]). The smallest set known to hold is
+//! in the level file and checked by `sim/tests/campaign.rs` (it holds; no smaller set does).
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -92,8 +91,7 @@ impl HeistResult {
 pub enum HeistStanding {
     /// The heist breaks the promise with every guard off, and this defence stopped it.
     Held,
-    /// The heist does not break the promise even with every guard off (its cards fizzle in
-    /// this level): it proves nothing about the defence.
+    /// Even with every guard off it breaks no promise here (its cards fizzle): it tests nothing.
     NoFire,
     /// It broke the promise against this defence.
     GotIn,
@@ -108,17 +106,19 @@ impl HeistStanding {
             HeistStanding::GotIn => "got in",
         }
     }
+}
 
-    /// Why, in a sentence.
-    pub fn meaning(self) -> &'static str {
-        match self {
-            HeistStanding::Held => "it pays twice or leaves Ada owed with every guard off, and your guards stopped it",
-            HeistStanding::NoFire => {
-                "it does not break the promise even with every guard off here, so it proves nothing"
-            }
-            HeistStanding::GotIn => "it broke the promise against your guards",
-        }
-    }
+/// The known heists that never fire here, said once for all (a screen lists those that fire).
+pub fn no_fire_sentence(count: usize) -> Option<String> {
+    let (heists, cards) = match count {
+        0 => return None,
+        1 => ("1 known heist is".to_owned(), "its cards"),
+        many => (format!("{many} known heists are"), "their cards"),
+    };
+    let why = "fizzle: at their moments here there is nothing for them to hit, or what they hit moves no money";
+    Some(format!(
+        "{heists} left out: even with every guard off they do nothing here ({cards} {why})."
+    ))
 }
 
 /// A guard the defender may switch, with the words to show it.

@@ -24,6 +24,7 @@ pub use par::WIN_TAPE_SUFFIX;
 
 pub mod hints;
 pub mod par;
+pub mod path;
 
 /// Every level and tape of one campaign folder, levels in level-select order.
 #[derive(Debug)]
@@ -283,6 +284,18 @@ fn check_text(loaded: &LoadedLevel) -> Result<(), InputError> {
 pub fn check_level(loaded: &LoadedLevel) -> Result<(), InputError> {
     let level = &loaded.level;
     check_text(loaded)?;
+    if let Some((field, sentence)) = crate::campaign::path::defence_handed_over(level) {
+        let message = format!(
+            "{field} hands over the defence before the player defends (\"{sentence}\"): say what happened, not which guards to switch on"
+        );
+        return Err(InputError::at(
+            &loaded.path,
+            &loaded.text,
+            &format!("{field}:"),
+            0,
+            message,
+        ));
+    }
     if level.unbeatable && level.debrief.trim().is_empty() {
         return Err(InputError::at(
             &loaded.path,

@@ -342,3 +342,184 @@ fn a_level_that_ships_tapes_but_no_win_tape_is_refused() {
     // A level file checked without its tapes is not held to them.
     assert!(problems(&[("first.level.ron", LEVEL)]).is_empty());
 }
+
+/// An unbeatable version of [`LEVEL`] with this id, chapter and order (a defence to finish it).
+fn defended(id: &str, chapter: u32, order: u32) -> String {
+    LEVEL
+        .replace("\"first\"", &format!("\"{id}\""))
+        .replace("chapter: 1", &format!("chapter: {chapter}"))
+        .replace("order: 1", &format!("order: {order}"))
+        .replace("    par: (cards: 1, phases: 17),\n", "")
+        .replace(
+            "    goal: paid_twice,",
+            "    goal: paid_twice,\n    unbeatable: true,\n    debrief: \"It held.\",\n    defender: (budget: 1, minimum: [write_retry_rule]),",
+        )
+}
+
+/// A beatable version of [`LEVEL`] with this id, chapter and order, and its win tape.
+fn beatable(id: &str, chapter: u32, order: u32) -> (String, String) {
+    let level = LEVEL
+        .replace("\"first\"", &format!("\"{id}\""))
+        .replace("chapter: 1", &format!("chapter: {chapter}"))
+        .replace("order: 1", &format!("order: {order}"));
+    (level, TAPE.replace("first.level.ron", &format!("{id}.level.ron")))
+}
+
+/// The first hour's problems of a campaign made of these files.
+fn first_hour(files: &[(String, String)]) -> Vec<String> {
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()))
+        .collect();
+    let dir = folder(&borrowed);
+    let campaign = Campaign::load(dir.path()).expect("a valid campaign");
+    let levels: Vec<&Level> = campaign.levels.iter().map(|loaded| &loaded.level).collect();
+    crate::campaign::path::first_hour_repeats(&levels, &campaign.tapes)
+}
+
+fn files_of(levels: Vec<(&str, String)>, tapes: Vec<(&str, String)>) -> Vec<(String, String)> {
+    levels
+        .into_iter()
+        .map(|(id, text)| (format!("{id}.level.ron"), text))
+        .chain(tapes.into_iter().map(|(id, text)| (format!("{id}.win.tape.ron"), text)))
+        .collect()
+}
+
+#[test]
+fn the_first_hour_has_no_two_defend_only_levels_in_a_row() {
+    let (one, one_win) = beatable("one", 1, 1);
+    let (four, four_win) = beatable("four", 2, 2);
+    let row = files_of(
+        vec![
+            ("one", one.clone()),
+            ("two", defended("two", 1, 2)),
+            ("three", defended("three", 2, 1)),
+            ("four", four.clone()),
+        ],
+        vec![("one", one_win.clone()), ("four", four_win.clone())],
+    );
+    let found = first_hour(&row);
+    assert!(
+        found
+            .iter()
+            .any(|problem| problem.contains("`two` and `three` are defend-only levels one after the other")),
+        "{found:#?}"
+    );
+    // A level to win between them mends it; after the first hour the rule does not apply.
+    let (between, between_win) = beatable("between", 1, 3);
+    let between = between.replace(
+        "cards: [(card: LoseResponse, count: 1)],",
+        "cards: [(card: LoseResponse, count: 1), (card: LoseRequest, count: 1)],",
+    );
+    let between_win = between_win.replace("play: LoseResponse", "play: LoseRequest");
+    let mended = files_of(
+        vec![
+            ("one", one.clone()),
+            ("two", defended("two", 1, 2)),
+            ("between", between),
+            ("three", defended("three", 2, 1)),
+            ("four", four.clone()),
+            ("five", defended("five", 4, 1)),
+            ("six", defended("six", 4, 2)),
+        ],
+        vec![("one", one_win), ("between", between_win), ("four", four_win)],
+    );
+    assert!(first_hour(&mended).is_empty(), "{:#?}", first_hour(&mended));
+}
+
+#[test]
+fn the_first_hour_is_never_won_twice_in_a_row_by_the_same_move() {
+    let (one, one_win) = beatable("one", 1, 1);
+    let (two, two_win) = beatable("two", 3, 1);
+    // The same move, with a defend-only level between: still the same move twice.
+    let same = files_of(
+        vec![
+            ("one", one.clone()),
+            ("between", defended("between", 2, 1)),
+            ("two", two.clone()),
+        ],
+        vec![("one", one_win.clone()), ("two", two_win.clone())],
+    );
+    let found = first_hour(&same);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].contains("`two` is won by the same move as `one` just before it (LoseResponse)"),
+        "{found:#?}"
+    );
+    // The first level after the first hour is held to it too; the second is not.
+    let (later, later_win) = beatable("later", 4, 1);
+    let (last, last_win) = beatable("last", 4, 2);
+    let other = two.replace(
+        "cards: [(card: LoseResponse, count: 1)],",
+        "cards: [(card: SlowResponse, count: 1)],",
+    );
+    let other_win = two_win.replace("play: LoseResponse", "play: SlowResponse");
+    let slow = |text: String| {
+        text.replace(
+            "cards: [(card: LoseResponse, count: 1)],",
+            "cards: [(card: SlowResponse, count: 1)],",
+        )
+        .replace("play: LoseResponse", "play: SlowResponse")
+    };
+    let (later, later_win, last, last_win) = (slow(later), slow(later_win), slow(last), slow(last_win));
+    let found = first_hour(&files_of(
+        vec![("one", one), ("two", other), ("later", later), ("last", last)],
+        vec![
+            ("one", one_win),
+            ("two", other_win),
+            ("later", later_win),
+            ("last", last_win),
+        ],
+    ));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].contains("`later` is won by the same move as `two`"),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn a_defended_level_that_names_its_defence_before_the_defence_is_refused() {
+    let told = defended("first", 1, 1).replace(
+        "debrief: \"It held.\"",
+        "debrief: \"It held. Defending, the write retry rule alone holds.\"",
+    );
+    let problem = one_problem(&[("first.level.ron", &told)]);
+    assert!(
+        problem.contains("debrief hands over the defence before the player defends (\"Defending, the write retry rule alone holds.\")"),
+        "{problem}"
+    );
+    let hinted = defended("first", 1, 1).replace(
+        "idea: \"A lost answer looks like a lost request.\"",
+        "idea: \"A lost answer looks like a lost request. To defend, switch on the pause.\"",
+    );
+    assert!(one_problem(&[("first.level.ron", &hinted)]).contains("idea hands over the defence"));
+    // Saying that a defence finishes the level names no guard: that is the instruction.
+    let instructed = defended("first", 1, 1).replace(
+        "debrief: \"It held.\"",
+        "debrief: \"It held; your defence, not the hand, finishes the level.\"",
+    );
+    assert!(problems(&[("first.level.ron", &instructed)]).is_empty());
+}
+
+#[test]
+fn a_levels_tapes_open_once_it_is_won_or_in_the_sandbox() {
+    use crate::campaign::path::tape_opens;
+    let won = |id: &str| id == "first";
+    assert!(tape_opens(Some("first"), won, false));
+    assert!(
+        !tape_opens(Some("second"), won, false),
+        "a level not won keeps its solutions"
+    );
+    assert!(tape_opens(Some("second"), won, true), "the sandbox opens every tape");
+    assert!(
+        tape_opens(None, won, false),
+        "a tape of no campaign level is the player's own"
+    );
+    let dir = folder(&[("first.level.ron", LEVEL), ("first.win.tape.ron", TAPE)]);
+    let level_file =
+        crate::campaign::path::tape_level_file(&dir.path().join("first.win.tape.ron")).expect("it names its level");
+    assert_eq!(level_file, dir.path().join("first.level.ron"));
+    let missing = crate::campaign::path::tape_level_file(&dir.path().join("nope.tape.ron")).expect_err("no such tape");
+    assert!(missing.to_string().contains("nope.tape.ron"), "{missing}");
+}

@@ -1,0 +1,436 @@
+//! The window as a player sees it, without a window: the level screen and the level select
+//! drawn by their own code into an egui context at 1280×720 (and at the projector's zoom),
+//! read back as text with where it landed ([`twice::ui::probe`]).
+
+use bevy::prelude::*;
+use bevy_egui::egui;
+use twice::campaign::Campaign;
+use twice::guide::Guide;
+use twice::paths::GamePaths;
+use twice::presenter::PRESENTER_ZOOM;
+use twice::progress::Progress;
+use twice::progress::prediction::Prediction;
+use twice::screens::Screen;
+use twice::screens::level::timeline::TimelineCache;
+use twice::screens::level::{LevelAsks, LevelInputs, LevelUi};
+use twice::screens::level_select::{self, LevelSelectState};
+use twice::session::{Intent, Session};
+use twice::ui::probe::{self, Drawn, PROBE_FRAMES};
+
+use super::{open_campaign_level, phase, play_moves_then_run, screen, send, session, step_to, tape, update_until};
+use crate::support::game;
+
+/// The window the issue was seen in.
+const WINDOW: (f32, f32) = (1280.0, 720.0);
+
+/// The level screen as the game draws it into `context`, [`PROBE_FRAMES`] frames with
+/// `events` in the first: the last frame's text, and everything asked for in any frame.
+fn level_frames(
+    app: &App,
+    context: &egui::Context,
+    level_ui: &mut LevelUi,
+    cache: &mut TimelineCache,
+    events: Vec<egui::Event>,
+) -> (Vec<Drawn>, LevelAsks) {
+    let world = app.world();
+    let inputs = LevelInputs {
+        session: world.resource::<Session>(),
+        paths: world.resource::<GamePaths>(),
+        progress: world.resource::<Progress>(),
+        campaign: world.resource::<Campaign>(),
+        guide: world.resource::<Guide>(),
+        prediction: world.resource::<Prediction>(),
+        #[cfg(feature = "operator-api")]
+        operator_api: None,
+    };
+    let mut asks = LevelAsks::default();
+    let drawn = probe::frames(context, WINDOW, PROBE_FRAMES, events, |context| {
+        let frame = twice::screens::level::frame(context, level_ui, cache, &inputs);
+        asks.intents.extend(frame.intents);
+        asks.predictions.extend(frame.predictions);
+    });
+    (drawn, asks)
+}
+
+fn level_ui() -> LevelUi {
+    LevelUi {
+        side_panels: true,
+        ..LevelUi::default()
+    }
+}
+
+/// The timeline's rows on screen: each paints its phase and time ("  12  152ms").
+fn timeline_rows(drawn: &[Drawn], screen: egui::Rect) -> Vec<&Drawn> {
+    drawn
+        .iter()
+        .filter(|text| {
+            let cell = text.text.trim();
+            let mut parts = cell.split_whitespace();
+            matches!(
+                (parts.next(), parts.next(), parts.next()),
+                (Some(phase), Some(time), None) if phase.parse::<u32>().is_ok() && time.ends_with("ms")
+            )
+        })
+        .filter(|text| text.fully_visible(screen))
+        .collect()
+}
+
+#[test]
+fn esc_in_a_level_pauses_and_keeps_the_run_until_the_player_chooses_to_leave() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "01-naive-retry.level.ron");
+    step_to(&mut app, 9);
+    let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+    let context = probe::context(1.0);
+    let (drawn, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Escape));
+    assert!(
+        !asks.intents.iter().any(|intent| matches!(intent, Intent::Leave { .. })),
+        "Esc left the level at once: {:?}",
+        asks.intents
+    );
+    assert!(level_ui.pause_menu.is_some(), "Esc opens the pause menu");
+    assert!(
+        drawn.iter().any(|text| text.text.contains("Paused at phase 9")),
+        "the menu says where the run waits"
+    );
+    for intent in asks.intents {
+        send(&mut app, intent);
+    }
+    assert_eq!((screen(&app), phase(&app)), (Screen::Level, 9), "the run is kept");
+    // Esc again resumes: still the same run.
+    let (_, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Escape));
+    assert!(
+        level_ui.pause_menu.is_none() && asks.intents.is_empty(),
+        "{:?}",
+        asks.intents
+    );
+    send(&mut app, Intent::Step);
+    assert_eq!(phase(&app), 10);
+    // Leaving is a choice in the menu: Esc, then Enter.
+    let (_, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Escape));
+    assert!(asks.intents.is_empty(), "{:?}", asks.intents);
+    let (_, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Enter));
+    assert_eq!(
+        asks.intents,
+        [Intent::Leave {
+            to: Screen::LevelSelect
+        }]
+    );
+    for intent in asks.intents {
+        send(&mut app, intent);
+    }
+    app.update();
+    assert_eq!(screen(&app), Screen::LevelSelect);
+}
+
+#[test]
+fn a_level_just_opened_has_no_run_to_lose_and_esc_leaves_it() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "01-naive-retry.level.ron");
+    let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+    let context = probe::context(1.0);
+    let (_, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Escape));
+    assert_eq!(
+        asks.intents,
+        [Intent::Leave {
+            to: Screen::LevelSelect
+        }]
+    );
+    assert!(level_ui.pause_menu.is_none());
+}
+
+#[test]
+fn at_1280x720_the_timeline_shows_many_rows_and_none_is_cut_beside_the_ledger() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    // Chapter 3: the ledger panel is on screen, a crash adds the supervisor's lane.
+    play_moves_then_run(&mut app, &tape("30-recorded-answer.win.tape.ron"));
+    let entries = session(&app).simulation().timeline().len();
+    assert!(entries > 20, "{entries} timeline entries");
+    assert!(session(&app).panels.shows(twice::panels::Panel::Ledger));
+    let screen = probe::screen(WINDOW.0, WINDOW.1, 1.0);
+    let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+    let context = probe::context(1.0);
+    let (drawn, _) = level_frames(&app, &context, &mut level_ui, &mut cache, Vec::new());
+    let rows = timeline_rows(&drawn, screen);
+    assert!(rows.len() >= 11, "{} timeline rows on screen", rows.len());
+    // Each row's text, beside its phase cell, is whole.
+    let top = rows.iter().map(|row| row.rect.top()).fold(f32::INFINITY, f32::min) - 2.0;
+    let cut: Vec<&str> = drawn
+        .iter()
+        .filter(|text| text.elided && text.rect.top() >= top && text.text.contains(" · "))
+        .map(|text| text.text.as_str())
+        .collect();
+    assert!(cut.is_empty(), "timeline rows cut with …: {cut:#?}");
+    // The ledger is still on screen, whole: its header and its rows' keys.
+    for key in ["r1:c1", "r1:c2"] {
+        assert!(
+            drawn
+                .iter()
+                .any(|text| text.text.contains(key) && text.fully_visible(screen)),
+            "{key} in the ledger"
+        );
+    }
+}
+
+#[test]
+fn at_the_projectors_zoom_the_timeline_keeps_its_rows_whole() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    play_moves_then_run(&mut app, &tape("30-recorded-answer.win.tape.ron"));
+    let screen = probe::screen(WINDOW.0, WINDOW.1, PRESENTER_ZOOM);
+    // Presenter mode: the side panels come on demand.
+    let mut level_ui = LevelUi::default();
+    let context = probe::context(PRESENTER_ZOOM);
+    let (drawn, _) = level_frames(&app, &context, &mut level_ui, &mut TimelineCache::default(), Vec::new());
+    let rows = timeline_rows(&drawn, screen);
+    assert!(rows.len() >= 2, "{} timeline rows at the projector", rows.len());
+    // The newest row is among them: the timeline follows the run.
+    let last = session(&app).simulation().timeline().last().expect("a row").phase;
+    assert!(
+        rows.iter().any(|row| row.text.trim().starts_with(&format!("{last} "))),
+        "phase {last}'s row is on screen"
+    );
+}
+
+#[test]
+fn hashed_keys_do_not_run_into_the_ledgers_other_columns() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    play_moves_then_run(&mut app, &tape("13-hashed-keys.win.tape.ron"));
+    let screen = probe::screen(WINDOW.0, WINDOW.1, 1.0);
+    let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+    let context = probe::context(1.0);
+    let (drawn, _) = level_frames(&app, &context, &mut level_ui, &mut cache, Vec::new());
+    // The ledger's rows: a tool cell and, on the same line, the key cell ("● h:…").
+    let tools: Vec<&Drawn> = drawn
+        .iter()
+        .filter(|text| matches!(text.text.as_str(), "issue_credit" | "lookup_balance"))
+        .filter(|text| text.fully_visible(screen))
+        .collect();
+    assert!(tools.len() >= 3, "the ledger shows its rows' tools: {}", tools.len());
+    let mut keys = 0;
+    for tool in &tools {
+        let same_line = |text: &&Drawn| (text.rect.center().y - tool.rect.center().y).abs() < 2.0;
+        let key = drawn
+            .iter()
+            .filter(same_line)
+            .find(|text| text.text.split_whitespace().any(|word| word.starts_with("h:")))
+            .unwrap_or_else(|| panic!("no key beside {:?}", tool.text));
+        keys += 1;
+        // The row's cells, left to right from the key: none runs into the next.
+        let mut cells: Vec<&Drawn> = drawn
+            .iter()
+            .filter(same_line)
+            .filter(|text| text.rect.left() >= key.rect.left() && text.clip.contains_rect(text.rect))
+            .collect();
+        cells.sort_by(|one, other| one.rect.left().total_cmp(&other.rect.left()));
+        for pair in cells.windows(2) {
+            assert!(
+                pair[0].rect.right() <= pair[1].rect.left(),
+                "{:?} (to {}) runs into {:?} (from {})",
+                pair[0].text,
+                pair[0].rect.right(),
+                pair[1].text,
+                pair[1].rect.left()
+            );
+        }
+        assert!(cells.len() >= 5, "a row's five cells: {cells:?}");
+    }
+    assert!(keys >= 3);
+}
+
+#[test]
+fn a_rewind_says_where_the_run_is_without_the_ledger_files_path() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "06-ledger-holds.level.ron");
+    step_to(&mut app, 8);
+    send(&mut app, Intent::Rewind { phase: 3 });
+    update_until(&mut app, "the rewind", |app| !session(app).is_busy() && phase(app) == 3);
+    let notice = session(&app).notice.clone().expect("the rewind says what it did").text;
+    let path = session(&app)
+        .ledger_path()
+        .expect("a ledger file")
+        .display()
+        .to_string();
+    assert!(
+        !notice.contains(&path),
+        "the status repeats the ledger file's path: {notice}"
+    );
+    assert!(notice.contains("phase 3"), "{notice}");
+}
+
+#[test]
+fn the_level_selects_play_and_defend_buttons_stay_on_screen_with_more_open() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    let index = {
+        let campaign = app.world().resource::<Campaign>();
+        // The longest briefing of a defended level: its "more" open pushes the most.
+        (0..campaign.levels.len())
+            .filter(|index| campaign.levels[*index].level.defender.is_some())
+            .max_by_key(|index| {
+                let level = &campaign.levels[*index].level;
+                level.briefing.len() + level.briefing_more.len()
+            })
+            .expect("a defended level")
+    };
+    for zoom in [1.0, PRESENTER_ZOOM] {
+        let screen = probe::screen(WINDOW.0, WINDOW.1, zoom);
+        let mut state = LevelSelectState::new(index, true);
+        let world = app.world_mut();
+        let mut campaign = world.remove_resource::<Campaign>().expect("the campaign");
+        // Open, as a player who got this far sees it.
+        campaign.unlock_all = true;
+        let context = probe::context(zoom);
+        let drawn = {
+            let mut progress = world.resource_mut::<Progress>();
+            probe::frames(&context, WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+                level_select::frame(context, &mut state, &campaign, &mut progress);
+            })
+        };
+        app.world_mut().insert_resource(campaign);
+        assert!(
+            drawn
+                .iter()
+                .any(|text| text.text == app.world().resource::<Campaign>().levels[index].level.briefing_more),
+            "zoom {zoom}: \"more\" is open"
+        );
+        for button in ["▶  Play this level", "🛡  Defend it"] {
+            let shown = drawn.iter().find(|text| text.text.contains(button));
+            assert!(
+                shown.is_some_and(|text| text.fully_visible(screen)),
+                "zoom {zoom}: {button:?} is cut off: {shown:?} among {:?}",
+                drawn.iter().map(|text| &text.text).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_defenders_known_heists_are_the_ones_that_fire_named_by_title_and_the_rest_said_once() {
+    use twice::defence::{Defence, DefenceIntent};
+    use twice_world::defend::HeistStanding;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    // 06, the ledger holds: the heists of chapters 1 to 3 are known there, many of them
+    // fizzle in its world (no lookup, no declaration, one credit).
+    let index = super::campaign_index(&app, "ledger-holds");
+    app.world_mut().resource_mut::<Campaign>().unlock_all = true;
+    app.world_mut().write_message(DefenceIntent::Open { index });
+    app.update();
+    app.update();
+    let report = super::check_defence(&mut app);
+    let fizzled = report
+        .heists
+        .iter()
+        .filter(|heist| heist.standing() == HeistStanding::NoFire)
+        .count();
+    assert!(fizzled >= 3, "{fizzled} known heists fizzle in 06");
+    let firing = report.heists.len() - fizzled;
+    let screen = probe::screen(WINDOW.0, WINDOW.1, 1.0);
+    let context = probe::context(1.0);
+    let world = app.world();
+    let (defence, campaign, progress) = (
+        world.resource::<Defence>(),
+        world.resource::<Campaign>(),
+        world.resource::<Progress>(),
+    );
+    let drawn = probe::frames(&context, WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+        twice::screens::defend::frame(context, defence, campaign, progress);
+    });
+    let texts: Vec<&str> = drawn.iter().map(|text| text.text.as_str()).collect();
+    assert!(
+        !texts.iter().any(|text| text.contains(".tape.ron")),
+        "file names: {texts:#?}"
+    );
+    assert!(
+        !texts.iter().any(|text| text.contains("no fire")),
+        "a wall of no-fire lines: {texts:#?}"
+    );
+    // One line per heist that fires, and one sentence for all the others, saying why.
+    let lines = texts
+        .iter()
+        .filter(|text| ["✔ held", "✖ got in"].contains(text))
+        .count();
+    assert_eq!(lines, firing, "{texts:#?}");
+    let said = texts
+        .iter()
+        .filter(|text| text.contains("left out") && text.contains("fizzle"))
+        .count();
+    assert_eq!(said, 1, "{texts:#?}");
+    assert!(drawn.iter().any(
+        |text| text.text.starts_with(&format!("{fizzled} known heists are left out")) && text.fully_visible(screen)
+    ));
+}
+
+#[test]
+fn the_replay_viewer_opens_a_levels_tapes_only_once_it_is_won() {
+    use twice::screens::replay::{self, ReplayState};
+    use twice::session::OpenProblem;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    // One context throughout, as one window: the tape field keeps the keyboard between frames.
+    let context = probe::context(1.0);
+    let view = |app: &App, state: &mut ReplayState, events: Vec<egui::Event>| {
+        let world = app.world();
+        let mut asks = replay::ReplayAsks::default();
+        let drawn = probe::frames(&context, WINDOW, PROBE_FRAMES, events, |context| {
+            let frame = replay::frame(
+                context,
+                state,
+                world.resource::<Campaign>(),
+                world.resource::<Progress>(),
+                world.resource::<GamePaths>(),
+                world.resource::<OpenProblem>(),
+            );
+            asks.open = asks.open.take().or(frame.open);
+            asks.refused = asks.refused.take().or(frame.refused);
+        });
+        (drawn, asks)
+    };
+    let mut state = ReplayState::new(app.world().resource::<GamePaths>());
+    let (drawn, _) = view(&app, &mut state, Vec::new());
+    let tapes: Vec<&str> = drawn
+        .iter()
+        .map(|text| text.text.as_str())
+        .filter(|text| text.ends_with(".tape.ron") && !text.contains('/'))
+        .collect();
+    assert!(tapes.is_empty(), "a fresh profile sees no solution: {tapes:?}");
+    assert!(drawn.iter().any(|text| text.text.contains("stay shut")));
+    // Typing a locked tape's path is refused, with the level to win named.
+    let win = super::levels_folder().join("01-naive-retry.win.tape.ron");
+    state.set_path(&win.display().to_string());
+    view(&app, &mut state, Vec::new());
+    let (_, asks) = view(&app, &mut state, probe::key(egui::Key::Enter));
+    assert!(asks.open.is_none());
+    let refused = asks.refused.expect("refused");
+    assert!(refused.contains("The Second Knock"), "{refused}");
+    // Won: level 01's tapes are listed and open; level 02's still are not.
+    app.world_mut()
+        .resource_mut::<Progress>()
+        .record("naive-retry", twice_world::checker::Outcome::PaidTwice, true);
+    let (drawn, _) = view(&app, &mut state, Vec::new());
+    let tapes: Vec<&str> = drawn
+        .iter()
+        .map(|text| text.text.as_str())
+        .filter(|text| text.ends_with(".tape.ron") && !text.contains('/'))
+        .collect();
+    assert!(tapes.contains(&"01-naive-retry.win.tape.ron"), "{tapes:?}");
+    assert!(tapes.iter().all(|tape| tape.starts_with("01-")), "{tapes:?}");
+    state.set_path(&win.display().to_string());
+    view(&app, &mut state, Vec::new());
+    let (_, asks) = view(&app, &mut state, probe::key(egui::Key::Enter));
+    assert_eq!(asks.open.as_deref(), Some(win.as_path()));
+    // Every level open (presenter mode, --unlock-all): every tape opens.
+    app.world_mut().resource_mut::<Campaign>().unlock_all = true;
+    let (drawn, _) = view(&app, &mut state, Vec::new());
+    assert!(
+        drawn
+            .iter()
+            .any(|text| text.text == "02-one-attempt.whole-hand.tape.ron")
+    );
+}
