@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod answer;
+mod error;
 pub mod execution;
 pub mod executor;
 pub mod guards;
@@ -35,6 +36,7 @@ pub mod worker;
 pub mod workflow;
 
 pub use answer::ToolAnswer;
+pub use error::Error;
 pub use guards::{Guard, Guards, NaiveRefusal};
 pub use ids::{RunId, Tenant, ToolName, WorkerId};
 pub use key::{IdempotencyKey, KeyScheme};

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::rules::{
-    AbsentAction, FailedRunAction, Fired, OutcomeAction, RecoveryAction, ResendAction, ReservationAction, Status,
-    UnknownAction,
+    AbsentAction, FailedRunAction, Fired, Outcome, OutcomeAction, RecoveryAction, ResendAction, ReservationAction,
+    Status, UnknownAction,
 };
 use crate::simulator::{RuleFiring, RuleRow, Simulation};
 
@@ -335,10 +335,10 @@ pub fn row_of(firing: &RuleFiring) -> usize {
             use crate::runtime::rules::AttemptEnd;
             first(Table::Outcome)
                 + match (action, end) {
-                    (OutcomeAction::Record(Status::Completed), _) => 0,
+                    (OutcomeAction::Record(Outcome::Completed), _) => 0,
                     (OutcomeAction::Record(_), AttemptEnd::Rejected | AttemptEnd::NotAttempted) => 1,
                     (OutcomeAction::Retry { .. }, _) => 2,
-                    (OutcomeAction::Record(Status::Indeterminate), _) => 3,
+                    (OutcomeAction::Record(Outcome::Indeterminate), _) => 3,
                     (OutcomeAction::Record(_), _) => 4,
                 }
         }

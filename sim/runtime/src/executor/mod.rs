@@ -19,11 +19,11 @@ use crate::guards::Guard;
 use crate::ids::{RunId, Tenant, WorkerId};
 use crate::key::IdempotencyKey;
 use crate::ledger::{
-    AttemptStart, CheckpointSave, HistoryEvent, Ledger, LedgerError, Reservation, ReserveRequest, RunEvent,
-    SettleError, Settlement,
+    AttemptStart, CheckpointSave, Contradiction, ContradictionSource, HistoryEvent, LateAnswer, Ledger, LedgerError,
+    Recorded, Reservation, ReserveRequest, RunEvent, SettleError, Settlement,
 };
 use crate::operator;
-use crate::rules::{FencePlace, SendTiming, Status, fence_place};
+use crate::rules::{FencePlace, Outcome, SendTiming, Status, fence_place};
 use crate::run::{RunState, ToolCall};
 use crate::worker::{Command, GuardNote, Input, Reconciled, RecordNote, WaitReason, Words, WorkerSetup};
 
@@ -129,6 +129,10 @@ pub struct Step {
     pub next: Next,
     /// What the executor did to the ledger, if anything, for the timeline.
     pub report: Option<Report>,
+    /// A late word this step met that contradicts how its call was settled: the decision
+    /// stands, the ledger's history says so ([`crate::ledger::HistoryEvent::Contradicted`]),
+    /// and the driver reports it to whoever should look.
+    pub contradiction: Option<Contradiction>,
 }
 
 impl Step {
@@ -136,6 +140,7 @@ impl Step {
         Step {
             next: Next::Feed(input),
             report: Some(report),
+            contradiction: None,
         }
     }
 
@@ -143,6 +148,7 @@ impl Step {
         Step {
             next: Next::Drive(drive),
             report: None,
+            contradiction: None,
         }
     }
 }
@@ -288,29 +294,55 @@ impl Executor {
             Command::SettleNotFound { key, reason } => self.settle_not_found(key, &reason, now_ms),
             Command::RecordOutcome {
                 key,
-                status,
+                outcome,
                 result,
                 attempt,
             } => {
                 let recorded = self.ledger.record_outcome(
                     &key,
-                    status,
+                    outcome,
                     result.as_deref(),
                     &self.identity.worker_id,
                     attempt,
                     now_ms,
                 )?;
-                Ok(Step::feed(
+                let contradiction = match &recorded {
+                    Recorded::LateOutcomeIgnored(current) => Contradiction::of(
+                        current,
+                        outcome,
+                        ContradictionSource::LateAnswer { attempt },
+                        result.as_deref().unwrap_or(""),
+                    ),
+                    Recorded::Recorded(_) => None,
+                };
+                let step = Step::feed(
                     Input::Recorded(recorded.clone()),
-                    Report::Recorded { key, status, recorded },
-                ))
+                    Report::Recorded {
+                        key,
+                        status: outcome.status(),
+                        recorded,
+                    },
+                );
+                Ok(Step { contradiction, ..step })
             }
-            Command::LogLateOutcome { key, attempt, detail } => {
-                self.ledger
-                    .log_late_outcome(&key, &self.identity.worker_id, &detail, now_ms)?;
+            Command::LogLateOutcome {
+                key,
+                attempt,
+                says,
+                detail,
+            } => {
+                let late = LateAnswer {
+                    attempt,
+                    says,
+                    detail: &detail,
+                };
+                let contradiction = self
+                    .ledger
+                    .log_late_outcome(&key, &self.identity.worker_id, &late, now_ms)?;
                 Ok(Step {
                     next: Next::Nothing,
                     report: Some(Report::LateLogged { key, attempt }),
+                    contradiction,
                 })
             }
             Command::Reconcile { key, call } => Ok(Step::drive(Drive::LookUp { key, call })),
@@ -340,6 +372,7 @@ impl Executor {
                 Ok(Step {
                     next: Next::Drive(Drive::WaitForPerson { reason: reason.clone() }),
                     report: Some(Report::WaitsForPerson { reason }),
+                    contradiction: None,
                 })
             }
             Command::Exit => Ok(Step::drive(Drive::Exit)),
@@ -410,6 +443,7 @@ impl Executor {
                 recorded_at_ms,
             }),
             report,
+            contradiction: None,
         };
         if !self.ledger_on {
             return Ok(send(None, key, now_ms));
@@ -485,14 +519,31 @@ impl Executor {
         };
         let reason = (self.words.record)(&RecordNote::FoundByKey);
         let outcome = operator::record_reconciled(&mut self.ledger, &key, receipt, &reason, now_ms)?;
-        Ok(Step::feed(
+        // The effect is there, but someone settled the call as not having taken it: loud.
+        let contradiction = match &outcome {
+            Reconciled::AlreadySettled(current) => {
+                Contradiction::of(current, Outcome::Completed, ContradictionSource::Lookup, finding)
+            }
+            _ => None,
+        };
+        if let Some(contradiction) = &contradiction {
+            self.ledger.note(
+                &key,
+                "reconcile-hook",
+                HistoryEvent::Contradicted,
+                &contradiction.describe(),
+                now_ms,
+            )?;
+        }
+        let step = Step::feed(
             Input::Reconciled(outcome.clone()),
             Report::Reconciled {
                 key,
                 finding: Some(finding.to_owned()),
                 outcome,
             },
-        ))
+        );
+        Ok(Step { contradiction, ..step })
     }
 
     /// The reconcile hook could not ask (`reason` says why): it cannot tell. The ledger is not
@@ -526,6 +577,7 @@ impl Executor {
                 reason: Some(&reason),
                 result: None,
                 detail: Some(detail),
+                settles_started: true,
             };
             match self.ledger.settle(&key, &settlement, now_ms) {
                 Ok(_) => settled = true,

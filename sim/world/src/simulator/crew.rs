@@ -267,13 +267,11 @@ impl Simulation {
     ) -> Result<(Actor, String), PlayError> {
         let key = IdempotencyKey::parse(key).map_err(|_| PlayError::BadKey(key.to_owned()))?;
         self.check_the_queue(&key, expected_status)?;
-        let request = ResolveRequest {
-            status,
-            reason: reason.to_owned(),
-            operator: operator.to_owned(),
-            expected_status,
-            result: None,
-        };
+        let mut request = ResolveRequest::new(status, reason, operator);
+        request.expected_status = expected_status;
+        // The player plays the operator's card on purpose, whatever the call's status: the
+        // levels teach what an operator's decision on a call still in flight leads to.
+        request.acknowledge_in_flight = true;
         match operator::resolve(&mut self.observer, &key, &request, self.clock.now_ms) {
             Ok(record) => {
                 self.wake_parked(super::FIRST_NODE, &key, None);
