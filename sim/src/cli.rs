@@ -84,11 +84,11 @@ enum Commands {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// Serve the operator HTTP API over a ledger file (see the README's "Operator HTTP API").
+    /// Serve the operator HTTP API over a ledger file (the book's "The operator HTTP API", docs/src/operators/api.md).
     Serve(crate::commands::serve::ServeArgs),
     /// Hash an operator's token for the tokens file (reads it from standard input), or make one with --generate.
     HashToken(crate::commands::serve::HashTokenArgs),
-    /// Serve the campaign to a room of browsers (see the README's "In a browser (workshops)").
+    /// Serve the campaign to a room of browsers (the book's "The browser room", docs/src/workshop/room.md).
     Web(crate::commands::web::WebArgs),
     /// Run the billing world as an HTTP server over its own SQLite file (for drills).
     Billing(twice_drill::BillingArgs),
@@ -105,7 +105,7 @@ enum Commands {
     Explore(crate::commands::explore::ExploreArgs),
     /// Play every card at every phase of every beatable level: does *when* decide, or is it a guess?
     Sweep(crate::commands::sweep::SweepArgs),
-    /// Measure the ledger, the peer, the simulator and contention side by side (see the README's "Performance").
+    /// Measure the ledger, the peer, the simulator and contention side by side (the book's "Performance").
     Bench(crate::bench::BenchArgs),
     /// One contending process of `twice-sim bench` (started by it).
     #[command(hide = true)]

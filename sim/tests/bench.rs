@@ -2,7 +2,7 @@
 //! figures, and finds zero duplicate reservations under contention; `--figures` measures and
 //! prints exactly the rows of the figures it names (on PostgreSQL too, given a server), so no
 //! row can go missing from the table unnoticed. The figures themselves are not checked here (a
-//! test machine is no benchmark machine); the README has them.
+//! test machine is no benchmark machine); the book's "Performance" chapter has them.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -195,3 +195,135 @@ fn the_world_has_no_async_runtime_and_no_http() {
         );
     }
 }
+
+/// twice-world's modules in layers, lowest first: a module may use modules of its own layer and
+/// of the layers before it, never one after. The words the engine speaks sit below the engine;
+/// the campaign's reference texts (glossary, presenter notes) below the campaign; the analyses
+/// read the engine and the campaign; the reports word analysed runs; the play session the game
+/// and the browser share sits on top. A new module must be placed here.
+const WORLD_LAYERS: [(&str, &[&str]); 7] = [
+    ("the words the engine speaks", &["text", "error", "exit"]),
+    (
+        "the engine",
+        &[
+            "billing",
+            "billing_tools",
+            "checker",
+            "hand",
+            "key_look",
+            "level",
+            "model",
+            "outcome",
+            "replay",
+            "simulation_lock",
+            "simulator",
+            "upgrade",
+        ],
+    ),
+    ("the campaign's reference texts", &["glossary", "presenter_notes"]),
+    ("the campaign", &["campaign"]),
+    (
+        "the analyses",
+        &[
+            "campaign_sweep",
+            "counterfactual",
+            "debrief",
+            "defend",
+            "explore",
+            "prediction",
+            "rulebook",
+        ],
+    ),
+    ("the reports", &["report", "replay_link"]),
+    ("the play session", &["play_session"]),
+];
+
+/// The top-level module a file of twice-world belongs to (`engine/level/tape.rs` → `level`),
+/// or `None` for the crate root and the folders' own `mod.rs`.
+fn world_module_of(relative: &Path) -> Option<String> {
+    let parts: Vec<String> = relative
+        .iter()
+        .map(|part| part.to_string_lossy().into_owned())
+        .collect();
+    let folders = ["engine", "analyses", "words"];
+    let rest: &[String] = match parts.first() {
+        Some(first) if folders.contains(&first.as_str()) => &parts[1..],
+        _ => &parts[..],
+    };
+    let first = rest.first()?;
+    let module = first.strip_suffix(".rs").unwrap_or(first);
+    (module != "lib" && module != "mod").then(|| module.to_owned())
+}
+
+/// Every `.rs` file below `folder`.
+fn rust_files(folder: &Path, into: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(folder).expect("the folder reads") {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|extension| extension == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+#[test]
+fn twice_world_modules_use_only_their_own_layer_and_those_below() {
+    let rank_of: BTreeMap<&str, usize> = WORLD_LAYERS
+        .iter()
+        .enumerate()
+        .flat_map(|(rank, (_, modules))| modules.iter().map(move |module| (*module, rank)))
+        .collect();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("world/src");
+    let mut files = Vec::new();
+    rust_files(&source, &mut files);
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&source).expect("below the source folder");
+        let name = relative.file_name().unwrap_or_default().to_string_lossy();
+        if name == "tests.rs" || name.ends_with("_tests.rs") {
+            continue; // a test module in a file of its own
+        }
+        let Some(module) = world_module_of(relative) else {
+            continue;
+        };
+        let Some(&rank) = rank_of.get(module.as_str()) else {
+            wrong.push(format!(
+                "{}: module `{module}` is in no layer of WORLD_LAYERS",
+                relative.display()
+            ));
+            continue;
+        };
+        let text = std::fs::read_to_string(file).expect("the file reads");
+        // Tests may reach up (a test plays a level through the analyses); the product may not.
+        let product = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (index, _) in product.match_indices("crate::") {
+            let used: String = product[index + "crate::".len()..]
+                .chars()
+                .take_while(|character| character.is_ascii_lowercase() || *character == '_')
+                .collect();
+            let Some(&used_rank) = rank_of.get(used.as_str()) else {
+                continue;
+            };
+            checked += 1;
+            if used_rank > rank {
+                wrong.push(format!(
+                    "{}: `{module}` ({}) uses `crate::{used}` ({}), a layer above it",
+                    relative.display(),
+                    WORLD_LAYERS[rank].0,
+                    WORLD_LAYERS[used_rank].0
+                ));
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "the sources were read: {checked} uses of crate:: checked"
+    );
+    assert!(
+        wrong.is_empty(),
+        "twice-world's layers are broken:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -1,6 +1,10 @@
-//! The README's and WORKSHOP.md's words about the campaign and the browser room, held to
-//! the campaign and the server: level titles and numbers, level and chapter counts, the
-//! room's error codes, and the workshop plan's minutes, chapters and path.
+//! The user documentation's words about the campaign and the browser room (README.md and the
+//! book under docs/src), held to the campaign and the server: level titles and numbers, level
+//! and chapter counts, the room's banner and error codes, and the workshop plan's minutes,
+//! chapters and path.
+
+#[path = "common/markdown.rs"]
+mod markdown;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -11,6 +15,10 @@ use twice_world::presenter_notes;
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
+
+/// The book's chapter about the browser room, and its workshop plan.
+const ROOM: &str = "docs/src/workshop/room.md";
+const WORKSHOP: &str = "docs/src/workshop/plan.md";
 
 fn read(name: &str) -> String {
     std::fs::read_to_string(repository().join(name)).unwrap_or_else(|error| panic!("{name}: {error}"))
@@ -82,8 +90,8 @@ fn section<'a>(text: &'a str, heading: &str) -> &'a str {
 #[test]
 fn level_titles_the_docs_name_are_the_campaigns() {
     let levels = levels_by_number(&campaign());
-    for name in ["README.md", "WORKSHOP.md"] {
-        let text = read(name);
+    for document in markdown::documents() {
+        let (name, text) = (document.name(), document.text);
         let mut problems = Vec::new();
         for (_, number, after) in level_mentions(&text) {
             let Some((title, _)) = levels.get(&number) else {
@@ -126,8 +134,8 @@ fn level_and_chapter_counts_in_the_docs_are_the_campaigns() {
     let campaign = campaign();
     let levels = campaign.levels.len();
     let chapters: BTreeSet<u32> = campaign.levels.iter().map(|loaded| loaded.level.chapter).collect();
-    for name in ["README.md", "WORKSHOP.md"] {
-        let text = read(name).to_lowercase();
+    for document in markdown::documents() {
+        let (name, text) = (document.name(), document.text.to_lowercase());
         let words: Vec<&str> = text
             .split(|character: char| !character.is_alphanumeric())
             .filter(|word| !word.is_empty())
@@ -147,25 +155,23 @@ fn level_and_chapter_counts_in_the_docs_are_the_campaigns() {
             }
         }
     }
-    // The banner the README shows is the one the command prints.
-    let readme = read("README.md");
-    let browser = section(&readme, "## In a browser (workshops)");
+    // The banner the book shows is the one the command prints.
     assert!(
-        browser.contains(&format!(
+        read(ROOM).contains(&format!(
             "Twice for a room: {levels} levels from levels, up to 64 participants at once"
         )),
-        "the README's banner of `twice-sim web`"
+        "{ROOM}: the banner of `twice-sim web`"
     );
 }
 
 #[test]
-fn the_readmes_web_error_codes_are_the_ones_the_room_answers_with() {
-    let readme = read("README.md");
-    let browser = section(&readme, "## In a browser (workshops)");
-    let table = browser
+fn the_books_web_error_codes_are_the_ones_the_room_answers_with() {
+    let room = read(ROOM);
+    let errors = section(&room, "## Errors");
+    let table = errors
         .split("| status | codes |")
         .nth(1)
-        .expect("the README's table of the room's error codes (`| status | codes |`)");
+        .expect("the room chapter's table of error codes (`| status | codes |`)");
     let mut listed = BTreeSet::new();
     for line in table.lines().skip(2).take_while(|line| line.starts_with('|')) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -179,10 +185,10 @@ fn the_readmes_web_error_codes_are_the_ones_the_room_answers_with() {
         .iter()
         .map(|(status, code)| (*status, (*code).to_owned()))
         .collect();
-    assert_eq!(listed, served, "the README's codes (left) and the room's (right)");
+    assert_eq!(listed, served, "the book's codes (left) and the room's (right)");
 }
 
-/// One row of WORKSHOP.md's plan: its minutes, its chapter, and the levels it names.
+/// One row of the workshop plan: its minutes, its chapter, and the levels it names.
 #[derive(Debug)]
 struct PlanRow {
     from: u32,
@@ -224,7 +230,7 @@ fn plan_rows(workshop: &str) -> Vec<PlanRow> {
 fn the_workshop_plans_minutes_add_up_and_its_chapters_match_the_presenter_notes() {
     let campaign = campaign();
     let levels = levels_by_number(&campaign);
-    let rows = plan_rows(&read("WORKSHOP.md"));
+    let rows = plan_rows(&read(WORKSHOP));
     assert!(rows.len() > 5, "the plan's table: {rows:?}");
     let mut minute = 0;
     let mut per_chapter: BTreeMap<u32, u32> = BTreeMap::new();
@@ -269,7 +275,7 @@ fn the_workshop_plans_minutes_add_up_and_its_chapters_match_the_presenter_notes(
 
 #[test]
 fn every_level_the_workshop_plan_names_is_on_the_rooms_path() {
-    let workshop = read("WORKSHOP.md");
+    let workshop = read(WORKSHOP);
     let paths: BTreeSet<&str> = workshop
         .split("--path ")
         .skip(1)
@@ -278,7 +284,7 @@ fn every_level_the_workshop_plan_names_is_on_the_rooms_path() {
     assert_eq!(
         paths.len(),
         1,
-        "every command in WORKSHOP.md opens the same path: {paths:?}"
+        "every command in {WORKSHOP} opens the same path: {paths:?}"
     );
     let path: Vec<String> = paths.iter().next().unwrap().split(',').map(str::to_owned).collect();
     let catalogue = twice_sim::web::Catalogue::load(&repository().join("levels")).unwrap();
@@ -296,13 +302,13 @@ fn every_level_the_workshop_plan_names_is_on_the_rooms_path() {
     }
 }
 
-/// WORKSHOP.md's closing demo, as the presenter types it (its commands read from the plan,
+/// The workshop plan's closing demo, as the presenter types it (its commands read from the plan,
 /// `./twice-sim` this build, fewer runs and kills so the test is quick): through the plan's
 /// own `grep`, each run shows its two credit lines and ends on its verdict — `PASSED` with
 /// every guard, `FAILED` with none and double credits — never under a screen of violations.
 #[test]
 fn the_workshops_drill_demo_ends_on_its_verdict_line() {
-    let workshop = read("WORKSHOP.md");
+    let workshop = read(WORKSHOP);
     let lines: Vec<&str> = workshop.lines().map(str::trim).collect();
     let commands: Vec<String> = lines
         .iter()

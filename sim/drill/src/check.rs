@@ -21,7 +21,7 @@ use super::script;
 use twice_world::billing::{Billing, Entry, EntryKind, KeyHandling};
 use twice_world::ledger::{Checkpoint, ExecutionRecord};
 use twice_world::model::RunScript;
-use twice_world::runtime::guards::Guards;
+use twice_world::runtime::guards::{Guard, Guards};
 use twice_world::runtime::rules::Status;
 use twice_world::runtime::run::{RunState, RunStatus};
 use twice_world::runtime::worker::counted;
@@ -276,8 +276,10 @@ fn judge_keys(
     for (key, count) in per_key.iter().filter(|(_, count)| **count > 1) {
         findings.violation(format!("{count} ledger records for key {key}; at most one is allowed"));
     }
-    let keys_reach_billing = input.billing.key_handling != KeyHandling::Ignore && input.guards.key_downstream;
-    let hook_could_ask = keys_reach_billing && input.guards.reconcile_hook && input.guards.ledger;
+    let keys_reach_billing =
+        input.billing.key_handling != KeyHandling::Ignore && input.guards.is_on(Guard::KeyDownstream);
+    let hook_could_ask =
+        keys_reach_billing && input.guards.is_on(Guard::ReconcileHook) && input.guards.is_on(Guard::Ledger);
     // Where billing keeps the key, each credit can be traced to the call that made it.
     let mut credits_by_key: BTreeMap<&str, u32> = BTreeMap::new();
     for entry in input
@@ -342,7 +344,7 @@ fn judge_keys(
             _ => {}
         }
     }
-    if input.guards.ledger && keys_reach_billing {
+    if input.guards.is_on(Guard::Ledger) && keys_reach_billing {
         let reserved: BTreeSet<&str> = records.keys().copied().collect();
         for entry in input
             .billing

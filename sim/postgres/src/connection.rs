@@ -12,7 +12,7 @@
 //! futures are polled together are written to the socket together and answered in order, so
 //! a transaction's writes and its `COMMIT` (or a read and the `BEGIN` before it) cost one round
 //! trip, not one each ([`Session::pipeline`]). On a server a round trip away, round trips and
-//! not the fsync were most of a ledger cycle (issue 25: eleven for a call, one for a raw commit).
+//! not the fsync were most of a ledger cycle (eleven for a call, one for a raw commit, when measured).
 //!
 //! Dropping a [`Connection`] ends its thread, which closes the connection: the server rolls
 //! back whatever transaction was open, as it does when a process is SIGKILLed.

@@ -48,8 +48,8 @@ pub fn server(test: &str) -> Option<PostgresUrl> {
             // Straight to the terminal: the harness captures `eprintln!` of passing tests.
             let _ = writeln!(
                 std::io::stderr().lock(),
-                "skipped {test}: set {URL_VARIABLE}=postgres://USER@HOST:PORT/DATABASE (see the README, \
-                 \"The ledger on PostgreSQL\") to run the PostgreSQL tests"
+                "skipped {test}: set {URL_VARIABLE}=postgres://USER@HOST:PORT/DATABASE (see the book's \
+                 \"PostgreSQL\", docs/src/operators/postgres.md) to run the PostgreSQL tests"
             );
             None
         }

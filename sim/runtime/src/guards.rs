@@ -121,7 +121,7 @@ impl Guard {
     };
 
     /// The guard as levels, tapes and `--guards` name it (`write_retry_rule`).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Guard::WriteRetryRule => "write_retry_rule",
             Guard::ToolContract => "tool_contract",
@@ -153,49 +153,25 @@ impl std::fmt::Display for Guard {
     }
 }
 
-/// Which guards are on. Every field defaults to on: a level switches guards off by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// Which guards are on: a set over [`Guard`], every guard on unless a level switches it off by
+/// name. Levels and tapes write it as a struct of switches, `(ledger: false, key_per_call: false)`
+/// (a guard left out is on), so it reads and writes as it always has; a name that is no guard is
+/// refused with the list of guards.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Guards {
-    /// [`Guard::WriteRetryRule`].
-    pub write_retry_rule: bool,
-    /// [`Guard::ToolContract`].
-    pub tool_contract: bool,
-    /// [`Guard::PauseOnIndeterminate`].
-    pub pause_on_indeterminate: bool,
-    /// [`Guard::Ledger`].
-    pub ledger: bool,
-    /// [`Guard::AtomicReservation`].
-    pub atomic_reservation: bool,
-    /// [`Guard::KeyDownstream`].
-    pub key_downstream: bool,
-    /// [`Guard::CheckpointVersion`].
-    pub checkpoint_version: bool,
-    /// [`Guard::ReconcileHook`].
-    pub reconcile_hook: bool,
-    /// [`Guard::KeyPerCall`].
-    pub key_per_call: bool,
-    /// [`Guard::NoLeaseExpiry`].
-    pub no_lease_expiry: bool,
-    /// [`Guard::NoReflexCompensation`].
-    pub no_reflex_compensation: bool,
-    /// [`Guard::RefusalIsFailed`].
-    pub refusal_is_failed: bool,
-    /// [`Guard::KeyRetention`].
-    pub key_retention: bool,
-    /// [`Guard::LookupSettle`].
-    pub lookup_settle: bool,
-    /// [`Guard::DeadLetter`].
-    pub dead_letter: bool,
+    /// Bit `guard as u32` is set when `guard` is on.
+    on: u32,
     /// What the naive runtime records a refused call as while `refusal_is_failed` is off. Not
     /// a guard: which of the two naive runtimes a level shows.
-    #[serde(skip_serializing_if = "NaiveRefusal::is_default")]
     pub naive_refusal: NaiveRefusal,
 }
 
+/// The set has one bit per guard.
+const _: () = assert!(Guard::EVERY.len() <= u32::BITS as usize, "one bit per guard");
+
 /// How a runtime without guard `refusal_is_failed` records a call its tool refused before
 /// sending anything (`ToolNotAttemptedError`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NaiveRefusal {
     /// It swallows the exception: the call returned, so it is recorded `completed`, and
@@ -207,15 +183,15 @@ pub enum NaiveRefusal {
     Indeterminate,
 }
 
-impl NaiveRefusal {
-    fn is_default(&self) -> bool {
-        *self == NaiveRefusal::default()
-    }
-}
-
 impl Default for Guards {
     fn default() -> Self {
         Guards::all_on()
+    }
+}
+
+impl Guard {
+    fn bit(self) -> u32 {
+        1 << (self as u32)
     }
 }
 
@@ -223,81 +199,53 @@ impl Guards {
     /// Every guard on: the seed's runtime.
     pub fn all_on() -> Self {
         Guards {
-            write_retry_rule: true,
-            tool_contract: true,
-            pause_on_indeterminate: true,
-            ledger: true,
-            atomic_reservation: true,
-            key_downstream: true,
-            checkpoint_version: true,
-            reconcile_hook: true,
-            key_per_call: true,
-            no_lease_expiry: true,
-            no_reflex_compensation: true,
-            refusal_is_failed: true,
-            key_retention: true,
-            lookup_settle: true,
-            dead_letter: true,
+            on: Guard::EVERY.into_iter().fold(0, |on, guard| on | guard.bit()),
             naive_refusal: NaiveRefusal::default(),
         }
     }
 
     /// Every guard off: the most naive runtime the simulator can run.
     pub fn all_off() -> Self {
-        let mut guards = Guards::all_on();
-        for guard in Guard::EVERY {
-            guards.set(guard, false);
+        Guards {
+            on: 0,
+            naive_refusal: NaiveRefusal::default(),
+        }
+    }
+
+    /// Exactly `on` switched on, every other guard off.
+    pub fn only(on: impl IntoIterator<Item = Guard>) -> Self {
+        let mut guards = Guards::all_off();
+        for guard in on {
+            guards.set(guard, true);
         }
         guards
     }
 
     /// Whether `guard` is on.
     pub fn is_on(&self, guard: Guard) -> bool {
-        match guard {
-            Guard::WriteRetryRule => self.write_retry_rule,
-            Guard::ToolContract => self.tool_contract,
-            Guard::PauseOnIndeterminate => self.pause_on_indeterminate,
-            Guard::Ledger => self.ledger,
-            Guard::AtomicReservation => self.atomic_reservation,
-            Guard::KeyDownstream => self.key_downstream,
-            Guard::CheckpointVersion => self.checkpoint_version,
-            Guard::ReconcileHook => self.reconcile_hook,
-            Guard::KeyPerCall => self.key_per_call,
-            Guard::NoLeaseExpiry => self.no_lease_expiry,
-            Guard::NoReflexCompensation => self.no_reflex_compensation,
-            Guard::RefusalIsFailed => self.refusal_is_failed,
-            Guard::KeyRetention => self.key_retention,
-            Guard::LookupSettle => self.lookup_settle,
-            Guard::DeadLetter => self.dead_letter,
-        }
+        self.on & guard.bit() != 0
     }
 
     /// Switches `guard` on or off.
     pub fn set(&mut self, guard: Guard, on: bool) {
-        let field = match guard {
-            Guard::WriteRetryRule => &mut self.write_retry_rule,
-            Guard::ToolContract => &mut self.tool_contract,
-            Guard::PauseOnIndeterminate => &mut self.pause_on_indeterminate,
-            Guard::Ledger => &mut self.ledger,
-            Guard::AtomicReservation => &mut self.atomic_reservation,
-            Guard::KeyDownstream => &mut self.key_downstream,
-            Guard::CheckpointVersion => &mut self.checkpoint_version,
-            Guard::ReconcileHook => &mut self.reconcile_hook,
-            Guard::KeyPerCall => &mut self.key_per_call,
-            Guard::NoLeaseExpiry => &mut self.no_lease_expiry,
-            Guard::NoReflexCompensation => &mut self.no_reflex_compensation,
-            Guard::RefusalIsFailed => &mut self.refusal_is_failed,
-            Guard::KeyRetention => &mut self.key_retention,
-            Guard::LookupSettle => &mut self.lookup_settle,
-            Guard::DeadLetter => &mut self.dead_letter,
-        };
-        *field = on;
+        if on {
+            self.on |= guard.bit();
+        } else {
+            self.on &= !guard.bit();
+        }
+        debug_assert_eq!(self.is_on(guard), on);
     }
 
     /// These guards with `guard` switched on or off.
+    #[must_use]
     pub fn with(mut self, guard: Guard, on: bool) -> Self {
         self.set(guard, on);
         self
+    }
+
+    /// The guards that are on, in teaching order.
+    pub fn on(&self) -> Vec<Guard> {
+        Guard::EVERY.into_iter().filter(|guard| self.is_on(*guard)).collect()
     }
 
     /// The guards that are off, in teaching order.
@@ -318,6 +266,112 @@ impl Guards {
             guards.set(guard, true);
         }
         Ok(guards)
+    }
+}
+
+impl std::fmt::Debug for Guards {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Guards")
+            .field("off", &self.off())
+            .field("naive_refusal", &self.naive_refusal)
+            .finish()
+    }
+}
+
+/// The name under which a level writes which naive runtime it shows (not a guard).
+const NAIVE_REFUSAL: &str = "naive_refusal";
+
+/// Every name a level's `guards: (…)` may hold: the guards, then `naive_refusal`.
+const FIELDS: [&str; Guard::EVERY.len() + 1] = {
+    let mut fields = [NAIVE_REFUSAL; Guard::EVERY.len() + 1];
+    let mut index = 0;
+    while index < Guard::EVERY.len() {
+        fields[index] = Guard::EVERY[index].name();
+        index += 1;
+    }
+    fields
+};
+
+impl Serialize for Guards {
+    /// Every guard's switch by name, then `naive_refusal` when it is not the default: what the
+    /// struct of bools this replaced wrote, so files written before read the same.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let naive = self.naive_refusal != NaiveRefusal::default();
+        let mut fields = serializer.serialize_struct("Guards", Guard::EVERY.len() + usize::from(naive))?;
+        for guard in Guard::EVERY {
+            fields.serialize_field(guard.name(), &self.is_on(guard))?;
+        }
+        if naive {
+            fields.serialize_field(NAIVE_REFUSAL, &self.naive_refusal)?;
+        } else {
+            fields.skip_field(NAIVE_REFUSAL)?;
+        }
+        fields.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Guards {
+    /// A struct (or map) of switches by guard name, each `true` or `false`; a guard left out is
+    /// on; a name that is no guard, or a guard named twice, is an error naming it.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Switches;
+        impl<'de> serde::de::Visitor<'de> for Switches {
+            type Value = Guards;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("guards switched by name, like `(ledger: false)`")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Guards, A::Error> {
+                let mut guards = Guards::all_on();
+                let mut seen = 0_u32;
+                let mut naive_seen = false;
+                while let Some(FieldName(name)) = map.next_key::<FieldName>()? {
+                    if name == NAIVE_REFUSAL {
+                        if naive_seen {
+                            return Err(serde::de::Error::duplicate_field(NAIVE_REFUSAL));
+                        }
+                        naive_seen = true;
+                        guards.naive_refusal = map.next_value()?;
+                        continue;
+                    }
+                    let Some(guard) = Guard::from_name(&name) else {
+                        return Err(serde::de::Error::unknown_field(&name, &FIELDS));
+                    };
+                    if seen & guard.bit() != 0 {
+                        return Err(serde::de::Error::duplicate_field(guard.name()));
+                    }
+                    seen |= guard.bit();
+                    guards.set(guard, map.next_value()?);
+                }
+                Ok(guards)
+            }
+        }
+        deserializer.deserialize_struct("Guards", &FIELDS, Switches)
+    }
+}
+
+/// A switch's name as the format gives it: formats hand a struct's field names over as
+/// identifiers (RON) or strings (JSON), and either is taken.
+struct FieldName(String);
+
+impl<'de> Deserialize<'de> for FieldName {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = FieldName;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a guard's name")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<FieldName, E> {
+                Ok(FieldName(name.to_owned()))
+            }
+        }
+        deserializer.deserialize_identifier(Name)
     }
 }
 
@@ -365,7 +419,7 @@ mod tests {
         assert_eq!(Guards::parse_list("all"), Ok(Guards::all_on()));
         assert_eq!(Guards::parse_list("none"), Ok(Guards::all_off()));
         let guards = Guards::parse_list("ledger, key_per_call").expect("valid list");
-        assert!(guards.ledger && guards.key_per_call && !guards.write_retry_rule);
+        assert!(guards.is_on(Guard::Ledger) && guards.is_on(Guard::KeyPerCall) && !guards.is_on(Guard::WriteRetryRule));
         let error = Guards::parse_list("ledger,moat").expect_err("unknown guard");
         assert_eq!(error.name, "moat");
         let message = error.to_string();
@@ -373,5 +427,44 @@ mod tests {
         for guard in Guard::EVERY {
             assert!(message.contains(guard.name()), "{message} names {}", guard.name());
         }
+    }
+
+    #[test]
+    fn guards_are_a_set_written_as_switches_by_name() {
+        let guards = Guards::all_on()
+            .with(Guard::Ledger, false)
+            .with(Guard::KeyPerCall, false);
+        assert_eq!(guards.off(), vec![Guard::Ledger, Guard::KeyPerCall]);
+        assert_eq!(guards.on().len() + 2, Guard::EVERY.len());
+        assert_eq!(Guards::only([Guard::Ledger]).on(), vec![Guard::Ledger]);
+        let json = serde_json::to_value(guards).expect("guards serialize");
+        assert_eq!(json["ledger"], false);
+        assert_eq!(json["write_retry_rule"], true);
+        assert!(
+            json.get("naive_refusal").is_none(),
+            "the default naive runtime is not written"
+        );
+        assert_eq!(serde_json::from_value::<Guards>(json).expect("read back"), guards);
+        // A guard left out is on; the naive runtime is read by name.
+        let read: Guards =
+            serde_json::from_str(r#"{"refusal_is_failed": false, "naive_refusal": "indeterminate"}"#).expect("reads");
+        assert_eq!(read.off(), vec![Guard::RefusalIsFailed]);
+        assert_eq!(read.naive_refusal, NaiveRefusal::Indeterminate);
+        let written = serde_json::to_string(&read).expect("serializes");
+        assert!(written.ends_with(r#""naive_refusal":"indeterminate"}"#), "{written}");
+    }
+
+    #[test]
+    fn a_switch_that_is_no_guard_or_named_twice_is_refused_by_name() {
+        let error = serde_json::from_str::<Guards>(r#"{"moat": false}"#).expect_err("no such guard");
+        let message = error.to_string();
+        assert!(
+            message.contains("unknown field `moat`") && message.contains("key_per_call"),
+            "{message}"
+        );
+        let error = serde_json::from_str::<Guards>(r#"{"ledger": false, "ledger": true}"#).expect_err("twice");
+        assert!(error.to_string().contains("duplicate field `ledger`"), "{error}");
+        let error = serde_json::from_str::<Guards>(r#"{"ledger": 3}"#).expect_err("not a switch");
+        assert!(error.to_string().contains("expected a boolean"), "{error}");
     }
 }

@@ -1,4 +1,4 @@
-//! `twice-sim bench`: the five performance figures of the README's "Performance" section,
+//! `twice-sim bench`: the five performance figures of the book's "Performance" chapter,
 //! each a ratio of two things measured side by side in the same run (these machines are
 //! noisy; a ratio survives a slow spell that an absolute figure does not).
 //!

@@ -11,7 +11,7 @@
 //    they were at), a reload finds the same level, the presenter's old URL still opens the
 //    room, and a participant on a new browser takes their name back with the code their page
 //    showed.
-// 2. WORKSHOP.md's plan with its own `--path`: a participant who finished nothing finds
+// 2. The workshop plan (docs/src/workshop/plan.md) with its own `--path`: a participant who finished nothing finds
 //    every level each row of the plan names open at that row's minute, and opens it.
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
@@ -89,11 +89,12 @@ async function stepOnce(page) {
   return before + 1;
 }
 
-/** WORKSHOP.md's plan: its path and, per row, the minutes and the level numbers it names. */
+/** The workshop plan: its path and, per row, the minutes and the level numbers it names. */
+const WORKSHOP = 'docs/src/workshop/plan.md';
 function workshopPlan() {
-  const text = readFileSync('WORKSHOP.md', 'utf8');
+  const text = readFileSync(WORKSHOP, 'utf8');
   const paths = [...new Set([...text.matchAll(/--path (\S+)/g)].map((match) => match[1]))];
-  if (paths.length !== 1) throw new Error(`WORKSHOP.md names ${paths.length} paths: ${paths.join(' ')}`);
+  if (paths.length !== 1) throw new Error(`${WORKSHOP} names ${paths.length} paths: ${paths.join(' ')}`);
   const plan = text.slice(text.indexOf('## The 45 minutes'));
   const rows = [];
   for (const line of plan.split('\n')) {
@@ -237,9 +238,9 @@ try {
   check((await phaseOf(elsewhere)) === ada.phase + 1, 'Ada carries on in the new browser where she was');
   await stopServer(server, 'SIGTERM');
 
-  // ----- 2. WORKSHOP.md's plan, minute by minute, with its own path -----
+  // ----- 2. The workshop plan, minute by minute, with its own path -----
   const plan = workshopPlan();
-  check(plan.rows.length > 5 && plan.rows[plan.rows.length - 1].to === 45, `WORKSHOP.md's plan runs to minute 45 in ${plan.rows.length} rows`);
+  check(plan.rows.length > 5 && plan.rows[plan.rows.length - 1].to === 45, `the workshop plan runs to minute 45 in ${plan.rows.length} rows`);
   server = await startServer(['--room', ':memory:', '--path', plan.path]);
   servers.push(server);
   const late = await newPage(browser, 'Late');

@@ -12,35 +12,25 @@
 //! nothing here knows HTTP, an async runtime or a process: the game and the servers above
 //! it bring those.
 
-pub mod billing;
-pub mod billing_tools;
+// The crate in folders that say what they are (the order in which they may use one another is
+// held by `sim/tests/layers.rs`): the words the engine speaks, the engine, the campaign, the
+// analyses, and the play session the game and the browser share. The modules are private; this
+// list is the crate's surface.
+mod analyses;
+mod engine;
+mod words;
+
 pub mod campaign;
-pub mod campaign_par;
-pub mod campaign_sweep;
-pub mod checker;
-pub mod counterfactual;
-pub mod debrief;
-pub mod defend;
 pub mod error;
 pub mod exit;
-pub mod explore;
-pub mod glossary;
-pub mod hand;
-pub mod key_look;
-pub mod level;
-pub mod model;
-pub mod outcome;
 pub mod play_session;
-pub mod prediction;
-pub mod presenter_notes;
-pub mod replay;
 pub mod replay_link;
-pub mod report;
-pub mod rulebook;
-pub mod simulation_lock;
-pub mod simulator;
-pub mod text;
-pub mod upgrade;
+
+pub use analyses::{campaign_sweep, counterfactual, debrief, defend, explore, prediction, rulebook};
+pub use engine::{
+    billing, billing_tools, checker, hand, key_look, level, model, outcome, replay, simulation_lock, simulator, upgrade,
+};
+pub use words::{glossary, presenter_notes, report, text};
 
 pub use twice_runtime as runtime;
 pub use twice_runtime::{ledger, sqlite_file};

@@ -1,5 +1,5 @@
 //! The timing sweep over the shipped campaign: in how many beatable levels does *when* a card
-//! is played decide, rather than which card (see `campaign_sweep`)? The README prints the
+//! is played decide, rather than which card (see `campaign_sweep`)? The book prints the
 //! figure this test holds the campaign to (`twice-sim sweep levels`).
 
 use std::path::PathBuf;
@@ -18,8 +18,7 @@ fn campaign_sweep() -> CampaignSweep {
     campaign_sweep::sweep_campaign(campaign.levels.iter().map(|loaded| &loaded.level)).expect("every level simulates")
 }
 
-/// The share of beatable levels in which timing must decide: every one (the README's figure,
-/// 24 of 24; the issue asked for at least three quarters).
+/// The share of beatable levels in which timing must decide: every one (the book's figure).
 const FIGURE_FLOOR: f64 = 1.0;
 
 #[test]

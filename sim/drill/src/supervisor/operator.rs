@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use twice_world::billing::{Answer, KeyHandling};
 use twice_world::ledger::{LedgerError, SettleError};
+use twice_world::runtime::guards::Guard;
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::operator;
 use twice_world::runtime::operator::{OperatorError, ResolveRequest};
@@ -20,8 +21,8 @@ impl Supervisor {
     /// operator can only settle a call the ledger holds.
     pub(super) fn billing_can_be_asked(&self) -> bool {
         self.config.key_handling != KeyHandling::Ignore
-            && self.config.guards.key_downstream
-            && self.config.guards.ledger
+            && self.config.guards.is_on(Guard::KeyDownstream)
+            && self.config.guards.is_on(Guard::Ledger)
     }
 
     pub(super) async fn lookup(&self, key: &str) -> Result<Lookup, DrillError> {
@@ -118,7 +119,7 @@ impl Supervisor {
             let lookup = self.lookup(&key).await?;
             if let Some(credit) = &lookup.credit {
                 let hook_tried = self.runs[run].hook_tried.as_deref() == Some(key.as_str());
-                if self.config.guards.reconcile_hook && !hook_tried {
+                if self.config.guards.is_on(Guard::ReconcileHook) && !hook_tried {
                     // A fresh process asks the reconcile hook, which now finds the credit.
                     self.runs[run].hook_tried = Some(key.clone());
                     self.counters.found_after_wait += 1;

@@ -8,6 +8,7 @@ use reqwest::{StatusCode, Url};
 use std::time::Duration;
 use twice_world::billing::Answer;
 use twice_world::billing_tools::CreditArguments;
+use twice_world::runtime::guards::Guard;
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::worker::Input;
 
@@ -114,7 +115,7 @@ impl Driver {
         // arrives later than its window after that (a paused process, a host cut off), so a
         // lookup past the window and the settle time that finds nothing proves the call did
         // not take effect. A naive runtime (no ledger) keeps no record to stamp.
-        if self.config.guards.ledger {
+        if self.config.guards.is_on(Guard::Ledger) {
             request = request.header(SENT_AT_HEADER, recorded_at_ms.to_string());
         }
         let response = match request.send().await {

@@ -320,7 +320,7 @@ impl Group {
     /// them have not yet collected that answer (at most [`GATHER_YIELDS_MAX`] times): they are
     /// runnable, about to come back with their next write, and without this on a machine of
     /// few cores the batch closed before they could, so batches held about half the runs
-    /// (24 to 34 writes for 64 runs in issue 25's measurements). No clock: a yield with nothing
+    /// (24 to 34 writes for 64 runs when measured). No clock: a yield with nothing
     /// else to run returns at once, and a lone caller (no answer uncollected) never yields.
     fn gather(&self) -> (bool, u32) {
         let mut yields = 0;

@@ -11,7 +11,7 @@ use crate::api::ApiError;
 
 /// Every (status, code) the room answers with: its own, the JSON body checks it shares
 /// with the operator API, and the guarded listener's (which answer before a route is
-/// found). The README lists exactly these (a test reads it); [`WebError::new`] refuses, in
+/// found). The book's room chapter lists exactly these (a test reads it); [`WebError::new`] refuses, in
 /// debug builds, a code not listed here.
 pub const WEB_ERROR_CODES: &[(u16, &str)] = &[
     (400, "malformed_json"),
@@ -73,7 +73,7 @@ impl WebError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> WebError {
         debug_assert!(
             WEB_ERROR_CODES.contains(&(status.as_u16(), code)),
-            "{status} {code} is not in WEB_ERROR_CODES (and so not in the README)"
+            "{status} {code} is not in WEB_ERROR_CODES (and so not in the book)"
         );
         WebError {
             status,

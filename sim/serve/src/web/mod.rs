@@ -67,7 +67,7 @@ pub const DEFAULT_ADDRESS: &str = "127.0.0.1:7880";
 /// Sessions a room holds unless told otherwise: a workshop of thirty, twice over.
 pub const SESSIONS_DEFAULT: usize = 64;
 /// The most sessions `--sessions-max` may allow. Each holds at most one simulation of at
-/// most [`LEVEL_PHASES_MAX`] phases (the README gives the memory measured per session).
+/// most [`LEVEL_PHASES_MAX`] phases (the book's room chapter gives the memory measured per session).
 pub const SESSIONS_LIMIT: usize = 1_000;
 /// How long a session may go without a request before it ends, unless told otherwise.
 pub const IDLE_MINUTES_DEFAULT: u64 = 30;

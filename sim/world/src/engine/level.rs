@@ -25,6 +25,11 @@ use crate::runtime::tool::ToolDeclaration;
 use crate::runtime::worker::Phase;
 use crate::runtime::workflow::Workflow;
 
+/// How a level file's name ends.
+pub const LEVEL_SUFFIX: &str = ".level.ron";
+/// How a tape file's name ends.
+pub const TAPE_SUFFIX: &str = ".tape.ron";
+
 /// The most phases any level may run (a limit on everything).
 pub const PHASES_MAX: u32 = 100_000;
 /// The most runs, calls per run and actions per tape a file may hold.
@@ -150,7 +155,7 @@ pub struct Par {
 }
 
 /// An unbeatable level played from the other side: switch on the fewest guards, at most
-/// `budget`, that stop every heist the campaign knows here ([`crate::defend`]).
+/// `budget`, that stop every heist the campaign knows here (the defender's search).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Defender {

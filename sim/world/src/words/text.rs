@@ -25,6 +25,12 @@ pub const WORDS: Words = Words {
     operator: operator_words,
 };
 
+/// Words in a text, as a reader counts them (the campaign's text rules, the glossary's and the
+/// presenter notes' limits).
+pub fn words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
 /// A duration in the largest whole unit that fits: `30 h`, `5 min`, `2 s`, `750 ms`.
 pub fn duration_words(duration_ms: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(3_600_000, "h"), (60_000, "min"), (1_000, "s")];

@@ -21,9 +21,10 @@ use crate::simulator::WORKERS_MAX;
 /// The most level and tape files one check or one campaign may hold (a limit on everything).
 pub const CAMPAIGN_FILES_MAX: usize = 4_096;
 
-pub const LEVEL_SUFFIX: &str = ".level.ron";
-pub const TAPE_SUFFIX: &str = ".tape.ron";
-pub use crate::campaign_par::WIN_TAPE_SUFFIX;
+pub use crate::level::{LEVEL_SUFFIX, TAPE_SUFFIX};
+pub use par::WIN_TAPE_SUFFIX;
+
+pub mod par;
 
 /// Every level and tape of one campaign folder, levels in level-select order.
 #[derive(Debug)]
@@ -200,14 +201,12 @@ fn load_files(paths: &[PathBuf]) -> (Vec<LoadedLevel>, Vec<LoadedTape>, Vec<Inpu
             Err(error) => problems.push(error),
         }
     }
-    problems.extend(crate::campaign_par::check_win_tapes_shipped(&levels, &tapes));
+    problems.extend(par::check_win_tapes_shipped(&levels, &tapes));
     (levels, tapes, problems)
 }
 
 /// Words in a text, as a reader counts them.
-pub fn words(text: &str) -> usize {
-    text.split_whitespace().count()
-}
+pub use crate::text::words;
 
 /// What a player reads in a level file, by field name: held to the campaign's text rules.
 pub fn player_text(level: &Level) -> Vec<(&'static str, &str)> {
@@ -353,7 +352,7 @@ pub fn check_level(loaded: &LoadedLevel) -> Result<(), InputError> {
 /// Checks what loading a tape does not: worker numbers and operator keys, and that a level's
 /// win tape plays as many cards as its par says.
 pub fn check_tape(loaded: &LoadedTape) -> Result<(), InputError> {
-    crate::campaign_par::check_win_tape_par(loaded)?;
+    par::check_win_tape_par(loaded)?;
     for (index, action) in loaded.tape.actions.iter().enumerate() {
         let problem = match &action.play {
             Play::CrashWorker {
@@ -439,7 +438,7 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
             if !hand.is_empty() {
                 return None;
             }
-            if level.goal == Outcome::NotPaidButOwed && !level.guards.key_per_call {
+            if level.goal == Outcome::NotPaidButOwed && !level.guards.is_on(Guard::KeyPerCall) {
                 let mut distinct = BTreeSet::new();
                 let merged = credits
                     .iter()
@@ -575,5 +574,4 @@ fn requirement_cycles(checked: &[LoadedLevel], known: &[LoadedLevel]) -> Vec<Inp
 }
 
 #[cfg(test)]
-#[path = "campaign_tests.rs"]
 mod tests;

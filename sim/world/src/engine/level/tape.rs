@@ -156,9 +156,9 @@ fn file_kind(path: &Path, text: &str) -> Option<FileKind> {
         }
     }
     let name = path.file_name()?.to_str()?;
-    if name.ends_with(crate::campaign::LEVEL_SUFFIX) {
+    if name.ends_with(super::LEVEL_SUFFIX) {
         Some(FileKind::Level)
-    } else if name.ends_with(crate::campaign::TAPE_SUFFIX) {
+    } else if name.ends_with(super::TAPE_SUFFIX) {
         Some(FileKind::Tape)
     } else {
         None

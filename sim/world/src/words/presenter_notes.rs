@@ -77,7 +77,7 @@ pub fn parse(path: &Path, text: &str, levels: &[&Level]) -> Result<PresenterNote
         if notes.say.trim().is_empty() {
             return error("say:", index, format!("chapter {}'s notes say nothing", notes.chapter));
         }
-        let words = crate::campaign::words(&notes.say);
+        let words = crate::text::words(&notes.say);
         if words > NOTE_WORDS_MAX {
             return error(
                 "say:",

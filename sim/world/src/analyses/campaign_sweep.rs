@@ -103,7 +103,7 @@ impl CampaignSweep {
         (!self.levels.is_empty()).then(|| self.timed() as f64 / self.levels.len() as f64)
     }
 
-    /// The sweep as a table, one line per move, for `twice-sim sweep` and the README.
+    /// The sweep as a table, one line per move, for `twice-sim sweep` and the book.
     pub fn report(&self) -> String {
         let mut out = String::new();
         for level in &self.levels {
@@ -474,7 +474,7 @@ mod tests {
 
     #[test]
     fn a_crash_level_is_timed_by_the_moment_of_the_crash() {
-        let text = include_str!("../../../levels/05-crash-replay.level.ron");
+        let text = include_str!("../../../../levels/05-crash-replay.level.ron");
         let level = crate::level::parse_level(std::path::Path::new("05-crash-replay.level.ron"), text)
             .expect("level 05 parses");
         let sweep = sweep_level(&level).expect("level 05 simulates");

@@ -149,7 +149,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Glossary, InputError> {
                 ),
             );
         }
-        let words = crate::campaign::words(&entry.definition);
+        let words = crate::text::words(&entry.definition);
         if words == 0 {
             return error("definition:", index, format!("\"{term}\" has no definition"));
         }

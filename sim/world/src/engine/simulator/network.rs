@@ -8,6 +8,7 @@ use super::clock::{Event, Slot};
 use super::timeline::Actor;
 use crate::billing::Answer;
 use crate::level::CardKind;
+use crate::runtime::guards::Guard;
 use crate::runtime::key::IdempotencyKey;
 use crate::runtime::run::ToolCall;
 use crate::runtime::worker::Input;
@@ -209,7 +210,7 @@ impl Simulation {
                 } else {
                     // The worker finished with this run, but its process still listens: the
                     // runtime logs the late answer under its own key and ignores it.
-                    if self.guards.ledger {
+                    if self.guards.is_on(Guard::Ledger) {
                         let detail = format!(
                             "attempt {} answered after the run moved on: {}",
                             message.attempt,

@@ -239,11 +239,7 @@ impl DefenceReport {
 
 /// The guards `on` switched on, every other guard off.
 pub fn only(on: &[Guard]) -> Guards {
-    let mut guards = Guards::all_off();
-    for guard in on {
-        guards.set(*guard, true);
-    }
-    guards
+    Guards::only(on.iter().copied())
 }
 
 /// The heists a defence of `level` must stop: every shipped tape of its chapter and the ones

@@ -1,0 +1,8 @@
+//! The words: how Twice says things to people. `text` is the engine's vocabulary (money, the
+//! runtime's reasons in Penny's English) and sits below everything; the glossary and the
+//! presenter notes are the campaign's reference texts; the report words a whole analysed run.
+
+pub mod glossary;
+pub mod presenter_notes;
+pub mod report;
+pub mod text;
