@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use stores::fold_cases as cases;
 use tempfile::TempDir;
 use twice_runtime::executor::{Drive, Executor, Next, Report};
-use twice_runtime::guards::Guards;
 use twice_runtime::ledger::{GroupSettings, HistoryEvent, Ledger};
 use twice_runtime::rules::{Outcome, SendTiming, Status};
 use twice_runtime::run::{Arguments, Decision, ToolCall};
@@ -99,8 +98,6 @@ fn setup() -> WorkerSetup {
             lookup_settle_ms: None,
         }],
     )
-    .with_guards(Guards::all_on())
-    .with_lease_ms(150)
     .with_words(Words::FACTS)
 }
 

@@ -18,12 +18,12 @@ impl Words {
     /// );
     /// ```
     pub const ENGLISH: Words = Words {
-        wait: wait,
-        fail: fail,
-        told_failed: told_failed,
-        record: record,
-        dead_letter: dead_letter,
-        operator: operator,
+        wait,
+        fail,
+        told_failed,
+        record,
+        dead_letter,
+        operator,
     };
 }
 

@@ -71,7 +71,7 @@ pub(super) async fn list(
         })
         .await?;
     // Newest first across tenants: each tenant's first `limit` merged, cut to `limit`.
-    lines.sort_by(|left, right| right.id.cmp(&left.id));
+    lines.sort_by_key(|line| std::cmp::Reverse(line.id));
     lines.truncate(limit as usize);
     let items = lines
         .into_iter()
