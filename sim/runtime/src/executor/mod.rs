@@ -270,6 +270,18 @@ impl Executor {
 
     /// Carries out `command`: its ledger part here, the rest handed to the driver.
     pub fn perform(&mut self, command: Command, now_ms: u64) -> Result<Step, LedgerError> {
+        // One span per step (reserve, send, outcome, reconcile, pause, …): an application's
+        // subscriber sees each with its worker and key; without one, the fields are never made.
+        let span = tracing::info_span!(
+            "twice_runtime::step",
+            phase = command.phase().name(),
+            worker = %self.identity.worker_id,
+            key = tracing::field::Empty,
+        );
+        if let Some(key) = command.key() {
+            span.record("key", tracing::field::display(key));
+        }
+        let _entered = span.entered();
         // A fence folded into the last reservation counts for the command right after it only.
         let folded = self.folded.take();
         match command {
@@ -500,6 +512,7 @@ impl Executor {
         found: Option<(&str, &str)>,
         now_ms: u64,
     ) -> Result<Step, LedgerError> {
+        let _entered = tracing::info_span!("twice_runtime::reconciled", %key, found = found.is_some()).entered();
         let Some((receipt, finding)) = found else {
             // Nothing there: what that proves is the machine's to weigh (table 6), by the
             // record's times.

@@ -340,6 +340,13 @@ pub fn resolve(
     request: &ResolveRequest,
     now_ms: u64,
 ) -> Result<ExecutionRecord, OperatorError> {
+    let _entered = tracing::info_span!(
+        "twice_runtime::resolve",
+        %key,
+        operator = %request.operator,
+        status = request.status.name(),
+    )
+    .entered();
     check_who_and_why(&request.reason, &request.operator)?;
     if !matches!(request.status, Status::Completed | Status::Failed) {
         return Err(OperatorError::BadStatus(request.status));
@@ -408,6 +415,7 @@ pub fn compensate(
     words: &Words,
 ) -> Result<ExecutionRecord, OperatorError> {
     let key = request.key;
+    let _entered = tracing::info_span!("twice_runtime::compensate", %key, operator = %request.operator).entered();
     let seen =
         access.with_ledger(|ledger| check_compensable(ledger, request, |tool| target.has_compensation(tool)))??;
     // Read-only, before anything is claimed: what is not there is not undone, and what
