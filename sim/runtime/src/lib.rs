@@ -93,7 +93,7 @@
 //!
 //! - `tokio`: the async driver, `driver::drive`.
 //! - `simulation`: the switches Twice's simulator uses to show what each guard prevents
-//!   (guards turned off, naive modes, test hooks). An agent never enables it.
+//!   (`WorkerSetup::with_guards`, `with_lease_ms`). An agent never enables it.
 //!
 //! Nothing here reads the wall clock except [`execution::SystemClock`], waits outside a
 //! driver, or iterates a hash map (the crate's `clippy.toml` makes the compiler check it): the
