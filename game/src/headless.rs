@@ -9,7 +9,7 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use twice_world::ledger::{Ledger, LedgerError, ReserveRequest};
 use twice_world::runtime::key::IdempotencyKey;
-use twice_world::runtime::rules::Status;
+use twice_world::runtime::rules::Outcome;
 use twice_world::runtime::tool::SideEffect;
 
 use twice_world::replay_link::ReplayLink;
@@ -405,9 +405,9 @@ fn write_rows(path: &std::path::Path, rows: usize) -> Result<(), LedgerError> {
         )?;
         let status = match index % 10 {
             0 => continue,
-            1 => Status::Indeterminate,
-            2 => Status::Failed,
-            _ => Status::Completed,
+            1 => Outcome::Indeterminate,
+            2 => Outcome::Failed,
+            _ => Outcome::Completed,
         };
         ledger.record_outcome(&key, status, Some("{\"credit_id\":\"cr_bench\"}"), "bench", 0, 0)?;
     }

@@ -21,7 +21,7 @@ use twice_sim::drill::billing_target::BillingCompensator;
 use twice_sim::ledger::{ExecutionRecord, Ledger, Recorded, ReserveRequest};
 use twice_sim::level;
 use twice_sim::runtime::key::IdempotencyKey;
-use twice_sim::runtime::rules::Status;
+use twice_sim::runtime::rules::{Outcome as AttemptOutcome, Status};
 use twice_sim::runtime::run::{RunState, Told};
 use twice_sim::runtime::tool::SideEffect;
 use twice_sim::simulator::{Simulation, SimulationBuilder};
@@ -389,9 +389,10 @@ async fn compensation_runs_once_and_resumes_the_paused_run() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_late_outcome_after_a_decision_is_logged_and_ignored() {
-    let mut fixture = fixture().await;
-    let (status, detail) = fixture
+async fn resolving_a_started_call_is_refused_unless_the_operator_says_it_may_be_in_flight() {
+    let fixture = fixture().await;
+    // r1:c1 is `started`: its worker holds it, and its request may be on its way.
+    let (status, body) = fixture
         .server
         .post(
             "/v1/tool-executions/r1:c1/resolve",
@@ -399,13 +400,51 @@ async fn a_late_outcome_after_a_decision_is_logged_and_ignored() {
             json!({"status": "failed", "reason": "billing has no such credit"}),
         )
         .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["code"], "call_in_flight");
+    assert_eq!(body["current"]["status"], "started");
+    let message = body["error"].as_str().unwrap();
+    assert!(
+        message.contains("r1:c1 is started") && message.contains("on its way"),
+        "{message}"
+    );
+    assert_eq!(
+        fixture.ledger.record(&key("r1:c1")).unwrap().unwrap().status,
+        Status::Started
+    );
+    let (status, detail) = fixture
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/resolve",
+            ADA,
+            json!({"status": "failed", "reason": "w1 is gone and billing has no such credit", "acknowledge_in_flight": true}),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(detail["record"]["status"], "failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_outcome_that_contradicts_a_decision_is_logged_as_a_contradiction_and_listed() {
+    let mut fixture = fixture().await;
+    let (status, detail) = fixture
+        .server
+        .post(
+            "/v1/tool-executions/r1:c1/resolve",
+            ADA,
+            json!({"status": "failed", "reason": "billing has no such credit", "acknowledge_in_flight": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    let (status, page) = fixture.server.get("/v1/contradictions", ADA).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["items"], json!([]), "nothing contradicted yet");
     // The tool's own answer arrives afterwards: the operator's decision stands.
     let late = fixture
         .ledger
         .record_outcome(
             &key("r1:c1"),
-            Status::Completed,
+            AttemptOutcome::Completed,
             Some("{\"credit_id\":\"cr_9\"}"),
             "w1",
             0,
@@ -418,19 +457,26 @@ async fn a_late_outcome_after_a_decision_is_logged_and_ignored() {
     assert_eq!(detail["record"]["status"], "failed");
     assert_eq!(detail["record"]["result"], Value::Null);
     let last = detail["history"].as_array().unwrap().last().unwrap();
-    assert_eq!(last["event"], "late_outcome_ignored");
+    assert_eq!(last["event"], "contradicted");
     assert_eq!(last["actor"], "w1");
+    let said = last["detail"].as_str().unwrap();
     assert!(
-        last["detail"]
-            .as_str()
-            .unwrap()
-            .contains("late outcome completed of attempt 0 ignored"),
+        said.contains("settled failed by ada") && said.contains("says completed"),
         "{last}"
     );
-    assert_eq!(events(&detail), ["reserved", "resolved", "late_outcome_ignored"]);
+    assert_eq!(events(&detail), ["reserved", "resolved", "contradicted"]);
+    // The operator API lists it, to the call's tenant only.
+    let (status, page) = fixture.server.get("/v1/contradictions", ADA).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let items = page["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{page}");
+    assert_eq!(items[0]["key"], "r1:c1");
+    assert_eq!(items[0]["event"], "contradicted");
+    assert_eq!(items[0]["from_status"], "failed");
+    let (status, page) = fixture.server.get("/v1/contradictions", MALLORY).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["items"], json!([]), "another tenant sees none of it");
 }
-
-// ----- listing -----
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listing_shows_the_callers_tenants_longest_waiting_first_in_pages() {
@@ -530,7 +576,7 @@ async fn listing_shows_the_callers_tenants_longest_waiting_first_in_pages() {
     // `unknown`: started and indeterminate together, still longest-waiting first.
     fixture
         .ledger
-        .record_outcome(&key("d1:c1"), Status::Indeterminate, None, "w1", 0, 300)
+        .record_outcome(&key("d1:c1"), AttemptOutcome::Indeterminate, None, "w1", 0, 300)
         .unwrap();
     let (status, page) = fixture
         .server
@@ -2111,7 +2157,7 @@ fn completed_credit_call(ledger_path: &Path, reserved_at_ms: u64) -> Ledger {
     let recorded = ledger
         .record_outcome(
             &key("r1:c1"),
-            Status::Completed,
+            AttemptOutcome::Completed,
             Some(r#"{"applied":{"credit_id":"cr_0001","balance_cents":2500}}"#),
             "w1",
             0,

@@ -28,7 +28,7 @@ use twice_sim::ledger::{
 use twice_sim::ledger_postgres::testing::TestDatabase;
 use twice_sim::level;
 use twice_sim::runtime::key::IdempotencyKey;
-use twice_sim::runtime::rules::Status;
+use twice_sim::runtime::rules::{Outcome, Status};
 use twice_sim::runtime::tool::SideEffect;
 use twice_sim::simulator::SimulationBuilder;
 
@@ -115,9 +115,9 @@ fn status() -> impl Strategy<Value = Status> {
     proptest::sample::select(Status::ALL.to_vec())
 }
 
-/// What an attempt can record: never `started` (the ledger asserts it), never a compensation.
-fn outcome_status() -> impl Strategy<Value = Status> {
-    proptest::sample::select(vec![Status::Completed, Status::Failed, Status::Indeterminate])
+/// What an attempt can record: never `started`, never a compensation (the type says so).
+fn outcome_status() -> impl Strategy<Value = Outcome> {
+    proptest::sample::select(Outcome::ALL.to_vec())
 }
 
 fn history_event() -> impl Strategy<Value = HistoryEvent> {
@@ -153,7 +153,7 @@ enum Operation {
     },
     RecordOutcome {
         key: KeyChoice,
-        status: Status,
+        status: Outcome,
         result: Option<String>,
         actor: usize,
         attempt: u32,
@@ -272,6 +272,7 @@ fn ledger_error_kind(error: &LedgerError) -> String {
         LedgerError::BadRow { key, detail, .. } => format!("bad row {key}: {detail}"),
         LedgerError::Store { context, detail, .. } => format!("store {detail} while {context}"),
         LedgerError::BadCheckpoint { run_id, detail, .. } => format!("bad checkpoint {run_id}: {detail}"),
+        LedgerError::BadRequest { detail, .. } => format!("bad request: {detail}"),
     }
 }
 
@@ -364,8 +365,17 @@ fn apply_in(runs: &[&str; 2], ledgers: &mut [Ledger], connection: usize, operati
         ),
         Operation::LogLateOutcome { key, detail } => describe(
             ledger
-                .log_late_outcome(&key.key_in(runs), "w1", detail, now_ms)
-                .map(|()| String::new()),
+                .log_late_outcome(
+                    &key.key_in(runs),
+                    "w1",
+                    &twice_sim::ledger::LateAnswer {
+                        attempt: 1,
+                        says: Outcome::Completed,
+                        detail,
+                    },
+                    now_ms,
+                )
+                .map(|contradiction| format!("{contradiction:?}")),
         ),
         Operation::Note { key, event, detail } => describe(
             ledger
@@ -390,6 +400,7 @@ fn apply_in(runs: &[&str; 2], ledgers: &mut [Ledger], connection: usize, operati
                 reason: reason.as_deref(),
                 result: result.as_deref(),
                 detail: None,
+                settles_started: true,
             };
             match ledger.settle(&key.key_in(runs), &settlement, now_ms) {
                 Ok(record) => format!("ok {record:?}"),

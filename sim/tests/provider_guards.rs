@@ -198,16 +198,12 @@ impl ToolExecution for Provider {
 }
 
 fn setup(worker: &str, guards: Guards, tool: ToolDeclaration, recovery_attempts_max: Option<u32>) -> WorkerSetup {
-    WorkerSetup {
-        worker_id: worker.into(),
-        run_id: RUN.into(),
-        tenant: "default".into(),
-        guards,
-        tools: vec![tool],
-        lease_ms: 150,
-        recovery_attempts_max,
-        words: WORDS,
-    }
+    let mut setup = WorkerSetup::new(worker, RUN, vec![tool])
+        .with_guards(guards)
+        .with_lease_ms(150)
+        .with_words(WORDS);
+    setup.recovery_attempts_max = recovery_attempts_max;
+    setup
 }
 
 /// Drives one worker on `ledger` (a new connection) to its end.
@@ -219,7 +215,7 @@ fn drive(
     clock: &mut TestClock,
 ) -> Ending {
     let mut executor = Executor::new(ledger.connect_again().expect("a second connection"), &setup);
-    let mut worker = Worker::new(setup);
+    let mut worker = Worker::new(setup).expect("a usable setup");
     drive_run(&mut worker, &mut executor, model, provider, clock).expect("the ledger answers")
 }
 
@@ -284,7 +280,8 @@ fn looked_up_past_retention(guards: Guards, ledger: &Ledger) -> Provider {
     let mut model = RefundModel { calls_max: 3 };
     // The first worker (an older deploy, without the hook) pauses the run on the lost answer.
     let mut first = setup("w1", guards, tool.clone(), None);
-    first.guards = first.guards.with(Guard::ReconcileHook, false);
+    let guards_without_hook = first.guards().with(Guard::ReconcileHook, false);
+    first = first.with_guards(guards_without_hook);
     let ending = drive(
         &ledger.connect_again().unwrap(),
         first,
@@ -430,8 +427,10 @@ fn drive_killed_at_model(
     use twice_sim::runtime::executor::{Drive, Next};
     use twice_sim::runtime::worker::Input;
     let mut executor = Executor::new(ledger.connect_again().unwrap(), &setup);
-    let mut worker = Worker::new(setup);
-    let mut command = worker.handle(clock.now_ms(), Input::Start);
+    let mut worker = Worker::new(setup).expect("a usable setup");
+    let mut command = worker
+        .handle(clock.now_ms(), Input::Start)
+        .expect("a fresh worker starts");
     while let Some(current) = command.take() {
         let step = executor.perform(current, clock.now_ms()).unwrap();
         let input = match step.next {
@@ -462,7 +461,9 @@ fn drive_killed_at_model(
             Next::Drive(Drive::Exit) | Next::Nothing => return Some(Ending::Exited),
             Next::Drive(other) => panic!("this run needs only its model and one send: {other:?}"),
         };
-        command = worker.handle(clock.now_ms(), input);
+        command = worker
+            .handle(clock.now_ms(), input)
+            .expect("the input answers the command");
     }
     Some(Ending::Exited)
 }

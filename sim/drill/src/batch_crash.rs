@@ -27,7 +27,7 @@ use std::sync::{Mutex, OnceLock};
 use twice_world::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use twice_world::ledger::{GroupSettings, Ledger, LedgerError, Recorded, Reservation, ReserveRequest};
 use twice_world::runtime::key::{IdempotencyKey, KeyError};
-use twice_world::runtime::rules::{ReservationAction, Status};
+use twice_world::runtime::rules::{Outcome, ReservationAction, Status};
 use twice_world::runtime::tool::SideEffect;
 use twice_world::runtime::worker::counted;
 
@@ -416,7 +416,7 @@ fn drive_run(mut ledger: Ledger, billing: &Mutex<std::fs::File>, round: u32, run
                 .map_err(RunError::Billing)?;
         }
         say(&format!("{ACTED}{key}"));
-        match ledger.record_outcome(&key, Status::Completed, Some("cr"), &run_id, 1, crate::now_ms()) {
+        match ledger.record_outcome(&key, Outcome::Completed, Some("cr"), &run_id, 1, crate::now_ms()) {
             Ok(Recorded::Recorded(_)) => say(&format!("{RECORDED}{key}")),
             Ok(other) => {
                 return Err(RunError::NotRecorded {

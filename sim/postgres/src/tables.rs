@@ -125,6 +125,10 @@ impl<'a> PostgresTables<'a> {
 }
 
 impl Tables for PostgresTables<'_> {
+    fn location(&self) -> String {
+        self.location.to_owned()
+    }
+
     fn record(&mut self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
         let read = Queued {
             sql: SELECT_RECORD,

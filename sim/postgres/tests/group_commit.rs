@@ -26,7 +26,7 @@ use twice_ledger_postgres::PostgresUrl;
 use twice_ledger_postgres::testing::TestDatabase;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{GroupSettings, Ledger, Recorded, Reservation};
-use twice_runtime::rules::{ReservationAction, Status};
+use twice_runtime::rules::{Outcome, ReservationAction, Status};
 
 /// Runs writing at once.
 const RUNS: usize = 8;
@@ -87,7 +87,7 @@ fn cycle(ledger: &mut Ledger, run: usize, call: usize, acted: impl FnOnce(&Idemp
     );
     acted(&key);
     let recorded = ledger
-        .record_outcome(&key, Status::Completed, Some("cr"), &owner, 1, NOW_MS + 1)
+        .record_outcome(&key, Outcome::Completed, Some("cr"), &owner, 1, NOW_MS + 1)
         .unwrap();
     assert!(matches!(recorded, Recorded::Recorded(_)), "{key}: {recorded:?}");
 }

@@ -15,7 +15,7 @@ use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{
     HistoryEvent, Ledger, LedgerError, Reservation, ReserveRequest, SaveOutcome, SettleError, Settlement,
 };
-use twice_runtime::rules::{ReservationAction, Status};
+use twice_runtime::rules::{Outcome, ReservationAction, Status};
 use twice_runtime::tool::SideEffect;
 
 const NOW_MS: u64 = 1_700_000_000_000;
@@ -323,7 +323,7 @@ fn of_many_operators_settling_one_call_exactly_one_wins() {
             setup.reserve(&request(&key, "run-1", "w1", None), NOW_MS).unwrap();
             setup.begin_attempt(&key, 1, "w1", NOW_MS).unwrap();
             setup
-                .record_outcome(&key, Status::Indeterminate, None, "w1", 1, NOW_MS)
+                .record_outcome(&key, Outcome::Indeterminate, None, "w1", 1, NOW_MS)
                 .unwrap();
         }
     }
@@ -345,6 +345,7 @@ fn of_many_operators_settling_one_call_exactly_one_wins() {
                     reason: Some("looked in billing"),
                     result: None,
                     detail: None,
+                    settles_started: true,
                 };
                 match ledger.settle(&key, &settlement, NOW_MS + 1) {
                     Ok(record) => Ok(record.status),

@@ -12,7 +12,7 @@ use stores::fold_cases::{NOW_MS, key, request};
 use twice_ledger_postgres::round_trips;
 use twice_ledger_postgres::testing::TestDatabase;
 use twice_runtime::ledger::{GroupSettings, Ledger};
-use twice_runtime::rules::Status;
+use twice_runtime::rules::{Outcome, Status};
 
 /// Round trips of one full call on a plain ledger: reservation with attempt 1's fence, then its
 /// outcome, each two (BEGIN with the record's read, the writes with the COMMIT). Before the
@@ -34,7 +34,7 @@ fn cycle(ledger: &mut Ledger, call: &str) -> u64 {
         "{call}: a new call runs, its attempt begun"
     );
     ledger
-        .record_outcome(&key, Status::Completed, Some("credit"), "w1", 1, NOW_MS + 1)
+        .record_outcome(&key, Outcome::Completed, Some("credit"), "w1", 1, NOW_MS + 1)
         .unwrap();
     let after = round_trips();
     let record = ledger.record(&key).unwrap().expect("the call is in the ledger");

@@ -15,12 +15,11 @@ use twice_runtime::execution::{
     Agent, AgentError, Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run, next_call,
 };
 use twice_runtime::executor::Executor;
-use twice_runtime::guards::Guards;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Words, Worker, WorkerSetup, counted};
+use twice_runtime::worker::{Worker, WorkerSetup, counted};
 use twice_runtime::{Status, ToolAnswer};
 
 /// The two tools, declared: each changes the world once, takes the key, and has a
@@ -158,16 +157,7 @@ impl Clock for Steps {
 }
 
 fn setup(worker_id: &str) -> WorkerSetup {
-    WorkerSetup {
-        worker_id: worker_id.into(),
-        run_id: "onboard-ada".into(),
-        tenant: "default".into(),
-        guards: Guards::all_on(),
-        tools: tools(),
-        lease_ms: 30_000,
-        recovery_attempts_max: None,
-        words: Words::FACTS,
-    }
+    WorkerSetup::new(worker_id, "onboard-ada", tools())
 }
 
 /// Runs worker `worker_id` on `ledger` to its end.
@@ -176,9 +166,8 @@ fn run_worker(ledger: Ledger, worker_id: &str, world: &mut World, clock: &mut St
     for tool in &setup.tools {
         tool.check_contract().expect("the tools pass the seed's contract check");
     }
-    // The application words why a run waits for a person (the runtime hands over the facts).
     let mut executor = Executor::new(ledger, &setup);
-    let mut worker = Worker::new(setup);
+    let mut worker = Worker::new(setup).expect("the setup names a worker, a run and its tools once each");
     drive_run(&mut worker, &mut executor, &mut Script, world, clock).expect("the ledger answers")
 }
 

@@ -38,13 +38,12 @@ use twice_runtime::execution::{
     Agent, AgentError, Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run, next_call,
 };
 use twice_runtime::executor::Executor;
-use twice_runtime::guards::Guards;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{ExecutionRecord, Ledger, LedgerError};
 use twice_runtime::rules::Status;
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall, UnparsableState};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Words, Worker, WorkerSetup};
+use twice_runtime::worker::{Worker, WorkerSetup};
 
 /// Set (to the ledger file) in the worker process this program starts.
 pub const WORKER_VARIABLE: &str = "TWICE_HTTP_TOOL_WORKER";
@@ -286,20 +285,10 @@ impl Clock for WallClock {
 
 /// Runs worker `worker_id` on the ledger file at `ledger` against billing at `address`.
 pub fn run_worker(ledger: &Path, address: SocketAddr, worker_id: &str) -> Ending {
-    let setup = WorkerSetup {
-        worker_id: worker_id.into(),
-        run_id: RUN_ID.into(),
-        tenant: "default".into(),
-        guards: Guards::all_on(),
-        tools: tools(),
-        lease_ms: 30_000,
-        recovery_attempts_max: None,
-        words: Words::FACTS,
-    };
+    let setup = WorkerSetup::new(worker_id, RUN_ID, tools());
     let ledger = Ledger::open(ledger).expect("the ledger file opens");
-    // The application words why a run waits for a person (the runtime hands over the facts).
     let mut executor = Executor::new(ledger, &setup);
-    let mut worker = Worker::new(setup);
+    let mut worker = Worker::new(setup).expect("the setup names a worker, a run and its tools once each");
     drive_run(
         &mut worker,
         &mut executor,

@@ -10,13 +10,12 @@ use twice_runtime::execution::{
     Agent, AgentError, Attempt, Clock, Ending, LookUp, Sending, ToolExecution, drive_run, next_call,
 };
 use twice_runtime::executor::Executor;
-use twice_runtime::guards::Guards;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::operator::{self, ResolveRequest};
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::worker::{Words, Worker, WorkerSetup, counted};
+use twice_runtime::worker::{Worker, WorkerSetup, counted};
 use twice_runtime::{Status, ToolAnswer};
 
 /// The mail provider: it delivers, and the first answer is lost on the way back.
@@ -70,29 +69,10 @@ impl Clock for Steps {
 }
 
 fn run(ledger: Ledger, worker_id: &str, mail: &mut Mail, clock: &mut Steps) -> Ending {
-    let setup = WorkerSetup {
-        worker_id: worker_id.into(),
-        run_id: "receipt-ada".into(),
-        tenant: "default".into(),
-        guards: Guards::all_on(),
-        tools: vec![ToolDeclaration {
-            name: "send_email".into(),
-            side_effect: SideEffect::External,
-            operation: None,
-            takes_key: true,
-            reconcile: false,
-            compensation: false,
-            attempts: None,
-            key_retention_ms: None,
-            lookup_settle_ms: None,
-        }],
-        lease_ms: 30_000,
-        recovery_attempts_max: None,
-        words: Words::FACTS,
-    };
-    // The application words why a run waits for a person (the runtime hands over the facts).
+    let tools = vec![ToolDeclaration::new("send_email", SideEffect::External)];
+    let setup = WorkerSetup::new(worker_id, "receipt-ada", tools);
     let mut executor = Executor::new(ledger, &setup);
-    let mut worker = Worker::new(setup);
+    let mut worker = Worker::new(setup).expect("the setup names a worker, a run and its tool once each");
     drive_run(&mut worker, &mut executor, &mut OneEmail, mail, clock).expect("the ledger answers")
 }
 
@@ -127,13 +107,13 @@ fn story() -> (RunStatus, RunStatus, Mail) {
         .records(None, Some(Status::Indeterminate), None, 10)
         .expect("listed");
     let key = unknown[0].key.clone();
-    let request = ResolveRequest {
-        status: Status::Completed,
-        reason: "the provider's log shows the message was delivered".into(),
-        operator: "op-ana".into(),
-        expected_status: Some(Status::Indeterminate),
-        result: Some(mail.delivered[0].clone()),
-    };
+    let mut request = ResolveRequest::new(
+        Status::Completed,
+        "the provider's log shows the message was delivered",
+        "op-ana",
+    );
+    request.expected_status = Some(Status::Indeterminate);
+    request.result = Some(mail.delivered[0].clone());
     let settled = operator::resolve(&mut operator_ledger, &key, &request, clock.now_ms()).expect("settled");
     println!("op-ana settled {key}: {}", settled.status);
 

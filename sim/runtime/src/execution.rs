@@ -9,10 +9,11 @@
 //! clock: the runtime stays sans-IO.
 
 use crate::answer::ToolAnswer;
+use crate::error::Error;
 use crate::executor::{Drive, Executor, Next};
 use crate::ids::ToolName;
 use crate::key::IdempotencyKey;
-use crate::ledger::LedgerError;
+use crate::ledger::{Contradiction, LedgerError};
 use crate::run::{Arguments, Decision, RunState, ToolCall};
 use crate::worker::{GuardNote, Input, WaitReason, Worker};
 
@@ -107,6 +108,13 @@ pub trait ToolExecution {
         let _ = call;
         format!("no compensation is wired for {key}")
     }
+
+    /// A late word about a call contradicts how it was settled (an operator said it failed,
+    /// and the tool's answer then says it took effect): the decision stands and the ledger
+    /// says so; this is where the application tells someone. The default does nothing more.
+    fn contradicted(&mut self, contradiction: &Contradiction) {
+        let _ = contradiction;
+    }
 }
 
 /// Why an agent could not decide: its own error, of whatever type it has. The run waits for
@@ -142,6 +150,32 @@ pub enum Ending {
     /// The worker waits on a call someone else must settle (an operator, or the worker that
     /// owns it): run it again when that key is settled.
     Parked(IdempotencyKey),
+    /// The driver was asked to stop before its next model call (a graceful shutdown): nothing
+    /// is reserved, and the run is exactly as its checkpoint says, for a worker to resume.
+    Stopped {
+        /// Why, in the application's words.
+        reason: String,
+    },
+}
+
+/// The wall clock: milliseconds since the Unix epoch, waits that sleep the thread. What a
+/// production driver uses; tests and simulators bring their own [`Clock`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    // The one place the runtime reads the wall clock and waits: a driver's, given by choice.
+    #[allow(clippy::disallowed_methods)]
+    fn now_ms(&mut self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    #[allow(clippy::disallowed_methods)]
+    fn wait_ms(&mut self, duration_ms: u64) {
+        std::thread::sleep(std::time::Duration::from_millis(duration_ms));
+    }
 }
 
 /// The next call for an agent: the state moved on to the next item if the last call was
@@ -183,25 +217,36 @@ pub fn moved_on(state: &RunState) -> Option<RunState> {
 
 /// Runs `worker` from its start to its end: ledger steps through `executor`, the rest through
 /// the driver's `agent`, `tools` and `clock`. A synchronous driver's whole loop.
+///
+/// # Errors
+///
+/// [`Error::Ledger`] when the ledger fails (the run stops where it was: a worker started
+/// again recovers it from the ledger); [`Error::Input`] when the worker was not fresh;
+/// [`Error::Stalled`] when the machine waits for something no driver step brings.
 pub fn drive_run(
     worker: &mut Worker,
     executor: &mut Executor,
     agent: &mut dyn Agent,
     tools: &mut dyn ToolExecution,
     clock: &mut dyn Clock,
-) -> Result<Ending, LedgerError> {
-    let mut command = worker.handle(clock.now_ms(), Input::Start);
+) -> Result<Ending, Error> {
+    let mut command = worker.handle(clock.now_ms(), Input::Start)?;
     while let Some(current) = command.take() {
+        let phase = current.phase();
         let step = executor.perform(current, clock.now_ms())?;
+        if let Some(contradiction) = &step.contradiction {
+            tools.contradicted(contradiction);
+        }
         let input = match step.next {
             Next::Feed(input) => input,
-            Next::Nothing => continue,
+            // A late answer logged, and nothing else for this driver to wait for.
+            Next::Nothing => return Err(Error::Stalled { phase }),
             Next::Drive(drive) => match driven(drive, executor, agent, tools, clock)? {
                 Driven::Feed(input) => *input,
                 Driven::End(ending) => return Ok(ending),
             },
         };
-        command = worker.handle(clock.now_ms(), input);
+        command = worker.handle(clock.now_ms(), input)?;
     }
     Ok(Ending::Exited)
 }
@@ -258,6 +303,9 @@ fn driven(
                 LookUp::Absent => executor.reconciled(key, None, asked_at_ms)?,
                 LookUp::CannotTell { reason } => executor.cannot_tell(key, &reason),
             };
+            if let Some(contradiction) = &step.contradiction {
+                tools.contradicted(contradiction);
+            }
             return follow(step.next);
         }
         Drive::Undo { key, call } => {
@@ -276,6 +324,6 @@ fn driven(
 fn follow(next: Next) -> Result<Driven, LedgerError> {
     match next {
         Next::Feed(input) => Ok(Driven::Feed(Box::new(input))),
-        other => panic!("the executor's answer to a driver's look-up feeds the machine, not {other:?}"),
+        other => unreachable!("the executor's answer to a driver's look-up feeds the machine, not {other:?}"),
     }
 }

@@ -162,9 +162,104 @@ name_type!(
     WorkerId
 );
 
+/// The most bytes a name the ledger stores may have (a worker id, a run id, a tenant, a
+/// tool name).
+pub const NAME_BYTES_MAX: usize = 128;
+
+/// Why a name cannot be stored in the ledger.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NameError {
+    /// Nothing, or only spaces.
+    #[error("is empty")]
+    Empty,
+    /// Longer than [`NAME_BYTES_MAX`].
+    #[error("`{text}` has {bytes} bytes, more than the {NAME_BYTES_MAX} allowed")]
+    TooLong {
+        /// The name, cut to the limit.
+        text: String,
+        /// Its length in bytes.
+        bytes: usize,
+    },
+    /// A control character, or (in a run id, which is half of every key) a space.
+    #[error("`{text}` holds {what}; a name is visible text")]
+    Unprintable {
+        /// The name, with the character escaped.
+        text: String,
+        /// What was found: `a control character` or `a space`.
+        what: &'static str,
+    },
+}
+
+/// Checks a name the ledger stores (a worker id, a tenant, a tool name): 1 to
+/// [`NAME_BYTES_MAX`] bytes, not only spaces, no control character.
+///
+/// # Errors
+///
+/// What is wrong with the name.
+///
+/// ```
+/// use twice_runtime::ids::{NameError, check_name};
+/// assert_eq!(check_name("worker 1"), Ok(()));
+/// assert_eq!(check_name(" "), Err(NameError::Empty));
+/// ```
+pub fn check_name(text: &str) -> Result<(), NameError> {
+    if text.trim().is_empty() {
+        return Err(NameError::Empty);
+    }
+    if text.len() > NAME_BYTES_MAX {
+        let cut = (0..=NAME_BYTES_MAX)
+            .rev()
+            .find(|end| text.is_char_boundary(*end))
+            .unwrap_or(0);
+        return Err(NameError::TooLong {
+            text: text[..cut].to_owned(),
+            bytes: text.len(),
+        });
+    }
+    if text.chars().any(char::is_control) {
+        return Err(NameError::Unprintable {
+            text: text.escape_debug().to_string(),
+            what: "a control character",
+        });
+    }
+    Ok(())
+}
+
+/// Checks a run id, which is the first half of every key it makes (`<run_id>:<tool_call_id>`):
+/// a name ([`check_name`]) with no spaces, as keys have none.
+///
+/// # Errors
+///
+/// What is wrong with the id.
+pub fn check_key_part(text: &str) -> Result<(), NameError> {
+    check_name(text)?;
+    if text.chars().any(char::is_whitespace) {
+        return Err(NameError::Unprintable {
+            text: text.escape_debug().to_string(),
+            what: "a space",
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_checked_before_the_ledger_stores_them() {
+        assert_eq!(check_name("w1"), Ok(()));
+        assert_eq!(check_name(""), Err(NameError::Empty));
+        assert!(matches!(check_name("a\u{1b}b"), Err(NameError::Unprintable { .. })));
+        let long = "é".repeat(NAME_BYTES_MAX);
+        let Err(NameError::TooLong { text, bytes }) = check_name(&long) else {
+            panic!("too long")
+        };
+        assert_eq!((text.len(), bytes), (NAME_BYTES_MAX, 2 * NAME_BYTES_MAX));
+        assert_eq!(check_key_part("r1"), Ok(()));
+        assert!(check_key_part("r 1").is_err());
+    }
 
     #[test]
     fn a_name_serializes_as_its_bare_text() {

@@ -1,24 +1,111 @@
-//! Twice's agent runtime: the seed's tool-execution rules as one piece of code, used unchanged
-//! by the simulator and by real worker processes.
+//! An agent runtime whose side effects happen once. Each tool call is written to a ledger
+//! before it runs, keyed by `<run_id>:<tool_call_id>`; the key travels to the system the tool
+//! changes; writes get one attempt; a timeout after the request left is recorded as
+//! `indeterminate` (unknown, never guessed), and the run pauses until a reconcile hook or an
+//! operator settles the call. The same code drives production workers and Twice's simulator.
+//!
+//! # Quick start
+//!
+//! A typed tool, a memory ledger (use [`ledger::Ledger::open`] for a SQLite file), a model
+//! that makes one call, and the synchronous driver:
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use twice_runtime::execution::{Agent, AgentError, Ending, SystemClock, drive_run, moved_on, next_call};
+//! use twice_runtime::executor::Executor;
+//! use twice_runtime::ledger::Ledger;
+//! use twice_runtime::run::{Arguments, Decision, RunState};
+//! use twice_runtime::tool::SideEffect;
+//! use twice_runtime::toolbox::{CallContext, Tool, ToolFailure, Toolbox};
+//! use twice_runtime::worker::{Worker, WorkerSetup};
+//! use twice_runtime::{IdempotencyKey, Status};
+//!
+//! #[derive(Serialize, Deserialize)]
+//! struct Email { to: String }
+//!
+//! #[derive(Serialize)]
+//! struct Sent { message_id: String }
+//!
+//! struct SendEmail;
+//!
+//! impl Tool for SendEmail {
+//!     type Args = Email;
+//!     type Output = Sent;
+//!     const NAME: &'static str = "send_email";
+//!     const SIDE_EFFECT: SideEffect = SideEffect::External;
+//!
+//!     async fn call(&mut self, email: Email, context: CallContext<'_>) -> Result<Sent, ToolFailure> {
+//!         // A real tool sends `context.idempotency_key()` as the provider's idempotency key.
+//!         let key = context.idempotency_key().ok_or(ToolFailure::NotSent("no key".into()))?;
+//!         Ok(Sent { message_id: format!("msg for {} under {key}", email.to) })
+//!     }
+//! }
+//!
+//! /// The model: one email, then done.
+//! struct Model;
+//!
+//! impl Agent for Model {
+//!     fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
+//!         if state.last_told.is_some() {
+//!             return Ok((Decision::Done, moved_on(state).ok_or("no more items")?));
+//!         }
+//!         let email = Arguments::from_typed(&Email { to: "ada@example.com".into() })?;
+//!         next_call(state, "send_email", email).ok_or_else(|| "no more calls".into())
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), twice_runtime::Error> {
+//! let mut tools = Toolbox::new().with(SendEmail);
+//! let ledger = Ledger::open_memory_store();
+//! let setup = WorkerSetup::new("worker-1", "welcome-ada", tools.declarations());
+//! let mut executor = Executor::new(ledger.connect_again()?, &setup);
+//! let mut worker = Worker::new(setup)?; // refuses a setup it cannot run, never panics
+//! let ending = drive_run(&mut worker, &mut executor, &mut Model, &mut tools, &mut SystemClock)?;
+//! assert_eq!(ending, Ending::Exited);
+//!
+//! let key = IdempotencyKey::per_call("welcome-ada", "c1")?;
+//! let record = ledger.record(&key)?.expect("the call is in the ledger");
+//! assert_eq!(record.status, Status::Completed);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! `cargo run -p twice-runtime --example reconciliation` shows the rest in a minute: a lost
+//! answer found by the reconcile hook, an operator settling a call that never landed, a
+//! compensation on request, and a call refused before anything was sent.
+//!
+//! # Modules
 //!
 //! - [`worker`]: the runtime's decisions for one run, a sans-IO state machine that takes
-//!   [`worker::Input`]s and returns [`worker::Command`]s.
-//! - [`rules`]: the three decision tables, readable in one place.
+//!   [`worker::Input`]s and returns [`worker::Command`]s. [`worker::Worker::new`] checks the
+//!   setup.
+//! - [`rules`]: the decision tables, readable in one place.
 //! - [`ledger`]: the tool-execution ledger, in SQLite or in the memory store, one decision
 //!   logic for both.
 //! - [`executor`]: carries out every ledger command of the worker, once, for every driver.
-//!   The simulator and the `twice-sim worker` process call it and handle only what is theirs:
-//!   time, the network, the model and the process.
+//! - [`execution`]: the synchronous driver, [`execution::drive_run`], and the traits it drives.
+//! - [`toolbox`]: typed tools, dispatched by name.
+//! - `driver` (feature `tokio`): the async driver.
 //! - [`operator`]: resolve and compensate, the one implementation for every console.
 //! - [`workflow`]: the workflow node around a run: whether a failed run is started again.
 //!
-//! Nothing here reads the wall clock, waits, or iterates a hash map (the crate's
-//! `clippy.toml` makes the compiler check it): the time is always given as `now_ms`.
-//! Nothing here knows billing either: a tool's answer arrives as a [`answer::ToolAnswer`].
+//! # Features
+//!
+//! - `tokio`: the async driver, `driver::drive`.
+//! - `simulation`: the switches Twice's simulator uses to show what each guard prevents
+//!   (`WorkerSetup::with_guards`, `with_lease_ms`). An agent never enables it.
+//!
+//! Nothing here reads the wall clock except [`execution::SystemClock`], waits outside a
+//! driver, or iterates a hash map (the crate's `clippy.toml` makes the compiler check it): the
+//! time is always given as `now_ms`. Nothing here knows the other systems either: a tool's
+//! answer arrives as a [`answer::ToolAnswer`]; every error converts into [`Error`].
 
 #![warn(missing_docs)]
 
 pub mod answer;
+#[cfg(feature = "tokio")]
+pub mod driver;
+mod error;
 pub mod execution;
 pub mod executor;
 pub mod guards;
@@ -31,10 +118,12 @@ pub mod rules;
 pub mod run;
 pub mod sqlite_file;
 pub mod tool;
+pub mod toolbox;
 pub mod worker;
 pub mod workflow;
 
 pub use answer::ToolAnswer;
+pub use error::Error;
 pub use guards::{Guard, Guards, NaiveRefusal};
 pub use ids::{RunId, Tenant, ToolName, WorkerId};
 pub use key::{IdempotencyKey, KeyScheme};

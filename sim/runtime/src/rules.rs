@@ -93,6 +93,60 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// How an attempt of a call ended, as recorded: the three statuses an attempt's own outcome
+/// may write ([`crate::ledger::Ledger::record_outcome`] takes nothing else, so `started` or a
+/// settlement can never be recorded as an outcome).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The other system answered with a result: the call took effect.
+    Completed,
+    /// The call definitely did not take effect.
+    Failed,
+    /// The call may or may not have taken effect.
+    Indeterminate,
+}
+
+impl Outcome {
+    /// Every outcome.
+    pub const ALL: [Outcome; 3] = [Outcome::Completed, Outcome::Failed, Outcome::Indeterminate];
+
+    /// The status the outcome records.
+    #[must_use]
+    pub fn status(self) -> Status {
+        match self {
+            Outcome::Completed => Status::Completed,
+            Outcome::Failed => Status::Failed,
+            Outcome::Indeterminate => Status::Indeterminate,
+        }
+    }
+
+    /// The outcome a status records, if an attempt's outcome can record it (`started` and the
+    /// settlements `compensating` and `compensated` cannot).
+    #[must_use]
+    pub fn of_status(status: Status) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|outcome| outcome.status() == status)
+    }
+
+    /// The outcome as the ledger stores it (`indeterminate`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        self.status().name()
+    }
+}
+
+impl From<Outcome> for Status {
+    fn from(outcome: Outcome) -> Status {
+        outcome.status()
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
 /// What a reservation decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReservationAction {
@@ -165,8 +219,8 @@ pub enum AttemptEnd {
 /// What to do after an attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutcomeAction {
-    /// Record this status; the call is over.
-    Record(Status),
+    /// Record this outcome; the call is over.
+    Record(Outcome),
     /// Try again after this backoff.
     Retry {
         /// How long to wait before the next attempt.
@@ -176,28 +230,49 @@ pub enum OutcomeAction {
 
 /// Table 2 — outcome. `attempts_allowed` comes from the tool's declaration and the
 /// write retry rule; `attempt` counts from 1.
+///
+/// Total over its inputs: an attempt at or past the last allowed one (or a 0 counted as the
+/// first) is the last, and the backoff saturates rather than overflow, so no input panics.
+/// [`crate::worker::Worker::new`] refuses declarations outside 1 to
+/// [`crate::tool::READ_ATTEMPTS_MAX`] attempts before they reach the table.
+///
+/// ```
+/// use twice_runtime::rules::{AttemptEnd, Outcome, OutcomeAction, outcome_action};
+/// use twice_runtime::tool::SideEffect;
+/// // A write's timeout is an unknown, never a retry.
+/// assert_eq!(
+///     outcome_action(SideEffect::External, AttemptEnd::TimedOut, 1, 1),
+///     OutcomeAction::Record(Outcome::Indeterminate)
+/// );
+/// // A read tries again after a backoff.
+/// assert_eq!(
+///     outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 1, 3),
+///     OutcomeAction::Retry { backoff_ms: 50 }
+/// );
+/// ```
+#[must_use]
 pub fn outcome_action(side_effect: SideEffect, end: AttemptEnd, attempt: u32, attempts_allowed: u32) -> OutcomeAction {
-    assert!(
-        attempt >= 1 && attempt <= attempts_allowed,
-        "attempt {attempt} of {attempts_allowed}"
-    );
-    assert!(
-        attempts_allowed <= super::tool::READ_ATTEMPTS_MAX,
-        "{attempts_allowed} attempts allowed, more than any tool may be given"
-    );
     match end {
-        AttemptEnd::Succeeded => OutcomeAction::Record(Status::Completed),
-        AttemptEnd::Rejected | AttemptEnd::NotAttempted => OutcomeAction::Record(Status::Failed),
+        AttemptEnd::Succeeded => OutcomeAction::Record(Outcome::Completed),
+        AttemptEnd::Rejected | AttemptEnd::NotAttempted => OutcomeAction::Record(Outcome::Failed),
         AttemptEnd::TimedOut if attempt < attempts_allowed => OutcomeAction::Retry {
-            backoff_ms: super::tool::READ_BACKOFF_BASE_MS << (attempt - 1),
+            backoff_ms: read_backoff_ms(attempt),
         },
         // Out of attempts. A write's timeout is an unknown; only a read (or a naive
         // runtime that retries writes like reads) calls it a failure.
-        AttemptEnd::TimedOut if side_effect.changes_something() && attempts_allowed == 1 => {
-            OutcomeAction::Record(Status::Indeterminate)
+        AttemptEnd::TimedOut if side_effect.changes_something() && attempts_allowed <= 1 => {
+            OutcomeAction::Record(Outcome::Indeterminate)
         }
-        AttemptEnd::TimedOut => OutcomeAction::Record(Status::Failed),
+        AttemptEnd::TimedOut => OutcomeAction::Record(Outcome::Failed),
     }
+}
+
+/// The backoff after attempt `attempt` timed out: the base, doubled for each later attempt,
+/// saturating at `u64::MAX` ms (an attempt counted 0 waits the base).
+fn read_backoff_ms(attempt: u32) -> u64 {
+    let doublings = attempt.saturating_sub(1);
+    let factor = 1_u64.checked_shl(doublings).unwrap_or(u64::MAX);
+    super::tool::READ_BACKOFF_BASE_MS.saturating_mul(factor)
 }
 
 /// Table 3 — what a run does with an unknown call.
@@ -250,16 +325,21 @@ pub fn failed_run_undo(took_effect: u32, reflex: bool) -> Option<FailedRunAction
 }
 
 /// Table 4, the workflow node's half: run number `retry` of the node (0: its first run) failed.
+///
+/// Total: a node never starts more than [`crate::workflow::RETRIES_MAX`] fresh runs whatever
+/// `retries_max` says, and a run numbered past the limit stays failed.
+///
+/// ```
+/// use twice_runtime::rules::{FailedRunAction, workflow_action};
+/// use twice_runtime::workflow::{RETRIES_MAX, RecoveryPolicy};
+/// assert_eq!(workflow_action(RecoveryPolicy::Retry, 0, 2), FailedRunAction::StartFreshRun { retry: 1 });
+/// assert_eq!(workflow_action(RecoveryPolicy::Retry, 2, 2), FailedRunAction::StayFailed);
+/// // A limit past the most a node may start is held to that most.
+/// assert_eq!(workflow_action(RecoveryPolicy::Retry, RETRIES_MAX, 1_000), FailedRunAction::StayFailed);
+/// ```
+#[must_use]
 pub fn workflow_action(policy: RecoveryPolicy, retry: u32, retries_max: u32) -> FailedRunAction {
-    assert!(
-        retries_max <= crate::workflow::RETRIES_MAX,
-        "{retries_max} retries declared, more than a node may start"
-    );
-    // Run `retry` exists only because the retry before it was within the limit.
-    assert!(
-        policy == RecoveryPolicy::Fail || retry <= retries_max,
-        "run number {retry} of a node that starts at most {retries_max} fresh runs"
-    );
+    let retries_max = retries_max.min(crate::workflow::RETRIES_MAX);
     match policy {
         RecoveryPolicy::Retry if retry < retries_max => FailedRunAction::StartFreshRun { retry: retry + 1 },
         RecoveryPolicy::Retry | RecoveryPolicy::Fail => FailedRunAction::StayFailed,
@@ -367,18 +447,12 @@ pub struct AbsentFacts {
 /// | —                        | no                   | —                        | still unknown     |
 /// | —                        | yes                  | yes (guard on)           | ask again after   |
 /// | —                        | yes                  | otherwise                | settle failed     |
+///
+/// Total: terms a declaration may not hold ([`crate::tool::ToolDeclaration::terms_problem`],
+/// refused by [`crate::worker::Worker::new`]) are still answered by the rows above — a
+/// retention of 0 has always expired, a settle time of 0 has always passed.
+#[must_use]
 pub fn absent_action(facts: AbsentFacts) -> AbsentAction {
-    // What a tool's declaration is checked for (`ToolDeclaration::terms_problem`).
-    assert!(
-        facts.lookup_settle_ms != Some(0) && facts.key_retention_ms != Some(0),
-        "terms of 0 ms are refused where tools are declared: {facts:?}"
-    );
-    if let (Some(settle), Some(retention)) = (facts.lookup_settle_ms, facts.key_retention_ms) {
-        assert!(
-            retention > settle,
-            "a retention not longer than the settle time is refused: {facts:?}"
-        );
-    }
     let expired = facts
         .key_retention_ms
         .is_some_and(|retention| facts.since_reserved_ms >= retention);
@@ -408,7 +482,7 @@ pub enum ResendAction {
     RefuseExpiredKey,
 }
 
-/// Table 7. `earlier_unknown`: an earlier attempt under this key may have taken effect;
+/// Table 7. Total: a retention of 0 has always expired. `earlier_unknown`: an earlier attempt under this key may have taken effect;
 /// `key_age_ms`: since the key was reserved; `guard`: guard `key_retention`.
 pub fn resend_action(
     key_retention_ms: Option<u64>,
@@ -416,10 +490,6 @@ pub fn resend_action(
     earlier_unknown: bool,
     guard: bool,
 ) -> ResendAction {
-    assert!(
-        key_retention_ms != Some(0),
-        "a retention of 0 ms is refused where tools are declared"
-    );
     match key_retention_ms {
         Some(retention) if guard && earlier_unknown && key_age_ms >= retention => ResendAction::RefuseExpiredKey,
         _ => ResendAction::Send,
@@ -440,11 +510,10 @@ pub enum RecoveryAction {
 /// loads and made no progress past it (none saved a newer one), since an operator last resumed
 /// it; `limit`: the declared `recovery_attempts_max`; `guard`: guard `dead_letter`. A naive
 /// runtime recovers again forever.
+///
+/// Total: a limit of 0 (refused by [`crate::worker::Worker::new`]) dead-letters at once.
+#[must_use]
 pub fn recovery_action(failed_before: u32, limit: Option<u32>, guard: bool) -> RecoveryAction {
-    assert!(
-        limit != Some(0),
-        "a recovery limit of 0 is refused where it is declared"
-    );
     match limit {
         Some(limit) if guard && failed_before >= limit => RecoveryAction::DeadLetter,
         _ => RecoveryAction::Recover,

@@ -82,7 +82,7 @@ fn reads_retry_timeouts_with_growing_backoff() {
     );
     assert_eq!(
         outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 3, 3),
-        OutcomeAction::Record(Status::Failed)
+        OutcomeAction::Record(Outcome::Failed)
     );
 }
 
@@ -91,7 +91,7 @@ fn write_timeout_after_the_request_left_is_indeterminate() {
     for side_effect in WRITES {
         assert_eq!(
             outcome_action(side_effect, AttemptEnd::TimedOut, 1, 1),
-            OutcomeAction::Record(Status::Indeterminate)
+            OutcomeAction::Record(Outcome::Indeterminate)
         );
     }
 }
@@ -104,7 +104,7 @@ fn naive_write_retries_then_calls_it_failed() {
     ));
     assert_eq!(
         outcome_action(SideEffect::External, AttemptEnd::TimedOut, 3, 3),
-        OutcomeAction::Record(Status::Failed)
+        OutcomeAction::Record(Outcome::Failed)
     );
 }
 
@@ -113,7 +113,7 @@ fn not_attempted_is_failed_not_indeterminate() {
     for side_effect in WRITES {
         assert_eq!(
             outcome_action(side_effect, AttemptEnd::NotAttempted, 1, 1),
-            OutcomeAction::Record(Status::Failed)
+            OutcomeAction::Record(Outcome::Failed)
         );
     }
 }
@@ -259,28 +259,52 @@ fn settled_and_unknown_split_every_status() {
 }
 
 #[test]
-#[should_panic(expected = "a recovery limit of 0 is refused")]
-fn a_recovery_limit_of_zero_never_reaches_table_8() {
-    recovery_action(0, Some(0), true);
-}
-
-#[test]
-#[should_panic(expected = "run number 3 of a node that starts at most 2 fresh runs")]
-fn a_run_past_its_nodes_retries_never_reaches_table_4() {
-    workflow_action(RecoveryPolicy::Retry, 3, 2);
-}
-
-#[test]
-#[should_panic(expected = "a retention not longer than the settle time is refused")]
-fn terms_a_declaration_refuses_never_reach_table_6() {
-    absent_action(AbsentFacts {
+fn every_table_answers_inputs_a_declaration_would_refuse_without_panicking() {
+    // A recovery limit of 0 dead-letters at once.
+    assert_eq!(recovery_action(0, Some(0), true), RecoveryAction::DeadLetter);
+    // A run numbered past its node's retries stays failed; a limit past the most is held to it.
+    assert_eq!(
+        workflow_action(RecoveryPolicy::Retry, 3, 2),
+        FailedRunAction::StayFailed
+    );
+    assert_eq!(
+        workflow_action(RecoveryPolicy::Retry, 0, 1_000),
+        FailedRunAction::StartFreshRun { retry: 1 }
+    );
+    assert_eq!(
+        workflow_action(RecoveryPolicy::Retry, crate::workflow::RETRIES_MAX, u32::MAX),
+        FailedRunAction::StayFailed
+    );
+    // A retention not longer than the settle time: the rows still answer.
+    let action = absent_action(AbsentFacts {
         key_retention_ms: Some(2_000),
         ..absent(5_000, 2_000)
     });
-}
-
-#[test]
-#[should_panic(expected = "more than any tool may be given")]
-fn more_attempts_than_any_tool_gets_never_reach_table_2() {
-    outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 1, 4);
+    assert_eq!(action, AbsentAction::Expired);
+    assert_eq!(
+        absent_action(AbsentFacts {
+            key_retention_ms: Some(0),
+            lookup_settle_ms: Some(0),
+            ..absent(5_000, 2_000)
+        }),
+        AbsentAction::Expired
+    );
+    assert_eq!(resend_action(Some(0), 0, true, true), ResendAction::RefuseExpiredKey);
+    // More attempts than any tool gets, an attempt counted 0 or past its last: no panic, no overflow.
+    assert_eq!(
+        outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 1, 4),
+        OutcomeAction::Retry { backoff_ms: 50 }
+    );
+    assert_eq!(
+        outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 0, 3),
+        OutcomeAction::Retry { backoff_ms: 50 }
+    );
+    assert_eq!(
+        outcome_action(SideEffect::Read, AttemptEnd::TimedOut, 70, u32::MAX),
+        OutcomeAction::Retry { backoff_ms: u64::MAX }
+    );
+    assert_eq!(
+        outcome_action(SideEffect::External, AttemptEnd::TimedOut, 9, 0),
+        OutcomeAction::Record(Outcome::Indeterminate)
+    );
 }

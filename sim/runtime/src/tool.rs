@@ -136,17 +136,93 @@ impl SideEffect {
 }
 
 impl ToolDeclaration {
+    /// A tool named `name` doing `side_effect`: it takes the idempotency key, has no reconcile
+    /// hook or compensation, gets its side effect's attempts, and declares no provider terms.
+    /// The `with_` methods declare the rest.
+    ///
+    /// ```
+    /// use twice_runtime::tool::{SideEffect, ToolDeclaration};
+    /// let credit = ToolDeclaration::new("issue_credit", SideEffect::External)
+    ///     .with_reconcile()
+    ///     .with_compensation()
+    ///     .with_key_retention_ms(86_400_000);
+    /// assert_eq!(credit.summary(), "external, 1 attempt, takes the key");
+    /// assert!(credit.check_contract().is_ok());
+    /// ```
+    pub fn new(name: impl Into<ToolName>, side_effect: SideEffect) -> ToolDeclaration {
+        ToolDeclaration {
+            name: name.into(),
+            side_effect,
+            operation: None,
+            takes_key: true,
+            reconcile: false,
+            compensation: false,
+            attempts: None,
+            key_retention_ms: None,
+            lookup_settle_ms: None,
+        }
+    }
+
+    /// The tool has a read-only reconcile hook that looks a call up by its key.
+    #[must_use]
+    pub fn with_reconcile(mut self) -> ToolDeclaration {
+        self.reconcile = true;
+        self
+    }
+
+    /// The tool has a compensation an operator may ask for.
+    #[must_use]
+    pub fn with_compensation(mut self) -> ToolDeclaration {
+        self.compensation = true;
+        self
+    }
+
+    /// The tool takes no idempotency key (the contract check refuses this for anything that
+    /// changes the world).
+    #[must_use]
+    pub fn without_key(mut self) -> ToolDeclaration {
+        self.takes_key = false;
+        self
+    }
+
+    /// The retry policy: `attempts` attempts (1 to [`READ_ATTEMPTS_MAX`]).
+    #[must_use]
+    pub fn with_attempts(mut self, attempts: u32) -> ToolDeclaration {
+        self.attempts = Some(attempts);
+        self
+    }
+
+    /// How long the system the tool changes keeps an idempotency key.
+    #[must_use]
+    pub fn with_key_retention_ms(mut self, key_retention_ms: u64) -> ToolDeclaration {
+        self.key_retention_ms = Some(key_retention_ms);
+        self
+    }
+
+    /// How long the system's lookups may lag behind its effects (see
+    /// [`ToolDeclaration::lookup_settle_ms`]).
+    #[must_use]
+    pub fn with_lookup_settle_ms(mut self, lookup_settle_ms: u64) -> ToolDeclaration {
+        self.lookup_settle_ms = Some(lookup_settle_ms);
+        self
+    }
+
+    /// The driver's own name for what the tool does (see [`ToolDeclaration::operation`]).
+    #[must_use]
+    pub fn with_operation(mut self, operation: impl Into<String>) -> ToolDeclaration {
+        self.operation = Some(operation.into());
+        self
+    }
+
     /// Attempts the runtime gives the tool. A retry policy the developer declared is obeyed
     /// as declared (checking it is the contract check's job, not the retry rule's). Without
     /// one, the side effect sets it; with the write retry rule off, a naive runtime treats
     /// every tool like a read.
+    /// A retry policy out of range ([`ToolDeclaration::attempts_problem`]) is refused by
+    /// [`crate::worker::Worker::new`]; asked here, it is answered as declared.
+    #[must_use]
     pub fn attempts_allowed(&self, write_retry_rule: bool) -> u32 {
         if let Some(attempts) = self.attempts {
-            assert!(
-                (1..=READ_ATTEMPTS_MAX).contains(&attempts),
-                "tool `{}` declares {attempts} attempts; declarations are checked when loaded",
-                self.name
-            );
             return attempts;
         }
         if self.side_effect.changes_something() && write_retry_rule {

@@ -71,12 +71,19 @@ impl Workflow {
 }
 
 /// The id of the `retry`-th fresh run of the node whose first run is `first_run`:
-/// `r1.retry1`. A level's run ids never hold a `.`, so a derived id never meets one of them.
+/// `r1.retry1` (retry 0 is the first run itself). Run ids that never hold a `.` never meet a
+/// derived one.
+///
+/// ```
+/// use twice_runtime::workflow::retry_run_id;
+/// assert_eq!(retry_run_id("r1", 2), "r1.retry2");
+/// assert_eq!(retry_run_id("r1", 0), "r1");
+/// ```
+#[must_use]
 pub fn retry_run_id(first_run: &str, retry: u32) -> RunId {
-    assert!(
-        (1..=RETRIES_MAX).contains(&retry),
-        "retry {retry} of at most {RETRIES_MAX}"
-    );
+    if retry == 0 {
+        return RunId::new(first_run);
+    }
     RunId::new(format!("{first_run}.retry{retry}"))
 }
 

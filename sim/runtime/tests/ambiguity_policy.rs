@@ -22,17 +22,17 @@ fn tool(side_effect: SideEffect, reconcile: bool) -> ToolDeclaration {
 }
 
 fn first_command(tool: ToolDeclaration, guards: Guards) -> Command {
-    let mut worker = Worker::new(WorkerSetup {
-        worker_id: "w1".into(),
-        run_id: "r1".into(),
-        tenant: "default".into(),
-        guards,
-        tools: vec![tool],
-        lease_ms: 150,
-        recovery_attempts_max: None,
-        words: Words::FACTS,
-    });
-    worker.handle(0, Input::Start).expect("the worker does something first")
+    let mut worker = Worker::new(
+        WorkerSetup::new("w1", "r1", vec![tool])
+            .with_guards(guards)
+            .with_lease_ms(150)
+            .with_words(Words::FACTS),
+    )
+    .expect("a usable setup");
+    worker
+        .handle(0, Input::Start)
+        .expect("the machine takes the input")
+        .expect("the worker does something first")
 }
 
 #[test]

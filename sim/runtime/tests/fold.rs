@@ -12,9 +12,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use stores::fold_cases as cases;
 use tempfile::TempDir;
 use twice_runtime::executor::{Drive, Executor, Next, Report};
-use twice_runtime::guards::Guards;
 use twice_runtime::ledger::{GroupSettings, HistoryEvent, Ledger};
-use twice_runtime::rules::{SendTiming, Status};
+use twice_runtime::rules::{Outcome, SendTiming, Status};
 use twice_runtime::run::{Arguments, Decision, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
 use twice_runtime::worker::{Command, Input, Words, Worker, WorkerSetup};
@@ -84,12 +83,10 @@ fn under_contention_no_decision_falls_between_on_files_and_the_memory_store() {
 // ----- the executor -----
 
 fn setup() -> WorkerSetup {
-    WorkerSetup {
-        worker_id: "w1".into(),
-        run_id: "r1".into(),
-        tenant: "default".into(),
-        guards: Guards::all_on(),
-        tools: vec![ToolDeclaration {
+    WorkerSetup::new(
+        "w1",
+        "r1",
+        vec![ToolDeclaration {
             name: "issue_credit".into(),
             side_effect: SideEffect::External,
             operation: Some("credit".into()),
@@ -100,10 +97,8 @@ fn setup() -> WorkerSetup {
             key_retention_ms: None,
             lookup_settle_ms: None,
         }],
-        lease_ms: 150,
-        recovery_attempts_max: None,
-        words: Words::FACTS,
-    }
+    )
+    .with_words(Words::FACTS)
 }
 
 fn credit(id: &str) -> ToolCall {
@@ -132,28 +127,30 @@ fn one_call(timing: SendTiming) -> (u32, Vec<HistoryEvent>) {
         .unwrap();
     let setup = setup();
     let mut executor = Executor::new(ledger, &setup).with_send_timing(timing);
-    let mut worker = Worker::new(setup);
-    let mut next = worker.handle(0, Input::Start);
+    let mut worker = Worker::new(setup).expect("a usable setup");
+    let mut next = worker.handle(0, Input::Start).expect("the machine takes the input");
     let mut answered = false;
     let mut commits_at_decision = 0;
     let mut state_seen = None;
     while let Some(command) = next.take() {
         let step = executor.perform(command, 1).unwrap();
         next = match step.next {
-            Next::Feed(input) => worker.handle(1, input),
+            Next::Feed(input) => worker.handle(1, input).expect("the machine takes the input"),
             Next::Drive(Drive::AskModel { state }) if state_seen.is_none() => {
                 commits_at_decision = commits.load(Ordering::Relaxed);
                 state_seen = Some(state.clone());
                 let mut after = state;
                 after.next_call_number = 2;
                 after.calls_for_item = 1;
-                worker.handle(
-                    1,
-                    Input::ModelDecided {
-                        decision: Decision::Call(credit("c1")),
-                        state: after,
-                    },
-                )
+                worker
+                    .handle(
+                        1,
+                        Input::ModelDecided {
+                            decision: Decision::Call(credit("c1")),
+                            state: after,
+                        },
+                    )
+                    .expect("the machine takes the input")
             }
             Next::Drive(Drive::Send { key, attempt, .. }) => {
                 assert!(!answered, "one send");
@@ -163,14 +160,16 @@ fn one_call(timing: SendTiming) -> (u32, Vec<HistoryEvent>) {
                 } else {
                     panic!("a send is reported as begun: {:?}", step.report);
                 }
-                worker.handle(
-                    1,
-                    Input::Response {
-                        key,
-                        attempt,
-                        answer: ToolAnswer::Applied { receipt: "cr_1".into() },
-                    },
-                )
+                worker
+                    .handle(
+                        1,
+                        Input::Response {
+                            key,
+                            attempt,
+                            answer: ToolAnswer::Applied { receipt: "cr_1".into() },
+                        },
+                    )
+                    .expect("the machine takes the input")
             }
             // The outcome is recorded: stop before the checkpoint save.
             Next::Drive(_) | Next::Nothing => None,
@@ -206,7 +205,7 @@ fn a_driver_that_sends_right_after_reserving_makes_one_commit_fewer_a_call() {
         [
             HistoryEvent::Reserved,
             HistoryEvent::Attempt,
-            HistoryEvent::Outcome(Status::Completed)
+            HistoryEvent::Outcome(Outcome::Completed)
         ]
     );
 }
@@ -239,6 +238,7 @@ fn a_folded_fence_counts_only_for_the_send_right_after_its_reservation() {
         reason: Some("billing has nothing"),
         result: None,
         detail: None,
+        settles_started: true,
     };
     operator.settle(&key, &resolve, 3).unwrap();
     let invoke = Command::Invoke {
@@ -263,9 +263,11 @@ fn send_stamp(timing: SendTiming, late_by_ms: u64) -> (u64, u64) {
     let ledger = Ledger::open_memory_store();
     let setup = setup();
     let mut executor = Executor::new(ledger, &setup).with_send_timing(timing);
-    let mut worker = Worker::new(setup);
+    let mut worker = Worker::new(setup).expect("a usable setup");
     let mut now_ms = reserved_at_ms;
-    let mut next = worker.handle(now_ms, Input::Start);
+    let mut next = worker
+        .handle(now_ms, Input::Start)
+        .expect("the machine takes the input");
     let mut decided = false;
     while let Some(command) = next.take() {
         let reserving = matches!(command, Command::Reserve { .. });
@@ -274,19 +276,21 @@ fn send_stamp(timing: SendTiming, late_by_ms: u64) -> (u64, u64) {
             now_ms += late_by_ms;
         }
         next = match step.next {
-            Next::Feed(input) => worker.handle(now_ms, input),
+            Next::Feed(input) => worker.handle(now_ms, input).expect("the machine takes the input"),
             Next::Drive(Drive::AskModel { state }) if !decided => {
                 decided = true;
                 let mut after = state;
                 after.next_call_number = 2;
                 after.calls_for_item = 1;
-                worker.handle(
-                    now_ms,
-                    Input::ModelDecided {
-                        decision: Decision::Call(credit("c1")),
-                        state: after,
-                    },
-                )
+                worker
+                    .handle(
+                        now_ms,
+                        Input::ModelDecided {
+                            decision: Decision::Call(credit("c1")),
+                            state: after,
+                        },
+                    )
+                    .expect("the machine takes the input")
             }
             Next::Drive(Drive::Send {
                 key, recorded_at_ms, ..

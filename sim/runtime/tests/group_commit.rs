@@ -20,7 +20,7 @@ use std::sync::{Arc, Barrier, OnceLock};
 use stores::fold_cases::{ARGUMENTS, NOW_MS, request};
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{GroupSettings, Ledger, LedgerError, Recorded, Reservation, SettleError};
-use twice_runtime::rules::{ReservationAction, Status};
+use twice_runtime::rules::{Outcome, ReservationAction, Status};
 
 /// Runs writing at once in the concurrency tests.
 const RUNS: usize = 12;
@@ -53,7 +53,7 @@ fn cycle(ledger: &mut Ledger, run: usize, call: usize, acted: impl FnOnce(&Idemp
     );
     acted(&key);
     let recorded = ledger
-        .record_outcome(&key, Status::Completed, Some("cr"), &owner, 1, NOW_MS + 1)
+        .record_outcome(&key, Outcome::Completed, Some("cr"), &owner, 1, NOW_MS + 1)
         .unwrap();
     assert!(matches!(recorded, Recorded::Recorded(_)), "{key}: {recorded:?}");
 }
@@ -143,7 +143,7 @@ fn a_failing_or_refused_write_takes_no_other_write_with_it() {
                         // its batch (nothing of it may stand).
                         let stray = IdempotencyKey::per_call("stray", &format!("r{run}c{call}")).unwrap();
                         let error = handle
-                            .record_outcome(&stray, Status::Completed, None, "w", 1, NOW_MS)
+                            .record_outcome(&stray, Outcome::Completed, None, "w", 1, NOW_MS)
                             .unwrap_err();
                         assert!(matches!(error, LedgerError::BadRow { .. }), "{error}");
                     } else if run % 3 == 1 {

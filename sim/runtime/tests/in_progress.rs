@@ -5,7 +5,7 @@ use twice_runtime::executor::Report;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{Ledger, Reservation, ReserveRequest};
 use twice_runtime::progress::InProgress;
-use twice_runtime::rules::{ReservationAction, Status};
+use twice_runtime::rules::{Outcome, ReservationAction};
 use twice_runtime::tool::SideEffect;
 
 const ARGUMENTS: &str = r#"{"to":"ada@example.com"}"#;
@@ -67,7 +67,7 @@ fn a_second_reserver_of_a_started_key_is_told_who_owns_it_and_since_when() {
         // Completed: a replayed result, not "in progress".
         ledger.begin_attempt(&key, 1, "w1", 350).expect("the attempt begins");
         ledger
-            .record_outcome(&key, Status::Completed, Some("message 1"), "w1", 1, 400)
+            .record_outcome(&key, Outcome::Completed, Some("message 1"), "w1", 1, 400)
             .expect("recorded");
         let replayed = reserve(&mut ledger, &key, "w2", 500);
         assert!(
@@ -91,7 +91,7 @@ fn an_indeterminate_call_is_unknown_not_in_progress() {
         reserve(&mut ledger, &key, "w1", 120);
         ledger.begin_attempt(&key, 1, "w1", 150).expect("the attempt begins");
         ledger
-            .record_outcome(&key, Status::Indeterminate, None, "w1", 1, 200)
+            .record_outcome(&key, Outcome::Indeterminate, None, "w1", 1, 200)
             .expect("recorded");
         let again = reserve(&mut ledger, &key, "w2", 300);
         assert!(

@@ -12,9 +12,9 @@ use tempfile::TempDir;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{
     BUSY_TIMEOUT_MS, Checkpoint, ExecutionRecord, HistoryEntry, HistoryEvent, LIST_LIMIT_MAX, Ledger, LedgerError,
-    Recorded, Reservation, ReserveRequest, SCHEMA_VERSION, SaveOutcome, SettleError, Settlement,
+    Recorded, Reservation, ReserveRequest, RunEvent, SCHEMA_VERSION, SaveOutcome, SettleError, Settlement,
 };
-use twice_runtime::rules::{ReservationAction, Status};
+use twice_runtime::rules::{Outcome, ReservationAction, Status};
 use twice_runtime::tool::SideEffect;
 
 const NOW: u64 = 1_700_000_000_000;
@@ -102,17 +102,24 @@ fn put_in_status(ledger: &mut Ledger, key: &IdempotencyKey, side_effect: SideEff
         Status::Started => {}
         Status::Completed => {
             ledger
-                .record_outcome(key, Status::Completed, Some("credit-1"), "worker-1", 0, now_ms)
+                .record_outcome(key, Outcome::Completed, Some("credit-1"), "worker-1", 0, now_ms)
                 .expect("completed");
         }
         Status::Failed | Status::Indeterminate => {
             ledger
-                .record_outcome(key, status, None, "worker-1", 0, now_ms)
+                .record_outcome(
+                    key,
+                    Outcome::of_status(status).expect("an outcome"),
+                    None,
+                    "worker-1",
+                    0,
+                    now_ms,
+                )
                 .expect("outcome");
         }
         Status::Compensating | Status::Compensated => {
             ledger
-                .record_outcome(key, Status::Completed, Some("credit-1"), "worker-1", 0, now_ms)
+                .record_outcome(key, Outcome::Completed, Some("credit-1"), "worker-1", 0, now_ms)
                 .expect("completed");
             ledger
                 .settle(key, &settlement(Status::Compensating, Some(Status::Completed)), now_ms)
@@ -141,6 +148,7 @@ fn settlement(to: Status, expected: Option<Status>) -> Settlement<'static> {
         reason: Some("checked the bank statement"),
         result: None,
         detail: None,
+        settles_started: true,
     }
 }
 
@@ -239,7 +247,7 @@ fn reserve_after_completed_returns_recorded_result_and_writes_nothing() {
     let k = key("c1");
     reserve(ledger, &request(&k, ARGS), NOW);
     let recorded = ledger
-        .record_outcome(&k, Status::Completed, Some("credit-77"), "worker-1", 0, NOW + 10)
+        .record_outcome(&k, Outcome::Completed, Some("credit-77"), "worker-1", 0, NOW + 10)
         .unwrap();
     let Recorded::Recorded(completed) = recorded else {
         panic!("expected Recorded, got {recorded:?}")
@@ -288,7 +296,7 @@ fn reserve_after_failed_runs_again_and_goes_back_to_started() {
     );
     ledger.note_attempt(&k, 1, "worker-1", NOW + 1).unwrap();
     ledger
-        .record_outcome(&k, Status::Failed, Some("declined"), "worker-1", 1, NOW + 5)
+        .record_outcome(&k, Outcome::Failed, Some("declined"), "worker-1", 1, NOW + 5)
         .unwrap();
     let failed = record_of(ledger, &k);
     assert_eq!(failed.status, Status::Failed);
@@ -424,11 +432,21 @@ fn reserve_same_key_with_other_arguments_is_refused_and_the_record_is_unchanged(
             decided => panic!("{status:?}: other arguments must be refused, got {decided:?}"),
         }
         assert_eq!(record_of(ledger, &k), before, "{status:?}: the record is unchanged");
-        assert_eq!(
-            ledger.history(&k).unwrap(),
-            history_before,
-            "{status:?}: nothing logged"
-        );
+        // Never silent: one line in the call's history, one in its run's, naming both sets.
+        let history = ledger.history(&k).unwrap();
+        assert_eq!(history[..history_before.len()], history_before[..], "{status:?}");
+        let refused = &history[history_before.len()..];
+        assert_eq!(refused.len(), 1, "{status:?}: {refused:?}");
+        assert_eq!(refused[0].event, HistoryEvent::ArgumentsRefused);
+        let detail = refused[0].detail.as_deref().unwrap_or_default();
+        assert!(detail.contains(OTHER_ARGS) && detail.contains(ARGS), "{detail}");
+        let run_line = ledger
+            .run_history(Some(other.run_id))
+            .unwrap()
+            .pop()
+            .expect("a run history line");
+        assert_eq!(run_line.event, RunEvent::ArgumentsRefused);
+        assert_eq!(run_line.detail.as_deref(), Some(detail));
     }
 }
 
@@ -553,7 +571,7 @@ fn an_indeterminate_record_is_never_taken_over_by_lease() {
         NOW,
     );
     ledger
-        .record_outcome(&k, Status::Indeterminate, None, "worker-1", 0, NOW + 10)
+        .record_outcome(&k, Outcome::Indeterminate, None, "worker-1", 0, NOW + 10)
         .unwrap();
     let naive = ReserveRequest {
         owner: "worker-2",
@@ -911,8 +929,10 @@ fn naive_check_then_insert_lets_both_workers_run_and_overwrites_the_first() {
 // 10. Outcomes, attempts and late outcomes
 // ---------------------------------------------------------------------------
 
+/// The decision said `failed`; the tool's answer then says it took effect: the decision
+/// stands, and the disagreement is written as a contradiction, never as a routine late line.
 #[test]
-fn outcome_after_a_settlement_is_ignored_and_logged_as_late() {
+fn outcome_after_a_settlement_that_contradicts_it_is_ignored_and_logged_as_a_contradiction() {
     let ledger = &mut Ledger::open_memory().unwrap();
     let k = key("c1");
     put_in_status(ledger, &k, SideEffect::External, Status::Indeterminate, NOW);
@@ -925,6 +945,7 @@ fn outcome_after_a_settlement_is_ignored_and_logged_as_late() {
         reason: Some("the bank has no such credit"),
         result: None,
         detail: None,
+        settles_started: true,
     };
     let settled = ledger.settle(&k, &settle, NOW + 100).unwrap();
     assert_eq!(settled.status, Status::Failed);
@@ -937,7 +958,7 @@ fn outcome_after_a_settlement_is_ignored_and_logged_as_late() {
     assert_eq!(entry.reason.as_deref(), Some("the bank has no such credit"));
 
     let late = ledger
-        .record_outcome(&k, Status::Completed, Some("credit-9"), "worker-1", 0, NOW + 200)
+        .record_outcome(&k, Outcome::Completed, Some("credit-9"), "worker-1", 0, NOW + 200)
         .unwrap();
     let Recorded::LateOutcomeIgnored(current) = late else {
         panic!("expected LateOutcomeIgnored, got {late:?}")
@@ -948,7 +969,7 @@ fn outcome_after_a_settlement_is_ignored_and_logged_as_late() {
     let history = ledger.history(&k).unwrap();
     assert_eq!(
         events(&history),
-        ["reserved", "indeterminate", "resolved", "late_outcome_ignored"]
+        ["reserved", "indeterminate", "resolved", "contradicted"]
     );
     let late_entry = history.last().unwrap();
     assert_eq!(late_entry.actor, "worker-1");
@@ -969,7 +990,7 @@ fn a_second_outcome_for_the_same_attempt_is_ignored() {
     put_in_status(ledger, &k, SideEffect::External, Status::Completed, NOW);
     let before = record_of(ledger, &k);
     let again = ledger
-        .record_outcome(&k, Status::Failed, None, "worker-1", 0, NOW + 1)
+        .record_outcome(&k, Outcome::Failed, None, "worker-1", 0, NOW + 1)
         .unwrap();
     assert_eq!(again, Recorded::LateOutcomeIgnored(before.clone()));
     assert_eq!(record_of(ledger, &k), before);
@@ -980,7 +1001,7 @@ fn outcome_for_a_call_never_reserved_is_an_error_naming_the_key() {
     let ledger = &mut Ledger::open_memory().unwrap();
     let k = key("ghost");
     let error = ledger
-        .record_outcome(&k, Status::Completed, Some("x"), "worker-1", 0, NOW)
+        .record_outcome(&k, Outcome::Completed, Some("x"), "worker-1", 0, NOW)
         .unwrap_err();
     assert!(
         matches!(&error, LedgerError::BadRow { key, .. } if key == k.as_str()),
@@ -989,15 +1010,6 @@ fn outcome_for_a_call_never_reserved_is_an_error_naming_the_key() {
     assert!(error.to_string().contains(k.as_str()));
     assert!(ledger.all_records().unwrap().is_empty());
     assert!(ledger.all_history().unwrap().is_empty());
-}
-
-#[test]
-#[should_panic(expected = "never `started`")]
-fn an_outcome_of_started_is_refused() {
-    let ledger = &mut Ledger::open_memory().unwrap();
-    let k = key("c1");
-    reserve(ledger, &request(&k, ARGS), NOW);
-    let _ = ledger.record_outcome(&k, Status::Started, None, "worker-1", 0, NOW);
 }
 
 #[test]
@@ -1027,7 +1039,16 @@ fn log_late_outcome_and_note_append_history_without_touching_the_record() {
     put_in_status(ledger, &k, SideEffect::External, Status::Indeterminate, NOW);
     let before = record_of(ledger, &k);
     ledger
-        .log_late_outcome(&k, "worker-1", "the credit answered after the timeout", NOW + 5)
+        .log_late_outcome(
+            &k,
+            "worker-1",
+            &twice_runtime::ledger::LateAnswer {
+                attempt: 1,
+                says: Outcome::Indeterminate,
+                detail: "the credit answered after the timeout",
+            },
+            NOW + 5,
+        )
         .unwrap();
     ledger
         .note(
@@ -1291,7 +1312,7 @@ fn history_is_append_only_even_to_raw_sql() {
     let k = key("c1");
     reserve(&mut ledger, &request(&k, ARGS), NOW);
     ledger
-        .record_outcome(&k, Status::Completed, Some("credit-1"), "worker-1", 0, NOW + 1)
+        .record_outcome(&k, Outcome::Completed, Some("credit-1"), "worker-1", 0, NOW + 1)
         .unwrap();
     let before = ledger.history(&k).unwrap();
 
@@ -1636,7 +1657,7 @@ fn garbled_ledger(range: impl Fn(usize) -> std::ops::Range<usize>) -> (TempDir, 
         let k = key(&format!("c{index}"));
         reserve(&mut ledger, &request(&k, ARGS), NOW + index);
         ledger
-            .record_outcome(&k, Status::Completed, Some("credit"), "worker-1", 0, NOW + index)
+            .record_outcome(&k, Outcome::Completed, Some("credit"), "worker-1", 0, NOW + index)
             .unwrap();
     }
     drop(ledger); // the last connection checkpoints the WAL into the file
@@ -1834,7 +1855,7 @@ fn unknown_records_page_by_cursor_longest_waiting_first() {
         NOW,
     );
     ledger
-        .record_outcome(&other_tenant, Status::Indeterminate, None, "worker-1", 0, NOW)
+        .record_outcome(&other_tenant, Outcome::Indeterminate, None, "worker-1", 0, NOW)
         .unwrap();
 
     let mut seen = Vec::new();
@@ -1986,6 +2007,7 @@ fn a_commit_the_guard_refuses_is_rolled_back() {
         reason: Some("not in billing"),
         result: None,
         detail: None,
+        settles_started: true,
     };
     assert!(guarded.settle(&key("c1"), &settlement, NOW + 1).is_err());
     assert_eq!(ledger.record(&key("c1")).unwrap().unwrap().status, Status::Started);

@@ -7,7 +7,6 @@
 use twice_runtime::ToolAnswer;
 use twice_runtime::execution::{Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run};
 use twice_runtime::executor::Executor;
-use twice_runtime::guards::Guards;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::rules::Status;
@@ -84,19 +83,10 @@ impl ToolExecution for Provider {
 /// worker ended and c1's status.
 fn run(lookups: Lookups) -> (Provider, Ending, Option<Status>) {
     let tool = credit_tool(None, Some(SETTLE_MS));
-    let setup = WorkerSetup {
-        worker_id: "w1".into(),
-        run_id: "r1".into(),
-        tenant: "default".into(),
-        guards: Guards::all_on(),
-        tools: vec![tool],
-        lease_ms: 150,
-        recovery_attempts_max: None,
-        words: Words::FACTS,
-    };
+    let setup = WorkerSetup::new("w1", "r1", vec![tool]).with_words(Words::FACTS);
     let ledger = Ledger::open_memory_store();
     let mut executor = Executor::new(ledger.connect_again().expect("a second connection"), &setup);
-    let mut worker = Worker::new(setup);
+    let mut worker = Worker::new(setup).expect("a usable setup");
     let mut provider = Provider {
         lookups,
         requests_seen: 0,

@@ -16,12 +16,10 @@ use twice_runtime::worker::{CallRefused, Command, Held, Input, WaitReason, Words
 const RUN: &str = "r1";
 
 fn setup() -> WorkerSetup {
-    WorkerSetup {
-        worker_id: "w1".into(),
-        run_id: RUN.into(),
-        tenant: "default".into(),
-        guards: Guards::all_on(),
-        tools: vec![ToolDeclaration {
+    WorkerSetup::new(
+        "w1",
+        RUN,
+        vec![ToolDeclaration {
             name: "issue_credit".into(),
             side_effect: SideEffect::External,
             operation: Some("credit".into()),
@@ -32,10 +30,10 @@ fn setup() -> WorkerSetup {
             key_retention_ms: None,
             lookup_settle_ms: None,
         }],
-        lease_ms: 150,
-        recovery_attempts_max: None,
-        words: Words::FACTS,
-    }
+    )
+    .with_guards(Guards::all_on())
+    .with_lease_ms(150)
+    .with_words(Words::FACTS)
 }
 
 fn call(id: &str) -> ToolCall {
@@ -62,7 +60,7 @@ fn machine() -> (Worker, Executor, Ledger) {
     let operator_ledger = ledger.connect_again().unwrap();
     let setup = setup();
     let executor = Executor::new(ledger, &setup);
-    (Worker::new(setup), executor, operator_ledger)
+    (Worker::new(setup).expect("a usable setup"), executor, operator_ledger)
 }
 
 /// Runs the machine's ledger commands through the executor until it needs the driver.
@@ -71,7 +69,7 @@ fn until_driven(worker: &mut Worker, executor: &mut Executor, mut next: Option<C
         let command = next?;
         let step = executor.perform(command, now_ms).expect("the ledger answers");
         match step.next {
-            Next::Feed(input) => next = worker.handle(now_ms, input),
+            Next::Feed(input) => next = worker.handle(now_ms, input).expect("the machine takes the input"),
             Next::Drive(drive) => return Some(drive),
             Next::Nothing => return None,
         }
@@ -81,7 +79,7 @@ fn until_driven(worker: &mut Worker, executor: &mut Executor, mut next: Option<C
 /// Starts the machine and answers the model with a call of `c1`; returns what the driver is
 /// asked to do after the reservation.
 fn start_and_call(worker: &mut Worker, executor: &mut Executor) -> Command {
-    let first = worker.handle(0, Input::Start);
+    let first = worker.handle(0, Input::Start).expect("the machine takes the input");
     let Some(Drive::AskModel { state }) = until_driven(worker, executor, first, 0) else {
         panic!("the model is asked first");
     };
@@ -96,13 +94,17 @@ fn start_and_call(worker: &mut Worker, executor: &mut Executor) -> Command {
                 state: next_state,
             },
         )
+        .expect("the machine takes the input")
         .expect("a reservation");
     assert!(matches!(reserve, Command::Reserve { .. }), "{reserve:?}");
     let step = executor.perform(reserve, 2).unwrap();
     let Next::Feed(input) = step.next else {
         panic!("a reservation feeds the machine")
     };
-    worker.handle(2, input).expect("the send comes next")
+    worker
+        .handle(2, input)
+        .expect("the machine takes the input")
+        .expect("the send comes next")
 }
 
 #[test]
@@ -111,14 +113,15 @@ fn a_decision_made_before_the_send_stays_true_the_send_is_fenced_on_its_record()
     let invoke = start_and_call(&mut worker, &mut executor);
     assert!(matches!(invoke, Command::Invoke { .. }), "{invoke:?}");
     // Between the reservation and the send, an operator settles the call `failed`: true now,
-    // nothing has left.
-    let request = ResolveRequest {
-        status: Status::Failed,
-        reason: "billing has nothing for it".into(),
-        operator: "op-ana".into(),
-        expected_status: Some(Status::Started),
-        result: None,
-    };
+    // nothing has left. The call is `started`, so the operator has to say they know it may be
+    // in flight; without that, the resolve is refused and nothing is recorded.
+    let mut request = ResolveRequest::new(Status::Failed, "billing has nothing for it", "op-ana");
+    request.expected_status = Some(Status::Started);
+    assert!(matches!(
+        operator::resolve(&mut operator_ledger, &key("r1:c1"), &request, 3),
+        Err(operator::OperatorError::InFlight { attempts: 0, .. })
+    ));
+    request.acknowledge_in_flight = true;
     operator::resolve(&mut operator_ledger, &key("r1:c1"), &request, 3).unwrap();
     let step = executor.perform(invoke, 4).unwrap();
     assert!(
@@ -129,7 +132,10 @@ fn a_decision_made_before_the_send_stays_true_the_send_is_fenced_on_its_record()
     let Next::Feed(refused) = step.next else {
         panic!("nothing is sent: {:?}", step.next)
     };
-    let save = worker.handle(4, refused).expect("the worker follows the record");
+    let save = worker
+        .handle(4, refused)
+        .expect("the machine takes the input")
+        .expect("the worker follows the record");
     let notes = worker.take_notes();
     assert!(notes.iter().any(|note| matches!(
         note.held,
@@ -157,7 +163,7 @@ fn an_unreadable_checkpoint_makes_the_run_wait_for_a_person_not_start_over() {
     operator_ledger
         .save_checkpoint(RUN, "running", "{\"a state\": \"of another build\"}", "w0", None, 1)
         .unwrap();
-    let first = worker.handle(10, Input::Start);
+    let first = worker.handle(10, Input::Start).expect("the machine takes the input");
     let drive = until_driven(&mut worker, &mut executor, first, 10);
     let Some(Drive::WaitForPerson { reason }) = drive else {
         panic!("the run is not driven: {drive:?}")
@@ -235,7 +241,7 @@ fn stored_calls_it_cannot_key_or_run_stop_the_run_for_a_person_never_panic() {
                 1,
             )
             .unwrap();
-        let first = worker.handle(10, Input::Start);
+        let first = worker.handle(10, Input::Start).expect("the machine takes the input");
         let drive = until_driven(&mut worker, &mut executor, first, 10);
         let Some(Drive::WaitForPerson { reason }) = drive else {
             panic!("{key_text}: {drive:?}")
@@ -248,17 +254,19 @@ fn stored_calls_it_cannot_key_or_run_stop_the_run_for_a_person_never_panic() {
 #[test]
 fn a_state_the_driver_cannot_use_stops_the_run_for_a_person() {
     let (mut worker, mut executor, operator_ledger) = machine();
-    let first = worker.handle(0, Input::Start);
+    let first = worker.handle(0, Input::Start).expect("the machine takes the input");
     assert!(matches!(
         until_driven(&mut worker, &mut executor, first, 0),
         Some(Drive::AskModel { .. })
     ));
-    let next = worker.handle(
-        1,
-        Input::StateUnusable {
-            detail: "the run's next tool call number is 4294967295, the most it may be".into(),
-        },
-    );
+    let next = worker
+        .handle(
+            1,
+            Input::StateUnusable {
+                detail: "the run's next tool call number is 4294967295, the most it may be".into(),
+            },
+        )
+        .expect("the machine takes the input");
     assert!(matches!(
         until_driven(&mut worker, &mut executor, next, 1),
         Some(Drive::WaitForPerson { .. })
@@ -287,6 +295,7 @@ fn a_late_answer_is_logged_under_its_own_key_whatever_the_worker_is_doing() {
                 answer: answer.clone(),
             },
         )
+        .expect("the machine takes the input")
         .expect("a late answer is logged");
     let Command::LogLateOutcome { key: logged, .. } = &log else {
         panic!("{log:?}")
@@ -320,20 +329,23 @@ fn a_parked_worker_asked_to_look_again_asks_the_hook_anew() {
                 attempt: 1,
             },
         )
+        .unwrap()
         .unwrap();
     let Some(Drive::LookUp { key: looked_up, .. }) = until_driven(&mut worker, &mut executor, Some(record), 200) else {
         panic!("an unknown call asks the hook first")
     };
     let step = executor.reconciled(looked_up, None, 210).unwrap();
     let Next::Feed(unknown) = step.next else { panic!() };
-    let pause = worker.handle(210, unknown);
+    let pause = worker.handle(210, unknown).expect("the machine takes the input");
     assert!(matches!(
         until_driven(&mut worker, &mut executor, pause, 210),
         Some(Drive::Park { .. })
     ));
     assert_eq!(worker.state(), WorkerState::Parked);
     // Something that could settle it changed (its owner died, billing applied a request): look.
-    let read = worker.handle(300, Input::LookAgain);
+    let read = worker
+        .handle(300, Input::LookAgain)
+        .expect("the machine takes the input");
     let drive = until_driven(&mut worker, &mut executor, read, 300);
     assert!(
         matches!(drive, Some(Drive::LookUp { .. })),
@@ -342,7 +354,7 @@ fn a_parked_worker_asked_to_look_again_asks_the_hook_anew() {
     // Still nothing: it parks again without saving a second time (the checkpoint says so already).
     let step = executor.reconciled(key("r1:c1"), None, 310).unwrap();
     let Next::Feed(unknown) = step.next else { panic!() };
-    let again = worker.handle(310, unknown);
+    let again = worker.handle(310, unknown).expect("the machine takes the input");
     assert!(matches!(again, Some(Command::Park { .. })), "{again:?}");
 }
 
@@ -352,9 +364,9 @@ fn a_parked_worker_asked_to_look_again_asks_the_hook_anew() {
 fn refund_then_give_up(guards: Guards) -> (Worker, Vec<IdempotencyKey>, Ledger) {
     let ledger = Ledger::open_memory_store();
     let observer = ledger.connect_again().unwrap();
-    let setup = WorkerSetup { guards, ..setup() };
+    let setup = setup().with_guards(guards);
     let mut executor = Executor::new(ledger, &setup);
-    let mut worker = Worker::new(setup);
+    let mut worker = Worker::new(setup).expect("a usable setup");
     let invoke = start_and_call(&mut worker, &mut executor);
     let Some(Drive::Send { key: sent, attempt, .. }) = until_driven(&mut worker, &mut executor, Some(invoke), 3) else {
         panic!("the refund is sent");
@@ -362,27 +374,31 @@ fn refund_then_give_up(guards: Guards) -> (Worker, Vec<IdempotencyKey>, Ledger) 
     let answer = ToolAnswer::Applied {
         receipt: "credit_id=cr_0001".into(),
     };
-    let after = worker.handle(
-        4,
-        Input::Response {
-            key: sent,
-            attempt,
-            answer,
-        },
-    );
+    let after = worker
+        .handle(
+            4,
+            Input::Response {
+                key: sent,
+                attempt,
+                answer,
+            },
+        )
+        .expect("the machine takes the input");
     let Some(Drive::AskModel { state }) = until_driven(&mut worker, &mut executor, after, 5) else {
         panic!("the model hears the refund took effect");
     };
     assert_eq!(state.took_effect, vec![call("c1")], "the run knows what took effect");
-    let mut next = worker.handle(
-        6,
-        Input::ModelDecided {
-            decision: Decision::FailRun {
-                reason: "a later step failed".into(),
+    let mut next = worker
+        .handle(
+            6,
+            Input::ModelDecided {
+                decision: Decision::FailRun {
+                    reason: "a later step failed".into(),
+                },
+                state,
             },
-            state,
-        },
-    );
+        )
+        .expect("the machine takes the input");
     let mut compensations = Vec::new();
     loop {
         match until_driven(&mut worker, &mut executor, next, 7) {
@@ -392,7 +408,7 @@ fn refund_then_give_up(guards: Guards) -> (Worker, Vec<IdempotencyKey>, Ledger) 
                 let Next::Feed(input) = step.next else {
                     panic!("the machine hears the compensation")
                 };
-                next = worker.handle(8, input);
+                next = worker.handle(8, input).expect("the machine takes the input");
             }
             Some(Drive::Exit) => break,
             other => panic!("unexpected {other:?}"),
@@ -446,8 +462,8 @@ fn a_tool_that_fails_the_contract_check_keeps_its_run_from_starting_only_while_t
         setup.tools[0].attempts = attempts;
         setup.tools[0].takes_key = takes_key;
         let mut executor = Executor::new(ledger, &setup);
-        let mut worker = Worker::new(setup.clone());
-        let first = worker.handle(0, Input::Start);
+        let mut worker = Worker::new(setup.clone()).expect("a usable setup");
+        let first = worker.handle(0, Input::Start).expect("the machine takes the input");
         assert!(
             matches!(first, Some(Command::WaitForPerson { .. })),
             "refused before the checkpoint is even loaded: {first:?}"
@@ -475,9 +491,13 @@ fn a_tool_that_fails_the_contract_check_keeps_its_run_from_starting_only_while_t
         );
 
         // The check off: the run starts, and the declaration is obeyed as written.
-        setup.guards = setup.guards.with(twice_runtime::guards::Guard::ToolContract, false);
-        let mut unchecked = Worker::new(setup);
-        assert_eq!(unchecked.handle(0, Input::Start), Some(Command::LoadCheckpoint));
+        let unchecked_guards = setup.guards().with(twice_runtime::guards::Guard::ToolContract, false);
+        setup = setup.with_guards(unchecked_guards);
+        let mut unchecked = Worker::new(setup).expect("a usable setup");
+        assert_eq!(
+            unchecked.handle(0, Input::Start).expect("the machine takes the input"),
+            Some(Command::LoadCheckpoint)
+        );
         assert!(unchecked.take_notes().is_empty());
     }
 }
@@ -492,26 +512,28 @@ fn nothing_found_is_weighed_as_of_when_the_lookup_was_asked_not_when_it_answered
         let mut setup = setup();
         setup.tools[0].lookup_settle_ms = Some(500);
         let mut executor = Executor::new(ledger, &setup);
-        let mut worker = Worker::new(setup);
+        let mut worker = Worker::new(setup).expect("a usable setup");
         let invoke = start_and_call(&mut worker, &mut executor);
         assert!(matches!(
             until_driven(&mut worker, &mut executor, Some(invoke), 3),
             Some(Drive::Send { .. })
         ));
-        let record = worker.handle(
-            200,
-            Input::TimedOut {
-                key: key("r1:c1"),
-                attempt: 1,
-            },
-        );
+        let record = worker
+            .handle(
+                200,
+                Input::TimedOut {
+                    key: key("r1:c1"),
+                    attempt: 1,
+                },
+            )
+            .expect("the machine takes the input");
         let Some(Drive::LookUp { key: looked_up, .. }) = until_driven(&mut worker, &mut executor, record, 200) else {
             panic!("an unknown call asks the hook first")
         };
         let step = executor.reconciled(looked_up, None, asked_at_ms).unwrap();
         let Next::Feed(not_found) = step.next else { panic!() };
         // The answer is handled at 800 ms, 600 ms after the unknown outcome was written.
-        worker.handle(800, not_found)
+        worker.handle(800, not_found).expect("the machine takes the input")
     };
     let asked_too_soon = settled_at(600);
     assert!(

@@ -7,7 +7,7 @@ use std::path::Path;
 use rusqlite::Connection;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{FoldedReservation, Ledger, Recorded, ReserveRequest};
-use twice_runtime::rules::Status;
+use twice_runtime::rules::Outcome;
 use twice_runtime::tool::SideEffect;
 
 const ARGUMENTS: &str = r#"{"account":"acct_ada","amount_cents":2500,"memo":"Late delivery credit"}"#;
@@ -32,7 +32,7 @@ fn full_call(ledger: &mut Ledger, item: u64) -> IdempotencyKey {
     let FoldedReservation { attempt_begun, .. } = ledger.reserve_and_begin(&request, 1, 1_000 + item).unwrap();
     assert_eq!(attempt_begun, Some(1), "{key}");
     let recorded = ledger
-        .record_outcome(&key, Status::Completed, Some(RESULT), "bench", 1, 1_000 + item)
+        .record_outcome(&key, Outcome::Completed, Some(RESULT), "bench", 1, 1_000 + item)
         .unwrap();
     assert!(matches!(recorded, Recorded::Recorded(_)), "{key}: {recorded:?}");
     key

@@ -16,7 +16,7 @@ use super::machine::thread_cpu_seconds;
 use super::side_by_side::{ARGUMENTS, Contender, RESULT};
 use twice_world::ledger::{GroupSettings, GroupStats, Ledger, Recorded, Reservation, ReserveRequest};
 use twice_world::runtime::key::IdempotencyKey;
-use twice_world::runtime::rules::{ReservationAction, Status};
+use twice_world::runtime::rules::{Outcome, ReservationAction, Status};
 use twice_world::runtime::tool::SideEffect;
 
 /// Concurrent runs in the process.
@@ -56,7 +56,7 @@ pub fn full_call(ledger: &mut Ledger, item: u64, owner: &str) -> Result<(), Benc
             )));
         }
     }
-    match ledger.record_outcome(&key, Status::Completed, Some(RESULT), owner, 1, item)? {
+    match ledger.record_outcome(&key, Outcome::Completed, Some(RESULT), owner, 1, item)? {
         Recorded::Recorded(record) if record.status == Status::Completed => Ok(()),
         other => Err(BenchError::Unexpected(format!(
             "{key}: the outcome was not recorded: {other:?}"

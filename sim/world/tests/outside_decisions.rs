@@ -40,13 +40,8 @@ fn played(loaded: &LoadedTape, ledger: &Path, keep: impl Fn(&Play) -> bool) -> P
 fn resolve_from_outside(ledger: &Path, operator: &str) {
     let mut outside = Ledger::open(ledger).expect("a second connection to the level's ledger");
     let key = IdempotencyKey::parse("r1:c1").expect("a key");
-    let request = ResolveRequest {
-        status: Status::Completed,
-        reason: "billing shows cr_0001".into(),
-        operator: operator.into(),
-        expected_status: Some(Status::Indeterminate),
-        result: None,
-    };
+    let mut request = ResolveRequest::new(Status::Completed, "billing shows cr_0001", operator);
+    request.expected_status = Some(Status::Indeterminate);
     operator::resolve(&mut outside, &key, &request, 1).expect("resolved from outside");
 }
 

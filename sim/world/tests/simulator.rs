@@ -171,13 +171,11 @@ fn a_quiet_level_wakes_when_someone_outside_settles_what_it_waits_on() {
     // An operator on another connection (the HTTP API, say) settles the call.
     let mut operator = twice_world::ledger::Ledger::open(&path).unwrap();
     let key = twice_world::runtime::key::IdempotencyKey::parse("r1:c1").unwrap();
-    let request = twice_world::runtime::operator::ResolveRequest {
-        status: twice_world::runtime::rules::Status::Failed,
-        reason: "no credit in billing".into(),
-        operator: "op-ana".into(),
-        expected_status: None,
-        result: None,
-    };
+    let request = twice_world::runtime::operator::ResolveRequest::new(
+        twice_world::runtime::rules::Status::Failed,
+        "no credit in billing",
+        "op-ana",
+    );
     twice_world::runtime::operator::resolve(&mut operator, &key, &request, 10_000).unwrap();
     assert_eq!(simulation.notice_settlements().unwrap(), 1);
     assert!(!simulation.is_over());

@@ -19,7 +19,6 @@ use crate::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use twice_world::ledger::Ledger;
 use twice_world::runtime::executor::{Drive, Executor, Next, Step};
 use twice_world::runtime::guards::{Guard, Guards};
-use twice_world::runtime::ids::{RunId, WorkerId};
 use twice_world::runtime::run::{Arguments, Decision, RunState, Told, ToolCall};
 use twice_world::runtime::tool::ToolDeclaration;
 use twice_world::runtime::worker::{Command, Input, Phase, Worker, WorkerSetup, WorkerState};
@@ -54,6 +53,8 @@ enum AdapterError {
     Stalled(Phase),
     #[error("{0}")]
     Setup(String),
+    #[error("the worker refused its input: {0}")]
+    Input(#[from] twice_world::runtime::worker::InputError),
 }
 
 /// The protocol's two ends, on standard input and output.
@@ -139,25 +140,21 @@ fn setup_of(args: &AdapterArgs, hello: &Value) -> Result<(WorkerSetup, String, S
     };
     let tools: Vec<ToolDeclaration> = serde_json::from_value(hello["tools"].clone())
         .map_err(|error| AdapterError::Setup(format!("Twice's hello: tools: {error}")))?;
-    let setup = WorkerSetup {
-        worker_id: WorkerId::new(text("worker")?),
-        run_id: RunId::new(text("run")?),
-        tenant: text("tenant")?.into(),
-        guards,
-        tools,
-        lease_ms: hello["lease_ms"].as_u64().unwrap_or(150),
-        recovery_attempts_max: hello["recovery_attempts_max"]
-            .as_u64()
-            .and_then(|limit| u32::try_from(limit).ok()),
-        words: twice_world::text::WORDS,
-    };
+    let mut setup = WorkerSetup::new(text("worker")?, text("run")?, tools)
+        .with_tenant(text("tenant")?)
+        .with_guards(guards)
+        .with_lease_ms(hello["lease_ms"].as_u64().unwrap_or(150))
+        .with_words(twice_world::text::WORDS);
+    setup.recovery_attempts_max = hello["recovery_attempts_max"]
+        .as_u64()
+        .and_then(|limit| u32::try_from(limit).ok());
     Ok((setup, text("ledger")?, text("billing")?))
 }
 
 fn drive(args: &AdapterArgs, line: &mut Line) -> Result<(), AdapterError> {
     let (hello, mut now_ms) = line.expect("hello")?;
     let (setup, ledger_path, billing) = setup_of(args, &hello)?;
-    let guards = setup.guards;
+    let guards = *setup.guards();
     let marks: Vec<&str> = Phase::ALL
         .into_iter()
         .filter(|phase| markable(*phase) && *phase != Phase::Send)
@@ -182,8 +179,8 @@ fn drive(args: &AdapterArgs, line: &mut Line) -> Result<(), AdapterError> {
     // Sends right when the reservation says the tool runs would fold the fence into the
     // reservation; the simulator keeps them apart (a fault may land between), and so does this.
     let mut executor = Executor::new(ledger, &setup);
-    let mut machine = Worker::new(setup);
-    let mut next = machine.handle(now_ms, Input::Start);
+    let mut machine = Worker::new(setup).map_err(|error| AdapterError::Setup(format!("Twice's hello: {error}")))?;
+    let mut next = machine.handle(now_ms, Input::Start)?;
     let mut last = Phase::Start;
     loop {
         machine.take_notes();
@@ -202,7 +199,7 @@ fn drive(args: &AdapterArgs, line: &mut Line) -> Result<(), AdapterError> {
         if machine.is_done() {
             return Ok(());
         }
-        next = machine.handle(now_ms, input);
+        next = machine.handle(now_ms, input)?;
         if machine.state() == WorkerState::Exited && next.is_none() {
             return Ok(());
         }
@@ -221,7 +218,7 @@ fn mark(line: &mut Line, machine: &Worker, command: &Command) -> Result<u64, Ada
     }
     match command {
         Command::Invoke { attempt, .. } => message["attempt"] = json!(attempt),
-        Command::RecordOutcome { status, .. } => message["status"] = json!(status.to_string()),
+        Command::RecordOutcome { outcome, .. } => message["status"] = json!(outcome.to_string()),
         Command::Exit => message["status"] = json!(machine.run_state().status.name()),
         _ => {}
     }

@@ -63,13 +63,13 @@ impl Supervisor {
         if !record.status.is_unknown() {
             return Ok(Resolution::Done);
         }
-        let request = ResolveRequest {
-            status,
-            reason,
-            operator: OPERATOR_ID.to_owned(),
-            expected_status: Some(record.status),
-            result,
-        };
+        let mut request = ResolveRequest::new(status, reason, OPERATOR_ID);
+        request.expected_status = Some(record.status);
+        request.result = result;
+        // A `started` call here is one whose worker was killed: the drill settles only once
+        // billing's send window has passed since the ledger's last write, so no request under
+        // it can still land. The operator says so.
+        request.acknowledge_in_flight = true;
         match operator::resolve(&mut self.observer, &key, &request, crate::now_ms()) {
             Ok(_) => {
                 self.counters.operator_resolutions += 1;

@@ -27,23 +27,19 @@ impl Driver {
             .connect_timeout(config.timeout)
             .build()
             .map_err(WorkerError::Client)?;
-        let setup = WorkerSetup {
-            worker_id: config.worker_id.clone(),
-            run_id: config.run_id.clone(),
-            tenant: script::TENANT.into(),
-            guards: config.guards,
-            tools: config.tools.clone(),
-            lease_ms: config.lease_ms,
-            recovery_attempts_max: config.recovery_attempts_max,
-            words: twice_world::text::WORDS,
-        };
+        let mut setup = WorkerSetup::new(config.worker_id.clone(), config.run_id.clone(), config.tools.clone())
+            .with_tenant(script::TENANT)
+            .with_guards(config.guards)
+            .with_lease_ms(config.lease_ms)
+            .with_words(twice_world::text::WORDS);
+        setup.recovery_attempts_max = config.recovery_attempts_max;
         Ok(Driver {
             script: script::script_for(&config.run_id),
             policy: script::model_policy(),
             // This driver sends as soon as a reservation says the tool runs: attempt 1's send
             // fence rides in the reservation's transaction (decision table 5).
             executor: Executor::new(ledger, &setup).with_send_timing(SendTiming::RightAfterReserving),
-            machine: Worker::new(setup),
+            machine: Worker::new(setup)?,
             config,
             client,
             unreachable_in_a_row: 0,
@@ -63,21 +59,21 @@ impl Driver {
     }
 
     /// Feeds one input to the machine and reports the guards that held.
-    pub(super) fn feed(&mut self, input: Input) -> Option<Command> {
-        let next = self.machine.handle(now_ms(), input);
+    pub(super) fn feed(&mut self, input: Input) -> Result<Option<Command>, WorkerError> {
+        let next = self.machine.handle(now_ms(), input)?;
         for note in self.machine.take_notes() {
             emit(&Marker::Guard {
                 guard: note.guard.name().to_owned(),
                 key: note.key,
             });
         }
-        next
+        Ok(next)
     }
 
     /// Drives the run until the worker exits, stands down, waits for a person, gives up on an
     /// unreachable billing, or (with `exit_when_parked`) parks.
     pub async fn drive(&mut self) -> Result<WorkerEnd, WorkerError> {
-        let mut next = self.feed(Input::Start);
+        let mut next = self.feed(Input::Start)?;
         let mut last_phase = Phase::Start;
         loop {
             let Some(command) = next else {
@@ -90,7 +86,7 @@ impl Driver {
                 key: command.key().map(ToString::to_string),
             });
             match self.perform(command).await? {
-                Step::Feed(input) => next = self.feed(*input),
+                Step::Feed(input) => next = self.feed(*input)?,
                 Step::Wait => return Err(WorkerError::Stalled { phase: last_phase }),
                 Step::End(end) => {
                     let (kind, detail) = match &end {

@@ -117,6 +117,10 @@ pub enum WorkerError {
     Stalled { phase: Phase },
     #[error("cannot build the HTTP client: {0}")]
     Client(#[source] reqwest::Error),
+    #[error("the worker's setup: {0}")]
+    Setup(#[from] twice_world::runtime::worker::SetupError),
+    #[error(transparent)]
+    Input(#[from] twice_world::runtime::worker::InputError),
 }
 
 /// How a worker ended on its own.

@@ -19,11 +19,11 @@ use crate::guards::Guard;
 use crate::ids::{RunId, Tenant, WorkerId};
 use crate::key::IdempotencyKey;
 use crate::ledger::{
-    AttemptStart, CheckpointSave, HistoryEvent, Ledger, LedgerError, Reservation, ReserveRequest, RunEvent,
-    SettleError, Settlement,
+    AttemptStart, CheckpointSave, Contradiction, ContradictionSource, HistoryEvent, LateAnswer, Ledger, LedgerError,
+    Recorded, Reservation, ReserveRequest, RunEvent, SettleError, Settlement,
 };
 use crate::operator;
-use crate::rules::{FencePlace, SendTiming, Status, fence_place};
+use crate::rules::{FencePlace, Outcome, SendTiming, Status, fence_place};
 use crate::run::{RunState, ToolCall};
 use crate::worker::{Command, GuardNote, Input, Reconciled, RecordNote, WaitReason, Words, WorkerSetup};
 
@@ -129,6 +129,10 @@ pub struct Step {
     pub next: Next,
     /// What the executor did to the ledger, if anything, for the timeline.
     pub report: Option<Report>,
+    /// A late word this step met that contradicts how its call was settled: the decision
+    /// stands, the ledger's history says so ([`crate::ledger::HistoryEvent::Contradicted`]),
+    /// and the driver reports it to whoever should look.
+    pub contradiction: Option<Contradiction>,
 }
 
 impl Step {
@@ -136,6 +140,7 @@ impl Step {
         Step {
             next: Next::Feed(input),
             report: Some(report),
+            contradiction: None,
         }
     }
 
@@ -143,6 +148,7 @@ impl Step {
         Step {
             next: Next::Drive(drive),
             report: None,
+            contradiction: None,
         }
     }
 }
@@ -264,6 +270,18 @@ impl Executor {
 
     /// Carries out `command`: its ledger part here, the rest handed to the driver.
     pub fn perform(&mut self, command: Command, now_ms: u64) -> Result<Step, LedgerError> {
+        // One span per step (reserve, send, outcome, reconcile, pause, …): an application's
+        // subscriber sees each with its worker and key; without one, the fields are never made.
+        let span = tracing::info_span!(
+            "twice_runtime::step",
+            phase = command.phase().name(),
+            worker = %self.identity.worker_id,
+            key = tracing::field::Empty,
+        );
+        if let Some(key) = command.key() {
+            span.record("key", tracing::field::display(key));
+        }
+        let _entered = span.entered();
         // A fence folded into the last reservation counts for the command right after it only.
         let folded = self.folded.take();
         match command {
@@ -288,29 +306,55 @@ impl Executor {
             Command::SettleNotFound { key, reason } => self.settle_not_found(key, &reason, now_ms),
             Command::RecordOutcome {
                 key,
-                status,
+                outcome,
                 result,
                 attempt,
             } => {
                 let recorded = self.ledger.record_outcome(
                     &key,
-                    status,
+                    outcome,
                     result.as_deref(),
                     &self.identity.worker_id,
                     attempt,
                     now_ms,
                 )?;
-                Ok(Step::feed(
+                let contradiction = match &recorded {
+                    Recorded::LateOutcomeIgnored(current) => Contradiction::of(
+                        current,
+                        outcome,
+                        ContradictionSource::LateAnswer { attempt },
+                        result.as_deref().unwrap_or(""),
+                    ),
+                    Recorded::Recorded(_) => None,
+                };
+                let step = Step::feed(
                     Input::Recorded(recorded.clone()),
-                    Report::Recorded { key, status, recorded },
-                ))
+                    Report::Recorded {
+                        key,
+                        status: outcome.status(),
+                        recorded,
+                    },
+                );
+                Ok(Step { contradiction, ..step })
             }
-            Command::LogLateOutcome { key, attempt, detail } => {
-                self.ledger
-                    .log_late_outcome(&key, &self.identity.worker_id, &detail, now_ms)?;
+            Command::LogLateOutcome {
+                key,
+                attempt,
+                says,
+                detail,
+            } => {
+                let late = LateAnswer {
+                    attempt,
+                    says,
+                    detail: &detail,
+                };
+                let contradiction = self
+                    .ledger
+                    .log_late_outcome(&key, &self.identity.worker_id, &late, now_ms)?;
                 Ok(Step {
                     next: Next::Nothing,
                     report: Some(Report::LateLogged { key, attempt }),
+                    contradiction,
                 })
             }
             Command::Reconcile { key, call } => Ok(Step::drive(Drive::LookUp { key, call })),
@@ -340,6 +384,7 @@ impl Executor {
                 Ok(Step {
                     next: Next::Drive(Drive::WaitForPerson { reason: reason.clone() }),
                     report: Some(Report::WaitsForPerson { reason }),
+                    contradiction: None,
                 })
             }
             Command::Exit => Ok(Step::drive(Drive::Exit)),
@@ -410,6 +455,7 @@ impl Executor {
                 recorded_at_ms,
             }),
             report,
+            contradiction: None,
         };
         if !self.ledger_on {
             return Ok(send(None, key, now_ms));
@@ -466,6 +512,7 @@ impl Executor {
         found: Option<(&str, &str)>,
         now_ms: u64,
     ) -> Result<Step, LedgerError> {
+        let _entered = tracing::info_span!("twice_runtime::reconciled", %key, found = found.is_some()).entered();
         let Some((receipt, finding)) = found else {
             // Nothing there: what that proves is the machine's to weigh (table 6), by the
             // record's times.
@@ -485,14 +532,31 @@ impl Executor {
         };
         let reason = (self.words.record)(&RecordNote::FoundByKey);
         let outcome = operator::record_reconciled(&mut self.ledger, &key, receipt, &reason, now_ms)?;
-        Ok(Step::feed(
+        // The effect is there, but someone settled the call as not having taken it: loud.
+        let contradiction = match &outcome {
+            Reconciled::AlreadySettled(current) => {
+                Contradiction::of(current, Outcome::Completed, ContradictionSource::Lookup, finding)
+            }
+            _ => None,
+        };
+        if let Some(contradiction) = &contradiction {
+            self.ledger.note(
+                &key,
+                "reconcile-hook",
+                HistoryEvent::Contradicted,
+                &contradiction.describe(),
+                now_ms,
+            )?;
+        }
+        let step = Step::feed(
             Input::Reconciled(outcome.clone()),
             Report::Reconciled {
                 key,
                 finding: Some(finding.to_owned()),
                 outcome,
             },
-        ))
+        );
+        Ok(Step { contradiction, ..step })
     }
 
     /// The reconcile hook could not ask (`reason` says why): it cannot tell. The ledger is not
@@ -526,6 +590,7 @@ impl Executor {
                 reason: Some(&reason),
                 result: None,
                 detail: Some(detail),
+                settles_started: true,
             };
             match self.ledger.settle(&key, &settlement, now_ms) {
                 Ok(_) => settled = true,

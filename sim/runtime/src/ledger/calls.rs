@@ -3,12 +3,12 @@
 
 use super::operations::{self, HistoryLine, RunHistoryLine};
 use super::{
-    AttemptStart, Checkpoint, CheckpointSave, ExecutionRecord, FoldedReservation, HistoryEntry, HistoryEvent,
-    LIST_LIMIT_MAX, Ledger, LedgerError, RecordFilter, Recorded, Reservation, ReserveRequest, RunEvent,
-    RunHistoryEntry, SaveOutcome, SettleError, Settlement, Store, memory, sqlite,
+    AttemptStart, Checkpoint, CheckpointSave, Contradiction, ContradictionSource, ExecutionRecord, FoldedReservation,
+    HistoryEntry, HistoryEvent, LIST_LIMIT_MAX, LateAnswer, Ledger, LedgerError, RecordFilter, Recorded, Reservation,
+    ReserveRequest, RunEvent, RunHistoryEntry, SaveOutcome, SettleError, Settlement, Store, memory, sqlite,
 };
 use crate::key::IdempotencyKey;
-use crate::rules::Status;
+use crate::rules::{Outcome, Status};
 
 impl Ledger {
     /// Reserves a call atomically: one transaction reads the record, applies the decision
@@ -109,29 +109,53 @@ impl Ledger {
     pub fn record_outcome(
         &mut self,
         key: &IdempotencyKey,
-        status: Status,
+        outcome: Outcome,
         result: Option<&str>,
         actor: &str,
         attempt: u32,
         now_ms: u64,
     ) -> Result<Recorded, LedgerError> {
-        assert!(status != Status::Started, "an outcome is never `started`");
         let location = self.location.describe();
         self.transaction("recording an outcome", "committing an outcome", |tables| {
-            operations::record_outcome(tables, &location, key, status, result, actor, attempt, now_ms)
+            operations::record_outcome(tables, &location, key, outcome, result, actor, attempt, now_ms)
         })
     }
 
-    /// Logs an outcome that arrived after its attempt had already timed out (or after the
-    /// worker moved on): under its own key, changing nothing.
+    /// Logs an answer that arrived after its attempt had already timed out (or after the
+    /// worker moved on): under its own key, changing nothing. One that contradicts how the
+    /// call was settled meanwhile is written as a contradiction and returned.
+    ///
+    /// # Errors
+    ///
+    /// The ledger failed; nothing was written.
     pub fn log_late_outcome(
         &mut self,
         key: &IdempotencyKey,
         actor: &str,
-        detail: &str,
+        late: &LateAnswer<'_>,
         now_ms: u64,
-    ) -> Result<(), LedgerError> {
-        self.note(key, actor, HistoryEvent::LateOutcomeIgnored, detail, now_ms)
+    ) -> Result<Option<Contradiction>, LedgerError> {
+        self.transaction("noting a late answer", "noting", |tables| {
+            let current = tables.record(key)?;
+            let contradiction = current.as_ref().and_then(|record| {
+                Contradiction::of(
+                    record,
+                    late.says,
+                    ContradictionSource::LateAnswer { attempt: late.attempt },
+                    late.detail,
+                )
+            });
+            let (event, detail) = match &contradiction {
+                Some(contradiction) => (HistoryEvent::Contradicted, contradiction.describe()),
+                None => (HistoryEvent::LateOutcomeIgnored, late.detail.to_owned()),
+            };
+            tables.append_history(&HistoryLine {
+                from_status: current.map(|record| record.status),
+                detail: Some(std::borrow::Cow::Owned(detail)),
+                ..HistoryLine::note(key, now_ms, actor, event)
+            })?;
+            Ok(contradiction)
+        })
     }
 
     /// Appends a note to a record's history without changing it (a guard that held, say).
@@ -255,6 +279,26 @@ impl Ledger {
             |tables| tables.history(key),
             |store| store.history(key),
         )
+    }
+
+    /// The contradictions the ledger holds ([`HistoryEvent::Contradicted`] lines), newest
+    /// first, at most `limit` (1 to [`LIST_LIMIT_MAX`]), of `tenant`'s calls or of every
+    /// tenant's: what an operator looks at first. Contradictions are rare, so this reads the
+    /// history rather than an index of its own.
+    ///
+    /// # Errors
+    ///
+    /// The ledger cannot be read, or holds a line this build cannot read.
+    pub fn contradictions(&self, tenant: Option<&str>, limit: u32) -> Result<Vec<HistoryEntry>, LedgerError> {
+        let limit = usize::try_from(limit.clamp(1, LIST_LIMIT_MAX)).unwrap_or(usize::MAX);
+        let lines = self.read(
+            "listing contradictions",
+            memory::Table::History,
+            |connection, location| sqlite::contradictions(connection, location, tenant, limit),
+            |tables| tables.contradictions(tenant, limit),
+            |store| store.contradictions(tenant, limit),
+        )?;
+        Ok(lines)
     }
 
     /// A run's own history, or every run's (`None`), in order.

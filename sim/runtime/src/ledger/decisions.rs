@@ -6,11 +6,11 @@ use std::borrow::Cow;
 
 use super::operations::{HistoryLine, RecordWrite};
 use super::{
-    AttemptStart, ExecutionRecord, HistoryEvent, Recorded, Reservation, ReserveRequest, SaveOutcome, SettleError,
-    Settlement,
+    AttemptStart, Contradiction, ContradictionSource, ExecutionRecord, HistoryEvent, Recorded, Reservation,
+    ReserveRequest, SaveOutcome, SettleError, Settlement,
 };
 use crate::key::IdempotencyKey;
-use crate::rules::{ReservationAction, Status, reservation_action};
+use crate::rules::{Outcome, ReservationAction, Status, reservation_action};
 
 /// What a reservation decides, and the row and history line it writes (if it writes).
 /// Pure: everything it needs was read by the caller.
@@ -169,19 +169,20 @@ pub(super) fn decide_attempt<'a>(
 pub(super) fn decide_outcome<'a>(
     current: ExecutionRecord,
     key: &'a IdempotencyKey,
-    status: Status,
+    outcome: Outcome,
     result: Option<&'a str>,
     actor: &'a str,
     attempt: u32,
     now_ms: u64,
 ) -> (Recorded, HistoryLine<'a>) {
+    let status = outcome.status();
     let its_own = current.status == Status::Started && current.owner == actor && current.attempts == attempt;
     if its_own {
         let line = HistoryLine {
             from_status: Some(Status::Started),
             to_status: Some(status),
             detail: result.map(Cow::Borrowed),
-            ..HistoryLine::note(key, now_ms, actor, HistoryEvent::outcome(status))
+            ..HistoryLine::note(key, now_ms, actor, HistoryEvent::outcome(outcome))
         };
         let after = ExecutionRecord {
             status,
@@ -191,6 +192,20 @@ pub(super) fn decide_outcome<'a>(
             ..current
         };
         return (Recorded::Recorded(after), line);
+    }
+    // A settled call told otherwise is a contradiction, written as one (the decision stands).
+    if let Some(contradiction) = Contradiction::of(
+        &current,
+        outcome,
+        ContradictionSource::LateAnswer { attempt },
+        result.unwrap_or(""),
+    ) {
+        let line = HistoryLine {
+            from_status: Some(current.status),
+            detail: Some(Cow::Owned(contradiction.describe())),
+            ..HistoryLine::note(key, now_ms, actor, HistoryEvent::Contradicted)
+        };
+        return (Recorded::LateOutcomeIgnored(current), line);
     }
     let why = if current.status != Status::Started {
         format!("the record is already {}", current.status)
@@ -251,6 +266,12 @@ pub(super) fn decide_settlement(
     };
     if !allowed && current.status.is_unknown() {
         return Err(SettleError::NotADecision { to: settlement.to });
+    }
+    if allowed && current.status == Status::Started && !settlement.settles_started {
+        return Err(SettleError::InFlight {
+            key: key.clone(),
+            current: Box::new(current),
+        });
     }
     if !allowed {
         return Err(SettleError::AlreadySettled {
@@ -374,6 +395,7 @@ mod tests {
             reason: Some("why"),
             result: None,
             detail: None,
+            settles_started: true,
         }
     }
 
@@ -401,21 +423,62 @@ mod tests {
         let own = decide_outcome(
             record(Status::Started, "w1", 2),
             &key,
-            Status::Completed,
+            Outcome::Completed,
             None,
             "w1",
             2,
             9,
         );
         assert!(matches!(own.0, Recorded::Recorded(_)));
-        for (current, actor, attempt) in [
-            (record(Status::Started, "w2", 2), "w1", 2),
-            (record(Status::Started, "w1", 3), "w1", 2),
-            (record(Status::Failed, "w1", 2), "w1", 2),
+        // Another's call, a later attempt, a settled call that agrees: ignored; a settled call
+        // that the outcome contradicts: ignored too, but written as a contradiction.
+        for (current, actor, attempt, outcome, event) in [
+            (
+                record(Status::Started, "w2", 2),
+                "w1",
+                2,
+                Outcome::Completed,
+                HistoryEvent::LateOutcomeIgnored,
+            ),
+            (
+                record(Status::Started, "w1", 3),
+                "w1",
+                2,
+                Outcome::Completed,
+                HistoryEvent::LateOutcomeIgnored,
+            ),
+            (
+                record(Status::Failed, "w1", 2),
+                "w1",
+                2,
+                Outcome::Failed,
+                HistoryEvent::LateOutcomeIgnored,
+            ),
+            (
+                record(Status::Completed, "op", 2),
+                "w1",
+                2,
+                Outcome::Indeterminate,
+                HistoryEvent::LateOutcomeIgnored,
+            ),
+            (
+                record(Status::Failed, "op", 2),
+                "w1",
+                2,
+                Outcome::Completed,
+                HistoryEvent::Contradicted,
+            ),
+            (
+                record(Status::Completed, "op", 2),
+                "w1",
+                2,
+                Outcome::Failed,
+                HistoryEvent::Contradicted,
+            ),
         ] {
-            let (recorded, line) = decide_outcome(current, &key, Status::Completed, None, actor, attempt, 9);
+            let (recorded, line) = decide_outcome(current, &key, outcome, None, actor, attempt, 9);
             assert!(matches!(recorded, Recorded::LateOutcomeIgnored(_)));
-            assert_eq!(line.event, HistoryEvent::LateOutcomeIgnored);
+            assert_eq!(line.event, event, "{outcome}");
         }
     }
 
@@ -431,6 +494,7 @@ mod tests {
             reason: Some("nothing in billing"),
             result: None,
             detail: None,
+            settles_started: true,
         };
         assert!(decide_settlement(record(Status::Started, "w1", 0), &key, &settlement, 3).is_ok());
         assert!(matches!(
@@ -482,7 +546,7 @@ mod tests {
             let (recorded, _) = decide_outcome(
                 written_at_20(Status::Started, 1),
                 &key,
-                Status::Completed,
+                Outcome::Completed,
                 None,
                 "w1",
                 1,

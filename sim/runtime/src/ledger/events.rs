@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::rules::Status;
+use crate::rules::Outcome;
 
 /// One event in a record's append-only history (`tool_execution_history.event`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -21,7 +21,7 @@ pub enum HistoryEvent {
     /// call, so nothing was sent.
     SendRefused,
     /// An attempt's own outcome was recorded (`completed`, `failed` or `indeterminate`).
-    Outcome(Status),
+    Outcome(Outcome),
     /// An outcome arrived after the call was settled (or for an attempt that is not the
     /// record's current one); logged, and ignored.
     LateOutcomeIgnored,
@@ -43,26 +43,30 @@ pub enum HistoryEvent {
     ReflexCompensation,
     /// A guard held here (a note for the reader; changes nothing).
     GuardHeld,
+    /// A call reusing the key with other arguments (or another tool) was refused: it was not
+    /// run, and the record stands as it was. The detail names the arguments offered.
+    ArgumentsRefused,
+    /// An attempt's outcome arrived after someone else settled the call and says otherwise
+    /// (the settlement said `failed`, the answer says it took effect; or the reverse). The
+    /// settlement stands; the detail says what the late answer said, for a person to look.
+    Contradicted,
     /// Schema version 1 recorded a compensation's claim as `compensated` in one step.
     LegacyCompensated,
     /// Schema version 1 noted a compensation that found nothing in a second line.
     LegacyCompensationNotApplied,
 }
 
-/// The outcomes an attempt can record, in `HistoryEvent::ALL`'s order.
-const OUTCOMES: [Status; 3] = [Status::Completed, Status::Failed, Status::Indeterminate];
-
 impl HistoryEvent {
     /// Every event, each outcome status once.
-    pub const ALL: [HistoryEvent; 19] = [
+    pub const ALL: [HistoryEvent; 21] = [
         HistoryEvent::Reserved,
         HistoryEvent::ReservedAgain,
         HistoryEvent::LeaseTakenOver,
         HistoryEvent::Attempt,
         HistoryEvent::SendRefused,
-        HistoryEvent::Outcome(OUTCOMES[0]),
-        HistoryEvent::Outcome(OUTCOMES[1]),
-        HistoryEvent::Outcome(OUTCOMES[2]),
+        HistoryEvent::Outcome(Outcome::Completed),
+        HistoryEvent::Outcome(Outcome::Failed),
+        HistoryEvent::Outcome(Outcome::Indeterminate),
         HistoryEvent::LateOutcomeIgnored,
         HistoryEvent::Resolved,
         HistoryEvent::Reconciled,
@@ -72,6 +76,8 @@ impl HistoryEvent {
         HistoryEvent::NothingToCompensate,
         HistoryEvent::ReflexCompensation,
         HistoryEvent::GuardHeld,
+        HistoryEvent::ArgumentsRefused,
+        HistoryEvent::Contradicted,
         HistoryEvent::LegacyCompensated,
         HistoryEvent::LegacyCompensationNotApplied,
     ];
@@ -84,7 +90,7 @@ impl HistoryEvent {
             HistoryEvent::LeaseTakenOver => "lease_taken_over",
             HistoryEvent::Attempt => "attempt",
             HistoryEvent::SendRefused => "send_refused",
-            HistoryEvent::Outcome(status) => status.name(),
+            HistoryEvent::Outcome(outcome) => outcome.name(),
             HistoryEvent::LateOutcomeIgnored => "late_outcome_ignored",
             HistoryEvent::Resolved => "resolved",
             HistoryEvent::Reconciled => "reconciled",
@@ -94,6 +100,8 @@ impl HistoryEvent {
             HistoryEvent::NothingToCompensate => "nothing_to_compensate",
             HistoryEvent::ReflexCompensation => "reflex_compensation",
             HistoryEvent::GuardHeld => "guard_held",
+            HistoryEvent::ArgumentsRefused => "arguments_refused",
+            HistoryEvent::Contradicted => "contradicted",
             HistoryEvent::LegacyCompensated => "compensated",
             HistoryEvent::LegacyCompensationNotApplied => "compensation_not_applied",
         }
@@ -105,9 +113,9 @@ impl HistoryEvent {
     }
 
     /// An attempt's own outcome: what `record_outcome` writes.
-    pub fn outcome(status: Status) -> HistoryEvent {
-        assert!(OUTCOMES.contains(&status), "an attempt does not end {status}");
-        HistoryEvent::Outcome(status)
+    #[must_use]
+    pub fn outcome(outcome: Outcome) -> HistoryEvent {
+        HistoryEvent::Outcome(outcome)
     }
 }
 
@@ -152,16 +160,20 @@ pub enum RunEvent {
     DeadLettered,
     /// An operator resumed a dead-lettered run; the detail is their reason.
     Resumed,
+    /// A call reused a key of this run with other arguments (or another tool): it was
+    /// refused, nothing was run; the detail names the key and both sets of arguments.
+    ArgumentsRefused,
 }
 
 impl RunEvent {
     /// Every run event.
-    pub const ALL: [RunEvent; 5] = [
+    pub const ALL: [RunEvent; 6] = [
         RunEvent::WaitsForPerson,
         RunEvent::Started,
         RunEvent::RecoveryStarted,
         RunEvent::DeadLettered,
         RunEvent::Resumed,
+        RunEvent::ArgumentsRefused,
     ];
 
     /// The event's name as stored (`run_history.event`).
@@ -172,6 +184,7 @@ impl RunEvent {
             RunEvent::RecoveryStarted => "recovery_started",
             RunEvent::DeadLettered => "dead_lettered",
             RunEvent::Resumed => "resumed",
+            RunEvent::ArgumentsRefused => "arguments_refused",
         }
     }
 
@@ -202,11 +215,5 @@ mod tests {
             assert_eq!(RunEvent::parse(event.name()), Some(event));
         }
         assert_eq!(HistoryEvent::parse("moved_money"), None);
-    }
-
-    #[test]
-    #[should_panic(expected = "does not end started")]
-    fn an_attempt_never_ends_started() {
-        let _ = HistoryEvent::outcome(Status::Started);
     }
 }

@@ -431,7 +431,9 @@ impl Member {
                 _ => unreachable!("a file ledger is SQLite"),
             },
             (Reads::Sqlite(_), _) => unreachable!("a grouped SQLite ledger is a file"),
-            (Reads::External(store), _) => Reads::External(Mutex::new(lock_external(store).connect_again()?)),
+            (Reads::External(store), location) => {
+                Reads::External(Mutex::new(lock_external(store, location)?.connect_again()?))
+            }
         };
         Ok(Ledger {
             store: Store::Grouped(Member {

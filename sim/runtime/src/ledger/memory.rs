@@ -268,6 +268,10 @@ struct MemoryTransaction<'a, 'b> {
 }
 
 impl Tables for MemoryTransaction<'_, '_> {
+    fn location(&self) -> String {
+        (self.location)()
+    }
+
     fn record(&mut self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
         Ok(self.tables.records.get(key).cloned())
     }
@@ -394,6 +398,23 @@ impl MemoryTables {
         self.history
             .iter()
             .filter(|entry| key.is_none_or(|key| &entry.key == key))
+            .cloned()
+            .collect()
+    }
+
+    pub(super) fn contradictions(&self, tenant: Option<&str>, limit: usize) -> Vec<HistoryEntry> {
+        self.history
+            .iter()
+            .rev()
+            .filter(|entry| entry.event == super::HistoryEvent::Contradicted)
+            .filter(|entry| {
+                tenant.is_none_or(|tenant| {
+                    self.records
+                        .get(&entry.key)
+                        .is_some_and(|record| record.tenant == tenant)
+                })
+            })
+            .take(limit)
             .cloned()
             .collect()
     }

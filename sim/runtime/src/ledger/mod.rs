@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 mod calls;
+mod contradiction;
 mod decisions;
 mod events;
 mod group;
@@ -39,6 +40,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
+pub use contradiction::{Contradiction, ContradictionSource, contradicts};
 pub use events::{HistoryEvent, RunEvent};
 pub use group::{
     BATCH_MAX_DEFAULT, BATCH_MAX_LIMIT, BatchConnection, CommitEnd, GroupSettings, GroupStats, MemberBody, MemberEnd,
@@ -46,8 +48,9 @@ pub use group::{
 };
 pub use operations::{CheckpointRow, HistoryLine, RecordWrite, RunHistoryLine, Tables};
 pub use records::{
-    AttemptStart, Checkpoint, CheckpointSave, ExecutionRecord, FoldedReservation, HistoryEntry, RecordFilter, Recorded,
-    Reservation, ReserveRequest, RunHistoryEntry, SaveOutcome, SettleError, Settlement, StoredHistoryLine,
+    AttemptStart, Checkpoint, CheckpointSave, ExecutionRecord, FoldedReservation, HistoryEntry, LateAnswer,
+    RecordFilter, Recorded, Reservation, ReserveRequest, RunHistoryEntry, SaveOutcome, SettleError, Settlement,
+    StoredHistoryLine,
 };
 pub use sqlite::{FileSettingsError, apply_file_settings, listing_plan};
 
@@ -145,6 +148,15 @@ pub enum LedgerError {
         /// What cannot be read.
         detail: String,
     },
+    /// A request the ledger refuses to write: it would store a record with an empty name
+    /// (see [`ExecutionRecord::broken_invariant`]). Nothing was written.
+    #[error("{location}: {detail}")]
+    BadRequest {
+        /// Which ledger.
+        location: String,
+        /// What is wrong with the request.
+        detail: String,
+    },
     /// A checkpoint cannot be saved again (its version is at its limit).
     #[error("{location}: the checkpoint of run {run_id} cannot be saved again: {detail}")]
     BadCheckpoint {
@@ -236,6 +248,28 @@ pub trait ExternalStore: std::fmt::Debug + Send {
     fn checkpoints(&mut self) -> Result<Vec<Checkpoint>, LedgerError>;
     /// Run history lines in id order, of one run or of all.
     fn run_history(&mut self, run_id: Option<&str>) -> Result<Vec<RunHistoryEntry>, LedgerError>;
+    /// Contradiction lines, newest first, at most `limit`, of `tenant`'s calls or of all (see
+    /// [`Ledger::contradictions`]). The default reads every history line and each line's
+    /// record; a store with a query of its own answers the same.
+    fn contradictions(&mut self, tenant: Option<&str>, limit: usize) -> Result<Vec<HistoryEntry>, LedgerError> {
+        let mut found = Vec::new();
+        for entry in self.history(None)?.into_iter().rev() {
+            if found.len() >= limit {
+                break;
+            }
+            if entry.event != HistoryEvent::Contradicted {
+                continue;
+            }
+            let theirs = match tenant {
+                None => true,
+                Some(tenant) => self.record(&entry.key)?.is_some_and(|record| record.tenant == tenant),
+            };
+            if theirs {
+                found.push(entry);
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// A connection to a ledger. One per process (or simulated worker).
@@ -368,7 +402,9 @@ impl Ledger {
                 store: Store::Memory(connection.connect_again()),
                 location: self.location.clone(),
             }),
-            (_, Store::External(store)) => Ok(Ledger::on_external(lock_external(store).connect_again()?)),
+            (location, Store::External(store)) => {
+                Ok(Ledger::on_external(lock_external(store, location)?.connect_again()?))
+            }
             // Another run of the same process: it joins the same commit group.
             (location, Store::Grouped(member)) => member.join(location),
             (Location::File(path), Store::Sqlite(_)) => Ledger::open(path),
@@ -405,13 +441,13 @@ impl Ledger {
             Store::Memory(connection) => connection.transaction(&|| self.location.describe(), context, false, body),
             Store::External(store) => {
                 let mut answer: Option<Result<T, E>> = None;
-                lock_external(store).transaction(context, &mut |tables| {
+                lock_external(store, &self.location)?.transaction(context, &mut |tables| {
                     let outcome = body(tables);
                     let commit = outcome.is_ok();
                     answer = Some(outcome);
                     Ok(commit)
                 })?;
-                answer.expect("an external store runs the transaction's body")
+                answer.unwrap_or_else(|| Err(not_run(&self.location, context).into()))
             }
             Store::Grouped(member) => {
                 let mut answer: Option<Result<T, E>> = None;
@@ -421,7 +457,7 @@ impl Ledger {
                     answer = Some(outcome);
                     Ok(commit)
                 })?;
-                answer.expect("a commit group runs the member's body")
+                answer.unwrap_or_else(|| Err(not_run(&self.location, context).into()))
             }
         }
     }
@@ -438,21 +474,33 @@ impl Ledger {
         match &self.store {
             Store::Sqlite(connection) => sqlite(connection, &self.location),
             Store::Memory(connection) => connection.read(&|| self.location.describe(), context, table, in_memory),
-            Store::External(store) => external(lock_external(store).as_mut()),
+            Store::External(store) => external(lock_external(store, &self.location)?.as_mut()),
             Store::Grouped(group::Member { reads, .. }) => match reads {
                 group::Reads::Sqlite(connection) => sqlite(connection, &self.location),
-                group::Reads::External(store) => external(lock_external(store).as_mut()),
+                group::Reads::External(store) => external(lock_external(store, &self.location)?.as_mut()),
             },
         }
     }
 }
 
 /// The external store's connection. A panic while it was held leaves a connection whose state
-/// nobody knows; the next user finds it poisoned and fails loudly rather than guess.
-fn lock_external(
-    store: &std::sync::Mutex<Box<dyn ExternalStore>>,
-) -> std::sync::MutexGuard<'_, Box<dyn ExternalStore>> {
-    store
-        .lock()
-        .expect("an external ledger connection whose operation panicked is not used again")
+/// nobody knows; the next user finds it poisoned and gets an error rather than a guess.
+fn lock_external<'a>(
+    store: &'a std::sync::Mutex<Box<dyn ExternalStore>>,
+    location: &Location,
+) -> Result<std::sync::MutexGuard<'a, Box<dyn ExternalStore>>, LedgerError> {
+    store.lock().map_err(|_| LedgerError::Store {
+        location: location.describe(),
+        context: "taking the connection",
+        detail: "an operation on this connection panicked earlier; it is not used again".into(),
+    })
+}
+
+/// A store that answered a transaction without running its body: nothing was decided.
+fn not_run(location: &Location, context: &'static str) -> LedgerError {
+    LedgerError::Store {
+        location: location.describe(),
+        context,
+        detail: "the store ended the transaction without running it".into(),
+    }
 }

@@ -13,7 +13,7 @@ use super::{
     ReserveRequest, RunEvent, SaveOutcome, SettleError, Settlement,
 };
 use crate::key::IdempotencyKey;
-use crate::rules::{ReservationAction, Status};
+use crate::rules::{Outcome, ReservationAction, Status};
 
 /// The rows one transaction reads and writes. Every operation of [`super::Ledger`] is
 /// written once against this, so the decision logic is the same whichever store holds the
@@ -31,6 +31,10 @@ pub trait Tables {
     fn put_checkpoint(&mut self, checkpoint: &CheckpointRow<'_>) -> Result<(), LedgerError>;
     /// Appends one line to a run's own history; the store numbers it.
     fn append_run_event(&mut self, line: &RunHistoryLine<'_>) -> Result<(), LedgerError>;
+    /// Where the rows are, for an error's message (never a secret).
+    fn location(&self) -> String {
+        "the ledger".to_owned()
+    }
 }
 
 /// How a record is written, with SQLite's meaning.
@@ -117,9 +121,13 @@ pub struct CheckpointRow<'a> {
 
 /// Every record write of every store goes through here: the record it writes keeps the
 /// invariant the stores check again when they read it back ([`ExecutionRecord::broken_invariant`]).
+/// A record that would break it is refused (`BadRequest`) and the transaction rolled back.
 fn write_checked(tables: &mut dyn Tables, write: RecordWrite, record: &ExecutionRecord) -> Result<(), LedgerError> {
     if let Some(broken) = record.broken_invariant() {
-        panic!("a ledger write of {} with {broken}", record.key);
+        return Err(LedgerError::BadRequest {
+            location: tables.location(),
+            detail: format!("a write of record {} with {broken} is refused", record.key),
+        });
     }
     tables.write_record(write, record)
 }
@@ -131,11 +139,49 @@ pub(super) fn reserve(
     now_ms: u64,
 ) -> Result<Reservation, LedgerError> {
     let (reservation, write) = read_and_decide_reservation(tables, request, now_ms)?;
-    if let (Some((write, line)), Reservation::Decided { record, .. }) = (write, &reservation) {
-        write_checked(tables, write, record)?;
-        tables.append_history(&line)?;
-    }
+    write_reservation(tables, request, &reservation, write, now_ms)?;
     Ok(reservation)
+}
+
+/// What a reservation that runs nothing more writes: the decided record, or — for a call
+/// refused because its key holds other arguments — a line in the record's history and one in
+/// the run's, so the refusal is never silent.
+fn write_reservation(
+    tables: &mut dyn Tables,
+    request: &ReserveRequest<'_>,
+    reservation: &Reservation,
+    write: Option<(RecordWrite, HistoryLine<'_>)>,
+    now_ms: u64,
+) -> Result<(), LedgerError> {
+    match (write, reservation) {
+        (Some((write, line)), Reservation::Decided { record, .. }) => {
+            write_checked(tables, write, record)?;
+            tables.append_history(&line)
+        }
+        (_, Reservation::ArgumentsMismatch { existing }) => {
+            let detail = format!(
+                "call {} of run {} offered {} {}; the key holds {} {}: refused, nothing was run",
+                request.tool_call_id,
+                request.run_id,
+                request.tool,
+                request.arguments,
+                existing.tool,
+                existing.arguments
+            );
+            tables.append_history(&HistoryLine {
+                detail: Some(Cow::Borrowed(&detail)),
+                ..HistoryLine::note(request.key, now_ms, request.owner, HistoryEvent::ArgumentsRefused)
+            })?;
+            tables.append_run_event(&RunHistoryLine {
+                run_id: request.run_id,
+                at_ms: now_ms,
+                actor: request.owner,
+                event: RunEvent::ArgumentsRefused,
+                detail: Some(&detail),
+            })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// What a reservation reads (the record, and the checkpoint version it is fenced on), and
@@ -180,10 +226,7 @@ pub(super) fn reserve_and_begin(
             ) if action.runs() => (action, record, previous_owner, previous_status, write, line),
             // Nothing that runs: the reservation's answer (and writes) alone.
             (reservation, write) => {
-                if let (Some((write, line)), Reservation::Decided { record, .. }) = (write, &reservation) {
-                    write_checked(tables, write, record)?;
-                    tables.append_history(&line)?;
-                }
+                write_reservation(tables, request, &reservation, write, now_ms)?;
                 return Ok(FoldedReservation {
                     reservation,
                     attempt_begun: None,
@@ -295,7 +338,7 @@ pub(super) fn record_outcome(
     tables: &mut dyn Tables,
     location: &str,
     key: &IdempotencyKey,
-    status: Status,
+    outcome: Outcome,
     result: Option<&str>,
     actor: &str,
     attempt: u32,
@@ -306,7 +349,7 @@ pub(super) fn record_outcome(
         key: key.to_string(),
         detail: "an outcome arrived for a call that was never reserved".into(),
     })?;
-    let (recorded, line) = decide_outcome(current, key, status, result, actor, attempt, now_ms);
+    let (recorded, line) = decide_outcome(current, key, outcome, result, actor, attempt, now_ms);
     if let Recorded::Recorded(after) = &recorded {
         write_checked(tables, RecordWrite::Update, after)?;
     }

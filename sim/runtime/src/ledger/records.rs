@@ -250,6 +250,10 @@ pub struct Settlement<'a> {
     pub result: Option<&'a str>,
     /// What the history line's detail says, when it is not the result.
     pub detail: Option<&'a str>,
+    /// Whether a `started` record may be settled: its worker holds it and its request may be
+    /// on its way, so only a decider who knows that says `true` (a reconcile hook that found
+    /// the effect, an operator who acknowledged it). `false`: [`SettleError::InFlight`].
+    pub settles_started: bool,
 }
 
 /// Why a settlement was refused.
@@ -294,6 +298,19 @@ pub enum SettleError {
         /// The record as it is.
         current: Box<ExecutionRecord>,
     },
+    /// The call is `started` and the settlement does not say it may settle one
+    /// ([`Settlement::settles_started`]): its request may still be on its way.
+    #[error(
+        "{key} is started: worker {} holds it and its request may still be on its way; the settlement does not \
+         acknowledge that, so nothing was recorded",
+        current.owner
+    )]
+    InFlight {
+        /// The call's key.
+        key: IdempotencyKey,
+        /// The record as it is.
+        current: Box<ExecutionRecord>,
+    },
     /// The ledger itself failed.
     #[error(transparent)]
     Ledger(#[from] LedgerError),
@@ -307,6 +324,18 @@ pub enum Recorded {
     /// The record is not this attempt's any more (someone settled the call first, another
     /// worker owns it, a later attempt was made): the outcome was logged and ignored.
     LateOutcomeIgnored(ExecutionRecord),
+}
+
+/// An answer that arrived for an attempt nobody waits for any more
+/// ([`super::Ledger::log_late_outcome`]).
+#[derive(Clone, Copy, Debug)]
+pub struct LateAnswer<'a> {
+    /// The attempt it answers.
+    pub attempt: u32,
+    /// What it says of the call.
+    pub says: crate::rules::Outcome,
+    /// What it said, in the driver's words.
+    pub detail: &'a str,
 }
 
 /// A run's saved state.

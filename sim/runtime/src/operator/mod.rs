@@ -23,7 +23,16 @@ pub use reason::{REASON_CHARS_MAX, ReasonError, check_reason};
 pub use runs::{DeadLetteredRun, ResumeRequest, dead_lettered_runs, resume};
 
 /// An operator's resolve.
+///
+/// ```
+/// use twice_runtime::Status;
+/// use twice_runtime::operator::ResolveRequest;
+/// let mut request = ResolveRequest::new(Status::Failed, "no credit in the provider's dashboard", "op-ana");
+/// request.expected_status = Some(Status::Indeterminate);
+/// assert!(!request.acknowledge_in_flight, "a `started` call is refused unless asked");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ResolveRequest {
     /// What the operator found: `completed` or `failed`.
     pub status: Status,
@@ -35,6 +44,27 @@ pub struct ResolveRequest {
     pub expected_status: Option<Status>,
     /// The result to record for a `completed` call (a receipt the operator found).
     pub result: Option<String>,
+    /// The operator knows the call is `started` — a worker holds it, and its request may still
+    /// be on its way to the other system, where no lookup sees it yet — and settles it
+    /// anyway (its worker is known dead, say). Without it, resolving a `started` call is
+    /// refused ([`OperatorError::InFlight`]): its own outcome could arrive and contradict
+    /// the decision.
+    pub acknowledge_in_flight: bool,
+}
+
+impl ResolveRequest {
+    /// `operator` resolves a call as `status` (`completed` or `failed`) because of `reason`:
+    /// any unknown status but `started`, no result.
+    pub fn new(status: Status, reason: impl Into<String>, operator: impl Into<String>) -> ResolveRequest {
+        ResolveRequest {
+            status,
+            reason: reason.into(),
+            operator: operator.into(),
+            expected_status: None,
+            result: None,
+            acknowledge_in_flight: false,
+        }
+    }
 }
 
 /// An operator's request to undo a call's effect.
@@ -163,6 +193,25 @@ pub enum OperatorError {
     #[error("an operator resolves a call to completed or failed, not {0}")]
     /// An operator settles to `completed` or `failed` only.
     BadStatus(Status),
+    #[error(
+        "{key} is started: worker {owner} holds it ({} noted, last written at {since_ms} ms), so its request \
+         may still be on its way and its own outcome could contradict a decision. Nothing was recorded. Wait \
+         for its outcome, or resolve it again acknowledging the call may be in flight (once its worker is \
+         known to be gone)",
+        crate::worker::counted(u64::from(*attempts), "attempt", "attempts")
+    )]
+    /// The call is `started`: its worker may still send or hear its request. Refused unless
+    /// the request acknowledges it ([`ResolveRequest::acknowledge_in_flight`]).
+    InFlight {
+        /// The call.
+        key: IdempotencyKey,
+        /// The worker that holds it.
+        owner: crate::ids::WorkerId,
+        /// Attempts that passed the send fence.
+        attempts: u32,
+        /// When the ledger last wrote it, in ms.
+        since_ms: u64,
+    },
     #[error("tool `{0}` has no compensation")]
     /// The call's tool declares no compensation.
     NoCompensation(String),
@@ -278,12 +327,26 @@ fn check_who_and_why(reason: &str, operator: &str) -> Result<(), OperatorError> 
 }
 
 /// Records what the operator found: compare-and-set, appended to the history.
+///
+/// # Errors
+///
+/// Nothing is recorded when the reason or the operator is missing or unreadable, the status
+/// is not `completed` or `failed`, the call is `started` and the request does not acknowledge
+/// it may be in flight ([`OperatorError::InFlight`]), or the ledger refuses (no such call, a
+/// stale compare-and-set, a call settled already) or fails.
 pub fn resolve(
     ledger: &mut Ledger,
     key: &IdempotencyKey,
     request: &ResolveRequest,
     now_ms: u64,
 ) -> Result<ExecutionRecord, OperatorError> {
+    let _entered = tracing::info_span!(
+        "twice_runtime::resolve",
+        %key,
+        operator = %request.operator,
+        status = request.status.name(),
+    )
+    .entered();
     check_who_and_why(&request.reason, &request.operator)?;
     if !matches!(request.status, Status::Completed | Status::Failed) {
         return Err(OperatorError::BadStatus(request.status));
@@ -297,8 +360,17 @@ pub fn resolve(
         reason: Some(&request.reason),
         result: request.result.as_deref(),
         detail: None,
+        settles_started: request.acknowledge_in_flight,
     };
-    Ok(ledger.settle(key, &settlement, now_ms)?)
+    ledger.settle(key, &settlement, now_ms).map_err(|error| match error {
+        SettleError::InFlight { current, .. } => OperatorError::InFlight {
+            key: key.clone(),
+            owner: current.owner.clone(),
+            attempts: current.attempts,
+            since_ms: current.updated_at_ms,
+        },
+        error => error.into(),
+    })
 }
 
 /// Whether a compensation may be asked for at all, without changing anything: a reason and an
@@ -343,6 +415,7 @@ pub fn compensate(
     words: &Words,
 ) -> Result<ExecutionRecord, OperatorError> {
     let key = request.key;
+    let _entered = tracing::info_span!("twice_runtime::compensate", %key, operator = %request.operator).entered();
     let seen =
         access.with_ledger(|ledger| check_compensable(ledger, request, |tool| target.has_compensation(tool)))??;
     // Read-only, before anything is claimed: what is not there is not undone, and what
@@ -377,6 +450,7 @@ pub fn compensate(
                         reason: Some(request.reason),
                         result: None,
                         detail: Some(&detail),
+                        settles_started: true,
                     };
                     access
                         .with_ledger(|ledger| ledger.settle(key, &settlement, now_ms))?
@@ -415,6 +489,7 @@ fn claim(
         reason: Some(request.reason),
         result: None,
         detail: Some(found),
+        settles_started: true,
     };
     access
         .with_ledger(|ledger| ledger.settle(request.key, &settlement, now_ms))?
@@ -487,6 +562,7 @@ fn settle_nothing_to_compensate(
         reason: Some(request.reason),
         result: None,
         detail: Some(&detail),
+        settles_started: true,
     };
     access
         .with_ledger(|ledger| ledger.settle(key, &settlement, now_ms))?
@@ -520,6 +596,7 @@ pub fn record_reconciled(
         reason: Some(reason),
         result: Some(receipt),
         detail: None,
+        settles_started: true,
     };
     Ok(match ledger.settle(key, &settlement, now_ms) {
         Ok(_) => Reconciled::Completed {
@@ -528,9 +605,12 @@ pub fn record_reconciled(
         Err(SettleError::AlreadySettled { current, .. } | SettleError::Stale { current, .. }) => {
             Reconciled::AlreadySettled(current)
         }
-        Err(SettleError::NotFound(_) | SettleError::NotADecision { .. } | SettleError::AttemptNoted { .. }) => {
-            Reconciled::Unknown
-        }
+        Err(
+            SettleError::NotFound(_)
+            | SettleError::NotADecision { .. }
+            | SettleError::AttemptNoted { .. }
+            | SettleError::InFlight { .. },
+        ) => Reconciled::Unknown,
         Err(SettleError::Ledger(error)) => return Err(error),
     })
 }
@@ -554,15 +634,19 @@ pub fn record_not_found(
         reason: Some(reason),
         result: None,
         detail: None,
+        settles_started: true,
     };
     Ok(match ledger.settle(key, &settlement, now_ms) {
         Ok(record) => Reconciled::SettledFailed(Box::new(record)),
         Err(SettleError::AlreadySettled { current, .. } | SettleError::Stale { current, .. }) => {
             Reconciled::AlreadySettled(current)
         }
-        Err(SettleError::NotFound(_) | SettleError::NotADecision { .. } | SettleError::AttemptNoted { .. }) => {
-            Reconciled::Unknown
-        }
+        Err(
+            SettleError::NotFound(_)
+            | SettleError::NotADecision { .. }
+            | SettleError::AttemptNoted { .. }
+            | SettleError::InFlight { .. },
+        ) => Reconciled::Unknown,
         Err(SettleError::Ledger(error)) => return Err(error),
     })
 }
@@ -575,13 +659,7 @@ mod tests {
     fn every_operator_move_applies_the_reason_rule() {
         let mut ledger = Ledger::open_memory_store();
         let key = IdempotencyKey::per_call("r1", "c1").unwrap();
-        let request = ResolveRequest {
-            status: Status::Failed,
-            reason: "\u{1B}]0;owned\u{7}".into(),
-            operator: "ada".into(),
-            expected_status: None,
-            result: None,
-        };
+        let request = ResolveRequest::new(Status::Failed, "\u{1B}]0;owned\u{7}", "ada");
         assert!(matches!(
             resolve(&mut ledger, &key, &request, 1),
             Err(OperatorError::Reason(ReasonError::ControlCharacter { position: 1, .. }))

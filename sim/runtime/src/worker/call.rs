@@ -41,6 +41,10 @@ impl Worker {
     /// never left unattended. An unknown record goes down the unknown path (hook, pause) under
     /// its own arguments; a settled one is the call's truth; only a `failed` one ends the run,
     /// since nothing of it stands and its key cannot carry the new wording.
+    ///
+    /// A call whose id this run was already told about is no replay: the model (or its
+    /// provider) reused a call id for another call. It is refused — not run, and not served the
+    /// earlier call's result as if it were its own — and the model hears so.
     pub(super) fn arguments_mismatch(&mut self, now_ms: u64, existing: ExecutionRecord) -> Option<Command> {
         let key = self.context().key.clone();
         self.note(
@@ -49,6 +53,12 @@ impl Worker {
                 recorded_arguments: existing.arguments.clone(),
             },
         );
+        let call_id = &self.context().call.id;
+        let answered_before = self.run.transcript.iter().any(|(told, _)| told == call_id);
+        if answered_before && existing.run_id == self.setup.run_id {
+            let reason = (self.setup.words.told_failed)(ToldFailed::CallIdReused);
+            return self.tell(Told::Failed { reason });
+        }
         if self.guard(Guard::KeyPerCall) && existing.run_id == self.setup.run_id {
             self.note(Guard::KeyPerCall, Held::RewordedReplayRecognised);
         }
@@ -89,18 +99,17 @@ impl Worker {
                 self.invoke(now_ms, 1)
             }
             ReservationAction::ReturnRecorded => {
-                let record = record.expect("a completed record exists");
-                assert_eq!(record.key, self.context().key, "the record returned is the call's own");
                 self.note(Guard::Ledger, Held::ReturnedRecordedResult);
                 self.tell(Told::Result {
-                    result: record.result.unwrap_or_default(),
+                    result: record.and_then(|record| record.result).unwrap_or_default(),
                 })
             }
             ReservationAction::ReturnCompensated => self.tell(Told::Compensated),
             ReservationAction::Unknown => {
-                let record = record.expect("an unknown record exists");
                 self.context_mut().recovered = true;
-                assert_eq!(record.key, self.context().key, "the record met is the call's own");
+                let Some(record) = record else {
+                    return self.unknown();
+                };
                 let other_run = (record.run_id != self.setup.run_id).then(|| record.run_id.clone());
                 self.note(
                     Guard::Ledger,
@@ -122,15 +131,15 @@ impl Worker {
                     );
                 }
                 let started_for_ms = now_ms.saturating_sub(record.updated_at_ms);
-                if record.status == Status::Started
-                    && self.guard(Guard::NoLeaseExpiry)
-                    && started_for_ms >= self.setup.lease_ms
+                if let Some(lease_ms) = self.setup.lease_ms
+                    && record.status == Status::Started
+                    && started_for_ms >= lease_ms
                 {
                     self.note(
                         Guard::NoLeaseExpiry,
                         Held::LeaseNotReclaimed {
                             started_for_ms,
-                            lease_ms: self.setup.lease_ms,
+                            lease_ms,
                         },
                     );
                 }
@@ -146,11 +155,6 @@ impl Worker {
         }
         let context = self.context_mut();
         context.reserved_at_ms.get_or_insert(now_ms);
-        assert!(
-            attempt >= 1 && attempt <= context.attempts_allowed,
-            "attempt {attempt} of {}",
-            context.attempts_allowed
-        );
         context.attempt = attempt;
         context.awaiting_attempt = Some(attempt);
         self.state = WorkerState::Calling;
@@ -206,8 +210,8 @@ impl Worker {
         let (side_effect, attempt, attempts_allowed) =
             (context.tool.side_effect, context.attempt, context.attempts_allowed);
         match self.outcome(side_effect, end, attempt, attempts_allowed) {
-            OutcomeAction::Record(status) => self.record(status, Some(answer.receipt().to_owned())),
-            OutcomeAction::Retry { .. } => unreachable!("an answer is never retried"),
+            OutcomeAction::Record(outcome) => self.record(outcome, Some(answer.receipt().to_owned())),
+            OutcomeAction::Retry { .. } => unreachable!("table 2 never retries an answer"),
         }
     }
 
@@ -228,17 +232,17 @@ impl Worker {
                     next_attempt: attempt + 1,
                 })
             }
-            OutcomeAction::Record(Status::Indeterminate) => {
+            OutcomeAction::Record(Outcome::Indeterminate) => {
                 // One attempt comes from the write retry rule, or from a declaration that asked
                 // for one (then the rule may be off, and it is the declaration that held).
                 if self.guard(Guard::WriteRetryRule) {
                     self.note(Guard::WriteRetryRule, Held::WriteNotRetried);
                 }
-                self.record(Status::Indeterminate, None)
+                self.record(Outcome::Indeterminate, None)
             }
-            OutcomeAction::Record(status) => {
+            OutcomeAction::Record(outcome) => {
                 let result = self.record_words(&RecordNote::TimedOut { attempts: attempt });
-                self.record(status, Some(result))
+                self.record(outcome, Some(result))
             }
         }
     }
@@ -249,9 +253,15 @@ impl Worker {
         if !self.guard(Guard::Ledger) {
             return None;
         }
+        let says = if answer.is_rejection() {
+            Outcome::Failed
+        } else {
+            Outcome::Completed
+        };
         Some(Command::LogLateOutcome {
             key,
             attempt,
+            says,
             detail: self.record_words(&RecordNote::AnsweredLate {
                 attempt,
                 receipt: answer.receipt().to_owned(),
@@ -259,15 +269,15 @@ impl Worker {
         })
     }
 
-    pub(super) fn record(&mut self, status: Status, result: Option<String>) -> Option<Command> {
+    pub(super) fn record(&mut self, outcome: Outcome, result: Option<String>) -> Option<Command> {
         if !self.guard(Guard::Ledger) {
-            return self.after_record(status, result);
+            return self.after_record(outcome.status(), result);
         }
         self.state = WorkerState::Recording;
         let context = self.context();
         Some(Command::RecordOutcome {
             key: context.key.clone(),
-            status,
+            outcome,
             result,
             attempt: context.attempt,
         })

@@ -3,13 +3,25 @@
 use super::*;
 
 impl Worker {
-    /// Feeds one input; returns the next phase, if the worker has one to run now.
-    pub fn handle(&mut self, now_ms: u64, input: Input) -> Option<Command> {
-        assert!(
-            !self.is_done(),
-            "worker {} is done and takes no input",
-            self.setup.worker_id
-        );
+    /// Feeds one input; returns the next phase, if the worker has one to run now (`None`: it
+    /// waits on as it was, a stale timer say).
+    ///
+    /// # Errors
+    ///
+    /// [`InputError`] when the input is not one the machine waits for: the worker is done,
+    /// the input answers another command than the last one, or it is about another call than
+    /// the one in progress. The machine is left as it was, and nothing was decided.
+    pub fn handle(&mut self, now_ms: u64, input: Input) -> Result<Option<Command>, InputError> {
+        self.check_input(&input)?;
+        let command = self.dispatch(now_ms, input);
+        if let Some(command) = &command {
+            self.awaiting_after(command);
+        }
+        Ok(command)
+    }
+
+    /// The machine's decision on an input [`Worker::check_input`] accepted.
+    fn dispatch(&mut self, now_ms: u64, input: Input) -> Option<Command> {
         match input {
             Input::Start => {
                 self.state = WorkerState::Booting;
@@ -68,7 +80,7 @@ impl Worker {
                     // A naive runtime that swallows the tool's exception: the call returned,
                     // so it is recorded a success, and nobody will ever run it again.
                     let swallowed = serde_json::json!({ "swallowed_refusal": reason }).to_string();
-                    return self.record(Status::Completed, Some(swallowed));
+                    return self.record(Outcome::Completed, Some(swallowed));
                 }
                 let context = self.context();
                 let (side_effect, attempt, attempts_allowed) =
@@ -77,11 +89,11 @@ impl Worker {
                     self.note(Guard::RefusalIsFailed, Held::RefusalRecordedFailed);
                 }
                 match self.outcome(side_effect, AttemptEnd::NotAttempted, attempt, attempts_allowed) {
-                    OutcomeAction::Record(status) => {
+                    OutcomeAction::Record(outcome) => {
                         let result = self.record_words(&RecordNote::NotAttempted { reason });
-                        self.record(status, Some(result))
+                        self.record(outcome, Some(result))
                     }
-                    OutcomeAction::Retry { .. } => unreachable!("a refusal is never retried"),
+                    OutcomeAction::Retry { .. } => unreachable!("table 2 never retries a refusal"),
                 }
             }
             Input::Response { key, attempt, answer } => self.response(key, attempt, answer),
@@ -102,14 +114,12 @@ impl Worker {
             Input::Saved(outcome) => self.saved(outcome),
             Input::RecordRead(record) => self.truth_or_unknown(record),
             Input::Woken => {
-                assert_eq!(self.state, WorkerState::Parked, "only a parked worker is woken");
                 self.state = WorkerState::Reconciling;
                 Some(Command::ReadRecord {
                     key: self.context().key.clone(),
                 })
             }
             Input::LookAgain => {
-                assert_eq!(self.state, WorkerState::Parked, "only a parked worker looks again");
                 // What the hook could not find before may be there now.
                 self.context_mut().hook_asked = false;
                 self.state = WorkerState::Reconciling;
@@ -133,7 +143,7 @@ impl Worker {
                 after_ms: backoff_ms,
                 next_attempt: attempt + 1,
             }),
-            OutcomeAction::Record(status) => self.record(status, None),
+            OutcomeAction::Record(outcome) => self.record(outcome, None),
         }
     }
 
@@ -177,8 +187,14 @@ impl Worker {
 
     /// The checkpoint version held (`held` says how): another worker drives the run now.
     pub(super) fn stand_down(&mut self, held: Held) -> Option<Command> {
-        self.note(Guard::CheckpointVersion, held);
-        let note = self.notes.last().cloned().expect("the stand-down was just noted");
+        let note = GuardNote {
+            guard: Guard::CheckpointVersion,
+            worker_id: self.setup.worker_id.clone(),
+            run_id: self.setup.run_id.clone(),
+            key: self.call.as_ref().map(|context| context.key.to_string()),
+            held,
+        };
+        self.note(note.guard, note.held.clone());
         self.state = WorkerState::StoodDown;
         Some(Command::StandDown { note })
     }
@@ -189,7 +205,7 @@ impl Worker {
     }
 
     pub(super) fn lease(&self) -> Option<u64> {
-        (!self.guard(Guard::NoLeaseExpiry)).then_some(self.setup.lease_ms)
+        self.setup.lease_ms.filter(|_| !self.guard(Guard::NoLeaseExpiry))
     }
 
     pub(super) fn on_loaded(&mut self, failed_recoveries: Option<u32>) -> Option<Command> {

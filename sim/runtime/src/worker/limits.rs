@@ -41,7 +41,7 @@ impl Worker {
         let context = self.context_mut();
         context.awaiting_attempt = None;
         context.may_have_left = true;
-        Some(self.record(Status::Indeterminate, None))
+        Some(self.record(Outcome::Indeterminate, None))
     }
 
     /// What the reconcile hook's answer leads to.

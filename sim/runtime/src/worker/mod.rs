@@ -8,57 +8,37 @@
 //! and a real clock.
 
 use crate::answer::ToolAnswer;
-use crate::guards::{Guard, Guards, NaiveRefusal};
-use crate::ids::{RunId, Tenant, WorkerId};
+use crate::guards::{Guard, NaiveRefusal};
+use crate::ids::{RunId, WorkerId};
 use crate::key::{IdempotencyKey, KeyScheme};
 use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
 use crate::rules::{
-    AttemptEnd, FailedRunAction, Fired, OutcomeAction, ReservationAction, Status, UnknownAction, failed_run_undo,
-    outcome_action, reservation_action, unknown_action,
+    AttemptEnd, FailedRunAction, Fired, Outcome, OutcomeAction, ReservationAction, Status, UnknownAction,
+    failed_run_undo, outcome_action, reservation_action, unknown_action,
 };
 use crate::run::{Decision, RunState, RunStatus, Told, ToolCall};
 use crate::tool::{SideEffect, ToolDeclaration};
 
 mod call;
+mod english;
 mod handle;
 mod held;
 mod limits;
+mod order;
 mod phase;
 mod settle;
+mod setup;
 mod state;
 mod wait;
 mod words;
 
 pub use held::{GuardNote, Held};
+pub use order::InputError;
 pub use phase::{Phase, UnknownPhase};
+pub use setup::{DEFAULT_TENANT, SetupError, WorkerSetup};
 pub use state::WorkerState;
 pub use wait::{CallRefused, WaitReason};
 pub use words::{DeadLetterReason, FailReason, OperatorNote, RecordNote, ToldFailed, Words, counted};
-
-/// Who the worker is and the rules it runs under.
-#[derive(Clone, Debug)]
-pub struct WorkerSetup {
-    /// This worker's name in the ledger (`owner`, `saved_by`).
-    pub worker_id: WorkerId,
-    /// The run it drives.
-    pub run_id: RunId,
-    /// The tenant whose run it is: operators see only their own tenant's calls and runs.
-    pub tenant: Tenant,
-    /// The guards it runs under (every one on: the seed's runtime).
-    pub guards: Guards,
-    /// The tools the run may call, as declared.
-    pub tools: Vec<ToolDeclaration>,
-    /// The lease a naive runtime puts on `started` records (used only with `no_lease_expiry` off).
-    pub lease_ms: u64,
-    /// How many recoveries of the run may fail (start from the same checkpoint and make no
-    /// progress past it) before the next is not tried: the run stops as `dead_lettered` until
-    /// an operator resumes it (guard `dead_letter`). `None`: no limit, and recoveries are not
-    /// counted.
-    pub recovery_attempts_max: Option<u32>,
-    /// The application's words for what the runtime writes down for people (the machine and
-    /// its executor make no sentences of their own).
-    pub words: Words,
-}
 
 /// What a reconcile hook found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -237,20 +217,23 @@ pub enum Command {
     RecordOutcome {
         /// The call.
         key: IdempotencyKey,
-        /// Its status.
-        status: Status,
+        /// How the attempt ended.
+        outcome: Outcome,
         /// The recorded result.
         result: Option<String>,
         /// The attempt this outcome answers: recorded only over this worker's own `started`
         /// record at that attempt.
         attempt: u32,
     },
-    /// An answer nobody waits for: logged under its own key, changing nothing.
+    /// An answer nobody waits for: logged under its own key, changing nothing (written as a
+    /// contradiction when it says otherwise than how the call was settled).
     LogLateOutcome {
         /// The call.
         key: IdempotencyKey,
         /// The attempt.
         attempt: u32,
+        /// What the answer says of the call.
+        says: Outcome,
         /// What happened, in words.
         detail: String,
     },
@@ -421,6 +404,8 @@ struct RunUndo {
 #[derive(Debug)]
 pub struct Worker {
     setup: WorkerSetup,
+    /// What the last command asked the driver for: the inputs the machine takes next.
+    awaiting: order::Awaiting,
     state: WorkerState,
     loaded_version: u32,
     /// Set when the model is about to be told a call failed because the ledger says so.
@@ -440,9 +425,16 @@ pub struct Worker {
 
 impl Worker {
     /// A worker for the run `setup` names; it does nothing until fed [`Input::Start`].
-    pub fn new(setup: WorkerSetup) -> Worker {
-        Worker {
+    ///
+    /// # Errors
+    ///
+    /// The setup's first problem ([`WorkerSetup::check`]): an unusable name, a tool declared
+    /// twice or outside the runtime's limits, a recovery limit of 0.
+    pub fn new(setup: WorkerSetup) -> Result<Worker, SetupError> {
+        setup.check()?;
+        Ok(Worker {
             setup,
+            awaiting: order::Awaiting::Start,
             state: WorkerState::Booting,
             loaded_version: 0,
             relied_failure: None,
@@ -454,7 +446,7 @@ impl Worker {
             after_save: AfterSave::AskModel,
             notes: Vec::new(),
             fired: Vec::new(),
-        }
+        })
     }
 
     /// Who it is and the rules it runs under.
@@ -559,7 +551,11 @@ impl Worker {
 
     /// A guard held, on the call `key` names (`None`: on none).
     fn note_on(&mut self, guard: Guard, key: Option<String>, held: Held) {
-        debug_assert!(self.setup.guards.is_on(guard), "only a guard that is on can hold");
+        // Only a guard that is on can hold (a driver's input that says otherwise is noted by
+        // nobody).
+        if !self.setup.guards.is_on(guard) {
+            return;
+        }
         self.notes.push(GuardNote {
             guard,
             worker_id: self.setup.worker_id.clone(),

@@ -42,6 +42,9 @@ pub enum ToldFailed {
     UnknownCompensated,
     /// The call was recorded `failed` with no result to say why.
     RecordedWithoutResult,
+    /// The call reused the id of a call this run was already told about, with other
+    /// arguments: it was refused, nothing was run, and the run's history says so.
+    CallIdReused,
 }
 
 /// What the runtime writes into a call's record or its history.

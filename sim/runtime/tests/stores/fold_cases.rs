@@ -11,9 +11,9 @@ use std::sync::{Arc, Barrier};
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{
     AttemptStart, FoldedReservation, HistoryEvent, Ledger, LedgerError, Recorded, Reservation, ReserveRequest,
-    SettleError, Settlement,
+    RunEvent, SettleError, Settlement,
 };
-use twice_runtime::rules::{ReservationAction, Status};
+use twice_runtime::rules::{Outcome, ReservationAction, Status};
 use twice_runtime::tool::SideEffect;
 
 pub const NOW_MS: u64 = 1_700_000_000_000;
@@ -51,6 +51,7 @@ pub fn nothing_left() -> Settlement<'static> {
         reason: Some("nothing in billing under the key"),
         result: None,
         detail: None,
+        settles_started: true,
     }
 }
 
@@ -80,7 +81,7 @@ pub fn a_new_key_is_reserved_and_its_first_attempt_counted_together(worker: &mut
     assert_eq!(events, [HistoryEvent::Reserved, HistoryEvent::Attempt]);
     // The outcome of that attempt is the worker's own.
     let recorded = worker
-        .record_outcome(&key, Status::Completed, Some("cr_1"), "w1", 1, NOW_MS + 1)
+        .record_outcome(&key, Outcome::Completed, Some("cr_1"), "w1", 1, NOW_MS + 1)
         .unwrap();
     assert!(matches!(recorded, Recorded::Recorded(_)), "{recorded:?}");
 }
@@ -91,7 +92,7 @@ pub fn what_does_not_run_is_neither_reserved_nor_attempted(worker: &mut Ledger, 
     let decided = key("decided");
     worker.reserve_and_begin(&request(&decided, "w1"), 1, NOW_MS).unwrap();
     worker
-        .record_outcome(&decided, Status::Completed, Some("cr_1"), "w1", 1, NOW_MS)
+        .record_outcome(&decided, Outcome::Completed, Some("cr_1"), "w1", 1, NOW_MS)
         .unwrap();
     let taken = key("taken");
     other.reserve_and_begin(&request(&taken, "w2"), 1, NOW_MS).unwrap();
@@ -134,10 +135,15 @@ pub fn what_does_not_run_is_neither_reserved_nor_attempted(worker: &mut Ledger, 
     assert_eq!(folded.attempt_begun, None);
     assert_eq!(worker.record(&fresh).unwrap(), None);
 
+    // Nothing that does not run writes a line, but for the refusal of other arguments, which
+    // is never silent: one line in the call's history, one in its run's.
+    let history = worker.all_history().unwrap();
+    assert_eq!(history.len(), history_before + 1, "{history:?}");
+    assert_eq!(history[history_before].event, HistoryEvent::ArgumentsRefused);
+    let run_history = worker.run_history(Some("r1")).unwrap();
     assert_eq!(
-        worker.all_history().unwrap().len(),
-        history_before,
-        "nothing that does not run writes a line"
+        run_history.iter().map(|line| line.event).collect::<Vec<_>>(),
+        [RunEvent::ArgumentsRefused]
     );
 }
 
@@ -146,7 +152,7 @@ pub fn a_failed_call_runs_again_with_its_attempt_counted(worker: &mut Ledger) {
     let key = key("retry");
     worker.reserve_and_begin(&request(&key, "w1"), 1, NOW_MS).unwrap();
     worker
-        .record_outcome(&key, Status::Failed, Some("not attempted"), "w1", 1, NOW_MS)
+        .record_outcome(&key, Outcome::Failed, Some("not attempted"), "w1", 1, NOW_MS)
         .unwrap();
     let again = worker.reserve_and_begin(&request(&key, "w9"), 1, NOW_MS + 1).unwrap();
     assert_eq!(action(&again), ReservationAction::RunAgain);

@@ -36,7 +36,8 @@ const RESOLVE: &str = "resolveToolExecution";
 const COMPENSATE: &str = "compensateToolExecution";
 const LIST_RUNS: &str = "listRuns";
 const RESUME_RUN: &str = "resumeRun";
-const EVERY_OPERATION: &[&str] = &[LIST, SHOW, RESOLVE, COMPENSATE, LIST_RUNS, RESUME_RUN];
+const LIST_CONTRADICTIONS: &str = "listContradictions";
+const EVERY_OPERATION: &[&str] = &[LIST, SHOW, RESOLVE, COMPENSATE, LIST_RUNS, RESUME_RUN, LIST_CONTRADICTIONS];
 const KEYED: &[&str] = &[SHOW, RESOLVE, COMPENSATE, RESUME_RUN];
 const DECISIONS: &[&str] = &[RESOLVE, COMPENSATE, RESUME_RUN];
 
@@ -64,6 +65,7 @@ pub const ERROR_ANSWERS: &[ErrorAnswer] = &[
     // Records and decisions.
     answer(404, "not_found", KEYED),
     answer(409, "conflict", DECISIONS),
+    answer(409, "call_in_flight", &[RESOLVE]),
     answer(422, "no_compensation", &[COMPENSATE]),
     answer(409, "cannot_look_up", &[COMPENSATE]),
     answer(409, "effect_in_flight", &[COMPENSATE]),

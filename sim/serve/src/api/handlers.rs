@@ -122,6 +122,13 @@ fn refusal(ledger: &Ledger, key: &IdempotencyKey, error: OperatorError) -> ApiEr
             answer.code = "attempt_noted";
             answer
         }
+        // A `started` call: its worker holds it and its request may be on its way. The
+        // operator says so explicitly (`acknowledge_in_flight`) or waits.
+        OperatorError::InFlight { .. } | OperatorError::Settle(SettleError::InFlight { .. }) => {
+            let mut answer = current(error.to_string());
+            answer.code = "call_in_flight";
+            answer
+        }
         OperatorError::Lookup(lookup, record) => lookup_refusal(*record, lookup),
         OperatorError::CompensationFailed { .. } => {
             let mut answer = current(error.to_string());
@@ -289,6 +296,10 @@ pub(super) struct ResolveBody {
     /// Kept as the operator's JSON text, never parsed into numbers: a receipt's
     /// `123456789012345678901234567890` is stored and shown back digit for digit.
     result: Option<Box<RawValue>>,
+    /// The operator knows the call may be `started` (its worker alive, its request on its way)
+    /// and settles it anyway; without it a `started` call is refused with 409 `call_in_flight`.
+    #[serde(default)]
+    acknowledge_in_flight: bool,
 }
 
 /// `POST /v1/tool-executions/{key}/resolve`: what the operator found, compare-and-set.
@@ -329,13 +340,10 @@ pub(super) async fn resolve(
             Some(text)
         }
     };
-    let request = ResolveRequest {
-        status,
-        reason: body.reason,
-        operator: operator.id.clone(),
-        expected_status,
-        result,
-    };
+    let mut request = ResolveRequest::new(status, body.reason, operator.id.clone());
+    request.expected_status = expected_status;
+    request.result = result;
+    request.acknowledge_in_flight = body.acknowledge_in_flight;
     let clock = Arc::clone(&state.clock);
     let view = state
         .ledgers

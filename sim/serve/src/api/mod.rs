@@ -9,6 +9,7 @@
 //! `twice-sim serve` runs it from the command line; the game starts the same server
 //! with [`serve`] on its own ledger file. The endpoints are described in `sim/openapi.yaml`.
 
+mod contradictions;
 mod error;
 pub(crate) mod handlers;
 mod no_ledger;
@@ -252,6 +253,7 @@ pub fn router(state: ApiState) -> Router {
         .route("/v1/tool-executions/{key}/compensate", post(handlers::compensate))
         .route("/v1/runs", get(runs::list))
         .route("/v1/runs/{run_id}/resume", post(runs::resume))
+        .route("/v1/contradictions", get(contradictions::list))
         .fallback(handlers::no_such_route)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))

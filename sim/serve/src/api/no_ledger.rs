@@ -46,6 +46,7 @@ fn router(accepts: TokenCheck) -> Router {
         .route("/v1/tool-executions/{key}/compensate", post(no_level_open))
         .route("/v1/runs", get(no_level_open))
         .route("/v1/runs/{run_id}/resume", post(no_level_open))
+        .route("/v1/contradictions", get(no_level_open))
         .fallback(no_such_route)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(accepts)

@@ -120,13 +120,11 @@ impl Race {
         status: Status,
         reason: String,
     ) -> Result<Resolved, WebError> {
-        let request = ResolveRequest {
-            status,
-            reason: reason.clone(),
-            operator: operator_name.clone(),
-            expected_status: Some(self.opened_status),
-            result: None,
-        };
+        let mut request = ResolveRequest::new(status, reason.clone(), operator_name.clone());
+        request.expected_status = Some(self.opened_status);
+        // The room's race is on the status the room was shown, started or not: everyone in it
+        // sees the call and decides on purpose.
+        request.acknowledge_in_flight = true;
         let key = self.key.clone();
         let now_ms = self.decided_at_ms;
         let resolved = self
@@ -367,13 +365,13 @@ impl RaceRoom {
             state.tries_total = kept.tries_total;
         }
         if let Some(winner) = kept.winner {
-            let request = ResolveRequest {
-                status: status_of(&winner.status)?,
-                reason: winner.reason.clone(),
-                operator: winner.operator.clone(),
-                expected_status: Some(race.opened_status),
-                result: None,
-            };
+            let mut request = ResolveRequest::new(
+                status_of(&winner.status)?,
+                winner.reason.clone(),
+                winner.operator.clone(),
+            );
+            request.expected_status = Some(race.opened_status);
+            request.acknowledge_in_flight = true;
             let mut ledger = Ledger::open_existing(&race.ledger.path)?;
             operator::resolve(&mut ledger, &race.key, &request, race.decided_at_ms).map_err(|error| {
                 RestoreError::Resolve {

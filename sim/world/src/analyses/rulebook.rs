@@ -12,8 +12,8 @@ use serde::Serialize;
 use crate::guards::REGISTRY;
 use crate::runtime::guards::Guard;
 use crate::runtime::rules::{
-    AbsentAction, FailedRunAction, Fired, OutcomeAction, RecoveryAction, ResendAction, ReservationAction, Status,
-    UnknownAction,
+    AbsentAction, FailedRunAction, Fired, Outcome, OutcomeAction, RecoveryAction, ResendAction, ReservationAction,
+    Status, UnknownAction,
 };
 use crate::simulator::{RuleFiring, RuleRow, Simulation};
 
@@ -142,12 +142,12 @@ pub fn row_id_of(firing: &RuleFiring) -> RowId {
         RuleRow::Decided(Fired::Outcome { end, action, .. }) => {
             use crate::runtime::rules::AttemptEnd;
             match (action, end) {
-                (OutcomeAction::Record(Status::Completed), _) => RowId::Answered,
+                (OutcomeAction::Record(Outcome::Completed), _) => RowId::Answered,
                 (OutcomeAction::Record(_), AttemptEnd::Rejected | AttemptEnd::NotAttempted) => {
                     RowId::RefusedRecordedFailed
                 }
                 (OutcomeAction::Retry { .. }, _) => RowId::Retried,
-                (OutcomeAction::Record(Status::Indeterminate), _) => RowId::WriteIndeterminate,
+                (OutcomeAction::Record(Outcome::Indeterminate), _) => RowId::WriteIndeterminate,
                 (OutcomeAction::Record(_), _) => RowId::OutOfAttempts,
             }
         }

@@ -23,7 +23,7 @@ use crate::sqlite_file::{self, BUSY_TIMEOUT_MS, DurabilityError, Failure};
 
 pub(super) use batch::SqliteBatch;
 pub use reads::listing_plan;
-pub(super) use reads::{all_records, checkpoint, checkpoints, history, record, records, run_history};
+pub(super) use reads::{all_records, checkpoint, checkpoints, contradictions, history, record, records, run_history};
 use schema::{ensure_schema, in_transaction, table_names, write_schema};
 use tables::SqliteTables;
 

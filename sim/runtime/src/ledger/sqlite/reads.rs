@@ -8,8 +8,8 @@ use super::{classify_at, query_row_cached, read_ms, stored_ms};
 use crate::ids::RunId;
 use crate::key::IdempotencyKey;
 use crate::ledger::{
-    Checkpoint, ExecutionRecord, HistoryEntry, Ledger, LedgerError, Location, RecordFilter, RunEvent, RunHistoryEntry,
-    Store, StoredHistoryLine,
+    Checkpoint, ExecutionRecord, HistoryEntry, HistoryEvent, Ledger, LedgerError, Location, RecordFilter, RunEvent,
+    RunHistoryEntry, Store, StoredHistoryLine,
 };
 use crate::rules::Status;
 
@@ -152,6 +152,42 @@ pub(in crate::ledger) fn history(
         "SELECT id, idempotency_key, at_ms, actor, event, from_status, to_status, reason, detail
          FROM tool_execution_history WHERE (?1 IS NULL OR idempotency_key = ?1) ORDER BY id",
         params![key.map(IdempotencyKey::as_str)],
+        |row| {
+            Ok(StoredHistoryLine {
+                id: row.get(0)?,
+                key: row.get(1)?,
+                at_ms: row.get(2)?,
+                actor: row.get(3)?,
+                event: row.get(4)?,
+                from_status: row.get(5)?,
+                to_status: row.get(6)?,
+                reason: row.get(7)?,
+                detail: row.get(8)?,
+            })
+        },
+    )?;
+    let location = location.describe();
+    lines.into_iter().map(|line| line.into_entry(&location)).collect()
+}
+
+pub(in crate::ledger) fn contradictions(
+    connection: &Connection,
+    location: &Location,
+    tenant: Option<&str>,
+    limit: usize,
+) -> Result<Vec<HistoryEntry>, LedgerError> {
+    let lines: Vec<StoredHistoryLine> = rows(
+        connection,
+        location,
+        "listing contradictions",
+        "SELECT h.id, h.idempotency_key, h.at_ms, h.actor, h.event, h.from_status, h.to_status, h.reason, h.detail
+         FROM tool_execution_history h JOIN tool_executions r ON r.idempotency_key = h.idempotency_key
+         WHERE h.event = ?1 AND (?2 IS NULL OR r.tenant = ?2) ORDER BY h.id DESC LIMIT ?3",
+        params![
+            HistoryEvent::Contradicted.name(),
+            tenant,
+            i64::try_from(limit).unwrap_or(i64::MAX)
+        ],
         |row| {
             Ok(StoredHistoryLine {
                 id: row.get(0)?,

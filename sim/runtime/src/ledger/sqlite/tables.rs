@@ -115,6 +115,10 @@ impl SqliteTables<'_> {
 }
 
 impl Tables for SqliteTables<'_> {
+    fn location(&self) -> String {
+        self.location.describe()
+    }
+
     fn record(&mut self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
         select_record(self.connection, key)
             .map_err(|error| self.classify(error))?

@@ -90,13 +90,11 @@ impl Card for OperatorResolve {
         } = self;
         let key = operator::parse_key(key)?;
         simulation.check_the_queue(&key, *expected_status)?;
-        let request = ResolveRequest {
-            status: *status,
-            reason: reason.clone(),
-            operator: operator.clone(),
-            expected_status: *expected_status,
-            result: None,
-        };
+        let mut request = ResolveRequest::new(*status, reason.as_str(), operator.as_str());
+        request.expected_status = *expected_status;
+        // The player plays the operator's card on purpose, whatever the call's status: the
+        // levels teach what an operator's decision on a call still in flight leads to.
+        request.acknowledge_in_flight = true;
         let text = match simulation.resolve_by_operator(&key, &request) {
             Ok(record) => format!("resolves {key} as {} — \"{reason}\"", record.status),
             // Compare-and-set lost: the operator acted on what they were shown, and the

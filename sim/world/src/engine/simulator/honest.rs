@@ -72,13 +72,9 @@ impl Simulation {
                 None,
             ),
         };
-        let request = ResolveRequest {
-            status,
-            reason: reason.clone(),
-            operator: honest.name.clone(),
-            expected_status: Some(Status::Indeterminate),
-            result,
-        };
+        let mut request = ResolveRequest::new(status, reason.clone(), honest.name.clone());
+        request.expected_status = Some(Status::Indeterminate);
+        request.result = result;
         let run = Some(run_of_key(&key));
         match operator::resolve(&mut self.observer, &key, &request, self.clock.now_ms) {
             Ok(record) => {

@@ -228,8 +228,18 @@ impl Simulation {
                         let actor = format!("w{}", message.worker);
                         let node = self.workers.slots[&message.worker].node;
                         let now_ms = self.clock.now_ms;
+                        let says = if answer.to_tool_answer().is_rejection() {
+                            crate::runtime::rules::Outcome::Failed
+                        } else {
+                            crate::runtime::rules::Outcome::Completed
+                        };
+                        let late = crate::ledger::LateAnswer {
+                            attempt: message.attempt,
+                            says,
+                            detail: &detail,
+                        };
                         self.node_ledger_mut(node)
-                            .log_late_outcome(&message_key, &actor, &detail, now_ms)?;
+                            .log_late_outcome(&message_key, &actor, &late, now_ms)?;
                     }
                     let text = format!("late answer for {} logged and ignored", message.key);
                     self.log(Actor::Network, "late outcome", run, key, text);

@@ -46,7 +46,16 @@ impl Simulation {
             // Between deciding to exit (or stand down) and doing it, a worker hears nothing.
             return;
         }
-        let next = slot.machine.handle(now, input);
+        let next = match slot.machine.handle(now, input) {
+            Ok(next) => next,
+            Err(error) => {
+                // The simulator fed its own machine out of order: a bug of the driver, shown
+                // on the timeline rather than hidden; the machine is as it was.
+                let run = slot.machine.run_id().to_string();
+                self.log(Actor::Supervisor, "refused", Some(run), None, error.to_string());
+                return;
+            }
+        };
         let notes = slot.machine.take_notes();
         let fired = slot.machine.take_fired();
         let key = slot.machine.current_call().map(|(_, key, _)| key.to_string());

@@ -146,24 +146,33 @@ impl Simulation {
                 return None;
             }
         };
-        let setup = WorkerSetup {
-            worker_id: WorkerId::new(format!("w{number}")),
-            run_id: RunId::from(run),
-            tenant: self.tenant_of(run),
-            guards: self.guards,
-            tools: self.level.tools.clone(),
-            lease_ms: u64::from(self.level.world.lease_ms),
-            recovery_attempts_max: self.level.world.recovery_attempts_max,
-            words: crate::text::WORDS,
-        };
+        let mut setup = WorkerSetup::new(format!("w{number}"), run, self.level.tools.clone())
+            .with_tenant(self.tenant_of(run))
+            .with_guards(self.guards)
+            .with_lease_ms(u64::from(self.level.world.lease_ms))
+            .with_words(crate::text::WORDS);
+        setup.recovery_attempts_max = self.level.world.recovery_attempts_max;
         let mut executor = Executor::new(ledger, &setup);
         if !self.send_fence {
             executor = executor.without_send_fence_for_tests();
         }
+        let machine = match Worker::new(setup) {
+            Ok(machine) => machine,
+            Err(error) => {
+                self.log(
+                    Actor::Supervisor,
+                    "refused",
+                    Some(run.to_owned()),
+                    None,
+                    format!("no worker started for {run}: {error}"),
+                );
+                return None;
+            }
+        };
         self.workers.slots.insert(
             number,
             WorkerSlot {
-                machine: Box::new(Worker::new(setup)),
+                machine: Box::new(machine),
                 executor: Some(Box::new(executor)),
                 alive: true,
                 crashed: false,

@@ -25,6 +25,9 @@ pub fn told_failed_words(told: ToldFailed) -> String {
         ToldFailed::UnknownReported => "the outcome is unknown; on_indeterminate: fail reports it as failed",
         ToldFailed::UnknownCompensated => "the outcome was unknown; reported as failed and compensated",
         ToldFailed::RecordedWithoutResult => "failed",
+        ToldFailed::CallIdReused => {
+            "refused: this call id already named an answered call with other arguments; nothing was run"
+        }
     }
     .to_owned()
 }

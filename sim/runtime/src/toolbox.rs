@@ -1,0 +1,348 @@
+//! Typed tools: one type per tool, with typed arguments and a typed result, its declaration
+//! coming from the type itself, and a [`Toolbox`] that dispatches a model's call to the tool
+//! it names. The runtime stays in charge of the rest: the reservation before the tool runs,
+//! the send fence, the key the tool passes on, what a timeout or a refusal means.
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use twice_runtime::execution::{Attempt, Sending, ToolExecution};
+//! use twice_runtime::run::{Arguments, ToolCall};
+//! use twice_runtime::tool::SideEffect;
+//! use twice_runtime::toolbox::{CallContext, Tool, ToolFailure, Toolbox};
+//!
+//! #[derive(Deserialize)]
+//! struct Email { to: String }
+//!
+//! #[derive(Serialize)]
+//! struct Receipt { message_id: String }
+//!
+//! struct SendEmail { sent: Vec<String> }
+//!
+//! impl Tool for SendEmail {
+//!     type Args = Email;
+//!     type Output = Receipt;
+//!     const NAME: &'static str = "send_email";
+//!     const SIDE_EFFECT: SideEffect = SideEffect::External;
+//!
+//!     async fn call(&mut self, email: Email, context: CallContext<'_>) -> Result<Receipt, ToolFailure> {
+//!         // A real tool passes `context.idempotency_key()` to the mail provider.
+//!         self.sent.push(email.to);
+//!         Ok(Receipt { message_id: format!("m-{}", self.sent.len()) })
+//!     }
+//! }
+//!
+//! let mut tools = Toolbox::new().with(SendEmail { sent: Vec::new() });
+//! assert_eq!(tools.declarations()[0].name, "send_email");
+//! let call = ToolCall {
+//!     id: "c1".into(),
+//!     tool: "send_email".into(),
+//!     item: 0,
+//!     arguments: Arguments::new(serde_json::json!({"to": "ada@example.com"})),
+//! };
+//! let key = twice_runtime::IdempotencyKey::per_call("run-1", "c1").unwrap();
+//! let sending = Sending { key: &key, downstream_key: Some(&key), call: &call, attempt: 1, recorded_at_ms: 0 };
+//! let Attempt::Answered(answer) = tools.send(&sending) else { panic!("sent") };
+//! assert_eq!(answer.receipt(), r#"{"message_id":"m-1"}"#);
+//! ```
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::answer::ToolAnswer;
+use crate::execution::{Attempt, LookUp, Sending, ToolExecution};
+use crate::key::IdempotencyKey;
+use crate::run::ToolCall;
+use crate::tool::{SideEffect, ToolDeclaration};
+
+/// What a tool's call knows about itself: the key to pass downstream, which attempt this is,
+/// when the ledger recorded it.
+#[derive(Clone, Copy, Debug)]
+pub struct CallContext<'a> {
+    sending: &'a Sending<'a>,
+}
+
+impl<'a> CallContext<'a> {
+    /// The call's context, for a tool driven by hand (the toolbox makes it from the send).
+    #[must_use]
+    pub fn new(sending: &'a Sending<'a>) -> CallContext<'a> {
+        CallContext { sending }
+    }
+
+    /// The idempotency key to pass to the system the tool changes (`Idempotency-Key`, a
+    /// metadata field): `None` for a tool declared to take no key.
+    #[must_use]
+    pub fn idempotency_key(&self) -> Option<&'a IdempotencyKey> {
+        self.sending.downstream_key
+    }
+
+    /// The ledger's key of the call (the same text as the idempotency key, whether or not
+    /// the tool passes it on).
+    #[must_use]
+    pub fn key(&self) -> &'a IdempotencyKey {
+        self.sending.key
+    }
+
+    /// The call as the model made it.
+    #[must_use]
+    pub fn call(&self) -> &'a ToolCall {
+        self.sending.call
+    }
+
+    /// Which attempt this is, from 1.
+    #[must_use]
+    pub fn attempt(&self) -> u32 {
+        self.sending.attempt
+    }
+
+    /// When the ledger recorded this attempt as begun: stamp the request with it where the
+    /// other system refuses requests that arrive too late (see [`Sending::recorded_at_ms`]).
+    #[must_use]
+    pub fn recorded_at_ms(&self) -> u64 {
+        self.sending.recorded_at_ms
+    }
+}
+
+/// Why a tool's call did not give a result. Which one decides what the ledger records: only
+/// [`ToolFailure::Unknown`] leaves the call's outcome unknown.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolFailure {
+    /// The tool refused before anything was sent (a token expired, an account is locked):
+    /// recorded `failed`, and the call may run again once the problem is fixed.
+    #[error("not sent: {0}")]
+    NotSent(String),
+    /// The other system answered no: a definite refusal, nothing applied. Recorded `failed`.
+    #[error("refused: {0}")]
+    Rejected(String),
+    /// The request left and no answer came (a timeout, a lost connection): it may have taken
+    /// effect. Recorded `indeterminate` for anything that changes the world.
+    #[error("unknown: {0}")]
+    Unknown(String),
+}
+
+/// One tool, typed. Its declaration comes from the type ([`Tool::declaration`]); the runtime
+/// hands it the call's arguments already read as [`Tool::Args`], and records its
+/// [`Tool::Output`] (as JSON) as the call's result.
+///
+/// Each method returns a future the driver awaits: the async driver awaits it on its task;
+/// the synchronous one ([`crate::execution::drive_run`]) runs it to completion on the calling
+/// thread, so a tool that needs an async runtime (tokio's I/O) is driven by the async driver.
+pub trait Tool: Send {
+    /// The arguments the model gives, read from the call's JSON. Arguments that do not fit
+    /// are a call that was never sent ([`ToolFailure::NotSent`] with serde's words).
+    type Args: DeserializeOwned + Send;
+    /// What the tool returns: the ledger records it as JSON, and the model is told it.
+    type Output: Serialize + Send;
+    /// The tool's name, as the model calls it.
+    const NAME: &'static str;
+    /// What the tool does to the world: it sets the retry rule.
+    const SIDE_EFFECT: SideEffect;
+    /// Whether [`Tool::look_up`] is a reconcile hook: a read-only look-up of a call by its
+    /// key in the other system.
+    const RECONCILES: bool = false;
+
+    /// The declaration the runtime checks and follows; override it to declare the other
+    /// system's terms (key retention, lookup settle time) or a compensation.
+    #[must_use]
+    fn declaration(&self) -> ToolDeclaration {
+        let declaration = ToolDeclaration::new(Self::NAME, Self::SIDE_EFFECT);
+        if Self::RECONCILES {
+            declaration.with_reconcile()
+        } else {
+            declaration
+        }
+    }
+
+    /// Runs the tool once. Pass [`CallContext::idempotency_key`] to the system it changes.
+    fn call(
+        &mut self,
+        args: Self::Args,
+        context: CallContext<'_>,
+    ) -> impl Future<Output = Result<Self::Output, ToolFailure>> + Send;
+
+    /// The reconcile hook (with [`Tool::RECONCILES`]): what the other system holds under the
+    /// call's key. The default cannot tell.
+    fn look_up(&mut self, args: Self::Args, context: CallContext<'_>) -> impl Future<Output = LookUp> + Send {
+        let _ = (args, context);
+        std::future::ready(LookUp::CannotTell {
+            reason: format!("tool `{}` has no reconcile hook", Self::NAME),
+        })
+    }
+}
+
+/// A boxed future, for the toolbox's dispatch.
+type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A tool with its types erased, so a [`Toolbox`] holds tools of any type.
+trait ErasedTool: Send {
+    fn declaration(&self) -> ToolDeclaration;
+    fn name(&self) -> &'static str;
+    fn send<'a>(&'a mut self, sending: &'a Sending<'a>) -> Boxed<'a, Attempt>;
+    fn look_up<'a>(&'a mut self, sending: &'a Sending<'a>) -> Boxed<'a, LookUp>;
+}
+
+impl<T: Tool> ErasedTool for T {
+    fn declaration(&self) -> ToolDeclaration {
+        Tool::declaration(self)
+    }
+
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn send<'a>(&'a mut self, sending: &'a Sending<'a>) -> Boxed<'a, Attempt> {
+        Box::pin(async move {
+            let args = match sending.call.arguments.to_typed::<T::Args>() {
+                Ok(args) => args,
+                Err(error) => {
+                    return Attempt::NotSent {
+                        reason: format!("the arguments do not fit tool `{}`: {error}", T::NAME),
+                    };
+                }
+            };
+            match self.call(args, CallContext::new(sending)).await {
+                Ok(output) => Attempt::Answered(ToolAnswer::Applied {
+                    receipt: receipt_of(&output),
+                }),
+                Err(ToolFailure::NotSent(reason)) => Attempt::NotSent { reason },
+                Err(ToolFailure::Rejected(reason)) => Attempt::Answered(ToolAnswer::Rejected {
+                    receipt: reason.clone(),
+                    reason,
+                }),
+                Err(ToolFailure::Unknown(_)) => Attempt::TimedOut,
+            }
+        })
+    }
+
+    fn look_up<'a>(&'a mut self, sending: &'a Sending<'a>) -> Boxed<'a, LookUp> {
+        Box::pin(async move {
+            match sending.call.arguments.to_typed::<T::Args>() {
+                Ok(args) => Tool::look_up(self, args, CallContext::new(sending)).await,
+                Err(error) => LookUp::CannotTell {
+                    reason: format!("the recorded arguments do not fit tool `{}`: {error}", T::NAME),
+                },
+            }
+        })
+    }
+}
+
+/// The result the ledger records: the output as compact JSON. An output serde cannot write
+/// (a map with keys that are not text) is recorded as what serde said: the call did take
+/// effect, and that is never hidden.
+fn receipt_of(output: &impl Serialize) -> String {
+    serde_json::to_string(output).unwrap_or_else(|error| format!("(the tool's result could not be written: {error})"))
+}
+
+/// The tools a run may call, each typed, dispatched by name. It is the driver's tool side:
+/// [`ToolExecution`] for the synchronous driver, and (feature `tokio`) the async driver's too.
+#[derive(Default)]
+pub struct Toolbox {
+    tools: Vec<Box<dyn ErasedTool>>,
+}
+
+impl std::fmt::Debug for Toolbox {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Toolbox")
+            .field("tools", &self.tools.iter().map(|tool| tool.name()).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl Toolbox {
+    /// An empty toolbox.
+    #[must_use]
+    pub fn new() -> Toolbox {
+        Toolbox::default()
+    }
+
+    /// The toolbox with `tool` added. Two tools of one name are refused where the
+    /// declarations are checked ([`crate::worker::Worker::new`]), not silently shadowed.
+    #[must_use]
+    pub fn with(mut self, tool: impl Tool + 'static) -> Toolbox {
+        self.tools.push(Box::new(tool));
+        self
+    }
+
+    /// Every tool's declaration, in the order they were added: the run's
+    /// [`crate::worker::WorkerSetup::tools`].
+    #[must_use]
+    pub fn declarations(&self) -> Vec<ToolDeclaration> {
+        self.tools.iter().map(|tool| tool.declaration()).collect()
+    }
+
+    fn tool(&mut self, name: &str) -> Option<&mut Box<dyn ErasedTool>> {
+        self.tools.iter_mut().find(|tool| tool.name() == name)
+    }
+
+    /// Sends one attempt of the call to the tool it names (its future, for an async driver).
+    pub fn send_async<'a>(&'a mut self, sending: &'a Sending<'a>) -> impl Future<Output = Attempt> + Send + 'a {
+        let tool = sending.call.tool.as_str();
+        let future = self.tool(tool).map(|found| found.send(sending));
+        let reason = format!("no tool `{tool}` in the toolbox; nothing was sent");
+        async move {
+            match future {
+                Some(future) => future.await,
+                None => Attempt::NotSent { reason },
+            }
+        }
+    }
+
+    /// Looks the call up with its tool's reconcile hook (its future, for an async driver).
+    pub fn look_up_async<'a>(&'a mut self, sending: &'a Sending<'a>) -> impl Future<Output = LookUp> + Send + 'a {
+        let tool = sending.call.tool.as_str();
+        let reason = format!("no tool `{tool}` in the toolbox");
+        let future = self.tool(tool).map(|found| found.look_up(sending));
+        async move {
+            match future {
+                Some(future) => future.await,
+                None => LookUp::CannotTell { reason },
+            }
+        }
+    }
+}
+
+impl ToolExecution for Toolbox {
+    fn send(&mut self, sending: &Sending<'_>) -> Attempt {
+        block_on(self.send_async(sending))
+    }
+
+    fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> LookUp {
+        let sending = Sending {
+            key,
+            downstream_key: Some(key),
+            call,
+            attempt: 0,
+            recorded_at_ms: 0,
+        };
+        block_on(self.look_up_async(&sending))
+    }
+}
+
+/// Wakes the thread that waits on a future.
+struct ThreadWaker(std::thread::Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Runs `future` to completion on this thread: the synchronous driver's way to call a typed
+/// tool. A future that needs an async runtime's reactor must be driven by the async driver.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut context = Context::from_waker(&waker);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
