@@ -17,7 +17,6 @@ pub use twice_ledger_postgres as ledger_postgres;
 pub use twice_serve::{api, web};
 pub use twice_world::{
     billing, campaign, cards, checker, counterfactual, debrief, defend, error, exit, explore, glossary, guards, hand,
-    ledger,
-    level, model, outcome, prediction, presenter_notes, replay, report, rulebook, runtime, simulator, sqlite_file,
-    text, upgrade,
+    ledger, level, model, outcome, prediction, presenter_notes, replay, report, rulebook, runtime, simulator,
+    sqlite_file, text, upgrade,
 };

@@ -21,9 +21,9 @@ use twice_world::counterfactual::{Answer, Role};
 use twice_world::debrief::{self, Debrief, Decider, RuleSource, Tone};
 use twice_world::ledger::LedgerStore;
 use twice_world::level::{CardKind, Level, Play, TimedAction, WireRule};
+use twice_world::prediction;
 use twice_world::runtime::guards::Guards;
 use twice_world::simulator::{Simulation, SimulationBuilder};
-use twice_world::prediction;
 
 fn campaign() -> Campaign {
     let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels");

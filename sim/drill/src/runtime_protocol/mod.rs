@@ -50,7 +50,10 @@ pub fn describe_play(play: &Play) -> String {
             crash
                 .worker
                 .map_or_else(|| "the oldest worker".to_owned(), |worker| format!("w{worker}")),
-            crash.in_phase.map(|phase| format!(" about to {phase}")).unwrap_or_default()
+            crash
+                .in_phase
+                .map(|phase| format!(" about to {phase}"))
+                .unwrap_or_default()
         ),
         Play::LoseRequest(_) | Play::LoseResponse(_) | Play::SlowResponse(_) => {
             format!("{card} {}", play.key().unwrap_or("the oldest on the wire"))

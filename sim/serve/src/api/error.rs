@@ -37,7 +37,15 @@ const COMPENSATE: &str = "compensateToolExecution";
 const LIST_RUNS: &str = "listRuns";
 const RESUME_RUN: &str = "resumeRun";
 const LIST_CONTRADICTIONS: &str = "listContradictions";
-const EVERY_OPERATION: &[&str] = &[LIST, SHOW, RESOLVE, COMPENSATE, LIST_RUNS, RESUME_RUN, LIST_CONTRADICTIONS];
+const EVERY_OPERATION: &[&str] = &[
+    LIST,
+    SHOW,
+    RESOLVE,
+    COMPENSATE,
+    LIST_RUNS,
+    RESUME_RUN,
+    LIST_CONTRADICTIONS,
+];
 const KEYED: &[&str] = &[SHOW, RESOLVE, COMPENSATE, RESUME_RUN];
 const DECISIONS: &[&str] = &[RESOLVE, COMPENSATE, RESUME_RUN];
 
