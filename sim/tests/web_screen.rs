@@ -68,6 +68,10 @@ async fn level_01_shows_what_chapter_1_teaches_in_the_players_words() {
     let credit = &game["end"]["verdict"]["credits"][0];
     assert_eq!(credit["owner"], "Ada", "{credit}");
     assert_eq!(credit["label"], "Refund for order #1001 — r1, item 2 of 3", "{credit}");
+    // The timeline counts items from one too: its checkpoints say "item 1", never "item 0".
+    let timeline = game["timeline"].to_string();
+    assert!(timeline.contains("saves checkpoint v1 (running, item 1)"), "{timeline}");
+    assert!(!timeline.contains("item 0"), "{timeline}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
