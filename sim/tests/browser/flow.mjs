@@ -106,7 +106,7 @@ try {
   check(verdict.includes('paid twice') && verdict.includes('The heist worked'), 'the debrief shows the verdict');
   check((await page.textContent('.lesson')).includes('Retry reads, not writes'), 'the debrief shows the lesson');
   const scored = await page.textContent('#prediction-score');
-  check(scored.includes('You called the verdict') && scored.includes('write_retry_rule'),
+  check(scored.includes('You called the verdict') && scored.includes('the write retry rule'),
     `the debrief scores the prediction against this run's counterfactual: "${scored.replace(/\s+/g, ' ').slice(0, 120)}"`);
   check((await page.textContent('#prediction-tally')).includes('1 of 1 verdicts right'), 'the tally counts it');
   await shot(page, 'web-debrief', true);
