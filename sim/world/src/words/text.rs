@@ -113,10 +113,13 @@ pub fn wait_words(reason: &WaitReason) -> String {
         WaitReason::StateUnusable { run_id, detail } => {
             format!("the state of run {run_id} cannot be used: {detail}; the run waits for a person")
         }
-        WaitReason::ContractRefused { run_id, violation } => format!(
-            "the tool contract check failed: {violation}. Run {run_id} was refused before it started; nothing \
-             was sent. It waits for the tool to be declared honestly"
-        ),
+        WaitReason::ContractRefused { run_id, violation } => {
+            let (check, remedy) = start_check(violation);
+            format!(
+                "{check} failed: {violation}. Run {run_id} was refused before it started; nothing was sent. It \
+                 waits for {remedy}"
+            )
+        }
         WaitReason::DeadLettered { run_id, reason } => {
             format!("run {run_id} is dead-lettered ({reason}); it is driven again only when an operator resumes it")
         }
@@ -133,7 +136,23 @@ pub fn wait_words(reason: &WaitReason) -> String {
     }
 }
 
+/// The start check a violation failed — the seed's contract check, or the ambiguity policy —
+/// and what the refused run waits for, to end "It waits for …".
+pub(crate) fn start_check(violation: &twice_runtime::tool::ContractViolation) -> (&'static str, &'static str) {
+    use twice_runtime::tool::ContractViolation;
+    match violation {
+        ContractViolation::NoAmbiguityPolicy { .. } => (
+            "the ambiguity policy check",
+            "a person to give the tool a reconcile hook or the run the pause on unknown calls",
+        ),
+        ContractViolation::TooManyAttempts { .. } | ContractViolation::NoIdempotencyKey { .. } => {
+            ("the tool contract check", "the tool to be declared honestly")
+        }
+    }
+}
+
 /// Why a call could not be begun, as the end of a sentence about the call.
+
 fn refused_words(refused: &CallRefused) -> String {
     match refused {
         CallRefused::UnknownTool(tool) => format!("names tool `{tool}`, which is not declared"),
