@@ -152,7 +152,6 @@ pub(crate) fn start_check(violation: &twice_runtime::tool::ContractViolation) ->
 }
 
 /// Why a call could not be begun, as the end of a sentence about the call.
-
 fn refused_words(refused: &CallRefused) -> String {
     match refused {
         CallRefused::UnknownTool(tool) => format!("names tool `{tool}`, which is not declared"),
