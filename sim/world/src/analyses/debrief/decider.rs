@@ -161,7 +161,7 @@ pub fn operator_mistakes(simulation: &Simulation, verdict: &Verdict) -> Vec<Oper
     let Ok(history) = simulation.ledger_history() else {
         return Vec::new();
     };
-    let owner = sentences::first_owner(simulation.level());
+    let level = simulation.level();
     let mut found = Vec::new();
     for violation in &verdict.violations {
         let Some(key) = violation.key.as_deref() else {
@@ -181,6 +181,7 @@ pub fn operator_mistakes(simulation: &Simulation, verdict: &Verdict) -> Vec<Oper
             .credits
             .iter()
             .find(|credit| credit.keys.iter().any(|known| known == key));
+        let owner = credit.map_or_else(|| level.first_owner(), |credit| level.world.owner_of(&credit.account));
         let consequence = match (wanted, credit) {
             (Status::Completed, Some(credit)) if credit.net_cents < credit.owed_cents => {
                 format!("{owner} is owed {}", dollars(credit.owed_cents - credit.net_cents))
