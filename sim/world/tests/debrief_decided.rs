@@ -594,8 +594,29 @@ fn check_money(
         .chain(lines.iter().map(|line| &line.sentence))
         .chain(told.what_if.iter().map(|what_if| &what_if.sentence))
         .collect();
+    // A customer left owed: no guard is told as holding, in any sentence.
+    let owed = this
+        .money
+        .iter()
+        .any(|customer| customer.outcomes.contains(&Outcome::NotPaidButOwed));
     // "None decided" only when no switch changes the money; an unknown is never worded as good.
     for sentence in &told_sentences {
+        for guard in Guard::ALL {
+            let words = twice_world::guards::words(guard);
+            let mut capital = words.chars();
+            let capitalised: String = capital
+                .next()
+                .into_iter()
+                .flat_map(char::to_uppercase)
+                .chain(capital)
+                .collect();
+            assert!(
+                !owed
+                    || !(sentence.contains(&format!("{words} held"))
+                        || sentence.contains(&format!("{capitalised} held"))),
+                "{what}: a customer is left owed, but {guard} is told as holding: {sentence}"
+            );
+        }
         assert!(
             changers.is_empty() || !sentence.contains("none decided"),
             "{what}: a switch changes the money, but: {sentence}"

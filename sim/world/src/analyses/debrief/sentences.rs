@@ -22,6 +22,11 @@ pub(super) fn diagnosis(
     money_guards: &[Guard],
 ) -> Vec<String> {
     let mut diagnosis = vec![money_sentence(simulation, verdict)];
+    // A customer left owed: no sentence tells a guard as holding.
+    let owed = verdict
+        .credits
+        .iter()
+        .any(|credit| credit.outcome == Outcome::NotPaidButOwed);
     // A level's audit is part of what happened to the money: who looked, what they undid.
     diagnosis.extend(super::audit::audit_sentence(simulation));
     // An audit that undid a double says what happened to the money: no other sentence needed.
@@ -49,12 +54,12 @@ pub(super) fn diagnosis(
         }
         Standing::HeldAgainstTheWholeHand | Standing::HeldWithCardsLeft { .. } => {
             if let Some(note) = deciding_note(simulation, decided_by) {
-                diagnosis.push(guard_sentence(note));
+                diagnosis.push(guard_sentence(note, owed));
             }
         }
         Standing::HeistFailed => {
             let explained = !simulation.failed_runs().is_empty() || !mistakes.is_empty() || audited;
-            diagnosis.extend(why_it_failed(simulation, explained, decided_by, money_guards));
+            diagnosis.extend(why_it_failed(simulation, explained, decided_by, money_guards, owed));
         }
     }
     // How the level is finished is never the sentence cut for length.
@@ -213,8 +218,14 @@ pub fn failed_run_sentence(failed: &FailedRun, landed: usize) -> String {
     sentence
 }
 
-fn guard_sentence(note: &GuardNote) -> String {
-    crate::guards::held(note.guard, &plain(&crate::text::note_words(note)))
+/// What a guard did, from its note: "… held: …", unless a customer of this run is left owed
+/// (`owed`), when no guard is told as holding — the note is told as the runtime's.
+fn guard_sentence(note: &GuardNote, owed: bool) -> String {
+    let detail = plain(&crate::text::note_words(note));
+    if owed {
+        return format!("The runtime noted: {}.", detail.trim_end_matches('.'));
+    }
+    crate::guards::held(note.guard, &detail)
 }
 
 /// Why a failed heist failed: the guard that decided and what it did, or why the moves
@@ -225,6 +236,7 @@ fn why_it_failed(
     explained: bool,
     decided_by: &Decider,
     money_guards: &[Guard],
+    owed: bool,
 ) -> Vec<String> {
     let played = simulation.played();
     if played.is_empty() {
@@ -235,7 +247,7 @@ fn why_it_failed(
             .find(|note| note.guard == Guard::ToolContract)
         {
             return vec![
-                guard_sentence(refused),
+                guard_sentence(refused, owed),
                 "No card could change that: the run never started, so nothing was sent to lose or slow.".into(),
             ];
         }
@@ -253,7 +265,7 @@ fn why_it_failed(
     match decided_by {
         Decider::Guards { .. } => {
             if let Some(note) = deciding_note(simulation, decided_by) {
-                sentences.push(guard_sentence(note));
+                sentences.push(guard_sentence(note, owed));
             }
         }
         Decider::Held { guards } => {
@@ -262,7 +274,7 @@ fn why_it_failed(
                 .iter()
                 .find(|note| guards.contains(&note.guard))
             {
-                sentences.push(guard_sentence(note));
+                sentences.push(guard_sentence(note, owed));
             }
             sentences.push(format!(
                 "Switched off, {} changes the run so that one of your moves never meets what it hit here: this run cannot say whether it alone decided.",
@@ -274,7 +286,7 @@ fn why_it_failed(
         )),
         // What the runtime did with the decision, when a guard acted on it; else the decision.
         Decider::Operator { .. } => match simulation.guard_notes().first() {
-            Some(note) => sentences.push(guard_sentence(note)),
+            Some(note) => sentences.push(guard_sentence(note, owed)),
             None => sentences.extend(operator_sentence(simulation)),
         },
         Decider::Moment { .. } | Decider::NoMoves | Decider::Unexplained => {}
