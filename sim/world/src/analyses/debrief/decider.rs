@@ -77,7 +77,9 @@ impl Decider {
                 format!("{operator}'s decision on {key} ({status}), not a guard")
             }
             Decider::NoMoves => "no card was played".into(),
-            Decider::Unexplained => "nothing this run shows: no guard, no decision, no missed moment".into(),
+            Decider::Unexplained => {
+                "nothing this run shows turned the heist: no guard's switch, no decision, no missed moment".into()
+            }
         }
     }
 
@@ -92,7 +94,9 @@ impl Decider {
                 format!("no guard stood in your way; {operator}'s decision did it: {key} settled {status}")
             }
             Decider::NoMoves => "you played no card".into(),
-            Decider::Unexplained => "nothing this run shows: no guard, no decision, no missed moment".into(),
+            Decider::Unexplained => {
+                "nothing this run shows turned the heist: no guard's switch, no decision, no missed moment".into()
+            }
             other => other.summary(),
         }
     }

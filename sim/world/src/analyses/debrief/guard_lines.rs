@@ -13,7 +13,7 @@ use super::decider::Decider;
 use super::money;
 use super::sentences::capitalised;
 use crate::checker::{Outcome, Verdict};
-use crate::counterfactual::{Counterfactual, Role, RunResult};
+use crate::counterfactual::{Counterfactual, GuardFinding, Role, RunResult};
 use crate::guards::{self, Switched};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
@@ -143,28 +143,43 @@ pub(super) fn lines(
             .get(alternative)
             .and_then(|other| other.result())
     };
-    for finding in counterfactual
-        .guards
-        .iter()
-        .filter(|finding| finding.role == Role::Decided)
-    {
-        let Some(result) = other(finding.alternative) else {
-            continue;
-        };
+    // One guard's line: it decided the heist, or it changed the money.
+    let single = |finding: &GuardFinding, part: LinePart| -> Option<GuardLine> {
+        let result = other(finding.alternative)?;
         let switch = Switched {
             guard: finding.guard,
             was_on: finding.was_on,
         };
-        lines.push(GuardLine {
+        let changed = money::changed(level, this, result);
+        let (sentence, holding) = match part {
+            LinePart::DecidedTheHeist => (
+                guards::decided_the_heist(switch, heist_worked, &changed),
+                finding.was_on && !heist_worked && !wronged,
+            ),
+            // Only a guard whose absence leaves someone worse off kept their money: one whose
+            // absence pays a customer better (a refusal that left a refund unpaid) held nothing.
+            _ => (
+                guards::protected_the_money(switch, heist_worked, &changed),
+                finding.was_on && !wronged && money::worse_without(this, result),
+            ),
+        };
+        Some(GuardLine {
             guards: vec![finding.guard],
             words: words_of(&[finding.guard]),
-            part: LinePart::DecidedTheHeist,
+            part,
             was_on: finding.was_on,
-            sentence: guards::decided_the_heist(switch, heist_worked, &money::changed(level, this, result)),
-            holding: finding.was_on && !heist_worked && !wronged,
+            sentence,
+            holding,
             what_if: seen(finding.alternative),
-        });
-    }
+        })
+    };
+    lines.extend(
+        counterfactual
+            .guards
+            .iter()
+            .filter(|finding| finding.role == Role::Decided)
+            .filter_map(|finding| single(finding, LinePart::DecidedTheHeist)),
+    );
     for pair in &counterfactual.pairs {
         let Some(result) = other(pair.alternative) else {
             continue;
@@ -201,26 +216,12 @@ pub(super) fn lines(
             what_if: seen(pair.alternative),
         });
     }
-    for finding in counterfactual.changed_the_money() {
-        let Some(result) = other(finding.alternative) else {
-            continue;
-        };
-        let switch = Switched {
-            guard: finding.guard,
-            was_on: finding.was_on,
-        };
-        lines.push(GuardLine {
-            guards: vec![finding.guard],
-            words: words_of(&[finding.guard]),
-            part: LinePart::ProtectedTheMoney,
-            was_on: finding.was_on,
-            sentence: guards::protected_the_money(switch, heist_worked, &money::changed(level, this, result)),
-            // Only a guard whose absence leaves someone worse off kept their money: one whose
-            // absence pays a customer better (a refusal that left a refund unpaid) held nothing.
-            holding: finding.was_on && !wronged && money::worse_without(this, result),
-            what_if: seen(finding.alternative),
-        });
-    }
+    lines.extend(
+        counterfactual
+            .changed_the_money()
+            .into_iter()
+            .filter_map(|finding| single(finding, LinePart::ProtectedTheMoney)),
+    );
     lines.extend(held_lines(decided_by, wronged));
     let not_needed = counterfactual.not_needed();
     if let Some(sentence) = guards::not_needed(&not_needed) {
