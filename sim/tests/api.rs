@@ -300,7 +300,7 @@ async fn an_operators_resolve_resumes_the_paused_run_with_the_truth() {
             "/v1/tool-executions/r1:c1/resolve",
             ADA,
             json!({"status": "completed", "reason": format!("found {} in billing", credit.id),
-                   "expected_status": "started", "result": receipt}),
+                   "expected_status": "started", "result": receipt, "acknowledge_in_flight": true}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{detail}");
@@ -461,7 +461,7 @@ async fn a_late_outcome_that_contradicts_a_decision_is_logged_as_a_contradiction
     assert_eq!(last["actor"], "w1");
     let said = last["detail"].as_str().unwrap();
     assert!(
-        said.contains("settled failed by ada") && said.contains("says completed"),
+        said.contains("settled failed, but attempt 0's answer says completed"),
         "{last}"
     );
     assert_eq!(events(&detail), ["reserved", "resolved", "contradicted"]);
@@ -555,7 +555,7 @@ async fn listing_shows_the_callers_tenants_longest_waiting_first_in_pages() {
         .post(
             "/v1/tool-executions/r2:c1/resolve",
             GRACE,
-            json!({"status": "failed", "reason": "never sent"}),
+            json!({"status": "failed", "reason": "never sent", "acknowledge_in_flight": true}),
         )
         .await;
     assert_eq!(status, StatusCode::OK);
@@ -630,7 +630,7 @@ async fn of_sixteen_concurrent_resolves_exactly_one_wins() {
                 .post(
                     "/v1/tool-executions/r1:c1/resolve",
                     token,
-                    json!({"status": status, "reason": format!("operator {number} decided"), "expected_status": "started"}),
+                    json!({"status": status, "reason": format!("operator {number} decided"), "expected_status": "started", "acknowledge_in_flight": true}),
                 )
                 .await;
             (number, code, body)
@@ -695,7 +695,7 @@ async fn compensate_refuses_what_cannot_or_must_not_be_compensated() {
         .post(
             "/v1/tool-executions/r1:c1/resolve",
             ADA,
-            json!({"status": "failed", "reason": "not in billing"}),
+            json!({"status": "failed", "reason": "not in billing", "acknowledge_in_flight": true}),
         )
         .await;
     let (status, body) = fixture
@@ -1193,7 +1193,7 @@ async fn a_settled_decision_is_never_overwritten() {
         .post(
             resolve,
             ADA,
-            json!({"status": "completed", "reason": "found it", "result": "cr_0001"}),
+            json!({"status": "completed", "reason": "found it", "result": "cr_0001", "acknowledge_in_flight": true}),
         )
         .await;
     assert_eq!(status, StatusCode::OK);
@@ -1429,7 +1429,7 @@ async fn twice_sim_serve_answers_over_http() {
         .post(
             "/v1/tool-executions/r1:c1/resolve",
             ADA,
-            json!({"status": "failed", "reason": "not in billing"}),
+            json!({"status": "failed", "reason": "not in billing", "acknowledge_in_flight": true}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -1764,7 +1764,7 @@ async fn over_billing_absent_is_no_proof_for_a_call_whose_request_passed_the_fen
         .post(
             "/v1/tool-executions/r1:c1/resolve",
             ADA,
-            json!({"status": "failed", "reason": "billing's log shows the request never arrived", "expected_status": "started"}),
+            json!({"status": "failed", "reason": "billing's log shows the request never arrived", "expected_status": "started", "acknowledge_in_flight": true}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{detail}");
@@ -1943,7 +1943,7 @@ async fn over_billing_a_completed_call_billing_never_paid_is_left_as_it_is() {
         .post(
             "/v1/tool-executions/r1:c1/resolve",
             ADA,
-            json!({"status": "completed", "reason": "I think it went out", "result": {"applied": {"credit_id": "cr_0042"}}}),
+            json!({"status": "completed", "reason": "I think it went out", "result": {"applied": {"credit_id": "cr_0042"}}, "acknowledge_in_flight": true}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -2365,7 +2365,11 @@ async fn a_ledger_file_deleted_or_replaced_under_the_server_answers_503_and_noth
     assert_eq!(status, StatusCode::OK, "{detail}");
     assert_eq!(events(&detail), ["reserved"]);
     let (status, detail) = server
-        .post(resolve, ADA, json!({"status": "failed", "reason": "not in billing"}))
+        .post(
+            resolve,
+            ADA,
+            json!({"status": "failed", "reason": "not in billing", "acknowledge_in_flight": true}),
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{detail}");
     assert_eq!(
@@ -2472,7 +2476,7 @@ async fn reasons_that_would_not_print_as_text_are_refused() {
         .post(
             "/v1/tool-executions/r1:c1/resolve",
             ADA,
-            json!({"status": "failed", "reason": "not in billing:\n\tasked Ada, nothing"}),
+            json!({"status": "failed", "reason": "not in billing:\n\tasked Ada, nothing", "acknowledge_in_flight": true}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{detail}");
@@ -2514,7 +2518,7 @@ async fn a_result_is_stored_and_shown_back_digit_for_digit() {
     let fixture = fixture().await;
     let server = &fixture.server;
     let result = r#"{"credit_id":"cr_0001","amount":123456789012345678901234567890,"rate":0.10000000000000000555,"tiny":1e-400}"#;
-    let body = r#"{"status": "completed", "reason": "found it", "result": { "credit_id" : "cr_0001", "amount": 123456789012345678901234567890, "rate": 0.10000000000000000555, "tiny": 1e-400 }}"#;
+    let body = r#"{"status": "completed", "reason": "found it", "result": { "credit_id" : "cr_0001", "amount": 123456789012345678901234567890, "rate": 0.10000000000000000555, "tiny": 1e-400 }, "acknowledge_in_flight": true}"#;
     let response = server
         .client
         .post(server.url("/v1/tool-executions/r1:c1/resolve"))
@@ -2968,13 +2972,16 @@ async fn a_hung_billing_holds_its_compensations_never_the_ledger() {
         server.post(
             &last,
             ADA,
-            json!({"status": "failed", "reason": "billing's log shows it never arrived", "expected_status": "started"}),
+            json!({"status": "failed", "reason": "billing's log shows it never arrived", "expected_status": "started",
+                   "acknowledge_in_flight": true}),
         ),
     )
     .await
     .expect("a resolve is answered while billing hangs");
-    assert_eq!(status, StatusCode::OK, "{detail}");
+    // Released before any assertion: a failed assertion must not leave the compensations
+    // waiting on billing forever (the test would hang instead of failing).
     billing.release();
+    assert_eq!(status, StatusCode::OK, "{detail}");
     for compensation in compensations {
         let (status, detail) = compensation.await.unwrap();
         assert_eq!(status, StatusCode::OK, "{detail}");

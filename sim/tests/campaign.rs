@@ -24,11 +24,16 @@ const BEYOND_THE_RUNTIME: &str = "Beyond the runtime";
 
 /// Guards that cannot be load-bearing on their own in the vault, and why. Each is proven in
 /// its own lesson level instead (`lesson_proofs`).
-const BEHIND_ANOTHER_GUARD: [(Guard, &str); 6] = [
+const BEHIND_ANOTHER_GUARD: [(Guard, &str); 7] = [
     (
         Guard::ToolContract,
         "the vault's tool is declared honestly (one attempt, the key) and the vault lets no tool be declared, \
          so the check has nothing to refuse there",
+    ),
+    (
+        Guard::AmbiguityPolicy,
+        "the vault's tool has a reconcile hook and the vault pauses on an unknown call, so the check has nothing \
+         to refuse there",
     ),
     (
         Guard::KeyDownstream,

@@ -148,7 +148,7 @@ fn the_naive_python_runtime_is_caught_and_its_failing_tapes_named() {
     let tapes = [
         "02-one-attempt.lost-answer",
         "13-hashed-keys.win",
-        "21-reads-retried.writes-retried",
+        "21-reads-retried.lost-credit-answer",
         "06-ledger-holds.after-record",
     ];
     let (code, summary) = replay(&example("naive.py"), &tapes, &[]);
@@ -157,7 +157,7 @@ fn the_naive_python_runtime_is_caught_and_its_failing_tapes_named() {
         "a runtime that pays otherwise than its guards must fails: {summary:#}"
     );
     // Retrying a write whose answer was lost pays twice where billing keeps no keys.
-    let retried = report(&summary, "21-reads-retried.writes-retried");
+    let retried = report(&summary, "21-reads-retried.lost-credit-answer");
     assert_eq!(retried["outcome"]["status"], "failed", "{retried:#}");
     let differences = retried["outcome"]["differences"].to_string();
     assert!(
@@ -261,7 +261,8 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
 fn the_explorer_finds_a_heist_against_a_runtime_and_writes_a_tape_that_replays() {
     let folder = tempfile::tempdir().expect("a folder");
     let out = folder.path().join("found.tape.ron");
-    let level = root().join("levels/21-reads-retried.level.ron");
+    // Level 02: billing ignores keys, and a naive runtime retries a write whose answer it lost.
+    let level = root().join("levels/02-one-attempt.level.ron");
     let explore = |runtime: &str, out: &Path, candidates: &str| {
         Command::new(BIN)
             .args(["explore", "--runtime", runtime, "--candidates", candidates, "--out"])

@@ -36,7 +36,8 @@ async fn level_01_shows_what_chapter_1_teaches_in_the_players_words() {
         game["panels"],
         json!({ "rulebook": false, "ledger": false, "checkpoints": false, "console": false, "arriving": [] })
     );
-    // The four guards switched off here, in words; the eleven others on, counted.
+    // The four guards switched off here, in words; the others on, counted (every guard the
+    // registry holds but those four).
     let off = words(&game["guards_listed"]["off"]);
     assert_eq!(
         off,
@@ -50,7 +51,10 @@ async fn level_01_shows_what_chapter_1_teaches_in_the_players_words() {
         game["guards_listed"]
     );
     assert!(game["guards_listed"]["lesson_on"].as_array().unwrap().is_empty());
-    assert_eq!(game["guards_listed"]["others_on"].as_array().unwrap().len(), 11);
+    assert_eq!(
+        game["guards_listed"]["others_on"].as_array().unwrap().len(),
+        twice_sim::runtime::guards::Guard::EVERY.len() - off.len()
+    );
     for guard in game["guards_listed"]["others_on"].as_array().unwrap() {
         assert!(!guard["words"].as_str().unwrap().contains('_'), "{guard}");
     }
@@ -68,6 +72,10 @@ async fn level_01_shows_what_chapter_1_teaches_in_the_players_words() {
     let credit = &game["end"]["verdict"]["credits"][0];
     assert_eq!(credit["owner"], "Ada", "{credit}");
     assert_eq!(credit["label"], "Refund for order #1001 — r1, item 2 of 3", "{credit}");
+    // The timeline counts items from one too: its checkpoints say "item 1", never "item 0".
+    let timeline = game["timeline"].to_string();
+    assert!(timeline.contains("saves checkpoint v1 (running, item 1)"), "{timeline}");
+    assert!(!timeline.contains("item 0"), "{timeline}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -110,7 +118,10 @@ async fn panels_arrive_chapter_by_chapter_and_the_sandbox_shows_them_all() {
         game["panels"],
         json!({ "rulebook": true, "ledger": true, "checkpoints": true, "console": true, "arriving": [] })
     );
-    assert_eq!(game["guards_listed"]["off"].as_array().unwrap().len(), 15);
+    assert_eq!(
+        game["guards_listed"]["off"].as_array().unwrap().len(),
+        twice_sim::runtime::guards::Guard::EVERY.len()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,9 +11,15 @@ pub enum Guard {
     WriteRetryRule,
     /// `assert_tool_contract` before a run starts: a run whose tools declare a write with
     /// more than one attempt, or without the idempotency key, is refused before anything is sent.
+    /// That is all it checks: it is the seed's rule, word for word.
     ToolContract,
     /// `on_indeterminate: pause`: the model never hears "failed" while the answer is "unknown".
     PauseOnIndeterminate,
+    /// `assert_ambiguity_policy` before a run starts: an external or destructive tool with
+    /// neither a reconcile hook nor the pause (`PauseOnIndeterminate`) is refused before anything
+    /// is sent. A policy beyond the seed, whose default handles an unknown call like any failed
+    /// call: a lost answer would reach the model as "failed".
+    AmbiguityPolicy,
     /// Reserve the key in the ledger before the tool runs.
     Ledger,
     /// The reservation is one transaction (no check-then-insert race).
@@ -87,10 +93,11 @@ impl Guard {
     /// The guards the campaign teaches, in its order: each has a level that switches it off
     /// and a tape that only wins without it (`sim/tests/campaign.rs` holds that), and the
     /// defender's search goes over them.
-    pub const ALL: [Guard; 15] = [
+    pub const ALL: [Guard; 16] = [
         Guard::WriteRetryRule,
         Guard::ToolContract,
         Guard::PauseOnIndeterminate,
+        Guard::AmbiguityPolicy,
         Guard::Ledger,
         Guard::AtomicReservation,
         Guard::KeyDownstream,
@@ -126,6 +133,7 @@ impl Guard {
             Guard::WriteRetryRule => "write_retry_rule",
             Guard::ToolContract => "tool_contract",
             Guard::PauseOnIndeterminate => "pause_on_indeterminate",
+            Guard::AmbiguityPolicy => "ambiguity_policy",
             Guard::Ledger => "ledger",
             Guard::AtomicReservation => "atomic_reservation",
             Guard::KeyDownstream => "key_downstream",

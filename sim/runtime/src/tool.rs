@@ -32,6 +32,13 @@ impl SideEffect {
         !matches!(self, SideEffect::Read)
     }
 
+    /// Whether its effect lands outside the runtime's reach (external, destructive): the
+    /// runtime cannot find out by itself whether an unknown call took effect, so the
+    /// ambiguity policy ([`assert_ambiguity_policy`]) asks it for a way to settle one.
+    pub fn reaches_out(self) -> bool {
+        matches!(self, SideEffect::External | SideEffect::Destructive)
+    }
+
     /// The side effect as declarations write it (`external`).
     pub fn name(self) -> &'static str {
         match self {
@@ -339,10 +346,12 @@ pub enum ContractViolation {
     },
 }
 
-/// The ambiguity policy the seed requires (as zeph-durable refuses to build a money-moving
-/// tool that declares none): an external or destructive tool needs a reconcile hook, or a
-/// runtime that pauses on an unknown outcome (`pauses_on_indeterminate`, guard
-/// `pause_on_indeterminate`). A read or a write inside the runtime's own reach passes.
+/// The ambiguity policy (guard `ambiguity_policy`): an external or destructive tool needs a
+/// reconcile hook, or a runtime that pauses on an unknown outcome (`pauses_on_indeterminate`,
+/// guard `pause_on_indeterminate`). A read or a write inside the runtime's own reach passes.
+/// A policy beyond the seed, whose default handles an unknown call like any failed call (and
+/// whose [`assert_tool_contract`] passes such a tool): agent runtimes such as zeph-durable
+/// refuse to build a money-moving tool that declares none.
 ///
 /// ```
 /// use twice_runtime::tool::{ContractViolation, SideEffect, ToolDeclaration, assert_ambiguity_policy};
@@ -357,8 +366,7 @@ pub enum ContractViolation {
 /// assert!(assert_ambiguity_policy(&email, false).is_ok(), "the hook looks the email up");
 /// ```
 pub fn assert_ambiguity_policy(tool: &ToolDeclaration, pauses_on_indeterminate: bool) -> Result<(), ContractViolation> {
-    let reaches_out = matches!(tool.side_effect, SideEffect::External | SideEffect::Destructive);
-    if reaches_out && !tool.reconcile && !pauses_on_indeterminate {
+    if tool.side_effect.reaches_out() && !tool.reconcile && !pauses_on_indeterminate {
         return Err(ContractViolation::NoAmbiguityPolicy {
             tool: tool.name.clone(),
             side_effect: tool.side_effect.name(),

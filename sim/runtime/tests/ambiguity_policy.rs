@@ -1,7 +1,7 @@
-//! Item 7 of issue 23: the start check refuses an external or destructive tool that declares
-//! no ambiguity policy — neither a reconcile hook nor a runtime that pauses on an unknown
-//! outcome — before anything is loaded, asked or sent; with guard `tool_contract` off the
-//! run starts as before.
+//! Guard `ambiguity_policy`: the start check refuses an external or destructive tool that
+//! declares no ambiguity policy — neither a reconcile hook nor a runtime that pauses on an
+//! unknown outcome — before anything is loaded, asked or sent; with the guard off the run
+//! starts as before. The seed's own contract check (guard `tool_contract`) passes such a tool.
 
 use twice_runtime::guards::{Guard, Guards};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
@@ -22,6 +22,11 @@ fn tool(side_effect: SideEffect, reconcile: bool) -> ToolDeclaration {
 }
 
 fn first_command(tool: ToolDeclaration, guards: Guards) -> Command {
+    worker_started(tool, guards).0
+}
+
+/// The worker's first command, and the guard its refusal names, if it refused.
+fn worker_started(tool: ToolDeclaration, guards: Guards) -> (Command, Option<Guard>) {
     let mut worker = Worker::new(
         WorkerSetup::new("w1", "r1", vec![tool])
             .with_guards(guards)
@@ -29,10 +34,12 @@ fn first_command(tool: ToolDeclaration, guards: Guards) -> Command {
             .with_words(Words::FACTS),
     )
     .expect("a usable setup");
-    worker
+    let first = worker
         .handle(0, Input::Start)
         .expect("the machine takes the input")
-        .expect("the worker does something first")
+        .expect("the worker does something first");
+    let noted = worker.take_notes().first().map(|note| note.guard);
+    (first, noted)
 }
 
 #[test]
@@ -60,9 +67,21 @@ fn a_tool_that_reaches_out_without_an_ambiguity_policy_is_refused_at_start() {
             first_command(tool(side_effect, false), Guards::all_on()),
             Command::LoadCheckpoint
         );
-        // Guard off: the naive runtime starts the run anyway.
-        let naive = no_pause.with(Guard::ToolContract, false);
+        // The refusal is the ambiguity policy's, not the seed's contract check's.
+        assert_eq!(
+            worker_started(tool(side_effect, false), no_pause).1,
+            Some(Guard::AmbiguityPolicy)
+        );
+        // Guard off: the naive runtime starts the run anyway, the contract check on: the
+        // seed's check passes a tool with one attempt and the key, hook or not.
+        let naive = no_pause.with(Guard::AmbiguityPolicy, false);
         assert_eq!(first_command(tool(side_effect, false), naive), Command::LoadCheckpoint);
+        // The contract check off changes nothing here: the policy is its own guard.
+        let no_contract = no_pause.with(Guard::ToolContract, false);
+        assert!(matches!(
+            first_command(tool(side_effect, false), no_contract),
+            Command::WaitForPerson { .. }
+        ));
     }
     // A read or a write needs no policy: its outcome is the runtime's to find out.
     for side_effect in [SideEffect::Read, SideEffect::Write] {

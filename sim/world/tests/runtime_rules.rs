@@ -451,7 +451,7 @@ fn operator_resolve_is_compare_and_set_needs_a_reason_and_is_appended_to_history
 }
 
 #[test]
-fn a_late_outcome_after_an_operator_decision_is_logged_and_ignored() {
+fn a_late_outcome_after_an_operator_decision_is_logged_as_a_contradiction_and_ignored() {
     let mut simulation = simulation(one_credit("ignore"), Guards::all_on());
     simulation.play(Play::SlowResponse(SlowResponse { key: None })).unwrap();
     simulation
@@ -468,9 +468,18 @@ fn a_late_outcome_after_an_operator_decision_is_logged_and_ignored() {
         .unwrap();
     simulation.run().unwrap();
     let history = simulation.ledger().history(&key("r1:c1")).unwrap();
+    // The late answer says completed where the operator said failed: it changes nothing, and
+    // is written as the contradiction it is, for a person to look at.
+    let contradicted = history
+        .iter()
+        .find(|entry| entry.event.name() == "contradicted")
+        .unwrap_or_else(|| panic!("the late answer is a contradiction: {history:?}"));
     assert!(
-        history.iter().any(|entry| entry.event.name() == "late_outcome_ignored"),
-        "{history:?}"
+        contradicted
+            .detail
+            .as_deref()
+            .is_some_and(|detail| detail.starts_with("settled failed, but attempt 1's answer says completed")),
+        "{contradicted:?}"
     );
     assert_eq!(
         status_of(&simulation, "r1:c1"),

@@ -25,133 +25,14 @@ use crate::ledger::{
 use crate::operator;
 use crate::rules::{FencePlace, Outcome, SendTiming, Status, fence_place};
 use crate::run::{RunState, ToolCall};
-use crate::worker::{Command, GuardNote, Input, Reconciled, RecordNote, WaitReason, Words, WorkerSetup};
+use crate::worker::{Command, Input, Reconciled, RecordNote, Words, WorkerSetup};
 
 mod report;
 mod runs;
+mod step;
 
 pub use report::Report;
-
-/// What the driver does next.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Next {
-    /// Feed this to the machine now.
-    Feed(Input),
-    /// The driver's part of the command.
-    Drive(Drive),
-    /// Nothing follows from this step (a late answer logged): the machine waits on as it was.
-    Nothing,
-}
-
-/// What only a driver can do: the model, the network, the tool's world, time, the process.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Drive {
-    /// Ask the model; feed [`Input::ModelDecided`].
-    AskModel {
-        /// The run's state.
-        state: RunState,
-    },
-    /// The send fence passed: send the request now; feed the answer, the timeout or
-    /// [`Input::NotAttempted`] when the tool refuses before sending anything.
-    Send {
-        /// The call.
-        key: IdempotencyKey,
-        /// The key the request carries (`None`: the tool passes none).
-        downstream_key: Option<IdempotencyKey>,
-        /// The call.
-        call: ToolCall,
-        /// The attempt.
-        attempt: u32,
-        /// When the ledger recorded this attempt as begun (the clock reading its write was
-        /// given; with the fence folded into the reservation, the reservation's). Where the
-        /// system called refuses requests that arrive too long after their send, stamp the
-        /// request with this, not with the clock at the send: a process paused between the
-        /// record and the send would otherwise stamp it later than the ledger says, and a
-        /// lookup past the settle time counted from the record could miss it (decision
-        /// table 6). Without a ledger (guard `ledger` off), the clock at the send.
-        recorded_at_ms: u64,
-    },
-    /// Wait, then feed [`Input::BackoffElapsed`].
-    Backoff {
-        /// How long to wait before asking again.
-        after_ms: u64,
-        /// The attempt sent after the wait.
-        next_attempt: u32,
-    },
-    /// A lookup found nothing sooner than the tool's settle time: wait `after_ms`, then feed
-    /// [`Input::BackoffElapsed`] (the machine then asks for the lookup again).
-    WaitToLookAgain {
-        /// The call.
-        key: IdempotencyKey,
-        /// How long to wait before asking again.
-        after_ms: u64,
-    },
-    /// The reconcile hook's read: look the key up in the tool's world, then call
-    /// [`Executor::reconciled`] with what was found.
-    LookUp {
-        /// The call.
-        key: IdempotencyKey,
-        /// The call.
-        call: ToolCall,
-    },
-    /// A naive runtime's reflex compensation (guard `no_reflex_compensation` off): undo by
-    /// key, then call [`Executor::undone`].
-    Undo {
-        /// The call.
-        key: IdempotencyKey,
-        /// The call.
-        call: ToolCall,
-    },
-    /// Wait until `key` is settled; feed [`Input::Woken`] then, or [`Input::LookAgain`] when
-    /// something that could settle it changes.
-    Park {
-        /// The call.
-        key: IdempotencyKey,
-    },
-    /// This worker stands down: another drives the run.
-    StandDown {
-        /// Why: the guard note of the `checkpoint_version` hold (the application words it).
-        note: GuardNote,
-    },
-    /// The run's stored state cannot be used: stop driving it; a person looks.
-    WaitForPerson {
-        /// Why: the facts (the application words them).
-        reason: WaitReason,
-    },
-    /// The run is over for this worker.
-    Exit,
-}
-
-/// One step's result: what the driver does next, and what the executor did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Step {
-    /// What the driver does next.
-    pub next: Next,
-    /// What the executor did to the ledger, if anything, for the timeline.
-    pub report: Option<Report>,
-    /// A late word this step met that contradicts how its call was settled: the decision
-    /// stands, the ledger's history says so ([`crate::ledger::HistoryEvent::Contradicted`]),
-    /// and the driver reports it to whoever should look.
-    pub contradiction: Option<Contradiction>,
-}
-
-impl Step {
-    fn feed(input: Input, report: Report) -> Step {
-        Step {
-            next: Next::Feed(input),
-            report: Some(report),
-            contradiction: None,
-        }
-    }
-
-    fn drive(drive: Drive) -> Step {
-        Step {
-            next: Next::Drive(drive),
-            report: None,
-            contradiction: None,
-        }
-    }
-}
+pub use step::{Drive, Next, Step};
 
 /// Who writes: the worker (the records' owner, the history's actor), its run and tenant.
 #[derive(Debug)]
@@ -309,54 +190,13 @@ impl Executor {
                 outcome,
                 result,
                 attempt,
-            } => {
-                let recorded = self.ledger.record_outcome(
-                    &key,
-                    outcome,
-                    result.as_deref(),
-                    &self.identity.worker_id,
-                    attempt,
-                    now_ms,
-                )?;
-                let contradiction = match &recorded {
-                    Recorded::LateOutcomeIgnored(current) => Contradiction::of(
-                        current,
-                        outcome,
-                        ContradictionSource::LateAnswer { attempt },
-                        result.as_deref().unwrap_or(""),
-                    ),
-                    Recorded::Recorded(_) => None,
-                };
-                let step = Step::feed(
-                    Input::Recorded(recorded.clone()),
-                    Report::Recorded {
-                        key,
-                        status: outcome.status(),
-                        recorded,
-                    },
-                );
-                Ok(Step { contradiction, ..step })
-            }
+            } => self.record_outcome(key, outcome, result, attempt, now_ms),
             Command::LogLateOutcome {
                 key,
                 attempt,
                 says,
                 detail,
-            } => {
-                let late = LateAnswer {
-                    attempt,
-                    says,
-                    detail: &detail,
-                };
-                let contradiction = self
-                    .ledger
-                    .log_late_outcome(&key, &self.identity.worker_id, &late, now_ms)?;
-                Ok(Step {
-                    next: Next::Nothing,
-                    report: Some(Report::LateLogged { key, attempt }),
-                    contradiction,
-                })
-            }
+            } => self.log_late_outcome(key, attempt, says, &detail, now_ms),
             Command::Reconcile { key, call } => Ok(Step::drive(Drive::LookUp { key, call })),
             Command::Compensate { key, call } => Ok(Step::drive(Drive::Undo { key, call })),
             Command::SaveCheckpoint {
@@ -389,6 +229,64 @@ impl Executor {
             }
             Command::Exit => Ok(Step::drive(Drive::Exit)),
         }
+    }
+
+    /// An attempt's outcome, recorded; one that contradicts how its call was settled meanwhile
+    /// comes back with the step.
+    fn record_outcome(
+        &mut self,
+        key: IdempotencyKey,
+        outcome: Outcome,
+        result: Option<String>,
+        attempt: u32,
+        now_ms: u64,
+    ) -> Result<Step, LedgerError> {
+        let recorded = self.ledger.record_outcome(
+            &key,
+            outcome,
+            result.as_deref(),
+            &self.identity.worker_id,
+            attempt,
+            now_ms,
+        )?;
+        let contradiction = match &recorded {
+            Recorded::LateOutcomeIgnored(current) => Contradiction::of(
+                current,
+                outcome,
+                ContradictionSource::LateAnswer { attempt },
+                result.as_deref().unwrap_or(""),
+            ),
+            Recorded::Recorded(_) => None,
+        };
+        let step = Step::feed(
+            Input::Recorded(recorded.clone()),
+            Report::Recorded {
+                key,
+                status: outcome.status(),
+                recorded,
+            },
+        );
+        Ok(Step { contradiction, ..step })
+    }
+
+    /// A late answer, logged under its key (a contradiction if it contradicts the settlement).
+    fn log_late_outcome(
+        &mut self,
+        key: IdempotencyKey,
+        attempt: u32,
+        says: Outcome,
+        detail: &str,
+        now_ms: u64,
+    ) -> Result<Step, LedgerError> {
+        let late = LateAnswer { attempt, says, detail };
+        let contradiction = self
+            .ledger
+            .log_late_outcome(&key, &self.identity.worker_id, &late, now_ms)?;
+        Ok(Step {
+            next: Next::Nothing,
+            report: Some(Report::LateLogged { key, attempt }),
+            contradiction,
+        })
     }
 
     /// A reservation: atomic, or the naive check-then-insert's second half (a reservation

@@ -63,8 +63,10 @@ pub struct Contradiction {
     pub key: IdempotencyKey,
     /// The status it was settled as, and stays.
     pub settled: Status,
-    /// Who holds the record (the operator, hook or worker that last took it).
-    pub settled_by: WorkerId,
+    /// The record's owner: the worker that reserved it, or whoever last claimed it. Not
+    /// necessarily who settled it (an operator's decision leaves the owner as it was): the
+    /// call's history says who decided.
+    pub owner: WorkerId,
     /// What the late word says.
     pub says: Outcome,
     /// Where the late word came from.
@@ -85,7 +87,7 @@ impl Contradiction {
         contradicts(record.status, says).then(|| Contradiction {
             key: record.key.clone(),
             settled: record.status,
-            settled_by: record.owner.clone(),
+            owner: record.owner.clone(),
             says,
             source,
             detail: detail.to_owned(),
@@ -100,8 +102,8 @@ impl Contradiction {
             ContradictionSource::Lookup => "the reconcile hook's lookup".to_owned(),
         };
         format!(
-            "settled {} by {}, but {from} says {}: {}; the decision stands, a person should look",
-            self.settled, self.settled_by, self.says, self.detail
+            "settled {}, but {from} says {}: {}; the decision stands, a person should look",
+            self.settled, self.says, self.detail
         )
     }
 

@@ -2,6 +2,8 @@
 //! default of a [`super::WorkerSetup`]. An application with a voice of its own hands the
 //! worker its own [`Words`].
 
+use crate::tool::ContractViolation;
+
 use super::{
     CallRefused, DeadLetterReason, FailReason, OperatorNote, RecordNote, ToldFailed, WaitReason, Words, counted,
 };
@@ -40,10 +42,15 @@ fn wait(reason: &WaitReason) -> String {
         WaitReason::StateUnusable { run_id, detail } => {
             format!("the state of run {run_id} cannot be used: {detail}; the run waits for a person")
         }
-        WaitReason::ContractRefused { run_id, violation } => format!(
-            "the tool contract check failed: {violation}; run {run_id} was refused before it started and nothing \
-             was sent"
-        ),
+        WaitReason::ContractRefused { run_id, violation } => {
+            let check = match violation {
+                ContractViolation::NoAmbiguityPolicy { .. } => "the ambiguity policy check",
+                ContractViolation::TooManyAttempts { .. } | ContractViolation::NoIdempotencyKey { .. } => {
+                    "the tool contract check"
+                }
+            };
+            format!("{check} failed: {violation}; run {run_id} was refused before it started and nothing was sent")
+        }
         WaitReason::DeadLettered { run_id, reason } => {
             format!("run {run_id} is dead-lettered ({reason}); it runs again only when an operator resumes it")
         }

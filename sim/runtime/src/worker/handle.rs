@@ -147,22 +147,35 @@ impl Worker {
         }
     }
 
-    /// Guard `tool_contract`: every tool is put to the contract check before the run starts,
-    /// and a run whose tool fails it is not started — it waits for a person to declare the
-    /// tool honestly. Nothing has been loaded, asked or sent.
+    /// Guards `tool_contract` and `ambiguity_policy`: every tool is put to the start checks
+    /// that are on before the run starts — the seed's contract check (a write gets one attempt
+    /// and the key), then the ambiguity policy (a tool that reaches out has a reconcile hook, or
+    /// the run pauses on an unknown call) — and a run whose tool fails one is not started: it
+    /// waits for a person to declare the tool honestly. Nothing has been loaded, asked or sent.
     pub(super) fn contract_refusal(&mut self) -> Option<Option<Command>> {
-        if !self.guard(Guard::ToolContract) {
-            return None;
-        }
+        let contract = self.guard(Guard::ToolContract);
+        let policy = self.guard(Guard::AmbiguityPolicy);
         let pauses = self.guard(Guard::PauseOnIndeterminate);
-        let (tool, violation) = self.setup.tools.iter().find_map(|tool| {
-            tool.check_contract()
-                .and_then(|()| crate::tool::assert_ambiguity_policy(tool, pauses))
-                .err()
-                .map(|violation| (tool.name.clone(), violation))
+        let (guard, tool, violation) = self.setup.tools.iter().find_map(|tool| {
+            let refused = |guard: Guard, check: Result<(), crate::tool::ContractViolation>| {
+                check.err().map(|violation| (guard, tool.name.clone(), violation))
+            };
+            contract
+                .then(|| refused(Guard::ToolContract, tool.check_contract()))
+                .flatten()
+                .or_else(|| {
+                    policy
+                        .then(|| {
+                            refused(
+                                Guard::AmbiguityPolicy,
+                                crate::tool::assert_ambiguity_policy(tool, pauses),
+                            )
+                        })
+                        .flatten()
+                })
         })?;
         self.note(
-            Guard::ToolContract,
+            guard,
             Held::ContractRefused {
                 tool,
                 violation: violation.clone(),

@@ -153,44 +153,12 @@ pub fn choices(level: &crate::level::Level, guards: crate::runtime::guards::Guar
     offered
 }
 
-/// Whether something in `level`'s hand (or its model, or its tools) can make `guard` matter:
-/// a card that can leave a call unknown tests what settles or waits on unknowns; a crash, a twin
-/// or an undo tests the ledger and what stands a second process down; a call made again (a whisper,
-/// a model that calls again when told "failed", two identical calls) tests keys per call.
+/// Whether something in `level`'s hand (or its model, its tools, its people) can make `guard`
+/// matter, as the guard's own file says (`GuardSpec::tested_by`): a card that can leave a call
+/// unknown tests what settles or waits on unknowns; a crash, a twin or an undo tests the ledger
+/// and what stands a second process down; a call made again tests keys per call.
 fn tested_by_the_hand(level: &crate::level::Level, guard: Guard) -> bool {
-    use crate::level::CardKind::{
-        CrashWorker, DeclareTool, DuplicateWorker, LoseRequest, LoseResponse, ModelCallsAgain, OperatorCompensate,
-        OperatorResolve, SlowResponse, ToolFailsBeforeSending,
-    };
-    let holds = |cards: &[crate::level::CardKind]| level.cards.iter().any(|allowance| cards.contains(&allowance.card));
-    let unknowns = holds(&[LoseRequest, LoseResponse, SlowResponse, CrashWorker, DuplicateWorker]);
-    let processes = holds(&[CrashWorker, DuplicateWorker]);
-    // The level's own operators (an honest one, an auditor) act on the ledger as the crew's would.
-    let operators =
-        holds(&[OperatorResolve, OperatorCompensate]) || level.honest_operator.is_some() || level.auditor.is_some();
-    let calls_again = holds(&[ModelCallsAgain])
-        || level.model.on_failed == crate::model::OnFailed::CallAgain
-        || level.runs.iter().any(|run| {
-            run.calls.iter().enumerate().any(|(index, call)| {
-                run.calls[..index].iter().any(|earlier| {
-                    (&earlier.tool, &earlier.account, earlier.amount_cents, &earlier.memo)
-                        == (&call.tool, &call.account, call.amount_cents, &call.memo)
-                })
-            })
-        });
-    match guard {
-        Guard::WriteRetryRule => holds(&[LoseRequest, LoseResponse, SlowResponse, DeclareTool]),
-        Guard::PauseOnIndeterminate | Guard::ReconcileHook | Guard::KeyDownstream => unknowns || operators,
-        // A reflex undo reads the ledger for what took effect.
-        Guard::Ledger => processes || operators || level.tools.iter().any(|tool| tool.compensation),
-        Guard::AtomicReservation | Guard::CheckpointVersion => processes || operators,
-        Guard::KeyPerCall => calls_again || processes,
-        Guard::NoLeaseExpiry => holds(&[SlowResponse, CrashWorker, DuplicateWorker]),
-        Guard::NoReflexCompensation => level.tools.iter().any(|tool| tool.compensation) || operators,
-        Guard::RefusalIsFailed => holds(&[ToolFailsBeforeSending]),
-        // Inert unless the level's tools or world ask for them (`guards_that_matter` says).
-        Guard::ToolContract | Guard::KeyRetention | Guard::LookupSettle | Guard::DeadLetter => true,
-    }
+    (crate::guards::spec(guard).tested_by)(&crate::guards::Hand::of(level))
 }
 
 /// How the guard half of a prediction scored.

@@ -93,10 +93,21 @@ pub static ROWS: LazyLock<Vec<Row>> = LazyLock::new(|| {
     rows
 });
 
+/// The row a start check lights when it refuses a run: the start-table row its guard provides,
+/// read from the guard's own file (the seed's contract check's, the ambiguity policy's).
+fn refusal_row(guard: Guard) -> RowId {
+    crate::guards::spec(guard)
+        .rulebook_rows
+        .iter()
+        .find(|row| row.table == crate::guards::Table::Start && row.live_when == Some((guard, true)))
+        .map(|row| row.id)
+        .expect("a guard that refuses a run provides its start-table row (rulebook tests hold it)")
+}
+
 /// The row a firing lit.
 pub fn row_id_of(firing: &RuleFiring) -> RowId {
     match &firing.row {
-        RuleRow::ContractRefused { .. } => RowId::ContractRefused,
+        RuleRow::ContractRefused { guard, .. } => refusal_row(*guard),
         RuleRow::Decided(Fired::Recovery {
             action,
             failed_before,
@@ -259,5 +270,13 @@ mod tests {
         }
         let tables: Vec<Table> = ROWS.iter().map(|row| row.table).collect();
         assert!(tables.is_sorted(), "table by table");
+    }
+
+    #[test]
+    fn each_start_check_lights_its_own_refusal_row() {
+        // The seed's contract check and the ambiguity policy are two guards: a refusal lights
+        // the row of the guard that refused, never the other's.
+        assert_eq!(refusal_row(Guard::ToolContract), RowId::ContractRefused);
+        assert_eq!(refusal_row(Guard::AmbiguityPolicy), RowId::AmbiguityRefused);
     }
 }

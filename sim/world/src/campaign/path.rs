@@ -86,25 +86,9 @@ pub fn first_hour_repeats(levels: &[&Level], tapes: &[LoadedTape]) -> Vec<String
 }
 
 /// Words that name `guard` in a sentence a player reads: its words in full and the shortest
-/// name players use for it. (The campaign layer comes before the debrief's words.)
+/// name players use for it, from its place in the guards' registry.
 fn mentions(guard: Guard) -> &'static [&'static str] {
-    match guard {
-        Guard::WriteRetryRule => &["write retry rule", "retry rule"],
-        Guard::ToolContract => &["tool contract", "contract"],
-        Guard::PauseOnIndeterminate => &["pause on unknown", "pause"],
-        Guard::Ledger => &["ledger"],
-        Guard::AtomicReservation => &["atomic reservation", "reservation"],
-        Guard::KeyDownstream => &["passing the key", "key downstream"],
-        Guard::CheckpointVersion => &["checkpoint version"],
-        Guard::ReconcileHook => &["reconcile hook", "hook"],
-        Guard::KeyPerCall => &["keys per call", "key per call"],
-        Guard::NoLeaseExpiry => &["no lease expiry", "lease"],
-        Guard::NoReflexCompensation => &["no reflex compensation", "compensation"],
-        Guard::RefusalIsFailed => &["refusal as failed", "refusal"],
-        Guard::KeyRetention => &["key's retention", "retention"],
-        Guard::LookupSettle => &["settle time", "settle"],
-        Guard::DeadLetter => &["dead letter"],
-    }
+    crate::guards::spec(guard).mentions
 }
 
 /// The field and sentence where a defended level hands over its defence before the player

@@ -28,7 +28,7 @@ pub struct GuardCode {
 }
 
 /// Every guard's code, in teaching order.
-pub const GUARD_CODE: [GuardCode; 15] = [
+pub const GUARD_CODE: [GuardCode; 16] = [
     GuardCode {
         guard: Guard::WriteRetryRule,
         needs: &[],
@@ -46,6 +46,18 @@ pub const GUARD_CODE: [GuardCode; 15] = [
         needs: &[],
         shown: always,
         lines: pause_on_indeterminate,
+    },
+    GuardCode {
+        guard: Guard::AmbiguityPolicy,
+        needs: &[],
+        // The check can refuse only a tool that reaches out with no reconcile hook: shown where
+        // the level has one, lets the player declare one, or teaches or switches the check.
+        shown: |level| {
+            any_tool(level, |tool| tool.side_effect.reaches_out() && !tool.reconcile)
+                || !level.declarable_tools.is_empty()
+                || taught_or_off(level, Guard::AmbiguityPolicy)
+        },
+        lines: ambiguity_policy,
     },
     GuardCode {
         guard: Guard::Ledger,
@@ -183,6 +195,15 @@ fn tool_contract(_: &Context<'_>, on: bool) -> Vec<Piece> {
             .note("a write with retries or without its key never starts")
     } else {
         Piece::new(Slot::Contract, 1, "", &[]).note("every tool runs as declared, retries and all")
+    }]
+}
+
+fn ambiguity_policy(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    vec![if on {
+        Piece::new(Slot::Policy, 1, "assert_ambiguity_policy(tools, tool_policy)", &[])
+            .note("a tool that reaches out with no reconcile hook and no pause never starts")
+    } else {
+        Piece::new(Slot::Policy, 1, "", &[]).note("a tool with no way to settle an unknown answer starts anyway")
     }]
 }
 

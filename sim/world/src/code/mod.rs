@@ -63,6 +63,7 @@ pub const PROGRAM_LINES_MAX: usize = 35;
 pub enum Slot {
     Header,
     Contract,
+    Policy,
     Load,
     DeadLetter,
     Person,

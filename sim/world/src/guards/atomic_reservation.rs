@@ -40,5 +40,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
             "    ledger.insert(key, \"started\")  # …then insert",
         ],
     },
+    mentions: &["atomic reservation", "reservation"],
+    tested_by: |hand| hand.processes || hand.operators,
     matters_in: always,
 };

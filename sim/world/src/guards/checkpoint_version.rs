@@ -25,5 +25,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         on: &["ledger.save_checkpoint(run, state, expected_version=loaded_version)"],
         off: &["ledger.save_checkpoint(run, state)  # the last writer wins"],
     },
+    mentions: &["checkpoint version"],
+    tested_by: |hand| hand.processes || hand.operators,
     matters_in: always,
 };

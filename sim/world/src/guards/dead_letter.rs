@@ -2,6 +2,7 @@
 //! `dead_lettered` and resumes only when an operator asks. A policy beyond the seed: recovering
 //! a crash loop for ever repeats whatever the crash repeats.
 
+use super::hand::any_hand;
 use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
@@ -46,6 +47,8 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         ],
         off: &["while True: recover(run)  # for ever"],
     },
+    mentions: &["dead letter"],
+    tested_by: any_hand,
     matters_in,
 };
 

@@ -35,5 +35,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         on: &["billing.credit(account, amount, idempotency_key=context.idempotency_key)"],
         off: &["billing.credit(account, amount)  # the key stays behind"],
     },
+    mentions: &["passing the key", "key downstream"],
+    tested_by: |hand| hand.unknowns || hand.operators,
     matters_in: always,
 };

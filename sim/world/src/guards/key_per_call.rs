@@ -27,5 +27,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         on: &["key = f\"{run_id}:{tool_call_id}\""],
         off: &["key = hash(arguments)"],
     },
+    mentions: &["keys per call", "key per call"],
+    tested_by: |hand| hand.calls_again || hand.processes,
     matters_in: always,
 };

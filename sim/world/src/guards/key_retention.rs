@@ -2,6 +2,7 @@
 //! were safe, and a lookup that finds nothing under it says "expired", not "absent". It weighs
 //! only a tool's declared `key_retention_ms`.
 
+use super::hand::any_hand;
 use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
@@ -58,6 +59,8 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         ],
         off: &["send(request, idempotency_key=key)  # however old the key"],
     },
+    mentions: &["key's retention", "retention"],
+    tested_by: any_hand,
     matters_in,
 };
 

@@ -37,5 +37,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         ],
         off: &["result = tool(arguments)  # nothing written down first"],
     },
+    mentions: &["ledger"],
+    tested_by: |hand| hand.processes || hand.operators || hand.compensation,
     matters_in: always,
 };

@@ -2,6 +2,7 @@
 //! settle time after the last send proves nothing; the hook asks again before anyone settles
 //! the call failed. It weighs only a tool's declared `lookup_settle_ms`.
 
+use super::hand::any_hand;
 use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
@@ -48,6 +49,8 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
             "    ledger.settle(key, \"failed\")  # at the first look",
         ],
     },
+    mentions: &["settle time", "settle"],
+    tested_by: any_hand,
     matters_in,
 };
 

@@ -11,9 +11,11 @@
 //! itself. Adding a guard is its own file here, one line in [`REGISTRY`], and its level, tapes
 //! and tests; the registry's tests hold every guard to having every part.
 
+mod hand;
 mod rows;
 mod sentences;
 
+mod ambiguity_policy;
 mod atomic_reservation;
 mod checkpoint_version;
 mod dead_letter;
@@ -32,6 +34,7 @@ mod write_retry_rule;
 
 use serde::Serialize;
 
+pub use hand::Hand;
 pub use rows::{Row, RowId, Table};
 pub use sentences::{Switched, decided_the_heist, held, not_needed, protected_the_money, switched};
 
@@ -112,6 +115,14 @@ pub struct GuardSpec {
     /// The key that switches it in defender mode and the sandbox (an `egui::Key` name).
     pub defender_key: &'static str,
     pub code: Code,
+    /// Words that name it in a sentence a player reads: its words in full and the shortest name
+    /// players use for it ("write retry rule", "retry rule"). The campaign reads a defended
+    /// level's texts for them, so no hint hands the defence over.
+    pub mentions: &'static [&'static str],
+    /// Whether something `level` can do — its cards, model, tools and people ([`Hand`]) — can
+    /// put the guard to the test: predictions offer a guard left on only then.
+    #[serde(skip)]
+    pub tested_by: fn(&Hand) -> bool,
     /// Whether switching it can change anything in `level` (its tools, terms and limits):
     /// `false` only when it provably cannot, so a search may leave it out and a re-run with it
     /// switched is this run again.
@@ -124,6 +135,7 @@ pub const REGISTRY: [&GuardSpec; Guard::EVERY.len()] = [
     &write_retry_rule::SPEC,
     &tool_contract::SPEC,
     &pause_on_indeterminate::SPEC,
+    &ambiguity_policy::SPEC,
     &ledger::SPEC,
     &atomic_reservation::SPEC,
     &key_downstream::SPEC,

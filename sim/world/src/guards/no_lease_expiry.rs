@@ -35,5 +35,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
             "    run_again(record)  # the lease ran out",
         ],
     },
+    mentions: &["no lease expiry", "lease"],
+    tested_by: |hand| hand.long_calls,
     matters_in: always,
 };

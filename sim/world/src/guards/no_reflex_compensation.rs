@@ -46,5 +46,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
             "    for effect in run.effects: compensate(effect)  # the saga reflex",
         ],
     },
+    mentions: &["no reflex compensation", "compensation"],
+    tested_by: |hand| hand.compensation || hand.operators,
     matters_in: always,
 };

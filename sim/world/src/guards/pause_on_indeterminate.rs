@@ -39,5 +39,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
             "model.tell(call, \"failed\")  # while the honest answer is unknown",
         ],
     },
+    mentions: &["pause on unknown", "pause"],
+    tested_by: |hand| hand.unknowns || hand.operators,
     matters_in: always,
 };

@@ -32,5 +32,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         on: &["outcome = await find_credit(record, context)  # look the key up first"],
         off: &["# an unknown call is never looked up"],
     },
+    mentions: &["reconcile hook", "hook"],
+    tested_by: |hand| hand.unknowns || hand.operators,
     matters_in: always,
 };

@@ -39,5 +39,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
             "    pass  # swallowed: the call reads as done",
         ],
     },
+    mentions: &["refusal as failed", "refusal"],
+    tested_by: |hand| hand.refusals,
     matters_in: always,
 };

@@ -30,6 +30,7 @@ fn the_registry_holds_every_guard_once_in_order() {
 fn every_guard_has_every_part() {
     let mut words = BTreeSet::new();
     let mut keys = BTreeSet::new();
+    let mut mentioned = BTreeSet::new();
     for spec in REGISTRY {
         let name = spec.guard.name();
         assert!(words.insert(spec.words), "{name}: its words are another guard's");
@@ -44,6 +45,21 @@ fn every_guard_has_every_part() {
             "{name}: its code on and off"
         );
         assert!(!spec.decision_rows.is_empty(), "{name} names no decision it changes");
+        assert!(
+            !spec.mentions.is_empty(),
+            "{name}: the words that name it in a sentence"
+        );
+        for mention in spec.mentions {
+            assert_eq!(
+                *mention,
+                mention.to_lowercase(),
+                "{name}: mentions are matched in lower case"
+            );
+            assert!(
+                mentioned.insert(*mention),
+                "{name}: {mention:?} names another guard too"
+            );
+        }
         // The runtime without it is described, never named by the guard with a negation in
         // front ("without no reflex compensation").
         let without = spec.without.to_lowercase();

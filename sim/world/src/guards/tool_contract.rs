@@ -1,12 +1,12 @@
 //! Guard `tool_contract`: the seed's `assert_tool_contract` before a run starts. A run whose
 //! tool writes, sends or deletes and is declared with more than one attempt, or takes no
 //! idempotency key, is refused before anything is sent. That is all it checks: a tool with no
-//! way to settle an unknown outcome is the ambiguity policy's to refuse.
+//! way to settle an unknown outcome is the ambiguity policy's to refuse (`ambiguity_policy.rs`).
 
+use super::hand::any_hand;
 use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule, any_tool};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
-use crate::runtime::tool::SideEffect;
 
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::ToolContract,
@@ -46,15 +46,12 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         ],
         off: &["# every tool starts as declared, retries and all"],
     },
+    mentions: &["tool contract", "contract"],
+    tested_by: any_hand,
     matters_in,
 };
 
-/// The check can refuse only a tool that fails it, as declared or as the player may declare it
-/// (for now it also refuses an external or destructive tool with no reconcile hook, when the
-/// run does not pause).
+/// The check can refuse only a tool that fails it, as declared or as the player may declare it.
 fn matters_in(level: &Level) -> bool {
-    any_tool(level, |tool| {
-        tool.check_contract().is_err()
-            || (matches!(tool.side_effect, SideEffect::External | SideEffect::Destructive) && !tool.reconcile)
-    })
+    any_tool(level, |tool| tool.check_contract().is_err())
 }

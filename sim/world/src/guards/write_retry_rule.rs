@@ -39,5 +39,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
             "    except Timeout: continue",
         ],
     },
+    mentions: &["write retry rule", "retry rule"],
+    tested_by: |hand| hand.timeouts,
     matters_in: always,
 };

@@ -113,10 +113,13 @@ pub fn wait_words(reason: &WaitReason) -> String {
         WaitReason::StateUnusable { run_id, detail } => {
             format!("the state of run {run_id} cannot be used: {detail}; the run waits for a person")
         }
-        WaitReason::ContractRefused { run_id, violation } => format!(
-            "the tool contract check failed: {violation}. Run {run_id} was refused before it started; nothing \
-             was sent. It waits for the tool to be declared honestly"
-        ),
+        WaitReason::ContractRefused { run_id, violation } => {
+            let (check, remedy) = start_check(violation);
+            format!(
+                "{check} failed: {violation}. Run {run_id} was refused before it started; nothing was sent. It \
+                 waits for {remedy}"
+            )
+        }
         WaitReason::DeadLettered { run_id, reason } => {
             format!("run {run_id} is dead-lettered ({reason}); it is driven again only when an operator resumes it")
         }
@@ -130,6 +133,21 @@ pub fn wait_words(reason: &WaitReason) -> String {
             format!("its checkpoint awaits {awaited}, but its pending call has the key {found}")
         }
         WaitReason::ModelCallRefused(refused) => format!("the model's call {}", refused_words(refused)),
+    }
+}
+
+/// The start check a violation failed — the seed's contract check, or the ambiguity policy —
+/// and what the refused run waits for, to end "It waits for …".
+pub(crate) fn start_check(violation: &twice_runtime::tool::ContractViolation) -> (&'static str, &'static str) {
+    use twice_runtime::tool::ContractViolation;
+    match violation {
+        ContractViolation::NoAmbiguityPolicy { .. } => (
+            "the ambiguity policy check",
+            "a person to give the tool a reconcile hook or the run the pause on unknown calls",
+        ),
+        ContractViolation::TooManyAttempts { .. } | ContractViolation::NoIdempotencyKey { .. } => {
+            ("the tool contract check", "the tool to be declared honestly")
+        }
     }
 }
 

@@ -7,7 +7,6 @@ use super::{DIAGNOSIS_SENTENCES_MAX, Standing};
 use crate::checker::{Outcome, Verdict};
 use crate::guards::words as guard_words;
 use crate::level::{Level, Play};
-use crate::runtime::guards::Guard;
 use crate::runtime::worker::GuardNote;
 use crate::simulator::{Actor, FailedRun, Simulation};
 use crate::text::plain;
@@ -240,11 +239,11 @@ fn why_it_failed(
 ) -> Vec<String> {
     let played = simulation.played();
     if played.is_empty() {
-        // A run the contract check refused never started: no card was ever going to matter.
+        // A run a start check refused never started: no card was ever going to matter.
         if let Some(refused) = simulation
             .guard_notes()
             .iter()
-            .find(|note| note.guard == Guard::ToolContract)
+            .find(|note| matches!(note.held, crate::runtime::worker::Held::ContractRefused { .. }))
         {
             return vec![
                 guard_sentence(refused, owed),

@@ -75,7 +75,10 @@ impl Simulation {
                     phase: self.clock.phase,
                     worker,
                     key: None,
-                    row: super::RuleRow::ContractRefused { tool: tool.clone() },
+                    row: super::RuleRow::ContractRefused {
+                        tool: tool.clone(),
+                        guard: note.guard,
+                    },
                 });
             }
             self.log_guard(worker, &run, note);

@@ -90,7 +90,11 @@ pub fn report_words(report: &Report) -> String {
             status,
             item,
             outcome: SaveOutcome::Saved { version },
-        } => format!("saves checkpoint v{version} ({status}, item {item})"),
+        } => format!(
+            // Counted from one, as Penny's panel and the debrief count a run's items.
+            "saves checkpoint v{version} ({status}, item {})",
+            u64::from(*item) + 1
+        ),
         Report::Saved {
             outcome: SaveOutcome::Stale { expected, found },
             ..
@@ -113,7 +117,7 @@ fn loaded_words(version: u32, state: Option<&RunState>, failed_recoveries: Optio
     match state {
         Some(state) => format!(
             "loads checkpoint v{version}: item {}, {}{}",
-            state.item,
+            u64::from(state.item) + 1,
             state.status.name(),
             match failed_recoveries {
                 Some(0) => " (a recovery)".to_owned(),

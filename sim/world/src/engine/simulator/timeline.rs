@@ -100,8 +100,9 @@ pub struct RuleFiring {
 /// Which table, and the inputs that chose its row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuleRow {
-    /// Before the run: a tool failed the contract check and the run was refused.
-    ContractRefused { tool: ToolName },
+    /// Before the run: a tool failed a start check that is on (`guard`: the seed's contract
+    /// check, or the ambiguity policy) and the run was refused.
+    ContractRefused { tool: ToolName, guard: Guard },
     /// Table 1: what the ledger held for the key × the side effect → what the call does.
     Reservation {
         existing: Option<Status>,

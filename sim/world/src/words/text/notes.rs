@@ -15,7 +15,8 @@ pub fn note_words(note: &GuardNote) -> String {
     let key = note.key.as_deref().unwrap_or("the call");
     match &note.held {
         Held::ContractRefused { violation, .. } => format!(
-            "the tool contract check failed: {violation}. Run {run} was refused before it started; nothing was sent"
+            "{} failed: {violation}. Run {run} was refused before it started; nothing was sent",
+            super::start_check(violation).0
         ),
         Held::ReturnedRecordedResult => format!(
             "the ledger held `completed` for key {key}; the recorded result was returned and the tool was not called"
