@@ -7,6 +7,7 @@ use super::{DIAGNOSIS_SENTENCES_MAX, Standing};
 use crate::checker::{Outcome, Verdict};
 use crate::guards::words as guard_words;
 use crate::level::{Level, Play};
+use crate::runtime::guards::Guard;
 use crate::runtime::worker::GuardNote;
 use crate::simulator::{Actor, FailedRun, Simulation};
 use crate::text::plain;
