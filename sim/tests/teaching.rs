@@ -113,7 +113,7 @@ fn a_loss_is_explained_from_the_run_and_never_by_the_win_story() {
     let lesson = &lost.level().lesson.text;
     assert!(!told.diagnosis.iter().any(|sentence| sentence.contains(lesson.as_str())));
     assert!(
-        told.diagnosis[0].contains("$25.00, exactly what was owed"),
+        told.diagnosis[0].contains("exactly what was owed, Ada $25.00 of $25.00 owed"),
         "{:?}",
         told.diagnosis
     );

@@ -190,11 +190,13 @@ async fn a_prediction_is_scored_against_the_runs_counterfactual_and_the_tally_su
         "the score is the engine's on this run"
     );
     assert_eq!(score["score"]["verdict_right"], true, "01's heist works: {score}");
-    let decided: Vec<&str> = game["end"]["decided"]["guards"]
+    let decided: Vec<&str> = game["end"]["decided"]["lines"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|found| found["guard"].as_str().unwrap())
+        .filter(|line| line["part"] == "decided_the_heist" || line["part"] == "decided_together")
+        .flat_map(|line| line["guards"].as_array().unwrap())
+        .map(|guard| guard.as_str().unwrap())
         .collect();
     let guard_right = decided.contains(&"write_retry_rule");
     assert_eq!(

@@ -76,14 +76,9 @@ pub fn outcome_glyph(outcome: Outcome) -> &'static str {
     }
 }
 
-/// What an outcome means, in a few words.
+/// What an outcome means, in a few words (the world's, which the browser shows too).
 pub fn outcome_words(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::PaidTwice => "paid twice",
-        Outcome::NotPaidButOwed => "not paid, though owed",
-        Outcome::UnknownFlagged => "honestly unknown, flagged and waiting",
-        Outcome::PaidOnce => "paid exactly once",
-    }
+    outcome.words()
 }
 
 /// A worker's state as a glyph, a word and a colour.

@@ -1023,21 +1023,19 @@ async function showDebrief() {
       h('ul', {class: 'diagnosis', id: 'diagnosis'}, told.diagnosis.map((sentence) => h('li', {}, sentence))),
       told.par ? h('p', {id: 'par'}, h('strong', {}, stars), ` ${counted(told.par.cards, 'card', 'cards')} in ${counted(told.par.phases, 'phase', 'phases')} · par: ${counted(told.par.par_cards, 'card', 'cards')} in ${counted(told.par.par_phases, 'phase', 'phases')}`) : null,
       creditsTable(verdict)),
-    h('section', {class: 'panel stack'},
-      h('h2', {}, 'The guards that held'),
-      verdict.stopped_by.length
-        ? h('ul', {}, verdict.stopped_by.map((stop) => h('li', {}, h('strong', {}, `◈ ${stop.guard}`), ` — ${stop.describe}`,
-          stop.what ? h('div', {class: 'hint'}, stop.what) : null)))
-        : (verdict.goal_reached ? h('p', {}, 'No guard held.') : null),
-      verdict.violations.length ? [h('h3', {}, 'Broken promises'), h('ul', {}, verdict.violations.map((text) => h('li', {class: 'tone-bad'}, `✘ ${text}`)))] : null),
     h('section', {class: 'panel stack', id: 'decided'},
       h('h2', {}, 'What decided this run'),
-      end.decided.guards.length
-        ? h('ul', {}, end.decided.guards.map((found) => h('li', {'data-guard': found.guard},
-          h('strong', {}, `◈ ${found.words}`), found.was_on ? ' — on, and run again without it the verdict turns' : ' — off, and run again with it on the verdict turns')))
-        : h('p', {}, `What decided it: ${end.decided.otherwise}.`),
-      end.decided.what_if.length ? h('ul', {class: 'hint'}, end.decided.what_if.map((sentence) => h('li', {}, sentence))) : null,
-      end.decided.not_needed.length ? h('p', {class: 'hint'}, `On, and not needed this time: ${end.decided.not_needed.join(', ')}`) : null),
+      end.decided.otherwise ? h('p', {}, `${end.decided.otherwise[0].toUpperCase()}${end.decided.otherwise.slice(1)}.`) : null,
+      // The world's lines, drawn as they come: a shield only where one is holding.
+      end.decided.lines.length ? h('ul', {class: 'guard-lines'}, end.decided.lines.map((line) => h('li', {
+        'data-guard': line.guards.join(' '), 'data-part': line.part,
+        class: line.holding ? 'tone-good' : (line.part === 'not_needed' ? 'hint' : ''),
+      }, `${line.holding ? '🛡' : (line.part === 'not_needed' ? '·' : '⇄')} ${line.sentence}`))) : null,
+      end.decided.what_if.some((_, index) => !end.decided.lines.some((line) => line.what_if === index))
+        ? h('ul', {class: 'hint'}, end.decided.what_if
+          .filter((_, index) => !end.decided.lines.some((line) => line.what_if === index))
+          .map((sentence) => h('li', {}, sentence))) : null,
+      verdict.violations.length ? [h('h3', {}, 'Broken promises'), h('ul', {}, verdict.violations.map((text) => h('li', {class: 'tone-bad'}, `✘ ${text}`)))] : null),
     debriefCode(end.code),
     game.prediction.score ? h('section', {class: 'panel stack', id: 'prediction-score'},
       h('h2', {}, 'Your prediction'),

@@ -17,13 +17,15 @@ use twice_world::cards::{LoseRequest, LoseResponse, OperatorCompensate, Operator
 
 use twice_world::campaign::Campaign;
 use twice_world::campaign_sweep;
-use twice_world::counterfactual::{Answer, Role};
-use twice_world::debrief::{self, Debrief, Decider, RuleSource, Tone};
+use twice_world::checker::Outcome;
+use twice_world::counterfactual::{Answer, CustomerMoney, Role, RunResult};
+use twice_world::debrief::{self, Debrief, Decider, LinePart, RuleSource, Tone};
 use twice_world::ledger::LedgerStore;
-use twice_world::level::{CardKind, Level, Play, TimedAction, WireRule};
+use twice_world::level::{Level, Play, TimedAction, WireRule};
 use twice_world::prediction;
-use twice_world::runtime::guards::Guards;
+use twice_world::runtime::guards::{Guard, Guards};
 use twice_world::simulator::{Simulation, SimulationBuilder};
+use twice_world::text::dollars;
 
 fn campaign() -> Campaign {
     let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels");
@@ -35,9 +37,16 @@ fn campaign() -> Campaign {
     })
 }
 
-/// The same level, seed and moves with `guards`, from scratch: the goal reached, or `None` when
+/// What a run came to, made here: whether the goal was reached, and each customer's money.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Came {
+    goal: bool,
+    money: Vec<CustomerMoney>,
+}
+
+/// The same level, seed and moves with `guards`, from scratch: what it came to, or `None` when
 /// a move did not play.
-fn goal_reached_with(level: &Level, seed: u64, rule: WireRule, guards: Guards, moves: &[TimedAction]) -> Option<bool> {
+fn rerun(level: &Level, seed: u64, rule: WireRule, guards: Guards, moves: &[TimedAction]) -> Option<Came> {
     let mut simulation = SimulationBuilder::new(level.clone(), seed)
         .guards(guards)
         .actions(moves.to_vec())
@@ -46,7 +55,15 @@ fn goal_reached_with(level: &Level, seed: u64, rule: WireRule, guards: Guards, m
         .build()
         .expect("the run builds");
     simulation.run().expect("the run simulates");
-    (simulation.played().len() == moves.len()).then(|| simulation.verdict().expect("the run is judged").goal_reached)
+    (simulation.played().len() == moves.len()).then(|| came_of(&simulation))
+}
+
+fn came_of(simulation: &Simulation) -> Came {
+    let verdict = simulation.verdict().expect("the run is judged");
+    Came {
+        goal: verdict.goal_reached,
+        money: RunResult::of(&verdict, simulation.phase()).customers(),
+    }
 }
 
 /// The operators' refused decisions (409s) in a run with `guards` and `moves`, from scratch.
@@ -130,6 +147,10 @@ fn check_run(what: &str, simulation: &Simulation) -> Debrief {
     );
     assert!(offered.iter().any(|choice| choice.pick == prediction::Pick::NoGuard));
     let mut decided = BTreeSet::new();
+    // This run, made here; and every guard whose switch alone changes the goal or the money,
+    // with what its run came to.
+    let this = came_of(simulation);
+    let mut money_or_goal: std::collections::BTreeMap<Guard, Came> = std::collections::BTreeMap::new();
     for finding in &counterfactual.guards {
         let alternative = &counterfactual.alternatives[finding.alternative];
         assert_eq!(
@@ -156,13 +177,19 @@ fn check_run(what: &str, simulation: &Simulation) -> Debrief {
                 "{what}: the other run plays other moves"
             );
         }
-        let again = goal_reached_with(
+        let came = rerun(
             &level,
             simulation.seed(),
             simulation.wire_rule(),
             alternative.guards,
             &alternative.moves,
         );
+        if let (Some(came), Role::Decided | Role::NoDifference) = (&came, finding.role)
+            && (came.money != this.money || came.goal != this.goal)
+        {
+            money_or_goal.insert(finding.guard, came.clone());
+        }
+        let again = came.map(|came| came.goal);
         match (finding.role, again) {
             (Role::Decided, Some(reached)) => {
                 assert_ne!(
@@ -191,13 +218,14 @@ fn check_run(what: &str, simulation: &Simulation) -> Debrief {
     }
     for pair in &counterfactual.pairs {
         let alternative = &counterfactual.alternatives[pair.alternative];
-        let again = goal_reached_with(
+        let again = rerun(
             &level,
             simulation.seed(),
             simulation.wire_rule(),
             alternative.guards,
             &alternative.moves,
-        );
+        )
+        .map(|came| came.goal);
         assert_eq!(
             again,
             Some(!verdict.goal_reached),
@@ -211,6 +239,7 @@ fn check_run(what: &str, simulation: &Simulation) -> Debrief {
         decided,
         "{what}: the debrief's decided-by is not the counterfactual's"
     );
+    check_money(what, simulation, &told, &this, &money_or_goal, &decided);
     match told.rule_from {
         RuleSource::Guard { guard } => {
             assert!(
@@ -306,50 +335,6 @@ fn every_shipped_tape_is_debriefed_by_the_guards_that_decided_it() {
     );
 }
 
-/// Every single move the sweep plays in `level`, as (phase, move), with whether it wins.
-fn single_moves(level: &Level) -> Vec<(u32, Play, bool)> {
-    let quiet = {
-        let mut simulation = SimulationBuilder::new(level.clone(), campaign_sweep::SWEEP_SEED)
-            .ledger_store(LedgerStore::Memory)
-            .build()
-            .expect("the level builds");
-        simulation.run().expect("the level simulates")
-    };
-    let mut moves = Vec::new();
-    let cards: BTreeSet<CardKind> = level.cards.iter().map(|allowance| allowance.card).collect();
-    for card in cards {
-        for phase in 0..=quiet {
-            let mut probe = SimulationBuilder::new(level.clone(), campaign_sweep::SWEEP_SEED)
-                .ledger_store(LedgerStore::Memory)
-                .build()
-                .expect("the level builds");
-            probe
-                .run_until(|simulation| simulation.phase() >= phase)
-                .expect("the level simulates");
-            if probe.phase() != phase {
-                continue;
-            }
-            for play in campaign_sweep::candidate_plays(card, &probe).expect("the candidates") {
-                let mut simulation = SimulationBuilder::new(level.clone(), campaign_sweep::SWEEP_SEED)
-                    .actions(vec![TimedAction {
-                        at_phase: phase,
-                        play: play.clone(),
-                    }])
-                    .ledger_store(LedgerStore::Memory)
-                    .build()
-                    .expect("the level builds");
-                simulation.run().expect("the move simulates");
-                if simulation.played().len() != 1 {
-                    continue;
-                }
-                let wins = simulation.verdict().expect("a verdict").goal_reached;
-                moves.push((phase, play, wins));
-            }
-        }
-    }
-    moves
-}
-
 /// Plays `actions` on `level` from the sweep's seed, checks its debrief (`what` names the
 /// moves), asserts it wins exactly when the sweep says it does, and counts it in `tally`
 /// (wins, losses). The singles and the pairs are checked the same way.
@@ -360,12 +345,18 @@ fn check_sweep_moves(
     wins_here: bool,
     (wins, losses): (&mut usize, &mut usize),
 ) {
+    let actions_count = actions.len();
     let mut simulation = SimulationBuilder::new(level.clone(), campaign_sweep::SWEEP_SEED)
         .actions(actions)
         .ledger_store(LedgerStore::Memory)
         .build()
         .expect("the level builds");
     simulation.run().expect("the moves simulate");
+    assert_eq!(
+        simulation.played().len(),
+        actions_count,
+        "{what}: the sweep played these moves, but not every one plays here"
+    );
     let told = check_run(what, &simulation);
     assert_eq!(told.tone == Tone::Win, wins_here, "{what}");
     if wins_here {
@@ -381,10 +372,13 @@ fn every_winning_and_losing_sweep_move_is_debriefed_by_the_guards_that_decided_i
     let (mut wins, mut losses) = (0, 0);
     for loaded in campaign.levels.iter().filter(|loaded| !loaded.level.unbeatable) {
         let level = &loaded.level;
-        for (phase, play, wins_here) in single_moves(level) {
-            let what = format!("{} {play:?} before phase {phase}", level.id);
-            let actions = vec![TimedAction { at_phase: phase, play }];
-            check_sweep_moves(level, actions, &what, wins_here, (&mut wins, &mut losses));
+        for swept in campaign_sweep::single_moves(level).expect("the level sweeps") {
+            let what = format!("{} {:?} before phase {}", level.id, swept.play, swept.at_phase);
+            let actions = vec![TimedAction {
+                at_phase: swept.at_phase,
+                play: swept.play,
+            }];
+            check_sweep_moves(level, actions, &what, swept.wins, (&mut wins, &mut losses));
         }
     }
     println!("checked {wins} winning and {losses} losing single moves");
@@ -483,4 +477,234 @@ fn every_pair_of_sweep_moves_that_wins_where_no_single_move_does_is_debriefed_by
         started.elapsed().as_secs_f64()
     );
     assert!(wins > 0, "the sweep found winning pairs in {levels:?}");
+}
+
+/// The money half of a debrief against the runs made here (`this`; `changers`: every guard whose
+/// switch alone changes the goal or some customer's money, with what its run came to;
+/// `decided`: the guards that decided the heist, alone or in a pair).
+fn check_money(
+    what: &str,
+    simulation: &Simulation,
+    told: &Debrief,
+    this: &Came,
+    changers: &std::collections::BTreeMap<Guard, Came>,
+    decided: &BTreeSet<Guard>,
+) {
+    let level = simulation.level();
+    let lines = &told.guard_lines;
+    // Not needed: no switch that changes the heist or anyone's money.
+    for guard in &told.not_needed {
+        assert!(
+            !changers.contains_key(guard),
+            "{what}: {guard} is listed as not needed, but switched alone it changes the goal or the money: {:?} against {:?}",
+            changers[guard],
+            this
+        );
+    }
+    let not_needed: Vec<_> = lines.iter().filter(|line| line.part == LinePart::NotNeeded).collect();
+    match not_needed.as_slice() {
+        [] => assert!(told.not_needed.is_empty(), "{what}: not needed, but no line says so"),
+        [line] => assert_eq!(line.guards, told.not_needed, "{what}"),
+        more => panic!("{what}: {} not-needed lines", more.len()),
+    }
+    // Every guard whose switch changes something has its line, saying which it changes, and
+    // naming each customer whose money changes with what that run pays them.
+    for (guard, came) in changers {
+        let part = if came.goal != this.goal {
+            LinePart::DecidedTheHeist
+        } else {
+            LinePart::ProtectedTheMoney
+        };
+        let line = lines
+            .iter()
+            .find(|line| line.part == part && line.guards == [*guard])
+            .unwrap_or_else(|| {
+                panic!("{what}: switching {guard} changes {came:?} against {this:?}, but no {part:?} line says so")
+            });
+        let changed: Vec<&CustomerMoney> = came
+            .money
+            .iter()
+            .filter(|customer| !this.money.contains(customer))
+            .collect();
+        let named = if changed.is_empty() {
+            came.money.iter().collect()
+        } else {
+            changed
+        };
+        for customer in named {
+            let name = level.world.owner_of(&customer.account);
+            let net = dollars(customer.net_cents);
+            assert!(
+                line.sentence.contains(&name) && line.sentence.contains(&net),
+                "{what}: {guard}'s line does not say {name} holds {net} in its run: {}",
+                line.sentence
+            );
+        }
+    }
+    for line in lines {
+        match line.part {
+            LinePart::DecidedTheHeist | LinePart::ProtectedTheMoney => {
+                let [guard] = line.guards[..] else {
+                    panic!("{what}: a single guard's line names {:?}", line.guards)
+                };
+                let came = changers.get(&guard).unwrap_or_else(|| {
+                    panic!(
+                        "{what}: {guard}'s line says it changes something, but switched here it changes nothing: {}",
+                        line.sentence
+                    )
+                });
+                assert_eq!(
+                    came.goal != this.goal,
+                    line.part == LinePart::DecidedTheHeist,
+                    "{what}: {}",
+                    line.sentence
+                );
+            }
+            LinePart::DecidedTogether => assert!(
+                line.guards.iter().all(|guard| decided.contains(guard)),
+                "{what}: {}",
+                line.sentence
+            ),
+            LinePart::HeldCannotSay | LinePart::NotNeeded => {}
+        }
+        // A guard that was on is never named as what the other run lacked ("without no reflex
+        // compensation"): the other run is told by what the runtime does without it.
+        for guard in Guard::ALL {
+            let named = format!("without {}", twice_world::guards::words(guard));
+            assert!(
+                !line.sentence.to_lowercase().contains(&named),
+                "{what}: {}",
+                line.sentence
+            );
+        }
+        if line.holding {
+            assert!(line.was_on && line.part != LinePart::NotNeeded, "{what}: {line:?}");
+            assert!(
+                this.money.iter().all(|customer| !customer
+                    .outcomes
+                    .iter()
+                    .any(|outcome| matches!(outcome, Outcome::PaidTwice | Outcome::NotPaidButOwed))),
+                "{what}: a customer is owed or paid twice, but {:?} is drawn holding",
+                line.guards
+            );
+        }
+    }
+    let told_sentences: Vec<&String> = std::iter::once(&told.headline)
+        .chain(&told.diagnosis)
+        .chain(lines.iter().map(|line| &line.sentence))
+        .chain(told.what_if.iter().map(|what_if| &what_if.sentence))
+        .collect();
+    // A customer left owed: no guard is told as holding, in any sentence.
+    let owed = this
+        .money
+        .iter()
+        .any(|customer| customer.outcomes.contains(&Outcome::NotPaidButOwed));
+    // "None decided" only when no switch changes the money; an unknown is never worded as good.
+    for sentence in &told_sentences {
+        for guard in Guard::ALL {
+            let words = twice_world::guards::words(guard);
+            let mut capital = words.chars();
+            let capitalised: String = capital
+                .next()
+                .into_iter()
+                .flat_map(char::to_uppercase)
+                .chain(capital)
+                .collect();
+            assert!(
+                !owed
+                    || !(sentence.contains(&format!("{words} held"))
+                        || sentence.contains(&format!("{capitalised} held"))),
+                "{what}: a customer is left owed, but {guard} is told as holding: {sentence}"
+            );
+        }
+        assert!(
+            changers.is_empty() || !sentence.contains("none decided"),
+            "{what}: a switch changes the money, but: {sentence}"
+        );
+        assert!(!sentence.contains("honestly"), "{what}: {sentence}");
+    }
+    // Sums and names: every "$X of $Y" is one customer's, named just before it, in this run or
+    // in a run the debrief offers.
+    let mut runs: Vec<Vec<CustomerMoney>> = vec![this.money.clone()];
+    runs.extend(changers.values().map(|came| came.money.clone()));
+    if let Some(counterfactual) = &told.counterfactual {
+        runs.extend(
+            told.what_if
+                .iter()
+                .filter_map(|what_if| counterfactual.alternatives[what_if.alternative].result())
+                .map(RunResult::customers),
+        );
+    }
+    let names: Vec<String> = level
+        .world
+        .accounts
+        .iter()
+        .map(|account| account.owner.clone())
+        .collect();
+    for sentence in &told_sentences {
+        for (name, net, owed) in amounts_in(sentence, &names) {
+            let name = name
+                .unwrap_or_else(|| panic!("{what}: an amount ({net} of {owed}) with no customer named: {sentence}"));
+            assert!(
+                runs.iter()
+                    .flatten()
+                    .any(|customer| level.world.owner_of(&customer.account) == name
+                        && dollars(customer.net_cents) == net
+                        && dollars(customer.owed_cents) == owed),
+                "{what}: {name} never holds {net} of {owed} owed in this run or one offered: {sentence}"
+            );
+        }
+    }
+    // The money sentence names every customer of this run with what they hold.
+    for customer in &this.money {
+        let expected = format!(
+            "{} {} of {}",
+            level.world.owner_of(&customer.account),
+            dollars(customer.net_cents),
+            dollars(customer.owed_cents)
+        );
+        assert!(
+            told.diagnosis
+                .first()
+                .is_some_and(|sentence| sentence.contains(&expected)),
+            "{what}: the money sentence does not say {expected}: {:?}",
+            told.diagnosis.first()
+        );
+    }
+}
+
+/// Every "$X of $Y" in `sentence`, with the last customer named before it (among `names`).
+fn amounts_in(sentence: &str, names: &[String]) -> Vec<(Option<String>, String, String)> {
+    let amount_at = |text: &str| -> Option<String> {
+        let body: String = text
+            .chars()
+            .skip(1)
+            .take_while(|character| character.is_ascii_digit() || *character == '.')
+            .collect();
+        // "$25.00." at a sentence's end: the amount is its two decimals, not the full stop.
+        let dot = body.find('.')?;
+        Some(format!("${}", &body[..(dot + 3).min(body.len())]))
+    };
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = sentence[from..].find(" of $") {
+        let at = from + at;
+        from = at + 5;
+        let Some(start) = sentence[..at].rfind('$') else {
+            continue;
+        };
+        if sentence[start..at].contains(' ') {
+            continue;
+        }
+        let (Some(net), Some(owed)) = (amount_at(&sentence[start..]), amount_at(&sentence[at + 4..])) else {
+            continue;
+        };
+        let name = names
+            .iter()
+            .filter_map(|name| sentence[..start].rfind(name.as_str()).map(|position| (position, name)))
+            .max()
+            .map(|(_, name)| name.clone());
+        found.push((name, net, owed));
+    }
+    found
 }

@@ -231,7 +231,7 @@ fn the_win_of_05_names_what_decided_it_and_22_says_why_it_cannot() {
             .iter()
             .map(|what_if| what_if.sentence.as_str())
             .collect::<Vec<_>>(),
-        ["With the ledger on, this same run pays Ada $25.00 of $25.00 owed: the heist fails."]
+        ["With the ledger on, in this same run Ada is paid $25.00 of $25.00 owed: the heist fails."]
     );
 
     // 22: every guard but the contract check makes no difference, run again. With the check
@@ -282,15 +282,15 @@ fn another_run_short_of_what_is_owed_says_whether_it_flags_the_shortfall() {
     let sentences: Vec<&str> = told.what_if.iter().map(|what_if| what_if.sentence.as_str()).collect();
     assert!(
         sentences.contains(
-            &"With the dead letter on, this same run pays Ada $0.00 of $25.00 owed and flags it for a person: the heist fails."
+            &"With the dead letter on, in this same run Ada holds $0.00 of $25.00 owed, flagged for a person to find out the rest: the heist fails."
         ),
         "{sentences:#?}"
     );
     assert!(
         sentences
             .iter()
-            .filter(|sentence| sentence.contains("pays Ada $25.00 of $25.00 owed"))
-            .all(|sentence| !sentence.contains("flags")),
+            .filter(|sentence| sentence.contains("Ada is paid $25.00 of $25.00 owed"))
+            .all(|sentence| !sentence.contains("flagged")),
         "a run that pays what is owed flags nothing: {sentences:#?}"
     );
 }

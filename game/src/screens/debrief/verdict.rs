@@ -8,7 +8,7 @@
 
 use bevy_egui::egui::{self, Color32, RichText};
 use twice_world::checker::{Outcome, Verdict};
-use twice_world::debrief::{Debrief, Decider, RuleSource, Tone};
+use twice_world::debrief::{Debrief, Decider, LinePart, RuleSource, Tone};
 use twice_world::prediction::{GuardScore, Score};
 use twice_world::simulator::{Simulation, dollars};
 use twice_world::text::counted;
@@ -119,77 +119,57 @@ fn headline(ui: &mut egui::Ui, verdict: &Verdict, told: &Debrief) {
     }
 }
 
-/// What decided this run (the counterfactual's guards, or what the run's events show did),
-/// the other outcome of each deciding guard with a button to see it, and the guards that were
-/// on but not needed this time.
+/// What decided this run, and each guard's line as the world tells it (decided the heist,
+/// changed the money, held, not needed), with a button to see a line's other run. The shield
+/// and the safe colour only where the line is `holding`: never while a customer is owed.
 fn decided(ui: &mut egui::Ui, told: &Debrief, other: &OtherRun, chosen: &mut Chosen) {
     ui.label(RichText::new("What decided this run").strong());
-    match &told.decided_by {
-        Decider::Guards { deciding, together, .. } => {
-            let won = told.tone == Tone::Win;
-            for found in deciding {
-                // A shield only for a guard that was on and stopped the heist; a guard whose
-                // being on let the heist work, or whose being off did, is told as such.
-                let (glyph, color) = if found.was_on && !won {
-                    ("🛡", theme::GOOD)
-                } else {
-                    ("⇄", theme::TEXT)
-                };
-                let (state, switched) = if found.was_on { ("on", "off") } else { ("off", "on") };
-                let then = if won { "fails" } else { "works" };
-                ui.label(
-                    RichText::new(format!(
-                        "{glyph} {} — {state} in this run; switched {switched}, the heist {then}",
-                        found.guard.name()
-                    ))
-                    .color(color),
-                );
-            }
-            if *together {
-                ui::hint(
-                    ui,
-                    "either one alone was enough: only switching both changes the verdict",
-                );
-            }
-        }
-        Decider::Held { guards } => {
-            for guard in guards {
-                ui.label(RichText::new(format!("🛡 {} held", guard.name())).color(theme::GOOD));
-            }
-            ui::hint(
-                ui,
-                "whether it decided, this run cannot say: without it, a move of yours meets another moment",
-            );
-        }
-        other_decider => {
-            let won = told.tone == Tone::Win;
-            ui.label(RichText::new(capitalised(&other_decider.told(won))).color(theme::TEXT));
-        }
+    // Guards' own lines say what they did; anything else that decided is said here.
+    if !matches!(told.decided_by, Decider::Guards { .. } | Decider::Held { .. }) {
+        let won = told.tone == Tone::Win;
+        ui.label(RichText::new(capitalised(&told.decided_by.told(won))).color(theme::TEXT));
     }
-    for (which, what_if) in told.what_if.iter().enumerate() {
+    for line in &told.guard_lines {
+        let (glyph, color, size) = match (line.holding, line.part) {
+            (true, _) => ("🛡", theme::GOOD, theme::BODY),
+            (false, LinePart::NotNeeded) => ("·", theme::TEXT_DIM, theme::SMALL),
+            (false, _) => ("⇄", theme::TEXT, theme::BODY),
+        };
         ui.horizontal_wrapped(|ui| {
-            ui.label(RichText::new(format!("⇄ {}", what_if.sentence)).color(theme::VIOLET));
-            let (label, key) = match (other.shown() == Some(which), which) {
-                (true, _) => ("Close it", "O"),
-                (false, 0) => ("See it", "O"),
-                (false, _) => ("See it", ""),
-            };
-            if ui::button(ui, true, label, key)
-                .on_hover_text("that run's timeline beside this one")
-                .clicked()
-            {
-                chosen.other_run = Some(which);
+            ui.label(
+                RichText::new(format!("{glyph} {}", line.sentence))
+                    .color(color)
+                    .size(size),
+            );
+            if let Some(which) = line.what_if {
+                see_it(ui, which, other, chosen);
             }
         });
     }
-    if !told.not_needed.is_empty() {
-        let names: Vec<&str> = told.not_needed.iter().map(|guard| guard.name()).collect();
-        ui.label(
-            RichText::new(format!("Not needed this time: {}", names.join(", ")))
-                .size(theme::SMALL)
-                .color(theme::TEXT_DIM),
-        )
-        .on_hover_text("on in this run, and switching any one of them off alone ends it the same way");
+    // Other runs no guard's line offers.
+    for (which, what_if) in told.what_if.iter().enumerate() {
+        if told.guard_lines.iter().any(|line| line.what_if == Some(which)) {
+            continue;
+        }
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(format!("⇄ {}", what_if.sentence)).color(theme::VIOLET));
+            see_it(ui, which, other, chosen);
+        });
+    }
+}
+
+/// The button that opens (or closes) other run `which` beside this one.
+fn see_it(ui: &mut egui::Ui, which: usize, other: &OtherRun, chosen: &mut Chosen) {
+    let (label, key) = match (other.shown() == Some(which), which) {
+        (true, _) => ("Close it", "O"),
+        (false, 0) => ("See it", "O"),
+        (false, _) => ("See it", ""),
+    };
+    if ui::button(ui, true, label, key)
+        .on_hover_text("that run's timeline beside this one")
+        .clicked()
+    {
+        chosen.other_run = Some(which);
     }
 }
 
@@ -291,9 +271,13 @@ pub fn lesson(ui: &mut egui::Ui, session: &Session, simulation: &Simulation) {
     }
     ui.add_space(4.0);
     let guards = simulation.guards();
+    let owed = told.is_some_and(|told| told.tone == Tone::Owed);
     for guard in &level.lesson.guards {
-        // A guard this level teaches but switched off is never drawn as a green shield.
-        let (glyph, state, color) = if guards.is_on(*guard) {
+        // A guard this level teaches but switched off is never drawn as a green shield, nor
+        // one that was on in a run that left a customer owed.
+        let (glyph, state, color) = if guards.is_on(*guard) && owed {
+            ("●", "on", theme::TEXT)
+        } else if guards.is_on(*guard) {
             ("🛡", "on", theme::GOOD)
         } else {
             ("✖", "off here", theme::TEXT_DIM)

@@ -295,6 +295,42 @@ fn judge_moment(level: &Level, prefix: &[(u32, Play)], card: CardKind, phase: u3
     Ok((legal, false))
 }
 
+/// One single move the sweep plays: where, what, and whether it reaches the level's goal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweptMove {
+    pub at_phase: u32,
+    pub play: Play,
+    pub wins: bool,
+}
+
+/// Every single move the sweep plays in `level` and the simulator accepts, winning or losing:
+/// each card of the hand at every phase of the quiet run, on every target the game offers
+/// there (the moves behind [`MoveSweep::legal`] and [`MoveSweep::winning`], none left out).
+pub fn single_moves(level: &Level) -> Result<Vec<SweptMove>, SimError> {
+    let quiet_phases = simulation(level)?.run()?;
+    let mut moves = Vec::new();
+    for card in hand_cards(level) {
+        for phase in 0..=quiet_phases {
+            let mut probe = simulation(level)?;
+            step_to(&mut probe, phase)?;
+            if probe.phase() != phase {
+                continue;
+            }
+            for play in candidate_plays(card, &probe)? {
+                let Some(played) = replay_prefix(level, &[(phase, play.clone())])? else {
+                    continue;
+                };
+                moves.push(SweptMove {
+                    at_phase: phase,
+                    play,
+                    wins: finish(played)?,
+                });
+            }
+        }
+    }
+    Ok(moves)
+}
+
 fn sweep_single(level: &Level, card: CardKind, quiet_phases: u32) -> Result<MoveSweep, SimError> {
     let mut sweep = MoveSweep {
         cards: vec![card],

@@ -67,9 +67,34 @@ pub struct RunResult {
     /// What billing paid, net, against what the script owes (all credits).
     pub net_cents: i64,
     pub owed_cents: i64,
+    /// Every credit Penny meant to issue, in the checker's order: the money a debrief compares,
+    /// customer by customer.
+    pub credits: Vec<CreditMoney>,
     pub violations: Vec<ViolationKind>,
     pub stopped_by: Vec<Guard>,
     pub phases: u32,
+}
+
+/// One credit Penny meant to issue, as a run left it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CreditMoney {
+    pub run: String,
+    pub item: u32,
+    pub account: String,
+    pub outcome: Outcome,
+    pub net_cents: i64,
+    pub owed_cents: i64,
+}
+
+/// One customer's money in a run: their credits together (an account may be owed several).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CustomerMoney {
+    pub account: String,
+    pub net_cents: i64,
+    pub owed_cents: i64,
+    /// Each of their credits' outcome, sorted: two credits, one paid twice and one not at
+    /// all, are not the same money as two paid once, though the sums agree.
+    pub outcomes: Vec<Outcome>,
 }
 
 impl RunResult {
@@ -79,10 +104,76 @@ impl RunResult {
             goal_reached: verdict.goal_reached,
             net_cents: verdict.credits.iter().map(|credit| credit.net_cents).sum(),
             owed_cents: verdict.credits.iter().map(|credit| credit.owed_cents).sum(),
+            credits: verdict
+                .credits
+                .iter()
+                .map(|credit| CreditMoney {
+                    run: credit.run.clone(),
+                    item: credit.item,
+                    account: credit.account.clone(),
+                    outcome: credit.outcome,
+                    net_cents: credit.net_cents,
+                    owed_cents: credit.owed_cents,
+                })
+                .collect(),
             violations: verdict.violation_kinds(),
             stopped_by: verdict.stopped_by.clone(),
             phases,
         }
+    }
+
+    /// Each customer's money, in the order the checker first meets their account.
+    pub fn customers(&self) -> Vec<CustomerMoney> {
+        let mut customers: Vec<CustomerMoney> = Vec::new();
+        for credit in &self.credits {
+            let at = match customers.iter().position(|known| known.account == credit.account) {
+                Some(at) => at,
+                None => {
+                    customers.push(CustomerMoney {
+                        account: credit.account.clone(),
+                        net_cents: 0,
+                        owed_cents: 0,
+                        outcomes: Vec::new(),
+                    });
+                    customers.len() - 1
+                }
+            };
+            let customer = &mut customers[at];
+            customer.net_cents += credit.net_cents;
+            customer.owed_cents += credit.owed_cents;
+            customer.outcomes.push(credit.outcome);
+        }
+        for customer in &mut customers {
+            customer.outcomes.sort();
+        }
+        debug_assert_eq!(
+            customers.iter().map(|customer| customer.outcomes.len()).sum::<usize>(),
+            self.credits.len(),
+            "every credit belongs to one customer"
+        );
+        customers
+    }
+
+    /// Some customer's money differs between the two runs: an outcome, or what they hold net.
+    pub fn money_differs(&self, other: &RunResult) -> bool {
+        self.customers() != other.customers()
+    }
+
+    /// The accounts whose money differs between the two runs, in this run's order (then the
+    /// other's accounts this run has none of).
+    pub fn changed_accounts(&self, other: &RunResult) -> Vec<String> {
+        let (mine, theirs) = (self.customers(), other.customers());
+        let mut accounts: Vec<String> = Vec::new();
+        for account in mine.iter().chain(&theirs).map(|customer| &customer.account) {
+            if accounts.contains(account) {
+                continue;
+            }
+            let find = |all: &[CustomerMoney]| all.iter().find(|customer| &customer.account == account).cloned();
+            if find(&mine) != find(&theirs) {
+                accounts.push(account.clone());
+            }
+        }
+        accounts
     }
 }
 
@@ -150,6 +241,10 @@ pub struct GuardFinding {
     pub role: Role,
     /// Its run in [`Counterfactual::alternatives`].
     pub alternative: usize,
+    /// Switched, the same moves change some customer's money (an outcome, or what they hold
+    /// net), whether or not the heist turns: a guard that does is never "not needed". `false`
+    /// when its run cannot say.
+    pub changes_money: bool,
 }
 
 /// Two guards that decided together: each alone made no difference, both switched reach the
@@ -197,15 +292,34 @@ impl Counterfactual {
         guards
     }
 
-    /// Guards that were on and made no difference, alone or in a pair: "not needed this time".
+    /// Guards that were on and whose switch alone changes neither the heist nor anyone's money,
+    /// and that decided no pair: "not needed this time".
     pub fn not_needed(&self) -> Vec<Guard> {
         let deciding = self.deciding_guards();
         self.guards
             .iter()
-            .filter(|finding| finding.was_on && finding.role == Role::NoDifference)
+            .filter(|finding| finding.was_on && finding.role == Role::NoDifference && !finding.changes_money)
             .filter(|finding| !deciding.contains(&finding.guard))
             .map(|finding| finding.guard)
             .collect()
+    }
+
+    /// Guards whose switch alone leaves the heist as it is but changes what some customer gets
+    /// (on or off in this run), in teaching order: the money's deciders.
+    pub fn changed_the_money(&self) -> Vec<&GuardFinding> {
+        self.guards
+            .iter()
+            .filter(|finding| finding.role == Role::NoDifference && finding.changes_money)
+            .collect()
+    }
+
+    /// Some guard's switch alone changes the heist or anyone's money: "none decided" is false.
+    pub fn any_switch_matters(&self) -> bool {
+        !self.pairs.is_empty()
+            || self
+                .guards
+                .iter()
+                .any(|finding| finding.role == Role::Decided || finding.changes_money)
     }
 
     /// Guards whose run could not say.
@@ -294,8 +408,12 @@ pub fn of(simulation: &Simulation) -> Result<Counterfactual, CounterfactualError
     same.anchors = anchors;
     same.refused_decisions = refused;
     counterfactual.reruns += 1;
+    // The same run again must come to the same money too: the other runs' money is compared
+    // with this run's.
     counterfactual.reproduced = again.result().is_some_and(|result| {
-        result.goal_reached == counterfactual.this_run.goal_reached && result.outcome == counterfactual.this_run.outcome
+        result.goal_reached == counterfactual.this_run.goal_reached
+            && result.outcome == counterfactual.this_run.outcome
+            && !result.money_differs(&counterfactual.this_run)
     });
     // A guard that cannot change anything in this level (its own `matters_in`) is the same on
     // or off: its run is this run again, exactly, and is not made twice.
@@ -314,11 +432,16 @@ pub fn of(simulation: &Simulation) -> Result<Counterfactual, CounterfactualError
             }
         };
         let role = role_of(&counterfactual, &alternative);
+        let changes_money = role != Role::CannotSay
+            && alternative
+                .result()
+                .is_some_and(|result| result.money_differs(&counterfactual.this_run));
         counterfactual.guards.push(GuardFinding {
             guard,
             was_on,
             role,
             alternative: counterfactual.alternatives.len(),
+            changes_money,
         });
         counterfactual.alternatives.push(alternative);
     }

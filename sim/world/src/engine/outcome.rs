@@ -38,6 +38,17 @@ impl Outcome {
         }
     }
 
+    /// What the outcome means, in a few words for people (the game and the browser both show
+    /// these). An unknown is never worded as a good end: someone still has to find out.
+    pub fn words(self) -> &'static str {
+        match self {
+            Outcome::PaidTwice => "paid twice",
+            Outcome::NotPaidButOwed => "not paid, though owed",
+            Outcome::UnknownFlagged => "unknown: flagged, waiting for a person",
+            Outcome::PaidOnce => "paid exactly once",
+        }
+    }
+
     pub fn parse(text: &str) -> Option<Outcome> {
         Outcome::ALL.into_iter().find(|outcome| outcome.name() == text)
     }

@@ -149,21 +149,25 @@ pub fn debrief(debrief: &crate::debrief::Debrief) -> String {
     } else {
         writeln!(out, "\nDecided by: {}", names(&deciding)).unwrap();
     }
-    if !debrief.not_needed.is_empty() {
-        let label = if debrief.tone == crate::debrief::Tone::Win {
-            "On, and no help to the runtime this time"
-        } else {
-            "Not needed this time"
-        };
-        writeln!(out, "{label}: {}", names(&debrief.not_needed)).unwrap();
+    // The guards' lines, as the game and the browser draw them: a shield only where one held.
+    for line in &debrief.guard_lines {
+        let glyph = if line.holding { "🛡" } else { "·" };
+        write!(out, "  {glyph} {}", line.sentence).unwrap();
+        match line.what_if.and_then(|index| debrief.what_if.get(index)) {
+            Some(what_if) => writeln!(out, " (see it: other run {})", what_if.alternative).unwrap(),
+            None => out.push('\n'),
+        }
     }
-    for what_if in &debrief.what_if {
-        writeln!(
-            out,
-            "  {} (see it: other run {})",
-            what_if.sentence, what_if.alternative
-        )
-        .unwrap();
+    // Other runs no line offers (none today: every what-if belongs to a line).
+    for (index, what_if) in debrief.what_if.iter().enumerate() {
+        if debrief.guard_lines.iter().all(|line| line.what_if != Some(index)) {
+            writeln!(
+                out,
+                "  {} (see it: other run {})",
+                what_if.sentence, what_if.alternative
+            )
+            .unwrap();
+        }
     }
     if !debrief.story.is_empty() {
         writeln!(out, "\n{}", debrief.story).unwrap();

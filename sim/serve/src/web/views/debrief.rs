@@ -96,27 +96,18 @@ pub struct EndView {
     pub code: Option<super::DebriefCodeView>,
 }
 
-/// One guard that decided the run.
-#[derive(Clone, Debug, Serialize)]
-pub struct DecidingGuardView {
-    pub guard: &'static str,
-    pub words: &'static str,
-    /// It was on in this run (a loss it held), or off (a win it let through).
-    pub was_on: bool,
-}
-
-/// What decided a run, as the browser shows it: the guards (run again without each, the
-/// verdict turns), else what the run's events name; the rule line for it; the other runs.
+/// What decided a run, as the browser shows it: the world's guard lines (the game draws the
+/// same list), else what the run's events name; the rule line for it; the other runs.
 #[derive(Clone, Debug, Serialize)]
 pub struct DecidedView {
-    pub guards: Vec<DecidingGuardView>,
+    /// Each guard's line, in the world's words, with whether it may be drawn as holding.
+    pub lines: Vec<twice_world::debrief::GuardLine>,
     /// When no guard decided: what did, in words ("op-crew's decision on r1:c1 (failed), not a guard").
     pub otherwise: Option<String>,
     /// The rule line: the deciding guard's own, else what decided it, else the level's.
     pub rule: String,
-    /// Guards that were on and made no difference this time.
-    pub not_needed: Vec<&'static str>,
-    /// "Without the write retry rule, this same run pays Ada $50.00 of $25.00 owed: the heist works."
+    /// Each other run in words ("With writes retried after a timeout, in this same run Ada is
+    /// paid $50.00 of $25.00 owed: the heist works."); a line's `what_if` indexes it.
     pub what_if: Vec<String>,
     /// win, loss, held or owed: the look of the page follows the player's goal.
     pub tone: twice_world::debrief::Tone,
@@ -124,23 +115,11 @@ pub struct DecidedView {
 
 fn decided_view(told: &twice_world::debrief::Debrief) -> DecidedView {
     use twice_world::debrief::Decider;
-    use twice_world::guards::words as guard_words;
-    let guards = match &told.decided_by {
-        Decider::Guards { deciding, .. } => deciding
-            .iter()
-            .map(|found| DecidingGuardView {
-                guard: found.guard.name(),
-                words: guard_words(found.guard),
-                was_on: found.was_on,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    let by_guards = matches!(told.decided_by, Decider::Guards { .. } | Decider::Held { .. });
     DecidedView {
-        otherwise: guards.is_empty().then(|| told.decided_by.summary()),
-        guards,
+        lines: told.guard_lines.clone(),
+        otherwise: (!by_guards).then(|| told.decided_by.told(told.tone == twice_world::debrief::Tone::Win)),
         rule: told.rule.clone(),
-        not_needed: told.not_needed.iter().map(|guard| guard.name()).collect(),
         what_if: told.what_if.iter().map(|what_if| what_if.sentence.clone()).collect(),
         tone: told.tone,
     }

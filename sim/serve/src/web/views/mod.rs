@@ -115,10 +115,10 @@ pub fn status_look(status: Status) -> Look {
 
 pub fn outcome_look(outcome: Outcome) -> Look {
     match outcome {
-        Outcome::PaidTwice => look("2×", "paid twice", "bad"),
-        Outcome::NotPaidButOwed => look("✘", "not paid, though owed", "warn"),
-        Outcome::UnknownFlagged => look("?", "honestly unknown, flagged and waiting", "info"),
-        Outcome::PaidOnce => look("✔", "paid exactly once", "good"),
+        Outcome::PaidTwice => look("2×", outcome.words(), "bad"),
+        Outcome::NotPaidButOwed => look("✘", outcome.words(), "warn"),
+        Outcome::UnknownFlagged => look("?", outcome.words(), "warn"),
+        Outcome::PaidOnce => look("✔", outcome.words(), "good"),
     }
 }
 

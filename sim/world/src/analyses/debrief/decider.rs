@@ -77,7 +77,9 @@ impl Decider {
                 format!("{operator}'s decision on {key} ({status}), not a guard")
             }
             Decider::NoMoves => "no card was played".into(),
-            Decider::Unexplained => "nothing this run shows: no guard, no decision, no missed moment".into(),
+            Decider::Unexplained => {
+                "nothing this run shows turned the heist: no guard's switch, no decision, no missed moment".into()
+            }
         }
     }
 
@@ -92,7 +94,9 @@ impl Decider {
                 format!("no guard stood in your way; {operator}'s decision did it: {key} settled {status}")
             }
             Decider::NoMoves => "you played no card".into(),
-            Decider::Unexplained => "nothing this run shows: no guard, no decision, no missed moment".into(),
+            Decider::Unexplained => {
+                "nothing this run shows turned the heist: no guard's switch, no decision, no missed moment".into()
+            }
             other => other.summary(),
         }
     }
@@ -161,7 +165,7 @@ pub fn operator_mistakes(simulation: &Simulation, verdict: &Verdict) -> Vec<Oper
     let Ok(history) = simulation.ledger_history() else {
         return Vec::new();
     };
-    let owner = sentences::first_owner(simulation.level());
+    let level = simulation.level();
     let mut found = Vec::new();
     for violation in &verdict.violations {
         let Some(key) = violation.key.as_deref() else {
@@ -181,6 +185,7 @@ pub fn operator_mistakes(simulation: &Simulation, verdict: &Verdict) -> Vec<Oper
             .credits
             .iter()
             .find(|credit| credit.keys.iter().any(|known| known == key));
+        let owner = credit.map_or_else(|| level.first_owner(), |credit| level.world.owner_of(&credit.account));
         let consequence = match (wanted, credit) {
             (Status::Completed, Some(credit)) if credit.net_cents < credit.owed_cents => {
                 format!("{owner} is owed {}", dollars(credit.owed_cents - credit.net_cents))

@@ -13,11 +13,14 @@
 
 mod audit;
 mod decider;
+mod guard_lines;
+mod money;
 mod sentences;
 
 use serde::Serialize;
 
 pub use decider::{Decider, DecidingGuard, OperatorMistake};
+pub use guard_lines::{GuardLine, LinePart};
 pub use sentences::failed_run_sentence;
 
 use crate::checker::{Outcome, Verdict};
@@ -27,7 +30,6 @@ use crate::rulebook;
 use crate::runtime::guards::Guard;
 use crate::runtime::rules::Status;
 use crate::simulator::Simulation;
-use crate::text::dollars;
 
 /// Runtime text for a player (kept here too for the game and the browser).
 pub use crate::text::plain;
@@ -151,10 +153,14 @@ pub struct Debrief {
     pub rule_from: RuleSource,
     /// What decided this run.
     pub decided_by: Decider,
-    /// Guards that were on and made no difference this time.
+    /// Guards that were on and whose switch alone changes neither the heist nor anyone's money.
     pub not_needed: Vec<Guard>,
-    /// The other runs that reached the other verdict, side by side.
+    /// The other runs worth seeing side by side: those that reached the other verdict, then
+    /// those where one guard's switch changed some customer's money.
     pub what_if: Vec<WhatIf>,
+    /// What each guard that matters did, in its own words: the one list the game and the
+    /// browser draw (decided the heist, changed the money, held, not needed).
+    pub guard_lines: Vec<GuardLine>,
     /// The run followed the level's lesson (the same guards decided, or acted).
     pub follows_lesson: bool,
     /// The whole counterfactual, when it could be made.
@@ -212,7 +218,20 @@ pub fn with_counterfactual(
     let tone = tone(level, standing, verdict);
     let follows_lesson =
         decider::follows_lesson(simulation, &decided_by, counterfactual.as_ref(), verdict.goal_reached);
-    let diagnosis = sentences::diagnosis(simulation, verdict, standing, &decided_by, &mistakes);
+    // Guards whose switch alone changes some customer's money but not the heist: "none
+    // decided" is never said while one does.
+    let money_guards: Vec<Guard> = counterfactual
+        .as_ref()
+        .filter(|counterfactual| counterfactual.reproduced)
+        .map(|counterfactual| {
+            counterfactual
+                .changed_the_money()
+                .iter()
+                .map(|finding| finding.guard)
+                .collect()
+        })
+        .unwrap_or_default();
+    let diagnosis = sentences::diagnosis(simulation, verdict, standing, &decided_by, &mistakes, &money_guards);
     let headline = headline(simulation, verdict, standing, tone, &decided_by, &mistakes);
     let story = match standing {
         Standing::HeistWorked if follows_lesson => plain(&level.lesson.text),
@@ -233,8 +252,10 @@ pub fn with_counterfactual(
     };
     let what_if = counterfactual
         .as_ref()
-        .map(|counterfactual| what_if(level, counterfactual))
+        .filter(|counterfactual| counterfactual.reproduced)
+        .map(|counterfactual| guard_lines::what_if(level, counterfactual))
         .unwrap_or_default();
+    let guard_lines = guard_lines::lines(level, verdict, counterfactual.as_ref(), &decided_by, &what_if);
     Debrief {
         standing,
         tone,
@@ -249,6 +270,7 @@ pub fn with_counterfactual(
             .map(Counterfactual::not_needed)
             .unwrap_or_default(),
         what_if,
+        guard_lines,
         follows_lesson,
         counterfactual,
         cards_played,
@@ -283,25 +305,14 @@ fn headline(
     if tone == Tone::Owed {
         return match mistakes.first() {
             Some(mistake) => mistake.sentence.clone(),
-            None => {
-                let owed: i64 = verdict
-                    .credits
-                    .iter()
-                    .map(|credit| credit.owed_cents - credit.net_cents.min(credit.owed_cents))
-                    .sum();
-                format!(
-                    "{} is owed {} that nothing will pay.",
-                    sentences::first_owner(level),
-                    dollars(owed)
-                )
-            }
+            None => match money::shortfall(level, verdict) {
+                Some(owed) => format!("{owed} that nothing will pay."),
+                None => "A customer is owed money that nothing will pay.".to_owned(),
+            },
         };
     }
     match standing {
-        Standing::HeistWorked => format!(
-            "The heist worked: {}.",
-            sentences::outcome_words(level, verdict.outcome)
-        ),
+        Standing::HeistWorked => format!("The heist worked: {}.", sentences::outcome_words(level, verdict)),
         Standing::HeldAgainstTheWholeHand => {
             "The runtime held against your whole hand, as this level promised; now defend it.".into()
         }
@@ -341,63 +352,4 @@ fn rule_line(level: &Level, decided_by: &Decider) -> (String, RuleSource) {
             (plain(&level.lesson.rule), RuleSource::Level)
         }
     }
-}
-
-/// Each other run that reached the other verdict, in words.
-fn what_if(level: &Level, counterfactual: &Counterfactual) -> Vec<WhatIf> {
-    let owner = sentences::first_owner(level);
-    let mut found = Vec::new();
-    let mut offer = |flipped: &[(Guard, bool)], alternative: usize| {
-        let Some(result) = counterfactual
-            .alternatives
-            .get(alternative)
-            .and_then(|other| other.result())
-        else {
-            return;
-        };
-        let switched: Vec<String> = flipped
-            .iter()
-            .map(|(guard, on)| {
-                crate::guards::switched(crate::guards::Switched {
-                    guard: *guard,
-                    was_on: !*on,
-                })
-            })
-            .collect();
-        // Less than owed with the shortfall flagged is not the same as less than owed and
-        // nobody told: say which, or "pays $0.00 … the heist fails" reads as a contradiction.
-        let flagged = if result.outcome == Outcome::UnknownFlagged {
-            " and flags it for a person"
-        } else {
-            ""
-        };
-        let sentence = format!(
-            "{}, this same run pays {owner} {} of {} owed{flagged}: the heist {}.",
-            sentences::capitalised(&switched.join(" and ")),
-            dollars(result.net_cents),
-            dollars(result.owed_cents),
-            if result.goal_reached { "works" } else { "fails" }
-        );
-        found.push(WhatIf {
-            guards: flipped.iter().map(|(guard, _)| *guard).collect(),
-            sentence,
-            alternative,
-        });
-    };
-    for finding in counterfactual
-        .guards
-        .iter()
-        .filter(|finding| finding.role == counterfactual::Role::Decided)
-    {
-        offer(&[(finding.guard, !finding.was_on)], finding.alternative);
-    }
-    for pair in &counterfactual.pairs {
-        let flips: Vec<(Guard, bool)> = counterfactual.alternatives[pair.alternative]
-            .flipped
-            .iter()
-            .map(|flip| (flip.guard, flip.on))
-            .collect();
-        offer(&flips, pair.alternative);
-    }
-    found
 }

@@ -2,13 +2,15 @@
 //! followed a failed run, what a guard did, why a move changed nothing.
 
 use super::decider::{Decider, OperatorMistake};
+use super::money;
 use super::{DIAGNOSIS_SENTENCES_MAX, Standing};
 use crate::checker::{Outcome, Verdict};
 use crate::guards::words as guard_words;
 use crate::level::{Level, Play};
+use crate::runtime::guards::Guard;
 use crate::runtime::worker::GuardNote;
 use crate::simulator::{Actor, FailedRun, Simulation};
-use crate::text::{dollars, plain};
+use crate::text::plain;
 
 /// What happened to the money and why, from this run: at most [`DIAGNOSIS_SENTENCES_MAX`].
 pub(super) fn diagnosis(
@@ -17,8 +19,14 @@ pub(super) fn diagnosis(
     standing: Standing,
     decided_by: &Decider,
     mistakes: &[OperatorMistake],
+    money_guards: &[Guard],
 ) -> Vec<String> {
     let mut diagnosis = vec![money_sentence(simulation, verdict)];
+    // A customer left owed: no sentence tells a guard as holding.
+    let owed = verdict
+        .credits
+        .iter()
+        .any(|credit| credit.outcome == Outcome::NotPaidButOwed);
     // A level's audit is part of what happened to the money: who looked, what they undid.
     diagnosis.extend(super::audit::audit_sentence(simulation));
     // An audit that undid a double says what happened to the money: no other sentence needed.
@@ -46,12 +54,12 @@ pub(super) fn diagnosis(
         }
         Standing::HeldAgainstTheWholeHand | Standing::HeldWithCardsLeft { .. } => {
             if let Some(note) = deciding_note(simulation, decided_by) {
-                diagnosis.push(guard_sentence(note));
+                diagnosis.push(guard_sentence(note, owed));
             }
         }
         Standing::HeistFailed => {
             let explained = !simulation.failed_runs().is_empty() || !mistakes.is_empty() || audited;
-            diagnosis.extend(why_it_failed(simulation, explained, decided_by));
+            diagnosis.extend(why_it_failed(simulation, explained, decided_by, money_guards, owed));
         }
     }
     // How the level is finished is never the sentence cut for length.
@@ -95,30 +103,26 @@ pub(super) fn capitalised(text: &str) -> String {
     }
 }
 
-/// What the crew was after, done: "Ada was paid twice".
-pub(super) fn outcome_words(level: &Level, outcome: Outcome) -> String {
-    let owner = first_owner(level);
-    match outcome {
-        Outcome::PaidTwice => format!("{owner} was paid twice"),
-        Outcome::NotPaidButOwed => format!("{owner} is owed money nobody will pay"),
-        Outcome::UnknownFlagged => format!("{owner}'s money is unknown"),
-        Outcome::PaidOnce => format!("{owner} was paid once"),
-    }
-}
-
-/// Everyone the script owes money, together: "Ada", "Ada and Bob" (the sums cover them all).
-fn owners(level: &Level, verdict: &Verdict) -> String {
-    let mut names: Vec<String> = Vec::new();
-    for credit in &verdict.credits {
-        let name = level.world.owner_of(&credit.account);
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    match names.as_slice() {
-        [] => first_owner(level),
-        [only] => only.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+/// What the crew was after, done, naming the customers it happened to: "Ada was paid twice",
+/// "Ada and Bob were paid twice".
+pub(super) fn outcome_words(level: &Level, verdict: &Verdict) -> String {
+    let names = money::named_with(level, verdict, verdict.outcome);
+    let who = if names.is_empty() {
+        first_owner(level)
+    } else {
+        money::listed(&names)
+    };
+    let several = names.len() > 1;
+    let (was, is, has) = if several {
+        ("were", "are", "have")
+    } else {
+        ("was", "is", "has")
+    };
+    match verdict.outcome {
+        Outcome::PaidTwice => format!("{who} {was} paid twice"),
+        Outcome::NotPaidButOwed => format!("{who} {is} owed money nobody will pay"),
+        Outcome::UnknownFlagged => format!("{who} {has} money nobody can account for yet"),
+        Outcome::PaidOnce => format!("{who} {was} paid once"),
     }
 }
 
@@ -126,11 +130,12 @@ pub(super) fn first_owner(level: &Level) -> String {
     level.first_owner()
 }
 
-/// One sentence about the money: what billing holds against what was owed.
+/// One sentence about the money: what billing holds against what was owed, customer by
+/// customer ("Ada $25.00 of $25.00, Bob $40.00 of $40.00 owed"), never one name on a sum.
 fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
-    let owner = owners(simulation.level(), verdict);
-    let owed: i64 = verdict.credits.iter().map(|credit| credit.owed_cents).sum();
-    let net: i64 = verdict.credits.iter().map(|credit| credit.net_cents).sum();
+    let level = simulation.level();
+    let customers = money::customers_of(verdict);
+    let amounts = money::amounts(level, &customers);
     let landed: u32 = verdict.credits.iter().map(|credit| credit.credits_applied).sum();
     let reversals = simulation
         .billing()
@@ -147,42 +152,23 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
         String::new()
     };
     let never_sent = never_sent_waited_call(simulation, verdict);
-    // "Ada has", "Ada and Bob have".
-    let has = if owner.contains(" and ") { "have" } else { "has" };
+    let credits = crate::text::counted(landed as u64, "credit", "credits");
     match verdict.outcome {
-        Outcome::PaidTwice => format!(
-            "Billing paid {owner} {} for {} owed: {}{reversed}.",
-            dollars(net),
-            dollars(owed),
-            crate::text::counted(landed as u64, "credit", "credits")
-        ),
-        Outcome::PaidOnce => format!(
-            "Billing paid {owner} {}, exactly what was owed ({}{reversed}).",
-            dollars(net),
-            crate::text::counted(landed as u64, "credit", "credits")
-        ),
+        Outcome::PaidTwice => format!("Billing paid {amounts}: {credits}{reversed}."),
+        Outcome::PaidOnce => format!("Billing paid exactly what was owed, {amounts} ({credits}{reversed})."),
         Outcome::UnknownFlagged if verdict.waiting.is_empty() && !simulation.failed_runs().is_empty() => format!(
-            "{owner} {has} {} of the {} owed, and the run that should have paid failed and says so: a person sees it and nothing is hidden.",
-            dollars(net),
-            dollars(owed)
+            "Billing holds {amounts}, and the run that should have paid failed: it says so, but until a person looks, nobody is sure the money is right."
         ),
         Outcome::UnknownFlagged if never_sent.is_some() => format!(
-            "{owner} {has} {} of the {} owed, and the run waits on {}, a call that never left its worker: there is nothing for a lookup to find.",
-            dollars(net),
-            dollars(owed),
+            "Billing holds {amounts}, and the run waits on {}, a call that never left its worker: there is nothing for a lookup to find, and a person must settle it.",
             never_sent.unwrap_or_default()
         ),
         Outcome::UnknownFlagged => format!(
-            "{owner} {has} {} of the {} owed, and the run waits honestly for someone to find out what happened.",
-            dollars(net),
-            dollars(owed)
+            "Billing holds {amounts}, and the run is flagged and waits for a person: until someone finds out what happened, the rest is paid to nobody."
         ),
-        Outcome::NotPaidButOwed => format!(
-            "{owner} {has} {} of the {} owed ({}{reversed}), and nothing is waiting to pay the rest.",
-            dollars(net),
-            dollars(owed),
-            crate::text::counted(landed as u64, "credit", "credits")
-        ),
+        Outcome::NotPaidButOwed => {
+            format!("Billing holds {amounts} ({credits}{reversed}), and nothing is waiting to pay the rest.")
+        }
     }
 }
 
@@ -232,13 +218,26 @@ pub fn failed_run_sentence(failed: &FailedRun, landed: usize) -> String {
     sentence
 }
 
-fn guard_sentence(note: &GuardNote) -> String {
-    crate::guards::held(note.guard, &plain(&crate::text::note_words(note)))
+/// What a guard did, from its note: "… held: …", unless a customer of this run is left owed
+/// (`owed`), when no guard is told as holding — the note is told as the runtime's.
+fn guard_sentence(note: &GuardNote, owed: bool) -> String {
+    let detail = plain(&crate::text::note_words(note));
+    if owed {
+        return format!("The runtime noted: {}.", detail.trim_end_matches('.'));
+    }
+    crate::guards::held(note.guard, &detail)
 }
 
 /// Why a failed heist failed: the guard that decided and what it did, or why the moves
 /// changed nothing. `explained`: the diagnosis already says what happened to the run (it failed).
-fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider) -> Vec<String> {
+/// `money_guards`: guards whose switch alone changes some customer's money, not the heist.
+fn why_it_failed(
+    simulation: &Simulation,
+    explained: bool,
+    decided_by: &Decider,
+    money_guards: &[Guard],
+    owed: bool,
+) -> Vec<String> {
     let played = simulation.played();
     if played.is_empty() {
         // A run a start check refused never started: no card was ever going to matter.
@@ -248,7 +247,7 @@ fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider)
             .find(|note| matches!(note.held, crate::runtime::worker::Held::ContractRefused { .. }))
         {
             return vec![
-                guard_sentence(refused),
+                guard_sentence(refused, owed),
                 "No card could change that: the run never started, so nothing was sent to lose or slow.".into(),
             ];
         }
@@ -266,7 +265,7 @@ fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider)
     match decided_by {
         Decider::Guards { .. } => {
             if let Some(note) = deciding_note(simulation, decided_by) {
-                sentences.push(guard_sentence(note));
+                sentences.push(guard_sentence(note, owed));
             }
         }
         Decider::Held { guards } => {
@@ -275,7 +274,7 @@ fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider)
                 .iter()
                 .find(|note| guards.contains(&note.guard))
             {
-                sentences.push(guard_sentence(note));
+                sentences.push(guard_sentence(note, owed));
             }
             sentences.push(format!(
                 "Switched off, {} changes the run so that one of your moves never meets what it hit here: this run cannot say whether it alone decided.",
@@ -287,7 +286,7 @@ fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider)
         )),
         // What the runtime did with the decision, when a guard acted on it; else the decision.
         Decider::Operator { .. } => match simulation.guard_notes().first() {
-            Some(note) => sentences.push(guard_sentence(note)),
+            Some(note) => sentences.push(guard_sentence(note, owed)),
             None => sentences.extend(operator_sentence(simulation)),
         },
         Decider::Moment { .. } | Decider::NoMoves | Decider::Unexplained => {}
@@ -306,6 +305,18 @@ fn why_it_failed(simulation: &Simulation, explained: bool, decided_by: &Decider)
         };
         if let Some(sentence) = decided {
             sentences.push(sentence);
+            return with_unplayed(simulation, sentences);
+        }
+        // A guard whose switch changes the money decided the money: "none decided" would be false.
+        if !money_guards.is_empty() {
+            let words: Vec<String> = money_guards
+                .iter()
+                .map(|guard| guard_words(*guard).to_owned())
+                .collect();
+            sentences.push(format!(
+                "No guard's switch alone turns this heist, but switching {} changes what a customer gets (below); no move of yours landed where the heist needs it: look at when billing applies the credit and when its answer travels.",
+                money::listed(&words)
+            ));
             return with_unplayed(simulation, sentences);
         }
         // Guards may have held in this run (the timeline shows them) without deciding it.

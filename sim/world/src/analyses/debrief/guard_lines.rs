@@ -1,0 +1,262 @@
+//! The guards' lines of a debrief — one list the game and the browser both draw, so neither
+//! composes words of its own: which guards decided the heist, which changed a customer's
+//! money though not the heist, which held where the re-run cannot say, and which were not
+//! needed. Each line's sentence is its guard's own (`crate::guards`), with the money of its
+//! re-run customer by customer; `holding` says whether it may be drawn as a guard holding
+//! (a shield, the colour of safety), which it never is while a customer of this run is owed
+//! or paid twice.
+
+use serde::Serialize;
+
+use super::WhatIf;
+use super::decider::Decider;
+use super::money;
+use super::sentences::capitalised;
+use crate::checker::{Outcome, Verdict};
+use crate::counterfactual::{Counterfactual, GuardFinding, Role, RunResult};
+use crate::guards::{self, Switched};
+use crate::level::Level;
+use crate::runtime::guards::Guard;
+
+/// What a guard's line says it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinePart {
+    /// Switched alone, the heist turns.
+    DecidedTheHeist,
+    /// Switched together with another (each alone changes nothing), the heist turns.
+    DecidedTogether,
+    /// Switched alone, the heist stays as it is, but some customer's money changes.
+    ProtectedTheMoney,
+    /// It held (it left a note), and its re-run cannot say whether it decided.
+    HeldCannotSay,
+    /// On, and switched off alone it changes neither the heist nor anyone's money.
+    NotNeeded,
+}
+
+/// One line about one guard (or the guards a sentence names together).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GuardLine {
+    pub guards: Vec<Guard>,
+    /// How the player calls them: "the ledger", "the ledger and keys per call".
+    pub words: String,
+    pub part: LinePart,
+    /// Every guard of the line was on in this run.
+    pub was_on: bool,
+    /// The line in the guard's own words, true of this run and its re-run.
+    pub sentence: String,
+    /// It may be drawn as a guard holding (shield, safe colour, "held"): on, it stopped the
+    /// heist or kept a customer's money, and nobody in this run is owed or paid twice.
+    pub holding: bool,
+    /// Its other run among the debrief's what-ifs, to be seen side by side.
+    pub what_if: Option<usize>,
+}
+
+/// Some customer of this run is owed money or was paid twice: nothing is drawn as holding.
+fn someone_wronged(verdict: &Verdict) -> bool {
+    verdict
+        .credits
+        .iter()
+        .any(|credit| matches!(credit.outcome, Outcome::PaidTwice | Outcome::NotPaidButOwed))
+}
+
+fn words_of(guards: &[Guard]) -> String {
+    let words: Vec<String> = guards.iter().map(|guard| guards::words(*guard).to_owned()).collect();
+    money::listed(&words)
+}
+
+/// Each other run worth offering beside this one, in words: every one that reached the other
+/// verdict (a guard alone, or a pair), then every one where a guard's switch alone changed
+/// some customer's money.
+pub(super) fn what_if(level: &Level, counterfactual: &Counterfactual) -> Vec<WhatIf> {
+    let mut found = Vec::new();
+    let mut offer = |flipped: &[(Guard, bool)], alternative: usize| {
+        let Some(result) = counterfactual
+            .alternatives
+            .get(alternative)
+            .and_then(|other| other.result())
+        else {
+            return;
+        };
+        let switched: Vec<String> = flipped
+            .iter()
+            .map(|(guard, on)| {
+                guards::switched(Switched {
+                    guard: *guard,
+                    was_on: !*on,
+                })
+            })
+            .collect();
+        let sentence = format!(
+            "{}, in this same run {}: the heist {}.",
+            capitalised(&money::listed(&switched)),
+            money::clauses(level, result, &[]),
+            if result.goal_reached { "works" } else { "fails" }
+        );
+        found.push(WhatIf {
+            guards: flipped.iter().map(|(guard, _)| *guard).collect(),
+            sentence,
+            alternative,
+        });
+    };
+    for finding in counterfactual
+        .guards
+        .iter()
+        .filter(|finding| finding.role == Role::Decided)
+    {
+        offer(&[(finding.guard, !finding.was_on)], finding.alternative);
+    }
+    for pair in &counterfactual.pairs {
+        let flips: Vec<(Guard, bool)> = counterfactual.alternatives[pair.alternative]
+            .flipped
+            .iter()
+            .map(|flip| (flip.guard, flip.on))
+            .collect();
+        offer(&flips, pair.alternative);
+    }
+    for finding in counterfactual.changed_the_money() {
+        offer(&[(finding.guard, !finding.was_on)], finding.alternative);
+    }
+    found
+}
+
+/// The guards' lines of this run: decided the heist (alone, then together), changed the money,
+/// held where the re-run cannot say, not needed.
+pub(super) fn lines(
+    level: &Level,
+    verdict: &Verdict,
+    counterfactual: Option<&Counterfactual>,
+    decided_by: &Decider,
+    what_if: &[WhatIf],
+) -> Vec<GuardLine> {
+    let wronged = someone_wronged(verdict);
+    let heist_worked = verdict.goal_reached;
+    let mut lines = Vec::new();
+    let seen = |alternative: usize| what_if.iter().position(|known| known.alternative == alternative);
+    let Some(counterfactual) = counterfactual.filter(|counterfactual| counterfactual.reproduced) else {
+        return held_lines(decided_by, wronged);
+    };
+    let this: &RunResult = &counterfactual.this_run;
+    let other = |alternative: usize| {
+        counterfactual
+            .alternatives
+            .get(alternative)
+            .and_then(|other| other.result())
+    };
+    // One guard's line: it decided the heist, or it changed the money.
+    let single = |finding: &GuardFinding, part: LinePart| -> Option<GuardLine> {
+        let result = other(finding.alternative)?;
+        let switch = Switched {
+            guard: finding.guard,
+            was_on: finding.was_on,
+        };
+        let changed = money::changed(level, this, result);
+        let (sentence, holding) = match part {
+            LinePart::DecidedTheHeist => (
+                guards::decided_the_heist(switch, heist_worked, &changed),
+                finding.was_on && !heist_worked && !wronged,
+            ),
+            // Only a guard whose absence leaves someone worse off kept their money: one whose
+            // absence pays a customer better (a refusal that left a refund unpaid) held nothing.
+            _ => (
+                guards::protected_the_money(switch, heist_worked, &changed),
+                finding.was_on && !wronged && money::worse_without(this, result),
+            ),
+        };
+        Some(GuardLine {
+            guards: vec![finding.guard],
+            words: words_of(&[finding.guard]),
+            part,
+            was_on: finding.was_on,
+            sentence,
+            holding,
+            what_if: seen(finding.alternative),
+        })
+    };
+    lines.extend(
+        counterfactual
+            .guards
+            .iter()
+            .filter(|finding| finding.role == Role::Decided)
+            .filter_map(|finding| single(finding, LinePart::DecidedTheHeist)),
+    );
+    for pair in &counterfactual.pairs {
+        let Some(result) = other(pair.alternative) else {
+            continue;
+        };
+        let flipped = &counterfactual.alternatives[pair.alternative].flipped;
+        let was_on = flipped.iter().all(|flip| !flip.on);
+        let switched: Vec<String> = flipped
+            .iter()
+            .map(|flip| {
+                guards::switched(Switched {
+                    guard: flip.guard,
+                    was_on: !flip.on,
+                })
+            })
+            .collect();
+        let together = if was_on && !heist_worked && !wronged {
+            "held together"
+        } else {
+            "decided together"
+        };
+        lines.push(GuardLine {
+            guards: pair.guards.to_vec(),
+            words: words_of(&pair.guards),
+            part: LinePart::DecidedTogether,
+            was_on,
+            sentence: format!(
+                "{} {together}: switched alone, neither changes the heist; {}, {}, and the heist {}.",
+                capitalised(&words_of(&pair.guards)),
+                money::listed(&switched),
+                money::changed(level, this, result),
+                if heist_worked { "fails" } else { "works" }
+            ),
+            holding: was_on && !heist_worked && !wronged,
+            what_if: seen(pair.alternative),
+        });
+    }
+    lines.extend(
+        counterfactual
+            .changed_the_money()
+            .into_iter()
+            .filter_map(|finding| single(finding, LinePart::ProtectedTheMoney)),
+    );
+    lines.extend(held_lines(decided_by, wronged));
+    let not_needed = counterfactual.not_needed();
+    if let Some(sentence) = guards::not_needed(&not_needed) {
+        lines.push(GuardLine {
+            words: words_of(&not_needed),
+            guards: not_needed,
+            part: LinePart::NotNeeded,
+            was_on: true,
+            sentence,
+            holding: false,
+            what_if: None,
+        });
+    }
+    lines
+}
+
+/// Guards that held whose re-runs cannot say whether they decided.
+fn held_lines(decided_by: &Decider, wronged: bool) -> Vec<GuardLine> {
+    let Decider::Held { guards: held } = decided_by else {
+        return Vec::new();
+    };
+    held.iter()
+        .map(|guard| GuardLine {
+            guards: vec![*guard],
+            words: words_of(&[*guard]),
+            part: LinePart::HeldCannotSay,
+            was_on: true,
+            sentence: format!(
+                "{} {}; switched off, one of your moves never meets what it hit here, so whether it alone decided cannot be said.",
+                capitalised(guards::words(*guard)),
+                // A customer owed or paid twice: no guard is told as holding.
+                if wronged { "acted (the timeline shows its note)" } else { "held" }
+            ),
+            holding: !wronged,
+            what_if: None,
+        })
+        .collect()
+}
