@@ -310,7 +310,12 @@ impl Simulation {
             | Event::Backoff { worker }
             | Event::Wake { worker }
             | Event::LookAgain { worker } => !alive(worker),
-            Event::Timeout { worker, key, attempt } => !alive(worker) || !self.awaiting(*worker, key, *attempt),
+            Event::Timeout {
+                worker,
+                key,
+                attempt,
+                send,
+            } => !alive(worker) || !self.awaiting(*worker, key, *attempt) || !self.awaits_send(*worker, *send),
             Event::Deliver { .. } | Event::Restart { .. } | Event::HonestCheck { .. } | Event::Audit => false,
         }
     }
@@ -319,7 +324,7 @@ impl Simulation {
         match event {
             Event::Worker { worker, command } => self.run_command(worker, *command)?,
             Event::Deliver { message } => self.deliver(message)?,
-            Event::Timeout { worker, key, attempt } => {
+            Event::Timeout { worker, key, attempt, .. } => {
                 let run = self.workers.slots[&worker].machine.run_id().to_string();
                 self.log(
                     Actor::Worker(worker),
