@@ -87,6 +87,8 @@ fn tape_of(search: &Search<'_>, seed: u64, actions: Vec<level::TimedAction>, ind
             expect: Expectation {
                 verdict: search.goal,
                 stopped_by: Vec::new(),
+                paid_cents: Default::default(),
+                keys: Default::default(),
                 violations: Vec::new(),
             },
         },

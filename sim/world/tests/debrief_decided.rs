@@ -334,6 +334,7 @@ fn single_moves(level: &Level) -> Vec<(u32, Play, bool)> {
                     .actions(vec![TimedAction {
                         at_phase: phase,
                         play: play.clone(),
+                        fizzles: false,
                     }])
                     .ledger_store(LedgerStore::Memory)
                     .build()
@@ -383,7 +384,11 @@ fn every_winning_and_losing_sweep_move_is_debriefed_by_the_guards_that_decided_i
         let level = &loaded.level;
         for (phase, play, wins_here) in single_moves(level) {
             let what = format!("{} {play:?} before phase {phase}", level.id);
-            let actions = vec![TimedAction { at_phase: phase, play }];
+            let actions = vec![TimedAction {
+                at_phase: phase,
+                play,
+                fizzles: false,
+            }];
             check_sweep_moves(level, actions, &what, wins_here, (&mut wins, &mut losses));
         }
     }
@@ -426,6 +431,7 @@ fn pair_moves(level: &Level) -> Vec<(Vec<TimedAction>, bool)> {
                 let first_move = TimedAction {
                     at_phase: *first_phase,
                     play: first_play,
+                    fizzles: false,
                 };
                 let mut after = build(vec![first_move.clone()]);
                 after
@@ -440,6 +446,7 @@ fn pair_moves(level: &Level) -> Vec<(Vec<TimedAction>, bool)> {
                         TimedAction {
                             at_phase: second_phase,
                             play: second_play,
+                            fizzles: false,
                         },
                     ];
                     let mut simulation = build(actions.clone());

@@ -52,7 +52,10 @@ fn an_earlier_calls_timer_never_fires_on_a_later_call_with_the_same_key_and_atte
         .iter()
         .filter(|entry| entry.kind == "response travels" && entry.time_ms > second_sent_ms)
         .count();
-    assert_eq!(answered, 1, "the second credit is answered, not timed out: {timeline:#?}");
+    assert_eq!(
+        answered, 1,
+        "the second credit is answered, not timed out: {timeline:#?}"
+    );
     assert_eq!(simulation.billing().entries.len(), 2, "both credits landed");
 }
 
@@ -65,6 +68,7 @@ fn an_earlier_calls_late_answer_is_not_taken_for_a_later_identical_calls_answer(
     let actions = vec![twice_world::level::TimedAction {
         at_phase: 4,
         play: twice_world::level::Play::SlowResponse(twice_world::cards::SlowResponse { key: None }),
+        fizzles: false,
     }];
     let mut simulation = SimulationBuilder::new(level, 1).actions(actions).build().unwrap();
     simulation.run().unwrap();
@@ -74,8 +78,15 @@ fn an_earlier_calls_late_answer_is_not_taken_for_a_later_identical_calls_answer(
     assert_eq!(sends[0].key, sends[1].key, "both calls hash to one key");
     let second_sent_ms = sends[1].time_ms;
     let ignored: Vec<_> = timeline.iter().filter(|entry| entry.kind == "late outcome").collect();
-    assert_eq!(ignored.len(), 1, "the first call's answer is ignored as late: {timeline:#?}");
-    assert!(ignored[0].time_ms > second_sent_ms, "it arrived while the second call was in flight");
+    assert_eq!(
+        ignored.len(),
+        1,
+        "the first call's answer is ignored as late: {timeline:#?}"
+    );
+    assert!(
+        ignored[0].time_ms > second_sent_ms,
+        "it arrived while the second call was in flight"
+    );
     let received: Vec<_> = timeline
         .iter()
         .filter(|entry| entry.kind == "response travels" && entry.time_ms > second_sent_ms)
