@@ -84,6 +84,10 @@ enum Commands {
         /// Explorer threads.
         #[arg(long, default_value_t = 1)]
         jobs: usize,
+        /// What the check is expected to find: `none` (exit 0 when the defence holds, the
+        /// default) or `found` (exit 0 when a heist gets through).
+        #[arg(long, default_value = "none", value_parser = twice_world::exit::Expect::parse)]
+        expect: twice_world::exit::Expect,
         #[arg(long)]
         json: bool,
     },
@@ -196,8 +200,9 @@ pub fn run(cli: Cli) -> u8 {
             minimum,
             schedules,
             jobs,
+            expect,
             json,
-        } => crate::commands::defend::defend(&level, &guards, minimum, schedules, jobs, json),
+        } => crate::commands::defend::defend(&level, &guards, minimum, schedules, jobs, expect, json),
         Commands::Serve(args) => crate::commands::serve::serve_command(args),
         Commands::HashToken(args) => crate::commands::serve::hash_token_command(args),
         Commands::Web(args) => crate::commands::web::web_command(args),

@@ -491,3 +491,86 @@ fn a_move_that_fizzles_or_meets_a_quiet_run_exits_two_at_its_line_unless_marked(
         text(&wrongly_marked)
     );
 }
+
+/// `twice-sim` run in `folder`.
+fn twice_sim_in(folder: &Path, arguments: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_twice-sim"))
+        .args(arguments)
+        .current_dir(folder)
+        .output()
+        .expect("twice-sim runs")
+}
+
+#[test]
+fn explore_and_defend_exit_by_what_they_are_expected_to_find() {
+    let folder = tempfile::tempdir().unwrap();
+    let levels = Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels");
+    let level = levels.join("01-naive-retry.level.ron");
+    let level = level.to_str().unwrap();
+    let out = folder.path().join("found.tape.ron");
+    let out = out.to_str().unwrap();
+    // The level's guards let a heist through: found by default, a failure when none is expected.
+    let search = [
+        "explore",
+        level,
+        "--schedules",
+        "2000",
+        "--jobs",
+        "1",
+        "--out",
+        out,
+        "--force",
+    ];
+    let found = twice_sim(&search);
+    assert_eq!(found.status.code(), Some(0), "{}", text(&found));
+    let expecting_none = twice_sim(&[&search[..], &["--expect", "none"]].concat());
+    assert_eq!(expecting_none.status.code(), Some(1), "{}", text(&expecting_none));
+    assert!(Path::new(out).is_file(), "the counter-example is written either way");
+    // Every guard on: nothing is found, which is what a defence check in CI expects.
+    let held = [
+        "explore",
+        level,
+        "--schedules",
+        "200",
+        "--jobs",
+        "1",
+        "--out",
+        out,
+        "--force",
+        "--guards",
+        "all",
+    ];
+    let nothing = twice_sim(&held);
+    assert_eq!(nothing.status.code(), Some(1), "{}", text(&nothing));
+    let as_expected = twice_sim(&[&held[..], &["--expect", "none"]].concat());
+    assert_eq!(as_expected.status.code(), Some(0), "{}", text(&as_expected));
+    let bad = twice_sim(&[&held[..], &["--expect", "maybe"]].concat());
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+
+    // A bare file name is a level in the current folder, and its folder is the campaign.
+    let defend = [
+        "defend",
+        "02-one-attempt.level.ron",
+        "--guards",
+        "write_retry_rule",
+        "--schedules",
+        "50",
+    ];
+    let holds = twice_sim_in(&levels, &defend);
+    assert_eq!(holds.status.code(), Some(0), "{}", text(&holds));
+    assert!(!text(&holds).contains("error: :"), "{}", text(&holds));
+    let expecting_a_heist = twice_sim_in(&levels, &[&defend[..], &["--expect", "found"]].concat());
+    assert_eq!(expecting_a_heist.status.code(), Some(1), "{}", text(&expecting_a_heist));
+    let open = [
+        "defend",
+        "02-one-attempt.level.ron",
+        "--guards",
+        "none",
+        "--schedules",
+        "50",
+        "--expect",
+        "found",
+    ];
+    let got_in = twice_sim_in(&levels, &open);
+    assert_eq!(got_in.status.code(), Some(0), "{}", text(&got_in));
+}
