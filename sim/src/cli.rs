@@ -4,13 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use serde::Serialize;
 
 use twice_world::error::InputError;
 use twice_world::level;
 
 pub use twice_world::exit::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_OK};
-use twice_world::replay::{ReplayResult, replay_tape};
 use twice_world::text::counted;
 
 #[derive(Debug, Parser)]
@@ -57,6 +55,10 @@ enum Commands {
         paths: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// Rewrite each differing tape's `expect` block to what the run did (after showing the
+        /// difference); the rest of the file, comments included, stays as written.
+        #[arg(long, conflicts_with = "runtime")]
+        update: bool,
         #[command(flatten)]
         runtime: crate::commands::runtime::RuntimeOptions,
     },
@@ -82,6 +84,10 @@ enum Commands {
         /// Explorer threads.
         #[arg(long, default_value_t = 1)]
         jobs: usize,
+        /// What the check is expected to find: `none` (exit 0 when the defence holds, the
+        /// default) or `found` (exit 0 when a heist gets through).
+        #[arg(long, default_value = "none", value_parser = twice_world::exit::Expect::parse)]
+        expect: twice_world::exit::Expect,
         #[arg(long)]
         json: bool,
     },
@@ -169,13 +175,22 @@ pub fn run(cli: Cli) -> u8 {
             code,
             json,
         } => crate::commands::play::play(&level, seed, tape.as_deref(), ledger, guards, code, json),
-        Commands::Replay { paths, json, runtime } => match &runtime.runtime {
+        Commands::Replay {
+            paths,
+            json,
+            update,
+            runtime,
+        } => match &runtime.runtime {
             Some(command) => match collect(&paths, ".tape.ron") {
                 Ok(files) if files.is_empty() => bad_input(format!("no *.tape.ron files under {}", shown(&paths))),
                 Ok(files) => crate::commands::runtime::replay_runtime(&files, command, &runtime, json),
                 Err(error) => bad_input(error),
             },
-            None => replay(&paths, json),
+            None => match collect(&paths, ".tape.ron") {
+                Ok(files) if files.is_empty() => bad_input(format!("no *.tape.ron files under {}", shown(&paths))),
+                Ok(files) => crate::commands::replay::replay(&files, json, update),
+                Err(error) => bad_input(error),
+            },
         },
         Commands::Check { paths } => check(&paths),
         Commands::Upgrade { paths } => upgrade(&paths),
@@ -185,8 +200,9 @@ pub fn run(cli: Cli) -> u8 {
             minimum,
             schedules,
             jobs,
+            expect,
             json,
-        } => crate::commands::defend::defend(&level, &guards, minimum, schedules, jobs, json),
+        } => crate::commands::defend::defend(&level, &guards, minimum, schedules, jobs, expect, json),
         Commands::Serve(args) => crate::commands::serve::serve_command(args),
         Commands::HashToken(args) => crate::commands::serve::hash_token_command(args),
         Commands::Web(args) => crate::commands::web::web_command(args),
@@ -236,83 +252,6 @@ fn shown(paths: &[PathBuf]) -> String {
         .map(|path| path.display().to_string())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn replay(paths: &[PathBuf], json: bool) -> u8 {
-    let files = match collect(paths, ".tape.ron") {
-        Ok(files) => files,
-        Err(error) => return bad_input(error),
-    };
-    if files.is_empty() {
-        return bad_input(format!("no *.tape.ron files under {}", shown(paths)));
-    }
-    let mut results = Vec::new();
-    let mut errors = Vec::new();
-    for file in &files {
-        match level::load_tape(file)
-            .map_err(|error| error.to_string())
-            .and_then(|tape| replay_tape(&tape).map_err(|error| error.to_string()))
-        {
-            Ok(result) => results.push(result),
-            Err(error) => errors.push(error),
-        }
-    }
-    let differ = results.iter().filter(|result| !result.as_expected).count();
-    if json {
-        #[derive(Serialize)]
-        struct Summary<'a> {
-            tapes: usize,
-            as_expected: usize,
-            differ: usize,
-            errors: &'a [String],
-            results: &'a [ReplayResult],
-        }
-        let summary = Summary {
-            tapes: files.len(),
-            as_expected: results.len() - differ,
-            differ,
-            errors: &errors,
-            results: &results,
-        };
-        println!("{}", serde_json::to_string_pretty(&summary).expect("reports serialize"));
-    } else {
-        for result in &results {
-            let violations = result.verdict.violation_kinds();
-            let got = format!(
-                "{} [{}]{}",
-                result.verdict.outcome,
-                guard_list(&result.verdict.stopped_by),
-                violation_list(&violations)
-            );
-            if result.as_expected {
-                println!("ok      {}  {got}", result.tape.display());
-            } else {
-                println!(
-                    "DIFFERS {}  expected {} [{}]{}, got {got}",
-                    result.tape.display(),
-                    result.expected.verdict,
-                    guard_list(&result.expected.stopped_by),
-                    violation_list(&result.expected.violations)
-                );
-            }
-        }
-        for error in &errors {
-            eprintln!("error: {error}");
-        }
-        println!(
-            "{}: {} as expected, {differ} differ, {} bad",
-            twice_world::text::counted(files.len() as u64, "tape", "tapes"),
-            results.len() - differ,
-            errors.len()
-        );
-    }
-    if !errors.is_empty() {
-        EXIT_BAD_INPUT
-    } else if differ > 0 {
-        EXIT_DIFFERS
-    } else {
-        EXIT_OK
-    }
 }
 
 fn check(paths: &[PathBuf]) -> u8 {

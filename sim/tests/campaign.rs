@@ -137,9 +137,31 @@ fn every_level_and_tape_file_loads_and_checks_clean() {
     };
     assert_eq!(report.levels, on_disk(campaign::LEVEL_SUFFIX));
     assert_eq!(report.tapes, on_disk(campaign::TAPE_SUFFIX));
+    // The campaign is every level and tape but the regression cases, which `check` checks too.
+    let regression = |suffix, is_regression: &dyn Fn(&std::path::Path) -> bool| {
+        level::files_below(&levels_folder(), suffix)
+            .expect("levels/ is readable")
+            .iter()
+            .filter(|path| is_regression(path))
+            .count()
+    };
+    let regression_levels = regression(campaign::LEVEL_SUFFIX, &|path| {
+        level::load_level(path).expect("a shipped level loads").level.regression
+    });
+    let regression_tapes = regression(campaign::TAPE_SUFFIX, &|path| {
+        level::load_tape(path)
+            .expect("a shipped tape loads")
+            .level
+            .level
+            .regression
+    });
+    assert!(
+        regression_levels >= 2 && regression_tapes >= 4,
+        "levels/regressions/ ships its cases"
+    );
     let campaign = campaign();
-    assert_eq!(campaign.levels.len(), report.levels);
-    assert_eq!(campaign.tapes.len(), report.tapes);
+    assert_eq!(campaign.levels.len() + regression_levels, report.levels);
+    assert_eq!(campaign.tapes.len() + regression_tapes, report.tapes);
 }
 
 #[test]

@@ -26,6 +26,7 @@ const RUNS: [&str; 4] = ["run-0001", "run-0002", "run-0003", "run-0007"];
 fn level_of(run_id: &str) -> Level {
     Level {
         id: format!("drill-{run_id}"),
+        regression: false,
         title: run_id.to_owned(),
         chapter: 0,
         chapter_title: String::new(),

@@ -414,14 +414,17 @@ fn the_vault_holds_against_the_explorers_first_find() {
                 worker: None,
                 in_phase: None,
             }),
+            fizzles: false,
         },
         TimedAction {
             at_phase: 9,
             play: Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }),
+            fizzles: false,
         },
         TimedAction {
             at_phase: 9,
             play: Play::ToolFailsBeforeSending(ToolFailsBeforeSending { run: "r1".into() }),
+            fizzles: false,
         },
     ];
     let mut simulation = SimulationBuilder::new(vault(), 1_729_225_177_232_492_609)

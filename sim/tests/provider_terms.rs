@@ -40,6 +40,7 @@ fn crash_mid_call(level: Level, guards: Guards) -> Simulation {
             worker: Some(1),
             in_phase: Some(Phase::WaitForAnswer),
         }),
+        fizzles: false,
     };
     let mut simulation = SimulationBuilder::new(level, 1)
         .guards(guards)
@@ -131,6 +132,7 @@ fn crash_looping(guards: Guards) -> Simulation {
             worker: Some(worker),
             in_phase: None,
         }),
+        fizzles: false,
     };
     let mut simulation = SimulationBuilder::new(level, 1)
         .guards(guards)

@@ -97,7 +97,9 @@ impl Scenarios {
         let mut simulation = builder.build().map_err(|error| failed(error.to_string()))?;
         simulation.run().map_err(|error| failed(error.to_string()))?;
         let verdict = simulation.verdict().map_err(|error| failed(error.to_string()))?;
-        if !twice_world::replay::matches(&tape.tape.expect, &verdict) {
+        // The verdict alone: the bench measures the simulator, and the vault's tapes name no
+        // money or keys.
+        if !tape.tape.expect.verdict_matches(&verdict) {
             return Err(BenchError::Unexpected(format!(
                 "{}: expected {} but the simulator said {}",
                 tape.path.display(),

@@ -10,7 +10,6 @@ use serde::Serialize;
 
 use twice_world::checker;
 use twice_world::error::InputError;
-use twice_world::exit::{EXIT_DIFFERS, EXIT_OK};
 use twice_world::explore::{Explorer, Found, JOBS_MAX, Outcome, Progress, SCHEDULES_MAX, Stage};
 use twice_world::ledger::LedgerStore;
 use twice_world::level::{self, TimedAction};
@@ -59,6 +58,11 @@ pub struct ExploreArgs {
     /// on SQLite either way, by replaying the written tape as `twice-sim replay` does.
     #[arg(long, default_value_t = LedgerStore::Memory)]
     pub store: LedgerStore,
+    /// What the search is expected to find: `found` (exit 0 when a heist is found, the
+    /// default) or `none` (exit 0 when none is: a defence held in CI). A heist found is
+    /// written to --out either way.
+    #[arg(long, default_value = "found", value_parser = twice_world::exit::Expect::parse)]
+    pub expect: twice_world::exit::Expect,
     /// Machine-readable output (no progress lines).
     #[arg(long)]
     pub json: bool,
@@ -192,8 +196,8 @@ struct Report<'a> {
     found: Option<FoundReport<'a>>,
 }
 
-/// Runs `twice-sim explore`: exit 0 when a heist was found (and its tape written), 1 when
-/// none was in the schedules tried, 2 for bad input.
+/// Runs `twice-sim explore`: exit 0 when the search came to what `--expect` says (by
+/// default: a heist found, its tape written), 1 when it did not, 2 for bad input.
 pub fn explore_command(args: ExploreArgs) -> u8 {
     let loaded = match level::load_level(&args.level) {
         Ok(loaded) => loaded,
@@ -283,7 +287,7 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
     } else {
         print_human(&args, goal, &outcome, &out);
     }
-    if written { EXIT_OK } else { EXIT_DIFFERS }
+    args.expect.exit(written)
 }
 
 /// The guards the search runs with: `--guards` (or the level's), then `--guards-off`.

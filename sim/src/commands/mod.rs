@@ -3,6 +3,7 @@
 pub mod defend;
 pub mod explore;
 pub mod play;
+pub mod replay;
 pub mod runtime;
 mod runtime_explore;
 pub mod serve;

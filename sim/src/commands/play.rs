@@ -10,7 +10,6 @@ use twice_world::checker::Verdict;
 use twice_world::code;
 use twice_world::debrief::Debrief;
 use twice_world::level::{self, LoadedLevel, LoadedTape};
-use twice_world::replay::matches;
 use twice_world::report;
 use twice_world::runtime::guards::Guards;
 use twice_world::simulator::{Simulation, SimulationBuilder};
@@ -133,7 +132,12 @@ pub fn play(
         Err(error) => return bad_input(error),
     };
     let expected = tape.as_ref().map(|tape| &tape.tape.expect);
-    let as_expected = expected.map(|expected| matches(expected, &verdict));
+    let as_expected =
+        match expected.map(|expected| twice_world::replay::run_as_expected(expected, &simulation, &verdict)) {
+            Some(Ok(as_expected)) => Some(as_expected),
+            Some(Err(error)) => return bad_input(error),
+            None => None,
+        };
     let counterfactual = match twice_world::counterfactual::of(&simulation) {
         Ok(counterfactual) => Some(counterfactual),
         Err(error) => {

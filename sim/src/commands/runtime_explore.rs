@@ -16,7 +16,7 @@ use super::runtime::RuntimeOptions;
 use twice_drill::runtime_protocol::{LIMITS, Limits, RuntimeUnderTest, TapeOutcome, TapeReport, run_tape};
 use twice_world::checker;
 use twice_world::counterfactual;
-use twice_world::exit::{EXIT_BAD_INPUT, EXIT_DIFFERS, EXIT_FAILED, EXIT_OK};
+use twice_world::exit::{EXIT_BAD_INPUT, EXIT_FAILED};
 use twice_world::explore::Explorer;
 use twice_world::level::{self, Expectation, LoadedLevel, LoadedTape, TAPE_VERSION, Tape};
 use twice_world::replay;
@@ -87,6 +87,8 @@ fn tape_of(search: &Search<'_>, seed: u64, actions: Vec<level::TimedAction>, ind
             expect: Expectation {
                 verdict: search.goal,
                 stopped_by: Vec::new(),
+                paid_cents: Default::default(),
+                keys: Default::default(),
                 violations: Vec::new(),
             },
         },
@@ -211,7 +213,7 @@ pub fn explore_runtime(args: &ExploreArgs, command: &str, search: &Search<'_>) -
     } else {
         print_human(&summary);
     }
-    if found.is_some() { EXIT_OK } else { EXIT_DIFFERS }
+    args.expect.exit(found.is_some())
 }
 
 fn print_human(summary: &Summary<'_>) {

@@ -130,6 +130,8 @@ impl Recipe {
             expect: Expectation {
                 verdict: self.level.level.goal,
                 stopped_by: Vec::new(),
+                paid_cents: Default::default(),
+                keys: Default::default(),
                 violations: Vec::new(),
             },
         }
@@ -182,9 +184,14 @@ pub fn is_concluded(simulation: &Simulation, mode: Mode) -> bool {
 pub fn conclude(recipe: &Recipe, simulation: &Simulation) -> Result<Conclusion, LedgerError> {
     let verdict = simulation.verdict()?;
     let debrief = debrief::of(simulation, &verdict);
-    let as_expected = recipe.tape.as_ref().map(|source| {
-        source.tape.expect.verdict == verdict.outcome && source.tape.expect.stopped_by == verdict.stopped_by
-    });
+    let as_expected = match recipe.tape.as_ref() {
+        Some(source) => Some(crate::replay::run_as_expected(
+            &source.tape.expect,
+            simulation,
+            &verdict,
+        )?),
+        None => None,
+    };
     Ok(Conclusion {
         finished: debrief.standing.finishes_level(),
         debrief,

@@ -203,6 +203,7 @@ mod tests {
                     play: Play::LoseResponse(LoseResponse {
                         key: Some("r1:c1".into()),
                     }),
+                    fizzles: false,
                 },
                 TimedAction {
                     at_phase: 9,
@@ -210,6 +211,7 @@ mod tests {
                         worker: Some(1),
                         in_phase: None,
                     }),
+                    fizzles: false,
                 },
             ],
         }

@@ -171,6 +171,7 @@ fn two_workers_reserving_one_call_are_caught() {
         .actions(vec![twice_world::level::TimedAction {
             at_phase: 1,
             play: Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }),
+            fizzles: false,
         }])
         .build()
         .unwrap();

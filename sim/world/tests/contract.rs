@@ -257,6 +257,7 @@ fn declaring_is_refused_once_the_first_call_has_left_and_the_card_stays_in_hand(
         .actions(vec![TimedAction {
             at_phase: simulation.phase(),
             play: declare(SideEffect::External, 3, true),
+            fizzles: false,
         }])
         .build()
         .and_then(|mut late| late.run().map(|_| late))
@@ -318,10 +319,13 @@ fn a_tape_with_a_declaration_is_refused_for_a_level_that_does_not_allow_it() {
         actions: vec![TimedAction {
             at_phase: 0,
             play: declare(SideEffect::External, 1, true),
+            fizzles: false,
         }],
         expect: level::Expectation {
             verdict: Outcome::PaidOnce,
             stopped_by: Vec::new(),
+            paid_cents: Default::default(),
+            keys: Default::default(),
             violations: Vec::new(),
         },
     };

@@ -377,6 +377,7 @@ fn every_winning_and_losing_sweep_move_is_debriefed_by_the_guards_that_decided_i
             let actions = vec![TimedAction {
                 at_phase: swept.at_phase,
                 play: swept.play,
+                fizzles: false,
             }];
             check_sweep_moves(level, actions, &what, swept.wins, (&mut wins, &mut losses));
         }
@@ -420,6 +421,7 @@ fn pair_moves(level: &Level) -> Vec<(Vec<TimedAction>, bool)> {
                 let first_move = TimedAction {
                     at_phase: *first_phase,
                     play: first_play,
+                    fizzles: false,
                 };
                 let mut after = build(vec![first_move.clone()]);
                 after
@@ -434,6 +436,7 @@ fn pair_moves(level: &Level) -> Vec<(Vec<TimedAction>, bool)> {
                         TimedAction {
                             at_phase: second_phase,
                             play: second_play,
+                            fizzles: false,
                         },
                     ];
                     let mut simulation = build(actions.clone());

@@ -44,7 +44,11 @@ fn tape(name: &str) -> (Simulation, Debrief) {
 fn moves(stem: &str, actions: Vec<(u32, Play)>) -> (Simulation, Debrief) {
     let actions = actions
         .into_iter()
-        .map(|(at_phase, play)| TimedAction { at_phase, play })
+        .map(|(at_phase, play)| TimedAction {
+            at_phase,
+            play,
+            fizzles: false,
+        })
         .collect();
     finished(
         SimulationBuilder::new(level(stem), 1)

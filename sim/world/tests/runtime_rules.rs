@@ -342,6 +342,7 @@ fn pause_on_indeterminate_waits_and_is_resumed_with_the_truth_when_settled() {
             twice_world::level::TimedAction {
                 at_phase: 0,
                 play: Play::LoseRequest(LoseRequest { key: None }),
+                fizzles: false,
             },
             twice_world::level::TimedAction {
                 at_phase: 1_000,
@@ -352,6 +353,7 @@ fn pause_on_indeterminate_waits_and_is_resumed_with_the_truth_when_settled() {
                     operator: "op-ana".into(),
                     expected_status: Some(Status::Indeterminate),
                 }),
+                fizzles: false,
             },
         ])
         .build()

@@ -59,7 +59,11 @@ fn schedule() -> impl Strategy<Value = Vec<TimedAction>> {
         actions.sort_by_key(|(phase, _)| *phase);
         actions
             .into_iter()
-            .map(|(at_phase, play)| TimedAction { at_phase, play })
+            .map(|(at_phase, play)| TimedAction {
+                at_phase,
+                play,
+                fizzles: false,
+            })
             .collect()
     })
 }
@@ -115,10 +119,12 @@ fn same_level_seed_and_actions_give_byte_identical_history() {
         TimedAction {
             at_phase: 3,
             play: Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }),
+            fizzles: false,
         },
         TimedAction {
             at_phase: 5,
             play: Play::LoseResponse(LoseResponse { key: None }),
+            fizzles: false,
         },
         TimedAction {
             at_phase: 9,
@@ -126,6 +132,7 @@ fn same_level_seed_and_actions_give_byte_identical_history() {
                 worker: None,
                 in_phase: None,
             }),
+            fizzles: false,
         },
     ];
     let history = |seed: u64| {
@@ -163,6 +170,7 @@ fn a_quiet_level_wakes_when_someone_outside_settles_what_it_waits_on() {
         .actions(vec![TimedAction {
             at_phase: 0,
             play: Play::LoseRequest(LoseRequest { key: None }),
+            fizzles: false,
         }])
         .build()
         .unwrap();
@@ -376,6 +384,7 @@ fn a_twin_on_a_second_node_sees_none_of_the_first_nodes_ledger_and_only_the_key_
         vec![TimedAction {
             at_phase: 0,
             play: Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }),
+            fizzles: false,
         }]
     };
     // On one node the twin meets the first worker's reservation; on two, each reserves r1:c1
@@ -455,6 +464,7 @@ fn a_settlement_in_one_nodes_ledger_wakes_no_worker_waiting_on_the_other() {
         .actions(vec![TimedAction {
             at_phase: 0,
             play: Play::DuplicateWorker(DuplicateWorker { run: "r1".into() }),
+            fizzles: false,
         }])
         .build()
         .expect("builds");

@@ -452,6 +452,8 @@ fn check_knowing(
                 expect: crate::level::Expectation {
                     verdict: heist.outcome,
                     stopped_by: Vec::new(),
+                    paid_cents: Default::default(),
+                    keys: Default::default(),
                     violations: heist.violations.clone(),
                 },
             },

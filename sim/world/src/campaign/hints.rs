@@ -312,6 +312,7 @@ fn moved_to(moves: &[TimedAction], window: &[u32], phase: u32) -> Vec<TimedActio
                 action.at_phase
             },
             play: action.play.clone(),
+            fizzles: false,
         })
         .collect();
     moved.sort_by_key(|action| action.at_phase);

@@ -36,13 +36,19 @@ pub struct Campaign {
 impl Campaign {
     /// Loads every `*.level.ron` and `*.tape.ron` below `folder` and checks them as a set.
     /// Any problem in any file fails the whole load, with every problem found.
+    /// Regression levels (and their tapes) are checked too but left out: they are tests, not
+    /// levels to play.
     pub fn load(folder: &Path) -> Result<Campaign, Vec<InputError>> {
         let (levels, tapes, mut problems) = load_files(&[folder.to_path_buf()]);
         problems.extend(check_set(&levels, &levels));
         if !problems.is_empty() {
             return Err(problems);
         }
-        let mut levels = levels;
+        let mut levels: Vec<LoadedLevel> = levels.into_iter().filter(|loaded| !loaded.level.regression).collect();
+        let tapes = tapes
+            .into_iter()
+            .filter(|loaded| !loaded.level.level.regression)
+            .collect();
         levels.sort_by_key(|loaded| level_select_key(&loaded.level));
         Ok(Campaign { levels, tapes })
     }
@@ -267,7 +273,7 @@ fn check_text(loaded: &LoadedLevel) -> Result<(), InputError> {
             return error(&needle, format!("{field} says \"the seed's rule\"; say \"the rule\""));
         }
     }
-    if level.hints.nudge.trim().is_empty() || level.hints.idea.trim().is_empty() {
+    if !level.regression && (level.hints.nudge.trim().is_empty() || level.hints.idea.trim().is_empty()) {
         return error(
             "id:",
             format!(
@@ -340,7 +346,7 @@ pub fn check_level(loaded: &LoadedLevel) -> Result<(), InputError> {
         }
         (None, false) => {}
     }
-    if !level.unbeatable && level.par.is_none() {
+    if !level.unbeatable && !level.regression && level.par.is_none() {
         return error(
             "goal:",
             format!(
@@ -480,6 +486,10 @@ fn check_set(checked: &[LoadedLevel], known: &[LoadedLevel]) -> Vec<InputError> 
                 ),
             ));
             by_id.insert(&level.id, first);
+            continue;
+        }
+        // A regression case is no stop on the level select: it claims no chapter or order.
+        if level.regression {
             continue;
         }
         if let Some(first) = by_slot.insert((level.chapter, level.order), loaded) {

@@ -64,7 +64,10 @@ pub fn check_win_tapes_shipped(levels: &[LoadedLevel], tapes: &[LoadedTape]) -> 
                 .is_some_and(|name| name.to_string_lossy().ends_with(WIN_TAPE_SUFFIX))
     };
     let mut problems = Vec::new();
-    for level in levels.iter().filter(|loaded| loaded.level.par.is_some()) {
+    for level in levels
+        .iter()
+        .filter(|loaded| loaded.level.par.is_some() && !loaded.level.regression)
+    {
         let own: Vec<&LoadedTape> = tapes
             .iter()
             .filter(|tape| same_file(&tape.level.path, &level.path))

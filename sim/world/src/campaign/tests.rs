@@ -523,3 +523,52 @@ fn a_levels_tapes_open_once_it_is_won_or_in_the_sandbox() {
     let missing = crate::campaign::path::tape_level_file(&dir.path().join("nope.tape.ron")).expect_err("no such tape");
     assert!(missing.to_string().contains("nope.tape.ron"), "{missing}");
 }
+
+/// A regression case: no hints, par, chapter or order, and its only tape is not a win tape.
+fn regression_level(id: &str) -> String {
+    LEVEL
+        .replace("id: \"first\"", &format!("id: \"{id}\", regression: true"))
+        .replace("    chapter: 1,\n    order: 1,\n", "")
+        .replace(
+            "    hints: (nudge: \"Watch the wire.\", idea: \"A lost answer looks like a lost request.\"),\n",
+            "",
+        )
+        .replace("    par: (cards: 1, phases: 17),\n", "")
+}
+
+#[test]
+fn a_regression_level_needs_no_hints_par_win_tape_or_chapter_and_the_campaign_leaves_it_out() {
+    let first = regression_level("first");
+    let second = regression_level("second");
+    let tape = TAPE.replace("first.level.ron", "second.level.ron");
+    let files = [
+        ("first.level.ron", first.as_str()),
+        ("second.level.ron", second.as_str()),
+        ("second.lost-answer.tape.ron", tape.as_str()),
+    ];
+    assert_eq!(problems(&files), Vec::<String>::new());
+    let dir = folder(&files);
+    let campaign = Campaign::load(dir.path()).expect("a folder of regression cases loads");
+    assert!(campaign.levels.is_empty() && campaign.tapes.is_empty(), "{campaign:?}");
+    // The same levels without the flag are campaign levels, held to the campaign's rules.
+    let plain = first.replace(", regression: true", "");
+    let found = problems(&[("first.level.ron", plain.as_str())]);
+    assert!(
+        found.iter().any(|problem| problem.contains("needs hints")),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn a_regression_level_is_still_checked_for_everything_else() {
+    let long = regression_level("first").replace(
+        "briefing: \"Penny refunds Ada.\"",
+        &format!("briefing: \"{}\"", "word ".repeat(level::BRIEFING_WORDS_MAX + 1)),
+    );
+    assert!(one_problem(&[("first.level.ron", &long)]).contains("briefing"));
+    let no_way = regression_level("first").replace("cards: [(card: LoseResponse, count: 1)],", "cards: [],");
+    assert!(
+        one_problem(&[("first.level.ron", &no_way)]).contains("can never be reached"),
+        "a regression case's goal must still be reachable"
+    );
+}

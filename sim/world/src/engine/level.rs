@@ -295,6 +295,11 @@ pub struct Level {
     pub goal: Outcome,
     #[serde(default = "default_max_phases")]
     pub max_phases: u32,
+    /// A regression case, not a campaign level: a failure someone wants to keep out, whose
+    /// tapes replay as tests. It needs no hints, par, win tape, chapter or order, and the
+    /// campaign (the game, a room) leaves it out; everything else is checked as for any level.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub regression: bool,
 }
 
 impl Level {

@@ -2,9 +2,12 @@
 //! money, the kinds of broken promise, and what a tape expects. Kept apart from the checker
 //! (which reads levels) and from levels (which name outcomes), so neither depends on the other.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::guards::Guard;
+use crate::runtime::rules::Status;
 
 /// What happened to one credit Penny meant to issue, and to the level as a whole.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -114,11 +117,22 @@ impl std::fmt::Display for ViolationKind {
 #[serde(deny_unknown_fields)]
 pub struct Expectation {
     pub verdict: Outcome,
-    /// The guards that held, in the order they first held.
+    /// Guards that must be among those that held, in any order: a set the run must include,
+    /// not the whole list (a regression tape names the guard it is about and is not broken
+    /// when another guard also holds). Left out: no guard is required.
     #[serde(default)]
     pub stopped_by: Vec<Guard>,
     /// The kinds of broken promise the checker is expected to find (a level with a guard off
     /// may break one on purpose). Any other violation fails the replay.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub violations: Vec<ViolationKind>,
+    /// Money per customer, by the owner's name as the level's accounts give it: the net cents
+    /// billing credited to their accounts (credits less reversals) by the end of the run.
+    /// Customers left out are not checked.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub paid_cents: BTreeMap<String, i64>,
+    /// The ledger status of chosen keys at the end of the run; `None`: the ledger holds no
+    /// record of the key (its call never reserved one). Keys left out are not checked.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub keys: BTreeMap<String, Option<Status>>,
 }

@@ -14,7 +14,6 @@ use crate::checker::Verdict;
 use crate::error::InputError;
 use crate::ledger::LedgerStore;
 use crate::level::{self, LoadedTape, Tape, TimedAction};
-use crate::replay::matches;
 use crate::simulator::{SimError, SimulationBuilder};
 
 /// Why a tape could not be upgraded.
@@ -118,13 +117,18 @@ pub fn upgrade(loaded: &LoadedTape) -> Result<Upgraded, UpgradeError> {
         if at_phase != action.at_phase {
             moved += 1;
         }
-        actions.push(TimedAction { at_phase, play });
+        actions.push(TimedAction {
+            at_phase,
+            play,
+            fizzles: false,
+        });
     }
     // Stable: moves for one phase keep the order they took effect in.
     actions.sort_by_key(|action| action.at_phase);
     let new = run(loaded, actions.clone(), WireRule::OnTheWireNow).map_err(simulation_error)?;
     let new_verdict = new.verdict().map_err(verdict_error)?;
-    if !matches(&crate::level::Expectation::of(&old_verdict), &new_verdict) {
+    // The same verdict exactly: the same outcome, violations and guards, in order.
+    if crate::level::Expectation::of(&old_verdict) != crate::level::Expectation::of(&new_verdict) {
         return Err(UpgradeError::Differs {
             tape: loaded.path.clone(),
             expected: describe(&old_verdict),

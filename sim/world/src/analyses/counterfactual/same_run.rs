@@ -94,6 +94,7 @@ impl SameRun<'_> {
             .map(|action| TimedAction {
                 at_phase: action.at_phase,
                 play: self.with_keys_for(&action.play, guards),
+                fizzles: false,
             })
             .collect();
         let named = guards_named(guards);

@@ -214,6 +214,7 @@ impl ScheduleSpace {
             actions.push(TimedAction {
                 at_phase: action.at_phase,
                 play,
+                fizzles: false,
             });
         }
         Ok((simulation_seed, actions))
@@ -320,6 +321,8 @@ mod tests {
                 expect: Expectation {
                     verdict: checker::Outcome::PaidOnce,
                     stopped_by: Vec::new(),
+                    paid_cents: Default::default(),
+                    keys: Default::default(),
                     violations: Vec::new(),
                 },
             };

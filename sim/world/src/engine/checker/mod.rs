@@ -102,7 +102,18 @@ impl Expectation {
             verdict: verdict.outcome,
             stopped_by: verdict.stopped_by.clone(),
             violations: verdict.violation_kinds(),
+            paid_cents: BTreeMap::new(),
+            keys: BTreeMap::new(),
         }
+    }
+
+    /// Whether the verdict is what this expects: the outcome, the violation kinds, and every
+    /// guard named among those that held. (Money and keys need the run: see
+    /// [`crate::replay::matches`].)
+    pub fn verdict_matches(&self, verdict: &Verdict) -> bool {
+        self.verdict == verdict.outcome
+            && self.violations == verdict.violation_kinds()
+            && self.stopped_by.iter().all(|guard| verdict.stopped_by.contains(guard))
     }
 }
 

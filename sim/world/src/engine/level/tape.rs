@@ -17,6 +17,14 @@ use crate::runtime::guards::Guards;
 pub struct TimedAction {
     pub at_phase: u32,
     pub play: Play,
+    /// The move is meant to fizzle (an attempt the tape shows being refused). Otherwise a
+    /// replay reports a move that fizzles, or that the run went quiet before, at its line.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fizzles: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// A recorded game: a level, a seed, the player's timed moves, and the verdict expected.
@@ -112,6 +120,7 @@ fn parse_tape_of_any_version(path: &Path, text: &str) -> Result<Tape, InputError
                     .map(|action| TimedAction {
                         at_phase: action.at_phase,
                         play: action.play.into(),
+                        fizzles: false,
                     })
                     .collect(),
                 expect: old.expect,

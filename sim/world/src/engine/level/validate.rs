@@ -375,10 +375,34 @@ fn check_auditor(source: &Source, level: &Level) -> Result<(), InputError> {
 
 /// Checks a tape against its level: cards allowed, counts, phases, references.
 pub fn validate_tape(path: &Path, text: &str, tape: &Tape, level: &Level) -> Result<(), InputError> {
-    match actions_problem(&tape.actions, level) {
-        Some((nth, message)) => Err(InputError::at(path, text, "at_phase", nth, message)),
-        None => Ok(()),
+    if let Some((nth, message)) = actions_problem(&tape.actions, level) {
+        return Err(InputError::at(path, text, "at_phase", nth, message));
     }
+    // The money a tape expects is a customer's: a name no account has would never be paid.
+    for customer in tape.expect.paid_cents.keys() {
+        if !level.world.accounts.iter().any(|account| &account.owner == customer) {
+            let owners: Vec<&str> = level
+                .world
+                .accounts
+                .iter()
+                .map(|account| account.owner.as_str())
+                .collect();
+            let needle = format!("\"{customer}\"");
+            let before = text.find("expect:").map_or(0, |at| text[..at].matches(&needle).count());
+            return Err(InputError::at(
+                path,
+                text,
+                &needle,
+                before,
+                format!(
+                    "paid_cents names {customer}, who holds no account in level `{}` (its customers: {})",
+                    level.id,
+                    owners.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What is wrong with moves (a tape's, a hint's) in `level`, with the index of the first move

@@ -142,6 +142,8 @@ impl SimulationBuilder {
                 pending: self.actions.into_iter().collect(),
                 played: Vec::new(),
                 wire_hits: Vec::new(),
+                next_action: 0,
+                misplays: Vec::new(),
             },
             timeline: Timeline::default(),
             observer,

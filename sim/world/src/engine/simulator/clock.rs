@@ -18,11 +18,14 @@ pub(super) enum Event {
     Deliver {
         message: u32,
     },
-    /// An attempt's timer.
+    /// An attempt's timer. It belongs to the request `send` put on the wire, not to the key
+    /// and attempt number: with hashed keys a later, identical call repeats both, and an earlier
+    /// call's timer must not time it out.
     Timeout {
         worker: u32,
         key: String,
         attempt: u32,
+        send: u32,
     },
     Backoff {
         worker: u32,

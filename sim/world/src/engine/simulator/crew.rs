@@ -22,6 +22,22 @@ pub struct WireHit {
     pub sent_at_phase: u32,
 }
 
+/// A move from the tape that did not do what its line says: it fizzled (the card was refused
+/// where it was played), or it was played before its phase because the run had gone quiet.
+/// A replay reports it at the tape's line unless the move is marked `fizzles: true`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Misplay {
+    /// The move's index in the tape's actions.
+    pub index: usize,
+    /// The phase the tape names for it.
+    pub at_phase: u32,
+    /// The phase it met instead.
+    pub met_phase: u32,
+    /// Whether it fizzled (or else was played early).
+    pub fizzled: bool,
+    pub why: String,
+}
+
 /// The crew's hand, what it armed, the moves still to come (a tape) and those made.
 #[derive(Debug)]
 pub(super) struct Crew {
@@ -30,6 +46,9 @@ pub(super) struct Crew {
     pub(super) pending: VecDeque<TimedAction>,
     pub(super) played: Vec<TimedAction>,
     pub(super) wire_hits: Vec<WireHit>,
+    /// The index in the tape's actions of the next pending move.
+    pub(super) next_action: usize,
+    pub(super) misplays: Vec<Misplay>,
 }
 
 impl Crew {
@@ -57,16 +76,39 @@ impl Simulation {
         }
     }
 
+    /// Plays the tape's next move now, noting it if it fizzles or comes before its phase.
     pub(super) fn apply_action(&mut self, action: TimedAction) {
-        if let Err(error) = self.play(action.play.clone()) {
-            self.log(
-                Actor::Crew,
-                "fizzled",
-                action.play.run().map(str::to_owned),
-                None,
-                format!("{}: {error}", action.play.card().name()),
-            );
+        let index = self.crew.next_action;
+        self.crew.next_action += 1;
+        let phase = self.clock.phase;
+        if action.at_phase > phase {
+            self.crew.misplays.push(Misplay {
+                index,
+                at_phase: action.at_phase,
+                met_phase: phase,
+                fizzled: false,
+                why: format!(
+                    "the run went quiet at phase {phase}, before phase {}: the move was played then",
+                    action.at_phase
+                ),
+            });
         }
+        if let Err(error) = self.play(action.play.clone()) {
+            let why = format!("{}: {error}", action.play.card().name());
+            self.crew.misplays.push(Misplay {
+                index,
+                at_phase: action.at_phase,
+                met_phase: phase,
+                fizzled: true,
+                why: why.clone(),
+            });
+            self.log(Actor::Crew, "fizzled", action.play.run().map(str::to_owned), None, why);
+        }
+    }
+
+    /// The tape's moves that fizzled or were played before their phase, in the order met.
+    pub fn misplays(&self) -> &[Misplay] {
+        &self.crew.misplays
     }
 
     /// Plays a card (or an operator move) now; it takes effect before the next phase.
@@ -92,6 +134,7 @@ impl Simulation {
         self.crew.played.push(TimedAction {
             at_phase: self.clock.phase,
             play: made.made.unwrap_or(play),
+            fizzles: false,
         });
         self.log(made.actor, card.name(), run, None, made.text);
         if made.redeploy {

@@ -44,7 +44,7 @@ pub use crate::runtime::worker::Phase;
 /// Money in words lives in [`crate::text`]; named here too for the simulator's callers.
 pub use crate::text::dollars;
 pub use audit::{AUDIT_UNDID, AuditReport, AuditUndo, lowercase_first};
-pub use crew::WireHit;
+pub use crew::{Misplay, WireHit};
 pub use network::{Direction, Message};
 pub use report_words::report_words;
 pub use step_event::StepEvent;
@@ -310,7 +310,12 @@ impl Simulation {
             | Event::Backoff { worker }
             | Event::Wake { worker }
             | Event::LookAgain { worker } => !alive(worker),
-            Event::Timeout { worker, key, attempt } => !alive(worker) || !self.awaiting(*worker, key, *attempt),
+            Event::Timeout {
+                worker,
+                key,
+                attempt,
+                send,
+            } => !alive(worker) || !self.awaiting(*worker, key, *attempt) || !self.awaits_send(*worker, *send),
             Event::Deliver { .. } | Event::Restart { .. } | Event::HonestCheck { .. } | Event::Audit => false,
         }
     }
@@ -319,7 +324,9 @@ impl Simulation {
         match event {
             Event::Worker { worker, command } => self.run_command(worker, *command)?,
             Event::Deliver { message } => self.deliver(message)?,
-            Event::Timeout { worker, key, attempt } => {
+            Event::Timeout {
+                worker, key, attempt, ..
+            } => {
                 let run = self.workers.slots[&worker].machine.run_id().to_string();
                 self.log(
                     Actor::Worker(worker),

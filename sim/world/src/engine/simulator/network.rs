@@ -33,6 +33,10 @@ pub struct Message {
     pub arrives_at_ms: u64,
     pub lost: bool,
     pub slowed: bool,
+    /// The request this message is (its own id) or answers: one send's identity, which its
+    /// timer and its answer share, whatever key and attempt number later sends repeat.
+    #[serde(default)]
+    pub request: u32,
     #[serde(skip)]
     pub(super) slot: Slot,
 }
@@ -112,15 +116,20 @@ impl Simulation {
                 arrives_at_ms: now + latency,
                 lost,
                 slowed,
+                request: id,
                 slot,
             },
         );
+        if let Some(slot) = self.workers.slots.get_mut(&worker) {
+            slot.awaiting_send = Some(id);
+        }
         self.clock.schedule(
             now + u64::from(self.level.world.timeout_ms),
             Event::Timeout {
                 worker,
                 key: key.to_string(),
                 attempt,
+                send: id,
             },
         );
         self.log(Actor::Worker(worker), "send", Some(run), Some(key.to_string()), text);
@@ -196,7 +205,13 @@ impl Simulation {
                 let listening = receiver.is_some_and(|slot| slot.alive && !slot.machine.is_done());
                 let crashed = receiver.is_none_or(|slot| slot.crashed);
                 let message_key = IdempotencyKey::parse(&message.key).expect("message keys are keys");
-                if listening {
+                // An answer to an earlier send that shares the current one's key and attempt
+                // (hashed keys, identical calls) is not the answer the worker waits for: fed
+                // to it, it would settle the wrong call.
+                let mistaken = listening
+                    && self.awaiting(message.worker, &message.key, message.attempt)
+                    && !self.awaits_send(message.worker, message.request);
+                if listening && !mistaken {
                     let late = !self.awaiting(message.worker, &message.key, message.attempt);
                     let text = format!(
                         "w{} receives {}{}",
@@ -217,8 +232,9 @@ impl Simulation {
                     let text = format!("the response for {} arrives; w{} is gone", message.key, message.worker);
                     self.log(Actor::Network, "response travels", run, key, text);
                 } else {
-                    // The worker finished with this run, but its process still listens: the
-                    // runtime logs the late answer under its own key and ignores it.
+                    // The worker finished with this run (or with the call this answers, when a
+                    // later call repeats its key and attempt), but its process still listens:
+                    // the runtime logs the late answer under its own key and ignores it.
                     if self.guards.is_on(Guard::Ledger) {
                         let detail = format!(
                             "attempt {} answered after the run moved on: {}",

@@ -39,7 +39,9 @@ impl StepEvent {
                 phase: command.phase(),
             },
             Event::Deliver { message } => StepEvent::Deliver { message: *message },
-            Event::Timeout { worker, key, attempt } => StepEvent::Timeout {
+            Event::Timeout {
+                worker, key, attempt, ..
+            } => StepEvent::Timeout {
                 worker: *worker,
                 key: key.clone(),
                 attempt: *attempt,

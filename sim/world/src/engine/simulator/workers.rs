@@ -80,6 +80,8 @@ pub(super) struct WorkerSlot {
     /// The supervisor started it to recover a run after a crash (a level's crash loop,
     /// `recovery_crashes_at`, kills only these).
     pub(super) recovering: bool,
+    /// The request it last put on the wire: the one send its timer and answer may end.
+    pub(super) awaiting_send: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -180,6 +182,7 @@ impl Simulation {
                 node,
                 phases: Vec::new(),
                 recovering: why == RECOVERS,
+                awaiting_send: None,
             },
         );
         self.log(
@@ -318,6 +321,12 @@ impl Simulation {
     }
 
     /// The worker waits for the answer to this attempt of this call.
+    /// Whether `request` is the send the worker waits on (not an earlier one with the same
+    /// key and attempt number).
+    pub(super) fn awaits_send(&self, worker: u32, request: u32) -> bool {
+        self.workers.slots[&worker].awaiting_send == Some(request)
+    }
+
     pub(super) fn awaiting(&self, worker: u32, key: &str, attempt: u32) -> bool {
         let machine = &self.workers.slots[&worker].machine;
         machine.awaiting_attempt() == Some(attempt)
