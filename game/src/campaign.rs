@@ -86,11 +86,19 @@ impl Campaign {
             }
         };
         let level_files = files(LEVEL_SUFFIX);
-        let tapes = files(TAPE_SUFFIX);
+        let mut tapes = files(TAPE_SUFFIX);
         let mut levels = Vec::new();
         let mut ids = BTreeSet::new();
+        // A regression level (and its tapes, `<level>.<name>.tape.ron` beside it) is a test
+        // case, not a stop of the campaign: the game leaves it out, as twice-world's campaign does.
+        let mut regression_tapes: Vec<(PathBuf, String)> = Vec::new();
         for file in level_files {
             match level::load_level(&file) {
+                Ok(loaded) if loaded.level.regression => {
+                    let stem = file_name(&file).trim_end_matches(LEVEL_SUFFIX).to_owned();
+                    let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
+                    regression_tapes.push((folder, format!("{stem}.")));
+                }
                 Ok(loaded) if !ids.insert(loaded.level.id.clone()) => problems.push(format!(
                     "{}: level id `{}` is used by another level too; this one is left out",
                     file.display(),
@@ -100,6 +108,11 @@ impl Campaign {
                 Err(error) => problems.push(error.to_string()),
             }
         }
+        tapes.retain(|tape| {
+            !regression_tapes.iter().any(|(folder, prefix)| {
+                tape.parent() == Some(folder.as_path()) && file_name(tape).starts_with(prefix.as_str())
+            })
+        });
         levels.sort_by_key(|loaded| level_select_key(&loaded.level));
         for loaded in &levels {
             for required in &loaded.level.requires {
@@ -227,4 +240,9 @@ impl Campaign {
     pub fn next_unlocked_after(&self, index: usize, progress: &Progress) -> Option<usize> {
         (index + 1..self.levels.len()).find(|next| self.is_unlocked(*next, progress))
     }
+}
+
+/// A file's name as text ("" when it has none).
+fn file_name(path: &Path) -> &str {
+    path.file_name().and_then(|name| name.to_str()).unwrap_or_default()
 }
