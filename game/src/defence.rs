@@ -284,7 +284,7 @@ fn apply(intent: &DefenceIntent, defence: &mut Defence, campaign: &Campaign) {
                 defence.notice = Some(format!(
                     "The budget is {} guards: switch one off before {} goes on.",
                     defence.budget(),
-                    guard.name()
+                    twice_world::guards::words(*guard)
                 ));
             } else {
                 defence.on.insert(*guard);

@@ -464,7 +464,11 @@ fn guard_list(guards: &[Guard]) -> String {
     if guards.is_empty() {
         "no guards".into()
     } else {
-        guards.iter().map(|guard| guard.name()).collect::<Vec<_>>().join(" + ")
+        guards
+            .iter()
+            .map(|guard| twice_world::guards::words(*guard))
+            .collect::<Vec<_>>()
+            .join(" + ")
     }
 }
 
@@ -501,7 +505,7 @@ fn guard_switches(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<Defence
                     ui.horizontal(|ui| {
                         ui::key_cap(ui, key);
                         let mut checked = on;
-                        let text = RichText::new(guard.name()).strong().color(if on {
+                        let text = RichText::new(twice_world::guards::words(guard)).strong().color(if on {
                             theme::GOOD
                         } else if full {
                             theme::TEXT_FAINT

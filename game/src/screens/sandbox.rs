@@ -212,7 +212,7 @@ fn guard_toggles(ui: &mut egui::Ui, guards: &mut Guards, level_guards: Guards) {
             {
                 guards.set(guard, on);
             }
-            ui.label(RichText::new(guard.name()).strong());
+            ui.label(RichText::new(twice_world::guards::words(guard)).strong());
             ui::hint(ui, twice_world::guards::promise(guard));
         });
     }
