@@ -12,7 +12,7 @@
 //!
 //! Small enough for `cargo test` (a few seconds); `PROPTEST_CASES` runs more.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use proptest::prelude::*;
 use twice_runtime::ToolAnswer;
@@ -321,6 +321,9 @@ struct Case {
     /// The ledger as last read: each key's status, and the history.
     seen_status: BTreeMap<IdempotencyKey, Status>,
     seen_history: Vec<HistoryEntry>,
+    /// Every attempt a driver sent: only an answer to one of these can honestly arrive (late
+    /// or not). An answer to an attempt not sent yet is a lie, however true its words.
+    sent: BTreeSet<(IdempotencyKey, u32)>,
     honest: bool,
 }
 
@@ -364,6 +367,7 @@ impl Case {
             now_ms: 1_000,
             seen_status: BTreeMap::new(),
             seen_history: Vec::new(),
+            sent: BTreeSet::new(),
             honest,
         }
     }
@@ -433,7 +437,10 @@ impl Case {
                 let names: Vec<&str> = self.setup.tools.iter().map(|tool| tool.name.as_str()).collect();
                 model_input(&state, &answer.model, &names)
             }
-            Drive::Send { key, attempt, .. } => send_input(key, attempt, answer.send),
+            Drive::Send { key, attempt, .. } => {
+                self.sent.insert((key.clone(), attempt));
+                send_input(key, attempt, answer.send)
+            }
             Drive::Backoff { .. } | Drive::WaitToLookAgain { .. } => Input::BackoffElapsed,
             Drive::LookUp { key, .. } => {
                 let step = match answer.look {
@@ -612,12 +619,15 @@ impl Case {
     }
 
     fn late(&mut self, index: usize, key: usize, attempt: u32, send: SendChoice) {
+        let sent = self.sent.contains(&(key_of(key), attempt));
         let input = send_input(key_of(key), attempt, send);
         // A worker that is done hears nothing more from an honest driver (it would be refused).
         if matches!(input, Input::NotAttempted { .. }) || self.workers[index].worker.is_done() {
             return;
         }
-        self.feed(index, input, true);
+        // An answer to an attempt never sent (its send still queued, or never to be) cannot
+        // honestly arrive: fed anyway, it must only never panic.
+        self.feed(index, input, sent);
     }
 
     fn apply(&mut self, step: &Step) {
