@@ -626,7 +626,12 @@ impl Case {
             return;
         }
         // An answer to an attempt never sent (its send still queued, or never to be) cannot
-        // honestly arrive: fed anyway, it must only never panic.
+        // arrive from an honest driver: such a case skips it (a worker that took it would be
+        // lied to for the rest of the case); a case of lies feeds it, and it must only never
+        // panic.
+        if !sent && self.honest {
+            return;
+        }
         self.feed(index, input, sent);
     }
 
