@@ -375,7 +375,7 @@ async fn serve_on_postgres_lets_exactly_one_of_sixteen_racing_operators_decide()
             let response = client
                 .post(format!("{base}/v1/tool-executions/r1:c1/resolve"))
                 .bearer_auth(token)
-                .json(&json!({"status": status, "reason": format!("operator {number} decided"), "expected_status": "started"}))
+                .json(&json!({"status": status, "reason": format!("operator {number} decided"), "expected_status": "started", "acknowledge_in_flight": true}))
                 .send()
                 .await
                 .unwrap();
