@@ -102,6 +102,11 @@ fn tape_of(search: &Search<'_>, seed: u64, actions: Vec<level::TimedAction>, ind
 fn heist_somewhere(tape: &LoadedTape) -> Option<checker::Verdict> {
     let mut own = replay::simulation_of(tape, LedgerStore::Memory).ok()?;
     own.run().ok()?;
+    // A schedule with a move that fizzled or that the quiet run played early would be written
+    // as a tape `replay` refuses (it says so at the move's line): not a tape worth finding.
+    if !own.misplays().is_empty() {
+        return None;
+    }
     let verdict = own.verdict().ok()?;
     let naive = || {
         counterfactual::under_guards(&own, Guards::all_off())
