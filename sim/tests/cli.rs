@@ -360,9 +360,13 @@ fn plays_timeline_columns_line_up() {
 
 #[test]
 fn output_cut_short_by_its_reader_ends_quietly_as_command_line_tools_do() {
-    // `twice-sim play … | head -2`: the reader closes the pipe after two lines.
+    // `twice-sim play … | head -2`: the reader closes the pipe after two lines. The campaign
+    // replayed eight times prints more than a pipe holds (~98 KB against 64 KB), so the writer
+    // is still writing when the pipe closes, however fast it runs.
     let mut child = Command::new(env!("CARGO_BIN_EXE_twice-sim"))
-        .args(["replay", "levels"])
+        .args([
+            "replay", "levels", "levels", "levels", "levels", "levels", "levels", "levels", "levels",
+        ])
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
