@@ -88,56 +88,7 @@ pub fn defend(
     if json {
         println!("{}", serde_json::to_string_pretty(&report).expect("reports serialize"));
     } else {
-        println!(
-            "{}: guards on [{}] ({} of a budget of {})",
-            loaded.level.id,
-            guard_list(&report.on),
-            report.on.len(),
-            report.budget
-        );
-        for heist in &report.heists {
-            // A heist that does not fire with every guard off proves nothing either way.
-            let status = match heist.standing() {
-                defend::HeistStanding::Held => "held   ",
-                defend::HeistStanding::NoFire => "no fire",
-                defend::HeistStanding::GotIn => "GOT IN ",
-            };
-            println!(
-                "  {status} {}  {}{}",
-                if heist.tape.as_os_str().is_empty() {
-                    heist.title.clone()
-                } else {
-                    heist.tape.display().to_string()
-                },
-                heist.outcome,
-                violation_list(&heist.violations)
-            );
-        }
-        match &report.search {
-            Some(search) if search.found.is_none() => println!(
-                "  held    the explorer found nothing in {} schedules (bound: {} per goal, paid twice and owed)",
-                search.schedules, search.schedules_bound
-            ),
-            Some(_) => println!("  GOT IN  the explorer found a schedule that beats it"),
-            None => println!("  (the explorer was not needed: a known heist got through)"),
-        }
-        if let Some(counter) = &report.counter_example {
-            println!(
-                "\nthe counter-example ({}), a tape to save beside the level and replay:\n{}",
-                counter.outcome,
-                level::tape_to_ron(&counter.tape)
-            );
-        }
-        println!(
-            "{}",
-            if report.holds() {
-                "the defence holds"
-            } else if report.stops_every_heist() {
-                "every heist is stopped, but over the budget"
-            } else {
-                "the defence does not hold"
-            }
-        );
+        print_report(&loaded.level.id, &report);
     }
     let got_in = !report.stops_every_heist();
     match expect {
@@ -145,4 +96,59 @@ pub fn defend(
         twice_world::exit::Expect::None if !got_in && !report.holds() => EXIT_DIFFERS,
         _ => expect.exit(got_in),
     }
+}
+
+/// The defence's report in words: each known heist, the explorer's search, any counter-example.
+fn print_report(level_id: &str, report: &twice_world::defend::DefenceReport) {
+    use twice_world::defend;
+    println!(
+        "{}: guards on [{}] ({} of a budget of {})",
+        level_id,
+        guard_list(&report.on),
+        report.on.len(),
+        report.budget
+    );
+    for heist in &report.heists {
+        // A heist that does not fire with every guard off proves nothing either way.
+        let status = match heist.standing() {
+            defend::HeistStanding::Held => "held   ",
+            defend::HeistStanding::NoFire => "no fire",
+            defend::HeistStanding::GotIn => "GOT IN ",
+        };
+        println!(
+            "  {status} {}  {}{}",
+            if heist.tape.as_os_str().is_empty() {
+                heist.title.clone()
+            } else {
+                heist.tape.display().to_string()
+            },
+            heist.outcome,
+            violation_list(&heist.violations)
+        );
+    }
+    match &report.search {
+        Some(search) if search.found.is_none() => println!(
+            "  held    the explorer found nothing in {} schedules (bound: {} per goal, paid twice and owed)",
+            search.schedules, search.schedules_bound
+        ),
+        Some(_) => println!("  GOT IN  the explorer found a schedule that beats it"),
+        None => println!("  (the explorer was not needed: a known heist got through)"),
+    }
+    if let Some(counter) = &report.counter_example {
+        println!(
+            "\nthe counter-example ({}), a tape to save beside the level and replay:\n{}",
+            counter.outcome,
+            level::tape_to_ron(&counter.tape)
+        );
+    }
+    println!(
+        "{}",
+        if report.holds() {
+            "the defence holds"
+        } else if report.stops_every_heist() {
+            "every heist is stopped, but over the budget"
+        } else {
+            "the defence does not hold"
+        }
+    );
 }
