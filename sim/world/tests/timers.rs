@@ -24,7 +24,7 @@ fn level(timeout_ms: u32, latency_ms: u32, slow_ms: u32, model: &str, credits: u
             tools: [(name: "issue_credit", side_effect: external, operation: credit)],
             model: {model},
             runs: [(id: "r1", calls: [{calls}])],
-            guards: (key_per_call: false, ledger: false, pause_on_indeterminate: false, tool_contract: false),
+            guards: (key_per_call: false, ledger: false, pause_on_indeterminate: false, tool_contract: false, ambiguity_policy: false),
             cards: [(card: SlowResponse, count: 1)],
             goal: paid_twice,
         )"#,
