@@ -715,8 +715,10 @@ function declarationPanel(game) {
       h('div', {class: 'row'}, sideEffect, attempts, h('label', {for: `declare-key-${tool.tool}`}, key, ' takes the idempotency key'),
         h('button', {class: 'primary', 'data-fid': `declare-${tool.tool}`, disabled: Boolean(blocked), title: blocked || 'declare it',
           onclick: () => play(move)}, 'Declare')),
-      verdict ? h('p', {class: verdict.passes ? 'tone-good' : 'tone-bad', 'data-fid': `draft-verdict-${tool.tool}`},
-        verdict.passes ? 'This draft passes the contract check.' : `The check would say: ${verdict.violation}`) : null,
+      verdict ? h('p', {class: verdict.passes && !verdict.policy ? 'tone-good' : 'tone-bad', 'data-fid': `draft-verdict-${tool.tool}`},
+        verdict.passes
+          ? (verdict.policy ? `This draft passes the contract check, but the ambiguity policy check (on here) refuses it: ${verdict.policy}` : 'This draft passes the contract check.')
+          : `The check would say: ${verdict.violation}`) : null,
       verdict ? draftCode(verdict.code, `draft-code-${tool.tool}`) : null);
   });
   return h('section', {class: 'panel declaration', 'aria-label': 'tool declaration'},

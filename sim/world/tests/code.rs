@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use support::levels_folder;
 use twice_world::cards::CrashWorker;
-use twice_world::code::{self, GUARD_CODE, Program, Slot};
+use twice_world::code::{self, Program, Slot};
 use twice_world::level::{self, LEVEL_SUFFIX, Level, LoadedTape, TAPE_SUFFIX, TimedAction};
 use twice_world::runtime::guards::{Guard, Guards};
 use twice_world::runtime::worker::Phase;
@@ -56,9 +56,12 @@ fn shipped() -> Vec<Shipped> {
 /// The guards whose switch can change this level's program: those it shows, and those they need.
 fn relevant_guards(level: &Level) -> Vec<Guard> {
     let mut relevant = BTreeSet::new();
-    for code in GUARD_CODE.iter().filter(|code| (code.shown)(level)) {
-        relevant.insert(code.guard);
-        relevant.extend(code.needs.iter().copied());
+    for guard in Guard::EVERY {
+        let code = code::guard_code(guard);
+        if (code.shown)(level) {
+            relevant.insert(guard);
+            relevant.extend(code.needs.iter().copied());
+        }
     }
     relevant.into_iter().collect()
 }
@@ -78,10 +81,9 @@ fn guard_sets(level: &Level, relevant: &[Guard]) -> Vec<Guards> {
 
 /// The guards whose lines go with `guard`'s switch: itself, and those that need it.
 fn goes_with(guard: Guard) -> BTreeSet<Guard> {
-    GUARD_CODE
-        .iter()
-        .filter(|code| code.guard == guard || code.needs.contains(&guard))
-        .map(|code| code.guard)
+    Guard::EVERY
+        .into_iter()
+        .filter(|other| *other == guard || code::guard_code(*other).needs.contains(&guard))
         .collect()
 }
 

@@ -466,6 +466,66 @@ fn the_declaration_panel_shows_the_checks_verdict_on_every_draft() {
     );
 }
 
+/// A draft that passes the seed's contract check is still refused at start when the ambiguity
+/// policy is on and the tool has no way to settle an unknown outcome: the panel says so, the
+/// same check the worker makes, and the run is refused as the panel said.
+#[test]
+fn the_declaration_panel_names_the_ambiguity_policy_when_it_would_refuse_a_draft() {
+    let mut level = fine_print();
+    for tool in &mut level.tools {
+        tool.reconcile = false;
+    }
+    let guards = SimulationBuilder::new(level.clone(), 1)
+        .build()
+        .expect("builds")
+        .guards()
+        .with(Guard::AmbiguityPolicy, true)
+        .with(Guard::PauseOnIndeterminate, false)
+        .with(Guard::ToolContract, true);
+    let mut simulation = SimulationBuilder::new(level.clone(), 1)
+        .guards(guards)
+        .build()
+        .expect("builds");
+    let declaration = twice_world::hand::declaration(&simulation).expect("declarable");
+    let tool = &declaration.tools[0];
+    let honest = tool
+        .drafts
+        .iter()
+        .find(|draft| draft.side_effect == SideEffect::External && draft.attempts == 1 && draft.takes_key)
+        .expect("the honest draft");
+    assert_eq!(honest.violation, None, "it passes the seed's contract check");
+    assert!(
+        honest
+            .policy
+            .as_deref()
+            .is_some_and(|policy| policy.contains("no ambiguity policy")),
+        "{honest:?}"
+    );
+    let read = tool
+        .drafts
+        .iter()
+        .find(|draft| draft.side_effect == SideEffect::Read)
+        .expect("a read draft");
+    assert_eq!(read.policy, None, "a read needs no ambiguity policy");
+    // Declared so, the run is refused before anything is sent, by the policy, as the panel said.
+    simulation
+        .play(declare(SideEffect::External, 1, true))
+        .expect("declared");
+    while simulation.step().expect("steps") {}
+    assert!(
+        simulation
+            .guard_notes()
+            .iter()
+            .any(|note| note.guard == Guard::AmbiguityPolicy),
+        "the ambiguity policy refused the run"
+    );
+    // The same level with the policy off: no draft names it.
+    let off = guards.with(Guard::AmbiguityPolicy, false);
+    let plain = SimulationBuilder::new(level, 1).guards(off).build().expect("builds");
+    let declaration = twice_world::hand::declaration(&plain).expect("declarable");
+    assert!(declaration.tools[0].drafts.iter().all(|draft| draft.policy.is_none()));
+}
+
 #[test]
 fn the_contract_check_is_inert_where_every_tool_passes_it_so_the_defender_may_skip_it() {
     let vault = level("19-vault.level.ron");

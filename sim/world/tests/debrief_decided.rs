@@ -264,6 +264,21 @@ fn check_run(what: &str, simulation: &Simulation) -> Debrief {
             );
             assert_eq!(told.rule, twice_world::guards::rule(guard), "{what}");
         }
+        RuleSource::Lesson => {
+            assert!(
+                verdict.goal_reached,
+                "{what}: the lesson's rule for a heist that failed"
+            );
+            let Decider::Guards { deciding, .. } = &told.decided_by else {
+                panic!("{what}: the lesson's rule, but no guard decided")
+            };
+            assert!(
+                deciding
+                    .iter()
+                    .all(|found| found.was_on && !level.lesson.guards.contains(&found.guard)),
+                "{what}: a guard that was off, or the lesson's own, decided: its rule is the one to quote"
+            );
+        }
         RuleSource::Decider | RuleSource::Level => {
             assert!(
                 decided.is_empty(),
@@ -562,6 +577,33 @@ fn check_money(
                     "{what}: {}",
                     line.sentence
                 );
+                // A guard that was on and whose absence pays some customer right where this run
+                // does not (and nobody wrong who is right here) cost them: never told as if it
+                // protected the money ("— but without it …"), never drawn holding.
+                if line.part == LinePart::ProtectedTheMoney && line.was_on {
+                    let right = |customer: &CustomerMoney| {
+                        customer.net_cents == customer.owed_cents
+                            && customer.outcomes.iter().all(|outcome| *outcome == Outcome::PaidOnce)
+                    };
+                    let standing = |all: &[CustomerMoney], account: &str| {
+                        all.iter().find(|customer| customer.account == account).map(right)
+                    };
+                    let helped = came
+                        .money
+                        .iter()
+                        .any(|customer| right(customer) && standing(&this.money, &customer.account) == Some(false));
+                    let hurt = this
+                        .money
+                        .iter()
+                        .any(|customer| right(customer) && standing(&came.money, &customer.account) == Some(false));
+                    if helped && !hurt {
+                        assert!(
+                            !line.sentence.contains(" — but ") && !line.holding,
+                            "{what}: {guard} cost a customer here, but its line reads as protection: {}",
+                            line.sentence
+                        );
+                    }
+                }
             }
             LinePart::DecidedTogether => assert!(
                 line.guards.iter().all(|guard| decided.contains(guard)),

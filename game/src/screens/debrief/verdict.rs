@@ -300,6 +300,9 @@ fn rule_source(from: RuleSource) -> String {
         RuleSource::HeldGuard { guard } => format!("the rule of {}, which held in this run", guard.name()),
         RuleSource::Decider => "the rule of what decided this run".to_owned(),
         RuleSource::Level => "the level's rule: no guard decided this run".to_owned(),
+        RuleSource::Lesson => {
+            "the level's rule: the guards that decided were on, and the heist used their ordinary work".to_owned()
+        }
     }
 }
 

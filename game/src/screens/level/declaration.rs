@@ -114,7 +114,7 @@ fn draw_tool(
         ui.label(RichText::new(&name).monospace().strong().color(theme::TEXT));
         ui.label(RichText::new(format!("is declared {}", declarable.tool.summary())).color(theme::TEXT));
     });
-    verdict_line(ui, "now", declarable.violation.as_deref());
+    verdict_line(ui, "now", declarable.violation.as_deref(), declarable.policy.as_deref());
     let mut draft = level_ui
         .declaration_drafts
         .get(&name)
@@ -138,7 +138,7 @@ fn draw_tool(
             && verdict.takes_key == draft.takes_key
     });
     if let Some(verdict) = draft_verdict {
-        verdict_line(ui, "draft", verdict.violation.as_deref());
+        verdict_line(ui, "draft", verdict.violation.as_deref(), verdict.policy.as_deref());
     }
     // The draft as the code it would be: the decorator and the body the developer writes.
     let drafted = declarable
@@ -167,10 +167,19 @@ fn draw_tool(
 }
 
 /// The contract check's words on a declaration: passes, or what it would refuse.
-fn verdict_line(ui: &mut egui::Ui, which: &str, violation: Option<&str>) {
-    let (text, color) = match violation {
-        None => (format!("✔ {which}: passes the tool contract check"), theme::GOOD),
-        Some(violation) => (
+/// The start checks' verdict on a declaration: the contract check's, then the ambiguity
+/// policy's (on in this run) for a declaration that passes the first.
+fn verdict_line(ui: &mut egui::Ui, which: &str, violation: Option<&str>, policy: Option<&str>) {
+    let (text, color) = match (violation, policy) {
+        (None, None) => (format!("✔ {which}: passes the tool contract check"), theme::GOOD),
+        (None, Some(policy)) => (
+            format!(
+                "✖ {which}: passes the tool contract check, but the ambiguity policy check (on here) refuses it: {}",
+                twice_world::debrief::plain(policy)
+            ),
+            theme::BAD,
+        ),
+        (Some(violation), _) => (
             format!("✖ {which}: {}", twice_world::debrief::plain(violation)),
             theme::BAD,
         ),

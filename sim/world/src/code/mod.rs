@@ -5,7 +5,7 @@
 //!
 //! The loop is generated, never written per level. Its skeleton ([`skeleton`]: load the
 //! checkpoint, the model decides, send, wait, save, exit) is the same everywhere; every other
-//! line is a guard's ([`guard_lines`]): the guard's own line when it is on, the naive line it
+//! line is a guard's, from the guard's own file ([`crate::guards`]): the guard's own line when it is on, the naive line it
 //! replaces when it is off (`for attempt in range(3):` for one attempt, `key = hash(...)` for
 //! `f"{run_id}:{call.id}"`, no reservation at all), each marked with the guard's glyph. A
 //! guard the level gives nothing to do (a lookup settle time no tool declares) shows no line.
@@ -20,19 +20,18 @@
 mod aim;
 mod cursors;
 mod fix;
-mod guard_lines;
 mod skeleton;
 mod text;
 mod tool;
 
 use serde::Serialize;
 
+pub use crate::guards::{Context, GuardCode, Piece, Slot};
 pub use aim::{AimError, AimReport, Aimed, CrashAim, CrashAims};
 pub use cursors::{
     Beside, Cursor, CursorState, Said, WORKER_COLOURS, WORKER_GLYPHS, WorkerLook, beside, cursors, worker_look,
 };
 pub use fix::{Change, DiffLine, Excerpt, Fix, diff, fix};
-pub use guard_lines::{GUARD_CODE, GuardCode, guard_code};
 pub use text::{listing, trace};
 pub use tool::{ToolLine, billing_comment, declaration_code, tool_code};
 
@@ -53,44 +52,6 @@ pub const PANEL_INDENT_SPACES: usize = 2;
 /// The most lines a program may have: it is read beside the run, not studied (the issue's
 /// "about 15–35 lines"; a test holds every level's program to it).
 pub const PROGRAM_LINES_MAX: usize = 35;
-
-/// A place in the loop, in the order the loop meets them. Every line belongs to one slot; a
-/// slot holds the skeleton's lines or one guard's (two guards share a slot only when at most
-/// one of them can show there, such as the ledger's "no reservation" and the atomic
-/// reservation, which needs the ledger).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Slot {
-    Header,
-    Contract,
-    Policy,
-    Load,
-    DeadLetter,
-    Person,
-    Loop,
-    Decide,
-    Key,
-    Reserve,
-    Lease,
-    MayRun,
-    Attempts,
-    Retention,
-    Send,
-    Late,
-    Wait,
-    Refusal,
-    Retry,
-    Record,
-    Hook,
-    Settle,
-    Compensate,
-    TellIf,
-    TellUnknown,
-    TellElse,
-    Save,
-    Park,
-    Exit,
-}
 
 /// Which guard a line is, and whether as its own line (on) or the naive line it replaces (off).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -222,35 +183,20 @@ impl Program {
     }
 }
 
-/// What the lines are filled in from: the level as it is now (its tools as declared, a
-/// declaration the player made included) and the guards in force.
-#[derive(Clone, Copy, Debug)]
-pub struct Context<'a> {
-    pub level: &'a Level,
-    pub guards: Guards,
-}
-
-impl Context<'_> {
-    /// Some tool declares its own retry policy, or the player may declare one: the attempts
-    /// line reads the declaration first.
-    pub(crate) fn declares_attempts(&self) -> bool {
-        !self.level.declarable_tools.is_empty() || self.level.tools.iter().any(|tool| tool.attempts.is_some())
-    }
-}
-
 /// The loop `level`'s runtime runs under `guards`: the skeleton and, for every guard the level
 /// gives something to do (and whose own needs are on), its line or the naive line it replaces.
 pub fn program(level: &Level, guards: Guards) -> Program {
     let context = Context { level, guards };
     let mut lines = skeleton::lines(&context);
-    for code in guard_lines::GUARD_CODE {
+    for guard in Guard::EVERY {
+        let code = guard_code(guard);
         if !(code.shown)(level) || !code.needs.iter().all(|needed| guards.is_on(*needed)) {
             continue;
         }
-        let on = guards.is_on(code.guard);
-        let mark = GuardMark { guard: code.guard, on };
+        let on = guards.is_on(guard);
+        let mark = GuardMark { guard, on };
         for piece in (code.lines)(&context, on) {
-            lines.push(piece.into_line(mark));
+            lines.push(line_of(piece, Some(mark)));
         }
     }
     // Stable: within a slot, lines keep the order they were listed in.
@@ -285,55 +231,25 @@ pub fn view(simulation: &Simulation) -> CodeView {
     }
 }
 
-/// One line as a guard's table or the skeleton lists it, before it is marked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Piece {
-    pub slot: Slot,
-    pub indent: u8,
-    pub code: String,
-    pub note: String,
-    pub phases: Vec<Phase>,
+/// A guard's piece as a line of the program, marked with its guard (`None`: the skeleton's).
+fn line_of(piece: Piece, guard: Option<GuardMark>) -> Line {
+    debug_assert!(
+        guard.is_some() || piece.note.is_empty(),
+        "a skeleton line has no guard to explain"
+    );
+    Line {
+        slot: piece.slot,
+        indent: piece.indent,
+        code: piece.code,
+        note: piece.note,
+        phases: piece.phases,
+        guard,
+    }
 }
 
-impl Piece {
-    pub(crate) fn new(slot: Slot, indent: u8, code: impl Into<String>, phases: &[Phase]) -> Piece {
-        Piece {
-            slot,
-            indent,
-            code: code.into(),
-            note: String::new(),
-            phases: phases.to_vec(),
-        }
-    }
-
-    /// The same line with the comment that says why.
-    pub(crate) fn note(mut self, note: impl Into<String>) -> Piece {
-        self.note = note.into();
-        self
-    }
-
-    fn into_line(self, mark: GuardMark) -> Line {
-        Line {
-            slot: self.slot,
-            indent: self.indent,
-            code: self.code,
-            note: self.note,
-            phases: self.phases,
-            guard: Some(mark),
-        }
-    }
-
-    pub(crate) fn into_skeleton_line(self) -> Line {
-        debug_assert!(self.note.is_empty(), "a skeleton line has no guard to explain");
-        Line {
-            slot: self.slot,
-            indent: self.indent,
-            code: self.code,
-            note: String::new(),
-            phases: self.phases,
-            guard: None,
-        }
-    }
+/// `guard`'s code: the lines its own file ([`crate::guards`]) gives the loop.
+pub fn guard_code(guard: Guard) -> &'static GuardCode {
+    &crate::guards::spec(guard).code
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The loop's skeleton: the lines every runtime runs, whatever its guards — start, load the
 //! checkpoint, the model decides, wait for the answer, back off, tell the model, exit. Every
-//! other line is a guard's ([`super::guard_lines`]).
+//! other line is a guard's, from its own file ([`crate::guards`]).
 
 use super::{Context, Line, Piece, Slot};
 use crate::runtime::worker::Phase;
@@ -38,6 +38,6 @@ pub(super) fn lines(context: &Context<'_>) -> Vec<Line> {
         Piece::new(Slot::Exit, 1, "return", &[Phase::Exit]),
     ]
     .into_iter()
-    .map(Piece::into_skeleton_line)
+    .map(|piece| super::line_of(piece, None))
     .collect()
 }

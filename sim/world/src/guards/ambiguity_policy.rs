@@ -4,8 +4,9 @@
 //! is handled like any failed call") passes `assert_tool_contract`, and a model told "failed"
 //! may make the call again under a new key.
 
+use super::code::{Context, Piece, Slot, taught_or_off};
 use super::hand::any_hand;
-use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule, any_tool};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Row, RowId, Rule, any_tool};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
 
@@ -42,12 +43,16 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         ),
     ],
     defender_key: ";",
-    code: Code {
-        on: &[
-            "for tool in agent.tools:",
-            "    assert tool.reconcile or tool_policy.on_indeterminate == \"pause\"",
-        ],
-        off: &["# a tool with no way to settle an unknown answer starts anyway"],
+    code: GuardCode {
+        needs: &[],
+        // The check can refuse only a tool that reaches out with no reconcile hook: shown where
+        // the level has one, lets the player declare one, or teaches or switches the check.
+        shown: |level| {
+            any_tool(level, |tool| tool.side_effect.reaches_out() && !tool.reconcile)
+                || !level.declarable_tools.is_empty()
+                || taught_or_off(level, Guard::AmbiguityPolicy)
+        },
+        lines,
     },
     mentions: &["ambiguity policy"],
     tested_by: any_hand,
@@ -58,4 +63,14 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
 /// the player may declare it; the pause being on or off is the run's, so it is not weighed here.
 fn matters_in(level: &Level) -> bool {
     any_tool(level, |tool| tool.side_effect.reaches_out() && !tool.reconcile)
+}
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    vec![if on {
+        Piece::new(Slot::Policy, 1, "assert_ambiguity_policy(tools, tool_policy)", &[])
+            .note("a tool that reaches out with no reconcile hook and no pause never starts")
+    } else {
+        Piece::new(Slot::Policy, 1, "", &[]).note("a tool with no way to settle an unknown answer starts anyway")
+    }]
 }

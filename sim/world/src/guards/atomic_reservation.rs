@@ -2,8 +2,10 @@
 //! one run only one gets to make the call. Without it the ledger is checked, then written: two
 //! workers can both see no record and both run the tool.
 
-use super::{Code, DecisionRow, GuardSpec, Origin, Rule, always};
+use super::code::{Context, Piece, Slot};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Rule, always};
 use crate::runtime::guards::Guard;
+use crate::runtime::worker::Phase;
 
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::AtomicReservation,
@@ -30,17 +32,38 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
     ],
     rulebook_rows: &[],
     defender_key: "5",
-    code: Code {
-        on: &[
-            "with ledger.transaction():  # BEGIN IMMEDIATE",
-            "    record = ledger.reserve(key)",
-        ],
-        off: &[
-            "if ledger.get(key) is None:  # check…",
-            "    ledger.insert(key, \"started\")  # …then insert",
-        ],
+    code: GuardCode {
+        needs: &[Guard::Ledger],
+        shown: always,
+        lines,
     },
     mentions: &["atomic reservation", "reservation"],
     tested_by: |hand| hand.processes || hand.operators,
     matters_in: always,
 };
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    if on {
+        vec![
+            Piece::new(
+                Slot::Reserve,
+                2,
+                "record = ledger.reserve(key, call)",
+                &[Phase::Reserve],
+            )
+            .note("one transaction, so exactly one worker gets the call"),
+        ]
+    } else {
+        vec![
+            Piece::new(Slot::Reserve, 2, "record = ledger.get(key)", &[Phase::CheckLedger]).note("check first…"),
+            Piece::new(
+                Slot::Reserve,
+                2,
+                "if record.may_run: ledger.insert(key, STARTED)",
+                &[Phase::InsertStarted],
+            )
+            .note("…then insert, and a twin slips in between"),
+        ]
+    }
+}

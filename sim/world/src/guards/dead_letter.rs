@@ -2,8 +2,9 @@
 //! `dead_lettered` and resumes only when an operator asks. A policy beyond the seed: recovering
 //! a crash loop for ever repeats whatever the crash repeats.
 
+use super::code::{Context, Piece, Slot, taught_or_off};
 use super::hand::any_hand;
-use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Row, RowId, Rule};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
 
@@ -40,12 +41,10 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         ),
     ],
     defender_key: "\\",
-    code: Code {
-        on: &[
-            "if failed_recoveries >= recovery_attempts_max:",
-            "    run.status = \"dead_lettered\"  # an operator resumes it",
-        ],
-        off: &["while True: recover(run)  # for ever"],
+    code: GuardCode {
+        needs: &[],
+        shown: |level| level.world.recovery_attempts_max.is_some() || taught_or_off(level, Guard::DeadLetter),
+        lines,
     },
     mentions: &["dead letter"],
     tested_by: any_hand,
@@ -55,4 +54,27 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
 /// It counts against a declared limit only: with none, it is the same on or off.
 fn matters_in(level: &Level) -> bool {
     level.world.recovery_attempts_max.is_some()
+}
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(context: &Context<'_>, on: bool) -> Vec<Piece> {
+    if !on {
+        return vec![
+            Piece::new(Slot::DeadLetter, 1, "", &[]).note("a recovery that keeps crashing is retried forever"),
+        ];
+    }
+    let limit = context
+        .level
+        .world
+        .recovery_attempts_max
+        .map_or_else(|| "recovery_attempts_max".to_owned(), |limit| limit.to_string());
+    vec![
+        Piece::new(
+            Slot::DeadLetter,
+            1,
+            format!("if state.failed_recoveries >= {limit}: state.dead_letter()"),
+            &[],
+        )
+        .note("a run that keeps crashing waits for a person"),
+    ]
 }

@@ -2,8 +2,10 @@
 //! that honours keys answers a repeat with its first credit. Without it billing never sees
 //! the key and cannot tell a repeat from a new credit.
 
-use super::{Code, DecisionRow, GuardSpec, Origin, Rule, always};
+use super::code::{Context, Piece, Slot};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Rule, always};
 use crate::runtime::guards::Guard;
+use crate::runtime::worker::Phase;
 
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::KeyDownstream,
@@ -31,11 +33,28 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
     ],
     rulebook_rows: &[],
     defender_key: "6",
-    code: Code {
-        on: &["billing.credit(account, amount, idempotency_key=context.idempotency_key)"],
-        off: &["billing.credit(account, amount)  # the key stays behind"],
+    code: GuardCode {
+        needs: &[],
+        shown: always,
+        lines,
     },
     mentions: &["passing the key", "key downstream"],
     tested_by: |hand| hand.unknowns || hand.operators,
     matters_in: always,
 };
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    vec![if on {
+        Piece::new(
+            Slot::Send,
+            4,
+            "sent = tool.send(call, idempotency_key=key)",
+            &[Phase::Send],
+        )
+        .note("the key travels with the request")
+    } else {
+        Piece::new(Slot::Send, 4, "sent = tool.send(call)", &[Phase::Send])
+            .note("the key stays here, so billing cannot spot a repeat")
+    }]
+}

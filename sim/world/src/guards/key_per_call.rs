@@ -2,7 +2,8 @@
 //! hash merges two honest credits with the same arguments and misses a replay that reworded
 //! one.
 
-use super::{Code, DecisionRow, GuardSpec, Origin, Rule, always};
+use super::code::{Context, Piece, Slot};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Rule, always};
 use crate::runtime::guards::Guard;
 
 pub(super) const SPEC: GuardSpec = GuardSpec {
@@ -23,11 +24,22 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
     }],
     rulebook_rows: &[],
     defender_key: "9",
-    code: Code {
-        on: &["key = f\"{run_id}:{tool_call_id}\""],
-        off: &["key = hash(arguments)"],
+    code: GuardCode {
+        needs: &[],
+        shown: always,
+        lines,
     },
     mentions: &["keys per call", "key per call"],
     tested_by: |hand| hand.calls_again || hand.processes,
     matters_in: always,
 };
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    vec![if on {
+        Piece::new(Slot::Key, 2, "key = f\"{run_id}:{call.id}\"", &[]).note("one key per call, whatever its arguments")
+    } else {
+        Piece::new(Slot::Key, 2, "key = hash(call.tool, call.arguments)", &[])
+            .note("equal calls share a key; a reworded replay gets a new one")
+    }]
+}

@@ -2,8 +2,9 @@
 //! were safe, and a lookup that finds nothing under it says "expired", not "absent". It weighs
 //! only a tool's declared `key_retention_ms`.
 
+use super::code::{Context, Piece, Slot, taught_or_off};
 use super::hand::any_hand;
-use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Row, RowId, Rule, any_tool};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
 
@@ -52,12 +53,13 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         ),
     ],
     defender_key: "[",
-    code: Code {
-        on: &[
-            "if age(key) >= tool.key_retention:",
-            "    return unknown(record)  # the provider has forgotten the key",
-        ],
-        off: &["send(request, idempotency_key=key)  # however old the key"],
+    code: GuardCode {
+        // The runtime weighs a resend's key age only for a key it passes on.
+        needs: &[Guard::KeyDownstream],
+        shown: |level| {
+            any_tool(level, |tool| tool.key_retention_ms.is_some()) || taught_or_off(level, Guard::KeyRetention)
+        },
+        lines,
     },
     mentions: &["key's retention", "retention"],
     tested_by: any_hand,
@@ -67,4 +69,19 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
 /// It weighs only a declared retention: with none, it is the same on or off.
 fn matters_in(level: &Level) -> bool {
     level.tools.iter().any(|tool| tool.key_retention_ms.is_some())
+}
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    vec![if on {
+        Piece::new(
+            Slot::Retention,
+            4,
+            "if attempt and key_age(key) >= tool.key_retention: break",
+            &[],
+        )
+        .note("never resend a key billing has forgotten")
+    } else {
+        Piece::new(Slot::Retention, 4, "", &[]).note("a key billing has forgotten is resent, and paid again")
+    }]
 }

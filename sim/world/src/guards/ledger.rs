@@ -1,8 +1,10 @@
 //! Guard `ledger`: every call is reserved under its key before it runs, so a replay reads the
 //! ledger instead of running the tool again. Without it table 1 is never consulted at all.
 
-use super::{Code, DecisionRow, GuardSpec, Origin, Rule, always};
+use super::code::{Context, Piece, Slot};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Rule, always};
 use crate::runtime::guards::Guard;
+use crate::runtime::worker::Phase;
 
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::Ledger,
@@ -30,14 +32,35 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
     // The whole reservation table is its (`Table::needs`): struck through when it is off.
     rulebook_rows: &[],
     defender_key: "4",
-    code: Code {
-        on: &[
-            "record = ledger.reserve(key)  # started, before the tool runs",
-            "if record.status == \"completed\": return record.result",
-        ],
-        off: &["result = tool(arguments)  # nothing written down first"],
+    code: GuardCode {
+        needs: &[],
+        shown: always,
+        lines,
     },
     mentions: &["ledger"],
     tested_by: |hand| hand.processes || hand.operators || hand.compensation,
     matters_in: always,
 };
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    if on {
+        vec![
+            Piece::new(Slot::Late, 4, "sent.on_late(ledger.log_late)", &[Phase::LogLateOutcome])
+                .note("a late answer is logged, never recorded"),
+            Piece::new(
+                Slot::Record,
+                3,
+                "record = ledger.record(key, answer or INDETERMINATE)",
+                &[Phase::RecordOutcome],
+            )
+            .note("the outcome is written down under the key"),
+        ]
+    } else {
+        vec![
+            Piece::new(Slot::Reserve, 2, "record = NEW", &[])
+                .note("nothing is reserved, so a replay runs the call again"),
+            Piece::new(Slot::Record, 3, "record = answer or INDETERMINATE", &[]).note("nothing is written down"),
+        ]
+    }
+}

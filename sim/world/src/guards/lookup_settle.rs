@@ -2,10 +2,12 @@
 //! settle time after the last send proves nothing; the hook asks again before anyone settles
 //! the call failed. It weighs only a tool's declared `lookup_settle_ms`.
 
+use super::code::{Context, Piece, Slot, taught_or_off};
 use super::hand::any_hand;
-use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Row, RowId, Rule, any_tool};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
+use crate::runtime::worker::Phase;
 
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::LookupSettle,
@@ -39,15 +41,13 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         ),
     ],
     defender_key: "]",
-    code: Code {
-        on: &[
-            "if credit is None and since_send < tool.lookup_settle:",
-            "    return ask_again(after=tool.lookup_settle - since_send)",
-        ],
-        off: &[
-            "if credit is None:",
-            "    ledger.settle(key, \"failed\")  # at the first look",
-        ],
+    code: GuardCode {
+        // Weighed only on what the hook found.
+        needs: &[Guard::Ledger, Guard::ReconcileHook],
+        shown: |level| {
+            any_tool(level, |tool| tool.lookup_settle_ms.is_some()) || taught_or_off(level, Guard::LookupSettle)
+        },
+        lines,
     },
     mentions: &["settle time", "settle"],
     tested_by: any_hand,
@@ -57,4 +57,36 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
 /// It weighs only a declared settle time: with none, it is the same on or off.
 fn matters_in(level: &Level) -> bool {
     level.tools.iter().any(|tool| tool.lookup_settle_ms.is_some())
+}
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    if on {
+        vec![
+            Piece::new(
+                Slot::Settle,
+                3,
+                "if record.not_found and too_soon(key): look_again_later()",
+                &[Phase::WaitToLookAgain],
+            )
+            .note("nothing yet proves nothing"),
+            Piece::new(
+                Slot::Settle,
+                3,
+                "elif record.not_found: ledger.settle(key, FAILED)",
+                &[Phase::SettleNotFound],
+            )
+            .note("still nothing past billing's settle time"),
+        ]
+    } else {
+        vec![
+            Piece::new(
+                Slot::Settle,
+                3,
+                "if record.not_found: ledger.settle(key, FAILED)",
+                &[Phase::SettleNotFound],
+            )
+            .note("nothing found at once is taken as proof"),
+        ]
+    }
 }

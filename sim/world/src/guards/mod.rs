@@ -11,6 +11,7 @@
 //! itself. Adding a guard is its own file here, one line in [`REGISTRY`], and its level, tapes
 //! and tests; the registry's tests hold every guard to having every part.
 
+mod code;
 mod hand;
 mod rows;
 mod sentences;
@@ -34,9 +35,10 @@ mod write_retry_rule;
 
 use serde::Serialize;
 
+pub use code::{Context, GuardCode, Piece, Slot};
 pub use hand::Hand;
 pub use rows::{Row, RowId, Table};
-pub use sentences::{Switched, decided_the_heist, held, not_needed, protected_the_money, switched};
+pub use sentences::{OtherRun, Switched, decided_the_heist, held, not_needed, protected_the_money, switched};
 
 use crate::level::Level;
 use crate::runtime::guards::Guard;
@@ -88,14 +90,6 @@ pub struct DecisionRow {
     pub row: &'static str,
 }
 
-/// The lines the guard adds to the runtime's loop, and the naive lines it replaces, in the
-/// seed's Python style: what the code panel shows for the guard on and off.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Code {
-    pub on: &'static [&'static str],
-    pub off: &'static [&'static str],
-}
-
 /// Everything about one guard.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct GuardSpec {
@@ -114,7 +108,9 @@ pub struct GuardSpec {
     pub rulebook_rows: &'static [Row],
     /// The key that switches it in defender mode and the sandbox (an `egui::Key` name).
     pub defender_key: &'static str,
-    pub code: Code,
+    /// Its lines in the runtime's loop on screen, on and off, and when a level shows them.
+    #[serde(skip)]
+    pub code: GuardCode,
     /// Words that name it in a sentence a player reads: its words in full and the shortest name
     /// players use for it ("write retry rule", "retry rule"). The campaign reads a defended
     /// level's texts for them, so no hint hands the defence over.

@@ -1,8 +1,10 @@
 //! Guard `no_reflex_compensation`: the runtime never undoes an effect by itself. A naive
 //! runtime compensates a failed run's calls by reflex, and voids credits the customer was owed.
 
-use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule, always};
+use super::code::{Context, Piece, Slot, taught_or_off};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Row, RowId, Rule, always, any_tool};
 use crate::runtime::guards::Guard;
+use crate::runtime::worker::Phase;
 
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::NoReflexCompensation,
@@ -36,17 +38,27 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         ),
     ],
     defender_key: "-",
-    code: Code {
-        on: &[
-            "except RunFailed:",
-            "    leave_to_operator(run.effects)  # undo only on purpose",
-        ],
-        off: &[
-            "except RunFailed:",
-            "    for effect in run.effects: compensate(effect)  # the saga reflex",
-        ],
+    code: GuardCode {
+        needs: &[],
+        shown: |level| any_tool(level, |tool| tool.compensation) || taught_or_off(level, Guard::NoReflexCompensation),
+        lines,
     },
     mentions: &["no reflex compensation", "compensation"],
     tested_by: |hand| hand.compensation || hand.operators,
     matters_in: always,
 };
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    vec![if on {
+        Piece::new(Slot::Compensate, 2, "", &[]).note("never undone by reflex; an operator decides")
+    } else {
+        Piece::new(
+            Slot::Compensate,
+            2,
+            "if not record.completed: tool.compensate(call)",
+            &[Phase::Compensate],
+        )
+        .note("undone by reflex, whatever billing holds")
+    }]
+}

@@ -2,8 +2,10 @@
 //! waits for someone to settle it; without it the model is told "failed", and a model told
 //! "failed" may make the call again, under a new key no ledger recognises.
 
-use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule, always};
+use super::code::{Context, Piece, Slot};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Row, RowId, Rule, always};
 use crate::runtime::guards::Guard;
+use crate::runtime::worker::Phase;
 
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::PauseOnIndeterminate,
@@ -29,17 +31,30 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         "the run waits for an operator",
     )],
     defender_key: "3",
-    code: Code {
-        on: &[
-            "tool_policy.on_indeterminate = \"pause\"",
-            "run.status = \"awaiting_reconciliation\"  # the model hears nothing yet",
-        ],
-        off: &[
-            "tool_policy.on_indeterminate = \"fail\"",
-            "model.tell(call, \"failed\")  # while the honest answer is unknown",
-        ],
+    code: GuardCode {
+        needs: &[],
+        shown: always,
+        lines,
     },
     mentions: &["pause on unknown", "pause"],
     tested_by: |hand| hand.unknowns || hand.operators,
     matters_in: always,
 };
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    if !on {
+        return vec![
+            Piece::new(Slot::TellUnknown, 3, "state.tell(FAILED)", &[])
+                .note("the model hears \"failed\" while the answer is unknown"),
+        ];
+    }
+    vec![
+        Piece::new(Slot::TellUnknown, 3, "state.awaiting = key", &[])
+            .note("the run pauses; the model is told nothing yet"),
+        Piece::new(Slot::Park, 2, "while state.awaiting:", &[]),
+        Piece::new(Slot::Park, 3, "pause_until_settled(key)", &[Phase::Park, Phase::Parked])
+            .note("until a person or the hook settles it"),
+        Piece::new(Slot::Park, 3, "record = ledger.read(key)", &[Phase::ReadRecord]).note("how it was settled"),
+    ]
+}

@@ -1,8 +1,10 @@
 //! Guard `reconcile_hook`: an unknown call is looked up in the other system by its key before
 //! anything else, so a credit that landed is found and the run carries on with it.
 
-use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule, always};
+use super::code::{Context, Piece, Slot, taught_or_off};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Row, RowId, Rule, always, any_tool};
 use crate::runtime::guards::Guard;
+use crate::runtime::worker::Phase;
 
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::ReconcileHook,
@@ -28,11 +30,25 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         "ask the hook what billing holds",
     )],
     defender_key: "8",
-    code: Code {
-        on: &["outcome = await find_credit(record, context)  # look the key up first"],
-        off: &["# an unknown call is never looked up"],
+    code: GuardCode {
+        needs: &[Guard::Ledger],
+        shown: |level| any_tool(level, |tool| tool.reconcile) || taught_or_off(level, Guard::ReconcileHook),
+        lines,
     },
     mentions: &["reconcile hook", "hook"],
     tested_by: |hand| hand.unknowns || hand.operators,
     matters_in: always,
 };
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    if on {
+        vec![
+            Piece::new(Slot::Hook, 2, "if record.unknown and tool.reconcile:", &[])
+                .note("look the call up in billing by its key"),
+            Piece::new(Slot::Hook, 3, "record = tool.reconcile(key)", &[Phase::Reconcile]),
+        ]
+    } else {
+        vec![Piece::new(Slot::Hook, 2, "", &[]).note("nobody looks an unknown call up")]
+    }
+}

@@ -3,8 +3,10 @@
 //! A naive runtime swallows the refusal as a success, or records it unknown and waits on a
 //! call that never left.
 
-use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule, always};
-use crate::runtime::guards::Guard;
+use super::code::{Context, Piece, Slot, deals, taught_or_off};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Row, RowId, Rule, always};
+use crate::level::CardKind;
+use crate::runtime::guards::{Guard, NaiveRefusal};
 
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::RefusalIsFailed,
@@ -29,17 +31,32 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         "record failed: it definitely did not happen",
     )],
     defender_key: "=",
-    code: Code {
-        on: &[
-            "except ToolNotAttemptedError:",
-            "    ledger.record(key, \"failed\")  # nothing left: it may run again",
-        ],
-        off: &[
-            "except ToolNotAttemptedError:",
-            "    pass  # swallowed: the call reads as done",
-        ],
+    code: GuardCode {
+        needs: &[],
+        shown: |level| deals(level, CardKind::ToolFailsBeforeSending) || taught_or_off(level, Guard::RefusalIsFailed),
+        lines,
     },
     mentions: &["refusal as failed", "refusal"],
     tested_by: |hand| hand.refusals,
     matters_in: always,
 };
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(context: &Context<'_>, on: bool) -> Vec<Piece> {
+    let (answer, note) = match (on, context.guards.naive_refusal) {
+        (true, _) => ("FAILED", "nothing left, so failed, and it may run again"),
+        (false, NaiveRefusal::Completed) => ("COMPLETED", "the refusal is swallowed and recorded a success"),
+        (false, NaiveRefusal::Indeterminate) => {
+            ("TIMEOUT", "taken for a timeout, so it waits on a call that never left")
+        }
+    };
+    vec![
+        Piece::new(
+            Slot::Refusal,
+            4,
+            format!("if sent.not_attempted: answer = {answer}"),
+            &[],
+        )
+        .note(note),
+    ]
+}

@@ -72,29 +72,60 @@ pub fn decided_the_heist(switch: Switched, heist_worked: bool, money: &str) -> S
     }
 }
 
+/// How the other run's money compares with this run's, for the customers whose money differs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum OtherRun {
+    /// Some customer fares worse there and nobody better: the guard as it was kept them right.
+    Worse,
+    /// Some customer fares better there and nobody worse: the guard as it was cost them.
+    Better,
+    /// Some better, some worse.
+    Mixed,
+}
+
 /// Its switch alone leaves the heist as it is but changes what a customer gets: never "not
-/// needed". `money` says what changes, customer by customer.
-pub fn protected_the_money(switch: Switched, heist_worked: bool, money: &str) -> String {
+/// needed". `money` says what changes, customer by customer; `other` which way. A guard that was
+/// on and cost a customer (22's contract check refuses the run, so the refund waits) is told as
+/// that guard's price, never as if it protected them.
+pub fn protected_the_money(switch: Switched, heist_worked: bool, other: OtherRun, money: &str) -> String {
     let spec = spec(switch.guard);
-    let heist = if heist_worked {
-        "the heist works either way"
-    } else {
-        "not needed to stop this heist"
-    };
-    if switch.was_on {
-        format!(
-            "{}: {heist} — but {}, {money}.",
+    let still = if heist_worked { "still works" } else { "still fails" };
+    match (switch.was_on, other) {
+        (true, OtherRun::Worse) => {
+            let heist = if heist_worked {
+                "the heist works either way"
+            } else {
+                "not needed to stop this heist"
+            };
+            format!(
+                "{}: {heist} — but {}, {money}.",
+                capitalised(spec.words),
+                switched(switch)
+            )
+        }
+        (true, OtherRun::Better) => format!(
+            "{} cost a customer here, the price of what it promises ({}): {}, the heist {still} and {money}.",
+            capitalised(spec.words),
+            promised(spec.promise),
+            switched(switch)
+        ),
+        (true, OtherRun::Mixed) => format!(
+            "{} changed who gets what: {}, the heist {still} and {money}.",
             capitalised(spec.words),
             switched(switch)
-        )
-    } else {
-        let still = if heist_worked { "still works" } else { "still fails" };
-        format!(
+        ),
+        (false, _) => format!(
             "{} was off: {}, the heist {still} — but {money}.",
             capitalised(spec.words),
             switched(switch)
-        )
+        ),
     }
+}
+
+/// A promise without its guard's name in front: "the ledger: a started call is never sent again"
+/// gives "a started call is never sent again".
+fn promised(promise: &str) -> &str {
+    promise.split_once(": ").map_or(promise, |(_, what)| what)
 }
 
 /// The guards that were on and whose switch alone changes neither the heist nor anyone's

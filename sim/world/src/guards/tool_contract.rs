@@ -3,8 +3,9 @@
 //! idempotency key, is refused before anything is sent. That is all it checks: a tool with no
 //! way to settle an unknown outcome is the ambiguity policy's to refuse (`ambiguity_policy.rs`).
 
+use super::code::{Context, Piece, Slot};
 use super::hand::any_hand;
-use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule, any_tool};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Row, RowId, Rule, always, any_tool};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
 
@@ -39,12 +40,10 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         ),
     ],
     defender_key: "2",
-    code: Code {
-        on: &[
-            "for tool in agent.tools:",
-            "    assert_tool_contract(tool)  # a write: one attempt, and the key",
-        ],
-        off: &["# every tool starts as declared, retries and all"],
+    code: GuardCode {
+        needs: &[],
+        shown: always,
+        lines,
     },
     mentions: &["tool contract", "contract"],
     tested_by: any_hand,
@@ -54,4 +53,14 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
 /// The check can refuse only a tool that fails it, as declared or as the player may declare it.
 fn matters_in(level: &Level) -> bool {
     any_tool(level, |tool| tool.check_contract().is_err())
+}
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(_: &Context<'_>, on: bool) -> Vec<Piece> {
+    vec![if on {
+        Piece::new(Slot::Contract, 1, "assert_tool_contract(tools)", &[])
+            .note("a write with retries or without its key never starts")
+    } else {
+        Piece::new(Slot::Contract, 1, "", &[]).note("every tool runs as declared, retries and all")
+    }]
 }

@@ -1,7 +1,8 @@
 //! Guard `write_retry_rule`: a write gets one attempt, and its timeout is an unknown. Without
 //! it the runtime retries every tool alike, and a write whose answer was lost is paid again.
 
-use super::{Code, DecisionRow, GuardSpec, Origin, Row, RowId, Rule, always};
+use super::code::{Context, Piece, Slot};
+use super::{DecisionRow, GuardCode, GuardSpec, Origin, Row, RowId, Rule, always};
 use crate::runtime::guards::Guard;
 
 pub(super) const SPEC: GuardSpec = GuardSpec {
@@ -27,19 +28,29 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
         "record indeterminate: it may have happened",
     )],
     defender_key: "1",
-    code: Code {
-        on: &[
-            "attempts = 3 if tool.side_effect == \"read\" else 1",
-            "except Timeout:",
-            "    ledger.record(key, \"indeterminate\")  # a write's timeout is an unknown",
-        ],
-        off: &[
-            "for attempt in range(3):  # writes too",
-            "    try: return tool(arguments)",
-            "    except Timeout: continue",
-        ],
+    code: GuardCode {
+        needs: &[],
+        shown: always,
+        lines,
     },
     mentions: &["write retry rule", "retry rule"],
     tested_by: |hand| hand.timeouts,
     matters_in: always,
 };
+
+/// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
+fn lines(context: &Context<'_>, on: bool) -> Vec<Piece> {
+    let declared = context.declares_attempts();
+    let attempts = match (on, declared) {
+        (true, false) => "1 if tool.writes else 3",
+        (true, true) => "tool.attempts or (1 if tool.writes else 3)",
+        (false, false) => "3",
+        (false, true) => "tool.attempts or 3",
+    };
+    let note = if on {
+        "a write gets one attempt; its timeout is unknown"
+    } else {
+        "every timeout is retried, a write's too"
+    };
+    vec![Piece::new(Slot::Attempts, 3, format!("for attempt in range({attempts}):"), &[]).note(note)]
+}

@@ -239,6 +239,9 @@ pub struct DraftVerdictView {
     pub passes: bool,
     /// The check's own words when it fails.
     pub violation: Option<String>,
+    /// The ambiguity policy's refusal (that guard on in this run), which a draft passing the
+    /// contract check can still meet at start.
+    pub policy: Option<String>,
     /// The tool declared so, as code (`@billing.tool(external(), attempts=3)` …).
     pub code: Vec<String>,
 }
@@ -254,6 +257,8 @@ pub struct DeclarableView {
     pub summary: String,
     pub passes: bool,
     pub violation: Option<String>,
+    /// The ambiguity policy's refusal of the declaration as it stands.
+    pub policy: Option<String>,
     /// Every draft the form can make, with the check's verdict on it.
     pub drafts: Vec<DraftVerdictView>,
 }
@@ -285,6 +290,7 @@ pub(super) fn declaration_view(simulation: &Simulation) -> Option<DeclarationVie
                 summary: declarable.tool.summary(),
                 passes: declarable.violation.is_none(),
                 violation: declarable.violation.clone(),
+                policy: declarable.policy.clone(),
                 drafts: declarable
                     .drafts
                     .iter()
@@ -294,6 +300,7 @@ pub(super) fn declaration_view(simulation: &Simulation) -> Option<DeclarationVie
                         takes_key: draft.takes_key,
                         passes: draft.violation.is_none(),
                         violation: draft.violation.clone(),
+                        policy: draft.policy.clone(),
                         code: twice_world::code::declaration_code(&declarable.tool.declared_as(
                             draft.side_effect,
                             draft.attempts,

@@ -14,7 +14,7 @@ use super::money;
 use super::sentences::capitalised;
 use crate::checker::{Outcome, Verdict};
 use crate::counterfactual::{Counterfactual, GuardFinding, Role, RunResult};
-use crate::guards::{self, Switched};
+use crate::guards::{self, OtherRun, Switched};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
 
@@ -158,10 +158,13 @@ pub(super) fn lines(
             ),
             // Only a guard whose absence leaves someone worse off kept their money: one whose
             // absence pays a customer better (a refusal that left a refund unpaid) held nothing.
-            _ => (
-                guards::protected_the_money(switch, heist_worked, &changed),
-                finding.was_on && !wronged && money::worse_without(this, result),
-            ),
+            _ => {
+                let other = money::compared(this, result);
+                (
+                    guards::protected_the_money(switch, heist_worked, other, &changed),
+                    finding.was_on && !wronged && other == OtherRun::Worse,
+                )
+            }
         };
         Some(GuardLine {
             guards: vec![finding.guard],

@@ -125,6 +125,10 @@ pub enum RuleSource {
     Decider,
     /// The level's own rule: no guard decided, and the run's events name nothing else.
     Level,
+    /// The level's own rule in a heist that worked where every guard that decided was on and
+    /// did only its ordinary work, which the crew used (39: retries of one key reach a billing
+    /// that honours keys). Their rules are not what the run teaches; the level's is.
+    Lesson,
 }
 
 /// Another run offered beside this one: the same moves with one or two guards switched.
@@ -240,7 +244,7 @@ pub fn with_counterfactual(
         }
         _ => String::new(),
     };
-    let (rule, rule_from) = rule_line(level, &decided_by);
+    let (rule, rule_from) = rule_line(level, &decided_by, verdict.goal_reached);
     let par = match (standing, level.par) {
         (Standing::HeistWorked, Some(par)) => Some(ParCheck {
             cards: cards_played,
@@ -322,16 +326,26 @@ fn headline(
 }
 
 /// The rule line: the deciding guard's (one the level teaches first), else what decided.
-fn rule_line(level: &Level, decided_by: &Decider) -> (String, RuleSource) {
+fn rule_line(level: &Level, decided_by: &Decider, heist_worked: bool) -> (String, RuleSource) {
     match decided_by {
-        Decider::Guards { guards, .. } => {
-            let guard = guards
+        Decider::Guards { deciding, .. } => {
+            // The lesson's guard if it decided; else one whose state made the difference the way
+            // its rule reads: off in a heist that worked (the hole), on in one that failed (it
+            // held). A guard that was on in a heist that worked only did work the crew used.
+            let taught = deciding
                 .iter()
-                .copied()
-                .find(|guard| level.lesson.guards.contains(guard))
-                .or_else(|| guards.first().copied())
-                .expect("a guards decider names at least one guard");
-            (crate::guards::rule(guard), RuleSource::Guard { guard })
+                .find(|found| level.lesson.guards.contains(&found.guard))
+                .or_else(|| deciding.iter().find(|found| found.was_on != heist_worked))
+                // A heist that failed because a guard was off (one that, on, pays twice)
+                // still quotes that guard's rule.
+                .or_else(|| deciding.first().filter(|_| !heist_worked));
+            match taught {
+                Some(found) => (
+                    crate::guards::rule(found.guard),
+                    RuleSource::Guard { guard: found.guard },
+                ),
+                None => (plain(&level.lesson.rule), RuleSource::Lesson),
+            }
         }
         Decider::Held { guards } => {
             let guard = guards

@@ -3,6 +3,7 @@
 
 use crate::checker::{Outcome, Verdict};
 use crate::counterfactual::{CustomerMoney, RunResult};
+use crate::guards::OtherRun;
 use crate::level::Level;
 use crate::text::dollars;
 
@@ -146,9 +147,9 @@ fn badness(customer: &CustomerMoney) -> u8 {
     if off { 2 } else { outcome }
 }
 
-/// `other` leaves some customer worse off than `this` run does, and nobody better off: the
-/// guard switched in `other` kept the money right.
-pub(super) fn worse_without(this: &RunResult, other: &RunResult) -> bool {
+/// Which way `other`'s money differs from `this` run's, for the customers it changes: worse
+/// (the guard switched in `other` kept the money right), better (it cost a customer), or both.
+pub(super) fn compared(this: &RunResult, other: &RunResult) -> OtherRun {
     let (mine, theirs) = (this.customers(), other.customers());
     let bad = |all: &[CustomerMoney], account: &str| {
         all.iter()
@@ -162,5 +163,11 @@ pub(super) fn worse_without(this: &RunResult, other: &RunResult) -> bool {
     let better = accounts
         .iter()
         .any(|account| bad(&theirs, account) < bad(&mine, account));
-    worse && !better
+    match (worse, better) {
+        (true, false) => OtherRun::Worse,
+        (false, true) => OtherRun::Better,
+        // Amounts changed with no customer's standing changing (both wrong, differently): say
+        // only that it changed.
+        _ => OtherRun::Mixed,
+    }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{Aim, Aims, Card, CardKind, DealSpace, Made, Play};
 use crate::level::Level;
 use crate::runtime::guards::Guard;
-use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect, ToolDeclaration};
+use crate::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect, ToolDeclaration, assert_ambiguity_policy};
 use crate::simulator::{PlayError, SimError, Simulation};
 
 /// `DeclareTool(tool: "issue_credit", side_effect: external, attempts: 3, takes_key: false)`.
@@ -105,11 +105,14 @@ impl Card for DeclareTool {
             attempts,
             takes_key,
         } = self;
-        let declared = simulation.redeclare(tool, *side_effect, *attempts, *takes_key);
+        let declared = simulation.redeclare(tool, *side_effect, *attempts, *takes_key).clone();
         let summary = declared.summary();
-        let verdict = match declared.check_contract() {
-            Ok(()) => "it passes the tool contract check".to_owned(),
-            Err(violation) => format!("it fails the tool contract check: {violation}"),
+        let verdict = match (declared.check_contract(), policy_refusal(simulation, &declared)) {
+            (Ok(()), None) => "it passes the tool contract check".to_owned(),
+            (Ok(()), Some(policy)) => {
+                format!("it passes the tool contract check, but the ambiguity policy check refuses it: {policy}")
+            }
+            (Err(violation), _) => format!("it fails the tool contract check: {violation}"),
         };
         Ok(Made {
             redeploy: true,
@@ -196,6 +199,10 @@ pub struct DraftVerdict {
     pub takes_key: bool,
     /// `None`: it passes; else the check's own words.
     pub violation: Option<String>,
+    /// The ambiguity policy's refusal, when that guard is on in this run and the draft has no
+    /// way to settle an unknown outcome: a draft that passes the contract check is refused at
+    /// start all the same. `None` when the policy is off or satisfied.
+    pub policy: Option<String>,
 }
 
 /// A tool the player may declare in this level, as it is declared now.
@@ -204,6 +211,9 @@ pub struct Declarable {
     pub tool: ToolDeclaration,
     /// The contract check on the declaration as it stands: `None` passes.
     pub violation: Option<String>,
+    /// The ambiguity policy's refusal of the declaration as it stands (see
+    /// [`DraftVerdict::policy`]).
+    pub policy: Option<String>,
     /// Every draft the panel can make (side effect × attempts × key), with its verdict.
     pub drafts: Vec<DraftVerdict>,
 }
@@ -231,16 +241,17 @@ pub fn declaration(simulation: &Simulation) -> Option<Declaration> {
         .filter_map(|name| level.tools.iter().find(|tool| &tool.name == name))
         .map(|tool| Declarable {
             violation: tool.check_contract().err().map(|violation| violation.to_string()),
+            policy: policy_refusal(simulation, tool),
             drafts: drafts()
-                .map(|(side_effect, attempts, takes_key)| DraftVerdict {
-                    side_effect,
-                    attempts,
-                    takes_key,
-                    violation: tool
-                        .declared_as(side_effect, attempts, takes_key)
-                        .check_contract()
-                        .err()
-                        .map(|violation| violation.to_string()),
+                .map(|(side_effect, attempts, takes_key)| {
+                    let draft = tool.declared_as(side_effect, attempts, takes_key);
+                    DraftVerdict {
+                        side_effect,
+                        attempts,
+                        takes_key,
+                        violation: draft.check_contract().err().map(|violation| violation.to_string()),
+                        policy: policy_refusal(simulation, &draft),
+                    }
                 })
                 .collect(),
             tool: tool.clone(),
@@ -252,4 +263,17 @@ pub fn declaration(simulation: &Simulation) -> Option<Declaration> {
         closed: simulation.declaring_is_open().err().map(|why| why.to_string()),
         left: simulation.hand().get(&CardKind::DeclareTool).copied().unwrap_or(0),
     })
+}
+
+/// The ambiguity policy's words on a declaration, as the runtime's start check judges it in
+/// this run (the same call the worker makes: `assert_ambiguity_policy` with the pause guard's
+/// state); `None` when the policy is off here or the declaration satisfies it.
+fn policy_refusal(simulation: &Simulation, tool: &ToolDeclaration) -> Option<String> {
+    let guards = simulation.guards();
+    if !guards.is_on(Guard::AmbiguityPolicy) {
+        return None;
+    }
+    assert_ambiguity_policy(tool, guards.is_on(Guard::PauseOnIndeterminate))
+        .err()
+        .map(|violation| violation.to_string())
 }
