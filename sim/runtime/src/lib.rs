@@ -102,6 +102,23 @@
 
 #![warn(missing_docs)]
 
+/// An item of the game's switches (a guard turned off, a naive mode, a test hook): public with
+/// the `simulation` feature, crate-private without it. The runtime's own code still reaches it
+/// (with every guard on, only the on-branch runs), but a stranger's program cannot name it, so
+/// the lean API has no way to turn a safety rule off.
+macro_rules! simulation_api {
+    ($(#[$meta:meta])* pub $($item:tt)*) => {
+        $(#[$meta])*
+        #[cfg(feature = "simulation")]
+        pub $($item)*
+
+        $(#[$meta])*
+        #[cfg(not(feature = "simulation"))]
+        #[allow(dead_code, reason = "the game's switch: used only when `simulation` is on")]
+        pub(crate) $($item)*
+    };
+}
+
 pub mod answer;
 #[cfg(feature = "tokio")]
 pub mod driver;
@@ -111,6 +128,8 @@ pub mod executor;
 pub mod guards;
 pub mod ids;
 pub mod key;
+#[cfg(doctest)]
+mod lean_api;
 pub mod ledger;
 pub mod operator;
 pub mod progress;
@@ -124,7 +143,9 @@ pub mod workflow;
 
 pub use answer::ToolAnswer;
 pub use error::Error;
-pub use guards::{Guard, Guards, NaiveRefusal};
+#[cfg(feature = "simulation")]
+pub use guards::NaiveRefusal;
+pub use guards::{Guard, Guards};
 pub use ids::{RunId, Tenant, ToolName, WorkerId};
 pub use key::{IdempotencyKey, KeyScheme};
 pub use rules::{OutcomeAction, ReservationAction, Status};

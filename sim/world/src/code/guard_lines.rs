@@ -354,7 +354,7 @@ fn no_reflex_compensation(_: &Context<'_>, on: bool) -> Vec<Piece> {
 }
 
 fn refusal_is_failed(context: &Context<'_>, on: bool) -> Vec<Piece> {
-    let (answer, note) = match (on, context.guards.naive_refusal) {
+    let (answer, note) = match (on, context.guards.naive_refusal()) {
         (true, _) => ("FAILED", "nothing left, so failed, and it may run again"),
         (false, NaiveRefusal::Completed) => ("COMPLETED", "the refusal is swallowed and recorded a success"),
         (false, NaiveRefusal::Indeterminate) => {
