@@ -135,7 +135,11 @@ pub mod operator;
 pub mod progress;
 pub mod rules;
 pub mod run;
+/// Opening SQLite files as Twice opens them (rusqlite's types: Twice's own crates use it).
+#[cfg(all(feature = "sqlite", feature = "simulation"))]
 pub mod sqlite_file;
+#[cfg(all(feature = "sqlite", not(feature = "simulation")))]
+mod sqlite_file;
 pub mod tool;
 pub mod toolbox;
 pub mod worker;

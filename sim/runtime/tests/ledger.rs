@@ -1733,7 +1733,7 @@ fn a_directory_is_an_open_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let error = Ledger::open(dir.path()).unwrap_err();
     assert!(
-        matches!(error, LedgerError::Open { .. } | LedgerError::Sqlite { .. }),
+        matches!(error, LedgerError::Open { .. } | LedgerError::Failed { .. }),
         "{error:?}"
     );
     assert_names(&error, dir.path());
