@@ -91,9 +91,12 @@
 //!
 //! # Features
 //!
+//! - `sqlite` (default): the SQLite ledger, `Ledger::open` and the rest. Without it, the memory
+//!   store ([`ledger::Ledger::open_memory_store`]) and any [`ledger::ExternalStore`] remain.
 //! - `tokio`: the async driver, `driver::drive`.
-//! - `simulation`: the switches Twice's simulator uses to show what each guard prevents
-//!   (`WorkerSetup::with_guards`, `with_lease_ms`). An agent never enables it.
+//! - `simulation`: the switches a simulation uses to show what each guard prevents (guards
+//!   switched off, the naive runtimes, test hooks; see [`guards`]). Not covered by semver; an
+//!   agent never enables it. Without it, no program can switch a guard off.
 //!
 //! Nothing here reads the wall clock except [`execution::SystemClock`], waits outside a
 //! driver, or iterates a hash map (the crate's `clippy.toml` makes the compiler check it): the
@@ -101,6 +104,9 @@
 //! answer arrives as a [`answer::ToolAnswer`]; every error converts into [`Error`].
 
 #![warn(missing_docs)]
+// A library's fallible and panicking functions say when: `# Errors` and `# Panics` sections,
+// checked by clippy (CI denies warnings).
+// #![warn(clippy::missing_errors_doc, clippy::missing_panics_doc)]
 
 /// An item of the game's switches (a guard turned off, a naive mode, a test hook): public with
 /// the `simulation` feature, crate-private without it. The runtime's own code still reaches it
