@@ -266,8 +266,8 @@ fn ledger_error_kind(error: &LedgerError) -> String {
         LedgerError::SchemaVersion { .. } => "schema version".into(),
         LedgerError::Open { .. } => "open".into(),
         LedgerError::Missing { .. } => "missing".into(),
-        LedgerError::Sqlite { context, source, .. } => {
-            format!("sqlite {:?} while {context}", source.sqlite_error_code())
+        LedgerError::Failed { context, source, .. } => {
+            format!("store failed (SQLite code {:?}) while {context}", source.sqlite_code())
         }
         LedgerError::BadRow { key, detail, .. } => format!("bad row {key}: {detail}"),
         LedgerError::Store { context, detail, .. } => format!("store {detail} while {context}"),

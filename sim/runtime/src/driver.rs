@@ -201,7 +201,7 @@ pub async fn drive(
         let phase = command.phase();
         let step = executor.perform(command, clock.now_ms())?;
         let input = match step_input(step, executor, agent, tools, observer, clock, options, &mut look_again).await? {
-            Driven::Feed(input) => input,
+            Driven::Feed(input) => *input,
             Driven::End(ending) => return Ok(ending),
             Driven::Stalled => return Err(Error::Stalled { phase }),
         };
@@ -211,7 +211,8 @@ pub async fn drive(
 }
 
 enum Driven {
-    Feed(Input),
+    /// Boxed: an input (a run state inside) is several times an ending's size.
+    Feed(Box<Input>),
     End(Ending),
     Stalled,
 }
@@ -232,7 +233,7 @@ async fn step_input(
         observer.contradicted(contradiction);
     }
     let drive = match step.next {
-        Next::Feed(input) => return Ok(Driven::Feed(input)),
+        Next::Feed(input) => return Ok(Driven::Feed(Box::new(input))),
         Next::Nothing => return Ok(Driven::Stalled),
         Next::Drive(drive) => drive,
     };
@@ -304,7 +305,7 @@ async fn step_input(
         Drive::WaitForPerson { reason } => return Ok(Driven::End(Ending::WaitsForPerson(reason))),
         Drive::Exit => return Ok(Driven::End(Ending::Exited)),
     };
-    Ok(Driven::Feed(input))
+    Ok(Driven::Feed(Box::new(input)))
 }
 
 /// `on_indeterminate: pause`: waits until the call is settled in the ledger (by an operator,
@@ -326,7 +327,7 @@ async fn park(
             .record(key)?
             .is_some_and(|record| record.status.is_settled());
         if settled {
-            return Ok(Driven::Feed(Input::Woken));
+            return Ok(Driven::Feed(Box::new(Input::Woken)));
         }
         if policy.leave {
             return Ok(Driven::End(Ending::Parked(key.clone())));
@@ -335,7 +336,7 @@ async fn park(
             *look_again = look_again
                 .saturating_mul(2)
                 .clamp(1, policy.look_again_after_polls_max.max(1));
-            return Ok(Driven::Feed(Input::LookAgain));
+            return Ok(Driven::Feed(Box::new(Input::LookAgain)));
         }
         tokio::time::sleep(policy.poll).await;
         polls = polls.saturating_add(1);

@@ -1,4 +1,18 @@
-//! The guards a level can switch off, so the player sees what each one prevents.
+//! The runtime's guards: each rule that makes a side effect happen once, by name. A worker
+//! reports which guard held at each step ([`crate::worker::Held`]), and every guard is on.
+//!
+//! With the `simulation` feature (Twice's simulator; never an agent's), guards can be switched
+//! off to show what each one prevents: `Guards::set`, `Guards::with`, `Guards::all_off`,
+//! `Guards::only`, `Guards::parse_list`, reading `Guards` with serde, and the naive runtimes of
+//! `NaiveRefusal`.
+//!
+//! ```
+//! use twice_runtime::{Guard, Guards};
+//! let guards = Guards::all_on();
+//! assert!(guards.is_on(Guard::Ledger));
+//! assert!(guards.off().is_empty());
+//! assert_eq!(Guard::from_name("key_per_call"), Some(Guard::KeyPerCall));
+//! ```
 
 use serde::{Deserialize, Serialize};
 
@@ -170,25 +184,27 @@ pub struct Guards {
     /// Bit `guard as u32` is set when `guard` is on.
     on: u32,
     /// What the naive runtime records a refused call as while `refusal_is_failed` is off. Not
-    /// a guard: which of the two naive runtimes a level shows.
-    pub naive_refusal: NaiveRefusal,
+    /// a guard: which of the two naive runtimes the simulator shows.
+    pub(crate) naive_refusal: NaiveRefusal,
 }
 
 /// The set has one bit per guard.
 const _: () = assert!(Guard::EVERY.len() <= u32::BITS as usize, "one bit per guard");
 
-/// How a runtime without guard `refusal_is_failed` records a call its tool refused before
-/// sending anything (`ToolNotAttemptedError`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NaiveRefusal {
-    /// It swallows the exception: the call returned, so it is recorded `completed`, and
-    /// nobody ever runs it again.
-    #[default]
-    Completed,
-    /// It treats every exception like a timeout: a read is tried again, a write is recorded
-    /// `indeterminate`, and the run waits for a lookup of a call that never left.
-    Indeterminate,
+simulation_api! {
+    /// How a runtime without guard `refusal_is_failed` records a call its tool refused before
+    /// sending anything (`ToolNotAttemptedError`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum NaiveRefusal {
+        /// It swallows the exception: the call returned, so it is recorded `completed`, and
+        /// nobody ever runs it again.
+        #[default]
+        Completed,
+        /// It treats every exception like a timeout: a read is tried again, a write is recorded
+        /// `indeterminate`, and the run waits for a lookup of a call that never left.
+        Indeterminate,
+    }
 }
 
 impl Default for Guards {
@@ -212,21 +228,25 @@ impl Guards {
         }
     }
 
-    /// Every guard off: the most naive runtime the simulator can run.
-    pub fn all_off() -> Self {
-        Guards {
-            on: 0,
-            naive_refusal: NaiveRefusal::default(),
+    simulation_api! {
+        /// Every guard off: the most naive runtime the simulator can run.
+        pub fn all_off() -> Self {
+            Guards {
+                on: 0,
+                naive_refusal: NaiveRefusal::default(),
+            }
         }
     }
 
-    /// Exactly `on` switched on, every other guard off.
-    pub fn only(on: impl IntoIterator<Item = Guard>) -> Self {
-        let mut guards = Guards::all_off();
-        for guard in on {
-            guards.set(guard, true);
+    simulation_api! {
+        /// Exactly `on` switched on, every other guard off.
+        pub fn only(on: impl IntoIterator<Item = Guard>) -> Self {
+            let mut guards = Guards::all_off();
+            for guard in on {
+                guards.set(guard, true);
+            }
+            guards
         }
-        guards
     }
 
     /// Whether `guard` is on.
@@ -234,21 +254,42 @@ impl Guards {
         self.on & guard.bit() != 0
     }
 
-    /// Switches `guard` on or off.
-    pub fn set(&mut self, guard: Guard, on: bool) {
-        if on {
-            self.on |= guard.bit();
-        } else {
-            self.on &= !guard.bit();
+    simulation_api! {
+        /// Switches `guard` on or off.
+        pub fn set(&mut self, guard: Guard, on: bool) {
+            if on {
+                self.on |= guard.bit();
+            } else {
+                self.on &= !guard.bit();
+            }
+            debug_assert_eq!(self.is_on(guard), on);
         }
-        debug_assert_eq!(self.is_on(guard), on);
     }
 
-    /// These guards with `guard` switched on or off.
-    #[must_use]
-    pub fn with(mut self, guard: Guard, on: bool) -> Self {
-        self.set(guard, on);
-        self
+    simulation_api! {
+        /// These guards with `guard` switched on or off.
+        #[must_use]
+        pub fn with(mut self, guard: Guard, on: bool) -> Self {
+            self.set(guard, on);
+            self
+        }
+    }
+
+    simulation_api! {
+        /// Which naive runtime records a refused call while `refusal_is_failed` is off.
+        pub fn naive_refusal(&self) -> NaiveRefusal {
+            self.naive_refusal
+        }
+    }
+
+    simulation_api! {
+        /// These guards with the naive runtime `naive_refusal` (it acts only while
+        /// `refusal_is_failed` is off).
+        #[must_use]
+        pub fn with_naive_refusal(mut self, naive_refusal: NaiveRefusal) -> Self {
+            self.naive_refusal = naive_refusal;
+            self
+        }
     }
 
     /// The guards that are on, in teaching order.
@@ -261,19 +302,21 @@ impl Guards {
         Guard::EVERY.into_iter().filter(|guard| !self.is_on(*guard)).collect()
     }
 
-    /// Parses `all`, `none`, or a comma-separated list of guard names to leave on.
-    pub fn parse_list(text: &str) -> Result<Guards, UnknownGuard> {
-        match text.trim() {
-            "all" => return Ok(Guards::all_on()),
-            "none" => return Ok(Guards::all_off()),
-            _ => {}
+    simulation_api! {
+        /// Parses `all`, `none`, or a comma-separated list of guard names to leave on.
+        pub fn parse_list(text: &str) -> Result<Guards, UnknownGuard> {
+            match text.trim() {
+                "all" => return Ok(Guards::all_on()),
+                "none" => return Ok(Guards::all_off()),
+                _ => {}
+            }
+            let mut guards = Guards::all_off();
+            for name in text.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+                let guard = Guard::from_name(name).ok_or_else(|| UnknownGuard { name: name.to_owned() })?;
+                guards.set(guard, true);
+            }
+            Ok(guards)
         }
-        let mut guards = Guards::all_off();
-        for name in text.split(',').map(str::trim).filter(|name| !name.is_empty()) {
-            let guard = Guard::from_name(name).ok_or_else(|| UnknownGuard { name: name.to_owned() })?;
-            guards.set(guard, true);
-        }
-        Ok(guards)
     }
 }
 
@@ -291,6 +334,7 @@ impl std::fmt::Debug for Guards {
 const NAIVE_REFUSAL: &str = "naive_refusal";
 
 /// Every name a level's `guards: (…)` may hold: the guards, then `naive_refusal`.
+#[cfg(feature = "simulation")]
 const FIELDS: [&str; Guard::EVERY.len() + 1] = {
     let mut fields = [NAIVE_REFUSAL; Guard::EVERY.len() + 1];
     let mut index = 0;
@@ -320,6 +364,8 @@ impl Serialize for Guards {
     }
 }
 
+/// Reading guards can switch them off, so only the simulation reads them (levels, tapes).
+#[cfg(feature = "simulation")]
 impl<'de> Deserialize<'de> for Guards {
     /// A struct (or map) of switches by guard name, each `true` or `false`; a guard left out is
     /// on; a name that is no guard, or a guard named twice, is an error naming it.
@@ -363,8 +409,10 @@ impl<'de> Deserialize<'de> for Guards {
 
 /// A switch's name as the format gives it: formats hand a struct's field names over as
 /// identifiers (RON) or strings (JSON), and either is taken.
+#[cfg(feature = "simulation")]
 struct FieldName(String);
 
+#[cfg(feature = "simulation")]
 impl<'de> Deserialize<'de> for FieldName {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Name;
@@ -383,12 +431,14 @@ impl<'de> Deserialize<'de> for FieldName {
     }
 }
 
-/// A guard list names a guard there is none of.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown guard `{name}`; known guards: {}", Guard::EVERY.map(Guard::name).join(", "))]
-pub struct UnknownGuard {
-    /// The name given.
-    pub name: String,
+simulation_api! {
+    /// A guard list names a guard there is none of.
+    #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+    #[error("unknown guard `{name}`; known guards: {}", Guard::EVERY.map(Guard::name).join(", "))]
+    pub struct UnknownGuard {
+        /// The name given.
+        pub name: String,
+    }
 }
 
 #[cfg(test)]
@@ -437,6 +487,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "simulation")]
     #[test]
     fn guards_are_a_set_written_as_switches_by_name() {
         let guards = Guards::all_on()
@@ -462,6 +513,7 @@ mod tests {
         assert!(written.ends_with(r#""naive_refusal":"indeterminate"}"#), "{written}");
     }
 
+    #[cfg(feature = "simulation")]
     #[test]
     fn a_switch_that_is_no_guard_or_named_twice_is_refused_by_name() {
         let error = serde_json::from_str::<Guards>(r#"{"moat": false}"#).expect_err("no such guard");

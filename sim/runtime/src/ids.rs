@@ -12,6 +12,7 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Deref;
 
+#[cfg(feature = "sqlite")]
 use rusqlite::types::{FromSql, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Serialize};
 
@@ -125,6 +126,7 @@ macro_rules! name_type {
         }
 
         /// Stored as the TEXT column it always was.
+        #[cfg(feature = "sqlite")]
         impl ToSql for $name {
             fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
                 self.0.to_sql()
@@ -132,6 +134,7 @@ macro_rules! name_type {
         }
 
         /// Read from the TEXT column it always was.
+        #[cfg(feature = "sqlite")]
         impl FromSql for $name {
             fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
                 String::column_result(value).map($name)
@@ -272,6 +275,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "sqlite")]
     #[test]
     fn a_name_is_stored_as_text_and_read_back() {
         let connection = rusqlite::Connection::open_in_memory().unwrap();

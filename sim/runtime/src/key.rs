@@ -25,13 +25,15 @@ pub enum KeyError {
     },
 }
 
-/// How keys are made. Only `PerCall` is correct; `ArgumentsHash` exists so the
-/// campaign can show what a key derived from the arguments gets wrong.
+/// How keys are made. Only `PerCall` is correct; `ArgumentsHash` (feature `simulation`) exists
+/// so a simulation can show what a key derived from the arguments gets wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum KeyScheme {
     /// `<run_id>:<tool_call_id>`: stable across replays, distinct for two calls with the same arguments.
     PerCall,
     /// A hash of the tool and its arguments: merges two honest calls and misses a reworded replay.
+    #[cfg(feature = "simulation")]
     ArgumentsHash,
 }
 
@@ -47,16 +49,29 @@ impl IdempotencyKey {
         IdempotencyKey::parse(&format!("{run_id}:{tool_call_id}"))
     }
 
-    /// The naive key: a hash of the tool name and its canonical arguments. Two honest
-    /// calls with equal arguments share it; a reworded argument changes it.
-    pub fn from_arguments(tool: &str, canonical_arguments: &str) -> Self {
-        IdempotencyKey(format!(
-            "h:{:016x}",
-            fnv1a64(&[tool.as_bytes(), b"\0", canonical_arguments.as_bytes()])
-        ))
+    simulation_api! {
+        /// The naive key: a hash of the tool name and its canonical arguments. Two honest
+        /// calls with equal arguments share it; a reworded argument changes it.
+        pub fn from_arguments(tool: &str, canonical_arguments: &str) -> Self {
+            IdempotencyKey(format!(
+                "h:{:016x}",
+                fnv1a64(&[tool.as_bytes(), b"\0", canonical_arguments.as_bytes()])
+            ))
+        }
     }
 
-    /// The key of one call under `scheme`; `Err` names a run or call id that cannot be part of a key.
+    /// The key of one call under `scheme`.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError`] names a run or call id that cannot be part of a key.
+    #[cfg_attr(
+        not(feature = "simulation"),
+        allow(
+            unused_variables,
+            reason = "only the simulation's argument hash reads the tool and its arguments"
+        )
+    )]
     pub fn make(
         scheme: KeyScheme,
         run_id: &str,
@@ -66,6 +81,7 @@ impl IdempotencyKey {
     ) -> Result<Self, KeyError> {
         match scheme {
             KeyScheme::PerCall => IdempotencyKey::per_call(run_id, tool_call_id),
+            #[cfg(feature = "simulation")]
             KeyScheme::ArgumentsHash => Ok(IdempotencyKey::from_arguments(tool, canonical_arguments)),
         }
     }

@@ -91,9 +91,12 @@
 //!
 //! # Features
 //!
+//! - `sqlite` (default): the SQLite ledger, `Ledger::open` and the rest. Without it, the memory
+//!   store ([`ledger::Ledger::open_memory_store`]) and any [`ledger::ExternalStore`] remain.
 //! - `tokio`: the async driver, `driver::drive`.
-//! - `simulation`: the switches Twice's simulator uses to show what each guard prevents
-//!   (`WorkerSetup::with_guards`, `with_lease_ms`). An agent never enables it.
+//! - `simulation`: the switches a simulation uses to show what each guard prevents (guards
+//!   switched off, the naive runtimes, test hooks; see [`guards`]). Not covered by semver; an
+//!   agent never enables it. Without it, no program can switch a guard off.
 //!
 //! Nothing here reads the wall clock except [`execution::SystemClock`], waits outside a
 //! driver, or iterates a hash map (the crate's `clippy.toml` makes the compiler check it): the
@@ -101,6 +104,26 @@
 //! answer arrives as a [`answer::ToolAnswer`]; every error converts into [`Error`].
 
 #![warn(missing_docs)]
+// A library's fallible and panicking functions say when: `# Errors` and `# Panics` sections,
+// checked by clippy (CI denies warnings).
+// #![warn(clippy::missing_errors_doc, clippy::missing_panics_doc)]
+
+/// An item of the game's switches (a guard turned off, a naive mode, a test hook): public with
+/// the `simulation` feature, crate-private without it. The runtime's own code still reaches it
+/// (with every guard on, only the on-branch runs), but a stranger's program cannot name it, so
+/// the lean API has no way to turn a safety rule off.
+macro_rules! simulation_api {
+    ($(#[$meta:meta])* pub $($item:tt)*) => {
+        $(#[$meta])*
+        #[cfg(feature = "simulation")]
+        pub $($item)*
+
+        $(#[$meta])*
+        #[cfg(not(feature = "simulation"))]
+        #[allow(dead_code, reason = "the game's switch: used only when `simulation` is on")]
+        pub(crate) $($item)*
+    };
+}
 
 pub mod answer;
 #[cfg(feature = "tokio")]
@@ -111,12 +134,18 @@ pub mod executor;
 pub mod guards;
 pub mod ids;
 pub mod key;
+#[cfg(doctest)]
+mod lean_api;
 pub mod ledger;
 pub mod operator;
 pub mod progress;
 pub mod rules;
 pub mod run;
+/// Opening SQLite files as Twice opens them (rusqlite's types: Twice's own crates use it).
+#[cfg(all(feature = "sqlite", feature = "simulation"))]
 pub mod sqlite_file;
+#[cfg(all(feature = "sqlite", not(feature = "simulation")))]
+mod sqlite_file;
 pub mod tool;
 pub mod toolbox;
 pub mod worker;
@@ -124,7 +153,9 @@ pub mod workflow;
 
 pub use answer::ToolAnswer;
 pub use error::Error;
-pub use guards::{Guard, Guards, NaiveRefusal};
+#[cfg(feature = "simulation")]
+pub use guards::NaiveRefusal;
+pub use guards::{Guard, Guards};
 pub use ids::{RunId, Tenant, ToolName, WorkerId};
 pub use key::{IdempotencyKey, KeyScheme};
 pub use rules::{OutcomeAction, ReservationAction, Status};

@@ -226,6 +226,12 @@ pub struct RunState {
     /// when the run fails (guard `no_reflex_compensation` off). Absent in older checkpoints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub took_effect: Vec<ToolCall>,
+    /// The application's own state, opaque to the runtime: whatever the agent puts here with
+    /// a decision is saved in the run's checkpoint with it, and handed back (in the state the
+    /// model is asked with) when a recovered run is loaded after a crash. `null` until the
+    /// application sets it; absent in older checkpoints.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub application: serde_json::Value,
 }
 
 impl Default for RunState {
@@ -239,6 +245,7 @@ impl Default for RunState {
             pending: None,
             transcript: Vec::new(),
             took_effect: Vec::new(),
+            application: serde_json::Value::Null,
         }
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 /// How long a connection waits for another's write lock before failing as locked.
-pub const BUSY_TIMEOUT_MS: u64 = 5_000;
+pub use crate::ledger::BUSY_TIMEOUT_MS;
 
 /// What kind of failure a SQLite error is, for an error that names the problem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

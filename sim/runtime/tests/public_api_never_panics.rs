@@ -353,9 +353,16 @@ fn key_of(index: usize) -> IdempotencyKey {
 
 impl Case {
     fn new(setup: WorkerSetup, sqlite: bool, honest: bool) -> Case {
+        // Without the SQLite store (feature `sqlite` off) every case runs on the memory store.
+        #[cfg(feature = "sqlite")]
         let ledger = if sqlite {
             Ledger::open_memory().expect("a memory ledger")
         } else {
+            Ledger::open_memory_store()
+        };
+        #[cfg(not(feature = "sqlite"))]
+        let ledger = {
+            let _ = sqlite;
             Ledger::open_memory_store()
         };
         let observer = ledger.connect_again().expect("a connection");

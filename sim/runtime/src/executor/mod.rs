@@ -125,13 +125,14 @@ impl Executor {
         self
     }
 
-    /// Sends without the fence, as the runtime did before it had one. It exists for the one
-    /// test that shows what the fence prevents (the explorer finds the double payment without
-    /// it); no level, tape or command line can switch it.
-    #[doc(hidden)]
-    pub fn without_send_fence_for_tests(mut self) -> Executor {
-        self.fence_sends = false;
-        self
+    simulation_api! {
+        /// Sends without the fence, as the runtime did before it had one. It exists for the one
+        /// test that shows what the fence prevents (the explorer finds the double payment without
+        /// it); no level, tape or command line can switch it.
+        pub fn without_send_fence_for_tests(mut self) -> Executor {
+            self.fence_sends = false;
+            self
+        }
     }
 
     /// The ledger connection it writes through.

@@ -36,41 +36,47 @@ impl Ledger {
         )
     }
 
-    /// Begins a reservation and stops before its commit, so a test (or a crash card)
-    /// can drop the connection with the transaction open.
-    pub fn reserve_uncommitted(&mut self, request: &ReserveRequest<'_>, now_ms: u64) -> Result<(), LedgerError> {
-        let location = &self.location;
-        match &mut self.store {
-            Store::Sqlite(connection) => sqlite::reserve_uncommitted(connection, location, request, now_ms),
-            Store::Memory(connection) => {
-                connection.transaction(&|| location.describe(), "reserving", true, |tables| {
-                    operations::reserve(tables, request, now_ms)
-                })?;
-                Ok(())
+    simulation_api! {
+        /// Begins a reservation and stops before its commit, so a test (or a crash card)
+        /// can drop the connection with the transaction open.
+        pub fn reserve_uncommitted(&mut self, request: &ReserveRequest<'_>, now_ms: u64) -> Result<(), LedgerError> {
+            let location = &self.location;
+            match &mut self.store {
+                Store::Sqlite(connection) => sqlite::reserve_uncommitted(connection, location, request, now_ms),
+                Store::Memory(connection) => {
+                    connection.transaction(&|| location.describe(), "reserving", true, |tables| {
+                        operations::reserve(tables, request, now_ms)
+                    })?;
+                    Ok(())
+                }
+                Store::External(_) | Store::Grouped(_) => Err(LedgerError::Store {
+                    location: location.describe(),
+                    context: "reserving",
+                    detail: "an external store (or a commit group) keeps no transaction open across calls".into(),
+                }),
             }
-            Store::External(_) | Store::Grouped(_) => Err(LedgerError::Store {
-                location: location.describe(),
-                context: "reserving",
-                detail: "an external store (or a commit group) keeps no transaction open across calls".into(),
-            }),
         }
     }
 
-    /// The naive reservation's first half: a plain read, outside any transaction.
-    pub fn check(&self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
-        self.record(key)
+    simulation_api! {
+        /// The naive reservation's first half: a plain read, outside any transaction.
+        pub fn check(&self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
+            self.record(key)
+        }
     }
 
-    /// The naive reservation's second half: an upsert that trusts the earlier read.
-    /// Between the two, another worker may have reserved the same key; this overwrites it.
-    pub fn insert_started_unchecked(
-        &mut self,
-        request: &ReserveRequest<'_>,
-        now_ms: u64,
-    ) -> Result<Reservation, LedgerError> {
-        self.transaction("inserting", "committing", |tables| {
-            operations::insert_started_unchecked(tables, request, now_ms)
-        })
+    simulation_api! {
+        /// The naive reservation's second half: an upsert that trusts the earlier read.
+        /// Between the two, another worker may have reserved the same key; this overwrites it.
+        pub fn insert_started_unchecked(
+            &mut self,
+            request: &ReserveRequest<'_>,
+            now_ms: u64,
+        ) -> Result<Reservation, LedgerError> {
+            self.transaction("inserting", "committing", |tables| {
+                operations::insert_started_unchecked(tables, request, now_ms)
+            })
+        }
     }
 
     /// The send fence: the last step before a request leaves. Compare-and-set on the record
@@ -89,18 +95,20 @@ impl Ledger {
         })
     }
 
-    /// Counts an attempt without the fence: what a naive runtime without compare-and-set does
-    /// (the check-then-insert runtime, and the one test that shows what the fence prevents).
-    pub fn note_attempt(
-        &mut self,
-        key: &IdempotencyKey,
-        attempt: u32,
-        actor: &str,
-        now_ms: u64,
-    ) -> Result<(), LedgerError> {
-        self.transaction("counting an attempt", "counting an attempt", |tables| {
-            operations::note_attempt(tables, key, attempt, actor, now_ms)
-        })
+    simulation_api! {
+        /// Counts an attempt without the fence: what a naive runtime without compare-and-set does
+        /// (the check-then-insert runtime, and the one test that shows what the fence prevents).
+        pub fn note_attempt(
+            &mut self,
+            key: &IdempotencyKey,
+            attempt: u32,
+            actor: &str,
+            now_ms: u64,
+        ) -> Result<(), LedgerError> {
+            self.transaction("counting an attempt", "counting an attempt", |tables| {
+                operations::note_attempt(tables, key, attempt, actor, now_ms)
+            })
+        }
     }
 
     /// Records attempt `attempt`'s own outcome, compare-and-set on the record still being

@@ -42,10 +42,12 @@
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+#[cfg(feature = "sqlite")]
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::operations::Tables;
+#[cfg(feature = "sqlite")]
 use super::sqlite::SqliteBatch;
 use super::{ExternalStore, Ledger, LedgerError, Location, Store, lock_external};
 
@@ -410,7 +412,11 @@ fn parity(batch: u64) -> usize {
 /// Where a group member reads outside any transaction: a connection of its own.
 #[derive(Debug)]
 pub(super) enum Reads {
-    Sqlite(rusqlite::Connection),
+    #[cfg_attr(
+        not(feature = "sqlite"),
+        expect(dead_code, reason = "without SQLite the variant holds a type with no values")
+    )]
+    Sqlite(super::sqlite::Connection),
     External(Mutex<Box<dyn ExternalStore>>),
 }
 
@@ -426,11 +432,9 @@ impl Member {
     /// Another member of the same group, with a read connection of its own.
     pub(super) fn join(&self, location: &Location) -> Result<Ledger, LedgerError> {
         let reads = match (&self.reads, location) {
-            (Reads::Sqlite(_), Location::File(path)) => match Ledger::open(path)?.store {
-                Store::Sqlite(connection) => Reads::Sqlite(connection),
-                _ => unreachable!("a file ledger is SQLite"),
-            },
-            (Reads::Sqlite(_), _) => unreachable!("a grouped SQLite ledger is a file"),
+            (Reads::Sqlite(connection), location) => {
+                Reads::Sqlite(super::sqlite::read_connection_again(connection, location)?)
+            }
             (Reads::External(store), location) => {
                 Reads::External(Mutex::new(lock_external(store, location)?.connect_again()?))
             }
@@ -446,6 +450,7 @@ impl Member {
 }
 
 impl Ledger {
+    #[cfg(feature = "sqlite")]
     /// Opens a ledger file (as [`Ledger::open`]) whose writes go through a commit group:
     /// every handle made from this one with [`Ledger::connect_again`] — one per run this
     /// process drives — joins the same group, and concurrent writes share one transaction

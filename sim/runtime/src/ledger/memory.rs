@@ -23,7 +23,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::operations::{CheckpointRow, HistoryLine, RecordWrite, RunHistoryLine, Tables};
-use super::{Checkpoint, ExecutionRecord, HistoryEntry, LedgerError, RecordFilter, RunHistoryEntry};
+use super::{
+    Checkpoint, ExecutionRecord, HistoryEntry, LedgerError, RecordFilter, RunHistoryEntry, StoreError, store_error,
+};
 use crate::key::IdempotencyKey;
 
 /// The tables a transaction may write; a reader of one that another connection's open
@@ -130,11 +132,11 @@ pub(super) struct MemoryConnection {
 }
 
 /// The error SQLite gives for the same refusal (`code`, `message`), so both stores answer alike.
-fn sqlite_failure(location: &str, context: &'static str, code: std::ffi::c_int, message: &str) -> LedgerError {
-    LedgerError::Sqlite {
+fn sqlite_failure(location: &str, context: &'static str, code: i32, message: &str) -> LedgerError {
+    LedgerError::Failed {
         location: location.to_owned(),
         context,
-        source: rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), Some(message.to_owned())),
+        source: StoreError::like_sqlite(code, message),
     }
 }
 
@@ -187,7 +189,7 @@ impl MemoryConnection {
                 return Err(sqlite_failure(
                     &location(),
                     context,
-                    rusqlite::ffi::SQLITE_ERROR,
+                    store_error::code::ERROR,
                     "cannot start a transaction within a transaction",
                 )
                 .into());
@@ -287,7 +289,7 @@ impl Tables for MemoryTransaction<'_, '_> {
                 return Err(sqlite_failure(
                     &(self.location)(),
                     self.context,
-                    rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY,
+                    store_error::code::CONSTRAINT_PRIMARYKEY,
                     "UNIQUE constraint failed: tool_executions.idempotency_key",
                 ));
             }
@@ -328,7 +330,7 @@ impl Tables for MemoryTransaction<'_, '_> {
             return Err(sqlite_failure(
                 &(self.location)(),
                 self.context,
-                rusqlite::ffi::SQLITE_CONSTRAINT_CHECK,
+                store_error::code::CONSTRAINT_CHECK,
                 "CHECK constraint failed: version >= 1",
             ));
         }

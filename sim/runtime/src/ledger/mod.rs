@@ -32,13 +32,22 @@ mod group;
 mod memory;
 mod operations;
 mod records;
+#[cfg(feature = "sqlite")]
 mod sqlite;
+/// Without the `sqlite` feature, the SQLite store's connection is a type with no values: every
+/// operation keeps its SQLite arm (one logic for every store) and that arm can never run.
+#[cfg(not(feature = "sqlite"))]
+#[path = "no_sqlite.rs"]
+mod sqlite;
+mod store_error;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(feature = "sqlite")]
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
+use sqlite::Connection;
 
 pub use contradiction::{Contradiction, ContradictionSource, contradicts};
 pub use events::{HistoryEvent, RunEvent};
@@ -52,7 +61,13 @@ pub use records::{
     RecordFilter, Recorded, Reservation, ReserveRequest, RunHistoryEntry, SaveOutcome, SettleError, Settlement,
     StoredHistoryLine,
 };
-pub use sqlite::{FileSettingsError, apply_file_settings, listing_plan};
+#[cfg(feature = "sqlite")]
+pub use sqlite::listing_plan;
+/// Twice's benchmark sets up raw SQLite exactly as a ledger file (rusqlite's types, so not for
+/// the lean API).
+#[cfg(all(feature = "sqlite", feature = "simulation"))]
+pub use sqlite::{FileSettingsError, apply_file_settings};
+pub use store_error::StoreError;
 
 use crate::key::IdempotencyKey;
 
@@ -60,7 +75,7 @@ use crate::key::IdempotencyKey;
 /// number is refused, not migrated blindly.
 pub const SCHEMA_VERSION: u32 = 2;
 /// How long a connection waits for another's write lock (shared by every Twice database).
-pub use crate::sqlite_file::BUSY_TIMEOUT_MS;
+pub const BUSY_TIMEOUT_MS: u64 = 5_000;
 /// The most rows one listing returns.
 pub const LIST_LIMIT_MAX: u32 = 1_000;
 
@@ -117,16 +132,17 @@ pub enum LedgerError {
         /// Where it was looked for.
         location: String,
     },
-    /// SQLite failed otherwise.
+    /// The store failed otherwise (SQLite, or the memory store refusing what SQLite would).
     #[error("{location}: {context}: {source}")]
-    Sqlite {
+    Failed {
         /// Which ledger.
         location: String,
         /// What the ledger was doing.
         context: &'static str,
-        /// SQLite's error.
+        /// The store's error: its words, SQLite's result code, the client's own error
+        /// behind `source()`.
         #[source]
-        source: rusqlite::Error,
+        source: StoreError,
     },
     /// A store from another crate failed (its own error, in words).
     #[error("{location}: {context}: {detail}")]
@@ -169,6 +185,7 @@ pub enum LedgerError {
     },
 }
 
+#[cfg(feature = "sqlite")]
 static MEMORY_LEDGERS: AtomicU64 = AtomicU64::new(0);
 static MEMORY_STORES: AtomicU64 = AtomicU64::new(0);
 
@@ -177,11 +194,12 @@ static MEMORY_STORES: AtomicU64 = AtomicU64::new(0);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LedgerStore {
-    /// Real SQLite: a file, or a named in-memory database. What the game, replays and files use.
-    #[default]
+    /// Real SQLite: a file, or a named in-memory database (feature `sqlite`, on by default).
+    #[cfg_attr(feature = "sqlite", default)]
     Sqlite,
-    /// Plain Rust collections in memory, for one thread: the simulator's bulk runs (the
-    /// explorer, the benchmark), where SQLite itself was most of a scenario's time.
+    /// Plain Rust collections in memory, for one thread: bulk runs where SQLite itself would be
+    /// most of a run's time, and the store of a build without SQLite.
+    #[cfg_attr(not(feature = "sqlite"), default)]
     Memory,
 }
 
@@ -281,6 +299,10 @@ pub struct Ledger {
 
 #[derive(Debug)]
 enum Store {
+    #[cfg_attr(
+        not(feature = "sqlite"),
+        expect(dead_code, reason = "without SQLite the variant holds a type with no values")
+    )]
     Sqlite(Connection),
     Memory(memory::MemoryConnection),
     /// Behind a mutex only so that reads, which take `&self` here, may use the external
@@ -292,7 +314,9 @@ enum Store {
 
 #[derive(Clone, Debug)]
 enum Location {
+    #[cfg(feature = "sqlite")]
     File(PathBuf),
+    #[cfg(feature = "sqlite")]
     Memory(String),
     /// A memory store, by number: its description is only formatted when an error needs it.
     MemoryStore(u64),
@@ -302,7 +326,9 @@ enum Location {
 impl Location {
     fn describe(&self) -> String {
         match self {
+            #[cfg(feature = "sqlite")]
             Location::File(path) => path.display().to_string(),
+            #[cfg(feature = "sqlite")]
             Location::Memory(name) => format!("memory ledger {name}"),
             Location::MemoryStore(number) => format!("memory store ledger {number}"),
             Location::External(description) => description.clone(),
@@ -311,12 +337,14 @@ impl Location {
 }
 
 impl Ledger {
+    #[cfg(feature = "sqlite")]
     /// Opens a ledger file, creating it (and its schema) if it does not exist. A version 1
     /// ledger is migrated to this build's schema.
     pub fn open(path: &Path) -> Result<Ledger, LedgerError> {
         sqlite::open_file(path, true)
     }
 
+    #[cfg(feature = "sqlite")]
     /// Opens a ledger file that must already exist and already be a ledger: it never creates
     /// the file or its schema ([`LedgerError::Missing`] for no file, [`LedgerError::NotALedger`]
     /// for an empty one). For a long-running process (the operator API) that must never answer
@@ -325,6 +353,7 @@ impl Ledger {
         sqlite::open_file(path, false)
     }
 
+    #[cfg(feature = "sqlite")]
     /// Asks `allow` just before every commit on this connection, with the write lock held; a
     /// commit it refuses is rolled back and the write fails. Lets a server check that the file
     /// at the path it serves is still the one this connection writes (not deleted or replaced)
@@ -344,6 +373,7 @@ impl Ledger {
         }
     }
 
+    #[cfg(feature = "sqlite")]
     /// A fresh in-memory SQLite ledger, shared by every connection made with
     /// [`Ledger::connect_again`]. It lives while any of its connections does. Meant for one
     /// thread (the simulator): SQLite's shared cache answers contention with `SQLITE_LOCKED`
@@ -368,7 +398,13 @@ impl Ledger {
     /// A fresh in-memory ledger in the given store.
     pub fn open_in(store: LedgerStore) -> Result<Ledger, LedgerError> {
         match store {
+            #[cfg(feature = "sqlite")]
             LedgerStore::Sqlite => Ledger::open_memory(),
+            #[cfg(not(feature = "sqlite"))]
+            LedgerStore::Sqlite => Err(LedgerError::Open {
+                location: "an in-memory SQLite ledger".into(),
+                detail: "this build has no SQLite store (twice-runtime's feature `sqlite` is off)".into(),
+            }),
             LedgerStore::Memory => Ok(Ledger::open_memory_store()),
         }
     }
@@ -407,11 +443,7 @@ impl Ledger {
             }
             // Another run of the same process: it joins the same commit group.
             (location, Store::Grouped(member)) => member.join(location),
-            (Location::File(path), Store::Sqlite(_)) => Ledger::open(path),
-            (Location::Memory(name), Store::Sqlite(_)) => sqlite::connect_memory(name),
-            (Location::MemoryStore(_) | Location::External(_), Store::Sqlite(_)) => {
-                unreachable!("a SQLite ledger is a file or a named memory database")
-            }
+            (location, Store::Sqlite(connection)) => sqlite::connect_again(connection, location),
         }
     }
 
@@ -423,8 +455,11 @@ impl Ledger {
     /// The ledger's file, for a file ledger.
     pub fn path(&self) -> Option<&Path> {
         match &self.location {
+            #[cfg(feature = "sqlite")]
             Location::File(path) => Some(path),
-            Location::Memory(_) | Location::MemoryStore(_) | Location::External(_) => None,
+            #[cfg(feature = "sqlite")]
+            Location::Memory(_) => None,
+            Location::MemoryStore(_) | Location::External(_) => None,
         }
     }
 

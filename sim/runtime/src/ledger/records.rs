@@ -355,6 +355,45 @@ pub struct Checkpoint {
     pub updated_at_ms: u64,
 }
 
+impl Checkpoint {
+    /// The run's state as saved ([`crate::run::RunState`]).
+    ///
+    /// # Errors
+    ///
+    /// [`crate::run::UnparsableState`] when the stored state is not a run state (written by
+    /// something else, or damaged).
+    pub fn run_state(&self) -> Result<crate::run::RunState, crate::run::UnparsableState> {
+        crate::run::RunState::from_json(&self.state)
+    }
+
+    /// The application's own state saved with the run ([`crate::run::RunState::application`]):
+    /// what the agent put there with its last decision before this save, `null` if nothing.
+    ///
+    /// ```
+    /// use twice_runtime::ledger::Ledger;
+    /// use twice_runtime::run::RunState;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut ledger = Ledger::open_memory_store();
+    /// let state = RunState {
+    ///     application: serde_json::json!({"draft": "Dear Ada"}),
+    ///     ..RunState::default()
+    /// };
+    /// ledger.save_checkpoint("run-1", "running", &state.to_json(), "worker-1", Some(0), 10)?;
+    /// let checkpoint = ledger.load_checkpoint("run-1")?.expect("saved");
+    /// assert_eq!(checkpoint.application_state()?["draft"], "Dear Ada");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`crate::run::UnparsableState`] when the stored state is not a run state.
+    pub fn application_state(&self) -> Result<serde_json::Value, crate::run::UnparsableState> {
+        self.run_state().map(|state| state.application)
+    }
+}
+
 /// How a checkpoint save went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SaveOutcome {

@@ -268,11 +268,7 @@ impl Worker {
         let Some(tool) = self.setup.tools.iter().find(|tool| tool.name == call.tool).cloned() else {
             return Err(CallRefused::UnknownTool(call.tool));
         };
-        let scheme = if self.guard(Guard::KeyPerCall) {
-            KeyScheme::PerCall
-        } else {
-            KeyScheme::ArgumentsHash
-        };
+        let scheme = self.key_scheme();
         let key = IdempotencyKey::make(
             scheme,
             &self.setup.run_id,

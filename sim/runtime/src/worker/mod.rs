@@ -570,6 +570,16 @@ impl Worker {
         (self.setup.words.record)(note)
     }
 
+    /// How this worker makes keys: per call, unless the simulation switched guard
+    /// `key_per_call` off.
+    fn key_scheme(&self) -> KeyScheme {
+        #[cfg(feature = "simulation")]
+        if !self.guard(Guard::KeyPerCall) {
+            return KeyScheme::ArgumentsHash;
+        }
+        KeyScheme::PerCall
+    }
+
     fn guard(&self, guard: Guard) -> bool {
         self.setup.guards.is_on(guard)
     }

@@ -148,11 +148,7 @@ impl Worker {
 
     /// The calls of this run that took effect and have a compensation, with their keys, oldest first.
     pub(super) fn compensable_effects(&self) -> Vec<(IdempotencyKey, ToolCall)> {
-        let scheme = if self.guard(Guard::KeyPerCall) {
-            KeyScheme::PerCall
-        } else {
-            KeyScheme::ArgumentsHash
-        };
+        let scheme = self.key_scheme();
         self.run
             .took_effect
             .iter()

@@ -91,9 +91,9 @@ fn the_naive_refusal_shows_which_naive_runtime_it_is() {
         let program = program(&refusal, guards);
         program.lines[program.lines_of(Guard::RefusalIsFailed)[0]].code.clone()
     };
-    guards.naive_refusal = NaiveRefusal::Indeterminate;
+    guards = guards.with_naive_refusal(NaiveRefusal::Indeterminate);
     assert_eq!(line(guards), "if sent.not_attempted: answer = TIMEOUT");
-    guards.naive_refusal = NaiveRefusal::Completed;
+    guards = guards.with_naive_refusal(NaiveRefusal::Completed);
     assert_eq!(line(guards), "if sent.not_attempted: answer = COMPLETED");
     assert_eq!(
         line(guards.with(Guard::RefusalIsFailed, true)),

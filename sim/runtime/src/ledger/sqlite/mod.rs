@@ -15,10 +15,11 @@ mod tables;
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
+pub(super) use rusqlite::Connection;
+use rusqlite::OpenFlags;
 
 use super::operations::{self, Tables};
-use super::{Ledger, LedgerError, Location, ReserveRequest, Store};
+use super::{Ledger, LedgerError, Location, ReserveRequest, Store, StoreError};
 use crate::sqlite_file::{self, BUSY_TIMEOUT_MS, DurabilityError, Failure};
 
 pub(super) use batch::SqliteBatch;
@@ -87,6 +88,33 @@ pub(super) fn open_new_memory(name: &str) -> Result<Ledger, LedgerError> {
         write_schema(connection, &ledger.location)
     })?;
     Ok(ledger)
+}
+
+/// Another connection to the SQLite ledger at `location` (a file, or a named memory database).
+pub(super) fn connect_again(_connection: &Connection, location: &Location) -> Result<Ledger, LedgerError> {
+    match location {
+        Location::File(path) => Ledger::open(path),
+        Location::Memory(name) => connect_memory(name),
+        Location::MemoryStore(_) | Location::External(_) => Err(LedgerError::Open {
+            location: location.describe(),
+            detail: "a SQLite connection on a store that is not SQLite's".into(),
+        }),
+    }
+}
+
+/// Another read connection for a member of the grouped file ledger at `location`.
+pub(super) fn read_connection_again(_connection: &Connection, location: &Location) -> Result<Connection, LedgerError> {
+    let not_a_file = || LedgerError::Open {
+        location: location.describe(),
+        detail: "a grouped SQLite ledger is a file".into(),
+    };
+    let Location::File(path) = location else {
+        return Err(not_a_file());
+    };
+    match Ledger::open(path)?.store {
+        Store::Sqlite(connection) => Ok(connection),
+        Store::Memory(_) | Store::External(_) | Store::Grouped(_) => Err(not_a_file()),
+    }
 }
 
 /// Another connection to the named in-memory database.
@@ -240,10 +268,10 @@ pub(super) fn classify_at(location: &Location, error: rusqlite::Error, context: 
             detail: error.to_string(),
         },
         Failure::Locked => LedgerError::Locked { location, context },
-        Failure::Other => LedgerError::Sqlite {
+        Failure::Other => LedgerError::Failed {
             location,
             context,
-            source: error,
+            source: StoreError::sqlite(error),
         },
     }
 }

@@ -46,15 +46,15 @@ pub fn under_guards(simulation: &Simulation, guards: Guards) -> Result<Alternati
             on: guards.is_on(guard),
         })
         .collect();
-    if flips.is_empty() && guards.naive_refusal == same.guards.naive_refusal {
+    if flips.is_empty() && guards.naive_refusal() == same.guards.naive_refusal() {
         return Ok(again);
     }
     same.anchors = anchors;
     same.refused_decisions = refused;
     // A switch that is not a guard (which naive runtime records a refusal how) rides along.
-    same.guards.naive_refusal = guards.naive_refusal;
+    same.guards = same.guards.with_naive_refusal(guards.naive_refusal());
     let mut alternative = same.run_with(&flips)?;
-    alternative.guards.naive_refusal = guards.naive_refusal;
+    alternative.guards = alternative.guards.with_naive_refusal(guards.naive_refusal());
     debug_assert_eq!(
         alternative.guards, guards,
         "the other run has exactly the guards asked for"
