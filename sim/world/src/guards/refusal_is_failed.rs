@@ -43,7 +43,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
 
 /// Its lines in the runtime's loop: its own when on, the naive ones it replaces when off.
 fn lines(context: &Context<'_>, on: bool) -> Vec<Piece> {
-    let (answer, note) = match (on, context.guards.naive_refusal) {
+    let (answer, note) = match (on, context.guards.naive_refusal()) {
         (true, _) => ("FAILED", "nothing left, so failed, and it may run again"),
         (false, NaiveRefusal::Completed) => ("COMPLETED", "the refusal is swallowed and recorded a success"),
         (false, NaiveRefusal::Indeterminate) => {
