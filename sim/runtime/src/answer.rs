@@ -1,5 +1,14 @@
-//! A tool's answer, as the runtime hears it. The runtime knows no billing: the tool's world
-//! (the simulated billing, the billing server) turns its own answer into this.
+//! A tool's answer, as the runtime hears it. The runtime knows nothing of the other system:
+//! the tool turns that system's own answer into this.
+//!
+//! ```
+//! use twice_runtime::ToolAnswer;
+//!
+//! // The provider recognised the idempotency key: the first effect, nothing applied again.
+//! let answer = ToolAnswer::Repeat { first: "cr_1".into(), receipt: "credit cr_1".into() };
+//! assert_eq!(answer.receipt(), "credit cr_1");
+//! assert!(!answer.is_rejection());
+//! ```
 
 use serde::{Deserialize, Serialize};
 

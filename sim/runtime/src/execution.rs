@@ -126,6 +126,11 @@ pub trait Agent {
     /// The decision and the state it leaves (with its counters moved on, see
     /// [`next_call`]). An error is a state the agent cannot decide from: the run waits for
     /// a person.
+    ///
+    /// # Errors
+    ///
+    /// The application's [`AgentError`] when it cannot decide: the run is told its state is
+    /// unusable and stops for a person, never guessed.
     fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError>;
 }
 

@@ -16,8 +16,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One guard of the runtime. The order here is the order the campaign teaches them, but for
-/// `RefusalIsFailed`: added last, so the game's number keys keep switching the guards they did.
+/// One guard of the runtime. The order is the order the rules build on each other, but for
+/// `RefusalIsFailed`, added last so that each guard's number stays what it was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Guard {
@@ -25,20 +25,20 @@ pub enum Guard {
     WriteRetryRule,
     /// `assert_tool_contract` before a run starts: a run whose tools declare a write with
     /// more than one attempt, or without the idempotency key, is refused before anything is sent.
-    /// That is all it checks: it is the seed's rule, word for word.
+    /// That is all it checks: the contract rule, word for word.
     ToolContract,
     /// `on_indeterminate: pause`: the model never hears "failed" while the answer is "unknown".
     PauseOnIndeterminate,
     /// `assert_ambiguity_policy` before a run starts: an external or destructive tool with
     /// neither a reconcile hook nor the pause (`PauseOnIndeterminate`) is refused before anything
-    /// is sent. A policy beyond the seed, whose default handles an unknown call like any failed
+    /// is sent. A policy beyond the contract rule, whose default handles an unknown call like any failed
     /// call: a lost answer would reach the model as "failed".
     AmbiguityPolicy,
     /// Reserve the key in the ledger before the tool runs.
     Ledger,
     /// The reservation is one transaction (no check-then-insert race).
     AtomicReservation,
-    /// The idempotency key is handed to the tool and passed to billing.
+    /// The idempotency key is handed to the tool and passed to the system it changes.
     KeyDownstream,
     /// A save with a stale checkpoint version fails and that worker stands down.
     CheckpointVersion,
@@ -104,9 +104,8 @@ const fn each_once(guards: &[Guard]) -> bool {
 }
 
 impl Guard {
-    /// The guards the campaign teaches, in its order: each has a level that switches it off
-    /// and a tape that only wins without it (`sim/tests/campaign.rs` holds that), and the
-    /// defender's search goes over them.
+    /// The guards in the order they build on each other: a simulation that shows what each
+    /// prevents goes over them in this order.
     pub const ALL: [Guard; 16] = [
         Guard::WriteRetryRule,
         Guard::ToolContract,
@@ -126,12 +125,11 @@ impl Guard {
         Guard::DeadLetter,
     ];
 
-    /// Guards a level may switch off by name that no level teaches yet, so the campaign's
-    /// checks and the defender's search leave them out. None today: the dead letter, the
-    /// last, is taught by level 36's crash loop (a level's `recovery_crashes_at`).
+    /// Guards a simulation may switch off by name but does not show yet, so searches over
+    /// [`Guard::ALL`] leave them out. None today.
     pub const NOT_YET_TAUGHT: [Guard; 0] = [];
 
-    /// Every guard: the taught ones in teaching order, then the ones not yet taught. Made
+    /// Every guard: [`Guard::ALL`] in its order, then [`Guard::NOT_YET_TAUGHT`]. Made
     /// from the two lists, so a guard is listed once and moving one from `NOT_YET_TAUGHT`
     /// into `ALL` is a change to those two lines alone; building fails if a guard would be
     /// in both.
@@ -141,7 +139,7 @@ impl Guard {
         every
     };
 
-    /// The guard as levels, tapes and `--guards` name it (`write_retry_rule`).
+    /// The guard's name, as files and command lines write it (`write_retry_rule`).
     pub const fn name(self) -> &'static str {
         match self {
             Guard::WriteRetryRule => "write_retry_rule",
@@ -175,10 +173,9 @@ impl std::fmt::Display for Guard {
     }
 }
 
-/// Which guards are on: a set over [`Guard`], every guard on unless a level switches it off by
-/// name. Levels and tapes write it as a struct of switches, `(ledger: false, key_per_call: false)`
-/// (a guard left out is on), so it reads and writes as it always has; a name that is no guard is
-/// refused with the list of guards.
+/// Which guards are on: a set over [`Guard`], every guard on unless a simulation switches one
+/// off (feature `simulation`). Written as a struct of switches, `(ledger: false, key_per_call:
+/// false)` (a guard left out is on); a name that is no guard is refused with the list of guards.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Guards {
     /// Bit `guard as u32` is set when `guard` is on.
@@ -220,7 +217,7 @@ impl Guard {
 }
 
 impl Guards {
-    /// Every guard on: the seed's runtime.
+    /// Every guard on: the runtime as it always runs without the `simulation` feature.
     pub fn all_on() -> Self {
         Guards {
             on: Guard::EVERY.into_iter().fold(0, |on, guard| on | guard.bit()),
@@ -304,6 +301,10 @@ impl Guards {
 
     simulation_api! {
         /// Parses `all`, `none`, or a comma-separated list of guard names to leave on.
+        ///
+        /// # Errors
+        ///
+        /// [`UnknownGuard`] for a name that is no guard's.
         pub fn parse_list(text: &str) -> Result<Guards, UnknownGuard> {
             match text.trim() {
                 "all" => return Ok(Guards::all_on()),
@@ -330,10 +331,10 @@ impl std::fmt::Debug for Guards {
     }
 }
 
-/// The name under which a level writes which naive runtime it shows (not a guard).
+/// The name under which a simulation writes which naive runtime it shows (not a guard).
 const NAIVE_REFUSAL: &str = "naive_refusal";
 
-/// Every name a level's `guards: (…)` may hold: the guards, then `naive_refusal`.
+/// Every name a written `guards: (…)` may hold: the guards, then `naive_refusal`.
 #[cfg(feature = "simulation")]
 const FIELDS: [&str; Guard::EVERY.len() + 1] = {
     let mut fields = [NAIVE_REFUSAL; Guard::EVERY.len() + 1];
@@ -364,7 +365,7 @@ impl Serialize for Guards {
     }
 }
 
-/// Reading guards can switch them off, so only the simulation reads them (levels, tapes).
+/// Reading guards can switch them off, so only a simulation reads them.
 #[cfg(feature = "simulation")]
 impl<'de> Deserialize<'de> for Guards {
     /// A struct (or map) of switches by guard name, each `true` or `false`; a guard left out is

@@ -3,9 +3,9 @@
 //! string arguments that used to look alike).
 //!
 //! Each is its text and nothing more: serialized (serde, ledger columns, JSON) exactly as the
-//! string it wraps, so every stored ledger, tape and API answer reads and writes byte for byte
+//! string it wraps, so every stored ledger, file and API answer reads and writes byte for byte
 //! as before. Reading one as `&str` is free (`Deref`); making one takes the text on purpose
-//! (`From`), since the runtime never invents names, it only carries what a level, a process's
+//! (`From`), since the runtime never invents names, it only carries what a configuration, a process's
 //! flags or a stored row gave it.
 
 use std::borrow::Borrow;
@@ -24,7 +24,7 @@ macro_rules! name_type {
         pub struct $name(String);
 
         impl $name {
-            /// The name from its text, as given (a level, a flag, a stored row).
+            /// The name from its text, as given (a configuration, a flag, a stored row).
             pub fn new(text: impl Into<String>) -> Self {
                 $name(text.into())
             }

@@ -1,4 +1,15 @@
 //! Idempotency keys: one per tool call, `<run_id>:<tool_call_id>`.
+//!
+//! ```
+//! use twice_runtime::IdempotencyKey;
+//!
+//! let key = IdempotencyKey::per_call("refund-7", "c1")?;
+//! assert_eq!(key.as_str(), "refund-7:c1");
+//! // Stable across replays: the same run and call give the same key, whatever the arguments.
+//! assert_eq!(IdempotencyKey::parse("refund-7:c1")?, key);
+//! assert!(IdempotencyKey::per_call("refund-7", "").is_err(), "an error, never a panic");
+//! # Ok::<(), twice_runtime::key::KeyError>(())
+//! ```
 
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +51,11 @@ pub enum KeyScheme {
 impl IdempotencyKey {
     /// The runtime's key: `<run_id>:<tool_call_id>`. Both parts come from stored state (a
     /// checkpoint, a model's call), so a bad part is an error, never a panic.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError::EmptyPart`] for an empty run or call id; [`KeyError::Malformed`] when the key
+    /// would be longer than 200 bytes or hold whitespace or a control character.
     pub fn per_call(run_id: &str, tool_call_id: &str) -> Result<Self, KeyError> {
         if run_id.is_empty() || tool_call_id.is_empty() {
             return Err(KeyError::EmptyPart {
@@ -87,6 +103,11 @@ impl IdempotencyKey {
     }
 
     /// Wraps a key read back from the ledger or an operator's request.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError::Malformed`] for an empty text, one longer than 200 bytes, or one holding
+    /// whitespace or a control character.
     pub fn parse(text: &str) -> Result<Self, KeyError> {
         if text.is_empty() || text.len() > 200 || text.chars().any(|c| c.is_control() || c.is_whitespace()) {
             return Err(KeyError::Malformed { text: text.to_owned() });

@@ -106,9 +106,9 @@
 #![warn(missing_docs)]
 // A library's fallible and panicking functions say when: `# Errors` and `# Panics` sections,
 // checked by clippy (CI denies warnings).
-// #![warn(clippy::missing_errors_doc, clippy::missing_panics_doc)]
+#![warn(clippy::missing_errors_doc, clippy::missing_panics_doc)]
 
-/// An item of the game's switches (a guard turned off, a naive mode, a test hook): public with
+/// An item of a simulation's switches (a guard turned off, a naive mode, a test hook): public with
 /// the `simulation` feature, crate-private without it. The runtime's own code still reaches it
 /// (with every guard on, only the on-branch runs), but a stranger's program cannot name it, so
 /// the lean API has no way to turn a safety rule off.

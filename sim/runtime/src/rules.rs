@@ -124,7 +124,7 @@ impl ReservationAction {
         )
     }
 
-    /// In the player's words, for the timeline.
+    /// In words, for a timeline.
     pub fn describe(self) -> &'static str {
         match self {
             ReservationAction::RunNew => "recorded `started`; the tool runs",
@@ -138,7 +138,7 @@ impl ReservationAction {
 }
 
 /// Table 1 — reservation. `lease_expired` only matters for a naive runtime that has
-/// leases (`no_lease_expiry` off); the seed's runtime never reclaims `started`.
+/// leases (`no_lease_expiry` off); the runtime with its guards on never reclaims `started`.
 pub fn reservation_action(existing: Option<Status>, side_effect: SideEffect, lease_expired: bool) -> ReservationAction {
     use ReservationAction as Action;
     match (existing, side_effect.changes_something()) {
@@ -302,12 +302,12 @@ pub fn workflow_action(policy: RecoveryPolicy, retry: u32, retries_max: u32) -> 
 #[serde(rename_all = "snake_case")]
 pub enum SendTiming {
     /// The driver may stop between the two: the simulator splits a call into visible phases
-    /// so that a player can act (an operator settles, a crash card lands) between the
+    /// so that something can happen (an operator settles, a crash) between the
     /// reservation and the send. The default, right for any driver.
     #[default]
     Separate,
     /// The driver sends as soon as the reservation says the tool runs, with nothing of its
-    /// own in between (the `twice-sim worker` process).
+    /// own in between (a worker process).
     RightAfterReserving,
 }
 

@@ -28,11 +28,20 @@ impl Arguments {
     }
 
     /// Arguments from any serializable value (a tool's own typed arguments).
+    ///
+    /// # Errors
+    ///
+    /// serde's error when `value` cannot be JSON (a map whose keys are not strings, a failing
+    /// `Serialize`).
     pub fn from_typed<T: Serialize>(value: &T) -> Result<Arguments, serde_json::Error> {
         serde_json::to_value(value).map(Arguments)
     }
 
     /// The arguments read as a tool's own typed arguments; the error names what does not fit.
+    ///
+    /// # Errors
+    ///
+    /// serde's error naming what does not fit `T`.
     pub fn to_typed<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         serde_json::from_value(self.0.clone())
     }
@@ -47,7 +56,9 @@ impl Arguments {
     pub fn canonical(&self) -> String {
         let mut text = Vec::new();
         write_canonical(&self.0, &mut text);
-        String::from_utf8(text).expect("serde_json writes UTF-8")
+        // serde_json writes UTF-8 and so does `write_canonical`; were a byte ever not, it is
+        // replaced rather than a panic.
+        String::from_utf8(text).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
     }
 }
 
@@ -257,11 +268,20 @@ pub struct UnparsableState(#[source] pub serde_json::Error);
 
 impl RunState {
     /// The state as the checkpoint stores it.
+    ///
+    /// # Panics
+    ///
+    /// Never: a run state is text, numbers and JSON values, which serde_json always writes
+    /// (the `expect` states that, it is not an input check).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("run state serializes")
     }
 
     /// A stored state; `Err` says why it does not parse.
+    ///
+    /// # Errors
+    ///
+    /// [`UnparsableState`] with serde's error when the text is not a run state.
     pub fn from_json(text: &str) -> Result<RunState, UnparsableState> {
         serde_json::from_str(text).map_err(UnparsableState)
     }
@@ -287,7 +307,8 @@ impl RunState {
 pub enum Decision {
     /// Make this tool call.
     Call(ToolCall),
-    /// The current item is over.
+    /// The run is over: it is saved `completed` and the worker exits. (To go on to the next
+    /// item, make its first call with a state moved on: [`crate::execution::moved_on`].)
     Done,
     /// The model gives up on the run (its policy `on_failed: fail_run`): the run ends failed.
     FailRun {

@@ -39,6 +39,10 @@ pub fn failure_of(error: &rusqlite::Error) -> Failure {
 
 /// Opens `path` for reading and writing, creating it if `create` and it does not exist.
 /// The connection is used by one thread at a time (`NO_MUTEX`), as every store here does.
+///
+/// # Errors
+///
+/// SQLite's error when the file cannot be opened (or created).
 pub fn open(path: &Path, create: bool) -> rusqlite::Result<Connection> {
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if create {
@@ -48,12 +52,20 @@ pub fn open(path: &Path, create: bool) -> rusqlite::Result<Connection> {
 }
 
 /// Makes the connection wait up to [`BUSY_TIMEOUT_MS`] for another's lock.
+///
+/// # Errors
+///
+/// SQLite's error when the timeout cannot be set.
 pub fn wait_when_busy(connection: &Connection) -> rusqlite::Result<()> {
     connection.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
 }
 
 /// The names of the database's tables, in order. Reading them changes nothing, so a store
 /// can identify a file before touching it.
+///
+/// # Errors
+///
+/// SQLite's error when the schema cannot be read (not a database, locked).
 pub fn table_names(connection: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut statement = connection.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
     let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
@@ -87,6 +99,11 @@ impl DurabilityError {
 /// Switches to WAL with full sync: a write a store answered as done (a credit billing
 /// applied, a reservation the ledger granted) is on disk before the answer, and readers do
 /// not block the writer. Changes the file's header, so identify a file first.
+///
+/// # Errors
+///
+/// [`DurabilityError::NotWal`] when SQLite keeps another journal mode; [`DurabilityError::Sqlite`]
+/// when a pragma fails.
 pub fn make_durable(connection: &Connection) -> Result<(), DurabilityError> {
     let mode = switch_to_wal(connection).map_err(|error| DurabilityError::Sqlite {
         context: "switching to WAL",

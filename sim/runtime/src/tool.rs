@@ -70,7 +70,7 @@ pub struct ToolDeclaration {
     pub name: ToolName,
     /// What the tool does to the world: it sets the retry rule.
     pub side_effect: SideEffect,
-    /// What the tool's world does when the tool runs, in the driver's own words (the billing
+    /// What the tool's world does when the tool runs, in the driver's own words (a payment provider's
     /// world's `credit` or `lookup_balance`); the runtime never reads it. `None`: the driver
     /// goes by the tool's name. In RON it is written bare (`operation: credit`).
     #[serde(
@@ -278,7 +278,7 @@ impl ToolDeclaration {
         }
     }
 
-    /// The same tool declared otherwise: what the player's declaration makes of it.
+    /// The same tool declared otherwise.
     pub fn declared_as(&self, side_effect: SideEffect, attempts: u32, takes_key: bool) -> ToolDeclaration {
         ToolDeclaration {
             side_effect,
@@ -288,7 +288,12 @@ impl ToolDeclaration {
         }
     }
 
-    /// The seed's contract check on this declaration.
+    /// The contract check ([`assert_tool_contract`]) on this declaration.
+    ///
+    /// # Errors
+    ///
+    /// The [`ContractViolation`] found: more than one attempt for a tool that changes something, or
+    /// no idempotency key.
     pub fn check_contract(&self) -> Result<(), ContractViolation> {
         assert_tool_contract(self, self.declared_attempts())
     }
@@ -349,7 +354,7 @@ pub enum ContractViolation {
 /// The ambiguity policy (guard `ambiguity_policy`): an external or destructive tool needs a
 /// reconcile hook, or a runtime that pauses on an unknown outcome (`pauses_on_indeterminate`,
 /// guard `pause_on_indeterminate`). A read or a write inside the runtime's own reach passes.
-/// A policy beyond the seed, whose default handles an unknown call like any failed call (and
+/// A policy beyond the contract check, whose default handles an unknown call like any failed call (and
 /// whose [`assert_tool_contract`] passes such a tool): agent runtimes such as zeph-durable
 /// refuse to build a money-moving tool that declares none.
 ///
@@ -365,6 +370,11 @@ pub enum ContractViolation {
 /// email.reconcile = true;
 /// assert!(assert_ambiguity_policy(&email, false).is_ok(), "the hook looks the email up");
 /// ```
+///
+/// # Errors
+///
+/// [`ContractViolation`] for an external or destructive tool with neither a reconcile hook nor the
+/// pause.
 pub fn assert_ambiguity_policy(tool: &ToolDeclaration, pauses_on_indeterminate: bool) -> Result<(), ContractViolation> {
     if tool.side_effect.reaches_out() && !tool.reconcile && !pauses_on_indeterminate {
         return Err(ContractViolation::NoAmbiguityPolicy {
@@ -375,9 +385,14 @@ pub fn assert_ambiguity_policy(tool: &ToolDeclaration, pauses_on_indeterminate: 
     Ok(())
 }
 
-/// The seed's `assert_tool_contract`: fails any tool that writes, sends or deletes and
+/// The tool contract: fails any tool that writes, sends or deletes and
 /// is allowed more than one attempt or has no idempotency key. `attempts` is what the
 /// runtime is configured to allow it.
+///
+/// # Errors
+///
+/// [`ContractViolation`] for a tool that writes, sends or deletes and is allowed more than one
+/// attempt or takes no idempotency key.
 pub fn assert_tool_contract(tool: &ToolDeclaration, attempts: u32) -> Result<(), ContractViolation> {
     if !tool.side_effect.changes_something() {
         return Ok(());

@@ -1,6 +1,6 @@
 //! A workflow node around an agent run: what happens to a run that fails.
 //!
-//! The seed: "Workflow retries are at-least-once. A workflow node set to `recovery_policy:
+//! The rule: "Workflow retries are at-least-once. A workflow node set to `recovery_policy:
 //! retry` starts a fresh agent run, which makes its own calls with its own keys." A fresh run
 //! is a new run: its id is derived from the failed one's, so every key it makes is new, and it
 //! starts from its script's first step. Nothing of the failed run's ledger records carries
@@ -25,7 +25,7 @@ pub enum RecoveryPolicy {
 }
 
 impl RecoveryPolicy {
-    /// The policy as a level writes it: `fail` or `retry`.
+    /// The policy as a configuration writes it: `fail` or `retry`.
     pub fn name(self) -> &'static str {
         match self {
             RecoveryPolicy::Fail => "fail",
@@ -34,7 +34,7 @@ impl RecoveryPolicy {
     }
 }
 
-/// The workflow node's settings, as a level states them.
+/// The workflow node's settings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Workflow {

@@ -4,7 +4,7 @@
 //!
 //! The machine ([`crate::worker::Worker`]) decides; the executor does what it decided to the
 //! ledger and says what it did ([`Report`]); the driver does the rest ([`Drive`]): the model,
-//! the network, time, the process. The simulator and the `twice-sim worker` process are two
+//! the network, time, the process. A simulation and a worker process are two
 //! drivers of the same machine and the same executor, so a rule fixed here is fixed for both.
 //!
 //! The send fence lives here: the last step before a request leaves is a compare-and-set on
@@ -14,6 +14,28 @@
 //! ([`SendTiming::RightAfterReserving`], the worker process), the fence of attempt 1 is
 //! folded into the reservation's own transaction instead (decision table 5,
 //! [`crate::rules::fence_place`]): one commit fewer, nothing in between.
+//!
+//! ```
+//! use twice_runtime::executor::{Executor, Next};
+//! use twice_runtime::ledger::Ledger;
+//! use twice_runtime::worker::{Input, Worker, WorkerSetup};
+//!
+//! # fn main() -> Result<(), twice_runtime::Error> {
+//! let ledger = Ledger::open_memory_store();
+//! let setup = WorkerSetup::new("worker-1", "run-1", Vec::new());
+//! let mut executor = Executor::new(ledger.connect_again()?, &setup);
+//! let mut worker = Worker::new(setup)?;
+//! // The machine's first command is to load the run's checkpoint: the executor's to do.
+//! let command = worker.handle(0, Input::Start)?.expect("a first command");
+//! let step = executor.perform(command, 0)?;
+//! let Next::Feed(loaded) = step.next else { panic!("the ledger answers the load") };
+//! assert!(matches!(loaded, Input::CheckpointLoaded { .. }));
+//! // Fed back, the machine asks the model next: a driver's part.
+//! let command = worker.handle(1, loaded)?.expect("a next command");
+//! assert!(matches!(executor.perform(command, 1)?.next, Next::Drive(_)));
+//! # Ok(())
+//! # }
+//! ```
 
 use crate::guards::Guard;
 use crate::ids::{RunId, Tenant, WorkerId};
@@ -119,7 +141,7 @@ impl Executor {
 
     /// Declares how the driver sends: [`SendTiming::RightAfterReserving`] folds attempt 1's
     /// send fence into the reservation (the worker process); the default, separate, keeps
-    /// them two transactions (the simulator, where a player may act between them).
+    /// them two transactions (a simulation, where a fault may land between them).
     pub fn with_send_timing(mut self, send_timing: SendTiming) -> Executor {
         self.send_timing = send_timing;
         self
@@ -128,7 +150,7 @@ impl Executor {
     simulation_api! {
         /// Sends without the fence, as the runtime did before it had one. It exists for the one
         /// test that shows what the fence prevents (the explorer finds the double payment without
-        /// it); no level, tape or command line can switch it.
+        /// it); nothing outside a test can switch it.
         pub fn without_send_fence_for_tests(mut self) -> Executor {
             self.fence_sends = false;
             self
@@ -151,6 +173,11 @@ impl Executor {
     }
 
     /// Carries out `command`: its ledger part here, the rest handed to the driver.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the ledger fails: nothing of this step was decided, and a worker
+    /// started again recovers the run from the ledger.
     pub fn perform(&mut self, command: Command, now_ms: u64) -> Result<Step, LedgerError> {
         // One span per step (reserve, send, outcome, reconcile, pause, …): an application's
         // subscriber sees each with its worker and key; without one, the fields are never made.
@@ -405,6 +432,11 @@ impl Executor {
     /// finding, when it is recorded; for nothing found, when the lookup was *asked* — table 6
     /// weighs "nothing there" as of then (a clock read after the answer would let a request
     /// applied while the lookup was on its way count as proven absent).
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the ledger fails: nothing of this step was decided, and a worker
+    /// started again recovers the run from the ledger.
     pub fn reconciled(
         &mut self,
         key: IdempotencyKey,
@@ -476,6 +508,11 @@ impl Executor {
     /// A naive runtime's reflex compensation went out (`detail` says what the world
     /// answered): the record moves to `compensated` if it was unknown (or completed); a
     /// settled one keeps its status and the compensation is noted.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the ledger fails: nothing of this step was decided, and a worker
+    /// started again recovers the run from the ledger.
     pub fn undone(&mut self, key: IdempotencyKey, detail: &str, now_ms: u64) -> Result<Step, LedgerError> {
         let mut settled = false;
         if self.ledger_on {

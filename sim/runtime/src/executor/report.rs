@@ -1,5 +1,5 @@
 //! What the executor did to the ledger, typed. Its words are the application's: the
-//! simulator's timeline makes them (`twice_world::simulator::report_words`).
+//! application's timeline makes them, in its own words.
 
 use crate::key::IdempotencyKey;
 use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};

@@ -61,7 +61,7 @@ pub enum Drive {
         after_ms: u64,
     },
     /// The reconcile hook's read: look the key up in the tool's world, then call
-    /// [`Executor::reconciled`] with what was found.
+    /// [`super::Executor::reconciled`] with what was found.
     LookUp {
         /// The call.
         key: IdempotencyKey,
@@ -69,7 +69,7 @@ pub enum Drive {
         call: ToolCall,
     },
     /// A naive runtime's reflex compensation (guard `no_reflex_compensation` off): undo by
-    /// key, then call [`Executor::undone`].
+    /// key, then call [`super::Executor::undone`].
     Undo {
         /// The call.
         key: IdempotencyKey,

@@ -13,6 +13,13 @@ use crate::rules::{Outcome, Status};
 impl Ledger {
     /// Reserves a call atomically: one transaction reads the record, applies the decision
     /// table and writes `started` if the call is to run.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::BadRequest`] for a request that would store an empty name; otherwise
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
     pub fn reserve(&mut self, request: &ReserveRequest<'_>, now_ms: u64) -> Result<Reservation, LedgerError> {
         self.transaction("reserving", "committing a reservation", |tables| {
             operations::reserve(tables, request, now_ms)
@@ -23,6 +30,13 @@ impl Ledger {
     /// `attempt`, in one transaction: one commit fewer, for a driver that sends right after
     /// reserving (decision table 5, [`crate::rules::fence_place`]). Nothing can come between
     /// the two: an operator's decision lands before the reservation or after the attempt.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::BadRequest`] for a request that would store an empty name; otherwise
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
     pub fn reserve_and_begin(
         &mut self,
         request: &ReserveRequest<'_>,
@@ -37,8 +51,13 @@ impl Ledger {
     }
 
     simulation_api! {
-        /// Begins a reservation and stops before its commit, so a test (or a crash card)
+        /// Begins a reservation and stops before its commit, so a test (or a simulated crash)
         /// can drop the connection with the transaction open.
+        ///
+        /// # Errors
+        ///
+        /// [`LedgerError::Store`] on a store that keeps no transaction open across calls (an
+        /// external store, a commit group); otherwise as [`Ledger::reserve`].
         pub fn reserve_uncommitted(&mut self, request: &ReserveRequest<'_>, now_ms: u64) -> Result<(), LedgerError> {
             let location = &self.location;
             match &mut self.store {
@@ -60,6 +79,12 @@ impl Ledger {
 
     simulation_api! {
         /// The naive reservation's first half: a plain read, outside any transaction.
+        ///
+        /// # Errors
+        ///
+        /// [`LedgerError`] when the store fails: another connection holds it past the wait
+        /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or
+        /// the store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
         pub fn check(&self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
             self.record(key)
         }
@@ -68,6 +93,13 @@ impl Ledger {
     simulation_api! {
         /// The naive reservation's second half: an upsert that trusts the earlier read.
         /// Between the two, another worker may have reserved the same key; this overwrites it.
+        ///
+        /// # Errors
+        ///
+        /// [`LedgerError::BadRequest`] for a request that would store an empty name; otherwise
+        /// [`LedgerError`] when the store fails: another connection holds it past the wait
+        /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or
+        /// the store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
         pub fn insert_started_unchecked(
             &mut self,
             request: &ReserveRequest<'_>,
@@ -83,6 +115,13 @@ impl Ledger {
     /// still being `started` and owned by `owner`; if it is, the attempt is counted and noted
     /// and the request may leave. If it is not — an operator settled the call meanwhile, or
     /// another worker took it over — nothing may be sent, and the refusal is noted.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]). Nothing of the
+    /// operation was written.
     pub fn begin_attempt(
         &mut self,
         key: &IdempotencyKey,
@@ -98,6 +137,13 @@ impl Ledger {
     simulation_api! {
         /// Counts an attempt without the fence: what a naive runtime without compare-and-set does
         /// (the check-then-insert runtime, and the one test that shows what the fence prevents).
+        ///
+        /// # Errors
+        ///
+        /// [`LedgerError`] when the store fails: another connection holds it past the wait
+        /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or
+        /// the store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]). Nothing of
+        /// the operation was written.
         pub fn note_attempt(
             &mut self,
             key: &IdempotencyKey,
@@ -114,6 +160,13 @@ impl Ledger {
     /// Records attempt `attempt`'s own outcome, compare-and-set on the record still being
     /// `actor`'s `started` call at that attempt. Otherwise (someone settled the call, another
     /// worker owns it, a later attempt was made) the outcome is logged and ignored.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]). Nothing of the
+    /// operation was written.
     pub fn record_outcome(
         &mut self,
         key: &IdempotencyKey,
@@ -167,6 +220,13 @@ impl Ledger {
     }
 
     /// Appends a note to a record's history without changing it (a guard that held, say).
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]). Nothing of the
+    /// operation was written.
     pub fn note(
         &mut self,
         key: &IdempotencyKey,
@@ -185,6 +245,11 @@ impl Ledger {
 
     /// Settles a call: compare-and-set on its status (and, if asked, its attempts), appended
     /// to its history. Used by operators (resolve, compensate) and by reconcile hooks.
+    ///
+    /// # Errors
+    ///
+    /// [`SettleError`]: the record is not there, not in a status the settlement expects
+    /// (compare-and-set), or the ledger failed ([`SettleError::Ledger`]). Nothing was written.
     pub fn settle(
         &mut self,
         key: &IdempotencyKey,
@@ -197,6 +262,13 @@ impl Ledger {
     }
 
     /// Appends a line to a run's own history (a run that waits for a person, and why).
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]). Nothing of the
+    /// operation was written.
     pub fn append_run_event(
         &mut self,
         run_id: &str,
@@ -217,6 +289,12 @@ impl Ledger {
     }
 
     /// The record of `key`, if there is one.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
     pub fn record(&self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError> {
         self.read(
             "reading a record",
@@ -231,6 +309,12 @@ impl Ledger {
     /// calls come longest-waiting first. `after` is a cursor: the (updated_at_ms, key) of the
     /// last row of the previous page. Every combination of filters reads an index (no scan
     /// of the table, no sort): a page costs the same with 2,000 records or 100,000.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
     pub fn records(
         &self,
         tenant: Option<&str>,
@@ -259,6 +343,12 @@ impl Ledger {
     }
 
     /// Every record, in creation order then key order (for drawing and for the checker).
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
     pub fn all_records(&self) -> Result<Vec<ExecutionRecord>, LedgerError> {
         self.read(
             "listing records",
@@ -270,11 +360,23 @@ impl Ledger {
     }
 
     /// `key`'s history, in the order it was written.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
     pub fn history(&self, key: &IdempotencyKey) -> Result<Vec<HistoryEntry>, LedgerError> {
         self.history_where(Some(key))
     }
 
     /// Every record's history, in the order it was written.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
     pub fn all_history(&self) -> Result<Vec<HistoryEntry>, LedgerError> {
         self.history_where(None)
     }
@@ -310,6 +412,12 @@ impl Ledger {
     }
 
     /// A run's own history, or every run's (`None`), in order.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
     pub fn run_history(&self, run_id: Option<&str>) -> Result<Vec<RunHistoryEntry>, LedgerError> {
         self.read(
             "reading run history",
@@ -321,6 +429,12 @@ impl Ledger {
     }
 
     /// The run's checkpoint, if it saved one.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
     pub fn load_checkpoint(&self, run_id: &str) -> Result<Option<Checkpoint>, LedgerError> {
         self.read(
             "loading a checkpoint",
@@ -332,6 +446,12 @@ impl Ledger {
     }
 
     /// Every run's checkpoint, by run id.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
     pub fn checkpoints(&self) -> Result<Vec<Checkpoint>, LedgerError> {
         self.read(
             "listing checkpoints",
@@ -345,6 +465,14 @@ impl Ledger {
     /// Saves a run's checkpoint. With `expected_version`, compare-and-set: the save
     /// succeeds only if nobody saved since this worker loaded version `expected_version`
     /// (0: nothing saved yet). Without it (the guard off), the save overwrites blindly.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::BadCheckpoint`] when the checkpoint's version is at its limit; otherwise
+    /// [`LedgerError`] when the store fails: another connection holds it past the wait
+    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]). A stale version is no
+    /// error: it is [`SaveOutcome::Stale`].
     pub fn save_checkpoint(
         &mut self,
         run_id: &str,
@@ -368,6 +496,10 @@ impl Ledger {
     /// [`Ledger::save_checkpoint`], also compare-and-set on `still_failed`'s record still being
     /// `failed`: a save that tells the model a call failed must not land after another worker
     /// ran that call again (`failed` may run again), or the run would act on a stale failure.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ledger::save_checkpoint`].
     pub fn save_checkpoint_fenced(
         &mut self,
         save: &CheckpointSave<'_>,

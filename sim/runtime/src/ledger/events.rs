@@ -146,7 +146,7 @@ impl<'de> Deserialize<'de> for HistoryEvent {
 pub enum RunEvent {
     /// The run's stored state cannot be used (a checkpoint this build cannot read, a call of
     /// a tool nobody declared, a counter at its limit): the run is not driven until a person
-    /// looks. Restarting it from scratch would re-run calls under keys billing has never seen.
+    /// looks. Restarting it from scratch would re-run calls under keys the other system has never seen.
     WaitsForPerson,
     /// A worker started the run with no checkpoint to load, with a recovery limit declared:
     /// a later worker that finds no checkpoint either is recovering a run that crashed

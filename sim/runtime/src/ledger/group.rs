@@ -100,6 +100,11 @@ pub trait BatchConnection: Send {
     /// Where the store is, for messages; never a secret.
     fn describe(&self) -> String;
     /// Opens the batch's transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`]: the store reports its client's failure as [`LedgerError::Store`] (or
+    /// [`LedgerError::Locked`] when another connection holds what it needs).
     fn begin(&mut self) -> Result<(), LedgerError>;
     /// Runs one member's operation in a savepoint of the open transaction.
     fn member(&mut self, context: &'static str, body: &mut MemberBody<'_>) -> MemberEnd;
@@ -456,6 +461,10 @@ impl Ledger {
     /// process drives — joins the same group, and concurrent writes share one transaction
     /// and one fsync, each answered only once durable (see the module `group.rs`). Reads go
     /// to a connection of each handle's own and see only what is committed.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ledger::open`], for either of its two connections.
     pub fn open_grouped(path: &Path, settings: GroupSettings) -> Result<Ledger, LedgerError> {
         let writes = Ledger::open(path)?;
         let reads = Ledger::open(path)?;
@@ -477,6 +486,11 @@ impl Ledger {
 
     /// A ledger on a store from another crate whose writes go through a commit group on
     /// `batch` (its write connection), reading on `reads` (see [`Ledger::open_grouped`]).
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::Open`] when the settings cannot be used (a batch size of 0 or over
+    /// [`BATCH_MAX_LIMIT`]).
     pub fn on_group(
         batch: Box<dyn BatchConnection>,
         reads: Box<dyn ExternalStore>,

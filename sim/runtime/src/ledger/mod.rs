@@ -3,8 +3,8 @@
 //!
 //! Four tables: `tool_executions` (one row per idempotency key), its append-only
 //! `tool_execution_history`, `run_checkpoints` (versioned) and the runs' own append-only
-//! `run_history`. A file on disk in normal use, so a player can open it with `sqlite3` while
-//! playing; a named in-memory database for replays and the game's in-memory runs.
+//! `run_history`. A file on disk in normal use, so a person can open it with `sqlite3` while
+//! runs go on; a named in-memory database for tests and simulations.
 //!
 //! Every store, one logic: each operation reads the rows it needs through [`Tables`],
 //! decides with the pure functions of `operations.rs` (which apply the runtime's decision
@@ -242,33 +242,83 @@ pub trait ExternalStore: std::fmt::Debug + Send {
     /// Where the store is, for messages; never a secret (no password).
     fn describe(&self) -> String;
     /// Another connection to the same store, as another process would open it.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`]: the store reports its client's failure as [`LedgerError::Store`] (or
+    /// [`LedgerError::Open`] when it cannot connect at all).
     fn connect_again(&self) -> Result<Box<dyn ExternalStore>, LedgerError>;
     /// Runs `body` as one transaction that makes two reservers of one key impossible.
     /// `body` answers whether to commit (`true`) or roll back (`false`); it may be run again
     /// when the store must retry a transaction (a serialization failure), so it keeps no state
     /// of its own between runs.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`]: the store reports its client's failure as [`LedgerError::Store`] (or
+    /// [`LedgerError::Locked`] when another connection holds what it needs).
     fn transaction(
         &mut self,
         context: &'static str,
         body: &mut dyn FnMut(&mut dyn Tables) -> Result<bool, LedgerError>,
     ) -> Result<(), LedgerError>;
     /// The record of `key`, if there is one.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`]: the store reports its client's failure as [`LedgerError::Store`] (or
+    /// [`LedgerError::Locked`] when another connection holds what it needs).
     fn record(&mut self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError>;
     /// Records in (updated_at_ms, key) order, as [`Ledger::records`] describes.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`]: the store reports its client's failure as [`LedgerError::Store`] (or
+    /// [`LedgerError::Locked`] when another connection holds what it needs).
     fn records(&mut self, filter: &RecordFilter<'_>) -> Result<Vec<ExecutionRecord>, LedgerError>;
     /// Every record, by creation time then key.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`]: the store reports its client's failure as [`LedgerError::Store`] (or
+    /// [`LedgerError::Locked`] when another connection holds what it needs).
     fn all_records(&mut self) -> Result<Vec<ExecutionRecord>, LedgerError>;
     /// History lines in id order, of one key or of all.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`]: the store reports its client's failure as [`LedgerError::Store`] (or
+    /// [`LedgerError::Locked`] when another connection holds what it needs).
     fn history(&mut self, key: Option<&IdempotencyKey>) -> Result<Vec<HistoryEntry>, LedgerError>;
     /// The run's checkpoint, if it saved one.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`]: the store reports its client's failure as [`LedgerError::Store`] (or
+    /// [`LedgerError::Locked`] when another connection holds what it needs).
     fn checkpoint(&mut self, run_id: &str) -> Result<Option<Checkpoint>, LedgerError>;
     /// Every checkpoint, by run id.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`]: the store reports its client's failure as [`LedgerError::Store`] (or
+    /// [`LedgerError::Locked`] when another connection holds what it needs).
     fn checkpoints(&mut self) -> Result<Vec<Checkpoint>, LedgerError>;
     /// Run history lines in id order, of one run or of all.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`]: the store reports its client's failure as [`LedgerError::Store`] (or
+    /// [`LedgerError::Locked`] when another connection holds what it needs).
     fn run_history(&mut self, run_id: Option<&str>) -> Result<Vec<RunHistoryEntry>, LedgerError>;
     /// Contradiction lines, newest first, at most `limit`, of `tenant`'s calls or of all (see
     /// [`Ledger::contradictions`]). The default reads every history line and each line's
     /// record; a store with a query of its own answers the same.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`]: the store reports its client's failure as [`LedgerError::Store`] (or
+    /// [`LedgerError::Locked`] when another connection holds what it needs).
     fn contradictions(&mut self, tenant: Option<&str>, limit: usize) -> Result<Vec<HistoryEntry>, LedgerError> {
         let mut found = Vec::new();
         for entry in self.history(None)?.into_iter().rev() {
@@ -340,6 +390,13 @@ impl Ledger {
     #[cfg(feature = "sqlite")]
     /// Opens a ledger file, creating it (and its schema) if it does not exist. A version 1
     /// ledger is migrated to this build's schema.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::Open`] when the file cannot be opened or made durable (WAL),
+    /// [`LedgerError::NotALedger`] for a file that is something else (left untouched),
+    /// [`LedgerError::Corrupt`], [`LedgerError::SchemaVersion`] for a ledger of another schema,
+    /// [`LedgerError::Locked`].
     pub fn open(path: &Path) -> Result<Ledger, LedgerError> {
         sqlite::open_file(path, true)
     }
@@ -349,6 +406,11 @@ impl Ledger {
     /// the file or its schema ([`LedgerError::Missing`] for no file, [`LedgerError::NotALedger`]
     /// for an empty one). For a long-running process (the operator API) that must never answer
     /// from a fresh empty ledger because the file it serves was deleted under it.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::Missing`] when there is no file there; [`LedgerError::NotALedger`] for an
+    /// empty database or another file; otherwise as [`Ledger::open`].
     pub fn open_existing(path: &Path) -> Result<Ledger, LedgerError> {
         sqlite::open_file(path, false)
     }
@@ -359,6 +421,11 @@ impl Ledger {
     /// at the path it serves is still the one this connection writes (not deleted or replaced)
     /// at the last moment a write can still be undone. Only a SQLite ledger has commits to
     /// refuse: any other is refused with [`LedgerError::Open`].
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::Open`] for a ledger that is not a SQLite connection of its own (a memory
+    /// store, an external store, a commit group).
     pub fn refuse_commits_unless(&self, mut allow: impl FnMut() -> bool + Send + 'static) -> Result<(), LedgerError> {
         match &self.store {
             // SQLite turns the commit into a rollback when the hook answers true.
@@ -379,6 +446,11 @@ impl Ledger {
     /// thread (the simulator): SQLite's shared cache answers contention with `SQLITE_LOCKED`
     /// at once instead of waiting, so concurrent writers get [`LedgerError::Locked`] rather
     /// than a queue.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::Open`] when SQLite cannot open the in-memory database;
+    /// [`LedgerError::Locked`] or [`LedgerError::Failed`] when its schema cannot be written.
     pub fn open_memory() -> Result<Ledger, LedgerError> {
         let name = format!("twice-ledger-{}", MEMORY_LEDGERS.fetch_add(1, Ordering::Relaxed));
         sqlite::open_new_memory(&name)
@@ -396,6 +468,11 @@ impl Ledger {
     }
 
     /// A fresh in-memory ledger in the given store.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ledger::open_memory`] for SQLite; [`LedgerError::Open`] for SQLite in a build without
+    /// the `sqlite` feature.
     pub fn open_in(store: LedgerStore) -> Result<Ledger, LedgerError> {
         match store {
             #[cfg(feature = "sqlite")]
@@ -432,6 +509,12 @@ impl Ledger {
     }
 
     /// Another connection to the same ledger, as another process would open it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ledger::open`] for a file (it may have been replaced meanwhile); an external
+    /// store's own error; [`LedgerError::Store`] when an earlier operation on this connection
+    /// panicked (the connection is not used again).
     pub fn connect_again(&self) -> Result<Ledger, LedgerError> {
         match (&self.location, &self.store) {
             (_, Store::Memory(connection)) => Ok(Ledger {
@@ -447,7 +530,7 @@ impl Ledger {
         }
     }
 
-    /// Where this ledger lives, for messages and for the player's `sqlite3` hint.
+    /// Where this ledger lives, for messages (a file's path, to open with `sqlite3`).
     pub fn location(&self) -> String {
         self.location.describe()
     }

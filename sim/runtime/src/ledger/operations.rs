@@ -20,16 +20,40 @@ use crate::rules::{Outcome, ReservationAction, Status};
 /// rows: the implementations differ only in how a row is read and written.
 pub trait Tables {
     /// The record of `key`, as the transaction sees it.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails; the operation's transaction is then rolled back.
     fn record(&mut self, key: &IdempotencyKey) -> Result<Option<ExecutionRecord>, LedgerError>;
     /// The run's saved checkpoint version, if it has one.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails; the operation's transaction is then rolled back.
     fn checkpoint_version(&mut self, run_id: &str) -> Result<Option<u32>, LedgerError>;
     /// Writes the whole row `record.key` names.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails; the operation's transaction is then rolled back.
     fn write_record(&mut self, write: RecordWrite, record: &ExecutionRecord) -> Result<(), LedgerError>;
     /// Appends one line; the store numbers it.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails; the operation's transaction is then rolled back.
     fn append_history(&mut self, line: &HistoryLine<'_>) -> Result<(), LedgerError>;
     /// Inserts or replaces the run's checkpoint.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails; the operation's transaction is then rolled back.
     fn put_checkpoint(&mut self, checkpoint: &CheckpointRow<'_>) -> Result<(), LedgerError>;
     /// Appends one line to a run's own history; the store numbers it.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the store fails; the operation's transaction is then rolled back.
     fn append_run_event(&mut self, line: &RunHistoryLine<'_>) -> Result<(), LedgerError>;
     /// Where the rows are, for an error's message (never a secret).
     fn location(&self) -> String {

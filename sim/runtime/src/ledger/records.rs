@@ -109,6 +109,10 @@ pub struct StoredHistoryLine {
 
 impl StoredHistoryLine {
     /// The checked line; `location` names the store in the error.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::BadRow`] when the line holds an event, status or time this build cannot read.
     pub fn into_entry(self, location: &str) -> Result<HistoryEntry, LedgerError> {
         let bad = |detail: String| LedgerError::BadRow {
             location: location.to_owned(),

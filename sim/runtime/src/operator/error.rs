@@ -25,7 +25,7 @@ pub enum OperatorError {
         crate::worker::counted(u64::from(*attempts), "attempt", "attempts")
     )]
     /// The call is `started`: its worker may still send or hear its request. Refused unless
-    /// the request acknowledges it ([`ResolveRequest::acknowledge_in_flight`]).
+    /// the request acknowledges it ([`super::ResolveRequest::acknowledge_in_flight`]).
     InFlight {
         /// The call.
         key: IdempotencyKey,

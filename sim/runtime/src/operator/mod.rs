@@ -1,6 +1,6 @@
 //! What operators do: resolve an unknown call, or ask for its compensation.
 //!
-//! One implementation, used by the game's operator console, the simulator's operator cards
+//! One implementation, used by every operator console
 //! and the HTTP API. Every decision is compare-and-set on the ledger status, needs a reason and
 //! an operator id, and is appended to the record's history.
 //!
@@ -84,10 +84,10 @@ pub struct CompensateRequest<'a> {
 /// anything is undone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
-    /// The effect is there. `reference` is what the compensation acts on (billing: the
+    /// The effect is there. `reference` is what the compensation acts on (a payment provider: the
     /// credit's id); `detail` says what was found.
     Found {
-        /// What the compensation acts on (billing: the credit's id).
+        /// What the compensation acts on (a payment provider: the credit's id).
         reference: String,
         /// What was found, in words.
         detail: String,
@@ -104,7 +104,7 @@ pub enum Effect {
 /// every case nothing is undone and nothing is recorded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LookupError {
-    /// The world cannot find effects by key (billing that ignores keys): nobody can tell
+    /// The world cannot find effects by key (a provider that ignores keys): nobody can tell
     /// what to undo, or whether there is anything (409 `cannot_look_up`).
     #[error("{0}")]
     CannotLookUp(String),
@@ -141,24 +141,36 @@ pub enum UndoError {
     NotAsked(String),
 }
 
-/// The tool's world as a compensation asks it: the simulated billing of a level, or a billing
+/// The tool's world as a compensation asks it: the system the tool changes, or a simulation of it
 /// server over HTTP. Each call may block on the world; none is made with the ledger held.
 pub trait CompensationTarget {
     /// Whether `tool` has a compensation at all.
     fn has_compensation(&self, tool: &str) -> bool;
     /// Looks the effect of `record`'s call up in the world, by its key. Changes nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`LookupError`] when the world cannot be asked (it does not answer, or answers nonsense).
     fn find_effect(&mut self, record: &ExecutionRecord) -> Result<Effect, LookupError>;
     /// Undoes the effect found (`reference` from [`Effect::Found`]), idempotently: asked
     /// again for the same reference, the world moves nothing again. `Ok` says what was done
     /// (for the history), `Err` why it could not be done.
+    ///
+    /// # Errors
+    ///
+    /// [`UndoError`] when the effect could not be undone; nothing is recorded as compensated.
     fn undo(&mut self, record: &ExecutionRecord, reference: &str) -> Result<String, UndoError>;
 }
 
 /// The ledger, one short use at a time: a connection is taken for one step and given back
 /// before the next, so nothing holds it while the tool's world is asked. `Ledger` itself (the
-/// simulator's, the game's) is one; the API's pool of connections is another.
+/// a single process's) is one; the API's pool of connections is another.
 pub trait LedgerAccess {
     /// Runs `step` on the ledger; `Err` when the ledger cannot be reached.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the ledger cannot be reached (no connection free, the file gone).
     fn with_ledger<T>(&mut self, step: impl FnOnce(&mut Ledger) -> T) -> Result<T, LedgerError>;
     /// What time it is now, in milliseconds, for the step about to be written.
     fn now_ms(&mut self) -> u64;
@@ -170,6 +182,10 @@ pub struct HeldLedger<'a> {
     /// The ledger.
     pub ledger: &'a mut Ledger,
     /// The time every step is written at.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the ledger cannot be reached (no connection free, the file gone).
     pub now_ms: u64,
 }
 
@@ -242,6 +258,11 @@ pub fn resolve(
 /// operator, a record under the key, a tool with a compensation, and a status that may have
 /// taken effect and is not compensated yet (`compensating` may be asked again: it finishes an
 /// undo that failed). Returns the record as it stands.
+///
+/// # Errors
+///
+/// [`OperatorError`]: the call is not found, belongs to another tenant, is not in a status that may
+/// be compensated, or its tool has no compensation; or the ledger failed.
 pub fn check_compensable(
     ledger: &Ledger,
     request: &CompensateRequest<'_>,
@@ -273,6 +294,12 @@ pub fn check_compensable(
 /// "absent" is not proof, and the request is refused ([`OperatorError::MayBeOnItsWay`]).
 ///
 /// `words` word what the history keeps beside the operator's reason ([`OperatorNote`]).
+///
+/// # Errors
+///
+/// [`OperatorError`]: refused as [`check_compensable`] refuses, the effect cannot be found or
+/// undone in the tool's world, another operator settled the call first (compare-and-set), or the
+/// ledger failed.
 pub fn compensate(
     access: &mut impl LedgerAccess,
     target: &mut impl CompensationTarget,
@@ -445,6 +472,13 @@ fn settle_nothing_to_compensate(
 /// compare-and-set from whatever unknown status the call has, `reason` (the application's
 /// words) in its history. One implementation for every driver (the simulator and real worker
 /// processes). A call someone settled first keeps their decision, which the worker then hears.
+///
+/// # Errors
+///
+/// [`LedgerError`] when the store fails: another connection holds it past the wait
+/// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+/// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]). Nothing of the operation
+/// was written.
 pub fn record_reconciled(
     ledger: &mut Ledger,
     key: &IdempotencyKey,
@@ -484,6 +518,13 @@ pub fn record_reconciled(
 /// call is settled `failed` by the reconcile hook, compare-and-set from whatever unknown status
 /// it has, `reason` in its history. A call someone settled first keeps their decision, which
 /// the worker then hears.
+///
+/// # Errors
+///
+/// [`LedgerError`] when the store fails: another connection holds it past the wait
+/// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+/// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]). Nothing of the operation
+/// was written.
 pub fn record_not_found(
     ledger: &mut Ledger,
     key: &IdempotencyKey,

@@ -4,7 +4,7 @@
 pub const REASON_CHARS_MAX: usize = 2_000;
 
 /// Why a reason is refused. A reason goes into the record's history and is shown later, raw,
-/// in terminals (`sqlite3`, `curl`), the game's console and logs, so it must be printable text:
+/// in terminals (`sqlite3`, `curl`), consoles and logs, so it must be printable text:
 ///
 /// - 1 to [`REASON_CHARS_MAX`] characters;
 /// - no control character but tab and line feed, which lay text out and move nothing already
@@ -52,7 +52,12 @@ pub enum ReasonError {
 }
 
 /// Checks that `reason` is printable text an operator can read back later (see [`ReasonError`]).
-/// Every console (the game's, the simulator's cards, the HTTP API) goes through this one rule.
+/// Every console (an HTTP API, a terminal, a simulation) goes through this one rule.
+///
+/// # Errors
+///
+/// [`ReasonError`] naming what is wrong: an empty reason, one longer than the limit, or one holding
+/// a character a terminal would not show.
 pub fn check_reason(reason: &str) -> Result<(), ReasonError> {
     if reason.is_empty() {
         return Err(ReasonError::Empty);

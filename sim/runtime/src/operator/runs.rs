@@ -32,6 +32,11 @@ pub struct DeadLetteredRun {
 
 /// Every dead-lettered run, longest waiting first (then by run id). `words` word a listed
 /// checkpoint whose state says another status ([`OperatorNote::StateSays`]).
+///
+/// # Errors
+///
+/// [`LedgerError`] when the ledger cannot be read; a checkpoint whose state does not parse is left
+/// out, not an error.
 pub fn dead_lettered_runs(ledger: &Ledger, words: &Words) -> Result<Vec<DeadLetteredRun>, LedgerError> {
     let mut runs: Vec<DeadLetteredRun> = ledger
         .checkpoints()?
@@ -84,6 +89,12 @@ pub struct ResumeRequest<'a> {
 /// compare-and-set on the version), and the operator's reason is appended to its history. The
 /// next worker to load it recovers it, with its failed recoveries counted afresh. Returns the
 /// checkpoint's new version. `words` word the run history's line ([`OperatorNote::Resumed`]).
+///
+/// # Errors
+///
+/// [`OperatorError`]: the run is not found, belongs to another tenant, is not dead-lettered,
+/// another operator resumed it first (compare-and-set), the reason is refused, or the ledger
+/// failed.
 pub fn resume(
     ledger: &mut Ledger,
     request: &ResumeRequest<'_>,

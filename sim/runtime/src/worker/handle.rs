@@ -148,7 +148,7 @@ impl Worker {
     }
 
     /// Guards `tool_contract` and `ambiguity_policy`: every tool is put to the start checks
-    /// that are on before the run starts — the seed's contract check (a write gets one attempt
+    /// that are on before the run starts — the contract check (a write gets one attempt
     /// and the key), then the ambiguity policy (a tool that reaches out has a reconcile hook, or
     /// the run pauses on an unknown call) — and a run whose tool fails one is not started: it
     /// waits for a person to declare the tool honestly. Nothing has been loaded, asked or sent.

@@ -1,6 +1,5 @@
 //! What a guard did when it made a difference: the facts, typed. The machine makes no
-//! sentence of them; the application does (`twice_world::text::note_words` for the timeline,
-//! the debrief and the checker), as with [`super::WaitReason`].
+//! sentence of them; the application does, in its own words, as with [`super::WaitReason`].
 
 use crate::guards::Guard;
 use crate::ids::{RunId, ToolName, WorkerId};
@@ -54,9 +53,9 @@ pub enum Held {
         /// The lease a naive runtime would have put on it, in ms.
         lease_ms: u64,
     },
-    /// `key_downstream`: billing recognised the key and answered with the first effect.
+    /// `key_downstream`: the other system recognised the key and answered with the first effect.
     FirstAnswerRepeated {
-        /// The first credit, as billing named it.
+        /// The first effect, as the other system named it.
         first: String,
     },
     /// `write_retry_rule`: a write's timeout was recorded `indeterminate`, not retried.

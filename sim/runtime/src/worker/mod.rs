@@ -171,7 +171,7 @@ pub enum Command {
         call: ToolCall,
         /// Its tool's side effect (table 1 reads it).
         side_effect: SideEffect,
-        /// The lease a naive runtime puts on `started` (`None`: none, as in the seed's runtime).
+        /// The lease a naive runtime puts on `started` (`None`: none, as in the runtime with every guard on).
         lease_ms: Option<u64>,
         /// Fences the reservation on the checkpoint version this worker loaded.
         checkpoint_version: Option<u32>,
@@ -189,12 +189,12 @@ pub enum Command {
         call: ToolCall,
         /// Its tool's side effect (table 1 reads it).
         side_effect: SideEffect,
-        /// The lease a naive runtime puts on `started` (`None`: none, as in the seed's runtime).
+        /// The lease a naive runtime puts on `started` (`None`: none, as in the runtime with every guard on).
         lease_ms: Option<u64>,
         /// Fences the reservation on the checkpoint version this worker loaded.
         checkpoint_version: Option<u32>,
     },
-    /// Run the tool: send the request. `downstream_key` is what travels to billing. The
+    /// Run the tool: send the request. `downstream_key` is what travels to the other system. The
     /// executor first passes the send fence; only then does the driver send.
     Invoke {
         /// The call.
@@ -374,7 +374,7 @@ struct CallContext {
     attempts_allowed: u32,
     awaiting_attempt: Option<u32>,
     hook_asked: bool,
-    /// A request may have reached billing: only then is there anything to compensate.
+    /// A request may have reached the other system: only then is there anything to compensate.
     may_have_left: bool,
     /// The ledger already held this call unknown when this worker met it (a recovery or a duplicate).
     recovered: bool,

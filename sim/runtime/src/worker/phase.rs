@@ -1,5 +1,5 @@
 //! Where a worker is: the phase it runs next (one per [`super::Command`]), or the moment it
-//! waits in between. Tapes (`CrashWorker { in_phase }`), the timeline and the drill's
+//! waits in between. Fault schedules, timelines and crash drills
 //! markers spell each by its [`Phase::name`].
 
 use std::fmt;
@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// A worker's phase. Its name is the serialized form (tape format 2 writes `in_phase:
+/// A worker's phase. Its name is the serialized form (a schedule writes `in_phase:
 /// Some("record outcome")`), so the names never change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Phase {
@@ -84,7 +84,7 @@ impl Phase {
         Phase::Parked,
     ];
 
-    /// The phase's name, as the timeline, tapes and markers spell it.
+    /// The phase's name, as timelines, schedules and markers spell it.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Start => "start",
@@ -130,7 +130,7 @@ pub struct UnknownPhase(pub String);
 impl FromStr for Phase {
     type Err = UnknownPhase;
 
-    /// Reads a phase by its exact name (as a tape that a worker's moment was saved to spells it).
+    /// Reads a phase by its exact name (as a saved schedule spells it).
     fn from_str(text: &str) -> Result<Phase, UnknownPhase> {
         Phase::ALL
             .into_iter()

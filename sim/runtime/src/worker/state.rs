@@ -1,4 +1,4 @@
-//! Where a worker is, as the game and the timeline show it.
+//! Where a worker is, as a console or a timeline shows it.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
 //! Why a worker stops driving a run and waits for a person: the facts, typed. The sans-IO
-//! machine makes no sentence of them; the application does (the simulator, the worker process
-//! and the operator API use `twice_world::text::wait_words`), as quinn-proto leaves its
+//! machine makes no sentence of them; the application does (a simulation, a worker process
+//! and an operator API each put it in their own words), as quinn-proto leaves its
 //! events to the application. The executor writes the application's words into the run's
 //! history, so it is handed them ([`super::Words::wait`]).
 

@@ -2,8 +2,8 @@
 //! record's result or history note, a dead-letter reason — typed. The machine makes no
 //! sentence of them: the application hands it its words ([`Words`], in [`super::WorkerSetup`]),
 //! and the ledger keeps those words, so an operator reads the application's language. The
-//! simulator, the worker process and the operator API use `twice_world::text::WORDS`
-//! (Penny's English); [`Words::FACTS`] writes the typed facts themselves, for a user of the
+//! application writes its own (Twice's simulator and operator API use its refund bot's
+//! English); [`Words::FACTS`] writes the typed facts themselves, for a user of the
 //! crate with no words of its own.
 
 use crate::ids::ToolName;
@@ -173,7 +173,7 @@ fn told_facts(told: ToldFailed) -> String {
 
 /// A count and its noun, the noun plural unless the count is one: `1 attempt`, `2 attempts`,
 /// `0 credits`. The runtime's own error messages count with it; the application's words
-/// (`twice_world::text::counted` is this function) do too.
+/// do too.
 pub fn counted(count: u64, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
 }

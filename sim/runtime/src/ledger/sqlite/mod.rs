@@ -218,6 +218,11 @@ pub enum FileSettingsError<E> {
 /// The settings of every file ledger connection: WAL, `synchronous = FULL`, foreign keys on.
 /// Public so that the benchmark's raw-SQLite baseline runs on exactly the same settings;
 /// `classify` turns a SQLite error into the caller's error type.
+///
+/// # Errors
+///
+/// [`FileSettingsError::NotWal`] when SQLite keeps another journal mode;
+/// [`FileSettingsError::Ledger`] with `classify`'s error when a pragma fails.
 pub fn apply_file_settings<E>(
     connection: &Connection,
     classify: impl Fn(rusqlite::Error, &'static str) -> E,

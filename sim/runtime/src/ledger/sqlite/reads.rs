@@ -98,6 +98,12 @@ pub(in crate::ledger) fn records(
 
 /// The query plan SQLite chooses for a listing with these filters (for the tests that hold
 /// every combination to an index).
+///
+/// # Errors
+///
+/// [`LedgerError`] when the store fails: another connection holds it past the wait
+/// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
+/// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
 pub fn listing_plan(ledger: &Ledger, tenant: bool, status: bool) -> Result<Vec<String>, LedgerError> {
     let Store::Sqlite(connection) = &ledger.store else {
         return Ok(Vec::new());
