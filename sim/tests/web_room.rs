@@ -785,3 +785,47 @@ async fn the_race_comes_back_after_sigkill_with_its_winner_and_its_409s() {
     assert_eq!(closed["race"]["open"], false, "{}", closed["race"]);
     server.stop();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_defender_names_no_heist_of_a_level_the_participant_has_not_won() {
+    let (base, _state) = room_in_process(|config| config.unlock_all = true).await;
+    let campaign = Campaign::load(&levels_folder()).expect("the campaign loads");
+    let title_of_level = |title: &str| {
+        campaign
+            .tapes
+            .iter()
+            .find(|tape| tape.tape.title == title)
+            .map(|tape| tape.level.level.id.clone())
+    };
+    let defended = "02-one-attempt";
+    let listed = |view: &Value| -> Vec<String> {
+        view["heists"]
+            .as_array()
+            .expect("heists")
+            .iter()
+            .map(|heist| heist["title"].as_str().expect("a title").to_owned())
+            .collect()
+    };
+    // A newcomer with every level open but none won: another level's heist is named only by
+    // where it comes from; the defended level's own heists (its threat) keep their titles.
+    let mut newcomer = Browser::new(&base);
+    newcomer.join("Bo", None).await;
+    let (status, view) = newcomer
+        .post("/api/defend", json!({ "level": defended, "guards": [] }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    let titles = listed(&view);
+    let hidden = titles
+        .iter()
+        .filter(|title| *title == twice_serve::web::HEIST_NOT_WON)
+        .count();
+    assert!(hidden > 0, "02's defender knows heists of other levels: {titles:?}");
+    for title in &titles {
+        if let Some(level) = title_of_level(title) {
+            assert_eq!(
+                level, defended,
+                "`{title}` (a tape of {level}) is shown to someone who has not won it"
+            );
+        }
+    }
+}
