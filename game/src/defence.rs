@@ -22,15 +22,19 @@ use twice_world::simulator::Simulation;
 
 use crate::campaign::Campaign;
 use crate::progress::Progress;
-use crate::screens::Screen;
 use crate::screens::level::timeline::TimelineCache;
 use crate::session::Session;
 
 pub(super) fn plugin(app: &mut App) {
     app.add_message::<DefenceIntent>();
+    app.add_message::<DefenceOpened>();
     app.add_systems(Update, (apply_intents, poll_check).chain());
-    app.add_systems(OnExit(Screen::Defend), close);
 }
+
+/// A level is being defended (the defence exists from the next frame): the screens answer it
+/// by showing the defender's screen; leaving that screen closes the defence ([`close`]).
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DefenceOpened;
 
 /// The key that switches `guard` in defender mode and the sandbox: its own, from its place in
 /// the guards' registry (`twice_world::guards`), so every guard has one.
@@ -222,13 +226,13 @@ fn run_check(
     })
 }
 
-fn apply_intents(
+pub(crate) fn apply_intents(
     mut commands: Commands,
     mut intents: MessageReader<DefenceIntent>,
     defence: Option<ResMut<Defence>>,
     campaign: Res<Campaign>,
     progress: Res<Progress>,
-    mut next_screen: ResMut<NextState<Screen>>,
+    mut opened: MessageWriter<DefenceOpened>,
 ) {
     let mut defence = defence;
     for intent in intents.read() {
@@ -257,7 +261,7 @@ fn apply_intents(
                     notice: None,
                     counter_run: None,
                 });
-                next_screen.set(Screen::Defend);
+                opened.write(DefenceOpened);
                 // The defence exists from the next frame; later intents wait for it.
                 return;
             }
@@ -369,7 +373,8 @@ fn poll_check(defence: Option<ResMut<Defence>>, mut progress: ResMut<Progress>) 
     defence.result = Some(result);
 }
 
-fn close(mut commands: Commands) {
+/// Drops the defence (and any check in flight with it).
+pub(crate) fn close(mut commands: Commands) {
     commands.remove_resource::<Defence>();
 }
 

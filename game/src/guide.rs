@@ -11,8 +11,7 @@ use twice_world::simulator::{Direction, Simulation};
 use crate::campaign::Campaign;
 use crate::presenter::Presenter;
 use crate::progress::Progress;
-use crate::screens::Screen;
-use crate::session::{Intent, Mode, Session, SessionSet};
+use crate::session::{Intent, Mode, Session, SessionNews, SessionSet};
 
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<Guide>();
@@ -85,6 +84,9 @@ impl GuideStep {
 pub struct Guide {
     /// The level guided (its id) and the step the player is on.
     pub active: Option<(String, GuideStep)>,
+    /// The player has the debrief open (from the session's news: asked for, and not yet gone
+    /// back to the run or left the level).
+    reading_debrief: bool,
 }
 
 impl Guide {
@@ -124,7 +126,7 @@ pub fn cue(step: GuideStep, simulation: &Simulation) -> Option<String> {
 }
 
 /// Whether the player has done what `step` asks.
-fn done(step: GuideStep, simulation: &Simulation, screen: Screen) -> bool {
+fn done(step: GuideStep, simulation: &Simulation, reading_debrief: bool) -> bool {
     match step {
         GuideStep::Step => simulation.phase() > 0,
         // The request is on the wire, or already further along (the player ran ahead).
@@ -135,7 +137,7 @@ fn done(step: GuideStep, simulation: &Simulation, screen: Screen) -> bool {
                 || simulation.timeline().iter().any(|entry| entry.kind == "send")
         }
         GuideStep::PlayACard => !simulation.played().is_empty(),
-        GuideStep::ReadTheVerdict => screen == Screen::Debrief,
+        GuideStep::ReadTheVerdict => reading_debrief,
     }
 }
 
@@ -144,12 +146,15 @@ fn done(step: GuideStep, simulation: &Simulation, screen: Screen) -> bool {
 fn follow(
     mut guide: ResMut<Guide>,
     mut intents: MessageReader<Intent>,
+    mut news: MessageReader<SessionNews>,
     session: Option<Res<Session>>,
-    screen: Res<State<Screen>>,
     (campaign, presenter): (Res<Campaign>, Res<Presenter>),
     mut progress: ResMut<Progress>,
 ) {
     let skipped = intents.read().any(|intent| *intent == Intent::SkipGuide);
+    for news in news.read() {
+        guide.reading_debrief = *news == SessionNews::DebriefAsked;
+    }
     // At a projector the presenter guides the room (with the chapter's notes).
     let guided = session
         .as_ref()
@@ -176,7 +181,7 @@ fn follow(
     if !session.is_busy() {
         let simulation = session.simulation();
         // One move can finish several steps (running to the end sends the request too).
-        while done(step, &simulation, *screen.get()) {
+        while done(step, &simulation, guide.reading_debrief) {
             match step.next() {
                 Some(next) => step = next,
                 None => {

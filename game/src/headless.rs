@@ -1,60 +1,35 @@
-//! The command line's scripted uses: open a tape or level at start, `--screenshot`
-//! (render one screen to a PNG and exit) and `--bench-frames` (measure frame time with a
-//! 10,000-row ledger and exit).
+//! The command line's scripted uses: open a tape or level at start (for play or for
+//! `--screenshot`, whose driver is the screens' own: `crate::screens::shot`) and
+//! `--bench-frames` (measure frame time with a 10,000-row ledger and exit).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use twice_world::ledger::{Ledger, LedgerError, ReserveRequest};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::rules::Outcome;
 use twice_world::runtime::tool::SideEffect;
 
 use twice_world::replay_link::ReplayLink;
-use twice_world::runtime::guards::{Guard, Guards};
 
 use crate::campaign::Campaign;
-use crate::defence::{Defence, DefenceIntent};
+use crate::defence::DefenceIntent;
 use crate::options::{Options, ShotScreen};
 use crate::progress::Progress;
-use crate::replay_url::{OpenReplayLink, ReplayLinkRun};
-use crate::screens::Screen;
+use crate::replay_url::OpenReplayLink;
 use crate::session::{Intent, Mode, OpenProblem, Session};
 
 /// Rows the benchmark writes into the ledger.
 pub const BENCH_LEDGER_ROWS: usize = 10_000;
 /// Frames drawn before measuring (layout caches, fonts, the first big ledger read).
 const BENCH_WARMUP_FRAMES: u32 = 30;
-/// Frames a screenshot waits after its screen is ready, so egui has laid everything out.
-const SETTLE_FRAMES: u32 = 12;
 /// A headless run that cannot get ready in this long gives up with an error.
-const HEADLESS_TIMEOUT: Duration = Duration::from_secs(120);
+pub const HEADLESS_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(Startup, open_from_command_line);
     let options = app.world().resource::<Options>().clone();
-    if let Some(path) = options.screenshot.clone() {
-        let screen = options.screen.unwrap_or(
-            if options.tape.is_some() || options.level.is_some() || options.replay_url.is_some() {
-                ShotScreen::Level
-            } else {
-                ShotScreen::Title
-            },
-        );
-        app.insert_resource(ShotPlan {
-            path,
-            screen,
-            ready_frames: 0,
-            asked_for_end: false,
-            asked_for_check: false,
-            asked_for_counter_run: false,
-            taken: false,
-            started: Instant::now(),
-        });
-        app.add_systems(Update, drive_screenshot.after(crate::session::SessionSet::Conclude));
-    }
     if let Some(frames) = options.bench_frames {
         app.insert_resource(Bench {
             frames,
@@ -78,7 +53,6 @@ fn open_from_command_line(
     (mut intents, mut links): (MessageWriter<Intent>, MessageWriter<OpenReplayLink>),
     mut defence_intents: MessageWriter<DefenceIntent>,
     mut problem: ResMut<OpenProblem>,
-    mut next_screen: ResMut<NextState<Screen>>,
 ) {
     let shot_screen = options.screenshot.as_ref().and(options.screen);
     let at_phase = options.at;
@@ -141,148 +115,8 @@ fn open_from_command_line(
             }
             None => error!("--bench-frames needs a level: none in {}", campaign.folder.display()),
         }
-    } else if let Some(screen) = shot_screen {
-        next_screen.set(match screen {
-            ShotScreen::Title => Screen::Title,
-            ShotScreen::Levels => Screen::LevelSelect,
-            ShotScreen::Sandbox => Screen::Sandbox,
-            ShotScreen::Replay => Screen::Replay,
-            ShotScreen::Ending => Screen::Ending,
-            ShotScreen::Level
-            | ShotScreen::Debrief
-            | ShotScreen::DebriefOther
-            | ShotScreen::Glossary
-            | ShotScreen::Keys
-            | ShotScreen::Predict
-            | ShotScreen::Pause
-            | ShotScreen::Code
-            | ShotScreen::Defend => Screen::Title,
-        });
-    } else if options.chapter.is_some() {
-        // A chapter jump opens the level select on that chapter.
-        next_screen.set(Screen::LevelSelect);
     }
-}
-
-#[derive(Debug, Resource)]
-struct ShotPlan {
-    path: PathBuf,
-    screen: ShotScreen,
-    ready_frames: u32,
-    asked_for_end: bool,
-    /// `--screen defend --guards`: switched on and the check asked for.
-    asked_for_check: bool,
-    /// `--screen defend` of a defence that falls: its counter-example's run asked for.
-    asked_for_counter_run: bool,
-    taken: bool,
-    started: Instant,
-}
-
-// A Bevy system: each argument is a resource or message the driver reads or writes.
-#[allow(clippy::too_many_arguments)]
-fn drive_screenshot(
-    mut commands: Commands,
-    mut plan: ResMut<ShotPlan>,
-    screen: Res<State<Screen>>,
-    session: Option<Res<Session>>,
-    defence: Option<Res<Defence>>,
-    options: Res<Options>,
-    (problem, link_run): (Res<OpenProblem>, Option<Res<ReplayLinkRun>>),
-    mut intents: MessageWriter<Intent>,
-    mut defence_intents: MessageWriter<DefenceIntent>,
-    mut exit: MessageWriter<AppExit>,
-) {
-    if plan.taken {
-        return;
-    }
-    if let Some(problem) = &problem.0 {
-        error!("--screenshot: {problem}");
-        exit.write(AppExit::from_code(2));
-        plan.taken = true;
-        return;
-    }
-    if plan.started.elapsed() > HEADLESS_TIMEOUT {
-        error!("--screenshot: the screen was not ready after {HEADLESS_TIMEOUT:?}");
-        exit.write(AppExit::from_code(1));
-        plan.taken = true;
-        return;
-    }
-    // A shared run (--replay-url) is shown once it has been brought to its end.
-    let link_pending = options.replay_url.is_some() && !link_run.is_some_and(|run| run.done);
-    let settled_session = !link_pending
-        && session
-            .as_ref()
-            .is_some_and(|session| !session.is_busy() && (!session.is_concluded() || session.conclusion.is_some()));
-    let ready = match plan.screen {
-        ShotScreen::Title => *screen.get() == Screen::Title,
-        ShotScreen::Levels => *screen.get() == Screen::LevelSelect,
-        ShotScreen::Sandbox => *screen.get() == Screen::Sandbox,
-        ShotScreen::Replay => *screen.get() == Screen::Replay,
-        ShotScreen::Ending => *screen.get() == Screen::Ending,
-        ShotScreen::Level
-        | ShotScreen::Glossary
-        | ShotScreen::Keys
-        | ShotScreen::Predict
-        | ShotScreen::Pause
-        | ShotScreen::Code => *screen.get() == Screen::Level && settled_session,
-        ShotScreen::Defend => match defence.as_ref().filter(|_| *screen.get() == Screen::Defend) {
-            None => false,
-            Some(defence) => match &options.guards {
-                None => true,
-                Some(list) if !plan.asked_for_check => {
-                    let guards = Guards::parse_list(list).unwrap_or_else(|_| Guards::all_off());
-                    for guard in Guard::ALL.into_iter().filter(|guard| guards.is_on(*guard)) {
-                        defence_intents.write(DefenceIntent::Toggle(guard));
-                    }
-                    defence_intents.write(DefenceIntent::Check);
-                    plan.asked_for_check = true;
-                    false
-                }
-                // A defence that falls is shown with its counter-example's run open (O).
-                Some(_) if defence.is_checking() || defence.result.is_none() => false,
-                Some(_) => {
-                    let counter = defence
-                        .current_report()
-                        .is_some_and(|report| report.counter_example.is_some());
-                    if counter && defence.counter_run.is_none() && !plan.asked_for_counter_run {
-                        defence_intents.write(DefenceIntent::ToggleCounterExample);
-                        plan.asked_for_counter_run = true;
-                    }
-                    !counter || defence.counter_run.is_some()
-                }
-            },
-        },
-        ShotScreen::Debrief | ShotScreen::DebriefOther => {
-            if let Some(session) = session
-                .as_ref()
-                .filter(|_| *screen.get() == Screen::Level && settled_session)
-            {
-                if !session.is_over() && !plan.asked_for_end {
-                    intents.write(Intent::RunToEnd);
-                    plan.asked_for_end = true;
-                } else if session.is_concluded() {
-                    intents.write(Intent::Debrief);
-                }
-            }
-            *screen.get() == Screen::Debrief && settled_session
-        }
-    };
-    if !ready {
-        plan.ready_frames = 0;
-        return;
-    }
-    plan.ready_frames += 1;
-    if plan.ready_frames < SETTLE_FRAMES {
-        return;
-    }
-    plan.taken = true;
-    let path = plan.path.clone();
-    commands
-        .spawn(Screenshot::primary_window())
-        .observe(save_to_disk(path))
-        .observe(|_captured: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
-            exit.write(AppExit::Success);
-        });
+    // Otherwise the screens open the one `--screen` or `--chapter` asks for (`screens::shot`).
 }
 
 #[derive(Debug, Resource)]

@@ -101,7 +101,7 @@ impl Plugin for AppPlugin {
         });
         app.add_plugins((ui::plugin, screens::ui_plugin));
         app.insert_resource(self.options.clone());
-        app.add_plugins(headless::plugin);
+        app.add_plugins((headless::plugin, screens::shot::plugin));
         #[cfg(feature = "dev")]
         app.add_plugins(dev_tools::plugin);
         app.add_systems(Startup, spawn_camera);

@@ -9,7 +9,7 @@ use twice_world::cards::{CrashWorker, LoseRequest, LoseResponse, OperatorResolve
 use bevy::prelude::*;
 use twice::progress::Progress;
 use twice::screens::Screen;
-use twice::session::{Intent, Mode, Session};
+use twice::session::{Intent, Leaving, Mode, Session};
 use twice_world::checker::Outcome;
 use twice_world::ledger::Ledger;
 use twice_world::level::{self, LoadedTape, Play};
@@ -220,12 +220,7 @@ fn rewinding_re_simulates_the_same_history_into_a_new_ledger_file() {
 
     // Leaving the level deletes its scratch ledger.
     let file = session(&app).ledger_path().expect("file").to_path_buf();
-    send(
-        &mut app,
-        Intent::Leave {
-            to: Screen::LevelSelect,
-        },
-    );
+    send(&mut app, Intent::Leave(Leaving::Back));
     app.update();
     assert!(app.world().get_resource::<Session>().is_none());
     assert!(!file.exists());
@@ -402,7 +397,7 @@ fn without_a_level_the_operator_api_checks_the_token_then_answers_503_no_level_o
     });
     let (status, body) = http(address, "GET", "/v1/tool-executions", &token, None);
     assert_eq!(status, 200, "{body}");
-    send(&mut app, Intent::Leave { to: Screen::Title });
+    send(&mut app, Intent::Leave(Leaving::Back));
     update_until(&mut app, "the ledger to be let go", |app| {
         app.world()
             .resource::<twice::operator_api::OperatorApi>()
@@ -1488,7 +1483,7 @@ fn after_the_last_level_the_ending_sums_up_the_guards_in_the_order_met_with_star
     assert!(after.complete && after.unfinished.is_empty());
     send(&mut app, Intent::Debrief);
     app.update();
-    send(&mut app, Intent::Leave { to: Screen::Ending });
+    send(&mut app, Intent::Leave(Leaving::ToTheEnding));
     app.update();
     assert_eq!(screen(&app), Screen::Ending);
     assert!(app.world().get_resource::<Session>().is_none(), "the level is closed");

@@ -368,3 +368,63 @@ fn the_world_bans_what_the_runtime_bans() {
         "sim/world/clippy.toml lacks the runtime's bans {missing:?}"
     );
 }
+
+/// The identifiers a line of code names (comments left out), split at everything that
+/// cannot be part of one.
+fn identifiers(line: &str) -> impl Iterator<Item = &str> {
+    let code = line.split("//").next().unwrap_or_default();
+    code.split(|character: char| !(character.is_ascii_alphanumeric() || character == '_'))
+        .filter(|word| !word.is_empty())
+}
+
+#[test]
+fn the_games_domain_never_names_a_screen_the_screens_own_their_transitions() {
+    // As in bevy_new_2d: the session, the defence, the guide, the campaign and progress say
+    // what they did (messages); each screen decides where that takes the player. A domain
+    // file that sets or reads `Screen` ties the game's rules to its pictures again. Only the
+    // screens, their UI kit, the crate root that wires the plugins and the dev tools that log
+    // transitions may name the state.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../game/src");
+    let mut files = Vec::new();
+    rust_files(&source, &mut files);
+    let screen_side = |relative: &Path| {
+        relative.starts_with("screens")
+            || relative.starts_with("ui")
+            || relative == Path::new("lib.rs")
+            || relative == Path::new("dev_tools.rs")
+    };
+    let mut domain = 0;
+    let mut wrong = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&source).expect("below the source folder");
+        if screen_side(relative) {
+            continue;
+        }
+        domain += 1;
+        let text = std::fs::read_to_string(file).expect("the file reads");
+        for (number, line) in text.lines().enumerate() {
+            if let Some(named) = identifiers(line).find(|word| matches!(*word, "Screen" | "NextState")) {
+                wrong.push(format!("{}:{}: names `{named}`", relative.display(), number + 1));
+            }
+        }
+    }
+    assert!(domain >= 20, "the game's domain files were read: {domain}");
+    for expected in [
+        "session/intent.rs",
+        "defence.rs",
+        "guide.rs",
+        "headless.rs",
+        "campaign.rs",
+        "progress.rs",
+    ] {
+        assert!(
+            files.iter().any(|file| file.ends_with(expected)),
+            "{expected} is no longer where this test looks"
+        );
+    }
+    assert!(
+        wrong.is_empty(),
+        "the game's domain names the screens' state (send a message the screens answer instead):\n{}",
+        wrong.join("\n")
+    );
+}

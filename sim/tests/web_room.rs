@@ -785,3 +785,91 @@ async fn the_race_comes_back_after_sigkill_with_its_winner_and_its_409s() {
     assert_eq!(closed["race"]["open"], false, "{}", closed["race"]);
     server.stop();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_defender_names_no_heist_of_a_level_the_participant_has_not_won() {
+    let (base, _state) = room_in_process(|config| config.unlock_all = true).await;
+    let campaign = Campaign::load(&levels_folder()).expect("the campaign loads");
+    let level_of_title = |title: &str| -> Vec<String> {
+        campaign
+            .tapes
+            .iter()
+            .filter(|tape| tape.tape.title == title)
+            .map(|tape| tape.level.level.id.clone())
+            .collect()
+    };
+    // A newcomer with every level open but none won defends each level that is defended:
+    // another level's heist is named only by where it comes from; the defended level's own
+    // heists (its threat) keep their titles.
+    let mut newcomer = Browser::new(&base);
+    newcomer.join("Bo", None).await;
+    let mut hidden = 0;
+    for level in campaign.levels.iter().filter(|loaded| loaded.level.defender.is_some()) {
+        let id = &level.level.id;
+        let stem = level
+            .path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .replace(".level.ron", "");
+        let (status, view) = newcomer
+            .post("/api/defend", json!({ "level": stem, "guards": [] }))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{stem}: {view}");
+        for heist in view["heists"].as_array().expect("heists") {
+            let title = heist["title"].as_str().expect("a title");
+            if title == twice_serve::web::HEIST_NOT_WON {
+                hidden += 1;
+                continue;
+            }
+            let from = level_of_title(title);
+            assert!(
+                from.is_empty() || from.contains(id),
+                "{stem}: `{title}` (a tape of {from:?}) is shown to someone who has won none of them"
+            );
+        }
+    }
+    assert!(hidden > 0, "some defended level knows heists of other levels");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guard_row_is_not_drawn_as_holding_once_the_run_pays_a_customer_twice() {
+    let (base, _state) = room_in_process(|config| config.unlock_all = true).await;
+    let mut browser = Browser::new(&base);
+    browser.join("Ada", None).await;
+    // 03's win: guards act on the way (the timeline writes "guard held" rows as they do), and
+    // the run ends paying Ada twice.
+    let (_, game) = browser
+        .post("/api/game", json!({ "level": "03-model-calls-again" }))
+        .await;
+    let win = twice_world::level::load_tape(&levels_folder().join("03-model-calls-again.win.tape.ron"))
+        .expect("the win tape loads");
+    play_moves(&browser, game, &win.tape.actions).await;
+    let guard_rows = |view: &Value| -> Vec<Value> {
+        view["timeline"]["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .filter(|row| !row["guard"].is_null())
+            .cloned()
+            .collect()
+    };
+    let (_, ended) = browser.post("/api/game/run", Value::Null).await;
+    assert_eq!(
+        ended["end"]["verdict"]["outcome_name"], "paid_twice",
+        "{}",
+        ended["end"]["verdict"]
+    );
+    let rows = guard_rows(&ended);
+    assert!(!rows.is_empty(), "the run has guard rows: {}", ended["timeline"]);
+    for row in &rows {
+        assert_eq!(row["guard_holding"], false, "{row}");
+        assert_eq!(row["kind"], "guard noted", "{row}");
+        assert!(
+            row["guard_words"]
+                .as_str()
+                .is_some_and(|words| words.contains("pays a customer twice")),
+            "{row}"
+        );
+    }
+}

@@ -202,7 +202,8 @@ fn guard_toggles(ui: &mut egui::Ui, guards: &mut Guards, level_guards: Guards) {
     });
     for guard in Guard::ALL {
         let mut on = guards.is_on(guard);
-        ui.horizontal(|ui| {
+        // Wrapped: the longest promise runs on under its guard rather than past the edge.
+        ui.horizontal_wrapped(|ui| {
             ui::key_cap(ui, defence::guard_key(guard));
             let word = if on { "✔ on " } else { "✖ off" };
             let color = if on { theme::GOOD } else { theme::BAD };

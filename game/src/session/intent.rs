@@ -12,13 +12,13 @@ use twice_world::runtime::guards::Guards;
 
 use super::errors::{OpenError, TapeError};
 use super::jobs::{Goal, Job};
+use super::news::{Leaving, SessionNews};
 use super::scratch::{ScratchFile, ScratchLedgers};
 use super::{Mode, Recipe, SPEEDS, Session, SessionSet, TapeSource};
 use crate::campaign::Campaign;
 use crate::panels::Panels;
 use crate::paths::relative_path;
 use crate::progress::Progress;
-use crate::screens::Screen;
 
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<OpenProblem>();
@@ -75,10 +75,8 @@ pub enum Intent {
     NextBriefing,
     /// Skip the guided first moves (they are not shown again).
     SkipGuide,
-    /// Close the level and go to another screen.
-    Leave {
-        to: Screen,
-    },
+    /// Close the level: back where it was opened from, or on to the campaign's ending.
+    Leave(Leaving),
 }
 
 /// Why the last attempt to open a level or tape failed (shown by the screen that asked).
@@ -95,7 +93,7 @@ fn apply_intents(
     mut intents: MessageReader<Intent>,
     mut commands: Commands,
     mut session: Option<ResMut<Session>>,
-    mut next_screen: ResMut<NextState<Screen>>,
+    mut news: MessageWriter<SessionNews>,
     mut scratch: ResMut<ScratchLedgers>,
     mut open_problem: ResMut<OpenProblem>,
     campaign: Res<Campaign>,
@@ -110,7 +108,7 @@ fn apply_intents(
                     Ok(opened) => {
                         open_problem.0 = None;
                         commands.insert_resource(opened);
-                        next_screen.set(Screen::Level);
+                        news.write(SessionNews::Opened);
                         // The new session exists from the next frame; later intents wait for it.
                         return;
                     }
@@ -123,10 +121,17 @@ fn apply_intents(
                     }
                 }
             }
-            Intent::Leave { to } => {
+            Intent::Leave(leaving) => {
+                let Some(mode) = session.as_deref().map(|session| session.mode) else {
+                    warn!("leaving needs an open level; none is open");
+                    continue;
+                };
                 // Dropping the session cancels its job and deletes its scratch ledger.
                 commands.remove_resource::<Session>();
-                next_screen.set(*to);
+                news.write(SessionNews::Closed {
+                    mode,
+                    leaving: *leaving,
+                });
                 return;
             }
             Intent::NextBriefing => {
@@ -140,7 +145,7 @@ fn apply_intents(
                         next_briefing.0 = Some(index);
                         // Dropping the session cancels its job and deletes its scratch ledger.
                         commands.remove_resource::<Session>();
-                        next_screen.set(Screen::LevelSelect);
+                        news.write(SessionNews::ClosedForTheNextBriefing);
                         return;
                     }
                     (None, Some(session)) => session.warn("No next level is open yet."),
@@ -167,7 +172,7 @@ fn apply_intents(
                 None => warn!("a hint needs an open level; none is open"),
             },
             other => match session.as_deref_mut() {
-                Some(session) => apply_to_session(other, session, &mut scratch, &mut next_screen),
+                Some(session) => apply_to_session(other, session, &mut scratch, &mut news),
                 None => warn!("intent {other:?} needs an open level; none is open"),
             },
         }
@@ -270,7 +275,7 @@ fn apply_to_session(
     intent: &Intent,
     session: &mut Session,
     scratch: &mut ScratchLedgers,
-    next_screen: &mut NextState<Screen>,
+    news: &mut MessageWriter<SessionNews>,
 ) {
     // Moves wait for nothing, but they must not race a re-simulation that will replace the state.
     let needs_quiet = matches!(
@@ -336,18 +341,20 @@ fn apply_to_session(
         Intent::Debrief => {
             if session.is_concluded() {
                 session.running = false;
-                next_screen.set(Screen::Debrief);
+                news.write(SessionNews::DebriefAsked);
             } else if session.is_over() {
                 session.warn(over_words(session));
             } else {
                 session.warn("The level is not over yet: play on, or run it to the end (E).");
             }
         }
-        Intent::Resume => next_screen.set(Screen::Level),
+        Intent::Resume => {
+            news.write(SessionNews::Resumed);
+        }
         // Carried out above, or by the guide (`crate::guide`).
         Intent::OpenLevel { .. }
         | Intent::OpenTape { .. }
-        | Intent::Leave { .. }
+        | Intent::Leave(_)
         | Intent::OpenHint
         | Intent::NextBriefing
         | Intent::SkipGuide => {}

@@ -21,12 +21,14 @@ mod errors;
 mod intent;
 pub mod jobs;
 pub mod ledger_view;
+mod news;
 pub mod scratch;
 
 pub use errors::{JobError, OpenError, TapeError};
 pub use intent::{Intent, NextBriefing, OpenProblem};
 use jobs::Job;
 use ledger_view::LedgerView;
+pub use news::{Leaving, SessionNews};
 use scratch::ScratchFile;
 /// How the level was opened and what rebuilds it: the play session the browser uses too.
 pub use twice_world::play_session::{Mode, Recipe, TapeSource};
@@ -51,6 +53,7 @@ pub enum SessionSet {
 
 pub(super) fn plugin(app: &mut App) {
     app.add_message::<Intent>();
+    app.add_message::<SessionNews>();
     app.configure_sets(
         Update,
         (

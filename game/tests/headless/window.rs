@@ -14,7 +14,7 @@ use twice::screens::Screen;
 use twice::screens::level::timeline::TimelineCache;
 use twice::screens::level::{LevelAsks, LevelInputs, LevelUi};
 use twice::screens::level_select::{self, LevelSelectState};
-use twice::session::{Intent, Session};
+use twice::session::{Intent, Leaving, Session};
 use twice::ui::probe::{self, Drawn, PROBE_FRAMES};
 
 use super::{open_campaign_level, phase, play_moves_then_run, screen, send, session, step_to, tape, update_until};
@@ -85,7 +85,7 @@ fn esc_in_a_level_pauses_and_keeps_the_run_until_the_player_chooses_to_leave() {
     let context = probe::context(1.0);
     let (drawn, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Escape));
     assert!(
-        !asks.intents.iter().any(|intent| matches!(intent, Intent::Leave { .. })),
+        !asks.intents.iter().any(|intent| matches!(intent, Intent::Leave(_))),
         "Esc left the level at once: {:?}",
         asks.intents
     );
@@ -111,12 +111,7 @@ fn esc_in_a_level_pauses_and_keeps_the_run_until_the_player_chooses_to_leave() {
     let (_, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Escape));
     assert!(asks.intents.is_empty(), "{:?}", asks.intents);
     let (_, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Enter));
-    assert_eq!(
-        asks.intents,
-        [Intent::Leave {
-            to: Screen::LevelSelect
-        }]
-    );
+    assert_eq!(asks.intents, [Intent::Leave(Leaving::Back)]);
     for intent in asks.intents {
         send(&mut app, intent);
     }
@@ -132,12 +127,7 @@ fn a_level_just_opened_has_no_run_to_lose_and_esc_leaves_it() {
     let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
     let context = probe::context(1.0);
     let (_, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Escape));
-    assert_eq!(
-        asks.intents,
-        [Intent::Leave {
-            to: Screen::LevelSelect
-        }]
-    );
+    assert_eq!(asks.intents, [Intent::Leave(Leaving::Back)]);
     assert!(level_ui.pause_menu.is_none());
 }
 
@@ -175,6 +165,9 @@ fn at_1280x720_the_timeline_shows_many_rows_and_none_is_cut_beside_the_ledger() 
     }
 }
 
+/// Rows a room can follow a run by: the move, what it hit, and what came of it.
+const PROJECTOR_TIMELINE_ROWS_MIN: usize = 5;
+
 #[test]
 fn at_the_projectors_zoom_the_timeline_keeps_its_rows_whole() {
     let data = tempfile::tempdir().expect("temp dir");
@@ -192,6 +185,31 @@ fn at_the_projectors_zoom_the_timeline_keeps_its_rows_whole() {
     assert!(
         rows.iter().any(|row| row.text.trim().starts_with(&format!("{last} "))),
         "phase {last}'s row is on screen"
+    );
+}
+
+#[test]
+fn at_the_projectors_zoom_with_the_notes_open_the_timeline_keeps_enough_rows_to_follow() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    play_moves_then_run(&mut app, &tape("30-recorded-answer.win.tape.ron"));
+    let screen = probe::screen(WINDOW.0, WINDOW.1, PRESENTER_ZOOM);
+    // Presenter mode as it opens a level: the chapter's notes open, the side panels on demand.
+    let mut level_ui = LevelUi {
+        notes: true,
+        ..LevelUi::default()
+    };
+    let context = probe::context(PRESENTER_ZOOM);
+    let (drawn, _) = level_frames(&app, &context, &mut level_ui, &mut TimelineCache::default(), Vec::new());
+    assert!(
+        drawn.iter().any(|text| text.text.contains("Notes · chapter") && text.fully_visible(screen)),
+        "the notes are open"
+    );
+    let rows = timeline_rows(&drawn, screen);
+    assert!(
+        rows.len() >= PROJECTOR_TIMELINE_ROWS_MIN,
+        "{} timeline rows at the projector with the notes open",
+        rows.len()
     );
 }
 

@@ -496,6 +496,11 @@ function renderLevel() {
   if (!game || state.screen !== 'level') return;
   // Panels arrive chapter by chapter, as in the window (the server says which: twice-world's rule).
   const desk = [game.panels.ledger ? ledgerPanel(game) : null, game.panels.console ? consolePanel(game) : null].filter(Boolean);
+  // The presenter's stage shows the room the code beside the stage, large, a cursor per worker
+  // moving as the presenter steps; a player's screen keeps it under the stage.
+  const onStage = document.body.classList.contains('stage-view');
+  const stage = h('div', {class: 'stage'}, pennyPanel(game), wirePanel(game), billingPanel(game));
+  const code = codePanel(game.code, {aim: codeAim(), large: onStage});
   render($('screen'), h('div', {class: 'level-screen'},
     levelHead(game),
     controls(game),
@@ -505,11 +510,8 @@ function renderLevel() {
       guardsLine(game.guards_listed)),
     game.end ? overBanner(game) : null,
     predictPanel(game),
-    h('div', {class: 'stage'}, pennyPanel(game), wirePanel(game), billingPanel(game)),
-    codePanel(game.code, {aim: codeAim()}),
+    onStage ? h('div', {class: 'stage-with-code'}, stage, code) : [stage, code],
     hand(game),
-    // The code under attack goes here, beside the stage, once the level screen sends it.
-    h('section', {class: 'panel code-slot', id: 'code-slot', 'aria-label': 'the code', hidden: true}),
     game.declaration ? declarationPanel(game) : null,
     game.level.defender ? defendPanel(game) : null,
     desk.length ? h('div', {class: `desk ${desk.length === 1 ? 'single' : ''}`}, desk) : null,
@@ -966,7 +968,13 @@ function timelinePanel(game) {
       }
       return h('td', {class: 'lane'});
     });
-    const kind = row.kind === 'guard held' ? 'guard' : (lanes[row.lane] && lanes[row.lane].id === 'crew' ? 'crew' : row.kind);
+    // A guard's row is green with its mark only while nobody in the finished run is owed or
+    // paid twice (the server tells: `guard_holding`); otherwise it says what the run still did.
+    const guardClass = row.guard_holding ? 'guard' : 'guard-noted';
+    const kind = row.guard ? guardClass : (lanes[row.lane] && lanes[row.lane].id === 'crew' ? 'crew' : row.kind);
+    const guardChip = !row.guard ? null : row.guard_holding
+      ? h('span', {class: 'chip'}, `◈ ${row.guard}`)
+      : h('span', {class: 'chip noted'}, `⚠ ${row.guard_words}`);
     return h('tr', {class: kind},
       h('td', {class: 'phase'}, firstOfPhase
         ? h('button', {'data-fid': `rewind-${row.phase}`, title: `rewind to just before phase ${row.phase}`,
@@ -974,7 +982,7 @@ function timelinePanel(game) {
         : null),
       h('td', {class: 'time'}, row.time_ms),
       cells,
-      h('td', {class: 'text'}, row.guard ? h('span', {class: 'chip'}, `◈ ${row.guard}`) : null,
+      h('td', {class: 'text'}, guardChip,
         h('span', {class: 'hint'}, `${row.kind}: `), row.key ? [keySpan(row.key), ' '] : null, row.text));
   });
   return h('section', {class: 'panel', 'aria-label': 'the timeline'},

@@ -186,7 +186,10 @@ fn print_play(simulation: &Simulation, loaded: &LoadedLevel, seed: u64, verdict:
         loaded.level.title,
         guard_list(&simulation.guards().off())
     );
-    println!("== timeline ==\n{}", report::timeline(simulation.timeline()));
+    println!(
+        "== timeline ==\n{}",
+        report::timeline(simulation.timeline(), &debrief.row_telling(verdict))
+    );
     println!(
         "== ledger ({}) ==\n{}",
         simulation.ledger().location(),

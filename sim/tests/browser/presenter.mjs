@@ -116,8 +116,17 @@ try {
   await stage.waitForSelector('#timeline');
   check(stage.url().endsWith('#stage') && await stage.$eval('body', (body) => body.classList.contains('stage-view')), 'the stage shows the level large');
   check(!(await stage.isVisible('#predict')) && await stage.isVisible('.stage'), 'the stage keeps the stage, the hand and the timeline, not the player\'s own panels');
-  for (let step = 0; step < 9; step += 1) await stage.click('#step');
+  // The room watches the code beside the stage, large, its cursor moving as the presenter steps.
+  check(await stage.isVisible('.stage-with-code #code.large'), 'the stage shows the code beside Penny, large');
+  const litLine = () => stage.$eval('#code', (code) => [...code.querySelectorAll('.code-line.lit')]
+    .map((line) => line.dataset.fid).join(' '));
+  for (let step = 0; step < 3; step += 1) await stage.click('#step');
+  await stage.waitForFunction(() => document.querySelector('#phase').textContent.startsWith('phase 3 '));
+  const litEarly = await litLine();
+  check(litEarly !== '' && await stage.isVisible('#code .code-line.lit .cursor'), `a worker's cursor sits on its line on the stage (${litEarly})`);
+  for (let step = 3; step < 9; step += 1) await stage.click('#step');
   await stage.waitForFunction(() => document.querySelector('#phase').textContent.startsWith('phase 9 '));
+  check(await litLine() !== litEarly, 'stepping on the stage moves the cursor to another line');
   await shot(stage, 'web-stage');
   await presenter.waitForTimeout(2500);
   check(!(await presenter.textContent('#levels-table')).includes('stage'), 'the stage is no one in the room\'s overview');

@@ -21,7 +21,7 @@ use crate::campaign::summary::{self, AfterLevel};
 use crate::defence::DefenceIntent;
 use crate::progress::Progress;
 use crate::progress::prediction::Prediction;
-use crate::session::{Intent, Mode, Session};
+use crate::session::{Intent, Leaving, Mode, Session};
 use crate::ui::{self, theme};
 
 pub(super) fn plugin(app: &mut App) {
@@ -73,12 +73,9 @@ fn draw(
         .conclusion
         .as_ref()
         .and_then(|conclusion| conclusion.debrief.as_ref());
+    cache.tell_by(told);
     let level = &session.recipe.level.level;
-    let back = match session.mode {
-        Mode::Campaign => Screen::LevelSelect,
-        Mode::Sandbox => Screen::Sandbox,
-        Mode::Replay => Screen::Replay,
-    };
+    let back = super::leaving_to(session.mode, Leaving::Back);
     let after = match (session.mode, session.campaign_index) {
         (Mode::Campaign, Some(index)) => summary::after_level(&campaign, &progress, index),
         _ => AfterLevel::Nothing,
@@ -135,7 +132,7 @@ fn draw(
             other_run::timelines(ui, &simulation, &cache, &other);
         });
 
-    keyboard(context, after, defend, back, simulation.phase(), &mut chosen);
+    keyboard(context, after, defend, simulation.phase(), &mut chosen);
     if other.take_open_first() && told.is_some_and(|told| !told.what_if.is_empty()) {
         chosen.other_run = Some(0);
     }
@@ -166,19 +163,12 @@ fn draw(
 fn onward(after: AfterLevel) -> Option<Intent> {
     match after {
         AfterLevel::NextBriefing(_) => Some(Intent::NextBriefing),
-        AfterLevel::Ending => Some(Intent::Leave { to: Screen::Ending }),
+        AfterLevel::Ending => Some(Intent::Leave(Leaving::ToTheEnding)),
         AfterLevel::Nothing => None,
     }
 }
 
-fn keyboard(
-    context: &egui::Context,
-    after: AfterLevel,
-    defend: Option<usize>,
-    back: Screen,
-    phase: u32,
-    chosen: &mut Chosen,
-) {
+fn keyboard(context: &egui::Context, after: AfterLevel, defend: Option<usize>, phase: u32, chosen: &mut Chosen) {
     if ui::pressed(context, egui::Key::Enter)
         && let Some(intent) = onward(after)
     {
@@ -196,7 +186,7 @@ fn keyboard(
         });
     }
     if ui::pressed(context, egui::Key::Escape) {
-        chosen.intent = Some(Intent::Leave { to: back });
+        chosen.intent = Some(Intent::Leave(Leaving::Back));
     }
 }
 
@@ -250,7 +240,7 @@ fn actions(
             _ => "Level select",
         };
         if ui::button(ui, true, label, "Esc").clicked() {
-            chosen.intent = Some(Intent::Leave { to: back });
+            chosen.intent = Some(Intent::Leave(Leaving::Back));
         }
     });
 }

@@ -112,6 +112,9 @@ pub struct LevelUi {
     pub code_follow: Option<usize>,
     /// A line to bring into view once (a cursor's chip was clicked).
     pub code_jump: Option<usize>,
+    /// The hand's height under the stage last frame, in points: a card whose refusal takes
+    /// more lines than [`HAND_HEIGHT`] allows gets them, and the stage gives up the room.
+    pub hand_height: f32,
 }
 
 /// Whether the level screen shows the code or the stage: the player's choice, kept from one
@@ -186,20 +189,22 @@ const SIDE_COLUMNS_AND_NOTES_WIDTH_MIN: f32 = 1000.0;
 const SHORT_SCREEN_HEIGHT: f32 = 560.0;
 /// Height of the timeline along the bottom, at most.
 const TIMELINE_HEIGHT: f32 = 440.0;
+/// The least timeline on a short screen: five rows under a lanes' header of two lines (the
+/// header wraps when the presenter's notes narrow the timeline), enough for a room to follow
+/// a move, what it hit and what came of it. A quarter of a projector's 411 points left two.
+const TIMELINE_SHORT_HEIGHT_MIN: f32 = 172.0;
 /// The hand under the stage: its heading and a row of full cards (their effect spelled out).
 const HAND_HEIGHT: f32 = 132.0;
 
 /// The timeline's height on a screen this many points tall: two fifths of a full screen
-/// (1280×720: 288 points, a dozen rows, the history a player reads back), a quarter of a short
-/// one (a projector's 411 points at presenter zoom: its lanes' header and its last three rows), so the stage above the hand fits whole, Penny, her workers, the
-/// wire and billing.
+/// (1280×720: 288 points, a dozen rows, the history a player reads back); on a short one (a
+/// projector's 411 points at presenter zoom) five rows at least, the stage above the hand
+/// taking the rest (it scrolls rather than squeeze the timeline to two rows).
 fn timeline_height(screen_height: f32) -> f32 {
-    let share = if screen_height < SHORT_SCREEN_HEIGHT {
-        0.25
-    } else {
-        0.40
-    };
-    (screen_height * share).clamp(80.0, TIMELINE_HEIGHT)
+    if screen_height < SHORT_SCREEN_HEIGHT {
+        return (screen_height * 0.25).max(TIMELINE_SHORT_HEIGHT_MIN).min(screen_height * 0.45);
+    }
+    (screen_height * 0.40).clamp(80.0, TIMELINE_HEIGHT)
 }
 
 /// Everything one frame of the level screen reads.
@@ -284,6 +289,12 @@ pub fn frame(
     let mut intents = Vec::new();
     let simulation = session.simulation();
     cache.update(&simulation);
+    cache.tell_by(
+        session
+            .conclusion
+            .as_ref()
+            .and_then(|conclusion| conclusion.debrief.as_ref()),
+    );
 
     let dialog_open =
         level_ui.help || level_ui.prompt.is_some() || level_ui.chooser.is_some() || level_ui.pause_menu.is_some();
@@ -512,7 +523,7 @@ fn centre(
             let stage_height = if short {
                 ui.available_height()
             } else {
-                (ui.available_height() - HAND_HEIGHT).min(stage::STAGE_HEIGHT)
+                (ui.available_height() - level_ui.hand_height.max(HAND_HEIGHT)).min(stage::STAGE_HEIGHT)
             };
             views(ui, session, simulation, level_ui);
             if level_ui.code {
@@ -535,7 +546,11 @@ fn centre(
                     stage::draw(ui, session, simulation, cache, stage_height);
                     if !short {
                         ui.add_space(4.0);
+                        let top = ui.cursor().top();
                         cards::draw(ui, session, simulation, level_ui, false, intents);
+                        // Measured, not guessed: the next frame's stage leaves the hand this
+                        // much, so a card's last line is never cut at the panel's foot.
+                        level_ui.hand_height = ui.min_rect().bottom() - top + 4.0;
                     }
                 });
         });

@@ -7,8 +7,7 @@ use twice_world::simulator::Simulation;
 
 use super::{LevelUi, Prompt, PromptKind, controls};
 use crate::paths::GamePaths;
-use crate::screens::Screen;
-use crate::session::{Intent, Mode, Session};
+use crate::session::{Intent, Leaving, Mode, Session};
 use crate::ui::{self, theme};
 
 /// The menu, while open.
@@ -18,15 +17,6 @@ pub struct PauseMenu {
     pub was_running: bool,
     /// Opened this frame: the Esc that opened it must not close it again.
     pub fresh: bool,
-}
-
-/// Where leaving this level goes.
-pub fn leave_to(session: &Session) -> Screen {
-    match session.mode {
-        Mode::Campaign => Screen::LevelSelect,
-        Mode::Sandbox => Screen::Sandbox,
-        Mode::Replay => Screen::Replay,
-    }
 }
 
 /// Whether leaving now loses anything: a run that has moved past its first phase, or a move
@@ -39,7 +29,7 @@ fn has_a_run(simulation: &Simulation) -> bool {
 /// lose yet, leaves at once.
 pub fn open(level_ui: &mut LevelUi, session: &Session, simulation: &Simulation, intents: &mut Vec<Intent>) {
     if !has_a_run(simulation) {
-        intents.push(Intent::Leave { to: leave_to(session) });
+        intents.push(Intent::Leave(Leaving::Back));
         return;
     }
     level_ui.pause_menu = Some(PauseMenu {
@@ -124,7 +114,7 @@ pub fn draw(
     level_ui.pause_menu = Some(PauseMenu { fresh: false, ..menu });
     if leave {
         level_ui.pause_menu = None;
-        intents.push(Intent::Leave { to: leave_to(session) });
+        intents.push(Intent::Leave(Leaving::Back));
     } else if restart {
         level_ui.pause_menu = None;
         intents.push(Intent::Restart);

@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use bevy::prelude::*;
 use bevy_egui::egui::{self, Align2, Color32, FontId, Stroke};
+use twice_world::checker::{MoneyWrong, RowTelling};
+use twice_world::debrief::Debrief;
 use twice_world::runtime::key::fnv1a64;
 use twice_world::simulator::{Actor, Simulation, TimelineEntry};
 
@@ -34,6 +36,12 @@ pub struct TimelineCache {
     /// The level's scripted operators (op-honest, op-audit), who act against the player:
     /// drawn in a colour of their own, never in the player's.
     scripted_operators: Vec<String>,
+    /// How the finished run ended (as written, while it goes on): a guard's row is drawn as
+    /// holding only while nobody is owed or paid twice and the debrief tells it as holding
+    /// (`TimelineEntry::guard_row`).
+    telling: RowTelling,
+    /// The history length and end the money was judged for: judged once per change.
+    judged: Option<(usize, bool)>,
 }
 
 impl TimelineCache {
@@ -52,6 +60,20 @@ impl TimelineCache {
             .map(|honest| honest.name.clone())
             .chain(level.auditor.iter().map(|auditor| auditor.name.clone()))
             .collect();
+        let over = simulation.is_over();
+        if self.judged != Some((entries.len(), over)) {
+            self.judged = Some((entries.len(), over));
+            // A ledger that cannot be read is judged by nobody (the debrief says why); the
+            // rows keep what they said at the moment they were written.
+            self.telling.money = if over {
+                simulation
+                    .verdict()
+                    .map(|verdict| verdict.money_wrong())
+                    .unwrap_or_default()
+            } else {
+                MoneyWrong::default()
+            };
+        }
         if self.scanned == entries.len() {
             return;
         }
@@ -89,6 +111,12 @@ impl TimelineCache {
                 self.columns[lane] = column;
             }
         }
+    }
+
+    /// The finished run's debrief, where there is one (the level and debrief screens): the
+    /// guards it tells as not holding are not drawn as holding on the timeline either.
+    pub fn tell_by(&mut self, debrief: Option<&Debrief>) {
+        self.telling.not_holding = debrief.map(Debrief::guards_not_holding).unwrap_or_default();
     }
 
     /// A key's colour and glyph: by order of first appearance, stable for the whole level.
@@ -394,8 +422,9 @@ fn draw_lane_header(ui: &mut egui::Ui, lanes: &[&Actor], cache: &TimelineCache, 
 
 /// A row's text, laid out to the text column's width (cut or wrapped).
 fn layout_row(ui: &egui::Ui, entry: &TimelineEntry, cache: &TimelineCache, geometry: Geometry) -> Arc<egui::Galley> {
-    let color = if entry.guard.is_some() {
-        theme::GOOD
+    let guard_row = entry.guard_row(&cache.telling);
+    let color = if let Some(row) = &guard_row {
+        if row.holding { theme::GOOD } else { theme::WARN }
     } else if cache.is_player(&entry.actor) {
         theme::CREW
     } else if cache.is_scripted(&entry.actor) {
@@ -404,7 +433,7 @@ fn layout_row(ui: &egui::Ui, entry: &TimelineEntry, cache: &TimelineCache, geome
         theme::TEXT
     };
     let mut job = egui::text::LayoutJob::single_section(
-        describe(entry),
+        describe(entry, &cache.telling),
         egui::TextFormat::simple(FontId::proportional(ROW_FONT_SIZE), color),
     );
     job.wrap = match geometry.row_text {
@@ -464,7 +493,7 @@ fn draw_row(
             Stroke::new(1.5, look.color),
         );
     }
-    if entry.guard.is_some() {
+    if entry.guard_row(&cache.telling).is_some_and(|row| row.holding) {
         painter.circle_stroke(egui::pos2(x, y), 8.0, Stroke::new(2.0, theme::GOOD));
     }
     match look {
@@ -497,7 +526,7 @@ fn draw_row(
         theme::TEXT,
     );
     let response = if elided {
-        response.on_hover_text(describe(entry))
+        response.on_hover_text(describe(entry, &cache.telling))
     } else {
         response
     };
@@ -514,12 +543,17 @@ fn short_actor(actor: &Actor) -> String {
 }
 
 /// One line: the actor, the phase kind, the key's glyph, and the text.
-fn describe(entry: &TimelineEntry) -> String {
-    let guard = entry
-        .guard
-        .map(|guard| format!("🛡 {guard} held — "))
-        .unwrap_or_default();
-    format!("{} · {}: {guard}{}", entry.actor, entry.kind, entry.text)
+/// A guard's row says "held" with a shield only while nobody in the finished run is owed or
+/// paid twice and its debrief tells it as holding (`telling`); otherwise it says what the
+/// guard did and what the run still did.
+pub fn describe(entry: &TimelineEntry, telling: &RowTelling) -> String {
+    let row = entry.guard_row(telling);
+    let (kind, guard) = match &row {
+        Some(row) if row.holding => (row.kind, format!("🛡 {} — ", row.words)),
+        Some(row) => (row.kind, format!("⚠ {} — ", row.words)),
+        None => (entry.kind.as_str(), String::new()),
+    };
+    format!("{} · {kind}: {guard}{}", entry.actor, entry.text)
 }
 
 #[cfg(test)]

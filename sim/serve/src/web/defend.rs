@@ -68,7 +68,17 @@ pub struct DefenceView {
     pub counted: bool,
 }
 
-fn defence_view(report: &DefenceReport, minimum_size: Option<u32>) -> DefenceView {
+/// What a participant may read of a known heist: its title when it comes from a level they
+/// have won (or the level they defend, whose own heists are its threat), otherwise only where
+/// it comes from — its title would hand over another level's winning move.
+pub const HEIST_NOT_WON: &str = "a heist from a level you have not won";
+
+/// `title_shown(heist)`: the heist's title, or [`HEIST_NOT_WON`] for a level not won yet.
+fn defence_view(
+    report: &DefenceReport,
+    minimum_size: Option<u32>,
+    title_shown: impl Fn(&defend::HeistResult) -> bool,
+) -> DefenceView {
     let holds = report.holds();
     DefenceView {
         level: report.level.clone(),
@@ -80,7 +90,11 @@ fn defence_view(report: &DefenceReport, minimum_size: Option<u32>) -> DefenceVie
             .iter()
             .filter(|heist| heist.standing() != defend::HeistStanding::NoFire)
             .map(|heist| HeistView {
-                title: heist.title.clone(),
+                title: if title_shown(heist) {
+                    heist.title.clone()
+                } else {
+                    HEIST_NOT_WON.to_owned()
+                },
                 outcome: outcome_look(heist.outcome),
                 stopped: heist.stopped,
                 violations: heist.violations.iter().map(|kind| format!("{kind:?}")).collect(),
@@ -165,7 +179,16 @@ pub(super) async fn defend(
                 .defender
                 .as_ref()
                 .map(|defender| defender.minimum.len() as u32);
-            let mut view = defence_view(&report, minimum_size);
+            // Penny left alone has no tape; a tape of no loaded level cannot be placed (shown).
+            let won = |id: &str| participant.progress.get(id).is_some_and(|progress| progress.finished);
+            let title_shown = |heist: &defend::HeistResult| {
+                campaign
+                    .tapes
+                    .iter()
+                    .find(|tape| tape.path == heist.tape)
+                    .is_none_or(|tape| tape.level.level.id == entry.level.id || won(&tape.level.level.id))
+            };
+            let mut view = defence_view(&report, minimum_size, title_shown);
             // A defence that holds finishes the level; one that falls is a loss on it.
             let id = entry.level.id.clone();
             let before = participant.progress.get(&id).copied();

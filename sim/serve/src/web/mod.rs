@@ -61,6 +61,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use tokio::sync::Semaphore;
 
+pub use defend::HEIST_NOT_WON;
 pub use error::{WEB_ERROR_CODES, WebError};
 pub use levels::{Catalogue, CatalogueError, NotInRoom};
 pub use race::RestoreError as RaceRestoreError;

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::billing::Billing;
-use crate::checker::Verdict;
+use crate::checker::{GuardRow, RowTelling, Verdict};
 use crate::ledger::{Checkpoint, ExecutionRecord};
 use crate::simulator::{TimelineEntry, dollars};
 // `counted` is written once, in `crate::text` with the other word helpers; it is re-exported
@@ -11,14 +11,22 @@ use crate::simulator::{TimelineEntry, dollars};
 pub use crate::text::counted;
 
 /// The timeline as a table. The actor and kind columns are as wide as their longest cell
-/// (an operator's name can be long), so every line's columns start at the same place.
-pub fn timeline(entries: &[TimelineEntry]) -> String {
+/// (an operator's name can be long), so every line's columns start at the same place. A
+/// guard's row is told by how the finished run ended (`telling`: `Debrief::row_telling`; the
+/// default while it goes on): never "held" in a run that leaves a customer owed or paid twice.
+pub fn timeline(entries: &[TimelineEntry], telling: &RowTelling) -> String {
     let actors: Vec<String> = entries.iter().map(|entry| entry.actor.to_string()).collect();
+    let guard_rows: Vec<Option<GuardRow>> = entries.iter().map(|entry| entry.guard_row(telling)).collect();
+    let kind_of = |index: usize| {
+        guard_rows[index]
+            .as_ref()
+            .map_or(entries[index].kind.as_str(), |row| row.kind)
+    };
     let widest = |header: &str, cells: &mut dyn Iterator<Item = usize>| cells.chain([header.len()]).max().unwrap_or(0);
     let actor_width = widest("actor", &mut actors.iter().map(|actor| actor.chars().count()));
     let kind_width = widest(
         "phase kind",
-        &mut entries.iter().map(|entry| entry.kind.chars().count()),
+        &mut (0..entries.len()).map(|index| kind_of(index).chars().count()),
     );
     let key_width = widest(
         "key",
@@ -33,9 +41,10 @@ pub fn timeline(entries: &[TimelineEntry]) -> String {
         "phase", "time", "actor", "phase kind", "key"
     )
     .unwrap();
-    for (entry, actor) in entries.iter().zip(&actors) {
-        let marker = match &entry.guard {
-            Some(guard) => format!("[guard {guard}] "),
+    for (index, (entry, actor)) in entries.iter().zip(&actors).enumerate() {
+        let marker = match &guard_rows[index] {
+            Some(row) if row.holding => format!("[guard {}] ", row.guard),
+            Some(row) => format!("[{}] ", row.words),
             None => String::new(),
         };
         writeln!(
@@ -44,7 +53,7 @@ pub fn timeline(entries: &[TimelineEntry]) -> String {
             entry.phase,
             entry.time_ms,
             actor,
-            entry.kind,
+            kind_of(index),
             entry.key.as_deref().unwrap_or("-"),
             entry.text
         )
@@ -324,7 +333,7 @@ mod tests {
                 Some("run-0001:call-0001"),
             ),
         ];
-        let table = timeline(&entries);
+        let table = timeline(&entries, &RowTelling::default());
         let lines: Vec<&str> = table.lines().collect();
         let header = lines[0];
         for column in ["phase kind", "key", "text"] {

@@ -339,6 +339,12 @@ pub struct TimelineRowView {
     pub key: Option<KeyLook>,
     pub text: String,
     pub guard: Option<String>,
+    /// A guard's row may be drawn as the guard holding (nobody in the finished run is owed or
+    /// paid twice, or the run goes on).
+    pub guard_holding: bool,
+    /// A guard's part of the row in words: "tool_contract held", or what it did and what the
+    /// finished run still did to the money.
+    pub guard_words: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]

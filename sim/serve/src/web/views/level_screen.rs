@@ -13,6 +13,7 @@ use super::*;
 use crate::api::views::StoredJson;
 use twice_world::billing::{Answer, EntryKind};
 use twice_world::billing_tools::CreditArguments;
+use twice_world::checker::RowTelling;
 use twice_world::ledger::{Checkpoint, ExecutionRecord, HistoryEntry};
 use twice_world::level::{CardKind, default_operator};
 use twice_world::runtime::run::RunStatus;
@@ -199,7 +200,9 @@ fn lane_label(actor: &Actor) -> String {
     }
 }
 
-fn timeline_view(entries: &[TimelineEntry], looks: &KeyLooks) -> TimelineView {
+/// The timeline's rows; a guard's row is told by how the finished run ended (`telling`: the
+/// default while the run goes on), never as holding while a customer is owed or paid twice.
+fn timeline_view(entries: &[TimelineEntry], looks: &KeyLooks, telling: &RowTelling) -> TimelineView {
     let mut actors: Vec<&Actor> = Vec::new();
     for entry in entries {
         if !actors.contains(&&entry.actor) {
@@ -221,15 +224,20 @@ fn timeline_view(entries: &[TimelineEntry], looks: &KeyLooks) -> TimelineView {
         if index < skipped {
             continue;
         }
+        let guard_row = entry.guard_row(telling);
         rows.push(TimelineRowView {
             phase: entry.phase,
             time_ms: entry.time_ms,
             lane,
             from_lane,
-            kind: entry.kind.clone(),
+            kind: guard_row
+                .as_ref()
+                .map_or_else(|| entry.kind.clone(), |row| row.kind.to_owned()),
             key: entry.key.as_deref().map(|key| looks.look(key)),
             text: entry.text.clone(),
             guard: entry.guard.map(|guard| guard.name().to_owned()),
+            guard_holding: guard_row.as_ref().is_some_and(|row| row.holding),
+            guard_words: guard_row.map(|row| row.words),
         });
     }
     TimelineView {
@@ -483,7 +491,14 @@ pub fn game_view(
         code: super::code::code_view(game, simulation),
         hand: cards,
         armed: twice_world::hand::armed_lines(simulation.armed()),
-        timeline: timeline_view(simulation.timeline(), &looks),
+        timeline: timeline_view(
+            simulation.timeline(),
+            &looks,
+            &game
+                .conclusion()
+                .map(|conclusion| conclusion.debrief.row_telling(&conclusion.verdict))
+                .unwrap_or_default(),
+        ),
         played: simulation
             .played()
             .iter()

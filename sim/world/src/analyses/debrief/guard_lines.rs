@@ -12,7 +12,7 @@ use super::WhatIf;
 use super::decider::Decider;
 use super::money;
 use super::sentences::capitalised;
-use crate::checker::{Outcome, Verdict};
+use crate::checker::{RowTelling, Verdict};
 use crate::counterfactual::{Counterfactual, GuardFinding, Role, RunResult};
 use crate::guards::{self, OtherRun, Switched};
 use crate::level::Level;
@@ -53,11 +53,9 @@ pub struct GuardLine {
 }
 
 /// Some customer of this run is owed money or was paid twice: nothing is drawn as holding.
+/// The same fact re-tells the timeline's guard rows (`TimelineEntry::guard_row`).
 fn someone_wronged(verdict: &Verdict) -> bool {
-    verdict
-        .credits
-        .iter()
-        .any(|credit| matches!(credit.outcome, Outcome::PaidTwice | Outcome::NotPaidButOwed))
+    verdict.money_wrong().any()
 }
 
 fn words_of(guards: &[Guard]) -> String {
@@ -262,4 +260,31 @@ fn held_lines(decided_by: &Decider, wronged: bool) -> Vec<GuardLine> {
             what_if: None,
         })
         .collect()
+}
+
+impl super::Debrief {
+    /// How the run's timeline tells its guard rows: by the money (nobody owed or paid twice)
+    /// and by these lines ([`Self::guards_not_holding`]).
+    pub fn row_telling(&self, verdict: &Verdict) -> RowTelling {
+        RowTelling {
+            money: verdict.money_wrong(),
+            not_holding: self.guards_not_holding(),
+        }
+    }
+
+    /// The guards that were on whose line is not a guard holding: the timeline does not draw
+    /// them as holding either (a "not needed" line says nothing of the kind).
+    pub fn guards_not_holding(&self) -> Vec<Guard> {
+        let mut not_holding: Vec<Guard> = Vec::new();
+        for line in &self.guard_lines {
+            if line.was_on && !line.holding && line.part != LinePart::NotNeeded {
+                for guard in &line.guards {
+                    if !not_holding.contains(guard) {
+                        not_holding.push(*guard);
+                    }
+                }
+            }
+        }
+        not_holding
+    }
 }

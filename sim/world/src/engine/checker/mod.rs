@@ -22,7 +22,9 @@ use crate::runtime::run::RunState;
 use crate::runtime::worker::GuardNote;
 use crate::text::dollars;
 
+mod guard_rows;
 mod violations;
+pub use guard_rows::{GUARD_HELD, GUARD_NOTED, GuardRow, MoneyWrong, RowTelling};
 use violations::violations;
 
 /// Who ran a compensation.

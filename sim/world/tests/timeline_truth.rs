@@ -1,0 +1,92 @@
+//! The timeline's guard rows against the run's money, for every shipped tape: a row written
+//! when a guard acted ("tool_contract held") is told as a guard holding only in a run that
+//! leaves nobody owed and nobody paid twice, and only for a guard its debrief tells as holding
+//! (the debrief's own `holding` fact). The game and the browser draw the rows through
+//! `TimelineEntry::guard_row`, `twice-sim play` through `report::timeline`; both are held here.
+
+use std::path::PathBuf;
+
+use twice_world::campaign::Campaign;
+use twice_world::checker::{GUARD_HELD, GUARD_NOTED, Outcome};
+use twice_world::debrief;
+use twice_world::ledger::LedgerStore;
+use twice_world::report;
+use twice_world::simulator::SimulationBuilder;
+
+fn campaign() -> Campaign {
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels");
+    Campaign::load(&folder).unwrap_or_else(|problems| {
+        panic!(
+            "the campaign does not load:\n{}",
+            problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+        )
+    })
+}
+
+#[test]
+fn no_guard_row_is_told_as_holding_in_a_run_whose_money_is_wrong() {
+    let campaign = campaign();
+    let (mut retold, mut held) = (Vec::new(), 0);
+    for loaded in &campaign.tapes {
+        let tape = &loaded.tape;
+        let name = loaded.path.display().to_string();
+        let mut builder = SimulationBuilder::new(loaded.level.level.clone(), tape.seed)
+            .actions(tape.actions.clone())
+            .wire_rule(tape.wire_rule())
+            .ledger_store(LedgerStore::Memory);
+        if let Some(guards) = tape.guards {
+            builder = builder.guards(guards);
+        }
+        let mut simulation = builder.build().expect("the tape builds");
+        simulation.run().expect("the tape simulates");
+        let verdict = simulation.verdict().expect("the run is judged");
+        let told = debrief::of(&simulation, &verdict);
+        let telling = told.row_telling(&verdict);
+        let entries = simulation.timeline();
+        let rows: Vec<_> = entries.iter().filter_map(|entry| entry.guard_row(&telling)).collect();
+        // The verdict's own credits say it: some customer owed or paid twice.
+        let wronged = verdict
+            .credits
+            .iter()
+            .any(|credit| matches!(credit.outcome, Outcome::NotPaidButOwed | Outcome::PaidTwice));
+        assert_eq!(
+            telling.money.any(),
+            wronged,
+            "{name}: {telling:?} against {:?}",
+            verdict.credits
+        );
+        let text = report::timeline(entries, &telling);
+        for row in &rows {
+            // The debrief's lines and the timeline agree: a guard the debrief tells as not
+            // holding is not drawn as holding.
+            let debrief_denies = told.guard_lines.iter().any(|line| {
+                line.guards.contains(&row.guard)
+                    && line.was_on
+                    && !line.holding
+                    && line.part != debrief::LinePart::NotNeeded
+            });
+            assert_eq!(row.holding, !wronged && !debrief_denies, "{name}: {row:?}");
+            if !row.holding {
+                assert_eq!(row.kind, GUARD_NOTED, "{name}");
+                assert!(!row.words.contains("held"), "{name}: {}", row.words);
+                assert!(text.contains(&row.words), "{name}: {}\n{text}", row.words);
+                retold.push(name.clone());
+            }
+        }
+        if wronged {
+            assert!(
+                !text.contains(GUARD_HELD) && !text.contains("[guard "),
+                "{name}: the text timeline tells a guard as holding in a run that leaves a customer owed or \
+                 paid twice:\n{text}"
+            );
+        }
+        held += rows.iter().filter(|row| row.holding).count();
+    }
+    // Both cases occur in the shipped tapes, so the test can fail either way: 22's check-on
+    // (the contract check refuses the run, Ada is left owed) is one that is re-told.
+    assert!(
+        retold.iter().any(|name| name.ends_with("check-on.tape.ron")),
+        "22's check-on is among the re-told runs: {retold:?}"
+    );
+    assert!(held > 0, "some shipped run has guard rows told as holding");
+}
