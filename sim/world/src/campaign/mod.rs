@@ -398,11 +398,17 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
         .filter(|tool| Operation::Credit.is_of(tool))
         .map(|tool| tool.name.as_str())
         .collect();
+    // Each credit with where it sits: its run and its place in the run's script (from 1).
     let credits: Vec<_> = level
         .runs
         .iter()
-        .flat_map(|run| run.calls.iter())
-        .filter(|call| credit_tools.contains(call.tool.as_str()))
+        .flat_map(|run| {
+            run.calls
+                .iter()
+                .enumerate()
+                .map(move |(index, call)| (run.id.as_str(), index + 1, call))
+        })
+        .filter(|(_, _, call)| credit_tools.contains(call.tool.as_str()))
         .collect();
     if level.goal == Outcome::PaidOnce {
         return None;
@@ -435,26 +441,45 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
             if !hand.is_empty() {
                 return None;
             }
-            if level.goal == Outcome::NotPaidButOwed && !level.guards.is_on(Guard::KeyPerCall) {
-                let mut distinct = BTreeSet::new();
-                let merged = credits
-                    .iter()
-                    .any(|call| !distinct.insert((&call.tool, &call.account, call.amount_cents, &call.memo)));
-                if merged {
-                    return None;
-                }
+            let identical = identical_credits(&credits);
+            let hashed = !level.guards.is_on(Guard::KeyPerCall);
+            if level.goal == Outcome::NotPaidButOwed && hashed && identical.is_some() {
+                return None;
             }
-            Some(format!(
-                "the level gives no cards, every answer arrives within the {} ms timeout{}",
-                world.timeout_ms,
-                if level.goal == Outcome::NotPaidButOwed {
-                    ", and no two credits are identical calls a hashed key could merge"
-                } else {
-                    ""
+            // What is said of identical credits is computed from the level: there are none, or
+            // there are and keys made per call keep them apart.
+            let merging = match (level.goal, identical) {
+                (Outcome::NotPaidButOwed, None) => {
+                    ", and no two credits are identical calls a hashed key could merge".to_owned()
                 }
+                (Outcome::NotPaidButOwed, Some((first, second))) => format!(
+                    ", and though {first} and {second} are identical credits, keys are made per call (key_per_call is on), \
+                     so no hashed key merges them"
+                ),
+                _ => String::new(),
+            };
+            Some(format!(
+                "the level gives no cards, every answer arrives within the {} ms timeout{merging}",
+                world.timeout_ms,
             ))
         }
     }
+}
+
+/// The first two credits that are the same call (tool, account, amount, memo), named as
+/// "run r1's call 2", if any two are.
+fn identical_credits(credits: &[(&str, usize, &crate::model::ScriptCall)]) -> Option<(String, String)> {
+    let mut seen = BTreeMap::new();
+    for (run, place, call) in credits {
+        let same_call = (&call.tool, &call.account, call.amount_cents, &call.memo);
+        if let Some((first_run, first_place)) = seen.insert(same_call, (run, *place)) {
+            return Some((
+                format!("run {first_run}'s call {first_place}"),
+                format!("run {run}'s call {place}"),
+            ));
+        }
+    }
+    None
 }
 
 fn hand_names(hand: &[CardKind]) -> String {
