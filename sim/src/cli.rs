@@ -1,6 +1,6 @@
 //! The `twice-sim` command line.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -67,30 +67,9 @@ enum Commands {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// Defend an unbeatable level: do these guards (and no others) stop every known heist and an
-    /// explorer's search? With --minimum, find the smallest sets that do.
-    Defend {
-        /// The level file (an unbeatable level; its folder is the campaign).
-        level: PathBuf,
-        /// The guards to switch on (all others off): a comma-separated list, `none` or `all`.
-        #[arg(long, default_value = "none")]
-        guards: String,
-        /// Find the smallest sets of guards that hold instead.
-        #[arg(long)]
-        minimum: bool,
-        /// Schedules the explorer deals per check.
-        #[arg(long, default_value_t = twice_world::defend::DEFENCE_SCHEDULES)]
-        schedules: u64,
-        /// Explorer threads.
-        #[arg(long, default_value_t = 1)]
-        jobs: usize,
-        /// What the check is expected to find: `none` (exit 0 when the defence holds, the
-        /// default) or `found` (exit 0 when a heist gets through).
-        #[arg(long, default_value = "none", value_parser = twice_world::exit::Expect::parse)]
-        expect: twice_world::exit::Expect,
-        #[arg(long)]
-        json: bool,
-    },
+    /// Defend a level: do these guards (and no others) stop every known heist and an explorer's
+    /// search? With --minimum, find the smallest sets that do.
+    Defend(crate::commands::defend::DefendArgs),
     /// Rewrite version 1 tapes (files or folders) in the current format, by simulation: each wire
     /// card is played when its message is on the wire. A tape whose verdict would change is left alone.
     Upgrade {
@@ -194,15 +173,7 @@ pub fn run(cli: Cli) -> u8 {
         },
         Commands::Check { paths } => check(&paths),
         Commands::Upgrade { paths } => upgrade(&paths),
-        Commands::Defend {
-            level,
-            guards,
-            minimum,
-            schedules,
-            jobs,
-            expect,
-            json,
-        } => crate::commands::defend::defend(&level, &guards, minimum, schedules, jobs, expect, json),
+        Commands::Defend(args) => crate::commands::defend::defend(&args),
         Commands::Serve(args) => crate::commands::serve::serve_command(args),
         Commands::HashToken(args) => crate::commands::serve::hash_token_command(args),
         Commands::Web(args) => crate::commands::web::web_command(args),
@@ -255,7 +226,12 @@ fn shown(paths: &[PathBuf]) -> String {
 }
 
 fn check(paths: &[PathBuf]) -> u8 {
-    let report = twice_world::campaign::check(paths);
+    let mut report = twice_world::campaign::check(paths);
+    // What a level declares about searches is held to them only once every file is sound:
+    // the searches replay the campaign's tapes.
+    if report.problems.is_empty() {
+        report.problems.extend(declared_problems(paths));
+    }
     for problem in &report.problems {
         eprintln!("{problem}");
     }
@@ -270,6 +246,50 @@ fn check(paths: &[PathBuf]) -> u8 {
     } else {
         EXIT_BAD_INPUT
     }
+}
+
+/// The problems with each checked level's declared defender minimum, budget and par, found by
+/// the defender's check and the explorer (each level against its folder's campaign).
+fn declared_problems(paths: &[PathBuf]) -> Vec<twice_world::error::InputError> {
+    use twice_world::campaign::Campaign;
+    let files = match collect(paths, twice_world::campaign::LEVEL_SUFFIX) {
+        Ok(files) => files,
+        Err(error) => return vec![error],
+    };
+    let mut campaigns: std::collections::BTreeMap<PathBuf, Campaign> = std::collections::BTreeMap::new();
+    let mut problems = Vec::new();
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    for file in files {
+        let Ok(loaded) = twice_world::level::load_level(&file) else {
+            continue;
+        };
+        if loaded.level.defender.is_none() && loaded.level.par.is_none() {
+            continue;
+        }
+        let folder = file
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        if !campaigns.contains_key(&folder) {
+            match Campaign::load(&folder) {
+                Ok(campaign) => {
+                    campaigns.insert(folder.clone(), campaign);
+                }
+                Err(found) => {
+                    problems.extend(found);
+                    continue;
+                }
+            }
+        }
+        let campaign = &campaigns[&folder];
+        match twice_world::defend::declared_problems(campaign, &loaded, twice_world::defend::Search::default(), &cancel)
+        {
+            Ok(found) => problems.extend(found),
+            Err(error) => problems.push(InputError::new(&file, None, format!("cannot search: {error}"))),
+        }
+    }
+    problems
 }
 
 fn upgrade(paths: &[PathBuf]) -> u8 {

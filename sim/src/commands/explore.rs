@@ -47,7 +47,8 @@ pub struct ExploreArgs {
     /// unknown_flagged or paid_once.
     #[arg(long)]
     pub goal: Option<String>,
-    /// Where to write the found tape (default: `<level stem>.explored.tape.ron` here).
+    /// Where to write the found tape: a file, or a folder to write `<level stem>.explored.tape.ron`
+    /// in (default: that name here).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Overwrite the --out file if it exists.
@@ -128,7 +129,7 @@ fn default_out(level_path: &Path) -> PathBuf {
 }
 
 /// The level's path as the tape names it: relative to the folder the tape is written to.
-fn level_reference(level_path: &Path, out: &Path) -> Result<String, ExploreInputError> {
+pub(super) fn level_reference(level_path: &Path, out: &Path) -> Result<String, ExploreInputError> {
     let level_path = level_path
         .canonicalize()
         .map_err(|error| ExploreInputError::LevelPath {
@@ -211,7 +212,12 @@ pub fn explore_command(args: ExploreArgs) -> u8 {
         Ok(goal) => goal.unwrap_or(loaded.level.goal),
         Err(error) => return bad_input(format!("--goal: {error}")),
     };
-    let out = args.out.clone().unwrap_or_else(|| default_out(&args.level));
+    // A folder given as --out gets the default name inside it.
+    let out = match &args.out {
+        Some(folder) if folder.is_dir() => folder.join(default_out(&args.level)),
+        Some(file) => file.clone(),
+        None => default_out(&args.level),
+    };
     if out.exists() && !args.force {
         return bad_input(format!(
             "{} already exists; pass --force to overwrite it, or choose another --out",

@@ -113,3 +113,43 @@ fn a_key_the_run_never_had_or_a_customer_with_no_account_is_an_error_at_the_tape
         "{error}"
     );
 }
+
+/// A tape of level 26 (a twin on a second machine, whose ledger is its own) written beside the
+/// level with these moves, guards and keys expected, then loaded.
+fn one_node_tape(guards: &str, actions: &str, keys: &str) -> LoadedTape {
+    let text = format!(
+        "(\n    version: 2,\n    level: \"26-one-node.level.ron\",\n    seed: 1,\n    title: \"Keys on two nodes\",\n    \
+         guards: {guards},\n    actions: [\n{actions}    ],\n    expect: (\n        verdict: paid_once,\n        \
+         keys: {keys},\n    ),\n)\n"
+    );
+    static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let nth = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let copy = levels_folder().join(format!("test-{}-{nth}-keys-on-two-nodes.tape.ron", std::process::id()));
+    std::fs::write(&copy, text).unwrap();
+    let loaded = level::load_tape(&copy);
+    std::fs::remove_file(&copy).unwrap();
+    loaded.unwrap()
+}
+
+#[test]
+fn a_key_expectation_reads_every_nodes_ledger() {
+    let twin = "        (at_phase: 0, play: DuplicateWorker(run: \"r1\")),\n";
+    // Both machines' ledgers record r1:c1 completed: the expectation holds.
+    let agreed = replay_tape(&one_node_tape("None", twin, "{\"r1:c1\": completed}")).unwrap();
+    assert!(agreed.as_expected, "{:?}", agreed.differences);
+    // The twin on the second machine dies before it records its outcome, and with the hook off
+    // its recovery cannot settle the call: the first machine's ledger says completed, the
+    // second's started. An expectation read from the first ledger only would pass.
+    let crash = "        (at_phase: 13, play: CrashWorker(worker: Some(2), in_phase: Some(\"record outcome\"))),\n";
+    let tape = one_node_tape(
+        "Some((reconcile_hook: false))",
+        &format!("{twin}{crash}"),
+        "{\"r1:c1\": completed}",
+    );
+    let split = replay_tape(&tape).unwrap();
+    assert!(!split.as_expected);
+    assert_eq!(
+        split.differences,
+        ["keys: r1:c1 is completed in node 1's ledger and started in node 2's ledger: the ledgers disagree"]
+    );
+}

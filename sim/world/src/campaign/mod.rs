@@ -10,10 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::billing_tools::Operation;
-use crate::checker::Outcome;
 use crate::error::InputError;
-use crate::level::{self, CardKind, Level, LoadedLevel, LoadedTape};
+use crate::level::{self, Level, LoadedLevel, LoadedTape};
 use crate::runtime::guards::Guard;
 
 /// The most level and tape files one check or one campaign may hold (a limit on everything).
@@ -22,9 +20,12 @@ pub const CAMPAIGN_FILES_MAX: usize = 4_096;
 pub use crate::level::{LEVEL_SUFFIX, TAPE_SUFFIX};
 pub use par::WIN_TAPE_SUFFIX;
 
+mod goal;
 pub mod hints;
 pub mod par;
 pub mod path;
+
+pub use goal::{can_pay_twice, unreachable_goal};
 
 /// Every level and tape of one campaign folder, levels in level-select order.
 #[derive(Debug)]
@@ -378,91 +379,6 @@ pub fn check_tape(loaded: &LoadedTape) -> Result<(), InputError> {
         }
     }
     Ok(())
-}
-
-/// Cards that can make one intended credit land twice (each card says why it can or cannot,
-/// [`crate::cards::Card::CAN_PAY_TWICE`]).
-pub fn can_pay_twice(card: CardKind) -> bool {
-    card.can_pay_twice()
-}
-
-/// Why the level's goal can never be reached, or `None` if something in it could reach it.
-///
-/// The heuristic only rules a goal out when nothing could disturb Penny at all: every
-/// credit is then sent once and answered in time, so it lands exactly once — unless keys
-/// hashed from arguments merge two identical credits. It never rules out `paid_once`.
-pub fn unreachable_goal(level: &Level) -> Option<String> {
-    let credit_tools: BTreeSet<&str> = level
-        .tools
-        .iter()
-        .filter(|tool| Operation::Credit.is_of(tool))
-        .map(|tool| tool.name.as_str())
-        .collect();
-    let credits: Vec<_> = level
-        .runs
-        .iter()
-        .flat_map(|run| run.calls.iter())
-        .filter(|call| credit_tools.contains(call.tool.as_str()))
-        .collect();
-    if level.goal == Outcome::PaidOnce {
-        return None;
-    }
-    if credits.is_empty() {
-        return Some("no run issues a credit, and the checker judges only credits".into());
-    }
-    let world = &level.world;
-    let worst_round_trip_ms = 2 * (u64::from(world.latency_ms) + u64::from(world.jitter_ms));
-    if worst_round_trip_ms >= u64::from(world.timeout_ms) {
-        // An answer can miss its timeout with no card played: anything may follow.
-        return None;
-    }
-    let hand: Vec<CardKind> = level.cards.iter().map(|allowance| allowance.card).collect();
-    match level.goal {
-        Outcome::PaidOnce => None,
-        Outcome::PaidTwice => {
-            if hand.iter().any(|card| can_pay_twice(*card)) {
-                return None;
-            }
-            Some(format!(
-                "no card in hand ({}) can leave a sent request unanswered, replay a call, start a second worker, \
-                 make the model call again or let an operator settle a call, and every answer arrives within the \
-                 {} ms timeout",
-                hand_names(&hand),
-                world.timeout_ms
-            ))
-        }
-        Outcome::NotPaidButOwed | Outcome::UnknownFlagged => {
-            if !hand.is_empty() {
-                return None;
-            }
-            if level.goal == Outcome::NotPaidButOwed && !level.guards.is_on(Guard::KeyPerCall) {
-                let mut distinct = BTreeSet::new();
-                let merged = credits
-                    .iter()
-                    .any(|call| !distinct.insert((&call.tool, &call.account, call.amount_cents, &call.memo)));
-                if merged {
-                    return None;
-                }
-            }
-            Some(format!(
-                "the level gives no cards, every answer arrives within the {} ms timeout{}",
-                world.timeout_ms,
-                if level.goal == Outcome::NotPaidButOwed {
-                    ", and no two credits are identical calls a hashed key could merge"
-                } else {
-                    ""
-                }
-            ))
-        }
-    }
-}
-
-fn hand_names(hand: &[CardKind]) -> String {
-    if hand.is_empty() {
-        "no cards".into()
-    } else {
-        hand.iter().map(|card| card.name()).collect::<Vec<_>>().join(", ")
-    }
 }
 
 /// Cross-file checks: ids, `requires`, level-select slots. `known` holds every level a

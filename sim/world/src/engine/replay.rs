@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::checker::Verdict;
 use crate::error::InputError;
-use crate::ledger::{LedgerError, LedgerStore};
+use crate::ledger::{ExecutionRecord, LedgerError, LedgerStore};
 use crate::level::{Expectation, LoadedTape};
 use crate::runtime::guards::Guard;
 use crate::runtime::rules::Status;
@@ -204,13 +204,14 @@ pub fn replay_tape_on(tape: &LoadedTape, store: LedgerStore) -> Result<ReplayRes
     let verdict = simulation.verdict().map_err(verdict_error)?;
     let expected = &tape.tape.expect;
     let keys = key_statuses(tape, &simulation).map_err(verdict_error)?;
-    let keys = keys.map_err(|error| ReplayError::Tape(Box::new(error)))?;
+    let (keys, disagreements) = keys.map_err(|error| ReplayError::Tape(Box::new(error)))?;
     let actual = Actual {
         verdict,
         paid_cents: paid_cents(&simulation),
         keys,
     };
     let mut differences = differences(expected, &actual);
+    differences.extend(disagreements);
     differences.extend(unfizzled(tape, &simulation));
     Ok(ReplayResult {
         tape: tape.path.clone(),
@@ -235,16 +236,15 @@ pub fn run_as_expected(
     let records = if expected.keys.is_empty() {
         Vec::new()
     } else {
-        simulation.ledger_records()?
+        simulation.ledger_records_every_node()?
     };
+    let mut disagreements = Vec::new();
     let keys = expected
         .keys
         .keys()
         .map(|key| {
-            let status = records
-                .iter()
-                .find(|record| record.key.as_str() == key)
-                .map(|record| record.status);
+            let (status, disagreement) = key_status(&records, key);
+            disagreements.extend(disagreement);
             (key.clone(), status)
         })
         .collect();
@@ -253,7 +253,7 @@ pub fn run_as_expected(
         paid_cents: paid_cents(simulation),
         keys,
     };
-    Ok(matches(expected, &actual))
+    Ok(disagreements.is_empty() && matches(expected, &actual))
 }
 
 /// A move that fizzled or met a quiet run, unless the tape marks it `fizzles: true`: an error
@@ -327,29 +327,52 @@ pub fn paid_cents(simulation: &Simulation) -> BTreeMap<String, i64> {
     paid
 }
 
-/// The ledger status of each key the tape's expectation names. A key that no message carried
-/// and no ledger record holds is an error naming the tape's line: the tape asks about a call
-/// the run never made.
-fn key_statuses(
-    tape: &LoadedTape,
-    simulation: &Simulation,
-) -> Result<Result<BTreeMap<String, Option<Status>>, InputError>, LedgerError> {
+/// The statuses of the keys a tape names, and a sentence for each key whose ledgers disagree.
+type KeyStatuses = (BTreeMap<String, Option<Status>>, Vec<String>);
+
+/// A key's status across every node's ledger (`records` in node order): the status of its
+/// record, `None` when no ledger holds one. When two nodes' ledgers hold it with different
+/// statuses, the first node's is returned with a sentence saying the ledgers disagree (a
+/// difference of its own: one status cannot be expected of both).
+fn key_status(records: &[(u32, ExecutionRecord)], key: &str) -> (Option<Status>, Option<String>) {
+    let held: Vec<(u32, Status)> = records
+        .iter()
+        .filter(|(_, record)| record.key.as_str() == key)
+        .map(|(node, record)| (*node, record.status))
+        .collect();
+    let status = held.first().map(|(_, status)| *status);
+    let disagree = held.iter().any(|(_, other)| Some(*other) != status);
+    let sentence = disagree.then(|| {
+        let each: Vec<String> = held
+            .iter()
+            .map(|(node, status)| format!("{} in node {node}'s ledger", status.name()))
+            .collect();
+        format!("keys: {key} is {}: the ledgers disagree", crate::text::and_list(&each))
+    });
+    (status, sentence)
+}
+
+/// The ledger status of each key the tape's expectation names, read from every node's ledger,
+/// and the keys whose ledgers disagree. A key that no message carried and no ledger record
+/// holds is an error naming the tape's line: the tape asks about a call the run never made.
+fn key_statuses(tape: &LoadedTape, simulation: &Simulation) -> Result<Result<KeyStatuses, InputError>, LedgerError> {
     let named = &tape.tape.expect.keys;
     if named.is_empty() {
-        return Ok(Ok(BTreeMap::new()));
+        return Ok(Ok((BTreeMap::new(), Vec::new())));
     }
-    let records = simulation.ledger_records()?;
+    let records = simulation.ledger_records_every_node()?;
     let carried: BTreeSet<&str> = simulation
         .timeline()
         .iter()
         .filter_map(|entry| entry.key.as_deref())
         .collect();
     let mut statuses = BTreeMap::new();
+    let mut disagreements = Vec::new();
     for key in named.keys() {
-        let record = records.iter().find(|record| record.key.as_str() == key);
-        if record.is_none() && !carried.contains(key.as_str()) {
+        let (status, disagreement) = key_status(&records, key);
+        if status.is_none() && !carried.contains(key.as_str()) {
             let mut seen: Vec<&str> = carried.iter().copied().collect();
-            seen.extend(records.iter().map(|record| record.key.as_str()));
+            seen.extend(records.iter().map(|(_, record)| record.key.as_str()));
             seen.sort_unstable();
             seen.dedup();
             return Ok(Err(expectation_error(
@@ -365,9 +388,10 @@ fn key_statuses(
                 ),
             )));
         }
-        statuses.insert(key.clone(), record.map(|record| record.status));
+        statuses.insert(key.clone(), status);
+        disagreements.extend(disagreement);
     }
-    Ok(Ok(statuses))
+    Ok(Ok((statuses, disagreements)))
 }
 
 /// An error at `needle` inside the tape's `expect` block (or at `expect` if it is not found).

@@ -4,7 +4,7 @@ use super::crew::WireHit;
 use super::network::Message;
 use super::timeline::{RuleFiring, TimelineEntry};
 use super::workers::{FailedRun, WorkerView};
-use super::{Phase, SECOND_NODE, Simulation};
+use super::{FIRST_NODE, Phase, SECOND_NODE, Simulation};
 use crate::billing::Billing;
 use crate::cards::{Aims, Armed, CardKind, WireRule};
 use crate::checker;
@@ -174,6 +174,20 @@ impl Simulation {
     }
     pub fn ledger_records(&self) -> Result<Vec<ExecutionRecord>, LedgerError> {
         self.observer.all_records()
+    }
+    /// Every node's ledger records, each with its node ([`FIRST_NODE`], then [`SECOND_NODE`]
+    /// in a level that has one): a key's record may live in either, or in both.
+    pub fn ledger_records_every_node(&self) -> Result<Vec<(u32, ExecutionRecord)>, LedgerError> {
+        let mut records: Vec<(u32, ExecutionRecord)> = self
+            .observer
+            .all_records()?
+            .into_iter()
+            .map(|record| (FIRST_NODE, record))
+            .collect();
+        if let Some(second) = &self.second_node {
+            records.extend(second.all_records()?.into_iter().map(|record| (SECOND_NODE, record)));
+        }
+        Ok(records)
     }
     pub fn ledger_history(&self) -> Result<Vec<HistoryEntry>, LedgerError> {
         self.observer.all_history()

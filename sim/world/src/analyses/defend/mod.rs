@@ -1,4 +1,5 @@
-//! Defender mode: an unbeatable level played from the other side.
+//! Defender mode: a level played from the other side — an unbeatable level's challenge, and
+//! any level's defence checked in CI (`twice-sim defend`).
 //!
 //! The player starts with every guard off and switches on as few as they can, at most the
 //! level's budget, so that Penny keeps her promise whatever the crew does: Penny left alone,
@@ -8,10 +9,10 @@
 //! when every credit is paid once or honestly waits and no promise is broken: a defence that
 //! under-pays the customer (hashed keys merging two credits) or voids by reflex does not hold.
 //! A known heist counts as *held* only if it fires: the same moves break the promise with every
-//! guard off (a tape whose cards fizzle in this level tests nothing). A defence counts only when
-//! the explorer, within [`DEFENCE_SCHEDULES`] schedules, finds none that beats it; when one does
-//! (or a known heist gets through), the report carries that counter-example as a tape. The
-//! defender may switch any of [`Guard::ALL`] ([`choices`]). The smallest set known to hold is
+//! guard off, or with the level's own (a tape whose cards fizzle in this level tests nothing).
+//! A defence counts only when the explorer, within [`DEFENCE_SCHEDULES`] schedules, finds none
+//! that beats it; when one does (or a known heist gets through), the report carries that
+//! counter-example as a tape. The defender may switch any of [`Guard::ALL`] ([`choices`]). The smallest set known to hold is
 //! in the level file and checked by `sim/tests/campaign.rs` (it holds; no smaller set does).
 
 use std::path::PathBuf;
@@ -27,6 +28,11 @@ use crate::level::{self, Level, LoadedLevel, LoadedTape, Tape, TimedAction};
 use crate::runtime::guards::{Guard, Guards};
 use crate::simulator::{SimError, SimulationBuilder};
 
+mod counter;
+mod declared;
+pub use counter::{CounterExample, CounterSource};
+pub use declared::declared_problems;
+
 /// Schedules the explorer deals in a defence check unless told otherwise: enough to find every
 /// heist the shipped tapes know in these levels, and a check still answers in seconds.
 pub const DEFENCE_SCHEDULES: u64 = 2_000;
@@ -35,8 +41,6 @@ pub const DEFENCE_SEED: u64 = 1;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DefendError {
-    #[error("level `{0}` is not unbeatable: it has no defender's challenge")]
-    NotADefenderLevel(String),
     #[error("{}: cannot simulate: {source}", tape.display())]
     Simulation {
         tape: PathBuf,
@@ -91,7 +95,7 @@ impl HeistResult {
 pub enum HeistStanding {
     /// The heist breaks the promise with every guard off, and this defence stopped it.
     Held,
-    /// Even with every guard off it breaks no promise here (its cards fizzle): it tests nothing.
+    /// With every guard off and with the level's own it breaks no promise here (its cards fizzle): it tests nothing.
     NoFire,
     /// It broke the promise against this defence.
     GotIn,
@@ -117,7 +121,7 @@ pub fn no_fire_sentence(count: usize) -> Option<String> {
     };
     let why = "fizzle: at their moments here there is nothing for them to hit, or what they hit moves no money";
     Some(format!(
-        "{heists} left out: even with every guard off they do nothing here ({cards} {why})."
+        "{heists} left out: with every guard off and with the level's own they do nothing here ({cards} {why})."
     ))
 }
 
@@ -144,57 +148,6 @@ pub fn choices() -> Vec<GuardChoice> {
             key: crate::guards::defender_key(guard),
         })
         .collect()
-}
-
-/// Where a counter-example came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum CounterSource {
-    /// A known heist (a shipped tape) got through.
-    KnownHeist { tape: PathBuf },
-    /// The explorer found a schedule that beats the defence.
-    Explorer { schedule_index: u64 },
-}
-
-/// A schedule that beats a defence, as a tape of the defended level with the defence's guards:
-/// `twice-sim replay` shows it getting through.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct CounterExample {
-    pub source: CounterSource,
-    pub outcome: Outcome,
-    pub tape: Tape,
-}
-
-impl CounterExample {
-    /// The counter-example's run, simulated to its end against `level` (the defended level):
-    /// the same seed, guards, wire rule and moves its tape holds, in a memory ledger, so a
-    /// screen can show its timeline.
-    pub fn simulation(&self, level: &Level) -> Result<crate::simulator::Simulation, SimError> {
-        let mut simulation = SimulationBuilder::new(level.clone(), self.tape.seed)
-            .guards(self.tape.guards.unwrap_or(level.guards))
-            .actions(self.tape.actions.clone())
-            .wire_rule(self.tape.wire_rule())
-            .ledger_store(LedgerStore::Memory)
-            .build()?;
-        simulation.run()?;
-        Ok(simulation)
-    }
-
-    /// Where it came from, in words: "the known heist 02-….tape.ron" or "the explorer's
-    /// schedule 17".
-    pub fn source_words(&self) -> String {
-        match &self.source {
-            CounterSource::KnownHeist { tape } if tape.as_os_str().is_empty() => "Penny left alone (no moves)".into(),
-            CounterSource::KnownHeist { tape } => format!(
-                "the known heist {}",
-                tape.file_name().map_or_else(
-                    || tape.display().to_string(),
-                    |name| name.to_string_lossy().into_owned()
-                )
-            ),
-            CounterSource::Explorer { schedule_index } => format!("the explorer's schedule {schedule_index}"),
-        }
-    }
 }
 
 /// Penny's promise kept: paid once or honestly waiting, and nothing broken on the way.
@@ -290,11 +243,23 @@ pub fn replay_heists(level: &Level, heists: &[&LoadedTape], guards: Guards) -> R
     replay_heists_knowing(level, heists, guards, &fires)
 }
 
-/// Which heists fire in `level` (Penny left alone first): with every guard off, the same moves
-/// break the promise. The same for every defence, so a search over sets works it out once.
+/// Which heists fire in `level` (Penny left alone first): with every guard off, or with the
+/// level's own guards, the same moves break the promise. (A heist on a beatable level may need
+/// a guard of the level on: a lease that expires needs the ledger that grants it.) The same for
+/// every defence, so a search over sets works it out once.
 pub fn heists_fire(level: &Level, heists: &[&LoadedTape]) -> Result<Vec<bool>, DefendError> {
-    replay_heists_knowing(level, heists, Guards::all_off(), &vec![false; heists.len() + 1])
-        .map(|results| results.iter().map(|heist| !heist.stopped).collect())
+    let unknown = vec![false; heists.len() + 1];
+    let breaks = |guards| {
+        replay_heists_knowing(level, heists, guards, &unknown)
+            .map(|results| results.iter().map(|heist| !heist.stopped).collect::<Vec<bool>>())
+    };
+    let mut fires = breaks(Guards::all_off())?;
+    if level.guards != Guards::all_off() && fires.iter().any(|fires| !fires) {
+        for (fires, with_its_own) in fires.iter_mut().zip(breaks(level.guards)?) {
+            *fires |= with_its_own;
+        }
+    }
+    Ok(fires)
 }
 
 /// Replays the heists against `guards`, `fires` telling which fire (Penny left alone first).
@@ -416,10 +381,8 @@ fn check_knowing(
     cancel: &AtomicBool,
 ) -> Result<DefenceReport, DefendError> {
     let level = &loaded.level;
-    if !level.unbeatable {
-        return Err(DefendError::NotADefenderLevel(level.id.clone()));
-    }
-    // Before a level states its budget (while its minimum is being found), every guard may be on.
+    // A level with no defender's challenge (a beatable level, a regression case, or an
+    // unbeatable one before its minimum is found) has no budget: every guard may be on.
     let budget = level
         .defender
         .as_ref()
