@@ -1,5 +1,5 @@
 //! Defence judged by the explorer: every guard can be switched; a known heist counts as held
-//! only if it fires (breaks the promise with every guard off); a defence that falls comes with
+//! only if it fires (breaks the promise with every guard off, or with the level's own); a defence that falls comes with
 //! a counter-example tape that, replayed, gets through; one that holds was searched within the
 //! stated bound.
 
@@ -48,7 +48,7 @@ fn every_guard_is_a_choice() {
 }
 
 #[test]
-fn a_heist_is_held_only_if_it_fires_with_every_guard_off() {
+fn a_heist_is_held_only_if_it_fires_with_every_guard_off_or_the_levels_own() {
     let campaign = campaign();
     let mut never_fired = 0;
     for id in ["one-attempt", "ledger-holds", "vault"] {
@@ -65,10 +65,13 @@ fn a_heist_is_held_only_if_it_fires_with_every_guard_off() {
         let replayed =
             defend::replay_heists(&loaded.level, &heists, defend::only(&minimum)).expect("the heists replay");
         for (heist, (fired, tape)) in replayed.iter().skip(1).zip(fires.iter().skip(1).zip(&heists)) {
-            // Independently: the tape with every guard off.
+            // Independently: the tape with every guard off, and with the level's own guards.
             let mut all_off = tape.tape.clone();
             all_off.guards = Some(Guards::all_off());
-            assert_eq!(*fired, !keeps_the_promise(loaded, &all_off), "{}", tape.path.display());
+            let mut its_own = tape.tape.clone();
+            its_own.guards = Some(loaded.level.guards);
+            let breaks = !keeps_the_promise(loaded, &all_off) || !keeps_the_promise(loaded, &its_own);
+            assert_eq!(*fired, breaks, "{}", tape.path.display());
             assert_eq!(heist.fires, *fired);
             assert_eq!(heist.held(), heist.fires && heist.stopped, "{}", tape.path.display());
             never_fired += usize::from(!heist.fires);
@@ -144,4 +147,22 @@ fn when_the_known_heists_are_stopped_the_explorer_finds_the_hole() {
         explorer_finds > 0,
         "the explorer beats some defence the known heists do not"
     );
+}
+
+#[test]
+fn a_heist_that_needs_the_levels_own_guards_fires_on_a_winnable_level() {
+    // The regression level's reproduced bug needs the ledger on (a lease must exist to expire):
+    // with every guard off it breaks nothing, with the level's own guards it pays twice.
+    let folder = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../levels/regressions");
+    let tape = twice_world::level::load_tape(&folder.join("lease-expiry-in-flight.reproduced.tape.ron"))
+        .expect("the regression tape loads");
+    let level = &tape.level.level;
+    let fires = defend::heists_fire(level, &[&tape]).expect("the heists replay");
+    let mut all_off = tape.tape.clone();
+    all_off.guards = Some(Guards::all_off());
+    assert!(
+        keeps_the_promise(&tape.level, &all_off),
+        "with every guard off it is no heist"
+    );
+    assert_eq!(fires, [false, true], "Penny alone breaks nothing; the tape fires");
 }

@@ -51,7 +51,8 @@ pub struct DefenceView {
     pub budget: u32,
     pub within_budget: bool,
     /// Penny left alone, then each known heist that fits the level and fires here (breaks the
-    /// promise with every guard off): the others test nothing and are only counted.
+    /// promise with every guard off, or with the level's own): the others test nothing and are
+    /// only counted.
     pub heists: Vec<HeistView>,
     /// Said once for the known heists left out (`defend::no_fire_sentence`), if any.
     pub left_out: Option<String>,
