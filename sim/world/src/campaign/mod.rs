@@ -404,11 +404,15 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
         .flat_map(|run| run.calls.iter())
         .filter(|call| credit_tools.contains(call.tool.as_str()))
         .collect();
-    if level.goal == Outcome::PaidOnce {
+    if level.goal.is_once() {
         return None;
     }
-    if credits.is_empty() {
-        return Some("no run issues a credit, and the checker judges only credits".into());
+    let money_goal = matches!(level.goal, Outcome::PaidTwice | Outcome::NotPaidButOwed);
+    if money_goal && credits.is_empty() {
+        return Some("no run issues a credit, and the goal is about money".into());
+    }
+    if let Some(problem) = effect_goal_problem(level) {
+        return Some(problem);
     }
     let world = &level.world;
     let worst_round_trip_ms = 2 * (u64::from(world.latency_ms) + u64::from(world.jitter_ms));
@@ -418,8 +422,8 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
     }
     let hand: Vec<CardKind> = level.cards.iter().map(|allowance| allowance.card).collect();
     match level.goal {
-        Outcome::PaidOnce => None,
-        Outcome::PaidTwice => {
+        Outcome::PaidOnce | Outcome::DoneOnce => None,
+        Outcome::PaidTwice | Outcome::EmailedTwice | Outcome::ChangeUndone | Outcome::ActedAgain => {
             if hand.iter().any(|card| can_pay_twice(*card)) {
                 return None;
             }
@@ -431,7 +435,7 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
                 world.timeout_ms
             ))
         }
-        Outcome::NotPaidButOwed | Outcome::UnknownFlagged => {
+        Outcome::NotPaidButOwed | Outcome::NotDone | Outcome::UnknownFlagged => {
             if !hand.is_empty() {
                 return None;
             }
@@ -455,6 +459,28 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
             ))
         }
     }
+}
+
+/// A goal about an email, an owner change or a delete needs a run that makes one.
+fn effect_goal_problem(level: &Level) -> Option<String> {
+    let needs = match level.goal {
+        Outcome::EmailedTwice => Operation::SendEmail,
+        Outcome::ChangeUndone => Operation::ChangeOwner,
+        Outcome::ActedAgain => Operation::DeleteRecord,
+        _ => return None,
+    };
+    let tools: BTreeSet<&str> = level
+        .tools
+        .iter()
+        .filter(|tool| needs.is_of(tool))
+        .map(|tool| tool.name.as_str())
+        .collect();
+    let makes = level
+        .runs
+        .iter()
+        .flat_map(|run| run.calls.iter())
+        .any(|call| tools.contains(call.tool.as_str()));
+    (!makes).then(|| format!("the goal is {}, but no run calls a `{}` tool", level.goal, needs.name()))
 }
 
 fn hand_names(hand: &[CardKind]) -> String {

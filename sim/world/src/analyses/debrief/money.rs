@@ -36,6 +36,12 @@ fn mixed(customer: &CustomerMoney) -> String {
             Outcome::PaidOnce => "paid once",
             Outcome::NotPaidButOwed => "owed",
             Outcome::UnknownFlagged => "unknown",
+            // A credit is never judged by another side effect's outcome; named as it is anyway.
+            Outcome::EmailedTwice
+            | Outcome::ChangeUndone
+            | Outcome::ActedAgain
+            | Outcome::NotDone
+            | Outcome::DoneOnce => outcome.words(),
         };
         parts.push(format!("{count} {words}"));
     }
@@ -135,9 +141,14 @@ pub(super) fn named_with(level: &Level, verdict: &Verdict, outcome: Outcome) -> 
 /// paid twice is wrong.
 fn badness(customer: &CustomerMoney) -> u8 {
     let worst = |outcome: &Outcome| match outcome {
-        Outcome::PaidOnce => 0,
+        Outcome::PaidOnce | Outcome::DoneOnce => 0,
         Outcome::UnknownFlagged => 1,
-        Outcome::NotPaidButOwed | Outcome::PaidTwice => 2,
+        Outcome::NotPaidButOwed
+        | Outcome::PaidTwice
+        | Outcome::EmailedTwice
+        | Outcome::ChangeUndone
+        | Outcome::ActedAgain
+        | Outcome::NotDone => 2,
     };
     let outcome = customer.outcomes.iter().map(worst).max().unwrap_or(0);
     // A sum off by what was owed is wrong, whatever each credit was judged, unless a call of
