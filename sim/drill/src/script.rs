@@ -201,6 +201,7 @@ mod tests {
                     account: call.account.clone(),
                     amount_cents: call.amount_cents,
                     memo: call.memo.clone(),
+                    owner: None,
                 };
                 assert_eq!(
                     item_of(&script, &arguments.to_arguments().canonical()),

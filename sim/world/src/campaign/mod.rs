@@ -25,6 +25,7 @@ pub use par::WIN_TAPE_SUFFIX;
 pub mod hints;
 pub mod par;
 pub mod path;
+mod reachable;
 
 /// Every level and tape of one campaign folder, levels in level-select order.
 #[derive(Debug)]
@@ -411,7 +412,7 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
     if money_goal && credits.is_empty() {
         return Some("no run issues a credit, and the goal is about money".into());
     }
-    if let Some(problem) = effect_goal_problem(level) {
+    if let Some(problem) = reachable::effect_goal_problem(level) {
         return Some(problem);
     }
     let world = &level.world;
@@ -459,28 +460,6 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
             ))
         }
     }
-}
-
-/// A goal about an email, an owner change or a delete needs a run that makes one.
-fn effect_goal_problem(level: &Level) -> Option<String> {
-    let needs = match level.goal {
-        Outcome::EmailedTwice => Operation::SendEmail,
-        Outcome::ChangeUndone => Operation::ChangeOwner,
-        Outcome::ActedAgain => Operation::DeleteRecord,
-        _ => return None,
-    };
-    let tools: BTreeSet<&str> = level
-        .tools
-        .iter()
-        .filter(|tool| needs.is_of(tool))
-        .map(|tool| tool.name.as_str())
-        .collect();
-    let makes = level
-        .runs
-        .iter()
-        .flat_map(|run| run.calls.iter())
-        .any(|call| tools.contains(call.tool.as_str()));
-    (!makes).then(|| format!("the goal is {}, but no run calls a `{}` tool", level.goal, needs.name()))
 }
 
 fn hand_names(hand: &[CardKind]) -> String {

@@ -55,6 +55,22 @@ pub(super) fn clause(level: &Level, customer: &CustomerMoney) -> String {
     let name = level.world.owner_of(&customer.account);
     let (net, owed) = (dollars(customer.net_cents), dollars(customer.owed_cents));
     let mixed = mixed(customer);
+    let moneyless = |outcome: &Outcome| {
+        !matches!(
+            outcome,
+            Outcome::PaidTwice | Outcome::PaidOnce | Outcome::NotPaidButOwed
+        )
+    };
+    if customer.owed_cents == 0 && customer.net_cents == 0 && customer.outcomes.iter().all(moneyless) {
+        // An email, owner change or delete: no money to count, only what came of it.
+        let mut words: Vec<String> = customer
+            .outcomes
+            .iter()
+            .map(|outcome| outcome.words().to_owned())
+            .collect();
+        words.dedup();
+        return format!("what Penny did for {name} comes to {}", listed(&words));
+    }
     if customer.outcomes.contains(&Outcome::UnknownFlagged) {
         return format!("{name} holds {net} of {owed} owed, flagged for a person to find out the rest{mixed}");
     }
