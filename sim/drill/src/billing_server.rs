@@ -301,8 +301,8 @@ async fn applied_later(
     match result {
         Ok(Ok(Ok((answer, refusal_status)))) => {
             let status = match &answer {
-                Answer::Applied { .. } => StatusCode::CREATED,
-                Answer::Repeat { .. } | Answer::Balance { .. } => StatusCode::OK,
+                Answer::Applied { .. } | Answer::Emailed { .. } | Answer::Deleted { .. } => StatusCode::CREATED,
+                Answer::Repeat { .. } | Answer::Balance { .. } | Answer::OwnerSet { .. } => StatusCode::OK,
                 Answer::Rejected { .. } => refusal_status,
             };
             (status, axum::Json(answer)).into_response()

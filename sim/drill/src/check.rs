@@ -394,6 +394,7 @@ mod tests {
                 account: call.account.clone(),
                 amount_cents: call.amount_cents,
                 memo: call.memo.clone(),
+                owner: None,
             }
             .to_arguments()
             .canonical(),

@@ -143,6 +143,7 @@ pub fn script_for(run_id: &str) -> RunScript {
                 account: account.to_owned(),
                 amount_cents,
                 memo: format!("Refund {} of {calls} for {run_id}", item + 1),
+                owner: None,
                 rewordings: Vec::new(),
             }
         })
@@ -169,6 +170,7 @@ pub fn item_of(script: &RunScript, canonical_arguments: &str) -> Option<u32> {
                 account: call.account.clone(),
                 amount_cents: call.amount_cents,
                 memo: call.memo.clone(),
+                owner: call.owner.clone(),
             };
             arguments.to_arguments().canonical() == canonical_arguments
         })
@@ -199,6 +201,7 @@ mod tests {
                     account: call.account.clone(),
                     amount_cents: call.amount_cents,
                     memo: call.memo.clone(),
+                    owner: None,
                 };
                 assert_eq!(
                     item_of(&script, &arguments.to_arguments().canonical()),

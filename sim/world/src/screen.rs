@@ -193,6 +193,11 @@ pub fn heist_words(outcome: Outcome) -> &'static str {
         Outcome::NotPaidButOwed => "leave a customer owed money nobody will pay",
         Outcome::UnknownFlagged => "leave a call honestly unknown",
         Outcome::PaidOnce => "make Penny pay exactly once",
+        Outcome::EmailedTwice => "make Penny send a customer the same email twice",
+        Outcome::ChangeUndone => "make a retried write undo someone else's change",
+        Outcome::ActedAgain => "make Penny act again on a delete that worked",
+        Outcome::NotDone => "leave something Penny meant to do undone",
+        Outcome::DoneOnce => "make Penny do it exactly once",
     }
 }
 

@@ -551,6 +551,18 @@ fn check_money(
         };
         for customer in named {
             let name = level.world.owner_of(&customer.account);
+            if moneyless(customer) {
+                // An email, owner change or delete: the line names the customer and what came of it.
+                for outcome in &customer.outcomes {
+                    assert!(
+                        line.sentence.contains(&name) && line.sentence.contains(outcome.words()),
+                        "{what}: {guard}'s line does not say {name}'s effect came to {}: {}",
+                        outcome.words(),
+                        line.sentence
+                    );
+                }
+                continue;
+            }
             let net = dollars(customer.net_cents);
             assert!(
                 line.sentence.contains(&name) && line.sentence.contains(&net),
@@ -700,8 +712,20 @@ fn check_money(
             );
         }
     }
-    // The money sentence names every customer of this run with what they hold.
+    // The money sentence names every customer of this run with what they hold (or, for an
+    // email, owner change or delete, what they got).
     for customer in &this.money {
+        if moneyless(customer) {
+            let name = level.world.owner_of(&customer.account);
+            assert!(
+                told.diagnosis
+                    .first()
+                    .is_some_and(|sentence| sentence.starts_with(&name)),
+                "{what}: the first sentence does not say what {name} got: {:?}",
+                told.diagnosis.first()
+            );
+            continue;
+        }
         let expected = format!(
             "{} {} of {}",
             level.world.owner_of(&customer.account),
@@ -716,6 +740,18 @@ fn check_money(
             told.diagnosis.first()
         );
     }
+}
+
+/// A customer no money is owed to or moved for, judged only by emails, owner changes or deletes.
+fn moneyless(customer: &CustomerMoney) -> bool {
+    customer.owed_cents == 0
+        && customer.net_cents == 0
+        && !customer.outcomes.iter().any(|outcome| {
+            matches!(
+                outcome,
+                Outcome::PaidTwice | Outcome::PaidOnce | Outcome::NotPaidButOwed
+            )
+        })
 }
 
 /// Every "$X of $Y" in `sentence`, with the last customer named before it (among `names`).

@@ -115,6 +115,16 @@ impl RunResult {
                     net_cents: credit.net_cents,
                     owed_cents: credit.owed_cents,
                 })
+                // An email, owner change or delete counts as its customer's, with no money:
+                // a guard that changes one changes what that customer got.
+                .chain(verdict.effects.iter().map(|effect| CreditMoney {
+                    run: effect.run.clone(),
+                    item: effect.item,
+                    account: effect.account.clone(),
+                    outcome: effect.outcome,
+                    net_cents: 0,
+                    owed_cents: 0,
+                }))
                 .collect(),
             violations: verdict.violation_kinds(),
             stopped_by: verdict.stopped_by.clone(),

@@ -38,11 +38,15 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
         })
         .filter(|(_, _, call)| credit_tools.contains(call.tool.as_str()))
         .collect();
-    if level.goal == Outcome::PaidOnce {
+    if level.goal.is_once() {
         return None;
     }
-    if credits.is_empty() {
-        return Some("no run issues a credit, and the checker judges only credits".into());
+    let money_goal = matches!(level.goal, Outcome::PaidTwice | Outcome::NotPaidButOwed);
+    if money_goal && credits.is_empty() {
+        return Some("no run issues a credit, and the goal is about money".into());
+    }
+    if let Some(problem) = super::reachable::effect_goal_problem(level) {
+        return Some(problem);
     }
     let world = &level.world;
     let worst_round_trip_ms = 2 * (u64::from(world.latency_ms) + u64::from(world.jitter_ms));
@@ -52,8 +56,8 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
     }
     let hand: Vec<CardKind> = level.cards.iter().map(|allowance| allowance.card).collect();
     match level.goal {
-        Outcome::PaidOnce => None,
-        Outcome::PaidTwice => {
+        Outcome::PaidOnce | Outcome::DoneOnce => None,
+        Outcome::PaidTwice | Outcome::EmailedTwice | Outcome::ChangeUndone | Outcome::ActedAgain => {
             if hand.iter().any(|card| can_pay_twice(*card)) {
                 return None;
             }
@@ -65,7 +69,7 @@ pub fn unreachable_goal(level: &Level) -> Option<String> {
                 world.timeout_ms
             ))
         }
-        Outcome::NotPaidButOwed | Outcome::UnknownFlagged => {
+        Outcome::NotPaidButOwed | Outcome::NotDone | Outcome::UnknownFlagged => {
             if !hand.is_empty() {
                 return None;
             }

@@ -24,6 +24,7 @@ mod goal;
 pub mod hints;
 pub mod par;
 pub mod path;
+mod reachable;
 
 pub use goal::{can_pay_twice, unreachable_goal};
 

@@ -216,9 +216,19 @@ fn not_paid_but_owed_with_no_cards_needs_identical_credits_and_hashed_keys() {
 
 #[test]
 fn a_goal_is_unreachable_when_no_run_issues_a_credit() {
-    let level = LEVEL.replace("operation: credit", "operation: lookup_balance");
+    // Declared honestly as the read it runs (a read declared external is refused on its own).
+    let level = LEVEL.replace(
+        "side_effect: external, operation: credit",
+        "side_effect: read, operation: lookup_balance",
+    );
     let problem = one_problem(&[("first.level.ron", &level)]);
     assert!(problem.contains("no run issues a credit"), "{problem}");
+    let lying = LEVEL.replace("operation: credit", "operation: lookup_balance");
+    let problem = one_problem(&[("first.level.ron", &lying)]);
+    assert!(
+        problem.contains("which is read, but is declared side_effect: external"),
+        "{problem}"
+    );
 }
 
 #[test]

@@ -45,14 +45,19 @@ impl ToolLine {
 /// Billing's behaviour, as comments: its keys, how long it keeps them, how its lookups lag.
 pub fn billing_comment(level: &Level) -> Vec<String> {
     let world = &level.world;
-    let mut lines = vec![
-        match world.billing_keys {
-            KeyHandling::Honour => "billing honours idempotency keys: a repeat gets the first answer",
-            KeyHandling::MetadataOnly => "billing keeps a key in the credit's metadata, unchecked: a repeat pays again",
-            KeyHandling::Ignore => "billing ignores idempotency keys: a repeat pays again",
+    // A world with no credit tool sends, writes or deletes: its repeats are not payments.
+    let pays = level.tools.iter().any(|tool| Operation::Credit.is_of(tool));
+    let mut lines = vec![match (world.billing_keys, pays) {
+        (KeyHandling::Honour, _) => "billing honours idempotency keys: a repeat gets the first answer".to_owned(),
+        (KeyHandling::MetadataOnly, true) => {
+            "billing keeps a key in the credit's metadata, unchecked: a repeat pays again".to_owned()
         }
-        .to_owned(),
-    ];
+        (KeyHandling::Ignore, true) => "billing ignores idempotency keys: a repeat pays again".to_owned(),
+        (KeyHandling::MetadataOnly, false) => {
+            "billing keeps a key in the record's metadata, unchecked: a repeat is done again".to_owned()
+        }
+        (KeyHandling::Ignore, false) => "billing ignores idempotency keys: a repeat is done again".to_owned(),
+    }];
     if let Some(retention_ms) = world.billing_key_retention_ms {
         lines.push(format!(
             "billing forgets a key {} after it first saw it",
@@ -117,6 +122,24 @@ impl HookNames {
                 arguments: "account",
                 find: "find_balance".into(),
                 undo: "undo_balance".into(),
+            },
+            Some(Operation::SendEmail) => HookNames {
+                method: "send_email".into(),
+                arguments: "account, subject",
+                find: "find_email".into(),
+                undo: "unsend_email".into(),
+            },
+            Some(Operation::ChangeOwner) => HookNames {
+                method: "change_owner".into(),
+                arguments: "account, owner",
+                find: "find_owner_change".into(),
+                undo: "undo_owner_change".into(),
+            },
+            Some(Operation::DeleteRecord) => HookNames {
+                method: "delete_record".into(),
+                arguments: "account",
+                find: "find_deletion".into(),
+                undo: "restore_record".into(),
             },
             None => {
                 let name = tool.operation.clone().unwrap_or_else(|| tool.name.to_string());

@@ -12,10 +12,12 @@ use crate::runtime::ToolAnswer;
 
 pub mod key_handling;
 mod lookup;
+mod records;
 mod terms;
 
 pub use key_handling::{KeyHandling, UnknownKeyHandling};
 pub use lookup::Lookup;
+pub use records::{ChangedBy, Deletion, Email, OwnerChange, RECORDS_MAX, RecordRequest, Records};
 pub use terms::Terms;
 
 /// The most credits one billing world records before refusing more (a limit on everything).
@@ -79,6 +81,12 @@ pub enum Answer {
     Rejected { reason: String },
     /// A balance read.
     Balance { balance_cents: i64 },
+    /// An email landed in the customer's outbox.
+    Emailed { email_id: String },
+    /// The account's owner is now `owner` (it was `previous`).
+    OwnerSet { owner: String, previous: String },
+    /// The record is deleted.
+    Deleted { record: String },
 }
 
 impl Answer {
@@ -96,7 +104,11 @@ impl Answer {
     pub fn to_tool_answer(&self) -> ToolAnswer {
         let receipt = self.receipt();
         match self {
-            Answer::Applied { .. } | Answer::Balance { .. } => ToolAnswer::Applied { receipt },
+            Answer::Applied { .. }
+            | Answer::Balance { .. }
+            | Answer::Emailed { .. }
+            | Answer::OwnerSet { .. }
+            | Answer::Deleted { .. } => ToolAnswer::Applied { receipt },
             Answer::Repeat { credit_id, .. } => ToolAnswer::Repeat {
                 first: credit_id.clone(),
                 receipt,
@@ -127,9 +139,12 @@ impl Answer {
             Answer::Rejected { reason } => Err(UndoError::Refused(format!(
                 "billing refused the void of {credit_id}: {reason}"
             ))),
-            Answer::Balance { .. } => Err(UndoError::NotAnUndo(format!(
-                "billing answered the void of {credit_id} with a balance, not a void; nothing is known to be voided"
-            ))),
+            Answer::Balance { .. } | Answer::Emailed { .. } | Answer::OwnerSet { .. } | Answer::Deleted { .. } => {
+                Err(UndoError::NotAnUndo(format!(
+                    "billing answered the void of {credit_id} with {}, not a void; nothing is known to be voided",
+                    self.receipt()
+                )))
+            }
         }
     }
 }
@@ -145,6 +160,9 @@ pub struct Billing {
     /// How long it keeps keys and how long its lookups lag ([`Terms`]).
     #[serde(default)]
     pub terms: Terms,
+    /// The customers' outboxes, the owners' history and the deleted records.
+    #[serde(default)]
+    pub records: Records,
 }
 
 impl Billing {
@@ -172,6 +190,7 @@ impl Billing {
             entries: Vec::new(),
             honoured: BTreeMap::new(),
             terms: Terms::default(),
+            records: Records::default(),
         }
     }
 

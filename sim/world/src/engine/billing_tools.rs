@@ -1,13 +1,15 @@
 //! The billing world's tools as the runtime sees them: a thin adapter. The runtime takes any
 //! tool with any JSON arguments; the billing world's `issue_credit` (and its compensation
-//! `void_credit`) and `lookup_balance` are one set of such tools. This file says what their
-//! arguments are and which of billing's operations a declared tool runs, so the rest of the
-//! world reads typed credits while the runtime stores canonical JSON.
+//! `void_credit`), `lookup_balance`, and the customer-facing `send_email`, `change_owner` and
+//! `delete_record` are one set of such tools — the seed's four side effects, each with the
+//! operation its table names. This file says what their arguments are and which of the world's
+//! operations a declared tool runs, so the rest of the world reads typed calls while the runtime
+//! stores canonical JSON.
 
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::run::{Arguments, ToolCall};
-use crate::runtime::tool::ToolDeclaration;
+use crate::runtime::tool::{SideEffect, ToolDeclaration};
 
 /// What the billing world does when one of its tools runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,18 +19,79 @@ pub enum Operation {
     Credit,
     /// Read an account's balance (`lookup_balance`).
     LookupBalance,
+    /// Send the account's owner an email (`send_email`): it lands in their outbox, and an
+    /// email once sent cannot be taken back.
+    SendEmail,
+    /// Set the account's owner (`change_owner`): a write that replaces whatever is there.
+    ChangeOwner,
+    /// Delete the account's record (`delete_record`): a second delete finds nothing.
+    DeleteRecord,
 }
 
 impl Operation {
-    /// Every operation billing has.
-    pub const ALL: [Operation; 2] = [Operation::Credit, Operation::LookupBalance];
+    /// Every operation the world has.
+    pub const ALL: [Operation; 5] = [
+        Operation::Credit,
+        Operation::LookupBalance,
+        Operation::SendEmail,
+        Operation::ChangeOwner,
+        Operation::DeleteRecord,
+    ];
 
     /// The name a level writes (`operation: credit`).
     pub fn name(self) -> &'static str {
         match self {
             Operation::Credit => "credit",
             Operation::LookupBalance => "lookup_balance",
+            Operation::SendEmail => "send_email",
+            Operation::ChangeOwner => "change_owner",
+            Operation::DeleteRecord => "delete_record",
         }
+    }
+
+    /// The side effect the seed's table gives this operation: what an honest declaration of a
+    /// tool that runs it says (a lookup is a read, an owner change a write, a credit or an email
+    /// external, a delete destructive).
+    pub fn side_effect(self) -> SideEffect {
+        match self {
+            Operation::LookupBalance => SideEffect::Read,
+            Operation::ChangeOwner => SideEffect::Write,
+            Operation::Credit | Operation::SendEmail => SideEffect::External,
+            Operation::DeleteRecord => SideEffect::Destructive,
+        }
+    }
+
+    /// Whether the world can look this operation's effect up by key (a reconcile hook) and
+    /// undo it (a compensation): only credits. An email is not unsent; an owner change or a
+    /// delete carries no key the world stores.
+    pub fn has_lookup(self) -> bool {
+        self == Operation::Credit
+    }
+
+    /// What is wrong with a tool's declaration for its operation, in words: a side effect the
+    /// operation does not have (a `delete_record` declared `read` would be retried as a read),
+    /// or a hook the world cannot serve. `None` when it is honest, or names no operation
+    /// ([`Operation::problem`] says that).
+    pub fn declaration_problem(tool: &ToolDeclaration) -> Option<String> {
+        let operation = Operation::of(tool)?;
+        if tool.side_effect != operation.side_effect() {
+            return Some(format!(
+                "tool `{}` runs `{}`, which is {}, but is declared side_effect: {}",
+                tool.name,
+                operation.name(),
+                operation.side_effect().name(),
+                tool.side_effect.name()
+            ));
+        }
+        if !operation.has_lookup() && (tool.reconcile || tool.compensation) {
+            return Some(format!(
+                "tool `{}` runs `{}`, which the world cannot look up by key or undo: it takes no reconcile or \
+                 compensation",
+                tool.name,
+                operation.name()
+            ));
+        }
+        None
     }
 
     /// The operation a declared tool runs; `None` when it names none billing has (a level
@@ -64,17 +127,21 @@ impl Operation {
     }
 }
 
-/// The arguments of every billing tool: an account, an amount, a memo. Serialized in this
-/// field order, which is also the canonical (sorted) order, so the ledger's text and the
-/// keys of every stored tape are what they were when these were the runtime's own fields.
+/// The arguments of every world tool: an account, an amount, a memo, and for an owner change
+/// the new owner. Serialized in this field order, which is also the canonical (sorted) order,
+/// and `owner` only when there is one, so the ledger's text and the keys of every stored tape
+/// are what they were when the first three were the runtime's own fields.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreditArguments {
-    /// The account credited or looked up.
+    /// The account credited, looked up, emailed, changed or deleted.
     pub account: String,
-    /// The amount in cents (0 for a lookup).
+    /// The amount in cents (0 for anything but a credit).
     pub amount_cents: u32,
-    /// The memo on the credit.
+    /// The memo on the credit; an email's subject; why a record is changed or deleted.
     pub memo: String,
+    /// The account's new owner (`change_owner` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// A call's arguments that do not fit a billing tool.
@@ -119,6 +186,7 @@ mod tests {
             account: "acct_ada".into(),
             amount_cents: 2500,
             memo: "Refund".into(),
+            owner: None,
         };
         assert_eq!(
             arguments.to_arguments().canonical(),

@@ -78,8 +78,14 @@ impl Default for ModelPolicy {
 pub struct ScriptCall {
     pub tool: ToolName,
     pub account: String,
+    /// The credit's amount; 0 (left out) for anything but a credit.
+    #[serde(default)]
     pub amount_cents: u32,
+    /// The credit's memo, the email's subject, or why a record is changed or deleted.
     pub memo: String,
+    /// The account's new owner (a `change_owner` call only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// Other wordings of the memo, used when the model rewords.
     #[serde(default)]
     pub rewordings: Vec<String>,
@@ -200,6 +206,7 @@ pub fn decide(
             account: script_call.account.clone(),
             amount_cents: script_call.amount_cents,
             memo: script_call.wording(wording),
+            owner: script_call.owner.clone(),
         }
         .to_arguments(),
     };
@@ -222,6 +229,7 @@ mod tests {
                 account: "acct_ada".into(),
                 amount_cents: 2500,
                 memo: "Refund order 1001".into(),
+                owner: None,
                 rewordings: vec!["Refund for order #1001".into()],
             }],
         }

@@ -9,35 +9,60 @@ use serde::{Deserialize, Serialize};
 use crate::runtime::guards::Guard;
 use crate::runtime::rules::Status;
 
-/// What happened to one credit Penny meant to issue, and to the level as a whole.
+/// What happened to one effect Penny meant to make (a credit, an email, an owner change, a
+/// delete), and to the level as a whole. Ordered worst first: a level's outcome is its worst
+/// effect's. Money has its own names; the other side effects theirs, so no sentence calls an
+/// email "paid".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// More money landed than was owed: the heist worked.
     PaidTwice,
+    /// A customer got the same email twice (or more).
+    EmailedTwice,
+    /// A retried owner change landed after someone else's change and put the old value back:
+    /// a lost update.
+    ChangeUndone,
+    /// A record was deleted, but its second delete's "not found" reached Penny as a failure and
+    /// she acted again, under a new call.
+    ActedAgain,
     /// Less landed than was owed, and nothing is flagged as unknown.
     NotPaidButOwed,
-    /// Not (fully) paid, but flagged: the run honestly waits on a call still unknown or for a
+    /// An email, owner change or delete Penny meant was never made, and nothing is flagged.
+    NotDone,
+    /// Not (fully) done, but flagged: the run honestly waits on a call still unknown or for a
     /// person, or it failed at this step (or before it) and says so.
     UnknownFlagged,
     /// Exactly what was owed.
     PaidOnce,
+    /// An email, owner change or delete made exactly once, and it stands.
+    DoneOnce,
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 4] = [
+    pub const ALL: [Outcome; 9] = [
         Outcome::PaidTwice,
+        Outcome::EmailedTwice,
+        Outcome::ChangeUndone,
+        Outcome::ActedAgain,
         Outcome::NotPaidButOwed,
+        Outcome::NotDone,
         Outcome::UnknownFlagged,
         Outcome::PaidOnce,
+        Outcome::DoneOnce,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
             Outcome::PaidTwice => "paid_twice",
+            Outcome::EmailedTwice => "emailed_twice",
+            Outcome::ChangeUndone => "change_undone",
+            Outcome::ActedAgain => "acted_again",
             Outcome::NotPaidButOwed => "not_paid_but_owed",
+            Outcome::NotDone => "not_done",
             Outcome::UnknownFlagged => "unknown_flagged",
             Outcome::PaidOnce => "paid_once",
+            Outcome::DoneOnce => "done_once",
         }
     }
 
@@ -46,10 +71,33 @@ impl Outcome {
     pub fn words(self) -> &'static str {
         match self {
             Outcome::PaidTwice => "paid twice",
+            Outcome::EmailedTwice => "the same email twice",
+            Outcome::ChangeUndone => "a later change undone",
+            Outcome::ActedAgain => "acted again on a false failure",
             Outcome::NotPaidButOwed => "not paid, though owed",
+            Outcome::NotDone => "not done, though meant",
             Outcome::UnknownFlagged => "unknown: flagged, waiting for a person",
             Outcome::PaidOnce => "paid exactly once",
+            Outcome::DoneOnce => "done exactly once",
         }
+    }
+
+    /// A side effect made more than once, or made to undo something: what a heist is after.
+    pub fn is_repeat(self) -> bool {
+        matches!(
+            self,
+            Outcome::PaidTwice | Outcome::EmailedTwice | Outcome::ChangeUndone | Outcome::ActedAgain
+        )
+    }
+
+    /// Something meant was never done, and nothing says so.
+    pub fn is_owed(self) -> bool {
+        matches!(self, Outcome::NotPaidButOwed | Outcome::NotDone)
+    }
+
+    /// Done exactly once: the good end.
+    pub fn is_once(self) -> bool {
+        matches!(self, Outcome::PaidOnce | Outcome::DoneOnce)
     }
 
     pub fn parse(text: &str) -> Option<Outcome> {

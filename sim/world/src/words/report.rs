@@ -128,7 +128,52 @@ pub fn billing(billing: &Billing) -> String {
         )
         .unwrap();
     }
+    records(&mut out, billing);
     out
+}
+
+/// The world beyond money: each email in an outbox, each owner change, each delete request.
+fn records(out: &mut String, billing: &Billing) {
+    let records = &billing.records;
+    for email in &records.outbox {
+        writeln!(
+            out,
+            "  {} email    to {} \"{}\" key {} intent {}",
+            email.id,
+            email.account,
+            email.subject,
+            email
+                .idempotency_key
+                .as_deref()
+                .or(email.metadata.get("idempotency_key").map(String::as_str))
+                .unwrap_or("-"),
+            email.metadata.get("intent").map(String::as_str).unwrap_or("-")
+        )
+        .unwrap();
+    }
+    for change in &records.owner_changes {
+        let by = match &change.by {
+            crate::billing::ChangedBy::Intent(intent) => format!("intent {intent}"),
+            crate::billing::ChangedBy::Someone(who) => format!("by {who}"),
+        };
+        writeln!(
+            out,
+            "  owner of {}: {} → {} {by}",
+            change.account, change.from, change.to
+        )
+        .unwrap();
+    }
+    for deletion in &records.deletions {
+        writeln!(
+            out,
+            "  delete {} by {}: {} intent {}",
+            deletion.account,
+            deletion.call_key,
+            if deletion.deleted { "deleted" } else { "not found" },
+            deletion.intent
+        )
+        .unwrap();
+    }
 }
 
 pub fn verdict(verdict: &Verdict) -> String {
@@ -231,10 +276,14 @@ pub fn counterfactual(counterfactual: &crate::counterfactual::Counterfactual) ->
     }
     let result_words = |answer: &Answer| match answer {
         Answer::Ran(result) => format!(
-            "{} ({} of {}){}",
+            "{}{}{}",
             result.outcome,
-            dollars(result.net_cents),
-            dollars(result.owed_cents),
+            // A level where no money is owed or moved says no amounts.
+            if result.net_cents == 0 && result.owed_cents == 0 {
+                String::new()
+            } else {
+                format!(" ({} of {})", dollars(result.net_cents), dollars(result.owed_cents))
+            },
             if result.goal_reached {
                 ", the heist works"
             } else {

@@ -95,6 +95,9 @@ fn answer_text(answer: &Answer) -> String {
         Answer::Repeat { credit_id, .. } => format!("repeat of {credit_id}: nothing applied"),
         Answer::Rejected { reason } => format!("rejected: {reason}"),
         Answer::Balance { balance_cents } => format!("balance {}", dollars(*balance_cents)),
+        Answer::Emailed { email_id } => format!("sent {email_id}"),
+        Answer::OwnerSet { owner, previous } => format!("owner set to {owner} (was {previous})"),
+        Answer::Deleted { record } => format!("deleted {record}"),
     }
 }
 

@@ -115,10 +115,12 @@ pub fn status_look(status: Status) -> Look {
 
 pub fn outcome_look(outcome: Outcome) -> Look {
     match outcome {
-        Outcome::PaidTwice => look("2×", outcome.words(), "bad"),
-        Outcome::NotPaidButOwed => look("✘", outcome.words(), "warn"),
+        Outcome::PaidTwice | Outcome::EmailedTwice | Outcome::ChangeUndone | Outcome::ActedAgain => {
+            look("2×", outcome.words(), "bad")
+        }
+        Outcome::NotPaidButOwed | Outcome::NotDone => look("✘", outcome.words(), "warn"),
         Outcome::UnknownFlagged => look("?", outcome.words(), "warn"),
-        Outcome::PaidOnce => look("✔", outcome.words(), "good"),
+        Outcome::PaidOnce | Outcome::DoneOnce => look("✔", outcome.words(), "good"),
     }
 }
 

@@ -37,6 +37,12 @@ fn mixed(customer: &CustomerMoney) -> String {
             Outcome::PaidOnce => "paid once",
             Outcome::NotPaidButOwed => "owed",
             Outcome::UnknownFlagged => "unknown",
+            // A credit is never judged by another side effect's outcome; named as it is anyway.
+            Outcome::EmailedTwice
+            | Outcome::ChangeUndone
+            | Outcome::ActedAgain
+            | Outcome::NotDone
+            | Outcome::DoneOnce => outcome.words(),
         };
         parts.push(format!("{count} {words}"));
     }
@@ -50,6 +56,22 @@ pub(super) fn clause(level: &Level, customer: &CustomerMoney) -> String {
     let name = level.world.owner_of(&customer.account);
     let (net, owed) = (dollars(customer.net_cents), dollars(customer.owed_cents));
     let mixed = mixed(customer);
+    let moneyless = |outcome: &Outcome| {
+        !matches!(
+            outcome,
+            Outcome::PaidTwice | Outcome::PaidOnce | Outcome::NotPaidButOwed
+        )
+    };
+    if customer.owed_cents == 0 && customer.net_cents == 0 && customer.outcomes.iter().all(moneyless) {
+        // An email, owner change or delete: no money to count, only what came of it.
+        let mut words: Vec<String> = customer
+            .outcomes
+            .iter()
+            .map(|outcome| outcome.words().to_owned())
+            .collect();
+        words.dedup();
+        return format!("what Penny did for {name} comes to {}", listed(&words));
+    }
     if customer.outcomes.contains(&Outcome::UnknownFlagged) {
         return format!("{name} holds {net} of {owed} owed, flagged for a person to find out the rest{mixed}");
     }
@@ -136,9 +158,14 @@ pub(super) fn named_with(level: &Level, verdict: &Verdict, outcome: Outcome) -> 
 /// paid twice is wrong.
 fn badness(customer: &CustomerMoney) -> u8 {
     let worst = |outcome: &Outcome| match outcome {
-        Outcome::PaidOnce => 0,
+        Outcome::PaidOnce | Outcome::DoneOnce => 0,
         Outcome::UnknownFlagged => 1,
-        Outcome::NotPaidButOwed | Outcome::PaidTwice => 2,
+        Outcome::NotPaidButOwed
+        | Outcome::PaidTwice
+        | Outcome::EmailedTwice
+        | Outcome::ChangeUndone
+        | Outcome::ActedAgain
+        | Outcome::NotDone => 2,
     };
     let outcome = customer.outcomes.iter().map(worst).max().unwrap_or(0);
     // A sum off by what was owed is wrong, whatever each credit was judged, unless a call of

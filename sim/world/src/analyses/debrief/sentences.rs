@@ -106,6 +106,10 @@ pub(super) fn capitalised(text: &str) -> String {
 /// What the crew was after, done, naming the customers it happened to: "Ada was paid twice",
 /// "Ada and Bob were paid twice".
 pub(super) fn outcome_words(level: &Level, verdict: &Verdict) -> String {
+    // An email, owner change or delete is named by the checker's own sentence for it.
+    if let Some(effect) = verdict.effects.iter().find(|effect| effect.outcome == verdict.outcome) {
+        return effect.words.clone();
+    }
     let names = money::named_with(level, verdict, verdict.outcome);
     let who = if names.is_empty() {
         first_owner(level)
@@ -123,6 +127,8 @@ pub(super) fn outcome_words(level: &Level, verdict: &Verdict) -> String {
         Outcome::NotPaidButOwed => format!("{who} {is} owed money nobody will pay"),
         Outcome::UnknownFlagged => format!("{who} {has} money nobody can account for yet"),
         Outcome::PaidOnce => format!("{who} {was} paid once"),
+        // Judged per effect above; reached only if no effect carries the outcome.
+        other => format!("{who}: {}", other.words()),
     }
 }
 
@@ -134,6 +140,11 @@ pub(super) fn first_owner(level: &Level) -> String {
 /// customer ("Ada $25.00 of $25.00, Bob $40.00 of $40.00 owed"), never one name on a sum.
 fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
     let level = simulation.level();
+    if verdict.credits.is_empty() && !verdict.effects.is_empty() {
+        // No money moves in this level: what landed is said effect by effect, per customer.
+        let words: Vec<String> = verdict.effects.iter().map(|effect| effect.words.clone()).collect();
+        return format!("{}.", capitalised(&money::listed(&words)));
+    }
     let customers = money::customers_of(verdict);
     let amounts = money::amounts(level, &customers);
     let landed: u32 = verdict.credits.iter().map(|credit| credit.credits_applied).sum();
@@ -168,6 +179,10 @@ fn money_sentence(simulation: &Simulation, verdict: &Verdict) -> String {
         ),
         Outcome::NotPaidButOwed => {
             format!("Billing holds {amounts} ({credits}{reversed}), and nothing is waiting to pay the rest.")
+        }
+        // Another side effect decided; the money is said as it stands.
+        Outcome::EmailedTwice | Outcome::ChangeUndone | Outcome::ActedAgain | Outcome::NotDone | Outcome::DoneOnce => {
+            format!("Billing holds {amounts} ({credits}{reversed}).")
         }
     }
 }

@@ -22,8 +22,10 @@ use crate::runtime::run::RunState;
 use crate::runtime::worker::GuardNote;
 use crate::text::dollars;
 
+mod effects;
 mod guard_rows;
 mod violations;
+pub use effects::EffectVerdict;
 pub use guard_rows::{GUARD_HELD, GUARD_NOTED, GuardRow, MoneyWrong, RowTelling};
 use violations::violations;
 
@@ -78,6 +80,10 @@ pub struct Verdict {
     pub goal: Outcome,
     pub goal_reached: bool,
     pub credits: Vec<CreditVerdict>,
+    /// Each email, owner change and delete the script means, judged (empty in a level of
+    /// credits only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub effects: Vec<EffectVerdict>,
     /// Guards that held, in the order they first held.
     pub stopped_by: Vec<Guard>,
     /// What each guard did, first time it held.
@@ -221,11 +227,22 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
             }
         })
         .collect();
+    let effects = effects::judge_effects(input.level, input.billing, input.nodes, |run, item| {
+        waiting_nodes.contains(run) || failed_at.get(run).is_some_and(|failed_item| item >= *failed_item)
+    });
+    // A level of credits only comes to "paid once" when nothing was owed; one of other
+    // effects only to "done once".
+    let nothing = if credits.is_empty() && !effects.is_empty() {
+        Outcome::DoneOnce
+    } else {
+        Outcome::PaidOnce
+    };
     let outcome = credits
         .iter()
         .map(|credit| credit.outcome)
+        .chain(effects.iter().map(|effect| effect.outcome))
         .min()
-        .unwrap_or(Outcome::PaidOnce);
+        .unwrap_or(nothing);
 
     let mut stopped_by = Vec::new();
     let mut stops = Vec::new();
@@ -238,14 +255,27 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
 
     let violations = violations(input);
     let goal = input.level.goal;
-    let goal_reached = credits.iter().any(|credit| credit.outcome == goal);
+    let goal_reached =
+        credits.iter().any(|credit| credit.outcome == goal) || effects.iter().any(|effect| effect.outcome == goal);
     let waiting: Vec<String> = waiting.into_iter().map(str::to_owned).collect();
-    let summary = summarize(outcome, goal_reached, &credits, &stops);
+    let mut summary = summarize(outcome, goal_reached, &credits, &stops);
+    for effect in &effects {
+        summary.push_str(&format!(
+            "\n  {}/{} {} {}: {} → {}",
+            effect.run,
+            effect.item,
+            effect.operation.name(),
+            effect.account,
+            effect.words,
+            effect.outcome
+        ));
+    }
     Verdict {
         outcome,
         goal,
         goal_reached,
         credits,
+        effects,
         stopped_by,
         stops,
         violations,

@@ -169,6 +169,12 @@ fn check_tools<'a>(source: &Source, level: &'a Level) -> Result<BTreeMap<&'a str
         if let Some(problem) = Operation::problem(tool) {
             return Err(source.error(&format!("\"{}\"", tool.name), 1, problem));
         }
+        // A declaration that lies about its operation's side effect gets the wrong retry rule
+        // (a delete declared `read` is retried as a read). A level about that lie lets the
+        // player write the declaration (`declarable_tools`), played as a move, not loaded.
+        if let Some(problem) = Operation::declaration_problem(tool) {
+            return Err(source.error(&format!("name: \"{}\"", tool.name), 0, problem));
+        }
     }
     Ok(tools)
 }
@@ -268,10 +274,40 @@ fn check_runs(
             if Operation::Credit.is_of(tool) && call.amount_cents == 0 {
                 return Err(source.error("amount_cents", call_index, "a credit's amount_cents must be positive"));
             }
+            if let Some(problem) = call_arguments_problem(tool, call) {
+                return Err(source.error("tool:", call_index, format!("run `{}`: {problem}", run.id)));
+            }
             call_index += 1;
         }
     }
     Ok(())
+}
+
+/// What a call's arguments lack or carry that its operation does not take: an owner change
+/// names the new owner; only a credit moves money and only an owner change names an owner.
+fn call_arguments_problem(tool: &ToolDeclaration, call: &crate::model::ScriptCall) -> Option<String> {
+    let operation = Operation::of(tool)?;
+    let takes_amount = matches!(operation, Operation::Credit | Operation::LookupBalance);
+    if !takes_amount && call.amount_cents != 0 {
+        return Some(format!(
+            "`{}` runs `{}`, which moves no money: leave out amount_cents",
+            call.tool,
+            operation.name()
+        ));
+    }
+    match (operation == Operation::ChangeOwner, &call.owner) {
+        (true, None) => Some(format!(
+            "`{}` changes an owner: the call names the new owner (owner: \"…\")",
+            call.tool
+        )),
+        (true, Some(owner)) if owner.trim().is_empty() => Some(format!("`{}`'s owner is empty", call.tool)),
+        (false, Some(_)) => Some(format!(
+            "`{}` runs `{}`, which takes no owner: leave out owner",
+            call.tool,
+            operation.name()
+        )),
+        _ => None,
+    }
 }
 
 /// Each card in the hand once, 1 to 99 of it.

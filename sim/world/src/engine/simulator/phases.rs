@@ -396,19 +396,24 @@ impl Simulation {
             Decision::Call(call) => {
                 *self.workers.model_asks.entry(ask).or_default() += 1;
                 // A read moves no money: its call shows no amount.
-                let reads = self
+                // Only a credit moves money: no other call shows an amount.
+                let credits = self
                     .level
                     .tools
                     .iter()
-                    .any(|tool| tool.name == call.tool && Operation::LookupBalance.is_of(tool));
+                    .any(|tool| tool.name == call.tool && Operation::Credit.is_of(tool));
                 let arguments = CreditArguments::of_call(call);
-                let amount = if reads {
-                    String::new()
-                } else {
+                let amount = if credits {
                     format!("{}, ", super::dollars(i64::from(arguments.amount_cents)))
+                } else {
+                    String::new()
                 };
+                let owner = arguments
+                    .owner
+                    .as_deref()
+                    .map_or_else(String::new, |owner| format!("owner {owner}, "));
                 format!(
-                    "Penny calls {}({}, {amount}\"{}\") as {}{}",
+                    "Penny calls {}({}, {amount}{owner}\"{}\") as {}{}",
                     call.tool,
                     arguments.account,
                     arguments.memo,

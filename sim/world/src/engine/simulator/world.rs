@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::Simulation;
 use super::network::Message;
 use super::timeline::Actor;
-use crate::billing::{Answer, Billing, CreditRequest};
+use crate::billing::{Answer, Billing, CreditRequest, RecordRequest};
 use crate::billing_tools::{CreditArguments, Operation};
 use crate::checker::{CompensationBy, CompensationLog, CreditOrigin};
 use crate::ledger::ExecutionRecord;
@@ -34,6 +34,16 @@ impl World {
             compensations: Vec::new(),
             effects: BTreeMap::new(),
         }
+    }
+}
+
+/// Who answers a request for `operation`, as the timeline names them.
+fn operation_actor(operation: Operation) -> &'static str {
+    match operation {
+        Operation::Credit | Operation::LookupBalance => "billing",
+        Operation::SendEmail => "the mail server",
+        Operation::ChangeOwner => "the accounts service",
+        Operation::DeleteRecord => "the records service",
     }
 }
 
@@ -97,6 +107,15 @@ impl Simulation {
         let now = self.clock.now_ms;
         let arguments = CreditArguments::of_call(&request.call);
         let operation = Operation::of(self.tool(&request.call.tool)).expect("levels name billing's operations");
+        let intent = format!("{}/{}", request.run, request.call.item);
+        let record = || RecordRequest {
+            account: arguments.account.clone(),
+            memo: arguments.memo.clone(),
+            owner: arguments.owner.clone(),
+            idempotency_key: request.downstream_key.clone(),
+            intent: intent.clone(),
+            call_key: request.key.clone(),
+        };
         let answer = match operation {
             Operation::Credit => self.world.billing.credit(
                 &CreditRequest {
@@ -104,14 +123,18 @@ impl Simulation {
                     amount_cents: arguments.amount_cents,
                     memo: arguments.memo.clone(),
                     idempotency_key: request.downstream_key.clone(),
-                    intent: format!("{}/{}", request.run, request.call.item),
+                    intent: intent.clone(),
                 },
                 now,
             ),
             Operation::LookupBalance => Answer::Balance {
                 balance_cents: self.world.billing.balance(&arguments.account).unwrap_or(0),
             },
+            Operation::SendEmail => self.world.billing.send_email(&record(), now),
+            Operation::ChangeOwner => self.world.billing.change_owner(&record(), now),
+            Operation::DeleteRecord => self.world.billing.delete_record(&record(), now),
         };
+        let customer = self.level.world.owner_of(&arguments.account);
         let text = match &answer {
             Answer::Applied {
                 credit_id,
@@ -123,13 +146,34 @@ impl Simulation {
                 super::dollars(*balance_cents)
             ),
             Answer::Repeat { credit_id, .. } => format!(
-                "billing recognises key {}: answers with {credit_id}, pays nothing",
-                request.downstream_key.as_deref().unwrap_or("?")
+                "{} recognises key {}: answers with {credit_id}, {}",
+                if operation == Operation::Credit {
+                    "billing"
+                } else {
+                    "the world"
+                },
+                request.downstream_key.as_deref().unwrap_or("?"),
+                if operation == Operation::Credit {
+                    "pays nothing"
+                } else {
+                    "does nothing again"
+                }
             ),
-            Answer::Rejected { reason } => format!("billing refuses: {reason}"),
+            Answer::Rejected { reason } => format!("{} refuses: {reason}", operation_actor(operation)),
             Answer::Balance { balance_cents } => {
                 format!("billing reads the balance: {}", super::dollars(*balance_cents))
             }
+            Answer::Emailed { email_id } => format!(
+                "the mail server delivers \"{}\" to {customer}'s outbox ({email_id})",
+                arguments.memo
+            ),
+            Answer::OwnerSet { owner, previous } => {
+                format!(
+                    "the accounts service sets {}'s owner to {owner} (was {previous})",
+                    arguments.account
+                )
+            }
+            Answer::Deleted { record } => format!("the records service deletes record {record}"),
         };
         if let Answer::Applied { credit_id, .. } = &answer
             && operation == Operation::Credit
