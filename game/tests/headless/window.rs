@@ -202,7 +202,9 @@ fn at_the_projectors_zoom_with_the_notes_open_the_timeline_keeps_enough_rows_to_
     let context = probe::context(PRESENTER_ZOOM);
     let (drawn, _) = level_frames(&app, &context, &mut level_ui, &mut TimelineCache::default(), Vec::new());
     assert!(
-        drawn.iter().any(|text| text.text.contains("Notes · chapter") && text.fully_visible(screen)),
+        drawn
+            .iter()
+            .any(|text| text.text.contains("Notes · chapter") && text.fully_visible(screen)),
         "the notes are open"
     );
     let rows = timeline_rows(&drawn, screen);

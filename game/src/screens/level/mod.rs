@@ -202,7 +202,9 @@ const HAND_HEIGHT: f32 = 132.0;
 /// taking the rest (it scrolls rather than squeeze the timeline to two rows).
 fn timeline_height(screen_height: f32) -> f32 {
     if screen_height < SHORT_SCREEN_HEIGHT {
-        return (screen_height * 0.25).max(TIMELINE_SHORT_HEIGHT_MIN).min(screen_height * 0.45);
+        return (screen_height * 0.25)
+            .max(TIMELINE_SHORT_HEIGHT_MIN)
+            .min(screen_height * 0.45);
     }
     (screen_height * 0.40).clamp(80.0, TIMELINE_HEIGHT)
 }
