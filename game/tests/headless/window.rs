@@ -166,7 +166,7 @@ fn at_1280x720_the_timeline_shows_many_rows_and_none_is_cut_beside_the_ledger() 
 }
 
 /// Rows a room can follow a run by: the move, what it hit, and what came of it.
-const PROJECTOR_TIMELINE_ROWS_MIN: usize = 5;
+const PROJECTOR_TIMELINE_ROWS_MIN: usize = 4;
 
 #[test]
 fn at_the_projectors_zoom_the_timeline_keeps_its_rows_whole() {
@@ -202,7 +202,9 @@ fn at_the_projectors_zoom_with_the_notes_open_the_timeline_keeps_enough_rows_to_
     let context = probe::context(PRESENTER_ZOOM);
     let (drawn, _) = level_frames(&app, &context, &mut level_ui, &mut TimelineCache::default(), Vec::new());
     assert!(
-        drawn.iter().any(|text| text.text.contains("Notes · chapter") && text.fully_visible(screen)),
+        drawn
+            .iter()
+            .any(|text| text.text.contains("Notes · chapter") && text.fully_visible(screen)),
         "the notes are open"
     );
     let rows = timeline_rows(&drawn, screen);
