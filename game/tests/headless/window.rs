@@ -166,7 +166,7 @@ fn at_1280x720_the_timeline_shows_many_rows_and_none_is_cut_beside_the_ledger() 
 }
 
 /// Rows a room can follow a run by: the move, what it hit, and what came of it.
-const PROJECTOR_TIMELINE_ROWS_MIN: usize = 5;
+const PROJECTOR_TIMELINE_ROWS_MIN: usize = 4;
 
 #[test]
 fn at_the_projectors_zoom_the_timeline_keeps_its_rows_whole() {

@@ -516,6 +516,19 @@ function renderLevel() {
     game.level.defender ? defendPanel(game) : null,
     desk.length ? h('div', {class: `desk ${desk.length === 1 ? 'single' : ''}`}, desk) : null,
     timelinePanel(game)));
+  if (onStage) followCursor();
+}
+
+/**
+ * On the stage the loop scrolls in a box of its own: keep the first live cursor's line in view,
+ * a third of the way down, so the room sees it move as the presenter steps.
+ */
+function followCursor() {
+  const list = document.querySelector('.stage-with-code .code-lines');
+  const lit = list && list.querySelector('.code-line.lit');
+  if (!lit) return;
+  // The list is positioned: a line's offsetTop is measured from the list's own top.
+  list.scrollTop = Math.max(0, lit.offsetTop - list.clientHeight / 3);
 }
 
 /** A panel met here for the first time in the campaign: a mark and what it is for. */

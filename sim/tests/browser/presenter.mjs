@@ -120,12 +120,19 @@ try {
   check(await stage.isVisible('.stage-with-code #code.large'), 'the stage shows the code beside Penny, large');
   const litLine = () => stage.$eval('#code', (code) => [...code.querySelectorAll('.code-line.lit')]
     .map((line) => line.dataset.fid).join(' '));
-  for (let step = 0; step < 3; step += 1) await stage.click('#step');
-  await stage.waitForFunction(() => document.querySelector('#phase').textContent.startsWith('phase 3 '));
+  // One step at a time, each seen on the page before the next.
+  const stepTo = async (phase) => {
+    for (;;) {
+      const now = Number((await stage.textContent('#phase')).match(/phase (\d+)/)[1]);
+      if (now >= phase) return;
+      await stage.click('#step');
+      await stage.waitForFunction((next) => document.querySelector('#phase').textContent.startsWith(`phase ${next} `), now + 1);
+    }
+  };
+  await stepTo(3);
   const litEarly = await litLine();
   check(litEarly !== '' && await stage.isVisible('#code .code-line.lit .cursor'), `a worker's cursor sits on its line on the stage (${litEarly})`);
-  for (let step = 3; step < 9; step += 1) await stage.click('#step');
-  await stage.waitForFunction(() => document.querySelector('#phase').textContent.startsWith('phase 9 '));
+  await stepTo(9);
   check(await litLine() !== litEarly, 'stepping on the stage moves the cursor to another line');
   await shot(stage, 'web-stage');
   await presenter.waitForTimeout(2500);

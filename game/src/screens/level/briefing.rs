@@ -7,7 +7,7 @@ use crate::progress::Progress;
 use crate::session::{Intent, Session};
 use crate::ui::{self, theme};
 
-/// The briefing stays on the level screen (collapsible, the rest behind "more"), with the
+/// The briefing stays on the level screen (collapsible, the rest behind "more"), under the
 /// level's hints opened one tier at a time (H): a nudge, the idea, the move. The glossary's
 /// words are links; returns the entry clicked.
 pub(super) fn draw(
@@ -20,6 +20,9 @@ pub(super) fn draw(
     let level = &session.recipe.level.level;
     let glossary = &campaign.glossary;
     let mut clicked = None;
+    // The hints the player asked for come first, the newest on top: the one just opened (H)
+    // is the one they want to read, and under a long briefing it was below the column's fold.
+    hints(ui, level, progress, intents);
     egui::CollapsingHeader::new(RichText::new("Briefing").strong())
         .id_salt("level-briefing")
         .default_open(true)
@@ -37,13 +40,24 @@ pub(super) fn draw(
                     });
             }
         });
+    clicked
+}
+
+/// The hints opened so far, newest first, and the button for the next tier.
+fn hints(ui: &mut egui::Ui, level: &twice_world::level::Level, progress: &Progress, intents: &mut Vec<Intent>) {
     let tiers = level.hints.tiers();
     if tiers.is_empty() {
-        return clicked;
+        return;
     }
     let opened = usize::try_from(progress.hints_opened(&level.id)).unwrap_or(usize::MAX);
     const TIER_NAMES: [&str; 3] = ["nudge", "idea", "move"];
-    for (index, tier) in tiers.iter().enumerate().take(opened) {
+    if opened < tiers.len() {
+        let name = TIER_NAMES.get(opened).copied().unwrap_or("hint");
+        if ui::button(ui, true, &format!("💡 Hint: the {name}"), "H").clicked() {
+            intents.push(Intent::OpenHint);
+        }
+    }
+    for (index, tier) in tiers.iter().enumerate().take(opened).rev() {
         let name = TIER_NAMES.get(index).copied().unwrap_or("hint");
         ui.label(
             RichText::new(format!("💡 {name}: {tier}"))
@@ -51,11 +65,4 @@ pub(super) fn draw(
                 .color(theme::INFO),
         );
     }
-    if opened < tiers.len() {
-        let name = TIER_NAMES.get(opened).copied().unwrap_or("hint");
-        if ui::button(ui, true, &format!("💡 Hint: the {name}"), "H").clicked() {
-            intents.push(Intent::OpenHint);
-        }
-    }
-    clicked
 }

@@ -189,16 +189,17 @@ const SIDE_COLUMNS_AND_NOTES_WIDTH_MIN: f32 = 1000.0;
 const SHORT_SCREEN_HEIGHT: f32 = 560.0;
 /// Height of the timeline along the bottom, at most.
 const TIMELINE_HEIGHT: f32 = 440.0;
-/// The least timeline on a short screen: five rows under a lanes' header of two lines (the
+/// The least timeline on a short screen: four rows under a lanes' header of two lines (the
 /// header wraps when the presenter's notes narrow the timeline), enough for a room to follow
-/// a move, what it hit and what came of it. A quarter of a projector's 411 points left two.
-const TIMELINE_SHORT_HEIGHT_MIN: f32 = 172.0;
+/// a move, what it hit and what came of it. A quarter of a projector's 411 points left two;
+/// five (172 points) left the stage only Penny's bubble, her workers scrolled out of sight.
+const TIMELINE_SHORT_HEIGHT_MIN: f32 = 152.0;
 /// The hand under the stage: its heading and a row of full cards (their effect spelled out).
 const HAND_HEIGHT: f32 = 132.0;
 
 /// The timeline's height on a screen this many points tall: two fifths of a full screen
 /// (1280×720: 288 points, a dozen rows, the history a player reads back); on a short one (a
-/// projector's 411 points at presenter zoom) five rows at least, the stage above the hand
+/// projector's 411 points at presenter zoom) four rows at least, the stage above the hand
 /// taking the rest (it scrolls rather than squeeze the timeline to two rows).
 fn timeline_height(screen_height: f32) -> f32 {
     if screen_height < SHORT_SCREEN_HEIGHT {
@@ -521,13 +522,15 @@ fn centre(
             // (the hand has its strip): it takes the height there is rather than scrolling.
             // Scrolls still if even the stage's least height does not fit.
             // On a full screen the stage takes what the hand leaves, up to its full height: at
-            // 1280×720 the timeline's dozen rows come first.
+            // 1280×720 the timeline's dozen rows come first. Measured under the tabs (Stage /
+            // Penny's code), which take their line first: measured above them, the hand lost a
+            // line's height and its cards' last line was cut at the panel's foot.
+            views(ui, session, simulation, level_ui);
             let stage_height = if short {
                 ui.available_height()
             } else {
                 (ui.available_height() - level_ui.hand_height.max(HAND_HEIGHT)).min(stage::STAGE_HEIGHT)
             };
-            views(ui, session, simulation, level_ui);
             if level_ui.code {
                 // The code takes what the hand leaves (all of it on a short screen, where the
                 // hand has its strip); the hand stays under it, one line of chips, to play
