@@ -1,7 +1,7 @@
 //! A guard's code in the runtime's loop, in the guard's own file: the line it adds when it is
 //! on and the naive line it replaces when it is off, the slot they fill, which guards they need,
 //! and whether a level gives the guard anything to do. The code on screen
-//! ([`crate::code::program`]) puts them in the skeleton's slots; nothing else writes a guard's
+//! (the `program` of the code module) puts them in the skeleton's slots; nothing else writes a guard's
 //! code.
 //!
 //! A guard "needs" another when the runtime ignores it while the other is off (the atomic
