@@ -81,6 +81,7 @@ pub const LIST_LIMIT_MAX: u32 = 1_000;
 
 /// Everything that can go wrong with a ledger, each naming the file (or store).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LedgerError {
     /// The file (or store) is something else than a ledger.
     #[error("{location}: not a Twice ledger ({detail})")]

@@ -103,6 +103,7 @@ pub enum Effect {
 /// Why the effect could not be looked up, or could not be trusted to be the call's. In
 /// every case nothing is undone and nothing is recorded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LookupError {
     /// The world cannot find effects by key (a provider that ignores keys): nobody can tell
     /// what to undo, or whether there is anything (409 `cannot_look_up`).
@@ -125,6 +126,7 @@ pub enum LookupError {
 /// Why an undo was not done, in the tool's world's words (the record's history keeps them):
 /// which kind tells whether anything may have moved.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum UndoError {
     /// The world refused the undo, or no longer knows the effect: nothing was undone.
     #[error("{0}")]
