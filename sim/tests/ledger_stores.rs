@@ -273,6 +273,8 @@ fn ledger_error_kind(error: &LedgerError) -> String {
         LedgerError::Store { context, detail, .. } => format!("store {detail} while {context}"),
         LedgerError::BadCheckpoint { run_id, detail, .. } => format!("bad checkpoint {run_id}: {detail}"),
         LedgerError::BadRequest { detail, .. } => format!("bad request: {detail}"),
+        // An error a later runtime adds: compared by its words.
+        other => format!("other: {other}"),
     }
 }
 

@@ -67,17 +67,13 @@ pub fn tools() -> Vec<ToolDeclaration> {
 /// [`tools`], declaring billing's terms: how long it keeps keys and how long its lookups lag
 /// (a drill gives the worker the terms it gives billing).
 pub fn tools_with_terms(key_retention_ms: Option<u64>, lookup_settle_ms: Option<u64>) -> Vec<ToolDeclaration> {
-    vec![ToolDeclaration {
-        name: TOOL_NAME.into(),
-        side_effect: SideEffect::External,
-        operation: Some(Operation::Credit.name().to_owned()),
-        takes_key: true,
-        reconcile: true,
-        compensation: true,
-        attempts: None,
-        key_retention_ms,
-        lookup_settle_ms,
-    }]
+    let mut credit = ToolDeclaration::new(TOOL_NAME, SideEffect::External)
+        .with_operation(Operation::Credit.name())
+        .with_reconcile()
+        .with_compensation();
+    credit.key_retention_ms = key_retention_ms;
+    credit.lookup_settle_ms = lookup_settle_ms;
+    vec![credit]
 }
 
 /// The drill's name for its `number`th run (from 1).

@@ -25,17 +25,7 @@ use twice_runtime::{Status, ToolAnswer};
 /// The two tools, declared: each changes the world once, takes the key, and has a
 /// read-only reconcile hook that looks its effect up by key.
 fn tools() -> Vec<ToolDeclaration> {
-    let tool = |name: &str, side_effect| ToolDeclaration {
-        name: name.into(),
-        side_effect,
-        operation: None,
-        takes_key: true,
-        reconcile: true,
-        compensation: false,
-        attempts: None,
-        key_retention_ms: None,
-        lookup_settle_ms: None,
-    };
+    let tool = |name: &str, side_effect| ToolDeclaration::new(name, side_effect).with_reconcile();
     vec![
         tool("send_email", SideEffect::External),
         tool("delete_record", SideEffect::Destructive),

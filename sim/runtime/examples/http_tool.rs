@@ -165,18 +165,8 @@ fn parse_answer(raw: &[u8]) -> Result<HttpAnswer, AnswerError> {
 
 /// The one tool: a refund credit, external, passing the key, with a reconcile hook.
 pub fn tools() -> Vec<ToolDeclaration> {
-    vec![ToolDeclaration {
-        name: "issue_credit".into(),
-        side_effect: SideEffect::External,
-        operation: None,
-        takes_key: true,
-        reconcile: true,
-        compensation: false,
-        attempts: None,
-        // Billing keeps keys for good, and its look-ups see a credit at once.
-        key_retention_ms: None,
-        lookup_settle_ms: None,
-    }]
+    // The provider keeps keys for good, and its look-ups see a credit at once: no terms.
+    vec![ToolDeclaration::new("issue_credit", SideEffect::External).with_reconcile()]
 }
 
 /// The tool's execution over HTTP: a POST with the key in the `Idempotency-Key` header, and

@@ -21,6 +21,7 @@ pub struct IdempotencyKey(String);
 
 /// Why a text or a pair of parts is not an idempotency key.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum KeyError {
     /// A per-call key's run id or tool call id is empty (`part` says which).
     #[error("a key is `<run_id>:<tool_call_id>`, and the {part} is empty")]

@@ -163,6 +163,7 @@ impl Told {
 /// A run's status, as its checkpoint records it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunStatus {
     /// Driven by a worker (or waiting for one after a crash).
     Running,

@@ -65,6 +65,7 @@ pub const READ_BACKOFF_BASE_MS: u64 = 50;
 /// A tool as the runtime knows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ToolDeclaration {
     /// The tool's name, as the model calls it and the ledger records it.
     pub name: ToolName,
@@ -354,17 +355,13 @@ pub enum ContractViolation {
 /// The ambiguity policy (guard `ambiguity_policy`): an external or destructive tool needs a
 /// reconcile hook, or a runtime that pauses on an unknown outcome (`pauses_on_indeterminate`,
 /// guard `pause_on_indeterminate`). A read or a write inside the runtime's own reach passes.
-/// A policy beyond the contract check, whose default handles an unknown call like any failed call (and
-/// whose [`assert_tool_contract`] passes such a tool): agent runtimes such as zeph-durable
+/// A policy beyond the contract check, whose default handles an unknown call like any failed
+/// call (and whose [`assert_tool_contract`] passes such a tool): agent runtimes such as zeph-durable
 /// refuse to build a money-moving tool that declares none.
 ///
 /// ```
 /// use twice_runtime::tool::{ContractViolation, SideEffect, ToolDeclaration, assert_ambiguity_policy};
-/// let mut email = ToolDeclaration {
-///     name: "send_email".into(), side_effect: SideEffect::External, operation: None,
-///     takes_key: true, reconcile: false, compensation: false, attempts: None,
-///     key_retention_ms: None, lookup_settle_ms: None,
-/// };
+/// let mut email = ToolDeclaration::new("send_email", SideEffect::External);
 /// assert!(matches!(assert_ambiguity_policy(&email, false), Err(ContractViolation::NoAmbiguityPolicy { .. })));
 /// assert!(assert_ambiguity_policy(&email, true).is_ok(), "the run pauses on an unknown outcome");
 /// email.reconcile = true;

@@ -8,17 +8,8 @@ use twice_runtime::tool::{SideEffect, ToolDeclaration};
 use twice_runtime::worker::{Command, Input, WaitReason, Words, Worker, WorkerSetup};
 
 fn tool(side_effect: SideEffect, reconcile: bool) -> ToolDeclaration {
-    ToolDeclaration {
-        name: "delete_record".into(),
-        side_effect,
-        operation: None,
-        takes_key: true,
-        reconcile,
-        compensation: false,
-        attempts: None,
-        key_retention_ms: None,
-        lookup_settle_ms: None,
-    }
+    let tool = ToolDeclaration::new("delete_record", side_effect);
+    if reconcile { tool.with_reconcile() } else { tool }
 }
 
 fn first_command(tool: ToolDeclaration, guards: Guards) -> Command {

@@ -86,17 +86,12 @@ fn setup() -> WorkerSetup {
     WorkerSetup::new(
         "w1",
         "r1",
-        vec![ToolDeclaration {
-            name: "issue_credit".into(),
-            side_effect: SideEffect::External,
-            operation: Some("credit".into()),
-            takes_key: true,
-            reconcile: true,
-            compensation: true,
-            attempts: None,
-            key_retention_ms: None,
-            lookup_settle_ms: None,
-        }],
+        vec![
+            ToolDeclaration::new("issue_credit", SideEffect::External)
+                .with_operation("credit")
+                .with_reconcile()
+                .with_compensation(),
+        ],
     )
     .with_words(Words::FACTS)
 }

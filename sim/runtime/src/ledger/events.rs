@@ -8,6 +8,7 @@ use crate::rules::Outcome;
 
 /// One event in a record's append-only history (`tool_execution_history.event`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum HistoryEvent {
     /// A new call was recorded `started`.
     Reserved,
@@ -143,6 +144,7 @@ impl<'de> Deserialize<'de> for HistoryEvent {
 /// run as a whole rather than to one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunEvent {
     /// The run's stored state cannot be used (a checkpoint this build cannot read, a call of
     /// a tool nobody declared, a counter at its limit): the run is not driven until a person

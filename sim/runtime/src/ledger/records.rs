@@ -262,6 +262,7 @@ pub struct Settlement<'a> {
 
 /// Why a settlement was refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SettleError {
     /// No record has this key.
     #[error("no tool execution with key {0}")]

@@ -7,6 +7,7 @@ use crate::rules::Status;
 
 #[derive(Debug, thiserror::Error)]
 /// Why an operator's move was refused or failed; nothing was changed unless it says so.
+#[non_exhaustive]
 pub enum OperatorError {
     #[error("reason: {0}")]
     /// The reason is not printable text an operator could read back.

@@ -14,6 +14,7 @@ pub const REASON_CHARS_MAX: usize = 2_000;
 /// - at least one character that shows: a reason of only spaces and invisible characters
 ///   (zero-width space, byte order mark, word joiner, …) says nothing.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReasonError {
     #[error("say why (it goes into the record's history); it must not be empty")]
     /// Nothing was said.

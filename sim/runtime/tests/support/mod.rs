@@ -9,17 +9,10 @@ use twice_runtime::tool::{SideEffect, ToolDeclaration};
 /// The refund's tool: `issue_credit`, external, keyed, looked up by its reconcile hook, with
 /// the provider's key retention and lookup settle time as given.
 pub fn credit_tool(retention_ms: Option<u64>, settle_ms: Option<u64>) -> ToolDeclaration {
-    ToolDeclaration {
-        name: "issue_credit".into(),
-        side_effect: SideEffect::External,
-        operation: None,
-        takes_key: true,
-        reconcile: true,
-        compensation: false,
-        attempts: None,
-        key_retention_ms: retention_ms,
-        lookup_settle_ms: settle_ms,
-    }
+    let mut tool = ToolDeclaration::new("issue_credit", SideEffect::External).with_reconcile();
+    tool.key_retention_ms = retention_ms;
+    tool.lookup_settle_ms = settle_ms;
+    tool
 }
 
 /// One refund of $25.00 to acct_ada. Told the call did not happen, the model calls again (a

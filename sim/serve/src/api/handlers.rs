@@ -168,6 +168,9 @@ fn refusal(ledger: &Ledger, key: &IdempotencyKey, error: OperatorError) -> ApiEr
         | OperatorError::UnreadableRun { .. } => {
             ApiError::internal(format!("a run's refusal answered a tool execution's request: {error}"))
         }
+        // A refusal a later runtime adds (its errors may grow): refused, with the record as
+        // it stands, in the runtime's own words.
+        _ => current(error.to_string()),
     }
 }
 
@@ -372,6 +375,8 @@ fn lookup_refusal(record: ExecutionRecord, error: LookupError) -> ApiError {
         LookupError::InFlight(_) => (StatusCode::CONFLICT, "effect_in_flight"),
         LookupError::Ambiguous(_) => (StatusCode::CONFLICT, "effect_ambiguous"),
         LookupError::Unavailable(_) => (StatusCode::BAD_GATEWAY, "target_unavailable"),
+        // A reason a later runtime adds: it could not look the effect up, in its own words.
+        _ => (StatusCode::CONFLICT, "cannot_look_up"),
     };
     let message = match &error {
         LookupError::Unavailable(detail) => {

@@ -208,27 +208,16 @@ mod tests {
 
     #[test]
     fn an_operation_billing_does_not_have_is_named() {
-        let tool = ToolDeclaration {
-            name: "send_email".into(),
-            side_effect: crate::runtime::tool::SideEffect::External,
-            operation: Some("email".into()),
-            takes_key: true,
-            reconcile: true,
-            compensation: false,
-            attempts: None,
-            key_retention_ms: None,
-            lookup_settle_ms: None,
-        };
+        let tool = ToolDeclaration::new("send_email", crate::runtime::tool::SideEffect::External)
+            .with_operation("email")
+            .with_reconcile();
         assert_eq!(Operation::of(&tool), None);
         let problem = Operation::problem(&tool).expect("billing has no email");
         assert!(
             problem.contains("send_email") && problem.contains("`email`"),
             "{problem}"
         );
-        let credit = ToolDeclaration {
-            operation: Some("credit".into()),
-            ..tool
-        };
+        let credit = tool.with_operation("credit");
         assert!(Operation::Credit.is_of(&credit));
         assert_eq!(Operation::problem(&credit), None);
     }

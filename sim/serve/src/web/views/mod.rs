@@ -157,6 +157,8 @@ fn run_status_look(status: &RunStatus) -> Look {
         RunStatus::Completed => look("✔", "completed", "good"),
         RunStatus::Failed { .. } => look("✘", "failed", "bad"),
         RunStatus::DeadLettered { .. } => look("✉", "dead-lettered", "bad"),
+        // A status a later runtime adds: shown by its own name, never as one of the above.
+        other => look("•", other.name(), "dim"),
     }
 }
 
