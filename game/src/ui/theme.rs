@@ -60,19 +60,22 @@ pub fn status_label(status: Status) -> String {
 
 pub fn outcome_color(outcome: Outcome) -> Color32 {
     match outcome {
-        Outcome::PaidTwice => BAD,
-        Outcome::NotPaidButOwed => WARN,
+        Outcome::PaidTwice | Outcome::EmailedTwice | Outcome::ChangeUndone | Outcome::ActedAgain => BAD,
+        Outcome::NotPaidButOwed | Outcome::NotDone => WARN,
         Outcome::UnknownFlagged => INFO,
-        Outcome::PaidOnce => GOOD,
+        Outcome::PaidOnce | Outcome::DoneOnce => GOOD,
     }
 }
 
 pub fn outcome_glyph(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::PaidTwice => "💸",
-        Outcome::NotPaidButOwed => "✖",
+        Outcome::EmailedTwice => "✉",
+        Outcome::ChangeUndone => "✏",
+        Outcome::ActedAgain => "↻",
+        Outcome::NotPaidButOwed | Outcome::NotDone => "✖",
         Outcome::UnknownFlagged => "?",
-        Outcome::PaidOnce => "✔",
+        Outcome::PaidOnce | Outcome::DoneOnce => "✔",
     }
 }
 

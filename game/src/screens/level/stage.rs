@@ -430,6 +430,9 @@ fn answer_words(answer: &Answer) -> String {
         Answer::Repeat { credit_id, .. } => format!("↺ repeat of {credit_id}"),
         Answer::Rejected { .. } => "✖ refused".into(),
         Answer::Balance { balance_cents } => format!("balance {}", dollars(*balance_cents)),
+        Answer::Emailed { email_id } => format!("✉ sent {email_id}"),
+        Answer::OwnerSet { owner, .. } => format!("✏ owner {owner}"),
+        Answer::Deleted { record } => format!("✖ deleted {record}"),
     }
 }
 
