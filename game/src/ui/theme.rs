@@ -70,7 +70,9 @@ pub fn outcome_color(outcome: Outcome) -> Color32 {
 pub fn outcome_glyph(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::PaidTwice => "💸",
-        Outcome::EmailedTwice | Outcome::ChangeUndone | Outcome::ActedAgain => "⚠",
+        Outcome::EmailedTwice => "✉",
+        Outcome::ChangeUndone => "✏",
+        Outcome::ActedAgain => "↻",
         Outcome::NotPaidButOwed | Outcome::NotDone => "✖",
         Outcome::UnknownFlagged => "?",
         Outcome::PaidOnce | Outcome::DoneOnce => "✔",

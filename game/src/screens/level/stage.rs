@@ -431,7 +431,7 @@ fn answer_words(answer: &Answer) -> String {
         Answer::Rejected { .. } => "✖ refused".into(),
         Answer::Balance { balance_cents } => format!("balance {}", dollars(*balance_cents)),
         Answer::Emailed { email_id } => format!("✉ sent {email_id}"),
-        Answer::OwnerSet { owner, previous } => format!("owner {previous} → {owner}"),
+        Answer::OwnerSet { owner, .. } => format!("✏ owner {owner}"),
         Answer::Deleted { record } => format!("✖ deleted {record}"),
     }
 }
