@@ -70,9 +70,37 @@
 //! # }
 //! ```
 //!
-//! `cargo run -p twice-runtime --example reconciliation` shows the rest in a minute: a lost
-//! answer found by the reconcile hook, an operator settling a call that never landed, a
-//! compensation on request, and a call refused before anything was sent.
+//! In the repository, `cargo run -p twice-runtime --example reconciliation` shows the rest in a
+//! minute: a lost answer found by the reconcile hook, an operator settling a call that never
+//! landed, a compensation on request, and a call refused before anything was sent. (From a crate
+//! that depends on this one, copy the example's file into your `examples/`.)
+//!
+//! # What the runtime cannot check for you
+//!
+//! - **Call ids come from the run, never from the model provider.** A key is
+//!   `<run_id>:<call_id>`, and [`execution::next_call`] numbers calls from the run's own counter,
+//!   so the replay after a crash makes the same id and meets the same ledger record. A provider's
+//!   tool-call id (`call_…`) is new each time the model is asked again: used as the call id, a
+//!   recovered run makes a new key, and the email is sent twice.
+//! - **Run ids are unique in a ledger**, across tenants, and across every ledger whose keys reach
+//!   the same provider account: checkpoints and keys are by run id alone
+//!   ([`worker::WorkerSetup::with_tenant`] labels a run's records for listing; it does not keep
+//!   two runs with one id apart). Give every run a fresh id (a UUID).
+//! - **[`execution::Ending::Exited`] is not success**: the run is over for this worker —
+//!   completed, failed or paused. How it ended is in its checkpoint:
+//!   `ledger.load_checkpoint(run_id)?` and then [`ledger::Checkpoint::run_state`]'s `status`.
+//! - **Recovery asks the model again from the last checkpoint.** A worker that takes over a
+//!   crashed run loads the last saved state and asks the model from there. A call reserved after
+//!   that save is met again by its key only if the model makes the same call (same tool, same
+//!   arguments, the id from `next_call`). Keep what the model needs to decide the same way in
+//!   [`run::RunState::application`], which is saved with the checkpoint. A model that decides
+//!   otherwise leaves that call's record `started`, and nothing flags it by itself: list
+//!   `started` records older than your lease (`ledger.records(None, Some(Status::Started), …)`)
+//!   and have an operator settle them.
+//! - **The tool contract is checked when the run starts**, not when the worker is made: a write
+//!   declared with retries or without a key ends the run as
+//!   [`execution::Ending::WaitsForPerson`] (`ContractRefused`) before anything is sent. Check
+//!   your declarations in a test with [`tool::assert_tool_contract`].
 //!
 //! # Modules
 //!

@@ -93,7 +93,8 @@ impl<'a> CallContext<'a> {
         self.sending.call
     }
 
-    /// Which attempt this is, from 1.
+    /// Which attempt this is, from 1; 0 inside [`Tool::look_up`], which looks a call up rather
+    /// than attempting it.
     #[must_use]
     pub fn attempt(&self) -> u32 {
         self.sending.attempt

@@ -60,7 +60,10 @@ impl WorkerSetup {
         }
     }
 
-    /// The same setup for `tenant`'s run.
+    /// The same setup for `tenant`'s run: its records carry the tenant, so an operator can list
+    /// one tenant's calls ([`crate::ledger::Ledger::records`]). It does not keep two runs with
+    /// one id apart — checkpoints and keys are by run id alone — so run ids stay unique across
+    /// tenants.
     #[must_use]
     pub fn with_tenant(mut self, tenant: impl Into<Tenant>) -> WorkerSetup {
         self.tenant = tenant.into();
