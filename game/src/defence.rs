@@ -28,7 +28,10 @@ use crate::session::Session;
 pub(super) fn plugin(app: &mut App) {
     app.add_message::<DefenceIntent>();
     app.add_message::<DefenceOpened>();
-    app.add_systems(Update, (apply_intents, poll_check).chain());
+    // Poll before taking intents: a check asked for in this frame is looked at from the next
+    // frame on, so the frame that asks for it always shows it running (a check fast enough to
+    // end within the frame was taken before anything drew it, and tests asking for it raced).
+    app.add_systems(Update, (poll_check, apply_intents).chain());
 }
 
 /// A level is being defended (the defence exists from the next frame): the screens answer it

@@ -239,6 +239,7 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
         "22-fine-print.win",
         "35-first-decision.win",
         "38-the-audit.win",
+        "40-second-email.win",
     ];
     let output = Command::new(BIN)
         .args(["replay", "--runtime", &adapter()])
@@ -247,13 +248,19 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
         .expect("twice-sim runs");
     let text = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(2), "nothing to play is bad input: {text}");
-    assert!(text.contains("4 tapes: the protocol can express 0"), "{text}");
+    assert!(text.contains("5 tapes: the protocol can express 0"), "{text}");
     assert!(
         text.contains("1 acts as an operator: the tape settles or undoes a call as an operator"),
         "{text}"
     );
     assert!(text.contains("2 has a scripted operator"), "{text}");
     assert!(text.contains("1 rewrites a tool's declaration"), "{text}");
+    assert!(
+        text.contains(
+            "1 runs an operation the billing server does not serve: tool `send_email` runs operation `send_email`"
+        ),
+        "{text}"
+    );
     assert!(String::from_utf8_lossy(&output.stderr).contains("none of these tapes"));
 }
 

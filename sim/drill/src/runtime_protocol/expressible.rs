@@ -2,11 +2,14 @@
 //! others. Protocol 1 drives a runtime's workers, its model and its world; it has no console
 //! into a runtime's ledger, so a tape whose operator settles or undoes a call, or a level with
 //! a scripted operator, cannot be played; nor can a tape that rewrites a tool's declaration,
-//! which is a runtime's own code. And a tape whose moves never meet their moments under the
-//! guards a runtime claims tests nothing there.
+//! which is a runtime's own code. Its world is the billing server of `twice-sim billing`, which
+//! serves credits and balance lookups: a level whose tools send emails, change owners or delete
+//! records cannot be played through it. And a tape whose moves never meet their moments under
+//! the guards a runtime claims tests nothing there.
 
 use serde::Serialize;
 
+use twice_world::billing_tools::Operation;
 use twice_world::level::{LoadedTape, Play};
 
 /// Why a tape cannot be played against a runtime.
@@ -19,6 +22,8 @@ pub enum Reason {
     OperatorMove,
     /// The level has a scripted operator (an honest operator or an auditor).
     ScriptedOperator,
+    /// A tool of the level runs an operation the billing server does not serve.
+    OperationNotServed { tool: String, operation: String },
     /// Under the guards the runtime claims, a move never meets what it hit in the tape's run.
     MovesDoNotPlay { fizzled: Vec<String> },
 }
@@ -30,6 +35,7 @@ impl Reason {
             Reason::DeclaresTool => "rewrites a tool's declaration",
             Reason::OperatorMove => "acts as an operator",
             Reason::ScriptedOperator => "has a scripted operator",
+            Reason::OperationNotServed { .. } => "runs an operation the billing server does not serve",
             Reason::MovesDoNotPlay { .. } => "its moves do not play under the runtime's guards",
         }
     }
@@ -47,6 +53,10 @@ impl Reason {
                                          the protocol has no console into a runtime's ledger (protocol 1 drives workers, \
                                          the model and the world)"
                 .to_owned(),
+            Reason::OperationNotServed { tool, operation } => format!(
+                "tool `{tool}` runs operation `{operation}`; the protocol's world is the billing server of \
+                 `twice-sim billing`, which serves credits and balance lookups only"
+            ),
             Reason::MovesDoNotPlay { fizzled } => format!(
                 "with the guards this runtime claims, a move of the tape never meets what it hit in the tape's own run, \
                  so the tape would test nothing here: {}",
@@ -61,6 +71,17 @@ pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
     let level = &tape.level.level;
     if level.honest_operator.is_some() || level.auditor.is_some() {
         return Some(Reason::ScriptedOperator);
+    }
+    let served = [Operation::Credit, Operation::LookupBalance];
+    if let Some(tool) = level
+        .tools
+        .iter()
+        .find(|tool| Operation::of(tool).is_some_and(|operation| !served.contains(&operation)))
+    {
+        return Some(Reason::OperationNotServed {
+            tool: tool.name.to_string(),
+            operation: tool.operation.clone().unwrap_or_default(),
+        });
     }
     let plays = || tape.tape.actions.iter().map(|action| &action.play);
     if plays().any(|play| matches!(play, Play::DeclareTool { .. })) {
