@@ -53,10 +53,12 @@ impl Reason {
                                          the protocol has no console into a runtime's ledger (protocol 1 drives workers, \
                                          the model and the world)"
                 .to_owned(),
-            Reason::OperationNotServed { tool, operation } => format!(
-                "tool `{tool}` runs operation `{operation}`; the protocol's world is the billing server of \
-                 `twice-sim billing`, which serves credits and balance lookups only"
-            ),
+            // Said once for every tape of this reason (the summary groups by `short`): the
+            // tool is named in the tape's own report, not here.
+            Reason::OperationNotServed { .. } => "a tool of the level sends an email, changes an owner or deletes a \
+                                                  record; the protocol's world is the billing server of `twice-sim \
+                                                  billing`, which serves credits and balance lookups only"
+                .to_owned(),
             Reason::MovesDoNotPlay { fizzled } => format!(
                 "with the guards this runtime claims, a move of the tape never meets what it hit in the tape's own run, \
                  so the tape would test nothing here: {}",
