@@ -22,7 +22,6 @@ use twice_world::simulator::Simulation;
 
 use crate::campaign::Campaign;
 use crate::progress::Progress;
-use crate::screens::level::timeline::TimelineCache;
 use crate::session::Session;
 
 pub(super) fn plugin(app: &mut App) {
@@ -71,9 +70,9 @@ pub enum DefenceIntent {
 pub struct CounterRun {
     /// Where it came from and what it did: "the explorer's schedule 17: paid twice".
     pub title: String,
-    /// `Simulation` is `Send` but not `Sync`; the lock makes it part of a resource.
+    /// `Simulation` is `Send` but not `Sync`; the lock makes it part of a resource. (How its
+    /// timeline is drawn, the drawing's cache included, is the defend screen's business.)
     pub simulation: Mutex<Simulation>,
-    pub cache: TimelineCache,
 }
 
 /// The level being defended and the player's guards.
@@ -335,8 +334,6 @@ fn toggle_counter_run(defence: &mut Defence) {
     };
     match counter.simulation(&defence.level.level) {
         Ok(simulation) => {
-            let mut cache = TimelineCache::default();
-            cache.update(&simulation);
             defence.counter_run = Some(CounterRun {
                 title: format!(
                     "{}: {} in {} phases",
@@ -345,7 +342,6 @@ fn toggle_counter_run(defence: &mut Defence) {
                     simulation.phase()
                 ),
                 simulation: Mutex::new(simulation),
-                cache,
             });
             defence.notice = None;
         }

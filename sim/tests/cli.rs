@@ -578,3 +578,29 @@ fn explore_and_defend_exit_by_what_they_are_expected_to_find() {
     let got_in = twice_sim_in(&levels, &open);
     assert_eq!(got_in.status.code(), Some(0), "{}", text(&got_in));
 }
+
+/// `play --json` tells a guard's row as the text form and the screens do: in a run that paid a
+/// customer twice, no row says "guard held" (the raw note is re-told as "guard noted", with
+/// what the run still did), so a script reading the JSON draws no false shield.
+#[test]
+fn play_json_tells_guard_rows_by_the_runs_money() {
+    let output = twice_sim(&[
+        "play",
+        "levels/09-settle-it-yourself.level.ron",
+        "--tape",
+        "levels/09-settle-it-yourself.win.tape.ron",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("play --json prints JSON");
+    assert_eq!(report["verdict"]["outcome"], "paid_twice", "{report:#}");
+    let rows = report["timeline"].as_array().expect("a timeline");
+    let guard_rows: Vec<&serde_json::Value> = rows.iter().filter(|row| !row["guard"].is_null()).collect();
+    assert!(!guard_rows.is_empty(), "09's winning run has guards' rows");
+    for row in guard_rows {
+        assert_eq!(row["kind"], "guard noted", "{row:#}");
+        assert_eq!(row["guard_row"]["holding"], false, "{row:#}");
+        let words = row["guard_row"]["words"].as_str().expect("the row's words");
+        assert!(words.contains("pays a customer twice"), "{words}");
+    }
+}

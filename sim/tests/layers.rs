@@ -406,6 +406,14 @@ fn the_games_domain_never_names_a_screen_the_screens_own_their_transitions() {
             if let Some(named) = identifiers(line).find(|word| matches!(*word, "Screen" | "NextState")) {
                 wrong.push(format!("{}:{}: names `{named}`", relative.display(), number + 1));
             }
+            // Nor does it use the screens' drawing or their UI kit (a drawing cache kept in
+            // the domain is a picture's state in the rules): comments may point at them.
+            let code = line.split("//").next().unwrap_or_default();
+            for drawing in ["crate::screens", "crate::ui", "super::screens", "super::ui"] {
+                if code.contains(drawing) {
+                    wrong.push(format!("{}:{}: uses `{drawing}`", relative.display(), number + 1));
+                }
+            }
         }
     }
     assert!(domain >= 20, "the game's domain files were read: {domain}");
@@ -424,7 +432,7 @@ fn the_games_domain_never_names_a_screen_the_screens_own_their_transitions() {
     }
     assert!(
         wrong.is_empty(),
-        "the game's domain names the screens' state (send a message the screens answer instead):\n{}",
+        "the game's domain names the screens' state or drawing (send a message the screens answer instead; keep drawing caches in the screen):\n{}",
         wrong.join("\n")
     );
 }

@@ -13,7 +13,7 @@ use super::header::Header;
 use crate::campaign::Campaign;
 use crate::defence::{self, Defence, DefenceIntent};
 use crate::progress::Progress;
-use crate::screens::level::timeline;
+use crate::screens::level::timeline::{self, TimelineCache};
 use crate::session::NextBriefing;
 use crate::ui::{self, theme};
 
@@ -31,9 +31,10 @@ fn draw(
     mut intents: MessageWriter<DefenceIntent>,
     mut next_screen: ResMut<NextState<Screen>>,
     mut next_briefing: ResMut<NextBriefing>,
+    mut counter_cache: Local<TimelineCache>,
 ) -> Result {
     let context = contexts.ctx_mut()?;
-    let (chosen, leave) = frame(context, &defence, &campaign, &progress);
+    let (chosen, leave) = frame(context, &defence, (&campaign, &progress), &mut counter_cache);
     if leave {
         // Back to this level on the level select.
         next_briefing.0 = Some(defence.index);
@@ -48,11 +49,13 @@ fn draw(
 
 /// One frame of defender mode: draws it and returns the player's intents, and whether they
 /// leave (the system above acts on both; headless tests read it through [`crate::ui::probe`]).
+/// `counter_cache` is the screen's drawing cache for the counter-example's timeline: kept here
+/// across frames, not in the defence (the domain holds the run, the screen how it is drawn).
 pub fn frame(
     context: &egui::Context,
     defence: &Defence,
-    campaign: &Campaign,
-    progress: &Progress,
+    (campaign, progress): (&Campaign, &Progress),
+    counter_cache: &mut TimelineCache,
 ) -> (Vec<DefenceIntent>, bool) {
     let level = &defence.level.level;
     let mut chosen: Vec<DefenceIntent> = Vec::new();
@@ -150,12 +153,20 @@ pub fn frame(
                 .fill(theme::BACKGROUND)
                 .inner_margin(egui::Margin::same(14)),
         )
-        .show(&mut root, |ui| centre(ui, defence, (campaign, progress), &mut chosen));
+        .show(&mut root, |ui| {
+            centre(ui, defence, (campaign, progress), counter_cache, &mut chosen);
+        });
     (chosen, leave)
 }
 
 /// The check's result; with a counter-example open, its run's timeline below it.
-fn centre(ui: &mut egui::Ui, defence: &Defence, known: (&Campaign, &Progress), chosen: &mut Vec<DefenceIntent>) {
+fn centre(
+    ui: &mut egui::Ui,
+    defence: &Defence,
+    known: (&Campaign, &Progress),
+    counter_cache: &mut TimelineCache,
+    chosen: &mut Vec<DefenceIntent>,
+) {
     let Some(counter_run) = &defence.counter_run else {
         egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
             draw_result(ui, defence, known, chosen);
@@ -181,10 +192,12 @@ fn centre(ui: &mut egui::Ui, defence: &Defence, known: (&Campaign, &Progress), c
         .simulation
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Scans only what is new; a different run (another counter-example) starts it afresh.
+    counter_cache.update(&simulation);
     timeline::draw(
         ui,
         simulation.timeline(),
-        &counter_run.cache,
+        counter_cache,
         false,
         timeline::RowText::Wrap,
         "defend-counter-timeline",

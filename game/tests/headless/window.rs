@@ -360,7 +360,7 @@ fn the_defenders_known_heists_are_the_ones_that_fire_named_by_title_and_the_rest
         world.resource::<Progress>(),
     );
     let drawn = probe::frames(&context, WINDOW, PROBE_FRAMES, Vec::new(), |context| {
-        twice::screens::defend::frame(context, defence, campaign, progress);
+        twice::screens::defend::frame(context, defence, (campaign, progress), &mut Default::default());
     });
     let texts: Vec<&str> = drawn.iter().map(|text| text.text.as_str()).collect();
     assert!(

@@ -339,6 +339,11 @@ function levelDetail(level) {
 }
 
 /** The guards a level names, in the player's words: off here, the lesson's, the rest on demand. */
+// A debrief line that says a guard did nothing here, or that its re-run cannot say: drawn dim.
+function quietPart(part) {
+  return part === 'not_needed' || part === 'cannot_say';
+}
+
 function guardsLine(listed) {
   const chip = (guard) => h('span', {class: `chip ${guard.on ? 'on' : 'off'}`, title: guard.describe, 'data-guard': guard.name},
     `${guard.on ? '✔' : '✘'} ${guard.words}`);
@@ -1052,8 +1057,8 @@ async function showDebrief() {
       // The world's lines, drawn as they come: a shield only where one is holding.
       end.decided.lines.length ? h('ul', {class: 'guard-lines'}, end.decided.lines.map((line) => h('li', {
         'data-guard': line.guards.join(' '), 'data-part': line.part,
-        class: line.holding ? 'tone-good' : (line.part === 'not_needed' ? 'hint' : ''),
-      }, `${line.holding ? '🛡' : (line.part === 'not_needed' ? '·' : '⇄')} ${line.sentence}`))) : null,
+        class: line.holding ? 'tone-good' : (quietPart(line.part) ? 'hint' : ''),
+      }, `${line.holding ? '🛡' : (quietPart(line.part) ? '·' : '⇄')} ${line.sentence}`))) : null,
       end.decided.what_if.some((_, index) => !end.decided.lines.some((line) => line.what_if === index))
         ? h('ul', {class: 'hint'}, end.decided.what_if
           .filter((_, index) => !end.decided.lines.some((line) => line.what_if === index))

@@ -29,7 +29,9 @@ struct PlayReport<'a> {
     level: &'a str,
     seed: u64,
     phases: u32,
-    timeline: &'a [twice_world::simulator::TimelineEntry],
+    /// The timeline as the text form and the screens tell it: a guard's row re-told by the
+    /// finished run's money and debrief (never "guard held" while a customer is owed).
+    timeline: Vec<TimelineRow>,
     /// The moves as made: the messages they hit, the workers they killed and where.
     played: &'a [twice_world::level::TimedAction],
     ledger: Vec<twice_world::ledger::ExecutionRecord>,
@@ -44,6 +46,33 @@ struct PlayReport<'a> {
     code: Option<CodeReport>,
 }
 
+/// One timeline entry with its guard's row as told: `kind` is the told kind ("guard noted"
+/// where the money says the guard did not hold), `guard_row` what the screens draw.
+#[derive(Serialize)]
+struct TimelineRow {
+    #[serde(flatten)]
+    entry: twice_world::simulator::TimelineEntry,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    guard_row: Option<twice_world::checker::GuardRow>,
+}
+
+impl TimelineRow {
+    fn all(simulation: &Simulation, telling: &twice_world::checker::RowTelling) -> Vec<TimelineRow> {
+        simulation
+            .timeline()
+            .iter()
+            .map(|entry| {
+                let guard_row = entry.guard_row(telling);
+                let mut entry = entry.clone();
+                if let Some(row) = &guard_row {
+                    row.kind.clone_into(&mut entry.kind);
+                }
+                TimelineRow { entry, guard_row }
+            })
+            .collect()
+    }
+}
+
 /// The code of the run, with `--code`.
 #[derive(Serialize)]
 struct CodeReport {
@@ -55,10 +84,11 @@ struct CodeReport {
 
 impl CodeReport {
     fn of(simulation: &Simulation, debrief: &Debrief) -> CodeReport {
-        let deciding = debrief.deciding_guards();
+        // The same other run the game and the browser diff: the debrief's first deciding line.
+        let switched = debrief.fix_guards(None);
         CodeReport {
             view: code::view(simulation),
-            fix: (!deciding.is_empty()).then(|| code::fix(simulation.level(), simulation.guards(), &deciding)),
+            fix: (!switched.is_empty()).then(|| code::fix(simulation.level(), simulation.guards(), &switched)),
         }
     }
 }
@@ -153,7 +183,7 @@ pub fn play(
             level: &loaded.level.id,
             seed,
             phases: simulation.phase(),
-            timeline: simulation.timeline(),
+            timeline: TimelineRow::all(&simulation, &debrief.row_telling(&verdict)),
             played: simulation.played(),
             ledger: simulation.ledger_records().unwrap_or_default(),
             checkpoints: simulation.checkpoints().unwrap_or_default(),
@@ -229,7 +259,8 @@ fn print_code(report: &CodeReport, simulation: &Simulation) {
     }
     if let Some(fix) = &report.fix {
         println!(
-            "\n== the fix: {} switched (- this run, + the other run) ==",
+            "\n== the fix: {} (switched: {}; - this run, + the other run) ==",
+            fix.caption,
             guard_list(&fix.switched)
         );
         print!("{}", fix.text());

@@ -525,6 +525,17 @@ fn check_money(
         [line] => assert_eq!(line.guards, told.not_needed, "{what}"),
         more => panic!("{what}: {} not-needed lines", more.len()),
     }
+    // Every guard that was on is told by some line — deciding, changing the money, held or
+    // unsaid where its run cannot say, or not needed: a guard whose note the timeline shows
+    // (06: "the ledger held started for key r1:c1") never vanishes from the debrief.
+    let on = simulation.guards();
+    for guard in Guard::ALL.into_iter().filter(|guard| on.is_on(*guard)) {
+        assert!(
+            lines.iter().any(|line| line.guards.contains(&guard)),
+            "{what}: {guard} was on, and no line of the debrief tells it: {:#?}",
+            lines.iter().map(|line| &line.sentence).collect::<Vec<_>>()
+        );
+    }
     // Every guard whose switch changes something has its line, saying which it changes, and
     // naming each customer whose money changes with what that run pays them.
     for (guard, came) in changers {
@@ -623,6 +634,19 @@ fn check_money(
                 line.sentence
             ),
             LinePart::HeldCannotSay | LinePart::NotNeeded => {}
+            // Told as "cannot be said" only where its run truly cannot say, and never drawn
+            // as holding (it left no note in this run).
+            LinePart::CannotSay => {
+                let cannot_say = told
+                    .counterfactual
+                    .as_ref()
+                    .map(|counterfactual| counterfactual.cannot_say())
+                    .unwrap_or_default();
+                assert!(
+                    line.was_on && !line.holding && line.guards.iter().all(|guard| cannot_say.contains(guard)),
+                    "{what}: {line:?}"
+                );
+            }
         }
         // A guard that was on is never named as what the other run lacked ("without no reflex
         // compensation"): the other run is told by what the runtime does without it.

@@ -6,7 +6,6 @@
 use bevy_egui::egui::{self, Color32, RichText};
 use twice_world::code::{self, Change, Excerpt};
 use twice_world::debrief::Debrief;
-use twice_world::runtime::guards::Guard;
 use twice_world::simulator::Simulation;
 
 use crate::screens::level::code::{CODE_SIZE, mark_color};
@@ -24,9 +23,7 @@ pub fn draw(ui: &mut egui::Ui, simulation: &Simulation, told: Option<&Debrief>, 
         return;
     };
     let deciding = told.deciding_guards();
-    let switched: Vec<Guard> = other_run
-        .and_then(|which| told.what_if.get(which))
-        .map_or_else(|| deciding.clone(), |what_if| what_if.guards.clone());
+    let switched = told.fix_guards(other_run);
     if switched.is_empty() {
         return;
     }
@@ -47,22 +44,7 @@ pub fn draw(ui: &mut egui::Ui, simulation: &Simulation, told: Option<&Debrief>, 
                         }
                     }
                     ui.add_space(4.0);
-                    let words: Vec<String> = switched
-                        .iter()
-                        .map(|guard| {
-                            format!(
-                                "{guard} {}",
-                                if simulation.guards().is_on(*guard) { "off" } else { "on" }
-                            )
-                        })
-                        .collect();
-                    ui::hint(
-                        ui,
-                        format!(
-                            "The other run, with {}: its loop against this run's",
-                            words.join(" and ")
-                        ),
-                    );
+                    ui::hint(ui, fix.caption.clone());
                     for piece in fix.excerpt(CONTEXT_LINES) {
                         match piece {
                             Excerpt::Gap { lines } => {

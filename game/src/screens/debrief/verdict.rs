@@ -132,7 +132,7 @@ fn decided(ui: &mut egui::Ui, told: &Debrief, other: &OtherRun, chosen: &mut Cho
     for line in &told.guard_lines {
         let (glyph, color, size) = match (line.holding, line.part) {
             (true, _) => ("🛡", theme::GOOD, theme::BODY),
-            (false, LinePart::NotNeeded) => ("·", theme::TEXT_DIM, theme::SMALL),
+            (false, LinePart::NotNeeded | LinePart::CannotSay) => ("·", theme::TEXT_DIM, theme::SMALL),
             (false, _) => ("⇄", theme::TEXT, theme::BODY),
         };
         ui.horizontal_wrapped(|ui| {

@@ -1,9 +1,8 @@
 //! Whether a level's goal can be reached at all: the check that rules a goal out only when
 //! nothing could disturb Penny, and says why in terms computed from the level.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use crate::billing_tools::Operation;
 use crate::checker::Outcome;
 use crate::level::{CardKind, Level};
 use crate::runtime::guards::Guard;
@@ -20,23 +19,10 @@ pub fn can_pay_twice(card: CardKind) -> bool {
 /// credit is then sent once and answered in time, so it lands exactly once — unless keys
 /// hashed from arguments merge two identical credits. It never rules out `paid_once`.
 pub fn unreachable_goal(level: &Level) -> Option<String> {
-    let credit_tools: BTreeSet<&str> = level
-        .tools
-        .iter()
-        .filter(|tool| Operation::Credit.is_of(tool))
-        .map(|tool| tool.name.as_str())
-        .collect();
     // Each credit with where it sits: its run and its place in the run's script (from 1).
     let credits: Vec<_> = level
-        .runs
-        .iter()
-        .flat_map(|run| {
-            run.calls
-                .iter()
-                .enumerate()
-                .map(move |(index, call)| (run.id.as_str(), index + 1, call))
-        })
-        .filter(|(_, _, call)| credit_tools.contains(call.tool.as_str()))
+        .credit_calls()
+        .map(|(run, index, call)| (run.id.as_str(), index + 1, call))
         .collect();
     if level.goal.is_once() {
         return None;

@@ -52,6 +52,9 @@ pub enum Excerpt {
 pub struct Fix {
     /// The guards switched in the other run.
     pub switched: Vec<Guard>,
+    /// What the diff shows, in the guards' words ("The loop with the write retry rule on,
+    /// against this run's"): one caption for the game and the browser, never guard names.
+    pub caption: String,
     pub lines: Vec<DiffLine>,
 }
 
@@ -103,8 +106,18 @@ pub fn fix(level: &Level, guards: Guards, switched: &[Guard]) -> Fix {
     for guard in switched {
         other_guards.set(*guard, !guards.is_on(*guard));
     }
+    let words: Vec<String> = switched
+        .iter()
+        .map(|guard| {
+            crate::guards::switched(crate::guards::Switched {
+                guard: *guard,
+                was_on: guards.is_on(*guard),
+            })
+        })
+        .collect();
     Fix {
         switched: switched.to_vec(),
+        caption: format!("The loop {}, against this run's", crate::text::and_list(&words)),
         lines: diff(&program(level, guards), &program(level, other_guards)),
     }
 }

@@ -232,18 +232,7 @@ impl Billing {
             };
         }
         let credit_id = format!("cr_{:04}", self.entries.len() + 1);
-        let mut metadata = BTreeMap::new();
-        metadata.insert("intent".to_owned(), request.intent.clone());
-        let stored_key = match self.key_handling {
-            KeyHandling::Honour => request.idempotency_key.clone(),
-            KeyHandling::MetadataOnly => {
-                if let Some(key) = &request.idempotency_key {
-                    metadata.insert("idempotency_key".to_owned(), key.clone());
-                }
-                None
-            }
-            KeyHandling::Ignore => None,
-        };
+        let (stored_key, metadata) = self.keyed_metadata(&request.intent, request.idempotency_key.as_ref());
         if let Some(key) = &stored_key {
             self.honoured.insert(key.clone(), (credit_id.clone(), request.clone()));
         }

@@ -303,6 +303,31 @@ pub struct Level {
 }
 
 impl Level {
+    /// The names of the level's tools that issue credits (whose calls move money).
+    pub fn credit_tools(&self) -> std::collections::BTreeSet<&str> {
+        self.tools
+            .iter()
+            .filter(|tool| crate::billing_tools::Operation::Credit.is_of(tool))
+            .map(|tool| tool.name.as_str())
+            .collect()
+    }
+
+    /// Every credit the script asks for, in script order: its run, its index in the run's
+    /// calls (from 0) and the call. The one list the checker owes and the campaign's goal
+    /// reads, so the two never disagree on which calls move money.
+    pub fn credit_calls(&self) -> impl Iterator<Item = (&RunScript, usize, &crate::model::ScriptCall)> {
+        let tools = self.credit_tools();
+        self.runs
+            .iter()
+            .flat_map(|run| {
+                run.calls
+                    .iter()
+                    .enumerate()
+                    .map(move |(index, call)| (run, index, call))
+            })
+            .filter(move |(_, _, call)| tools.contains(call.tool.as_str()))
+    }
+
     /// Who the level's first call is for, by name ("the customer" when no account says).
     pub fn first_owner(&self) -> String {
         let account = self

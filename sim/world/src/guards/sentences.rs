@@ -132,13 +132,12 @@ fn promised(promise: &str) -> &str {
 /// money, in one sentence; `None` when there are none.
 pub fn not_needed(guards: &[Guard]) -> Option<String> {
     let words: Vec<&str> = guards.iter().map(|guard| spec(*guard).words).collect();
-    let (last, init) = words.split_last()?;
-    let listed = if init.is_empty() {
-        (*last).to_owned()
-    } else {
-        format!("{} and {last}", init.join(", "))
+    let listed = crate::text::and_list(&words);
+    let each = match words.len() {
+        0 => return None,
+        1 => "it",
+        _ => "each",
     };
-    let each = if init.is_empty() { "it" } else { "each" };
     Some(format!(
         "Not needed this time: {listed} — switched off alone, {each} leaves the heist and every customer's money as they are."
     ))

@@ -77,11 +77,14 @@ pub fn capitalised(text: &str) -> String {
 }
 
 /// Items in a sentence: `a`, `a and b`, `a, b and c` (empty: nothing).
-pub fn and_list(items: &[String]) -> String {
+pub fn and_list<S: AsRef<str>>(items: &[S]) -> String {
     match items {
         [] => String::new(),
-        [only] => only.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [only] => only.as_ref().to_owned(),
+        [init @ .., last] => {
+            let init: Vec<&str> = init.iter().map(AsRef::as_ref).collect();
+            format!("{} and {}", init.join(", "), last.as_ref())
+        }
     }
 }
 

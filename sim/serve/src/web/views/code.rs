@@ -140,7 +140,7 @@ pub struct DebriefCodeView {
     pub fix: FixView,
 }
 
-/// A diff of the program with the deciding guards switched.
+/// A diff of the program with the guards of the debrief's first deciding line switched.
 #[derive(Clone, Debug, Serialize)]
 pub struct FixView {
     /// What the diff is: "with write_retry_rule on, the loop reads:".
@@ -179,16 +179,9 @@ pub fn debrief_code(simulation: &Simulation, told: &twice_world::debrief::Debrie
         .filter(|(_, line)| line.guard.is_some_and(|mark| deciding.contains(&mark.guard)))
         .map(|(index, line)| line_view(index, line, &[], &[]))
         .collect();
-    let fix = code::fix(simulation.level(), simulation.guards(), &deciding);
-    let switched: Vec<String> = deciding
-        .iter()
-        .map(|guard| {
-            format!(
-                "{guard} {}",
-                if simulation.guards().is_on(*guard) { "off" } else { "on" }
-            )
-        })
-        .collect();
+    // The diff is one run the debrief tells (the first line that decided), never every
+    // deciding guard switched at once: each decided alone, and together is a run nobody saw.
+    let fix = code::fix(simulation.level(), simulation.guards(), &told.fix_guards(None));
     let lines = fix
         .excerpt(FIX_CONTEXT_LINES)
         .into_iter()
@@ -218,10 +211,7 @@ pub fn debrief_code(simulation: &Simulation, told: &twice_world::debrief::Debrie
     Some(DebriefCodeView {
         decided,
         fix: FixView {
-            caption: format!(
-                "The other run, with {}: its loop against this run's",
-                switched.join(" and ")
-            ),
+            caption: fix.caption.clone(),
             lines,
         },
     })

@@ -17,6 +17,7 @@ use crate::rulebook;
 use crate::runtime::guards::Guard;
 use crate::runtime::rules::Status;
 use crate::simulator::{Actor, Simulation};
+use crate::text::and_list as listed;
 use crate::text::dollars;
 
 /// One guard that decided, and how it was in this run.
@@ -137,15 +138,6 @@ impl Decider {
             Decider::NoMoves => "you played no card".into(),
             Decider::Unexplained => "no guard stopped you, and no move landed where the money moves".into(),
         }
-    }
-}
-
-/// "a", "a and b", "a, b and c".
-pub(super) fn listed(words: &[&str]) -> String {
-    match words {
-        [] => String::new(),
-        [only] => (*only).to_owned(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 

@@ -30,6 +30,9 @@ pub enum LinePart {
     ProtectedTheMoney,
     /// It held (it left a note), and its re-run cannot say whether it decided.
     HeldCannotSay,
+    /// On, it left no note, and its re-run cannot say (a move never meets what it hit here):
+    /// neither "decided" nor "not needed" would be true of it.
+    CannotSay,
     /// On, and switched off alone it changes neither the heist nor anyone's money.
     NotNeeded,
 }
@@ -224,6 +227,7 @@ pub(super) fn lines(
             .filter_map(|finding| single(finding, LinePart::ProtectedTheMoney)),
     );
     lines.extend(held_lines(decided_by, wronged));
+    lines.extend(unsaid_lines(verdict, counterfactual, &lines, wronged));
     let not_needed = counterfactual.not_needed();
     if let Some(sentence) = guards::not_needed(&not_needed) {
         lines.push(GuardLine {
@@ -232,6 +236,47 @@ pub(super) fn lines(
             part: LinePart::NotNeeded,
             was_on: true,
             sentence,
+            holding: false,
+            what_if: None,
+        });
+    }
+    lines
+}
+
+/// The guards that were on whose re-run cannot say and no line above tells yet — while
+/// another guard decided, a guard that held here (06: the ledger held `started` for the key,
+/// the crash card's moment never comes without it) would otherwise vanish from the debrief,
+/// told neither as deciding nor as not needed. Those that left a note are told as having held
+/// (or acted); the rest in one line saying why their runs cannot say.
+fn unsaid_lines(
+    verdict: &Verdict,
+    counterfactual: &Counterfactual,
+    told: &[GuardLine],
+    wronged: bool,
+) -> Vec<GuardLine> {
+    let unsaid: Vec<Guard> = counterfactual
+        .guards
+        .iter()
+        .filter(|finding| finding.was_on && finding.role == Role::CannotSay)
+        .map(|finding| finding.guard)
+        .filter(|guard| told.iter().all(|line| !line.guards.contains(guard)))
+        .collect();
+    let (noted, quiet): (Vec<Guard>, Vec<Guard>) =
+        unsaid.into_iter().partition(|guard| verdict.stopped_by.contains(guard));
+    let mut lines = held_lines(&Decider::Held { guards: noted }, wronged);
+    if !quiet.is_empty() {
+        let words = words_of(&quiet);
+        lines.push(GuardLine {
+            sentence: format!(
+                "{} {} on; switched off, one of your moves never meets what it hit here, so what {} did for this run cannot be said.",
+                capitalised(&words),
+                if quiet.len() == 1 { "was" } else { "were" },
+                if quiet.len() == 1 { "it" } else { "they" },
+            ),
+            words,
+            guards: quiet,
+            part: LinePart::CannotSay,
+            was_on: true,
             holding: false,
             what_if: None,
         });
@@ -263,6 +308,20 @@ fn held_lines(decided_by: &Decider, wronged: bool) -> Vec<GuardLine> {
 }
 
 impl super::Debrief {
+    /// The guards the debrief's code diff switches: the open other run's (`other_run`, an
+    /// index into `what_if`), else the first line that decided the heist — one guard, or a
+    /// pair. Never every deciding guard at once: each decided alone, and all switched together
+    /// is a run no sentence of the debrief describes.
+    pub fn fix_guards(&self, other_run: Option<usize>) -> Vec<Guard> {
+        if let Some(what_if) = other_run.and_then(|which| self.what_if.get(which)) {
+            return what_if.guards.clone();
+        }
+        self.guard_lines
+            .iter()
+            .find(|line| matches!(line.part, LinePart::DecidedTheHeist | LinePart::DecidedTogether))
+            .map_or_else(|| self.deciding_guards(), |line| line.guards.clone())
+    }
+
     /// How the run's timeline tells its guard rows: by the money (nobody owed or paid twice)
     /// and by these lines ([`Self::guards_not_holding`]).
     pub fn row_telling(&self, verdict: &Verdict) -> RowTelling {

@@ -12,14 +12,7 @@ pub(super) fn customers_of(verdict: &Verdict) -> Vec<CustomerMoney> {
     RunResult::of(verdict, 0).customers()
 }
 
-/// "a", "a and b", "a, b and c".
-pub(super) fn listed(words: &[String]) -> String {
-    match words {
-        [] => String::new(),
-        [only] => only.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
+pub(super) use crate::text::and_list as listed;
 
 /// What a customer's credits came to, when they did not all come to the same: "1 paid twice,
 /// 1 owed". Empty when every credit of theirs came to one outcome (the sum then says it).

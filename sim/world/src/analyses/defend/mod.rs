@@ -23,10 +23,11 @@ use serde::Serialize;
 use crate::campaign::Campaign;
 use crate::checker::{Outcome, ViolationKind};
 use crate::explore::{ExploreError, Explorer};
-use crate::ledger::{LedgerError, LedgerStore};
+use crate::ledger::LedgerStore;
 use crate::level::{self, Level, LoadedLevel, LoadedTape, Tape, TimedAction};
+use crate::replay::ReplayError;
 use crate::runtime::guards::{Guard, Guards};
-use crate::simulator::{SimError, SimulationBuilder};
+use crate::simulator::SimulationBuilder;
 
 mod counter;
 mod declared;
@@ -41,18 +42,10 @@ pub const DEFENCE_SEED: u64 = 1;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DefendError {
-    #[error("{}: cannot simulate: {source}", tape.display())]
-    Simulation {
-        tape: PathBuf,
-        #[source]
-        source: Box<SimError>,
-    },
-    #[error("{}: cannot judge: {source}", tape.display())]
-    Verdict {
-        tape: PathBuf,
-        #[source]
-        source: Box<LedgerError>,
-    },
+    /// A known heist (or Penny left alone) could not be simulated or judged: the same error
+    /// a replay of that tape gives.
+    #[error(transparent)]
+    Replay(Box<ReplayError>),
     #[error(transparent)]
     Explore(Box<ExploreError>),
 }
@@ -218,9 +211,11 @@ fn simulate(
     guards: Guards,
     tape: &std::path::Path,
 ) -> Result<(Outcome, Vec<ViolationKind>), DefendError> {
-    let simulation_error = |source| DefendError::Simulation {
-        tape: tape.to_path_buf(),
-        source: Box::new(source),
+    let simulation_error = |source| {
+        DefendError::Replay(Box::new(ReplayError::Simulation {
+            tape: tape.to_path_buf(),
+            source: Box::new(source),
+        }))
     };
     let mut simulation = SimulationBuilder::new(level.clone(), seed)
         .guards(guards)
@@ -230,9 +225,11 @@ fn simulate(
         .build()
         .map_err(simulation_error)?;
     simulation.run().map_err(simulation_error)?;
-    let verdict = simulation.verdict().map_err(|source| DefendError::Verdict {
-        tape: tape.to_path_buf(),
-        source: Box::new(source),
+    let verdict = simulation.verdict().map_err(|source| {
+        DefendError::Replay(Box::new(ReplayError::Verdict {
+            tape: tape.to_path_buf(),
+            source: Box::new(source),
+        }))
     })?;
     Ok((verdict.outcome, verdict.violation_kinds()))
 }

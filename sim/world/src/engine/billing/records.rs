@@ -133,12 +133,22 @@ impl Billing {
 
     /// The metadata an effect carries: its intent, and the key when billing keeps keys there.
     fn record_metadata(&self, request: &RecordRequest) -> (Option<String>, BTreeMap<String, String>) {
+        self.keyed_metadata(&request.intent, request.idempotency_key.as_ref())
+    }
+
+    /// An effect's metadata — its intent, and its key where billing keeps keys there — and the
+    /// key billing honours (`None` unless it honours keys): one rule for credits and records.
+    pub(super) fn keyed_metadata(
+        &self,
+        intent: &str,
+        key: Option<&String>,
+    ) -> (Option<String>, BTreeMap<String, String>) {
         let mut metadata = BTreeMap::new();
-        metadata.insert("intent".to_owned(), request.intent.clone());
+        metadata.insert("intent".to_owned(), intent.to_owned());
         let stored = match self.key_handling {
-            KeyHandling::Honour => request.idempotency_key.clone(),
+            KeyHandling::Honour => key.cloned(),
             KeyHandling::MetadataOnly => {
-                if let Some(key) = &request.idempotency_key {
+                if let Some(key) = key {
                     metadata.insert("idempotency_key".to_owned(), key.clone());
                 }
                 None

@@ -58,7 +58,7 @@ impl RowTelling {
 }
 
 /// A guard's row of the timeline, as it may be drawn.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct GuardRow {
     pub guard: Guard,
     /// It may be drawn as a guard holding: nobody in the finished run is owed or paid twice

@@ -13,7 +13,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::billing::{Answer, Billing, EntryKind};
-use crate::billing_tools::Operation;
 use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, RunEvent, RunHistoryEntry};
 use crate::level::Level;
 pub use crate::outcome::{Expectation, Outcome, ViolationKind};
@@ -286,28 +285,17 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
 
 /// Every credit the level's script owes, in script order.
 fn owed_credits(level: &Level) -> Vec<Owed<'_>> {
-    let credit_tools: BTreeSet<&str> = level
-        .tools
-        .iter()
-        .filter(|tool| Operation::Credit.is_of(tool))
-        .map(|tool| tool.name.as_str())
-        .collect();
-    let mut owed = Vec::new();
-    for run in &level.runs {
-        for (item, call) in run.calls.iter().enumerate() {
-            if credit_tools.contains(call.tool.as_str()) {
-                owed.push(Owed {
-                    run: &run.id,
-                    item: u32::try_from(item).unwrap_or(u32::MAX),
-                    account: &call.account,
-                    owed_cents: i64::from(call.amount_cents),
-                    credits_applied: 0,
-                    net_cents: 0,
-                });
-            }
-        }
-    }
-    owed
+    level
+        .credit_calls()
+        .map(|(run, item, call)| Owed {
+            run: &run.id,
+            item: u32::try_from(item).unwrap_or(u32::MAX),
+            account: &call.account,
+            owed_cents: i64::from(call.amount_cents),
+            credits_applied: 0,
+            net_cents: 0,
+        })
+        .collect()
 }
 
 /// Matches billing's money to what is owed, by account and amount: each credit goes to the

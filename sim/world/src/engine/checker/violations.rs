@@ -4,20 +4,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{CheckInput, CompensationBy, Violation, ViolationKind};
-use crate::billing_tools::Operation;
 use crate::ledger::{ExecutionRecord, HistoryEntry, HistoryEvent};
 use crate::runtime::guards::Guard;
 use crate::runtime::rules::Status;
 
 pub(super) fn violations(input: &CheckInput<'_>) -> Vec<Violation> {
     let mut found = Vec::new();
-    let credit_tools: BTreeSet<&str> = input
-        .level
-        .tools
-        .iter()
-        .filter(|tool| Operation::Credit.is_of(tool))
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let credit_tools: BTreeSet<&str> = input.level.credit_tools();
     // The credits standing (not reversed), and every credit, by the key of the call that made it.
     let reversed: BTreeSet<&str> = input
         .billing
