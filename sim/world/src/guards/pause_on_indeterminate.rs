@@ -14,7 +14,7 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
     without: "an unknown call reported to the model as failed",
     rule: Rule {
         quote: &[
-            "Meanwhile, the run can wait. With tool_policy.on_indeterminate: pause, a run whose call is unknown pauses in awaiting_reconciliation instead of failing, and settling the call resumes it.",
+            "With tool_policy.on_indeterminate: pause, a run whose call is unknown pauses in awaiting_reconciliation instead of failing, and settling the call resumes it.",
             "on_indeterminate: pause exists for this reason: the model doesn't hear \"failed\" while the honest answer is \"unknown\".",
         ],
         origin: Origin::Seed,

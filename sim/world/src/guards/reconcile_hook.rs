@@ -14,7 +14,10 @@ pub(super) const SPEC: GuardSpec = GuardSpec {
     rule: Rule {
         quote: &[
             "Ask the tool. A tool can have a reconcile hook that looks the key up in the external system:",
-            "When a recovered run replays a call that's still unknown, the runtime asks the hook first; if the external system says the credit exists, the run carries on with the real result as if the timeout never happened.",
+            // Not the seed's "When a recovered run replays…": this runtime asks the hook at
+            // the timeout as well (Table 3), so a level with no recovery (07) must not be told
+            // of one; the excerpt keeps what holds for both.
+            "the runtime asks the hook first; if the external system says the credit exists, the run carries on with the real result as if the timeout never happened.",
         ],
         origin: Origin::Seed,
     },
