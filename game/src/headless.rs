@@ -222,19 +222,16 @@ fn write_rows(path: &std::path::Path, rows: usize) -> Result<(), LedgerError> {
             100 + index
         );
         ledger.reserve(
-            &ReserveRequest {
-                key: &key,
-                tenant: "bench",
-                run_id: &run,
-                tool_call_id: &call,
-                tool: "issue_credit",
-                side_effect: SideEffect::External,
-                arguments: &arguments,
-                owner: "bench",
-                lease_ms: None,
-                // The benchmark's runs have no checkpoints to fence against.
-                checkpoint_version: None,
-            },
+            &ReserveRequest::new(
+                &key,
+                &run,
+                &call,
+                "issue_credit",
+                SideEffect::External,
+                &arguments,
+                "bench",
+            )
+            .with_tenant("bench"),
             0,
         )?;
         let status = match index % 10 {

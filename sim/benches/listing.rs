@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use rusqlite::{Connection, params};
-use twice_sim::ledger::Ledger;
+use twice_sim::ledger::{Ledger, RecordFilter};
 use twice_sim::runtime::rules::Status;
 
 const SIZES: [u32; 3] = [2_000, 20_000, 100_000];
@@ -67,10 +67,10 @@ fn main() {
         // size reads the same 50 rows a page and only the table around them grows.
         let all = ledger
             .records(
-                Some("acme"),
-                Some(Status::Started),
-                None,
-                twice_sim::ledger::LIST_LIMIT_MAX,
+                RecordFilter::default()
+                    .with_tenant("acme")
+                    .with_status(Status::Started)
+                    .with_limit(twice_sim::ledger::LIST_LIMIT_MAX),
             )
             .expect("the first rows");
         let cursors: Vec<(u64, String)> = all
@@ -92,10 +92,11 @@ fn main() {
                 let started = Instant::now();
                 let records = ledger
                     .records(
-                        Some("acme"),
-                        Some(Status::Started),
-                        Some((*after_ms, after_key)),
-                        PAGE_LIMIT,
+                        RecordFilter::default()
+                            .with_tenant("acme")
+                            .with_status(Status::Started)
+                            .with_after((*after_ms, after_key.as_str()))
+                            .with_limit(PAGE_LIMIT),
                     )
                     .expect("a page");
                 assert_eq!(records.len(), PAGE_LIMIT as usize);

@@ -148,18 +148,8 @@ fn key(text: &str) -> IdempotencyKey {
 fn reserve(ledger: &mut Ledger, tenant: &str, run: &str, call: &str, tool: &str, now_ms: u64) -> IdempotencyKey {
     let key = IdempotencyKey::per_call(run, call).unwrap();
     let arguments = json!({"account": "acct_ada", "amount_cents": 2500, "memo": format!("{run} {call}")}).to_string();
-    let request = ReserveRequest {
-        key: &key,
-        tenant,
-        run_id: run,
-        tool_call_id: call,
-        tool,
-        side_effect: SideEffect::External,
-        arguments: &arguments,
-        owner: "w1",
-        lease_ms: None,
-        checkpoint_version: None,
-    };
+    let request =
+        ReserveRequest::new(&key, run, call, tool, SideEffect::External, &arguments, "w1").with_tenant(tenant);
     ledger.reserve(&request, now_ms).unwrap();
     key
 }

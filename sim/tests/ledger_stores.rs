@@ -23,7 +23,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestRunner};
 use twice_sim::ledger::{
     AttemptStart, CheckpointSave, FoldedReservation, GroupSettings, HistoryEvent, Ledger, LedgerError, LedgerStore,
-    Reservation, ReserveRequest, RunEvent, SaveOutcome, SettleError, Settlement,
+    RecordFilter, Reservation, ReserveRequest, RunEvent, SaveOutcome, SettleError, Settlement,
 };
 use twice_sim::ledger_postgres::testing::TestDatabase;
 use twice_sim::level;
@@ -273,6 +273,11 @@ fn ledger_error_kind(error: &LedgerError) -> String {
         LedgerError::Store { context, detail, .. } => format!("store {detail} while {context}"),
         LedgerError::BadCheckpoint { run_id, detail, .. } => format!("bad checkpoint {run_id}: {detail}"),
         LedgerError::BadRequest { detail, .. } => format!("bad request: {detail}"),
+        LedgerError::RunOfAnotherTenant {
+            run_id, owner, asked, ..
+        } => {
+            format!("run {run_id} of tenant {owner}, asked by {asked}")
+        }
         // An error a later runtime adds: compared by its words.
         other => format!("other: {other}"),
     }
@@ -293,18 +298,18 @@ fn apply(ledgers: &mut [Ledger], connection: usize, operation: &Operation, now_m
 
 /// What `choice` asks to reserve, for `key` among `runs`.
 fn reserve_request<'a>(runs: &[&'a str; 2], choice: &ReserveChoice, key: &'a IdempotencyKey) -> ReserveRequest<'a> {
-    ReserveRequest {
+    ReserveRequest::new(
         key,
-        tenant: TENANTS[choice.tenant],
-        run_id: runs[choice.key.run],
-        tool_call_id: CALLS[choice.key.call],
-        tool: TOOLS[choice.tool],
-        side_effect: SIDE_EFFECTS[choice.side_effect],
-        arguments: ARGUMENTS[choice.arguments],
-        owner: OWNERS[choice.owner],
-        lease_ms: choice.lease_ms,
-        checkpoint_version: choice.checkpoint_version,
-    }
+        runs[choice.key.run],
+        CALLS[choice.key.call],
+        TOOLS[choice.tool],
+        SIDE_EFFECTS[choice.side_effect],
+        ARGUMENTS[choice.arguments],
+        OWNERS[choice.owner],
+    )
+    .with_tenant(TENANTS[choice.tenant])
+    .with_lease_ms(choice.lease_ms)
+    .with_checkpoint_version(choice.checkpoint_version)
 }
 
 /// [`apply`] with the run ids `runs` in place of [`RUNS`].
@@ -452,10 +457,11 @@ fn apply_in(runs: &[&str; 2], ledgers: &mut [Ledger], connection: usize, operati
             describe(
                 ledger
                     .records(
-                        tenant.map(|tenant| TENANTS[tenant]),
-                        *status,
-                        after.map(|(ms, key)| (ms, key.as_str())),
-                        *limit,
+                        RecordFilter::default()
+                            .with_tenant(tenant.map(|tenant| TENANTS[tenant]))
+                            .with_status(*status)
+                            .with_after(after.map(|(ms, key)| (ms, key.as_str())))
+                            .with_limit(*limit),
                     )
                     .map(|answer| format!("{answer:?}")),
             )
@@ -699,10 +705,7 @@ const THREADS: usize = 4;
 /// A SQLite file ledger whose writes go through a commit group, and a second handle on it.
 /// `before_commit` holds each batch open a moment, so that concurrent callers join it.
 fn grouped_sqlite(path: &Path, before_commit: fn(u32)) -> Vec<Ledger> {
-    let settings = GroupSettings {
-        before_commit,
-        ..GroupSettings::default()
-    };
+    let settings = GroupSettings::default().with_before_commit(before_commit);
     connect_from(Ledger::open_grouped(path, settings).expect("a grouped file ledger"))
 }
 
@@ -877,10 +880,7 @@ fn postgres_commit_groups_answer_as_sqlite_does_alone_and_at_once() {
         return;
     };
     let grouped = |database: &TestDatabase, before_commit: fn(u32)| {
-        let settings = GroupSettings {
-            before_commit,
-            ..GroupSettings::default()
-        };
+        let settings = GroupSettings::default().with_before_commit(before_commit);
         twice_sim::ledger_postgres::open_grouped(&database.fresh_schema(), settings)
             .expect("a grouped PostgreSQL ledger")
     };

@@ -307,18 +307,8 @@ async fn serve_on_postgres_lets_exactly_one_of_sixteen_racing_operators_decide()
     let key = IdempotencyKey::parse("r1:c1").unwrap();
     ledger
         .reserve(
-            &ReserveRequest {
-                key: &key,
-                tenant: "default",
-                run_id: "r1",
-                tool_call_id: "c1",
-                tool: "issue_credit",
-                side_effect: SideEffect::External,
-                arguments: "{}",
-                owner: "w1",
-                lease_ms: None,
-                checkpoint_version: None,
-            },
+            &ReserveRequest::new(&key, "r1", "c1", "issue_credit", SideEffect::External, "{}", "w1")
+                .with_tenant("default"),
             100,
         )
         .unwrap();

@@ -506,11 +506,10 @@ fn a_run_whose_recoveries_keep_failing_is_dead_lettered_and_resumed_only_by_an_o
 
         // Resume: reason required, compare-and-set on the version the operator saw.
         let mut operator_ledger = ledger.connect_again().unwrap();
-        let request = |reason, expected_version| ResumeRequest {
-            run_id: RUN,
-            reason,
-            operator: "op-ana",
-            expected_version,
+        let request = |reason, expected_version| {
+            let mut request = ResumeRequest::new(RUN, reason, "op-ana");
+            request.expected_version = expected_version;
+            request
         };
         assert!(matches!(
             operator::resume(&mut operator_ledger, &request("", None), START_MS, &WORDS),

@@ -7,18 +7,16 @@ use twice_sim::runtime::tool::SideEffect;
 use twice_sim::simulator::report_words;
 
 fn reserve(ledger: &mut Ledger, key: &IdempotencyKey, owner: &str, now_ms: u64) -> Reservation {
-    let request = ReserveRequest {
+    let request = ReserveRequest::new(
         key,
-        tenant: "default",
-        run_id: "r1",
-        tool_call_id: "c1",
-        tool: "send_email",
-        side_effect: SideEffect::External,
-        arguments: r#"{"to":"ada@example.com"}"#,
+        "r1",
+        "c1",
+        "send_email",
+        SideEffect::External,
+        r#"{"to":"ada@example.com"}"#,
         owner,
-        lease_ms: None,
-        checkpoint_version: None,
-    };
+    )
+    .with_tenant("default");
     ledger.reserve(&request, now_ms).expect("the ledger answers")
 }
 

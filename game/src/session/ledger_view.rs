@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use twice_world::ledger::{Checkpoint, ExecutionRecord, LIST_LIMIT_MAX, Ledger};
+use twice_world::ledger::{Checkpoint, ExecutionRecord, LIST_LIMIT_MAX, Ledger, RecordFilter};
 
 /// The most rows the panel holds (a limit on everything; the bench uses 10,000).
 pub const LEDGER_ROWS_MAX: usize = 200_000;
@@ -58,10 +58,9 @@ impl LedgerView {
         let mut changed = false;
         loop {
             let page = match ledger.records(
-                None,
-                None,
-                cursor.as_ref().map(|(ms, key)| (*ms, key.as_str())),
-                LIST_LIMIT_MAX,
+                RecordFilter::default()
+                    .with_after(cursor.as_ref().map(|(ms, key)| (*ms, key.as_str())))
+                    .with_limit(LIST_LIMIT_MAX),
             ) {
                 Ok(page) => page,
                 Err(error) => {

@@ -323,10 +323,7 @@ fn stop_in_the_chosen_batch(members: u32) {
 /// The child: `runs` runs on one commit group, calling until killed.
 pub fn batch_crash_child_command(args: BatchCrashChildArgs) -> u8 {
     let _ = STOP_AT_BATCH.set(args.stop_at_batch);
-    let settings = GroupSettings {
-        before_commit: stop_in_the_chosen_batch,
-        ..GroupSettings::default()
-    };
+    let settings = GroupSettings::default().with_before_commit(stop_in_the_chosen_batch);
     let opened = match &args.ledger {
         LedgerTarget::File(path) => Ledger::open_grouped(path, settings),
         LedgerTarget::Postgres(url) => twice_ledger_postgres::open_grouped(url, settings),
@@ -377,18 +374,16 @@ fn drive_run(mut ledger: Ledger, billing: &Mutex<std::fs::File>, round: u32, run
     let run_id = format!("r{round}-run{run}");
     for call in 0_u64.. {
         let key = IdempotencyKey::per_call(&run_id, &format!("c{call}"))?;
-        let request = ReserveRequest {
-            key: &key,
-            tenant: "drill",
-            run_id: &run_id,
-            tool_call_id: "c",
-            tool: "issue_credit",
-            side_effect: SideEffect::External,
-            arguments: ARGUMENTS,
-            owner: &run_id,
-            lease_ms: None,
-            checkpoint_version: None,
-        };
+        let request = ReserveRequest::new(
+            &key,
+            &run_id,
+            "c",
+            "issue_credit",
+            SideEffect::External,
+            ARGUMENTS,
+            &run_id,
+        )
+        .with_tenant("drill");
         let folded = ledger
             .reserve_and_begin(&request, 1, crate::now_ms())
             .map_err(|source| RunError::Ledger {

@@ -383,29 +383,26 @@ mod tests {
 
     fn record(script: &RunScript, status: Status) -> ExecutionRecord {
         let call = &script.calls[0];
-        ExecutionRecord {
-            key: IdempotencyKey::per_call(&script.id, "c1").unwrap(),
-            tenant: script::TENANT.into(),
-            run_id: script.id.clone(),
-            tool_call_id: "c1".into(),
-            tool: script::TOOL_NAME.into(),
-            side_effect: SideEffect::External,
-            arguments: CreditArguments {
-                account: call.account.clone(),
-                amount_cents: call.amount_cents,
-                memo: call.memo.clone(),
-                owner: None,
-            }
-            .to_arguments()
-            .canonical(),
-            status,
-            attempts: 1,
-            result: None,
-            owner: "w1".into(),
-            created_at_ms: 1,
-            updated_at_ms: 2,
-            lease_expires_at_ms: None,
+        let arguments = CreditArguments {
+            account: call.account.clone(),
+            amount_cents: call.amount_cents,
+            memo: call.memo.clone(),
+            owner: None,
         }
+        .to_arguments()
+        .canonical();
+        ExecutionRecord::new(
+            IdempotencyKey::per_call(&script.id, "c1").unwrap(),
+            script.id.clone(),
+            "c1",
+            script::TOOL_NAME,
+            SideEffect::External,
+            arguments,
+            "w1",
+        )
+        .with_tenant(script::TENANT)
+        .with_outcome(status, 1, None)
+        .with_times(1, 2)
     }
 
     fn checkpoint(script: &RunScript, status: RunStatus) -> Checkpoint {
@@ -419,14 +416,7 @@ mod tests {
                 .push(("c1".into(), Told::Result { result: "ok".into() }));
         }
         state.status = status;
-        Checkpoint {
-            run_id: script.id.clone(),
-            version: 3,
-            status: state.status.name().into(),
-            state: state.to_json(),
-            saved_by: "w1".into(),
-            updated_at_ms: 3,
-        }
+        Checkpoint::new(script.id.clone(), 3, state.status.name(), state.to_json(), "w1", 3)
     }
 
     fn billing_with(script: &RunScript, credits: u32) -> Billing {

@@ -76,9 +76,6 @@ pub fn open_existing(url: &PostgresUrl) -> Result<Ledger, LedgerError> {
 pub fn open_grouped(url: &PostgresUrl, settings: GroupSettings) -> Result<Ledger, LedgerError> {
     let writes = PostgresStore::open(url)?;
     let reads = PostgresStore::open_existing(url)?;
-    let settings = GroupSettings {
-        pause_before_rerun: store::retry_pause,
-        ..settings
-    };
+    let settings = settings.with_pause_before_rerun(store::retry_pause);
     Ledger::on_group(Box::new(batch::PostgresBatch::new(writes)), Box::new(reads), settings)
 }

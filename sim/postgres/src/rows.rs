@@ -153,23 +153,24 @@ impl RawRecord {
             key: self.key.clone(),
             detail,
         };
-        let record = ExecutionRecord {
-            key: IdempotencyKey::parse(&self.key).map_err(|error| bad(error.to_string()))?,
-            status: Status::parse(&self.status).ok_or_else(|| bad(format!("status `{}`", self.status)))?,
-            side_effect: SideEffect::parse(&self.side_effect)
-                .ok_or_else(|| bad(format!("side effect `{}`", self.side_effect)))?,
-            attempts: u32::try_from(self.attempts).map_err(|_| bad(format!("attempts {}", self.attempts)))?,
-            tenant: self.tenant.into(),
-            run_id: self.run_id.into(),
-            tool_call_id: self.tool_call_id,
-            tool: self.tool.into(),
-            arguments: self.arguments,
-            result: self.result,
-            owner: self.owner.into(),
-            created_at_ms: read_ms(self.created_at_ms),
-            updated_at_ms: read_ms(self.updated_at_ms),
-            lease_expires_at_ms: self.lease_expires_at_ms.map(read_ms),
-        };
+        let key = IdempotencyKey::parse(&self.key).map_err(|error| bad(error.to_string()))?;
+        let status = Status::parse(&self.status).ok_or_else(|| bad(format!("status `{}`", self.status)))?;
+        let side_effect =
+            SideEffect::parse(&self.side_effect).ok_or_else(|| bad(format!("side effect `{}`", self.side_effect)))?;
+        let attempts = u32::try_from(self.attempts).map_err(|_| bad(format!("attempts {}", self.attempts)))?;
+        let record = ExecutionRecord::new(
+            key,
+            self.run_id,
+            self.tool_call_id,
+            self.tool,
+            side_effect,
+            self.arguments,
+            self.owner,
+        )
+        .with_tenant(self.tenant)
+        .with_outcome(status, attempts, self.result)
+        .with_times(read_ms(self.created_at_ms), read_ms(self.updated_at_ms))
+        .with_lease_expires_at_ms(self.lease_expires_at_ms.map(read_ms));
         // The read half of the invariant every write asserts (as the SQLite store reads it).
         match record.broken_invariant() {
             Some(broken) => Err(bad(format!("a record with {broken}"))),
@@ -252,17 +253,18 @@ impl RawCheckpoint {
     }
 
     pub(crate) fn into_checkpoint(self, location: &str) -> Result<Checkpoint, LedgerError> {
-        Ok(Checkpoint {
-            version: u32::try_from(self.version).map_err(|_| LedgerError::BadRow {
-                location: location.to_owned(),
-                key: format!("run {}", self.run_id),
-                detail: format!("checkpoint version {}", self.version),
-            })?,
-            run_id: self.run_id.into(),
-            status: self.status,
-            state: self.state,
-            saved_by: self.saved_by.into(),
-            updated_at_ms: read_ms(self.updated_at_ms),
-        })
+        let version = u32::try_from(self.version).map_err(|_| LedgerError::BadRow {
+            location: location.to_owned(),
+            key: format!("run {}", self.run_id),
+            detail: format!("checkpoint version {}", self.version),
+        })?;
+        Ok(Checkpoint::new(
+            self.run_id,
+            version,
+            self.status,
+            self.state,
+            self.saved_by,
+            read_ms(self.updated_at_ms),
+        ))
     }
 }

@@ -155,10 +155,7 @@ fn child_drives_runs_on_a_postgres_commit_group() {
     STOP_AT_BATCH
         .set(std::env::var(CHILD_STOP_AT_BATCH).unwrap().parse().unwrap())
         .unwrap();
-    let settings = GroupSettings {
-        before_commit: stop_in_the_chosen_batch,
-        ..GroupSettings::default()
-    };
+    let settings = GroupSettings::default().with_before_commit(stop_in_the_chosen_batch);
     let ledger = twice_ledger_postgres::open_grouped(&url, settings).unwrap();
     let say = |line: String| {
         let mut stdout = std::io::stdout().lock();

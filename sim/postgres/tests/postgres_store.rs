@@ -26,18 +26,17 @@ const ROUNDS: usize = 25;
 const ARGUMENTS: &str = r#"{"account":"acct_ada","amount_cents":2500}"#;
 
 fn request<'a>(key: &'a IdempotencyKey, run_id: &'a str, owner: &'a str, version: Option<u32>) -> ReserveRequest<'a> {
-    ReserveRequest {
+    ReserveRequest::new(
         key,
-        tenant: "default",
         run_id,
-        tool_call_id: "c1",
-        tool: "issue_credit",
-        side_effect: SideEffect::External,
-        arguments: ARGUMENTS,
+        "c1",
+        "issue_credit",
+        SideEffect::External,
+        ARGUMENTS,
         owner,
-        lease_ms: None,
-        checkpoint_version: version,
-    }
+    )
+    .with_tenant("default")
+    .with_checkpoint_version(version)
 }
 
 /// A raw client for what the ledger itself never does (break its rules, hold a lock, die

@@ -16,7 +16,7 @@ use twice_runtime::execution::{
 };
 use twice_runtime::executor::Executor;
 use twice_runtime::key::IdempotencyKey;
-use twice_runtime::ledger::Ledger;
+use twice_runtime::ledger::{Ledger, RecordFilter};
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
 use twice_runtime::worker::{Worker, WorkerSetup, counted};
@@ -183,7 +183,7 @@ pub fn run_on(ledger: Ledger, lose_first_answer: bool) -> (Vec<(String, Status)>
         let second = run_worker(ledger, "w2", &mut world, &mut clock);
         println!("w2 ended: {second:?}");
     }
-    let mut records = reader.records(None, None, None, 100).expect("records read");
+    let mut records = reader.records(RecordFilter::default()).expect("records read");
     records.sort_by(|left, right| left.tool_call_id.cmp(&right.tool_call_id));
     let records = records
         .into_iter()

@@ -11,7 +11,7 @@ use twice_runtime::execution::{
 };
 use twice_runtime::executor::Executor;
 use twice_runtime::key::IdempotencyKey;
-use twice_runtime::ledger::Ledger;
+use twice_runtime::ledger::{Ledger, RecordFilter};
 use twice_runtime::operator::{self, ResolveRequest};
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
@@ -104,7 +104,11 @@ fn story() -> (RunStatus, RunStatus, Mail) {
 
     // The operator lists what is unknown, checks the provider, and settles with compare-and-set.
     let unknown = operator_ledger
-        .records(None, Some(Status::Indeterminate), None, 10)
+        .records(
+            RecordFilter::default()
+                .with_status(Status::Indeterminate)
+                .with_limit(10),
+        )
         .expect("listed");
     let key = unknown[0].key.clone();
     let mut request = ResolveRequest::new(

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use twice_runtime::execution::{Agent, AgentError, Clock, Ending, Found, LookUp, drive_run, moved_on, next_call};
 use twice_runtime::executor::Executor;
-use twice_runtime::ledger::{ExecutionRecord, HistoryEntry, Ledger};
+use twice_runtime::ledger::{ExecutionRecord, HistoryEntry, Ledger, RecordFilter};
 use twice_runtime::operator::{
     self, CompensateRequest, CompensationTarget, Effect, HeldLedger, LookupError, ResolveRequest, UndoError,
 };
@@ -412,11 +412,7 @@ fn compensated_on_request(lines: &mut Vec<String>) -> Result<Scenario, Error> {
     let key = scenario.key()?;
     let mut operator_ledger = scenario.ledger.connect_again()?;
     let now_ms = scenario.clock.now_ms();
-    let request = CompensateRequest {
-        key: &key,
-        reason: "the order was cancelled before it shipped",
-        operator: "op-ana",
-    };
+    let request = CompensateRequest::new(&key, "the order was cancelled before it shipped", "op-ana");
     let mut access = HeldLedger {
         ledger: &mut operator_ledger,
         now_ms,
@@ -446,7 +442,11 @@ fn refused_before_sending(lines: &mut Vec<String>) -> Result<Scenario, Error> {
     let ended = scenario.worker("w1")?;
     lines.push(format!("  w1 {}", ending(&ended)));
     scenario.print(lines)?;
-    let unknown = scenario.ledger.records(None, Some(Status::Indeterminate), None, 10)?;
+    let unknown = scenario.ledger.records(
+        RecordFilter::default()
+            .with_status(Status::Indeterminate)
+            .with_limit(10),
+    )?;
     lines.push(format!("  unknown calls left to reconcile: {}", unknown.len()));
     Ok(scenario)
 }

@@ -5,6 +5,10 @@
 //! [`crate::toolbox::Toolbox`]) and awaits [`drive`]; nothing of `Command`, `Drive` or
 //! `Next` is its business.
 //!
+//! A run that pauses on a call whose outcome is unknown returns [`Ending::Parked`] with the
+//! call's key by default (start it again later; an operator may settle the call meanwhile);
+//! [`DriveOptions::park`] set to [`ParkPolicy::waiting`] holds it in this process instead.
+//!
 //! ```
 //! use twice_runtime::driver::{AsyncAgent, DriveOptions, drive};
 //! use twice_runtime::execution::{AgentError, Ending, SystemClock, next_call, moved_on};
@@ -133,10 +137,25 @@ pub trait Observer: Send {
 
 impl Observer for () {}
 
-/// How a paused run waits for its call to be settled: it reads the ledger every `poll`, and
-/// every so often asks the reconcile hook again (after `look_again_after_polls` polls,
-/// doubling up to `look_again_after_polls_max`), since a call settled nowhere else may be
-/// found now.
+/// What a paused run does while its call waits to be settled (by an operator, a reconcile
+/// hook in another process, or the call's own late outcome).
+///
+/// By default it **leaves**: [`drive`] returns [`Ending::Parked`] with the call's key as soon
+/// as the run pauses on a call nobody has settled (the run's history says why; its checkpoint
+/// awaits that key). Schedule the run again later, or once an operator settled the call: the
+/// next start looks at the call first. A process that would rather hold the run takes
+/// [`ParkPolicy::waiting`]: it reads the ledger every `poll`, and every so often asks the
+/// reconcile hook again (after `look_again_after_polls` polls, doubling up to
+/// `look_again_after_polls_max`), since a call settled nowhere else may be found now — for as
+/// long as the call stays unknown.
+///
+/// ```
+/// use twice_runtime::driver::{DriveOptions, ParkPolicy};
+/// assert!(DriveOptions::default().park.leave, "a parked run returns by default");
+/// let mut options = DriveOptions::default();
+/// options.park = ParkPolicy::waiting();
+/// assert!(!options.park.leave);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ParkPolicy {
@@ -146,12 +165,27 @@ pub struct ParkPolicy {
     pub look_again_after_polls: u32,
     /// The most polls between two looks again.
     pub look_again_after_polls_max: u32,
-    /// Leave at once instead of waiting ([`Ending::Parked`]): another process resumes the run.
+    /// Leave at once instead of waiting ([`Ending::Parked`]): another start resumes the run.
+    /// The default; [`ParkPolicy::waiting`] waits instead.
     pub leave: bool,
 }
 
 impl Default for ParkPolicy {
+    /// Leave at once: a driver that polled a paused run by default would hold a task for as
+    /// long as nobody settles its call, which may be days.
     fn default() -> ParkPolicy {
+        ParkPolicy {
+            leave: true,
+            ..ParkPolicy::waiting()
+        }
+    }
+}
+
+impl ParkPolicy {
+    /// Wait in this process until the call is settled: the ledger read every 200 ms, the
+    /// reconcile hook asked again after 5 polls, then 10, 20, … up to every 80.
+    #[must_use]
+    pub fn waiting() -> ParkPolicy {
         ParkPolicy {
             poll: Duration::from_millis(200),
             look_again_after_polls: 5,

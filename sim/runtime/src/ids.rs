@@ -12,8 +12,6 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Deref;
 
-#[cfg(feature = "sqlite")]
-use rusqlite::types::{FromSql, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Serialize};
 
 macro_rules! name_type {
@@ -124,22 +122,6 @@ macro_rules! name_type {
                 *self == other.0
             }
         }
-
-        /// Stored as the TEXT column it always was.
-        #[cfg(feature = "sqlite")]
-        impl ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-                self.0.to_sql()
-            }
-        }
-
-        /// Read from the TEXT column it always was.
-        #[cfg(feature = "sqlite")]
-        impl FromSql for $name {
-            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-                String::column_result(value).map($name)
-            }
-        }
     };
 }
 
@@ -192,7 +174,22 @@ pub enum NameError {
         /// What was found: `a control character` or `a space`.
         what: &'static str,
     },
+    /// A run id or tenant holding the key's separator: run `a:b` with call `c` and run `a`
+    /// with call `b:c` would make one key, `a:b:c`.
+    #[error(
+        "`{text}` holds `{character}`, the separator of the keys it makes (`<run_id>:<call_id>`), which would let two runs' keys be one"
+    )]
+    Ambiguous {
+        /// The name, as given.
+        text: String,
+        /// The character refused.
+        character: char,
+    },
 }
+
+/// The character between a key's parts (`<run_id>:<call_id>`): never inside a part, so a key
+/// reads back into one run and one call.
+pub const KEY_SEPARATOR: char = ':';
 
 /// Checks a name the ledger stores (a worker id, a tenant, a tool name): 1 to
 /// [`NAME_BYTES_MAX`] bytes, not only spaces, no control character.
@@ -230,11 +227,20 @@ pub fn check_name(text: &str) -> Result<(), NameError> {
 }
 
 /// Checks a run id, which is the first half of every key it makes (`<run_id>:<tool_call_id>`):
-/// a name ([`check_name`]) with no spaces, as keys have none.
+/// a name ([`check_name`]) with no spaces, as keys have none, and no [`KEY_SEPARATOR`].
 ///
 /// # Errors
 ///
 /// What is wrong with the id.
+///
+/// ```
+/// use twice_runtime::ids::{NameError, check_key_part};
+/// assert_eq!(check_key_part("welcome-ada"), Ok(()));
+/// assert_eq!(
+///     check_key_part("a:b"),
+///     Err(NameError::Ambiguous { text: "a:b".into(), character: ':' })
+/// );
+/// ```
 pub fn check_key_part(text: &str) -> Result<(), NameError> {
     check_name(text)?;
     if text.chars().any(char::is_whitespace) {
@@ -243,7 +249,23 @@ pub fn check_key_part(text: &str) -> Result<(), NameError> {
             what: "a space",
         });
     }
-    Ok(())
+    check_unambiguous(text)
+}
+
+/// Checks that `text` holds no [`KEY_SEPARATOR`]: a run id, or a tenant (which a listing or a
+/// future key may join to a run id the same way).
+///
+/// # Errors
+///
+/// [`NameError::Ambiguous`] naming the text and the character.
+pub fn check_unambiguous(text: &str) -> Result<(), NameError> {
+    match text.chars().find(|character| *character == KEY_SEPARATOR) {
+        Some(character) => Err(NameError::Ambiguous {
+            text: text.to_owned(),
+            character,
+        }),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -273,25 +295,5 @@ mod tests {
             serde_json::to_string(&Tenant::new("acme")).unwrap(),
             serde_json::to_string("acme").unwrap()
         );
-    }
-
-    #[cfg(feature = "sqlite")]
-    #[test]
-    fn a_name_is_stored_as_text_and_read_back() {
-        let connection = rusqlite::Connection::open_in_memory().unwrap();
-        connection.execute_batch("CREATE TABLE t (name TEXT NOT NULL)").unwrap();
-        connection
-            .execute("INSERT INTO t (name) VALUES (?1)", [&WorkerId::new("w1")])
-            .unwrap();
-        let (stored, typed): (String, String) = connection
-            .query_row("SELECT name, typeof(name) FROM t", [], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
-            .unwrap();
-        assert_eq!((stored.as_str(), typed.as_str()), ("w1", "text"));
-        let read: WorkerId = connection
-            .query_row("SELECT name FROM t", [], |row| row.get(0))
-            .unwrap();
-        assert_eq!(read, "w1");
     }
 }

@@ -13,6 +13,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ids::KEY_SEPARATOR;
+
 /// The key of one tool call. Stable across every replay of that call, because both
 /// parts come from the run's checkpointed state, never from the arguments.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -28,6 +30,19 @@ pub enum KeyError {
     EmptyPart {
         /// Which part: `run id` or `tool call id`.
         part: &'static str,
+    },
+    /// A part holds the key's separator (`:`): run `a:b` with call `c` and run `a` with call
+    /// `b:c` would make one key.
+    #[error(
+        "the {part} `{text}` holds `{character}`, the key's separator (`<run_id>:<tool_call_id>`): two calls could make one key"
+    )]
+    AmbiguousPart {
+        /// Which part: `run id` or `tool call id`.
+        part: &'static str,
+        /// The part, as given.
+        text: String,
+        /// The character refused.
+        character: char,
     },
     /// Empty, longer than 200 bytes, or holding a control or whitespace character.
     #[error("`{text}` is not an idempotency key (1 to 200 visible characters)")]
@@ -55,7 +70,8 @@ impl IdempotencyKey {
     ///
     /// # Errors
     ///
-    /// [`KeyError::EmptyPart`] for an empty run or call id; [`KeyError::Malformed`] when the key
+    /// [`KeyError::EmptyPart`] for an empty run or call id; [`KeyError::AmbiguousPart`] for a
+    /// part holding `:`, the separator; [`KeyError::Malformed`] when the key
     /// would be longer than 200 bytes or hold whitespace or a control character.
     pub fn per_call(run_id: &str, tool_call_id: &str) -> Result<Self, KeyError> {
         if run_id.is_empty() || tool_call_id.is_empty() {
@@ -63,7 +79,16 @@ impl IdempotencyKey {
                 part: if run_id.is_empty() { "run id" } else { "tool call id" },
             });
         }
-        IdempotencyKey::parse(&format!("{run_id}:{tool_call_id}"))
+        for (part, text) in [("run id", run_id), ("tool call id", tool_call_id)] {
+            if let Some(character) = text.chars().find(|character| *character == KEY_SEPARATOR) {
+                return Err(KeyError::AmbiguousPart {
+                    part,
+                    text: text.to_owned(),
+                    character,
+                });
+            }
+        }
+        IdempotencyKey::parse(&format!("{run_id}{KEY_SEPARATOR}{tool_call_id}"))
     }
 
     simulation_api! {

@@ -82,21 +82,24 @@
 //!   so the replay after a crash makes the same id and meets the same ledger record. A provider's
 //!   tool-call id (`call_…`) is new each time the model is asked again: used as the call id, a
 //!   recovered run makes a new key, and the email is sent twice.
-//! - **Run ids are unique in a ledger**, across tenants, and across every ledger whose keys reach
-//!   the same provider account: checkpoints and keys are by run id alone
-//!   ([`worker::WorkerSetup::with_tenant`] labels a run's records for listing; it does not keep
-//!   two runs with one id apart). Give every run a fresh id (a UUID).
+//! - **Run ids are unique across ledgers** whose keys reach the same provider account: one
+//!   ledger refuses a run id another tenant's run has
+//!   ([`ledger::LedgerError::RunOfAnotherTenant`], before anything is loaded or sent), but two
+//!   ledgers cannot see each other. Give every run a fresh id (a UUID, or the tenant in it).
 //! - **[`execution::Ending::Exited`] is not success**: the run is over for this worker —
 //!   completed, failed or paused. How it ended is in its checkpoint:
 //!   `ledger.load_checkpoint(run_id)?` and then [`ledger::Checkpoint::run_state`]'s `status`.
-//! - **Recovery asks the model again from the last checkpoint.** A worker that takes over a
-//!   crashed run loads the last saved state and asks the model from there. A call reserved after
-//!   that save is met again by its key only if the model makes the same call (same tool, same
-//!   arguments, the id from `next_call`). Keep what the model needs to decide the same way in
-//!   [`run::RunState::application`], which is saved with the checkpoint. A model that decides
-//!   otherwise leaves that call's record `started`, and nothing flags it by itself: list
-//!   `started` records older than your lease (`ledger.records(None, Some(Status::Started), …)`)
-//!   and have an operator settle them.
+//! - **Recovery asks the model again from the last checkpoint.** Keep what the model needs to
+//!   decide the same way in [`run::RunState::application`], which is saved with the checkpoint.
+//!
+//! What it does refuse, loudly: an id holding `:` (the key's separator: run `a:b` with call
+//! `c` and run `a` with call `b:c` would share a key) when the worker is made or the model
+//! calls; a run that would end while a call reserved before a crash is still unknown (the model
+//! asked again decided otherwise: the run waits for a person,
+//! [`worker::WaitReason::AbandonedCall`], and an operator finds the call with
+//! `ledger.records(RecordFilter::default().with_status(Status::Started))`); a model that
+//! decides more than [`worker::WorkerSetup::decisions_max`] times in one start
+//! ([`worker::WaitReason::DecisionLimit`]).
 //! - **The tool contract is checked when the run starts**, not when the worker is made: a write
 //!   declared with retries or without a key ends the run as
 //!   [`execution::Ending::WaitsForPerson`] (`ContractRefused`) before anything is sent. Check

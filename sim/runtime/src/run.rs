@@ -244,6 +244,13 @@ pub struct RunState {
     /// application sets it; absent in older checkpoints.
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub application: serde_json::Value,
+    /// The tenant whose run it is, written by the executor when it saves the run of a tenant
+    /// other than the default one; a worker of another tenant is refused this run
+    /// ([`crate::ledger::LedgerError::RunOfAnotherTenant`]). Absent for the default tenant (and
+    /// in older checkpoints, read as the default tenant's), so a run without tenants saves
+    /// the same bytes as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<Tenant>,
 }
 
 impl Default for RunState {
@@ -258,6 +265,7 @@ impl Default for RunState {
             transcript: Vec::new(),
             took_effect: Vec::new(),
             application: serde_json::Value::Null,
+            tenant: None,
         }
     }
 }

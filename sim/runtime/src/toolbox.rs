@@ -166,6 +166,16 @@ pub trait Tool: Send {
         context: CallContext<'_>,
     ) -> impl Future<Output = Result<Self::Output, ToolFailure>> + Send;
 
+    /// Whether `output` is the other system's answer to a key it had already seen (a
+    /// provider's "idempotent replay"): `Some(first)` names the first effect, and the runtime
+    /// hears [`ToolAnswer::Repeat`] — the effect stands once, nothing was applied again —
+    /// instead of [`ToolAnswer::Applied`]. Put what the provider said in the output (a
+    /// `replayed` flag, the first id) and read it here; the default: never a repeat.
+    fn repeat_of(output: &Self::Output) -> Option<String> {
+        let _ = output;
+        None
+    }
+
     /// The reconcile hook (with [`Tool::RECONCILES`]): what the other system holds under the
     /// call's key. The default cannot tell.
     fn look_up(&mut self, args: Self::Args, context: CallContext<'_>) -> impl Future<Output = LookUp> + Send {
@@ -207,8 +217,14 @@ impl<T: Tool> ErasedTool for T {
                 }
             };
             match self.call(args, CallContext::new(sending)).await {
-                Ok(output) => Attempt::Answered(ToolAnswer::Applied {
-                    receipt: receipt_of(&output),
+                Ok(output) => Attempt::Answered(match T::repeat_of(&output) {
+                    Some(first) => ToolAnswer::Repeat {
+                        first,
+                        receipt: receipt_of(&output),
+                    },
+                    None => ToolAnswer::Applied {
+                        receipt: receipt_of(&output),
+                    },
                 }),
                 Err(ToolFailure::NotSent(reason)) => Attempt::NotSent { reason },
                 Err(ToolFailure::Rejected(reason)) => Attempt::Answered(ToolAnswer::Rejected {

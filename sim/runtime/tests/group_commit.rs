@@ -79,10 +79,7 @@ fn hold_the_first_commit(_members: u32) {
 fn concurrent_runs_share_batches_and_every_write_is_answered_as_alone() {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("ledger.sqlite");
-    let settings = GroupSettings {
-        before_commit: hold_the_first_commit,
-        ..GroupSettings::default()
-    };
+    let settings = GroupSettings::default().with_before_commit(hold_the_first_commit);
     let ledger = Ledger::open_grouped(&path, settings).unwrap();
     // The first write's commit is held while the runs queue behind it.
     let mut first = ledger.connect_again().unwrap();
@@ -201,10 +198,7 @@ fn child_drives_runs_on_a_commit_group() {
     };
     let stop_at: u64 = std::env::var(CHILD_STOP_AT_BATCH).unwrap().parse().unwrap();
     STOP_AT_BATCH.set(stop_at).unwrap();
-    let settings = GroupSettings {
-        before_commit: stop_in_the_chosen_batch,
-        ..GroupSettings::default()
-    };
+    let settings = GroupSettings::default().with_before_commit(stop_in_the_chosen_batch);
     let ledger = Ledger::open_grouped(Path::new(&path), settings).unwrap();
     let runs: Vec<_> = (0..CHILD_RUNS)
         .map(|run| {

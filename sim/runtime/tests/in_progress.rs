@@ -11,18 +11,8 @@ use twice_runtime::tool::SideEffect;
 const ARGUMENTS: &str = r#"{"to":"ada@example.com"}"#;
 
 fn reserve(ledger: &mut Ledger, key: &IdempotencyKey, owner: &str, now_ms: u64) -> Reservation {
-    let request = ReserveRequest {
-        key,
-        tenant: "default",
-        run_id: "r1",
-        tool_call_id: "c1",
-        tool: "send_email",
-        side_effect: SideEffect::External,
-        arguments: ARGUMENTS,
-        owner,
-        lease_ms: None,
-        checkpoint_version: None,
-    };
+    let request = ReserveRequest::new(key, "r1", "c1", "send_email", SideEffect::External, ARGUMENTS, owner)
+        .with_tenant("default");
     ledger.reserve(&request, now_ms).expect("the ledger answers")
 }
 

@@ -12,7 +12,8 @@ use tempfile::TempDir;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{
     BUSY_TIMEOUT_MS, Checkpoint, ExecutionRecord, HistoryEntry, HistoryEvent, LIST_LIMIT_MAX, Ledger, LedgerError,
-    Recorded, Reservation, ReserveRequest, RunEvent, SCHEMA_VERSION, SaveOutcome, SettleError, Settlement,
+    RecordFilter, Recorded, Reservation, ReserveRequest, RunEvent, SCHEMA_VERSION, SaveOutcome, SettleError,
+    Settlement,
 };
 use twice_runtime::rules::{Outcome, ReservationAction, Status};
 use twice_runtime::tool::SideEffect;
@@ -32,21 +33,19 @@ fn key(call: &str) -> IdempotencyKey {
 }
 
 /// The one request builder: an external (credit) call by `worker-1`, no lease.
-/// Vary it with struct-update syntax: `ReserveRequest { owner: "w2", ..request(&k, ARGS) }`.
+/// Vary it with its `with_*`: `request(&k, ARGS).with_owner("w2")`.
 fn request<'a>(key: &'a IdempotencyKey, arguments: &'a str) -> ReserveRequest<'a> {
     let (run_id, tool_call_id) = key.as_str().split_once(':').expect("a per-call key");
-    ReserveRequest {
+    ReserveRequest::new(
         key,
-        tenant: TENANT,
         run_id,
         tool_call_id,
-        tool: "issue_credit",
-        side_effect: SideEffect::External,
+        "issue_credit",
+        SideEffect::External,
         arguments,
-        owner: "worker-1",
-        lease_ms: None,
-        checkpoint_version: None,
-    }
+        "worker-1",
+    )
+    .with_tenant(TENANT)
 }
 
 /// A fresh ledger file in its own temporary directory (kept alive by the `TempDir`).
@@ -89,14 +88,7 @@ fn events(history: &[HistoryEntry]) -> Vec<&str> {
 /// Reserves `key` (as `worker-1`, at `now_ms`) and brings it to `status` through the
 /// attempt's own outcome. `Compensated` goes through `Completed` and a settlement.
 fn put_in_status(ledger: &mut Ledger, key: &IdempotencyKey, side_effect: SideEffect, status: Status, now_ms: u64) {
-    let (action, _, _) = reserve(
-        ledger,
-        &ReserveRequest {
-            side_effect,
-            ..request(key, ARGS)
-        },
-        now_ms,
-    );
+    let (action, _, _) = reserve(ledger, &request(key, ARGS).with_side_effect(side_effect), now_ms);
     assert_eq!(action, ReservationAction::RunNew);
     match status {
         Status::Started => {}
@@ -257,14 +249,7 @@ fn reserve_after_completed_returns_recorded_result_and_writes_nothing() {
     let history_before = ledger.history(&k).unwrap();
     assert_eq!(events(&history_before), ["reserved", "completed"]);
 
-    let (action, record, previous_owner) = reserve(
-        ledger,
-        &ReserveRequest {
-            owner: "worker-2",
-            ..request(&k, ARGS)
-        },
-        NOW + 20,
-    );
+    let (action, record, previous_owner) = reserve(ledger, &request(&k, ARGS).with_owner("worker-2"), NOW + 20);
     assert_eq!(action, ReservationAction::ReturnRecorded);
     assert_eq!(record.result.as_deref(), Some("credit-77"));
     assert_eq!(record, completed, "the record is returned as it was");
@@ -287,14 +272,7 @@ fn reserve_after_completed_returns_recorded_result_and_writes_nothing() {
 fn reserve_after_failed_runs_again_and_goes_back_to_started() {
     let ledger = &mut Ledger::open_memory().unwrap();
     let k = key("c1");
-    reserve(
-        ledger,
-        &ReserveRequest {
-            lease_ms: Some(500),
-            ..request(&k, ARGS)
-        },
-        NOW,
-    );
+    reserve(ledger, &request(&k, ARGS).with_lease_ms(Some(500)), NOW);
     ledger.note_attempt(&k, 1, "worker-1", NOW + 1).unwrap();
     ledger
         .record_outcome(&k, Outcome::Failed, Some("declined"), "worker-1", 1, NOW + 5)
@@ -303,14 +281,7 @@ fn reserve_after_failed_runs_again_and_goes_back_to_started() {
     assert_eq!(failed.status, Status::Failed);
     assert_eq!(failed.lease_expires_at_ms, None, "an outcome clears the lease");
 
-    let (action, record, previous_owner) = reserve(
-        ledger,
-        &ReserveRequest {
-            owner: "worker-2",
-            ..request(&k, ARGS)
-        },
-        NOW + 100,
-    );
+    let (action, record, previous_owner) = reserve(ledger, &request(&k, ARGS).with_owner("worker-2"), NOW + 100);
     assert_eq!(action, ReservationAction::RunAgain);
     assert_eq!(previous_owner.as_deref(), Some("worker-1"));
     assert_eq!(record.status, Status::Started);
@@ -354,11 +325,7 @@ fn reserve_started_or_indeterminate_write_is_unknown_and_leaves_the_row_untouche
             let before = record_of(ledger, &k);
             let history_before = ledger.history(&k).unwrap();
 
-            let retry = ReserveRequest {
-                side_effect,
-                owner: "worker-2",
-                ..request(&k, ARGS)
-            };
+            let retry = request(&k, ARGS).with_side_effect(side_effect).with_owner("worker-2");
             let (action, record, previous_owner) = reserve(ledger, &retry, NOW + 60_000);
             assert_eq!(action, ReservationAction::Unknown, "{side_effect:?} in {status:?}");
             assert_eq!(
@@ -386,11 +353,9 @@ fn reserve_started_or_indeterminate_read_runs_again() {
     for status in [Status::Started, Status::Indeterminate] {
         let k = key(&format!("read-{}", status.name()));
         put_in_status(ledger, &k, SideEffect::Read, status, NOW);
-        let retry = ReserveRequest {
-            side_effect: SideEffect::Read,
-            owner: "worker-2",
-            ..request(&k, ARGS)
-        };
+        let retry = request(&k, ARGS)
+            .with_side_effect(SideEffect::Read)
+            .with_owner("worker-2");
         let (action, record, _) = reserve(ledger, &retry, NOW + 1);
         assert_eq!(
             action,
@@ -418,10 +383,7 @@ fn reserve_same_key_with_other_arguments_is_refused_and_the_record_is_unchanged(
         let before = record_of(ledger, &k);
         let history_before = ledger.history(&k).unwrap();
 
-        let other = ReserveRequest {
-            owner: "worker-2",
-            ..request(&k, OTHER_ARGS)
-        };
+        let other = request(&k, OTHER_ARGS).with_owner("worker-2");
         match ledger.reserve(&other, NOW + 1_000).unwrap() {
             Reservation::ArgumentsMismatch { existing } => {
                 assert_eq!(
@@ -459,20 +421,12 @@ fn reserve_same_key_with_other_arguments_is_refused_and_the_record_is_unchanged(
 fn lease_is_honoured_until_it_runs_out_then_taken_over_from_the_first_owner() {
     let ledger = &mut Ledger::open_memory().unwrap();
     let k = key("c1");
-    let first = ReserveRequest {
-        lease_ms: Some(100),
-        owner: "worker-1",
-        ..request(&k, ARGS)
-    };
+    let first = request(&k, ARGS).with_lease_ms(Some(100)).with_owner("worker-1");
     let (action, record, _) = reserve(ledger, &first, NOW);
     assert_eq!(action, ReservationAction::RunNew);
     assert_eq!(record.lease_expires_at_ms, Some(NOW + 100));
 
-    let second = ReserveRequest {
-        lease_ms: Some(100),
-        owner: "worker-2",
-        ..request(&k, ARGS)
-    };
+    let second = request(&k, ARGS).with_lease_ms(Some(100)).with_owner("worker-2");
     let before = record_of(ledger, &k);
     let (action, _, _) = reserve(ledger, &second, NOW + 50);
     assert_eq!(action, ReservationAction::Unknown, "the lease still runs at now+50");
@@ -505,11 +459,7 @@ fn lease_is_honoured_until_it_runs_out_then_taken_over_from_the_first_owner() {
     assert!(history[1].detail.as_deref().unwrap_or_default().contains("lease"));
 
     // And the third worker, well after the second lease, takes it from the second.
-    let third = ReserveRequest {
-        lease_ms: Some(100),
-        owner: "worker-3",
-        ..request(&k, ARGS)
-    };
+    let third = request(&k, ARGS).with_lease_ms(Some(100)).with_owner("worker-3");
     let (action, _, previous_owner) = reserve(ledger, &third, NOW + 1_000);
     assert_eq!(action, ReservationAction::TakeOverExpiredLease);
     assert_eq!(previous_owner.as_deref(), Some("worker-2"));
@@ -521,36 +471,18 @@ fn without_a_lease_a_started_record_is_never_taken_over() {
     // Neither side has a lease.
     let k = key("no-lease");
     reserve(ledger, &request(&k, ARGS), NOW);
-    let later = ReserveRequest {
-        owner: "worker-2",
-        ..request(&k, ARGS)
-    };
+    let later = request(&k, ARGS).with_owner("worker-2");
     for delay in [100, 10_000, 86_400_000] {
         assert_eq!(reserve(ledger, &later, NOW + delay).0, ReservationAction::Unknown);
     }
     // The record has no lease: a naive worker with a lease cannot reclaim it either.
-    let naive = ReserveRequest {
-        owner: "worker-3",
-        lease_ms: Some(100),
-        ..request(&k, ARGS)
-    };
+    let naive = request(&k, ARGS).with_owner("worker-3").with_lease_ms(Some(100));
     assert_eq!(reserve(ledger, &naive, NOW + 86_400_000).0, ReservationAction::Unknown);
 
     // The record has a lease, but the asking worker runs without leases: no takeover.
     let k = key("lease-then-none");
-    reserve(
-        ledger,
-        &ReserveRequest {
-            lease_ms: Some(100),
-            ..request(&k, ARGS)
-        },
-        NOW,
-    );
-    let without_lease = ReserveRequest {
-        owner: "worker-2",
-        lease_ms: None,
-        ..request(&k, ARGS)
-    };
+    reserve(ledger, &request(&k, ARGS).with_lease_ms(Some(100)), NOW);
+    let without_lease = request(&k, ARGS).with_owner("worker-2").with_lease_ms(None);
     assert_eq!(
         reserve(ledger, &without_lease, NOW + 86_400_000).0,
         ReservationAction::Unknown
@@ -563,22 +495,11 @@ fn without_a_lease_a_started_record_is_never_taken_over() {
 fn an_indeterminate_record_is_never_taken_over_by_lease() {
     let ledger = &mut Ledger::open_memory().unwrap();
     let k = key("c1");
-    reserve(
-        ledger,
-        &ReserveRequest {
-            lease_ms: Some(100),
-            ..request(&k, ARGS)
-        },
-        NOW,
-    );
+    reserve(ledger, &request(&k, ARGS).with_lease_ms(Some(100)), NOW);
     ledger
         .record_outcome(&k, Outcome::Indeterminate, None, "worker-1", 0, NOW + 10)
         .unwrap();
-    let naive = ReserveRequest {
-        owner: "worker-2",
-        lease_ms: Some(100),
-        ..request(&k, ARGS)
-    };
+    let naive = request(&k, ARGS).with_owner("worker-2").with_lease_ms(Some(100));
     assert_eq!(reserve(ledger, &naive, NOW + 1_000_000).0, ReservationAction::Unknown);
     assert_eq!(record_of(ledger, &k).status, Status::Indeterminate);
 }
@@ -612,10 +533,7 @@ fn concurrent_reserves_from_eight_connections_on_one_file_run_exactly_once() {
             .map(|(mut connection, owner)| {
                 let (barrier, k) = (&barrier, &k);
                 scope.spawn(move || {
-                    let request = ReserveRequest {
-                        owner,
-                        ..request(k, ARGS)
-                    };
+                    let request = request(k, ARGS).with_owner(owner);
                     barrier.wait();
                     let (action, _, _) = decided(connection.reserve(&request, NOW).expect("reserve under contention"));
                     (owner.clone(), action)
@@ -697,10 +615,7 @@ fn race_on_a_memory_ledger() -> (Ledger, Vec<Result<ReservationAction, LedgerErr
             .map(|(mut connection, owner)| {
                 let (barrier, k) = (&barrier, &k);
                 scope.spawn(move || {
-                    let request = ReserveRequest {
-                        owner,
-                        ..request(k, ARGS)
-                    };
+                    let request = request(k, ARGS).with_owner(owner);
                     barrier.wait();
                     connection
                         .reserve(&request, NOW)
@@ -767,14 +682,7 @@ fn assert_crash_rolls_back(keeper: &Ledger) {
     let mut b = keeper.connect_again().unwrap();
     assert_eq!(b.record(&k).unwrap(), None, "no record survives the crash");
     assert!(b.history(&k).unwrap().is_empty(), "no history survives the crash");
-    let (action, record, previous_owner) = reserve(
-        &mut b,
-        &ReserveRequest {
-            owner: "worker-2",
-            ..request(&k, ARGS)
-        },
-        NOW + 1,
-    );
+    let (action, record, previous_owner) = reserve(&mut b, &request(&k, ARGS).with_owner("worker-2"), NOW + 1);
     assert_eq!(action, ReservationAction::RunNew);
     assert_eq!(previous_owner, None);
     assert_eq!(record.owner, "worker-2");
@@ -813,15 +721,7 @@ fn crash_after_a_committed_reservation_keeps_it() {
     let mut b = Ledger::open(&path).unwrap();
     assert_eq!(record_of(&b, &k).status, Status::Started);
     assert_eq!(
-        reserve(
-            &mut b,
-            &ReserveRequest {
-                owner: "worker-2",
-                ..request(&k, ARGS)
-            },
-            NOW + 1
-        )
-        .0,
+        reserve(&mut b, &request(&k, ARGS).with_owner("worker-2"), NOW + 1).0,
         ReservationAction::Unknown
     );
 }
@@ -856,10 +756,7 @@ fn decided_record(reservation: Reservation) -> ExecutionRecord {
 fn a_reservation_is_fenced_on_the_checkpoint_version_the_worker_loaded() {
     let (_dir, _path, mut a) = file_ledger();
     let k = key("c1");
-    let fenced = |version| ReserveRequest {
-        checkpoint_version: Some(version),
-        ..request(&k, ARGS)
-    };
+    let fenced = |version| request(&k, ARGS).with_checkpoint_version(Some(version));
     assert!(matches!(
         a.save_checkpoint("run-1", "running", "{}", "w2", Some(0), NOW).unwrap(),
         SaveOutcome::Saved { version: 1 }
@@ -888,25 +785,13 @@ fn naive_check_then_insert_lets_both_workers_run_and_overwrites_the_first() {
     assert_eq!(b.check(&k).unwrap(), None);
 
     let first = a
-        .insert_started_unchecked(
-            &ReserveRequest {
-                owner: "worker-a",
-                ..request(&k, ARGS)
-            },
-            NOW,
-        )
+        .insert_started_unchecked(&request(&k, ARGS).with_owner("worker-a"), NOW)
         .unwrap();
     let first = decided_record(first);
     assert_eq!(first.status, Status::Started);
     assert_eq!(first.owner, "worker-a");
     let second = b
-        .insert_started_unchecked(
-            &ReserveRequest {
-                owner: "worker-b",
-                ..request(&k, ARGS)
-            },
-            NOW + 1,
-        )
+        .insert_started_unchecked(&request(&k, ARGS).with_owner("worker-b"), NOW + 1)
         .unwrap();
     let second = decided_record(second);
     assert_eq!(second.status, Status::Started);
@@ -1499,14 +1384,7 @@ fn checkpoint_saves_are_compare_and_set_on_the_version() {
     let loaded = ledger.load_checkpoint("run-1").unwrap().unwrap();
     assert_eq!(
         loaded,
-        Checkpoint {
-            run_id: "run-1".into(),
-            version: 3,
-            status: "done".into(),
-            state: "{\"step\":3}".into(),
-            saved_by: "worker-2".into(),
-            updated_at_ms: NOW + 4,
-        }
+        Checkpoint::new("run-1", 3, "done", "{\"step\":3}", "worker-2", NOW + 4)
     );
     let all = ledger.checkpoints().unwrap();
     assert_eq!(
@@ -1857,14 +1735,7 @@ fn unknown_records_page_by_cursor_longest_waiting_first() {
     put_in_status(ledger, &key("done"), SideEffect::External, Status::Completed, NOW);
     put_in_status(ledger, &key("running"), SideEffect::External, Status::Started, NOW);
     let other_tenant = key("other-tenant");
-    reserve(
-        ledger,
-        &ReserveRequest {
-            tenant: "globex",
-            ..request(&other_tenant, ARGS)
-        },
-        NOW,
-    );
+    reserve(ledger, &request(&other_tenant, ARGS).with_tenant("globex"), NOW);
     ledger
         .record_outcome(&other_tenant, Outcome::Indeterminate, None, "worker-1", 0, NOW)
         .unwrap();
@@ -1875,10 +1746,11 @@ fn unknown_records_page_by_cursor_longest_waiting_first() {
     loop {
         let page = ledger
             .records(
-                Some(TENANT),
-                Some(Status::Indeterminate),
-                cursor.as_ref().map(|(ms, key)| (*ms, key.as_str())),
-                2,
+                RecordFilter::default()
+                    .with_tenant(TENANT)
+                    .with_status(Status::Indeterminate)
+                    .with_after(cursor.as_ref().map(|(ms, key)| (*ms, key.as_str())))
+                    .with_limit(2),
             )
             .unwrap();
         if page.is_empty() {
@@ -1906,12 +1778,24 @@ fn records_with_equal_times_page_by_key_without_skipping_or_repeating() {
     for call in ["c5", "c3", "c1", "c4", "c2"] {
         put_in_status(ledger, &key(call), SideEffect::External, Status::Started, NOW);
     }
-    let first = ledger.records(None, Some(Status::Started), None, 2).unwrap();
+    let first = ledger
+        .records(RecordFilter::default().with_status(Status::Started).with_limit(2))
+        .unwrap();
     let second = ledger
-        .records(None, Some(Status::Started), Some((NOW, first[1].key.as_str())), 2)
+        .records(
+            RecordFilter::default()
+                .with_status(Status::Started)
+                .with_after((NOW, first[1].key.as_str()))
+                .with_limit(2),
+        )
         .unwrap();
     let third = ledger
-        .records(None, Some(Status::Started), Some((NOW, second[1].key.as_str())), 2)
+        .records(
+            RecordFilter::default()
+                .with_status(Status::Started)
+                .with_after((NOW, second[1].key.as_str()))
+                .with_limit(2),
+        )
         .unwrap();
     let keys: Vec<&str> = first
         .iter()
@@ -1929,11 +1813,15 @@ fn records_never_return_more_than_the_listing_maximum() {
     for index in 0..total {
         reserve(ledger, &request(&key(&format!("c{index:05}")), ARGS), NOW + index);
     }
-    let page = ledger.records(None, None, None, u32::MAX).unwrap();
+    let page = ledger.records(RecordFilter::default().with_limit(u32::MAX)).unwrap();
     assert_eq!(page.len(), LIST_LIMIT_MAX as usize);
     let last = page.last().unwrap();
     let rest = ledger
-        .records(None, None, Some((last.updated_at_ms, last.key.as_str())), u32::MAX)
+        .records(
+            RecordFilter::default()
+                .with_after((last.updated_at_ms, last.key.as_str()))
+                .with_limit(u32::MAX),
+        )
         .unwrap();
     assert_eq!(rest.len(), 5);
     assert_eq!(
@@ -1949,24 +1837,31 @@ fn records_filter_by_tenant_and_status_and_clamp_the_limit() {
     put_in_status(ledger, &key("a"), SideEffect::External, Status::Completed, NOW);
     put_in_status(ledger, &key("b"), SideEffect::External, Status::Failed, NOW + 1);
     let k = key("c");
-    reserve(
-        ledger,
-        &ReserveRequest {
-            tenant: "globex",
-            ..request(&k, ARGS)
-        },
-        NOW + 2,
-    );
+    reserve(ledger, &request(&k, ARGS).with_tenant("globex"), NOW + 2);
 
-    assert_eq!(ledger.records(None, None, None, 100).unwrap().len(), 3);
-    assert_eq!(ledger.records(Some(TENANT), None, None, 100).unwrap().len(), 2);
-    assert_eq!(ledger.records(Some("globex"), None, None, 100).unwrap()[0].key, k);
-    assert_eq!(ledger.records(Some("nobody"), None, None, 100).unwrap(), []);
-    let failed = ledger.records(None, Some(Status::Failed), None, 100).unwrap();
+    assert_eq!(ledger.records(RecordFilter::default()).unwrap().len(), 3);
+    assert_eq!(
+        ledger
+            .records(RecordFilter::default().with_tenant(TENANT))
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        ledger.records(RecordFilter::default().with_tenant("globex")).unwrap()[0].key,
+        k
+    );
+    assert_eq!(
+        ledger.records(RecordFilter::default().with_tenant("nobody")).unwrap(),
+        []
+    );
+    let failed = ledger
+        .records(RecordFilter::default().with_status(Status::Failed))
+        .unwrap();
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0].tool_call_id, "b");
     assert_eq!(
-        ledger.records(None, None, None, 0).unwrap().len(),
+        ledger.records(RecordFilter::default().with_limit(0)).unwrap().len(),
         1,
         "a limit of 0 is clamped to 1"
     );
@@ -2034,14 +1929,22 @@ fn nothing_comes_after_a_cursor_beyond_the_stored_time_range() {
     for mut ledger in [Ledger::open_memory().unwrap(), Ledger::open_memory_store()] {
         ledger.reserve(&request(&key("c1"), ARGS), NOW).unwrap();
         for after_ms in [i64::MAX as u64 + 1, u64::MAX] {
-            let after = ledger.records(None, None, Some((after_ms, "")), 10).unwrap();
+            let after = ledger
+                .records(RecordFilter::default().with_after((after_ms, "")).with_limit(10))
+                .unwrap();
             assert!(
                 after.is_empty(),
                 "{after_ms}: {} records, the listing restarted",
                 after.len()
             );
         }
-        assert_eq!(ledger.records(None, None, Some((NOW - 1, "")), 10).unwrap().len(), 1);
+        assert_eq!(
+            ledger
+                .records(RecordFilter::default().with_after((NOW - 1, "")).with_limit(10))
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }
 

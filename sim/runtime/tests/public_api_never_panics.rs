@@ -503,11 +503,7 @@ impl Case {
             }
             OperatorMove::Compensate { key, found, undone } => {
                 let key = key_of(key);
-                let request = CompensateRequest {
-                    key: &key,
-                    reason: "the customer asked for it back",
-                    operator: "op-ana",
-                };
+                let request = CompensateRequest::new(&key, "the customer asked for it back", "op-ana");
                 let mut target = Target { found, undone };
                 let mut access = HeldLedger {
                     ledger: &mut self.observer,

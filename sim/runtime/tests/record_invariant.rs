@@ -9,18 +9,16 @@ use twice_runtime::tool::SideEffect;
 const NOW: u64 = 1_700_000_000_000;
 
 fn request(key: &IdempotencyKey) -> ReserveRequest<'_> {
-    ReserveRequest {
+    ReserveRequest::new(
         key,
-        tenant: "acme",
-        run_id: "run-1",
-        tool_call_id: "c1",
-        tool: "issue_credit",
-        side_effect: SideEffect::External,
-        arguments: "{}",
-        owner: "worker-1",
-        lease_ms: None,
-        checkpoint_version: None,
-    }
+        "run-1",
+        "c1",
+        "issue_credit",
+        SideEffect::External,
+        "{}",
+        "worker-1",
+    )
+    .with_tenant("acme")
 }
 
 /// A write of a record with an empty name is refused (`BadRequest`, naming it) and nothing is
@@ -30,27 +28,9 @@ fn a_write_with_an_empty_name_is_refused_and_writes_nothing_in_every_store() {
     let key = IdempotencyKey::per_call("run-1", "c1").unwrap();
     for mut ledger in [Ledger::open_memory().unwrap(), Ledger::open_memory_store()] {
         for (request, named) in [
-            (
-                ReserveRequest {
-                    owner: "",
-                    ..request(&key)
-                },
-                "an empty owner",
-            ),
-            (
-                ReserveRequest {
-                    tenant: "",
-                    ..request(&key)
-                },
-                "an empty tenant",
-            ),
-            (
-                ReserveRequest {
-                    tool: "",
-                    ..request(&key)
-                },
-                "an empty tool name",
-            ),
+            (request(&key).with_owner(""), "an empty owner"),
+            (request(&key).with_tenant(""), "an empty tenant"),
+            (request(&key).with_tool(""), "an empty tool name"),
         ] {
             match ledger.reserve(&request, NOW) {
                 Err(LedgerError::BadRequest { detail, .. }) => assert!(detail.contains(named), "{detail}"),

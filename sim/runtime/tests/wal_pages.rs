@@ -6,7 +6,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 use twice_runtime::key::IdempotencyKey;
-use twice_runtime::ledger::{FoldedReservation, Ledger, Recorded, ReserveRequest};
+use twice_runtime::ledger::{FoldedReservation, Ledger, RecordFilter, Recorded, ReserveRequest};
 use twice_runtime::rules::Outcome;
 use twice_runtime::tool::SideEffect;
 
@@ -17,18 +17,16 @@ const RESULT: &str = r#"{"credit_id":"cr_1","status":"applied"}"#;
 /// then the completed outcome (two commits).
 fn full_call(ledger: &mut Ledger, item: u64) -> IdempotencyKey {
     let key = IdempotencyKey::per_call("bench", &format!("g{item}")).unwrap();
-    let request = ReserveRequest {
-        key: &key,
-        tenant: "bench",
-        run_id: "bench",
-        tool_call_id: "c",
-        tool: "issue_credit",
-        side_effect: SideEffect::External,
-        arguments: ARGUMENTS,
-        owner: "bench",
-        lease_ms: None,
-        checkpoint_version: None,
-    };
+    let request = ReserveRequest::new(
+        &key,
+        "bench",
+        "c",
+        "issue_credit",
+        SideEffect::External,
+        ARGUMENTS,
+        "bench",
+    )
+    .with_tenant("bench");
     let FoldedReservation { attempt_begun, .. } = ledger.reserve_and_begin(&request, 1, 1_000 + item).unwrap();
     assert_eq!(attempt_begun, Some(1), "{key}");
     let recorded = ledger
@@ -130,8 +128,8 @@ fn a_ledger_made_with_the_earlier_layout_is_read_and_written_alike() {
     assert_eq!(earlier_ledger.all_records().unwrap(), now_ledger.all_records().unwrap());
     assert_eq!(earlier_ledger.all_history().unwrap(), now_ledger.all_history().unwrap());
     assert_eq!(
-        earlier_ledger.records(None, None, None, 10).unwrap(),
-        now_ledger.records(None, None, None, 10).unwrap()
+        earlier_ledger.records(RecordFilter::default().with_limit(10)).unwrap(),
+        now_ledger.records(RecordFilter::default().with_limit(10)).unwrap()
     );
     let ids: Vec<u64> = now_ledger.all_history().unwrap().iter().map(|line| line.id).collect();
     assert_eq!(

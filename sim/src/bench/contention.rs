@@ -111,18 +111,16 @@ fn run_worker(args: &BenchWorkerArgs) -> Result<(), BenchError> {
     for step in 0..args.keys {
         let index = (args.offset % args.keys + step) % args.keys;
         let key = key_of(index);
-        let request = ReserveRequest {
-            key: &key,
-            tenant: "bench",
-            run_id: "bench",
-            tool_call_id: "k",
-            tool: "issue_credit",
-            side_effect: SideEffect::External,
-            arguments: ARGUMENTS,
-            owner: &args.worker_id,
-            lease_ms: None,
-            checkpoint_version: None,
-        };
+        let request = ReserveRequest::new(
+            &key,
+            "bench",
+            "k",
+            "issue_credit",
+            SideEffect::External,
+            ARGUMENTS,
+            &args.worker_id,
+        )
+        .with_tenant("bench");
         match ledger.reserve(&request, twice_drill::now_ms())? {
             Reservation::Decided { action, .. } => {
                 if matches!(

@@ -29,18 +29,16 @@ pub const GROUP_RATIO_AIM: f64 = 10.0;
 pub fn full_call(ledger: &mut Ledger, item: u64, owner: &str) -> Result<(), BenchError> {
     let key = IdempotencyKey::per_call("bench", &format!("g{item}"))
         .map_err(|detail| BenchError::Unexpected(format!("g{item}: {detail}")))?;
-    let request = ReserveRequest {
-        key: &key,
-        tenant: "bench",
-        run_id: "bench",
-        tool_call_id: "c",
-        tool: "issue_credit",
-        side_effect: SideEffect::External,
-        arguments: ARGUMENTS,
+    let request = ReserveRequest::new(
+        &key,
+        "bench",
+        "c",
+        "issue_credit",
+        SideEffect::External,
+        ARGUMENTS,
         owner,
-        lease_ms: None,
-        checkpoint_version: None,
-    };
+    )
+    .with_tenant("bench");
     let folded = ledger.reserve_and_begin(&request, 1, item)?;
     match (&folded.reservation, folded.attempt_begun) {
         (

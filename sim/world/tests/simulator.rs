@@ -253,11 +253,7 @@ fn an_outside_operator_compensates_through_the_simulated_billing_once() {
     assert!(detail.contains("1000 cents to acct_bob"), "{detail}");
 
     let mut operator_ledger = twice_world::ledger::Ledger::open(&path).unwrap();
-    let request = CompensateRequest {
-        key: &key,
-        reason: "order cancelled",
-        operator: "op-ana",
-    };
+    let request = CompensateRequest::new(&key, "order cancelled", "op-ana");
     let compensated = operator::compensate(
         &mut HeldLedger {
             ledger: &mut operator_ledger,
@@ -294,10 +290,7 @@ fn an_outside_operator_compensates_through_the_simulated_billing_once() {
             now_ms: 21_000,
         },
         &mut OutsideOperator(&mut simulation),
-        &CompensateRequest {
-            reason: "once more",
-            ..request
-        },
+        &CompensateRequest::new(request.key, "once more", request.operator),
         &twice_world::text::WORDS,
     );
     assert!(matches!(again, Err(OperatorError::AlreadyCompensated(_))), "{again:?}");

@@ -178,6 +178,8 @@ impl Executor {
     ///
     /// [`LedgerError`] when the ledger fails: nothing of this step was decided, and a worker
     /// started again recovers the run from the ledger.
+    /// [`LedgerError::RunOfAnotherTenant`] when the run's checkpoint or a key's record is
+    /// another tenant's: nothing was loaded or reserved (run ids are unique across tenants).
     pub fn perform(&mut self, command: Command, now_ms: u64) -> Result<Step, LedgerError> {
         // One span per step (reserve, send, outcome, reconcile, pause, …): an application's
         // subscriber sees each with its worker and key; without one, the fields are never made.

@@ -3,8 +3,10 @@
 //! settling a call a lookup proved absent (table 6).
 
 use super::*;
+use crate::ids::Tenant;
 use crate::ledger::{RunHistoryEntry, SaveOutcome};
 use crate::run::RunStatus;
+use crate::worker::DEFAULT_TENANT;
 
 /// What a counted recovery writes into the run's history: the checkpoint it started from
 /// (version 0: none, the run never saved one). Recoveries that started from the checkpoint a
@@ -72,6 +74,7 @@ impl Executor {
                 ));
             }
         };
+        self.check_tenant(state.tenant.as_ref())?;
         let interrupted = !state.status.is_terminal() && !state.status.is_dead_lettered();
         let failed_recoveries = match self.recovery_attempts_max {
             Some(_) if interrupted => Some(self.count_recovery(version, now_ms)?),
@@ -125,6 +128,50 @@ impl Executor {
         Ok(failed)
     }
 
+    /// A run about to end (completed or failed) whose next call id already has an unknown
+    /// record: a worker reserved it after the last checkpoint and crashed, and the model asked
+    /// again from that checkpoint decided otherwise, so nothing would ever meet that key
+    /// again. Calls are numbered from the checkpoint's counter ([`crate::execution::next_call`]),
+    /// so the call left behind is the one the counter names next. One read by key, only when
+    /// the run ends.
+    fn abandoned_call(&self, state: &RunState) -> Result<Option<SaveOutcome>, LedgerError> {
+        if !self.ledger_on || !state.status.is_terminal() {
+            return Ok(None);
+        }
+        let Ok(key) = IdempotencyKey::per_call(&self.identity.run_id, &format!("c{}", state.next_call_number)) else {
+            return Ok(None);
+        };
+        Ok(self
+            .ledger
+            .record(&key)?
+            .filter(|record| record.run_id == self.identity.run_id && record.status.is_unknown())
+            .map(|record| SaveOutcome::Abandoned {
+                key,
+                status: record.status,
+            }))
+    }
+
+    /// The tenant a checkpoint names: none for the default tenant.
+    fn saved_tenant(&self) -> Option<&Tenant> {
+        (self.identity.tenant != DEFAULT_TENANT).then_some(&self.identity.tenant)
+    }
+
+    /// Refuses a loaded run another tenant owns (`owner`: the tenant its checkpoint names,
+    /// `None` for the default tenant): loading it would hand this worker that run's state and
+    /// keys.
+    fn check_tenant(&self, owner: Option<&Tenant>) -> Result<(), LedgerError> {
+        let owner = owner.map_or(DEFAULT_TENANT, Tenant::as_str);
+        if owner == self.identity.tenant.as_str() {
+            return Ok(());
+        }
+        Err(LedgerError::RunOfAnotherTenant {
+            location: self.ledger.location(),
+            run_id: self.identity.run_id.to_string(),
+            owner: owner.to_owned(),
+            asked: self.identity.tenant.to_string(),
+        })
+    }
+
     /// Saves the run's checkpoint, fenced as the machine asked. A run saved `dead_lettered`
     /// also gets its reason in its own history (the checkpoint keeps it too, so a crash between
     /// the two loses no reason).
@@ -135,7 +182,26 @@ impl Executor {
         still_failed: Option<&IdempotencyKey>,
         now_ms: u64,
     ) -> Result<Step, LedgerError> {
-        let text = state.to_json();
+        if let Some(abandoned) = self.abandoned_call(state)? {
+            return Ok(Step::feed(
+                Input::Saved(abandoned.clone()),
+                Report::Saved {
+                    status: state.status.name(),
+                    item: state.item,
+                    outcome: abandoned,
+                },
+            ));
+        }
+        // The tenant goes into the checkpoint (so another tenant's worker is refused the run);
+        // the default tenant's state is saved as it is, byte for byte as before tenants were.
+        let text = match self.saved_tenant() {
+            Some(tenant) if state.tenant.as_ref() != Some(tenant) => RunState {
+                tenant: Some(tenant.clone()),
+                ..state.clone()
+            }
+            .to_json(),
+            _ => state.to_json(),
+        };
         let save = CheckpointSave {
             run_id: &self.identity.run_id,
             status: state.status.name(),

@@ -8,7 +8,7 @@ use super::{
     ReserveRequest, RunEvent, RunHistoryEntry, SaveOutcome, SettleError, Settlement, Store, memory, sqlite,
 };
 use crate::key::IdempotencyKey;
-use crate::rules::{Outcome, Status};
+use crate::rules::Outcome;
 
 impl Ledger {
     /// Reserves a call atomically: one transaction reads the record, applies the decision
@@ -16,10 +16,12 @@ impl Ledger {
     ///
     /// # Errors
     ///
-    /// [`LedgerError::BadRequest`] for a request that would store an empty name; otherwise
-    /// [`LedgerError`] when the store fails: another connection holds it past the wait
-    /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
-    /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
+    /// [`LedgerError::BadRequest`] for a request that would store an empty name;
+    /// [`LedgerError::RunOfAnotherTenant`] when the key's record is another tenant's run's
+    /// (nothing written); otherwise [`LedgerError`] when the store fails: another connection
+    /// holds it past the wait ([`LedgerError::Locked`]), a row this build cannot read
+    /// ([`LedgerError::BadRow`]), or the store's own failure ([`LedgerError::Failed`],
+    /// [`LedgerError::Store`]).
     pub fn reserve(&mut self, request: &ReserveRequest<'_>, now_ms: u64) -> Result<Reservation, LedgerError> {
         self.transaction("reserving", "committing a reservation", |tables| {
             operations::reserve(tables, request, now_ms)
@@ -305,33 +307,35 @@ impl Ledger {
         )
     }
 
-    /// Records in a stable order, (updated_at_ms, key): `status` and `tenant` filter; unknown
-    /// calls come longest-waiting first. `after` is a cursor: the (updated_at_ms, key) of the
-    /// last row of the previous page. Every combination of filters reads an index (no scan
-    /// of the table, no sort): a page costs the same with 2,000 records or 100,000.
+    /// Records in a stable order, (updated_at_ms, key), as `filter` says
+    /// ([`RecordFilter::default`] and its `with_*`): its status and tenant filter; unknown
+    /// calls come longest-waiting first; its cursor is the (updated_at_ms, key) of the last
+    /// row of the previous page. Every combination of filters reads an index (no scan of the
+    /// table, no sort): a page costs the same with 2,000 records or 100,000.
+    ///
+    /// ```
+    /// use twice_runtime::Status;
+    /// use twice_runtime::ledger::{Ledger, RecordFilter};
+    /// let ledger = Ledger::open_memory_store();
+    /// let started = ledger.records(RecordFilter::default().with_status(Status::Started))?;
+    /// assert!(started.is_empty());
+    /// # Ok::<(), twice_runtime::ledger::LedgerError>(())
+    /// ```
     ///
     /// # Errors
     ///
     /// [`LedgerError`] when the store fails: another connection holds it past the wait
     /// ([`LedgerError::Locked`]), a row this build cannot read ([`LedgerError::BadRow`]), or the
     /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
-    pub fn records(
-        &self,
-        tenant: Option<&str>,
-        status: Option<Status>,
-        after: Option<(u64, &str)>,
-        limit: u32,
-    ) -> Result<Vec<ExecutionRecord>, LedgerError> {
+    pub fn records(&self, filter: RecordFilter<'_>) -> Result<Vec<ExecutionRecord>, LedgerError> {
         // Times are stored as i64: nothing comes after a cursor beyond that range (cast, it
         // would wrap to a negative time and restart the listing from the beginning).
-        if after.is_some_and(|(ms, _)| i64::try_from(ms).is_err()) {
+        if filter.after.is_some_and(|(ms, _)| i64::try_from(ms).is_err()) {
             return Ok(Vec::new());
         }
         let filter = RecordFilter {
-            tenant,
-            status,
-            after,
-            limit: limit.clamp(1, LIST_LIMIT_MAX),
+            limit: filter.limit.clamp(1, LIST_LIMIT_MAX),
+            ..filter
         };
         self.read(
             "listing records",

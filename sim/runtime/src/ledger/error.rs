@@ -107,4 +107,21 @@ pub enum LedgerError {
         /// Why.
         detail: String,
     },
+    /// A run id another tenant's run already has: its checkpoint or its calls belong to
+    /// `owner`, and a worker for `asked` would load that run's state or meet its keys (which
+    /// reach the downstream system as `<run_id>:<call_id>`, the same for both tenants). Nothing
+    /// was loaded, written or sent: give each run an id unique across tenants.
+    #[error(
+        "{location}: run `{run_id}` belongs to tenant `{owner}`, not `{asked}`: run ids are unique across tenants (its keys reach the downstream system as `{run_id}:<call_id>` whatever the tenant), so give this run its own id; nothing was loaded or sent"
+    )]
+    RunOfAnotherTenant {
+        /// Which ledger.
+        location: String,
+        /// The run id both asked for.
+        run_id: String,
+        /// The tenant whose run it is (its checkpoint or its records say so).
+        owner: String,
+        /// The tenant of the worker that asked.
+        asked: String,
+    },
 }

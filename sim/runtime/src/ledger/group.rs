@@ -114,8 +114,9 @@ pub trait BatchConnection: Send {
     fn rollback(&mut self);
 }
 
-/// How a group batches.
+/// How a group batches: [`GroupSettings::default`] and its `with_*`.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct GroupSettings {
     /// The most members a batch holds (from 1 to [`BATCH_MAX_LIMIT`]); 1 commits every write
     /// alone, as a ledger without a group does.
@@ -136,6 +137,30 @@ impl Default for GroupSettings {
             pause_before_rerun: |_| {},
             before_commit: |_| {},
         }
+    }
+}
+
+impl GroupSettings {
+    /// The same settings with at most `batch_max` members a batch.
+    #[must_use]
+    pub fn with_batch_max(mut self, batch_max: u32) -> GroupSettings {
+        self.batch_max = batch_max;
+        self
+    }
+
+    /// The same settings calling `pause` before the members of a lost batch run again.
+    #[must_use]
+    pub fn with_pause_before_rerun(mut self, pause: fn(u32)) -> GroupSettings {
+        self.pause_before_rerun = pause;
+        self
+    }
+
+    /// The same settings calling `hook` just before each batch's commit (the crash tests'
+    /// mid-batch moment).
+    #[must_use]
+    pub fn with_before_commit(mut self, hook: fn(u32)) -> GroupSettings {
+        self.before_commit = hook;
+        self
     }
 }
 

@@ -29,10 +29,12 @@ mod contradiction;
 mod decisions;
 mod error;
 mod events;
+mod filter;
 mod group;
 mod memory;
 mod operations;
 mod records;
+mod request;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 /// Without the `sqlite` feature, the SQLite store's connection is a type with no values: every
@@ -53,16 +55,17 @@ use sqlite::Connection;
 pub use contradiction::{Contradiction, ContradictionSource, contradicts};
 pub use error::LedgerError;
 pub use events::{HistoryEvent, RunEvent};
+pub use filter::RecordFilter;
 pub use group::{
     BATCH_MAX_DEFAULT, BATCH_MAX_LIMIT, BatchConnection, CommitEnd, GroupSettings, GroupStats, MemberBody, MemberEnd,
     RERUNS_MAX,
 };
 pub use operations::{CheckpointRow, HistoryLine, RecordWrite, RunHistoryLine, Tables};
 pub use records::{
-    AttemptStart, Checkpoint, CheckpointSave, ExecutionRecord, FoldedReservation, HistoryEntry, LateAnswer,
-    RecordFilter, Recorded, Reservation, ReserveRequest, RunHistoryEntry, SaveOutcome, SettleError, Settlement,
-    StoredHistoryLine,
+    AttemptStart, Checkpoint, CheckpointSave, ExecutionRecord, FoldedReservation, HistoryEntry, LateAnswer, Recorded,
+    Reservation, RunHistoryEntry, SaveOutcome, SettleError, Settlement, StoredHistoryLine,
 };
+pub use request::ReserveRequest;
 #[cfg(feature = "sqlite")]
 pub use sqlite::listing_plan;
 /// Twice's benchmark sets up raw SQLite exactly as a ledger file (rusqlite's types, so not for

@@ -216,6 +216,21 @@ fn read_and_decide_reservation<'a>(
     now_ms: u64,
 ) -> Result<(Reservation, Option<(RecordWrite, HistoryLine<'a>)>), LedgerError> {
     let existing = tables.record(request.key)?;
+    // A key is `<run_id>:<call_id>` whatever the tenant, so another tenant's run with this id
+    // made it: serving its record would hand one tenant the other's result (or pause on its
+    // call). Refused before anything is decided or written. Only the same run id: a simulated
+    // argument-hash key is shared across runs on purpose.
+    if let Some(record) = &existing
+        && record.run_id == *request.run_id
+        && record.tenant != *request.tenant
+    {
+        return Err(LedgerError::RunOfAnotherTenant {
+            location: tables.location(),
+            run_id: request.run_id.to_owned(),
+            owner: record.tenant.to_string(),
+            asked: request.tenant.to_owned(),
+        });
+    }
     let found_version = match request.checkpoint_version {
         Some(_) => Some(tables.checkpoint_version(request.run_id)?.unwrap_or(0)),
         None => None,

@@ -9,8 +9,10 @@ use crate::key::IdempotencyKey;
 use crate::rules::{ReservationAction, Status};
 use crate::tool::SideEffect;
 
-/// One tool execution, as the ledger holds it.
+/// One tool execution, as the ledger holds it. A store of another crate builds one from its
+/// row with [`ExecutionRecord::new`] and the `with_*`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ExecutionRecord {
     /// The call's idempotency key: one record per key.
     pub key: IdempotencyKey,
@@ -43,6 +45,67 @@ pub struct ExecutionRecord {
 }
 
 impl ExecutionRecord {
+    /// Call `tool_call_id` of run `run_id` under `key`, as `owner` reserved it: the default
+    /// tenant, `started`, no attempt, no result, no lease, made and changed at time 0.
+    #[must_use]
+    pub fn new(
+        key: IdempotencyKey,
+        run_id: impl Into<RunId>,
+        tool_call_id: impl Into<String>,
+        tool: impl Into<ToolName>,
+        side_effect: SideEffect,
+        arguments: impl Into<String>,
+        owner: impl Into<WorkerId>,
+    ) -> ExecutionRecord {
+        ExecutionRecord {
+            key,
+            tenant: Tenant::new(crate::worker::DEFAULT_TENANT),
+            run_id: run_id.into(),
+            tool_call_id: tool_call_id.into(),
+            tool: tool.into(),
+            side_effect,
+            arguments: arguments.into(),
+            status: Status::Started,
+            attempts: 0,
+            result: None,
+            owner: owner.into(),
+            created_at_ms: 0,
+            updated_at_ms: 0,
+            lease_expires_at_ms: None,
+        }
+    }
+
+    /// The same record, `tenant`'s.
+    #[must_use]
+    pub fn with_tenant(mut self, tenant: impl Into<Tenant>) -> ExecutionRecord {
+        self.tenant = tenant.into();
+        self
+    }
+
+    /// The same record with `status`, `attempts` sent and `result`.
+    #[must_use]
+    pub fn with_outcome(mut self, status: Status, attempts: u32, result: Option<String>) -> ExecutionRecord {
+        self.status = status;
+        self.attempts = attempts;
+        self.result = result;
+        self
+    }
+
+    /// The same record made at `created_at_ms` and last changed at `updated_at_ms`.
+    #[must_use]
+    pub fn with_times(mut self, created_at_ms: u64, updated_at_ms: u64) -> ExecutionRecord {
+        self.created_at_ms = created_at_ms;
+        self.updated_at_ms = updated_at_ms;
+        self
+    }
+
+    /// The same record with a naive runtime's lease (`None`: none).
+    #[must_use]
+    pub fn with_lease_expires_at_ms(mut self, lease_expires_at_ms: Option<u64>) -> ExecutionRecord {
+        self.lease_expires_at_ms = lease_expires_at_ms;
+        self
+    }
+
     /// What every record holds, written or read: the names that place it (whose, which run,
     /// which call, which tool, who took it) are never empty. `Some` names the first that is:
     /// a write of such a record is a bug (asserted where records are written, for every
@@ -154,35 +217,6 @@ pub struct RunHistoryEntry {
     pub event: RunEvent,
     /// Why, in words.
     pub detail: Option<String>,
-}
-
-/// What a worker asks to reserve. Borrowed text, as every request to the ledger: the typed
-/// names ([`RunId`], [`Tenant`], [`ToolName`], [`WorkerId`]) lend it theirs, and what the
-/// ledger stores from it comes back typed in the [`ExecutionRecord`].
-#[derive(Clone, Debug)]
-pub struct ReserveRequest<'a> {
-    /// The call's idempotency key.
-    pub key: &'a IdempotencyKey,
-    /// Whose call it is.
-    pub tenant: &'a str,
-    /// The run making the call.
-    pub run_id: &'a str,
-    /// The call's id within its run.
-    pub tool_call_id: &'a str,
-    /// The tool to call; the same key for another tool is refused like other arguments.
-    pub tool: &'a str,
-    /// What the tool does to the world: decides what an unknown earlier attempt allows.
-    pub side_effect: SideEffect,
-    /// Canonical JSON of the arguments; the same key with other arguments is refused.
-    pub arguments: &'a str,
-    /// The worker reserving: the record's owner if the call is to run.
-    pub owner: &'a str,
-    /// `Some` only for a naive runtime with leases (guard `no_lease_expiry` off).
-    pub lease_ms: Option<u64>,
-    /// Fencing (guard `checkpoint_version`): the run's checkpoint version this worker loaded.
-    /// If someone saved since, the reservation is refused and this worker stands down
-    /// before it sends anything.
-    pub checkpoint_version: Option<u32>,
 }
 
 /// The answer to a reservation.
@@ -345,6 +379,7 @@ pub struct LateAnswer<'a> {
 
 /// A run's saved state.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Checkpoint {
     /// The run.
     pub run_id: RunId,
@@ -361,6 +396,27 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
+    /// Run `run_id`'s checkpoint `version`: its status in words, its state as JSON, who saved
+    /// it and when (a store of another crate builds one from its row).
+    #[must_use]
+    pub fn new(
+        run_id: impl Into<RunId>,
+        version: u32,
+        status: impl Into<String>,
+        state: impl Into<String>,
+        saved_by: impl Into<WorkerId>,
+        updated_at_ms: u64,
+    ) -> Checkpoint {
+        Checkpoint {
+            run_id: run_id.into(),
+            version,
+            status: status.into(),
+            state: state.into(),
+            saved_by: saved_by.into(),
+            updated_at_ms,
+        }
+    }
+
     /// The run's state as saved ([`crate::run::RunState`]).
     ///
     /// # Errors
@@ -424,19 +480,16 @@ pub enum SaveOutcome {
         /// The worker that holds it now.
         owner: WorkerId,
     },
-}
-
-/// Which records a listing returns: filters, a cursor, a limit.
-#[derive(Clone, Copy, Debug)]
-pub struct RecordFilter<'a> {
-    /// Only this tenant's records.
-    pub tenant: Option<&'a str>,
-    /// Only records with this status.
-    pub status: Option<Status>,
-    /// The (updated_at_ms, key) of the last row of the previous page: rows after it.
-    pub after: Option<(u64, &'a str)>,
-    /// The most rows to return (1 to [`super::LIST_LIMIT_MAX`]).
-    pub limit: u32,
+    /// Not saved: the run would end (completed or failed) while a call it reserved after its
+    /// last checkpoint is still unknown — a worker that crashed after reserving (maybe after
+    /// sending) it, and a model asked again that decided otherwise. The executor answers
+    /// this, never the ledger; the worker then waits for a person to settle the call.
+    Abandoned {
+        /// The call left behind.
+        key: IdempotencyKey,
+        /// Its status (`started` or `indeterminate`).
+        status: Status,
+    },
 }
 
 /// A checkpoint save and what it is fenced on.

@@ -69,10 +69,33 @@ impl ResolveRequest {
             acknowledge_in_flight: false,
         }
     }
+
+    /// The same request, compare-and-set on the status the operator saw.
+    #[must_use]
+    pub fn with_expected_status(mut self, status: Status) -> ResolveRequest {
+        self.expected_status = Some(status);
+        self
+    }
+
+    /// The same request recording `result` (a receipt the operator found) for a `completed` call.
+    #[must_use]
+    pub fn with_result(mut self, result: impl Into<String>) -> ResolveRequest {
+        self.result = Some(result.into());
+        self
+    }
+
+    /// The same request settling a `started` call on purpose: the operator knows its request
+    /// may still be in flight (see [`ResolveRequest::acknowledge_in_flight`]).
+    #[must_use]
+    pub fn acknowledging_in_flight(mut self) -> ResolveRequest {
+        self.acknowledge_in_flight = true;
+        self
+    }
 }
 
-/// An operator's request to undo a call's effect.
+/// An operator's request to undo a call's effect ([`CompensateRequest::new`]).
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct CompensateRequest<'a> {
     /// The call to undo.
     pub key: &'a IdempotencyKey,
@@ -80,6 +103,14 @@ pub struct CompensateRequest<'a> {
     pub reason: &'a str,
     /// Who asked: the history names them.
     pub operator: &'a str,
+}
+
+impl<'a> CompensateRequest<'a> {
+    /// `operator` asks to undo call `key` because of `reason`.
+    #[must_use]
+    pub fn new(key: &'a IdempotencyKey, reason: &'a str, operator: &'a str) -> CompensateRequest<'a> {
+        CompensateRequest { key, reason, operator }
+    }
 }
 
 /// The ledger, one short use at a time: a connection is taken for one step and given back

@@ -72,8 +72,9 @@ pub fn dead_lettered_runs(ledger: &Ledger, words: &Words) -> Result<Vec<DeadLett
     Ok(runs)
 }
 
-/// An operator's resume of a dead-lettered run.
+/// An operator's resume of a dead-lettered run ([`ResumeRequest::new`]).
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct ResumeRequest<'a> {
     /// The run to resume.
     pub run_id: &'a str,
@@ -83,6 +84,26 @@ pub struct ResumeRequest<'a> {
     pub operator: &'a str,
     /// Compare-and-set: the checkpoint version the operator saw; `None`: the one read now.
     pub expected_version: Option<u32>,
+}
+
+impl<'a> ResumeRequest<'a> {
+    /// `operator` resumes run `run_id` because of `reason`, from the checkpoint read now.
+    #[must_use]
+    pub fn new(run_id: &'a str, reason: &'a str, operator: &'a str) -> ResumeRequest<'a> {
+        ResumeRequest {
+            run_id,
+            reason,
+            operator,
+            expected_version: None,
+        }
+    }
+
+    /// The same request, compare-and-set on the checkpoint version the operator saw.
+    #[must_use]
+    pub fn with_expected_version(mut self, version: u32) -> ResumeRequest<'a> {
+        self.expected_version = Some(version);
+        self
+    }
 }
 
 /// Resumes a dead-lettered run: its checkpoint goes back to the status it stopped in (saved
@@ -143,7 +164,10 @@ pub fn resume(
                 found,
             });
         }
-        SaveOutcome::TakenOver { .. } => unreachable!("a resume's save relies on no failed call"),
+        // A resume's save relies on no failed call, and only an executor answers `Abandoned`.
+        SaveOutcome::TakenOver { .. } | SaveOutcome::Abandoned { .. } => {
+            unreachable!("the ledger's save of a resume is saved or stale")
+        }
     };
     ledger.append_run_event(
         run_id,

@@ -62,6 +62,12 @@ fn wait(reason: &WaitReason) -> String {
             format!("the checkpoint awaits {awaited}, but its pending call has the key {found}")
         }
         WaitReason::ModelCallRefused(refused) => format!("the model's call {}", refused_words(refused)),
+        WaitReason::DecisionLimit { run_id, decisions } => format!(
+            "run {run_id} stopped after {decisions} model decisions in one start (its limit): a model repeating a call or never ending the run; it stays as last saved"
+        ),
+        WaitReason::AbandonedCall { run_id, key, status } => format!(
+            "run {run_id} would end, but call {key} (reserved after its last checkpoint, by a worker that stopped) is still {status}: it may have been sent; settle it, then start the run again"
+        ),
     }
 }
 

@@ -53,6 +53,14 @@ impl Worker {
                 detail,
             }),
             Input::ModelDecided { decision, state } => {
+                self.decisions = self.decisions.saturating_add(1);
+                if self.decisions > self.setup.decisions_max {
+                    // Not taken: the run stays as last saved, for a person to look at.
+                    return self.wait_for_person(WaitReason::DecisionLimit {
+                        run_id: self.setup.run_id.clone(),
+                        decisions: self.setup.decisions_max,
+                    });
+                }
                 self.run = state;
                 self.on_decided(now_ms, decision)
             }

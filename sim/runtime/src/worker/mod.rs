@@ -35,7 +35,7 @@ mod words;
 pub use held::{GuardNote, Held};
 pub use order::InputError;
 pub use phase::{Phase, UnknownPhase};
-pub use setup::{DEFAULT_TENANT, SetupError, WorkerSetup};
+pub use setup::{DECISIONS_MAX_DEFAULT, DEFAULT_TENANT, SetupError, WorkerSetup};
 pub use state::WorkerState;
 pub use wait::{CallRefused, WaitReason};
 pub use words::{DeadLetterReason, FailReason, OperatorNote, RecordNote, ToldFailed, Words, counted};
@@ -421,6 +421,8 @@ pub struct Worker {
     notes: Vec<GuardNote>,
     /// The rows of the decision tables that fired, oldest first (taken by the driver).
     fired: Vec<Fired>,
+    /// Model decisions since this start (bounded by the setup's `decisions_max`).
+    decisions: u32,
 }
 
 impl Worker {
@@ -446,6 +448,7 @@ impl Worker {
             after_save: AfterSave::AskModel,
             notes: Vec::new(),
             fired: Vec::new(),
+            decisions: 0,
         })
     }
 

@@ -232,6 +232,14 @@ impl Worker {
                 self.stand_down(Held::FailureTakenOver { key, owner, status })
             }
             SaveOutcome::Stale { expected, found } => self.stand_down(Held::StaleSave { expected, found }),
+            // The run would end with a call that may have been sent left unknown: not saved
+            // (the checkpoint stays where it was), and a person settles the call; the next
+            // worker then finds it settled and the run ends as the model decided.
+            SaveOutcome::Abandoned { key, status } => self.wait_for_person(WaitReason::AbandonedCall {
+                run_id: self.setup.run_id.clone(),
+                key,
+                status,
+            }),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! panic later.
 
 use crate::guards::Guards;
-use crate::ids::{NameError, RunId, Tenant, ToolName, WorkerId, check_key_part, check_name};
+use crate::ids::{NameError, RunId, Tenant, ToolName, WorkerId, check_key_part, check_name, check_unambiguous};
 use crate::tool::{READ_ATTEMPTS_MAX, ToolDeclaration};
 
 use super::Words;
@@ -34,6 +34,11 @@ pub struct WorkerSetup {
     /// progress past it) before the next is not tried: the run stops as `dead_lettered` until
     /// an operator resumes it. `None`: no limit, and recoveries are not counted.
     pub recovery_attempts_max: Option<u32>,
+    /// The most model decisions one start of the run may take (every call, and the end, is
+    /// one): a model that repeats one call id, or never decides to end, stops here and the run
+    /// waits for a person ([`super::WaitReason::DecisionLimit`]) instead of looping. Counted
+    /// from each start; [`WorkerSetup::recovery_attempts_max`] bounds the starts.
+    pub decisions_max: u32,
     /// The application's words for what the runtime writes down for people (the machine and
     /// its executor make no sentences of their own).
     pub words: Words,
@@ -46,7 +51,7 @@ pub struct WorkerSetup {
 
 impl WorkerSetup {
     /// A worker named `worker_id` driving `run_id` with `tools`: tenant `default`, no recovery
-    /// limit, the plain English words ([`Words::ENGLISH`]) and every guard on.
+    /// limit, [`DECISIONS_MAX_DEFAULT`] model decisions per start, the plain English words ([`Words::ENGLISH`]) and every guard on.
     pub fn new(worker_id: impl Into<WorkerId>, run_id: impl Into<RunId>, tools: Vec<ToolDeclaration>) -> WorkerSetup {
         WorkerSetup {
             worker_id: worker_id.into(),
@@ -54,16 +59,17 @@ impl WorkerSetup {
             tenant: Tenant::new(DEFAULT_TENANT),
             tools,
             recovery_attempts_max: None,
+            decisions_max: DECISIONS_MAX_DEFAULT,
             words: Words::ENGLISH,
             guards: Guards::all_on(),
             lease_ms: None,
         }
     }
 
-    /// The same setup for `tenant`'s run: its records carry the tenant, so an operator can list
-    /// one tenant's calls ([`crate::ledger::Ledger::records`]). It does not keep two runs with
-    /// one id apart — checkpoints and keys are by run id alone — so run ids stay unique across
-    /// tenants.
+    /// The same setup for `tenant`'s run: its records and checkpoint carry the tenant, so an
+    /// operator can list one tenant's calls ([`crate::ledger::Ledger::records`]). Run ids stay
+    /// unique across tenants (keys are `<run_id>:<call_id>`): a run id another tenant's run
+    /// has is refused when the run starts ([`crate::ledger::LedgerError::RunOfAnotherTenant`]).
     #[must_use]
     pub fn with_tenant(mut self, tenant: impl Into<Tenant>) -> WorkerSetup {
         self.tenant = tenant.into();
@@ -75,6 +81,14 @@ impl WorkerSetup {
     #[must_use]
     pub fn with_recovery_attempts_max(mut self, limit: u32) -> WorkerSetup {
         self.recovery_attempts_max = Some(limit);
+        self
+    }
+
+    /// The same setup with another limit on model decisions per start (0 is refused by
+    /// [`super::Worker::new`]).
+    #[must_use]
+    pub fn with_decisions_max(mut self, limit: u32) -> WorkerSetup {
+        self.decisions_max = limit;
         self
     }
 
@@ -124,14 +138,17 @@ impl WorkerSetup {
     ///
     /// The first problem found, in the order: the worker id, the run id, the tenant, each
     /// tool in turn (its name, a second tool of that name, its attempts, its terms), the
-    /// recovery limit.
+    /// recovery limit, the decision limit.
     pub fn check(&self) -> Result<(), SetupError> {
         let named = |what: &'static str, result: Result<(), NameError>| {
             result.map_err(|problem| SetupError::Name { what, problem })
         };
         named("worker id", check_name(&self.worker_id))?;
         named("run id", check_key_part(&self.run_id))?;
-        named("tenant", check_name(&self.tenant))?;
+        named(
+            "tenant",
+            check_name(&self.tenant).and_then(|()| check_unambiguous(&self.tenant)),
+        )?;
         for (index, tool) in self.tools.iter().enumerate() {
             named("tool name", check_name(&tool.name))?;
             if self.tools[..index].iter().any(|earlier| earlier.name == tool.name) {
@@ -157,9 +174,16 @@ impl WorkerSetup {
         if self.recovery_attempts_max == Some(0) {
             return Err(SetupError::RecoveryLimitZero);
         }
+        if self.decisions_max == 0 {
+            return Err(SetupError::DecisionLimitZero);
+        }
         Ok(())
     }
 }
+
+/// The model decisions one start of a run may take unless the setup says otherwise: far more
+/// than an agent's run makes, few enough that a model stuck on one call stops within seconds.
+pub const DECISIONS_MAX_DEFAULT: u32 = 1_000;
 
 /// The tenant of a setup that names none.
 pub const DEFAULT_TENANT: &str = "default";
@@ -203,6 +227,9 @@ pub enum SetupError {
         "recovery_attempts_max is 0: a run would be dead-lettered before its first recovery; leave it out for no limit"
     )]
     RecoveryLimitZero,
+    /// A decision limit of 0 would stop a run before the model decides anything.
+    #[error("decisions_max is 0: a run would stop before its model decides anything")]
+    DecisionLimitZero,
 }
 
 #[cfg(test)]

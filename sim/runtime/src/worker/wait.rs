@@ -67,4 +67,26 @@ pub enum WaitReason {
     },
     /// The model's call cannot be begun (it cannot be given a key).
     ModelCallRefused(CallRefused),
+    /// The run would end while a call it reserved after its last checkpoint is unknown: a
+    /// worker crashed after reserving it (maybe after sending it), and the model asked again
+    /// decided to end the run instead of making it. Nobody would meet that key again; a
+    /// person settles the call (`started`: [`crate::operator::ResolveRequest`] with
+    /// `acknowledge_in_flight`), and the next start ends the run as the model decides.
+    AbandonedCall {
+        /// The run.
+        run_id: RunId,
+        /// The call left unknown.
+        key: IdempotencyKey,
+        /// Its status.
+        status: crate::rules::Status,
+    },
+    /// The model decided as often as the setup allows one start of the run
+    /// ([`super::WorkerSetup::decisions_max`]) and was about to go on: a model repeating a call,
+    /// or never ending the run. Its last decision was not taken; the run stays as last saved.
+    DecisionLimit {
+        /// The run.
+        run_id: RunId,
+        /// The limit it reached.
+        decisions: u32,
+    },
 }

@@ -26,18 +26,16 @@ pub fn key(call: &str) -> IdempotencyKey {
 }
 
 pub fn request<'a>(key: &'a IdempotencyKey, owner: &'a str) -> ReserveRequest<'a> {
-    ReserveRequest {
+    ReserveRequest::new(
         key,
-        tenant: "default",
-        run_id: "r1",
-        tool_call_id: key.as_str().rsplit(':').next().unwrap(),
-        tool: "issue_credit",
-        side_effect: SideEffect::External,
-        arguments: ARGUMENTS,
+        "r1",
+        key.as_str().rsplit(':').next().unwrap(),
+        "issue_credit",
+        SideEffect::External,
+        ARGUMENTS,
         owner,
-        lease_ms: None,
-        checkpoint_version: None,
-    }
+    )
+    .with_tenant("default")
 }
 
 /// The operator's "nothing left": failed, only if no attempt ever passed the send fence.
@@ -114,19 +112,13 @@ pub fn what_does_not_run_is_neither_reserved_nor_attempted(worker: &mut Ledger, 
         "another's call is left as it was"
     );
 
-    let mismatched = ReserveRequest {
-        arguments: r#"{"account":"acct_bob","amount_cents":9900}"#,
-        ..request(&decided, "w1")
-    };
+    let mismatched = request(&decided, "w1").with_arguments(r#"{"account":"acct_bob","amount_cents":9900}"#);
     let folded = worker.reserve_and_begin(&mismatched, 1, NOW_MS + 5).unwrap();
     assert!(matches!(folded.reservation, Reservation::ArgumentsMismatch { .. }));
     assert_eq!(folded.attempt_begun, None);
 
     let fresh = key("fenced");
-    let fenced = ReserveRequest {
-        checkpoint_version: Some(0),
-        ..request(&fresh, "w1")
-    };
+    let fenced = request(&fresh, "w1").with_checkpoint_version(Some(0));
     other
         .save_checkpoint("r1", "running", "{}", "w2", Some(0), NOW_MS)
         .unwrap();

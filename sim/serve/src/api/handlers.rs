@@ -17,7 +17,7 @@ use super::views::{Cursor, DetailView, PageView, RecordView, compact_json, short
 use super::{ApiState, Compensator, Effect, LookupError, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, RESULT_BYTES_MAX};
 use crate::json::StrictJson;
 use crate::tokens::Operator;
-use twice_world::ledger::{ExecutionRecord, Ledger, SettleError};
+use twice_world::ledger::{ExecutionRecord, Ledger, RecordFilter, SettleError};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::operator::{
     self, CompensateRequest, CompensationTarget, LedgerAccess, OperatorError, ResolveRequest, UndoError,
@@ -245,7 +245,15 @@ pub(super) async fn list(
             let mut records = Vec::new();
             for tenant in &tenants {
                 for status in &statuses {
-                    records.extend(ledger.records(Some(tenant), *status, after, limit + 1)?);
+                    records.extend(
+                        ledger.records(
+                            RecordFilter::default()
+                                .with_tenant(tenant.as_str())
+                                .with_status(*status)
+                                .with_after(after)
+                                .with_limit(limit + 1),
+                        )?,
+                    );
                 }
             }
             Ok(records)
@@ -475,11 +483,7 @@ pub(super) async fn compensate(
             clock: clock.as_ref(),
             failure: None,
         };
-        let request = CompensateRequest {
-            key: &key,
-            reason: &body.reason,
-            operator: &operator.id,
-        };
+        let request = CompensateRequest::new(&key, &body.reason, &operator.id);
         let outcome = operator::compensate(
             &mut access,
             &mut Target(compensator.as_ref()),

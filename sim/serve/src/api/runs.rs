@@ -174,12 +174,8 @@ pub(super) async fn resume(
         .ledgers
         .run(move |ledger| {
             visible_run(ledger, &run_id, &operator)?;
-            let request = ResumeRequest {
-                run_id: &run_id,
-                reason: &body.reason,
-                operator: &operator.id,
-                expected_version: body.expected_version,
-            };
+            let mut request = ResumeRequest::new(&run_id, &body.reason, &operator.id);
+            request.expected_version = body.expected_version;
             let version =
                 operator::resume(ledger, &request, clock.now_ms(), &twice_world::text::WORDS).map_err(|error| {
                     match error {

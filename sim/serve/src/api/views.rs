@@ -337,22 +337,16 @@ mod tests {
             reason: None,
             detail: None,
         };
-        let record = ExecutionRecord {
-            key: twice_world::runtime::key::IdempotencyKey::parse("r1:c1").unwrap(),
-            tenant: "default".into(),
-            run_id: "r1".into(),
-            tool_call_id: "c1".into(),
-            tool: "issue_credit".into(),
-            side_effect: twice_world::runtime::tool::SideEffect::External,
-            arguments: "{}".into(),
-            status: Status::Started,
-            attempts: 1,
-            result: None,
-            owner: "w1".into(),
-            created_at_ms: 0,
-            updated_at_ms: 0,
-            lease_expires_at_ms: None,
-        };
+        let record = ExecutionRecord::new(
+            twice_world::runtime::key::IdempotencyKey::parse("r1:c1").unwrap(),
+            "r1",
+            "c1",
+            "issue_credit",
+            twice_world::runtime::tool::SideEffect::External,
+            "{}",
+            "w1",
+        )
+        .with_outcome(Status::Started, 1, None);
         let total = HISTORY_ENTRIES_MAX as u64 + 5;
         let detail = DetailView::new(record, (1..=total).map(entry).collect());
         assert!(detail.history_truncated);

@@ -136,6 +136,12 @@ pub fn wait_words(reason: &WaitReason) -> String {
             format!("its checkpoint awaits {awaited}, but its pending call has the key {found}")
         }
         WaitReason::ModelCallRefused(refused) => format!("the model's call {}", refused_words(refused)),
+        WaitReason::DecisionLimit { run_id, decisions } => format!(
+            "run {run_id} stopped after {decisions} decisions of the model in one start, its limit: the model is going round in circles"
+        ),
+        WaitReason::AbandonedCall { run_id, key, status } => format!(
+            "run {run_id} would end with {key} still {status}: reserved before a crash and not made again, it may have been sent; a person settles it first"
+        ),
     }
 }
 

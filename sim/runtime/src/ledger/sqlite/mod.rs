@@ -191,7 +191,7 @@ pub(super) fn reserve_uncommitted(
     connection
         .execute_batch("BEGIN IMMEDIATE")
         .map_err(|error| classify_at(location, error, "reserving"))?;
-    operations::reserve(
+    let reserved = operations::reserve(
         &mut SqliteTables {
             connection,
             location,
@@ -199,8 +199,13 @@ pub(super) fn reserve_uncommitted(
         },
         request,
         now_ms,
-    )?;
-    Ok(())
+    );
+    if reserved.is_err() {
+        // A refused reservation (another tenant's run, an empty name) leaves nothing open, as in
+        // the memory store: only a reservation that was made is left uncommitted.
+        let _ = connection.execute_batch("ROLLBACK");
+    }
+    reserved.map(|_| ())
 }
 
 /// Why [`apply_file_settings`] failed.
@@ -287,7 +292,50 @@ pub(super) fn stored_ms(ms: u64) -> i64 {
     i64::try_from(ms).unwrap_or(i64::MAX)
 }
 
+/// A name column (a run id, a tenant, a tool, a worker) read back: the TEXT it always was,
+/// typed. The SQLite store's own wrapper, so the public id types carry no rusqlite trait (an
+/// application's own rusqlite never meets them, and this crate may change how it stores them).
+pub(super) struct StoredName<T>(pub(super) T);
+
+impl<T: From<String>> rusqlite::types::FromSql for StoredName<T> {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        String::column_result(value).map(|text| StoredName(T::from(text)))
+    }
+}
+
+/// The name in column `column` of `row`.
+pub(super) fn name_at<T: From<String>>(
+    row: &rusqlite::Row<'_>,
+    column: impl rusqlite::RowIndex,
+) -> rusqlite::Result<T> {
+    row.get::<_, StoredName<T>>(column).map(|stored| stored.0)
+}
+
 /// A time read back; a negative one (written by something else) reads as 0 rather than wrapping.
 pub(super) fn read_ms(ms: i64) -> u64 {
     u64::try_from(ms).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Connection, name_at};
+    use crate::ids::WorkerId;
+
+    #[test]
+    fn a_name_is_stored_as_text_and_read_back_typed() {
+        let connection = Connection::open_in_memory().unwrap();
+        connection.execute_batch("CREATE TABLE t (name TEXT NOT NULL)").unwrap();
+        let worker = WorkerId::new("w1");
+        connection
+            .execute("INSERT INTO t (name) VALUES (?1)", [worker.as_str()])
+            .unwrap();
+        let typed: String = connection
+            .query_row("SELECT typeof(name) FROM t", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(typed, "text");
+        let read: WorkerId = connection
+            .query_row("SELECT name FROM t", [], |row| name_at(row, 0))
+            .unwrap();
+        assert_eq!(read, worker);
+    }
 }

@@ -226,7 +226,7 @@ pub(in crate::ledger) fn run_history(
         |row| {
             Ok((
                 row.get(0)?,
-                row.get(1)?,
+                super::name_at(row, 1)?,
                 row.get(2)?,
                 row.get(3)?,
                 row.get(4)?,

@@ -4,7 +4,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{classify_at, execute_cached, query_row_cached, read_ms, stored_ms};
+use super::{classify_at, execute_cached, name_at, query_row_cached, read_ms, stored_ms};
 use crate::ids::{RunId, Tenant, ToolName, WorkerId};
 use crate::key::IdempotencyKey;
 use crate::ledger::operations::{CheckpointRow, HistoryLine, RecordWrite, RunHistoryLine, Tables};
@@ -34,16 +34,16 @@ impl RawRecord {
     pub(super) fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawRecord> {
         Ok(RawRecord {
             key: row.get("idempotency_key")?,
-            tenant: row.get("tenant")?,
-            run_id: row.get("run_id")?,
+            tenant: name_at(row, "tenant")?,
+            run_id: name_at(row, "run_id")?,
             tool_call_id: row.get("tool_call_id")?,
-            tool: row.get("tool")?,
+            tool: name_at(row, "tool")?,
             side_effect: row.get("side_effect")?,
             arguments: row.get("arguments")?,
             status: row.get("status")?,
             attempts: row.get("attempts")?,
             result: row.get("result")?,
-            owner: row.get("owner")?,
+            owner: name_at(row, "owner")?,
             created_at_ms: row.get("created_at_ms")?,
             updated_at_ms: row.get("updated_at_ms")?,
             lease_expires_at_ms: row.get("lease_expires_at_ms")?,
@@ -91,11 +91,11 @@ pub(super) fn select_record(connection: &Connection, key: &IdempotencyKey) -> ru
 
 pub(super) fn checkpoint_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Checkpoint> {
     Ok(Checkpoint {
-        run_id: row.get(0)?,
+        run_id: name_at(row, 0)?,
         version: row.get(1)?,
         status: row.get(2)?,
         state: row.get(3)?,
-        saved_by: row.get(4)?,
+        saved_by: name_at(row, 4)?,
         updated_at_ms: read_ms(row.get::<_, i64>(5)?),
     })
 }
@@ -161,16 +161,16 @@ impl Tables for SqliteTables<'_> {
             sql,
             params![
                 record.key.as_str(),
-                record.tenant,
-                record.run_id,
+                record.tenant.as_str(),
+                record.run_id.as_str(),
                 record.tool_call_id,
-                record.tool,
+                record.tool.as_str(),
                 record.side_effect.name(),
                 record.arguments,
                 record.status.name(),
                 record.attempts,
                 record.result,
-                record.owner,
+                record.owner.as_str(),
                 stored_ms(record.created_at_ms),
                 stored_ms(record.updated_at_ms),
                 record.lease_expires_at_ms.map(stored_ms),

@@ -157,22 +157,17 @@ mod tests {
     }
 
     fn record(reserved_ms: u64, written_ms: u64) -> ExecutionRecord {
-        ExecutionRecord {
-            key: IdempotencyKey::parse("r1:c1").expect("a key"),
-            tenant: "default".into(),
-            run_id: "r1".into(),
-            tool_call_id: "c1".into(),
-            tool: "issue_credit".into(),
-            side_effect: SideEffect::External,
-            arguments: r#"{"account":"acct_ada","amount_cents":2500,"memo":"refund"}"#.into(),
-            status: Status::Completed,
-            attempts: 1,
-            result: Some("{}".into()),
-            owner: "w1".into(),
-            created_at_ms: reserved_ms,
-            updated_at_ms: written_ms,
-            lease_expires_at_ms: None,
-        }
+        ExecutionRecord::new(
+            IdempotencyKey::parse("r1:c1").expect("a key"),
+            "r1",
+            "c1",
+            "issue_credit",
+            SideEffect::External,
+            r#"{"account":"acct_ada","amount_cents":2500,"memo":"refund"}"#,
+            "w1",
+        )
+        .with_outcome(Status::Completed, 1, Some("{}".into()))
+        .with_times(reserved_ms, written_ms)
     }
 
     fn tool(terms: &str) -> ToolDeclaration {

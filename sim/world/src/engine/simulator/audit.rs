@@ -243,11 +243,7 @@ impl Simulation {
         );
         let seen = self.observer.record(&key)?.map(|record| record.status);
         undo.seen = seen;
-        let request = CompensateRequest {
-            key: &key,
-            reason: &reason,
-            operator: name,
-        };
+        let request = CompensateRequest::new(&key, &reason, name);
         let (ledger, mut target, now_ms) = self.compensation_parts();
         let run = Some(key.as_str().split(':').next().unwrap_or_default().to_owned());
         let text = match operator::compensate(

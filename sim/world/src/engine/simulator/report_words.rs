@@ -103,6 +103,10 @@ pub fn report_words(report: &Report) -> String {
             outcome: SaveOutcome::TakenOver { key, status, owner },
             ..
         } => format!("save refused: it tells the model {key} failed, but {owner} ran it again ({status})"),
+        Report::Saved {
+            outcome: SaveOutcome::Abandoned { key, status },
+            ..
+        } => format!("does not end the run: {key} is still {status} and nothing will make it again"),
         Report::RecordRead {
             key,
             record: Some(record),

@@ -147,11 +147,7 @@ impl Simulation {
         reason: &str,
         operator_id: &str,
     ) -> Result<ExecutionRecord, OperatorError> {
-        let request = CompensateRequest {
-            key,
-            reason,
-            operator: operator_id,
-        };
+        let request = CompensateRequest::new(key, reason, operator_id);
         let (ledger, mut target, now_ms) = self.compensation_parts();
         let record = operator::compensate(
             &mut HeldLedger { ledger, now_ms },
