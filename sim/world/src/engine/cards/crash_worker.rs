@@ -35,7 +35,7 @@ struct CrashWorkerVersion1 {
 
 /// Reads `in_phase` by the phase names tapes have always spelled; any other name is refused
 /// naming the field (the tape's path and line come with the parse error).
-fn in_phase<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Phase>, D::Error> {
+pub(super) fn in_phase<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Phase>, D::Error> {
     Option::<String>::deserialize(deserializer)?
         .map(|text| {
             text.parse::<Phase>()
