@@ -27,6 +27,7 @@ mod registry;
 mod runs;
 mod serde_shape;
 mod wire;
+mod worker_aim;
 
 mod crash_worker;
 mod declare_tool;

@@ -8,11 +8,11 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::crash_worker::in_phase;
+use super::worker_aim::{self, in_phase};
 use super::{Aim, Aims, Card, DealSpace, Made, Target};
 use crate::level::Level;
 use crate::runtime::worker::Phase;
-use crate::simulator::{PAUSE_MS_MAX, PlayError, Simulation, WORKERS_MAX, moment};
+use crate::simulator::{PAUSE_MS_MAX, PlayError, Simulation, moment};
 
 /// `PauseWorker(worker: Some(1), ms: 400, in_phase: Some("wait for answer"))`: worker `w<n>`
 /// (none: the oldest one alive) stops for `ms` of simulated time (1 to [`PAUSE_MS_MAX`]), and
@@ -63,35 +63,17 @@ impl Card for PauseWorker {
     }
 
     fn problem(&self, _level: &Level) -> Option<String> {
-        (self.worker == Some(0)).then(|| "workers are numbered from 1 (w1)".to_owned())
+        worker_aim::problem(self.worker)
     }
 
     fn doubt(&self) -> Option<String> {
-        let number = self.worker.filter(|number| *number > WORKERS_MAX)?;
-        Some(format!(
-            "worker w{number} can never exist: a simulation starts at most {WORKERS_MAX} workers"
-        ))
+        worker_aim::doubt(self.worker)
     }
 
     /// The worker named (alive), or the oldest alive; refused if it is not about to run
     /// `in_phase` or is stopped already. The move as made names the worker and its phase.
     fn fire(&self, simulation: &mut Simulation) -> Result<Made, PlayError> {
-        let target = match self.worker {
-            Some(number) => number,
-            None => simulation.oldest_worker_alive().ok_or(PlayError::NoWorkerToPause)?,
-        };
-        let about_to = simulation
-            .alive_worker_phase(target)
-            .ok_or(PlayError::NoSuchWorker(target))?;
-        if let Some(wanted) = self.in_phase
-            && wanted != about_to
-        {
-            return Err(PlayError::NotInPhase {
-                worker: target,
-                wanted,
-                about_to,
-            });
-        }
+        let (target, about_to) = worker_aim::aimed(simulation, self.worker, self.in_phase, PlayError::NoWorkerToPause)?;
         let until_ms = simulation.pause(target, self.ms)?;
         Ok(Made {
             made: Some(
