@@ -381,5 +381,8 @@ fn traced(before: &Snapshot, after: &Snapshot, moves: &MovesInStep, event: &Step
         StepEvent::Restart { .. } => Traced::Other("a restart"),
         StepEvent::HonestCheck { .. } => Traced::Other("the honest operator's check"),
         StepEvent::Audit => Traced::Other("the audit"),
+        // Tapes with these cards are not played through the protocol (`expressible.rs`).
+        StepEvent::Resume { .. } => Traced::Other("a paused worker resuming"),
+        StepEvent::Apply { .. } => Traced::Other("billing applying a request it held"),
     }
 }

@@ -4,8 +4,10 @@
 //! a scripted operator, cannot be played; nor can a tape that rewrites a tool's declaration,
 //! which is a runtime's own code. Its world is the billing server of `twice-sim billing`, which
 //! serves credits and balance lookups: a level whose tools send emails, change owners or delete
-//! records cannot be played through it. And a tape whose moves never meet their moments under
-//! the guards a runtime claims tests nothing there.
+//! records cannot be played through it. Its fault-injecting proxy loses and slows messages but
+//! does not hold a request at billing, and it crashes processes but does not stop them: a tape
+//! that pauses a worker or delays billing's apply cannot be played yet. And a tape whose moves
+//! never meet their moments under the guards a runtime claims tests nothing there.
 
 use serde::Serialize;
 
@@ -26,6 +28,8 @@ pub enum Reason {
     OperationNotServed { tool: String, operation: String },
     /// Under the guards the runtime claims, a move never meets what it hit in the tape's run.
     MovesDoNotPlay { fizzled: Vec<String> },
+    /// The tape stops a worker (`PauseWorker`) or holds a request at billing (`DelayApply`).
+    FaultNotDriven { card: String },
 }
 
 impl Reason {
@@ -37,6 +41,7 @@ impl Reason {
             Reason::ScriptedOperator => "has a scripted operator",
             Reason::OperationNotServed { .. } => "runs an operation the billing server does not serve",
             Reason::MovesDoNotPlay { .. } => "its moves do not play under the runtime's guards",
+            Reason::FaultNotDriven { .. } => "pauses a worker or delays billing's apply",
         }
     }
 
@@ -58,6 +63,12 @@ impl Reason {
             Reason::OperationNotServed { .. } => "a tool of the level sends an email, changes an owner or deletes a \
                                                   record; the protocol's world is the billing server of `twice-sim \
                                                   billing`, which serves credits and balance lookups only"
+                .to_owned(),
+            // Said once for every tape of this reason, as above: the card is the tape's own.
+            Reason::FaultNotDriven { .. } => "the tape stops a worker (SIGSTOP) or has billing hold a request before \
+                                              applying it; protocol 1's proxy loses and slows messages and its \
+                                              supervisor kills processes, but it neither stops a process nor holds \
+                                              a request"
                 .to_owned(),
             Reason::MovesDoNotPlay { fizzled } => format!(
                 "with the guards this runtime claims, a move of the tape never meets what it hit in the tape's own run, \
@@ -91,6 +102,11 @@ pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
     }
     if plays().any(|play| matches!(play, Play::OperatorResolve { .. } | Play::OperatorCompensate { .. })) {
         return Some(Reason::OperatorMove);
+    }
+    if let Some(play) = plays().find(|play| matches!(play, Play::PauseWorker { .. } | Play::DelayApply { .. })) {
+        return Some(Reason::FaultNotDriven {
+            card: play.card().name().to_owned(),
+        });
     }
     None
 }

@@ -4,13 +4,14 @@
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
+use super::worker_aim::{self, in_phase};
 use super::{Aim, Aims, Card, DealSpace, Made, Target};
 use crate::level::Level;
 use crate::outcome::Outcome;
 use crate::runtime::worker::{Phase, WorkerState};
-use crate::simulator::{PlayError, Simulation, WORKERS_MAX, moment};
+use crate::simulator::{PlayError, Simulation, moment};
 
 /// `CrashWorker(worker: Some(1), in_phase: Some("save checkpoint"))`: worker `w<n>` (none: the
 /// oldest one alive), and with `in_phase` only while it is about to run that phase (`send`,
@@ -31,17 +32,6 @@ pub struct CrashWorker {
 struct CrashWorkerVersion1 {
     #[serde(default)]
     worker: Option<u32>,
-}
-
-/// Reads `in_phase` by the phase names tapes have always spelled; any other name is refused
-/// naming the field (the tape's path and line come with the parse error).
-fn in_phase<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Phase>, D::Error> {
-    Option::<String>::deserialize(deserializer)?
-        .map(|text| {
-            text.parse::<Phase>()
-                .map_err(|error| serde::de::Error::custom(format!("in_phase: {error}")))
-        })
-        .transpose()
 }
 
 /// The phases a worker runs before its request is on the wire.
@@ -94,38 +84,17 @@ impl Card for CrashWorker {
     }
 
     fn problem(&self, _level: &Level) -> Option<String> {
-        (self.worker == Some(0)).then(|| "workers are numbered from 1 (w1)".to_owned())
+        worker_aim::problem(self.worker)
     }
 
     fn doubt(&self) -> Option<String> {
-        let number = self.worker.filter(|number| *number > WORKERS_MAX)?;
-        Some(format!(
-            "worker w{number} can never exist: a simulation starts at most {WORKERS_MAX} workers"
-        ))
+        worker_aim::doubt(self.worker)
     }
 
     /// The worker named (alive), or the oldest alive; refused if it is not about to run
     /// `in_phase`. The move as made names the worker and the phase it was about to run.
     fn fire(&self, simulation: &mut Simulation) -> Result<Made, PlayError> {
-        let target = match self.worker {
-            Some(number) => {
-                if simulation.alive_worker_phase(number).is_none() {
-                    return Err(PlayError::NoSuchWorker(number));
-                }
-                number
-            }
-            None => simulation.oldest_worker_alive().ok_or(PlayError::NoWorkerAlive)?,
-        };
-        let about_to = simulation.alive_worker_phase(target).expect("checked alive");
-        if let Some(wanted) = self.in_phase
-            && wanted != about_to
-        {
-            return Err(PlayError::NotInPhase {
-                worker: target,
-                wanted,
-                about_to,
-            });
-        }
+        let (target, about_to) = worker_aim::aimed(simulation, self.worker, self.in_phase, PlayError::NoWorkerAlive)?;
         simulation.kill(target);
         Ok(Made {
             made: Some(

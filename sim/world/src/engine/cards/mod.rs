@@ -27,9 +27,11 @@ mod registry;
 mod runs;
 mod serde_shape;
 mod wire;
+mod worker_aim;
 
 mod crash_worker;
 mod declare_tool;
+mod delay_apply;
 mod duplicate_worker;
 mod lose_request;
 mod lose_response;
@@ -37,6 +39,7 @@ mod model_calls_again;
 mod operator;
 mod operator_compensate;
 mod operator_resolve;
+mod pause_worker;
 mod slow_response;
 mod tool_fails_before_sending;
 
@@ -49,6 +52,7 @@ pub use armed::{Armed, ArmedMove};
 pub use card::{Aim, Aims, Card, DealSpace, Fired, Made, Registered, Target, Trigger};
 pub use crash_worker::CrashWorker;
 pub use declare_tool::{Declarable, Declaration, DeclareTool, DraftVerdict, declaration};
+pub use delay_apply::DelayApply;
 pub use duplicate_worker::DuplicateWorker;
 pub use lose_request::LoseRequest;
 pub use lose_response::LoseResponse;
@@ -56,6 +60,7 @@ pub use model_calls_again::ModelCallsAgain;
 pub use operator::default_operator;
 pub use operator_compensate::{COMPENSATION_REFUSED, OperatorCompensate};
 pub use operator_resolve::OperatorResolve;
+pub use pause_worker::PauseWorker;
 pub use slow_response::SlowResponse;
 pub use tool_fails_before_sending::ToolFailsBeforeSending;
 pub use wire::{TAPE_VERSION, WireRule, on_the_wire_words};
@@ -75,6 +80,8 @@ registry::registry! {
     OperatorResolve,
     OperatorCompensate,
     DeclareTool,
+    PauseWorker,
+    DelayApply,
 }
 
 /// What the registry asks of a move, whatever its card (the object-safe part of [`Card`]).

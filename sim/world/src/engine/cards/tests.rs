@@ -29,6 +29,8 @@ const EVERY_CARD: &str = r#"(
         (at_phase: 7, play: OperatorResolve(key: "r1:c1", status: failed, reason: "checked", operator: "op-crew", expected_status: Some(indeterminate))),
         (at_phase: 8, play: OperatorCompensate(key: "r1:c1", reason: "double", operator: "op-other")),
         (at_phase: 9, play: DeclareTool(tool: "issue_credit", side_effect: external, attempts: 3, takes_key: false)),
+        (at_phase: 10, play: PauseWorker(worker: Some(1), ms: 500, in_phase: Some("wait for answer"))),
+        (at_phase: 11, play: DelayApply(key: Some("r1:c1"), ms: 1000)),
     ],
     expect: (
         verdict: paid_twice,
@@ -71,6 +73,8 @@ fn a_tape_spells_every_card_as_it_always_has_and_writes_it_back_the_same() {
         "(at_phase: 3, play: CrashWorker(worker: None)),",
         "(at_phase: 5, play: ModelCallsAgain(run: \"r1\", reword: true)),",
         "(at_phase: 9, play: DeclareTool(tool: \"issue_credit\", side_effect: external, attempts: 3, takes_key: false)),",
+        "(at_phase: 10, play: PauseWorker(worker: Some(1), ms: 500, in_phase: Some(\"wait for answer\"))),",
+        "(at_phase: 11, play: DelayApply(key: Some(\"r1:c1\"), ms: 1000)),",
     ] {
         assert!(written.contains(line), "{line} not in\n{written}");
     }
@@ -120,6 +124,10 @@ fn a_version_1_tape_reads_its_wire_cards_as_units_and_knows_no_declaration() {
     ))
     .expect_err("version 1 had no declarations");
     assert!(declared.contains("variant named `DeclareTool`"), "{declared}");
+    for newer in ["PauseWorker(worker: Some(1), ms: 500)", "DelayApply(ms: 500)"] {
+        let refused = parse(&v1(&format!("(at_phase: 0, play: {newer})"))).expect_err("version 1 had neither");
+        assert!(refused.contains("variant named"), "{refused}");
+    }
     let phased = parse(&v1(
         "(at_phase: 0, play: CrashWorker(worker: Some(1), in_phase: \"send\"))",
     ))

@@ -48,7 +48,7 @@ pub(super) fn message_words(message: &Message) -> String {
 pub(super) fn targets(simulation: &Simulation, direction: Direction, unslowed: bool) -> Vec<&Message> {
     simulation
         .messages()
-        .filter(|message| message.direction == direction && !message.lost && !(unslowed && message.slowed))
+        .filter(|message| message.direction == direction && !message.lost && !(unslowed && message.slowed_or_delayed()))
         .collect()
 }
 
@@ -94,6 +94,8 @@ pub(super) fn no_target(simulation: &Simulation, direction: Direction, unslowed:
     if let Some(message) = simulation.messages().find(|message| message.direction == direction) {
         let done = if message.lost || !unslowed {
             "already lost"
+        } else if message.apply_delay_ms.is_some() {
+            "already delayed at billing"
         } else {
             "already slowed"
         };
@@ -147,11 +149,13 @@ pub fn on_the_wire_words(simulation: &Simulation) -> Vec<String> {
         .messages()
         .map(|message| {
             let fate = if message.lost {
-                " — lost"
+                " — lost".to_owned()
             } else if message.slowed {
-                " — slowed past the timeout"
+                " — slowed past the timeout".to_owned()
+            } else if let Some(delay_ms) = message.apply_delay_ms {
+                format!(" — billing will hold it {delay_ms} ms before applying it")
             } else {
-                ""
+                String::new()
             };
             format!("{}{fate}", message_words(message))
         })

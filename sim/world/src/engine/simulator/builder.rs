@@ -134,6 +134,7 @@ impl SimulationBuilder {
             clock: Clock::default(),
             workers: Workers::new(),
             messages: BTreeMap::new(),
+            received: BTreeMap::new(),
             next_message: 1,
             world: World::new(billing),
             crew: Crew {

@@ -49,6 +49,14 @@ pub(super) enum Event {
     },
     /// The level's auditor checks billing against the ledger.
     Audit,
+    /// A stopped worker's pause ends (`PauseWorker`).
+    Resume {
+        worker: u32,
+    },
+    /// Billing applies a request it received earlier and held (`DelayApply`).
+    Apply {
+        message: u32,
+    },
 }
 
 /// A slot in the queue: (time, sequence).

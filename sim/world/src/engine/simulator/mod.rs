@@ -12,7 +12,8 @@
 //! - `clock.rs` — virtual time and the queue of what happens next;
 //! - `workers.rs` — the workers' lives: started, failed, retired, crashed, parked, woken;
 //! - `phases.rs` — the simulator's part of each worker phase;
-//! - `network.rs` — messages on the wire;
+//! - `network.rs` — messages on the wire, and requests billing holds before applying them;
+//! - `pause.rs` — a worker stopped for a while (SIGSTOP), and what waits for it;
 //! - `world.rs` — billing, and the one way an operator undoes an effect in it;
 //! - `crew.rs` — the player's moves: the hand, the moves to come and those made;
 //! - `table.rs` — what a card may do to the world (each card's module says which, and when);
@@ -25,6 +26,7 @@ mod clock;
 mod crew;
 mod honest;
 mod network;
+mod pause;
 mod phases;
 mod reading;
 mod report_words;
@@ -45,7 +47,8 @@ pub use crate::runtime::worker::Phase;
 pub use crate::text::dollars;
 pub use audit::{AUDIT_UNDID, AuditReport, AuditUndo, lowercase_first};
 pub use crew::{Misplay, WireHit};
-pub use network::{Direction, Message};
+pub use network::{APPLY_DELAY_MS_MAX, Direction, Message};
+pub use pause::PAUSE_MS_MAX;
 pub use report_words::report_words;
 pub use step_event::StepEvent;
 pub use timeline::{Actor, RuleFiring, RuleRow, TimelineEntry};
@@ -100,6 +103,10 @@ pub enum PlayError {
     NoSuchWorker(u32),
     #[error("no worker is alive to crash")]
     NoWorkerAlive,
+    #[error("no worker is alive to pause")]
+    NoWorkerToPause,
+    #[error("w{worker} is stopped already, until {until_ms} ms")]
+    AlreadyPaused { worker: u32, until_ms: u64 },
     #[error("no run `{0}` in this level")]
     NoSuchRun(String),
     #[error("run `{0}` has finished")]
@@ -176,6 +183,9 @@ pub struct Simulation {
     clock: Clock,
     workers: Workers,
     messages: BTreeMap<u32, Message>,
+    /// Requests billing has received and holds before applying them (`DelayApply`): off the
+    /// wire, not in billing's books yet.
+    received: BTreeMap<u32, Message>,
     next_message: u32,
     world: World,
     crew: Crew,
@@ -234,6 +244,12 @@ impl Simulation {
                 continue;
             };
             if self.is_stale(&event) {
+                continue;
+            }
+            if self.workers.paused > 0
+                && let Some(worker) = self.held_for(&event)
+            {
+                self.hold(worker, event);
                 continue;
             }
             self.clock.advance_to(slot.0);
@@ -309,14 +325,19 @@ impl Simulation {
             Event::Worker { worker, .. }
             | Event::Backoff { worker }
             | Event::Wake { worker }
-            | Event::LookAgain { worker } => !alive(worker),
+            | Event::LookAgain { worker }
+            | Event::Resume { worker } => !alive(worker),
             Event::Timeout {
                 worker,
                 key,
                 attempt,
                 send,
             } => !alive(worker) || !self.awaiting(*worker, key, *attempt) || !self.awaits_send(*worker, *send),
-            Event::Deliver { .. } | Event::Restart { .. } | Event::HonestCheck { .. } | Event::Audit => false,
+            Event::Deliver { .. }
+            | Event::Apply { .. }
+            | Event::Restart { .. }
+            | Event::HonestCheck { .. }
+            | Event::Audit => false,
         }
     }
 
@@ -324,6 +345,8 @@ impl Simulation {
         match event {
             Event::Worker { worker, command } => self.run_command(worker, *command)?,
             Event::Deliver { message } => self.deliver(message)?,
+            Event::Apply { message } => self.apply_held(message),
+            Event::Resume { worker } => self.resume(worker),
             Event::Timeout {
                 worker, key, attempt, ..
             } => {

@@ -37,6 +37,10 @@ pub struct Message {
     /// timer and its answer share, whatever key and attempt number later sends repeat.
     #[serde(default)]
     pub request: u32,
+    /// A request billing will hold this long after it arrives before applying it
+    /// (`DelayApply`); its answer leaves once it is applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply_delay_ms: Option<u32>,
     #[serde(skip)]
     pub(super) slot: Slot,
 }
@@ -46,6 +50,19 @@ pub struct Message {
 pub enum Direction {
     Request,
     Response,
+}
+
+/// The longest billing may hold a request before applying it, in ms of simulated time: ten
+/// minutes, longer than any level's timeout, settle time or recovery wait; a tape asking for
+/// more is refused when it loads.
+pub const APPLY_DELAY_MS_MAX: u32 = 600_000;
+
+impl Message {
+    /// Already slowed (an answer) or held at billing (a request): a card that slows or delays
+    /// a message aims only at one not yet touched.
+    pub fn slowed_or_delayed(&self) -> bool {
+        self.slowed || self.apply_delay_ms.is_some()
+    }
 }
 
 /// A request a worker sends now.
@@ -117,6 +134,7 @@ impl Simulation {
                 lost,
                 slowed,
                 request: id,
+                apply_delay_ms: None,
                 slot,
             },
         );
@@ -157,6 +175,7 @@ impl Simulation {
                 arrives_at_ms: now + delay,
                 lost,
                 slowed,
+                apply_delay_ms: None,
                 slot,
                 ..request
             },
@@ -185,6 +204,27 @@ impl Simulation {
         (lost, slowed)
     }
 
+    /// Billing receives `request` and holds it `delay_ms` before applying it: it is off the
+    /// wire (no lookup counts it in flight) and not in billing's books yet.
+    fn receive_and_hold(&mut self, request: Message, delay_ms: u32) {
+        let apply_at_ms = self.clock.now_ms + u64::from(delay_ms);
+        let (run, key) = (Some(request.run.clone()), Some(request.key.clone()));
+        let text = format!(
+            "billing receives the request for {} and holds it: it applies it in {delay_ms} ms, at {apply_at_ms} ms; \
+             until then its books show nothing of it",
+            request.key
+        );
+        self.clock.schedule(apply_at_ms, Event::Apply { message: request.id });
+        self.received.insert(request.id, request);
+        self.log(Actor::Billing, "request held", run, key, text);
+    }
+
+    /// Billing applies a request it held; its answer leaves now.
+    pub(super) fn apply_held(&mut self, id: u32) {
+        let request = self.received.remove(&id).expect("a held request is applied once");
+        self.billing_applies(request);
+    }
+
     /// A message arrives: a request at billing, a response at its worker.
     pub(super) fn deliver(&mut self, id: u32) -> Result<(), super::SimError> {
         let message = self.messages.remove(&id).expect("a scheduled message exists");
@@ -194,7 +234,10 @@ impl Simulation {
                 let text = format!("the request for {} was lost; billing never saw it", message.key);
                 self.log(Actor::Network, "request lost", run, key, text);
             }
-            Direction::Request => self.billing_applies(message),
+            Direction::Request => match message.apply_delay_ms {
+                Some(delay_ms) => self.receive_and_hold(message, delay_ms),
+                None => self.billing_applies(message),
+            },
             Direction::Response if message.lost => {
                 let text = format!("the response for {} was lost after billing applied it", message.key);
                 self.log(Actor::Network, "response lost", run, key, text);

@@ -218,6 +218,7 @@ impl Simulation {
                     loaded_version: slot.machine.loaded_version(),
                     run_state: slot.machine.run_state().clone(),
                     node: slot.node,
+                    paused_until_ms: slot.paused.as_ref().map(|paused| paused.until_ms),
                 }
             })
             .collect()

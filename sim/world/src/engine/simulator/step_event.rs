@@ -29,6 +29,10 @@ pub enum StepEvent {
     HonestCheck { key: String },
     /// The level's auditor checked billing against the ledger.
     Audit,
+    /// Worker `worker`'s pause ended: it runs again.
+    Resume { worker: u32 },
+    /// Billing applied request `message`, which it had received earlier and held.
+    Apply { message: u32 },
 }
 
 impl StepEvent {
@@ -52,6 +56,8 @@ impl StepEvent {
             Event::LookAgain { worker } => StepEvent::LookAgain { worker: *worker },
             Event::HonestCheck { key } => StepEvent::HonestCheck { key: key.clone() },
             Event::Audit => StepEvent::Audit,
+            Event::Resume { worker } => StepEvent::Resume { worker: *worker },
+            Event::Apply { message } => StepEvent::Apply { message: *message },
         }
     }
 }

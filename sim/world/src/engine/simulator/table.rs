@@ -1,8 +1,9 @@
 //! The table the cards are played on: the few things a move may do to the world — a message
-//! on the wire hit, lost or delayed; a worker killed or started; something armed for a moment
+//! on the wire hit, lost, delayed or held at billing; a worker killed, stopped or started; something armed for a moment
 //! still to come; a call settled or undone by an operator; a tool declared again. Each card's
 //! module (`crate::cards`) says which of these it does, and when; these say how, so a card
-//! never reaches into the simulator's own state.
+//! never reaches into the simulator's own state. (Stopping a worker is `pause.rs`'s
+//! `Simulation::pause`: what waits for a stopped worker is the event loop's.)
 
 use super::clock::Event;
 use super::crew::WireHit;
@@ -23,7 +24,9 @@ impl Simulation {
     pub(crate) fn wire_target(&self, direction: Direction, key: Option<&str>, unslowed: bool) -> Option<u32> {
         self.messages
             .values()
-            .filter(|message| message.direction == direction && !message.lost && !(unslowed && message.slowed))
+            .filter(|message| {
+                message.direction == direction && !message.lost && !(unslowed && message.slowed_or_delayed())
+            })
             .find(|message| key.is_none_or(|key| message.key == key))
             .map(|message| message.id)
     }
@@ -58,6 +61,18 @@ impl Simulation {
         self.delay_message(id, arrives);
         let message = self.messages.get_mut(&id).expect("on the wire");
         message.slowed = true;
+        message.key.clone()
+    }
+
+    /// Request `id` will be held by billing `delay_ms` after it arrives before billing applies
+    /// it. Answers its key.
+    pub(crate) fn delay_apply(&mut self, id: u32, delay_ms: u32) -> String {
+        let message = self.messages.get_mut(&id).expect("on the wire");
+        assert!(
+            message.direction == Direction::Request,
+            "billing holds requests, not answers"
+        );
+        message.apply_delay_ms = Some(delay_ms);
         message.key.clone()
     }
 

@@ -38,6 +38,8 @@ pub struct WorkerView {
     pub run_state: RunState,
     /// The node it runs on: [`super::FIRST_NODE`], or [`super::SECOND_NODE`] in a level with one.
     pub node: u32,
+    /// Stopped (SIGSTOP) until this time, if it is stopped now.
+    pub paused_until_ms: Option<u64>,
 }
 
 /// A run that failed, and what followed: what the runtime undid by reflex, and the fresh run
@@ -82,6 +84,9 @@ pub(super) struct WorkerSlot {
     pub(super) recovering: bool,
     /// The request it last put on the wire: the one send its timer and answer may end.
     pub(super) awaiting_send: Option<u32>,
+    /// Stopped (`PauseWorker`): until when, and what waited for it. Boxed: rare, and the slot
+    /// stays small (see above).
+    pub(super) paused: Option<Box<super::pause::Paused>>,
 }
 
 #[derive(Debug)]
@@ -95,6 +100,8 @@ pub(super) struct Workers {
     /// Runs whose failure the workflow node has decided on (each once, however many of its
     /// workers see it failed).
     pub(super) failures_decided: BTreeSet<String>,
+    /// How many workers are stopped now: while none is, no event is asked whose it is.
+    pub(super) paused: u32,
 }
 
 impl Workers {
@@ -105,6 +112,7 @@ impl Workers {
             parked: BTreeMap::new(),
             model_asks: BTreeMap::new(),
             failures_decided: BTreeSet::new(),
+            paused: 0,
         }
     }
 }
@@ -183,6 +191,7 @@ impl Simulation {
                 phases: Vec::new(),
                 recovering: why == RECOVERS,
                 awaiting_send: None,
+                paused: None,
             },
         );
         self.log(
@@ -338,6 +347,7 @@ impl Simulation {
     /// The worker stops: its connection drops. If it owned a call that others wait on, they
     /// look again: its outcome will never be recorded by it now.
     pub(super) fn retire(&mut self, worker: u32) {
+        self.forget_pause(worker);
         let slot = self.workers.slots.get_mut(&worker).expect("known worker");
         slot.alive = false;
         slot.executor = None;
