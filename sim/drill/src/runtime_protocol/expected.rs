@@ -381,5 +381,6 @@ fn traced(before: &Snapshot, after: &Snapshot, moves: &MovesInStep, event: &Step
         StepEvent::Restart { .. } => Traced::Other("a restart"),
         StepEvent::HonestCheck { .. } => Traced::Other("the honest operator's check"),
         StepEvent::Audit => Traced::Other("the audit"),
+        StepEvent::OwnerChange { .. } => Traced::Other("someone's owner change"),
     }
 }

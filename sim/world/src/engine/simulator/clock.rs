@@ -49,6 +49,10 @@ pub(super) enum Event {
     },
     /// The level's auditor checks billing against the ledger.
     Audit,
+    /// Someone outside the agent changes an account's owner: the world's `index`th scripted change.
+    OwnerChange {
+        index: usize,
+    },
 }
 
 /// A slot in the queue: (time, sequence).

@@ -17,6 +17,7 @@
 //! - `crew.rs` — the player's moves: the hand, the moves to come and those made;
 //! - `table.rs` — what a card may do to the world (each card's module says which, and when);
 //! - `honest.rs`, `audit.rs` — the scripted operators: one works the queue, one audits billing;
+//! - `someone.rs` — the world's scripted owner changes, made by someone outside the agent;
 //! - `timeline.rs` — the timeline, with typed actors.
 
 mod audit;
@@ -28,6 +29,7 @@ mod network;
 mod phases;
 mod reading;
 mod report_words;
+mod someone;
 mod step_event;
 mod table;
 mod timeline;
@@ -316,7 +318,11 @@ impl Simulation {
                 attempt,
                 send,
             } => !alive(worker) || !self.awaiting(*worker, key, *attempt) || !self.awaits_send(*worker, *send),
-            Event::Deliver { .. } | Event::Restart { .. } | Event::HonestCheck { .. } | Event::Audit => false,
+            Event::Deliver { .. }
+            | Event::Restart { .. }
+            | Event::HonestCheck { .. }
+            | Event::Audit
+            | Event::OwnerChange { .. } => false,
         }
     }
 
@@ -351,6 +357,7 @@ impl Simulation {
             }
             Event::HonestCheck { key } => self.honest_operator_checks(&key)?,
             Event::Audit => self.auditor_audits()?,
+            Event::OwnerChange { index } => self.someone_changes_owner(index),
             Event::Restart { run, node } => {
                 self.spawn_worker(&run, workers::RECOVERS, node);
             }

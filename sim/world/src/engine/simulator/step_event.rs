@@ -29,6 +29,8 @@ pub enum StepEvent {
     HonestCheck { key: String },
     /// The level's auditor checked billing against the ledger.
     Audit,
+    /// Someone outside the agent changed an account's owner (the world's `index`th scripted change).
+    OwnerChange { index: usize },
 }
 
 impl StepEvent {
@@ -52,6 +54,7 @@ impl StepEvent {
             Event::LookAgain { worker } => StepEvent::LookAgain { worker: *worker },
             Event::HonestCheck { key } => StepEvent::HonestCheck { key: key.clone() },
             Event::Audit => StepEvent::Audit,
+            Event::OwnerChange { index } => StepEvent::OwnerChange { index: *index },
         }
     }
 }
