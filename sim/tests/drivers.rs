@@ -58,6 +58,7 @@ fn level_of(run_id: &str) -> Level {
             billing_lookup_settle_ms: None,
             recovery_attempts_max: None,
             recovery_crashes_at: None,
+            owner_changes: Vec::new(),
         },
         tools: script::tools(),
         model: script::model_policy(),

@@ -838,7 +838,7 @@ function wirePanel(game) {
     h('div', {class: 'wire'}, game.wire.map((message) => h('div', {class: `message ${message.direction}`},
       h('div', {}, message.direction === 'request' ? `w${message.worker} → billing ` : `billing → w${message.worker} `,
         keySpan(message.key), h('span', {class: 'hint'}, ` attempt ${message.attempt}`)),
-      h('div', {class: 'hint'}, `${dollars(message.amount_cents)} to ${message.account} · key sent: ${message.downstream_key || 'none'}`,
+      h('div', {class: 'hint'}, `${message.carries} · key sent: ${message.downstream_key || 'none'}`,
         message.answer ? ` · ${message.answer}` : '', ` · arrives at ${message.arrives_at_ms} ms`),
       message.lost ? h('div', {class: 'flags tone-bad'}, '✘ will be lost') : null,
       message.slowed ? h('div', {class: 'flags tone-warn'}, '◔ slowed past the timeout') : null))));
@@ -861,7 +861,25 @@ function billingPanel(game) {
           h('td', {}, entry.kind === 'credit' ? '+ ' : '↺ ', entry.id, entry.reverses ? ` (voids ${entry.reverses})` : ''),
           h('td', {class: 'number'}, entry.amount), h('td', {}, entry.account),
           h('td', {}, entry.key ? [keySpan(entry.key), h('span', {class: 'hint'}, ` ${entry.key_kept}`)] : h('span', {class: 'hint'}, entry.key_kept))))))
-      : h('p', {class: 'hint'}, 'no credits yet'));
+      : (recordsShown(billing) ? null : h('p', {class: 'hint'}, 'no credits yet')),
+    recordsTable('Outbox', 'outbox', billing.outbox, 'email'),
+    recordsTable('Owner history', 'owners', billing.owners, 'change'),
+    recordsTable('Deleted records', 'deletions', billing.deletions, 'request'));
+}
+
+/** Whether the level's world holds emails, owner changes or deletes: then they are its stage. */
+function recordsShown(billing) {
+  return billing.outbox.length + billing.owners.length + billing.deletions.length > 0;
+}
+
+/** One kind of record, as the world words it: a row each, what went wrong marked. */
+function recordsTable(title, id, rows, noun) {
+  if (!rows.length) return null;
+  return h('div', {class: 'records', id: `records-${id}`},
+    h('h3', {}, title, h('span', {class: 'hint'}, ` ${rows.length} ${noun}${rows.length === 1 ? '' : 's'}`)),
+    h('table', {}, h('tbody', {}, rows.map((row) => h('tr', {class: row.harm ? 'tone-bad' : ''},
+      h('td', {class: 'mono'}, `${row.at_ms} ms`), h('td', {}, row.account), h('td', {}, row.what),
+      h('td', {}, row.by), h('td', {}, row.harm ? `✘ ${row.harm}` : ''))))));
 }
 
 function ledgerPanel(game) {

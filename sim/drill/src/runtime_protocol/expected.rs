@@ -384,5 +384,6 @@ fn traced(before: &Snapshot, after: &Snapshot, moves: &MovesInStep, event: &Step
         // Tapes with these cards are not played through the protocol (`expressible.rs`).
         StepEvent::Resume { .. } => Traced::Other("a paused worker resuming"),
         StepEvent::Apply { .. } => Traced::Other("billing applying a request it held"),
+        StepEvent::OwnerChange { .. } => Traced::Other("someone's owner change"),
     }
 }

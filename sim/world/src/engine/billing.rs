@@ -12,11 +12,13 @@ use crate::runtime::ToolAnswer;
 
 pub mod key_handling;
 mod lookup;
+mod record_rows;
 mod records;
 mod terms;
 
 pub use key_handling::{KeyHandling, UnknownKeyHandling};
 pub use lookup::Lookup;
+pub use record_rows::RecordRow;
 pub use records::{ChangedBy, Deletion, Email, OwnerChange, RECORDS_MAX, RecordRequest, Records};
 pub use terms::Terms;
 

@@ -144,6 +144,28 @@ pub struct Auditor {
 /// The latest moment a level may schedule its audit (a limit like every other).
 pub const AUDIT_AT_MS_MAX: u32 = 100_000;
 
+/// Someone outside the agent changes an account's owner at a fixed moment (support, the customer
+/// at the account page): the write Penny's retry can undo. The accounts service records who made
+/// each change, so the checker can tell Penny's writes from theirs. Deterministic: a fixed moment
+/// in virtual time, like the audit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedOwnerChange {
+    /// When the change reaches the accounts service, in milliseconds of virtual time.
+    pub at_ms: u32,
+    /// The account whose owner changes (one of the world's accounts).
+    pub account: String,
+    /// The new owner.
+    pub owner: String,
+    /// Who made the change, as the owner history records it (`support`).
+    pub by: String,
+}
+
+/// The latest moment a scripted owner change may land (a limit like the audit's).
+pub const OWNER_CHANGE_AT_MS_MAX: u32 = 100_000;
+/// The most scripted owner changes one world holds.
+pub const OWNER_CHANGES_MAX: usize = 16;
+
 /// The billing world and the network.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -192,6 +214,9 @@ pub struct World {
     /// way and none gets past the checkpoint it loaded. `None`: recoveries run clean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_crashes_at: Option<Phase>,
+    /// Owner changes made by someone outside the agent, each at its moment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owner_changes: Vec<ScriptedOwnerChange>,
 }
 
 impl World {

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{KeyLook, Look};
 use crate::api::views::StoredJson;
-use twice_world::billing::KeyHandling;
+use twice_world::billing::{KeyHandling, RecordRow};
 use twice_world::level::Play;
 use twice_world::runtime::ids::{RunId, ToolName, WorkerId};
 use twice_world::runtime::tool::{READ_ATTEMPTS_MAX, SideEffect};
@@ -91,6 +91,8 @@ pub struct MessageView {
     pub attempt: u32,
     pub account: String,
     pub amount_cents: u32,
+    /// What the request asks, in words: "$25.00 to acct_ada", "owner of acct_ada → Grace".
+    pub carries: String,
     pub answer: Option<String>,
     pub sent_at_ms: u64,
     pub arrives_at_ms: u64,
@@ -130,6 +132,11 @@ pub struct BillingView {
     pub accounts: Vec<AccountView>,
     pub entries: Vec<BillingEntryView>,
     pub entries_left_out: u32,
+    /// Each customer's outbox, the owner history and the deletes, as the world words them (the
+    /// page draws them; it decides nothing).
+    pub outbox: Vec<RecordRow>,
+    pub owners: Vec<RecordRow>,
+    pub deletions: Vec<RecordRow>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -12,7 +12,7 @@ use super::lobby::{goal_view, guard_views, listed_guards};
 use super::*;
 use crate::api::views::StoredJson;
 use twice_world::billing::{Answer, EntryKind};
-use twice_world::billing_tools::CreditArguments;
+use twice_world::billing_tools::{CreditArguments, Operation};
 use twice_world::checker::RowTelling;
 use twice_world::ledger::{Checkpoint, ExecutionRecord, HistoryEntry};
 use twice_world::level::{CardKind, default_operator};
@@ -189,7 +189,18 @@ pub(super) fn billing_view(simulation: &Simulation, looks: &KeyLooks) -> Billing
             })
             .collect(),
         entries_left_out: u32::try_from(skipped).unwrap_or(u32::MAX),
+        outbox: newest(billing.records.outbox_rows()),
+        owners: newest(billing.records.owner_rows()),
+        deletions: newest(billing.records.deletion_rows()),
     }
+}
+
+/// The newest rows a page is sent, as many as billing's entries (a page polls: it never
+/// carries a world's whole history).
+fn newest<T>(mut rows: Vec<T>) -> Vec<T> {
+    let skipped = rows.len().saturating_sub(BILLING_ENTRIES_SENT_MAX);
+    rows.drain(..skipped);
+    rows
 }
 
 /// A lane's words: the typed actor's label, with a word for the player's own lanes.
@@ -358,6 +369,32 @@ fn panels_view(game: &Game) -> PanelsView {
     }
 }
 
+/// What a request asks of the world, in words: only a credit carries money.
+fn carries(simulation: &Simulation, message: &twice_world::simulator::Message) -> String {
+    let arguments = CreditArguments::of_call(&message.call);
+    let operation = simulation
+        .level()
+        .tools
+        .iter()
+        .find(|tool| tool.name == message.call.tool)
+        .and_then(Operation::of);
+    match operation {
+        Some(Operation::SendEmail) => format!("email \"{}\" to {}", arguments.memo, arguments.account),
+        Some(Operation::ChangeOwner) => format!(
+            "owner of {} → {}",
+            arguments.account,
+            arguments.owner.as_deref().unwrap_or("?")
+        ),
+        Some(Operation::DeleteRecord) => format!("delete {}'s record", arguments.account),
+        Some(Operation::LookupBalance) => format!("balance of {}", arguments.account),
+        Some(Operation::Credit) | None => format!(
+            "{} to {}",
+            dollars(i64::from(arguments.amount_cents)),
+            arguments.account
+        ),
+    }
+}
+
 /// The messages on the wire, each with its key's look and what it carries.
 fn wire_view(simulation: &Simulation, looks: &KeyLooks) -> Vec<MessageView> {
     simulation
@@ -374,6 +411,7 @@ fn wire_view(simulation: &Simulation, looks: &KeyLooks) -> Vec<MessageView> {
             attempt: message.attempt,
             account: CreditArguments::of_call(&message.call).account,
             amount_cents: CreditArguments::of_call(&message.call).amount_cents,
+            carries: carries(simulation, message),
             answer: message.answer.as_ref().map(answer_text),
             sent_at_ms: message.sent_at_ms,
             arrives_at_ms: message.arrives_at_ms,

@@ -94,7 +94,7 @@ pub(super) fn judge_effects(
             let customer = level.world.owner_of(meant.account);
             let (landed, done) = match meant.operation {
                 Operation::SendEmail => email(&billing.records, nodes, &meant, &customer),
-                Operation::ChangeOwner => owner_change(&billing.records, nodes, &meant),
+                Operation::ChangeOwner => owner_change(&billing.records, nodes, &meant, &customer),
                 _ => deletion(&billing.records, nodes, &meant, &customer),
             };
             let (outcome, words) = match done {
@@ -107,6 +107,7 @@ pub(super) fn judge_effects(
                 ),
                 Done::Never => (Outcome::NotDone, never_words(&customer, &meant)),
                 Done::Once => (Outcome::DoneOnce, once_words(&customer, &meant)),
+                Done::OnceSaying(words) => (Outcome::DoneOnce, words),
                 Done::Again(words) => (repeat_outcome(meant.operation), words),
             };
             EffectVerdict {
@@ -127,6 +128,8 @@ pub(super) fn judge_effects(
 enum Done {
     Never,
     Once,
+    /// Once, with more to say than [`once_words`] does.
+    OnceSaying(String),
     /// More than once, or undoing someone's change: what happened, in words.
     Again(String),
 }
@@ -203,7 +206,7 @@ fn times(count: usize) -> String {
 
 /// The account's history: Penny's change for this intent, and whether one of hers landed again
 /// after someone else's change (putting the value back that they had replaced).
-fn owner_change(records: &Records, nodes: &RunNodes, meant: &Meant<'_>) -> (u32, Done) {
+fn owner_change(records: &Records, nodes: &RunNodes, meant: &Meant<'_>, customer: &str) -> (u32, Done) {
     let ours =
         |by: &ChangedBy| matches!(by, ChangedBy::Intent(intent) if is_intent(nodes, intent, meant.run, meant.item));
     let history: Vec<_> = records.history_of(meant.account).collect();
@@ -220,12 +223,25 @@ fn owner_change(records: &Records, nodes: &RunNodes, meant: &Meant<'_>) -> (u32,
             .find(|later| ours(&later.by))
             .map(|later| (who, change, later))
     });
-    let done = match undone {
-        Some((who, theirs, ours)) => Done::Again(format!(
-            "{who}'s change of {}'s owner to {} was undone: Penny's retried write landed after it and put {} back",
-            meant.account, theirs.to, ours.to
+    // Someone's change that landed before Penny's first write was replaced by it, as any write
+    // replaces: they never saw hers, so the run undid nothing made after it. Said, because the
+    // history shows their value gone.
+    let earlier = history[..first].iter().rev().find_map(|change| match &change.by {
+        ChangedBy::Someone(who) => Some((who, &change.to)),
+        ChangedBy::Intent(_) => None,
+    });
+    let done = match (undone, earlier) {
+        (Some((who, theirs, ours)), _) => Done::Again(format!(
+            "{customer}'s account lost {who}'s change of its owner to {}: Penny's retried write landed after it and \
+             put {} back",
+            theirs.to, ours.to
         )),
-        None => Done::Once,
+        (None, Some((who, theirs))) => Done::OnceSaying(format!(
+            "{}'s account got its new owner, {}, once: that one write landed after {who}'s change to {theirs} and \
+             replaced it, as any write does, but no change made after Penny's was undone",
+            customer, history[first].to
+        )),
+        (None, None) => Done::Once,
     };
     (landed, done)
 }

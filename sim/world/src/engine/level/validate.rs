@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::{
-    ACTIONS_MAX, AUDIT_AT_MS_MAX, CALLS_PER_RUN_MAX, CardKind, HONEST_CHECK_MS_MAX, Level, PHASES_MAX, RUNS_MAX, Tape,
-    TimedAction,
+    ACTIONS_MAX, AUDIT_AT_MS_MAX, CALLS_PER_RUN_MAX, CardKind, HONEST_CHECK_MS_MAX, Level, OWNER_CHANGE_AT_MS_MAX,
+    OWNER_CHANGES_MAX, PHASES_MAX, RUNS_MAX, Tape, TimedAction,
 };
 use crate::billing_tools::Operation;
 use crate::error::InputError;
@@ -34,6 +34,7 @@ pub fn validate_level(path: &Path, text: &str, level: &Level) -> Result<(), Inpu
     let source = Source { path, text };
     check_limits(&source, level)?;
     let accounts = check_accounts(&source, level)?;
+    check_owner_changes(&source, level, &accounts)?;
     let tools = check_tools(&source, level)?;
     check_declarable_tools(&source, level, &tools)?;
     check_runs(&source, level, &accounts, &tools)?;
@@ -142,6 +143,74 @@ fn check_accounts<'a>(source: &Source, level: &'a Level) -> Result<BTreeSet<&'a 
         }
     }
     Ok(accounts)
+}
+
+/// The world's scripted owner changes: each on a known account, to a named owner, by a named
+/// someone, at a moment inside the limit. An error points at the change's own field.
+fn check_owner_changes(source: &Source, level: &Level, accounts: &BTreeSet<&str>) -> Result<(), InputError> {
+    let changes = &level.world.owner_changes;
+    if changes.len() > OWNER_CHANGES_MAX {
+        return Err(source.error(
+            "owner_changes",
+            0,
+            format!(
+                "a world holds at most {OWNER_CHANGES_MAX} owner changes, this one has {}",
+                changes.len()
+            ),
+        ));
+    }
+    // The nth change's field is the nth occurrence of `field:` after `owner_changes`.
+    let field = |name: &str, index: usize, message: String| {
+        let anchor = crate::error::locate(source.text, "owner_changes", 0);
+        let before = anchor.map_or(0, |(line, column)| occurrences_before(source.text, name, line, column));
+        source.error(name, before + index, format!("owner_changes[{index}].{message}"))
+    };
+    for (index, change) in changes.iter().enumerate() {
+        if change.at_ms == 0 || change.at_ms > OWNER_CHANGE_AT_MS_MAX {
+            return Err(field(
+                "at_ms:",
+                index,
+                format!("at_ms must be 1 to {OWNER_CHANGE_AT_MS_MAX}, not {}", change.at_ms),
+            ));
+        }
+        if !accounts.contains(change.account.as_str()) {
+            return Err(field(
+                "account:",
+                index,
+                format!("account `{}` is not one of the world's accounts", change.account),
+            ));
+        }
+        if change.owner.trim().is_empty() || change.owner.chars().count() > 64 {
+            return Err(field(
+                "owner:",
+                index,
+                format!("owner must be a name of 1 to 64 characters, not `{}`", change.owner),
+            ));
+        }
+        if !is_identifier(&change.by) {
+            return Err(field(
+                "by:",
+                index,
+                format!(
+                    "by `{}` must be 1 to 64 letters, digits, `-` or `_` (who made the change)",
+                    change.by
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How many times `needle` occurs (outside comments) before line `line`, column `column`.
+fn occurrences_before(text: &str, needle: &str, line: usize, column: usize) -> usize {
+    let mut count = 0;
+    while let Some(found) = crate::error::locate(text, needle, count) {
+        if found >= (line, column) {
+            break;
+        }
+        count += 1;
+    }
+    count
 }
 
 /// Each tool declared once, with attempts and an operation that make sense; returns them by name.

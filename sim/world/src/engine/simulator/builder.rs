@@ -174,6 +174,7 @@ impl SimulationBuilder {
             simulation.spawn_worker(&run, "starts the run", FIRST_NODE);
         }
         simulation.schedule_audit();
+        simulation.schedule_owner_changes();
         Ok(simulation)
     }
 }

@@ -57,6 +57,10 @@ pub(super) enum Event {
     Apply {
         message: u32,
     },
+    /// Someone outside the agent changes an account's owner: the world's `index`th scripted change.
+    OwnerChange {
+        index: usize,
+    },
 }
 
 /// A slot in the queue: (time, sequence).

@@ -18,6 +18,7 @@
 //! - `crew.rs` — the player's moves: the hand, the moves to come and those made;
 //! - `table.rs` — what a card may do to the world (each card's module says which, and when);
 //! - `honest.rs`, `audit.rs` — the scripted operators: one works the queue, one audits billing;
+//! - `someone.rs` — the world's scripted owner changes, made by someone outside the agent;
 //! - `timeline.rs` — the timeline, with typed actors.
 
 mod audit;
@@ -30,6 +31,7 @@ mod pause;
 mod phases;
 mod reading;
 mod report_words;
+mod someone;
 mod step_event;
 mod table;
 mod timeline;
@@ -337,7 +339,8 @@ impl Simulation {
             | Event::Apply { .. }
             | Event::Restart { .. }
             | Event::HonestCheck { .. }
-            | Event::Audit => false,
+            | Event::Audit
+            | Event::OwnerChange { .. } => false,
         }
     }
 
@@ -374,6 +377,7 @@ impl Simulation {
             }
             Event::HonestCheck { key } => self.honest_operator_checks(&key)?,
             Event::Audit => self.auditor_audits()?,
+            Event::OwnerChange { index } => self.someone_changes_owner(index),
             Event::Restart { run, node } => {
                 self.spawn_worker(&run, workers::RECOVERS, node);
             }

@@ -76,7 +76,9 @@ impl Simulation {
             | Event::Apply { .. }
             | Event::Restart { .. }
             | Event::HonestCheck { .. }
-            | Event::Audit => return None,
+            | Event::Audit
+            // Someone outside the agent acts on the world's own clock, not a worker's.
+            | Event::OwnerChange { .. } => return None,
         };
         self.workers
             .slots

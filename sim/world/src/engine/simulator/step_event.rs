@@ -33,6 +33,8 @@ pub enum StepEvent {
     Resume { worker: u32 },
     /// Billing applied request `message`, which it had received earlier and held.
     Apply { message: u32 },
+    /// Someone outside the agent changed an account's owner (the world's `index`th scripted change).
+    OwnerChange { index: usize },
 }
 
 impl StepEvent {
@@ -58,6 +60,7 @@ impl StepEvent {
             Event::Audit => StepEvent::Audit,
             Event::Resume { worker } => StepEvent::Resume { worker: *worker },
             Event::Apply { message } => StepEvent::Apply { message: *message },
+            Event::OwnerChange { index } => StepEvent::OwnerChange { index: *index },
         }
     }
 }
