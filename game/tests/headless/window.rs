@@ -383,7 +383,7 @@ fn the_defenders_known_heists_are_the_ones_that_fire_named_by_title_and_the_rest
         .count();
     assert_eq!(said, 1, "{texts:#?}");
     assert!(drawn.iter().any(
-        |text| text.text.starts_with(&format!("{fizzled} known heists are left out")) && text.fully_visible(screen)
+        |text| text.text.starts_with(&format!("Not listed: {fizzled} known heists")) && text.fully_visible(screen)
     ));
 }
 

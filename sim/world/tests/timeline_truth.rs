@@ -90,3 +90,49 @@ fn no_guard_row_is_told_as_holding_in_a_run_whose_money_is_wrong() {
     );
     assert!(held > 0, "some shipped run has guard rows told as holding");
 }
+
+/// Every answer on the wire — travelling, lost or arriving late — is drawn coming from billing
+/// toward the worker (its arrow starts in billing's lane, right of the network's), in every
+/// shipped tape: never from the worker lane its key was last drawn in.
+#[test]
+fn an_answer_is_drawn_travelling_from_billing_to_its_worker() {
+    use twice_world::simulator::Actor;
+    let campaign = campaign();
+    let mut late_or_lost = 0;
+    for loaded in &campaign.tapes {
+        let tape = &loaded.tape;
+        let mut builder = SimulationBuilder::new(loaded.level.level.clone(), tape.seed)
+            .actions(tape.actions.clone())
+            .wire_rule(tape.wire_rule())
+            .ledger_store(LedgerStore::Memory);
+        if let Some(guards) = tape.guards {
+            builder = builder.guards(guards);
+        }
+        let mut simulation = builder.build().expect("the tape builds");
+        simulation.run().expect("the tape simulates");
+        for entry in simulation.timeline() {
+            let answer = entry.actor == Actor::Network && entry.kind != "request lost";
+            if !answer {
+                continue;
+            }
+            late_or_lost += usize::from(entry.kind != "response travels");
+            let origin = entry.arrow_from();
+            assert_eq!(
+                origin,
+                Some(Actor::Billing),
+                "{}: {} `{}` does not start at billing",
+                loaded.path.display(),
+                entry.kind,
+                entry.text
+            );
+            assert!(
+                Actor::Billing.lane_order() > entry.actor.lane_order(),
+                "billing's lane is right of the network's: an answer's arrow points toward the worker"
+            );
+        }
+    }
+    assert!(
+        late_or_lost > 0,
+        "no tape has a late or lost answer: nothing was checked"
+    );
+}

@@ -12,7 +12,7 @@ use super::lobby::{goal_view, guard_views, listed_guards};
 use super::*;
 use crate::api::views::StoredJson;
 use twice_world::billing::{Answer, EntryKind};
-use twice_world::billing_tools::CreditArguments;
+use twice_world::billing_tools::{CreditArguments, Operation};
 use twice_world::checker::RowTelling;
 use twice_world::ledger::{Checkpoint, ExecutionRecord, HistoryEntry};
 use twice_world::level::{CardKind, default_operator};
@@ -219,10 +219,13 @@ fn timeline_view(entries: &[TimelineEntry], looks: &KeyLooks, telling: &RowTelli
     let mut rows = Vec::with_capacity(entries.len() - skipped);
     for (index, entry) in entries.iter().enumerate() {
         let lane = lane_of(&entry.actor);
+        let last = entry.key.as_deref().and_then(|key| last_lane.insert(key, lane));
+        // An answer comes from billing, whichever lane its key was drawn in last.
         let from_lane = entry
-            .key
-            .as_deref()
-            .and_then(|key| last_lane.insert(key, lane))
+            .arrow_from()
+            .filter(|origin| actors.contains(&origin))
+            .map(|origin| lane_of(&origin))
+            .or(last)
             .filter(|previous| *previous != lane);
         if index < skipped {
             continue;
@@ -360,9 +363,21 @@ fn panels_view(game: &Game) -> PanelsView {
 
 /// The messages on the wire, each with its key's look and what it carries.
 fn wire_view(simulation: &Simulation, looks: &KeyLooks) -> Vec<MessageView> {
+    let tools = &simulation.level().tools;
     simulation
         .messages()
         .map(|message| MessageView {
+            asks: {
+                let arguments = CreditArguments::of_call(&message.call);
+                match Operation::of_tool(tools, &message.call.tool) {
+                    Some(operation) => operation.asks(&arguments),
+                    None => format!(
+                        "{} to {}",
+                        dollars(i64::from(arguments.amount_cents)),
+                        arguments.account
+                    ),
+                }
+            },
             id: message.id,
             direction: match message.direction {
                 Direction::Request => "request",
