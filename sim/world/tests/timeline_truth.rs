@@ -136,3 +136,51 @@ fn an_answer_is_drawn_travelling_from_billing_to_its_worker() {
         "no tape has a late or lost answer: nothing was checked"
     );
 }
+
+/// The debrief's keys column names the key of every credit that landed, in every shipped tape:
+/// a run without a ledger (05) still sent its call under a key the timeline shows.
+#[test]
+fn every_credit_that_landed_names_the_key_it_was_sent_under() {
+    let campaign = campaign();
+    let mut without_a_ledger = 0;
+    for loaded in &campaign.tapes {
+        let tape = &loaded.tape;
+        let mut builder = SimulationBuilder::new(loaded.level.level.clone(), tape.seed)
+            .actions(tape.actions.clone())
+            .wire_rule(tape.wire_rule())
+            .ledger_store(LedgerStore::Memory);
+        if let Some(guards) = tape.guards {
+            builder = builder.guards(guards);
+        }
+        let mut simulation = builder.build().expect("the tape builds");
+        simulation.run().expect("the tape simulates");
+        let verdict = simulation.verdict().expect("the run is judged");
+        let shown: Vec<String> = simulation
+            .timeline()
+            .iter()
+            .filter_map(|entry| entry.key.clone())
+            .collect();
+        without_a_ledger += usize::from(!simulation.guards().is_on(twice_world::runtime::guards::Guard::Ledger));
+        for credit in verdict.credits.iter().filter(|credit| credit.credits_applied > 0) {
+            assert!(
+                !credit.keys.is_empty(),
+                "{}: {}/{} landed {} credit(s) but names no key",
+                loaded.path.display(),
+                credit.run,
+                credit.item,
+                credit.credits_applied
+            );
+            for key in &credit.keys {
+                assert!(
+                    shown.contains(key),
+                    "{}: {key} is not in the timeline",
+                    loaded.path.display()
+                );
+            }
+        }
+    }
+    assert!(
+        without_a_ledger > 0,
+        "no tape runs without a ledger: nothing was checked"
+    );
+}

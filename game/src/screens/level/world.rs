@@ -20,7 +20,7 @@ pub fn draw_task(ui: &mut egui::Ui, simulation: &Simulation) {
                     .map_or(call.account.as_str(), |account| account.owner.as_str());
                 let step = twice_world::text::step_name(run.id.as_str(), u32::try_from(item).unwrap_or(u32::MAX));
                 ui.label(
-                    RichText::new(format!("{step} · {} {}", call.tool, asks(simulation, call, owner)))
+                    RichText::new(format!("{step} · {}: {}", call.tool, asks(simulation, call, owner)))
                         .size(theme::SMALL + 0.5),
                 );
             }
