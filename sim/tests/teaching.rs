@@ -168,11 +168,15 @@ fn an_unbeatable_level_is_not_finished_by_spending_the_hand_and_the_debrief_says
     assert_eq!(told.standing, Standing::HeldWithCardsLeft { cards_left: 1 });
     assert!(!told.standing.finishes_level());
     assert!(
-        told.diagnosis.last().is_some_and(
-            |sentence| sentence.starts_with("You still hold 1 card, but no play finishes this level: defend it")
-        ),
+        told.diagnosis.last().is_some_and(|sentence| sentence
+            .starts_with("No play finishes this level, not even with the card left unplayed: defend it")),
         "{:?}",
         told.diagnosis
+    );
+    // The run is over: the card left is told as unplayed, never as one the player still holds.
+    assert_eq!(
+        told.headline,
+        "The runtime held. 1 card went unplayed: the run is over, so it can no longer be played."
     );
     // A win still finishes its level.
     let won = run_tape("01-naive-retry.win.tape.ron");

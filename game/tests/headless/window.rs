@@ -379,11 +379,11 @@ fn the_defenders_known_heists_are_the_ones_that_fire_named_by_title_and_the_rest
     assert_eq!(lines, firing, "{texts:#?}");
     let said = texts
         .iter()
-        .filter(|text| text.contains("left out") && text.contains("fizzle"))
+        .filter(|text| text.starts_with("Not listed: ") && text.contains("nothing to hit"))
         .count();
     assert_eq!(said, 1, "{texts:#?}");
     assert!(drawn.iter().any(
-        |text| text.text.starts_with(&format!("{fizzled} known heists are left out")) && text.fully_visible(screen)
+        |text| text.text.starts_with(&format!("Not listed: {fizzled} known heists")) && text.fully_visible(screen)
     ));
 }
 
@@ -452,5 +452,38 @@ fn the_replay_viewer_opens_a_levels_tapes_only_once_it_is_won() {
         drawn
             .iter()
             .any(|text| text.text == "02-one-attempt.whole-hand.tape.ron")
+    );
+}
+
+/// The window's quiet console counts only calls whose run waits for a person: 07's slowed
+/// answer leaves r1:c2 unknown, but Penny was told "failed" and went on, so nothing waits on it.
+/// And the task list names steps from one and draws a balance lookup as a lookup, never
+/// "$0.00 to Ada".
+#[test]
+fn the_quiet_console_counts_only_waiting_calls_and_the_task_list_draws_steps_as_played() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    play_moves_then_run(&mut app, &tape("07-look-it-up.win.tape.ron"));
+    let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+    let context = probe::context(1.0);
+    let (drawn, _) = level_frames(&app, &context, &mut level_ui, &mut cache, Vec::new());
+    let texts: Vec<&str> = drawn.iter().map(|text| text.text.as_str()).collect();
+    let console = texts
+        .iter()
+        .find(|text| text.starts_with("No operator moves in this level"))
+        .unwrap_or_else(|| panic!("no quiet console: {texts:#?}"));
+    assert_eq!(
+        *console, "No operator moves in this level · 1 unknown call, none waiting for a person",
+        "r1:c2 is unknown, but no run is paused on it"
+    );
+    let task: Vec<&str> = texts.iter().copied().filter(|text| text.starts_with("r1/")).collect();
+    assert_eq!(
+        task,
+        [
+            "r1/1 · lookup_balance: look up Ada's balance (no money moves)",
+            "r1/2 · issue_credit: $25.00 to Ada",
+            "r1/3 · lookup_balance: look up Ada's balance (no money moves)",
+        ],
+        "{texts:#?}"
     );
 }

@@ -396,6 +396,15 @@ async function showLevel() {
 /** A move or a control: one request; the answer is the new level screen. */
 async function move(path, body, quiet) {
   if (state.busy) return false;
+  // Time never moves past a card waiting for its target: it would be dropped unplayed.
+  if (state.chosenCard && (path === '/api/game/step' || path === '/api/game/run')) {
+    state.playing = false;
+    notice(`${cardTitle(state.chosenCard)} is not played yet: pick its target under the card, or Cancel, then step.`, true);
+    renderLevel();
+    const first = document.querySelector(`[data-fid="target-${state.chosenCard}-0"]`);
+    if (first) first.focus();
+    return false;
+  }
   state.busy = true;
   const before = state.game;
   const answer = await api('POST', path, body);
@@ -659,6 +668,8 @@ function hand(game) {
     }
     const targets = chosen && fromTheHand(card)
       ? h('div', {class: 'targets', role: 'group', 'aria-label': `targets for ${card.title}`},
+        // Until a target is picked nothing is played, and a step waits (see `move`).
+        h('p', {class: 'hint', 'data-fid': `target-prompt-${card.card}`}, 'Not played yet: pick what it acts on.'),
         card.targets.map((target, targetIndex) => h('button', {'data-fid': `target-${card.card}-${targetIndex}`,
           onclick: () => play(target.play)}, target.label)),
         h('button', {'data-fid': `target-cancel-${card.card}`, onclick: () => { state.chosenCard = null; renderLevel(); }}, 'Cancel'))
@@ -773,6 +784,8 @@ function defendPanel(game) {
   return h('section', {class: 'panel defend', 'aria-label': 'defend this level', id: 'defend'},
     h('h2', {}, 'Defend', h('span', {class: 'hint'},
       `every guard off to start: switch on at most ${budget} so that no heist gets through`)),
+    // What counts as a heist here, as the window says it: an unpaid customer is one too.
+    h('p', {class: 'hint', id: 'defend-heist-means'}, 'A heist is any run that pays a customer twice or leaves one owed money nobody will pay.'),
     h('div', {class: 'row'}, toggles),
     h('div', {class: 'row'},
       h('button', {class: 'primary', id: 'defend-check', 'data-fid': 'defend-check', disabled: defence.checking ? true : undefined,
@@ -789,7 +802,7 @@ function defendPanel(game) {
       result.searched === null ? h('p', {class: 'hint'}, 'A known heist got through, so the explorer was not needed.')
         : result.counter_example ? h('p', {class: 'tone-bad', id: 'counter-example'},
           `The explorer found a heist in ${counted(result.searched, 'schedule', 'schedules')}: `, result.counter_example.join(', '))
-          : h('p', {class: 'hint'}, `The explorer tried ${counted(result.searched, 'schedule', 'schedules')} of your hand and found no heist.`)) : null);
+          : h('p', {class: 'hint'}, `The explorer tried ${counted(result.searched, 'schedule', 'schedules')} of your hand and found no heist: no way to pay twice or leave a customer owed.`)) : null);
 }
 
 async function checkDefence() {
@@ -819,7 +832,8 @@ function pennyPanel(game) {
     game.penny.runs.map((run) => h('p', {},
       h('strong', {}, `run ${run.id}: `), lookSpan(run.status),
       run.waiting_on ? [' on ', keySpan(run.waiting_on)] : null,
-      h('span', {class: 'hint'}, ` · item ${Math.min(run.item + 1, run.items)} of ${run.items}, ${counted(run.calls_for_item, 'call', 'calls')}`),
+      // Steps are named as the task list and the debrief name them: r1/2 is run r1's second call.
+      h('span', {class: 'hint'}, ` · step ${run.id}/${Math.min(run.item + 1, run.items)} of ${run.items}, ${counted(run.calls_for_item, 'call made', 'calls made')}`),
       run.last_told ? h('span', {class: 'hint'}, ` · told: ${run.last_told}`) : null,
       run.failed ? h('span', {class: 'hint'}, ` · failed: ${run.failed}`) : null,
       run.compensated.length ? h('span', {class: 'hint'}, ` · compensated by reflex: ${run.compensated.join(', ')}`) : null,
@@ -838,7 +852,7 @@ function wirePanel(game) {
     h('div', {class: 'wire'}, game.wire.map((message) => h('div', {class: `message ${message.direction}`},
       h('div', {}, message.direction === 'request' ? `w${message.worker} → billing ` : `billing → w${message.worker} `,
         keySpan(message.key), h('span', {class: 'hint'}, ` attempt ${message.attempt}`)),
-      h('div', {class: 'hint'}, `${message.carries} · key sent: ${message.downstream_key || 'none'}`,
+      h('div', {class: 'hint'}, `${message.asks} · key sent: ${message.downstream_key || 'none'}`,
         message.answer ? ` · ${message.answer}` : '', ` · arrives at ${message.arrives_at_ms} ms`),
       message.lost ? h('div', {class: 'flags tone-bad'}, '✘ will be lost') : null,
       message.slowed ? h('div', {class: 'flags tone-warn'}, '◔ slowed past the timeout') : null))));

@@ -141,6 +141,9 @@ try {
   await page.click('[data-level="02-one-attempt"]');
   await page.click('#open-level');
   await page.waitForSelector('#defend');
+  // What counts as a heist is said before the first check: an unpaid customer is one too.
+  check((await page.textContent('#defend-heist-means')).includes('leaves one owed money nobody will pay'),
+    'the defender says leaving a customer unpaid counts as a heist');
   await page.click('#defend-check');
   await page.waitForSelector('#defence-result');
   check((await page.textContent('#defence-result')).includes('falls'), 'defending 02 with no guard: the defence falls');

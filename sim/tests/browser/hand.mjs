@@ -60,6 +60,9 @@ async function walk(name, viewport) {
   await stepTo(page, LOOKUP_PHASE);
   check(!(await page.isDisabled('[data-card="LoseRequest"]')), `${size}: at phase ${LOOKUP_PHASE} Lose the request has the lookup to hit`);
   check(await page.isDisabled(loseAnswer), `${size}: Lose the response still has no answer to hit`);
+  // The lookup is drawn as a lookup: it moves no money, so no "$0.00 to acct_ada".
+  const wire = await page.textContent('.wire');
+  check(wire.includes("look up acct_ada's balance") && !wire.includes('$0.00'), `${size}: the lookup on the wire is drawn as one: "${wire.trim()}"`);
   const waiting = await page.textContent('[data-fid="card-refusal-LoseResponse"]');
   check(waiting.includes('on its way to billing'), `${size}: and says the request is on its way: "${waiting.trim()}"`);
 

@@ -94,8 +94,8 @@ try {
       await page.click('#debrief');
       await page.waitForSelector('#verdict');
       const credit = await page.textContent('table.credits tbody td');
-      check(credit.includes('item 2 of 3') && !/item 0\b/.test(await page.textContent('#verdict')),
-        `the credit counts from one, as Penny's panel does: "${credit}"`);
+      check(credit.includes('r1/2') && !/item \d+ of/.test(await page.textContent('#verdict')),
+        `the credit is named by its step, r1/2, as the task list and the window name it: "${credit}"`);
     }
     await page.context().close();
   }

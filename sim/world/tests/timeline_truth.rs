@@ -90,3 +90,97 @@ fn no_guard_row_is_told_as_holding_in_a_run_whose_money_is_wrong() {
     );
     assert!(held > 0, "some shipped run has guard rows told as holding");
 }
+
+/// Every answer on the wire — travelling, lost or arriving late — is drawn coming from billing
+/// toward the worker (its arrow starts in billing's lane, right of the network's), in every
+/// shipped tape: never from the worker lane its key was last drawn in.
+#[test]
+fn an_answer_is_drawn_travelling_from_billing_to_its_worker() {
+    use twice_world::simulator::Actor;
+    let campaign = campaign();
+    let mut late_or_lost = 0;
+    for loaded in &campaign.tapes {
+        let tape = &loaded.tape;
+        let mut builder = SimulationBuilder::new(loaded.level.level.clone(), tape.seed)
+            .actions(tape.actions.clone())
+            .wire_rule(tape.wire_rule())
+            .ledger_store(LedgerStore::Memory);
+        if let Some(guards) = tape.guards {
+            builder = builder.guards(guards);
+        }
+        let mut simulation = builder.build().expect("the tape builds");
+        simulation.run().expect("the tape simulates");
+        for entry in simulation.timeline() {
+            let answer = entry.actor == Actor::Network && entry.kind != "request lost";
+            if !answer {
+                continue;
+            }
+            late_or_lost += usize::from(entry.kind != "response travels");
+            let origin = entry.arrow_from();
+            assert_eq!(
+                origin,
+                Some(Actor::Billing),
+                "{}: {} `{}` does not start at billing",
+                loaded.path.display(),
+                entry.kind,
+                entry.text
+            );
+            assert!(
+                Actor::Billing.lane_order() > entry.actor.lane_order(),
+                "billing's lane is right of the network's: an answer's arrow points toward the worker"
+            );
+        }
+    }
+    assert!(
+        late_or_lost > 0,
+        "no tape has a late or lost answer: nothing was checked"
+    );
+}
+
+/// The debrief's keys column names the key of every credit that landed, in every shipped tape:
+/// a run without a ledger (05) still sent its call under a key the timeline shows.
+#[test]
+fn every_credit_that_landed_names_the_key_it_was_sent_under() {
+    let campaign = campaign();
+    let mut without_a_ledger = 0;
+    for loaded in &campaign.tapes {
+        let tape = &loaded.tape;
+        let mut builder = SimulationBuilder::new(loaded.level.level.clone(), tape.seed)
+            .actions(tape.actions.clone())
+            .wire_rule(tape.wire_rule())
+            .ledger_store(LedgerStore::Memory);
+        if let Some(guards) = tape.guards {
+            builder = builder.guards(guards);
+        }
+        let mut simulation = builder.build().expect("the tape builds");
+        simulation.run().expect("the tape simulates");
+        let verdict = simulation.verdict().expect("the run is judged");
+        let shown: Vec<String> = simulation
+            .timeline()
+            .iter()
+            .filter_map(|entry| entry.key.clone())
+            .collect();
+        without_a_ledger += usize::from(!simulation.guards().is_on(twice_world::runtime::guards::Guard::Ledger));
+        for credit in verdict.credits.iter().filter(|credit| credit.credits_applied > 0) {
+            assert!(
+                !credit.keys.is_empty(),
+                "{}: {}/{} landed {} credit(s) but names no key",
+                loaded.path.display(),
+                credit.run,
+                credit.item,
+                credit.credits_applied
+            );
+            for key in &credit.keys {
+                assert!(
+                    shown.contains(key),
+                    "{}: {key} is not in the timeline",
+                    loaded.path.display()
+                );
+            }
+        }
+    }
+    assert!(
+        without_a_ledger > 0,
+        "no tape runs without a ledger: nothing was checked"
+    );
+}

@@ -217,7 +217,7 @@ fn credits(ui: &mut egui::Ui, verdict: &Verdict) {
             }
             ui.end_row();
             for credit in &verdict.credits {
-                ui.label(format!("{}/{}", credit.run, credit.item));
+                ui.label(twice_world::text::step_name(&credit.run, credit.item));
                 ui.label(&credit.account);
                 ui.label(dollars(credit.owed_cents));
                 ui.label(format!(

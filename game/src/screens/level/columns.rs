@@ -118,7 +118,9 @@ pub(super) fn right(
         }
         if show_console && !operator_moves && show_ledger {
             new_panel(ui, panels, Panel::Console);
-            ui::section(ui, "Operator console", |ui| operator::draw_quiet(ui, session));
+            ui::section(ui, "Operator console", |ui| {
+                operator::draw_quiet(ui, session, simulation)
+            });
         } else if show_console {
             new_panel(ui, panels, Panel::Console);
             // The title stays put; the console's decisions (reason, expected status, both

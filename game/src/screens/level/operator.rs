@@ -120,14 +120,29 @@ pub fn moves(session: &Session, simulation: &Simulation, level_ui: &LevelUi) -> 
 
 /// The console's body (its title is drawn above the scroll by the column, so it stays put).
 /// The console of a level that gives the crew no operator moves: one line, the queue counted.
-pub fn draw_quiet(ui: &mut egui::Ui, session: &Session) {
-    let waiting = session.ledger().unknown().count();
-    let queue = match waiting {
-        0 => "no call waits for a person".to_owned(),
-        1 => "1 unknown call waits for a person".to_owned(),
-        many => format!("{many} unknown calls wait for a person"),
-    };
-    ui::hint(ui, format!("No operator moves in this level · {queue}"));
+pub fn draw_quiet(ui: &mut egui::Ui, session: &Session, simulation: &Simulation) {
+    ui::hint(
+        ui,
+        format!("No operator moves in this level · {}", quiet_queue(session, simulation)),
+    );
+}
+
+/// The quiet console's count: an unknown call waits for a person only while its run is paused
+/// on it or stopped for one; a call still being retried or looked up is counted apart.
+fn quiet_queue(session: &Session, simulation: &Simulation) -> String {
+    let unknown = session.ledger().unknown().count();
+    let waiting = session
+        .ledger()
+        .unknown()
+        .filter(|record| simulation.waits_for_a_person(record))
+        .count();
+    let calls = twice_world::text::counted(unknown as u64, "unknown call", "unknown calls");
+    match (unknown, waiting) {
+        (0, _) => "no call's outcome is unknown".to_owned(),
+        (_, 0) => format!("{calls}, none waiting for a person"),
+        (_, waiting) if waiting == unknown => format!("{calls}, waiting for a person"),
+        (_, waiting) => format!("{calls}, {waiting} waiting for a person"),
+    }
 }
 
 pub fn draw(

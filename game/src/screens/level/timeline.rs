@@ -90,12 +90,17 @@ impl TimelineCache {
                 }
             };
             self.entry_lane.push(lane);
-            let from = entry.key.as_ref().and_then(|key| {
+            let last = entry.key.as_ref().and_then(|key| {
                 let next = self.key_index.len();
                 self.key_index.entry(key.clone()).or_insert(next);
-                let previous = self.last_lane_of_key.insert(key.clone(), lane);
-                previous.filter(|previous| *previous != lane)
+                self.last_lane_of_key.insert(key.clone(), lane)
             });
+            // An answer comes from billing, whichever lane its key was drawn in last.
+            let from = entry
+                .arrow_from()
+                .and_then(|origin| self.lane_ids.get(&origin).copied())
+                .or(last)
+                .filter(|previous| *previous != lane);
             self.arrow_from.push(from);
         }
         self.scanned = entries.len();

@@ -1,6 +1,8 @@
 //! The left column: Penny's task, which guards are on, and the checkpoint store.
 
 use bevy_egui::egui::{self, RichText};
+use twice_world::billing_tools::{CreditArguments, Operation};
+use twice_world::model::ScriptCall;
 use twice_world::runtime::guards::Guard;
 use twice_world::simulator::{Simulation, dollars};
 
@@ -16,14 +18,10 @@ pub fn draw_task(ui: &mut egui::Ui, simulation: &Simulation) {
                     .accounts
                     .get(&call.account)
                     .map_or(call.account.as_str(), |account| account.owner.as_str());
+                let step = twice_world::text::step_name(run.id.as_str(), u32::try_from(item).unwrap_or(u32::MAX));
                 ui.label(
-                    RichText::new(format!(
-                        "{}/{item} · {} {} to {owner}",
-                        run.id,
-                        call.tool,
-                        dollars(i64::from(call.amount_cents))
-                    ))
-                    .size(theme::SMALL + 0.5),
+                    RichText::new(format!("{step} · {}: {}", call.tool, asks(simulation, call, owner)))
+                        .size(theme::SMALL + 0.5),
                 );
             }
         }
@@ -36,6 +34,21 @@ pub fn draw_task(ui: &mut egui::Ui, simulation: &Simulation) {
             ),
         );
     });
+}
+
+/// What a step of the script asks for, naming the account by its owner: a credit's amount, a
+/// lookup as a lookup (it moves no money).
+fn asks(simulation: &Simulation, call: &ScriptCall, owner: &str) -> String {
+    let arguments = CreditArguments {
+        account: owner.to_owned(),
+        amount_cents: call.amount_cents,
+        memo: call.memo.clone(),
+        owner: call.owner.clone(),
+    };
+    match Operation::of_tool(&simulation.level().tools, call.tool.as_str()) {
+        Some(operation) => operation.asks(&arguments),
+        None => format!("{} to {owner}", dollars(i64::from(call.amount_cents))),
+    }
 }
 
 /// Which of the runtime's guards are on here: the ones that are off are the crew's way in.

@@ -94,6 +94,34 @@ impl Operation {
         None
     }
 
+    /// The operation the tool named `tool` runs among `tools` (a level's declarations).
+    pub fn of_tool(tools: &[ToolDeclaration], tool: &str) -> Option<Operation> {
+        tools
+            .iter()
+            .find(|declared| declared.name == tool)
+            .and_then(Operation::of)
+    }
+
+    /// What a call of this operation asks for, in the player's words, as the task list and the
+    /// wire draw it: a credit names its amount, a lookup is a lookup (it moves no money, so it
+    /// carries no amount to draw), and the others name what they do to `account`.
+    pub fn asks(self, arguments: &CreditArguments) -> String {
+        let account = &arguments.account;
+        match self {
+            Operation::Credit => format!(
+                "{} to {account}",
+                crate::text::dollars(i64::from(arguments.amount_cents))
+            ),
+            Operation::LookupBalance => format!("look up {account}'s balance (no money moves)"),
+            Operation::SendEmail => format!("an email \"{}\" to {account}", arguments.memo),
+            Operation::ChangeOwner => match &arguments.owner {
+                Some(owner) => format!("make {owner} the owner of {account}"),
+                None => format!("change the owner of {account}"),
+            },
+            Operation::DeleteRecord => format!("delete {account}'s record"),
+        }
+    }
+
     /// The operation a declared tool runs; `None` when it names none billing has (a level
     /// refuses such a tool when it loads, see [`Operation::problem`]).
     pub fn of(tool: &ToolDeclaration) -> Option<Operation> {
@@ -220,5 +248,22 @@ mod tests {
         let credit = tool.with_operation("credit");
         assert!(Operation::Credit.is_of(&credit));
         assert_eq!(Operation::problem(&credit), None);
+    }
+
+    #[test]
+    fn a_lookup_is_drawn_as_a_lookup_and_a_credit_with_its_amount() {
+        let arguments = CreditArguments {
+            account: "acct_ada".into(),
+            amount_cents: 0,
+            memo: String::new(),
+            owner: None,
+        };
+        let lookup = Operation::LookupBalance.asks(&arguments);
+        assert!(lookup.contains("look up acct_ada") && !lookup.contains('$'), "{lookup}");
+        let credit = CreditArguments {
+            amount_cents: 2500,
+            ..arguments
+        };
+        assert_eq!(Operation::Credit.asks(&credit), "$25.00 to acct_ada");
     }
 }

@@ -44,6 +44,12 @@ pub fn duration_words(duration_ms: u64) -> String {
         )
 }
 
+/// A step of Penny's script as every screen names it: the run, then the step counted from
+/// one ("r1/2" for run r1's second call). `item` is the script's index, from 0.
+pub fn step_name(run: &str, item: u32) -> String {
+    format!("{run}/{}", u64::from(item) + 1)
+}
+
 /// `$25.00` from cents.
 pub fn dollars(cents: i64) -> String {
     let sign = if cents < 0 { "-" } else { "" };

@@ -9,15 +9,12 @@ use twice_world::checker::Verdict;
 use twice_world::level::Level;
 use twice_world::simulator::dollars;
 
-/// A credit in words for people: the call's memo, then where it sits in Penny's script, counted
-/// from one as her panel counts ("Refund for order #1001 — r1, item 2 of 3").
+/// A credit in words for people: the call's memo, then the step of Penny's script it is, named
+/// as the task list and the window name it ("Refund for order #1001 — r1/2").
 fn credit_label(level: &Level, run: &str, item: u32) -> String {
     let script = level.runs.iter().find(|script| script.id.as_str() == run);
     let call = script.and_then(|script| script.calls.get(usize::try_from(item).ok()?));
-    let place = match script {
-        Some(script) => format!("{run}, item {} of {}", item + 1, script.calls.len()),
-        None => format!("{run}, item {}", item + 1),
-    };
+    let place = twice_world::text::step_name(run, item);
     match call {
         Some(call) if !call.memo.trim().is_empty() => format!("{} — {place}", call.memo),
         _ => place,

@@ -91,8 +91,8 @@ pub struct MessageView {
     pub attempt: u32,
     pub account: String,
     pub amount_cents: u32,
-    /// What the request asks, in words: "$25.00 to acct_ada", "owner of acct_ada → Grace".
-    pub carries: String,
+    /// What the request asks billing for, in words: a credit's amount, a lookup as a lookup.
+    pub asks: String,
     pub answer: Option<String>,
     pub sent_at_ms: u64,
     pub arrives_at_ms: u64,

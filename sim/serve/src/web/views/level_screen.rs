@@ -230,10 +230,13 @@ fn timeline_view(entries: &[TimelineEntry], looks: &KeyLooks, telling: &RowTelli
     let mut rows = Vec::with_capacity(entries.len() - skipped);
     for (index, entry) in entries.iter().enumerate() {
         let lane = lane_of(&entry.actor);
+        let last = entry.key.as_deref().and_then(|key| last_lane.insert(key, lane));
+        // An answer comes from billing, whichever lane its key was drawn in last.
         let from_lane = entry
-            .key
-            .as_deref()
-            .and_then(|key| last_lane.insert(key, lane))
+            .arrow_from()
+            .filter(|origin| actors.contains(&origin))
+            .map(|origin| lane_of(&origin))
+            .or(last)
             .filter(|previous| *previous != lane);
         if index < skipped {
             continue;
@@ -369,37 +372,23 @@ fn panels_view(game: &Game) -> PanelsView {
     }
 }
 
-/// What a request asks of the world, in words: only a credit carries money.
-fn carries(simulation: &Simulation, message: &twice_world::simulator::Message) -> String {
-    let arguments = CreditArguments::of_call(&message.call);
-    let operation = simulation
-        .level()
-        .tools
-        .iter()
-        .find(|tool| tool.name == message.call.tool)
-        .and_then(Operation::of);
-    match operation {
-        Some(Operation::SendEmail) => format!("email \"{}\" to {}", arguments.memo, arguments.account),
-        Some(Operation::ChangeOwner) => format!(
-            "owner of {} → {}",
-            arguments.account,
-            arguments.owner.as_deref().unwrap_or("?")
-        ),
-        Some(Operation::DeleteRecord) => format!("delete {}'s record", arguments.account),
-        Some(Operation::LookupBalance) => format!("balance of {}", arguments.account),
-        Some(Operation::Credit) | None => format!(
-            "{} to {}",
-            dollars(i64::from(arguments.amount_cents)),
-            arguments.account
-        ),
-    }
-}
-
 /// The messages on the wire, each with its key's look and what it carries.
 fn wire_view(simulation: &Simulation, looks: &KeyLooks) -> Vec<MessageView> {
+    let tools = &simulation.level().tools;
     simulation
         .messages()
         .map(|message| MessageView {
+            asks: {
+                let arguments = CreditArguments::of_call(&message.call);
+                match Operation::of_tool(tools, &message.call.tool) {
+                    Some(operation) => operation.asks(&arguments),
+                    None => format!(
+                        "{} to {}",
+                        dollars(i64::from(arguments.amount_cents)),
+                        arguments.account
+                    ),
+                }
+            },
             id: message.id,
             direction: match message.direction {
                 Direction::Request => "request",
@@ -411,7 +400,6 @@ fn wire_view(simulation: &Simulation, looks: &KeyLooks) -> Vec<MessageView> {
             attempt: message.attempt,
             account: CreditArguments::of_call(&message.call).account,
             amount_cents: CreditArguments::of_call(&message.call).amount_cents,
-            carries: carries(simulation, message),
             answer: message.answer.as_ref().map(answer_text),
             sent_at_ms: message.sent_at_ms,
             arrives_at_ms: message.arrives_at_ms,

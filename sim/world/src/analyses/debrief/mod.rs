@@ -320,7 +320,12 @@ fn headline(
         Standing::HeldAgainstTheWholeHand => {
             "The runtime held against your whole hand, as this level promised; now defend it.".into()
         }
-        Standing::HeldWithCardsLeft { .. } => "The runtime held so far — but your hand is not spent.".into(),
+        // The run is over: a card still in the hand can no longer be played in it.
+        Standing::HeldWithCardsLeft { cards_left } => format!(
+            "The runtime held. {} went unplayed: the run is over, so {} can no longer be played.",
+            crate::text::counted(u64::from(cards_left), "card", "cards"),
+            if cards_left == 1 { "it" } else { "them" }
+        ),
         Standing::HeistFailed => format!("The heist failed: {}.", decided_by.failed_because()),
     }
 }

@@ -83,8 +83,8 @@ pub(super) fn defend_to_finish(level: &Level, standing: Standing) -> Option<Stri
     let cards = match standing {
         Standing::HeldWithCardsLeft { cards_left } => {
             format!(
-                "You still hold {}, but no play finishes this level",
-                crate::text::counted(u64::from(cards_left), "card", "cards")
+                "No play finishes this level, not even with the {} left unplayed",
+                if cards_left == 1 { "card" } else { "cards" }
             )
         }
         _ => "Spending the whole hand does not finish this level".to_owned(),

@@ -107,14 +107,15 @@ impl HeistStanding {
 
 /// The known heists that never fire here, said once for all (a screen lists those that fire).
 pub fn no_fire_sentence(count: usize) -> Option<String> {
-    let (heists, cards) = match count {
+    // Said as what the player sees (a shorter list) and why, before any term of the search.
+    let (heists, does, cards) = match count {
         0 => return None,
-        1 => ("1 known heist is".to_owned(), "its cards"),
-        many => (format!("{many} known heists are"), "their cards"),
+        1 => ("1 known heist".to_owned(), "does", "its cards"),
+        many => (format!("{many} known heists"), "do", "their cards"),
     };
-    let why = "fizzle: at their moments here there is nothing for them to hit, or what they hit moves no money";
     Some(format!(
-        "{heists} left out: with every guard off and with the level's own they do nothing here ({cards} {why})."
+        "Not listed: {heists} that {does} nothing here, even with every guard off or with this level's own guards: \
+         at their moments {cards} find nothing to hit, or what they hit moves no money."
     ))
 }
 

@@ -119,6 +119,16 @@ impl Simulation {
         if let Command::Reserve { key, call, .. } | Command::InsertStarted { key, call, .. } = &command {
             self.note_call(key, &run, call);
         }
+        // Without a ledger nothing is reserved: the send is where the key first meets its step
+        // (the debrief draws the keys of each credit). Checked first so a retry allocates nothing.
+        if let Command::Invoke { key, call, .. } = &command
+            && !self
+                .call_items
+                .get(key.as_str())
+                .is_some_and(|items| items.iter().any(|(noted, item)| *noted == run && *item == call.item))
+        {
+            self.note_call(key, &run, call);
+        }
         let now = self.clock.now_ms;
         let executor = self
             .workers

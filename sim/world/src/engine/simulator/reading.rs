@@ -12,7 +12,7 @@ use crate::checker::Verdict;
 use crate::ledger::{Checkpoint, ExecutionRecord, HistoryEntry, Ledger, LedgerError, RunHistoryEntry};
 use crate::level::{Level, TimedAction};
 use crate::runtime::guards::{Guard, Guards};
-use crate::runtime::worker::GuardNote;
+use crate::runtime::worker::{GuardNote, WorkerState};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -222,6 +222,21 @@ impl Simulation {
                 }
             })
             .collect()
+    }
+
+    /// Whether the unknown call `record` truly waits for a person: its run is paused on it
+    /// (`awaiting_reconciliation`) or stopped until someone looks. A call a live worker still
+    /// drives by itself (in backoff before a retry, asking its hook, on the wire) does not,
+    /// and neither does one no worker holds: nothing is waiting on its answer.
+    pub fn waits_for_a_person(&self, record: &ExecutionRecord) -> bool {
+        self.workers.slots.values().any(|slot| {
+            let machine = &slot.machine;
+            match machine.state() {
+                WorkerState::Parked => machine.waiting_on() == Some(&record.key),
+                WorkerState::WaitingForPerson => machine.run_id() == &record.run_id,
+                _ => false,
+            }
+        })
     }
 
     /// The phases worker `w<number>` was given, in order.

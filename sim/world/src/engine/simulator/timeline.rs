@@ -88,6 +88,19 @@ pub struct TimelineEntry {
     pub guard: Option<Guard>,
 }
 
+impl TimelineEntry {
+    /// The lane this entry's arrow starts in, when the entry itself says where it came from:
+    /// an answer on the wire (travelling, lost or late) always comes from billing. Drawn from
+    /// the lane its key was last in instead, a late answer — after its worker timed out — would
+    /// point back toward billing. `None`: the arrow starts where the key was last drawn.
+    pub fn arrow_from(&self) -> Option<Actor> {
+        match (&self.actor, self.kind.as_str()) {
+            (Actor::Network, "response travels" | "response lost" | "late outcome") => Some(Actor::Billing),
+            _ => None,
+        }
+    }
+}
+
 /// A row of the runtime's decision tables as it fired: in which phase, for which worker and call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuleFiring {
