@@ -524,8 +524,9 @@ function renderLevel() {
       guardsLine(game.guards_listed)),
     game.end ? overBanner(game) : null,
     predictPanel(game),
-    onStage ? h('div', {class: 'stage-with-code'}, stage, code) : [stage, code],
-    hand(game),
+    // A player's hand comes right under the stage, above the long code listing: at 1280×720
+    // it is then on the first screen, beside what its cards hit.
+    onStage ? [h('div', {class: 'stage-with-code'}, stage, code), hand(game)] : [stage, hand(game), code],
     game.declaration ? declarationPanel(game) : null,
     game.level.defender ? defendPanel(game) : null,
     desk.length ? h('div', {class: `desk ${desk.length === 1 ? 'single' : ''}`}, desk) : null,

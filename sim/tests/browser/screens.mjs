@@ -88,6 +88,11 @@ try {
       await shot(page, 'web-level-phone');
     }
     if (width === 1280) {
+      // The hand is on the first screen, under the stage, not below the code listing.
+      await page.evaluate(() => window.scrollTo(0, 0));
+      const handTop = await page.$eval('.hand .card', (element) => element.getBoundingClientRect().top);
+      const codeTop = await page.$eval('.code-lines', (element) => element.getBoundingClientRect().top).catch(() => Infinity);
+      check(handTop < height && handTop < codeTop, `1280×720: the hand's first card is above the fold (${Math.round(handTop)} px) and above the code listing`);
       await shot(page, 'web-level-wide');
       await page.click('#run');
       await page.waitForSelector('#over');

@@ -104,15 +104,7 @@ fn every_lesson_told_is_true_of_the_run_that_tells_it() {
     let campaign = campaign();
     let mut stories = 0;
     for loaded in &campaign.tapes {
-        let tape = &loaded.tape;
-        let mut builder = SimulationBuilder::new(loaded.level.level.clone(), tape.seed)
-            .actions(tape.actions.clone())
-            .wire_rule(tape.wire_rule())
-            .ledger_store(LedgerStore::Memory);
-        if let Some(guards) = tape.guards {
-            builder = builder.guards(guards);
-        }
-        let mut simulation = builder.build().expect("the tape builds");
+        let mut simulation = twice_world::replay::simulation_of(loaded, LedgerStore::Memory).expect("the tape builds");
         simulation.run().expect("the tape simulates");
         stories += usize::from(check(&loaded.path.display().to_string(), &simulation));
     }

@@ -144,15 +144,7 @@ fn every_credit_that_landed_names_the_key_it_was_sent_under() {
     let campaign = campaign();
     let mut without_a_ledger = 0;
     for loaded in &campaign.tapes {
-        let tape = &loaded.tape;
-        let mut builder = SimulationBuilder::new(loaded.level.level.clone(), tape.seed)
-            .actions(tape.actions.clone())
-            .wire_rule(tape.wire_rule())
-            .ledger_store(LedgerStore::Memory);
-        if let Some(guards) = tape.guards {
-            builder = builder.guards(guards);
-        }
-        let mut simulation = builder.build().expect("the tape builds");
+        let mut simulation = twice_world::replay::simulation_of(loaded, LedgerStore::Memory).expect("the tape builds");
         simulation.run().expect("the tape simulates");
         let verdict = simulation.verdict().expect("the run is judged");
         let shown: Vec<String> = simulation
