@@ -240,6 +240,8 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
         "35-first-decision.win",
         "38-the-audit.win",
         "40-second-email.win",
+        "regressions/paused-worker-lease.reproduced",
+        "regressions/delayed-apply-retry.paid-again",
     ];
     let output = Command::new(BIN)
         .args(["replay", "--runtime", &adapter()])
@@ -248,7 +250,7 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
         .expect("twice-sim runs");
     let text = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(2), "nothing to play is bad input: {text}");
-    assert!(text.contains("5 tapes: the protocol can express 0"), "{text}");
+    assert!(text.contains("7 tapes: the protocol can express 0"), "{text}");
     assert!(
         text.contains("1 acts as an operator: the tape settles or undoes a call as an operator"),
         "{text}"
@@ -257,6 +259,10 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
     assert!(text.contains("1 rewrites a tool's declaration"), "{text}");
     assert!(
         text.contains("1 runs an operation the billing server does not serve: a tool of the level sends an email"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 pauses a worker or delays billing's apply: the tape stops a worker (SIGSTOP)"),
         "{text}"
     );
     assert!(String::from_utf8_lossy(&output.stderr).contains("none of these tapes"));
