@@ -1,6 +1,7 @@
 //! The left column: Penny's task, which guards are on, and the checkpoint store.
 
 use bevy_egui::egui::{self, RichText};
+use twice_world::billing_tools::Operation;
 use twice_world::runtime::guards::Guard;
 use twice_world::simulator::{Simulation, dollars};
 
@@ -16,15 +17,25 @@ pub fn draw_task(ui: &mut egui::Ui, simulation: &Simulation) {
                     .accounts
                     .get(&call.account)
                     .map_or(call.account.as_str(), |account| account.owner.as_str());
-                ui.label(
-                    RichText::new(format!(
-                        "{}/{item} · {} {} to {owner}",
-                        run.id,
-                        call.tool,
-                        dollars(i64::from(call.amount_cents))
-                    ))
-                    .size(theme::SMALL + 0.5),
-                );
+                let operation = simulation
+                    .level()
+                    .tools
+                    .iter()
+                    .find(|tool| tool.name == call.tool)
+                    .and_then(Operation::of);
+                // Only a credit moves money: the others say what they do, not "$0.00".
+                let what = match operation {
+                    Some(Operation::SendEmail) => format!("\"{}\" to {owner}", call.memo),
+                    Some(Operation::ChangeOwner) => {
+                        format!("{}'s owner → {}", call.account, call.owner.as_deref().unwrap_or("?"))
+                    }
+                    Some(Operation::DeleteRecord) => format!("{}'s record", call.account),
+                    Some(Operation::LookupBalance) => format!("{}'s balance", call.account),
+                    Some(Operation::Credit) | None => {
+                        format!("{} to {owner}", dollars(i64::from(call.amount_cents)))
+                    }
+                };
+                ui.label(RichText::new(format!("{}/{item} · {} {what}", run.id, call.tool)).size(theme::SMALL + 0.5));
             }
         }
         let level = simulation.level();
