@@ -894,7 +894,7 @@ function recordsTable(title, id, rows, noun) {
     h('h3', {}, title, h('span', {class: 'hint'}, ` ${rows.length} ${noun}${rows.length === 1 ? '' : 's'}`)),
     h('table', {}, h('tbody', {}, rows.map((row) => h('tr', {class: row.harm ? 'tone-bad' : ''},
       h('td', {class: 'mono'}, `${row.at_ms} ms`), h('td', {}, row.account), h('td', {}, row.what),
-      h('td', {}, row.by), h('td', {}, row.harm ? `✘ ${row.harm}` : ''))))));
+      h('td', {}, row.by), h('td', {}, row.harm ? `✖ ${row.harm}` : ''))))));
 }
 
 function ledgerPanel(game) {

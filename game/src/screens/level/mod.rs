@@ -37,6 +37,7 @@ mod operator;
 mod overlays;
 mod pause_menu;
 mod predict;
+mod records;
 mod rulebook;
 mod stage;
 pub mod timeline;

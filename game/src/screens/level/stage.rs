@@ -37,8 +37,14 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, simulation: &Simulation, cache
     painter.rect_filled(rect, 6.0, theme::PANEL);
     painter.rect_stroke(rect, 6.0, Stroke::new(1.0, theme::PANEL_BORDER), StrokeKind::Inside);
 
+    // The world's records need more width than billing's money: a row names a change and who.
+    let vault_width = if super::records::shown(simulation) {
+        super::records::RECORDS_WIDTH
+    } else {
+        VAULT_WIDTH
+    };
     let vault = Rect::from_min_max(
-        egui::pos2(rect.right() - VAULT_WIDTH - 8.0, rect.top() + 8.0),
+        egui::pos2(rect.right() - vault_width - 8.0, rect.top() + 8.0),
         egui::pos2(rect.right() - 8.0, rect.bottom() - 8.0),
     );
     super::vault::draw_vault(&painter, vault, simulation, cache);
@@ -322,7 +328,14 @@ fn draw_worker(painter: &egui::Painter, left_center: Pos2, worker: &WorkerView) 
 }
 
 /// One line of text starting at `left_center`, cut with "…" past `width`.
-fn truncated_text(painter: &egui::Painter, left_center: Pos2, text: String, size: f32, color: Color32, width: f32) {
+pub(super) fn truncated_text(
+    painter: &egui::Painter,
+    left_center: Pos2,
+    text: String,
+    size: f32,
+    color: Color32,
+    width: f32,
+) {
     let mut job =
         egui::text::LayoutJob::single_section(text, egui::TextFormat::simple(FontId::proportional(size), color));
     job.wrap = egui::text::TextWrapping::truncate_at_width(width.max(10.0));

@@ -1,5 +1,6 @@
 //! The vault: billing's entries as the stage draws them, each credit with the key it was
-//! kept under (honoured, or only in metadata) in the colour of the call it came from.
+//! kept under (honoured, or only in metadata) in the colour of the call it came from — or, in a
+//! level about emails, owners or deletes, the world's records ([`super::records`]).
 
 use bevy_egui::egui::{self, Align2, Color32, FontId, Rect, Stroke, StrokeKind};
 use twice_world::billing::{EntryKind, KeyHandling};
@@ -12,6 +13,11 @@ use crate::ui::theme;
 pub(super) fn draw_vault(painter: &egui::Painter, vault: Rect, simulation: &Simulation, cache: &TimelineCache) {
     painter.rect_filled(vault, 8.0, Color32::from_rgb(30, 44, 40));
     painter.rect_stroke(vault, 8.0, Stroke::new(2.0, theme::MONEY), StrokeKind::Inside);
+    // A level about emails, owners or deletes: its records are what moved, not money.
+    if super::records::shown(simulation) {
+        super::records::draw(painter, vault, simulation);
+        return;
+    }
     let mut y = vault.top() + 8.0;
     painter.text(
         egui::pos2(vault.center().x, y),

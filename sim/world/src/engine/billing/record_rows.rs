@@ -66,7 +66,7 @@ impl Records {
                         .and_then(|ours| {
                             earlier[ours..].iter().rev().find_map(|other| match &other.by {
                                 ChangedBy::Someone(name) if other.account == change.account => Some(format!(
-                                    "undoes {name}'s change to {}: {intent} written again",
+                                    "Penny's {intent} again: undoes {name}'s change to {}",
                                     other.to
                                 )),
                                 _ => None,
@@ -86,20 +86,39 @@ impl Records {
     }
 
     /// Every delete request that reached the records service: the one that deleted, and each
-    /// later one that found the record gone.
+    /// later one that found the record gone — the runtime's retry of the same call, or a new call
+    /// of Penny's (she acted again on a delete that had worked).
     pub fn deletion_rows(&self) -> Vec<RecordRow> {
         self.deletions
             .iter()
-            .map(|deletion| RecordRow {
-                account: deletion.account.clone(),
-                at_ms: deletion.at_ms,
-                what: if deletion.deleted {
-                    "record deleted".to_owned()
-                } else {
-                    "not found: already gone".to_owned()
-                },
-                by: format!("Penny ({}, call {})", deletion.intent, deletion.call_key),
-                harm: (!deletion.deleted).then(|| "deleted already; answered as a failure".to_owned()),
+            .enumerate()
+            .map(|(index, deletion)| {
+                let deleter = self.deletions[..index]
+                    .iter()
+                    .rfind(|other| other.account == deletion.account && other.deleted)
+                    .map(|other| other.call_key.as_str());
+                let harm = match deleter {
+                    _ if deletion.deleted => None,
+                    Some(call) if call == deletion.call_key => Some(format!(
+                        "the runtime's retry of {call}: gone already, answered as a failure"
+                    )),
+                    Some(call) => Some(format!(
+                        "Penny acted again: new call {} after {call} deleted it",
+                        deletion.call_key
+                    )),
+                    None => Some("not found, and not deleted by Penny".to_owned()),
+                };
+                RecordRow {
+                    account: deletion.account.clone(),
+                    at_ms: deletion.at_ms,
+                    what: if deletion.deleted {
+                        format!("record {} deleted", deletion.account)
+                    } else {
+                        "not found: already gone".to_owned()
+                    },
+                    by: format!("Penny ({}, call {})", deletion.intent, deletion.call_key),
+                    harm,
+                }
             })
             .collect()
     }
@@ -142,8 +161,32 @@ mod tests {
                 None,
                 None,
                 None,
-                Some("undoes support's change to Ada: r1/1 written again".to_owned()),
+                Some("Penny's r1/1 again: undoes support's change to Ada".to_owned()),
             ]
+        );
+    }
+
+    #[test]
+    fn a_delete_that_finds_nothing_says_whether_the_runtime_retried_or_penny_acted_again() {
+        use super::super::records::Deletion;
+        let delete = |call: &str, deleted: bool| Deletion {
+            account: "acct_ada".into(),
+            intent: "r1/1".into(),
+            idempotency_key: None,
+            call_key: call.into(),
+            deleted,
+            at_ms: 0,
+        };
+        let mut records = Records::default();
+        records.deletions = vec![delete("r1:c2", true), delete("r1:c2", false), delete("r1:c3", false)];
+        let harms: Vec<_> = records.deletion_rows().into_iter().map(|row| row.harm).collect();
+        assert_eq!(harms[0], None);
+        assert!(harms[1].as_deref().unwrap().starts_with("the runtime's retry of r1:c2"));
+        assert!(
+            harms[2]
+                .as_deref()
+                .unwrap()
+                .starts_with("Penny acted again: new call r1:c3 after r1:c2")
         );
     }
 }
