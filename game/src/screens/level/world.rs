@@ -39,13 +39,21 @@ pub fn draw_task(ui: &mut egui::Ui, simulation: &Simulation) {
 /// What a step of the script asks for, naming the account by its owner: a credit's amount, a
 /// lookup as a lookup (it moves no money).
 fn asks(simulation: &Simulation, call: &ScriptCall, owner: &str) -> String {
+    let operation = Operation::of_tool(&simulation.level().tools, call.tool.as_str());
+    // An owner change names the account (its owner is what changes: "make Grace the owner of
+    // Ada" would read as a person owning a person); the rest name the customer.
+    let account = if operation == Some(Operation::ChangeOwner) {
+        &call.account
+    } else {
+        owner
+    };
     let arguments = CreditArguments {
-        account: owner.to_owned(),
+        account: account.to_owned(),
         amount_cents: call.amount_cents,
         memo: call.memo.clone(),
         owner: call.owner.clone(),
     };
-    match Operation::of_tool(&simulation.level().tools, call.tool.as_str()) {
+    match operation {
         Some(operation) => operation.asks(&arguments),
         None => format!("{} to {owner}", dollars(i64::from(call.amount_cents))),
     }
