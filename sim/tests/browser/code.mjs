@@ -119,7 +119,7 @@ try {
   await crash.click('#debrief');
   await crash.waitForSelector('#decided-code');
   const decided = await crash.textContent('#decided-code');
-  check(decided.includes('ledger') && decided.includes('The other run, with ledger on'), 'the debrief shows the line that decided and the other run\'s fix');
+  check(decided.includes('ledger') && decided.includes('The loop with the ledger on, against this run'), 'the debrief shows the line that decided and the other run\'s fix');
   check((await crash.$$('#decided-code .diff .code-line.removed')).length > 0 && (await crash.$$('#decided-code .diff .code-line.added')).length > 0,
     'the fix is a diff: this run\'s lines struck, the other run\'s added');
   if (screenshots) {
