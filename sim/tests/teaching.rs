@@ -178,6 +178,25 @@ fn an_unbeatable_level_is_not_finished_by_spending_the_hand_and_the_debrief_says
         told.headline,
         "The runtime held. 1 card went unplayed: the run is over, so it can no longer be played."
     );
+    // Several cards left: the same sentence in the plural, grammatical.
+    let many = run_tape("19-vault.refused-twin.tape.ron");
+    let told = debrief::of(&many, &many.verdict().expect("a verdict"));
+    let Standing::HeldWithCardsLeft { cards_left } = told.standing else {
+        panic!("19's refused twin holds with cards left: {:?}", told.standing);
+    };
+    assert!(cards_left > 1, "{cards_left}");
+    assert_eq!(
+        told.headline,
+        format!(
+            "The runtime held. {cards_left} cards went unplayed: the run is over, so they can no longer be played."
+        )
+    );
+    assert!(
+        told.diagnosis.last().is_some_and(|sentence| sentence
+            .starts_with("No play finishes this level, not even with the cards left unplayed: defend it")),
+        "{:?}",
+        told.diagnosis
+    );
     // A win still finishes its level.
     let won = run_tape("01-naive-retry.win.tape.ron");
     let told = debrief::of(&won, &won.verdict().expect("a verdict"));

@@ -324,7 +324,7 @@ fn headline(
         Standing::HeldWithCardsLeft { cards_left } => format!(
             "The runtime held. {} went unplayed: the run is over, so {} can no longer be played.",
             crate::text::counted(u64::from(cards_left), "card", "cards"),
-            if cards_left == 1 { "it" } else { "them" }
+            if cards_left == 1 { "it" } else { "they" }
         ),
         Standing::HeistFailed => format!("The heist failed: {}.", decided_by.failed_because()),
     }
