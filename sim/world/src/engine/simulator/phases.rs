@@ -359,7 +359,6 @@ impl Simulation {
     }
 
     pub(super) fn ask_model(&mut self, worker: u32, run: &str, state: RunState) {
-        let script = self.script_of(run).expect("runs come from the level").clone();
         let ask = (run.to_owned(), format!("c{}", state.next_call_number));
         let replays = *self.workers.model_asks.get(&ask).unwrap_or(&0);
         // A whisper armed for this run's node (the level's run it carries out).
@@ -380,7 +379,13 @@ impl Simulation {
             replays,
             call_again: whisper.map(|(_, reword)| reword),
         };
-        let (decision, next, used_card) = match model::decide(&script, &self.level.model, &state, nudge) {
+        // The script is read where it lies (not cloned per ask: a run's script holds every
+        // call's arguments, and the model is asked at every step of every scenario).
+        let decided = {
+            let script = self.script_of(run).expect("runs come from the level");
+            model::decide(script, &self.level.model, &state, nudge)
+        };
+        let (decision, next, used_card) = match decided {
             Ok(decided) => decided,
             Err(error) => {
                 self.log(
