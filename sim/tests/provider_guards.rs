@@ -53,7 +53,7 @@ impl Store {
                 twice_sim::ledger_postgres::open(&database.fresh_schema()).expect("a fresh PostgreSQL ledger")
             }
             None if self.name == "sqlite" => {
-                Ledger::open(&self.folder.join(format!("ledger-{number}.sqlite"))).expect("a SQLite ledger")
+                Ledger::open(self.folder.join(format!("ledger-{number}.sqlite"))).expect("a SQLite ledger")
             }
             None => Ledger::open_memory_store(),
         }

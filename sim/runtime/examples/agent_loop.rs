@@ -206,7 +206,7 @@ fn main() {
     );
     let folder = std::env::temp_dir().join(format!("twice-agent-loop-{}", std::process::id()));
     std::fs::create_dir_all(&folder).expect("a temporary folder");
-    let ledger = Ledger::open(&folder.join("ledger.sqlite")).expect("the SQLite ledger opens");
+    let ledger = Ledger::open(folder.join("ledger.sqlite")).expect("the SQLite ledger opens");
     let (records, status, world) = run_on(ledger, true);
     println!(
         "SQLite ledger, first answer lost: {records:?}, run {}, {}",
@@ -235,7 +235,7 @@ mod tests {
         assert!(!world.records["rec_42"]);
 
         let folder = tempfile::tempdir().expect("a temporary folder");
-        let ledger = Ledger::open(&folder.path().join("ledger.sqlite")).expect("the SQLite ledger opens");
+        let ledger = Ledger::open(folder.path().join("ledger.sqlite")).expect("the SQLite ledger opens");
         let (records, status, world) = run_on(ledger, true);
         assert_eq!(status, RunStatus::Completed, "{records:?}");
         assert_eq!(world.emails_delivered, 1, "the lost answer is reconciled, not resent");

@@ -206,6 +206,23 @@ pub struct DriveOptions {
     pub attempt_timeout: Option<Duration>,
 }
 
+impl DriveOptions {
+    /// These options with `park` as how a paused run waits.
+    #[must_use]
+    pub fn with_park(mut self, park: ParkPolicy) -> DriveOptions {
+        self.park = park;
+        self
+    }
+
+    /// These options with every attempt limited to `timeout` (past it, the attempt's future is
+    /// dropped and its outcome is unknown: the request may have left).
+    #[must_use]
+    pub fn with_attempt_timeout(mut self, timeout: Duration) -> DriveOptions {
+        self.attempt_timeout = Some(timeout);
+        self
+    }
+}
+
 /// Drives `worker` from its start to its end on this task: ledger steps through `executor`,
 /// the model through `agent`, the tools through `tools`, the time from `clock` (waits are
 /// tokio's sleeps), what happens told to `observer`.

@@ -2,11 +2,12 @@
 //! [`drive_run`], a synchronous loop that runs one worker to its end with them.
 //!
 //! The runtime never sends anything itself. A synchronous driver implements [`ToolExecution`],
-//! [`Agent`] and [`Clock`] and calls [`drive_run`]. An asynchronous driver (tokio, say) does
-//! not need the traits: it matches the [`Drive`] the executor hands it, awaits its own
-//! request, and turns what came back into the machine's input with [`Attempt::into_input`]
-//! and [`Executor::reconciled`], as [`drive_run`] does. Nothing here awaits, sleeps or reads a
-//! clock: the runtime stays sans-IO.
+//! [`Agent`] and [`Clock`] and calls [`drive_run`]. On tokio, use the library's async driver
+//! instead: `twice_runtime::driver::drive` (feature `tokio`), with typed tools. Only a driver
+//! for another async runtime matches the [`Drive`] the executor hands it by hand, awaits its
+//! own request, and turns what came back into the machine's input with
+//! [`Attempt::into_input`] and [`Executor::reconciled`], as [`drive_run`] does. Nothing here
+//! awaits, sleeps or reads a clock: the runtime stays sans-IO.
 
 use crate::answer::ToolAnswer;
 use crate::error::Error;

@@ -23,7 +23,7 @@ use twice_runtime::{IdempotencyKey, ToolAnswer};
 fn stores() -> Vec<(&'static str, TempDir, Ledger, Ledger)> {
     let folder = || tempfile::tempdir().unwrap();
     let file = folder();
-    let file_ledger = Ledger::open(&file.path().join("ledger.sqlite")).unwrap();
+    let file_ledger = Ledger::open(file.path().join("ledger.sqlite")).unwrap();
     let grouped = folder();
     let grouped_ledger = Ledger::open_grouped(&grouped.path().join("ledger.sqlite"), GroupSettings::default()).unwrap();
     let memory = Ledger::open_memory().unwrap();
@@ -111,7 +111,7 @@ fn credit(id: &str) -> ToolCall {
 /// worker's file ledger counted; returns the commits and the history events of the call.
 fn one_call(timing: SendTiming) -> (u32, Vec<HistoryEvent>) {
     let folder = tempfile::tempdir().unwrap();
-    let ledger = Ledger::open(&folder.path().join("ledger.sqlite")).unwrap();
+    let ledger = Ledger::open(folder.path().join("ledger.sqlite")).unwrap();
     let commits = Arc::new(AtomicU32::new(0));
     let counter = Arc::clone(&commits);
     ledger

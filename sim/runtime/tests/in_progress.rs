@@ -18,7 +18,7 @@ fn reserve(ledger: &mut Ledger, key: &IdempotencyKey, owner: &str, now_ms: u64) 
 
 fn stores() -> Vec<(&'static str, Ledger, Option<tempfile::TempDir>)> {
     let folder = tempfile::tempdir().expect("a temporary folder");
-    let sqlite = Ledger::open(&folder.path().join("ledger.sqlite")).expect("SQLite opens");
+    let sqlite = Ledger::open(folder.path().join("ledger.sqlite")).expect("SQLite opens");
     vec![
         ("memory", Ledger::open_memory_store(), None),
         ("sqlite", sqlite, Some(folder)),

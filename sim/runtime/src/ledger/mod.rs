@@ -296,8 +296,8 @@ impl Ledger {
     /// [`LedgerError::NotALedger`] for a file that is something else (left untouched),
     /// [`LedgerError::Corrupt`], [`LedgerError::SchemaVersion`] for a ledger of another schema,
     /// [`LedgerError::Locked`].
-    pub fn open(path: &Path) -> Result<Ledger, LedgerError> {
-        sqlite::open_file(path, true)
+    pub fn open(path: impl AsRef<Path>) -> Result<Ledger, LedgerError> {
+        sqlite::open_file(path.as_ref(), true)
     }
 
     #[cfg(feature = "sqlite")]
@@ -310,8 +310,8 @@ impl Ledger {
     ///
     /// [`LedgerError::Missing`] when there is no file there; [`LedgerError::NotALedger`] for an
     /// empty database or another file; otherwise as [`Ledger::open`].
-    pub fn open_existing(path: &Path) -> Result<Ledger, LedgerError> {
-        sqlite::open_file(path, false)
+    pub fn open_existing(path: impl AsRef<Path>) -> Result<Ledger, LedgerError> {
+        sqlite::open_file(path.as_ref(), false)
     }
 
     #[cfg(feature = "sqlite")]

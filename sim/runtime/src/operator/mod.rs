@@ -132,11 +132,7 @@ pub trait LedgerAccess {
 pub struct HeldLedger<'a> {
     /// The ledger.
     pub ledger: &'a mut Ledger,
-    /// The time every step is written at.
-    ///
-    /// # Errors
-    ///
-    /// [`LedgerError`] when the ledger cannot be reached (no connection free, the file gone).
+    /// The time every step is written at, in milliseconds on the clock the ledger's records use.
     pub now_ms: u64,
 }
 
