@@ -55,7 +55,7 @@ mod in_process;
 mod records;
 mod send_window;
 
-pub use clock::{Clock, NOW_HEADER};
+pub use clock::{CALL_KEY_HEADER, Clock, NOW_HEADER};
 pub use command::billing_command;
 pub use in_process::InProcessBilling;
 pub use records::{DeleteBody, Effect, EffectLookup, EmailBody, OWNER_CHARS_MAX, OwnerBody, RecordsView};
@@ -185,6 +185,15 @@ impl Shared {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// A lookup's key, checked (400 when it is not one), and the requests under it that billing
+    /// received and has not applied yet: "nothing yet" is not "nothing".
+    fn in_flight_under(&self, key: &str) -> Result<u32, Box<Response>> {
+        if let Err(detail) = IdempotencyKey::parse(key) {
+            return Err(Box::new(error(StatusCode::BAD_REQUEST, detail.to_string())));
+        }
+        Ok(self.keys_in_flight().get(key).copied().unwrap_or(0))
+    }
+
     fn world(&self) -> std::sync::MutexGuard<'_, World> {
         // A panic while holding the lock cannot leave billing half-changed: `apply` rebuilds
         // it from the file when a write fails, and Billing's own steps do not panic.
@@ -230,12 +239,16 @@ impl Shared {
             {
                 StatusCode::NOT_FOUND
             }
+            Operation::OwnerChangedBy(change) if !billing.accounts.contains_key(&change.account) => {
+                StatusCode::NOT_FOUND
+            }
             Operation::Credit(_)
             | Operation::Void(_)
             | Operation::VoidById(_)
             | Operation::Email(_)
             | Operation::OwnerChange(_)
-            | Operation::Delete(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            | Operation::Delete(_)
+            | Operation::OwnerChangedBy(_) => StatusCode::UNPROCESSABLE_ENTITY,
         };
         Ok((answer, refusal_status))
     }
@@ -471,14 +484,10 @@ async fn get_credit(
     let Ok(Query(query)) = query else {
         return error(StatusCode::BAD_REQUEST, "give the key to look up as ?idempotency_key=K");
     };
-    if let Err(detail) = IdempotencyKey::parse(&query.idempotency_key) {
-        return error(StatusCode::BAD_REQUEST, detail.to_string());
-    }
-    let in_flight = shared
-        .keys_in_flight()
-        .get(&query.idempotency_key)
-        .copied()
-        .unwrap_or(0);
+    let in_flight = match shared.in_flight_under(&query.idempotency_key) {
+        Ok(in_flight) => in_flight,
+        Err(refused) => return *refused,
+    };
     let world = shared.world();
     let lookup = if query.by_hand {
         world.billing.look_up(&query.idempotency_key, in_flight)

@@ -82,6 +82,19 @@ pub enum Operation {
     OwnerChange(RecordRequest),
     /// `DELETE /v1/records/{id}`: [`Billing::delete_record`].
     Delete(RecordRequest),
+    /// Someone outside the agent sets an account's owner (a level's scripted change, played by
+    /// the runtime protocol): [`Billing::owner_changed_by`].
+    OwnerChangedBy(OwnerChangedBy),
+}
+
+/// An owner change by someone outside the agent, as stored for replay.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OwnerChangedBy {
+    pub account: String,
+    pub owner: String,
+    /// Who, as the owner history records it (`support`).
+    pub by: String,
 }
 
 impl Operation {
@@ -100,7 +113,7 @@ impl Operation {
             Operation::Email(request) | Operation::OwnerChange(request) | Operation::Delete(request) => {
                 request.idempotency_key.as_deref()
             }
-            Operation::Void(_) | Operation::VoidById(_) => None,
+            Operation::Void(_) | Operation::VoidById(_) | Operation::OwnerChangedBy(_) => None,
         }
     }
 }
@@ -418,26 +431,28 @@ impl BillingStore {
         Ok(())
     }
 
+    /// The rows of `sql`: (seq, a text, the stored request, at_ms), in order.
+    fn stored(&self, sql: &str, context: &'static str) -> Result<Vec<(i64, String, String, i64)>, StoreError> {
+        let mut statement = self
+            .connection
+            .prepare(sql)
+            .map_err(|error| self.classify(error, context))?;
+        let rows = statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
+            .map_err(|error| self.classify(error, context))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(|error| self.classify(error, context))
+    }
+
     /// Replays every stored request through a fresh [`Billing`], checking each makes the
     /// entry it made the first time.
     fn replay(&self) -> Result<Billing, StoreError> {
         let mut billing = Billing::new(self.key_handling, &self.accounts).with_terms(self.terms);
-        let mut statement = self
-            .connection
-            .prepare("SELECT seq, id, request, at_ms FROM entries ORDER BY seq")
-            .map_err(|error| self.classify(error, "reading entries"))?;
-        let rows = statement
-            .query_map([], |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, i64>(3)?,
-                ))
-            })
-            .map_err(|error| self.classify(error, "reading entries"))?;
-        for row in rows {
-            let (seq, id, request, at_ms) = row.map_err(|error| self.classify(error, "reading entries"))?;
+        let rows = self.stored(
+            "SELECT seq, id, request, at_ms FROM entries ORDER BY seq",
+            "reading entries",
+        )?;
+        for (seq, id, request, at_ms) in rows {
             let replay_error = |detail: String| StoreError::Replay {
                 path: self.path.clone(),
                 seq,
@@ -460,7 +475,6 @@ impl BillingStore {
                 }
             }
         }
-        drop(statement);
         self.replay_records(&mut billing)?;
         Ok(billing)
     }
@@ -541,6 +555,9 @@ fn apply_to(billing: &mut Billing, operation: &Operation, now_ms: u64) -> Answer
         Operation::Email(request) => billing.send_email(request, now_ms),
         Operation::OwnerChange(request) => billing.change_owner(request, now_ms),
         Operation::Delete(request) => billing.delete_record(request, now_ms),
+        Operation::OwnerChangedBy(change) => {
+            billing.owner_changed_by(&change.account, &change.owner, &change.by, now_ms)
+        }
     }
 }
 

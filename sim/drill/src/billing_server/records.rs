@@ -36,7 +36,6 @@ use super::{
 };
 use crate::billing_store::Operation;
 use twice_world::billing::{Billing, Deletion, Email, KeyHandling, OwnerChange, RecordRequest};
-use twice_world::runtime::key::IdempotencyKey;
 
 /// The most characters of an owner's name.
 pub const OWNER_CHARS_MAX: usize = 100;
@@ -163,8 +162,13 @@ async fn apply_record(
         );
     }
     let request = RecordRequest {
-        // The service knows no runtime: the key it was sent is all it can tell calls apart by.
-        call_key: key.clone().unwrap_or_default(),
+        // A standalone service knows no runtime: the key it was sent is all it can tell calls
+        // apart by. Behind the runtime protocol's proxy, the wire names the call.
+        call_key: shared
+            .clock
+            .call_key(headers)
+            .or_else(|| key.clone())
+            .unwrap_or_default(),
         idempotency_key: key,
         ..request
     };
@@ -248,14 +252,10 @@ pub(super) async fn get_effect(
     let Ok(Query(query)) = query else {
         return error(StatusCode::BAD_REQUEST, "give the key to look up as ?idempotency_key=K");
     };
-    if let Err(detail) = IdempotencyKey::parse(&query.idempotency_key) {
-        return error(StatusCode::BAD_REQUEST, detail.to_string());
-    }
-    let in_flight = shared
-        .keys_in_flight()
-        .get(&query.idempotency_key)
-        .copied()
-        .unwrap_or(0);
+    let in_flight = match shared.in_flight_under(&query.idempotency_key) {
+        Ok(in_flight) => in_flight,
+        Err(refused) => return *refused,
+    };
     let world = shared.world();
     if world.billing.key_handling == KeyHandling::Ignore {
         return error(

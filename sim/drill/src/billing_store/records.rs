@@ -58,10 +58,27 @@ impl BillingStore {
         answer: &Answer,
         now_ms: u64,
     ) -> Result<(), StoreError> {
-        let (kind, request) = match operation {
-            Operation::Email(request) => ("email", request),
-            Operation::OwnerChange(request) => ("owner", request),
-            Operation::Delete(request) => ("delete", request),
+        let (kind, account, key, intent) = match operation {
+            Operation::Email(request) => (
+                "email",
+                &request.account,
+                request.idempotency_key.as_ref(),
+                &request.intent,
+            ),
+            Operation::OwnerChange(request) => (
+                "owner",
+                &request.account,
+                request.idempotency_key.as_ref(),
+                &request.intent,
+            ),
+            Operation::Delete(request) => (
+                "delete",
+                &request.account,
+                request.idempotency_key.as_ref(),
+                &request.intent,
+            ),
+            // Someone's change has no intent of Penny's: who made it stands in its place.
+            Operation::OwnerChangedBy(change) => ("owner", &change.account, None, &change.by),
             Operation::Credit(_) | Operation::Void(_) | Operation::VoidById(_) => return Ok(()),
         };
         let stored = serde_json::to_string(operation).expect("requests serialize");
@@ -71,9 +88,9 @@ impl BillingStore {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     kind,
-                    request.account,
-                    request.idempotency_key,
-                    request.intent,
+                    account,
+                    key,
+                    intent,
                     answer.receipt(),
                     i64::try_from(now_ms).unwrap_or(i64::MAX),
                     stored,
@@ -89,22 +106,11 @@ impl BillingStore {
         if !self.table_names()?.iter().any(|table| table == "record_requests") {
             return Ok(());
         }
-        let mut statement = self
-            .connection
-            .prepare("SELECT seq, request, answer, at_ms FROM record_requests ORDER BY seq")
-            .map_err(|error| self.classify(error, "reading record requests"))?;
-        let rows = statement
-            .query_map([], |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, i64>(3)?,
-                ))
-            })
-            .map_err(|error| self.classify(error, "reading record requests"))?;
-        for row in rows {
-            let (seq, request, answer, at_ms) = row.map_err(|error| self.classify(error, "reading record requests"))?;
+        let rows = self.stored(
+            "SELECT seq, answer, request, at_ms FROM record_requests ORDER BY seq",
+            "reading record requests",
+        )?;
+        for (seq, answer, request, at_ms) in rows {
             let replay_error = |detail: String| StoreError::Replay {
                 path: self.path.clone(),
                 seq,
