@@ -34,7 +34,7 @@ class Runtime:
         hello = self.twice.hello
         self.run_id, self.worker = hello["run"], hello["worker"]
         self.tools = {tool["name"]: tool for tool in hello["tools"]}
-        self.billing = Billing(hello["billing"], hello["http_timeout_ms"])
+        self.billing = Billing(hello["billing"], hello["http_timeout_ms"], hello["tools"])
         self.db = sqlite3.connect(hello["ledger"], timeout=10, isolation_level=None)
         self.db.executescript("""
             CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, arguments TEXT, status TEXT, result TEXT,

@@ -25,7 +25,7 @@ def main():
     twice = Twice()
     hello = twice.hello
     run = hello["run"]
-    billing = Billing(hello["billing"], hello["http_timeout_ms"])
+    billing = Billing(hello["billing"], hello["http_timeout_ms"], hello["tools"])
     db = sqlite3.connect(hello["ledger"], timeout=10, isolation_level=None)
     db.executescript("""
         CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, status TEXT, result TEXT);

@@ -55,11 +55,17 @@ class Twice:
 
 
 class Billing:
-    """The billing world's tools, as the hello's `billing` address serves them."""
+    """The billing world's tools, as the hello's `billing` address serves them: each tool does
+    the `operation` its declaration names (`credit` when it names none)."""
 
-    def __init__(self, base, timeout_ms):
+    def __init__(self, base, timeout_ms, tools=()):
         self.base = base.rstrip("/")
         self.timeout = timeout_ms / 1000
+        self.operations = {tool["name"]: tool.get("operation") for tool in tools}
+
+    def operation(self, call):
+        named = self.operations.get(call["tool"])
+        return named or ("lookup_balance" if call["tool"] == "lookup_balance" else "credit")
 
     def _call(self, method, path, body=None, key=None):
         """(status, answer) — or (None, None) when no answer came: the request may have landed."""
@@ -92,13 +98,27 @@ class Billing:
                     if account["id"] == arguments["account"]:
                         return "result", json.dumps({"balance": {"balance_cents": account["balance_cents"]}})
             return "unknown", None
-        body = dict(arguments, intent=call["intent"])
-        status, answer = self._call("POST", "/v1/credits", body, key)
+        account = urllib.request.quote(arguments["account"], safe="")
+        memo = arguments.get("memo", "")
+        operation = self.operation(call)
+        if operation == "send_email":
+            body = {"account": arguments["account"], "subject": memo, "intent": call["intent"]}
+            status, answer = self._call("POST", "/v1/emails", body, key)
+        elif operation == "change_owner":
+            body = {"owner": arguments.get("owner", ""), "intent": call["intent"], "reason": memo}
+            status, answer = self._call("PUT", f"/v1/accounts/{account}/owner", body, key)
+        elif operation == "delete_record":
+            body = {"intent": call["intent"], "reason": memo}
+            status, answer = self._call("DELETE", f"/v1/records/{account}", body, key)
+        else:
+            body = dict(arguments, intent=call["intent"])
+            status, answer = self._call("POST", "/v1/credits", body, key)
         if status == 401:
             return "not_attempted", json.dumps(answer)
         if status in (200, 201):
             return "result", json.dumps(answer, separators=(",", ":"))
-        if status in (409, 422) and isinstance(answer, dict) and "rejected" in answer:
+        # 404: no such account, or a record already gone ("not found"): billing's answer.
+        if status in (404, 409, 422) and isinstance(answer, dict) and "rejected" in answer:
             return "rejected", answer["rejected"]["reason"]
         return "unknown", None
 

@@ -118,6 +118,51 @@ fn twice_s_own_runtime_through_the_protocol_comes_to_each_tape_s_own_verdict() {
     }
 }
 
+/// Chapter 12, *Not only money*: a second email, a record already gone, an owner change
+/// undone by a retry after someone else's (the level's scripted change, played at billing).
+const NOT_ONLY_MONEY: [&str; 9] = [
+    "40-second-email.win",
+    "40-second-email.lost-request",
+    "40-second-email.retry-rule-on",
+    "41-already-gone.win",
+    "41-already-gone.lost-request",
+    "41-already-gone.retry-rule-on",
+    "42-lost-update.win",
+    "42-lost-update.lost-request",
+    "42-lost-update.retry-rule-on",
+];
+
+#[test]
+fn emails_owner_changes_and_deletes_through_the_protocol_come_to_each_tape_s_own_verdict() {
+    let (code, summary) = replay(&adapter(), &NOT_ONLY_MONEY, &[]);
+    assert_eq!(code, 0, "{summary:#}");
+    for name in NOT_ONLY_MONEY {
+        let report = report(&summary, name);
+        assert_eq!(report["outcome"]["status"], "passed", "{name}: {report:#}");
+        assert_eq!(
+            report["actual"]["outcome"], report["expected"]["outcome"],
+            "{name}: {report:#}"
+        );
+        // The adapter claims the level's guards: a tape that sets guards of its own comes to
+        // the level's verdict here, the others to their own.
+        let tape = twice_world::level::load_tape(&tape(name)).expect("a campaign tape");
+        if tape.tape.guards.is_none() {
+            let verdict = tape.tape.expect.verdict.name();
+            assert_eq!(report["actual"]["outcome"], verdict, "{name}: the tape's own verdict");
+        }
+        assert!(report["diverged"].is_null(), "{name}: {report:#}");
+        let effects = report["actual"]["per_intent"].as_array().expect("per intent");
+        assert!(
+            effects.iter().any(|line| line.as_str().is_some_and(|line| {
+                ["send_email", "change_owner", "delete_record"]
+                    .iter()
+                    .any(|operation| line.contains(operation))
+            })),
+            "{name}: the verdict names the effect: {report:#}"
+        );
+    }
+}
+
 #[test]
 fn the_python_runtime_that_follows_the_seed_passes() {
     let tapes = [
@@ -239,7 +284,6 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
         "22-fine-print.win",
         "35-first-decision.win",
         "38-the-audit.win",
-        "40-second-email.win",
         "regressions/paused-worker-lease.reproduced",
         "regressions/delayed-apply-retry.paid-again",
     ];
@@ -250,17 +294,13 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
         .expect("twice-sim runs");
     let text = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(2), "nothing to play is bad input: {text}");
-    assert!(text.contains("7 tapes: the protocol can express 0"), "{text}");
+    assert!(text.contains("6 tapes: the protocol can express 0"), "{text}");
     assert!(
         text.contains("1 acts as an operator: the tape settles or undoes a call as an operator"),
         "{text}"
     );
     assert!(text.contains("2 has a scripted operator"), "{text}");
     assert!(text.contains("1 rewrites a tool's declaration"), "{text}");
-    assert!(
-        text.contains("1 runs an operation the billing server does not serve: a tool of the level sends an email"),
-        "{text}"
-    );
     assert!(
         text.contains("2 pauses a worker or delays billing's apply: the tape stops a worker (SIGSTOP)"),
         "{text}"

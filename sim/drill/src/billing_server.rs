@@ -21,6 +21,8 @@
 //!   compensation). 201 with the reversal; 200 and `{"repeat": …}` naming the existing
 //!   reversal when the credit was already voided (nothing moves); 404 for an unknown id.
 //! - `GET /v1/accounts`, `GET /v1/stats` (requests still being applied, entries so far).
+//! - Emails, owner changes and deletes (`POST /v1/emails`, `PUT /v1/accounts/{id}/owner`,
+//!   `DELETE /v1/records/{id}`), their lookup by key and the records: `records.rs`.
 //!
 //! A credit request stamped `Twice-Sent-At-Ms` is refused once it arrives past billing's send
 //! window (`send_window.rs` says why: it is what lets "nothing under the key" prove anything).
@@ -50,11 +52,13 @@ use serde_json::json;
 mod clock;
 mod command;
 mod in_process;
+mod records;
 mod send_window;
 
-pub use clock::{Clock, NOW_HEADER};
+pub use clock::{CALL_KEY_HEADER, Clock, NOW_HEADER};
 pub use command::billing_command;
 pub use in_process::InProcessBilling;
+pub use records::{DeleteBody, Effect, EffectLookup, EmailBody, OWNER_CHARS_MAX, OwnerBody, RecordsView};
 pub use send_window::{REQUEST_WINDOW_BEYOND_LATENCY_MS, REQUEST_WINDOW_MS_MAX, SENT_AT_HEADER, request_window};
 use send_window::{sent_at, too_late};
 
@@ -181,6 +185,15 @@ impl Shared {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// A lookup's key, checked (400 when it is not one), and the requests under it that billing
+    /// received and has not applied yet: "nothing yet" is not "nothing".
+    fn in_flight_under(&self, key: &str) -> Result<u32, Box<Response>> {
+        if let Err(detail) = IdempotencyKey::parse(key) {
+            return Err(Box::new(error(StatusCode::BAD_REQUEST, detail.to_string())));
+        }
+        Ok(self.keys_in_flight().get(key).copied().unwrap_or(0))
+    }
+
     fn world(&self) -> std::sync::MutexGuard<'_, World> {
         // A panic while holding the lock cannot leave billing half-changed: `apply` rebuilds
         // it from the file when a write fails, and Billing's own steps do not panic.
@@ -219,7 +232,23 @@ impl Shared {
             Operation::VoidById(request) if !billing.entries.iter().any(|entry| entry.id == request.credit_id) => {
                 StatusCode::NOT_FOUND
             }
-            Operation::Credit(_) | Operation::Void(_) | Operation::VoidById(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            // An unknown account, or a record already gone: there is nothing at that address.
+            Operation::Email(request) | Operation::OwnerChange(request) | Operation::Delete(request)
+                if !billing.accounts.contains_key(&request.account)
+                    || matches!(operation, Operation::Delete(_)) && billing.records.is_deleted(&request.account) =>
+            {
+                StatusCode::NOT_FOUND
+            }
+            Operation::OwnerChangedBy(change) if !billing.accounts.contains_key(&change.account) => {
+                StatusCode::NOT_FOUND
+            }
+            Operation::Credit(_)
+            | Operation::Void(_)
+            | Operation::VoidById(_)
+            | Operation::Email(_)
+            | Operation::OwnerChange(_)
+            | Operation::Delete(_)
+            | Operation::OwnerChangedBy(_) => StatusCode::UNPROCESSABLE_ENTITY,
         };
         Ok((answer, refusal_status))
     }
@@ -258,6 +287,19 @@ fn check_text(field: &'static str, text: &str, chars_max: usize) -> Result<(), B
     Ok(())
 }
 
+/// The request's `Idempotency-Key`, checked (a 400 names what is wrong with it).
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Box<Response>> {
+    let Some(value) = headers.get(IDEMPOTENCY_KEY_HEADER) else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .map_err(|error| error.to_string())
+        .and_then(|text| IdempotencyKey::parse(text).map_err(|error| error.to_string()))
+        .map(|key| Some(key.as_str().to_owned()))
+        .map_err(|detail| Box::new(refusal(StatusCode::BAD_REQUEST, format!("Idempotency-Key: {detail}"))))
+}
+
 /// Runs `operation` after its way in, in a task of its own, then waits the way out.
 /// `sent_at_ms`: a credit's stamp (the send window); `given_now_ms`: the time the request
 /// gives, on a clock that reads it there.
@@ -268,10 +310,7 @@ async fn applied_later(
     given_now_ms: Option<u64>,
 ) -> Response {
     let (way_in_ms, way_out_ms) = shared.draw_latency();
-    let key = match &operation {
-        Operation::Credit(request) => request.idempotency_key.clone(),
-        Operation::Void(_) | Operation::VoidById(_) => None,
-    };
+    let key = operation.idempotency_key().map(str::to_owned);
     shared.in_flight.fetch_add(1, Ordering::SeqCst);
     if let Some(key) = &key {
         *shared.keys_in_flight().entry(key.clone()).or_default() += 1;
@@ -301,8 +340,10 @@ async fn applied_later(
     match result {
         Ok(Ok(Ok((answer, refusal_status)))) => {
             let status = match &answer {
-                Answer::Applied { .. } | Answer::Emailed { .. } | Answer::Deleted { .. } => StatusCode::CREATED,
-                Answer::Repeat { .. } | Answer::Balance { .. } | Answer::OwnerSet { .. } => StatusCode::OK,
+                Answer::Applied { .. } | Answer::Emailed { .. } => StatusCode::CREATED,
+                Answer::Repeat { .. } | Answer::Balance { .. } | Answer::OwnerSet { .. } | Answer::Deleted { .. } => {
+                    StatusCode::OK
+                }
                 Answer::Rejected { .. } => refusal_status,
             };
             (status, axum::Json(answer)).into_response()
@@ -323,16 +364,9 @@ async fn post_credit(State(shared): State<Arc<Shared>>, headers: HeaderMap, body
         Ok(given) => given,
         Err(refused) => return *refused,
     };
-    let key = match headers.get(IDEMPOTENCY_KEY_HEADER) {
-        None => None,
-        Some(value) => match value
-            .to_str()
-            .map_err(|error| error.to_string())
-            .and_then(|text| IdempotencyKey::parse(text).map_err(|error| error.to_string()))
-        {
-            Ok(key) => Some(key.as_str().to_owned()),
-            Err(detail) => return refusal(StatusCode::BAD_REQUEST, format!("Idempotency-Key: {detail}")),
-        },
+    let key = match idempotency_key(&headers) {
+        Ok(key) => key,
+        Err(refused) => return *refused,
     };
     let arrived_at_ms = given_now_ms.unwrap_or_else(now_ms);
     let sent_at_ms = match headers.get(SENT_AT_HEADER).map(|value| sent_at(value, arrived_at_ms)) {
@@ -450,14 +484,10 @@ async fn get_credit(
     let Ok(Query(query)) = query else {
         return error(StatusCode::BAD_REQUEST, "give the key to look up as ?idempotency_key=K");
     };
-    if let Err(detail) = IdempotencyKey::parse(&query.idempotency_key) {
-        return error(StatusCode::BAD_REQUEST, detail.to_string());
-    }
-    let in_flight = shared
-        .keys_in_flight()
-        .get(&query.idempotency_key)
-        .copied()
-        .unwrap_or(0);
+    let in_flight = match shared.in_flight_under(&query.idempotency_key) {
+        Ok(in_flight) => in_flight,
+        Err(refused) => return *refused,
+    };
     let world = shared.world();
     let lookup = if query.by_hand {
         world.billing.look_up(&query.idempotency_key, in_flight)
@@ -517,6 +547,11 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/credits/void", post(post_void))
         .route("/v1/credits/{credit_id}/void", post(post_void_by_id))
         .route("/v1/accounts", get(get_accounts))
+        .route("/v1/emails", post(records::post_email))
+        .route("/v1/accounts/{account}/owner", axum::routing::put(records::put_owner))
+        .route("/v1/records/{account}", axum::routing::delete(records::delete_record))
+        .route("/v1/records", get(records::get_records))
+        .route("/v1/effects", get(records::get_effect))
         .route("/v1/stats", get(get_stats))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))

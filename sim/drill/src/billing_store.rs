@@ -9,10 +9,12 @@
 
 use std::path::{Path, PathBuf};
 
+mod records;
+
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use twice_world::billing::{Account, Answer, Billing, CreditRequest, EntryKind, KeyHandling, Terms};
+use twice_world::billing::{Account, Answer, Billing, CreditRequest, EntryKind, KeyHandling, RecordRequest, Terms};
 use twice_world::sqlite_file::{self, DurabilityError, Failure};
 
 const SCHEMA_NAME: &str = "twice-billing";
@@ -74,6 +76,46 @@ pub enum Operation {
     Credit(CreditRequest),
     Void(VoidRequest),
     VoidById(VoidByIdRequest),
+    /// `POST /v1/emails`: [`Billing::send_email`].
+    Email(RecordRequest),
+    /// `PUT /v1/accounts/{id}/owner`: [`Billing::change_owner`].
+    OwnerChange(RecordRequest),
+    /// `DELETE /v1/records/{id}`: [`Billing::delete_record`].
+    Delete(RecordRequest),
+    /// Someone outside the agent sets an account's owner (a level's scripted change, played by
+    /// the runtime protocol): [`Billing::owner_changed_by`].
+    OwnerChangedBy(OwnerChangedBy),
+}
+
+/// An owner change by someone outside the agent, as stored for replay.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OwnerChangedBy {
+    pub account: String,
+    pub owner: String,
+    /// Who, as the owner history records it (`support`).
+    pub by: String,
+}
+
+impl Operation {
+    /// Whether it acts on the records (an email, an owner, a record) rather than on money.
+    pub fn is_record(&self) -> bool {
+        matches!(
+            self,
+            Operation::Email(_) | Operation::OwnerChange(_) | Operation::Delete(_)
+        )
+    }
+
+    /// The idempotency key the request carries.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        match self {
+            Operation::Credit(request) => request.idempotency_key.as_deref(),
+            Operation::Email(request) | Operation::OwnerChange(request) | Operation::Delete(request) => {
+                request.idempotency_key.as_deref()
+            }
+            Operation::Void(_) | Operation::VoidById(_) | Operation::OwnerChangedBy(_) => None,
+        }
+    }
 }
 
 /// Everything that can go wrong with a billing file, each naming the file.
@@ -161,6 +203,10 @@ impl BillingStore {
             store.create(key_handling, accounts)?;
         }
         store.identify(Some((key_handling, terms)))?;
+        store
+            .connection
+            .execute_batch(records::RECORDS_SCHEMA)
+            .map_err(|error| store.classify(error, "creating the record requests' table"))?;
         let billing = store.replay()?;
         Ok((store, billing))
     }
@@ -385,26 +431,28 @@ impl BillingStore {
         Ok(())
     }
 
+    /// The rows of `sql`: (seq, a text, the stored request, at_ms), in order.
+    fn stored(&self, sql: &str, context: &'static str) -> Result<Vec<(i64, String, String, i64)>, StoreError> {
+        let mut statement = self
+            .connection
+            .prepare(sql)
+            .map_err(|error| self.classify(error, context))?;
+        let rows = statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
+            .map_err(|error| self.classify(error, context))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(|error| self.classify(error, context))
+    }
+
     /// Replays every stored request through a fresh [`Billing`], checking each makes the
     /// entry it made the first time.
     fn replay(&self) -> Result<Billing, StoreError> {
         let mut billing = Billing::new(self.key_handling, &self.accounts).with_terms(self.terms);
-        let mut statement = self
-            .connection
-            .prepare("SELECT seq, id, request, at_ms FROM entries ORDER BY seq")
-            .map_err(|error| self.classify(error, "reading entries"))?;
-        let rows = statement
-            .query_map([], |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, i64>(3)?,
-                ))
-            })
-            .map_err(|error| self.classify(error, "reading entries"))?;
-        for row in rows {
-            let (seq, id, request, at_ms) = row.map_err(|error| self.classify(error, "reading entries"))?;
+        let rows = self.stored(
+            "SELECT seq, id, request, at_ms FROM entries ORDER BY seq",
+            "reading entries",
+        )?;
+        for (seq, id, request, at_ms) in rows {
             let replay_error = |detail: String| StoreError::Replay {
                 path: self.path.clone(),
                 seq,
@@ -427,6 +475,7 @@ impl BillingStore {
                 }
             }
         }
+        self.replay_records(&mut billing)?;
         Ok(billing)
     }
 
@@ -435,17 +484,24 @@ impl BillingStore {
     /// rebuilt from the file, so the entry is neither kept in memory nor answered as applied.
     pub fn apply(&mut self, billing: &mut Billing, operation: &Operation, now_ms: u64) -> Result<Answer, StoreError> {
         let before = billing.entries.len();
+        let effects_before = records::effects(billing);
+        let lengths = records::lengths(billing);
         let answer = apply_to(billing, operation, now_ms);
-        if billing.entries.len() == before {
+        let stored = if records::effects(billing) != effects_before {
+            self.append_record(operation, &answer, now_ms)
+        } else if billing.entries.len() != before {
+            self.append(billing, before, operation)
+        } else {
             return Ok(answer);
-        }
-        match self.append(billing, before, operation) {
+        };
+        match stored {
             Ok(()) => Ok(answer),
             Err(error) => {
                 if let Ok(rebuilt) = self.replay() {
                     *billing = rebuilt;
                 } else {
                     billing.entries.truncate(before);
+                    records::truncate(billing, lengths);
                 }
                 Err(error)
             }
@@ -496,6 +552,12 @@ fn apply_to(billing: &mut Billing, operation: &Operation, now_ms: u64) -> Answer
             now_ms,
         ),
         Operation::VoidById(request) => billing.void_by_id(&request.credit_id, now_ms),
+        Operation::Email(request) => billing.send_email(request, now_ms),
+        Operation::OwnerChange(request) => billing.change_owner(request, now_ms),
+        Operation::Delete(request) => billing.delete_record(request, now_ms),
+        Operation::OwnerChangedBy(change) => {
+            billing.owner_changed_by(&change.account, &change.owner, &change.by, now_ms)
+        }
     }
 }
 

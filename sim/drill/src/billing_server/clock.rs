@@ -13,6 +13,11 @@ use super::refusal;
 /// milliseconds since the level started.
 pub const NOW_HEADER: &str = "twice-now-ms";
 
+/// The header the runtime protocol's proxy stamps an announced attempt with: the call it
+/// belongs to (`run:call`), which tells a runtime's retry of one call from a new call when
+/// billing records a delete. Read only behind the proxy ([`Clock::Header`]).
+pub const CALL_KEY_HEADER: &str = "twice-call-key";
+
 /// Where billing reads the time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Clock {
@@ -25,6 +30,16 @@ pub enum Clock {
 }
 
 impl Clock {
+    /// The call a request belongs to, where the proxy in front says so; `None` on the
+    /// machine's clock (a standalone billing trusts no such word from outside).
+    pub(super) fn call_key(self, headers: &HeaderMap) -> Option<String> {
+        if self == Clock::Wall {
+            return None;
+        }
+        let value = headers.get(CALL_KEY_HEADER)?.to_str().ok()?.trim();
+        (!value.is_empty()).then(|| value.to_owned())
+    }
+
     /// The time a request gives, on a clock that reads it (`None`: read the machine's clock
     /// when the request is applied); a request without a readable stamp is refused (400).
     pub(super) fn given(self, headers: &HeaderMap) -> Result<Option<u64>, Box<Response>> {

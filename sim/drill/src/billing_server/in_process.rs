@@ -15,8 +15,9 @@ use tokio::task::JoinHandle;
 
 use super::send_window::REQUEST_WINDOW_MS_MAX;
 use super::{Clock, Shared, World, router};
-use crate::billing_store::BillingStore;
-use twice_world::billing::{Account, Billing, KeyHandling, Terms};
+use crate::billing_store::{BillingStore, Operation, OwnerChangedBy};
+use twice_world::billing::{Account, Answer, Billing, KeyHandling, Terms};
+use twice_world::level::ScriptedOwnerChange;
 
 /// A billing server running in this process.
 #[derive(Debug)]
@@ -82,6 +83,20 @@ impl InProcessBilling {
     /// Its state now: every account and entry (the checker's ground truth).
     pub fn billing(&self) -> Billing {
         self.shared.world().billing.clone()
+    }
+
+    /// Someone outside the agent sets an account's owner at the level's time `now_ms` (a
+    /// level's scripted change): applied and stored as any request is, not through the wire.
+    pub fn owner_changed_by(&self, change: &ScriptedOwnerChange, now_ms: u64) -> Result<Answer, String> {
+        let operation = Operation::OwnerChangedBy(OwnerChangedBy {
+            account: change.account.clone(),
+            owner: change.owner.clone(),
+            by: change.by.clone(),
+        });
+        self.shared
+            .apply(&operation, None, Some(now_ms))
+            .map(|(answer, _)| answer)
+            .map_err(|error| format!("billing could not record {}'s owner change: {error}", change.by))
     }
 
     /// Stops serving; what it applied stays in its file.

@@ -68,6 +68,8 @@ pub enum Traced {
     Timeout { worker: u32, attempt: u32 },
     /// A parked worker was woken, or asked to look again.
     Wake { worker: u32 },
+    /// The level's `index`th scripted owner change lands (someone outside the agent).
+    OwnerChange { index: usize },
     /// A timer, a restart (its worker is in the step's spawns), or something only the
     /// simulation has.
     Other(&'static str),
@@ -384,6 +386,6 @@ fn traced(before: &Snapshot, after: &Snapshot, moves: &MovesInStep, event: &Step
         // Tapes with these cards are not played through the protocol (`expressible.rs`).
         StepEvent::Resume { .. } => Traced::Other("a paused worker resuming"),
         StepEvent::Apply { .. } => Traced::Other("billing applying a request it held"),
-        StepEvent::OwnerChange { .. } => Traced::Other("someone's owner change"),
+        StepEvent::OwnerChange { index } => Traced::OwnerChange { index: *index },
     }
 }

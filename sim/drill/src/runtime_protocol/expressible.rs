@@ -3,8 +3,8 @@
 //! into a runtime's ledger, so a tape whose operator settles or undoes a call, or a level with
 //! a scripted operator, cannot be played; nor can a tape that rewrites a tool's declaration,
 //! which is a runtime's own code. Its world is the billing server of `twice-sim billing`, which
-//! serves credits and balance lookups: a level whose tools send emails, change owners or delete
-//! records cannot be played through it. Its fault-injecting proxy loses and slows messages but
+//! serves every operation a level's tools run (credits, balance lookups, emails, owner changes,
+//! deletes) and plays a level's scripted owner changes. Its fault-injecting proxy loses and slows messages but
 //! does not hold a request at billing, and it crashes processes but does not stop them: a tape
 //! that pauses a worker or delays billing's apply cannot be played yet. And a tape whose moves
 //! never meet their moments under the guards a runtime claims tests nothing there.
@@ -60,9 +60,8 @@ impl Reason {
                 .to_owned(),
             // Said once for every tape of this reason (the summary groups by `short`): the
             // tool is named in the tape's own report, not here.
-            Reason::OperationNotServed { .. } => "a tool of the level sends an email, changes an owner or deletes a \
-                                                  record; the protocol's world is the billing server of `twice-sim \
-                                                  billing`, which serves credits and balance lookups only"
+            Reason::OperationNotServed { .. } => "a tool of the level runs an operation the protocol's world, the \
+                                                  billing server of `twice-sim billing`, does not serve"
                 .to_owned(),
             // Said once for every tape of this reason, as above: the card is the tape's own.
             Reason::FaultNotDriven { .. } => "the tape stops a worker (SIGSTOP) or has billing hold a request before \
@@ -85,7 +84,15 @@ pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
     if level.honest_operator.is_some() || level.auditor.is_some() {
         return Some(Reason::ScriptedOperator);
     }
-    let served = [Operation::Credit, Operation::LookupBalance];
+    // Every operation the world has; the check stays for an operation the world gains and the
+    // billing server does not serve yet.
+    let served = [
+        Operation::Credit,
+        Operation::LookupBalance,
+        Operation::SendEmail,
+        Operation::ChangeOwner,
+        Operation::DeleteRecord,
+    ];
     if let Some(tool) = level
         .tools
         .iter()

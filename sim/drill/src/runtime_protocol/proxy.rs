@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
-use crate::billing_server::NOW_HEADER;
+use crate::billing_server::{CALL_KEY_HEADER, NOW_HEADER};
 
 /// The most bytes of a request's head (request line and headers).
 pub const HEAD_BYTES_MAX: usize = 16 * 1024;
@@ -77,8 +77,9 @@ pub enum WireEvent {
 /// What becomes of a held request or answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// Forward the request to billing at the level's time `now_ms`.
-    Forward { now_ms: u64 },
+    /// Forward the request to billing at the level's time `now_ms`; `call_key` names the call
+    /// an announced attempt belongs to (the wire's knowledge, for billing's records of deletes).
+    Forward { now_ms: u64, call_key: Option<String> },
     /// Return billing's answer (after `Forward`).
     Return,
     /// Answer with this instead, without forwarding.
@@ -200,8 +201,8 @@ async fn serve(
     let mut answer: Option<(u16, Vec<u8>)> = None;
     while let Some(command) = received.recv().await {
         match command {
-            Command::Forward { now_ms } => {
-                let (status, body) = forward(&client, billing, &request, now_ms).await;
+            Command::Forward { now_ms, call_key } => {
+                let (status, body) = forward(&client, billing, &request, now_ms, call_key.as_deref()).await;
                 answer = Some((status, body.clone()));
                 if events.send(WireEvent::Answered { exchange, status, body }).is_err() {
                     return;
@@ -226,12 +227,21 @@ async fn serve(
 }
 
 /// Sends `request` on to billing at the level's time; billing's status and body.
-async fn forward(client: &reqwest::Client, billing: SocketAddr, request: &HttpRequest, now_ms: u64) -> (u16, Vec<u8>) {
+async fn forward(
+    client: &reqwest::Client,
+    billing: SocketAddr,
+    request: &HttpRequest,
+    now_ms: u64,
+    call_key: Option<&str>,
+) -> (u16, Vec<u8>) {
     let method = reqwest::Method::from_bytes(request.method.as_bytes()).unwrap_or(reqwest::Method::GET);
     let mut outgoing = client
         .request(method, format!("http://{billing}{}", request.target))
         .header(NOW_HEADER, now_ms.to_string())
         .body(request.body.clone());
+    if let Some(call_key) = call_key {
+        outgoing = outgoing.header(CALL_KEY_HEADER, call_key);
+    }
     // Only what billing reads: the key, and what the body is. Any time a client claims, or a
     // send-time stamp (the level's wire needs no send window), stays behind.
     for (name, value) in &request.headers {

@@ -48,7 +48,8 @@ pub struct Summary {
     pub money: Money,
     pub outcome: Outcome,
     pub goal_reached: bool,
-    /// Each credit the script owes: `r1/0 to acct_ada: owed $25.00, 2 credits, net $50.00 → paid_twice`.
+    /// Each credit the script owes: `r1/0 to acct_ada: owed $25.00, 2 credits, net $50.00 → paid_twice`;
+    /// each email, owner change or delete it means: `r1/1 send_email acct_ada: Ada got the same email twice → emailed_twice`.
     pub per_intent: Vec<String>,
 }
 
@@ -58,7 +59,22 @@ impl Summary {
             money,
             outcome: verdict.outcome,
             goal_reached: verdict.goal_reached,
-            per_intent: verdict.credits.iter().map(intent_words).collect(),
+            per_intent: verdict
+                .credits
+                .iter()
+                .map(intent_words)
+                .chain(verdict.effects.iter().map(|effect| {
+                    format!(
+                        "{}/{} {} {}: {} → {}",
+                        effect.run,
+                        effect.item,
+                        effect.operation.name(),
+                        effect.account,
+                        effect.words,
+                        effect.outcome
+                    )
+                }))
+                .collect(),
         }
     }
 

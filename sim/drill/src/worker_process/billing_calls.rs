@@ -1,6 +1,7 @@
-//! The driver's HTTP calls to `twice-sim billing`: the start-up probe, a credit, a lookup, a void.
+//! The worker's tools: its HTTP calls to `twice-sim billing` (the start-up probe, a credit, a
+//! lookup, a void), as the async driver's [`AsyncTools`].
 
-use super::{Driver, PROBE_TIMEOUT_MS};
+use super::{PROBE_TIMEOUT_MS, WorkerConfig};
 use crate::billing_server::{CreditBody, IDEMPOTENCY_KEY_HEADER, Lookup, SENT_AT_HEADER};
 use crate::billing_store::VoidRequest;
 use crate::script;
@@ -8,9 +9,11 @@ use reqwest::{StatusCode, Url};
 use std::time::Duration;
 use twice_world::billing::Answer;
 use twice_world::billing_tools::CreditArguments;
+use twice_world::runtime::driver::AsyncTools;
+use twice_world::runtime::execution::{Attempt, Found, LookUp, Sending};
 use twice_world::runtime::guards::Guard;
 use twice_world::runtime::key::IdempotencyKey;
-use twice_world::runtime::worker::Input;
+use twice_world::runtime::run::ToolCall;
 
 /// Why a call to billing brought no answer the driver can use: each names billing's address or
 /// the key, and keeps reqwest's error when there is one.
@@ -55,29 +58,59 @@ pub enum BillingCallError {
     },
 }
 
-impl Driver {
+/// The drill's tools on the async driver: `issue_credit` as a real HTTP request to
+/// `twice-sim billing`, its reconcile hook as billing's lookup by key, and a naive runtime's
+/// reflex compensation as billing's void.
+#[derive(Debug)]
+pub struct BillingTools {
+    client: reqwest::Client,
+    billing: Url,
+    /// How long one request waits for billing's answer.
+    timeout: Duration,
+    /// Whether sends carry the ledger's send time (only with the ledger on: a naive runtime
+    /// keeps no record to stamp).
+    stamps_sends: bool,
+    run: String,
+}
+
+impl BillingTools {
+    pub(super) fn new(config: &WorkerConfig) -> Result<BillingTools, reqwest::Error> {
+        let client = reqwest::Client::builder()
+            // Loopback only: an HTTP_PROXY in the environment must not reroute billing calls.
+            .no_proxy()
+            .connect_timeout(config.timeout)
+            .build()?;
+        Ok(BillingTools {
+            client,
+            billing: config.billing.clone(),
+            timeout: config.timeout,
+            stamps_sends: config.guards.is_on(Guard::Ledger),
+            run: config.run_id.to_string(),
+        })
+    }
+
     /// Asks billing whether it is there (`GET /v1/stats`), as `serve` checks its target at
     /// start: a worker pointed at nothing says so at once instead of failing every call.
-    pub async fn probe_billing(&self) -> Result<(), BillingCallError> {
+    pub async fn probe(&self) -> Result<(), BillingCallError> {
         let url = self.endpoint("/v1/stats");
         // Its own, longer limit: the attempt timeout is tuned for a credit on a busy billing,
         // and a worker must not refuse to start because one answer came slowly.
-        let timeout = Duration::from_millis(PROBE_TIMEOUT_MS).max(self.config.timeout);
+        let timeout = Duration::from_millis(PROBE_TIMEOUT_MS).max(self.timeout);
         match self.client.get(url).timeout(timeout).send().await {
             Ok(response) if response.status().is_success() => Ok(()),
             Ok(response) => Err(BillingCallError::NotBilling {
-                billing: self.config.billing.clone(),
+                billing: self.billing.clone(),
                 status: response.status(),
             }),
             Err(source) => Err(BillingCallError::Unreachable {
-                billing: self.config.billing.clone(),
+                billing: self.billing.clone(),
                 source,
             }),
         }
     }
 
-    pub(super) fn endpoint(&self, path: &str) -> Url {
-        let mut url = self.config.billing.clone();
+    fn endpoint(&self, path: &str) -> Url {
+        let mut url = self.billing.clone();
         url.set_path(path);
         url.set_query(None);
         url
@@ -86,75 +119,48 @@ impl Driver {
     /// One attempt of `issue_credit`. Nothing sent (billing unreachable) is a refusal before
     /// sending; a timeout, a broken connection or an answer billing could not give is an
     /// unknown — the request may have landed.
-    pub(super) async fn send_credit(
-        &mut self,
-        run: &str,
-        key: &IdempotencyKey,
-        downstream_key: Option<&IdempotencyKey>,
-        call: &twice_world::runtime::run::ToolCall,
-        attempt: u32,
-        recorded_at_ms: u64,
-    ) -> Input {
+    async fn send_credit(&self, sending: &Sending<'_>) -> Attempt {
+        let call = sending.call;
         let arguments = CreditArguments::of_call(call);
         let body = CreditBody {
             account: arguments.account,
             amount_cents: arguments.amount_cents,
             memo: arguments.memo,
-            intent: script::intent(run, call.item),
+            intent: script::intent(&self.run, call.item),
         };
         let mut request = self
             .client
             .post(self.endpoint("/v1/credits"))
-            .timeout(self.config.timeout)
+            .timeout(self.timeout)
             .json(&body);
-        if let Some(key) = downstream_key {
+        if let Some(key) = sending.downstream_key {
             request = request.header(IDEMPOTENCY_KEY_HEADER, key.as_str());
         }
         // With a ledger, the send is stamped with the ledger's record of its attempt (not the
         // clock now: this process may have been paused since): billing refuses it if it
         // arrives later than its window after that (a paused process, a host cut off), so a
         // lookup past the window and the settle time that finds nothing proves the call did
-        // not take effect. A naive runtime (no ledger) keeps no record to stamp.
-        if self.config.guards.is_on(Guard::Ledger) {
-            request = request.header(SENT_AT_HEADER, recorded_at_ms.to_string());
+        // not take effect.
+        if self.stamps_sends {
+            request = request.header(SENT_AT_HEADER, sending.recorded_at_ms.to_string());
         }
         let response = match request.send().await {
             Ok(response) => response,
             // Failing to connect means nothing left: the tool refused before sending.
             Err(error) if error.is_connect() => {
-                self.unreachable_in_a_row += 1;
-                return Input::NotAttempted {
+                return Attempt::NotSent {
                     reason: format!("billing could not be reached: {error}"),
                 };
             }
-            Err(_) => {
-                self.reached_billing = true;
-                self.unreachable_in_a_row = 0;
-                return Input::TimedOut {
-                    key: key.clone(),
-                    attempt,
-                };
-            }
+            Err(_) => return Attempt::TimedOut,
         };
-        self.reached_billing = true;
-        self.unreachable_in_a_row = 0;
         let server_error = response.status().is_server_error();
         match response.bytes().await {
             Ok(bytes) if !server_error => match serde_json::from_slice::<Answer>(&bytes) {
-                Ok(answer) => Input::Response {
-                    key: key.clone(),
-                    attempt,
-                    answer: answer.to_tool_answer(),
-                },
-                Err(_) => Input::TimedOut {
-                    key: key.clone(),
-                    attempt,
-                },
+                Ok(answer) => Attempt::Answered(answer.to_tool_answer()),
+                Err(_) => Attempt::TimedOut,
             },
-            _ => Input::TimedOut {
-                key: key.clone(),
-                attempt,
-            },
+            _ => Attempt::TimedOut,
         }
     }
 
@@ -164,13 +170,13 @@ impl Driver {
     /// not answer, or is still applying a request with the key — that proves nothing,
     /// and must not be taken for "nothing there" (with a settle time declared, it would settle
     /// the call `failed`).
-    pub(super) async fn look_up(&self, key: &IdempotencyKey) -> Result<Option<(String, String)>, BillingCallError> {
+    async fn look_up_credit(&self, key: &IdempotencyKey) -> Result<Option<(String, String)>, BillingCallError> {
         let mut url = self.endpoint("/v1/credits");
         url.query_pairs_mut().append_pair("idempotency_key", key.as_str());
         let response = self
             .client
             .get(url)
-            .timeout(self.config.timeout)
+            .timeout(self.timeout)
             .send()
             .await
             .map_err(|source| BillingCallError::LookupUnanswered {
@@ -194,11 +200,11 @@ impl Driver {
         hook_answer(key, lookup)
     }
 
-    pub(super) async fn post_void(&self, request: &VoidRequest) -> Result<Answer, BillingCallError> {
+    async fn post_void(&self, request: &VoidRequest) -> Result<Answer, BillingCallError> {
         let response = self
             .client
             .post(self.endpoint("/v1/credits/void"))
-            .timeout(self.config.timeout)
+            .timeout(self.timeout)
             .json(request)
             .send()
             .await?;
@@ -208,6 +214,46 @@ impl Driver {
             status,
             answer: String::from_utf8_lossy(&bytes).chars().take(200).collect(),
         })
+    }
+}
+
+impl AsyncTools for BillingTools {
+    async fn send(&mut self, sending: &Sending<'_>) -> Attempt {
+        self.send_credit(sending).await
+    }
+
+    async fn look_up(&mut self, key: &IdempotencyKey, _call: &ToolCall) -> LookUp {
+        match self.look_up_credit(key).await {
+            Ok(Some((receipt, finding))) => LookUp::Found(Found { receipt, finding }),
+            Ok(None) => LookUp::Absent,
+            // Billing could not be asked: the hook cannot tell, which is not "nothing there".
+            Err(reason) => LookUp::CannotTell {
+                reason: reason.to_string(),
+            },
+        }
+    }
+
+    /// Only a naive runtime gets here (guard `no_reflex_compensation` off), and it fires the
+    /// void and moves on whatever billing answers: what billing did is in billing's own
+    /// entries, which the drill counts.
+    async fn undo(&mut self, key: &IdempotencyKey, call: &ToolCall) -> String {
+        let arguments = CreditArguments::of_call(call);
+        let request = VoidRequest {
+            idempotency_key: key.to_string(),
+            account: arguments.account,
+            amount_cents: arguments.amount_cents,
+            intent: script::intent(&self.run, call.item),
+        };
+        match self.post_void(&request).await {
+            Ok(answer) => format!("billing answered {}", answer.receipt()),
+            Err(detail) => {
+                eprintln!(
+                    "warning: run {}: the reflex compensation of {key} got no answer: {detail}",
+                    self.run
+                );
+                format!("billing's answer did not arrive: {detail}")
+            }
+        }
     }
 }
 

@@ -1,19 +1,19 @@
 //! `twice-sim worker`: a real process driving one run with the runtime's own machine.
 //!
-//! [`twice_world::runtime::worker::Worker`] decides; this file only carries out each
-//! [`Command`] against real I/O, phase by phase, the way `simulator.rs` `perform()` does
-//! against virtual ones: the ledger is a real SQLite file or a real PostgreSQL database
-//! ([`LedgerTarget::open`]), the tool is a real HTTP request to `twice-sim billing`,
-//! timeouts are real time, and a crash is a real SIGKILL. Nothing is kept in memory that a recovery would need: a fresh process
-//! on the same run starts again from the ledger and the checkpoint, as the seed asks.
+//! The runtime's async driver ([`twice_world::runtime::driver::drive`]) runs it, as it would
+//! any tokio agent's: the ledger is a real SQLite file or a real PostgreSQL database
+//! ([`LedgerTarget::open`]), the tool is a real HTTP request to `twice-sim billing`
+//! ([`BillingTools`]), timeouts are real time, and a crash is a real SIGKILL. Nothing is kept in
+//! memory that a recovery would need: a fresh process on the same run starts again from the
+//! ledger and the checkpoint, as the seed asks.
 //!
-//! Before each phase it prints a [`Marker`] line on standard output and flushes it, so the
-//! drill knows where a process was when it killed it.
+//! Before each phase it prints a [`Marker`] line on standard output and flushes it (the
+//! driver's observer), so the drill knows where a process was when it killed it.
 
 mod billing_calls;
 mod driver;
 
-pub use billing_calls::BillingCallError;
+pub use billing_calls::{BillingCallError, BillingTools};
 
 use std::io::Write;
 use std::time::Duration;
@@ -26,12 +26,12 @@ use crate::marker::Marker;
 use crate::script;
 use crate::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, stop_when_stdin_closes};
 use twice_world::ledger::LedgerError;
-use twice_world::model::{ModelPolicy, RunScript};
+use twice_world::runtime::driver::DriveOptions;
 use twice_world::runtime::executor::Executor;
 use twice_world::runtime::guards::Guards;
 use twice_world::runtime::ids::{RunId, WorkerId};
 use twice_world::runtime::tool::ToolDeclaration;
-use twice_world::runtime::worker::{Input, Phase, Worker};
+use twice_world::runtime::worker::Worker;
 
 /// Limits on the worker's timings.
 pub const TIMEOUT_MS_MAX: u32 = 600_000;
@@ -111,16 +111,14 @@ pub struct WorkerArgs {
 /// Why a worker process failed at run time.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
+    /// The driver stopped: the ledger failed, or the machine waits for something no step
+    /// brings (the run stays where its ledger says, for a worker started again).
     #[error(transparent)]
-    Ledger(#[from] LedgerError),
-    #[error("the worker machine stopped after `{phase}` with nothing to wait for")]
-    Stalled { phase: Phase },
+    Driver(#[from] twice_world::runtime::Error),
     #[error("cannot build the HTTP client: {0}")]
     Client(#[source] reqwest::Error),
     #[error("the worker's setup: {0}")]
     Setup(#[from] twice_world::runtime::worker::SetupError),
-    #[error(transparent)]
-    Input(#[from] twice_world::runtime::worker::InputError),
 }
 
 /// How a worker ended on its own.
@@ -224,31 +222,17 @@ fn emit(marker: &Marker) {
     let _ = stdout.flush();
 }
 
-/// The driver: the machine, the runtime's executor on a real ledger file, and the real clock
-/// and HTTP client the rest runs against.
+/// The driver: the machine, the runtime's executor on a real ledger, the scripted model and
+/// billing's tools, all driven by the runtime's async driver.
 #[derive(Debug)]
 pub struct Driver {
     config: WorkerConfig,
     machine: Worker,
     executor: Executor,
-    client: reqwest::Client,
-    script: RunScript,
-    policy: ModelPolicy,
-    /// Attempts in a row that could not reach billing at all (connection refused).
-    unreachable_in_a_row: u32,
-    /// Whether any attempt of this process reached billing.
-    reached_billing: bool,
-    /// The phases run, in order (for the test that holds this driver and the simulator to
-    /// the same machine).
-    phases: Vec<Phase>,
-}
-
-/// What carrying out a command led to.
-enum Step {
-    Feed(Box<Input>),
-    /// Nothing to feed: the machine waits on as it was (a late answer was logged).
-    Wait,
-    End(WorkerEnd),
+    agent: driver::ScriptedModel,
+    tools: BillingTools,
+    marks: driver::Marks,
+    options: DriveOptions,
 }
 
 /// Runs one worker process to its end.

@@ -1,12 +1,13 @@
 //! The billing tools as Twice's runtime calls them through the protocol's wire: a credit, a
-//! balance read, the reconcile hook's lookup, a naive runtime's reflex void. What an answer
+//! balance read, an email, an owner change, a delete, the reconcile hook's lookup, a naive
+//! runtime's reflex void. What an answer
 //! means is the seed's: an answer is an answer; a 401 is a refusal before anything was sent
 //! (nothing can have happened); a connection that closes with no answer, or an answer that
 //! cannot be read, is a timeout — the request may have landed.
 
 use reqwest::{StatusCode, Url};
 
-use crate::billing_server::{CreditBody, IDEMPOTENCY_KEY_HEADER, Lookup};
+use crate::billing_server::{CreditBody, DeleteBody, EmailBody, IDEMPOTENCY_KEY_HEADER, Lookup, OwnerBody};
 use crate::billing_store::VoidRequest;
 use twice_world::billing::Answer;
 use twice_world::billing_tools::{CreditArguments, Operation};
@@ -20,8 +21,8 @@ use twice_world::runtime::worker::Input;
 pub(super) struct Billing {
     base: String,
     client: reqwest::Client,
-    /// The tools that read balances (every other tool credits).
-    reads: Vec<String>,
+    /// Each tool's operation (a tool that names none credits).
+    operations: Vec<(String, Operation)>,
 }
 
 impl Billing {
@@ -35,18 +36,35 @@ impl Billing {
         Ok(Billing {
             base: base.trim_end_matches('/').to_owned(),
             client,
-            reads: Vec::new(),
+            operations: Vec::new(),
         })
     }
 
-    /// Which of `tools` read a balance.
+    /// What each of `tools` does in billing's world.
     pub(super) fn with_tools(mut self, tools: &[twice_world::runtime::tool::ToolDeclaration]) -> Billing {
-        self.reads = tools
+        self.operations = tools
             .iter()
-            .filter(|tool| Operation::LookupBalance.is_of(tool))
-            .map(|tool| tool.name.to_string())
+            .map(|tool| (tool.name.to_string(), Operation::of(tool).unwrap_or(Operation::Credit)))
             .collect();
         self
+    }
+
+    /// `base/segment/…`, each segment percent-encoded (an account id is the level's text).
+    fn url_of(&self, segments: &[&str]) -> String {
+        let Ok(mut url) = Url::parse(&self.base) else {
+            return self.base.clone();
+        };
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.pop_if_empty().extend(segments);
+        }
+        url.to_string()
+    }
+
+    fn operation_of(&self, call: &ToolCall) -> Operation {
+        self.operations
+            .iter()
+            .find(|(tool, _)| tool.as_str() == call.tool.as_str())
+            .map_or(Operation::Credit, |(_, operation)| *operation)
     }
 
     /// One attempt of `call`.
@@ -67,21 +85,41 @@ impl Billing {
                 reason: format!("the arguments of {} are not a billing tool's", call.id),
             };
         };
-        let reads = self.reads.iter().any(|tool| tool.as_str() == call.tool.as_str());
-        let request = if reads {
-            self.client.get(format!("{}/v1/accounts", self.base))
-        } else {
-            let body = CreditBody {
-                account: arguments.account.clone(),
+        let operation = self.operation_of(call);
+        let intent = format!("{run}/{}", call.item);
+        let account = &arguments.account;
+        let request = match operation {
+            Operation::LookupBalance => self.client.get(format!("{}/v1/accounts", self.base)),
+            Operation::Credit => self.client.post(format!("{}/v1/credits", self.base)).json(&CreditBody {
+                account: account.clone(),
                 amount_cents: arguments.amount_cents,
                 memo: arguments.memo.clone(),
-                intent: format!("{run}/{}", call.item),
-            };
-            let mut request = self.client.post(format!("{}/v1/credits", self.base)).json(&body);
-            if let Some(key) = downstream_key {
-                request = request.header(IDEMPOTENCY_KEY_HEADER, key.as_str());
-            }
-            request
+                intent,
+            }),
+            Operation::SendEmail => self.client.post(format!("{}/v1/emails", self.base)).json(&EmailBody {
+                account: account.clone(),
+                subject: arguments.memo.clone(),
+                intent,
+            }),
+            Operation::ChangeOwner => self
+                .client
+                .put(self.url_of(&["v1", "accounts", account, "owner"]))
+                .json(&OwnerBody {
+                    owner: arguments.owner.clone().unwrap_or_default(),
+                    intent,
+                    reason: arguments.memo.clone(),
+                }),
+            Operation::DeleteRecord => self
+                .client
+                .delete(self.url_of(&["v1", "records", account]))
+                .json(&DeleteBody {
+                    intent,
+                    reason: arguments.memo.clone(),
+                }),
+        };
+        let request = match downstream_key {
+            Some(key) if operation != Operation::LookupBalance => request.header(IDEMPOTENCY_KEY_HEADER, key.as_str()),
+            _ => request,
         };
         let Ok(response) = request.send().await else {
             return timed_out();
@@ -95,7 +133,7 @@ impl Billing {
                 reason: String::from_utf8_lossy(&bytes).into_owned(),
             };
         }
-        let answer = if reads {
+        let answer = if operation == Operation::LookupBalance {
             balance_of(&bytes, &arguments.account)
         } else {
             serde_json::from_slice::<Answer>(&bytes).ok()

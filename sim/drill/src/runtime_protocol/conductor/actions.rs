@@ -133,8 +133,13 @@ impl Conductor<'_> {
     /// Forwards a held request to billing at the level's time.
     pub(super) fn forward(&mut self, exchange: u64) {
         let now_ms = self.now_ms;
+        let call_key = self.exchanges.get(&exchange).and_then(|held| {
+            let attempt = held.attempt.as_ref()?;
+            let run = self.procs.get(&held.worker)?.spawn.run.clone();
+            Some(attempt.key.clone().unwrap_or_else(|| format!("{run}:{}", attempt.call)))
+        });
         if let Some(held) = self.exchanges.get_mut(&exchange) {
-            let _ = held.commands.send(Command::Forward { now_ms });
+            let _ = held.commands.send(Command::Forward { now_ms, call_key });
             held.held = Held::Forwarding;
         }
     }

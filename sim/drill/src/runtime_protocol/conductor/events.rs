@@ -355,7 +355,10 @@ impl Conductor<'_> {
                     self.unannounced
                         .push(format!("w{worker} sent {} without marking `send`", request.line()));
                 }
-                let _ = commands.send(Command::Forward { now_ms: self.now_ms });
+                let _ = commands.send(Command::Forward {
+                    now_ms: self.now_ms,
+                    call_key: None,
+                });
                 (None, Held::Forwarding, false)
             }
         };

@@ -159,7 +159,31 @@ impl Conductor<'_> {
                 }
             }
             Traced::Wake { worker } => self.wake(*worker).await,
+            Traced::OwnerChange { index } => self.someone_changes_owner(step, *index),
             Traced::Other(_) => {}
+        }
+    }
+
+    /// The level's scripted owner change lands at billing, at the step the expected run had it.
+    fn someone_changes_owner(&mut self, step: &TraceStep, index: usize) {
+        let Some(change) = self.level.world.owner_changes.get(index) else {
+            return;
+        };
+        let applied = match &self.billing {
+            Some(billing) => billing.owner_changed_by(change, self.now_ms),
+            None => Err("the tape's billing is not running".to_owned()),
+        };
+        match applied {
+            Ok(answer) => {
+                self.note(format!(
+                    "{} sets {}'s owner: {}",
+                    change.by,
+                    change.account,
+                    answer.receipt()
+                ));
+                self.changes += 1;
+            }
+            Err(what) => self.diverge(step, what),
         }
     }
 

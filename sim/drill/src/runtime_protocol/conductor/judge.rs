@@ -122,14 +122,21 @@ impl Conductor<'_> {
         };
         let mut verdict = checker::judge(&input);
         let ends = self.run_ends(nodes);
+        let flagged = |run: &str, item: u32| match ends.get(run) {
+            Some(RunEnd::Waiting) => true,
+            Some(RunEnd::FailedAt(failed_at)) => item >= *failed_at,
+            Some(RunEnd::Other) | None => false,
+        };
         for credit in &mut verdict.credits {
-            let flagged = match ends.get(&credit.run) {
-                Some(RunEnd::Waiting) => true,
-                Some(RunEnd::FailedAt(item)) => credit.item >= *item,
-                Some(RunEnd::Other) | None => false,
-            };
-            if credit.outcome == Outcome::NotPaidButOwed && flagged {
+            if credit.outcome == Outcome::NotPaidButOwed && flagged(&credit.run, credit.item) {
                 credit.outcome = Outcome::UnknownFlagged;
+            }
+        }
+        // Emails, owner changes and deletes the same way: a step its run honestly waits on is
+        // flagged, not "never done".
+        for effect in &mut verdict.effects {
+            if effect.outcome == Outcome::NotDone && flagged(&effect.run, effect.item) {
+                effect.outcome = Outcome::UnknownFlagged;
             }
         }
         let waiting: Vec<String> = ends
@@ -137,13 +144,24 @@ impl Conductor<'_> {
             .filter(|(_, end)| **end != RunEnd::Other)
             .map(|(node, _)| node.clone())
             .collect();
-        verdict.outcome = verdict
-            .credits
-            .iter()
-            .map(|credit| credit.outcome)
-            .min()
-            .unwrap_or(Outcome::PaidOnce);
-        verdict.goal_reached = verdict.credits.iter().any(|credit| credit.outcome == verdict.goal);
+        // As the simulator's checker: a level of credits comes to "paid once" when nothing was
+        // owed; one of other effects to "done once".
+        let nothing = if verdict.credits.is_empty() && !verdict.effects.is_empty() {
+            Outcome::DoneOnce
+        } else {
+            Outcome::PaidOnce
+        };
+        let outcomes = || {
+            verdict
+                .credits
+                .iter()
+                .map(|credit| credit.outcome)
+                .chain(verdict.effects.iter().map(|effect| effect.outcome))
+        };
+        let outcome = outcomes().min().unwrap_or(nothing);
+        let goal_reached = outcomes().any(|outcome| outcome == verdict.goal);
+        verdict.outcome = outcome;
+        verdict.goal_reached = goal_reached;
         verdict.violations.clear();
         verdict.stopped_by.clear();
         verdict.stops.clear();
