@@ -242,6 +242,7 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
         "40-second-email.win",
         "regressions/paused-worker-lease.reproduced",
         "regressions/delayed-apply-retry.paid-again",
+        "regressions/parallel-credits.held",
     ];
     let output = Command::new(BIN)
         .args(["replay", "--runtime", &adapter()])
@@ -250,7 +251,7 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
         .expect("twice-sim runs");
     let text = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(2), "nothing to play is bad input: {text}");
-    assert!(text.contains("7 tapes: the protocol can express 0"), "{text}");
+    assert!(text.contains("8 tapes: the protocol can express 0"), "{text}");
     assert!(
         text.contains("1 acts as an operator: the tape settles or undoes a call as an operator"),
         "{text}"
@@ -263,6 +264,10 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
     );
     assert!(
         text.contains("2 pauses a worker or delays billing's apply: the tape stops a worker (SIGSTOP)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 makes several calls in one turn: a run of the level makes several tool calls in one turn"),
         "{text}"
     );
     assert!(String::from_utf8_lossy(&output.stderr).contains("none of these tapes"));

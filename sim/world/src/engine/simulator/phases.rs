@@ -230,14 +230,24 @@ impl Simulation {
                     if let Some(slot) = self.workers.slots.get_mut(&worker) {
                         slot.phase = Phase::WaitForAnswer;
                     }
+                    let batch = self
+                        .workers
+                        .slots
+                        .get(&worker)
+                        .is_some_and(|slot| slot.machine.runs_batch());
                     self.send_request(Outgoing {
                         worker,
                         run: run.to_owned(),
-                        key,
+                        key: key.clone(),
                         downstream_key,
                         call,
                         attempt,
                     });
+                    if batch {
+                        // A batch's request is out: the worker goes on with the batch's next
+                        // call while this one's answer travels.
+                        self.feed(worker, Input::Sent { key, attempt });
+                    }
                 }
             }
             Drive::Backoff { after_ms, next_attempt } => {
@@ -405,30 +415,19 @@ impl Simulation {
         let text = match &decision {
             Decision::Call(call) => {
                 *self.workers.model_asks.entry(ask).or_default() += 1;
-                // A read moves no money: its call shows no amount.
-                // Only a credit moves money: no other call shows an amount.
-                let credits = self
-                    .level
-                    .tools
-                    .iter()
-                    .any(|tool| tool.name == call.tool && Operation::Credit.is_of(tool));
-                let arguments = CreditArguments::of_call(call);
-                let amount = if credits {
-                    format!("{}, ", super::dollars(i64::from(arguments.amount_cents)))
-                } else {
-                    String::new()
-                };
-                let owner = arguments
-                    .owner
-                    .as_deref()
-                    .map_or_else(String::new, |owner| format!("owner {owner}, "));
                 format!(
-                    "Penny calls {}({}, {amount}{owner}\"{}\") as {}{}",
-                    call.tool,
-                    arguments.account,
-                    arguments.memo,
-                    call.id,
+                    "Penny calls {}{}",
+                    self.call_words(call),
                     if used_card { " — called again" } else { "" }
+                )
+            }
+            Decision::Calls(batch) => {
+                *self.workers.model_asks.entry(ask).or_default() += 1;
+                let calls: Vec<String> = batch.calls().iter().map(|call| self.call_words(call)).collect();
+                format!(
+                    "Penny calls {} in one turn (parallel tool calls): the worker sends each as soon as it is \
+                     reserved, without waiting for the answer before",
+                    calls.join(" and ")
                 )
             }
             Decision::Done => "Penny is done with this run".into(),
@@ -436,5 +435,29 @@ impl Simulation {
         };
         self.log(Actor::Model, "model decides", Some(run.to_owned()), None, text);
         self.feed(worker, Input::ModelDecided { decision, state: next });
+    }
+
+    /// A call as the timeline words it: `issue_credit(acct_ada, $25.00, "memo") as c1`.
+    fn call_words(&self, call: &crate::runtime::run::ToolCall) -> String {
+        // Only a credit moves money: no other call shows an amount.
+        let credits = self
+            .level
+            .tools
+            .iter()
+            .any(|tool| tool.name == call.tool && Operation::Credit.is_of(tool));
+        let arguments = CreditArguments::of_call(call);
+        let amount = if credits {
+            format!("{}, ", super::dollars(i64::from(arguments.amount_cents)))
+        } else {
+            String::new()
+        };
+        let owner = arguments
+            .owner
+            .as_deref()
+            .map_or_else(String::new, |owner| format!("owner {owner}, "));
+        format!(
+            "{}({}, {amount}{owner}\"{}\") as {}",
+            call.tool, arguments.account, arguments.memo, call.id
+        )
     }
 }
