@@ -216,39 +216,7 @@ impl Simulation {
                 // lookup said "nothing", so the world's billing needs no send window.
                 recorded_at_ms: _,
             } => {
-                if self.refuses_before_sending(run) {
-                    let text = format!("{}: {} (token expired)", call.tool, super::REFUSED_BEFORE_SENDING);
-                    self.log(actor, "send", some_run, Some(key.to_string()), text);
-                    self.feed(
-                        worker,
-                        Input::NotAttempted {
-                            reason: "the account's token expired".into(),
-                        },
-                    );
-                } else {
-                    // Sent: until its answer (or its timeout) comes, the worker waits.
-                    if let Some(slot) = self.workers.slots.get_mut(&worker) {
-                        slot.phase = Phase::WaitForAnswer;
-                    }
-                    let batch = self
-                        .workers
-                        .slots
-                        .get(&worker)
-                        .is_some_and(|slot| slot.machine.runs_batch());
-                    self.send_request(Outgoing {
-                        worker,
-                        run: run.to_owned(),
-                        key: key.clone(),
-                        downstream_key,
-                        call,
-                        attempt,
-                    });
-                    if batch {
-                        // A batch's request is out: the worker goes on with the batch's next
-                        // call while this one's answer travels.
-                        self.feed(worker, Input::Sent { key, attempt });
-                    }
-                }
+                self.send(worker, run, key, downstream_key, call, attempt);
             }
             Drive::Backoff { after_ms, next_attempt } => {
                 self.clock.schedule(now + after_ms, Event::Backoff { worker });
@@ -327,6 +295,59 @@ impl Simulation {
             }
         }
         Ok(())
+    }
+
+    /// A send the fence let through: the tool refuses before anything leaves (a refusal armed
+    /// for the run's node), or the request goes on the wire; a batch's worker then goes on
+    /// with its next call while the answer travels.
+    fn send(
+        &mut self,
+        worker: u32,
+        run: &str,
+        key: crate::runtime::key::IdempotencyKey,
+        downstream_key: Option<crate::runtime::key::IdempotencyKey>,
+        call: crate::runtime::run::ToolCall,
+        attempt: u32,
+    ) {
+        if self.refuses_before_sending(run) {
+            let text = format!("{}: {} (token expired)", call.tool, super::REFUSED_BEFORE_SENDING);
+            self.log(
+                Actor::Worker(worker),
+                "send",
+                Some(run.to_owned()),
+                Some(key.to_string()),
+                text,
+            );
+            self.feed(
+                worker,
+                Input::NotAttempted {
+                    reason: "the account's token expired".into(),
+                },
+            );
+        } else {
+            // Sent: until its answer (or its timeout) comes, the worker waits.
+            if let Some(slot) = self.workers.slots.get_mut(&worker) {
+                slot.phase = Phase::WaitForAnswer;
+            }
+            let batch = self
+                .workers
+                .slots
+                .get(&worker)
+                .is_some_and(|slot| slot.machine.runs_batch());
+            self.send_request(Outgoing {
+                worker,
+                run: run.to_owned(),
+                key: key.clone(),
+                downstream_key,
+                call,
+                attempt,
+            });
+            if batch {
+                // A batch's request is out: the worker goes on with the batch's next
+                // call while this one's answer travels.
+                self.feed(worker, Input::Sent { key, attempt });
+            }
+        }
     }
 
     /// A refusal armed for `run`'s node (the level's run it carries out) fires as its worker
