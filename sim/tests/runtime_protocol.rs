@@ -286,6 +286,7 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
         "38-the-audit.win",
         "regressions/paused-worker-lease.reproduced",
         "regressions/delayed-apply-retry.paid-again",
+        "regressions/parallel-credits.held",
     ];
     let output = Command::new(BIN)
         .args(["replay", "--runtime", &adapter()])
@@ -294,7 +295,7 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
         .expect("twice-sim runs");
     let text = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(2), "nothing to play is bad input: {text}");
-    assert!(text.contains("6 tapes: the protocol can express 0"), "{text}");
+    assert!(text.contains("7 tapes: the protocol can express 0"), "{text}");
     assert!(
         text.contains("1 acts as an operator: the tape settles or undoes a call as an operator"),
         "{text}"
@@ -303,6 +304,10 @@ fn the_tapes_the_protocol_cannot_express_are_counted_and_explained() {
     assert!(text.contains("1 rewrites a tool's declaration"), "{text}");
     assert!(
         text.contains("2 pauses a worker or delays billing's apply: the tape stops a worker (SIGSTOP)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 makes several calls in one turn: a run of the level makes several tool calls in one turn"),
         "{text}"
     );
     assert!(String::from_utf8_lossy(&output.stderr).contains("none of these tapes"));

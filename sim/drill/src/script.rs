@@ -148,6 +148,7 @@ pub fn script_for(run_id: &str) -> RunScript {
         id: run_id.into(),
         tenant: TENANT.into(),
         calls,
+        parallel: false,
     }
 }
 

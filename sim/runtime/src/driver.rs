@@ -9,6 +9,13 @@
 //! call's key by default (start it again later; an operator may settle the call meanwhile);
 //! [`DriveOptions::park`] set to [`ParkPolicy::waiting`] holds it in this process instead.
 //!
+//! A model turn of several calls ([`Decision::Calls`]) runs here one call after another:
+//! [`AsyncTools::send`] borrows the tools for the whole send, so two cannot be out at once.
+//! Each call still has its own key, reservation, send and outcome, and the checkpoint is saved
+//! once after the batch. To keep several requests out at once, drive the run with
+//! [`crate::execution::drive_run`] and a [`crate::execution::ToolExecution`] that implements
+//! `begin` and `next_ended`.
+//!
 //! ```
 //! use twice_runtime::driver::{AsyncAgent, DriveOptions, drive};
 //! use twice_runtime::execution::{AgentError, Ending, SystemClock, next_call, moved_on};

@@ -9,14 +9,17 @@
 //! [`Attempt::into_input`] and [`Executor::reconciled`], as [`drive_run`] does. Nothing here
 //! awaits, sleeps or reads a clock: the runtime stays sans-IO.
 
+use std::collections::VecDeque;
+
 use crate::answer::ToolAnswer;
+use crate::batch::{BATCH_CALLS_MAX, Batch, BatchError};
 use crate::error::Error;
 use crate::executor::{Drive, Executor, Next};
 use crate::ids::ToolName;
 use crate::key::IdempotencyKey;
 use crate::ledger::{Contradiction, LedgerError};
 use crate::run::{Arguments, Decision, RunState, ToolCall};
-use crate::worker::{GuardNote, Input, WaitReason, Worker};
+use crate::worker::{GuardNote, Input, Phase, WaitReason, Worker};
 
 /// What one attempt of a tool came to, as the driver saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +44,26 @@ impl Attempt {
             Attempt::NotSent { reason } => Input::NotAttempted { reason },
         }
     }
+}
+
+/// How [`ToolExecution::begin`] started an attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Begun {
+    /// The request left; its end comes from [`ToolExecution::next_ended`].
+    InFlight,
+    /// It already ended (a tool that sends and waits).
+    Ended(Attempt),
+}
+
+/// An attempt begun in flight that ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ended {
+    /// The call's key ([`Sending::key`]).
+    pub key: IdempotencyKey,
+    /// The attempt ([`Sending::attempt`]).
+    pub attempt: u32,
+    /// How it ended.
+    pub how: Attempt,
 }
 
 /// What a reconcile hook found under a key in the tool's world.
@@ -101,6 +124,23 @@ pub trait ToolExecution {
     /// only when it answered and holds nothing, [`LookUp::CannotTell`] when it could not be
     /// asked (what "absent" proves is the runtime's to weigh, decision table 6).
     fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> LookUp;
+
+    /// Starts one attempt of a batch's call (the model made several calls in one turn) and
+    /// returns without waiting for its end if it can: [`Begun::InFlight`] once the request has
+    /// left, its end given later by [`ToolExecution::next_ended`]. The default sends and waits
+    /// ([`ToolExecution::send`]): a batch then runs one call after another, which is correct,
+    /// only slower. Pass `sending.downstream_key` on, as `send` does.
+    fn begin(&mut self, sending: &Sending<'_>) -> Begun {
+        Begun::Ended(self.send(sending))
+    }
+
+    /// The next attempt begun [`Begun::InFlight`] to end, in the order they end (any order:
+    /// each carries its key and attempt); `None` when none is out. A request begun in flight
+    /// has left, so an end that says nothing was sent is taken as a timeout (it may have taken
+    /// effect). The default has none out.
+    fn next_ended(&mut self) -> Option<Ended> {
+        None
+    }
 
     /// A naive runtime's reflex compensation (guard `no_reflex_compensation` off only): undo
     /// by key, and say what the tool's world answered. A runtime with its guards on never
@@ -209,6 +249,47 @@ pub fn next_call(state: &RunState, tool: &str, arguments: Arguments) -> Option<(
     Some((Decision::Call(call), next))
 }
 
+/// Several calls for an agent to make concurrently (a provider's parallel tool calls), as
+/// [`next_call`] makes one: the state moved on to the next item if the last call was
+/// answered, the calls numbered from the run's counter in the order given (so a replay makes
+/// the same ids), all for the same item.
+///
+/// ```
+/// use twice_runtime::execution::next_calls;
+/// use twice_runtime::run::{Arguments, Decision, RunState};
+/// let credit = || Arguments::new(serde_json::json!({"cents": 2500}));
+/// let (decision, next) = next_calls(&RunState::default(), &[("issue_credit", credit()), ("issue_credit", credit())]).unwrap();
+/// let Decision::Calls(batch) = decision else { unreachable!() };
+/// let ids: Vec<&str> = batch.calls().iter().map(|call| call.id.as_str()).collect();
+/// assert_eq!((ids, next.next_call_number), (vec!["c1", "c2"], 3));
+/// ```
+///
+/// # Errors
+///
+/// [`BatchError`]: no call, more than [`crate::batch::BATCH_CALLS_MAX`], or a counter at its
+/// limit.
+pub fn next_calls(state: &RunState, calls: &[(&str, Arguments)]) -> Result<(Decision, RunState), BatchError> {
+    let mut next = moved_on(state).ok_or(BatchError::CounterAtLimit)?;
+    let mut made = Vec::with_capacity(calls.len().min(BATCH_CALLS_MAX));
+    for (tool, arguments) in calls.iter().take(BATCH_CALLS_MAX + 1) {
+        made.push(ToolCall {
+            id: format!("c{}", next.next_call_number),
+            tool: ToolName::from(*tool),
+            item: next.item,
+            arguments: arguments.clone(),
+        });
+        next.next_call_number = next.next_call_number.checked_add(1).ok_or(BatchError::CounterAtLimit)?;
+        next.calls_for_item = next.calls_for_item.checked_add(1).ok_or(BatchError::CounterAtLimit)?;
+    }
+    if calls.len() > BATCH_CALLS_MAX {
+        return Err(BatchError::TooMany {
+            calls: calls.len(),
+            max: BATCH_CALLS_MAX,
+        });
+    }
+    Ok((Decision::Calls(Batch::new(made)?), next))
+}
+
 /// The state with the current item finished if the model was told about it: the item an
 /// agent works on next. `None` when the item counter is at its limit.
 pub fn moved_on(state: &RunState) -> Option<RunState> {
@@ -237,7 +318,27 @@ pub fn drive_run(
     clock: &mut dyn Clock,
 ) -> Result<Ending, Error> {
     let mut command = worker.handle(clock.now_ms(), Input::Start)?;
-    while let Some(current) = command.take() {
+    // Attempts of a batch that ended as they were begun (a tool that sends and waits): fed
+    // when the machine is free for them, before any the tool still has out.
+    let mut ended: VecDeque<Ended> = VecDeque::new();
+    loop {
+        let Some(current) = command.take() else {
+            if worker.in_flight().is_empty() {
+                return Ok(Ending::Exited);
+            }
+            // Free with a batch's requests out: the next to end is the next input.
+            let Some(end) = ended.pop_front().or_else(|| tools.next_ended()) else {
+                return Err(Error::Stalled {
+                    phase: Phase::WaitForAnswer,
+                });
+            };
+            let how = match end.how {
+                Attempt::NotSent { .. } => Attempt::TimedOut,
+                how => how,
+            };
+            command = worker.handle(clock.now_ms(), how.into_input(end.key, end.attempt))?;
+            continue;
+        };
         let phase = current.phase();
         let step = executor.perform(current, clock.now_ms())?;
         if let Some(contradiction) = &step.contradiction {
@@ -247,6 +348,33 @@ pub fn drive_run(
             Next::Feed(input) => input,
             // A late answer logged, and nothing else for this driver to wait for.
             Next::Nothing => return Err(Error::Stalled { phase }),
+            Next::Drive(Drive::Send {
+                key,
+                downstream_key,
+                call,
+                attempt,
+                recorded_at_ms,
+            }) if worker.runs_batch() => {
+                let sending = Sending {
+                    key: &key,
+                    downstream_key: downstream_key.as_ref(),
+                    call: &call,
+                    attempt,
+                    recorded_at_ms,
+                };
+                match tools.begin(&sending) {
+                    Begun::Ended(Attempt::NotSent { reason }) => Input::NotAttempted { reason },
+                    Begun::Ended(how) => {
+                        ended.push_back(Ended {
+                            key: key.clone(),
+                            attempt,
+                            how,
+                        });
+                        Input::Sent { key, attempt }
+                    }
+                    Begun::InFlight => Input::Sent { key, attempt },
+                }
+            }
             Next::Drive(drive) => match driven(drive, executor, agent, tools, clock)? {
                 Driven::Feed(input) => *input,
                 Driven::End(ending) => return Ok(ending),
@@ -254,7 +382,6 @@ pub fn drive_run(
         };
         command = worker.handle(clock.now_ms(), input)?;
     }
-    Ok(Ending::Exited)
 }
 
 enum Driven {

@@ -157,6 +157,7 @@ macro_rules! simulation_api {
 }
 
 pub mod answer;
+pub mod batch;
 #[cfg(feature = "tokio")]
 pub mod driver;
 mod error;

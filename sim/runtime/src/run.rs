@@ -232,6 +232,10 @@ pub struct RunState {
     pub last_told: Option<Told>,
     /// The call a paused run waits on.
     pub pending: Option<ToolCall>,
+    /// The other calls of a batch the run waits on after `pending`, in the model's order:
+    /// each is waited on in turn once the one before is settled. Absent in older checkpoints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_calls: Vec<ToolCall>,
     /// What the model has been told, oldest first.
     pub transcript: Vec<(String, Told)>,
     /// The calls the model was told took effect, oldest first: what a naive runtime undoes
@@ -262,6 +266,7 @@ impl Default for RunState {
             next_call_number: 1,
             last_told: None,
             pending: None,
+            pending_calls: Vec::new(),
             transcript: Vec::new(),
             took_effect: Vec::new(),
             application: serde_json::Value::Null,
@@ -316,6 +321,9 @@ impl RunState {
 pub enum Decision {
     /// Make this tool call.
     Call(ToolCall),
+    /// Make these tool calls concurrently (a provider's parallel tool calls): each its own
+    /// key, reservation, send and outcome; the checkpoint is saved once all are told.
+    Calls(crate::batch::Batch),
     /// The run is over: it is saved `completed` and the worker exits. (To go on to the next
     /// item, make its first call with a state moved on: [`crate::execution::moved_on`].)
     Done,

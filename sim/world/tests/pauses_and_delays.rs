@@ -222,3 +222,61 @@ fn the_hand_offers_a_pause_and_a_delay_for_the_levels_slow_answer() {
     assert!(targets[0].label.ends_with(": 500 ms"), "{}", targets[0].label);
     assert!(kind.effect(&simulation).contains("for 500 ms"));
 }
+
+/// The `ms` of a pause or a held apply, to change.
+fn lasting_ms(play: &mut Play) -> Option<&mut u32> {
+    match play {
+        Play::PauseWorker(pause) => Some(&mut pause.ms),
+        Play::DelayApply(delay) => Some(&mut delay.ms),
+        _ => None,
+    }
+}
+
+#[test]
+fn the_shrinker_shortens_a_found_pause_or_delay_until_one_ms_less_would_not_win() {
+    for (name, card) in [
+        ("paused-worker-lease.reproduced.tape.ron", "PauseWorker"),
+        ("delayed-apply-retry.paid-again.tape.ron", "DelayApply"),
+    ] {
+        let loaded = tape(name);
+        let level = loaded.level.level.clone();
+        let guards = loaded.tape.guards.unwrap_or(level.guards);
+        let outcome = twice_world::explore::Explorer::new(level.clone(), guards, 1)
+            .schedules(3_000)
+            .run(&|_| {}, &std::sync::atomic::AtomicBool::new(false))
+            .expect("the explorer runs");
+        let found = outcome.found.unwrap_or_else(|| panic!("{name}: no heist found"));
+        assert!(!found.shrink_cancelled);
+        let reaches = |actions: &[twice_world::level::TimedAction]| {
+            let mut replay = twice_world::simulator::SimulationBuilder::new(level.clone(), found.simulation_seed)
+                .guards(guards)
+                .actions(actions.to_vec())
+                .build()
+                .expect("builds");
+            replay.run().expect("runs");
+            replay.verdict().expect("judged").outcome == level.goal
+        };
+        assert!(reaches(&found.actions), "{name}: the find replays to its goal");
+        let mut lasting = 0;
+        for position in 0..found.actions.len() {
+            let mut shorter = found.actions.clone();
+            let Some(ms) = lasting_ms(&mut shorter[position].play) else {
+                continue;
+            };
+            lasting += 1;
+            if *ms == 1 {
+                continue;
+            }
+            let kept = *ms;
+            *ms -= 1;
+            // Dealt lengths are any in a wide range (e.g. 377 ms); kept is the shortest the
+            // shrinker's bisection reached, so one less must no longer reach the goal.
+            assert!(
+                !reaches(&shorter),
+                "{name}: {card} kept at {kept} ms, and {} ms wins too",
+                kept - 1
+            );
+        }
+        assert!(lasting > 0, "{name}: the find needs its {card}: {:?}", found.actions);
+    }
+}

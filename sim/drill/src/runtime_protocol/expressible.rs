@@ -30,6 +30,8 @@ pub enum Reason {
     MovesDoNotPlay { fizzled: Vec<String> },
     /// The tape stops a worker (`PauseWorker`) or holds a request at billing (`DelayApply`).
     FaultNotDriven { card: String },
+    /// A run of the level makes its calls in one turn (`parallel: true`).
+    ParallelCalls { run: String },
 }
 
 impl Reason {
@@ -42,6 +44,7 @@ impl Reason {
             Reason::OperationNotServed { .. } => "runs an operation the billing server does not serve",
             Reason::MovesDoNotPlay { .. } => "its moves do not play under the runtime's guards",
             Reason::FaultNotDriven { .. } => "pauses a worker or delays billing's apply",
+            Reason::ParallelCalls { .. } => "makes several calls in one turn",
         }
     }
 
@@ -68,6 +71,10 @@ impl Reason {
                                               applying it; protocol 1's proxy loses and slows messages and its \
                                               supervisor kills processes, but it neither stops a process nor holds \
                                               a request"
+                .to_owned(),
+            // Said once for every tape of this reason, as above: the run is the tape's own.
+            Reason::ParallelCalls { .. } => "a run of the level makes several tool calls in one turn (parallel tool \
+                                             calls); protocol 1's decision carries one call"
                 .to_owned(),
             Reason::MovesDoNotPlay { fizzled } => format!(
                 "with the guards this runtime claims, a move of the tape never meets what it hit in the tape's own run, \
@@ -101,6 +108,11 @@ pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
         return Some(Reason::OperationNotServed {
             tool: tool.name.to_string(),
             operation: tool.operation.clone().unwrap_or_default(),
+        });
+    }
+    if let Some(run) = level.runs.iter().find(|run| run.parallel) {
+        return Some(Reason::ParallelCalls {
+            run: run.id.to_string(),
         });
     }
     let plays = || tape.tape.actions.iter().map(|action| &action.play);

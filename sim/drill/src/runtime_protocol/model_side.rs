@@ -135,6 +135,15 @@ impl ModelSide {
             }
             (ModelDecision::Done, used) => (Decision::Done, None, used),
             (ModelDecision::FailRun { reason }, used) => (Decision::FailRun { reason }, None, used),
+            // A parallel run is not expressible (`expressible::Reason::ParallelCalls`): protocol
+            // 1's decision carries one call, so a batch is refused as a failed run, never cut.
+            (ModelDecision::Calls(_), used) => (
+                Decision::FailRun {
+                    reason: "the level's run makes several calls in one turn, which protocol 1 cannot carry".into(),
+                },
+                None,
+                used,
+            ),
         })
     }
 

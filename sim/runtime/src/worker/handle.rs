@@ -13,6 +13,10 @@ impl Worker {
     /// the one in progress. The machine is left as it was, and nothing was decided.
     pub fn handle(&mut self, now_ms: u64, input: Input) -> Result<Option<Command>, InputError> {
         self.check_input(&input)?;
+        self.batch_clock(now_ms);
+        if self.held_for_later(&input) {
+            return Ok(None);
+        }
         let command = self.dispatch(now_ms, input);
         if let Some(command) = &command {
             self.awaiting_after(command);
@@ -21,7 +25,7 @@ impl Worker {
     }
 
     /// The machine's decision on an input [`Worker::check_input`] accepted.
-    fn dispatch(&mut self, now_ms: u64, input: Input) -> Option<Command> {
+    pub(super) fn dispatch(&mut self, now_ms: u64, input: Input) -> Option<Command> {
         match input {
             Input::Start => {
                 self.state = WorkerState::Booting;
@@ -104,6 +108,7 @@ impl Worker {
                     OutcomeAction::Retry { .. } => unreachable!("table 2 never retries a refusal"),
                 }
             }
+            Input::Sent { key, attempt } => self.sent(&key, attempt),
             Input::Response { key, attempt, answer } => self.response(key, attempt, answer),
             Input::TimedOut { key, attempt } => self.timed_out(key, attempt),
             Input::BackoffElapsed if self.context().looking_again => self.look_again(),
@@ -311,33 +316,41 @@ impl Worker {
                 self.save(AfterSave::Exit)
             }
             Decision::FailRun { reason } => self.fail_run(reason),
-            Decision::Call(call) => {
-                if let Err(refused) = self.begin_call(call) {
-                    return match refused {
-                        CallRefused::UnknownTool(tool) => {
-                            self.fail_run((self.setup.words.fail)(&FailReason::UnknownTool { tool }))
-                        }
-                        CallRefused::BadKey(_) => self.wait_for_person(WaitReason::ModelCallRefused(refused)),
-                    };
-                }
-                if !self.guard(Guard::Ledger) {
-                    return self.invoke(now_ms, 1);
-                }
-                self.state = WorkerState::Reserving;
-                let context = self.context();
-                let (key, call, side_effect) = (context.key.clone(), context.call.clone(), context.tool.side_effect);
-                if self.guard(Guard::AtomicReservation) {
-                    Some(Command::Reserve {
-                        key,
-                        call,
-                        side_effect,
-                        lease_ms: self.lease(),
-                        checkpoint_version: self.fence(),
-                    })
-                } else {
-                    Some(Command::CheckLedger { key })
-                }
+            Decision::Calls(batch) if batch.len() > 1 => self.begin_batch(now_ms, batch.into_calls()),
+            Decision::Calls(batch) => {
+                let call = batch.into_calls().into_iter().next().expect("a batch holds a call");
+                self.begin_one(now_ms, call)
             }
+            Decision::Call(call) => self.begin_one(now_ms, call),
+        }
+    }
+
+    /// The model's call (or a batch's next): reserved, or sent straight away without a ledger.
+    pub(super) fn begin_one(&mut self, now_ms: u64, call: ToolCall) -> Option<Command> {
+        if let Err(refused) = self.begin_call(call) {
+            return match refused {
+                CallRefused::UnknownTool(tool) => {
+                    self.fail_run((self.setup.words.fail)(&FailReason::UnknownTool { tool }))
+                }
+                CallRefused::BadKey(_) => self.wait_for_person(WaitReason::ModelCallRefused(refused)),
+            };
+        }
+        if !self.guard(Guard::Ledger) {
+            return self.invoke(now_ms, 1);
+        }
+        self.state = WorkerState::Reserving;
+        let context = self.context();
+        let (key, call, side_effect) = (context.key.clone(), context.call.clone(), context.tool.side_effect);
+        if self.guard(Guard::AtomicReservation) {
+            Some(Command::Reserve {
+                key,
+                call,
+                side_effect,
+                lease_ms: self.lease(),
+                checkpoint_version: self.fence(),
+            })
+        } else {
+            Some(Command::CheckLedger { key })
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::rules::{
 use crate::run::{Decision, RunState, RunStatus, Told, ToolCall};
 use crate::tool::{SideEffect, ToolDeclaration};
 
+mod batch;
 mod call;
 mod english;
 mod handle;
@@ -31,6 +32,8 @@ mod setup;
 mod state;
 mod wait;
 mod words;
+
+use settle::{AfterSave, RunUndo};
 
 pub use held::{GuardNote, Held};
 pub use order::InputError;
@@ -117,6 +120,14 @@ pub enum Input {
     NotAttempted {
         /// Why, in words.
         reason: String,
+    },
+    /// Attempt `attempt` of the call `key` left, its answer to come (a driver running a
+    /// batch says so, and the machine goes on with the batch's next call).
+    Sent {
+        /// The call.
+        key: IdempotencyKey,
+        /// The attempt.
+        attempt: u32,
     },
     /// An answer for attempt `attempt` of the call `key`.
     Response {
@@ -358,13 +369,6 @@ impl Command {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum AfterSave {
-    AskModel,
-    Park,
-    Exit,
-}
-
 #[derive(Clone, Debug)]
 struct CallContext {
     call: ToolCall,
@@ -391,15 +395,6 @@ struct CallContext {
     looking_again: bool,
 }
 
-/// A naive runtime undoing a failed run (guard `no_reflex_compensation` off): the calls
-/// that took effect and have a compensation, compensated one at a time, then the run is
-/// saved failed.
-#[derive(Clone, Debug)]
-struct RunUndo {
-    reason: String,
-    left: Vec<(IdempotencyKey, ToolCall)>,
-}
-
 /// The runtime's machine for one worker driving one run.
 #[derive(Debug)]
 pub struct Worker {
@@ -415,6 +410,8 @@ pub struct Worker {
     call: Option<CallContext>,
     /// Set while a naive runtime compensates a failed run's effects.
     undoing: Option<RunUndo>,
+    /// Set while the worker runs a batch of several calls.
+    batch: Option<Box<batch::BatchRun>>,
     /// The calls this worker compensated by reflex because the run failed, oldest first.
     undone_on_failure: Vec<IdempotencyKey>,
     after_save: AfterSave,
@@ -444,6 +441,7 @@ impl Worker {
             run: RunState::default(),
             call: None,
             undoing: None,
+            batch: None,
             undone_on_failure: Vec::new(),
             after_save: AfterSave::AskModel,
             notes: Vec::new(),

@@ -2,6 +2,25 @@
 
 use super::*;
 
+/// What the machine does once the checkpoint is saved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AfterSave {
+    AskModel,
+    Park,
+    /// Read the record of the call a paused run waits on next (a batch's).
+    ReadPending,
+    Exit,
+}
+
+/// A naive runtime undoing a failed run (guard `no_reflex_compensation` off): the calls
+/// that took effect and have a compensation, compensated one at a time, then the run is
+/// saved failed.
+#[derive(Clone, Debug)]
+pub(super) struct RunUndo {
+    pub(super) reason: String,
+    pub(super) left: Vec<(IdempotencyKey, ToolCall)>,
+}
+
 impl Worker {
     /// The settled truth of a record, or the unknown path if it is still unknown.
     pub(super) fn truth_or_unknown(&mut self, record: Option<ExecutionRecord>) -> Option<Command> {
@@ -48,6 +67,9 @@ impl Worker {
                 Some(Command::Reconcile { key, call })
             }
             UnknownAction::Pause => {
+                if let Some(set_aside) = self.pause_in_batch() {
+                    return set_aside;
+                }
                 let context = self.context();
                 let (key, call) = (context.key.clone(), context.call.clone());
                 let already_waiting = self.run.status == RunStatus::AwaitingReconciliation { key: key.to_string() }
@@ -100,6 +122,12 @@ impl Worker {
     pub(super) fn tell(&mut self, told: Told) -> Option<Command> {
         let context = self.call.take().expect("a call to tell about");
         self.run.tell(&context.call, told);
+        if self.batch.is_some() {
+            return self.batch_next();
+        }
+        if let Some(next) = self.next_pending() {
+            return next;
+        }
         self.run.status = RunStatus::Running;
         self.run.pending = None;
         self.save(AfterSave::AskModel)
@@ -110,7 +138,11 @@ impl Worker {
     /// later in the run makes an earlier effect wrong); then the run is saved failed.
     pub(super) fn fail_run(&mut self, reason: String) -> Option<Command> {
         self.call = None;
+        // Calls of a batch still out stay as their records say (started: unknown), for an
+        // operator, as a single call's does.
+        self.batch = None;
         self.run.pending = None;
+        self.run.pending_calls.clear();
         let took_effect = self.compensable_effects();
         let count = u32::try_from(took_effect.len()).unwrap_or(u32::MAX);
         let reflex = !self.guard(Guard::NoReflexCompensation);
@@ -214,6 +246,12 @@ impl Worker {
                         self.state = WorkerState::Deciding;
                         Some(Command::AskModel {
                             state: self.run.clone(),
+                        })
+                    }
+                    AfterSave::ReadPending => {
+                        self.state = WorkerState::Reconciling;
+                        Some(Command::ReadRecord {
+                            key: self.context().key.clone(),
                         })
                     }
                     AfterSave::Park => {

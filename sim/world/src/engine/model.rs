@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::billing_tools::CreditArguments;
+use crate::runtime::batch::Batch;
 use crate::runtime::ids::{RunId, Tenant, ToolName};
 use crate::runtime::run::{Decision, RunState, Told, ToolCall};
 
@@ -109,6 +110,38 @@ pub struct RunScript {
     #[serde(default = "default_tenant")]
     pub tenant: Tenant,
     pub calls: Vec<ScriptCall>,
+    /// Penny makes every call of the run in one turn (a provider's parallel tool calls): one
+    /// batch, all requests out at once, each call its own key. Told the batch's outcomes, she
+    /// is done (or, `on_failed: fail_run`, fails the run if any came to nothing).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub parallel: bool,
+}
+
+impl RunScript {
+    /// Why the run cannot make its calls in one turn, if it is `parallel`: more calls than a
+    /// batch holds, or a model that calls again on failure (which call of the batch to repeat
+    /// would be a guess).
+    pub fn parallel_problem(&self, policy: &ModelPolicy) -> Option<String> {
+        use crate::runtime::batch::BATCH_CALLS_MAX;
+        if !self.parallel {
+            return None;
+        }
+        if self.calls.len() > BATCH_CALLS_MAX {
+            return Some(format!(
+                "parallel: one turn makes at most {BATCH_CALLS_MAX} calls, and the run has {}",
+                self.calls.len()
+            ));
+        }
+        (policy.on_failed == OnFailed::CallAgain).then(|| {
+            "parallel: a run whose calls are made in one turn cannot have a model that calls again on \
+             failure (model.on_failed: call_again)"
+                .to_owned()
+        })
+    }
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 pub fn default_tenant() -> Tenant {
@@ -141,6 +174,9 @@ pub fn decide(
     state: &RunState,
     nudge: Nudge,
 ) -> Result<(Decision, RunState, bool), ModelError> {
+    if script.parallel {
+        return decide_batch(script, policy, state, nudge);
+    }
     let at_limit = |counter: &'static str, value: u32| ModelError { counter, value };
     let mut next = state.clone();
     let mut used_card = false;
@@ -198,21 +234,83 @@ pub fn decide(
         .calls_for_item
         .checked_add(1)
         .ok_or(at_limit("calls for the item", next.calls_for_item))?;
-    let call = ToolCall {
-        id: format!("c{}", next.next_call_number),
-        tool: script_call.tool.clone(),
-        item: next.item,
-        arguments: CreditArguments {
-            account: script_call.account.clone(),
-            amount_cents: script_call.amount_cents,
-            memo: script_call.wording(wording),
-            owner: script_call.owner.clone(),
-        }
-        .to_arguments(),
-    };
+    let call = script_call.call(next.next_call_number, next.item, wording);
     next.next_call_number = next_call_number;
     next.calls_for_item = calls_for_item;
     Ok((Decision::Call(call), next, used_card))
+}
+
+impl ScriptCall {
+    /// The tool call `c<number>` for script item `item`, its memo in wording `wording`.
+    fn call(&self, number: u32, item: u32, wording: u32) -> ToolCall {
+        ToolCall {
+            id: format!("c{number}"),
+            tool: self.tool.clone(),
+            item,
+            arguments: CreditArguments {
+                account: self.account.clone(),
+                amount_cents: self.amount_cents,
+                memo: self.wording(wording),
+                owner: self.owner.clone(),
+            }
+            .to_arguments(),
+        }
+    }
+}
+
+/// A parallel run (`parallel: true`): its first decision is one batch of every script call,
+/// numbered from the run's counter (a recovered run asked again makes the same ids); its state
+/// then stands on the last item, so once told the model is past every item and done. A
+/// repeat is never made: which call came to nothing would be a guess, and a repeat of one
+/// call is not what a parallel run scripts (the level refuses `on_failed: call_again` with it).
+fn decide_batch(
+    script: &RunScript,
+    policy: &ModelPolicy,
+    state: &RunState,
+    nudge: Nudge,
+) -> Result<(Decision, RunState, bool), ModelError> {
+    let mut next = state.clone();
+    if next.last_told.is_some() {
+        let count = script.calls.len();
+        let came_to_nothing = next
+            .transcript
+            .iter()
+            .rev()
+            .take(count)
+            .find(|(_, told)| told.nothing_stands());
+        if let Some((call, told)) = came_to_nothing
+            && policy.on_failed == OnFailed::FailRun
+        {
+            let reason = format!(
+                "Penny gave up on the run: told of {call} \"{}\"",
+                crate::text::told_words(told)
+            );
+            return Ok((Decision::FailRun { reason }, next, false));
+        }
+        next.item = u32::try_from(count).unwrap_or(u32::MAX);
+        next.calls_for_item = 0;
+        next.last_told = None;
+        return Ok((Decision::Done, next, false));
+    }
+    let wording = if policy.reword_on_replay { nudge.replays } else { 0 };
+    let mut calls = Vec::with_capacity(script.calls.len());
+    for (item, script_call) in script.calls.iter().enumerate() {
+        let item = u32::try_from(item).unwrap_or(u32::MAX);
+        calls.push(script_call.call(next.next_call_number, item, wording));
+        next.next_call_number = next.next_call_number.checked_add(1).ok_or(ModelError {
+            counter: "next tool call number",
+            value: next.next_call_number,
+        })?;
+    }
+    next.item = u32::try_from(script.calls.len().saturating_sub(1)).unwrap_or(u32::MAX);
+    next.calls_for_item = 1;
+    // The level holds a parallel run to the batch limit and the ids are numbered apart, so
+    // the batch is always well formed; were it not, the run waits for a person.
+    let batch = Batch::new(calls).map_err(|_| ModelError {
+        counter: "calls in one turn",
+        value: u32::try_from(script.calls.len()).unwrap_or(u32::MAX),
+    })?;
+    Ok((Decision::Calls(batch), next, false))
 }
 
 #[cfg(test)]
@@ -232,6 +330,7 @@ mod tests {
                 owner: None,
                 rewordings: vec!["Refund for order #1001".into()],
             }],
+            parallel: false,
         }
     }
 
@@ -414,6 +513,7 @@ mod tests {
                 }
                 Decision::Done => break,
                 Decision::FailRun { reason } => panic!("a giving-up model does not fail runs: {reason}"),
+                Decision::Calls(batch) => panic!("a run not parallel makes no batch: {batch:?}"),
             }
         }
         assert_eq!(calls, 2);

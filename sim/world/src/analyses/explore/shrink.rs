@@ -6,12 +6,23 @@ use std::time::Instant;
 use super::schedule::ScheduleSpace;
 use super::{ExploreError, Explorer, Found, PROGRESS_INTERVAL, Progress, SHRINK_ROUNDS_MAX, Stage};
 use crate::checker::Verdict;
-use crate::level::TimedAction;
+use crate::level::{Play, TimedAction};
+
+/// The length of a card that lasts — a pause (`PauseWorker`) or a held apply (`DelayApply`) —
+/// for the shrinker to shorten; `None` for a card that does not last.
+fn lasting_ms(play: &mut Play) -> Option<&mut u32> {
+    match play {
+        Play::PauseWorker(pause) => Some(&mut pause.ms),
+        Play::DelayApply(delay) => Some(&mut delay.ms),
+        _ => None,
+    }
+}
 
 impl Explorer {
     /// Delta-debugging style: drop each action that is not needed, then move each remaining
     /// action as early as it can go (never before the one ahead of it, so the tape stays in
-    /// phase order), and repeat until a round changes nothing. Every step is re-simulated and
+    /// phase order), then shorten each pause or held apply by bisection (a length kept only if
+    /// the goal is still reached), and repeat until a round changes nothing. Every step is re-simulated and
     /// kept only if the goal is still reached, so the result is never longer or later.
     pub(super) fn shrink(
         &self,
@@ -79,6 +90,28 @@ impl Explorer {
                         verdict = sooner;
                         changed = true;
                         break;
+                    }
+                }
+            }
+            for position in 0..actions.len() {
+                let Some(dealt_ms) = lasting_ms(&mut actions[position].play).map(|ms| *ms) else {
+                    continue;
+                };
+                // Bisect between a length known not to reach the goal (0: none) and one known
+                // to: each length tried is kept only if the goal is still reached.
+                let (mut too_short, mut enough) = (0, dealt_ms);
+                while enough - too_short > 1 {
+                    let middle = too_short + (enough - too_short) / 2;
+                    let mut shorter = actions.clone();
+                    *lasting_ms(&mut shorter[position].play).expect("the same card") = middle;
+                    match try_actions(&shorter)? {
+                        Some(still) => {
+                            actions = shorter;
+                            verdict = still;
+                            enough = middle;
+                            changed = true;
+                        }
+                        None => too_short = middle,
                     }
                 }
             }

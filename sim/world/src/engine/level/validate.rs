@@ -316,6 +316,15 @@ fn check_runs(
                 format!("run `{}` must make 1 to {CALLS_PER_RUN_MAX} calls", run.id),
             ));
         }
+        if let Some(problem) = run.parallel_problem(&level.model) {
+            let nth = level
+                .runs
+                .iter()
+                .take_while(|earlier| earlier.id != run.id)
+                .filter(|earlier| earlier.parallel)
+                .count();
+            return Err(source.error("parallel:", nth, format!("run `{}`: {problem}", run.id)));
+        }
         for call in &run.calls {
             let Some(tool) = tools.get(call.tool.as_str()) else {
                 let known: Vec<&str> = tools.keys().copied().collect();

@@ -351,8 +351,12 @@ impl Simulation {
             Event::Apply { message } => self.apply_held(message),
             Event::Resume { worker } => self.resume(worker),
             Event::Timeout {
-                worker, key, attempt, ..
+                worker,
+                key,
+                attempt,
+                send,
             } => {
+                self.send_ended(worker, send);
                 let run = self.workers.slots[&worker].machine.run_id().to_string();
                 self.log(
                     Actor::Worker(worker),

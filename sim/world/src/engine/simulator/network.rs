@@ -139,7 +139,12 @@ impl Simulation {
             },
         );
         if let Some(slot) = self.workers.slots.get_mut(&worker) {
-            slot.awaiting_send = Some(id);
+            if slot.machine.runs_batch() {
+                slot.batch_sends.push(id);
+            } else {
+                slot.awaiting_send = Some(id);
+                slot.batch_sends.clear();
+            }
         }
         self.clock.schedule(
             now + u64::from(self.level.world.timeout_ms),
@@ -263,6 +268,7 @@ impl Simulation {
                         if late { " — after its timeout" } else { "" }
                     );
                     self.log(Actor::Network, "response travels", run, key, text);
+                    self.send_ended(message.worker, message.request);
                     self.feed(
                         message.worker,
                         Input::Response {

@@ -216,29 +216,7 @@ impl Simulation {
                 // lookup said "nothing", so the world's billing needs no send window.
                 recorded_at_ms: _,
             } => {
-                if self.refuses_before_sending(run) {
-                    let text = format!("{}: {} (token expired)", call.tool, super::REFUSED_BEFORE_SENDING);
-                    self.log(actor, "send", some_run, Some(key.to_string()), text);
-                    self.feed(
-                        worker,
-                        Input::NotAttempted {
-                            reason: "the account's token expired".into(),
-                        },
-                    );
-                } else {
-                    // Sent: until its answer (or its timeout) comes, the worker waits.
-                    if let Some(slot) = self.workers.slots.get_mut(&worker) {
-                        slot.phase = Phase::WaitForAnswer;
-                    }
-                    self.send_request(Outgoing {
-                        worker,
-                        run: run.to_owned(),
-                        key,
-                        downstream_key,
-                        call,
-                        attempt,
-                    });
-                }
+                self.send(worker, run, key, downstream_key, call, attempt);
             }
             Drive::Backoff { after_ms, next_attempt } => {
                 self.clock.schedule(now + after_ms, Event::Backoff { worker });
@@ -317,6 +295,59 @@ impl Simulation {
             }
         }
         Ok(())
+    }
+
+    /// A send the fence let through: the tool refuses before anything leaves (a refusal armed
+    /// for the run's node), or the request goes on the wire; a batch's worker then goes on
+    /// with its next call while the answer travels.
+    fn send(
+        &mut self,
+        worker: u32,
+        run: &str,
+        key: crate::runtime::key::IdempotencyKey,
+        downstream_key: Option<crate::runtime::key::IdempotencyKey>,
+        call: crate::runtime::run::ToolCall,
+        attempt: u32,
+    ) {
+        if self.refuses_before_sending(run) {
+            let text = format!("{}: {} (token expired)", call.tool, super::REFUSED_BEFORE_SENDING);
+            self.log(
+                Actor::Worker(worker),
+                "send",
+                Some(run.to_owned()),
+                Some(key.to_string()),
+                text,
+            );
+            self.feed(
+                worker,
+                Input::NotAttempted {
+                    reason: "the account's token expired".into(),
+                },
+            );
+        } else {
+            // Sent: until its answer (or its timeout) comes, the worker waits.
+            if let Some(slot) = self.workers.slots.get_mut(&worker) {
+                slot.phase = Phase::WaitForAnswer;
+            }
+            let batch = self
+                .workers
+                .slots
+                .get(&worker)
+                .is_some_and(|slot| slot.machine.runs_batch());
+            self.send_request(Outgoing {
+                worker,
+                run: run.to_owned(),
+                key: key.clone(),
+                downstream_key,
+                call,
+                attempt,
+            });
+            if batch {
+                // A batch's request is out: the worker goes on with the batch's next
+                // call while this one's answer travels.
+                self.feed(worker, Input::Sent { key, attempt });
+            }
+        }
     }
 
     /// A refusal armed for `run`'s node (the level's run it carries out) fires as its worker
@@ -410,30 +441,19 @@ impl Simulation {
         let text = match &decision {
             Decision::Call(call) => {
                 *self.workers.model_asks.entry(ask).or_default() += 1;
-                // A read moves no money: its call shows no amount.
-                // Only a credit moves money: no other call shows an amount.
-                let credits = self
-                    .level
-                    .tools
-                    .iter()
-                    .any(|tool| tool.name == call.tool && Operation::Credit.is_of(tool));
-                let arguments = CreditArguments::of_call(call);
-                let amount = if credits {
-                    format!("{}, ", super::dollars(i64::from(arguments.amount_cents)))
-                } else {
-                    String::new()
-                };
-                let owner = arguments
-                    .owner
-                    .as_deref()
-                    .map_or_else(String::new, |owner| format!("owner {owner}, "));
                 format!(
-                    "Penny calls {}({}, {amount}{owner}\"{}\") as {}{}",
-                    call.tool,
-                    arguments.account,
-                    arguments.memo,
-                    call.id,
+                    "Penny calls {}{}",
+                    self.call_words(call),
                     if used_card { " — called again" } else { "" }
+                )
+            }
+            Decision::Calls(batch) => {
+                *self.workers.model_asks.entry(ask).or_default() += 1;
+                let calls: Vec<String> = batch.calls().iter().map(|call| self.call_words(call)).collect();
+                format!(
+                    "Penny calls {} in one turn (parallel tool calls): the worker sends each as soon as it is \
+                     reserved, without waiting for the answer before",
+                    calls.join(" and ")
                 )
             }
             Decision::Done => "Penny is done with this run".into(),
@@ -441,5 +461,29 @@ impl Simulation {
         };
         self.log(Actor::Model, "model decides", Some(run.to_owned()), None, text);
         self.feed(worker, Input::ModelDecided { decision, state: next });
+    }
+
+    /// A call as the timeline words it: `issue_credit(acct_ada, $25.00, "memo") as c1`.
+    fn call_words(&self, call: &crate::runtime::run::ToolCall) -> String {
+        // Only a credit moves money: no other call shows an amount.
+        let credits = self
+            .level
+            .tools
+            .iter()
+            .any(|tool| tool.name == call.tool && Operation::Credit.is_of(tool));
+        let arguments = CreditArguments::of_call(call);
+        let amount = if credits {
+            format!("{}, ", super::dollars(i64::from(arguments.amount_cents)))
+        } else {
+            String::new()
+        };
+        let owner = arguments
+            .owner
+            .as_deref()
+            .map_or_else(String::new, |owner| format!("owner {owner}, "));
+        format!(
+            "{}({}, {amount}{owner}\"{}\") as {}",
+            call.tool, arguments.account, arguments.memo, call.id
+        )
     }
 }

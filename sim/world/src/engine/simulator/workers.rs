@@ -84,6 +84,9 @@ pub(super) struct WorkerSlot {
     pub(super) recovering: bool,
     /// The request it last put on the wire: the one send its timer and answer may end.
     pub(super) awaiting_send: Option<u32>,
+    /// The requests of a batch it has out (several calls in one turn), each until its answer
+    /// or timer is taken: empty, and never allocated, outside a batch.
+    pub(super) batch_sends: Vec<u32>,
     /// Stopped (`PauseWorker`): until when, and what waited for it. Boxed: rare, and the slot
     /// stays small (see above).
     pub(super) paused: Option<Box<super::pause::Paused>>,
@@ -191,6 +194,7 @@ impl Simulation {
                 phases: Vec::new(),
                 recovering: why == RECOVERS,
                 awaiting_send: None,
+                batch_sends: Vec::new(),
                 paused: None,
             },
         );
@@ -333,15 +337,22 @@ impl Simulation {
     /// Whether `request` is the send the worker waits on (not an earlier one with the same
     /// key and attempt number).
     pub(super) fn awaits_send(&self, worker: u32, request: u32) -> bool {
-        self.workers.slots[&worker].awaiting_send == Some(request)
+        let slot = &self.workers.slots[&worker];
+        slot.awaiting_send == Some(request) || slot.batch_sends.contains(&request)
     }
 
+    /// A batch's request was answered or timed out: its send is no longer awaited (another
+    /// send of the batch may share its key and attempt, hashed keys without a ledger).
+    pub(super) fn send_ended(&mut self, worker: u32, request: u32) {
+        if let Some(slot) = self.workers.slots.get_mut(&worker) {
+            slot.batch_sends.retain(|sent| *sent != request);
+        }
+    }
+
+    /// The worker waits for the answer to this attempt of this call (the call it works on,
+    /// or one of a batch's out at once).
     pub(super) fn awaiting(&self, worker: u32, key: &str, attempt: u32) -> bool {
-        let machine = &self.workers.slots[&worker].machine;
-        machine.awaiting_attempt() == Some(attempt)
-            && machine
-                .current_call()
-                .is_some_and(|(_, current, _)| current.as_str() == key)
+        self.workers.slots[&worker].machine.awaits(key, attempt)
     }
 
     /// The worker stops: its connection drops. If it owned a call that others wait on, they

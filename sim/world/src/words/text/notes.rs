@@ -25,7 +25,7 @@ pub fn note_words(note: &GuardNote) -> String {
             status,
             other_run: None,
         } => {
-            format!("the ledger held `{status}` for key {key}; the replay did not call the tool")
+            format!("the ledger held `{status}` for key {key}; the tool was not called under it again")
         }
         Held::ReplayNotRun {
             status,
