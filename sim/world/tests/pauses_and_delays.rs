@@ -222,3 +222,35 @@ fn the_hand_offers_a_pause_and_a_delay_for_the_levels_slow_answer() {
     assert!(targets[0].label.ends_with(": 500 ms"), "{}", targets[0].label);
     assert!(kind.effect(&simulation).contains("for 500 ms"));
 }
+
+/// Both stages draw a stopped worker as stopped, with when it runs again, from the world's
+/// words: its state alone still says what it will do next, as if it were only waiting.
+#[test]
+fn a_stopped_worker_is_drawn_stopped_until_it_resumes() {
+    let reproduced = tape("paused-worker-lease.reproduced.tape.ron");
+    let mut simulation = simulation_of(&reproduced, twice_world::ledger::LedgerStore::Memory).unwrap();
+    let stopped = |simulation: &twice_world::simulator::Simulation| {
+        simulation
+            .workers()
+            .into_iter()
+            .filter_map(|worker| worker.stopped_words().map(|words| (worker.id, words)))
+            .collect::<Vec<_>>()
+    };
+    simulation
+        .run_until(|simulation| !stopped(simulation).is_empty())
+        .unwrap();
+    let now = stopped(&simulation);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_eq!(now[0].0.as_str(), "w1");
+    let until_ms = simulation.workers()[0].paused_until_ms.expect("w1 is stopped");
+    assert!(until_ms > simulation.now_ms(), "{until_ms}");
+    assert_eq!(now[0].1, format!("stopped until {until_ms} ms"));
+    simulation
+        .run_until(|simulation| stopped(simulation).is_empty())
+        .unwrap();
+    assert!(
+        simulation.now_ms() >= until_ms,
+        "resumed early, at {} ms",
+        simulation.now_ms()
+    );
+}
