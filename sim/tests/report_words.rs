@@ -30,7 +30,7 @@ fn a_second_reserver_reads_who_owns_the_call_and_that_the_tool_is_not_called() {
         reservation: reserve(&mut ledger, &key, "w2", 300),
         atomic: true,
     };
-    let words = report_words(&report);
+    let words = report_words("r1", &report);
     assert!(
         words.starts_with("reserves r1:c1: r1:c1 is in progress, owned by w1 since 120 ms"),
         "{words}"
@@ -48,9 +48,9 @@ fn a_first_reservation_names_what_the_ledger_held_and_the_action() {
         atomic: true,
     };
     assert!(
-        report_words(&report).starts_with("reserves r1:c1: the ledger held no record → "),
+        report_words("r1", &report).starts_with("reserves r1:c1: the ledger held no record → "),
         "{}",
-        report_words(&report)
+        report_words("r1", &report)
     );
     let loaded = Report::Loaded {
         version: 0,
@@ -58,7 +58,7 @@ fn a_first_reservation_names_what_the_ledger_held_and_the_action() {
         failed_recoveries: None,
     };
     assert_eq!(
-        report_words(&loaded),
+        report_words("r1", &loaded),
         "no checkpoint: the run starts from the beginning"
     );
 }

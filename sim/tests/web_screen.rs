@@ -72,10 +72,14 @@ async fn level_01_shows_what_chapter_1_teaches_in_the_players_words() {
     let credit = &game["end"]["verdict"]["credits"][0];
     assert_eq!(credit["owner"], "Ada", "{credit}");
     assert_eq!(credit["label"], "Refund for order #1001 — r1/2", "{credit}");
-    // The timeline counts items from one too: its checkpoints say "item 1", never "item 0".
+    // The timeline names steps as the credits do: a checkpoint is "at r1/1", never "item 0"
+    // or "item 1" (a second way to count the same step).
     let timeline = game["timeline"].to_string();
-    assert!(timeline.contains("saves checkpoint v1 (running, item 1)"), "{timeline}");
-    assert!(!timeline.contains("item 0"), "{timeline}");
+    assert!(
+        timeline.contains("saves checkpoint v1 (running, at r1/1)"),
+        "{timeline}"
+    );
+    assert!(!timeline.contains("item "), "{timeline}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -500,38 +500,63 @@ fn guard_switches(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<Defence
             "The check replays Penny left alone and every known heist of this chapter and the ones before it, then lets the explorer search this level's hand.",
         );
         ui.add_space(6.0);
-        for guard in Guard::ALL {
-            let key = defence::guard_key(guard);
-            let on = defence.on.contains(&guard);
-            let full = defence.on.len() >= defence.budget() as usize;
-            egui::Frame::new()
-                .fill(if on { theme::PANEL_RAISED } else { theme::PANEL })
-                .stroke(egui::Stroke::new(
-                    if on { 1.5 } else { 1.0 },
-                    if on { theme::GOOD } else { theme::PANEL_BORDER },
-                ))
-                .corner_radius(6)
-                .inner_margin(egui::Margin::symmetric(8, 2))
-                .show(ui, |ui| {
-                    ui.set_width(ui.available_width());
-                    ui.spacing_mut().item_spacing.y = 1.0;
-                    ui.horizontal(|ui| {
-                        ui::key_cap(ui, key);
-                        let mut checked = on;
-                        let text = RichText::new(twice_world::guards::words(guard)).strong().color(if on {
-                            theme::GOOD
-                        } else if full {
-                            theme::TEXT_FAINT
-                        } else {
-                            theme::TEXT
-                        });
-                        if ui.checkbox(&mut checked, text).changed() {
-                            chosen.push(DefenceIntent::Toggle(guard));
-                        }
-                    });
-                    ui.label(RichText::new(twice_world::guards::promise(guard)).size(theme::SMALL).color(theme::TEXT_DIM));
-                });
-            ui.add_space(1.0);
+        // Two columns where the panel is wide enough (1280×720): in one, the last guards of
+        // sixteen were below the window's foot. Read down the first column, then the second,
+        // as their keys run.
+        if ui.available_width() >= TWO_COLUMNS_WIDTH_MIN {
+            let half = Guard::ALL.len().div_ceil(2);
+            ui.columns(2, |columns| {
+                for (index, guard) in Guard::ALL.into_iter().enumerate() {
+                    guard_switch(&mut columns[index / half], guard, defence, chosen);
+                }
+            });
+        } else {
+            for guard in Guard::ALL {
+                guard_switch(ui, guard, defence, chosen);
+            }
         }
     });
+}
+
+/// The guards' panel takes two columns from this width on, in points: a guard's promise
+/// keeps two or three lines in a column of half that.
+const TWO_COLUMNS_WIDTH_MIN: f32 = 440.0;
+
+/// One guard's switch: its key, its name and its promise.
+fn guard_switch(ui: &mut egui::Ui, guard: Guard, defence: &Defence, chosen: &mut Vec<DefenceIntent>) {
+    let key = defence::guard_key(guard);
+    let on = defence.on.contains(&guard);
+    let full = defence.on.len() >= defence.budget() as usize;
+    egui::Frame::new()
+        .fill(if on { theme::PANEL_RAISED } else { theme::PANEL })
+        .stroke(egui::Stroke::new(
+            if on { 1.5 } else { 1.0 },
+            if on { theme::GOOD } else { theme::PANEL_BORDER },
+        ))
+        .corner_radius(6)
+        .inner_margin(egui::Margin::symmetric(8, 2))
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.spacing_mut().item_spacing.y = 1.0;
+            ui.horizontal(|ui| {
+                ui::key_cap(ui, key);
+                let mut checked = on;
+                let text = RichText::new(twice_world::guards::words(guard)).strong().color(if on {
+                    theme::GOOD
+                } else if full {
+                    theme::TEXT_FAINT
+                } else {
+                    theme::TEXT
+                });
+                if ui.checkbox(&mut checked, text).changed() {
+                    chosen.push(DefenceIntent::Toggle(guard));
+                }
+            });
+            ui.label(
+                RichText::new(twice_world::guards::promise(guard))
+                    .size(theme::SMALL)
+                    .color(theme::TEXT_DIM),
+            );
+        });
+    ui.add_space(1.0);
 }

@@ -487,3 +487,155 @@ fn the_quiet_console_counts_only_waiting_calls_and_the_task_list_draws_steps_as_
         "{texts:#?}"
     );
 }
+
+/// Steps until `done` holds of the open level's simulation (one phase at a time, as a player).
+fn step_until(app: &mut App, what: &str, done: impl Fn(&twice_world::simulator::Simulation) -> bool) {
+    for _ in 0..400 {
+        if done(&session(app).simulation()) {
+            return;
+        }
+        assert!(!session(app).is_over(), "the level ended before {what}");
+        send(app, Intent::Step);
+    }
+    panic!("never {what}");
+}
+
+#[test]
+fn a_crash_with_one_worker_plays_at_once_and_a_step_never_drops_a_card_waiting_for_its_target() {
+    use twice_world::level::{CardKind, Play};
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    // 11: Duplicate a worker (key 1), Crash a worker (key 2).
+    open_campaign_level(&mut app, "11-one-stands-down.level.ron");
+    let alive = |simulation: &twice_world::simulator::Simulation| {
+        simulation.workers().iter().filter(|worker| worker.alive).count()
+    };
+    step_until(&mut app, "w1 is alive", |simulation| alive(simulation) == 1);
+    let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+    let context = probe::context(1.0);
+    let (_, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Num2));
+    assert!(level_ui.chooser.is_none(), "a list of one target opened");
+    assert!(
+        matches!(asks.intents.as_slice(), [Intent::Play(Play::CrashWorker(_))]),
+        "one worker alive: the crash is played at once: {:?}",
+        asks.intents
+    );
+
+    // Two workers alive: the crash asks which, and a step waits for the answer.
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "11-one-stands-down.level.ron");
+    step_until(&mut app, "w1 is alive", |simulation| alive(simulation) == 1);
+    let duplicate = twice_world::hand::plays_at_once(CardKind::DuplicateWorker, &session(&app).simulation())
+        .expect("one run to duplicate");
+    send(&mut app, Intent::Play(duplicate));
+    step_until(&mut app, "two workers are alive", |simulation| alive(simulation) == 2);
+    let before = phase(&app);
+    let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+    let (_, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Num2));
+    assert!(asks.intents.is_empty(), "{:?}", asks.intents);
+    assert!(level_ui.chooser.is_some(), "two targets: the chooser opens");
+    for key in [egui::Key::Period, egui::Key::ArrowRight, egui::Key::Space, egui::Key::E] {
+        let (drawn, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(key));
+        assert!(
+            !asks
+                .intents
+                .iter()
+                .any(|intent| matches!(intent, Intent::Step | Intent::ToggleRunning | Intent::RunToEnd)),
+            "{key:?} moved time past the card waiting for its target: {:?}",
+            asks.intents
+        );
+        assert!(
+            level_ui.chooser.is_some(),
+            "{key:?} dropped the card waiting for its target"
+        );
+        assert!(
+            drawn.iter().any(|text| text
+                .text
+                .starts_with("Crash a worker is not played yet: pick its target")),
+            "{key:?}: nothing says why the step waits"
+        );
+    }
+    assert_eq!(phase(&app), before);
+    // Picking a target plays it; the step then goes.
+    let (_, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Num1));
+    assert!(
+        matches!(asks.intents.as_slice(), [Intent::Play(Play::CrashWorker(_))]),
+        "{:?}",
+        asks.intents
+    );
+    assert!(level_ui.chooser.is_none());
+}
+
+/// Drawn, but not all of it: part of the text is outside what its panel shows.
+fn cut_by_its_panel(text: &Drawn, screen: egui::Rect) -> bool {
+    text.clip.intersect(screen).intersects(text.rect) && !text.fully_visible(screen)
+}
+
+#[test]
+fn in_chapter_one_at_1280x720_the_task_and_the_hands_words_are_never_cut_by_their_panel() {
+    let screen = probe::screen(WINDOW.0, WINDOW.1, 1.0);
+    let context = probe::context(1.0);
+    let mut probes = 0;
+    for level in [
+        "01-naive-retry.level.ron",
+        "02-one-attempt.level.ron",
+        "03-model-calls-again.level.ron",
+        "04-pause.level.ron",
+        "05-crash-replay.level.ron",
+        "06-ledger-holds.level.ron",
+        "07-look-it-up.level.ron",
+    ] {
+        let data = tempfile::tempdir().expect("temp dir");
+        let mut app = game(data.path());
+        open_campaign_level(&mut app, level);
+        let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+        // Every third phase of the first thirty: the cards' reasons change as messages travel.
+        while phase(&app) <= 30 && !session(&app).is_over() {
+            let (drawn, _) = level_frames(&app, &context, &mut level_ui, &mut cache, Vec::new());
+            probes += 1;
+            let at = phase(&app);
+            let task: Vec<&Drawn> = drawn
+                .iter()
+                .filter(|text| text.text.starts_with("r1/") && text.text.contains(" · "))
+                .collect();
+            assert!(!task.is_empty(), "{level} at phase {at}: no task drawn");
+            for line in task {
+                assert!(
+                    line.fully_visible(screen),
+                    "{level} at phase {at}: task line cut: {line:?}"
+                );
+            }
+            let hand = drawn
+                .iter()
+                .find(|text| text.text == "Your hand")
+                .unwrap_or_else(|| panic!("{level} at phase {at}: no hand"));
+            let right = drawn
+                .iter()
+                .find(|text| text.text.starts_with("Ledger"))
+                .map_or(screen.right(), |ledger| ledger.rect.left());
+            let timeline = drawn
+                .iter()
+                .find(|text| text.text == "what happened")
+                .map_or(screen.bottom(), |heading| heading.rect.top());
+            let cut: Vec<&str> = drawn
+                .iter()
+                .filter(|text| {
+                    text.rect.top() >= hand.rect.top()
+                        && text.rect.top() < timeline
+                        && text.rect.left() >= hand.rect.left() - 2.0
+                        && text.rect.right() <= right
+                })
+                .filter(|text| cut_by_its_panel(text, screen))
+                .map(|text| text.text.as_str())
+                .collect();
+            assert!(
+                cut.is_empty(),
+                "{level} at phase {at}: the hand's words cut by its panel: {cut:#?}"
+            );
+            for _ in 0..3 {
+                send(&mut app, Intent::Step);
+            }
+        }
+    }
+    assert!(probes > 50, "{probes} screens looked at");
+}

@@ -990,11 +990,18 @@ function updateConsoleButtons() {
   });
 }
 
+/** A timeline row's lanes in words, for a screen too narrow for the lanes: "w1", "billing → w1". */
+function whoLine(lanes, row) {
+  const here = lanes[row.lane].label;
+  const from = row.from_lane === null ? null : lanes[row.from_lane];
+  return from ? `${from.label} → ${here}` : here;
+}
+
 function timelinePanel(game) {
   const timeline = game.timeline;
   const lanes = timeline.lanes;
   const head = h('tr', {}, h('th', {}, 'phase'), h('th', {}, 'ms'),
-    lanes.map((lane) => h('th', {scope: 'col', title: lane.id}, lane.label)), h('th', {class: 'text'}, 'what happened'));
+    lanes.map((lane) => h('th', {scope: 'col', class: 'lane', title: lane.id}, lane.label)), h('th', {class: 'text'}, 'what happened'));
   let lastPhase = null;
   const rows = timeline.rows.map((row) => {
     const firstOfPhase = row.phase !== lastPhase;
@@ -1034,6 +1041,8 @@ function timelinePanel(game) {
       h('td', {class: 'time'}, row.time_ms),
       cells,
       h('td', {class: 'text'}, guardChip,
+        // A phone hides the lanes (app.css): who acted, and where from, is said here instead.
+        h('span', {class: 'who'}, lanes[row.lane] ? `${whoLine(lanes, row)} · ` : ''),
         h('span', {class: 'hint'}, `${row.kind}: `), row.key ? [keySpan(row.key), ' '] : null, row.text));
   });
   return h('section', {class: 'panel', 'aria-label': 'the timeline'},

@@ -136,13 +136,16 @@ function dollars(cents) {
 /** A verdict's credits as a table: each credit in words (its memo, its place in Penny's
  *  script counted from one), whose money it is, and what landed. */
 function creditsTable(verdict) {
+  // Each cell carries its column's name: a phone (app.css) lays a credit out as a card of
+  // labelled lines, the outcome first, instead of a table scrolled sideways.
+  const cell = (label, attributes, ...children) => h('td', {...attributes, 'data-label': label}, ...children);
   return h('div', {class: 'table-scroll'}, h('table', {class: 'credits'},
     h('thead', {}, h('tr', {}, h('th', {}, 'credit'), h('th', {}, 'to'), h('th', {class: 'number'}, 'owed'),
       h('th', {class: 'number'}, 'credits applied'), h('th', {class: 'number'}, 'net'), h('th', {}, 'keys'), h('th', {}, 'outcome'))),
     h('tbody', {}, verdict.credits.map((credit) => h('tr', {},
-      h('td', {}, credit.label), h('td', {title: credit.account}, credit.owner),
-      h('td', {class: 'number'}, credit.owed), h('td', {class: 'number'}, credit.credits_applied),
-      h('td', {class: 'number'}, credit.net),
-      h('td', {}, credit.keys.length ? credit.keys.map((key) => [keySpan(key), ' ']) : '—'),
-      h('td', {}, lookSpan(credit.outcome)))))));
+      cell('credit', {}, credit.label), cell('to', {title: credit.account}, credit.owner),
+      cell('owed', {class: 'number'}, credit.owed), cell('credits applied', {class: 'number'}, credit.credits_applied),
+      cell('net', {class: 'number'}, credit.net),
+      cell('keys', {}, credit.keys.length ? credit.keys.map((key) => [keySpan(key), ' ']) : '—'),
+      cell('outcome', {class: 'outcome'}, lookSpan(credit.outcome)))))));
 }

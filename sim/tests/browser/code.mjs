@@ -131,8 +131,9 @@ try {
   const twins = await newPage(browser, 'Alan', { width: 1280, height: 720 });
   await openLevel(twins, 'Alan', '11-one-stands-down', 'all');
   const twinCard = await twins.$('[data-card="DuplicateWorker"]');
+  // One run to duplicate: the card plays at once, no list of one target to confirm.
   await twinCard.click();
-  await twins.click('[data-fid="target-DuplicateWorker-0"]');
+  check(await twins.$('[data-fid="target-DuplicateWorker-0"]') === null, 'a card with one target plays at once, without a target list');
   await twins.waitForSelector('#code .cursor[data-worker="2"]');
   // Step until the two workers part: the twin finds w1's call started and waits instead.
   for (let count = 0; count < 20; count += 1) {

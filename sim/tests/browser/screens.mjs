@@ -86,6 +86,51 @@ try {
       });
       check(gap >= 0 && gap < 200, `390×844: the hand follows Step ${Math.round(gap)} px below it, not a long scroll away`);
       await shot(page, 'web-level-phone');
+      // The level goes quiet: its notice takes a line of its own, never over the hand's
+      // "Played:" line (a floating toast covered it at the foot of a phone's screen).
+      await page.click('#run');
+      await page.waitForSelector('#over');
+      await page.waitForFunction(() => document.getElementById('notice').textContent.includes('quiet'));
+      const covered = await page.evaluate(() => {
+        const notice = document.getElementById('notice').getBoundingClientRect();
+        const played = [...document.querySelectorAll('.hand p')].find((line) => line.textContent.startsWith('Played:'));
+        if (!played) return 'no "Played:" line';
+        const line = played.getBoundingClientRect();
+        const overlaps = notice.top < line.bottom && line.top < notice.bottom && notice.left < line.right && line.left < notice.right;
+        return overlaps ? `the notice (${Math.round(notice.top)}–${Math.round(notice.bottom)} px) covers it (${Math.round(line.top)}–${Math.round(line.bottom)} px)` : '';
+      });
+      check(covered === '', `390×844: the "level is quiet" notice leaves the hand's "Played:" line readable ${covered}`);
+      // The timeline reads down, not sideways: no lanes side by side, each row says who acted.
+      const timeline = await page.$eval('.timeline-scroll', (element) => ({
+        over: element.scrollWidth - element.clientWidth,
+        who: [...element.querySelectorAll('td.text .who')].filter((who) => who.offsetParent !== null && who.textContent.trim()).length,
+        rows: element.querySelectorAll('tbody tr').length,
+      }));
+      check(timeline.over <= 0 && timeline.rows > 0 && timeline.who === timeline.rows,
+        `390×844: the timeline needs no sideways scroll (${timeline.over} px over) and all ${timeline.rows} rows name who acted (${timeline.who})`);
+      const sent = await page.$$eval('.timeline td.text .who', (elements) => elements.map((element) => element.textContent));
+      check(sent.some((who) => /^w\d+ → /.test(who)) && sent.some((who) => / → w\d+/.test(who)),
+        `390×844: a row says where its arrow comes from ("w1 → network", "billing → w1"): ${sent.slice(0, 6).join(' | ')}`);
+      await shot(page, 'web-quiet-phone');
+      await page.click('#debrief');
+      await page.waitForSelector('#verdict');
+      // Every credit's outcome in view: a card per credit, the outcome on its first line.
+      const credits = await page.evaluate((screenWidth) => {
+        const scroller = document.querySelector('#verdict .table-scroll') || document.querySelector('.table-scroll');
+        const outcomes = [...document.querySelectorAll('table.credits td.outcome')];
+        return {
+          over: scroller ? scroller.scrollWidth - scroller.clientWidth : null,
+          outcomes: outcomes.length,
+          shown: outcomes.filter((cell) => {
+            const box = cell.getBoundingClientRect();
+            return box.width > 0 && box.left >= 0 && box.right <= screenWidth && cell.textContent.trim() !== '';
+          }).length,
+          labelled: outcomes.every((cell) => getComputedStyle(cell, '::before').content.includes('outcome')),
+        };
+      }, width);
+      check(credits.outcomes > 0 && credits.over <= 0 && credits.shown === credits.outcomes && credits.labelled,
+        `390×844: the debrief's credits fit the width (${credits.over} px over) with every outcome shown and labelled (${credits.shown}/${credits.outcomes})`);
+      await shot(page, 'web-debrief-phone');
     }
     if (width === 1280) {
       // The hand is on the first screen, under the stage, not below the code listing.

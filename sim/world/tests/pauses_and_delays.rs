@@ -280,3 +280,35 @@ fn the_shrinker_shortens_a_found_pause_or_delay_until_one_ms_less_would_not_win(
         assert!(lasting > 0, "{name}: the find needs its {card}: {:?}", found.actions);
     }
 }
+
+/// Both stages draw a stopped worker as stopped, with when it runs again, from the world's
+/// words: its state alone still says what it will do next, as if it were only waiting.
+#[test]
+fn a_stopped_worker_is_drawn_stopped_until_it_resumes() {
+    let reproduced = tape("paused-worker-lease.reproduced.tape.ron");
+    let mut simulation = simulation_of(&reproduced, twice_world::ledger::LedgerStore::Memory).unwrap();
+    let stopped = |simulation: &twice_world::simulator::Simulation| {
+        simulation
+            .workers()
+            .into_iter()
+            .filter_map(|worker| worker.stopped_words().map(|words| (worker.id, words)))
+            .collect::<Vec<_>>()
+    };
+    simulation
+        .run_until(|simulation| !stopped(simulation).is_empty())
+        .unwrap();
+    let now = stopped(&simulation);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_eq!(now[0].0.as_str(), "w1");
+    let until_ms = simulation.workers()[0].paused_until_ms.expect("w1 is stopped");
+    assert!(until_ms > simulation.now_ms(), "{until_ms}");
+    assert_eq!(now[0].1, format!("stopped until {until_ms} ms"));
+    simulation
+        .run_until(|simulation| stopped(simulation).is_empty())
+        .unwrap();
+    assert!(
+        simulation.now_ms() >= until_ms,
+        "resumed early, at {} ms",
+        simulation.now_ms()
+    );
+}

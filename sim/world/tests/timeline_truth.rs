@@ -137,6 +137,57 @@ fn an_answer_is_drawn_travelling_from_billing_to_its_worker() {
     );
 }
 
+/// Only what arrives at a worker is drawn arriving: drawn as both editions draw arrows (from
+/// where the entry says it came from, else from the lane its key was last drawn in), a
+/// worker's send, timeout or reserve has no arrow arriving from another lane — as 05's fresh
+/// worker's send after the crash had (from the network lane where the first request was
+/// lost), 06's recovery's reserve, and every timeout (from the wire, like an answer).
+#[test]
+fn a_worker_row_is_drawn_arriving_only_when_something_arrives() {
+    use std::collections::BTreeMap;
+    use twice_world::simulator::Actor;
+    let campaign = campaign();
+    let mut sends_after_another_lane = 0;
+    let mut answers_drawn = 0;
+    for loaded in &campaign.tapes {
+        let mut simulation = twice_world::replay::simulation_of(loaded, LedgerStore::Memory).expect("the tape builds");
+        simulation.run().expect("the tape simulates");
+        let mut last_lane: BTreeMap<String, Actor> = BTreeMap::new();
+        for entry in simulation.timeline() {
+            let last = entry
+                .key
+                .as_ref()
+                .and_then(|key| last_lane.insert(key.clone(), entry.actor.clone()));
+            let arrives = ["record outcome", "reconcile", "wake"].contains(&entry.kind.as_str());
+            if !matches!(entry.actor, Actor::Worker(_)) {
+                continue;
+            }
+            if arrives {
+                // What does arrive is still drawn arriving: an answer from the wire.
+                answers_drawn += usize::from(
+                    entry.arrow_from().or_else(|| last.clone()) == Some(Actor::Network)
+                        && entry.kind == "record outcome",
+                );
+                continue;
+            }
+            sends_after_another_lane += usize::from(last.as_ref().is_some_and(|last| *last != entry.actor));
+            let origin = entry.arrow_from().or(last).filter(|origin| *origin != entry.actor);
+            assert_eq!(
+                origin,
+                None,
+                "{}: `{}` is drawn arriving at its worker",
+                loaded.path.display(),
+                entry.text
+            );
+        }
+    }
+    assert!(
+        sends_after_another_lane > 0,
+        "no worker row follows its key from another lane: nothing was checked"
+    );
+    assert!(answers_drawn > 0, "no recorded answer is drawn arriving from the wire");
+}
+
 /// The debrief's keys column names the key of every credit that landed, in every shipped tape:
 /// a run without a ledger (05) still sent its call under a key the timeline shows.
 #[test]

@@ -8,13 +8,13 @@ use crate::session::{Intent, Session};
 use crate::ui::{self, theme};
 
 /// The briefing stays on the level screen (collapsible, the rest behind "more"), under the
-/// level's hints opened one tier at a time (H): a nudge, the idea, the move. The glossary's
-/// words are links; returns the entry clicked.
+/// level's hints opened one tier at a time (H): a nudge, the idea, the move — and under
+/// `task` (Penny's task), drawn between them. The glossary's words are links; returns the
+/// entry clicked.
 pub(super) fn draw(
     ui: &mut egui::Ui,
-    session: &Session,
-    progress: &Progress,
-    campaign: &Campaign,
+    (session, progress, campaign): (&Session, &Progress, &Campaign),
+    task: impl FnOnce(&mut egui::Ui),
     intents: &mut Vec<Intent>,
 ) -> Option<usize> {
     let level = &session.recipe.level.level;
@@ -23,6 +23,11 @@ pub(super) fn draw(
     // The hints the player asked for come first, the newest on top: the one just opened (H)
     // is the one they want to read, and under a long briefing it was below the column's fold.
     hints(ui, level, progress, intents);
+    // Then the task, a few lines the player checks at every step: under the briefing it was
+    // below the column's fold at 1280×720 (r1/3 cut in half), and its steps are what the
+    // timeline, the cards and the debrief name.
+    task(ui);
+    ui.add_space(4.0);
     egui::CollapsingHeader::new(RichText::new("Briefing").strong())
         .id_salt("level-briefing")
         .default_open(true)

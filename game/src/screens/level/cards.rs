@@ -75,13 +75,27 @@ pub fn choose(
         level_ui.flash = Some(format!("{}: {why}", card.title()));
         return;
     }
-    let offered = targets(card, simulation);
-    match offered.as_slice() {
-        // A wire card with one message on the wire hits it: nothing to choose.
-        [(_, play)] if hand::is_wire(card) => intents.push(Intent::Play(play.clone())),
-        // A message, a worker or a run to pick: the chooser shows them (or says there is none).
-        _ => level_ui.chooser = Some(Chooser::Card(card)),
+    // One message on the wire, one worker alive, one run: nothing to choose, it plays now.
+    if let Some(play) = hand::plays_at_once(card, simulation) {
+        intents.push(Intent::Play(play));
+        return;
     }
+    // A message, a worker or a run to pick: the chooser shows them (or says there is none).
+    // Time stands still while it is open: a run going on would move the targets under the
+    // player's pointer (and a step is held until a target is picked or the card cancelled).
+    if session.running {
+        intents.push(Intent::SetRunning(false));
+    }
+    level_ui.chooser = Some(Chooser::Card(card));
+}
+
+/// What a step or a run pressed while `card` waits for its target says: time would move past
+/// the moment the card was chosen for, and the card would be dropped unplayed.
+pub fn held_step(card: CardKind) -> String {
+    format!(
+        "{} is not played yet: pick its target (1–9), or Cancel (Esc), then step.",
+        card.title()
+    )
 }
 
 /// The narrowest a chip gets in the strip of a short screen (a projector): four to a line, so
@@ -99,7 +113,8 @@ fn chip_columns(available_width: f32, spacing: f32, width_min: f32) -> f32 {
 const CHIP_HEIGHT: f32 = 26.0;
 
 /// The hand, laid out like cards on a table: one column each; `compact`: one-line chips (a
-/// short screen, where the hand sits in a strip of its own above the timeline).
+/// short screen, where the hand sits in a strip of its own above the timeline). Returns the
+/// height of card words the panel could not show (0: every card is whole).
 pub fn draw(
     ui: &mut egui::Ui,
     session: &Session,
@@ -107,7 +122,7 @@ pub fn draw(
     level_ui: &mut LevelUi,
     compact: bool,
     intents: &mut Vec<Intent>,
-) {
+) -> f32 {
     let hand = simulation.hand();
     let cards = hand_order(simulation);
     let playable = session.mode != Mode::Replay && !simulation.is_over() && !session.is_busy();
@@ -129,9 +144,10 @@ pub fn draw(
             }
             ui::hint(ui, "This level gives you no cards: watch, step and rewind.");
         });
-        return;
+        return 0.0;
     }
     let mut chosen = None;
+    let mut hidden = 0.0;
     let spacing = ui.spacing().item_spacing.x;
     if cards.len() > FULL_CARDS_MAX || compact {
         // A big hand (the vault has seven kinds) does not fit as full cards above the
@@ -157,7 +173,9 @@ pub fn draw(
             for (index, card) in cards.iter().enumerate() {
                 let left = hand.get(card).copied().unwrap_or(0);
                 let refusal = hand_refusal(*card, simulation);
-                let live = left > 0 && refusal.is_none();
+                // A card the run can still take: an arming card ("Model calls again") has no
+                // target to lack, so after the end it looked as playable as before.
+                let live = left > 0 && refusal.is_none() && !simulation.is_over();
                 let key = if index < 9 {
                     format!("{}", index + 1)
                 } else {
@@ -195,11 +213,12 @@ pub fn draw(
             }
         });
     } else {
-        draw_full_cards(ui, simulation, &cards, playable, &mut chosen);
+        hidden = draw_full_cards(ui, simulation, &cards, playable, &mut chosen);
     }
     if let Some(card) = chosen {
         choose(card, session, simulation, level_ui, intents);
     }
+    hidden
 }
 
 /// "Your hand" in the strip of a short screen, the hand's status on hover.
@@ -208,14 +227,49 @@ fn hand_label(ui: &mut egui::Ui, session: &Session, simulation: &Simulation) -> 
         .on_hover_text(status_line(session, simulation))
 }
 
-/// Up to [`FULL_CARDS_MAX`] cards, each with its count, title and effect spelled out.
+/// The foot of a card under its words: the frame's inner margin and stroke, in points.
+const CARD_FOOT: f32 = 5.0 + 1.5 + 1.0;
+
+/// A card's words (what it does, or why it cannot be played now), as many lines as the
+/// hand's panel shows above its foot: a reason longer than that ends in "…" and is whole on
+/// hover, rather than cut in half by the panel's edge. Returns the height of the lines left
+/// out, so the stage gives them up next frame if it can.
+fn card_words(ui: &mut egui::Ui, said: String, color: egui::Color32) -> f32 {
+    let font = egui::FontId::proportional(11.5);
+    let width = ui.available_width();
+    let whole = ui
+        .ctx()
+        .fonts_mut(|fonts| fonts.layout(said.clone(), font.clone(), color, width));
+    let rows = whole.rows.len().max(1);
+    let row_height = whole.size().y / rows as f32;
+    let room = ui.clip_rect().bottom() - ui.cursor().top() - CARD_FOOT;
+    let rows_shown = ((room / row_height).floor().max(1.0) as usize).min(rows);
+    if rows_shown == rows {
+        ui.label(whole);
+        return 0.0;
+    }
+    let mut job = egui::text::LayoutJob::single_section(said.clone(), egui::TextFormat::simple(font, color));
+    job.wrap = egui::text::TextWrapping {
+        max_width: width,
+        max_rows: rows_shown,
+        break_anywhere: false,
+        overflow_character: Some('…'),
+    };
+    let shown = ui.ctx().fonts_mut(|fonts| fonts.layout_job(job));
+    ui.label(shown).on_hover_text(said);
+    (rows - rows_shown) as f32 * row_height
+}
+
+/// Up to [`FULL_CARDS_MAX`] cards, each with its count, title and effect spelled out. Returns
+/// the height of the words the panel could not show (see [`card_words`]).
 fn draw_full_cards(
     ui: &mut egui::Ui,
     simulation: &Simulation,
     cards: &[CardKind],
     playable: bool,
     chosen: &mut Option<CardKind>,
-) {
+) -> f32 {
+    let mut hidden = 0.0_f32;
     let hand = simulation.hand();
     let spacing = ui.spacing().item_spacing.x;
     // Each card is its content width plus the frame's margins (2 × 7) and stroke (2 × 1.5).
@@ -231,7 +285,7 @@ fn draw_full_cards(
                 "·".to_owned()
             };
             let refusal = hand_refusal(*card, simulation);
-            let live = left > 0 && refusal.is_none();
+            let live = left > 0 && refusal.is_none() && !simulation.is_over();
             egui::Frame::new()
                 .fill(if live { theme::PANEL_RAISED } else { theme::PANEL })
                 .stroke(egui::Stroke::new(
@@ -276,11 +330,12 @@ fn draw_full_cards(
                             Some(why) if left > 0 => (why.clone(), theme::WARN),
                             _ => (effect(*card, simulation), theme::TEXT_DIM),
                         };
-                        ui.label(RichText::new(said).size(11.5).color(color));
+                        hidden = hidden.max(card_words(ui, said, color));
                     });
                 });
         }
     });
+    hidden
 }
 
 /// What is armed, or why the hand cannot be played now.

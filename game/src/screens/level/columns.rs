@@ -157,9 +157,12 @@ pub(super) fn left(
     let width = side_widths(screen_width).0;
     column(root, egui::Panel::left("level-left"), width, 6, |ui| {
         scrolled(ui, "left-scroll", |ui| {
-            let clicked = briefing::draw(ui, session, progress, campaign, intents);
-            ui.add_space(4.0);
-            world::draw_task(ui, simulation);
+            let clicked = briefing::draw(
+                ui,
+                (session, progress, campaign),
+                |ui| world::draw_task(ui, simulation),
+                intents,
+            );
             ui.add_space(4.0);
             world::draw_guards(ui, simulation);
             if session.panels.shows(Panel::Checkpoints) {

@@ -3,7 +3,9 @@
 use bevy_egui::egui;
 use twice_world::simulator::Simulation;
 
-use super::{LevelUi, Prompt, PromptKind, SIDE_COLUMNS_AND_NOTES_WIDTH_MIN, cards, controls, ledger, pause_menu};
+use super::{
+    Chooser, LevelUi, Prompt, PromptKind, SIDE_COLUMNS_AND_NOTES_WIDTH_MIN, cards, controls, ledger, pause_menu,
+};
 use crate::panels::Panel;
 use crate::paths::GamePaths;
 use crate::session::{Intent, Session};
@@ -24,8 +26,16 @@ pub(super) fn read(
     }
     // A target chooser keeps only its own keys (a number picks, Esc cancels): any other key
     // closes it and does what it always does, so a key pressed after it is never lost.
-    if level_ui.chooser.is_some() {
+    if let Some(chooser) = level_ui.chooser {
         if ui::pressed(context, Key::Escape) || DIGITS.iter().any(|digit| ui::pressed(context, *digit)) {
+            return;
+        }
+        // A key that moves time would carry the run past the moment a card waiting for its
+        // target was chosen for, and drop it unplayed: it is held, and the player told why.
+        if let Chooser::Card(card) = chooser
+            && moves_time(context)
+        {
+            level_ui.flash = Some(cards::held_step(card));
             return;
         }
         if any_key_pressed(context) {
@@ -122,6 +132,14 @@ pub(super) const DIGITS: [egui::Key; 9] = [
 ];
 
 /// A key went down this frame (typed text counts: `?`, `+`).
+/// A key of [`simulation_keys`] that moves the run on: run/pause, step, run to the end.
+fn moves_time(context: &egui::Context) -> bool {
+    use egui::Key;
+    [Key::Space, Key::Period, Key::ArrowRight, Key::E]
+        .into_iter()
+        .any(|key| ui::pressed(context, key))
+}
+
 fn any_key_pressed(context: &egui::Context) -> bool {
     context.input(|input| {
         input

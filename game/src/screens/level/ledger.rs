@@ -199,7 +199,15 @@ pub fn draw(
             level_ui.scroll_to_selected = false;
         }
         if rows.is_empty() {
-            ui::hint(ui, "empty: nothing reserved yet (or this runtime keeps no ledger)");
+            // Said of this run: a level may switch the ledger off, and then nothing ever is.
+            ui::hint(
+                ui,
+                if simulation.guards().is_on(twice_world::runtime::guards::Guard::Ledger) {
+                    "empty: nothing reserved yet"
+                } else {
+                    "empty: this runtime keeps no ledger (the ledger is off here), so nothing is ever reserved"
+                },
+            );
         }
         scroll.show_rows(ui, ROW_HEIGHT, rows.len(), |ui, range| {
             for index in range {

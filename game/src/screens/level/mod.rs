@@ -553,10 +553,11 @@ fn centre(
                     if !short {
                         ui.add_space(4.0);
                         let top = ui.cursor().top();
-                        cards::draw(ui, session, simulation, level_ui, false, intents);
+                        let hidden = cards::draw(ui, session, simulation, level_ui, false, intents);
                         // Measured, not guessed: the next frame's stage leaves the hand this
-                        // much, so a card's last line is never cut at the panel's foot.
-                        level_ui.hand_height = ui.min_rect().bottom() - top + 4.0;
+                        // much (with the lines a card had to leave out), so a card's last line
+                        // is never cut at the panel's foot.
+                        level_ui.hand_height = ui.min_rect().bottom() - top + 4.0 + hidden;
                     }
                 });
         });

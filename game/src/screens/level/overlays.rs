@@ -119,9 +119,19 @@ fn draw_chooser(
             chosen = Some(play.clone());
         }
     }
+    let held = level_ui.flash.clone();
     let response = egui::Modal::new(egui::Id::new("chooser")).show(context, |ui| {
         ui.set_width(460.0);
         ui.label(RichText::new(title).size(theme::HEADING).strong().color(theme::CREW));
+        if let Chooser::Card(card) = chooser
+            && !options.is_empty()
+        {
+            // Said as the browser says it: the card is chosen, not played, until a target is.
+            ui::hint(ui, "Not played yet: pick what it acts on.");
+            if let Some(held) = held.as_ref().filter(|held| **held == cards::held_step(card)) {
+                ui.label(RichText::new(held).color(theme::WARN));
+            }
+        }
         if options.is_empty() {
             // Said in this run's terms: the card's own reason (nothing on the wire, every
             // worker down), or the console's.
@@ -150,7 +160,12 @@ fn draw_chooser(
         }
     });
     if response.should_close() {
-        close = true;
+        match chooser {
+            // A click beside a card's chooser is most often the Step or Run button under it:
+            // closing would drop the card unplayed, so it stays open and says what to do.
+            Chooser::Card(card) if !close => level_ui.flash = Some(cards::held_step(card)),
+            _ => close = true,
+        }
     }
     if let Some(play) = chosen {
         match chooser {

@@ -1,6 +1,8 @@
 //! The stage: Penny with her current decision in a speech bubble, her workers (each a
 //! figure with its phase), the wire with requests and responses in flight, and the vault.
 
+use std::sync::Arc;
+
 use bevy_egui::egui::{self, Align2, Color32, FontId, Pos2, Rect, Stroke, StrokeKind};
 use twice_world::billing::Answer;
 use twice_world::simulator::{Actor, Direction, Message, Simulation, WorkerView, dollars};
@@ -287,7 +289,12 @@ fn draw_bubble(painter: &egui::Painter, bubble: Rect, penny: Pos2, simulation: &
 }
 
 fn draw_worker(painter: &egui::Painter, left_center: Pos2, worker: &WorkerView) {
-    let (glyph, word, color) = theme::worker_look(worker.state, worker.alive, worker.crashed);
+    let stopped = worker.stopped_words();
+    let (glyph, word, color) = match &stopped {
+        // Stopped (SIGSTOP): its state says what it will do once it runs again, not now.
+        Some(_) => ("⏹", "stopped", theme::WARN),
+        None => theme::worker_look(worker.state, worker.alive, worker.crashed),
+    };
     let figure_color = if worker.alive { color } else { theme::TEXT_FAINT };
     let head = left_center + egui::vec2(12.0, -9.0);
     painter.circle_filled(head, 6.5, figure_color);
@@ -311,7 +318,11 @@ fn draw_worker(painter: &egui::Painter, left_center: Pos2, worker: &WorkerView) 
         title_color,
         text_width,
     );
-    let mut detail = format!("phase: {}", worker.phase);
+    let mut detail = match &stopped {
+        // "stopped until 1450 ms · phase: send": when it runs again, and what it runs then.
+        Some(words) => format!("{words} · phase: {}", worker.phase),
+        None => format!("phase: {}", worker.phase),
+    };
     if let Some(key) = &worker.key {
         // Attempt 0: a recovered worker reconciling has sent nothing of its own to number.
         let attempt = (worker.attempt > 0).then(|| format!(" #{}", worker.attempt));
@@ -399,29 +410,43 @@ fn draw_message(
         .chain(flags.iter().map(|flag| (*flag).to_owned()))
         .collect::<Vec<_>>()
         .join("  ");
-    let mut galley = painter.layout_no_wrap(full, font.clone(), label_color);
+    let galley = painter.layout_no_wrap(full, font.clone(), label_color);
     let (label_x, anchor, room) = label_place(x, left, right);
-    if galley.size().x > room {
-        // Too wide for the wire beside the envelope: cut to that side's width rather than
-        // drawn over the envelope, the cards' flags first (the answer's words are in the
-        // timeline too).
-        let short = std::iter::once(arrow.to_owned())
-            .chain(flags.iter().map(|flag| (*flag).to_owned()))
-            .chain(std::iter::once(what))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let mut job = egui::text::LayoutJob::single_section(short, egui::TextFormat::simple(font, label_color));
+    let place = |galley: Arc<egui::Galley>, y: f32| {
+        let top_left = anchor
+            .align_size_within_rect(
+                galley.size(),
+                Rect::from_center_size(egui::pos2(label_x, y), egui::Vec2::ZERO),
+            )
+            .min;
+        painter.galley(top_left, galley, label_color);
+    };
+    // A line cut to that side's width if it must be, rather than drawn over the envelope
+    // (the answer's words are in the timeline too).
+    let line = |text: String| {
+        let mut job = egui::text::LayoutJob::single_section(text, egui::TextFormat::simple(font.clone(), label_color));
         job.wrap = egui::text::TextWrapping::truncate_at_width(room.max(1.0));
-        galley = painter.layout_job(job);
+        painter.layout_job(job)
+    };
+    if galley.size().x <= room {
+        place(galley, lane_y);
+        return;
     }
-    let top_left = anchor
-        .align_size_within_rect(
-            galley.size(),
-            Rect::from_center_size(egui::pos2(label_x, lane_y), egui::Vec2::ZERO),
-        )
-        .min;
-    painter.galley(top_left, galley, label_color);
+    place(line(format!("{arrow} {what}")), lane_y);
+    if flags.is_empty() {
+        return;
+    }
+    // Too wide for one line beside the envelope: the card's flags get a line of their own,
+    // away from the wire (above a request, below an answer), so neither is cut mid-word.
+    let away = match message.direction {
+        Direction::Request => -LABEL_LINE,
+        Direction::Response => LABEL_LINE,
+    };
+    place(line(flags.join("  ")), lane_y + away);
 }
+
+/// A wire label's second line, this far from its first, in points.
+const LABEL_LINE: f32 = 12.0;
 
 /// Where a message's label goes on its line, and how wide it may be there: after the
 /// envelope while it is in the wire's first half, before it in the second (the roomier side).
@@ -437,15 +462,18 @@ fn label_place(x: f32, left: f32, right: f32) -> (f32, Align2, f32) {
     }
 }
 
+/// An answer on the wire in a word or two: the wire beside its envelope is about a hundred
+/// points at 1280×720, and with a card's flag ("slowed") an id ("applied cr_0001") was cut to
+/// "applied cr_…". The ids are in the vault and the timeline's row of the same answer.
 fn answer_words(answer: &Answer) -> String {
     match answer {
-        Answer::Applied { credit_id, .. } => format!("✔ applied {credit_id}"),
-        Answer::Repeat { credit_id, .. } => format!("↺ repeat of {credit_id}"),
+        Answer::Applied { .. } => "✔ applied".into(),
+        Answer::Repeat { .. } => "↺ a repeat".into(),
         Answer::Rejected { .. } => "✖ refused".into(),
-        Answer::Balance { balance_cents } => format!("balance {}", dollars(*balance_cents)),
-        Answer::Emailed { email_id } => format!("✉ sent {email_id}"),
-        Answer::OwnerSet { owner, .. } => format!("✏ owner {owner}"),
-        Answer::Deleted { record } => format!("✖ deleted {record}"),
+        Answer::Balance { balance_cents } => dollars(*balance_cents),
+        Answer::Emailed { .. } => "✉ sent".into(),
+        Answer::OwnerSet { owner, .. } => format!("✏ {owner}"),
+        Answer::Deleted { .. } => "✖ deleted".into(),
     }
 }
 

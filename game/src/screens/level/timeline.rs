@@ -331,11 +331,18 @@ pub fn draw(
                     });
                 }
                 RowText::Wrap => {
+                    let galleys: Vec<_> = entries
+                        .iter()
+                        .map(|entry| layout_row(ui, entry, cache, geometry))
+                        .collect();
+                    let heights: Vec<f32> = galleys.iter().map(|galley| row_height(galley)).collect();
+                    let viewport = ui.available_height() - ui.spacing().scroll.content_margin.sum().y;
+                    let pad = bottom_pad(&heights, ui.spacing().item_spacing.y, viewport);
                     scroll.show(ui, |ui| {
-                        for (index, entry) in entries.iter().enumerate() {
-                            let galley = layout_row(ui, entry, cache, geometry);
+                        for (index, galley) in galleys.into_iter().enumerate() {
                             rewind = draw_row(ui, entries, index, galley, cache, geometry).or(rewind);
                         }
+                        ui.add_space(pad);
                     });
                 }
             }
@@ -425,6 +432,31 @@ fn draw_lane_header(ui: &mut egui::Ui, lanes: &[&Actor], cache: &TimelineCache, 
     }
 }
 
+/// A row's height: its text's lines, at least one row.
+fn row_height(galley: &egui::Galley) -> f32 {
+    (galley.size().y + 4.0).max(ROW_HEIGHT)
+}
+
+/// The blank to leave under the last row so that, scrolled to the bottom (where the timeline
+/// sticks), the top of the view falls on a row's top: without it the first row shown was the
+/// lower half of a wrapped row, drawn cut against the lanes' header as if under it. Less than
+/// one row; nothing when every row fits.
+pub fn bottom_pad(heights: &[f32], spacing: f32, viewport: f32) -> f32 {
+    let total: f32 = heights.iter().map(|height| height + spacing).sum();
+    let first_shown = total - viewport;
+    if first_shown <= 0.0 {
+        return 0.0;
+    }
+    let mut top = 0.0;
+    for height in heights {
+        if top >= first_shown - 0.5 {
+            break;
+        }
+        top += height + spacing;
+    }
+    (top - first_shown).max(0.0)
+}
+
 /// A row's text, laid out to the text column's width (cut or wrapped).
 fn layout_row(ui: &egui::Ui, entry: &TimelineEntry, cache: &TimelineCache, geometry: Geometry) -> Arc<egui::Galley> {
     let guard_row = entry.guard_row(&cache.telling);
@@ -460,7 +492,7 @@ fn draw_row(
 ) -> Option<u32> {
     let entry = &entries[index];
     let lane_width = geometry.lane_width;
-    let height = (galley.size().y + 4.0).max(ROW_HEIGHT);
+    let height = row_height(&galley);
     let (rect, response) = ui.allocate_exact_size(
         egui::vec2(ui.available_width(), height),
         if geometry.interactive {
@@ -568,6 +600,32 @@ mod tests {
     /// Eight pixels a character: enough to reason about fitting without fonts.
     fn width(text: &str) -> f32 {
         text.chars().count() as f32 * 8.0
+    }
+
+    #[test]
+    fn scrolled_to_the_bottom_the_first_row_shown_starts_at_the_top_of_the_view() {
+        // Rows of 19, 36 (wrapped) and 19 points, a point apart; a view of 40 points.
+        let heights = [19.0, 36.0, 19.0, 36.0];
+        let pad = bottom_pad(&heights, 1.0, 40.0);
+        let total: f32 = heights.iter().map(|height| height + 1.0).sum::<f32>() + pad;
+        let first_shown = total - 40.0;
+        let tops: Vec<f32> = heights
+            .iter()
+            .scan(0.0, |top, height| {
+                let this = *top;
+                *top += height + 1.0;
+                Some(this)
+            })
+            .collect();
+        assert!(
+            tops.iter().any(|top| (top - first_shown).abs() < 0.01),
+            "{first_shown} in {tops:?}"
+        );
+        assert!((0.0..37.0).contains(&pad), "{pad}");
+        // Every row fits: nothing to pad.
+        assert_eq!(bottom_pad(&heights, 1.0, 500.0), 0.0);
+        // Already on a row's top: nothing either.
+        assert_eq!(bottom_pad(&[19.0, 19.0, 19.0], 1.0, 40.0), 0.0);
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub struct Summary {
     pub money: Money,
     pub outcome: Outcome,
     pub goal_reached: bool,
-    /// Each credit the script owes: `r1/0 to acct_ada: owed $25.00, 2 credits, net $50.00 → paid_twice`;
+    /// Each credit the script owes: `r1/1 to acct_ada: owed $25.00, 2 credits, net $50.00 → paid_twice`;
     /// each email, owner change or delete it means: `r1/1 send_email acct_ada: Ada got the same email twice → emailed_twice`.
     pub per_intent: Vec<String>,
 }

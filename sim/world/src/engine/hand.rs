@@ -50,6 +50,22 @@ pub fn targets(card: CardKind, simulation: &Simulation) -> Vec<Target> {
     card.targets(simulation)
 }
 
+/// The move a card of the hand makes when it is played now with nothing to choose: its only
+/// target (the one message on the wire, the one worker alive, the one run). Both editions play
+/// it at once rather than open a list of one, which the player would only have to confirm; a
+/// card with several targets, none, or played from the console or the declaration gives `None`.
+pub fn plays_at_once(card: CardKind, simulation: &Simulation) -> Option<crate::cards::Play> {
+    if !card.aims().from_the_hand() {
+        return None;
+    }
+    let mut offered = targets(card, simulation);
+    if offered.len() == 1 {
+        offered.pop().map(|target| target.play)
+    } else {
+        None
+    }
+}
+
 /// Why the card cannot be played now, in this run's terms ("no answer is on the wire now: the
 /// request for r1:c1 is on its way to billing…", "no worker is alive to crash: w1 crashed…");
 /// `None` when it can.

@@ -124,7 +124,10 @@ pub fn billing(billing: &Billing) -> String {
                 .as_deref()
                 .or(entry.metadata.get("idempotency_key").map(String::as_str))
                 .unwrap_or("-"),
-            entry.metadata.get("intent").map(String::as_str).unwrap_or("-")
+            entry
+                .metadata
+                .get("intent")
+                .map_or_else(|| "-".to_owned(), |intent| crate::text::intent_step_name(intent))
         )
         .unwrap();
     }
@@ -147,13 +150,16 @@ fn records(out: &mut String, billing: &Billing) {
                 .as_deref()
                 .or(email.metadata.get("idempotency_key").map(String::as_str))
                 .unwrap_or("-"),
-            email.metadata.get("intent").map(String::as_str).unwrap_or("-")
+            email
+                .metadata
+                .get("intent")
+                .map_or_else(|| "-".to_owned(), |intent| crate::text::intent_step_name(intent))
         )
         .unwrap();
     }
     for change in &records.owner_changes {
         let by = match &change.by {
-            crate::billing::ChangedBy::Intent(intent) => format!("intent {intent}"),
+            crate::billing::ChangedBy::Intent(intent) => format!("intent {}", crate::text::intent_step_name(intent)),
             crate::billing::ChangedBy::Someone(who) => format!("by {who}"),
         };
         writeln!(
@@ -170,7 +176,7 @@ fn records(out: &mut String, billing: &Billing) {
             deletion.account,
             deletion.call_key,
             if deletion.deleted { "deleted" } else { "not found" },
-            deletion.intent
+            crate::text::intent_step_name(&deletion.intent)
         )
         .unwrap();
     }

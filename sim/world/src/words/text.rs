@@ -50,6 +50,17 @@ pub fn step_name(run: &str, item: u32) -> String {
     format!("{run}/{}", u64::from(item) + 1)
 }
 
+/// A step as billing stores it on what it applied (`metadata.intent`, "r1/0": the run, then the
+/// script's index from 0) in the name every screen uses ("r1/1"). Stored ids stay as they are
+/// (tapes and the checker compare them); only what a person reads is renamed. An id that is not
+/// `run/index` is shown as stored.
+pub fn intent_step_name(intent: &str) -> String {
+    intent
+        .rsplit_once('/')
+        .and_then(|(run, item)| Some(step_name(run, item.parse().ok()?)))
+        .unwrap_or_else(|| intent.to_owned())
+}
+
 /// `$25.00` from cents.
 pub fn dollars(cents: i64) -> String {
     let sign = if cents < 0 { "-" } else { "" };
@@ -177,6 +188,15 @@ fn refused_words(refused: &CallRefused) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_intent_reads_as_the_step_every_screen_names() {
+        assert_eq!(intent_step_name("r1/0"), "r1/1");
+        assert_eq!(intent_step_name("r12/3"), "r12/4");
+        // Not `run/index`: shown as stored rather than guessed at.
+        assert_eq!(intent_step_name("r1/x"), "r1/x");
+        assert_eq!(intent_step_name("refund"), "refund");
+    }
 
     #[test]
     fn dollars_show_cents_and_sign() {

@@ -459,7 +459,7 @@ pub fn game_view(
                 effect: card_effect(card, simulation),
                 operator: twice_world::hand::is_operator(card),
                 declaration: twice_world::hand::is_declaration(card),
-                plays_at_once: twice_world::hand::is_wire(card) && targets.len() == 1,
+                plays_at_once: !targets.is_empty() && twice_world::hand::plays_at_once(card, simulation).is_some(),
                 refusal: twice_world::hand::refusal(card, simulation),
                 targets,
             }

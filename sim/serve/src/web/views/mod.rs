@@ -128,6 +128,10 @@ fn worker_look(worker: &WorkerView) -> Look {
     if worker.crashed {
         return look("✘", "crashed", "bad");
     }
+    if let Some(words) = worker.stopped_words() {
+        // Stopped (SIGSTOP): its state says what it will do once it runs again, not now.
+        return look("⏹", words, "warn");
+    }
     if !worker.alive {
         return match worker.state {
             WorkerState::StoodDown => look("⏏", "stood down", "dim"),

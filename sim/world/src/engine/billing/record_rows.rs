@@ -8,7 +8,7 @@ use super::records::{ChangedBy, Records};
 /// Who made a record, as the stage names them: "Penny (r1/1)" or "support".
 fn who(by: &ChangedBy) -> String {
     match by {
-        ChangedBy::Intent(intent) => format!("Penny ({intent})"),
+        ChangedBy::Intent(intent) => format!("Penny ({})", crate::text::intent_step_name(intent)),
         ChangedBy::Someone(name) => name.clone(),
     }
 }
@@ -44,7 +44,10 @@ impl Records {
                     account: email.account.clone(),
                     at_ms: email.at_ms,
                     what: format!("{} \"{}\"", email.id, email.subject),
-                    by: intent.map_or_else(|| "Penny".to_owned(), |intent| format!("Penny ({intent})")),
+                    by: intent.map_or_else(
+                        || "Penny".to_owned(),
+                        |intent| format!("Penny ({})", crate::text::intent_step_name(intent)),
+                    ),
                     harm: (earlier > 0).then(|| format!("the same email again (copy {})", earlier + 1)),
                 }
             })
@@ -66,7 +69,8 @@ impl Records {
                         .and_then(|ours| {
                             earlier[ours..].iter().rev().find_map(|other| match &other.by {
                                 ChangedBy::Someone(name) if other.account == change.account => Some(format!(
-                                    "Penny's {intent} again: undoes {name}'s change to {}",
+                                    "Penny's {} again: undoes {name}'s change to {}",
+                                    crate::text::intent_step_name(intent),
                                     other.to
                                 )),
                                 _ => None,
@@ -116,7 +120,11 @@ impl Records {
                     } else {
                         "not found: already gone".to_owned()
                     },
-                    by: format!("Penny ({}, call {})", deletion.intent, deletion.call_key),
+                    by: format!(
+                        "Penny ({}, call {})",
+                        crate::text::intent_step_name(&deletion.intent),
+                        deletion.call_key
+                    ),
                     harm,
                 }
             })
@@ -142,7 +150,8 @@ mod tests {
 
     #[test]
     fn a_write_landing_again_after_someones_change_is_marked_and_a_first_or_late_one_is_not() {
-        let penny = || ChangedBy::Intent("r1/1".into());
+        // Billing stores the script's index from 0; the row names the step as every screen does.
+        let penny = || ChangedBy::Intent("r1/0".into());
         let support = || ChangedBy::Someone("support".into());
         let mut records = Records::default();
         records.owner_changes = vec![

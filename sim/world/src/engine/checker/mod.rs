@@ -260,9 +260,8 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
     let mut summary = summarize(outcome, goal_reached, &credits, &stops);
     for effect in &effects {
         summary.push_str(&format!(
-            "\n  {}/{} {} {}: {} → {}",
-            effect.run,
-            effect.item,
+            "\n  {} {} {}: {} → {}",
+            crate::text::step_name(&effect.run, effect.item),
             effect.operation.name(),
             effect.account,
             effect.words,
@@ -431,9 +430,9 @@ fn summarize(outcome: Outcome, goal_reached: bool, credits: &[CreditVerdict], st
     ));
     for credit in credits {
         lines.push(format!(
-            "  {}/{} to {}: owed {}, {} landed, net {} → {}",
-            credit.run,
-            credit.item,
+            // The step as every screen names it ("r1/1"), not the script's index from 0.
+            "  {} to {}: owed {}, {} landed, net {} → {}",
+            crate::text::step_name(&credit.run, credit.item),
             credit.account,
             dollars(credit.owed_cents),
             crate::text::counted(u64::from(credit.credits_applied), "credit", "credits"),

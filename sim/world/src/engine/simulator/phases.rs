@@ -190,7 +190,7 @@ impl Simulation {
             kind,
             Some(run.to_owned()),
             key,
-            super::report_words(report),
+            super::report_words(run, report),
         );
         if let Some(settled) = report.settled() {
             let settled = settled.clone();

@@ -9,14 +9,15 @@ use crate::runtime::rules::Status;
 use crate::runtime::run::RunState;
 use crate::runtime::worker::Reconciled;
 
-/// The executor's step in the player's words, as the timeline shows it.
-pub fn report_words(report: &Report) -> String {
+/// The executor's step in the player's words, as the timeline shows it. `run` names the run
+/// the report is about, so a checkpoint names its step as every screen does ("r1/2").
+pub fn report_words(run: &str, report: &Report) -> String {
     match report {
         Report::Loaded {
             version,
             state,
             failed_recoveries,
-        } => loaded_words(*version, state.as_ref(), *failed_recoveries),
+        } => loaded_words(run, *version, state.as_ref(), *failed_recoveries),
         Report::Unreadable { version, detail } => format!("checkpoint v{version} cannot be read: {detail}"),
         Report::Reserved { key, reservation, .. } => reservation_words(key, reservation),
         Report::Checked {
@@ -91,9 +92,8 @@ pub fn report_words(report: &Report) -> String {
             item,
             outcome: SaveOutcome::Saved { version },
         } => format!(
-            // Counted from one, as Penny's panel and the debrief count a run's items.
-            "saves checkpoint v{version} ({status}, item {})",
-            u64::from(*item) + 1
+            "saves checkpoint v{version} ({status}, {})",
+            at_step(run, status, *item)
         ),
         Report::Saved {
             outcome: SaveOutcome::Stale { expected, found },
@@ -117,11 +117,11 @@ pub fn report_words(report: &Report) -> String {
 }
 
 /// A checkpoint loaded (or none found), and whether this start is a recovery after failed ones.
-fn loaded_words(version: u32, state: Option<&RunState>, failed_recoveries: Option<u32>) -> String {
+fn loaded_words(run: &str, version: u32, state: Option<&RunState>, failed_recoveries: Option<u32>) -> String {
     match state {
         Some(state) => format!(
-            "loads checkpoint v{version}: item {}, {}{}",
-            u64::from(state.item) + 1,
+            "loads checkpoint v{version}: {}, {}{}",
+            at_step(run, state.status.name(), state.item),
             state.status.name(),
             match failed_recoveries {
                 Some(0) => " (a recovery)".to_owned(),
@@ -183,5 +183,16 @@ fn send_refused_words(key: &IdempotencyKey, record: Option<&ExecutionRecord>) ->
             record.status
         ),
         None => format!("does not send {key}: it has no record"),
+    }
+}
+
+/// Where a checkpoint leaves its run, named as Penny's panel and the debrief name steps: "at
+/// r1/2" (the step the model works on next), or "after its last step" once the run completed —
+/// a completed run's index is one past its script, a step no screen could show.
+fn at_step(run: &str, status: &str, item: u32) -> String {
+    if status == crate::runtime::run::RunStatus::Completed.name() {
+        "after its last step".to_owned()
+    } else {
+        format!("at {}", crate::text::step_name(run, item))
     }
 }

@@ -88,14 +88,23 @@ pub struct TimelineEntry {
     pub guard: Option<Guard>,
 }
 
+/// A worker's rows that something arrives at (its arrow is drawn from where the key was last):
+/// the answer it records, what its reconcile hook found, the settling that wakes it.
+const WORKER_ARRIVALS: [&str; 3] = ["record outcome", "reconcile", "wake"];
+
 impl TimelineEntry {
     /// The lane this entry's arrow starts in, when the entry itself says where it came from:
     /// an answer on the wire (travelling, lost or late) always comes from billing. Drawn from
     /// the lane its key was last in instead, a late answer — after its worker timed out — would
-    /// point back toward billing. `None`: the arrow starts where the key was last drawn.
+    /// point back toward billing. A worker's row starts in its own lane (no arrow: nothing
+    /// arrives) unless something did arrive: an answer it records, what its reconcile hook
+    /// found, the settling that wakes it. Drawn from where the key was last, a fresh worker's
+    /// send or reserve after a crash pointed at it from the wire, and a timeout looked like an
+    /// answer arriving. `None`: the arrow starts where the key was last drawn.
     pub fn arrow_from(&self) -> Option<Actor> {
         match (&self.actor, self.kind.as_str()) {
             (Actor::Network, "response travels" | "response lost" | "late outcome") => Some(Actor::Billing),
+            (Actor::Worker(_), kind) if !WORKER_ARRIVALS.contains(&kind) => Some(self.actor.clone()),
             _ => None,
         }
     }

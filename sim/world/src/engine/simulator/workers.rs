@@ -42,6 +42,17 @@ pub struct WorkerView {
     pub paused_until_ms: Option<u64>,
 }
 
+impl WorkerView {
+    /// A worker held by `PauseWorker` (SIGSTOP) as both editions draw it: "stopped until 1450
+    /// ms". Its state still reads what it will do once it runs again (a worker stopped while
+    /// calling billing is "calling" to the runtime), so without this a stopped worker looks
+    /// as if it were waiting; `None` when it is not stopped, or not alive to be.
+    pub fn stopped_words(&self) -> Option<String> {
+        let until_ms = self.paused_until_ms.filter(|_| self.alive)?;
+        Some(format!("stopped until {until_ms} ms"))
+    }
+}
+
 /// A run that failed, and what followed: what the runtime undid by reflex, and the fresh run
 /// its workflow node started, if it did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
