@@ -205,3 +205,131 @@ fn every_level_exports_and_its_programs_print_the_simulators_verdict() {
     println!("{} programs ran; {} differ.", exported.len(), differ.len());
     assert!(differ.is_empty(), "{}", differ.join("\n\n"));
 }
+
+/// A fresh folder under the target folder for one bad-input case.
+fn scratch(name: &str) -> PathBuf {
+    let folder = target_folder().join("export-bad-input").join(name);
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).unwrap();
+    folder
+}
+
+/// Exit 2, the message names `names`, and `out` is as it was (`None`: it does not exist).
+fn refused(output: &Output, names: &str, out: &Path, before: Option<Vec<PathBuf>>) {
+    assert_eq!(output.status.code(), Some(2), "{}", text(output));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.starts_with("error: ") && said.contains(names),
+        "names {names}: {said}"
+    );
+    let now = std::fs::read_dir(out).ok().map(|entries| {
+        let mut listed: Vec<PathBuf> = entries.map(|entry| entry.unwrap().path()).collect();
+        listed.sort();
+        listed
+    });
+    assert_eq!(now, before, "nothing written to {}", out.display());
+    let parent = out.parent().unwrap();
+    let partial = std::fs::read_dir(parent)
+        .unwrap()
+        .any(|entry| entry.unwrap().file_name().to_string_lossy().contains(".partial-"));
+    assert!(!partial, "no half-written folder left beside {}", out.display());
+}
+
+#[test]
+fn an_out_folder_that_is_not_empty_is_refused_and_left_alone() {
+    let folder = scratch("not-empty");
+    let out = folder.join("project");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let output = twice_sim(&[
+        "export",
+        "levels/01-naive-retry.level.ron",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    refused(&output, out.to_str().unwrap(), &out, Some(vec![out.join("notes.txt")]));
+    assert!(text(&output).contains("not an empty folder"), "{}", text(&output));
+}
+
+#[test]
+fn an_empty_out_folder_is_filled() {
+    let folder = scratch("empty");
+    let out = folder.join("project");
+    std::fs::create_dir_all(&out).unwrap();
+    let output = twice_sim(&[
+        "export",
+        "levels/01-naive-retry.level.ron",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(
+        text(&output).contains("winning tape"),
+        "says which tape: {}",
+        text(&output)
+    );
+    for file in [
+        "Cargo.toml",
+        "src/main.rs",
+        "src/level.rs",
+        "src/schedule.rs",
+        "src/play.rs",
+    ] {
+        assert!(out.join(file).is_file(), "{file} written");
+    }
+}
+
+#[test]
+fn a_tape_of_another_level_is_refused() {
+    let out = scratch("other-level").join("project");
+    let output = twice_sim(&[
+        "export",
+        "levels/01-naive-retry.level.ron",
+        "--tape",
+        "levels/03-model-calls-again.win.tape.ron",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    refused(&output, "03-model-calls-again.win.tape.ron", &out, None);
+    assert!(
+        text(&output).contains("03-model-calls-again.level.ron"),
+        "{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn a_level_that_does_not_load_is_refused() {
+    let folder = scratch("broken-level");
+    let level = folder.join("broken.level.ron");
+    std::fs::write(&level, "(id: \"broken\", title: ").unwrap();
+    let out = folder.join("project");
+    let output = twice_sim(&["export", level.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    refused(&output, level.to_str().unwrap(), &out, None);
+}
+
+#[test]
+fn a_level_without_a_winning_tape_asks_for_one() {
+    let out = scratch("no-win").join("project");
+    let output = twice_sim(&[
+        "export",
+        "levels/02-one-attempt.level.ron",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    refused(&output, "02-one-attempt.win.tape.ron", &out, None);
+    assert!(text(&output).contains("--tape"), "{}", text(&output));
+}
+
+#[test]
+fn a_tape_that_cannot_be_exported_is_refused_with_why() {
+    let out = scratch("operator").join("project");
+    let output = twice_sim(&[
+        "export",
+        "levels/09-settle-it-yourself.level.ron",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    refused(&output, "09-settle-it-yourself.win.tape.ron", &out, None);
+    assert!(text(&output).contains("as an operator"), "{}", text(&output));
+}

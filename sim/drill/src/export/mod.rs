@@ -28,11 +28,37 @@ use twice_world::level::LoadedTape;
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     /// The program could not play it: the reason, as the runtime protocol gives it.
-    #[error("{} cannot be exported: {}", .tape.display(), .reason.explain())]
+    #[error("{} cannot be exported: {}", .tape.display(), why_not_words(.reason))]
     NotExpressible { tape: PathBuf, reason: Reason },
     /// The simulator could not run the tape.
     #[error("{} cannot be exported: {detail}", .tape.display())]
     Simulation { tape: PathBuf, detail: String },
+}
+
+/// Why a tape cannot be exported, in a sentence: the runtime protocol's reason, as it stands
+/// for a program that drives the library in-process.
+pub fn why_not_words(reason: &Reason) -> String {
+    match reason {
+        Reason::DeclaresTool => "the tape rewrites a tool's declaration before Penny's first call (the DeclareTool \
+                                 card); the exported program declares the level's tools as the level writes them"
+            .to_owned(),
+        Reason::OperatorMove => "the tape settles or undoes a call as an operator; the exported program has no \
+                                 operator (the library's `operator` module is what one calls: see the runtime's \
+                                 example operator_settles.rs)"
+            .to_owned(),
+        Reason::ScriptedOperator => "the level's scripted operator (an honest operator or an auditor) settles or \
+                                     undoes calls; the exported program has no operator"
+            .to_owned(),
+        Reason::OperationNotServed { tool, operation } => format!(
+            "the level's tool `{tool}` runs `{operation}`; the exported program's fake billing serves credits and \
+             balance lookups only"
+        ),
+        Reason::FaultNotDriven { card } => format!(
+            "the tape plays {card}; the exported program's schedule neither stops a worker nor holds a request at \
+             billing"
+        ),
+        Reason::MovesDoNotPlay { .. } => reason.explain(),
+    }
 }
 
 /// The files of the exported project, by path inside its folder.
