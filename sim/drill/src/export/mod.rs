@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use crate::runtime_protocol::expected::{ExpectedError, expected_run};
 use crate::runtime_protocol::expressible::{self, Reason};
-use twice_world::level::LoadedTape;
+use twice_world::level::{LoadedTape, Play};
 
 /// Why a tape cannot be exported.
 #[derive(Debug, thiserror::Error)]
@@ -50,8 +50,7 @@ pub fn why_not_words(reason: &Reason) -> String {
                                      undoes calls; the exported program has no operator"
             .to_owned(),
         Reason::OperationNotServed { tool, operation } => format!(
-            "the level's tool `{tool}` runs `{operation}`; the exported program's fake billing serves credits and \
-             balance lookups only"
+            "the level's tool `{tool}` runs `{operation}`, which the exported program's fake billing does not serve"
         ),
         Reason::FaultNotDriven { card } => format!(
             "the tape plays {card}; the exported program's schedule neither stops a worker nor holds a request at \
@@ -78,7 +77,7 @@ pub const RUNTIME_VERSION: &str = env!("CARGO_PKG_VERSION");
 ///
 /// [`ExportError`] when the tape cannot be exported, with why.
 pub fn export(tape: &LoadedTape, runtime_path: &str) -> Result<Files, ExportError> {
-    if let Some(reason) = expressible::why_not(tape) {
+    if let Some(reason) = why_not(tape) {
         return Err(ExportError::NotExpressible {
             tape: tape.path.clone(),
             reason,
@@ -104,7 +103,10 @@ pub fn export(tape: &LoadedTape, runtime_path: &str) -> Result<Files, ExportErro
         ),
         (PathBuf::from("src/main.rs"), source::main_rs(tape)),
         (PathBuf::from("src/level.rs"), source::level_rs(level, guards)),
-        (PathBuf::from("src/schedule.rs"), schedule::schedule_rs(&expected)),
+        (
+            PathBuf::from("src/schedule.rs"),
+            schedule::schedule_rs(&expected, level),
+        ),
         (
             PathBuf::from("src/billing.rs"),
             include_str!("program/billing.rs").to_owned(),
@@ -115,10 +117,37 @@ pub fn export(tape: &LoadedTape, runtime_path: &str) -> Result<Files, ExportErro
         ),
         (PathBuf::from("src/play.rs"), include_str!("program/play.rs").to_owned()),
         (
+            PathBuf::from("src/records.rs"),
+            include_str!("program/records.rs").to_owned(),
+        ),
+        (
             PathBuf::from("src/verdict.rs"),
             include_str!("program/verdict.rs").to_owned(),
         ),
     ])
+}
+
+/// Why `tape` cannot be exported, if it cannot: the runtime protocol's reasons, but for the
+/// world's operations — the exported fake billing sends emails, changes owners and deletes
+/// records as well as crediting.
+pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
+    match expressible::why_not(tape) {
+        Some(Reason::OperationNotServed { .. }) => {
+            let plays = || tape.tape.actions.iter().map(|action| &action.play);
+            if plays().any(|play| matches!(play, Play::DeclareTool { .. })) {
+                return Some(Reason::DeclaresTool);
+            }
+            if plays().any(|play| matches!(play, Play::OperatorResolve { .. } | Play::OperatorCompensate { .. })) {
+                return Some(Reason::OperatorMove);
+            }
+            plays()
+                .find(|play| matches!(play, Play::PauseWorker { .. } | Play::DelayApply { .. }))
+                .map(|play| Reason::FaultNotDriven {
+                    card: play.card().name().to_owned(),
+                })
+        }
+        other => other,
+    }
 }
 
 /// `twice-01-naive-retry-win`: the level's id and the tape's name, as a cargo package name.

@@ -7,7 +7,12 @@ use std::fmt::Write as _;
 
 use crate::runtime_protocol::describe_play;
 use crate::runtime_protocol::expected::{Decided, ExpectedRun, Spawn, Traced};
+use twice_world::level::Level;
 use twice_world::runtime::worker::Phase;
+
+/// How the expected run names a scripted owner change (`expected.rs`): the change itself is
+/// the level's, found by its moment.
+const OWNER_CHANGE: &str = "someone's owner change";
 
 fn start(spawn: &Spawn) -> String {
     format!(
@@ -67,7 +72,24 @@ fn what(event: &Traced) -> Vec<String> {
     }]
 }
 
-pub fn schedule_rs(expected: &ExpectedRun) -> String {
+/// Someone's owner change at `now_ms`: the level's next scripted change that lands then.
+fn owner_change(level: &Level, now_ms: u64, used: &mut usize) -> Option<String> {
+    let (index, change) = level
+        .world
+        .owner_changes
+        .iter()
+        .enumerate()
+        .skip(*used)
+        .find(|(_, change)| u64::from(change.at_ms) == now_ms)?;
+    *used = index + 1;
+    Some(format!(
+        "OwnerChange {{ account: {:?}, owner: {:?}, by: {:?} }}",
+        change.account, change.owner, change.by
+    ))
+}
+
+pub fn schedule_rs(expected: &ExpectedRun, level: &Level) -> String {
+    let mut owner_changes = 0;
     let mut steps = String::new();
     let push = |steps: &mut String, at_ms: u64, what: &str| {
         let _ = writeln!(steps, "    Step {{ at_ms: {at_ms}, what: What::{what} }},");
@@ -89,6 +111,11 @@ pub fn schedule_rs(expected: &ExpectedRun) -> String {
         }
         let killed_before_its_step =
             matches!(&step.event, Some(Traced::Worker { worker, .. }) if step.died.contains(worker));
+        if let Some(Traced::Other(OWNER_CHANGE)) = &step.event
+            && let Some(change) = owner_change(level, step.now_ms, &mut owner_changes)
+        {
+            push(&mut steps, step.now_ms, &change);
+        }
         if !killed_before_its_step {
             for what in step.event.as_ref().map(what).unwrap_or_default() {
                 push(&mut steps, step.now_ms, &what);

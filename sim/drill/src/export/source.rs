@@ -68,7 +68,7 @@ pub fn main_rs(tape: &LoadedTape) -> String {
 //!
 //! - `level.rs`: the tools as Penny declares them, the runtime's guards, billing's world.
 //! - `play.rs`: a driver of the library's own `Worker` machine and `Executor`.
-//! - `billing.rs`: a fake billing that behaves as the level's.
+//! - `billing.rs`, `records.rs`: a fake billing that behaves as the level's.
 //! - `model.rs`: the model's side (Penny's script).
 //! - `schedule.rs`: who moves when, and where the faults land.
 
@@ -79,6 +79,7 @@ mod billing;
 mod level;
 mod model;
 mod play;
+mod records;
 mod schedule;
 mod verdict;
 
@@ -88,7 +89,7 @@ fn main() -> ExitCode {{
     let mut world = play::World::new(
         level::billing(),
         level::setup,
-        level::READS,
+        level::OPERATIONS,
         level::POLICY,
         level::LOGS_LATE_ANSWERS,
     );
@@ -176,7 +177,7 @@ fn billing_code(world: &twice_world::level::World) -> String {
     let accounts: Vec<String> = world
         .accounts
         .iter()
-        .map(|account| format!("({:?}, {})", account.id, account.balance_cents))
+        .map(|account| format!("({:?}, {:?}, {})", account.id, account.owner, account.balance_cents))
         .collect();
     let mut billing = format!("Billing::new({keys}, &[{}])", accounts.join(", "));
     if let Some(retention) = world.billing_key_retention_ms {
@@ -243,13 +244,13 @@ pub fn level_rs(level: &Level, guards: Guards) -> String {
         .credit_calls()
         .map(|(_, _, call)| format!("({:?}, {})", call.account, call.amount_cents))
         .collect();
-    let reads = quoted(
-        level
-            .tools
-            .iter()
-            .filter(|tool| Operation::of(tool) == Some(Operation::LookupBalance))
-            .map(|tool| tool.name.as_str()),
-    );
+    let operations: Vec<String> = level
+        .tools
+        .iter()
+        .filter_map(|tool| {
+            Operation::of(tool).map(|operation| format!("({:?}, {:?})", tool.name.as_str(), operation.name()))
+        })
+        .collect();
     let naive = if guards_code(guards).contains("NaiveRefusal") {
         ", NaiveRefusal"
     } else {
@@ -293,7 +294,8 @@ pub fn setup(worker: u32, run: &str) -> WorkerSetup {{
 {extras}    setup
 }}
 
-/// Billing's world: what it does with an idempotency key, and its customers' accounts.
+/// Billing's world: what it does with an idempotency key, and its customers' accounts (id,
+/// owner, balance in cents).
 pub fn billing() -> Billing {{
     {billing}
 }}
@@ -304,8 +306,9 @@ pub const ACCOUNTS: &[&str] = &[{account_ids}];
 /// What Penny's script owes, per credit: the account and the cents.
 pub const OWED: &[(&str, i64)] = &[{owed}];
 
-/// The tools that read a balance (every other tool issues a credit).
-pub const READS: &[&str] = &[{reads}];
+/// What each tool does at billing: `credit`, `lookup_balance`, `send_email`, `change_owner`,
+/// `delete_record` (a tool not listed issues a credit).
+pub const OPERATIONS: &[(&str, &str)] = &[{operations}];
 
 /// The model's policy when a call came to nothing.
 pub const POLICY: Policy = Policy {{
@@ -321,6 +324,7 @@ pub const LOGS_LATE_ANSWERS: bool = {logs};
         guards = guards_code(guards),
         lease_ms = world.lease_ms,
         owed = owed.join(", "),
+        operations = operations.join(", "),
         extras = setup_extras(level),
         billing = billing_code(world),
         gives_up = level.model.on_failed == OnFailed::FailRun,

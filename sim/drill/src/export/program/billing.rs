@@ -38,6 +38,9 @@ pub enum Answer {
     Repeat { credit_id: String, balance_cents: i64 },
     Rejected { reason: String },
     Balance { balance_cents: i64 },
+    Emailed { email_id: String },
+    OwnerSet { owner: String, previous: String },
+    Deleted { record: String },
 }
 
 impl Answer {
@@ -48,6 +51,9 @@ impl Answer {
             Answer::Repeat { credit_id, balance_cents } => format!("repeat of {credit_id}, balance {balance_cents}"),
             Answer::Rejected { reason } => format!("rejected: {reason}"),
             Answer::Balance { balance_cents } => format!("balance {balance_cents}"),
+            Answer::Emailed { email_id } => format!("sent {email_id}"),
+            Answer::OwnerSet { owner, previous } => format!("owner {owner} (was {previous})"),
+            Answer::Deleted { record } => format!("deleted {record}"),
         }
     }
 }
@@ -64,17 +70,25 @@ pub struct Billing {
     pub entries: Vec<Entry>,
     /// Keys honoured: key → (credit id, account, amount, memo of the first request).
     honoured: BTreeMap<String, (String, String, u32, String)>,
+    /// The records beside the money: accounts' owners, the customers' outbox, the owners'
+    /// history, the deletes (see `records.rs`).
+    pub records: crate::records::Records,
 }
 
 impl Billing {
-    pub fn new(keys: KeyHandling, accounts: &[(&str, i64)]) -> Billing {
+    /// `accounts`: each account's id, owner and balance in cents.
+    pub fn new(keys: KeyHandling, accounts: &[(&str, &str, i64)]) -> Billing {
         Billing {
             keys,
             key_retention_ms: None,
             lookup_settle_ms: None,
-            balances: accounts.iter().map(|(id, cents)| ((*id).to_owned(), *cents)).collect(),
+            balances: accounts
+                .iter()
+                .map(|(id, _, cents)| ((*id).to_owned(), *cents))
+                .collect(),
             entries: Vec::new(),
             honoured: BTreeMap::new(),
+            records: crate::records::Records::new(keys, accounts),
         }
     }
 

@@ -20,6 +20,7 @@ use twice_runtime::worker::{Command, Input, Worker, WorkerSetup};
 
 use crate::billing::{Answer, Billing, CreditRequest};
 use crate::model::{self, Policy, Says};
+use crate::records::RecordRequest;
 
 /// What happens at one step of the schedule.
 #[derive(Clone, Copy, Debug)]
@@ -55,6 +56,12 @@ pub enum What {
     TimesOut { worker: u32 },
     /// Something settled the call a parked worker waits on, or its wait is over: it looks again.
     Wake { worker: u32 },
+    /// Someone outside the agent changes an account's owner at the accounts service.
+    OwnerChange {
+        account: &'static str,
+        owner: &'static str,
+        by: &'static str,
+    },
 }
 
 /// One step, at the level's clock.
@@ -101,7 +108,7 @@ pub struct World {
     ledgers: BTreeMap<u32, Ledger>,
     procs: BTreeMap<u32, Proc>,
     setup: fn(worker: u32, run: &str) -> WorkerSetup,
-    reads: &'static [&'static str],
+    operations: &'static [(&'static str, &'static str)],
     policy: Policy,
     /// The runtime logs an answer that comes too late in the call's ledger history (the
     /// `ledger` guard).
@@ -117,7 +124,7 @@ impl World {
     pub fn new(
         billing: Billing,
         setup: fn(worker: u32, run: &str) -> WorkerSetup,
-        reads: &'static [&'static str],
+        operations: &'static [(&'static str, &'static str)],
         policy: Policy,
         logs_late_answers: bool,
     ) -> World {
@@ -126,7 +133,7 @@ impl World {
             ledgers: BTreeMap::new(),
             procs: BTreeMap::new(),
             setup,
-            reads,
+            operations,
             policy,
             logs_late_answers,
             now_ms: 0,
@@ -182,7 +189,7 @@ impl World {
                 lost,
             } => {
                 let now_ms = self.now_ms;
-                let reads = self.reads;
+                let operations = self.operations;
                 let proc = self.procs.get_mut(&worker).ok_or("no such worker")?;
                 let exchange = proc
                     .sent
@@ -192,7 +199,7 @@ impl World {
                     // Billing never sees it: no answer will come.
                     proc.sent.remove(&(call.to_owned(), attempt));
                 } else {
-                    exchange.answer = Some(apply(&mut self.billing, reads, exchange, now_ms));
+                    exchange.answer = Some(apply(&mut self.billing, operations, exchange, now_ms));
                 }
                 Ok(())
             }
@@ -216,6 +223,10 @@ impl World {
                     attempt: awaited.1,
                 };
                 proc.next = proc.worker.handle(now_ms, input).map_err(|error| error.to_string())?;
+                Ok(())
+            }
+            What::OwnerChange { account, owner, by } => {
+                self.billing.records.owner_changed_by(account, owner, by);
                 Ok(())
             }
             What::Wake { worker } => {
@@ -425,6 +436,8 @@ pub struct Arguments {
     pub amount_cents: u32,
     #[serde(default)]
     pub memo: String,
+    #[serde(default)]
+    pub owner: Option<String>,
 }
 
 impl Arguments {
@@ -435,31 +448,55 @@ impl Arguments {
             account: String::new(),
             amount_cents: 0,
             memo: String::new(),
+            owner: None,
         })
     }
 }
 
-/// What billing does with a request that reached it: a balance read, or a credit.
-fn apply(billing: &mut Billing, reads: &[&str], exchange: &Exchange, now_ms: u64) -> Answer {
+/// What billing does with a request that reached it, by the operation the tool runs: a
+/// balance read, an email, an owner change, a delete, or (any other tool) a credit.
+fn apply(billing: &mut Billing, operations: &[(&str, &str)], exchange: &Exchange, now_ms: u64) -> Answer {
     let arguments = Arguments::of(&exchange.call);
-    if reads.contains(&exchange.call.tool.as_str()) {
-        return billing.balance(&arguments.account);
-    }
-    let request = CreditRequest {
-        account: arguments.account,
-        amount_cents: arguments.amount_cents,
-        memo: arguments.memo,
+    let intent = format!("{}/{}", exchange.run, exchange.call.item);
+    let operation = operations
+        .iter()
+        .find(|(tool, _)| *tool == exchange.call.tool.as_str())
+        .map_or("credit", |(_, operation)| *operation);
+    let record = || RecordRequest {
+        account: arguments.account.clone(),
+        memo: arguments.memo.clone(),
+        owner: arguments.owner.clone(),
         key: exchange.downstream_key.clone(),
-        intent: format!("{}/{}", exchange.run, exchange.call.item),
+        intent: intent.clone(),
+        call_key: exchange.key.to_string(),
     };
-    billing.credit(&request, now_ms)
+    match operation {
+        "lookup_balance" => billing.balance(&arguments.account),
+        "send_email" => billing.records.send_email(&record()),
+        "change_owner" => billing.records.change_owner(&record()),
+        "delete_record" => billing.records.delete_record(&record()),
+        _ => {
+            let request = CreditRequest {
+                account: arguments.account.clone(),
+                amount_cents: arguments.amount_cents,
+                memo: arguments.memo.clone(),
+                key: exchange.downstream_key.clone(),
+                intent: intent.clone(),
+            };
+            billing.credit(&request, now_ms)
+        }
+    }
 }
 
 /// Billing's answer as the runtime hears it: applied, a repeat of an earlier request, or refused.
 fn tool_answer(answer: &Answer) -> ToolAnswer {
     let receipt = answer.receipt();
     match answer {
-        Answer::Applied { .. } | Answer::Balance { .. } => ToolAnswer::Applied { receipt },
+        Answer::Applied { .. }
+        | Answer::Balance { .. }
+        | Answer::Emailed { .. }
+        | Answer::OwnerSet { .. }
+        | Answer::Deleted { .. } => ToolAnswer::Applied { receipt },
         Answer::Repeat { credit_id, .. } => ToolAnswer::Repeat {
             first: credit_id.clone(),
             receipt,

@@ -1,8 +1,10 @@
-//! The verdict, as billing's entries show it: per customer, what the script owed, what landed
-//! (credits, and reversals taking money back), and whether anyone was paid twice. Judged from
-//! billing alone, never from what the runtime says it did.
+//! The verdict, as the world shows it: per customer, what the script owed, what landed
+//! (credits, and reversals taking money back); every email, owner change and delete; and
+//! whether anything was done twice. Judged from billing's records alone, never from what the
+//! runtime says it did.
 
 use crate::billing::Billing;
+use crate::records::Records;
 
 /// `$25.00`, `-$25.00`.
 fn dollars(cents: i64) -> String {
@@ -11,7 +13,7 @@ fn dollars(cents: i64) -> String {
     format!("{sign}${}.{:02}", cents / 100, cents % 100)
 }
 
-/// One line per customer account, then the verdict's line.
+/// One line per customer account, one per record, then the verdict's line.
 pub fn lines(billing: &Billing, accounts: &[&str], owed: &[(&str, i64)]) -> Vec<String> {
     let mut lines = Vec::new();
     let mut paid_twice = false;
@@ -35,10 +37,57 @@ pub fn lines(billing: &Billing, accounts: &[&str], owed: &[(&str, i64)]) -> Vec<
             if credits == 1 { "credit" } else { "credits" }
         ));
     }
-    lines.push(if paid_twice {
-        "Verdict: someone was paid twice.".to_owned()
-    } else {
-        "Verdict: nobody was paid twice.".to_owned()
-    });
+    let records = &billing.records;
+    for email in &records.outbox {
+        lines.push(format!("email to {} for {}: \"{}\"", email.account, email.intent, email.subject));
+    }
+    for change in &records.owner_history {
+        lines.push(format!("owner of {}: {} -> {}, by {}", change.account, change.from, change.to, change.by));
+    }
+    for deletion in &records.deletions {
+        let found = if deletion.deleted { "deleted" } else { "not found" };
+        lines.push(format!("delete of {} for {} ({}): {found}", deletion.account, deletion.intent, deletion.call_key));
+    }
+    lines.push(verdict(paid_twice, records).to_owned());
     lines
+}
+
+fn verdict(paid_twice: bool, records: &Records) -> &'static str {
+    let emailed_twice = records.outbox.iter().enumerate().any(|(index, email)| {
+        records.outbox[index + 1..]
+            .iter()
+            .any(|later| later.intent == email.intent)
+    });
+    // A change of Penny's that landed again after someone else's put their value back.
+    let change_undone = records.owner_history.iter().enumerate().any(|(first, ours)| {
+        !ours.by_someone
+            && records.owner_history[first..].iter().enumerate().any(|(offset, theirs)| {
+                theirs.by_someone
+                    && theirs.account == ours.account
+                    && records.owner_history[first + offset..]
+                        .iter()
+                        .any(|later| later.by == ours.by && later.account == ours.account)
+            })
+    });
+    // After Penny's delete found the record, a new call of hers (not a retry) met "not found".
+    let acted_again = records.deletions.iter().enumerate().any(|(index, deleted)| {
+        deleted.deleted
+            && records.deletions[index..].iter().any(|later| {
+                !later.deleted && later.intent == deleted.intent && later.call_key != deleted.call_key
+            })
+    });
+    let anything = !records.outbox.is_empty() || !records.owner_history.is_empty() || !records.deletions.is_empty();
+    if paid_twice {
+        "Verdict: someone was paid twice."
+    } else if emailed_twice {
+        "Verdict: someone got the same email twice."
+    } else if change_undone {
+        "Verdict: an owner change someone made was undone."
+    } else if acted_again {
+        "Verdict: Penny was told a delete failed and acted again."
+    } else if anything {
+        "Verdict: nothing was done twice."
+    } else {
+        "Verdict: nobody was paid twice."
+    }
 }
