@@ -99,6 +99,10 @@ enum Commands {
     Explore(crate::commands::explore::ExploreArgs),
     /// Play every card at every phase of every beatable level: does *when* decide, or is it a guess?
     Sweep(crate::commands::sweep::SweepArgs),
+    /// Write a level and one of its tapes as a small cargo project against twice-runtime's
+    /// public API (the library's real API, not the simulator): `cargo run` in it prints the
+    /// verdict the simulator gives.
+    Export(crate::commands::export::ExportArgs),
     /// Measure the ledger, the peer, the simulator and contention side by side (the book's "Performance").
     Bench(crate::bench::BenchArgs),
     /// One contending process of `twice-sim bench` (started by it).
@@ -185,6 +189,7 @@ pub fn run(cli: Cli) -> u8 {
         Commands::RuntimeAdapter(args) => twice_drill::runtime_protocol::adapter::adapter_command(&args),
         Commands::Explore(args) => crate::commands::explore::explore_command(args),
         Commands::Sweep(args) => crate::commands::sweep::sweep_command(args),
+        Commands::Export(args) => crate::commands::export::export_command(&args),
         Commands::Bench(args) => crate::bench::bench_command(args),
         Commands::BenchWorker(args) => crate::bench::worker_command(args),
     }

@@ -2,6 +2,7 @@
 
 pub mod defend;
 pub mod explore;
+pub mod export;
 pub mod play;
 pub mod replay;
 pub mod runtime;

@@ -1,0 +1,172 @@
+//! `twice-sim export`: a level and one of its tapes as a small standalone cargo project
+//! against `twice-runtime`'s public API — the bridge from a level to a developer's own agent.
+//!
+//! The program is written to be read: the level's tools declared as a developer declares
+//! them ([`source`]), its guards, a fake billing that behaves as the level's world
+//! (`program/billing.rs`), the library's own worker machine and executor stepped by a small
+//! driver (`program/play.rs`), and a schedule ([`schedule`]): which worker takes its next
+//! step and which fault happens, in the order the simulator's run of the tape took them (the
+//! runtime protocol's expected run, [`crate::runtime_protocol::expected`]). `cargo run`
+//! prints the verdict from its own billing, in the words [`verdict::lines`] gives the
+//! simulator's billing, so a test can compare them.
+//!
+//! Which tapes cannot be exported, and why, is the runtime protocol's list
+//! ([`crate::runtime_protocol::expressible`]): the program drives the library as any driver
+//! does, with no simulator inside.
+
+mod schedule;
+mod source;
+pub mod verdict;
+
+use std::path::PathBuf;
+
+use crate::runtime_protocol::expected::{ExpectedError, expected_run};
+use crate::runtime_protocol::expressible::{self, Reason};
+use twice_world::level::{LoadedTape, Play};
+
+/// Why a tape cannot be exported.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The program could not play it: the reason, as the runtime protocol gives it.
+    #[error("{} cannot be exported: {}", .tape.display(), why_not_words(.reason))]
+    NotExpressible { tape: PathBuf, reason: Reason },
+    /// The simulator could not run the tape.
+    #[error("{} cannot be exported: {detail}", .tape.display())]
+    Simulation { tape: PathBuf, detail: String },
+}
+
+/// Why a tape cannot be exported, in a sentence: the runtime protocol's reason, as it stands
+/// for a program that drives the library in-process.
+pub fn why_not_words(reason: &Reason) -> String {
+    match reason {
+        Reason::DeclaresTool => "the tape rewrites a tool's declaration before Penny's first call (the DeclareTool \
+                                 card); the exported program declares the level's tools as the level writes them"
+            .to_owned(),
+        Reason::OperatorMove => "the tape settles or undoes a call as an operator; the exported program has no \
+                                 operator (the library's `operator` module is what one calls: see the runtime's \
+                                 example operator_settles.rs)"
+            .to_owned(),
+        Reason::ScriptedOperator => "the level's scripted operator (an honest operator or an auditor) settles or \
+                                     undoes calls; the exported program has no operator"
+            .to_owned(),
+        Reason::OperationNotServed { tool, operation } => format!(
+            "the level's tool `{tool}` runs `{operation}`, which the exported program's fake billing does not serve"
+        ),
+        Reason::FaultNotDriven { card } => format!(
+            "the tape plays {card}; the exported program's schedule neither stops a worker nor holds a request at \
+             billing"
+        ),
+        Reason::MovesDoNotPlay { .. } => reason.explain(),
+    }
+}
+
+/// The files of the exported project, by path inside its folder.
+pub type Files = Vec<(PathBuf, String)>;
+
+/// Where the library is when exported from this repository (the exported `Cargo.toml` says
+/// what a developer writes instead).
+pub const RUNTIME_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../runtime");
+
+/// The library's version, for the `Cargo.toml` comment.
+pub const RUNTIME_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The project for `tape` (its level is `tape.level`): `Cargo.toml`, `src/main.rs` and the
+/// modules it uses. `runtime_path` is the path dependency on `twice-runtime`.
+///
+/// # Errors
+///
+/// [`ExportError`] when the tape cannot be exported, with why.
+pub fn export(tape: &LoadedTape, runtime_path: &str) -> Result<Files, ExportError> {
+    if let Some(reason) = why_not(tape) {
+        return Err(ExportError::NotExpressible {
+            tape: tape.path.clone(),
+            reason,
+        });
+    }
+    let level = &tape.level.level;
+    let guards = tape.tape.guards.unwrap_or(level.guards);
+    let expected = expected_run(tape, guards).map_err(|error| match error {
+        ExpectedError::MovesDoNotPlay(fizzled) => ExportError::NotExpressible {
+            tape: tape.path.clone(),
+            reason: Reason::MovesDoNotPlay { fizzled },
+        },
+        ExpectedError::Simulation(detail) => ExportError::Simulation {
+            tape: tape.path.clone(),
+            detail,
+        },
+    })?;
+    let name = package_name(tape);
+    Ok(vec![
+        (
+            PathBuf::from("Cargo.toml"),
+            source::cargo_toml(&name, guards, runtime_path),
+        ),
+        (PathBuf::from("src/main.rs"), source::main_rs(tape)),
+        (PathBuf::from("src/level.rs"), source::level_rs(level, guards)),
+        (
+            PathBuf::from("src/schedule.rs"),
+            schedule::schedule_rs(&expected, level),
+        ),
+        (
+            PathBuf::from("src/billing.rs"),
+            include_str!("program/billing.rs").to_owned(),
+        ),
+        (
+            PathBuf::from("src/model.rs"),
+            include_str!("program/model.rs").to_owned(),
+        ),
+        (PathBuf::from("src/play.rs"), include_str!("program/play.rs").to_owned()),
+        (
+            PathBuf::from("src/records.rs"),
+            include_str!("program/records.rs").to_owned(),
+        ),
+        (
+            PathBuf::from("src/verdict.rs"),
+            include_str!("program/verdict.rs").to_owned(),
+        ),
+    ])
+}
+
+/// Why `tape` cannot be exported, if it cannot: the runtime protocol's reasons, but for the
+/// world's operations — the exported fake billing sends emails, changes owners and deletes
+/// records as well as crediting.
+pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
+    match expressible::why_not(tape) {
+        Some(Reason::OperationNotServed { .. }) => {
+            let plays = || tape.tape.actions.iter().map(|action| &action.play);
+            if plays().any(|play| matches!(play, Play::DeclareTool { .. })) {
+                return Some(Reason::DeclaresTool);
+            }
+            if plays().any(|play| matches!(play, Play::OperatorResolve { .. } | Play::OperatorCompensate { .. })) {
+                return Some(Reason::OperatorMove);
+            }
+            plays()
+                .find(|play| matches!(play, Play::PauseWorker { .. } | Play::DelayApply { .. }))
+                .map(|play| Reason::FaultNotDriven {
+                    card: play.card().name().to_owned(),
+                })
+        }
+        other => other,
+    }
+}
+
+/// `twice-01-naive-retry-win`: the level's id and the tape's name, as a cargo package name.
+pub fn package_name(tape: &LoadedTape) -> String {
+    let file = tape
+        .path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("tape")
+        .trim_end_matches(".tape.ron");
+    let tape_name = file.rsplit_once('.').map_or(file, |(_, name)| name);
+    let raw = format!("twice-{}-{tape_name}", tape.level.level.id);
+    raw.chars()
+        .map(|character| {
+            if character.is_ascii_alphanumeric() {
+                character.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}

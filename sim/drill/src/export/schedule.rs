@@ -1,0 +1,143 @@
+//! The exported program's schedule: the simulator's run of the tape (the runtime protocol's
+//! expected run), step by step, as data — which worker takes its next step, what the model
+//! answers, what the wire does with each request and answer, who is killed and who started.
+//! The tape's moves are named in a comment where they land.
+
+use std::fmt::Write as _;
+
+use crate::runtime_protocol::describe_play;
+use crate::runtime_protocol::expected::{Decided, ExpectedRun, Spawn, Traced};
+use twice_world::level::Level;
+use twice_world::runtime::worker::Phase;
+
+/// How the expected run names a scripted owner change (`expected.rs`): the change itself is
+/// the level's, found by its moment.
+const OWNER_CHANGE: &str = "someone's owner change";
+
+fn start(spawn: &Spawn) -> String {
+    format!(
+        "Start {{ worker: {}, run: {:?}, node: {} }}",
+        spawn.worker, spawn.run, spawn.node
+    )
+}
+
+/// The schedule's `What` for a step's event; `None` for what the program has no part in (a
+/// timer: a backoff's wait ends at the worker's next step).
+fn what(event: &Traced) -> Vec<String> {
+    vec![match event {
+        Traced::Worker {
+            worker,
+            phase,
+            refused_send: true,
+            ..
+        } => format!("SendRefused {{ worker: {worker}, phase: {:?} }}", phase.name()),
+        Traced::Worker {
+            worker,
+            phase: Phase::ModelDecides,
+            decided,
+            ..
+        } => {
+            let says = match decided {
+                Some(Decided::Call(call)) => format!(
+                    "Says::Call {{ id: {:?}, tool: {:?}, item: {}, arguments: {:?} }}",
+                    call.id,
+                    call.tool.as_str(),
+                    call.item,
+                    call.arguments.canonical()
+                ),
+                Some(Decided::NoCall) | None => "Says::NoCall".to_owned(),
+            };
+            return vec![
+                format!("Step {{ worker: {worker}, phase: {:?} }}", Phase::ModelDecides.name()),
+                format!("Ask {{ worker: {worker}, says: {says} }}"),
+            ];
+        }
+        Traced::Worker { worker, phase, .. } => format!("Step {{ worker: {worker}, phase: {:?} }}", phase.name()),
+        Traced::Request {
+            worker,
+            call,
+            attempt,
+            lost,
+        } => format!("Request {{ worker: {worker}, call: {call:?}, attempt: {attempt}, lost: {lost} }}"),
+        Traced::Response {
+            worker,
+            call,
+            attempt,
+            lost,
+            ..
+        } => format!("Answer {{ worker: {worker}, call: {call:?}, attempt: {attempt}, lost: {lost} }}"),
+        Traced::Timeout { worker, .. } => format!("TimesOut {{ worker: {worker} }}"),
+        Traced::Wake { worker } => format!("Wake {{ worker: {worker} }}"),
+        Traced::Other(_) => return Vec::new(),
+    }]
+}
+
+/// Someone's owner change at `now_ms`: the level's next scripted change that lands then.
+fn owner_change(level: &Level, now_ms: u64, used: &mut usize) -> Option<String> {
+    let (index, change) = level
+        .world
+        .owner_changes
+        .iter()
+        .enumerate()
+        .skip(*used)
+        .find(|(_, change)| u64::from(change.at_ms) == now_ms)?;
+    *used = index + 1;
+    Some(format!(
+        "OwnerChange {{ account: {:?}, owner: {:?}, by: {:?} }}",
+        change.account, change.owner, change.by
+    ))
+}
+
+pub fn schedule_rs(expected: &ExpectedRun, level: &Level) -> String {
+    let mut owner_changes = 0;
+    let mut steps = String::new();
+    let push = |steps: &mut String, at_ms: u64, what: &str| {
+        let _ = writeln!(steps, "    Step {{ at_ms: {at_ms}, what: What::{what} }},");
+    };
+    for spawn in &expected.initial {
+        push(&mut steps, 0, &start(spawn));
+    }
+    for step in &expected.steps {
+        for index in &step.moves {
+            if let Some(action) = expected.moves.get(*index) {
+                let _ = writeln!(steps, "    // The tape's move: {}.", describe_play(&action.play));
+            }
+        }
+        for worker in &step.died {
+            push(&mut steps, step.now_ms, &format!("Kill {{ worker: {worker} }}"));
+        }
+        for spawn in &step.spawned {
+            push(&mut steps, step.now_ms, &start(spawn));
+        }
+        let killed_before_its_step =
+            matches!(&step.event, Some(Traced::Worker { worker, .. }) if step.died.contains(worker));
+        if let Some(Traced::Other(OWNER_CHANGE)) = &step.event
+            && let Some(change) = owner_change(level, step.now_ms, &mut owner_changes)
+        {
+            push(&mut steps, step.now_ms, &change);
+        }
+        if !killed_before_its_step {
+            for what in step.event.as_ref().map(what).unwrap_or_default() {
+                push(&mut steps, step.now_ms, &what);
+            }
+        }
+    }
+    let cut = if expected.out_of_phases {
+        "// The level's phase limit ends the run here.\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"//! Who moves when: the simulator's run of this level and tape, step by step, at the level's
+//! clock. A real agent has no schedule — its workers run when they run and its faults come when
+//! they come; this one is what makes the program land each fault exactly where the tape did.
+
+#[allow(unused_imports, reason = "a schedule with no model question names no `Says`")]
+use crate::model::Says;
+use crate::play::{{Step, What}};
+
+pub const STEPS: &[Step] = &[
+{steps}{cut}];
+"#,
+    )
+}
