@@ -65,9 +65,8 @@ impl Summary {
                 .map(intent_words)
                 .chain(verdict.effects.iter().map(|effect| {
                     format!(
-                        "{}/{} {} {}: {} → {}",
-                        effect.run,
-                        effect.item,
+                        "{} {} {}: {} → {}",
+                        twice_world::text::step_name(&effect.run, effect.item),
                         effect.operation.name(),
                         effect.account,
                         effect.words,
@@ -90,9 +89,8 @@ impl Summary {
 
 fn intent_words(credit: &CreditVerdict) -> String {
     format!(
-        "{}/{} to {}: owed {}, {} landed, net {} → {}",
-        credit.run,
-        credit.item,
+        "{} to {}: owed {}, {} landed, net {} → {}",
+        twice_world::text::step_name(&credit.run, credit.item),
         credit.account,
         dollars(credit.owed_cents),
         twice_world::text::counted(u64::from(credit.credits_applied), "credit", "credits"),
