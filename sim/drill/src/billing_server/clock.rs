@@ -59,3 +59,21 @@ impl Clock {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_billing_behind_the_proxy_takes_the_call_a_request_names() {
+        let mut headers = HeaderMap::new();
+        headers.insert(CALL_KEY_HEADER, "r1:c2".parse().expect("a header value"));
+        assert_eq!(Clock::Header.call_key(&headers), Some("r1:c2".to_owned()));
+        assert_eq!(
+            Clock::Wall.call_key(&headers),
+            None,
+            "a standalone billing trusts no word from outside about which call a request is"
+        );
+        assert_eq!(Clock::Header.call_key(&HeaderMap::new()), None);
+    }
+}

@@ -65,6 +65,8 @@ pub fn billing_command(args: BillingArgs) -> u8 {
             Err(store_error) => return bad_input(store_error),
         };
     let replayed = billing.entries.len();
+    let records = &billing.records;
+    let records_replayed = records.outbox.len() + records.owner_changes.len() + records.deletions.len();
     let shared = Arc::new(Shared {
         world: Mutex::new(World { billing, store }),
         rng: Mutex::new(ChaCha8Rng::seed_from_u64(args.seed)),
@@ -103,7 +105,7 @@ pub fn billing_command(args: BillingArgs) -> u8 {
         };
         // The first line names the address, for whoever started billing with port 0.
         println!(
-            "listening http://{address} (billing over {}, keys {}, latency up to {} ms, send window {request_window_ms} ms, seed {}, {replayed} entries replayed)",
+            "listening http://{address} (billing over {}, keys {}, latency up to {} ms, send window {request_window_ms} ms, seed {}, {replayed} entries and {records_replayed} record effects replayed)",
             args.db.display(),
             key_handling.name(),
             args.latency_ms,

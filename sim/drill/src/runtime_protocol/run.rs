@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::conductor::{Broken, Conductor, Limits, Money, money_of};
 use super::expected::{ExpectedError, Spawn, expected_run};
 use super::expressible::{self, Reason};
-use twice_world::checker::{CreditVerdict, Outcome, Verdict};
+use twice_world::checker::{CreditVerdict, EffectVerdict, Outcome, Verdict};
 use twice_world::level::LoadedTape;
 use twice_world::text::dollars;
 
@@ -63,16 +63,7 @@ impl Summary {
                 .credits
                 .iter()
                 .map(intent_words)
-                .chain(verdict.effects.iter().map(|effect| {
-                    format!(
-                        "{} {} {}: {} → {}",
-                        twice_world::text::step_name(&effect.run, effect.item),
-                        effect.operation.name(),
-                        effect.account,
-                        effect.words,
-                        effect.outcome
-                    )
-                }))
+                .chain(verdict.effects.iter().map(EffectVerdict::line))
                 .collect(),
         }
     }

@@ -31,6 +31,21 @@ pub struct EffectVerdict {
     pub words: String,
 }
 
+impl EffectVerdict {
+    /// One line, as reports print it: `r1/1 send_email acct_ada: Ada got the same email twice →
+    /// emailed_twice`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} {} {}: {} → {}",
+            crate::text::step_name(&self.run, self.item),
+            self.operation.name(),
+            self.account,
+            self.words,
+            self.outcome
+        )
+    }
+}
+
 /// One effect the script means, before it is judged.
 pub(super) struct Meant<'a> {
     pub(super) run: &'a str,

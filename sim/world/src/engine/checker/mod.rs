@@ -259,14 +259,7 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
     let waiting: Vec<String> = waiting.into_iter().map(str::to_owned).collect();
     let mut summary = summarize(outcome, goal_reached, &credits, &stops);
     for effect in &effects {
-        summary.push_str(&format!(
-            "\n  {} {} {}: {} → {}",
-            crate::text::step_name(&effect.run, effect.item),
-            effect.operation.name(),
-            effect.account,
-            effect.words,
-            effect.outcome
-        ));
+        summary.push_str(&format!("\n  {}", effect.line()));
     }
     Verdict {
         outcome,
