@@ -21,7 +21,7 @@ pub mod verdict;
 use std::path::PathBuf;
 
 use crate::runtime_protocol::expected::{ExpectedError, expected_run};
-use crate::runtime_protocol::expressible::{self, Reason};
+use crate::runtime_protocol::expressible::Reason;
 use twice_world::level::{LoadedTape, Play};
 
 /// Why a tape cannot be exported.
@@ -42,9 +42,9 @@ pub fn why_not_words(reason: &Reason) -> String {
         Reason::DeclaresTool => "the tape rewrites a tool's declaration before Penny's first call (the DeclareTool \
                                  card); the exported program declares the level's tools as the level writes them"
             .to_owned(),
-        Reason::OperatorMove => "the tape settles or undoes a call as an operator; the exported program has no \
-                                 operator (the library's `operator` module is what one calls: see the runtime's \
-                                 example operator_settles.rs)"
+        Reason::OperatorMove => "the tape has an operator undo a call (a compensation); the exported program's \
+                                 operator only resolves calls (the library's `operator::compensate` needs a \
+                                 compensation target over billing, which it does not have)"
             .to_owned(),
         Reason::ScriptedOperator => "the level's scripted operator (an honest operator or an auditor) settles or \
                                      undoes calls; the exported program has no operator"
@@ -127,27 +127,28 @@ pub fn export(tape: &LoadedTape, runtime_path: &str) -> Result<Files, ExportErro
     ])
 }
 
-/// Why `tape` cannot be exported, if it cannot: the runtime protocol's reasons, but for the
-/// world's operations — the exported fake billing sends emails, changes owners and deletes
-/// records as well as crediting.
+/// Why `tape` cannot be exported, if it cannot, in the runtime protocol's reasons: unlike a
+/// protocol runtime, the exported program has the library's operator console in-process (it
+/// resolves calls) and a fake billing that sends emails, changes owners and deletes records.
 pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
-    match expressible::why_not(tape) {
-        Some(Reason::OperationNotServed { .. }) => {
-            let plays = || tape.tape.actions.iter().map(|action| &action.play);
-            if plays().any(|play| matches!(play, Play::DeclareTool { .. })) {
-                return Some(Reason::DeclaresTool);
-            }
-            if plays().any(|play| matches!(play, Play::OperatorResolve { .. } | Play::OperatorCompensate { .. })) {
-                return Some(Reason::OperatorMove);
-            }
-            plays()
-                .find(|play| matches!(play, Play::PauseWorker { .. } | Play::DelayApply { .. }))
-                .map(|play| Reason::FaultNotDriven {
-                    card: play.card().name().to_owned(),
-                })
-        }
-        other => other,
+    let level = &tape.level.level;
+    if level.honest_operator.is_some() || level.auditor.is_some() {
+        return Some(Reason::ScriptedOperator);
     }
+    let plays = || tape.tape.actions.iter().map(|action| &action.play);
+    if plays().any(|play| matches!(play, Play::DeclareTool { .. })) {
+        return Some(Reason::DeclaresTool);
+    }
+    // An operator's resolve is the library's `operator::resolve`; a compensation needs a
+    // compensation target over the fake billing, which the program does not have.
+    if plays().any(|play| matches!(play, Play::OperatorCompensate { .. })) {
+        return Some(Reason::OperatorMove);
+    }
+    plays()
+        .find(|play| matches!(play, Play::PauseWorker { .. } | Play::DelayApply { .. }))
+        .map(|play| Reason::FaultNotDriven {
+            card: play.card().name().to_owned(),
+        })
 }
 
 /// `twice-01-naive-retry-win`: the level's id and the tape's name, as a cargo package name.

@@ -7,8 +7,10 @@ use std::fmt::Write as _;
 
 use crate::runtime_protocol::describe_play;
 use crate::runtime_protocol::expected::{Decided, ExpectedRun, Spawn, Traced};
-use twice_world::level::Level;
+use twice_world::cards::OperatorResolve;
+use twice_world::level::{Level, Play};
 use twice_world::runtime::worker::Phase;
+use twice_world::simulator::FIRST_NODE;
 
 /// How the expected run names a scripted owner change (`expected.rs`): the change itself is
 /// the level's, found by its moment.
@@ -72,6 +74,18 @@ fn what(event: &Traced) -> Vec<String> {
     }]
 }
 
+/// An operator's resolve, on the first node's ledger (where the simulator's console acts).
+fn resolve_what(resolve: &OperatorResolve) -> String {
+    format!(
+        "Resolve {{ node: {FIRST_NODE}, key: {:?}, status: {:?}, expected: {:?}, reason: {:?}, operator: {:?} }}",
+        resolve.key,
+        resolve.status.name(),
+        resolve.expected_status.map(|status| status.name()),
+        resolve.reason,
+        resolve.operator
+    )
+}
+
 /// Someone's owner change at `now_ms`: the level's next scripted change that lands then.
 fn owner_change(level: &Level, now_ms: u64, used: &mut usize) -> Option<String> {
     let (index, change) = level
@@ -101,6 +115,9 @@ pub fn schedule_rs(expected: &ExpectedRun, level: &Level) -> String {
         for index in &step.moves {
             if let Some(action) = expected.moves.get(*index) {
                 let _ = writeln!(steps, "    // The tape's move: {}.", describe_play(&action.play));
+                if let Play::OperatorResolve(resolve) = &action.play {
+                    push(&mut steps, step.now_ms, &resolve_what(resolve));
+                }
             }
         }
         for worker in &step.died {

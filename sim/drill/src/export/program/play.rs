@@ -14,6 +14,8 @@ use twice_runtime::answer::ToolAnswer;
 use twice_runtime::executor::{Drive, Executor, Next, Step as Done};
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{LateAnswer, Ledger};
+use twice_runtime::operator::{self, ResolveRequest};
+use twice_runtime::Status;
 use twice_runtime::rules::Outcome;
 use twice_runtime::run::ToolCall;
 use twice_runtime::worker::{Command, Input, Worker, WorkerSetup};
@@ -56,6 +58,16 @@ pub enum What {
     TimesOut { worker: u32 },
     /// Something settled the call a parked worker waits on, or its wait is over: it looks again.
     Wake { worker: u32 },
+    /// An operator settles a call in the ledger of node `node` (the tape's operator move):
+    /// `completed` or `failed`, compare-and-set on the status they saw.
+    Resolve {
+        node: u32,
+        key: &'static str,
+        status: &'static str,
+        expected: Option<&'static str>,
+        reason: &'static str,
+        operator: &'static str,
+    },
     /// Someone outside the agent changes an account's owner at the accounts service.
     OwnerChange {
         account: &'static str,
@@ -225,6 +237,14 @@ impl World {
                 proc.next = proc.worker.handle(now_ms, input).map_err(|error| error.to_string())?;
                 Ok(())
             }
+            What::Resolve {
+                node,
+                key,
+                status,
+                expected,
+                reason,
+                operator,
+            } => self.resolve(node, key, (status, expected), reason, operator),
             What::OwnerChange { account, owner, by } => {
                 self.billing.records.owner_changed_by(account, owner, by);
                 Ok(())
@@ -244,6 +264,30 @@ impl World {
                 Ok(())
             }
         }
+    }
+
+    /// The operator's console: the library's `operator::resolve`, as an operator's HTTP API
+    /// calls it. A refusal (someone settled the call first) is the operator's to read; the
+    /// run goes on. Workers parked on the call wake at the schedule's next steps.
+    fn resolve(
+        &mut self,
+        node: u32,
+        key: &str,
+        (status, expected): (&str, Option<&str>),
+        reason: &str,
+        operator: &str,
+    ) -> Result<(), Stray> {
+        let status_of = |name: &str| Status::parse(name).ok_or_else(|| format!("no status `{name}`"));
+        let key = IdempotencyKey::parse(key).map_err(|error| error.to_string())?;
+        let mut request = ResolveRequest::new(status_of(status)?, reason, operator);
+        request.expected_status = expected.map(status_of).transpose()?;
+        // The operator acts on purpose, whatever the call's status (even one still in flight).
+        request.acknowledge_in_flight = true;
+        let ledger = self.ledgers.get_mut(&node).ok_or_else(|| format!("no ledger on node {node}"))?;
+        if let Err(refused) = operator::resolve(ledger, &key, &request, self.now_ms) {
+            eprintln!("{operator}'s resolve of {key} was refused: {refused}");
+        }
+        Ok(())
     }
 
     fn start(&mut self, worker: u32, run: &str, node: u32) -> Result<(), Stray> {
