@@ -56,6 +56,10 @@ pub fn why_not_words(reason: &Reason) -> String {
             "the tape plays {card}; the exported program's schedule neither stops a worker nor holds a request at \
              billing"
         ),
+        Reason::ParallelCalls { run } => format!(
+            "run {run} asks for several calls in one model turn; the exported program's model answers one call \
+             at a time"
+        ),
         Reason::MovesDoNotPlay { .. } => reason.explain(),
     }
 }

@@ -12,10 +12,6 @@ use twice_world::level::{Level, Play};
 use twice_world::runtime::worker::Phase;
 use twice_world::simulator::FIRST_NODE;
 
-/// How the expected run names a scripted owner change (`expected.rs`): the change itself is
-/// the level's, found by its moment.
-const OWNER_CHANGE: &str = "someone's owner change";
-
 fn start(spawn: &Spawn) -> String {
     format!(
         "Start {{ worker: {}, run: {:?}, node: {} }}",
@@ -70,7 +66,8 @@ fn what(event: &Traced) -> Vec<String> {
         } => format!("Answer {{ worker: {worker}, call: {call:?}, attempt: {attempt}, lost: {lost} }}"),
         Traced::Timeout { worker, .. } => format!("TimesOut {{ worker: {worker} }}"),
         Traced::Wake { worker } => format!("Wake {{ worker: {worker} }}"),
-        Traced::Other(_) => return Vec::new(),
+        // Someone's owner change is the level's, written where its step lands (`owner_change`).
+        Traced::OwnerChange { .. } | Traced::Other(_) => return Vec::new(),
     }]
 }
 
@@ -87,15 +84,9 @@ fn resolve_what(resolve: &OperatorResolve) -> String {
 }
 
 /// Someone's owner change at `now_ms`: the level's next scripted change that lands then.
-fn owner_change(level: &Level, now_ms: u64, used: &mut usize) -> Option<String> {
-    let (index, change) = level
-        .world
-        .owner_changes
-        .iter()
-        .enumerate()
-        .skip(*used)
-        .find(|(_, change)| u64::from(change.at_ms) == now_ms)?;
-    *used = index + 1;
+/// The level's `index`th scripted owner change, as the schedule's `What`.
+fn owner_change(level: &Level, index: usize) -> Option<String> {
+    let change = level.world.owner_changes.get(index)?;
     Some(format!(
         "OwnerChange {{ account: {:?}, owner: {:?}, by: {:?} }}",
         change.account, change.owner, change.by
@@ -103,7 +94,6 @@ fn owner_change(level: &Level, now_ms: u64, used: &mut usize) -> Option<String> 
 }
 
 pub fn schedule_rs(expected: &ExpectedRun, level: &Level) -> String {
-    let mut owner_changes = 0;
     let mut steps = String::new();
     let push = |steps: &mut String, at_ms: u64, what: &str| {
         let _ = writeln!(steps, "    Step {{ at_ms: {at_ms}, what: What::{what} }},");
@@ -128,8 +118,8 @@ pub fn schedule_rs(expected: &ExpectedRun, level: &Level) -> String {
         }
         let killed_before_its_step =
             matches!(&step.event, Some(Traced::Worker { worker, .. }) if step.died.contains(worker));
-        if let Some(Traced::Other(OWNER_CHANGE)) = &step.event
-            && let Some(change) = owner_change(level, step.now_ms, &mut owner_changes)
+        if let Some(Traced::OwnerChange { index }) = &step.event
+            && let Some(change) = owner_change(level, *index)
         {
             push(&mut steps, step.now_ms, &change);
         }
