@@ -507,7 +507,8 @@ fn guard_switches(ui: &mut egui::Ui, defence: &Defence, chosen: &mut Vec<Defence
             let half = Guard::ALL.len().div_ceil(2);
             ui.columns(2, |columns| {
                 for (index, guard) in Guard::ALL.into_iter().enumerate() {
-                    guard_switch(&mut columns[index / half], guard, defence, chosen);
+                    // Not the columns' justified layout: it spread a promise's words apart.
+                    columns[index / half].vertical(|ui| guard_switch(ui, guard, defence, chosen));
                 }
             });
         } else {

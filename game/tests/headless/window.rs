@@ -528,9 +528,12 @@ fn a_crash_with_one_worker_plays_at_once_and_a_step_never_drops_a_card_waiting_f
     let duplicate = twice_world::hand::plays_at_once(CardKind::DuplicateWorker, &session(&app).simulation())
         .expect("one run to duplicate");
     send(&mut app, Intent::Play(duplicate));
-    step_until(&mut app, "two workers are alive", |simulation| alive(simulation) == 2);
+    step_until(&mut app, "two workers are alive to crash", |simulation| {
+        twice_world::hand::targets(CardKind::CrashWorker, simulation).len() == 2
+    });
     let before = phase(&app);
-    let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+    level_ui = self::level_ui();
+    cache = TimelineCache::default();
     let (_, asks) = level_frames(&app, &context, &mut level_ui, &mut cache, probe::key(egui::Key::Num2));
     assert!(asks.intents.is_empty(), "{:?}", asks.intents);
     assert!(level_ui.chooser.is_some(), "two targets: the chooser opens");
@@ -637,5 +640,6 @@ fn in_chapter_one_at_1280x720_the_task_and_the_hands_words_are_never_cut_by_thei
             }
         }
     }
-    assert!(probes > 50, "{probes} screens looked at");
+    // 02 and 04 go quiet by phase 12 when nothing is played: fewer screens there.
+    assert!(probes > 30, "{probes} screens looked at");
 }

@@ -44,22 +44,18 @@ fn a_crash_with_one_worker_alive_plays_at_once_and_with_two_asks_which() {
 #[test]
 fn a_card_with_nothing_to_hit_or_played_elsewhere_never_plays_at_once() {
     // Level 01 before anything is sent: nothing on the wire for its wire cards.
-    let simulation = simulation(&levels().join("01-naive-retry.level.ron"));
-    for allowance in &simulation.level().cards {
-        assert!(
-            hand::targets(allowance.card, &simulation).is_empty(),
-            "{:?}",
-            allowance.card
-        );
-        assert_eq!(hand::plays_at_once(allowance.card, &simulation), None);
+    let first = simulation(&levels().join("01-naive-retry.level.ron"));
+    for allowance in &first.level().cards {
+        assert!(hand::targets(allowance.card, &first).is_empty(), "{:?}", allowance.card);
+        assert_eq!(hand::plays_at_once(allowance.card, &first), None);
     }
     // The console's moves and a declaration are made from a chosen call or a draft.
-    let simulation = simulation(&levels().join("07-look-it-up.level.ron"));
+    let look_it_up = simulation(&levels().join("07-look-it-up.level.ron"));
     for card in [
         CardKind::OperatorResolve,
         CardKind::OperatorCompensate,
         CardKind::DeclareTool,
     ] {
-        assert_eq!(hand::plays_at_once(card, &simulation), None, "{card:?}");
+        assert_eq!(hand::plays_at_once(card, &look_it_up), None, "{card:?}");
     }
 }

@@ -110,6 +110,9 @@ pub(super) fn read(
         if ui::pressed(context, *digit)
             && let Some(card) = cards::hand_order(simulation).get(index)
         {
+            // The key chose the card: the chooser it may open is drawn later in this frame
+            // and reads digits too, so left unconsumed "2" also picked its second target.
+            context.input_mut(|input| input.consume_key(egui::Modifiers::NONE, *digit));
             cards::choose(*card, session, simulation, level_ui, intents);
         }
     }

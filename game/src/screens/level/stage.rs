@@ -274,8 +274,24 @@ fn draw_bubble(painter: &egui::Painter, bubble: Rect, penny: Pos2, simulation: &
     } else {
         Color32::from_rgb(90, 96, 110)
     };
-    let galley = painter.layout(text, FontId::proportional(13.5), text_color, bubble.width() - 20.0);
     let clip = bubble.shrink(8.0);
+    // As many lines as the bubble holds above its phase number, the last ending in "…" (the
+    // whole decision is the timeline's row): a long one (42's change_owner beside the wide
+    // records panel) was cut mid-line by the bubble's edge.
+    let font = FontId::proportional(13.5);
+    let row_height = painter
+        .layout_no_wrap("Ag".to_owned(), font.clone(), text_color)
+        .size()
+        .y;
+    let rows = (((clip.height() - PHASE_LINE) / row_height).floor() as usize).max(1);
+    let mut job = egui::text::LayoutJob::single_section(text, egui::TextFormat::simple(font, text_color));
+    job.wrap = egui::text::TextWrapping {
+        max_width: bubble.width() - 20.0,
+        max_rows: rows,
+        break_anywhere: false,
+        overflow_character: Some('…'),
+    };
+    let galley = painter.layout_job(job);
     painter.with_clip_rect(clip).galley(clip.min, galley, text_color);
     if let Some(entry) = decision {
         painter.text(
@@ -444,6 +460,9 @@ fn draw_message(
     };
     place(line(flags.join("  ")), lane_y + away);
 }
+
+/// The bubble's foot the phase number takes, in points.
+const PHASE_LINE: f32 = 8.0;
 
 /// A wire label's second line, this far from its first, in points.
 const LABEL_LINE: f32 = 12.0;
