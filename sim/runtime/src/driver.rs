@@ -307,27 +307,16 @@ async fn step_input(
                 },
             }
         }
-        Drive::Send {
-            key,
-            downstream_key,
-            call,
-            attempt,
-            recorded_at_ms,
-        } => {
-            let sending = Sending {
-                key: &key,
-                downstream_key: downstream_key.as_ref(),
-                call: &call,
-                attempt,
-                recorded_at_ms,
-            };
+        Drive::Send { .. } => {
+            let sending = Sending::of(&drive).expect("matched: a send");
+            let (key, attempt) = (sending.key, sending.attempt);
             let sent = tools.send(&sending);
             let ended = match options.attempt_timeout {
                 Some(limit) => tokio::time::timeout(limit, sent).await.unwrap_or(Attempt::TimedOut),
                 None => sent.await,
             };
-            observer.attempted(&key, attempt, &ended);
-            ended.into_input(key, attempt)
+            observer.attempted(key, attempt, &ended);
+            ended.into_input(key.clone(), attempt)
         }
         Drive::Backoff { after_ms, .. } | Drive::WaitToLookAgain { after_ms, .. } => {
             tokio::time::sleep(Duration::from_millis(after_ms)).await;

@@ -113,6 +113,29 @@ pub struct Sending<'a> {
     pub recorded_at_ms: u64,
 }
 
+impl<'a> Sending<'a> {
+    /// The send a [`Drive::Send`] asks for; `None` for any other drive.
+    pub fn of(drive: &'a Drive) -> Option<Sending<'a>> {
+        let Drive::Send {
+            key,
+            downstream_key,
+            call,
+            attempt,
+            recorded_at_ms,
+        } = drive
+        else {
+            return None;
+        };
+        Some(Sending {
+            key,
+            downstream_key: downstream_key.as_ref(),
+            call,
+            attempt: *attempt,
+            recorded_at_ms: *recorded_at_ms,
+        })
+    }
+}
+
 /// The tools' side: what a synchronous driver implements so [`drive_run`] can run them.
 pub trait ToolExecution {
     /// Sends one attempt of `sending.call` and says how it ended. Pass
@@ -348,39 +371,40 @@ pub fn drive_run(
             Next::Feed(input) => input,
             // A late answer logged, and nothing else for this driver to wait for.
             Next::Nothing => return Err(Error::Stalled { phase }),
-            Next::Drive(Drive::Send {
-                key,
-                downstream_key,
-                call,
-                attempt,
-                recorded_at_ms,
-            }) if worker.runs_batch() => {
-                let sending = Sending {
-                    key: &key,
-                    downstream_key: downstream_key.as_ref(),
-                    call: &call,
-                    attempt,
-                    recorded_at_ms,
-                };
-                match tools.begin(&sending) {
-                    Begun::Ended(Attempt::NotSent { reason }) => Input::NotAttempted { reason },
-                    Begun::Ended(how) => {
-                        ended.push_back(Ended {
-                            key: key.clone(),
-                            attempt,
-                            how,
-                        });
-                        Input::Sent { key, attempt }
-                    }
-                    Begun::InFlight => Input::Sent { key, attempt },
+            Next::Drive(drive) => {
+                // A batch's send is begun and the machine goes on; any other drive is done now.
+                let begun = Sending::of(&drive)
+                    .filter(|_| worker.runs_batch())
+                    .map(|sending| begin_in_batch(tools, &mut ended, &sending));
+                match begun {
+                    Some(input) => input,
+                    None => match driven(drive, executor, agent, tools, clock)? {
+                        Driven::Feed(input) => *input,
+                        Driven::End(ending) => return Ok(ending),
+                    },
                 }
             }
-            Next::Drive(drive) => match driven(drive, executor, agent, tools, clock)? {
-                Driven::Feed(input) => *input,
-                Driven::End(ending) => return Ok(ending),
-            },
         };
         command = worker.handle(clock.now_ms(), input)?;
+    }
+}
+
+/// A batch's request begun: the machine hears it left ([`Input::Sent`]) and goes on with the
+/// batch; an attempt that already ended waits in `ended` for the machine to be free. A tool
+/// that refused before sending is the machine's to hear now.
+fn begin_in_batch(tools: &mut dyn ToolExecution, ended: &mut VecDeque<Ended>, sending: &Sending<'_>) -> Input {
+    let (key, attempt) = (sending.key.clone(), sending.attempt);
+    match tools.begin(sending) {
+        Begun::Ended(Attempt::NotSent { reason }) => Input::NotAttempted { reason },
+        Begun::Ended(how) => {
+            ended.push_back(Ended {
+                key: key.clone(),
+                attempt,
+                how,
+            });
+            Input::Sent { key, attempt }
+        }
+        Begun::InFlight => Input::Sent { key, attempt },
     }
 }
 
@@ -404,21 +428,9 @@ fn driven(
                 detail: error.to_string(),
             },
         },
-        Drive::Send {
-            key,
-            downstream_key,
-            call,
-            attempt,
-            recorded_at_ms,
-        } => {
-            let sending = Sending {
-                key: &key,
-                downstream_key: downstream_key.as_ref(),
-                call: &call,
-                attempt,
-                recorded_at_ms,
-            };
-            tools.send(&sending).into_input(key, attempt)
+        Drive::Send { .. } => {
+            let sending = Sending::of(&drive).expect("matched: a send");
+            tools.send(&sending).into_input(sending.key.clone(), sending.attempt)
         }
         Drive::Backoff { after_ms, .. } | Drive::WaitToLookAgain { after_ms, .. } => {
             clock.wait_ms(after_ms);

@@ -243,9 +243,10 @@ fn step_until_send(
     None
 }
 
-#[test]
-fn a_crash_after_one_of_two_completed_redoes_nothing_and_waits_on_the_other() {
-    let ledger = Ledger::open_memory_store();
+/// Worker w1 starts the batch; c1's answer comes before its driver says the request left (a
+/// tool that sends and waits): the machine records it, and its next command (returned) is
+/// c2's reservation.
+fn first_answered(ledger: &Ledger) -> (Worker, Executor, Option<Command>) {
     let first = setup("w1");
     let mut executor = Executor::new(ledger.connect_again().expect("connects"), &first);
     let mut worker = Worker::new(first).expect("a usable setup");
@@ -254,14 +255,19 @@ fn a_crash_after_one_of_two_completed_redoes_nothing_and_waits_on_the_other() {
         panic!("the batch's first call is sent");
     };
     assert_eq!(sent, key("c1"));
-    // c1's answer comes before this driver says it left (a tool that sends and waits): the
-    // machine records it, and its next command reserves c2.
     let answer = Input::Response {
         key: sent,
         attempt,
         answer: applied("credit for refunds:c1"),
     };
     let next = worker.handle(3, answer).expect("takes the answer");
+    (worker, executor, next)
+}
+
+#[test]
+fn a_crash_after_one_of_two_completed_redoes_nothing_and_waits_on_the_other() {
+    let ledger = Ledger::open_memory_store();
+    let (mut worker, mut executor, next) = first_answered(&ledger);
     let next = step_until_send(&mut worker, &mut executor, next, 4);
     assert!(
         matches!(&next, Some(Drive::Send { key: sent, .. }) if *sent == key("c2")),
@@ -312,20 +318,8 @@ fn a_crash_after_one_of_two_completed_redoes_nothing_and_waits_on_the_other() {
 #[test]
 fn a_crash_before_the_second_call_was_reserved_sends_only_that_one_on_recovery() {
     let ledger = Ledger::open_memory_store();
-    let first = setup("w1");
-    let mut executor = Executor::new(ledger.connect_again().expect("connects"), &first);
-    let mut worker = Worker::new(first).expect("a usable setup");
-    let start = worker.handle(1, Input::Start).expect("starts");
-    let Some(Drive::Send { key: sent, attempt, .. }) = step_until_send(&mut worker, &mut executor, start, 2) else {
-        panic!("the batch's first call is sent");
-    };
-    let answer = Input::Response {
-        key: sent,
-        attempt,
-        answer: applied("credit for refunds:c1"),
-    };
     // c1 recorded completed; the machine's next command would reserve c2: the crash comes first.
-    let mut next = worker.handle(3, answer).expect("takes the answer");
+    let (mut worker, mut executor, mut next) = first_answered(&ledger);
     while let Some(command) = next.take() {
         if matches!(command, Command::Reserve { .. }) {
             assert_eq!(command.key(), Some(&key("c2")));

@@ -94,3 +94,54 @@ fn a_parallel_run_that_cannot_be_one_turn_is_refused_at_its_line() {
         "{error}"
     );
 }
+
+fn sends(lines: &[TimelineEntry]) -> Vec<(String, String)> {
+    lines
+        .iter()
+        .filter(|entry| entry.kind == "send")
+        .map(|entry| (format!("{:?}", entry.actor), entry.key.clone().unwrap_or_default()))
+        .collect()
+}
+
+#[test]
+fn a_crash_between_the_turns_two_calls_redoes_neither_and_loses_neither() {
+    let between = tape("parallel-crash.between.tape.ron");
+    let lines = timeline(&between);
+    // Each call is sent once, by w1; the recovered w2 sends nothing.
+    let sent = sends(&lines);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!(sent.iter().all(|(actor, _)| actor.contains('1')), "{sent:?}");
+    let crash = lines
+        .iter()
+        .position(|entry| entry.kind == "CrashWorker")
+        .expect("w1 crashes");
+    // c1 was recorded before the crash, c2 was not: the crash fell between the two.
+    assert!(first(&lines, "record outcome", "r1:c1").is_some_and(|at| at < crash));
+    assert!(first(&lines, "record outcome", "r1:c2").is_none());
+    // The recovery reads c1 from the ledger and finds c2 through the reconcile hook.
+    assert!(
+        first(&lines, "reconcile", "r1:c2").is_some_and(|at| at > crash),
+        "{lines:#?}"
+    );
+    assert_eq!(
+        replay_tape(&between).expect("replays").verdict.outcome,
+        Outcome::PaidOnce
+    );
+}
+
+#[test]
+fn without_a_ledger_the_crash_before_the_turns_save_sends_both_calls_again_and_only_the_crash_does() {
+    let resent = tape("parallel-crash.resent.tape.ron");
+    assert_eq!(sends(&timeline(&resent)).len(), 4);
+    assert_eq!(
+        replay_tape(&resent).expect("replays").verdict.outcome,
+        Outcome::PaidTwice
+    );
+    let mut no_crash = resent.clone();
+    no_crash.tape.actions.clear();
+    assert_eq!(sends(&timeline(&no_crash)).len(), 2);
+    assert_eq!(
+        replay_tape(&no_crash).expect("replays").verdict.outcome,
+        Outcome::PaidOnce
+    );
+}
