@@ -127,7 +127,8 @@ pub struct ToolCall {
     pub id: String,
     /// The declared tool it calls.
     pub tool: ToolName,
-    /// Which item of the run's script this call serves (the intent the checker judges).
+    /// Which step of the agent's task this call serves (`RunState::item` when it was made):
+    /// the calls of one step are one intent, repeated or not.
     pub item: u32,
     /// Its arguments, canonical JSON in the ledger.
     pub arguments: Arguments,
@@ -172,7 +173,7 @@ pub enum RunStatus {
         /// The call it waits on.
         key: String,
     },
-    /// The model is done: every item of its script is over.
+    /// The model is done: every step of the run's task is over.
     Completed,
     /// The run ended failed, for this reason.
     Failed {
@@ -222,7 +223,8 @@ pub const TRANSCRIPT_MAX: usize = 256;
 pub struct RunState {
     /// Where the run stands.
     pub status: RunStatus,
-    /// The script item the model is working on.
+    /// The step of its task the agent is working on, counted from 0: the model moves it on
+    /// (`execution::next_call`, `execution::moved_on`) when it has what it needed from a step.
     pub item: u32,
     /// Calls made for this item so far.
     pub calls_for_item: u32,
@@ -236,7 +238,9 @@ pub struct RunState {
     /// each is waited on in turn once the one before is settled. Absent in older checkpoints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_calls: Vec<ToolCall>,
-    /// What the model has been told, oldest first.
+    /// What the model has been told, oldest first, by call id: at most [`TRANSCRIPT_MAX`]
+    /// entries, the oldest dropped first (an agent that needs its whole history keeps it in
+    /// `application`).
     pub transcript: Vec<(String, Told)>,
     /// The calls the model was told took effect, oldest first: what a naive runtime undoes
     /// when the run fails (guard `no_reflex_compensation` off). Absent in older checkpoints.
