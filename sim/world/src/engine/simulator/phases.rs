@@ -11,6 +11,7 @@ use crate::model::{self, Nudge};
 use crate::runtime::executor::{Drive, Executor, Next, Report};
 use crate::runtime::run::{Decision, RunState};
 use crate::runtime::worker::{Command, Input, Phase};
+use std::fmt::Write as _;
 
 /// The most phase names kept per worker (a level's phase limit bounds them anyway).
 const PHASES_KEPT_MAX: usize = 100_000;
@@ -472,18 +473,15 @@ impl Simulation {
             .iter()
             .any(|tool| tool.name == call.tool && Operation::Credit.is_of(tool));
         let arguments = CreditArguments::of_call(call);
-        let amount = if credits {
-            format!("{}, ", super::dollars(i64::from(arguments.amount_cents)))
-        } else {
-            String::new()
-        };
-        let owner = arguments
-            .owner
-            .as_deref()
-            .map_or_else(String::new, |owner| format!("owner {owner}, "));
-        format!(
-            "{}({}, {amount}{owner}\"{}\") as {}",
-            call.tool, arguments.account, arguments.memo, call.id
-        )
+        // Written into one string: the model's every decision is worded, in every scenario.
+        let mut words = format!("{}({}, ", call.tool, arguments.account);
+        if credits {
+            let _ = write!(words, "{}, ", super::dollars(i64::from(arguments.amount_cents)));
+        }
+        if let Some(owner) = &arguments.owner {
+            let _ = write!(words, "owner {owner}, ");
+        }
+        let _ = write!(words, "\"{}\") as {}", arguments.memo, call.id);
+        words
     }
 }
