@@ -139,6 +139,12 @@ pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
     if level.honest_operator.is_some() || level.auditor.is_some() {
         return Some(Reason::ScriptedOperator);
     }
+    // The program's model answers one call a turn, as protocol 1's does.
+    if let Some(run) = level.runs.iter().find(|run| run.parallel) {
+        return Some(Reason::ParallelCalls {
+            run: run.id.to_string(),
+        });
+    }
     let plays = || tape.tape.actions.iter().map(|action| &action.play);
     if plays().any(|play| matches!(play, Play::DeclareTool { .. })) {
         return Some(Reason::DeclaresTool);
