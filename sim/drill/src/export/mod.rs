@@ -21,7 +21,7 @@ pub mod verdict;
 use std::path::PathBuf;
 
 use crate::runtime_protocol::expected::{ExpectedError, expected_run};
-use crate::runtime_protocol::expressible::Reason;
+use crate::runtime_protocol::expressible::{self, Reason};
 use twice_world::level::{LoadedTape, Play};
 
 /// Why a tape cannot be exported.
@@ -140,10 +140,8 @@ pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
         return Some(Reason::ScriptedOperator);
     }
     // The program's model answers one call a turn, as protocol 1's does.
-    if let Some(run) = level.runs.iter().find(|run| run.parallel) {
-        return Some(Reason::ParallelCalls {
-            run: run.id.to_string(),
-        });
+    if let Some(reason) = expressible::parallel_calls(tape) {
+        return Some(reason);
     }
     let plays = || tape.tape.actions.iter().map(|action| &action.play);
     if plays().any(|play| matches!(play, Play::DeclareTool { .. })) {
@@ -154,11 +152,7 @@ pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
     if plays().any(|play| matches!(play, Play::OperatorCompensate { .. })) {
         return Some(Reason::OperatorMove);
     }
-    plays()
-        .find(|play| matches!(play, Play::PauseWorker { .. } | Play::DelayApply { .. }))
-        .map(|play| Reason::FaultNotDriven {
-            card: play.card().name().to_owned(),
-        })
+    expressible::fault_not_driven(tape)
 }
 
 /// `twice-01-naive-retry-win`: the level's id and the tape's name, as a cargo package name.

@@ -110,10 +110,8 @@ pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
             operation: tool.operation.clone().unwrap_or_default(),
         });
     }
-    if let Some(run) = level.runs.iter().find(|run| run.parallel) {
-        return Some(Reason::ParallelCalls {
-            run: run.id.to_string(),
-        });
+    if let Some(reason) = parallel_calls(tape) {
+        return Some(reason);
     }
     let plays = || tape.tape.actions.iter().map(|action| &action.play);
     if plays().any(|play| matches!(play, Play::DeclareTool { .. })) {
@@ -122,10 +120,27 @@ pub fn why_not(tape: &LoadedTape) -> Option<Reason> {
     if plays().any(|play| matches!(play, Play::OperatorResolve { .. } | Play::OperatorCompensate { .. })) {
         return Some(Reason::OperatorMove);
     }
-    if let Some(play) = plays().find(|play| matches!(play, Play::PauseWorker { .. } | Play::DelayApply { .. })) {
-        return Some(Reason::FaultNotDriven {
+    fault_not_driven(tape)
+}
+
+/// A run of the tape's level that asks for several calls in one turn: a decision of protocol 1
+/// carries one call, as does the model of a program `twice-sim export` writes.
+pub fn parallel_calls(tape: &LoadedTape) -> Option<Reason> {
+    let run = tape.level.level.runs.iter().find(|run| run.parallel)?;
+    Some(Reason::ParallelCalls {
+        run: run.id.to_string(),
+    })
+}
+
+/// The tape's first card that stops a worker or has billing hold a request: neither the
+/// protocol's proxy and supervisor nor an exported program's schedule can do either.
+pub fn fault_not_driven(tape: &LoadedTape) -> Option<Reason> {
+    tape.tape
+        .actions
+        .iter()
+        .map(|action| &action.play)
+        .find(|play| matches!(play, Play::PauseWorker { .. } | Play::DelayApply { .. }))
+        .map(|play| Reason::FaultNotDriven {
             card: play.card().name().to_owned(),
-        });
-    }
-    None
+        })
 }
