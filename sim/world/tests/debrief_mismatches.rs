@@ -316,3 +316,53 @@ fn a_loss_no_guard_decided_says_nothing_held_only_when_nothing_did() {
         told.diagnosis
     );
 }
+
+/// The newcomer's playtest of 7 December: 22 won with the contract check off was told
+/// "nothing this run shows turned the heist: no guard's switch …", while its lesson says the
+/// check refuses that declaration; 21 lost was pointed at "when its answer travels" though its
+/// goal needs a request never applied; 22 lost never named the player's declaration.
+#[test]
+fn a_guard_whose_rerun_cannot_say_is_never_dropped_and_a_losss_pointer_follows_the_goal() {
+    let (_, won) = tape("22-fine-print.win.tape.ron");
+    assert!(
+        matches!(&won.decided_by, Decider::Unsaid { guards } if guards.iter().any(|found| found.guard == Guard::ToolContract && !found.was_on)),
+        "22 won: {:?}",
+        won.decided_by
+    );
+    assert!(won.decided_by.told_by_guard_lines());
+    assert!(
+        won.guard_lines.iter().any(|line| line.guards == [Guard::ToolContract]
+            && !line.was_on
+            && line
+                .sentence
+                .starts_with("The tool contract check was off; switched on")),
+        "22 won: no line names the contract check: {:#?}",
+        won.guard_lines
+    );
+    assert_eq!(won.rule_from, RuleSource::LevelUnsaid);
+    assert!(!won.rule_from.words().contains("no guard decided"));
+
+    let (_, lost) = tape("21-reads-retried.lost-credit-answer.tape.ron");
+    assert!(
+        says(&lost, "before billing applies it") && !says(&lost, "when its answer travels"),
+        "21 lost (goal: owed) pointed the wrong way: {:?}",
+        lost.diagnosis
+    );
+
+    let declared = Play::DeclareTool(twice_world::cards::DeclareTool {
+        tool: "issue_credit".into(),
+        side_effect: twice_world::runtime::tool::SideEffect::Read,
+        attempts: 1,
+        takes_key: true,
+    });
+    let lose = Play::LoseResponse(twice_world::cards::LoseResponse {
+        key: Some("r1:c1".into()),
+    });
+    let (_, lost) = moves("22-fine-print", vec![(0, declared), (5, lose)]);
+    assert_eq!(lost.tone, Tone::Loss, "{:?}", lost.headline);
+    assert!(
+        says(&lost, "issue_credit was declared read, 1 attempt"),
+        "22 lost never names the declaration: {:?}",
+        lost.diagnosis
+    );
+}

@@ -8,7 +8,7 @@
 
 use bevy_egui::egui::{self, Color32, RichText};
 use twice_world::checker::{Outcome, Verdict};
-use twice_world::debrief::{Debrief, Decider, LinePart, RuleSource, Tone};
+use twice_world::debrief::{Debrief, LinePart, Tone};
 use twice_world::prediction::{GuardScore, Score};
 use twice_world::simulator::{Simulation, dollars};
 use twice_world::text::counted;
@@ -125,7 +125,7 @@ fn headline(ui: &mut egui::Ui, verdict: &Verdict, told: &Debrief) {
 fn decided(ui: &mut egui::Ui, told: &Debrief, other: &OtherRun, chosen: &mut Chosen) {
     ui.label(RichText::new("What decided this run").strong());
     // Guards' own lines say what they did; anything else that decided is said here.
-    if !matches!(told.decided_by, Decider::Guards { .. } | Decider::Held { .. }) {
+    if !told.decided_by.told_by_guard_lines() {
         let won = told.tone == Tone::Win;
         ui.label(RichText::new(capitalised(&told.decided_by.told(won))).color(theme::TEXT));
     }
@@ -253,7 +253,7 @@ pub fn lesson(ui: &mut egui::Ui, session: &Session, simulation: &Simulation) {
             .color(theme::RUNTIME),
     );
     let (rule, from) = match told {
-        Some(told) => (told.rule.clone(), rule_source(told.rule_from)),
+        Some(told) => (told.rule.clone(), told.rule_from.words()),
         None => (level.lesson.rule.clone(), "the level's rule".to_owned()),
     };
     ui.label(
@@ -291,18 +291,6 @@ pub fn lesson(ui: &mut egui::Ui, session: &Session, simulation: &Simulation) {
             .size(theme::SMALL)
             .color(color),
         );
-    }
-}
-
-fn rule_source(from: RuleSource) -> String {
-    match from {
-        RuleSource::Guard { guard } => format!("the rule of {}, which decided this run", guard.name()),
-        RuleSource::HeldGuard { guard } => format!("the rule of {}, which held in this run", guard.name()),
-        RuleSource::Decider => "the rule of what decided this run".to_owned(),
-        RuleSource::Level => "the level's rule: no guard decided this run".to_owned(),
-        RuleSource::Lesson => {
-            "the level's rule: the guards that decided were on, and the heist used their ordinary work".to_owned()
-        }
     }
 }
 

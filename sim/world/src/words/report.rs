@@ -234,6 +234,7 @@ pub fn debrief(debrief: &crate::debrief::Debrief) -> String {
     }
     let rule_label = match debrief.rule_from {
         crate::debrief::RuleSource::Level => "This level's rule (no guard decided this run)",
+        crate::debrief::RuleSource::LevelUnsaid => "This level's rule (no guard was shown to decide this run)",
         crate::debrief::RuleSource::Lesson => {
             "This level's rule (the guards that decided were on, and the heist used their ordinary work)"
         }

@@ -111,8 +111,7 @@ pub struct DecidedView {
 }
 
 fn decided_view(told: &twice_world::debrief::Debrief) -> DecidedView {
-    use twice_world::debrief::Decider;
-    let by_guards = matches!(told.decided_by, Decider::Guards { .. } | Decider::Held { .. });
+    let by_guards = told.decided_by.told_by_guard_lines();
     DecidedView {
         lines: told.guard_lines.clone(),
         otherwise: (!by_guards).then(|| told.decided_by.told(told.tone == twice_world::debrief::Tone::Win)),

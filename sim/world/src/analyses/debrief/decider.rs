@@ -42,6 +42,11 @@ pub enum Decider {
     /// moment there), while no guard was shown to decide: they held, whether they decided is
     /// not known.
     Held { guards: Vec<Guard> },
+    /// No guard was shown to decide, and switching these (on or off) makes one of the
+    /// player's moves meet nothing, so whether one alone decided cannot be said: 22's contract
+    /// check, off in a won run — on, the run is refused before the lost answer's moment comes.
+    /// "No guard's switch turned it" would be false of them.
+    Unsaid { guards: Vec<DecidingGuard> },
     /// No guard decided: a move missed its moment (the sentence says how).
     Moment { card: CardKind, at_phase: u32 },
     /// No guard decided: billing recognised a repeated key and paid nothing again.
@@ -70,6 +75,10 @@ impl Decider {
                 "{} held; switched, a move never meets what it hit here, so whether it alone decided cannot be said",
                 listed(&guards.iter().map(|guard| guard_words(*guard)).collect::<Vec<_>>())
             ),
+            Decider::Unsaid { guards } => format!(
+                "no guard was shown to decide; switching {} makes one of your moves meet nothing, so whether it alone decided cannot be said",
+                listed(&guards.iter().map(|found| guard_words(found.guard)).collect::<Vec<_>>())
+            ),
             Decider::Moment { card, at_phase } => {
                 format!("the moment, not a guard: {} before phase {at_phase}", card.title())
             }
@@ -82,6 +91,15 @@ impl Decider {
                 "nothing this run shows turned the heist: no guard's switch, no decision, no missed moment".into()
             }
         }
+    }
+
+    /// Whether the debrief's guard lines tell what decided (each guard's own sentence), so a
+    /// screen shows no sentence of the decider's beside them: the game and the browser ask here.
+    pub fn told_by_guard_lines(&self) -> bool {
+        matches!(
+            self,
+            Decider::Guards { .. } | Decider::Held { .. } | Decider::Unsaid { .. }
+        )
     }
 
     /// What decided, told for how the run ended: a win is never told that something
@@ -128,6 +146,7 @@ impl Decider {
                     .collect::<Vec<_>>()
                     .join(" and ")
             ),
+            Decider::Unsaid { .. } => format!("no guard was shown to stop you: {}", self.summary()),
             Decider::Moment { .. } => "no guard stopped you, your moves missed their moment".into(),
             Decider::KeysHonoured { key } => {
                 format!("no guard stopped you, billing did: it recognised key {key} and paid nothing twice")
@@ -306,7 +325,24 @@ pub fn decider(
             key: entry.key.clone().unwrap_or_default(),
         };
     }
-    operator_decision(simulation, played).unwrap_or(Decider::Unexplained)
+    operator_decision(simulation, played)
+        .or_else(|| unsaid(counterfactual))
+        .unwrap_or(Decider::Unexplained)
+}
+
+/// The guards whose re-runs cannot say (a move meets nothing there), when no guard decided.
+fn unsaid(counterfactual: Option<&Counterfactual>) -> Option<Decider> {
+    let counterfactual = counterfactual.filter(|counterfactual| counterfactual.reproduced)?;
+    let guards: Vec<DecidingGuard> = counterfactual
+        .guards
+        .iter()
+        .filter(|finding| finding.role == Role::CannotSay)
+        .map(|finding| DecidingGuard {
+            guard: finding.guard,
+            was_on: finding.was_on,
+        })
+        .collect();
+    (!guards.is_empty()).then_some(Decider::Unsaid { guards })
 }
 
 /// The player's operator move that decided, when no guard did: the first resolve, else an

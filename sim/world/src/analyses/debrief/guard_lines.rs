@@ -243,7 +243,7 @@ pub(super) fn lines(
     lines
 }
 
-/// The guards that were on whose re-run cannot say and no line above tells yet — while
+/// The guards whose re-run cannot say and no line above tells yet — while
 /// another guard decided, a guard that held here (06: the ledger held `started` for the key,
 /// the crash card's moment never comes without it) would otherwise vanish from the debrief,
 /// told neither as deciding nor as not needed. Those that left a note are told as having held
@@ -254,33 +254,52 @@ fn unsaid_lines(
     told: &[GuardLine],
     wronged: bool,
 ) -> Vec<GuardLine> {
-    let unsaid: Vec<Guard> = counterfactual
-        .guards
-        .iter()
-        .filter(|finding| finding.was_on && finding.role == Role::CannotSay)
-        .map(|finding| finding.guard)
-        .filter(|guard| told.iter().all(|line| !line.guards.contains(guard)))
-        .collect();
-    let (noted, quiet): (Vec<Guard>, Vec<Guard>) =
-        unsaid.into_iter().partition(|guard| verdict.stopped_by.contains(guard));
+    let unsaid_when = |on: bool| -> Vec<Guard> {
+        counterfactual
+            .guards
+            .iter()
+            .filter(|finding| finding.was_on == on && finding.role == Role::CannotSay)
+            .map(|finding| finding.guard)
+            .filter(|guard| told.iter().all(|line| !line.guards.contains(guard)))
+            .collect()
+    };
+    let (noted, quiet): (Vec<Guard>, Vec<Guard>) = unsaid_when(true)
+        .into_iter()
+        .partition(|guard| verdict.stopped_by.contains(guard));
     let mut lines = held_lines(&Decider::Held { guards: noted }, wronged);
-    if !quiet.is_empty() {
-        let words = words_of(&quiet);
+    let mut cannot_say = |guards: Vec<Guard>, was_on: bool| {
+        if guards.is_empty() {
+            return;
+        }
+        let words = words_of(&guards);
+        let one = guards.len() == 1;
         lines.push(GuardLine {
             sentence: format!(
-                "{} {} on; switched off, one of your moves never meets what it hit here, so what {} did for this run cannot be said.",
+                "{} {} {}; switched {}, one of your moves never meets what it hit here, so {} cannot be said.",
                 capitalised(&words),
-                if quiet.len() == 1 { "was" } else { "were" },
-                if quiet.len() == 1 { "it" } else { "they" },
+                if one { "was" } else { "were" },
+                if was_on { "on" } else { "off" },
+                if was_on { "off" } else { "on" },
+                match (was_on, one) {
+                    (true, true) => "what it did for this run",
+                    (true, false) => "what they did for this run",
+                    (false, true) => "whether it alone would turn the heist",
+                    (false, false) => "whether one of them alone would turn the heist",
+                },
             ),
             words,
-            guards: quiet,
+            guards,
             part: LinePart::CannotSay,
-            was_on: true,
+            was_on,
             holding: false,
             what_if: None,
         });
-    }
+    };
+    cannot_say(quiet, true);
+    // A guard that was off and whose re-run cannot say is as much a part of the story as one
+    // that was on: in 22 the contract check, off, is what the lesson is about — dropping it
+    // left the debrief saying no guard's switch mattered.
+    cannot_say(unsaid_when(false), false);
     lines
 }
 

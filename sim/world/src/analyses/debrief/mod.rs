@@ -125,10 +125,36 @@ pub enum RuleSource {
     Decider,
     /// The level's own rule: no guard decided, and the run's events name nothing else.
     Level,
+    /// The level's own rule: no guard was shown to decide, and switching some cannot say
+    /// ([`Decider::Unsaid`]).
+    LevelUnsaid,
     /// The level's own rule in a heist that worked where every guard that decided was on and
     /// did only its ordinary work, which the crew used (39: retries of one key reach a billing
     /// that honours keys). Their rules are not what the run teaches; the level's is.
     Lesson,
+}
+
+impl RuleSource {
+    /// Where the debrief's rule line comes from, in words both editions and `twice-sim play`
+    /// show: "the rule of the write retry rule, which decided this run".
+    pub fn words(self) -> String {
+        match self {
+            RuleSource::Guard { guard } => {
+                format!("the rule of {}, which decided this run", crate::guards::words(guard))
+            }
+            RuleSource::HeldGuard { guard } => {
+                format!("the rule of {}, which held in this run", crate::guards::words(guard))
+            }
+            RuleSource::Decider => "the rule of what decided this run".to_owned(),
+            RuleSource::Level => "the level's rule: no guard decided this run".to_owned(),
+            RuleSource::LevelUnsaid => {
+                "the level's rule: no guard was shown to decide this run (switching one cannot say)".to_owned()
+            }
+            RuleSource::Lesson => {
+                "the level's rule: the guards that decided were on, and the heist used their ordinary work".to_owned()
+            }
+        }
+    }
 }
 
 /// Another run offered beside this one: the same moves with one or two guards switched.
@@ -367,6 +393,7 @@ fn rule_line(level: &Level, decided_by: &Decider, heist_worked: bool) -> (String
             ..
         } => (rulebook::COMPENSATE_RULE.to_owned(), RuleSource::Decider),
         Decider::Operator { .. } => (rulebook::OPERATOR_RULE.to_owned(), RuleSource::Decider),
+        Decider::Unsaid { .. } => (plain(&level.lesson.rule), RuleSource::LevelUnsaid),
         Decider::Moment { .. } | Decider::NoMoves | Decider::Unexplained => {
             (plain(&level.lesson.rule), RuleSource::Level)
         }

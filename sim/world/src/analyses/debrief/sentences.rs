@@ -296,6 +296,14 @@ fn why_it_failed(
                 guard_words(guards[0])
             ));
         }
+        Decider::Unsaid { guards } => {
+            let words: Vec<&str> = guards.iter().map(|found| guard_words(found.guard)).collect();
+            sentences.push(format!(
+                "Switched, {} changes the run so that one of your moves never meets what it hit here: this run cannot say whether {} alone decided.",
+                crate::text::and_list(&words),
+                if guards.len() == 1 { "it" } else { "one" }
+            ));
+        }
         Decider::KeysHonoured { key } => sentences.push(format!(
             "Billing recognised key {key} and answered with its first credit instead of paying again."
         )),
@@ -329,9 +337,11 @@ fn why_it_failed(
                 .map(|guard| guard_words(*guard).to_owned())
                 .collect();
             sentences.push(format!(
-                "No guard's switch alone turns this heist, but switching {} changes what a customer gets (below); no move of yours landed where the heist needs it: look at when billing applies the credit and when its answer travels.",
-                money::listed(&words)
+                "No guard's switch alone turns this heist, but switching {} changes what a customer gets (below); no move of yours landed where the heist needs it: {}.",
+                money::listed(&words),
+                where_to_look(simulation.level().goal)
             ));
+            sentences.extend(declared(simulation));
             return with_unplayed(simulation, sentences);
         }
         // Guards may have held in this run (the timeline shows them) without deciding it.
@@ -341,11 +351,49 @@ fn why_it_failed(
             "Guards held, but none decided this verdict, and"
         };
         sentences.push(format!(
-            "{held} no move landed where the money moves: look at when billing applies the credit and when its \
-             answer travels."
+            "{held} no move landed where the money moves: {}.",
+            where_to_look(simulation.level().goal)
         ));
+        sentences.extend(declared(simulation));
     }
     with_unplayed(simulation, sentences)
+}
+
+/// Where a lost heist's moves should look, for the level's goal: a second payment needs a
+/// request applied and then sent again, an unpaid customer a request that never gets applied
+/// — the same pointer for both sent a newcomer of 21 the wrong way.
+fn where_to_look(goal: Outcome) -> &'static str {
+    match goal {
+        Outcome::PaidTwice | Outcome::EmailedTwice | Outcome::ActedAgain | Outcome::ChangeUndone => {
+            "look at when billing applies a request and when its answer travels"
+        }
+        Outcome::NotPaidButOwed | Outcome::NotDone => {
+            "the customer must go without here, so look at what happens to a request before billing applies it, and what Penny does after"
+        }
+        Outcome::UnknownFlagged => "look at what leaves a call's outcome unknown to Penny",
+        Outcome::PaidOnce | Outcome::DoneOnce => "look at when billing applies a request and when its answer travels",
+    }
+}
+
+/// The declarations the player made, said where a loss's cause is looked for: they set how
+/// often a tool is sent and whether its key goes with it, and 22's debrief never named them.
+fn declared(simulation: &Simulation) -> Vec<String> {
+    simulation
+        .played()
+        .iter()
+        .filter_map(|action| match &action.play {
+            Play::DeclareTool(declaration) => Some(declaration.tool.as_str()),
+            _ => None,
+        })
+        .filter_map(|tool| simulation.level().tools.iter().find(|declared| declared.name == tool))
+        .map(|declared| {
+            format!(
+                "Your declaration is part of this run: {} was declared {}.",
+                declared.name,
+                declared.summary()
+            )
+        })
+        .collect()
 }
 
 /// `sentences`, then the cards never played, if any.

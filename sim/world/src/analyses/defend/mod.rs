@@ -106,16 +106,21 @@ impl HeistStanding {
 }
 
 /// The known heists that never fire here, said once for all (a screen lists those that fire).
+/// A tape's moves are timed by the phases of the run it was recorded in, and switching a guard
+/// adds or removes phases (no ledger, no reservation): so a level's own heist can fire at
+/// nothing in a defence's run while the search finds the same heist a phase earlier. The
+/// sentence says that, so "does nothing here" is not read as "this heist cannot work".
 pub fn no_fire_sentence(count: usize) -> Option<String> {
     // Said as what the player sees (a shorter list) and why, before any term of the search.
-    let (heists, does, cards) = match count {
+    let (heists, they, cards) = match count {
         0 => return None,
-        1 => ("1 known heist".to_owned(), "does", "its cards"),
-        many => (format!("{many} known heists"), "do", "their cards"),
+        1 => ("1 known heist".to_owned(), "it", "its cards"),
+        many => (format!("{many} known heists"), "they", "their cards"),
     };
     Some(format!(
-        "Not listed: {heists} that {does} nothing here, even with every guard off or with this level's own guards: \
-         at their moments {cards} find nothing to hit, or what they hit moves no money."
+        "Not listed: {heists} that cannot test these guards: replayed at the phases {they} were recorded at, \
+         with every guard off or with this level's own guards, {cards} hit nothing, or nothing that moves money. \
+         Guards switched move a run's phases; the search below looks for heists against your guards afresh."
     ))
 }
 
