@@ -283,7 +283,7 @@ const WORLD_LAYERS: [(&str, &[&str]); 9] = [
     ("the reports", &["report", "replay_link"]),
     (
         "the play session and the screens both editions draw",
-        &["play_session", "screen"],
+        &["play_session", "screen", "take_home"],
     ),
 ];
 

@@ -28,6 +28,7 @@ pub mod guards;
 pub mod play_session;
 pub mod replay_link;
 pub mod screen;
+pub mod take_home;
 
 pub use analyses::{
     campaign_sweep, counterfactual, debrief, defend, expected, explore, export, expressible, prediction, rulebook,
