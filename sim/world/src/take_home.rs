@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::export::{self, ExportError, Files, RuntimeDependency};
-use crate::level::{self, LoadedTape};
+use crate::level::{self, LoadedTape, TimedAction};
 use crate::play_session::{PlaySession, SessionError};
 
 /// The project of one played run, in memory: written by the game into a new folder, sent by
@@ -32,6 +32,9 @@ pub enum TakeHomeError {
     /// The export refused the run: the sentence `twice-sim export` prints.
     #[error("{0}")]
     Export(#[from] ExportError),
+    /// The level's file is not at hand to write beside the program.
+    #[error("the file of level {level} is not at hand to write beside the program")]
+    NoLevelText { level: String },
 }
 
 impl TakeHomeError {
@@ -41,7 +44,7 @@ impl TakeHomeError {
         match self {
             TakeHomeError::Export(ExportError::NotExpressible { reason, .. }) => export::why_not_words(reason),
             TakeHomeError::Export(ExportError::Simulation { detail, .. }) => detail.clone(),
-            TakeHomeError::Session(_) => self.to_string(),
+            TakeHomeError::Session(_) | TakeHomeError::NoLevelText { .. } => self.to_string(),
         }
     }
 }
@@ -53,13 +56,33 @@ pub fn tape_file_name(stem: &str) -> String {
 
 /// The project of the run in `session`, played to its end as a tape records it (the moves the
 /// player made, the guards in force, the seed): `Cargo.toml`, `src/`, and beside them the
-/// level file and the run's tape (naming the level beside it).
+/// level file (as the session loaded it) and the run's tape (naming the level beside it).
 ///
 /// # Errors
 ///
 /// [`TakeHomeError`] when the run cannot be re-simulated or exported, with why.
 pub fn project(session: &PlaySession, runtime: &RuntimeDependency) -> Result<Project, TakeHomeError> {
+    project_with_level(session, &session.recipe.level.text, runtime)
+}
+
+/// [`project`], for a session whose level was opened from a parsed level without its file's
+/// text (the browser's room keeps its catalogue parsed): `level_text` is the file.
+///
+/// # Errors
+///
+/// As [`project`]; [`TakeHomeError::NoLevelText`] when `level_text` is empty (the tape beside
+/// the program would name a level that is not there).
+pub fn project_with_level(
+    session: &PlaySession,
+    level_text: &str,
+    runtime: &RuntimeDependency,
+) -> Result<Project, TakeHomeError> {
     let loaded_level = &session.recipe.level;
+    if level_text.trim().is_empty() {
+        return Err(TakeHomeError::NoLevelText {
+            level: loaded_level.level.id.to_string(),
+        });
+    }
     let level_file = loaded_level
         .path
         .file_name()
@@ -84,7 +107,7 @@ pub fn project(session: &PlaySession, runtime: &RuntimeDependency) -> Result<Pro
         level: loaded_level.clone(),
     };
     let mut files = export::export(&loaded, runtime)?;
-    files.push((PathBuf::from(&level_file), loaded_level.text.clone()));
+    files.push((PathBuf::from(&level_file), level_text.to_owned()));
     files.push((PathBuf::from(tape_file), text));
     Ok(Project {
         stem,
@@ -92,6 +115,21 @@ pub fn project(session: &PlaySession, runtime: &RuntimeDependency) -> Result<Pro
         level_title: title.to_string(),
         files,
     })
+}
+
+/// Why the run in `session` cannot be exported, if its level and the moves `played` (its
+/// simulation's, passed in by a caller that holds the simulation) already say so — no
+/// re-simulation, so cheap enough to ask on every view of a debrief. [`project`] plays the run
+/// again and may still refuse it (a move that no longer meets what it hit).
+pub fn why_not(session: &PlaySession, played: &[TimedAction]) -> Option<String> {
+    let tape = session.recipe.tape(session.mode, played, String::new(), String::new());
+    let loaded = LoadedTape {
+        path: PathBuf::new(),
+        text: String::new(),
+        tape,
+        level: session.recipe.level.clone(),
+    };
+    export::why_not(&loaded).map(|reason| export::why_not_words(&reason))
 }
 
 /// The line that builds and runs a project written to `folder`.

@@ -125,3 +125,35 @@ fn a_project_by_version_names_the_library_by_version() {
     );
     assert!(cargo.contains("PATH/TO/twice/sim/runtime"), "{cargo}");
 }
+
+#[test]
+fn a_level_kept_without_its_text_takes_the_file_it_is_given() {
+    // The browser's catalogue keeps levels parsed, without their files' text.
+    let shipped = tape("05-crash-replay.win.tape.ron");
+    let mut without_text = shipped.clone();
+    without_text.level.text = String::new();
+    let session = played(&without_text);
+    assert_eq!(take_home::why_not(&session, session.simulation().played()), None);
+    let error = take_home::project(&session, &RuntimeDependency::Version).expect_err("no level file");
+    assert!(error.why().contains("is not at hand"), "{}", error.why());
+    let project =
+        take_home::project_with_level(&session, &shipped.level.text, &RuntimeDependency::Version).expect("exports");
+    let home = tempfile::tempdir().expect("a temporary folder");
+    let folder = export::write_new_folder(home.path(), &project.stem, &project.files).expect("written");
+    let written = twice_world::level::load_tape(&folder.join(take_home::tape_file_name(&project.stem)))
+        .unwrap_or_else(|error| panic!("{error}"));
+    let replayed = twice_world::replay::replay_tape(&written).expect("replays");
+    assert!(replayed.as_expected, "{:?}", replayed.differences);
+    assert_eq!(replayed.verdict.outcome, shipped.tape.expect.verdict);
+}
+
+#[test]
+fn why_not_without_replaying_is_the_exports_reason() {
+    let session = played(&tape("35-first-decision.win.tape.ron"));
+    assert_eq!(
+        take_home::why_not(&session, session.simulation().played()),
+        Some(export::why_not_words(
+            &twice_world::expressible::Reason::ScriptedOperator
+        ))
+    );
+}
