@@ -1138,10 +1138,10 @@ function takeHomeButton(offer) {
   if (offer.href) {
     return h('a', {class: 'button', id: 'take-home', 'data-fid': 'take-home', href: offer.href, download: offer.file,
       title: 'this run as a small Rust program against twice-runtime: unpack it, then cargo run prints this verdict'},
-    '📦 Take it home');
+    '↓ Take it home');
   }
   return h('button', {id: 'take-home', 'data-fid': 'take-home', disabled: true,
-    title: `This run cannot be exported: ${offer.why_not}`}, '📦 Take it home');
+    title: `This run cannot be exported: ${offer.why_not}`}, '↓ Take it home');
 }
 
 /** What the take-home gives, or why it is off: in words on the page (a phone has no hover). */

@@ -30,7 +30,7 @@ pub(super) fn button(ui: &mut egui::Ui, take_home: &TakeHome, generation: u64) -
         Some(Err(why)) => (false, format!("This run cannot be exported: {why}")),
         None => (false, "working out whether this run can be exported…".to_owned()),
     };
-    let response = ui::button(ui, enabled, "📦 Take it home", "H");
+    let response = ui::button(ui, enabled, "↓ Take it home", "H");
     let response = if enabled {
         response.on_hover_text(hover)
     } else {
