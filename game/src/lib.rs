@@ -29,6 +29,7 @@ pub mod progress;
 pub mod replay_url;
 pub mod screens;
 pub mod session;
+pub mod take_home;
 pub mod ui;
 
 use options::Options;
@@ -57,6 +58,7 @@ impl Plugin for CorePlugin {
             defence::plugin,
             guide::plugin,
             replay_url::plugin,
+            take_home::plugin,
         ));
     }
 }

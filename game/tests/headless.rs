@@ -15,6 +15,8 @@ use twice_world::ledger::Ledger;
 use twice_world::level::{self, LoadedTape, Play};
 
 mod support;
+#[path = "headless/take_home.rs"]
+mod take_home;
 #[path = "headless/window.rs"]
 mod window;
 use support::{game, game_with, levels_folder};

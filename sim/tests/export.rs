@@ -50,7 +50,7 @@ fn simulated(tape: &LoadedTape) -> (bool, Vec<String>) {
     let mut simulation = replay::simulation_of(tape, LedgerStore::Memory).expect("a shipped tape builds");
     simulation.run().expect("a shipped tape runs");
     let verdict = simulation.verdict().expect("a shipped tape has a verdict");
-    let lines = twice_drill::export::verdict::lines(&tape.level.level, simulation.billing());
+    let lines = twice_world::export::verdict::lines(&tape.level.level, simulation.billing());
     // The last line names what was done twice exactly when the checker's outcome is that.
     let last = lines.last().cloned().unwrap_or_default();
     for (outcome, words) in [
@@ -111,7 +111,7 @@ fn every_level_exports_and_its_programs_print_the_simulators_verdict() {
                 continue;
             }
             let tape_file = tape_path.file_name().unwrap().to_string_lossy().into_owned();
-            let package = twice_drill::export::package_name(&tape);
+            let package = twice_world::export::package_name(&tape);
             let out = workspace.join("programs").join(&package);
             let output = twice_sim(&[
                 "export",

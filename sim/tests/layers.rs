@@ -271,7 +271,10 @@ const WORLD_LAYERS: [(&str, &[&str]); 9] = [
             "counterfactual",
             "debrief",
             "defend",
+            "expected",
             "explore",
+            "export",
+            "expressible",
             "prediction",
             "rulebook",
         ],
@@ -280,7 +283,7 @@ const WORLD_LAYERS: [(&str, &[&str]); 9] = [
     ("the reports", &["report", "replay_link"]),
     (
         "the play session and the screens both editions draw",
-        &["play_session", "screen"],
+        &["play_session", "screen", "take_home"],
     ),
 ];
 

@@ -28,7 +28,6 @@ pub mod billing_server;
 pub mod billing_store;
 pub mod billing_target;
 pub mod check;
-pub mod export;
 pub mod flags;
 pub mod hosts;
 pub mod ledger_target;

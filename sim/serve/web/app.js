@@ -1122,12 +1122,33 @@ async function showDebrief() {
       end.next ? h('button', {class: 'primary', id: 'next-level', 'data-fid': 'next-level', onclick: () => openLevel(end.next)}, 'Next level') : null,
       h('button', {id: 'back-to-level', 'data-fid': 'back-to-level', onclick: () => go('level')}, 'Back to the level (rewind, restart)'),
       h('a', {class: 'button', id: 'debrief-tape', 'data-fid': 'debrief-tape', href: '/api/game/tape', download: ''}, 'Save the tape'),
+      takeHomeButton(end.take_home),
       h('button', {'data-fid': 'debrief-levels', onclick: () => go('levels')}, 'Levels')),
+    takeHomeNote(end.take_home),
     game.replay_link ? shareRun(game) : null,
     timelinePanel(game)));
   const first = document.querySelector('[data-fid="next-level"]') || document.querySelector('[data-fid="back-to-level"]');
   if (first) first.focus({preventScroll: true});
   window.scrollTo(0, 0);
+}
+
+/** "Take it home": this run as a cargo project against twice-runtime, one archive named after
+ *  the level; disabled, with the export's reason, when the run cannot be exported. */
+function takeHomeButton(offer) {
+  if (offer.href) {
+    return h('a', {class: 'button', id: 'take-home', 'data-fid': 'take-home', href: offer.href, download: offer.file,
+      title: 'this run as a small Rust program against twice-runtime: unpack it, then cargo run prints this verdict'},
+    '↓ Take it home');
+  }
+  return h('button', {id: 'take-home', 'data-fid': 'take-home', disabled: true,
+    title: `This run cannot be exported: ${offer.why_not}`}, '↓ Take it home');
+}
+
+/** What the take-home gives, or why it is off: in words on the page (a phone has no hover). */
+function takeHomeNote(offer) {
+  return h('p', {class: 'hint', id: 'take-home-note'}, offer.href
+    ? `Take it home: ${offer.file} holds this run as a cargo project against twice-runtime, with the level and your tape; unpack it and cargo run prints this verdict.`
+    : `Take it home is off for this run: ${offer.why_not}.`);
 }
 
 /** "Send this heist to a friend": the run as a link that opens it at its end. */

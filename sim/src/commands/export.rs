@@ -1,15 +1,14 @@
 //! `twice-sim export LEVEL [--tape TAPE] [--out DIR]`: the level and one of its tapes as a
-//! small standalone cargo project against `twice-runtime` (`twice_drill::export`). Nothing is
-//! written unless everything is: the files go into a folder beside `--out` that is renamed
-//! into place at the end.
+//! small standalone cargo project against `twice-runtime` (`twice_world::export`). Nothing is
+//! written unless everything is (`export::write_project`).
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use twice_drill::export::{self, Files};
 use twice_world::campaign::WIN_TAPE_SUFFIX;
 use twice_world::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use twice_world::export::{self, RuntimeDependency, WriteError};
 use twice_world::level::{self, LoadedTape};
 
 #[derive(Debug, Args)]
@@ -79,12 +78,18 @@ fn export_to(args: &ExportArgs) -> Result<PathBuf, Failure> {
             loaded_level.level.id
         )));
     }
-    let files = export::export(&tape, export::RUNTIME_PATH).map_err(|error| bad(error.to_string()))?;
+    let files = export::export(&tape, &RuntimeDependency::here()).map_err(|error| bad(error.to_string()))?;
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(export::package_name(&tape)));
-    write_project(&out, &files)?;
+    export::write_project(&out, &files).map_err(|error| match error {
+        WriteError::NotEmpty { .. } => Failure::BadInput(format!(
+            "{}: --out exists and is not an empty folder; nothing was written",
+            out.display()
+        )),
+        other => Failure::Write(other.to_string()),
+    })?;
     println!(
         "Exported level {} with the tape {} to {}: {} files, a program against twice-runtime's public API.",
         loaded_level.level.id,
@@ -114,43 +119,4 @@ fn same_file(one: &Path, other: &Path) -> bool {
         (Ok(one), Ok(other)) => one == other,
         _ => false,
     }
-}
-
-/// Writes `files` under `out`, all or nothing: `out` must not exist or be an empty folder.
-fn write_project(out: &Path, files: &Files) -> Result<(), Failure> {
-    if out.exists() {
-        let empty = std::fs::read_dir(out).is_ok_and(|mut entries| entries.next().is_none());
-        if !empty {
-            return Err(Failure::BadInput(format!(
-                "{}: --out exists and is not an empty folder; nothing was written",
-                out.display()
-            )));
-        }
-    }
-    let name = out
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let partial = out.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-    let written = write_all(&partial, files).and_then(|()| {
-        if out.exists() {
-            std::fs::remove_dir(out)?;
-        }
-        std::fs::rename(&partial, out)
-    });
-    written.map_err(|error| {
-        let _ = std::fs::remove_dir_all(&partial);
-        Failure::Write(format!("{}: {error}; nothing was written", out.display()))
-    })
-}
-
-fn write_all(folder: &Path, files: &Files) -> std::io::Result<()> {
-    for (path, text) in files {
-        let path = folder.join(path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(path, text)?;
-    }
-    Ok(())
 }

@@ -28,8 +28,11 @@ pub mod guards;
 pub mod play_session;
 pub mod replay_link;
 pub mod screen;
+pub mod take_home;
 
-pub use analyses::{campaign_sweep, counterfactual, debrief, defend, explore, prediction, rulebook};
+pub use analyses::{
+    campaign_sweep, counterfactual, debrief, defend, expected, explore, export, expressible, prediction, rulebook,
+};
 pub use engine::{
     billing, billing_tools, cards, checker, hand, key_look, level, model, outcome, replay, simulation_lock, simulator,
     upgrade,

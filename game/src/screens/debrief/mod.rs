@@ -6,6 +6,7 @@
 
 mod code;
 mod other_run;
+mod take_home;
 mod verdict;
 
 pub(crate) use verdict::tone_look;
@@ -22,10 +23,11 @@ use crate::defence::DefenceIntent;
 use crate::progress::Progress;
 use crate::progress::prediction::Prediction;
 use crate::session::{Intent, Leaving, Mode, Session};
+use crate::take_home::{TakeHome, TakeHomeIntent};
 use crate::ui::{self, theme};
 
 pub(super) fn plugin(app: &mut App) {
-    app.add_systems(OnEnter(Screen::Debrief), spawn_state);
+    app.add_systems(OnEnter(Screen::Debrief), (spawn_state, take_home::prepare));
     app.add_systems(
         EguiPrimaryContextPass,
         draw.run_if(in_state(Screen::Debrief))
@@ -64,6 +66,7 @@ fn draw(
     (campaign, progress, prediction): (Res<Campaign>, Res<Progress>, Res<Prediction>),
     mut intents: MessageWriter<Intent>,
     mut defence_intents: MessageWriter<DefenceIntent>,
+    (take_home, mut take_home_intents, mut copied): (Res<TakeHome>, MessageWriter<TakeHomeIntent>, Local<u64>),
 ) -> Result {
     let context = contexts.ctx_mut()?;
     let (mut cache, mut other) = state.into_inner();
@@ -86,6 +89,8 @@ fn draw(
         _ => None,
     };
     let mut chosen = Chosen::default();
+    let mut take_home_asked = None;
+    let generation = session.generation();
     let mut root = ui::root_ui(context, "debrief");
     egui::Panel::bottom("debrief-actions")
         .frame(
@@ -94,7 +99,11 @@ fn draw(
                 .inner_margin(egui::Margin::symmetric(14, 8)),
         )
         .show(&mut root, |ui| {
-            actions(ui, &campaign, after, defend, back, simulation.phase(), &mut chosen)
+            ui.horizontal(|ui| {
+                actions(ui, &campaign, after, defend, back, simulation.phase(), &mut chosen);
+                take_home_asked = take_home::button(ui, &take_home, generation);
+            });
+            take_home::outcome(ui, &take_home, &mut copied);
         });
     // The verdict column is as wide as its table needs; the timeline, the wordiest view,
     // gets the rest of the screen — at least half of a narrow one (a projector), where a
@@ -144,6 +153,9 @@ fn draw(
         other.toggle(which, told, &simulation);
     }
     drop(simulation);
+    if let Some(asked) = take_home_asked {
+        take_home_intents.write(asked);
+    }
     if let Some(index) = chosen.defend {
         defence_intents.write(DefenceIntent::Open { index });
         return Ok(());

@@ -26,44 +26,18 @@
 
 pub mod adapter;
 pub mod conductor;
-pub mod expected;
-pub mod expressible;
 pub mod messages;
 pub mod model_side;
 pub mod process;
 pub mod proxy;
 pub mod run;
 
+// The expected run and the list of tapes that can be played live in twice-world, beside the
+// simulator they are computed from: `twice-sim export` and both editions' "Take it home" use
+// them too.
 pub use conductor::{LIMITS, Limits};
 pub use expressible::Reason;
 pub use messages::PROTOCOL_VERSION;
 pub use run::{RuntimeUnderTest, Summary, TapeOutcome, TapeReport, run_tape};
-
-use twice_world::level::Play;
-
-/// A move in a few words: `CrashWorker w1 about to save checkpoint`, `LoseResponse r1:c1`.
-pub fn describe_play(play: &Play) -> String {
-    let card = play.card().name();
-    match play {
-        Play::CrashWorker(crash) => format!(
-            "{card} {}{}",
-            crash
-                .worker
-                .map_or_else(|| "the oldest worker".to_owned(), |worker| format!("w{worker}")),
-            crash
-                .in_phase
-                .map(|phase| format!(" about to {phase}"))
-                .unwrap_or_default()
-        ),
-        Play::LoseRequest(_) | Play::LoseResponse(_) | Play::SlowResponse(_) => {
-            format!("{card} {}", play.key().unwrap_or("the oldest on the wire"))
-        }
-        Play::OperatorResolve(_) | Play::OperatorCompensate(_) => {
-            format!("{card} {}", play.key().unwrap_or_default())
-        }
-        other => match other.run() {
-            Some(run) => format!("{card} on {run}"),
-            None => card.to_owned(),
-        },
-    }
-}
+pub use twice_world::expected::{self, describe_play};
+pub use twice_world::expressible;

@@ -125,4 +125,24 @@ impl Game {
     pub fn tape(&self, title: String) -> Result<Tape, GameError> {
         self.session.tape(self.file_name.clone(), title)
     }
+
+    /// The run as a take-home project (`twice_world::take_home`): `level_text` is the level's
+    /// file, which the room keeps apart from the parsed level this game was opened with.
+    ///
+    /// # Errors
+    ///
+    /// Why the run cannot be exported or replayed.
+    pub fn take_home(
+        &self,
+        level_text: &str,
+        runtime: &twice_world::export::RuntimeDependency,
+    ) -> Result<twice_world::take_home::Project, twice_world::take_home::TakeHomeError> {
+        twice_world::take_home::project_with_level(&self.session, level_text, runtime)
+    }
+
+    /// Why the run cannot be taken home, if its level and the moves `played` (its
+    /// simulation's, held by the caller) already say (no replay).
+    pub fn take_home_why_not(&self, played: &[twice_world::level::TimedAction]) -> Option<String> {
+        twice_world::take_home::why_not(&self.session, played)
+    }
 }

@@ -47,6 +47,7 @@ mod race;
 mod race_routes;
 mod room_file;
 mod sessions;
+pub mod take_home;
 pub mod views;
 
 use std::future::Future;
@@ -349,6 +350,7 @@ pub fn router(state: WebState) -> Router {
         .route("/api/game/rewind", post(handlers::rewind))
         .route("/api/game/restart", post(handlers::restart))
         .route("/api/game/tape", get(handlers::tape))
+        .route("/api/game/take-home", get(take_home::take_home))
         .route("/api/game/predict", post(prediction::predict))
         .route("/api/replay", post(handlers::replay))
         .route("/api/defend", post(defend::defend))

@@ -91,6 +91,8 @@ pub struct EndView {
     /// The lines of the guards that decided, and the fix as a diff (filled by the level
     /// screen, which holds the simulation: [`super::debrief_code`]).
     pub code: Option<super::DebriefCodeView>,
+    /// "Take it home": the run's project to download, or why it cannot be exported.
+    pub take_home: super::super::take_home::TakeHomeView,
 }
 
 /// What decided a run, as the browser shows it: the world's guard lines (the game draws the
@@ -121,7 +123,14 @@ fn decided_view(told: &twice_world::debrief::Debrief) -> DecidedView {
     }
 }
 
-pub(super) fn end_view(game: &Game, conclusion: &Conclusion, catalogue: &Catalogue, looks: &KeyLooks) -> EndView {
+/// `played`: the simulation's moves (the caller holds the simulation's lock).
+pub(super) fn end_view(
+    game: &Game,
+    played: &[twice_world::level::TimedAction],
+    conclusion: &Conclusion,
+    catalogue: &Catalogue,
+    looks: &KeyLooks,
+) -> EndView {
     let level = game.level();
     EndView {
         verdict: verdict_view(&conclusion.verdict, level, looks),
@@ -139,6 +148,7 @@ pub(super) fn end_view(game: &Game, conclusion: &Conclusion, catalogue: &Catalog
         debrief: conclusion.debrief.clone(),
         next: catalogue.next(game.level_index).map(|next| next.stem.clone()),
         code: None,
+        take_home: super::super::take_home::view(&game.stem, game.take_home_why_not(played)),
     }
 }
 

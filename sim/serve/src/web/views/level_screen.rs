@@ -478,7 +478,7 @@ pub fn game_view(
     let history_skipped = history.len().saturating_sub(HISTORY_ENTRIES_SENT_MAX);
     let end = game.conclusion().map(|conclusion| EndView {
         code: super::code::debrief_code(simulation, &conclusion.debrief),
-        ..end_view(game, conclusion, catalogue, &looks)
+        ..end_view(game, simulation.played(), conclusion, catalogue, &looks)
     });
     let number = catalogue
         .levels()

@@ -3,12 +3,12 @@
 
 use std::fmt::Write as _;
 
-use twice_world::billing::KeyHandling;
-use twice_world::billing_tools::Operation;
-use twice_world::level::{Level, LoadedTape};
-use twice_world::model::{OnCompensated, OnFailed};
-use twice_world::runtime::guards::{Guard, Guards};
-use twice_world::runtime::tool::{SideEffect, ToolDeclaration};
+use crate::billing::KeyHandling;
+use crate::billing_tools::Operation;
+use crate::level::{Level, LoadedTape};
+use crate::model::{OnCompensated, OnFailed};
+use crate::runtime::guards::{Guard, Guards};
+use crate::runtime::tool::{SideEffect, ToolDeclaration};
 
 /// Whether a program with these guards needs the library's simulation switches: only when a
 /// guard is off (a lean build has no way to switch one off).
@@ -16,7 +16,7 @@ pub fn needs_simulation(guards: Guards) -> bool {
     guards != Guards::all_on()
 }
 
-pub fn cargo_toml(name: &str, guards: Guards, runtime_path: &str) -> String {
+pub fn cargo_toml(name: &str, guards: Guards, runtime: &super::RuntimeDependency) -> String {
     let version = super::RUNTIME_VERSION;
     let (features, why) = if needs_simulation(guards) {
         (
@@ -31,6 +31,23 @@ pub fn cargo_toml(name: &str, guards: Guards, runtime_path: &str) -> String {
             "# Every guard on: the library as an agent uses it, no `simulation` switches.\n",
         )
     };
+    let (from, source) = match runtime {
+        super::RuntimeDependency::Path(path) => (
+            format!(
+                "# Exported from Twice's repository: the library by path. In your own project write\n\
+                 #   twice-runtime = {{ version = \"{version}\", default-features = false, {features} }}\n"
+            ),
+            format!("path = {}", toml_string(&path.to_string_lossy())),
+        ),
+        super::RuntimeDependency::Version => (
+            format!(
+                "# Exported by a Twice built away from its repository: the library by version, from your\n\
+                 # registry. If cargo cannot find it there, point at a checkout of Twice instead:\n\
+                 #   twice-runtime = {{ path = \"PATH/TO/twice/sim/runtime\", default-features = false, {features} }}\n"
+            ),
+            format!("version = \"{version}\""),
+        ),
+    };
     format!(
         r#"[package]
 name = "{name}"
@@ -43,15 +60,28 @@ publish = false
 [workspace]
 
 [dependencies]
-# Exported from Twice's repository: the library by path. In your own project write
-#   twice-runtime = {{ version = "{version}", default-features = false, {features} }}
-# (default features add the SQLite ledger, `Ledger::open`; this program keeps its ledger in
+{from}# (default features add the SQLite ledger, `Ledger::open`; this program keeps its ledger in
 # memory).
-{why}twice-runtime = {{ path = "{runtime_path}", default-features = false, {features} }}
+{why}twice-runtime = {{ {source}, default-features = false, {features} }}
 serde = {{ version = "1", features = ["derive"] }}
 serde_json = "1"
 "#
     )
+}
+
+/// `text` as a TOML basic string: quotes and backslashes (a Windows path) escaped.
+fn toml_string(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for character in text.chars() {
+        match character {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            other => quoted.push(other),
+        }
+    }
+    quoted.push('"');
+    quoted
 }
 
 pub fn main_rs(tape: &LoadedTape) -> String {
@@ -168,7 +198,7 @@ fn guards_code(guards: Guards) -> String {
 }
 
 /// Billing's world as builder calls: key handling, accounts, retention and lookup lag.
-fn billing_code(world: &twice_world::level::World) -> String {
+fn billing_code(world: &crate::level::World) -> String {
     let keys = match world.billing_keys {
         KeyHandling::Honour => "KeyHandling::Honour",
         KeyHandling::MetadataOnly => "KeyHandling::MetadataOnly",

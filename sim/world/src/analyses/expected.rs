@@ -6,16 +6,43 @@
 
 use std::collections::BTreeMap;
 
-use twice_world::billing::Billing;
-use twice_world::checker::{RunNodes, Verdict};
-use twice_world::counterfactual;
-use twice_world::level::{CardKind, LoadedTape, Play, TimedAction};
-use twice_world::replay;
-use twice_world::runtime::guards::Guards;
-use twice_world::runtime::ledger::LedgerStore;
-use twice_world::runtime::run::ToolCall;
-use twice_world::runtime::worker::Phase;
-use twice_world::simulator::{Direction, Message, Simulation, SimulationBuilder, StepEvent, WorkerView};
+use crate::billing::Billing;
+use crate::checker::{RunNodes, Verdict};
+use crate::counterfactual;
+use crate::level::{CardKind, LoadedTape, Play, TimedAction};
+use crate::replay;
+use crate::runtime::guards::Guards;
+use crate::runtime::ledger::LedgerStore;
+use crate::runtime::run::ToolCall;
+use crate::runtime::worker::Phase;
+use crate::simulator::{Direction, Message, Simulation, SimulationBuilder, StepEvent, WorkerView};
+
+/// A move in a few words: `CrashWorker w1 about to save checkpoint`, `LoseResponse r1:c1`.
+pub fn describe_play(play: &Play) -> String {
+    let card = play.card().name();
+    match play {
+        Play::CrashWorker(crash) => format!(
+            "{card} {}{}",
+            crash
+                .worker
+                .map_or_else(|| "the oldest worker".to_owned(), |worker| format!("w{worker}")),
+            crash
+                .in_phase
+                .map(|phase| format!(" about to {phase}"))
+                .unwrap_or_default()
+        ),
+        Play::LoseRequest(_) | Play::LoseResponse(_) | Play::SlowResponse(_) => {
+            format!("{card} {}", play.key().unwrap_or("the oldest on the wire"))
+        }
+        Play::OperatorResolve(_) | Play::OperatorCompensate(_) => {
+            format!("{card} {}", play.key().unwrap_or_default())
+        }
+        other => match other.run() {
+            Some(run) => format!("{card} on {run}"),
+            None => card.to_owned(),
+        },
+    }
+}
 
 /// A worker the run starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -328,7 +355,7 @@ fn traced(before: &Snapshot, after: &Snapshot, moves: &MovesInStep, event: &Step
             let was = worker_of(before, *worker);
             let now = worker_of(after, *worker);
             let run = was.map(|view| view.run.to_string()).unwrap_or_default();
-            let node = twice_world::checker::node_of(nodes, &run);
+            let node = crate::checker::node_of(nodes, &run);
             let decided = (*phase == Phase::ModelDecides).then(|| {
                 let made_a_call = match (was, now) {
                     (Some(was), Some(now)) => now.run_state.next_call_number > was.run_state.next_call_number,

@@ -11,8 +11,8 @@
 
 use serde::Serialize;
 
-use twice_world::billing_tools::Operation;
-use twice_world::level::{LoadedTape, Play};
+use crate::billing_tools::Operation;
+use crate::level::{LoadedTape, Play};
 
 /// Why a tape cannot be played against a runtime.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]

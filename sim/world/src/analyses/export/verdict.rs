@@ -4,9 +4,9 @@
 //! credits, and whether it was paid twice; every email, owner change and delete; and whether
 //! anything was done twice. (The program's copy stands alone: it depends on no Twice crate.)
 
-use twice_world::billing::{Billing, ChangedBy, EntryKind};
-use twice_world::level::Level;
-use twice_world::text::dollars;
+use crate::billing::{Billing, ChangedBy, EntryKind};
+use crate::level::Level;
+use crate::text::dollars;
 
 /// The program's lines for a run that left `billing` as it is.
 pub fn lines(level: &Level, billing: &Billing) -> Vec<String> {

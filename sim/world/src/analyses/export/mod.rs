@@ -6,23 +6,26 @@
 //! (`program/billing.rs`), the library's own worker machine and executor stepped by a small
 //! driver (`program/play.rs`), and a schedule ([`schedule`]): which worker takes its next
 //! step and which fault happens, in the order the simulator's run of the tape took them (the
-//! runtime protocol's expected run, [`crate::runtime_protocol::expected`]). `cargo run`
+//! expected run the runtime protocol plays too, [`crate::expected`]). `cargo run`
 //! prints the verdict from its own billing, in the words [`verdict::lines`] gives the
 //! simulator's billing, so a test can compare them.
 //!
 //! Which tapes cannot be exported, and why, is the runtime protocol's list
-//! ([`crate::runtime_protocol::expressible`]): the program drives the library as any driver
+//! ([`crate::expressible`]): the program drives the library as any driver
 //! does, with no simulator inside.
 
 mod schedule;
 mod source;
 pub mod verdict;
+mod write;
 
-use std::path::PathBuf;
+pub use write::{NUMBERED_FOLDERS_MAX, WriteError, write_new_folder, write_project};
 
-use crate::runtime_protocol::expected::{ExpectedError, expected_run};
-use crate::runtime_protocol::expressible::{self, Reason};
-use twice_world::level::{LoadedTape, Play};
+use std::path::{Path, PathBuf};
+
+use crate::expected::{ExpectedError, expected_run};
+use crate::expressible::{self, Reason};
+use crate::level::{LoadedTape, Play};
 
 /// Why a tape cannot be exported.
 #[derive(Debug, thiserror::Error)]
@@ -67,20 +70,43 @@ pub fn why_not_words(reason: &Reason) -> String {
 /// The files of the exported project, by path inside its folder.
 pub type Files = Vec<(PathBuf, String)>;
 
-/// Where the library is when exported from this repository (the exported `Cargo.toml` says
-/// what a developer writes instead).
+/// Where the library is in the repository this crate was built from.
 pub const RUNTIME_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../runtime");
 
-/// The library's version, for the `Cargo.toml` comment.
+/// The library's version, for the `Cargo.toml` comment and a dependency by version.
 pub const RUNTIME_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// Where the exported `Cargo.toml` takes `twice-runtime` from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RuntimeDependency {
+    /// A folder holding the library's `Cargo.toml`: the repository's `sim/runtime`.
+    Path(PathBuf),
+    /// The library by version ([`RUNTIME_VERSION`]), from the developer's registry: what a
+    /// Twice built away from its repository (or whose repository is gone) can name.
+    Version,
+}
+
+impl RuntimeDependency {
+    /// The repository's runtime when the program exporting was built from a checkout that is
+    /// still there (`twice-sim`, the game or the browser run from the repository: the project
+    /// builds against exactly the library the level was played with); else the version.
+    pub fn here() -> RuntimeDependency {
+        let folder = Path::new(RUNTIME_PATH);
+        if folder.join("Cargo.toml").is_file() {
+            RuntimeDependency::Path(std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf()))
+        } else {
+            RuntimeDependency::Version
+        }
+    }
+}
+
 /// The project for `tape` (its level is `tape.level`): `Cargo.toml`, `src/main.rs` and the
-/// modules it uses. `runtime_path` is the path dependency on `twice-runtime`.
+/// modules it uses. `runtime` says where its `Cargo.toml` takes `twice-runtime` from.
 ///
 /// # Errors
 ///
 /// [`ExportError`] when the tape cannot be exported, with why.
-pub fn export(tape: &LoadedTape, runtime_path: &str) -> Result<Files, ExportError> {
+pub fn export(tape: &LoadedTape, runtime: &RuntimeDependency) -> Result<Files, ExportError> {
     if let Some(reason) = why_not(tape) {
         return Err(ExportError::NotExpressible {
             tape: tape.path.clone(),
@@ -101,10 +127,7 @@ pub fn export(tape: &LoadedTape, runtime_path: &str) -> Result<Files, ExportErro
     })?;
     let name = package_name(tape);
     Ok(vec![
-        (
-            PathBuf::from("Cargo.toml"),
-            source::cargo_toml(&name, guards, runtime_path),
-        ),
+        (PathBuf::from("Cargo.toml"), source::cargo_toml(&name, guards, runtime)),
         (PathBuf::from("src/main.rs"), source::main_rs(tape)),
         (PathBuf::from("src/level.rs"), source::level_rs(level, guards)),
         (

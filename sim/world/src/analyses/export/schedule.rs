@@ -5,12 +5,12 @@
 
 use std::fmt::Write as _;
 
-use crate::runtime_protocol::describe_play;
-use crate::runtime_protocol::expected::{Decided, ExpectedRun, Spawn, Traced};
-use twice_world::cards::OperatorResolve;
-use twice_world::level::{Level, Play};
-use twice_world::runtime::worker::Phase;
-use twice_world::simulator::FIRST_NODE;
+use crate::cards::OperatorResolve;
+use crate::expected::describe_play;
+use crate::expected::{Decided, ExpectedRun, Spawn, Traced};
+use crate::level::{Level, Play};
+use crate::runtime::worker::Phase;
+use crate::simulator::FIRST_NODE;
 
 fn start(spawn: &Spawn) -> String {
     format!(
