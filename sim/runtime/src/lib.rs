@@ -89,6 +89,13 @@
 //! - **[`execution::Ending::Exited`] is not success**: the run is over for this worker —
 //!   completed, failed or paused. How it ended is in its checkpoint:
 //!   `ledger.load_checkpoint(run_id)?` and then [`ledger::Checkpoint::run_state`]'s `status`.
+//! - **One live process per worker id.** A process restarted under its predecessor's id (or
+//!   made with [`worker::WorkerSetup::replacing`] the dead worker's id) records the calls that
+//!   worker left `started` as `indeterminate` when it meets them, so an operator finds them
+//!   among the unknown calls and settles them; two live processes sharing an id would take each
+//!   other's calls for orphans. A worker told nothing leaves another worker's `started` call
+//!   alone (it may be a live twin), and an operator settles it only acknowledging it may be in
+//!   flight.
 //! - **Recovery asks the model again from the last checkpoint.** Keep what the model needs to
 //!   decide the same way in [`run::RunState::application`], which is saved with the checkpoint.
 //!

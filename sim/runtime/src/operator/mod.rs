@@ -193,12 +193,23 @@ pub fn resolve(
     ledger.settle(key, &settlement, now_ms).map_err(|error| match error {
         SettleError::InFlight { current, .. } => OperatorError::InFlight {
             key: key.clone(),
+            parked_by: parked_since(ledger, &current),
             owner: current.owner.clone(),
             attempts: current.attempts,
             since_ms: current.updated_at_ms,
         },
         error => error.into(),
     })
+}
+
+/// The worker that saved `record`'s run paused on an unknown call after `record` was last
+/// written, if another than its owner did: the run was recovered while the owner held the
+/// call. Only for the words of a refusal, so a ledger that cannot be read says nothing.
+fn parked_since(ledger: &Ledger, record: &ExecutionRecord) -> Option<crate::ids::WorkerId> {
+    let checkpoint = ledger.load_checkpoint(&record.run_id).ok()??;
+    let parked = checkpoint.status == "awaiting_reconciliation";
+    (parked && checkpoint.saved_by != record.owner && checkpoint.updated_at_ms >= record.updated_at_ms)
+        .then_some(checkpoint.saved_by)
 }
 
 /// Whether a compensation may be asked for at all, without changing anything: a reason and an

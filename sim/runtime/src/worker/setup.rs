@@ -42,6 +42,9 @@ pub struct WorkerSetup {
     /// The application's words for what the runtime writes down for people (the machine and
     /// its executor make no sentences of their own).
     pub words: Words,
+    /// Workers this one takes over from, whose processes are known to have ended (their
+    /// supervisor saw them exit): see [`WorkerSetup::replacing`].
+    pub replaces: Vec<WorkerId>,
     /// The guards it runs under: every one on, unless the `simulation` feature switches some off.
     pub(crate) guards: Guards,
     /// The lease a naive runtime puts on `started` records (only with guard `no_lease_expiry`
@@ -61,6 +64,7 @@ impl WorkerSetup {
             recovery_attempts_max: None,
             decisions_max: DECISIONS_MAX_DEFAULT,
             words: Words::ENGLISH,
+            replaces: Vec::new(),
             guards: Guards::all_on(),
             lease_ms: None,
         }
@@ -96,6 +100,31 @@ impl WorkerSetup {
     #[must_use]
     pub fn with_words(mut self, words: Words) -> WorkerSetup {
         self.words = words;
+        self
+    }
+
+    /// The same setup for a worker that takes over from `worker`, whose process is known to
+    /// have ended — its supervisor saw it exit, or the host it ran on is gone.
+    ///
+    /// A call the crashed worker reserved and left `started` has nobody left to send it or
+    /// hear its answer: when this worker's run meets it, the ledger records it
+    /// `indeterminate` (the reconcile hook is asked, the run pauses, and an operator who lists
+    /// the `indeterminate` calls finds it and settles it). A process restarted under its own
+    /// worker id needs no such word: one live process per worker id is the rule, so a worker
+    /// meeting its own id's `started` call knows it is its predecessor's. A worker that is
+    /// not told leaves another worker's `started` call as it is — that worker may be alive, its
+    /// request on its way, and its own outcome must still land — and an operator settles it
+    /// only acknowledging it may be in flight.
+    ///
+    /// ```
+    /// use twice_runtime::worker::WorkerSetup;
+    /// let setup = WorkerSetup::new("worker-7b", "welcome-ada", Vec::new()).replacing("worker-7");
+    /// assert_eq!(setup.replaces[0].as_str(), "worker-7");
+    /// assert!(setup.check().is_ok());
+    /// ```
+    #[must_use]
+    pub fn replacing(mut self, worker: impl Into<WorkerId>) -> WorkerSetup {
+        self.replaces.push(worker.into());
         self
     }
 
@@ -136,7 +165,8 @@ impl WorkerSetup {
     ///
     /// # Errors
     ///
-    /// The first problem found, in the order: the worker id, the run id, the tenant, each
+    /// The first problem found, in the order: the worker id, the ids of the workers it
+    /// replaces, the run id, the tenant, each
     /// tool in turn (its name, a second tool of that name, its attempts, its terms), the
     /// recovery limit, the decision limit.
     pub fn check(&self) -> Result<(), SetupError> {
@@ -144,6 +174,9 @@ impl WorkerSetup {
             result.map_err(|problem| SetupError::Name { what, problem })
         };
         named("worker id", check_name(&self.worker_id))?;
+        for replaced in &self.replaces {
+            named("replaced worker id", check_name(replaced))?;
+        }
         named("run id", check_key_part(&self.run_id))?;
         named(
             "tenant",
@@ -195,7 +228,7 @@ pub enum SetupError {
     /// A name the ledger would store is not usable.
     #[error("the {what} {problem}")]
     Name {
-        /// Which name: `worker id`, `run id`, `tenant` or `tool name`.
+        /// Which name: `worker id`, `replaced worker id`, `run id`, `tenant` or `tool name`.
         what: &'static str,
         /// What is wrong with it.
         problem: NameError,
