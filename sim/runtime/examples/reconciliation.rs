@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
-use twice_runtime::execution::{Agent, AgentError, Clock, Ending, Found, LookUp, drive_run, moved_on, next_call};
+use twice_runtime::execution::{Agent, AgentError, Clock, Ending, Exit, Found, LookUp, drive_run, moved_on, next_call};
 use twice_runtime::executor::Executor;
 use twice_runtime::ledger::{ExecutionRecord, HistoryEntry, Ledger, RecordFilter};
 use twice_runtime::operator::{
@@ -328,7 +328,10 @@ fn history_line(entry: &HistoryEntry) -> String {
 /// How a worker's drive ended, in words.
 fn ending(ending: &Ending) -> String {
     match ending {
-        Ending::Exited => "exited".into(),
+        Ending::Exited(Exit::Completed) => "exited: the run completed".into(),
+        Ending::Exited(Exit::Failed { reason }) => format!("exited: the run failed ({reason})"),
+        Ending::Exited(Exit::AlreadyOver(status)) => format!("exited: the run was already {}", status.name()),
+        Ending::Exited(other) => format!("exited: {other:?}"),
         Ending::Parked(key) => format!("left the run paused on {key}"),
         Ending::StoodDown(_) => "stood down: another worker drives the run".into(),
         Ending::WaitsForPerson(reason) => format!("stopped for a person: {}", (Words::ENGLISH.wait)(reason)),

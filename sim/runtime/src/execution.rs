@@ -21,6 +21,9 @@ use crate::ledger::{Contradiction, LedgerError};
 use crate::run::{Arguments, Decision, RunState, ToolCall};
 use crate::worker::{GuardNote, Input, Phase, WaitReason, Worker};
 
+/// How an exited run ended (the worker's, named here beside [`Ending`]).
+pub use crate::worker::Exit;
+
 /// What one attempt of a tool came to, as the driver saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Attempt {
@@ -28,6 +31,13 @@ pub enum Attempt {
     Answered(ToolAnswer),
     /// The request left and no answer came in time: it may have taken effect.
     TimedOut,
+    /// The request may have left and the tool cannot say whether it took effect (a connection
+    /// reset after sending, a gateway timeout): a timeout whose `reason` is kept in the call's
+    /// history, where the person who settles the call reads it.
+    Unknown {
+        /// Why the outcome is unknown, in the tool's words.
+        reason: String,
+    },
     /// The tool refused before anything left (the other system could not be reached).
     NotSent {
         /// Why nothing was sent.
@@ -41,6 +51,7 @@ impl Attempt {
         match self {
             Attempt::Answered(answer) => Input::Response { key, attempt, answer },
             Attempt::TimedOut => Input::TimedOut { key, attempt },
+            Attempt::Unknown { reason } => Input::Unknown { key, attempt, reason },
             Attempt::NotSent { reason } => Input::NotAttempted { reason },
         }
     }
@@ -209,8 +220,9 @@ pub trait Clock {
 /// How [`drive_run`] ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ending {
-    /// The run is over for this worker (completed, failed or paused: read its checkpoint).
-    Exited,
+    /// The run is over: how ([`Exit`]: completed or failed in this start, dead-lettered, or
+    /// already over before it — then nothing ran).
+    Exited(Exit),
     /// Another worker drives the run (the guard note says how it found out; the application
     /// words it).
     StoodDown(GuardNote),
@@ -347,7 +359,7 @@ pub fn drive_run(
     loop {
         let Some(current) = command.take() else {
             if worker.in_flight().is_empty() {
-                return Ok(Ending::Exited);
+                return exited(worker);
             }
             // Free with a batch's requests out: the next to end is the next input.
             let Some(end) = ended.pop_front().or_else(|| tools.next_ended()) else {
@@ -381,6 +393,7 @@ pub fn drive_run(
                     None => match driven(drive, executor, agent, tools, clock)? {
                         Driven::Feed(input) => *input,
                         Driven::End(ending) => return Ok(ending),
+                        Driven::Exit => return exited(worker),
                     },
                 }
             }
@@ -411,6 +424,17 @@ fn begin_in_batch(tools: &mut dyn ToolExecution, ended: &mut VecDeque<Ended>, se
 enum Driven {
     Feed(Box<Input>),
     End(Ending),
+    /// The machine exited the run: how is the worker's to say ([`exited`]).
+    Exit,
+}
+
+/// The ending of a worker that has nothing more to do: how its run ended, or — if it did not
+/// exit the run (nothing a driver can do brings its next input) — stalled after its phase.
+pub(crate) fn exited(worker: &Worker) -> Result<Ending, Error> {
+    match worker.exit() {
+        Some(exit) => Ok(Ending::Exited(exit.clone())),
+        None => Err(Error::Stalled { phase: Phase::Exit }),
+    }
 }
 
 /// The driver's part of one step.
@@ -460,7 +484,7 @@ fn driven(
         Drive::Park { key } => return Ok(Driven::End(Ending::Parked(key))),
         Drive::StandDown { note } => return Ok(Driven::End(Ending::StoodDown(note))),
         Drive::WaitForPerson { reason } => return Ok(Driven::End(Ending::WaitsForPerson(reason))),
-        Drive::Exit => return Ok(Driven::End(Ending::Exited)),
+        Drive::Exit => return Ok(Driven::Exit),
     };
     Ok(Driven::Feed(Box::new(input)))
 }

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use serde::{Deserialize, Serialize};
-//! use twice_runtime::execution::{Agent, AgentError, Ending, SystemClock, drive_run, moved_on, next_call};
+//! use twice_runtime::execution::{Agent, AgentError, Ending, Exit, SystemClock, drive_run, moved_on, next_call};
 //! use twice_runtime::executor::Executor;
 //! use twice_runtime::ledger::Ledger;
 //! use twice_runtime::run::{Arguments, Decision, RunState};
@@ -61,7 +61,7 @@
 //! let mut executor = Executor::new(ledger.connect_again()?, &setup);
 //! let mut worker = Worker::new(setup)?; // refuses a setup it cannot run, never panics
 //! let ending = drive_run(&mut worker, &mut executor, &mut Model, &mut tools, &mut SystemClock)?;
-//! assert_eq!(ending, Ending::Exited);
+//! assert_eq!(ending, Ending::Exited(Exit::Completed));
 //!
 //! let key = IdempotencyKey::per_call("welcome-ada", "c1")?;
 //! let record = ledger.record(&key)?.expect("the call is in the ledger");
@@ -86,9 +86,10 @@
 //!   ledger refuses a run id another tenant's run has
 //!   ([`ledger::LedgerError::RunOfAnotherTenant`], before anything is loaded or sent), but two
 //!   ledgers cannot see each other. Give every run a fresh id (a UUID, or the tenant in it).
-//! - **[`execution::Ending::Exited`] is not success**: the run is over for this worker —
-//!   completed, failed or paused. How it ended is in its checkpoint:
-//!   `ledger.load_checkpoint(run_id)?` and then [`ledger::Checkpoint::run_state`]'s `status`.
+//! - **[`execution::Ending::Exited`] is not success**: the run is over, and its
+//!   [`execution::Exit`] says how — completed or failed (with why) in this start, dead-lettered,
+//!   or [`execution::Exit::AlreadyOver`]: the run id had already ended before this start, so
+//!   nothing ran. A new piece of work needs a new run id.
 //! - **One live process per worker id.** A process restarted under its predecessor's id (or
 //!   made with [`worker::WorkerSetup::replacing`] the dead worker's id) records the calls that
 //!   worker left `started` as `indeterminate` when it meets them, so an operator finds them

@@ -121,7 +121,8 @@ pub enum ToolFailure {
     #[error("refused: {0}")]
     Rejected(String),
     /// The request left and no answer came (a timeout, a lost connection): it may have taken
-    /// effect. Recorded `indeterminate` for anything that changes the world.
+    /// effect. Recorded `indeterminate` for anything that changes the world, with these words
+    /// in the history line that records it, for the person who settles the call.
     #[error("unknown: {0}")]
     Unknown(String),
 }
@@ -231,7 +232,7 @@ impl<T: Tool> ErasedTool for T {
                     receipt: reason.clone(),
                     reason,
                 }),
-                Err(ToolFailure::Unknown(_)) => Attempt::TimedOut,
+                Err(ToolFailure::Unknown(reason)) => Attempt::Unknown { reason },
             }
         })
     }

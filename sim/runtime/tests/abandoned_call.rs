@@ -8,7 +8,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use twice_runtime::execution::{Agent, AgentError, Ending, SystemClock, drive_run, moved_on, next_call};
+use twice_runtime::execution::{Agent, AgentError, Ending, Exit, SystemClock, drive_run, moved_on, next_call};
 use twice_runtime::executor::Executor;
 use twice_runtime::ledger::{Ledger, RecordFilter, RunEvent};
 use twice_runtime::operator::{ResolveRequest, resolve};
@@ -129,7 +129,7 @@ fn a_call_a_recovered_run_leaves_started_makes_it_wait_for_a_person_until_settle
     // The next start ends the run as the model decides; the email was sent once.
     assert_eq!(
         drive(&ledger, "worker-3", Model { sends: false }, false, &outbox),
-        Ending::Exited
+        Ending::Exited(Exit::Completed)
     );
     let saved = ledger.load_checkpoint(RUN).expect("reads").expect("saved");
     assert_eq!(saved.run_state().expect("parses").status.name(), "completed");

@@ -217,7 +217,9 @@ pub(super) fn decide_attempt<'a>(
 }
 
 /// An attempt's own outcome: recorded over the worker's own `started` record at that
-/// attempt, or logged and ignored when the record is not that any more. Pure.
+/// attempt, or logged and ignored when the record is not that any more. An `indeterminate`
+/// outcome has no result: `result` is why it is unknown, written in the history line only (a
+/// result would be served to the model once an operator settled the call without one). Pure.
 pub(super) fn decide_outcome<'a>(
     current: ExecutionRecord,
     key: &'a IdempotencyKey,
@@ -238,7 +240,7 @@ pub(super) fn decide_outcome<'a>(
         };
         let after = ExecutionRecord {
             status,
-            result: result.map(str::to_owned),
+            result: result.filter(|_| outcome != Outcome::Indeterminate).map(str::to_owned),
             updated_at_ms: written_at_ms(&current, now_ms),
             lease_expires_at_ms: None,
             ..current

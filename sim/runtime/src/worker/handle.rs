@@ -110,7 +110,8 @@ impl Worker {
             }
             Input::Sent { key, attempt } => self.sent(&key, attempt),
             Input::Response { key, attempt, answer } => self.response(key, attempt, answer),
-            Input::TimedOut { key, attempt } => self.timed_out(key, attempt),
+            Input::TimedOut { key, attempt } => self.timed_out(key, attempt, None),
+            Input::Unknown { key, attempt, reason } => self.timed_out(key, attempt, Some(reason)),
             Input::BackoffElapsed if self.context().looking_again => self.look_again(),
             Input::BackoffElapsed => {
                 let next = self.context().attempt + 1;
@@ -243,6 +244,7 @@ impl Worker {
         }
         match self.run.status.clone() {
             status if status.is_terminal() => {
+                self.exit = Some(Exit::AlreadyOver(status));
                 self.state = WorkerState::Exited;
                 Some(Command::Exit)
             }
@@ -313,6 +315,7 @@ impl Worker {
         match decision {
             Decision::Done => {
                 self.run.status = RunStatus::Completed;
+                self.exit = Some(Exit::Completed);
                 self.save(AfterSave::Exit)
             }
             Decision::FailRun { reason } => self.fail_run(reason),
