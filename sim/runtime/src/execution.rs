@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::executor::{Drive, Executor, Next};
 use crate::ids::ToolName;
 use crate::key::IdempotencyKey;
-use crate::ledger::{Contradiction, LedgerError};
+use crate::ledger::Contradiction;
 use crate::run::{Arguments, Decision, RunState, ToolCall};
 use crate::worker::{GuardNote, Input, Phase, WaitReason, Worker};
 
@@ -444,7 +444,7 @@ fn driven(
     agent: &mut dyn Agent,
     tools: &mut dyn ToolExecution,
     clock: &mut dyn Clock,
-) -> Result<Driven, LedgerError> {
+) -> Result<Driven, Error> {
     let input = match drive {
         Drive::AskModel { state } => match agent.decide(&state) {
             Ok((decision, state)) => Input::ModelDecided { decision, state },
@@ -475,11 +475,12 @@ fn driven(
             if let Some(contradiction) = &step.contradiction {
                 tools.contradicted(contradiction);
             }
-            return follow(step.next);
+            return follow(step.next, Phase::Reconcile, executor, agent, tools, clock);
         }
         Drive::Undo { key, call } => {
             let detail = tools.undo(&key, &call);
-            return follow(executor.undone(key, &detail, clock.now_ms())?.next);
+            let next = executor.undone(key, &detail, clock.now_ms())?.next;
+            return follow(next, Phase::Compensate, executor, agent, tools, clock);
         }
         Drive::Park { key } => return Ok(Driven::End(Ending::Parked(key))),
         Drive::StandDown { note } => return Ok(Driven::End(Ending::StoodDown(note))),
@@ -489,10 +490,20 @@ fn driven(
     Ok(Driven::Feed(Box::new(input)))
 }
 
-/// The executor's answer to a look-up or an undo always feeds the machine.
-fn follow(next: Next) -> Result<Driven, LedgerError> {
+/// The executor's answer to a look-up (`phase`: reconcile) or an undo (compensate). It feeds
+/// the machine; were it ever a drive, that drive is carried out as any other, and nothing to
+/// do is a stall after `phase` — the loop holds whatever the executor answers, with no panic.
+fn follow(
+    next: Next,
+    phase: Phase,
+    executor: &mut Executor,
+    agent: &mut dyn Agent,
+    tools: &mut dyn ToolExecution,
+    clock: &mut dyn Clock,
+) -> Result<Driven, Error> {
     match next {
         Next::Feed(input) => Ok(Driven::Feed(Box::new(input))),
-        other => unreachable!("the executor's answer to a driver's look-up feeds the machine, not {other:?}"),
+        Next::Drive(drive) => driven(drive, executor, agent, tools, clock),
+        Next::Nothing => Err(Error::Stalled { phase }),
     }
 }

@@ -110,8 +110,9 @@
 //! ([`worker::WaitReason::DecisionLimit`]).
 //! - **The tool contract is checked when the run starts**, not when the worker is made: a write
 //!   declared with retries or without a key ends the run as
-//!   [`execution::Ending::WaitsForPerson`] (`ContractRefused`) before anything is sent. Check
-//!   your declarations in a test with [`tool::assert_tool_contract`].
+//!   [`execution::Ending::WaitsForPerson`] (`ContractRefused`) before anything is sent. Call
+//!   [`worker::WorkerSetup::check_contracts`] at boot or in a test to learn it when the setup
+//!   is made.
 //!
 //! # Modules
 //!

@@ -178,12 +178,53 @@ pub trait Tool: Send {
     }
 
     /// The reconcile hook (with [`Tool::RECONCILES`]): what the other system holds under the
-    /// call's key. The default cannot tell.
-    fn look_up(&mut self, args: Self::Args, context: CallContext<'_>) -> impl Future<Output = LookUp> + Send {
+    /// call's key. A finding is the tool's own [`Tool::Output`], recorded as the call's result
+    /// exactly as [`Tool::call`]'s would be, so the result has one shape whichever path
+    /// settled the call. The default cannot tell.
+    fn look_up(
+        &mut self,
+        args: Self::Args,
+        context: CallContext<'_>,
+    ) -> impl Future<Output = LookedUp<Self::Output>> + Send {
         let _ = (args, context);
-        std::future::ready(LookUp::CannotTell {
+        std::future::ready(LookedUp::CannotTell {
             reason: format!("tool `{}` has no reconcile hook", Self::NAME),
         })
+    }
+}
+
+/// What a typed tool's reconcile hook found under the call's key ([`Tool::look_up`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LookedUp<T> {
+    /// The effect is there: the tool's output for it, recorded as the call's result, and what
+    /// was found, in words (for the history and the timeline).
+    Found {
+        /// The call's result, as the tool would have returned it.
+        output: T,
+        /// What was found, in words.
+        finding: String,
+    },
+    /// The other system answered and holds nothing under the key ([`LookUp::Absent`]).
+    Absent,
+    /// The hook could not ask, or could not read the answer ([`LookUp::CannotTell`]).
+    CannotTell {
+        /// Why, in words.
+        reason: String,
+    },
+}
+
+impl<T: Serialize> LookedUp<T> {
+    /// The untyped answer the runtime weighs: a finding's output written as the call's
+    /// result is written.
+    pub fn into_look_up(self) -> LookUp {
+        match self {
+            LookedUp::Found { output, finding } => LookUp::Found(crate::execution::Found {
+                receipt: receipt_of(&output),
+                finding,
+            }),
+            LookedUp::Absent => LookUp::Absent,
+            LookedUp::CannotTell { reason } => LookUp::CannotTell { reason },
+        }
     }
 }
 
@@ -240,7 +281,9 @@ impl<T: Tool> ErasedTool for T {
     fn look_up<'a>(&'a mut self, sending: &'a Sending<'a>) -> Boxed<'a, LookUp> {
         Box::pin(async move {
             match sending.call.arguments.to_typed::<T::Args>() {
-                Ok(args) => Tool::look_up(self, args, CallContext::new(sending)).await,
+                Ok(args) => Tool::look_up(self, args, CallContext::new(sending))
+                    .await
+                    .into_look_up(),
                 Err(error) => LookUp::CannotTell {
                     reason: format!("the recorded arguments do not fit tool `{}`: {error}", T::NAME),
                 },
@@ -252,7 +295,9 @@ impl<T: Tool> ErasedTool for T {
 /// The result the ledger records: the output as compact JSON. An output serde cannot write
 /// (a map with keys that are not text) is recorded as what serde said: the call did take
 /// effect, and that is never hidden.
-fn receipt_of(output: &impl Serialize) -> String {
+/// A tool's output as the ledger records it: its JSON (the one shape a call's result has,
+/// whether the call, the reconcile hook or an operator settled it).
+pub(crate) fn receipt_of(output: &impl Serialize) -> String {
     serde_json::to_string(output).unwrap_or_else(|error| format!("(the tool's result could not be written: {error})"))
 }
 

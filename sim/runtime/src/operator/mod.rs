@@ -84,6 +84,31 @@ impl ResolveRequest {
         self
     }
 
+    /// The same request recording a tool's typed output (a receipt the operator found) for a
+    /// `completed` call, written as the tool's own result is written
+    /// ([`crate::toolbox::Tool::Output`] as JSON), so the model hears the same shape whoever
+    /// settled the call.
+    ///
+    /// ```
+    /// use twice_runtime::Status;
+    /// use twice_runtime::operator::ResolveRequest;
+    /// #[derive(serde::Serialize)]
+    /// struct Sent { message_id: String }
+    /// let request = ResolveRequest::new(Status::Completed, "the provider's log shows it", "op-ana")
+    ///     .with_typed_result(&Sent { message_id: "msg-1".into() })?;
+    /// assert_eq!(request.result.as_deref(), Some(r#"{"message_id":"msg-1"}"#));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// serde's error when `output` cannot be written as JSON (a map whose keys are not
+    /// strings, a failing `Serialize`): nothing is recorded from a result that cannot be read.
+    pub fn with_typed_result(self, output: &impl serde::Serialize) -> Result<ResolveRequest, serde_json::Error> {
+        let result = serde_json::to_string(output)?;
+        Ok(self.with_result(result))
+    }
+
     /// The same request settling a `started` call on purpose: the operator knows its request
     /// may still be in flight (see [`ResolveRequest::acknowledge_in_flight`]).
     #[must_use]

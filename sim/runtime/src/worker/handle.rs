@@ -167,27 +167,7 @@ impl Worker {
     /// the run pauses on an unknown call) — and a run whose tool fails one is not started: it
     /// waits for a person to declare the tool honestly. Nothing has been loaded, asked or sent.
     pub(super) fn contract_refusal(&mut self) -> Option<Option<Command>> {
-        let contract = self.guard(Guard::ToolContract);
-        let policy = self.guard(Guard::AmbiguityPolicy);
-        let pauses = self.guard(Guard::PauseOnIndeterminate);
-        let (guard, tool, violation) = self.setup.tools.iter().find_map(|tool| {
-            let refused = |guard: Guard, check: Result<(), crate::tool::ContractViolation>| {
-                check.err().map(|violation| (guard, tool.name.clone(), violation))
-            };
-            contract
-                .then(|| refused(Guard::ToolContract, tool.check_contract()))
-                .flatten()
-                .or_else(|| {
-                    policy
-                        .then(|| {
-                            refused(
-                                Guard::AmbiguityPolicy,
-                                crate::tool::assert_ambiguity_policy(tool, pauses),
-                            )
-                        })
-                        .flatten()
-                })
-        })?;
+        let (guard, tool, violation) = self.setup.contract_problem()?;
         self.note(
             guard,
             Held::ContractRefused {

@@ -3,9 +3,9 @@
 //! runtime's limits. What passes here cannot make the machine, the executor or the ledger
 //! panic later.
 
-use crate::guards::Guards;
+use crate::guards::{Guard, Guards};
 use crate::ids::{NameError, RunId, Tenant, ToolName, WorkerId, check_key_part, check_name, check_unambiguous};
-use crate::tool::{READ_ATTEMPTS_MAX, ToolDeclaration};
+use crate::tool::{ContractViolation, READ_ATTEMPTS_MAX, ToolDeclaration};
 
 use super::Words;
 
@@ -159,6 +159,62 @@ impl WorkerSetup {
     /// The tool declared as `name`.
     pub fn tool(&self, name: &str) -> Option<&ToolDeclaration> {
         self.tools.iter().find(|tool| tool.name == name)
+    }
+
+    /// The start checks a worker puts every tool to before its run starts — the contract (a
+    /// tool that changes something gets one attempt and passes the key), then the ambiguity
+    /// policy (a tool that reaches out has a reconcile hook, or the run pauses on an unknown
+    /// call) — called when the setup is made, so a declaration the worker will refuse fails
+    /// here, in a test or at boot, rather than as a run that waits for a person.
+    ///
+    /// [`super::Worker::new`] does not refuse these: a worker made from such a setup still
+    /// starts, records the refusal in the run's history and waits for a person
+    /// ([`super::WaitReason::ContractRefused`]) before anything is loaded or sent — the refusal
+    /// an operator sees when a declaration changed under a running fleet.
+    ///
+    /// ```
+    /// use twice_runtime::tool::{SideEffect, ToolDeclaration};
+    /// use twice_runtime::worker::WorkerSetup;
+    /// let keyless = ToolDeclaration::new("send_email", SideEffect::External).without_key();
+    /// let setup = WorkerSetup::new("worker-1", "welcome-ada", vec![keyless]);
+    /// assert!(setup.check().is_ok(), "a worker can be made");
+    /// let refused = setup.check_contracts().unwrap_err();
+    /// assert!(refused.to_string().contains("takes no idempotency key"), "{refused}");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first tool's [`ContractViolation`], in the order the tools are declared.
+    pub fn check_contracts(&self) -> Result<(), ContractViolation> {
+        match self.contract_problem() {
+            Some((_, _, violation)) => Err(violation),
+            None => Ok(()),
+        }
+    }
+
+    /// The first tool that fails a start check that is on, with the guard that holds it.
+    pub(super) fn contract_problem(&self) -> Option<(Guard, ToolName, ContractViolation)> {
+        let contract = self.guards.is_on(Guard::ToolContract);
+        let policy = self.guards.is_on(Guard::AmbiguityPolicy);
+        let pauses = self.guards.is_on(Guard::PauseOnIndeterminate);
+        self.tools.iter().find_map(|tool| {
+            let refused = |guard: Guard, check: Result<(), ContractViolation>| {
+                check.err().map(|violation| (guard, tool.name.clone(), violation))
+            };
+            contract
+                .then(|| refused(Guard::ToolContract, tool.check_contract()))
+                .flatten()
+                .or_else(|| {
+                    policy
+                        .then(|| {
+                            refused(
+                                Guard::AmbiguityPolicy,
+                                crate::tool::assert_ambiguity_policy(tool, pauses),
+                            )
+                        })
+                        .flatten()
+                })
+        })
     }
 
     /// Checks everything [`super::Worker::new`] checks, without making a worker.

@@ -1,0 +1,128 @@
+//! Typed receipts: a typed tool's reconcile hook returns its own `Output`, and an operator can
+//! settle with a typed result. The call's recorded result has one shape — the tool's output as
+//! JSON — whether the call itself, the hook or an operator settled it, so the model always
+//! hears the same thing.
+
+use serde::{Deserialize, Serialize};
+use twice_runtime::execution::{Agent, AgentError, Ending, Exit, SystemClock, drive_run, moved_on, next_call};
+use twice_runtime::executor::Executor;
+use twice_runtime::ledger::Ledger;
+use twice_runtime::operator::{ResolveRequest, resolve};
+use twice_runtime::run::{Arguments, Decision, RunState, Told};
+use twice_runtime::tool::SideEffect;
+use twice_runtime::toolbox::{CallContext, LookedUp, Tool, ToolFailure, Toolbox};
+use twice_runtime::worker::{Worker, WorkerSetup};
+use twice_runtime::{IdempotencyKey, Status};
+
+#[derive(Serialize, Deserialize)]
+struct Email {
+    to: String,
+}
+
+#[derive(Serialize)]
+struct Sent {
+    message_id: String,
+    replayed: bool,
+}
+
+/// Delivers, then loses the answer; its hook finds the message by key when told to.
+struct SendEmail {
+    lose_answer: bool,
+    hook_finds: bool,
+}
+
+impl Tool for SendEmail {
+    type Args = Email;
+    type Output = Sent;
+    const NAME: &'static str = "send_email";
+    const SIDE_EFFECT: SideEffect = SideEffect::External;
+    const RECONCILES: bool = true;
+
+    async fn call(&mut self, _email: Email, _context: CallContext<'_>) -> Result<Sent, ToolFailure> {
+        if self.lose_answer {
+            return Err(ToolFailure::Unknown("connection reset after the request left".into()));
+        }
+        Ok(sent())
+    }
+
+    async fn look_up(&mut self, _email: Email, context: CallContext<'_>) -> LookedUp<Sent> {
+        if !self.hook_finds {
+            return LookedUp::CannotTell {
+                reason: "the provider's search is down".into(),
+            };
+        }
+        LookedUp::Found {
+            output: sent(),
+            finding: format!("the provider holds msg-1 under {}", context.key()),
+        }
+    }
+}
+
+fn sent() -> Sent {
+    Sent {
+        message_id: "msg-1".into(),
+        replayed: false,
+    }
+}
+
+/// One email, then done; remembers what it was told.
+#[derive(Default)]
+struct Model {
+    told: Vec<Told>,
+}
+
+impl Agent for Model {
+    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
+        if let Some(told) = &state.last_told {
+            self.told.push(told.clone());
+            return Ok((Decision::Done, moved_on(state).ok_or("no more items")?));
+        }
+        let email = Arguments::from_typed(&Email {
+            to: "ada@example.com".into(),
+        })?;
+        next_call(state, "send_email", email).ok_or_else(|| "no more calls".into())
+    }
+}
+
+fn drive(ledger: &Ledger, run: &str, tool: SendEmail, model: &mut Model) -> Ending {
+    let mut tools = Toolbox::new().with(tool);
+    let setup = WorkerSetup::new("worker-1", run, tools.declarations());
+    let mut executor = Executor::new(ledger.connect_again().expect("connects"), &setup);
+    let mut worker = Worker::new(setup).expect("a usable setup");
+    drive_run(&mut worker, &mut executor, model, &mut tools, &mut SystemClock).expect("drives")
+}
+
+/// What the model hears of the email, by which path settles it.
+fn heard(lose_answer: bool, hook_finds: bool, operator: bool) -> String {
+    let mut ledger = Ledger::open_memory_store();
+    let mut model = Model::default();
+    let run = "receipt-ada";
+    let tool = || SendEmail {
+        lose_answer,
+        hook_finds,
+    };
+    let first = drive(&ledger, run, tool(), &mut model);
+    if operator {
+        let key = IdempotencyKey::per_call(run, "c1").expect("a key");
+        assert_eq!(first, Ending::Parked(key.clone()));
+        let request = ResolveRequest::new(Status::Completed, "the provider's log shows msg-1", "op-ana")
+            .with_typed_result(&sent())
+            .expect("JSON");
+        resolve(&mut ledger, &key, &request, 5).expect("settled");
+        assert_eq!(drive(&ledger, run, tool(), &mut model), Ending::Exited(Exit::Completed));
+    } else {
+        assert_eq!(first, Ending::Exited(Exit::Completed));
+    }
+    match model.told.as_slice() {
+        [Told::Result { result }] => result.clone(),
+        other => panic!("told one result, not {other:?}"),
+    }
+}
+
+#[test]
+fn the_call_the_hook_and_the_operator_record_one_shape_of_result() {
+    let by_the_call = heard(false, false, false);
+    assert_eq!(by_the_call, r#"{"message_id":"msg-1","replayed":false}"#);
+    assert_eq!(heard(true, true, false), by_the_call, "found by the hook");
+    assert_eq!(heard(true, false, true), by_the_call, "settled by an operator");
+}
