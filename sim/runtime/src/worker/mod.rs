@@ -324,36 +324,6 @@ pub enum Command {
 }
 
 impl Command {
-    /// The phase the command runs.
-    pub fn phase(&self) -> Phase {
-        match self {
-            Command::LoadCheckpoint => Phase::LoadCheckpoint,
-            Command::AskModel { .. } => Phase::ModelDecides,
-            Command::Reserve { .. } => Phase::Reserve,
-            Command::CheckLedger { .. } => Phase::CheckLedger,
-            Command::InsertStarted { .. } => Phase::InsertStarted,
-            Command::Invoke { .. } => Phase::Send,
-            Command::Backoff { .. } => Phase::Backoff,
-            Command::RecordOutcome { .. } => Phase::RecordOutcome,
-            Command::LogLateOutcome { .. } => Phase::LogLateOutcome,
-            Command::Reconcile { .. } => Phase::Reconcile,
-            Command::SettleNotFound { .. } => Phase::SettleNotFound,
-            Command::WaitToLookAgain { .. } => Phase::WaitToLookAgain,
-            Command::Compensate { .. } => Phase::Compensate,
-            Command::SaveCheckpoint { .. } => Phase::SaveCheckpoint,
-            Command::ReadRecord { .. } => Phase::ReadRecord,
-            Command::Park { .. } => Phase::Park,
-            Command::StandDown { .. } => Phase::StandDown,
-            Command::WaitForPerson { .. } => Phase::WaitForAPerson,
-            Command::Exit => Phase::Exit,
-        }
-    }
-
-    /// The phase's name, as the timeline and the drill's markers show it.
-    pub fn phase_name(&self) -> &'static str {
-        self.phase().name()
-    }
-
     /// The call the command is about, if any.
     pub fn key(&self) -> Option<&IdempotencyKey> {
         match self {
