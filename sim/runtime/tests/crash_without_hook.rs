@@ -10,75 +10,26 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
-use serde::{Deserialize, Serialize};
-use twice_runtime::execution::{Agent, AgentError, Ending, SystemClock, drive_run, moved_on, next_call};
-use twice_runtime::executor::Executor;
+use twice_runtime::execution::Ending;
 use twice_runtime::ledger::{HistoryEvent, Ledger, RecordFilter, Recorded, ReserveRequest};
 use twice_runtime::operator::{OperatorError, ResolveRequest, resolve};
 use twice_runtime::rules::Outcome;
-use twice_runtime::run::{Arguments, Decision, RunState};
 use twice_runtime::tool::SideEffect;
-use twice_runtime::toolbox::{CallContext, Tool, ToolFailure, Toolbox};
-use twice_runtime::worker::{Worker, WorkerSetup};
+use twice_runtime::toolbox::Toolbox;
+use twice_runtime::worker::WorkerSetup;
 use twice_runtime::{IdempotencyKey, Status};
 
+mod one_email;
+use one_email::{OneEmail, SendEmail, to_ada};
+
 const RUN: &str = "welcome-ada";
-
-#[derive(Serialize, Deserialize)]
-struct Email {
-    to: String,
-}
-
-/// Sends into a shared outbox; the first process dies right after its send. No hook.
-struct SendEmail {
-    outbox: Arc<Mutex<Vec<String>>>,
-    dies_after_send: bool,
-}
-
-impl Tool for SendEmail {
-    type Args = Email;
-    type Output = String;
-    const NAME: &'static str = "send_email";
-    const SIDE_EFFECT: SideEffect = SideEffect::External;
-
-    async fn call(&mut self, email: Email, _context: CallContext<'_>) -> Result<String, ToolFailure> {
-        self.outbox
-            .lock()
-            .map_err(|_| ToolFailure::NotSent("poisoned".into()))?
-            .push(email.to);
-        assert!(!self.dies_after_send, "SIGKILL after the email left");
-        Ok("sent".into())
-    }
-}
-
-/// One email, then done.
-struct Model;
-
-impl Agent for Model {
-    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
-        if state.last_told.is_none() {
-            return next_call(state, "send_email", email()?).ok_or_else(|| "no more calls".into());
-        }
-        Ok((Decision::Done, moved_on(state).ok_or("no more items")?))
-    }
-}
-
-fn email() -> Result<Arguments, AgentError> {
-    Ok(Arguments::from_typed(&Email {
-        to: "ada@example.com".into(),
-    })?)
-}
 
 fn drive(ledger: &Ledger, setup: WorkerSetup, dies: bool, outbox: &Arc<Mutex<Vec<String>>>) -> Ending {
     let mut tools = Toolbox::new().with(SendEmail {
         outbox: Arc::clone(outbox),
         dies_after_send: dies,
     });
-    let mut setup = setup;
-    setup.tools = tools.declarations();
-    let mut executor = Executor::new(ledger.connect_again().expect("connects"), &setup);
-    let mut worker = Worker::new(setup).expect("a usable setup");
-    drive_run(&mut worker, &mut executor, &mut Model, &mut tools, &mut SystemClock).expect("drives")
+    one_email::drive(ledger, setup, &mut tools, &mut OneEmail::default())
 }
 
 fn setup(worker_id: &str) -> WorkerSetup {
@@ -195,7 +146,7 @@ fn another_worker_leaves_the_call_started_and_the_refusal_says_what_settles_it()
 fn a_live_holders_outcome_still_lands_after_another_worker_parks() {
     let mut ledger = Ledger::open_memory_store();
     let key = key();
-    let arguments = email().expect("arguments").canonical();
+    let arguments = to_ada().expect("arguments").canonical();
     let request = ReserveRequest::new(
         &key,
         RUN,

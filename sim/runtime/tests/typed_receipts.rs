@@ -3,21 +3,18 @@
 //! JSON — whether the call itself, the hook or an operator settled it, so the model always
 //! hears the same thing.
 
-use serde::{Deserialize, Serialize};
-use twice_runtime::execution::{Agent, AgentError, Ending, Exit, SystemClock, drive_run, moved_on, next_call};
-use twice_runtime::executor::Executor;
+use serde::Serialize;
+use twice_runtime::execution::{Ending, Exit};
 use twice_runtime::ledger::Ledger;
 use twice_runtime::operator::{ResolveRequest, resolve};
-use twice_runtime::run::{Arguments, Decision, RunState, Told};
+use twice_runtime::run::Told;
 use twice_runtime::tool::SideEffect;
 use twice_runtime::toolbox::{CallContext, LookedUp, Tool, ToolFailure, Toolbox};
-use twice_runtime::worker::{Worker, WorkerSetup};
+use twice_runtime::worker::WorkerSetup;
 use twice_runtime::{IdempotencyKey, Status};
 
-#[derive(Serialize, Deserialize)]
-struct Email {
-    to: String,
-}
+mod one_email;
+use one_email::{Email, OneEmail};
 
 #[derive(Serialize)]
 struct Sent {
@@ -65,37 +62,15 @@ fn sent() -> Sent {
     }
 }
 
-/// One email, then done; remembers what it was told.
-#[derive(Default)]
-struct Model {
-    told: Vec<Told>,
-}
-
-impl Agent for Model {
-    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
-        if let Some(told) = &state.last_told {
-            self.told.push(told.clone());
-            return Ok((Decision::Done, moved_on(state).ok_or("no more items")?));
-        }
-        let email = Arguments::from_typed(&Email {
-            to: "ada@example.com".into(),
-        })?;
-        next_call(state, "send_email", email).ok_or_else(|| "no more calls".into())
-    }
-}
-
-fn drive(ledger: &Ledger, run: &str, tool: SendEmail, model: &mut Model) -> Ending {
-    let mut tools = Toolbox::new().with(tool);
-    let setup = WorkerSetup::new("worker-1", run, tools.declarations());
-    let mut executor = Executor::new(ledger.connect_again().expect("connects"), &setup);
-    let mut worker = Worker::new(setup).expect("a usable setup");
-    drive_run(&mut worker, &mut executor, model, &mut tools, &mut SystemClock).expect("drives")
+fn drive(ledger: &Ledger, run: &str, tool: SendEmail, model: &mut OneEmail) -> Ending {
+    let setup = WorkerSetup::new("worker-1", run, Vec::new());
+    one_email::drive(ledger, setup, &mut Toolbox::new().with(tool), model)
 }
 
 /// What the model hears of the email, by which path settles it.
 fn heard(lose_answer: bool, hook_finds: bool, operator: bool) -> String {
     let mut ledger = Ledger::open_memory_store();
-    let mut model = Model::default();
+    let mut model = OneEmail::default();
     let run = "receipt-ada";
     let tool = || SendEmail {
         lose_answer,

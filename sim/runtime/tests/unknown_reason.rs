@@ -4,24 +4,21 @@
 //! `indeterminate`, which is what the person who settles the call reads — and it is not the
 //! call's result, which an operator's settlement would otherwise hand the model.
 
-use serde::{Deserialize, Serialize};
-use twice_runtime::execution::{Agent, AgentError, Ending, Exit, SystemClock, drive_run, moved_on, next_call};
-use twice_runtime::executor::Executor;
+use serde::Serialize;
+use twice_runtime::execution::{Ending, Exit};
 use twice_runtime::ledger::{HistoryEvent, Ledger};
 use twice_runtime::operator::{ResolveRequest, resolve};
 use twice_runtime::rules::Outcome;
-use twice_runtime::run::{Arguments, Decision, RunState, Told};
+use twice_runtime::run::Told;
 use twice_runtime::tool::SideEffect;
 use twice_runtime::toolbox::{CallContext, Tool, ToolFailure, Toolbox};
-use twice_runtime::worker::{Worker, WorkerSetup};
+use twice_runtime::worker::WorkerSetup;
 use twice_runtime::{IdempotencyKey, Status};
 
-const RUN: &str = "welcome-ada";
+mod one_email;
+use one_email::{Email, OneEmail};
 
-#[derive(Serialize, Deserialize)]
-struct Email {
-    to: String,
-}
+const RUN: &str = "welcome-ada";
 
 #[derive(Serialize)]
 struct Sent {
@@ -42,38 +39,16 @@ impl Tool for SendEmail {
     }
 }
 
-/// One email; then done, remembering what it was told.
-#[derive(Default)]
-struct Model {
-    told: Vec<Told>,
-}
-
-impl Agent for Model {
-    fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
-        if let Some(told) = &state.last_told {
-            self.told.push(told.clone());
-            return Ok((Decision::Done, moved_on(state).ok_or("no more items")?));
-        }
-        let email = Arguments::from_typed(&Email {
-            to: "ada@example.com".into(),
-        })?;
-        next_call(state, "send_email", email).ok_or_else(|| "no more calls".into())
-    }
-}
-
-fn drive(ledger: &Ledger, worker_id: &str, model: &mut Model) -> Ending {
-    let mut tools = Toolbox::new().with(SendEmail);
-    let setup = WorkerSetup::new(worker_id, RUN, tools.declarations());
-    let mut executor = Executor::new(ledger.connect_again().expect("connects"), &setup);
-    let mut worker = Worker::new(setup).expect("a usable setup");
-    drive_run(&mut worker, &mut executor, model, &mut tools, &mut SystemClock).expect("drives")
+fn drive(ledger: &Ledger, worker_id: &str, model: &mut OneEmail) -> Ending {
+    let setup = WorkerSetup::new(worker_id, RUN, Vec::new());
+    one_email::drive(ledger, setup, &mut Toolbox::new().with(SendEmail), model)
 }
 
 #[test]
 fn the_tools_reason_is_in_the_history_line_and_not_the_result() {
     let mut ledger = Ledger::open_memory_store();
     let key = IdempotencyKey::per_call(RUN, "c1").expect("a key");
-    let mut model = Model::default();
+    let mut model = OneEmail::default();
     assert_eq!(drive(&ledger, "worker-1", &mut model), Ending::Parked(key.clone()));
 
     let record = ledger.record(&key).expect("reads").expect("recorded");
