@@ -106,7 +106,7 @@ impl AsyncTools for Toolbox {
     async fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> LookUp {
         let sending = Sending {
             key,
-            downstream_key: Some(key),
+            downstream_key: self.downstream_key(key, call),
             call,
             attempt: 0,
             recorded_at_ms: 0,

@@ -339,6 +339,17 @@ impl Toolbox {
         self.tools.iter().map(|tool| tool.declaration()).collect()
     }
 
+    /// The key a look-up's context offers the hook: the call's, when its tool is declared to
+    /// pass one downstream (as its sends did), none otherwise.
+    pub(crate) fn downstream_key<'a>(&self, key: &'a IdempotencyKey, call: &ToolCall) -> Option<&'a IdempotencyKey> {
+        let passes = self
+            .tools
+            .iter()
+            .find(|tool| tool.name() == call.tool.as_str())
+            .is_some_and(|tool| tool.declaration().takes_key);
+        passes.then_some(key)
+    }
+
     fn tool(&mut self, name: &str) -> Option<&mut Box<dyn ErasedTool>> {
         self.tools.iter_mut().find(|tool| tool.name() == name)
     }
@@ -378,7 +389,7 @@ impl ToolExecution for Toolbox {
     fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> LookUp {
         let sending = Sending {
             key,
-            downstream_key: Some(key),
+            downstream_key: self.downstream_key(key, call),
             call,
             attempt: 0,
             recorded_at_ms: 0,

@@ -101,3 +101,64 @@ fn the_call_the_hook_and_the_operator_record_one_shape_of_result() {
     assert_eq!(heard(true, true, false), by_the_call, "found by the hook");
     assert_eq!(heard(true, false, true), by_the_call, "settled by an operator");
 }
+
+/// A hook's context offers the idempotency key only when the tool passes one downstream, as
+/// its sends did: a tool declared without a key is not handed one to look up by.
+#[test]
+fn a_hooks_context_offers_the_key_only_to_a_tool_that_passes_it() {
+    use std::sync::{Arc, Mutex};
+    use twice_runtime::ToolDeclaration;
+    use twice_runtime::execution::ToolExecution;
+    use twice_runtime::run::{Arguments, ToolCall};
+
+    /// Notes whether its hook was handed a key.
+    struct Lookup {
+        keyed: bool,
+        offered: Arc<Mutex<Vec<bool>>>,
+    }
+
+    impl Tool for Lookup {
+        type Args = serde_json::Value;
+        type Output = String;
+        const NAME: &'static str = "find_order";
+        const SIDE_EFFECT: SideEffect = SideEffect::Read;
+        const RECONCILES: bool = true;
+
+        fn declaration(&self) -> ToolDeclaration {
+            let declaration = ToolDeclaration::new(Self::NAME, Self::SIDE_EFFECT).with_reconcile();
+            if self.keyed {
+                declaration
+            } else {
+                declaration.without_key()
+            }
+        }
+
+        async fn call(&mut self, _args: serde_json::Value, _context: CallContext<'_>) -> Result<String, ToolFailure> {
+            Ok("order 7".into())
+        }
+
+        async fn look_up(&mut self, _args: serde_json::Value, context: CallContext<'_>) -> LookedUp<String> {
+            if let Ok(mut offered) = self.offered.lock() {
+                offered.push(context.idempotency_key().is_some());
+            }
+            LookedUp::Absent
+        }
+    }
+
+    let offered = Arc::new(Mutex::new(Vec::new()));
+    let key = IdempotencyKey::per_call("run-1", "c1").expect("a key");
+    let call = ToolCall {
+        id: "c1".into(),
+        tool: "find_order".into(),
+        item: 0,
+        arguments: Arguments::new(serde_json::json!({})),
+    };
+    for keyed in [true, false] {
+        let mut tools = Toolbox::new().with(Lookup {
+            keyed,
+            offered: Arc::clone(&offered),
+        });
+        ToolExecution::look_up(&mut tools, &key, &call);
+    }
+    assert_eq!(*offered.lock().expect("notes"), [true, false]);
+}
