@@ -310,9 +310,20 @@ async fn step_input(
                 },
             }
         }
-        Drive::Send { .. } => {
-            let sending = Sending::of(&drive).expect("matched: a send");
-            let (key, attempt) = (sending.key, sending.attempt);
+        Drive::Send {
+            ref key,
+            ref downstream_key,
+            ref call,
+            attempt,
+            recorded_at_ms,
+        } => {
+            let sending = Sending {
+                key,
+                downstream_key: downstream_key.as_ref(),
+                call,
+                attempt,
+                recorded_at_ms,
+            };
             let sent = tools.send(&sending);
             let ended = match options.attempt_timeout {
                 Some(limit) => tokio::time::timeout(limit, sent).await.unwrap_or(Attempt::TimedOut),

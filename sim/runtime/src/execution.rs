@@ -452,9 +452,21 @@ fn driven(
                 detail: error.to_string(),
             },
         },
-        Drive::Send { .. } => {
-            let sending = Sending::of(&drive).expect("matched: a send");
-            tools.send(&sending).into_input(sending.key.clone(), sending.attempt)
+        Drive::Send {
+            ref key,
+            ref downstream_key,
+            ref call,
+            attempt,
+            recorded_at_ms,
+        } => {
+            let sending = Sending {
+                key,
+                downstream_key: downstream_key.as_ref(),
+                call,
+                attempt,
+                recorded_at_ms,
+            };
+            tools.send(&sending).into_input(key.clone(), attempt)
         }
         Drive::Backoff { after_ms, .. } | Drive::WaitToLookAgain { after_ms, .. } => {
             clock.wait_ms(after_ms);
