@@ -13,7 +13,9 @@ use std::rc::Rc;
 use twice_sim::ledger::{Ledger, RunEvent};
 use twice_sim::ledger_postgres::testing::TestDatabase;
 use twice_sim::runtime::ToolAnswer;
-use twice_sim::runtime::execution::{Agent, Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run};
+use twice_sim::runtime::execution::{
+    Agent, Attempt, Clock, Ending, Exit, Found, LookUp, Sending, ToolExecution, drive_run,
+};
 use twice_sim::runtime::executor::Executor;
 use twice_sim::runtime::guards::{Guard, Guards};
 use twice_sim::runtime::key::IdempotencyKey;
@@ -354,7 +356,7 @@ fn nothing_found_within_the_settle_time_is_asked_again_before_anyone_settles_fai
     for kind in stores("lookup_settle") {
         let (store, ledger) = (kind.name, kind.ledger());
         let (provider, ending) = eventually_consistent(Guards::all_on(), &ledger, false);
-        assert_eq!(ending, Ending::Exited, "{store}");
+        assert_eq!(ending, Ending::Exited(Exit::Completed), "{store}");
         assert_eq!(provider.credits.len(), 1, "{store}: paid once");
         assert_eq!(
             record(&ledger, "c1"),
@@ -458,14 +460,14 @@ fn drive_killed_at_model(
                 provider.send(&sending).into_input(key, attempt)
             }
             Next::Drive(Drive::WaitForPerson { reason }) => return Some(Ending::WaitsForPerson(reason)),
-            Next::Drive(Drive::Exit) | Next::Nothing => return Some(Ending::Exited),
+            Next::Drive(Drive::Exit) | Next::Nothing => return worker.exit().cloned().map(Ending::Exited),
             Next::Drive(other) => panic!("this run needs only its model and one send: {other:?}"),
         };
         command = worker
             .handle(clock.now_ms(), input)
             .expect("the input answers the command");
     }
-    Some(Ending::Exited)
+    worker.exit().cloned().map(Ending::Exited)
 }
 
 #[test]
@@ -474,10 +476,10 @@ fn a_run_whose_recoveries_keep_failing_is_dead_lettered_and_resumed_only_by_an_o
         let (store, ledger) = (kind.name, kind.ledger());
         let endings = crash_looping(Guards::all_on(), &ledger, 4);
         assert_eq!(endings[..2], [killed(), killed()], "{store}: two recoveries tried");
-        assert_eq!(
-            endings[2],
-            Some(Ending::Exited),
-            "{store}: the third is not tried: dead-lettered"
+        assert!(
+            matches!(&endings[2], Some(Ending::Exited(Exit::DeadLettered { .. }))),
+            "{store}: the third is not tried: dead-lettered, not {:?}",
+            endings[2]
         );
         assert!(
             matches!(&endings[3], Some(Ending::WaitsForPerson(reason @ WaitReason::DeadLettered { .. })) if wait_words(reason).contains("dead-lettered")),
@@ -556,7 +558,7 @@ fn a_run_whose_recoveries_keep_failing_is_dead_lettered_and_resumed_only_by_an_o
             &mut provider,
             &mut clock,
         );
-        assert_eq!(ending, Ending::Exited, "{store}");
+        assert_eq!(ending, Ending::Exited(Exit::Completed), "{store}");
         assert_eq!(
             ledger.load_checkpoint(RUN).unwrap().unwrap().status,
             "completed",
@@ -586,10 +588,10 @@ fn a_run_that_crashes_before_its_first_checkpoint_counts_every_failed_recovery()
         let (store, ledger) = (kind.name, kind.ledger());
         let endings = crash_looping_after(Guards::all_on(), &ledger, 4, 0);
         assert_eq!(endings[..2], [killed(), killed()], "{store}: two recoveries tried");
-        assert_eq!(
-            endings[2],
-            Some(Ending::Exited),
-            "{store}: the third is not tried: dead-lettered"
+        assert!(
+            matches!(&endings[2], Some(Ending::Exited(Exit::DeadLettered { .. }))),
+            "{store}: the third is not tried: dead-lettered, not {:?}",
+            endings[2]
         );
         assert!(
             matches!(&endings[3], Some(Ending::WaitsForPerson(reason @ WaitReason::DeadLettered { .. })) if wait_words(reason).contains("dead-lettered")),

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use twice_runtime::ToolAnswer;
 use twice_runtime::execution::{
-    Agent, AgentError, Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run, next_call,
+    Agent, AgentError, Attempt, Clock, Ending, Exit, Found, LookUp, Sending, ToolExecution, drive_run, next_call,
 };
 use twice_runtime::executor::Executor;
 use twice_runtime::key::IdempotencyKey;
@@ -524,7 +524,7 @@ pub fn check(story: &Story) -> Result<(), Mismatch> {
     if story.after_recovery.status != Status::Completed || story.after_recovery.attempts != 1 {
         return fail("the recovery did not complete the call from the hook, without sending it again");
     }
-    if story.run_status != RunStatus::Completed || story.recovered != Ending::Exited {
+    if story.run_status != RunStatus::Completed || story.recovered != Ending::Exited(Exit::Completed) {
         return fail("the recovered run did not complete");
     }
     if story.resent.status != 200 || !story.resent.body.contains("repeat") {

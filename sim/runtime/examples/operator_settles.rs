@@ -4,6 +4,12 @@
 //! settles the call `completed` with compare-and-set; a worker resumes the run, and the model
 //! hears the result — the email is sent once.
 //!
+//! Then the same call when the worker dies right after its send (no answer recorded at all):
+//! its replacement, told the dead worker is gone (`WorkerSetup::replacing`), records the call
+//! `indeterminate` instead of leaving it `started`, so the operator finds it the same way and
+//! settles it without acknowledging a request in flight. A process restarted under its own
+//! worker id does the same without being told.
+//!
 //! Run it: `cargo run -p twice-runtime --example operator_settles`.
 
 use twice_runtime::execution::{
@@ -22,6 +28,9 @@ use twice_runtime::{Status, ToolAnswer};
 struct Mail {
     delivered: Vec<String>,
     lose_answer: bool,
+    /// The worker's process dies right after the provider delivered (a panic stands in for
+    /// the SIGKILL: nothing after it runs, so no outcome is recorded).
+    dies_after_send: bool,
 }
 
 impl ToolExecution for Mail {
@@ -32,6 +41,9 @@ impl ToolExecution for Mail {
             sending.call.arguments.value()["to"]
         );
         self.delivered.push(receipt.clone());
+        if std::mem::take(&mut self.dies_after_send) {
+            std::panic::resume_unwind(Box::new("SIGKILL"));
+        }
         if std::mem::take(&mut self.lose_answer) {
             return Attempt::TimedOut;
         }
@@ -70,7 +82,10 @@ impl Clock for Steps {
 
 fn run(ledger: Ledger, worker_id: &str, mail: &mut Mail, clock: &mut Steps) -> Ending {
     let tools = vec![ToolDeclaration::new("send_email", SideEffect::External)];
-    let setup = WorkerSetup::new(worker_id, "receipt-ada", tools);
+    run_as(ledger, WorkerSetup::new(worker_id, "receipt-ada", tools), mail, clock)
+}
+
+fn run_as(ledger: Ledger, setup: WorkerSetup, mail: &mut Mail, clock: &mut Steps) -> Ending {
     let mut executor = Executor::new(ledger, &setup);
     let mut worker = Worker::new(setup).expect("the setup names a worker, a run and its tool once each");
     drive_run(&mut worker, &mut executor, &mut OneEmail, mail, clock).expect("the ledger answers")
@@ -91,6 +106,7 @@ fn story() -> (RunStatus, RunStatus, Mail) {
     let mut mail = Mail {
         delivered: Vec::new(),
         lose_answer: true,
+        dies_after_send: false,
     };
     let mut clock = Steps(0);
     let first = run(
@@ -136,8 +152,80 @@ fn story() -> (RunStatus, RunStatus, Mail) {
     (paused, finished, mail)
 }
 
+/// The worker dies after its send; its replacement parks on the call, recorded
+/// `indeterminate`; the operator settles it. Returns the call's status as the operator found
+/// it, the run's status at the end, and the mail.
+fn crash_story() -> (Status, RunStatus, Mail) {
+    let ledger = Ledger::open_memory_store();
+    let mut operator_ledger = ledger.connect_again().expect("a connection");
+    let mut mail = Mail {
+        delivered: Vec::new(),
+        lose_answer: false,
+        dies_after_send: true,
+    };
+    let mut clock = Steps(0);
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let died = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(
+            ledger.connect_again().expect("a connection"),
+            "w1",
+            &mut mail,
+            &mut clock,
+        )
+    }));
+    std::panic::set_hook(quiet);
+    assert!(died.is_err(), "w1 died after its send");
+    println!("w1 died after the provider delivered; nothing recorded its answer");
+
+    // The supervisor saw w1 exit, so the worker it starts next replaces w1.
+    let tools = vec![ToolDeclaration::new("send_email", SideEffect::External)];
+    let setup = WorkerSetup::new("w2", "receipt-ada", tools).replacing("w1");
+    let second = run_as(
+        ledger.connect_again().expect("a connection"),
+        setup,
+        &mut mail,
+        &mut clock,
+    );
+    println!(
+        "w2 (replacing w1) ended {second:?}; the run is {}",
+        run_status(&ledger).name()
+    );
+
+    let unknown = operator_ledger
+        .records(RecordFilter::default().with_status(Status::Indeterminate))
+        .expect("listed");
+    let found = unknown[0].status;
+    let key = unknown[0].key.clone();
+    let request = ResolveRequest::new(
+        Status::Completed,
+        "the provider's log shows the message was delivered",
+        "op-ana",
+    )
+    .with_expected_status(Status::Indeterminate)
+    .with_result(mail.delivered[0].clone());
+    operator::resolve(&mut operator_ledger, &key, &request, clock.now_ms()).expect("settled");
+    println!("op-ana settled {key} ({found} when listed): completed");
+
+    let third = run(
+        ledger.connect_again().expect("a connection"),
+        "w3",
+        &mut mail,
+        &mut clock,
+    );
+    let finished = run_status(&ledger);
+    println!(
+        "w3 ended {third:?}; the run is {}; {} sent",
+        finished.name(),
+        counted(mail.delivered.len() as u64, "email", "emails")
+    );
+    (found, finished, mail)
+}
+
 fn main() {
     story();
+    println!();
+    crash_story();
 }
 
 #[cfg(test)]
@@ -149,6 +237,14 @@ mod tests {
             matches!(paused, super::RunStatus::AwaitingReconciliation { .. }),
             "{paused:?}"
         );
+        assert_eq!(finished, super::RunStatus::Completed);
+        assert_eq!(mail.delivered.len(), 1, "{:?}", mail.delivered);
+    }
+
+    #[test]
+    fn after_a_crash_the_replacement_records_the_call_unknown_and_the_operator_settles_it() {
+        let (found, finished, mail) = super::crash_story();
+        assert_eq!(found, super::Status::Indeterminate);
         assert_eq!(finished, super::RunStatus::Completed);
         assert_eq!(mail.delivered.len(), 1, "{:?}", mail.delivered);
     }

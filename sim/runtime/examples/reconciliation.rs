@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
-use twice_runtime::execution::{Agent, AgentError, Clock, Ending, Found, LookUp, drive_run, moved_on, next_call};
+use twice_runtime::execution::{Agent, AgentError, Clock, Ending, Exit, drive_run, moved_on, next_call};
 use twice_runtime::executor::Executor;
 use twice_runtime::ledger::{ExecutionRecord, HistoryEntry, Ledger, RecordFilter};
 use twice_runtime::operator::{
@@ -29,7 +29,7 @@ use twice_runtime::operator::{
 };
 use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, Told};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
-use twice_runtime::toolbox::{CallContext, Tool, ToolFailure, Toolbox};
+use twice_runtime::toolbox::{CallContext, LookedUp, Tool, ToolFailure, Toolbox};
 use twice_runtime::worker::{Words, Worker, WorkerSetup};
 use twice_runtime::{Error, IdempotencyKey, Status};
 
@@ -158,19 +158,22 @@ impl Tool for IssueCredit {
         Ok(receipt)
     }
 
-    async fn look_up(&mut self, _request: CreditRequest, context: CallContext<'_>) -> LookUp {
+    async fn look_up(&mut self, _request: CreditRequest, context: CallContext<'_>) -> LookedUp<Receipt> {
         let billing = billing(&self.0);
         if billing.lookups_down {
-            return LookUp::CannotTell {
+            return LookedUp::CannotTell {
                 reason: "billing's lookup endpoint answered 503".into(),
             };
         }
         match billing.credits.get(context.key().as_str()) {
-            Some(credit) => LookUp::Found(Found {
-                receipt: serde_json::json!({ "credit_id": credit.id }).to_string(),
+            // The receipt the call itself would have returned: one shape of result.
+            Some(credit) => LookedUp::Found {
+                output: Receipt {
+                    credit_id: credit.id.clone(),
+                },
                 finding: format!("billing holds {} under {}", credit.id, context.key()),
-            }),
-            None => LookUp::Absent,
+            },
+            None => LookedUp::Absent,
         }
     }
 }
@@ -328,7 +331,10 @@ fn history_line(entry: &HistoryEntry) -> String {
 /// How a worker's drive ended, in words.
 fn ending(ending: &Ending) -> String {
     match ending {
-        Ending::Exited => "exited".into(),
+        Ending::Exited(Exit::Completed) => "exited: the run completed".into(),
+        Ending::Exited(Exit::Failed { reason }) => format!("exited: the run failed ({reason})"),
+        Ending::Exited(Exit::AlreadyOver(status)) => format!("exited: the run was already {}", status.name()),
+        Ending::Exited(other) => format!("exited: {other:?}"),
         Ending::Parked(key) => format!("left the run paused on {key}"),
         Ending::StoodDown(_) => "stood down: another worker drives the run".into(),
         Ending::WaitsForPerson(reason) => format!("stopped for a person: {}", (Words::ENGLISH.wait)(reason)),

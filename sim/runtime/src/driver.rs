@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use twice_runtime::driver::{AsyncAgent, DriveOptions, drive};
-//! use twice_runtime::execution::{AgentError, Ending, SystemClock, next_call, moved_on};
+//! use twice_runtime::execution::{AgentError, Ending, Exit, SystemClock, next_call, moved_on};
 //! use twice_runtime::executor::Executor;
 //! use twice_runtime::ledger::Ledger;
 //! use twice_runtime::run::{Arguments, Decision, RunState};
@@ -56,7 +56,7 @@
 //! let mut worker = Worker::new(setup)?;
 //! let options = DriveOptions::default();
 //! let ending = drive(&mut worker, &mut executor, &mut OneLookup, &mut tools, &mut (), &mut SystemClock, &options).await?;
-//! assert_eq!(ending, Ending::Exited);
+//! assert_eq!(ending, Ending::Exited(Exit::Completed));
 //! # Ok(())
 //! # }
 //! ```
@@ -106,7 +106,7 @@ impl AsyncTools for Toolbox {
     async fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> LookUp {
         let sending = Sending {
             key,
-            downstream_key: Some(key),
+            downstream_key: self.downstream_key(key, call),
             call,
             attempt: 0,
             recorded_at_ms: 0,
@@ -253,7 +253,7 @@ pub async fn drive(
     let mut look_again = options.park.look_again_after_polls;
     loop {
         let Some(command) = next else {
-            return Ok(Ending::Exited);
+            return crate::execution::exited(worker);
         };
         observer.before(&command);
         let phase = command.phase();
@@ -261,6 +261,7 @@ pub async fn drive(
         let input = match step_input(step, executor, agent, tools, observer, clock, options, &mut look_again).await? {
             Driven::Feed(input) => *input,
             Driven::End(ending) => return Ok(ending),
+            Driven::Exit => return crate::execution::exited(worker),
             Driven::Stalled => return Err(Error::Stalled { phase }),
         };
         next = worker.handle(clock.now_ms(), input)?;
@@ -272,6 +273,8 @@ enum Driven {
     /// Boxed: an input (a run state inside) is several times an ending's size.
     Feed(Box<Input>),
     End(Ending),
+    /// The machine exited the run: how is the worker's to say.
+    Exit,
     Stalled,
 }
 
@@ -307,9 +310,20 @@ async fn step_input(
                 },
             }
         }
-        Drive::Send { .. } => {
-            let sending = Sending::of(&drive).expect("matched: a send");
-            let (key, attempt) = (sending.key, sending.attempt);
+        Drive::Send {
+            ref key,
+            ref downstream_key,
+            ref call,
+            attempt,
+            recorded_at_ms,
+        } => {
+            let sending = Sending {
+                key,
+                downstream_key: downstream_key.as_ref(),
+                call,
+                attempt,
+                recorded_at_ms,
+            };
             let sent = tools.send(&sending);
             let ended = match options.attempt_timeout {
                 Some(limit) => tokio::time::timeout(limit, sent).await.unwrap_or(Attempt::TimedOut),
@@ -350,7 +364,7 @@ async fn step_input(
         Drive::Park { key } => return park(executor, &key, &options.park, look_again).await,
         Drive::StandDown { note } => return Ok(Driven::End(Ending::StoodDown(note))),
         Drive::WaitForPerson { reason } => return Ok(Driven::End(Ending::WaitsForPerson(reason))),
-        Drive::Exit => return Ok(Driven::End(Ending::Exited)),
+        Drive::Exit => return Ok(Driven::Exit),
     };
     Ok(Driven::Feed(Box::new(input)))
 }

@@ -17,9 +17,12 @@ use crate::error::Error;
 use crate::executor::{Drive, Executor, Next};
 use crate::ids::ToolName;
 use crate::key::IdempotencyKey;
-use crate::ledger::{Contradiction, LedgerError};
+use crate::ledger::Contradiction;
 use crate::run::{Arguments, Decision, RunState, ToolCall};
 use crate::worker::{GuardNote, Input, Phase, WaitReason, Worker};
+
+/// How an exited run ended (the worker's, named here beside [`Ending`]).
+pub use crate::worker::Exit;
 
 /// What one attempt of a tool came to, as the driver saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +31,13 @@ pub enum Attempt {
     Answered(ToolAnswer),
     /// The request left and no answer came in time: it may have taken effect.
     TimedOut,
+    /// The request may have left and the tool cannot say whether it took effect (a connection
+    /// reset after sending, a gateway timeout): a timeout whose `reason` is kept in the call's
+    /// history, where the person who settles the call reads it.
+    Unknown {
+        /// Why the outcome is unknown, in the tool's words.
+        reason: String,
+    },
     /// The tool refused before anything left (the other system could not be reached).
     NotSent {
         /// Why nothing was sent.
@@ -41,6 +51,7 @@ impl Attempt {
         match self {
             Attempt::Answered(answer) => Input::Response { key, attempt, answer },
             Attempt::TimedOut => Input::TimedOut { key, attempt },
+            Attempt::Unknown { reason } => Input::Unknown { key, attempt, reason },
             Attempt::NotSent { reason } => Input::NotAttempted { reason },
         }
     }
@@ -209,8 +220,9 @@ pub trait Clock {
 /// How [`drive_run`] ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ending {
-    /// The run is over for this worker (completed, failed or paused: read its checkpoint).
-    Exited,
+    /// The run is over: how ([`Exit`]: completed or failed in this start, dead-lettered, or
+    /// already over before it — then nothing ran).
+    Exited(Exit),
     /// Another worker drives the run (the guard note says how it found out; the application
     /// words it).
     StoodDown(GuardNote),
@@ -347,7 +359,7 @@ pub fn drive_run(
     loop {
         let Some(current) = command.take() else {
             if worker.in_flight().is_empty() {
-                return Ok(Ending::Exited);
+                return exited(worker);
             }
             // Free with a batch's requests out: the next to end is the next input.
             let Some(end) = ended.pop_front().or_else(|| tools.next_ended()) else {
@@ -381,6 +393,7 @@ pub fn drive_run(
                     None => match driven(drive, executor, agent, tools, clock)? {
                         Driven::Feed(input) => *input,
                         Driven::End(ending) => return Ok(ending),
+                        Driven::Exit => return exited(worker),
                     },
                 }
             }
@@ -411,6 +424,17 @@ fn begin_in_batch(tools: &mut dyn ToolExecution, ended: &mut VecDeque<Ended>, se
 enum Driven {
     Feed(Box<Input>),
     End(Ending),
+    /// The machine exited the run: how is the worker's to say ([`exited`]).
+    Exit,
+}
+
+/// The ending of a worker that has nothing more to do: how its run ended, or — if it did not
+/// exit the run (nothing a driver can do brings its next input) — stalled after its phase.
+pub(crate) fn exited(worker: &Worker) -> Result<Ending, Error> {
+    match worker.exit() {
+        Some(exit) => Ok(Ending::Exited(exit.clone())),
+        None => Err(Error::Stalled { phase: Phase::Exit }),
+    }
 }
 
 /// The driver's part of one step.
@@ -420,7 +444,7 @@ fn driven(
     agent: &mut dyn Agent,
     tools: &mut dyn ToolExecution,
     clock: &mut dyn Clock,
-) -> Result<Driven, LedgerError> {
+) -> Result<Driven, Error> {
     let input = match drive {
         Drive::AskModel { state } => match agent.decide(&state) {
             Ok((decision, state)) => Input::ModelDecided { decision, state },
@@ -428,9 +452,21 @@ fn driven(
                 detail: error.to_string(),
             },
         },
-        Drive::Send { .. } => {
-            let sending = Sending::of(&drive).expect("matched: a send");
-            tools.send(&sending).into_input(sending.key.clone(), sending.attempt)
+        Drive::Send {
+            ref key,
+            ref downstream_key,
+            ref call,
+            attempt,
+            recorded_at_ms,
+        } => {
+            let sending = Sending {
+                key,
+                downstream_key: downstream_key.as_ref(),
+                call,
+                attempt,
+                recorded_at_ms,
+            };
+            tools.send(&sending).into_input(key.clone(), attempt)
         }
         Drive::Backoff { after_ms, .. } | Drive::WaitToLookAgain { after_ms, .. } => {
             clock.wait_ms(after_ms);
@@ -451,24 +487,35 @@ fn driven(
             if let Some(contradiction) = &step.contradiction {
                 tools.contradicted(contradiction);
             }
-            return follow(step.next);
+            return follow(step.next, Phase::Reconcile, executor, agent, tools, clock);
         }
         Drive::Undo { key, call } => {
             let detail = tools.undo(&key, &call);
-            return follow(executor.undone(key, &detail, clock.now_ms())?.next);
+            let next = executor.undone(key, &detail, clock.now_ms())?.next;
+            return follow(next, Phase::Compensate, executor, agent, tools, clock);
         }
         Drive::Park { key } => return Ok(Driven::End(Ending::Parked(key))),
         Drive::StandDown { note } => return Ok(Driven::End(Ending::StoodDown(note))),
         Drive::WaitForPerson { reason } => return Ok(Driven::End(Ending::WaitsForPerson(reason))),
-        Drive::Exit => return Ok(Driven::End(Ending::Exited)),
+        Drive::Exit => return Ok(Driven::Exit),
     };
     Ok(Driven::Feed(Box::new(input)))
 }
 
-/// The executor's answer to a look-up or an undo always feeds the machine.
-fn follow(next: Next) -> Result<Driven, LedgerError> {
+/// The executor's answer to a look-up (`phase`: reconcile) or an undo (compensate). It feeds
+/// the machine; were it ever a drive, that drive is carried out as any other, and nothing to
+/// do is a stall after `phase` — the loop holds whatever the executor answers, with no panic.
+fn follow(
+    next: Next,
+    phase: Phase,
+    executor: &mut Executor,
+    agent: &mut dyn Agent,
+    tools: &mut dyn ToolExecution,
+    clock: &mut dyn Clock,
+) -> Result<Driven, Error> {
     match next {
         Next::Feed(input) => Ok(Driven::Feed(Box::new(input))),
-        other => unreachable!("the executor's answer to a driver's look-up feeds the machine, not {other:?}"),
+        Next::Drive(drive) => driven(drive, executor, agent, tools, clock),
+        Next::Nothing => Err(Error::Stalled { phase }),
     }
 }

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use serde::{Deserialize, Serialize};
-//! use twice_runtime::execution::{Agent, AgentError, Ending, SystemClock, drive_run, moved_on, next_call};
+//! use twice_runtime::execution::{Agent, AgentError, Ending, Exit, SystemClock, drive_run, moved_on, next_call};
 //! use twice_runtime::executor::Executor;
 //! use twice_runtime::ledger::Ledger;
 //! use twice_runtime::run::{Arguments, Decision, RunState};
@@ -61,7 +61,7 @@
 //! let mut executor = Executor::new(ledger.connect_again()?, &setup);
 //! let mut worker = Worker::new(setup)?; // refuses a setup it cannot run, never panics
 //! let ending = drive_run(&mut worker, &mut executor, &mut Model, &mut tools, &mut SystemClock)?;
-//! assert_eq!(ending, Ending::Exited);
+//! assert_eq!(ending, Ending::Exited(Exit::Completed));
 //!
 //! let key = IdempotencyKey::per_call("welcome-ada", "c1")?;
 //! let record = ledger.record(&key)?.expect("the call is in the ledger");
@@ -86,9 +86,17 @@
 //!   ledger refuses a run id another tenant's run has
 //!   ([`ledger::LedgerError::RunOfAnotherTenant`], before anything is loaded or sent), but two
 //!   ledgers cannot see each other. Give every run a fresh id (a UUID, or the tenant in it).
-//! - **[`execution::Ending::Exited`] is not success**: the run is over for this worker —
-//!   completed, failed or paused. How it ended is in its checkpoint:
-//!   `ledger.load_checkpoint(run_id)?` and then [`ledger::Checkpoint::run_state`]'s `status`.
+//! - **[`execution::Ending::Exited`] is not success**: the run is over, and its
+//!   [`execution::Exit`] says how — completed or failed (with why) in this start, dead-lettered,
+//!   or [`execution::Exit::AlreadyOver`]: the run id had already ended before this start, so
+//!   nothing ran. A new piece of work needs a new run id.
+//! - **One live process per worker id.** A process restarted under its predecessor's id (or
+//!   made with [`worker::WorkerSetup::replacing`] the dead worker's id) records the calls that
+//!   worker left `started` as `indeterminate` when it meets them, so an operator finds them
+//!   among the unknown calls and settles them; two live processes sharing an id would take each
+//!   other's calls for orphans. A worker told nothing leaves another worker's `started` call
+//!   alone (it may be a live twin), and an operator settles it only acknowledging it may be in
+//!   flight.
 //! - **Recovery asks the model again from the last checkpoint.** Keep what the model needs to
 //!   decide the same way in [`run::RunState::application`], which is saved with the checkpoint.
 //!
@@ -102,8 +110,9 @@
 //! ([`worker::WaitReason::DecisionLimit`]).
 //! - **The tool contract is checked when the run starts**, not when the worker is made: a write
 //!   declared with retries or without a key ends the run as
-//!   [`execution::Ending::WaitsForPerson`] (`ContractRefused`) before anything is sent. Check
-//!   your declarations in a test with [`tool::assert_tool_contract`].
+//!   [`execution::Ending::WaitsForPerson`] (`ContractRefused`) before anything is sent. Call
+//!   [`worker::WorkerSetup::check_contracts`] at boot or in a test to learn it when the setup
+//!   is made.
 //!
 //! # Modules
 //!

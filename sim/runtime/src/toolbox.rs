@@ -121,7 +121,8 @@ pub enum ToolFailure {
     #[error("refused: {0}")]
     Rejected(String),
     /// The request left and no answer came (a timeout, a lost connection): it may have taken
-    /// effect. Recorded `indeterminate` for anything that changes the world.
+    /// effect. Recorded `indeterminate` for anything that changes the world, with these words
+    /// in the history line that records it, for the person who settles the call.
     #[error("unknown: {0}")]
     Unknown(String),
 }
@@ -177,12 +178,53 @@ pub trait Tool: Send {
     }
 
     /// The reconcile hook (with [`Tool::RECONCILES`]): what the other system holds under the
-    /// call's key. The default cannot tell.
-    fn look_up(&mut self, args: Self::Args, context: CallContext<'_>) -> impl Future<Output = LookUp> + Send {
+    /// call's key. A finding is the tool's own [`Tool::Output`], recorded as the call's result
+    /// exactly as [`Tool::call`]'s would be, so the result has one shape whichever path
+    /// settled the call. The default cannot tell.
+    fn look_up(
+        &mut self,
+        args: Self::Args,
+        context: CallContext<'_>,
+    ) -> impl Future<Output = LookedUp<Self::Output>> + Send {
         let _ = (args, context);
-        std::future::ready(LookUp::CannotTell {
+        std::future::ready(LookedUp::CannotTell {
             reason: format!("tool `{}` has no reconcile hook", Self::NAME),
         })
+    }
+}
+
+/// What a typed tool's reconcile hook found under the call's key ([`Tool::look_up`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LookedUp<T> {
+    /// The effect is there: the tool's output for it, recorded as the call's result, and what
+    /// was found, in words (for the history and the timeline).
+    Found {
+        /// The call's result, as the tool would have returned it.
+        output: T,
+        /// What was found, in words.
+        finding: String,
+    },
+    /// The other system answered and holds nothing under the key ([`LookUp::Absent`]).
+    Absent,
+    /// The hook could not ask, or could not read the answer ([`LookUp::CannotTell`]).
+    CannotTell {
+        /// Why, in words.
+        reason: String,
+    },
+}
+
+impl<T: Serialize> LookedUp<T> {
+    /// The untyped answer the runtime weighs: a finding's output written as the call's
+    /// result is written.
+    pub fn into_look_up(self) -> LookUp {
+        match self {
+            LookedUp::Found { output, finding } => LookUp::Found(crate::execution::Found {
+                receipt: receipt_of(&output),
+                finding,
+            }),
+            LookedUp::Absent => LookUp::Absent,
+            LookedUp::CannotTell { reason } => LookUp::CannotTell { reason },
+        }
     }
 }
 
@@ -231,7 +273,7 @@ impl<T: Tool> ErasedTool for T {
                     receipt: reason.clone(),
                     reason,
                 }),
-                Err(ToolFailure::Unknown(_)) => Attempt::TimedOut,
+                Err(ToolFailure::Unknown(reason)) => Attempt::Unknown { reason },
             }
         })
     }
@@ -239,7 +281,9 @@ impl<T: Tool> ErasedTool for T {
     fn look_up<'a>(&'a mut self, sending: &'a Sending<'a>) -> Boxed<'a, LookUp> {
         Box::pin(async move {
             match sending.call.arguments.to_typed::<T::Args>() {
-                Ok(args) => Tool::look_up(self, args, CallContext::new(sending)).await,
+                Ok(args) => Tool::look_up(self, args, CallContext::new(sending))
+                    .await
+                    .into_look_up(),
                 Err(error) => LookUp::CannotTell {
                     reason: format!("the recorded arguments do not fit tool `{}`: {error}", T::NAME),
                 },
@@ -251,7 +295,9 @@ impl<T: Tool> ErasedTool for T {
 /// The result the ledger records: the output as compact JSON. An output serde cannot write
 /// (a map with keys that are not text) is recorded as what serde said: the call did take
 /// effect, and that is never hidden.
-fn receipt_of(output: &impl Serialize) -> String {
+/// A tool's output as the ledger records it: its JSON (the one shape a call's result has,
+/// whether the call, the reconcile hook or an operator settled it).
+pub(crate) fn receipt_of(output: &impl Serialize) -> String {
     serde_json::to_string(output).unwrap_or_else(|error| format!("(the tool's result could not be written: {error})"))
 }
 
@@ -293,6 +339,17 @@ impl Toolbox {
         self.tools.iter().map(|tool| tool.declaration()).collect()
     }
 
+    /// The key a look-up's context offers the hook: the call's, when its tool is declared to
+    /// pass one downstream (as its sends did), none otherwise.
+    pub(crate) fn downstream_key<'a>(&self, key: &'a IdempotencyKey, call: &ToolCall) -> Option<&'a IdempotencyKey> {
+        let passes = self
+            .tools
+            .iter()
+            .find(|tool| tool.name() == call.tool.as_str())
+            .is_some_and(|tool| tool.declaration().takes_key);
+        passes.then_some(key)
+    }
+
     fn tool(&mut self, name: &str) -> Option<&mut Box<dyn ErasedTool>> {
         self.tools.iter_mut().find(|tool| tool.name() == name)
     }
@@ -332,7 +389,7 @@ impl ToolExecution for Toolbox {
     fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> LookUp {
         let sending = Sending {
             key,
-            downstream_key: Some(key),
+            downstream_key: self.downstream_key(key, call),
             call,
             attempt: 0,
             recorded_at_ms: 0,

@@ -7,45 +7,19 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
-use serde::{Deserialize, Serialize};
-use twice_runtime::execution::{Agent, AgentError, Ending, SystemClock, drive_run, moved_on, next_call};
+use twice_runtime::execution::{Agent, AgentError, Ending, Exit, SystemClock, drive_run, moved_on, next_call};
 use twice_runtime::executor::Executor;
 use twice_runtime::ledger::{Ledger, RecordFilter, RunEvent};
 use twice_runtime::operator::{ResolveRequest, resolve};
-use twice_runtime::run::{Arguments, Decision, RunState};
-use twice_runtime::tool::SideEffect;
-use twice_runtime::toolbox::{CallContext, Tool, ToolFailure, Toolbox};
+use twice_runtime::run::{Decision, RunState};
+use twice_runtime::toolbox::Toolbox;
 use twice_runtime::worker::{WaitReason, Worker, WorkerSetup};
 use twice_runtime::{IdempotencyKey, Status};
 
 const RUN: &str = "welcome-ada";
 
-#[derive(Serialize, Deserialize)]
-struct Email {
-    to: String,
-}
-
-/// Sends into a shared outbox; the first process dies right after its send.
-struct SendEmail {
-    outbox: Arc<Mutex<Vec<String>>>,
-    dies_after_send: bool,
-}
-
-impl Tool for SendEmail {
-    type Args = Email;
-    type Output = String;
-    const NAME: &'static str = "send_email";
-    const SIDE_EFFECT: SideEffect = SideEffect::External;
-
-    async fn call(&mut self, email: Email, _context: CallContext<'_>) -> Result<String, ToolFailure> {
-        self.outbox
-            .lock()
-            .map_err(|_| ToolFailure::NotSent("poisoned".into()))?
-            .push(email.to);
-        assert!(!self.dies_after_send, "SIGKILL after the email left");
-        Ok("sent".into())
-    }
-}
+mod one_email;
+use one_email::{SendEmail, to_ada};
 
 /// The first time: send the email. Asked again after the crash: decides the run is done.
 struct Model {
@@ -55,10 +29,7 @@ struct Model {
 impl Agent for Model {
     fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
         if self.sends && state.last_told.is_none() {
-            let email = Arguments::from_typed(&Email {
-                to: "ada@example.com".into(),
-            })?;
-            return next_call(state, "send_email", email).ok_or_else(|| "no more calls".into());
+            return next_call(state, "send_email", to_ada()?).ok_or_else(|| "no more calls".into());
         }
         Ok((Decision::Done, moved_on(state).ok_or("no more items")?))
     }
@@ -129,7 +100,7 @@ fn a_call_a_recovered_run_leaves_started_makes_it_wait_for_a_person_until_settle
     // The next start ends the run as the model decides; the email was sent once.
     assert_eq!(
         drive(&ledger, "worker-3", Model { sends: false }, false, &outbox),
-        Ending::Exited
+        Ending::Exited(Exit::Completed)
     );
     let saved = ledger.load_checkpoint(RUN).expect("reads").expect("saved");
     assert_eq!(saved.run_state().expect("parses").status.name(), "completed");

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use twice_runtime::execution::{Agent, AgentError, Ending, SystemClock, drive_run, next_call};
+use twice_runtime::execution::{Agent, AgentError, Ending, Exit, SystemClock, drive_run, next_call};
 use twice_runtime::executor::Executor;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::run::{Arguments, Decision, RunState, Told};
@@ -140,7 +140,7 @@ fn the_applications_state_is_saved_with_the_run_and_handed_back_after_a_crash() 
         &mut SystemClock,
     )
     .expect("the run finishes");
-    assert_eq!(ending, Ending::Exited);
+    assert_eq!(ending, Ending::Exited(Exit::Completed));
     assert_eq!(
         recovering.resumed_with,
         Some(json!({"draft": "Welcome, Ada", "sent": true, "follow_up": "queued"}))

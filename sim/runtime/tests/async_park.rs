@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use twice_runtime::driver::{AsyncAgent, DriveOptions, ParkPolicy, drive};
-use twice_runtime::execution::{AgentError, Ending, LookUp, SystemClock, moved_on, next_call};
+use twice_runtime::execution::{AgentError, Ending, SystemClock, moved_on, next_call};
 use twice_runtime::executor::Executor;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::run::{Arguments, Decision, RunState};
 use twice_runtime::tool::SideEffect;
-use twice_runtime::toolbox::{CallContext, Tool, ToolFailure, Toolbox};
+use twice_runtime::toolbox::{CallContext, LookedUp, Tool, ToolFailure, Toolbox};
 use twice_runtime::worker::{Worker, WorkerSetup};
 use twice_runtime::{IdempotencyKey, Status};
 
@@ -30,8 +30,8 @@ impl Tool for Lost {
         ))
     }
 
-    async fn look_up(&mut self, _args: serde_json::Value, _context: CallContext<'_>) -> LookUp {
-        LookUp::CannotTell {
+    async fn look_up(&mut self, _args: serde_json::Value, _context: CallContext<'_>) -> LookedUp<String> {
+        LookedUp::CannotTell {
             reason: "the provider's search is down".into(),
         }
     }

@@ -5,7 +5,7 @@
 //! settle time had that settled `failed` and paid again.
 
 use twice_runtime::ToolAnswer;
-use twice_runtime::execution::{Attempt, Clock, Ending, Found, LookUp, Sending, ToolExecution, drive_run};
+use twice_runtime::execution::{Attempt, Clock, Ending, Exit, Found, LookUp, Sending, ToolExecution, drive_run};
 use twice_runtime::executor::Executor;
 use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::Ledger;
@@ -127,7 +127,7 @@ fn an_absent_answer_past_the_settle_time_is_proof_and_the_run_calls_again() {
         vec!["r1:c2".to_owned()],
         "Ada is paid once, by the new call"
     );
-    assert_eq!(ending, Ending::Exited);
+    assert_eq!(ending, Ending::Exited(Exit::Completed));
 }
 
 #[test]

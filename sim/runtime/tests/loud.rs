@@ -5,7 +5,7 @@
 
 use twice_runtime::ToolAnswer;
 use twice_runtime::execution::{
-    Agent, AgentError, Attempt, Clock, Ending, LookUp, Sending, ToolExecution, drive_run, moved_on,
+    Agent, AgentError, Attempt, Clock, Ending, Exit, LookUp, Sending, ToolExecution, drive_run, moved_on,
 };
 use twice_runtime::executor::Executor;
 use twice_runtime::key::IdempotencyKey;
@@ -187,7 +187,7 @@ fn a_call_id_reused_with_other_arguments_is_refused_and_written_in_the_runs_hist
         &mut Steps(0),
     )
     .expect("the run ends");
-    assert_eq!(ending, Ending::Exited);
+    assert_eq!(ending, Ending::Exited(Exit::Completed));
     assert_eq!(mail.sent, ["\"ada@example.com\""], "the second email was not sent");
     let told = &worker.run_state().transcript;
     assert_eq!(told.len(), 2, "{told:?}");

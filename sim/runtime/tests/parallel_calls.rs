@@ -5,7 +5,7 @@
 
 use twice_runtime::batch::{BATCH_CALLS_MAX, Batch, BatchError};
 use twice_runtime::execution::{
-    Agent, AgentError, Attempt, Begun, Clock, Ended, Ending, Found, LookUp, Sending, ToolExecution, drive_run,
+    Agent, AgentError, Attempt, Begun, Clock, Ended, Ending, Exit, Found, LookUp, Sending, ToolExecution, drive_run,
     moved_on, next_calls,
 };
 use twice_runtime::executor::{Drive, Executor, Next};
@@ -136,7 +136,7 @@ fn both_requests_are_out_before_either_answer_and_the_answers_come_back_in_the_o
     let ledger = Ledger::open_memory_store();
     let mut billing = Billing::default();
     let ending = run(&ledger, "w1", &mut billing, &mut Ticks(0));
-    assert_eq!(ending, Ending::Exited);
+    assert_eq!(ending, Ending::Exited(Exit::Completed));
     assert_eq!(
         billing.log,
         [
@@ -181,7 +181,7 @@ fn a_tool_that_sends_and_waits_runs_the_batch_one_call_after_another() {
     let mut worker = Worker::new(setup).expect("a usable setup");
     let mut tools = Waits(Billing::default());
     let ending = drive_run(&mut worker, &mut executor, &mut TwoCredits, &mut tools, &mut Ticks(0)).expect("drives");
-    assert_eq!(ending, Ending::Exited);
+    assert_eq!(ending, Ending::Exited(Exit::Completed));
     assert_eq!(tools.0.log, ["send-and-wait refunds:c1", "send-and-wait refunds:c2"]);
     let (version, state) = state(&ledger);
     assert_eq!((version, state.status), (2, RunStatus::Completed));
@@ -195,7 +195,7 @@ fn a_lost_answer_for_one_of_two_is_looked_up_and_the_other_is_not_touched() {
         ..Billing::default()
     };
     let ending = run(&ledger, "w1", &mut billing, &mut Ticks(0));
-    assert_eq!(ending, Ending::Exited);
+    assert_eq!(ending, Ending::Exited(Exit::Completed));
     assert_eq!(
         billing.log,
         [
@@ -337,7 +337,10 @@ fn a_crash_before_the_second_call_was_reserved_sends_only_that_one_on_recovery()
     );
 
     let mut billing = Billing::default();
-    assert_eq!(run(&ledger, "w2", &mut billing, &mut Ticks(10)), Ending::Exited);
+    assert_eq!(
+        run(&ledger, "w2", &mut billing, &mut Ticks(10)),
+        Ending::Exited(Exit::Completed)
+    );
     assert_eq!(
         billing.log,
         ["begin refunds:c2", "end refunds:c2"],
@@ -478,7 +481,7 @@ fn a_paused_batch_saves_every_call_it_waits_on_in_the_checkpoint() {
         )
     );
     resolve(&mut operator_ledger, &key("c1"), &settle(Status::Failed), 300).expect("settled");
-    assert_eq!(again("w3"), Ending::Exited);
+    assert_eq!(again("w3"), Ending::Exited(Exit::Completed));
     let (_, done) = state(&ledger);
     assert_eq!(done.status, RunStatus::Completed);
     let told: Vec<(&str, bool)> = done

@@ -6,10 +6,10 @@
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use twice_runtime::execution::{Agent, AgentError, Ending, SystemClock, drive_run, moved_on, next_call};
+use twice_runtime::execution::{Agent, AgentError, Ending, Exit, SystemClock, drive_run, moved_on, next_call};
 use twice_runtime::executor::Executor;
 use twice_runtime::ledger::{Ledger, LedgerError, ReserveRequest};
-use twice_runtime::run::{Arguments, Decision, RunState};
+use twice_runtime::run::{Arguments, Decision, RunState, RunStatus};
 use twice_runtime::tool::SideEffect;
 use twice_runtime::toolbox::{CallContext, Tool, ToolFailure, Toolbox};
 use twice_runtime::worker::{Worker, WorkerSetup};
@@ -93,7 +93,7 @@ fn another_tenants_completed_run_is_refused_not_loaded() {
     let outbox = Arc::new(Mutex::new(Vec::new()));
     assert_eq!(
         run_as(&ledger, Some("acme"), "ada@acme.test", &outbox).expect("acme's run"),
-        Ending::Exited
+        Ending::Exited(Exit::Completed)
     );
     let saved = ledger.load_checkpoint(RUN).expect("reads").expect("saved");
     assert_eq!(saved.run_state().expect("parses").tenant.as_deref(), Some("acme"));
@@ -120,7 +120,7 @@ fn another_tenants_completed_run_is_refused_not_loaded() {
     // acme's own worker still finds its run over and sends nothing again.
     assert_eq!(
         run_as(&ledger, Some("acme"), "ada@acme.test", &outbox).expect("acme again"),
-        Ending::Exited
+        Ending::Exited(Exit::AlreadyOver(RunStatus::Completed))
     );
     assert_eq!(outbox.lock().expect("outbox").len(), 1);
 }

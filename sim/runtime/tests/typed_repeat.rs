@@ -3,7 +3,7 @@
 //! nothing applied again), not as a new effect.
 
 use serde::{Deserialize, Serialize};
-use twice_runtime::execution::{Agent, AgentError, Ending, SystemClock, drive_run, moved_on, next_call};
+use twice_runtime::execution::{Agent, AgentError, Ending, Exit, SystemClock, drive_run, moved_on, next_call};
 use twice_runtime::executor::Executor;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::run::{Arguments, Decision, RunState};
@@ -78,7 +78,7 @@ fn notes_of(tool: impl Tool + 'static) -> Vec<Held> {
     let mut executor = Executor::new(Ledger::open_memory_store(), &setup);
     let mut worker = Worker::new(setup).expect("a usable setup");
     let ending = drive_run(&mut worker, &mut executor, &mut OneEmail, &mut tools, &mut SystemClock).expect("drives");
-    assert_eq!(ending, Ending::Exited);
+    assert_eq!(ending, Ending::Exited(Exit::Completed));
     worker.take_notes().into_iter().map(|note| note.held).collect()
 }
 

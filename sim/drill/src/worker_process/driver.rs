@@ -82,7 +82,7 @@ impl Observer for Marks {
             Attempt::Answered(ToolAnswer::Repeat { .. }) => "repeat",
             Attempt::Answered(ToolAnswer::Rejected { .. }) => "rejected",
             Attempt::NotSent { .. } => "not_attempted",
-            Attempt::TimedOut => "timed_out",
+            Attempt::TimedOut | Attempt::Unknown { .. } => "timed_out",
         };
         if matches!(ended, Attempt::NotSent { .. }) {
             self.unreachable_in_a_row += 1;
@@ -175,13 +175,13 @@ impl Driver {
         )
         .await?;
         let end = match ending {
-            Ending::Exited if !self.marks.reached_billing && self.marks.unreachable_in_a_row > 0 => {
+            Ending::Exited(_) if !self.marks.reached_billing && self.marks.unreachable_in_a_row > 0 => {
                 WorkerEnd::ToolUnreachable(format!(
                     "billing at {} was never reached; the run ended without a single call arriving",
                     self.config.billing
                 ))
             }
-            Ending::Exited => WorkerEnd::Exited,
+            Ending::Exited(_) => WorkerEnd::Exited,
             Ending::StoodDown(note) => WorkerEnd::StoodDown(twice_world::text::note_words(&note)),
             Ending::WaitsForPerson(reason) => WorkerEnd::WaitsForPerson(twice_world::text::wait_words(&reason)),
             Ending::Parked(key) => WorkerEnd::Parked(key.to_string()),

@@ -62,6 +62,8 @@ struct Identity {
     worker_id: WorkerId,
     run_id: RunId,
     tenant: Tenant,
+    /// Workers whose processes ended, which this one replaces ([`WorkerSetup::replacing`]).
+    replaces: Vec<crate::WorkerId>,
 }
 
 impl Identity {
@@ -86,6 +88,7 @@ impl Identity {
             owner: &self.worker_id,
             lease_ms,
             checkpoint_version,
+            replaces: &self.replaces,
         }
     }
 }
@@ -129,6 +132,7 @@ impl Executor {
                 worker_id: setup.worker_id.clone(),
                 run_id: setup.run_id.clone(),
                 tenant: setup.tenant.clone(),
+                replaces: setup.replaces.clone(),
             },
             ledger_on: guards.is_on(Guard::Ledger),
             fence_sends: guards.is_on(Guard::Ledger) && guards.is_on(Guard::AtomicReservation),

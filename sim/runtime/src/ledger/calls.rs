@@ -161,7 +161,9 @@ impl Ledger {
 
     /// Records attempt `attempt`'s own outcome, compare-and-set on the record still being
     /// `actor`'s `started` call at that attempt. Otherwise (someone settled the call, another
-    /// worker owns it, a later attempt was made) the outcome is logged and ignored.
+    /// worker owns it, a later attempt was made) the outcome is logged and ignored. `result`
+    /// is the call's result; for [`Outcome::Indeterminate`] it is why the outcome is unknown,
+    /// written in the history line (the record keeps no result).
     ///
     /// # Errors
     ///

@@ -82,6 +82,11 @@ pub(super) fn decide_reservation<'a>(
             };
             (record, Some(previous_owner), Some((RecordWrite::Update, line)))
         }
+        (ReservationAction::Unknown, Some(existing)) if orphaned(request, &existing) => {
+            let previous_owner = existing.owner.clone();
+            let (record, line) = recovered_unknown(request, existing, now_ms);
+            (record, Some(previous_owner), Some((RecordWrite::Update, line)))
+        }
         (
             ReservationAction::ReturnRecorded | ReservationAction::ReturnCompensated | ReservationAction::Unknown,
             Some(existing),
@@ -100,6 +105,53 @@ pub(super) fn decide_reservation<'a>(
         },
         write,
     )
+}
+
+/// Whether `existing` is a `started` call nobody is left to send or hear: its owner is the
+/// reserving worker itself (the same worker id restarted: one live process per id) or a worker
+/// it replaces, whose process is known to have ended ([`ReserveRequest::replaces`]). Any other
+/// owner may be alive with its request on the way, and its own outcome must still land.
+fn orphaned(request: &ReserveRequest<'_>, existing: &ExecutionRecord) -> bool {
+    existing.status == Status::Started
+        && (existing.owner == request.owner || request.replaces.contains(&existing.owner))
+}
+
+/// The seed: "a restarted worker that finds a started record with no outcome treats it as
+/// indeterminate". Written in the reservation's transaction, so it is compare-and-set on the
+/// record as read (still `started`, still that owner's) and on the run's checkpoint version the
+/// recovering worker loaded. The owner and the attempts stay: they say whose request may have
+/// left. Pure.
+fn recovered_unknown<'a>(
+    request: &ReserveRequest<'a>,
+    existing: ExecutionRecord,
+    now_ms: u64,
+) -> (ExecutionRecord, HistoryLine<'a>) {
+    let sent = crate::worker::counted(u64::from(existing.attempts), "attempt", "attempts");
+    let whose = if existing.owner == request.owner {
+        format!("worker {} restarted", request.owner)
+    } else {
+        format!(
+            "worker {} replaces {}, whose process ended,",
+            request.owner, existing.owner
+        )
+    };
+    let detail = format!(
+        "{whose} and found the call `started` with no outcome ({sent} noted): nobody is left to send it or hear its \
+         answer, so whether it took effect is unknown"
+    );
+    let line = HistoryLine {
+        from_status: Some(Status::Started),
+        to_status: Some(Status::Indeterminate),
+        detail: Some(Cow::Owned(detail)),
+        ..HistoryLine::note(request.key, now_ms, request.owner, HistoryEvent::RecoveredUnknown)
+    };
+    let record = ExecutionRecord {
+        status: Status::Indeterminate,
+        updated_at_ms: written_at_ms(&existing, now_ms),
+        lease_expires_at_ms: None,
+        ..existing
+    };
+    (record, line)
 }
 
 /// The naive upsert's row and history line over whatever was there. Pure.
@@ -165,7 +217,9 @@ pub(super) fn decide_attempt<'a>(
 }
 
 /// An attempt's own outcome: recorded over the worker's own `started` record at that
-/// attempt, or logged and ignored when the record is not that any more. Pure.
+/// attempt, or logged and ignored when the record is not that any more. An `indeterminate`
+/// outcome has no result: `result` is why it is unknown, written in the history line only (a
+/// result would be served to the model once an operator settled the call without one). Pure.
 pub(super) fn decide_outcome<'a>(
     current: ExecutionRecord,
     key: &'a IdempotencyKey,
@@ -186,7 +240,7 @@ pub(super) fn decide_outcome<'a>(
         };
         let after = ExecutionRecord {
             status,
-            result: result.map(str::to_owned),
+            result: result.filter(|_| outcome != Outcome::Indeterminate).map(str::to_owned),
             updated_at_ms: written_at_ms(&current, now_ms),
             lease_expires_at_ms: None,
             ..current

@@ -51,6 +51,10 @@ pub enum HistoryEvent {
     /// (the settlement said `failed`, the answer says it took effect; or the reverse). The
     /// settlement stands; the detail says what the late answer said, for a person to look.
     Contradicted,
+    /// A worker that restarted (or replaced a worker whose process ended) met a `started` call
+    /// its predecessor held with no outcome recorded: nobody is left to send it or hear its
+    /// answer, so it was recorded `indeterminate` for a hook or a person to settle.
+    RecoveredUnknown,
     /// Schema version 1 recorded a compensation's claim as `compensated` in one step.
     LegacyCompensated,
     /// Schema version 1 noted a compensation that found nothing in a second line.
@@ -59,7 +63,7 @@ pub enum HistoryEvent {
 
 impl HistoryEvent {
     /// Every event, each outcome status once.
-    pub const ALL: [HistoryEvent; 21] = [
+    pub const ALL: [HistoryEvent; 22] = [
         HistoryEvent::Reserved,
         HistoryEvent::ReservedAgain,
         HistoryEvent::LeaseTakenOver,
@@ -79,6 +83,7 @@ impl HistoryEvent {
         HistoryEvent::GuardHeld,
         HistoryEvent::ArgumentsRefused,
         HistoryEvent::Contradicted,
+        HistoryEvent::RecoveredUnknown,
         HistoryEvent::LegacyCompensated,
         HistoryEvent::LegacyCompensationNotApplied,
     ];
@@ -103,6 +108,7 @@ impl HistoryEvent {
             HistoryEvent::GuardHeld => "guard_held",
             HistoryEvent::ArgumentsRefused => "arguments_refused",
             HistoryEvent::Contradicted => "contradicted",
+            HistoryEvent::RecoveredUnknown => "recovered_unknown",
             HistoryEvent::LegacyCompensated => "compensated",
             HistoryEvent::LegacyCompensationNotApplied => "compensation_not_applied",
         }

@@ -33,6 +33,13 @@ pub struct ReserveRequest<'a> {
     /// If someone saved since, the reservation is refused and this worker stands down
     /// before it sends anything.
     pub checkpoint_version: Option<u32>,
+    /// Workers whose process is known to have ended and which this worker replaces (its
+    /// supervisor saw them exit). A `started` call one of them holds — or `owner` itself held
+    /// before a restart — has no one left to send or hear it: the reservation records it
+    /// `indeterminate` (the seed's "a restarted worker that finds a started record with no
+    /// outcome treats it as indeterminate"). A `started` call of any other worker stays as it
+    /// is: that worker may be alive and its answer on its way.
+    pub replaces: &'a [crate::WorkerId],
 }
 
 impl<'a> ReserveRequest<'a> {
@@ -59,7 +66,16 @@ impl<'a> ReserveRequest<'a> {
             owner,
             lease_ms: None,
             checkpoint_version: None,
+            replaces: &[],
         }
+    }
+
+    /// The same request by a worker that replaces `workers`, whose processes are known to
+    /// have ended (see [`ReserveRequest::replaces`]).
+    #[must_use]
+    pub fn with_replaces(mut self, workers: &'a [crate::WorkerId]) -> ReserveRequest<'a> {
+        self.replaces = workers;
+        self
     }
 
     /// The same request for `tenant`'s call.

@@ -18,13 +18,7 @@ pub enum OperatorError {
     #[error("an operator resolves a call to completed or failed, not {0}")]
     /// An operator settles to `completed` or `failed` only.
     BadStatus(Status),
-    #[error(
-        "{key} is started: worker {owner} holds it ({} noted, last written at {since_ms} ms), so its request \
-         may still be on its way and its own outcome could contradict a decision. Nothing was recorded. Wait \
-         for its outcome, or resolve it again acknowledging the call may be in flight (once its worker is \
-         known to be gone)",
-        crate::worker::counted(u64::from(*attempts), "attempt", "attempts")
-    )]
+    #[error("{}", in_flight_words(key, owner, *attempts, *since_ms, parked_by.as_ref()))]
     /// The call is `started`: its worker may still send or hear its request. Refused unless
     /// the request acknowledges it ([`super::ResolveRequest::acknowledge_in_flight`]).
     InFlight {
@@ -36,6 +30,10 @@ pub enum OperatorError {
         attempts: u32,
         /// When the ledger last wrote it, in ms.
         since_ms: u64,
+        /// Another worker that saved the call's run since, paused on an unknown call: the
+        /// run was recovered while `owner` held this call (a crash, most likely — or a live
+        /// twin; the ledger cannot tell which).
+        parked_by: Option<crate::ids::WorkerId>,
     },
     #[error("tool `{0}` has no compensation")]
     /// The call's tool declares no compensation.
@@ -141,4 +139,35 @@ pub enum OperatorError {
     #[error(transparent)]
     /// The ledger failed.
     Ledger(#[from] LedgerError),
+}
+
+/// [`OperatorError::InFlight`] in words: who holds the call, why that blocks a decision, and
+/// exactly what settles it.
+fn in_flight_words(
+    key: &IdempotencyKey,
+    owner: &crate::ids::WorkerId,
+    attempts: u32,
+    since_ms: u64,
+    parked_by: Option<&crate::ids::WorkerId>,
+) -> String {
+    let noted = crate::worker::counted(u64::from(attempts), "attempt", "attempts");
+    let mut words = format!(
+        "{key} is started: worker {owner} holds it ({noted} noted, last written at {since_ms} ms), so its request \
+         may still be on its way and its own outcome could contradict a decision. Nothing was recorded."
+    );
+    if let Some(parked_by) = parked_by {
+        words.push_str(&format!(
+            " Its run was saved since by worker {parked_by}, paused on an unknown call: the run was recovered \
+             while {owner} held this call. If {owner}'s process is gone (it crashed, or its host did), resolve it \
+             again acknowledging the call may be in flight (`acknowledge_in_flight`); or start the run's next \
+             worker replacing {owner} (`WorkerSetup::replacing`), which records the call `indeterminate`. If \
+             {owner} is alive, wait for its outcome."
+        ));
+    } else {
+        words.push_str(
+            " Wait for its outcome, or, once its worker is known to be gone, resolve it again acknowledging the \
+             call may be in flight (`acknowledge_in_flight`).",
+        );
+    }
+    words
 }

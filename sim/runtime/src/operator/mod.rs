@@ -84,6 +84,31 @@ impl ResolveRequest {
         self
     }
 
+    /// The same request recording a tool's typed output (a receipt the operator found) for a
+    /// `completed` call, written as the tool's own result is written
+    /// ([`crate::toolbox::Tool::Output`] as JSON), so the model hears the same shape whoever
+    /// settled the call.
+    ///
+    /// ```
+    /// use twice_runtime::Status;
+    /// use twice_runtime::operator::ResolveRequest;
+    /// #[derive(serde::Serialize)]
+    /// struct Sent { message_id: String }
+    /// let request = ResolveRequest::new(Status::Completed, "the provider's log shows it", "op-ana")
+    ///     .with_typed_result(&Sent { message_id: "msg-1".into() })?;
+    /// assert_eq!(request.result.as_deref(), Some(r#"{"message_id":"msg-1"}"#));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// serde's error when `output` cannot be written as JSON (a map whose keys are not
+    /// strings, a failing `Serialize`): nothing is recorded from a result that cannot be read.
+    pub fn with_typed_result(self, output: &impl serde::Serialize) -> Result<ResolveRequest, serde_json::Error> {
+        let result = serde_json::to_string(output)?;
+        Ok(self.with_result(result))
+    }
+
     /// The same request settling a `started` call on purpose: the operator knows its request
     /// may still be in flight (see [`ResolveRequest::acknowledge_in_flight`]).
     #[must_use]
@@ -193,12 +218,23 @@ pub fn resolve(
     ledger.settle(key, &settlement, now_ms).map_err(|error| match error {
         SettleError::InFlight { current, .. } => OperatorError::InFlight {
             key: key.clone(),
+            parked_by: parked_since(ledger, &current),
             owner: current.owner.clone(),
             attempts: current.attempts,
             since_ms: current.updated_at_ms,
         },
         error => error.into(),
     })
+}
+
+/// The worker that saved `record`'s run paused on an unknown call after `record` was last
+/// written, if another than its owner did: the run was recovered while the owner held the
+/// call. Only for the words of a refusal, so a ledger that cannot be read says nothing.
+fn parked_since(ledger: &Ledger, record: &ExecutionRecord) -> Option<crate::ids::WorkerId> {
+    let checkpoint = ledger.load_checkpoint(&record.run_id).ok()??;
+    let parked = checkpoint.status == "awaiting_reconciliation";
+    (parked && checkpoint.saved_by != record.owner && checkpoint.updated_at_ms >= record.updated_at_ms)
+        .then_some(checkpoint.saved_by)
 }
 
 /// Whether a compensation may be asked for at all, without changing anything: a reason and an

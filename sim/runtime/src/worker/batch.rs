@@ -103,7 +103,10 @@ impl Worker {
     /// now). When it is free the call becomes the current one (`false`: the input is then
     /// handled as every answer is). About no such call: `false`, and nothing changes.
     pub(super) fn held_for_later(&mut self, input: &Input) -> bool {
-        let (Input::Response { key, attempt, .. } | Input::TimedOut { key, attempt }) = input else {
+        let (Input::Response { key, attempt, .. }
+        | Input::TimedOut { key, attempt }
+        | Input::Unknown { key, attempt, .. }) = input
+        else {
             return false;
         };
         let Some(batch) = self.batch.as_mut() else {

@@ -215,7 +215,9 @@ impl Worker {
         }
     }
 
-    pub(super) fn timed_out(&mut self, key: IdempotencyKey, attempt: u32) -> Option<Command> {
+    /// A timeout, or an end the tool calls unknown (`reason`: its words, written into the
+    /// call's history when the call is recorded `indeterminate`).
+    pub(super) fn timed_out(&mut self, key: IdempotencyKey, attempt: u32, reason: Option<String>) -> Option<Command> {
         // A timer of an earlier call (or attempt) that was answered in time is stale.
         let context = self
             .call
@@ -238,7 +240,7 @@ impl Worker {
                 if self.guard(Guard::WriteRetryRule) {
                     self.note(Guard::WriteRetryRule, Held::WriteNotRetried);
                 }
-                self.record(Outcome::Indeterminate, None)
+                self.record(Outcome::Indeterminate, reason)
             }
             OutcomeAction::Record(outcome) => {
                 let result = self.record_words(&RecordNote::TimedOut { attempts: attempt });

@@ -110,7 +110,8 @@ impl Worker {
             }
             Input::Sent { key, attempt } => self.sent(&key, attempt),
             Input::Response { key, attempt, answer } => self.response(key, attempt, answer),
-            Input::TimedOut { key, attempt } => self.timed_out(key, attempt),
+            Input::TimedOut { key, attempt } => self.timed_out(key, attempt, None),
+            Input::Unknown { key, attempt, reason } => self.timed_out(key, attempt, Some(reason)),
             Input::BackoffElapsed if self.context().looking_again => self.look_again(),
             Input::BackoffElapsed => {
                 let next = self.context().attempt + 1;
@@ -166,27 +167,7 @@ impl Worker {
     /// the run pauses on an unknown call) — and a run whose tool fails one is not started: it
     /// waits for a person to declare the tool honestly. Nothing has been loaded, asked or sent.
     pub(super) fn contract_refusal(&mut self) -> Option<Option<Command>> {
-        let contract = self.guard(Guard::ToolContract);
-        let policy = self.guard(Guard::AmbiguityPolicy);
-        let pauses = self.guard(Guard::PauseOnIndeterminate);
-        let (guard, tool, violation) = self.setup.tools.iter().find_map(|tool| {
-            let refused = |guard: Guard, check: Result<(), crate::tool::ContractViolation>| {
-                check.err().map(|violation| (guard, tool.name.clone(), violation))
-            };
-            contract
-                .then(|| refused(Guard::ToolContract, tool.check_contract()))
-                .flatten()
-                .or_else(|| {
-                    policy
-                        .then(|| {
-                            refused(
-                                Guard::AmbiguityPolicy,
-                                crate::tool::assert_ambiguity_policy(tool, pauses),
-                            )
-                        })
-                        .flatten()
-                })
-        })?;
+        let (guard, tool, violation) = self.setup.contract_problem()?;
         self.note(
             guard,
             Held::ContractRefused {
@@ -243,6 +224,7 @@ impl Worker {
         }
         match self.run.status.clone() {
             status if status.is_terminal() => {
+                self.exit = Some(Exit::AlreadyOver(status));
                 self.state = WorkerState::Exited;
                 Some(Command::Exit)
             }
@@ -313,6 +295,7 @@ impl Worker {
         match decision {
             Decision::Done => {
                 self.run.status = RunStatus::Completed;
+                self.exit = Some(Exit::Completed);
                 self.save(AfterSave::Exit)
             }
             Decision::FailRun { reason } => self.fail_run(reason),

@@ -165,6 +165,7 @@ impl Worker {
                 reason: reason.clone(),
             },
         );
+        self.exit = Some(Exit::DeadLettered { reason: reason.clone() });
         let previous = std::mem::replace(&mut self.run.status, RunStatus::Running);
         self.run.status = RunStatus::DeadLettered {
             reason,

@@ -39,7 +39,7 @@ pub use held::{GuardNote, Held};
 pub use order::InputError;
 pub use phase::{Phase, UnknownPhase};
 pub use setup::{DECISIONS_MAX_DEFAULT, DEFAULT_TENANT, SetupError, WorkerSetup};
-pub use state::WorkerState;
+pub use state::{Exit, WorkerState};
 pub use wait::{CallRefused, WaitReason};
 pub use words::{DeadLetterReason, FailReason, OperatorNote, RecordNote, ToldFailed, Words, counted};
 
@@ -144,6 +144,17 @@ pub enum Input {
         key: IdempotencyKey,
         /// The attempt.
         attempt: u32,
+    },
+    /// The attempt ended and the tool cannot say whether it took effect (the connection reset
+    /// after the request left, say): a timeout, with the tool's reason kept in the call's
+    /// history for whoever settles it.
+    Unknown {
+        /// The call.
+        key: IdempotencyKey,
+        /// The attempt.
+        attempt: u32,
+        /// Why the outcome is unknown, in the tool's words.
+        reason: String,
     },
     /// A backoff, or a wait before looking a call up again, has passed.
     BackoffElapsed,
@@ -313,36 +324,6 @@ pub enum Command {
 }
 
 impl Command {
-    /// The phase the command runs.
-    pub fn phase(&self) -> Phase {
-        match self {
-            Command::LoadCheckpoint => Phase::LoadCheckpoint,
-            Command::AskModel { .. } => Phase::ModelDecides,
-            Command::Reserve { .. } => Phase::Reserve,
-            Command::CheckLedger { .. } => Phase::CheckLedger,
-            Command::InsertStarted { .. } => Phase::InsertStarted,
-            Command::Invoke { .. } => Phase::Send,
-            Command::Backoff { .. } => Phase::Backoff,
-            Command::RecordOutcome { .. } => Phase::RecordOutcome,
-            Command::LogLateOutcome { .. } => Phase::LogLateOutcome,
-            Command::Reconcile { .. } => Phase::Reconcile,
-            Command::SettleNotFound { .. } => Phase::SettleNotFound,
-            Command::WaitToLookAgain { .. } => Phase::WaitToLookAgain,
-            Command::Compensate { .. } => Phase::Compensate,
-            Command::SaveCheckpoint { .. } => Phase::SaveCheckpoint,
-            Command::ReadRecord { .. } => Phase::ReadRecord,
-            Command::Park { .. } => Phase::Park,
-            Command::StandDown { .. } => Phase::StandDown,
-            Command::WaitForPerson { .. } => Phase::WaitForAPerson,
-            Command::Exit => Phase::Exit,
-        }
-    }
-
-    /// The phase's name, as the timeline and the drill's markers show it.
-    pub fn phase_name(&self) -> &'static str {
-        self.phase().name()
-    }
-
     /// The call the command is about, if any.
     pub fn key(&self) -> Option<&IdempotencyKey> {
         match self {
@@ -420,6 +401,8 @@ pub struct Worker {
     fired: Vec<Fired>,
     /// Model decisions since this start (bounded by the setup's `decisions_max`).
     decisions: u32,
+    /// How the run ends, once this start decided it ends (read when the worker exited).
+    exit: Option<Exit>,
 }
 
 impl Worker {
@@ -447,7 +430,14 @@ impl Worker {
             notes: Vec::new(),
             fired: Vec::new(),
             decisions: 0,
+            exit: None,
         })
+    }
+
+    /// How the run ended, once this worker exited it ([`WorkerState::Exited`]); `None` before,
+    /// or when it stood down, parked or waits for a person.
+    pub fn exit(&self) -> Option<&Exit> {
+        self.exit.as_ref().filter(|_| self.state == WorkerState::Exited)
     }
 
     /// Who it is and the rules it runs under.

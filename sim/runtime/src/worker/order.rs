@@ -88,7 +88,7 @@ impl Awaiting {
     /// waits for any more is logged as late, a stale timer ignored.
     fn takes(self, input: &Input) -> bool {
         match input {
-            Input::Response { .. } | Input::TimedOut { .. } => self != Awaiting::Nothing,
+            Input::Response { .. } | Input::TimedOut { .. } | Input::Unknown { .. } => self != Awaiting::Nothing,
             Input::Start => self == Awaiting::Start,
             Input::CheckpointLoaded { .. } | Input::CheckpointUnreadable { .. } => self == Awaiting::Checkpoint,
             Input::StateUnusable { .. } => matches!(self, Awaiting::Checkpoint | Awaiting::Model),
@@ -126,6 +126,7 @@ impl Input {
             Input::Sent { .. } => "sent",
             Input::Response { .. } => "response",
             Input::TimedOut { .. } => "timed out",
+            Input::Unknown { .. } => "outcome unknown",
             Input::BackoffElapsed => "backoff elapsed",
             Input::Recorded(_) => "recorded",
             Input::Reconciled(_) => "reconciled",

@@ -7,6 +7,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::Command;
+
 /// A worker's phase. Its name is the serialized form (a schedule writes `in_phase:
 /// Some("record outcome")`), so the names never change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -149,5 +151,38 @@ impl<'de> Deserialize<'de> for Phase {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Phase, D::Error> {
         let text = String::deserialize(deserializer)?;
         text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+// Each command is one phase: the map lives beside the phases so a new command names its phase here.
+impl Command {
+    /// The phase the command runs.
+    pub fn phase(&self) -> Phase {
+        match self {
+            Command::LoadCheckpoint => Phase::LoadCheckpoint,
+            Command::AskModel { .. } => Phase::ModelDecides,
+            Command::Reserve { .. } => Phase::Reserve,
+            Command::CheckLedger { .. } => Phase::CheckLedger,
+            Command::InsertStarted { .. } => Phase::InsertStarted,
+            Command::Invoke { .. } => Phase::Send,
+            Command::Backoff { .. } => Phase::Backoff,
+            Command::RecordOutcome { .. } => Phase::RecordOutcome,
+            Command::LogLateOutcome { .. } => Phase::LogLateOutcome,
+            Command::Reconcile { .. } => Phase::Reconcile,
+            Command::SettleNotFound { .. } => Phase::SettleNotFound,
+            Command::WaitToLookAgain { .. } => Phase::WaitToLookAgain,
+            Command::Compensate { .. } => Phase::Compensate,
+            Command::SaveCheckpoint { .. } => Phase::SaveCheckpoint,
+            Command::ReadRecord { .. } => Phase::ReadRecord,
+            Command::Park { .. } => Phase::Park,
+            Command::StandDown { .. } => Phase::StandDown,
+            Command::WaitForPerson { .. } => Phase::WaitForAPerson,
+            Command::Exit => Phase::Exit,
+        }
+    }
+
+    /// The phase's name, as the timeline and the drill's markers show it.
+    pub fn phase_name(&self) -> &'static str {
+        self.phase().name()
     }
 }

@@ -218,6 +218,7 @@ impl Worker {
     }
 
     pub(super) fn finish_failed(&mut self, reason: String) -> Option<Command> {
+        self.exit = Some(Exit::Failed { reason: reason.clone() });
         self.run.status = RunStatus::Failed { reason };
         self.save(AfterSave::Exit)
     }

@@ -3,9 +3,9 @@
 //! runtime's limits. What passes here cannot make the machine, the executor or the ledger
 //! panic later.
 
-use crate::guards::Guards;
+use crate::guards::{Guard, Guards};
 use crate::ids::{NameError, RunId, Tenant, ToolName, WorkerId, check_key_part, check_name, check_unambiguous};
-use crate::tool::{READ_ATTEMPTS_MAX, ToolDeclaration};
+use crate::tool::{ContractViolation, READ_ATTEMPTS_MAX, ToolDeclaration};
 
 use super::Words;
 
@@ -42,6 +42,9 @@ pub struct WorkerSetup {
     /// The application's words for what the runtime writes down for people (the machine and
     /// its executor make no sentences of their own).
     pub words: Words,
+    /// Workers this one takes over from, whose processes are known to have ended (their
+    /// supervisor saw them exit): see [`WorkerSetup::replacing`].
+    pub replaces: Vec<WorkerId>,
     /// The guards it runs under: every one on, unless the `simulation` feature switches some off.
     pub(crate) guards: Guards,
     /// The lease a naive runtime puts on `started` records (only with guard `no_lease_expiry`
@@ -61,6 +64,7 @@ impl WorkerSetup {
             recovery_attempts_max: None,
             decisions_max: DECISIONS_MAX_DEFAULT,
             words: Words::ENGLISH,
+            replaces: Vec::new(),
             guards: Guards::all_on(),
             lease_ms: None,
         }
@@ -99,6 +103,31 @@ impl WorkerSetup {
         self
     }
 
+    /// The same setup for a worker that takes over from `worker`, whose process is known to
+    /// have ended — its supervisor saw it exit, or the host it ran on is gone.
+    ///
+    /// A call the crashed worker reserved and left `started` has nobody left to send it or
+    /// hear its answer: when this worker's run meets it, the ledger records it
+    /// `indeterminate` (the reconcile hook is asked, the run pauses, and an operator who lists
+    /// the `indeterminate` calls finds it and settles it). A process restarted under its own
+    /// worker id needs no such word: one live process per worker id is the rule, so a worker
+    /// meeting its own id's `started` call knows it is its predecessor's. A worker that is
+    /// not told leaves another worker's `started` call as it is — that worker may be alive, its
+    /// request on its way, and its own outcome must still land — and an operator settles it
+    /// only acknowledging it may be in flight.
+    ///
+    /// ```
+    /// use twice_runtime::worker::WorkerSetup;
+    /// let setup = WorkerSetup::new("worker-7b", "welcome-ada", Vec::new()).replacing("worker-7");
+    /// assert_eq!(setup.replaces[0].as_str(), "worker-7");
+    /// assert!(setup.check().is_ok());
+    /// ```
+    #[must_use]
+    pub fn replacing(mut self, worker: impl Into<WorkerId>) -> WorkerSetup {
+        self.replaces.push(worker.into());
+        self
+    }
+
     /// The guards the worker runs under.
     pub fn guards(&self) -> &Guards {
         &self.guards
@@ -132,11 +161,68 @@ impl WorkerSetup {
         self.tools.iter().find(|tool| tool.name == name)
     }
 
+    /// The start checks a worker puts every tool to before its run starts — the contract (a
+    /// tool that changes something gets one attempt and passes the key), then the ambiguity
+    /// policy (a tool that reaches out has a reconcile hook, or the run pauses on an unknown
+    /// call) — called when the setup is made, so a declaration the worker will refuse fails
+    /// here, in a test or at boot, rather than as a run that waits for a person.
+    ///
+    /// [`super::Worker::new`] does not refuse these: a worker made from such a setup still
+    /// starts, records the refusal in the run's history and waits for a person
+    /// ([`super::WaitReason::ContractRefused`]) before anything is loaded or sent — the refusal
+    /// an operator sees when a declaration changed under a running fleet.
+    ///
+    /// ```
+    /// use twice_runtime::tool::{SideEffect, ToolDeclaration};
+    /// use twice_runtime::worker::WorkerSetup;
+    /// let keyless = ToolDeclaration::new("send_email", SideEffect::External).without_key();
+    /// let setup = WorkerSetup::new("worker-1", "welcome-ada", vec![keyless]);
+    /// assert!(setup.check().is_ok(), "a worker can be made");
+    /// let refused = setup.check_contracts().unwrap_err();
+    /// assert!(refused.to_string().contains("takes no idempotency key"), "{refused}");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first tool's [`ContractViolation`], in the order the tools are declared.
+    pub fn check_contracts(&self) -> Result<(), ContractViolation> {
+        match self.contract_problem() {
+            Some((_, _, violation)) => Err(violation),
+            None => Ok(()),
+        }
+    }
+
+    /// The first tool that fails a start check that is on, with the guard that holds it.
+    pub(super) fn contract_problem(&self) -> Option<(Guard, ToolName, ContractViolation)> {
+        let contract = self.guards.is_on(Guard::ToolContract);
+        let policy = self.guards.is_on(Guard::AmbiguityPolicy);
+        let pauses = self.guards.is_on(Guard::PauseOnIndeterminate);
+        self.tools.iter().find_map(|tool| {
+            let refused = |guard: Guard, check: Result<(), ContractViolation>| {
+                check.err().map(|violation| (guard, tool.name.clone(), violation))
+            };
+            contract
+                .then(|| refused(Guard::ToolContract, tool.check_contract()))
+                .flatten()
+                .or_else(|| {
+                    policy
+                        .then(|| {
+                            refused(
+                                Guard::AmbiguityPolicy,
+                                crate::tool::assert_ambiguity_policy(tool, pauses),
+                            )
+                        })
+                        .flatten()
+                })
+        })
+    }
+
     /// Checks everything [`super::Worker::new`] checks, without making a worker.
     ///
     /// # Errors
     ///
-    /// The first problem found, in the order: the worker id, the run id, the tenant, each
+    /// The first problem found, in the order: the worker id, the ids of the workers it
+    /// replaces, the run id, the tenant, each
     /// tool in turn (its name, a second tool of that name, its attempts, its terms), the
     /// recovery limit, the decision limit.
     pub fn check(&self) -> Result<(), SetupError> {
@@ -144,6 +230,9 @@ impl WorkerSetup {
             result.map_err(|problem| SetupError::Name { what, problem })
         };
         named("worker id", check_name(&self.worker_id))?;
+        for replaced in &self.replaces {
+            named("replaced worker id", check_name(replaced))?;
+        }
         named("run id", check_key_part(&self.run_id))?;
         named(
             "tenant",
@@ -195,7 +284,7 @@ pub enum SetupError {
     /// A name the ledger would store is not usable.
     #[error("the {what} {problem}")]
     Name {
-        /// Which name: `worker id`, `run id`, `tenant` or `tool name`.
+        /// Which name: `worker id`, `replaced worker id`, `run id`, `tenant` or `tool name`.
         what: &'static str,
         /// What is wrong with it.
         problem: NameError,
