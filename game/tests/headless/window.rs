@@ -316,6 +316,34 @@ fn a_narrow_timeline_names_every_lane_whole() {
 }
 
 #[test]
+fn running_to_the_end_says_so_and_only_a_rewind_says_it_played_again() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "01-naive-retry.level.ron");
+    step_to(&mut app, 3);
+    send(&mut app, Intent::RunToEnd);
+    update_until(&mut app, "the run to the end", |app| session(app).is_over());
+    let end = phase(&app);
+    let told = session(&app)
+        .notice
+        .as_ref()
+        .map(|notice| notice.text.clone())
+        .unwrap_or_default();
+    assert!(
+        told.starts_with(&format!("Ran to the end: quiet at phase {end}")) && !told.contains("before it"),
+        "after E: {told}"
+    );
+    send(&mut app, Intent::Rewind { phase: 5 });
+    update_until(&mut app, "the rewind", |app| phase(app) == 5);
+    let told = session(&app)
+        .notice
+        .as_ref()
+        .map(|notice| notice.text.clone())
+        .unwrap_or_default();
+    assert!(told.starts_with("At phase 5: played again"), "after a rewind: {told}");
+}
+
+#[test]
 fn hashed_keys_do_not_run_into_the_ledgers_other_columns() {
     let data = tempfile::tempdir().expect("temp dir");
     let mut app = game(data.path());
