@@ -217,6 +217,7 @@ fn poll_job(mut session: ResMut<Session>) {
     if !job.is_finished() {
         return;
     }
+    let goal = job.goal;
     let result = job.take_result();
     session.job = None;
     match result {
@@ -227,10 +228,16 @@ fn poll_job(mut session: ResMut<Session>) {
         }) => {
             let phase = simulation.phase();
             session.replace(*simulation, ledger_file, ledger);
-            // The ledger panel names the file; the status line says what happened, once.
-            session.tell(format!(
-                "At phase {phase}: played again from the seed and your moves before it, into a fresh ledger."
-            ));
+            // The ledger panel names the file; the status line says what happened, once: a
+            // run to the end is no rewind (it said "played again … your moves before it" after E).
+            session.tell(match goal {
+                Goal::End => format!(
+                    "Ran to the end: quiet at phase {phase} (your moves played through from the seed, into a fresh ledger)."
+                ),
+                Goal::Phase(_) => format!(
+                    "At phase {phase}: played again from the seed and your moves before it, into a fresh ledger."
+                ),
+            });
         }
         Ok(Finished::Saved { path, outcome }) => {
             session.tell(format!("Tape saved to {} (expects {outcome})", path.display()));

@@ -72,8 +72,10 @@ pub fn key_cap(ui: &mut egui::Ui, key: &str) {
 
 /// A button with its keyboard shortcut shown beside the label.
 pub fn button(ui: &mut egui::Ui, enabled: bool, label: &str, shortcut: &str) -> egui::Response {
+    // The key in the proportional face: the monospace "O" (the debrief's other run) was drawn
+    // exactly like a zero, and a newcomer pressed 0.
     let button = egui::Button::new(RichText::new(label).size(theme::BODY))
-        .shortcut_text(RichText::new(shortcut).monospace().size(11.5).color(theme::TEXT_FAINT));
+        .shortcut_text(RichText::new(shortcut).size(11.5).color(theme::TEXT_FAINT));
     ui.add_enabled(enabled, button)
 }
 

@@ -59,19 +59,29 @@ fn level_ui() -> LevelUi {
     }
 }
 
+/// A timeline row's phase and time cell ("  12  152ms"): one a row.
+fn is_phase_cell(text: &Drawn) -> bool {
+    let mut parts = text.text.split_whitespace();
+    matches!(
+        (parts.next(), parts.next(), parts.next()),
+        (Some(phase), Some(time), None) if phase.parse::<u32>().is_ok() && time.ends_with("ms")
+    )
+}
+
 /// The timeline's rows on screen: each paints its phase and time ("  12  152ms").
 fn timeline_rows(drawn: &[Drawn], screen: egui::Rect) -> Vec<&Drawn> {
     drawn
         .iter()
-        .filter(|text| {
-            let cell = text.text.trim();
-            let mut parts = cell.split_whitespace();
-            matches!(
-                (parts.next(), parts.next(), parts.next()),
-                (Some(phase), Some(time), None) if phase.parse::<u32>().is_ok() && time.ends_with("ms")
-            )
-        })
+        .filter(|text| is_phase_cell(text))
         .filter(|text| text.fully_visible(screen))
+        .collect()
+}
+
+/// The timeline's rows drawn only in part (their top under the lanes' header).
+fn half_rows(drawn: &[Drawn], screen: egui::Rect) -> Vec<&Drawn> {
+    drawn
+        .iter()
+        .filter(|text| is_phase_cell(text) && cut_by_its_panel(text, screen))
         .collect()
 }
 
@@ -213,6 +223,124 @@ fn at_the_projectors_zoom_with_the_notes_open_the_timeline_keeps_enough_rows_to_
         "{} timeline rows at the projector with the notes open",
         rows.len()
     );
+}
+
+#[test]
+fn the_level_timeline_never_shows_half_a_row_at_its_top_at_1280x720_or_the_projectors_zoom() {
+    let mut probes = 0;
+    for name in [
+        "03-model-calls-again.win.tape.ron",
+        "05-crash-replay.win.tape.ron",
+        "30-recorded-answer.win.tape.ron",
+    ] {
+        let data = tempfile::tempdir().expect("temp dir");
+        let mut app = game(data.path());
+        play_moves_then_run(&mut app, &tape(name));
+        // As a player and as a presenter (side panels on demand, the notes open or not).
+        for (zoom, notes, side_panels) in [
+            (1.0, false, true),
+            (PRESENTER_ZOOM, false, false),
+            (PRESENTER_ZOOM, true, false),
+        ] {
+            let screen = probe::screen(WINDOW.0, WINDOW.1, zoom);
+            let mut level_ui = LevelUi {
+                notes,
+                side_panels,
+                ..LevelUi::default()
+            };
+            let context = probe::context(zoom);
+            let (drawn, _) = level_frames(&app, &context, &mut level_ui, &mut TimelineCache::default(), Vec::new());
+            let rows = timeline_rows(&drawn, screen);
+            assert!(!rows.is_empty(), "{name} at zoom {zoom}: no whole row");
+            let half = half_rows(&drawn, screen);
+            assert!(
+                half.is_empty(),
+                "{name} at zoom {zoom} (notes {notes}): rows drawn in part: {half:#?}"
+            );
+            probes += 1;
+        }
+    }
+    assert_eq!(probes, 9);
+}
+
+/// The debrief's timeline as the projector shows it: its own panel, about 340 points wide.
+#[test]
+fn a_narrow_timeline_names_every_lane_whole() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    // A crash: the supervisor's lane too, seven lanes in all.
+    play_moves_then_run(&mut app, &tape("05-crash-replay.win.tape.ron"));
+    let simulation = session(&app).simulation();
+    let mut cache = TimelineCache::default();
+    cache.update(&simulation);
+    let context = probe::context(PRESENTER_ZOOM);
+    let drawn = probe::frames(&context, WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+        // The debrief beside its verdict column: half of the projector's 731 points.
+        egui::CentralPanel::default().show(&mut twice::ui::root_ui(context, "narrow"), |ui| {
+            let height = ui.available_height();
+            ui.allocate_ui(egui::vec2(346.0, height), |ui| {
+                twice::screens::level::timeline::draw(
+                    ui,
+                    simulation.timeline(),
+                    &cache,
+                    false,
+                    twice::screens::level::timeline::RowText::Wrap,
+                    "narrow",
+                );
+            });
+        });
+    });
+    let lanes: Vec<String> = ["crew", "super", "w1", "w2", "model", "net", "billing", "sim"]
+        .into_iter()
+        .filter(|lane| {
+            simulation
+                .timeline()
+                .iter()
+                .any(|entry| twice::screens::level::timeline::lane_name(&entry.actor) == *lane)
+        })
+        .map(String::from)
+        .collect();
+    assert!(lanes.len() >= 6, "{lanes:?}");
+    for lane in &lanes {
+        let label = drawn.iter().find(|text| text.text == *lane);
+        assert!(
+            label.is_some_and(|label| !label.elided),
+            "lane {lane} is not named whole: {:?}",
+            drawn
+                .iter()
+                .filter(|text| text.text.ends_with('…'))
+                .map(|text| &text.text)
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn running_to_the_end_says_so_and_only_a_rewind_says_it_played_again() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "01-naive-retry.level.ron");
+    step_to(&mut app, 3);
+    send(&mut app, Intent::RunToEnd);
+    update_until(&mut app, "the run to the end", |app| session(app).is_over());
+    let end = phase(&app);
+    let told = session(&app)
+        .notice
+        .as_ref()
+        .map(|notice| notice.text.clone())
+        .unwrap_or_default();
+    assert!(
+        told.starts_with(&format!("Ran to the end: quiet at phase {end}")) && !told.contains("before it"),
+        "after E: {told}"
+    );
+    send(&mut app, Intent::Rewind { phase: 5 });
+    update_until(&mut app, "the rewind", |app| phase(app) == 5);
+    let told = session(&app)
+        .notice
+        .as_ref()
+        .map(|notice| notice.text.clone())
+        .unwrap_or_default();
+    assert!(told.starts_with("At phase 5: played again"), "after a rewind: {told}");
 }
 
 #[test]
@@ -575,7 +703,7 @@ fn cut_by_its_panel(text: &Drawn, screen: egui::Rect) -> bool {
 }
 
 #[test]
-fn in_chapter_one_at_1280x720_the_task_and_the_hands_words_are_never_cut_by_their_panel() {
+fn in_chapter_one_at_1280x720_the_task_and_the_hands_words_are_whole_on_screen() {
     let screen = probe::screen(WINDOW.0, WINDOW.1, 1.0);
     let context = probe::context(1.0);
     let mut probes = 0;
@@ -618,7 +746,7 @@ fn in_chapter_one_at_1280x720_the_task_and_the_hands_words_are_never_cut_by_thei
                 .map_or(screen.right(), |ledger| ledger.rect.left());
             let timeline = drawn
                 .iter()
-                .find(|text| text.text == "what happened")
+                .find(|text| text.text.ends_with("what happened"))
                 .map_or(screen.bottom(), |heading| heading.rect.top());
             let cut: Vec<&str> = drawn
                 .iter()
@@ -634,6 +762,26 @@ fn in_chapter_one_at_1280x720_the_task_and_the_hands_words_are_never_cut_by_thei
             assert!(
                 cut.is_empty(),
                 "{level} at phase {at}: the hand's words cut by its panel: {cut:#?}"
+            );
+            // Whole on screen, not only uncut: the stage, then the timeline, give the hand the
+            // lines a card's reason needs ("…" and the rest on hover hid the words that say
+            // when the card can be played).
+            let elided: Vec<&str> = drawn
+                .iter()
+                .filter(|text| {
+                    text.elided
+                        && text.rect.top() >= hand.rect.top()
+                        && text.rect.top() < timeline
+                        && text.rect.left() >= hand.rect.left() - 2.0
+                        && text.rect.right() <= right
+                })
+                .map(|text| text.text.as_str())
+                .collect();
+            assert!(
+                elided.is_empty(),
+                "{level} at phase {at}: the hand's words end in …: {elided:#?} (gives {} hand {})",
+                level_ui.timeline_gives,
+                level_ui.hand_height
             );
             for _ in 0..3 {
                 send(&mut app, Intent::Step);

@@ -588,7 +588,7 @@ function controls(game) {
 function overBanner(game) {
   const verdict = game.end.verdict;
   return h('div', {class: 'over-banner', id: 'over'},
-    h('strong', {}, 'The level is quiet.'), lookSpan(verdict.outcome),
+    h('strong', {}, 'The level is quiet.'), lookSpan(game.end.headline),
     verdict.goal_reached ? h('span', {class: 'tone-crew'}, '★ the heist worked') : h('span', {class: 'hint'}, 'the heist did not reach its goal'),
     h('button', {class: 'primary', 'data-fid': 'banner-debrief', onclick: () => go('debrief')}, 'Open the debrief'),
     h('span', {class: 'hint', id: 'over-hint'}, game.out_of_phases ? 'the phase limit is reached'
@@ -834,7 +834,11 @@ function pennyPanel(game) {
       h('strong', {}, `run ${run.id}: `), lookSpan(run.status),
       run.waiting_on ? [' on ', keySpan(run.waiting_on)] : null,
       // Steps are named as the task list and the debrief name them: r1/2 is run r1's second call.
-      h('span', {class: 'hint'}, ` · step ${run.id}/${Math.min(run.item + 1, run.items)} of ${run.items}, ${counted(run.calls_for_item, 'call made', 'calls made')}`),
+      // Past its last step a run has no step of its own: the calls count was the next step's
+      // (none), which read "step r1/3 of 3, 0 calls made" after three calls.
+      h('span', {class: 'hint', 'data-fid': 'run-step'}, run.item >= run.items
+        ? ` · ${run.items === 1 ? 'its step' : `all ${run.items} steps`} done`
+        : ` · step ${run.id}/${run.item + 1} of ${run.items}, ${counted(run.calls_for_item, 'call', 'calls')} made for it`),
       run.last_told ? h('span', {class: 'hint'}, ` · told: ${run.last_told}`) : null,
       run.failed ? h('span', {class: 'hint'}, ` · failed: ${run.failed}`) : null,
       run.compensated.length ? h('span', {class: 'hint'}, ` · compensated by reflex: ${run.compensated.join(', ')}`) : null,
@@ -1080,7 +1084,8 @@ async function showDebrief() {
   render($('screen'), h('div', {class: 'debrief stack'},
     h('section', {class: 'panel stack', id: 'verdict'},
       h('p', {class: 'hint'}, `${game.level.title} · debrief`),
-      h('div', {class: 'verdict-big'}, lookSpan(verdict.outcome)),
+      // The verdict as the player's goal reads it (a lost heist is a ✖, never the money's ✔).
+      h('div', {class: 'verdict-big', id: 'headline'}, lookSpan(end.headline)),
       h('p', {}, h('strong', {}, headline), game.level.goal_words.finish === 'heist'
         ? [' The goal was ', lookSpan(verdict.goal), verdict.goal_reached ? ' — reached.' : ' — not reached.']
         : ` ${game.level.goal_words.sentence}`),

@@ -118,7 +118,11 @@ fn draw(
                 .inner_margin(egui::Margin::same(16)),
         )
         .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+            // One scroll position per run told: a new debrief opens at its verdict, not where
+            // the last one was left (egui keeps a scroll area's offset by its id).
+            let run = (level.id.as_str(), simulation.phase(), simulation.played().len());
+            let scroll = egui::ScrollArea::vertical().id_salt(("debrief-verdict", run));
+            scroll.auto_shrink(false).show(ui, |ui| {
                 ui.label(
                     RichText::new(format!("Debrief · {}", level.title))
                         .size(theme::HEADING)

@@ -43,14 +43,30 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, scored: Option<&Score>, other:
         }
     };
     match conclusion.and_then(|conclusion| conclusion.debrief.as_ref()) {
+        // A short column (the projector's zoom: about 330 points) puts what decided, with its
+        // "See it", under the verdict: after the money's story it was below the fold, and the
+        // room saw neither the deciding guard nor the way to its other run.
+        Some(told) if ui.clip_rect().height() < DECIDED_FIRST_BELOW => {
+            headline(ui, verdict, told);
+            ui.add_space(6.0);
+            decided(ui, told, other, chosen, Lines::Deciding);
+            ui.add_space(6.0);
+            story(ui, told);
+            decided(ui, told, other, chosen, Lines::NotDeciding);
+            if let Some(scored) = scored {
+                ui.add_space(6.0);
+                prediction(ui, scored);
+            }
+        }
         Some(told) => {
             headline(ui, verdict, told);
+            story(ui, told);
             if let Some(scored) = scored {
                 ui.add_space(6.0);
                 prediction(ui, scored);
             }
             ui.add_space(8.0);
-            decided(ui, told, other, chosen);
+            decided(ui, told, other, chosen, Lines::All);
         }
         None => {
             ui.label(
@@ -85,7 +101,10 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, scored: Option<&Score>, other:
     }
 }
 
-/// The verdict in the tone's glyph and colour, the headline, the money's story, the stars.
+/// The column's height (points) under which what decided comes before the money's story.
+const DECIDED_FIRST_BELOW: f32 = 480.0;
+
+/// The verdict in the tone's glyph and colour, and the headline.
 fn headline(ui: &mut egui::Ui, verdict: &Verdict, told: &Debrief) {
     let (glyph, color) = tone_look(told.tone);
     ui.label(
@@ -95,6 +114,10 @@ fn headline(ui: &mut egui::Ui, verdict: &Verdict, told: &Debrief) {
             .color(color),
     );
     ui.label(RichText::new(&told.headline).size(theme::HEADING).color(color));
+}
+
+/// What happened to the money, and the stars.
+fn story(ui: &mut egui::Ui, told: &Debrief) {
     // What happened to the money, from this run: never the win's story on a loss.
     for sentence in &told.diagnosis {
         ui.label(RichText::new(sentence).size(theme::BODY + 0.5));
@@ -122,14 +145,20 @@ fn headline(ui: &mut egui::Ui, verdict: &Verdict, told: &Debrief) {
 /// What decided this run, and each guard's line as the world tells it (decided the heist,
 /// changed the money, held, not needed), with a button to see a line's other run. The shield
 /// and the safe colour only where the line is `holding`: never while a customer is owed.
-fn decided(ui: &mut egui::Ui, told: &Debrief, other: &OtherRun, chosen: &mut Chosen) {
-    ui.label(RichText::new("What decided this run").strong());
-    // Guards' own lines say what they did; anything else that decided is said here.
-    if !told.decided_by.told_by_guard_lines() {
-        let won = told.tone == Tone::Win;
-        ui.label(RichText::new(capitalised(&told.decided_by.told(won))).color(theme::TEXT));
+fn decided(ui: &mut egui::Ui, told: &Debrief, other: &OtherRun, chosen: &mut Chosen, shown: Lines) {
+    if shown != Lines::NotDeciding {
+        ui.label(RichText::new("What decided this run").strong());
+        // Guards' own lines say what they did; anything else that decided is said here.
+        if !told.decided_by.told_by_guard_lines() {
+            let won = told.tone == Tone::Win;
+            ui.label(RichText::new(capitalised(&told.decided_by.told(won))).color(theme::TEXT));
+        }
     }
     for line in &told.guard_lines {
+        let not_deciding = !line.holding && matches!(line.part, LinePart::NotNeeded | LinePart::CannotSay);
+        if (shown == Lines::Deciding && not_deciding) || (shown == Lines::NotDeciding && !not_deciding) {
+            continue;
+        }
         let (glyph, color, size) = match (line.holding, line.part) {
             (true, _) => ("🛡", theme::GOOD, theme::BODY),
             (false, LinePart::NotNeeded | LinePart::CannotSay) => ("·", theme::TEXT_DIM, theme::SMALL),
@@ -146,6 +175,9 @@ fn decided(ui: &mut egui::Ui, told: &Debrief, other: &OtherRun, chosen: &mut Cho
             }
         });
     }
+    if shown == Lines::NotDeciding {
+        return;
+    }
     // Other runs no guard's line offers.
     for (which, what_if) in told.what_if.iter().enumerate() {
         if told.guard_lines.iter().any(|line| line.what_if == Some(which)) {
@@ -156,6 +188,15 @@ fn decided(ui: &mut egui::Ui, told: &Debrief, other: &OtherRun, chosen: &mut Cho
             see_it(ui, which, other, chosen);
         });
     }
+}
+
+/// Which of the guards' lines [`decided`] draws: all, or (on a short column) those that
+/// decided or held first and the "not needed" ones after the money's story.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lines {
+    All,
+    Deciding,
+    NotDeciding,
 }
 
 /// The button that opens (or closes) other run `which` beside this one.

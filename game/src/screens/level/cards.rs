@@ -15,6 +15,8 @@ use crate::ui::{self, theme};
 /// The cards in the order the level lists them (the number keys follow this order).
 /// More kinds of card than this are drawn as one-line chips.
 const FULL_CARDS_MAX: usize = 4;
+/// The widest a full card gets, in points.
+const FULL_CARD_WIDTH_MAX: f32 = 300.0;
 /// The narrowest a chip gets before the hand wraps to fewer columns.
 const COMPACT_CARD_WIDTH_MIN: f32 = 180.0;
 
@@ -275,7 +277,9 @@ fn draw_full_cards(
     // Each card is its content width plus the frame's margins (2 × 7) and stroke (2 × 1.5).
     let frame_extra = 14.0 + 3.0;
     let columns = cards.len() as f32;
-    let width = ((ui.available_width() - spacing * (columns - 1.0)) / columns).clamp(120.0, 220.0);
+    // Few cards share the row (two at 1280×720 are 270 points each): their words take fewer
+    // lines than at 220, where the rest of the row stayed empty.
+    let width = ((ui.available_width() - spacing * (columns - 1.0)) / columns).clamp(120.0, FULL_CARD_WIDTH_MAX);
     ui.horizontal_top(|ui| {
         for (index, card) in cards.iter().enumerate() {
             let left = hand.get(card).copied().unwrap_or(0);

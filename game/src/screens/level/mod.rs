@@ -116,6 +116,9 @@ pub struct LevelUi {
     /// The hand's height under the stage last frame, in points: a card whose refusal takes
     /// more lines than [`HAND_HEIGHT`] allows gets them, and the stage gives up the room.
     pub hand_height: f32,
+    /// The points the timeline gave up last frame (at most [`TIMELINE_GIVES_MAX`]) so that a
+    /// card's words are whole once the stage is down to its least height.
+    pub timeline_gives: f32,
 }
 
 /// Whether the level screen shows the code or the stage: the player's choice, kept from one
@@ -197,6 +200,15 @@ const TIMELINE_HEIGHT: f32 = 440.0;
 const TIMELINE_SHORT_HEIGHT_MIN: f32 = 152.0;
 /// The hand under the stage: its heading and a row of full cards (their effect spelled out).
 const HAND_HEIGHT: f32 = 132.0;
+/// Points the stage leaves the hand beyond its measured height: a card's words are shown by
+/// whole lines measured against the panel's foot, and half a point short (the card's frame
+/// measured against its words' room) left the last line "…" frame after frame.
+const HAND_SLACK: f32 = 2.0;
+/// The most the timeline gives up for the hand's words, in points: three rows of its dozen at
+/// 1280×720. The stage gives first, down to its least height; then the timeline, so that a
+/// long reason ("nothing is on the wire now: w1 is about to send the request; step until a
+/// request is on the wire") is whole on screen, not "…".
+const TIMELINE_GIVES_MAX: f32 = 60.0;
 
 /// The timeline's height on a screen this many points tall: two fifths of a full screen
 /// (1280×720: 288 points, a dozen rows, the history a player reads back); on a short one (a
@@ -331,7 +343,8 @@ pub fn frame(
     }
     // The timeline spans the whole width under the columns: it is the widest, wordiest view,
     // and a ledger beside it would cut its rows.
-    if let Some(phase) = timeline_panel(&mut root, &simulation, cache) {
+    let gives = if short { 0.0 } else { level_ui.timeline_gives };
+    if let Some(phase) = timeline_panel(&mut root, &simulation, cache, gives) {
         intents.push(Intent::Rewind { phase });
     }
     columns::right(
@@ -441,10 +454,11 @@ fn timeline_panel(
     root: &mut egui::Ui,
     simulation: &twice_world::simulator::Simulation,
     cache: &timeline::TimelineCache,
+    gives: f32,
 ) -> Option<u32> {
     let mut rewind = None;
     egui::Panel::bottom("level-timeline")
-        .exact_size(timeline_height(root.ctx().viewport_rect().height()))
+        .exact_size(timeline_height(root.ctx().viewport_rect().height()) - gives)
         .resizable(false)
         .frame(
             egui::Frame::new()
@@ -530,7 +544,15 @@ fn centre(
             let stage_height = if short {
                 ui.available_height()
             } else {
-                (ui.available_height() - level_ui.hand_height.max(HAND_HEIGHT)).min(stage::STAGE_HEIGHT)
+                (ui.available_height() - level_ui.hand_height.max(HAND_HEIGHT) - HAND_SLACK).min(stage::STAGE_HEIGHT)
+            };
+            // What the stage cannot give the hand below its least height, the timeline gives
+            // next frame (the shortfall measured with this frame's gift in the height, so it
+            // settles in one frame and does not swing).
+            level_ui.timeline_gives = if short || level_ui.code {
+                0.0
+            } else {
+                (level_ui.timeline_gives + stage::STAGE_HEIGHT_MIN - stage_height).clamp(0.0, TIMELINE_GIVES_MAX)
             };
             if level_ui.code {
                 // The code takes what the hand leaves (all of it on a short screen, where the
@@ -551,13 +573,16 @@ fn centre(
                 .show(ui, |ui| {
                     stage::draw(ui, session, simulation, cache, stage_height);
                     if !short {
+                        // From the stage's foot: the gap under it counts too (measured from
+                        // the hand's heading, the gap's few points were missing and a card's
+                        // last line stayed "…" for want of them).
+                        let stage_foot = ui.min_rect().bottom();
                         ui.add_space(4.0);
-                        let top = ui.cursor().top();
                         let hidden = cards::draw(ui, session, simulation, level_ui, false, intents);
                         // Measured, not guessed: the next frame's stage leaves the hand this
                         // much (with the lines a card had to leave out), so a card's last line
                         // is never cut at the panel's foot.
-                        level_ui.hand_height = ui.min_rect().bottom() - top + 4.0 + hidden;
+                        level_ui.hand_height = ui.min_rect().bottom() - stage_foot + hidden;
                     }
                 });
         });

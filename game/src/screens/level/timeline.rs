@@ -214,56 +214,9 @@ pub fn lane_width(lanes: usize, available_width: f32) -> f32 {
     share.min(leaves_text_its_room.max(LANE_WIDTH_SQUEEZED))
 }
 
-/// Where each lane's name goes in the header: on one line while every name fits its lane,
-/// otherwise alternate lanes drop to a second line so each name has two lanes' width (the
-/// first and the last a lane and a half); a name wider than that is cut with "…" (the
-/// header's tooltip names every lane in full).
-#[derive(Clone, Debug, PartialEq)]
-pub struct LaneHeader {
-    /// Per lane: the text shown and the header line it is on (0 or 1).
-    pub labels: Vec<(String, usize)>,
-    pub lines: usize,
-}
+mod header;
 
-pub fn lane_header(names: &[String], lane_width: f32, mut text_width: impl FnMut(&str) -> f32) -> LaneHeader {
-    let mut fits = |name: &str, room: f32| text_width(name) <= room - 2.0;
-    if names.iter().all(|name| fits(name, lane_width)) {
-        return LaneHeader {
-            labels: names.iter().map(|name| (name.clone(), 0)).collect(),
-            lines: 1,
-        };
-    }
-    // The first and the last name have the panel's edge or the phase column on one side:
-    // kept inside the lanes ([`label_left`]), they have a lane and a half, not two, so they
-    // never reach their neighbour on the same line.
-    let last = names.len().saturating_sub(1);
-    let labels = names
-        .iter()
-        .enumerate()
-        .map(|(column, name)| {
-            let room = if column == 0 || column == last {
-                lane_width * 1.5
-            } else {
-                lane_width * 2.0
-            };
-            let mut kept: Vec<char> = name.chars().collect();
-            let mut shown = name.clone();
-            while !fits(&shown, room) && kept.len() > 1 {
-                kept.pop();
-                shown = kept.iter().collect::<String>() + "…";
-            }
-            (shown, column % 2)
-        })
-        .collect();
-    LaneHeader { labels, lines: 2 }
-}
-
-/// Where a lane's name starts, from the lanes' left edge: centred on its lane (`center`), but
-/// kept inside the lanes (`lanes_width`), so the first and the last lane's names, which may be
-/// two lanes wide, are neither cut at the panel's edge nor drawn over the phase column.
-fn label_left(center: f32, label_width: f32, lanes_width: f32) -> f32 {
-    (center - label_width / 2.0).min(lanes_width - label_width).max(0.0)
-}
+pub use header::{LaneHeader, UPRIGHT_NAME_WIDTH_MAX, lane_header, lane_name};
 
 /// Where the diagram's columns are: the lanes, then phase and time, then the text.
 #[derive(Clone, Copy, Debug)]
@@ -311,7 +264,7 @@ pub fn draw(
                 row_text,
                 interactive,
             };
-            draw_lane_header(ui, &lanes, cache, geometry);
+            header::draw_lane_header(ui, &lanes, cache, geometry);
             // Rows one under the other, a point apart: the panel's height is rows, not gaps.
             ui.spacing_mut().item_spacing.y = 1.0;
             // A short panel (a projector) gets as many rows as fit: the scroll area's default
@@ -323,12 +276,19 @@ pub fn draw(
                 .stick_to_bottom(true);
             match row_text {
                 RowText::Truncate => {
-                    scroll.show_rows(ui, ROW_HEIGHT, entries.len(), |ui, range| {
-                        for index in range {
-                            let galley = layout_row(ui, &entries[index], cache, geometry);
-                            rewind = draw_row(ui, entries, index, galley, cache, geometry).or(rewind);
-                        }
-                    });
+                    let spacing = ui.spacing().item_spacing.y;
+                    let available = ui.available_height();
+                    let view = whole_rows_height(entries.len(), spacing, available);
+                    scroll
+                        .max_height(view)
+                        .show_rows(ui, ROW_HEIGHT, entries.len(), |ui, range| {
+                            for index in range {
+                                let galley = layout_row(ui, &entries[index], cache, geometry);
+                                rewind = draw_row(ui, entries, index, galley, cache, geometry).or(rewind);
+                            }
+                        });
+                    // The panel keeps its height: the blank under the last row, less than a row.
+                    ui.add_space((available - view - spacing).max(0.0));
                 }
                 RowText::Wrap => {
                     let galleys: Vec<_> = entries
@@ -348,88 +308,6 @@ pub fn draw(
             }
         });
     rewind
-}
-
-/// The lanes' names over their lanes (on two lines when they do not fit one), and the text
-/// column's heading, in a strip of their own above the rows.
-fn draw_lane_header(ui: &mut egui::Ui, lanes: &[&Actor], cache: &TimelineCache, geometry: Geometry) {
-    let names: Vec<String> = lanes.iter().map(|lane| short_actor(lane)).collect();
-    let header_font = FontId::proportional(HEADER_FONT_SIZE);
-    let header = ui.ctx().fonts_mut(|fonts| {
-        lane_header(&names, geometry.lane_width, |text| {
-            fonts
-                .layout_no_wrap(text.to_owned(), header_font.clone(), Color32::WHITE)
-                .size()
-                .x
-        })
-    });
-    let line_height = 15.0;
-    let (header_rect, header_response) = ui.allocate_exact_size(
-        egui::vec2(ui.available_width(), line_height * header.lines as f32 + 1.0),
-        egui::Sense::hover(),
-    );
-    let painter = ui.painter_at(header_rect);
-    for (column, (lane, (label, line))) in lanes.iter().zip(&header.labels).enumerate() {
-        let galley = painter.layout_no_wrap(label.clone(), header_font.clone(), cache.actor_color(lane));
-        let left = label_left(
-            geometry.lane_width * (column as f32 + 0.5),
-            galley.size().x,
-            geometry.lanes_width,
-        );
-        let y = header_rect.top() + line_height * (*line as f32 + 0.5);
-        painter.galley(
-            egui::pos2(header_rect.left() + left, y - galley.size().y / 2.0),
-            galley,
-            cache.actor_color(lane),
-        );
-    }
-    let columns_heading = painter.text(
-        egui::pos2(
-            header_rect.left() + geometry.lanes_width + 8.0,
-            header_rect.bottom() - line_height / 2.0,
-        ),
-        Align2::LEFT_CENTER,
-        "phase   time   what happened",
-        header_font.clone(),
-        theme::TEXT_FAINT,
-    );
-    // "Timeline" and how to read it, right-aligned on the same strip, where the rows' text
-    // column leaves room (a narrow panel keeps only the title).
-    let heading = painter.layout_no_wrap(
-        if geometry.interactive {
-            "Timeline · one lane per actor · colour + glyph per key · double-click a row to rewind there".to_owned()
-        } else {
-            "Timeline · one lane per actor · colour + glyph per key".to_owned()
-        },
-        header_font.clone(),
-        theme::TEXT_DIM,
-    );
-    let title = painter.layout_no_wrap(
-        "Timeline".to_owned(),
-        FontId::proportional(HEADER_FONT_SIZE + 1.5),
-        theme::TEXT,
-    );
-    let room = header_rect.right() - columns_heading.right() - 16.0;
-    let shown = if heading.size().x <= room { heading } else { title };
-    if shown.size().x <= room {
-        painter.galley(
-            egui::pos2(
-                header_rect.right() - shown.size().x - 4.0,
-                header_rect.bottom() - line_height / 2.0 - shown.size().y / 2.0,
-            ),
-            shown,
-            theme::TEXT_DIM,
-        );
-    }
-    if !lanes.is_empty() {
-        header_response.on_hover_text(
-            lanes
-                .iter()
-                .map(|lane| lane.to_string())
-                .collect::<Vec<_>>()
-                .join(" · "),
-        );
-    }
 }
 
 /// A row's height: its text's lines, at least one row.
@@ -455,6 +333,19 @@ pub fn bottom_pad(heights: &[f32], spacing: f32, viewport: f32) -> f32 {
         top += height + spacing;
     }
     (top - first_shown).max(0.0)
+}
+
+/// The height of the truncating timeline's view: as many whole rows of [`ROW_HEIGHT`] as fit
+/// in `available` points (at least one), or all of it when every row fits. Stuck to the
+/// bottom, a view of 7.4 rows started on the lower 0.4 of a row, cut under the lanes' header
+/// (the projector's zoom showed it on every level); a view of whole rows starts on a row's top.
+pub fn whole_rows_height(rows: usize, spacing: f32, available: f32) -> f32 {
+    let pitch = ROW_HEIGHT + spacing;
+    if rows as f32 * pitch - spacing <= available {
+        return available;
+    }
+    let fit = ((available + spacing) / pitch).floor().max(1.0);
+    fit * pitch - spacing
 }
 
 /// A row's text, laid out to the text column's width (cut or wrapped).
@@ -570,15 +461,6 @@ fn draw_row(
     (geometry.interactive && response.double_clicked()).then_some(entry.phase + 1)
 }
 
-/// `w1`, `model`, … as a lane header names them ([`lane_header`] fits them to their lanes).
-fn short_actor(actor: &Actor) -> String {
-    match actor {
-        Actor::Supervisor => "super".into(),
-        Actor::Network => "net".into(),
-        other => other.label(),
-    }
-}
-
 /// One line: the actor, the phase kind, the key's glyph, and the text.
 /// A guard's row says "held" with a shield only while nobody in the finished run is owed or
 /// paid twice and its debrief tells it as holding (`telling`); otherwise it says what the
@@ -596,11 +478,6 @@ pub fn describe(entry: &TimelineEntry, telling: &RowTelling) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Eight pixels a character: enough to reason about fitting without fonts.
-    fn width(text: &str) -> f32 {
-        text.chars().count() as f32 * 8.0
-    }
 
     #[test]
     fn scrolled_to_the_bottom_the_first_row_shown_starts_at_the_top_of_the_view() {
@@ -629,6 +506,22 @@ mod tests {
     }
 
     #[test]
+    fn a_view_of_truncated_rows_holds_whole_rows_only_when_they_scroll() {
+        let pitch = ROW_HEIGHT + 1.0;
+        // 100 rows in 150 points: seven whole rows, the eighth (10 points of it) left blank.
+        let view = whole_rows_height(100, 1.0, 150.0);
+        assert_eq!(view, 7.0 * pitch - 1.0);
+        // Stuck to the bottom, the first row shown starts at the top of the view.
+        let content = 100.0 * pitch - 1.0;
+        let first_shown = content - view;
+        assert!((first_shown / pitch).fract().abs() < 1e-3, "{first_shown}");
+        // Every row fits: the view keeps the whole height (nothing scrolls, nothing is cut).
+        assert_eq!(whole_rows_height(3, 1.0, 150.0), 150.0);
+        // Less than a row of room still shows one row.
+        assert_eq!(whole_rows_height(100, 1.0, 5.0), ROW_HEIGHT);
+    }
+
+    #[test]
     fn lanes_share_the_width_and_narrow_past_their_minimum_only_to_leave_the_text_its_room() {
         assert_eq!(lane_width(5, 2000.0), LANE_WIDTH);
         let narrow = lane_width(9, 700.0);
@@ -641,63 +534,5 @@ mod tests {
         assert!(squeezed < LANE_WIDTH_MIN, "{squeezed}");
         assert!(360.0 - 8.0 - PHASE_TIME_WIDTH - 7.0 * squeezed >= TEXT_WIDTH_MIN - 0.01);
         assert_eq!(lane_width(40, 700.0), LANE_WIDTH_SQUEEZED);
-    }
-
-    #[test]
-    fn the_first_and_last_lane_names_stay_inside_the_lanes() {
-        // Thirty lanes of 19 points: "crew", 28 points wide, centred on the first lane
-        // started 4.5 points left of the panel (cut to ":rew").
-        assert_eq!(label_left(9.5, 28.0, 570.0), 0.0);
-        assert_eq!(
-            label_left(560.5, 28.0, 570.0),
-            542.0,
-            "the last one ends where the lanes do"
-        );
-        assert_eq!(label_left(100.0, 20.0, 570.0), 90.0, "the others stay centred");
-        // Moved inside, an edge name still ends before its neighbour on the same line starts.
-        let lane = 19.0;
-        let names: Vec<String> = ["crew", "w1", "op-honest", "w2", "model", "billing"]
-            .map(String::from)
-            .to_vec();
-        let header = lane_header(&names, lane, width);
-        assert_eq!(header.lines, 2);
-        let lanes_width = lane * names.len() as f32;
-        let span = |column: usize| {
-            let label_width = width(&header.labels[column].0);
-            let left = label_left(lane * (column as f32 + 0.5), label_width, lanes_width);
-            (left, left + label_width)
-        };
-        assert!(span(0).1 <= span(2).0, "{:?} {:?}", span(0), span(2));
-        assert!(span(3).1 <= span(5).0, "{:?} {:?}", span(3), span(5));
-        assert!(span(5).1 <= lanes_width);
-    }
-
-    #[test]
-    fn lane_names_that_fit_stay_on_one_line_whole() {
-        let names: Vec<String> = ["w1", "net", "sim"].map(String::from).to_vec();
-        let header = lane_header(&names, 46.0, width);
-        assert_eq!(header.lines, 1);
-        assert_eq!(
-            header.labels,
-            vec![("w1".into(), 0), ("net".into(), 0), ("sim".into(), 0)]
-        );
-    }
-
-    #[test]
-    fn lane_names_too_wide_for_their_lane_alternate_lines_and_are_cut_only_past_two_lanes() {
-        let names: Vec<String> = ["crew", "op-workshop-presenter", "model", "billing"]
-            .map(String::from)
-            .to_vec();
-        let header = lane_header(&names, 36.0, width);
-        assert_eq!(header.lines, 2);
-        let lines: Vec<usize> = header.labels.iter().map(|(_, line)| *line).collect();
-        assert_eq!(lines, vec![0, 1, 0, 1], "neighbours never share a line");
-        assert_eq!(header.labels[0].0, "crew", "a name that fits its room is whole");
-        // The last lane's name has a lane and a half (it is kept inside the lanes).
-        assert_eq!(header.labels[3].0, "billi…");
-        assert!(width(&header.labels[3].0) <= 1.5 * 36.0 - 2.0);
-        let cut = &header.labels[1].0;
-        assert!(cut.ends_with('…') && cut.starts_with("op-wo"), "{cut}");
-        assert!(width(cut) <= 2.0 * 36.0 - 2.0, "{cut} fits two lanes");
     }
 }

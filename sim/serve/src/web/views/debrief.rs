@@ -4,8 +4,9 @@ use serde::Serialize;
 
 use super::super::game::{Conclusion, Game, Mode};
 use super::super::levels::Catalogue;
-use super::{CreditView, KeyLooks, StopView, VerdictView, outcome_look};
-use twice_world::checker::Verdict;
+use super::{CreditView, KeyLooks, Look, StopView, VerdictView, look, outcome_look};
+use twice_world::checker::{Outcome, Verdict};
+use twice_world::debrief::Tone;
 use twice_world::level::Level;
 use twice_world::simulator::dollars;
 
@@ -75,6 +76,10 @@ pub struct LessonView {
 #[derive(Clone, Debug, Serialize)]
 pub struct EndView {
     pub verdict: VerdictView,
+    /// The verdict as the player's goal reads it (the window's headline): a win in the crew's
+    /// 💰, a loss a ✖ (never the money's green ✔: a lost heist that paid once is no win), an
+    /// unbeatable level that held a 🛡, a customer owed money a ⚠ — with the outcome's words.
+    pub headline: Look,
     /// The goal was reached (a level that cannot be beaten is finished by its defence).
     pub finished: bool,
     /// The play counts for progress and the scoreboard (a campaign play, not a sandbox).
@@ -123,6 +128,17 @@ fn decided_view(told: &twice_world::debrief::Debrief) -> DecidedView {
     }
 }
 
+/// The debrief's tone drawn as the window draws it (`tone_look` in the game), with `outcome`'s
+/// words.
+pub fn headline_look(tone: Tone, outcome: Outcome) -> Look {
+    match tone {
+        Tone::Win => look("💰", outcome.words(), "crew"),
+        Tone::Loss => look("✖", outcome.words(), "bad"),
+        Tone::Held => look("🛡", outcome.words(), "runtime"),
+        Tone::Owed => look("⚠", outcome.words(), "warn"),
+    }
+}
+
 /// `played`: the simulation's moves (the caller holds the simulation's lock).
 pub(super) fn end_view(
     game: &Game,
@@ -134,6 +150,7 @@ pub(super) fn end_view(
     let level = game.level();
     EndView {
         verdict: verdict_view(&conclusion.verdict, level, looks),
+        headline: headline_look(conclusion.debrief.tone, conclusion.verdict.outcome),
         finished: conclusion.finished,
         counted: game.mode == Mode::Campaign,
         cards: conclusion.cards,

@@ -1,0 +1,89 @@
+// What the browser's marks and counts say is true of the run, in a real Chromium: a lost heist
+// is drawn as a loss (a ✖, never the money's green ✔ "paid exactly once") on the quiet banner
+// and the debrief's headline, a won one as the crew's 💰; a finished run says its steps are
+// done (not "step r1/3 of 3, 0 calls made" after three calls), a run under way counts the
+// calls of its step. Starts its own server (`.ci/browser-test` gives the binary):
+//
+//   TWICE_SIM=path/to/twice-sim  [TWICE_SCREENSHOTS=folder]  [CHROMIUM=…]  node words.mjs
+import { chromium } from 'playwright-core';
+import { startServer, stopServer, browserArgs, problems, check, shot, finish, stepTo } from './harness.mjs';
+
+const binary = process.env.TWICE_SIM;
+if (!binary) {
+  console.error('set TWICE_SIM (the twice-sim binary)');
+  process.exit(2);
+}
+const STEP_TIMEOUT_MS = 15_000;
+
+/** Joins as `name` straight into level 01 with its own guards. */
+async function openLevel(browser, url, name) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  context.setDefaultTimeout(STEP_TIMEOUT_MS);
+  const page = await context.newPage();
+  page.on('pageerror', (error) => problems.push(`${name}: script error: ${error.message}`));
+  await page.goto(`${url}?level=01-naive-retry`);
+  await page.fill('#name', name);
+  await page.click('#join');
+  await page.waitForSelector('#timeline');
+  return page;
+}
+
+/** The look drawn in `selector`: its glyph, its words and whether it is in the money's "good" green. */
+const lookIn = (page, selector) => page.$eval(`${selector} .look`, (element) => ({
+  glyph: element.querySelector('.glyph').textContent,
+  text: element.textContent,
+  good: element.classList.contains('tone-good'),
+  tone: [...element.classList].find((name) => name.startsWith('tone-')),
+}));
+
+/** Plays `card` at `phase` (a wire card with one message to hit plays at once), then runs to the end. */
+async function playThenRun(page, phase, card) {
+  await stepTo(page, phase);
+  const steps = await page.textContent('[data-fid="run-step"]');
+  check(/step r1\/2 of 3, \d+ calls? made for it/.test(steps), `a run under way counts its step's calls: "${steps}"`);
+  await page.click(`[data-card="${card}"]`);
+  await page.waitForSelector('.message .flags');
+  await page.click('#run');
+  await page.waitForSelector('#over');
+}
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: browserArgs });
+let server;
+try {
+  server = await startServer(binary, ['--room', ':memory:']);
+  const url = server.participants;
+
+  // Lost: the credit's request lost while it travels; the retry pays Ada once, and the heist
+  // (paid twice) fails.
+  const lost = await openLevel(browser, url, 'Ada');
+  await playThenRun(lost, 11, 'LoseRequest');
+  const banner = await lookIn(lost, '#over');
+  check(banner.text.includes('paid exactly once') && !banner.good && banner.glyph === '✖',
+    `the quiet banner of a lost heist is a ✖, not a green ✔: ${JSON.stringify(banner)}`);
+  const done = await lost.textContent('[data-fid="run-step"]');
+  check(done.includes('all 3 steps done') && !done.includes('0 calls'), `a finished run says its steps are done: "${done}"`);
+  await lost.click('#debrief');
+  await lost.waitForSelector('#verdict');
+  const headline = await lookIn(lost, '#headline');
+  check(!headline.good && headline.glyph === '✖' && headline.tone === 'tone-bad',
+    `the debrief's headline of a lost heist is a loss: ${JSON.stringify(headline)}`);
+  await shot(lost, 'web-debrief-lost');
+
+  // Won: the answer lost after billing applied the credit; the retry pays again.
+  const won = await openLevel(browser, url, 'Grace');
+  await playThenRun(won, 12, 'LoseResponse');
+  const winBanner = await lookIn(won, '#over');
+  check(winBanner.text.includes('paid twice') && winBanner.glyph === '💰' && winBanner.tone === 'tone-crew',
+    `the quiet banner of a won heist is the crew's 💰: ${JSON.stringify(winBanner)}`);
+  await won.click('#debrief');
+  await won.waitForSelector('#verdict');
+  const winHeadline = await lookIn(won, '#headline');
+  check(winHeadline.glyph === '💰' && winHeadline.tone === 'tone-crew',
+    `the debrief's headline of a won heist is the crew's: ${JSON.stringify(winHeadline)}`);
+} catch (error) {
+  problems.push(`words: ${error.stack || error}`);
+} finally {
+  await browser.close();
+  if (server) await stopServer(server);
+}
+finish('words');
