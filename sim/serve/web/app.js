@@ -1141,12 +1141,41 @@ async function showDebrief() {
  *  the level; disabled, with the export's reason, when the run cannot be exported. */
 function takeHomeButton(offer) {
   if (offer.href) {
-    return h('a', {class: 'button', id: 'take-home', 'data-fid': 'take-home', href: offer.href, download: offer.file,
+    return h('button', {id: 'take-home', 'data-fid': 'take-home', onclick: () => downloadTakeHome(offer),
       title: 'this run as a small Rust program against twice-runtime: unpack it, then cargo run prints this verdict'},
     '↓ Take it home');
   }
   return h('button', {id: 'take-home', 'data-fid': 'take-home', disabled: true,
     title: `This run cannot be exported: ${offer.why_not}`}, '↓ Take it home');
+}
+
+/** Fetches the archive and saves it under its name; an answer that is not the archive (the run
+ *  could not be exported after all) is said on the page, not saved as a file. */
+async function downloadTakeHome(offer) {
+  let response;
+  try {
+    response = await fetch(offer.href, {credentials: 'same-origin'});
+  } catch (error) {
+    notice(`Take it home: the server cannot be reached (${error.message})`, true);
+    return;
+  }
+  if (!response.ok) {
+    const text = await response.text();
+    let data;
+    try { data = JSON.parse(text); } catch (_) { data = {error: text.slice(0, 200), code: 'not_json'}; }
+    const said = `Take it home failed: ${problemText({status: response.status, data})}`;
+    const note = document.getElementById('take-home-note');
+    if (note) note.textContent = said;
+    notice(said, true);
+    return;
+  }
+  const url = URL.createObjectURL(await response.blob());
+  const link = h('a', {href: url, download: offer.file});
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has its bytes once it started; the URL is let go a minute later.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 /** What the take-home gives, or why it is off: in words on the page (a phone has no hover). */
