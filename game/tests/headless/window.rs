@@ -344,6 +344,53 @@ fn running_to_the_end_says_so_and_only_a_rewind_says_it_played_again() {
 }
 
 #[test]
+fn at_1280x720_a_stopped_worker_is_on_the_stage_stopped_until_it_runs_again() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    // w1 stopped with its credit in flight, then a duplicate w2: the stage has one row.
+    let loaded = tape("paused-worker-lease.reproduced.tape.ron");
+    send(
+        &mut app,
+        Intent::OpenLevel {
+            path: loaded.level.path.clone(),
+            mode: twice::session::Mode::Sandbox,
+            guards: loaded.tape.guards,
+            seed: loaded.tape.seed,
+            at_phase: None,
+        },
+    );
+    app.update();
+    for action in &loaded.tape.actions {
+        step_to(&mut app, action.at_phase);
+        send(&mut app, Intent::Play(action.play.clone()));
+    }
+    step_to(&mut app, 7);
+    let until = session(&app).simulation().workers()[0]
+        .stopped_words()
+        .expect("w1 is stopped at phase 7");
+    let screen = probe::screen(WINDOW.0, WINDOW.1, 1.0);
+    let context = probe::context(1.0);
+    let (drawn, _) = level_frames(
+        &app,
+        &context,
+        &mut level_ui(),
+        &mut TimelineCache::default(),
+        Vec::new(),
+    );
+    assert!(
+        drawn
+            .iter()
+            .any(|text| text.text.contains(&until) && text.fully_visible(screen)),
+        "the stage draws w1 {until}: {:?}",
+        drawn
+            .iter()
+            .filter(|text| text.text.contains("w1") || text.text.contains("not shown"))
+            .map(|text| &text.text)
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn hashed_keys_do_not_run_into_the_ledgers_other_columns() {
     let data = tempfile::tempdir().expect("temp dir");
     let mut app = game(data.path());

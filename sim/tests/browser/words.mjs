@@ -1,6 +1,6 @@
 // What the browser's marks and counts say is true of the run, in a real Chromium: a lost heist
 // is drawn as a loss (a ✖, never the money's green ✔ "paid exactly once") on the quiet banner
-// and the debrief's headline, a won one as the crew's 💰; a finished run says its steps are
+// and the debrief's headline, a won one as the crew's ★; a finished run says its steps are
 // done (not "step r1/3 of 3, 0 calls made" after three calls), a run under way counts the
 // calls of its step. Starts its own server (`.ci/browser-test` gives the binary):
 //
@@ -73,12 +73,12 @@ try {
   const won = await openLevel(browser, url, 'Grace');
   await playThenRun(won, 12, 'LoseResponse');
   const winBanner = await lookIn(won, '#over');
-  check(winBanner.text.includes('paid twice') && winBanner.glyph === '💰' && winBanner.tone === 'tone-crew',
-    `the quiet banner of a won heist is the crew's 💰: ${JSON.stringify(winBanner)}`);
+  check(winBanner.text.includes('paid twice') && winBanner.glyph === '★' && winBanner.tone === 'tone-crew',
+    `the quiet banner of a won heist is the crew's ★: ${JSON.stringify(winBanner)}`);
   await won.click('#debrief');
   await won.waitForSelector('#verdict');
   const winHeadline = await lookIn(won, '#headline');
-  check(winHeadline.glyph === '💰' && winHeadline.tone === 'tone-crew',
+  check(winHeadline.glyph === '★' && winHeadline.tone === 'tone-crew',
     `the debrief's headline of a won heist is the crew's: ${JSON.stringify(winHeadline)}`);
 } catch (error) {
   problems.push(`words: ${error.stack || error}`);

@@ -201,7 +201,14 @@ fn rows_that_fit(rows_height: f32) -> usize {
 /// Alive workers first, then the most recent others, up to `rows` (what fits).
 fn shown_workers(simulation: &Simulation, rows: usize) -> Vec<WorkerView> {
     let mut workers = simulation.workers();
-    workers.sort_by_key(|worker| (!worker.alive, std::cmp::Reverse(worker.number)));
+    // The living first; among them a stopped one or one with a message on the wire (where
+    // the cards act), then the newest. Newest first alone hid w1 stopped with its credit in
+    // flight behind the duplicate w2 ("+1 worker not shown") at 1280×720.
+    let on_the_wire: Vec<u32> = simulation.messages().map(|message| message.worker).collect();
+    workers.sort_by_key(|worker| {
+        let telling = worker.stopped_words().is_some() || on_the_wire.contains(&worker.number);
+        (!worker.alive, !telling, std::cmp::Reverse(worker.number))
+    });
     workers.truncate(rows);
     workers.sort_by_key(|worker| worker.number);
     workers

@@ -77,7 +77,7 @@ pub struct LessonView {
 pub struct EndView {
     pub verdict: VerdictView,
     /// The verdict as the player's goal reads it (the window's headline): a win in the crew's
-    /// 💰, a loss a ✖ (never the money's green ✔: a lost heist that paid once is no win), an
+    /// ★, a loss a ✖ (never the money's green ✔: a lost heist that paid once is no win), an
     /// unbeatable level that held a 🛡, a customer owed money a ⚠ — with the outcome's words.
     pub headline: Look,
     /// The goal was reached (a level that cannot be beaten is finished by its defence).
@@ -128,11 +128,13 @@ fn decided_view(told: &twice_world::debrief::Debrief) -> DecidedView {
     }
 }
 
-/// The debrief's tone drawn as the window draws it (`tone_look` in the game), with `outcome`'s
-/// words.
+/// The debrief's tone drawn as the window draws it (`tone_look` in the game; a win's ★ where
+/// the window has 💰), with `outcome`'s words.
 pub fn headline_look(tone: Tone, outcome: Outcome) -> Look {
     match tone {
-        Tone::Win => look("💰", outcome.words(), "crew"),
+        // The banner's star ("★ the heist worked"): a browser without an emoji font drew the
+        // window's 💰 as an empty box.
+        Tone::Win => look("★", outcome.words(), "crew"),
         Tone::Loss => look("✖", outcome.words(), "bad"),
         Tone::Held => look("🛡", outcome.words(), "runtime"),
         Tone::Owed => look("⚠", outcome.words(), "warn"),
