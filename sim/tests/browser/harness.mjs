@@ -13,11 +13,9 @@ const START_TIMEOUT_MS = 30_000;
 export const browserArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-/** `twice-sim web` on a free port (or `address`); resolves with its URLs once it printed them.
- * The campaign's folder unless `args` names another `--levels`. */
+/** `twice-sim web` on a free port (or `address`); resolves with its URLs once it printed them. */
 export function startServer(binary, args, address) {
-  const levels = args.includes('--levels') ? [] : ['--levels', 'levels'];
-  const child = spawn(binary, ['web', '--addr', address || '127.0.0.1:0', ...levels, '--quiet', ...args],
+  const child = spawn(binary, ['web', '--addr', address || '127.0.0.1:0', '--levels', 'levels', '--quiet', ...args],
     { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     const printed = [];
