@@ -179,6 +179,37 @@ mod tests {
         }
     }
 
+    /// The browser draws a worker held by `PauseWorker` stopped, with when it runs again (the
+    /// world's words), not as the state it will resume in. The room serves no regression level,
+    /// so no page can reach one: this is the look every page would draw, from the regression
+    /// tape that stops w1 while it waits for billing.
+    #[test]
+    fn a_stopped_worker_is_drawn_stopped_until_it_resumes() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../levels/regressions");
+        let tape = twice_world::level::load_tape(&root.join("paused-worker-lease.reproduced.tape.ron")).unwrap();
+        let mut simulation = twice_world::simulator::SimulationBuilder::new(tape.level.level.clone(), tape.tape.seed)
+            .actions(tape.tape.actions.clone())
+            .ledger_store(twice_world::ledger::LedgerStore::Memory)
+            .build()
+            .unwrap();
+        let held = |simulation: &twice_world::simulator::Simulation| {
+            simulation
+                .workers()
+                .iter()
+                .find(|worker| worker.stopped_words().is_some())
+                .map(worker_look)
+        };
+        simulation.run_until(|simulation| held(simulation).is_some()).unwrap();
+        let look = held(&simulation).expect("the tape stops w1");
+        assert_eq!(look.glyph, "⏹");
+        assert!(
+            look.word.starts_with("stopped until ") && look.word.ends_with(" ms"),
+            "{look:?}"
+        );
+        simulation.run().unwrap();
+        assert!(held(&simulation).is_none(), "still drawn stopped once the run is over");
+    }
+
     #[test]
     fn tape_names_keep_to_safe_characters() {
         assert_eq!(
