@@ -124,6 +124,12 @@ fn without_key(play: &Play) -> Play {
 /// Checks one finished run's debrief against runs made here; `what` names it in failures.
 fn check_run(what: &str, simulation: &Simulation) -> Debrief {
     let verdict = simulation.verdict().expect("a verdict");
+    // The explorer's shortcut says what the verdict says, on every run this file makes.
+    assert_eq!(
+        simulation.goal_reached().expect("the ledger reads"),
+        verdict.goal_reached,
+        "{what}: goal_reached() and the verdict disagree"
+    );
     let told = debrief::of(simulation, &verdict);
     let counterfactual = told
         .counterfactual
@@ -133,6 +139,20 @@ fn check_run(what: &str, simulation: &Simulation) -> Debrief {
         counterfactual.reproduced,
         "{what}: the same moves did not give the run again"
     );
+    // What decided, told on a win and on a loss, never says one clause twice (a loss's
+    // "no guard was shown to stop you: no guard was shown to decide; …" did).
+    for won in [false, true] {
+        let said = told.decided_by.told(won);
+        let words: Vec<&str> = said.split_whitespace().collect();
+        let windows: Vec<&[&str]> = words.windows(4).collect();
+        for (index, window) in windows.iter().enumerate() {
+            assert!(
+                !windows[index + 1..].contains(window),
+                "{what}: \"{}\" said twice in \"{said}\"",
+                window.join(" ")
+            );
+        }
+    }
     let level = simulation.authored_level();
     // Predict offers this run's answer: a guard that decided it, or "no guard" when none did.
     let offered = prediction::choices(&level, simulation.guards());

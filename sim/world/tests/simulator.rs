@@ -103,6 +103,7 @@ proptest! {
             .unwrap();
         simulation.run().unwrap();
         let verdict = simulation.verdict().unwrap();
+        prop_assert_eq!(simulation.goal_reached().unwrap(), verdict.goal_reached);
         prop_assert_ne!(verdict.outcome, Outcome::PaidTwice, "{}", verdict.summary);
         prop_assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
         let records = simulation.ledger_records().unwrap();

@@ -33,7 +33,7 @@ pub use cursors::{
 };
 pub use fix::{Change, DiffLine, Excerpt, Fix, diff, fix};
 pub use text::{listing, trace};
-pub use tool::{ToolLine, billing_comment, declaration_code, tool_code};
+pub use tool::{ToolLine, billing_comment, declaration_code, runtime_comment, tool_code, tool_code_under};
 
 use crate::level::Level;
 use crate::runtime::guards::{Guard, Guards};
@@ -225,7 +225,7 @@ pub fn view(simulation: &Simulation) -> CodeView {
     let program = program_of(simulation);
     CodeView {
         cursors: cursors(simulation, &program),
-        tools: tool_code(simulation.level()),
+        tools: tool_code_under(simulation.level(), simulation.guards()),
         beside: beside(simulation),
         program,
     }

@@ -178,3 +178,62 @@ fn the_tool_is_written_as_declared_with_billings_behaviour_above_it() {
         "{text:#?}"
     );
 }
+
+#[test]
+fn the_tools_code_says_what_this_runtime_does_with_the_declaration() {
+    // Level 01 keeps the key back and never asks the hook: its tool still declares both.
+    let retry = level("01-naive-retry.level.ron");
+    let text: Vec<String> = tool_code_under(&retry, retry.guards)
+        .into_iter()
+        .map(|line| line.text)
+        .collect();
+    assert!(
+        text.contains(
+            &"# the runtime here hands the tool no key (passing the key is off): context.idempotency_key is None"
+                .to_owned()
+        ),
+        "{text:#?}"
+    );
+    assert!(
+        text.contains(&"# the runtime here never calls find_credit (the reconcile hook is off)".to_owned()),
+        "{text:#?}"
+    );
+    // The comment sits under the declaration it qualifies, not among billing's.
+    let declared = text
+        .iter()
+        .position(|line| line.starts_with("@billing.tool(external()"))
+        .expect("01 declares its credit");
+    let said = text
+        .iter()
+        .position(|line| line.starts_with("# the runtime here hands"))
+        .expect("said above");
+    assert!(said > declared, "{text:#?}");
+    // With every guard on the runtime keeps each promise: no comment, and `tool_code` is that.
+    let every = Guards::all_on();
+    let text: Vec<String> = tool_code_under(&retry, every)
+        .into_iter()
+        .map(|line| line.text)
+        .collect();
+    assert!(!text.iter().any(|line| line.contains("the runtime here")), "{text:#?}");
+    // The ledger off leaves the hook nothing to look up, whatever the hook's own switch.
+    let no_ledger = every.with(Guard::Ledger, false);
+    assert_eq!(
+        runtime_comment(&retry.tools[0], no_ledger),
+        vec!["the runtime here never calls find_credit (the ledger is off)".to_owned()]
+    );
+    // A tool that takes no key and names no hook is promised nothing to keep back.
+    let mut plain = retry.tools[0].clone();
+    plain.takes_key = false;
+    plain.reconcile = false;
+    assert!(runtime_comment(&plain, retry.guards).is_empty());
+    // The code view both editions draw says it too.
+    let simulation = crate::simulator::SimulationBuilder::new(retry.clone(), 1)
+        .ledger_store(crate::ledger::LedgerStore::Memory)
+        .build()
+        .expect("01 simulates");
+    let drawn: Vec<String> = view(&simulation).tools.into_iter().map(|line| line.text).collect();
+    assert!(
+        drawn.iter().any(|line| line.contains("hands the tool no key")),
+        "{drawn:#?}"
+    );
+}

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::billing::KeyHandling;
 use crate::billing_tools::Operation;
 use crate::level::Level;
+use crate::runtime::guards::{Guard, Guards};
 use crate::runtime::tool::{SideEffect, ToolDeclaration};
 use crate::text::duration_words;
 
@@ -79,9 +80,18 @@ pub fn billing_comment(level: &Level) -> Vec<String> {
 /// The level's tools as code: billing's behaviour, each tool's declaration and body, then
 /// the reconcile hooks and compensations they name.
 pub fn tool_code(level: &Level) -> Vec<ToolLine> {
+    tool_code_under(level, level.guards)
+}
+
+/// The level's tools as code under `guards`: [`tool_code`], with a comment under each
+/// declaration whose promise this runtime does not keep. A declaration says what the tool can
+/// do with a key or a hook; the runtime decides whether it gets the chance. Without the comment
+/// a player reads `idempotency_key=key` beside a wire that says "key sent: none".
+pub fn tool_code_under(level: &Level, guards: Guards) -> Vec<ToolLine> {
     let mut lines: Vec<ToolLine> = billing_comment(level).into_iter().map(ToolLine::comment).collect();
     for tool in &level.tools {
         lines.extend(declaration_code(tool));
+        lines.extend(runtime_comment(tool, guards).into_iter().map(ToolLine::comment));
     }
     let mut hooks_written = Vec::new();
     for tool in &level.tools {
@@ -202,6 +212,38 @@ pub fn declaration_code(tool: &ToolDeclaration) -> Vec<ToolLine> {
         )));
     }
     lines
+}
+
+/// What the runtime under `guards` does not do with what `tool` declares, one comment line
+/// each; empty when it keeps every promise the declaration's code makes.
+pub fn runtime_comment(tool: &ToolDeclaration, guards: Guards) -> Vec<String> {
+    let mut said = Vec::new();
+    // The worker hands the key on exactly when the guard is on and the tool takes it
+    // (`worker/call.rs`), whatever the tool's side effect.
+    if tool.takes_key && !guards.is_on(Guard::KeyDownstream) {
+        said.push(format!(
+            "the runtime here hands the tool no key ({} is off): context.idempotency_key is None",
+            crate::guards::spec(Guard::KeyDownstream).words
+        ));
+    }
+    if tool.reconcile {
+        // The worker asks the hook only with both on (`worker/settle.rs`): the hook looks a
+        // call up by the key the ledger recorded.
+        let off: Vec<&str> = [Guard::ReconcileHook, Guard::Ledger]
+            .into_iter()
+            .filter(|guard| !guards.is_on(*guard))
+            .map(|guard| crate::guards::spec(guard).words)
+            .collect();
+        if !off.is_empty() {
+            said.push(format!(
+                "the runtime here never calls {} ({} {} off)",
+                HookNames::of(tool).find,
+                crate::text::and_list(&off),
+                if off.len() == 1 { "is" } else { "are" }
+            ));
+        }
+    }
+    said
 }
 
 fn reconcile_hook(names: &HookNames) -> Vec<ToolLine> {

@@ -146,7 +146,11 @@ impl Decider {
                     .collect::<Vec<_>>()
                     .join(" and ")
             ),
-            Decider::Unsaid { .. } => format!("no guard was shown to stop you: {}", self.summary()),
+            // Not `summary()` behind a colon: it opens with "no guard was shown" too.
+            Decider::Unsaid { guards } => format!(
+                "no guard was shown to stop you; switching {} makes one of your moves meet nothing, so whether it alone would have cannot be said",
+                listed(&guards.iter().map(|found| guard_words(found.guard)).collect::<Vec<_>>())
+            ),
             Decider::Moment { .. } => "no guard stopped you, your moves missed their moment".into(),
             Decider::KeysHonoured { key } => {
                 format!("no guard stopped you, billing did: it recognised key {key} and paid nothing twice")

@@ -256,6 +256,35 @@ impl ScheduleSpace {
         Ok(keys[position].clone())
     }
 
+    /// Whether the schedule reaches the level's goal: [`ScheduleSpace::simulate`]'s
+    /// `goal_reached`, without the verdict's promises and words (the search asks only this of
+    /// every schedule; a find is simulated again for its verdict).
+    pub(super) fn reaches_goal(
+        &self,
+        index: u64,
+        simulation_seed: u64,
+        actions: Vec<TimedAction>,
+    ) -> Result<bool, ExploreError> {
+        let mut simulation =
+            self.builder(simulation_seed, actions)
+                .build()
+                .map_err(|source| ExploreError::Simulation {
+                    index,
+                    simulation_seed,
+                    source,
+                })?;
+        simulation.run().map_err(|source| ExploreError::Simulation {
+            index,
+            simulation_seed,
+            source,
+        })?;
+        simulation.goal_reached().map_err(|source| ExploreError::Verdict {
+            index,
+            simulation_seed,
+            source,
+        })
+    }
+
     pub(super) fn simulate(
         &self,
         index: u64,

@@ -184,7 +184,22 @@ struct Owed<'a> {
     net_cents: i64,
 }
 
-pub fn judge(input: &CheckInput<'_>) -> Verdict {
+/// Where the money ended: each owed credit and each effect judged, the run's outcome, and
+/// whether the level's goal was reached. Reads no ledger history, no guard notes and no
+/// compensations: [`Simulation::goal_reached`](crate::simulator::Simulation::goal_reached)
+/// hands it none, so a search that asks only "did this schedule reach the goal?" skips
+/// copying the history and checking every promise.
+pub struct Money {
+    pub credits: Vec<CreditVerdict>,
+    pub effects: Vec<EffectVerdict>,
+    pub outcome: Outcome,
+    pub goal_reached: bool,
+    /// Runs that honestly wait (see [`Verdict::waiting`]).
+    waiting: Vec<String>,
+}
+
+/// The money of a history: what [`judge`] says of it, without the promises and the words.
+pub fn money(input: &CheckInput<'_>) -> Money {
     let waiting = waiting_runs(input);
     let waiting_nodes: BTreeSet<&str> = waiting.iter().map(|run| node_of(input.nodes, run)).collect();
     let failed_at = failed_nodes(input);
@@ -242,7 +257,26 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
         .chain(effects.iter().map(|effect| effect.outcome))
         .min()
         .unwrap_or(nothing);
+    let goal = input.level.goal;
+    let goal_reached =
+        credits.iter().any(|credit| credit.outcome == goal) || effects.iter().any(|effect| effect.outcome == goal);
+    Money {
+        credits,
+        effects,
+        outcome,
+        goal_reached,
+        waiting: waiting.into_iter().map(str::to_owned).collect(),
+    }
+}
 
+pub fn judge(input: &CheckInput<'_>) -> Verdict {
+    let Money {
+        credits,
+        effects,
+        outcome,
+        goal_reached,
+        waiting,
+    } = money(input);
     let mut stopped_by = Vec::new();
     let mut stops = Vec::new();
     for note in input.notes {
@@ -254,9 +288,6 @@ pub fn judge(input: &CheckInput<'_>) -> Verdict {
 
     let violations = violations(input);
     let goal = input.level.goal;
-    let goal_reached =
-        credits.iter().any(|credit| credit.outcome == goal) || effects.iter().any(|effect| effect.outcome == goal);
-    let waiting: Vec<String> = waiting.into_iter().map(str::to_owned).collect();
     let mut summary = summarize(outcome, goal_reached, &credits, &stops);
     for effect in &effects {
         summary.push_str(&format!("\n  {}", effect.line()));

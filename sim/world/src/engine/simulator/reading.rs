@@ -244,6 +244,38 @@ impl Simulation {
         self.workers.slots.get(&number).map(|slot| slot.phases.as_slice())
     }
 
+    /// Whether the history so far reaches the level's goal: [`Simulation::verdict`]'s
+    /// `goal_reached`, without copying the ledger's history or checking every promise (the
+    /// explorer asks it of every schedule it deals; `tests/debrief_decided.rs` holds it equal to the
+    /// verdict's on every tape and sweep move).
+    pub fn goal_reached(&self) -> Result<bool, LedgerError> {
+        let mut records = self.observer.all_records()?;
+        let mut checkpoints = self.observer.checkpoints()?;
+        let mut run_history = self.observer.run_history(None)?;
+        if let Some(second) = &self.second_node {
+            records.extend(second.all_records()?);
+            checkpoints.extend(second.checkpoints()?);
+            run_history.extend(second.run_history(None)?);
+        }
+        // `checker::money` reads none of the history, notes or compensations.
+        Ok(checker::money(&checker::CheckInput {
+            level: &self.level,
+            guards: self.guards,
+            billing: &self.world.billing,
+            effects: &self.world.effects,
+            records: &records,
+            history: &[],
+            second_node_history: &[],
+            checkpoints: &checkpoints,
+            run_history: &run_history,
+            notes: &[],
+            call_items: &self.call_items,
+            compensations: &[],
+            nodes: &self.nodes,
+        })
+        .goal_reached)
+    }
+
     /// The checker's verdict on the history so far.
     pub fn verdict(&self) -> Result<Verdict, LedgerError> {
         let mut records = self.observer.all_records()?;
