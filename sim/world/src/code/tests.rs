@@ -147,6 +147,19 @@ fn the_fix_strikes_this_runs_lines_and_adds_the_other_runs() {
     assert!(!super::fix(&retry, retry.guards, &[]).changes_anything());
 }
 
+/// The caption over the diff is a whole sentence (a playtester read "The loop with …, against
+/// this run's" as cut off): it says which loop is shown and how to read its signs.
+#[test]
+fn the_fix_caption_is_a_whole_sentence_that_reads_the_signs() {
+    let retry = level("01-naive-retry.level.ron");
+    let caption = fix(&retry, retry.guards, &[Guard::WriteRetryRule]).caption;
+    assert_eq!(
+        caption,
+        "How the loop changes with the write retry rule on: lines marked - are this run's, \
+         lines marked + take their place."
+    );
+}
+
 #[test]
 fn the_tool_is_written_as_declared_with_billings_behaviour_above_it() {
     let retry = level("01-naive-retry.level.ron");
