@@ -3,6 +3,7 @@ use std::path::Path;
 use super::*;
 use crate::level::load_level;
 use crate::runtime::guards::NaiveRefusal;
+use crate::runtime::tool::SideEffect;
 
 fn level(name: &str) -> Level {
     load_level(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../levels").join(name))
@@ -190,4 +191,29 @@ fn the_tool_is_written_as_declared_with_billings_behaviour_above_it() {
         text.iter().any(|line| line.ends_with("# the key is not passed on")),
         "{text:#?}"
     );
+}
+
+/// A tool declared a read that takes the key passes it on, as the runtime does (it sends a
+/// read's key downstream) and as the declaration's summary says; a read that takes none says
+/// nothing of a key. A playtest found level 22's panel saying "takes the key" for a read while
+/// its code dropped the key line.
+#[test]
+fn a_read_that_takes_the_key_shows_the_key_line_its_summary_names() {
+    let print = level("22-fine-print.level.ron");
+    let credit = &print.tools[0];
+    let read = credit.declared_as(SideEffect::Read, 3, true);
+    let text: Vec<String> = declaration_code(&read).into_iter().map(|line| line.text).collect();
+    assert_eq!(read.summary(), "read, 3 attempts, takes the key");
+    assert!(
+        text.contains(&"    key = context.idempotency_key".to_owned()),
+        "{text:#?}"
+    );
+    assert!(
+        text.iter().any(|line| line.ends_with("idempotency_key=key)")),
+        "{text:#?}"
+    );
+    let keyless = credit.declared_as(SideEffect::Read, 3, false);
+    let text: Vec<String> = declaration_code(&keyless).into_iter().map(|line| line.text).collect();
+    assert_eq!(keyless.summary(), "read, 3 attempts, takes no key");
+    assert!(!text.iter().any(|line| line.contains("key")), "{text:#?}");
 }
