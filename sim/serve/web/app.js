@@ -1035,7 +1035,7 @@ function timelinePanel(game) {
     const guardClass = row.guard_holding ? 'guard' : 'guard-noted';
     const kind = row.guard ? guardClass : (lanes[row.lane] && lanes[row.lane].id === 'crew' ? 'crew' : row.kind);
     const guardChip = !row.guard ? null : row.guard_holding
-      ? h('span', {class: 'chip'}, `◈ ${row.guard}`)
+      ? h('span', {class: 'chip'}, `◈ ${row.guard_words}`)
       : h('span', {class: 'chip noted'}, `⚠ ${row.guard_words}`);
     return h('tr', {class: kind},
       h('td', {class: 'phase'}, firstOfPhase

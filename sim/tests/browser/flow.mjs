@@ -105,6 +105,10 @@ try {
   const verdict = await page.textContent('#verdict');
   check(verdict.includes('paid twice') && verdict.includes('The heist worked'), 'the debrief shows the verdict');
   check((await page.textContent('.lesson')).includes('Retry reads, not writes'), 'the debrief shows the lesson');
+  // Said in words a first-time player reads, never as identifiers (write_retry_rule, failed_but_paid).
+  const debriefText = await page.evaluate(() => ['#verdict', '#decided', '.lesson'].map((selector) => document.querySelector(selector).textContent).join(' '));
+  check((await page.textContent('.lesson')).includes('About: the write retry rule') && !/\b[a-z]+_[a-z_]+\b/.test(debriefText),
+    `the debrief names guards in words: ${(debriefText.match(/\b[a-z]+_[a-z_]+\b/g) || []).slice(0, 5).join(', ')}`);
   const scored = await page.textContent('#prediction-score');
   check(scored.includes('You called the verdict') && scored.includes('the write retry rule'),
     `the debrief scores the prediction against this run's counterfactual: "${scored.replace(/\s+/g, ' ').slice(0, 120)}"`);

@@ -349,7 +349,7 @@ pub struct TimelineRowView {
     /// A guard's row may be drawn as the guard holding (nobody in the finished run is owed or
     /// paid twice, or the run goes on).
     pub guard_holding: bool,
-    /// A guard's part of the row in words: "tool_contract held", or what it did and what the
+    /// A guard's part of the row in words: "the tool contract check held", or what it did and what the
     /// finished run still did to the money.
     pub guard_words: Option<String>,
 }
