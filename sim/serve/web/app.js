@@ -169,7 +169,7 @@ function renderTop() {
     h('span', {class: 'code', id: 'my-code', title: 'On another browser, join with your name and this code to carry on where you are'},
       ' · ', h('span', {class: 'code-label'}, 'your code '), h('strong', {class: 'mono', 'data-fid': 'my-code'}, state.me.code)),
     h('span', {class: 'who-path'}, state.me.unlock_all ? ' · every level is open'
-      : state.me.path.length ? ` · the room's path is open: ${state.me.path.map((stem) => stem.split('-')[0]).join(', ')}` : ''));
+      : state.me.path.length ? ` · the room's path is open: ${state.me.path_numbers.join(', ')}` : ''));
   render($('topnav'),
     h('button', {'data-fid': 'nav-levels', onclick: () => go('levels')}, 'Levels'),
     h('button', {'data-fid': 'nav-help', onclick: () => $('help').showModal(), title: 'keys', 'aria-label': 'keys'}, '?'),

@@ -55,9 +55,14 @@ try {
     const page = await newPage(browser, `Ada ${width}`, width, height);
     await join(page, url, `Ada ${width}`);
     const listed = await page.textContent('[data-level="01-naive-retry"]');
-    check(listed.includes('01') && listed.includes('The Second Knock'), `${width}: the level list numbers its levels as the path does: "${listed.trim()}"`);
+    // Numbered by campaign position, as the window numbers them (its file is 01; chapter 1's
+    // files go 01, 02, 21, 20, 22).
+    const third = await page.textContent('[data-level="21-reads-retried"]');
+    check(listed.includes('1.1') && listed.includes('The Second Knock') && third.includes('1.3'),
+      `${width}: the level list numbers its levels by campaign position: "${listed.trim()}", "${third.trim()}"`);
     await page.click('#open-level');
     await page.waitForSelector('#timeline');
+    check((await page.textContent('.level-head h1')).startsWith('1.1'), `${width}: the level's header carries its position 1.1`);
     const chips = await page.$$eval('#guards-line > p .chip', (elements) => elements.map((element) => element.textContent.trim()));
     check(chips.length === 4 && chips.every((chip) => !chip.includes('_')) && chips.some((chip) => chip.includes('the write retry rule')),
       `${width}: level 01 names its four guards off in words, not every guard in snake_case: ${chips.join(', ')}`);

@@ -15,7 +15,7 @@ use twice_world::simulator::{Phase, Simulation};
 pub struct LevelHeadView {
     pub id: String,
     pub stem: String,
-    /// `03`: the number the path, the plan and the presenter use.
+    /// `1.3`: the level's campaign position, the number every page shows (its file says `21`).
     pub number: String,
     pub file_name: String,
     pub title: String,
