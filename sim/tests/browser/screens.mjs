@@ -63,6 +63,18 @@ try {
     await page.click('#open-level');
     await page.waitForSelector('#timeline');
     check((await page.textContent('.level-head h1')).startsWith('1.1'), `${width}: the level's header carries its position 1.1`);
+    if (width === 390) {
+      // A phone reads the level top to bottom as it is played: what to do, the prediction,
+      // Step and the hand, then what the cards act on and the code.
+      const tops = await page.evaluate(() => Object.fromEntries([
+        ['briefing', 'details.briefing'], ['goal', 'details.briefing strong'], ['predict', '#predict'], ['step', '#step'],
+        ['hand', '.hand .card'], ['wire', 'section[aria-label="the wire"]'], ['code', '#code'],
+      ].map(([name, selector]) => [name, Math.round(document.querySelector(selector).getBoundingClientRect().top + window.scrollY)])));
+      const order = ['briefing', 'goal', 'predict', 'step', 'hand', 'wire', 'code'];
+      check(order.every((name, index) => index === 0 || tops[order[index - 1]] < tops[name]),
+        `390×844: briefing, goal, predict, Step, hand, wire, code in that order down the page: ${order.map((name) => `${name} ${tops[name]}`).join(', ')}`);
+      await shot(page, 'web-level-phone-start');
+    }
     const chips = await page.$$eval('#guards-line > p .chip', (elements) => elements.map((element) => element.textContent.trim()));
     check(chips.length === 4 && chips.every((chip) => !chip.includes('_')) && chips.some((chip) => chip.includes('the write retry rule')),
       `${width}: level 01 names its four guards off in words, not every guard in snake_case: ${chips.join(', ')}`);
