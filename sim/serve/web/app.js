@@ -30,6 +30,8 @@ const state = {
   defence: null,
   /** The code line whose aim choices are open (a crash aimed by clicking a line). */
   codeAimLine: null,
+  /** A level was just opened: its first drawing scrolls the page to the top. */
+  toTop: false,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -367,6 +369,8 @@ async function openLevel(name, guards, seed, advice) {
   state.reason = '';
   state.rewindTo = null;
   state.playing = false;
+  // A level just opened starts at its top (the debrief's Next level is far down its page).
+  state.toTop = true;
   go('level');
   return true;
 }
@@ -531,6 +535,10 @@ function renderLevel() {
     game.level.defender ? defendPanel(game) : null,
     desk.length ? h('div', {class: `desk ${desk.length === 1 ? 'single' : ''}`}, desk) : null,
     timelinePanel(game)));
+  if (state.toTop) {
+    state.toTop = false;
+    window.scrollTo(0, 0);
+  }
   if (onStage) followCursor();
 }
 

@@ -148,6 +148,15 @@ try {
       check(credits.outcomes > 0 && credits.over <= 0 && credits.shown === credits.outcomes && credits.labelled,
         `390×844: the debrief's credits fit the width (${credits.over} px over) with every outcome shown and labelled (${credits.shown}/${credits.outcomes})`);
       await shot(page, 'web-debrief-phone');
+      // "Next level" opens the next level at its top, not scrolled down to where the debrief's
+      // buttons were (a playtester landed in the middle of 02).
+      await page.$eval('#next-level', (element) => element.scrollIntoView({ block: 'end' }));
+      const before = await page.evaluate(() => window.scrollY);
+      await page.click('#next-level');
+      await page.waitForFunction(() => document.querySelector('.level-head h1') && document.querySelector('.level-head h1').textContent.startsWith('1.2'));
+      const after = await page.evaluate(() => window.scrollY);
+      check(before > 0 && after === 0, `390×844: Next level opens 1.2 at its top (scrolled ${Math.round(before)} px on the debrief, ${Math.round(after)} px on the level)`);
+      await shot(page, 'web-next-level-phone');
     }
     if (width === 1280) {
       // The hand is on the first screen, under the stage, not below the code listing.
