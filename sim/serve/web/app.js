@@ -579,16 +579,16 @@ function controls(game) {
   const speed = h('select', {'data-fid': 'speed', 'aria-label': 'speed', onchange: (event) => { state.speed = Number(event.target.value); }},
     SPEEDS.map((value, index) => h('option', {value: index, selected: index === state.speed ? true : undefined}, `${value} phase${value > 1 ? 's' : ''}/s`)));
   return h('div', {class: 'controls', role: 'toolbar', 'aria-label': 'controls'},
-    h('button', {id: 'step', 'data-fid': 'step', onclick: step, disabled: game.over}, h('kbd', {}, 'S'), 'Step'),
+    h('button', {id: 'step', 'data-fid': 'step', onclick: step, disabled: game.over}, h('kbd', {}, '.'), 'Step'),
     h('button', {id: 'play', 'data-fid': 'play', onclick: togglePlaying, disabled: game.over && !state.playing},
       h('kbd', {}, 'Space'), state.playing ? '‖ Pause' : '▶ Play'),
     speed,
     h('button', {id: 'run', 'data-fid': 'run', onclick: runToEnd, disabled: game.over}, h('kbd', {}, 'E'), 'Run to end'),
     h('span', {class: 'row'}, rewindInput,
       h('button', {id: 'rewind', 'data-fid': 'rewind', onclick: () => rewind(Number(rewindInput.value)), disabled: game.phase === 0},
-        h('kbd', {}, 'B'), '⟲ Rewind')),
+        h('kbd', {}, ','), '⟲ Rewind')),
     h('button', {id: 'restart', 'data-fid': 'restart', onclick: restart}, h('kbd', {}, 'R'), 'Restart'),
-    h('a', {class: 'button', id: 'save-tape', 'data-fid': 'save-tape', href: '/api/game/tape', download: ''}, h('kbd', {}, 'T'), 'Save tape'),
+    h('a', {class: 'button', id: 'save-tape', 'data-fid': 'save-tape', href: '/api/game/tape', download: ''}, h('kbd', {}, 'S'), 'Save tape'),
     h('button', {id: 'debrief', class: game.end ? 'primary' : '', 'data-fid': 'debrief', disabled: !game.end, onclick: () => go('debrief')},
       h('kbd', {}, 'Enter'), 'Debrief'));
 }
@@ -1216,32 +1216,50 @@ function shareRun(game) {
 
 // ----- keys -----
 
+// The keys are the window's wherever both editions have the action (twice-world's
+// keys::LEVEL_KEYS; index.html's `?` list is held to it): a player moving between them
+// finds S saving the tape and . stepping in both.
 function onKey(event) {
   const target = event.target;
   if (target.closest && target.closest('input, select, textarea')) {
     if (event.key === 'Escape') target.blur();
     return;
   }
-  if (event.ctrlKey || event.metaKey || event.altKey || $('help').open) return;
+  if (event.ctrlKey || event.metaKey || event.altKey || $('help').open || $('leave').open) return;
   const onControl = target.closest && target.closest('button, a');
-  if (event.key === '?') {
+  if (event.key === '?' || event.key === 'F1') {
     $('help').showModal();
     event.preventDefault();
     return;
   }
-  if (state.screen === 'debrief' && event.key.toLowerCase() === 'l') go('levels');
+  if (state.screen === 'debrief') {
+    if (event.key === 'Escape') { event.preventDefault(); go('levels'); }
+    if (event.key === 'Enter' && !onControl && state.game && state.game.end && state.game.end.next) {
+      event.preventDefault();
+      openLevel(state.game.end.next);
+    }
+    return;
+  }
   if (state.screen !== 'level' || !state.game) return;
   const key = event.key;
   if (key === ' ' && !onControl) { event.preventDefault(); togglePlaying(); return; }
   if (key === 'Enter' && !onControl) { if (state.game.end) go('debrief'); return; }
+  switch (key) {
+    case '.': case 'ArrowRight': event.preventDefault(); state.playing = false; step(); return;
+    case ',': case 'ArrowLeft': event.preventDefault(); if (state.game.phase > 0) rewind(state.game.phase - 1); return;
+    case 'Home': event.preventDefault(); if (state.game.phase > 0) rewind(0); return;
+    case '+': case '=': event.preventDefault(); changeSpeed(1); return;
+    case '-': event.preventDefault(); changeSpeed(-1); return;
+    case 'Escape': event.preventDefault(); go('levels'); return;
+    default: break;
+  }
   switch (key.toLowerCase()) {
-    case 's': event.preventDefault(); state.playing = false; step(); return;
     case 'e': event.preventDefault(); runToEnd(); return;
-    case 'b': event.preventDefault(); if (state.game.phase > 0) rewind(state.game.phase - 1); return;
     case 'r': event.preventDefault(); restart(); return;
-    case 't': event.preventDefault(); $('save-tape').click(); return;
-    case 'l': event.preventDefault(); go('levels'); return;
+    case 's': event.preventDefault(); $('save-tape').click(); return;
     case 'o': event.preventDefault(); focusReason(); return;
+    case 'd': event.preventDefault(); focusDeclaration(); return;
+    case 'v': event.preventDefault(); focusPrediction(); return;
     default: break;
   }
   if (/^[1-9]$/.test(key)) {
@@ -1250,6 +1268,20 @@ function onKey(event) {
     event.preventDefault();
     if (card.operator) { if (card.left > 0) focusReason(); } else if (card.declaration) { if (card.left > 0) focusDeclaration(); } else chooseCard(card);
   }
+}
+
+/** + and −: the speed one step faster or slower, as the window's keys change it. */
+function changeSpeed(by) {
+  state.speed = Math.min(SPEEDS.length - 1, Math.max(0, state.speed + by));
+  renderLevel();
+  notice(`Speed: ${SPEEDS[state.speed]} phase${SPEEDS[state.speed] > 1 ? 's' : ''}/s`);
+}
+
+/** V: the prediction's first choice, when a prediction can be made now. */
+function focusPrediction() {
+  const field = $('predict-verdict');
+  if (field) field.focus();
+  else notice('No prediction to make now: restart or rewind to phase 0 to predict a run before it plays out.', true);
 }
 
 document.addEventListener('DOMContentLoaded', start);

@@ -137,7 +137,23 @@ try {
   const paused = await phaseOf(page);
   await page.waitForTimeout(1200);
   check((await phaseOf(page)) === paused && paused >= 6, `play ran to phase ${paused} and pause held it there`);
-  await page.click('[data-fid="nav-levels"]');
+  // The window's keys, where both editions have the action: . steps, , rewinds one phase,
+  // S saves the tape, ? lists them, Esc leaves for the levels (the run stays open).
+  await page.locator('body').press('.');
+  await page.waitForFunction((before) => Number(document.querySelector('#phase').textContent.match(/phase (\d+)/)[1]) === before + 1, paused).catch(() => {});
+  check((await phaseOf(page)) === paused + 1, `. steps one phase, as in the window (${paused} → ${await phaseOf(page)})`);
+  await page.locator('body').press(',');
+  await page.waitForFunction((before) => Number(document.querySelector('#phase').textContent.match(/phase (\d+)/)[1]) === before, paused).catch(() => {});
+  check((await phaseOf(page)) === paused, `, rewinds one phase, as in the window (back to ${await phaseOf(page)})`);
+  const [keyed] = await Promise.all([page.waitForEvent('download'), page.locator('body').press('s')]);
+  check(keyed.suggestedFilename().endsWith('.tape.ron'), `S saves the tape, as in the window: ${keyed.suggestedFilename()}`);
+  await page.locator('body').press('?');
+  await page.waitForSelector('#help[open]');
+  const listed = await page.$$eval('#help dt', (elements) => elements.map((element) => element.textContent));
+  check(listed.includes('. or →') && listed.includes('S') && listed.includes('Esc') && !listed.includes('B') && !listed.includes('T'),
+    `the ? list names the window's keys: ${listed.join(' ')}`);
+  await page.click('[data-fid="help-close"]');
+  await page.locator('body').press('Escape');
   await page.waitForSelector('[data-level="02-one-attempt"]');
   check(!(await page.textContent('[data-level="02-one-attempt"]')).includes('locked'), 'finishing 01 opened 02');
 
