@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
-use twice_world::campaign::{CAMPAIGN_FILES_MAX, LEVEL_SUFFIX, TAPE_SUFFIX, level_select_key};
+use twice_world::campaign::{CAMPAIGN_FILES_MAX, LEVEL_SUFFIX, Position, TAPE_SUFFIX, level_select_key};
 use twice_world::glossary::{self, Glossary};
 use twice_world::level::{self, LoadedLevel};
 use twice_world::presenter_notes::{self, PresenterNotes};
@@ -186,6 +186,15 @@ impl Campaign {
             }
         }
         chapters
+    }
+
+    /// Where the level at `index` sits in the campaign as players see it, `1.3`: twice-world's
+    /// rule, which the browser numbers its levels by too (files keep their own numbers).
+    pub fn position(&self, index: usize) -> Position {
+        twice_world::campaign::position(
+            self.levels.iter().map(|loaded| &loaded.level),
+            &self.levels[index].level,
+        )
     }
 
     pub fn find(&self, id: &str) -> Option<usize> {

@@ -14,6 +14,8 @@ use twice_world::checker::Outcome;
 use twice_world::ledger::Ledger;
 use twice_world::level::{self, LoadedTape, Play};
 
+#[path = "headless/numbers.rs"]
+mod numbers;
 mod support;
 #[path = "headless/take_home.rs"]
 mod take_home;

@@ -98,7 +98,7 @@ async fn sixty_people_are_one_row_per_level_and_a_list_of_who_needs_help() {
             &first["lost_over"],
             &first["stuck"]
         ),
-        (&json!("01"), &json!(60), &json!(10), &json!(5), &json!(0)),
+        (&json!("1.1"), &json!(60), &json!(10), &json!(5), &json!(0)),
         "{first}"
     );
     assert_eq!(row(&overview, "03-model-calls-again")["on_it"], 0);

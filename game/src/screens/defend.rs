@@ -220,7 +220,7 @@ fn heist_line(ui: &mut egui::Ui, heist: &HeistResult, (campaign, progress): (&Ca
         theme::outcome_words(heist.outcome)
     );
     for violation in &heist.violations {
-        what.push_str(&format!(" · ⚠ {violation}"));
+        what.push_str(&format!(" · ⚠ {}", violation.words()));
     }
     let (title, from) = heist_name(&heist.tape, &heist.title, (campaign, progress));
     ui.horizontal_wrapped(|ui| {

@@ -534,6 +534,12 @@ fn level_row(
             ui.horizontal_wrapped(|ui| {
                 ui.label(RichText::new(glyph).size(18.0).color(color));
                 ui.label(RichText::new(word).size(theme::SMALL).color(color));
+                // Numbered by campaign position (1.3), as the browser and the header number it.
+                ui.label(
+                    RichText::new(campaign.position(index).to_string())
+                        .monospace()
+                        .color(theme::TEXT_DIM),
+                );
                 ui.label(
                     RichText::new(&level.title)
                         .size(theme::BODY + 1.0)

@@ -243,6 +243,7 @@ fn open(
     let play = PlaySession::open(mode, recipe.clone(), ledger_file.as_ref().map(ScratchFile::path))?;
     let campaign_index = campaign.find_path(&recipe.level.path);
     let mut session = Session::new(play, campaign_index, ledger_file);
+    session.position = campaign_index.map(|index| campaign.position(index));
     // The campaign shows its panels chapter by chapter; the sandbox, the replay viewer and
     // `--unlock-all` show them all. A panel's first appearance is noted once.
     if mode == Mode::Campaign && !campaign.unlock_all {

@@ -118,6 +118,8 @@ pub struct Session {
     pub rewind_asked: Option<u32>,
     /// The panels this level shows (they arrive chapter by chapter in the campaign).
     pub panels: Panels,
+    /// Its place in the campaign as players see it (`1.3`), when it is part of it.
+    pub position: Option<twice_world::campaign::Position>,
 }
 
 /// `session.mode`, `session.recipe`, `session.is_concluded()`: the play session's.
@@ -147,6 +149,7 @@ impl Session {
             conclusion: None,
             rewind_asked: None,
             panels: Panels::all(),
+            position: None,
         }
     }
 

@@ -30,6 +30,8 @@ const state = {
   defence: null,
   /** The code line whose aim choices are open (a crash aimed by clicking a line). */
   codeAimLine: null,
+  /** A level was just opened: its first drawing scrolls the page to the top. */
+  toTop: false,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -169,7 +171,7 @@ function renderTop() {
     h('span', {class: 'code', id: 'my-code', title: 'On another browser, join with your name and this code to carry on where you are'},
       ' · ', h('span', {class: 'code-label'}, 'your code '), h('strong', {class: 'mono', 'data-fid': 'my-code'}, state.me.code)),
     h('span', {class: 'who-path'}, state.me.unlock_all ? ' · every level is open'
-      : state.me.path.length ? ` · the room's path is open: ${state.me.path.map((stem) => stem.split('-')[0]).join(', ')}` : ''));
+      : state.me.path.length ? ` · the room's path is open: ${state.me.path_numbers.join(', ')}` : ''));
   render($('topnav'),
     h('button', {'data-fid': 'nav-levels', onclick: () => go('levels')}, 'Levels'),
     h('button', {'data-fid': 'nav-help', onclick: () => $('help').showModal(), title: 'keys', 'aria-label': 'keys'}, '?'),
@@ -367,6 +369,8 @@ async function openLevel(name, guards, seed, advice) {
   state.reason = '';
   state.rewindTo = null;
   state.playing = false;
+  // A level just opened starts at its top (the debrief's Next level is far down its page).
+  state.toTop = true;
   go('level');
   return true;
 }
@@ -531,6 +535,10 @@ function renderLevel() {
     game.level.defender ? defendPanel(game) : null,
     desk.length ? h('div', {class: `desk ${desk.length === 1 ? 'single' : ''}`}, desk) : null,
     timelinePanel(game)));
+  if (state.toTop) {
+    state.toTop = false;
+    window.scrollTo(0, 0);
+  }
   if (onStage) followCursor();
 }
 
@@ -571,16 +579,16 @@ function controls(game) {
   const speed = h('select', {'data-fid': 'speed', 'aria-label': 'speed', onchange: (event) => { state.speed = Number(event.target.value); }},
     SPEEDS.map((value, index) => h('option', {value: index, selected: index === state.speed ? true : undefined}, `${value} phase${value > 1 ? 's' : ''}/s`)));
   return h('div', {class: 'controls', role: 'toolbar', 'aria-label': 'controls'},
-    h('button', {id: 'step', 'data-fid': 'step', onclick: step, disabled: game.over}, h('kbd', {}, 'S'), 'Step'),
+    h('button', {id: 'step', 'data-fid': 'step', onclick: step, disabled: game.over}, h('kbd', {}, '.'), 'Step'),
     h('button', {id: 'play', 'data-fid': 'play', onclick: togglePlaying, disabled: game.over && !state.playing},
       h('kbd', {}, 'Space'), state.playing ? '‖ Pause' : '▶ Play'),
     speed,
     h('button', {id: 'run', 'data-fid': 'run', onclick: runToEnd, disabled: game.over}, h('kbd', {}, 'E'), 'Run to end'),
     h('span', {class: 'row'}, rewindInput,
       h('button', {id: 'rewind', 'data-fid': 'rewind', onclick: () => rewind(Number(rewindInput.value)), disabled: game.phase === 0},
-        h('kbd', {}, 'B'), '⟲ Rewind')),
+        h('kbd', {}, ','), '⟲ Rewind')),
     h('button', {id: 'restart', 'data-fid': 'restart', onclick: restart}, h('kbd', {}, 'R'), 'Restart'),
-    h('a', {class: 'button', id: 'save-tape', 'data-fid': 'save-tape', href: '/api/game/tape', download: ''}, h('kbd', {}, 'T'), 'Save tape'),
+    h('a', {class: 'button', id: 'save-tape', 'data-fid': 'save-tape', href: '/api/game/tape', download: ''}, h('kbd', {}, 'S'), 'Save tape'),
     h('button', {id: 'debrief', class: game.end ? 'primary' : '', 'data-fid': 'debrief', disabled: !game.end, onclick: () => go('debrief')},
       h('kbd', {}, 'Enter'), 'Debrief'));
 }
@@ -1035,7 +1043,7 @@ function timelinePanel(game) {
     const guardClass = row.guard_holding ? 'guard' : 'guard-noted';
     const kind = row.guard ? guardClass : (lanes[row.lane] && lanes[row.lane].id === 'crew' ? 'crew' : row.kind);
     const guardChip = !row.guard ? null : row.guard_holding
-      ? h('span', {class: 'chip'}, `◈ ${row.guard}`)
+      ? h('span', {class: 'chip'}, `◈ ${row.guard_words}`)
       : h('span', {class: 'chip noted'}, `⚠ ${row.guard_words}`);
     return h('tr', {class: kind},
       h('td', {class: 'phase'}, firstOfPhase
@@ -1208,32 +1216,50 @@ function shareRun(game) {
 
 // ----- keys -----
 
+// The keys are the window's wherever both editions have the action (twice-world's
+// keys::LEVEL_KEYS; index.html's `?` list is held to it): a player moving between them
+// finds S saving the tape and . stepping in both.
 function onKey(event) {
   const target = event.target;
   if (target.closest && target.closest('input, select, textarea')) {
     if (event.key === 'Escape') target.blur();
     return;
   }
-  if (event.ctrlKey || event.metaKey || event.altKey || $('help').open) return;
+  if (event.ctrlKey || event.metaKey || event.altKey || $('help').open || $('leave').open) return;
   const onControl = target.closest && target.closest('button, a');
-  if (event.key === '?') {
+  if (event.key === '?' || event.key === 'F1') {
     $('help').showModal();
     event.preventDefault();
     return;
   }
-  if (state.screen === 'debrief' && event.key.toLowerCase() === 'l') go('levels');
+  if (state.screen === 'debrief') {
+    if (event.key === 'Escape') { event.preventDefault(); go('levels'); }
+    if (event.key === 'Enter' && !onControl && state.game && state.game.end && state.game.end.next) {
+      event.preventDefault();
+      openLevel(state.game.end.next);
+    }
+    return;
+  }
   if (state.screen !== 'level' || !state.game) return;
   const key = event.key;
   if (key === ' ' && !onControl) { event.preventDefault(); togglePlaying(); return; }
   if (key === 'Enter' && !onControl) { if (state.game.end) go('debrief'); return; }
+  switch (key) {
+    case '.': case 'ArrowRight': event.preventDefault(); state.playing = false; step(); return;
+    case ',': case 'ArrowLeft': event.preventDefault(); if (state.game.phase > 0) rewind(state.game.phase - 1); return;
+    case 'Home': event.preventDefault(); if (state.game.phase > 0) rewind(0); return;
+    case '+': case '=': event.preventDefault(); changeSpeed(1); return;
+    case '-': event.preventDefault(); changeSpeed(-1); return;
+    case 'Escape': event.preventDefault(); go('levels'); return;
+    default: break;
+  }
   switch (key.toLowerCase()) {
-    case 's': event.preventDefault(); state.playing = false; step(); return;
     case 'e': event.preventDefault(); runToEnd(); return;
-    case 'b': event.preventDefault(); if (state.game.phase > 0) rewind(state.game.phase - 1); return;
     case 'r': event.preventDefault(); restart(); return;
-    case 't': event.preventDefault(); $('save-tape').click(); return;
-    case 'l': event.preventDefault(); go('levels'); return;
+    case 's': event.preventDefault(); $('save-tape').click(); return;
     case 'o': event.preventDefault(); focusReason(); return;
+    case 'd': event.preventDefault(); focusDeclaration(); return;
+    case 'v': event.preventDefault(); focusPrediction(); return;
     default: break;
   }
   if (/^[1-9]$/.test(key)) {
@@ -1242,6 +1268,20 @@ function onKey(event) {
     event.preventDefault();
     if (card.operator) { if (card.left > 0) focusReason(); } else if (card.declaration) { if (card.left > 0) focusDeclaration(); } else chooseCard(card);
   }
+}
+
+/** + and −: the speed one step faster or slower, as the window's keys change it. */
+function changeSpeed(by) {
+  state.speed = Math.min(SPEEDS.length - 1, Math.max(0, state.speed + by));
+  renderLevel();
+  notice(`Speed: ${SPEEDS[state.speed]} phase${SPEEDS[state.speed] > 1 ? 's' : ''}/s`);
+}
+
+/** V: the prediction's first choice, when a prediction can be made now. */
+function focusPrediction() {
+  const field = $('predict-verdict');
+  if (field) field.focus();
+  else notice('No prediction to make now: restart or rewind to phase 0 to predict a run before it plays out.', true);
 }
 
 document.addEventListener('DOMContentLoaded', start);

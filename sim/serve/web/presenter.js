@@ -370,7 +370,10 @@ function planPanel(plan) {
       h('thead', {}, h('tr', {}, h('th', {}, 'minute'), h('th', {}, 'what happens'), h('th', {}, 'the room does'))),
       h('tbody', {}, plan.rows.map((row, index) => h('tr', {class: index === plan.clock.row ? 'now' : '', 'data-row': index},
         h('td', {class: 'mono'}, `${row.from_minute}–${row.to_minute}`),
-        h('td', {}, row.title ? h('strong', {}, row.title) : null, row.title ? ' ' : null, row.what.slice(row.title.length).replace(/^[.\s]+/, '')),
+        h('td', {}, row.title ? h('strong', {}, row.title) : null, row.title ? ' ' : null, row.what.slice(row.title.length).replace(/^[.\s]+/, ''),
+          // The plan names levels by file number; the room's pages show their campaign position.
+          row.planned.some((level) => level.position) ? h('span', {class: 'hint plan-positions'}, ' — on the pages: ',
+            row.planned.filter((level) => level.position).map((level) => `${level.number} is ${level.position}`).join(', ')) : null),
         h('td', {}, row.room)))))),
   ];
 }

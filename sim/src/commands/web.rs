@@ -39,8 +39,9 @@ pub struct WebArgs {
     /// levels folder. A new path starts a new room; `:memory:` keeps nothing.
     #[arg(long)]
     pub room: Option<PathBuf>,
-    /// Levels open to everyone whatever the lock chain, in the plan's order: numbers, ids or
-    /// file stems, comma-separated (`--path 01,03,05`). Kept in the room file.
+    /// Levels open to everyone whatever the lock chain, in the plan's order: file numbers,
+    /// campaign positions (`2.1`), ids or file stems, comma-separated (`--path 01,03,05`).
+    /// Kept in the room file.
     #[arg(long, value_delimiter = ',')]
     pub path: Option<Vec<String>>,
     /// The address participants type, as the join page (/join) shows it in large type and as

@@ -119,7 +119,8 @@ try {
   await crash.click('#debrief');
   await crash.waitForSelector('#decided-code');
   const decided = await crash.textContent('#decided-code');
-  check(decided.includes('ledger') && decided.includes('The loop with the ledger on, against this run'), 'the debrief shows the line that decided and the other run\'s fix');
+  check(decided.includes('ledger') && decided.includes('How the loop changes with the ledger on: lines marked - are this run\'s, lines marked + take their place.'),
+    'the debrief shows the line that decided and the other run\'s fix, under a caption that is a whole sentence');
   check((await crash.$$('#decided-code .diff .code-line.removed')).length > 0 && (await crash.$$('#decided-code .diff .code-line.added')).length > 0,
     'the fix is a diff: this run\'s lines struck, the other run\'s added');
   if (screenshots) {

@@ -105,6 +105,10 @@ try {
   const verdict = await page.textContent('#verdict');
   check(verdict.includes('paid twice') && verdict.includes('The heist worked'), 'the debrief shows the verdict');
   check((await page.textContent('.lesson')).includes('Retry reads, not writes'), 'the debrief shows the lesson');
+  // Said in words a first-time player reads, never as identifiers (write_retry_rule, failed_but_paid).
+  const debriefText = await page.evaluate(() => ['#verdict', '#decided', '.lesson'].map((selector) => document.querySelector(selector).textContent).join(' '));
+  check((await page.textContent('.lesson')).includes('About: the write retry rule') && !/\b[a-z]+_[a-z_]+\b/.test(debriefText),
+    `the debrief names guards in words: ${(debriefText.match(/\b[a-z]+_[a-z_]+\b/g) || []).slice(0, 5).join(', ')}`);
   const scored = await page.textContent('#prediction-score');
   check(scored.includes('You called the verdict') && scored.includes('the write retry rule'),
     `the debrief scores the prediction against this run's counterfactual: "${scored.replace(/\s+/g, ' ').slice(0, 120)}"`);
@@ -133,7 +137,23 @@ try {
   const paused = await phaseOf(page);
   await page.waitForTimeout(1200);
   check((await phaseOf(page)) === paused && paused >= 6, `play ran to phase ${paused} and pause held it there`);
-  await page.click('[data-fid="nav-levels"]');
+  // The window's keys, where both editions have the action: . steps, , rewinds one phase,
+  // S saves the tape, ? lists them, Esc leaves for the levels (the run stays open).
+  await page.locator('body').press('.');
+  await page.waitForFunction((before) => Number(document.querySelector('#phase').textContent.match(/phase (\d+)/)[1]) === before + 1, paused).catch(() => {});
+  check((await phaseOf(page)) === paused + 1, `. steps one phase, as in the window (${paused} → ${await phaseOf(page)})`);
+  await page.locator('body').press(',');
+  await page.waitForFunction((before) => Number(document.querySelector('#phase').textContent.match(/phase (\d+)/)[1]) === before, paused).catch(() => {});
+  check((await phaseOf(page)) === paused, `, rewinds one phase, as in the window (back to ${await phaseOf(page)})`);
+  const [keyed] = await Promise.all([page.waitForEvent('download'), page.locator('body').press('s')]);
+  check(keyed.suggestedFilename().endsWith('.tape.ron'), `S saves the tape, as in the window: ${keyed.suggestedFilename()}`);
+  await page.locator('body').press('?');
+  await page.waitForSelector('#help[open]');
+  const listed = await page.$$eval('#help dt', (elements) => elements.map((element) => element.textContent));
+  check(listed.includes('. or →') && listed.includes('S') && listed.includes('Esc') && !listed.includes('B') && !listed.includes('T'),
+    `the ? list names the window's keys: ${listed.join(' ')}`);
+  await page.click('[data-fid="help-close"]');
+  await page.locator('body').press('Escape');
   await page.waitForSelector('[data-level="02-one-attempt"]');
   check(!(await page.textContent('[data-level="02-one-attempt"]')).includes('locked'), 'finishing 01 opened 02');
 

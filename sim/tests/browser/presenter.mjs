@@ -68,10 +68,11 @@ try {
   const height = await presenter.evaluate(() => document.documentElement.scrollHeight);
   check(height < OVERVIEW_HEIGHT_MAX_PX, `${PEOPLE} people take ${height} px of the presenter's page (one row per level, not per person)`);
   const rows = await presenter.$$eval('#levels-table tbody tr[data-level]', (elements) => elements.map((row) => row.textContent));
-  const first = rows.find((row) => row.startsWith('01'));
-  check(rows.length <= 16 && first && first.includes('The Second Knock'), `one row per level: ${rows.length} rows, 01 among them`);
+  // Levels are numbered by campaign position (01-naive-retry is 1.1), as the players' pages number them.
+  const first = rows.find((row) => row.startsWith('1.1'));
+  check(rows.length <= 16 && first && first.includes('The Second Knock'), `one row per level: ${rows.length} rows, 1.1 among them`);
   const help = await presenter.textContent('#help-list');
-  check(help.includes('lost 01 The Second Knock 4 times'), `who needs help names those who lost 01 four times: "${help.slice(0, 80)}…"`);
+  check(help.includes('lost 1.1 The Second Knock 4 times'), `who needs help names those who lost 1.1 four times: "${help.slice(0, 80)}…"`);
   check(await presenter.$('#sessions') === null, 'everyone is one click away, not on the page');
   await shot(presenter, 'web-presenter', true);
   await presenter.click('[data-fid="level-people-01-naive-retry"]');
@@ -92,6 +93,8 @@ try {
   const now = await presenter.textContent('#plan tr.now');
   const clock = await presenter.textContent('#clock');
   check(/^1[01]:\d\d$/.test(clock.trim()) && now.startsWith('9–14'), `the clock reads ${clock.trim()} and lights the row under way: "${now.slice(0, 40)}…"`);
+  // The plan names levels by file number; the pages show campaign positions: the row says both.
+  check(now.includes('03 is 2.1') && now.includes('04 is 2.2'), `the plan's row maps its file numbers to the positions the room sees: "${now.slice(-80)}"`);
   check((await presenter.textContent('#notes h3')).startsWith('Chapter 2'), 'the notes are the chapter under way');
   await shot(presenter, 'web-plan');
 

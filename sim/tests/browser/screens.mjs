@@ -55,9 +55,26 @@ try {
     const page = await newPage(browser, `Ada ${width}`, width, height);
     await join(page, url, `Ada ${width}`);
     const listed = await page.textContent('[data-level="01-naive-retry"]');
-    check(listed.includes('01') && listed.includes('The Second Knock'), `${width}: the level list numbers its levels as the path does: "${listed.trim()}"`);
+    // Numbered by campaign position, as the window numbers them (its file is 01; chapter 1's
+    // files go 01, 02, 21, 20, 22).
+    const third = await page.textContent('[data-level="21-reads-retried"]');
+    check(listed.includes('1.1') && listed.includes('The Second Knock') && third.includes('1.3'),
+      `${width}: the level list numbers its levels by campaign position: "${listed.trim()}", "${third.trim()}"`);
     await page.click('#open-level');
     await page.waitForSelector('#timeline');
+    check((await page.textContent('.level-head h1')).startsWith('1.1'), `${width}: the level's header carries its position 1.1`);
+    if (width === 390) {
+      // A phone reads the level top to bottom as it is played: what to do, the prediction,
+      // Step and the hand, then what the cards act on and the code.
+      const tops = await page.evaluate(() => Object.fromEntries([
+        ['briefing', 'details.briefing'], ['goal', 'details.briefing strong'], ['predict', '#predict'], ['step', '#step'],
+        ['hand', '.hand .card'], ['wire', 'section[aria-label="the wire"]'], ['code', '#code'],
+      ].map(([name, selector]) => [name, Math.round(document.querySelector(selector).getBoundingClientRect().top + window.scrollY)])));
+      const order = ['briefing', 'goal', 'predict', 'step', 'hand', 'wire', 'code'];
+      check(order.every((name, index) => index === 0 || tops[order[index - 1]] < tops[name]),
+        `390×844: briefing, goal, predict, Step, hand, wire, code in that order down the page: ${order.map((name) => `${name} ${tops[name]}`).join(', ')}`);
+      await shot(page, 'web-level-phone-start');
+    }
     const chips = await page.$$eval('#guards-line > p .chip', (elements) => elements.map((element) => element.textContent.trim()));
     check(chips.length === 4 && chips.every((chip) => !chip.includes('_')) && chips.some((chip) => chip.includes('the write retry rule')),
       `${width}: level 01 names its four guards off in words, not every guard in snake_case: ${chips.join(', ')}`);
@@ -131,6 +148,15 @@ try {
       check(credits.outcomes > 0 && credits.over <= 0 && credits.shown === credits.outcomes && credits.labelled,
         `390×844: the debrief's credits fit the width (${credits.over} px over) with every outcome shown and labelled (${credits.shown}/${credits.outcomes})`);
       await shot(page, 'web-debrief-phone');
+      // "Next level" opens the next level at its top, not scrolled down to where the debrief's
+      // buttons were (a playtester landed in the middle of 02).
+      await page.$eval('#next-level', (element) => element.scrollIntoView({ block: 'end' }));
+      const before = await page.evaluate(() => window.scrollY);
+      await page.click('#next-level');
+      await page.waitForFunction(() => document.querySelector('.level-head h1') && document.querySelector('.level-head h1').textContent.startsWith('1.2'));
+      const after = await page.evaluate(() => window.scrollY);
+      check(before > 0 && after === 0, `390×844: Next level opens 1.2 at its top (scrolled ${Math.round(before)} px on the debrief, ${Math.round(after)} px on the level)`);
+      await shot(page, 'web-next-level-phone');
     }
     if (width === 1280) {
       // The hand is on the first screen, under the stage, not below the code listing.

@@ -96,6 +96,14 @@ fn a_failed_record_whose_credit_stands_is_caught() {
     )
     .unwrap();
     assert_eq!(keys_of(&simulation, ViolationKind::FailedButPaid), ["r1:c1"]);
+    // A player reads it in words, never as the kind's identifier (`failed_but_paid`).
+    let verdict = simulation.verdict().unwrap();
+    let said = verdict.violations[0].sentence();
+    assert!(
+        said.starts_with("r1:c1 is recorded failed, but its credit ") && said.ends_with("was never reversed."),
+        "{said}"
+    );
+    assert!(!said.contains("failed_but_paid"), "no identifier in a player's sentence: {said}");
 }
 
 #[test]
@@ -235,4 +243,14 @@ fn credits_are_matched_to_what_the_script_owes_not_to_the_runtimes_claims() {
     let paid_run = if lost_run == "r1" { "r2" } else { "r1" };
     assert_eq!(outcome_of(paid_run), Outcome::PaidOnce, "{verdict:?}");
     assert_eq!(outcome_of(lost_run), Outcome::UnknownFlagged, "{verdict:?}");
+}
+
+/// Every broken promise has words a player can read: never its identifier (`failed_but_paid`).
+#[test]
+fn every_broken_promise_has_words_without_an_identifier() {
+    for kind in ViolationKind::ALL {
+        let words = kind.words();
+        assert!(!words.contains('_') && !words.is_empty(), "{kind}: {words}");
+        assert_ne!(words, kind.name());
+    }
 }

@@ -80,7 +80,7 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, scored: Option<&Score>, other:
     ui.add_space(8.0);
     credits(ui, verdict);
     for violation in &verdict.violations {
-        ui.label(RichText::new(format!("⚠ broken promise: {violation}")).color(theme::BAD));
+        ui.label(RichText::new(format!("⚠ broken promise: {}", violation.sentence())).color(theme::BAD));
     }
     if let Some(conclusion) = conclusion {
         if let (Some(as_expected), Some(source)) = (conclusion.as_expected, &session.recipe.tape) {

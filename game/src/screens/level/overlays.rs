@@ -11,57 +11,14 @@ use super::{Chooser, LevelUi, PromptKind, cards, operator};
 use crate::session::{Intent, Session};
 use crate::ui::{self, theme};
 
-/// Every key of the level screen, as the overlay lists them.
-pub const SHORTCUTS: [(&str, &str); 30] = [
-    ("Space", "play / pause"),
-    (". or →", "step one phase of one actor"),
-    (", or ←", "rewind one phase"),
-    ("Home", "rewind to the start (your moves are undone)"),
-    ("G", "go to a phase: type it, Enter"),
-    ("H", "open the next hint: a nudge, the idea, the move"),
-    ("B", "the rulebook: the runtime's decision tables, the rows that fired"),
-    (
-        "C",
-        "the code: the runtime's loop as this level runs it, a cursor per worker; click a line to aim a crash",
-    ),
-    (
-        "T",
-        "the glossary: phase, started, indeterminate and the other words; underlined words open it",
-    ),
-    (
-        "D",
-        "the tool declaration, in levels that let you declare a tool: a draft and the contract check's verdict",
-    ),
-    (
-        "P",
-        "the side panels (task, guards, ledger, operator) on or off; off at first with --presenter",
-    ),
-    (
-        "N",
-        "the presenter notes for this chapter: what to say, what to ask the room",
-    ),
-    ("+ / −", "faster / slower"),
-    ("E", "run to the end"),
-    (
-        "V",
-        "predict, then watch: will the heist work, and which guard decides it (before the run plays out)",
-    ),
-    ("R", "restart with a fresh ledger file"),
-    ("1 – 9", "play the card with that number"),
-    ("1 – 9 in a chooser", "pick the target; Esc cancels"),
-    ("↑ / ↓", "select a ledger row (its history shows below)"),
-    ("O", "operator: type a reason, Enter, then pick the move"),
-    ("S", "save the tape of what you did"),
-    ("L", "load a tape (opens the replay viewer)"),
-    ("Enter", "debrief, once the level is over"),
-    ("Esc", "close a dialog, or pause: resume, restart, save or leave"),
-    ("? or F1", "this overlay"),
-    ("mouse", "everything above has a button too"),
-    ("double-click", "a timeline row: rewind to just after it"),
-    ("click", "a ledger row: its history"),
-    ("sqlite3", "open the ledger file shown in the ledger panel"),
-    ("twice-sim", "replay a saved tape: twice-sim replay FILE"),
-];
+/// Every key of the level screen, as the overlay lists them: twice-world's one list, which
+/// the browser's help lists too (same key, same action, wherever both editions have it).
+fn shortcuts() -> Vec<(&'static str, &'static str)> {
+    twice_world::keys::LEVEL_KEYS
+        .iter()
+        .map(|row| (row.keys, row.window))
+        .collect()
+}
 
 /// Why a tape may not be opened yet (a campaign tape of a level not won), or `None`.
 pub type TapeLock<'a> = &'a dyn Fn(&std::path::Path) -> Option<String>;
@@ -289,14 +246,15 @@ fn draw_keys(context: &egui::Context, level_ui: &mut LevelUi) {
         ui.set_width(width);
         ui.label(RichText::new("Keys").size(theme::HEADING).strong().color(theme::CREW));
         egui::ScrollArea::vertical().max_height(rows_height).show(ui, |ui| {
+            let shortcuts = shortcuts();
             if two_columns {
-                let half = SHORTCUTS.len().div_ceil(2);
+                let half = shortcuts.len().div_ceil(2);
                 ui.columns(2, |columns| {
-                    grid(&mut columns[0], "shortcuts-left", &SHORTCUTS[..half]);
-                    grid(&mut columns[1], "shortcuts-right", &SHORTCUTS[half..]);
+                    grid(&mut columns[0], "shortcuts-left", &shortcuts[..half]);
+                    grid(&mut columns[1], "shortcuts-right", &shortcuts[half..]);
                 });
             } else {
-                grid(ui, "shortcuts", &SHORTCUTS);
+                grid(ui, "shortcuts", &shortcuts);
             }
             ui.add_space(6.0);
             let statuses: Vec<String> = Status::ALL.iter().map(|status| theme::status_label(*status)).collect();

@@ -468,8 +468,8 @@ fn draw_row(
 pub fn describe(entry: &TimelineEntry, telling: &RowTelling) -> String {
     let row = entry.guard_row(telling);
     let (kind, guard) = match &row {
-        Some(row) if row.holding => (row.kind, format!("🛡 {} — ", row.words)),
-        Some(row) => (row.kind, format!("⚠ {} — ", row.words)),
+        Some(row) if row.holding => (row.kind, format!("🛡 {} — ", twice_world::guards::row_words(row))),
+        Some(row) => (row.kind, format!("⚠ {} — ", twice_world::guards::row_words(row))),
         None => (entry.kind.as_str(), String::new()),
     };
     format!("{} · {kind}: {guard}{}", entry.actor, entry.text)

@@ -123,3 +123,36 @@ pub(super) async fn asset(name: Result<Path<String>, PathRejection>) -> Result<R
     )
         .into_response())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::INDEX_HTML;
+
+    /// The `?` list of the participants' page: `(keys, what they do)` from its `<dt>`/`<dd>` rows.
+    fn help_rows() -> Vec<(String, String)> {
+        let list = INDEX_HTML
+            .split_once("<dl class=\"keys\">")
+            .and_then(|(_, rest)| rest.split_once("</dl>"))
+            .map(|(list, _)| list)
+            .expect("the page has its list of keys");
+        list.split("<dt>")
+            .skip(1)
+            .map(|row| {
+                let (keys, rest) = row.split_once("</dt><dd>").expect("a <dd> after each <dt>");
+                let (does, _) = rest.split_once("</dd>").expect("a closed <dd>");
+                (keys.to_owned(), does.to_owned())
+            })
+            .collect()
+    }
+
+    /// The browser's help lists the keys twice-world's one list gives the browser, in its
+    /// words and order: the same keys the window's overlay lists for the same actions.
+    #[test]
+    fn the_help_lists_the_keys_both_editions_share() {
+        let listed = help_rows();
+        let shared: Vec<(String, String)> = twice_world::keys::browser_keys()
+            .map(|(keys, does)| (keys.to_owned(), does.to_owned()))
+            .collect();
+        assert_eq!(listed, shared);
+    }
+}

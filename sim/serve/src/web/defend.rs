@@ -98,7 +98,7 @@ fn defence_view(
                 },
                 outcome: outcome_look(heist.outcome),
                 stopped: heist.stopped,
-                violations: heist.violations.iter().map(|kind| format!("{kind:?}")).collect(),
+                violations: heist.violations.iter().map(|kind| kind.words().to_owned()).collect(),
             })
             .collect(),
         left_out: defend::no_fire_sentence(

@@ -46,18 +46,16 @@ pub struct CatalogueLevel {
     pub file_name: String,
     /// `01-naive-retry`: the name URLs use.
     pub stem: String,
+    /// `1.3`: its place in the campaign (twice-world's `campaign::position`), as players see it.
+    pub position: String,
 }
 
 impl CatalogueLevel {
-    /// The level's number, as the plan, the path and the presenter say it: its file's prefix
-    /// (`03` of `03-model-calls-again`), or its order in the level select when the file has none.
+    /// The level's number as every page shows it, to players and the presenter alike: its
+    /// place in the campaign, `1.3` (chapter 1's levels are files 01, 02, 21, 20 and 22,
+    /// numbers that jump). A plan or a path may still name a level by its file's prefix.
     pub fn number(&self) -> &str {
-        let prefix = self.stem.split('-').next().unwrap_or_default();
-        if !prefix.is_empty() && prefix.bytes().all(|byte| byte.is_ascii_digit()) {
-            prefix
-        } else {
-            ""
-        }
+        &self.position
     }
 }
 
@@ -102,7 +100,7 @@ fn file_name(path: &Path) -> String {
 /// A room's path names a level the room does not serve.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "`{name}` is not a level of this room; name levels by number (03), id or file stem, \
+    "`{name}` is not a level of this room; name levels by file number (03), position (2.1), id or file stem, \
      comma-separated (the levels: {})",
     stems.join(", ")
 )]
@@ -135,8 +133,13 @@ impl Catalogue {
         // `Campaign::load` checked them already: a folder whose notes do not read was refused.
         let refs: Vec<&Level> = campaign.levels.iter().map(|loaded| &loaded.level).collect();
         let notes = twice_world::presenter_notes::load(folder, &refs).ok().flatten();
+        let positions: Vec<String> = campaign
+            .levels
+            .iter()
+            .map(|loaded| kept.position(&loaded.level).to_string())
+            .collect();
         let mut levels = Vec::with_capacity(campaign.levels.len());
-        for loaded in campaign.levels {
+        for (loaded, position) in campaign.levels.into_iter().zip(positions) {
             if loaded.level.max_phases > LEVEL_PHASES_MAX {
                 return Err(CatalogueError::TooLong {
                     path: loaded.path,
@@ -149,6 +152,7 @@ impl Catalogue {
                 level: loaded.level,
                 file_name,
                 stem,
+                position,
             });
         }
         let mut tapes = Vec::new();
@@ -199,13 +203,17 @@ impl Catalogue {
         self.notes.as_ref()
     }
 
-    /// The level a workshop's plan names: by its number (`03`, the file's prefix), its id or
-    /// its file stem.
+    /// The level a workshop's plan names: by its file's number (`03`, the prefix the plan and
+    /// the docs use), its campaign position (`2.1`, as the pages show it), its id or its file
+    /// stem.
     pub fn find_planned(&self, name: &str) -> Option<&CatalogueLevel> {
         let name = name.trim();
-        self.levels
-            .iter()
-            .find(|level| level.level.id == name || level.stem == name || level.stem.split('-').next() == Some(name))
+        self.levels.iter().find(|level| {
+            level.level.id == name
+                || level.stem == name
+                || level.position == name
+                || level.stem.split('-').next() == Some(name)
+        })
     }
 
     /// A room's path (`01,03,05` or names) as level ids, in its order, each once.
@@ -331,6 +339,36 @@ mod tests {
             "",
         ] {
             assert!(catalogue.find(name).is_none(), "{name}");
+        }
+    }
+
+    /// Pages show a level's campaign position; a plan or a path may name it by its file's
+    /// number or by that position.
+    #[test]
+    fn levels_are_numbered_by_campaign_position_and_found_by_either_number() {
+        let catalogue = campaign();
+        let numbers: Vec<(&str, &str)> = catalogue
+            .levels()
+            .iter()
+            .take(5)
+            .map(|level| (level.stem.as_str(), level.number()))
+            .collect();
+        assert_eq!(
+            numbers,
+            [
+                ("01-naive-retry", "1.1"),
+                ("02-one-attempt", "1.2"),
+                ("21-reads-retried", "1.3"),
+                ("20-honest-retry", "1.4"),
+                ("22-fine-print", "1.5"),
+            ]
+        );
+        for name in ["21", "1.3", "reads-retried", "21-reads-retried"] {
+            assert_eq!(
+                catalogue.find_planned(name).map(|level| level.stem.as_str()),
+                Some("21-reads-retried"),
+                "{name}"
+            );
         }
     }
 

@@ -194,7 +194,10 @@ pub(super) async fn join_qr(State(state): State<WebState>, headers: HeaderMap) -
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PlannedLevelView {
+    /// As the plan names it: the file's number (`03`).
     pub number: String,
+    /// As the room's pages show it (`2.1`).
+    pub position: Option<String>,
     pub stem: Option<String>,
     pub title: Option<String>,
 }
@@ -281,6 +284,7 @@ fn plan_view(shared: &super::Shared) -> Result<PlanView, WebError> {
                             let level = catalogue.find_planned(number);
                             PlannedLevelView {
                                 number: (*number).to_owned(),
+                                position: level.map(|level| level.number().to_owned()),
                                 stem: level.map(|level| level.stem.clone()),
                                 title: level.map(|level| level.level.title.clone()),
                             }

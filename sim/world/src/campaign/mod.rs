@@ -24,9 +24,11 @@ mod goal;
 pub mod hints;
 pub mod par;
 pub mod path;
+mod position;
 mod reachable;
 
 pub use goal::{can_pay_twice, unreachable_goal};
+pub use position::{Position, position};
 
 /// Every level and tape of one campaign folder, levels in level-select order.
 #[derive(Debug)]
@@ -57,6 +59,11 @@ impl Campaign {
 
     pub fn level(&self, id: &str) -> Option<&LoadedLevel> {
         self.levels.iter().find(|loaded| loaded.level.id == id)
+    }
+
+    /// The level's place as players see it ("1.3"): see [`position`].
+    pub fn position(&self, level: &Level) -> Position {
+        position(self.levels.iter().map(|loaded| &loaded.level), level)
     }
 
     /// The tapes recorded for the level with this id.

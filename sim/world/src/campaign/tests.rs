@@ -591,3 +591,40 @@ fn a_regression_level_is_still_checked_for_everything_else() {
         "a regression case's goal must still be reachable"
     );
 }
+
+/// Chapter 1's levels are files 01, 02, 21, 20 and 22: a player sees 1.1 to 1.5, in the order
+/// the level select plays them, and every level of the campaign has a place of its own.
+#[test]
+fn every_level_has_a_campaign_position_in_level_select_order() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../levels");
+    let campaign = Campaign::load(&folder).expect("the campaign loads");
+    let chapter_one: Vec<(String, String)> = campaign
+        .levels
+        .iter()
+        .filter(|loaded| loaded.level.chapter == 1)
+        .map(|loaded| {
+            let file = loaded.path.file_name().unwrap().to_string_lossy();
+            (file[..2].to_owned(), campaign.position(&loaded.level).to_string())
+        })
+        .collect();
+    let expected: Vec<(String, String)> = [
+        ("01", "1.1"),
+        ("02", "1.2"),
+        ("21", "1.3"),
+        ("20", "1.4"),
+        ("22", "1.5"),
+    ]
+    .map(|(file, position)| (file.to_owned(), position.to_owned()))
+    .into();
+    assert_eq!(chapter_one, expected);
+    let mut seen = BTreeSet::new();
+    for loaded in &campaign.levels {
+        let position = campaign.position(&loaded.level);
+        assert_eq!(position.chapter, loaded.level.chapter);
+        assert!(seen.insert(position), "{position} given twice");
+    }
+    // The position does not depend on the order the levels are listed in.
+    let reversed: Vec<&Level> = campaign.levels.iter().rev().map(|loaded| &loaded.level).collect();
+    let third = &campaign.levels[2].level;
+    assert_eq!(position(reversed, third).to_string(), "1.3");
+}

@@ -52,8 +52,9 @@ pub enum Excerpt {
 pub struct Fix {
     /// The guards switched in the other run.
     pub switched: Vec<Guard>,
-    /// What the diff shows, in the guards' words ("The loop with the write retry rule on,
-    /// against this run's"): one caption for the game and the browser, never guard names.
+    /// What the diff shows, in the guards' words, as a whole sentence ("How the loop changes
+    /// with the write retry rule on: lines marked - are this run's, lines marked + take their
+    /// place."): one caption for the game and the browser, never guard names.
     pub caption: String,
     pub lines: Vec<DiffLine>,
 }
@@ -117,9 +118,20 @@ pub fn fix(level: &Level, guards: Guards, switched: &[Guard]) -> Fix {
         .collect();
     Fix {
         switched: switched.to_vec(),
-        caption: format!("The loop {}, against this run's", crate::text::and_list(&words)),
+        caption: caption(&words),
         lines: diff(&program(level, guards), &program(level, other_guards)),
     }
+}
+
+/// The diff's caption: a whole sentence that says which loop is shown against which, and how
+/// to read the signs (a player once read "The loop …, against this run's" as cut off).
+fn caption(switched: &[String]) -> String {
+    format!(
+        "How the loop changes {}: lines marked {} are this run's, lines marked {} take their place.",
+        crate::text::and_list(switched),
+        Change::Removed.sign(),
+        Change::Added.sign()
+    )
 }
 
 /// The lines at the head of `lines` in `slot`, taken off it.

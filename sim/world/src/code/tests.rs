@@ -3,6 +3,7 @@ use std::path::Path;
 use super::*;
 use crate::level::load_level;
 use crate::runtime::guards::NaiveRefusal;
+use crate::runtime::tool::SideEffect;
 
 fn level(name: &str) -> Level {
     load_level(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../levels").join(name))
@@ -147,6 +148,19 @@ fn the_fix_strikes_this_runs_lines_and_adds_the_other_runs() {
     assert!(!super::fix(&retry, retry.guards, &[]).changes_anything());
 }
 
+/// The caption over the diff is a whole sentence (a playtester read "The loop with …, against
+/// this run's" as cut off): it says which loop is shown and how to read its signs.
+#[test]
+fn the_fix_caption_is_a_whole_sentence_that_reads_the_signs() {
+    let retry = level("01-naive-retry.level.ron");
+    let caption = fix(&retry, retry.guards, &[Guard::WriteRetryRule]).caption;
+    assert_eq!(
+        caption,
+        "How the loop changes with the write retry rule on: lines marked - are this run's, \
+         lines marked + take their place."
+    );
+}
+
 #[test]
 fn the_tool_is_written_as_declared_with_billings_behaviour_above_it() {
     let retry = level("01-naive-retry.level.ron");
@@ -236,4 +250,29 @@ fn the_tools_code_says_what_this_runtime_does_with_the_declaration() {
         drawn.iter().any(|line| line.contains("hands the tool no key")),
         "{drawn:#?}"
     );
+}
+
+/// A tool declared a read that takes the key passes it on, as the runtime does (it sends a
+/// read's key downstream) and as the declaration's summary says; a read that takes none says
+/// nothing of a key. A playtest found level 22's panel saying "takes the key" for a read while
+/// its code dropped the key line.
+#[test]
+fn a_read_that_takes_the_key_shows_the_key_line_its_summary_names() {
+    let print = level("22-fine-print.level.ron");
+    let credit = &print.tools[0];
+    let read = credit.declared_as(SideEffect::Read, 3, true);
+    let text: Vec<String> = declaration_code(&read).into_iter().map(|line| line.text).collect();
+    assert_eq!(read.summary(), "read, 3 attempts, takes the key");
+    assert!(
+        text.contains(&"    key = context.idempotency_key".to_owned()),
+        "{text:#?}"
+    );
+    assert!(
+        text.iter().any(|line| line.ends_with("idempotency_key=key)")),
+        "{text:#?}"
+    );
+    let keyless = credit.declared_as(SideEffect::Read, 3, false);
+    let text: Vec<String> = declaration_code(&keyless).into_iter().map(|line| line.text).collect();
+    assert_eq!(keyless.summary(), "read, 3 attempts, takes no key");
+    assert!(!text.iter().any(|line| line.contains("key")), "{text:#?}");
 }

@@ -201,7 +201,10 @@ pub fn declaration_code(tool: &ToolDeclaration) -> Vec<ToolLine> {
         tool.name, names.arguments
     )));
     let call = format!("billing.{}({}", names.method, names.arguments);
-    if tool.takes_key && tool.side_effect.changes_something() {
+    // A tool that takes the key passes it on whatever its side effect: the runtime hands a
+    // read's key downstream too (`worker::invoke`), and the declaration's summary says "takes
+    // the key" for it, so the code never drops the line the declaration asks for.
+    if tool.takes_key {
         lines.push(ToolLine::code("    key = context.idempotency_key"));
         lines.push(ToolLine::code(format!("    return await {call}, idempotency_key=key)")));
     } else if tool.side_effect == SideEffect::Read {

@@ -152,6 +152,19 @@ impl ViolationKind {
             ViolationKind::ReservedTwice => "reserved_twice",
         }
     }
+
+    /// The broken promise in a player's words (its [`name`](Self::name) is an identifier for
+    /// tapes and the CLI, which a first-time player cannot read).
+    pub fn words(self) -> &'static str {
+        match self {
+            ViolationKind::FailedButPaid => "a call recorded failed was paid after all",
+            ViolationKind::CompletedWithoutEffect => "a call recorded completed paid nothing",
+            ViolationKind::EffectWithoutRecord => "a credit was sent with no ledger record of its call",
+            ViolationKind::UnaskedCompensation => "the runtime undid a call nobody asked it to undo",
+            ViolationKind::DecisionOverwritten => "a settled decision was overwritten",
+            ViolationKind::ReservedTwice => "two workers reserved one call and both ran it",
+        }
+    }
 }
 
 impl std::fmt::Display for ViolationKind {

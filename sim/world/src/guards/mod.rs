@@ -161,6 +161,12 @@ pub fn words(guard: Guard) -> &'static str {
     spec(guard).words
 }
 
+/// A timeline's guard row as a player reads it: the guard in words ("the tool contract check
+/// held"), never its identifier.
+pub fn row_words(row: &crate::checker::GuardRow) -> String {
+    row.told_as(words(row.guard))
+}
+
 /// What `guard` does, in the player's words.
 pub fn promise(guard: Guard) -> &'static str {
     spec(guard).promise

@@ -129,15 +129,30 @@ fn promised(promise: &str) -> &str {
 }
 
 /// The guards that were on and whose switch alone changes neither the heist nor anyone's
-/// money, in one sentence; `None` when there are none.
-pub fn not_needed(guards: &[Guard]) -> Option<String> {
-    let words: Vec<&str> = guards.iter().map(|guard| spec(*guard).words).collect();
-    let listed = crate::text::and_list(&words);
+/// money, in one sentence; `None` when there are none. `named` are told by name: those the
+/// level's screen names (its lesson, its guards off), so a first-time player meets no name the
+/// campaign has not introduced; the `others` of them are counted, as the level screen counts
+/// the guards it does not name ("and 14 other guards on here that this level is not about").
+pub fn not_needed(named: &[Guard], others: usize) -> Option<String> {
+    let counted = |other: &str| {
+        let plural = format!("{other}guards");
+        crate::text::counted(others as u64, &format!("{other}guard"), &plural)
+    };
+    let mut words: Vec<String> = named.iter().map(|guard| spec(*guard).words.to_owned()).collect();
+    if others > 0 {
+        let unnamed = if named.is_empty() {
+            counted("")
+        } else {
+            counted("other ")
+        };
+        words.push(format!("{unnamed} on here that this level is not about"));
+    }
     let each = match words.len() {
         0 => return None,
-        1 => "it",
+        1 if named.len() + others == 1 => "it",
         _ => "each",
     };
+    let listed = crate::text::and_list(&words);
     Some(format!(
         "Not needed this time: {listed} — switched off alone, {each} leaves the heist and every customer's money as they are."
     ))

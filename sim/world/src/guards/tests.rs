@@ -176,15 +176,31 @@ fn the_sentences_never_name_a_guard_that_was_on_as_what_the_other_run_had() {
         "{cost}"
     );
     assert!(!cost.contains("not needed") && !cost.contains(" but "), "{cost}");
-    assert_eq!(not_needed(&[]), None);
-    let one = not_needed(&[Guard::Ledger]).expect("a sentence");
+    assert_eq!(not_needed(&[], 0), None);
+    let one = not_needed(&[Guard::Ledger], 0).expect("a sentence");
     assert!(
         one.starts_with("Not needed this time: the ledger — switched off alone, it leaves"),
         "{one}"
     );
-    let two = not_needed(&[Guard::Ledger, Guard::KeyPerCall]).expect("a sentence");
+    let two = not_needed(&[Guard::Ledger, Guard::KeyPerCall], 0).expect("a sentence");
     assert!(
         two.contains("the ledger and keys per call — switched off alone, each"),
         "{two}"
+    );
+    // Guards the level's screen does not name are counted, never named.
+    let counted = not_needed(&[Guard::Ledger], 14).expect("a sentence");
+    assert!(
+        counted.starts_with(
+            "Not needed this time: the ledger and 14 other guards on here that this level is not about — \
+             switched off alone, each leaves"
+        ),
+        "{counted}"
+    );
+    let only_counted = not_needed(&[], 1).expect("a sentence");
+    assert!(
+        only_counted.starts_with(
+            "Not needed this time: 1 guard on here that this level is not about — switched off alone, it leaves"
+        ),
+        "{only_counted}"
     );
 }

@@ -4,6 +4,7 @@
 //! report words a whole analysed run.
 
 pub mod glossary;
+pub mod keys;
 pub mod presenter_notes;
 pub mod report;
 pub mod text;

@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::super::game::{Conclusion, Game, Mode};
 use super::super::levels::Catalogue;
 use super::{CreditView, KeyLooks, Look, StopView, VerdictView, look, outcome_look};
-use twice_world::checker::{Outcome, Verdict};
+use twice_world::checker::{Outcome, Verdict, Violation};
 use twice_world::debrief::Tone;
 use twice_world::level::Level;
 use twice_world::simulator::dollars;
@@ -59,7 +59,7 @@ pub(super) fn verdict_view(verdict: &Verdict, level: &Level, looks: &KeyLooks) -
                 what: verdict.stops.get(index).cloned(),
             })
             .collect(),
-        violations: verdict.violations.iter().map(ToString::to_string).collect(),
+        violations: verdict.violations.iter().map(Violation::sentence).collect(),
         summary: verdict.summary.clone(),
     }
 }
@@ -158,7 +158,13 @@ pub(super) fn end_view(
         cards: conclusion.cards,
         phases: conclusion.phases,
         lesson: LessonView {
-            guards: level.lesson.guards.iter().map(|guard| guard.name()).collect(),
+            // In the player's words ("the write retry rule"): the page says "About: …" with them.
+            guards: level
+                .lesson
+                .guards
+                .iter()
+                .map(|guard| twice_world::guards::words(*guard))
+                .collect(),
             rule: level.lesson.rule.clone(),
             text: level.lesson.text.clone(),
             debrief: level.debrief.clone(),

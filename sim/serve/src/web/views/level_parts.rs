@@ -15,7 +15,7 @@ use twice_world::simulator::{Phase, Simulation};
 pub struct LevelHeadView {
     pub id: String,
     pub stem: String,
-    /// `03`: the number the path, the plan and the presenter use.
+    /// `1.3`: the level's campaign position, the number every page shows (its file says `21`).
     pub number: String,
     pub file_name: String,
     pub title: String,
@@ -349,7 +349,7 @@ pub struct TimelineRowView {
     /// A guard's row may be drawn as the guard holding (nobody in the finished run is owed or
     /// paid twice, or the run goes on).
     pub guard_holding: bool,
-    /// A guard's part of the row in words: "tool_contract held", or what it did and what the
+    /// A guard's part of the row in words: "the tool contract check held", or what it did and what the
     /// finished run still did to the money.
     pub guard_words: Option<String>,
 }

@@ -254,7 +254,7 @@ fn timeline_view(entries: &[TimelineEntry], looks: &KeyLooks, telling: &RowTelli
             text: entry.text.clone(),
             guard: entry.guard.map(|guard| guard.name().to_owned()),
             guard_holding: guard_row.as_ref().is_some_and(|row| row.holding),
-            guard_words: guard_row.map(|row| row.words),
+            guard_words: guard_row.as_ref().map(twice_world::guards::row_words),
         });
     }
     TimelineView {

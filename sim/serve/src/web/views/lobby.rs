@@ -36,6 +36,8 @@ pub struct MeView {
     pub unlock_all: bool,
     /// The room's path (level stems), open to everyone.
     pub path: Vec<String>,
+    /// The same levels by the number the pages show (`1.1`, `2.1`).
+    pub path_numbers: Vec<String>,
     /// The level open in this session, by stem, with its number and title.
     pub game: Option<String>,
     pub game_number: Option<String>,
@@ -60,6 +62,12 @@ pub fn me_view(participant: &Participant, catalogue: &Catalogue, openings: &Open
             .iter()
             .filter_map(|id| catalogue.by_id(id))
             .map(|level| level.stem.clone())
+            .collect(),
+        path_numbers: openings
+            .path
+            .iter()
+            .filter_map(|id| catalogue.by_id(id))
+            .map(|level| level.number().to_owned())
             .collect(),
         game: participant.open_level().map(str::to_owned),
         game_number: open.map(|entry| entry.number().to_owned()),
@@ -189,7 +197,7 @@ pub(super) fn win_view(win: &Win) -> WinView {
 pub struct LevelSummaryView {
     pub id: String,
     pub stem: String,
-    /// `03`: the number the path, the plan and the presenter use.
+    /// `1.3`: the level's campaign position, the number every page shows (its file says `21`).
     pub number: String,
     pub title: String,
     pub chapter: u32,

@@ -115,7 +115,7 @@ pub(super) fn record(
         let nth = u32::try_from(seen.iter().filter(|looked| **looked == target).count()).unwrap_or(u32::MAX);
         anchors.push(Anchor { target, nth });
         if let Err(error) = simulation.play(action.play.clone()) {
-            fizzled.push(format!("{}: {error}", action.play.card().name()));
+            fizzled.push(format!("{}: {error}", action.play.title()));
         }
     }
     simulation.run()?;
@@ -151,7 +151,7 @@ pub(super) fn follow(
         }
         if let Err(error) = simulation.play(action.play.clone()) {
             simulation.run()?;
-            return Ok(vec![format!("{}: {error}", action.play.card().name())]);
+            return Ok(vec![format!("{}: {error}", action.play.title())]);
         }
     }
     simulation.run()?;

@@ -229,9 +229,15 @@ pub(super) fn lines(
     lines.extend(held_lines(decided_by, wronged));
     lines.extend(unsaid_lines(verdict, counterfactual, &lines, wronged));
     let not_needed = counterfactual.not_needed();
-    if let Some(sentence) = guards::not_needed(&not_needed) {
+    // Named only where the level's screen names them (its lesson, its guards off): a
+    // chapter-1 player never meets a guard by name the campaign has not introduced.
+    let (named, others): (Vec<Guard>, Vec<Guard>) = not_needed
+        .iter()
+        .copied()
+        .partition(|guard| level.lesson.guards.contains(guard) || !level.guards.is_on(*guard));
+    if let Some(sentence) = guards::not_needed(&named, others.len()) {
         lines.push(GuardLine {
-            words: words_of(&not_needed),
+            words: words_of(&named),
             guards: not_needed,
             part: LinePart::NotNeeded,
             was_on: true,

@@ -67,8 +67,12 @@ pub struct GuardRow {
     /// The row's kind: "guard held", or "guard noted" once the money says otherwise.
     pub kind: &'static str,
     /// The guard's part of the row: "tool_contract held", or what it did and what the run
-    /// still did to the money.
+    /// still did to the money (for the command line and reports; a player's screen names the
+    /// guard in words: `twice_world::guards::row_words`).
     pub words: String,
+    /// What the finished run still did to the money, when the row is not a guard holding.
+    #[serde(skip)]
+    pub still: Option<&'static str>,
 }
 
 /// The kind the simulator writes for a guard's row.
@@ -84,26 +88,45 @@ impl TimelineEntry {
         let money = telling.money;
         let denied = telling.not_holding.contains(&guard);
         if !money.any() && !denied {
+            let still = None;
             return Some(GuardRow {
                 guard,
                 holding: true,
                 kind: GUARD_HELD,
-                words: format!("{guard} held"),
+                words: told(guard.name(), still),
+                still,
             });
         }
-        let still = match (money.owed, money.paid_twice) {
+        let still = Some(match (money.owed, money.paid_twice) {
             (true, true) => "leaves a customer owed and pays one twice",
             (true, false) => "leaves a customer owed",
             (false, true) => "pays a customer twice",
             // The money is right, but the debrief tells this guard as costing someone.
             (false, false) => "leaves a customer worse off than without it (see the debrief)",
-        };
+        });
         Some(GuardRow {
             guard,
             holding: false,
             kind: GUARD_NOTED,
-            words: format!("{guard} acted, yet this run {still}"),
+            words: told(guard.name(), still),
+            still,
         })
+    }
+}
+
+impl GuardRow {
+    /// The row's words with the guard called `guard` ("the ledger" on a player's screen,
+    /// `twice_world::guards::row_words`; its identifier in [`GuardRow::words`]).
+    pub fn told_as(&self, guard: &str) -> String {
+        told(guard, self.still)
+    }
+}
+
+/// "`guard` held", or what it did and what the run still did to the money.
+fn told(guard: &str, still: Option<&str>) -> String {
+    match still {
+        None => format!("{guard} held"),
+        Some(still) => format!("{guard} acted, yet this run {still}"),
     }
 }
 

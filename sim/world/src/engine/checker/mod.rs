@@ -51,9 +51,20 @@ pub struct Violation {
     pub detail: String,
 }
 
+/// For a developer (the CLI, a tape's check): the kind's name, then the detail.
 impl std::fmt::Display for Violation {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(formatter, "{}: {}", self.kind, self.detail)
+    }
+}
+
+impl Violation {
+    /// The broken promise as a player reads it: the detail alone, ended as a sentence. The
+    /// kind's name (`failed_but_paid`) is an identifier a first-time player cannot read; the
+    /// detail already says what went wrong ("r1:c1 is recorded failed, but its credit cr_0001
+    /// landed and was never reversed"). It is left as it starts: most details start with a key.
+    pub fn sentence(&self) -> String {
+        format!("{}.", self.detail.trim_end_matches('.'))
     }
 }
 

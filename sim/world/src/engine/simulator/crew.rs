@@ -94,7 +94,7 @@ impl Simulation {
             });
         }
         if let Err(error) = self.play(action.play.clone()) {
-            let why = format!("{}: {error}", action.play.card().name());
+            let why = format!("{}: {error}", action.play.title());
             self.crew.misplays.push(Misplay {
                 index,
                 at_phase: action.at_phase,
