@@ -200,6 +200,7 @@ struct Owed<'a> {
 /// compensations: [`Simulation::goal_reached`](crate::simulator::Simulation::goal_reached)
 /// hands it none, so a search that asks only "did this schedule reach the goal?" skips
 /// copying the history and checking every promise.
+#[derive(Clone, Debug)]
 pub struct Money {
     pub credits: Vec<CreditVerdict>,
     pub effects: Vec<EffectVerdict>,
