@@ -245,9 +245,24 @@ impl Campaign {
         self.unlock_all || self.missing_requirements(index, progress).is_empty()
     }
 
-    /// The next level in play order after `index` that is unlocked.
-    pub fn next_unlocked_after(&self, index: usize, progress: &Progress) -> Option<usize> {
-        (index + 1..self.levels.len()).find(|next| self.is_unlocked(*next, progress))
+    /// The level to play after `index`: the first open one not yet finished, in play order
+    /// from the one after it, then from the start (a level skipped on the way, or opened by
+    /// --unlock-all, is still to play). `None` when every open level is finished. The next
+    /// open level was no answer: after replaying 12, "Next up" sat over 13, already won.
+    pub fn next_up_after(&self, index: usize, progress: &Progress) -> Option<usize> {
+        (index + 1..self.levels.len())
+            .chain(0..index.min(self.levels.len()))
+            .find(|next| self.is_unlocked(*next, progress) && !progress.is_finished(&self.levels[*next].level.id))
+    }
+
+    /// Level `index`'s chapter, when every level in it is finished.
+    pub fn chapter_done(&self, index: usize, progress: &Progress) -> Option<u32> {
+        let chapter = self.levels.get(index)?.level.chapter;
+        self.levels
+            .iter()
+            .filter(|loaded| loaded.level.chapter == chapter)
+            .all(|loaded| progress.is_finished(&loaded.level.id))
+            .then_some(chapter)
     }
 }
 

@@ -169,23 +169,23 @@ impl CampaignSummary {
 /// Where the debrief's Next leads after the campaign level `index`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AfterLevel {
-    /// The next open level's briefing.
+    /// The briefing of the next level to play ([`Campaign::next_up_after`]: not yet finished).
     NextBriefing(usize),
-    /// The last level is finished and nothing is open after it: the ending.
+    /// Every open level is finished, the last among them: the ending.
     Ending,
-    /// Nothing is open after it yet.
+    /// Nothing is open to play next.
     Nothing,
 }
 
 pub fn after_level(campaign: &Campaign, progress: &Progress, index: usize) -> AfterLevel {
-    if let Some(next) = campaign.next_unlocked_after(index, progress) {
+    if let Some(next) = campaign.next_up_after(index, progress) {
         return AfterLevel::NextBriefing(next);
     }
     let last_finished = campaign
         .levels
         .last()
         .is_some_and(|loaded| progress.is_finished(&loaded.level.id));
-    if last_finished && index + 1 == campaign.levels.len() {
+    if last_finished {
         AfterLevel::Ending
     } else {
         AfterLevel::Nothing

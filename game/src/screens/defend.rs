@@ -36,8 +36,11 @@ fn draw(
     let context = contexts.ctx_mut()?;
     let (chosen, leave) = frame(context, &defence, (&campaign, &progress), &mut counter_cache);
     if leave {
-        // Back to this level on the level select.
-        next_briefing.0 = Some(defence.index);
+        // Back to this level on the level select: the level defended, not "next up".
+        *next_briefing = NextBriefing {
+            index: Some(defence.index),
+            ..NextBriefing::default()
+        };
         next_screen.set(Screen::LevelSelect);
         return Ok(());
     }

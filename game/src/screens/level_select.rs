@@ -15,7 +15,7 @@ use crate::defence::DefenceIntent;
 use crate::presenter::Presenter;
 use crate::progress::Progress;
 use crate::session::{Intent, Mode, NextBriefing};
-use crate::ui::{self, theme};
+use crate::ui::{self, theme, whole_lines};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(OnEnter(Screen::LevelSelect), spawn_state);
@@ -30,6 +30,8 @@ pub struct LevelSelectState {
     scroll_to_selected: bool,
     /// Opened by the debrief's Next: this level's briefing is the one to read before playing.
     next_up: Option<usize>,
+    /// The chapter the level before it finished, said over it.
+    chapter_done: Option<u32>,
 }
 
 impl LevelSelectState {
@@ -41,7 +43,13 @@ impl LevelSelectState {
             confirm_reset: false,
             scroll_to_selected: true,
             next_up: next_up.then_some(selected),
+            chapter_done: None,
         }
+    }
+
+    /// The level shown.
+    pub fn selected(&self) -> usize {
+        self.selected
     }
 }
 
@@ -52,27 +60,42 @@ fn spawn_state(
     presenter: Res<Presenter>,
     mut next_briefing: ResMut<NextBriefing>,
 ) {
-    // The debrief's Next shows that level's briefing; else start on the chapter the presenter
-    // asked for, else on the first open level not yet finished.
-    let next_up = next_briefing.0.take().filter(|index| *index < campaign.levels.len());
-    let selected = next_up
-        .or_else(|| presenter.chapter.and_then(|chapter| campaign.first_of_chapter(chapter)))
-        .or_else(|| {
-            (0..campaign.levels.len()).find(|index| {
-                campaign.is_unlocked(*index, &progress) && !progress.is_finished(&campaign.levels[*index].level.id)
-            })
-        })
-        .unwrap_or(0);
+    let asked = std::mem::take(&mut *next_briefing);
     commands.spawn((
         Name::new("Level select"),
+        LevelSelectState::opened(&campaign, &progress, &presenter, &asked),
+        DespawnOnExit(Screen::LevelSelect),
+    ));
+}
+
+impl LevelSelectState {
+    /// The level select as it opens: on the level `asked` names (the debrief's Next: the next
+    /// level to play, "next up"; leaving a defence: the level defended), else on the chapter
+    /// the presenter asked for, else on the first open level not yet finished.
+    pub fn opened(
+        campaign: &Campaign,
+        progress: &Progress,
+        presenter: &Presenter,
+        asked: &NextBriefing,
+    ) -> LevelSelectState {
+        let opened_on = asked.index.filter(|index| *index < campaign.levels.len());
+        let next_up = opened_on.filter(|_| asked.next_up);
+        let selected = opened_on
+            .or_else(|| presenter.chapter.and_then(|chapter| campaign.first_of_chapter(chapter)))
+            .or_else(|| {
+                (0..campaign.levels.len()).find(|index| {
+                    campaign.is_unlocked(*index, progress) && !progress.is_finished(&campaign.levels[*index].level.id)
+                })
+            })
+            .unwrap_or(0);
         LevelSelectState {
             selected,
             confirm_reset: false,
             scroll_to_selected: true,
             next_up,
-        },
-        DespawnOnExit(Screen::LevelSelect),
-    ));
+            chapter_done: asked.chapter_done.filter(|_| next_up.is_some()),
+        }
+    }
 }
 
 // A Bevy system: each argument is a resource or message the screen reads or writes.
@@ -300,19 +323,29 @@ fn detail(ui: &mut egui::Ui, state: &LevelSelectState, campaign: &Campaign, prog
                 ui.label(RichText::new(format!("🔒 Locked: finish {} first", missing.join(", "))).color(theme::WARN));
             }
         });
-    egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+    // Its foot on a whole line; each level's briefing opens at its top.
+    let id = egui::Id::new(("level-select-briefing", state.selected));
+    whole_lines::scroll(ui, egui::ScrollArea::vertical().auto_shrink(false), id, |ui| {
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
-        briefing(ui, state, loaded);
+        briefing(ui, state, loaded, progress);
         ui.add_space(6.0);
         ui::hint(ui, loaded.path.display().to_string());
     });
 }
 
 /// The level's chapter, title, briefing, goal, hand and the guards it switches off.
-fn briefing(ui: &mut egui::Ui, state: &LevelSelectState, loaded: &LoadedLevel) {
+fn briefing(ui: &mut egui::Ui, state: &LevelSelectState, loaded: &LoadedLevel, progress: &Progress) {
     let level = &loaded.level;
-    let next_up = state.next_up == Some(state.selected);
+    // Only over a level still to play: a finished one is not next.
+    let next_up = state.next_up == Some(state.selected) && !progress.is_finished(&level.id);
     if next_up {
+        if let Some(chapter) = state.chapter_done.filter(|chapter| *chapter != level.chapter) {
+            ui.label(
+                RichText::new(format!("✔ Chapter {chapter} done"))
+                    .strong()
+                    .color(theme::GOOD),
+            );
+        }
         ui.label(
             RichText::new("▶ Next up: read the briefing, then play")
                 .strong()

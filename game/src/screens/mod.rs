@@ -9,7 +9,7 @@ use bevy::prelude::*;
 use crate::defence::{self, DefenceOpened};
 use crate::session::{Leaving, Mode, SessionNews, SessionSet};
 
-pub(crate) mod debrief;
+pub mod debrief;
 pub mod defend;
 mod ending;
 mod header;

@@ -86,7 +86,15 @@ pub struct OpenProblem(pub Option<String>);
 /// The level whose briefing the level select opens on (set by the debrief's Next; taken
 /// when the level select opens).
 #[derive(Debug, Default, Resource)]
-pub struct NextBriefing(pub Option<usize>);
+pub struct NextBriefing {
+    /// The level the level select opens on.
+    pub index: Option<usize>,
+    /// It is the next level to play (the debrief's Next), not yet finished: "Next up" is
+    /// said over it. Leaving a defence opens on the level defended, which is no such thing.
+    pub next_up: bool,
+    /// The chapter of the level just played, when that level finished it: said too.
+    pub chapter_done: Option<u32>,
+}
 
 #[allow(clippy::too_many_arguments)]
 fn apply_intents(
@@ -135,20 +143,24 @@ fn apply_intents(
                 return;
             }
             Intent::NextBriefing => {
-                let next = session
+                let played = session
                     .as_deref()
                     .filter(|session| session.mode == Mode::Campaign)
-                    .and_then(|session| session.campaign_index)
-                    .and_then(|index| campaign.next_unlocked_after(index, &progress));
+                    .and_then(|session| session.campaign_index);
+                let next = played.and_then(|index| campaign.next_up_after(index, &progress));
                 match (next, session.as_deref_mut()) {
                     (Some(index), _) => {
-                        next_briefing.0 = Some(index);
+                        *next_briefing = NextBriefing {
+                            index: Some(index),
+                            next_up: true,
+                            chapter_done: played.and_then(|played| campaign.chapter_done(played, &progress)),
+                        };
                         // Dropping the session cancels its job and deletes its scratch ledger.
                         commands.remove_resource::<Session>();
                         news.write(SessionNews::ClosedForTheNextBriefing);
                         return;
                     }
-                    (None, Some(session)) => session.warn("No next level is open yet."),
+                    (None, Some(session)) => session.warn("No level is left to play: every open level is finished."),
                     (None, None) => warn!("the next level's briefing needs an open campaign level; none is open"),
                 }
             }

@@ -9,6 +9,7 @@ use crate::presenter::Presenter;
 
 pub mod probe;
 pub mod theme;
+pub mod whole_lines;
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(EguiPrimaryContextPass, apply_style);
@@ -66,8 +67,27 @@ pub fn key_cap(ui: &mut egui::Ui, key: &str) {
         .corner_radius(4)
         .inner_margin(egui::Margin::symmetric(5, 1))
         .show(ui, |ui| {
-            ui.label(RichText::new(key).size(12.0).strong().color(theme::TEXT));
+            ui.label(key_cap_text(key));
         });
+}
+
+/// A key cap's words.
+fn key_cap_text(key: &str) -> RichText {
+    RichText::new(key).size(12.0).strong().color(theme::TEXT)
+}
+
+/// How tall [`key_cap`] draws a key: a line of its words, its margins and its edge.
+pub const KEY_CAP_HEIGHT: f32 = 20.0;
+
+/// How wide [`key_cap`] draws `key`: its words, its margins and its edge.
+pub fn key_cap_width(ui: &egui::Ui, key: &str) -> f32 {
+    let galley = egui::WidgetText::from(key_cap_text(key)).into_galley(
+        ui,
+        Some(egui::TextWrapMode::Extend),
+        f32::INFINITY,
+        egui::FontSelection::Default,
+    );
+    galley.size().x + 2.0 * 5.0 + 2.0
 }
 
 /// A button with its keyboard shortcut shown beside the label.

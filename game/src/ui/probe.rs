@@ -23,6 +23,8 @@ pub struct Drawn {
     pub clip: Rect,
     /// Cut short with "…" to fit its width.
     pub elided: bool,
+    /// Each of its lines (a wrapped label has several), where it landed; none for turned text.
+    pub lines: Vec<Rect>,
 }
 
 impl Drawn {
@@ -30,6 +32,22 @@ impl Drawn {
     pub fn fully_visible(&self, screen: Rect) -> bool {
         let seen = self.clip.intersect(screen);
         seen.expand(0.5).contains_rect(self.rect)
+    }
+
+    /// Its lines that the edge of what shows (its clip rectangle and the screen) runs
+    /// through, above or below: drawn in part, a half line. Lines wholly hidden (scrolled out
+    /// of view) are not among them.
+    pub fn half_lines(&self, screen: Rect) -> Vec<Rect> {
+        let seen = self.clip.intersect(screen);
+        self.lines
+            .iter()
+            .filter(|line| {
+                let shown = line.top().max(seen.top()) < line.bottom().min(seen.bottom()) - 0.5;
+                let whole = line.top() >= seen.top() - 0.5 && line.bottom() <= seen.bottom() + 0.5;
+                shown && !whole && line.intersects(seen)
+            })
+            .copied()
+            .collect()
     }
 }
 
@@ -83,6 +101,35 @@ pub fn frames(
     drawn
 }
 
+/// Draws `frames` frames as the game's window shows them: each through egui's `run_ui`, as
+/// bevy_egui runs the game's context, so a pass a widget asks to discard (a grid's first) is
+/// drawn again before it is shown. Returns the text of every frame shown.
+pub fn shown_frames(
+    context: &egui::Context,
+    (width, height): (f32, f32),
+    frames: usize,
+    mut draw: impl FnMut(&egui::Context),
+) -> Vec<Vec<Drawn>> {
+    (0..frames)
+        .map(|_| {
+            let input = egui::RawInput {
+                screen_rect: Some(Rect::from_min_size(
+                    egui::Pos2::ZERO,
+                    egui::vec2(width, height) / context.zoom_factor(),
+                )),
+                ..Default::default()
+            };
+            let mut output = context.run_ui(input, |ui| draw(ui.ctx()));
+            let mut drawn = Vec::new();
+            for clipped in std::mem::take(&mut output.shapes) {
+                collect(&clipped.shape, clipped.clip_rect, &mut drawn);
+            }
+            output.drop_without_applying_deltas();
+            drawn
+        })
+        .collect()
+}
+
 fn collect(shape: &Shape, clip: Rect, drawn: &mut Vec<Drawn>) {
     match shape {
         Shape::Vec(shapes) => {
@@ -97,6 +144,16 @@ fn collect(shape: &Shape, clip: Rect, drawn: &mut Vec<Drawn>) {
                 rect,
                 clip,
                 elided: text.galley.elided,
+                // Turned text (the lanes' upright names) is no line read down the screen.
+                lines: if text.angle == 0.0 {
+                    text.galley
+                        .rows
+                        .iter()
+                        .map(|row| row.rect().translate(text.pos.to_vec2()))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
             });
         }
         _ => {}

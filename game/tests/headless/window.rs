@@ -838,3 +838,335 @@ fn in_chapter_one_at_1280x720_the_task_and_the_hands_words_are_whole_on_screen()
     // 02 and 04 go quiet by phase 12 when nothing is played: fewer screens there.
     assert!(probes > 30, "{probes} screens looked at");
 }
+
+/// Every line drawn in part on `screen`: cut by the edge of its panel or scroll view.
+fn half_lines(drawn: &[Drawn], screen: egui::Rect) -> Vec<(String, egui::Rect)> {
+    drawn
+        .iter()
+        .flat_map(|text| {
+            text.half_lines(screen)
+                .into_iter()
+                .map(|line| (text.text.clone(), line))
+        })
+        .collect()
+}
+
+/// Lines of `drawn` hidden under the foot of their scroll view: there was more to scroll to.
+fn scrolls(drawn: &[Drawn], screen: egui::Rect) -> bool {
+    drawn.iter().any(|text| {
+        let seen = text.clip.intersect(screen);
+        text.lines.iter().any(|line| line.top() >= seen.bottom() - 0.5)
+    })
+}
+
+/// The level select as the game draws it for `state`, at `zoom`.
+fn level_select_frames(app: &mut App, state: &mut LevelSelectState, zoom: f32) -> Vec<Drawn> {
+    let world = app.world_mut();
+    let campaign = world.remove_resource::<Campaign>().expect("the campaign");
+    let context = probe::context(zoom);
+    let drawn = {
+        let mut progress = world.resource_mut::<Progress>();
+        probe::frames(&context, WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+            level_select::frame(context, state, &campaign, &mut progress);
+        })
+    };
+    app.world_mut().insert_resource(campaign);
+    drawn
+}
+
+#[test]
+fn the_level_selects_briefing_ends_on_a_whole_line_at_1280x720_and_the_projectors_zoom() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    app.world_mut().resource_mut::<Campaign>().unlock_all = true;
+    let levels = app.world().resource::<Campaign>().levels.len();
+    let mut scrolled = 0;
+    for zoom in [1.0, PRESENTER_ZOOM] {
+        let screen = probe::screen(WINDOW.0, WINDOW.1, zoom);
+        for index in 0..levels {
+            // Next up: its "more" open, the longest the briefing gets.
+            let mut state = LevelSelectState::new(index, true);
+            let drawn = level_select_frames(&mut app, &mut state, zoom);
+            // The detail panel: the right-hand side (the level list scrolls to its selection).
+            let detail: Vec<Drawn> = drawn
+                .into_iter()
+                .filter(|text| text.clip.left() > screen.width() / 3.0)
+                .collect();
+            scrolled += usize::from(scrolls(&detail, screen));
+            let half = half_lines(&detail, screen);
+            assert!(
+                half.is_empty(),
+                "level {} at zoom {zoom}: half lines {half:#?}",
+                index + 1
+            );
+        }
+    }
+    // Enough briefings are longer than their panel for the foot to matter.
+    assert!(scrolled >= 5, "{scrolled} briefings scroll");
+}
+
+/// The debrief as the game draws it, at `zoom`.
+fn debrief_frames(app: &App, zoom: f32) -> Vec<Drawn> {
+    use twice::screens::debrief::{self, DebriefInputs, OtherRun};
+    let world = app.world();
+    let inputs = DebriefInputs {
+        session: world.resource::<Session>(),
+        campaign: world.resource::<Campaign>(),
+        progress: world.resource::<Progress>(),
+        prediction: world.resource::<Prediction>(),
+        take_home: world.resource::<twice::take_home::TakeHome>(),
+    };
+    let (mut cache, mut other, mut copied) = (TimelineCache::default(), OtherRun::default(), 0);
+    let context = probe::context(zoom);
+    probe::frames(&context, WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+        debrief::frame(context, (&mut cache, &mut other), &inputs, &mut copied);
+    })
+}
+
+/// Plays `tape` to its end and opens its debrief.
+fn debrief_of(tape_name: &str) -> (tempfile::TempDir, App) {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    play_moves_then_run(&mut app, &tape(tape_name));
+    update_until(&mut app, "the conclusion", |app| session(app).conclusion.is_some());
+    send(&mut app, Intent::Debrief);
+    app.update();
+    assert_eq!(screen(&app), Screen::Debrief);
+    (data, app)
+}
+
+/// The last line of the debrief's code panel (the other run's fix, as an excerpt).
+fn last_code_line(app: &App) -> Option<String> {
+    use twice_world::code::Excerpt;
+    let told = session(app).conclusion.clone()?.debrief?;
+    let simulation = session(app).simulation();
+    let fix = twice_world::code::fix(simulation.level(), simulation.guards(), &told.fix_guards(None));
+    match fix.excerpt(1).last()? {
+        Excerpt::Line(diff) => Some(diff.line.shown()),
+        Excerpt::Gap { lines } => Some(format!(
+            "… {lines} unchanged line{}",
+            if *lines == 1 { "" } else { "s" }
+        )),
+    }
+}
+
+#[test]
+fn the_debriefs_code_and_verdict_end_on_whole_lines_at_1280x720_and_the_projectors_zoom() {
+    let mut code_scrolled = 0;
+    for name in [
+        "01-naive-retry.win.tape.ron",
+        "03-model-calls-again.win.tape.ron",
+        "04-pause.whole-hand.tape.ron",
+        "05-crash-replay.win.tape.ron",
+        "09-settle-it-yourself.win.tape.ron",
+        "13-hashed-keys.win.tape.ron",
+    ] {
+        let (_data, app) = debrief_of(name);
+        for zoom in [1.0, PRESENTER_ZOOM] {
+            let screen = probe::screen(WINDOW.0, WINDOW.1, zoom);
+            let drawn = debrief_frames(&app, zoom);
+            // The code panel's last line, hidden below its foot: there was more to scroll to.
+            if let Some(last) = last_code_line(&app)
+                && !drawn.iter().any(|text| text.text == last && text.fully_visible(screen))
+            {
+                code_scrolled += 1;
+            }
+            let half = half_lines(&drawn, screen);
+            assert!(half.is_empty(), "{name} at zoom {zoom}: half lines {half:#?}");
+        }
+    }
+    assert!(code_scrolled >= 2, "{code_scrolled} code panels scroll");
+}
+
+#[test]
+fn at_the_projectors_zoom_what_decided_and_every_see_it_are_on_screen_without_scrolling() {
+    for name in [
+        "04-pause.whole-hand.tape.ron",
+        "04-pause.lost-answer.tape.ron",
+        "04-pause.slow-and-whisper.tape.ron",
+        "05-crash-replay.win.tape.ron",
+        "03-model-calls-again.slow-alone.tape.ron",
+    ] {
+        let (_data, app) = debrief_of(name);
+        let told = session(&app)
+            .conclusion
+            .clone()
+            .and_then(|conclusion| conclusion.debrief)
+            .expect("a debrief");
+        let screen = probe::screen(WINDOW.0, WINDOW.1, PRESENTER_ZOOM);
+        let drawn = debrief_frames(&app, PRESENTER_ZOOM);
+        let decided = drawn.iter().find(|text| text.text == "What decided this run");
+        assert!(
+            decided.is_some_and(|text| text.fully_visible(screen)),
+            "{name}: what decided is not on screen: {decided:?}"
+        );
+        let see_it: Vec<&Drawn> = drawn.iter().filter(|text| text.text == "See it").collect();
+        assert_eq!(
+            see_it.len(),
+            told.what_if.len(),
+            "{name}: one See it per other run, in view: {:#?}",
+            drawn
+                .iter()
+                .filter(|text| text.rect.right() < screen.center().x)
+                .map(|text| (&text.text, text.rect.top(), text.rect.bottom()))
+                .collect::<Vec<_>>()
+        );
+        for button in see_it {
+            assert!(
+                button.fully_visible(screen),
+                "{name}: a See it below the fold at {:?} (screen {screen:?})",
+                button.rect
+            );
+        }
+    }
+}
+
+/// The level select the game opens after the debrief's Next (its state as spawned, from
+/// what the Next asked for), drawn at 1280×720.
+fn opened_level_select(app: &mut App) -> (usize, Vec<Drawn>) {
+    use twice::session::NextBriefing;
+    app.update();
+    assert_eq!(screen(app), Screen::LevelSelect);
+    let asked = std::mem::take(&mut *app.world_mut().resource_mut::<NextBriefing>());
+    let world = app.world();
+    let mut state = LevelSelectState::opened(
+        world.resource::<Campaign>(),
+        world.resource::<Progress>(),
+        world.resource::<twice::presenter::Presenter>(),
+        &asked,
+    );
+    let drawn = level_select_frames(app, &mut state, 1.0);
+    (state.selected(), drawn)
+}
+
+#[test]
+fn next_up_is_the_first_level_not_yet_won_and_says_when_a_chapter_is_done() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    let ids: Vec<(String, u32, String)> = app
+        .world()
+        .resource::<Campaign>()
+        .levels
+        .iter()
+        .map(|loaded| {
+            (
+                loaded.level.id.clone(),
+                loaded.level.chapter,
+                loaded.level.title.clone(),
+            )
+        })
+        .collect();
+    // 02 and 03 won already; 01 played (again) and won.
+    {
+        let mut progress = app.world_mut().resource_mut::<Progress>();
+        for (id, _, _) in &ids[1..3] {
+            progress.record(id, twice_world::checker::Outcome::PaidTwice, true);
+        }
+    }
+    play_moves_then_run(&mut app, &tape("01-naive-retry.win.tape.ron"));
+    send(&mut app, Intent::Debrief);
+    send(&mut app, Intent::NextBriefing);
+    let (selected, drawn) = opened_level_select(&mut app);
+    assert_eq!(ids[selected].0, ids[3].0, "Next after 01 is 04, the first not won");
+    let screen = probe::screen(WINDOW.0, WINDOW.1, 1.0);
+    let banner = drawn.iter().find(|text| text.text.starts_with("▶ Next up"));
+    assert!(banner.is_some_and(|text| text.fully_visible(screen)), "{banner:?}");
+    assert!(
+        drawn
+            .iter()
+            .any(|text| text.text == ids[3].2 && text.fully_visible(screen))
+    );
+    assert!(!drawn.iter().any(|text| text.text.contains("Chapter 1 done")));
+
+    // Every other level of chapter 1 won: 01's Next is chapter 2's first, and says chapter 1 is done.
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    {
+        let mut progress = app.world_mut().resource_mut::<Progress>();
+        for (id, _, _) in ids.iter().skip(1).filter(|(_, chapter, _)| *chapter == 1) {
+            progress.record(id, twice_world::checker::Outcome::PaidTwice, true);
+        }
+    }
+    play_moves_then_run(&mut app, &tape("01-naive-retry.win.tape.ron"));
+    send(&mut app, Intent::Debrief);
+    let debrief = debrief_frames(&app, 1.0);
+    assert!(
+        debrief.iter().any(|text| text.text.contains("Chapter 1 done")),
+        "the debrief says chapter 1 is done"
+    );
+    send(&mut app, Intent::NextBriefing);
+    let (selected, drawn) = opened_level_select(&mut app);
+    let first_of_two = ids
+        .iter()
+        .position(|(_, chapter, _)| *chapter == 2)
+        .expect("a chapter 2");
+    assert_eq!(selected, first_of_two);
+    for said in ["✔ Chapter 1 done", "▶ Next up: read the briefing, then play"] {
+        assert!(
+            drawn.iter().any(|text| text.text == said && text.fully_visible(screen)),
+            "{said:?} not said"
+        );
+    }
+
+    // A level already won is never "next up", however the level select was opened on it.
+    let mut state = LevelSelectState::new(1, true);
+    let drawn = level_select_frames(&mut app, &mut state, 1.0);
+    assert!(
+        !drawn.iter().any(|text| text.text.contains("Next up")),
+        "Next up over 02, won already"
+    );
+}
+
+#[test]
+fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
+    use twice::screens::level::SHORTCUTS;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "03-model-calls-again.level.ron");
+    for zoom in [1.0, PRESENTER_ZOOM] {
+        let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+        let context = probe::context(zoom);
+        // The level as it has been on screen a while; then ? opens the overlay.
+        level_frames(&app, &context, &mut level_ui, &mut cache, Vec::new());
+        level_ui.help = true;
+        let world = app.world();
+        let inputs = LevelInputs {
+            session: world.resource::<Session>(),
+            paths: world.resource::<GamePaths>(),
+            progress: world.resource::<Progress>(),
+            campaign: world.resource::<Campaign>(),
+            guide: world.resource::<Guide>(),
+            prediction: world.resource::<Prediction>(),
+            #[cfg(feature = "operator-api")]
+            operator_api: None,
+        };
+        let shown = probe::shown_frames(&context, WINDOW, 8, |context| {
+            twice::screens::level::frame(context, &mut level_ui, &mut cache, &inputs);
+        });
+        // Each key's words where the overlay puts them once it has settled.
+        let place = |drawn: &[Drawn], words: &str| {
+            drawn
+                .iter()
+                .find(|text| text.text == words)
+                .map(|text| (text.rect.min, text.lines.len()))
+        };
+        let settled = shown.last().expect("frames");
+        for (frame, drawn) in shown.iter().enumerate() {
+            for (_, words) in SHORTCUTS {
+                let now = place(drawn, words);
+                let then = place(settled, words);
+                assert!(then.is_some(), "zoom {zoom}: {words:?} is not in the settled overlay");
+                let moved = match (now, then) {
+                    (Some((now, now_lines)), Some((then, then_lines))) => {
+                        now.distance(then) > 0.5 || now_lines != then_lines
+                    }
+                    _ => false,
+                };
+                assert!(
+                    !moved,
+                    "zoom {zoom}, frame {frame}: {words:?} drawn at {now:?}, settled at {then:?}"
+                );
+            }
+        }
+    }
+}

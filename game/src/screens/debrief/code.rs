@@ -9,7 +9,7 @@ use twice_world::debrief::Debrief;
 use twice_world::simulator::Simulation;
 
 use crate::screens::level::code::{CODE_SIZE, mark_color};
-use crate::ui::{self, theme};
+use crate::ui::{self, theme, whole_lines};
 
 /// Unchanged lines shown around each change of the fix.
 const CONTEXT_LINES: usize = 1;
@@ -32,39 +32,39 @@ pub fn draw(ui: &mut egui::Ui, simulation: &Simulation, told: Option<&Debrief>, 
     let max_height = ui.available_height() * SHARE_MAX;
     ui.allocate_ui(egui::vec2(ui.available_width(), max_height), |ui| {
         ui::section(ui, "The code that decided", |ui| {
-            egui::ScrollArea::vertical()
-                .id_salt("debrief-code")
-                .max_height(max_height - 40.0)
-                .show(ui, |ui| {
-                    ui.spacing_mut().item_spacing.y = 1.0;
-                    for (index, line) in program.lines.iter().enumerate() {
-                        if line.guard.is_some_and(|mark| deciding.contains(&mark.guard)) {
-                            code_line(ui, &format!("{:>2}", index + 1), line, theme::CREW, false)
-                                .on_hover_text(line.hover().unwrap_or_default());
+            // The lines under its heading, its foot on a whole line: one per run told (the
+            // other run's fix is other lines).
+            let id = egui::Id::new(("debrief-code", simulation.phase(), other_run));
+            whole_lines::scroll(ui, egui::ScrollArea::vertical(), id, |ui| {
+                ui.spacing_mut().item_spacing.y = 1.0;
+                for (index, line) in program.lines.iter().enumerate() {
+                    if line.guard.is_some_and(|mark| deciding.contains(&mark.guard)) {
+                        code_line(ui, &format!("{:>2}", index + 1), line, theme::CREW, false)
+                            .on_hover_text(line.hover().unwrap_or_default());
+                    }
+                }
+                ui.add_space(4.0);
+                ui::hint(ui, fix.caption.clone());
+                for piece in fix.excerpt(CONTEXT_LINES) {
+                    match piece {
+                        Excerpt::Gap { lines } => {
+                            ui::hint(
+                                ui,
+                                format!("… {lines} unchanged line{}", if lines == 1 { "" } else { "s" }),
+                            );
+                        }
+                        Excerpt::Line(diff) => {
+                            let (sign, color, struck) = match diff.change {
+                                Change::Same => (" ", theme::TEXT_DIM, false),
+                                Change::Removed => ("-", theme::BAD, true),
+                                Change::Added => ("+", theme::GOOD, false),
+                            };
+                            code_line(ui, sign, &diff.line, color, struck)
+                                .on_hover_text(diff.line.hover().unwrap_or_default());
                         }
                     }
-                    ui.add_space(4.0);
-                    ui::hint(ui, fix.caption.clone());
-                    for piece in fix.excerpt(CONTEXT_LINES) {
-                        match piece {
-                            Excerpt::Gap { lines } => {
-                                ui::hint(
-                                    ui,
-                                    format!("… {lines} unchanged line{}", if lines == 1 { "" } else { "s" }),
-                                );
-                            }
-                            Excerpt::Line(diff) => {
-                                let (sign, color, struck) = match diff.change {
-                                    Change::Same => (" ", theme::TEXT_DIM, false),
-                                    Change::Removed => ("-", theme::BAD, true),
-                                    Change::Added => ("+", theme::GOOD, false),
-                                };
-                                code_line(ui, sign, &diff.line, color, struck)
-                                    .on_hover_text(diff.line.hover().unwrap_or_default());
-                            }
-                        }
-                    }
-                });
+                }
+            });
         });
     });
     ui.add_space(6.0);

@@ -9,6 +9,7 @@ mod other_run;
 mod take_home;
 mod verdict;
 
+pub use other_run::OtherRun;
 pub(crate) use verdict::tone_look;
 
 use bevy::prelude::*;
@@ -24,7 +25,7 @@ use crate::progress::Progress;
 use crate::progress::prediction::Prediction;
 use crate::session::{Intent, Leaving, Mode, Session};
 use crate::take_home::{TakeHome, TakeHomeIntent};
-use crate::ui::{self, theme};
+use crate::ui::{self, theme, whole_lines};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(OnEnter(Screen::Debrief), (spawn_state, take_home::prepare));
@@ -57,6 +58,26 @@ struct Chosen {
     other_run: Option<usize>,
 }
 
+/// What the debrief reads to draw a frame.
+#[derive(Debug)]
+pub struct DebriefInputs<'a> {
+    pub session: &'a Session,
+    pub campaign: &'a Campaign,
+    pub progress: &'a Progress,
+    pub prediction: &'a Prediction,
+    pub take_home: &'a TakeHome,
+}
+
+/// What a frame of the debrief asks for (the system below sends it).
+#[derive(Debug, Default)]
+pub struct DebriefAsks {
+    /// In the order to send them.
+    pub intents: Vec<Intent>,
+    /// Defend this campaign level.
+    pub defend: Option<usize>,
+    pub take_home: Option<TakeHomeIntent>,
+}
+
 // A Bevy system: each argument is a resource or message the screen reads or writes.
 #[allow(clippy::too_many_arguments)]
 fn draw(
@@ -70,6 +91,41 @@ fn draw(
 ) -> Result {
     let context = contexts.ctx_mut()?;
     let (mut cache, mut other) = state.into_inner();
+    let inputs = DebriefInputs {
+        session: &session,
+        campaign: &campaign,
+        progress: &progress,
+        prediction: &prediction,
+        take_home: &take_home,
+    };
+    let asks = frame(context, (&mut cache, &mut other), &inputs, &mut copied);
+    if let Some(asked) = asks.take_home {
+        take_home_intents.write(asked);
+    }
+    if let Some(index) = asks.defend {
+        defence_intents.write(DefenceIntent::Open { index });
+        return Ok(());
+    }
+    intents.write_batch(asks.intents);
+    Ok(())
+}
+
+/// One frame of the debrief: draws it into `context` and returns what the player asked for
+/// (headless tests read the frame through [`crate::ui::probe`]). `copied`: the serial of the
+/// last take-home command copied to the clipboard.
+pub fn frame(
+    context: &egui::Context,
+    (cache, other): (&mut TimelineCache, &mut OtherRun),
+    inputs: &DebriefInputs,
+    copied: &mut u64,
+) -> DebriefAsks {
+    let DebriefInputs {
+        session,
+        campaign,
+        progress,
+        prediction,
+        take_home,
+    } = *inputs;
     let simulation = session.simulation();
     cache.update(&simulation);
     let told = session
@@ -80,7 +136,7 @@ fn draw(
     let level = &session.recipe.level.level;
     let back = super::leaving_to(session.mode, Leaving::Back);
     let after = match (session.mode, session.campaign_index) {
-        (Mode::Campaign, Some(index)) => summary::after_level(&campaign, &progress, index),
+        (Mode::Campaign, Some(index)) => summary::after_level(campaign, progress, index),
         _ => AfterLevel::Nothing,
     };
     // An unbeatable campaign level can be defended from here too.
@@ -88,8 +144,13 @@ fn draw(
         (Mode::Campaign, Some(index)) if level.defender.is_some() => Some(index),
         _ => None,
     };
+    // Said on the Next button: the level select's "Next up" says it too.
+    let chapter_done = match (session.mode, session.campaign_index) {
+        (Mode::Campaign, Some(index)) => campaign.chapter_done(index, progress),
+        _ => None,
+    };
     let mut chosen = Chosen::default();
-    let mut take_home_asked = None;
+    let mut asks = DebriefAsks::default();
     let generation = session.generation();
     let mut root = ui::root_ui(context, "debrief");
     egui::Panel::bottom("debrief-actions")
@@ -100,10 +161,17 @@ fn draw(
         )
         .show(&mut root, |ui| {
             ui.horizontal(|ui| {
-                actions(ui, &campaign, after, defend, back, simulation.phase(), &mut chosen);
-                take_home_asked = take_home::button(ui, &take_home, generation);
+                actions(
+                    ui,
+                    (campaign, after, chapter_done),
+                    defend,
+                    back,
+                    simulation.phase(),
+                    &mut chosen,
+                );
+                asks.take_home = take_home::button(ui, take_home, generation);
             });
-            take_home::outcome(ui, &take_home, &mut copied);
+            take_home::outcome(ui, take_home, copied);
         });
     // The verdict column is as wide as its table needs; the timeline, the wordiest view,
     // gets the rest of the screen — at least half of a narrow one (a projector), where a
@@ -119,19 +187,20 @@ fn draw(
         )
         .show(&mut root, |ui| {
             // One scroll position per run told: a new debrief opens at its verdict, not where
-            // the last one was left (egui keeps a scroll area's offset by its id).
+            // the last one was left (egui keeps a scroll area's offset by its id). Its foot on
+            // a whole line.
             let run = (level.id.as_str(), simulation.phase(), simulation.played().len());
-            let scroll = egui::ScrollArea::vertical().id_salt(("debrief-verdict", run));
-            scroll.auto_shrink(false).show(ui, |ui| {
+            let id = egui::Id::new(("debrief-verdict", run));
+            whole_lines::scroll(ui, egui::ScrollArea::vertical().auto_shrink(false), id, |ui| {
                 ui.label(
                     RichText::new(format!("Debrief · {}", level.title))
                         .size(theme::HEADING)
                         .color(theme::TEXT_DIM),
                 );
-                verdict::draw(ui, &session, prediction.scored.as_ref(), &other, &mut chosen);
+                verdict::draw(ui, session, prediction.scored.as_ref(), other, &mut chosen);
                 ui.add_space(12.0);
                 ui.separator();
-                verdict::lesson(ui, &session, &simulation);
+                verdict::lesson(ui, session, &simulation);
             });
         });
     egui::CentralPanel::default()
@@ -142,7 +211,7 @@ fn draw(
         )
         .show(&mut root, |ui| {
             code::draw(ui, &simulation, told, other.shown());
-            other_run::timelines(ui, &simulation, &cache, &other);
+            other_run::timelines(ui, &simulation, cache, other);
         });
 
     keyboard(context, after, defend, simulation.phase(), &mut chosen);
@@ -156,23 +225,16 @@ fn draw(
     if let (Some(which), Some(told)) = (chosen.other_run, told) {
         other.toggle(which, told, &simulation);
     }
-    drop(simulation);
-    if let Some(asked) = take_home_asked {
-        take_home_intents.write(asked);
-    }
-    if let Some(index) = chosen.defend {
-        defence_intents.write(DefenceIntent::Open { index });
-        return Ok(());
-    }
+    asks.defend = chosen.defend;
     if let Some(intent) = chosen.intent {
         // Back in the level for a restart or a rewind; the rest open their own screens.
         let stays = matches!(intent, Intent::Restart | Intent::Rewind { .. });
-        intents.write(intent);
+        asks.intents.push(intent);
         if stays {
-            intents.write(Intent::Resume);
+            asks.intents.push(Intent::Resume);
         }
     }
-    Ok(())
+    asks
 }
 
 /// Where Enter goes after this level: the next level's briefing, or the ending.
@@ -207,10 +269,10 @@ fn keyboard(context: &egui::Context, after: AfterLevel, defend: Option<usize>, p
 }
 
 /// The bottom bar: next (or the ending), defend, try again, back to the level, leave.
+/// `chapter_done`: the chapter of the level played, when every level of it is finished.
 fn actions(
     ui: &mut egui::Ui,
-    campaign: &Campaign,
-    after: AfterLevel,
+    (campaign, after, chapter_done): (&Campaign, AfterLevel, Option<u32>),
     defend: Option<usize>,
     back: Screen,
     phase: u32,
@@ -220,8 +282,13 @@ fn actions(
         match after {
             // Through the next level's briefing, never straight into play.
             AfterLevel::NextBriefing(index) => {
-                let title = &campaign.levels[index].level.title;
-                if ui::button(ui, true, &format!("▶ Next: {title}"), "Enter")
+                let next = &campaign.levels[index].level;
+                // A chapter finished says so, and the next is another chapter's.
+                let label = match chapter_done.filter(|chapter| *chapter != next.chapter) {
+                    Some(chapter) => format!("✔ Chapter {chapter} done · ▶ Next: {}", next.title),
+                    None => format!("▶ Next: {}", next.title),
+                };
+                if ui::button(ui, true, &label, "Enter")
                     .on_hover_text("its briefing first, on the level select")
                     .clicked()
                 {

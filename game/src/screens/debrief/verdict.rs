@@ -44,13 +44,15 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, scored: Option<&Score>, other:
     };
     match conclusion.and_then(|conclusion| conclusion.debrief.as_ref()) {
         // A short column (the projector's zoom: about 330 points) puts what decided, with its
-        // "See it", under the verdict: after the money's story it was below the fold, and the
-        // room saw neither the deciding guard nor the way to its other run.
+        // "See it", right under the verdict, the headline's sentence after it: after the money's
+        // story it was below the fold, and the room saw neither the deciding guard nor the way
+        // to its other run; after the headline's three lines, 04's second "See it" still was.
         Some(told) if ui.clip_rect().height() < DECIDED_FIRST_BELOW => {
-            headline(ui, verdict, told);
+            outcome(ui, verdict, told);
             ui.add_space(6.0);
             decided(ui, told, other, chosen, Lines::Deciding);
             ui.add_space(6.0);
+            headline_sentence(ui, told);
             story(ui, told);
             decided(ui, told, other, chosen, Lines::NotDeciding);
             if let Some(scored) = scored {
@@ -59,7 +61,8 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, scored: Option<&Score>, other:
             }
         }
         Some(told) => {
-            headline(ui, verdict, told);
+            outcome(ui, verdict, told);
+            headline_sentence(ui, told);
             story(ui, told);
             if let Some(scored) = scored {
                 ui.add_space(6.0);
@@ -104,8 +107,8 @@ pub fn draw(ui: &mut egui::Ui, session: &Session, scored: Option<&Score>, other:
 /// The column's height (points) under which what decided comes before the money's story.
 const DECIDED_FIRST_BELOW: f32 = 480.0;
 
-/// The verdict in the tone's glyph and colour, and the headline.
-fn headline(ui: &mut egui::Ui, verdict: &Verdict, told: &Debrief) {
+/// The verdict in the tone's glyph and colour.
+fn outcome(ui: &mut egui::Ui, verdict: &Verdict, told: &Debrief) {
     let (glyph, color) = tone_look(told.tone);
     ui.label(
         RichText::new(format!("{glyph} {}", theme::outcome_words(verdict.outcome)))
@@ -113,6 +116,11 @@ fn headline(ui: &mut egui::Ui, verdict: &Verdict, told: &Debrief) {
             .strong()
             .color(color),
     );
+}
+
+/// The headline: what the verdict means for the heist, in the tone's colour.
+fn headline_sentence(ui: &mut egui::Ui, told: &Debrief) {
+    let (_, color) = tone_look(told.tone);
     ui.label(RichText::new(&told.headline).size(theme::HEADING).color(color));
 }
 

@@ -45,6 +45,9 @@ mod top_bar;
 mod vault;
 mod world;
 
+/// Every key of the level screen, as its `?` overlay lists them.
+pub use overlays::SHORTCUTS;
+
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<CodeChoice>();
     app.add_systems(OnEnter(Screen::Level), spawn_state);

@@ -229,20 +229,12 @@ fn draw_keys(context: &egui::Context, level_ui: &mut LevelUi) {
         (screen.width() - 40.0).min(560.0)
     };
     let rows_height = (screen.height() - 150.0).max(100.0);
-    let grid = |ui: &mut egui::Ui, id: &str, rows: &[(&str, &str)]| {
-        egui::Grid::new(id)
-            .num_columns(2)
-            .spacing([12.0, 4.0])
-            .striped(true)
-            .show(ui, |ui| {
-                for (key, what) in rows {
-                    ui::key_cap(ui, key);
-                    ui.add(egui::Label::new(*what).wrap());
-                    ui.end_row();
-                }
-            });
-    };
-    let response = egui::Modal::new(egui::Id::new("help")).show(context, |ui| {
+    // The modal measures itself in an unseen first frame, within its area's default size
+    // (egui's is shorter than the keys): measured short, its first frame seen was centred for
+    // a shorter overlay and ran off the screen's foot. The whole screen is its room.
+    let id = egui::Id::new("help");
+    let area = egui::Modal::default_area(id).default_size(screen.size());
+    let response = egui::Modal::new(id).area(area).show(context, |ui| {
         ui.set_width(width);
         ui.label(RichText::new("Keys").size(theme::HEADING).strong().color(theme::CREW));
         egui::ScrollArea::vertical().max_height(rows_height).show(ui, |ui| {
@@ -250,11 +242,11 @@ fn draw_keys(context: &egui::Context, level_ui: &mut LevelUi) {
             if two_columns {
                 let half = shortcuts.len().div_ceil(2);
                 ui.columns(2, |columns| {
-                    grid(&mut columns[0], "shortcuts-left", &shortcuts[..half]);
-                    grid(&mut columns[1], "shortcuts-right", &shortcuts[half..]);
+                    key_rows(&mut columns[0], &shortcuts[..half]);
+                    key_rows(&mut columns[1], &shortcuts[half..]);
                 });
             } else {
-                grid(ui, "shortcuts", &shortcuts);
+                key_rows(ui, &shortcuts);
             }
             ui.add_space(6.0);
             let statuses: Vec<String> = Status::ALL.iter().map(|status| theme::status_label(*status)).collect();
@@ -272,5 +264,44 @@ fn draw_keys(context: &egui::Context, level_ui: &mut LevelUi) {
     });
     if response.should_close() {
         level_ui.help = false;
+    }
+}
+
+/// Keys and what they do, a row each, striped. Laid out from the words alone, every size
+/// computed before anything is placed: the overlay measures itself in an unseen first frame
+/// (an egui modal does), and in an egui grid (sized by the frame before) or in rows egui
+/// sizes as it goes, that frame's rows came out another height than the next frame's. The
+/// overlay was then drawn off-centre and growing, its rows apart, until it settled some
+/// frames later: long enough to see under Xvfb's software renderer, whatever the renderer.
+fn key_rows(ui: &mut egui::Ui, rows: &[(&str, &str)]) {
+    const GAP: f32 = 12.0;
+    const PAD: f32 = 4.0;
+    let key_width = rows
+        .iter()
+        .map(|(key, _)| ui::key_cap_width(ui, key))
+        .fold(0.0, f32::max);
+    let width = ui.available_width();
+    let text_width = (width - key_width - GAP).max(40.0);
+    let text_color = ui.visuals().text_color();
+    ui.spacing_mut().item_spacing.y = 0.0;
+    for (index, (key, what)) in rows.iter().enumerate() {
+        let galley = egui::WidgetText::from(*what).into_galley(
+            ui,
+            Some(egui::TextWrapMode::Wrap),
+            text_width,
+            egui::FontSelection::Default,
+        );
+        let height = galley.size().y.max(ui::KEY_CAP_HEIGHT) + PAD;
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
+        if index % 2 == 1 {
+            ui.painter().rect_filled(rect, 0.0, ui.visuals().faint_bg_color);
+        }
+        let key_rect = egui::Rect::from_min_size(
+            egui::pos2(rect.left(), rect.center().y - ui::KEY_CAP_HEIGHT / 2.0),
+            egui::vec2(key_width, ui::KEY_CAP_HEIGHT),
+        );
+        ui.scope_builder(egui::UiBuilder::new().max_rect(key_rect), |ui| ui::key_cap(ui, key));
+        let text_at = egui::pos2(rect.left() + key_width + GAP, rect.center().y - galley.size().y / 2.0);
+        ui.painter().galley(text_at, galley, text_color);
     }
 }

@@ -12,6 +12,7 @@ use twice_world::runtime::key::fnv1a64;
 use twice_world::simulator::{Actor, Simulation, TimelineEntry};
 
 use crate::ui::theme::{self, KeyLook};
+use crate::ui::whole_lines;
 
 /// Row height of the diagram, without spacing.
 const ROW_HEIGHT: f32 = 19.0;
@@ -339,13 +340,10 @@ pub fn bottom_pad(heights: &[f32], spacing: f32, viewport: f32) -> f32 {
 /// in `available` points (at least one), or all of it when every row fits. Stuck to the
 /// bottom, a view of 7.4 rows started on the lower 0.4 of a row, cut under the lanes' header
 /// (the projector's zoom showed it on every level); a view of whole rows starts on a row's top.
+/// The rule is the one every scrolled view keeps ([`whole_lines::view_height`]).
 pub fn whole_rows_height(rows: usize, spacing: f32, available: f32) -> f32 {
     let pitch = ROW_HEIGHT + spacing;
-    if rows as f32 * pitch - spacing <= available {
-        return available;
-    }
-    let fit = ((available + spacing) / pitch).floor().max(1.0);
-    fit * pitch - spacing
+    whole_lines::view_height((1..=rows).map(|row| row as f32 * pitch - spacing), available)
 }
 
 /// A row's text, laid out to the text column's width (cut or wrapped).
