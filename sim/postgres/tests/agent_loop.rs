@@ -22,7 +22,7 @@ fn the_agent_loop_takes_each_effect_once_on_postgres() {
     let grouped = twice_ledger_postgres::open_grouped(&database.fresh_schema(), GroupSettings::default())
         .expect("a PostgreSQL commit group");
     for (name, ledger) in [("plain", plain), ("commit group", grouped)] {
-        let (records, status, world) = agent_loop::run_on(ledger, true);
+        let (records, status, world) = agent_loop::run_on(ledger, true, &mut Vec::new());
         assert_eq!(status, RunStatus::Completed, "{name}: {records:?}");
         assert_eq!(
             records,
@@ -34,7 +34,7 @@ fn the_agent_loop_takes_each_effect_once_on_postgres() {
         );
         assert_eq!(
             world.emails_delivered, 1,
-            "{name}: the lost answer is reconciled, not resent"
+            "{name}: the email w1 sent before it died is reconciled, not resent"
         );
         assert_eq!(
             world.records.get("rec_42"),

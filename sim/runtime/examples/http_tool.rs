@@ -35,7 +35,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use twice_runtime::ToolAnswer;
 use twice_runtime::execution::{
-    Agent, AgentError, Attempt, Clock, Ending, Exit, Found, LookUp, Sending, ToolExecution, drive_run, next_call,
+    Agent, AgentError, Attempt, Clock, Ending, Exit, Found, LookUp, Run, Sending, ToolExecution, next_call,
 };
 use twice_runtime::executor::Executor;
 use twice_runtime::key::IdempotencyKey;
@@ -279,14 +279,10 @@ pub fn run_worker(ledger: &Path, address: SocketAddr, worker_id: &str) -> Ending
     let ledger = Ledger::open(ledger).expect("the ledger file opens");
     let mut executor = Executor::new(ledger, &setup);
     let mut worker = Worker::new(setup).expect("the setup names a worker, a run and its tools once each");
-    drive_run(
-        &mut worker,
-        &mut executor,
-        &mut Refund,
-        &mut BillingApi { address },
-        &mut WallClock,
-    )
-    .expect("the ledger answers")
+    Run::new(&mut worker, &mut executor)
+        .clock(WallClock)
+        .drive(&mut Refund, &mut BillingApi { address })
+        .expect("the ledger answers")
 }
 
 // ----- the story: kill the worker mid-request, recover, resend -----

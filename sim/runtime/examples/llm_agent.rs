@@ -20,9 +20,9 @@
 //! is recorded unknown and found by the reconcile hook under its key. One email is sent, and
 //! the prompt holds the one turn that counts, each result under the id the provider gave it.
 //!
-//! `driver::drive` sends a batch's calls one after another: `AsyncTools::send` borrows the
-//! tools for the whole send, so one toolbox cannot have two sends in flight. Each call still
-//! has its own key, reservation and outcome; only the latency is a sum, not a maximum.
+//! The async driver keeps the turn's two calls in flight at once (the order lookup and the
+//! email are out together) and records each as it answers; each call still has its own key,
+//! reservation and outcome.
 //!
 //! Run it: `cargo run -p twice-runtime --example llm_agent --features tokio`.
 
@@ -31,8 +31,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use twice_runtime::driver::{AsyncAgent, DriveOptions, drive};
-use twice_runtime::execution::{AgentError, Ending, SystemClock, moved_on, next_calls};
+use twice_runtime::driver::{AsyncAgent, AsyncRun};
+use twice_runtime::execution::{AgentError, Ending, moved_on, next_calls};
 use twice_runtime::executor::Executor;
 use twice_runtime::ledger::Ledger;
 use twice_runtime::run::{Arguments, Decision, RunState, Told};
@@ -204,7 +204,7 @@ impl Tool for LookupOrder {
     const NAME: &'static str = "lookup_order";
     const SIDE_EFFECT: SideEffect = SideEffect::Read;
 
-    async fn call(&mut self, query: OrderQuery, _context: CallContext<'_>) -> Result<Order, ToolFailure> {
+    async fn call(&self, query: OrderQuery, _context: CallContext<'_>) -> Result<Order, ToolFailure> {
         Ok(Order {
             order: query.order,
             status: "shipped",
@@ -246,7 +246,7 @@ impl Tool for SendEmail {
     const SIDE_EFFECT: SideEffect = SideEffect::External;
     const RECONCILES: bool = true;
 
-    async fn call(&mut self, email: Email, context: CallContext<'_>) -> Result<Sent, ToolFailure> {
+    async fn call(&self, email: Email, context: CallContext<'_>) -> Result<Sent, ToolFailure> {
         let key = context
             .idempotency_key()
             .ok_or_else(|| ToolFailure::NotSent("no idempotency key".into()))?
@@ -269,7 +269,7 @@ impl Tool for SendEmail {
         Ok(Sent { message_id })
     }
 
-    async fn look_up(&mut self, _email: Email, context: CallContext<'_>) -> LookedUp<Sent> {
+    async fn look_up(&self, _email: Email, context: CallContext<'_>) -> LookedUp<Sent> {
         let key = context.key().to_string();
         match self.outbox.sent().iter().find(|(sent_key, _)| *sent_key == key) {
             Some(_) => LookedUp::Found {
@@ -293,7 +293,7 @@ struct Story {
 }
 
 async fn start(ledger: &Ledger, agent: &mut Agent, outbox: &Outbox, dies: bool) -> Option<Ending> {
-    let mut tools = Toolbox::new().with(LookupOrder).with(SendEmail {
+    let tools = Toolbox::new().with(LookupOrder).with(SendEmail {
         outbox: outbox.clone(),
         dies_mid_send: dies,
     });
@@ -302,17 +302,8 @@ async fn start(ledger: &Ledger, agent: &mut Agent, outbox: &Outbox, dies: bool) 
     let setup = WorkerSetup::new("worker-1", "order-7", tools.declarations());
     let mut executor = Executor::new(ledger.connect_again().expect("a connection"), &setup);
     let mut worker = Worker::new(setup).expect("the setup names a worker, a run and its tools once each");
-    let (mut observer, mut clock) = ((), SystemClock);
-    let options = DriveOptions::default();
-    let driven = drive(
-        &mut worker,
-        &mut executor,
-        agent,
-        &mut tools,
-        &mut observer,
-        &mut clock,
-        &options,
-    );
+    // The wall clock, no observer, a paused run returns `Parked`: `AsyncRun`'s defaults.
+    let driven = AsyncRun::new(&mut worker, &mut executor).drive(agent, &tools);
     match tokio::time::timeout(Duration::from_millis(300), driven).await {
         Ok(ending) => Some(ending.expect("the ledger answers")),
         Err(_) => None,

@@ -13,7 +13,7 @@
 //! Run it: `cargo run -p twice-runtime --example operator_settles`.
 
 use twice_runtime::execution::{
-    Agent, AgentError, Attempt, Clock, Ending, LookUp, Sending, ToolExecution, drive_run, next_call,
+    Agent, AgentError, Attempt, Clock, Ending, LookUp, Run, Sending, ToolExecution, next_call,
 };
 use twice_runtime::executor::Executor;
 use twice_runtime::key::IdempotencyKey;
@@ -88,7 +88,10 @@ fn run(ledger: Ledger, worker_id: &str, mail: &mut Mail, clock: &mut Steps) -> E
 fn run_as(ledger: Ledger, setup: WorkerSetup, mail: &mut Mail, clock: &mut Steps) -> Ending {
     let mut executor = Executor::new(ledger, &setup);
     let mut worker = Worker::new(setup).expect("the setup names a worker, a run and its tool once each");
-    drive_run(&mut worker, &mut executor, &mut OneEmail, mail, clock).expect("the ledger answers")
+    Run::new(&mut worker, &mut executor)
+        .clock(clock)
+        .drive(&mut OneEmail, mail)
+        .expect("the ledger answers")
 }
 
 fn run_status(ledger: &Ledger) -> RunStatus {

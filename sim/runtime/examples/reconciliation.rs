@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
-use twice_runtime::execution::{Agent, AgentError, Clock, Ending, Exit, drive_run, moved_on, next_call};
+use twice_runtime::execution::{Agent, AgentError, Clock, Ending, Exit, Run, moved_on, next_call};
 use twice_runtime::executor::Executor;
 use twice_runtime::ledger::{ExecutionRecord, HistoryEntry, Ledger, RecordFilter};
 use twice_runtime::operator::{
@@ -129,7 +129,7 @@ impl Tool for IssueCredit {
             .with_compensation()
     }
 
-    async fn call(&mut self, request: CreditRequest, context: CallContext<'_>) -> Result<Receipt, ToolFailure> {
+    async fn call(&self, request: CreditRequest, context: CallContext<'_>) -> Result<Receipt, ToolFailure> {
         let mut billing = billing(&self.0);
         if billing.locked_accounts.contains(&request.account) {
             return Err(ToolFailure::NotSent(format!("account {} is locked", request.account)));
@@ -158,7 +158,7 @@ impl Tool for IssueCredit {
         Ok(receipt)
     }
 
-    async fn look_up(&mut self, _request: CreditRequest, context: CallContext<'_>) -> LookedUp<Receipt> {
+    async fn look_up(&self, _request: CreditRequest, context: CallContext<'_>) -> LookedUp<Receipt> {
         let billing = billing(&self.0);
         if billing.lookups_down {
             return LookedUp::CannotTell {
@@ -274,7 +274,9 @@ impl Scenario {
         let mut executor = Executor::new(self.ledger.connect_again()?, &setup);
         let mut worker = Worker::new(setup)?;
         let mut agent = Refund { account: self.account };
-        drive_run(&mut worker, &mut executor, &mut agent, &mut tools, &mut self.clock)
+        Run::new(&mut worker, &mut executor)
+            .clock(&mut self.clock)
+            .drive(&mut agent, &mut tools)
     }
 
     fn key(&self) -> Result<IdempotencyKey, Error> {

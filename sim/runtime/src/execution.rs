@@ -147,6 +147,22 @@ impl<'a> Sending<'a> {
     }
 }
 
+impl<'a> Sending<'a> {
+    /// What a reconcile hook is told about the call it looks up ([`Drive::LookUp`]): its key,
+    /// the call, attempt 0 (a look-up, not an attempt) and when the ledger recorded the
+    /// latest attempt as begun. `downstream_key` is `None`: the tools know whether the call
+    /// passed its key on (a [`crate::toolbox::Toolbox`] fills it in from the declaration).
+    pub fn looking_up(key: &'a IdempotencyKey, call: &'a ToolCall, recorded_at_ms: u64) -> Sending<'a> {
+        Sending {
+            key,
+            downstream_key: None,
+            call,
+            attempt: 0,
+            recorded_at_ms,
+        }
+    }
+}
+
 /// The tools' side: what a synchronous driver implements so [`drive_run`] can run them.
 pub trait ToolExecution {
     /// Sends one attempt of `sending.call` and says how it ended. Pass
@@ -158,6 +174,15 @@ pub trait ToolExecution {
     /// only when it answered and holds nothing, [`LookUp::CannotTell`] when it could not be
     /// asked (what "absent" proves is the runtime's to weigh, decision table 6).
     fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> LookUp;
+
+    /// The reconcile hook, told which send it looks for ([`Sending::looking_up`]: attempt 0,
+    /// and `recorded_at_ms` when the ledger recorded the latest attempt as begun, which a
+    /// request was stamped with). [`drive_run`] calls this; the default asks
+    /// [`ToolExecution::look_up`]. A [`crate::toolbox::Toolbox`] hands it to the tool's hook
+    /// as its [`crate::toolbox::CallContext`].
+    fn look_up_sent(&mut self, looking: &Sending<'_>) -> LookUp {
+        self.look_up(looking.key, looking.call)
+    }
 
     /// Starts one attempt of a batch's call (the model made several calls in one turn) and
     /// returns without waiting for its end if it can: [`Begun::InFlight`] once the request has
@@ -337,8 +362,92 @@ pub fn moved_on(state: &RunState) -> Option<RunState> {
     Some(next)
 }
 
+/// A run to drive on this thread ([`drive_run`]), with the wall clock
+/// ([`SystemClock`]) unless given another:
+///
+/// ```
+/// # use twice_runtime::execution::{Agent, Ending, Exit, Run};
+/// # use twice_runtime::executor::Executor;
+/// # use twice_runtime::ledger::Ledger;
+/// # use twice_runtime::run::{Decision, RunState};
+/// # use twice_runtime::toolbox::Toolbox;
+/// # use twice_runtime::worker::{Worker, WorkerSetup};
+/// struct Nothing;
+/// impl Agent for Nothing {
+///     fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), twice_runtime::execution::AgentError> {
+///         Ok((Decision::Done, state.clone()))
+///     }
+/// }
+/// # fn main() -> Result<(), twice_runtime::Error> {
+/// let mut tools = Toolbox::new();
+/// let setup = WorkerSetup::new("worker-1", "run-1", tools.declarations());
+/// let mut executor = Executor::new(Ledger::open_memory_store(), &setup);
+/// let mut worker = Worker::new(setup)?;
+/// let ending = Run::new(&mut worker, &mut executor).drive(&mut Nothing, &mut tools)?;
+/// assert_eq!(ending, Ending::Exited(Exit::Completed));
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "a Run does nothing until it is driven"]
+pub struct Run<'r, C = SystemClock> {
+    worker: &'r mut Worker,
+    executor: &'r mut Executor,
+    clock: C,
+}
+
+impl<C> std::fmt::Debug for Run<'_, C> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Run")
+            .field("run_id", &self.worker.setup().run_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'r> Run<'r> {
+    /// The run `worker` drives through `executor`, on the wall clock.
+    pub fn new(worker: &'r mut Worker, executor: &'r mut Executor) -> Run<'r> {
+        Run {
+            worker,
+            executor,
+            clock: SystemClock,
+        }
+    }
+}
+
+impl<'r, C: Clock> Run<'r, C> {
+    /// The same run on `clock` (`&mut` of your clock works too).
+    pub fn clock<D: Clock>(self, clock: D) -> Run<'r, D> {
+        Run {
+            worker: self.worker,
+            executor: self.executor,
+            clock,
+        }
+    }
+
+    /// Drives the run to its end: the model through `agent`, the tools through `tools`
+    /// ([`drive_run`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`drive_run`]'s.
+    pub fn drive(mut self, agent: &mut dyn Agent, tools: &mut dyn ToolExecution) -> Result<Ending, Error> {
+        drive_run(self.worker, self.executor, agent, tools, &mut self.clock)
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for &mut C {
+    fn now_ms(&mut self) -> u64 {
+        (**self).now_ms()
+    }
+    fn wait_ms(&mut self, duration_ms: u64) {
+        (**self).wait_ms(duration_ms);
+    }
+}
+
 /// Runs `worker` from its start to its end: ledger steps through `executor`, the rest through
-/// the driver's `agent`, `tools` and `clock`. A synchronous driver's whole loop.
+/// the driver's `agent`, `tools` and `clock` ([`Run`] is the same with the wall clock by
+/// default). A synchronous driver's whole loop.
 ///
 /// # Errors
 ///
@@ -452,30 +561,23 @@ fn driven(
                 detail: error.to_string(),
             },
         },
-        Drive::Send {
-            ref key,
-            ref downstream_key,
-            ref call,
-            attempt,
-            recorded_at_ms,
-        } => {
-            let sending = Sending {
-                key,
-                downstream_key: downstream_key.as_ref(),
-                call,
-                attempt,
-                recorded_at_ms,
-            };
-            tools.send(&sending).into_input(key.clone(), attempt)
-        }
+        Drive::Send { .. } => match Sending::of(&drive) {
+            Some(sending) => tools.send(&sending).into_input(sending.key.clone(), sending.attempt),
+            // Never: the drive is a send. Were it not, nothing was sent, and the run stops.
+            None => return Err(Error::Stalled { phase: Phase::Send }),
+        },
         Drive::Backoff { after_ms, .. } | Drive::WaitToLookAgain { after_ms, .. } => {
             clock.wait_ms(after_ms);
             Input::BackoffElapsed
         }
-        Drive::LookUp { key, call } => {
+        Drive::LookUp {
+            key,
+            call,
+            recorded_at_ms,
+        } => {
             // Read before asking: "nothing there" is weighed as of when the question was put.
             let asked_at_ms = clock.now_ms();
-            let step = match tools.look_up(&key, &call) {
+            let step = match tools.look_up_sent(&Sending::looking_up(&key, &call, recorded_at_ms)) {
                 LookUp::Found(found) => executor.reconciled(
                     key,
                     Some((found.receipt.as_str(), found.finding.as_str())),

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use serde::{Deserialize, Serialize};
-//! use twice_runtime::execution::{Agent, AgentError, Ending, Exit, SystemClock, drive_run, moved_on, next_call};
+//! use twice_runtime::execution::{Agent, AgentError, Ending, Exit, Run, moved_on, next_call};
 //! use twice_runtime::executor::Executor;
 //! use twice_runtime::ledger::Ledger;
 //! use twice_runtime::run::{Arguments, Decision, RunState};
@@ -34,7 +34,7 @@
 //!     const NAME: &'static str = "send_email";
 //!     const SIDE_EFFECT: SideEffect = SideEffect::External;
 //!
-//!     async fn call(&mut self, email: Email, context: CallContext<'_>) -> Result<Sent, ToolFailure> {
+//!     async fn call(&self, email: Email, context: CallContext<'_>) -> Result<Sent, ToolFailure> {
 //!         // A real tool sends `context.idempotency_key()` as the provider's idempotency key.
 //!         let key = context.idempotency_key().ok_or(ToolFailure::NotSent("no key".into()))?;
 //!         Ok(Sent { message_id: format!("msg for {} under {key}", email.to) })
@@ -60,7 +60,8 @@
 //! let setup = WorkerSetup::new("worker-1", "welcome-ada", tools.declarations());
 //! let mut executor = Executor::new(ledger.connect_again()?, &setup);
 //! let mut worker = Worker::new(setup)?; // refuses a setup it cannot run, never panics
-//! let ending = drive_run(&mut worker, &mut executor, &mut Model, &mut tools, &mut SystemClock)?;
+//! // On this thread, with the wall clock (`.clock(…)` gives another); `driver::AsyncRun` on tokio.
+//! let ending = Run::new(&mut worker, &mut executor).drive(&mut Model, &mut tools)?;
 //! assert_eq!(ending, Ending::Exited(Exit::Completed));
 //!
 //! let key = IdempotencyKey::per_call("welcome-ada", "c1")?;
@@ -123,9 +124,10 @@
 //! - [`ledger`]: the tool-execution ledger, in SQLite or in the memory store, one decision
 //!   logic for both.
 //! - [`executor`]: carries out every ledger command of the worker, once, for every driver.
-//! - [`execution`]: the synchronous driver, [`execution::drive_run`], and the traits it drives.
+//! - [`execution`]: the synchronous driver, [`execution::Run`], and the traits it drives.
 //! - [`toolbox`]: typed tools, dispatched by name.
-//! - `driver` (feature `tokio`): the async driver.
+//! - `driver` (feature `tokio`): the async driver, `driver::AsyncRun`; a model turn's calls
+//!   are in flight at once.
 //! - [`operator`]: resolve and compensate, the one implementation for every console.
 //! - [`workflow`]: the workflow node around a run: whether a failed run is started again.
 //!

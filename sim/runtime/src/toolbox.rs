@@ -16,7 +16,8 @@
 //! #[derive(Serialize)]
 //! struct Receipt { message_id: String }
 //!
-//! struct SendEmail { sent: Vec<String> }
+//! // `call` takes `&self`: a batch's calls run at once, so a tool's state is shared.
+//! struct SendEmail { sent: std::sync::Mutex<Vec<String>> }
 //!
 //! impl Tool for SendEmail {
 //!     type Args = Email;
@@ -24,14 +25,15 @@
 //!     const NAME: &'static str = "send_email";
 //!     const SIDE_EFFECT: SideEffect = SideEffect::External;
 //!
-//!     async fn call(&mut self, email: Email, context: CallContext<'_>) -> Result<Receipt, ToolFailure> {
+//!     async fn call(&self, email: Email, context: CallContext<'_>) -> Result<Receipt, ToolFailure> {
 //!         // A real tool passes `context.idempotency_key()` to the mail provider.
-//!         self.sent.push(email.to);
-//!         Ok(Receipt { message_id: format!("m-{}", self.sent.len()) })
+//!         let mut sent = self.sent.lock().map_err(|_| ToolFailure::NotSent("the outbox broke".into()))?;
+//!         sent.push(email.to);
+//!         Ok(Receipt { message_id: format!("m-{}", sent.len()) })
 //!     }
 //! }
 //!
-//! let mut tools = Toolbox::new().with(SendEmail { sent: Vec::new() });
+//! let mut tools = Toolbox::new().with(SendEmail { sent: Default::default() });
 //! assert_eq!(tools.declarations()[0].name, "send_email");
 //! let call = ToolCall {
 //!     id: "c1".into(),
@@ -134,7 +136,11 @@ pub enum ToolFailure {
 /// Each method returns a future the driver awaits: the async driver awaits it on its task;
 /// the synchronous one ([`crate::execution::drive_run`]) runs it to completion on the calling
 /// thread, so a tool that needs an async runtime (tokio's I/O) is driven by the async driver.
-pub trait Tool: Send {
+///
+/// A tool's methods take `&self`: the async driver keeps a model turn's calls in flight at
+/// once (two calls of one tool among them), as a provider's parallel tool calls are. State a
+/// tool changes is shared state (a `Mutex`, an atomic, a client that is already shared).
+pub trait Tool: Send + Sync {
     /// The arguments the model gives, read from the call's JSON. Arguments that do not fit
     /// are a call that was never sent ([`ToolFailure::NotSent`] with serde's words).
     type Args: DeserializeOwned + Send;
@@ -162,7 +168,7 @@ pub trait Tool: Send {
 
     /// Runs the tool once. Pass [`CallContext::idempotency_key`] to the system it changes.
     fn call(
-        &mut self,
+        &self,
         args: Self::Args,
         context: CallContext<'_>,
     ) -> impl Future<Output = Result<Self::Output, ToolFailure>> + Send;
@@ -182,7 +188,7 @@ pub trait Tool: Send {
     /// exactly as [`Tool::call`]'s would be, so the result has one shape whichever path
     /// settled the call. The default cannot tell.
     fn look_up(
-        &mut self,
+        &self,
         args: Self::Args,
         context: CallContext<'_>,
     ) -> impl Future<Output = LookedUp<Self::Output>> + Send {
@@ -232,11 +238,11 @@ impl<T: Serialize> LookedUp<T> {
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A tool with its types erased, so a [`Toolbox`] holds tools of any type.
-trait ErasedTool: Send {
+trait ErasedTool: Send + Sync {
     fn declaration(&self) -> ToolDeclaration;
     fn name(&self) -> &'static str;
-    fn send<'a>(&'a mut self, sending: &'a Sending<'a>) -> Boxed<'a, Attempt>;
-    fn look_up<'a>(&'a mut self, sending: &'a Sending<'a>) -> Boxed<'a, LookUp>;
+    fn send<'a>(&'a self, sending: &'a Sending<'a>) -> Boxed<'a, Attempt>;
+    fn look_up<'a>(&'a self, sending: &'a Sending<'a>) -> Boxed<'a, LookUp>;
 }
 
 impl<T: Tool> ErasedTool for T {
@@ -248,7 +254,7 @@ impl<T: Tool> ErasedTool for T {
         T::NAME
     }
 
-    fn send<'a>(&'a mut self, sending: &'a Sending<'a>) -> Boxed<'a, Attempt> {
+    fn send<'a>(&'a self, sending: &'a Sending<'a>) -> Boxed<'a, Attempt> {
         Box::pin(async move {
             let args = match sending.call.arguments.to_typed::<T::Args>() {
                 Ok(args) => args,
@@ -278,7 +284,7 @@ impl<T: Tool> ErasedTool for T {
         })
     }
 
-    fn look_up<'a>(&'a mut self, sending: &'a Sending<'a>) -> Boxed<'a, LookUp> {
+    fn look_up<'a>(&'a self, sending: &'a Sending<'a>) -> Boxed<'a, LookUp> {
         Box::pin(async move {
             match sending.call.arguments.to_typed::<T::Args>() {
                 Ok(args) => Tool::look_up(self, args, CallContext::new(sending))
@@ -350,12 +356,12 @@ impl Toolbox {
         passes.then_some(key)
     }
 
-    fn tool(&mut self, name: &str) -> Option<&mut Box<dyn ErasedTool>> {
-        self.tools.iter_mut().find(|tool| tool.name() == name)
+    fn tool(&self, name: &str) -> Option<&dyn ErasedTool> {
+        self.tools.iter().find(|tool| tool.name() == name).map(|tool| &**tool)
     }
 
     /// Sends one attempt of the call to the tool it names (its future, for an async driver).
-    pub fn send_async<'a>(&'a mut self, sending: &'a Sending<'a>) -> impl Future<Output = Attempt> + Send + 'a {
+    pub fn send_async<'a>(&'a self, sending: &'a Sending<'a>) -> impl Future<Output = Attempt> + Send + 'a {
         let tool = sending.call.tool.as_str();
         let future = self.tool(tool).map(|found| found.send(sending));
         let reason = format!("no tool `{tool}` in the toolbox; nothing was sent");
@@ -368,13 +374,20 @@ impl Toolbox {
     }
 
     /// Looks the call up with its tool's reconcile hook (its future, for an async driver).
-    pub fn look_up_async<'a>(&'a mut self, sending: &'a Sending<'a>) -> impl Future<Output = LookUp> + Send + 'a {
-        let tool = sending.call.tool.as_str();
+    /// `looking` is what the driver knows of the send looked for ([`Sending::looking_up`]);
+    /// the hook's context also offers the call's key to pass on when its tool is declared to
+    /// take one, as its sends did.
+    pub fn look_up_async<'a>(&'a self, looking: &Sending<'a>) -> impl Future<Output = LookUp> + Send + 'a {
+        let tool = looking.call.tool.as_str();
         let reason = format!("no tool `{tool}` in the toolbox");
-        let future = self.tool(tool).map(|found| found.look_up(sending));
+        let context = Sending {
+            downstream_key: self.downstream_key(looking.key, looking.call),
+            ..*looking
+        };
+        let found = self.tool(tool);
         async move {
-            match future {
-                Some(future) => future.await,
+            match found {
+                Some(found) => found.look_up(&context).await,
                 None => LookUp::CannotTell { reason },
             }
         }
@@ -387,14 +400,11 @@ impl ToolExecution for Toolbox {
     }
 
     fn look_up(&mut self, key: &IdempotencyKey, call: &ToolCall) -> LookUp {
-        let sending = Sending {
-            key,
-            downstream_key: self.downstream_key(key, call),
-            call,
-            attempt: 0,
-            recorded_at_ms: 0,
-        };
-        block_on(self.look_up_async(&sending))
+        self.look_up_sent(&Sending::looking_up(key, call, 0))
+    }
+
+    fn look_up_sent(&mut self, looking: &Sending<'_>) -> LookUp {
+        block_on(self.look_up_async(looking))
     }
 }
 

@@ -36,7 +36,7 @@ impl Tool for SendEmail {
     const NAME: &'static str = "send_email";
     const SIDE_EFFECT: SideEffect = SideEffect::External;
 
-    async fn call(&mut self, email: Email, _context: CallContext<'_>) -> Result<Sent, ToolFailure> {
+    async fn call(&self, email: Email, _context: CallContext<'_>) -> Result<Sent, ToolFailure> {
         let mut outbox = self
             .0
             .lock()

@@ -24,13 +24,13 @@ impl Tool for Lost {
     const SIDE_EFFECT: SideEffect = SideEffect::External;
     const RECONCILES: bool = true;
 
-    async fn call(&mut self, _args: serde_json::Value, _context: CallContext<'_>) -> Result<String, ToolFailure> {
+    async fn call(&self, _args: serde_json::Value, _context: CallContext<'_>) -> Result<String, ToolFailure> {
         Err(ToolFailure::Unknown(
             "the connection dropped after the request left".into(),
         ))
     }
 
-    async fn look_up(&mut self, _args: serde_json::Value, _context: CallContext<'_>) -> LookedUp<String> {
+    async fn look_up(&self, _args: serde_json::Value, _context: CallContext<'_>) -> LookedUp<String> {
         LookedUp::CannotTell {
             reason: "the provider's search is down".into(),
         }
@@ -50,7 +50,7 @@ impl AsyncAgent for OneEmail {
 }
 
 async fn run(options: DriveOptions) -> Result<Result<Ending, twice_runtime::Error>, tokio::time::error::Elapsed> {
-    let mut tools = Toolbox::new().with(Lost);
+    let tools = Toolbox::new().with(Lost);
     let setup = WorkerSetup::new("worker-1", "welcome", tools.declarations());
     let ledger = Ledger::open_memory_store();
     let mut executor = Executor::new(ledger.connect_again().expect("connects"), &setup);
@@ -60,7 +60,7 @@ async fn run(options: DriveOptions) -> Result<Result<Ending, twice_runtime::Erro
         &mut worker,
         &mut executor,
         &mut model,
-        &mut tools,
+        &tools,
         &mut observer,
         &mut clock,
         &options,

@@ -22,7 +22,7 @@ impl Tool for SendEmail {
     const NAME: &'static str = "send_email";
     const SIDE_EFFECT: SideEffect = SideEffect::External;
 
-    async fn call(&mut self, _email: serde_json::Value, _context: CallContext<'_>) -> Result<String, ToolFailure> {
+    async fn call(&self, _email: serde_json::Value, _context: CallContext<'_>) -> Result<String, ToolFailure> {
         self.0.fetch_add(1, Ordering::SeqCst);
         Ok("sent".into())
     }

@@ -92,7 +92,7 @@ async fn the_async_driver_says_the_same() {
     let outbox = Arc::new(Mutex::new(Vec::new()));
     let mut agent = Async(OneEmail::default());
     for expected in [Exit::Completed, Exit::AlreadyOver(RunStatus::Completed)] {
-        let mut tools = Toolbox::new().with(SendEmail {
+        let tools = Toolbox::new().with(SendEmail {
             outbox: Arc::clone(&outbox),
             dies_after_send: false,
         });
@@ -103,7 +103,7 @@ async fn the_async_driver_says_the_same() {
             &mut worker,
             &mut executor,
             &mut agent,
-            &mut tools,
+            &tools,
             &mut (),
             &mut SystemClock,
             &DriveOptions::default(),

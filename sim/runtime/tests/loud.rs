@@ -108,10 +108,13 @@ fn an_input_out_of_order_is_an_error_and_changes_nothing() {
 /// A model (or its provider) that reuses `c1` for a second, different email.
 struct ReusesCallIds {
     calls: u32,
+    /// What the model heard, each time it was asked.
+    heard: Vec<Told>,
 }
 
 impl Agent for ReusesCallIds {
     fn decide(&mut self, state: &RunState) -> Result<(Decision, RunState), AgentError> {
+        self.heard.extend(state.last_told.clone());
         let next = moved_on(state).ok_or("counter at its limit")?;
         if self.calls == 2 {
             return Ok((Decision::Done, next));
@@ -179,20 +182,24 @@ fn a_call_id_reused_with_other_arguments_is_refused_and_written_in_the_runs_hist
     let mut executor = Executor::new(ledger, &setup);
     let mut worker = Worker::new(setup).unwrap();
     let mut mail = Mail::default();
-    let ending = drive_run(
-        &mut worker,
-        &mut executor,
-        &mut ReusesCallIds { calls: 0 },
-        &mut mail,
-        &mut Steps(0),
-    )
-    .expect("the run ends");
+    let mut model = ReusesCallIds {
+        calls: 0,
+        heard: Vec::new(),
+    };
+    let ending = drive_run(&mut worker, &mut executor, &mut model, &mut mail, &mut Steps(0)).expect("the run ends");
     assert_eq!(ending, Ending::Exited(Exit::Completed));
     assert_eq!(mail.sent, ["\"ada@example.com\""], "the second email was not sent");
+    // The model heard the refusal; the transcript keeps one entry for `c1`, the email it was.
     let told = &worker.run_state().transcript;
-    assert_eq!(told.len(), 2, "{told:?}");
+    assert_eq!(told.len(), 1, "one entry under one id: {told:?}");
+    assert!(matches!(&told[0], (id, Told::Result { .. }) if id == "c1"), "{told:?}");
+    assert!(
+        matches!(&model.heard[..], [Told::Result { .. }, Told::Failed { .. }]),
+        "{:?}",
+        model.heard
+    );
     assert_eq!(
-        told[1].1,
+        model.heard[1],
         Told::Failed {
             reason: (Words::ENGLISH.told_failed)(ToldFailed::CallIdReused)
         }

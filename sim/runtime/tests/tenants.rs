@@ -31,7 +31,7 @@ impl Tool for SendEmail {
     const NAME: &'static str = "send_email";
     const SIDE_EFFECT: SideEffect = SideEffect::External;
 
-    async fn call(&mut self, email: Email, _context: CallContext<'_>) -> Result<String, ToolFailure> {
+    async fn call(&self, email: Email, _context: CallContext<'_>) -> Result<String, ToolFailure> {
         let mut outbox = self.0.lock().map_err(|_| ToolFailure::NotSent("poisoned".into()))?;
         outbox.push(email.to);
         Ok(format!("m-{}", outbox.len()))

@@ -35,14 +35,14 @@ impl Tool for SendEmail {
     const SIDE_EFFECT: SideEffect = SideEffect::External;
     const RECONCILES: bool = true;
 
-    async fn call(&mut self, _email: Email, _context: CallContext<'_>) -> Result<Sent, ToolFailure> {
+    async fn call(&self, _email: Email, _context: CallContext<'_>) -> Result<Sent, ToolFailure> {
         if self.lose_answer {
             return Err(ToolFailure::Unknown("connection reset after the request left".into()));
         }
         Ok(sent())
     }
 
-    async fn look_up(&mut self, _email: Email, context: CallContext<'_>) -> LookedUp<Sent> {
+    async fn look_up(&self, _email: Email, context: CallContext<'_>) -> LookedUp<Sent> {
         if !self.hook_finds {
             return LookedUp::CannotTell {
                 reason: "the provider's search is down".into(),
@@ -133,11 +133,11 @@ fn a_hooks_context_offers_the_key_only_to_a_tool_that_passes_it() {
             }
         }
 
-        async fn call(&mut self, _args: serde_json::Value, _context: CallContext<'_>) -> Result<String, ToolFailure> {
+        async fn call(&self, _args: serde_json::Value, _context: CallContext<'_>) -> Result<String, ToolFailure> {
             Ok("order 7".into())
         }
 
-        async fn look_up(&mut self, _args: serde_json::Value, context: CallContext<'_>) -> LookedUp<String> {
+        async fn look_up(&self, _args: serde_json::Value, context: CallContext<'_>) -> LookedUp<String> {
             if let Ok(mut offered) = self.offered.lock() {
                 offered.push(context.idempotency_key().is_some());
             }

@@ -32,7 +32,7 @@ impl Tool for Replaying {
     const NAME: &'static str = "send_email";
     const SIDE_EFFECT: SideEffect = SideEffect::External;
 
-    async fn call(&mut self, _email: Email, _context: CallContext<'_>) -> Result<Sent, ToolFailure> {
+    async fn call(&self, _email: Email, _context: CallContext<'_>) -> Result<Sent, ToolFailure> {
         Ok(Sent {
             message_id: "m-1".into(),
             replayed: true,
@@ -53,7 +53,7 @@ impl Tool for Plain {
     const NAME: &'static str = "send_email";
     const SIDE_EFFECT: SideEffect = SideEffect::External;
 
-    async fn call(&mut self, email: Email, context: CallContext<'_>) -> Result<Sent, ToolFailure> {
+    async fn call(&self, email: Email, context: CallContext<'_>) -> Result<Sent, ToolFailure> {
         Replaying.call(email, context).await
     }
 }

@@ -34,7 +34,7 @@ impl Tool for SendEmail {
     const NAME: &'static str = "send_email";
     const SIDE_EFFECT: SideEffect = SideEffect::External;
 
-    async fn call(&mut self, _email: Email, _context: CallContext<'_>) -> Result<Sent, ToolFailure> {
+    async fn call(&self, _email: Email, _context: CallContext<'_>) -> Result<Sent, ToolFailure> {
         Err(ToolFailure::Unknown("timeout after 30s".into()))
     }
 }

@@ -218,12 +218,12 @@ impl BillingTools {
 }
 
 impl AsyncTools for BillingTools {
-    async fn send(&mut self, sending: &Sending<'_>) -> Attempt {
+    async fn send(&self, sending: &Sending<'_>) -> Attempt {
         self.send_credit(sending).await
     }
 
-    async fn look_up(&mut self, key: &IdempotencyKey, _call: &ToolCall) -> LookUp {
-        match self.look_up_credit(key).await {
+    async fn look_up(&self, looking: &Sending<'_>) -> LookUp {
+        match self.look_up_credit(looking.key).await {
             Ok(Some((receipt, finding))) => LookUp::Found(Found { receipt, finding }),
             Ok(None) => LookUp::Absent,
             // Billing could not be asked: the hook cannot tell, which is not "nothing there".
@@ -236,7 +236,7 @@ impl AsyncTools for BillingTools {
     /// Only a naive runtime gets here (guard `no_reflex_compensation` off), and it fires the
     /// void and moves on whatever billing answers: what billing did is in billing's own
     /// entries, which the drill counts.
-    async fn undo(&mut self, key: &IdempotencyKey, call: &ToolCall) -> String {
+    async fn undo(&self, key: &IdempotencyKey, call: &ToolCall) -> String {
         let arguments = CreditArguments::of_call(call);
         let request = VoidRequest {
             idempotency_key: key.to_string(),

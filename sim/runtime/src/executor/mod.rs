@@ -37,6 +37,8 @@
 //! # }
 //! ```
 
+use std::collections::BTreeMap;
+
 use crate::guards::Guard;
 use crate::ids::{RunId, Tenant, WorkerId};
 use crate::key::IdempotencyKey;
@@ -110,6 +112,9 @@ pub struct Executor {
     /// when the reservation recorded it: the machine's next command sends it. Good for that
     /// next command only.
     folded: Option<(IdempotencyKey, u32, u64)>,
+    /// When the ledger recorded each call's latest attempt this executor sent: a reconcile
+    /// hook is told it ([`Drive::LookUp`]'s `recorded_at_ms`).
+    sent_at_ms: BTreeMap<IdempotencyKey, u64>,
     /// The run's declared recovery limit: with one, every recovery is counted in the run's
     /// history (table 8).
     recovery_attempts_max: Option<u32>,
@@ -138,6 +143,7 @@ impl Executor {
             fence_sends: guards.is_on(Guard::Ledger) && guards.is_on(Guard::AtomicReservation),
             send_timing: SendTiming::Separate,
             folded: None,
+            sent_at_ms: BTreeMap::new(),
             recovery_attempts_max: setup.recovery_attempts_max,
             words: setup.words,
         }
@@ -215,7 +221,16 @@ impl Executor {
                 downstream_key,
                 call,
                 attempt,
-            } => self.invoke(key, downstream_key, call, attempt, folded, now_ms),
+            } => {
+                let step = self.invoke(key, downstream_key, call, attempt, folded, now_ms)?;
+                if let Next::Drive(Drive::Send {
+                    key, recorded_at_ms, ..
+                }) = &step.next
+                {
+                    self.sent_at_ms.insert(key.clone(), *recorded_at_ms);
+                }
+                Ok(step)
+            }
             Command::Backoff { after_ms, next_attempt } => Ok(Step::drive(Drive::Backoff { after_ms, next_attempt })),
             Command::WaitToLookAgain { key, after_ms } => Ok(Step::drive(Drive::WaitToLookAgain { key, after_ms })),
             Command::SettleNotFound { key, reason } => self.settle_not_found(key, &reason, now_ms),
@@ -231,7 +246,14 @@ impl Executor {
                 says,
                 detail,
             } => self.log_late_outcome(key, attempt, says, &detail, now_ms),
-            Command::Reconcile { key, call } => Ok(Step::drive(Drive::LookUp { key, call })),
+            Command::Reconcile { key, call } => {
+                let recorded_at_ms = self.sent_at_ms(&key);
+                Ok(Step::drive(Drive::LookUp {
+                    key,
+                    call,
+                    recorded_at_ms,
+                }))
+            }
             Command::Compensate { key, call } => Ok(Step::drive(Drive::Undo { key, call })),
             Command::SaveCheckpoint {
                 state,
@@ -431,6 +453,25 @@ impl Executor {
                 Report::SendRefused { key, attempt, record },
             )),
         }
+    }
+
+    /// When the ledger recorded the latest attempt of `key`: this executor's own send, or —
+    /// for a call another process sent (a recovered run) — the call's last `attempt` history
+    /// line. 0 when no attempt was recorded (no ledger, or the ledger cannot be read now: the
+    /// hook is told less, and nothing is decided on it).
+    fn sent_at_ms(&self, key: &IdempotencyKey) -> u64 {
+        if let Some(at_ms) = self.sent_at_ms.get(key) {
+            return *at_ms;
+        }
+        if !self.ledger_on {
+            return 0;
+        }
+        let history = self.ledger.history(key).unwrap_or_default();
+        history
+            .iter()
+            .rev()
+            .find(|entry| entry.event == HistoryEvent::Attempt)
+            .map_or(0, |entry| entry.at_ms)
     }
 
     /// The reconcile hook's answer: `found` is the receipt to record and what was found, in

@@ -67,6 +67,9 @@ pub enum Drive {
         key: IdempotencyKey,
         /// The call.
         call: ToolCall,
+        /// When the ledger recorded the attempt looked for as begun (what the send was told
+        /// as [`Drive::Send`]'s `recorded_at_ms`); 0 when none was recorded.
+        recorded_at_ms: u64,
     },
     /// A naive runtime's reflex compensation (guard `no_reflex_compensation` off): undo by
     /// key, then call [`super::Executor::undone`].

@@ -57,7 +57,7 @@ impl Worker {
         let answered_before = self.run.transcript.iter().any(|(told, _)| told == call_id);
         if answered_before && existing.run_id == self.setup.run_id {
             let reason = (self.setup.words.told_failed)(ToldFailed::CallIdReused);
-            return self.tell(Told::Failed { reason });
+            return self.tell_refused(Told::Failed { reason });
         }
         if self.guard(Guard::KeyPerCall) && existing.run_id == self.setup.run_id {
             self.note(Guard::KeyPerCall, Held::RewordedReplayRecognised);

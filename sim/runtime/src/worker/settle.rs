@@ -122,6 +122,21 @@ impl Worker {
     pub(super) fn tell(&mut self, told: Told) -> Option<Command> {
         let context = self.call.take().expect("a call to tell about");
         self.run.tell(&context.call, told);
+        self.told_next()
+    }
+
+    /// Tells the model about a call refused under an id the transcript already holds (a
+    /// reused call id): the model hears it (`last_told`), while the transcript keeps one entry
+    /// per id — the call that id was — and the refusal is in the run's history.
+    pub(super) fn tell_refused(&mut self, told: Told) -> Option<Command> {
+        self.call = None;
+        self.run.last_told = Some(told);
+        self.told_next()
+    }
+
+    /// A call is told: the batch goes on, a paused run's next call is read, or the run is
+    /// saved and the model asked.
+    fn told_next(&mut self) -> Option<Command> {
         if self.batch.is_some() {
             return self.batch_next();
         }
