@@ -1119,7 +1119,7 @@ fn next_up_is_the_first_level_not_yet_won_and_says_when_a_chapter_is_done() {
 
 #[test]
 fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
-    use twice::screens::level::SHORTCUTS;
+    use twice::screens::level::shortcuts;
     let data = tempfile::tempdir().expect("temp dir");
     let mut app = game(data.path());
     open_campaign_level(&mut app, "03-model-calls-again.level.ron");
@@ -1152,7 +1152,7 @@ fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
         };
         let settled = shown.last().expect("frames");
         for (frame, drawn) in shown.iter().enumerate() {
-            for (_, words) in SHORTCUTS {
+            for (_, words) in shortcuts() {
                 let now = place(drawn, words);
                 let then = place(settled, words);
                 assert!(then.is_some(), "zoom {zoom}: {words:?} is not in the settled overlay");

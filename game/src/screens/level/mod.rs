@@ -46,7 +46,7 @@ mod vault;
 mod world;
 
 /// Every key of the level screen, as its `?` overlay lists them.
-pub use overlays::SHORTCUTS;
+pub use overlays::shortcuts;
 
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<CodeChoice>();

@@ -13,7 +13,7 @@ use crate::ui::{self, theme};
 
 /// Every key of the level screen, as the overlay lists them: twice-world's one list, which
 /// the browser's help lists too (same key, same action, wherever both editions have it).
-fn shortcuts() -> Vec<(&'static str, &'static str)> {
+pub fn shortcuts() -> Vec<(&'static str, &'static str)> {
     twice_world::keys::LEVEL_KEYS
         .iter()
         .map(|row| (row.keys, row.window))
