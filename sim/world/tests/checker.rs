@@ -103,7 +103,10 @@ fn a_failed_record_whose_credit_stands_is_caught() {
         said.starts_with("r1:c1 is recorded failed, but its credit ") && said.ends_with("was never reversed."),
         "{said}"
     );
-    assert!(!said.contains("failed_but_paid"), "no identifier in a player's sentence: {said}");
+    assert!(
+        !said.contains("failed_but_paid"),
+        "no identifier in a player's sentence: {said}"
+    );
 }
 
 #[test]
