@@ -108,7 +108,7 @@ async fn sixty_people_are_one_row_per_level_and_a_list_of_who_needs_help() {
         assert_eq!(person["losses_here"], 4, "{person}");
         assert_eq!(
             person["help"],
-            json!(["lost 01 The Second Knock 4 times and has not finished it"]),
+            json!(["lost 1.1 The Second Knock 4 times and has not finished it"]),
             "{person}"
         );
     }

@@ -185,7 +185,7 @@ async fn opening_the_open_level_again_carries_on_where_it_was() {
     let (_, me) = ada.get("/api/me").await;
     assert_eq!(
         (&me["game"], &me["game_number"]),
-        (&json!("01-naive-retry"), &json!("01")),
+        (&json!("01-naive-retry"), &json!("1.1")),
         "{me}"
     );
 
