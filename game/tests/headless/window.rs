@@ -1170,3 +1170,40 @@ fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
         }
     }
 }
+
+#[test]
+fn a_debrief_first_drawn_short_grows_with_its_window_and_keeps_the_long_columns_order() {
+    use twice::screens::debrief::{self, DebriefInputs, OtherRun};
+    let (_data, app) = debrief_of("03-model-calls-again.win.tape.ron");
+    let world = app.world();
+    let inputs = DebriefInputs {
+        session: world.resource::<Session>(),
+        campaign: world.resource::<Campaign>(),
+        progress: world.resource::<Progress>(),
+        prediction: world.resource::<Prediction>(),
+        take_home: world.resource::<twice::take_home::TakeHome>(),
+    };
+    let (mut cache, mut other, mut copied) = (TimelineCache::default(), OtherRun::default(), 0);
+    let context = probe::context(1.0);
+    // The window's first frames are short (a window still opening), then 1280×720.
+    for size in [(1280.0, 400.0), WINDOW] {
+        probe::frames(&context, size, PROBE_FRAMES, Vec::new(), |context| {
+            debrief::frame(context, (&mut cache, &mut other), &inputs, &mut copied);
+        });
+    }
+    let drawn = probe::frames(&context, WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+        debrief::frame(context, (&mut cache, &mut other), &inputs, &mut copied);
+    });
+    let top = |words: &str| {
+        drawn
+            .iter()
+            .find(|text| text.text.starts_with(words))
+            .map(|text| text.rect.top())
+            .unwrap_or_else(|| panic!("{words:?} not drawn"))
+    };
+    // The tall column's order: the money's story, then what decided, then every credit.
+    assert!(top("The heist worked") < top("What decided this run"));
+    assert!(top("What decided this run") < top("Every credit Penny meant to issue"));
+    let screen = probe::screen(WINDOW.0, WINDOW.1, 1.0);
+    assert!(half_lines(&drawn, screen).is_empty());
+}
