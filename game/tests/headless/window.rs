@@ -1151,6 +1151,25 @@ fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
                 .map(|text| (text.rect.min, text.lines.len()))
         };
         let settled = shown.last().expect("frames");
+        // No key's words run into the next key's.
+        let mut words: Vec<&Drawn> = settled
+            .iter()
+            .filter(|text| SHORTCUTS.iter().any(|(_, what)| text.text == *what))
+            .collect();
+        words.sort_by(|one, other| {
+            (one.rect.left(), one.rect.top())
+                .partial_cmp(&(other.rect.left(), other.rect.top()))
+                .expect("numbers")
+        });
+        for pair in words.windows(2) {
+            assert!(
+                (pair[0].rect.left() - pair[1].rect.left()).abs() > 1.0
+                    || pair[0].rect.bottom() <= pair[1].rect.top() + 0.5,
+                "zoom {zoom}: {:?} runs into {:?}",
+                pair[0].text,
+                pair[1].text
+            );
+        }
         for (frame, drawn) in shown.iter().enumerate() {
             for (_, words) in SHORTCUTS {
                 let now = place(drawn, words);
