@@ -49,14 +49,27 @@ pub fn cuts(lines: &[(f32, f32)]) -> Vec<f32> {
     cuts
 }
 
-/// The lines a scroll area painted last frame, in its content's points from the top, how far
-/// it was scrolled then and how tall its content was. Only lines in view are painted (egui
-/// skips the rest): where the content ends says whether more lie below them.
+/// The lines a scroll area painted in a frame shown with all of its room, in its content's
+/// points from the top; how far it was scrolled, how tall its content was and how much room it
+/// had then. Only lines in view are painted (egui skips the rest), so a view cut short learns
+/// nothing past its foot: the lines are learned with all of the room and kept while the room,
+/// the offset and the content stay as they were (learned from a short view, a column grown
+/// taller stayed as short as its first frame).
 #[derive(Clone, Debug, Default)]
 struct Painted {
     lines: Vec<(f32, f32)>,
     offset: f32,
     content: f32,
+    available: f32,
+}
+
+impl Painted {
+    /// Whether what was learned still holds for a view with `available` points of room.
+    fn holds(&self, available: f32, offset: f32) -> bool {
+        !self.lines.is_empty()
+            && (self.available - available).abs() < CUT_TOLERANCE
+            && (self.offset - offset).abs() < CUT_TOLERANCE
+    }
 }
 
 /// `area`, shown with a view that ends on a whole line of the text it painted last frame at
@@ -74,8 +87,11 @@ pub fn scroll<R>(
     let memory = id.with("whole-lines");
     let painted: Option<Painted> = ui.data(|data| data.get_temp(memory));
     let available = ui.available_height();
-    let height = match &painted {
-        Some(painted) if !painted.lines.is_empty() => {
+    let offset =
+        egui::scroll_area::State::load(ui.ctx(), ui.make_persistent_id(id)).map_or(0.0, |state| state.offset.y);
+    let learned = painted.filter(|painted| painted.holds(available, offset));
+    let height = match &learned {
+        Some(painted) => {
             let lines: Vec<(f32, f32)> = painted
                 .lines
                 .iter()
@@ -86,8 +102,8 @@ pub fn scroll<R>(
             cuts.push(painted.content - painted.offset);
             view_height(cuts, available)
         }
-        // Nothing painted yet (a first frame, or one laid out unseen): all of the room.
-        _ => available,
+        // Nothing learned for this room and offset yet: all of the room, to learn its lines.
+        None => available,
     };
     let layer = ui.layer_id();
     let first_shape = ui
@@ -109,20 +125,22 @@ pub fn scroll<R>(
         .map(|line| (line.top() - content_top, line.bottom() - content_top))
         .collect();
     let overflows = output.content_size.y > output.inner_rect.height() + CUT_TOLERANCE;
-    if painted.is_none() && overflows && ui.is_visible() {
-        ui.ctx()
-            .request_discard("a scroll area's first frame, before its lines are known");
+    let content_changed = learned
+        .as_ref()
+        .is_some_and(|painted| (painted.content - output.content_size.y).abs() > CUT_TOLERANCE);
+    if learned.is_none() || content_changed {
+        if overflows && ui.is_visible() {
+            ui.ctx().request_discard("a scroll area learning where its lines end");
+        }
+        let painted = Painted {
+            lines,
+            offset: output.state.offset.y,
+            content: output.content_size.y,
+            // New content is learned again next frame, with all of the room.
+            available: if content_changed { f32::NAN } else { available },
+        };
+        ui.data_mut(|data| data.insert_temp(memory, painted));
     }
-    ui.data_mut(|data| {
-        data.insert_temp(
-            memory,
-            Painted {
-                lines,
-                offset: output.state.offset.y,
-                content: output.content_size.y,
-            },
-        );
-    });
     output
 }
 

@@ -1151,6 +1151,25 @@ fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
                 .map(|text| (text.rect.min, text.lines.len()))
         };
         let settled = shown.last().expect("frames");
+        // No key's words run into the next key's.
+        let mut words: Vec<&Drawn> = settled
+            .iter()
+            .filter(|text| SHORTCUTS.iter().any(|(_, what)| text.text == *what))
+            .collect();
+        words.sort_by(|one, other| {
+            (one.rect.left(), one.rect.top())
+                .partial_cmp(&(other.rect.left(), other.rect.top()))
+                .expect("numbers")
+        });
+        for pair in words.windows(2) {
+            assert!(
+                (pair[0].rect.left() - pair[1].rect.left()).abs() > 1.0
+                    || pair[0].rect.bottom() <= pair[1].rect.top() + 0.5,
+                "zoom {zoom}: {:?} runs into {:?}",
+                pair[0].text,
+                pair[1].text
+            );
+        }
         for (frame, drawn) in shown.iter().enumerate() {
             for (_, words) in shortcuts() {
                 let now = place(drawn, words);
@@ -1169,4 +1188,41 @@ fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
             }
         }
     }
+}
+
+#[test]
+fn a_debrief_first_drawn_short_grows_with_its_window_and_keeps_the_long_columns_order() {
+    use twice::screens::debrief::{self, DebriefInputs, OtherRun};
+    let (_data, app) = debrief_of("03-model-calls-again.win.tape.ron");
+    let world = app.world();
+    let inputs = DebriefInputs {
+        session: world.resource::<Session>(),
+        campaign: world.resource::<Campaign>(),
+        progress: world.resource::<Progress>(),
+        prediction: world.resource::<Prediction>(),
+        take_home: world.resource::<twice::take_home::TakeHome>(),
+    };
+    let (mut cache, mut other, mut copied) = (TimelineCache::default(), OtherRun::default(), 0);
+    let context = probe::context(1.0);
+    // The window's first frames are short (a window still opening), then 1280×720.
+    for size in [(1280.0, 400.0), WINDOW] {
+        probe::frames(&context, size, PROBE_FRAMES, Vec::new(), |context| {
+            debrief::frame(context, (&mut cache, &mut other), &inputs, &mut copied);
+        });
+    }
+    let drawn = probe::frames(&context, WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+        debrief::frame(context, (&mut cache, &mut other), &inputs, &mut copied);
+    });
+    let top = |words: &str| {
+        drawn
+            .iter()
+            .find(|text| text.text.starts_with(words))
+            .map(|text| text.rect.top())
+            .unwrap_or_else(|| panic!("{words:?} not drawn"))
+    };
+    // The tall column's order: the money's story, then what decided, then every credit.
+    assert!(top("The heist worked") < top("What decided this run"));
+    assert!(top("What decided this run") < top("Every credit Penny meant to issue"));
+    let screen = probe::screen(WINDOW.0, WINDOW.1, 1.0);
+    assert!(half_lines(&drawn, screen).is_empty());
 }

@@ -300,7 +300,9 @@ fn key_rows(ui: &mut egui::Ui, rows: &[(&str, &str)]) {
             egui::pos2(rect.left(), rect.center().y - ui::KEY_CAP_HEIGHT / 2.0),
             egui::vec2(key_width, ui::KEY_CAP_HEIGHT),
         );
-        ui.scope_builder(egui::UiBuilder::new().max_rect(key_rect), |ui| ui::key_cap(ui, key));
+        // A child placed in the row, not allocated after it: the row holds the place.
+        let mut cap = ui.new_child(egui::UiBuilder::new().max_rect(key_rect));
+        ui::key_cap(&mut cap, key);
         let text_at = egui::pos2(rect.left() + key_width + GAP, rect.center().y - galley.size().y / 2.0);
         ui.painter().galley(text_at, galley, text_color);
     }
