@@ -168,7 +168,7 @@ impl Driver {
             &mut self.machine,
             &mut self.executor,
             &mut self.agent,
-            &mut self.tools,
+            &self.tools,
             &mut self.marks,
             &mut SystemClock,
             &self.options,
