@@ -225,6 +225,11 @@ pub fn frame(
     if let (Some(which), Some(told)) = (chosen.other_run, told) {
         other.toggle(which, told, &simulation);
     }
+    settle(chosen, asks)
+}
+
+/// What the player chose this frame, as the asks the system carries out.
+fn settle(chosen: Chosen, mut asks: DebriefAsks) -> DebriefAsks {
     asks.defend = chosen.defend;
     if let Some(intent) = chosen.intent {
         // Back in the level for a restart or a rewind; the rest open their own screens.

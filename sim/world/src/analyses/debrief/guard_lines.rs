@@ -228,6 +228,12 @@ pub(super) fn lines(
     );
     lines.extend(held_lines(decided_by, wronged));
     lines.extend(unsaid_lines(verdict, counterfactual, &lines, wronged));
+    lines.extend(not_needed_line(level, counterfactual));
+    lines
+}
+
+/// The guards this run did not need, in one line.
+fn not_needed_line(level: &Level, counterfactual: &Counterfactual) -> Option<GuardLine> {
     let not_needed = counterfactual.not_needed();
     // Named only where the level's screen names them (its lesson, its guards off): a
     // chapter-1 player never meets a guard by name the campaign has not introduced.
@@ -235,18 +241,16 @@ pub(super) fn lines(
         .iter()
         .copied()
         .partition(|guard| level.lesson.guards.contains(guard) || !level.guards.is_on(*guard));
-    if let Some(sentence) = guards::not_needed(&named, others.len()) {
-        lines.push(GuardLine {
-            words: words_of(&named),
-            guards: not_needed,
-            part: LinePart::NotNeeded,
-            was_on: true,
-            sentence,
-            holding: false,
-            what_if: None,
-        });
-    }
-    lines
+    let sentence = guards::not_needed(&named, others.len())?;
+    Some(GuardLine {
+        words: words_of(&named),
+        guards: not_needed,
+        part: LinePart::NotNeeded,
+        was_on: true,
+        sentence,
+        holding: false,
+        what_if: None,
+    })
 }
 
 /// The guards whose re-run cannot say and no line above tells yet — while

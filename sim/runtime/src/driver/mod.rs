@@ -60,10 +60,8 @@
 //! # }
 //! ```
 
-use std::collections::VecDeque;
 use std::future::{Future, poll_fn};
-use std::pin::{Pin, pin};
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::time::Duration;
 
 use crate::error::Error;
@@ -74,6 +72,9 @@ use crate::ledger::Contradiction;
 use crate::run::{Decision, RunState, ToolCall};
 use crate::toolbox::Toolbox;
 use crate::worker::{Command, GuardNote, Input, Phase, Worker};
+
+mod flights;
+use flights::{Flight, Flights, flight};
 
 /// The model's side, async: decides the run's next step from its state (see
 /// [`crate::execution::Agent`]).
@@ -572,82 +573,5 @@ impl<'t, A: AsyncAgent, T: AsyncTools, O: Observer, C: Clock + Send> Driving<'_,
             self.flights.alongside(tokio::time::sleep(policy.poll)).await;
             polls = polls.saturating_add(1);
         }
-    }
-}
-
-/// One attempt's request, as a future that owns its send and borrows only the tools.
-type Flight<'t> = Pin<Box<dyn Future<Output = Ended> + Send + 't>>;
-
-/// The request `drive` (the send of attempt `attempt` of `key`) asks for, limited to
-/// `timeout` when there is one (past it, the attempt's future is dropped: the request may
-/// have left, so it timed out).
-fn flight<'t>(
-    tools: &'t impl AsyncTools,
-    drive: Drive,
-    (key, attempt): (IdempotencyKey, u32),
-    timeout: Option<Duration>,
-) -> Flight<'t> {
-    Box::pin(async move {
-        let how = match Sending::of(&drive) {
-            Some(sending) => {
-                let sent = tools.send(&sending);
-                match timeout {
-                    Some(limit) => tokio::time::timeout(limit, sent).await.unwrap_or(Attempt::TimedOut),
-                    None => sent.await,
-                }
-            }
-            // Never: only a send is set out. Were it not one, nothing was sent.
-            None => Attempt::NotSent {
-                reason: "the driver set out a step that is not a send".to_owned(),
-            },
-        };
-        Ended { key, attempt, how }
-    })
-}
-
-/// A batch's requests in flight, and those that ended before the machine was free for them.
-#[derive(Default)]
-struct Flights<'t> {
-    out: Vec<Flight<'t>>,
-    ended: VecDeque<Ended>,
-}
-
-impl Flights<'_> {
-    /// Polls every request out; those that ended wait in `ended`, in the order they ended.
-    fn poll_out(&mut self, context: &mut Context<'_>) {
-        let mut index = 0;
-        while index < self.out.len() {
-            match self.out[index].as_mut().poll(context) {
-                Poll::Ready(ended) => {
-                    self.ended.push_back(ended);
-                    drop(self.out.swap_remove(index));
-                }
-                Poll::Pending => index += 1,
-            }
-        }
-    }
-
-    /// The next request to end, in the order they end; `None` when none is out.
-    async fn next(&mut self) -> Option<Ended> {
-        poll_fn(|context| {
-            self.poll_out(context);
-            match self.ended.pop_front() {
-                Some(ended) => Poll::Ready(Some(ended)),
-                None if self.out.is_empty() => Poll::Ready(None),
-                None => Poll::Pending,
-            }
-        })
-        .await
-    }
-
-    /// `future`, awaited while the requests out go on (a backoff, a look-up, a paused run's
-    /// poll must not hold up the batch's other calls).
-    async fn alongside<F: Future>(&mut self, future: F) -> F::Output {
-        let mut future = pin!(future);
-        poll_fn(|context| {
-            self.poll_out(context);
-            future.as_mut().poll(context)
-        })
-        .await
     }
 }
