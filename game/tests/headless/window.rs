@@ -1120,6 +1120,7 @@ fn next_up_is_the_first_level_not_yet_won_and_says_when_a_chapter_is_done() {
 #[test]
 fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
     use twice::screens::level::shortcuts;
+    let keys = shortcuts();
     let data = tempfile::tempdir().expect("temp dir");
     let mut app = game(data.path());
     open_campaign_level(&mut app, "03-model-calls-again.level.ron");
@@ -1154,7 +1155,7 @@ fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
         // No key's words run into the next key's.
         let mut words: Vec<&Drawn> = settled
             .iter()
-            .filter(|text| SHORTCUTS.iter().any(|(_, what)| text.text == *what))
+            .filter(|text| keys.iter().any(|(_, what)| text.text == *what))
             .collect();
         words.sort_by(|one, other| {
             (one.rect.left(), one.rect.top())
@@ -1171,7 +1172,7 @@ fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
             );
         }
         for (frame, drawn) in shown.iter().enumerate() {
-            for (_, words) in shortcuts() {
+            for (_, words) in keys.iter().copied() {
                 let now = place(drawn, words);
                 let then = place(settled, words);
                 assert!(then.is_some(), "zoom {zoom}: {words:?} is not in the settled overlay");
