@@ -218,8 +218,13 @@ pub fn run_on(ledger: Ledger, w1_dies: bool, story: &mut Vec<String>) -> (Vec<(S
             // it replaces, w2 may take w1's `started` call for unknown: nobody is left to
             // send it or hear its answer.
             let w2 = WorkerSetup::new("w2", RUN, tools()).replacing("w1");
+            // Named from its setup: without `.replacing("w1")` the line says plain `w2`.
+            let named = match w2.replaces.first() {
+                Some(replaced) => format!("w2 (replacing {replaced})"),
+                None => "w2".to_owned(),
+            };
             let second = run_worker(ledger, w2, &mut world, &mut clock);
-            story.push(format!("w2 (replacing w1) ended: {second:?}"));
+            story.push(format!("{named} ended: {second:?}"));
             story.push(format!("history of {key}:"));
             for entry in reader.history(&key).expect("the ledger answers") {
                 story.extend(history_line(&entry).lines().map(str::to_owned));
