@@ -154,6 +154,16 @@ impl Session {
     }
 
     /// The simulation, to read and draw.
+    /// The level's title as its header says it: numbered by campaign position (`1.3 · …`)
+    /// when it has one, by chapter otherwise (a sandbox or a replayed tape).
+    pub fn numbered_title(&self) -> String {
+        let level = &self.recipe.level.level;
+        match self.position {
+            Some(position) => format!("{position} · {}", level.title),
+            None => format!("Ch. {} · {}", level.chapter, level.title),
+        }
+    }
+
     pub fn simulation(&self) -> twice_world::simulation_lock::SimulationGuard<'_> {
         self.play.simulation()
     }

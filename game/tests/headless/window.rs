@@ -935,6 +935,20 @@ fn debrief_of(tape_name: &str) -> (tempfile::TempDir, App) {
     (data, app)
 }
 
+#[test]
+fn the_debriefs_title_numbers_the_level_as_its_header_does() {
+    let (_data, app) = debrief_of("03-model-calls-again.win.tape.ron");
+    let title = session(&app).numbered_title();
+    assert!(title.starts_with("2.1 · "), "03 is the campaign's 2.1: {title}");
+    let drawn = debrief_frames(&app, 1.0);
+    let expected = format!("Debrief · {title}");
+    assert!(
+        drawn.iter().any(|text| text.text == expected),
+        "{expected:?} not drawn: {:#?}",
+        drawn.iter().map(|text| &text.text).take(12).collect::<Vec<_>>()
+    );
+}
+
 /// The last line of the debrief's code panel (the other run's fix, as an excerpt).
 fn last_code_line(app: &App) -> Option<String> {
     use twice_world::code::Excerpt;

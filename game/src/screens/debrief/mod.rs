@@ -193,7 +193,7 @@ pub fn frame(
             let id = egui::Id::new(("debrief-verdict", run));
             whole_lines::scroll(ui, egui::ScrollArea::vertical().auto_shrink(false), id, |ui| {
                 ui.label(
-                    RichText::new(format!("Debrief · {}", level.title))
+                    RichText::new(format!("Debrief · {}", session.numbered_title()))
                         .size(theme::HEADING)
                         .color(theme::TEXT_DIM),
                 );

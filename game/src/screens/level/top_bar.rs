@@ -114,13 +114,10 @@ fn title(
     ui.add(
         egui::Label::new(
             // The campaign's position (1.3), as the level select and the browser number it.
-            RichText::new(match session.position {
-                Some(position) => format!("{position} · {}", level.title),
-                None => format!("Ch. {} · {}", level.chapter, level.title),
-            })
-            .size(theme::HEADING)
-            .strong()
-            .color(theme::TEXT),
+            RichText::new(session.numbered_title())
+                .size(theme::HEADING)
+                .strong()
+                .color(theme::TEXT),
         )
         .truncate(),
     );
