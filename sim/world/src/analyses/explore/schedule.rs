@@ -12,7 +12,7 @@ use crate::checker::Verdict;
 use crate::ledger::LedgerStore;
 use crate::level::{Level, TimedAction};
 use crate::runtime::guards::Guards;
-use crate::simulator::{SimulationBuilder, WORKERS_MAX};
+use crate::simulator::{Simulation, SimulationBuilder, WORKERS_MAX};
 
 /// Everything a schedule can be dealt from: the hand, the runs, the keys an operator can
 /// name, the workers a crash can target, and the phases worth playing at.
@@ -265,19 +265,7 @@ impl ScheduleSpace {
         simulation_seed: u64,
         actions: Vec<TimedAction>,
     ) -> Result<bool, ExploreError> {
-        let mut simulation =
-            self.builder(simulation_seed, actions)
-                .build()
-                .map_err(|source| ExploreError::Simulation {
-                    index,
-                    simulation_seed,
-                    source,
-                })?;
-        simulation.run().map_err(|source| ExploreError::Simulation {
-            index,
-            simulation_seed,
-            source,
-        })?;
+        let simulation = self.run(index, simulation_seed, actions)?;
         simulation.goal_reached().map_err(|source| ExploreError::Verdict {
             index,
             simulation_seed,
@@ -291,24 +279,27 @@ impl ScheduleSpace {
         simulation_seed: u64,
         actions: Vec<TimedAction>,
     ) -> Result<Verdict, ExploreError> {
-        let mut simulation =
-            self.builder(simulation_seed, actions)
-                .build()
-                .map_err(|source| ExploreError::Simulation {
-                    index,
-                    simulation_seed,
-                    source,
-                })?;
-        simulation.run().map_err(|source| ExploreError::Simulation {
-            index,
-            simulation_seed,
-            source,
-        })?;
+        let simulation = self.run(index, simulation_seed, actions)?;
         simulation.verdict().map_err(|source| ExploreError::Verdict {
             index,
             simulation_seed,
             source,
         })
+    }
+
+    /// The schedule simulated until the level is quiet.
+    fn run(&self, index: u64, simulation_seed: u64, actions: Vec<TimedAction>) -> Result<Simulation, ExploreError> {
+        let simulation_error = |source| ExploreError::Simulation {
+            index,
+            simulation_seed,
+            source,
+        };
+        let mut simulation = self
+            .builder(simulation_seed, actions)
+            .build()
+            .map_err(simulation_error)?;
+        simulation.run().map_err(simulation_error)?;
+        Ok(simulation)
     }
 }
 

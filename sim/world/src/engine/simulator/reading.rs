@@ -249,37 +249,25 @@ impl Simulation {
     /// explorer asks it of every schedule it deals; `tests/debrief_decided.rs` holds it equal to the
     /// verdict's on every tape and sweep move).
     pub fn goal_reached(&self) -> Result<bool, LedgerError> {
-        let mut records = self.observer.all_records()?;
-        let mut checkpoints = self.observer.checkpoints()?;
-        let mut run_history = self.observer.run_history(None)?;
-        if let Some(second) = &self.second_node {
-            records.extend(second.all_records()?);
-            checkpoints.extend(second.checkpoints()?);
-            run_history.extend(second.run_history(None)?);
-        }
         // `checker::money` reads none of the history, notes or compensations.
-        Ok(checker::money(&checker::CheckInput {
-            level: &self.level,
-            guards: self.guards,
-            billing: &self.world.billing,
-            effects: &self.world.effects,
-            records: &records,
-            history: &[],
-            second_node_history: &[],
-            checkpoints: &checkpoints,
-            run_history: &run_history,
-            notes: &[],
-            call_items: &self.call_items,
-            compensations: &[],
-            nodes: &self.nodes,
-        })
-        .goal_reached)
+        self.checked(false, |input| checker::money(input).goal_reached)
     }
 
     /// The checker's verdict on the history so far.
     pub fn verdict(&self) -> Result<Verdict, LedgerError> {
+        self.checked(true, checker::judge)
+    }
+
+    /// `check` of what the checker reads, every node's ledger included; with `history` false,
+    /// no ledger history, notes or compensations (left empty: reading the history is the
+    /// dearest part, and the goal does not need it).
+    fn checked<T>(&self, history: bool, check: impl FnOnce(&checker::CheckInput<'_>) -> T) -> Result<T, LedgerError> {
         let mut records = self.observer.all_records()?;
-        let history = self.observer.all_history()?;
+        let first_history = if history {
+            self.observer.all_history()?
+        } else {
+            Vec::new()
+        };
         let mut checkpoints = self.observer.checkpoints()?;
         let mut run_history = self.observer.run_history(None)?;
         // A second node's ledger is judged beside the first: its records and checkpoints are
@@ -290,21 +278,23 @@ impl Simulation {
             records.extend(second.all_records()?);
             checkpoints.extend(second.checkpoints()?);
             run_history.extend(second.run_history(None)?);
-            second_node_history = second.all_history()?;
+            if history {
+                second_node_history = second.all_history()?;
+            }
         }
-        Ok(checker::judge(&checker::CheckInput {
+        Ok(check(&checker::CheckInput {
             level: &self.level,
             guards: self.guards,
             billing: &self.world.billing,
             effects: &self.world.effects,
             records: &records,
-            history: &history,
+            history: &first_history,
             second_node_history: &second_node_history,
             checkpoints: &checkpoints,
             run_history: &run_history,
-            notes: &self.timeline.notes,
+            notes: if history { &self.timeline.notes } else { &[] },
             call_items: &self.call_items,
-            compensations: &self.world.compensations,
+            compensations: if history { &self.world.compensations } else { &[] },
             nodes: &self.nodes,
         }))
     }
