@@ -40,6 +40,34 @@ async function newPage(browser, label) {
   return page;
 }
 
+/**
+ * Holds back the race's news from the pages it is installed on: while held, an answer to
+ * `GET /api/race` (the page's long wait for the race to change) is fetched from the server but
+ * reaches the page only on release. Everyone pressing at once then means what it means in a
+ * room: each participant decided on the race their page showed, before hearing that someone
+ * else's decision landed. Without it, on a loaded machine the first resolve's news redraws the
+ * other pages (a decided race has no buttons) before their clicks land.
+ */
+function raceNews() {
+  let open = Promise.resolve();
+  let release = () => {};
+  return {
+    async install(page) {
+      await page.route((address) => address.pathname === '/api/race', async (route) => {
+        try {
+          const response = await route.fetch({ timeout: 60_000 });
+          await open;
+          await route.fulfill({ response });
+        } catch {
+          // The page closed while its wait was held: nothing is left to answer.
+        }
+      });
+    },
+    hold() { open = new Promise((resolve) => { release = resolve; }); },
+    release() { release(); },
+  };
+}
+
 async function join(page, name, address) {
   await page.goto(address || url);
   await page.fill('#name', name);
@@ -227,8 +255,10 @@ try {
   await presenter.click('#open-race');
   await presenter.waitForSelector('#race-tries');
   const participants = [];
+  const news = raceNews();
   for (const name of PARTICIPANTS) {
     const participant = await newPage(browser, name);
+    await news.install(participant);
     await join(participant, name);
     await participant.waitForSelector('#race-completed');
     await participant.fill('#race-reason', `${name} found cr_0001 in billing`);
@@ -236,8 +266,11 @@ try {
   }
   await shot(participants[0].page, 'web-race');
   // Everyone at once: the ledger's compare-and-set picks the winner, not the order of clicks.
+  // Each page decides on the race it shows (its news held back until every click is in).
+  news.hold();
   await Promise.all(participants.map(({ page: participant }, index) =>
     participant.click(index % 2 === 0 ? '#race-completed' : '#race-failed')));
+  news.release();
   const results = [];
   for (const { name, page: participant } of participants) {
     await participant.waitForSelector('#race-result');

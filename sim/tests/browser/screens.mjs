@@ -242,10 +242,11 @@ try {
   }
   await asPresenter('POST', '/api/presenter/race', { tape: '04-pause.lost-answer' });
   await racers[0].waitForSelector('#race-completed');
-  // The page has just heard of race 1; race 2 opens now and must reach it before any poll would.
+  // The page has just heard of race 1; race 2 opens now and must reach it before a retry would
+  // (RACE_RETRY_MS, 3 s: the page learns of it from its wait, not from asking again).
   const opened = Date.now();
   await asPresenter('POST', '/api/presenter/race', { tape: '04-pause.lost-answer' });
-  await racers[0].waitForFunction(() => document.querySelector('#race h2')?.textContent.includes('#2'), null, { timeout: 1500 });
+  await racers[0].waitForFunction(() => document.querySelector('#race h2')?.textContent.includes('#2'), null, { timeout: 2500 });
   check(true, `race 2 reached the page ${Date.now() - opened} ms after it opened (no old buttons left for a poll)`);
   await racers[1].waitForFunction(() => document.querySelector('#race h2')?.textContent.includes('#2'));
   await racers[1].fill('#race-reason', 'billing shows nothing under the key');
