@@ -1,6 +1,6 @@
 //! The executor's run-level steps: loading a checkpoint (and counting a recovery against a
-//! declared limit, table 8), saving one (a dead-lettered run's reason into its history), and
-//! settling a call a lookup proved absent (table 6).
+//! declared limit, table 8), saving one (a dead-lettered run's reason into its history),
+//! settling a call a lookup proved absent (table 6), and reading the call a paused run waits on.
 
 use super::*;
 use crate::ids::Tenant;
@@ -227,6 +227,20 @@ impl Executor {
                 item: state.item,
                 outcome,
             },
+        ))
+    }
+
+    /// Reads the call a paused run waits on, with the operator's decision behind its status if
+    /// an operator settled it: the model hears who decided and why with the settlement.
+    pub(super) fn read_record(&self, key: IdempotencyKey) -> Result<Step, LedgerError> {
+        let record = self.ledger.record(&key)?;
+        let decision = self.ledger.operator_decision(record.as_ref())?;
+        Ok(Step::feed(
+            Input::RecordRead {
+                record: record.clone(),
+                decision,
+            },
+            Report::RecordRead { key, record },
         ))
     }
 

@@ -102,7 +102,7 @@ impl Awaiting {
             Input::Reconciled(_) => self == Awaiting::LookUp,
             Input::Compensated => self == Awaiting::Undo,
             Input::Saved(_) => self == Awaiting::Save,
-            Input::RecordRead(_) => self == Awaiting::RecordRead,
+            Input::RecordRead { .. } => self == Awaiting::RecordRead,
             Input::Woken | Input::LookAgain => self == Awaiting::Wake,
         }
     }
@@ -132,7 +132,7 @@ impl Input {
             Input::Reconciled(_) => "reconciled",
             Input::Compensated => "compensated",
             Input::Saved(_) => "saved",
-            Input::RecordRead(_) => "record read",
+            Input::RecordRead { .. } => "record read",
             Input::Woken => "woken",
             Input::LookAgain => "look again",
         }
@@ -146,7 +146,9 @@ impl Input {
                 Reservation::ArgumentsMismatch { existing } => Some(existing),
                 Reservation::Fenced { .. } => None,
             },
-            Input::Checked(record) | Input::AttemptRefused { record } | Input::RecordRead(record) => record.as_ref(),
+            Input::Checked(record) | Input::AttemptRefused { record, .. } | Input::RecordRead { record, .. } => {
+                record.as_ref()
+            }
             Input::Recorded(Recorded::Recorded(record) | Recorded::LateOutcomeIgnored(record)) => Some(record),
             Input::Reconciled(Reconciled::AlreadySettled(record) | Reconciled::SettledFailed(record)) => Some(record),
             Input::Reconciled(Reconciled::NotFound { record, .. }) => record.as_deref(),
