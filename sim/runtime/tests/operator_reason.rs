@@ -248,6 +248,88 @@ async fn the_async_driver_tells_the_operators_decision_too() {
     );
 }
 
+/// A credit whose request is out when an operator settles it `failed` (acknowledging it may be
+/// in flight), and whose answer then says it took effect; or, with `lost`, whose answer is lost
+/// and whose hook finds the credit after the operator's decision. Either way the operator's
+/// decision stands (a contradiction is reported), and the model hears it as theirs.
+struct SettledMeanwhile {
+    operator: Mutex<Ledger>,
+    lost: bool,
+}
+
+impl SettledMeanwhile {
+    fn settle(&self, acknowledge: bool) {
+        let mut request = ResolveRequest::new(Status::Failed, REASON, "ada");
+        if acknowledge {
+            request = request.acknowledging_in_flight();
+        }
+        let mut ledger = self.operator.lock().expect("not poisoned");
+        operator::resolve(&mut ledger, &key(), &request, 5).expect("settled");
+    }
+}
+
+impl Tool for SettledMeanwhile {
+    type Args = serde_json::Value;
+    type Output = String;
+    const NAME: &'static str = "issue_credit";
+    const SIDE_EFFECT: SideEffect = SideEffect::External;
+    const RECONCILES: bool = true;
+
+    async fn call(&self, _args: serde_json::Value, _context: CallContext<'_>) -> Result<String, ToolFailure> {
+        if self.lost {
+            return Err(ToolFailure::Unknown(
+                "the connection dropped after the request left".into(),
+            ));
+        }
+        self.settle(true);
+        Ok("cr_0001".into())
+    }
+
+    async fn look_up(&self, _args: serde_json::Value, _context: CallContext<'_>) -> LookedUp<String> {
+        self.settle(false);
+        LookedUp::Found {
+            output: "cr_0001".into(),
+            finding: "billing holds cr_0001 under the key".into(),
+        }
+    }
+}
+
+/// The run with [`SettledMeanwhile`]: what its model was told of `c1`.
+fn settled_meanwhile(lost: bool) -> Told {
+    let ledger = Ledger::open_memory_store();
+    let tools = Toolbox::new().with(SettledMeanwhile {
+        operator: Mutex::new(ledger.connect_again().expect("connects")),
+        lost,
+    });
+    let setup = WorkerSetup::new("w1", RUN, tools.declarations());
+    let mut executor = Executor::new(ledger.connect_again().expect("connects"), &setup);
+    let mut worker = Worker::new(setup).expect("a usable setup");
+    let mut tools = tools;
+    Run::new(&mut worker, &mut executor)
+        .drive(&mut Refund::default(), &mut tools)
+        .expect("drives");
+    let contradicted = ledger.history(&key()).expect("reads");
+    assert!(
+        contradicted.iter().any(|line| line.event == HistoryEvent::Contradicted),
+        "{contradicted:?}"
+    );
+    told_of_c1(&ledger)
+}
+
+#[test]
+fn an_answer_after_the_operators_decision_leaves_the_model_told_their_decision() {
+    let told = settled_meanwhile(false);
+    assert_eq!(told.operator_decision(), Some(("ada", REASON)), "{told:?}");
+    assert!(told.did_not_take_effect());
+}
+
+#[test]
+fn a_hooks_find_after_the_operators_decision_leaves_the_model_told_their_decision() {
+    let told = settled_meanwhile(true);
+    assert_eq!(told.operator_decision(), Some(("ada", REASON)), "{told:?}");
+    assert!(told.did_not_take_effect());
+}
+
 /// A checkpoint written before `Told::SettledByOperator` existed: unit variants as bare
 /// strings, a failure as an object. It loads as it was.
 #[test]

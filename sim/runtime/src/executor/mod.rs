@@ -309,7 +309,7 @@ impl Executor {
             Recorded::Recorded(_) => None,
         };
         let step = Step::feed(
-            Input::Recorded(recorded.clone()),
+            self.as_settled_by_operator(Input::Recorded(recorded.clone()))?,
             Report::Recorded {
                 key,
                 status: outcome.status(),
@@ -524,7 +524,7 @@ impl Executor {
             )?;
         }
         let step = Step::feed(
-            Input::Reconciled(outcome.clone()),
+            self.as_settled_by_operator(Input::Reconciled(outcome.clone()))?,
             Report::Reconciled {
                 key,
                 finding: Some(finding.to_owned()),

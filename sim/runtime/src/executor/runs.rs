@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::ids::Tenant;
-use crate::ledger::{RunHistoryEntry, SaveOutcome};
+use crate::ledger::{Recorded, RunHistoryEntry, SaveOutcome};
 use crate::run::RunStatus;
 use crate::worker::DEFAULT_TENANT;
 
@@ -242,6 +242,25 @@ impl Executor {
             },
             Report::RecordRead { key, record },
         ))
+    }
+
+    /// An attempt's answer or a hook's finding that came after an operator settled the call
+    /// (the late answer is ignored, the find does not overwrite the decision): fed as the
+    /// call's record read with that operator's decision, so the model hears who decided and
+    /// why. Any other input, and one whose call no operator settled, is fed as it is.
+    pub(super) fn as_settled_by_operator(&self, input: Input) -> Result<Input, LedgerError> {
+        let current = match &input {
+            Input::Recorded(Recorded::LateOutcomeIgnored(current)) => current,
+            Input::Reconciled(Reconciled::AlreadySettled(current)) => &**current,
+            _ => return Ok(input),
+        };
+        Ok(match self.ledger.operator_decision(Some(current))? {
+            Some(decision) => Input::RecordRead {
+                record: Some(current.clone()),
+                decision: Some(decision),
+            },
+            None => input,
+        })
     }
 
     /// Table 6's "settle failed": a lookup past the tool's settle time found nothing. The call

@@ -169,7 +169,9 @@ pub enum Input {
     Compensated,
     /// The checkpoint save came back: saved, or stale.
     Saved(SaveOutcome),
-    /// A call's record, read to see how it was settled.
+    /// A call's record, read to see how it was settled — after [`Command::ReadRecord`], or in
+    /// place of an attempt's outcome or a hook's finding that came after an operator settled
+    /// the call (the executor feeds the record as it stands, with their decision).
     RecordRead {
         /// The record (`None`: no record has the key).
         record: Option<ExecutionRecord>,

@@ -102,7 +102,9 @@ impl Awaiting {
             Input::Reconciled(_) => self == Awaiting::LookUp,
             Input::Compensated => self == Awaiting::Undo,
             Input::Saved(_) => self == Awaiting::Save,
-            Input::RecordRead { .. } => self == Awaiting::RecordRead,
+            // Also in place of an outcome or a hook's finding that came after an operator
+            // settled the call: the record as it stands, with their decision.
+            Input::RecordRead { .. } => matches!(self, Awaiting::RecordRead | Awaiting::Record | Awaiting::LookUp),
             Input::Woken | Input::LookAgain => self == Awaiting::Wake,
         }
     }
