@@ -22,7 +22,7 @@ use twice_sim::ledger::{ExecutionRecord, Ledger, Recorded, ReserveRequest};
 use twice_sim::level;
 use twice_sim::runtime::key::IdempotencyKey;
 use twice_sim::runtime::rules::{Outcome as AttemptOutcome, Status};
-use twice_sim::runtime::run::{RunState, Told};
+use twice_sim::runtime::run::{RunState, Settled, Told};
 use twice_sim::runtime::tool::SideEffect;
 use twice_sim::simulator::{Simulation, SimulationBuilder};
 
@@ -369,11 +369,14 @@ async fn compensation_runs_once_and_resumes_the_paused_run() {
     simulation.run().unwrap();
     let (_, state) = run_state(&simulation);
     assert!(
-        state
-            .transcript
-            .iter()
-            .any(|(call, told)| call == "c1" && *told == Told::Compensated),
-        "the model was told its call was compensated: {:?}",
+        state.transcript.iter().any(|(call, told)| call == "c1"
+            && *told
+                == Told::SettledByOperator {
+                    settled: Settled::Compensated,
+                    operator: "grace".into(),
+                    reason: "refund landed twice on another channel; void this one".into(),
+                }),
+        "the model was told its call was compensated, by whom and why: {:?}",
         state.transcript
     );
 }
@@ -1699,7 +1702,11 @@ async fn over_billing_compensation_voids_the_credit_once_and_resumes_the_paused_
     assert_eq!(paused.simulation.notice_settlements().unwrap(), 1);
     paused.simulation.run().unwrap();
     assert!(
-        told_for_c1(&paused.simulation).contains(&Told::Compensated),
+        told_for_c1(&paused.simulation).contains(&Told::SettledByOperator {
+            settled: Settled::Compensated,
+            operator: "grace".into(),
+            reason: "the customer cancelled the order; void the refund".into(),
+        }),
         "{:?}",
         told_for_c1(&paused.simulation)
     );
@@ -1762,7 +1769,11 @@ async fn over_billing_absent_is_no_proof_for_a_call_whose_request_passed_the_fen
     paused.simulation.run().unwrap();
     assert_eq!(
         told_for_c1(&paused.simulation).first(),
-        Some(&Told::DidNotTakeEffect),
+        Some(&Told::SettledByOperator {
+            settled: Settled::DidNotTakeEffect,
+            operator: "ada".into(),
+            reason: "billing's log shows the request never arrived".into(),
+        }),
         "{:?}",
         told_for_c1(&paused.simulation)
     );

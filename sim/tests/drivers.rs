@@ -111,6 +111,8 @@ fn worker_process(run_id: &str, ledger: &Path, billing: &str) -> (WorkerEnd, Vec
         key_retention_ms: None,
         lookup_settle_ms: None,
         recovery_attempts_max: None,
+        no_hook: false,
+        replaces: Vec::new(),
     };
     let config = WorkerConfig::from_args(&args).expect("the flags are good");
     let mut driver = Driver::new(config, Ledger::open(ledger).expect("the ledger opens")).expect("a driver");

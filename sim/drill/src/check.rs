@@ -13,13 +13,15 @@
 //!   unless its run honestly waits on an unknown call (a lost credit);
 //! - nobody asked for a compensation, so billing holds no reversal.
 
+mod settlements;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use super::script;
 use twice_world::billing::{Billing, Entry, EntryKind, KeyHandling};
-use twice_world::ledger::{Checkpoint, ExecutionRecord};
+use twice_world::ledger::{Checkpoint, ExecutionRecord, HistoryEntry};
 use twice_world::model::RunScript;
 use twice_world::runtime::guards::{Guard, Guards};
 use twice_world::runtime::rules::Status;
@@ -38,6 +40,13 @@ pub struct CheckInput<'a> {
     pub checkpoints: &'a [Checkpoint],
     pub billing: &'a Billing,
     pub guards: Guards,
+    /// Every record's history lines, in the order they were written.
+    pub history: &'a [HistoryEntry],
+    /// The workers' tool declares a reconcile hook.
+    pub hook_declared: bool,
+    /// Every process that ended was replaced by the one that recovered its run, and none ran
+    /// beside another ([`crate::supervisor::DrillConfig::every_end_replaced`]).
+    pub every_end_replaced: bool,
 }
 
 /// What the checker found.
@@ -62,6 +71,12 @@ pub struct Findings {
     pub lost_credits: u32,
     /// Unknown calls whose credit billing holds under their key, where the hook could have asked.
     pub unsettled_but_found: u32,
+    /// Calls a worker that replaced a dead one recorded `recovered_unknown`.
+    pub calls_recovered_unknown: u32,
+    /// Calls whose status an operator's decision set, with their reason.
+    pub settled_by_operator: u32,
+    /// Operator resolutions of a `started` call (acknowledging it may be in flight).
+    pub operator_settled_started: u32,
     pub violations_total: u32,
     /// The first [`VIOLATIONS_SHOWN_MAX`] violations, spelled out.
     pub violations: Vec<String>,
@@ -142,6 +157,7 @@ pub fn judge(input: &CheckInput<'_>) -> Findings {
     let landed = judge_billing(input, &scripts, &mut findings);
     judge_intents(input, &checkpoints, &records, &landed, &mut findings);
     judge_keys(input, &scripts, &records, &landed, &mut findings);
+    settlements::judge_settlements(input, &mut findings);
     findings
 }
 
@@ -369,6 +385,7 @@ mod tests {
     use super::*;
     use twice_world::billing::CreditRequest;
     use twice_world::billing_tools::CreditArguments;
+    use twice_world::ledger::HistoryEvent;
     use twice_world::runtime::key::IdempotencyKey;
     use twice_world::runtime::run::Told;
     use twice_world::runtime::tool::SideEffect;
@@ -450,6 +467,9 @@ mod tests {
             checkpoints,
             billing,
             guards: Guards::all_on(),
+            history: &[],
+            hook_declared: true,
+            every_end_replaced: false,
         })
     }
 
@@ -546,5 +566,156 @@ mod tests {
         assert!(text.contains("compensated by itself"), "{text}");
         assert!(text.contains("never reserved"), "{text}");
         assert!(text.contains("neither finished"), "{text}");
+    }
+
+    /// One history line of the one-credit script's `c1`.
+    fn line(script: &RunScript, id: u64, event: HistoryEvent, actor: &str, moved: (Status, Status)) -> HistoryEntry {
+        HistoryEntry {
+            id,
+            key: IdempotencyKey::per_call(&script.id, "c1").unwrap(),
+            at_ms: id,
+            actor: actor.into(),
+            event,
+            from_status: Some(moved.0),
+            to_status: Some(moved.1),
+            reason: (event == HistoryEvent::Resolved).then(|| "billing holds nothing under the key".into()),
+            detail: None,
+        }
+    }
+
+    /// The one-credit script's `c1`, now `status` after `history`, its model told `told`; the
+    /// settlement violations only (a failed call's credit is owed, which is another finding).
+    fn settlement_violations(
+        history: &[HistoryEntry],
+        status: Status,
+        told: Told,
+        hook_declared: bool,
+        every_end_replaced: bool,
+    ) -> (Findings, Vec<String>) {
+        let script = one_credit_script();
+        let mut state = RunState::from_json(&checkpoint(&script, RunStatus::Completed).state).unwrap();
+        state.transcript = vec![("c1".into(), told)];
+        let checkpoint = Checkpoint::new(script.id.clone(), 3, "completed", state.to_json(), "w1", 3);
+        let findings = judge(&CheckInput {
+            scripts: std::slice::from_ref(&script),
+            records: &[record(&script, status)],
+            checkpoints: &[checkpoint],
+            billing: &billing_with(&script, u32::from(status == Status::Completed)),
+            guards: Guards::all_on(),
+            history,
+            hook_declared,
+            every_end_replaced,
+        });
+        let settling = findings
+            .violations
+            .iter()
+            .filter(|violation| !violation.contains("lost credit") && !violation.contains("credits landed"))
+            .cloned()
+            .collect();
+        (findings, settling)
+    }
+
+    #[test]
+    fn a_tool_without_a_hook_never_has_a_call_settled_by_one() {
+        let script = one_credit_script();
+        let history = [line(
+            &script,
+            1,
+            HistoryEvent::Reconciled,
+            "w2",
+            (Status::Indeterminate, Status::Completed),
+        )];
+        let result = || Told::Result { result: "ok".into() };
+        let (_, none_declared) = settlement_violations(&history, Status::Completed, result(), false, false);
+        assert!(none_declared[0].contains("declares none"), "{none_declared:?}");
+        let (_, declared) = settlement_violations(&history, Status::Completed, result(), true, false);
+        assert!(declared.is_empty(), "{declared:?}");
+    }
+
+    #[test]
+    fn a_call_recovered_unknown_is_settled_only_by_the_hook_or_an_operator() {
+        let script = one_credit_script();
+        let recovered = line(
+            &script,
+            1,
+            HistoryEvent::RecoveredUnknown,
+            "w2",
+            (Status::Started, Status::Indeterminate),
+        );
+        let result = || Told::Result { result: "ok".into() };
+        let by_an_outcome = [
+            recovered.clone(),
+            line(
+                &script,
+                2,
+                HistoryEvent::Outcome(twice_world::runtime::rules::Outcome::Completed),
+                "w9",
+                (Status::Indeterminate, Status::Completed),
+            ),
+        ];
+        let (_, wrong) = settlement_violations(&by_an_outcome, Status::Completed, result(), true, true);
+        assert!(wrong[0].contains("only the reconcile hook or an operator"), "{wrong:?}");
+        let by_the_operator = [
+            recovered,
+            line(
+                &script,
+                2,
+                HistoryEvent::Resolved,
+                "drill-operator",
+                (Status::Indeterminate, Status::Completed),
+            ),
+        ];
+        let (findings, right) = settlement_violations(&by_the_operator, Status::Completed, result(), false, true);
+        assert!(right.is_empty(), "{right:?}");
+        assert_eq!(
+            (
+                findings.calls_recovered_unknown,
+                findings.settled_by_operator,
+                findings.operator_settled_started
+            ),
+            (1, 1, 0)
+        );
+    }
+
+    #[test]
+    fn where_every_ended_process_was_replaced_the_operator_never_settles_a_started_call() {
+        let script = one_credit_script();
+        let history = [line(
+            &script,
+            1,
+            HistoryEvent::Resolved,
+            "drill-operator",
+            (Status::Started, Status::Completed),
+        )];
+        let result = || Told::Result { result: "ok".into() };
+        let (findings, replaced) = settlement_violations(&history, Status::Completed, result(), true, true);
+        assert_eq!(findings.operator_settled_started, 1);
+        assert!(replaced[0].contains("acknowledging it in flight"), "{replaced:?}");
+        let (_, not_replaced) = settlement_violations(&history, Status::Completed, result(), true, false);
+        assert!(not_replaced.is_empty(), "{not_replaced:?}");
+    }
+
+    #[test]
+    fn the_model_hears_an_operators_decision_as_theirs() {
+        let script = one_credit_script();
+        let history = [line(
+            &script,
+            1,
+            HistoryEvent::Resolved,
+            "drill-operator",
+            (Status::Indeterminate, Status::Failed),
+        )];
+        let (_, plain) = settlement_violations(&history, Status::Failed, Told::DidNotTakeEffect, true, true);
+        assert!(
+            plain[0].contains("the model was told \"did not take effect\"") && plain[0].contains("drill-operator"),
+            "{plain:?}"
+        );
+        let theirs = Told::SettledByOperator {
+            settled: twice_world::runtime::run::Settled::DidNotTakeEffect,
+            operator: "drill-operator".into(),
+            reason: "billing holds nothing under the key".into(),
+        };
+        let (_, heard) = settlement_violations(&history, Status::Failed, theirs, true, true);
+        assert!(heard.is_empty(), "{heard:?}");
     }
 }

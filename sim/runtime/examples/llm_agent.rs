@@ -131,11 +131,18 @@ impl Conversation {
 
 /// What the model reads of a call's end.
 fn words(told: &Told) -> String {
+    // An operator's settlement comes with who decided and why: the model can pass it on.
+    let by = told
+        .operator_decision()
+        .map(|(operator, reason)| format!(" (settled by operator {operator}: {reason})"))
+        .unwrap_or_default();
     match told {
         Told::Result { result } => result.clone(),
         Told::Failed { reason } => format!("error: {reason}"),
-        Told::DidNotTakeEffect => "error: the call did not take effect".into(),
-        Told::Compensated => "the call took effect and was undone".into(),
+        _ if told.compensated() => format!("the call took effect and was undone{by}"),
+        _ if told.did_not_take_effect() => format!("error: the call did not take effect{by}"),
+        // `Told` may grow; whatever else it says, nothing of the call stands.
+        _ => format!("error: the call did not stand{by}"),
     }
 }
 

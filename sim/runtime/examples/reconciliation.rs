@@ -7,7 +7,8 @@
 //!    as if the timeout never happened. Nothing is paid twice.
 //! 2. A credit that never landed: the request was lost on the way, and billing's lookup is
 //!    down, so the hook cannot tell. An operator checks billing by hand and settles the call
-//!    `failed` (compare-and-set, with a reason); the model then hears it did not take effect.
+//!    `failed` (compare-and-set, with a reason); the model then hears it did not take effect, and
+//!    from whom and why.
 //! 3. A compensation an operator asked for: the credit stands, the operator decides it should
 //!    not, and the runtime voids it through the tool's compensation — once.
 //! 4. A call refused before anything was sent (the account is locked): recorded `failed`, not
@@ -346,11 +347,21 @@ fn ending(ending: &Ending) -> String {
 
 /// What the model was told last, in words.
 fn told_words(told: &Told) -> String {
-    match told {
-        Told::Result { result } => format!("the result {result}"),
-        Told::Failed { reason } => format!("it failed ({reason})"),
-        Told::DidNotTakeEffect => "it did not take effect".into(),
-        Told::Compensated => "it took effect and was compensated".into(),
+    let what = if told.compensated() {
+        "it took effect and was compensated".to_owned()
+    } else if told.did_not_take_effect() {
+        "it did not take effect".to_owned()
+    } else {
+        match told {
+            Told::Result { result } => format!("the result {result}"),
+            Told::Failed { reason } => format!("it failed ({reason})"),
+            // `Told` may grow: what this example does not know it names as the runtime stores it.
+            other => format!("{other:?}"),
+        }
+    };
+    match told.operator_decision() {
+        Some((operator, reason)) => format!("{what}: {operator} settled it so, because \"{reason}\""),
+        None => what,
     }
 }
 
@@ -497,6 +508,12 @@ mod tests {
         assert_eq!(billing(&one.billing).credits.len(), 1, "found, not sent again:\n{text}");
         assert_eq!(billing(&one.billing).paid_cents(), 2_500, "{text}");
         assert_eq!(status(&two), Status::Failed, "{text}");
+        // The model hears the operator's decision with who made it and why.
+        assert_eq!(
+            two.told().unwrap(),
+            "it did not take effect: op-ana settled it so, because \"no credit under this key in billing's dashboard\"",
+            "{text}"
+        );
         assert_eq!(billing(&two.billing).paid_cents(), 0, "{text}");
         assert_eq!(status(&three), Status::Compensated, "{text}");
         assert_eq!(billing(&three.billing).paid_cents(), 0, "{text}");

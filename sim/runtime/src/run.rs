@@ -135,8 +135,12 @@ pub struct ToolCall {
 }
 
 /// What the model is told about a call.
+///
+/// Stored in checkpoints (`last_told`, `transcript`) by its variant's name: a variant added
+/// later leaves the forms already stored as they were, so an old checkpoint still loads.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Told {
     /// The call took effect; here is its result.
     Result {
@@ -148,9 +152,35 @@ pub enum Told {
         /// Why.
         reason: String,
     },
-    /// Settled after a pause: it did not take effect.
+    /// Settled after a pause, not by an operator (another worker's reconcile hook, say): it
+    /// did not take effect.
     DidNotTakeEffect,
-    /// Settled after a pause: it took effect and was compensated.
+    /// Settled after a pause, not by an operator: it took effect and was compensated.
+    Compensated,
+    /// Settled after a pause by an operator: what they decided, who they are and why, as the
+    /// call's history keeps it — so an agent can say "billing shows nothing; ops (ada)
+    /// settled it failed: no credit under the key".
+    SettledByOperator {
+        /// What stands of the call by the operator's decision.
+        settled: Settled,
+        /// Who decided (the history line's actor).
+        operator: String,
+        /// Why, in the operator's words.
+        reason: String,
+    },
+}
+
+/// What an operator's settlement leaves standing of a call ([`Told::SettledByOperator`]). A
+/// call an operator resolved `completed` is told as [`Told::Result`]: its result is what the
+/// model needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Settled {
+    /// Resolved `failed` (or nothing was found to compensate): it did not take effect.
+    DidNotTakeEffect,
+    /// It took effect and the operator had it compensated (`compensating` while the undo is
+    /// being confirmed, `compensated` once it is).
     Compensated,
 }
 
@@ -158,6 +188,39 @@ impl Told {
     /// True when the model would see nothing stand from its call.
     pub fn nothing_stands(&self) -> bool {
         !matches!(self, Told::Result { .. })
+    }
+
+    /// True when the call took effect and was undone, whoever decided it.
+    pub fn compensated(&self) -> bool {
+        matches!(
+            self,
+            Told::Compensated
+                | Told::SettledByOperator {
+                    settled: Settled::Compensated,
+                    ..
+                }
+        )
+    }
+
+    /// True when the call was settled as not having taken effect, whoever decided it (a call
+    /// that failed on its own is [`Told::Failed`]).
+    pub fn did_not_take_effect(&self) -> bool {
+        matches!(
+            self,
+            Told::DidNotTakeEffect
+                | Told::SettledByOperator {
+                    settled: Settled::DidNotTakeEffect,
+                    ..
+                }
+        )
+    }
+
+    /// The operator who settled the call and their reason, when one did.
+    pub fn operator_decision(&self) -> Option<(&str, &str)> {
+        match self {
+            Told::SettledByOperator { operator, reason, .. } => Some((operator, reason)),
+            _ => None,
+        }
     }
 }
 

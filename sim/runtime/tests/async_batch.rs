@@ -228,3 +228,68 @@ async fn a_reconcile_hook_is_told_when_the_ledger_recorded_the_send() {
         "attempt 0, the send's time, the key to pass on"
     );
 }
+
+/// Ada's credit is lost at once and looked up by its hook, while Bob's request of the same turn
+/// is still out; the provider can tell about Ada's only once Bob's has been answered. A driver
+/// that stopped polling the turn's requests while it awaits a look-up would never see Bob
+/// answered, and the hook could not tell.
+struct LookedUpBesideAnother {
+    bob_answered: Arc<tokio::sync::Notify>,
+}
+
+impl Tool for LookedUpBesideAnother {
+    type Args = Credit;
+    type Output = String;
+    const NAME: &'static str = "issue_credit";
+    const SIDE_EFFECT: SideEffect = SideEffect::External;
+    const RECONCILES: bool = true;
+
+    async fn call(&self, credit: Credit, _context: CallContext<'_>) -> Result<String, ToolFailure> {
+        if credit.account == "ada" {
+            return Err(ToolFailure::Unknown(
+                "the connection dropped after the request left".into(),
+            ));
+        }
+        // Still on its way when the driver sets it out.
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        self.bob_answered.notify_one();
+        Ok(format!("credit for {}", credit.account))
+    }
+
+    async fn look_up(&self, credit: Credit, _context: CallContext<'_>) -> LookedUp<String> {
+        match tokio::time::timeout(Duration::from_secs(1), self.bob_answered.notified()).await {
+            Ok(()) => LookedUp::Found {
+                output: format!("credit for {}", credit.account),
+                finding: "the provider's log, caught up once Bob's request was in, holds Ada's credit".into(),
+            },
+            Err(_) => LookedUp::CannotTell {
+                reason: "Bob's request was never answered while Ada's was looked up".into(),
+            },
+        }
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_look_up_does_not_hold_up_the_turns_other_request() {
+    let tools = Toolbox::new().with(LookedUpBesideAnother {
+        bob_answered: Arc::new(tokio::sync::Notify::new()),
+    });
+    let setup = WorkerSetup::new("worker-1", RUN, tools.declarations());
+    let ledger = Ledger::open_memory_store();
+    let mut executor = Executor::new(ledger.connect_again().expect("connects"), &setup);
+    let mut worker = Worker::new(setup).expect("a usable setup");
+    let ending = AsyncRun::new(&mut worker, &mut executor)
+        .drive(&mut TwoCredits, &tools)
+        .await
+        .expect("the ledger answers");
+    assert_eq!(ending, Ending::Exited(Exit::Completed), "nothing paused");
+    let history = ledger.history(&key("c1")).expect("reads");
+    assert!(
+        history.iter().any(|entry| entry.event == HistoryEvent::Reconciled),
+        "Ada's call was settled by the hook: {history:?}"
+    );
+    for call in ["c1", "c2"] {
+        let record = ledger.record(&key(call)).expect("reads").expect("recorded");
+        assert_eq!(record.status, Status::Completed, "{call}: {record:?}");
+    }
+}

@@ -9,7 +9,7 @@ use twice_runtime::key::IdempotencyKey;
 use twice_runtime::ledger::{HistoryEvent, Ledger, RunEvent};
 use twice_runtime::operator::{self, ResolveRequest};
 use twice_runtime::rules::Status;
-use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, Told, ToolCall};
+use twice_runtime::run::{Arguments, Decision, RunState, RunStatus, Settled, Told, ToolCall};
 use twice_runtime::tool::{SideEffect, ToolDeclaration};
 use twice_runtime::worker::{CallRefused, Command, Held, Input, WaitReason, Words, Worker, WorkerSetup, WorkerState};
 
@@ -144,8 +144,12 @@ fn a_decision_made_before_the_send_stays_true_the_send_is_fenced_on_its_record()
     };
     assert_eq!(
         state.last_told,
-        Some(Told::DidNotTakeEffect),
-        "the model hears the decision"
+        Some(Told::SettledByOperator {
+            settled: Settled::DidNotTakeEffect,
+            operator: "op-ana".into(),
+            reason: "billing has nothing for it".into(),
+        }),
+        "the model hears the decision, whose it is and why"
     );
     let history = operator_ledger.history(&key("r1:c1")).unwrap();
     assert_eq!(history.last().unwrap().event, HistoryEvent::SendRefused);

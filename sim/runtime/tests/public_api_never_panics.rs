@@ -18,7 +18,9 @@ use proptest::prelude::*;
 use twice_runtime::ToolAnswer;
 use twice_runtime::executor::{Drive, Executor, Next};
 use twice_runtime::key::IdempotencyKey;
-use twice_runtime::ledger::{ExecutionRecord, HistoryEntry, HistoryEvent, Ledger, Recorded, Reservation, SaveOutcome};
+use twice_runtime::ledger::{
+    ExecutionRecord, HistoryEntry, HistoryEvent, Ledger, OperatorDecision, Recorded, Reservation, SaveOutcome,
+};
 use twice_runtime::operator::{
     self, CompensateRequest, CompensationTarget, Effect, HeldLedger, LookupError, ResolveRequest, UndoError,
 };
@@ -150,7 +152,7 @@ enum ChaosInput {
     Recorded { status: usize, late: bool },
     Reconciled { kind: usize },
     Saved { kind: usize, version: u32 },
-    RecordRead { status: Option<usize> },
+    RecordRead { status: Option<usize>, by_operator: bool },
     Woken,
     LookAgain,
     Compensated,
@@ -260,7 +262,8 @@ fn chaos_input() -> impl Strategy<Value = ChaosInput> {
         (0..Status::ALL.len(), any::<bool>()).prop_map(|(status, late)| ChaosInput::Recorded { status, late }),
         (0_usize..5).prop_map(|kind| ChaosInput::Reconciled { kind }),
         (0_usize..3, 0_u32..4).prop_map(|(kind, version)| ChaosInput::Saved { kind, version }),
-        prop::option::of(0..Status::ALL.len()).prop_map(|status| ChaosInput::RecordRead { status }),
+        (prop::option::of(0..Status::ALL.len()), any::<bool>())
+            .prop_map(|(status, by_operator)| ChaosInput::RecordRead { status, by_operator }),
         Just(ChaosInput::Woken),
         Just(ChaosInput::LookAgain),
         Just(ChaosInput::Compensated),
@@ -613,7 +616,10 @@ impl Case {
                     owner: "w9".into(),
                 },
             }),
-            ChaosInput::RecordRead { status } => Input::RecordRead(status.and_then(|status| record(status, &call_key))),
+            ChaosInput::RecordRead { status, by_operator } => Input::RecordRead {
+                record: status.and_then(|status| record(status, &call_key)),
+                decision: by_operator.then(|| OperatorDecision::new("op-ana", "looked in billing")),
+            },
             ChaosInput::Woken => Input::Woken,
             ChaosInput::LookAgain => Input::LookAgain,
             ChaosInput::Compensated => Input::Compensated,

@@ -11,7 +11,7 @@ use twice_world::level::{Level, Play, WireRule, parse_level};
 use twice_world::runtime::guards::{Guard, Guards};
 use twice_world::runtime::key::IdempotencyKey;
 use twice_world::runtime::rules::Status;
-use twice_world::runtime::run::{RunState, RunStatus, Told};
+use twice_world::runtime::run::{RunState, RunStatus, Settled, Told};
 use twice_world::simulator::{Simulation, SimulationBuilder};
 
 /// A one-run level: `calls` credits (RON list items), billing key handling, model policy.
@@ -363,8 +363,12 @@ fn pause_on_indeterminate_waits_and_is_resumed_with_the_truth_when_settled() {
     assert_eq!(state.status, RunStatus::Completed);
     assert_eq!(
         state.transcript[0].1,
-        Told::DidNotTakeEffect,
-        "the model hears the truth, not \"failed\""
+        Told::SettledByOperator {
+            settled: Settled::DidNotTakeEffect,
+            operator: "op-ana".into(),
+            reason: "billing has no credit for r1:c1".into(),
+        },
+        "the model hears the truth, not \"failed\", with whose decision it is and why"
     );
 }
 

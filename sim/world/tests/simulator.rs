@@ -195,7 +195,15 @@ fn a_quiet_level_wakes_when_someone_outside_settles_what_it_waits_on() {
         "r1 resumed and went on to its second credit"
     );
     let state = twice_world::runtime::run::RunState::from_json(&checkpoint.state).unwrap();
-    assert_eq!(state.transcript[0].1, twice_world::runtime::run::Told::DidNotTakeEffect);
+    assert_eq!(
+        state.transcript[0].1,
+        twice_world::runtime::run::Told::SettledByOperator {
+            settled: twice_world::runtime::run::Settled::DidNotTakeEffect,
+            operator: "op-ana".into(),
+            reason: "no credit in billing".into(),
+        },
+        "the model hears the operator's decision, whose it is and why"
+    );
 }
 
 /// The game's operator HTTP API compensates through these two calls (look the credit up by

@@ -296,10 +296,18 @@ fn ask_model(line: &mut Line, state: &RunState, now_ms: &mut u64) -> Result<(Dec
             let (kind, content) = match told {
                 Told::Result { result } => ("result", result.clone()),
                 Told::Failed { reason } => ("failed", reason.clone()),
-                Told::DidNotTakeEffect => ("did_not_take_effect", String::new()),
-                Told::Compensated => ("compensated", String::new()),
+                _ if told.compensated() => ("compensated", String::new()),
+                _ if told.did_not_take_effect() => ("did_not_take_effect", String::new()),
+                // A telling this protocol has no kind for (`Told` may grow): nothing of the call
+                // stands, as for a failure, and the runtime's own form says what it was.
+                other => ("failed", format!("{other:?}")),
             };
-            json!({ "call": call, "told": kind, "content": content })
+            match told.operator_decision() {
+                Some((operator, reason)) => {
+                    json!({ "call": call, "told": kind, "content": reason, "operator": operator })
+                }
+                None => json!({ "call": call, "told": kind, "content": content }),
+            }
         })
         .collect();
     Line::send(&json!({ "type": "model", "transcript": transcript }))?;

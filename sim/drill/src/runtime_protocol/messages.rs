@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use twice_world::runtime::run::{Told, ToolCall};
+use twice_world::runtime::run::{Settled, Told, ToolCall};
 use twice_world::runtime::tool::ToolDeclaration;
 use twice_world::runtime::worker::Phase;
 
@@ -166,9 +166,13 @@ pub struct ToldEntry {
     pub call: String,
     /// `result`, `failed`, `did_not_take_effect` or `compensated`.
     pub told: ToldKind,
-    /// The result, or why it failed.
+    /// The result, or why it failed; for a call an operator settled (`operator`), their reason.
     #[serde(default)]
     pub content: String,
+    /// For `did_not_take_effect` and `compensated`: the operator who settled the call, when
+    /// one did (absent otherwise, and from runtimes that do not say).
+    #[serde(default)]
+    pub operator: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -190,8 +194,21 @@ impl ToldEntry {
             ToldKind::Failed => Told::Failed {
                 reason: self.content.clone(),
             },
-            ToldKind::DidNotTakeEffect => Told::DidNotTakeEffect,
-            ToldKind::Compensated => Told::Compensated,
+            ToldKind::DidNotTakeEffect | ToldKind::Compensated => {
+                let (settled, plain) = if self.told == ToldKind::Compensated {
+                    (Settled::Compensated, Told::Compensated)
+                } else {
+                    (Settled::DidNotTakeEffect, Told::DidNotTakeEffect)
+                };
+                match &self.operator {
+                    Some(operator) => Told::SettledByOperator {
+                        settled,
+                        operator: operator.clone(),
+                        reason: self.content.clone(),
+                    },
+                    None => plain,
+                }
+            }
         }
     }
 }
@@ -318,6 +335,39 @@ mod tests {
         let long = format!(r#"{{"type":"nonsense","pad":"{}"}}"#, "x".repeat(500));
         let cut = parse_line(&long).expect_err("unknown").to_string();
         assert!(cut.contains('…') && cut.len() < 400, "{cut}");
+    }
+
+    /// A runtime may say which operator settled a call (`operator`, their reason in
+    /// `content`); one that does not is read as before.
+    #[test]
+    fn an_operators_settlement_is_read_with_who_and_why() {
+        let model = parse_line(
+            r#"{"type":"model","transcript":[
+                {"call":"c1","told":"did_not_take_effect","operator":"ada","content":"billing shows nothing"},
+                {"call":"c2","told":"compensated","operator":"bo","content":"order cancelled"},
+                {"call":"c3","told":"did_not_take_effect"}]}"#,
+        )
+        .expect("a model request");
+        let FromRuntime::Model { transcript } = model else {
+            panic!("a model request")
+        };
+        let told: Vec<Told> = transcript.iter().map(ToldEntry::told).collect();
+        assert_eq!(
+            told,
+            [
+                Told::SettledByOperator {
+                    settled: Settled::DidNotTakeEffect,
+                    operator: "ada".into(),
+                    reason: "billing shows nothing".into(),
+                },
+                Told::SettledByOperator {
+                    settled: Settled::Compensated,
+                    operator: "bo".into(),
+                    reason: "order cancelled".into(),
+                },
+                Told::DidNotTakeEffect,
+            ]
+        );
     }
 
     #[test]

@@ -107,6 +107,16 @@ pub struct DrillArgs {
     /// dead-lettered. Default: no limit.
     #[arg(long)]
     pub recovery_attempts_max: Option<u32>,
+    /// The workers' tool declares no reconcile hook (a provider that cannot be asked): a call
+    /// left unknown waits for the drill's operator, who checks billing by hand.
+    #[arg(long)]
+    pub no_hook: bool,
+    /// Start each process that recovers a run replacing the run's processes that ended
+    /// (`WorkerSetup::replacing`): a killed worker's `started` call is recorded
+    /// `recovered_unknown`, and the operator settles it without acknowledging a request in
+    /// flight. With `--no-hook`: a crash without a reconcile hook.
+    #[arg(long)]
+    pub replacing: bool,
 }
 
 /// A drill's checked settings.
@@ -142,6 +152,10 @@ pub struct DrillConfig {
     /// What the workers' tool adds to billing's settle time and send window (`--settle-margin-ms`).
     pub settle_margin_ms: u64,
     pub recovery_attempts_max: Option<u32>,
+    /// The workers' tool declares a reconcile hook (not `--no-hook`).
+    pub hook: bool,
+    /// `--replacing`.
+    pub replacing: bool,
 }
 
 impl DrillConfig {
@@ -241,11 +255,21 @@ impl DrillConfig {
             request_window_ms,
             settle_margin_ms: args.settle_margin_ms,
             recovery_attempts_max: args.recovery_attempts_max,
+            hook: !args.no_hook,
+            replacing: args.replacing,
         })
     }
 }
 
 impl DrillConfig {
+    /// Every process that ended is replaced by the one that recovers its run, and no process
+    /// lives on beside another on one run (no duplicates, no cut-off or paused twins' elders):
+    /// then every `started` call the operator meets is one a replacing worker recorded
+    /// `recovered_unknown` first.
+    pub fn every_end_replaced(&self) -> bool {
+        self.replacing && !self.duplicates && self.partitions == 0 && self.pauses == 0
+    }
+
     /// Billing's terms as every worker's tool declares them (see [`declared_terms`]).
     pub fn declared_terms(&self) -> Terms {
         declared_terms(self.terms, self.request_window_ms, self.settle_margin_ms)

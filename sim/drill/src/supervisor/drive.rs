@@ -70,6 +70,7 @@ impl Supervisor {
         };
         let run = slot.run;
         self.runs[run].live.remove(&process);
+        self.runs[run].ended.push(process);
         let killed = slot.kill_requested && status.as_ref().is_some_and(killed_by_sigkill);
         if killed {
             self.counters.kills += 1;

@@ -23,7 +23,10 @@
 //!    [`twice_world::runtime::operator::resolve`], with a reason, and a fresh process resumes the run;
 //!    the model hears the truth — the call did not take effect — and calls again with a new key.
 //!    With `--no-operator`, or where billing cannot be asked (it ignores keys, or the key never
-//!    reaches it), the run stays honestly waiting.
+//!    reaches it), the run stays honestly waiting. With `--replacing`, a fresh process replaces
+//!    the run's processes that ended (`WorkerSetup::replacing`): their `started` calls are
+//!    recorded `recovered_unknown` first, and with `--no-hook` (the tool declares no hook) the
+//!    operator settles each one — a crash without a reconcile hook.
 //! 5. When every run has finished or waits with nothing left to try, it stops billing (which
 //!    applies whatever it still holds), reads the ledger and the billing database, and checks
 //!    ([`crate::check`]).
@@ -202,6 +205,9 @@ struct RunSlot {
     duplicate_at: Option<u32>,
     /// The key a fresh process was started for because billing held its credit.
     hook_tried: Option<String>,
+    /// Its processes that ended, in the order they ended: with `--replacing`, the process
+    /// that recovers the run replaces them.
+    ended: Vec<u32>,
 }
 
 #[derive(Debug)]

@@ -119,7 +119,7 @@ impl Supervisor {
             let lookup = self.lookup(&key).await?;
             if let Some(credit) = &lookup.credit {
                 let hook_tried = self.runs[run].hook_tried.as_deref() == Some(key.as_str());
-                if self.config.guards.is_on(Guard::ReconcileHook) && !hook_tried {
+                if self.config.hook && self.config.guards.is_on(Guard::ReconcileHook) && !hook_tried {
                     // A fresh process asks the reconcile hook, which now finds the credit.
                     self.runs[run].hook_tried = Some(key.clone());
                     self.counters.found_after_wait += 1;

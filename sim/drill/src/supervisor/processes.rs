@@ -151,6 +151,18 @@ impl Supervisor {
         if let Some(limit) = self.config.recovery_attempts_max {
             args.extend(["--recovery-attempts-max".to_owned(), limit.to_string()]);
         }
+        if !self.config.hook {
+            args.push("--no-hook".into());
+        }
+        if self.config.replacing
+            && let Some(slot) = self.runs.iter().find(|slot| slot.id == run)
+        {
+            // Reaped: none of them will send or hear anything more. A request one of them sent
+            // may still reach billing; the operator waits out billing's send window for that.
+            for ended in &slot.ended {
+                args.extend(["--replaces".to_owned(), format!("w{ended}")]);
+            }
+        }
         args
     }
 

@@ -57,6 +57,12 @@ pub struct DrillReport {
     /// Unknown calls the drill's operator resolved: `failed` when billing holds no credit under
     /// the key, `completed` when it does and the hook already had its chance.
     pub operator_resolutions: u32,
+    /// Calls a worker that replaced a dead one recorded `recovered_unknown` (`--replacing`).
+    pub calls_recovered_unknown: u32,
+    /// Calls whose status an operator's decision set, with their reason (from the history).
+    pub settled_by_operator: u32,
+    /// Of the operator's resolutions, those of a `started` call (acknowledging it in flight).
+    pub operator_settled_started: u32,
     pub calls_completed: u32,
     pub calls_failed: u32,
     pub calls_unknown: u32,
@@ -119,6 +125,9 @@ pub(super) fn report(
         worker_error_samples: counters.worker_error_samples.clone(),
         found_after_wait: counters.found_after_wait,
         operator_resolutions: counters.operator_resolutions,
+        calls_recovered_unknown: findings.calls_recovered_unknown,
+        settled_by_operator: findings.settled_by_operator,
+        operator_settled_started: findings.operator_settled_started,
         calls_completed: findings.calls_completed,
         calls_failed: findings.calls_failed,
         calls_unknown: findings.calls_unknown,
@@ -281,6 +290,17 @@ fn call_rows(report: &DrillReport, lines: &mut Vec<String>) {
             report.found_after_wait, report.operator_resolutions
         ),
     ));
+    if report.calls_recovered_unknown + report.settled_by_operator > 0 {
+        lines.push(row(
+            "recovered unknown",
+            report.calls_recovered_unknown.to_string(),
+            format!(
+                "dead workers' calls; {} settled by an operator with a reason; {} of a started call",
+                counted(u64::from(report.settled_by_operator), "call", "calls"),
+                counted(u64::from(report.operator_settled_started), "resolution", "resolutions")
+            ),
+        ));
+    }
     lines.push(row(
         "credits applied",
         report.credits_applied.to_string(),

@@ -187,6 +187,7 @@ fn plan_runs(rng: &mut ChaCha8Rng, config: &DrillConfig) -> Vec<RunSlot> {
             processes: 0,
             duplicate_at: None,
             hook_tried: None,
+            ended: Vec::new(),
         })
         .collect();
     for _ in 0..config.kills {
@@ -206,6 +207,7 @@ fn check_drill(supervisor: &Supervisor, billing_path: &Path, config: &DrillConfi
     let scripts: Vec<RunScript> = supervisor.runs.iter().map(|run| script::script_for(&run.id)).collect();
     let records = supervisor.observer.all_records()?;
     let checkpoints = supervisor.observer.checkpoints()?;
+    let history = supervisor.observer.all_history()?;
     let (_, billing) = BillingStore::open_existing(billing_path)?;
     Ok(check::judge(&CheckInput {
         scripts: &scripts,
@@ -213,6 +215,9 @@ fn check_drill(supervisor: &Supervisor, billing_path: &Path, config: &DrillConfi
         checkpoints: &checkpoints,
         billing: &billing,
         guards: config.guards,
+        history: &history,
+        hook_declared: config.hook,
+        every_end_replaced: config.every_end_replaced(),
     }))
 }
 

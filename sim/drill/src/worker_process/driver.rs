@@ -119,6 +119,9 @@ impl Driver {
             .with_lease_ms(config.lease_ms)
             .with_words(twice_world::text::WORDS);
         setup.recovery_attempts_max = config.recovery_attempts_max;
+        for replaced in &config.replaces {
+            setup = setup.replacing(replaced.clone());
+        }
         let mut park = ParkPolicy::waiting();
         park.poll = config.park_poll;
         park.look_again_after_polls = LOOK_AGAIN_AFTER_POLLS;

@@ -103,6 +103,15 @@ pub struct WorkerArgs {
     /// before it is dead-lettered (`recovery_attempts_max`). Default: no limit.
     #[arg(long)]
     pub recovery_attempts_max: Option<u32>,
+    /// The tool declares no reconcile hook: a call whose outcome is unknown waits for an
+    /// operator (as a tool whose provider cannot be asked).
+    #[arg(long)]
+    pub no_hook: bool,
+    /// A worker whose process is known to have ended, which this one replaces
+    /// (`WorkerSetup::replacing`; repeat for each): its `started` call, found with no outcome,
+    /// is recorded `indeterminate` (`recovered_unknown`) for a hook or an operator to settle.
+    #[arg(long = "replaces", value_name = "WORKER_ID")]
+    pub replaces: Vec<String>,
     /// Exit at once when standard input closes: the drill holds it, so workers never outlive it.
     #[arg(long)]
     pub stop_on_stdin_close: bool,
@@ -149,6 +158,8 @@ pub struct WorkerConfig {
     pub tools: Vec<ToolDeclaration>,
     /// `--recovery-attempts-max`.
     pub recovery_attempts_max: Option<u32>,
+    /// `--replaces`: the workers known dead whose `started` calls this one may record unknown.
+    pub replaces: Vec<WorkerId>,
 }
 
 impl WorkerConfig {
@@ -172,20 +183,29 @@ impl WorkerConfig {
             .worker_id
             .clone()
             .unwrap_or_else(|| format!("p{}", std::process::id()));
-        if worker_id.trim().is_empty()
-            || worker_id.chars().count() > WORKER_ID_CHARS_MAX
-            || worker_id.chars().any(char::is_control)
-        {
-            return Err(FlagError::invalid(
-                "worker-id",
-                format!("--worker-id `{worker_id}` must have 1 to {WORKER_ID_CHARS_MAX} visible characters"),
-            ));
+        check_worker_id("worker-id", &worker_id)?;
+        for replaced in &args.replaces {
+            check_worker_id("replaces", replaced)?;
+            if *replaced == worker_id {
+                return Err(FlagError::invalid(
+                    "replaces",
+                    format!(
+                        "--replaces `{replaced}` is this worker's own id: a worker restarted under its own id \
+                         needs no --replaces"
+                    ),
+                ));
+            }
         }
         within("timeout-ms", args.timeout_ms, 1, TIMEOUT_MS_MAX)?;
         within("model-delay-ms", args.model_delay_ms, 0, MODEL_DELAY_MS_MAX)?;
         within("park-poll-ms", args.park_poll_ms, PARK_POLL_MS_MIN, PARK_POLL_MS_MAX)?;
         within("lease-ms", args.lease_ms, 1, LEASE_MS_MAX)?;
-        let tools = script::tools_with_terms(args.key_retention_ms, args.lookup_settle_ms);
+        let mut tools = script::tools_with_terms(args.key_retention_ms, args.lookup_settle_ms);
+        if args.no_hook {
+            for tool in &mut tools {
+                tool.reconcile = false;
+            }
+        }
         if let Some(problem) = tools.iter().find_map(ToolDeclaration::terms_problem) {
             return Err(FlagError::invalid(
                 "key-retention-ms",
@@ -210,8 +230,24 @@ impl WorkerConfig {
             exit_when_parked: args.exit_when_parked,
             tools,
             recovery_attempts_max: args.recovery_attempts_max,
+            replaces: args.replaces.iter().cloned().map(WorkerId::new).collect(),
         })
     }
+}
+
+/// A worker id given as `--flag`: 1 to [`WORKER_ID_CHARS_MAX`] visible characters (it is the
+/// ledger's `owner`).
+fn check_worker_id(flag: &'static str, worker_id: &str) -> Result<(), FlagError> {
+    if worker_id.trim().is_empty()
+        || worker_id.chars().count() > WORKER_ID_CHARS_MAX
+        || worker_id.chars().any(char::is_control)
+    {
+        return Err(FlagError::invalid(
+            flag,
+            format!("--{flag} `{worker_id}` must have 1 to {WORKER_ID_CHARS_MAX} visible characters"),
+        ));
+    }
+    Ok(())
 }
 
 /// Prints markers, flushed at once. A closed standard output (nobody reading) is ignored:
@@ -297,5 +333,46 @@ pub fn worker_command(args: WorkerArgs) -> u8 {
             );
             EXIT_FAILED
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{WorkerArgs, WorkerConfig};
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        args: WorkerArgs,
+    }
+
+    fn config(extra: &[&str]) -> Result<WorkerConfig, String> {
+        let mut all = vec![
+            "worker",
+            "--ledger",
+            "/tmp/unused.sqlite",
+            "--billing",
+            "http://127.0.0.1:9",
+            "--run",
+            "run-0001",
+        ];
+        all.extend_from_slice(extra);
+        WorkerConfig::from_args(&Flags::parse_from(all).args).map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn replaced_workers_and_the_missing_hook_reach_the_setup_and_bad_ids_are_named() {
+        let replacing =
+            config(&["--worker-id", "w3", "--replaces", "w1", "--replaces", "w2", "--no-hook"]).expect("good flags");
+        let replaced: Vec<&str> = replacing.replaces.iter().map(|worker| worker.as_str()).collect();
+        assert_eq!(replaced, ["w1", "w2"]);
+        assert!(replacing.tools.iter().all(|tool| !tool.reconcile), "--no-hook");
+        assert!(config(&[]).expect("good flags").tools.iter().all(|tool| tool.reconcile));
+        let own = config(&["--worker-id", "w3", "--replaces", "w3"]).expect_err("its own id");
+        assert!(own.contains("--replaces `w3`") && own.contains("own id"), "{own}");
+        let blank = config(&["--replaces", " "]).expect_err("a blank id");
+        assert!(blank.contains("--replaces ` `"), "{blank}");
     }
 }

@@ -1,11 +1,14 @@
-//! A turn's requests in flight at once: each attempt's send is a future of its own, polled
-//! beside the others and beside whatever the driver awaits meanwhile (a backoff, a look-up).
+//! A turn's requests in flight at once: each attempt's send is a future of its own, kept in a
+//! `FuturesUnordered` beside the others and polled beside whatever the driver awaits meanwhile
+//! (a backoff, a look-up).
 
 use std::collections::VecDeque;
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::time::Duration;
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::AsyncTools;
 use crate::execution::{Attempt, Ended, Sending};
@@ -45,44 +48,40 @@ pub(super) fn flight<'t>(
 /// A batch's requests in flight, and those that ended before the machine was free for them.
 #[derive(Default)]
 pub(super) struct Flights<'t> {
-    pub(super) out: Vec<Flight<'t>>,
-    pub(super) ended: VecDeque<Ended>,
+    /// The requests out; each is polled only when its own waker says it can go on.
+    out: FuturesUnordered<Flight<'t>>,
+    /// Requests that ended while the driver awaited something else, in the order they ended.
+    ended: VecDeque<Ended>,
 }
 
-impl Flights<'_> {
-    /// Polls every request out; those that ended wait in `ended`, in the order they ended.
-    fn poll_out(&mut self, context: &mut Context<'_>) {
-        let mut index = 0;
-        while index < self.out.len() {
-            match self.out[index].as_mut().poll(context) {
-                Poll::Ready(ended) => {
-                    self.ended.push_back(ended);
-                    drop(self.out.swap_remove(index));
-                }
-                Poll::Pending => index += 1,
-            }
-        }
+impl<'t> Flights<'t> {
+    /// A request left and its answer is to come.
+    pub(super) fn set_out(&mut self, flight: Flight<'t>) {
+        self.out.push(flight);
+    }
+
+    /// A request that ended as it was set out: the machine hears it when it is free.
+    pub(super) fn ended_at_once(&mut self, ended: Ended) {
+        self.ended.push_back(ended);
     }
 
     /// The next request to end, in the order they end; `None` when none is out.
     pub(super) async fn next(&mut self) -> Option<Ended> {
-        poll_fn(|context| {
-            self.poll_out(context);
-            match self.ended.pop_front() {
-                Some(ended) => Poll::Ready(Some(ended)),
-                None if self.out.is_empty() => Poll::Ready(None),
-                None => Poll::Pending,
-            }
-        })
-        .await
+        match self.ended.pop_front() {
+            Some(ended) => Some(ended),
+            None => self.out.next().await,
+        }
     }
 
     /// `future`, awaited while the requests out go on (a backoff, a look-up, a paused run's
-    /// poll must not hold up the batch's other calls).
+    /// poll must not hold up the batch's other calls); those that end meanwhile wait for
+    /// [`Flights::next`], in the order they ended.
     pub(super) async fn alongside<F: Future>(&mut self, future: F) -> F::Output {
         let mut future = pin!(future);
         poll_fn(|context| {
-            self.poll_out(context);
+            while let Poll::Ready(Some(ended)) = self.out.poll_next_unpin(context) {
+                self.ended.push_back(ended);
+            }
             future.as_mut().poll(context)
         })
         .await

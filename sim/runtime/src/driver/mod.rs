@@ -60,9 +60,10 @@
 //! # }
 //! ```
 
-use std::future::{Future, poll_fn};
-use std::task::Poll;
+use std::future::Future;
 use std::time::Duration;
+
+use futures_util::FutureExt;
 
 use crate::error::Error;
 use crate::execution::{AgentError, Attempt, Clock, Ended, Ending, LookUp, Sending};
@@ -456,7 +457,7 @@ impl<'t, A: AsyncAgent, T: AsyncTools, O: Observer, C: Clock + Send> Driving<'_,
             let (key, attempt) = (sending.key.clone(), sending.attempt);
             let flight = flight(self.tools, drive, (key.clone(), attempt), self.options.attempt_timeout);
             let input = if in_batch {
-                self.set_out(flight, key, attempt).await
+                self.set_out(flight, key, attempt)
             } else {
                 let ended = flight.await;
                 self.observer.attempted(&key, attempt, &ended.how);
@@ -520,10 +521,11 @@ impl<'t, A: AsyncAgent, T: AsyncTools, O: Observer, C: Clock + Send> Driving<'_,
     /// A batch's request set out: polled once (a tool that refuses before sending says so
     /// at once, and the machine hears it now), then left in flight while the machine begins
     /// the batch's next call ([`Input::Sent`]); its end is fed when the machine is free.
-    async fn set_out(&mut self, mut flight: Flight<'t>, key: IdempotencyKey, attempt: u32) -> Input {
-        let first = poll_fn(|context| Poll::Ready(flight.as_mut().poll(context))).await;
-        match first {
-            Poll::Ready(Ended {
+    fn set_out(&mut self, mut flight: Flight<'t>, key: IdempotencyKey, attempt: u32) -> Input {
+        // One poll, no wait: a request still on its way is polled again, with its own waker,
+        // among the flights.
+        match (&mut flight).now_or_never() {
+            Some(Ended {
                 how: Attempt::NotSent { reason },
                 ..
             }) => {
@@ -531,12 +533,12 @@ impl<'t, A: AsyncAgent, T: AsyncTools, O: Observer, C: Clock + Send> Driving<'_,
                 self.observer.attempted(&key, attempt, &how);
                 Input::NotAttempted { reason }
             }
-            Poll::Ready(ended) => {
-                self.flights.ended.push_back(ended);
+            Some(ended) => {
+                self.flights.ended_at_once(ended);
                 Input::Sent { key, attempt }
             }
-            Poll::Pending => {
-                self.flights.out.push(flight);
+            None => {
+                self.flights.set_out(flight);
                 Input::Sent { key, attempt }
             }
         }

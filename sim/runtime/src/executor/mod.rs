@@ -260,13 +260,7 @@ impl Executor {
                 expected_version,
                 still_failed,
             } => self.save(&state, expected_version, still_failed.as_ref(), now_ms),
-            Command::ReadRecord { key } => {
-                let record = self.ledger.record(&key)?;
-                Ok(Step::feed(
-                    Input::RecordRead(record.clone()),
-                    Report::RecordRead { key, record },
-                ))
-            }
+            Command::ReadRecord { key } => self.read_record(key),
             Command::Park { key } => Ok(Step::drive(Drive::Park { key })),
             Command::StandDown { note } => Ok(Step::drive(Drive::StandDown { note })),
             Command::WaitForPerson { reason } => {
@@ -315,7 +309,7 @@ impl Executor {
             Recorded::Recorded(_) => None,
         };
         let step = Step::feed(
-            Input::Recorded(recorded.clone()),
+            self.as_settled_by_operator(Input::Recorded(recorded.clone()))?,
             Report::Recorded {
                 key,
                 status: outcome.status(),
@@ -449,7 +443,10 @@ impl Executor {
                 Ok(send(Some(report), key, now_ms))
             }
             AttemptStart::Refused(record) => Ok(Step::feed(
-                Input::AttemptRefused { record: record.clone() },
+                Input::AttemptRefused {
+                    decision: self.ledger.operator_decision(record.as_ref())?,
+                    record: record.clone(),
+                },
                 Report::SendRefused { key, attempt, record },
             )),
         }
@@ -527,7 +524,7 @@ impl Executor {
             )?;
         }
         let step = Step::feed(
-            Input::Reconciled(outcome.clone()),
+            self.as_settled_by_operator(Input::Reconciled(outcome.clone()))?,
             Report::Reconciled {
                 key,
                 finding: Some(finding.to_owned()),

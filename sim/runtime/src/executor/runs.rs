@@ -1,10 +1,10 @@
 //! The executor's run-level steps: loading a checkpoint (and counting a recovery against a
-//! declared limit, table 8), saving one (a dead-lettered run's reason into its history), and
-//! settling a call a lookup proved absent (table 6).
+//! declared limit, table 8), saving one (a dead-lettered run's reason into its history),
+//! settling a call a lookup proved absent (table 6), and reading the call a paused run waits on.
 
 use super::*;
 use crate::ids::Tenant;
-use crate::ledger::{RunHistoryEntry, SaveOutcome};
+use crate::ledger::{Recorded, RunHistoryEntry, SaveOutcome};
 use crate::run::RunStatus;
 use crate::worker::DEFAULT_TENANT;
 
@@ -228,6 +228,39 @@ impl Executor {
                 outcome,
             },
         ))
+    }
+
+    /// Reads the call a paused run waits on, with the operator's decision behind its status if
+    /// an operator settled it: the model hears who decided and why with the settlement.
+    pub(super) fn read_record(&self, key: IdempotencyKey) -> Result<Step, LedgerError> {
+        let record = self.ledger.record(&key)?;
+        let decision = self.ledger.operator_decision(record.as_ref())?;
+        Ok(Step::feed(
+            Input::RecordRead {
+                record: record.clone(),
+                decision,
+            },
+            Report::RecordRead { key, record },
+        ))
+    }
+
+    /// An attempt's answer or a hook's finding that came after an operator settled the call
+    /// (the late answer is ignored, the find does not overwrite the decision): fed as the
+    /// call's record read with that operator's decision, so the model hears who decided and
+    /// why. Any other input, and one whose call no operator settled, is fed as it is.
+    pub(super) fn as_settled_by_operator(&self, input: Input) -> Result<Input, LedgerError> {
+        let current = match &input {
+            Input::Recorded(Recorded::LateOutcomeIgnored(current)) => current,
+            Input::Reconciled(Reconciled::AlreadySettled(current)) => &**current,
+            _ => return Ok(input),
+        };
+        Ok(match self.ledger.operator_decision(Some(current))? {
+            Some(decision) => Input::RecordRead {
+                record: Some(current.clone()),
+                decision: Some(decision),
+            },
+            None => input,
+        })
     }
 
     /// Table 6's "settle failed": a lookup past the tool's settle time found nothing. The call

@@ -4,8 +4,9 @@
 use super::operations::{self, HistoryLine, RunHistoryLine};
 use super::{
     AttemptStart, Checkpoint, CheckpointSave, Contradiction, ContradictionSource, ExecutionRecord, FoldedReservation,
-    HistoryEntry, HistoryEvent, LIST_LIMIT_MAX, LateAnswer, Ledger, LedgerError, RecordFilter, Recorded, Reservation,
-    ReserveRequest, RunEvent, RunHistoryEntry, SaveOutcome, SettleError, Settlement, Store, memory, sqlite,
+    HistoryEntry, HistoryEvent, LIST_LIMIT_MAX, LateAnswer, Ledger, LedgerError, OperatorDecision, RecordFilter,
+    Recorded, Reservation, ReserveRequest, RunEvent, RunHistoryEntry, SaveOutcome, SettleError, Settlement, Store,
+    memory, sqlite,
 };
 use crate::key::IdempotencyKey;
 use crate::rules::Outcome;
@@ -374,6 +375,22 @@ impl Ledger {
     /// store's own failure ([`LedgerError::Failed`], [`LedgerError::Store`]).
     pub fn history(&self, key: &IdempotencyKey) -> Result<Vec<HistoryEntry>, LedgerError> {
         self.history_where(Some(key))
+    }
+
+    /// The operator's decision behind `record`'s status ([`OperatorDecision::behind`]), read
+    /// from its history; `None` for no record, for a call still unknown (its history is not
+    /// read then: a call on its way never costs the read), and for one no operator settled.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError`] when the history cannot be read, as for [`Ledger::history`].
+    pub fn operator_decision(&self, record: Option<&ExecutionRecord>) -> Result<Option<OperatorDecision>, LedgerError> {
+        match record {
+            Some(record) if record.status.is_settled() => {
+                Ok(OperatorDecision::behind(record, &self.history(&record.key)?))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// Every record's history, in the order it was written.

@@ -62,8 +62,8 @@ pub use group::{
 };
 pub use operations::{CheckpointRow, HistoryLine, RecordWrite, RunHistoryLine, Tables};
 pub use records::{
-    AttemptStart, Checkpoint, CheckpointSave, ExecutionRecord, FoldedReservation, HistoryEntry, LateAnswer, Recorded,
-    Reservation, RunHistoryEntry, SaveOutcome, SettleError, Settlement, StoredHistoryLine,
+    AttemptStart, Checkpoint, CheckpointSave, ExecutionRecord, FoldedReservation, HistoryEntry, LateAnswer,
+    OperatorDecision, Recorded, Reservation, RunHistoryEntry, SaveOutcome, SettleError, Settlement, StoredHistoryLine,
 };
 pub use request::ReserveRequest;
 #[cfg(feature = "sqlite")]

@@ -122,6 +122,50 @@ impl ExecutionRecord {
     }
 }
 
+/// An operator's decision that put a call in its status, as the call's history keeps it: who
+/// and why. What a paused run's model hears with the settlement ([`crate::run::Told::SettledByOperator`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OperatorDecision {
+    /// The operator (the history line's actor).
+    pub operator: String,
+    /// Why, in the operator's words.
+    pub reason: String,
+}
+
+impl OperatorDecision {
+    /// `operator` decided because of `reason`.
+    pub fn new(operator: impl Into<String>, reason: impl Into<String>) -> OperatorDecision {
+        OperatorDecision {
+            operator: operator.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The operator's decision behind `record`'s status: the last line of `history` that moved
+    /// the record to that status, when it is an operator's (a resolve, a compensation claimed
+    /// or applied, or nothing found to compensate) and gives a reason. `None` for a call still
+    /// unknown, or one its own attempt, a reconcile hook or a naive runtime's reflex settled.
+    pub fn behind(record: &ExecutionRecord, history: &[HistoryEntry]) -> Option<OperatorDecision> {
+        if record.status.is_unknown() {
+            return None;
+        }
+        let line = history
+            .iter()
+            .rev()
+            .find(|line| line.key == record.key && line.to_status == Some(record.status))?;
+        let by_operator = matches!(
+            line.event,
+            HistoryEvent::Resolved
+                | HistoryEvent::CompensationClaimed
+                | HistoryEvent::CompensationApplied
+                | HistoryEvent::NothingToCompensate
+        );
+        let reason = line.reason.as_ref().filter(|_| by_operator)?;
+        Some(OperatorDecision::new(line.actor.clone(), reason.clone()))
+    }
+}
+
 /// One line of a record's append-only history.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryEntry {

@@ -169,7 +169,11 @@ impl Worker {
 
     /// The send fence refused: nothing was sent. The worker follows the record: a settled
     /// call is the truth; a call another worker now owns (or an unknown one) is unknown to it.
-    pub(super) fn attempt_refused(&mut self, record: Option<ExecutionRecord>) -> Option<Command> {
+    pub(super) fn attempt_refused(
+        &mut self,
+        record: Option<ExecutionRecord>,
+        decision: Option<OperatorDecision>,
+    ) -> Option<Command> {
         let context = self.context_mut();
         context.awaiting_attempt = None;
         let key = context.key.clone();
@@ -179,7 +183,7 @@ impl Worker {
         );
         self.note(Guard::Ledger, Held::SendRefused { status, owner });
         match record {
-            Some(record) if record.status.is_settled() => self.truth_or_unknown(Some(record)),
+            Some(record) if record.status.is_settled() => self.truth_or_unknown(Some(record), decision),
             Some(_) => {
                 self.context_mut().recovered = true;
                 self.unknown()

@@ -80,7 +80,7 @@ impl Worker {
                 self.context_mut().reserved_at_ms = Some(record.created_at_ms);
                 self.invoke(now_ms, 1)
             }
-            Input::AttemptRefused { record } => self.attempt_refused(record),
+            Input::AttemptRefused { record, decision } => self.attempt_refused(record, decision),
             Input::NotAttempted { reason } => {
                 self.context_mut().awaiting_attempt = None;
                 if !self.guard(Guard::RefusalIsFailed) {
@@ -118,7 +118,7 @@ impl Worker {
                 self.invoke(now_ms, next)
             }
             Input::Recorded(Recorded::Recorded(record)) => self.after_record(record.status, record.result),
-            Input::Recorded(Recorded::LateOutcomeIgnored(current)) => self.truth_or_unknown(Some(current)),
+            Input::Recorded(Recorded::LateOutcomeIgnored(current)) => self.truth_or_unknown(Some(current), None),
             Input::Reconciled(reconciled) => self.on_reconciled(now_ms, reconciled),
             Input::Compensated if self.undoing.is_some() => self.undo_next(),
             Input::Compensated if self.context().recovered => self.tell(Told::Compensated),
@@ -126,7 +126,7 @@ impl Worker {
                 reason: (self.setup.words.told_failed)(ToldFailed::UnknownCompensated),
             }),
             Input::Saved(outcome) => self.saved(outcome),
-            Input::RecordRead(record) => self.truth_or_unknown(record),
+            Input::RecordRead { record, decision } => self.truth_or_unknown(record, decision),
             Input::Woken => {
                 self.state = WorkerState::Reconciling;
                 Some(Command::ReadRecord {

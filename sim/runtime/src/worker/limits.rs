@@ -53,7 +53,7 @@ impl Worker {
             }
             Reconciled::Unknown => self.unknown(),
             Reconciled::AlreadySettled(record) | Reconciled::SettledFailed(record) => {
-                self.truth_or_unknown(Some(*record))
+                self.truth_or_unknown(Some(*record), None)
             }
             Reconciled::NotFound { record, asked_at_ms } => {
                 self.not_found(asked_at_ms.min(now_ms), record.map(|record| *record))
@@ -71,7 +71,7 @@ impl Worker {
         }
         let record = match record {
             Some(record) if record.status.is_unknown() => record,
-            settled_or_none => return self.truth_or_unknown(settled_or_none),
+            settled_or_none => return self.truth_or_unknown(settled_or_none, None),
         };
         let facts = AbsentFacts {
             lookup_settle_ms,

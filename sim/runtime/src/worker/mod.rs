@@ -11,12 +11,12 @@ use crate::answer::ToolAnswer;
 use crate::guards::{Guard, NaiveRefusal};
 use crate::ids::{RunId, WorkerId};
 use crate::key::{IdempotencyKey, KeyScheme};
-use crate::ledger::{ExecutionRecord, Recorded, Reservation, SaveOutcome};
+use crate::ledger::{ExecutionRecord, OperatorDecision, Recorded, Reservation, SaveOutcome};
 use crate::rules::{
     AttemptEnd, FailedRunAction, Fired, Outcome, OutcomeAction, ReservationAction, Status, UnknownAction,
     failed_run_undo, outcome_action, reservation_action, unknown_action,
 };
-use crate::run::{Decision, RunState, RunStatus, Told, ToolCall};
+use crate::run::{Decision, RunState, RunStatus, Settled, Told, ToolCall};
 use crate::tool::{SideEffect, ToolDeclaration};
 
 mod batch;
@@ -115,6 +115,9 @@ pub enum Input {
     AttemptRefused {
         /// The record (`None`: it has none).
         record: Option<ExecutionRecord>,
+        /// The operator's decision behind its status, when an operator settled it before it
+        /// was sent ([`OperatorDecision::behind`]): the model hears who decided and why.
+        decision: Option<OperatorDecision>,
     },
     /// The tool refused before sending anything.
     NotAttempted {
@@ -166,8 +169,16 @@ pub enum Input {
     Compensated,
     /// The checkpoint save came back: saved, or stale.
     Saved(SaveOutcome),
-    /// A call's record, read to see how it was settled.
-    RecordRead(Option<ExecutionRecord>),
+    /// A call's record, read to see how it was settled — after [`Command::ReadRecord`], or in
+    /// place of an attempt's outcome or a hook's finding that came after an operator settled
+    /// the call (the executor feeds the record as it stands, with their decision).
+    RecordRead {
+        /// The record (`None`: no record has the key).
+        record: Option<ExecutionRecord>,
+        /// The operator's decision behind its status, when an operator settled it
+        /// ([`OperatorDecision::behind`]): the model hears who decided and why.
+        decision: Option<OperatorDecision>,
+    },
     /// A parked worker is woken: the call it waits on was settled.
     Woken,
     /// A parked worker is asked to look again: something that could settle its call changed

@@ -102,7 +102,9 @@ impl Awaiting {
             Input::Reconciled(_) => self == Awaiting::LookUp,
             Input::Compensated => self == Awaiting::Undo,
             Input::Saved(_) => self == Awaiting::Save,
-            Input::RecordRead(_) => self == Awaiting::RecordRead,
+            // Also in place of an outcome or a hook's finding that came after an operator
+            // settled the call: the record as it stands, with their decision.
+            Input::RecordRead { .. } => matches!(self, Awaiting::RecordRead | Awaiting::Record | Awaiting::LookUp),
             Input::Woken | Input::LookAgain => self == Awaiting::Wake,
         }
     }
@@ -132,7 +134,7 @@ impl Input {
             Input::Reconciled(_) => "reconciled",
             Input::Compensated => "compensated",
             Input::Saved(_) => "saved",
-            Input::RecordRead(_) => "record read",
+            Input::RecordRead { .. } => "record read",
             Input::Woken => "woken",
             Input::LookAgain => "look again",
         }
@@ -146,7 +148,9 @@ impl Input {
                 Reservation::ArgumentsMismatch { existing } => Some(existing),
                 Reservation::Fenced { .. } => None,
             },
-            Input::Checked(record) | Input::AttemptRefused { record } | Input::RecordRead(record) => record.as_ref(),
+            Input::Checked(record) | Input::AttemptRefused { record, .. } | Input::RecordRead { record, .. } => {
+                record.as_ref()
+            }
             Input::Recorded(Recorded::Recorded(record) | Recorded::LateOutcomeIgnored(record)) => Some(record),
             Input::Reconciled(Reconciled::AlreadySettled(record) | Reconciled::SettledFailed(record)) => Some(record),
             Input::Reconciled(Reconciled::NotFound { record, .. }) => record.as_deref(),

@@ -22,17 +22,32 @@ pub(super) struct RunUndo {
 }
 
 impl Worker {
-    /// The settled truth of a record, or the unknown path if it is still unknown.
-    pub(super) fn truth_or_unknown(&mut self, record: Option<ExecutionRecord>) -> Option<Command> {
+    /// The settled truth of a record, or the unknown path if it is still unknown. An
+    /// operator's `decision` behind a settlement is told with it: who decided, and why.
+    pub(super) fn truth_or_unknown(
+        &mut self,
+        record: Option<ExecutionRecord>,
+        decision: Option<OperatorDecision>,
+    ) -> Option<Command> {
+        let told = |settled: Settled, plain: Told| match decision {
+            Some(OperatorDecision { operator, reason, .. }) => Told::SettledByOperator {
+                settled,
+                operator,
+                reason,
+            },
+            None => plain,
+        };
         match record.map(|record| (record.status, record.result)) {
             Some((Status::Completed, result)) => self.tell(Told::Result {
                 result: result.unwrap_or_default(),
             }),
             Some((Status::Failed, _)) => {
                 self.relied_failure = Some(self.context().key.clone());
-                self.tell(Told::DidNotTakeEffect)
+                self.tell(told(Settled::DidNotTakeEffect, Told::DidNotTakeEffect))
             }
-            Some((Status::Compensating | Status::Compensated, _)) => self.tell(Told::Compensated),
+            Some((Status::Compensating | Status::Compensated, _)) => {
+                self.tell(told(Settled::Compensated, Told::Compensated))
+            }
             Some((Status::Started | Status::Indeterminate, _)) | None => self.unknown(),
         }
     }

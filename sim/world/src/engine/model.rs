@@ -181,7 +181,8 @@ pub fn decide(
     let mut next = state.clone();
     let mut used_card = false;
     // A model that accepts a compensation hears it as a decision, not as nothing done.
-    let accepted_undo = policy.on_compensated == OnCompensated::Accept && next.last_told == Some(Told::Compensated);
+    let accepted_undo =
+        policy.on_compensated == OnCompensated::Accept && next.last_told.as_ref().is_some_and(Told::compensated);
     let repeat = match &next.last_told {
         None => false,
         Some(_) if accepted_undo => false,

@@ -34,11 +34,18 @@ pub fn told_failed_words(told: ToldFailed) -> String {
 
 /// What the model was told about a call, in a few words (Penny quotes it when she gives up).
 pub fn told_words(told: &Told) -> String {
-    match told {
-        Told::Result { result } => format!("result {result}"),
-        Told::Failed { reason } => format!("failed: {reason}"),
-        Told::DidNotTakeEffect => "did not take effect".into(),
-        Told::Compensated => "compensated".into(),
+    let settled = match told {
+        Told::Result { result } => return format!("result {result}"),
+        Told::Failed { reason } => return format!("failed: {reason}"),
+        _ if told.compensated() => "compensated",
+        _ if told.did_not_take_effect() => "did not take effect",
+        // A telling this build has no words for: all the model can act on is that nothing of
+        // the call stands (`Told` may grow).
+        _ => "nothing of it stands",
+    };
+    match told.operator_decision() {
+        Some((operator, reason)) => format!("{settled}: operator {operator} decided so ({reason})"),
+        None => settled.to_owned(),
     }
 }
 

@@ -3,7 +3,7 @@
 //! the same path every time. What it leaves in the run's state is what the library expects a
 //! model to leave: the counters moved on, the call numbered from the run's own counter.
 
-use twice_runtime::run::{Arguments, Decision, RunState, Told, ToolCall};
+use twice_runtime::run::{Arguments, Decision, RunState, ToolCall};
 
 /// The model's policy, as the level gives it.
 #[derive(Clone, Copy, Debug)]
@@ -65,7 +65,7 @@ pub fn decide(says: Says, state: &RunState, policy: Policy) -> Result<(Decision,
             Some(told)
                 if policy.gives_up_on_failure
                     && told.nothing_stands()
-                    && !(policy.accepts_compensation && *told == Told::Compensated) =>
+                    && !(policy.accepts_compensation && told.compensated()) =>
             {
                 let reason = format!("Penny gave up on step {}", next.item + 1);
                 Ok((Decision::FailRun { reason }, next))
