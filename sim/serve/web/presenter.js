@@ -368,12 +368,15 @@ function planPanel(plan) {
     h('h2', {}, 'The plan', h('span', {class: 'hint'}, plan.source)),
     h('div', {class: 'table-scroll plan-scroll', 'data-scroll': 'plan'}, h('table', {id: 'plan'},
       h('thead', {}, h('tr', {}, h('th', {}, 'minute'), h('th', {}, 'what happens'), h('th', {}, 'the room does'))),
-      h('tbody', {}, plan.rows.map((row, index) => h('tr', {class: index === plan.clock.row ? 'now' : '', 'data-row': index},
+      h('tbody', {}, plan.rows.map((row, index) => [row, index, row.planned.filter((level) => level.position && level.position !== level.number)])
+        .map(([row, index, renamed]) => h('tr', {class: index === plan.clock.row ? 'now' : '', 'data-row': index},
         h('td', {class: 'mono'}, `${row.from_minute}–${row.to_minute}`),
         h('td', {}, row.title ? h('strong', {}, row.title) : null, row.title ? ' ' : null, row.what.slice(row.title.length).replace(/^[.\s]+/, ''),
-          // The plan names levels by file number; the room's pages show their campaign position.
-          row.planned.some((level) => level.position) ? h('span', {class: 'hint plan-positions'}, ' — on the pages: ',
-            row.planned.filter((level) => level.position).map((level) => `${level.number} is ${level.position}`).join(', ')) : null),
+          // A plan that names a level by its file's number (an older plan, or one of the
+          // presenter's own) gets the place the room's pages show it at; the book's plan names
+          // places already, and a note "2.1 is 2.1" would say nothing.
+          renamed.length ? h('span', {class: 'hint plan-positions'}, ' — on the pages: ',
+            renamed.map((level) => `${level.number} is ${level.position}`).join(', ')) : null),
         h('td', {}, row.room)))))),
   ];
 }
