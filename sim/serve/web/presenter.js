@@ -147,7 +147,8 @@ function summaryPanel(room) {
       h('span', {class: 'hint'}, `${room.here} here now${away ? `, ${away} away or gone` : ''} · ${room.sessions_max} places · `,
         `quiet for ${counted(room.idle_minutes, 'minute', 'minutes')} gives a place up (the room file keeps them)`)),
     room.path.length ? h('p', {id: 'room-path'}, 'Open to everyone on the room\'s path: ',
-      room.path.map((stem) => h('span', {class: 'chip'}, stem.split('-')[0]))) : null,
+      // Numbered as every page numbers a level (2.1), with its file under the pointer.
+      room.path.map((stem, index) => h('span', {class: 'chip', title: stem}, room.path_numbers[index]))) : null,
     h('div', {class: 'row'},
       h('label', {}, h('input', {type: 'checkbox', id: 'unlock-all', 'data-fid': 'unlock-all', checked: room.unlock_all ? true : undefined,
         onchange: async (event) => {
@@ -237,7 +238,7 @@ function raceControls(room) {
   const select = h('select', {id: 'race-tape', 'data-fid': 'race-tape', 'aria-label': 'the paused call to race on',
     onchange: (event) => { presenter.chosenTape = event.target.value; }},
   candidates.map((candidate) => h('option', {value: candidate.tape, selected: candidate.tape === presenter.chosenTape ? true : undefined},
-    `${candidate.tape} — ${candidate.key} ${candidate.status.glyph} ${candidate.status.word}`)));
+    `${candidate.tape} (${candidate.level_number} ${candidate.level_title}) — ${candidate.key} ${candidate.status.glyph} ${candidate.status.word}`)));
   return h('div', {class: 'row'}, select,
     h('button', {class: 'primary', id: 'open-race', 'data-fid': 'open-race', disabled: !presenter.chosenTape, onclick: async () => {
       const answer = await asPresenter('POST', '/api/presenter/race', {tape: presenter.chosenTape});

@@ -71,6 +71,11 @@ try {
   // Levels are numbered by campaign position (01-naive-retry is 1.1), as the players' pages number them.
   const first = rows.find((row) => row.startsWith('1.1'));
   check(rows.length <= 16 && first && first.includes('The Second Knock'), `one row per level: ${rows.length} rows, 1.1 among them`);
+  // The room's path (given here in file numbers, as an older plan writes it) is numbered as the
+  // pages number its levels: 03 is shown as 2.1.
+  const path = await presenter.$$eval('#room-path .chip', (chips) => chips.map((chip) => chip.textContent));
+  check(path.length === 14 && path[0] === '1.1' && path[3] === '2.1' && path.every((number) => /^\d+\.\d+$/.test(number)),
+    `the room's path is numbered as the pages number levels: ${path.join(' ')}`);
   const help = await presenter.textContent('#help-list');
   check(help.includes('lost 1.1 The Second Knock 4 times'), `who needs help names those who lost 1.1 four times: "${help.slice(0, 80)}…"`);
   check(await presenter.$('#sessions') === null, 'everyone is one click away, not on the page');
