@@ -56,6 +56,12 @@ try {
   // Lost: the credit's request lost while it travels; the retry pays Ada once, and the heist
   // (paid twice) fails.
   const lost = await openLevel(browser, url, 'Ada');
+  // A guard's chip says its promise under the pointer, in words: 01 has the pause off, whose
+  // promise once read "on_indeterminate: pause — …".
+  const chips = await lost.$$eval('#guards-line .chip', (elements) => elements.map((chip) => ({ guard: chip.dataset.guard, title: chip.title })));
+  check(chips.some((chip) => chip.guard === 'pause_on_indeterminate')
+      && chips.every((chip) => chip.title.split(' ').length >= 5 && !/[_<>]/.test(chip.title)),
+    `every guard's hover says its promise in words: ${JSON.stringify(chips)}`);
   await playThenRun(lost, 11, 'LoseRequest');
   const banner = await lookIn(lost, '#over');
   check(banner.text.includes('paid exactly once') && !banner.good && banner.glyph === '✖',
