@@ -237,8 +237,11 @@ function raceControls(room) {
   }
   const select = h('select', {id: 'race-tape', 'data-fid': 'race-tape', 'aria-label': 'the paused call to race on',
     onchange: (event) => { presenter.chosenTape = event.target.value; }},
-  candidates.map((candidate) => h('option', {value: candidate.tape, selected: candidate.tape === presenter.chosenTape ? true : undefined},
-    `${candidate.tape} (${candidate.level_number} ${candidate.level_title}) — ${candidate.key} ${candidate.status.glyph} ${candidate.status.word}`)));
+  // The tape as the plan names it, its level as the pages number it (the title under the
+  // pointer: the whole line would not fit the column), and the paused call.
+  candidates.map((candidate) => h('option', {value: candidate.tape, selected: candidate.tape === presenter.chosenTape ? true : undefined,
+    title: `${candidate.level_number} ${candidate.level_title}`},
+    `${candidate.tape} · ${candidate.level_number} — ${candidate.key} ${candidate.status.glyph} ${candidate.status.word}`)));
   return h('div', {class: 'row'}, select,
     h('button', {class: 'primary', id: 'open-race', 'data-fid': 'open-race', disabled: !presenter.chosenTape, onclick: async () => {
       const answer = await asPresenter('POST', '/api/presenter/race', {tape: presenter.chosenTape});

@@ -66,6 +66,10 @@ try {
   await presenter.waitForSelector('#levels-table');
   await presenter.waitForFunction((count) => document.querySelector('#room-count')?.textContent.includes(`${count} people`), PEOPLE);
   const height = await presenter.evaluate(() => document.documentElement.scrollHeight);
+  const width = await presenter.evaluate(() => document.documentElement.scrollWidth);
+  // Nothing clipped either: the levels' table ends inside its panel.
+  const clipped = await presenter.$eval('#levels-panel', (panel) => panel.scrollWidth - panel.clientWidth);
+  check(width <= 1280 && clipped <= 0, `the presenter's page fits the 1280 px screen's width (${width} px; the levels' table ${clipped} px past its panel)`);
   check(height < OVERVIEW_HEIGHT_MAX_PX, `${PEOPLE} people take ${height} px of the presenter's page (one row per level, not per person)`);
   const rows = await presenter.$$eval('#levels-table tbody tr[data-level]', (elements) => elements.map((row) => row.textContent));
   // Levels are numbered by campaign position (01-naive-retry is 1.1), as the players' pages number them.
