@@ -264,7 +264,15 @@ async fn the_plan_and_the_notes_come_from_workshop_md_and_the_campaign_with_a_cl
             )
         );
         assert_eq!(row["title"], expected.title.as_str());
+        // The book's plan names levels as the pages do: by their place in the campaign.
+        for planned in row["planned"].as_array().unwrap() {
+            assert_eq!(planned["position"], planned["number"], "{row}");
+        }
     }
+    assert!(
+        rows.iter().any(|row| row["planned"][0]["number"] == "2.1"),
+        "the plan names 2.1: {rows:?}"
+    );
     assert_eq!(plan["minutes"], expected.minutes());
     let notes = twice_world::presenter_notes::load(
         &levels_folder(),
@@ -312,9 +320,11 @@ async fn the_plan_and_the_notes_come_from_workshop_md_and_the_campaign_with_a_cl
     assert_eq!(
         (
             plan["minutes"].as_u64(),
-            plan["rows"][0]["planned"][0]["title"].as_str()
+            plan["rows"][0]["planned"][0]["title"].as_str(),
+            plan["rows"][0]["planned"][0]["position"].as_str()
         ),
-        (Some(20), Some("The Second Knock"))
+        (Some(20), Some("The Second Knock"), Some("1.1")),
+        "a plan of one's own may still name a level by its file's number"
     );
     let broken = folder.path().join("broken.md");
     std::fs::write(&broken, "no table here").unwrap();

@@ -28,15 +28,20 @@ fn campaign() -> Campaign {
     Campaign::load(&repository().join("levels")).expect("the campaign loads")
 }
 
-/// Level number (the file's prefix, `03`) → (title, chapter).
+/// A level's name in prose → (title, chapter): its campaign position (`2.1`, as the screens
+/// name it) and its file's number (the prefix, `03`, as older prose did).
 fn levels_by_number(campaign: &Campaign) -> BTreeMap<String, (String, u32)> {
     campaign
         .levels
         .iter()
-        .map(|loaded| {
+        .flat_map(|loaded| {
             let file = loaded.path.file_name().unwrap().to_str().unwrap();
             let number = file.split('-').next().unwrap().to_owned();
-            (number, (loaded.level.title.clone(), loaded.level.chapter))
+            let named = (loaded.level.title.clone(), loaded.level.chapter);
+            [
+                (campaign.position(&loaded.level).to_string(), named.clone()),
+                (number, named),
+            ]
         })
         .collect()
 }
@@ -254,18 +259,152 @@ fn every_level_the_workshop_plan_names_is_on_the_rooms_path() {
     );
     let path: Vec<String> = paths.iter().next().unwrap().split(',').map(str::to_owned).collect();
     let catalogue = twice_sim::web::Catalogue::load(&repository().join("levels")).unwrap();
-    catalogue
+    let on_path = catalogue
         .path_ids(&path)
         .expect("the path names levels of the campaign");
     for row in plan_rows(&workshop) {
         for number in &row.levels {
+            let level = catalogue
+                .find_planned(number)
+                .unwrap_or_else(|| panic!("{number}, named at minute {}, is no level of the campaign", row.from));
             assert!(
-                path.contains(number),
+                on_path.contains(&level.level.id),
                 "{number} is named at minute {} but not on the path {path:?}",
                 row.from
             );
         }
     }
+}
+
+/// The level files' numbers (`03`): names a player never sees.
+fn file_numbers(campaign: &Campaign) -> BTreeSet<String> {
+    campaign
+        .levels
+        .iter()
+        .map(|loaded| loaded.path.file_name().unwrap().to_str().unwrap()[..2].to_owned())
+        .collect()
+}
+
+/// Where `prose` names a level by its file's number: two digits standing alone (not part of
+/// a longer number, a decimal or a range like `9–14`) that are a level file's number, unless a
+/// lower-case word follows, as after a quantity ("30 minutes", "10 to 20 s").
+fn file_number_references(prose: &str, numbers: &BTreeSet<String>) -> Vec<String> {
+    let bytes = prose.as_bytes();
+    let joins = |byte: u8| byte.is_ascii_digit() || matches!(byte, b'.' | b',');
+    let mut found = Vec::new();
+    for index in 0..bytes.len().saturating_sub(1) {
+        // Two ASCII digits first: only then are the slices around them on character boundaries.
+        if !(bytes[index].is_ascii_digit() && bytes[index + 1].is_ascii_digit()) {
+            continue;
+        }
+        let before = index.checked_sub(1).map(|at| bytes[at]);
+        let after = bytes.get(index + 2).copied();
+        let alone = before.is_none_or(|byte| !joins(byte))
+            && !prose[..index].ends_with('–')
+            && after.is_none_or(|byte| !byte.is_ascii_digit())
+            && !prose[index + 2..].starts_with('–')
+            && !(after == Some(b'.') && bytes.get(index + 3).is_some_and(u8::is_ascii_digit));
+        if !(alone && numbers.contains(&prose[index..index + 2])) {
+            continue;
+        }
+        let rest = prose[index + 2..].trim_start_matches([' ', '*']);
+        let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+        let quantity = word.starts_with(|letter: char| letter.is_ascii_lowercase())
+            && !["and", "or", "then"].contains(&word.as_str());
+        if !quantity {
+            let from = prose[..index].char_indices().rev().nth(30).map_or(0, |(at, _)| at);
+            let to = prose[index..]
+                .char_indices()
+                .nth(30)
+                .map_or(prose.len(), |(at, _)| index + at);
+            found.push(format!("…{}…", prose[from..to].replace('\n', " ")));
+        }
+    }
+    found
+}
+
+/// "level 05", "level nine": a level named by a number after the word.
+fn level_and_a_number(prose: &str) -> Vec<String> {
+    let words: Vec<&str> = prose.split_whitespace().collect();
+    words
+        .windows(2)
+        .filter(|pair| {
+            let next = pair[1]
+                .trim_matches(|character: char| !character.is_alphanumeric())
+                .to_lowercase();
+            ["level", "levels"].contains(&pair[0].to_lowercase().as_str())
+                && (next.chars().all(|character| character.is_ascii_digit()) && !next.is_empty()
+                    || NUMBER_WORDS.contains(&next.as_str()))
+        })
+        .map(|pair| pair.join(" "))
+        .collect()
+}
+
+/// The workshop's words name a level as the room's screens do, by its place in the campaign
+/// (`2.1 Try Again, Penny`), never by its file's number (`03`), which no screen shows: the
+/// presenter reads the plan and the notes aloud to a room looking at "2.1".
+#[test]
+fn the_workshop_names_levels_as_the_screens_do() {
+    let campaign = campaign();
+    let numbers = file_numbers(&campaign);
+    let mut problems = Vec::new();
+    let mut mentioned = 0;
+    for name in [
+        "docs/src/workshop/plan.md",
+        "docs/src/workshop/room.md",
+        "docs/src/workshop/projector.md",
+    ] {
+        let text = read(name);
+        let (_, prose) = markdown::inline_code(&markdown::split(&text).prose);
+        for mention in twice_world::workshop_plan::level_mentions(&prose) {
+            mentioned += 1;
+            if !mention.is_position() {
+                problems.push(format!("{name}: {} {}", mention.number, mention.after));
+            }
+        }
+        problems.extend(
+            level_and_a_number(&prose)
+                .into_iter()
+                .map(|said| format!("{name}: \"{said}\"")),
+        );
+        // The plan's prose names no level by its file's number in any form ("wins 03", "(05)").
+        if name.ends_with("plan.md") {
+            problems.extend(
+                file_number_references(&prose, &numbers)
+                    .into_iter()
+                    .map(|said| format!("{name}: {said}")),
+            );
+        }
+    }
+    let refs: Vec<&twice_world::level::Level> = campaign.levels.iter().map(|loaded| &loaded.level).collect();
+    let notes = presenter_notes::load(&repository().join("levels"), &refs)
+        .expect("the presenter notes load")
+        .expect("the campaign has presenter notes");
+    for chapter in &notes.chapters {
+        for said in std::iter::once(&chapter.say).chain(&chapter.ask) {
+            for mention in twice_world::workshop_plan::level_mentions(said) {
+                mentioned += 1;
+                if !mention.is_position() {
+                    problems.push(format!(
+                        "chapter {}'s notes: {} {}",
+                        chapter.chapter, mention.number, mention.after
+                    ));
+                }
+            }
+            problems.extend(
+                level_and_a_number(said)
+                    .into_iter()
+                    .chain(file_number_references(said, &numbers))
+                    .map(|said| format!("chapter {}'s notes: {said}", chapter.chapter)),
+            );
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "levels named by their file's number:\n{}",
+        problems.join("\n")
+    );
+    assert!(mentioned >= 15, "the workshop names its levels ({mentioned} found)");
 }
 
 /// The workshop plan's closing demo, as the presenter types it (its commands read from the plan,

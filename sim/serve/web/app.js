@@ -931,7 +931,8 @@ function ledgerPanel(game) {
       `${checkpoint.run_id} v${checkpoint.version} ${checkpoint.status} (saved by ${checkpoint.saved_by})`).join(' · ')) : null,
     selected ? h('div', {class: 'history', 'data-scroll': 'history'}, h('h3', {}, `History of ${selected}`),
       h('table', {}, h('tbody', {}, history.map((entry) => h('tr', {},
-        h('td', {class: 'mono'}, `${entry.at_ms} ms`), h('td', {}, entry.actor), h('td', {}, entry.event),
+        h('td', {class: 'mono'}, `${entry.at_ms} ms`), h('td', {}, entry.actor),
+        h('td', {title: entry.event_says || undefined, 'data-event': entry.event}, entry.event_words),
         h('td', {}, entry.from_status ? lookSpan(entry.from_status) : null, entry.to_status ? [' → ', lookSpan(entry.to_status)] : null),
         h('td', {}, entry.reason ? `“${entry.reason}”` : '', entry.detail ? h('span', {class: 'hint'}, ` ${entry.detail}`) : null)))))) : null);
 }

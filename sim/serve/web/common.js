@@ -36,7 +36,7 @@ function append(element, children) {
 /** A status of any kind: its glyph and its word, coloured by its tone. */
 function lookSpan(look, extra) {
   if (!look) return null;
-  return h('span', {class: `look tone-${look.tone}`},
+  return h('span', {class: `look tone-${look.tone}`, title: look.says},
     h('span', {class: 'glyph', 'aria-hidden': 'true'}, look.glyph), ' ', look.word, extra ? ` ${extra}` : '');
 }
 

@@ -147,7 +147,8 @@ function summaryPanel(room) {
       h('span', {class: 'hint'}, `${room.here} here now${away ? `, ${away} away or gone` : ''} · ${room.sessions_max} places · `,
         `quiet for ${counted(room.idle_minutes, 'minute', 'minutes')} gives a place up (the room file keeps them)`)),
     room.path.length ? h('p', {id: 'room-path'}, 'Open to everyone on the room\'s path: ',
-      room.path.map((stem) => h('span', {class: 'chip'}, stem.split('-')[0]))) : null,
+      // Numbered as every page numbers a level (2.1), with its file under the pointer.
+      room.path.map((stem, index) => h('span', {class: 'chip', title: stem}, room.path_numbers[index]))) : null,
     h('div', {class: 'row'},
       h('label', {}, h('input', {type: 'checkbox', id: 'unlock-all', 'data-fid': 'unlock-all', checked: room.unlock_all ? true : undefined,
         onchange: async (event) => {
@@ -236,8 +237,11 @@ function raceControls(room) {
   }
   const select = h('select', {id: 'race-tape', 'data-fid': 'race-tape', 'aria-label': 'the paused call to race on',
     onchange: (event) => { presenter.chosenTape = event.target.value; }},
-  candidates.map((candidate) => h('option', {value: candidate.tape, selected: candidate.tape === presenter.chosenTape ? true : undefined},
-    `${candidate.tape} — ${candidate.key} ${candidate.status.glyph} ${candidate.status.word}`)));
+  // The tape as the plan names it, its level as the pages number it (the title under the
+  // pointer: the whole line would not fit the column), and the paused call.
+  candidates.map((candidate) => h('option', {value: candidate.tape, selected: candidate.tape === presenter.chosenTape ? true : undefined,
+    title: `${candidate.level_number} ${candidate.level_title}`},
+    `${candidate.tape} · ${candidate.level_number} — ${candidate.key} ${candidate.status.glyph} ${candidate.status.word}`)));
   return h('div', {class: 'row'}, select,
     h('button', {class: 'primary', id: 'open-race', 'data-fid': 'open-race', disabled: !presenter.chosenTape, onclick: async () => {
       const answer = await asPresenter('POST', '/api/presenter/race', {tape: presenter.chosenTape});
@@ -368,12 +372,15 @@ function planPanel(plan) {
     h('h2', {}, 'The plan', h('span', {class: 'hint'}, plan.source)),
     h('div', {class: 'table-scroll plan-scroll', 'data-scroll': 'plan'}, h('table', {id: 'plan'},
       h('thead', {}, h('tr', {}, h('th', {}, 'minute'), h('th', {}, 'what happens'), h('th', {}, 'the room does'))),
-      h('tbody', {}, plan.rows.map((row, index) => h('tr', {class: index === plan.clock.row ? 'now' : '', 'data-row': index},
+      h('tbody', {}, plan.rows.map((row, index) => [row, index, row.planned.filter((level) => level.position && level.position !== level.number)])
+        .map(([row, index, renamed]) => h('tr', {class: index === plan.clock.row ? 'now' : '', 'data-row': index},
         h('td', {class: 'mono'}, `${row.from_minute}–${row.to_minute}`),
         h('td', {}, row.title ? h('strong', {}, row.title) : null, row.title ? ' ' : null, row.what.slice(row.title.length).replace(/^[.\s]+/, ''),
-          // The plan names levels by file number; the room's pages show their campaign position.
-          row.planned.some((level) => level.position) ? h('span', {class: 'hint plan-positions'}, ' — on the pages: ',
-            row.planned.filter((level) => level.position).map((level) => `${level.number} is ${level.position}`).join(', ')) : null),
+          // A plan that names a level by its file's number (an older plan, or one of the
+          // presenter's own) gets the place the room's pages show it at; the book's plan names
+          // places already, and a note "2.1 is 2.1" would say nothing.
+          renamed.length ? h('span', {class: 'hint plan-positions'}, ' — on the pages: ',
+            renamed.map((level) => `${level.number} is ${level.position}`).join(', ')) : null),
         h('td', {}, row.room)))))),
   ];
 }

@@ -66,11 +66,20 @@ try {
   await presenter.waitForSelector('#levels-table');
   await presenter.waitForFunction((count) => document.querySelector('#room-count')?.textContent.includes(`${count} people`), PEOPLE);
   const height = await presenter.evaluate(() => document.documentElement.scrollHeight);
+  const width = await presenter.evaluate(() => document.documentElement.scrollWidth);
+  // Nothing clipped either: the levels' table ends inside its panel.
+  const clipped = await presenter.$eval('#levels-panel', (panel) => panel.scrollWidth - panel.clientWidth);
+  check(width <= 1280 && clipped <= 0, `the presenter's page fits the 1280 px screen's width (${width} px; the levels' table ${clipped} px past its panel)`);
   check(height < OVERVIEW_HEIGHT_MAX_PX, `${PEOPLE} people take ${height} px of the presenter's page (one row per level, not per person)`);
   const rows = await presenter.$$eval('#levels-table tbody tr[data-level]', (elements) => elements.map((row) => row.textContent));
   // Levels are numbered by campaign position (01-naive-retry is 1.1), as the players' pages number them.
   const first = rows.find((row) => row.startsWith('1.1'));
   check(rows.length <= 16 && first && first.includes('The Second Knock'), `one row per level: ${rows.length} rows, 1.1 among them`);
+  // The room's path (given here in file numbers, as an older plan writes it) is numbered as the
+  // pages number its levels: 03 is shown as 2.1.
+  const path = await presenter.$$eval('#room-path .chip', (chips) => chips.map((chip) => chip.textContent));
+  check(path.length === 14 && path[0] === '1.1' && path[3] === '2.1' && path.every((number) => /^\d+\.\d+$/.test(number)),
+    `the room's path is numbered as the pages number levels: ${path.join(' ')}`);
   const help = await presenter.textContent('#help-list');
   check(help.includes('lost 1.1 The Second Knock 4 times'), `who needs help names those who lost 1.1 four times: "${help.slice(0, 80)}…"`);
   check(await presenter.$('#sessions') === null, 'everyone is one click away, not on the page');
@@ -93,8 +102,10 @@ try {
   const now = await presenter.textContent('#plan tr.now');
   const clock = await presenter.textContent('#clock');
   check(/^1[01]:\d\d$/.test(clock.trim()) && now.startsWith('9–14'), `the clock reads ${clock.trim()} and lights the row under way: "${now.slice(0, 40)}…"`);
-  // The plan names levels by file number; the pages show campaign positions: the row says both.
-  check(now.includes('03 is 2.1') && now.includes('04 is 2.2'), `the plan's row maps its file numbers to the positions the room sees: "${now.slice(-80)}"`);
+  // The plan names levels as the pages do (2.1, its place in the campaign), so the row needs no
+  // note mapping file numbers ("03 is 2.1" is for a plan that names them so).
+  check(now.includes('2.1 Try Again, Penny') && now.includes('2.2 Awaiting Reconciliation') && !now.includes('on the pages'),
+    `the plan's row names its levels as the room sees them: "${now.slice(0, 120)}"`);
   check((await presenter.textContent('#notes h3')).startsWith('Chapter 2'), 'the notes are the chapter under way');
   await shot(presenter, 'web-plan');
 

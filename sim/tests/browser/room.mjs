@@ -56,8 +56,10 @@ function workshopPlan() {
     const cells = line.split('|').map((cell) => cell.trim());
     const minutes = cells[1] && cells[1].match(/^(\d+)–(\d+)$/);
     if (!minutes) continue;
-    // A level is named as "NN Title" (two digits, a space, a capital, maybe in italics).
-    const levels = [...cells[2].matchAll(/(?<!\d)(\d\d) \*?[A-Z]/g)].map((match) => match[1]);
+    // A level is named as the pages name it, "2.1 Title" (its place in the campaign), or as
+    // older plans did, "03 Title" (its file's number): then a space and a capital, maybe in
+    // italics.
+    const levels = [...cells[2].matchAll(/(?<![\d.])(\d{1,2}\.\d{1,2}|\d\d) \*?[A-Z]/g)].map((match) => match[1]);
     rows.push({ from: Number(minutes[1]), to: Number(minutes[2]), levels });
   }
   return { path: paths[0], rows };
@@ -189,10 +191,16 @@ try {
   await late.fill('#name', 'Late');
   await late.click('#join');
   await late.waitForSelector('[data-level="01-naive-retry"]');
+  // The room's own list says which level each name is: a place (`number`, as the pages show
+  // it) or a file's number (the prefix of its stem).
+  const listed = await late.evaluate(() => fetch('/api/levels').then((answer) => answer.json()));
+  const stemOf = (name) => (listed.find((level) => level.number === name || level.stem.startsWith(`${name}-`)) || {}).stem;
+  const named = plan.rows.flatMap((row) => row.levels);
+  check(named.length >= 10 && named.every(stemOf), `the plan names ${named.length} levels, each one of the room's: ${named.join(' ')}`);
   for (const row of plan.rows) {
     for (const number of row.levels) {
       await late.click('[data-fid="nav-levels"]');
-      const button = `[data-level^="${number}-"]`;
+      const button = `[data-level="${stemOf(number)}"]`;
       await late.waitForSelector(button);
       await late.click(button);
       check(await late.isEnabled('#open-level'), `minute ${row.from}: level ${number} is open to someone who finished nothing`);

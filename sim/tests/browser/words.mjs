@@ -15,13 +15,13 @@ if (!binary) {
 }
 const STEP_TIMEOUT_MS = 15_000;
 
-/** Joins as `name` straight into level 01 with its own guards. */
-async function openLevel(browser, url, name) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+/** Joins as `name` straight into a level (01 unless said) with its own guards. */
+async function openLevel(browser, url, name, level = '01-naive-retry', viewport = { width: 1280, height: 720 }) {
+  const context = await browser.newContext({ viewport });
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
   const page = await context.newPage();
   page.on('pageerror', (error) => problems.push(`${name}: script error: ${error.message}`));
-  await page.goto(`${url}?level=01-naive-retry`);
+  await page.goto(`${url}?level=${level}`);
   await page.fill('#name', name);
   await page.click('#join');
   await page.waitForSelector('#timeline');
@@ -56,6 +56,12 @@ try {
   // Lost: the credit's request lost while it travels; the retry pays Ada once, and the heist
   // (paid twice) fails.
   const lost = await openLevel(browser, url, 'Ada');
+  // A guard's chip says its promise under the pointer, in words: 01 has the pause off, whose
+  // promise once read "on_indeterminate: pause — …".
+  const chips = await lost.$$eval('#guards-line .chip', (elements) => elements.map((chip) => ({ guard: chip.dataset.guard, title: chip.title })));
+  check(chips.some((chip) => chip.guard === 'pause_on_indeterminate')
+      && chips.every((chip) => chip.title.split(' ').length >= 5 && !/[_<>]/.test(chip.title)),
+    `every guard's hover says its promise in words: ${JSON.stringify(chips)}`);
   await playThenRun(lost, 11, 'LoseRequest');
   const banner = await lookIn(lost, '#over');
   check(banner.text.includes('paid exactly once') && !banner.good && banner.glyph === '✖',
@@ -80,6 +86,30 @@ try {
   const winHeadline = await lookIn(won, '#headline');
   check(winHeadline.glyph === '★' && winHeadline.tone === 'tone-crew',
     `the debrief's headline of a won heist is the crew's: ${JSON.stringify(winHeadline)}`);
+
+  // The ledger's rows in words (3.2 The Book Remembers, where the ledger panel arrives): a
+  // status says what it means under the pointer, and a call's history says its events in
+  // words, not as the ledger stores them (`recovered_unknown`), with what happened under the
+  // pointer.
+  for (const [label, viewport] of [['wide', { width: 1280, height: 720 }], ['phone', { width: 390, height: 844 }]]) {
+    // A sandbox play (every guard on): 3.2 is locked to someone who finished nothing.
+    const ledger = await openLevel(browser, url, `Lin-${label}`, '06-ledger-holds&guards=all', viewport);
+    await stepTo(ledger, 9);
+    await ledger.waitForSelector('#ledger tbody tr');
+    const status = await ledger.$eval('#ledger tbody tr .look', (element) => ({ text: element.textContent, title: element.title }));
+    check(status.title.split(' ').length >= 6 && !/_/.test(status.title),
+      `${label}: a ledger status says what it means under the pointer: ${JSON.stringify(status)}`);
+    await ledger.click('#ledger tbody tr button');
+    await ledger.waitForSelector('.history td[data-event]');
+    const events = await ledger.$$eval('.history td[data-event]', (cells) => cells.map((cell) => ({ stored: cell.dataset.event, text: cell.textContent, title: cell.title })));
+    check(events.length >= 2 && events.every((event) => !event.text.includes('_') && event.title.endsWith('.')),
+      `${label}: the history's events are in words, each with its sentence: ${JSON.stringify(events)}`);
+    check(events.some((event) => event.stored === 'attempt' && event.text === 'attempt sent'),
+      `${label}: the attempt is said as "attempt sent": ${JSON.stringify(events.map((event) => event.text))}`);
+    await ledger.$eval('#ledger-panel', (element) => element.scrollIntoView());
+    await shot(ledger, `web-ledger-history-${label}`);
+    await ledger.context().close();
+  }
 } catch (error) {
   problems.push(`words: ${error.stack || error}`);
 } finally {

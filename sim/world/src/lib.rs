@@ -39,4 +39,4 @@ pub use engine::{
 };
 pub use twice_runtime as runtime;
 pub use twice_runtime::{ledger, sqlite_file};
-pub use words::{glossary, keys, presenter_notes, report, text, workshop_plan};
+pub use words::{glossary, keys, ledger_words, presenter_notes, report, text, workshop_plan};

@@ -138,6 +138,12 @@ pub(super) async fn room(
                     .filter_map(|id| shared.catalogue.by_id(id))
                     .map(|level| level.stem.clone())
                     .collect(),
+                path_numbers: openings
+                    .path
+                    .iter()
+                    .filter_map(|id| shared.catalogue.by_id(id))
+                    .map(|level| level.number().to_owned())
+                    .collect(),
                 thresholds,
                 levels,
                 help,

@@ -10,7 +10,7 @@ use crate::runtime::worker::Phase;
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::AtomicReservation,
     words: "atomic reservation",
-    promise: "the reservation is one SQLite transaction (BEGIN IMMEDIATE)",
+    promise: "a call is reserved in one transaction, so of two workers driving one run only one makes the call",
     without: "a reservation that checks the ledger, then inserts",
     rule: Rule {
         quote: &[

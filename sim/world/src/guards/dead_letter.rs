@@ -11,7 +11,7 @@ use crate::runtime::guards::Guard;
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::DeadLetter,
     words: "the dead letter",
-    promise: "a run whose recovery keeps failing stops as dead_lettered until an operator resumes it",
+    promise: "a run whose recovery keeps failing stops, and waits for an operator to resume it",
     without: "recovery retried for ever",
     rule: Rule {
         quote: &[

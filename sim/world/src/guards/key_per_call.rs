@@ -9,7 +9,7 @@ use crate::runtime::guards::Guard;
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::KeyPerCall,
     words: "keys per call",
-    promise: "the key is <run_id>:<tool_call_id>, never a hash of the arguments",
+    promise: "a call's key is its run and its call (r1:c1), never a hash of the arguments",
     without: "keys hashed from the arguments",
     rule: Rule {
         quote: &[

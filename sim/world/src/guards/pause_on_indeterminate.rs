@@ -10,7 +10,7 @@ use crate::runtime::worker::Phase;
 pub(super) const SPEC: GuardSpec = GuardSpec {
     guard: Guard::PauseOnIndeterminate,
     words: "the pause on unknown calls",
-    promise: "on_indeterminate: pause — the run waits instead of telling the model \"failed\"",
+    promise: "a run whose call is unknown waits for someone to settle it, and the model is not told \"failed\" meanwhile",
     without: "an unknown call reported to the model as failed",
     rule: Rule {
         quote: &[

@@ -3,10 +3,11 @@
 //! facilitator reads, with a clock,
 //! and the tests hold the plan to the campaign and the presenter notes — one parser for both.
 //!
-//! A row is `| 5–9 | **01 The Second Knock** (chapter 1). One card, … | plays 01 … |`: its
+//! A row is `| 5–9 | **1.1 The Second Knock** (chapter 1). One card, … | plays 1.1 … |`: its
 //! minutes (from–to, an en dash or a hyphen), what happens (the bold lead is its title), the
-//! chapter it names, the levels it names (`NN Title`: two digits, a space, a capital), and
-//! what the room does.
+//! chapter it names, the levels it names (`2.1 Title`, a campaign position as the screens show
+//! it, or `03 Title`, a level file's number as older plans wrote it: then a space and a
+//! capital), and what the room does.
 
 use serde::Serialize;
 
@@ -20,7 +21,7 @@ pub const PLAN_MINUTES_MAX: u32 = 24 * 60;
 pub struct PlanRow {
     pub from_minute: u32,
     pub to_minute: u32,
-    /// The row's bold lead, without its markup: "01 The Second Knock".
+    /// The row's bold lead, without its markup: "1.1 The Second Knock".
     pub title: String,
     /// What happens, without Markdown's markup.
     pub what: String,
@@ -28,7 +29,7 @@ pub struct PlanRow {
     pub room: String,
     /// The chapter the row names (`(chapter 3)`), if any.
     pub chapter: Option<u32>,
-    /// The levels it names, by number (`01`), in order, each once.
+    /// The levels it names, as written (`2.1`, or a file's number `03`), in order, each once.
     pub levels: Vec<String>,
 }
 
@@ -159,47 +160,71 @@ fn chapter_named(cell: &str) -> Option<u32> {
     rest.split(')').next()?.trim().parse().ok()
 }
 
-/// A level named in prose: `03 Try Again, Penny`.
+/// A level named in prose: `2.1 Try Again, Penny` (its campaign position, as the screens show
+/// it) or `03 Try Again, Penny` (its file's number, as older plans wrote it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LevelMention {
     /// Where it starts, in bytes.
     pub offset: usize,
-    /// Its two digits (`03`).
+    /// Its number as written: a campaign position (`2.1`) or a file's two digits (`03`).
     pub number: String,
     /// What follows its number (the title as written, and more), up to 80 characters.
     pub after: String,
 }
 
-/// Every `NN Title` in `text`: two digits (not part of a longer number), a space, an optional
-/// `*`, then a capital letter — how the plan and the docs name a level ("16 KiB" is a quantity,
-/// not one).
+impl LevelMention {
+    /// Named by its campaign position (`2.1`), as the level list and the level's header name
+    /// it, rather than by its file's number.
+    pub fn is_position(&self) -> bool {
+        self.number.contains('.')
+    }
+}
+
+/// Every `2.1 Title` and `NN Title` in `text`: a position (one or two digits, a dot, one or
+/// two digits) or two digits, not part of a longer number, then a space, an optional `*`, then
+/// a capital letter — how the plan and the docs name a level ("16 KiB" is a quantity, not
+/// one; "0.19.1" is a version).
 pub fn level_mentions(text: &str) -> Vec<LevelMention> {
     let bytes = text.as_bytes();
     let mut found = Vec::new();
-    for index in 0..bytes.len().saturating_sub(3) {
-        let two_digits = bytes[index].is_ascii_digit() && bytes[index + 1].is_ascii_digit();
-        let alone = index == 0 || !bytes[index - 1].is_ascii_digit();
-        if !(two_digits && alone && bytes[index + 2] == b' ') {
+    let mut index = 0;
+    while index < bytes.len() {
+        let alone = index == 0 || !(bytes[index - 1].is_ascii_digit() || bytes[index - 1] == b'.');
+        if !(bytes[index].is_ascii_digit() && alone) {
+            index += 1;
             continue;
         }
-        let after = text[index + 3..].trim_start_matches('*');
-        let word = after
-            .split(|character: char| !character.is_alphanumeric())
-            .next()
-            .unwrap_or_default();
-        let unit = ["KiB", "MiB", "GiB", "KB", "MB", "GB", "CPU", "ID"].contains(&word);
-        if !unit && after.chars().next().is_some_and(char::is_uppercase) {
-            found.push(LevelMention {
-                offset: index,
-                number: text[index..index + 2].to_owned(),
-                after: after.chars().take(80).collect(),
-            });
+        let digits_from = |from: usize| from + bytes[from..].iter().take_while(|byte| byte.is_ascii_digit()).count();
+        let mut end = digits_from(index);
+        if bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_digit) {
+            end = digits_from(end + 1);
         }
+        let number = &text[index..end];
+        let shaped = match number.split_once('.') {
+            None => number.len() == 2,
+            Some((chapter, place)) => (1..=2).contains(&chapter.len()) && (1..=2).contains(&place.len()),
+        };
+        if shaped && bytes.get(end) == Some(&b' ') {
+            let after = text[end + 1..].trim_start_matches('*');
+            let word = after
+                .split(|character: char| !character.is_alphanumeric())
+                .next()
+                .unwrap_or_default();
+            let unit = ["KiB", "MiB", "GiB", "KB", "MB", "GB", "CPU", "ID"].contains(&word);
+            if !unit && after.chars().next().is_some_and(char::is_uppercase) {
+                found.push(LevelMention {
+                    offset: index,
+                    number: number.to_owned(),
+                    after: after.chars().take(80).collect(),
+                });
+            }
+        }
+        index = end;
     }
     found
 }
 
-/// The levels `text` names, by number, in order, each once.
+/// The levels `text` names, by position or number as written, in order, each once.
 pub fn level_numbers(text: &str) -> Vec<String> {
     let mut numbers: Vec<String> = Vec::new();
     for mention in level_mentions(text) {
@@ -216,8 +241,8 @@ mod tests {
 
     const PLAN: &str = "# A workshop\n\nSome words.\n\n| minute | what happens | the room does |\n|---|---|---|\n\
         | 0–3 | **The question.** Hands up. | listens, votes |\n\
-        | 3–9 | **01 The Second Knock** (chapter 1). One card, *Lose the response*. Stretch: 02 *One Knock Only*. | plays `01` |\n\
-        | 9–10 | A 16 KiB page. | — |\n\nAfter the table.\n";
+        | 3–9 | **1.1 The Second Knock** (chapter 1). One card, *Lose the response*. Stretch: 02 *One Knock Only*. | plays `1.1` |\n\
+        | 9–10 | A 16 KiB page, Bevy 0.19.1 Release, 1,000 Runs. | — |\n\nAfter the table.\n";
 
     #[test]
     fn a_plan_reads_its_rows_minutes_chapters_and_levels() {
@@ -226,16 +251,17 @@ mod tests {
         assert_eq!(plan.minutes(), 10);
         let row = &plan.rows[1];
         assert_eq!((row.from_minute, row.to_minute, row.chapter), (3, 9, Some(1)));
-        assert_eq!(row.title, "01 The Second Knock");
-        assert_eq!(row.levels, ["01", "02"]);
+        assert_eq!(row.title, "1.1 The Second Knock");
+        // A position as the screens show it, and a file's number as an older plan writes it.
+        assert_eq!(row.levels, ["1.1", "02"]);
         assert!(
             !row.what.contains('*') && row.what.contains("Lose the response"),
             "{}",
             row.what
         );
-        assert_eq!(row.room, "plays 01");
+        assert_eq!(row.room, "plays 1.1");
         assert_eq!(plan.rows[0].title, "The question");
-        assert!(plan.rows[2].levels.is_empty(), "a quantity is not a level");
+        assert!(plan.rows[2].levels.is_empty(), "a quantity or a version is not a level");
         assert_eq!(plan.row_at(0), Some(0));
         assert_eq!(plan.row_at(3 * 60), Some(1));
         assert_eq!(plan.row_at(9 * 60 + 59), Some(2));
@@ -263,6 +289,6 @@ mod tests {
         .expect("the workshop plan is in the repository");
         let plan = parse(&text).expect("the workshop plan reads");
         assert!(plan.rows.len() > 5, "{plan:?}");
-        assert!(plan.rows.iter().any(|row| row.levels.contains(&"01".to_owned())));
+        assert!(plan.rows.iter().any(|row| row.levels.contains(&"1.1".to_owned())));
     }
 }

@@ -163,7 +163,11 @@ pub struct HistoryRowView {
     pub key: String,
     pub at_ms: u64,
     pub actor: String,
+    /// The event as the ledger stores it (`recovered_unknown`).
     pub event: String,
+    /// The event in words for the history line ("recovered as unknown"), and what happened.
+    pub event_words: &'static str,
+    pub event_says: &'static str,
     pub from_status: Option<Look>,
     pub to_status: Option<Look>,
     pub reason: Option<String>,

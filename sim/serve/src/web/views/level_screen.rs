@@ -130,6 +130,9 @@ fn history_row(entry: &HistoryEntry) -> HistoryRowView {
         at_ms: entry.at_ms,
         actor: entry.actor.clone(),
         event: entry.event.name().to_owned(),
+        // An event this build has no words for (a newer runtime's) shows its stored name.
+        event_words: ledger_words::event(entry.event).map_or(entry.event.name(), |words| words.words),
+        event_says: ledger_words::event(entry.event).map_or("", |words| words.sentence),
         from_status: entry.from_status.map(status_look),
         to_status: entry.to_status.map(status_look),
         reason: entry.reason.clone(),

@@ -34,6 +34,7 @@ pub use room::*;
 use serde::Serialize;
 
 use twice_world::checker::Outcome;
+use twice_world::ledger_words;
 use twice_world::runtime::rules::Status;
 use twice_world::runtime::run::RunStatus;
 use twice_world::runtime::worker::WorkerState;
@@ -92,6 +93,10 @@ pub struct Look {
     pub glyph: &'static str,
     pub word: String,
     pub tone: &'static str,
+    /// What the word means, as a sentence (a page shows it under the pointer), where the
+    /// world says one: a ledger status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub says: Option<&'static str>,
 }
 
 fn look(glyph: &'static str, word: impl Into<String>, tone: &'static str) -> Look {
@@ -99,17 +104,25 @@ fn look(glyph: &'static str, word: impl Into<String>, tone: &'static str) -> Loo
         glyph,
         word: word.into(),
         tone,
+        says: None,
     }
 }
 
+/// A ledger status: its glyph and tone here, its word and its sentence from the world's one
+/// table (`twice_world::ledger_words`), which the window reads too.
 pub fn status_look(status: Status) -> Look {
-    match status {
-        Status::Started => look("▶", "started", "info"),
-        Status::Completed => look("✔", "completed", "good"),
-        Status::Failed => look("✘", "failed", "bad"),
-        Status::Indeterminate => look("?", "indeterminate", "warn"),
-        Status::Compensating => look("↻", "compensating", "violet"),
-        Status::Compensated => look("↺", "compensated", "violet"),
+    let (glyph, tone) = match status {
+        Status::Started => ("▶", "info"),
+        Status::Completed => ("✔", "good"),
+        Status::Failed => ("✘", "bad"),
+        Status::Indeterminate => ("?", "warn"),
+        Status::Compensating => ("↻", "violet"),
+        Status::Compensated => ("↺", "violet"),
+    };
+    let words = ledger_words::status(status);
+    Look {
+        says: Some(words.sentence),
+        ..look(glyph, words.word, tone)
     }
 }
 
@@ -170,12 +183,15 @@ fn run_status_look(status: &RunStatus) -> Look {
 mod tests {
     use super::*;
 
+    /// The browser's status look is the world's table's (which the window reads too): the
+    /// runtime's glyph, the ledger's word, and the sentence under the pointer.
     #[test]
-    fn every_status_has_a_glyph_and_a_word() {
+    fn every_status_has_a_glyph_a_word_and_a_sentence() {
         for status in Status::ALL {
             let look = status_look(status);
-            assert!(!look.glyph.is_empty());
+            assert_eq!(look.glyph, status.glyph().to_string());
             assert_eq!(look.word, status.name());
+            assert_eq!(look.says, Some(ledger_words::status(status).sentence));
         }
     }
 

@@ -149,6 +149,8 @@ pub struct RoomView {
     pub unlock_all: bool,
     /// The room's path (level stems), open to everyone whatever the lock chain.
     pub path: Vec<String>,
+    /// The same levels as the pages number them (`2.1`), in the same order.
+    pub path_numbers: Vec<String>,
     pub thresholds: Thresholds,
     /// The levels anyone is on, has played, or the path opens; in the campaign's order.
     pub levels: Vec<LevelRowView>,

@@ -186,6 +186,8 @@ pub fn race_view(race: &Race, simulation: &Simulation, catalogue: &Catalogue, wi
 pub struct RaceCandidateView {
     pub tape: String,
     pub title: String,
+    /// The level's place in the campaign (`2.2`), as the pages and the workshop plan name it.
+    pub level_number: String,
     pub level_title: String,
     pub key: String,
     pub status: Look,
@@ -200,6 +202,7 @@ pub fn race_candidates(catalogue: &Catalogue) -> Vec<RaceCandidateView> {
             RaceCandidateView {
                 tape: tape.stem.clone(),
                 title: tape.tape.title.clone(),
+                level_number: catalogue.levels()[tape.level].number().to_owned(),
                 level_title: catalogue.levels()[tape.level].level.title.clone(),
                 key: candidate.key.to_string(),
                 status: status_look(candidate.status),
