@@ -5,19 +5,20 @@
 use bevy::prelude::*;
 use bevy_egui::egui;
 use twice::campaign::Campaign;
-use twice::guide::Guide;
 use twice::paths::GamePaths;
 use twice::presenter::PRESENTER_ZOOM;
 use twice::progress::Progress;
 use twice::progress::prediction::Prediction;
 use twice::screens::Screen;
 use twice::screens::level::timeline::TimelineCache;
-use twice::screens::level::{LevelAsks, LevelInputs, LevelUi};
+use twice::screens::level::{LevelAsks, LevelUi};
 use twice::screens::level_select::{self, LevelSelectState};
 use twice::session::{Intent, Leaving, Session};
 use twice::ui::probe::{self, Drawn, PROBE_FRAMES};
 
-use super::{open_campaign_level, phase, play_moves_then_run, screen, send, session, step_to, tape, update_until};
+use super::{
+    level_inputs, open_campaign_level, phase, play_moves_then_run, screen, send, session, step_to, tape, update_until,
+};
 use crate::support::game;
 
 /// The window the issue was seen in.
@@ -32,17 +33,7 @@ fn level_frames(
     cache: &mut TimelineCache,
     events: Vec<egui::Event>,
 ) -> (Vec<Drawn>, LevelAsks) {
-    let world = app.world();
-    let inputs = LevelInputs {
-        session: world.resource::<Session>(),
-        paths: world.resource::<GamePaths>(),
-        progress: world.resource::<Progress>(),
-        campaign: world.resource::<Campaign>(),
-        guide: world.resource::<Guide>(),
-        prediction: world.resource::<Prediction>(),
-        #[cfg(feature = "operator-api")]
-        operator_api: None,
-    };
+    let inputs = level_inputs(app);
     let mut asks = LevelAsks::default();
     let drawn = probe::frames(context, WINDOW, PROBE_FRAMES, events, |context| {
         let frame = twice::screens::level::frame(context, level_ui, cache, &inputs);
@@ -1144,17 +1135,7 @@ fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
         // The level as it has been on screen a while; then ? opens the overlay.
         level_frames(&app, &context, &mut level_ui, &mut cache, Vec::new());
         level_ui.help = true;
-        let world = app.world();
-        let inputs = LevelInputs {
-            session: world.resource::<Session>(),
-            paths: world.resource::<GamePaths>(),
-            progress: world.resource::<Progress>(),
-            campaign: world.resource::<Campaign>(),
-            guide: world.resource::<Guide>(),
-            prediction: world.resource::<Prediction>(),
-            #[cfg(feature = "operator-api")]
-            operator_api: None,
-        };
+        let inputs = level_inputs(&app);
         let shown = probe::shown_frames(&context, WINDOW, 8, |context| {
             twice::screens::level::frame(context, &mut level_ui, &mut cache, &inputs);
         });
