@@ -31,8 +31,30 @@ fn draw(
     mut next_screen: ResMut<NextState<Screen>>,
     mut defence_intents: MessageWriter<DefenceIntent>,
 ) -> Result {
-    let context = contexts.ctx_mut()?;
-    let summary = CampaignSummary::of(&campaign, &progress);
+    let asks = frame(contexts.ctx_mut()?, &campaign, &progress);
+    if let Some(index) = asks.defend_vault {
+        defence_intents.write(DefenceIntent::Open { index });
+        return Ok(());
+    }
+    if asks.leave {
+        next_screen.set(Screen::LevelSelect);
+    }
+    Ok(())
+}
+
+/// What the player asked for on the ending this frame.
+#[derive(Debug, Default)]
+pub struct EndingAsks {
+    /// Back to the level select (Esc or the back button).
+    pub leave: bool,
+    /// Defend the finale's level (its index), asked by V or its button.
+    pub defend_vault: Option<usize>,
+}
+
+/// The ending drawn into `context` (the system above acts on what it returns; headless tests
+/// read the frame through [`crate::ui::probe`]).
+pub fn frame(context: &egui::Context, campaign: &Campaign, progress: &Progress) -> EndingAsks {
+    let summary = CampaignSummary::of(campaign, progress);
     let mut leave = ui::pressed(context, egui::Key::Escape);
     let mut defend_vault = ui::pressed(context, egui::Key::V);
     let title = if summary.complete {
@@ -44,18 +66,7 @@ fn draw(
     leave |= Header::new("ending-top", "← Levels", title, theme::CREW).show(
         &mut root,
         |ui| {
-            ui.label(
-                RichText::new(format!(
-                    "{} of {} levels finished · ★ {} of {} · 🛡 {} of {} defended",
-                    summary.finished,
-                    summary.levels,
-                    summary.stars.earned,
-                    summary.stars.possible,
-                    summary.defended,
-                    summary.defendable
-                ))
-                .color(theme::TEXT_DIM),
-            );
+            ui.label(RichText::new(summary.line()).color(theme::TEXT_DIM));
         },
         |_| {},
     );
@@ -70,7 +81,7 @@ fn draw(
         )
         .show(&mut root, |ui| {
             egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                defend_vault |= finale(ui, &campaign, &summary);
+                defend_vault |= finale(ui, campaign, &summary);
                 ui.add_space(10.0);
                 predictions(ui, &summary);
                 ui.add_space(10.0);
@@ -85,18 +96,13 @@ fn draw(
         )
         .show(&mut root, |ui| {
             egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                learned(ui, &campaign, &summary);
+                learned(ui, campaign, &summary);
             });
         });
-
-    if defend_vault && let Some(index) = summary.finale {
-        defence_intents.write(DefenceIntent::Open { index });
-        return Ok(());
+    EndingAsks {
+        leave,
+        defend_vault: summary.finale.filter(|_| defend_vault),
     }
-    if leave {
-        next_screen.set(Screen::LevelSelect);
-    }
-    Ok(())
 }
 
 /// The guards in the order the campaign met them: each one's rule, where it was met, the

@@ -1222,3 +1222,45 @@ fn a_debrief_first_drawn_short_grows_with_its_window_and_keeps_the_long_columns_
     let screen = probe::screen(WINDOW.0, WINDOW.1, 1.0);
     assert!(half_lines(&drawn, screen).is_empty());
 }
+
+#[test]
+fn the_level_select_and_the_ending_say_the_campaign_in_the_same_line() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    let ids: Vec<String> = app
+        .world()
+        .resource::<Campaign>()
+        .levels
+        .iter()
+        .map(|loaded| loaded.level.id.clone())
+        .collect();
+    {
+        let mut progress = app.world_mut().resource_mut::<Progress>();
+        for id in &ids[..3] {
+            progress.record(id, twice_world::checker::Outcome::PaidTwice, true);
+        }
+        progress.record_best("naive-retry", 1, 31);
+    }
+    let is_summary = |text: &&Drawn| text.text.contains('★') && text.text.ends_with("defended");
+    let mut state = LevelSelectState::new(0, false);
+    let select = level_select_frames(&mut app, &mut state, 1.0);
+    let ending = {
+        let world = app.world();
+        probe::frames(&probe::context(1.0), WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+            twice::screens::ending::frame(context, world.resource::<Campaign>(), world.resource::<Progress>());
+        })
+    };
+    let said: Vec<&str> = [&select, &ending]
+        .iter()
+        .map(|drawn| {
+            drawn
+                .iter()
+                .find(is_summary)
+                .map(|text| text.text.as_str())
+                .expect("the campaign's line")
+        })
+        .collect();
+    assert_eq!(said[0], said[1], "the level select and the ending say it two ways");
+    let expected = format!("3 of {} finished · ★ 2 of ", ids.len());
+    assert!(said[0].starts_with(&expected), "{:?} is not {expected:?}…", said[0]);
+}

@@ -228,16 +228,7 @@ fn top_bar(
         root,
         |ui| {
             ui.label(
-                RichText::new(format!(
-                    "{} of {} finished · ★ {} of {} · 🛡 {} of {} defended",
-                    summary.finished,
-                    summary.levels,
-                    summary.stars.earned,
-                    summary.stars.possible,
-                    summary.defended,
-                    summary.defendable
-                ))
-                .color(theme::TEXT_DIM),
+                RichText::new(summary.line()).color(theme::TEXT_DIM),
             )
             .on_hover_text("★ one star for a win with no more cards than par, one more with no more phases too");
             if summary.complete && ui::button(ui, true, "🏁 The ending", "F").clicked() {
