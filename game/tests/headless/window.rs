@@ -1264,3 +1264,46 @@ fn the_level_select_and_the_ending_say_the_campaign_in_the_same_line() {
     let expected = format!("3 of {} finished · ★ 2 of ", ids.len());
     assert!(said[0].starts_with(&expected), "{:?} is not {expected:?}…", said[0]);
 }
+
+/// The keys overlay as it settles, once `?` opened it over level 03 at `zoom`.
+fn keys_overlay(app: &App, zoom: f32) -> Vec<Drawn> {
+    let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+    let context = probe::context(zoom);
+    level_frames(app, &context, &mut level_ui, &mut cache, Vec::new());
+    level_ui.help = true;
+    let inputs = level_inputs(app);
+    let mut shown = probe::shown_frames(&context, WINDOW, 8, |context| {
+        twice::screens::level::frame(context, &mut level_ui, &mut cache, &inputs);
+    });
+    shown.pop().expect("frames")
+}
+
+#[test]
+fn the_keys_overlay_ends_on_a_whole_row_at_1280x720_and_the_projectors_zoom() {
+    use twice::screens::level::shortcuts;
+    let keys = shortcuts();
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "03-model-calls-again.level.ron");
+    let mut scrolled = 0;
+    for zoom in [1.0, PRESENTER_ZOOM] {
+        let screen = probe::screen(WINDOW.0, WINDOW.1, zoom);
+        let drawn = keys_overlay(&app, zoom);
+        // The overlay's rows: each key's words (and the statuses' line under them).
+        let rows: Vec<Drawn> = drawn
+            .into_iter()
+            .filter(|text| {
+                keys.iter().any(|(_, what)| text.text == *what) || text.text.starts_with("Statuses read by glyph")
+            })
+            .collect();
+        let shown = rows.iter().filter(|text| text.fully_visible(screen)).count();
+        assert!(shown >= 3, "zoom {zoom}: {shown} key rows on screen");
+        if shown < keys.len() + 1 {
+            scrolled += 1;
+        }
+        let half = half_lines(&rows, screen);
+        assert!(half.is_empty(), "zoom {zoom}: half rows {half:#?}");
+    }
+    // At the projector the keys are more than the screen holds: the view's foot matters.
+    assert!(scrolled >= 1, "the overlay never scrolls");
+}
