@@ -15,7 +15,7 @@ use crate::campaign::Campaign;
 use crate::campaign::summary::{CampaignSummary, GuardLearned};
 use crate::defence::DefenceIntent;
 use crate::progress::Progress;
-use crate::ui::{self, theme};
+use crate::ui::{self, theme, whole_lines};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(EguiPrimaryContextPass, draw.run_if(in_state(Screen::Ending)));
@@ -80,7 +80,9 @@ pub fn frame(context: &egui::Context, campaign: &Campaign, progress: &Progress) 
                 .inner_margin(egui::Margin::same(14)),
         )
         .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+            // Both columns end on a whole line (the guards' list ended through a guard's name).
+            let id = egui::Id::new("ending-finale-scroll");
+            whole_lines::scroll(ui, egui::ScrollArea::vertical().auto_shrink(false), id, |ui| {
                 defend_vault |= finale(ui, campaign, &summary);
                 ui.add_space(10.0);
                 predictions(ui, &summary);
@@ -95,7 +97,8 @@ pub fn frame(context: &egui::Context, campaign: &Campaign, progress: &Progress) 
                 .inner_margin(egui::Margin::same(14)),
         )
         .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+            let id = egui::Id::new("ending-learned-scroll");
+            whole_lines::scroll(ui, egui::ScrollArea::vertical().auto_shrink(false), id, |ui| {
                 learned(ui, campaign, &summary);
             });
         });
@@ -243,7 +246,9 @@ fn finale(ui: &mut egui::Ui, campaign: &Campaign, summary: &CampaignSummary) -> 
 /// A vault door, with one shield lit around it per guard of the player's defence.
 fn paint_vault(painter: egui::Painter, rect: egui::Rect, guards: &[twice_world::runtime::guards::Guard]) {
     let center = rect.center();
-    let radius = (rect.height() / 2.0 - 14.0).max(10.0);
+    // Room for the ring of shields (10 points out, 8 points of glyph) inside the rect the
+    // painter clips to: 14 points left the top and bottom shields cut in half.
+    let radius = (rect.height() / 2.0 - 18.0).max(10.0);
     painter.circle(center, radius, theme::PANEL_RAISED, Stroke::new(3.0, theme::CREW));
     painter.circle_stroke(center, radius * 0.55, Stroke::new(2.0, theme::CREW.gamma_multiply(0.7)));
     for spoke in 0..6 {

@@ -1432,3 +1432,36 @@ fn the_level_select_and_the_ending_say_the_campaign_in_the_same_line() {
     let expected = format!("3 of {} finished · ★ 2 of ", ids.len());
     assert!(said[0].starts_with(&expected), "{:?} is not {expected:?}…", said[0]);
 }
+
+#[test]
+fn the_endings_columns_end_on_whole_lines_at_1280x720_and_the_projectors_zoom() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    // Every level finished: the ending as a player who completed the campaign sees it.
+    {
+        let ids: Vec<String> = app
+            .world()
+            .resource::<Campaign>()
+            .levels
+            .iter()
+            .map(|loaded| loaded.level.id.clone())
+            .collect();
+        let mut progress = app.world_mut().resource_mut::<Progress>();
+        for id in &ids {
+            progress.record(id, twice_world::checker::Outcome::PaidTwice, true);
+        }
+    }
+    let world = app.world();
+    for zoom in [1.0, PRESENTER_ZOOM] {
+        let screen = probe::screen(WINDOW.0, WINDOW.1, zoom);
+        let drawn = probe::frames(&probe::context(zoom), WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+            twice::screens::ending::frame(context, world.resource::<Campaign>(), world.resource::<Progress>());
+        });
+        assert!(
+            drawn.iter().any(|text| text.text == "What you learned"),
+            "zoom {zoom}: not the ending"
+        );
+        let half = half_lines(&drawn, screen);
+        assert!(half.is_empty(), "zoom {zoom}: half lines {half:#?}");
+    }
+}
