@@ -149,6 +149,13 @@ fn guard_row(ui: &mut egui::Ui, campaign: &Campaign, number: usize, learned: &Gu
         .show(ui, |ui| {
             ui.set_width(ui.available_width());
             ui.spacing_mut().item_spacing.y = 0.0;
+            let met = RichText::new(format!("met in ch. {} · {}", met.chapter, met.title))
+                .size(theme::SMALL)
+                .color(theme::TEXT_DIM);
+            // A narrow column (a projector at presenter zoom) puts where it was met and the
+            // tallies on a line of their own: right-aligned beside them, the stars were drawn
+            // over the level's title.
+            let narrow = ui.available_width() < GUARD_ROW_ONE_LINE_WIDTH_MIN;
             ui.horizontal(|ui| {
                 ui.label(
                     RichText::new(format!("{number:>2}."))
@@ -156,42 +163,67 @@ fn guard_row(ui: &mut egui::Ui, campaign: &Campaign, number: usize, learned: &Gu
                         .color(theme::TEXT_FAINT),
                 );
                 ui.label(RichText::new(learned.guard.name()).strong().color(theme::GOOD));
-                ui.label(
-                    RichText::new(format!("met in ch. {} · {}", met.chapter, met.title))
-                        .size(theme::SMALL)
-                        .color(theme::TEXT_DIM),
-                );
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    if learned.predicted > 0 {
-                        ui.label(
-                            RichText::new(format!("🔮 {} of {} right", learned.predicted_right, learned.predicted))
-                                .size(theme::SMALL)
-                                .color(theme::VIOLET),
-                        )
-                        .on_hover_text("your predictions that named this guard as the one that decides");
-                    }
-                    if learned.defendable > 0 {
-                        ui.label(
-                            RichText::new(format!("🛡 {}/{}", learned.defended, learned.defendable))
-                                .size(theme::SMALL)
-                                .color(if learned.defended == learned.defendable {
-                                    theme::GOOD
-                                } else {
-                                    theme::TEXT_DIM
-                                }),
-                        );
-                    }
-                    if learned.stars.possible > 0 {
-                        ui.label(RichText::new(learned.stars.glyphs()).color(theme::WARN));
-                    }
-                });
+                if !narrow {
+                    ui.label(met.clone());
+                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                        tallies(ui, learned, true);
+                    });
+                }
             });
+            if narrow {
+                ui.horizontal_wrapped(|ui| {
+                    ui.label(met);
+                    tallies(ui, learned, false);
+                });
+            }
             ui.label(
                 RichText::new(twice_world::guards::promise(learned.guard))
                     .size(theme::SMALL)
                     .color(theme::TEXT),
             );
         });
+}
+
+/// Below this width a guard's row puts where it was met and its tallies on a second line.
+const GUARD_ROW_ONE_LINE_WIDTH_MIN: f32 = 640.0;
+
+/// A guard's stars, defences and predictions; `right_to_left`: laid out from the row's right
+/// edge (the last drawn is the leftmost), so read left to right they are in the same order.
+fn tallies(ui: &mut egui::Ui, learned: &GuardLearned, right_to_left: bool) {
+    let mut parts: Vec<(RichText, Option<&str>)> = Vec::new();
+    if learned.stars.possible > 0 {
+        parts.push((RichText::new(learned.stars.glyphs()).color(theme::WARN), None));
+    }
+    if learned.defendable > 0 {
+        parts.push((
+            RichText::new(format!("🛡 {}/{}", learned.defended, learned.defendable))
+                .size(theme::SMALL)
+                .color(if learned.defended == learned.defendable {
+                    theme::GOOD
+                } else {
+                    theme::TEXT_DIM
+                }),
+            None,
+        ));
+    }
+    if learned.predicted > 0 {
+        parts.push((
+            RichText::new(format!("🔮 {} of {} right", learned.predicted_right, learned.predicted))
+                .size(theme::SMALL)
+                .color(theme::VIOLET),
+            Some("your predictions that named this guard as the one that decides"),
+        ));
+    }
+    if right_to_left {
+        parts.reverse();
+    }
+    for (text, hover) in parts {
+        // Each whole on one line: wrapped, "🛡 2/2" broke after its shield.
+        let label = ui.add(egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend));
+        if let Some(hover) = hover {
+            label.on_hover_text(hover);
+        }
+    }
 }
 
 /// The vault, defended as the finale: the player's defence if they made one, else the way

@@ -1463,5 +1463,26 @@ fn the_endings_columns_end_on_whole_lines_at_1280x720_and_the_projectors_zoom() 
         );
         let half = half_lines(&drawn, screen);
         assert!(half.is_empty(), "zoom {zoom}: half lines {half:#?}");
+        // No words drawn over others (the guards' stars ran over the level's title): line by
+        // line, as a label wrapped after another starts its first line beside it.
+        let lines: Vec<(&str, egui::Rect)> = drawn
+            .iter()
+            .filter(|text| text.fully_visible(screen) && !text.text.trim().is_empty())
+            .flat_map(|text| {
+                text.lines
+                    .iter()
+                    .filter(|line| line.width() > 1.0)
+                    .map(move |line| (text.text.as_str(), *line))
+            })
+            .collect();
+        for (index, (one, one_line)) in lines.iter().enumerate() {
+            for (other, other_line) in &lines[index + 1..] {
+                let overlap = one_line.intersect(*other_line);
+                assert!(
+                    one == other || overlap.width() < 1.0 || overlap.height() < 1.0,
+                    "zoom {zoom}: {one:?} drawn over {other:?} ({one_line:?} and {other_line:?})"
+                );
+            }
+        }
     }
 }
