@@ -725,6 +725,22 @@ fn open_campaign_level(app: &mut App, file: &str) {
     assert_eq!(screen(app), Screen::Level);
 }
 
+/// The level screen's inputs as its system hands them over, read from `app`'s resources: one
+/// place, so a new input is added here and not in every test that draws the level.
+fn level_inputs(app: &App) -> twice::screens::level::LevelInputs<'_> {
+    let world = app.world();
+    twice::screens::level::LevelInputs {
+        session: world.resource::<Session>(),
+        paths: world.resource::<twice::paths::GamePaths>(),
+        progress: world.resource::<Progress>(),
+        campaign: world.resource::<twice::campaign::Campaign>(),
+        guide: world.resource::<twice::guide::Guide>(),
+        prediction: world.resource::<twice::progress::prediction::Prediction>(),
+        #[cfg(feature = "operator-api")]
+        operator_api: None,
+    }
+}
+
 fn step_to(app: &mut App, target: u32) {
     while phase(app) < target && !session(app).is_over() {
         send(app, Intent::Step);

@@ -95,6 +95,16 @@ pub struct CampaignSummary {
 }
 
 impl CampaignSummary {
+    /// The campaign in one line, as the level select's top bar and the ending's header say it:
+    /// levels finished, stars, defences. One place, so the two screens never say it two ways.
+    /// Short: at the projector's zoom the level select's top bar holds it beside its buttons.
+    pub fn line(&self) -> String {
+        format!(
+            "{} of {} finished · ★ {} of {} · 🛡 {} of {} defended",
+            self.finished, self.levels, self.stars.earned, self.stars.possible, self.defended, self.defendable
+        )
+    }
+
     pub fn of(campaign: &Campaign, progress: &Progress) -> CampaignSummary {
         let mut stars = Stars::default();
         let mut guards: Vec<GuardLearned> = Vec::new();

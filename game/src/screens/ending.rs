@@ -15,7 +15,7 @@ use crate::campaign::Campaign;
 use crate::campaign::summary::{CampaignSummary, GuardLearned};
 use crate::defence::DefenceIntent;
 use crate::progress::Progress;
-use crate::ui::{self, theme};
+use crate::ui::{self, theme, whole_lines};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(EguiPrimaryContextPass, draw.run_if(in_state(Screen::Ending)));
@@ -31,8 +31,30 @@ fn draw(
     mut next_screen: ResMut<NextState<Screen>>,
     mut defence_intents: MessageWriter<DefenceIntent>,
 ) -> Result {
-    let context = contexts.ctx_mut()?;
-    let summary = CampaignSummary::of(&campaign, &progress);
+    let asks = frame(contexts.ctx_mut()?, &campaign, &progress);
+    if let Some(index) = asks.defend_vault {
+        defence_intents.write(DefenceIntent::Open { index });
+        return Ok(());
+    }
+    if asks.leave {
+        next_screen.set(Screen::LevelSelect);
+    }
+    Ok(())
+}
+
+/// What the player asked for on the ending this frame.
+#[derive(Debug, Default)]
+pub struct EndingAsks {
+    /// Back to the level select (Esc or the back button).
+    pub leave: bool,
+    /// Defend the finale's level (its index), asked by V or its button.
+    pub defend_vault: Option<usize>,
+}
+
+/// The ending drawn into `context` (the system above acts on what it returns; headless tests
+/// read the frame through [`crate::ui::probe`]).
+pub fn frame(context: &egui::Context, campaign: &Campaign, progress: &Progress) -> EndingAsks {
+    let summary = CampaignSummary::of(campaign, progress);
     let mut leave = ui::pressed(context, egui::Key::Escape);
     let mut defend_vault = ui::pressed(context, egui::Key::V);
     let title = if summary.complete {
@@ -44,18 +66,7 @@ fn draw(
     leave |= Header::new("ending-top", "← Levels", title, theme::CREW).show(
         &mut root,
         |ui| {
-            ui.label(
-                RichText::new(format!(
-                    "{} of {} levels finished · ★ {} of {} · 🛡 {} of {} defended",
-                    summary.finished,
-                    summary.levels,
-                    summary.stars.earned,
-                    summary.stars.possible,
-                    summary.defended,
-                    summary.defendable
-                ))
-                .color(theme::TEXT_DIM),
-            );
+            ui.label(RichText::new(summary.line()).color(theme::TEXT_DIM));
         },
         |_| {},
     );
@@ -69,8 +80,10 @@ fn draw(
                 .inner_margin(egui::Margin::same(14)),
         )
         .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                defend_vault |= finale(ui, &campaign, &summary);
+            // Both columns end on a whole line (the guards' list ended through a guard's name).
+            let id = egui::Id::new("ending-finale-scroll");
+            whole_lines::scroll(ui, egui::ScrollArea::vertical().auto_shrink(false), id, |ui| {
+                defend_vault |= finale(ui, campaign, &summary);
                 ui.add_space(10.0);
                 predictions(ui, &summary);
                 ui.add_space(10.0);
@@ -84,19 +97,15 @@ fn draw(
                 .inner_margin(egui::Margin::same(14)),
         )
         .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                learned(ui, &campaign, &summary);
+            let id = egui::Id::new("ending-learned-scroll");
+            whole_lines::scroll(ui, egui::ScrollArea::vertical().auto_shrink(false), id, |ui| {
+                learned(ui, campaign, &summary);
             });
         });
-
-    if defend_vault && let Some(index) = summary.finale {
-        defence_intents.write(DefenceIntent::Open { index });
-        return Ok(());
+    EndingAsks {
+        leave,
+        defend_vault: summary.finale.filter(|_| defend_vault),
     }
-    if leave {
-        next_screen.set(Screen::LevelSelect);
-    }
-    Ok(())
 }
 
 /// The guards in the order the campaign met them: each one's rule, where it was met, the
@@ -140,6 +149,13 @@ fn guard_row(ui: &mut egui::Ui, campaign: &Campaign, number: usize, learned: &Gu
         .show(ui, |ui| {
             ui.set_width(ui.available_width());
             ui.spacing_mut().item_spacing.y = 0.0;
+            let met = RichText::new(format!("met in ch. {} · {}", met.chapter, met.title))
+                .size(theme::SMALL)
+                .color(theme::TEXT_DIM);
+            // A narrow column (a projector at presenter zoom) puts where it was met and the
+            // tallies on a line of their own: right-aligned beside them, the stars were drawn
+            // over the level's title.
+            let narrow = ui.available_width() < GUARD_ROW_ONE_LINE_WIDTH_MIN;
             ui.horizontal(|ui| {
                 ui.label(
                     RichText::new(format!("{number:>2}."))
@@ -147,42 +163,67 @@ fn guard_row(ui: &mut egui::Ui, campaign: &Campaign, number: usize, learned: &Gu
                         .color(theme::TEXT_FAINT),
                 );
                 ui.label(RichText::new(learned.guard.name()).strong().color(theme::GOOD));
-                ui.label(
-                    RichText::new(format!("met in ch. {} · {}", met.chapter, met.title))
-                        .size(theme::SMALL)
-                        .color(theme::TEXT_DIM),
-                );
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    if learned.predicted > 0 {
-                        ui.label(
-                            RichText::new(format!("🔮 {} of {} right", learned.predicted_right, learned.predicted))
-                                .size(theme::SMALL)
-                                .color(theme::VIOLET),
-                        )
-                        .on_hover_text("your predictions that named this guard as the one that decides");
-                    }
-                    if learned.defendable > 0 {
-                        ui.label(
-                            RichText::new(format!("🛡 {}/{}", learned.defended, learned.defendable))
-                                .size(theme::SMALL)
-                                .color(if learned.defended == learned.defendable {
-                                    theme::GOOD
-                                } else {
-                                    theme::TEXT_DIM
-                                }),
-                        );
-                    }
-                    if learned.stars.possible > 0 {
-                        ui.label(RichText::new(learned.stars.glyphs()).color(theme::WARN));
-                    }
-                });
+                if !narrow {
+                    ui.label(met.clone());
+                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                        tallies(ui, learned, true);
+                    });
+                }
             });
+            if narrow {
+                ui.horizontal_wrapped(|ui| {
+                    ui.label(met);
+                    tallies(ui, learned, false);
+                });
+            }
             ui.label(
                 RichText::new(twice_world::guards::promise(learned.guard))
                     .size(theme::SMALL)
                     .color(theme::TEXT),
             );
         });
+}
+
+/// Below this width a guard's row puts where it was met and its tallies on a second line.
+const GUARD_ROW_ONE_LINE_WIDTH_MIN: f32 = 640.0;
+
+/// A guard's stars, defences and predictions; `right_to_left`: laid out from the row's right
+/// edge (the last drawn is the leftmost), so read left to right they are in the same order.
+fn tallies(ui: &mut egui::Ui, learned: &GuardLearned, right_to_left: bool) {
+    let mut parts: Vec<(RichText, Option<&str>)> = Vec::new();
+    if learned.stars.possible > 0 {
+        parts.push((RichText::new(learned.stars.glyphs()).color(theme::WARN), None));
+    }
+    if learned.defendable > 0 {
+        parts.push((
+            RichText::new(format!("🛡 {}/{}", learned.defended, learned.defendable))
+                .size(theme::SMALL)
+                .color(if learned.defended == learned.defendable {
+                    theme::GOOD
+                } else {
+                    theme::TEXT_DIM
+                }),
+            None,
+        ));
+    }
+    if learned.predicted > 0 {
+        parts.push((
+            RichText::new(format!("🔮 {} of {} right", learned.predicted_right, learned.predicted))
+                .size(theme::SMALL)
+                .color(theme::VIOLET),
+            Some("your predictions that named this guard as the one that decides"),
+        ));
+    }
+    if right_to_left {
+        parts.reverse();
+    }
+    for (text, hover) in parts {
+        // Each whole on one line: wrapped, "🛡 2/2" broke after its shield.
+        let label = ui.add(egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend));
+        if let Some(hover) = hover {
+            label.on_hover_text(hover);
+        }
+    }
 }
 
 /// The vault, defended as the finale: the player's defence if they made one, else the way
@@ -237,7 +278,9 @@ fn finale(ui: &mut egui::Ui, campaign: &Campaign, summary: &CampaignSummary) -> 
 /// A vault door, with one shield lit around it per guard of the player's defence.
 fn paint_vault(painter: egui::Painter, rect: egui::Rect, guards: &[twice_world::runtime::guards::Guard]) {
     let center = rect.center();
-    let radius = (rect.height() / 2.0 - 14.0).max(10.0);
+    // Room for the ring of shields (10 points out, 8 points of glyph) inside the rect the
+    // painter clips to: 14 points left the top and bottom shields cut in half.
+    let radius = (rect.height() / 2.0 - 18.0).max(10.0);
     painter.circle(center, radius, theme::PANEL_RAISED, Stroke::new(3.0, theme::CREW));
     painter.circle_stroke(center, radius * 0.55, Stroke::new(2.0, theme::CREW.gamma_multiply(0.7)));
     for spoke in 0..6 {

@@ -11,7 +11,7 @@ use crate::session::{Leaving, Mode, SessionNews, SessionSet};
 
 pub mod debrief;
 pub mod defend;
-mod ending;
+pub mod ending;
 mod header;
 pub mod level;
 pub mod level_select;

@@ -4,17 +4,13 @@
 
 use bevy_egui::egui;
 use twice::campaign::Campaign;
-use twice::guide::Guide;
-use twice::paths::GamePaths;
 use twice::progress::Progress;
-use twice::progress::prediction::Prediction;
+use twice::screens::level::LevelUi;
 use twice::screens::level::timeline::TimelineCache;
-use twice::screens::level::{LevelInputs, LevelUi};
 use twice::screens::level_select::{self, LevelSelectState};
-use twice::session::Session;
 use twice::ui::probe::{self, PROBE_FRAMES};
 
-use super::open_campaign_level;
+use super::{level_inputs, open_campaign_level};
 use crate::support::game;
 
 const WINDOW: (f32, f32) = (1280.0, 720.0);
@@ -45,17 +41,7 @@ fn the_level_select_and_the_header_number_levels_by_campaign_position() {
     assert!(!texts.contains(&"21"), "no file number in the list: {texts:#?}");
 
     open_campaign_level(&mut app, "21-reads-retried.level.ron");
-    let world = app.world();
-    let inputs = LevelInputs {
-        session: world.resource::<Session>(),
-        paths: world.resource::<GamePaths>(),
-        progress: world.resource::<Progress>(),
-        campaign: world.resource::<Campaign>(),
-        guide: world.resource::<Guide>(),
-        prediction: world.resource::<Prediction>(),
-        #[cfg(feature = "operator-api")]
-        operator_api: None,
-    };
+    let inputs = level_inputs(&app);
     let (mut level_ui, mut cache) = (LevelUi::default(), TimelineCache::default());
     let drawn = probe::frames(
         &probe::context(1.0),

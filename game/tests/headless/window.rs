@@ -5,19 +5,20 @@
 use bevy::prelude::*;
 use bevy_egui::egui;
 use twice::campaign::Campaign;
-use twice::guide::Guide;
 use twice::paths::GamePaths;
 use twice::presenter::PRESENTER_ZOOM;
 use twice::progress::Progress;
 use twice::progress::prediction::Prediction;
 use twice::screens::Screen;
 use twice::screens::level::timeline::TimelineCache;
-use twice::screens::level::{LevelAsks, LevelInputs, LevelUi};
+use twice::screens::level::{LevelAsks, LevelUi};
 use twice::screens::level_select::{self, LevelSelectState};
 use twice::session::{Intent, Leaving, Session};
 use twice::ui::probe::{self, Drawn, PROBE_FRAMES};
 
-use super::{open_campaign_level, phase, play_moves_then_run, screen, send, session, step_to, tape, update_until};
+use super::{
+    level_inputs, open_campaign_level, phase, play_moves_then_run, screen, send, session, step_to, tape, update_until,
+};
 use crate::support::game;
 
 /// The window the issue was seen in.
@@ -32,17 +33,7 @@ fn level_frames(
     cache: &mut TimelineCache,
     events: Vec<egui::Event>,
 ) -> (Vec<Drawn>, LevelAsks) {
-    let world = app.world();
-    let inputs = LevelInputs {
-        session: world.resource::<Session>(),
-        paths: world.resource::<GamePaths>(),
-        progress: world.resource::<Progress>(),
-        campaign: world.resource::<Campaign>(),
-        guide: world.resource::<Guide>(),
-        prediction: world.resource::<Prediction>(),
-        #[cfg(feature = "operator-api")]
-        operator_api: None,
-    };
+    let inputs = level_inputs(app);
     let mut asks = LevelAsks::default();
     let drawn = probe::frames(context, WINDOW, PROBE_FRAMES, events, |context| {
         let frame = twice::screens::level::frame(context, level_ui, cache, &inputs);
@@ -1144,17 +1135,7 @@ fn the_keys_overlay_is_laid_out_in_the_first_frame_it_is_shown() {
         // The level as it has been on screen a while; then ? opens the overlay.
         level_frames(&app, &context, &mut level_ui, &mut cache, Vec::new());
         level_ui.help = true;
-        let world = app.world();
-        let inputs = LevelInputs {
-            session: world.resource::<Session>(),
-            paths: world.resource::<GamePaths>(),
-            progress: world.resource::<Progress>(),
-            campaign: world.resource::<Campaign>(),
-            guide: world.resource::<Guide>(),
-            prediction: world.resource::<Prediction>(),
-            #[cfg(feature = "operator-api")]
-            operator_api: None,
-        };
+        let inputs = level_inputs(&app);
         let shown = probe::shown_frames(&context, WINDOW, 8, |context| {
             twice::screens::level::frame(context, &mut level_ui, &mut cache, &inputs);
         });
@@ -1240,4 +1221,268 @@ fn a_debrief_first_drawn_short_grows_with_its_window_and_keeps_the_long_columns_
     assert!(top("What decided this run") < top("Every credit Penny meant to issue"));
     let screen = probe::screen(WINDOW.0, WINDOW.1, 1.0);
     assert!(half_lines(&drawn, screen).is_empty());
+}
+
+/// The keys overlay as it settles, once `?` opened it over level 03 at `zoom`.
+fn keys_overlay(app: &App, zoom: f32) -> Vec<Drawn> {
+    let (mut level_ui, mut cache) = (level_ui(), TimelineCache::default());
+    let context = probe::context(zoom);
+    level_frames(app, &context, &mut level_ui, &mut cache, Vec::new());
+    level_ui.help = true;
+    let inputs = level_inputs(app);
+    let mut shown = probe::shown_frames(&context, WINDOW, 8, |context| {
+        twice::screens::level::frame(context, &mut level_ui, &mut cache, &inputs);
+    });
+    shown.pop().expect("frames")
+}
+
+#[test]
+fn the_keys_overlay_ends_on_a_whole_row_at_1280x720_and_the_projectors_zoom() {
+    use twice::screens::level::shortcuts;
+    let keys = shortcuts();
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "03-model-calls-again.level.ron");
+    let mut scrolled = 0;
+    for zoom in [1.0, PRESENTER_ZOOM] {
+        let screen = probe::screen(WINDOW.0, WINDOW.1, zoom);
+        let drawn = keys_overlay(&app, zoom);
+        // The overlay's rows: each key's words (and the statuses' line under them).
+        let rows: Vec<Drawn> = drawn
+            .into_iter()
+            .filter(|text| {
+                keys.iter().any(|(_, what)| text.text == *what) || text.text.starts_with("Statuses read by glyph")
+            })
+            .collect();
+        let shown = rows.iter().filter(|text| text.fully_visible(screen)).count();
+        assert!(shown >= 3, "zoom {zoom}: {shown} key rows on screen");
+        if shown < keys.len() + 1 {
+            scrolled += 1;
+        }
+        let half = half_lines(&rows, screen);
+        assert!(half.is_empty(), "zoom {zoom}: half rows {half:#?}");
+    }
+    // At the projector the keys are more than the screen holds: the view's foot matters.
+    assert!(scrolled >= 1, "the overlay never scrolls");
+}
+
+/// The level select once its list has scrolled to the selection (an animated scroll: some
+/// frames), at `zoom`.
+fn level_select_settled(app: &mut App, state: &mut LevelSelectState, zoom: f32) -> Vec<Drawn> {
+    let world = app.world_mut();
+    let campaign = world.remove_resource::<Campaign>().expect("the campaign");
+    let context = probe::context(zoom);
+    let drawn = {
+        let mut progress = world.resource_mut::<Progress>();
+        // As the window shows it (a pass egui discards drawn again), from a new context: its
+        // first frame is another size than the screen's, as a window's first frame at the
+        // projector is drawn before the zoom applies.
+        probe::shown_frames(&context, WINDOW, SETTLE_FRAMES, |context| {
+            level_select::frame(context, state, &campaign, &mut progress);
+        })
+        .pop()
+        .expect("frames")
+    };
+    app.world_mut().insert_resource(campaign);
+    drawn
+}
+
+/// Frames enough for an animated scroll (a third of a second at most) to come to rest.
+const SETTLE_FRAMES: usize = 40;
+
+#[test]
+fn the_level_selects_list_ends_on_a_whole_line_at_1280x720_and_the_projectors_zoom() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    app.world_mut().resource_mut::<Campaign>().unlock_all = true;
+    let titles: Vec<String> = app
+        .world()
+        .resource::<Campaign>()
+        .levels
+        .iter()
+        .map(|loaded| loaded.level.title.clone())
+        .collect();
+    let levels = titles.len();
+    let mut scrolled = 0;
+    for zoom in [1.0, PRESENTER_ZOOM] {
+        let screen = probe::screen(WINDOW.0, WINDOW.1, zoom);
+        // Selected first, in the middle and last: the list scrolled to its top, to the
+        // selection and to its end.
+        for index in [0, levels / 2, levels - 1] {
+            let mut state = LevelSelectState::new(index, false);
+            let drawn = level_select_settled(&mut app, &mut state, zoom);
+            // The list: the left-hand side, under the top bar.
+            let list: Vec<Drawn> = drawn
+                .into_iter()
+                .filter(|text| text.clip.left() < screen.width() / 3.0 && text.clip.top() > 40.0)
+                .collect();
+            // Some levels' titles under the foot: the list scrolls.
+            scrolled += usize::from(titles.iter().any(|title| {
+                !list
+                    .iter()
+                    .any(|text| text.text == *title && text.fully_visible(screen))
+            }));
+            let half = half_lines(&list, screen);
+            assert!(
+                half.is_empty(),
+                "level {} at zoom {zoom}: half lines {half:#?}",
+                index + 1
+            );
+            // Scrolled to the selection: its title whole in view.
+            assert!(
+                list.iter()
+                    .any(|text| text.text == titles[index] && text.fully_visible(screen)),
+                "level {} at zoom {zoom}: its title is not in view",
+                index + 1
+            );
+        }
+    }
+    assert!(scrolled >= 4, "{scrolled} lists scroll");
+}
+
+#[test]
+fn the_level_screens_code_ends_on_a_whole_line_at_1280x720_and_the_projectors_zoom() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    open_campaign_level(&mut app, "05-crash-replay.level.ron");
+    let mut scrolled = 0;
+    // At the start, and later with the cursor down the loop (the view follows it).
+    for target in [0, 8] {
+        step_to(&mut app, target);
+        let view = twice_world::code::view(&session(&app).simulation());
+        let code: Vec<String> = view
+            .program
+            .lines
+            .iter()
+            .map(|line| line.shown())
+            .chain(view.tools.iter().map(|line| line.text.clone()))
+            .collect();
+        for zoom in [1.0, PRESENTER_ZOOM] {
+            let screen = probe::screen(WINDOW.0, WINDOW.1, zoom);
+            // As the level opens: at the projector the presenter's notes beside it, no side
+            // columns (with them too, P, the code has no room left for a line at all).
+            let projector = zoom > 1.0;
+            let mut level_ui = LevelUi {
+                code: true,
+                side_panels: !projector,
+                notes: projector,
+                ..LevelUi::default()
+            };
+            let mut cache = TimelineCache::default();
+            let context = probe::context(zoom);
+            let inputs = level_inputs(&app);
+            let drawn = probe::frames(&context, WINDOW, SETTLE_FRAMES, Vec::new(), |context| {
+                twice::screens::level::frame(context, &mut level_ui, &mut cache, &inputs);
+            });
+            let lines: Vec<Drawn> = drawn.into_iter().filter(|text| code.contains(&text.text)).collect();
+            assert!(
+                lines.len() >= 3,
+                "phase {target} at zoom {zoom}: {} code lines",
+                lines.len()
+            );
+            let seen = lines.iter().filter(|text| text.fully_visible(screen)).count();
+            if seen < code.len() {
+                scrolled += 1;
+            }
+            let half = half_lines(&lines, screen);
+            assert!(half.is_empty(), "phase {target} at zoom {zoom}: half lines {half:#?}");
+        }
+    }
+    assert!(scrolled >= 2, "{scrolled} code views scroll");
+}
+
+#[test]
+fn the_level_select_and_the_ending_say_the_campaign_in_the_same_line() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    let ids: Vec<String> = app
+        .world()
+        .resource::<Campaign>()
+        .levels
+        .iter()
+        .map(|loaded| loaded.level.id.clone())
+        .collect();
+    {
+        let mut progress = app.world_mut().resource_mut::<Progress>();
+        for id in &ids[..3] {
+            progress.record(id, twice_world::checker::Outcome::PaidTwice, true);
+        }
+        progress.record_best("naive-retry", 1, 31);
+    }
+    let is_summary = |text: &&Drawn| text.text.contains('★') && text.text.ends_with("defended");
+    let mut state = LevelSelectState::new(0, false);
+    let select = level_select_frames(&mut app, &mut state, 1.0);
+    let ending = {
+        let world = app.world();
+        probe::frames(&probe::context(1.0), WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+            twice::screens::ending::frame(context, world.resource::<Campaign>(), world.resource::<Progress>());
+        })
+    };
+    let said: Vec<&str> = [&select, &ending]
+        .iter()
+        .map(|drawn| {
+            drawn
+                .iter()
+                .find(is_summary)
+                .map(|text| text.text.as_str())
+                .expect("the campaign's line")
+        })
+        .collect();
+    assert_eq!(said[0], said[1], "the level select and the ending say it two ways");
+    let expected = format!("3 of {} finished · ★ 2 of ", ids.len());
+    assert!(said[0].starts_with(&expected), "{:?} is not {expected:?}…", said[0]);
+}
+
+#[test]
+fn the_endings_columns_end_on_whole_lines_at_1280x720_and_the_projectors_zoom() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut app = game(data.path());
+    // Every level finished: the ending as a player who completed the campaign sees it.
+    {
+        let ids: Vec<String> = app
+            .world()
+            .resource::<Campaign>()
+            .levels
+            .iter()
+            .map(|loaded| loaded.level.id.clone())
+            .collect();
+        let mut progress = app.world_mut().resource_mut::<Progress>();
+        for id in &ids {
+            progress.record(id, twice_world::checker::Outcome::PaidTwice, true);
+        }
+    }
+    let world = app.world();
+    for zoom in [1.0, PRESENTER_ZOOM] {
+        let screen = probe::screen(WINDOW.0, WINDOW.1, zoom);
+        let drawn = probe::frames(&probe::context(zoom), WINDOW, PROBE_FRAMES, Vec::new(), |context| {
+            twice::screens::ending::frame(context, world.resource::<Campaign>(), world.resource::<Progress>());
+        });
+        assert!(
+            drawn.iter().any(|text| text.text == "What you learned"),
+            "zoom {zoom}: not the ending"
+        );
+        let half = half_lines(&drawn, screen);
+        assert!(half.is_empty(), "zoom {zoom}: half lines {half:#?}");
+        // No words drawn over others (the guards' stars ran over the level's title): line by
+        // line, as a label wrapped after another starts its first line beside it.
+        let lines: Vec<(&str, egui::Rect)> = drawn
+            .iter()
+            .filter(|text| text.fully_visible(screen) && !text.text.trim().is_empty())
+            .flat_map(|text| {
+                text.lines
+                    .iter()
+                    .filter(|line| line.width() > 1.0)
+                    .map(move |line| (text.text.as_str(), *line))
+            })
+            .collect();
+        for (index, (one, one_line)) in lines.iter().enumerate() {
+            for (other, other_line) in &lines[index + 1..] {
+                let overlap = one_line.intersect(*other_line);
+                assert!(
+                    one == other || overlap.width() < 1.0 || overlap.height() < 1.0,
+                    "zoom {zoom}: {one:?} drawn over {other:?} ({one_line:?} and {other_line:?})"
+                );
+            }
+        }
+    }
 }

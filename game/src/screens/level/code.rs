@@ -11,7 +11,7 @@ use twice_world::simulator::{Direction, Simulation};
 
 use super::LevelUi;
 use crate::session::{Intent, Mode, Session};
-use crate::ui::{self, theme};
+use crate::ui::{self, theme, whole_lines};
 
 /// The code's font size, in points: 30 lines fit a 1280×720 screen's centre with the hand.
 pub const CODE_SIZE: f32 = 12.5;
@@ -22,6 +22,9 @@ const BESIDE_WIDTH: f32 = 210.0;
 const TAG_WIDTH: f32 = 40.0;
 /// One line's height: the code's size and a little air, so 18 lines fit a 1280×720 centre.
 const ROW_HEIGHT: f32 = CODE_SIZE + 4.5;
+/// Below this height (a projector's short screen) the cursors and the words beside the code
+/// share one row: in rows of their own (three of them) they left the code no whole line.
+const COMPACT_HEIGHT_MAX: f32 = 200.0;
 
 /// A worker's colour on screen.
 pub fn worker_color(look: WorkerLook) -> Color32 {
@@ -47,6 +50,7 @@ pub fn draw(
     let view = code::view(simulation);
     let aims = session.crash_aims().lines_in(&view.program);
     let wide = ui.available_width() >= BESIDE_COLUMN_WIDTH_MIN;
+    let compact = !wide && height < COMPACT_HEIGHT_MAX;
     let frame = egui::Frame::new()
         .fill(theme::PANEL)
         .stroke(egui::Stroke::new(1.0, theme::PANEL_BORDER))
@@ -60,6 +64,7 @@ pub fn draw(
                 let code_width = ui.available_width() - BESIDE_WIDTH - 8.0;
                 ui.vertical(|ui| {
                     ui.set_width(code_width);
+                    cursor_row(ui, &view.cursors, level_ui);
                     lines(ui, session, simulation, &view, &aims, level_ui, intents);
                 });
                 ui.separator();
@@ -68,8 +73,12 @@ pub fn draw(
                     beside_column(ui, simulation, &view);
                 });
             });
+        } else if compact {
+            compact_row(ui, simulation, &view, level_ui);
+            lines(ui, session, simulation, &view, &aims, level_ui, intents);
         } else {
             beside_rows(ui, simulation, &view);
+            cursor_row(ui, &view.cursors, level_ui);
             lines(ui, session, simulation, &view, &aims, level_ui, intents);
         }
     });
@@ -118,53 +127,51 @@ fn lines(
         .unwrap_or(0)
         .max(1);
     let gutter = TAG_WIDTH * tags_max as f32;
-    cursor_row(ui, &view.cursors, level_ui);
     let follow = live.first().and_then(|cursor| cursor.line);
     let scroll_to = level_ui
         .code_jump
         .take()
         .or_else(|| (level_ui.code_follow != follow).then_some(follow).flatten());
     level_ui.code_follow = follow;
-    egui::ScrollArea::vertical()
-        .id_salt("code-lines")
-        .auto_shrink(false)
-        .show(ui, |ui| {
-            ui.spacing_mut().item_spacing.y = 0.0;
-            for (index, line) in view.program.lines.iter().enumerate() {
-                let row = code_row(ui, index, line, &view.cursors, aims, gutter, aiming);
-                if scroll_to == Some(index) {
-                    ui.scroll_to_rect(row.rect, Some(egui::Align::Center));
-                }
-                if aiming && row.clicked() && !line.phases.is_empty() {
-                    match live.as_slice() {
-                        // One worker: the click is the aim ("kill w1 when it reaches this line");
-                        // the same line clicked again takes it back.
-                        [only] => intents.push(Intent::AimCrash {
-                            worker: only.worker,
-                            line: index,
-                        }),
-                        _ => level_ui.code_aim_line = (level_ui.code_aim_line != Some(index)).then_some(index),
-                    }
-                }
-                if level_ui.code_aim_line == Some(index) {
-                    aim_choices(ui, index, &live, aims, gutter, level_ui, intents);
+    // Its foot on a whole line (a half line at the foot was one no one could read).
+    let id = egui::Id::new("code-lines");
+    whole_lines::scroll(ui, egui::ScrollArea::vertical().auto_shrink(false), id, |ui| {
+        ui.spacing_mut().item_spacing.y = 0.0;
+        for (index, line) in view.program.lines.iter().enumerate() {
+            let row = code_row(ui, index, line, &view.cursors, aims, gutter, aiming);
+            if scroll_to == Some(index) {
+                ui.scroll_to_rect(row.rect, Some(egui::Align::Center));
+            }
+            if aiming && row.clicked() && !line.phases.is_empty() {
+                match live.as_slice() {
+                    // One worker: the click is the aim ("kill w1 when it reaches this line");
+                    // the same line clicked again takes it back.
+                    [only] => intents.push(Intent::AimCrash {
+                        worker: only.worker,
+                        line: index,
+                    }),
+                    _ => level_ui.code_aim_line = (level_ui.code_aim_line != Some(index)).then_some(index),
                 }
             }
-            ui.add_space(8.0);
-            ui.label(
-                RichText::new("Penny's tools, as declared")
-                    .strong()
-                    .color(theme::TEXT_DIM),
-            );
-            for tool_line in &view.tools {
-                let color = if tool_line.comment {
-                    theme::TEXT_FAINT
-                } else {
-                    theme::TEXT
-                };
-                ui.label(RichText::new(&tool_line.text).monospace().size(CODE_SIZE).color(color));
+            if level_ui.code_aim_line == Some(index) {
+                aim_choices(ui, index, &live, aims, gutter, level_ui, intents);
             }
-        });
+        }
+        ui.add_space(8.0);
+        ui.label(
+            RichText::new("Penny's tools, as declared")
+                .strong()
+                .color(theme::TEXT_DIM),
+        );
+        for tool_line in &view.tools {
+            let color = if tool_line.comment {
+                theme::TEXT_FAINT
+            } else {
+                theme::TEXT
+            };
+            ui.label(RichText::new(&tool_line.text).monospace().size(CODE_SIZE).color(color));
+        }
+    });
 }
 
 /// The id of line `index`'s row (one code view is drawn at a time): what a click lands on.
@@ -372,6 +379,19 @@ fn beside_column(ui: &mut egui::Ui, simulation: &Simulation, view: &CodeView) {
     }
 }
 
+/// On a short screen: the cursors, then the words beside the code, in one row, each part cut
+/// to its share and whole on hover.
+fn compact_row(ui: &mut egui::Ui, simulation: &Simulation, view: &CodeView, level_ui: &mut LevelUi) {
+    ui.horizontal(|ui| {
+        cursor_chips(ui, &view.cursors, level_ui);
+        let parts = beside_parts(simulation, view);
+        let share = (ui.available_width() / parts.len() as f32 - 6.0).max(40.0);
+        for (heading, color, words) in &parts {
+            beside_part(ui, share, heading, *color, words);
+        }
+    });
+}
+
 /// Beside the code, above it: two parts a row, each cut to its share, whole on hover.
 fn beside_rows(ui: &mut egui::Ui, simulation: &Simulation, view: &CodeView) {
     let parts = beside_parts(simulation, view);
@@ -379,21 +399,26 @@ fn beside_rows(ui: &mut egui::Ui, simulation: &Simulation, view: &CodeView) {
     for pair in parts.chunks(2) {
         ui.horizontal(|ui| {
             for (heading, color, words) in pair {
-                ui.allocate_ui(egui::vec2(share, 16.0), |ui| {
-                    let font = egui::FontId::proportional(theme::SMALL);
-                    let mut job = egui::text::LayoutJob::default();
-                    job.append(
-                        &format!("{heading}: "),
-                        0.0,
-                        egui::TextFormat::simple(font.clone(), *color),
-                    );
-                    job.append(words, 0.0, egui::TextFormat::simple(font, theme::TEXT));
-                    ui.add(egui::Label::new(job).truncate())
-                        .on_hover_text(format!("{heading}: {words}"));
-                });
+                beside_part(ui, share, heading, *color, words);
             }
         });
     }
+}
+
+/// One part beside the code, "heading: words", cut to `share` points, whole on hover.
+fn beside_part(ui: &mut egui::Ui, share: f32, heading: &str, color: Color32, words: &str) {
+    ui.allocate_ui(egui::vec2(share, 16.0), |ui| {
+        let font = egui::FontId::proportional(theme::SMALL);
+        let mut job = egui::text::LayoutJob::default();
+        job.append(
+            &format!("{heading}: "),
+            0.0,
+            egui::TextFormat::simple(font.clone(), color),
+        );
+        job.append(words, 0.0, egui::TextFormat::simple(font, theme::TEXT));
+        ui.add(egui::Label::new(job).truncate())
+            .on_hover_text(format!("{heading}: {words}"));
+    });
 }
 
 /// Every worker's cursor in a row, with the line it is on: a click brings that line into view
@@ -402,26 +427,31 @@ fn cursor_row(ui: &mut egui::Ui, cursors: &[Cursor], level_ui: &mut LevelUi) {
     if cursors.is_empty() {
         return;
     }
-    ui.horizontal_wrapped(|ui| {
-        ui.spacing_mut().item_spacing.x = 10.0;
-        for cursor in cursors {
-            let line = cursor
-                .line
-                .map_or_else(|| "no line".to_owned(), |line| format!("line {}", line + 1));
-            let mut text = RichText::new(format!("{} {line}", cursor.tag()))
-                .monospace()
-                .size(theme::SMALL);
-            text = match cursor.state {
-                CursorState::Live => text.color(worker_color(cursor.look)).strong(),
-                CursorState::Crashed => text.color(worker_color(cursor.look)).strikethrough(),
-                CursorState::Done => text.color(theme::TEXT_FAINT),
-            };
-            let chip = ui
-                .add(egui::Label::new(text).sense(egui::Sense::click()))
-                .on_hover_text(format!("{} {}: {}", cursor.label, cursor.state.word(), cursor.moment));
-            if chip.clicked() {
-                level_ui.code_jump = cursor.line;
-            }
+    ui.horizontal_wrapped(|ui| cursor_chips(ui, cursors, level_ui));
+}
+
+/// Each worker's cursor and its line, a chip each; a click brings that line into view.
+fn cursor_chips(ui: &mut egui::Ui, cursors: &[Cursor], level_ui: &mut LevelUi) {
+    let spacing = ui.spacing().item_spacing.x;
+    ui.spacing_mut().item_spacing.x = 10.0;
+    for cursor in cursors {
+        let line = cursor
+            .line
+            .map_or_else(|| "no line".to_owned(), |line| format!("line {}", line + 1));
+        let mut text = RichText::new(format!("{} {line}", cursor.tag()))
+            .monospace()
+            .size(theme::SMALL);
+        text = match cursor.state {
+            CursorState::Live => text.color(worker_color(cursor.look)).strong(),
+            CursorState::Crashed => text.color(worker_color(cursor.look)).strikethrough(),
+            CursorState::Done => text.color(theme::TEXT_FAINT),
+        };
+        let chip = ui
+            .add(egui::Label::new(text).sense(egui::Sense::click()))
+            .on_hover_text(format!("{} {}: {}", cursor.label, cursor.state.word(), cursor.moment));
+        if chip.clicked() {
+            level_ui.code_jump = cursor.line;
         }
-    });
+    }
+    ui.spacing_mut().item_spacing.x = spacing;
 }

@@ -9,7 +9,7 @@ use twice_world::simulator::Simulation;
 use super::keyboard::DIGITS;
 use super::{Chooser, LevelUi, PromptKind, cards, operator};
 use crate::session::{Intent, Session};
-use crate::ui::{self, theme};
+use crate::ui::{self, theme, whole_lines};
 
 /// Every key of the level screen, as the overlay lists them: twice-world's one list, which
 /// the browser's help lists too (same key, same action, wherever both editions have it).
@@ -219,7 +219,8 @@ fn draw_prompt(context: &egui::Context, level_ui: &mut LevelUi, tape_lock: TapeL
 }
 
 /// The `?` overlay: every key. Two columns on a wide screen; it scrolls when the screen is
-/// short (at a projector), so its first and last rows are never cut off.
+/// short (at a projector), so its first and last rows are never cut off, and its view ends
+/// under a whole row ([`whole_lines`]), never through one.
 fn draw_keys(context: &egui::Context, level_ui: &mut LevelUi) {
     let screen = context.viewport_rect();
     let two_columns = screen.width() >= 1000.0;
@@ -228,7 +229,7 @@ fn draw_keys(context: &egui::Context, level_ui: &mut LevelUi) {
     } else {
         (screen.width() - 40.0).min(560.0)
     };
-    let rows_height = (screen.height() - 150.0).max(100.0);
+    let rows_room = (screen.height() - 150.0).max(100.0);
     // The modal measures itself in an unseen first frame, within its area's default size
     // (egui's is shorter than the keys): measured short, its first frame seen was centred for
     // a shorter overlay and ran off the screen's foot. The whole screen is its room.
@@ -237,21 +238,20 @@ fn draw_keys(context: &egui::Context, level_ui: &mut LevelUi) {
     let response = egui::Modal::new(id).area(area).show(context, |ui| {
         ui.set_width(width);
         ui.label(RichText::new("Keys").size(theme::HEADING).strong().color(theme::CREW));
-        egui::ScrollArea::vertical().max_height(rows_height).show(ui, |ui| {
-            let shortcuts = shortcuts();
-            if two_columns {
-                let half = shortcuts.len().div_ceil(2);
-                ui.columns(2, |columns| {
-                    key_rows(&mut columns[0], &shortcuts[..half]);
-                    key_rows(&mut columns[1], &shortcuts[half..]);
-                });
-            } else {
-                key_rows(ui, &shortcuts);
-            }
-            ui.add_space(6.0);
-            let statuses: Vec<String> = Status::ALL.iter().map(|status| theme::status_label(*status)).collect();
-            ui::hint(ui, format!("Statuses read by glyph and word: {}", statuses.join(" · ")));
-        });
+        let statuses: Vec<String> = Status::ALL.iter().map(|status| theme::status_label(*status)).collect();
+        let table = KeyTable::measure(
+            ui,
+            &shortcuts(),
+            if two_columns { 2 } else { 1 },
+            format!("Statuses read by glyph and word: {}", statuses.join(" · ")),
+        );
+        // The view's height from the rows' own sizes, the same in every frame (the first,
+        // unseen one too): learned from what the frame before painted, as other views learn
+        // theirs, the modal changed height between its first frames and jumped.
+        let view = whole_lines::view_height(table.cuts(), rows_room);
+        egui::ScrollArea::vertical()
+            .max_height(view)
+            .show(ui, |ui| table.show(ui));
         ui.horizontal(|ui| {
             if ui.button("Close (Esc)").clicked() {
                 level_ui.help = false;
@@ -267,43 +267,133 @@ fn draw_keys(context: &egui::Context, level_ui: &mut LevelUi) {
     }
 }
 
-/// Keys and what they do, a row each, striped. Laid out from the words alone, every size
-/// computed before anything is placed: the overlay measures itself in an unseen first frame
-/// (an egui modal does), and in an egui grid (sized by the frame before) or in rows egui
-/// sizes as it goes, that frame's rows came out another height than the next frame's. The
-/// overlay was then drawn off-centre and growing, its rows apart, until it settled some
-/// frames later: long enough to see under Xvfb's software renderer, whatever the renderer.
-fn key_rows(ui: &mut egui::Ui, rows: &[(&str, &str)]) {
-    const GAP: f32 = 12.0;
-    const PAD: f32 = 4.0;
-    let key_width = rows
-        .iter()
-        .map(|(key, _)| ui::key_cap_width(ui, key))
-        .fold(0.0, f32::max);
-    let width = ui.available_width();
-    let text_width = (width - key_width - GAP).max(40.0);
-    let text_color = ui.visuals().text_color();
-    ui.spacing_mut().item_spacing.y = 0.0;
-    for (index, (key, what)) in rows.iter().enumerate() {
-        let galley = egui::WidgetText::from(*what).into_galley(
-            ui,
-            Some(egui::TextWrapMode::Wrap),
-            text_width,
-            egui::FontSelection::Default,
-        );
-        let height = galley.size().y.max(ui::KEY_CAP_HEIGHT) + PAD;
-        let (rect, _) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
-        if index % 2 == 1 {
-            ui.painter().rect_filled(rect, 0.0, ui.visuals().faint_bg_color);
+/// Keys and what they do, in rows across one or two columns, striped, with a last line under
+/// them. Laid out from the words alone, every size computed before anything is placed: the
+/// overlay measures itself in an unseen first frame (an egui modal does), and in an egui grid
+/// (sized by the frame before) or in rows egui sizes as it goes, that frame's rows came out
+/// another height than the next frame's. The overlay was then drawn off-centre and growing,
+/// its rows apart, until it settled some frames later: long enough to see under Xvfb's
+/// software renderer, whatever the renderer. Measured first, the rows also say where the view
+/// may end ([`KeyTable::cuts`]).
+struct KeyTable<'a> {
+    width: f32,
+    /// The first column holds the first half of the keys.
+    columns: Vec<KeyColumn<'a>>,
+    /// Each row's height: its tallest cell.
+    heights: Vec<f32>,
+    /// The line under the rows, across the table.
+    footer: std::sync::Arc<egui::Galley>,
+}
+
+/// One column of the keys table.
+struct KeyColumn<'a> {
+    /// Its left edge, from the table's.
+    left: f32,
+    /// Its key caps' width: the widest.
+    key_width: f32,
+    /// Its rows: a key and its measured words.
+    cells: Vec<(&'a str, std::sync::Arc<egui::Galley>)>,
+}
+
+const KEY_GAP: f32 = 12.0;
+const KEY_ROW_PAD: f32 = 4.0;
+const KEY_FOOTER_SPACE: f32 = 6.0;
+
+impl<'a> KeyTable<'a> {
+    fn measure(ui: &egui::Ui, keys: &[(&'a str, &'a str)], columns: usize, footer: String) -> KeyTable<'a> {
+        let width = ui.available_width();
+        let spacing = ui.spacing().item_spacing.x;
+        let column_width = (width - spacing * (columns - 1) as f32) / columns as f32;
+        let per_column = keys.len().div_ceil(columns).max(1);
+        let mut heights = vec![0.0_f32; per_column.min(keys.len())];
+        let columns = keys
+            .chunks(per_column)
+            .enumerate()
+            .map(|(column, keys)| {
+                let key_width = keys
+                    .iter()
+                    .map(|(key, _)| ui::key_cap_width(ui, key))
+                    .fold(0.0, f32::max);
+                let text_width = (column_width - key_width - KEY_GAP).max(40.0);
+                let cells = keys
+                    .iter()
+                    .enumerate()
+                    .map(|(row, (key, what))| {
+                        let galley = egui::WidgetText::from(*what).into_galley(
+                            ui,
+                            Some(egui::TextWrapMode::Wrap),
+                            text_width,
+                            egui::FontSelection::Default,
+                        );
+                        heights[row] = heights[row].max(galley.size().y.max(ui::KEY_CAP_HEIGHT) + KEY_ROW_PAD);
+                        (*key, galley)
+                    })
+                    .collect();
+                KeyColumn {
+                    left: column as f32 * (column_width + spacing),
+                    key_width,
+                    cells,
+                }
+            })
+            .collect();
+        let footer = egui::WidgetText::from(RichText::new(footer).size(theme::SMALL).color(theme::TEXT_DIM))
+            .into_galley(ui, Some(egui::TextWrapMode::Wrap), width, egui::FontSelection::Default);
+        KeyTable {
+            width,
+            columns,
+            heights,
+            footer,
         }
-        let key_rect = egui::Rect::from_min_size(
-            egui::pos2(rect.left(), rect.center().y - ui::KEY_CAP_HEIGHT / 2.0),
-            egui::vec2(key_width, ui::KEY_CAP_HEIGHT),
+    }
+
+    /// Where a view of the table may end: under each row, and under the last line.
+    fn cuts(&self) -> Vec<f32> {
+        let mut bottom = 0.0;
+        let mut cuts: Vec<f32> = self
+            .heights
+            .iter()
+            .map(|height| {
+                bottom += height;
+                bottom
+            })
+            .collect();
+        cuts.push(bottom + KEY_FOOTER_SPACE + self.footer.size().y);
+        cuts
+    }
+
+    fn show(&self, ui: &mut egui::Ui) {
+        let text_color = ui.visuals().text_color();
+        ui.spacing_mut().item_spacing.y = 0.0;
+        for (row, height) in self.heights.iter().enumerate() {
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(self.width, *height), egui::Sense::hover());
+            if row % 2 == 1 {
+                ui.painter().rect_filled(rect, 0.0, ui.visuals().faint_bg_color);
+            }
+            for column in &self.columns {
+                let Some((key, galley)) = column.cells.get(row) else {
+                    continue;
+                };
+                let key_width = column.key_width;
+                let x = rect.left() + column.left;
+                let key_rect = egui::Rect::from_min_size(
+                    egui::pos2(x, rect.center().y - ui::KEY_CAP_HEIGHT / 2.0),
+                    egui::vec2(key_width, ui::KEY_CAP_HEIGHT),
+                );
+                // A child placed in the row, not allocated after it: the row holds the place.
+                let mut cap = ui.new_child(egui::UiBuilder::new().max_rect(key_rect));
+                ui::key_cap(&mut cap, key);
+                let text_at = egui::pos2(x + key_width + KEY_GAP, rect.center().y - galley.size().y / 2.0);
+                ui.painter().galley(text_at, galley.clone(), text_color);
+            }
+        }
+        let (rect, _) = ui.allocate_exact_size(
+            egui::vec2(self.width, KEY_FOOTER_SPACE + self.footer.size().y),
+            egui::Sense::hover(),
         );
-        // A child placed in the row, not allocated after it: the row holds the place.
-        let mut cap = ui.new_child(egui::UiBuilder::new().max_rect(key_rect));
-        ui::key_cap(&mut cap, key);
-        let text_at = egui::pos2(rect.left() + key_width + GAP, rect.center().y - galley.size().y / 2.0);
-        ui.painter().galley(text_at, galley, text_color);
+        ui.painter().galley(
+            egui::pos2(rect.left(), rect.top() + KEY_FOOTER_SPACE),
+            self.footer.clone(),
+            theme::TEXT_DIM,
+        );
     }
 }

@@ -6,7 +6,7 @@ use super::{Chosen, LevelSelectState};
 use crate::campaign::Campaign;
 use crate::campaign::summary;
 use crate::progress::Progress;
-use crate::ui::theme;
+use crate::ui::{theme, whole_lines};
 
 /// Below this width a level's row puts its goal on a second line.
 const ROW_ONE_LINE_WIDTH_MIN: f32 = 560.0;
@@ -19,7 +19,9 @@ pub(super) fn level_list(
     progress: &Progress,
     chosen: &mut Chosen,
 ) {
-    egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
+    // Its foot on a whole line, as the briefing beside it.
+    let id = egui::Id::new("level-select-list");
+    whole_lines::scroll(ui, egui::ScrollArea::vertical().auto_shrink(false), id, |ui| {
         for chapter in campaign.chapters() {
             ui.add_space(6.0);
             ui.label(
@@ -33,7 +35,6 @@ pub(super) fn level_list(
                 let response = level_row(ui, campaign, progress, index, selected);
                 if selected && state.scroll_to_selected {
                     response.scroll_to_me(Some(egui::Align::Center));
-                    state.scroll_to_selected = false;
                 }
                 if response.clicked() {
                     state.selected = index;
@@ -44,6 +45,12 @@ pub(super) fn level_list(
             }
         }
     });
+    // Asked again until a pass that is shown: a pass egui discards (a view learning where its
+    // lines end, as the briefing beside does when it opens) forgets the scroll asked in it,
+    // and the list opened at its top with the selection out of sight.
+    if !ui.ctx().will_discard() {
+        state.scroll_to_selected = false;
+    }
 }
 
 /// One level's row: finished / open / locked, its title, its stars or defence, its goal.

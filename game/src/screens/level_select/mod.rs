@@ -30,7 +30,12 @@ pub(super) fn plugin(app: &mut App) {
 pub struct LevelSelectState {
     selected: usize,
     confirm_reset: bool,
+    /// The list is to bring the selection into view (opened, or moved by the arrow keys).
     scroll_to_selected: bool,
+    /// The screen's size (in points) the list was last drawn for: drawn for another (the
+    /// window's first frame, before the projector's zoom applies) the selection is brought
+    /// into view again.
+    screen: egui::Vec2,
     /// Opened by the debrief's Next: this level's briefing is the one to read before playing.
     next_up: Option<usize>,
     /// The chapter the level before it finished, said over it.
@@ -45,6 +50,7 @@ impl LevelSelectState {
             selected,
             confirm_reset: false,
             scroll_to_selected: true,
+            screen: egui::Vec2::ZERO,
             next_up: next_up.then_some(selected),
             chapter_done: None,
         }
@@ -95,6 +101,7 @@ impl LevelSelectState {
             selected,
             confirm_reset: false,
             scroll_to_selected: true,
+            screen: egui::Vec2::ZERO,
             next_up,
             chapter_done: asked.chapter_done.filter(|_| next_up.is_some()),
         }
@@ -166,6 +173,11 @@ pub fn frame(
         }
     }
     state.selected = state.selected.min(count.saturating_sub(1));
+    let screen = context.viewport_rect().size();
+    if state.screen != screen {
+        state.screen = screen;
+        state.scroll_to_selected = true;
+    }
     let mut chosen = Chosen {
         play: ui::pressed(context, egui::Key::Enter),
         defend: ui::pressed(context, egui::Key::D),
@@ -227,19 +239,8 @@ fn top_bar(
     let back = Header::new("level-select-top", "← Title", "Choose a heist", theme::CREW).show(
         root,
         |ui| {
-            ui.label(
-                RichText::new(format!(
-                    "{} of {} finished · ★ {} of {} · 🛡 {} of {} defended",
-                    summary.finished,
-                    summary.levels,
-                    summary.stars.earned,
-                    summary.stars.possible,
-                    summary.defended,
-                    summary.defendable
-                ))
-                .color(theme::TEXT_DIM),
-            )
-            .on_hover_text("★ one star for a win with no more cards than par, one more with no more phases too");
+            ui.label(RichText::new(summary.line()).color(theme::TEXT_DIM))
+                .on_hover_text("★ one star for a win with no more cards than par, one more with no more phases too");
             if summary.complete && ui::button(ui, true, "🏁 The ending", "F").clicked() {
                 chosen.ending = true;
             }
