@@ -366,13 +366,16 @@ fn draw_history(ui: &mut egui::Ui, key: &str, history: &HistoryCache, result: Op
         .show(ui, |ui| {
             for entry in &history.entries {
                 let color = entry.to_status.map_or(theme::TEXT_DIM, theme::status_color);
-                ui.add(egui::Label::new(RichText::new(history_line(entry)).size(theme::SMALL).color(color)).wrap());
+                let label = ui.add(egui::Label::new(RichText::new(history_line(entry)).size(theme::SMALL).color(color)).wrap());
+                if let Some(words) = twice_world::ledger_words::event(entry.event) {
+                    label.on_hover_text(words.sentence);
+                }
             }
         });
 }
 
 /// One history line: when, who, what, the status change, the reason and the detail.
-fn history_line(entry: &HistoryEntry) -> String {
+pub fn history_line(entry: &HistoryEntry) -> String {
     let change = match (entry.from_status, entry.to_status) {
         (Some(from), Some(to)) => {
             format!(
@@ -384,7 +387,10 @@ fn history_line(entry: &HistoryEntry) -> String {
         (None, Some(to)) => format!("→ {} {to}", theme::status_glyph(to)),
         _ => String::new(),
     };
-    let mut line = format!("{:>5} ms  {}  {}  {change}", entry.at_ms, entry.actor, entry.event);
+    // The event in words ("recovered as unknown"), as the browser's history says it; an event
+    // this build has no words for keeps the ledger's name rather than saying nothing.
+    let event = twice_world::ledger_words::event(entry.event).map_or_else(|| entry.event.to_string(), |words| words.words.to_owned());
+    let mut line = format!("{:>5} ms  {}  {event}  {change}", entry.at_ms, entry.actor);
     if let Some(reason) = &entry.reason {
         line.push_str(&format!("  “{reason}”"));
     }
@@ -509,5 +515,27 @@ mod tests {
             long_width <= PANEL_WIDTH,
             "the history of a long line must stay inside the {PANEL_WIDTH} px panel, it took {long_width} px"
         );
+    }
+
+    #[test]
+    fn every_history_line_says_its_event_in_words_not_the_ledgers_name() {
+        let key = IdempotencyKey::parse("r1:issue_credit:0").expect("a key");
+        for event in HistoryEvent::ALL {
+            let line = history_line(&HistoryEntry {
+                id: 1,
+                key: key.clone(),
+                at_ms: 120,
+                actor: "w2".into(),
+                event,
+                from_status: None,
+                to_status: None,
+                reason: None,
+                detail: None,
+            });
+            let words = twice_world::ledger_words::event(event).expect("every event has words").words;
+            assert!(line.contains(words), "{event:?}: {line}");
+            // Names of more than one word are written with underscores: none may show.
+            assert!(!line.contains('_'), "{event:?} shows the ledger's name: {line}");
+        }
     }
 }

@@ -66,16 +66,27 @@ pub fn draw_guards(ui: &mut egui::Ui, simulation: &Simulation) {
         // One guard per line: a wrapped row splits names from their marks at 1280×720.
         ui.spacing_mut().item_spacing = egui::vec2(6.0, 0.0);
         for guard in Guard::ALL {
-            let on = guards.is_on(guard);
-            let (text, color) = if on {
-                (format!("✔ {}", guard.name()), theme::TEXT_DIM)
+            ui.label(RichText::new(guard_row(guards.is_on(guard), guard)).size(11.5).color(if guards.is_on(guard) {
+                theme::TEXT_DIM
             } else {
-                (format!("✖ {} — off", guard.name()), theme::BAD)
-            };
-            ui.label(RichText::new(text).size(11.5).color(color))
-                .on_hover_text(twice_world::guards::promise(guard));
+                theme::BAD
+            }))
+            .on_hover_text(guard_hover(guard));
         }
     });
+}
+
+/// A guard's row in the panel: on or off, in the player's words (as the browser's guard chips
+/// and the debrief say it), never the runtime's identifier.
+pub fn guard_row(on: bool, guard: Guard) -> String {
+    let words = twice_world::guards::words(guard);
+    if on { format!("✔ {words}") } else { format!("✖ {words} — off") }
+}
+
+/// What a guard does, and the name the runtime's configuration gives it (for a developer who
+/// looks it up in the book).
+pub fn guard_hover(guard: Guard) -> String {
+    format!("{}\n\nIn the runtime: {}", twice_world::guards::promise(guard), guard.name())
 }
 
 pub fn draw_checkpoints(ui: &mut egui::Ui, session: &Session) {
@@ -107,4 +118,25 @@ pub fn draw_checkpoints(ui: &mut egui::Ui, session: &Session) {
             );
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guards_panel_names_each_guard_in_words_and_its_hover_gives_the_runtimes_name() {
+        for guard in Guard::ALL {
+            for on in [true, false] {
+                let row = guard_row(on, guard);
+                assert!(row.contains(twice_world::guards::words(guard)), "{row}");
+                // Identifiers of more than one word are written with underscores ("the ledger"
+                // is both a word and a name).
+                assert!(!row.contains('_'), "{guard:?} shows its identifier: {row}");
+            }
+            let hover = guard_hover(guard);
+            assert!(hover.starts_with(twice_world::guards::promise(guard)), "{hover}");
+            assert!(hover.ends_with(guard.name()), "{hover}");
+        }
+    }
 }
