@@ -261,7 +261,7 @@ const WORLD_LAYERS: [(&str, &[&str]); 9] = [
     ("the guards", &["guards"]),
     (
         "the campaign's reference texts",
-        &["glossary", "keys", "presenter_notes", "workshop_plan"],
+        &["glossary", "keys", "ledger_words", "presenter_notes", "workshop_plan"],
     ),
     ("the campaign", &["campaign"]),
     (
