@@ -63,12 +63,33 @@ pub fn frame(context: &egui::Context, campaign: &Campaign, progress: &Progress) 
         "🏁 The ending (it opens when the last level is finished)"
     };
     let mut root = ui::root_ui(context, "ending");
+    // Beside the title when it fits, under it when not: at the projector's zoom it ran off the
+    // screen's edge ("8 of 8 defende").
+    let line = RichText::new(summary.line()).color(theme::TEXT_DIM);
+    let under = std::cell::Cell::new(false);
     leave |= Header::new("ending-top", "← Levels", title, theme::CREW).show(
         &mut root,
         |ui| {
-            ui.label(RichText::new(summary.line()).color(theme::TEXT_DIM));
+            let width = egui::WidgetText::from(line.clone())
+                .into_galley(
+                    ui,
+                    Some(egui::TextWrapMode::Extend),
+                    f32::INFINITY,
+                    egui::FontSelection::Default,
+                )
+                .size()
+                .x;
+            if width <= ui.available_width() {
+                ui.label(line.clone());
+            } else {
+                under.set(true);
+            }
         },
-        |_| {},
+        |ui| {
+            if under.get() {
+                ui.label(line.clone());
+            }
+        },
     );
     let width = FINALE_WIDTH.min(root.available_width() * 0.45);
     egui::Panel::right("ending-finale")

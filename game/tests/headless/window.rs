@@ -1437,18 +1437,25 @@ fn the_level_select_and_the_ending_say_the_campaign_in_the_same_line() {
 fn the_endings_columns_end_on_whole_lines_at_1280x720_and_the_projectors_zoom() {
     let data = tempfile::tempdir().expect("temp dir");
     let mut app = game(data.path());
-    // Every level finished: the ending as a player who completed the campaign sees it.
+    // The campaign completed as well as it can be (every win at par, every defence at its
+    // minimum): the ending as that player sees it, with its longest line ("★ 62 of 62").
     {
-        let ids: Vec<String> = app
+        let levels: Vec<twice_world::level::Level> = app
             .world()
             .resource::<Campaign>()
             .levels
             .iter()
-            .map(|loaded| loaded.level.id.clone())
+            .map(|loaded| loaded.level.clone())
             .collect();
         let mut progress = app.world_mut().resource_mut::<Progress>();
-        for id in &ids {
-            progress.record(id, twice_world::checker::Outcome::PaidTwice, true);
+        for level in &levels {
+            progress.record(&level.id, level.goal, true);
+            if let Some(par) = level.par {
+                progress.record_best(&level.id, par.cards, par.phases);
+            }
+            if let Some(defender) = &level.defender {
+                progress.record_defended(&level.id, &defender.minimum);
+            }
         }
     }
     let world = app.world();
@@ -1460,6 +1467,14 @@ fn the_endings_columns_end_on_whole_lines_at_1280x720_and_the_projectors_zoom() 
         assert!(
             drawn.iter().any(|text| text.text == "What you learned"),
             "zoom {zoom}: not the ending"
+        );
+        // The campaign's line whole on screen (at the projector it ran off the right edge).
+        let line =
+            twice::campaign::summary::CampaignSummary::of(world.resource::<Campaign>(), world.resource::<Progress>())
+                .line();
+        assert!(
+            drawn.iter().any(|text| text.text == line && text.fully_visible(screen)),
+            "zoom {zoom}: {line:?} not whole on screen"
         );
         let half = half_lines(&drawn, screen);
         assert!(half.is_empty(), "zoom {zoom}: half lines {half:#?}");

@@ -928,7 +928,7 @@ function ledgerPanel(game) {
       : h('p', {class: 'hint'}, game.guards.find((guard) => guard.name === 'ledger' && !guard.on)
         ? 'the ledger guard is off: nothing is written down before the tool runs' : 'no rows yet'),
     game.panels.checkpoints && game.checkpoints.length ? h('p', {class: 'hint', id: 'checkpoints'}, 'Checkpoints: ', game.checkpoints.map((checkpoint) =>
-      `${checkpoint.run_id} v${checkpoint.version} ${checkpoint.status} (saved by ${checkpoint.saved_by})`).join(' · ')) : null,
+      `${checkpoint.run_id} v${checkpoint.version} ${checkpoint.status_words} (saved by ${checkpoint.saved_by})`).join(' · ')) : null,
     selected ? h('div', {class: 'history', 'data-scroll': 'history'}, h('h3', {}, `History of ${selected}`),
       h('table', {}, h('tbody', {}, history.map((entry) => h('tr', {},
         h('td', {class: 'mono'}, `${entry.at_ms} ms`), h('td', {}, entry.actor),

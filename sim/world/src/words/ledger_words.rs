@@ -1,5 +1,5 @@
-//! The ledger's statuses and history events in a player's words: one table both editions
-//! draw from. The ledger stores names (`indeterminate`, `recovered_unknown`) and the panels
+//! The ledger's statuses, history events and the runs' statuses in a player's words: one
+//! table both editions draw from. The ledger stores names (`indeterminate`, `recovered_unknown`) and the panels
 //! that show its rows keep them; what a player reads beside them — a status's word and the
 //! sentence under a pointer, a history line's event — is said here, in words, once.
 
@@ -147,6 +147,19 @@ pub fn event(event: HistoryEvent) -> Option<EventWords> {
     Some(EventWords { words, sentence })
 }
 
+/// A run's status as its checkpoint stores it (`awaiting_reconciliation`), in words
+/// ("awaiting reconciliation"); `None` for a name this build does not know.
+pub fn run_status(stored: &str) -> Option<&'static str> {
+    Some(match stored {
+        "running" => "running",
+        "awaiting_reconciliation" => "awaiting reconciliation",
+        "completed" => "completed",
+        "failed" => "failed",
+        "dead_lettered" => "dead-lettered",
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +171,22 @@ mod tests {
             assert_eq!(words.glyph, each.glyph());
             assert_eq!(words.word, each.name(), "a row shows the ledger's own word");
         }
+    }
+
+    #[test]
+    fn every_run_status_the_runtime_stores_has_words() {
+        use twice_runtime::run::RunStatus;
+        let every = [
+            RunStatus::Running,
+            RunStatus::AwaitingReconciliation { key: "r1:c1".into() },
+            RunStatus::Completed,
+            RunStatus::Failed { reason: "why".into() },
+        ];
+        for status in every {
+            let words = run_status(status.name()).unwrap_or_else(|| panic!("{} has no words", status.name()));
+            assert!(!words.contains('_'), "{words}");
+        }
+        assert_eq!(run_status("dead_lettered"), Some("dead-lettered"));
+        assert_eq!(run_status("nonsense"), None);
     }
 }

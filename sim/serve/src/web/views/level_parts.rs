@@ -178,7 +178,10 @@ pub struct HistoryRowView {
 pub struct CheckpointView {
     pub run_id: RunId,
     pub version: u32,
+    /// As the checkpoint stores it (`awaiting_reconciliation`).
     pub status: String,
+    /// In words ("awaiting reconciliation"), for the line a player reads.
+    pub status_words: String,
     pub saved_by: WorkerId,
     pub updated_at_ms: u64,
 }

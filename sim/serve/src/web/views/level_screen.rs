@@ -145,6 +145,9 @@ fn checkpoint_view(checkpoint: &Checkpoint) -> CheckpointView {
         run_id: checkpoint.run_id.clone(),
         version: checkpoint.version,
         status: checkpoint.status.clone(),
+        status_words: ledger_words::run_status(&checkpoint.status)
+            .unwrap_or(&checkpoint.status)
+            .to_owned(),
         saved_by: checkpoint.saved_by.clone(),
         updated_at_ms: checkpoint.updated_at_ms,
     }
@@ -557,4 +560,20 @@ pub fn replay_link(game: &Game, simulation: &Simulation) -> String {
         moves: simulation.played().to_vec(),
     }
     .to_fragment()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A paused run's checkpoint line reads "awaiting reconciliation", not the stored name.
+    #[test]
+    fn a_checkpoints_status_is_said_in_words() {
+        let checkpoint = Checkpoint::new("r1", 2, "awaiting_reconciliation", "{}", "w1", 0);
+        let view = checkpoint_view(&checkpoint);
+        assert_eq!(
+            (view.status.as_str(), view.status_words.as_str()),
+            ("awaiting_reconciliation", "awaiting reconciliation")
+        );
+    }
 }

@@ -168,15 +168,21 @@ fn worker_look(worker: &WorkerView) -> Look {
 }
 
 fn run_status_look(status: &RunStatus) -> Look {
-    match status {
-        RunStatus::Running => look("▶", "running", "runtime"),
-        RunStatus::AwaitingReconciliation { .. } => look("‖", "awaiting reconciliation", "warn"),
-        RunStatus::Completed => look("✔", "completed", "good"),
-        RunStatus::Failed { .. } => look("✘", "failed", "bad"),
-        RunStatus::DeadLettered { .. } => look("✉", "dead-lettered", "bad"),
+    let (glyph, tone) = match status {
+        RunStatus::Running => ("▶", "runtime"),
+        RunStatus::AwaitingReconciliation { .. } => ("‖", "warn"),
+        RunStatus::Completed => ("✔", "good"),
+        RunStatus::Failed { .. } => ("✘", "bad"),
+        RunStatus::DeadLettered { .. } => ("✉", "bad"),
         // A status a later runtime adds: shown by its own name, never as one of the above.
-        other => look("•", other.name(), "dim"),
-    }
+        _ => ("•", "dim"),
+    };
+    // The words are the world's (a checkpoint's status line says the same).
+    look(
+        glyph,
+        ledger_words::run_status(status.name()).unwrap_or(status.name()),
+        tone,
+    )
 }
 
 #[cfg(test)]
