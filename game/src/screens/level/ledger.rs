@@ -366,7 +366,8 @@ fn draw_history(ui: &mut egui::Ui, key: &str, history: &HistoryCache, result: Op
         .show(ui, |ui| {
             for entry in &history.entries {
                 let color = entry.to_status.map_or(theme::TEXT_DIM, theme::status_color);
-                let label = ui.add(egui::Label::new(RichText::new(history_line(entry)).size(theme::SMALL).color(color)).wrap());
+                let label =
+                    ui.add(egui::Label::new(RichText::new(history_line(entry)).size(theme::SMALL).color(color)).wrap());
                 if let Some(words) = twice_world::ledger_words::event(entry.event) {
                     label.on_hover_text(words.sentence);
                 }
@@ -389,7 +390,8 @@ pub fn history_line(entry: &HistoryEntry) -> String {
     };
     // The event in words ("recovered as unknown"), as the browser's history says it; an event
     // this build has no words for keeps the ledger's name rather than saying nothing.
-    let event = twice_world::ledger_words::event(entry.event).map_or_else(|| entry.event.to_string(), |words| words.words.to_owned());
+    let event = twice_world::ledger_words::event(entry.event)
+        .map_or_else(|| entry.event.to_string(), |words| words.words.to_owned());
     let mut line = format!("{:>5} ms  {}  {event}  {change}", entry.at_ms, entry.actor);
     if let Some(reason) = &entry.reason {
         line.push_str(&format!("  “{reason}”"));
@@ -532,7 +534,9 @@ mod tests {
                 reason: None,
                 detail: None,
             });
-            let words = twice_world::ledger_words::event(event).expect("every event has words").words;
+            let words = twice_world::ledger_words::event(event)
+                .expect("every event has words")
+                .words;
             assert!(line.contains(words), "{event:?}: {line}");
             // Names of more than one word are written with underscores: none may show.
             assert!(!line.contains('_'), "{event:?} shows the ledger's name: {line}");

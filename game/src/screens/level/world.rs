@@ -66,11 +66,15 @@ pub fn draw_guards(ui: &mut egui::Ui, simulation: &Simulation) {
         // One guard per line: a wrapped row splits names from their marks at 1280×720.
         ui.spacing_mut().item_spacing = egui::vec2(6.0, 0.0);
         for guard in Guard::ALL {
-            ui.label(RichText::new(guard_row(guards.is_on(guard), guard)).size(11.5).color(if guards.is_on(guard) {
-                theme::TEXT_DIM
-            } else {
-                theme::BAD
-            }))
+            ui.label(
+                RichText::new(guard_row(guards.is_on(guard), guard))
+                    .size(11.5)
+                    .color(if guards.is_on(guard) {
+                        theme::TEXT_DIM
+                    } else {
+                        theme::BAD
+                    }),
+            )
             .on_hover_text(guard_hover(guard));
         }
     });
@@ -80,13 +84,21 @@ pub fn draw_guards(ui: &mut egui::Ui, simulation: &Simulation) {
 /// and the debrief say it), never the runtime's identifier.
 pub fn guard_row(on: bool, guard: Guard) -> String {
     let words = twice_world::guards::words(guard);
-    if on { format!("✔ {words}") } else { format!("✖ {words} — off") }
+    if on {
+        format!("✔ {words}")
+    } else {
+        format!("✖ {words} — off")
+    }
 }
 
 /// What a guard does, and the name the runtime's configuration gives it (for a developer who
 /// looks it up in the book).
 pub fn guard_hover(guard: Guard) -> String {
-    format!("{}\n\nIn the runtime: {}", twice_world::guards::promise(guard), guard.name())
+    format!(
+        "{}\n\nIn the runtime: {}",
+        twice_world::guards::promise(guard),
+        guard.name()
+    )
 }
 
 pub fn draw_checkpoints(ui: &mut egui::Ui, session: &Session) {
@@ -95,7 +107,7 @@ pub fn draw_checkpoints(ui: &mut egui::Ui, session: &Session) {
         if checkpoints.is_empty() {
             ui::hint(ui, "no checkpoint saved yet: a recovered run starts over");
         }
-        // Two lines per checkpoint: "awaiting_reconciliation" needs the column's whole width.
+        // Two lines per checkpoint: "awaiting reconciliation" needs the column's whole width.
         for checkpoint in checkpoints {
             ui.label(
                 RichText::new(format!(
@@ -108,16 +120,25 @@ pub fn draw_checkpoints(ui: &mut egui::Ui, session: &Session) {
             let (glyph, color) = match checkpoint.status.as_str() {
                 "completed" => ("✔", theme::GOOD),
                 "awaiting_reconciliation" => ("⏸", theme::WARN),
-                "failed" => ("✖", theme::BAD),
+                "failed" | "dead_lettered" => ("✖", theme::BAD),
                 _ => ("▶", theme::INFO),
             };
             ui.label(
-                RichText::new(format!("   {glyph} {}", checkpoint.status))
+                RichText::new(checkpoint_status_line(glyph, &checkpoint.status))
                     .size(theme::SMALL)
                     .color(color),
             );
         }
     });
+}
+
+/// A checkpoint's status in words ("awaiting reconciliation"), as the browser says it; a
+/// status this build has no words for keeps its stored name rather than saying nothing.
+fn checkpoint_status_line(glyph: &str, stored: &str) -> String {
+    format!(
+        "   {glyph} {}",
+        twice_world::ledger_words::run_status(stored).unwrap_or(stored)
+    )
 }
 
 #[cfg(test)]
@@ -138,5 +159,20 @@ mod tests {
             assert!(hover.starts_with(twice_world::guards::promise(guard)), "{hover}");
             assert!(hover.ends_with(guard.name()), "{hover}");
         }
+    }
+
+    #[test]
+    fn a_checkpoints_status_is_said_in_words() {
+        for stored in [
+            "running",
+            "awaiting_reconciliation",
+            "completed",
+            "failed",
+            "dead_lettered",
+        ] {
+            let line = checkpoint_status_line("▶", stored);
+            assert!(!line.contains('_'), "{line}");
+        }
+        assert!(checkpoint_status_line("⏸", "awaiting_reconciliation").ends_with("awaiting reconciliation"));
     }
 }
