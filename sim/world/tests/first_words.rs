@@ -73,6 +73,9 @@ fn chapter_one_lines_hold_no_identifier() {
         let verdict = simulation.verdict().expect("judged");
         let debrief = told(&simulation);
         let mut read: Vec<String> = simulation.timeline().iter().map(|entry| entry.text.clone()).collect();
+        // Both editions draw a row as "actor · kind: text": a crew move's kind is the card as the
+        // hand names it.
+        read.extend(simulation.timeline().iter().map(|entry| entry.kind.clone()));
         read.extend(debrief.guard_lines.iter().map(|line| line.sentence.clone()));
         read.extend(debrief.diagnosis.iter().cloned());
         read.extend(debrief.what_if.iter().map(|what_if| what_if.sentence.clone()));

@@ -113,7 +113,7 @@ fn a_crash_between_the_turns_two_calls_redoes_neither_and_loses_neither() {
     assert!(sent.iter().all(|(actor, _)| actor.contains('1')), "{sent:?}");
     let crash = lines
         .iter()
-        .position(|entry| entry.kind == "CrashWorker")
+        .position(|entry| entry.kind == "crash a worker")
         .expect("w1 crashes");
     // c1 was recorded before the crash, c2 was not: the crash fell between the two.
     assert!(first(&lines, "record outcome", "r1:c1").is_some_and(|at| at < crash));

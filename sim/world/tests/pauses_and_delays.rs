@@ -54,7 +54,7 @@ fn a_stopped_worker_runs_nothing_until_it_resumes_and_then_hears_what_waited() {
     let entries = timeline(&tape("paused-worker-lease.reproduced.tape.ron"));
     let paused = entries
         .iter()
-        .find(|entry| entry.kind == "PauseWorker")
+        .find(|entry| entry.kind == "pause a worker")
         .expect("the pause is on the timeline");
     let resumed = entries
         .iter()
@@ -199,7 +199,10 @@ fn a_pause_aimed_at_a_worker_already_stopped_fizzles_and_a_crash_ends_a_pause() 
     simulation.run().unwrap();
     assert!(simulation.misplays().is_empty(), "{:?}", simulation.misplays());
     let entries = simulation.timeline();
-    assert!(entries.iter().any(|entry| entry.kind == "CrashWorker"), "{entries:#?}");
+    assert!(
+        entries.iter().any(|entry| entry.kind == "crash a worker"),
+        "{entries:#?}"
+    );
     assert!(!entries.iter().any(|entry| entry.kind == "resume"), "{entries:#?}");
     assert!(
         entries

@@ -136,7 +136,9 @@ impl Simulation {
             play: made.made.unwrap_or(play),
             fizzles: false,
         });
-        self.log(made.actor, card.name(), run, None, made.text);
+        // The timeline names the move as the hand does ("crash a worker"), never by the
+        // identifier tapes spell it with (`CrashWorker`).
+        self.log(made.actor, &move_words(card.title()), run, None, made.text);
         if made.redeploy {
             self.redeploy();
         }
@@ -174,4 +176,13 @@ impl Simulation {
             self.spawn_worker(&run, "starts the run under the new declaration", super::FIRST_NODE);
         }
     }
+}
+
+/// A card's title as a timeline row's kind: "Crash a worker" → "crash a worker", like the
+/// other rows' kinds ("model decides", "guard held").
+fn move_words(title: &str) -> String {
+    let mut characters = title.chars();
+    characters
+        .next()
+        .map_or_else(String::new, |first| first.to_lowercase().chain(characters).collect())
 }
