@@ -138,7 +138,7 @@ impl Simulation {
         });
         // The timeline names the move as the hand does ("crash a worker"), never by the
         // identifier tapes spell it with (`CrashWorker`).
-        self.log(made.actor, &move_words(card.title()), run, None, made.text);
+        self.log(made.actor, move_words(card), run, None, made.text);
         if made.redeploy {
             self.redeploy();
         }
@@ -179,10 +179,18 @@ impl Simulation {
 }
 
 /// A card's title as a timeline row's kind: "Crash a worker" → "crash a worker", like the
-/// other rows' kinds ("model decides", "guard held").
-fn move_words(title: &str) -> String {
-    let mut characters = title.chars();
-    characters
-        .next()
-        .map_or_else(String::new, |first| first.to_lowercase().chain(characters).collect())
+/// other rows' kinds ("model decides", "guard held"). Made once per kind: a scenario plays
+/// several moves, and the simulator's speed is measured.
+fn move_words(card: CardKind) -> &'static str {
+    static WORDS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        CardKind::ALL
+            .iter()
+            .map(|kind| {
+                let mut words = kind.title().to_owned();
+                words[..1].make_ascii_lowercase();
+                words
+            })
+            .collect()
+    });
+    &WORDS[card as usize]
 }
