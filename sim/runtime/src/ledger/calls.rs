@@ -181,9 +181,8 @@ impl Ledger {
         attempt: u32,
         now_ms: u64,
     ) -> Result<Recorded, LedgerError> {
-        let location = self.location.describe();
         self.transaction("recording an outcome", "committing an outcome", |tables| {
-            operations::record_outcome(tables, &location, key, outcome, result, actor, attempt, now_ms)
+            operations::record_outcome(tables, key, outcome, result, actor, attempt, now_ms)
         })
     }
 
@@ -528,9 +527,8 @@ impl Ledger {
         save: &CheckpointSave<'_>,
         now_ms: u64,
     ) -> Result<SaveOutcome, LedgerError> {
-        let location = self.location.describe();
         self.transaction("saving a checkpoint", "committing a checkpoint", |tables| {
-            operations::save_checkpoint(tables, &location, save, now_ms)
+            operations::save_checkpoint(tables, save, now_ms)
         })
     }
 }

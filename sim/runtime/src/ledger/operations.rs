@@ -372,10 +372,8 @@ pub(super) fn note_attempt(
 }
 
 /// An attempt's own outcome (see [`super::Ledger::record_outcome`]).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn record_outcome(
     tables: &mut dyn Tables,
-    location: &str,
     key: &IdempotencyKey,
     outcome: Outcome,
     result: Option<&str>,
@@ -383,11 +381,14 @@ pub(super) fn record_outcome(
     attempt: u32,
     now_ms: u64,
 ) -> Result<Recorded, LedgerError> {
-    let current = tables.record(key)?.ok_or_else(|| LedgerError::BadRow {
-        location: location.to_owned(),
-        key: key.to_string(),
-        detail: "an outcome arrived for a call that was never reserved".into(),
-    })?;
+    // The location is described only for an error: every outcome passes here.
+    let Some(current) = tables.record(key)? else {
+        return Err(LedgerError::BadRow {
+            location: tables.location(),
+            key: key.to_string(),
+            detail: "an outcome arrived for a call that was never reserved".into(),
+        });
+    };
     let (recorded, line) = decide_outcome(current, key, outcome, result, actor, attempt, now_ms);
     if let Recorded::Recorded(after) = &recorded {
         write_checked(tables, RecordWrite::Update, after)?;
@@ -423,7 +424,6 @@ pub(super) fn settle(
 /// A checkpoint save with its compare-and-sets (see [`super::Ledger::save_checkpoint_fenced`]).
 pub(super) fn save_checkpoint(
     tables: &mut dyn Tables,
-    location: &str,
     save: &CheckpointSave<'_>,
     now_ms: u64,
 ) -> Result<SaveOutcome, LedgerError> {
@@ -432,9 +432,10 @@ pub(super) fn save_checkpoint(
         Some(key) => tables.record(key)?,
         None => None,
     };
+    // The location is described only for an error: every save passes here.
     let outcome = decide_checkpoint_save(save.expected_version, found, still_failed_record).ok_or_else(|| {
         LedgerError::BadCheckpoint {
-            location: location.to_owned(),
+            location: tables.location(),
             run_id: save.run_id.to_owned(),
             detail: format!("its version is {found}, the most a version may be"),
         }
