@@ -187,7 +187,10 @@ fn move_words(card: CardKind) -> &'static str {
             .iter()
             .map(|kind| {
                 let mut words = kind.title().to_owned();
-                words[..1].make_ascii_lowercase();
+                // Titles are English words; `get_mut` leaves any other first letter as it is.
+                if let Some(first) = words.get_mut(..1) {
+                    first.make_ascii_lowercase();
+                }
                 words
             })
             .collect()
