@@ -66,16 +66,10 @@ pub fn draw_guards(ui: &mut egui::Ui, simulation: &Simulation) {
         // One guard per line: a wrapped row splits names from their marks at 1280×720.
         ui.spacing_mut().item_spacing = egui::vec2(6.0, 0.0);
         for guard in Guard::ALL {
-            ui.label(
-                RichText::new(guard_row(guards.is_on(guard), guard))
-                    .size(11.5)
-                    .color(if guards.is_on(guard) {
-                        theme::TEXT_DIM
-                    } else {
-                        theme::BAD
-                    }),
-            )
-            .on_hover_text(guard_hover(guard));
+            let on = guards.is_on(guard);
+            let color = if on { theme::TEXT_DIM } else { theme::BAD };
+            ui.label(RichText::new(guard_row(on, guard)).size(11.5).color(color))
+                .on_hover_text(guard_hover(guard));
         }
     });
 }
